@@ -1,0 +1,51 @@
+# Thin wrapper: `make demo` and `make test` install what they need (as root, via apt-get),
+# configure with CMake and run. Everything real lives in CMakeLists.txt and scripts/.
+JOBS    ?= 2
+BUILD   ?= build
+ASAN    ?= build-asan
+PREFIX  ?= /opt/fgcollect
+
+.PHONY: all deps build build-asan test test-unit test-e2e demo bench install fuzz clean lint
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DFG_SANITIZE=ON -DFG_E2E=OFF >/dev/null
+	cmake --build $(ASAN) -j$(JOBS)
+
+# Unit tests twice (plain and ASan+UBSan), then the end-to-end tests once.
+test: build build-asan
+	ctest --test-dir $(ASAN) --output-on-failure -L unit
+	ctest --test-dir $(BUILD) --output-on-failure
+
+test-unit: build
+	ctest --test-dir $(BUILD) --output-on-failure -L unit
+
+test-e2e: build
+	ctest --test-dir $(BUILD) --output-on-failure -L e2e
+
+demo: build
+	scripts/demo.sh $(BUILD)
+
+bench: build
+	bench/run-all.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+fuzz: deps
+	CC=clang cmake -S . -B build-fuzz -DFG_FUZZ=ON -DFG_E2E=OFF >/dev/null
+	cmake --build build-fuzz -j$(JOBS)
+
+lint: build
+	scripts/lint.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) build-fuzz

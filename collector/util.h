@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * util.h - small helpers every collector stage may use.
+ *
+ * Exit statuses follow argp: 0 success, 1 runtime failure, 64 usage error.
+ */
+#ifndef FG_UTIL_H
+#define FG_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FG_EXIT_OK 0
+#define FG_EXIT_FAIL 1
+#define FG_EXIT_USAGE 64
+
+#define FG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of agent events and of perf samples. */
+uint64_t fg_now_ns(void);
+
+/*
+ * Print "fgcollect <cmd>: <message>\n" to stderr. For main.c and cmd_*.c only: library
+ * modules return errors and never print.
+ */
+void fg_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse a whole decimal unsigned integer in [min, max]; 0 or -EINVAL/-ERANGE. */
+int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+#endif

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fgproto.h - the wire format between libfgagent.so (in the JVM) and fgcollect (on the host).
+ *
+ * Pure encode/decode on byte arrays: no nng, no JVMTI, no allocation, no I/O. Both binaries
+ * compile this file; the decoder is the collector's first line of defence against a rogue or
+ * buggy peer, so it never reads out of bounds on any input and validates every field.
+ *
+ * One nng message = message header + zero or more records, all integers little-endian:
+ *
+ *   message header (8 bytes):  u8 magic[4] = "FGCP" | u16 version = 1 | u16 header size = 8
+ *   record header  (8 bytes):  u16 type | u16 flags | u32 size (whole record, header included)
+ *
+ * A reader skips records of unknown type by their size, so new record types do not break old
+ * collectors. A record whose size is sane but whose body is invalid is skipped and reported
+ * (-EBADMSG) while the reader stays in sync; a record whose size runs past the message ends it.
+ *
+ * Strings are u16 length + bytes, no terminator, at most FGP_MAX_STR bytes, and never contain a
+ * byte < 0x20 or 0x7f (so a name can never break a line of a perf map). Encoders replace such
+ * bytes with '?' and truncate to FGP_MAX_STR; decoders refuse them.
+ *
+ * Timestamps are CLOCK_MONOTONIC nanoseconds, the clock perf_event_open stamps samples with
+ * (attr.use_clockid), so samples and code events order exactly.
+ *
+ * Record bodies:
+ *
+ *   HELLO         u32 proto_version | u32 pid (as the agent sees it) | u32 flags (FGP_HELLO_*)
+ *                 | u32 reserved | u64 ts | str jvm_version | str agent_version
+ *   CODE_LOAD     u64 addr | u32 size | u32 reserved | u64 ts | str name | inline table
+ *   CODE_UNLOAD   u64 addr | u64 ts
+ *   DYNAMIC_CODE  u64 addr | u32 size | u32 reserved | u64 ts | str name
+ *   SNAPSHOT_BEGIN/END  u64 ts | u32 count | u32 reserved
+ *   DROPPED       u64 ts | u64 queue_full | u64 table_full   (cumulative since agent start)
+ *
+ * Inline table of a CODE_LOAD (from JVMTI_CMLR_INLINE_INFO):
+ *
+ *   u16 n_methods | n_methods x str        method names referenced by index below
+ *   u32 n_pcs     | n_pcs x { u32 pc_off | u16 depth | depth x u16 method index }
+ *
+ * pc_off is relative to addr, <= size, non-decreasing. Entry i describes the addresses in
+ * (addr + pc_off[i-1], addr + pc_off[i]] (HotSpot's pc_desc_containing: a return address equals
+ * a pc_off exactly). Its chain lists method indexes innermost first: chain[0] is the method whose
+ * code is at that pc, chain[depth-1] the outermost (normally the compiled method itself).
+ * depth is 1..FGP_MAX_INLINE_DEPTH.
+ */
+#ifndef FG_PROTO_H
+#define FG_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FGP_VERSION 1
+#define FGP_MSG_HEADER_SIZE 8
+#define FGP_REC_HEADER_SIZE 8
+
+/* Limits every decoder enforces; the collector also caps whole messages at FGP_MAX_MSG. */
+#define FGP_MAX_MSG (1u << 20)
+#define FGP_MAX_RECORD (512u << 10)
+#define FGP_MAX_STR 4096u
+#define FGP_MAX_INLINE_METHODS 4096u
+#define FGP_MAX_INLINE_PCS 65536u
+#define FGP_MAX_INLINE_DEPTH 64u
+
+enum fgp_type {
+	FGP_HELLO = 1,
+	FGP_CODE_LOAD = 2,
+	FGP_CODE_UNLOAD = 3,
+	FGP_DYNAMIC_CODE = 4,
+	FGP_SNAPSHOT_BEGIN = 5,
+	FGP_SNAPSHOT_END = 6,
+	FGP_DROPPED = 7,
+};
+
+/* HELLO flags: the JVM flags that decide what a profile can show. */
+#define FGP_HELLO_PRESERVE_FRAME_POINTER (1u << 0)
+#define FGP_HELLO_DEBUG_NON_SAFEPOINTS (1u << 1)
+#define FGP_HELLO_SIGNATURES (1u << 2) /* names carry JVM signatures */
+
+/* Record header flags. */
+#define FGP_REC_REPLAY (1u << 0)	   /* part of a snapshot replay, not a new event */
+#define FGP_REC_INLINE_TRUNCATED (1u << 1) /* the agent dropped inline info to fit limits */
+
+/* A borrowed string: points into the decoded buffer (or the encoder's input), no terminator. */
+struct fgp_str {
+	const char *ptr;
+	uint16_t len;
+};
+
+struct fgp_hello {
+	uint32_t proto_version;
+	uint32_t pid;
+	uint32_t flags;
+	uint64_t ts;
+	struct fgp_str jvm_version;
+	struct fgp_str agent_version;
+};
+
+/*
+ * Inline info as an encoder takes it. methods[] are the names; pcs[i].chain holds depth method
+ * indexes, innermost first. The encoder sorts nothing: pcs[] must be in non-decreasing pc_off.
+ */
+struct fgp_pc_in {
+	uint32_t pc_off;
+	uint16_t depth;
+	const uint16_t *chain;
+};
+
+struct fgp_code_load_in {
+	uint64_t addr;
+	uint32_t size;
+	uint64_t ts;
+	uint16_t flags; /* FGP_REC_* */
+	struct fgp_str name;
+	uint16_t n_methods;
+	const struct fgp_str *methods;
+	uint32_t n_pcs;
+	const struct fgp_pc_in *pcs;
+};
+
+/* A decoded CODE_LOAD: the inline table stays raw, already validated; walk it with the iterators. */
+struct fgp_code_load {
+	uint64_t addr;
+	uint32_t size;
+	uint64_t ts;
+	struct fgp_str name;
+	uint16_t n_methods;
+	uint32_t n_pcs;
+	const uint8_t *methods_raw; /* n_methods strings */
+	const uint8_t *pcs_raw;	    /* n_pcs entries */
+};
+
+struct fgp_code_unload {
+	uint64_t addr;
+	uint64_t ts;
+};
+
+struct fgp_dynamic_code {
+	uint64_t addr;
+	uint32_t size;
+	uint64_t ts;
+	struct fgp_str name;
+};
+
+struct fgp_snapshot {
+	uint64_t ts;
+	uint32_t count;
+};
+
+struct fgp_dropped {
+	uint64_t ts;
+	uint64_t queue_full;
+	uint64_t table_full;
+};
+
+struct fgp_record {
+	uint16_t type;	/* enum fgp_type, or an unknown type (body not decoded) */
+	uint16_t flags; /* FGP_REC_* */
+	uint32_t size;	/* whole record, header included */
+	union {
+		struct fgp_hello hello;
+		struct fgp_code_load load;
+		struct fgp_code_unload unload;
+		struct fgp_dynamic_code dyn;
+		struct fgp_snapshot snap;
+		struct fgp_dropped dropped;
+	} u;
+};
+
+/* ---- encoding -------------------------------------------------------------------------- */
+
+/*
+ * Each fgp_encode_* writes one record at dst (cap bytes available) and returns the number of
+ * bytes written, or -ENOSPC if it does not fit (dst is then unspecified), or -EINVAL for input
+ * that cannot be encoded (a pc chain index >= n_methods, pcs out of order, depth 0 or too deep,
+ * a record over FGP_MAX_RECORD). Strings are sanitised and truncated as described above.
+ * fgp_*_size() returns the exact size the matching encode will write.
+ */
+size_t fgp_msg_header_size(void);
+int fgp_encode_msg_header(uint8_t *dst, size_t cap);
+
+size_t fgp_hello_size(const struct fgp_hello *h);
+int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h);
+
+size_t fgp_code_load_size(const struct fgp_code_load_in *c);
+int fgp_encode_code_load(uint8_t *dst, size_t cap, const struct fgp_code_load_in *c);
+
+int fgp_encode_code_unload(uint8_t *dst, size_t cap, const struct fgp_code_unload *u);
+
+size_t fgp_dynamic_code_size(const struct fgp_dynamic_code *d);
+int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_code *d);
+
+/* type is FGP_SNAPSHOT_BEGIN or FGP_SNAPSHOT_END. */
+int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fgp_snapshot *s);
+
+int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d);
+
+/* Sizes of the fixed-size records. */
+#define FGP_CODE_UNLOAD_SIZE (FGP_REC_HEADER_SIZE + 16)
+#define FGP_SNAPSHOT_SIZE (FGP_REC_HEADER_SIZE + 16)
+#define FGP_DROPPED_SIZE (FGP_REC_HEADER_SIZE + 24)
+
+/* ---- decoding -------------------------------------------------------------------------- */
+
+/* Reads the records of one message. Borrowed: buf must outlive the reader and its records. */
+struct fgp_reader {
+	const uint8_t *buf;
+	size_t len;
+	size_t off;
+	int done;
+};
+
+/*
+ * Check the message header of buf[0..len) and position r at the first record.
+ * Returns 0, -EPROTO (too short or bad magic or header size) or -EPROTONOSUPPORT (version).
+ */
+int fgp_reader_init(struct fgp_reader *r, const uint8_t *buf, size_t len);
+
+/*
+ * Decode the next record into *rec. Returns 1 for a record (possibly of an unknown type, with
+ * only type/flags/size set), 0 at the end of the message, -EBADMSG for an invalid record. After
+ * -EBADMSG the caller may call again: the reader has skipped the bad record if its size was
+ * sane, or has stopped (returns 0 from then on) if not. rec points into r's buffer.
+ */
+int fgp_next(struct fgp_reader *r, struct fgp_record *rec);
+
+/* ---- walking a decoded inline table (cannot fail: fgp_next validated it) --------------- */
+
+struct fgp_inline_iter {
+	const uint8_t *p;
+	uint32_t left;
+};
+
+/* One pc entry; method indexes are read with fgp_pc_method(). */
+struct fgp_pc {
+	uint32_t pc_off;
+	uint16_t depth;
+	const uint8_t *chain_raw;
+};
+
+void fgp_methods_begin(const struct fgp_code_load *c, struct fgp_inline_iter *it);
+/* 1 and the next method name in *out, or 0 after the last. */
+int fgp_methods_next(struct fgp_inline_iter *it, struct fgp_str *out);
+
+void fgp_pcs_begin(const struct fgp_code_load *c, struct fgp_inline_iter *it);
+/* 1 and the next pc entry in *out, or 0 after the last. */
+int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out);
+
+/* Method index i (0 = innermost) of a pc entry's chain; i < pc->depth. */
+uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i);
+
+/* A name for a record type, for logs: "hello", "code-load", ..., or "unknown". */
+const char *fgp_type_name(uint16_t type);
+
+#endif

@@ -1,0 +1,1 @@
+# agent tests: owned by the agent stage.

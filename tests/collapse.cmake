@@ -1,0 +1,1 @@
+# collapse tests: owned by the collapse stage.

@@ -1,0 +1,1 @@
+# e2e tests: owned by the e2e stage.

@@ -1,0 +1,1 @@
+# proto tests: owned by the proto stage.

@@ -1,0 +1,1 @@
+# record tests: owned by the record stage.

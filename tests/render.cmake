@@ -1,0 +1,1 @@
+# render tests: owned by the render stage.

@@ -1,0 +1,1 @@
+# sample tests: owned by the sample stage.

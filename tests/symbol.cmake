@@ -1,0 +1,1 @@
+# symbol tests: owned by the symbol stage.

@@ -1,0 +1,1 @@
+# watch tests: owned by the watch stage.
