@@ -1,9 +1,549 @@
 // SPDX-License-Identifier: MIT
-/* fgproto.c - placeholder while the codec is written. */
+/*
+ * fgproto.c - encode and decode the fgcollect wire format (see fgproto.h).
+ *
+ * Invariant: the decoder touches a byte only after checking it lies inside the record it is
+ * decoding, and a record only after checking it lies inside the message; every read goes
+ * through struct cur, whose helpers fail (and stay failed) instead of reading past the end.
+ */
 #include "fgproto.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const uint8_t magic[4] = { 'F', 'G', 'C', 'P' };
+
+/* ---- little-endian primitives --------------------------------------------------------- */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* ---- encoding ------------------------------------------------------------------------- */
+
+static int bad_byte(uint8_t c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+static uint16_t str_len(struct fgp_str s)
+{
+	if (!s.ptr)
+		return 0;
+	return s.len > FGP_MAX_STR ? FGP_MAX_STR : s.len;
+}
+
+static size_t str_size(struct fgp_str s)
+{
+	return 2 + (size_t)str_len(s);
+}
+
+/* Write a string, sanitised and truncated; returns the bytes written. */
+static size_t put_str(uint8_t *p, struct fgp_str s)
+{
+	uint16_t n = str_len(s);
+
+	put16(p, n);
+	for (uint16_t i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)s.ptr[i];
+
+		p[2 + i] = bad_byte(c) ? '?' : c;
+	}
+	return 2 + (size_t)n;
+}
+
+static void put_rec_header(uint8_t *p, uint16_t type, uint16_t flags, uint32_t size)
+{
+	put16(p, type);
+	put16(p + 2, flags);
+	put32(p + 4, size);
+}
+
+size_t fgp_msg_header_size(void)
+{
+	return FGP_MSG_HEADER_SIZE;
+}
+
+int fgp_encode_msg_header(uint8_t *dst, size_t cap)
+{
+	if (cap < FGP_MSG_HEADER_SIZE)
+		return -ENOSPC;
+	memcpy(dst, magic, 4);
+	put16(dst + 4, FGP_VERSION);
+	put16(dst + 6, FGP_MSG_HEADER_SIZE);
+	return FGP_MSG_HEADER_SIZE;
+}
+
+size_t fgp_hello_size(const struct fgp_hello *h)
+{
+	return FGP_REC_HEADER_SIZE + 24 + str_size(h->jvm_version) + str_size(h->agent_version);
+}
+
+int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h)
+{
+	size_t size = fgp_hello_size(h);
+	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
+
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_HELLO, 0, (uint32_t)size);
+	put32(p, h->proto_version);
+	put32(p + 4, h->pid);
+	put32(p + 8, h->flags);
+	put32(p + 12, 0);
+	put64(p + 16, h->ts);
+	p += 24;
+	p += put_str(p, h->jvm_version);
+	put_str(p, h->agent_version);
+	return (int)size;
+}
+
+size_t fgp_code_load_size(const struct fgp_code_load_in *c)
+{
+	size_t size = FGP_REC_HEADER_SIZE + 24 + str_size(c->name) + 2 + 4;
+
+	for (uint16_t i = 0; i < c->n_methods; i++)
+		size += str_size(c->methods[i]);
+	for (uint32_t i = 0; i < c->n_pcs; i++)
+		size += 6 + 2 * (size_t)c->pcs[i].depth;
+	return size;
+}
+
+static int check_inline_in(const struct fgp_code_load_in *c)
+{
+	uint32_t prev = 0;
+
+	if (c->n_methods > FGP_MAX_INLINE_METHODS || c->n_pcs > FGP_MAX_INLINE_PCS)
+		return -EINVAL;
+	if ((c->n_methods && !c->methods) || (c->n_pcs && !c->pcs))
+		return -EINVAL;
+	for (uint32_t i = 0; i < c->n_pcs; i++) {
+		const struct fgp_pc_in *pc = &c->pcs[i];
+
+		if (pc->pc_off < prev || pc->pc_off > c->size)
+			return -EINVAL;
+		if (pc->depth == 0 || pc->depth > FGP_MAX_INLINE_DEPTH || !pc->chain)
+			return -EINVAL;
+		for (uint16_t d = 0; d < pc->depth; d++)
+			if (pc->chain[d] >= c->n_methods)
+				return -EINVAL;
+		prev = pc->pc_off;
+	}
+	return 0;
+}
+
+int fgp_encode_code_load(uint8_t *dst, size_t cap, const struct fgp_code_load_in *c)
+{
+	size_t size;
+	uint8_t *p;
+	int rv;
+
+	if ((rv = check_inline_in(c)) != 0)
+		return rv;
+	size = fgp_code_load_size(c);
+	if (size > FGP_MAX_RECORD)
+		return -EINVAL;
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_CODE_LOAD, c->flags, (uint32_t)size);
+	p = dst + FGP_REC_HEADER_SIZE;
+	put64(p, c->addr);
+	put32(p + 8, c->size);
+	put32(p + 12, 0);
+	put64(p + 16, c->ts);
+	p += 24;
+	p += put_str(p, c->name);
+	put16(p, c->n_methods);
+	p += 2;
+	for (uint16_t i = 0; i < c->n_methods; i++)
+		p += put_str(p, c->methods[i]);
+	put32(p, c->n_pcs);
+	p += 4;
+	for (uint32_t i = 0; i < c->n_pcs; i++) {
+		const struct fgp_pc_in *pc = &c->pcs[i];
+
+		put32(p, pc->pc_off);
+		put16(p + 4, pc->depth);
+		p += 6;
+		for (uint16_t d = 0; d < pc->depth; d++, p += 2)
+			put16(p, pc->chain[d]);
+	}
+	return (int)size;
+}
+
+int fgp_encode_code_unload(uint8_t *dst, size_t cap, const struct fgp_code_unload *u)
+{
+	if (cap < FGP_CODE_UNLOAD_SIZE)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_CODE_UNLOAD, 0, FGP_CODE_UNLOAD_SIZE);
+	put64(dst + FGP_REC_HEADER_SIZE, u->addr);
+	put64(dst + FGP_REC_HEADER_SIZE + 8, u->ts);
+	return FGP_CODE_UNLOAD_SIZE;
+}
+
+size_t fgp_dynamic_code_size(const struct fgp_dynamic_code *d)
+{
+	return FGP_REC_HEADER_SIZE + 24 + str_size(d->name);
+}
+
+int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_code *d)
+{
+	size_t size = fgp_dynamic_code_size(d);
+	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
+
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_DYNAMIC_CODE, 0, (uint32_t)size);
+	put64(p, d->addr);
+	put32(p + 8, d->size);
+	put32(p + 12, 0);
+	put64(p + 16, d->ts);
+	put_str(p + 24, d->name);
+	return (int)size;
+}
+
+int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fgp_snapshot *s)
+{
+	if (type != FGP_SNAPSHOT_BEGIN && type != FGP_SNAPSHOT_END)
+		return -EINVAL;
+	if (cap < FGP_SNAPSHOT_SIZE)
+		return -ENOSPC;
+	put_rec_header(dst, type, 0, FGP_SNAPSHOT_SIZE);
+	put64(dst + FGP_REC_HEADER_SIZE, s->ts);
+	put32(dst + FGP_REC_HEADER_SIZE + 8, s->count);
+	put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
+	return FGP_SNAPSHOT_SIZE;
+}
+
+int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
+{
+	if (cap < FGP_DROPPED_SIZE)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_DROPPED, 0, FGP_DROPPED_SIZE);
+	put64(dst + FGP_REC_HEADER_SIZE, d->ts);
+	put64(dst + FGP_REC_HEADER_SIZE + 8, d->queue_full);
+	put64(dst + FGP_REC_HEADER_SIZE + 16, d->table_full);
+	return FGP_DROPPED_SIZE;
+}
+
+/* ---- decoding ------------------------------------------------------------------------- */
+
+/* A bounded read cursor over one record body; once failed, every read fails. */
+struct cur {
+	const uint8_t *p;
+	const uint8_t *end;
+	int bad;
+};
+
+static const uint8_t *take(struct cur *c, size_t n)
+{
+	const uint8_t *p = c->p;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+static uint16_t take16(struct cur *c)
+{
+	const uint8_t *p = take(c, 2);
+
+	return p ? get16(p) : 0;
+}
+
+static uint32_t take32(struct cur *c)
+{
+	const uint8_t *p = take(c, 4);
+
+	return p ? get32(p) : 0;
+}
+
+static uint64_t take64(struct cur *c)
+{
+	const uint8_t *p = take(c, 8);
+
+	return p ? get64(p) : 0;
+}
+
+static struct fgp_str take_str(struct cur *c)
+{
+	struct fgp_str s = { NULL, 0 };
+	uint16_t n = take16(c);
+	const uint8_t *p;
+
+	if (n > FGP_MAX_STR) {
+		c->bad = 1;
+		return s;
+	}
+	p = take(c, n);
+	if (!p)
+		return s;
+	for (uint16_t i = 0; i < n; i++) {
+		if (bad_byte(p[i])) {
+			c->bad = 1;
+			return s;
+		}
+	}
+	s.ptr = (const char *)p;
+	s.len = n;
+	return s;
+}
+
+int fgp_reader_init(struct fgp_reader *r, const uint8_t *buf, size_t len)
+{
+	memset(r, 0, sizeof(*r));
+	r->done = 1;
+	if (!buf || len < FGP_MSG_HEADER_SIZE || memcmp(buf, magic, 4) != 0)
+		return -EPROTO;
+	if (get16(buf + 6) != FGP_MSG_HEADER_SIZE)
+		return -EPROTO;
+	if (get16(buf + 4) != FGP_VERSION)
+		return -EPROTONOSUPPORT;
+	r->buf = buf;
+	r->len = len;
+	r->off = FGP_MSG_HEADER_SIZE;
+	r->done = 0;
+	return 0;
+}
+
+static int decode_hello(struct cur *c, struct fgp_hello *h)
+{
+	h->proto_version = take32(c);
+	h->pid = take32(c);
+	h->flags = take32(c);
+	take32(c);
+	h->ts = take64(c);
+	h->jvm_version = take_str(c);
+	h->agent_version = take_str(c);
+	if (!c->bad && h->pid == 0)
+		return -EBADMSG;
+	return 0;
+}
+
+/* Validate the inline table at the cursor and record where its parts start. */
+static int decode_inline(struct cur *c, struct fgp_code_load *l)
+{
+	uint32_t prev = 0;
+
+	l->n_methods = take16(c);
+	if (l->n_methods > FGP_MAX_INLINE_METHODS)
+		return -EBADMSG;
+	l->methods_raw = c->p;
+	for (uint16_t i = 0; i < l->n_methods && !c->bad; i++)
+		take_str(c);
+	l->n_pcs = take32(c);
+	if (c->bad || l->n_pcs > FGP_MAX_INLINE_PCS)
+		return -EBADMSG;
+	l->pcs_raw = c->p;
+	for (uint32_t i = 0; i < l->n_pcs; i++) {
+		uint32_t off = take32(c);
+		uint16_t depth = take16(c);
+		const uint8_t *chain;
+
+		if (c->bad || off < prev || off > l->size || depth == 0 ||
+		    depth > FGP_MAX_INLINE_DEPTH)
+			return -EBADMSG;
+		chain = take(c, 2 * (size_t)depth);
+		if (!chain)
+			return -EBADMSG;
+		for (uint16_t d = 0; d < depth; d++)
+			if (get16(chain + 2 * d) >= l->n_methods)
+				return -EBADMSG;
+		prev = off;
+	}
+	return 0;
+}
+
+static int decode_code_load(struct cur *c, struct fgp_code_load *l)
+{
+	l->addr = take64(c);
+	l->size = take32(c);
+	take32(c);
+	l->ts = take64(c);
+	l->name = take_str(c);
+	if (c->bad)
+		return -EBADMSG;
+	/* A zero-sized blob or one that wraps the address space can never be symbolized. */
+	if (l->size == 0 || l->addr + l->size < l->addr)
+		return -EBADMSG;
+	return decode_inline(c, l);
+}
+
+static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
+{
+	int rv = 0;
+
+	switch (type) {
+	case FGP_HELLO:
+		rv = decode_hello(c, &rec->u.hello);
+		break;
+	case FGP_CODE_LOAD:
+		rv = decode_code_load(c, &rec->u.load);
+		break;
+	case FGP_CODE_UNLOAD:
+		rec->u.unload.addr = take64(c);
+		rec->u.unload.ts = take64(c);
+		break;
+	case FGP_DYNAMIC_CODE:
+		rec->u.dyn.addr = take64(c);
+		rec->u.dyn.size = take32(c);
+		take32(c);
+		rec->u.dyn.ts = take64(c);
+		rec->u.dyn.name = take_str(c);
+		if (!c->bad && (rec->u.dyn.size == 0 ||
+				rec->u.dyn.addr + rec->u.dyn.size < rec->u.dyn.addr))
+			rv = -EBADMSG;
+		break;
+	case FGP_SNAPSHOT_BEGIN:
+	case FGP_SNAPSHOT_END:
+		rec->u.snap.ts = take64(c);
+		rec->u.snap.count = take32(c);
+		take32(c);
+		break;
+	case FGP_DROPPED:
+		rec->u.dropped.ts = take64(c);
+		rec->u.dropped.queue_full = take64(c);
+		rec->u.dropped.table_full = take64(c);
+		break;
+	default:
+		return 0; /* unknown type: skipped by size, body not decoded */
+	}
+	if (rv == 0 && c->bad)
+		rv = -EBADMSG;
+	/* Known records must be exactly as long as their body: trailing bytes mean a bad encoder. */
+	if (rv == 0 && c->p != c->end)
+		rv = -EBADMSG;
+	return rv;
+}
+
+int fgp_next(struct fgp_reader *r, struct fgp_record *rec)
+{
+	const uint8_t *h;
+	struct cur c;
+	uint32_t size;
+
+	if (r->done)
+		return 0;
+	if (r->off == r->len) {
+		r->done = 1;
+		return 0;
+	}
+	if (r->len - r->off < FGP_REC_HEADER_SIZE) {
+		r->done = 1;
+		return -EBADMSG;
+	}
+	h = r->buf + r->off;
+	size = get32(h + 4);
+	if (size < FGP_REC_HEADER_SIZE || size > FGP_MAX_RECORD || size > r->len - r->off) {
+		r->done = 1; /* cannot find the next record: stop */
+		return -EBADMSG;
+	}
+	memset(rec, 0, sizeof(*rec));
+	rec->type = get16(h);
+	rec->flags = get16(h + 2);
+	rec->size = size;
+	r->off += size; /* in sync from here on, whatever the body holds */
+
+	c.p = h + FGP_REC_HEADER_SIZE;
+	c.end = h + size;
+	c.bad = 0;
+	if (decode_body(rec->type, &c, rec) != 0)
+		return -EBADMSG;
+	return 1;
+}
+
+/* ---- inline table walking ------------------------------------------------------------- */
+
+void fgp_methods_begin(const struct fgp_code_load *c, struct fgp_inline_iter *it)
+{
+	it->p = c->methods_raw;
+	it->left = c->n_methods;
+}
+
+int fgp_methods_next(struct fgp_inline_iter *it, struct fgp_str *out)
+{
+	if (it->left == 0)
+		return 0;
+	out->len = get16(it->p);
+	out->ptr = (const char *)it->p + 2;
+	it->p += 2 + (size_t)out->len;
+	it->left--;
+	return 1;
+}
+
+void fgp_pcs_begin(const struct fgp_code_load *c, struct fgp_inline_iter *it)
+{
+	it->p = c->pcs_raw;
+	it->left = c->n_pcs;
+}
+
+int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out)
+{
+	if (it->left == 0)
+		return 0;
+	out->pc_off = get32(it->p);
+	out->depth = get16(it->p + 4);
+	out->chain_raw = it->p + 6;
+	it->p += 6 + 2 * (size_t)out->depth;
+	it->left--;
+	return 1;
+}
+
+uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i)
+{
+	return get16(pc->chain_raw + 2 * (size_t)i);
+}
 
 const char *fgp_type_name(uint16_t type)
 {
-	(void)type;
-	return "unknown";
+	switch (type) {
+	case FGP_HELLO:
+		return "hello";
+	case FGP_CODE_LOAD:
+		return "code-load";
+	case FGP_CODE_UNLOAD:
+		return "code-unload";
+	case FGP_DYNAMIC_CODE:
+		return "dynamic-code";
+	case FGP_SNAPSHOT_BEGIN:
+		return "snapshot-begin";
+	case FGP_SNAPSHOT_END:
+		return "snapshot-end";
+	case FGP_DROPPED:
+		return "dropped";
+	default:
+		return "unknown";
+	}
 }

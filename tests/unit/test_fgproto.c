@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_fgproto.c - the wire format: round trips of every record type, refusal of every
+ * malformed form, and a decoder that survives every truncation and random mutation.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fgproto.h"
+
+#define S(lit) ((struct fgp_str){ (lit), (uint16_t)(sizeof(lit) - 1) })
+
+static const uint16_t chain0[] = { 1, 0 };
+static const uint16_t chain1[] = { 2, 1, 0 };
+static const uint16_t chain2[] = { 0 };
+
+/* A message holding one record of every type, built with the public encoders. */
+static size_t build_all(uint8_t *buf, size_t cap)
+{
+	struct fgp_str methods[] = { S("Hot::loop"), S("Hot::inner"), S("Hot::leaf") };
+	struct fgp_pc_in pcs[] = {
+		{ 0x10, 2, chain0 },
+		{ 0x40, 3, chain1 },
+		{ 0x80, 1, chain2 },
+	};
+	struct fgp_hello h = { FGP_VERSION, 1, FGP_HELLO_PRESERVE_FRAME_POINTER, 111,
+			       S("17.0.15+6"), S("0.1.0") };
+	struct fgp_code_load_in l = { 0x7f0000001000, 0x100, 222, 0, S("Hot::loop"), 3, methods,
+				      3, pcs };
+	struct fgp_code_unload u = { 0x7f0000001000, 333 };
+	struct fgp_dynamic_code d = { 0x7f0000002000, 0x40, 444, S("Interpreter") };
+	struct fgp_snapshot sb = { 555, 2 }, se = { 556, 2 };
+	struct fgp_dropped dr = { 666, 7, 8 };
+	size_t off = 0;
+	int n;
+
+	n = fgp_encode_msg_header(buf, cap);
+	assert_int_equal(n, FGP_MSG_HEADER_SIZE);
+	off += (size_t)n;
+	n = fgp_encode_hello(buf + off, cap - off, &h);
+	assert_int_equal(n, (int)fgp_hello_size(&h));
+	off += (size_t)n;
+	n = fgp_encode_snapshot(buf + off, cap - off, FGP_SNAPSHOT_BEGIN, &sb);
+	assert_int_equal(n, FGP_SNAPSHOT_SIZE);
+	off += (size_t)n;
+	n = fgp_encode_code_load(buf + off, cap - off, &l);
+	assert_int_equal(n, (int)fgp_code_load_size(&l));
+	off += (size_t)n;
+	n = fgp_encode_dynamic_code(buf + off, cap - off, &d);
+	assert_int_equal(n, (int)fgp_dynamic_code_size(&d));
+	off += (size_t)n;
+	n = fgp_encode_snapshot(buf + off, cap - off, FGP_SNAPSHOT_END, &se);
+	off += (size_t)n;
+	n = fgp_encode_code_unload(buf + off, cap - off, &u);
+	assert_int_equal(n, FGP_CODE_UNLOAD_SIZE);
+	off += (size_t)n;
+	n = fgp_encode_dropped(buf + off, cap - off, &dr);
+	assert_int_equal(n, FGP_DROPPED_SIZE);
+	off += (size_t)n;
+	return off;
+}
+
+static int str_eq(struct fgp_str s, const char *want)
+{
+	return s.len == strlen(want) && memcmp(s.ptr, want, s.len) == 0;
+}
+
+static void test_every_record_type_round_trips(void **state)
+{
+	uint8_t buf[1024];
+	size_t len = build_all(buf, sizeof(buf));
+	struct fgp_reader r;
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_str s;
+	struct fgp_pc pc;
+
+	(void)state;
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_HELLO);
+	assert_int_equal(rec.u.hello.pid, 1);
+	assert_int_equal(rec.u.hello.flags, FGP_HELLO_PRESERVE_FRAME_POINTER);
+	assert_int_equal(rec.u.hello.ts, 111);
+	assert_true(str_eq(rec.u.hello.jvm_version, "17.0.15+6"));
+	assert_true(str_eq(rec.u.hello.agent_version, "0.1.0"));
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_SNAPSHOT_BEGIN);
+	assert_int_equal(rec.u.snap.ts, 555);
+	assert_int_equal(rec.u.snap.count, 2);
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_CODE_LOAD);
+	assert_int_equal(rec.u.load.addr, 0x7f0000001000);
+	assert_int_equal(rec.u.load.size, 0x100);
+	assert_int_equal(rec.u.load.ts, 222);
+	assert_true(str_eq(rec.u.load.name, "Hot::loop"));
+	assert_int_equal(rec.u.load.n_methods, 3);
+	fgp_methods_begin(&rec.u.load, &it);
+	assert_int_equal(fgp_methods_next(&it, &s), 1);
+	assert_true(str_eq(s, "Hot::loop"));
+	assert_int_equal(fgp_methods_next(&it, &s), 1);
+	assert_true(str_eq(s, "Hot::inner"));
+	assert_int_equal(fgp_methods_next(&it, &s), 1);
+	assert_true(str_eq(s, "Hot::leaf"));
+	assert_int_equal(fgp_methods_next(&it, &s), 0);
+	fgp_pcs_begin(&rec.u.load, &it);
+	assert_int_equal(fgp_pcs_next(&it, &pc), 1);
+	assert_int_equal(pc.pc_off, 0x10);
+	assert_int_equal(pc.depth, 2);
+	assert_int_equal(fgp_pc_method(&pc, 0), 1);
+	assert_int_equal(fgp_pc_method(&pc, 1), 0);
+	assert_int_equal(fgp_pcs_next(&it, &pc), 1);
+	assert_int_equal(pc.pc_off, 0x40);
+	assert_int_equal(pc.depth, 3);
+	assert_int_equal(fgp_pc_method(&pc, 0), 2);
+	assert_int_equal(fgp_pcs_next(&it, &pc), 1);
+	assert_int_equal(pc.depth, 1);
+	assert_int_equal(fgp_pcs_next(&it, &pc), 0);
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_DYNAMIC_CODE);
+	assert_int_equal(rec.u.dyn.addr, 0x7f0000002000);
+	assert_int_equal(rec.u.dyn.size, 0x40);
+	assert_true(str_eq(rec.u.dyn.name, "Interpreter"));
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_SNAPSHOT_END);
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_CODE_UNLOAD);
+	assert_int_equal(rec.u.unload.addr, 0x7f0000001000);
+	assert_int_equal(rec.u.unload.ts, 333);
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_DROPPED);
+	assert_int_equal(rec.u.dropped.queue_full, 7);
+	assert_int_equal(rec.u.dropped.table_full, 8);
+
+	assert_int_equal(fgp_next(&r, &rec), 0);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+static void test_bad_message_headers_are_refused(void **state)
+{
+	uint8_t buf[16];
+	struct fgp_reader r;
+
+	(void)state;
+	assert_int_equal(fgp_encode_msg_header(buf, sizeof(buf)), FGP_MSG_HEADER_SIZE);
+	assert_int_equal(fgp_reader_init(&r, buf, FGP_MSG_HEADER_SIZE - 1), -EPROTO);
+	assert_int_equal(fgp_reader_init(&r, NULL, 0), -EPROTO);
+	buf[0] = 'X';
+	assert_int_equal(fgp_reader_init(&r, buf, FGP_MSG_HEADER_SIZE), -EPROTO);
+	buf[0] = 'F';
+	buf[4] = 2;
+	assert_int_equal(fgp_reader_init(&r, buf, FGP_MSG_HEADER_SIZE), -EPROTONOSUPPORT);
+	buf[4] = FGP_VERSION;
+	buf[6] = 9;
+	assert_int_equal(fgp_reader_init(&r, buf, FGP_MSG_HEADER_SIZE), -EPROTO);
+	buf[6] = FGP_MSG_HEADER_SIZE;
+	assert_int_equal(fgp_reader_init(&r, buf, FGP_MSG_HEADER_SIZE), 0);
+	assert_int_equal(r.off, FGP_MSG_HEADER_SIZE);
+}
+
+static void test_encoder_reports_no_space_for_every_short_buffer(void **state)
+{
+	uint8_t all[1024], buf[1024];
+	size_t len = build_all(all, sizeof(all));
+	struct fgp_hello h = { FGP_VERSION, 42, 0, 1, S("17"), S("x") };
+	size_t need = fgp_hello_size(&h);
+
+	(void)state;
+	assert_true(len > FGP_MSG_HEADER_SIZE);
+	for (size_t cap = 0; cap < need; cap++)
+		assert_int_equal(fgp_encode_hello(buf, cap, &h), -ENOSPC);
+	assert_int_equal(fgp_encode_hello(buf, need, &h), (int)need);
+	assert_int_equal(fgp_encode_code_unload(buf, FGP_CODE_UNLOAD_SIZE - 1,
+						&(struct fgp_code_unload){ 1, 2 }),
+			 -ENOSPC);
+	assert_int_equal(fgp_encode_dropped(buf, FGP_DROPPED_SIZE - 1, &(struct fgp_dropped){ 0 }),
+			 -ENOSPC);
+	assert_int_equal(fgp_encode_snapshot(buf, sizeof(buf), FGP_HELLO,
+					     &(struct fgp_snapshot){ 0 }),
+			 -EINVAL);
+}
+
+static void test_invalid_inline_input_is_not_encoded(void **state)
+{
+	uint8_t buf[512];
+	struct fgp_str m[] = { S("A::a"), S("B::b") };
+	uint16_t bad_index[] = { 2 };
+	uint16_t ok[] = { 0 };
+	struct fgp_pc_in out_of_range[] = { { 0x10, 1, bad_index } };
+	struct fgp_pc_in unsorted[] = { { 0x20, 1, ok }, { 0x10, 1, ok } };
+	struct fgp_pc_in zero_depth[] = { { 0x10, 0, ok } };
+	struct fgp_pc_in past_end[] = { { 0x101, 1, ok } };
+	struct fgp_code_load_in l = { 0x1000, 0x100, 1, 0, S("A::a"), 2, m, 1, out_of_range };
+
+	(void)state;
+	assert_int_equal(fgp_encode_code_load(buf, sizeof(buf), &l), -EINVAL);
+	l.pcs = unsorted;
+	l.n_pcs = 2;
+	assert_int_equal(fgp_encode_code_load(buf, sizeof(buf), &l), -EINVAL);
+	l.pcs = zero_depth;
+	l.n_pcs = 1;
+	assert_int_equal(fgp_encode_code_load(buf, sizeof(buf), &l), -EINVAL);
+	l.pcs = past_end;
+	assert_int_equal(fgp_encode_code_load(buf, sizeof(buf), &l), -EINVAL);
+}
+
+static void test_control_bytes_in_names_are_replaced_and_long_names_truncated(void **state)
+{
+	static char longname[FGP_MAX_STR + 100];
+	uint8_t *buf = malloc(2 * FGP_MAX_STR);
+	struct fgp_dynamic_code d = { 0x1000, 0x10, 1, S("evil\nname\0x") };
+	struct fgp_reader r;
+	struct fgp_record rec;
+	size_t off;
+	int n;
+
+	(void)state;
+	assert_non_null(buf);
+	off = (size_t)fgp_encode_msg_header(buf, 2 * FGP_MAX_STR);
+	n = fgp_encode_dynamic_code(buf + off, 2 * FGP_MAX_STR - off, &d);
+	assert_true(n > 0);
+	assert_int_equal(fgp_reader_init(&r, buf, off + (size_t)n), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.dyn.name.len, 11);
+	assert_memory_equal(rec.u.dyn.name.ptr, "evil?name?x", 11);
+
+	memset(longname, 'a', sizeof(longname));
+	d.name.ptr = longname;
+	d.name.len = sizeof(longname);
+	n = fgp_encode_dynamic_code(buf + off, 2 * FGP_MAX_STR - off, &d);
+	assert_true(n > 0);
+	assert_int_equal(fgp_reader_init(&r, buf, off + (size_t)n), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.dyn.name.len, FGP_MAX_STR);
+	free(buf);
+}
+
+/* Append a raw record with the given header and body to buf at *off. */
+static void put_raw(uint8_t *buf, size_t *off, uint16_t type, uint32_t size, const void *body,
+		    size_t body_len)
+{
+	uint8_t *p = buf + *off;
+
+	p[0] = (uint8_t)type;
+	p[1] = (uint8_t)(type >> 8);
+	p[2] = p[3] = 0;
+	for (int i = 0; i < 4; i++)
+		p[4 + i] = (uint8_t)(size >> (8 * i));
+	memcpy(p + 8, body, body_len);
+	*off += 8 + body_len;
+}
+
+static void test_unknown_record_types_are_skipped_by_size(void **state)
+{
+	uint8_t buf[256], body[12] = { 0 };
+	size_t off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	struct fgp_reader r;
+	struct fgp_record rec;
+	int n;
+
+	(void)state;
+	put_raw(buf, &off, 999, 8 + sizeof(body), body, sizeof(body));
+	n = fgp_encode_code_unload(buf + off, sizeof(buf) - off, &(struct fgp_code_unload){ 5, 6 });
+	off += (size_t)n;
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, 999);
+	assert_int_equal(rec.size, 20);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_CODE_UNLOAD);
+	assert_int_equal(rec.u.unload.addr, 5);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+static void test_bad_record_is_skipped_and_reader_stays_in_sync(void **state)
+{
+	uint8_t buf[256];
+	/* a dynamic-code body with a name holding '\n' */
+	uint8_t body[24 + 2 + 3] = { 0 };
+	size_t off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	(void)state;
+	body[0] = 0x10;
+	body[8] = 0x10;
+	body[24] = 3;
+	memcpy(body + 26, "a\nb", 3);
+	put_raw(buf, &off, FGP_DYNAMIC_CODE, 8 + sizeof(body), body, sizeof(body));
+	off += (size_t)fgp_encode_code_unload(buf + off, sizeof(buf) - off,
+					      &(struct fgp_code_unload){ 5, 6 });
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_CODE_UNLOAD);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+static void test_record_sizes_that_lie_end_the_message(void **state)
+{
+	static const uint32_t sizes[] = { 0, 7, 1000, FGP_MAX_RECORD + 1, 0xffffffffu };
+	uint8_t buf[64], body[16] = { 0 };
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+
+		put_raw(buf, &off, FGP_CODE_UNLOAD, sizes[i], body, sizeof(body));
+		assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+		assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+		assert_int_equal(fgp_next(&r, &rec), 0);
+	}
+}
+
+static void test_known_records_with_trailing_bytes_are_refused(void **state)
+{
+	uint8_t buf[64], body[20] = { 0 };
+	size_t off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	(void)state;
+	put_raw(buf, &off, FGP_CODE_UNLOAD, 8 + sizeof(body), body, sizeof(body));
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+static void test_zero_sized_or_wrapping_code_is_refused(void **state)
+{
+	uint8_t buf[128];
+	struct fgp_dynamic_code d = { 0x1000, 0, 1, S("x") };
+	struct fgp_code_load_in l = { UINT64_MAX - 4, 0x100, 1, 0, S("A::a"), 0, NULL, 0, NULL };
+	struct fgp_reader r;
+	struct fgp_record rec;
+	size_t off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+
+	(void)state;
+	off += (size_t)fgp_encode_dynamic_code(buf + off, sizeof(buf) - off, &d);
+	off += (size_t)fgp_encode_code_load(buf + off, sizeof(buf) - off, &l);
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+/* Decode a whole message; checks the accepted inline tables are walkable. Returns records. */
+static int drain(const uint8_t *buf, size_t len)
+{
+	struct fgp_reader r;
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_str s;
+	struct fgp_pc pc;
+	int rv, good = 0, guard = 0;
+
+	if (fgp_reader_init(&r, buf, len) != 0)
+		return -1;
+	while ((rv = fgp_next(&r, &rec)) != 0) {
+		assert_true(++guard < 10000);
+		if (rv < 0)
+			continue;
+		good++;
+		assert_true(rec.size >= FGP_REC_HEADER_SIZE && rec.size <= len);
+		if (rec.type != FGP_CODE_LOAD)
+			continue;
+		fgp_methods_begin(&rec.u.load, &it);
+		while (fgp_methods_next(&it, &s)) {
+			assert_true((const uint8_t *)s.ptr >= buf);
+			assert_true((const uint8_t *)s.ptr + s.len <= buf + len);
+		}
+		fgp_pcs_begin(&rec.u.load, &it);
+		while (fgp_pcs_next(&it, &pc)) {
+			assert_true(pc.chain_raw + 2 * pc.depth <= buf + len);
+			for (unsigned d = 0; d < pc.depth; d++)
+				assert_true(fgp_pc_method(&pc, d) < rec.u.load.n_methods);
+		}
+	}
+	return good;
+}
+
+static void test_every_truncation_is_decoded_safely(void **state)
+{
+	uint8_t all[1024];
+	size_t len = build_all(all, sizeof(all));
+	int full = drain(all, len);
+
+	(void)state;
+	assert_int_equal(full, 7);
+	for (size_t cut = 0; cut < len; cut++) {
+		/* a fresh heap copy of exactly cut bytes so ASan sees any over-read */
+		uint8_t *p = malloc(cut ? cut : 1);
+		int got;
+
+		assert_non_null(p);
+		memcpy(p, all, cut);
+		got = drain(p, cut);
+		assert_true(got < full);
+		free(p);
+	}
+}
+
+static void test_random_mutations_are_decoded_safely(void **state)
+{
+	uint8_t all[1024];
+	size_t len = build_all(all, sizeof(all));
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int iter = 0; iter < 200000; iter++) {
+		uint8_t *p = malloc(len);
+		int flips = 1 + (int)(rand_r(&seed) % 4);
+
+		assert_non_null(p);
+		memcpy(p, all, len);
+		for (int f = 0; f < flips; f++) {
+			size_t at = (size_t)rand_r(&seed) % len;
+
+			switch (rand_r(&seed) % 3) {
+			case 0:
+				p[at] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+				break;
+			case 1:
+				p[at] = (uint8_t)rand_r(&seed);
+				break;
+			default:
+				p[at] = (rand_r(&seed) & 1) ? 0xff : 0x00;
+				break;
+			}
+		}
+		drain(p, len);
+		free(p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_record_type_round_trips),
+		cmocka_unit_test(test_bad_message_headers_are_refused),
+		cmocka_unit_test(test_encoder_reports_no_space_for_every_short_buffer),
+		cmocka_unit_test(test_invalid_inline_input_is_not_encoded),
+		cmocka_unit_test(test_control_bytes_in_names_are_replaced_and_long_names_truncated),
+		cmocka_unit_test(test_unknown_record_types_are_skipped_by_size),
+		cmocka_unit_test(test_bad_record_is_skipped_and_reader_stays_in_sync),
+		cmocka_unit_test(test_record_sizes_that_lie_end_the_message),
+		cmocka_unit_test(test_known_records_with_trailing_bytes_are_refused),
+		cmocka_unit_test(test_zero_sized_or_wrapping_code_is_refused),
+		cmocka_unit_test(test_every_truncation_is_decoded_safely),
+		cmocka_unit_test(test_random_mutations_are_decoded_safely),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
