@@ -379,7 +379,7 @@ static int decode_inline(struct cur *c, struct fgp_code_load *l)
 		if (!chain)
 			return -EBADMSG;
 		for (uint16_t d = 0; d < depth; d++)
-			if (get16(chain + 2 * d) >= l->n_methods)
+			if (get16(chain + 2 * (size_t)d) >= l->n_methods)
 				return -EBADMSG;
 		prev = off;
 	}
