@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ClassChurn - JIT code that is unloaded and whose addresses get reused.
+ *
+ *   java ClassChurn [GENERATIONS=8] [MS_PER_GENERATION=1500]
+ *
+ * Generation N is class ChurnGenNNNN (ChurnGen0000's bytes with the name patched), defined by
+ * its own class loader. It runs hot for MS_PER_GENERATION ms, is JIT-compiled, then its loader
+ * is dropped and collected so the class and its compiled code are unloaded; the next
+ * generation's code is compiled into the freed code cache. Timestamps are System.nanoTime(),
+ * which is CLOCK_MONOTONIC on Linux, the clock of perf samples and agent events:
+ *
+ *   ClassChurn gen N start T_NS
+ *   ClassChurn gen N end T_NS
+ *   ClassChurn gen N unloaded T_NS      (or "not-unloaded" if GC kept the loader)
+ */
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.ref.WeakReference;
+import java.nio.charset.StandardCharsets;
+import java.util.function.LongUnaryOperator;
+
+public final class ClassChurn {
+	static final String TEMPLATE = "ChurnGen0000";
+	static volatile long sink;
+
+	static final class GenLoader extends ClassLoader {
+		private final String name;
+		private final byte[] bytes;
+
+		GenLoader(String name, byte[] bytes)
+		{
+			super(ClassChurn.class.getClassLoader());
+			this.name = name;
+			this.bytes = bytes;
+		}
+
+		@Override
+		protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException
+		{
+			if (!n.equals(name))
+				return super.loadClass(n, resolve);
+			synchronized (getClassLoadingLock(n)) {
+				Class<?> c = findLoadedClass(n);
+				if (c == null)
+					c = defineClass(n, bytes, 0, bytes.length);
+				return c;
+			}
+		}
+	}
+
+	static byte[] templateBytes() throws IOException
+	{
+		try (InputStream in = ClassChurn.class.getResourceAsStream(TEMPLATE + ".class")) {
+			if (in == null)
+				throw new IOException(TEMPLATE + ".class not on the class path");
+			ByteArrayOutputStream out = new ByteArrayOutputStream();
+			in.transferTo(out);
+			return out.toByteArray();
+		}
+	}
+
+	/* Replace every occurrence of the 12-byte template name; lengths are unchanged. */
+	static byte[] rename(byte[] src, String to)
+	{
+		byte[] from = TEMPLATE.getBytes(StandardCharsets.US_ASCII);
+		byte[] repl = to.getBytes(StandardCharsets.US_ASCII);
+		byte[] b = src.clone();
+		for (int i = 0; i + from.length <= b.length; i++) {
+			int j = 0;
+			while (j < from.length && b[i + j] == from[j])
+				j++;
+			if (j == from.length)
+				System.arraycopy(repl, 0, b, i, repl.length);
+		}
+		return b;
+	}
+
+	static WeakReference<ClassLoader> runGeneration(byte[] template, int gen, long ms) throws Exception
+	{
+		String name = String.format("ChurnGen%04d", gen);
+		GenLoader loader = new GenLoader(name, rename(template, name));
+		LongUnaryOperator op = (LongUnaryOperator)loader.loadClass(name).getDeclaredConstructor().newInstance();
+		System.out.println("ClassChurn gen " + gen + " start " + System.nanoTime());
+		System.out.flush();
+		long end = System.nanoTime() + ms * 1_000_000L;
+		// Short calls so applyAsLong is compiled normally, not only on-stack-replaced.
+		while (System.nanoTime() < end)
+			sink += op.applyAsLong(Math.min(end, System.nanoTime() + 5_000_000L));
+		System.out.println("ClassChurn gen " + gen + " end " + System.nanoTime());
+		System.out.flush();
+		return new WeakReference<>(loader);
+	}
+
+	public static void main(String[] args) throws Exception
+	{
+		int gens = args.length > 0 ? Integer.parseInt(args[0]) : 8;
+		long ms = args.length > 1 ? Long.parseLong(args[1]) : 1500;
+		byte[] template = templateBytes();
+		System.out.println("ClassChurn start " + ProcessHandle.current().pid());
+		for (int g = 1; g <= gens; g++) {
+			WeakReference<ClassLoader> ref = runGeneration(template, g, ms);
+			for (int i = 0; i < 50 && ref.get() != null; i++) {
+				System.gc();
+				Thread.sleep(20);
+			}
+			System.out.println("ClassChurn gen " + g + (ref.get() == null ? " unloaded " : " not-unloaded ")
+					   + System.nanoTime());
+			System.out.flush();
+		}
+		System.out.println("ClassChurn done " + sink);
+	}
+}
