@@ -1,3 +1,4 @@
-# sample stage: sources of fg_sample (placeholder until the stage lands).
-add_library(fg_sample INTERFACE)
-target_link_libraries(fg_sample INTERFACE fgcore fgproto)
+# sample stage: perf_event_open sampling (sampler.c), ring-buffer records (perfring.c) and the
+# pprof writer (pprof.c).
+add_library(fg_sample STATIC sampler.c perfring.c pprof.c)
+target_link_libraries(fg_sample PUBLIC fgcore fgproto ZLIB::ZLIB)

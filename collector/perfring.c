@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring.c - walk and decode perf_event ring-buffer records from bytes.
+ *
+ * Invariant: every read goes through struct cur, which refuses to move past the end of the
+ * record; the reader never reads outside [data, data + size).
+ */
+#include "perfring.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* A bounded cursor over one record. */
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t cur_u64(struct cur *c)
+{
+	uint64_t v = 0;
+
+	if (c->bad || (size_t)(c->end - c->p) < 8) {
+		c->bad = true;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+/* Two u32 packed in one u64 slot, as the kernel writes pid/tid and cpu/res. */
+static void cur_u32x2(struct cur *c, uint32_t *a, uint32_t *b)
+{
+	uint32_t v[2] = {0, 0};
+
+	if (c->bad || (size_t)(c->end - c->p) < 8) {
+		c->bad = true;
+	} else {
+		memcpy(v, c->p, 8);
+		c->p += 8;
+	}
+	if (a)
+		*a = v[0];
+	if (b)
+		*b = v[1];
+}
+
+/* A NUL-terminated string padded to 8 bytes that ends where the trailer begins. */
+static const char *cur_str(struct cur *c)
+{
+	const char *s = (const char *)c->p;
+
+	if (c->bad || c->p >= c->end || !memchr(c->p, '\0', (size_t)(c->end - c->p))) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p = c->end;
+	return s;
+}
+
+size_t perfring_sample_id_size(const struct perfring_format *fmt)
+{
+	static const uint64_t bits[] = {PERF_SAMPLE_TID,       PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+					PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+					PERF_SAMPLE_IDENTIFIER};
+	size_t n = 0;
+
+	if (!fmt->sample_id_all)
+		return 0;
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (fmt->sample_type & bits[i])
+			n += 8;
+	return n;
+}
+
+/* The sample_id trailer, in the kernel's order (perf_event__output_id_sample). */
+static void decode_sample_id(const struct perfring_format *fmt, struct cur *c,
+			     struct perfring_rec *r)
+{
+	uint64_t t = fmt->sample_type;
+
+	if (t & PERF_SAMPLE_TID) {
+		cur_u32x2(c, &r->pid, &r->tid);
+		r->has_tid = true;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		r->time = cur_u64(c);
+		r->has_time = true;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		r->id = cur_u64(c);
+		r->has_id = true;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID)
+		(void)cur_u64(c);
+	if (t & PERF_SAMPLE_CPU) {
+		cur_u32x2(c, &r->cpu, NULL);
+		r->has_cpu = true;
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER) {
+		r->id = cur_u64(c);
+		r->has_id = true;
+	}
+}
+
+/* Split the raw callchain at its context markers (see struct perfring_rec). */
+static void split_callchain(struct perfring_rec *r, const uint64_t *ips, uint32_t nr)
+{
+	uint64_t ctx = 0;
+	uint32_t i = 0;
+
+	while (i < nr) {
+		if (ips[i] >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = ips[i++];
+			continue;
+		}
+		uint32_t start = i;
+
+		while (i < nr && ips[i] < (uint64_t)PERF_CONTEXT_MAX)
+			i++;
+		/* A second run in the same context (never written by the kernel) is "other". */
+		if (ctx == (uint64_t)PERF_CONTEXT_KERNEL && !r->u.sample.kernel) {
+			r->u.sample.kernel = &ips[start];
+			r->u.sample.nr_kernel = i - start;
+		} else if (ctx == (uint64_t)PERF_CONTEXT_USER && !r->u.sample.user) {
+			r->u.sample.user = &ips[start];
+			r->u.sample.nr_user = i - start;
+		} else {
+			r->u.sample.nr_other += i - start;
+		}
+	}
+}
+
+static void decode_sample(const struct perfring_format *fmt, struct cur *c,
+			  struct perfring_rec *r)
+{
+	uint64_t t = fmt->sample_type;
+
+	/* Kernel order: perf_output_sample(). */
+	if (t & PERF_SAMPLE_IDENTIFIER) {
+		r->id = cur_u64(c);
+		r->has_id = true;
+	}
+	if (t & PERF_SAMPLE_IP)
+		r->u.sample.ip = cur_u64(c);
+	if (t & PERF_SAMPLE_TID) {
+		cur_u32x2(c, &r->pid, &r->tid);
+		r->has_tid = true;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		r->time = cur_u64(c);
+		r->has_time = true;
+	}
+	if (t & PERF_SAMPLE_ADDR)
+		r->u.sample.addr = cur_u64(c);
+	if (t & PERF_SAMPLE_ID) {
+		r->id = cur_u64(c);
+		r->has_id = true;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID)
+		(void)cur_u64(c);
+	if (t & PERF_SAMPLE_CPU) {
+		cur_u32x2(c, &r->cpu, NULL);
+		r->has_cpu = true;
+	}
+	if (t & PERF_SAMPLE_PERIOD)
+		r->u.sample.period = cur_u64(c);
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr = cur_u64(c);
+
+		if (c->bad || nr > (uint64_t)(c->end - c->p) / 8) {
+			c->bad = true;
+			return;
+		}
+		r->u.sample.nr = (uint32_t)nr;
+		split_callchain(r, (const uint64_t *)(const void *)c->p, (uint32_t)nr);
+		c->p += nr * 8;
+	}
+}
+
+int perfring_decode(const struct perfring_format *fmt, const void *buf, size_t len,
+		    struct perfring_rec *out)
+{
+	struct perf_event_header h;
+	struct perfring_rec r;
+	struct cur c;
+	size_t idsz;
+
+	if ((fmt->sample_type & ~(uint64_t)PERFRING_SAMPLE_TYPES) != 0)
+		return -ENOTSUP;
+	if (((uintptr_t)buf & 7) != 0 || len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, buf, sizeof(h));
+	if (h.size != len)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.type = h.type;
+	r.misc = h.misc;
+	r.size = h.size;
+	c.p = (const uint8_t *)buf + sizeof(h);
+	c.end = (const uint8_t *)buf + len;
+	c.bad = false;
+
+	if (h.type == PERF_RECORD_SAMPLE) {
+		decode_sample(fmt, &c, &r);
+		goto done;
+	}
+
+	/* Every other kernel record carries the sample_id trailer at its very end. */
+	idsz = perfring_sample_id_size(fmt);
+	if (h.type < PERF_RECORD_MAX && idsz > 0) {
+		struct cur t;
+
+		if ((size_t)(c.end - c.p) < idsz)
+			return -EBADMSG;
+		t.p = c.end - idsz;
+		t.end = c.end;
+		t.bad = false;
+		decode_sample_id(fmt, &t, &r);
+		c.end -= idsz;
+	}
+
+	switch (h.type) {
+	case PERF_RECORD_MMAP2:
+		cur_u32x2(&c, &r.u.mmap2.pid, &r.u.mmap2.tid);
+		r.u.mmap2.addr = cur_u64(&c);
+		r.u.mmap2.len = cur_u64(&c);
+		r.u.mmap2.pgoff = cur_u64(&c);
+		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			/* u8 size, u8 reserved[3], u8 build_id[20] in place of maj..ino_generation */
+			if (c.end - c.p < 24) {
+				c.bad = true;
+				break;
+			}
+			r.u.mmap2.build_id_size = c.p[0];
+			r.u.mmap2.build_id = c.p + 4;
+			if (r.u.mmap2.build_id_size > 20)
+				c.bad = true;
+			c.p += 24;
+		} else {
+			cur_u32x2(&c, &r.u.mmap2.maj, &r.u.mmap2.min);
+			r.u.mmap2.ino = cur_u64(&c);
+			r.u.mmap2.ino_generation = cur_u64(&c);
+		}
+		cur_u32x2(&c, &r.u.mmap2.prot, &r.u.mmap2.flags);
+		r.u.mmap2.filename = cur_str(&c);
+		break;
+	case PERF_RECORD_COMM:
+		cur_u32x2(&c, &r.u.comm.pid, &r.u.comm.tid);
+		r.u.comm.comm = cur_str(&c);
+		r.u.comm.exec = (h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		cur_u32x2(&c, &r.u.task.pid, &r.u.task.ppid);
+		cur_u32x2(&c, &r.u.task.tid, &r.u.task.ptid);
+		r.u.task.time = cur_u64(&c);
+		break;
+	case PERF_RECORD_LOST:
+		r.u.lost.id = cur_u64(&c);
+		r.u.lost.lost = cur_u64(&c);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		r.u.lost_samples.lost = cur_u64(&c);
+		break;
+	default:
+		break;
+	}
+done:
+	if (c.bad)
+		return -EBADMSG;
+	*out = r;
+	return 0;
+}
+
+int perfring_reader_init(struct perfring_reader *r, const void *data, uint64_t size,
+			 uint64_t tail, uint64_t head, void *bounce, size_t bounce_cap)
+{
+	if (size < 8 || (size & (size - 1)) != 0 || head - tail > size ||
+	    ((uintptr_t)data & 7) != 0 || ((uintptr_t)bounce & 7) != 0)
+		return -EINVAL;
+	r->data = data;
+	r->size = size;
+	r->head = head;
+	r->pos = tail;
+	r->bounce = bounce;
+	r->bounce_cap = bounce ? bounce_cap : 0;
+	r->bounced = 0;
+	return 0;
+}
+
+int perfring_reader_next(struct perfring_reader *r, const void **rec, size_t *len)
+{
+	uint64_t avail = r->head - r->pos;
+	uint64_t off = r->pos & (r->size - 1);
+	struct perf_event_header h;
+	uint64_t first;
+
+	if (avail == 0)
+		return 0;
+	if (avail < sizeof(h))
+		return -EBADMSG;
+	/* Records are 8-aligned and the size is a power of two: a header never straddles. */
+	if ((off & 7) != 0)
+		return -EBADMSG;
+	memcpy(&h, r->data + off, sizeof(h));
+	if (h.size < sizeof(h) || (h.size & 7) != 0 || h.size > avail)
+		return -EBADMSG;
+	first = r->size - off;
+	if (h.size <= first) {
+		*rec = r->data + off;
+	} else {
+		/* Straddles the end: the first part up to the end, the rest from the start. */
+		if (h.size > r->bounce_cap)
+			return -ENOBUFS;
+		memcpy(r->bounce, r->data + off, first);
+		memcpy(r->bounce + first, r->data, h.size - first);
+		*rec = r->bounce;
+		r->bounced++;
+	}
+	*len = h.size;
+	r->pos += h.size;
+	return 1;
+}

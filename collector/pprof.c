@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pprof.c - profile.proto writer: string/function/stack tables and a protobuf encoder.
+ *
+ * Field numbers are those of google/pprof's proto/profile.proto. Ids: string 0 is "";
+ * function i and location i share the id i (1-based), one location per function.
+ *
+ * Invariant: a sample's location ids and label always refer to entries already in the
+ * tables, so any prefix of pprof_add() calls encodes to a self-consistent profile.
+ */
+#include "pprof.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* profile.proto field numbers. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUETYPE_TYPE = 1,
+	VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LOCATION_ID = 1,
+	LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+};
+
+struct stack {
+	uint32_t *fn; /* function ids, leaf first (profile.proto order) */
+	uint32_t n;
+	uint32_t thread; /* string index, 0 = none */
+	uint64_t hash;
+	int64_t count;
+};
+
+struct pprof {
+	uint64_t period;
+	int64_t start, duration;
+	/* strings: index -> owned copy; hash table of indices */
+	char **str;
+	size_t nstr, capstr, strbytes;
+	uint32_t *strtab;
+	size_t strtab_cap;
+	/* function id (1-based) -> its name's string index */
+	uint32_t *fname;
+	size_t nfn, capfn;
+	uint32_t *fnidx; /* string index -> function id, 0 = none */
+	size_t capfnidx;
+	struct stack *stacks;
+	size_t nstacks, capstacks;
+	uint32_t *stacktab; /* hash table of stack index + 1 */
+	size_t stacktab_cap;
+	uint32_t s_samples, s_count, s_cpu, s_ns, s_thread;
+};
+
+static uint64_t fnv(const void *b, size_t n, uint64_t h)
+{
+	const uint8_t *p = b;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* Rebuild an open-addressing table of (index + 1) for `n` entries with hash `h(i)`. */
+static int rehash(uint32_t **tab, size_t *cap, size_t n, uint64_t (*h)(const struct pprof *,
+								       size_t),
+		  const struct pprof *p)
+{
+	size_t ncap = *cap ? *cap : 256;
+	uint32_t *t;
+
+	while (ncap < (n + 1) * 2)
+		ncap *= 2;
+	if (ncap == *cap)
+		return 0;
+	t = calloc(ncap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = h(p, i) & (ncap - 1);
+
+		while (t[j])
+			j = (j + 1) & (ncap - 1);
+		t[j] = (uint32_t)(i + 1);
+	}
+	free(*tab);
+	*tab = t;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t str_hash(const struct pprof *p, size_t i)
+{
+	return fnv(p->str[i], strlen(p->str[i]), 0xcbf29ce484222325ull);
+}
+
+/* Index of string s[0..len) in the table, added if new; -errno on failure. */
+static int64_t intern(struct pprof *p, const char *s, size_t len)
+{
+	uint64_t h = fnv(s, len, 0xcbf29ce484222325ull);
+	size_t j;
+	char *c;
+
+	if (len > PPROF_MAX_NAME)
+		return -E2BIG;
+	if (p->strtab_cap) {
+		for (j = h & (p->strtab_cap - 1); p->strtab[j]; j = (j + 1) & (p->strtab_cap - 1)) {
+			const char *e = p->str[p->strtab[j] - 1];
+
+			if (strncmp(e, s, len) == 0 && e[len] == '\0')
+				return p->strtab[j] - 1;
+		}
+	}
+	if (p->strbytes + len + 1 > PPROF_MAX_STRING_BYTES || p->nstr >= UINT32_MAX / 2)
+		return -ENOSPC;
+	if (grow((void **)&p->str, &p->capstr, p->nstr + 1, sizeof(*p->str)) != 0 ||
+	    !(c = malloc(len + 1)))
+		return -ENOMEM;
+	memcpy(c, s, len);
+	c[len] = '\0';
+	p->str[p->nstr++] = c;
+	p->strbytes += len + 1;
+	if (rehash(&p->strtab, &p->strtab_cap, p->nstr, str_hash, p) != 0) {
+		free(p->str[--p->nstr]);
+		p->strbytes -= len + 1;
+		return -ENOMEM;
+	}
+	/* rehash() only rebuilt on growth: insert the new entry if it did not. */
+	for (j = h & (p->strtab_cap - 1); p->strtab[j]; j = (j + 1) & (p->strtab_cap - 1))
+		if (p->strtab[j] == p->nstr)
+			return (int64_t)p->nstr - 1;
+	p->strtab[j] = (uint32_t)p->nstr;
+	return (int64_t)p->nstr - 1;
+}
+
+/* Function id for name s[0..len), added if new. */
+static int64_t function_of(struct pprof *p, const char *s, size_t len)
+{
+	int64_t si = intern(p, s, len);
+
+	if (si < 0)
+		return si;
+	/* fnidx is indexed by string index: keep it as long as the string table. */
+	if ((size_t)si >= p->capfnidx) {
+		size_t old = p->capfnidx;
+
+		if (grow((void **)&p->fnidx, &p->capfnidx, (size_t)si + 1, sizeof(*p->fnidx)) != 0)
+			return -ENOMEM;
+		memset(p->fnidx + old, 0, (p->capfnidx - old) * sizeof(*p->fnidx));
+	}
+	if (p->fnidx[si])
+		return p->fnidx[si];
+	if (grow((void **)&p->fname, &p->capfn, p->nfn + 1, sizeof(*p->fname)) != 0)
+		return -ENOMEM;
+	p->fname[p->nfn++] = (uint32_t)si;
+	p->fnidx[si] = (uint32_t)p->nfn;
+	return (int64_t)p->nfn;
+}
+
+struct pprof *pprof_new(uint64_t period_ns)
+{
+	struct pprof *p = calloc(1, sizeof(*p));
+	int64_t ids[5];
+	static const char *const fixed[] = {"samples", "count", "cpu", "nanoseconds", "thread"};
+
+	if (!p)
+		return NULL;
+	p->period = period_ns;
+	if (intern(p, "", 0) != 0)
+		goto fail;
+	for (size_t i = 0; i < 5; i++)
+		if ((ids[i] = intern(p, fixed[i], strlen(fixed[i]))) < 0)
+			goto fail;
+	p->s_samples = (uint32_t)ids[0];
+	p->s_count = (uint32_t)ids[1];
+	p->s_cpu = (uint32_t)ids[2];
+	p->s_ns = (uint32_t)ids[3];
+	p->s_thread = (uint32_t)ids[4];
+	return p;
+fail:
+	pprof_free(p);
+	return NULL;
+}
+
+void pprof_free(struct pprof *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nstr; i++)
+		free(p->str[i]);
+	for (size_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i].fn);
+	free(p->str);
+	free(p->strtab);
+	free(p->fname);
+	free(p->fnidx);
+	free(p->stacks);
+	free(p->stacktab);
+	free(p);
+}
+
+void pprof_set_time(struct pprof *p, int64_t start_unix_ns, int64_t duration_ns)
+{
+	p->start = start_unix_ns;
+	p->duration = duration_ns;
+}
+
+static uint64_t stack_hash(const struct pprof *p, size_t i)
+{
+	return p->stacks[i].hash;
+}
+
+/* Merge or append the stack fn[0..n) (leaf first) with thread label `thread`. */
+static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread, int64_t count)
+{
+	uint64_t h = fnv(fn, n * sizeof(*fn), fnv(&thread, sizeof(thread), 0xcbf29ce484222325ull));
+	struct stack *st;
+	size_t j;
+
+	if (p->stacktab_cap) {
+		for (j = h & (p->stacktab_cap - 1); p->stacktab[j];
+		     j = (j + 1) & (p->stacktab_cap - 1)) {
+			st = &p->stacks[p->stacktab[j] - 1];
+			if (st->hash == h && st->n == n && st->thread == thread &&
+			    memcmp(st->fn, fn, n * sizeof(*fn)) == 0) {
+				st->count = count > INT64_MAX - st->count ? INT64_MAX
+									   : st->count + count;
+				return 0;
+			}
+		}
+	}
+	if (p->nstacks >= PPROF_MAX_STACKS)
+		return -ENOSPC;
+	if (grow((void **)&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)) != 0)
+		return -ENOMEM;
+	st = &p->stacks[p->nstacks];
+	st->fn = malloc(n * sizeof(*fn));
+	if (!st->fn)
+		return -ENOMEM;
+	memcpy(st->fn, fn, n * sizeof(*fn));
+	st->n = n;
+	st->thread = thread;
+	st->hash = h;
+	st->count = count;
+	p->nstacks++;
+	if (rehash(&p->stacktab, &p->stacktab_cap, p->nstacks, stack_hash, p) != 0) {
+		free(st->fn);
+		p->nstacks--;
+		return -ENOMEM;
+	}
+	for (j = h & (p->stacktab_cap - 1); p->stacktab[j]; j = (j + 1) & (p->stacktab_cap - 1))
+		if (p->stacktab[j] == p->nstacks)
+			return 0;
+	p->stacktab[j] = (uint32_t)p->nstacks;
+	return 0;
+}
+
+/* Shared by pprof_add and pprof_add_folded: frames given as (ptr, len) pairs, root first. */
+static int add_frames(struct pprof *p, const char *const *s, const size_t *len, size_t n,
+		      int64_t count, const char *thread, size_t thread_len)
+{
+	uint32_t *fn;
+	int64_t t = 0;
+	int rv = 0;
+
+	if (n == 0 || count <= 0)
+		return -EINVAL;
+	if (n > PPROF_MAX_DEPTH)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++)
+		if (!s[i] || len[i] == 0)
+			return -EINVAL;
+	if (thread && thread_len > 0 && (t = intern(p, thread, thread_len)) < 0)
+		return (int)t;
+	fn = malloc(n * sizeof(*fn));
+	if (!fn)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int64_t f = function_of(p, s[i], len[i]);
+
+		if (f < 0) {
+			rv = (int)f;
+			goto out;
+		}
+		fn[n - 1 - i] = (uint32_t)f; /* root first in, leaf first out */
+	}
+	rv = add_stack(p, fn, (uint32_t)n, (uint32_t)t, count);
+out:
+	free(fn);
+	return rv;
+}
+
+int pprof_add(struct pprof *p, const char *const *frames, size_t n, int64_t count,
+	      const char *thread)
+{
+	size_t *len;
+	int rv;
+
+	if (n > PPROF_MAX_DEPTH)
+		return -E2BIG;
+	if (n == 0)
+		return -EINVAL;
+	len = malloc(n * sizeof(*len));
+	if (!len)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		len[i] = frames[i] ? strnlen(frames[i], PPROF_MAX_NAME + 1) : 0;
+	rv = add_frames(p, frames, len, n, count, thread,
+			thread ? strnlen(thread, PPROF_MAX_NAME + 1) : 0);
+	free(len);
+	return rv;
+}
+
+int pprof_add_folded(struct pprof *p, const char *stack, size_t len, int64_t count,
+		     int root_is_thread)
+{
+	const char **s;
+	size_t *l, n = 1, k = 0, start = 0;
+	int rv;
+
+	for (size_t i = 0; i < len; i++)
+		n += stack[i] == ';';
+	if (n > PPROF_MAX_DEPTH)
+		return -E2BIG;
+	s = malloc(n * sizeof(*s));
+	l = malloc(n * sizeof(*l));
+	if (!s || !l) {
+		free(s);
+		free(l);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i <= len; i++) {
+		if (i == len || stack[i] == ';') {
+			s[k] = stack + start;
+			l[k++] = i - start;
+			start = i + 1;
+		}
+	}
+	rv = add_frames(p, s, l, n, count, root_is_thread ? s[0] : NULL,
+			root_is_thread ? l[0] : 0);
+	free(s);
+	free(l);
+	return rv;
+}
+
+/* A growable byte buffer; `oom` is sticky so encoders check once at the end. */
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void buf_put(struct buf *b, const void *d, size_t n)
+{
+	if (b->oom)
+		return;
+	if (grow((void **)&b->p, &b->cap, b->n + n, 1) != 0) {
+		b->oom = true;
+		return;
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+
+	do {
+		t[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			t[n] |= 0x80;
+		n++;
+	} while (v);
+	buf_put(b, t, n);
+}
+
+/* Varint field (wire type 0); proto3 omits zero values. */
+static void put_uint(struct buf *b, unsigned int field, uint64_t v)
+{
+	if (v == 0)
+		return;
+	put_varint(b, (uint64_t)field << 3);
+	put_varint(b, v);
+}
+
+/* Length-delimited field (wire type 2). */
+static void put_bytes(struct buf *b, unsigned int field, const void *d, size_t n)
+{
+	put_varint(b, (uint64_t)field << 3 | 2);
+	put_varint(b, n);
+	buf_put(b, d, n);
+}
+
+/* A nested message built in `tmp`, then emitted as field `field` of `b`. */
+static void put_msg(struct buf *b, unsigned int field, struct buf *tmp)
+{
+	if (tmp->oom)
+		b->oom = true;
+	put_bytes(b, field, tmp->p, tmp->n);
+	tmp->n = 0;
+}
+
+static void put_value_type(struct buf *b, unsigned int field, struct buf *tmp, uint32_t type,
+			   uint32_t unit)
+{
+	put_uint(tmp, VALUETYPE_TYPE, type);
+	put_uint(tmp, VALUETYPE_UNIT, unit);
+	put_msg(b, field, tmp);
+}
+
+int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
+{
+	struct buf b = {0}, m = {0}, pk = {0};
+
+	put_value_type(&b, PROFILE_SAMPLE_TYPE, &m, p->s_samples, p->s_count);
+	put_value_type(&b, PROFILE_SAMPLE_TYPE, &m, p->s_cpu, p->s_ns);
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct stack *st = &p->stacks[i];
+		uint64_t cpu = (uint64_t)st->count * p->period;
+
+		for (uint32_t k = 0; k < st->n; k++)
+			put_varint(&pk, st->fn[k]);
+		put_bytes(&m, SAMPLE_LOCATION_ID, pk.p, pk.n);
+		pk.n = 0;
+		put_varint(&pk, (uint64_t)st->count);
+		put_varint(&pk, cpu);
+		put_bytes(&m, SAMPLE_VALUE, pk.p, pk.n);
+		pk.n = 0;
+		if (st->thread) {
+			put_uint(&pk, LABEL_KEY, p->s_thread);
+			put_uint(&pk, LABEL_STR, st->thread);
+			put_msg(&m, SAMPLE_LABEL, &pk);
+		}
+		put_msg(&b, PROFILE_SAMPLE, &m);
+	}
+	for (size_t i = 0; i < p->nfn; i++) {
+		put_uint(&m, LOCATION_ID, i + 1);
+		put_uint(&pk, LINE_FUNCTION_ID, i + 1);
+		put_msg(&m, LOCATION_LINE, &pk);
+		put_msg(&b, PROFILE_LOCATION, &m);
+	}
+	for (size_t i = 0; i < p->nfn; i++) {
+		put_uint(&m, FUNCTION_ID, i + 1);
+		put_uint(&m, FUNCTION_NAME, p->fname[i]);
+		put_uint(&m, FUNCTION_SYSTEM_NAME, p->fname[i]);
+		put_msg(&b, PROFILE_FUNCTION, &m);
+	}
+	for (size_t i = 0; i < p->nstr; i++)
+		put_bytes(&b, PROFILE_STRING_TABLE, p->str[i], strlen(p->str[i]));
+	put_uint(&b, PROFILE_TIME_NANOS, (uint64_t)p->start);
+	put_uint(&b, PROFILE_DURATION_NANOS, (uint64_t)p->duration);
+	put_value_type(&b, PROFILE_PERIOD_TYPE, &m, p->s_cpu, p->s_ns);
+	put_uint(&b, PROFILE_PERIOD, p->period);
+	put_uint(&b, PROFILE_DEFAULT_SAMPLE_TYPE, p->s_cpu);
+	free(m.p);
+	free(pk.p);
+	if (b.oom || m.oom || pk.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	*out = b.p;
+	*out_len = b.n;
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *d, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, d, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		d += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int pprof_write_gz(const struct pprof *p, int fd)
+{
+	uint8_t *raw, out[65536];
+	size_t len;
+	z_stream z;
+	int rv, zr;
+
+	if ((rv = pprof_encode(p, &raw, &len)) != 0)
+		return rv;
+	memset(&z, 0, sizeof(z));
+	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK) {
+		free(raw);
+		return -ENOMEM;
+	}
+	z.next_in = raw;
+	z.avail_in = 0;
+	rv = 0;
+	do {
+		/* avail_in is 32-bit: feed at most 1 GiB at a time. */
+		if (z.avail_in == 0 && len > 0) {
+			z.avail_in = len > (1u << 30) ? (1u << 30) : (uInt)len;
+			len -= z.avail_in;
+		}
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		zr = deflate(&z, len == 0 ? Z_FINISH : Z_NO_FLUSH);
+		if (zr == Z_STREAM_ERROR) {
+			rv = -EIO;
+			break;
+		}
+		if ((rv = write_all(fd, out, sizeof(out) - z.avail_out)) != 0)
+			break;
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&z);
+	free(raw);
+	return rv;
+}

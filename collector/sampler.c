@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sampler.c - perf_event_open sampling of whole processes, per-CPU rings, time-merged drain.
+ *
+ * Layout: one ring per online CPU, owned by a dummy software event on the calling thread (so
+ * the ring fd never reports POLLHUP when a target exits). Sampling events are redirected into
+ * the ring of their CPU with PERF_EVENT_IOC_SET_OUTPUT. sampler_poll() snapshots every ring's
+ * data_head, walks all rings at once delivering the oldest record first, then publishes each
+ * ring's data_tail.
+ *
+ * Invariant: data_head is loaded with acquire semantics before any record is read and
+ * data_tail is stored with release semantics after the last record up to it was used, the
+ * protocol of tools/lib/perf/mmap.c; a ring position is never published past a record the
+ * callback has not seen.
+ */
+#include "sampler.h"
+
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SAMPLE_TYPE                                                                                \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+#define MAX_STACK_SYSCTL "/proc/sys/kernel/perf_event_max_stack"
+#define MAX_CPUS 4096
+#define MAX_EVENTS (1u << 20) /* descriptors, whatever RLIMIT_NOFILE says */
+#define MAX_TARGETS 65536     /* processes, SCOPE_CPUS children included */
+#define THREAD_PASSES 16      /* re-listings of /proc/PID/task until no new thread */
+
+/* A u64 -> u64 open-addressing map; keys are stored +1 so that 0 marks a free slot. */
+struct u64map {
+	uint64_t *k, *v;
+	size_t cap, n;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t *u64map_find(const struct u64map *m, uint64_t key)
+{
+	if (m->cap == 0)
+		return NULL;
+	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->k[i] == 0)
+			return NULL;
+		if (m->k[i] == key + 1)
+			return &m->v[i];
+	}
+}
+
+static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
+{
+	uint64_t *slot = u64map_find(m, key);
+
+	if (slot) {
+		*slot = val;
+		return 0;
+	}
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		struct u64map g = {calloc(ncap, 8), calloc(ncap, 8), ncap, 0};
+
+		if (!g.k || !g.v) {
+			free(g.k);
+			free(g.v);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->k[i])
+				(void)u64map_put(&g, m->k[i] - 1, m->v[i]);
+		free(m->k);
+		free(m->v);
+		*m = g;
+	}
+	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->k[i] == 0) {
+			m->k[i] = key + 1;
+			m->v[i] = val;
+			m->n++;
+			return 0;
+		}
+	}
+}
+
+static void u64map_fini(struct u64map *m)
+{
+	free(m->k);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+struct ring {
+	int fd; /* the dummy event that owns the buffer */
+	int cpu;
+	void *map;
+	size_t map_len;
+	struct perf_event_mmap_page *pg;
+	uint8_t *bounce;
+	struct perfring_reader rd;
+	struct perfring_rec cur;
+	bool has_cur;
+	uint64_t cur_start; /* ring position of `cur` */
+	uint64_t last_time;
+};
+
+struct evt {
+	int fd;
+	pid_t pid; /* the target process */
+};
+
+/* Per-thread dedup state (SCOPE_THREADS): the event owner a thread is locked to. */
+#define LOCK_EXITED (1ull << 63)
+
+struct sampler {
+	struct sampler_info info;
+	struct sampler_stats st;
+	struct perfring_format fmt;
+	struct perf_event_attr attr;
+	int epfd;
+	struct ring *rings;
+	unsigned int nrings;
+	struct evt *evts;
+	size_t nevts, capevts;
+	struct u64map owner; /* event id -> tid it was opened for */
+	struct u64map lock;  /* tid -> owner tid, | LOCK_EXITED once it exited */
+	struct u64map opened; /* pid << 32 | tid -> 1: threads with their own events */
+	struct u64map targets; /* pid -> 1 */
+};
+
+static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
+			       unsigned long flags)
+{
+	long fd = syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int sampler_read_max_stack(unsigned int *out)
+{
+	char buf[32];
+	ssize_t n;
+	unsigned long v;
+	char *end;
+	int fd = open(MAX_STACK_SYSCTL, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	v = strtoul(buf, &end, 10);
+	if (end == buf || v > UINT_MAX)
+		return -EIO;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int write_max_stack(unsigned int v)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%u\n", v);
+	int fd = open(MAX_STACK_SYSCTL, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, buf, (size_t)len);
+	if (n < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	close(fd);
+	return n == len ? 0 : -EIO;
+}
+
+static void attr_init(struct perf_event_attr *a, const struct sampler_opts *o, unsigned int freq,
+		      unsigned int max_stack)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = freq;
+	a->sample_type = SAMPLE_TYPE;
+	a->sample_max_stack = (uint16_t)max_stack;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->exclude_hv = 1;
+	/* --no-kernel drops the kernel frames but keeps the sample: time spent in the kernel
+	 * stays with the user stack that entered it (exclude_kernel would lose it). */
+	a->exclude_callchain_kernel = o->exclude_kernel;
+	a->exclude_callchain_user = 0;
+	a->disabled = 1;
+}
+
+int sampler_probe_cycles(void)
+{
+	struct sampler_opts o = {0};
+	struct perf_event_attr a;
+	int fd;
+
+	attr_init(&a, &o, SAMPLER_DEFAULT_FREQ, 0);
+	a.sample_max_stack = 0; /* the sysctl's default: the probe asks only for the event */
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* Online CPUs from /sys (e.g. "0-3,5"), else 0..nprocs-1. */
+static int online_cpus(int *cpus, unsigned int max, unsigned int *n)
+{
+	char buf[4096];
+	unsigned int k = 0;
+	ssize_t len;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len > 0) {
+			char *p = buf;
+
+			buf[len] = '\0';
+			while (*p >= '0' && *p <= '9') {
+				long a = strtol(p, &p, 10), b = a;
+
+				if (*p == '-')
+					b = strtol(p + 1, &p, 10);
+				for (long c = a; c <= b && k < max; c++)
+					cpus[k++] = (int)c;
+				if (*p == ',')
+					p++;
+			}
+		}
+	}
+	if (k == 0) {
+		long np = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (long c = 0; c < np && k < max; c++)
+			cpus[k++] = (int)c;
+	}
+	*n = k;
+	return k ? 0 : -ENODEV;
+}
+
+static int ring_open(struct sampler *s, struct ring *r, int cpu)
+{
+	struct perf_event_attr a = s->attr;
+	struct epoll_event ev = {.events = EPOLLIN};
+	size_t data = s->info.ring_bytes;
+	long page = sysconf(_SC_PAGESIZE);
+	int fd;
+
+	r->fd = -1;
+	r->cpu = cpu;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.freq = 0;
+	a.sample_period = 0;
+	a.disabled = 0;
+	a.exclude_kernel = 1; /* counts nothing; no need to ask for kernel privileges */
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(data / 4);
+	fd = sys_perf_event_open(&a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	r->fd = fd;
+	r->map_len = (size_t)page + data;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		return -errno;
+	}
+	r->pg = r->map;
+	r->bounce = aligned_alloc(8, PERFRING_MAX_RECORD);
+	if (!r->bounce)
+		return -ENOMEM;
+	ev.data.u32 = (uint32_t)(r - s->rings);
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static void ring_close(struct ring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->bounce);
+}
+
+static int evt_push(struct sampler *s, int fd, pid_t pid)
+{
+	if (s->nevts == s->capevts) {
+		size_t ncap = s->capevts ? s->capevts * 2 : 64;
+		struct evt *n;
+
+		if (ncap > MAX_EVENTS)
+			return -EMFILE;
+		n = realloc(s->evts, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->evts = n;
+		s->capevts = ncap;
+	}
+	s->evts[s->nevts].fd = fd;
+	s->evts[s->nevts].pid = pid;
+	s->nevts++;
+	s->info.nfds++;
+	return 0;
+}
+
+/* Close the events from index `from` on (rollback of a partial open). */
+static void evts_truncate(struct sampler *s, size_t from)
+{
+	while (s->nevts > from) {
+		close(s->evts[--s->nevts].fd);
+		s->info.nfds--;
+	}
+}
+
+/*
+ * One event per CPU for `tid` (or for every task if tid == -1), each into its CPU's ring,
+ * enabled only once all of them are in place. Rolls back on failure.
+ */
+static int open_task(struct sampler *s, pid_t pid, pid_t tid)
+{
+	size_t first = s->nevts;
+	int rv;
+
+	for (unsigned int i = 0; i < s->nrings; i++) {
+		struct perf_event_attr a = s->attr;
+		uint64_t id;
+		int fd;
+
+		a.inherit = tid != -1;
+		/* In CPU scope the side band is every process's, filtered in user space. */
+		a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
+		fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if ((fd == -EACCES || fd == -EPERM) && a.exclude_callchain_kernel &&
+		    !a.exclude_kernel) {
+			/* Unprivileged (perf_event_paranoid >= 2): count user time only. */
+			s->attr.exclude_kernel = a.exclude_kernel = 1;
+			s->info.kernel_time_excluded = true;
+			fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1,
+						 PERF_FLAG_FD_CLOEXEC);
+		}
+		if (fd < 0) {
+			rv = fd;
+			goto fail;
+		}
+		if ((rv = evt_push(s, fd, pid)) != 0) {
+			close(fd);
+			goto fail;
+		}
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[i].fd) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+			rv = -errno;
+			goto fail;
+		}
+		if ((rv = u64map_put(&s->owner, id, (uint64_t)(uint32_t)tid)) != 0)
+			goto fail;
+	}
+	for (size_t i = first; i < s->nevts; i++) {
+		if (ioctl(s->evts[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+			rv = -errno;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	evts_truncate(s, first);
+	return rv;
+}
+
+/*
+ * Open every thread of `pid` not opened yet, listing /proc/PID/task again until a pass finds
+ * no new thread: threads created before their creator's event was enabled are caught by a
+ * later pass, those created after inherit it. Returns the threads opened or -errno.
+ */
+static int open_threads(struct sampler *s, pid_t pid)
+{
+	uint64_t key = (uint64_t)pid << 32; /* (pid, tid): a tid may be reused by another pid */
+	char path[64];
+	int total = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	for (int pass = 0; pass < THREAD_PASSES; pass++) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+		int added = 0, rv = 0;
+
+		if (!d)
+			return errno == ENOENT ? -ESRCH : -errno;
+		while ((de = readdir(d)) != NULL) {
+			char *end;
+			long tid = strtol(de->d_name, &end, 10);
+
+			if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || tid <= 0 ||
+			    tid > INT_MAX)
+				continue;
+			if (u64map_find(&s->opened, key | (uint64_t)tid))
+				continue;
+			rv = open_task(s, pid, (pid_t)tid);
+			if (rv == -ESRCH) /* exited meanwhile */
+				continue;
+			if (rv == 0)
+				rv = u64map_put(&s->opened, key | (uint64_t)tid, 1);
+			if (rv != 0)
+				break;
+			added++;
+		}
+		closedir(d);
+		if (rv != 0)
+			return rv;
+		total += added;
+		if (added == 0)
+			break;
+	}
+	return total;
+}
+
+static int count_threads(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			n++;
+	closedir(d);
+	return n;
+}
+
+int sampler_add_pid(struct sampler *s, pid_t pid)
+{
+	size_t first = s->nevts;
+	char path[64];
+	int rv;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if (u64map_find(&s->targets, (uint64_t)pid))
+		return -EEXIST;
+	if (s->targets.n >= MAX_TARGETS)
+		return -ENOSPC;
+	if (s->info.scope == SAMPLER_SCOPE_CPUS) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+		if (access(path, F_OK) != 0)
+			return -ESRCH;
+		return u64map_put(&s->targets, (uint64_t)pid, 1);
+	}
+	rv = open_threads(s, pid);
+	if (rv == 0 && s->nevts == first)
+		rv = -ESRCH;
+	if (rv < 0) {
+		evts_truncate(s, first);
+		return rv;
+	}
+	return u64map_put(&s->targets, (uint64_t)pid, 1);
+}
+
+static int setup(struct sampler *s, const struct sampler_opts *o)
+{
+	int cpus[MAX_CPUS];
+	unsigned int ncpus, sysmax = 0, stack, freq;
+	int rv;
+
+	freq = o->freq_hz ? o->freq_hz : SAMPLER_DEFAULT_FREQ;
+	stack = o->max_stack ? o->max_stack : SAMPLER_DEFAULT_STACK;
+	s->info.ring_bytes = (size_t)(o->ring_kib ? o->ring_kib : SAMPLER_DEFAULT_RING_KIB) * 1024;
+	if (freq > SAMPLER_MAX_FREQ || stack > UINT16_MAX || s->info.ring_bytes < 4096 ||
+	    (s->info.ring_bytes & (s->info.ring_bytes - 1)) != 0 ||
+	    s->info.ring_bytes > (64u << 20) || o->scope > SAMPLER_SCOPE_CPUS)
+		return -EINVAL;
+	s->info.freq_hz = freq;
+
+	/* The kernel refuses sample_max_stack above the sysctl (EOVERFLOW): raise it or clamp. */
+	if ((rv = sampler_read_max_stack(&sysmax)) != 0)
+		return rv;
+	s->info.sysctl_max_stack = sysmax;
+	if (sysmax < stack) {
+		rv = o->no_raise_max_stack ? -EPERM : write_max_stack(stack);
+		if (rv == 0) {
+			s->info.raised_max_stack = true;
+		} else {
+			s->info.raise_err = rv;
+			stack = sysmax;
+		}
+	}
+	s->info.max_stack = stack;
+	attr_init(&s->attr, o, freq, stack);
+
+	s->info.cycles_err = o->force_cpu_clock ? -ECANCELED : sampler_probe_cycles();
+	if (s->info.cycles_err == 0) {
+		s->attr.type = PERF_TYPE_HARDWARE;
+		s->attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		s->info.event = SAMPLER_EVENT_CYCLES;
+		s->info.event_name = "cycles";
+	} else {
+		s->info.event = SAMPLER_EVENT_CPU_CLOCK;
+		s->info.event_name = "cpu-clock";
+	}
+	s->fmt.sample_type = SAMPLE_TYPE;
+	s->fmt.sample_id_all = true;
+
+	if ((rv = online_cpus(cpus, MAX_CPUS, &ncpus)) != 0)
+		return rv;
+	s->info.ncpus = ncpus;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	s->rings = calloc(ncpus, sizeof(*s->rings));
+	if (!s->rings)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < ncpus; i++) {
+		s->nrings = i + 1;
+		if ((rv = ring_open(s, &s->rings[i], cpus[i])) != 0)
+			return rv;
+	}
+	return 0;
+}
+
+static enum sampler_scope pick_scope(const struct sampler_opts *o, const pid_t *pids, size_t n,
+				     unsigned int ncpus)
+{
+	struct rlimit rl;
+	uint64_t threads = 0;
+
+	if (o->scope != SAMPLER_SCOPE_AUTO)
+		return o->scope;
+	for (size_t i = 0; i < n; i++) {
+		int t = count_threads(pids[i]);
+
+		threads += t > 0 ? (uint64_t)t : 0;
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    threads * ncpus > rl.rlim_cur / 2)
+		return SAMPLER_SCOPE_CPUS;
+	return SAMPLER_SCOPE_THREADS;
+}
+
+int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n,
+		 struct sampler **out)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int rv;
+
+	if (!s)
+		return -ENOMEM;
+	s->epfd = -1;
+	if ((rv = setup(s, opts)) != 0)
+		goto fail;
+	s->info.scope = pick_scope(opts, pids, n, s->info.ncpus);
+	if (s->info.scope == SAMPLER_SCOPE_CPUS && (rv = open_task(s, -1, -1)) != 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		rv = sampler_add_pid(s, pids[i]);
+		if (rv == -EEXIST)
+			continue;
+		if (rv != 0)
+			goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return rv;
+}
+
+int sampler_fd(const struct sampler *s)
+{
+	return s->epfd;
+}
+
+const struct sampler_info *sampler_info(const struct sampler *s)
+{
+	return &s->info;
+}
+
+void sampler_stats(const struct sampler *s, struct sampler_stats *out)
+{
+	*out = s->st;
+}
+
+void sampler_disable(struct sampler *s)
+{
+	for (size_t i = 0; i < s->nevts; i++)
+		(void)ioctl(s->evts[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	evts_truncate(s, 0);
+	for (unsigned int i = 0; i < s->nrings; i++)
+		ring_close(&s->rings[i]);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	free(s->rings);
+	free(s->evts);
+	u64map_fini(&s->owner);
+	u64map_fini(&s->lock);
+	u64map_fini(&s->opened);
+	u64map_fini(&s->targets);
+	free(s);
+}
+
+/*
+ * SCOPE_THREADS: a thread covered by two events (see sampler.h) is locked to the first event
+ * owner it is seen through; records through the other are duplicates. A thread id reused
+ * after an EXIT is relocked.
+ */
+static bool dedup_accept(struct sampler *s, const struct perfring_rec *r)
+{
+	const uint64_t *own;
+	uint64_t *lk;
+	uint64_t owner;
+
+	if (!r->has_tid || !r->has_id || !(own = u64map_find(&s->owner, r->id)))
+		return true;
+	owner = *own;
+	lk = u64map_find(&s->lock, r->tid);
+	if (!lk) {
+		if (u64map_put(&s->lock, r->tid, owner) != 0)
+			return true; /* out of memory: rather a duplicate than a hole */
+		lk = u64map_find(&s->lock, r->tid);
+	} else if (*lk & LOCK_EXITED) {
+		if (r->type == PERF_RECORD_EXIT)
+			return false; /* the second copy of an exit */
+		*lk = owner;
+	} else if (*lk != owner) {
+		return false;
+	}
+	if (r->type == PERF_RECORD_EXIT)
+		*lk |= LOCK_EXITED;
+	return true;
+}
+
+/* SCOPE_CPUS: keep the targets and follow their child processes. */
+static bool filter_accept(struct sampler *s, const struct perfring_rec *r)
+{
+	uint32_t pid = r->pid;
+
+	if (r->type == PERF_RECORD_FORK && r->u.task.pid != r->u.task.ppid &&
+	    u64map_find(&s->targets, r->u.task.ppid) && s->targets.n < MAX_TARGETS)
+		(void)u64map_put(&s->targets, r->u.task.pid, 1);
+	if (r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT)
+		pid = r->u.task.pid;
+	else if (r->type == PERF_RECORD_MMAP2)
+		pid = r->u.mmap2.pid;
+	else if (r->type == PERF_RECORD_COMM)
+		pid = r->u.comm.pid;
+	return u64map_find(&s->targets, pid) != NULL;
+}
+
+/*
+ * Move ring r to its next record to deliver, counting (not delivering) LOST/THROTTLE.
+ * On corrupt contents the rest of the ring up to the head is skipped.
+ */
+static void ring_advance(struct sampler *s, struct ring *r)
+{
+	const void *p;
+	size_t len;
+	int rv;
+
+	r->has_cur = false;
+	for (;;) {
+		uint64_t start = r->rd.pos;
+
+		rv = perfring_reader_next(&r->rd, &p, &len);
+		if (rv == 0)
+			return;
+		if (rv < 0 || perfring_decode(&s->fmt, p, len, &r->cur) != 0) {
+			s->st.bad_records++;
+			r->rd.pos = r->rd.head;
+			return;
+		}
+		s->st.bytes += len;
+		switch (r->cur.type) {
+		case PERF_RECORD_LOST:
+			s->st.lost_records++;
+			s->st.lost += r->cur.u.lost.lost;
+			continue;
+		case PERF_RECORD_LOST_SAMPLES:
+			s->st.lost_samples += r->cur.u.lost_samples.lost;
+			continue;
+		case PERF_RECORD_THROTTLE:
+			s->st.throttled++;
+			continue;
+		case PERF_RECORD_SAMPLE:
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_COMM:
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
+			break;
+		default:
+			continue;
+		}
+		if (!r->cur.has_time)
+			r->cur.time = r->last_time;
+		r->last_time = r->cur.time;
+		r->cur_start = start;
+		r->has_cur = true;
+		return;
+	}
+}
+
+static int deliver(struct sampler *s, const struct perfring_rec *r, sampler_cb cb, void *ctx)
+{
+	bool ok = s->info.scope == SAMPLER_SCOPE_CPUS ? filter_accept(s, r) : dedup_accept(s, r);
+
+	if (!ok) {
+		if (r->type == PERF_RECORD_SAMPLE) {
+			if (s->info.scope == SAMPLER_SCOPE_CPUS)
+				s->st.samples_foreign++;
+			else
+				s->st.samples_dup++;
+		}
+		return 0;
+	}
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE:
+		s->st.samples++;
+		if (r->u.sample.nr_kernel + r->u.sample.nr_user >= s->info.max_stack)
+			s->st.truncated++;
+		break;
+	case PERF_RECORD_MMAP2:
+		s->st.mmap2++;
+		break;
+	case PERF_RECORD_COMM:
+		s->st.comm++;
+		break;
+	case PERF_RECORD_FORK:
+		s->st.fork++;
+		break;
+	case PERF_RECORD_EXIT:
+		s->st.exit++;
+		break;
+	}
+	int rv = cb(ctx, r);
+
+	return rv < 0 ? rv : 1;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx)
+{
+	struct epoll_event evs[16];
+	int delivered = 0, rv = 0;
+
+	if (timeout_ms != 0) {
+		int n = epoll_wait(s->epfd, evs, (int)FG_ARRAY_SIZE(evs), timeout_ms);
+
+		if (n < 0)
+			return -errno;
+	}
+	s->st.drains++;
+	for (unsigned int i = 0; i < s->nrings; i++) {
+		struct ring *r = &s->rings[i];
+		uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = r->pg->data_tail; /* only we write it */
+
+		if (perfring_reader_init(&r->rd, (uint8_t *)r->map + r->pg->data_offset,
+					 r->pg->data_size, tail, head, r->bounce,
+					 PERFRING_MAX_RECORD) != 0) {
+			/* A head the kernel would never write: drop the ring's contents. */
+			s->st.bad_records++;
+			r->has_cur = false;
+			__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+			continue;
+		}
+		ring_advance(s, r);
+	}
+	for (;;) {
+		struct ring *best = NULL;
+
+		for (unsigned int i = 0; i < s->nrings; i++) {
+			struct ring *r = &s->rings[i];
+
+			if (r->has_cur && (!best || r->cur.time < best->cur.time))
+				best = r;
+		}
+		if (!best)
+			break;
+		int d = deliver(s, &best->cur, cb, ctx);
+
+		if (d < 0) {
+			/* The record the callback refused counts as used: do not loop on it. */
+			ring_advance(s, best);
+			rv = d;
+			break;
+		}
+		delivered += d;
+		ring_advance(s, best);
+	}
+	for (unsigned int i = 0; i < s->nrings; i++) {
+		struct ring *r = &s->rings[i];
+		uint64_t tail = r->has_cur ? r->cur_start : r->rd.pos;
+
+		s->st.bounced += r->rd.bounced;
+		r->rd.bounced = 0;
+		r->has_cur = false;
+		__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return rv ? rv : delivered;
+}

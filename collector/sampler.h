@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampler.h - CPU sampling of whole processes with perf_event_open, drained without loss.
+ *
+ * One sampler samples any number of target processes (every thread, including threads and
+ * child processes created while it runs) at a fixed frequency with call chains and
+ * CLOCK_MONOTONIC timestamps, so samples order exactly against the JVMTI agent's code events.
+ * It delivers samples and the side-band records the symbolizer needs (MMAP2, COMM, FORK, EXIT)
+ * through a callback, merged in time order across its rings within one drain.
+ *
+ * How threads are covered (measured on kernel 6.18, see bench/sample.sh):
+ *  SAMPLER_SCOPE_THREADS (default): one event per (existing thread, CPU) with inherit=1, all
+ *    redirected (PERF_EVENT_IOC_SET_OUTPUT) into one ring per CPU owned by a dummy event. New
+ *    threads and children inherit the events and write to the same rings. The kernel refuses
+ *    to mmap an inherited per-thread (cpu=-1) event (EINVAL), hence per CPU. Only the targets
+ *    are sampled: no cost for the rest of the machine. Costs threads x CPUs descriptors.
+ *    A thread created while the events are being opened can be covered twice (inherited and
+ *    opened directly); samples are then deduplicated per thread by the event they came from.
+ *  SAMPLER_SCOPE_CPUS: one event per CPU for every task (pid=-1), filtered to the targets (and
+ *    their child processes, followed by FORK) in user space. CPUs descriptors only, but every
+ *    process of the machine is sampled and unwound.
+ *  SAMPLER_SCOPE_AUTO: THREADS unless its descriptors would exceed half of RLIMIT_NOFILE.
+ *
+ * A struct sampler is not thread-safe: one thread opens, polls and closes it.
+ *
+ * Invariant: a ring's data_tail is written (release) only after every record up to it was
+ * delivered or counted; the kernel never overwrites an undelivered record, it drops new ones
+ * and says so with PERF_RECORD_LOST, which is counted in struct sampler_stats.
+ */
+#ifndef FG_SAMPLER_H
+#define FG_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perfring.h"
+
+#define SAMPLER_DEFAULT_FREQ 99
+#define SAMPLER_MAX_FREQ 10000
+#define SAMPLER_DEFAULT_STACK 256
+#define SAMPLER_DEFAULT_RING_KIB 256
+
+enum sampler_event {
+	SAMPLER_EVENT_CYCLES,	 /* PERF_TYPE_HARDWARE / PERF_COUNT_HW_CPU_CYCLES */
+	SAMPLER_EVENT_CPU_CLOCK, /* PERF_TYPE_SOFTWARE / PERF_COUNT_SW_CPU_CLOCK */
+};
+
+enum sampler_scope {
+	SAMPLER_SCOPE_AUTO,
+	SAMPLER_SCOPE_THREADS,
+	SAMPLER_SCOPE_CPUS,
+};
+
+/* Options; a zeroed struct gives the defaults. */
+struct sampler_opts {
+	unsigned int freq_hz;	     /* samples per second per thread; 0 = 99, max 10000 */
+	unsigned int max_stack;	     /* call-chain depth; 0 = 256, max 65535 */
+	unsigned int ring_kib;	     /* data per CPU ring; 0 = 256; power of two >= 4 */
+	bool exclude_kernel;	     /* --no-kernel: no kernel frames; time spent in the kernel
+				      * is still sampled, with the user stack that entered it */
+	bool force_cpu_clock;	     /* do not try cycles */
+	bool no_raise_max_stack;     /* never write kernel.perf_event_max_stack */
+	enum sampler_scope scope;
+};
+
+/* What was opened, for the caller's messages ("cycles unsupported ..., using cpu-clock"). */
+struct sampler_info {
+	enum sampler_event event;
+	const char *event_name; /* "cycles" or "cpu-clock" (static) */
+	int cycles_err;		/* 0 if cycles is used, else the -errno of the cycles probe
+				 * (-ENOENT/-EOPNOTSUPP: no such hardware event here), or
+				 * -ECANCELED when force_cpu_clock skipped it */
+	enum sampler_scope scope; /* THREADS or CPUS, never AUTO */
+	unsigned int freq_hz;
+	unsigned int max_stack;		/* the depth asked of the kernel */
+	unsigned int sysctl_max_stack;	/* kernel.perf_event_max_stack before opening */
+	bool raised_max_stack;		/* we wrote max_stack into the sysctl */
+	int raise_err;			/* -errno if the sysctl was too low and could not be
+					 * raised (-EACCES not root, -EBUSY events active); then
+					 * max_stack is the sysctl's value */
+	bool kernel_time_excluded;	/* exclude_kernel was refused (not privileged): the
+					 * kernel's time is not sampled at all */
+	unsigned int ncpus, nfds;
+	size_t ring_bytes; /* data bytes per ring */
+};
+
+struct sampler_stats {
+	uint64_t samples;	  /* delivered */
+	uint64_t samples_dup;	  /* dropped: the same thread seen through a second event */
+	uint64_t samples_foreign; /* dropped: SCOPE_CPUS samples of other processes */
+	uint64_t truncated;	  /* delivered samples whose chain hit max_stack */
+	uint64_t lost_records;	  /* PERF_RECORD_LOST records ... */
+	uint64_t lost;		  /* ... and the records they say were lost */
+	uint64_t lost_samples;	  /* PERF_RECORD_LOST_SAMPLES total */
+	uint64_t throttled;	  /* PERF_RECORD_THROTTLE: the kernel lowered the rate */
+	uint64_t mmap2, comm, fork, exit; /* side-band records delivered */
+	uint64_t bad_records;	  /* corrupt ring contents (rest of that drain skipped) */
+	uint64_t bounced;	  /* records that straddled a ring end */
+	uint64_t drains;	  /* sampler_poll() calls that read the rings */
+	uint64_t bytes;		  /* ring bytes consumed */
+};
+
+struct sampler;
+
+/*
+ * Called for every PERF_RECORD_SAMPLE, MMAP2, COMM, FORK and EXIT of the targets, in time
+ * order within one sampler_poll() (records from different drains can be out of order by at
+ * most the drain interval across CPUs). `rec` and everything it points to (call chain,
+ * file name, comm) is borrowed: valid only during the call. LOST and THROTTLE records are
+ * counted in the stats, not delivered. Return 0 to go on, a negative errno to stop the drain
+ * (sampler_poll() returns it; undelivered records stay in the rings for the next call).
+ */
+typedef int (*sampler_cb)(void *ctx, const struct perfring_rec *rec);
+
+/*
+ * Start sampling processes `pids[0..n)` (host PIDs; n may be 0 to add them later).
+ * Raises kernel.perf_event_max_stack when lower than max_stack and we may (see info).
+ * Returns 0 with *out set, or -EINVAL (bad option), -ESRCH (a pid has no thread left),
+ * -EACCES/-EPERM (perf_event_paranoid, not root), -EMFILE, -ENOMEM, or another -errno of
+ * perf_event_open/mmap. The caller owns *out and frees it with sampler_close().
+ */
+int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n,
+		 struct sampler **out);
+
+/* Add a target process while running (--all: a JVM connected). 0, -ESRCH, -EEXIST, ... */
+int sampler_add_pid(struct sampler *s, pid_t pid);
+
+/*
+ * Wait up to timeout_ms (0: do not wait, -1: forever) for a ring to pass its watermark, then
+ * drain every ring, calling cb per record. Returns the number of records delivered, -EINTR
+ * if a signal interrupted the wait (nothing drained), or cb's negative return.
+ */
+int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx);
+
+/* An fd that is readable when sampler_poll() has data: for the caller's own poll loop. */
+int sampler_fd(const struct sampler *s);
+
+/* Stop counting (before the final drain, so the end is well defined). */
+void sampler_disable(struct sampler *s);
+
+const struct sampler_info *sampler_info(const struct sampler *s);
+void sampler_stats(const struct sampler *s, struct sampler_stats *out);
+
+/* Close every event and unmap the rings; undrained records are discarded. NULL is ok. */
+void sampler_close(struct sampler *s);
+
+/*
+ * Seams for tests. sampler_read_max_stack() reads kernel.perf_event_max_stack (0 or -errno).
+ * sampler_probe_cycles() opens and closes a cycles counter on the caller: 0 if supported,
+ * else -errno.
+ */
+int sampler_read_max_stack(unsigned int *out);
+int sampler_probe_cycles(void);
+
+#endif

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_sampler.c - the sampler against the real kernel: forked workloads are sampled with
+ * every thread (also threads started after sampling began), deep stacks, CLOCK_MONOTONIC
+ * times in order, kernel frames on request only, losses counted.
+ *
+ * Exits 77 (skipped) only when the kernel refuses perf_event_open itself.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sampler.h"
+#include "util.h"
+
+#define MAX_TIDS 64
+
+/* ---- workloads, run in forked children ---- */
+
+static volatile uint64_t sink;
+
+static void spin_ms(unsigned int ms)
+{
+	uint64_t end = fg_now_ns() + (uint64_t)ms * 1000000u, x = 1;
+
+	while (fg_now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x = x * 31 + 7;
+	sink = x;
+}
+
+static uint64_t deep(int n, unsigned int ms);
+/* Called through a volatile pointer so the compiler cannot turn the recursion into a loop. */
+static uint64_t (*volatile deep_fp)(int, unsigned int) = deep;
+
+static uint64_t deep(int n, unsigned int ms)
+{
+	if (n == 0) {
+		spin_ms(ms);
+		return 0;
+	}
+	return deep_fp(n - 1, ms) + (uint64_t)n;
+}
+
+static void *thread_spin(void *arg)
+{
+	int *fd = arg;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (write(*fd, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(3);
+	spin_ms(400);
+	return NULL;
+}
+
+/* Wait for a byte on `go`, then start a thread that spins and reports its tid on `out`. */
+static void child_new_thread(int go, int out)
+{
+	pthread_t t;
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(2);
+	if (pthread_create(&t, NULL, thread_spin, &out) != 0)
+		_exit(2);
+	pthread_join(t, NULL);
+	_exit(0);
+}
+
+static void child_syscalls(unsigned int ms)
+{
+	uint64_t end = fg_now_ns() + (uint64_t)ms * 1000000u;
+
+	while (fg_now_ns() < end)
+		(void)syscall(SYS_getppid);
+	_exit(0);
+}
+
+static void *thread_spin_ms(void *arg)
+{
+	spin_ms((unsigned int)(uintptr_t)arg);
+	return NULL;
+}
+
+/* Two spinning threads: the busy 2-core case. */
+static void child_two_spinners(unsigned int ms)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, thread_spin_ms, (void *)(uintptr_t)ms) != 0)
+		_exit(2);
+	spin_ms(ms);
+	pthread_join(t, NULL);
+	_exit(0);
+}
+
+static pid_t fork_or_die(void)
+{
+	pid_t p = fork();
+
+	assert_true(p >= 0);
+	return p;
+}
+
+/* ---- a record collector ---- */
+
+struct seen {
+	pid_t want_pid;
+	uint64_t samples, samples_other_pid, kernel_samples, max_user, max_depth;
+	uint64_t t_min, t_max, out_of_order, polls;
+	uint64_t last_time_in_poll;
+	uint32_t tids[MAX_TIDS];
+	uint64_t tid_samples[MAX_TIDS];
+	size_t ntids;
+	uint32_t forked[MAX_TIDS];
+	size_t nforked;
+	uint64_t comm, mmap2, exits;
+};
+
+static int on_record(void *ctx, const struct perfring_rec *r)
+{
+	struct seen *s = ctx;
+
+	if (r->time < s->last_time_in_poll)
+		s->out_of_order++;
+	s->last_time_in_poll = r->time;
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE: {
+		size_t i;
+
+		if (r->pid != (uint32_t)s->want_pid) {
+			s->samples_other_pid++;
+			return 0;
+		}
+		s->samples++;
+		if (!s->t_min || r->time < s->t_min)
+			s->t_min = r->time;
+		if (r->time > s->t_max)
+			s->t_max = r->time;
+		if (r->u.sample.nr_kernel)
+			s->kernel_samples++;
+		if (r->u.sample.nr_user > s->max_user)
+			s->max_user = r->u.sample.nr_user;
+		if (r->u.sample.nr_user + r->u.sample.nr_kernel > s->max_depth)
+			s->max_depth = r->u.sample.nr_user + r->u.sample.nr_kernel;
+		for (i = 0; i < s->ntids && s->tids[i] != r->tid; i++)
+			;
+		if (i == s->ntids && s->ntids < MAX_TIDS)
+			s->tids[s->ntids++] = r->tid;
+		if (i < MAX_TIDS)
+			s->tid_samples[i]++;
+		break;
+	}
+	case PERF_RECORD_FORK:
+		if (s->nforked < MAX_TIDS)
+			s->forked[s->nforked++] = r->u.task.tid;
+		break;
+	case PERF_RECORD_COMM:
+		s->comm++;
+		break;
+	case PERF_RECORD_MMAP2:
+		assert_non_null(r->u.mmap2.filename);
+		s->mmap2++;
+		break;
+	case PERF_RECORD_EXIT:
+		s->exits++;
+		break;
+	}
+	return 0;
+}
+
+static uint64_t samples_of(const struct seen *s, uint32_t tid)
+{
+	for (size_t i = 0; i < s->ntids; i++)
+		if (s->tids[i] == tid)
+			return s->tid_samples[i];
+	return 0;
+}
+
+/* Poll until `child` exited, then drain once more. */
+static void drain_until_exit(struct sampler *sp, pid_t child, struct seen *seen, int poll_ms)
+{
+	int status, rv;
+
+	for (;;) {
+		seen->last_time_in_poll = 0;
+		rv = sampler_poll(sp, poll_ms, on_record, seen);
+		assert_true(rv >= 0 || rv == -EINTR);
+		seen->polls++;
+		if (waitpid(child, &status, WNOHANG) == child)
+			break;
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	seen->last_time_in_poll = 0;
+	assert_true(sampler_poll(sp, 0, on_record, seen) >= 0);
+}
+
+/* ---- tests ---- */
+
+static void test_thread_started_after_open_is_sampled(void **state)
+{
+	enum sampler_scope scope = (enum sampler_scope)(uintptr_t)*state;
+	struct sampler_opts o = {.freq_hz = 499, .scope = scope};
+	int go[2], out[2];
+	struct seen seen = {0};
+	struct sampler *sp;
+	pid_t child, tid = 0;
+
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(out), 0);
+	child = fork_or_die();
+	if (child == 0)
+		child_new_thread(go[0], out[1]);
+	seen.want_pid = child;
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+	assert_int_equal(sampler_info(sp)->scope, scope);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(out[0], &tid, sizeof(tid)), sizeof(tid));
+	assert_int_not_equal(tid, child);
+	drain_until_exit(sp, child, &seen, 50);
+
+	/* 400 ms at 499 Hz: ~200 samples; a quarter is plenty to tell "sampled" from "not". */
+	assert_true(samples_of(&seen, (uint32_t)tid) > 50);
+	bool forked = false;
+
+	for (size_t i = 0; i < seen.nforked; i++)
+		forked |= seen.forked[i] == (uint32_t)tid;
+	assert_true(forked);
+	assert_true(seen.exits >= 1);
+	if (scope == SAMPLER_SCOPE_CPUS) {
+		struct sampler_stats st;
+
+		sampler_stats(sp, &st);
+		/* Foreign processes are filtered out, never delivered. */
+		assert_int_equal(seen.samples_other_pid, 0);
+	}
+	sampler_close(sp);
+	close(go[0]);
+	close(go[1]);
+	close(out[0]);
+	close(out[1]);
+}
+
+static void test_event_choice_and_fallback_are_reported(void **state)
+{
+	struct sampler_opts o = {0};
+	struct sampler *sp;
+	pid_t self = getpid();
+	int probe = sampler_probe_cycles();
+	const struct sampler_info *in;
+
+	(void)state;
+	assert_int_equal(sampler_open(&o, &self, 1, &sp), 0);
+	in = sampler_info(sp);
+	assert_int_equal(in->cycles_err, probe);
+	if (probe == 0) {
+		assert_int_equal(in->event, SAMPLER_EVENT_CYCLES);
+		assert_string_equal(in->event_name, "cycles");
+	} else {
+		assert_true(probe < 0);
+		assert_int_equal(in->event, SAMPLER_EVENT_CPU_CLOCK);
+		assert_string_equal(in->event_name, "cpu-clock");
+	}
+	assert_int_equal(in->freq_hz, SAMPLER_DEFAULT_FREQ);
+	assert_true(in->ncpus >= 1);
+	assert_true(in->nfds >= in->ncpus);
+	sampler_close(sp);
+
+	o.force_cpu_clock = true;
+	assert_int_equal(sampler_open(&o, &self, 1, &sp), 0);
+	assert_int_equal(sampler_info(sp)->cycles_err, -ECANCELED);
+	assert_int_equal(sampler_info(sp)->event, SAMPLER_EVENT_CPU_CLOCK);
+	sampler_close(sp);
+}
+
+static void test_max_stack_is_raised_or_the_limit_reported(void **state)
+{
+	struct sampler_opts o = {.max_stack = 300};
+	struct sampler *sp;
+	pid_t self = getpid();
+	unsigned int now = 0;
+	const struct sampler_info *in;
+
+	(void)state;
+	assert_int_equal(sampler_open(&o, &self, 1, &sp), 0);
+	in = sampler_info(sp);
+	assert_int_equal(sampler_read_max_stack(&now), 0);
+	if (in->raised_max_stack) {
+		assert_int_equal(in->max_stack, 300);
+		assert_true(now >= 300);
+	} else if (in->sysctl_max_stack >= 300) {
+		assert_int_equal(in->max_stack, 300);
+	} else {
+		assert_true(in->raise_err < 0);
+		assert_int_equal(in->max_stack, in->sysctl_max_stack);
+	}
+	sampler_close(sp);
+}
+
+static void test_deep_stacks_keep_more_than_127_frames(void **state)
+{
+	struct sampler_opts o = {.freq_hz = 999, .max_stack = 256};
+	struct seen seen = {0};
+	struct sampler *sp;
+	int go[2];
+	pid_t child;
+	char c;
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	child = fork_or_die();
+	if (child == 0) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		deep(200, 300);
+		_exit(0);
+	}
+	seen.want_pid = child;
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	drain_until_exit(sp, child, &seen, 50);
+	if (sampler_info(sp)->max_stack < 256) {
+		/* Not root: the kernel's limit applies and was reported; check we reach it. */
+		assert_true(seen.max_depth >= sampler_info(sp)->max_stack - 1);
+	} else {
+		assert_true(seen.max_user > 200); /* 200 recursion frames + main + libc */
+		assert_true(seen.max_depth <= 256);
+	}
+	sampler_close(sp);
+	close(go[0]);
+	close(go[1]);
+}
+
+static void test_samples_carry_monotonic_time_in_order(void **state)
+{
+	struct sampler_opts o = {.freq_hz = 999};
+	struct seen seen = {0};
+	struct sampler *sp;
+	uint64_t t0, t1;
+	pid_t child;
+
+	(void)state;
+	t0 = fg_now_ns();
+	child = fork_or_die();
+	if (child == 0)
+		child_two_spinners(300);
+	seen.want_pid = child;
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+	drain_until_exit(sp, child, &seen, 20);
+	t1 = fg_now_ns();
+	assert_true(seen.samples > 100);
+	assert_true(seen.t_min >= t0);
+	assert_true(seen.t_max <= t1);
+	assert_int_equal(seen.out_of_order, 0);
+	sampler_close(sp);
+}
+
+static void test_no_kernel_leaves_kernel_frames_out(void **state)
+{
+	struct seen with = {0}, without = {0};
+	struct sampler *sp;
+	pid_t child;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		struct sampler_opts o = {.freq_hz = 999, .exclude_kernel = pass == 1};
+		struct seen *s = pass ? &without : &with;
+
+		child = fork_or_die();
+		if (child == 0)
+			child_syscalls(300);
+		s->want_pid = child;
+		assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+		drain_until_exit(sp, child, s, 50);
+		sampler_close(sp);
+	}
+	assert_true(with.samples > 50 && without.samples > 50);
+	assert_true(with.kernel_samples > 0);
+	assert_int_equal(without.kernel_samples, 0);
+	/* The time in getppid() is still sampled: similar counts with and without. */
+	assert_true(without.samples * 10 > with.samples * 7);
+}
+
+static void test_several_processes_are_sampled(void **state)
+{
+	struct sampler_opts o = {.freq_hz = 499};
+	struct seen a = {0};
+	struct sampler *sp;
+	pid_t kids[2];
+	int status;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		kids[i] = fork_or_die();
+		if (kids[i] == 0) {
+			spin_ms(300);
+			_exit(0);
+		}
+	}
+	a.want_pid = kids[0];
+	assert_int_equal(sampler_open(&o, kids, 1, &sp), 0);
+	assert_int_equal(sampler_add_pid(sp, kids[1]), 0);
+	assert_int_equal(sampler_add_pid(sp, kids[1]), -EEXIST);
+	for (int done = 0; done < 2;) {
+		assert_true(sampler_poll(sp, 50, on_record, &a) >= 0);
+		if (waitpid(-1, &status, WNOHANG) > 0)
+			done++;
+	}
+	sampler_poll(sp, 0, on_record, &a);
+	sampler_close(sp);
+	/* `a` counted kids[0]'s samples and the rest as other-pid: kids[1]'s. */
+	assert_true(a.samples > 50);
+	assert_true(a.samples_other_pid > 50);
+}
+
+static void test_gone_process_is_refused(void **state)
+{
+	struct sampler_opts o = {0};
+	struct sampler *sp = NULL;
+	pid_t child = fork_or_die();
+
+	(void)state;
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), -ESRCH);
+	assert_null(sp);
+}
+
+static void test_bad_options_are_refused(void **state)
+{
+	struct sampler_opts bad[] = {
+		{.freq_hz = SAMPLER_MAX_FREQ + 1},
+		{.ring_kib = 12},
+		{.ring_kib = 2},
+		{.max_stack = 70000},
+	};
+	struct sampler *sp = NULL;
+	pid_t self = getpid();
+
+	(void)state;
+	for (size_t i = 0; i < FG_ARRAY_SIZE(bad); i++)
+		assert_int_equal(sampler_open(&bad[i], &self, 1, &sp), -EINVAL);
+	assert_null(sp);
+}
+
+static void test_full_ring_counts_lost_records(void **state)
+{
+	struct sampler_opts o = {.freq_hz = SAMPLER_MAX_FREQ, .ring_kib = 4};
+	struct seen seen = {0};
+	struct sampler_stats st;
+	struct sampler *sp;
+	pid_t child;
+
+	(void)state;
+	child = fork_or_die();
+	if (child == 0)
+		child_two_spinners(300);
+	seen.want_pid = child;
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+	usleep(200 * 1000); /* do not drain: the 4 KiB rings overflow */
+	drain_until_exit(sp, child, &seen, 20);
+	sampler_stats(sp, &st);
+	assert_true(st.lost_records > 0);
+	assert_true(st.lost >= st.lost_records);
+	assert_true(st.samples > 0);
+	sampler_close(sp);
+}
+
+static void test_999hz_two_busy_threads_lose_nothing(void **state)
+{
+	struct sampler_opts o = {.freq_hz = 999};
+	struct seen seen = {0};
+	struct sampler_stats st;
+	struct sampler *sp;
+	pid_t child;
+
+	(void)state;
+	child = fork_or_die();
+	if (child == 0)
+		child_two_spinners(1000);
+	seen.want_pid = child;
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+	drain_until_exit(sp, child, &seen, 100);
+	sampler_stats(sp, &st);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.lost_samples, 0);
+	assert_int_equal(st.bad_records, 0);
+	assert_int_equal(st.samples_dup, 0);
+	/* Two threads x ~1 s x 999 Hz, minus whatever the other tenants of the CPUs took. */
+	assert_true(st.samples > 500);
+	assert_int_equal(st.samples, seen.samples);
+	sampler_close(sp);
+}
+
+int main(void)
+{
+	struct sampler_opts o = {0};
+	struct sampler *sp;
+	pid_t self = getpid();
+	int rv = sampler_open(&o, &self, 1, &sp);
+
+	if (rv == -EACCES || rv == -EPERM || rv == -ENOSYS || rv == -ENOENT) {
+		fprintf(stderr, "test_sampler: perf_event_open refused (%s): skipped\n",
+			strerror(-rv));
+		return 77;
+	}
+	if (rv == 0)
+		sampler_close(sp);
+	signal(SIGPIPE, SIG_IGN);
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_prestate(test_thread_started_after_open_is_sampled,
+					  (void *)(uintptr_t)SAMPLER_SCOPE_THREADS),
+		cmocka_unit_test_prestate(test_thread_started_after_open_is_sampled,
+					  (void *)(uintptr_t)SAMPLER_SCOPE_CPUS),
+		cmocka_unit_test(test_event_choice_and_fallback_are_reported),
+		cmocka_unit_test(test_max_stack_is_raised_or_the_limit_reported),
+		cmocka_unit_test(test_deep_stacks_keep_more_than_127_frames),
+		cmocka_unit_test(test_samples_carry_monotonic_time_in_order),
+		cmocka_unit_test(test_no_kernel_leaves_kernel_frames_out),
+		cmocka_unit_test(test_several_processes_are_sampled),
+		cmocka_unit_test(test_gone_process_is_refused),
+		cmocka_unit_test(test_bad_options_are_refused),
+		cmocka_unit_test(test_full_ring_counts_lost_records),
+		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
