@@ -1,3 +1,5 @@
-# record stage: sources of fg_record.
-add_library(fg_record STATIC cmd_record.c cmd_top.c)
+# record stage: `record` and `top` - sampling + symbolization + output.
+#   stackagg   call chains -> symbolized, counted stacks (resolver callbacks, no I/O)
+#   topview    self/total per symbol for `top`
+add_library(fg_record STATIC stackagg.c topview.c cmd_record.c cmd_top.c)
 target_link_libraries(fg_record PUBLIC fgcore fgproto)

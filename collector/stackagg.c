@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stackagg.c - symbolize call chains into interned frames and count identical stacks.
+ *
+ * Three tables, all open addressing with power-of-two sizes:
+ *  - frames: (kind, name) -> id, ids dense from 0, names owned here;
+ *  - stacks: frame-id sequence -> count, the sequences packed in one id arena;
+ *  - two direct-mapped caches of address resolutions (kernel; pid+native), cleared when
+ *    mappings change, so a hot address costs one hash probe instead of a symbol search.
+ * Samples with JIT candidates wait in a FIFO of u64 words until stackagg_settle():
+ *   [ts] [pid | n << 32] n x entry,  entry = frame id, or PENDING_JIT | ret << 62 | address.
+ *
+ * Invariant: stats.samples == counted (since the last reset, plus earlier resets) + dropped +
+ * pending; checked by the unit tests.
+ */
+#include "stackagg.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PENDING_JIT (1ull << 63)
+#define PENDING_RET (1ull << 62)
+#define PENDING_ADDR_MASK ((1ull << 62) - 1)
+
+#define CACHE_BITS 16
+#define CACHE_SIZE (1u << CACHE_BITS)
+#define CACHE_JIT UINT32_MAX /* native cache value: a JIT candidate, resolve later */
+
+struct frame {
+	char *name;
+	uint32_t len;
+	uint8_t kind;
+	uint8_t unresolved;
+	uint64_t hash;
+};
+
+struct stackent {
+	uint64_t hash;
+	uint64_t count;
+	uint32_t off; /* into ids */
+	uint32_t n;   /* 0 = empty slot (a stack always has at least its root) */
+};
+
+struct cacheent {
+	uint64_t key; /* address (kernel) or address ^ pid mix (native); 0 = empty */
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t id;
+	uint8_t ret;
+	uint8_t used;
+};
+
+struct stackagg {
+	struct stackagg_opts opts;
+	struct stackagg_resolver r;
+
+	struct frame *frames;
+	size_t nframes, frames_cap;
+	uint32_t *fidx; /* id + 1, 0 empty */
+	size_t fidx_cap;
+
+	struct stackent *stacks;
+	size_t nstacks, stacks_cap;
+	uint32_t *ids;
+	size_t nids, ids_cap;
+
+	struct cacheent *kcache, *ncache;
+
+	uint64_t *pend;
+	size_t pend_head, pend_len, pend_cap;
+
+	uint32_t buf[STACKAGG_MAX_FRAMES]; /* the stack being built */
+	uint64_t ebuf[STACKAGG_MAX_FRAMES]; /* the pending entries being built */
+
+	struct stackagg_stats st;
+};
+
+/* ---- hashing --------------------------------------------------------------------------- */
+
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull);
+	uint64_t w;
+
+	while (n >= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ull;
+		p += 8;
+		n -= 8;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	h = (h ^ mix64(w ^ n)) * 0x9e3779b97f4a7c15ull;
+	return mix64(h);
+}
+
+static uint64_t hash_ids(const uint32_t *ids, size_t n)
+{
+	uint64_t h = 0x243f6a8885a308d3ull ^ n;
+	size_t i = 0;
+
+	for (; i + 2 <= n; i += 2)
+		h = (h ^ mix64(((uint64_t)ids[i] << 32) | ids[i + 1])) * 0x9e3779b97f4a7c15ull;
+	if (i < n)
+		h = (h ^ mix64(ids[i] | (1ull << 40))) * 0x9e3779b97f4a7c15ull;
+	return mix64(h);
+}
+
+/* ---- frames ---------------------------------------------------------------------------- */
+
+const char *stackagg_suffix(enum stackagg_kind kind)
+{
+	switch (kind) {
+	case STACKAGG_JAVA:
+		return "_[j]";
+	case STACKAGG_INLINED:
+		return "_[i]";
+	case STACKAGG_KERNEL:
+		return "_[k]";
+	default:
+		return "";
+	}
+}
+
+enum stackagg_class stackagg_kind_class(enum stackagg_kind kind)
+{
+	switch (kind) {
+	case STACKAGG_KERNEL:
+		return STACKAGG_CLASS_KERNEL;
+	case STACKAGG_NATIVE:
+	case STACKAGG_ROOT:
+		return STACKAGG_CLASS_NATIVE;
+	default:
+		return STACKAGG_CLASS_JAVA;
+	}
+}
+
+static int fidx_grow(struct stackagg *a)
+{
+	size_t cap = a->fidx_cap ? a->fidx_cap * 2 : 1024;
+	uint32_t *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nframes; i++) {
+		size_t j = a->frames[i].hash & (cap - 1);
+
+		while (n[j])
+			j = (j + 1) & (cap - 1);
+		n[j] = (uint32_t)i + 1;
+	}
+	free(a->fidx);
+	a->fidx = n;
+	a->fidx_cap = cap;
+	return 0;
+}
+
+/*
+ * The id of (kind, name[0..len)), interning a sanitized copy. Names are stored as they will be
+ * printed: ';' (the folded separator) becomes ':', control bytes become '?'. -errno on failure.
+ */
+static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolved,
+		      const char *name, size_t len)
+{
+	char tmp[STACKAGG_MAX_NAME];
+	uint64_t h;
+	size_t j;
+
+	if (len > STACKAGG_MAX_NAME)
+		len = STACKAGG_MAX_NAME;
+	if (len == 0) {
+		name = "[empty]";
+		len = 7;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == ';' || c < 0x20 || c == 0x7f) {
+			memcpy(tmp, name, len);
+			for (size_t k = i; k < len; k++) {
+				c = (unsigned char)tmp[k];
+				if (c == ';')
+					tmp[k] = ':';
+				else if (c < 0x20 || c == 0x7f)
+					tmp[k] = '?';
+			}
+			name = tmp;
+			break;
+		}
+	}
+	h = hash_bytes(name, len, kind);
+	if (a->fidx_cap) {
+		for (j = h & (a->fidx_cap - 1); a->fidx[j]; j = (j + 1) & (a->fidx_cap - 1)) {
+			const struct frame *f = &a->frames[a->fidx[j] - 1];
+
+			if (f->hash == h && f->kind == kind && f->len == len &&
+			    !memcmp(f->name, name, len))
+				return a->fidx[j] - 1;
+		}
+	}
+	if (a->nframes >= STACKAGG_MAX_INTERNED)
+		return -E2BIG;
+	if ((a->nframes + 1) * 2 > a->fidx_cap && fidx_grow(a) != 0)
+		return -ENOMEM;
+	if (a->nframes == a->frames_cap) {
+		size_t cap = a->frames_cap ? a->frames_cap * 2 : 256;
+		struct frame *n = realloc(a->frames, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		a->frames = n;
+		a->frames_cap = cap;
+	}
+	struct frame *f = &a->frames[a->nframes];
+
+	f->name = malloc(len + 1);
+	if (!f->name)
+		return -ENOMEM;
+	memcpy(f->name, name, len);
+	f->name[len] = '\0';
+	f->len = (uint32_t)len;
+	f->kind = (uint8_t)kind;
+	f->unresolved = unresolved;
+	f->hash = h;
+	for (j = h & (a->fidx_cap - 1); a->fidx[j]; j = (j + 1) & (a->fidx_cap - 1))
+		;
+	a->fidx[j] = (uint32_t)a->nframes + 1;
+	return (int64_t)a->nframes++;
+}
+
+static int64_t intern_str(struct stackagg *a, enum stackagg_kind kind, const char *s)
+{
+	return intern(a, kind, false, s, strlen(s));
+}
+
+/* "[unknown] (module)" of a kind; module NULL gives the placeholder fallback. */
+static int64_t intern_unknown(struct stackagg *a, enum stackagg_kind kind, const char *module,
+			      const char *fallback)
+{
+	char b[STACKAGG_MAX_NAME];
+	int n = snprintf(b, sizeof(b), "[unknown] (%s)", module && *module ? module : fallback);
+
+	if (n < 0)
+		return -EINVAL;
+	return intern(a, kind, true, b, (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1);
+}
+
+const char *stackagg_frame_name(const struct stackagg *a, uint32_t id)
+{
+	return id < a->nframes ? a->frames[id].name : NULL;
+}
+
+enum stackagg_kind stackagg_frame_kind(const struct stackagg *a, uint32_t id)
+{
+	return id < a->nframes ? (enum stackagg_kind)a->frames[id].kind : STACKAGG_ROOT;
+}
+
+bool stackagg_frame_unresolved(const struct stackagg *a, uint32_t id)
+{
+	return id < a->nframes && a->frames[id].unresolved;
+}
+
+size_t stackagg_frame_count(const struct stackagg *a)
+{
+	return a->nframes;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------- */
+
+struct stackagg *stackagg_new(const struct stackagg_opts *opts, const struct stackagg_resolver *r)
+{
+	struct stackagg *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	if (opts)
+		a->opts = *opts;
+	if (r)
+		a->r = *r;
+	a->kcache = calloc(CACHE_SIZE, sizeof(*a->kcache));
+	a->ncache = calloc(CACHE_SIZE, sizeof(*a->ncache));
+	if (!a->kcache || !a->ncache) {
+		stackagg_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void stackagg_free(struct stackagg *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nframes; i++)
+		free(a->frames[i].name);
+	free(a->frames);
+	free(a->fidx);
+	free(a->stacks);
+	free(a->ids);
+	free(a->kcache);
+	free(a->ncache);
+	free(a->pend);
+	free(a);
+}
+
+void stackagg_maps_changed(struct stackagg *a)
+{
+	memset(a->ncache, 0, CACHE_SIZE * sizeof(*a->ncache));
+}
+
+void stackagg_reset(struct stackagg *a)
+{
+	free(a->stacks);
+	a->stacks = NULL;
+	a->nstacks = a->stacks_cap = 0;
+	a->nids = 0;
+	a->st.counted = 0;
+}
+
+/* ---- counting stacks ------------------------------------------------------------------- */
+
+static int stacks_grow(struct stackagg *a)
+{
+	size_t cap = a->stacks_cap ? a->stacks_cap * 2 : 1024;
+	struct stackent *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->stacks_cap; i++) {
+		size_t j;
+
+		if (!a->stacks[i].n)
+			continue;
+		for (j = a->stacks[i].hash & (cap - 1); n[j].n; j = (j + 1) & (cap - 1))
+			;
+		n[j] = a->stacks[i];
+	}
+	free(a->stacks);
+	a->stacks = n;
+	a->stacks_cap = cap;
+	return 0;
+}
+
+static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
+{
+	uint64_t h = hash_ids(ids, n);
+	size_t j;
+
+	if (a->stacks_cap) {
+		for (j = h & (a->stacks_cap - 1); a->stacks[j].n; j = (j + 1) & (a->stacks_cap - 1)) {
+			struct stackent *e = &a->stacks[j];
+
+			if (e->hash == h && e->n == n &&
+			    !memcmp(&a->ids[e->off], ids, n * sizeof(*ids))) {
+				e->count++;
+				a->st.counted++;
+				return 0;
+			}
+		}
+	}
+	if (a->nids + n > STACKAGG_MAX_STACK_IDS)
+		return -E2BIG;
+	if ((a->nstacks + 1) * 2 > a->stacks_cap && stacks_grow(a) != 0)
+		return -ENOMEM;
+	if (a->nids + n > a->ids_cap) {
+		size_t cap = a->ids_cap ? a->ids_cap : 4096;
+		uint32_t *nb;
+
+		while (cap < a->nids + n)
+			cap *= 2;
+		nb = realloc(a->ids, cap * sizeof(*nb));
+		if (!nb)
+			return -ENOMEM;
+		a->ids = nb;
+		a->ids_cap = cap;
+	}
+	memcpy(&a->ids[a->nids], ids, n * sizeof(*ids));
+	for (j = h & (a->stacks_cap - 1); a->stacks[j].n; j = (j + 1) & (a->stacks_cap - 1))
+		;
+	a->stacks[j] = (struct stackent){
+		.hash = h, .count = 1, .off = (uint32_t)a->nids, .n = (uint32_t)n
+	};
+	a->nids += n;
+	a->nstacks++;
+	a->st.counted++;
+	return 0;
+}
+
+/* ---- resolution ------------------------------------------------------------------------ */
+
+static void note_frame(struct stackagg *a, enum stackagg_class c, bool unresolved)
+{
+	a->st.frames[c]++;
+	if (unresolved)
+		a->st.unresolved[c]++;
+}
+
+static int64_t resolve_kernel(struct stackagg *a, uint64_t addr)
+{
+	uint64_t key = mix64(addr ^ 0x6b65726eull);
+	struct cacheent *c = &a->kcache[key & (CACHE_SIZE - 1)];
+	const char *name = NULL, *module = NULL;
+	int64_t id;
+
+	if (c->used && c->addr == addr) {
+		note_frame(a, STACKAGG_CLASS_KERNEL, a->frames[c->id].unresolved);
+		return c->id;
+	}
+	if (a->r.kernel && a->r.kernel(a->r.ctx, addr, &name, &module) == 0 && name)
+		id = intern_str(a, STACKAGG_KERNEL, name);
+	else
+		id = intern_unknown(a, STACKAGG_KERNEL, module, "kernel");
+	if (id < 0)
+		return id;
+	*c = (struct cacheent){ .key = key, .addr = addr, .id = (uint32_t)id, .used = 1 };
+	note_frame(a, STACKAGG_CLASS_KERNEL, a->frames[id].unresolved);
+	return id;
+}
+
+/* A frame id, or CACHE_JIT for an address to look up in the code table later. */
+static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, bool ret)
+{
+	uint64_t key = mix64(addr ^ ((uint64_t)pid << 40) ^ ret);
+	struct cacheent *c = &a->ncache[key & (CACHE_SIZE - 1)];
+	struct stackagg_nsym ns = { 0 };
+	int64_t id;
+
+	if (c->used && c->addr == addr && c->pid == pid && c->ret == ret) {
+		if (c->id != CACHE_JIT)
+			note_frame(a, STACKAGG_CLASS_NATIVE, a->frames[c->id].unresolved);
+		return c->id;
+	}
+	if (!a->r.native || a->r.native(a->r.ctx, pid, addr, ret, &ns) != 0)
+		ns = (struct stackagg_nsym){ .jit_candidate = false };
+	if (ns.jit_candidate) {
+		id = CACHE_JIT;
+	} else {
+		if (ns.name)
+			id = intern_str(a, STACKAGG_NATIVE, ns.name);
+		else
+			id = intern_unknown(a, STACKAGG_NATIVE, ns.module, "unmapped");
+		if (id < 0)
+			return id;
+		note_frame(a, STACKAGG_CLASS_NATIVE, a->frames[id].unresolved);
+	}
+	*c = (struct cacheent){
+		.key = key, .addr = addr, .pid = pid, .id = (uint32_t)id, .ret = ret, .used = 1
+	};
+	return id;
+}
+
+/*
+ * Append the frames of JIT candidate addr to buf at *n (outermost first). Returns 0 or -errno.
+ */
+static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t ts, bool ret,
+		       uint32_t *buf, size_t *n)
+{
+	const char *names[STACKAGG_MAX_INLINE];
+	enum stackagg_jit_kind kind = STACKAGG_JIT_COMPILED;
+	int k = -ENOENT;
+	int64_t id;
+
+	if (a->r.jit)
+		k = a->r.jit(a->r.ctx, pid, addr, ts, ret, a->opts.no_inline, names,
+			     STACKAGG_MAX_INLINE, &kind);
+	if (k > (int)STACKAGG_MAX_INLINE)
+		k = STACKAGG_MAX_INLINE;
+	if (k <= 0) {
+		/* No code table: anonymous code of a non-JVM (or a JVM without the agent). */
+		bool jvm = k == 0;
+
+		id = intern_unknown(a, jvm ? STACKAGG_JAVA : STACKAGG_NATIVE, jvm ? "jit" : NULL,
+				    "anon");
+		if (id < 0)
+			return (int)id;
+		note_frame(a, jvm ? STACKAGG_CLASS_JAVA : STACKAGG_CLASS_NATIVE, true);
+		if (*n >= STACKAGG_MAX_FRAMES)
+			return -E2BIG;
+		buf[(*n)++] = (uint32_t)id;
+		return 0;
+	}
+	if (kind == STACKAGG_JIT_DYNAMIC) {
+		id = intern_str(a, STACKAGG_STUB, names[0]);
+		if (id < 0)
+			return (int)id;
+		note_frame(a, STACKAGG_CLASS_JAVA, false);
+		if (*n >= STACKAGG_MAX_FRAMES)
+			return -E2BIG;
+		buf[(*n)++] = (uint32_t)id;
+		return 0;
+	}
+	/* names[k - 1] is the compiled method; the ones before it were inlined into it. */
+	for (int i = k - 1; i >= (a->opts.no_inline ? k - 1 : 0); i--) {
+		enum stackagg_kind fk = i == k - 1 ? STACKAGG_JAVA : STACKAGG_INLINED;
+
+		id = intern_str(a, fk, names[i]);
+		if (id < 0)
+			return (int)id;
+		note_frame(a, STACKAGG_CLASS_JAVA, false);
+		if (fk == STACKAGG_INLINED)
+			a->st.inlined++;
+		if (*n >= STACKAGG_MAX_FRAMES)
+			return -E2BIG;
+		buf[(*n)++] = (uint32_t)id;
+	}
+	return 0;
+}
+
+/* ---- pending samples ------------------------------------------------------------------- */
+
+static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, const uint64_t *e, size_t n)
+{
+	size_t need = n + 2;
+
+	if ((a->pend_len - a->pend_head + need) * sizeof(uint64_t) > STACKAGG_MAX_PENDING)
+		return -E2BIG;
+	if (a->pend_len + need > a->pend_cap) {
+		/* Compact first: settled words at the front are dead. */
+		if (a->pend_head) {
+			memmove(a->pend, a->pend + a->pend_head,
+				(a->pend_len - a->pend_head) * sizeof(uint64_t));
+			a->pend_len -= a->pend_head;
+			a->pend_head = 0;
+		}
+		if (a->pend_len + need > a->pend_cap) {
+			size_t cap = a->pend_cap ? a->pend_cap * 2 : 8192;
+			uint64_t *nb;
+
+			while (cap < a->pend_len + need)
+				cap *= 2;
+			nb = realloc(a->pend, cap * sizeof(*nb));
+			if (!nb)
+				return -ENOMEM;
+			a->pend = nb;
+			a->pend_cap = cap;
+		}
+	}
+	a->pend[a->pend_len++] = ts;
+	a->pend[a->pend_len++] = pid | ((uint64_t)n << 32);
+	memcpy(&a->pend[a->pend_len], e, n * sizeof(*e));
+	a->pend_len += n;
+	return 0;
+}
+
+/* Resolve and count the pending sample at the head. */
+static void settle_one(struct stackagg *a)
+{
+	uint64_t ts = a->pend[a->pend_head];
+	uint32_t pid = (uint32_t)a->pend[a->pend_head + 1];
+	size_t ne = a->pend[a->pend_head + 1] >> 32;
+	const uint64_t *e = &a->pend[a->pend_head + 2];
+	size_t n = 0;
+	int rv = 0;
+
+	for (size_t i = 0; i < ne && rv == 0; i++) {
+		if (e[i] & PENDING_JIT) {
+			rv = resolve_jit(a, pid, e[i] & PENDING_ADDR_MASK, ts,
+					 (e[i] & PENDING_RET) != 0, a->buf, &n);
+		} else if (n < STACKAGG_MAX_FRAMES) {
+			a->buf[n++] = (uint32_t)e[i];
+		} else {
+			rv = -E2BIG;
+		}
+	}
+	if (rv == -E2BIG) {
+		a->st.truncated++;
+		rv = 0;
+	}
+	if (rv == 0)
+		rv = count_stack(a, a->buf, n);
+	if (rv != 0)
+		a->st.dropped++;
+	a->pend_head += 2 + ne;
+	a->st.pending--;
+	if (a->pend_head == a->pend_len)
+		a->pend_head = a->pend_len = 0;
+}
+
+size_t stackagg_settle(struct stackagg *a, uint64_t upto)
+{
+	size_t done = 0;
+
+	while (a->pend_head < a->pend_len && a->pend[a->pend_head] <= upto) {
+		settle_one(a);
+		done++;
+	}
+	return done;
+}
+
+/* ---- adding a sample ------------------------------------------------------------------- */
+
+int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
+{
+	uint64_t *e = a->ebuf;
+	size_t n = 0, njit = 0;
+	bool truncated = false;
+	int64_t id;
+	int rv;
+
+	a->st.samples++;
+#define PUSH(v)                                                                                    \
+	do {                                                                                       \
+		if (n < STACKAGG_MAX_FRAMES)                                                       \
+			e[n++] = (v);                                                              \
+		else                                                                               \
+			truncated = true;                                                          \
+	} while (0)
+
+	if (s->process && *s->process) {
+		id = intern_str(a, STACKAGG_ROOT, s->process);
+		if (id < 0)
+			goto drop;
+		PUSH((uint64_t)id);
+	}
+	if (s->thread && *s->thread) {
+		id = intern_str(a, STACKAGG_ROOT, s->thread);
+	} else {
+		char b[32];
+
+		snprintf(b, sizeof(b), "[tid %u]", s->tid);
+		id = intern_str(a, STACKAGG_ROOT, b);
+	}
+	if (id < 0)
+		goto drop;
+	PUSH((uint64_t)id);
+
+	for (uint32_t i = s->nr_user; i-- > 0;) {
+		uint64_t addr = s->user[i];
+		bool ret = i != 0;
+
+		/* A zero or a kernel-half address in a user chain is junk from a broken unwind. */
+		if (addr == 0 || addr >= (1ull << 62))
+			continue;
+		id = resolve_native(a, s->pid, addr, ret);
+		if (id < 0)
+			goto drop;
+		if (id == CACHE_JIT) {
+			PUSH(PENDING_JIT | (ret ? PENDING_RET : 0) | addr);
+			njit++;
+		} else {
+			PUSH((uint64_t)id);
+		}
+	}
+	if (!a->opts.no_kernel) {
+		for (uint32_t i = s->nr_kernel; i-- > 0;) {
+			id = resolve_kernel(a, s->kernel[i]);
+			if (id < 0)
+				goto drop;
+			PUSH((uint64_t)id);
+		}
+	}
+#undef PUSH
+	if (truncated)
+		a->st.truncated++;
+	if (njit == 0) {
+		uint32_t *buf = a->buf;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (uint32_t)e[i];
+		rv = count_stack(a, buf, n);
+		if (rv != 0)
+			a->st.dropped++;
+		return rv;
+	}
+	a->st.deferred++;
+	rv = pend_push(a, s->ts, s->pid, e, n);
+	if (rv == -E2BIG && a->pend_head < a->pend_len) {
+		/* Over the pending cap: settle the oldest early (with the history we have). */
+		while (a->pend_head < a->pend_len &&
+		       (a->pend_len - a->pend_head + n + 2) * sizeof(uint64_t) > STACKAGG_MAX_PENDING) {
+			settle_one(a);
+			a->st.forced++;
+		}
+		rv = pend_push(a, s->ts, s->pid, e, n);
+	}
+	if (rv != 0) {
+		a->st.dropped++;
+		return rv;
+	}
+	a->st.pending++;
+	return 0;
+drop:
+	a->st.dropped++;
+	return (int)id;
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+int stackagg_foreach(const struct stackagg *a,
+		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count), void *arg)
+{
+	for (size_t i = 0; i < a->stacks_cap; i++) {
+		const struct stackent *e = &a->stacks[i];
+		int rv;
+
+		if (!e->n)
+			continue;
+		rv = fn(arg, &a->ids[e->off], e->n, e->count);
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
+struct line {
+	char *s;
+	size_t len;
+};
+
+static int line_cmp(const void *x, const void *y)
+{
+	const struct line *p = x, *q = y;
+	size_t n = p->len < q->len ? p->len : q->len;
+	int c = memcmp(p->s, q->s, n);
+
+	if (c)
+		return c;
+	return (p->len > q->len) - (p->len < q->len);
+}
+
+int stackagg_write_folded(const struct stackagg *a, FILE *f)
+{
+	struct line *lines = calloc(a->nstacks ? a->nstacks : 1, sizeof(*lines));
+	size_t nl = 0;
+	int rv = 0;
+
+	if (!lines)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->stacks_cap && rv == 0; i++) {
+		const struct stackent *e = &a->stacks[i];
+		size_t len = 24;
+		char *p;
+
+		if (!e->n)
+			continue;
+		for (uint32_t k = 0; k < e->n; k++)
+			len += a->frames[a->ids[e->off + k]].len + 5;
+		p = malloc(len);
+		if (!p) {
+			rv = -ENOMEM;
+			break;
+		}
+		lines[nl].s = p;
+		for (uint32_t k = 0; k < e->n; k++) {
+			const struct frame *fr = &a->frames[a->ids[e->off + k]];
+			const char *suf = stackagg_suffix((enum stackagg_kind)fr->kind);
+			size_t sl = strlen(suf);
+
+			if (k)
+				*p++ = ';';
+			memcpy(p, fr->name, fr->len);
+			p += fr->len;
+			memcpy(p, suf, sl);
+			p += sl;
+		}
+		p += snprintf(p, 24, " %llu", (unsigned long long)e->count);
+		lines[nl].len = (size_t)(p - lines[nl].s);
+		nl++;
+	}
+	if (rv == 0) {
+		qsort(lines, nl, sizeof(*lines), line_cmp);
+		for (size_t i = 0; i < nl; i++) {
+			if (fwrite(lines[i].s, 1, lines[i].len, f) != lines[i].len ||
+			    fputc('\n', f) == EOF) {
+				rv = -EIO;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < nl; i++)
+		free(lines[i].s);
+	free(lines);
+	return rv;
+}
+
+void stackagg_stats(const struct stackagg *a, struct stackagg_stats *out)
+{
+	*out = a->st;
+	out->stacks = a->nstacks;
+	out->interned = a->nframes;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stackagg.h - from raw perf call chains to counted, symbolized stacks (folded-stack model).
+ *
+ * A sample (kernel and user call chains, leaf first, plus the thread/process names) becomes a
+ * stack of interned frames, root first: [process;] thread; user frames outermost first; kernel
+ * frames. Frames have a kind that the folded output shows with FlameGraph's suffixes:
+ * `_[j]` compiled Java, `_[i]` inlined Java, `_[k]` kernel; stubs/interpreter blobs (DYNAMIC_CODE)
+ * and native frames carry no suffix. An unresolved frame is named `[unknown] (<module>)`.
+ *
+ * Symbolization is done through the caller's struct stackagg_resolver, so this module knows
+ * nothing about ELF, kallsyms or code tables. Kernel and native frames are resolved when the
+ * sample is added. A user address that is not file-backed (a JIT candidate) is resolved later,
+ * by stackagg_settle(): JIT events can reach the collector after the code ran, so a sample is
+ * looked up in the code table by (address, sample time) only once the caller says the table is
+ * complete up to that time; stackagg_settle(a, UINT64_MAX) resolves everything with the whole
+ * history (end of the recording).
+ *
+ * Invariant: every sample given to stackagg_sample() ends up counted exactly once: in a stack,
+ * or in stats.dropped (memory caps), never silently lost.
+ *
+ * Not thread-safe: one owner thread. Memory is capped (STACKAGG_MAX_*); over a cap samples are
+ * counted as dropped.
+ */
+#ifndef FG_STACKAGG_H
+#define FG_STACKAGG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define STACKAGG_MAX_FRAMES 4096u	      /* frames of one stack (after inline unfolding) */
+#define STACKAGG_MAX_NAME 4096u		      /* bytes of one frame name (longer: truncated) */
+#define STACKAGG_MAX_INTERNED (4u << 20)      /* distinct frames */
+#define STACKAGG_MAX_STACK_IDS (64u << 20)    /* frame ids stored over all distinct stacks */
+#define STACKAGG_MAX_PENDING (64u << 20)      /* bytes of samples waiting for stackagg_settle */
+#define STACKAGG_MAX_INLINE 64u		      /* names of one inline chain */
+
+enum stackagg_kind {
+	STACKAGG_ROOT = 0,    /* process or thread name */
+	STACKAGG_JAVA = 1,    /* JIT-compiled Java method: `_[j]` */
+	STACKAGG_INLINED = 2, /* a method inlined into a compiled one: `_[i]` */
+	STACKAGG_STUB = 3,    /* interpreter, stubs, adapters (DYNAMIC_CODE blobs) */
+	STACKAGG_NATIVE = 4,  /* code from a mapped file */
+	STACKAGG_KERNEL = 5,  /* `_[k]` */
+};
+
+/* Frame classes of the end-of-run summary. */
+enum stackagg_class {
+	STACKAGG_CLASS_JAVA = 0, /* JIT region: compiled, inlined, stubs, unresolved anon code */
+	STACKAGG_CLASS_NATIVE = 1,
+	STACKAGG_CLASS_KERNEL = 2,
+	STACKAGG_NCLASS = 3,
+};
+
+/* What the native resolver says about a user address. */
+struct stackagg_nsym {
+	const char *name;   /* symbol (demangled), or NULL when unresolved */
+	const char *module; /* basename of the mapped file; NULL for no/anon mapping */
+	bool jit_candidate; /* not file-backed: look it up in the process's code table later */
+};
+
+/* A JIT lookup result: names innermost first (names[n-1] the compiled method itself). */
+enum stackagg_jit_kind {
+	STACKAGG_JIT_COMPILED = 1,
+	STACKAGG_JIT_DYNAMIC = 2,
+};
+
+/*
+ * The caller's symbolizers. Every string they return is borrowed for the duration of the call
+ * only (stackagg copies it). `ret` says the address is a return address (a caller frame), for
+ * resolvers that want addr - 1; the leaf of each context is the sampled pc itself.
+ */
+struct stackagg_resolver {
+	void *ctx;
+	/* A kernel address: 0 with *name (and *module, "[kernel.kallsyms]" or a module name, may
+	 * be NULL) set, or -ENOENT. May be NULL (every kernel frame unresolved). */
+	int (*kernel)(void *ctx, uint64_t addr, const char **name, const char **module);
+	/* A user address of process pid: fill *out (zeroed by the caller) and return 0, or a
+	 * negative errno (treated as unresolved, no module). May be NULL. */
+	int (*native)(void *ctx, uint32_t pid, uint64_t addr, bool ret, struct stackagg_nsym *out);
+	/* A JIT candidate at time ts: the number of names written (> 0, at most max) and *kind,
+	 * 0 when no blob covered addr at ts, -ENOENT when pid has no code table (not a JVM).
+	 * May be NULL. no_inline is the stackagg option: return only the compiled method then. */
+	int (*jit)(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret, bool no_inline,
+		   const char **names, size_t max, enum stackagg_jit_kind *kind);
+};
+
+struct stackagg_opts {
+	bool no_inline;	 /* keep inlined methods folded into their compiled method */
+	bool no_kernel;	 /* drop kernel frames */
+};
+
+/* One sample as the sampler delivers it; everything is borrowed for the call. */
+struct stackagg_sample {
+	uint32_t pid, tid;
+	uint64_t ts; /* CLOCK_MONOTONIC ns */
+	const uint64_t *kernel; /* leaf first */
+	uint32_t nr_kernel;
+	const uint64_t *user; /* leaf first */
+	uint32_t nr_user;
+	const char *process; /* root frame above the thread, or NULL for none */
+	const char *thread;  /* thread name; NULL or "" gives "[tid N]" */
+};
+
+struct stackagg_stats {
+	uint64_t samples;  /* given to stackagg_sample() */
+	uint64_t counted;  /* in stacks now (stackagg_reset() clears it) */
+	uint64_t dropped;  /* refused by a memory cap */
+	uint64_t deferred; /* samples that waited for stackagg_settle() */
+	uint64_t forced;   /* deferred samples settled early by the pending cap */
+	uint64_t pending;  /* waiting now */
+	uint64_t truncated; /* stacks cut at STACKAGG_MAX_FRAMES */
+	uint64_t frames[STACKAGG_NCLASS];     /* frames symbolized, per class */
+	uint64_t unresolved[STACKAGG_NCLASS]; /* ... of which [unknown] */
+	uint64_t inlined;     /* inlined frames unfolded */
+	size_t stacks;	      /* distinct stacks */
+	size_t interned;      /* distinct frames */
+};
+
+struct stackagg;
+
+/* A new aggregator, or NULL without memory. r is copied; r->ctx must outlive the aggregator. */
+struct stackagg *stackagg_new(const struct stackagg_opts *opts, const struct stackagg_resolver *r);
+void stackagg_free(struct stackagg *a);
+
+/*
+ * Symbolize and count one sample. Kernel and native frames are resolved now; if the sample has
+ * JIT candidates it waits for stackagg_settle(). 0, or -ENOMEM / -E2BIG (counted as dropped).
+ */
+int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s);
+
+/*
+ * Resolve and count the waiting samples with ts <= upto (in arrival order: it stops at the first
+ * later one). UINT64_MAX settles everything. Returns the number of samples settled.
+ */
+size_t stackagg_settle(struct stackagg *a, uint64_t upto);
+
+/* Forget cached native/kernel resolutions (call when a process's mappings changed). */
+void stackagg_maps_changed(struct stackagg *a);
+
+/* Drop every counted stack (pending samples stay); the interned frames are kept. For `top`. */
+void stackagg_reset(struct stackagg *a);
+
+/* ---- reading the result ---------------------------------------------------------------- */
+
+/* Name (without suffix, NUL-terminated, valid until stackagg_free) and kind of frame id. */
+const char *stackagg_frame_name(const struct stackagg *a, uint32_t id);
+enum stackagg_kind stackagg_frame_kind(const struct stackagg *a, uint32_t id);
+bool stackagg_frame_unresolved(const struct stackagg *a, uint32_t id);
+size_t stackagg_frame_count(const struct stackagg *a);
+
+/* The FlameGraph suffix of a kind: "_[j]", "_[i]", "_[k]" or "". */
+const char *stackagg_suffix(enum stackagg_kind kind);
+
+/*
+ * Visit every distinct stack (frame ids root first) with its count, in no particular order.
+ * Stops at fn's first nonzero return and returns it; else 0. ids is borrowed for the call.
+ */
+int stackagg_foreach(const struct stackagg *a,
+		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count), void *arg);
+
+/*
+ * Write FlameGraph folded stacks: one "f1;f2;...;fn COUNT\n" per distinct stack, sorted by the
+ * line text (byte order), frame names with their suffix; ';' and newlines inside names become
+ * ':' and ' ' so a line always parses back. 0 or -errno (write error, -ENOMEM).
+ */
+int stackagg_write_folded(const struct stackagg *a, FILE *f);
+
+void stackagg_stats(const struct stackagg *a, struct stackagg_stats *out);
+
+/* Which summary class a frame kind belongs to. */
+enum stackagg_class stackagg_kind_class(enum stackagg_kind kind);
+
+#endif

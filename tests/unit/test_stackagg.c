@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_stackagg.c - symbolized stack aggregation: frame order and suffixes, time-exact JIT
+ * lookups deferred to settle, inline unfolding, unknown frames with modules, and the
+ * counted-exactly-once invariant.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stackagg.h"
+
+#define FG_TEST_ARRAY(a) (sizeof(a) / sizeof((a)[0]))
+
+#define K_SYSCALL 0xffffffff81000100ull
+#define K_UNKNOWN 0xffffffff8fff0000ull
+#define LIBJVM 0x400000ull
+#define JIT 0x7f0000001000ull
+
+/* A fake JIT history: blob i covers [addr, addr+size) during [from, to). */
+struct fake_blob {
+	uint64_t addr, size, from, to;
+	enum stackagg_jit_kind kind;
+	int n;
+	const char *names[4]; /* innermost first */
+};
+
+struct fake {
+	const struct fake_blob *blobs;
+	size_t nblobs;
+	const char *libjvm_sym; /* name of [LIBJVM, LIBJVM + 0x1000) */
+	int native_calls, jit_calls;
+	uint32_t jvm_pid;
+};
+
+static int fake_kernel(void *ctx, uint64_t addr, const char **name, const char **module)
+{
+	(void)ctx;
+	*module = "[kernel.kallsyms]";
+	if (addr == K_SYSCALL) {
+		*name = "do_syscall_64";
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int fake_native(void *ctx, uint32_t pid, uint64_t addr, bool ret, struct stackagg_nsym *out)
+{
+	struct fake *f = ctx;
+
+	(void)pid;
+	(void)ret;
+	f->native_calls++;
+	if (addr >= LIBJVM && addr < LIBJVM + 0x100000) {
+		out->module = "libjvm.so";
+		if (addr < LIBJVM + 0x1000)
+			out->name = f->libjvm_sym;
+		return 0;
+	}
+	if (addr >= 0x7f0000000000ull) {
+		out->jit_candidate = true;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int fake_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret, bool no_inline,
+		    const char **names, size_t max, enum stackagg_jit_kind *kind)
+{
+	struct fake *f = ctx;
+
+	(void)ret;
+	f->jit_calls++;
+	if (pid != f->jvm_pid)
+		return -ENOENT;
+	for (size_t i = 0; i < f->nblobs; i++) {
+		const struct fake_blob *b = &f->blobs[i];
+
+		if (addr < b->addr || addr >= b->addr + b->size || ts < b->from || ts >= b->to)
+			continue;
+		*kind = b->kind;
+		if (no_inline) {
+			names[0] = b->names[b->n - 1];
+			return 1;
+		}
+		for (int k = 0; k < b->n && (size_t)k < max; k++)
+			names[k] = b->names[k];
+		return b->n;
+	}
+	return 0;
+}
+
+static const struct fake_blob blobs[] = {
+	{ JIT, 0x100, 0, 150, STACKAGG_JIT_COMPILED, 1, { "Gen1::work" } },
+	{ JIT, 0x100, 150, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, { "Gen2::work" } },
+	{ JIT + 0x1000, 0x100, 0, UINT64_MAX, STACKAGG_JIT_COMPILED, 3,
+	  { "Chain::c", "Chain::b", "Chain::a" } },
+	{ JIT + 0x2000, 0x100, 0, UINT64_MAX, STACKAGG_JIT_DYNAMIC, 1, { "Interpreter" } },
+};
+
+static struct fake fk;
+
+static struct stackagg *new_agg(bool no_inline, bool no_kernel)
+{
+	struct stackagg_resolver r = {
+		.ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit
+	};
+	struct stackagg_opts o = { .no_inline = no_inline, .no_kernel = no_kernel };
+
+	memset(&fk, 0, sizeof(fk));
+	fk.blobs = blobs;
+	fk.nblobs = FG_TEST_ARRAY(blobs);
+	fk.libjvm_sym = "JavaThread::run()";
+	fk.jvm_pid = 100;
+	return stackagg_new(&o, &r);
+}
+
+/* The folded text of a (caller frees). */
+static char *folded(struct stackagg *a)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(a, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void add(struct stackagg *a, uint64_t ts, const char *thread, const uint64_t *user,
+		uint32_t nu, const uint64_t *kern, uint32_t nk)
+{
+	struct stackagg_sample s = {
+		.pid = 100, .tid = 101, .ts = ts, .kernel = kern, .nr_kernel = nk,
+		.user = user, .nr_user = nu, .thread = thread,
+	};
+
+	assert_int_equal(stackagg_sample(a, &s), 0);
+}
+
+static void test_frames_are_root_first_with_suffixes(void **state)
+{
+	/* Leaf first, as perf delivers: kernel leaf, then user leaf JIT (Gen1), caller libjvm. */
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x20 };
+	uint64_t kern[] = { K_SYSCALL };
+	struct stackagg *a = new_agg(false, false);
+	char *out;
+
+	(void)state;
+	add(a, 100, "main", user, 2, kern, 1);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;JavaThread::run();Gen1::work_[j];do_syscall_64_[k] 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_jit_lookup_waits_for_settle_and_uses_sample_time(void **state)
+{
+	uint64_t user[] = { JIT + 0x10 };
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	add(a, 100, "main", user, 1, NULL, 0);
+	add(a, 200, "main", user, 1, NULL, 0);
+	add(a, 201, "main", user, 1, NULL, 0);
+	assert_int_equal(fk.jit_calls, 0);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.pending, 3);
+	assert_int_equal(st.counted, 0);
+
+	/* Settling up to 150 resolves only the first sample, with the blob live at 100. */
+	assert_int_equal(stackagg_settle(a, 150), 1);
+	assert_int_equal(stackagg_settle(a, UINT64_MAX), 2);
+	out = folded(a);
+	assert_string_equal(out, "main;Gen1::work_[j] 1\nmain;Gen2::work_[j] 2\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.deferred, 3);
+	assert_int_equal(st.frames[STACKAGG_CLASS_JAVA], 3);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_JAVA], 0);
+	stackagg_free(a);
+}
+
+static void test_settle_stops_at_first_later_sample(void **state)
+{
+	uint64_t user[] = { JIT + 0x10 };
+	struct stackagg *a = new_agg(false, false);
+
+	(void)state;
+	add(a, 300, "main", user, 1, NULL, 0);
+	add(a, 100, "main", user, 1, NULL, 0);
+	/* Arrival order: the sample at 300 blocks the one at 100 (it waits for more history). */
+	assert_int_equal(stackagg_settle(a, 200), 0);
+	assert_int_equal(stackagg_settle(a, 300), 2);
+	stackagg_free(a);
+}
+
+static void test_inline_chain_unfolds_outermost_first(void **state)
+{
+	uint64_t user[] = { JIT + 0x1010, LIBJVM + 0x2000 };
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	add(a, 10, "main", user, 2, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;[unknown] (libjvm.so);Chain::a_[j];Chain::b_[i];Chain::c_[i] 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.inlined, 2);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_NATIVE], 1);
+	stackagg_free(a);
+}
+
+static void test_no_inline_keeps_the_compiled_method_only(void **state)
+{
+	uint64_t user[] = { JIT + 0x1010 };
+	struct stackagg *a = new_agg(true, false);
+	char *out;
+
+	(void)state;
+	add(a, 10, "main", user, 1, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;Chain::a_[j] 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_dynamic_code_is_a_stub_without_suffix(void **state)
+{
+	uint64_t user[] = { JIT + 0x2004, JIT + 0x10 };
+	struct stackagg *a = new_agg(false, false);
+	char *out;
+
+	(void)state;
+	add(a, 10, "main", user, 2, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;Gen1::work_[j];Interpreter 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_unresolved_frames_are_unknown_with_module_and_counted(void **state)
+{
+	/* JIT region miss, a non-JVM anonymous address, an unknown kernel address. */
+	uint64_t user[] = { JIT + 0x9000 };
+	uint64_t kern[] = { K_UNKNOWN };
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_sample s = { .pid = 7, .tid = 7, .ts = 5, .user = user, .nr_user = 1,
+				     .thread = "other" };
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	add(a, 10, "main", user, 1, kern, 1);
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;[unknown] (jit)_[j];[unknown] ([kernel.kallsyms])_[k] 1\n"
+				 "other;[unknown] (anon) 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_JAVA], 1);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_NATIVE], 1);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_KERNEL], 1);
+	assert_int_equal(st.frames[STACKAGG_CLASS_KERNEL], 1);
+	stackagg_free(a);
+}
+
+static void test_no_kernel_drops_kernel_frames(void **state)
+{
+	uint64_t user[] = { LIBJVM + 0x10 };
+	uint64_t kern[] = { K_SYSCALL };
+	struct stackagg *a = new_agg(false, true);
+	char *out;
+
+	(void)state;
+	add(a, 10, "main", user, 1, kern, 1);
+	out = folded(a);
+	assert_string_equal(out, "main;JavaThread::run() 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_separator_and_control_bytes_in_names_are_replaced(void **state)
+{
+	uint64_t user[] = { LIBJVM + 0x10 };
+	struct stackagg *a = new_agg(false, false);
+	char *out;
+
+	(void)state;
+	fk.libjvm_sym = "a;b\nc";
+	add(a, 10, "th;r", user, 1, NULL, 0);
+	out = folded(a);
+	assert_string_equal(out, "th:r;a:b?c 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_process_root_and_missing_thread_name(void **state)
+{
+	uint64_t user[] = { LIBJVM + 0x10 };
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_sample s = { .pid = 100, .tid = 123, .ts = 5, .user = user, .nr_user = 1,
+				     .process = "java-100" };
+	char *out;
+
+	(void)state;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	out = folded(a);
+	assert_string_equal(out, "java-100;[tid 123];JavaThread::run() 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_identical_stacks_are_counted_together(void **state)
+{
+	uint64_t u1[] = { LIBJVM + 0x10 };
+	uint64_t u2[] = { LIBJVM + 0x2000 };
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	for (int i = 0; i < 1000; i++)
+		add(a, (uint64_t)i, "main", i % 4 ? u1 : u2, 1, NULL, 0);
+	out = folded(a);
+	assert_string_equal(out, "main;JavaThread::run() 750\nmain;[unknown] (libjvm.so) 250\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.stacks, 2);
+	/* The resolution cache: two distinct addresses, two resolver calls. */
+	assert_int_equal(fk.native_calls, 2);
+	stackagg_free(a);
+}
+
+static void test_maps_changed_forgets_cached_resolutions(void **state)
+{
+	uint64_t user[] = { LIBJVM + 0x10 };
+	struct stackagg *a = new_agg(false, false);
+	char *out;
+
+	(void)state;
+	add(a, 1, "main", user, 1, NULL, 0);
+	fk.libjvm_sym = "Other::fn()";
+	add(a, 2, "main", user, 1, NULL, 0); /* cached: still the old name */
+	stackagg_maps_changed(a);
+	add(a, 3, "main", user, 1, NULL, 0);
+	out = folded(a);
+	assert_string_equal(out, "main;JavaThread::run() 2\nmain;Other::fn() 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_every_sample_is_counted_exactly_once(void **state)
+{
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	uint64_t user[8], kern[2] = { K_SYSCALL, K_UNKNOWN };
+	uint64_t total = 0;
+	unsigned int seed = 12345;
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		uint32_t nu = (uint32_t)(rand_r(&seed) % 8);
+
+		for (uint32_t k = 0; k < nu; k++) {
+			switch (rand_r(&seed) % 4) {
+			case 0: user[k] = LIBJVM + (uint64_t)(rand_r(&seed) % 0x2000); break;
+			case 1: user[k] = JIT + (uint64_t)(rand_r(&seed) % 0x3000); break;
+			case 2: user[k] = 0x1000 + (uint64_t)(rand_r(&seed) % 100); break;
+			default: user[k] = 0; break;
+			}
+		}
+		add(a, (uint64_t)i, i % 3 ? "main" : NULL, user, nu, kern, (uint32_t)(i % 3));
+		if (i % 1000 == 999)
+			stackagg_settle(a, (uint64_t)i - 500);
+	}
+	stackagg_settle(a, UINT64_MAX);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.samples, 20000);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.counted, 20000);
+	/* The per-stack counts add up to the same number. */
+	char *out = folded(a);
+	for (char *p = out; *p;) {
+		char *nl = strchr(p, '\n');
+		char *sp;
+
+		assert_non_null(nl);
+		*nl = '\0';
+		sp = strrchr(p, ' ');
+		assert_non_null(sp);
+		total += strtoull(sp + 1, NULL, 10);
+		p = nl + 1;
+	}
+	assert_int_equal(total, 20000);
+	free(out);
+	stackagg_free(a);
+}
+
+static void test_overlong_stacks_are_truncated_and_counted(void **state)
+{
+	static uint64_t user[STACKAGG_MAX_FRAMES + 100];
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+
+	(void)state;
+	for (size_t i = 0; i < FG_TEST_ARRAY(user); i++)
+		user[i] = LIBJVM + 0x10;
+	add(a, 1, "main", user, (uint32_t)FG_TEST_ARRAY(user), NULL, 0);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.truncated, 1);
+	assert_int_equal(st.counted, 1);
+	stackagg_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_frames_are_root_first_with_suffixes),
+		cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
+		cmocka_unit_test(test_settle_stops_at_first_later_sample),
+		cmocka_unit_test(test_inline_chain_unfolds_outermost_first),
+		cmocka_unit_test(test_no_inline_keeps_the_compiled_method_only),
+		cmocka_unit_test(test_dynamic_code_is_a_stub_without_suffix),
+		cmocka_unit_test(test_unresolved_frames_are_unknown_with_module_and_counted),
+		cmocka_unit_test(test_no_kernel_drops_kernel_frames),
+		cmocka_unit_test(test_separator_and_control_bytes_in_names_are_replaced),
+		cmocka_unit_test(test_process_root_and_missing_thread_name),
+		cmocka_unit_test(test_identical_stacks_are_counted_together),
+		cmocka_unit_test(test_maps_changed_forgets_cached_resolutions),
+		cmocka_unit_test(test_every_sample_is_counted_exactly_once),
+		cmocka_unit_test(test_overlong_stacks_are_truncated_and_counted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
