@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# harness_selftest - the namespace container is what the other end-to-end tests claim it is,
+# and stock perf on the host cannot name JIT frames without a map (so the map tests cannot
+# pass vacuously). No agent, no collector: a plain JVM with -XX:+PreserveFramePointer.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init harness_selftest
+
+# A read-only shared volume with a listening unix socket: connecting must work through it.
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR"
+chmod 0755 "$FG_SOCK_DIR"
+python3 - "$FG_SOCK_DIR/probe.sock" >"$FG_TMP/probe.out" 2>&1 <<'PY' &
+import os, socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+s.listen(1)
+s.settimeout(30)
+c, _ = s.accept()
+pid, uid, gid = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+print("peer", pid, uid, c.recv(64).decode())
+PY
+probe=$!
+fg_wait 5 test -S "$FG_SOCK_DIR/probe.sock" || fg_fail "probe socket not created"
+
+FG_CT_OPTS=(--volume "$FG_SOCK_DIR:ro")
+FG_NO_AGENT=1 fg_jvm_start plain HotLoop 20
+pid=$FG_HOSTPID
+fg_wait_log plain 15 'HotLoop ready'
+
+# PID 1 inside, its own PID namespace, uid 4242 with no name.
+nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$pid/status")
+[[ $nspid == 1 ]] || fg_fail "JVM is pid $nspid in its namespace, expected 1"
+[[ $(readlink "/proc/$pid/ns/pid") != $(readlink /proc/self/ns/pid) ]] || fg_fail "no own PID namespace"
+for ns in mnt uts ipc net cgroup; do
+	[[ $(readlink "/proc/$pid/ns/$ns") != $(readlink "/proc/self/ns/$ns") ]] || fg_fail "no own $ns namespace"
+done
+read -r _ ruid euid _ < <(grep '^Uid:' "/proc/$pid/status")
+[[ $ruid == 4242 && $euid == 4242 ]] || fg_fail "JVM runs as uid $ruid/$euid, expected 4242"
+! getent passwd 4242 >/dev/null || fg_fail "uid 4242 has a name on this host; the test needs a nameless uid"
+grep -q 'HotLoop start 1$' "${FG_CT_LOG[plain]}" || fg_fail "the JVM does not see itself as pid 1"
+
+# pivot_root: the host sees container paths that do not exist on the host.
+grep -q ' /opt/jdk/lib/server/libjvm.so$' "/proc/$pid/maps" || fg_fail "maps do not show /opt/jdk/lib/server/libjvm.so"
+[[ ! -e /opt/jdk ]] || fg_fail "/opt/jdk exists on the host; the test needs a path only the container has"
+[[ $(readlink "/proc/$pid/root") == / ]] || true # d_path of a pivoted root reads as / from the host
+[[ -f /proc/$pid/root/opt/jdk/release ]] || fg_fail "JDK not visible through /proc/$pid/root"
+[[ ! -e /proc/$pid/root/usr/lib/jvm/java-17-openjdk-amd64 ]] || fg_fail "host JDKs visible in the container"
+
+# A cgroup named like Docker's, with the container id.
+cid=$(fg_container_cid plain)
+[[ $cid =~ ^[0-9a-f]{64}$ ]] || fg_fail "container id '$cid' is not 64 hex"
+grep -q "/docker/$cid\$" "/proc/$pid/cgroup" || fg_fail "/proc/$pid/cgroup does not name docker/$cid"
+
+# Private /tmp, writable by uid 4242, with no perf map in it.
+[[ $(stat -c %a "/proc/$pid/root/tmp") == 1777 ]] || fg_fail "container /tmp is not 1777"
+[[ $(stat -f -c %T "/proc/$pid/root/tmp") == tmpfs ]] || fg_fail "container /tmp is not a private tmpfs"
+[[ ! -e /proc/$pid/root/tmp/perf-1.map ]] || fg_fail "a map exists inside the container"
+[[ ! -e /tmp/perf-$pid.map ]] || fg_fail "a host map exists for pid $pid before any collector ran"
+
+# The read-only volume refuses writes but a unix socket in it accepts a connection.
+out=$(nsenter -t "$pid" -a -r -w setpriv --reuid 4242 --regid 4242 --clear-groups -- python3 -c '
+import socket
+try:
+    open("/var/run/fgcollect/x", "w")
+    print("writable")
+except OSError:
+    print("read-only")
+s = socket.socket(socket.AF_UNIX)
+s.connect("/var/run/fgcollect/probe.sock")
+s.send(b"hello")
+print("connected")' 2>&1) || fg_fail "socket probe in container failed: $out"
+[[ $out == $'read-only\nconnected' ]] || fg_fail "ro volume probe said: $out"
+wait "$probe" || fg_fail "probe server failed: $(cat "$FG_TMP/probe.out")"
+grep -q '^peer [0-9]* 4242 hello$' "$FG_TMP/probe.out" || fg_fail "probe server saw: $(cat "$FG_TMP/probe.out")"
+fg_log "read-only volume: writes refused, unix socket connect works"
+
+# Stock perf without a map: many JIT frames, none named. Proves fg_perf_jit counts JIT frames
+# and that names in the other tests can only come from the collector's map.
+fg_perf_jit "$pid" 2 "$FG_TMP/nomap" 'HotLoop'
+((FG_JIT_FRAMES >= 100)) || fg_fail "only $FG_JIT_FRAMES JIT frames without a map"
+((FG_JIT_NAMED == 0)) || fg_fail "$FG_JIT_NAMED JIT frames named without any map"
+
+# The JVM's own view (jcmd Compiler.perfmap) works as a completeness oracle.
+fg_jvm_truth "$pid" "$FG_TMP/truth.map" || fg_fail "jcmd Compiler.perfmap in the container failed"
+grep -q ' HotLoop\.step(' "$FG_TMP/truth.map" || fg_fail "jcmd map has no HotLoop method"
+[[ ! -e /proc/$pid/root/tmp/perf-1.map ]] || fg_fail "jcmd's map left inside the container"
+
+# --not-pid1: the JVM is a child of a PID-1 shell.
+FG_CT_OPTS=(--not-pid1)
+FG_NO_AGENT=1 fg_jvm_start child HotLoop 20
+cpid=$FG_HOSTPID
+nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$cpid/status")
+[[ $nspid != 1 && $(cat "/proc/$cpid/comm") == java ]] || fg_fail "--not-pid1: JVM is ns pid $nspid ($(cat "/proc/$cpid/comm"))"
+ppid=$(awk '/^PPid:/ {print $2}' "/proc/$cpid/status")
+[[ $(awk '/^NSpid:/ {print $NF}' "/proc/$ppid/status") == 1 ]] || fg_fail "--not-pid1: parent is not pid 1"
+
+# Stopping: SIGTERM reaches the JVM as PID 1; nothing is left behind.
+fg_container_stop plain 10 || true
+fg_container_stop child 10 || true
+! kill -0 "$pid" 2>/dev/null || fg_fail "JVM $pid survived its container"
+! ls -d /sys/fs/cgroup/*/docker/"$cid" 2>/dev/null || fg_fail "cgroup of $cid left behind"
+fg_pass "container: pid 1, uid 4242, pivot_root, private /tmp, docker cgroup, ro socket volume; perf: $FG_JIT_FRAMES JIT frames, 0 named without a map"

@@ -1,0 +1,488 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# lib.sh - helpers for the end-to-end tests: namespace containers running real JVMs with the
+# agent, a real `fgcollect watch` on a private socket directory, stock perf, and checks.
+#
+#   . "$(dirname "$0")/../harness/lib.sh"
+#   fg_init my_test            # root check, $FG_TMP, cleanup trap
+#   fg_watch_start             # fgcollect watch --socket $FG_SOCK_DIR/fgcollect.sock
+#   fg_jvm_start web HotLoop 30
+#   fg_wait 10 fg_map_ok "$FG_HOSTPID" 'HotLoop::'
+#
+# Invariant: everything a test starts (containers, watch daemons, temp files, maps of its
+# JVMs) is registered here and removed by the EXIT trap, whatever way the test ends. A test
+# fails (exit 1) on any unmet expectation and skips (exit 77) only when the kernel refuses
+# what it needs (namespaces, perf_event_open), saying why.
+#
+# Environment (set by fg_e2e_test in tests/CMakeLists.txt): FG_SOURCE_DIR, FG_BUILD_DIR,
+# FGCOLLECT (path of fgcollect), FGAGENT (path of libfgagent.so). Optional: FG_JDK (JDK for
+# fg_jvm_start, default JDK 17), FG_KEEP_TMP=1 keeps $FG_TMP for debugging.
+
+FG_HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+FG_SOURCE_DIR=${FG_SOURCE_DIR:-$(cd "$FG_HARNESS_DIR/../.." && pwd)}
+FG_BUILD_DIR=${FG_BUILD_DIR:-$FG_SOURCE_DIR/build}
+FGCOLLECT=${FGCOLLECT:-$FG_BUILD_DIR/collector/fgcollect}
+FGAGENT=${FGAGENT:-$FG_BUILD_DIR/jvmti-agent/libfgagent.so}
+FG_CONTAINER=$FG_HARNESS_DIR/fgcontainer
+# Where the agent and the shared socket directory appear inside every container (contract).
+FG_AGENT_IN_CT=/opt/fgcollect/lib/libfgagent.so
+FG_SOCK_IN_CT=/var/run/fgcollect/fgcollect.sock
+FG_DEFAULT_JDK=/usr/lib/jvm/java-17-openjdk-amd64
+
+FG_TEST=${FG_TEST:-$(basename "$0" .sh)}
+FG_TMP=
+FG_SOCK_DIR=
+FG_SOCK=
+FG_WATCH_PID=
+FG_WATCH_LOG=
+FG_HOSTPID=
+FG_WATCH_N=0
+declare -gA FG_CT_FPID=()   # name -> PID of its fgcontainer process
+declare -gA FG_CT_HOSTPID=() # name -> host PID of the container's command (the JVM)
+declare -gA FG_CT_LOG=()    # name -> file with the container's stdout and stderr
+FG_CLEAN_FILES=()
+
+# ---------------------------------------------------------------------------------------------
+# Reporting
+# ---------------------------------------------------------------------------------------------
+fg_log() {
+	printf '[%s %(%T)T] %s\n' "$FG_TEST" -1 "$*" >&2
+}
+
+# fg_fail MSG: print MSG, the tail of the watch log and of every container log, exit 1.
+fg_fail() {
+	local n
+	printf '[%s] FAIL: %s\n' "$FG_TEST" "$*" >&2
+	if [[ -n $FG_WATCH_LOG && -s $FG_WATCH_LOG ]]; then
+		echo "--- last lines of the watch log ($FG_WATCH_LOG):" >&2
+		tail -n 20 "$FG_WATCH_LOG" >&2
+	fi
+	for n in "${!FG_CT_LOG[@]}"; do
+		[[ -s ${FG_CT_LOG[$n]} ]] || continue
+		echo "--- last lines of container $n:" >&2
+		tail -n 10 "${FG_CT_LOG[$n]}" >&2
+	done
+	exit 1
+}
+
+# fg_skip REASON: exit 77 (ctest SKIP_RETURN_CODE). Only for what the kernel refuses.
+fg_skip() {
+	printf '[%s] SKIP: %s\n' "$FG_TEST" "$*" >&2
+	exit 77
+}
+
+# fg_pass MSG: the closing line of a passing test.
+fg_pass() {
+	printf '[%s] PASS: %s\n' "$FG_TEST" "$*" >&2
+	exit 0
+}
+
+# ---------------------------------------------------------------------------------------------
+# Setup and teardown
+# ---------------------------------------------------------------------------------------------
+# fg_init [NAME]: check root and the built binaries, create $FG_TMP, install the cleanup trap.
+fg_init() {
+	[[ $# -gt 0 ]] && FG_TEST=$1
+	[[ $(id -u) == 0 ]] || fg_fail "end-to-end tests run as root (namespaces, perf, /tmp maps)"
+	FG_TMP=$(mktemp -d "/tmp/fge2e.$FG_TEST.XXXXXX")
+	chmod 0755 "$FG_TMP"
+	trap fg_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	fg_check_kernel
+}
+
+# fg_check_kernel: skip (77) if this kernel refuses namespaces or perf_event_open.
+fg_check_kernel() {
+	local err
+	if ! err=$(unshare --fork --pid --mount --uts --ipc --net --cgroup true 2>&1); then
+		fg_skip "the kernel refuses unshare(PID|mount|UTS|IPC|net|cgroup): $err"
+	fi
+	if ! err=$(perf stat -e cpu-clock -x, -- true 2>&1 >/dev/null); then
+		fg_skip "perf_event_open(cpu-clock) refused: $err"
+	fi
+}
+
+# fg_require_built: fgcollect and libfgagent.so must exist (absence is a failure, not a skip).
+fg_require_built() {
+	[[ -x $FGCOLLECT ]] || fg_fail "fgcollect not built at '$FGCOLLECT' (set FGCOLLECT)"
+	[[ -f $FGAGENT ]] || fg_fail "libfgagent.so not built at '$FGAGENT' (set FGAGENT)"
+}
+
+fg_cleanup() {
+	local rc=$? n p
+	trap - EXIT INT TERM
+	for n in "${!FG_CT_FPID[@]}"; do
+		fg_container_stop "$n" 1 >/dev/null 2>&1 || true
+	done
+	[[ -n $FG_WATCH_PID ]] && fg_watch_stop KILL >/dev/null 2>&1
+	"$FG_CONTAINER" --gc 2>/dev/null || true
+	for p in "${FG_CLEAN_FILES[@]}"; do
+		rm -f -- "$p"
+	done
+	if [[ -n $FG_TMP && -d $FG_TMP ]]; then
+		if [[ ${FG_KEEP_TMP:-0} == 1 || ($rc != 0 && $rc != 77 && ${CI:-} != true) ]]; then
+			echo "[$FG_TEST] kept $FG_TMP for inspection" >&2
+		else
+			rm -rf --one-file-system "$FG_TMP"
+		fi
+	fi
+	exit "$rc"
+}
+
+# fg_clean_later FILE...: remove these files at exit.
+fg_clean_later() {
+	FG_CLEAN_FILES+=("$@")
+}
+
+# ---------------------------------------------------------------------------------------------
+# Waiting
+# ---------------------------------------------------------------------------------------------
+# fg_wait TIMEOUT_S CMD [ARG...]: run CMD every 50 ms until it succeeds; 1 on timeout.
+fg_wait() {
+	local timeout=$1 deadline
+	shift
+	deadline=$(($(date +%s%N) + ${timeout%.*} * 1000000000))
+	while :; do
+		"$@" && return 0
+		(($(date +%s%N) < deadline)) || return 1
+		sleep 0.05
+	done
+}
+
+# fg_wait_file TIMEOUT_S FILE: until FILE exists and is not empty.
+fg_wait_file() {
+	fg_wait "$1" test -s "$2"
+}
+
+# fg_ms: CLOCK_REALTIME in milliseconds (for measuring intervals in tests).
+fg_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# ---------------------------------------------------------------------------------------------
+# JDKs and Java workloads
+# ---------------------------------------------------------------------------------------------
+# fg_jdks: every JDK under /usr/lib/jvm (has bin/java and bin/javac), one line each, resolved
+# through symlinks and deduplicated; the default JDK 17 first when present.
+fg_jdks() {
+	local d r
+	declare -A seen=()
+	for d in "$FG_DEFAULT_JDK" /usr/lib/jvm/*; do
+		[[ -x $d/bin/java && -x $d/bin/javac ]] || continue
+		r=$(readlink -f "$d")
+		[[ -n ${seen[$r]:-} ]] && continue
+		seen[$r]=1
+		echo "$r"
+	done
+}
+
+# fg_jdk_major JDKDIR: the feature release (17, 25, ...).
+fg_jdk_major() {
+	sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null
+}
+
+# fg_java_classes: directory of the compiled tests/java workloads (compiled once, cached in the
+# build directory, recompiled when a source changes).
+fg_java_classes() {
+	JAVA_HOME=$FG_DEFAULT_JDK "$FG_SOURCE_DIR/tests/java/build.sh" "$FG_BUILD_DIR/tests/java-classes" ||
+		fg_fail "javac failed on tests/java"
+}
+
+# ---------------------------------------------------------------------------------------------
+# fgcollect watch
+# ---------------------------------------------------------------------------------------------
+# fg_watch_start [--dir DIR] [WATCH_ARG...]: start `fgcollect watch --socket DIR/fgcollect.sock`
+# (DIR defaults to $FG_TMP/sock, created 0755) with its stderr in $FG_WATCH_LOG; wait up to 5 s
+# for the socket. Sets FG_SOCK_DIR, FG_SOCK, FG_WATCH_PID.
+fg_watch_start() {
+	if [[ ${1-} == --dir ]]; then
+		FG_SOCK_DIR=$2
+		shift 2
+	fi
+	FG_SOCK_DIR=${FG_SOCK_DIR:-$FG_TMP/sock}
+	mkdir -p "$FG_SOCK_DIR"
+	chmod 0755 "$FG_SOCK_DIR"
+	FG_SOCK=$FG_SOCK_DIR/fgcollect.sock
+	FG_WATCH_N=$((FG_WATCH_N + 1))
+	FG_WATCH_LOG=$FG_TMP/watch.$FG_WATCH_N.log
+	"$FGCOLLECT" watch --socket "$FG_SOCK" "$@" >"$FG_TMP/watch.$FG_WATCH_N.out" 2>"$FG_WATCH_LOG" &
+	FG_WATCH_PID=$!
+	fg_wait 5 test -S "$FG_SOCK" || {
+		kill -0 "$FG_WATCH_PID" 2>/dev/null || { wait "$FG_WATCH_PID"; FG_WATCH_PID=; }
+		fg_fail "fgcollect watch did not create $FG_SOCK within 5 s"
+	}
+	fg_log "watch started (pid $FG_WATCH_PID, socket $FG_SOCK)"
+}
+
+# fg_watch_stop [SIGNAL]: stop the watch daemon (default TERM, 5 s, then KILL) and reap it.
+# Returns its exit status.
+fg_watch_stop() {
+	local sig=${1:-TERM} rc=0
+	[[ -n $FG_WATCH_PID ]] || return 0
+	kill "-$sig" "$FG_WATCH_PID" 2>/dev/null || true
+	if ! fg_wait 5 fg__dead "$FG_WATCH_PID"; then
+		kill -KILL "$FG_WATCH_PID" 2>/dev/null || true
+	fi
+	wait "$FG_WATCH_PID" 2>/dev/null || rc=$?
+	FG_WATCH_PID=
+	return "$rc"
+}
+
+fg__dead() {
+	! kill -0 "$1" 2>/dev/null || [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]
+}
+
+# ---------------------------------------------------------------------------------------------
+# Containers
+# ---------------------------------------------------------------------------------------------
+# fg_container_start NAME [FGCONTAINER_OPTION...] -- CMD [ARG...]
+#   Run CMD in a namespace container (tests/harness/fgcontainer) in the background, with its
+#   output in $FG_TMP/NAME.log; wait up to 15 s for it to run. Sets FG_HOSTPID (the host PID
+#   of CMD), FG_CT_HOSTPID[NAME], FG_CT_LOG[NAME]. Skips if the kernel refuses namespaces.
+fg_container_start() {
+	local name=$1 pidfile log i
+	shift
+	pidfile=$FG_TMP/$name.pid
+	log=$FG_TMP/$name.log
+	rm -f "$pidfile"
+	"$FG_CONTAINER" --name "$name" --pidfile "$pidfile" --cidfile "$FG_TMP/$name.cid" "$@" \
+		>"$log" 2>&1 </dev/null &
+	FG_CT_FPID[$name]=$!
+	FG_CT_LOG[$name]=$log
+	for ((i = 0; i < 300; i++)); do
+		[[ -s $pidfile ]] && break
+		if ! kill -0 "${FG_CT_FPID[$name]}" 2>/dev/null; then
+			local rc=0
+			wait "${FG_CT_FPID[$name]}" || rc=$?
+			unset "FG_CT_FPID[$name]"
+			[[ $rc == 77 ]] && fg_skip "container $name: $(tail -n 1 "$log")"
+			fg_fail "container $name exited ($rc) before running its command"
+		fi
+		sleep 0.05
+	done
+	[[ -s $pidfile ]] || fg_fail "container $name did not start within 15 s"
+	FG_HOSTPID=$(<"$pidfile")
+	FG_CT_HOSTPID[$name]=$FG_HOSTPID
+	fg_clean_later "/tmp/perf-$FG_HOSTPID.map"
+	fg_log "container $name: host pid $FG_HOSTPID, id $(cut -c1-12 "$FG_TMP/$name.cid" 2>/dev/null)"
+}
+
+# fg_container_stop NAME [TIMEOUT_S=10]: SIGTERM the container (its PID 1), wait; returns the
+# container's exit status (143 for a JVM stopped by SIGTERM).
+fg_container_stop() {
+	local name=$1 timeout=${2:-10} fpid rc=0
+	fpid=${FG_CT_FPID[$name]:-}
+	[[ -n $fpid ]] || return 0
+	kill -TERM "$fpid" 2>/dev/null || true
+	if ! fg_wait "$timeout" fg__dead "$fpid"; then
+		kill -KILL "$fpid" 2>/dev/null || true
+	fi
+	wait "$fpid" 2>/dev/null || rc=$?
+	unset "FG_CT_FPID[$name]"
+	return "$rc"
+}
+
+# fg_container_wait NAME [TIMEOUT_S=60]: wait for the container's command to exit by itself.
+fg_container_wait() {
+	local name=$1 timeout=${2:-60} fpid rc=0
+	fpid=${FG_CT_FPID[$name]:-}
+	[[ -n $fpid ]] || return 0
+	fg_wait "$timeout" fg__dead "$fpid" || fg_fail "container $name still runs after ${timeout} s"
+	wait "$fpid" 2>/dev/null || rc=$?
+	unset "FG_CT_FPID[$name]"
+	return "$rc"
+}
+
+# fg_container_cid NAME: the container's 64-hex id (as in /proc/PID/cgroup).
+fg_container_cid() {
+	cat "$FG_TMP/$1.cid"
+}
+
+# fg_agent_opt [SOCKET_IN_CONTAINER]: the -agentpath option every test JVM gets.
+fg_agent_opt() {
+	echo "-agentpath:$FG_AGENT_IN_CT=socket=${1:-$FG_SOCK_IN_CT}"
+}
+
+# fg_jvm_start NAME MAINCLASS [ARG...]
+#   A JVM in a container, the way a user deploys it: JDK at /opt/jdk (FG_JDK, default 17), the
+#   workloads at /app, the agent at /opt/fgcollect/lib/libfgagent.so, $FG_SOCK_DIR at
+#   /var/run/fgcollect, uid 4242, the JVM as PID 1, -XX:+PreserveFramePointer and the agent.
+#   Extra fgcontainer options: array FG_CT_OPTS (set it on its own line, bash cannot pass an
+#   array as a command prefix); extra JVM options: array FG_JVM_OPTS; FG_NO_AGENT=1 leaves the
+#   agent out. Sets FG_HOSTPID like fg_container_start.
+fg_jvm_start() {
+	local name=$1 classes
+	shift
+	classes=$(fg_java_classes)
+	[[ -n $FG_SOCK_DIR ]] || { FG_SOCK_DIR=$FG_TMP/sock; mkdir -p "$FG_SOCK_DIR"; chmod 0755 "$FG_SOCK_DIR"; }
+	local -a ct=(--jdk "${FG_JDK:-$FG_DEFAULT_JDK}" --app "$classes" --volume "$FG_SOCK_DIR")
+	local -a jvm=(java -XX:+PreserveFramePointer "${FG_JVM_OPTS[@]}")
+	if [[ ${FG_NO_AGENT:-0} != 1 ]]; then
+		[[ -f $FGAGENT ]] || fg_fail "libfgagent.so not built at '$FGAGENT'"
+		ct+=(--agent "$FGAGENT")
+		jvm+=("$(fg_agent_opt)")
+	fi
+	ct+=("${FG_CT_OPTS[@]}") # last, so a test's --volume DIR:ro overrides the default
+	fg_container_start "$name" "${ct[@]}" -- "${jvm[@]}" -cp /app "$@"
+}
+FG_CT_OPTS=()
+FG_JVM_OPTS=()
+
+# fg_wait_log NAME TIMEOUT_S REGEX: until the container's output matches REGEX.
+fg_wait_log() {
+	fg_wait "$2" grep -qE -- "$3" "${FG_CT_LOG[$1]}" ||
+		fg_fail "container $1 did not print /$3/ within $2 s"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Perf maps
+# ---------------------------------------------------------------------------------------------
+# fg_map_path HOSTPID
+fg_map_path() {
+	echo "/tmp/perf-$1.map"
+}
+
+# fg_map_lint FILE: a well-formed map: a regular file (not a symlink), every line
+# "START SIZE name" in hex without 0x, sorted, non-overlapping. Prints the problem on failure.
+fg_map_lint() {
+	local f=$1
+	[[ -f $f && ! -L $f ]] || { echo "$f is missing or not a regular file"; return 1; }
+	LC_ALL=C awk '
+	function hex(s,   i, c, v) {
+		v = 0
+		for (i = 1; i <= length(s); i++) {
+			c = index("0123456789abcdef", substr(tolower(s), i, 1))
+			v = v * 16 + c - 1
+		}
+		return v
+	}
+	!/^[0-9a-fA-F]+ [0-9a-fA-F]+ [^ ].*$/ || /^0[xX]/ || $2 ~ /^0[xX]/ {
+		printf "line %d is not \"START SIZE name\": %s\n", NR, $0; bad = 1; exit 1
+	}
+	{
+		s = hex($1); e = s + hex($2)
+		if (hex($2) == 0) { printf "line %d has size 0\n", NR; bad = 1; exit 1 }
+		if (NR > 1 && s < prev_end) {
+			printf "line %d overlaps or is out of order: %s (previous ends at %x)\n", NR, $0, prev_end
+			bad = 1; exit 1
+		}
+		prev_end = e
+	}
+	END { if (!bad && NR == 0) { print "map is empty"; exit 1 } }' "$f"
+}
+
+# fg_map_ok HOSTPID [REGEX]: the JVM's map exists, lints clean and has a line matching REGEX.
+fg_map_ok() {
+	local f
+	f=$(fg_map_path "$1")
+	fg_map_lint "$f" >/dev/null || return 1
+	[[ -z ${2-} ]] || grep -qE -- "$2" "$f"
+}
+
+# fg_map_lines HOSTPID: number of entries in the JVM's map (0 if absent).
+fg_map_lines() {
+	local f
+	f=$(fg_map_path "$1")
+	[[ -f $f ]] && wc -l <"$f" || echo 0
+}
+
+# fg_jvm_truth HOSTPID OUT: what the JVM itself says its code cache holds, as a perf map,
+# taken the intrusive way users do today (jcmd Compiler.perfmap run inside the container as
+# the JVM's uid). The JVM's own /tmp/perf-<nspid>.map is removed right after it is copied
+# to OUT, because perf would prefer it to the collector's map.
+fg_jvm_truth() {
+	local pid=$1 out=$2 nspid uid inmap
+	nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$pid/status")
+	uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")
+	inmap=/proc/$pid/root/tmp/perf-$nspid.map
+	nsenter -t "$pid" -a -r -w setpriv --reuid "$uid" --regid "$uid" --clear-groups -- \
+		/opt/jdk/bin/jcmd "$nspid" Compiler.perfmap >"$FG_TMP/jcmd.out" 2>&1 || {
+		cat "$FG_TMP/jcmd.out" >&2
+		return 1
+	}
+	# JDK 17+ writes "0xSTART 0xSIZE ret pkg.Class.method(args)"; normalize the addresses to
+	# the collector's form (hex, no 0x, no leading zeros) and keep the JVM's names.
+	awk '{ a = tolower($1); sub(/^0x0*/, "", a); z = tolower($2); sub(/^0x0*/, "", z)
+	       $1 = a; $2 = z; print }' "$inmap" >"$out" && rm -f "$inmap"
+}
+
+# fg_map_coverage TRUTH MAP: percentage (integer) of TRUTH's compiled Java methods (entries
+# with an argument list, as jcmd names them) whose start address is also the start of an
+# entry in MAP. Prints "PCT HIT TOTAL".
+fg_map_coverage() {
+	awk 'FNR == NR { if ($0 ~ /\(/) t[$1] = 1; next }
+	     { a = tolower($1); sub(/^0*/, "", a); m[a] = 1 }
+	     END { n = 0; hit = 0
+		   for (a in t) { n++; if (a in m) hit++ }
+		   print (n ? int(hit * 100 / n) : 0), hit, n }' "$1" "$2"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Stock perf
+# ---------------------------------------------------------------------------------------------
+# fg_perf_jit HOSTPID SECONDS OUTPREFIX [REGEX]
+#   `perf record -F 499 -g -p HOSTPID` for SECONDS, then `perf script`, and count the frames
+#   that fall in the JVM's JIT code (anonymous executable mappings of /proc/HOSTPID/maps, taken
+#   during the recording). Sets:
+#     FG_JIT_FRAMES  JIT frames seen            FG_JIT_NAMED  of them with a symbol name
+#     FG_JIT_PCT     named share (integer %)    FG_SAMPLES    samples
+#     FG_MATCH_PCT   share of samples with a frame whose symbol matches REGEX
+#   Files: OUTPREFIX.data, OUTPREFIX.script, OUTPREFIX.maps.
+fg_perf_jit() {
+	local pid=$1 secs=$2 out=$3 re=${4:-^$} stats
+	perf record -q -F 499 -g -p "$pid" -o "$out.data" -- sleep "$secs" >/dev/null 2>"$out.record.err" &
+	local rec=$!
+	sleep 0.5
+	cp "/proc/$pid/maps" "$out.maps" 2>/dev/null || true
+	wait "$rec" || { cat "$out.record.err" >&2; fg_fail "perf record -p $pid failed"; }
+	perf script -i "$out.data" -F comm,tid,time,ip,sym,dso >"$out.script" 2>"$out.script.err" ||
+		{ cat "$out.script.err" >&2; fg_fail "perf script failed"; }
+	stats=$(LC_ALL=C awk -v re="$re" '
+	function hex(s,   i, v) {
+		v = 0; s = tolower(s)
+		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v
+	}
+	FNR == NR {
+		# /proc/PID/maps: an anonymous executable mapping is JIT code (the code cache).
+		if (NF == 5 && $2 ~ /x/) { split($1, r, "-"); lo[n] = hex(r[1]); hi[n] = hex(r[2]); n++ }
+		next
+	}
+	/^[^ \t]/ { if (insample && matched) match_n++; samples++; insample = 1; matched = 0; next }
+	/^[ \t]+[0-9a-f]+ / {
+		a = hex($1)
+		sym = $0; sub(/^[ \t]+[0-9a-f]+ /, "", sym); sub(/ \([^()]*\)$/, "", sym)
+		if (re != "^$" && sym ~ re) matched = 1
+		for (i = 0; i < n; i++) {
+			if (a >= lo[i] && a < hi[i]) {
+				jit++
+				if (sym !~ /^\[unknown\]/) named++
+				break
+			}
+		}
+	}
+	END {
+		if (insample && matched) match_n++
+		printf "%d %d %d %d %d\n", samples, jit, named, (jit ? int(named * 100 / jit) : 0),
+		       (samples ? int(match_n * 100 / samples) : 0)
+	}' "$out.maps" "$out.script")
+	read -r FG_SAMPLES FG_JIT_FRAMES FG_JIT_NAMED FG_JIT_PCT FG_MATCH_PCT <<<"$stats"
+	fg_log "perf: $FG_SAMPLES samples, $FG_JIT_FRAMES JIT frames, $FG_JIT_NAMED named ($FG_JIT_PCT%), $FG_MATCH_PCT% of samples match /$re/"
+}
+
+# fg_expect_jit_named HOSTPID SECONDS OUTPREFIX REGEX [MIN_PCT=95]
+#   fg_perf_jit, then fail unless there were JIT frames, >= MIN_PCT% of them are named, and
+#   >= 50% of samples have a frame matching REGEX (the hot Java method is really named).
+fg_expect_jit_named() {
+	local min=${5:-95}
+	fg_perf_jit "$1" "$2" "$3" "$4"
+	((FG_SAMPLES >= 100)) || fg_fail "only $FG_SAMPLES perf samples of pid $1: is the JVM running?"
+	((FG_JIT_FRAMES >= 100)) || fg_fail "only $FG_JIT_FRAMES JIT frames in $FG_SAMPLES samples of pid $1"
+	((FG_JIT_PCT >= min)) || {
+		grep -m 5 -F '[unknown]' "$3.script" >&2 || true
+		fg_fail "perf named $FG_JIT_NAMED of $FG_JIT_FRAMES JIT frames ($FG_JIT_PCT% < $min%) of pid $1"
+	}
+	((FG_MATCH_PCT >= 50)) || fg_fail "only $FG_MATCH_PCT% of samples of pid $1 show /$4/"
+}
