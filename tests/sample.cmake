@@ -1,4 +1,9 @@
 # sample tests: ring-buffer records (captured bytes), the sampler (real perf_event_open),
 # the pprof writer (decoded back, and read by `go tool pprof`).
+fg_unit_test(test_perfring SOURCES unit/test_perfring.c LIBS fg_sample)
 fg_unit_test(test_sampler SOURCES unit/test_sampler.c LIBS fg_sample Threads::Threads)
 set_tests_properties(test_sampler PROPERTIES SKIP_RETURN_CODE 77)
+
+# Not a test: re-captures tests/fixtures/ring/*.ring from a real run (see capture.c).
+add_executable(fg_ring_capture fixtures/ring/capture.c)
+target_link_libraries(fg_ring_capture PRIVATE fg_sample Threads::Threads)
