@@ -1,1 +1,20 @@
-# e2e tests: owned by the e2e stage.
+# End-to-end tests (label e2e): real JVMs with the agent in namespace containers
+# (tests/harness/fgcontainer), a real `fgcollect watch`, stock perf. Run as root, serially.
+# Each script sources tests/harness/lib.sh and exits 0 pass, 1 fail, 77 only when the kernel
+# refuses namespaces or perf_event_open.
+
+# The Java workloads (tests/java) compiled once into the build directory; lib.sh recompiles on
+# demand too, so a test run without this target still works.
+add_custom_target(fg_java_workloads ALL
+	COMMAND ${CMAKE_COMMAND} -E env JAVA_HOME=${FG_JAVA_HOME}
+		${PROJECT_SOURCE_DIR}/tests/java/build.sh ${PROJECT_BINARY_DIR}/tests/java-classes
+	COMMENT "Compiling the Java test workloads (tests/java)"
+	VERBATIM)
+
+fg_e2e_test(e2e_harness_selftest harness_selftest.sh TIMEOUT 120)
+fg_e2e_test(e2e_map_perf_names map_perf_names.sh TIMEOUT 180)
+fg_e2e_test(e2e_map_late_collector map_late_collector.sh TIMEOUT 120)
+fg_e2e_test(e2e_map_collector_restart map_collector_restart.sh TIMEOUT 120)
+fg_e2e_test(e2e_map_two_pid1 map_two_pid1.sh TIMEOUT 120)
+fg_e2e_test(e2e_map_hostile_client map_hostile_client.sh TIMEOUT 120)
+fg_e2e_test(e2e_map_symlink_attack map_symlink_attack.sh TIMEOUT 120)
