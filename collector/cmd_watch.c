@@ -1,12 +1,362 @@
 // SPDX-License-Identifier: MIT
-/* cmd_watch.c - placeholder until the stage that owns `watch` lands. */
+/*
+ * cmd_watch.c - `fgcollect watch`: serve every JVM on this host and keep its
+ * /tmp/perf-<hostpid>.map current. Wires receive -> jvmset (code tables, maps) -> ctl; prints.
+ *
+ * Exit (SIGINT/SIGTERM): dirty maps are written one last time and every map stays in place: the
+ * map of a running JVM stays valid for stock perf (its code changes from then on are not
+ * tracked) until a restarted collector, replayed by the agents, replaces it; maps of exited JVMs
+ * are no longer expired by anyone. A summary of counters goes to stderr.
+ *
+ * Invariant: the one thread that runs the loop below is the only one touching jvmset and ctl.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "ctl.h"
+#include "fgproto.h"
+#include "jvmset.h"
+#include "perfmap.h"
+#include "receive.h"
 #include "util.h"
+
+#define DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
+#define NSEC 1000000000ull
+
+struct env {
+	const char *socket;
+	const char *ctl;
+	const char *map_dir;
+	uint64_t keep_exited_ns;
+	uint64_t max_jvms;
+	uint64_t watchdog_ms;
+	bool quiet;
+};
+
+static const char usage_text[] =
+	"Usage: fgcollect watch [--socket PATH] [--keep-exited DURATION] [--max-jvms N]\n"
+	"                       [--ctl PATH]\n"
+	"Serve every JVM started with -agentpath:libfgagent.so on this host and keep its\n"
+	"/tmp/perf-<hostpid>.map current for stock perf, bcc and bpftrace.\n\n"
+	"  -s, --socket PATH         agent socket (default " DEFAULT_SOCKET ")\n"
+	"  -k, --keep-exited DURATION keep the map of an exited JVM this long, then remove it\n"
+	"                            (30s, 10m, 1h; default 1h)\n"
+	"  -n, --max-jvms N          connections served at once (default 1024)\n"
+	"  -c, --ctl PATH            root-only control socket for `fgcollect record`\n"
+	"                            (default " CTL_DEFAULT_PATH ")\n"
+	"      --map-dir DIR         write maps in DIR instead of /tmp (testing)\n"
+	"      --watchdog-ms MS      listener self-check period (default 1000, 0 = off)\n"
+	"  -q, --quiet               no per-JVM log lines\n"
+	"  -h, --help                this text\n\n"
+	"Examples:\n"
+	"  fgcollect watch\n"
+	"  fgcollect --watch --keep-exited 10m\n";
+
+/* "30s", "10m", "1h", "2d" or plain seconds -> ns. 0 or -EINVAL. */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = NSEC;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		mul = NSEC;
+	else if (!strcmp(end, "m"))
+		mul = 60 * NSEC;
+	else if (!strcmp(end, "h"))
+		mul = 3600 * NSEC;
+	else if (!strcmp(end, "d"))
+		mul = 86400 * NSEC;
+	else
+		return -EINVAL;
+	if (v == 0 || v > UINT64_MAX / mul)
+		return -EINVAL;
+	*ns = v * mul;
+	return 0;
+}
+
+static void short_id(const char *id, char *out)
+{
+	if (!id[0]) {
+		strcpy(out, "-");
+		return;
+	}
+	memcpy(out, id, 12); /* docker's short form */
+	out[12] = '\0';
+}
+
+static void log_event(void *arg, enum jvmset_event ev, const struct jvm_info *ji, int err,
+		      const char *why)
+{
+	const struct env *env = arg;
+	char cid[16];
+
+	short_id(ji->container_id, cid);
+	switch (ev) {
+	case JVMSET_CONNECT:
+		if (env->quiet)
+			break;
+		fg_err("watch", "connect: pid %u (container pid %u, container %s) JVM %s, agent %s, "
+				"PreserveFramePointer %s, DebugNonSafepoints %s",
+		       ji->host_pid, ji->ns_pid, cid, ji->jvm_version, ji->agent_version,
+		       ji->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER ? "on" : "off",
+		       ji->hello_flags & FGP_HELLO_DEBUG_NON_SAFEPOINTS ? "on" : "off");
+		if (!(ji->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER))
+			fg_err("watch",
+			       "warning: pid %u runs without -XX:+PreserveFramePointer: stacks "
+			       "through JIT code will be truncated; add the flag to its command line",
+			       ji->host_pid);
+		break;
+	case JVMSET_DISCONNECT:
+		if (env->quiet)
+			break;
+		fg_err("watch",
+		       "disconnect: pid %u (container pid %u, container %s): %s; %llu records, "
+		       "%llu malformed, %zu live methods",
+		       ji->host_pid, ji->ns_pid, cid,
+		       ji->exited ? "process exited, map kept until expiry"
+				  : "agent closed its connection, process alive, map kept",
+		       (unsigned long long)ji->records, (unsigned long long)ji->bad_records,
+		       ji->tab.live);
+		break;
+	case JVMSET_EXIT:
+		if (!env->quiet)
+			fg_err("watch", "exit: pid %u (container pid %u, container %s)",
+			       ji->host_pid, ji->ns_pid, cid);
+		break;
+	case JVMSET_EXPIRE:
+		if (!env->quiet)
+			fg_err("watch", "expire: pid %u: map removed", ji->host_pid);
+		break;
+	case JVMSET_REJECT:
+		fg_err("watch", "rejected connection from pid %u: %s", ji->host_pid,
+		       why ? why : "?");
+		break;
+	case JVMSET_MAP_ERROR:
+		fg_err("watch", "cannot write the perf map of pid %u: %s (old map kept, retrying)",
+		       ji->host_pid, strerror(-err));
+		break;
+	case JVMSET_BAD_PEER:
+		fg_err("watch", "dropped pid %u: %s", ji->host_pid, why ? why : "malformed input");
+		break;
+	}
+}
+
+static int parse_args(int argc, char **argv, struct env *env)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "keep-exited", required_argument, NULL, 'k' },
+		{ "max-jvms", required_argument, NULL, 'n' },
+		{ "ctl", required_argument, NULL, 'c' },
+		{ "map-dir", required_argument, NULL, 'M' },
+		{ "watchdog-ms", required_argument, NULL, 'W' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:k:n:c:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			env->socket = optarg;
+			break;
+		case 'k':
+			if (parse_duration(optarg, &env->keep_exited_ns) != 0) {
+				fg_err("watch", "--keep-exited '%s': expected a duration like 30s, "
+						"10m or 1h",
+				       optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (fg_parse_u64(optarg, 1, 65536, &env->max_jvms) != 0) {
+				fg_err("watch", "--max-jvms '%s': expected a number from 1 to 65536",
+				       optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			env->ctl = optarg;
+			break;
+		case 'M':
+			env->map_dir = optarg;
+			break;
+		case 'W':
+			if (fg_parse_u64(optarg, 0, 3600000, &env->watchdog_ms) != 0) {
+				fg_err("watch", "--watchdog-ms '%s': expected milliseconds", optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'q':
+			env->quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			fputs(usage_text, stderr);
+			return FG_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fg_err("watch", "unexpected argument '%s'", argv[optind]);
+		fputs(usage_text, stderr);
+		return FG_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Create the socket's directory (0755, so containers can reach the socket) if missing. */
+static int socket_dir(const char *path)
+{
+	char dir[4096];
+	char *slash;
+
+	if (strlen(path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void summary(struct jvmset *set, struct receive *rx, struct ctl_server *ctl)
+{
+	struct jvmset_counters c;
+	struct receive_stats r;
+	struct ctl_server_stats cs = { 0 };
+
+	jvmset_counters(set, &c);
+	receive_stats(rx, &r);
+	if (ctl)
+		ctl_server_stats(ctl, &cs);
+	fg_err("watch",
+	       "summary: %llu connections (%llu refused at the cap, %llu rejected, %llu dropped "
+	       "for malformed input), %llu messages, %llu records (%llu malformed in %llu "
+	       "messages), %llu map writes (%llu failed, %llu out of space, %.1f ms writing), "
+	       "%llu JVMs exited, %llu expired, watchdog %llu probes / %llu failed / %llu "
+	       "re-listens, control %llu clients (%llu refused uid, %llu overflowed)",
+	       (unsigned long long)r.accepted, (unsigned long long)r.refused_cap,
+	       (unsigned long long)c.rejected, (unsigned long long)c.bad_peers,
+	       (unsigned long long)c.msgs, (unsigned long long)c.records,
+	       (unsigned long long)c.bad_records, (unsigned long long)c.bad_msgs,
+	       (unsigned long long)c.map_writes, (unsigned long long)c.map_errors,
+	       (unsigned long long)c.map_enospc, c.map_write_ns / 1e6,
+	       (unsigned long long)c.exits, (unsigned long long)c.expired,
+	       (unsigned long long)r.probes, (unsigned long long)r.probe_fail,
+	       (unsigned long long)r.relistens, (unsigned long long)cs.accepted,
+	       (unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed);
+}
 
 int cmd_watch(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fg_err("watch", "not built yet");
-	return FG_EXIT_FAIL;
+	struct env env = { .socket = DEFAULT_SOCKET, .ctl = CTL_DEFAULT_PATH, .map_dir = "/tmp",
+			   .keep_exited_ns = 3600 * NSEC, .max_jvms = 1024, .watchdog_ms = 1000 };
+	struct jvmset_observer log = { .event = log_event, .arg = &env };
+	struct perfmap_dir *maps = NULL;
+	struct jvmset *set = NULL;
+	struct receive *rx = NULL;
+	struct ctl_server *ctl = NULL;
+	struct pollfd fds[3 + CTL_MAX_CLIENTS + 1];
+	sigset_t sigs;
+	int rv, sfd = -1, status = FG_EXIT_FAIL;
+
+	rv = parse_args(argc, argv, &env);
+	if (rv)
+		return rv < 0 ? FG_EXIT_OK : rv;
+	if ((rv = perfmap_dir_open(env.map_dir, &maps)) != 0) {
+		fg_err("watch", "cannot use %s for perf maps: %s%s", env.map_dir, strerror(-rv),
+		       rv == -EPERM ? " (it must be owned by root and sticky if world-writable)"
+				    : "");
+		return FG_EXIT_FAIL;
+	}
+	struct jvmset_opts jo = { .maps = maps, .keep_exited_ns = env.keep_exited_ns };
+
+	if ((rv = jvmset_new(&jo, &set)) != 0 || (rv = jvmset_observe(set, &log)) != 0) {
+		fg_err("watch", "cannot start: %s", strerror(-rv));
+		goto out;
+	}
+	if ((rv = socket_dir(env.socket)) != 0) {
+		fg_err("watch", "cannot create the directory of %s: %s", env.socket, strerror(-rv));
+		goto out;
+	}
+	struct receive_opts ro = { .path = env.socket, .max_peers = (unsigned)env.max_jvms,
+				   .watchdog_ms = (unsigned)env.watchdog_ms };
+
+	if ((rv = receive_open(&ro, &rx)) != 0) {
+		fg_err("watch", "cannot listen on %s: %s%s", env.socket, strerror(-rv),
+		       rv == -EADDRINUSE ? " (another fgcollect watch or record serves it)" : "");
+		goto out;
+	}
+	if ((rv = ctl_server_open(env.ctl, set, &ctl)) != 0) {
+		fg_err("watch", "cannot open the control socket %s: %s%s", env.ctl, strerror(-rv),
+		       rv == -EPERM ? " (its directory must be ours and mode 0700)" : "");
+		goto out;
+	}
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fg_err("watch", "signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (!env.quiet)
+		fg_err("watch", "listening on %s (control %s), maps in %s", env.socket, env.ctl,
+		       env.map_dir);
+	for (;;) {
+		uint64_t now = fg_now_ns(), next = jvmset_tick(set, now);
+		int timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+		size_t n = 0;
+
+		n += (size_t)receive_pollfds(rx, fds);
+		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		size_t ctl0 = n;
+
+		n += ctl_server_pollfds(ctl, fds + n, FG_ARRAY_SIZE(fds) - n);
+		if (poll(fds, n, timeout) < 0 && errno != EINTR) {
+			fg_err("watch", "poll: %s", strerror(errno));
+			goto out;
+		}
+		if (fds[2].revents & POLLIN)
+			break;
+		if (jvmset_pump(set, rx, fg_now_ns()))
+			ctl_server_flush(ctl);
+		ctl_server_handle(ctl, fds + ctl0, n - ctl0);
+	}
+	jvmset_flush(set, fg_now_ns());
+	status = FG_EXIT_OK;
+out:
+	if (rx && set)
+		summary(set, rx, ctl);
+	ctl_server_close(ctl);
+	receive_close(rx);
+	jvmset_free(set);
+	perfmap_dir_close(maps);
+	if (sfd >= 0)
+		close(sfd);
+	return status;
 }

@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: MIT
+/*
+ * codetab.c - per-JVM code history (see codetab.h).
+ *
+ * Three views of the same heap-allocated blobs:
+ *   live  sorted by address, non-overlapping: the perf map and overlap detection;
+ *   hist  every blob (live or ended) sorted by (address, load ts), with an implicit interval
+ *         tree (maxend[mid] = largest end address in the subrange whose midpoint is mid), so
+ *         "which blobs ever covered a" costs O(log n + k);
+ *   pend  up to PEND_MAX blobs not yet merged into hist (scanned linearly), so a load costs
+ *         O(n / PEND_MAX) amortised instead of O(n).
+ * Names (blob names and inlined method names) are interned with reference counts, so a method
+ * recompiled a hundred times costs its name once, and pruned history frees what it held.
+ *
+ * Invariant: every blob is in hist or pend exactly once, and in live iff unload_ts == LIVE.
+ */
+#include "codetab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PEND_MAX 64
+#define DEFAULT_MAX_BYTES (64u << 20)
+#define DEFAULT_GRACE_NS (50u * 1000 * 1000)
+
+struct name {
+	uint32_t refs;
+	uint32_t hash;
+	uint32_t len;
+	char s[];
+};
+
+struct codetab_inline {
+	uint32_t n_pcs;
+	uint16_t n_methods;
+	const char **methods;	/* n_methods interned names */
+	uint32_t *pc_off;	/* n_pcs, non-decreasing */
+	uint32_t *chain_start;	/* n_pcs + 1 offsets into chain */
+	uint16_t *chain;	/* method indexes, innermost first */
+};
+
+struct codetab {
+	struct codetab_limits lim;
+	struct codetab_stats st;
+
+	struct codeblob **live;
+	size_t n_live, cap_live;
+
+	struct codeblob **hist;
+	uint64_t *maxend;
+	size_t n_hist, cap_hist;
+
+	struct codeblob *pend[PEND_MAX];
+	size_t n_pend;
+
+	struct name **names; /* open addressing, linear probing, power-of-two capacity */
+	size_t n_names, cap_names;
+
+	uint32_t gen;	       /* replay generation */
+	uint64_t replay_ts;    /* ts of the current SNAPSHOT_BEGIN */
+	bool in_replay;
+};
+
+/* ---- interned names ------------------------------------------------------------------ */
+
+static uint32_t hash_bytes(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)p[i]) * 16777619u;
+	return h;
+}
+
+static struct name *name_of(const char *s)
+{
+	return (struct name *)(void *)(s - offsetof(struct name, s));
+}
+
+static int names_grow(struct codetab *t)
+{
+	size_t ncap = t->cap_names ? t->cap_names * 2 : 256;
+	struct name **n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap_names; i++) {
+		struct name *e = t->names[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = e->hash & (ncap - 1); n[j]; j = (j + 1) & (ncap - 1))
+			;
+		n[j] = e;
+	}
+	t->st.bytes += (ncap - t->cap_names) * sizeof(*n);
+	free(t->names);
+	t->names = n;
+	t->cap_names = ncap;
+	return 0;
+}
+
+/* A counted reference to the interned copy of p[0..len), or NULL (out of memory). */
+static const char *name_get(struct codetab *t, const char *p, size_t len)
+{
+	uint32_t h = hash_bytes(p, len);
+	struct name *e;
+	size_t j;
+
+	if ((t->n_names + 1) * 4 > t->cap_names * 3 && names_grow(t) != 0)
+		return NULL;
+	for (j = h & (t->cap_names - 1); (e = t->names[j]); j = (j + 1) & (t->cap_names - 1)) {
+		if (e->hash == h && e->len == len && !memcmp(e->s, p, len)) {
+			e->refs++;
+			return e->s;
+		}
+	}
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return NULL;
+	e->refs = 1;
+	e->hash = h;
+	e->len = (uint32_t)len;
+	memcpy(e->s, p, len);
+	e->s[len] = '\0';
+	t->names[j] = e;
+	t->n_names++;
+	t->st.bytes += sizeof(*e) + len + 1;
+	return e->s;
+}
+
+static void name_put(struct codetab *t, const char *s)
+{
+	struct name *e = name_of(s);
+	size_t mask = t->cap_names - 1, i, j;
+
+	if (--e->refs)
+		return;
+	for (i = e->hash & mask; t->names[i] != e; i = (i + 1) & mask)
+		;
+	/* Backward-shift deletion keeps every probe chain unbroken without tombstones. */
+	t->names[i] = NULL;
+	for (j = (i + 1) & mask; t->names[j]; j = (j + 1) & mask) {
+		size_t home = t->names[j]->hash & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			t->names[i] = t->names[j];
+			t->names[j] = NULL;
+			i = j;
+		}
+	}
+	t->n_names--;
+	t->st.bytes -= sizeof(*e) + e->len + 1;
+	free(e);
+}
+
+/* ---- blobs --------------------------------------------------------------------------- */
+
+static size_t blob_bytes(const struct codeblob *b)
+{
+	size_t n = sizeof(*b);
+
+	if (b->inl)
+		n += sizeof(*b->inl) + b->inl->n_methods * sizeof(char *) +
+		     b->inl->n_pcs * 2 * sizeof(uint32_t) + sizeof(uint32_t) +
+		     b->inl->chain_start[b->inl->n_pcs] * sizeof(uint16_t);
+	return n;
+}
+
+static void blob_free(struct codetab *t, struct codeblob *b)
+{
+	t->st.bytes -= blob_bytes(b);
+	t->st.blobs--;
+	if (b->inl) {
+		for (unsigned i = 0; i < b->inl->n_methods; i++)
+			name_put(t, b->inl->methods[i]);
+		free(b->inl);
+	}
+	name_put(t, b->name);
+	free(b);
+}
+
+static inline uint64_t blob_end(const struct codeblob *b)
+{
+	return b->addr + b->size;
+}
+
+/* ---- live set ------------------------------------------------------------------------ */
+
+/* First live index whose end is above addr (ends are sorted because the set never overlaps). */
+static size_t live_first_ending_after(const struct codetab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n_live;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (blob_end(t->live[mid]) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int live_reserve(struct codetab *t)
+{
+	if (t->n_live < t->cap_live)
+		return 0;
+	size_t ncap = t->cap_live ? t->cap_live * 2 : 64;
+	struct codeblob **n = realloc(t->live, ncap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	t->st.bytes += (ncap - t->cap_live) * sizeof(*n);
+	t->live = n;
+	t->cap_live = ncap;
+	return 0;
+}
+
+static void live_remove_at(struct codetab *t, size_t i)
+{
+	memmove(&t->live[i], &t->live[i + 1], (t->n_live - i - 1) * sizeof(*t->live));
+	t->n_live--;
+}
+
+static void end_blob(struct codetab *t, size_t live_idx, uint64_t ts)
+{
+	struct codeblob *b = t->live[live_idx];
+
+	b->unload_ts = ts > b->load_ts ? ts : b->load_ts;
+	live_remove_at(t, live_idx);
+}
+
+/* ---- history index ------------------------------------------------------------------- */
+
+static int blob_cmp(const void *a, const void *b)
+{
+	const struct codeblob *x = *(const struct codeblob *const *)a;
+	const struct codeblob *y = *(const struct codeblob *const *)b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->load_ts != y->load_ts)
+		return x->load_ts < y->load_ts ? -1 : 1;
+	return 0;
+}
+
+static uint64_t tree_build(struct codetab *t, size_t lo, size_t hi)
+{
+	uint64_t m, l, r;
+	size_t mid;
+
+	if (lo >= hi)
+		return 0;
+	mid = lo + (hi - lo) / 2;
+	m = blob_end(t->hist[mid]);
+	l = tree_build(t, lo, mid);
+	r = tree_build(t, mid + 1, hi);
+	if (l > m)
+		m = l;
+	if (r > m)
+		m = r;
+	t->maxend[mid] = m;
+	return m;
+}
+
+/* Merge pend into hist and rebuild the tree. */
+static int hist_merge(struct codetab *t)
+{
+	size_t n = t->n_hist + t->n_pend;
+
+	if (n > t->cap_hist) {
+		size_t ncap = t->cap_hist ? t->cap_hist : 256;
+		struct codeblob **h;
+		uint64_t *m;
+
+		while (ncap < n)
+			ncap *= 2;
+		h = realloc(t->hist, ncap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		t->hist = h;
+		m = realloc(t->maxend, ncap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		t->maxend = m;
+		t->st.bytes += (ncap - t->cap_hist) * (sizeof(*h) + sizeof(*m));
+		t->cap_hist = ncap;
+	}
+	qsort(t->pend, t->n_pend, sizeof(t->pend[0]), blob_cmp);
+	/* Merge from the back so hist can be extended in place. */
+	size_t i = t->n_hist, j = t->n_pend, k = n;
+
+	while (j > 0) {
+		if (i > 0 && blob_cmp(&t->hist[i - 1], &t->pend[j - 1]) > 0)
+			t->hist[--k] = t->hist[--i];
+		else
+			t->hist[--k] = t->pend[--j];
+	}
+	t->n_hist = n;
+	t->n_pend = 0;
+	tree_build(t, 0, t->n_hist);
+	return 0;
+}
+
+struct lookup {
+	uint64_t addr, ts, grace;
+	const struct codeblob *live;  /* live at ts, latest load wins */
+	const struct codeblob *early; /* loaded within grace after ts, earliest wins */
+};
+
+static void lookup_check(struct lookup *q, const struct codeblob *b)
+{
+	if (q->addr < b->addr || q->addr >= blob_end(b))
+		return;
+	if (b->load_ts <= q->ts && q->ts < b->unload_ts) {
+		if (!q->live || b->load_ts > q->live->load_ts)
+			q->live = b;
+	} else if (b->load_ts > q->ts && b->load_ts - q->ts <= q->grace) {
+		if (!q->early || b->load_ts < q->early->load_ts)
+			q->early = b;
+	}
+}
+
+static void tree_query(const struct codetab *t, size_t lo, size_t hi, struct lookup *q)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->maxend[mid] <= q->addr)
+			return;
+		tree_query(t, lo, mid, q);
+		if (t->hist[mid]->addr > q->addr)
+			return;
+		lookup_check(q, t->hist[mid]);
+		lo = mid + 1;
+	}
+}
+
+const struct codeblob *codetab_lookup(const struct codetab *t, uint64_t addr, uint64_t ts)
+{
+	struct lookup q = { .addr = addr, .ts = ts, .grace = t->lim.grace_ns };
+
+	tree_query(t, 0, t->n_hist, &q);
+	for (size_t i = 0; i < t->n_pend; i++)
+		lookup_check(&q, t->pend[i]);
+	return q.live ? q.live : q.early;
+}
+
+const struct codeblob *codetab_lookup_live(const struct codetab *t, uint64_t addr)
+{
+	size_t i = live_first_ending_after(t, addr);
+
+	if (i < t->n_live && t->live[i]->addr <= addr)
+		return t->live[i];
+	return NULL;
+}
+
+/* ---- pruning ------------------------------------------------------------------------- */
+
+static size_t prune_where(struct codetab *t, uint64_t before_ts)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < t->n_pend; i++) {
+		struct codeblob *b = t->pend[i];
+
+		if (b->unload_ts != CODETAB_LIVE && b->unload_ts < before_ts) {
+			blob_free(t, b);
+			n++;
+		} else {
+			t->pend[k++] = b;
+		}
+	}
+	t->n_pend = k;
+	k = 0;
+	for (size_t i = 0; i < t->n_hist; i++) {
+		struct codeblob *b = t->hist[i];
+
+		if (b->unload_ts != CODETAB_LIVE && b->unload_ts < before_ts) {
+			blob_free(t, b);
+			n++;
+		} else {
+			t->hist[k++] = b;
+		}
+	}
+	t->n_hist = k;
+	if (n) {
+		tree_build(t, 0, t->n_hist);
+		t->st.pruned += n;
+	}
+	return n;
+}
+
+size_t codetab_prune(struct codetab *t, uint64_t before_ts)
+{
+	return prune_where(t, before_ts);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Make room for need more bytes by pruning the oldest ended history down to 3/4 of the cap. */
+static void prune_for_space(struct codetab *t, size_t need)
+{
+	size_t n = 0, target = t->lim.max_bytes / 4 * 3;
+	uint64_t *ts;
+
+	if (t->st.bytes + need <= t->lim.max_bytes)
+		return;
+	ts = malloc((t->n_hist + t->n_pend + 1) * sizeof(*ts));
+	if (!ts)
+		return;
+	for (size_t i = 0; i < t->n_hist; i++)
+		if (t->hist[i]->unload_ts != CODETAB_LIVE)
+			ts[n++] = t->hist[i]->unload_ts;
+	for (size_t i = 0; i < t->n_pend; i++)
+		if (t->pend[i]->unload_ts != CODETAB_LIVE)
+			ts[n++] = t->pend[i]->unload_ts;
+	if (n) {
+		qsort(ts, n, sizeof(*ts), u64_cmp);
+		/* Prune in growing steps until under the target or nothing ended is left. */
+		for (size_t step = n / 8 + 1, k = step;; k += step) {
+			uint64_t cut = k >= n ? UINT64_MAX : ts[k];
+
+			prune_where(t, cut);
+			if (t->st.bytes + need <= target || k >= n)
+				break;
+		}
+	}
+	free(ts);
+}
+
+/* ---- inserting ------------------------------------------------------------------------ */
+
+static bool name_eq(const char *s, const struct fgp_str *n)
+{
+	return name_of(s)->len == n->len && !memcmp(s, n->ptr, n->len);
+}
+
+/* Insert b (its fields set, unload_ts = LIVE) into live/hist. Returns 1 if the live set changed. */
+static int insert_blob(struct codetab *t, struct codeblob *b)
+{
+	uint64_t end = blob_end(b);
+	size_t lo = live_first_ending_after(t, b->addr), k = lo, i;
+	bool goes_live = true;
+	int changed = 0;
+
+	/* Live blobs overlapping [addr, end) are contiguous from lo. */
+	for (i = lo; i < t->n_live && t->live[i]->addr < end; i++) {
+		struct codeblob *l = t->live[i];
+
+		if (l->load_ts <= b->load_ts) {
+			l->unload_ts = b->load_ts;
+			t->st.overlap_ended++;
+			changed = 1;
+		} else {
+			/* A newer blob already owns part of the range: b is history only. */
+			if (l->load_ts < b->unload_ts)
+				b->unload_ts = l->load_ts;
+			goes_live = false;
+			t->live[k++] = l;
+		}
+	}
+	if (k != i) {
+		memmove(&t->live[k], &t->live[i], (t->n_live - i) * sizeof(*t->live));
+		t->n_live -= i - k;
+	}
+	if (goes_live) {
+		size_t pos = live_first_ending_after(t, b->addr);
+
+		memmove(&t->live[pos + 1], &t->live[pos], (t->n_live - pos) * sizeof(*t->live));
+		t->live[pos] = b;
+		t->n_live++;
+		changed = 1;
+	} else if (b->unload_ts == CODETAB_LIVE) {
+		b->unload_ts = b->load_ts;
+	}
+	t->pend[t->n_pend++] = b;
+	t->st.blobs++;
+	t->st.bytes += blob_bytes(b);
+	if (t->n_pend == PEND_MAX && hist_merge(t) != 0) {
+		/* Out of memory growing hist: keep it searchable by dropping this blob's view. */
+		t->n_pend--;
+		if (goes_live) {
+			size_t pos = live_first_ending_after(t, b->addr);
+
+			live_remove_at(t, pos);
+		}
+		t->st.blobs--;
+		t->st.bytes -= blob_bytes(b);
+		return -ENOMEM;
+	}
+	return changed;
+}
+
+struct blob_in {
+	enum codeblob_kind kind;
+	uint64_t addr, ts;
+	uint32_t size;
+	struct fgp_str name;
+	uint16_t flags;
+	const struct fgp_code_load *load; /* inline table source, or NULL */
+};
+
+/* Free a blob that was never accounted in the stats. */
+static void blob_discard(struct codetab *t, struct codeblob *b)
+{
+	t->st.bytes += blob_bytes(b);
+	t->st.blobs++;
+	blob_free(t, b);
+}
+
+/* Copy c's inline table into b in compact form. 0, -ENOMEM, or -EINVAL (counted). */
+static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_code_load *c)
+{
+	struct fgp_inline_iter it;
+	struct fgp_str s;
+	struct fgp_pc pc;
+	size_t nchain = 0, sz;
+	struct codetab_inline *inl;
+	uint32_t i = 0, pos = 0;
+	uint16_t m = 0;
+
+	fgp_pcs_begin(c, &it);
+	while (fgp_pcs_next(&it, &pc) == 1)
+		nchain += pc.depth;
+	sz = sizeof(*inl) + c->n_methods * sizeof(char *) +
+	     (2 * (size_t)c->n_pcs + 1) * sizeof(uint32_t) + nchain * sizeof(uint16_t);
+	inl = calloc(1, sz);
+	if (!inl)
+		return -ENOMEM;
+	inl->methods = (const char **)(inl + 1);
+	inl->pc_off = (uint32_t *)(inl->methods + c->n_methods);
+	inl->chain_start = inl->pc_off + c->n_pcs;
+	inl->chain = (uint16_t *)(inl->chain_start + c->n_pcs + 1);
+	b->inl = inl; /* from here on blob_free releases what is filled in */
+	fgp_methods_begin(c, &it);
+	while (m < c->n_methods && fgp_methods_next(&it, &s) == 1) {
+		if (!(inl->methods[m] = name_get(t, s.ptr, s.len)))
+			break;
+		inl->n_methods = ++m;
+	}
+	if (m != c->n_methods)
+		return -ENOMEM;
+	fgp_pcs_begin(c, &it);
+	while (i < c->n_pcs && fgp_pcs_next(&it, &pc) == 1) {
+		inl->pc_off[i] = pc.pc_off;
+		inl->chain_start[i] = pos;
+		for (unsigned d = 0; d < pc.depth; d++) {
+			uint16_t mi = fgp_pc_method(&pc, d);
+
+			if (mi >= m) { /* fgp_next validated this; never trust blindly */
+				inl->chain_start[i] = pos;
+				t->st.bad++;
+				return -EINVAL;
+			}
+			inl->chain[pos++] = mi;
+		}
+		inl->n_pcs = ++i;
+		inl->chain_start[i] = pos;
+	}
+	return 0;
+}
+
+static int add_blob(struct codetab *t, const struct blob_in *in)
+{
+	struct codeblob *b;
+	size_t need = sizeof(*b) + in->name.len + 1 + sizeof(*b);
+	int rv;
+
+	if (in->size == 0 || in->addr + in->size < in->addr) {
+		t->st.bad++;
+		return -EINVAL;
+	}
+	if (in->flags & FGP_REC_REPLAY) {
+		const struct codeblob *l = codetab_lookup_live(t, in->addr);
+
+		if (l && l->addr == in->addr && l->size == in->size && l->load_ts == in->ts &&
+		    name_eq(l->name, &in->name)) {
+			((struct codeblob *)l)->seen_gen = t->gen;
+			t->st.replay_dups++;
+			return 0;
+		}
+	}
+	if (in->load)
+		need += in->load->n_pcs * 8u + in->load->n_methods * 8u;
+	prune_for_space(t, need);
+	if (t->st.bytes + need > t->lim.max_bytes) {
+		t->st.refused++;
+		return -ENOSPC;
+	}
+	if ((rv = live_reserve(t)) != 0)
+		return rv;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->addr = in->addr;
+	b->size = in->size;
+	b->load_ts = in->ts;
+	b->unload_ts = CODETAB_LIVE;
+	b->kind = (uint8_t)in->kind;
+	b->inline_truncated = (in->flags & FGP_REC_INLINE_TRUNCATED) != 0;
+	b->seen_gen = t->gen;
+	b->name = name_get(t, in->name.ptr, in->name.len);
+	if (!b->name) {
+		free(b);
+		return -ENOMEM;
+	}
+	if (in->load && in->load->n_pcs > 0 && (rv = build_inline(t, b, in->load)) != 0) {
+		blob_discard(t, b);
+		return rv;
+	}
+	if (in->kind == CODEBLOB_COMPILED)
+		t->st.loads++;
+	else
+		t->st.dynamic++;
+	rv = insert_blob(t, b);
+	if (rv < 0)
+		blob_discard(t, b);
+	return rv;
+}
+
+int codetab_add(struct codetab *t, enum codeblob_kind kind, uint64_t addr, uint32_t size,
+		uint64_t ts, const char *name)
+{
+	struct blob_in in = {
+		.kind = kind, .addr = addr, .ts = ts, .size = size,
+		.name = { .ptr = name, .len = (uint16_t)strnlen(name, FGP_MAX_STR) },
+	};
+
+	return add_blob(t, &in);
+}
+
+int codetab_unload(struct codetab *t, uint64_t addr, uint64_t ts)
+{
+	size_t i = live_first_ending_after(t, addr);
+
+	if (i < t->n_live && t->live[i]->addr == addr) {
+		end_blob(t, i, ts);
+		t->st.unloads++;
+		return 1;
+	}
+	t->st.unknown_unloads++;
+	return 0;
+}
+
+static int snapshot_end(struct codetab *t)
+{
+	size_t k = 0;
+	int changed = 0;
+
+	if (!t->in_replay)
+		return 0;
+	for (size_t i = 0; i < t->n_live; i++) {
+		struct codeblob *b = t->live[i];
+
+		if (b->seen_gen != t->gen && b->load_ts <= t->replay_ts) {
+			b->unload_ts = t->replay_ts;
+			t->st.replay_gone++;
+			changed = 1;
+		} else {
+			t->live[k++] = b;
+		}
+	}
+	t->n_live = k;
+	t->in_replay = false;
+	return changed;
+}
+
+int codetab_apply(struct codetab *t, const struct fgp_record *rec)
+{
+	struct blob_in in = { .flags = rec->flags };
+
+	switch (rec->type) {
+	case FGP_CODE_LOAD:
+		in.kind = CODEBLOB_COMPILED;
+		in.addr = rec->u.load.addr;
+		in.size = rec->u.load.size;
+		in.ts = rec->u.load.ts;
+		in.name = rec->u.load.name;
+		in.load = &rec->u.load;
+		return add_blob(t, &in);
+	case FGP_DYNAMIC_CODE:
+		in.kind = CODEBLOB_DYNAMIC;
+		in.addr = rec->u.dyn.addr;
+		in.size = rec->u.dyn.size;
+		in.ts = rec->u.dyn.ts;
+		in.name = rec->u.dyn.name;
+		return add_blob(t, &in);
+	case FGP_CODE_UNLOAD:
+		return codetab_unload(t, rec->u.unload.addr, rec->u.unload.ts);
+	case FGP_SNAPSHOT_BEGIN:
+		t->gen++;
+		t->replay_ts = rec->u.snap.ts;
+		t->in_replay = true;
+		return 0;
+	case FGP_SNAPSHOT_END:
+		return snapshot_end(t);
+	default:
+		return 0;
+	}
+}
+
+/* ---- queries ------------------------------------------------------------------------- */
+
+int codetab_inline_chain(const struct codeblob *b, uint64_t addr, bool is_return_addr,
+			 const char **names, size_t max)
+{
+	const struct codetab_inline *inl = b->inl;
+	uint64_t off;
+	size_t lo = 0, hi, n;
+
+	(void)is_return_addr;
+	if (!inl || inl->n_pcs == 0 || addr < b->addr || addr >= blob_end(b) + 1)
+		return 0;
+	off = addr - b->addr;
+	hi = inl->n_pcs;
+	/* First entry with pc_off >= off: entry i covers (pc[i-1], pc[i]]. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (inl->pc_off[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == inl->n_pcs)
+		return 0;
+	n = inl->chain_start[lo + 1] - inl->chain_start[lo];
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++)
+		names[i] = inl->methods[inl->chain[inl->chain_start[lo] + i]];
+	return (int)n;
+}
+
+size_t codetab_live_count(const struct codetab *t)
+{
+	return t->n_live;
+}
+
+const struct codeblob *codetab_live_at(const struct codetab *t, size_t i)
+{
+	return i < t->n_live ? t->live[i] : NULL;
+}
+
+struct hev {
+	uint64_t ts;
+	const struct codeblob *b;
+	bool unload;
+};
+
+static int hev_cmp(const void *a, const void *b)
+{
+	const struct hev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->unload != y->unload)
+		return x->unload ? -1 : 1; /* at equal times, the old occupant leaves first */
+	if (x->b->addr != y->b->addr)
+		return x->b->addr < y->b->addr ? -1 : 1;
+	return 0;
+}
+
+int codetab_history(const struct codetab *t,
+		    int (*fn)(void *arg, const struct codeblob *b, bool is_unload), void *arg)
+{
+	size_t n = 0, total = t->n_hist + t->n_pend;
+	struct hev *ev = malloc((2 * total + 1) * sizeof(*ev));
+	int rv = 0;
+
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < total; i++) {
+		const struct codeblob *b = i < t->n_hist ? t->hist[i] : t->pend[i - t->n_hist];
+
+		ev[n++] = (struct hev){ b->load_ts, b, false };
+		if (b->unload_ts != CODETAB_LIVE)
+			ev[n++] = (struct hev){ b->unload_ts, b, true };
+	}
+	qsort(ev, n, sizeof(*ev), hev_cmp);
+	for (size_t i = 0; i < n && rv == 0; i++)
+		rv = fn(arg, ev[i].b, ev[i].unload);
+	free(ev);
+	return rv;
+}
+
+int codetab_inline_export(const struct codeblob *b, struct fgp_str *methods, size_t methods_cap,
+			  uint16_t *n_methods, struct fgp_pc_in *pcs, size_t pcs_cap,
+			  uint32_t *n_pcs)
+{
+	const struct codetab_inline *inl = b->inl;
+
+	if (!inl) {
+		*n_methods = 0;
+		*n_pcs = 0;
+		return 0;
+	}
+	*n_methods = inl->n_methods;
+	*n_pcs = inl->n_pcs;
+	if (inl->n_methods > methods_cap || inl->n_pcs > pcs_cap)
+		return -ENOSPC;
+	for (unsigned i = 0; i < inl->n_methods; i++) {
+		methods[i].ptr = inl->methods[i];
+		methods[i].len = (uint16_t)name_of(inl->methods[i])->len;
+	}
+	for (uint32_t i = 0; i < inl->n_pcs; i++) {
+		pcs[i].pc_off = inl->pc_off[i];
+		pcs[i].depth = (uint16_t)(inl->chain_start[i + 1] - inl->chain_start[i]);
+		pcs[i].chain = &inl->chain[inl->chain_start[i]];
+	}
+	return 0;
+}
+
+void codetab_stats(const struct codetab *t, struct codetab_stats *out)
+{
+	*out = t->st;
+	out->live = t->n_live;
+}
+
+/* ---- lifecycle ----------------------------------------------------------------------- */
+
+struct codetab *codetab_new(const struct codetab_limits *limits)
+{
+	struct codetab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (limits)
+		t->lim = *limits;
+	if (!t->lim.max_bytes)
+		t->lim.max_bytes = DEFAULT_MAX_BYTES;
+	if (!t->lim.grace_ns)
+		t->lim.grace_ns = DEFAULT_GRACE_NS;
+	t->st.bytes = sizeof(*t);
+	if (names_grow(t) != 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void codetab_free(struct codetab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_hist; i++)
+		blob_free(t, t->hist[i]);
+	for (size_t i = 0; i < t->n_pend; i++)
+		blob_free(t, t->pend[i]);
+	free(t->hist);
+	free(t->maxend);
+	free(t->live);
+	free(t->names);
+	free(t);
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * codetab.h - the code history of one JVM: every JIT blob and stub with the interval it was live.
+ *
+ * A sample taken at time t at address a is symbolized with the blob that occupied a at t, even
+ * when the code cache later reused a for another method. Every blob keeps [load_ts, unload_ts)
+ * (unload_ts = CODETAB_LIVE while live), its name, its kind and, for compiled methods, the
+ * compact inline table (sorted pc offsets, each with a chain of interned method names).
+ *
+ * Invariant: the live set never overlaps. Loading a blob that overlaps live blobs ends their
+ * intervals at the new load's time (a blob whose load time is older than a live overlapping
+ * blob is kept as history only, ended where the newer one begins).
+ *
+ * Not thread-safe: one owner thread. Pointers returned (blobs, names) stay valid until the next
+ * call that modifies the table (codetab_apply, codetab_add, codetab_unload, codetab_prune,
+ * codetab_snapshot_*). Memory is capped (struct codetab_limits): over the cap, the oldest
+ * unloaded history is pruned first, and if the live set alone is over the cap new blobs are
+ * refused and counted.
+ */
+#ifndef FG_CODETAB_H
+#define FG_CODETAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fgproto.h"
+
+#define CODETAB_LIVE UINT64_MAX
+
+enum codeblob_kind {
+	CODEBLOB_COMPILED = 1, /* a JIT-compiled Java method (CODE_LOAD) */
+	CODEBLOB_DYNAMIC = 2,  /* interpreter, stubs, adapters (DYNAMIC_CODE) */
+};
+
+struct codetab_inline; /* private */
+
+struct codeblob {
+	uint64_t addr;
+	uint64_t load_ts;
+	uint64_t unload_ts; /* CODETAB_LIVE while live */
+	uint32_t size;
+	uint8_t kind;	    /* enum codeblob_kind */
+	uint8_t inline_truncated; /* the agent dropped inline info (FGP_REC_INLINE_TRUNCATED) */
+	const char *name;   /* NUL-terminated, owned by the table */
+	/* private */
+	uint32_t seen_gen;
+	struct codetab_inline *inl;
+};
+
+struct codetab_limits {
+	size_t max_bytes;  /* blobs + inline tables + names; 0 = default (64 MiB) */
+	uint64_t grace_ns; /* late-callback grace of codetab_lookup; 0 = default (50 ms) */
+};
+
+/* Counters, cumulative. */
+struct codetab_stats {
+	uint64_t loads, dynamic, unloads;
+	uint64_t replay_dups;	     /* replayed blobs we already had */
+	uint64_t replay_gone;	     /* live blobs missing from a replay: ended at its start */
+	uint64_t overlap_ended;	     /* live blobs ended by an overlapping load */
+	uint64_t unknown_unloads;    /* unload of an address with no live blob */
+	uint64_t refused;	     /* blobs refused: table at its memory cap */
+	uint64_t pruned;	     /* history entries pruned (age or memory cap) */
+	uint64_t bad;		     /* records with invalid content (e.g. zero size) */
+	size_t bytes;		     /* current accounted memory */
+	size_t blobs;		     /* current blobs (history + live) */
+	size_t live;		     /* current live blobs */
+};
+
+/* A new empty table, or NULL (out of memory). limits may be NULL (defaults). */
+struct codetab *codetab_new(const struct codetab_limits *limits);
+void codetab_free(struct codetab *t);
+
+/*
+ * Apply one decoded record: CODE_LOAD, DYNAMIC_CODE, CODE_UNLOAD, SNAPSHOT_BEGIN/END. Others
+ * (HELLO, DROPPED, unknown types) are ignored and return 0. A record flagged FGP_REC_REPLAY that
+ * matches a live blob exactly (addr, size, load ts, name) is a duplicate and only marks that blob
+ * as seen. At SNAPSHOT_END, live blobs loaded before the matching SNAPSHOT_BEGIN's ts that the
+ * replay did not mention are ended at that ts (their unload happened while we were not
+ * listening). Returns 0, 1 when the table changed its live set (the perf map is stale),
+ * -ENOSPC when the blob was refused (memory cap), -EINVAL for an invalid record (counted).
+ */
+int codetab_apply(struct codetab *t, const struct fgp_record *rec);
+
+/* Add a blob without inline info (tests, tools). Same return values as codetab_apply. */
+int codetab_add(struct codetab *t, enum codeblob_kind kind, uint64_t addr, uint32_t size,
+		uint64_t ts, const char *name);
+
+/* End the live blob starting at addr at time ts. 1 if one was live there, 0 if none (counted). */
+int codetab_unload(struct codetab *t, uint64_t addr, uint64_t ts);
+
+/*
+ * The blob that occupied addr at time ts, or NULL. When nothing was live there at ts, a blob
+ * loaded at addr within the grace window after ts is returned (the JVM runs new code a little
+ * before its load callback fires). O(log n + k), k = blobs that ever covered addr.
+ */
+const struct codeblob *codetab_lookup(const struct codetab *t, uint64_t addr, uint64_t ts);
+
+/* The live blob at addr now, or NULL. O(log n). */
+const struct codeblob *codetab_lookup_live(const struct codetab *t, uint64_t addr);
+
+/*
+ * Method names at addr inside blob b, innermost first (names[0] the method whose code is at
+ * addr, the last the outermost, normally b's own method), at most max of them. HotSpot
+ * semantics: pc entry i covers (pc[i-1], pc[i]]; a return address is looked up as is (it equals a
+ * pc offset exactly), and so is a leaf sample pc (it lies inside the range its entry covers).
+ * Returns the number of names written; 0 when b has no inline table or addr is past its last pc
+ * (the caller then uses b->name alone). is_return_addr is accepted for callers' clarity; both
+ * kinds of address use the same rule.
+ */
+int codetab_inline_chain(const struct codeblob *b, uint64_t addr, bool is_return_addr,
+			 const char **names, size_t max);
+
+/* The live set sorted by address (non-overlapping): count, and the i-th blob. */
+size_t codetab_live_count(const struct codetab *t);
+const struct codeblob *codetab_live_at(const struct codetab *t, size_t i);
+
+/*
+ * Visit every blob's events in time order: a load (is_unload false) at b->load_ts for every
+ * blob, and an unload (is_unload true) at b->unload_ts for every ended blob. Stops and returns
+ * the first nonzero value fn returns, else 0; -ENOMEM if the ordering buffer cannot be
+ * allocated. fn must not modify the table.
+ */
+int codetab_history(const struct codetab *t,
+		    int (*fn)(void *arg, const struct codeblob *b, bool is_unload), void *arg);
+
+/*
+ * Encode the inline table of b as the arrays fgp_encode_code_load takes. methods (n_methods
+ * entries) and pcs (n_pcs entries) are filled from caller buffers of the given capacities;
+ * chains point into b. 0, or -ENOSPC when a buffer is too small (needs are written to *n_*).
+ */
+int codetab_inline_export(const struct codeblob *b, struct fgp_str *methods, size_t methods_cap,
+			  uint16_t *n_methods, struct fgp_pc_in *pcs, size_t pcs_cap,
+			  uint32_t *n_pcs);
+
+/* Forget blobs that ended before ts (unload_ts < ts). Returns how many were pruned. */
+size_t codetab_prune(struct codetab *t, uint64_t before_ts);
+
+void codetab_stats(const struct codetab *t, struct codetab_stats *out);
+
+#endif

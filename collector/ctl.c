@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ctl.c - control channel server and client (see ctl.h).
+ *
+ * Invariant: every frame read is checked against CTL_MAX_FRAME before its body is buffered, and
+ * a client's queued output never exceeds OUT_CAP (it is disconnected instead).
+ */
+#include "ctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codetab.h"
+#include "fgproto.h"
+
+#define HDR 12u
+#define OUT_CAP (64u << 20)
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static int make_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+/* ---- daemon side ----------------------------------------------------------------------- */
+
+struct client {
+	int fd;
+	bool sub, sub_all;
+	uint32_t sub_pid;
+	uint8_t *out;
+	size_t out_len, out_off, out_cap;
+	bool dead;
+	uint8_t in[HDR];
+	size_t in_len;
+	bool batching;
+	uint32_t batch_pid;
+	size_t batch_start;
+};
+
+struct ctl_server {
+	int fd;
+	char path[108];
+	struct jvmset *set;
+	struct client *cl[CTL_MAX_CLIENTS];
+	unsigned n_cl;
+	struct ctl_server_stats st;
+	uint8_t *scratch; /* one encoded record */
+	struct fgp_str *methods;
+	struct fgp_pc_in *pcs;
+};
+
+static uint8_t *out_reserve(struct ctl_server *srv, struct client *c, size_t n)
+{
+	if (c->dead)
+		return NULL;
+	if (c->out_len + n > OUT_CAP) {
+		c->dead = true;
+		srv->st.overflowed++;
+		return NULL;
+	}
+	if (c->out_len + n > c->out_cap) {
+		size_t ncap = c->out_cap ? c->out_cap : 65536;
+		uint8_t *o;
+
+		while (ncap < c->out_len + n)
+			ncap *= 2;
+		o = realloc(c->out, ncap);
+		if (!o) {
+			c->dead = true;
+			return NULL;
+		}
+		c->out = o;
+		c->out_cap = ncap;
+	}
+	c->out_len += n;
+	return c->out + c->out_len - n;
+}
+
+static void batch_close(struct client *c)
+{
+	if (!c->batching)
+		return;
+	put32(c->out + c->batch_start, (uint32_t)(c->out_len - c->batch_start));
+	c->batching = false;
+}
+
+static void frame(struct ctl_server *srv, struct client *c, uint16_t kind, uint16_t flags,
+		  uint32_t pid, const void *payload, size_t len)
+{
+	uint8_t *p;
+
+	batch_close(c);
+	if (!(p = out_reserve(srv, c, HDR + len)))
+		return;
+	put32(p, (uint32_t)(HDR + len));
+	put16(p + 4, kind);
+	put16(p + 6, flags);
+	put32(p + 8, pid);
+	if (len)
+		memcpy(p + HDR, payload, len);
+	srv->st.frames_out++;
+}
+
+/* Append one encoded record to c's current RECORDS frame for pid, opening one if needed. */
+static void append_record(struct ctl_server *srv, struct client *c, uint32_t pid,
+			  const uint8_t *raw, size_t len)
+{
+	uint8_t *p;
+
+	if (c->batching && (c->batch_pid != pid || c->out_len - c->batch_start + len > CTL_MAX_FRAME))
+		batch_close(c);
+	if (!c->batching) {
+		if (!(p = out_reserve(srv, c, HDR + FGP_MSG_HEADER_SIZE)))
+			return;
+		c->batch_start = (size_t)(p - c->out);
+		put32(p, 0);
+		put16(p + 4, CTL_RECORDS);
+		put16(p + 6, 0);
+		put32(p + 8, pid);
+		fgp_encode_msg_header(p + HDR, FGP_MSG_HEADER_SIZE);
+		c->batching = true;
+		c->batch_pid = pid;
+		srv->st.frames_out++;
+	}
+	if ((p = out_reserve(srv, c, len)))
+		memcpy(p, raw, len);
+}
+
+static size_t put_str(uint8_t *p, const char *s)
+{
+	size_t n = strnlen(s, 1024);
+
+	put16(p, (uint16_t)n);
+	memcpy(p + 2, s, n);
+	return 2 + n;
+}
+
+static void send_jvm(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
+{
+	uint8_t buf[64 + 3 * 1030];
+	size_t n = 0;
+
+	put32(buf, ji->ns_pid);
+	put32(buf + 4, ji->hello_flags);
+	put64(buf + 8, ji->start_time);
+	put64(buf + 16, ji->connect_ts);
+	put64(buf + 24, ji->exit_ts);
+	buf[32] = ji->connected;
+	buf[33] = ji->exited;
+	put16(buf + 34, 0);
+	n = 36;
+	n += put_str(buf + n, ji->container_id);
+	n += put_str(buf + n, ji->jvm_version);
+	n += put_str(buf + n, ji->agent_version);
+	frame(srv, c, CTL_JVM, 0, ji->host_pid, buf, n);
+}
+
+static void send_hello(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
+{
+	struct fgp_hello h = {
+		.proto_version = FGP_VERSION, .pid = ji->ns_pid, .flags = ji->hello_flags,
+		.ts = ji->connect_ts,
+		.jvm_version = { ji->jvm_version, (uint16_t)strlen(ji->jvm_version) },
+		.agent_version = { ji->agent_version, (uint16_t)strlen(ji->agent_version) },
+	};
+	int n = fgp_encode_hello(srv->scratch, FGP_MAX_RECORD, &h);
+
+	if (n > 0)
+		append_record(srv, c, ji->host_pid, srv->scratch, (size_t)n);
+}
+
+struct hist_ctx {
+	struct ctl_server *srv;
+	struct client *c;
+	uint32_t pid;
+};
+
+static int hist_cb(void *arg, const struct codeblob *b, bool is_unload)
+{
+	struct hist_ctx *x = arg;
+	struct ctl_server *srv = x->srv;
+	int n;
+
+	if (x->c->dead)
+		return 1;
+	if (is_unload) {
+		struct fgp_code_unload u = { .addr = b->addr, .ts = b->unload_ts };
+
+		n = fgp_encode_code_unload(srv->scratch, FGP_MAX_RECORD, &u);
+	} else if (b->kind == CODEBLOB_DYNAMIC) {
+		struct fgp_dynamic_code d = { .addr = b->addr, .size = b->size, .ts = b->load_ts,
+					      .name = { b->name, (uint16_t)strlen(b->name) } };
+
+		n = fgp_encode_dynamic_code(srv->scratch, FGP_MAX_RECORD, &d);
+	} else {
+		struct fgp_code_load_in in = {
+			.addr = b->addr, .size = b->size, .ts = b->load_ts,
+			.flags = FGP_REC_REPLAY |
+				 (b->inline_truncated ? FGP_REC_INLINE_TRUNCATED : 0),
+			.name = { b->name, (uint16_t)strlen(b->name) },
+			.methods = srv->methods, .pcs = srv->pcs,
+		};
+
+		if (codetab_inline_export(b, srv->methods, FGP_MAX_INLINE_METHODS, &in.n_methods,
+					  srv->pcs, FGP_MAX_INLINE_PCS, &in.n_pcs) != 0)
+			in.n_methods = 0, in.n_pcs = 0;
+		n = fgp_encode_code_load(srv->scratch, FGP_MAX_RECORD, &in);
+		if (n < 0) { /* cannot happen for what we decoded; send it without inline info */
+			in.n_methods = 0;
+			in.n_pcs = 0;
+			in.flags |= FGP_REC_INLINE_TRUNCATED;
+			n = fgp_encode_code_load(srv->scratch, FGP_MAX_RECORD, &in);
+		}
+	}
+	if (n > 0)
+		append_record(srv, x->c, x->pid, srv->scratch, (size_t)n);
+	return 0;
+}
+
+static bool wants(const struct client *c, uint32_t pid)
+{
+	return c->sub && (c->sub_all || c->sub_pid == pid);
+}
+
+static void subscribe(struct ctl_server *srv, struct client *c, uint32_t pid)
+{
+	c->sub = true;
+	c->sub_all = pid == 0;
+	c->sub_pid = pid;
+	for (size_t i = 0; i < jvmset_count(srv->set); i++) {
+		struct jvm *j = jvmset_at(srv->set, i);
+		struct jvm_info ji;
+		struct hist_ctx x = { srv, c, jvm_host_pid(j) };
+
+		if (!wants(c, x.pid))
+			continue;
+		jvm_info(j, &ji);
+		send_jvm(srv, c, &ji);
+		send_hello(srv, c, &ji);
+		codetab_history(jvm_table(j), hist_cb, &x);
+		batch_close(c);
+	}
+}
+
+static void list(struct ctl_server *srv, struct client *c)
+{
+	for (size_t i = 0; i < jvmset_count(srv->set); i++) {
+		struct jvm_info ji;
+
+		jvm_info(jvmset_at(srv->set, i), &ji);
+		send_jvm(srv, c, &ji);
+	}
+	frame(srv, c, CTL_LIST_END, 0, 0, NULL, 0);
+}
+
+static void on_event(void *arg, enum jvmset_event ev, const struct jvm_info *ji, int err,
+		     const char *why)
+{
+	struct ctl_server *srv = arg;
+
+	(void)err;
+	(void)why;
+	for (unsigned i = 0; i < srv->n_cl; i++) {
+		struct client *c = srv->cl[i];
+
+		if (!wants(c, ji->host_pid))
+			continue;
+		if (ev == JVMSET_CONNECT) {
+			send_jvm(srv, c, ji);
+			send_hello(srv, c, ji);
+		} else if (ev == JVMSET_DISCONNECT || ev == JVMSET_EXIT || ev == JVMSET_EXPIRE) {
+			frame(srv, c, CTL_GONE, ji->exited ? CTL_GONE_EXITED : 0, ji->host_pid,
+			      NULL, 0);
+		}
+	}
+}
+
+static void on_record(void *arg, const struct jvm *j, const uint8_t *raw, size_t len)
+{
+	struct ctl_server *srv = arg;
+	uint32_t pid = jvm_host_pid(j);
+
+	for (unsigned i = 0; i < srv->n_cl; i++)
+		if (wants(srv->cl[i], pid))
+			append_record(srv, srv->cl[i], pid, raw, len);
+}
+
+static int check_dir(const char *path)
+{
+	char dir[108], *slash;
+	struct stat st;
+
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return -EINVAL;
+	*slash = '\0';
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
+}
+
+int ctl_server_open(const char *path, struct jvmset *set, struct ctl_server **out)
+{
+	struct jvmset_observer ob = { .event = on_event, .record = on_record };
+	struct ctl_server *srv;
+	struct sockaddr_un sa;
+	struct stat st;
+	int rv, fd;
+
+	if ((rv = make_addr(path, &sa)) != 0 || (rv = check_dir(path)) != 0)
+		return rv;
+	if (lstat(path, &st) == 0) {
+		int probe;
+
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		/* A live daemon answers; a stale file from a killed one refuses. */
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(probe);
+			return -EADDRINUSE;
+		}
+		if (probe >= 0)
+			close(probe);
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, 0600) != 0 ||
+	    listen(fd, 16) != 0) {
+		rv = -errno;
+		close(fd);
+		return rv;
+	}
+	srv = calloc(1, sizeof(*srv));
+	if (!srv || !(srv->scratch = malloc(FGP_MAX_RECORD)) ||
+	    !(srv->methods = malloc(FGP_MAX_INLINE_METHODS * sizeof(*srv->methods))) ||
+	    !(srv->pcs = malloc(FGP_MAX_INLINE_PCS * sizeof(*srv->pcs)))) {
+		if (srv) {
+			free(srv->scratch);
+			free(srv->methods);
+		}
+		free(srv);
+		close(fd);
+		unlink(path);
+		return -ENOMEM;
+	}
+	srv->fd = fd;
+	strcpy(srv->path, path);
+	srv->set = set;
+	ob.arg = srv;
+	if ((rv = jvmset_observe(set, &ob)) != 0) {
+		ctl_server_close(srv);
+		return rv;
+	}
+	*out = srv;
+	return 0;
+}
+
+static void client_free(struct client *c)
+{
+	close(c->fd);
+	free(c->out);
+	free(c);
+}
+
+void ctl_server_close(struct ctl_server *srv)
+{
+	if (!srv)
+		return;
+	for (unsigned i = 0; i < srv->n_cl; i++)
+		client_free(srv->cl[i]);
+	close(srv->fd);
+	unlink(srv->path);
+	free(srv->scratch);
+	free(srv->methods);
+	free(srv->pcs);
+	free(srv);
+}
+
+size_t ctl_server_pollfds(struct ctl_server *srv, struct pollfd *fds, size_t cap)
+{
+	size_t n = 0;
+
+	if (cap == 0)
+		return 0;
+	fds[n++] = (struct pollfd){ .fd = srv->fd, .events = POLLIN };
+	for (unsigned i = 0; i < srv->n_cl && n < cap; i++) {
+		struct client *c = srv->cl[i];
+
+		fds[n++] = (struct pollfd){ .fd = c->fd,
+					    .events = (short)(POLLIN |
+							      (c->out_len > c->out_off ? POLLOUT : 0)) };
+	}
+	return n;
+}
+
+static void accept_one(struct ctl_server *srv)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct client *c;
+	int fd = accept4(srv->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
+	    (cr.uid != 0 && cr.uid != geteuid())) {
+		srv->st.refused_uid++;
+		close(fd);
+		return;
+	}
+	if (srv->n_cl == CTL_MAX_CLIENTS || !(c = calloc(1, sizeof(*c)))) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	srv->cl[srv->n_cl++] = c;
+	srv->st.accepted++;
+}
+
+static void client_read(struct ctl_server *srv, struct client *c)
+{
+	for (;;) {
+		ssize_t n = read(c->fd, c->in + c->in_len, HDR - c->in_len);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			c->dead = true;
+			return;
+		}
+		if (n < 0)
+			return;
+		c->in_len += (size_t)n;
+		if (c->in_len < HDR)
+			continue;
+		c->in_len = 0;
+		uint16_t kind = get16(c->in + 4);
+
+		if (get32(c->in) != HDR) {
+			srv->st.bad_requests++;
+			c->dead = true;
+			return;
+		}
+		if (kind == CTL_LIST)
+			list(srv, c);
+		else if (kind == CTL_SUBSCRIBE)
+			subscribe(srv, c, get32(c->in + 8));
+		else
+			srv->st.bad_requests++;
+	}
+}
+
+static void client_write(struct client *c)
+{
+	batch_close(c);
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				c->dead = true;
+			break;
+		}
+		c->out_off += (size_t)n;
+	}
+	if (c->out_off == c->out_len) {
+		c->out_off = c->out_len = 0;
+	} else if (c->out_off > (1u << 20)) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+}
+
+static void reap(struct ctl_server *srv)
+{
+	for (unsigned i = 0; i < srv->n_cl;) {
+		if (srv->cl[i]->dead) {
+			client_free(srv->cl[i]);
+			srv->cl[i] = srv->cl[--srv->n_cl];
+		} else {
+			i++;
+		}
+	}
+}
+
+void ctl_server_handle(struct ctl_server *srv, const struct pollfd *fds, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		for (unsigned k = 0; k < srv->n_cl; k++) {
+			struct client *c = srv->cl[k];
+
+			if (c->fd != fds[i].fd)
+				continue;
+			if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+				client_read(srv, c);
+		}
+	}
+	if (n > 0 && (fds[0].revents & POLLIN))
+		accept_one(srv);
+	ctl_server_flush(srv);
+}
+
+void ctl_server_flush(struct ctl_server *srv)
+{
+	for (unsigned i = 0; i < srv->n_cl; i++)
+		if (!srv->cl[i]->dead)
+			client_write(srv->cl[i]);
+	reap(srv);
+}
+
+void ctl_server_stats(const struct ctl_server *srv, struct ctl_server_stats *out)
+{
+	*out = srv->st;
+	out->clients = srv->n_cl;
+}
+
+/* ---- client side ------------------------------------------------------------------------- */
+
+struct pid_tab {
+	uint32_t pid;
+	struct codetab *tab;
+};
+
+struct ctl_client {
+	int fd;
+	uint8_t *buf; /* CTL_MAX_FRAME */
+	size_t len;
+	struct pid_tab *tabs;
+	size_t n_tabs, cap_tabs;
+};
+
+int ctl_connect(const char *path, struct ctl_client **out)
+{
+	struct sockaddr_un sa;
+	struct ctl_client *c;
+	int rv, fd;
+
+	if ((rv = make_addr(path, &sa)) != 0)
+		return rv;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		rv = errno == ECONNREFUSED ? -ENOENT : -errno;
+		close(fd);
+		return rv;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->buf = malloc(CTL_MAX_FRAME))) {
+		free(c);
+		close(fd);
+		return -ENOMEM;
+	}
+	c->fd = fd;
+	*out = c;
+	return 0;
+}
+
+void ctl_close(struct ctl_client *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	free(c->buf);
+	free(c->tabs);
+	free(c);
+}
+
+int ctl_fd(const struct ctl_client *c)
+{
+	return c->fd;
+}
+
+static int send_req(struct ctl_client *c, uint16_t kind, uint32_t pid)
+{
+	uint8_t f[HDR];
+	size_t off = 0;
+
+	put32(f, HDR);
+	put16(f + 4, kind);
+	put16(f + 6, 0);
+	put32(f + 8, pid);
+	while (off < HDR) {
+		ssize_t n = send(c->fd, f + off, HDR - off, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int ctl_subscribe(struct ctl_client *c, uint32_t host_pid)
+{
+	return send_req(c, CTL_SUBSCRIBE, host_pid);
+}
+
+/* 1 and a complete frame at c->buf, 0 when not yet, negative errno. Consumes nothing. */
+static int have_frame(struct ctl_client *c)
+{
+	uint32_t size;
+
+	if (c->len < HDR)
+		return 0;
+	size = get32(c->buf);
+	if (size < HDR || size > CTL_MAX_FRAME)
+		return -EPROTO;
+	return c->len >= size;
+}
+
+static void consume(struct ctl_client *c)
+{
+	uint32_t size = get32(c->buf);
+
+	memmove(c->buf, c->buf + size, c->len - size);
+	c->len -= size;
+}
+
+static int fill(struct ctl_client *c, int timeout_ms)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	ssize_t n;
+	int r = poll(&p, 1, timeout_ms);
+
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	n = read(c->fd, c->buf + c->len, CTL_MAX_FRAME - c->len);
+	if (n == 0)
+		return -ECONNRESET;
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	c->len += (size_t)n;
+	return 0;
+}
+
+static int get_str(const uint8_t **p, const uint8_t *end, char *dst, size_t cap)
+{
+	uint16_t n;
+
+	if (end - *p < 2)
+		return -EPROTO;
+	n = get16(*p);
+	*p += 2;
+	if (end - *p < n)
+		return -EPROTO;
+	size_t k = n < cap - 1 ? n : cap - 1;
+
+	memcpy(dst, *p, k);
+	dst[k] = '\0';
+	*p += n;
+	return 0;
+}
+
+static int parse_jvm(const uint8_t *f, struct jvm_info *ji)
+{
+	uint32_t size = get32(f);
+	const uint8_t *p = f + HDR, *end = f + size;
+
+	memset(ji, 0, sizeof(*ji));
+	if (size < HDR + 36)
+		return -EPROTO;
+	ji->host_pid = get32(f + 8);
+	ji->ns_pid = get32(p);
+	ji->hello_flags = get32(p + 4);
+	ji->start_time = get64(p + 8);
+	ji->connect_ts = get64(p + 16);
+	ji->exit_ts = get64(p + 24);
+	ji->connected = p[32] != 0;
+	ji->exited = p[33] != 0;
+	p += 36;
+	if (get_str(&p, end, ji->container_id, sizeof(ji->container_id)) ||
+	    get_str(&p, end, ji->jvm_version, sizeof(ji->jvm_version)) ||
+	    get_str(&p, end, ji->agent_version, sizeof(ji->agent_version)))
+		return -EPROTO;
+	return 0;
+}
+
+int ctl_list(struct ctl_client *c, struct jvm_info *out, size_t max, size_t *n, int timeout_ms)
+{
+	size_t got = 0;
+	int rv;
+
+	if ((rv = send_req(c, CTL_LIST, 0)) != 0)
+		return rv;
+	for (;;) {
+		while ((rv = have_frame(c)) == 1) {
+			uint16_t kind = get16(c->buf + 4);
+
+			if (kind == CTL_LIST_END) {
+				consume(c);
+				*n = got;
+				return 0;
+			}
+			if (kind == CTL_JVM) {
+				struct jvm_info ji;
+
+				if (parse_jvm(c->buf, &ji) != 0)
+					return -EPROTO;
+				if (got < max)
+					out[got] = ji;
+				got++;
+			}
+			consume(c);
+		}
+		if (rv < 0)
+			return rv;
+		if ((rv = fill(c, timeout_ms)) != 0)
+			return rv;
+	}
+}
+
+static struct codetab **tab_slot(struct ctl_client *c, uint32_t pid, bool create)
+{
+	for (size_t i = 0; i < c->n_tabs; i++)
+		if (c->tabs[i].pid == pid)
+			return &c->tabs[i].tab;
+	if (!create)
+		return NULL;
+	if (c->n_tabs == c->cap_tabs) {
+		size_t ncap = c->cap_tabs ? c->cap_tabs * 2 : 8;
+		struct pid_tab *t = realloc(c->tabs, ncap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		c->tabs = t;
+		c->cap_tabs = ncap;
+	}
+	c->tabs[c->n_tabs] = (struct pid_tab){ .pid = pid };
+	return &c->tabs[c->n_tabs++].tab;
+}
+
+static int dispatch(struct ctl_client *c, const struct ctl_handler *h, uint64_t *bad)
+{
+	const uint8_t *f = c->buf;
+	uint32_t size = get32(f), pid = get32(f + 8);
+	uint16_t kind = get16(f + 4);
+	struct codetab **slot;
+
+	if (kind == CTL_JVM) {
+		struct jvm_info ji;
+
+		if (parse_jvm(f, &ji) != 0)
+			return -EPROTO;
+		slot = tab_slot(c, pid, true);
+		if (!slot)
+			return -ENOMEM;
+		*slot = h->jvm ? h->jvm(h->arg, &ji) : NULL;
+	} else if (kind == CTL_GONE) {
+		if (h->gone)
+			h->gone(h->arg, pid, (get16(f + 6) & CTL_GONE_EXITED) != 0);
+	} else if (kind == CTL_RECORDS) {
+		struct fgp_reader r;
+		struct fgp_record rec;
+		int rv;
+
+		slot = tab_slot(c, pid, false);
+		if (!slot || !*slot)
+			return 0;
+		if (fgp_reader_init(&r, f + HDR, size - HDR) != 0)
+			return -EPROTO;
+		while ((rv = fgp_next(&r, &rec)) != 0) {
+			if (rv < 0) {
+				if (bad)
+					(*bad)++;
+				continue;
+			}
+			codetab_apply(*slot, &rec);
+		}
+	}
+	return 0;
+}
+
+int ctl_pump(struct ctl_client *c, int timeout_ms, const struct ctl_handler *h,
+	     uint64_t *bad_records)
+{
+	int frames = 0, rv;
+
+	for (;;) {
+		while ((rv = have_frame(c)) == 1) {
+			if ((rv = dispatch(c, h, bad_records)) != 0)
+				return rv;
+			consume(c);
+			frames++;
+		}
+		if (rv < 0)
+			return rv;
+		if (frames > 0 && timeout_ms < 0)
+			timeout_ms = 0;
+		rv = fill(c, timeout_ms);
+		if (rv == -ETIMEDOUT)
+			return frames;
+		if (rv < 0)
+			return rv;
+		if (timeout_ms > 0)
+			timeout_ms = 0; /* after the first arrival, take only what is there */
+	}
+}

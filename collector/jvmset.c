@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: MIT
+/*
+ * jvmset.c - connections, JVM identities, tables and perf maps (see jvmset.h).
+ *
+ * Invariant: a connection is bound to at most one JVM and a JVM to at most one connection
+ * (j->conn == c implies c->jvm == j); a JVM outlives its connections, never the reverse.
+ */
+#include "jvmset.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fgproto.h"
+#include "perfmap.h"
+#include "receive.h"
+
+#define NSEC 1000000000ull
+#define REPLAY_HOLD_NS (2 * NSEC)
+#define CHECK_EVERY_NS NSEC
+#define MAX_OBSERVERS 4
+#define MAX_JVMS 4096
+
+struct conn {
+	uint32_t pipe;
+	struct peer_info peer; /* read from /proc at the first message */
+	struct jvm *jvm;       /* after a verified HELLO */
+	unsigned bad;
+};
+
+struct jvm {
+	struct jvm_info info;
+	struct codetab *tab;
+	struct conn *conn;
+	bool dirty, in_replay, written;
+	int last_err;
+	uint64_t dirty_since, replay_since, last_write, interval, next_check;
+	struct perfmap_file file;
+};
+
+struct jvmset {
+	struct jvmset_opts o;
+	struct jvmset_observer obs[MAX_OBSERVERS];
+	unsigned n_obs;
+	struct conn **conns; /* sorted by pipe id */
+	size_t n_conns, cap_conns;
+	struct jvm **jvms;
+	size_t n_jvms, cap_jvms;
+	uint64_t next_prune;
+	struct jvmset_counters c;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+}
+
+static void emit(struct jvmset *s, enum jvmset_event ev, const struct jvm_info *info, int err,
+		 const char *why)
+{
+	for (unsigned i = 0; i < s->n_obs; i++)
+		if (s->obs[i].event)
+			s->obs[i].event(s->obs[i].arg, ev, info, err, why);
+}
+
+static void emit_jvm(struct jvmset *s, enum jvmset_event ev, struct jvm *j, int err,
+		     const char *why)
+{
+	struct jvm_info info;
+
+	jvm_info(j, &info);
+	emit(s, ev, &info, err, why);
+}
+
+int jvmset_new(const struct jvmset_opts *o, struct jvmset **out)
+{
+	struct jvmset *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	if (!s->o.proc_root)
+		s->o.proc_root = "/proc";
+	if (!s->o.keep_exited_ns)
+		s->o.keep_exited_ns = 3600 * NSEC;
+	if (!s->o.history_ns)
+		s->o.history_ns = 600 * NSEC;
+	if (!s->o.max_bad_msgs)
+		s->o.max_bad_msgs = 16;
+	if (!s->o.min_write_ns)
+		s->o.min_write_ns = 1000000;
+	if (!s->o.max_write_ns)
+		s->o.max_write_ns = 500000000;
+	*out = s;
+	return 0;
+}
+
+static void jvm_free(struct jvm *j)
+{
+	if (!j)
+		return;
+	codetab_free(j->tab);
+	free(j);
+}
+
+void jvmset_free(struct jvmset *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_conns; i++)
+		free(s->conns[i]);
+	for (size_t i = 0; i < s->n_jvms; i++)
+		jvm_free(s->jvms[i]);
+	free(s->conns);
+	free(s->jvms);
+	free(s);
+}
+
+int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob)
+{
+	if (s->n_obs == MAX_OBSERVERS)
+		return -ENOSPC;
+	s->obs[s->n_obs++] = *ob;
+	return 0;
+}
+
+/* ---- connections ------------------------------------------------------------------- */
+
+static size_t conn_pos(const struct jvmset *s, uint32_t pipe)
+{
+	size_t lo = 0, hi = s->n_conns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->conns[mid]->pipe < pipe)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct conn *conn_find(const struct jvmset *s, uint32_t pipe)
+{
+	size_t i = conn_pos(s, pipe);
+
+	return i < s->n_conns && s->conns[i]->pipe == pipe ? s->conns[i] : NULL;
+}
+
+bool jvmset_has_pipe(const struct jvmset *s, uint32_t pipe)
+{
+	return conn_find(s, pipe) != NULL;
+}
+
+static struct conn *conn_add(struct jvmset *s, uint32_t pipe)
+{
+	size_t i = conn_pos(s, pipe);
+	struct conn *c;
+
+	if (s->n_conns == s->cap_conns) {
+		size_t ncap = s->cap_conns ? s->cap_conns * 2 : 16;
+		struct conn **n = realloc(s->conns, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->conns = n;
+		s->cap_conns = ncap;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->pipe = pipe;
+	memmove(&s->conns[i + 1], &s->conns[i], (s->n_conns - i) * sizeof(*s->conns));
+	s->conns[i] = c;
+	s->n_conns++;
+	return c;
+}
+
+/* ---- JVMs -------------------------------------------------------------------------- */
+
+struct jvm *jvmset_find(const struct jvmset *s, uint32_t host_pid)
+{
+	for (size_t i = 0; i < s->n_jvms; i++)
+		if (s->jvms[i]->info.host_pid == host_pid)
+			return s->jvms[i];
+	return NULL;
+}
+
+size_t jvmset_count(const struct jvmset *s)
+{
+	return s->n_jvms;
+}
+
+struct jvm *jvmset_at(const struct jvmset *s, size_t i)
+{
+	return i < s->n_jvms ? s->jvms[i] : NULL;
+}
+
+void jvm_info(const struct jvm *j, struct jvm_info *out)
+{
+	*out = j->info;
+	out->connected = j->conn != NULL;
+	codetab_stats(j->tab, &out->tab);
+}
+
+const struct codetab *jvm_table(const struct jvm *j)
+{
+	return j->tab;
+}
+
+uint32_t jvm_host_pid(const struct jvm *j)
+{
+	return j->info.host_pid;
+}
+
+/* Remove j from the set (its map if still ours), freeing it. */
+static void jvm_forget(struct jvmset *s, struct jvm *j, bool remove_map)
+{
+	if (remove_map && s->o.maps)
+		perfmap_remove(s->o.maps, j->info.host_pid, &j->file);
+	if (j->conn)
+		j->conn->jvm = NULL;
+	for (size_t i = 0; i < s->n_jvms; i++) {
+		if (s->jvms[i] == j) {
+			s->jvms[i] = s->jvms[--s->n_jvms];
+			break;
+		}
+	}
+	jvm_free(j);
+}
+
+static void expire(struct jvmset *s, struct jvm *j)
+{
+	emit_jvm(s, JVMSET_EXPIRE, j, 0, NULL);
+	s->c.expired++;
+	jvm_forget(s, j, true);
+}
+
+/* Is the process behind j still the one that connected? */
+static bool jvm_alive(struct jvmset *s, const struct jvm *j)
+{
+	struct peer_info now;
+
+	if (peer_read(s->o.proc_root, j->info.host_pid, &now) != 0)
+		return false;
+	return now.start_time == j->info.start_time;
+}
+
+static void mark_exited(struct jvmset *s, struct jvm *j, uint64_t now)
+{
+	j->info.exited = true;
+	j->info.exit_ts = now;
+	s->c.exits++;
+}
+
+static void copy_str(char *dst, size_t cap, const struct fgp_str *s)
+{
+	size_t n = s->len < cap - 1 ? s->len : cap - 1;
+
+	memcpy(dst, s->ptr, n);
+	dst[n] = '\0';
+}
+
+static void reject(struct jvmset *s, struct conn *c, const char *why)
+{
+	struct jvm_info info = { .host_pid = c->peer.host_pid, .ns_pid = c->peer.ns_pid,
+				 .start_time = c->peer.start_time };
+
+	memcpy(info.container_id, c->peer.container_id, sizeof(info.container_id));
+	s->c.rejected++;
+	emit(s, JVMSET_REJECT, &info, 0, why);
+}
+
+static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, uint64_t now)
+{
+	struct jvm *j;
+	char why[96];
+
+	if (h->proto_version != FGP_VERSION) {
+		snprintf(why, sizeof(why), "protocol version %u, expected %u", h->proto_version,
+			 FGP_VERSION);
+		reject(s, c, why);
+		return JVMSET_DROP;
+	}
+	if (h->pid != c->peer.ns_pid) {
+		snprintf(why, sizeof(why), "hello says pid %u but /proc NSpid says %u", h->pid,
+			 c->peer.ns_pid);
+		reject(s, c, why);
+		return JVMSET_DROP;
+	}
+	j = jvmset_find(s, c->peer.host_pid);
+	if (j && j->info.start_time != c->peer.start_time) {
+		/* The PID was reused: the old JVM is gone and its map names the new process. */
+		if (!j->info.exited)
+			mark_exited(s, j, now);
+		expire(s, j);
+		j = NULL;
+	}
+	if (!j) {
+		if (s->n_jvms >= MAX_JVMS) {
+			struct jvm *oldest = NULL;
+
+			for (size_t i = 0; i < s->n_jvms; i++)
+				if (s->jvms[i]->info.exited &&
+				    (!oldest || s->jvms[i]->info.exit_ts < oldest->info.exit_ts))
+					oldest = s->jvms[i];
+			if (!oldest) {
+				reject(s, c, "too many JVMs");
+				return JVMSET_DROP;
+			}
+			expire(s, oldest);
+		}
+		if (s->n_jvms == s->cap_jvms) {
+			size_t ncap = s->cap_jvms ? s->cap_jvms * 2 : 16;
+			struct jvm **n = realloc(s->jvms, ncap * sizeof(*n));
+
+			if (!n)
+				return JVMSET_DROP;
+			s->jvms = n;
+			s->cap_jvms = ncap;
+		}
+		j = calloc(1, sizeof(*j));
+		if (!j || !(j->tab = codetab_new(&s->o.limits))) {
+			free(j);
+			reject(s, c, "out of memory");
+			return JVMSET_DROP;
+		}
+		j->info.host_pid = c->peer.host_pid;
+		j->info.start_time = c->peer.start_time;
+		j->interval = s->o.min_write_ns;
+		s->jvms[s->n_jvms++] = j;
+	}
+	if (j->conn)
+		j->conn->jvm = NULL; /* the agent reconnected before we saw its old pipe end */
+	j->conn = c;
+	c->jvm = j;
+	j->info.ns_pid = c->peer.ns_pid;
+	memcpy(j->info.container_id, c->peer.container_id, sizeof(j->info.container_id));
+	copy_str(j->info.jvm_version, sizeof(j->info.jvm_version), &h->jvm_version);
+	copy_str(j->info.agent_version, sizeof(j->info.agent_version), &h->agent_version);
+	j->info.hello_flags = h->flags;
+	j->info.exited = false;
+	j->info.connect_ts = now;
+	s->c.connects++;
+	emit_jvm(s, JVMSET_CONNECT, j, 0, NULL);
+	return JVMSET_KEEP;
+}
+
+static void forward(struct jvmset *s, const struct jvm *j, const uint8_t *raw, size_t len)
+{
+	for (unsigned i = 0; i < s->n_obs; i++)
+		if (s->obs[i].record)
+			s->obs[i].record(s->obs[i].arg, j, raw, len);
+}
+
+static void make_dirty(struct jvm *j, uint64_t now)
+{
+	if (!j->dirty) {
+		j->dirty = true;
+		j->dirty_since = now;
+	}
+}
+
+int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data,
+	       size_t len, uint64_t now)
+{
+	struct conn *c = conn_find(s, pipe);
+	struct fgp_reader r;
+	struct fgp_record rec;
+	bool bad = false;
+	int rv;
+
+	if (!c) {
+		c = conn_add(s, pipe);
+		if (!c)
+			return JVMSET_DROP;
+		c->peer.host_pid = peer_pid;
+		if (peer_pid == 0) {
+			reject(s, c, "the kernel gave no peer PID");
+			return JVMSET_DROP;
+		}
+		if ((rv = peer_read(s->o.proc_root, peer_pid, &c->peer)) != 0) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "cannot read %s/%u: %s", s->o.proc_root,
+				 peer_pid, strerror(-rv));
+			reject(s, c, why);
+			return JVMSET_DROP;
+		}
+	}
+	s->c.msgs++;
+	s->c.bytes += len;
+	if (fgp_reader_init(&r, data, len) != 0) {
+		bad = true;
+	} else {
+		for (;;) {
+			size_t off = r.off;
+
+			rv = fgp_next(&r, &rec);
+			if (rv == 0)
+				break;
+			if (rv < 0) {
+				bad = true;
+				s->c.bad_records++;
+				if (c->jvm)
+					c->jvm->info.bad_records++;
+				continue;
+			}
+			s->c.records++;
+			if (!c->jvm) {
+				if (rec.type != FGP_HELLO) {
+					bad = true; /* nothing counts before a HELLO */
+					break;
+				}
+				if (hello(s, c, &rec.u.hello, now) != JVMSET_KEEP)
+					return JVMSET_DROP;
+				continue;
+			}
+			struct jvm *j = c->jvm;
+
+			j->info.records++;
+			switch (rec.type) {
+			case FGP_HELLO:
+				continue; /* a repeated HELLO changes nothing */
+			case FGP_DROPPED:
+				j->info.agent_queue_full = rec.u.dropped.queue_full;
+				j->info.agent_table_full = rec.u.dropped.table_full;
+				break;
+			case FGP_SNAPSHOT_BEGIN:
+				j->in_replay = true;
+				j->replay_since = now;
+				codetab_apply(j->tab, &rec);
+				break;
+			case FGP_SNAPSHOT_END:
+				codetab_apply(j->tab, &rec);
+				j->in_replay = false;
+				make_dirty(j, now);
+				break;
+			case FGP_CODE_LOAD:
+			case FGP_CODE_UNLOAD:
+			case FGP_DYNAMIC_CODE:
+				rv = codetab_apply(j->tab, &rec);
+				if (rv == 1)
+					make_dirty(j, now);
+				if (rv == -EINVAL) {
+					bad = true;
+					s->c.bad_records++;
+					j->info.bad_records++;
+					continue;
+				}
+				break;
+			default:
+				continue; /* unknown type: skipped by size, as the format intends */
+			}
+			forward(s, j, data + off, rec.size);
+		}
+	}
+	if (bad) {
+		s->c.bad_msgs++;
+		if (c->jvm)
+			c->jvm->info.bad_msgs++;
+		if (++c->bad >= s->o.max_bad_msgs) {
+			struct jvm_info info = { .host_pid = c->peer.host_pid };
+
+			if (c->jvm)
+				jvm_info(c->jvm, &info);
+			s->c.bad_peers++;
+			emit(s, JVMSET_BAD_PEER, &info, -EBADMSG, "too many malformed messages");
+			return JVMSET_DROP;
+		}
+	}
+	return JVMSET_KEEP;
+}
+
+void jvmset_gone(struct jvmset *s, uint32_t pipe, uint64_t now)
+{
+	size_t i = conn_pos(s, pipe);
+	struct conn *c;
+	struct jvm *j;
+
+	if (i >= s->n_conns || s->conns[i]->pipe != pipe)
+		return;
+	c = s->conns[i];
+	memmove(&s->conns[i], &s->conns[i + 1], (s->n_conns - i - 1) * sizeof(*s->conns));
+	s->n_conns--;
+	j = c->jvm;
+	free(c);
+	if (!j || j->conn != c)
+		return;
+	j->conn = NULL;
+	s->c.disconnects++;
+	if (!jvm_alive(s, j))
+		mark_exited(s, j, now);
+	j->next_check = now + CHECK_EVERY_NS;
+	emit_jvm(s, JVMSET_DISCONNECT, j, 0, NULL);
+}
+
+size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)
+{
+	struct receive_ev ev;
+	size_t n = 0;
+
+	while (receive_next(rx, &ev) == 1) {
+		n++;
+		if (ev.type == RECEIVE_GONE) {
+			jvmset_gone(s, ev.pipe, now);
+			continue;
+		}
+		uint32_t pid = 0;
+
+		if (!jvmset_has_pipe(s, ev.pipe) && receive_peer_pid(rx, ev.pipe, &pid) != 0)
+			pid = 0;
+		if (jvmset_msg(s, ev.pipe, pid, ev.data, ev.len, now) == JVMSET_DROP)
+			receive_drop_pipe(rx, ev.pipe);
+	}
+	return n;
+}
+
+/* ---- maps and time ------------------------------------------------------------------- */
+
+static void write_map(struct jvmset *s, struct jvm *j)
+{
+	uint64_t t0 = mono_ns(), t1, cost;
+	int rv = perfmap_write(s->o.maps, j->info.host_pid, j->tab, &j->file, NULL);
+
+	t1 = mono_ns();
+	cost = t1 - t0;
+	s->c.map_write_ns += cost;
+	j->last_write = t1;
+	j->interval = 3 * cost;
+	if (j->interval < s->o.min_write_ns)
+		j->interval = s->o.min_write_ns;
+	if (j->interval > s->o.max_write_ns)
+		j->interval = s->o.max_write_ns;
+	if (rv == 0) {
+		j->dirty = false;
+		j->written = true;
+		j->last_err = 0;
+		j->info.map_writes++;
+		s->c.map_writes++;
+		return;
+	}
+	/* Keep the old map and retry later; tell once per kind of failure. */
+	if (rv == -ENOSPC || rv == -EDQUOT) {
+		j->info.map_enospc++;
+		s->c.map_enospc++;
+		if (j->interval < 100000000)
+			j->interval = 100000000;
+	}
+	j->info.map_errors++;
+	s->c.map_errors++;
+	if (rv != j->last_err)
+		emit_jvm(s, JVMSET_MAP_ERROR, j, rv, NULL);
+	j->last_err = rv;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+void jvmset_flush(struct jvmset *s, uint64_t now)
+{
+	(void)now;
+	if (!s->o.maps)
+		return;
+	for (size_t i = 0; i < s->n_jvms; i++)
+		if (s->jvms[i]->dirty)
+			write_map(s, s->jvms[i]);
+}
+
+uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
+{
+	uint64_t next = now + CHECK_EVERY_NS;
+	bool prune = now >= s->next_prune;
+
+	if (prune)
+		s->next_prune = now + CHECK_EVERY_NS;
+	for (size_t i = 0; i < s->n_jvms; i++) {
+		struct jvm *j = s->jvms[i];
+
+		if (j->dirty && s->o.maps) {
+			uint64_t due = j->last_write + j->interval;
+
+			if (j->in_replay && now < j->replay_since + REPLAY_HOLD_NS)
+				due = j->replay_since + REPLAY_HOLD_NS;
+			if (now >= due)
+				write_map(s, j);
+			else
+				next = min_u64(next, due);
+			if (j->dirty)
+				next = min_u64(next, j->last_write + j->interval);
+		}
+		if (!j->conn && !j->info.exited && now >= j->next_check) {
+			j->next_check = now + CHECK_EVERY_NS;
+			if (!jvm_alive(s, j)) {
+				mark_exited(s, j, now);
+				emit_jvm(s, JVMSET_EXIT, j, 0, NULL);
+			}
+		}
+		if (j->info.exited) {
+			uint64_t end = j->info.exit_ts + s->o.keep_exited_ns;
+
+			if (now >= end) {
+				expire(s, j);
+				i--; /* jvm_forget moved the last JVM into slot i */
+				continue;
+			}
+			next = min_u64(next, end);
+		}
+		if (prune && now > s->o.history_ns)
+			codetab_prune(j->tab, now - s->o.history_ns);
+	}
+	return next;
+}
+
+void jvmset_counters(const struct jvmset *s, struct jvmset_counters *out)
+{
+	*out = s->c;
+	out->jvms = (unsigned)s->n_jvms;
+	out->connected = 0;
+	for (size_t i = 0; i < s->n_jvms; i++)
+		out->connected += s->jvms[i]->conn != NULL;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jvmset.h - the JVMs a collector serves: connections -> verified identity -> code table ->
+ * perf map, and what happens when they leave.
+ *
+ * Identity: a JVM is (host PID, start time). The host PID is the kernel's (the socket's peer
+ * PID); /proc/<pid>/status must agree with the PID the agent's HELLO states (last NSpid value),
+ * else the connection is rejected. A reconnection of the same process (collector restart or
+ * agent reconnect) finds its JVM again and the agent's replay merges into the table; a new
+ * process that reuses a PID gets a new JVM.
+ *
+ * Perf maps: a JVM whose live set changed is dirty; jvmset_tick() rewrites dirty maps at most
+ * every interval, where interval = clamp(3 x the last write's cost, min_write_ns, max_write_ns),
+ * so the first event after a quiet spell is written at once and a JIT storm costs at most about a
+ * quarter of a core. While a replay runs (SNAPSHOT_BEGIN..END, at most 2 s) the map is not
+ * rewritten, so a restarted collector never shrinks a complete map to a partial one.
+ *
+ * Exit: when a connection ends, /proc says whether the process is gone (or its PID reused). An
+ * exited JVM keeps its map and table for keep_exited_ns, then the map is removed (only if it is
+ * still the file we wrote) and the JVM forgotten. A JVM whose agent disconnected but whose
+ * process lives keeps its map, and is re-checked every second.
+ *
+ * Invariant: library code, never prints; everything worth a log line goes to the observers.
+ * Single-threaded: call from one thread.
+ */
+#ifndef FG_JVMSET_H
+#define FG_JVMSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codetab.h"
+#include "peer.h"
+
+struct perfmap_dir;
+struct receive;
+struct jvm;
+struct jvmset;
+
+#define JVM_VERSION_MAX 128
+
+/* A snapshot of one JVM, for logs and `list`. */
+struct jvm_info {
+	uint32_t host_pid;
+	uint32_t ns_pid;
+	uint64_t start_time; /* clock ticks since boot (/proc/<pid>/stat field 22) */
+	char container_id[PEER_CONTAINER_ID_MAX + 1]; /* "" when none */
+	char jvm_version[JVM_VERSION_MAX];
+	char agent_version[64];
+	uint32_t hello_flags; /* FGP_HELLO_* */
+	bool connected;
+	bool exited;
+	uint64_t connect_ts, exit_ts;
+	uint64_t records, bad_records, bad_msgs;
+	uint64_t agent_queue_full, agent_table_full; /* last DROPPED record */
+	uint64_t map_writes, map_errors, map_enospc;
+	struct codetab_stats tab;
+};
+
+enum jvmset_event {
+	JVMSET_CONNECT,	   /* a verified HELLO; info filled */
+	JVMSET_DISCONNECT, /* its connection ended; info.exited says whether the process is gone */
+	JVMSET_EXIT,	   /* a disconnected JVM's process was found gone */
+	JVMSET_EXPIRE,	   /* keep-exited elapsed: map removed, JVM forgotten */
+	JVMSET_REJECT,	   /* a connection refused: why says so; info has what we knew */
+	JVMSET_MAP_ERROR,  /* a map write failed: err */
+	JVMSET_BAD_PEER,   /* a connection dropped after too many malformed messages */
+};
+
+struct jvmset_observer {
+	/* Called for the events above. why is a short text or NULL; err a negative errno or 0. */
+	void (*event)(void *arg, enum jvmset_event ev, const struct jvm_info *info, int err,
+		      const char *why);
+	/* A valid record applied to jvm's table (raw bytes of the record, header included). */
+	void (*record)(void *arg, const struct jvm *j, const uint8_t *raw, size_t len);
+	void *arg;
+};
+
+struct jvmset_opts {
+	struct perfmap_dir *maps; /* where to write perf maps; NULL = no maps */
+	const char *proc_root;	  /* NULL = "/proc" */
+	uint64_t keep_exited_ns;  /* 0 = 1 h */
+	uint64_t history_ns;	  /* ended blobs older than this are pruned; 0 = 10 min */
+	unsigned max_bad_msgs;	  /* malformed messages before a connection is dropped; 0 = 16 */
+	uint64_t min_write_ns;	  /* 0 = 1 ms */
+	uint64_t max_write_ns;	  /* 0 = 500 ms */
+	struct codetab_limits limits;
+};
+
+struct jvmset_counters {
+	uint64_t msgs, bytes, records, bad_msgs, bad_records;
+	uint64_t rejected;  /* connections refused (identity checks) */
+	uint64_t bad_peers; /* connections dropped for malformed input */
+	uint64_t connects, disconnects, exits, expired;
+	uint64_t map_writes, map_errors, map_enospc;
+	uint64_t map_write_ns; /* total time spent writing maps */
+	unsigned jvms, connected;
+};
+
+int jvmset_new(const struct jvmset_opts *o, struct jvmset **out);
+/* Frees everything; maps stay in place (valid for stock perf until a collector replaces them). */
+void jvmset_free(struct jvmset *s);
+
+/* Add an observer (at most 4). */
+int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob);
+
+/* Result of jvmset_msg: keep the connection, or close it. */
+#define JVMSET_KEEP 0
+#define JVMSET_DROP 1
+
+/*
+ * One message from connection pipe whose kernel peer PID is peer_pid (0 when unknown: the
+ * connection is then refused). Returns JVMSET_KEEP or JVMSET_DROP (the caller closes the pipe;
+ * its jvmset_gone follows).
+ */
+int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data,
+	       size_t len, uint64_t now);
+
+/* Connection pipe has ended. */
+void jvmset_gone(struct jvmset *s, uint32_t pipe, uint64_t now);
+
+/* True when pipe has state here (its peer PID is then not needed again). */
+bool jvmset_has_pipe(const struct jvmset *s, uint32_t pipe);
+
+/* Drain rx: every pending message and end of connection. Returns how many events were handled. */
+size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now);
+
+/*
+ * Write due maps, check disconnected JVMs for exit, expire, prune history. Returns the time
+ * (CLOCK_MONOTONIC ns) it wants to be called again at the latest.
+ */
+uint64_t jvmset_tick(struct jvmset *s, uint64_t now);
+
+/* Write every dirty map now (shutdown, tests). */
+void jvmset_flush(struct jvmset *s, uint64_t now);
+
+/* Lookups for the control channel and the record command. */
+struct jvm *jvmset_find(const struct jvmset *s, uint32_t host_pid);
+size_t jvmset_count(const struct jvmset *s);
+struct jvm *jvmset_at(const struct jvmset *s, size_t i);
+void jvm_info(const struct jvm *j, struct jvm_info *out);
+const struct codetab *jvm_table(const struct jvm *j);
+uint32_t jvm_host_pid(const struct jvm *j);
+
+void jvmset_counters(const struct jvmset *s, struct jvmset_counters *out);
+
+#endif

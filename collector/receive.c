@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/*
+ * receive.c - the nng pull0 listener for agents (see receive.h). The only file that speaks nng
+ * on the collector's receive path; NNG_E* codes stop here.
+ *
+ * Invariant: a pipe is in the admitted set from its ADD_PRE (if admitted) to its REM_POST, and
+ * exactly one RECEIVE_GONE is queued for every admitted pipe.
+ */
+#include "receive.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/pull.h>
+#include <nng/protocol/pipeline0/push.h>
+
+#include "fgproto.h"
+
+struct receive {
+	nng_socket sock;
+	nng_listener lst;
+	char url[128 + 8];
+	struct receive_opts o;
+	int efd; /* signalled when a gone event is queued */
+	nng_msg *cur;
+	pid_t self;
+
+	pthread_mutex_t mu; /* protects everything below */
+	uint32_t *pipes;    /* admitted pipe ids, sorted */
+	unsigned n_pipes;
+	uint32_t *gone;	    /* queued RECEIVE_GONE pipe ids */
+	size_t n_gone, cap_gone;
+	struct receive_stats st;
+
+	/* watchdog */
+	pthread_t wd;
+	bool wd_running, wd_stop;
+	pthread_cond_t wd_cv;
+	uint64_t probe_hits;
+};
+
+static int nng_to_errno(int rv)
+{
+	if (rv & NNG_ESYSERR)
+		return -(rv & ~NNG_ESYSERR);
+	switch (rv) {
+	case 0:
+		return 0;
+	case NNG_ENOMEM:
+		return -ENOMEM;
+	case NNG_EADDRINUSE:
+		return -EADDRINUSE;
+	case NNG_EADDRINVAL:
+	case NNG_EINVAL:
+		return -EINVAL;
+	case NNG_EPERM:
+		return -EACCES;
+	case NNG_ENOENT:
+		return -ENOENT;
+	case NNG_EAGAIN:
+		return -EAGAIN;
+	case NNG_ECLOSED:
+	case NNG_ECONNSHUT:
+		return -ENOTCONN;
+	case NNG_ENOTSUP:
+		return -ENOTSUP;
+	default:
+		return -EIO;
+	}
+}
+
+/* Index of the first admitted pipe id >= id (lock held). */
+static unsigned pipes_find(const struct receive *rx, uint32_t id)
+{
+	unsigned lo = 0, hi = rx->n_pipes;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (rx->pipes[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct receive *rx = arg;
+	uint32_t id = nng_pipe_id(p);
+	uint64_t pid = 0;
+	unsigned i;
+
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		/* Our own watchdog's probe: proof that the listener still accepts. */
+		if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
+		    pid == (uint64_t)rx->self) {
+			pthread_mutex_lock(&rx->mu);
+			rx->probe_hits++;
+			pthread_cond_broadcast(&rx->wd_cv);
+			pthread_mutex_unlock(&rx->mu);
+			nng_pipe_close(p);
+			return;
+		}
+		pthread_mutex_lock(&rx->mu);
+		if (rx->n_pipes >= rx->o.max_peers) {
+			rx->st.refused_cap++;
+			pthread_mutex_unlock(&rx->mu);
+			nng_pipe_close(p);
+			return;
+		}
+		i = pipes_find(rx, id);
+		memmove(&rx->pipes[i + 1], &rx->pipes[i], (rx->n_pipes - i) * sizeof(*rx->pipes));
+		rx->pipes[i] = id;
+		rx->n_pipes++;
+		rx->st.accepted++;
+		pthread_mutex_unlock(&rx->mu);
+		return;
+	}
+	if (ev != NNG_PIPE_EV_REM_POST)
+		return;
+	pthread_mutex_lock(&rx->mu);
+	i = pipes_find(rx, id);
+	if (i < rx->n_pipes && rx->pipes[i] == id) {
+		memmove(&rx->pipes[i], &rx->pipes[i + 1], (rx->n_pipes - i - 1) * sizeof(*rx->pipes));
+		rx->n_pipes--;
+		rx->st.gone++;
+		if (rx->n_gone == rx->cap_gone) {
+			size_t ncap = rx->cap_gone ? rx->cap_gone * 2 : 64;
+			uint32_t *g = realloc(rx->gone, ncap * sizeof(*g));
+
+			if (g) {
+				rx->gone = g;
+				rx->cap_gone = ncap;
+			}
+		}
+		/* Without memory the consumer never hears of this pipe's end; it is still closed. */
+		if (rx->n_gone < rx->cap_gone)
+			rx->gone[rx->n_gone++] = id;
+		pthread_mutex_unlock(&rx->mu);
+		uint64_t one = 1;
+		if (write(rx->efd, &one, sizeof(one)) < 0) {
+			/* EAGAIN: the counter is saturated, so the fd is readable anyway. */
+		}
+		return;
+	}
+	pthread_mutex_unlock(&rx->mu);
+}
+
+static int listen_now(struct receive *rx)
+{
+	nng_listener l;
+	int rv;
+
+	if ((rv = nng_listener_create(&l, rx->sock, rx->url)) != 0)
+		return nng_to_errno(rv);
+	if ((rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, rx->o.socket_mode)) != 0 ||
+	    (rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ, rx->o.max_msg)) != 0 ||
+	    (rv = nng_listener_start(l, 0)) != 0) {
+		nng_listener_close(l);
+		return nng_to_errno(rv);
+	}
+	rx->lst = l;
+	return 0;
+}
+
+/* Dial ourselves; true if the pipe reached the socket within the probe timeout. */
+static bool probe(struct receive *rx)
+{
+	struct timespec dl;
+	nng_socket s;
+	uint64_t before;
+	bool ok = false;
+
+	if (nng_push0_open(&s) != 0)
+		return true; /* cannot probe: do not tear the listener down for our own failure */
+	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 20);
+	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 100);
+	pthread_mutex_lock(&rx->mu);
+	before = rx->probe_hits;
+	rx->st.probes++;
+	pthread_mutex_unlock(&rx->mu);
+	if (nng_dial(s, rx->url, NULL, NNG_FLAG_NONBLOCK) != 0) {
+		nng_close(s);
+		return false;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += rx->o.probe_timeout_ms / 1000;
+	dl.tv_nsec += (long)(rx->o.probe_timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&rx->mu);
+	while (rx->probe_hits == before && !rx->wd_stop)
+		if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, &dl) == ETIMEDOUT)
+			break;
+	ok = rx->probe_hits != before || rx->wd_stop;
+	if (!ok)
+		rx->st.probe_fail++;
+	pthread_mutex_unlock(&rx->mu);
+	nng_close(s);
+	return ok;
+}
+
+static void *watchdog(void *arg)
+{
+	struct receive *rx = arg;
+
+	pthread_mutex_lock(&rx->mu);
+	while (!rx->wd_stop) {
+		struct timespec dl;
+
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_sec += rx->o.watchdog_ms / 1000;
+		dl.tv_nsec += (long)(rx->o.watchdog_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		while (!rx->wd_stop)
+			if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, &dl) == ETIMEDOUT)
+				break;
+		if (rx->wd_stop)
+			break;
+		pthread_mutex_unlock(&rx->mu);
+		if (!probe(rx)) {
+			/*
+			 * Wedged (or gone): closing the listener unlinks the socket file and closes
+			 * its pipes; listening again binds a fresh file. Agents reconnect and replay.
+			 */
+			nng_listener_close(rx->lst);
+			int rv = listen_now(rx);
+
+			pthread_mutex_lock(&rx->mu);
+			if (rv == 0)
+				rx->st.relistens++;
+			else
+				rx->st.relisten_err++;
+			pthread_mutex_unlock(&rx->mu);
+		}
+		pthread_mutex_lock(&rx->mu);
+	}
+	pthread_mutex_unlock(&rx->mu);
+	return NULL;
+}
+
+int receive_open(const struct receive_opts *o, struct receive **out)
+{
+	struct receive *rx;
+	pthread_condattr_t ca;
+	int rv;
+
+	if (!o->path || strlen(o->path) >= 108)
+		return -ENAMETOOLONG;
+	rx = calloc(1, sizeof(*rx));
+	if (!rx)
+		return -ENOMEM;
+	rx->o = *o;
+	if (!rx->o.max_peers)
+		rx->o.max_peers = 1024;
+	if (!rx->o.max_msg)
+		rx->o.max_msg = FGP_MAX_MSG;
+	if (!rx->o.probe_timeout_ms)
+		rx->o.probe_timeout_ms = 500;
+	if (!rx->o.socket_mode)
+		rx->o.socket_mode = 0666;
+	rx->self = getpid();
+	snprintf(rx->url, sizeof(rx->url), "ipc://%s", o->path);
+	rx->pipes = calloc(rx->o.max_peers + 1, sizeof(*rx->pipes));
+	rx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_mutex_init(&rx->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rx->wd_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (!rx->pipes || rx->efd < 0) {
+		rv = rx->efd < 0 ? -errno : -ENOMEM;
+		goto fail;
+	}
+	if ((rv = nng_to_errno(nng_pull0_open(&rx->sock))) != 0)
+		goto fail;
+	if ((rv = nng_to_errno(nng_socket_set_size(rx->sock, NNG_OPT_RECVMAXSZ, rx->o.max_msg))) ||
+	    (rv = nng_to_errno(nng_pipe_notify(rx->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, rx))) ||
+	    (rv = nng_to_errno(nng_pipe_notify(rx->sock, NNG_PIPE_EV_REM_POST, pipe_cb, rx))) ||
+	    (rv = listen_now(rx)) != 0) {
+		nng_close(rx->sock);
+		goto fail;
+	}
+	if (rx->o.watchdog_ms) {
+		if (pthread_create(&rx->wd, NULL, watchdog, rx) != 0) {
+			nng_close(rx->sock);
+			rv = -EAGAIN;
+			goto fail;
+		}
+		rx->wd_running = true;
+	}
+	*out = rx;
+	return 0;
+fail:
+	if (rx->efd >= 0)
+		close(rx->efd);
+	pthread_cond_destroy(&rx->wd_cv);
+	pthread_mutex_destroy(&rx->mu);
+	free(rx->pipes);
+	free(rx);
+	return rv;
+}
+
+void receive_close(struct receive *rx)
+{
+	if (!rx)
+		return;
+	if (rx->wd_running) {
+		pthread_mutex_lock(&rx->mu);
+		rx->wd_stop = true;
+		pthread_cond_broadcast(&rx->wd_cv);
+		pthread_mutex_unlock(&rx->mu);
+		pthread_join(rx->wd, NULL);
+	}
+	if (rx->cur)
+		nng_msg_free(rx->cur);
+	nng_close(rx->sock);
+	close(rx->efd);
+	pthread_cond_destroy(&rx->wd_cv);
+	pthread_mutex_destroy(&rx->mu);
+	free(rx->pipes);
+	free(rx->gone);
+	free(rx);
+}
+
+int receive_pollfds(struct receive *rx, struct pollfd *fds)
+{
+	int fd = -1;
+
+	nng_socket_get_int(rx->sock, NNG_OPT_RECVFD, &fd);
+	fds[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	fds[1] = (struct pollfd){ .fd = rx->efd, .events = POLLIN };
+	return 2;
+}
+
+int receive_next(struct receive *rx, struct receive_ev *ev)
+{
+	nng_msg *m;
+	uint64_t junk;
+
+	if (rx->cur) {
+		nng_msg_free(rx->cur);
+		rx->cur = NULL;
+	}
+	if (nng_recvmsg(rx->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
+		rx->cur = m;
+		ev->type = RECEIVE_MSG;
+		ev->pipe = nng_pipe_id(nng_msg_get_pipe(m));
+		ev->data = nng_msg_body(m);
+		ev->len = nng_msg_len(m);
+		return 1;
+	}
+	/* Clear the eventfd before looking at the queue so a new event re-arms it. */
+	if (read(rx->efd, &junk, sizeof(junk)) < 0) {
+		/* EAGAIN: nothing signalled since the last read. */
+	}
+	pthread_mutex_lock(&rx->mu);
+	if (rx->n_gone) {
+		ev->type = RECEIVE_GONE;
+		ev->pipe = rx->gone[0];
+		ev->data = NULL;
+		ev->len = 0;
+		memmove(&rx->gone[0], &rx->gone[1], (rx->n_gone - 1) * sizeof(*rx->gone));
+		rx->n_gone--;
+		pthread_mutex_unlock(&rx->mu);
+		return 1;
+	}
+	pthread_mutex_unlock(&rx->mu);
+	return 0;
+}
+
+int receive_peer_pid(struct receive *rx, uint32_t pipe, uint32_t *pid)
+{
+	nng_pipe p = { .id = pipe };
+	uint64_t v;
+	int rv;
+
+	(void)rx;
+	if ((rv = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &v)) != 0)
+		return rv == NNG_ENOTSUP ? -ENOTSUP : -ENOTCONN;
+	if (v == 0 || v > UINT32_MAX)
+		return -ENOTCONN;
+	*pid = (uint32_t)v;
+	return 0;
+}
+
+void receive_drop_pipe(struct receive *rx, uint32_t pipe)
+{
+	nng_pipe p = { .id = pipe };
+
+	(void)rx;
+	nng_pipe_close(p);
+}
+
+void receive_stats(struct receive *rx, struct receive_stats *out)
+{
+	pthread_mutex_lock(&rx->mu);
+	*out = rx->st;
+	out->connected = rx->n_pipes;
+	pthread_mutex_unlock(&rx->mu);
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * receive.h - the agents' socket: an nng pull0 listener on ipc://PATH, and nothing else of nng.
+ *
+ * Delivers messages tagged with the pipe (connection) they came from, and the end of each
+ * pipe. The peer's PID is the kernel's (SO_PEERCRED via NNG_OPT_IPC_PEER_PID), never a message's.
+ *
+ * Hardening against nng 1.5.2: NNG_OPT_RECVMAXSZ caps every message (nng would otherwise
+ * allocate whatever length a peer announces); the socket file is made 0666 so container users of
+ * any uid can connect; a connection cap refuses pipes beyond max_peers; and a watchdog thread
+ * defends against the listener wedge of nng issue #1518 (fixed in 1.6): a peer that disconnects
+ * during the SP handshake makes the negotiation fail with NNG_ECLOSED, which the listener's accept
+ * loop mistakes for its own closing and stops accepting for good. Every watchdog_ms the watchdog
+ * dials the listener from inside this process and waits for that pipe to reach the socket; if it
+ * does not within probe_timeout_ms, the listener is closed and listened again (its existing pipes
+ * close too, and agents reconnect and replay).
+ *
+ * Invariant: one consumer thread calls receive_next/receive_drop_pipe; the pipe callbacks and
+ * the watchdog run on other threads and share only the locked pipe set and the gone queue.
+ */
+#ifndef FG_RECEIVE_H
+#define FG_RECEIVE_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct receive;
+
+struct receive_opts {
+	const char *path;	  /* socket file; its directory must exist */
+	unsigned max_peers;	  /* connections beyond this are closed at once; 0 = 1024 */
+	size_t max_msg;		  /* NNG_OPT_RECVMAXSZ; 0 = FGP_MAX_MSG */
+	unsigned watchdog_ms;	  /* self-dial period; 0 = no watchdog */
+	unsigned probe_timeout_ms; /* 0 = 500 */
+	int socket_mode;	  /* 0 = 0666 */
+};
+
+enum receive_ev_type {
+	RECEIVE_MSG = 1,  /* a message from pipe */
+	RECEIVE_GONE = 2, /* pipe closed (peer left, or we dropped it); no more messages from it */
+};
+
+struct receive_ev {
+	enum receive_ev_type type;
+	uint32_t pipe;	     /* nng pipe id, unique for the life of the process */
+	const uint8_t *data; /* RECEIVE_MSG: the message, valid until the next receive_next */
+	size_t len;
+};
+
+struct receive_stats {
+	uint64_t accepted;     /* pipes admitted */
+	uint64_t refused_cap;  /* pipes closed because max_peers were connected */
+	uint64_t gone;	       /* pipes ended */
+	uint64_t probes;       /* watchdog self-dials */
+	uint64_t probe_fail;   /* self-dials that did not reach the socket in time */
+	uint64_t relistens;    /* listeners re-created after a failed probe */
+	uint64_t relisten_err; /* ... that failed (retried next period) */
+	unsigned connected;    /* pipes now */
+};
+
+/*
+ * Listen on o->path (a stale socket file left by a killed process is replaced). On success
+ * *out owns the socket and the watchdog thread. 0, or a negative errno (-EADDRINUSE when another
+ * live process listens there).
+ */
+int receive_open(const struct receive_opts *o, struct receive **out);
+
+/* Stop the watchdog, close every pipe and the listener (which unlinks the socket file). */
+void receive_close(struct receive *rx);
+
+/* Fill fds[0..2) with descriptors to poll for POLLIN; returns 2. */
+int receive_pollfds(struct receive *rx, struct pollfd *fds);
+
+/* Non-blocking: 1 and *ev, or 0 when nothing is pending. Messages come before gone events. */
+int receive_next(struct receive *rx, struct receive_ev *ev);
+
+/* The kernel's PID of the process at the other end of pipe: 0, or -ENOTCONN when it is gone. */
+int receive_peer_pid(struct receive *rx, uint32_t pipe, uint32_t *pid);
+
+/* Close pipe (its RECEIVE_GONE follows). */
+void receive_drop_pipe(struct receive *rx, uint32_t pipe);
+
+void receive_stats(struct receive *rx, struct receive_stats *out);
+
+#endif
