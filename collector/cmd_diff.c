@@ -1,12 +1,150 @@
 // SPDX-License-Identifier: MIT
-/* cmd_diff.c - placeholder until the stage that owns `diff` lands. */
+/*
+ * cmd_diff.c - `fgcollect diff A.folded B.folded`: a differential flame graph (the shape of B,
+ * red where B grew, blue where it shrank), or difffolded.pl's `stack A B` lines with --folded.
+ *
+ * Invariant: stdout carries only the SVG or the folded lines.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "flame_cli.h"
+#include "flame_diff.h"
 #include "util.h"
+
+static const char *const CMD = "diff";
+
+enum { OPT_FOLDED = FLAME_CLI_END + 1 };
+
+static void usage(FILE *f)
+{
+	fputs("Usage: fgcollect diff [OPTION...] A.folded B.folded\n\n"
+		   "Differential flame graph with difffolded.pl's semantics: frames have the shape\n"
+		   "of B and are red where B has more samples than A, blue where it has fewer.\n\n"
+		   "  -n, --normalize    scale A's counts to B's total first\n"
+		   "  -s, --strip-hex    replace hex numbers (0x...) so addresses compare equal\n"
+		   "      --folded       print the `stack A B` lines instead of the SVG\n"
+		   "  -o, --output FILE  write to FILE instead of standard output\n" FLAME_CLI_USAGE
+		   "  -h, --help         this help\n\n"
+		   "Examples:\n"
+		   "  fgcollect diff before.folded after.folded > diff.svg\n"
+		   "  fgcollect diff --negate after.folded before.folded > shrunk.svg\n", f);
+}
+
+static int read_input(struct flame *f, const char *path, enum flame_in in)
+{
+	bool std = !strcmp(path, "-");
+	int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t line = 0;
+	int rv;
+
+	if (fd < 0) {
+		fg_err(CMD, "cannot open %s: %s", path, strerror(errno));
+		return FG_EXIT_FAIL;
+	}
+	rv = flame_read_fd(f, fd, in, &line);
+	if (!std)
+		close(fd);
+	if (rv == -E2BIG)
+		fg_err(CMD, "%s:%llu: line, stack depth or number of frames over the limit", path,
+		       (unsigned long long)line);
+	else if (rv)
+		fg_err(CMD, "%s:%llu: %s", path, (unsigned long long)line, strerror(-rv));
+	return rv ? FG_EXIT_FAIL : 0;
+}
 
 int cmd_diff(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fg_err("diff", "not built yet");
-	return FG_EXIT_FAIL;
+	static const struct option longopts[] = {
+		FLAME_CLI_OPTIONS,
+		{ "normalize", no_argument, NULL, 'n' },
+		{ "strip-hex", no_argument, NULL, 's' },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool normalize = false, folded = false;
+	struct flame_opts o;
+	const char *output = NULL;
+	unsigned flags = 0;
+	struct flame *f;
+	FILE *out = stdout;
+	uint64_t ignored;
+	int c, rv;
+
+	flame_opts_init(&o);
+	o.title = "Differential Flame Graph";
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "nso:h", longopts, NULL)) != -1) {
+		if (c == 'n') {
+			normalize = true;
+		} else if (c == 's') {
+			flags |= FLAME_STRIP_HEX;
+		} else if (c == OPT_FOLDED) {
+			folded = true;
+		} else if (c == 'o') {
+			output = optarg;
+		} else if (c == 'h') {
+			usage(stdout);
+			return FG_EXIT_OK;
+		} else if (c >= FLAME_CLI_BASE && c < FLAME_CLI_END) {
+			if (flame_cli_apply(c, optarg, &o, &flags) != 0) {
+				fg_err(CMD, "invalid value '%s' for --%s", optarg,
+				       longopts[c - FLAME_CLI_BASE].name);
+				return FG_EXIT_USAGE;
+			}
+		} else {
+			usage(stderr);
+			return FG_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		fg_err(CMD, "need exactly two folded files, A (baseline) and B; see --help");
+		return FG_EXIT_USAGE;
+	}
+	if (!(f = flame_new_flags(flags))) {
+		fg_err(CMD, "out of memory");
+		return FG_EXIT_FAIL;
+	}
+	rv = read_input(f, argv[optind], FLAME_IN_A);
+	if (rv == FG_EXIT_OK)
+		rv = read_input(f, argv[optind + 1], FLAME_IN_B);
+	if (rv != FG_EXIT_OK)
+		goto out;
+	if ((ignored = flame_ignored(f)) != 0)
+		fg_err(CMD, "ignored %llu lines with invalid format", (unsigned long long)ignored);
+	if (normalize && flame_diff_normalize(f) != 0) {
+		fg_err(CMD, "cannot normalize: %s has no samples", argv[optind]);
+		rv = FG_EXIT_FAIL;
+		goto out;
+	}
+	if (output && !(out = fopen(output, "we"))) {
+		fg_err(CMD, "cannot create %s: %s", output, strerror(errno));
+		rv = FG_EXIT_FAIL;
+		goto out;
+	}
+	rv = folded ? flame_write_folded(f, out) : flame_render_svg(f, &o, out);
+	if (rv == -ENODATA) {
+		fg_err(CMD, "no samples in %s: nothing to draw", argv[optind + 1]);
+		rv = FG_EXIT_FAIL;
+	} else if (rv == -EINVAL) {
+		fg_err(CMD, "--width, --height, --fontsize or --bgcolors out of range");
+		rv = FG_EXIT_USAGE;
+	} else if (rv) {
+		fg_err(CMD, "cannot write %s: %s", output ? output : "stdout", strerror(-rv));
+		rv = FG_EXIT_FAIL;
+	}
+	if (output && fclose(out) != 0 && rv == FG_EXIT_OK) {
+		fg_err(CMD, "cannot write %s: %s", output, strerror(errno));
+		rv = FG_EXIT_FAIL;
+	}
+out:
+	flame_free(f);
+	return rv;
 }

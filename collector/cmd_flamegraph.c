@@ -1,12 +1,137 @@
 // SPDX-License-Identifier: MIT
-/* cmd_flamegraph.c - placeholder until the stage that owns `flamegraph` lands. */
+/*
+ * cmd_flamegraph.c - `fgcollect flamegraph`: folded stacks (files or stdin) to an SVG.
+ *
+ * Invariant: stdout carries only the SVG; every diagnostic names the file and line at fault.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "flame_cli.h"
 #include "util.h"
+
+static const char *const CMD = "flamegraph";
+
+static void usage(FILE *f)
+{
+	fputs("Usage: fgcollect flamegraph [OPTION...] [FILE.folded...]\n\n"
+		   "Render folded stacks (`f1;f2;...;fn COUNT`, or the differential `stack A B`)\n"
+		   "from the FILEs, or standard input, as an interactive SVG on standard output.\n"
+		   "Options have flamegraph.pl's names and meaning.\n\n"
+		   "  -o, --output FILE  write the SVG to FILE\n" FLAME_CLI_USAGE
+		   "  -h, --help         this help\n\n"
+		   "Examples:\n"
+		   "  fgcollect flamegraph --colors java --title 'Checkout' app.folded > app.svg\n"
+		   "  fgcollect collapse < perf.txt | fgcollect flamegraph -o out.svg\n", f);
+}
+
+/* Read one input ("-" is stdin); prints the error itself. 0 or FG_EXIT_FAIL. */
+static int read_input(struct flame *f, const char *path, enum flame_in in)
+{
+	bool std = !strcmp(path, "-");
+	int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t line = 0;
+	int rv;
+
+	if (fd < 0) {
+		fg_err(CMD, "cannot open %s: %s", path, strerror(errno));
+		return FG_EXIT_FAIL;
+	}
+	rv = flame_read_fd(f, fd, in, &line);
+	if (!std)
+		close(fd);
+	if (rv == -E2BIG)
+		fg_err(CMD, "%s:%llu: line, stack depth or number of frames over the limit", path,
+		       (unsigned long long)line);
+	else if (rv)
+		fg_err(CMD, "%s:%llu: %s", std ? "stdin" : path, (unsigned long long)line,
+		       strerror(-rv));
+	return rv ? FG_EXIT_FAIL : 0;
+}
 
 int cmd_flamegraph(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fg_err("flamegraph", "not built yet");
-	return FG_EXIT_FAIL;
+	static const struct option longopts[] = {
+		FLAME_CLI_OPTIONS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct flame_opts o;
+	const char *output = NULL;
+	unsigned flags = 0;
+	struct flame *f;
+	FILE *out = stdout;
+	int c, rv = FG_EXIT_OK;
+
+	flame_opts_init(&o);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		if (c == 'o') {
+			output = optarg;
+		} else if (c == 'h') {
+			usage(stdout);
+			return FG_EXIT_OK;
+		} else if (c >= FLAME_CLI_BASE && c < FLAME_CLI_END) {
+			if (flame_cli_apply(c, optarg, &o, &flags) != 0) {
+				fg_err(CMD, "invalid value '%s' for --%s", optarg,
+				       longopts[c - FLAME_CLI_BASE].name);
+				return FG_EXIT_USAGE;
+			}
+		} else {
+			usage(stderr);
+			return FG_EXIT_USAGE;
+		}
+	}
+	f = flame_new_flags(flags);
+	if (!f) {
+		fg_err(CMD, "out of memory");
+		return FG_EXIT_FAIL;
+	}
+	if (optind == argc)
+		rv = read_input(f, "-", FLAME_IN_AUTO);
+	for (int i = optind; i < argc && rv == FG_EXIT_OK; i++)
+		rv = read_input(f, argv[i], FLAME_IN_AUTO);
+	if (rv != FG_EXIT_OK)
+		goto out;
+	if (flame_ignored(f))
+		fg_err(CMD, "ignored %llu lines with invalid format",
+		       (unsigned long long)flame_ignored(f));
+	if (output && !(out = fopen(output, "we"))) {
+		fg_err(CMD, "cannot create %s: %s", output, strerror(errno));
+		rv = FG_EXIT_FAIL;
+		goto out;
+	}
+	switch (flame_render_svg(f, &o, out)) {
+	case 0:
+		break;
+	case -ENODATA:
+		fg_err(CMD, "no stack counts found in the input");
+		rv = FG_EXIT_FAIL;
+		break;
+	case -ENOMEM:
+		fg_err(CMD, "out of memory");
+		rv = FG_EXIT_FAIL;
+		break;
+	case -EINVAL:
+		fg_err(CMD, "--width, --height, --fontsize or --bgcolors out of range");
+		rv = FG_EXIT_USAGE;
+		break;
+	default:
+		fg_err(CMD, "cannot write %s: %s", output ? output : "stdout", strerror(errno));
+		rv = FG_EXIT_FAIL;
+		break;
+	}
+	if (output && fclose(out) != 0 && rv == FG_EXIT_OK) {
+		fg_err(CMD, "cannot write %s: %s", output, strerror(errno));
+		rv = FG_EXIT_FAIL;
+	}
+out:
+	flame_free(f);
+	return rv;
 }

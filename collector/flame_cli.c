@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * flame_cli.c - parse flamegraph.pl-style rendering options into struct flame_opts.
+ *
+ * Invariant: a rejected value leaves o and *flags unchanged.
+ */
+#include "flame_cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!*s)
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (*end || !(v >= min && v <= max))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *flags)
+{
+	uint64_t u;
+	double d;
+	char c1[8], c2[8];
+
+	switch (id) {
+	case FLAME_CLI_TITLE:
+		o->title = arg;
+		return 0;
+	case FLAME_CLI_SUBTITLE:
+		o->subtitle = arg;
+		return 0;
+	case FLAME_CLI_WIDTH:
+		if (fg_parse_u64(arg, 21, 1000000, &u) != 0)
+			return -EINVAL;
+		o->width = (unsigned)u;
+		return 0;
+	case FLAME_CLI_HEIGHT:
+		if (fg_parse_u64(arg, 1, 10000, &u) != 0)
+			return -EINVAL;
+		o->frameheight = (unsigned)u;
+		return 0;
+	case FLAME_CLI_MINWIDTH: {
+		/* flamegraph.pl: /^([0-9.]+)%?$/ */
+		size_t n = strlen(arg);
+		char buf[64];
+
+		if (!n || n >= sizeof(buf) || strspn(arg, "0123456789.") < n - (arg[n - 1] == '%'))
+			return -EINVAL;
+		memcpy(buf, arg, n + 1);
+		if (buf[n - 1] == '%')
+			buf[n - 1] = '\0';
+		if (parse_double(buf, 0, 1e300, &d) != 0)
+			return -EINVAL;
+		o->minwidth = d;
+		o->minwidth_pct = arg[n - 1] == '%';
+		return 0;
+	}
+	case FLAME_CLI_FONTTYPE:
+		o->fonttype = arg;
+		return 0;
+	case FLAME_CLI_FONTSIZE:
+		if (parse_double(arg, 0.1, 1000, &d) != 0)
+			return -EINVAL;
+		o->fontsize = d;
+		return 0;
+	case FLAME_CLI_FONTWIDTH:
+		if (parse_double(arg, 0.01, 100, &d) != 0)
+			return -EINVAL;
+		o->fontwidth = d;
+		return 0;
+	case FLAME_CLI_COUNTNAME:
+		o->countname = arg;
+		return 0;
+	case FLAME_CLI_NAMETYPE:
+		o->nametype = arg;
+		return 0;
+	case FLAME_CLI_COLORS:
+		return flame_palette_parse(arg, &o->palette);
+	case FLAME_CLI_BGCOLORS:
+		if (flame_palette_bg(o->palette, arg, c1, c2) != 0)
+			return -EINVAL;
+		o->bgcolors = arg;
+		return 0;
+	case FLAME_CLI_HASH:
+		o->hash = true;
+		return 0;
+	case FLAME_CLI_REVERSE:
+		*flags |= FLAME_REVERSE;
+		return 0;
+	case FLAME_CLI_INVERTED:
+		o->inverted = true;
+		return 0;
+	case FLAME_CLI_FLAMECHART:
+		*flags |= FLAME_CHART;
+		return 0;
+	case FLAME_CLI_NEGATE:
+		o->negate = true;
+		return 0;
+	case FLAME_CLI_NOTES:
+		o->notes = arg;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}

@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: MIT
+/*
+ * flame_fold.c - parse folded stacks and merge them into a hash-consed trie of frames.
+ *
+ * Speed comes from doing no allocation per line: a line is split in place into spans, each
+ * span is looked up in one open-addressing table keyed by (parent node, name bytes) with a
+ * 32-bit tag in the slot so most misses never touch a node, and names are interned only when
+ * a node is created. Input is read in large blocks, never mmap'ed, so resident memory is the
+ * trie and not the file.
+ *
+ * Invariant: every node except the root is in child_tab exactly once (flame charts excepted:
+ * they merge only with the previous stack and never look nodes up).
+ */
+#include "flame_fold.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READ_BLOCK (4u << 20)
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
+	uint64_t w;
+
+	while (n >= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 31;
+		p += 8;
+		n -= 8;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	h *= 0x94d049bb133111ebull;
+	h ^= h >> 32;
+	return h;
+}
+
+static uint64_t child_hash(uint32_t name_hash, uint32_t parent)
+{
+	uint64_t h = ((uint64_t)name_hash << 32 | parent) * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 29);
+}
+
+static int grow_nodes(struct flame *f)
+{
+	size_t cap = f->cap_nodes ? f->cap_nodes * 2 : 1024;
+	struct flame_node *n;
+
+	if (f->nnodes >= FLAME_MAX_NODES)
+		return -E2BIG;
+	if (cap > FLAME_MAX_NODES)
+		cap = FLAME_MAX_NODES;
+	n = realloc(f->nodes, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	f->nodes = n;
+	if (f->self_a) {
+		double *a = realloc(f->self_a, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		memset(a + f->cap_nodes, 0, (cap - f->cap_nodes) * sizeof(*a));
+		f->self_a = a;
+	}
+	if (f->start) {
+		double *s = realloc(f->start, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		f->start = s;
+	}
+	f->cap_nodes = cap;
+	return 0;
+}
+
+static int rehash_children(struct flame *f)
+{
+	size_t size = (f->child_mask + 1) * 2;
+	uint64_t *tab = calloc(size, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < f->nnodes; i++) {
+		const struct flame_node *n = &f->nodes[i];
+		uint64_t h = child_hash(f->names[n->name].hash, n->parent);
+		size_t j = h & (size - 1);
+
+		while (tab[j])
+			j = (j + 1) & (size - 1);
+		tab[j] = (uint64_t)i << 32 | (uint32_t)(h >> 32);
+	}
+	free(f->child_tab);
+	f->child_tab = tab;
+	f->child_mask = size - 1;
+	return 0;
+}
+
+static int rehash_names(struct flame *f)
+{
+	size_t size = (f->name_mask + 1) * 2;
+	uint32_t *tab = calloc(size, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < f->nnames; i++) {
+		size_t j = f->names[i].hash & (size - 1);
+
+		while (tab[j])
+			j = (j + 1) & (size - 1);
+		tab[j] = i + 1;
+	}
+	free(f->name_tab);
+	f->name_tab = tab;
+	f->name_mask = size - 1;
+	return 0;
+}
+
+/* Intern name bytes; returns the name index or a negative errno. */
+static int64_t intern(struct flame *f, const char *p, size_t len, uint32_t h)
+{
+	size_t j = h & f->name_mask;
+	struct flame_name *nm;
+	int rv;
+
+	for (; f->name_tab[j]; j = (j + 1) & f->name_mask) {
+		nm = &f->names[f->name_tab[j] - 1];
+		if (nm->hash == h && nm->len == len && !memcmp(f->pool + nm->off, p, len))
+			return f->name_tab[j] - 1;
+	}
+	if (f->nnames == f->cap_names) {
+		size_t cap = f->cap_names ? f->cap_names * 2 : 1024;
+
+		if (cap > FLAME_MAX_NODES)
+			return -E2BIG;
+		nm = realloc(f->names, cap * sizeof(*nm));
+		if (!nm)
+			return -ENOMEM;
+		f->names = nm;
+		f->cap_names = cap;
+	}
+	if (f->pool_len + len > f->pool_cap) {
+		size_t cap = f->pool_cap ? f->pool_cap : 65536;
+		char *pool;
+
+		while (cap < f->pool_len + len)
+			cap *= 2;
+		if (cap > FLAME_MAX_POOL) {
+			if (f->pool_len + len > FLAME_MAX_POOL)
+				return -E2BIG;
+			cap = FLAME_MAX_POOL;
+		}
+		pool = realloc(f->pool, cap);
+		if (!pool)
+			return -ENOMEM;
+		f->pool = pool;
+		f->pool_cap = cap;
+	}
+	if (len)
+		memcpy(f->pool + f->pool_len, p, len);
+	nm = &f->names[f->nnames];
+	nm->off = f->pool_len;
+	nm->len = (uint32_t)len;
+	nm->hash = h;
+	f->pool_len += len;
+	f->name_tab[j] = (uint32_t)++f->nnames;
+	if (f->nnames * 2 > f->name_mask + 1 && (rv = rehash_names(f)) != 0)
+		return rv;
+	return (int64_t)f->nnames - 1;
+}
+
+/* Append a node (parent, name bytes); returns its index or a negative errno. */
+static int64_t new_node(struct flame *f, uint32_t parent, const char *p, size_t len, uint32_t h)
+{
+	struct flame_node *n;
+	int64_t name;
+	int rv;
+
+	if (f->nnodes == f->cap_nodes && (rv = grow_nodes(f)) != 0)
+		return rv;
+	name = intern(f, p, len, h);
+	if (name < 0)
+		return name;
+	n = &f->nodes[f->nnodes];
+	n->name = (uint32_t)name;
+	n->parent = parent;
+	n->child = 0;
+	n->next = f->nodes[parent].child;
+	n->flags = 0;
+	n->total = 0;
+	n->self = 0;
+	f->nodes[parent].child = (uint32_t)f->nnodes;
+	if (f->self_a)
+		f->self_a[f->nnodes] = 0;
+	if (f->start)
+		f->start[f->nnodes] = f->time;
+	return (int64_t)f->nnodes++;
+}
+
+/* The child of parent named p[0..len), created if missing; index or negative errno. */
+static int64_t child(struct flame *f, uint32_t parent, const char *p, size_t len)
+{
+	uint32_t nh = (uint32_t)(hash_bytes(p, len) >> 32);
+	uint64_t h = child_hash(nh, parent);
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t j = h & f->child_mask;
+	uint64_t slot;
+	int64_t id;
+	int rv;
+
+	while ((slot = f->child_tab[j]) != 0) {
+		if ((uint32_t)slot == tag) {
+			uint32_t c = (uint32_t)(slot >> 32);
+			const struct flame_node *n = &f->nodes[c];
+			const struct flame_name *nm = &f->names[n->name];
+
+			if (n->parent == parent && nm->len == len &&
+			    !memcmp(f->pool + nm->off, p, len))
+				return c;
+		}
+		j = (j + 1) & f->child_mask;
+	}
+	id = new_node(f, parent, p, len, nh);
+	if (id < 0)
+		return id;
+	f->child_tab[j] = (uint64_t)id << 32 | tag;
+	if (f->nnodes * 2 > f->child_mask + 1 && (rv = rehash_children(f)) != 0)
+		return rv;
+	return id;
+}
+
+static int enable_diff(struct flame *f)
+{
+	if (f->self_a)
+		return 0;
+	f->self_a = calloc(f->cap_nodes, sizeof(*f->self_a));
+	if (!f->self_a)
+		return -ENOMEM;
+	f->diff = true;
+	return 0;
+}
+
+/* Merge one stack (spans root first) with drawn count b and, if has_a, baseline count a. */
+static int insert(struct flame *f, const struct flame_span *sp, size_t n, double a, double b,
+		  bool has_a)
+{
+	uint32_t node = 0;
+	bool merging = true;
+	int rv;
+
+	if (n > FLAME_MAX_DEPTH)
+		return -E2BIG;
+	if (has_a && (rv = enable_diff(f)) != 0)
+		return rv;
+	if ((f->flags & FLAME_CHART) && f->cap_prev < n) {
+		uint32_t *p = realloc(f->prev, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		f->prev = p;
+		f->cap_prev = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t id;
+
+		if (!(f->flags & FLAME_CHART)) {
+			id = child(f, node, sp[i].p, sp[i].len);
+		} else {
+			size_t len;
+			const char *nm = NULL;
+
+			/* flamegraph.pl --flamechart merges only with the previous stack */
+			if (merging && i < f->nprev)
+				nm = flame_node_name(f, f->prev[i], &len);
+			if (nm && len == sp[i].len && !memcmp(nm, sp[i].p, len)) {
+				id = f->prev[i];
+			} else {
+				merging = false;
+				id = new_node(f, node, sp[i].p, sp[i].len,
+					      (uint32_t)(hash_bytes(sp[i].p, sp[i].len) >> 32));
+			}
+			if (id >= 0)
+				f->prev[i] = (uint32_t)id;
+		}
+		if (id < 0)
+			return (int)id;
+		node = (uint32_t)id;
+	}
+	if (f->flags & FLAME_CHART)
+		f->nprev = n;
+	/* Totals only once the whole path exists, so a failed insert changes no count. */
+	for (uint32_t c = node;; c = f->nodes[c].parent) {
+		f->nodes[c].total += b;
+		if (c == 0)
+			break;
+	}
+	f->nodes[node].self += b;
+	f->nodes[node].flags |= FLAME_NODE_LEAF;
+	if (has_a) {
+		f->self_a[node] += a;
+		f->time_a += a;
+	}
+	f->time += b;
+	return 0;
+}
+
+struct flame *flame_new_flags(unsigned flags)
+{
+	struct flame *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->flags = flags;
+	f->child_tab = calloc(1024, sizeof(*f->child_tab));
+	f->name_tab = calloc(1024, sizeof(*f->name_tab));
+	f->child_mask = f->name_mask = 1023;
+	if ((flags & FLAME_CHART) && !(f->start = malloc(1024 * sizeof(*f->start))))
+		goto fail;
+	if (!f->child_tab || !f->name_tab || grow_nodes(f) != 0 || intern(f, "", 0, 0) != 0)
+		goto fail;
+	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
+	if (f->start)
+		f->start[0] = 0;
+	f->nnodes = 1;
+	return f;
+fail:
+	flame_free(f);
+	return NULL;
+}
+
+struct flame *flame_new(void)
+{
+	return flame_new_flags(0);
+}
+
+void flame_free(struct flame *f)
+{
+	if (!f)
+		return;
+	free(f->nodes);
+	free(f->self_a);
+	free(f->start);
+	free(f->names);
+	free(f->pool);
+	free(f->child_tab);
+	free(f->name_tab);
+	free(f->spans);
+	free(f->hexbuf);
+	free(f->prev);
+	free(f);
+}
+
+static int reserve_spans(struct flame *f, size_t n)
+{
+	struct flame_span *s;
+
+	if (n <= f->cap_spans)
+		return 0;
+	if (n > FLAME_MAX_DEPTH + 1)
+		return -E2BIG;
+	s = realloc(f->spans, n * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	f->spans = s;
+	f->cap_spans = n;
+	return 0;
+}
+
+static int reserve_hexbuf(struct flame *f, size_t n)
+{
+	char *p;
+
+	if (n <= f->cap_hexbuf)
+		return 0;
+	p = realloc(f->hexbuf, n);
+	if (!p)
+		return -ENOMEM;
+	f->hexbuf = p;
+	f->cap_hexbuf = n;
+	return 0;
+}
+
+static void reverse_spans(struct flame_span *sp, size_t n)
+{
+	for (size_t i = 0; i < n / 2; i++) {
+		struct flame_span t = sp[i];
+
+		sp[i] = sp[n - 1 - i];
+		sp[n - 1 - i] = t;
+	}
+}
+
+int flame_add(struct flame *f, const char *const *frames, size_t n, uint64_t count)
+{
+	size_t total = 0;
+	char *q;
+	int rv;
+
+	if (n > FLAME_MAX_DEPTH)
+		return -E2BIG;
+	if ((rv = reserve_spans(f, n ? n : 1)) != 0)
+		return rv;
+	for (size_t i = 0; i < n; i++) {
+		if (!frames[i])
+			return -EINVAL;
+		total += strlen(frames[i]);
+		if (total > FLAME_MAX_LINE)
+			return -E2BIG;
+	}
+	if ((rv = reserve_hexbuf(f, total + 1)) != 0)
+		return rv;
+	q = f->hexbuf;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(frames[i]);
+
+		for (size_t k = 0; k < len; k++) {
+			char c = frames[i][k];
+
+			q[k] = (c == ';' || c == '\n') ? '_' : c;
+		}
+		f->spans[i].p = q;
+		f->spans[i].len = len;
+		q += len;
+	}
+	if (f->flags & FLAME_REVERSE)
+		reverse_spans(f->spans, n);
+	return insert(f, f->spans, n, 0, (double)count, false);
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+/*
+ * flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/ from the end of s[0..n): the count and the
+ * length of the stack before the one whitespace byte that precedes it.
+ */
+static bool tail_count(const char *s, size_t n, double *val, size_t *stack_len)
+{
+	size_t i = n, start;
+	char buf[512];
+
+	while (i && is_digit(s[i - 1]))
+		i--;
+	if (i && s[i - 1] == '.') {
+		start = i - 1;
+		while (start && is_digit(s[start - 1]))
+			start--;
+		if (start == i - 1)
+			return false;
+	} else {
+		if (i == n)
+			return false;
+		start = i;
+	}
+	if (start == 0 || !is_space(s[start - 1]))
+		return false;
+	if (n - start <= 15 && i == start) {
+		uint64_t v = 0;
+
+		for (size_t k = start; k < n; k++)
+			v = v * 10 + (uint64_t)(s[k] - '0');
+		*val = (double)v;
+	} else {
+		if (n - start >= sizeof(buf))
+			return false;
+		memcpy(buf, s + start, n - start);
+		buf[n - start] = '\0';
+		*val = strtod(buf, NULL);
+	}
+	*stack_len = start - 1;
+	return true;
+}
+
+/* difffolded.pl -s: s/0x[0-9a-fA-F]+/0x.../g into f->hexbuf. */
+static int strip_hex(struct flame *f, const char **s, size_t *n)
+{
+	const char *p = *s;
+	size_t len = *n, o = 0;
+	int rv;
+
+	/* "0x" + one digit (3 bytes) becomes 5 bytes at most: 5/3 of the input suffices */
+	if ((rv = reserve_hexbuf(f, len / 3 * 5 + 8)) != 0)
+		return rv;
+	for (size_t i = 0; i < len;) {
+		size_t j = i + 2;
+
+		if (p[i] == '0' && i + 2 < len && p[i + 1] == 'x') {
+			while (j < len && ((p[j] >= '0' && p[j] <= '9') ||
+					   ((p[j] | 0x20) >= 'a' && (p[j] | 0x20) <= 'f')))
+				j++;
+		}
+		if (j > i + 2 && p[i] == '0' && p[i + 1] == 'x') {
+			memcpy(f->hexbuf + o, "0x...", 5);
+			o += 5;
+			i = j;
+		} else {
+			f->hexbuf[o++] = p[i++];
+		}
+	}
+	*s = f->hexbuf;
+	*n = o;
+	return 0;
+}
+
+int flame_add_line_in(struct flame *f, const char *line, size_t len, enum flame_in in)
+{
+	double c1, c0, a = 0, b;
+	size_t sl, sl2, n = 0;
+	bool has_a = false;
+	const char *p;
+	int rv;
+
+	f->lines++;
+	if (len && line[len - 1] == '\n')
+		len--;
+	/* Deliberate difference: flamegraph.pl ignores every line of a CRLF file. */
+	if (len && line[len - 1] == '\r')
+		len--;
+	if (len > FLAME_MAX_LINE)
+		return -E2BIG;
+	if (!tail_count(line, len, &c1, &sl)) {
+		f->ignored++;
+		return -EINVAL;
+	}
+	b = c1;
+	if (in == FLAME_IN_AUTO && tail_count(line, sl, &c0, &sl2)) {
+		a = c0;
+		has_a = true;
+		sl = sl2;
+	} else if (in == FLAME_IN_A) {
+		a = c1;
+		b = 0;
+		has_a = true;
+	}
+	if ((f->flags & FLAME_STRIP_HEX) && (rv = strip_hex(f, &line, &sl)) != 0)
+		return rv;
+	/* Perl's split drops trailing empty fields; --reverse splits twice, dropping both ends. */
+	while (sl && line[sl - 1] == ';')
+		sl--;
+	if (f->flags & FLAME_REVERSE) {
+		while (sl && line[0] == ';') {
+			line++;
+			sl--;
+		}
+	}
+	for (p = line; sl; n++) {
+		const char *e = memchr(p, ';', sl - (size_t)(p - line));
+
+		if (n >= f->cap_spans && (rv = reserve_spans(f, f->cap_spans * 2 + 64)) != 0)
+			return rv;
+		f->spans[n].p = p;
+		if (!e) {
+			f->spans[n++].len = sl - (size_t)(p - line);
+			break;
+		}
+		f->spans[n].len = (size_t)(e - p);
+		p = e + 1;
+	}
+	if (f->flags & FLAME_REVERSE)
+		reverse_spans(f->spans, n);
+	return insert(f, f->spans, n, a, b, has_a);
+}
+
+int flame_add_line(struct flame *f, const char *line, size_t len)
+{
+	return flame_add_line_in(f, line, len, FLAME_IN_AUTO);
+}
+
+int flame_read_fd(struct flame *f, int fd, enum flame_in in, uint64_t *lineno)
+{
+	size_t cap = READ_BLOCK, have = 0;
+	char *buf = malloc(cap);
+	uint64_t ln = 0;
+	bool eof = false;
+	int rv = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!eof) {
+		size_t off = 0;
+		ssize_t r;
+
+		if (have == cap) {
+			char *nb;
+
+			if (cap > FLAME_MAX_LINE) {
+				rv = -E2BIG;
+				ln++;
+				goto out;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				rv = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + have, cap - have);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rv = -errno;
+			goto out;
+		}
+		if (r == 0)
+			eof = true;
+		have += (size_t)r;
+		for (;;) {
+			char *nl = memchr(buf + off, '\n', have - off);
+			size_t end = nl ? (size_t)(nl - buf) : have;
+
+			if (!nl && (!eof || off == have))
+				break;
+			ln++;
+			rv = flame_add_line_in(f, buf + off, end - off, in);
+			if (rv != 0 && rv != -EINVAL)
+				goto out;
+			rv = 0;
+			off = nl ? end + 1 : have;
+		}
+		memmove(buf, buf + off, have - off);
+		have -= off;
+	}
+out:
+	if (lineno)
+		*lineno = ln;
+	free(buf);
+	return rv;
+}
+
+double flame_total(const struct flame *f)
+{
+	return f->time;
+}
+
+uint64_t flame_lines(const struct flame *f)
+{
+	return f->lines;
+}
+
+uint64_t flame_ignored(const struct flame *f)
+{
+	return f->ignored;
+}
+
+static int cmp_names(const void *x, const void *y, void *arg)
+{
+	const struct flame *f = arg;
+	size_t la, lb;
+	const char *a = flame_node_name(f, *(const uint32_t *)x, &la);
+	const char *b = flame_node_name(f, *(const uint32_t *)y, &lb);
+	int c = memcmp(a, b, la < lb ? la : lb);
+
+	if (c)
+		return c;
+	return la < lb ? -1 : la > lb;
+}
+
+static void put_count(FILE *out, double v)
+{
+	if (v == (double)(int64_t)v && v < 9007199254740992.0 && v > -9007199254740992.0)
+		fprintf(out, " %lld", (long long)v);
+	else
+		fprintf(out, " %.17g", v);
+}
+
+int flame_write_folded(const struct flame *f, FILE *out)
+{
+	/* Depth-first: stack of nodes, each with the path length before its name. */
+	uint32_t *stack = malloc(f->nnodes * sizeof(*stack));
+	size_t *plen = malloc(f->nnodes * sizeof(*plen));
+	uint32_t *kids = malloc(f->nnodes * sizeof(*kids));
+	size_t sp = 0, pcap = 4096, pathlen = 0;
+	char *path = malloc(pcap);
+	int rv = 0;
+
+	if (!stack || !plen || !kids || !path) {
+		rv = -ENOMEM;
+		goto out;
+	}
+	stack[sp] = 0;
+	plen[sp++] = 0;
+	while (sp) {
+		uint32_t node = stack[--sp];
+		size_t k = 0, len;
+		const char *nm = flame_node_name(f, node, &len);
+
+		pathlen = plen[sp];
+		if (node) {
+			if (pathlen + len + 1 > pcap) {
+				char *np;
+
+				while (pathlen + len + 1 > pcap)
+					pcap *= 2;
+				np = realloc(path, pcap);
+				if (!np) {
+					rv = -ENOMEM;
+					goto out;
+				}
+				path = np;
+			}
+			if (f->nodes[node].parent)
+				path[pathlen++] = ';';
+			memcpy(path + pathlen, nm, len);
+			pathlen += len;
+		}
+		if (f->nodes[node].flags & FLAME_NODE_LEAF) {
+			fwrite(path, 1, pathlen, out);
+			if (f->self_a)
+				put_count(out, f->self_a[node]);
+			put_count(out, f->nodes[node].self);
+			fputc('\n', out);
+		}
+		for (uint32_t c = f->nodes[node].child; c; c = f->nodes[c].next)
+			kids[k++] = c;
+		if (!(f->flags & FLAME_CHART))
+			qsort_r(kids, k, sizeof(*kids), cmp_names, (void *)f);
+		else
+			for (size_t i = 0; i < k / 2; i++) {
+				uint32_t t = kids[i];
+
+				kids[i] = kids[k - 1 - i];
+				kids[k - 1 - i] = t;
+			}
+		/* push in reverse so the first child is written first */
+		while (k) {
+			stack[sp] = kids[--k];
+			plen[sp++] = pathlen;
+		}
+	}
+	if (fflush(out) != 0 || ferror(out))
+		rv = -EIO;
+out:
+	free(stack);
+	free(plen);
+	free(kids);
+	free(path);
+	return rv;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flame_fold.h - folded stacks merged into a trie of frames: the input side of every flame graph.
+ *
+ * A `struct flame` is a trie rooted at the implicit frame "all" (node 0). Each node is one
+ * (parent, name) pair, hash-consed: adding a stack walks the trie and creates the missing
+ * suffix, so memory grows with the number of distinct frames, not with the input size. Names
+ * are interned once. Counts are doubles because folded files may carry fractional counts
+ * (flamegraph.pl accepts `\d+(\.\d*)?`); integer counts stay exact up to 2^53.
+ *
+ * Invariant: for every node, total == self + sum(total of children), on both sides of a
+ * differential graph; flame_render_svg() and flame_write_folded() rely on it.
+ *
+ * Typical use by code that builds stacks itself (e.g. `record`):
+ *
+ *	struct flame *f = flame_new();
+ *	const char *st[] = { "main", "Foo.run_[j]", "memcpy_[k]" };
+ *	flame_add(f, st, 3, 42);
+ *	struct flame_opts o;
+ *	flame_opts_init(&o);
+ *	flame_render_svg(f, &o, stdout);   // or flame_write_folded(f, stdout)
+ *	flame_free(f);
+ *
+ * Not thread-safe: one flame per thread, or a lock around every call.
+ */
+#ifndef FG_FLAME_FOLD_H
+#define FG_FLAME_FOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Caps on what an input can make us allocate; exceeding one fails with -E2BIG. */
+#define FLAME_MAX_LINE (64u << 20)   /* bytes in one folded line */
+#define FLAME_MAX_DEPTH 65536u       /* frames in one stack */
+#define FLAME_MAX_NODES (1u << 28)   /* distinct (parent, name) frames */
+#define FLAME_MAX_POOL (4ull << 30)  /* bytes of distinct frame names */
+
+/* flame_new_flags() flags. */
+#define FLAME_REVERSE 0x1u   /* reverse every stack (flamegraph.pl --reverse) */
+#define FLAME_CHART 0x2u     /* flame chart: keep input order, merge only consecutive stacks */
+#define FLAME_STRIP_HEX 0x4u /* rewrite 0x[0-9a-fA-F]+ to 0x... before merging (difffolded -s) */
+
+/*
+ * Which count(s) a folded line carries.
+ *   FLAME_IN_AUTO  `stack N` or the differential `stack A B` (flamegraph.pl's input)
+ *   FLAME_IN_A     `stack N` is the baseline (first file of a diff)
+ *   FLAME_IN_B     `stack N` is the profile drawn (second file of a diff, or a plain graph)
+ */
+enum flame_in { FLAME_IN_AUTO, FLAME_IN_A, FLAME_IN_B };
+
+/* Trie internals, shared by the flame_* modules only; other code uses the functions below. */
+#define FLAME_NODE_LEAF 0x1u /* some stack ended here (it has a self part, maybe 0) */
+struct flame_node {
+	uint32_t name;   /* index into flame.names */
+	uint32_t parent; /* node 0 (the root) is its own parent */
+	uint32_t child;  /* most recently created child, 0 if none */
+	uint32_t next;   /* next older sibling, 0 if none */
+	uint32_t flags;  /* FLAME_NODE_* */
+	double total;    /* samples of the drawn side (B) in this subtree */
+	double self;     /* samples of the drawn side (B) ending exactly here */
+};
+
+struct flame_name {
+	uint64_t off; /* into flame.pool */
+	uint32_t len;
+	uint32_t hash;
+};
+
+struct flame {
+	unsigned flags;
+	struct flame_node *nodes;
+	size_t nnodes, cap_nodes;
+	double *self_a; /* baseline self counts per node, allocated once diff data arrives */
+	double *start;  /* FLAME_CHART: time at which each node began */
+	struct flame_name *names;
+	size_t nnames, cap_names;
+	char *pool;
+	size_t pool_len, pool_cap;
+	uint64_t *child_tab; /* (node << 32) | tag, 0 = empty */
+	size_t child_mask;
+	uint32_t *name_tab; /* name index + 1, 0 = empty */
+	size_t name_mask;
+	double time;   /* total samples of the drawn side */
+	double time_a; /* total samples of the baseline */
+	bool diff;     /* some baseline (A) count was added */
+	uint64_t lines, ignored;
+	/* scratch, reused across lines: frame spans, strip-hex copy, previous path (charts) */
+	struct flame_span {
+		const char *p;
+		size_t len;
+	} *spans;
+	size_t cap_spans;
+	char *hexbuf;
+	size_t cap_hexbuf;
+	uint32_t *prev;
+	size_t nprev, cap_prev;
+};
+
+/* A new, empty flame graph (flags 0), or NULL if out of memory. Free with flame_free(). */
+struct flame *flame_new(void);
+/* Same with FLAME_* flags, which cannot change later. */
+struct flame *flame_new_flags(unsigned flags);
+/* Free everything; NULL is fine. */
+void flame_free(struct flame *f);
+
+/*
+ * Add one stack of n frames, root first (frames[0] is the outermost caller), seen count times.
+ * Frames are copied; the caller keeps ownership of the strings. Bytes ';' and '\n' inside a
+ * frame are stored as '_' so that flame_write_folded() output stays parseable. n may be 0
+ * (count goes to the root). Returns 0, -EINVAL (NULL frame), -E2BIG (a cap above) or -ENOMEM.
+ */
+int flame_add(struct flame *f, const char *const *frames, size_t n, uint64_t count);
+
+/*
+ * Add one folded line `f1;f2;...;fn COUNT` (no trailing newline needed; a trailing "\r\n" or
+ * "\n" is ignored). Parsing follows flamegraph.pl: COUNT is the last whitespace-separated
+ * `\d+(\.\d*)?`, a second trailing count makes a differential line `stack A B`, empty trailing
+ * frames are dropped. Returns 0, -EINVAL for a line flamegraph.pl would ignore (counted, see
+ * flame_ignored()), -E2BIG or -ENOMEM.
+ */
+int flame_add_line(struct flame *f, const char *line, size_t len);
+/* Same, saying which side the count belongs to (FLAME_IN_A/B read exactly one count). */
+int flame_add_line_in(struct flame *f, const char *line, size_t len, enum flame_in in);
+
+/*
+ * Read folded lines from fd until EOF (the fd is not closed). Invalid lines are counted and
+ * skipped. Returns 0 or a negative errno; on -E2BIG/-ENOMEM/-EIO, *lineno (if not NULL) is the
+ * 1-based line at fault within this fd.
+ */
+int flame_read_fd(struct flame *f, int fd, enum flame_in in, uint64_t *lineno);
+
+/* Total samples of the drawn side, lines read and lines ignored as invalid. */
+double flame_total(const struct flame *f);
+uint64_t flame_lines(const struct flame *f);
+uint64_t flame_ignored(const struct flame *f);
+
+/*
+ * Write the merged stacks as folded lines, one per distinct stack, depth first with siblings
+ * in name order: `f1;...;fn COUNT`, or `f1;...;fn A B` once baseline counts exist (the
+ * difffolded.pl output). Counts print as integers when they are. Returns 0 or -EIO.
+ */
+int flame_write_folded(const struct flame *f, FILE *out);
+
+/* For flame_* modules: the bytes of a node's name (not NUL-terminated). */
+static inline const char *flame_node_name(const struct flame *f, uint32_t node, size_t *len)
+{
+	const struct flame_name *nm = &f->names[f->nodes[node].name];
+
+	*len = nm->len;
+	return f->pool + nm->off;
+}
+
+#endif

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * flame_layout.c - flamegraph.pl's frame placement over the trie, iteratively (stacks can be
+ * tens of thousands of frames deep, so no recursion).
+ *
+ * Invariant: a frame's children are placed inside [start + own samples, start + width) and the
+ * pending stack is pushed right to left, which yields pre-order output.
+ */
+#include "flame_layout.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+	const char *p;
+	uint32_t len;
+	uint32_t node;
+	unsigned char term; /* ' ' for the self part, ';' for the callee part */
+};
+
+/* Compare "name" + term the way Perl's sort compares the folded lines they stand for. */
+static int cmp_entry(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+	uint32_t m = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->p, b->p, m);
+
+	if (c)
+		return c;
+	if (a->len == b->len)
+		return (int)a->term - (int)b->term;
+	if (a->len < b->len) {
+		unsigned char nb = (unsigned char)b->p[a->len];
+
+		return a->term < nb ? -1 : a->term > nb ? 1 : -1;
+	}
+	unsigned char na = (unsigned char)a->p[b->len];
+
+	return na < b->term ? -1 : na > b->term ? 1 : 1;
+}
+
+struct vec {
+	void *p;
+	size_t n, cap, size;
+};
+
+static void *vec_push(struct vec *v)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 256;
+		void *p = realloc(v->p, cap * v->size);
+
+		if (!p)
+			return NULL;
+		v->p = p;
+		v->cap = cap;
+	}
+	return (char *)v->p + v->n++ * v->size;
+}
+
+static double part_width(const struct flame_node *n, enum flame_part part)
+{
+	if (part == FLAME_PART_SELF)
+		return n->self;
+	if (part == FLAME_PART_KIDS)
+		return n->total - n->self;
+	return n->total;
+}
+
+int flame_layout_build(const struct flame *f, double minwidth, struct flame_layout *out)
+{
+	struct vec frames = { .size = sizeof(struct flame_frame) };
+	struct vec pending = { .size = sizeof(struct flame_frame) };
+	struct vec ents = { .size = sizeof(struct entry) };
+	struct vec kids = { .size = sizeof(struct flame_frame) };
+	bool chart = f->flags & FLAME_CHART;
+	struct flame_frame *fr;
+	uint32_t depthmax = 0;
+
+	if (!(fr = vec_push(&pending)))
+		goto nomem;
+	*fr = (struct flame_frame){ .node = 0, .depth = 0, .part = FLAME_PART_ALL, .start = 0,
+				    .width = f->nodes[0].total };
+	while (pending.n) {
+		struct flame_frame cur = ((struct flame_frame *)pending.p)[--pending.n];
+		const struct flame_node *n = &f->nodes[cur.node];
+		double x;
+
+		if (cur.width < minwidth)
+			continue;
+		if (!(fr = vec_push(&frames)))
+			goto nomem;
+		*fr = cur;
+		if (cur.depth > depthmax)
+			depthmax = cur.depth;
+		if (cur.part == FLAME_PART_SELF || !n->child)
+			continue;
+		x = cur.start + (cur.part == FLAME_PART_ALL ? n->self : 0);
+		ents.n = 0;
+		for (uint32_t c = n->child; c; c = f->nodes[c].next) {
+			const struct flame_node *cn = &f->nodes[c];
+			size_t len;
+			const char *nm = flame_node_name(f, c, &len);
+			struct entry *e;
+
+			for (int k = 0; k < 2; k++) {
+				if (!chart && !(k == 0 ? (cn->flags & FLAME_NODE_LEAF) : cn->child))
+					continue;
+				if (!(e = vec_push(&ents)))
+					goto nomem;
+				*e = (struct entry){ nm, (uint32_t)len, c, k == 0 ? ' ' : ';' };
+				if (chart)
+					break;
+			}
+		}
+		if (!chart) {
+			qsort(ents.p, ents.n, sizeof(struct entry), cmp_entry);
+		} else {
+			/* children are listed newest first; a chart draws them in input order */
+			struct entry *e = ents.p;
+
+			for (size_t i = 0; i < ents.n / 2; i++) {
+				struct entry t = e[i];
+
+				e[i] = e[ents.n - 1 - i];
+				e[ents.n - 1 - i] = t;
+			}
+		}
+		kids.n = 0;
+		for (size_t i = 0; i < ents.n; i++) {
+			const struct entry *e = (const struct entry *)ents.p + i;
+			const struct flame_node *cn = &f->nodes[e->node];
+			enum flame_part part = FLAME_PART_ALL;
+
+			if (!chart) {
+				if (i + 1 < ents.n && e[1].node == e->node)
+					i++; /* self and callee parts adjacent: one frame */
+				else if (e->term == ' ' && cn->child)
+					part = FLAME_PART_SELF;
+				else if (e->term == ';' && (cn->flags & FLAME_NODE_LEAF))
+					part = FLAME_PART_KIDS;
+			}
+			if (!(fr = vec_push(&kids)))
+				goto nomem;
+			*fr = (struct flame_frame){ .node = e->node, .depth = cur.depth + 1,
+						    .part = (uint8_t)part,
+						    .start = chart ? f->start[e->node] : x,
+						    .width = part_width(cn, part) };
+			x += fr->width;
+		}
+		for (size_t i = kids.n; i--;) {
+			if (!(fr = vec_push(&pending)))
+				goto nomem;
+			*fr = ((struct flame_frame *)kids.p)[i];
+		}
+	}
+	free(pending.p);
+	free(ents.p);
+	free(kids.p);
+	out->frames = frames.p;
+	out->n = frames.n;
+	out->depthmax = depthmax;
+	return 0;
+nomem:
+	free(frames.p);
+	free(pending.p);
+	free(ents.p);
+	free(kids.p);
+	return -ENOMEM;
+}
+
+void flame_layout_fini(struct flame_layout *l)
+{
+	free(l->frames);
+	l->frames = NULL;
+	l->n = 0;
+}
+
+double flame_frame_delta(const struct flame *f, const struct flame_frame *fr)
+{
+	if (!f->self_a || fr->part == FLAME_PART_KIDS)
+		return 0;
+	return f->nodes[fr->node].self - f->self_a[fr->node];
+}

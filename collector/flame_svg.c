@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: MIT
+/*
+ * flame_svg.c - SVG output: header, our interactive script, then one <g> per laid-out frame.
+ *
+ * Numbers are formatted exactly as flamegraph.pl formats them (%0.1f coordinates computed from
+ * the same doubles, %.15g for Perl's default stringification, %.0f counts with thousands
+ * separators), so frame elements compare equal to Perl's output.
+ *
+ * Invariant: every byte that comes from input goes through w_esc() or w_js_str(); nothing from
+ * a frame name or an option reaches the document unescaped.
+ */
+#include "flame_svg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame_layout.h"
+
+#define XPAD 10.0
+#define FRAMEPAD 1.0
+#define SEARCH_COLOR "rgb(230,0,230)"
+#define WBUF (1u << 20)
+
+struct w {
+	FILE *f;
+	char *buf;
+	size_t n;
+	bool err;
+};
+
+static void w_flush(struct w *w)
+{
+	if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n)
+		w->err = true;
+	w->n = 0;
+}
+
+static void w_put(struct w *w, const char *s, size_t n)
+{
+	if (w->n + n > WBUF) {
+		w_flush(w);
+		if (n > WBUF) {
+			if (fwrite(s, 1, n, w->f) != n)
+				w->err = true;
+			return;
+		}
+	}
+	memcpy(w->buf + w->n, s, n);
+	w->n += n;
+}
+
+static void w_str(struct w *w, const char *s)
+{
+	w_put(w, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void w_fmt(struct w *w, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (WBUF - w->n < 512)
+		w_flush(w);
+	va_start(ap, fmt);
+	k = vsnprintf(w->buf + w->n, WBUF - w->n, fmt, ap);
+	va_end(ap);
+	if (k < 0) {
+		w->err = true;
+		return;
+	}
+	if ((size_t)k >= WBUF - w->n) {
+		char *tmp = malloc((size_t)k + 1);
+
+		if (!tmp) {
+			w->err = true;
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(tmp, (size_t)k + 1, fmt, ap);
+		va_end(ap);
+		w_put(w, tmp, (size_t)k);
+		free(tmp);
+		return;
+	}
+	w->n += (size_t)k;
+}
+
+static const char REPL[] = "\xef\xbf\xbd"; /* U+FFFD */
+
+/*
+ * Escape s[0..len) into w; stop after max characters (code points, an invalid byte counting as
+ * one). Returns the number of characters written.
+ */
+static size_t w_esc(struct w *w, const char *s, size_t len, bool attr, size_t max)
+{
+	const char *p = s, *end = s + len;
+	size_t chars = 0;
+
+	while (p < end && chars < max) {
+		const char *run = p;
+		long cp;
+		size_t k;
+
+		/* bulk-copy printable ASCII that needs no escaping */
+		while (p < end && chars < max && (unsigned char)*p >= 0x20 &&
+		       (unsigned char)*p < 0x80 && *p != '&' && *p != '<' && *p != '>' &&
+		       !(attr && *p == '"')) {
+			p++;
+			chars++;
+		}
+		w_put(w, run, (size_t)(p - run));
+		if (p == end || chars == max)
+			break;
+		k = flame_utf8_next(p, end, &cp);
+		chars++;
+		if (cp == '&')
+			w_str(w, "&amp;");
+		else if (cp == '<')
+			w_str(w, "&lt;");
+		else if (cp == '>')
+			w_str(w, "&gt;");
+		else if (cp == '"')
+			w_str(w, "&quot;");
+		else if (cp < 0 || (cp < 0x20 && cp != '\t') || cp == 0xfffe || cp == 0xffff)
+			w_str(w, REPL);
+		else
+			w_put(w, p, k);
+		p += k;
+	}
+	return chars;
+}
+
+static size_t utf8_chars(const char *s, size_t len)
+{
+	const char *p = s, *end = s + len;
+	size_t n = 0;
+
+	while (p < end) {
+		long cp;
+
+		p += flame_utf8_next(p, end, &cp);
+		n++;
+	}
+	return n;
+}
+
+/* A JavaScript string literal that is also safe inside CDATA (no '<', '>', ']' or quotes). */
+static void w_js_str(struct w *w, const char *s)
+{
+	const char *p = s, *end = s + strlen(s);
+
+	w_put(w, "\"", 1);
+	while (p < end) {
+		long cp;
+		size_t k = flame_utf8_next(p, end, &cp);
+
+		if (cp < 0)
+			cp = 0xfffd;
+		if ((cp >= '0' && cp <= '9') || ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') ||
+		    cp == ' ' || cp == ':' || cp == '.' || cp == ',' || cp == '_' || cp == '-')
+			w_put(w, p, 1);
+		else if (cp < 0x10000)
+			w_fmt(w, "\\u%04lx", cp);
+		else
+			w_fmt(w, "\\u%04lx\\u%04lx", 0xd800 + ((cp - 0x10000) >> 10),
+			      0xdc00 + ((cp - 0x10000) & 0x3ff));
+		p += k;
+	}
+	w_put(w, "\"", 1);
+}
+
+int flame_svg_escape(FILE *out, const char *s, size_t len, bool attr)
+{
+	struct w w = { .f = out, .buf = malloc(WBUF) };
+
+	if (!w.buf)
+		return -ENOMEM;
+	w_esc(&w, s, len, attr, SIZE_MAX);
+	w_flush(&w);
+	free(w.buf);
+	return w.err ? -EIO : 0;
+}
+
+void flame_opts_init(struct flame_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->countname = "samples";
+	o->nametype = "Function:";
+	o->fonttype = "Verdana";
+	o->width = 1200;
+	o->frameheight = 16;
+	o->fontsize = 12;
+	o->fontwidth = 0.59;
+	o->minwidth = 0.1;
+	o->palette = FLAME_PALETTE_HOT;
+}
+
+/* Perl's default number stringification. */
+static const char *num(char *buf, double v)
+{
+	snprintf(buf, 32, "%.15g", v);
+	return buf;
+}
+
+/* "%.0f" with thousands separators, as flamegraph.pl titles print counts. */
+static void commas(char *out, size_t cap, const char *digits)
+{
+	size_t n = strlen(digits), o = 0, lead = 0;
+
+	if (digits[0] == '-' || digits[0] == '+')
+		out[o++] = digits[lead++];
+	for (size_t i = lead; i < n && o + 2 < cap; i++) {
+		out[o++] = digits[i];
+		if (i + 1 < n && (n - 1 - i) % 3 == 0)
+			out[o++] = ',';
+	}
+	out[o] = '\0';
+}
+
+static size_t strip_annotation(const char *s, size_t len)
+{
+	if (len >= 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']' &&
+	    strchr("kwij", s[len - 2]) && s[len - 2])
+		return len - 4;
+	return len;
+}
+
+/* Sanitized copies of option text that lands in a CSS rule and in an XML comment. */
+static void w_font(struct w *w, const char *font)
+{
+	for (const char *p = font; *p; p++)
+		if ((*p >= '0' && *p <= '9') || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z') ||
+		    strchr(" ,-_'", *p))
+			w_put(w, p, 1);
+}
+
+static void w_comment(struct w *w, const char *s)
+{
+	size_t len = strlen(s), i = 0;
+
+	while (i < len) {
+		size_t run = strcspn(s + i, "-");
+
+		w_esc(w, s + i, run, false, SIZE_MAX);
+		i += run;
+		/* "--" may not appear in a comment, nor a '-' right before its end */
+		for (; i < len && s[i] == '-'; i++)
+			w_put(w, (i + 1 < len && s[i + 1] != '-') ? "-" : "- ", i + 1 < len && s[i + 1] != '-' ? 1 : 2);
+	}
+}
+
+static const char SCRIPT[] =
+	"\t\"use strict\";\n"
+	"\tvar svg, details, matchedtxt, searchbtn, icbtn, unzoombtn, width;\n"
+	"\tvar frames = [], zoomed = 0, term = null, icase = false;\n"
+	"\tfunction init(evt) {\n"
+	"\t\tsvg = document.getElementsByTagName(\"svg\")[0];\n"
+	"\t\tdetails = document.getElementById(\"details\").firstChild;\n"
+	"\t\tmatchedtxt = document.getElementById(\"matched\");\n"
+	"\t\tsearchbtn = document.getElementById(\"search\");\n"
+	"\t\ticbtn = document.getElementById(\"ignorecase\");\n"
+	"\t\tunzoombtn = document.getElementById(\"unzoom\");\n"
+	"\t\twidth = parseFloat(svg.getAttribute(\"width\"));\n"
+	"\t\tload_frames();\n"
+	"\t\tvar p = get_params();\n"
+	"\t\tif (p.i === \"1\") { icase = true; icbtn.classList.add(\"show\"); }\n"
+	"\t\tif (p.x !== undefined && p.y !== undefined) {\n"
+	"\t\t\tfor (var i = 1; i < frames.length; i++)\n"
+	"\t\t\t\tif (frames[i].sx === p.x && frames[i].sy === p.y) { zoom(i); break; }\n"
+	"\t\t}\n"
+	"\t\tif (p.s) search(p.s);\n"
+	"\t}\n"
+	"\tfunction re_quote(s) { return s.replace(/[.*+?^${}()|[\\]\\\\]/g, \"\\\\$&\"); }\n"
+	/* Frames are in pre-order: a stack of open ancestors gives parent and subtree end. */
+	"\tfunction load_frames() {\n"
+	"\t\tvar gs = document.getElementById(\"frames\").children, open = [];\n"
+	"\t\tvar re = new RegExp(\"^([\\\\s\\\\S]*) \\\\(([0-9,]+) \" + re_quote(cfg.countname) +\n"
+	"\t\t\t\", [\\\\s\\\\S]*\\\\)$\");\n"
+	"\t\tfor (var i = 0; i < gs.length; i++) {\n"
+	"\t\t\tvar g = gs[i], r = g.querySelector(\"rect\"), t = g.querySelector(\"text\");\n"
+	"\t\t\tvar title = g.querySelector(\"title\").textContent, m = re.exec(title);\n"
+	"\t\t\tvar y = parseFloat(r.getAttribute(\"y\"));\n"
+	"\t\t\twhile (open.length && (cfg.inverted ? open[open.length - 1].y >= y :\n"
+	"\t\t\t    open[open.length - 1].y <= y))\n"
+	"\t\t\t\topen.pop().end = i;\n"
+	"\t\t\tvar f = { g: g, r: r, t: t, y: y, end: gs.length,\n"
+	"\t\t\t\tx: parseFloat(r.getAttribute(\"x\")), w: parseFloat(r.getAttribute(\"width\")),\n"
+	"\t\t\t\tsx: r.getAttribute(\"x\"), sy: r.getAttribute(\"y\"), sw: r.getAttribute(\"width\"),\n"
+	"\t\t\t\ttx: t.getAttribute(\"x\"), text: t.textContent, fill: r.getAttribute(\"fill\"),\n"
+	"\t\t\t\tname: m ? m[1] : title, n: m ? parseFloat(m[2].replace(/,/g, \"\")) : 0,\n"
+	"\t\t\t\tparent: -1 };\n"
+	"\t\t\tif (open.length) f.parent = open[open.length - 1].i;\n"
+	"\t\t\tf.i = i;\n"
+	"\t\t\tg.fgi = i;\n"
+	"\t\t\tframes.push(f);\n"
+	"\t\t\topen.push(f);\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\tfunction get_params() {\n"
+	"\t\tvar p = {}, q = window.location.search.substring(1).split(\"&\");\n"
+	"\t\tfor (var i = 0; i < q.length; i++) {\n"
+	"\t\t\tvar k = q[i].indexOf(\"=\");\n"
+	"\t\t\tif (k <= 0) continue;\n"
+	"\t\t\ttry {\n"
+	"\t\t\t\tp[decodeURIComponent(q[i].slice(0, k))] =\n"
+	"\t\t\t\t\tdecodeURIComponent(q[i].slice(k + 1).replace(/\\+/g, \" \"));\n"
+	"\t\t\t} catch (e) {}\n"
+	"\t\t}\n"
+	"\t\treturn p;\n"
+	"\t}\n"
+	"\tfunction set_params(changes) {\n"
+	"\t\tvar p = get_params(), s = [];\n"
+	"\t\tfor (var k in changes) {\n"
+	"\t\t\tif (changes[k] === null) delete p[k]; else p[k] = changes[k];\n"
+	"\t\t}\n"
+	"\t\tfor (var k in p) s.push(encodeURIComponent(k) + \"=\" + encodeURIComponent(p[k]));\n"
+	"\t\tvar url = window.location.pathname + (s.length ? \"?\" + s.join(\"&\") : \"\") +\n"
+	"\t\t\twindow.location.hash;\n"
+	"\t\ttry { history.replaceState(null, \"\", url); } catch (e) {}\n"
+	"\t}\n"
+	"\tfunction label(name, w) {\n"
+	"\t\tvar chars = Math.floor(w / (cfg.fontsize * cfg.fontwidth));\n"
+	"\t\tif (chars < 3) return \"\";\n"
+	"\t\tvar cps = Array.from(name);\n"
+	"\t\tif (chars >= cps.length) return name;\n"
+	"\t\treturn cps.slice(0, chars - 2).join(\"\") + \"..\";\n"
+	"\t}\n"
+	"\tfunction place(f, x, w) {\n"
+	"\t\tf.r.setAttribute(\"x\", x.toFixed(1));\n"
+	"\t\tf.r.setAttribute(\"width\", w.toFixed(1));\n"
+	"\t\tf.t.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+	"\t\tf.t.textContent = label(f.name, w);\n"
+	"\t}\n"
+	/* Zoom: the frame fills the width, its ancestors dim to full width, the rest hides. */
+	"\tfunction zoom(i) {\n"
+	"\t\tif (i <= 0) { unzoom(); return; }\n"
+	"\t\tvar z = frames[i], ratio = (width - 2 * cfg.xpad) / z.w;\n"
+	"\t\tfor (var j = 0; j < frames.length; j++) {\n"
+	"\t\t\tvar f = frames[j], cl = f.g.classList;\n"
+	"\t\t\tif (j >= i && j < z.end) {\n"
+	"\t\t\t\tcl.remove(\"hide\"); cl.remove(\"parent\");\n"
+	"\t\t\t\tplace(f, cfg.xpad + (f.x - z.x) * ratio, f.w * ratio);\n"
+	"\t\t\t} else if (j < i && i < f.end) {\n"
+	"\t\t\t\tcl.remove(\"hide\"); cl.add(\"parent\");\n"
+	"\t\t\t\tplace(f, cfg.xpad, width - 2 * cfg.xpad);\n"
+	"\t\t\t} else {\n"
+	"\t\t\t\tcl.add(\"hide\"); cl.remove(\"parent\");\n"
+	"\t\t\t}\n"
+	"\t\t}\n"
+	"\t\tzoomed = i;\n"
+	"\t\tunzoombtn.classList.remove(\"hide\");\n"
+	"\t\tset_params({ x: z.sx, y: z.sy });\n"
+	"\t\tif (term !== null) search(term);\n"
+	"\t}\n"
+	"\tfunction unzoom() {\n"
+	"\t\tfor (var j = 0; j < frames.length; j++) {\n"
+	"\t\t\tvar f = frames[j];\n"
+	"\t\t\tf.g.classList.remove(\"hide\"); f.g.classList.remove(\"parent\");\n"
+	"\t\t\tf.r.setAttribute(\"x\", f.sx); f.r.setAttribute(\"width\", f.sw);\n"
+	"\t\t\tf.t.setAttribute(\"x\", f.tx); f.t.textContent = f.text;\n"
+	"\t\t}\n"
+	"\t\tzoomed = 0;\n"
+	"\t\tunzoombtn.classList.add(\"hide\");\n"
+	"\t\tset_params({ x: null, y: null });\n"
+	"\t\tif (term !== null) search(term);\n"
+	"\t}\n"
+	/* Matched share of the zoomed frame, from sample counts, each sample counted once. */
+	"\tfunction search(t) {\n"
+	"\t\tvar re;\n"
+	"\t\ttry { re = new RegExp(t, icase ? \"i\" : \"\"); } catch (e) {\n"
+	"\t\t\tmatchedtxt.textContent = \"Invalid regex\";\n"
+	"\t\t\tmatchedtxt.classList.remove(\"hide\");\n"
+	"\t\t\treturn;\n"
+	"\t\t}\n"
+	"\t\tterm = t;\n"
+	"\t\tvar hit = new Uint8Array(frames.length);\n"
+	"\t\tfor (var j = 0; j < frames.length; j++) {\n"
+	"\t\t\tvar f = frames[j];\n"
+	"\t\t\thit[j] = re.test(f.name) ? 1 : 0;\n"
+	"\t\t\tf.r.setAttribute(\"fill\", hit[j] ? cfg.searchcolor : f.fill);\n"
+	"\t\t}\n"
+	"\t\tvar z = frames[zoomed], sum = 0, a;\n"
+	"\t\tfor (a = zoomed; a >= 0 && !hit[a]; a = frames[a].parent);\n"
+	"\t\tif (a >= 0) sum = z.n;\n"
+	"\t\telse for (var j = zoomed + 1; j < z.end;) {\n"
+	"\t\t\tif (hit[j]) { sum += frames[j].n; j = frames[j].end; } else j++;\n"
+	"\t\t}\n"
+	"\t\tvar pct = z.n ? 100 * sum / z.n : 0;\n"
+	"\t\tmatchedtxt.textContent = \"Matched: \" + (pct === 100 ? \"100\" : pct.toFixed(1)) + \"%\";\n"
+	"\t\tmatchedtxt.classList.remove(\"hide\");\n"
+	"\t\tsearchbtn.textContent = \"Reset Search\";\n"
+	"\t\tsearchbtn.classList.add(\"show\");\n"
+	"\t\tset_params({ s: t });\n"
+	"\t}\n"
+	"\tfunction reset_search() {\n"
+	"\t\tterm = null;\n"
+	"\t\tfor (var j = 0; j < frames.length; j++) frames[j].r.setAttribute(\"fill\", frames[j].fill);\n"
+	"\t\tmatchedtxt.textContent = \" \";\n"
+	"\t\tmatchedtxt.classList.add(\"hide\");\n"
+	"\t\tsearchbtn.textContent = \"Search\";\n"
+	"\t\tsearchbtn.classList.remove(\"show\");\n"
+	"\t\tset_params({ s: null });\n"
+	"\t}\n"
+	"\tfunction search_prompt() {\n"
+	"\t\tvar t = prompt(\"Search frames for a regular expression\" +\n"
+	"\t\t\t(icase ? \" (ignoring case)\" : \"\") + \"\\nCtrl-I toggles case\", term === null ? \"\" : term);\n"
+	"\t\tif (t === null) return;\n"
+	"\t\tif (t === \"\") reset_search(); else search(t);\n"
+	"\t}\n"
+	"\tfunction toggle_icase() {\n"
+	"\t\ticase = !icase;\n"
+	"\t\ticbtn.classList.toggle(\"show\", icase);\n"
+	"\t\tset_params({ i: icase ? \"1\" : null });\n"
+	"\t\tif (term !== null) search(term);\n"
+	"\t}\n"
+	"\tfunction frame_of(n) {\n"
+	"\t\tfor (; n && n.parentNode; n = n.parentNode)\n"
+	"\t\t\tif (n.parentNode.id === \"frames\") return n;\n"
+	"\t\treturn null;\n"
+	"\t}\n"
+	"\twindow.addEventListener(\"click\", function (e) {\n"
+	"\t\tvar g = frame_of(e.target);\n"
+	"\t\tif (g) { zoom(g.fgi); return; }\n"
+	"\t\tvar id = e.target.id;\n"
+	"\t\tif (id === \"unzoom\") unzoom();\n"
+	"\t\telse if (id === \"search\") { if (term !== null) reset_search(); else search_prompt(); }\n"
+	"\t\telse if (id === \"ignorecase\") toggle_icase();\n"
+	"\t}, false);\n"
+	"\twindow.addEventListener(\"mouseover\", function (e) {\n"
+	"\t\tvar g = frame_of(e.target);\n"
+	"\t\tif (g) details.nodeValue = cfg.nametype + \" \" + g.querySelector(\"title\").textContent;\n"
+	"\t}, false);\n"
+	"\twindow.addEventListener(\"mouseout\", function (e) {\n"
+	"\t\tif (frame_of(e.target)) details.nodeValue = \" \";\n"
+	"\t}, false);\n"
+	"\twindow.addEventListener(\"keydown\", function (e) {\n"
+	"\t\tif (e.keyCode === 114 || (e.ctrlKey && e.keyCode === 70)) {\n"
+	"\t\t\te.preventDefault();\n"
+	"\t\t\tsearch_prompt();\n"
+	"\t\t} else if (e.ctrlKey && e.keyCode === 73) {\n"
+	"\t\t\te.preventDefault();\n"
+	"\t\t\ttoggle_icase();\n"
+	"\t\t} else if (e.keyCode === 27 && term !== null) {\n"
+	"\t\t\treset_search();\n"
+	"\t\t}\n"
+	"\t}, false);\n";
+
+static void w_header(struct w *w, double width, double height, const char *notes)
+{
+	char a[32], b[32];
+
+	w_fmt(w,
+	      "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+	      "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
+	      "\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n"
+	      "<svg version=\"1.1\" width=\"%s\" height=\"%s\" onload=\"init(evt)\" "
+	      "viewBox=\"0 0 %s %s\" xmlns=\"http://www.w3.org/2000/svg\" "
+	      "xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
+	      "<!-- Flame graph by fgcollect: the frames of FlameGraph's flamegraph.pl "
+	      "(https://github.com/brendangregg/FlameGraph); click to zoom, Ctrl-F to search. -->\n",
+	      num(a, width), num(b, height), a, b);
+	w_str(w, "<!-- NOTES: ");
+	if (notes)
+		w_comment(w, notes);
+	w_str(w, " -->\n");
+}
+
+static void w_text(struct w *w, const char *id, double x, double y, const char *s, const char *extra)
+{
+	char ys[32];
+
+	w_fmt(w, "<text id=\"%s\" x=\"%.2f\" y=\"%s\" %s>", id, x, num(ys, y), extra);
+	w_esc(w, s, strlen(s), false, SIZE_MAX);
+	w_str(w, "</text>\n");
+}
+
+static int render_error(struct w *w, const struct flame_opts *o)
+{
+	double h = o->fontsize * 5;
+
+	w_header(w, o->width, h, o->notes);
+	w_text(w, "error", (int)(o->width / 2), o->fontsize * 2,
+	       "ERROR: no stack counts found in the input.", "");
+	w_str(w, "</svg>\n");
+	return -ENODATA;
+}
+
+struct ctx {
+	const struct flame *f;
+	const struct flame_opts *o;
+	double timemax, wpt, imageheight, ypad2, maxdelta;
+};
+
+static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *fr)
+{
+	const struct flame_opts *o = c->o;
+	bool root = fr->node == 0;
+	size_t len, shown;
+	const char *name = root ? "" : flame_node_name(c->f, fr->node, &len);
+	double etime = root ? c->timemax : fr->start + fr->width;
+	double x1 = XPAD + fr->start * c->wpt, x2 = XPAD + etime * c->wpt;
+	double y1, y2, samples;
+	char s[64], s2[64], col[FLAME_COLOR_MAX], n1[32], n2[32];
+	int chars;
+
+	if (root)
+		len = 0;
+	if (!o->inverted) {
+		y1 = c->imageheight - c->ypad2 - (fr->depth + 1) * (double)o->frameheight + FRAMEPAD;
+		y2 = c->imageheight - c->ypad2 - fr->depth * (double)o->frameheight;
+	} else {
+		y1 = o->fontsize * 3 + fr->depth * (double)o->frameheight;
+		y2 = o->fontsize * 3 + (fr->depth + 1) * (double)o->frameheight - FRAMEPAD;
+	}
+	snprintf(s, sizeof(s), "%.0f", etime - fr->start);
+	samples = strtod(s, NULL);
+	commas(s2, sizeof(s2), s);
+
+	w_str(w, "<g >\n<title>");
+	if (root) {
+		w_str(w, "all (");
+		w_str(w, s2);
+		w_put(w, " ", 1);
+		w_esc(w, o->countname, strlen(o->countname), true, SIZE_MAX);
+		w_str(w, ", 100%)");
+	} else {
+		w_esc(w, name, strip_annotation(name, len), true, SIZE_MAX);
+		w_str(w, " (");
+		w_str(w, s2);
+		w_put(w, " ", 1);
+		w_esc(w, o->countname, strlen(o->countname), true, SIZE_MAX);
+		w_fmt(w, ", %.2f%%", 100 * samples / c->timemax);
+		if (c->f->self_a) {
+			double d = flame_frame_delta(c->f, fr);
+
+			if (o->negate)
+				d = -d;
+			w_fmt(w, "; %s%.2f%%", d > 0 ? "+" : "", 100 * d / c->timemax);
+		}
+		w_put(w, ")", 1);
+	}
+	w_str(w, "</title>");
+
+	if (len == 2 && !memcmp(name, "--", 2))
+		strcpy(col, "rgb(160,160,160)");
+	else if (len == 1 && name[0] == '-')
+		strcpy(col, "rgb(200,200,200)");
+	else if (c->f->self_a)
+		flame_palette_delta(flame_frame_delta(c->f, fr), c->maxdelta, o->negate, col);
+	else
+		flame_palette_color(o->palette, o->hash, name, len, col);
+	snprintf(n1, sizeof(n1), "%.1f", x1);
+	snprintf(n2, sizeof(n2), "%.1f", x2);
+	w_fmt(w, "<rect x=\"%s\" y=\"%s\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" rx=\"2\" ry=\"2\" />\n",
+	      n1, num(s, y1), strtod(n2, NULL) - strtod(n1, NULL), y2 - y1, col);
+
+	w_fmt(w, "<text  x=\"%.2f\" y=\"%s\" >", x1 + 3, num(s, 3 + (y1 + y2) / 2));
+	chars = (int)((x2 - x1) / (o->fontsize * o->fontwidth));
+	if (chars >= 3) {
+		len = strip_annotation(name, len);
+		if ((size_t)chars < utf8_chars(name, len)) {
+			shown = w_esc(w, name, len, false, (size_t)chars - 2);
+			(void)shown;
+			w_put(w, "..", 2);
+		} else {
+			w_esc(w, name, len, false, SIZE_MAX);
+		}
+	}
+	w_str(w, "</text>\n</g>\n");
+}
+
+int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *out)
+{
+	struct w w = { .f = out };
+	struct flame_layout lay = { 0 };
+	struct ctx c = { .f = f, .o = o };
+	double fs = o->fontsize, ypad1 = fs * 3, ypad3 = fs * 2, minw;
+	const char *title = o->title;
+	char bg1[8], bg2[8], a[32], b[32];
+	int rv;
+
+	if (o->width <= 2 * XPAD || !o->frameheight || !(fs > 0) || !(o->fontwidth > 0) ||
+	    !(o->minwidth >= 0) || !o->countname || !o->nametype || !o->fonttype ||
+	    flame_palette_bg(o->palette, o->bgcolors, bg1, bg2) != 0)
+		return -EINVAL;
+	if (!(w.buf = malloc(WBUF)))
+		return -ENOMEM;
+	c.timemax = f->time;
+	c.ypad2 = fs * 2 + 10;
+	if (!(c.timemax > 0)) {
+		rv = render_error(&w, o);
+		goto out;
+	}
+	c.wpt = (o->width - 2 * XPAD) / c.timemax;
+	minw = o->minwidth_pct ? c.timemax * o->minwidth / 100 : o->minwidth / c.wpt;
+	if ((rv = flame_layout_build(f, minw, &lay)) != 0)
+		goto out;
+	c.imageheight = (lay.depthmax + 1) * (double)o->frameheight + ypad1 + c.ypad2;
+	if (o->subtitle && *o->subtitle)
+		c.imageheight += ypad3;
+	c.maxdelta = 1;
+	if (f->self_a) {
+		for (size_t i = 0; i < f->nnodes; i++) {
+			double d = fabs(f->nodes[i].self - f->self_a[i]);
+
+			if ((f->nodes[i].flags & FLAME_NODE_LEAF) && d > c.maxdelta)
+				c.maxdelta = d;
+		}
+	}
+	if (!title)
+		title = (f->flags & FLAME_CHART) ? "Flame Chart" : o->inverted ? "Icicle Graph" : "Flame Graph";
+
+	w_header(&w, o->width, c.imageheight, o->notes);
+	w_fmt(&w,
+	      "<defs>\n\t<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\" >\n"
+	      "\t\t<stop stop-color=\"%s\" offset=\"5%%\" />\n"
+	      "\t\t<stop stop-color=\"%s\" offset=\"95%%\" />\n\t</linearGradient>\n</defs>\n"
+	      "<style type=\"text/css\">\n\ttext { font-family:",
+	      bg1, bg2);
+	w_font(&w, o->fonttype);
+	w_fmt(&w,
+	      "; font-size:%spx; fill:rgb(0,0,0); }\n"
+	      "\t#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
+	      "\t#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n"
+	      "\t#subtitle { text-anchor:middle; fill:rgb(160,160,160); }\n"
+	      "\t#title { text-anchor:middle; font-size:%spx; }\n"
+	      "\t#unzoom { cursor:pointer; }\n"
+	      "\t#frames > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n"
+	      "\t.hide { display:none; }\n\t.parent { opacity:0.5; }\n</style>\n"
+	      "<script type=\"text/ecmascript\">\n<![CDATA[\n",
+	      num(a, fs), num(b, fs + 5));
+	w_fmt(&w, "\tvar cfg = { xpad: %g, fontsize: %.17g, fontwidth: %.17g, inverted: %s,\n\t\tnametype: ",
+	      XPAD, fs, o->fontwidth, o->inverted ? "true" : "false");
+	w_js_str(&w, o->nametype);
+	w_str(&w, ", countname: ");
+	w_js_str(&w, o->countname);
+	w_str(&w, ", searchcolor: \"" SEARCH_COLOR "\" };\n");
+	w_put(&w, SCRIPT, sizeof(SCRIPT) - 1);
+	w_str(&w, "]]>\n</script>\n");
+	w_fmt(&w, "<rect x=\"0.0\" y=\"0\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#background)\"  />\n",
+	      (double)o->width, c.imageheight);
+	w_text(&w, "title", (int)(o->width / 2), fs * 2, title, "");
+	if (o->subtitle && *o->subtitle)
+		w_text(&w, "subtitle", (int)(o->width / 2), fs * 4, o->subtitle, "");
+	w_text(&w, "details", XPAD, c.imageheight - c.ypad2 / 2, " ", "");
+	w_text(&w, "unzoom", XPAD, fs * 2, "Reset Zoom", "class=\"hide\"");
+	w_text(&w, "search", o->width - XPAD - 100, fs * 2, "Search", "");
+	w_text(&w, "ignorecase", o->width - XPAD - 16, fs * 2, "ic", "");
+	w_text(&w, "matched", o->width - XPAD - 100, c.imageheight - c.ypad2 / 2, " ", "class=\"hide\"");
+	w_str(&w, "<g id=\"frames\">\n");
+	for (size_t i = 0; i < lay.n; i++)
+		w_frame(&w, &c, &lay.frames[i]);
+	w_str(&w, "</g>\n</svg>\n");
+	rv = 0;
+out:
+	w_flush(&w);
+	if (fflush(out) != 0 || ferror(out))
+		w.err = true;
+	if (w.err && (rv == 0 || rv == -ENODATA))
+		rv = -EIO;
+	flame_layout_fini(&lay);
+	free(w.buf);
+	return rv;
+}
