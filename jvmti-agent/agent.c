@@ -1,11 +1,295 @@
 // SPDX-License-Identifier: MIT
-/* agent.c - placeholder until the agent stage lands. */
+/*
+ * agent.c - libfgagent.so entry points: parse options, wire queue -> sender -> link, register
+ * the JVMTI callbacks, and stop the sender when the VM dies. Everything else lives in modules.
+ *
+ * Invariant: after Agent_OnLoad succeeded nothing here can stop, block or crash the JVM because
+ * of the environment (no socket directory, no collector, no permission, collector gone): those
+ * only keep records from leaving the process. The only refusal is a malformed option string.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include <jvmti.h>
 
+#include "events.h"
+#include "fgproto.h"
+#include "link.h"
+#include "nng_stdio.h"
+#include "options.h"
+#include "queue.h"
+#include "sender.h"
+#include "vmflags.h"
+
+#define STOP_WAIT_MS 300 /* how long VM death waits for the last records to leave */
+
+#ifdef FG_AGENT_BENCH
+#include "benchstat.h"
+#define BENCH_BEGIN() uint64_t bench_t0 = events_now()
+#define BENCH_END(kind) benchstat_add(kind, events_now() - bench_t0)
+#else
+#define BENCH_BEGIN() ((void)0)
+#define BENCH_END(kind) ((void)0)
+#endif
+
+static struct {
+	JavaVM *vm;
+	jvmtiEnv *jvmti;
+	struct options opt;
+	struct queue *q;
+	struct sender *s;
+	struct link *l;
+	atomic_bool stopped;
+} agent;
+
+/* A transport for when nng could not even open a socket: records stay in the table. */
+static int null_send(void *link, const uint8_t *buf, size_t len)
+{
+	(void)link;
+	(void)buf;
+	(void)len;
+	return -ENOTCONN;
+}
+
+static uint64_t null_state(void *link)
+{
+	(void)link;
+	return 0;
+}
+
+static void null_reset(void *link)
+{
+	(void)link;
+}
+
+static const struct link_ops null_ops = {null_send, null_state, null_reset};
+
+static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+				 const void *code_addr, jint map_length,
+				 const jvmtiAddrLocationMap *map, const void *compile_info)
+{
+	uint64_t ts = events_now();
+	JNIEnv *jni = NULL;
+
+	BENCH_BEGIN();
+	(void)map_length;
+	(void)map;
+	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
+		jni = NULL;
+	events_code_load(agent.q, jvmti, jni, agent.opt.signatures, method, code_size, code_addr,
+			 compile_info, ts);
+	BENCH_END(0);
+}
+
+static void JNICALL on_code_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr)
+{
+	BENCH_BEGIN();
+	(void)jvmti;
+	(void)method; /* may already be invalid: never used */
+	events_code_unload(agent.q, code_addr, events_now());
+	BENCH_END(1);
+}
+
+static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,
+				    jint length)
+{
+	BENCH_BEGIN();
+	(void)jvmti;
+	events_dynamic_code(agent.q, name, address, length, events_now());
+	BENCH_END(2);
+}
+
+static void stop_agent(void)
+{
+	struct sender_stats st;
+
+	if (atomic_exchange(&agent.stopped, true) || agent.s == NULL)
+		return;
+	if (sender_stop(agent.s, STOP_WAIT_MS) != 0)
+		return; /* still inside nng: leave it to process exit rather than free under it */
+	link_close(agent.l);
+	agent.l = NULL;
+	sender_get_stats(agent.s, &st);
+	if (agent.opt.log >= OPTIONS_LOG_WARN && (st.queue_dropped || st.table_full))
+		fprintf(stderr,
+			"fgagent: dropped %llu code events (queue full) and kept %llu blobs out of "
+			"the replay table (table full); raise maxmem= (now %llu bytes)\n",
+			(unsigned long long)st.queue_dropped, (unsigned long long)st.table_full,
+			agent.opt.maxmem);
+	if (agent.opt.log >= OPTIONS_LOG_INFO)
+		fprintf(stderr,
+			"fgagent: %llu connections, %llu records sent, %llu replayed, %llu resets\n",
+			(unsigned long long)st.connections, (unsigned long long)st.records_sent,
+			(unsigned long long)st.replayed, (unsigned long long)st.resets);
+	/* The queue stays: a callback still running on another thread may push into it. */
+#ifdef FG_AGENT_BENCH
+	benchstat_dump();
+#endif
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	(void)jvmti;
+	(void)jni;
+	stop_agent();
+}
+
+static void on_fork_child(void)
+{
+	link_forked(); /* nng aborts in a forked child: never let the child touch it */
+}
+
+static void kick(void *arg)
+{
+	queue_kick(arg);
+}
+
+/* The JVM version string for HELLO, or "unknown"; the caller frees it. */
+static char *jvm_version(jvmtiEnv *jvmti)
+{
+	char *v = NULL, *copy;
+
+	if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.version", &v) != JVMTI_ERROR_NONE)
+		return strdup("unknown");
+	copy = strdup(v);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)v);
+	return copy;
+}
+
+static jint setup_jvmti(jvmtiEnv *jvmti)
+{
+	jvmtiCapabilities caps;
+	jvmtiEventCallbacks cb;
+	jvmtiError err;
+	static const jvmtiEvent events[] = {
+		JVMTI_EVENT_COMPILED_METHOD_LOAD,
+		JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+		JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+		JVMTI_EVENT_VM_DEATH,
+	};
+
+	memset(&caps, 0, sizeof(caps));
+	caps.can_generate_compiled_method_load_events = 1;
+	if ((err = (*jvmti)->AddCapabilities(jvmti, &caps)) != JVMTI_ERROR_NONE) {
+		fprintf(stderr, "fgagent: JVMTI AddCapabilities(compiled method load) failed: %d\n",
+			err);
+		return JNI_ERR;
+	}
+	memset(&cb, 0, sizeof(cb));
+	cb.CompiledMethodLoad = on_code_load;
+	cb.CompiledMethodUnload = on_code_unload;
+	cb.DynamicCodeGenerated = on_dynamic_code;
+	cb.VMDeath = on_vm_death;
+	if ((err = (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb))) != JVMTI_ERROR_NONE) {
+		fprintf(stderr, "fgagent: JVMTI SetEventCallbacks failed: %d\n", err);
+		return JNI_ERR;
+	}
+	/* Buffers exist already: DynamicCodeGenerated fires before VM init. */
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		err = (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL);
+		if (err != JVMTI_ERROR_NONE) {
+			fprintf(stderr, "fgagent: JVMTI SetEventNotificationMode(%d) failed: %d\n",
+				events[i], err);
+			return JNI_ERR;
+		}
+	}
+	return JNI_OK;
+}
+
+/*
+ * Open the link, create and start the sender, all with every signal blocked so that nng's
+ * threads and ours inherit that mask and never run the JVM's signal handlers. A socket that
+ * cannot even be opened only means nothing leaves the process.
+ */
+static int start_sender(const struct sender_hello *hello, size_t table_budget)
+{
+	const struct link_ops *ops = &link_nng_ops;
+	sigset_t all, old;
+	int rv;
+
+	nng_stdio_init();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rv = link_open(&agent.l, agent.opt.socket, kick, agent.q);
+	if (rv != 0) {
+		if (agent.opt.log >= OPTIONS_LOG_WARN)
+			fprintf(stderr, "fgagent: cannot open a socket for %s (%s); not streaming\n",
+				agent.opt.socket, strerror(-rv));
+		agent.l = NULL;
+		ops = &null_ops;
+	}
+	agent.s = sender_new(agent.q, table_budget, hello, ops, agent.l);
+	rv = agent.s ? sender_start(agent.s) : -ENOMEM;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rv;
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+	char err[512];
+	struct sender_hello hello = {0};
+	char *version;
+	size_t queue_budget;
+	int rv;
+
+	(void)reserved;
+	if (options_parse(options, &agent.opt, err, sizeof(err)) != 0) {
+		fprintf(stderr, "fgagent: %s\n", err);
+		return JNI_ERR;
+	}
+	agent.vm = vm;
+	if ((*vm)->GetEnv(vm, (void **)&agent.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+		fprintf(stderr, "fgagent: this JVM offers no JVMTI 1.2 environment\n");
+		return JNI_ERR;
+	}
+	/* A quarter for events in flight, the rest for the replay table. */
+	queue_budget = (size_t)(agent.opt.maxmem / 4);
+	agent.q = queue_new(queue_budget);
+	hello.pid = (uint32_t)getpid();
+	vmflags_read((const void *)(*agent.jvmti)->GetVersionNumber, &hello.flags);
+	if (agent.opt.signatures)
+		hello.flags |= FGP_HELLO_SIGNATURES;
+	version = jvm_version(agent.jvmti);
+	hello.jvm_version = version;
+	hello.agent_version = "fgagent " FG_VERSION;
+	if (agent.q == NULL) {
+		free(version);
+		fprintf(stderr, "fgagent: out of memory at startup\n");
+		return JNI_ERR;
+	}
+	pthread_atfork(NULL, NULL, on_fork_child);
+	rv = start_sender(&hello, (size_t)agent.opt.maxmem - queue_budget);
+	free(version);
+	if (rv != 0) {
+		fprintf(stderr, "fgagent: cannot start the sender thread: %s\n", strerror(-rv));
+		return JNI_ERR;
+	}
+	if ((rv = setup_jvmti(agent.jvmti)) != JNI_OK)
+		return rv;
+	if (agent.opt.log >= OPTIONS_LOG_INFO)
+		fprintf(stderr, "fgagent: pid %d streaming code events to %s\n", (int)hello.pid,
+			agent.opt.socket);
+	return JNI_OK;
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
 	(void)vm;
 	(void)options;
 	(void)reserved;
+	fprintf(stderr, "fgagent: loading into a running JVM is not supported; start the JVM with "
+			"-agentpath:/path/to/libfgagent.so\n");
 	return JNI_ERR;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+	(void)vm;
+	stop_agent();
 }

@@ -1,1 +1,24 @@
-# agent tests: owned by the agent stage.
+# agent tests: cmocka unit tests of the agent's modules, the fgrecv test receiver, the symbol
+# export check, and JVM smoke tests for every JDK under /usr/lib/jvm.
+fg_unit_test(test_agent_options SOURCES unit/test_agent_options.c LIBS fgagent_core)
+fg_unit_test(test_agent_names SOURCES unit/test_agent_names.c LIBS fgagent_core)
+fg_unit_test(test_agent_queue SOURCES unit/test_agent_queue.c LIBS fgagent_core)
+fg_unit_test(test_agent_table SOURCES unit/test_agent_table.c LIBS fgagent_core)
+fg_unit_test(test_agent_sender SOURCES unit/test_agent_sender.c LIBS fgagent_core)
+fg_unit_test(test_agent_events SOURCES unit/test_agent_events.c LIBS fgagent_core)
+
+# A minimal receiver printing decoded records, for the JVM tests.
+add_executable(fgrecv unit/fgrecv.c)
+target_include_directories(fgrecv SYSTEM PRIVATE ${NNG_INCLUDE})
+target_link_libraries(fgrecv PRIVATE fgproto ${NNG_SHARED} Threads::Threads)
+
+# Only Agent_* may leave libfgagent.so (static nng/mbedtls stay hidden), and it needs only libc.
+add_test(NAME agent_exports_only_agent_symbols
+	COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/agent_exports.sh $<TARGET_FILE:fgagent>
+		$<BOOL:${FG_SANITIZE}>)
+set_tests_properties(agent_exports_only_agent_symbols PROPERTIES LABELS unit)
+
+if(FG_E2E AND NOT FG_SANITIZE)
+	fg_e2e_test(agent_jvm agent_jvm.sh TIMEOUT 240)
+	set_property(TEST agent_jvm APPEND PROPERTY ENVIRONMENT "FGRECV=$<TARGET_FILE:fgrecv>")
+endif()

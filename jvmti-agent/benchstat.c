@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * benchstat.c - fixed-size sample arrays for callback timings (benchmark build only).
+ * Invariant: at most BENCHSTAT_MAX samples per kind are kept; later ones are ignored.
+ */
+#include "benchstat.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BENCHSTAT_MAX (1u << 18)
+
+static uint32_t samples[3][BENCHSTAT_MAX];
+static atomic_uint count[3];
+
+void benchstat_add(int kind, uint64_t ns)
+{
+	unsigned i = atomic_fetch_add_explicit(&count[kind], 1, memory_order_relaxed);
+
+	if (i < BENCHSTAT_MAX)
+		samples[kind][i] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+}
+
+void benchstat_dump(void)
+{
+	const char *path = getenv("FGAGENT_BENCH_OUT");
+	FILE *f;
+
+	if (path == NULL || (f = fopen(path, "w")) == NULL)
+		return;
+	for (int k = 0; k < 3; k++) {
+		unsigned n = atomic_load(&count[k]);
+
+		for (unsigned i = 0; i < n && i < BENCHSTAT_MAX; i++)
+			fprintf(f, "%d %u\n", k, samples[k][i]);
+	}
+	fclose(f);
+}

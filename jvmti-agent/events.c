@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * events.c - build and queue CODE_LOAD / CODE_UNLOAD / DYNAMIC_CODE records.
+ *
+ * The inline table is built from HotSpot's PCStackInfo list: methods are deduplicated (sorted
+ * jmethodIDs, binary search), pcs outside the blob or out of order are skipped, and a pc entry
+ * whose chain equals the next one's is folded into it (it covers the same addresses).
+ * Invariant: nothing here blocks or takes a lock; memory comes from malloc and the queue budget.
+ */
+#include "events.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jvmticmlr.h>
+
+#include "fgproto.h"
+#include "names.h"
+
+#define MAX_FRAMES_TOTAL (1u << 20) /* beyond this many frames the inline table is dropped */
+
+uint64_t events_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct fgp_str str_of(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	/* The encoder truncates to FGP_MAX_STR; keep the length in range of the u16 first. */
+	return (struct fgp_str){s, (uint16_t)(n > FGP_MAX_STR ? FGP_MAX_STR : n)};
+}
+
+/* Encode c into a fresh queue entry and push it; a record too big to encode loses its inline table. */
+static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		size_t size = fgp_code_load_size(c);
+		struct qentry *e;
+		int n;
+
+		if (size <= FGP_MAX_RECORD) {
+			e = queue_reserve(q, size);
+			if (e == NULL)
+				return; /* counted as dropped */
+			n = fgp_encode_code_load(e->data, size, c);
+			if (n >= 0) {
+				e->len = (uint32_t)n;
+				queue_push(q, e);
+				return;
+			}
+			queue_cancel(q, e);
+		}
+		c->n_methods = 0;
+		c->n_pcs = 0;
+		c->methods = NULL;
+		c->pcs = NULL;
+		c->flags |= FGP_REC_INLINE_TRUNCATED;
+	}
+	queue_count_drop(q);
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint16_t index_of(jmethodID *ids, size_t n, jmethodID m)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)ids[mid] < (uintptr_t)m)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint16_t)lo;
+}
+
+static bool same_chain(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
+{
+	return a->depth == b->depth && memcmp(a->chain, b->chain, a->depth * sizeof(uint16_t)) == 0;
+}
+
+/* The inline part of a code load, all heap-allocated, freed by inline_fini. */
+struct inline_tab {
+	jmethodID *ids;
+	char **names;
+	struct fgp_str *methods;
+	struct fgp_pc_in *pcs;
+	uint16_t *chains;
+	size_t n_ids, n_pcs;
+	bool truncated;
+};
+
+static void inline_fini(struct inline_tab *t)
+{
+	if (t->names)
+		for (size_t i = 0; i < t->n_ids; i++)
+			free(t->names[i]);
+	free(t->ids);
+	free(t->names);
+	free(t->methods);
+	free(t->pcs);
+	free(t->chains);
+}
+
+static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlineRecord *r,
+			jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, uintptr_t addr, uint32_t size)
+{
+	size_t frames = 0, n = 0, nc = 0;
+
+	if (r->numpcs <= 0 || r->pcinfo == NULL)
+		return 0;
+	for (jint i = 0; i < r->numpcs; i++)
+		if (r->pcinfo[i].numstackframes > 0)
+			frames += (size_t)r->pcinfo[i].numstackframes;
+	if (frames == 0 || frames > MAX_FRAMES_TOTAL || (size_t)r->numpcs > FGP_MAX_INLINE_PCS) {
+		t->truncated = frames != 0;
+		return 0;
+	}
+	t->ids = malloc(frames * sizeof(*t->ids));
+	t->pcs = malloc((size_t)r->numpcs * sizeof(*t->pcs));
+	t->chains = malloc(frames * sizeof(*t->chains));
+	if (!t->ids || !t->pcs || !t->chains)
+		return -ENOMEM;
+	for (jint i = 0; i < r->numpcs; i++)
+		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++)
+			t->ids[n++] = r->pcinfo[i].methods[k];
+	qsort(t->ids, n, sizeof(*t->ids), cmp_ptr);
+	for (size_t i = 0; i < n; i++)
+		if (t->n_ids == 0 || t->ids[t->n_ids - 1] != t->ids[i])
+			t->ids[t->n_ids++] = t->ids[i];
+	if (t->n_ids > FGP_MAX_INLINE_METHODS) {
+		t->truncated = true;
+		t->n_ids = 0;
+		return 0;
+	}
+	t->names = calloc(t->n_ids, sizeof(*t->names));
+	t->methods = malloc(t->n_ids * sizeof(*t->methods));
+	if (!t->names || !t->methods)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_ids; i++) {
+		if (names_resolve(jvmti, jni, t->ids[i], signatures, &t->names[i]) != 0)
+			t->names[i] = NULL;
+		t->methods[i] = str_of(t->names[i] ? t->names[i] : "[unknown]");
+	}
+	for (jint i = 0; i < r->numpcs; i++) {
+		const PCStackInfo *p = &r->pcinfo[i];
+		uintptr_t pc = (uintptr_t)p->pc;
+		uint32_t off;
+		uint16_t depth;
+
+		if (p->numstackframes <= 0 || pc < addr || pc - addr > size)
+			continue;
+		off = (uint32_t)(pc - addr);
+		if (t->n_pcs > 0 && off <= t->pcs[t->n_pcs - 1].pc_off)
+			continue; /* out of order or a second desc for the same pc: first one wins */
+		depth = (uint16_t)p->numstackframes;
+		if (depth > FGP_MAX_INLINE_DEPTH) {
+			depth = FGP_MAX_INLINE_DEPTH; /* keep the innermost frames */
+			t->truncated = true;
+		}
+		for (uint16_t k = 0; k < depth; k++)
+			t->chains[nc + k] = index_of(t->ids, t->n_ids, p->methods[k]);
+		t->pcs[t->n_pcs] = (struct fgp_pc_in){off, depth, &t->chains[nc]};
+		nc += depth;
+		/* Entry n-1 covers (pc[n-2], pc[n-1]]; with the same chain as entry n it is redundant. */
+		if (t->n_pcs > 0 && same_chain(&t->pcs[t->n_pcs - 1], &t->pcs[t->n_pcs])) {
+			t->pcs[t->n_pcs - 1] = t->pcs[t->n_pcs];
+			continue;
+		}
+		t->n_pcs++;
+	}
+	return 0;
+}
+
+void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
+		      jmethodID method, jint code_size, const void *code_addr,
+		      const void *compile_info, uint64_t ts)
+{
+	struct inline_tab it = {0};
+	char *name = NULL;
+	struct fgp_code_load_in c = {
+		.addr = (uint64_t)(uintptr_t)code_addr,
+		.size = code_size > 0 ? (uint32_t)code_size : 0,
+		.ts = ts,
+	};
+
+	if (code_size <= 0) {
+		queue_count_drop(q);
+		return;
+	}
+	if (names_resolve(jvmti, jni, method, signatures, &name) != 0)
+		name = NULL;
+	c.name = str_of(name ? name : "[unknown]");
+	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next) {
+		if (h->kind != JVMTI_CMLR_INLINE_INFO)
+			continue;
+		if (inline_build(&it, (const jvmtiCompiledMethodLoadInlineRecord *)h, jvmti, jni,
+				 signatures, (uintptr_t)code_addr, c.size) != 0) {
+			inline_fini(&it);
+			memset(&it, 0, sizeof(it));
+			it.truncated = true;
+		}
+		break;
+	}
+	c.n_methods = (uint16_t)it.n_ids;
+	c.methods = it.methods;
+	c.n_pcs = (uint32_t)it.n_pcs;
+	c.pcs = it.pcs;
+	if (it.truncated)
+		c.flags |= FGP_REC_INLINE_TRUNCATED;
+	if (c.n_pcs == 0) {
+		c.n_methods = 0;
+		c.methods = NULL;
+	}
+	push_code_load(q, &c);
+	inline_fini(&it);
+	free(name);
+}
+
+void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts)
+{
+	struct fgp_code_unload u = {(uint64_t)(uintptr_t)code_addr, ts};
+	struct qentry *e = queue_reserve(q, FGP_CODE_UNLOAD_SIZE);
+
+	if (e == NULL)
+		return;
+	if (fgp_encode_code_unload(e->data, FGP_CODE_UNLOAD_SIZE, &u) < 0) {
+		queue_cancel(q, e);
+		queue_count_drop(q);
+		return;
+	}
+	queue_push(q, e);
+}
+
+void events_dynamic_code(struct queue *q, const char *name, const void *addr, jint length,
+			 uint64_t ts)
+{
+	struct fgp_dynamic_code d = {
+		.addr = (uint64_t)(uintptr_t)addr,
+		.size = length > 0 ? (uint32_t)length : 0,
+		.ts = ts,
+		.name = str_of(name ? name : "[unknown stub]"),
+	};
+	size_t size;
+	struct qentry *e;
+	int n;
+
+	if (length <= 0)
+		return; /* nothing to symbolize */
+	size = fgp_dynamic_code_size(&d);
+	e = queue_reserve(q, size);
+	if (e == NULL)
+		return;
+	n = fgp_encode_dynamic_code(e->data, size, &d);
+	if (n < 0) {
+		queue_cancel(q, e);
+		queue_count_drop(q);
+		return;
+	}
+	e->len = (uint32_t)n;
+	queue_push(q, e);
+}

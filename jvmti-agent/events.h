@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events.h - JVMTI code events to encoded records in the queue. Called from JVMTI callbacks on
+ * JVM threads, concurrently.
+ *
+ * Each function resolves names, encodes one record with shared/fgproto into a queue entry and
+ * pushes it: no I/O, no lock, no waiting; when the queue budget is spent the event is counted
+ * as dropped and the function returns. Timestamps are CLOCK_MONOTONIC ns taken by the caller.
+ *
+ * Invariant: every string borrowed from JVMTI is deallocated before these functions return.
+ */
+#ifndef FG_EVENTS_H
+#define FG_EVENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jvmti.h>
+
+#include "queue.h"
+
+/*
+ * CompiledMethodLoad: name of method, and the inline table from compile_info
+ * (JVMTI_CMLR_INLINE_INFO; other record kinds are ignored). jni may be NULL.
+ */
+void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
+		      jmethodID method, jint code_size, const void *code_addr,
+		      const void *compile_info, uint64_t ts);
+
+/* CompiledMethodUnload: only the address (the jmethodID may already be invalid). */
+void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts);
+
+/* DynamicCodeGenerated: stubs and the interpreter, named by the JVM (name is borrowed). */
+void events_dynamic_code(struct queue *q, const char *name, const void *addr, jint length,
+			 uint64_t ts);
+
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t events_now(void);
+
+#endif

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * link.c - nng push0 transport for the sender. The only file of the agent that talks to nng:
+ * NNG_E* codes stop here and become negative errno values.
+ *
+ * Invariant: conn_id is non-zero exactly while a pipe of the current socket is up, and a new
+ * pipe always gets a new id.
+ */
+#include "link.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/push.h>
+
+#define RECONNECT_MIN_MS 100
+#define RECONNECT_MAX_MS 500
+#define SEND_BUFFER_MSGS 16 /* x SENDER_MSG_MAX: at most 1 MiB waiting in nng */
+#define REOPEN_EVERY_NS 500000000ull
+
+struct link {
+	char url[128];
+	nng_socket sock;
+	bool open;
+	uint64_t last_open_try;
+	void (*kick)(void *);
+	void *kick_arg;
+	atomic_uint_fast32_t sock_id; /* id of the current socket, for the pipe callback */
+	atomic_uint_fast64_t conn_id; /* current connection, 0 if none */
+	atomic_uint_fast64_t next_id;
+};
+
+static atomic_bool forked;
+
+void link_forked(void)
+{
+	atomic_store(&forked, true);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int errno_of(int nng_rv)
+{
+	switch (nng_rv) {
+	case 0:
+		return 0;
+	case NNG_EAGAIN:
+		return -EAGAIN;
+	case NNG_ENOMEM:
+		return -ENOMEM;
+	case NNG_ECLOSED:
+		return -EPIPE;
+	case NNG_EADDRINVAL:
+		return -EINVAL;
+	case NNG_ETIMEDOUT:
+		return -ETIMEDOUT;
+	default:
+		return -EIO;
+	}
+}
+
+/* Runs on an nng thread: only atomics and the sender's doorbell. */
+static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct link *l = arg;
+	nng_socket s = nng_pipe_socket(p);
+
+	if ((uint32_t)nng_socket_id(s) != atomic_load(&l->sock_id))
+		return; /* a pipe of a socket already closed */
+	if (ev == NNG_PIPE_EV_ADD_POST)
+		atomic_store(&l->conn_id, atomic_fetch_add(&l->next_id, 1) + 1);
+	else if (ev == NNG_PIPE_EV_REM_POST)
+		atomic_store(&l->conn_id, 0);
+	l->kick(l->kick_arg);
+}
+
+static int open_socket(struct link *l)
+{
+	int rv;
+
+	l->last_open_try = now_ns();
+	if ((rv = nng_push0_open(&l->sock)) != 0)
+		return errno_of(rv);
+	atomic_store(&l->sock_id, (uint32_t)nng_socket_id(l->sock));
+	if ((rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMINT, RECONNECT_MIN_MS)) != 0 ||
+	    (rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMAXT, RECONNECT_MAX_MS)) != 0 ||
+	    (rv = nng_socket_set_int(l->sock, NNG_OPT_SENDBUF, SEND_BUFFER_MSGS)) != 0 ||
+	    (rv = nng_pipe_notify(l->sock, NNG_PIPE_EV_ADD_POST, pipe_event, l)) != 0 ||
+	    (rv = nng_pipe_notify(l->sock, NNG_PIPE_EV_REM_POST, pipe_event, l)) != 0 ||
+	    /* NONBLOCK: a missing collector is retried in the background, never waited for. */
+	    (rv = nng_dial(l->sock, l->url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		nng_close(l->sock);
+		atomic_store(&l->sock_id, 0);
+		return errno_of(rv);
+	}
+	l->open = true;
+	return 0;
+}
+
+int link_open(struct link **out, const char *socket_path, void (*kick)(void *), void *arg)
+{
+	struct link *l;
+	int rv;
+
+	l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return -ENOMEM;
+	if ((size_t)snprintf(l->url, sizeof(l->url), "ipc://%s", socket_path) >= sizeof(l->url)) {
+		free(l);
+		return -ENAMETOOLONG;
+	}
+	l->kick = kick;
+	l->kick_arg = arg;
+	if ((rv = open_socket(l)) != 0 && rv != -ENOMEM) {
+		free(l);
+		return rv;
+	}
+	*out = l;
+	return 0;
+}
+
+void link_close(struct link *l)
+{
+	if (l == NULL)
+		return;
+	if (l->open && !atomic_load(&forked))
+		nng_close(l->sock);
+	free(l);
+}
+
+static int link_send(void *arg, const uint8_t *buf, size_t len)
+{
+	struct link *l = arg;
+
+	if (!l->open || atomic_load(&forked))
+		return -ENOTCONN;
+	return errno_of(nng_send(l->sock, (void *)buf, len, NNG_FLAG_NONBLOCK));
+}
+
+static uint64_t link_state(void *arg)
+{
+	struct link *l = arg;
+
+	if (atomic_load(&forked))
+		return 0;
+	if (!l->open && now_ns() - l->last_open_try >= REOPEN_EVERY_NS)
+		open_socket(l);
+	return l->open ? atomic_load(&l->conn_id) : 0;
+}
+
+static void link_reset(void *arg)
+{
+	struct link *l = arg;
+
+	if (atomic_load(&forked))
+		return;
+	if (l->open) {
+		atomic_store(&l->sock_id, 0);
+		nng_close(l->sock); /* discards messages queued for the old peer */
+		l->open = false;
+	}
+	atomic_store(&l->conn_id, 0);
+	open_socket(l);
+}
+
+const struct link_ops link_nng_ops = {
+	.send = link_send,
+	.state = link_state,
+	.reset = link_reset,
+};

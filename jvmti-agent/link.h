@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * link.h - the agent's nng push0 socket to the collector, behind struct link_ops.
+ *
+ * Dials ipc://PATH without blocking and keeps redialing (100 ms .. 500 ms), so a collector that
+ * starts late or restarts is found within half a second. Sends never block. Connections are
+ * numbered by the pipe callbacks; link_reset() closes the socket (dropping every queued message)
+ * and opens a fresh one.
+ *
+ * Invariant: only the thread that called link_open() calls into the link afterwards (nng's
+ * own threads only bump the connection counters); nng is never touched in a forked child.
+ */
+#ifndef FG_LINK_H
+#define FG_LINK_H
+
+#include "sender.h"
+
+struct link;
+
+extern const struct link_ops link_nng_ops;
+
+/*
+ * Open a socket and start dialing socket_path. kick(arg) is called from nng's threads when a
+ * connection comes or goes. Returns 0 and *out, or a negative errno (-ENAMETOOLONG for a path
+ * that does not fit, -ENOMEM); a collector that is absent is not an error.
+ */
+int link_open(struct link **out, const char *socket_path, void (*kick)(void *), void *arg);
+
+/* Close the socket and free l; NULL is fine. */
+void link_close(struct link *l);
+
+/* Mark this process as a forked child: from now on the link does nothing. */
+void link_forked(void);
+
+#endif

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * options.c - exact key=value parsing of the agent's option string.
+ *
+ * Invariant: either the whole string is valid and *o is written, or nothing is written and err
+ * names the first item at fault.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define VALID_KEYS "socket, signatures, maxmem, log"
+
+enum {
+	KEY_SOCKET,
+	KEY_SIGNATURES,
+	KEY_MAXMEM,
+	KEY_LOG,
+	KEY_COUNT,
+};
+
+static const char *const key_names[KEY_COUNT] = {"socket", "signatures", "maxmem", "log"};
+
+void options_defaults(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	strcpy(o->socket, OPTIONS_DEFAULT_SOCKET);
+	o->signatures = false;
+	o->maxmem = OPTIONS_MAXMEM_DEFAULT;
+	o->log = OPTIONS_LOG_WARN;
+}
+
+/* A whole decimal number with an optional k/m/g suffix, in [MIN, MAX]. */
+static int parse_size(const char *v, size_t len, unsigned long long *out)
+{
+	unsigned long long n = 0;
+	size_t i = 0;
+	unsigned shift = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	for (; i < len && v[i] >= '0' && v[i] <= '9'; i++) {
+		n = n * 10 + (unsigned)(v[i] - '0');
+		if (n > OPTIONS_MAXMEM_MAX) /* also keeps n * 10 from overflowing */
+			return -ERANGE;
+	}
+	if (i == 0)
+		return -EINVAL;
+	if (i < len) {
+		switch (v[i]) {
+		case 'k':
+		case 'K':
+			shift = 10;
+			break;
+		case 'm':
+		case 'M':
+			shift = 20;
+			break;
+		case 'g':
+		case 'G':
+			shift = 30;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (i + 1 != len)
+			return -EINVAL;
+	}
+	if (n > (OPTIONS_MAXMEM_MAX >> shift))
+		return -ERANGE;
+	n <<= shift;
+	if (n < OPTIONS_MAXMEM_MIN)
+		return -ERANGE;
+	*out = n;
+	return 0;
+}
+
+static bool value_is(const char *v, size_t len, const char *word)
+{
+	return strlen(word) == len && memcmp(v, word, len) == 0;
+}
+
+int options_parse(const char *s, struct options *out, char *err, size_t errlen)
+{
+	struct options o;
+	bool seen[KEY_COUNT] = {false};
+	const char *item = s;
+
+	options_defaults(&o);
+	if (s == NULL || *s == '\0') {
+		*out = o;
+		return 0;
+	}
+	for (;;) {
+		const char *end = strchr(item, ',');
+		size_t ilen = end ? (size_t)(end - item) : strlen(item);
+		const char *eq = memchr(item, '=', ilen);
+		size_t klen, vlen;
+		const char *v;
+		int key = -1;
+
+		/* Items are echoed with %.*s: bound them so one message stays one short line. */
+		int shown = ilen > 200 ? 200 : (int)ilen;
+
+		if (ilen == 0) {
+			snprintf(err, errlen, "empty option in '%s' (expected key=value,...; valid: %s)",
+				 s, VALID_KEYS);
+			return -EINVAL;
+		}
+		if (eq == NULL) {
+			snprintf(err, errlen, "option '%.*s' has no '=' (expected key=value; valid: %s)",
+				 shown, item, VALID_KEYS);
+			return -EINVAL;
+		}
+		klen = (size_t)(eq - item);
+		v = eq + 1;
+		vlen = ilen - klen - 1;
+		for (int k = 0; k < KEY_COUNT; k++)
+			if (value_is(item, klen, key_names[k]))
+				key = k;
+		if (key < 0) {
+			snprintf(err, errlen, "unknown option '%.*s' in '%.*s' (valid: %s)",
+				 klen > 100 ? 100 : (int)klen, item, shown, item, VALID_KEYS);
+			return -EINVAL;
+		}
+		if (seen[key]) {
+			snprintf(err, errlen, "option '%s' given twice", key_names[key]);
+			return -EINVAL;
+		}
+		seen[key] = true;
+		switch (key) {
+		case KEY_SOCKET:
+			if (vlen == 0 || v[0] != '/' || vlen > OPTIONS_SOCKET_MAX ||
+			    memchr(v, '\0', vlen)) {
+				snprintf(err, errlen,
+					 "bad value in '%.*s': socket= needs an absolute path of at most "
+					 "%d bytes",
+					 shown, item, OPTIONS_SOCKET_MAX);
+				return -EINVAL;
+			}
+			memcpy(o.socket, v, vlen);
+			o.socket[vlen] = '\0';
+			break;
+		case KEY_SIGNATURES:
+			if (value_is(v, vlen, "true")) {
+				o.signatures = true;
+			} else if (value_is(v, vlen, "false")) {
+				o.signatures = false;
+			} else {
+				snprintf(err, errlen,
+					 "bad value in '%.*s': signatures= takes true or false", shown,
+					 item);
+				return -EINVAL;
+			}
+			break;
+		case KEY_MAXMEM:
+			if (parse_size(v, vlen, &o.maxmem) != 0) {
+				snprintf(err, errlen,
+					 "bad value in '%.*s': maxmem= takes a byte count with optional "
+					 "k, m or g suffix between 1m and 1g",
+					 shown, item);
+				return -EINVAL;
+			}
+			break;
+		case KEY_LOG:
+			if (value_is(v, vlen, "quiet")) {
+				o.log = OPTIONS_LOG_QUIET;
+			} else if (value_is(v, vlen, "warn")) {
+				o.log = OPTIONS_LOG_WARN;
+			} else if (value_is(v, vlen, "info")) {
+				o.log = OPTIONS_LOG_INFO;
+			} else {
+				snprintf(err, errlen, "bad value in '%.*s': log= takes quiet, warn or info",
+					 shown, item);
+				return -EINVAL;
+			}
+			break;
+		}
+		if (end == NULL)
+			break;
+		item = end + 1;
+	}
+	*out = o;
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.h - the agent's option string: -agentpath:libfgagent.so=key=value,key=value
+ *
+ * Exact parsing, as the JVM parses -XX flags: every item is key=value with a known key, a valid
+ * value and no duplicate; anything else is refused with one message naming the item at fault,
+ * so a typo is caught at the first deploy instead of silently running with defaults.
+ *
+ *   socket=PATH            absolute path of the collector's socket, at most 107 bytes
+ *                          (default /var/run/fgcollect/fgcollect.sock)
+ *   signatures=true|false  add JVM signatures to method names (default false)
+ *   maxmem=N[k|m|g]        cap for the event queue plus the live code table, 1m..1g (default 32m)
+ *   log=quiet|warn|info    what the agent may print on stderr (default warn: drop summary)
+ *
+ * Values cannot contain ','.
+ */
+#ifndef FG_OPTIONS_H
+#define FG_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define OPTIONS_DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
+#define OPTIONS_SOCKET_MAX 107 /* sizeof(sun_path) - 1 */
+#define OPTIONS_MAXMEM_DEFAULT (32ull << 20)
+#define OPTIONS_MAXMEM_MIN (1ull << 20)
+#define OPTIONS_MAXMEM_MAX (1ull << 30)
+
+enum options_log {
+	OPTIONS_LOG_QUIET = 0,
+	OPTIONS_LOG_WARN = 1,
+	OPTIONS_LOG_INFO = 2,
+};
+
+struct options {
+	char socket[OPTIONS_SOCKET_MAX + 1];
+	bool signatures;
+	unsigned long long maxmem;
+	enum options_log log;
+};
+
+/* Fill *o with the defaults. */
+void options_defaults(struct options *o);
+
+/*
+ * Parse s (NULL or "" means all defaults) into *o. Returns 0, or -EINVAL with a one-line
+ * message (no trailing newline, no "fgagent:" prefix) in err[0..errlen) naming the item at
+ * fault and what is valid. *o is written only on success.
+ */
+int options_parse(const char *s, struct options *o, char *err, size_t errlen);
+
+#endif

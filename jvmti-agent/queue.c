@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * queue.c - intrusive MPSC queue (Vyukov) with an atomic byte budget and a futex doorbell.
+ *
+ * Producers link an entry with one atomic exchange of the tail, then store the predecessor's
+ * next pointer; between the two the chain is briefly cut, which the consumer sees as "empty
+ * for now" and retries later. Invariant: charged bytes never exceed the budget.
+ */
+#include "queue.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct queue {
+	_Atomic(struct qentry *) tail; /* producers */
+	struct qentry *head;	       /* consumer */
+	struct qentry stub;
+	size_t budget;
+	atomic_size_t used;
+	atomic_uint_fast64_t dropped;
+	atomic_int sleeping; /* futex word: 1 while the consumer sleeps or is about to */
+};
+
+struct queue *queue_new(size_t budget)
+{
+	struct queue *q = calloc(1, sizeof(*q));
+
+	if (q == NULL)
+		return NULL;
+	atomic_init(&q->stub.next, NULL);
+	atomic_init(&q->tail, &q->stub);
+	q->head = &q->stub;
+	q->budget = budget;
+	atomic_init(&q->used, 0);
+	atomic_init(&q->dropped, 0);
+	atomic_init(&q->sleeping, 0);
+	return q;
+}
+
+void queue_free(struct queue *q)
+{
+	struct qentry *e;
+
+	if (q == NULL)
+		return;
+	while ((e = queue_pop(q)) != NULL)
+		queue_release(q, e);
+	free(q);
+}
+
+struct qentry *queue_reserve(struct queue *q, size_t len)
+{
+	size_t charge = sizeof(struct qentry) + len;
+	struct qentry *e;
+
+	if (len > UINT32_MAX || charge > q->budget) {
+		atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (atomic_fetch_add(&q->used, charge) + charge > q->budget) {
+		atomic_fetch_sub(&q->used, charge);
+		atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
+		return NULL;
+	}
+	e = malloc(charge);
+	if (e == NULL) {
+		atomic_fetch_sub(&q->used, charge);
+		atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
+		return NULL;
+	}
+	atomic_init(&e->next, NULL);
+	e->len = (uint32_t)len;
+	e->charge = (uint32_t)charge;
+	return e;
+}
+
+void queue_cancel(struct queue *q, struct qentry *e)
+{
+	queue_release(q, e);
+}
+
+void queue_count_drop(struct queue *q)
+{
+	atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
+}
+
+static void futex_wake(atomic_int *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void link_entry(struct queue *q, struct qentry *e)
+{
+	struct qentry *prev;
+
+	atomic_store_explicit(&e->next, NULL, memory_order_relaxed);
+	prev = atomic_exchange(&q->tail, e);
+	atomic_store_explicit(&prev->next, e, memory_order_release);
+}
+
+void queue_push(struct queue *q, struct qentry *e)
+{
+	link_entry(q, e);
+	/* seq_cst exchange pairs with the consumer's seq_cst store in queue_wait (Dekker). */
+	if (atomic_load(&q->sleeping) && atomic_exchange(&q->sleeping, 0))
+		futex_wake(&q->sleeping);
+}
+
+struct qentry *queue_pop(struct queue *q)
+{
+	struct qentry *head = q->head;
+	struct qentry *next = atomic_load_explicit(&head->next, memory_order_acquire);
+
+	if (head == &q->stub) {
+		if (next == NULL)
+			return NULL;
+		q->head = next;
+		head = next;
+		next = atomic_load_explicit(&head->next, memory_order_acquire);
+	}
+	if (next) {
+		q->head = next;
+		return head;
+	}
+	if (head != atomic_load(&q->tail))
+		return NULL; /* a producer is between its exchange and its link: try later */
+	/* head is the last entry: put the stub behind it so head can be handed out. */
+	link_entry(q, &q->stub);
+	next = atomic_load_explicit(&head->next, memory_order_acquire);
+	if (next) {
+		q->head = next;
+		return head;
+	}
+	return NULL;
+}
+
+void queue_release(struct queue *q, struct qentry *e)
+{
+	if (e == NULL)
+		return;
+	atomic_fetch_sub(&q->used, e->charge);
+	free(e);
+}
+
+static int ready(struct queue *q)
+{
+	struct qentry *head = q->head;
+
+	return atomic_load(&head->next) != NULL || (head != &q->stub) ||
+	       atomic_load(&q->tail) != head;
+}
+
+void queue_wait(struct queue *q, int timeout_ms)
+{
+	struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+
+	atomic_store(&q->sleeping, 1);
+	if (ready(q)) {
+		atomic_store(&q->sleeping, 0);
+		return;
+	}
+	/* Returns at once if a producer already cleared the word. */
+	syscall(SYS_futex, &q->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+	atomic_store(&q->sleeping, 0);
+}
+
+void queue_kick(struct queue *q)
+{
+	if (atomic_exchange(&q->sleeping, 0))
+		futex_wake(&q->sleeping);
+}
+
+uint64_t queue_dropped(const struct queue *q)
+{
+	return atomic_load_explicit(&((struct queue *)q)->dropped, memory_order_relaxed);
+}
+
+size_t queue_used(const struct queue *q)
+{
+	return atomic_load(&((struct queue *)q)->used);
+}

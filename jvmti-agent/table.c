@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * table.c - live code ranges in one array sorted by start address.
+ *
+ * Lookups are binary searches; inserts and removals move the tail of the array, which costs
+ * microseconds at tens of thousands of entries and runs on the sender thread only.
+ * Invariant: entries are sorted by addr and their ranges are disjoint.
+ */
+#include "table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+	uint64_t addr;
+	uint32_t size;
+	uint32_t len;
+	uint8_t *rec;
+};
+
+struct table {
+	struct entry *v;
+	size_t n, cap;
+	size_t budget, used; /* used = record bytes + index capacity */
+};
+
+struct table *table_new(size_t budget)
+{
+	struct table *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->budget = budget;
+	return t;
+}
+
+void table_free(struct table *t)
+{
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i].rec);
+	free(t->v);
+	free(t);
+}
+
+/* Index of the first entry with addr >= a. */
+static size_t lower_bound(const struct table *t, uint64_t a)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void remove_range(struct table *t, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		t->used -= t->v[i].len;
+		free(t->v[i].rec);
+	}
+	memmove(&t->v[from], &t->v[to], (t->n - to) * sizeof(t->v[0]));
+	t->n -= to - from;
+}
+
+static int grow(struct table *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 256;
+	size_t extra = (ncap - t->cap) * sizeof(t->v[0]);
+	struct entry *nv;
+
+	if (t->used + extra > t->budget)
+		return -ENOSPC;
+	nv = realloc(t->v, ncap * sizeof(t->v[0]));
+	if (nv == NULL)
+		return -ENOMEM;
+	t->v = nv;
+	t->cap = ncap;
+	t->used += extra;
+	return 0;
+}
+
+int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len)
+{
+	uint64_t end = addr + size;
+	size_t first, last, pos;
+	uint8_t *copy;
+	int rv;
+
+	if (size == 0 || end < addr || len > UINT32_MAX)
+		return -EINVAL;
+	/* Overlapping entries: at most one starts before addr; the rest start inside the range. */
+	first = lower_bound(t, addr);
+	if (first > 0 && t->v[first - 1].addr + t->v[first - 1].size > addr)
+		first--;
+	last = lower_bound(t, end);
+	if (last > first)
+		remove_range(t, first, last);
+	pos = first;
+	if (t->used + len > t->budget)
+		return -ENOSPC;
+	if (t->n == t->cap && (rv = grow(t)) != 0)
+		return rv;
+	if (t->used + len > t->budget)
+		return -ENOSPC;
+	copy = malloc(len);
+	if (copy == NULL)
+		return -ENOMEM;
+	memcpy(copy, rec, len);
+	memmove(&t->v[pos + 1], &t->v[pos], (t->n - pos) * sizeof(t->v[0]));
+	t->v[pos] = (struct entry){addr, size, (uint32_t)len, copy};
+	t->n++;
+	t->used += len;
+	return 0;
+}
+
+int table_remove(struct table *t, uint64_t addr)
+{
+	size_t i = lower_bound(t, addr);
+
+	if (i == t->n || t->v[i].addr != addr)
+		return -ENOENT;
+	remove_range(t, i, i + 1);
+	return 0;
+}
+
+size_t table_count(const struct table *t)
+{
+	return t->n;
+}
+
+size_t table_used(const struct table *t)
+{
+	return t->used;
+}
+
+int table_each(const struct table *t, table_fn fn, void *arg)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		int rv = fn(arg, t->v[i].addr, t->v[i].size, t->v[i].rec, t->v[i].len);
+
+		if (rv)
+			return rv;
+	}
+	return 0;
+}

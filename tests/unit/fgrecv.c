@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fgrecv.c - a minimal collector for the agent's tests: listens on ipc://SOCKET with nng pull0,
+ * decodes every message with the shared decoder and prints one line per record on stdout
+ * (flushed), plus "connect"/"disconnect" lines for pipes. Runs until SIGTERM/SIGINT.
+ *
+ *   fgrecv SOCKET
+ *
+ * Invariant: it prints only what the decoder accepted; invalid records print "bad".
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/pull.h>
+
+#include "fgproto.h"
+
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	(void)arg;
+	printf("%s\n", ev == NNG_PIPE_EV_ADD_POST ? "connect" : "disconnect");
+	fflush(stdout);
+}
+
+static void print_record(const struct fgp_record *r)
+{
+	const char *replay = (r->flags & FGP_REC_REPLAY) ? " replay" : "";
+
+	switch (r->type) {
+	case FGP_HELLO:
+		printf("hello proto=%u pid=%u pfp=%u dns=%u sig=%u jvm=%.*s agent=%.*s\n",
+		       r->u.hello.proto_version, r->u.hello.pid,
+		       !!(r->u.hello.flags & FGP_HELLO_PRESERVE_FRAME_POINTER),
+		       !!(r->u.hello.flags & FGP_HELLO_DEBUG_NON_SAFEPOINTS),
+		       !!(r->u.hello.flags & FGP_HELLO_SIGNATURES), r->u.hello.jvm_version.len,
+		       r->u.hello.jvm_version.ptr, r->u.hello.agent_version.len,
+		       r->u.hello.agent_version.ptr);
+		break;
+	case FGP_CODE_LOAD: {
+		struct fgp_inline_iter it;
+		struct fgp_str m;
+		struct fgp_pc pc;
+		unsigned inl = 0;
+
+		printf("load addr=%llx size=%u ts=%llu name=%.*s methods=%u pcs=%u%s%s\n",
+		       (unsigned long long)r->u.load.addr, r->u.load.size,
+		       (unsigned long long)r->u.load.ts, r->u.load.name.len, r->u.load.name.ptr,
+		       r->u.load.n_methods, r->u.load.n_pcs, replay,
+		       (r->flags & FGP_REC_INLINE_TRUNCATED) ? " truncated" : "");
+		fgp_methods_begin(&r->u.load, &it);
+		while (fgp_methods_next(&it, &m))
+			printf("  method %.*s\n", m.len, m.ptr);
+		fgp_pcs_begin(&r->u.load, &it);
+		while (fgp_pcs_next(&it, &pc) && inl++ < 1000000)
+			if (pc.depth > 1)
+				printf("  inlined pc=%u depth=%u\n", pc.pc_off, pc.depth);
+		break;
+	}
+	case FGP_CODE_UNLOAD:
+		printf("unload addr=%llx ts=%llu\n", (unsigned long long)r->u.unload.addr,
+		       (unsigned long long)r->u.unload.ts);
+		break;
+	case FGP_DYNAMIC_CODE:
+		printf("dyn addr=%llx size=%u name=%.*s%s\n", (unsigned long long)r->u.dyn.addr,
+		       r->u.dyn.size, r->u.dyn.name.len, r->u.dyn.name.ptr, replay);
+		break;
+	case FGP_SNAPSHOT_BEGIN:
+	case FGP_SNAPSHOT_END:
+		printf("%s count=%u\n", r->type == FGP_SNAPSHOT_BEGIN ? "snapshot-begin" : "snapshot-end",
+		       r->u.snap.count);
+		break;
+	case FGP_DROPPED:
+		printf("dropped queue=%llu table=%llu\n", (unsigned long long)r->u.dropped.queue_full,
+		       (unsigned long long)r->u.dropped.table_full);
+		break;
+	default:
+		printf("unknown type=%u\n", r->type);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char url[256];
+	nng_socket s;
+	struct sigaction sa;
+	int rv;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: fgrecv SOCKET\n");
+		return 64;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	snprintf(url, sizeof(url), "ipc://%s", argv[1]);
+	if ((rv = nng_pull0_open(&s)) != 0 ||
+	    (rv = nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, FGP_MAX_MSG)) != 0 ||
+	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 100)) != 0 ||
+	    (rv = nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, on_pipe, NULL)) != 0 ||
+	    (rv = nng_pipe_notify(s, NNG_PIPE_EV_REM_POST, on_pipe, NULL)) != 0 ||
+	    (rv = nng_listen(s, url, NULL, 0)) != 0) {
+		fprintf(stderr, "fgrecv: %s: %s\n", argv[1], nng_strerror(rv));
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	while (!quit) {
+		struct fgp_reader rd;
+		struct fgp_record rec;
+		nng_msg *msg;
+
+		rv = nng_recvmsg(s, &msg, 0);
+		if (rv == NNG_ETIMEDOUT)
+			continue;
+		if (rv != 0)
+			break;
+		if (fgp_reader_init(&rd, nng_msg_body(msg), nng_msg_len(msg)) != 0) {
+			printf("bad message\n");
+		} else {
+			while ((rv = fgp_next(&rd, &rec)) != 0) {
+				if (rv < 0)
+					printf("bad\n");
+				else
+					print_record(&rec);
+			}
+		}
+		fflush(stdout);
+		nng_msg_free(msg);
+	}
+	nng_close(s);
+	return 0;
+}

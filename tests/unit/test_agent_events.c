@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_agent_events.c - JVMTI events to queued records: names, the inline table built from
+ * PCStackInfo (dedup, folding, bounds), and every record decoding with the shared decoder.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jvmti.h>
+#include <jvmticmlr.h>
+
+#include "events.h"
+#include "fgproto.h"
+#include "queue.h"
+#include "test_agent_fakejvmti.h"
+
+/* Pop one entry and decode it as the only record of a message. */
+static struct fgp_record decode_one(struct queue *q, uint8_t *buf, size_t cap)
+{
+	struct qentry *e = queue_pop(q);
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	assert_non_null(e);
+	assert_true(e->len + FGP_MSG_HEADER_SIZE <= cap);
+	fgp_encode_msg_header(buf, cap);
+	memcpy(buf + FGP_MSG_HEADER_SIZE, e->data, e->len);
+	assert_int_equal(fgp_reader_init(&r, buf, FGP_MSG_HEADER_SIZE + e->len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	queue_release(q, e);
+	return rec;
+}
+
+static int str_is(struct fgp_str s, const char *want)
+{
+	return s.len == strlen(want) && memcmp(s.ptr, want, s.len) == 0;
+}
+
+static void test_code_load_without_inline_info(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	struct fgp_record rec;
+
+	(void)state;
+	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x200, (void *)0x7f0000001000,
+			 NULL, 12345);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_int_equal(rec.type, FGP_CODE_LOAD);
+	assert_int_equal(rec.u.load.addr, 0x7f0000001000);
+	assert_int_equal(rec.u.load.size, 0x200);
+	assert_int_equal(rec.u.load.ts, 12345);
+	assert_true(str_is(rec.u.load.name, "com.acme.Hot::loop"));
+	assert_int_equal(rec.u.load.n_pcs, 0);
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+}
+
+static void test_code_load_with_signatures_and_unknown_method(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	struct fgp_record rec;
+
+	(void)state;
+	events_code_load(q, fake_jvmti(), NULL, true, FAKE_M(4), 0x10, (void *)0x1000, NULL, 1);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_true(str_is(rec.u.load.name, "Hot::main([Ljava/lang/String;)V"));
+	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(FAKE_FAIL_NAME), 0x10,
+			 (void *)0x1000, NULL, 1);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_true(str_is(rec.u.load.name, "[unknown]"));
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+}
+
+static void test_inline_table_dedups_folds_and_bounds(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	uintptr_t base = 0x5000;
+	/* Chains innermost first, as HotSpot lists them. */
+	jmethodID c_loop[1] = {FAKE_M(1)};
+	jmethodID c_step[2] = {FAKE_M(2), FAKE_M(1)};
+	jmethodID c_max[3] = {FAKE_M(3), FAKE_M(2), FAKE_M(1)};
+	PCStackInfo pcs[] = {
+		{(void *)(base - 4), 1, c_loop, NULL},	   /* before the blob: skipped */
+		{(void *)(base + 0x10), 1, c_loop, NULL},  /* folded into the next (same chain) */
+		{(void *)(base + 0x20), 1, c_loop, NULL},  /* kept */
+		{(void *)(base + 0x30), 2, c_step, NULL},  /* kept */
+		{(void *)(base + 0x30), 3, c_max, NULL},   /* same pc again: first wins, skipped */
+		{(void *)(base + 0x28), 3, c_max, NULL},   /* goes backwards: skipped */
+		{(void *)(base + 0x40), 3, c_max, NULL},   /* kept */
+		{(void *)(base + 0x50), 0, c_loop, NULL},  /* no frames: skipped */
+		{(void *)(base + 0x100), 1, c_loop, NULL}, /* == size: kept (a return address) */
+		{(void *)(base + 0x101), 1, c_loop, NULL}, /* past the end: skipped */
+	};
+	jvmtiCompiledMethodLoadRecordHeader other = {JVMTI_CMLR_DUMMY, 1, 0, NULL};
+	jvmtiCompiledMethodLoadInlineRecord inl = {
+		{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, (jint)(sizeof(pcs) / sizeof(pcs[0])), pcs};
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_str names[8];
+	struct fgp_pc pc;
+	unsigned nm = 0, np = 0;
+	static const struct {
+		uint32_t off;
+		const char *chain[3];
+		uint16_t depth;
+	} want[] = {
+		{0x20, {"com.acme.Hot::loop"}, 1},
+		{0x30, {"com.acme.Hot$Inner::step", "com.acme.Hot::loop"}, 2},
+		{0x40, {"java.lang.Math::max", "com.acme.Hot$Inner::step", "com.acme.Hot::loop"}, 3},
+		{0x100, {"com.acme.Hot::loop"}, 1},
+	};
+
+	(void)state;
+	other.next = &inl.header;
+	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)base, &other, 7);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_int_equal(rec.u.load.n_methods, 3);
+	fgp_methods_begin(&rec.u.load, &it);
+	while (fgp_methods_next(&it, &names[nm]))
+		nm++;
+	assert_int_equal(nm, 3);
+	fgp_pcs_begin(&rec.u.load, &it);
+	while (fgp_pcs_next(&it, &pc)) {
+		assert_true(np < 4);
+		assert_int_equal(pc.pc_off, want[np].off);
+		assert_int_equal(pc.depth, want[np].depth);
+		for (unsigned k = 0; k < pc.depth; k++) {
+			uint16_t m = fgp_pc_method(&pc, k);
+
+			assert_true(m < nm);
+			if (!str_is(names[m], want[np].chain[k]))
+				fail_msg("pc %u frame %u: %.*s, want %s", np, k, names[m].len,
+					 names[m].ptr, want[np].chain[k]);
+		}
+		np++;
+	}
+	assert_int_equal(np, 4);
+	assert_false(rec.flags & FGP_REC_INLINE_TRUNCATED);
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+}
+
+static void test_too_deep_chain_is_cut_and_flagged(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	jmethodID deep[100];
+	PCStackInfo pcs[1] = {{(void *)0x1008, 100, deep, NULL}};
+	jvmtiCompiledMethodLoadInlineRecord inl = {{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 1, pcs};
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_pc pc;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		deep[i] = FAKE_M(1 + i % 4);
+	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)0x1000, &inl, 7);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_true(rec.flags & FGP_REC_INLINE_TRUNCATED);
+	fgp_pcs_begin(&rec.u.load, &it);
+	assert_int_equal(fgp_pcs_next(&it, &pc), 1);
+	assert_int_equal(pc.depth, FGP_MAX_INLINE_DEPTH);
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+}
+
+static void test_unload_and_dynamic_code_records(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	struct fgp_record rec;
+
+	(void)state;
+	events_code_unload(q, (void *)0xabc000, 99);
+	events_dynamic_code(q, "StubRoutines (1)", (void *)0xdef000, 0x80, 100);
+	events_dynamic_code(q, "empty", (void *)0xdef000, 0, 101); /* nothing to name: ignored */
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_int_equal(rec.type, FGP_CODE_UNLOAD);
+	assert_int_equal(rec.u.unload.addr, 0xabc000);
+	assert_int_equal(rec.u.unload.ts, 99);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_int_equal(rec.type, FGP_DYNAMIC_CODE);
+	assert_true(str_is(rec.u.dyn.name, "StubRoutines (1)"));
+	assert_int_equal(rec.u.dyn.size, 0x80);
+	assert_null(queue_pop(q));
+	queue_free(q);
+}
+
+static void test_full_queue_drops_and_counts(void **state)
+{
+	struct queue *q = queue_new(sizeof(struct qentry) + FGP_CODE_UNLOAD_SIZE);
+
+	(void)state;
+	events_code_unload(q, (void *)0x1000, 1);
+	events_code_unload(q, (void *)0x2000, 2);
+	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)0x1000, NULL, 3);
+	events_dynamic_code(q, "x", (void *)0x1000, 0x10, 4);
+	assert_int_equal(queue_dropped(q), 3);
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_code_load_without_inline_info),
+		cmocka_unit_test(test_code_load_with_signatures_and_unknown_method),
+		cmocka_unit_test(test_inline_table_dedups_folds_and_bounds),
+		cmocka_unit_test(test_too_deep_chain_is_cut_and_flagged),
+		cmocka_unit_test(test_unload_and_dynamic_code_records),
+		cmocka_unit_test(test_full_queue_drops_and_counts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

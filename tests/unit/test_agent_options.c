@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/* test_agent_options.c - the agent's option string: exact key=value parsing. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "options.h"
+
+static void test_null_and_empty_give_defaults(void **state)
+{
+	struct options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(options_parse(NULL, &o, err, sizeof(err)), 0);
+	assert_string_equal(o.socket, "/var/run/fgcollect/fgcollect.sock");
+	assert_false(o.signatures);
+	assert_int_equal(o.maxmem, 32ull << 20);
+	assert_int_equal(o.log, OPTIONS_LOG_WARN);
+	assert_int_equal(options_parse("", &o, err, sizeof(err)), 0);
+	assert_string_equal(o.socket, OPTIONS_DEFAULT_SOCKET);
+}
+
+static void test_every_key_is_parsed(void **state)
+{
+	struct options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(options_parse("socket=/run/x.sock,signatures=true,maxmem=64m,log=info", &o,
+				       err, sizeof(err)),
+			 0);
+	assert_string_equal(o.socket, "/run/x.sock");
+	assert_true(o.signatures);
+	assert_int_equal(o.maxmem, 64ull << 20);
+	assert_int_equal(o.log, OPTIONS_LOG_INFO);
+}
+
+static void test_maxmem_suffixes_and_bounds(void **state)
+{
+	static const struct {
+		const char *s;
+		unsigned long long want; /* 0: refused */
+	} cases[] = {
+		{"maxmem=1m", 1ull << 20},
+		{"maxmem=1M", 1ull << 20},
+		{"maxmem=2048k", 2ull << 20},
+		{"maxmem=1g", 1ull << 30},
+		{"maxmem=1048576", 1ull << 20},
+		{"maxmem=1048575", 0},
+		{"maxmem=1023k", 0},
+		{"maxmem=2g", 0},
+		{"maxmem=0", 0},
+		{"maxmem=", 0},
+		{"maxmem=m", 0},
+		{"maxmem=16mb", 0},
+		{"maxmem=16 m", 0},
+		{"maxmem=-16m", 0},
+		{"maxmem=99999999999999999999999", 0},
+		{"maxmem=16t", 0},
+	};
+	struct options o;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rv = options_parse(cases[i].s, &o, err, sizeof(err));
+
+		if (cases[i].want) {
+			assert_int_equal(rv, 0);
+			assert_int_equal(o.maxmem, cases[i].want);
+		} else {
+			assert_int_equal(rv, -EINVAL);
+			assert_non_null(strstr(err, "maxmem="));
+		}
+	}
+}
+
+static void test_malformed_strings_are_refused_naming_the_item(void **state)
+{
+	static const struct {
+		const char *s;
+		const char *msg; /* must appear in the message */
+	} cases[] = {
+		{"sockt=/x", "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log)"},
+		{"socket", "option 'socket' has no '='"},
+		{"socket=/a,socket=/b", "option 'socket' given twice"},
+		{"socket=relative.sock", "absolute path"},
+		{"socket=", "absolute path"},
+		{"signatures=yes", "signatures= takes true or false"},
+		{"signatures=", "signatures= takes true or false"},
+		{"signatures=TRUE", "signatures= takes true or false"},
+		{"log=debug", "log= takes quiet, warn or info"},
+		{"socket=/x,", "empty option"},
+		{",socket=/x", "empty option"},
+		{"socket=/x,,log=info", "empty option"},
+		{"=x", "unknown option ''"},
+		{"Socket=/x", "unknown option 'Socket'"},
+		{" socket=/x", "unknown option ' socket'"},
+		{"signatures=true,maxmem=1m,signatures=false", "option 'signatures' given twice"},
+	};
+	struct options o;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(err, 0, sizeof(err));
+		assert_int_equal(options_parse(cases[i].s, &o, err, sizeof(err)), -EINVAL);
+		if (strstr(err, cases[i].msg) == NULL)
+			fail_msg("'%s': message '%s' lacks '%s'", cases[i].s, err, cases[i].msg);
+		assert_null(strchr(err, '\n'));
+	}
+}
+
+static void test_socket_path_length_limit(void **state)
+{
+	char s[200], err[256];
+	struct options o;
+
+	(void)state;
+	strcpy(s, "socket=/");
+	memset(s + 8, 'a', OPTIONS_SOCKET_MAX - 1);
+	s[8 + OPTIONS_SOCKET_MAX - 1] = '\0';
+	assert_int_equal(options_parse(s, &o, err, sizeof(err)), 0);
+	assert_int_equal(strlen(o.socket), OPTIONS_SOCKET_MAX);
+	strcat(s, "a");
+	assert_int_equal(options_parse(s, &o, err, sizeof(err)), -EINVAL);
+}
+
+static void test_failed_parse_leaves_output_untouched(void **state)
+{
+	struct options o;
+	char err[256];
+
+	(void)state;
+	memset(&o, 0x5a, sizeof(o));
+	assert_int_equal(options_parse("socket=/ok,log=loud", &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(((unsigned char *)&o)[0], 0x5a);
+}
+
+static void test_long_bad_item_is_shown_bounded(void **state)
+{
+	char s[2000], err[512];
+	struct options o;
+
+	(void)state;
+	memset(s, 'x', sizeof(s) - 1);
+	s[sizeof(s) - 1] = '\0';
+	s[10] = '=';
+	assert_int_equal(options_parse(s, &o, err, sizeof(err)), -EINVAL);
+	assert_true(strlen(err) < 400);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_null_and_empty_give_defaults),
+		cmocka_unit_test(test_every_key_is_parsed),
+		cmocka_unit_test(test_maxmem_suffixes_and_bounds),
+		cmocka_unit_test(test_malformed_strings_are_refused_naming_the_item),
+		cmocka_unit_test(test_socket_path_length_limit),
+		cmocka_unit_test(test_failed_parse_leaves_output_untouched),
+		cmocka_unit_test(test_long_bad_item_is_shown_bounded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_agent_sender.c - the sender over a fake transport: nothing leaves while disconnected,
+ * every connection starts with HELLO + a complete snapshot (decoded with the shared decoder),
+ * deltas follow, stalled or replaced connections are reset, drops are reported.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fgproto.h"
+#include "queue.h"
+#include "sender.h"
+#include "table.h"
+
+/* ---- fake transport: records every message, decoded ---------------------------------------- */
+
+#define MAX_RECS 20000
+
+struct got {
+	uint16_t type, flags;
+	uint64_t addr;
+	uint32_t size, count;
+	char name[64];
+	uint32_t pid, hello_flags;
+	uint64_t queue_full, table_full;
+	uint32_t n_pcs;
+	size_t msg; /* index of the message it came in */
+};
+
+struct fake {
+	uint64_t conn;
+	int eagain; /* answer -EAGAIN to every send */
+	int fail_after; /* >0: the n-th send from now fails with -EPIPE */
+	int resets;
+	size_t msgs, max_msg_len;
+	struct got rec[MAX_RECS];
+	size_t n;
+};
+
+static int fake_send(void *link, const uint8_t *buf, size_t len)
+{
+	struct fake *f = link;
+	struct fgp_reader r;
+	struct fgp_record rec;
+	int rv;
+
+	if (f->eagain)
+		return -EAGAIN;
+	if (f->fail_after > 0 && --f->fail_after == 0)
+		return -EPIPE;
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_true(len <= FGP_MAX_MSG);
+	if (len > f->max_msg_len)
+		f->max_msg_len = len;
+	while ((rv = fgp_next(&r, &rec)) != 0) {
+		struct got *g = &f->rec[f->n];
+
+		assert_int_equal(rv, 1); /* everything we send decodes */
+		assert_true(f->n < MAX_RECS);
+		memset(g, 0, sizeof(*g));
+		g->type = rec.type;
+		g->flags = rec.flags;
+		g->msg = f->msgs;
+		switch (rec.type) {
+		case FGP_HELLO:
+			g->pid = rec.u.hello.pid;
+			g->hello_flags = rec.u.hello.flags;
+			snprintf(g->name, sizeof(g->name), "%.*s", rec.u.hello.jvm_version.len,
+				 rec.u.hello.jvm_version.ptr);
+			break;
+		case FGP_CODE_LOAD:
+			g->addr = rec.u.load.addr;
+			g->size = rec.u.load.size;
+			g->n_pcs = rec.u.load.n_pcs;
+			snprintf(g->name, sizeof(g->name), "%.*s", rec.u.load.name.len,
+				 rec.u.load.name.ptr);
+			break;
+		case FGP_DYNAMIC_CODE:
+			g->addr = rec.u.dyn.addr;
+			g->size = rec.u.dyn.size;
+			snprintf(g->name, sizeof(g->name), "%.*s", rec.u.dyn.name.len,
+				 rec.u.dyn.name.ptr);
+			break;
+		case FGP_CODE_UNLOAD:
+			g->addr = rec.u.unload.addr;
+			break;
+		case FGP_SNAPSHOT_BEGIN:
+		case FGP_SNAPSHOT_END:
+			g->count = rec.u.snap.count;
+			break;
+		case FGP_DROPPED:
+			g->queue_full = rec.u.dropped.queue_full;
+			g->table_full = rec.u.dropped.table_full;
+			break;
+		}
+		f->n++;
+	}
+	f->msgs++;
+	return 0;
+}
+
+static uint64_t fake_state(void *link)
+{
+	return ((struct fake *)link)->conn;
+}
+
+static void fake_reset(void *link)
+{
+	struct fake *f = link;
+
+	f->resets++;
+	f->conn = 0;
+}
+
+static const struct link_ops fake_ops = {fake_send, fake_state, fake_reset};
+
+/* ---- producing events --------------------------------------------------------------------- */
+
+static void push_load_pcs(struct queue *q, uint64_t addr, uint32_t size, const char *name,
+			  uint32_t n_pcs)
+{
+	static const uint16_t chain[2] = {0, 1};
+	struct fgp_str methods[2] = {{"a.B::inner", 10}, {"a.B::outer", 10}};
+	struct fgp_pc_in *pcs = calloc(n_pcs ? n_pcs : 1, sizeof(*pcs));
+	struct fgp_code_load_in c = {
+		.addr = addr,
+		.size = size,
+		.ts = 1,
+		.name = {name, (uint16_t)strlen(name)},
+		.n_methods = n_pcs ? 2 : 0,
+		.methods = methods,
+		.n_pcs = n_pcs,
+		.pcs = pcs,
+	};
+	struct qentry *e;
+
+	for (uint32_t i = 0; i < n_pcs; i++)
+		pcs[i] = (struct fgp_pc_in){i % size, 2, chain};
+	for (uint32_t i = 1; i < n_pcs; i++)
+		if (pcs[i].pc_off < pcs[i - 1].pc_off)
+			pcs[i].pc_off = pcs[i - 1].pc_off;
+	e = queue_reserve(q, fgp_code_load_size(&c));
+	assert_non_null(e);
+	assert_true(fgp_encode_code_load(e->data, e->len, &c) > 0);
+	queue_push(q, e);
+	free(pcs);
+}
+
+static void push_load(struct queue *q, uint64_t addr, uint32_t size, const char *name)
+{
+	push_load_pcs(q, addr, size, name, 0);
+}
+
+static void push_unload(struct queue *q, uint64_t addr)
+{
+	struct fgp_code_unload u = {addr, 2};
+	struct qentry *e = queue_reserve(q, FGP_CODE_UNLOAD_SIZE);
+
+	assert_non_null(e);
+	assert_int_equal(fgp_encode_code_unload(e->data, e->len, &u), FGP_CODE_UNLOAD_SIZE);
+	queue_push(q, e);
+}
+
+static void push_dyn(struct queue *q, uint64_t addr, uint32_t size, const char *name)
+{
+	struct fgp_dynamic_code d = {addr, size, 3, {name, (uint16_t)strlen(name)}};
+	struct qentry *e = queue_reserve(q, fgp_dynamic_code_size(&d));
+
+	assert_non_null(e);
+	assert_true(fgp_encode_dynamic_code(e->data, e->len, &d) > 0);
+	queue_push(q, e);
+}
+
+/* ---- fixture ------------------------------------------------------------------------------ */
+
+struct fix {
+	struct queue *q;
+	struct sender *s;
+	struct fake *f;
+};
+
+static const struct sender_hello hello = {4242, FGP_HELLO_PRESERVE_FRAME_POINTER, "17.0.99+1",
+					  "fgagent test"};
+
+static int setup(void **state)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+
+	x->q = queue_new(8 << 20);
+	x->f = calloc(1, sizeof(*x->f));
+	x->s = sender_new(x->q, 16 << 20, &hello, &fake_ops, x->f);
+	*state = x;
+	return x->q && x->s ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fix *x = *state;
+
+	sender_free(x->s);
+	queue_free(x->q);
+	free(x->f);
+	free(x);
+	return 0;
+}
+
+/* Index of the first record of type after from, or -1. */
+static long find(const struct fake *f, size_t from, uint16_t type)
+{
+	for (size_t i = from; i < f->n; i++)
+		if (f->rec[i].type == type)
+			return (long)i;
+	return -1;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void test_nothing_is_sent_while_disconnected(void **state)
+{
+	struct fix *x = *state;
+
+	push_load(x->q, 0x1000, 0x100, "a.B::m");
+	push_dyn(x->q, 0x9000, 0x40, "Interpreter");
+	assert_int_equal(sender_poll(x->s, 10), 2);
+	assert_int_equal(x->f->n, 0);
+	assert_int_equal(table_count(sender_table(x->s)), 2);
+	assert_int_equal(queue_used(x->q), 0);
+}
+
+static void test_connection_starts_with_hello_then_complete_snapshot(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	long b, e;
+
+	push_load(x->q, 0x2000, 0x100, "a.B::two");
+	push_load(x->q, 0x1000, 0x100, "a.B::one");
+	push_dyn(x->q, 0x9000, 0x40, "Interpreter");
+	push_load(x->q, 0x3000, 0x100, "a.B::gone");
+	push_unload(x->q, 0x3000);
+	sender_poll(x->s, 10);
+	f->conn = 1;
+	sender_poll(x->s, 10);
+	assert_true(f->n >= 6);
+	assert_int_equal(f->rec[0].type, FGP_HELLO);
+	assert_int_equal(f->rec[0].pid, 4242);
+	assert_int_equal(f->rec[0].hello_flags, FGP_HELLO_PRESERVE_FRAME_POINTER);
+	assert_string_equal(f->rec[0].name, "17.0.99+1");
+	b = find(f, 0, FGP_SNAPSHOT_BEGIN);
+	e = find(f, 0, FGP_SNAPSHOT_END);
+	assert_int_equal(b, 1);
+	assert_int_equal(e, 5);
+	assert_int_equal(f->rec[b].count, 3);
+	assert_int_equal(f->rec[e].count, 3);
+	/* Address order, all flagged as replay, the unloaded blob absent. */
+	assert_string_equal(f->rec[2].name, "a.B::one");
+	assert_string_equal(f->rec[3].name, "a.B::two");
+	assert_string_equal(f->rec[4].name, "Interpreter");
+	assert_int_equal(f->rec[4].type, FGP_DYNAMIC_CODE);
+	for (long i = b + 1; i < e; i++)
+		assert_true(f->rec[i].flags & FGP_REC_REPLAY);
+	assert_int_equal(find(f, 0, FGP_DROPPED), -1); /* nothing dropped: nothing said */
+
+	/* Then deltas, not flagged. */
+	push_load(x->q, 0x4000, 0x10, "a.B::later");
+	push_unload(x->q, 0x1000);
+	sender_poll(x->s, 10);
+	assert_int_equal(f->rec[6].type, FGP_CODE_LOAD);
+	assert_false(f->rec[6].flags & FGP_REC_REPLAY);
+	assert_string_equal(f->rec[6].name, "a.B::later");
+	assert_int_equal(f->rec[7].type, FGP_CODE_UNLOAD);
+	assert_int_equal(f->rec[7].addr, 0x1000);
+	assert_int_equal(f->resets, 0);
+}
+
+static void test_reconnection_resets_and_replays_the_current_table(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	size_t before;
+	long h;
+
+	f->conn = 1;
+	push_load(x->q, 0x1000, 0x100, "a.B::one");
+	push_load(x->q, 0x2000, 0x100, "a.B::two");
+	sender_poll(x->s, 10);
+	/* The collector restarts: a new connection id appears. */
+	push_unload(x->q, 0x1000);
+	f->conn = 0;
+	sender_poll(x->s, 10);
+	assert_int_equal(f->resets, 1);
+	before = f->n;
+	f->conn = 2;
+	sender_poll(x->s, 10);
+	h = find(f, before, FGP_HELLO);
+	assert_int_equal(h, (long)before);
+	assert_int_equal(f->rec[h + 1].type, FGP_SNAPSHOT_BEGIN);
+	assert_int_equal(f->rec[h + 1].count, 1);
+	assert_string_equal(f->rec[h + 2].name, "a.B::two");
+	assert_int_equal(f->rec[h + 3].type, FGP_SNAPSHOT_END);
+	/* A connection replaced without a gap is reset too, then synced on the next round. */
+	f->conn = 3;
+	sender_poll(x->s, 10);
+	assert_int_equal(f->resets, 2);
+	f->conn = 4;
+	before = f->n;
+	sender_poll(x->s, 10);
+	assert_int_equal(f->rec[before].type, FGP_HELLO);
+}
+
+static void test_stalled_connection_is_reset_and_resynced(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct sender_stats st;
+	size_t before;
+
+	f->conn = 1;
+	push_load(x->q, 0x1000, 0x100, "a.B::one");
+	sender_poll(x->s, 10);
+	f->eagain = 1;
+	push_load(x->q, 0x2000, 0x100, "a.B::two");
+	sender_poll(x->s, 5);
+	assert_int_equal(f->resets, 1);
+	sender_get_stats(x->s, &st);
+	assert_int_equal(st.resets, 1);
+	/* The table kept the delta that could not be sent: the next snapshot has it. */
+	f->eagain = 0;
+	f->conn = 2;
+	before = f->n;
+	sender_poll(x->s, 10);
+	assert_int_equal(f->rec[before].type, FGP_HELLO);
+	assert_int_equal(f->rec[before + 1].count, 2);
+}
+
+static void test_failed_send_during_snapshot_resets(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+
+	for (int i = 0; i < 2000; i++)
+		push_load(x->q, 0x10000 + (uint64_t)i * 0x100, 0x100, "a.B::many_methods_here");
+	sender_poll(x->s, 10);
+	f->conn = 1;
+	f->fail_after = 2; /* the second message of the snapshot fails */
+	sender_poll(x->s, 10);
+	assert_int_equal(f->resets, 1);
+	assert_int_equal(find(f, 0, FGP_SNAPSHOT_END), -1);
+}
+
+static void test_drops_are_reported_once_per_change(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	long d;
+
+	f->conn = 1;
+	sender_poll(x->s, 10);
+	queue_count_drop(x->q);
+	queue_count_drop(x->q);
+	sender_poll(x->s, 10);
+	d = find(f, 0, FGP_DROPPED);
+	assert_true(d >= 0);
+	assert_int_equal(f->rec[d].queue_full, 2);
+	assert_int_equal(f->rec[d].table_full, 0);
+	sender_poll(x->s, 10);
+	assert_int_equal(find(f, (size_t)d + 1, FGP_DROPPED), -1);
+	/* A new connection hears the counters again after its snapshot. */
+	f->conn = 2;
+	sender_poll(x->s, 10);
+	f->conn = 3;
+	sender_poll(x->s, 10);
+	d = find(f, (size_t)d + 1, FGP_DROPPED);
+	assert_true(d >= 0);
+	assert_int_equal(f->rec[d - 1].type, FGP_SNAPSHOT_END);
+}
+
+static void test_table_full_is_counted_but_delta_still_sent(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	struct fake *f = calloc(1, sizeof(*f));
+	struct sender *s = sender_new(q, 256 * 24 + 200, &hello, &fake_ops, f);
+	struct sender_stats st;
+	long d;
+
+	(void)state;
+	f->conn = 1;
+	sender_poll(s, 10); /* synced with an empty table: what follows are deltas */
+	for (int i = 0; i < 20; i++)
+		push_load(q, 0x1000 + (uint64_t)i * 0x100, 0x100, "a.B::m");
+	sender_poll(s, 10);
+	sender_get_stats(s, &st);
+	assert_true(st.table_full > 0);
+	assert_int_equal(st.records_sent, 20);
+	d = find(f, 0, FGP_DROPPED);
+	assert_true(d >= 0);
+	assert_int_equal(f->rec[d].table_full, st.table_full);
+	sender_free(s);
+	queue_free(q);
+	free(f);
+}
+
+static void test_large_snapshot_is_split_into_bounded_messages(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	long b, e;
+
+	for (int i = 0; i < 5000; i++)
+		push_load(x->q, 0x100000 + (uint64_t)i * 0x100, 0x100, "com.example.Something::run");
+	/* One blob with an inline table too big for a batch travels alone. */
+	push_load_pcs(x->q, 0x1000, 0x1000, "a.B::huge", 20000);
+	sender_poll(x->s, 10);
+	f->conn = 1;
+	sender_poll(x->s, 10);
+	b = find(f, 0, FGP_SNAPSHOT_BEGIN);
+	e = find(f, 0, FGP_SNAPSHOT_END);
+	assert_int_equal(e - b - 1, 5001);
+	assert_int_equal(f->rec[b].count, 5001);
+	assert_true(f->msgs > 5);
+	assert_true(f->max_msg_len > SENDER_MSG_MAX); /* the huge one */
+	assert_int_equal(f->rec[b + 1].n_pcs, 20000);
+	for (long i = b + 1; i < e; i++)
+		assert_true(f->rec[i].flags & FGP_REC_REPLAY);
+}
+
+static void test_thread_starts_and_stops_within_bound(void **state)
+{
+	struct fix *x = *state;
+
+	x->f->conn = 0;
+	assert_int_equal(sender_start(x->s), 0);
+	push_load(x->q, 0x1000, 0x100, "a.B::m");
+	assert_int_equal(sender_stop(x->s, 2000), 0);
+	assert_int_equal(table_count(sender_table(x->s)), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_nothing_is_sent_while_disconnected, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_connection_starts_with_hello_then_complete_snapshot, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_reconnection_resets_and_replays_the_current_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stalled_connection_is_reset_and_resynced, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_failed_send_during_snapshot_resets, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_drops_are_reported_once_per_change, setup,
+						teardown),
+		cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),
+		cmocka_unit_test_setup_teardown(test_large_snapshot_is_split_into_bounded_messages,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_starts_and_stops_within_bound, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/* test_agent_table.c - the live code table: overlap replacement, removal, order, budget. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "table.h"
+
+struct seen {
+	uint64_t addr[64];
+	uint32_t size[64];
+	char tag[64];
+	size_t n;
+};
+
+static int collect(void *arg, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len)
+{
+	struct seen *s = arg;
+
+	assert_true(s->n < 64);
+	assert_int_equal(len, 4);
+	s->addr[s->n] = addr;
+	s->size[s->n] = size;
+	s->tag[s->n] = (char)rec[0];
+	s->n++;
+	return 0;
+}
+
+static struct seen dump(const struct table *t)
+{
+	struct seen s;
+
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(table_each(t, collect, &s), 0);
+	assert_int_equal(s.n, table_count(t));
+	return s;
+}
+
+static int put(struct table *t, uint64_t addr, uint32_t size, char tag)
+{
+	uint8_t rec[4] = {(uint8_t)tag, 1, 2, 3};
+
+	return table_put(t, addr, size, rec, sizeof(rec));
+}
+
+static void test_entries_come_out_in_address_order(void **state)
+{
+	struct table *t = table_new(1 << 20);
+	struct seen s;
+
+	(void)state;
+	assert_int_equal(put(t, 0x3000, 0x100, 'c'), 0);
+	assert_int_equal(put(t, 0x1000, 0x100, 'a'), 0);
+	assert_int_equal(put(t, 0x2000, 0x100, 'b'), 0);
+	s = dump(t);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.addr[0], 0x1000);
+	assert_int_equal(s.addr[1], 0x2000);
+	assert_int_equal(s.addr[2], 0x3000);
+	assert_memory_equal(s.tag, "abc", 3);
+	table_free(t);
+}
+
+static void test_newer_blob_replaces_every_overlapping_one(void **state)
+{
+	static const struct {
+		uint64_t addr;
+		uint32_t size;
+		const char *left; /* tags left, in address order */
+	} cases[] = {
+		{0x1000, 0x100, "Nbcd"},  /* same start as a */
+		{0x1080, 0x100, "Nbcd"},  /* tail of a, ends before b */
+		{0x10ff, 0x102, "Ncd"},	  /* last byte of a to first byte of b */
+		{0x0f00, 0x100, "Nabcd"}, /* ends exactly where a starts: no overlap */
+		{0x1100, 0x100, "aNbcd"}, /* starts exactly at a's end, ends at b's start */
+		{0x0000, 0x10000, "N"},	  /* covers everything */
+		{0x1250, 0x10, "aNcd"},	  /* inside b */
+		{0x1f00, 0x200, "abN"},	  /* across c and d */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct table *t = table_new(1 << 20);
+		struct seen s;
+
+		/* a [1000,1100) b [1200,1300) c [1f80,2000) d [2000,2080) */
+		assert_int_equal(put(t, 0x1000, 0x100, 'a'), 0);
+		assert_int_equal(put(t, 0x1200, 0x100, 'b'), 0);
+		assert_int_equal(put(t, 0x1f80, 0x80, 'c'), 0);
+		assert_int_equal(put(t, 0x2000, 0x80, 'd'), 0);
+		assert_int_equal(put(t, cases[i].addr, cases[i].size, 'N'), 0);
+		s = dump(t);
+		s.tag[s.n] = '\0';
+		if (strcmp(s.tag, cases[i].left) != 0)
+			fail_msg("case %zu: left %s, want %s", i, s.tag, cases[i].left);
+		for (size_t k = 1; k < s.n; k++)
+			assert_true(s.addr[k - 1] + s.size[k - 1] <= s.addr[k]);
+		table_free(t);
+	}
+}
+
+static void test_remove_needs_the_exact_start(void **state)
+{
+	struct table *t = table_new(1 << 20);
+
+	(void)state;
+	assert_int_equal(put(t, 0x1000, 0x100, 'a'), 0);
+	assert_int_equal(table_remove(t, 0x1010), -ENOENT);
+	assert_int_equal(table_remove(t, 0x2000), -ENOENT);
+	assert_int_equal(table_remove(t, 0x1000), 0);
+	assert_int_equal(table_count(t), 0);
+	assert_int_equal(table_remove(t, 0x1000), -ENOENT);
+	table_free(t);
+}
+
+static void test_budget_caps_records_and_index(void **state)
+{
+	/* The index takes 256 entries x 24 bytes first; then 100 records of 4 bytes fit. */
+	struct table *t = table_new(256 * 24 + 100 * 4);
+	size_t used;
+
+	(void)state;
+	for (uint64_t i = 0; i < 100; i++)
+		assert_int_equal(put(t, 0x1000 + i * 0x100, 0x100, 'x'), 0);
+	assert_int_equal(put(t, 0x100000, 0x100, 'y'), -ENOSPC);
+	assert_int_equal(table_count(t), 100);
+	used = table_used(t);
+	assert_true(used <= 256 * 24 + 100 * 4);
+	/* Replacing an overlapping blob frees its bytes first, so it fits again. */
+	assert_int_equal(put(t, 0x1000, 0x100, 'z'), 0);
+	assert_int_equal(table_used(t), used);
+	/* A refused blob still evicts what it overlaps: stale code is never replayed. */
+	assert_int_equal(table_put(t, 0x1000, 0x200, (const uint8_t *)"0123456789", 10), -ENOSPC);
+	assert_int_equal(table_count(t), 98);
+	table_free(t);
+}
+
+static void test_zero_size_and_wrapping_ranges_are_refused(void **state)
+{
+	struct table *t = table_new(1 << 20);
+
+	(void)state;
+	assert_int_equal(put(t, 0x1000, 0, 'a'), -EINVAL);
+	assert_int_equal(put(t, UINT64_MAX - 10, 0x100, 'a'), -EINVAL);
+	assert_int_equal(table_count(t), 0);
+	table_free(t);
+	table_free(NULL);
+}
+
+static int stop_at_second(void *arg, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len)
+{
+	int *calls = arg;
+
+	(void)addr;
+	(void)size;
+	(void)rec;
+	(void)len;
+	return ++*calls == 2 ? -42 : 0;
+}
+
+static void test_each_stops_at_first_error(void **state)
+{
+	struct table *t = table_new(1 << 20);
+	int calls = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < 5; i++)
+		assert_int_equal(put(t, 0x1000 + i * 0x100, 0x10, 'x'), 0);
+	assert_int_equal(table_each(t, stop_at_second, &calls), -42);
+	assert_int_equal(calls, 2);
+	table_free(t);
+}
+
+static uint64_t walk_end;
+
+static int check_disjoint(void *arg, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len)
+{
+	(void)arg;
+	(void)rec;
+	(void)len;
+	assert_true(addr >= walk_end);
+	walk_end = addr + size;
+	return 0;
+}
+
+static void test_many_entries_stay_sorted_and_disjoint(void **state)
+{
+	struct table *t = table_new(64 << 20);
+	uint64_t x = 88172645463325252ull;
+	uint8_t rec[4] = {0};
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		uint64_t addr;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		addr = (x % 0x1000000) & ~0xfull;
+		assert_int_equal(table_put(t, addr, (uint32_t)(16 + (x >> 40) % 4096), rec, 4), 0);
+		if (i % 3 == 0)
+			assert_int_equal(table_remove(t, addr), 0);
+	}
+	assert_true(table_count(t) > 100);
+	walk_end = 0;
+	assert_int_equal(table_each(t, check_disjoint, NULL), 0);
+	table_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_entries_come_out_in_address_order),
+		cmocka_unit_test(test_newer_blob_replaces_every_overlapping_one),
+		cmocka_unit_test(test_remove_needs_the_exact_start),
+		cmocka_unit_test(test_budget_caps_records_and_index),
+		cmocka_unit_test(test_zero_size_and_wrapping_ranges_are_refused),
+		cmocka_unit_test(test_each_stops_at_first_error),
+		cmocka_unit_test(test_many_entries_stay_sorted_and_disjoint),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
