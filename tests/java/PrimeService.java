@@ -2,12 +2,13 @@
 /*
  * PrimeService - the classic slow prime-counting HTTP endpoint, JDK only, with its own load.
  *
- *   java PrimeService [--port P] [--load THREADS] [--n N] [--seconds S]
+ *   java PrimeService [--port P] [--bind ADDR] [--load THREADS] [--n N] [--seconds S]
  *
  *   GET /primes?n=N  ->  "primes below N: K"   (naive trial division: slow on purpose)
  *   GET /health      ->  "ok"
  *
  * --port 0 (default) picks a free port; the service prints "PrimeService listening on PORT".
+ * --bind ADDR listens on ADDR (default: loopback only; 0.0.0.0 in a container image).
  * --load T starts T client threads hammering /primes?n=N on 127.0.0.1 (default 0).
  * --seconds S stops everything after S seconds (default 0: run until killed).
  */
@@ -113,17 +114,19 @@ public final class PrimeService {
 	public static void main(String[] args) throws Exception
 	{
 		int port = 0, threads = 0, n = 20_000;
+		InetAddress bind = InetAddress.getLoopbackAddress();
 		long seconds = 0;
 		for (int i = 0; i + 1 < args.length; i += 2) {
 			switch (args[i]) {
 			case "--port": port = Integer.parseInt(args[i + 1]); break;
+			case "--bind": bind = InetAddress.getByName(args[i + 1]); break;
 			case "--load": threads = Integer.parseInt(args[i + 1]); break;
 			case "--n": n = Integer.parseInt(args[i + 1]); break;
 			case "--seconds": seconds = Long.parseLong(args[i + 1]); break;
 			default: throw new IllegalArgumentException("unknown option " + args[i]);
 			}
 		}
-		HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
+		HttpServer server = HttpServer.create(new InetSocketAddress(bind, port), 64);
 		server.createContext("/primes", ex -> primes(ex));
 		server.createContext("/health", ex -> reply(ex, 200, "ok\n"));
 		server.setExecutor(Executors.newFixedThreadPool(2));
