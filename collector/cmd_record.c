@@ -1,12 +1,481 @@
 // SPDX-License-Identifier: MIT
-/* cmd_record.c - placeholder until the stage that owns `record` lands. */
+/*
+ * cmd_record.c - `fgcollect record`: sample a JVM, a container or every JVM, write a profile.
+ *
+ *   fgcollect record (--pid HOSTPID | --container ID | --all) [--freq HZ] [--duration S]
+ *                    [-o FILE.folded|.svg|.pb.gz] [--no-kernel] [--no-inline]
+ *                    [--socket PATH] [--ctl PATH]
+ *
+ * Only routing and printing: the recording is session.c, the formats are stackagg (folded),
+ * flame_svg (SVG) and pprof. Ctrl-C ends the recording early; the output is still written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "flame_fold.h"
+#include "flame_svg.h"
+#include "pprof.h"
+#include "session.h"
+#include "stackagg.h"
 #include "util.h"
+
+#define CMD "record"
+#define MAX_DURATION_S (7ull * 24 * 3600)
+
+enum out_fmt { OUT_FOLDED, OUT_SVG, OUT_PPROF };
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f, "Usage: fgcollect record (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
+	       "\n"
+	       "Sample JVMs (every thread, user and kernel stacks) and write a profile whose Java\n"
+	       "frames are named as they were when each sample was taken.\n"
+	       "\n"
+	       "  -p, --pid=HOSTPID      the process to sample (its PID on this host)\n"
+	       "  -c, --container=ID     every process of the container whose id starts with ID\n"
+	       "  -a, --all              every JVM whose agent is connected\n"
+	       "  -F, --freq=HZ          samples per second per thread (default 99, max 10000)\n"
+	       "  -d, --duration=S       seconds to record (default: until Ctrl-C or exit)\n"
+	       "  -o, --output=FILE      .folded, .svg or .pb.gz (default: folded on stdout)\n"
+	       "      --no-kernel        leave kernel frames out\n"
+	       "      --no-inline        keep inlined Java methods folded into their caller\n"
+	       "      --socket=PATH      agent socket when no watch daemon runs\n"
+	       "                         (default " SESSION_DEFAULT_SOCKET ")\n"
+	       "      --ctl=PATH         control channel of a running watch daemon\n"
+	       "  -h, --help             this text\n"
+	       "\n"
+	       "Examples:\n"
+	       "  fgcollect record --pid 4242 --duration 30 -o app.svg\n"
+	       "  fgcollect record --container 3f2a --freq 999 -d 10 -o app.pb.gz\n"
+	       "  fgcollect record --all -o all.folded      # until Ctrl-C\n");
+}
+
+/* The format FILE's extension picks; -EINVAL for an unknown one. */
+static int out_format(const char *path, enum out_fmt *fmt)
+{
+	size_t n = strlen(path);
+
+#define ENDS(s) (n > strlen(s) && !strcmp(path + n - strlen(s), s))
+	if (ENDS(".folded"))
+		*fmt = OUT_FOLDED;
+	else if (ENDS(".svg"))
+		*fmt = OUT_SVG;
+	else if (ENDS(".pb.gz"))
+		*fmt = OUT_PPROF;
+	else
+		return -EINVAL;
+#undef ENDS
+	return 0;
+}
+
+/* ---- writers --------------------------------------------------------------------------- */
+
+struct names {
+	const struct stackagg *a;
+	const char **v;
+	char **owned;
+	size_t n;
+};
+
+/* Frame names with their FlameGraph suffix, computed once per frame id. */
+static int names_init(struct names *nm, const struct stackagg *a)
+{
+	size_t nf = stackagg_frame_count(a);
+
+	nm->a = a;
+	nm->n = nf;
+	nm->v = calloc(nf ? nf : 1, sizeof(*nm->v));
+	nm->owned = calloc(nf ? nf : 1, sizeof(*nm->owned));
+	if (!nm->v || !nm->owned)
+		return -ENOMEM;
+	for (size_t i = 0; i < nf; i++) {
+		const char *name = stackagg_frame_name(a, (uint32_t)i);
+		const char *suf = stackagg_suffix(stackagg_frame_kind(a, (uint32_t)i));
+
+		if (!*suf) {
+			nm->v[i] = name;
+			continue;
+		}
+		if (asprintf(&nm->owned[i], "%s%s", name, suf) < 0) {
+			nm->owned[i] = NULL;
+			return -ENOMEM;
+		}
+		nm->v[i] = nm->owned[i];
+	}
+	return 0;
+}
+
+static void names_fini(struct names *nm)
+{
+	for (size_t i = 0; nm->owned && i < nm->n; i++)
+		free(nm->owned[i]);
+	free(nm->owned);
+	free(nm->v);
+}
+
+struct emit {
+	struct names nm;
+	const char *buf[STACKAGG_MAX_FRAMES];
+	struct flame *flame;
+	struct pprof *pprof;
+	bool multi; /* roots are process then thread */
+};
+
+static int emit_flame(void *arg, const uint32_t *ids, size_t n, uint64_t count)
+{
+	struct emit *e = arg;
+
+	for (size_t i = 0; i < n; i++)
+		e->buf[i] = e->nm.v[ids[i]];
+	return flame_add(e->flame, e->buf, n, count);
+}
+
+static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
+{
+	struct emit *e = arg;
+	size_t th = e->multi && n > 1 ? 1 : 0; /* the thread root frame */
+
+	for (size_t i = 0; i < n; i++)
+		e->buf[i] = e->nm.v[ids[i]];
+	return pprof_add(e->pprof, e->buf, n, (int64_t)count, e->buf[th]);
+}
+
+static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi, unsigned int freq,
+			uint64_t duration_ns, const char *title)
+{
+	struct emit *e = calloc(1, sizeof(*e));
+	FILE *f = NULL;
+	int rv;
+
+	if (!e)
+		return -ENOMEM;
+	e->multi = multi;
+	if (fmt == OUT_FOLDED) {
+		f = fdopen(dup(fd), "w");
+		if (!f) {
+			rv = -errno;
+			goto out;
+		}
+		rv = stackagg_write_folded(a, f);
+		if (fclose(f) != 0 && rv == 0)
+			rv = -EIO;
+		goto out;
+	}
+	rv = names_init(&e->nm, a);
+	if (rv != 0)
+		goto out;
+	if (fmt == OUT_SVG) {
+		struct flame_opts o;
+
+		e->flame = flame_new();
+		if (!e->flame) {
+			rv = -ENOMEM;
+			goto out;
+		}
+		rv = stackagg_foreach(a, emit_flame, e);
+		if (rv != 0)
+			goto out;
+		flame_opts_init(&o);
+		o.title = title;
+		o.palette = FLAME_PALETTE_JAVA;
+		f = fdopen(dup(fd), "w");
+		if (!f) {
+			rv = -errno;
+			goto out;
+		}
+		rv = flame_render_svg(e->flame, &o, f);
+		if (rv == -ENODATA)
+			rv = 0; /* an SVG saying "no samples" was written */
+		if (fclose(f) != 0 && rv == 0)
+			rv = -EIO;
+	} else {
+		e->pprof = pprof_new(1000000000ull / (freq ? freq : 99));
+		if (!e->pprof) {
+			rv = -ENOMEM;
+			goto out;
+		}
+		pprof_set_time(e->pprof, 0, (int64_t)duration_ns);
+		rv = stackagg_foreach(a, emit_pprof, e);
+		if (rv == 0)
+			rv = pprof_write_gz(e->pprof, fd);
+	}
+out:
+	flame_free(e->flame);
+	pprof_free(e->pprof);
+	names_fini(&e->nm);
+	free(e);
+	return rv;
+}
+
+/* Write to a temporary file next to path, then rename it over path. */
+static int write_file(const char *path, struct stackagg *a, enum out_fmt fmt, bool multi,
+		      unsigned int freq, uint64_t duration_ns, const char *title)
+{
+	char *tmp = NULL;
+	int fd, rv;
+
+	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rv = -errno;
+		free(tmp);
+		return rv;
+	}
+	rv = write_output(a, fmt, fd, multi, freq, duration_ns, title);
+	if (rv == 0 && fsync(fd) != 0)
+		rv = -errno;
+	if (close(fd) != 0 && rv == 0)
+		rv = -errno;
+	if (rv == 0 && rename(tmp, path) != 0)
+		rv = -errno;
+	if (rv != 0)
+		unlink(tmp);
+	free(tmp);
+	return rv;
+}
+
+/* ---- summary --------------------------------------------------------------------------- */
+
+static void pct(char *buf, size_t len, uint64_t part, uint64_t all)
+{
+	if (!all)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%% (%llu/%llu)", 100.0 * (double)part / (double)all,
+			 (unsigned long long)part, (unsigned long long)all);
+}
+
+static void print_summary(const struct session_summary *sm)
+{
+	char j[64], n[64], k[64];
+
+	if (sm->cycles_err && sm->cycles_err != -ECANCELED)
+		fg_err(CMD, "cycles not supported here, using %s", sm->event_name);
+	fg_err(CMD,
+	       "%llu samples in %.1f s at %u Hz (event %s, stack depth %u), "
+	       "%llu lost records (%llu events lost), %llu dropped",
+	       (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9, sm->freq_hz,
+	       sm->event_name, sm->max_stack, (unsigned long long)sm->lost_records,
+	       (unsigned long long)(sm->lost + sm->lost_samples),
+	       (unsigned long long)sm->agg.dropped);
+	pct(j, sizeof(j), sm->agg.unresolved[STACKAGG_CLASS_JAVA],
+	    sm->agg.frames[STACKAGG_CLASS_JAVA]);
+	pct(n, sizeof(n), sm->agg.unresolved[STACKAGG_CLASS_NATIVE],
+	    sm->agg.frames[STACKAGG_CLASS_NATIVE]);
+	pct(k, sizeof(k), sm->agg.unresolved[STACKAGG_CLASS_KERNEL],
+	    sm->agg.frames[STACKAGG_CLASS_KERNEL]);
+	fg_err(CMD, "unresolved frames: java %s, native %s, kernel %s", j, n, k);
+	if (sm->kernel_error)
+		fg_err(CMD, "kernel symbols unavailable: %s", strerror(-sm->kernel_error));
+	for (size_t i = 0; i < sm->njvms; i++) {
+		const struct session_jvm_summary *v = &sm->jvms[i];
+
+		if (!v->connected_ever) {
+			fg_err(CMD,
+			       "PID %u: no fgcollect agent connected; Java frames are [unknown] "
+			       "(start the JVM with -agentpath:.../libfgagent.so)",
+			       v->pid);
+			continue;
+		}
+		fg_err(CMD,
+		       "PID %u: %llu code blobs (%llu live), agent dropped %llu events "
+		       "(queue full %llu, table full %llu)%s",
+		       v->pid, (unsigned long long)v->blobs, (unsigned long long)v->live,
+		       (unsigned long long)(v->agent_queue_full + v->agent_table_full),
+		       (unsigned long long)v->agent_queue_full,
+		       (unsigned long long)v->agent_table_full, v->exited ? ", exited" : "");
+	}
+}
+
+static void print_notes(struct session *s)
+{
+	char buf[SESSION_NOTE_MAX];
+
+	while (session_next_note(s, buf, sizeof(buf)))
+		fg_err(CMD, "%s", buf);
+}
+
+/* ---- entry ----------------------------------------------------------------------------- */
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fg_err("record", "not built yet");
-	return FG_EXIT_FAIL;
+	enum { OPT_NO_KERNEL = 256, OPT_NO_INLINE, OPT_SOCKET, OPT_CTL };
+	static const struct option longopts[] = {
+	    {"pid", required_argument, NULL, 'p'},
+	    {"container", required_argument, NULL, 'c'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
+	    {"socket", required_argument, NULL, OPT_SOCKET},
+	    {"ctl", required_argument, NULL, OPT_CTL},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct session_opts so = {.src = SESSION_SRC_AUTO};
+	struct session_summary sm;
+	struct session *s = NULL;
+	enum out_fmt fmt = OUT_FOLDED;
+	const char *out = NULL;
+	uint64_t v, duration_s = 0, deadline;
+	int ntargets = 0, c, rv;
+	char why[512], title[128];
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:c:aF:d:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (fg_parse_u64(optarg, 1, INT32_MAX, &v) != 0) {
+				fg_err(CMD, "--pid '%s' is not a process id", optarg);
+				return FG_EXIT_USAGE;
+			}
+			so.target = SESSION_TARGET_PID;
+			so.pid = (uint32_t)v;
+			ntargets++;
+			break;
+		case 'c':
+			if (!*optarg || strspn(optarg, "0123456789abcdef") != strlen(optarg) ||
+			    strlen(optarg) > 64) {
+				fg_err(CMD, "--container '%s' is not a container id (hex digits)",
+				       optarg);
+				return FG_EXIT_USAGE;
+			}
+			so.target = SESSION_TARGET_CONTAINER;
+			so.container = optarg;
+			ntargets++;
+			break;
+		case 'a':
+			so.target = SESSION_TARGET_ALL;
+			ntargets++;
+			break;
+		case 'F':
+			if (fg_parse_u64(optarg, 1, 10000, &v) != 0) {
+				fg_err(CMD, "--freq '%s' must be 1..10000 Hz", optarg);
+				return FG_EXIT_USAGE;
+			}
+			so.freq_hz = (unsigned int)v;
+			break;
+		case 'd':
+			if (fg_parse_u64(optarg, 1, MAX_DURATION_S, &duration_s) != 0) {
+				fg_err(CMD, "--duration '%s' must be whole seconds, 1..%llu",
+				       optarg, MAX_DURATION_S);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			out = optarg;
+			if (out_format(out, &fmt) != 0) {
+				fg_err(CMD,
+				       "-o '%s': unknown extension; use .folded, .svg or .pb.gz",
+				       out);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_KERNEL:
+			so.no_kernel = true;
+			break;
+		case OPT_NO_INLINE:
+			so.no_inline = true;
+			break;
+		case OPT_SOCKET:
+			so.socket_path = optarg;
+			break;
+		case OPT_CTL:
+			so.ctl_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return FG_EXIT_OK;
+		case ':':
+			fg_err(CMD, "option '%s' needs a value", argv[optind - 1]);
+			usage(stderr);
+			return FG_EXIT_USAGE;
+		default:
+			fg_err(CMD, "unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return FG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fg_err(CMD, "unexpected argument '%s'", argv[optind]);
+		return FG_EXIT_USAGE;
+	}
+	if (ntargets != 1) {
+		fg_err(CMD, "give exactly one of --pid, --container or --all");
+		usage(stderr);
+		return FG_EXIT_USAGE;
+	}
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	rv = session_open(&so, &s, why, sizeof(why));
+	if (rv != 0) {
+		fg_err(CMD, "%s", why);
+		return FG_EXIT_FAIL;
+	}
+	deadline = duration_s ? fg_now_ns() + duration_s * 1000000000ull : UINT64_MAX;
+	while (!stop_flag && fg_now_ns() < deadline && !session_done(s)) {
+		rv = session_step(s, 100);
+		print_notes(s);
+		if (rv != 0 && rv != -EINTR) {
+			fg_err(CMD, "sampling failed: %s; writing what was recorded",
+			       strerror(-rv));
+			break;
+		}
+	}
+	if (stop_flag)
+		fg_err(CMD, "interrupted; writing what was recorded");
+	else if (session_done(s))
+		fg_err(CMD, "every target exited; recording ended early");
+	session_finish(s, 500);
+	print_notes(s);
+	session_summary(s, &sm);
+
+	if (so.target == SESSION_TARGET_PID)
+		snprintf(title, sizeof(title), "CPU profile of PID %u", so.pid);
+	else if (so.target == SESSION_TARGET_CONTAINER)
+		snprintf(title, sizeof(title), "CPU profile of container %.12s", so.container);
+	else
+		snprintf(title, sizeof(title), "CPU profile of every JVM");
+	if (out) {
+		rv = write_file(out, session_agg(s), fmt, so.target != SESSION_TARGET_PID,
+				sm.freq_hz, sm.duration_ns, title);
+	} else {
+		rv = write_output(session_agg(s), OUT_FOLDED, STDOUT_FILENO, false, sm.freq_hz,
+				  sm.duration_ns, title);
+	}
+	print_summary(&sm);
+	if (rv != 0) {
+		fg_err(CMD, "cannot write %s: %s", out ? out : "stdout", strerror(-rv));
+		session_close(s);
+		return FG_EXIT_FAIL;
+	}
+	if (out)
+		fg_err(CMD, "wrote %s (%zu distinct stacks)", out, sm.agg.stacks);
+	session_close(s);
+	return FG_EXIT_OK;
 }

@@ -30,12 +30,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define STACKAGG_MAX_FRAMES 4096u	      /* frames of one stack (after inline unfolding) */
-#define STACKAGG_MAX_NAME 4096u		      /* bytes of one frame name (longer: truncated) */
-#define STACKAGG_MAX_INTERNED (4u << 20)      /* distinct frames */
-#define STACKAGG_MAX_STACK_IDS (64u << 20)    /* frame ids stored over all distinct stacks */
-#define STACKAGG_MAX_PENDING (64u << 20)      /* bytes of samples waiting for stackagg_settle */
-#define STACKAGG_MAX_INLINE 64u		      /* names of one inline chain */
+#define STACKAGG_MAX_FRAMES 4096u	   /* frames of one stack (after inline unfolding) */
+#define STACKAGG_MAX_NAME 4096u		   /* bytes of one frame name (longer: truncated) */
+#define STACKAGG_MAX_INTERNED (4u << 20)   /* distinct frames */
+#define STACKAGG_MAX_STACK_IDS (64u << 20) /* frame ids stored over all distinct stacks */
+#define STACKAGG_MAX_PENDING (64u << 20)   /* bytes of samples waiting for stackagg_settle */
+#define STACKAGG_MAX_INLINE 64u		   /* names of one inline chain */
 
 enum stackagg_kind {
 	STACKAGG_ROOT = 0,    /* process or thread name */
@@ -88,14 +88,14 @@ struct stackagg_resolver {
 };
 
 struct stackagg_opts {
-	bool no_inline;	 /* keep inlined methods folded into their compiled method */
-	bool no_kernel;	 /* drop kernel frames */
+	bool no_inline; /* keep inlined methods folded into their compiled method */
+	bool no_kernel; /* drop kernel frames */
 };
 
 /* One sample as the sampler delivers it; everything is borrowed for the call. */
 struct stackagg_sample {
 	uint32_t pid, tid;
-	uint64_t ts; /* CLOCK_MONOTONIC ns */
+	uint64_t ts;		/* CLOCK_MONOTONIC ns */
 	const uint64_t *kernel; /* leaf first */
 	uint32_t nr_kernel;
 	const uint64_t *user; /* leaf first */
@@ -105,18 +105,18 @@ struct stackagg_sample {
 };
 
 struct stackagg_stats {
-	uint64_t samples;  /* given to stackagg_sample() */
-	uint64_t counted;  /* in stacks now (stackagg_reset() clears it) */
-	uint64_t dropped;  /* refused by a memory cap */
-	uint64_t deferred; /* samples that waited for stackagg_settle() */
-	uint64_t forced;   /* deferred samples settled early by the pending cap */
-	uint64_t pending;  /* waiting now */
-	uint64_t truncated; /* stacks cut at STACKAGG_MAX_FRAMES */
-	uint64_t frames[STACKAGG_NCLASS];     /* frames symbolized, per class */
+	uint64_t samples;		  /* given to stackagg_sample() */
+	uint64_t counted;		  /* in stacks now (stackagg_reset() clears it) */
+	uint64_t dropped;		  /* refused by a memory cap */
+	uint64_t deferred;		  /* samples that waited for stackagg_settle() */
+	uint64_t forced;		  /* deferred samples settled early by the pending cap */
+	uint64_t pending;		  /* waiting now */
+	uint64_t truncated;		  /* stacks cut at STACKAGG_MAX_FRAMES */
+	uint64_t frames[STACKAGG_NCLASS]; /* frames symbolized, per class */
 	uint64_t unresolved[STACKAGG_NCLASS]; /* ... of which [unknown] */
-	uint64_t inlined;     /* inlined frames unfolded */
-	size_t stacks;	      /* distinct stacks */
-	size_t interned;      /* distinct frames */
+	uint64_t inlined;		      /* inlined frames unfolded */
+	size_t stacks;			      /* distinct stacks */
+	size_t interned;		      /* distinct frames */
 };
 
 struct stackagg;
@@ -159,7 +159,8 @@ const char *stackagg_suffix(enum stackagg_kind kind);
  * Stops at fn's first nonzero return and returns it; else 0. ids is borrowed for the call.
  */
 int stackagg_foreach(const struct stackagg *a,
-		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count), void *arg);
+		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count),
+		     void *arg);
 
 /*
  * Write FlameGraph folded stacks: one "f1;f2;...;fn COUNT\n" per distinct stack, sorted by the

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h - one recording: sample target processes, keep their code tables current, and turn
+ * every sample into a symbolized stack (struct stackagg). Used by `record` and `top`.
+ *
+ * Code tables come from one of two sources:
+ *  - SESSION_SRC_CTL: a running `fgcollect watch` daemon, through its root-only control
+ *    channel (not in the directory shared with containers);
+ *  - SESSION_SRC_LISTEN: no daemon; the session listens on the agents' socket itself and the
+ *    agents, which redial, replay their live code set to it.
+ * Kernel and native frames are symbolized as samples arrive (while the process and its files
+ * are still there); JIT frames are looked up by (address, sample time) once the code table is
+ * known to be complete up to that time (a settle delay after it, the end of a running replay,
+ * or the end of the recording), so code loaded, unloaded or moved during the recording is
+ * attributed to the method that occupied the address when the sample was taken.
+ *
+ * Invariant: library code, never prints; what the user should know is queued as notes
+ * (session_next_note) and counters (session_summary). Single-threaded.
+ */
+#ifndef FG_SESSION_H
+#define FG_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stackagg.h"
+
+#define SESSION_DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
+#define SESSION_MAX_TARGETS 4096
+#define SESSION_NOTE_MAX 256
+
+enum session_target {
+	SESSION_TARGET_PID,	  /* one process */
+	SESSION_TARGET_CONTAINER, /* every process whose container id starts with `container` */
+	SESSION_TARGET_ALL,	  /* every JVM whose agent is connected */
+};
+
+enum session_src {
+	SESSION_SRC_AUTO, /* ctl when the daemon answers, else listen */
+	SESSION_SRC_LISTEN,
+	SESSION_SRC_CTL,
+};
+
+struct session_opts {
+	enum session_target target;
+	uint32_t pid;
+	const char *container;
+	unsigned int freq_hz; /* 0 = 99 */
+	bool no_kernel;
+	bool no_inline;
+	enum session_src src;
+	const char *socket_path; /* NULL = SESSION_DEFAULT_SOCKET */
+	const char *ctl_path;	 /* NULL = the ctl module's default */
+	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = 300 ms */
+	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */
+};
+
+struct session_jvm_summary {
+	uint32_t pid;
+	bool connected_ever;
+	bool exited;
+	uint64_t agent_queue_full, agent_table_full; /* DROPPED: events the agent lost */
+	uint64_t blobs, live;
+};
+
+struct session_summary {
+	enum session_src src;
+	const char *event_name; /* "cpu-clock" / "cycles" */
+	int cycles_err;		/* 0 when cycles is used */
+	unsigned int freq_hz;
+	unsigned int max_stack;
+	uint64_t duration_ns;
+	uint64_t samples; /* delivered by the sampler */
+	uint64_t lost;	  /* records the kernel said were lost */
+	uint64_t lost_records;
+	uint64_t lost_samples;
+	uint64_t truncated;
+	uint64_t targets, exited;
+	struct stackagg_stats agg;
+	size_t njvms;
+	struct session_jvm_summary jvms[16]; /* the first 16 */
+	int kernel_error;		     /* why kernel symbols are unavailable, 0 if they are */
+};
+
+struct session;
+
+/*
+ * Start: find the targets, get their code tables (or start listening), open the sampler.
+ * 0 or a negative errno, with why[0..whylen) saying what failed naming the PID, path or
+ * container at fault: -ESRCH (no such PID / no process in the container), -EADDRINUSE (a
+ * daemon owns the socket but its control channel is unavailable), -EACCES/-EPERM (not root),
+ * or another errno of the sampler or the socket.
+ */
+int session_open(const struct session_opts *o, struct session **out, char *why, size_t whylen);
+
+/*
+ * Wait up to timeout_ms for samples or agent messages, handle them, settle what can be settled.
+ * 0, -EINTR (a signal arrived; call again or finish), or a negative errno of the sampler.
+ */
+int session_step(struct session *s, int timeout_ms);
+
+/* True when every target of a PID/container session has exited (the recording can end). */
+bool session_done(const struct session *s);
+
+/*
+ * End the recording: stop sampling, drain the rings, let late code events arrive (grace_ms),
+ * then symbolize every waiting sample with the full history.
+ */
+void session_finish(struct session *s, int grace_ms);
+
+/* Settle samples now for a view (top): everything older than the settle delay. */
+void session_settle_now(struct session *s);
+
+struct stackagg *session_agg(struct session *s);
+void session_summary(const struct session *s, struct session_summary *out);
+
+/* The next queued note for the user (connects, exits, missing agents): 1 with buf set, or 0. */
+int session_next_note(struct session *s, char *buf, size_t len);
+
+void session_close(struct session *s);
+
+#endif

@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# record_hotloop.sh - `fgcollect record` without a watch daemon on a JVM in a namespace
+# container running one hot loop: >= 90% of the main thread's samples must be in the loop's
+# methods (HotLoop::run/step/mix, compiled or inlined), with Java names from our own socket.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init record_hotloop
+fg_require_built
+
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR"
+chmod 0755 "$FG_SOCK_DIR"
+fg_jvm_start hot HotLoop 40
+fg_wait_log hot 20 'HotLoop ready'
+
+out=$FG_TMP/hot.folded
+"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 5 --socket "$FG_SOCK_DIR/fgcollect.sock" \
+	-o "$out" 2>"$FG_TMP/record.err" || { cat "$FG_TMP/record.err" >&2; fg_fail "record failed"; }
+cat "$FG_TMP/record.err" >&2
+[[ -s $out ]] || fg_fail "record wrote no $out"
+grep -q 'samples in' "$FG_TMP/record.err" || fg_fail "no end-of-run summary on stderr"
+grep -q 'unresolved frames: java' "$FG_TMP/record.err" || fg_fail "summary lacks unresolved shares"
+
+# Samples of the thread running main() (the launcher's JavaMain path; HotSpot leaves that
+# thread named "java"), and those with a frame of the loop's methods.
+read -r main inloop < <(awk '
+	{ n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack) }
+	stack ~ /;JavaMain;/ { m += n; if (stack ~ /HotLoop::(run|step|mix)_\[[ji]\]/) h += n }
+	END { print m + 0, h + 0 }' "$out")
+fg_log "main thread: $main samples, $inloop in HotLoop::run/step/mix"
+((main >= 200)) || fg_fail "only $main main-thread samples in 5 s at 99 Hz (expected ~500)"
+((inloop * 100 >= main * 90)) ||
+	{ sort -t' ' -k2 -nr "$out" | head -n 10 >&2; fg_fail "only $inloop of $main samples in the loop (< 90%)"; }
+fg_pass "$inloop/$main main-thread samples ($((inloop * 100 / main))%) in the loop's methods"
