@@ -46,6 +46,12 @@ static void rust_cleanup(char *s)
 	for (size_t i = 0; i < len;) {
 		bool done = false;
 
+		/* rustc prefixes '_' to a path component that starts with an escape. */
+		if (s[i] == '_' && i + 1 < len && s[i + 1] == '$' &&
+		    (o == 0 || (o >= 2 && s[o - 1] == ':' && s[o - 2] == ':'))) {
+			i++;
+			continue;
+		}
 		if (s[i] == '$') {
 			for (size_t k = 0; k < sizeof(rust_escapes) / sizeof(rust_escapes[0]); k++) {
 				size_t el = strlen(rust_escapes[k].esc);

@@ -1,1 +1,69 @@
 # symbol tests: owned by the symbol stage.
+#
+# ELF fixtures: tiny sources built here, one edge case each. They are data, not project code:
+# built without the project's sanitizer/warning flags (a static executable cannot take ASan)
+# and with default symbol visibility.
+set(FX_SRC ${PROJECT_SOURCE_DIR}/tests/fixtures/elf)
+set(FX_DIR ${CMAKE_CURRENT_BINARY_DIR}/fixtures/elf)
+
+function(fx_fixture target)
+	set_target_properties(${target} PROPERTIES
+		LIBRARY_OUTPUT_DIRECTORY ${FX_DIR}
+		RUNTIME_OUTPUT_DIRECTORY ${FX_DIR}
+		C_VISIBILITY_PRESET default
+		CXX_VISIBILITY_PRESET default
+		COMPILE_OPTIONS "-O1;-g;-fno-omit-frame-pointer;-fno-inline;-fno-toplevel-reorder"
+		LINK_OPTIONS "")
+endfunction()
+
+# Shared library with .symtab.
+add_library(fx_full SHARED ${FX_SRC}/fx_lib.c)
+fx_fixture(fx_full)
+# The same, stripped: only .dynsym (exported functions) is left.
+add_custom_command(OUTPUT ${FX_DIR}/libfx_stripped.so
+	COMMAND ${CMAKE_STRIP} --strip-all -o ${FX_DIR}/libfx_stripped.so $<TARGET_FILE:fx_full>
+	DEPENDS fx_full VERBATIM)
+add_custom_target(fx_stripped DEPENDS ${FX_DIR}/libfx_stripped.so)
+# .text in its own PT_LOAD at vaddr 0x200000 while its file offset is a few pages:
+# p_vaddr != p_offset and differs from the first segment's (0 = 0), so no single "load bias"
+# taken from the first segment is right for it.
+add_library(fx_vaddr SHARED ${FX_SRC}/fx_lib.c)
+fx_fixture(fx_vaddr)
+set_property(TARGET fx_vaddr PROPERTY LINK_OPTIONS "-Wl,--section-start=.text=0x200000")
+# C++ names to demangle.
+add_library(fx_cxx SHARED ${FX_SRC}/fx_cxx.cpp)
+fx_fixture(fx_cxx)
+# Executables: PIE, non-PIE (ET_EXEC, absolute addresses), static (runs in an empty chroot).
+add_executable(fx_pie ${FX_SRC}/fx_exe.c)
+fx_fixture(fx_pie)
+set_property(TARGET fx_pie PROPERTY POSITION_INDEPENDENT_CODE ON)
+set_property(TARGET fx_pie PROPERTY COMPILE_OPTIONS "-O1;-g;-fno-inline;-fPIE")
+set_property(TARGET fx_pie PROPERTY LINK_OPTIONS "-pie")
+add_executable(fx_nopie ${FX_SRC}/fx_exe.c)
+fx_fixture(fx_nopie)
+set_property(TARGET fx_nopie PROPERTY POSITION_INDEPENDENT_CODE OFF)
+set_property(TARGET fx_nopie PROPERTY COMPILE_OPTIONS "-O1;-g;-fno-inline;-fno-pie")
+set_property(TARGET fx_nopie PROPERTY LINK_OPTIONS "-no-pie")
+add_executable(fx_static ${FX_SRC}/fx_exe.c)
+fx_fixture(fx_static)
+set_property(TARGET fx_static PROPERTY POSITION_INDEPENDENT_CODE OFF)
+set_property(TARGET fx_static PROPERTY COMPILE_OPTIONS "-O1;-g;-fno-inline;-fno-pie")
+set_property(TARGET fx_static PROPERTY LINK_OPTIONS "-static")
+add_custom_target(fx_elf_fixtures DEPENDS fx_full fx_stripped fx_vaddr fx_cxx fx_pie fx_nopie
+	fx_static)
+
+set(FX_DEFS
+	FX_FULL="$<TARGET_FILE:fx_full>"
+	FX_STRIPPED="${FX_DIR}/libfx_stripped.so"
+	FX_VADDR="$<TARGET_FILE:fx_vaddr>"
+	FX_CXX="$<TARGET_FILE:fx_cxx>"
+	FX_PIE="$<TARGET_FILE:fx_pie>"
+	FX_NOPIE="$<TARGET_FILE:fx_nopie>"
+	FX_STATIC="$<TARGET_FILE:fx_static>")
+
+foreach(t procmaps rootfs elfsym demangle kallsyms symcache symbolizer)
+	fg_unit_test(test_${t} SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/test_${t}.c
+		LIBS fg_symbol PkgConfig::LIBELF ${CMAKE_DL_LIBS})
+	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})
+	add_dependencies(test_${t} fx_elf_fixtures)
+endforeach()

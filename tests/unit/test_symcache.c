@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* test_symcache.c - one load per file identity or build id; bounded, with stale handles. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "symcache.h"
+#include "symtest.h"
+
+#include <errno.h>
+
+static uint64_t get(struct symcache *sc, const char *path)
+{
+	uint64_t h = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(symcache_get_fd(sc, fd, &h), 0);
+	close(fd);
+	assert_true(h != 0);
+	return h;
+}
+
+static void test_same_file_is_loaded_once(void **state)
+{
+	struct symcache *sc = symcache_new(NULL);
+	struct symcache_stats st;
+	uint64_t a, b;
+
+	(void)state;
+	a = get(sc, FX_FULL);
+	b = get(sc, FX_FULL);
+	assert_int_equal(a, b);
+	symcache_stats(sc, &st);
+	assert_int_equal(st.loads, 1);
+	assert_int_equal(st.hits_ident, 1);
+	assert_int_equal(st.files, 1);
+	assert_non_null(symcache_resolve(sc, a));
+	assert_int_equal(st.symbols, elfsym_count(symcache_resolve(sc, a)));
+	symcache_free(sc);
+}
+
+/* Another copy of the same build (another container's layer): found by build id. */
+static void test_copy_with_same_build_id_shares_the_table(void **state)
+{
+	struct symcache *sc = symcache_new(NULL);
+	struct symcache_stats st;
+	char dir[128], copy[200];
+	uint64_t a, b;
+
+	(void)state;
+	assert_int_equal(fx_tmpdir(dir, sizeof(dir), "cache"), 0);
+	snprintf(copy, sizeof(copy), "%s/libjvm-copy.so", dir);
+	assert_int_equal(fx_copy(FX_FULL, copy), 0);
+	a = get(sc, FX_FULL);
+	b = get(sc, copy);
+	assert_int_equal(a, b);
+	/* The stripped file has the same build id too, but fewer symbols: same table. */
+	symcache_stats(sc, &st);
+	assert_int_equal(st.loads, 1);
+	assert_int_equal(st.hits_build_id, 1);
+	fx_rm_rf(dir);
+	symcache_free(sc);
+}
+
+static void test_lru_eviction_invalidates_old_handles(void **state)
+{
+	struct symcache_limits lim = { .max_files = 2 };
+	struct symcache *sc = symcache_new(&lim);
+	struct symcache_stats st;
+	uint64_t full, vaddr, cxx, full2;
+
+	(void)state;
+	full = get(sc, FX_FULL);
+	vaddr = get(sc, FX_VADDR);
+	assert_non_null(symcache_resolve(sc, full)); /* full is now most recent */
+	cxx = get(sc, FX_CXX);			     /* evicts vaddr */
+	assert_null(symcache_resolve(sc, vaddr));
+	assert_non_null(symcache_resolve(sc, full));
+	assert_non_null(symcache_resolve(sc, cxx));
+	symcache_stats(sc, &st);
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(st.files, 2);
+	/* A reload of the evicted file reuses its slot with a new generation. */
+	get(sc, FX_VADDR);
+	full2 = get(sc, FX_FULL);
+	assert_true(full2 == full || symcache_resolve(sc, full) == NULL);
+	assert_null(symcache_resolve(sc, 0));
+	assert_null(symcache_resolve(sc, (uint64_t)99 << 32 | 1));
+	symcache_free(sc);
+}
+
+static void test_symbol_cap_evicts_to_fit(void **state)
+{
+	struct symcache_limits lim = { .max_symbols = 1 };
+	struct symcache *sc = symcache_new(&lim);
+	struct symcache_stats st;
+	uint64_t a;
+
+	(void)state;
+	a = get(sc, FX_FULL); /* alone it may exceed the cap */
+	get(sc, FX_CXX);
+	assert_null(symcache_resolve(sc, a));
+	symcache_stats(sc, &st);
+	assert_int_equal(st.files, 1);
+	symcache_free(sc);
+}
+
+static void test_non_elf_is_an_error_and_counted(void **state)
+{
+	struct symcache *sc = symcache_new(NULL);
+	struct symcache_stats st;
+	uint64_t h;
+	int fd = open(__FILE__, O_RDONLY);
+
+	(void)state;
+	assert_int_equal(symcache_get_fd(sc, fd, &h), -ENOEXEC);
+	close(fd);
+	symcache_stats(sc, &st);
+	assert_int_equal(st.load_errors, 1);
+	assert_int_equal(st.files, 0);
+	symcache_free(sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_file_is_loaded_once),
+		cmocka_unit_test(test_copy_with_same_build_id_shares_the_table),
+		cmocka_unit_test(test_lru_eviction_invalidates_old_handles),
+		cmocka_unit_test(test_symbol_cap_evicts_to_fit),
+		cmocka_unit_test(test_non_elf_is_an_error_and_counted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
