@@ -109,6 +109,9 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 	case FLAME_CLI_NOTES:
 		o->notes = arg;
 		return 0;
+	case FLAME_CLI_PL_COMPAT:
+		o->pl_compat = true;
+		return 0;
 	default:
 		return -EINVAL;
 	}

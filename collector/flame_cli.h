@@ -33,6 +33,7 @@ enum {
 	FLAME_CLI_FLAMECHART,
 	FLAME_CLI_NEGATE,
 	FLAME_CLI_NOTES,
+	FLAME_CLI_PL_COMPAT,
 	FLAME_CLI_END,
 };
 
@@ -55,7 +56,8 @@ enum {
 		{ "inverted", no_argument, NULL, FLAME_CLI_INVERTED },                             \
 		{ "flamechart", no_argument, NULL, FLAME_CLI_FLAMECHART },                         \
 		{ "negate", no_argument, NULL, FLAME_CLI_NEGATE },                                 \
-		{ "notes", required_argument, NULL, FLAME_CLI_NOTES }
+		{ "notes", required_argument, NULL, FLAME_CLI_NOTES },                             \
+		{ "pl-compat", no_argument, NULL, FLAME_CLI_PL_COMPAT }
 
 #define FLAME_CLI_USAGE                                                                            \
 	"  --title TEXT       title (default \"Flame Graph\")\n"                                  \
@@ -76,7 +78,9 @@ enum {
 	"  --fonttype FONT    font family (default Verdana)\n"                                    \
 	"  --fontsize N       font size (default 12)\n"                                           \
 	"  --fontwidth N      average glyph width relative to the font size (default 0.59)\n"     \
-	"  --notes TEXT       text of a NOTES comment in the SVG\n"
+	"  --notes TEXT       text of a NOTES comment in the SVG\n"                              \
+	"  --pl-compat        also drop the frames flamegraph.pl loses (a real frame with the same\n" \
+	"                     name, depth and end as a zero-width one); for comparisons only\n"
 
 /*
  * Apply option id (a FLAME_CLI_* value) with its argument to o / *flags (FLAME_REVERSE,

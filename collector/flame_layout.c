@@ -59,6 +59,16 @@ static void *vec_push(struct vec *v)
 	return (char *)v->p + v->n++ * v->size;
 }
 
+static int layout(const struct flame *f, double minwidth, struct flame_layout *out);
+
+static bool cmp_key_same(const struct flame *f, const struct flame_frame *a,
+			 const struct flame_frame *b)
+{
+	double ea = a->node ? a->start + a->width : 0, eb = b->node ? b->start + b->width : 0;
+
+	return f->nodes[a->node].name == f->nodes[b->node].name && a->depth == b->depth && ea == eb;
+}
+
 static double part_width(const struct flame_node *n, enum flame_part part)
 {
 	if (part == FLAME_PART_SELF)
@@ -68,7 +78,69 @@ static double part_width(const struct flame_node *n, enum flame_part part)
 	return n->total;
 }
 
-int flame_layout_build(const struct flame *f, double minwidth, struct flame_layout *out)
+static const struct flame *key_f;
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct flame_frame *a = *(const struct flame_frame *const *)x;
+	const struct flame_frame *b = *(const struct flame_frame *const *)y;
+	uint32_t na = key_f->nodes[a->node].name, nb = key_f->nodes[b->node].name;
+	double ea = a->node ? a->start + a->width : 0, eb = b->node ? b->start + b->width : 0;
+
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	if (ea != eb)
+		return ea < eb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* pl_compat: keep only the last frame of each (name, depth, end), then prune. */
+static int perl_dedupe(const struct flame *f, struct flame_layout *l, double minwidth)
+{
+	struct flame_frame **idx = malloc(l->n * sizeof(*idx));
+	size_t o = 0;
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		idx[i] = &l->frames[i];
+	key_f = f;
+	qsort(idx, l->n, sizeof(*idx), cmp_key);
+	for (size_t i = 0; i + 1 < l->n; i++)
+		if (!cmp_key_same(f, idx[i], idx[i + 1]))
+			continue;
+		else
+			idx[i]->width = -1; /* shadowed */
+	free(idx);
+	l->depthmax = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->frames[i].width < 0 || l->frames[i].width < minwidth)
+			continue;
+		l->frames[o++] = l->frames[i];
+		if (l->frames[i].depth > l->depthmax)
+			l->depthmax = l->frames[i].depth;
+	}
+	l->n = o;
+	return 0;
+}
+
+int flame_layout_build(const struct flame *f, double minwidth, bool pl_compat,
+		       struct flame_layout *out)
+{
+	int rv;
+
+	if (!pl_compat)
+		return layout(f, minwidth, out);
+	if ((rv = layout(f, -1, out)) != 0)
+		return rv;
+	if ((rv = perl_dedupe(f, out, minwidth)) != 0)
+		flame_layout_fini(out);
+	return rv;
+}
+
+static int layout(const struct flame *f, double minwidth, struct flame_layout *out)
 {
 	struct vec frames = { .size = sizeof(struct flame_frame) };
 	struct vec pending = { .size = sizeof(struct flame_frame) };

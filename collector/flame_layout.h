@@ -37,11 +37,18 @@ struct flame_layout {
 /*
  * Lay out every frame at least minwidth samples wide (narrower frames and their callees are
  * dropped: flamegraph.pl's --minwidth). 0 or -ENOMEM. Free with flame_layout_fini().
+ *
+ * pl_compat reproduces a flamegraph.pl defect, for comparison tests only: Perl keys frames by
+ * (name, depth, end), so when several frames share that key (a zero-width frame from a stack
+ * with 0 samples, typically a stack only in the baseline of a diff, ending where a real frame
+ * with the same name ends) only the last one survives and the real frame vanishes.
  */
-int flame_layout_build(const struct flame *f, double minwidth, struct flame_layout *out);
+int flame_layout_build(const struct flame *f, double minwidth, bool pl_compat,
+		       struct flame_layout *out);
 void flame_layout_fini(struct flame_layout *l);
 
-/* Samples of the drawn side, the baseline side (0 without diff data) for a frame's self part. */
+/* Differential change of a frame: drawn minus baseline samples of its self part (0 for a
+ * callee-only part, and without baseline data). */
 double flame_frame_delta(const struct flame *f, const struct flame_frame *fr);
 
 #endif

@@ -538,6 +538,8 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 
 			if (o->negate)
 				d = -d;
+			if (d == 0)
+				d = 0; /* Perl's integer 0 has no sign: never print -0.00 */
 			w_fmt(w, "; %s%.2f%%", d > 0 ? "+" : "", 100 * d / c->timemax);
 		}
 		w_put(w, ")", 1);
@@ -596,7 +598,7 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	}
 	c.wpt = (o->width - 2 * XPAD) / c.timemax;
 	minw = o->minwidth_pct ? c.timemax * o->minwidth / 100 : o->minwidth / c.wpt;
-	if ((rv = flame_layout_build(f, minw, &lay)) != 0)
+	if ((rv = flame_layout_build(f, minw, o->pl_compat, &lay)) != 0)
 		goto out;
 	c.imageheight = (lay.depthmax + 1) * (double)o->frameheight + ypad1 + c.ypad2;
 	if (o->subtitle && *o->subtitle)

@@ -39,6 +39,7 @@ struct flame_opts {
 	bool hash;     /* colours from a hash of the name (flamegraph.pl --hash) */
 	bool inverted; /* icicle graph: root on top */
 	bool negate;   /* differential: swap red and blue */
+	bool pl_compat; /* reproduce flamegraph.pl's frame loss (see flame_layout.h); tests only */
 };
 
 /* flamegraph.pl's defaults. */
