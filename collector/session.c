@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "codetab.h"
+#include "ctl.h"
 #include "jvmset.h"
 #include "peer.h"
 #include "perfring.h"
@@ -37,9 +38,10 @@
 struct target {
 	uint32_t pid;
 	bool exited;
-	bool connected; /* its agent has said hello to our source */
-	bool replaying; /* between SNAPSHOT_BEGIN and END */
-	char root[48];	/* "comm-pid", the process root frame of multi-target sessions */
+	bool connected;	     /* its agent has said hello to our source */
+	bool replaying;	     /* between SNAPSHOT_BEGIN and END */
+	struct codetab *tab; /* ctl source: our copy of the daemon's table */
+	char root[48];	     /* "comm-pid", the process root frame of multi-target sessions */
 };
 
 struct tidname {
@@ -66,6 +68,12 @@ struct session {
 	/* listen source */
 	struct receive *rx;
 	struct jvmset *js;
+
+	/* ctl source */
+	struct ctl_client *ctl;
+	bool ctl_dead; /* the channel closed during the recording: keep the tables we have */
+	uint64_t ctl_bad;
+	uint64_t ctl_quiet_ns; /* when a pump last found nothing (history streamed) */
 
 	char notes[NOTES][SESSION_NOTE_MAX];
 	size_t note_head, note_len;
@@ -260,6 +268,11 @@ static const struct codetab *table_of(const struct session *s, uint32_t pid)
 {
 	struct jvm *j;
 
+	if (s->src == SESSION_SRC_CTL) {
+		const struct target *t = target_find(s, pid);
+
+		return t ? t->tab : NULL;
+	}
 	if (s->js && (j = jvmset_find(s->js, pid)))
 		return jvm_table(j);
 	return NULL;
@@ -320,6 +333,9 @@ static void on_jvm_record(void *arg, const struct jvm *j, const uint8_t *raw, si
 static uint64_t watermark(const struct session *s, uint64_t now)
 {
 	uint64_t w = now > s->o.settle_ns ? now - s->o.settle_ns : 0;
+
+	if (s->src == SESSION_SRC_CTL && s->ctl && !s->ctl_quiet_ns)
+		return 0; /* the daemon is still streaming the history */
 
 	for (size_t i = 0; i < s->ntargets; i++) {
 		const struct target *t = &s->targets[i];
@@ -462,6 +478,78 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 	return 0;
 }
 
+/* ---- ctl source ------------------------------------------------------------------------ */
+
+static struct codetab *on_ctl_jvm(void *arg, const struct jvm_info *info)
+{
+	struct session *s = arg;
+	struct target *t = target_find(s, info->host_pid);
+
+	if (!t && s->o.target == SESSION_TARGET_ALL && info->connected && !info->exited) {
+		t = target_add(s, info->host_pid);
+		if (t) {
+			int rv = sampler_add_pid(s->sampler, (pid_t)info->host_pid);
+
+			if (rv != 0 && rv != -EEXIST)
+				note(s, "PID %u: cannot sample it: %s", info->host_pid,
+				     strerror(-rv));
+		}
+	}
+	if (!t)
+		return NULL;
+	if (!t->tab && !(t->tab = codetab_new(NULL)))
+		return NULL;
+	if (info->connected && !t->connected)
+		note(s, "PID %u: code table from the watch daemon (%s, container %s)",
+		     info->host_pid, info->jvm_version[0] ? info->jvm_version : "JVM",
+		     info->container_id[0] ? info->container_id : "none");
+	t->connected = t->connected || info->connected;
+	return t->tab;
+}
+
+static void pump_ctl(struct session *s, int timeout_ms)
+{
+	struct ctl_handler h = {.jvm = on_ctl_jvm, .arg = s};
+	int rv;
+
+	if (!s->ctl)
+		return;
+	rv = ctl_pump(s->ctl, timeout_ms, &h, &s->ctl_bad);
+	if (rv == 0 && !s->ctl_quiet_ns)
+		s->ctl_quiet_ns = fg_now_ns();
+	if (rv < 0) {
+		note(s,
+		     "the watch daemon's control channel closed (%s); Java frames after this "
+		     "point may be [unknown]",
+		     strerror(-rv));
+		ctl_close(s->ctl);
+		s->ctl = NULL;
+		s->ctl_dead = true;
+	}
+}
+
+static int open_ctl(struct session *s, char *why, size_t whylen)
+{
+	const char *path = s->o.ctl_path ? s->o.ctl_path : CTL_DEFAULT_PATH;
+	uint32_t pid = s->o.target == SESSION_TARGET_PID ? s->o.pid : 0;
+	int rv = ctl_connect(path, &s->ctl);
+
+	if (rv != 0) {
+		snprintf(why, whylen, "cannot reach the watch daemon's control channel %s: %s",
+			 path, strerror(-rv));
+		s->ctl = NULL;
+		return rv;
+	}
+	rv = ctl_subscribe(s->ctl, pid);
+	if (rv != 0) {
+		snprintf(why, whylen, "control channel %s: subscribe failed: %s", path,
+			 strerror(-rv));
+		ctl_close(s->ctl);
+		s->ctl = NULL;
+	}
+	return rv;
+}
+
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
 static int open_listen(struct session *s, char *why, size_t whylen)
@@ -473,14 +561,9 @@ static int open_listen(struct session *s, char *why, size_t whylen)
 
 	rv = receive_open(&ro, &s->rx);
 	if (rv != 0) {
-		if (rv == -EADDRINUSE)
-			snprintf(why, whylen,
-				 "a watch daemon listens on %s but its control channel is not "
-				 "available; use --ctl PATH or stop the daemon",
-				 s->o.socket_path);
-		else
-			snprintf(why, whylen, "cannot listen on the agent socket %s: %s",
-				 s->o.socket_path, strerror(-rv));
+		s->rx = NULL;
+		snprintf(why, whylen, "cannot listen on the agent socket %s: %s", s->o.socket_path,
+			 strerror(-rv));
 		return rv;
 	}
 	rv = jvmset_new(&jo, &s->js);
@@ -544,16 +627,30 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 		break;
 	}
 
-	/* Code tables first, so agents can start replaying while the sampler opens. */
-	s->src = o->src == SESSION_SRC_CTL ? SESSION_SRC_CTL : SESSION_SRC_LISTEN;
-	if (s->src == SESSION_SRC_CTL) {
-		rv = -ENOTSUP;
-		snprintf(why, whylen, "the control channel client is not available in this build");
-		goto fail;
+	/*
+	 * Code tables first, so agents can start replaying while the sampler opens. Listening
+	 * first is the test for a daemon: only when one owns the agent socket do we ask it (a
+	 * daemon reachable on some control path may serve another socket).
+	 */
+	if (o->src != SESSION_SRC_CTL) {
+		rv = open_listen(s, why, whylen);
+		if (rv == 0)
+			s->src = SESSION_SRC_LISTEN;
+		else if (rv != -EADDRINUSE || o->src == SESSION_SRC_LISTEN)
+			goto fail;
 	}
-	rv = open_listen(s, why, whylen);
-	if (rv != 0)
-		goto fail;
+	if (!s->rx) {
+		char ctlwhy[256];
+
+		rv = open_ctl(s, ctlwhy, sizeof(ctlwhy));
+		if (rv != 0) {
+			snprintf(why, whylen,
+				 "a watch daemon listens on %s, but: %s (give its --ctl PATH)",
+				 s->o.socket_path, ctlwhy);
+			goto fail;
+		}
+		s->src = SESSION_SRC_CTL;
+	}
 
 	pids = calloc(s->ntargets ? s->ntargets : 1, sizeof(*pids));
 	if (!pids) {
@@ -594,13 +691,18 @@ static void pump_agents(struct session *s)
 
 int session_step(struct session *s, int timeout_ms)
 {
-	struct pollfd fds[3];
+	struct pollfd fds[4];
 	nfds_t n = 0;
 	int rv;
 
 	if (s->rx) {
 		receive_pollfds(s->rx, fds);
 		n = 2;
+	}
+	if (s->ctl) {
+		fds[n].fd = ctl_fd(s->ctl);
+		fds[n].events = POLLIN;
+		n++;
 	}
 	fds[n].fd = sampler_fd(s->sampler);
 	fds[n].events = POLLIN;
@@ -609,6 +711,7 @@ int session_step(struct session *s, int timeout_ms)
 	if (rv < 0 && errno == EINTR)
 		return -EINTR;
 	pump_agents(s);
+	pump_ctl(s, 0);
 	rv = sampler_poll(s->sampler, 0, on_record, s);
 	if (rv < 0 && rv != -EINTR)
 		return rv;
@@ -641,19 +744,27 @@ void session_finish(struct session *s, int grace_ms)
 		;
 	/* Late code events: the JVM reports a compile a little after the code first runs. */
 	until = fg_now_ns() + (uint64_t)grace_ms * 1000000ull;
-	while (s->rx && fg_now_ns() < until) {
-		struct pollfd fds[2];
+	while ((s->rx || s->ctl) && fg_now_ns() < until) {
+		struct pollfd fds[3];
 		int left = (int)((until - fg_now_ns()) / 1000000ull);
+		nfds_t n = 0;
 
-		receive_pollfds(s->rx, fds);
-		if (poll(fds, 2, left > 0 ? left : 0) < 0 && errno != EINTR)
+		if (s->rx) {
+			receive_pollfds(s->rx, fds);
+			n = 2;
+		}
+		if (s->ctl) {
+			fds[n].fd = ctl_fd(s->ctl);
+			fds[n].events = POLLIN;
+			n++;
+		}
+		if (poll(fds, n, left > 0 ? left : 0) < 0 && errno != EINTR)
 			break;
 		pump_agents(s);
-		/* Stop early once no target replays and none is waiting for its agent. */
-		if (watermark(s, fg_now_ns()) != 0 && fg_now_ns() + 100000000ull >= until)
-			break;
+		pump_ctl(s, 0);
 	}
 	pump_agents(s);
+	pump_ctl(s, 0);
 	stackagg_settle(s->agg, UINT64_MAX);
 }
 
@@ -698,7 +809,13 @@ void session_summary(const struct session *s, struct session_summary *out)
 		js->pid = t->pid;
 		js->exited = t->exited;
 		js->connected_ever = t->connected;
-		if (j) {
+		if (t->tab) {
+			struct codetab_stats cs;
+
+			codetab_stats(t->tab, &cs);
+			js->blobs = cs.blobs;
+			js->live = cs.live;
+		} else if (j) {
 			struct jvm_info ji;
 
 			jvm_info(j, &ji);
@@ -719,6 +836,9 @@ void session_close(struct session *s)
 		jvmset_free(s->js);
 	if (s->rx)
 		receive_close(s->rx);
+	ctl_close(s->ctl);
+	for (size_t i = 0; s->targets && i < s->ntargets; i++)
+		codetab_free(s->targets[i].tab);
 	stackagg_free(s->agg);
 	symbolizer_free(s->sz);
 	free(s->targets);

@@ -30,7 +30,8 @@ read -r main inloop < <(awk '
 	stack ~ /;JavaMain;/ { m += n; if (stack ~ /HotLoop::(run|step|mix)_\[[ji]\]/) h += n }
 	END { print m + 0, h + 0 }' "$out")
 fg_log "main thread: $main samples, $inloop in HotLoop::run/step/mix"
-((main >= 200)) || fg_fail "only $main main-thread samples in 5 s at 99 Hz (expected ~500)"
+# A shared 2-core machine can give the JVM a fraction of a core: ask for a sane minimum.
+((main >= 100)) || fg_fail "only $main main-thread samples in 5 s at 99 Hz (expected up to ~500)"
 ((inloop * 100 >= main * 90)) ||
 	{ sort -t' ' -k2 -nr "$out" | head -n 10 >&2; fg_fail "only $inloop of $main samples in the loop (< 90%)"; }
 fg_pass "$inloop/$main main-thread samples ($((inloop * 100 / main))%) in the loop's methods"
