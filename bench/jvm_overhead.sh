@@ -50,7 +50,6 @@ for i in $(seq "$reps"); do
 done
 b=$(median <"$tmp/base")
 a=$(median <"$tmp/agent")
-loads=$(grep -c . /tmp/perf-*.map 2>/dev/null | awk -F: '{s+=$2} END {print s+0}')
 echo "workload: JavacWorkload $classes classes, $reps interleaved runs each, $(basename "$jdk")"
 echo "without agent: median $b ms   ($(tr '\n' ' ' <"$tmp/base"))"
 echo "with agent + live watch: median $a ms   ($(tr '\n' ' ' <"$tmp/agent"))"
