@@ -40,6 +40,7 @@ struct eseg {
 
 struct elfsym {
 	struct esym *syms;
+	uint64_t *addrs; /* syms[i].addr, packed: the binary search touches fewer cache lines */
 	size_t n;
 	char *names;
 	size_t names_len;
@@ -85,6 +86,7 @@ void elfsym_free(struct elfsym *es)
 		free(es->dnames);
 	}
 	free(es->syms);
+	free(es->addrs);
 	free(es->names);
 	free(es);
 }
@@ -226,7 +228,7 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *tsh, const struct e
 }
 
 /* Sort, keep one symbol per address, bound zero-sized symbols by their successor. */
-static void finish_table(struct elfsym *es)
+static int finish_table(struct elfsym *es)
 {
 	size_t o = 0;
 
@@ -243,6 +245,12 @@ static void finish_table(struct elfsym *es)
 		if (!s->sized && s->end > es->syms[i + 1].addr)
 			s->end = es->syms[i + 1].addr;
 	}
+	es->addrs = malloc((es->n ? es->n : 1) * sizeof(*es->addrs));
+	if (!es->addrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < es->n; i++)
+		es->addrs[i] = es->syms[i].addr;
+	return 0;
 }
 
 static int load_elf(Elf *e, const struct elfsym_limits *lim, struct elfsym *es)
@@ -290,8 +298,7 @@ static int load_elf(Elf *e, const struct elfsym_limits *lim, struct elfsym *es)
 	}
 	if (!es->n && dynsym && (rv = load_table(e, dynsym, &dyn_sh, lim, es)) != 0)
 		return rv;
-	finish_table(es);
-	return 0;
+	return finish_table(es);
 }
 
 static int load(Elf *e, const struct elfsym_limits *lim, struct elfsym **out)
@@ -401,7 +408,7 @@ static size_t find_le(const struct elfsym *es, uint64_t v)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (es->syms[mid].addr <= v)
+		if (es->addrs[mid] <= v)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -473,7 +480,7 @@ const uint8_t *elfsym_build_id(const struct elfsym *es, size_t *len)
 
 size_t elfsym_mem_size(const struct elfsym *es)
 {
-	return sizeof(*es) + es->n * sizeof(*es->syms) + es->names_len +
+	return sizeof(*es) + es->n * (sizeof(*es->syms) + sizeof(*es->addrs)) + es->names_len +
 	       (es->dnames ? es->n * sizeof(*es->dnames) : 0);
 }
 

@@ -26,6 +26,7 @@ struct ksym {
 
 struct kallsyms {
 	struct ksym *syms;
+	uint64_t *addrs; /* syms[i].addr, packed for the binary search */
 	size_t n;
 	char *names;
 	size_t names_len;
@@ -41,6 +42,7 @@ void kallsyms_free(struct kallsyms *ks)
 		free(ks->modules[i]);
 	free(ks->modules);
 	free(ks->syms);
+	free(ks->addrs);
 	free(ks->names);
 	free(ks);
 }
@@ -219,6 +221,13 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out)
 		if (s->end < s->addr) /* wrapped past the top of the address space */
 			s->end = UINT64_MAX;
 	}
+	ks->addrs = malloc(ks->n * sizeof(*ks->addrs));
+	if (!ks->addrs) {
+		rv = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < ks->n; i++)
+		ks->addrs[i] = ks->syms[i].addr;
 	*out = ks;
 	return 0;
 fail:
@@ -280,7 +289,7 @@ int kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, const char **name,
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
+		if (ks->addrs[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
