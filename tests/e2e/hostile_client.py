@@ -34,10 +34,20 @@ def sp_header(proto):
 
 
 def connect(path, timeout=5.0):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(path)
-    return s
+    """Connect, waiting out a full accept backlog (EAGAIN) or a listener being re-created
+    (ENOENT, ECONNREFUSED) for up to timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(path)
+            return s
+        except (BlockingIOError, FileNotFoundError, ConnectionRefusedError):
+            s.close()
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def handshake(path, proto=PUSH0):

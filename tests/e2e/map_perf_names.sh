@@ -37,5 +37,5 @@ for jdk in $(fg_jdks); do
 	n=$((n + 1))
 done
 ((n >= 1)) || fg_fail "no JDK found under /usr/lib/jvm"
-fg_watch_stop || fg_fail "fgcollect watch did not exit cleanly on SIGTERM"
+fg_watch_stop_clean
 fg_pass "$n JDK(s): perf named >= 95% of JIT frames"
