@@ -190,10 +190,10 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
 	struct cfg cfgs[] = {
-		{.name = "no sampling"},
-		{.name = "99 Hz, thread scope", .freq = 99, .scope = SAMPLER_SCOPE_THREADS},
-		{.name = "999 Hz, thread scope", .freq = 999, .scope = SAMPLER_SCOPE_THREADS},
-		{.name = "999 Hz, CPU scope", .freq = 999, .scope = SAMPLER_SCOPE_CPUS},
+	    {.name = "no sampling"},
+	    {.name = "99 Hz, thread scope", .freq = 99, .scope = SAMPLER_SCOPE_THREADS},
+	    {.name = "999 Hz, thread scope", .freq = 999, .scope = SAMPLER_SCOPE_THREADS},
+	    {.name = "999 Hz, CPU scope", .freq = 999, .scope = SAMPLER_SCOPE_CPUS},
 	};
 	int reps = 5, threads = 2;
 	struct sampler *probe;
@@ -213,8 +213,9 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--depth") == 0 && fg_parse_u64(v, 0, 200, &x) == 0)
 			depth = (int)x;
 		else {
-			fprintf(stderr, "usage: %s [--reps N] [--work MITER] [--threads N] "
-					"[--depth N]\n",
+			fprintf(stderr,
+				"usage: %s [--reps N] [--work MITER] [--threads N] "
+				"[--depth N]\n",
 				argv[0]);
 			return 64;
 		}

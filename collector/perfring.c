@@ -61,9 +61,9 @@ static const char *cur_str(struct cur *c)
 
 size_t perfring_sample_id_size(const struct perfring_format *fmt)
 {
-	static const uint64_t bits[] = {PERF_SAMPLE_TID,       PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
-					PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
-					PERF_SAMPLE_IDENTIFIER};
+	static const uint64_t bits[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
+					PERF_SAMPLE_ID,	 PERF_SAMPLE_STREAM_ID,
+					PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER};
 	size_t n = 0;
 
 	if (!fmt->sample_id_all)
@@ -132,8 +132,7 @@ static void split_callchain(struct perfring_rec *r, const uint64_t *ips, uint32_
 	}
 }
 
-static void decode_sample(const struct perfring_format *fmt, struct cur *c,
-			  struct perfring_rec *r)
+static void decode_sample(const struct perfring_format *fmt, struct cur *c, struct perfring_rec *r)
 {
 	uint64_t t = fmt->sample_type;
 
@@ -228,7 +227,8 @@ int perfring_decode(const struct perfring_format *fmt, const void *buf, size_t l
 		r.u.mmap2.len = cur_u64(&c);
 		r.u.mmap2.pgoff = cur_u64(&c);
 		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			/* u8 size, u8 reserved[3], u8 build_id[20] in place of maj..ino_generation */
+			/* u8 size, u8 reserved[3], u8 build_id[20] in place of maj..ino_generation
+			 */
 			if (c.end - c.p < 24) {
 				c.bad = true;
 				break;
@@ -274,8 +274,8 @@ done:
 	return 0;
 }
 
-int perfring_reader_init(struct perfring_reader *r, const void *data, uint64_t size,
-			 uint64_t tail, uint64_t head, void *bounce, size_t bounce_cap)
+int perfring_reader_init(struct perfring_reader *r, const void *data, uint64_t size, uint64_t tail,
+			 uint64_t head, void *bounce, size_t bounce_cap)
 {
 	if (size < 8 || (size & (size - 1)) != 0 || head - tail > size ||
 	    ((uintptr_t)data & 7) != 0 || ((uintptr_t)bounce & 7) != 0)

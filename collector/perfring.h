@@ -129,8 +129,8 @@ struct perfring_reader {
  * the end makes next() fail with -ENOBUFS, so give PERFRING_MAX_RECORD to never fail.
  * Returns 0 or -EINVAL (size not a power of two >= 8, head - tail > size, misaligned).
  */
-int perfring_reader_init(struct perfring_reader *r, const void *data, uint64_t size,
-			 uint64_t tail, uint64_t head, void *bounce, size_t bounce_cap);
+int perfring_reader_init(struct perfring_reader *r, const void *data, uint64_t size, uint64_t tail,
+			 uint64_t head, void *bounce, size_t bounce_cap);
 
 /*
  * Hand out the next record: 1 with *rec and *len set (valid until the next call), 0 at the head,

@@ -102,9 +102,8 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 }
 
 /* Rebuild an open-addressing table of (index + 1) for `n` entries with hash `h(i)`. */
-static int rehash(uint32_t **tab, size_t *cap, size_t n, uint64_t (*h)(const struct pprof *,
-								       size_t),
-		  const struct pprof *p)
+static int rehash(uint32_t **tab, size_t *cap, size_t n,
+		  uint64_t (*h)(const struct pprof *, size_t), const struct pprof *p)
 {
 	size_t ncap = *cap ? *cap : 256;
 	uint32_t *t;
@@ -263,8 +262,8 @@ static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread,
 			st = &p->stacks[p->stacktab[j] - 1];
 			if (st->hash == h && st->n == n && st->thread == thread &&
 			    memcmp(st->fn, fn, n * sizeof(*fn)) == 0) {
-				st->count = count > INT64_MAX - st->count ? INT64_MAX
-									   : st->count + count;
+				st->count =
+				    count > INT64_MAX - st->count ? INT64_MAX : st->count + count;
 				return 0;
 			}
 		}
@@ -376,8 +375,7 @@ int pprof_add_folded(struct pprof *p, const char *stack, size_t len, int64_t cou
 			start = i + 1;
 		}
 	}
-	rv = add_frames(p, s, l, n, count, root_is_thread ? s[0] : NULL,
-			root_is_thread ? l[0] : 0);
+	rv = add_frames(p, s, l, n, count, root_is_thread ? s[0] : NULL, root_is_thread ? l[0] : 0);
 	free(s);
 	free(l);
 	return rv;

@@ -17,10 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PPROF_MAX_DEPTH 65536		/* frames per stack */
-#define PPROF_MAX_NAME 65536		/* bytes per frame or thread name */
+#define PPROF_MAX_DEPTH 65536		    /* frames per stack */
+#define PPROF_MAX_NAME 65536		    /* bytes per frame or thread name */
 #define PPROF_MAX_STRING_BYTES (256u << 20) /* all distinct names together */
-#define PPROF_MAX_STACKS (16u << 20)	/* distinct (stack, thread) pairs */
+#define PPROF_MAX_STACKS (16u << 20)	    /* distinct (stack, thread) pairs */
 
 struct pprof;
 

@@ -2,7 +2,7 @@
 /*
  * sampler.c - perf_event_open sampling of whole processes, per-CPU rings, time-merged drain.
  *
- * Layout: one ring per online CPU, owned by a dummy software event on the calling thread (so
+ * Layout: one ring per online CPU, owned by a dummy software event on our own main thread (so
  * the ring fd never reports POLLHUP when a target exits). Sampling events are redirected into
  * the ring of their CPU with PERF_EVENT_IOC_SET_OUTPUT. sampler_poll() snapshots every ring's
  * data_head, walks all rings at once delivering the oldest record first, then publishes each
@@ -141,9 +141,9 @@ struct sampler {
 	unsigned int nrings;
 	struct evt *evts;
 	size_t nevts, capevts;
-	struct u64map owner; /* event id -> tid it was opened for */
-	struct u64map lock;  /* tid -> owner tid, | LOCK_EXITED once it exited */
-	struct u64map opened; /* pid << 32 | tid -> 1: threads with their own events */
+	struct u64map owner;   /* event id -> tid it was opened for */
+	struct u64map lock;    /* tid -> owner tid, | LOCK_EXITED once it exited */
+	struct u64map opened;  /* pid << 32 | tid -> 1: threads with their own events */
 	struct u64map targets; /* pid -> 1 */
 };
 
@@ -291,7 +291,9 @@ static int ring_open(struct sampler *s, struct ring *r, int cpu)
 	a.exclude_kernel = 1; /* counts nothing; no need to ask for kernel privileges */
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)(data / 4);
-	fd = sys_perf_event_open(&a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	/* On our main thread, which lives as long as we do: an owner whose task exited would
+	 * make the fd report POLLHUP for ever. */
+	fd = sys_perf_event_open(&a, getpid(), cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
 	r->fd = fd;
@@ -373,8 +375,8 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 			/* Unprivileged (perf_event_paranoid >= 2): count user time only. */
 			s->attr.exclude_kernel = a.exclude_kernel = 1;
 			s->info.kernel_time_excluded = true;
-			fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1,
-						 PERF_FLAG_FD_CLOEXEC);
+			fd =
+			    sys_perf_event_open(&a, tid, s->rings[i].cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		}
 		if (fd < 0) {
 			rv = fd;
@@ -577,8 +579,7 @@ static enum sampler_scope pick_scope(const struct sampler_opts *o, const pid_t *
 	return SAMPLER_SCOPE_THREADS;
 }
 
-int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n,
-		 struct sampler **out)
+int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, struct sampler **out)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 	int rv;

@@ -55,51 +55,51 @@ enum sampler_scope {
 
 /* Options; a zeroed struct gives the defaults. */
 struct sampler_opts {
-	unsigned int freq_hz;	     /* samples per second per thread; 0 = 99, max 10000 */
-	unsigned int max_stack;	     /* call-chain depth; 0 = 256, max 65535 */
-	unsigned int ring_kib;	     /* data per CPU ring; 0 = 256; power of two >= 4 */
-	bool exclude_kernel;	     /* --no-kernel: no kernel frames; time spent in the kernel
-				      * is still sampled, with the user stack that entered it */
-	bool force_cpu_clock;	     /* do not try cycles */
-	bool no_raise_max_stack;     /* never write kernel.perf_event_max_stack */
+	unsigned int freq_hz;	 /* samples per second per thread; 0 = 99, max 10000 */
+	unsigned int max_stack;	 /* call-chain depth; 0 = 256, max 65535 */
+	unsigned int ring_kib;	 /* data per CPU ring; 0 = 256; power of two >= 4 */
+	bool exclude_kernel;	 /* --no-kernel: no kernel frames; time spent in the kernel
+				  * is still sampled, with the user stack that entered it */
+	bool force_cpu_clock;	 /* do not try cycles */
+	bool no_raise_max_stack; /* never write kernel.perf_event_max_stack */
 	enum sampler_scope scope;
 };
 
 /* What was opened, for the caller's messages ("cycles unsupported ..., using cpu-clock"). */
 struct sampler_info {
 	enum sampler_event event;
-	const char *event_name; /* "cycles" or "cpu-clock" (static) */
-	int cycles_err;		/* 0 if cycles is used, else the -errno of the cycles probe
-				 * (-ENOENT/-EOPNOTSUPP: no such hardware event here), or
-				 * -ECANCELED when force_cpu_clock skipped it */
+	const char *event_name;	  /* "cycles" or "cpu-clock" (static) */
+	int cycles_err;		  /* 0 if cycles is used, else the -errno of the cycles probe
+				   * (-ENOENT/-EOPNOTSUPP: no such hardware event here), or
+				   * -ECANCELED when force_cpu_clock skipped it */
 	enum sampler_scope scope; /* THREADS or CPUS, never AUTO */
 	unsigned int freq_hz;
-	unsigned int max_stack;		/* the depth asked of the kernel */
-	unsigned int sysctl_max_stack;	/* kernel.perf_event_max_stack before opening */
-	bool raised_max_stack;		/* we wrote max_stack into the sysctl */
-	int raise_err;			/* -errno if the sysctl was too low and could not be
-					 * raised (-EACCES not root, -EBUSY events active); then
-					 * max_stack is the sysctl's value */
-	bool kernel_time_excluded;	/* exclude_kernel was refused (not privileged): the
-					 * kernel's time is not sampled at all */
+	unsigned int max_stack;	       /* the depth asked of the kernel */
+	unsigned int sysctl_max_stack; /* kernel.perf_event_max_stack before opening */
+	bool raised_max_stack;	       /* we wrote max_stack into the sysctl */
+	int raise_err;		       /* -errno if the sysctl was too low and could not be
+					* raised (-EACCES not root, -EBUSY events active); then
+					* max_stack is the sysctl's value */
+	bool kernel_time_excluded;     /* exclude_kernel was refused (not privileged): the
+					* kernel's time is not sampled at all */
 	unsigned int ncpus, nfds;
 	size_t ring_bytes; /* data bytes per ring */
 };
 
 struct sampler_stats {
-	uint64_t samples;	  /* delivered */
-	uint64_t samples_dup;	  /* dropped: the same thread seen through a second event */
-	uint64_t samples_foreign; /* dropped: SCOPE_CPUS samples of other processes */
-	uint64_t truncated;	  /* delivered samples whose chain hit max_stack */
-	uint64_t lost_records;	  /* PERF_RECORD_LOST records ... */
-	uint64_t lost;		  /* ... and the records they say were lost */
-	uint64_t lost_samples;	  /* PERF_RECORD_LOST_SAMPLES total */
-	uint64_t throttled;	  /* PERF_RECORD_THROTTLE: the kernel lowered the rate */
+	uint64_t samples;		  /* delivered */
+	uint64_t samples_dup;		  /* dropped: the same thread seen through a second event */
+	uint64_t samples_foreign;	  /* dropped: SCOPE_CPUS samples of other processes */
+	uint64_t truncated;		  /* delivered samples whose chain hit max_stack */
+	uint64_t lost_records;		  /* PERF_RECORD_LOST records ... */
+	uint64_t lost;			  /* ... and the records they say were lost */
+	uint64_t lost_samples;		  /* PERF_RECORD_LOST_SAMPLES total */
+	uint64_t throttled;		  /* PERF_RECORD_THROTTLE: the kernel lowered the rate */
 	uint64_t mmap2, comm, fork, exit; /* side-band records delivered */
-	uint64_t bad_records;	  /* corrupt ring contents (rest of that drain skipped) */
-	uint64_t bounced;	  /* records that straddled a ring end */
-	uint64_t drains;	  /* sampler_poll() calls that read the rings */
-	uint64_t bytes;		  /* ring bytes consumed */
+	uint64_t bad_records;		  /* corrupt ring contents (rest of that drain skipped) */
+	uint64_t bounced;		  /* records that straddled a ring end */
+	uint64_t drains;		  /* sampler_poll() calls that read the rings */
+	uint64_t bytes;			  /* ring bytes consumed */
 };
 
 struct sampler;

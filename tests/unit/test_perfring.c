@@ -71,9 +71,8 @@ static void walk(const struct fixture *f, const uint8_t *data, uint64_t tail, ui
 	int rv;
 
 	w->n = 0;
-	assert_int_equal(perfring_reader_init(&r, data, f->h.data_size, tail, head, bounce,
-					      sizeof(bounce)),
-			 0);
+	assert_int_equal(
+	    perfring_reader_init(&r, data, f->h.data_size, tail, head, bounce, sizeof(bounce)), 0);
 	while ((rv = perfring_reader_next(&r, &p, &len)) == 1) {
 		assert_true(w->n < 4096);
 		w->rec[w->n] = malloc(len);
@@ -124,7 +123,7 @@ static void test_captured_ring_decodes_every_record(void **state)
 			assert_true(r.u.sample.period > 0);
 			/* markers: one per non-empty context */
 			assert_int_equal(r.u.sample.nr, r.u.sample.nr_kernel + r.u.sample.nr_user +
-								(r.u.sample.nr_kernel > 0) + 1);
+							    (r.u.sample.nr_kernel > 0) + 1);
 			assert_true(r.u.sample.nr_user > 0);
 			for (uint32_t k = 0; k < r.u.sample.nr_kernel; k++)
 				assert_true(r.u.sample.kernel[k] >= KERNEL_MIN);
@@ -273,11 +272,11 @@ static size_t build_sample(uint64_t *buf, const uint64_t *ips, uint64_t nr)
 	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 0};
 	size_t n = 1;
 
-	buf[n++] = 77;				 /* identifier */
-	buf[n++] = 0x401000;			 /* ip */
-	buf[n++] = (uint64_t)12 << 32 | 11;	 /* pid 11, tid 12 */
-	buf[n++] = 123456789;			 /* time */
-	buf[n++] = nr;				 /* callchain */
+	buf[n++] = 77;			    /* identifier */
+	buf[n++] = 0x401000;		    /* ip */
+	buf[n++] = (uint64_t)12 << 32 | 11; /* pid 11, tid 12 */
+	buf[n++] = 123456789;		    /* time */
+	buf[n++] = nr;			    /* callchain */
 	memcpy(&buf[n], ips, nr * 8);
 	n += nr;
 	h.size = (uint16_t)(n * 8);
@@ -285,10 +284,10 @@ static size_t build_sample(uint64_t *buf, const uint64_t *ips, uint64_t nr)
 	return n * 8;
 }
 
-static const struct perfring_format sample_fmt = {
-	PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-		PERF_SAMPLE_CALLCHAIN,
-	true};
+static const struct perfring_format sample_fmt = {PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+						      PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+						      PERF_SAMPLE_CALLCHAIN,
+						  true};
 
 static void test_callchain_is_split_at_context_markers(void **state)
 {
@@ -298,16 +297,20 @@ static void test_callchain_is_split_at_context_markers(void **state)
 		uint32_t nk, nu, no;
 		uint64_t first_k, first_u;
 	} cases[] = {
-		{{PERF_CONTEXT_KERNEL, KERNEL_MIN + 1, KERNEL_MIN + 2, PERF_CONTEXT_USER, 0x10, 0x20,
-		  0x30},
-		 7, 2, 3, 0, KERNEL_MIN + 1, 0x10},
-		{{PERF_CONTEXT_USER, 0x10}, 2, 0, 1, 0, 0, 0x10},
-		{{PERF_CONTEXT_KERNEL, KERNEL_MIN + 5}, 2, 1, 0, 0, KERNEL_MIN + 5, 0},
-		{{PERF_CONTEXT_GUEST_KERNEL, KERNEL_MIN, PERF_CONTEXT_USER, 0x40}, 4, 0, 1, 1, 0,
-		 0x40},
-		{{0x1, 0x2, PERF_CONTEXT_USER, 0x50}, 4, 0, 1, 2, 0, 0x50},
-		{{PERF_CONTEXT_USER}, 1, 0, 0, 0, 0, 0},
-		{{0}, 0, 0, 0, 0, 0, 0},
+	    {{PERF_CONTEXT_KERNEL, KERNEL_MIN + 1, KERNEL_MIN + 2, PERF_CONTEXT_USER, 0x10, 0x20,
+	      0x30},
+	     7,
+	     2,
+	     3,
+	     0,
+	     KERNEL_MIN + 1,
+	     0x10},
+	    {{PERF_CONTEXT_USER, 0x10}, 2, 0, 1, 0, 0, 0x10},
+	    {{PERF_CONTEXT_KERNEL, KERNEL_MIN + 5}, 2, 1, 0, 0, KERNEL_MIN + 5, 0},
+	    {{PERF_CONTEXT_GUEST_KERNEL, KERNEL_MIN, PERF_CONTEXT_USER, 0x40}, 4, 0, 1, 1, 0, 0x40},
+	    {{0x1, 0x2, PERF_CONTEXT_USER, 0x50}, 4, 0, 1, 2, 0, 0x50},
+	    {{PERF_CONTEXT_USER}, 1, 0, 0, 0, 0, 0},
+	    {{0}, 0, 0, 0, 0, 0, 0},
 	};
 	uint64_t buf[32];
 
@@ -366,7 +369,7 @@ static void test_unknown_sample_type_is_refused(void **state)
 static void test_sample_id_trailer_of_lost_record(void **state)
 {
 	struct perfring_format fmt = {PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-					      PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN,
+					  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN,
 				      true};
 	uint64_t rec[7];
 	struct perf_event_header h = {PERF_RECORD_LOST, 0, sizeof(rec)};
@@ -374,12 +377,12 @@ static void test_sample_id_trailer_of_lost_record(void **state)
 
 	(void)state;
 	memcpy(&rec[0], &h, sizeof(h));
-	rec[1] = 42;			  /* id */
-	rec[2] = 9;			  /* lost */
+	rec[1] = 42;			/* id */
+	rec[2] = 9;			/* lost */
 	rec[3] = (uint64_t)6 << 32 | 5; /* pid 5 tid 6 */
-	rec[4] = 1000;			  /* time */
-	rec[5] = 1;			  /* cpu 1 */
-	rec[6] = 42;			  /* identifier */
+	rec[4] = 1000;			/* time */
+	rec[5] = 1;			/* cpu 1 */
+	rec[6] = 42;			/* identifier */
 	assert_int_equal(perfring_sample_id_size(&fmt), 32);
 	assert_int_equal(perfring_decode(&fmt, rec, sizeof(rec), &r), 0);
 	assert_int_equal(r.u.lost.id, 42);
@@ -480,9 +483,8 @@ static void test_corrupt_headers_are_refused(void **state)
 
 		memcpy(&ring[0], &h, sizeof(h));
 		/* 32 bytes available: 40 claims more than the head allows */
-		assert_int_equal(perfring_reader_init(&r, ring, sizeof(ring), 0, 32, bounce,
-						      sizeof(bounce)),
-				 0);
+		assert_int_equal(
+		    perfring_reader_init(&r, ring, sizeof(ring), 0, 32, bounce, sizeof(bounce)), 0);
 		assert_int_equal(perfring_reader_next(&r, &p, &len), -EBADMSG);
 		assert_int_equal(r.pos, 0);
 	}
@@ -500,8 +502,7 @@ static void test_bad_ring_geometry_is_refused(void **state)
 	assert_int_equal(perfring_reader_init(&r, ring, 48, 0, 0, NULL, 0), -EINVAL);
 	assert_int_equal(perfring_reader_init(&r, ring, 64, 0, 72, NULL, 0), -EINVAL);
 	assert_int_equal(perfring_reader_init(&r, ring, 4, 0, 0, NULL, 0), -EINVAL);
-	assert_int_equal(perfring_reader_init(&r, (uint8_t *)ring + 1, 32, 0, 0, NULL, 0),
-			 -EINVAL);
+	assert_int_equal(perfring_reader_init(&r, (uint8_t *)ring + 1, 32, 0, 0, NULL, 0), -EINVAL);
 	/* free-running counters wrap: head below tail numerically is fine when head-tail <= size */
 	assert_int_equal(perfring_reader_init(&r, ring, 64, UINT64_MAX - 7, 8, NULL, 0), 0);
 }
@@ -509,18 +510,18 @@ static void test_bad_ring_geometry_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_captured_ring_decodes_every_record),
-		cmocka_unit_test(test_records_are_the_same_at_every_ring_offset),
-		cmocka_unit_test(test_truncated_records_are_refused),
-		cmocka_unit_test(test_length_must_match_header),
-		cmocka_unit_test(test_callchain_is_split_at_context_markers),
-		cmocka_unit_test(test_callchain_longer_than_record_is_refused),
-		cmocka_unit_test(test_unknown_sample_type_is_refused),
-		cmocka_unit_test(test_sample_id_trailer_of_lost_record),
-		cmocka_unit_test(test_mmap2_with_build_id_decodes),
-		cmocka_unit_test(test_straddling_record_is_copied_whole),
-		cmocka_unit_test(test_corrupt_headers_are_refused),
-		cmocka_unit_test(test_bad_ring_geometry_is_refused),
+	    cmocka_unit_test(test_captured_ring_decodes_every_record),
+	    cmocka_unit_test(test_records_are_the_same_at_every_ring_offset),
+	    cmocka_unit_test(test_truncated_records_are_refused),
+	    cmocka_unit_test(test_length_must_match_header),
+	    cmocka_unit_test(test_callchain_is_split_at_context_markers),
+	    cmocka_unit_test(test_callchain_longer_than_record_is_refused),
+	    cmocka_unit_test(test_unknown_sample_type_is_refused),
+	    cmocka_unit_test(test_sample_id_trailer_of_lost_record),
+	    cmocka_unit_test(test_mmap2_with_build_id_decodes),
+	    cmocka_unit_test(test_straddling_record_is_copied_whole),
+	    cmocka_unit_test(test_corrupt_headers_are_refused),
+	    cmocka_unit_test(test_bad_ring_geometry_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -458,10 +458,10 @@ static void test_many_names_keep_their_ids(void **state)
 static int run_go(void)
 {
 	static const char *const stacks[][4] = {
-		{"java-main", "com.example.Main::main_[j]", "com.example.Foo::bar_[j]", NULL},
-		{"java-main", "com.example.Main::main_[j]", "com.example.Baz::qux_[j]",
-		 "com.example.Foo::bar_[j]"},
-		{"java-main", "com.example.Main::main_[j]", "java.util.HashMap::get_[i]", NULL},
+	    {"java-main", "com.example.Main::main_[j]", "com.example.Foo::bar_[j]", NULL},
+	    {"java-main", "com.example.Main::main_[j]", "com.example.Baz::qux_[j]",
+	     "com.example.Foo::bar_[j]"},
+	    {"java-main", "com.example.Main::main_[j]", "java.util.HashMap::get_[i]", NULL},
 	};
 	static const int64_t counts[] = {60, 30, 10};
 	char path[] = "/tmp/test_pprof_go.XXXXXX";
@@ -472,7 +472,8 @@ static int run_go(void)
 	FILE *fp;
 
 	if (access("/usr/bin/go", X_OK) != 0) {
-		fprintf(stderr, "test_pprof --go: /usr/bin/go not installed (golang-go): skipped\n");
+		fprintf(stderr,
+			"test_pprof --go: /usr/bin/go not installed (golang-go): skipped\n");
 		return 77;
 	}
 	pp = pprof_new(10000000); /* 100 Hz: 100 samples = 1s */
@@ -509,8 +510,9 @@ static int run_go(void)
 	status = pclose(fp);
 	unlink(path);
 	if (status != 0 || !foo || !baz || !total) {
-		fprintf(stderr, "test_pprof --go: status %d, Foo::bar 900ms %d, Baz::qux %d, "
-				"1000ms total %d\n",
+		fprintf(stderr,
+			"test_pprof --go: status %d, Foo::bar 900ms %d, Baz::qux %d, "
+			"1000ms total %d\n",
 			status, foo, baz, total);
 		return 1;
 	}
@@ -521,13 +523,13 @@ static int run_go(void)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_file_is_gzip_profile_with_cpu_sample_types),
-		cmocka_unit_test(test_locations_are_leaf_first),
-		cmocka_unit_test(test_functions_are_deduplicated_by_name),
-		cmocka_unit_test(test_identical_stacks_merge_per_thread),
-		cmocka_unit_test(test_folded_line_is_split_root_first),
-		cmocka_unit_test(test_bad_samples_are_refused),
-		cmocka_unit_test(test_many_names_keep_their_ids),
+	    cmocka_unit_test(test_file_is_gzip_profile_with_cpu_sample_types),
+	    cmocka_unit_test(test_locations_are_leaf_first),
+	    cmocka_unit_test(test_functions_are_deduplicated_by_name),
+	    cmocka_unit_test(test_identical_stacks_merge_per_thread),
+	    cmocka_unit_test(test_folded_line_is_split_root_first),
+	    cmocka_unit_test(test_bad_samples_are_refused),
+	    cmocka_unit_test(test_many_names_keep_their_ids),
 	};
 
 	if (argc == 2 && strcmp(argv[1], "--go") == 0)
