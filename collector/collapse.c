@@ -21,6 +21,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(FG_COLLAPSE_SCALAR)
+#include <emmintrin.h>
+#endif
 
 #define DEF_MAX_LINE ((size_t)1 << 20)
 #define DEF_MAX_STACK ((size_t)16 << 20)
@@ -86,24 +89,69 @@ struct collapse {
 	struct buf key;
 	int error; /* sticky -E2BIG/-ENOMEM */
 
+	struct buf mod_last; /* the module of the last mod_kind() answer */
+	int mod_last_kind;   /* that answer, or -1 */
+
 	struct collapse_stats st;
 };
 
+enum { MOD_OTHER, MOD_KERNEL, MOD_JIT };
+
 /* ---- character classes of Perl's /d rules on byte strings ---- */
+
+enum { CL_WS = 1, CL_DIGIT = 2, CL_WORD = 4, CL_HEXLOW = 8 };
+
+#define CL_RANGE(a, b, v) [a ... b] = (v)
+static const unsigned char cls[256] = {
+	[' '] = CL_WS,
+	CL_RANGE('\t', '\r', CL_WS),
+	CL_RANGE('0', '9', CL_DIGIT | CL_WORD | CL_HEXLOW),
+	CL_RANGE('a', 'f', CL_WORD | CL_HEXLOW),
+	CL_RANGE('g', 'z', CL_WORD),
+	CL_RANGE('A', 'Z', CL_WORD),
+	['_'] = CL_WORD,
+};
 
 static inline bool is_ws(unsigned char ch)
 {
-	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+	return cls[ch] & CL_WS;
 }
 
 static inline bool is_digit(unsigned char ch)
 {
-	return ch >= '0' && ch <= '9';
+	return cls[ch] & CL_DIGIT;
 }
 
 static inline bool is_word(unsigned char ch)
 {
-	return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+	return cls[ch] & CL_WORD;
+}
+
+/* The length of the run of \w characters at s[0, n). */
+static inline size_t span_word(const char *s, size_t n)
+{
+	size_t i = 0;
+
+#if defined(__SSE2__) && !defined(FG_COLLAPSE_SCALAR)
+	for (; i + 16 <= n; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+		/* signed compares: bytes >= 0x80 are negative and fail every range */
+		__m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+					      _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1)));
+		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+					      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+		__m128i w = _mm_or_si128(_mm_or_si128(alpha, digit),
+					 _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+		unsigned mask = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
+
+		if (mask)
+			return i + (unsigned)__builtin_ctz(mask);
+	}
+#endif
+	while (i < n && is_word((unsigned char)s[i]))
+		i++;
+	return i;
 }
 
 /* ---- buffers ---- */
@@ -325,10 +373,15 @@ static int sample_end(struct collapse *c)
 }
 
 /* Keep appending to frames while the sample fits in max_stack; mark it oversized otherwise. */
-static bool frames_add(struct collapse *c, const void *s, size_t n)
+static inline bool frames_add(struct collapse *c, const void *s, size_t n)
 {
 	if (c->oversized)
 		return false;
+	if (n <= c->frames.cap - c->frames.len) {
+		memcpy(c->frames.p + c->frames.len, s, n);
+		c->frames.len += n;
+		return true;
+	}
 	if (buf_add(&c->frames, s, n, c->o.max_stack) != 0) {
 		c->oversized = true;
 		return false;
@@ -495,8 +548,7 @@ static bool parse_frame(const char *l, size_t n, size_t *pc, size_t *pc_end, siz
 		;
 	if (a == n || !is_word((unsigned char)l[a]))
 		return false;
-	for (w = a; w < n && is_word((unsigned char)l[w]); w++)
-		;
+	w = a + span_word(l + a, n - a);
 	for (s = w; s < n && is_ws((unsigned char)l[s]); s++)
 		;
 	rp = memrchr(l, ')', n);
@@ -505,12 +557,17 @@ static bool parse_frame(const char *l, size_t n, size_t *pc, size_t *pc_end, siz
 	r = (size_t)(rp - l);
 	if (r < a + 4)
 		return false;
-	for (q = r - 2;; q--) {
-		if (l[q] == ' ' && l[q + 1] == '(')
-			break;
-		if (q == a + 2)
+	/* the last "(" at q+1 in [a+3, r-1] with a ' ' before it */
+	for (q = r;;) {
+		const char *op = memrchr(l + a + 3, '(', q - (a + 3));
+
+		if (!op)
 			return false;
+		q = (size_t)(op - l);
+		if (l[q - 1] == ' ')
+			break;
 	}
+	q--;
 	if (s + 1 <= q)
 		b = s;
 	else if (q - 1 >= a + 1)
@@ -526,23 +583,61 @@ static bool parse_frame(const char *l, size_t n, size_t *pc, size_t *pc_end, siz
 	return true;
 }
 
-/* The script's "Go method name" test: /\.\(.*\)\./ */
-static bool looks_like_go(const char *s, size_t n)
+/* The script's "Go method name" test: /\.\(.*\)\./ ; `open` is the first '(' of s. */
+static bool looks_like_go(const char *s, size_t n, const char *open)
 {
-	const char *open = NULL;
+	const char *end = s + n, *close;
 
-	for (size_t i = 0; i + 1 < n; i++) {
-		if (s[i] == '.' && s[i + 1] == '(') {
-			open = s + i;
-			break;
-		}
-	}
+	while (open && !(open > s && open[-1] == '.'))
+		open = memchr(open + 1, '(', (size_t)(end - open - 1));
 	if (!open)
 		return false;
-	for (size_t i = n - 1; i >= 1 && s + i - 1 >= open + 2; i--)
-		if (s[i] == '.' && s[i - 1] == ')')
+	/* then a ")." anywhere after that '(' */
+	for (close = open + 1; (close = memchr(close, ')', (size_t)(end - close))) != NULL; close++)
+		if (close + 1 < end && close[1] == '.')
 			return true;
 	return false;
+}
+
+/* Does s contain the tag "_[x]"? */
+static bool has_tag(const char *s, size_t n, char x)
+{
+	const char *p = s, *end = s + n;
+
+	while ((p = memchr(p, '[', (size_t)(end - p))) != NULL) {
+		if (p > s && p[-1] == '_' && end - p >= 3 && p[1] == x && p[2] == ']')
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/*
+ * The first of ';', '(', '"', '\'' in s[0, n), or n: the characters tidying acts on. Most
+ * symbols have none before their argument list, so skip 16 bytes at a time where we can.
+ */
+static size_t find_special(const char *s, size_t n)
+{
+	size_t i = 0;
+
+#if defined(__SSE2__) && !defined(FG_COLLAPSE_SCALAR)
+	const __m128i semi = _mm_set1_epi8(';'), paren = _mm_set1_epi8('('),
+		      dq = _mm_set1_epi8('"'), sq = _mm_set1_epi8('\'');
+
+	for (; i + 16 <= n; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, paren)),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, dq), _mm_cmpeq_epi8(v, sq)));
+		unsigned mask = (unsigned)_mm_movemask_epi8(m);
+
+		if (mask)
+			return i + (unsigned)__builtin_ctz(mask);
+	}
+#endif
+	for (; i < n; i++)
+		if (s[i] == ';' || s[i] == '(' || s[i] == '"' || s[i] == '\'')
+			return i;
+	return n;
 }
 
 /*
@@ -553,27 +648,49 @@ static bool looks_like_go(const char *s, size_t n)
 static size_t tidy(char *s, size_t n, bool java, size_t *skip)
 {
 	static const char anon[] = "anonymous namespace)";
-	char *p;
+	size_t end = n, i = 0;
+	bool paren_seen = false, quotes = false;
 
-	*skip = 0;
-	for (p = memchr(s, ';', n); p; p = memchr(p + 1, ';', n - (size_t)(p + 1 - s)))
-		*p = ':';
-	p = memchr(s, '(', n);
-	if (p && !looks_like_go(s, n)) {
-		while (p) {
-			size_t rest = n - (size_t)(p + 1 - s);
+	/*
+	 * One pass up to the cut: ';' -> ':' is only visible before the cut, and the Go test
+	 * does not care about ';' or ':'.
+	 */
+	while (i < end) {
+		char ch;
 
-			if (rest < sizeof(anon) - 1 || memcmp(p + 1, anon, sizeof(anon) - 1)) {
-				n = (size_t)(p - s);
-				break;
+		i += find_special(s + i, end - i);
+		if (i >= end)
+			break;
+		ch = s[i];
+		if (ch == ';') {
+			s[i] = ':';
+		} else if (ch == '(') {
+			char *p = s + i;
+
+			if (!paren_seen && !looks_like_go(s, n, p)) {
+				while (p) {
+					size_t rest = n - (size_t)(p + 1 - s);
+
+					if (rest < sizeof(anon) - 1 ||
+					    memcmp(p + 1, anon, sizeof(anon) - 1)) {
+						end = (size_t)(p - s);
+						break;
+					}
+					p = memchr(p + 1, '(', rest);
+				}
 			}
-			p = memchr(p + 1, '(', rest);
+			paren_seen = true;
+		} else {
+			quotes = true;
 		}
+		i++;
 	}
-	if (memchr(s, '"', n) || memchr(s, '\'', n)) {
+	n = end;
+	*skip = 0;
+	if (quotes) {
 		size_t o = 0;
 
-		for (size_t i = 0; i < n; i++)
+		for (i = 0; i < n; i++)
 			if (s[i] != '"' && s[i] != '\'')
 				s[o++] = s[i];
 		n = o;
@@ -599,6 +716,28 @@ static bool is_perf_map(const char *m, size_t n)
 		p++;
 	}
 	return false;
+}
+
+/*
+ * What the annotations need to know of a module: kernel is /(^\[|vmlinux$)/ without "unknown",
+ * jit is m:/tmp/perf-\d+\.map:. Frames of one module come in runs: the last answer is kept.
+ */
+static int mod_kind(struct collapse *c, const char *mod, size_t len)
+{
+	int kind = MOD_OTHER;
+
+	if (c->mod_last.len == len && c->mod_last_kind >= 0 && !memcmp(c->mod_last.p, mod, len))
+		return c->mod_last_kind;
+	if (len && (mod[0] == '[' || (len >= 7 && !memcmp(mod + len - 7, "vmlinux", 7))) &&
+	    !mem_has(mod, len, "unknown"))
+		kind = MOD_KERNEL;
+	else if (is_perf_map(mod, len))
+		kind = MOD_JIT;
+	c->mod_last.len = 0;
+	c->mod_last_kind = -1;
+	if (buf_add(&c->mod_last, mod, len, c->o.max_line) == 0)
+		c->mod_last_kind = kind;
+	return kind;
 }
 
 /*
@@ -643,17 +782,27 @@ static void add_piece(struct collapse *c, const char *piece, size_t plen, unsign
 	c->frames.len = start + n;
 
 	if (index > 0) {
-		if (!mem_has(s, n, "_[i]"))
+		if (!has_tag(s, n, 'i'))
 			frames_add(c, "_[i]", 4);
-	} else if (c->o.kernel && mod_len &&
-		   (mod[0] == '[' ||
-		    (mod_len >= 7 && !memcmp(mod + mod_len - 7, "vmlinux", 7))) &&
-		   !mem_has(mod, mod_len, "unknown")) {
+	} else if (c->o.kernel && mod_kind(c, mod, mod_len) == MOD_KERNEL) {
 		frames_add(c, "_[k]", 4);
-	} else if (c->o.jit && is_perf_map(mod, mod_len)) {
-		if (!mem_has(s, n, "_[j]"))
+	} else if (c->o.jit && mod_kind(c, mod, mod_len) == MOD_JIT) {
+		if (!has_tag(s, n, 'j'))
 			frames_add(c, "_[j]", 4);
 	}
+}
+
+/* The first "->" in s, or NULL; '-' is rare in symbols, so look for it first. */
+static const char *find_arrow(const char *s, size_t n)
+{
+	const char *p = s, *end = s + n;
+
+	while ((p = memchr(p, '-', (size_t)(end - p))) != NULL) {
+		if (end - p >= 2 && p[1] == '>')
+			return p;
+		p++;
+	}
+	return NULL;
 }
 
 /* Close the group started at `group`: its length word follows its text. */
@@ -677,7 +826,7 @@ static bool pieces(struct collapse *c, const char *l, size_t next, size_t raw_en
 		const char *beg = l + next, *arrow;
 		size_t plen;
 
-		arrow = memmem(beg, raw_end - next, "->", 2);
+		arrow = find_arrow(beg, raw_end - next);
 		plen = arrow ? (size_t)(arrow - beg) : raw_end - next;
 		/* Perl's split drops trailing empty fields: stop if only "->"s remain. */
 		if (plen == 0) {
@@ -717,9 +866,7 @@ static int frame_line(struct collapse *c, const char *l, size_t n)
 	if (!c->have_pname)
 		return 0;
 	/* s/\+0x[\da-f]+$// */
-	for (t = raw_end; t > raw && (is_digit((unsigned char)l[t - 1]) ||
-				      (l[t - 1] >= 'a' && l[t - 1] <= 'f'));
-	     t--)
+	for (t = raw_end; t > raw && (cls[(unsigned char)l[t - 1]] & CL_HEXLOW); t--)
 		;
 	if (t < raw_end && t - raw >= 3 && !memcmp(l + t - 3, "+0x", 3))
 		raw_end = t - 3;
@@ -914,6 +1061,7 @@ struct collapse *collapse_new(const struct collapse_opts *opts)
 		c->o.max_stack = DEF_MAX_STACK;
 	if (!c->o.max_memory)
 		c->o.max_memory = DEF_MAX_MEMORY;
+	c->mod_last_kind = -1;
 	c->o.event_filter = NULL;
 	if (opts && opts->event_filter && opts->event_filter[0]) {
 		c->filter = strdup(opts->event_filter);
@@ -944,6 +1092,7 @@ void collapse_free(struct collapse *c)
 	free(c->frames.p);
 	free(c->pend.p);
 	free(c->key.p);
+	free(c->mod_last.p);
 	free(c);
 }
 
