@@ -36,6 +36,7 @@ FG_SOCK_DIR=
 FG_SOCK=
 FG_WATCH_PID=
 FG_WATCH_LOG=
+FG_CTL=
 FG_HOSTPID=
 FG_WATCH_N=0
 declare -gA FG_CT_FPID=()   # name -> PID of its fgcontainer process
@@ -196,7 +197,8 @@ fg_java_classes() {
 # ---------------------------------------------------------------------------------------------
 # fg_watch_start [--dir DIR] [WATCH_ARG...]: start `fgcollect watch --socket DIR/fgcollect.sock`
 # (DIR defaults to $FG_TMP/sock, created 0755) with its stderr in $FG_WATCH_LOG; wait up to 5 s
-# for the socket. Sets FG_SOCK_DIR, FG_SOCK, FG_WATCH_PID.
+# for the socket. Sets FG_SOCK_DIR, FG_SOCK, FG_WATCH_PID, and FG_CTL (the daemon's private
+# control socket, when this fgcollect has --ctl).
 fg_watch_start() {
 	if [[ ${1-} == --dir ]]; then
 		FG_SOCK_DIR=$2
@@ -208,7 +210,15 @@ fg_watch_start() {
 	FG_SOCK=$FG_SOCK_DIR/fgcollect.sock
 	FG_WATCH_N=$((FG_WATCH_N + 1))
 	FG_WATCH_LOG=$FG_TMP/watch.$FG_WATCH_N.log
-	"$FGCOLLECT" watch --socket "$FG_SOCK" "$@" >"$FG_TMP/watch.$FG_WATCH_N.out" 2>"$FG_WATCH_LOG" &
+	# A private control channel (root-only directory, outside the shared one), so a test's
+	# daemon never meets another daemon's or a user's; `fgcollect record --ctl $FG_CTL` uses it.
+	local -a ctl=()
+	if "$FGCOLLECT" watch --help 2>/dev/null | grep -q -- '--ctl'; then
+		mkdir -p -m 0700 "$FG_TMP/ctl"
+		FG_CTL=$FG_TMP/ctl/ctl.sock
+		ctl=(--ctl "$FG_CTL")
+	fi
+	"$FGCOLLECT" watch --socket "$FG_SOCK" "${ctl[@]}" "$@" >"$FG_TMP/watch.$FG_WATCH_N.out" 2>"$FG_WATCH_LOG" &
 	FG_WATCH_PID=$!
 	fg_wait 5 test -S "$FG_SOCK" || {
 		kill -0 "$FG_WATCH_PID" 2>/dev/null || { wait "$FG_WATCH_PID"; FG_WATCH_PID=; }
