@@ -33,9 +33,9 @@ static const struct {
 	const char *esc;
 	char c;
 } rust_escapes[] = {
-	{ "$SP$", '@' }, { "$BP$", '*' }, { "$RF$", '&' }, { "$LT$", '<' }, { "$GT$", '>' },
-	{ "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' },  { "$u20$", ' ' }, { "$u27$", '\'' },
-	{ "$u5b$", '[' }, { "$u5d$", ']' }, { "$u7b$", '{' }, { "$u7d$", '}' }, { "$u7e$", '~' },
+    {"$SP$", '@'},  {"$BP$", '*'},  {"$RF$", '&'},  {"$LT$", '<'},  {"$GT$", '>'},
+    {"$LP$", '('},  {"$RP$", ')'},  {"$C$", ','},   {"$u20$", ' '}, {"$u27$", '\''},
+    {"$u5b$", '['}, {"$u5d$", ']'}, {"$u7b$", '{'}, {"$u7d$", '}'}, {"$u7e$", '~'},
 };
 
 /* Drop the hash and undo legacy Rust's '$..$' and '..' escapes, in place. */
@@ -53,7 +53,8 @@ static void rust_cleanup(char *s)
 			continue;
 		}
 		if (s[i] == '$') {
-			for (size_t k = 0; k < sizeof(rust_escapes) / sizeof(rust_escapes[0]); k++) {
+			for (size_t k = 0; k < sizeof(rust_escapes) / sizeof(rust_escapes[0]);
+			     k++) {
 				size_t el = strlen(rust_escapes[k].esc);
 
 				if (i + el <= len && memcmp(s + i, rust_escapes[k].esc, el) == 0) {

@@ -26,9 +26,9 @@ static char not_mangled;
 struct esym {
 	uint64_t addr;
 	uint64_t end;
-	uint32_t name;	/* offset in names */
-	uint8_t rank;	/* preference among aliases at one address */
-	uint8_t sized;	/* st_size was non-zero */
+	uint32_t name; /* offset in names */
+	uint8_t rank;  /* preference among aliases at one address */
+	uint8_t sized; /* st_size was non-zero */
 };
 
 struct eseg {
@@ -97,7 +97,8 @@ static bool find_build_id(Elf_Data *d, uint8_t *buf, size_t cap, size_t *len)
 	size_t off = 0, name_off, desc_off;
 	GElf_Nhdr nh;
 
-	while (d && off < d->d_size && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+	while (d && off < d->d_size &&
+	       (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 		    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0) {
 			size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
@@ -130,9 +131,9 @@ static void read_build_id(Elf *e, uint8_t *buf, size_t cap, size_t *len)
 
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
-		if (find_build_id(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
-						       ELF_T_NHDR),
-				  buf, cap, len))
+		if (find_build_id(
+			elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR), buf,
+			cap, len))
 			return;
 	}
 }
@@ -214,12 +215,14 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *tsh, const struct e
 		}
 		memcpy(es->names + es->names_len, name, nlen);
 		es->syms[es->n] = (struct esym){
-			.addr = s.st_value,
-			.end = s.st_size ? s.st_value + s.st_size : sh.sh_addr + sh.sh_size,
-			.name = (uint32_t)es->names_len,
-			.rank = (uint8_t)((type == STT_NOTYPE ? 0 : 4) + (s.st_size ? 8 : 0) +
-					  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0)),
-			.sized = s.st_size != 0,
+		    .addr = s.st_value,
+		    .end = s.st_size ? s.st_value + s.st_size : sh.sh_addr + sh.sh_size,
+		    .name = (uint32_t)es->names_len,
+		    .rank = (uint8_t)((type == STT_NOTYPE ? 0 : 4) + (s.st_size ? 8 : 0) +
+				      (bind == STB_GLOBAL ? 2
+				       : bind == STB_WEAK ? 1
+							  : 0)),
+		    .sized = s.st_size != 0,
 		};
 		es->names_len += nlen;
 		es->n++;
@@ -273,10 +276,10 @@ static int load_elf(Elf *e, const struct elfsym_limits *lim, struct elfsym *es)
 		if (ph.p_type != PT_LOAD)
 			continue;
 		es->segs[es->nsegs++] = (struct eseg){
-			.off = ph.p_offset,
-			.filesz = ph.p_filesz,
-			.vaddr = ph.p_vaddr,
-			.exec = (ph.p_flags & PF_X) != 0,
+		    .off = ph.p_offset,
+		    .filesz = ph.p_filesz,
+		    .vaddr = ph.p_vaddr,
+		    .exec = (ph.p_flags & PF_X) != 0,
 		};
 	}
 	read_build_id(e, es->build_id, sizeof(es->build_id), &es->build_id_len);

@@ -26,8 +26,8 @@
 
 /* Caps on what one file can make us allocate (0 in a field = the default). */
 struct elfsym_limits {
-	uint64_t max_file_size; /* default 2 GiB (the file is mmap'ed by libelf, not read) */
-	uint32_t max_symbols;	/* function symbols kept; default 4 Mi */
+	uint64_t max_file_size;	 /* default 2 GiB (the file is mmap'ed by libelf, not read) */
+	uint32_t max_symbols;	 /* function symbols kept; default 4 Mi */
 	uint32_t max_name_bytes; /* bytes of names kept; default 256 MiB */
 };
 

@@ -288,7 +288,8 @@ static int insert_mapping(struct procmaps *pm, struct procmap *m)
 	}
 	/* Free paths of mappings dropped entirely (not reused by left/right pieces). */
 	for (size_t k = i; k < j; k++) {
-		bool reused = (k == i && nkeep_left) || (k == j - 1 && nright && !(nkeep_left && k == i));
+		bool reused =
+		    (k == i && nkeep_left) || (k == j - 1 && nright && !(nkeep_left && k == i));
 
 		if (!reused)
 			free(pm->maps[k].path);
@@ -309,7 +310,7 @@ static int insert_mapping(struct procmaps *pm, struct procmap *m)
 
 int procmaps_parse(struct procmaps *pm, const char *buf, size_t len)
 {
-	struct procmaps tmp = { 0 };
+	struct procmaps tmp = {0};
 	const char *p = buf, *end = buf + len;
 	bool sorted = true;
 	int rv = 0;
@@ -336,7 +337,7 @@ int procmaps_parse(struct procmaps *pm, const char *buf, size_t len)
 	}
 	if (!sorted) {
 		/* Rare (not from the kernel): rebuild through insert_mapping to drop overlaps. */
-		struct procmaps fixed = { 0 };
+		struct procmaps fixed = {0};
 
 		qsort(tmp.maps, tmp.n, sizeof(*tmp.maps), cmp_start);
 		for (size_t i = 0; i < tmp.n; i++) {
@@ -418,7 +419,7 @@ int procmaps_read(struct procmaps *pm, pid_t pid)
 
 int procmaps_add(struct procmaps *pm, const struct procmap_update *u)
 {
-	struct procmap m = { 0 };
+	struct procmap m = {0};
 	size_t flen;
 	int rv;
 

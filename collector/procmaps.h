@@ -38,20 +38,20 @@ enum procmap_kind {
 };
 
 struct procmap {
-	uint64_t start;	 /* first byte */
-	uint64_t end;	 /* one past the last byte */
-	uint64_t pgoff;	 /* file offset of start, in bytes */
-	uint64_t ino;	 /* inode as the kernel reports it (the mapped file's own) */
-	uint32_t maj;	 /* device major:minor of that inode */
+	uint64_t start; /* first byte */
+	uint64_t end;	/* one past the last byte */
+	uint64_t pgoff; /* file offset of start, in bytes */
+	uint64_t ino;	/* inode as the kernel reports it (the mapped file's own) */
+	uint32_t maj;	/* device major:minor of that inode */
 	uint32_t min;
-	uint8_t prot;	 /* PROCMAP_R | PROCMAP_W | PROCMAP_X */
-	uint8_t kind;	 /* enum procmap_kind */
+	uint8_t prot; /* PROCMAP_R | PROCMAP_W | PROCMAP_X */
+	uint8_t kind; /* enum procmap_kind */
 	/*
 	 * The owner's per-mapping scratch (e.g. a cache handle): 0 when the mapping is inserted,
 	 * copied to both halves when a mapping is split. procmaps never reads it.
 	 */
 	uint64_t cookie;
-	char *path;	 /* owned; "" for anon; " (deleted)" stripped; never NULL */
+	char *path;	  /* owned; "" for anon; " (deleted)" stripped; never NULL */
 	const char *base; /* basename within path ("" for anon) */
 };
 

@@ -30,8 +30,8 @@
 
 struct sproc {
 	pid_t pid;
-	int rootfd;		/* O_PATH fd of the process root, or -1 */
-	struct procmaps *maps;	/* empty when the process could not be read */
+	int rootfd;	       /* O_PATH fd of the process root, or -1 */
+	struct procmaps *maps; /* empty when the process could not be read */
 };
 
 struct symbolizer {
@@ -40,7 +40,7 @@ struct symbolizer {
 	struct sproc *procs; /* sorted by pid */
 	size_t nprocs;
 	size_t capprocs;
-	size_t last;	     /* index of the last process looked up */
+	size_t last; /* index of the last process looked up */
 	struct kallsyms *ks;
 	bool ks_tried;
 	int ks_error;
@@ -141,7 +141,7 @@ static int proc_get(struct symbolizer *sz, pid_t pid, struct sproc **out)
 	if (!maps)
 		return -ENOMEM;
 	memmove(&sz->procs[i + 1], &sz->procs[i], (sz->nprocs - i) * sizeof(*sz->procs));
-	sz->procs[i] = (struct sproc){ .pid = pid, .rootfd = -1, .maps = maps };
+	sz->procs[i] = (struct sproc){.pid = pid, .rootfd = -1, .maps = maps};
 	sz->nprocs++;
 	sz->last = i;
 	*out = &sz->procs[i];
@@ -170,7 +170,7 @@ static int vdso_handle(struct symbolizer *sz, uint64_t *handle)
 	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
 	for (unsigned int i = 0; i < eh->e_phnum; i++) {
 		const Elf64_Phdr *ph =
-			(const Elf64_Phdr *)((const char *)eh + eh->e_phoff + i * eh->e_phentsize);
+		    (const Elf64_Phdr *)((const char *)eh + eh->e_phoff + i * eh->e_phentsize);
 
 		if (ph->p_type == PT_LOAD && ph->p_offset + ph->p_filesz > size)
 			size = ph->p_offset + ph->p_filesz;
@@ -363,6 +363,7 @@ static void lookup_user(struct symbolizer *sz, pid_t pid, uint64_t a, uint64_t a
 	int rv;
 
 	out->status = SYM_NO_MAPPING;
+	out->offset = addr;
 	if (!p) {
 		/* First frame of an unknown process: read it once; an empty entry if gone. */
 		rv = symbolizer_add_process(sz, pid);

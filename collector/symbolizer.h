@@ -51,8 +51,10 @@ struct sym_result {
 	 */
 	const char *module;
 	/*
-	 * SYM_RESOLVED: addr - function start. Otherwise the module-relative address (the ELF
-	 * virtual address if known, else the file offset) for addr2line, or addr.
+	 * SYM_RESOLVED: addr - function start. SYM_UNKNOWN_IN_MODULE: the module-relative
+	 * address (the ELF virtual address if known, else the file offset) for addr2line; for
+	 * kernel frames, addr. SYM_ANON_EXEC and SYM_NO_MAPPING: addr unchanged (the caller's
+	 * code table applies the same addr - 1 for return addresses).
 	 */
 	uint64_t offset;
 	enum sym_status status;

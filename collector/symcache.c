@@ -19,7 +19,7 @@
 #define MAX_MEM_KEY 32
 
 struct slot {
-	struct elfsym *es;     /* NULL: free */
+	struct elfsym *es; /* NULL: free */
 	uint32_t gen;
 	uint64_t last_used;
 	/* identity of the file as opened (0 for in-memory images) */

@@ -32,9 +32,9 @@ struct symcache_stats {
 	uint64_t hits_build_id; /* found by build id (another copy of a loaded file) */
 	uint64_t evictions;
 	uint64_t load_errors;
-	uint32_t files;		/* tables held now */
-	uint64_t symbols;	/* symbols held now */
-	uint64_t bytes;		/* heap held by the tables now */
+	uint32_t files;	  /* tables held now */
+	uint64_t symbols; /* symbols held now */
+	uint64_t bytes;	  /* heap held by the tables now */
 };
 
 struct symcache;

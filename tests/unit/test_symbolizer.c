@@ -81,7 +81,8 @@ static void test_return_address_at_function_end_names_the_caller(void **state)
 	start = (uint64_t)(uintptr_t)dlsym(h, "fx_alpha");
 	base = start - fx_sym_value(FX_FULL, "fx_alpha");
 	assert_int_equal(fx_maps_for(FX_FULL, base, maps, sizeof(maps)), 0);
-	assert_int_equal(symbolizer_add_process_maps(sz, 0x3fffff42, rootfd, maps, strlen(maps)), 0);
+	assert_int_equal(symbolizer_add_process_maps(sz, 0x3fffff42, rootfd, maps, strlen(maps)),
+			 0);
 	close(rootfd);
 	r = look(sz, 0x3fffff42, start, false);
 	assert_string_equal(r.name, "fx_alpha");
@@ -125,7 +126,8 @@ static void test_stripped_static_function_is_unknown_with_module(void **state)
 	(void)state;
 	assert_int_equal(fx_maps_for(FX_STRIPPED, base, maps, sizeof(maps)), 0);
 	strcat(maps, "7f6600000000-7f6600100000 rwxp 00000000 00:00 0 \n");
-	assert_int_equal(symbolizer_add_process_maps(sz, 0x3fffff43, rootfd, maps, strlen(maps)), 0);
+	assert_int_equal(symbolizer_add_process_maps(sz, 0x3fffff43, rootfd, maps, strlen(maps)),
+			 0);
 	close(rootfd);
 	r = look(sz, 0x3fffff43, base + fx_sym_value(FX_FULL, "fx_beta") + 1, false);
 	assert_int_equal(r.status, SYM_RESOLVED);
@@ -186,7 +188,7 @@ static void test_mismatched_file_is_reported_not_misread(void **state)
 
 static void test_child_pie_and_non_pie(void **state)
 {
-	const char *exes[] = { FX_PIE, FX_NOPIE };
+	const char *exes[] = {FX_PIE, FX_NOPIE};
 
 	(void)state;
 	for (size_t i = 0; i < 2; i++) {
@@ -217,7 +219,7 @@ static void test_child_pie_and_non_pie(void **state)
  */
 static void run_jailed(enum fx_jail jail)
 {
-	struct symbolizer_opts o = { .preload = true };
+	struct symbolizer_opts o = {.preload = true};
 	struct symbolizer *sz;
 	struct symbolizer_stats st;
 	char top[128], p[300];
@@ -256,7 +258,8 @@ static void test_binary_only_inside_container_root(void **state)
 {
 	(void)state;
 	if (geteuid() != 0)
-		skip(); /* mount namespaces and pivot_root need root; the kernel refuses otherwise */
+		skip(); /* mount namespaces and pivot_root need root; the kernel refuses otherwise
+			 */
 	run_jailed(FX_PIVOT_ROOT);
 }
 
@@ -303,8 +306,8 @@ static void test_mmap2_event_adds_a_library(void **state)
 
 	(void)state;
 	assert_int_equal(symbolizer_add_process_maps(
-				 sz, 0x3fffff44, rootfd, "7f7700000000-7f7700200000 rwxp 0 00:00 0 \n",
-				 strlen("7f7700000000-7f7700200000 rwxp 0 00:00 0 \n")),
+			     sz, 0x3fffff44, rootfd, "7f7700000000-7f7700200000 rwxp 0 00:00 0 \n",
+			     strlen("7f7700000000-7f7700200000 rwxp 0 00:00 0 \n")),
 			 0);
 	close(rootfd);
 	assert_int_equal(look(sz, 0x3fffff44, base + v, false).status, SYM_ANON_EXEC);
@@ -319,9 +322,14 @@ static void test_mmap2_event_adds_a_library(void **state)
 		assert_int_equal(sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %511s", &s, &e, perms,
 					&off, &maj, &min, &ino, path),
 				 8);
-		u = (struct procmap_update){ .start = s, .len = e - s, .pgoff = off, .maj = maj,
-					     .min = min, .ino = ino,
-					     .prot = perms[2] == 'x' ? 5 : 1, .filename = path };
+		u = (struct procmap_update){.start = s,
+					    .len = e - s,
+					    .pgoff = off,
+					    .maj = maj,
+					    .min = min,
+					    .ino = ino,
+					    .prot = perms[2] == 'x' ? 5 : 1,
+					    .filename = path};
 		assert_int_equal(symbolizer_mmap2(sz, 0x3fffff44, &u), 0);
 	}
 	r = look(sz, 0x3fffff44, base + v + 1, false);
@@ -338,7 +346,7 @@ static void test_kernel_frames_and_restricted_kallsyms(void **state)
 {
 	struct symbolizer *sz = new_sz();
 	struct symbolizer_stats st;
-	struct symbolizer_opts o = { 0 };
+	struct symbolizer_opts o = {0};
 	char dir[128], path[200], line[512];
 	unsigned long long addr = 0;
 	struct sym_result r;
@@ -408,7 +416,7 @@ static void test_vdso_frames_resolve(void **state)
 
 static void test_unknown_process_is_no_mapping_and_process_cap(void **state)
 {
-	struct symbolizer_opts o = { .max_processes = 1 };
+	struct symbolizer_opts o = {.max_processes = 1};
 	struct symbolizer *sz = symbolizer_new(&o);
 	struct symbolizer_stats st;
 	struct sym_result r;
@@ -429,19 +437,19 @@ static void test_unknown_process_is_no_mapping_and_process_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_own_process_function_and_libc),
-		cmocka_unit_test(test_return_address_at_function_end_names_the_caller),
-		cmocka_unit_test(test_demangled_cxx_from_dlopened_library),
-		cmocka_unit_test(test_stripped_static_function_is_unknown_with_module),
-		cmocka_unit_test(test_mismatched_file_is_reported_not_misread),
-		cmocka_unit_test(test_child_pie_and_non_pie),
-		cmocka_unit_test(test_binary_only_inside_container_root),
-		cmocka_unit_test(test_binary_in_chroot_reached_through_map_files),
-		cmocka_unit_test(test_deleted_library_resolves_through_map_files),
-		cmocka_unit_test(test_mmap2_event_adds_a_library),
-		cmocka_unit_test(test_kernel_frames_and_restricted_kallsyms),
-		cmocka_unit_test(test_vdso_frames_resolve),
-		cmocka_unit_test(test_unknown_process_is_no_mapping_and_process_cap),
+	    cmocka_unit_test(test_own_process_function_and_libc),
+	    cmocka_unit_test(test_return_address_at_function_end_names_the_caller),
+	    cmocka_unit_test(test_demangled_cxx_from_dlopened_library),
+	    cmocka_unit_test(test_stripped_static_function_is_unknown_with_module),
+	    cmocka_unit_test(test_mismatched_file_is_reported_not_misread),
+	    cmocka_unit_test(test_child_pie_and_non_pie),
+	    cmocka_unit_test(test_binary_only_inside_container_root),
+	    cmocka_unit_test(test_binary_in_chroot_reached_through_map_files),
+	    cmocka_unit_test(test_deleted_library_resolves_through_map_files),
+	    cmocka_unit_test(test_mmap2_event_adds_a_library),
+	    cmocka_unit_test(test_kernel_frames_and_restricted_kallsyms),
+	    cmocka_unit_test(test_vdso_frames_resolve),
+	    cmocka_unit_test(test_unknown_process_is_no_mapping_and_process_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -66,7 +66,7 @@ static void test_copy_with_same_build_id_shares_the_table(void **state)
 
 static void test_lru_eviction_invalidates_old_handles(void **state)
 {
-	struct symcache_limits lim = { .max_files = 2 };
+	struct symcache_limits lim = {.max_files = 2};
 	struct symcache *sc = symcache_new(&lim);
 	struct symcache_stats st;
 	uint64_t full, vaddr, cxx, full2;
@@ -93,7 +93,7 @@ static void test_lru_eviction_invalidates_old_handles(void **state)
 
 static void test_symbol_cap_evicts_to_fit(void **state)
 {
-	struct symcache_limits lim = { .max_symbols = 1 };
+	struct symcache_limits lim = {.max_symbols = 1};
 	struct symcache *sc = symcache_new(&lim);
 	struct symcache_stats st;
 	uint64_t a;
@@ -126,11 +126,11 @@ static void test_non_elf_is_an_error_and_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same_file_is_loaded_once),
-		cmocka_unit_test(test_copy_with_same_build_id_shares_the_table),
-		cmocka_unit_test(test_lru_eviction_invalidates_old_handles),
-		cmocka_unit_test(test_symbol_cap_evicts_to_fit),
-		cmocka_unit_test(test_non_elf_is_an_error_and_counted),
+	    cmocka_unit_test(test_same_file_is_loaded_once),
+	    cmocka_unit_test(test_copy_with_same_build_id_shares_the_table),
+	    cmocka_unit_test(test_lru_eviction_invalidates_old_handles),
+	    cmocka_unit_test(test_symbol_cap_evicts_to_fit),
+	    cmocka_unit_test(test_non_elf_is_an_error_and_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
