@@ -82,7 +82,8 @@ static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		atomic_store(&l->conn_id, atomic_fetch_add(&l->next_id, 1) + 1);
 	else if (ev == NNG_PIPE_EV_REM_POST)
 		atomic_store(&l->conn_id, 0);
-	l->kick(l->kick_arg);
+	if (l->kick)
+		l->kick(l->kick_arg);
 }
 
 static int open_socket(struct link *l)

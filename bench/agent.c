@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * agent.c (bench) - the agent's costs without a JVM, each against a baseline measured here:
+ *
+ *   callback path   events_code_load() with a fake JVMTI (name formatting, inline table,
+ *                   encoding, queue push) vs. the design we rejected: one nng send per event
+ *                   from the callback (the baseline, measured against a live pull0 socket);
+ *   table           table_put() at N live entries;
+ *   replay          sender sync of N methods over nng ipc to a receiving thread that decodes
+ *                   every record: time per method, and time until the receiver has them all.
+ *
+ *   bench_agent [N]     (default 20000)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/pull.h>
+#include <nng/protocol/pipeline0/push.h>
+
+#include <jvmti.h>
+#include <jvmticmlr.h>
+
+#include "events.h"
+#include "fgproto.h"
+#include "link.h"
+#include "queue.h"
+#include "sender.h"
+#include "table.h"
+#include "test_agent_fakejvmti.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double last_p99;
+
+static void stats(const char *what, uint64_t *v, size_t n, double *median_out)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	printf("%-44s median %7.2f us  p99 %7.2f us  (n=%zu)\n", what, v[n / 2] / 1000.0,
+	       v[n * 99 / 100] / 1000.0, n);
+	if (median_out)
+		*median_out = (double)v[n / 2];
+	last_p99 = (double)v[n * 99 / 100];
+}
+
+/* A CompiledMethodLoad-like event: 12 pcs, chains of depth 1..3 over 3 methods. */
+static jmethodID c1[1] = {FAKE_M(1)}, c2[2] = {FAKE_M(2), FAKE_M(1)},
+		 c3[3] = {FAKE_M(3), FAKE_M(2), FAKE_M(1)};
+static PCStackInfo pcs[12];
+static jvmtiCompiledMethodLoadInlineRecord inl;
+
+static void make_event(uintptr_t base)
+{
+	for (int i = 0; i < 12; i++) {
+		jmethodID *c = i % 3 == 0 ? c1 : i % 3 == 1 ? c2 : c3;
+
+		pcs[i] = (PCStackInfo){(void *)(base + 0x20 + (uintptr_t)i * 0x20), 1 + i % 3, c,
+				       NULL};
+	}
+	inl = (jvmtiCompiledMethodLoadInlineRecord){{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 12, pcs};
+}
+
+/* ---- a pull0 receiver thread that decodes and counts records ---------------------------- */
+
+struct recv {
+	nng_socket s;
+	atomic_ulong records, snapshot_end;
+	atomic_bool quit;
+	pthread_t th;
+};
+
+static void *recv_main(void *arg)
+{
+	struct recv *r = arg;
+
+	while (!atomic_load(&r->quit)) {
+		nng_msg *m;
+		struct fgp_reader rd;
+		struct fgp_record rec;
+
+		if (nng_recvmsg(r->s, &m, 0) != 0)
+			continue;
+		if (fgp_reader_init(&rd, nng_msg_body(m), nng_msg_len(m)) == 0)
+			while (fgp_next(&rd, &rec) == 1) {
+				atomic_fetch_add(&r->records, 1);
+				if (rec.type == FGP_SNAPSHOT_END)
+					atomic_fetch_add(&r->snapshot_end, 1);
+			}
+		nng_msg_free(m);
+	}
+	return NULL;
+}
+
+static int recv_start(struct recv *r, const char *url)
+{
+	int rv;
+
+	memset(r, 0, sizeof(*r));
+	if ((rv = nng_pull0_open(&r->s)) != 0 ||
+	    (rv = nng_socket_set_ms(r->s, NNG_OPT_RECVTIMEO, 50)) != 0 ||
+	    (rv = nng_socket_set_size(r->s, NNG_OPT_RECVMAXSZ, FGP_MAX_MSG)) != 0 ||
+	    (rv = nng_listen(r->s, url, NULL, 0)) != 0) {
+		fprintf(stderr, "bench_agent: listen %s: %s\n", url, nng_strerror(rv));
+		return -1;
+	}
+	return pthread_create(&r->th, NULL, recv_main, r);
+}
+
+static void recv_stop(struct recv *r)
+{
+	atomic_store(&r->quit, true);
+	pthread_join(r->th, NULL);
+	nng_close(r->s);
+}
+
+/* ---- benches ----------------------------------------------------------------------------- */
+
+static void bench_callback(const char *url, size_t n)
+{
+	struct queue *q = queue_new(256u << 20);
+	jvmtiEnv *jvmti = fake_jvmti();
+	uint64_t *t = malloc(n * sizeof(*t));
+	struct recv r;
+	nng_socket push;
+	double ours, naive, ours_p99;
+	struct qentry *e;
+
+	make_event(0x7f0000000000);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+
+		events_code_load(q, jvmti, NULL, false, FAKE_M(1 + i % 4), 0x200,
+				 (void *)0x7f0000000000, &inl, t0);
+		t[i] = now_ns() - t0;
+	}
+	stats("callback: resolve+encode+queue (ours)", t, n, &ours);
+	ours_p99 = last_p99;
+
+	/*
+	 * Baseline: the naive agent, which sends each event from the callback. A non-blocking send
+	 * loses events as soon as nng's buffer is full, so the baseline blocks until nng takes the
+	 * message: its time is what a JVM thread would wait.
+	 */
+	if (recv_start(&r, url) != 0 || nng_push0_open(&push) != 0 ||
+	    nng_socket_set_int(push, NNG_OPT_SENDBUF, 16) != 0 || nng_dial(push, url, NULL, 0) != 0) {
+		fprintf(stderr, "bench_agent: cannot set up the nng baseline\n");
+		exit(1);
+	}
+	size_t sent = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t msg[4096];
+		uint64_t t0 = now_ns();
+
+		e = queue_pop(q);
+		fgp_encode_msg_header(msg, sizeof(msg));
+		memcpy(msg + 8, e->data, e->len);
+		sent += nng_send(push, msg, 8 + e->len, 0) == 0;
+		t[i] = now_ns() - t0;
+		queue_release(q, e);
+	}
+	stats("callback baseline: blocking nng send/event", t, n, &naive);
+	printf("%-44s median %.2f  p99 %.1f  (baseline: send only, no encode; %zu of %zu sent)\n",
+	       "  ratio baseline/ours:", naive / ours, last_p99 / ours_p99, sent, n);
+	nng_close(push);
+	recv_stop(&r);
+	queue_free(q);
+	free(t);
+}
+
+static void bench_table(size_t n)
+{
+	struct table *tb = table_new(1u << 30);
+	uint8_t rec[300] = {0};
+	uint64_t *t = malloc(n * sizeof(*t));
+	uint64_t x = 88172645463325252ull;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t0;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		t0 = now_ns();
+		table_put(tb, (x % (240u << 20)) & ~0x3full, 0x200, rec, sizeof(rec));
+		t[i] = now_ns() - t0;
+	}
+	printf("table: %zu live entries after %zu random inserts\n", table_count(tb), n);
+	stats("table_put (sender thread)", t, n, NULL);
+	table_free(tb);
+	free(t);
+}
+
+static void bench_replay(const char *url, size_t n)
+{
+	struct queue *q = queue_new(512u << 20);
+	jvmtiEnv *jvmti = fake_jvmti();
+	struct sender_hello h = {1, 0, "bench", "bench"};
+	struct link *l;
+	struct sender *s;
+	struct recv r;
+	uint64_t t0, t_sent, t_recv;
+
+	/* The agent runs while no collector listens: the table fills, nothing is sent. */
+	if (link_open(&l, url + strlen("ipc://"), NULL, NULL) != 0) {
+		fprintf(stderr, "bench_agent: cannot open the link\n");
+		exit(1);
+	}
+	s = sender_new(q, 1u << 30, &h, &link_nng_ops, l);
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t base = 0x7f0000000000 + i * 0x400;
+
+		make_event(base);
+		events_code_load(q, jvmti, NULL, false, FAKE_M(1 + i % 4), 0x200, (void *)base,
+				 &inl, i);
+	}
+	sender_poll(s, 1000);
+	/* Then the collector starts: time the replay of the whole table to it. */
+	if (recv_start(&r, url) != 0) {
+		fprintf(stderr, "bench_agent: cannot start the receiver\n");
+		exit(1);
+	}
+	while (link_nng_ops.state(l) == 0)
+		usleep(1000);
+	t0 = now_ns();
+	sender_poll(s, 1000);
+	t_sent = now_ns() - t0;
+	while (atomic_load(&r.snapshot_end) == 0 && now_ns() - t0 < 20000000000ull)
+		usleep(100);
+	t_recv = now_ns() - t0;
+	printf("replay of %zu methods (%.1f MB table): sent in %.1f ms = %.2f us/method; received "
+	       "and decoded by %.1f ms = %.2f us/method\n",
+	       table_count(sender_table(s)), table_used(sender_table(s)) / 1e6, t_sent / 1e6,
+	       t_sent / 1e3 / (double)n, t_recv / 1e6, t_recv / 1e3 / (double)n);
+	sender_free(s);
+	link_close(l);
+	recv_stop(&r);
+	queue_free(q);
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 20000;
+	char url[128];
+
+	if (n < 100)
+		n = 100;
+	snprintf(url, sizeof(url), "ipc:///tmp/fgbench-agent-%d.sock", (int)getpid());
+	bench_callback(url, n);
+	bench_table(n);
+	snprintf(url, sizeof(url), "ipc:///tmp/fgbench-agent-replay-%d.sock", (int)getpid());
+	bench_replay(url, n);
+	unlink(url + 6);
+	snprintf(url, sizeof(url), "/tmp/fgbench-agent-%d.sock", (int)getpid());
+	unlink(url);
+	return 0;
+}

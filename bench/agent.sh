@@ -1,0 +1,86 @@
+#!/bin/bash
+# Agent figures:
+#   1. fg_bench_agent: callback path vs. an nng send per event (baseline), table inserts,
+#      replay cost per method over nng ipc;
+#   2. real JVMTI callbacks timed inside the JVM (libfgagent_bench.so) while in-process javac
+#      compiles generated classes with fgrecv listening: median and p99 per event kind, and the
+#      callbacks' total time as a share of the JVM's wall time (the baseline).
+#   bench/agent.sh BUILD_DIR        (FG_BENCH_QUICK=1 for a short run)
+set -eu
+BUILD=${1:?usage: bench/agent.sh BUILD_DIR}
+BENCH=$BUILD/bench/fg_bench_agent
+LIB=$BUILD/jvmti-agent/libfgagent_bench.so
+RECV=$BUILD/tests/fgrecv
+for f in "$BENCH" "$LIB" "$RECV"; do
+	if [ ! -e "$f" ]; then
+		echo "bench/agent.sh: $f not built (cmake --build $BUILD --target fg_bench_agent fgagent_bench fgrecv)" >&2
+		exit 1
+	fi
+done
+quick=${FG_BENCH_QUICK:-0}
+n=20000
+classes=300
+[ "$quick" = 1 ] && n=5000 && classes=60
+
+echo "== agent without a JVM (fg_bench_agent $n)"
+"$BENCH" "$n"
+
+work=$(mktemp -d /tmp/fgbench-agent.XXXXXX)
+recv_pid=
+cleanup() {
+	[ -n "$recv_pid" ] && kill "$recv_pid" 2>/dev/null && wait "$recv_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A JIT-heavy workload: javac compiling generated classes, in one JVM.
+mkdir -p "$work/src" "$work/out"
+for ((i = 0; i < classes; i++)); do
+	cat >"$work/src/C$i.java" <<JAVA
+import java.util.*;
+public class C$i {
+    private final Map<String, List<Integer>> m = new HashMap<>();
+    public int f$i(int x) { int s = 0; for (int k = 0; k < x; k++) s += (k * $i) ^ (s >>> 3); return s; }
+    public String g(String a) { return a.toUpperCase().replace('A', 'b') + m.size() + f$i(a.length()); }
+    public List<Integer> h(int n) { List<Integer> l = new ArrayList<>(); for (int k = 0; k < n; k++) l.add(k * $i); Collections.sort(l); return l; }
+}
+JAVA
+done
+
+"$RECV" "$work/fg.sock" >"$work/recv.txt" 2>&1 &
+recv_pid=$!
+sleep 0.3
+
+declare -A seen
+for d in /usr/lib/jvm/*/; do
+	jdk=$(readlink -f "$d")
+	[ -x "$jdk/bin/java" ] || continue
+	[ -n "${seen[$jdk]:-}" ] && continue
+	seen[$jdk]=1
+	echo "== JVMTI callbacks in $(basename "$jdk"): javac compiling $classes classes, streaming to fgrecv"
+	rm -f "$work/samples"
+	t0=$(date +%s%N)
+	FGAGENT_BENCH_OUT=$work/samples "$jdk/bin/java" -XX:+PreserveFramePointer \
+		"-agentpath:$LIB=socket=$work/fg.sock" \
+		-m jdk.compiler/com.sun.tools.javac.Main -d "$work/out" "$work"/src/*.java
+	t1=$(date +%s%N)
+	if [ ! -s "$work/samples" ]; then
+		echo "no samples written" >&2
+		exit 1
+	fi
+	for k in 0 1 2; do
+		name=(CompiledMethodLoad CompiledMethodUnload DynamicCodeGenerated)
+		awk -v k=$k '$1 == k {print $2}' "$work/samples" | sort -n >"$work/k$k"
+		cnt=$(wc -l <"$work/k$k")
+		[ "$cnt" -eq 0 ] && { printf '%-22s no events\n' "${name[$k]}"; continue; }
+		med=$(sed -n "$(((cnt + 1) / 2))p" "$work/k$k")
+		p99=$(sed -n "$(((cnt * 99 + 99) / 100))p" "$work/k$k")
+		printf '%-22s %6d events  median %6.2f us  p99 %7.2f us\n' "${name[$k]}" "$cnt" \
+			"$(echo "$med / 1000" | bc -l)" "$(echo "$p99 / 1000" | bc -l)"
+	done
+	total=$(awk '{s += $2} END {print s + 0}' "$work/samples")
+	wall=$((t1 - t0))
+	printf 'callbacks total %.1f ms of %.0f ms JVM wall time = %.3f%% (run on JVM threads)\n' \
+		"$(echo "$total / 1000000" | bc -l)" "$(echo "$wall / 1000000" | bc -l)" \
+		"$(echo "100 * $total / $wall" | bc -l)"
+done
