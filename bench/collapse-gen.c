@@ -43,15 +43,17 @@ static unsigned below(unsigned n)
 	return (unsigned)(rnd() % n);
 }
 
-static const char *pkgs[] = { "com.acme.orders", "com.acme.billing", "org.springframework.web",
-			      "io.netty.channel", "java.util.concurrent", "com.fasterxml.jackson",
-			      "org.hibernate.engine", "java.lang", "jdk.internal.misc" };
-static const char *types[] = { "void", "int", "long", "java.lang.Object", "java.lang.String",
-			       "boolean", "java.util.List" };
-static const char *verbs[] = { "handle", "process", "invoke", "read", "write", "serialize",
-			       "lookup", "apply", "run", "compute", "flush", "decode" };
-static const char *threads[] = { "java", "http-nio-8080-e", "C2 CompilerThre", "GC Thread#0",
-				 "pool-1-thread-1", "VM Thread", "kafka-producer-", "G1 Conc#0" };
+static const char *pkgs[] = {
+    "com.acme.orders",	    "com.acme.billing",	     "org.springframework.web", "io.netty.channel",
+    "java.util.concurrent", "com.fasterxml.jackson", "org.hibernate.engine",	"java.lang",
+    "jdk.internal.misc"};
+static const char *types[] = {
+    "void", "int", "long", "java.lang.Object", "java.lang.String", "boolean", "java.util.List"};
+static const char *verbs[] = {"handle", "process", "invoke", "read",	"write", "serialize",
+			      "lookup", "apply",   "run",    "compute", "flush", "decode"};
+static const char *threads[] = {
+    "java",	 "http-nio-8080-e", "C2 CompilerThre", "GC Thread#0", "pool-1-thread-1",
+    "VM Thread", "kafka-producer-", "G1 Conc#0"};
 
 int main(int argc, char **argv)
 {
@@ -86,7 +88,8 @@ int main(int argc, char **argv)
 				 pkgs[i % 9], i % 97, verbs[i % 12], i);
 		else
 			snprintf(java[i].name, sizeof(java[i].name), "%s %s.Type%u.%s%u(%s, int)",
-				 types[i % 7], pkgs[i % 9], i % 97, verbs[i % 12], i, types[(i / 7) % 7]);
+				 types[i % 7], pkgs[i % 9], i % 97, verbs[i % 12], i,
+				 types[(i / 7) % 7]);
 	}
 	for (unsigned i = 0; i < NNATIVE; i++) {
 		native[i].mod = i % 3 ? libjvm : libc;
@@ -113,7 +116,8 @@ int main(int argc, char **argv)
 		if (!stacks[s])
 			return 1;
 		comm[s] = below(8);
-		/* root first: thread start and VM entry, then Java, then natives/kernel at the leaf */
+		/* root first: thread start and VM entry, then Java, then natives/kernel at the leaf
+		 */
 		stacks[s][k++] = &native[0];
 		stacks[s][k++] = &native[1 + below(20)];
 		while (k < d) {
@@ -147,13 +151,15 @@ int main(int argc, char **argv)
 
 			if (f->name[0] == 'I' && f->name[1] == 'n')
 				n = snprintf(out, 1 << 16, "\t%16llx %s+0x%x (%s)\n",
-					     (unsigned long long)(f->base + off), f->name, off, f->mod);
+					     (unsigned long long)(f->base + off), f->name, off,
+					     f->mod);
 			else if (below(500) == 0)
 				n = snprintf(out, 1 << 16, "\t%16llx [unknown] (%s)\n",
 					     (unsigned long long)(f->base + off), f->mod);
 			else
 				n = snprintf(out, 1 << 16, "\t%16llx %s+0x%x (%s)\n",
-					     (unsigned long long)(f->base + off), f->name, off, f->mod);
+					     (unsigned long long)(f->base + off), f->name, off,
+					     f->mod);
 			fwrite(out, 1, (size_t)n, stdout);
 			written += (unsigned long long)n;
 		}

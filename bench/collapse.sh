@@ -16,12 +16,13 @@ cases=${COLLAPSE_CASES:-25:10000 250:100000}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fg-collapse-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# run OUT CMD... -> prints "SECONDS MAXRSS_KB"
+# run OUT CMD... -> prints "WALL_S CPU_S MAXRSS_KB" (CPU = user + system: steadier than wall
+# time on a shared machine)
 run() {
 	out=$1
 	shift
-	/usr/bin/time -f "%e %M" -o "$tmp/time" "$@" >"$out" 2>/dev/null
-	cat "$tmp/time"
+	/usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >"$out" 2>/dev/null
+	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$tmp/time"
 }
 
 baseline=yes
@@ -37,23 +38,28 @@ for c in $cases; do
 	bytes=$(stat -c %s "$tmp/in.txt")
 	set -- $(run "$tmp/ours.folded" "$fg" collapse --all "$tmp/in.txt")
 	ours_s=$1
-	ours_kb=$2
+	ours_cpu=$2
+	ours_kb=$3
 	uniq=$(wc -l <"$tmp/ours.folded")
 	echo "collapse ${mb} MB perf script, ${stacks} stack paths (depth 20-80) -> ${uniq} folded stacks"
-	awk -v s="$ours_s" -v kb="$ours_kb" -v b="$bytes" 'BEGIN {
+	awk -v s="$ours_s" -v cpu="$ours_cpu" -v kb="$ours_kb" -v b="$bytes" 'BEGIN {
 		if (s < 0.01) s = 0.01
-		printf "  fgcollect collapse --all: %7.2f s  %8.1f MB/s  peak RSS %6.1f MB (%.2fx input)\n",
-		       s, b / 1048576 / s, kb / 1024, kb * 1024 / b }'
+		if (cpu < 0.01) cpu = 0.01
+		printf "  fgcollect collapse --all:     %6.2f s wall %6.2f s CPU  %7.1f MB/s (CPU %7.1f)  peak RSS %6.1f MB (%.2fx input)\n",
+		       s, cpu, b / 1048576 / s, b / 1048576 / cpu, kb / 1024, kb * 1024 / b }'
 	if [ $baseline = yes ]; then
 		set -- $(run "$tmp/perl.folded" perl "$fgdir/stackcollapse-perf.pl" --all "$tmp/in.txt")
 		perl_s=$1
-		perl_kb=$2
+		perl_cpu=$2
+		perl_kb=$3
 		if cmp -s "$tmp/ours.folded" "$tmp/perl.folded"; then same=identical; else same=DIFFERENT; fi
-		awk -v s="$perl_s" -v kb="$perl_kb" -v b="$bytes" -v o="$ours_s" -v same="$same" 'BEGIN {
+		awk -v s="$perl_s" -v cpu="$perl_cpu" -v kb="$perl_kb" -v b="$bytes" -v o="$ours_s" \
+		    -v ocpu="$ours_cpu" -v same="$same" 'BEGIN {
 			if (o < 0.01) o = 0.01
-			printf "  stackcollapse-perf.pl --all: %5.2f s  %8.1f MB/s  peak RSS %6.1f MB\n",
-			       s, b / 1048576 / s, kb / 1024
-			printf "  speedup %.1fx (target >= 20x); outputs %s\n", s / o, same }'
+			if (ocpu < 0.01) ocpu = 0.01
+			printf "  stackcollapse-perf.pl --all: %6.2f s wall %6.2f s CPU  %7.1f MB/s (CPU %7.1f)  peak RSS %6.1f MB\n",
+			       s, cpu, b / 1048576 / s, b / 1048576 / cpu, kb / 1024
+			printf "  speedup %.1fx wall, %.1fx CPU (target >= 20x); outputs %s\n", s / o, cpu / ocpu, same }'
 	fi
 	rm -f "$tmp/in.txt" "$tmp/ours.folded" "$tmp/perl.folded"
 done

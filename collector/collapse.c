@@ -72,10 +72,10 @@ struct collapse {
 
 	/* --srcline: a frame line whose pieces still wait for their source line */
 	bool pending;
-	bool pend_unknown;    /* the script's sticky $is_unknown of that line */
-	struct buf pend;      /* a copy of the frame line */
-	size_t pend_next;     /* offset in pend of the next piece; > rawfunc end when done */
-	size_t pend_raw_end;  /* end of rawfunc in pend */
+	bool pend_unknown;   /* the script's sticky $is_unknown of that line */
+	struct buf pend;     /* a copy of the frame line */
+	size_t pend_next;    /* offset in pend of the next piece; > rawfunc end when done */
+	size_t pend_raw_end; /* end of rawfunc in pend */
 	size_t pend_pc, pend_pc_len, pend_mod, pend_mod_len;
 	size_t pend_group;    /* offset in frames where the group being built starts */
 	unsigned pend_pieces; /* pieces of the group done so far */
@@ -101,15 +101,15 @@ enum { MOD_OTHER, MOD_KERNEL, MOD_JIT };
 
 enum { CL_WS = 1, CL_DIGIT = 2, CL_WORD = 4, CL_HEXLOW = 8 };
 
-#define CL_RANGE(a, b, v) [a ... b] = (v)
+#define CL_RANGE(a, b, v) [a... b] = (v)
 static const unsigned char cls[256] = {
-	[' '] = CL_WS,
-	CL_RANGE('\t', '\r', CL_WS),
-	CL_RANGE('0', '9', CL_DIGIT | CL_WORD | CL_HEXLOW),
-	CL_RANGE('a', 'f', CL_WORD | CL_HEXLOW),
-	CL_RANGE('g', 'z', CL_WORD),
-	CL_RANGE('A', 'Z', CL_WORD),
-	['_'] = CL_WORD,
+    [' '] = CL_WS,
+    CL_RANGE('\t', '\r', CL_WS),
+    CL_RANGE('0', '9', CL_DIGIT | CL_WORD | CL_HEXLOW),
+    CL_RANGE('a', 'f', CL_WORD | CL_HEXLOW),
+    CL_RANGE('g', 'z', CL_WORD),
+    CL_RANGE('A', 'Z', CL_WORD),
+    ['_'] = CL_WORD,
 };
 
 static inline bool is_ws(unsigned char ch)
@@ -141,8 +141,8 @@ static inline size_t span_word(const char *s, size_t n)
 					      _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1)));
 		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
 					      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-		__m128i w = _mm_or_si128(_mm_or_si128(alpha, digit),
-					 _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+		__m128i w =
+		    _mm_or_si128(_mm_or_si128(alpha, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
 		unsigned mask = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
 
 		if (mask)
@@ -436,8 +436,8 @@ static bool parse_header(const char *l, size_t n, size_t *comm_len, const char *
  * and between it and the ':' before it only "\s* digits? \s+" may stand, so there is exactly
  * one candidate and no earlier ':' can match.
  */
-static bool parse_event(const char *l, size_t n, const char **ev, size_t *ev_len,
-			const char **per, size_t *per_len)
+static bool parse_event(const char *l, size_t n, const char **ev, size_t *ev_len, const char **per,
+			size_t *per_len)
 {
 	size_t tn = n, ts, p, d, w;
 
@@ -626,8 +626,9 @@ static size_t find_special(const char *s, size_t n)
 
 	for (; i + 16 <= n; i += 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, paren)),
-					 _mm_or_si128(_mm_cmpeq_epi8(v, dq), _mm_cmpeq_epi8(v, sq)));
+		__m128i m =
+		    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, paren)),
+				 _mm_or_si128(_mm_cmpeq_epi8(v, dq), _mm_cmpeq_epi8(v, sq)));
 		unsigned mask = (unsigned)_mm_movemask_epi8(m);
 
 		if (mask)

@@ -23,30 +23,30 @@ struct collapse;
 
 /* Options, named after stackcollapse-perf.pl's. Zero-initialised = the script's defaults. */
 struct collapse_opts {
-	bool pid;		  /* --pid: root frame "comm-PID" */
-	bool tid;		  /* --tid: root frame "comm-PID/TID" (wins over pid) */
-	bool kernel;		  /* --kernel: "_[k]" on frames of [..] and *vmlinux modules */
-	bool jit;		  /* --jit: "_[j]" on frames of /tmp/perf-N.map */
-	bool addrs;		  /* --addrs: "[module <pc>]" for unresolved symbols */
-	bool srcline;		  /* --srcline: each known frame line is followed by a source line */
+	bool pid;     /* --pid: root frame "comm-PID" */
+	bool tid;     /* --tid: root frame "comm-PID/TID" (wins over pid) */
+	bool kernel;  /* --kernel: "_[k]" on frames of [..] and *vmlinux modules */
+	bool jit;     /* --jit: "_[j]" on frames of /tmp/perf-N.map */
+	bool addrs;   /* --addrs: "[module <pc>]" for unresolved symbols */
+	bool srcline; /* --srcline: each known frame line is followed by a source line */
 	const char *event_filter; /* --event-filter; NULL or "" = the first event type seen */
 	size_t max_line;	  /* longer lines are skipped and counted; 0 = 1 MiB */
-	size_t max_stack;	  /* bytes of one folded stack; larger samples dropped; 0 = 16 MiB */
-	size_t max_memory;	  /* bytes of distinct stacks kept; 0 = 4 GiB */
+	size_t max_stack;  /* bytes of one folded stack; larger samples dropped; 0 = 16 MiB */
+	size_t max_memory; /* bytes of distinct stacks kept; 0 = 4 GiB */
 };
 
 /* What the input contained besides samples; the script warns about some of these on stderr. */
 struct collapse_stats {
-	uint64_t lines;		   /* lines seen (srcline lines included) */
-	uint64_t samples;	   /* samples counted into a folded stack */
-	uint64_t stacks;	   /* distinct folded stacks */
-	uint64_t unrecognized;	   /* lines matching no pattern (the script's "Unrecognized line") */
-	uint64_t filtered;	   /* event headers skipped by the event filter */
-	uint64_t long_lines;	   /* lines over max_line, skipped (the script would parse them) */
-	uint64_t dropped_samples;  /* samples over max_stack, not counted */
-	bool count_overflow;	   /* a count passed 2^64-1 and was saturated */
-	const char *event;	   /* the event type kept (borrowed; NULL before the first header) */
-	const char *other_event;   /* the first other event type skipped, or NULL */
+	uint64_t lines;		  /* lines seen (srcline lines included) */
+	uint64_t samples;	  /* samples counted into a folded stack */
+	uint64_t stacks;	  /* distinct folded stacks */
+	uint64_t unrecognized;	  /* lines matching no pattern (the script's "Unrecognized line") */
+	uint64_t filtered;	  /* event headers skipped by the event filter */
+	uint64_t long_lines;	  /* lines over max_line, skipped (the script would parse them) */
+	uint64_t dropped_samples; /* samples over max_stack, not counted */
+	bool count_overflow;	  /* a count passed 2^64-1 and was saturated */
+	const char *event;	  /* the event type kept (borrowed; NULL before the first header) */
+	const char *other_event;  /* the first other event type skipped, or NULL */
 };
 
 /*
@@ -83,7 +83,8 @@ int collapse_line(struct collapse *c, const char *line, size_t len);
  * visited; -ENOMEM if the sorted index cannot be allocated.
  */
 int collapse_foreach(struct collapse *c,
-		     int (*fn)(void *arg, const char *stack, size_t len, uint64_t count), void *arg);
+		     int (*fn)(void *arg, const char *stack, size_t len, uint64_t count),
+		     void *arg);
 
 /* Copy out the counters; borrowed strings live until collapse_free(). */
 void collapse_stats(const struct collapse *c, struct collapse_stats *out);
