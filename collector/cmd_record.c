@@ -59,6 +59,7 @@ static void usage(FILE *f)
 	       "      --socket=PATH      agent socket when no watch daemon runs\n"
 	       "                         (default " SESSION_DEFAULT_SOCKET ")\n"
 	       "      --ctl=PATH         control channel of a running watch daemon\n"
+	       "      --code-log=FILE    also write the JVMs' code load/unload history (text)\n"
 	       "  -h, --help             this text\n"
 	       "\n"
 	       "Examples:\n"
@@ -317,7 +318,7 @@ static void print_notes(struct session *s)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_NO_INLINE, OPT_SOCKET, OPT_CTL };
+	enum { OPT_NO_KERNEL = 256, OPT_NO_INLINE, OPT_SOCKET, OPT_CTL, OPT_CODE_LOG };
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"container", required_argument, NULL, 'c'},
@@ -329,6 +330,7 @@ int cmd_record(int argc, char **argv)
 	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	    {"socket", required_argument, NULL, OPT_SOCKET},
 	    {"ctl", required_argument, NULL, OPT_CTL},
+	    {"code-log", required_argument, NULL, OPT_CODE_LOG},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -336,7 +338,7 @@ int cmd_record(int argc, char **argv)
 	struct session_summary sm;
 	struct session *s = NULL;
 	enum out_fmt fmt = OUT_FOLDED;
-	const char *out = NULL;
+	const char *out = NULL, *code_log = NULL;
 	uint64_t v, duration_s = 0, deadline;
 	int ntargets = 0, c, rv;
 	char why[512], title[128];
@@ -405,6 +407,9 @@ int cmd_record(int argc, char **argv)
 		case OPT_CTL:
 			so.ctl_path = optarg;
 			break;
+		case OPT_CODE_LOG:
+			code_log = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return FG_EXIT_OK;
@@ -469,6 +474,15 @@ int cmd_record(int argc, char **argv)
 				  sm.duration_ns, title);
 	}
 	print_summary(&sm);
+	if (code_log) {
+		FILE *cf = fopen(code_log, "we");
+		int crv = cf ? session_write_code_log(s, cf) : -errno;
+
+		if (cf && fclose(cf) != 0 && crv == 0)
+			crv = -EIO;
+		if (crv != 0)
+			fg_err(CMD, "cannot write the code log %s: %s", code_log, strerror(-crv));
+	}
 	if (rv != 0) {
 		fg_err(CMD, "cannot write %s: %s", out ? out : "stdout", strerror(-rv));
 		session_close(s);

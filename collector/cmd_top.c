@@ -1,12 +1,234 @@
 // SPDX-License-Identifier: MIT
-/* cmd_top.c - placeholder until the stage that owns `top` lands. */
+/*
+ * cmd_top.c - `fgcollect top`: a live view of a JVM's hottest symbols with Java names.
+ *
+ *   fgcollect top --pid HOSTPID [--freq HZ] [--interval S] [--count N] [--rows N]
+ *                 [--no-kernel] [--no-inline] [--socket PATH] [--ctl PATH]
+ *
+ * On a terminal the screen is redrawn every interval; otherwise one snapshot per interval is
+ * appended (for pipes and logs). Each snapshot covers the samples of its own interval (JIT
+ * frames are resolved once their code table is final, a fraction of a second later).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "session.h"
+#include "stackagg.h"
+#include "topview.h"
 #include "util.h"
+
+#define CMD "top"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fgcollect top --pid HOSTPID [OPTION...]\n"
+		"\n"
+		"Live view of the hottest symbols of a process (self and total share of its\n"
+		"samples), with Java method names from the fgcollect agent.\n"
+		"\n"
+		"  -p, --pid=HOSTPID      the process (its PID on this host)\n"
+		"  -F, --freq=HZ          samples per second per thread (default 99)\n"
+		"  -i, --interval=S       seconds between refreshes (default 1)\n"
+		"  -n, --count=N          stop after N refreshes (default: until Ctrl-C or exit)\n"
+		"  -r, --rows=N           symbols shown (default: the terminal's height, or 20)\n"
+		"      --no-kernel        leave kernel frames out\n"
+		"      --no-inline        keep inlined Java methods folded into their caller\n"
+		"      --socket=PATH      agent socket when no watch daemon runs\n"
+		"      --ctl=PATH         control channel of a running watch daemon\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Examples:\n"
+		"  fgcollect top --pid 4242\n"
+		"  fgcollect top --pid 4242 --interval 5 --count 3 | tee top.log\n");
+}
+
+static void show(struct session *s, uint32_t pid, bool tty, size_t rows, unsigned int width,
+		 uint64_t interval_no)
+{
+	struct stackagg *a = session_agg(s);
+	struct stackagg_stats st;
+	struct topview tv;
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	session_settle_now(s);
+	stackagg_stats(a, &st);
+	if (topview_build(a, &tv) != 0) {
+		fg_err(CMD, "out of memory building the view");
+		return;
+	}
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	if (tty)
+		fputs("\033[H\033[2J", stdout);
+	printf("fgcollect top - PID %u - %s - interval %llu: %llu samples, java unresolved "
+	       "%llu/%llu\n",
+	       pid, when, (unsigned long long)interval_no, (unsigned long long)tv.samples,
+	       (unsigned long long)st.unresolved[STACKAGG_CLASS_JAVA],
+	       (unsigned long long)st.frames[STACKAGG_CLASS_JAVA]);
+	topview_print(stdout, a, &tv, rows, width);
+	if (!tty)
+		putchar('\n');
+	fflush(stdout);
+	topview_fini(&tv);
+	stackagg_reset(a);
+}
 
 int cmd_top(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fg_err("top", "not built yet");
-	return FG_EXIT_FAIL;
+	enum { OPT_NO_KERNEL = 256, OPT_NO_INLINE, OPT_SOCKET, OPT_CTL };
+	static const struct option longopts[] = {
+	    {"pid", required_argument, NULL, 'p'},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"count", required_argument, NULL, 'n'},
+	    {"rows", required_argument, NULL, 'r'},
+	    {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
+	    {"socket", required_argument, NULL, OPT_SOCKET},
+	    {"ctl", required_argument, NULL, OPT_CTL},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct session_opts so = {.target = SESSION_TARGET_PID, .src = SESSION_SRC_AUTO};
+	struct sigaction sa = {.sa_handler = on_signal};
+	uint64_t v, interval_s = 1, count = 0, rows = 0, shown = 0, next;
+	struct session *s = NULL;
+	unsigned int width = 100;
+	bool tty = isatty(STDOUT_FILENO);
+	bool have_pid = false;
+	char why[512], note[SESSION_NOTE_MAX];
+	int c, rv;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:F:i:n:r:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (fg_parse_u64(optarg, 1, INT32_MAX, &v) != 0) {
+				fg_err(CMD, "--pid '%s' is not a process id", optarg);
+				return FG_EXIT_USAGE;
+			}
+			so.pid = (uint32_t)v;
+			have_pid = true;
+			break;
+		case 'F':
+			if (fg_parse_u64(optarg, 1, 10000, &v) != 0) {
+				fg_err(CMD, "--freq '%s' must be 1..10000 Hz", optarg);
+				return FG_EXIT_USAGE;
+			}
+			so.freq_hz = (unsigned int)v;
+			break;
+		case 'i':
+			if (fg_parse_u64(optarg, 1, 3600, &interval_s) != 0) {
+				fg_err(CMD, "--interval '%s' must be 1..3600 seconds", optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (fg_parse_u64(optarg, 1, UINT32_MAX, &count) != 0) {
+				fg_err(CMD, "--count '%s' must be a positive number", optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			if (fg_parse_u64(optarg, 1, 10000, &rows) != 0) {
+				fg_err(CMD, "--rows '%s' must be 1..10000", optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_KERNEL:
+			so.no_kernel = true;
+			break;
+		case OPT_NO_INLINE:
+			so.no_inline = true;
+			break;
+		case OPT_SOCKET:
+			so.socket_path = optarg;
+			break;
+		case OPT_CTL:
+			so.ctl_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return FG_EXIT_OK;
+		case ':':
+			fg_err(CMD, "option '%s' needs a value", argv[optind - 1]);
+			usage(stderr);
+			return FG_EXIT_USAGE;
+		default:
+			fg_err(CMD, "unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return FG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fg_err(CMD, "unexpected argument '%s'", argv[optind]);
+		return FG_EXIT_USAGE;
+	}
+	if (!have_pid) {
+		fg_err(CMD, "--pid HOSTPID is required");
+		usage(stderr);
+		return FG_EXIT_USAGE;
+	}
+	if (tty) {
+		struct winsize ws;
+
+		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4) {
+			width = ws.ws_col;
+			if (!rows)
+				rows = ws.ws_row - 3u;
+		}
+	}
+	if (!rows)
+		rows = 20;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rv = session_open(&so, &s, why, sizeof(why));
+	if (rv != 0) {
+		fg_err(CMD, "%s", why);
+		return FG_EXIT_FAIL;
+	}
+	next = fg_now_ns() + interval_s * 1000000000ull;
+	while (!stop_flag && !session_done(s)) {
+		uint64_t now = fg_now_ns();
+		int wait_ms = now >= next ? 0 : (int)((next - now) / 1000000ull);
+
+		rv = session_step(s, wait_ms < 100 ? wait_ms : 100);
+		while (!tty && session_next_note(s, note, sizeof(note)))
+			fg_err(CMD, "%s", note);
+		if (rv != 0 && rv != -EINTR) {
+			fg_err(CMD, "sampling failed: %s", strerror(-rv));
+			break;
+		}
+		if (fg_now_ns() >= next) {
+			show(s, so.pid, tty, rows, width, ++shown);
+			next += interval_s * 1000000000ull;
+			if (count && shown >= count)
+				break;
+		}
+	}
+	if (session_done(s))
+		fg_err(CMD, "PID %u exited", so.pid);
+	session_close(s);
+	return FG_EXIT_OK;
 }

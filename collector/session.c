@@ -176,6 +176,21 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* A thread's name; a thread we have no COMM for yet is asked from /proc once. */
+static const char *thread_name(struct session *s, uint32_t pid, uint32_t tid)
+{
+	const char *n = tid_get(s, tid);
+	char path[64], name[64];
+
+	if (n)
+		return n;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	if (read_small(path, name, sizeof(name)) != 0)
+		snprintf(name, sizeof(name), "[tid %u]", tid);
+	tid_set(s, tid, name);
+	return tid_get(s, tid);
+}
+
 static void load_thread_names(struct session *s, uint32_t pid)
 {
 	char path[64], name[64];
@@ -436,7 +451,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		    .user = r->u.sample.user,
 		    .nr_user = r->u.sample.nr_user,
 		    .process = s->multi ? (t ? t->root : "[other]") : NULL,
-		    .thread = tid_get(s, r->tid),
+		    .thread = thread_name(s, r->pid, r->tid),
 		};
 
 		(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
@@ -825,6 +840,39 @@ void session_summary(const struct session *s, struct session_summary *out)
 			js->live = ji.tab.live;
 		}
 	}
+}
+
+struct codelog {
+	FILE *f;
+	uint32_t pid;
+};
+
+static int codelog_line(void *arg, const struct codeblob *b, bool is_unload)
+{
+	struct codelog *cl = arg;
+
+	if (fprintf(cl->f, "%u %llu %s %llx %u %s %s\n", cl->pid,
+		    (unsigned long long)(is_unload ? b->unload_ts : b->load_ts),
+		    is_unload ? "unload" : "load", (unsigned long long)b->addr, b->size,
+		    b->kind == CODEBLOB_DYNAMIC ? "dynamic" : "compiled", b->name) < 0)
+		return -EIO;
+	return 0;
+}
+
+int session_write_code_log(const struct session *s, FILE *f)
+{
+	for (size_t i = 0; i < s->ntargets; i++) {
+		struct codelog cl = {.f = f, .pid = s->targets[i].pid};
+		const struct codetab *tab = table_of(s, cl.pid);
+		int rv;
+
+		if (!tab)
+			continue;
+		rv = codetab_history(tab, codelog_line, &cl);
+		if (rv != 0)
+			return rv;
+	}
+	return fflush(f) == 0 ? 0 : -EIO;
 }
 
 void session_close(struct session *s)

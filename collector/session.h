@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stackagg.h"
 
@@ -117,6 +118,14 @@ void session_summary(const struct session *s, struct session_summary *out);
 
 /* The next queued note for the user (connects, exits, missing agents): 1 with buf set, or 0. */
 int session_next_note(struct session *s, char *buf, size_t len);
+
+/*
+ * Write the code-table history of every target JVM, one event per line in time order:
+ *   "<pid> <ts_ns> load <addr hex> <size> <compiled|dynamic> <name>"
+ *   "<pid> <ts_ns> unload <addr hex> <size> <compiled|dynamic> <name>"
+ * (for --code-log: which method occupied which address when). 0 or -EIO/-ENOMEM.
+ */
+int session_write_code_log(const struct session *s, FILE *f);
 
 void session_close(struct session *s);
 
