@@ -73,8 +73,8 @@ static void make_event(uintptr_t base)
 	for (int i = 0; i < 12; i++) {
 		jmethodID *c = i % 3 == 0 ? c1 : i % 3 == 1 ? c2 : c3;
 
-		pcs[i] = (PCStackInfo){(void *)(base + 0x20 + (uintptr_t)i * 0x20), 1 + i % 3, c,
-				       NULL};
+		pcs[i] =
+		    (PCStackInfo){(void *)(base + 0x20 + (uintptr_t)i * 0x20), 1 + i % 3, c, NULL};
 	}
 	inl = (jvmtiCompiledMethodLoadInlineRecord){{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 12, pcs};
 }
@@ -161,7 +161,8 @@ static void bench_callback(const char *url, size_t n)
 	 * message: its time is what a JVM thread would wait.
 	 */
 	if (recv_start(&r, url) != 0 || nng_push0_open(&push) != 0 ||
-	    nng_socket_set_int(push, NNG_OPT_SENDBUF, 16) != 0 || nng_dial(push, url, NULL, 0) != 0) {
+	    nng_socket_set_int(push, NNG_OPT_SENDBUF, 16) != 0 ||
+	    nng_dial(push, url, NULL, 0) != 0) {
 		fprintf(stderr, "bench_agent: cannot set up the nng baseline\n");
 		exit(1);
 	}

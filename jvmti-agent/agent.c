@@ -123,11 +123,12 @@ static void stop_agent(void)
 			(unsigned long long)st.queue_dropped, (unsigned long long)st.table_full,
 			agent.opt.maxmem);
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
-		fprintf(stderr,
-			"fgagent: %llu connections, %llu records sent, %llu replayed, %llu resets\n",
-			(unsigned long long)st.connections, (unsigned long long)st.records_sent,
-			(unsigned long long)st.replayed, (unsigned long long)st.resets);
-	/* The queue stays: a callback still running on another thread may push into it. */
+		fprintf(
+		    stderr,
+		    "fgagent: %llu connections, %llu records sent, %llu replayed, %llu resets\n",
+		    (unsigned long long)st.connections, (unsigned long long)st.records_sent,
+		    (unsigned long long)st.replayed, (unsigned long long)st.resets);
+		/* The queue stays: a callback still running on another thread may push into it. */
 #ifdef FG_AGENT_BENCH
 	benchstat_dump();
 #endif
@@ -168,10 +169,10 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 	jvmtiEventCallbacks cb;
 	jvmtiError err;
 	static const jvmtiEvent events[] = {
-		JVMTI_EVENT_COMPILED_METHOD_LOAD,
-		JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-		JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-		JVMTI_EVENT_VM_DEATH,
+	    JVMTI_EVENT_COMPILED_METHOD_LOAD,
+	    JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+	    JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+	    JVMTI_EVENT_VM_DEATH,
 	};
 
 	memset(&caps, 0, sizeof(caps));
@@ -219,7 +220,8 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 	rv = link_open(&agent.l, agent.opt.socket, kick, agent.q);
 	if (rv != 0) {
 		if (agent.opt.log >= OPTIONS_LOG_WARN)
-			fprintf(stderr, "fgagent: cannot open a socket for %s (%s); not streaming\n",
+			fprintf(stderr,
+				"fgagent: cannot open a socket for %s (%s); not streaming\n",
 				agent.opt.socket, strerror(-rv));
 		agent.l = NULL;
 		ops = &null_ops;

@@ -37,7 +37,8 @@ static struct fgp_str str_of(const char *s)
 	return (struct fgp_str){s, (uint16_t)(n > FGP_MAX_STR ? FGP_MAX_STR : n)};
 }
 
-/* Encode c into a fresh queue entry and push it; a record too big to encode loses its inline table. */
+/* Encode c into a fresh queue entry and push it; a record too big to encode loses its inline table.
+ */
 static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -117,7 +118,8 @@ static void inline_fini(struct inline_tab *t)
 }
 
 static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlineRecord *r,
-			jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, uintptr_t addr, uint32_t size)
+			jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, uintptr_t addr,
+			uint32_t size)
 {
 	size_t frames = 0, n = 0, nc = 0;
 
@@ -130,7 +132,7 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 		t->truncated = frames != 0;
 		return 0;
 	}
-	t->ids = malloc(frames * sizeof(*t->ids));
+	t->ids = malloc(frames * sizeof(jmethodID));
 	t->pcs = malloc((size_t)r->numpcs * sizeof(*t->pcs));
 	t->chains = malloc(frames * sizeof(*t->chains));
 	if (!t->ids || !t->pcs || !t->chains)
@@ -138,7 +140,7 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 	for (jint i = 0; i < r->numpcs; i++)
 		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++)
 			t->ids[n++] = r->pcinfo[i].methods[k];
-	qsort(t->ids, n, sizeof(*t->ids), cmp_ptr);
+	qsort(t->ids, n, sizeof(jmethodID), cmp_ptr);
 	for (size_t i = 0; i < n; i++)
 		if (t->n_ids == 0 || t->ids[t->n_ids - 1] != t->ids[i])
 			t->ids[t->n_ids++] = t->ids[i];
@@ -166,7 +168,8 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 			continue;
 		off = (uint32_t)(pc - addr);
 		if (t->n_pcs > 0 && off <= t->pcs[t->n_pcs - 1].pc_off)
-			continue; /* out of order or a second desc for the same pc: first one wins */
+			continue; /* out of order or a second desc for the same pc: first one wins
+				   */
 		depth = (uint16_t)p->numstackframes;
 		if (depth > FGP_MAX_INLINE_DEPTH) {
 			depth = FGP_MAX_INLINE_DEPTH; /* keep the innermost frames */
@@ -176,7 +179,8 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 			t->chains[nc + k] = index_of(t->ids, t->n_ids, p->methods[k]);
 		t->pcs[t->n_pcs] = (struct fgp_pc_in){off, depth, &t->chains[nc]};
 		nc += depth;
-		/* Entry n-1 covers (pc[n-2], pc[n-1]]; with the same chain as entry n it is redundant. */
+		/* Entry n-1 covers (pc[n-2], pc[n-1]]; with the same chain as entry n it is
+		 * redundant. */
 		if (t->n_pcs > 0 && same_chain(&t->pcs[t->n_pcs - 1], &t->pcs[t->n_pcs])) {
 			t->pcs[t->n_pcs - 1] = t->pcs[t->n_pcs];
 			continue;
@@ -193,9 +197,9 @@ void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signat
 	struct inline_tab it = {0};
 	char *name = NULL;
 	struct fgp_code_load_in c = {
-		.addr = (uint64_t)(uintptr_t)code_addr,
-		.size = code_size > 0 ? (uint32_t)code_size : 0,
-		.ts = ts,
+	    .addr = (uint64_t)(uintptr_t)code_addr,
+	    .size = code_size > 0 ? (uint32_t)code_size : 0,
+	    .ts = ts,
 	};
 
 	if (code_size <= 0) {
@@ -250,10 +254,10 @@ void events_dynamic_code(struct queue *q, const char *name, const void *addr, ji
 			 uint64_t ts)
 {
 	struct fgp_dynamic_code d = {
-		.addr = (uint64_t)(uintptr_t)addr,
-		.size = length > 0 ? (uint32_t)length : 0,
-		.ts = ts,
-		.name = str_of(name ? name : "[unknown stub]"),
+	    .addr = (uint64_t)(uintptr_t)addr,
+	    .size = length > 0 ? (uint32_t)length : 0,
+	    .ts = ts,
+	    .name = str_of(name ? name : "[unknown stub]"),
 	};
 	size_t size;
 	struct qentry *e;

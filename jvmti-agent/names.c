@@ -39,7 +39,8 @@ size_t names_format(char *dst, size_t cap, const char *class_sig, const char *me
 		for (size_t i = 1; i < end; i++)
 			put(dst, cap, &n, class_sig[i] == '/' ? '.' : class_sig[i]);
 	} else {
-		/* Arrays ("[I") and primitives: keep the JVM form, readable enough and unambiguous. */
+		/* Arrays ("[I") and primitives: keep the JVM form, readable enough and unambiguous.
+		 */
 		put_str(dst, cap, &n, class_sig);
 	}
 	put_str(dst, cap, &n, "::");

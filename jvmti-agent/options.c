@@ -105,13 +105,15 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 		int shown = ilen > 200 ? 200 : (int)ilen;
 
 		if (ilen == 0) {
-			snprintf(err, errlen, "empty option in '%s' (expected key=value,...; valid: %s)",
-				 s, VALID_KEYS);
+			snprintf(err, errlen,
+				 "empty option in '%s' (expected key=value,...; valid: %s)", s,
+				 VALID_KEYS);
 			return -EINVAL;
 		}
 		if (eq == NULL) {
-			snprintf(err, errlen, "option '%.*s' has no '=' (expected key=value; valid: %s)",
-				 shown, item, VALID_KEYS);
+			snprintf(err, errlen,
+				 "option '%.*s' has no '=' (expected key=value; valid: %s)", shown,
+				 item, VALID_KEYS);
 			return -EINVAL;
 		}
 		klen = (size_t)(eq - item);
@@ -135,7 +137,8 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 			if (vlen == 0 || v[0] != '/' || vlen > OPTIONS_SOCKET_MAX ||
 			    memchr(v, '\0', vlen)) {
 				snprintf(err, errlen,
-					 "bad value in '%.*s': socket= needs an absolute path of at most "
+					 "bad value in '%.*s': socket= needs an absolute path of "
+					 "at most "
 					 "%d bytes",
 					 shown, item, OPTIONS_SOCKET_MAX);
 				return -EINVAL;
@@ -150,17 +153,18 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 				o.signatures = false;
 			} else {
 				snprintf(err, errlen,
-					 "bad value in '%.*s': signatures= takes true or false", shown,
-					 item);
+					 "bad value in '%.*s': signatures= takes true or false",
+					 shown, item);
 				return -EINVAL;
 			}
 			break;
 		case KEY_MAXMEM:
 			if (parse_size(v, vlen, &o.maxmem) != 0) {
-				snprintf(err, errlen,
-					 "bad value in '%.*s': maxmem= takes a byte count with optional "
-					 "k, m or g suffix between 1m and 1g",
-					 shown, item);
+				snprintf(
+				    err, errlen,
+				    "bad value in '%.*s': maxmem= takes a byte count with optional "
+				    "k, m or g suffix between 1m and 1g",
+				    shown, item);
 				return -EINVAL;
 			}
 			break;
@@ -172,7 +176,8 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 			} else if (value_is(v, vlen, "info")) {
 				o.log = OPTIONS_LOG_INFO;
 			} else {
-				snprintf(err, errlen, "bad value in '%.*s': log= takes quiet, warn or info",
+				snprintf(err, errlen,
+					 "bad value in '%.*s': log= takes quiet, warn or info",
 					 shown, item);
 				return -EINVAL;
 			}

@@ -197,7 +197,8 @@ static void apply(struct sender *s, const uint8_t *rec, size_t len)
 {
 	uint16_t type = rd16(rec);
 
-	if ((type == FGP_CODE_LOAD || type == FGP_DYNAMIC_CODE) && len >= FGP_REC_HEADER_SIZE + 12) {
+	if ((type == FGP_CODE_LOAD || type == FGP_DYNAMIC_CODE) &&
+	    len >= FGP_REC_HEADER_SIZE + 12) {
 		uint64_t addr = rd64(rec + FGP_REC_HEADER_SIZE);
 		uint32_t size = rd32(rec + FGP_REC_HEADER_SIZE + 8);
 		int rv = table_put(s->t, addr, size, rec, len);
@@ -240,12 +241,12 @@ static int append_dropped(struct sender *s, bool force)
 static int sync_conn(struct sender *s)
 {
 	struct fgp_hello h = {
-		.proto_version = FGP_VERSION,
-		.pid = s->pid,
-		.flags = s->hello_flags,
-		.ts = now_ns(),
-		.jvm_version = {s->jvm_version, (uint16_t)strnlen(s->jvm_version, FGP_MAX_STR)},
-		.agent_version = {s->agent_version, (uint16_t)strnlen(s->agent_version, FGP_MAX_STR)},
+	    .proto_version = FGP_VERSION,
+	    .pid = s->pid,
+	    .flags = s->hello_flags,
+	    .ts = now_ns(),
+	    .jvm_version = {s->jvm_version, (uint16_t)strnlen(s->jvm_version, FGP_MAX_STR)},
+	    .agent_version = {s->agent_version, (uint16_t)strnlen(s->agent_version, FGP_MAX_STR)},
 	};
 	struct fgp_snapshot snap = {h.ts, (uint32_t)table_count(s->t)};
 	uint8_t small[FGP_SNAPSHOT_SIZE];

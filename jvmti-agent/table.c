@@ -115,7 +115,10 @@ int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec,
 		return -ENOMEM;
 	memcpy(copy, rec, len);
 	memmove(&t->v[pos + 1], &t->v[pos], (t->n - pos) * sizeof(t->v[0]));
-	t->v[pos] = (struct entry){addr, size, (uint32_t)len, copy};
+	t->v[pos].addr = addr;
+	t->v[pos].size = size;
+	t->v[pos].len = (uint32_t)len;
+	t->v[pos].rec = copy; /* owned by the table from here */
 	t->n++;
 	t->used += len;
 	return 0;

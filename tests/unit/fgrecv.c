@@ -79,11 +79,13 @@ static void print_record(const struct fgp_record *r)
 		break;
 	case FGP_SNAPSHOT_BEGIN:
 	case FGP_SNAPSHOT_END:
-		printf("%s count=%u\n", r->type == FGP_SNAPSHOT_BEGIN ? "snapshot-begin" : "snapshot-end",
+		printf("%s count=%u\n",
+		       r->type == FGP_SNAPSHOT_BEGIN ? "snapshot-begin" : "snapshot-end",
 		       r->u.snap.count);
 		break;
 	case FGP_DROPPED:
-		printf("dropped queue=%llu table=%llu\n", (unsigned long long)r->u.dropped.queue_full,
+		printf("dropped queue=%llu table=%llu\n",
+		       (unsigned long long)r->u.dropped.queue_full,
 		       (unsigned long long)r->u.dropped.table_full);
 		break;
 	default:

@@ -243,13 +243,13 @@ static void test_wait_returns_at_once_when_ready_and_after_timeout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_producer_order_is_kept),
-		cmocka_unit_test(test_budget_refuses_and_counts_drops),
-		cmocka_unit_test(test_free_releases_entries_still_queued),
-		cmocka_unit_test(test_many_producers_lose_nothing_with_room),
-		cmocka_unit_test(test_many_producers_with_small_budget_count_every_drop),
-		cmocka_unit_test(test_push_wakes_a_sleeping_consumer),
-		cmocka_unit_test(test_wait_returns_at_once_when_ready_and_after_timeout),
+	    cmocka_unit_test(test_single_producer_order_is_kept),
+	    cmocka_unit_test(test_budget_refuses_and_counts_drops),
+	    cmocka_unit_test(test_free_releases_entries_still_queued),
+	    cmocka_unit_test(test_many_producers_lose_nothing_with_room),
+	    cmocka_unit_test(test_many_producers_with_small_budget_count_every_drop),
+	    cmocka_unit_test(test_push_wakes_a_sleeping_consumer),
+	    cmocka_unit_test(test_wait_returns_at_once_when_ready_and_after_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

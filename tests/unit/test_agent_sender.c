@@ -37,7 +37,7 @@ struct got {
 
 struct fake {
 	uint64_t conn;
-	int eagain; /* answer -EAGAIN to every send */
+	int eagain;	/* answer -EAGAIN to every send */
 	int fail_after; /* >0: the n-th send from now fails with -EPIPE */
 	int resets;
 	size_t msgs, max_msg_len;
@@ -131,14 +131,14 @@ static void push_load_pcs(struct queue *q, uint64_t addr, uint32_t size, const c
 	struct fgp_str methods[2] = {{"a.B::inner", 10}, {"a.B::outer", 10}};
 	struct fgp_pc_in *pcs = calloc(n_pcs ? n_pcs : 1, sizeof(*pcs));
 	struct fgp_code_load_in c = {
-		.addr = addr,
-		.size = size,
-		.ts = 1,
-		.name = {name, (uint16_t)strlen(name)},
-		.n_methods = n_pcs ? 2 : 0,
-		.methods = methods,
-		.n_pcs = n_pcs,
-		.pcs = pcs,
+	    .addr = addr,
+	    .size = size,
+	    .ts = 1,
+	    .name = {name, (uint16_t)strlen(name)},
+	    .n_methods = n_pcs ? 2 : 0,
+	    .methods = methods,
+	    .n_pcs = n_pcs,
+	    .pcs = pcs,
 	};
 	struct qentry *e;
 
@@ -415,7 +415,8 @@ static void test_large_snapshot_is_split_into_bounded_messages(void **state)
 	long b, e;
 
 	for (int i = 0; i < 5000; i++)
-		push_load(x->q, 0x100000 + (uint64_t)i * 0x100, 0x100, "com.example.Something::run");
+		push_load(x->q, 0x100000 + (uint64_t)i * 0x100, 0x100,
+			  "com.example.Something::run");
 	/* One blob with an inline table too big for a batch travels alone. */
 	push_load_pcs(x->q, 0x1000, 0x1000, "a.B::huge", 20000);
 	sender_poll(x->s, 10);
@@ -446,23 +447,23 @@ static void test_thread_starts_and_stops_within_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_nothing_is_sent_while_disconnected, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(
-			test_connection_starts_with_hello_then_complete_snapshot, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-			test_reconnection_resets_and_replays_the_current_table, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stalled_connection_is_reset_and_resynced, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_failed_send_during_snapshot_resets, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_drops_are_reported_once_per_change, setup,
-						teardown),
-		cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),
-		cmocka_unit_test_setup_teardown(test_large_snapshot_is_split_into_bounded_messages,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_thread_starts_and_stops_within_bound, setup,
-						teardown),
+	    cmocka_unit_test_setup_teardown(test_nothing_is_sent_while_disconnected, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_connection_starts_with_hello_then_complete_snapshot, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reconnection_resets_and_replays_the_current_table,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stalled_connection_is_reset_and_resynced, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_failed_send_during_snapshot_resets, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_drops_are_reported_once_per_change, setup,
+					    teardown),
+	    cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),
+	    cmocka_unit_test_setup_teardown(test_large_snapshot_is_split_into_bounded_messages,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_thread_starts_and_stops_within_bound, setup,
+					    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
