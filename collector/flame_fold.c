@@ -2,14 +2,16 @@
 /*
  * flame_fold.c - parse folded stacks and merge them into a hash-consed trie of frames.
  *
- * Speed comes from doing no allocation per line: a line is split in place into spans, each
- * span is looked up in one open-addressing table keyed by (parent node, name bytes) with a
- * 32-bit tag in the slot so most misses never touch a node, and names are interned only when
- * a node is created. Input is read in large blocks, never mmap'ed, so resident memory is the
- * trie and not the file.
+ * Speed comes from doing no allocation per line and from memory-level parallelism: a line is
+ * split in place into spans; every span's name is interned first (names repeat, so that table
+ * stays in cache); the child table is keyed by a hash of the whole path (root..frame) rather
+ * than by the parent node, so the slots of all frames of a line are known, and prefetched,
+ * before the walk starts, and a slot holds (parent, name) so a lookup never touches a node.
+ * Only the leaf node is written per line; totals are summed at render time. Input is read in
+ * large blocks, never mmap'ed, so resident memory is the trie and not the file.
  *
- * Invariant: every node except the root is in child_tab exactly once (flame charts excepted:
- * they merge only with the previous stack and never look nodes up).
+ * Invariant: every node except the root is in the slot table exactly once (flame charts
+ * excepted: they merge only with the previous stack and never look nodes up).
  */
 #include "flame_fold.h"
 
@@ -41,11 +43,16 @@ static uint64_t hash_bytes(const char *p, size_t n)
 	return h;
 }
 
-static uint64_t child_hash(uint32_t name_hash, uint32_t parent)
-{
-	uint64_t h = ((uint64_t)name_hash << 32 | parent) * 0x9e3779b97f4a7c15ull;
+#define PATH_SEED 0x2545f4914f6cdd1dull
 
-	return h ^ (h >> 29);
+/* Hash of a path from the hash of its parent path and the name index of its last frame. */
+static uint64_t path_step(uint64_t parent, uint32_t name)
+{
+	uint64_t z = parent + (name + 1ull) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 static int grow_nodes(struct flame *f)
@@ -80,25 +87,39 @@ static int grow_nodes(struct flame *f)
 	return 0;
 }
 
+static void slot_put(struct flame_slot *tab, size_t mask, uint64_t h, uint32_t node,
+		     uint32_t parent, uint32_t name)
+{
+	size_t j = h & mask;
+
+	while (tab[j].node)
+		j = (j + 1) & mask;
+	tab[j] = (struct flame_slot){ node, (uint32_t)(h >> 32), parent, name };
+}
+
 static int rehash_children(struct flame *f)
 {
-	size_t size = (f->child_mask + 1) * 2;
-	uint64_t *tab = calloc(size, sizeof(*tab));
+	size_t size = (f->slot_mask + 1) * 2;
+	struct flame_slot *tab = calloc(size, sizeof(*tab));
+	uint64_t *ph = malloc(f->nnodes * sizeof(*ph));
 
-	if (!tab)
+	if (!tab || !ph) {
+		free(tab);
+		free(ph);
 		return -ENOMEM;
+	}
+	ph[0] = PATH_SEED;
+	/* parents precede children, so every parent's path hash is ready */
 	for (uint32_t i = 1; i < f->nnodes; i++) {
 		const struct flame_node *n = &f->nodes[i];
-		uint64_t h = child_hash(f->names[n->name].hash, n->parent);
-		size_t j = h & (size - 1);
 
-		while (tab[j])
-			j = (j + 1) & (size - 1);
-		tab[j] = (uint64_t)i << 32 | (uint32_t)(h >> 32);
+		ph[i] = path_step(ph[n->parent], n->name);
+		slot_put(tab, size - 1, ph[i], i, n->parent, n->name);
 	}
-	free(f->child_tab);
-	f->child_tab = tab;
-	f->child_mask = size - 1;
+	free(ph);
+	free(f->slots);
+	f->slots = tab;
+	f->slot_mask = size - 1;
 	return 0;
 }
 
@@ -122,6 +143,26 @@ static int rehash_names(struct flame *f)
 	return 0;
 }
 
+/* memcmp(a, b, n) == 0, inlined: names are short and almost always equal when compared. */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+
+	while (n >= 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+		a += 8;
+		b += 8;
+		n -= 8;
+	}
+	while (n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
 /* Intern name bytes; returns the name index or a negative errno. */
 static int64_t intern(struct flame *f, const char *p, size_t len, uint32_t h)
 {
@@ -131,7 +172,7 @@ static int64_t intern(struct flame *f, const char *p, size_t len, uint32_t h)
 
 	for (; f->name_tab[j]; j = (j + 1) & f->name_mask) {
 		nm = &f->names[f->name_tab[j] - 1];
-		if (nm->hash == h && nm->len == len && !memcmp(f->pool + nm->off, p, len))
+		if (nm->hash == h && nm->len == len && same_bytes(f->pool + nm->off, p, len))
 			return f->name_tab[j] - 1;
 	}
 	if (f->nnames == f->cap_names) {
@@ -175,25 +216,20 @@ static int64_t intern(struct flame *f, const char *p, size_t len, uint32_t h)
 	return (int64_t)f->nnames - 1;
 }
 
-/* Append a node (parent, name bytes); returns its index or a negative errno. */
-static int64_t new_node(struct flame *f, uint32_t parent, const char *p, size_t len, uint32_t h)
+/* Append a node (parent, name index); returns its index or a negative errno. */
+static int64_t new_node(struct flame *f, uint32_t parent, uint32_t name)
 {
 	struct flame_node *n;
-	int64_t name;
 	int rv;
 
 	if (f->nnodes == f->cap_nodes && (rv = grow_nodes(f)) != 0)
 		return rv;
-	name = intern(f, p, len, h);
-	if (name < 0)
-		return name;
 	n = &f->nodes[f->nnodes];
-	n->name = (uint32_t)name;
+	n->name = name;
 	n->parent = parent;
 	n->child = 0;
 	n->next = f->nodes[parent].child;
 	n->flags = 0;
-	n->total = 0;
 	n->self = 0;
 	f->nodes[parent].child = (uint32_t)f->nnodes;
 	if (f->self_a)
@@ -203,34 +239,24 @@ static int64_t new_node(struct flame *f, uint32_t parent, const char *p, size_t 
 	return (int64_t)f->nnodes++;
 }
 
-/* The child of parent named p[0..len), created if missing; index or negative errno. */
-static int64_t child(struct flame *f, uint32_t parent, const char *p, size_t len)
+/* The child of parent named name whose path hashes to h, created if missing. */
+static int64_t child(struct flame *f, uint32_t parent, uint32_t name, uint64_t h)
 {
-	uint32_t nh = (uint32_t)(hash_bytes(p, len) >> 32);
-	uint64_t h = child_hash(nh, parent);
 	uint32_t tag = (uint32_t)(h >> 32);
-	size_t j = h & f->child_mask;
-	uint64_t slot;
+	size_t j = h & f->slot_mask;
+	const struct flame_slot *sl;
 	int64_t id;
 	int rv;
 
-	while ((slot = f->child_tab[j]) != 0) {
-		if ((uint32_t)slot == tag) {
-			uint32_t c = (uint32_t)(slot >> 32);
-			const struct flame_node *n = &f->nodes[c];
-			const struct flame_name *nm = &f->names[n->name];
-
-			if (n->parent == parent && nm->len == len &&
-			    !memcmp(f->pool + nm->off, p, len))
-				return c;
-		}
-		j = (j + 1) & f->child_mask;
-	}
-	id = new_node(f, parent, p, len, nh);
+	for (; (sl = &f->slots[j])->node; j = (j + 1) & f->slot_mask)
+		if (sl->tag == tag && sl->parent == parent && sl->name == name)
+			return sl->node;
+	id = new_node(f, parent, name);
 	if (id < 0)
 		return id;
-	f->child_tab[j] = (uint64_t)id << 32 | tag;
-	if (f->nnodes * 2 > f->child_mask + 1 && (rv = rehash_children(f)) != 0)
+	f->slots[j] = (struct flame_slot){ (uint32_t)id, tag, parent, name };
+	/* grow at 70% load */
+	if (f->nnodes * 10 > (f->slot_mask + 1) * 7 && (rv = rehash_children(f)) != 0)
 		return rv;
 	return id;
 }
@@ -246,19 +272,42 @@ static int enable_diff(struct flame *f)
 	return 0;
 }
 
+static int reserve_ids(struct flame *f, size_t n)
+{
+	uint32_t *ids;
+	uint64_t *ph;
+
+	if (n <= f->cap_ids)
+		return 0;
+	n = n < 256 ? 256 : n * 2;
+	ids = realloc(f->ids, n * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	f->ids = ids;
+	ph = realloc(f->phash, n * sizeof(*ph));
+	if (!ph)
+		return -ENOMEM;
+	f->phash = ph;
+	f->cap_ids = n;
+	return 0;
+}
+
 /* Merge one stack (spans root first) with drawn count b and, if has_a, baseline count a. */
 static int insert(struct flame *f, const struct flame_span *sp, size_t n, double a, double b,
 		  bool has_a)
 {
 	uint32_t node = 0;
-	bool merging = true;
+	bool chart = f->flags & FLAME_CHART;
+	uint64_t h = PATH_SEED;
 	int rv;
 
 	if (n > FLAME_MAX_DEPTH)
 		return -E2BIG;
 	if (has_a && (rv = enable_diff(f)) != 0)
 		return rv;
-	if ((f->flags & FLAME_CHART) && f->cap_prev < n) {
+	if ((rv = reserve_ids(f, n)) != 0)
+		return rv;
+	if (chart && f->cap_prev < n) {
 		uint32_t *p = realloc(f->prev, n * sizeof(*p));
 
 		if (!p)
@@ -266,40 +315,58 @@ static int insert(struct flame *f, const struct flame_span *sp, size_t n, double
 		f->prev = p;
 		f->cap_prev = n;
 	}
+	/*
+	 * 1: names to indexes. The frames of a line are independent, so their cache misses can
+	 * overlap: hash all and prefetch their name-table slots, then the name records, then
+	 * the name bytes, and only then compare.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		f->phash[i] = hash_bytes(sp[i].p, sp[i].len) >> 32;
+		__builtin_prefetch(&f->name_tab[f->phash[i] & f->name_mask]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		f->ids[i] = f->name_tab[f->phash[i] & f->name_mask];
+		if (f->ids[i])
+			__builtin_prefetch(&f->names[f->ids[i] - 1]);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (f->ids[i])
+			__builtin_prefetch(f->pool + f->names[f->ids[i] - 1].off);
+	for (size_t i = 0; i < n; i++) {
+		int64_t id = intern(f, sp[i].p, sp[i].len, (uint32_t)f->phash[i]);
+
+		if (id < 0)
+			return (int)id;
+		f->ids[i] = (uint32_t)id;
+		if (!chart) {
+			h = path_step(h, (uint32_t)id);
+			f->phash[i] = h;
+			__builtin_prefetch(&f->slots[h & f->slot_mask]);
+		}
+	}
+	/* 2: the walk */
 	for (size_t i = 0; i < n; i++) {
 		int64_t id;
 
-		if (!(f->flags & FLAME_CHART)) {
-			id = child(f, node, sp[i].p, sp[i].len);
-		} else {
-			size_t len;
-			const char *nm = NULL;
-
+		if (!chart) {
+			id = child(f, node, f->ids[i], f->phash[i]);
+		} else if (i < f->nprev && f->nodes[f->prev[i]].name == f->ids[i] &&
+			   (i == 0 || f->prev[i - 1] == node)) {
 			/* flamegraph.pl --flamechart merges only with the previous stack */
-			if (merging && i < f->nprev)
-				nm = flame_node_name(f, f->prev[i], &len);
-			if (nm && len == sp[i].len && !memcmp(nm, sp[i].p, len)) {
-				id = f->prev[i];
-			} else {
-				merging = false;
-				id = new_node(f, node, sp[i].p, sp[i].len,
-					      (uint32_t)(hash_bytes(sp[i].p, sp[i].len) >> 32));
-			}
+			id = f->prev[i];
+		} else {
+			id = new_node(f, node, f->ids[i]);
 			if (id >= 0)
 				f->prev[i] = (uint32_t)id;
+			/* the previous stack's deeper frames cannot match below a new frame */
+			f->nprev = i;
 		}
 		if (id < 0)
 			return (int)id;
 		node = (uint32_t)id;
 	}
-	if (f->flags & FLAME_CHART)
+	if (chart)
 		f->nprev = n;
-	/* Totals only once the whole path exists, so a failed insert changes no count. */
-	for (uint32_t c = node;; c = f->nodes[c].parent) {
-		f->nodes[c].total += b;
-		if (c == 0)
-			break;
-	}
 	f->nodes[node].self += b;
 	f->nodes[node].flags |= FLAME_NODE_LEAF;
 	if (has_a) {
@@ -310,6 +377,19 @@ static int insert(struct flame *f, const struct flame_span *sp, size_t n, double
 	return 0;
 }
 
+double *flame_totals(const struct flame *f)
+{
+	double *t = malloc(f->nnodes * sizeof(*t));
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < f->nnodes; i++)
+		t[i] = f->nodes[i].self;
+	for (size_t i = f->nnodes; --i > 0;)
+		t[f->nodes[i].parent] += t[i];
+	return t;
+}
+
 struct flame *flame_new_flags(unsigned flags)
 {
 	struct flame *f = calloc(1, sizeof(*f));
@@ -317,12 +397,12 @@ struct flame *flame_new_flags(unsigned flags)
 	if (!f)
 		return NULL;
 	f->flags = flags;
-	f->child_tab = calloc(1024, sizeof(*f->child_tab));
+	f->slots = calloc(1024, sizeof(*f->slots));
 	f->name_tab = calloc(1024, sizeof(*f->name_tab));
-	f->child_mask = f->name_mask = 1023;
+	f->slot_mask = f->name_mask = 1023;
 	if ((flags & FLAME_CHART) && !(f->start = malloc(1024 * sizeof(*f->start))))
 		goto fail;
-	if (!f->child_tab || !f->name_tab || grow_nodes(f) != 0 || intern(f, "", 0, 0) != 0)
+	if (!f->slots || !f->name_tab || grow_nodes(f) != 0 || intern(f, "", 0, 0) != 0)
 		goto fail;
 	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
 	if (f->start)
@@ -348,8 +428,10 @@ void flame_free(struct flame *f)
 	free(f->start);
 	free(f->names);
 	free(f->pool);
-	free(f->child_tab);
+	free(f->slots);
 	free(f->name_tab);
+	free(f->ids);
+	free(f->phash);
 	free(f->spans);
 	free(f->hexbuf);
 	free(f->prev);

@@ -8,8 +8,9 @@
  * are interned once. Counts are doubles because folded files may carry fractional counts
  * (flamegraph.pl accepts `\d+(\.\d*)?`); integer counts stay exact up to 2^53.
  *
- * Invariant: for every node, total == self + sum(total of children), on both sides of a
- * differential graph; flame_render_svg() and flame_write_folded() rely on it.
+ * Invariant: a node's index is greater than its parent's (nodes are only appended), so subtree
+ * totals are one backward pass over the nodes (flame_totals()); adding a stack touches only
+ * its leaf node, which keeps merging fast.
  *
  * Typical use by code that builds stacks itself (e.g. `record`):
  *
@@ -58,8 +59,15 @@ struct flame_node {
 	uint32_t child;  /* most recently created child, 0 if none */
 	uint32_t next;   /* next older sibling, 0 if none */
 	uint32_t flags;  /* FLAME_NODE_* */
-	double total;    /* samples of the drawn side (B) in this subtree */
 	double self;     /* samples of the drawn side (B) ending exactly here */
+};
+
+/* A child-table slot: the node for (parent, name), found by the hash of the whole path. */
+struct flame_slot {
+	uint32_t node; /* 0 = empty */
+	uint32_t tag;  /* high bits of the path hash */
+	uint32_t parent;
+	uint32_t name;
 };
 
 struct flame_name {
@@ -78,8 +86,8 @@ struct flame {
 	size_t nnames, cap_names;
 	char *pool;
 	size_t pool_len, pool_cap;
-	uint64_t *child_tab; /* (node << 32) | tag, 0 = empty */
-	size_t child_mask;
+	struct flame_slot *slots; /* open addressing on the path hash */
+	size_t slot_mask;
 	uint32_t *name_tab; /* name index + 1, 0 = empty */
 	size_t name_mask;
 	double time;   /* total samples of the drawn side */
@@ -96,6 +104,9 @@ struct flame {
 	size_t cap_hexbuf;
 	uint32_t *prev;
 	size_t nprev, cap_prev;
+	uint32_t *ids;    /* name index per frame of the current line */
+	uint64_t *phash;  /* path hash per frame of the current line */
+	size_t cap_ids;
 };
 
 /* A new, empty flame graph (flags 0), or NULL if out of memory. Free with flame_free(). */
@@ -142,6 +153,12 @@ uint64_t flame_ignored(const struct flame *f);
  * difffolded.pl output). Counts print as integers when they are. Returns 0 or -EIO.
  */
 int flame_write_folded(const struct flame *f, FILE *out);
+
+/*
+ * For flame_* modules: subtree totals of the drawn side, one per node (total[0] is the whole
+ * graph), in a new array the caller frees; NULL if out of memory.
+ */
+double *flame_totals(const struct flame *f);
 
 /* For flame_* modules: the bytes of a node's name (not NUL-terminated). */
 static inline const char *flame_node_name(const struct flame *f, uint32_t node, size_t *len)

@@ -69,13 +69,13 @@ static bool cmp_key_same(const struct flame *f, const struct flame_frame *a,
 	return f->nodes[a->node].name == f->nodes[b->node].name && a->depth == b->depth && ea == eb;
 }
 
-static double part_width(const struct flame_node *n, enum flame_part part)
+static double part_width(const struct flame_node *n, double total, enum flame_part part)
 {
 	if (part == FLAME_PART_SELF)
 		return n->self;
 	if (part == FLAME_PART_KIDS)
-		return n->total - n->self;
-	return n->total;
+		return total - n->self;
+	return total;
 }
 
 static const struct flame *key_f;
@@ -149,11 +149,12 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 	bool chart = f->flags & FLAME_CHART;
 	struct flame_frame *fr;
 	uint32_t depthmax = 0;
+	double *tot = flame_totals(f);
 
-	if (!(fr = vec_push(&pending)))
+	if (!tot || !(fr = vec_push(&pending)))
 		goto nomem;
 	*fr = (struct flame_frame){ .node = 0, .depth = 0, .part = FLAME_PART_ALL, .start = 0,
-				    .width = f->nodes[0].total };
+				    .width = tot[0] };
 	while (pending.n) {
 		struct flame_frame cur = ((struct flame_frame *)pending.p)[--pending.n];
 		const struct flame_node *n = &f->nodes[cur.node];
@@ -218,7 +219,7 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 			*fr = (struct flame_frame){ .node = e->node, .depth = cur.depth + 1,
 						    .part = (uint8_t)part,
 						    .start = chart ? f->start[e->node] : x,
-						    .width = part_width(cn, part) };
+						    .width = part_width(cn, tot[e->node], part) };
 			x += fr->width;
 		}
 		for (size_t i = kids.n; i--;) {
@@ -230,11 +231,13 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 	free(pending.p);
 	free(ents.p);
 	free(kids.p);
+	free(tot);
 	out->frames = frames.p;
 	out->n = frames.n;
 	out->depthmax = depthmax;
 	return 0;
 nomem:
+	free(tot);
 	free(frames.p);
 	free(pending.p);
 	free(ents.p);

@@ -12,7 +12,9 @@
 #include "flame_svg.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,9 +200,79 @@ void flame_opts_init(struct flame_opts *o)
 	o->palette = FLAME_PALETTE_HOT;
 }
 
-/* Perl's default number stringification. */
+/* Unsigned integer u into buf (no NUL); returns the length. */
+static size_t utoa(char *buf, uint64_t u)
+{
+	char tmp[24];
+	size_t n = 0, k;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	for (k = 0; k < n; k++)
+		buf[k] = tmp[n - 1 - k];
+	return n;
+}
+
+/*
+ * printf("%.<dec>f", v) for dec 0..2, without printf's slow path. v * 10^dec is exact in x87
+ * long double (64-bit mantissa), so rounding half to even on the exact value, as
+ * glibc's printf does. Falls back to snprintf off the fast range.
+ */
+static const char *fixed(char *buf, double v, int dec)
+{
+	static const long double scale[] = { 1, 10, 100 };
+	long double r;
+	uint64_t u;
+	size_t n = 0;
+
+	if (!(fabs(v) < 1e15) || LDBL_MANT_DIG < 64) {
+		snprintf(buf, 40, "%.*f", dec, v);
+		return buf;
+	}
+	if (signbit(v)) {
+		buf[n++] = '-';
+		v = -v;
+	}
+	r = (long double)v * scale[dec];
+	u = (uint64_t)r;
+	/* round half to even on the exact product (cheaper than nearbyintl) */
+	if (r - (long double)u > 0.5L || (r - (long double)u == 0.5L && (u & 1)))
+		u++;
+	if (dec == 0) {
+		n += utoa(buf + n, u);
+	} else {
+		uint64_t p = dec == 1 ? 10 : 100, frac = u % p;
+
+		n += utoa(buf + n, u / p);
+		buf[n++] = '.';
+		if (dec == 2)
+			buf[n++] = (char)('0' + frac / 10);
+		buf[n++] = (char)('0' + frac % 10);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Perl's default number stringification (%.15g), fast for integers and halves. */
 static const char *num(char *buf, double v)
 {
+	if (fabs(v) < 1e14 && v * 2 == floor(v * 2)) {
+		size_t n = 0;
+
+		if (v < 0) {
+			buf[n++] = '-';
+			v = -v;
+		}
+		n += utoa(buf + n, (uint64_t)v);
+		if (v != floor(v)) {
+			memcpy(buf + n, ".5", 2);
+			n += 2;
+		}
+		buf[n] = '\0';
+		return buf;
+	}
 	snprintf(buf, 32, "%.15g", v);
 	return buf;
 }
@@ -222,8 +294,8 @@ static void commas(char *out, size_t cap, const char *digits)
 
 static size_t strip_annotation(const char *s, size_t len)
 {
-	if (len >= 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']' &&
-	    strchr("kwij", s[len - 2]) && s[len - 2])
+	if (len >= 4 && s[len - 1] == ']' && s[len - 3] == '[' && s[len - 4] == '_' &&
+	    (s[len - 2] == 'k' || s[len - 2] == 'w' || s[len - 2] == 'i' || s[len - 2] == 'j'))
 		return len - 4;
 	return len;
 }
@@ -515,7 +587,7 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 		y1 = o->fontsize * 3 + fr->depth * (double)o->frameheight;
 		y2 = o->fontsize * 3 + (fr->depth + 1) * (double)o->frameheight - FRAMEPAD;
 	}
-	snprintf(s, sizeof(s), "%.0f", etime - fr->start);
+	fixed(s, etime - fr->start, 0);
 	samples = strtod(s, NULL);
 	commas(s2, sizeof(s2), s);
 
@@ -532,7 +604,9 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 		w_str(w, s2);
 		w_put(w, " ", 1);
 		w_esc(w, o->countname, strlen(o->countname), true, SIZE_MAX);
-		w_fmt(w, ", %.2f%%", 100 * samples / c->timemax);
+		w_str(w, ", ");
+		w_str(w, fixed(n1, 100 * samples / c->timemax, 2));
+		w_put(w, "%", 1);
 		if (c->f->self_a) {
 			double d = flame_frame_delta(c->f, fr);
 
@@ -554,12 +628,23 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 		flame_palette_delta(flame_frame_delta(c->f, fr), c->maxdelta, o->negate, col);
 	else
 		flame_palette_color(o->palette, o->hash, name, len, col);
-	snprintf(n1, sizeof(n1), "%.1f", x1);
-	snprintf(n2, sizeof(n2), "%.1f", x2);
-	w_fmt(w, "<rect x=\"%s\" y=\"%s\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" rx=\"2\" ry=\"2\" />\n",
-	      n1, num(s, y1), strtod(n2, NULL) - strtod(n1, NULL), y2 - y1, col);
-
-	w_fmt(w, "<text  x=\"%.2f\" y=\"%s\" >", x1 + 3, num(s, 3 + (y1 + y2) / 2));
+	fixed(n1, x1, 1);
+	fixed(n2, x2, 1);
+	w_str(w, "<rect x=\"");
+	w_str(w, n1);
+	w_str(w, "\" y=\"");
+	w_str(w, num(s, y1));
+	w_str(w, "\" width=\"");
+	w_str(w, fixed(s, strtod(n2, NULL) - strtod(n1, NULL), 1));
+	w_str(w, "\" height=\"");
+	w_str(w, fixed(s, y2 - y1, 1));
+	w_str(w, "\" fill=\"");
+	w_str(w, col);
+	w_str(w, "\" rx=\"2\" ry=\"2\" />\n<text  x=\"");
+	w_str(w, fixed(s, x1 + 3, 2));
+	w_str(w, "\" y=\"");
+	w_str(w, num(s, 3 + (y1 + y2) / 2));
+	w_str(w, "\" >");
 	chars = (int)((x2 - x1) / (o->fontsize * o->fontwidth));
 	if (chars >= 3) {
 		len = strip_annotation(name, len);
