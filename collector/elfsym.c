@@ -188,7 +188,8 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *tsh, const struct e
 			continue;
 		if (es->n == lim->max_symbols)
 			return -E2BIG;
-		nlen = strlen(name) + 1;
+		/* "memcpy@@GLIBC_2.14": the symbol version is not part of the function's name. */
+		nlen = strcspn(name + 1, "@") + 2;
 		if (es->names_len + nlen > lim->max_name_bytes)
 			return -E2BIG;
 		if (es->n == cap) {
@@ -213,7 +214,8 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *tsh, const struct e
 				return -ENOMEM;
 			es->names = nn;
 		}
-		memcpy(es->names + es->names_len, name, nlen);
+		memcpy(es->names + es->names_len, name, nlen - 1);
+		es->names[es->names_len + nlen - 1] = '\0';
 		es->syms[es->n] = (struct esym){
 		    .addr = s.st_value,
 		    .end = s.st_size ? s.st_value + s.st_size : sh.sh_addr + sh.sh_size,
@@ -479,6 +481,44 @@ const uint8_t *elfsym_build_id(const struct elfsym *es, size_t *len)
 {
 	*len = es->build_id_len;
 	return es->build_id_len ? es->build_id : NULL;
+}
+
+int elfsym_use_debug_file(struct elfsym *es, int fd, const struct elfsym_limits *lim)
+{
+	struct elfsym *dbg;
+	int rv;
+
+	if ((rv = elfsym_load_fd(fd, lim, &dbg)) != 0)
+		return rv;
+	if (!es->build_id_len || dbg->build_id_len != es->build_id_len ||
+	    memcmp(dbg->build_id, es->build_id, es->build_id_len) != 0) {
+		elfsym_free(dbg);
+		return -ESTALE;
+	}
+	if (!dbg->symtab) {
+		elfsym_free(dbg);
+		return -ENOENT;
+	}
+	/* Swap the symbol tables: dbg leaves with es's old ones. */
+	{
+		struct elfsym tmp = *es;
+
+		es->syms = dbg->syms;
+		es->addrs = dbg->addrs;
+		es->n = dbg->n;
+		es->names = dbg->names;
+		es->names_len = dbg->names_len;
+		es->dnames = dbg->dnames;
+		es->symtab = true;
+		dbg->syms = tmp.syms;
+		dbg->addrs = tmp.addrs;
+		dbg->n = tmp.n;
+		dbg->names = tmp.names;
+		dbg->names_len = tmp.names_len;
+		dbg->dnames = tmp.dnames;
+	}
+	elfsym_free(dbg);
+	return 0;
 }
 
 size_t elfsym_mem_size(const struct elfsym *es)

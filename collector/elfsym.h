@@ -77,6 +77,14 @@ bool elfsym_has_symtab(const struct elfsym *es);
 /* The GNU build id (NULL and *len 0 when the file has none). Owned by es. */
 const uint8_t *elfsym_build_id(const struct elfsym *es, size_t *len);
 
+/*
+ * Take the symbols of es from the separate debug file open at fd (e.g.
+ * /usr/lib/debug/.build-id/xx/yyyy.debug) when it has a .symtab and the same build id; es
+ * keeps its own segments. 0; -ESTALE the build ids differ (or es has none); -ENOENT the debug
+ * file has no .symtab function; errors of elfsym_load_fd(). On error es is unchanged.
+ */
+int elfsym_use_debug_file(struct elfsym *es, int fd, const struct elfsym_limits *lim);
+
 /* Bytes this table holds on the heap (for cache accounting). */
 size_t elfsym_mem_size(const struct elfsym *es);
 

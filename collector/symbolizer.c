@@ -208,7 +208,7 @@ static int mapping_table(struct symbolizer *sz, struct sproc *p, struct procmap 
 			sz->st.files_via_path++;
 		else
 			sz->st.files_via_map_files++;
-		rv = symcache_get_fd(sz->cache, fd, &handle);
+		rv = symcache_get_fd(sz->cache, fd, p->rootfd, &handle);
 		close(fd);
 		if (rv != 0) {
 			record_failure(sz, m, rv, false);

@@ -12,7 +12,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootfs.h"
 
 #define DEFAULT_MAX_FILES 1024
 #define DEFAULT_MAX_SYMBOLS (16u << 20)
@@ -146,7 +151,41 @@ static uint32_t insert(struct symcache *sc, struct elfsym *es)
 	return i;
 }
 
-int symcache_get_fd(struct symcache *sc, int fd, uint64_t *handle)
+/* Replace a .dynsym-only table by its debug file's .symtab when there is one. */
+static void try_debug_file(struct symcache *sc, struct elfsym *es, int rootfd)
+{
+	const char *dir = sc->lim.debug_dir ? sc->lim.debug_dir : "/usr/lib/debug";
+	const uint8_t *bid;
+	char path[4096];
+	size_t len, o;
+
+	bid = elfsym_build_id(es, &len);
+	if (!dir[0] || !bid || len < 2 || elfsym_has_symtab(es))
+		return;
+	o = (size_t)snprintf(path, sizeof(path), "%s/.build-id/%02x/", dir, bid[0]);
+	for (size_t i = 1; i < len && o + 8 < sizeof(path); i++)
+		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
+	if (o + 7 >= sizeof(path))
+		return;
+	memcpy(path + o, ".debug", 7);
+	for (int pass = 0; pass < 2; pass++) {
+		int dfd;
+
+		if (pass == 0 && rootfd < 0)
+			continue;
+		dfd = pass == 0 ? rootfs_openat(rootfd, path) : open(path, O_RDONLY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		if (elfsym_use_debug_file(es, dfd, &sc->lim.elf) == 0) {
+			sc->st.debug_files++;
+			close(dfd);
+			return;
+		}
+		close(dfd);
+	}
+}
+
+int symcache_get_fd(struct symcache *sc, int fd, int rootfd, uint64_t *handle)
 {
 	uint8_t bid[ELFSYM_MAX_BUILD_ID];
 	struct elfsym *es;
@@ -189,6 +228,7 @@ int symcache_get_fd(struct symcache *sc, int fd, uint64_t *handle)
 		sc->st.load_errors++;
 		return rv;
 	}
+	try_debug_file(sc, es, rootfd);
 	i = insert(sc, es);
 	sc->slots[i].dev = st.st_dev;
 	sc->slots[i].ino = st.st_ino;

@@ -21,6 +21,12 @@
 #include "elfsym.h"
 
 struct symcache_limits {
+	/*
+	 * Separate debug files by build id: <debug_dir>/.build-id/xx/yyyy.debug, looked up
+	 * under the process root first, then on the host (the build id proves it is the same
+	 * binary). NULL: "/usr/lib/debug"; "": never.
+	 */
+	const char *debug_dir;
 	uint32_t max_files;   /* tables kept; default 1024 */
 	uint64_t max_symbols; /* symbols kept over all tables; default 16 Mi */
 	struct elfsym_limits elf;
@@ -32,9 +38,10 @@ struct symcache_stats {
 	uint64_t hits_build_id; /* found by build id (another copy of a loaded file) */
 	uint64_t evictions;
 	uint64_t load_errors;
-	uint32_t files;	  /* tables held now */
-	uint64_t symbols; /* symbols held now */
-	uint64_t bytes;	  /* heap held by the tables now */
+	uint64_t debug_files; /* tables whose symbols came from a separate debug file */
+	uint32_t files;	      /* tables held now */
+	uint64_t symbols;     /* symbols held now */
+	uint64_t bytes;	      /* heap held by the tables now */
 };
 
 struct symcache;
@@ -45,9 +52,11 @@ void symcache_free(struct symcache *sc);
 
 /*
  * The table of the ELF file open at fd (loaded now if needed; fd is neither closed nor kept).
- * 0 with *handle (never 0), or an error of elfsym_load_fd()/elfsym_read_build_id().
+ * A file without .symtab takes its symbols from its debug file if one is found (rootfd: the
+ * process root to search first, or -1). 0 with *handle (never 0), or an error of
+ * elfsym_load_fd()/elfsym_read_build_id().
  */
-int symcache_get_fd(struct symcache *sc, int fd, uint64_t *handle);
+int symcache_get_fd(struct symcache *sc, int fd, int rootfd, uint64_t *handle);
 
 /*
  * The table of an in-memory image known by a caller-chosen key (e.g. "[vdso]"); the image is

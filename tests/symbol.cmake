@@ -23,7 +23,11 @@ fx_fixture(fx_full)
 add_custom_command(OUTPUT ${FX_DIR}/libfx_stripped.so
 	COMMAND ${CMAKE_STRIP} --strip-all -o ${FX_DIR}/libfx_stripped.so $<TARGET_FILE:fx_full>
 	DEPENDS fx_full VERBATIM)
-add_custom_target(fx_stripped DEPENDS ${FX_DIR}/libfx_stripped.so)
+# Its separate debug file (what libc6-dbg ships under /usr/lib/debug/.build-id/).
+add_custom_command(OUTPUT ${FX_DIR}/libfx_full.debug
+	COMMAND ${CMAKE_OBJCOPY} --only-keep-debug $<TARGET_FILE:fx_full> ${FX_DIR}/libfx_full.debug
+	DEPENDS fx_full VERBATIM)
+add_custom_target(fx_stripped DEPENDS ${FX_DIR}/libfx_stripped.so ${FX_DIR}/libfx_full.debug)
 # .text in its own PT_LOAD at vaddr 0x200000 while its file offset is a few pages:
 # p_vaddr != p_offset and differs from the first segment's (0 = 0), so no single "load bias"
 # taken from the first segment is right for it.
@@ -55,6 +59,7 @@ add_custom_target(fx_elf_fixtures DEPENDS fx_full fx_stripped fx_vaddr fx_cxx fx
 set(FX_DEFS
 	FX_FULL="$<TARGET_FILE:fx_full>"
 	FX_STRIPPED="${FX_DIR}/libfx_stripped.so"
+	FX_DEBUG="${FX_DIR}/libfx_full.debug"
 	FX_VADDR="$<TARGET_FILE:fx_vaddr>"
 	FX_CXX="$<TARGET_FILE:fx_cxx>"
 	FX_PIE="$<TARGET_FILE:fx_pie>"

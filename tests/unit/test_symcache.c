@@ -16,7 +16,7 @@ static uint64_t get(struct symcache *sc, const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	assert_int_equal(symcache_get_fd(sc, fd, &h), 0);
+	assert_int_equal(symcache_get_fd(sc, fd, -1, &h), 0);
 	close(fd);
 	assert_true(h != 0);
 	return h;
@@ -115,12 +115,110 @@ static void test_non_elf_is_an_error_and_counted(void **state)
 	int fd = open(__FILE__, O_RDONLY);
 
 	(void)state;
-	assert_int_equal(symcache_get_fd(sc, fd, &h), -ENOEXEC);
+	assert_int_equal(symcache_get_fd(sc, fd, -1, &h), -ENOEXEC);
 	close(fd);
 	symcache_stats(sc, &st);
 	assert_int_equal(st.load_errors, 1);
 	assert_int_equal(st.files, 0);
 	symcache_free(sc);
+}
+
+/* Place FX_DEBUG as <dir>/.build-id/xx/yyyy.debug for the stripped fixture's build id. */
+static void install_debug_file(const char *dir)
+{
+	uint8_t bid[64];
+	char path[512], cmd[700];
+	size_t len, o;
+	int fd = open(FX_STRIPPED, O_RDONLY);
+
+	assert_int_equal(elfsym_read_build_id(fd, 0, bid, sizeof(bid), &len), 0);
+	close(fd);
+	assert_int_equal(len, 20);
+	o = (size_t)snprintf(path, sizeof(path), "%s/.build-id/%02x", dir, bid[0]);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	o += (size_t)snprintf(path + o, sizeof(path) - o, "/");
+	for (size_t i = 1; i < len; i++)
+		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
+	snprintf(path + o, sizeof(path) - o, ".debug");
+	assert_int_equal(fx_copy(FX_DEBUG, path), 0);
+}
+
+static const char *lookup_hidden(struct symcache *sc, uint64_t h)
+{
+	struct elfsym *es = symcache_resolve(sc, h);
+	const char *name = NULL;
+	uint64_t off;
+
+	assert_non_null(es);
+	if (elfsym_lookup(es, fx_sym_value(FX_FULL, "fx_hidden") + 1, 0, &name, &off) != 0)
+		return NULL;
+	return name;
+}
+
+static void test_stripped_file_takes_symbols_from_its_debug_file(void **state)
+{
+	char dir[128];
+	struct symcache_limits lim = {0};
+	struct symcache *sc;
+	struct symcache_stats st;
+
+	(void)state;
+	assert_int_equal(fx_tmpdir(dir, sizeof(dir), "dbg"), 0);
+	lim.debug_dir = dir;
+	/* No debug file yet: .dynsym only, the static function is unknown. */
+	sc = symcache_new(&lim);
+	assert_null(lookup_hidden(sc, get(sc, FX_STRIPPED)));
+	symcache_free(sc);
+	install_debug_file(dir);
+	sc = symcache_new(&lim);
+	assert_string_equal(lookup_hidden(sc, get(sc, FX_STRIPPED)), "fx_hidden");
+	symcache_stats(sc, &st);
+	assert_int_equal(st.debug_files, 1);
+	symcache_free(sc);
+	fx_rm_rf(dir);
+}
+
+/* The container's own /usr/lib/debug is searched inside its root. */
+static void test_debug_file_is_found_inside_the_process_root(void **state)
+{
+	char top[128], dbg[300];
+	struct symcache_limits lim = {.debug_dir = "/usr/lib/debug"};
+	struct symcache *sc;
+	uint64_t h;
+	int rootfd, fd;
+
+	(void)state;
+	assert_int_equal(fx_tmpdir(top, sizeof(top), "dbgroot"), 0);
+	snprintf(dbg, sizeof(dbg), "%s/usr/lib/debug", top);
+	install_debug_file(dbg);
+	rootfd = open(top, O_PATH | O_DIRECTORY);
+	sc = symcache_new(&lim);
+	fd = open(FX_STRIPPED, O_RDONLY);
+	assert_int_equal(symcache_get_fd(sc, fd, rootfd, &h), 0);
+	close(fd);
+	close(rootfd);
+	assert_string_equal(lookup_hidden(sc, h), "fx_hidden");
+	symcache_free(sc);
+	fx_rm_rf(top);
+}
+
+static void test_debug_file_with_another_build_id_is_ignored(void **state)
+{
+	struct elfsym *es;
+	int fd = open(FX_STRIPPED, O_RDONLY), dfd = open(FX_CXX, O_RDONLY);
+
+	(void)state;
+	assert_int_equal(elfsym_load_fd(fd, NULL, &es), 0);
+	assert_int_equal(elfsym_use_debug_file(es, dfd, NULL), -ESTALE);
+	assert_false(elfsym_has_symtab(es));
+	close(dfd);
+	dfd = open(FX_DEBUG, O_RDONLY);
+	assert_int_equal(elfsym_use_debug_file(es, dfd, NULL), 0);
+	assert_true(elfsym_has_symtab(es));
+	close(dfd);
+	close(fd);
+	elfsym_free(es);
 }
 
 int main(void)
@@ -131,6 +229,9 @@ int main(void)
 	    cmocka_unit_test(test_lru_eviction_invalidates_old_handles),
 	    cmocka_unit_test(test_symbol_cap_evicts_to_fit),
 	    cmocka_unit_test(test_non_elf_is_an_error_and_counted),
+	    cmocka_unit_test(test_stripped_file_takes_symbols_from_its_debug_file),
+	    cmocka_unit_test(test_debug_file_is_found_inside_the_process_root),
+	    cmocka_unit_test(test_debug_file_with_another_build_id_is_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
