@@ -19,7 +19,7 @@
 struct queue {
 	_Atomic(struct qentry *) tail; /* producers */
 	struct qentry *head;	       /* consumer */
-	struct qentry stub;
+	struct qentry *stub; /* heap: a flexible-array struct cannot be embedded */
 	size_t budget;
 	atomic_size_t used;
 	atomic_uint_fast64_t dropped;
@@ -32,9 +32,14 @@ struct queue *queue_new(size_t budget)
 
 	if (q == NULL)
 		return NULL;
-	atomic_init(&q->stub.next, NULL);
-	atomic_init(&q->tail, &q->stub);
-	q->head = &q->stub;
+	q->stub = calloc(1, sizeof(*q->stub));
+	if (q->stub == NULL) {
+		free(q);
+		return NULL;
+	}
+	atomic_init(&q->stub->next, NULL);
+	atomic_init(&q->tail, q->stub);
+	q->head = q->stub;
 	q->budget = budget;
 	atomic_init(&q->used, 0);
 	atomic_init(&q->dropped, 0);
@@ -50,6 +55,7 @@ void queue_free(struct queue *q)
 		return;
 	while ((e = queue_pop(q)) != NULL)
 		queue_release(q, e);
+	free(q->stub);
 	free(q);
 }
 
@@ -116,7 +122,7 @@ struct qentry *queue_pop(struct queue *q)
 	struct qentry *head = q->head;
 	struct qentry *next = atomic_load_explicit(&head->next, memory_order_acquire);
 
-	if (head == &q->stub) {
+	if (head == q->stub) {
 		if (next == NULL)
 			return NULL;
 		q->head = next;
@@ -130,7 +136,7 @@ struct qentry *queue_pop(struct queue *q)
 	if (head != atomic_load(&q->tail))
 		return NULL; /* a producer is between its exchange and its link: try later */
 	/* head is the last entry: put the stub behind it so head can be handed out. */
-	link_entry(q, &q->stub);
+	link_entry(q, q->stub);
 	next = atomic_load_explicit(&head->next, memory_order_acquire);
 	if (next) {
 		q->head = next;
@@ -151,7 +157,7 @@ static int ready(struct queue *q)
 {
 	struct qentry *head = q->head;
 
-	return atomic_load(&head->next) != NULL || (head != &q->stub) ||
+	return atomic_load(&head->next) != NULL || (head != q->stub) ||
 	       atomic_load(&q->tail) != head;
 }
 
