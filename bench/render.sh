@@ -1,7 +1,7 @@
 #!/bin/sh
 # Render benchmark: `fgcollect flamegraph` vs FlameGraph's flamegraph.pl on generated Java-like
 # folded stacks (bench/gen_folded.c): 25 MB / 10k unique stacks and 250 MB / 100k unique stacks,
-# depths 20-80. Prints wall time, peak RSS (GNU time) and ratios measured in the same run.
+# depths 20-80. Prints wall and CPU time, peak RSS (GNU time) and ratios from the same run.
 #   bench/render.sh BUILD_DIR        env: FLAMEGRAPH_DIR (default /work/FlameGraph),
 #                                         RENDER_BENCH_SIZES (default "25:10000 250:100000")
 set -u
@@ -20,34 +20,37 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# run LABEL CMD... : wall seconds and max RSS (KB) into $wall / $rss
+# run CMD... : sets wall (s), cpu (user+sys s), rss (KB); output in $tmp/out.svg
 run() {
-	/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" > "$tmp/out.svg" 2>/dev/null
-	read -r wall rss < "$tmp/time"
+	/usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" > "$tmp/out.svg" 2>/dev/null
+	read -r wall rss usr sys < "$tmp/time"
+	cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }'; }
 
-printf '%-8s %-8s %10s %10s %12s %10s %10s %8s %9s\n' input unique ours_s ours_MB rss/input \
-	pl_s pl_MB speedup frames
+printf '%-6s %-7s %7s %8s %7s %9s %7s %7s %7s %8s %8s %s\n' input unique ours_s ours_cpu \
+	ours_MB rss/input pl_s pl_cpu pl_MB speedup cpu_x frames
 for s in $sizes; do
 	mb=${s%%:*}
 	uniq=${s#*:}
 	"$gen" "$mb" "$uniq" > "$tmp/in.folded"
 	bytes=$(stat -c %s "$tmp/in.folded")
 	run "$fg" flamegraph "$tmp/in.folded"
-	ow=$wall
-	orss=$rss
+	ow=$wall oc=$cpu orss=$rss
 	frames=$(grep -c '^<g >' "$tmp/out.svg")
-	pw=- prss=- ratio=-
+	pw=- pc=- prss=- wr=- cr=-
 	if [ $have_pl = 1 ]; then
 		run perl "$pl" "$tmp/in.folded"
-		pw=$wall
-		prss=$(awk "BEGIN{printf \"%.0f\", $rss/1024}")
-		ratio=$(awk "BEGIN{printf \"%.1fx\", $pw/($ow>0?$ow:0.01)}")
+		pw=$wall pc=$cpu
+		prss=$((rss / 1024))
+		wr=$(ratio "$pw" "$ow")
+		cr=$(ratio "$pc" "$oc")
 		pframes=$(grep -c '^<g >' "$tmp/out.svg")
 		[ "$pframes" = "$frames" ] || frames="$frames(pl:$pframes)"
 	fi
-	printf '%-8s %-8s %10s %10.0f %12.2f %10s %10s %8s %9s\n' "${mb}MB" "$uniq" "$ow" \
-		"$(awk "BEGIN{print $orss/1024}")" "$(awk "BEGIN{print $orss*1024/$bytes}")" \
-		"$pw" "$prss" "$ratio" "$frames"
+	printf '%-6s %-7s %7s %8s %7s %9s %7s %7s %7s %8s %8s %s\n' "${mb}MB" "$uniq" "$ow" "$oc" \
+		"$((orss / 1024))" "$(awk -v r="$orss" -v b="$bytes" 'BEGIN { printf "%.2f", r * 1024 / b }')" \
+		"$pw" "$pc" "$prss" "$wr" "$cr" "$frames"
 done
-echo "targets: speedup >= 30x, rss/input <= 2"
+echo "speedup: wall-time ratio; cpu_x: CPU-time (user+sys) ratio; targets >= 30x, rss/input <= 2"
+echo "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
