@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# record_hotloop.sh - `fgcollect record` without a watch daemon on a JVM in a namespace
+# record_hotloop.sh - `fgcollect record` (and `top`) without a watch daemon on a JVM in a namespace
 # container running one hot loop: >= 90% of the main thread's samples must be in the loop's
 # methods (HotLoop::run/step/mix, compiled or inlined), with Java names from our own socket.
 set -euo pipefail
@@ -34,4 +34,15 @@ fg_log "main thread: $main samples, $inloop in HotLoop::run/step/mix"
 ((main >= 100)) || fg_fail "only $main main-thread samples in 5 s at 99 Hz (expected up to ~500)"
 ((inloop * 100 >= main * 90)) ||
 	{ sort -t' ' -k2 -nr "$out" | head -n 10 >&2; fg_fail "only $inloop of $main samples in the loop (< 90%)"; }
+
+# `top` with a pipe: one snapshot per interval, the loop's methods at the top.
+"$FGCOLLECT" top --pid "$FG_HOSTPID" --interval 1 --count 3 --socket "$FG_SOCK_DIR/fgcollect.sock" \
+	>"$FG_TMP/top.out" 2>"$FG_TMP/top.err" || { cat "$FG_TMP/top.err" >&2; fg_fail "top failed"; }
+cat "$FG_TMP/top.out" >&2
+snaps=$(grep -c '^fgcollect top - PID' "$FG_TMP/top.out" || true)
+((snaps == 3)) || fg_fail "top printed $snaps snapshots for --count 3 on a pipe"
+! grep -q $'\033' "$FG_TMP/top.out" || fg_fail "top wrote terminal escapes to a pipe"
+# The hottest symbol of the last snapshot is one of the loop's methods.
+awk '/^fgcollect top/ { getline; getline; last = $0 } END { print last }' "$FG_TMP/top.out" |
+	grep -qE 'HotLoop::(run|step|mix)_\[[ji]\]' || fg_fail "the hottest symbol in top is not the loop"
 fg_pass "$inloop/$main main-thread samples ($((inloop * 100 / main))%) in the loop's methods"

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# record.sh BUILD_DIR - figures of `fgcollect record`:
+#   1. end-to-end symbolization throughput (bench_record: real symbolizer on libjvm.so, libc and
+#      kallsyms, a 22k-blob code table with inline tables, deferred JIT settling, aggregation),
+#      in frames/s on one core, against the bare lookups in the same run; target >= 1M/core;
+#   2. collector CPU and peak RSS per JVM: `record` of one busy JVM (HotLoop in a namespace
+#      container with the agent) at 99 and 999 Hz for DURATION s, and a `watch` daemon serving
+#      that JVM (CPU over DURATION s, RSS), each as % of one core.
+#
+#   LIBJVM    libjvm.so for part 1 (default: Debian JDK 17's)
+#   SAMPLES   samples for part 1 (default 200000)
+#   DURATION  seconds per measurement in part 2 (default 10)
+set -euo pipefail
+build=${1:?usage: bench/record.sh BUILD_DIR}
+bin=$build/bench/bench_record
+[[ -x $bin ]] || { echo "record bench: build the bench_record target first" >&2; exit 1; }
+jvm=${LIBJVM:-/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so}
+"$bin" "$jvm" "${SAMPLES:-200000}"
+
+export FGCOLLECT=${FGCOLLECT:-$build/collector/fgcollect}
+export FGAGENT=${FGAGENT:-$build/jvmti-agent/libfgagent.so}
+export FG_BUILD_DIR=$build
+. "$(dirname "$0")/../tests/harness/lib.sh"
+fg_init bench_record
+fg_require_built
+dur=${DURATION:-10}
+tck=$(getconf CLK_TCK)
+
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR"
+chmod 0755 "$FG_SOCK_DIR"
+fg_jvm_start hot HotLoop $((4 * dur + 30))
+fg_wait_log hot 30 'HotLoop ready'
+
+echo "collector cost per JVM (one busy JVM: HotLoop, $(nproc) CPUs, ${dur} s each):"
+for hz in 99 999; do
+	/usr/bin/time -f '%U %S %M' -o "$FG_TMP/time.$hz" "$FGCOLLECT" record --pid "$FG_HOSTPID" \
+		--freq "$hz" --duration "$dur" --socket "$FG_SOCK_DIR/fgcollect.sock" \
+		-o "$FG_TMP/b$hz.folded" 2>"$FG_TMP/rec.$hz.err"
+	read -r u s rss <"$FG_TMP/time.$hz"
+	samples=$(grep -o '^fgcollect record: [0-9]* samples' "$FG_TMP/rec.$hz.err" | grep -o '[0-9]*' | head -n 1)
+	awk -v hz="$hz" -v u="$u" -v s="$s" -v rss="$rss" -v d="$dur" -v n="$samples" 'BEGIN {
+		printf "  record %4d Hz: CPU %.2f s user + %.2f s sys = %.2f%% of one core, peak RSS %.1f MiB, %d samples (%.1f us CPU per sample)\n",
+			hz, u, s, 100 * (u + s) / d, rss / 1024, n, n ? 1e6 * (u + s) / n : 0 }'
+done
+
+fg_watch_start
+fg_wait 10 fg_map_ok "$FG_HOSTPID" 'HotLoop::' || fg_fail "the agent did not connect to watch"
+read -r -a st </proc/"$FG_WATCH_PID"/stat
+t0=$((st[13] + st[14]))
+sleep "$dur"
+read -r -a st </proc/"$FG_WATCH_PID"/stat
+t1=$((st[13] + st[14]))
+rss=$(awk '/^VmRSS/ { print $2 }' /proc/"$FG_WATCH_PID"/status)
+hwm=$(awk '/^VmHWM/ { print $2 }' /proc/"$FG_WATCH_PID"/status)
+awk -v t="$((t1 - t0))" -v tck="$tck" -v d="$dur" -v rss="$rss" -v hwm="$hwm" 'BEGIN {
+	printf "  watch (1 JVM, steady state): CPU %.2f%% of one core, RSS %.1f MiB (peak %.1f MiB)\n",
+		100 * t / tck / d, rss / 1024, hwm / 1024 }'
+fg_watch_stop
