@@ -56,6 +56,7 @@ say "fgcollect watch is serving $FG_SOCK (log: $FG_WATCH_LOG)"
 # 2. The sample service, under load, in its container.
 fg_jvm_start primes PrimeService --load 2 --n 20000 --seconds $((SECONDS_TO_PROFILE + 60))
 pid=$FG_HOSTPID
+FG_CLEAN_FILES=() # the demo leaves /tmp/perf-<pid>.map in place for the user to look at
 fg_wait_log primes 20 'PrimeService listening'
 say "PrimeService runs in container 'primes' as PID 1, host PID $pid, uid 4242, JDK at /opt/jdk"
 fg_wait 20 fg_map_ok "$pid" 'PrimeService::' ||
