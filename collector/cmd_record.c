@@ -289,11 +289,21 @@ static void print_summary(const struct session_summary *sm)
 	for (size_t i = 0; i < sm->njvms; i++) {
 		const struct session_jvm_summary *v = &sm->jvms[i];
 
+		if (!v->connected_ever && !v->jvm)
+			continue; /* not a JVM (a shell, a sidecar): nothing to say */
 		if (!v->connected_ever) {
 			fg_err(CMD,
 			       "PID %u: no fgcollect agent connected; Java frames are [unknown] "
 			       "(start the JVM with -agentpath:.../libfgagent.so)",
 			       v->pid);
+			continue;
+		}
+		if (!v->drops_known) {
+			fg_err(CMD,
+			       "PID %u: %llu code blobs (%llu live)%s; events the agent dropped: "
+			       "not reported through the control channel (see the watch log)",
+			       v->pid, (unsigned long long)v->blobs, (unsigned long long)v->live,
+			       v->exited ? ", exited" : "");
 			continue;
 		}
 		fg_err(CMD,

@@ -41,6 +41,7 @@ struct target {
 	bool connected;	     /* its agent has said hello to our source */
 	bool replaying;	     /* between SNAPSHOT_BEGIN and END */
 	struct codetab *tab; /* ctl source: our copy of the daemon's table */
+	bool jvm;	     /* maps libjvm.so: an agent is expected */
 	char root[48];	     /* "comm-pid", the process root frame of multi-target sessions */
 };
 
@@ -223,6 +224,23 @@ static struct target *target_find(const struct session *s, uint32_t pid)
 	return NULL;
 }
 
+/* Whether pid maps a libjvm.so (a HotSpot JVM); unknown counts as yes. */
+static bool maps_libjvm(uint32_t pid)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libjvm.so") != NULL;
+	fclose(f);
+	return found;
+}
+
 static struct target *target_add(struct session *s, uint32_t pid)
 {
 	struct target *t = target_find(s, pid);
@@ -239,6 +257,7 @@ static struct target *target_add(struct session *s, uint32_t pid)
 	if (read_small(path, comm, sizeof(comm)) != 0)
 		snprintf(comm, sizeof(comm), "pid");
 	snprintf(t->root, sizeof(t->root), "%s-%u", comm, pid);
+	t->jvm = maps_libjvm(pid);
 	load_thread_names(s, pid);
 	if (s->sz)
 		(void)symbolizer_add_process(s->sz, (pid_t)pid);
@@ -357,7 +376,7 @@ static uint64_t watermark(const struct session *s, uint64_t now)
 
 		if (t->replaying)
 			return 0;
-		if (!t->connected && !t->exited && now - s->start_ns < s->o.agent_wait_ns)
+		if (t->jvm && !t->connected && !t->exited && now - s->start_ns < s->o.agent_wait_ns)
 			return 0;
 	}
 	return w;
@@ -530,6 +549,8 @@ static void pump_ctl(struct session *s, int timeout_ms)
 	if (!s->ctl)
 		return;
 	rv = ctl_pump(s->ctl, timeout_ms, &h, &s->ctl_bad);
+	if (rv > 0)
+		stackagg_jit_changed(s->agg);
 	if (rv == 0 && !s->ctl_quiet_ns)
 		s->ctl_quiet_ns = fg_now_ns();
 	if (rv < 0) {
@@ -700,8 +721,9 @@ fail:
 
 static void pump_agents(struct session *s)
 {
-	if (s->rx && s->js)
-		jvmset_pump(s->js, s->rx, fg_now_ns());
+	/* Any handled message may have changed a table: JIT names cached by pointer are stale. */
+	if (s->rx && s->js && jvmset_pump(s->js, s->rx, fg_now_ns()) > 0)
+		stackagg_jit_changed(s->agg);
 }
 
 int session_step(struct session *s, int timeout_ms)
@@ -824,6 +846,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 		js->pid = t->pid;
 		js->exited = t->exited;
 		js->connected_ever = t->connected;
+		js->jvm = t->jvm;
 		if (t->tab) {
 			struct codetab_stats cs;
 
@@ -834,6 +857,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 			struct jvm_info ji;
 
 			jvm_info(j, &ji);
+			js->drops_known = true;
 			js->agent_queue_full = ji.agent_queue_full;
 			js->agent_table_full = ji.agent_table_full;
 			js->blobs = ji.tab.blobs;

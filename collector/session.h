@@ -60,7 +60,9 @@ struct session_opts {
 struct session_jvm_summary {
 	uint32_t pid;
 	bool connected_ever;
+	bool jvm; /* maps libjvm.so */
 	bool exited;
+	bool drops_known; /* the source reports the agent's DROPPED counts (ctl does not) */
 	uint64_t agent_queue_full, agent_table_full; /* DROPPED: events the agent lost */
 	uint64_t blobs, live;
 };

@@ -51,6 +51,14 @@ struct cacheent {
 	uint8_t used;
 };
 
+/* JIT name pointer -> interned frame, valid while gen == stackagg.jit_gen. */
+struct ptrent {
+	const char *p;
+	uint32_t id;
+	uint32_t gen;
+	uint8_t kind;
+};
+
 struct stackagg {
 	struct stackagg_opts opts;
 	struct stackagg_resolver r;
@@ -66,6 +74,8 @@ struct stackagg {
 	size_t nids, ids_cap;
 
 	struct cacheent *kcache, *ncache;
+	struct ptrent *pcache;
+	uint32_t jit_gen;
 
 	uint64_t *pend;
 	size_t pend_head, pend_len, pend_cap;
@@ -290,7 +300,9 @@ struct stackagg *stackagg_new(const struct stackagg_opts *opts, const struct sta
 		a->r = *r;
 	a->kcache = calloc(CACHE_SIZE, sizeof(*a->kcache));
 	a->ncache = calloc(CACHE_SIZE, sizeof(*a->ncache));
-	if (!a->kcache || !a->ncache) {
+	a->pcache = calloc(CACHE_SIZE, sizeof(*a->pcache));
+	a->jit_gen = 1;
+	if (!a->kcache || !a->ncache || !a->pcache) {
 		stackagg_free(a);
 		return NULL;
 	}
@@ -309,6 +321,7 @@ void stackagg_free(struct stackagg *a)
 	free(a->ids);
 	free(a->kcache);
 	free(a->ncache);
+	free(a->pcache);
 	free(a->pend);
 	free(a);
 }
@@ -316,6 +329,30 @@ void stackagg_free(struct stackagg *a)
 void stackagg_maps_changed(struct stackagg *a)
 {
 	memset(a->ncache, 0, CACHE_SIZE * sizeof(*a->ncache));
+}
+
+void stackagg_jit_changed(struct stackagg *a)
+{
+	if (++a->jit_gen == 0) { /* wrapped: no stale entry may match generation 0 again */
+		memset(a->pcache, 0, CACHE_SIZE * sizeof(*a->pcache));
+		a->jit_gen = 1;
+	}
+}
+
+/* intern_str() of a JIT name, through the pointer cache. */
+static int64_t intern_jit(struct stackagg *a, enum stackagg_kind kind, const char *name)
+{
+	uint64_t key = mix64((uint64_t)(uintptr_t)name ^ kind);
+	struct ptrent *e = &a->pcache[key & (CACHE_SIZE - 1)];
+	int64_t id;
+
+	if (e->p == name && e->gen == a->jit_gen && e->kind == kind)
+		return e->id;
+	id = intern_str(a, kind, name);
+	if (id >= 0)
+		*e = (struct ptrent){
+		    .p = name, .id = (uint32_t)id, .gen = a->jit_gen, .kind = (uint8_t)kind};
+	return id;
 }
 
 void stackagg_reset(struct stackagg *a)
@@ -489,7 +526,7 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 		return 0;
 	}
 	if (kind == STACKAGG_JIT_DYNAMIC) {
-		id = intern_str(a, STACKAGG_STUB, names[0]);
+		id = intern_jit(a, STACKAGG_STUB, names[0]);
 		if (id < 0)
 			return (int)id;
 		note_frame(a, STACKAGG_CLASS_JAVA, false);
@@ -502,7 +539,7 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 	for (int i = k - 1; i >= (a->opts.no_inline ? k - 1 : 0); i--) {
 		enum stackagg_kind fk = i == k - 1 ? STACKAGG_JAVA : STACKAGG_INLINED;
 
-		id = intern_str(a, fk, names[i]);
+		id = intern_jit(a, fk, names[i]);
 		if (id < 0)
 			return (int)id;
 		note_frame(a, STACKAGG_CLASS_JAVA, false);

@@ -140,6 +140,13 @@ size_t stackagg_settle(struct stackagg *a, uint64_t upto);
 /* Forget cached native/kernel resolutions (call when a process's mappings changed). */
 void stackagg_maps_changed(struct stackagg *a);
 
+/*
+ * The strings the jit resolver returns may have changed or been freed (a code table was
+ * modified). Until this is called, stackagg may map a name pointer it saw before straight to
+ * its interned frame without reading the string again. O(1).
+ */
+void stackagg_jit_changed(struct stackagg *a);
+
 /* Drop every counted stack (pending samples stay); the interned frames are kept. For `top`. */
 void stackagg_reset(struct stackagg *a);
 

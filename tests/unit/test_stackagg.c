@@ -451,6 +451,41 @@ static void test_overlong_stacks_are_truncated_and_counted(void **state)
 	stackagg_free(a);
 }
 
+static char mutable_name[32];
+
+static int jit_mutable(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret,
+		       bool no_inline, const char **names, size_t max, enum stackagg_jit_kind *kind)
+{
+	(void)ctx, (void)pid, (void)addr, (void)ts, (void)ret, (void)no_inline, (void)max;
+	*kind = STACKAGG_JIT_COMPILED;
+	names[0] = mutable_name;
+	return 1;
+}
+
+static void test_jit_names_are_reread_after_jit_changed(void **state)
+{
+	struct stackagg_resolver r = {.native = fake_native, .jit = jit_mutable, .ctx = &fk};
+	uint64_t user[] = {JIT + 0x10};
+	struct stackagg *a;
+	char *out;
+
+	(void)state;
+	memset(&fk, 0, sizeof(fk));
+	a = stackagg_new(NULL, &r);
+	snprintf(mutable_name, sizeof(mutable_name), "Old::m");
+	add(a, 1, "main", user, 1, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	/* The table changed (same pointer, new text): the caller says so, the new name is used. */
+	snprintf(mutable_name, sizeof(mutable_name), "New::m");
+	stackagg_jit_changed(a);
+	add(a, 2, "main", user, 1, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;New::m_[j] 1\nmain;Old::m_[j] 1\n");
+	free(out);
+	stackagg_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +503,7 @@ int main(void)
 	    cmocka_unit_test(test_maps_changed_forgets_cached_resolutions),
 	    cmocka_unit_test(test_every_sample_is_counted_exactly_once),
 	    cmocka_unit_test(test_overlong_stacks_are_truncated_and_counted),
+	    cmocka_unit_test(test_jit_names_are_reread_after_jit_changed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# record_targets.sh - `record --container ID` and `record --all` with two JVMs in two namespace
+# containers (HotLoop and InlineChain, both PID 1 inside):
+#   --container (a 12-digit prefix of the first's id) samples that container only, with the
+#     process as the root frame ("java-HOSTPID") above the thread;
+#   --all samples every JVM whose agent connects, both showing with Java names.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init record_targets
+fg_require_built
+
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR"
+chmod 0755 "$FG_SOCK_DIR"
+sock=$FG_SOCK_DIR/fgcollect.sock
+fg_jvm_start one HotLoop 50
+pid1=$FG_HOSTPID
+fg_jvm_start two InlineChain 50
+pid2=$FG_HOSTPID
+fg_wait_log one 25 'HotLoop ready'
+fg_wait_log two 25 'InlineChain ready'
+cid1=$(fg_container_cid one)
+
+out=$FG_TMP/one.folded
+"$FGCOLLECT" record --container "${cid1:0:12}" --duration 3 --socket "$sock" -o "$out" \
+	2>"$FG_TMP/rec1.err" || { cat "$FG_TMP/rec1.err" >&2; fg_fail "record --container failed"; }
+cat "$FG_TMP/rec1.err" >&2
+grep -q "^java-$pid1;.*HotLoop::[a-z]*_\[[ji]\]" "$out" ||
+	fg_fail "--container: no java-$pid1 root with HotLoop frames"
+! grep -q "InlineChain::" "$out" || fg_fail "--container sampled the other container's JVM"
+! grep -q "^java-$pid2;" "$out" || fg_fail "--container has a root frame of PID $pid2"
+
+all=$FG_TMP/all.folded
+"$FGCOLLECT" record --all --duration 4 --socket "$sock" -o "$all" 2>"$FG_TMP/rec2.err" ||
+	{ cat "$FG_TMP/rec2.err" >&2; fg_fail "record --all failed"; }
+cat "$FG_TMP/rec2.err" >&2
+grep -q "^java-$pid1;.*HotLoop::[a-z]*_\[[ji]\]" "$all" || fg_fail "--all: no HotLoop frames under java-$pid1"
+grep -q "^java-$pid2;.*InlineChain::[a-z]*_\[[ji]\]" "$all" || fg_fail "--all: no InlineChain frames under java-$pid2"
+fg_pass "--container sampled only its JVM; --all sampled both with Java names"
