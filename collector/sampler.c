@@ -143,7 +143,7 @@ struct sampler {
 	size_t nevts, capevts;
 	struct u64map owner;   /* event id -> tid it was opened for */
 	struct u64map lock;    /* tid -> owner tid, | LOCK_EXITED once it exited */
-	struct u64map opened;  /* pid << 32 | tid -> 1: threads with their own events */
+	struct u64map opened;  /* pid << 32 | tid -> 1: threads covered (own or inherited) */
 	struct u64map targets; /* pid -> 1 */
 };
 
@@ -407,9 +407,39 @@ fail:
 }
 
 /*
- * Open every thread of `pid` not opened yet, listing /proc/PID/task again until a pass finds
+ * Mark as covered every thread whose FORK record is in the rings: it was created by a thread
+ * we already sample, so it inherited the events. Reads the rings without consuming them.
+ */
+static void mark_inherited(struct sampler *s)
+{
+	for (unsigned int i = 0; i < s->nrings; i++) {
+		struct ring *r = &s->rings[i];
+		uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+		struct perfring_reader rd;
+		struct perfring_rec rec;
+		const void *p;
+		size_t len;
+
+		if (perfring_reader_init(&rd, (uint8_t *)r->map + r->pg->data_offset,
+					 r->pg->data_size, r->pg->data_tail, head, r->bounce,
+					 PERFRING_MAX_RECORD) != 0)
+			continue;
+		while (perfring_reader_next(&rd, &p, &len) == 1) {
+			if (perfring_decode(&s->fmt, p, len, &rec) != 0)
+				break;
+			if (rec.type == PERF_RECORD_FORK)
+				(void)u64map_put(
+				    &s->opened, (uint64_t)rec.u.task.pid << 32 | rec.u.task.tid, 1);
+		}
+	}
+}
+
+/*
+ * Open every thread of `pid` not covered yet, listing /proc/PID/task again until a pass finds
  * no new thread: threads created before their creator's event was enabled are caught by a
- * later pass, those created after inherit it. Returns the threads opened or -errno.
+ * later pass, those created after inherit it (and are recognised by their FORK record; one
+ * created too close to the listing to have it is opened twice, see dedup_accept()).
+ * Returns the threads opened or -errno.
  */
 static int open_threads(struct sampler *s, pid_t pid)
 {
@@ -425,6 +455,8 @@ static int open_threads(struct sampler *s, pid_t pid)
 
 		if (!d)
 			return errno == ENOENT ? -ESRCH : -errno;
+		if (pass > 0)
+			mark_inherited(s);
 		while ((de = readdir(d)) != NULL) {
 			char *end;
 			long tid = strtol(de->d_name, &end, 10);
