@@ -3,7 +3,7 @@
 #
 # record_exit.sh - a JVM that exits during the recording: `record --duration 30` ends when the
 # process is gone, still writes its output (an SVG here, with the Java names of what ran),
-# exits 0, and says so on stderr. Also: an unknown output extension is a usage error (64) naming
+# exits 0, and says so on stderr. Ctrl-C (SIGINT) ends a recording early and still writes it. Also: an unknown output extension is a usage error (64) naming
 # the file, and a PID that does not exist is a runtime failure (1) naming the PID.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -38,4 +38,21 @@ grep -q "PID $FG_HOSTPID exited" "$FG_TMP/record.err" || fg_fail "no note that t
 grep -q '</svg>' "$svg" || fg_fail "$svg is not a complete SVG"
 grep -q 'HotLoop::' "$svg" || fg_fail "the SVG has no HotLoop Java frame"
 fg_container_wait short 10 || true
-fg_pass "record ended ${took} ms after start, wrote an SVG with Java names, exit 0"
+
+# SIGINT: a 30 s recording of a live JVM interrupted after ~3 s still writes its output.
+fg_jvm_start long HotLoop 40
+fg_wait_log long 20 'HotLoop ready'
+folded=$FG_TMP/int.folded
+"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 30 --socket "$FG_SOCK_DIR/fgcollect.sock" \
+	-o "$folded" 2>"$FG_TMP/int.err" &
+rec=$!
+sleep 3
+kill -INT "$rec"
+rc=0
+wait "$rec" || rc=$?
+cat "$FG_TMP/int.err" >&2
+((rc == 0)) || fg_fail "record exited $rc after SIGINT"
+grep -q 'interrupted' "$FG_TMP/int.err" || fg_fail "no note that the recording was interrupted"
+grep -q 'HotLoop::' "$folded" || fg_fail "the interrupted recording wrote no HotLoop frames to $folded"
+
+fg_pass "record ended ${took} ms after start, wrote an SVG with Java names, exit 0; SIGINT writes too"
