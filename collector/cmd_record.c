@@ -275,7 +275,7 @@ static void print_summary(const struct session_summary *sm)
 	       "%llu lost records (%llu events lost), %llu dropped",
 	       (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9, sm->freq_hz,
 	       sm->event_name, sm->max_stack, (unsigned long long)sm->lost_records,
-	       (unsigned long long)(sm->lost + sm->lost_samples),
+	       (unsigned long long)sm->lost + (unsigned long long)sm->lost_samples,
 	       (unsigned long long)sm->agg.dropped);
 	pct(j, sizeof(j), sm->agg.unresolved[STACKAGG_CLASS_JAVA],
 	    sm->agg.frames[STACKAGG_CLASS_JAVA]);
@@ -310,7 +310,8 @@ static void print_summary(const struct session_summary *sm)
 		       "PID %u: %llu code blobs (%llu live), agent dropped %llu events "
 		       "(queue full %llu, table full %llu)%s",
 		       v->pid, (unsigned long long)v->blobs, (unsigned long long)v->live,
-		       (unsigned long long)(v->agent_queue_full + v->agent_table_full),
+		       (unsigned long long)v->agent_queue_full +
+			   (unsigned long long)v->agent_table_full,
 		       (unsigned long long)v->agent_queue_full,
 		       (unsigned long long)v->agent_table_full, v->exited ? ", exited" : "");
 	}
