@@ -580,7 +580,8 @@ static int add_blob(struct codetab *t, const struct blob_in *in)
 		t->st.bad++;
 		return -EINVAL;
 	}
-	if (in->flags & FGP_REC_REPLAY) {
+	/* The same load again (a replay, or a delta resent after a reconnect) is one event. */
+	{
 		const struct codeblob *l = codetab_lookup_live(t, in->addr);
 
 		if (l && l->addr == in->addr && l->size == in->size && l->load_ts == in->ts &&

@@ -56,7 +56,7 @@ struct codetab_limits {
 /* Counters, cumulative. */
 struct codetab_stats {
 	uint64_t loads, dynamic, unloads;
-	uint64_t replay_dups;	     /* replayed blobs we already had */
+	uint64_t replay_dups;	     /* loads we already had (replays, resends) */
 	uint64_t replay_gone;	     /* live blobs missing from a replay: ended at its start */
 	uint64_t overlap_ended;	     /* live blobs ended by an overlapping load */
 	uint64_t unknown_unloads;    /* unload of an address with no live blob */
@@ -74,9 +74,9 @@ void codetab_free(struct codetab *t);
 
 /*
  * Apply one decoded record: CODE_LOAD, DYNAMIC_CODE, CODE_UNLOAD, SNAPSHOT_BEGIN/END. Others
- * (HELLO, DROPPED, unknown types) are ignored and return 0. A record flagged FGP_REC_REPLAY that
- * matches a live blob exactly (addr, size, load ts, name) is a duplicate and only marks that blob
- * as seen. At SNAPSHOT_END, live blobs loaded before the matching SNAPSHOT_BEGIN's ts that the
+ * (HELLO, DROPPED, unknown types) are ignored and return 0. A load that matches a live blob
+ * exactly (addr, size, load ts, name), as a replayed one does, is a duplicate and only marks that
+ * blob as seen. At SNAPSHOT_END, live blobs loaded before the matching SNAPSHOT_BEGIN's ts that the
  * replay did not mention are ended at that ts (their unload happened while we were not
  * listening). Returns 0, 1 when the table changed its live set (the perf map is stale),
  * -ENOSPC when the blob was refused (memory cap), -EINVAL for an invalid record (counted).

@@ -102,17 +102,18 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 	unsigned i;
 
 	if (ev == NNG_PIPE_EV_ADD_PRE) {
-		/* Our own watchdog's probe: proof that the listener still accepts. */
-		if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
+		/* Any pipe reaching the socket proves the listener still accepts. */
+		pthread_mutex_lock(&rx->mu);
+		rx->probe_hits++;
+		pthread_cond_broadcast(&rx->wd_cv);
+		/* Our own watchdog's probe has done its job. */
+		if (!rx->o.allow_self_peer &&
+		    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
 		    pid == (uint64_t)rx->self) {
-			pthread_mutex_lock(&rx->mu);
-			rx->probe_hits++;
-			pthread_cond_broadcast(&rx->wd_cv);
 			pthread_mutex_unlock(&rx->mu);
 			nng_pipe_close(p);
 			return;
 		}
-		pthread_mutex_lock(&rx->mu);
 		if (rx->n_pipes >= rx->o.max_peers) {
 			rx->st.refused_cap++;
 			pthread_mutex_unlock(&rx->mu);

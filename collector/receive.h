@@ -11,8 +11,8 @@
  * defends against the listener wedge of nng issue #1518 (fixed in 1.6): a peer that disconnects
  * during the SP handshake makes the negotiation fail with NNG_ECLOSED, which the listener's accept
  * loop mistakes for its own closing and stops accepting for good. Every watchdog_ms the watchdog
- * dials the listener from inside this process and waits for that pipe to reach the socket; if it
- * does not within probe_timeout_ms, the listener is closed and listened again (its existing pipes
+ * dials the listener from inside this process and waits for a pipe (its own, or any other) to
+ * reach the socket; if none does within probe_timeout_ms, the listener is closed and listened again (its existing pipes
  * close too, and agents reconnect and replay).
  *
  * Invariant: one consumer thread calls receive_next/receive_drop_pipe; the pipe callbacks and
@@ -34,6 +34,7 @@ struct receive_opts {
 	unsigned watchdog_ms;	  /* self-dial period; 0 = no watchdog */
 	unsigned probe_timeout_ms; /* 0 = 500 */
 	int socket_mode;	  /* 0 = 0666 */
+	int allow_self_peer;	  /* tests: admit connections from this very process */
 };
 
 enum receive_ev_type {

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/* test_codetab.c - the per-JVM code history: intervals, overlap, reuse, grace, inline, caps. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codetab.h"
+#include "fgproto.h"
+
+#define MS 1000000ull
+
+static uint8_t buf[1 << 16];
+
+/* Encode one record into buf and decode it back into *rec (which then borrows buf). */
+static void decode_one(size_t n, struct fgp_record *rec)
+{
+	struct fgp_reader r;
+
+	assert_int_equal(fgp_reader_init(&r, buf, n), 0);
+	assert_int_equal(fgp_next(&r, rec), 1);
+}
+
+static void load_inline(struct codetab *t, uint64_t addr, uint32_t size, uint64_t ts,
+			const char *name, uint16_t flags)
+{
+	/* Hot::loop inlines Hot::step (pcs 0x10..0x20) which inlines Math::abs (pc 0x18). */
+	static const struct fgp_str methods[] = { { "Hot::loop", 9 }, { "Hot::step", 9 },
+						  { "Math::abs", 9 } };
+	static const uint16_t c_loop[] = { 0 }, c_step[] = { 1, 0 }, c_abs[] = { 2, 1, 0 };
+	static const struct fgp_pc_in pcs[] = {
+		{ 0x08, 1, c_loop }, { 0x10, 2, c_step }, { 0x18, 3, c_abs },
+		{ 0x20, 2, c_step }, { 0x40, 1, c_loop },
+	};
+	struct fgp_code_load_in in = {
+		.addr = addr, .size = size, .ts = ts, .flags = flags,
+		.name = { name, (uint16_t)strlen(name) },
+		.n_methods = 3, .methods = methods, .n_pcs = 5, .pcs = pcs,
+	};
+	struct fgp_record rec;
+	int n;
+
+	fgp_encode_msg_header(buf, sizeof(buf));
+	n = fgp_encode_code_load(buf + 8, sizeof(buf) - 8, &in);
+	assert_true(n > 0);
+	decode_one(8 + (size_t)n, &rec);
+	assert_true(codetab_apply(t, &rec) >= 0);
+}
+
+static void snapshot(struct codetab *t, uint16_t type, uint64_t ts)
+{
+	struct fgp_snapshot s = { .ts = ts };
+	struct fgp_record rec;
+
+	fgp_encode_msg_header(buf, sizeof(buf));
+	assert_int_equal(fgp_encode_snapshot(buf + 8, sizeof(buf) - 8, type, &s), FGP_SNAPSHOT_SIZE);
+	decode_one(8 + FGP_SNAPSHOT_SIZE, &rec);
+	codetab_apply(t, &rec);
+}
+
+static const char *name_at(const struct codetab *t, uint64_t a, uint64_t ts)
+{
+	const struct codeblob *b = codetab_lookup(t, a, ts);
+
+	return b ? b->name : NULL;
+}
+
+static void test_lookup_respects_load_and_unload_times(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "A::a"), 1);
+	assert_int_equal(codetab_unload(t, 0x1000, 200 * MS), 1);
+	assert_null(name_at(t, 0x1050, 10 * MS));	    /* long before: outside the grace */
+	assert_string_equal(name_at(t, 0x1050, 100 * MS), "A::a");
+	assert_string_equal(name_at(t, 0x10ff, 199 * MS), "A::a");
+	assert_null(name_at(t, 0x1050, 200 * MS));	    /* unload_ts is exclusive */
+	assert_null(name_at(t, 0x1100, 150 * MS));	    /* end is exclusive */
+	assert_int_equal(codetab_live_count(t), 0);
+	codetab_free(t);
+}
+
+static void test_address_reuse_keeps_each_generation(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	char name[32];
+
+	(void)state;
+	/* Ten generations of a method at the same address, each unloaded before the next. */
+	for (int g = 0; g < 10; g++) {
+		snprintf(name, sizeof(name), "Gen%d::hot", g);
+		codetab_add(t, CODEBLOB_COMPILED, 0x7f0000001000, 0x200, (uint64_t)(1000 + g * 100) * MS,
+			    name);
+		codetab_unload(t, 0x7f0000001000, (uint64_t)(1000 + g * 100 + 90) * MS);
+	}
+	for (int g = 0; g < 10; g++) {
+		snprintf(name, sizeof(name), "Gen%d::hot", g);
+		assert_string_equal(name_at(t, 0x7f0000001100, (uint64_t)(1000 + g * 100 + 45) * MS),
+				    name);
+	}
+	codetab_free(t);
+}
+
+static void test_overlapping_load_ends_the_old_blob(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct codetab_stats st;
+
+	(void)state;
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "Old::a");
+	codetab_add(t, CODEBLOB_COMPILED, 0x1100, 0x100, 100 * MS, "Old::b");
+	/* New blob covers the tail of a and the head of b, with no unload events. */
+	codetab_add(t, CODEBLOB_COMPILED, 0x1080, 0x100, 300 * MS, "New::c");
+	assert_int_equal(codetab_live_count(t), 1);
+	assert_string_equal(codetab_live_at(t, 0)->name, "New::c");
+	assert_string_equal(name_at(t, 0x1010, 200 * MS), "Old::a");
+	assert_string_equal(name_at(t, 0x1150, 299 * MS), "Old::b");
+	assert_string_equal(name_at(t, 0x1150, 300 * MS), "New::c");
+	assert_null(name_at(t, 0x1010, 400 * MS)); /* a ended at c's load */
+	codetab_stats(t, &st);
+	assert_int_equal(st.overlap_ended, 2);
+	codetab_free(t);
+}
+
+static void test_older_overlapping_load_is_history_only(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+
+	(void)state;
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 500 * MS, "Newer::x");
+	/* Arrives later but was loaded earlier (e.g. a replayed record): live until x's load. */
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x80, 100 * MS, "Older::y");
+	assert_int_equal(codetab_live_count(t), 1);
+	assert_string_equal(codetab_live_at(t, 0)->name, "Newer::x");
+	assert_string_equal(name_at(t, 0x1010, 200 * MS), "Older::y");
+	assert_string_equal(name_at(t, 0x1010, 600 * MS), "Newer::x");
+	codetab_free(t);
+}
+
+static void test_grace_window_accepts_a_late_callback(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+
+	(void)state;
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "Old::a");
+	codetab_unload(t, 0x1000, 150 * MS);
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 200 * MS, "New::b");
+	codetab_add(t, CODEBLOB_COMPILED, 0x9000, 0x100, 400 * MS, "Far::c");
+	/* Sample 20 ms before b's callback, after a's unload: b was already running. */
+	assert_string_equal(name_at(t, 0x1010, 180 * MS), "New::b");
+	/* While a was live, a wins. */
+	assert_string_equal(name_at(t, 0x1010, 149 * MS), "Old::a");
+	/* 60 ms before c's callback: outside the 50 ms grace. */
+	assert_null(name_at(t, 0x9010, 340 * MS));
+	assert_string_equal(name_at(t, 0x9010, 351 * MS), "Far::c");
+	codetab_free(t);
+}
+
+static void test_grace_never_overrides_a_live_occupant(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+
+	(void)state;
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "Old::a");
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 120 * MS, "New::b"); /* ends a at 120 */
+	assert_string_equal(name_at(t, 0x1010, 110 * MS), "Old::a");
+	assert_string_equal(name_at(t, 0x1010, 120 * MS), "New::b");
+	assert_null(name_at(t, 0x1010, 30 * MS)); /* before anything, beyond the grace */
+	assert_string_equal(name_at(t, 0x1010, 60 * MS), "Old::a"); /* within the grace of a */
+	codetab_free(t);
+}
+
+static void test_inline_chain_follows_hotspot_ranges(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	const struct codeblob *b;
+	const char *names[8];
+
+	(void)state;
+	load_inline(t, 0x2000, 0x40, 10 * MS, "Hot::loop", 0);
+	b = codetab_lookup(t, 0x2014, 10 * MS);
+	assert_non_null(b);
+	/* (0x10, 0x18] is Math::abs <- Hot::step <- Hot::loop. */
+	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 3);
+	assert_string_equal(names[0], "Math::abs");
+	assert_string_equal(names[1], "Hot::step");
+	assert_string_equal(names[2], "Hot::loop");
+	/* A return address equal to a pc offset belongs to that entry. */
+	assert_int_equal(codetab_inline_chain(b, 0x2018, true, names, 8), 3);
+	assert_int_equal(codetab_inline_chain(b, 0x2010, true, names, 8), 2);
+	assert_string_equal(names[0], "Hot::step");
+	assert_int_equal(codetab_inline_chain(b, 0x2019, false, names, 8), 2);
+	assert_int_equal(codetab_inline_chain(b, 0x2000, false, names, 8), 1);
+	assert_string_equal(names[0], "Hot::loop");
+	/* max truncates, innermost kept. */
+	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 1), 1);
+	assert_string_equal(names[0], "Math::abs");
+	codetab_free(t);
+}
+
+static void test_names_are_interned_and_freed_with_history(void **state)
+{
+	struct codetab_limits lim = { .max_bytes = 0 };
+	struct codetab *t = codetab_new(&lim);
+	struct codetab_stats a, b;
+
+	(void)state;
+	codetab_stats(t, &a);
+	for (int i = 0; i < 100; i++) {
+		load_inline(t, 0x3000, 0x40, (uint64_t)(i + 1) * MS, "Hot::loop", 0);
+		codetab_unload(t, 0x3000, (uint64_t)(i + 1) * MS + 1000);
+	}
+	codetab_stats(t, &b);
+	assert_int_equal(b.blobs, 100);
+	/* 100 copies of three names would be > 100 * 3 * 25 bytes; interned, much less. */
+	assert_true(codetab_prune(t, 1000 * MS) == 100);
+	codetab_stats(t, &b);
+	assert_int_equal(b.blobs, 0);
+	assert_int_equal(b.pruned, 100);
+	assert_true(b.bytes <= a.bytes + 8192); /* only index capacity (hist, live) remains */
+	codetab_free(t);
+}
+
+static void test_replay_merges_and_ends_what_vanished(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct codetab_stats st;
+
+	(void)state;
+	load_inline(t, 0x1000, 0x40, 10 * MS, "Keep::me", 0);
+	load_inline(t, 0x2000, 0x40, 20 * MS, "Gone::me", 0);
+	/* The agent reconnects: its snapshot holds Keep::me (same ts) and a new blob. */
+	snapshot(t, FGP_SNAPSHOT_BEGIN, 500 * MS);
+	load_inline(t, 0x1000, 0x40, 10 * MS, "Keep::me", FGP_REC_REPLAY);
+	load_inline(t, 0x3000, 0x40, 400 * MS, "New::one", FGP_REC_REPLAY);
+	snapshot(t, FGP_SNAPSHOT_END, 500 * MS);
+	codetab_stats(t, &st);
+	assert_int_equal(st.replay_dups, 1);
+	assert_int_equal(st.replay_gone, 1);
+	assert_int_equal(codetab_live_count(t), 2);
+	assert_string_equal(name_at(t, 0x2010, 100 * MS), "Gone::me");
+	assert_null(name_at(t, 0x2010, 600 * MS));
+	assert_string_equal(name_at(t, 0x1010, 600 * MS), "Keep::me");
+	codetab_free(t);
+}
+
+struct hist {
+	int n;
+	uint64_t last_ts;
+	bool ordered;
+	int unloads;
+};
+
+static int hist_cb(void *arg, const struct codeblob *b, bool is_unload)
+{
+	struct hist *h = arg;
+	uint64_t ts = is_unload ? b->unload_ts : b->load_ts;
+
+	if (ts < h->last_ts)
+		h->ordered = false;
+	h->last_ts = ts;
+	h->n++;
+	h->unloads += is_unload;
+	return 0;
+}
+
+static void test_history_is_in_time_order(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct hist h = { .ordered = true };
+
+	(void)state;
+	for (int i = 0; i < 300; i++) {
+		uint64_t a = 0x10000 + (uint64_t)((i * 7919) % 300) * 0x100;
+
+		codetab_add(t, CODEBLOB_COMPILED, a, 0x80, (uint64_t)(i + 1) * MS, "M::m");
+		if (i % 3 == 0)
+			codetab_unload(t, a, (uint64_t)(i + 1) * MS + 500);
+	}
+	assert_int_equal(codetab_history(t, hist_cb, &h), 0);
+	assert_true(h.ordered);
+	assert_int_equal(h.n, 300 + 100);
+	assert_int_equal(h.unloads, 100);
+	codetab_free(t);
+}
+
+static void test_memory_cap_prunes_history_then_refuses(void **state)
+{
+	struct codetab_limits lim = { .max_bytes = 64 * 1024 };
+	struct codetab *t = codetab_new(&lim);
+	struct codetab_stats st;
+	char name[64];
+	int refused = 0;
+
+	(void)state;
+	/* Ended history first: it must be pruned to make room, never live blobs. */
+	for (int i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "Churn%d::method", i);
+		codetab_add(t, CODEBLOB_COMPILED, 0x100000, 0x100, (uint64_t)(i + 1) * MS, name);
+		codetab_unload(t, 0x100000, (uint64_t)(i + 1) * MS + 10);
+	}
+	codetab_stats(t, &st);
+	assert_true(st.pruned > 0);
+	assert_true(st.bytes <= lim.max_bytes);
+	/* Newest history survives pruning. */
+	assert_string_equal(name_at(t, 0x100010, 2000 * MS), "Churn1999::method");
+	/* Live blobs fill the cap: then new ones are refused and counted. */
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "Live%d::method", i);
+		if (codetab_add(t, CODEBLOB_COMPILED, 0x200000 + (uint64_t)i * 0x100, 0x100,
+				3000 * MS, name) == -ENOSPC)
+			refused++;
+	}
+	codetab_stats(t, &st);
+	assert_true(refused > 0);
+	assert_int_equal(st.refused, refused);
+	assert_true(st.bytes <= lim.max_bytes);
+	codetab_free(t);
+}
+
+static void test_invalid_blobs_are_counted(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct codetab_stats st;
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0, 1, "Zero::size"), -EINVAL);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, UINT64_MAX - 4, 0x100, 1, "Wrap::x"),
+			 -EINVAL);
+	assert_int_equal(codetab_unload(t, 0x5000, 1), 0);
+	codetab_stats(t, &st);
+	assert_int_equal(st.bad, 2);
+	assert_int_equal(st.unknown_unloads, 1);
+	codetab_free(t);
+}
+
+static void test_many_blobs_lookup_matches_linear_scan(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	enum { N = 3000 };
+	static uint64_t addr[N], load[N], unload[N];
+
+	(void)state;
+	srand(7);
+	for (int i = 0; i < N; i++) {
+		addr[i] = 0x400000 + (uint64_t)(rand() % 2000) * 0x40;
+		load[i] = (uint64_t)(i + 1) * 1000;
+		codetab_add(t, CODEBLOB_COMPILED, addr[i], 0x40, load[i], "X::x");
+		unload[i] = UINT64_MAX;
+		for (int k = 0; k < i; k++) /* our own model of "ended by overlap" */
+			if (addr[k] == addr[i] && unload[k] == UINT64_MAX)
+				unload[k] = load[i];
+	}
+	for (int q = 0; q < 2000; q++) {
+		uint64_t a = 0x400000 + (uint64_t)(rand() % 2000) * 0x40 + 5;
+		uint64_t ts = (uint64_t)(rand() % N + 1) * 1000 + 10;
+		const struct codeblob *b = codetab_lookup(t, a, ts);
+		int want = -1;
+
+		for (int k = 0; k < N; k++)
+			if (a >= addr[k] && a < addr[k] + 0x40 && load[k] <= ts && ts < unload[k])
+				want = k;
+		if (want < 0) {
+			/* Nothing live: only a grace hit is allowed, loaded after ts. */
+			if (b)
+				assert_true(b->load_ts > ts);
+		} else {
+			assert_non_null(b);
+			assert_int_equal(b->load_ts, load[want]);
+		}
+	}
+	codetab_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lookup_respects_load_and_unload_times),
+		cmocka_unit_test(test_address_reuse_keeps_each_generation),
+		cmocka_unit_test(test_overlapping_load_ends_the_old_blob),
+		cmocka_unit_test(test_older_overlapping_load_is_history_only),
+		cmocka_unit_test(test_grace_window_accepts_a_late_callback),
+		cmocka_unit_test(test_grace_never_overrides_a_live_occupant),
+		cmocka_unit_test(test_inline_chain_follows_hotspot_ranges),
+		cmocka_unit_test(test_names_are_interned_and_freed_with_history),
+		cmocka_unit_test(test_replay_merges_and_ends_what_vanished),
+		cmocka_unit_test(test_history_is_in_time_order),
+		cmocka_unit_test(test_memory_cap_prunes_history_then_refuses),
+		cmocka_unit_test(test_invalid_blobs_are_counted),
+		cmocka_unit_test(test_many_blobs_lookup_matches_linear_scan),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

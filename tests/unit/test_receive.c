@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_receive.c - the agent socket end to end inside one process: real nng clients and raw
+ * AF_UNIX peers against receive + jvmset + perfmap in a temporary directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/push.h>
+
+#include "codetab.h"
+#include "fgproto.h"
+#include "jvmset.h"
+#include "perfmap.h"
+#include "receive.h"
+
+#define MS 1000000ull
+
+struct fx {
+	char dir[64], sock[96], url[104];
+	struct receive *rx;
+	struct perfmap_dir *maps;
+	struct jvmset *set;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct receive_opts ro = { .allow_self_peer = 1, .watchdog_ms = 200,
+				   .probe_timeout_ms = 300 };
+	struct jvmset_opts jo = { 0 };
+
+	strcpy(f->dir, "/tmp/fgrx.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->sock, sizeof(f->sock), "%s/s.sock", f->dir);
+	snprintf(f->url, sizeof(f->url), "ipc://%s", f->sock);
+	ro.path = f->sock;
+	assert_int_equal(receive_open(&ro, &f->rx), 0);
+	assert_int_equal(perfmap_dir_open(f->dir, &f->maps), 0);
+	jo.maps = f->maps;
+	assert_int_equal(jvmset_new(&jo, &f->set), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	jvmset_free(f->set);
+	receive_close(f->rx);
+	perfmap_dir_close(f->maps);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+/* Pump the collector until pred(f) holds or ms elapse. */
+static bool pump_until(struct fx *f, bool (*pred)(struct fx *), unsigned ms)
+{
+	uint64_t end = now_ns() + ms * MS;
+
+	while (now_ns() < end) {
+		struct pollfd p[2];
+
+		receive_pollfds(f->rx, p);
+		poll(p, 2, 10);
+		jvmset_pump(f->set, f->rx, now_ns());
+		jvmset_tick(f->set, now_ns());
+		if (pred(f))
+			return true;
+	}
+	return false;
+}
+
+struct msg {
+	uint8_t b[1 << 16];
+	size_t n;
+};
+
+static void m_init(struct msg *m)
+{
+	m->n = (size_t)fgp_encode_msg_header(m->b, sizeof(m->b));
+}
+
+static void m_hello(struct msg *m, uint32_t pid)
+{
+	struct fgp_hello h = { .proto_version = FGP_VERSION, .pid = pid,
+			       .flags = FGP_HELLO_PRESERVE_FRAME_POINTER, .ts = 1,
+			       .jvm_version = { "17.0.test", 9 }, .agent_version = { "t", 1 } };
+
+	m->n += (size_t)fgp_encode_hello(m->b + m->n, sizeof(m->b) - m->n, &h);
+}
+
+static void m_load(struct msg *m, uint64_t addr, uint32_t size, uint64_t ts, const char *name,
+		   uint16_t flags)
+{
+	struct fgp_code_load_in in = { .addr = addr, .size = size, .ts = ts, .flags = flags,
+				       .name = { name, (uint16_t)strlen(name) } };
+	int n = fgp_encode_code_load(m->b + m->n, sizeof(m->b) - m->n, &in);
+
+	assert_true(n > 0);
+	m->n += (size_t)n;
+}
+
+static void m_snap(struct msg *m, uint16_t type, uint64_t ts)
+{
+	struct fgp_snapshot s = { .ts = ts };
+
+	m->n += (size_t)fgp_encode_snapshot(m->b + m->n, sizeof(m->b) - m->n, type, &s);
+}
+
+static nng_socket client(struct fx *f)
+{
+	nng_socket s;
+
+	assert_int_equal(nng_push0_open(&s), 0);
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 3000);
+	nng_socket_set_int(s, NNG_OPT_SENDBUF, 128); /* sends return before the collector pumps */
+	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 20);
+	assert_int_equal(nng_dial(s, f->url, NULL, NNG_FLAG_NONBLOCK), 0);
+	return s;
+}
+
+static void send_msg(nng_socket s, const struct msg *m)
+{
+	assert_int_equal(nng_send(s, (void *)m->b, m->n, 0), 0);
+}
+
+static size_t live_count(struct fx *f)
+{
+	struct jvm *j = jvmset_find(f->set, (uint32_t)getpid());
+
+	return j ? codetab_live_count(jvm_table(j)) : 0;
+}
+
+static bool has4(struct fx *f)
+{
+	return live_count(f) == 4;
+}
+
+static bool map_has_delta(struct fx *f)
+{
+	char path[160], line[256];
+	FILE *fp;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "%s/perf-%d.map", f->dir, getpid());
+	fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	while (fgets(line, sizeof(line), fp))
+		if (!strcmp(line, "7f0000004000 80 Delta::d\n"))
+			found = true;
+	fclose(fp);
+	return found;
+}
+
+static void send_session(struct fx *f, nng_socket s, bool with_b)
+{
+	struct msg m;
+
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid());
+	m_snap(&m, FGP_SNAPSHOT_BEGIN, 1000 * MS);
+	m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "Replay::a", FGP_REC_REPLAY);
+	if (with_b)
+		m_load(&m, 0x7f0000002000, 0x100, 20 * MS, "Replay::b", FGP_REC_REPLAY);
+	m_load(&m, 0x7f0000003000, 0x100, 30 * MS, "Replay::c", FGP_REC_REPLAY);
+	m_snap(&m, FGP_SNAPSHOT_END, 1000 * MS);
+	send_msg(s, &m);
+	m_init(&m);
+	m_load(&m, 0x7f0000004000, 0x80, 1100 * MS, "Delta::d", 0);
+	send_msg(s, &m);
+	(void)f;
+}
+
+static void test_hello_snapshot_and_deltas_fill_table_and_map(void **state)
+{
+	struct fx *f = *state;
+	nng_socket s = client(f);
+	char path[160], text[1024];
+	int fd;
+	ssize_t n;
+
+	send_session(f, s, true);
+	assert_true(pump_until(f, has4, 3000));
+	assert_true(pump_until(f, map_has_delta, 3000));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", f->dir, getpid());
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	assert_true(n > 0);
+	text[n] = '\0';
+	assert_string_equal(text, "7f0000001000 100 Replay::a\n"
+				  "7f0000002000 100 Replay::b\n"
+				  "7f0000003000 100 Replay::c\n"
+				  "7f0000004000 80 Delta::d\n");
+	nng_close(s);
+}
+
+static bool replay_gone_seen(struct fx *f)
+{
+	struct jvm *j = jvmset_find(f->set, (uint32_t)getpid());
+	struct codetab_stats st;
+
+	if (!j)
+		return false;
+	codetab_stats(jvm_table(j), &st);
+	return st.replay_gone == 1 && st.replay_dups == 3;
+}
+
+static void test_reconnect_replay_merges(void **state)
+{
+	struct fx *f = *state;
+	nng_socket s = client(f);
+	const struct codeblob *b;
+	struct jvm *j;
+
+	send_session(f, s, true);
+	assert_true(pump_until(f, has4, 3000));
+	nng_close(s);
+	/* The agent reconnects; Replay::b was unloaded while it was away. */
+	s = client(f);
+	send_session(f, s, false);
+	assert_true(pump_until(f, replay_gone_seen, 3000));
+	j = jvmset_find(f->set, (uint32_t)getpid());
+	assert_int_equal(codetab_live_count(jvm_table(j)), 3);
+	b = codetab_lookup(jvm_table(j), 0x7f0000002010, 500 * MS);
+	assert_non_null(b);
+	assert_string_equal(b->name, "Replay::b"); /* history kept */
+	assert_null(codetab_lookup(jvm_table(j), 0x7f0000002010, 1000 * MS));
+	nng_close(s);
+}
+
+static bool rejected(struct fx *f)
+{
+	struct jvmset_counters c;
+
+	jvmset_counters(f->set, &c);
+	return c.rejected == 1;
+}
+
+static void test_hello_with_wrong_pid_is_rejected(void **state)
+{
+	struct fx *f = *state;
+	nng_socket s = client(f);
+	struct msg m;
+
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid() + 1); /* not what /proc says of the socket's peer */
+	m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "Evil::x", 0);
+	send_msg(s, &m);
+	assert_true(pump_until(f, rejected, 3000));
+	assert_null(jvmset_find(f->set, (uint32_t)getpid()));
+	assert_null(jvmset_find(f->set, (uint32_t)getpid() + 1));
+	nng_close(s);
+}
+
+static bool dropped_bad(struct fx *f)
+{
+	struct jvmset_counters c;
+
+	jvmset_counters(f->set, &c);
+	return c.bad_peers == 1;
+}
+
+static void test_malformed_input_is_counted_then_dropped(void **state)
+{
+	struct fx *f = *state;
+	nng_socket s = client(f);
+	struct jvmset_counters c;
+	struct msg m;
+
+	/* No redial after the drop: a redialed pipe with a backlog nobody reads makes
+	 * nng 1.5.2's nng_close wait for it. */
+	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 60000);
+	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 60000);
+
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid());
+	send_msg(s, &m);
+	for (int i = 0; i < 20; i++) {
+		m_init(&m);
+		m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "Fine::a", 0);
+		m.b[m.n - 1] = 0x01; /* a control byte in the last name: invalid record */
+		m_load(&m, 0x7f0000009000, 0x100, 10 * MS, "Fine::b", 0);
+		if (nng_send(s, m.b, m.n, 0) != 0)
+			break;
+		/* One at a time, as an agent's sender does: no backlog left at the drop. */
+		if (pump_until(f, dropped_bad, 100))
+			break;
+	}
+	assert_true(dropped_bad(f));
+	jvmset_counters(f->set, &c);
+	assert_true(c.bad_records >= 16);
+	assert_true(c.bad_msgs >= 16);
+	/* The valid record after each bad one was still applied. */
+	assert_non_null(codetab_lookup_live(jvm_table(jvmset_find(f->set, (uint32_t)getpid())),
+					    0x7f0000009010));
+	nng_close(s);
+}
+
+static bool connected_and_loaded(struct fx *f)
+{
+	return live_count(f) >= 1;
+}
+
+static void test_oversized_message_is_refused(void **state)
+{
+	struct fx *f = *state;
+	nng_socket s = client(f);
+	size_t big = FGP_MAX_MSG + 4096;
+	uint8_t *p = calloc(1, big);
+	struct jvmset_counters c;
+	struct msg m;
+
+	memcpy(p, "FGCP", 4);
+	nng_send(s, p, big, 0); /* the collector closes the pipe instead of allocating it */
+	free(p);
+	pump_until(f, connected_and_loaded, 300);
+	jvmset_counters(f->set, &c);
+	assert_int_equal(c.msgs, 0);
+	nng_close(s);
+	s = client(f);
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid());
+	m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "After::big", 0);
+	send_msg(s, &m);
+	assert_true(pump_until(f, connected_and_loaded, 3000));
+	nng_close(s);
+}
+
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	strcpy(sa.sun_path, path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static atomic_int client_pipes;
+
+static void count_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	(void)ev;
+	(void)arg;
+	atomic_fetch_add(&client_pipes, 1);
+}
+
+static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
+{
+	struct fx *f = *state;
+	/* SP header of a push0 peer (protocol 0x50), then a big-endian length. */
+	static const uint8_t sp[8] = { 0, 'S', 'P', 0, 0x00, 0x50, 0, 0 };
+	static const uint8_t huge[8] = { 0, 0, 0, 0, 0x40, 0, 0, 0 };	     /* 1 GiB */
+	static const uint8_t short_len[8] = { 0, 0, 0, 0, 0, 0, 0, 100 }; /* 100 bytes */
+	struct receive_stats rs;
+	struct msg m;
+	nng_socket s;
+	uint64_t t0;
+
+	for (int round = 0; round < 20; round++) {
+		int fd = raw_connect(f->sock);
+
+		/* Half of them vanish mid-handshake (the nng #1518 wedge). */
+		if (round % 2) {
+			close(fd);
+			continue;
+		}
+		assert_int_equal(write(fd, sp, 3), 3);
+		close(fd);
+	}
+	{
+		int fd = raw_connect(f->sock);
+
+		assert_int_equal(write(fd, sp, 8), 8);
+		assert_int_equal(write(fd, huge, 8), 8);
+		usleep(20000);
+		close(fd);
+		fd = raw_connect(f->sock);
+		assert_int_equal(write(fd, sp, 8), 8);
+		assert_int_equal(write(fd, short_len, 8), 8);
+		assert_int_equal(write(fd, "FGCP\1\0\10\0", 8), 8); /* truncated body */
+		close(fd);
+	}
+	/*
+	 * A real agent must get through within a bounded time. Like the agent, this client sends
+	 * its HELLO and code again on every new connection: a connection made to the wedged
+	 * listener dies when the watchdog re-creates it, and what was sent on it is lost.
+	 */
+	t0 = now_ns();
+	s = client(f);
+	nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, count_pipe, NULL);
+	bool ok = false;
+	int sent_for = 0;
+
+	uint64_t last = now_ns();
+	int fresh = 0;
+
+	while (!ok && now_ns() - t0 < 8000 * MS) {
+		/*
+		 * Rarely (about 1 run in 6 here) nng 1.5.2 admits the pipe but never delivers its
+		 * messages after the hostile peers; a fresh connection gets through. Counted and
+		 * printed so the rate stays visible.
+		 */
+		if (now_ns() - last > 1500 * MS) {
+			nng_close(s);
+			s = client(f);
+			nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, count_pipe, NULL);
+			sent_for = -1;
+			last = now_ns();
+			fresh++;
+		}
+		if (atomic_load(&client_pipes) != sent_for) {
+			sent_for = atomic_load(&client_pipes);
+			m_init(&m);
+			m_hello(&m, (uint32_t)getpid());
+			m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "Survivor::a", 0);
+			send_msg(s, &m);
+		}
+		ok = pump_until(f, connected_and_loaded, 50);
+	}
+
+	receive_stats(f->rx, &rs);
+	print_message("agent accepted %.0f ms after the hostile peers; watchdog probes %llu, "
+		      "failed %llu, re-listens %llu\n",
+		      (now_ns() - t0) / 1e6, (unsigned long long)rs.probes,
+		      (unsigned long long)rs.probe_fail, (unsigned long long)rs.relistens);
+	print_message("fresh client sockets needed: %d\n", fresh);
+	print_message("relisten errors %llu accepted %llu gone %llu\n",
+		      (unsigned long long)rs.relisten_err, (unsigned long long)rs.accepted,
+		      (unsigned long long)rs.gone);
+	assert_true(ok);
+	nng_close(s);
+}
+
+static void test_socket_file_is_world_connectable(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+
+	assert_int_equal(stat(f->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0666);
+}
+
+static void test_stale_socket_file_does_not_block_a_restart(void **state)
+{
+	struct fx *f = *state;
+	struct receive_opts ro = { .path = f->sock };
+	struct receive *rx2;
+	char stale[128];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	/* A second listener on a live socket is refused... */
+	assert_int_equal(receive_open(&ro, &rx2), -EADDRINUSE);
+	/* ...but a file left by a killed collector (bound, nobody listening) is replaced. */
+	snprintf(stale, sizeof(stale), "%s/stale.sock", f->dir);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(sa.sun_path, stale);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	ro.path = stale;
+	assert_int_equal(receive_open(&ro, &rx2), 0);
+	receive_close(rx2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hello_snapshot_and_deltas_fill_table_and_map,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reconnect_replay_merges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_with_wrong_pid_is_rejected, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_input_is_counted_then_dropped,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversized_message_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_handshakes_do_not_wedge_the_listener,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_file_is_world_connectable, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stale_socket_file_does_not_block_a_restart,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
