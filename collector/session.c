@@ -590,7 +590,7 @@ static int open_ctl(struct session *s, char *why, size_t whylen)
 
 static int open_listen(struct session *s, char *why, size_t whylen)
 {
-	struct receive_opts ro = {.path = s->o.socket_path, .watchdog_ms = 0};
+	struct receive_opts ro = {.path = s->o.socket_path, .watchdog_ms = 1000};
 	struct jvmset_opts jo = {0};
 	struct jvmset_observer ob = {.event = on_jvm_event, .record = on_jvm_record, .arg = s};
 	int rv;
