@@ -184,20 +184,22 @@ int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 	out_flush(o);
 	rv = o->err;
 	free(o);
-	if (rv == 0 && fstat(fd, &st) != 0)
-		rv = -errno;
-	if (close(fd) != 0 && rv == 0)
-		rv = -errno;
 	if (rv == 0 && renameat(d->fd, tmp, d->fd, target) != 0)
 		rv = -errno;
 	if (rv != 0) {
+		close(fd);
 		unlinkat(d->fd, tmp, 0);
 		return rv;
 	}
+	/* After the rename: it changes the inode's ctime, which identifies the file later. */
+	if (fstat(fd, &st) != 0)
+		st.st_ino = 0;
+	close(fd);
 	if (f) {
 		f->dev = st.st_dev;
 		f->ino = st.st_ino;
-		f->valid = true;
+		f->ctime = st.st_ctim;
+		f->valid = st.st_ino != 0;
 	}
 	if (skipped)
 		*skipped += skip;
@@ -218,7 +220,9 @@ int perfmap_remove(struct perfmap_dir *d, uint32_t pid, const struct perfmap_fil
 	 * In a sticky directory only we (the owner) can rename or remove our file, so if the name
 	 * still holds our inode now, it still does at the unlink.
 	 */
-	if (!S_ISREG(st.st_mode) || st.st_dev != f->dev || st.st_ino != f->ino)
+	if (!S_ISREG(st.st_mode) || st.st_dev != f->dev || st.st_ino != f->ino ||
+	    st.st_ctim.tv_sec != f->ctime.tv_sec || st.st_ctim.tv_nsec != f->ctime.tv_nsec ||
+	    st.st_uid != geteuid())
 		return 0;
 	if (unlinkat(d->fd, target, 0) != 0)
 		return errno == ENOENT ? 0 : -errno;

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 struct codetab;
 struct perfmap_dir;
@@ -30,6 +31,7 @@ struct perfmap_dir;
 struct perfmap_file {
 	dev_t dev;
 	ino_t ino;
+	struct timespec ctime; /* inode numbers are reused at once: the change time tells apart */
 	bool valid;
 };
 
