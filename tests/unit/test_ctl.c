@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/* test_ctl.c - control channel: list, subscribe (history then live) into a client codetab. */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "codetab.h"
+#include "ctl.h"
+#include "fgproto.h"
+#include "jvmset.h"
+
+#define MS 1000000ull
+
+static uint8_t buf[1 << 16];
+static size_t blen;
+
+static void m_init(void)
+{
+	blen = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+}
+
+static void m_hello(void)
+{
+	struct fgp_hello h = { .proto_version = FGP_VERSION, .pid = (uint32_t)getpid(),
+			       .jvm_version = { "17", 2 }, .agent_version = { "t", 1 } };
+
+	blen += (size_t)fgp_encode_hello(buf + blen, sizeof(buf) - blen, &h);
+}
+
+static void m_load(uint64_t addr, uint64_t ts, const char *name)
+{
+	static const struct fgp_str methods[] = { { "Outer::o", 8 }, { "Inner::i", 8 } };
+	static const uint16_t c0[] = { 1, 0 };
+	static const struct fgp_pc_in pcs[] = { { 0x20, 2, c0 } };
+	struct fgp_code_load_in in = { .addr = addr, .size = 0x40, .ts = ts,
+				       .name = { name, (uint16_t)strlen(name) },
+				       .n_methods = 2, .methods = methods, .n_pcs = 1, .pcs = pcs };
+
+	blen += (size_t)fgp_encode_code_load(buf + blen, sizeof(buf) - blen, &in);
+}
+
+static void m_unload(uint64_t addr, uint64_t ts)
+{
+	struct fgp_code_unload u = { .addr = addr, .ts = ts };
+
+	blen += (size_t)fgp_encode_code_unload(buf + blen, sizeof(buf) - blen, &u);
+}
+
+static struct codetab *client_tab;
+static struct jvm_info seen;
+
+static struct codetab *on_jvm(void *arg, const struct jvm_info *ji)
+{
+	(void)arg;
+	seen = *ji;
+	return client_tab;
+}
+
+/* Serve the control socket for ms while the client reads. */
+static void serve(struct ctl_server *srv, int ms)
+{
+	struct pollfd fds[CTL_MAX_CLIENTS + 1];
+	size_t n = ctl_server_pollfds(srv, fds, CTL_MAX_CLIENTS + 1);
+
+	poll(fds, n, ms);
+	ctl_server_handle(srv, fds, n);
+}
+
+static void test_list_and_subscribe_replay_history_then_stream(void **state)
+{
+	char dir[] = "/tmp/fgctl.XXXXXX", path[64], cmd[64];
+	struct jvmset_opts jo = { 0 };
+	struct ctl_handler h = { .jvm = on_jvm };
+	struct ctl_server *srv;
+	struct ctl_client *c;
+	struct jvmset *set;
+	struct jvm_info list[4];
+	size_t n = 0;
+	struct stat st;
+	uint32_t me = (uint32_t)getpid();
+	const char *names[4];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ctl/ctl.sock", dir);
+	assert_int_equal(jvmset_new(&jo, &set), 0);
+	assert_int_equal(ctl_server_open(path, set, &srv), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* A JVM (this process) with history: A loaded then unloaded, B live. */
+	m_init();
+	m_hello();
+	m_load(0x5000, 10 * MS, "A::a");
+	m_unload(0x5000, 20 * MS);
+	m_load(0x5000, 30 * MS, "B::b");
+	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 1), JVMSET_KEEP);
+
+	assert_int_equal(ctl_connect(path, &c), 0);
+	serve(srv, 50);
+	/* ctl_list sends then waits; serve in between by using a short timeout and retrying. */
+	int rv = -ETIMEDOUT;
+
+	for (int i = 0; i < 20 && rv == -ETIMEDOUT; i++) {
+		if (i == 0) {
+			rv = ctl_list(c, list, 4, &n, 10);
+		} else {
+			serve(srv, 10);
+			rv = ctl_list(c, list, 4, &n, 10);
+		}
+	}
+	assert_int_equal(rv, 0);
+	assert_true(n >= 1);
+	assert_int_equal(list[0].host_pid, me);
+	assert_string_equal(list[0].jvm_version, "17");
+
+	client_tab = codetab_new(NULL);
+	assert_int_equal(ctl_subscribe(c, me), 0);
+	for (int i = 0; i < 20; i++) {
+		serve(srv, 10);
+		ctl_pump(c, 10, &h, NULL);
+	}
+	assert_int_equal(seen.host_pid, me);
+	/* History arrived with its times: A at 15 ms, B at 35 ms, nothing at 25 ms. */
+	assert_string_equal(codetab_lookup(client_tab, 0x5010, 15 * MS)->name, "A::a");
+	assert_string_equal(codetab_lookup(client_tab, 0x5010, 35 * MS)->name, "B::b");
+	assert_int_equal(codetab_inline_chain(codetab_lookup(client_tab, 0x5010, 35 * MS), 0x5010,
+					      false, names, 4),
+			 2);
+	assert_string_equal(names[0], "Inner::i");
+	/* Live: a new load streams through. */
+	m_init();
+	m_load(0x6000, 40 * MS, "C::c");
+	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 2), JVMSET_KEEP);
+	ctl_server_flush(srv);
+	for (int i = 0; i < 10 && !codetab_lookup_live(client_tab, 0x6010); i++) {
+		serve(srv, 10);
+		ctl_pump(c, 10, &h, NULL);
+	}
+	assert_non_null(codetab_lookup_live(client_tab, 0x6010));
+
+	ctl_close(c);
+	codetab_free(client_tab);
+	ctl_server_close(srv);
+	jvmset_free(set);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_unsafe_ctl_directory_is_refused(void **state)
+{
+	char dir[] = "/tmp/fgctl.XXXXXX", path[64], cmd[64];
+	struct jvmset_opts jo = { 0 };
+	struct ctl_server *srv;
+	struct jvmset *set;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	chmod(dir, 0755); /* others can look in: not a place for the control socket */
+	snprintf(path, sizeof(path), "%s/ctl.sock", dir);
+	assert_int_equal(jvmset_new(&jo, &set), 0);
+	assert_int_equal(ctl_server_open(path, set, &srv), -EPERM);
+	jvmset_free(set);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_list_and_subscribe_replay_history_then_stream),
+		cmocka_unit_test(test_unsafe_ctl_directory_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
