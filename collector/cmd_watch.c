@@ -286,7 +286,19 @@ int cmd_watch(int argc, char **argv)
 	rv = parse_args(argc, argv, &env);
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
+	/* Before any thread exists (nng's, the watchdog), so that all of them inherit the mask
+	 * and SIGINT/SIGTERM reach only the signalfd. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fg_err("watch", "signalfd: %s", strerror(errno));
+		return FG_EXIT_FAIL;
+	}
 	if ((rv = perfmap_dir_open(env.map_dir, &maps)) != 0) {
+		close(sfd);
 		fg_err("watch", "cannot use %s for perf maps: %s%s", env.map_dir, strerror(-rv),
 		       rv == -EPERM ? " (it must be owned by root and sticky if world-writable)"
 				    : "");
@@ -313,15 +325,6 @@ int cmd_watch(int argc, char **argv)
 	if ((rv = ctl_server_open(env.ctl, set, &ctl)) != 0) {
 		fg_err("watch", "cannot open the control socket %s: %s%s", env.ctl, strerror(-rv),
 		       rv == -EPERM ? " (its directory must be ours and mode 0700)" : "");
-		goto out;
-	}
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		fg_err("watch", "signalfd: %s", strerror(errno));
 		goto out;
 	}
 	if (!env.quiet)
