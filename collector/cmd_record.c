@@ -284,6 +284,12 @@ static void print_summary(const struct session_summary *sm)
 	pct(k, sizeof(k), sm->agg.unresolved[STACKAGG_CLASS_KERNEL],
 	    sm->agg.frames[STACKAGG_CLASS_KERNEL]);
 	fg_err(CMD, "unresolved frames: java %s, native %s, kernel %s", j, n, k);
+	if (sm->agg.retried)
+		fg_err(CMD,
+		       "%llu samples had a JIT address with no code yet when first looked up; "
+		       "%llu of them resolved at the end with the late code events",
+		       (unsigned long long)sm->agg.retried,
+		       (unsigned long long)sm->agg.late_resolved);
 	if (sm->kernel_error)
 		fg_err(CMD, "kernel symbols unavailable: %s", strerror(-sm->kernel_error));
 	for (size_t i = 0; i < sm->njvms; i++) {

@@ -107,7 +107,8 @@ int cmd_top(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct session_opts so = {.target = SESSION_TARGET_PID, .src = SESSION_SRC_AUTO};
+	struct session_opts so = {
+	    .target = SESSION_TARGET_PID, .src = SESSION_SRC_AUTO, .live_view = true};
 	struct sigaction sa = {.sa_handler = on_signal};
 	uint64_t v, interval_s = 1, count = 0, rows = 0, shown = 0, next;
 	struct session *s = NULL;

@@ -614,7 +614,8 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 {
 	struct session *s = calloc(1, sizeof(*s));
 	struct stackagg_resolver res = {.kernel = res_kernel, .native = res_native, .jit = res_jit};
-	struct stackagg_opts ao = {.no_inline = o->no_inline, .no_kernel = o->no_kernel};
+	struct stackagg_opts ao = {
+	    .no_inline = o->no_inline, .no_kernel = o->no_kernel, .retry_misses = !o->live_view};
 	struct symbolizer_opts so = {.preload = true};
 	struct sampler_opts smo = {.freq_hz = o->freq_hz, .exclude_kernel = o->no_kernel};
 	pid_t *pids = NULL;

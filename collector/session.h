@@ -50,6 +50,7 @@ struct session_opts {
 	unsigned int freq_hz; /* 0 = 99 */
 	bool no_kernel;
 	bool no_inline;
+	bool live_view; /* top: count JIT misses at once instead of retrying them at the end */
 	enum session_src src;
 	const char *socket_path; /* NULL = SESSION_DEFAULT_SOCKET */
 	const char *ctl_path;	 /* NULL = the ctl module's default */

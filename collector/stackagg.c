@@ -79,6 +79,8 @@ struct stackagg {
 
 	uint64_t *pend;
 	size_t pend_head, pend_len, pend_cap;
+	uint64_t *retry; /* JIT misses waiting for the final settle, same format */
+	size_t retry_len, retry_cap;
 
 	uint32_t buf[STACKAGG_MAX_FRAMES];  /* the stack being built */
 	uint64_t ebuf[STACKAGG_MAX_FRAMES]; /* the pending entries being built */
@@ -323,6 +325,7 @@ void stackagg_free(struct stackagg *a)
 	free(a->ncache);
 	free(a->pcache);
 	free(a->pend);
+	free(a->retry);
 	free(a);
 }
 
@@ -499,7 +502,7 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
  * Append the frames of JIT candidate addr to buf at *n (outermost first). Returns 0 or -errno.
  */
 static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t ts, bool ret,
-		       uint32_t *buf, size_t *n)
+		       uint32_t *buf, size_t *n, bool *missed)
 {
 	const char *names[STACKAGG_MAX_INLINE];
 	enum stackagg_jit_kind kind = STACKAGG_JIT_COMPILED;
@@ -514,6 +517,9 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 	if (k <= 0) {
 		/* No code table: anonymous code of a non-JVM (or a JVM without the agent). */
 		bool jvm = k == 0;
+
+		if (jvm)
+			*missed = true;
 
 		id = intern_unknown(a, jvm ? STACKAGG_JAVA : STACKAGG_NATIVE, jvm ? "jit" : NULL,
 				    "anon");
@@ -558,7 +564,8 @@ static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, const uint64
 {
 	size_t need = n + 2;
 
-	if ((a->pend_len - a->pend_head + need) * sizeof(uint64_t) > STACKAGG_MAX_PENDING)
+	if ((a->pend_len - a->pend_head + a->retry_len + need) * sizeof(uint64_t) >
+	    STACKAGG_MAX_PENDING)
 		return -E2BIG;
 	if (a->pend_len + need > a->pend_cap) {
 		/* Compact first: settled words at the front are dead. */
@@ -588,26 +595,62 @@ static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, const uint64
 	return 0;
 }
 
-/* Resolve and count the pending sample at the head. */
-static void settle_one(struct stackagg *a)
+/*
+ * Resolve and count the pending record at rec (ts, pid|n, n entries). A record with a JIT miss
+ * is not counted when it may be retried (retry_misses, not final): it goes to the retry list
+ * for the end of the recording, when the code table has every late event, and the frame
+ * statistics of this attempt are rolled back. Returns the record's length in words.
+ */
+static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bool retried)
 {
-	uint64_t ts = a->pend[a->pend_head];
-	uint32_t pid = (uint32_t)a->pend[a->pend_head + 1];
-	size_t ne = a->pend[a->pend_head + 1] >> 32;
-	const uint64_t *e = &a->pend[a->pend_head + 2];
+	uint64_t ts = rec[0];
+	uint32_t pid = (uint32_t)rec[1];
+	size_t ne = rec[1] >> 32;
+	const uint64_t *e = &rec[2];
+	struct stackagg_stats before = a->st;
+	bool missed = false;
 	size_t n = 0;
 	int rv = 0;
 
 	for (size_t i = 0; i < ne && rv == 0; i++) {
 		if (e[i] & PENDING_JIT) {
 			rv = resolve_jit(a, pid, e[i] & PENDING_ADDR_MASK, ts,
-					 (e[i] & PENDING_RET) != 0, a->buf, &n);
+					 (e[i] & PENDING_RET) != 0, a->buf, &n, &missed);
 		} else if (n < STACKAGG_MAX_FRAMES) {
 			a->buf[n++] = (uint32_t)e[i];
 		} else {
 			rv = -E2BIG;
 		}
 	}
+	if (missed && !final && a->opts.retry_misses) {
+		size_t words = a->retry_len + 2 + ne;
+
+		if ((words + a->pend_len - a->pend_head) * sizeof(uint64_t) <=
+		    STACKAGG_MAX_PENDING) {
+			if (words > a->retry_cap) {
+				size_t cap = a->retry_cap ? a->retry_cap * 2 : 4096;
+				uint64_t *nb;
+
+				while (cap < words)
+					cap *= 2;
+				nb = realloc(a->retry, cap * sizeof(*nb));
+				if (nb) {
+					a->retry = nb;
+					a->retry_cap = cap;
+				}
+			}
+			if (words <= a->retry_cap) {
+				memcpy(&a->retry[a->retry_len], rec, (2 + ne) * sizeof(*rec));
+				a->retry_len = words;
+				before.retried++;
+				a->st = before; /* this attempt did not happen */
+				return 2 + ne;
+			}
+		}
+		a->st.forced++; /* no room to wait: counted with what we know now */
+	}
+	if (retried && !missed)
+		a->st.late_resolved++;
 	if (rv == -E2BIG) {
 		a->st.truncated++;
 		rv = 0;
@@ -616,19 +659,32 @@ static void settle_one(struct stackagg *a)
 		rv = count_stack(a, a->buf, n);
 	if (rv != 0)
 		a->st.dropped++;
-	a->pend_head += 2 + ne;
 	a->st.pending--;
+	return 2 + ne;
+}
+
+/* Settle the record at the head of the pending FIFO. */
+static void settle_one(struct stackagg *a, bool final)
+{
+	a->pend_head += settle_rec(a, &a->pend[a->pend_head], final, false);
 	if (a->pend_head == a->pend_len)
 		a->pend_head = a->pend_len = 0;
 }
 
 size_t stackagg_settle(struct stackagg *a, uint64_t upto)
 {
+	bool final = upto == UINT64_MAX;
 	size_t done = 0;
 
 	while (a->pend_head < a->pend_len && a->pend[a->pend_head] <= upto) {
-		settle_one(a);
+		settle_one(a, final);
 		done++;
+	}
+	if (final && a->retry_len) {
+		/* The end: JIT misses get their second and last lookup, with the whole history. */
+		for (size_t off = 0; off < a->retry_len; done++)
+			off += settle_rec(a, &a->retry[off], true, true);
+		a->retry_len = 0;
 	}
 	return done;
 }
@@ -715,7 +771,7 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		while (a->pend_head < a->pend_len &&
 		       (a->pend_len - a->pend_head + n + 2) * sizeof(uint64_t) >
 			   STACKAGG_MAX_PENDING) {
-			settle_one(a);
+			settle_one(a, true);
 			a->st.forced++;
 		}
 		rv = pend_push(a, s->ts, s->pid, e, n);

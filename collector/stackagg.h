@@ -14,7 +14,8 @@
  * by stackagg_settle(): JIT events can reach the collector after the code ran, so a sample is
  * looked up in the code table by (address, sample time) only once the caller says the table is
  * complete up to that time; stackagg_settle(a, UINT64_MAX) resolves everything with the whole
- * history (end of the recording).
+ * history (end of the recording), including a second lookup of the samples whose JIT address
+ * had no blob at their first settle (opts.retry_misses).
  *
  * Invariant: every sample given to stackagg_sample() ends up counted exactly once: in a stack,
  * or in stats.dropped (memory caps), never silently lost.
@@ -90,6 +91,13 @@ struct stackagg_resolver {
 struct stackagg_opts {
 	bool no_inline; /* keep inlined methods folded into their compiled method */
 	bool no_kernel; /* drop kernel frames */
+	/*
+	 * A sample whose JIT address had no blob when settled waits for the final settle
+	 * (UINT64_MAX) and is looked up again with the whole history (a JIT event can arrive
+	 * after the code ran, later than the settle delay). Off: it is counted [unknown] at once
+	 * (live views).
+	 */
+	bool retry_misses;
 };
 
 /* One sample as the sampler delivers it; everything is borrowed for the call. */
@@ -110,7 +118,9 @@ struct stackagg_stats {
 	uint64_t dropped;		  /* refused by a memory cap */
 	uint64_t deferred;		  /* samples that waited for stackagg_settle() */
 	uint64_t forced;		  /* deferred samples settled early by the pending cap */
-	uint64_t pending;		  /* waiting now */
+	uint64_t pending;		  /* waiting now (for settle or for the final retry) */
+	uint64_t retried;		  /* samples with a JIT miss kept for the final retry */
+	uint64_t late_resolved;		  /* ... of which every JIT frame resolved at the retry */
 	uint64_t truncated;		  /* stacks cut at STACKAGG_MAX_FRAMES */
 	uint64_t frames[STACKAGG_NCLASS]; /* frames symbolized, per class */
 	uint64_t unresolved[STACKAGG_NCLASS]; /* ... of which [unknown] */

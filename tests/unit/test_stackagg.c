@@ -112,11 +112,14 @@ static const struct fake_blob blobs[] = {
 
 static struct fake fk;
 
+static bool retry_misses;
+
 static struct stackagg *new_agg(bool no_inline, bool no_kernel)
 {
 	struct stackagg_resolver r = {
 	    .ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit};
-	struct stackagg_opts o = {.no_inline = no_inline, .no_kernel = no_kernel};
+	struct stackagg_opts o = {
+	    .no_inline = no_inline, .no_kernel = no_kernel, .retry_misses = retry_misses};
 
 	memset(&fk, 0, sizeof(fk));
 	fk.blobs = blobs;
@@ -381,13 +384,16 @@ static void test_maps_changed_forgets_cached_resolutions(void **state)
 
 static void test_every_sample_is_counted_exactly_once(void **state)
 {
-	struct stackagg *a = new_agg(false, false);
+	struct stackagg *a;
 	struct stackagg_stats st;
 	uint64_t user[8], kern[2] = {K_SYSCALL, K_UNKNOWN};
 	uint64_t total = 0;
 	unsigned int seed = 12345;
 
 	(void)state;
+	retry_misses = true; /* misses wait for the final settle: still counted exactly once */
+	a = new_agg(false, false);
+	retry_misses = false;
 	for (int i = 0; i < 20000; i++) {
 		uint32_t nu = (uint32_t)(rand_r(&seed) % 8);
 
@@ -451,6 +457,64 @@ static void test_overlong_stacks_are_truncated_and_counted(void **state)
 	stackagg_free(a);
 }
 
+static const struct fake_blob late_blobs[] = {
+    {JIT + 0x5000, 0x100, 90, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, {"Late::m"}},
+};
+
+static void test_jit_miss_is_retried_at_the_end_with_the_whole_history(void **state)
+{
+	uint64_t user[] = {JIT + 0x5010};
+	struct stackagg *a;
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	retry_misses = true;
+	a = new_agg(false, false);
+	retry_misses = false;
+	fk.nblobs = 0; /* the load event has not arrived yet */
+	add(a, 100, "main", user, 1, NULL, 0);
+	assert_int_equal(stackagg_settle(a, 150), 1);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.counted, 0);
+	assert_int_equal(st.pending, 1);
+	assert_int_equal(st.retried, 1);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_JAVA], 0); /* the miss is not counted */
+	/* The event arrives (load ts 90, before the sample), after the settle delay. */
+	fk.blobs = late_blobs;
+	fk.nblobs = FG_TEST_ARRAY(late_blobs);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;Late::m_[j] 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.late_resolved, 1);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.counted, 1);
+	assert_int_equal(st.frames[STACKAGG_CLASS_JAVA], 1);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_JAVA], 0);
+	stackagg_free(a);
+}
+
+static void test_jit_miss_without_retry_is_unknown_at_once(void **state)
+{
+	uint64_t user[] = {JIT + 0x5010};
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	add(a, 100, "main", user, 1, NULL, 0);
+	stackagg_settle(a, 150);
+	out = folded(a);
+	assert_string_equal(out, "main;[unknown] (jit)_[j] 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.retried, 0);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_JAVA], 1);
+	stackagg_free(a);
+}
+
 static char mutable_name[32];
 
 static int jit_mutable(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret,
@@ -504,6 +568,8 @@ int main(void)
 	    cmocka_unit_test(test_every_sample_is_counted_exactly_once),
 	    cmocka_unit_test(test_overlong_stacks_are_truncated_and_counted),
 	    cmocka_unit_test(test_jit_names_are_reread_after_jit_changed),
+	    cmocka_unit_test(test_jit_miss_is_retried_at_the_end_with_the_whole_history),
+	    cmocka_unit_test(test_jit_miss_without_retry_is_unknown_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
