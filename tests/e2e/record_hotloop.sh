@@ -45,4 +45,10 @@ snaps=$(grep -c '^fgcollect top - PID' "$FG_TMP/top.out" || true)
 # The hottest symbol of the last snapshot is one of the loop's methods.
 awk '/^fgcollect top/ { getline; getline; last = $0 } END { print last }' "$FG_TMP/top.out" |
 	grep -qE 'HotLoop::(run|step|mix)_\[[ji]\]' || fg_fail "the hottest symbol in top is not the loop"
+# `top` on a terminal (a pty from script(1)): the screen is cleared and redrawn per interval.
+script -qfec "$FGCOLLECT top --pid $FG_HOSTPID --count 2 --socket $FG_SOCK_DIR/fgcollect.sock" \
+	/dev/null >"$FG_TMP/top.tty" 2>&1 </dev/null || fg_fail "top on a pty failed: $(tail -n 3 "$FG_TMP/top.tty")"
+redraws=$(grep -o $'\033\[H\033\[2J' "$FG_TMP/top.tty" | wc -l)
+((redraws == 2)) || fg_fail "top on a terminal redrew $redraws times for --count 2"
+grep -qE 'HotLoop::(run|step|mix)_\[[ji]\]' "$FG_TMP/top.tty" || fg_fail "top on a terminal shows no HotLoop method"
 fg_pass "$inloop/$main main-thread samples ($((inloop * 100 / main))%) in the loop's methods"
