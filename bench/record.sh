@@ -58,4 +58,4 @@ hwm=$(awk '/^VmHWM/ { print $2 }' /proc/"$FG_WATCH_PID"/status)
 awk -v t="$((t1 - t0))" -v tck="$tck" -v d="$dur" -v rss="$rss" -v hwm="$hwm" 'BEGIN {
 	printf "  watch (1 JVM, steady state): CPU %.2f%% of one core, RSS %.1f MiB (peak %.1f MiB)\n",
 		100 * t / tck / d, rss / 1024, hwm / 1024 }'
-fg_watch_stop
+fg_watch_stop || true
