@@ -37,10 +37,10 @@ grep -qE 'HotLoop::(run|step|mix)' "$FG_TMP/pprof.top" ||
 	fg_fail "go tool pprof -top lists no HotLoop Java method"
 
 # 2. With a daemon owning the socket, through its control channel.
-mkdir -p "$FG_TMP/ctl"
-chmod 0700 "$FG_TMP/ctl"
-ctl=$FG_TMP/ctl/ctl.sock
-FG_SOCK_DIR=$FG_SOCK_DIR fg_watch_start --dir "$FG_SOCK_DIR" --ctl "$ctl"
+# lib.sh gives every test daemon a private control socket ($FG_CTL, a 0700 directory).
+fg_watch_start --dir "$FG_SOCK_DIR"
+ctl=${FG_CTL:-}
+[[ -n $ctl ]] || fg_fail "fg_watch_start set no FG_CTL: this fgcollect watch has no --ctl"
 fg_wait 10 fg_map_ok "$FG_HOSTPID" 'HotLoop::' || fg_fail "the agent did not reconnect to the watch daemon"
 fg_wait 5 test -S "$ctl" || fg_fail "watch created no control socket $ctl"
 folded=$FG_TMP/hot.folded
@@ -58,7 +58,7 @@ fg_log "ctl: main thread $main samples, $inloop in the loop"
 
 # 3. The daemon owns the socket and the control path given is wrong: refuse clearly.
 rc=0
-"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 1 --socket "$sock" --ctl "$FG_TMP/ctl/nope.sock" \
+"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 1 --socket "$sock" --ctl "$FG_TMP/nope/nope.sock" \
 	-o "$FG_TMP/x.folded" 2>"$FG_TMP/rec3.err" || rc=$?
 cat "$FG_TMP/rec3.err" >&2
 ((rc == 1)) || fg_fail "record with an unreachable --ctl exited $rc, expected 1"
