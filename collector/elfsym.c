@@ -237,6 +237,8 @@ static int finish_table(struct elfsym *es)
 {
 	size_t o = 0;
 
+	if (es->n == 0)
+		return 0; /* syms may be NULL: qsort(NULL, 0) is undefined */
 	qsort(es->syms, es->n, sizeof(*es->syms), cmp_esym);
 	for (size_t i = 0; i < es->n; i++) {
 		if (o && es->syms[o - 1].addr == es->syms[i].addr)

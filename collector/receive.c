@@ -217,6 +217,7 @@ static bool probe(struct receive *rx)
 static void *watchdog(void *arg)
 {
 	struct receive *rx = arg;
+	unsigned fails = 0;
 
 	pthread_mutex_lock(&rx->mu);
 	while (!rx->wd_stop) {
@@ -235,7 +236,9 @@ static void *watchdog(void *arg)
 		if (rx->wd_stop)
 			break;
 		pthread_mutex_unlock(&rx->mu);
-		if (!probe(rx)) {
+		fails = probe(rx) ? 0 : fails + 1;
+		if (fails >= rx->o.probe_failures) {
+			fails = 0;
 			/*
 			 * Wedged (or gone): closing the listener unlinks the socket file and closes
 			 * its pipes; listening again binds a fresh file. Agents reconnect and replay.
@@ -274,6 +277,8 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 		rx->o.max_msg = FGP_MAX_MSG;
 	if (!rx->o.probe_timeout_ms)
 		rx->o.probe_timeout_ms = 500;
+	if (!rx->o.probe_failures)
+		rx->o.probe_failures = 3;
 	if (!rx->o.socket_mode)
 		rx->o.socket_mode = 0666;
 	rx->self = getpid();

@@ -12,8 +12,11 @@
  * during the SP handshake makes the negotiation fail with NNG_ECLOSED, which the listener's accept
  * loop mistakes for its own closing and stops accepting for good. Every watchdog_ms the watchdog
  * dials the listener from inside this process and waits for a pipe (its own, or any other) to
- * reach the socket; if none does within probe_timeout_ms, the listener is closed and listened again (its existing pipes
- * close too, and agents reconnect and replay).
+ * reach the socket. Only after probe_failures consecutive probes got no pipe within
+ * probe_timeout_ms is the listener closed and listened again (its existing pipes close too, and
+ * agents reconnect and replay): the wedge is permanent, while one slow probe is what a burst
+ * of connections from a noisy or hostile container looks like, and must not cost every agent
+ * its connection.
  *
  * Invariant: one consumer thread calls receive_next/receive_drop_pipe; the pipe callbacks and
  * the watchdog run on other threads and share only the locked pipe set and the gone queue.
@@ -33,6 +36,7 @@ struct receive_opts {
 	size_t max_msg;		  /* NNG_OPT_RECVMAXSZ; 0 = FGP_MAX_MSG */
 	unsigned watchdog_ms;	  /* self-dial period; 0 = no watchdog */
 	unsigned probe_timeout_ms; /* 0 = 500 */
+	unsigned probe_failures;  /* consecutive failed probes before re-listening; 0 = 3 */
 	int socket_mode;	  /* 0 = 0666 */
 	int allow_self_peer;	  /* tests: admit connections from this very process */
 };
