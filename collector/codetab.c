@@ -611,6 +611,7 @@ static int add_blob(struct codetab *t, const struct blob_in *in)
 	b->inline_truncated = (in->flags & FGP_REC_INLINE_TRUNCATED) != 0;
 	b->seen_gen = t->gen;
 	b->name = name_get(t, in->name.ptr, in->name.len);
+	b->name_len = in->name.len;
 	if (!b->name) {
 		free(b);
 		return -ENOMEM;

@@ -43,6 +43,7 @@ struct codeblob {
 	uint8_t kind;	    /* enum codeblob_kind */
 	uint8_t inline_truncated; /* the agent dropped inline info (FGP_REC_INLINE_TRUNCATED) */
 	const char *name;   /* NUL-terminated, owned by the table */
+	uint16_t name_len;  /* strlen(name), at most FGP_MAX_STR */
 	/* private */
 	uint32_t seen_gen;
 	struct codetab_inline *inl;

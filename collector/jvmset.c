@@ -93,7 +93,7 @@ int jvmset_new(const struct jvmset_opts *o, struct jvmset **out)
 	if (!s->o.max_bad_msgs)
 		s->o.max_bad_msgs = 16;
 	if (!s->o.min_write_ns)
-		s->o.min_write_ns = 1000000;
+		s->o.min_write_ns = 2000000;
 	if (!s->o.max_write_ns)
 		s->o.max_write_ns = 500000000;
 	*out = s;
@@ -524,16 +524,32 @@ size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)
 
 /* ---- maps and time ------------------------------------------------------------------- */
 
+#define WRITE_BUDGET_INV 20
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void write_map(struct jvmset *s, struct jvm *j)
 {
-	uint64_t t0 = mono_ns(), t1, cost;
+	uint64_t t0 = mono_ns(), c0 = thread_cpu_ns(), t1, cost;
 	int rv = perfmap_write(s->o.maps, j->info.host_pid, j->tab, &j->file, NULL);
 
 	t1 = mono_ns();
-	cost = t1 - t0;
-	s->c.map_write_ns += cost;
+	s->c.map_write_ns += t1 - t0;
 	j->last_write = t1;
-	j->interval = 3 * cost;
+	/*
+	 * CPU time, not wall time: on a busy host a preempted write would otherwise look slow and
+	 * back off for no reason. WRITE_BUDGET_INV x the cost caps a JIT storm at 1/20 of a core
+	 * (the JVM's own cores are the ones we would be taking it from), and the first change after
+	 * a quiet spell is still written at once.
+	 */
+	cost = thread_cpu_ns() - c0;
+	j->interval = WRITE_BUDGET_INV * cost;
 	if (j->interval < s->o.min_write_ns)
 		j->interval = s->o.min_write_ns;
 	if (j->interval > s->o.max_write_ns)

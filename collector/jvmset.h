@@ -10,9 +10,9 @@
  * process that reuses a PID gets a new JVM.
  *
  * Perf maps: a JVM whose live set changed is dirty; jvmset_tick() rewrites dirty maps at most
- * every interval, where interval = clamp(3 x the last write's cost, min_write_ns, max_write_ns),
- * so the first event after a quiet spell is written at once and a JIT storm costs at most about a
- * quarter of a core. While a replay runs (SNAPSHOT_BEGIN..END, at most 2 s) the map is not
+ * every interval, where interval = clamp(20 x the CPU time of the last write, min_write_ns,
+ * max_write_ns), so the first event after a quiet spell is written at once and a JIT storm costs
+ * at most about 1/20 of a core per JVM. While a replay runs (SNAPSHOT_BEGIN..END, at most 2 s) the map is not
  * rewritten, so a restarted collector never shrinks a complete map to a partial one.
  *
  * Exit: when a connection ends, /proc says whether the process is gone (or its PID reused). An
@@ -83,7 +83,7 @@ struct jvmset_opts {
 	uint64_t keep_exited_ns;  /* 0 = 1 h */
 	uint64_t history_ns;	  /* ended blobs older than this are pruned; 0 = 10 min */
 	unsigned max_bad_msgs;	  /* malformed messages before a connection is dropped; 0 = 16 */
-	uint64_t min_write_ns;	  /* 0 = 1 ms */
+	uint64_t min_write_ns;	  /* 0 = 2 ms */
 	uint64_t max_write_ns;	  /* 0 = 500 ms */
 	struct codetab_limits limits;
 };

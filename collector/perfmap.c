@@ -72,18 +72,14 @@ void perfmap_name(uint32_t pid, char *buf, size_t cap)
 	snprintf(buf, cap, "perf-%u.map", pid);
 }
 
+/* Lowercase hex without 0x or leading zeros; the map is rewritten often, so no printf. */
 static char *put_hex(char *p, uint64_t v)
 {
-	char tmp[16];
-	int n = 0;
+	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
 
-	do {
-		tmp[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	for (int i = n - 1; i >= 0; i--, v >>= 4)
+		p[i] = "0123456789abcdef"[v & 15];
+	return p + n;
 }
 
 struct out {
@@ -159,7 +155,7 @@ int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 	o->err = 0;
 	for (size_t i = 0; i < n && !o->err; i++) {
 		const struct codeblob *b = codetab_live_at(t, i);
-		size_t nl = strlen(b->name);
+		size_t nl = b->name_len;
 		char *p;
 
 		if (b->addr < prev_end) {
