@@ -307,7 +307,7 @@ static void print_summary(const struct session_summary *sm)
 		if (!v->drops_known) {
 			fg_err(CMD,
 			       "PID %u: %llu code blobs (%llu live)%s; events the agent dropped: "
-			       "not reported through the control channel (see the watch log)",
+			       "unknown (the watch daemon did not report them)",
 			       v->pid, (unsigned long long)v->blobs, (unsigned long long)v->live,
 			       v->exited ? ", exited" : "");
 			continue;

@@ -215,6 +215,17 @@ static void send_hello(struct ctl_server *srv, struct client *c, const struct jv
 		append_record(srv, c, ji->host_pid, srv->scratch, (size_t)n);
 }
 
+/* The agent's drop counters so far, so a subscriber can report them (zeros included). */
+static void send_dropped(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
+{
+	struct fgp_dropped d = { .ts = ji->connect_ts, .queue_full = ji->agent_queue_full,
+				 .table_full = ji->agent_table_full };
+	int n = fgp_encode_dropped(srv->scratch, FGP_MAX_RECORD, &d);
+
+	if (n > 0 && !c->dead)
+		append_record(srv, c, ji->host_pid, srv->scratch, (size_t)n);
+}
+
 struct hist_ctx {
 	struct ctl_server *srv;
 	struct client *c;
@@ -284,6 +295,7 @@ static void subscribe(struct ctl_server *srv, struct client *c, uint32_t pid)
 		send_jvm(srv, c, &ji);
 		send_hello(srv, c, &ji);
 		codetab_history(jvm_table(j), hist_cb, &x);
+		send_dropped(srv, c, &ji);
 		batch_close(c);
 	}
 }
@@ -822,6 +834,8 @@ static int dispatch(struct ctl_client *c, const struct ctl_handler *h, uint64_t 
 					(*bad)++;
 				continue;
 			}
+			if (rec.type == FGP_DROPPED && h->dropped)
+				h->dropped(h->arg, pid, &rec.u.dropped);
 			codetab_apply(*slot, &rec);
 		}
 	}

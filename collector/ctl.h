@@ -12,7 +12,8 @@
  *   client -> daemon   LIST                      -> JVM frames, then LIST_END
  *                      SUBSCRIBE host_pid (0=all) -> per matching JVM: a JVM frame, then RECORDS
  *                         frames with its history in time order (a HELLO, every load with its
- *                         original ts, every unload with its ts), then live RECORDS as the
+ *                         original ts, every unload with its ts, then a DROPPED with the agent's
+ *                         drop counters so far), then live RECORDS as the
  *                         agent sends them; a JVM frame when a JVM (re)connects; GONE when its
  *                         connection ends (flags & CTL_GONE_EXITED when the process is gone).
  *   RECORDS payload = one fgproto message (shared/fgproto.h).
@@ -31,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fgproto.h"
 #include "jvmset.h"
 
 #define CTL_DEFAULT_PATH "/run/fgcollect-ctl/ctl.sock"
@@ -98,6 +100,12 @@ struct ctl_handler {
 	struct codetab *(*jvm)(void *arg, const struct jvm_info *info);
 	/* Its connection ended; exited says the process is gone. May be NULL. */
 	void (*gone)(void *arg, uint32_t host_pid, bool exited);
+	/*
+	 * The agent's cumulative drop counters (FGP_DROPPED): once in every subscription's history
+	 * (zeros when it never dropped) and again whenever the agent reports new drops. May be
+	 * NULL; d is borrowed for the call.
+	 */
+	void (*dropped)(void *arg, uint32_t host_pid, const struct fgp_dropped *d);
 	void *arg;
 };
 
@@ -110,7 +118,7 @@ int ctl_fd(const struct ctl_client *c);
 /*
  * Read and dispatch what arrives within timeout_ms (0 = only what is there; -1 = wait for at
  * least one frame): JVM frames go to h->jvm, records are applied to the table it returned
- * (codetab_apply), GONE to h->gone. Returns frames handled (>= 0), -ECONNRESET when the daemon
+ * (codetab_apply), DROPPED records also to h->dropped, GONE to h->gone. Returns frames handled (>= 0), -ECONNRESET when the daemon
  * closed, -EPROTO for a malformed frame. Records that fail to decode are counted in *bad_records
  * (may be NULL).
  */

@@ -43,6 +43,8 @@ struct target {
 	struct codetab *tab; /* ctl source: our copy of the daemon's table */
 	bool jvm;	     /* maps libjvm.so: an agent is expected */
 	char root[48];	     /* "comm-pid", the process root frame of multi-target sessions */
+	bool drops_known;    /* ctl source: the daemon sent the agent's drop counters */
+	uint64_t queue_full, table_full;
 };
 
 struct tidname {
@@ -541,9 +543,20 @@ static struct codetab *on_ctl_jvm(void *arg, const struct jvm_info *info)
 	return t->tab;
 }
 
+static void on_ctl_dropped(void *arg, uint32_t host_pid, const struct fgp_dropped *d)
+{
+	struct target *t = target_find(arg, host_pid);
+
+	if (!t)
+		return;
+	t->drops_known = true;
+	t->queue_full = d->queue_full;
+	t->table_full = d->table_full;
+}
+
 static void pump_ctl(struct session *s, int timeout_ms)
 {
-	struct ctl_handler h = {.jvm = on_ctl_jvm, .arg = s};
+	struct ctl_handler h = {.jvm = on_ctl_jvm, .dropped = on_ctl_dropped, .arg = s};
 	int rv;
 
 	if (!s->ctl)
@@ -854,6 +867,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 			codetab_stats(t->tab, &cs);
 			js->blobs = cs.blobs;
 			js->live = cs.live;
+			js->drops_known = t->drops_known;
+			js->agent_queue_full = t->queue_full;
+			js->agent_table_full = t->table_full;
 		} else if (j) {
 			struct jvm_info ji;
 

@@ -63,7 +63,7 @@ struct session_jvm_summary {
 	bool connected_ever;
 	bool jvm; /* maps libjvm.so */
 	bool exited;
-	bool drops_known; /* the source reports the agent's DROPPED counts (ctl does not) */
+	bool drops_known; /* the source reported the agent's DROPPED counts */
 	uint64_t agent_queue_full, agent_table_full; /* DROPPED: events the agent lost */
 	uint64_t blobs, live;
 };

@@ -58,6 +58,23 @@ static void m_unload(uint64_t addr, uint64_t ts)
 
 static struct codetab *client_tab;
 static struct jvm_info seen;
+static struct fgp_dropped seen_dropped;
+static int dropped_calls;
+
+static void on_dropped(void *arg, uint32_t host_pid, const struct fgp_dropped *d)
+{
+	(void)arg;
+	assert_int_equal(host_pid, (uint32_t)getpid());
+	seen_dropped = *d;
+	dropped_calls++;
+}
+
+static void m_dropped(uint64_t queue_full, uint64_t table_full)
+{
+	struct fgp_dropped d = { .ts = 1, .queue_full = queue_full, .table_full = table_full };
+
+	blen += (size_t)fgp_encode_dropped(buf + blen, sizeof(buf) - blen, &d);
+}
 
 static struct codetab *on_jvm(void *arg, const struct jvm_info *ji)
 {
@@ -80,7 +97,7 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 {
 	char dir[] = "/tmp/fgctl.XXXXXX", path[64], cmd[64];
 	struct jvmset_opts jo = { 0 };
-	struct ctl_handler h = { .jvm = on_jvm };
+	struct ctl_handler h = { .jvm = on_jvm, .dropped = on_dropped };
 	struct ctl_server *srv;
 	struct ctl_client *c;
 	struct jvmset *set;
@@ -103,6 +120,7 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	m_load(0x5000, 10 * MS, "A::a");
 	m_unload(0x5000, 20 * MS);
 	m_load(0x5000, 30 * MS, "B::b");
+	m_dropped(3, 0);
 	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 1), JVMSET_KEEP);
 
 	assert_int_equal(ctl_connect(path, &c), 0);
@@ -130,6 +148,10 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 		ctl_pump(c, 10, &h, NULL);
 	}
 	assert_int_equal(seen.host_pid, me);
+	/* The agent's drop counters came with the history. */
+	assert_int_equal(dropped_calls, 1);
+	assert_int_equal(seen_dropped.queue_full, 3);
+	assert_int_equal(seen_dropped.table_full, 0);
 	/* History arrived with its times: A at 15 ms, B at 35 ms, nothing at 25 ms. */
 	assert_string_equal(codetab_lookup(client_tab, 0x5010, 15 * MS)->name, "A::a");
 	assert_string_equal(codetab_lookup(client_tab, 0x5010, 35 * MS)->name, "B::b");
@@ -140,6 +162,7 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	/* Live: a new load streams through. */
 	m_init();
 	m_load(0x6000, 40 * MS, "C::c");
+	m_dropped(5, 1);
 	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 2), JVMSET_KEEP);
 	ctl_server_flush(srv);
 	for (int i = 0; i < 10 && !codetab_lookup_live(client_tab, 0x6010); i++) {
@@ -147,6 +170,13 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 		ctl_pump(c, 10, &h, NULL);
 	}
 	assert_non_null(codetab_lookup_live(client_tab, 0x6010));
+	/* ... and live drop reports stream through too. */
+	for (int i = 0; i < 10 && seen_dropped.queue_full != 5; i++) {
+		serve(srv, 10);
+		ctl_pump(c, 10, &h, NULL);
+	}
+	assert_int_equal(seen_dropped.queue_full, 5);
+	assert_int_equal(seen_dropped.table_full, 1);
 
 	ctl_close(c);
 	codetab_free(client_tab);
