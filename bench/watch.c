@@ -132,7 +132,7 @@ static void send_loads(nng_socket s, int from, int to, const char *prefix, uint6
 	nng_send(s, buf, n, 0);
 }
 
-static void latency(int gap_us)
+static void latency(int gap_us, int n_events)
 {
 	struct receive_opts ro = { .allow_self_peer = 1, .watchdog_ms = 1000 };
 	struct receive *rx;
@@ -168,7 +168,7 @@ static void latency(int gap_us)
 	/* A realistic JVM: 10k methods already compiled (the replay), then steady compiles. */
 	send_loads(s, 0, BASE_METHODS, "Base::m", 0x7f0000000000ull, 1);
 	usleep(300000);
-	for (int i = 0; i < N_EVENTS; i++) {
+	for (int i = 0; i < n_events; i++) {
 		sent_ts[i] = now_ns();
 		send_loads(s, i, i + 1, "Ev::m", 0x7f8000000000ull, 0);
 		usleep((useconds_t)gap_us);
@@ -179,13 +179,13 @@ static void latency(int gap_us)
 	pthread_join(wt, NULL);
 	nng_close(s);
 	receive_close(rx);
-	for (int i = 0; i < N_EVENTS; i++)
+	for (int i = 0; i < n_events; i++)
 		if (seen_ts[i])
 			lat[got++] = seen_ts[i] - sent_ts[i];
 	qsort(lat, (size_t)got, sizeof(lat[0]), cmp_u64);
 	printf("map latency, %d events at 1 per %d us over a %d-method table: seen %d, "
 	       "median %.2f ms, p99 %.2f ms, max %.2f ms\n",
-	       N_EVENTS, gap_us, BASE_METHODS, got, got ? lat[got / 2] / 1e6 : 0,
+	       n_events, gap_us, BASE_METHODS, got, got ? lat[got / 2] / 1e6 : 0,
 	       got ? lat[got * 99 / 100] / 1e6 : 0, got ? lat[got - 1] / 1e6 : 0);
 	unlink(mappath);
 }
@@ -282,8 +282,9 @@ int main(void)
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(mappath, sizeof(mappath), "%s/perf-%d.map", dir, getpid());
 	ingest_and_lookup();
-	latency(5000); /* 200 compiles/s: a busy warm-up */
-	latency(500);  /* 2000 compiles/s: a JIT storm */
+	latency(50000, 200); /* 20 compiles/s: a warm service, normal load */
+	latency(5000, N_EVENTS); /* 200 compiles/s: a busy warm-up */
+	latency(500, N_EVENTS);	 /* 2000 compiles/s: a JIT storm */
 	rmdir(dir);
 	return 0;
 }
