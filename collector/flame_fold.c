@@ -18,9 +18,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-#define READ_BLOCK (4u << 20)
+#define READ_BLOCK (256u << 10)
+#define HUGE_PAGE ((size_t)2 << 20)
 
 static uint64_t hash_bytes(const char *p, size_t n)
 {
@@ -55,6 +57,25 @@ static uint64_t path_step(uint64_t parent, uint32_t name)
 	return z ^ (z >> 31);
 }
 
+/*
+ * Slot index of a path hash: its top bits, so that slot order follows hash order and doubling
+ * the table maps slot j to about 2j (a rehash streams through both tables).
+ */
+static inline size_t slot_home(uint32_t tag, unsigned shift)
+{
+	return (size_t)(((uint64_t)tag << 32) >> shift);
+}
+
+/* Large tables get transparent huge pages if the system allows: fewer TLB misses, faults. */
+static void advise_huge(void *p, size_t n)
+{
+	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (n >= 2 * HUGE_PAGE && e > a)
+		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
 static int grow_nodes(struct flame *f)
 {
 	size_t cap = f->cap_nodes ? f->cap_nodes * 2 : 1024;
@@ -68,6 +89,7 @@ static int grow_nodes(struct flame *f)
 	if (!n)
 		return -ENOMEM;
 	f->nodes = n;
+	advise_huge(n, cap * sizeof(*n));
 	if (f->self_a) {
 		double *a = realloc(f->self_a, cap * sizeof(*a));
 
@@ -87,39 +109,30 @@ static int grow_nodes(struct flame *f)
 	return 0;
 }
 
-static void slot_put(struct flame_slot *tab, size_t mask, uint64_t h, uint32_t node,
-		     uint32_t parent, uint32_t name)
-{
-	size_t j = h & mask;
-
-	while (tab[j].node)
-		j = (j + 1) & mask;
-	tab[j] = (struct flame_slot){ node, (uint32_t)(h >> 32), parent, name };
-}
-
 static int rehash_children(struct flame *f)
 {
-	size_t size = (f->slot_mask + 1) * 2;
+	size_t size = (f->slot_mask + 1) * 2, mask = size - 1;
 	struct flame_slot *tab = calloc(size, sizeof(*tab));
-	uint64_t *ph = malloc(f->nnodes * sizeof(*ph));
+	unsigned shift = f->slot_shift - 1;
 
-	if (!tab || !ph) {
-		free(tab);
-		free(ph);
+	if (!tab)
 		return -ENOMEM;
-	}
-	ph[0] = PATH_SEED;
-	/* parents precede children, so every parent's path hash is ready */
-	for (uint32_t i = 1; i < f->nnodes; i++) {
-		const struct flame_node *n = &f->nodes[i];
+	advise_huge(tab, size * sizeof(*tab));
+	/* old slots in index order are in home order (but for a wrapped tail): sequential writes */
+	for (size_t i = 0; i <= f->slot_mask; i++) {
+		const struct flame_slot *sl = &f->slots[i];
+		size_t j;
 
-		ph[i] = path_step(ph[n->parent], n->name);
-		slot_put(tab, size - 1, ph[i], i, n->parent, n->name);
+		if (!sl->node)
+			continue;
+		for (j = slot_home(sl->tag, shift); tab[j].node; j = (j + 1) & mask)
+			;
+		tab[j] = *sl;
 	}
-	free(ph);
 	free(f->slots);
 	f->slots = tab;
-	f->slot_mask = size - 1;
+	f->slot_mask = mask;
+	f->slot_shift = shift;
 	return 0;
 }
 
@@ -243,7 +256,7 @@ static int64_t new_node(struct flame *f, uint32_t parent, uint32_t name)
 static int64_t child(struct flame *f, uint32_t parent, uint32_t name, uint64_t h)
 {
 	uint32_t tag = (uint32_t)(h >> 32);
-	size_t j = h & f->slot_mask;
+	size_t j = slot_home(tag, f->slot_shift);
 	const struct flame_slot *sl;
 	int64_t id;
 	int rv;
@@ -341,7 +354,7 @@ static int insert(struct flame *f, const struct flame_span *sp, size_t n, double
 		if (!chart) {
 			h = path_step(h, (uint32_t)id);
 			f->phash[i] = h;
-			__builtin_prefetch(&f->slots[h & f->slot_mask]);
+			__builtin_prefetch(&f->slots[slot_home((uint32_t)(h >> 32), f->slot_shift)]);
 		}
 	}
 	/* 2: the walk */
@@ -400,6 +413,7 @@ struct flame *flame_new_flags(unsigned flags)
 	f->slots = calloc(1024, sizeof(*f->slots));
 	f->name_tab = calloc(1024, sizeof(*f->name_tab));
 	f->slot_mask = f->name_mask = 1023;
+	f->slot_shift = 64 - 10;
 	if ((flags & FLAME_CHART) && !(f->start = malloc(1024 * sizeof(*f->start))))
 		goto fail;
 	if (!f->slots || !f->name_tab || grow_nodes(f) != 0 || intern(f, "", 0, 0) != 0)

@@ -65,7 +65,7 @@ struct flame_node {
 /* A child-table slot: the node for (parent, name), found by the hash of the whole path. */
 struct flame_slot {
 	uint32_t node; /* 0 = empty */
-	uint32_t tag;  /* high bits of the path hash */
+	uint32_t tag;  /* high bits of the path hash (they pick the home slot) */
 	uint32_t parent;
 	uint32_t name;
 };
@@ -86,8 +86,9 @@ struct flame {
 	size_t nnames, cap_names;
 	char *pool;
 	size_t pool_len, pool_cap;
-	struct flame_slot *slots; /* open addressing on the path hash */
+	struct flame_slot *slots; /* open addressing on the path hash, home = top bits */
 	size_t slot_mask;
+	unsigned slot_shift; /* 64 - log2(slots) */
 	uint32_t *name_tab; /* name index + 1, 0 = empty */
 	size_t name_mask;
 	double time;   /* total samples of the drawn side */
