@@ -257,6 +257,15 @@ static enum flame_palette resolve(enum flame_palette pal, const char *s, size_t 
 void flame_palette_color(enum flame_palette pal, bool hash, const char *name, size_t len,
 			 char out[FLAME_COLOR_MAX])
 {
+	int rgb[3];
+
+	flame_palette_rgb(pal, hash, name, len, rgb);
+	snprintf(out, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
+}
+
+void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len,
+		       int rgb[3])
+{
 	double v1, v2, v3;
 	int r, g, b;
 
@@ -337,7 +346,9 @@ void flame_palette_color(enum flame_palette pal, bool hash, const char *name, si
 			break;
 		}
 	}
-	snprintf(out, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", r, g, b);
+	rgb[0] = r;
+	rgb[1] = g;
+	rgb[2] = b;
 }
 
 void flame_palette_delta(double delta, double maxdelta, bool negate, char out[FLAME_COLOR_MAX])

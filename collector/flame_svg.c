@@ -40,21 +40,30 @@ static void w_flush(struct w *w)
 	w->n = 0;
 }
 
-static void w_put(struct w *w, const char *s, size_t n)
+static void w_put_slow(struct w *w, const char *s, size_t n)
 {
-	if (w->n + n > WBUF) {
-		w_flush(w);
-		if (n > WBUF) {
-			if (fwrite(s, 1, n, w->f) != n)
-				w->err = true;
-			return;
-		}
+	w_flush(w);
+	if (n > WBUF) {
+		if (fwrite(s, 1, n, w->f) != n)
+			w->err = true;
+		return;
+	}
+	memcpy(w->buf, s, n);
+	w->n = n;
+}
+
+/* Inlined so that literal lengths are constants and short copies become moves. */
+static inline __attribute__((always_inline)) void w_put(struct w *w, const char *s, size_t n)
+{
+	if (__builtin_expect(w->n + n > WBUF, 0)) {
+		w_put_slow(w, s, n);
+		return;
 	}
 	memcpy(w->buf + w->n, s, n);
 	w->n += n;
 }
 
-static void w_str(struct w *w, const char *s)
+static inline __attribute__((always_inline)) void w_str(struct w *w, const char *s)
 {
 	w_put(w, s, strlen(s));
 }
@@ -216,22 +225,27 @@ static size_t utoa(char *buf, uint64_t u)
 }
 
 /*
- * printf("%.<dec>f", v) for dec 0..2, without printf's slow path. v * 10^dec is exact in x87
- * long double (64-bit mantissa), so rounding half to even on the exact value, as
- * glibc's printf does. Falls back to snprintf off the fast range.
+ * printf("%.<dec>f", v) for dec 0..2 into buf, without printf's slow path; returns the length
+ * and, if val is not NULL, the value of the printed decimal (what strtod() would read back).
+ * v * 10^dec is exact in x87 long double (64-bit mantissa), so rounding half to even on the
+ * exact value, as glibc's printf does. Falls back to snprintf off the fast range.
  */
-static const char *fixed(char *buf, double v, int dec)
+static size_t fixed_len(char *buf, double v, int dec, double *val)
 {
 	static const long double scale[] = { 1, 10, 100 };
 	long double r;
 	uint64_t u;
 	size_t n = 0;
+	bool neg;
 
 	if (!(fabs(v) < 1e15) || LDBL_MANT_DIG < 64) {
-		snprintf(buf, 40, "%.*f", dec, v);
-		return buf;
+		n = (size_t)snprintf(buf, 40, "%.*f", dec, v);
+		if (val)
+			*val = strtod(buf, NULL);
+		return n;
 	}
-	if (signbit(v)) {
+	neg = signbit(v);
+	if (neg) {
 		buf[n++] = '-';
 		v = -v;
 	}
@@ -252,6 +266,19 @@ static const char *fixed(char *buf, double v, int dec)
 		buf[n++] = (char)('0' + frac % 10);
 	}
 	buf[n] = '\0';
+	if (val) {
+		/* u and 10^dec are exact doubles, so one IEEE division rounds as strtod does */
+		if (u < (1ull << 53))
+			*val = (neg ? -1.0 : 1.0) * ((double)u / (double)scale[dec]);
+		else
+			*val = strtod(buf, NULL);
+	}
+	return n;
+}
+
+static const char *fixed(char *buf, double v, int dec)
+{
+	fixed_len(buf, v, dec, NULL);
 	return buf;
 }
 
@@ -564,7 +591,42 @@ struct ctx {
 	const struct flame *f;
 	const struct flame_opts *o;
 	double timemax, wpt, imageheight, ypad2, maxdelta;
+	uint32_t *rgb; /* per name: COLOR_CACHED | r << 20 | g << 10 | b, 0 = not yet */
 };
+
+#define COLOR_CACHED 0x80000000u
+
+/* "rgb(r,g,b)" of a frame; the palette is a pure function of the name, so once per name. */
+static void frame_color(const struct ctx *c, uint32_t node, const char *name, size_t len,
+			char col[FLAME_COLOR_MAX])
+{
+	uint32_t *slot = c->rgb ? &c->rgb[c->f->nodes[node].name] : NULL;
+	int rgb[3];
+	size_t n = 0;
+
+	if (slot && *slot) {
+		rgb[0] = (int)(*slot >> 20 & 0x3ff);
+		rgb[1] = (int)(*slot >> 10 & 0x3ff);
+		rgb[2] = (int)(*slot & 0x3ff);
+	} else {
+		flame_palette_rgb(c->o->palette, c->o->hash, name, len, rgb);
+		if (slot && (unsigned)rgb[0] < 1024 && (unsigned)rgb[1] < 1024 &&
+		    (unsigned)rgb[2] < 1024)
+			*slot = COLOR_CACHED | (uint32_t)rgb[0] << 20 | (uint32_t)rgb[1] << 10 |
+				(uint32_t)rgb[2];
+		else if (!slot || rgb[0] < 0 || rgb[1] < 0 || rgb[2] < 0) {
+			snprintf(col, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
+			return;
+		}
+	}
+	memcpy(col, "rgb(", 4);
+	n = 4;
+	for (int k = 0; k < 3; k++) {
+		n += utoa(col + n, (uint64_t)rgb[k]);
+		col[n++] = k < 2 ? ',' : ')';
+	}
+	col[n] = '\0';
+}
 
 static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *fr)
 {
@@ -574,8 +636,8 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 	const char *name = root ? "" : flame_node_name(c->f, fr->node, &len);
 	double etime = root ? c->timemax : fr->start + fr->width;
 	double x1 = XPAD + fr->start * c->wpt, x2 = XPAD + etime * c->wpt;
-	double y1, y2, samples;
-	char s[64], s2[64], col[FLAME_COLOR_MAX], n1[32], n2[32];
+	double y1, y2, samples, v1, v2;
+	char s[64], s2[64], col[FLAME_COLOR_MAX], n1[40], n2[40];
 	int chars;
 
 	if (root)
@@ -587,8 +649,7 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 		y1 = o->fontsize * 3 + fr->depth * (double)o->frameheight;
 		y2 = o->fontsize * 3 + (fr->depth + 1) * (double)o->frameheight - FRAMEPAD;
 	}
-	fixed(s, etime - fr->start, 0);
-	samples = strtod(s, NULL);
+	fixed_len(s, etime - fr->start, 0, &samples);
 	commas(s2, sizeof(s2), s);
 
 	w_str(w, "<g >\n<title>");
@@ -627,15 +688,15 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 	else if (c->f->self_a)
 		flame_palette_delta(flame_frame_delta(c->f, fr), c->maxdelta, o->negate, col);
 	else
-		flame_palette_color(o->palette, o->hash, name, len, col);
-	fixed(n1, x1, 1);
-	fixed(n2, x2, 1);
+		frame_color(c, fr->node, name, len, col);
+	fixed_len(n1, x1, 1, &v1);
+	fixed_len(n2, x2, 1, &v2);
 	w_str(w, "<rect x=\"");
 	w_str(w, n1);
 	w_str(w, "\" y=\"");
 	w_str(w, num(s, y1));
 	w_str(w, "\" width=\"");
-	w_str(w, fixed(s, strtod(n2, NULL) - strtod(n1, NULL), 1));
+	w_str(w, fixed(s, v2 - v1, 1));
 	w_str(w, "\" height=\"");
 	w_str(w, fixed(s, y2 - y1, 1));
 	w_str(w, "\" fill=\"");
@@ -689,6 +750,9 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	if (o->subtitle && *o->subtitle)
 		c.imageheight += ypad3;
 	c.maxdelta = 1;
+	/* a missing colour cache only costs time */
+	if (!f->self_a)
+		c.rgb = calloc(f->nnames, sizeof(*c.rgb));
 	if (f->self_a) {
 		for (size_t i = 0; i < f->nnodes; i++) {
 			double d = fabs(f->nodes[i].self - f->self_a[i]);
@@ -749,6 +813,7 @@ out:
 	if (w.err && (rv == 0 || rv == -ENODATA))
 		rv = -EIO;
 	flame_layout_fini(&lay);
+	free(c.rgb);
 	free(w.buf);
 	return rv;
 }
