@@ -18,11 +18,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define READ_BLOCK (256u << 10)
-#define HUGE_PAGE ((size_t)2 << 20)
 
 static uint64_t hash_bytes(const char *p, size_t n)
 {
@@ -66,16 +64,6 @@ static inline size_t slot_home(uint32_t tag, unsigned shift)
 	return (size_t)(((uint64_t)tag << 32) >> shift);
 }
 
-/* Large tables get transparent huge pages if the system allows: fewer TLB misses, faults. */
-static void advise_huge(void *p, size_t n)
-{
-	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
-
-	if (n >= 2 * HUGE_PAGE && e > a)
-		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-}
-
 static int grow_nodes(struct flame *f)
 {
 	size_t cap = f->cap_nodes ? f->cap_nodes * 2 : 1024;
@@ -89,7 +77,6 @@ static int grow_nodes(struct flame *f)
 	if (!n)
 		return -ENOMEM;
 	f->nodes = n;
-	advise_huge(n, cap * sizeof(*n));
 	if (f->self_a) {
 		double *a = realloc(f->self_a, cap * sizeof(*a));
 
@@ -117,7 +104,6 @@ static int rehash_children(struct flame *f)
 
 	if (!tab)
 		return -ENOMEM;
-	advise_huge(tab, size * sizeof(*tab));
 	/* old slots in index order are in home order (but for a wrapped tail): sequential writes */
 	for (size_t i = 0; i <= f->slot_mask; i++) {
 		const struct flame_slot *sl = &f->slots[i];
