@@ -327,10 +327,11 @@ static int begin_fd(int fd, uint64_t max_file_size, Elf **e)
 {
 	struct stat st;
 
+	*e = NULL;
 	if (!libelf_ready())
 		return -ENOEXEC;
 	if (fstat(fd, &st) != 0)
-		return -errno;
+		return errno ? -errno : -EIO;
 	if (!S_ISREG(st.st_mode))
 		return -ENOEXEC;
 	if ((uint64_t)st.st_size > max_file_size)

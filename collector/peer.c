@@ -164,9 +164,10 @@ static int read_small(const char *proc_root, uint32_t pid, const char *name, cha
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%u/%s", proc_root, pid, name) >= sizeof(path))
 		return -ENAMETOOLONG;
+	buf[0] = '\0';
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return errno == ENOENT ? -ESRCH : errno ? -errno : -EIO;
 	while (got < cap - 1) {
 		ssize_t n = read(fd, buf + got, cap - 1 - got);
 
@@ -176,7 +177,7 @@ static int read_small(const char *proc_root, uint32_t pid, const char *name, cha
 			if (e == EINTR)
 				continue;
 			close(fd);
-			return e == ESRCH ? -ESRCH : -e;
+			return e == ESRCH ? -ESRCH : e ? -e : -EIO;
 		}
 		if (n == 0)
 			break;
