@@ -169,8 +169,8 @@ static int vdso_handle(struct symbolizer *sz, uint64_t *handle)
 		return -ENOENT;
 	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
 	for (unsigned int i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph =
-		    (const Elf64_Phdr *)((const char *)eh + eh->e_phoff + i * eh->e_phentsize);
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff +
+							    (size_t)i * eh->e_phentsize);
 
 		if (ph->p_type == PT_LOAD && ph->p_offset + ph->p_filesz > size)
 			size = ph->p_offset + ph->p_filesz;
@@ -188,8 +188,9 @@ static int mapping_table(struct symbolizer *sz, struct sproc *p, struct procmap 
 	uint64_t handle;
 	int fd, rv;
 
+	*es = NULL;
 	if (m->cookie & COOKIE_FAILED)
-		return -(int)(m->cookie & ~COOKIE_FAILED);
+		return (m->cookie & ~COOKIE_FAILED) ? -(int)(m->cookie & ~COOKIE_FAILED) : -EIO;
 	if (m->cookie && (*es = symcache_resolve(sz->cache, m->cookie)) != NULL)
 		return 0;
 	if (m->kind == PROCMAP_VDSO) {
