@@ -247,14 +247,18 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
 	for (;;) {
 		ssize_t r;
 
-		if (!buf || len == cap) {
+		if (len == cap) {
 			char *nb;
 
-			if (buf)
-				cap *= 2;
+			cap *= 2;
 			if (cap > KALLSYMS_MAX_FILE) {
 				rv = -EFBIG;
 				goto out;

@@ -135,7 +135,7 @@ static int parse_hex(const char **s, const char *end, uint64_t *out)
 	int digits = 0;
 
 	while (p < end) {
-		int c = *p, d;
+		int c = (unsigned char)*p, d;
 
 		if (c >= '0' && c <= '9')
 			d = c - '0';
@@ -253,7 +253,7 @@ static size_t first_ending_after(const struct procmaps *pm, uint64_t addr)
 static int insert_mapping(struct procmaps *pm, struct procmap *m)
 {
 	size_t i = first_ending_after(pm, m->start), j, nkeep_left = 0, nright = 0;
-	struct procmap left, right;
+	struct procmap left = {0}, right = {0};
 	int rv;
 
 	/* maps[i..j) overlap [m->start, m->end). */
@@ -372,14 +372,18 @@ int procmaps_read_file(struct procmaps *pm, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
 	for (;;) {
 		ssize_t r;
 
-		if (!buf || len == cap) {
+		if (len == cap) {
 			char *nb;
 
-			if (buf)
-				cap *= 2;
+			cap *= 2;
 			if (cap > PROCMAPS_MAX_FILE) {
 				rv = -EFBIG;
 				goto out;
