@@ -43,8 +43,12 @@
 #define THREAD_PASSES 16      /* re-listings of /proc/PID/task until no new thread */
 
 /* A u64 -> u64 open-addressing map; keys are stored +1 so that 0 marks a free slot. */
+struct u64slot {
+	uint64_t k, v;
+};
+
 struct u64map {
-	uint64_t *k, *v;
+	struct u64slot *s;
 	size_t cap, n;
 };
 
@@ -61,10 +65,10 @@ static uint64_t *u64map_find(const struct u64map *m, uint64_t key)
 	if (m->cap == 0)
 		return NULL;
 	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->k[i] == 0)
+		if (m->s[i].k == 0)
 			return NULL;
-		if (m->k[i] == key + 1)
-			return &m->v[i];
+		if (m->s[i].k == key + 1)
+			return &m->s[i].v;
 	}
 }
 
@@ -78,24 +82,20 @@ static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 	}
 	if ((m->n + 1) * 2 > m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : 64;
-		struct u64map g = {calloc(ncap, 8), calloc(ncap, 8), ncap, 0};
+		struct u64map g = {calloc(ncap, sizeof(*g.s)), ncap, 0};
 
-		if (!g.k || !g.v) {
-			free(g.k);
-			free(g.v);
+		if (!g.s)
 			return -ENOMEM;
-		}
 		for (size_t i = 0; i < m->cap; i++)
-			if (m->k[i])
-				(void)u64map_put(&g, m->k[i] - 1, m->v[i]);
-		free(m->k);
-		free(m->v);
+			if (m->s[i].k)
+				(void)u64map_put(&g, m->s[i].k - 1, m->s[i].v);
+		free(m->s);
 		*m = g;
 	}
 	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->k[i] == 0) {
-			m->k[i] = key + 1;
-			m->v[i] = val;
+		if (m->s[i].k == 0) {
+			m->s[i].k = key + 1;
+			m->s[i].v = val;
 			m->n++;
 			return 0;
 		}
@@ -104,8 +104,7 @@ static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 
 static void u64map_fini(struct u64map *m)
 {
-	free(m->k);
-	free(m->v);
+	free(m->s);
 	memset(m, 0, sizeof(*m));
 }
 
