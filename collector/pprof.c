@@ -390,7 +390,7 @@ struct buf {
 
 static void buf_put(struct buf *b, const void *d, size_t n)
 {
-	if (b->oom)
+	if (b->oom || n == 0) /* n == 0: d may be NULL (an empty message), memcpy forbids it */
 		return;
 	if (grow((void **)&b->p, &b->cap, b->n + n, 1) != 0) {
 		b->oom = true;
@@ -538,7 +538,6 @@ int pprof_write_gz(const struct pprof *p, int fd)
 	}
 	z.next_in = raw;
 	z.avail_in = 0;
-	rv = 0;
 	do {
 		/* avail_in is 32-bit: feed at most 1 GiB at a time. */
 		if (z.avail_in == 0 && len > 0) {
