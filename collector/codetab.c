@@ -22,7 +22,7 @@
 
 #define PEND_MAX 64
 #define DEFAULT_MAX_BYTES (64u << 20)
-#define DEFAULT_GRACE_NS (50u * 1000 * 1000)
+#define DEFAULT_GRACE_NS (50ull * 1000 * 1000)
 
 struct name {
 	uint32_t refs;
@@ -164,7 +164,7 @@ static size_t blob_bytes(const struct codeblob *b)
 
 	if (b->inl)
 		n += sizeof(*b->inl) + b->inl->n_methods * sizeof(char *) +
-		     b->inl->n_pcs * 2 * sizeof(uint32_t) + sizeof(uint32_t) +
+		     (size_t)b->inl->n_pcs * 2 * sizeof(uint32_t) + sizeof(uint32_t) +
 		     b->inl->chain_start[b->inl->n_pcs] * sizeof(uint16_t);
 	return n;
 }

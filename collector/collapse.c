@@ -101,7 +101,7 @@ enum { MOD_OTHER, MOD_KERNEL, MOD_JIT };
 
 enum { CL_WS = 1, CL_DIGIT = 2, CL_WORD = 4, CL_HEXLOW = 8 };
 
-#define CL_RANGE(a, b, v) [a... b] = (v)
+#define CL_RANGE(a, b, v) [(a)...(b)] = (v)
 static const unsigned char cls[256] = {
     [' '] = CL_WS,
     CL_RANGE('\t', '\r', CL_WS),

@@ -284,7 +284,7 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 
 	if (h->proto_version != FGP_VERSION) {
 		snprintf(why, sizeof(why), "protocol version %u, expected %u", h->proto_version,
-			 FGP_VERSION);
+			 (unsigned int)FGP_VERSION);
 		reject(s, c, why);
 		return JVMSET_DROP;
 	}
