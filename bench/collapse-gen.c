@@ -69,13 +69,16 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || !out) {
 		fprintf(stderr, "usage: collapse-gen MEGABYTES STACKS [SEED]\n");
+		free(out);
 		return 64;
 	}
 	target = strtoull(argv[1], NULL, 10) << 20;
 	nstacks = strtoull(argv[2], NULL, 10);
 	rng_state = argc > 3 ? strtoull(argv[3], NULL, 10) : 42;
-	if (!nstacks)
+	if (!nstacks) {
+		free(out);
 		return 64;
+	}
 	snprintf(jitmap, sizeof(jitmap), "/tmp/perf-%d.map", PID);
 
 	for (unsigned i = 0; i < NJAVA; i++) {

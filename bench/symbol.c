@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 	if (!h) {
 		fprintf(stderr, "bench_symbol: cannot dlopen %s: %s (pass LIBJVM)\n", jvm,
 			dlerror());
+		free(addrs);
 		return 1;
 	}
 	njv = user_functions(dlsym(h, "JNI_CreateJavaVM"), &jv);
@@ -138,6 +139,11 @@ int main(int argc, char **argv)
 	nkn = kernel_functions(&kn);
 	if (!njv || !nlc || !addrs) {
 		fprintf(stderr, "bench_symbol: could not list functions of %s or libc\n", jvm);
+		free(jv);
+		free(lc);
+		free(kn);
+		free(addrs);
+		dlclose(h);
 		return 1;
 	}
 	printf("functions: libjvm.so %zu, libc.so.6 %zu, kernel %zu; %zu frames per mix, "
