@@ -12,7 +12,6 @@
 #include "flame_svg.h"
 
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -227,18 +226,19 @@ static size_t utoa(char *buf, uint64_t u)
 /*
  * printf("%.<dec>f", v) for dec 0..2 into buf, without printf's slow path; returns the length
  * and, if val is not NULL, the value of the printed decimal (what strtod() would read back).
- * v * 10^dec is exact in x87 long double (64-bit mantissa), so rounding half to even on the
- * exact value, as glibc's printf does. Falls back to snprintf off the fast range.
+ * The product v * 10^dec is carried exactly as r + e (fma gives the rounding error), so the
+ * rounding is half to even on the exact value, as glibc's printf does. Falls back to snprintf
+ * off the fast range.
  */
 static size_t fixed_len(char *buf, double v, int dec, double *val)
 {
-	static const long double scale[] = { 1, 10, 100 };
-	long double r;
+	static const double scale[] = { 1, 10, 100 };
+	double r, e, fl, g;
 	uint64_t u;
 	size_t n = 0;
 	bool neg;
 
-	if (!(fabs(v) < 1e15) || LDBL_MANT_DIG < 64) {
+	if (!(fabs(v) < 1e9)) {
 		n = (size_t)snprintf(buf, 40, "%.*f", dec, v);
 		if (val)
 			*val = strtod(buf, NULL);
@@ -249,10 +249,16 @@ static size_t fixed_len(char *buf, double v, int dec, double *val)
 		buf[n++] = '-';
 		v = -v;
 	}
-	r = (long double)v * scale[dec];
-	u = (uint64_t)r;
-	/* round half to even on the exact product (cheaper than nearbyintl) */
-	if (r - (long double)u > 0.5L || (r - (long double)u == 0.5L && (u & 1)))
+	r = v * scale[dec];
+	e = fma(v, scale[dec], -r); /* exact: v * 10^dec == r + e */
+	fl = floor(r);
+	/*
+	 * r - fl is exact; minus 0.5 too when it is >= 0.25 (Sterbenz), and below that the sum
+	 * is clearly negative. One rounded addition keeps the sign of the exact fraction - 0.5.
+	 */
+	g = ((r - fl) - 0.5) + e;
+	u = (uint64_t)fl;
+	if (g > 0 || (g == 0 && (u & 1)))
 		u++;
 	if (dec == 0) {
 		n += utoa(buf + n, u);
@@ -266,13 +272,9 @@ static size_t fixed_len(char *buf, double v, int dec, double *val)
 		buf[n++] = (char)('0' + frac % 10);
 	}
 	buf[n] = '\0';
-	if (val) {
-		/* u and 10^dec are exact doubles, so one IEEE division rounds as strtod does */
-		if (u < (1ull << 53))
-			*val = (neg ? -1.0 : 1.0) * ((double)u / (double)scale[dec]);
-		else
-			*val = strtod(buf, NULL);
-	}
+	/* u and 10^dec are exact doubles, so one IEEE division rounds as strtod does */
+	if (val)
+		*val = (neg ? -1.0 : 1.0) * ((double)u / scale[dec]);
 	return n;
 }
 
