@@ -6,6 +6,7 @@
  * owned by the table.
  */
 #include "kallsyms.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -240,51 +241,15 @@ fail:
 
 int kallsyms_load(const char *path, struct kallsyms **out)
 {
-	size_t cap = 1 << 20, len = 0;
-	char *buf = NULL;
-	int fd, rv;
+	size_t len;
+	char *buf;
+	int rv;
 
-	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *nb;
-
-			cap *= 2;
-			if (cap > KALLSYMS_MAX_FILE) {
-				rv = -EFBIG;
-				goto out;
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				rv = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rv = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	rv = fg_read_file(path ? path : "/proc/kallsyms", 1 << 20, KALLSYMS_MAX_FILE, &buf, &len);
+	if (rv)
+		return rv;
 	rv = kallsyms_parse(buf, len, out);
-out:
 	free(buf);
-	close(fd);
 	return rv;
 }
 

@@ -5,6 +5,7 @@
  * Invariant: maps[0..n) sorted by start, maps[i].end <= maps[i + 1].start, each path owned.
  */
 #include "procmaps.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -365,51 +366,15 @@ fail:
 
 int procmaps_read_file(struct procmaps *pm, const char *path)
 {
-	size_t cap = 1 << 16, len = 0;
-	char *buf = NULL;
-	int fd, rv;
+	size_t len;
+	char *buf;
+	int rv;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *nb;
-
-			cap *= 2;
-			if (cap > PROCMAPS_MAX_FILE) {
-				rv = -EFBIG;
-				goto out;
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				rv = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rv = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	rv = fg_read_file(path, 1 << 16, PROCMAPS_MAX_FILE, &buf, &len);
+	if (rv)
+		return rv;
 	rv = procmaps_parse(pm, buf, len);
-out:
 	free(buf);
-	close(fd);
 	return rv;
 }
 

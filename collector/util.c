@@ -3,10 +3,12 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 uint64_t fg_now_ns(void)
 {
@@ -41,5 +43,64 @@ int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (errno == ERANGE || v < min || v > max)
 		return -ERANGE;
 	*out = v;
+	return 0;
+}
+
+int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_t *len)
+{
+	size_t cap = initial, n = 0;
+	char *b;
+	int fd, rv = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	b = malloc(cap);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb;
+
+			if (cap * 2 > max) {
+				char probe;
+
+				/* Full at the largest size: fine if this is the end of the file. */
+				r = read(fd, &probe, 1);
+				if (r < 0 && errno == EINTR)
+					continue;
+				rv = r == 0 ? 0 : r < 0 ? -errno : -EFBIG;
+				break;
+			}
+			cap *= 2;
+			nb = realloc(b, cap);
+			if (!nb) {
+				rv = -ENOMEM;
+				break;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rv = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (rv) {
+		free(b);
+		return rv;
+	}
+	*buf = b;
+	*len = n;
 	return 0;
 }

@@ -28,4 +28,12 @@ void fg_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf,
 /* Parse a whole decimal unsigned integer in [min, max]; 0 or -EINVAL/-ERANGE. */
 int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/*
+ * Read all of path into a malloc'd buffer: it starts at initial bytes and doubles while it
+ * stays <= max. On success *buf (the caller frees it) and *len are set; else 0 is not returned
+ * and nothing is: -EFBIG when the file holds more than the largest buffer, -ENOMEM, or the
+ * negative errno of open/read.
+ */
+int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_t *len);
+
 #endif

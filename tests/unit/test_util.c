@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/* test_util.c - the collector's shared helpers: whole-file reads with a cap, number parsing. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "util.h"
+
+static void write_file(const char *path, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		fputc('a' + (int)(i % 26), f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_read_file_grows_its_buffer_and_returns_every_byte(void **state)
+{
+	char path[] = "/tmp/fgutil.XXXXXX";
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, 10000);
+	assert_int_equal(fg_read_file(path, 16, 1 << 20, &buf, &len), 0);
+	assert_int_equal(len, 10000);
+	assert_int_equal(buf[0], 'a');
+	assert_int_equal(buf[9999], 'a' + 9999 % 26);
+	free(buf);
+	unlink(path);
+}
+
+static void test_read_file_refuses_files_over_the_cap_and_sets_nothing(void **state)
+{
+	char path[] = "/tmp/fgutil.XXXXXX";
+	char *buf = (char *)"untouched";
+	size_t len = 7;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, 5000);
+	assert_int_equal(fg_read_file(path, 1024, 4096, &buf, &len), -EFBIG);
+	assert_string_equal(buf, "untouched");
+	assert_int_equal(len, 7);
+	/* exactly the largest buffer still fits */
+	write_file(path, 4096);
+	assert_int_equal(fg_read_file(path, 1024, 4096, &buf, &len), 0);
+	assert_int_equal(len, 4096);
+	free(buf);
+	unlink(path);
+	assert_int_equal(fg_read_file(path, 16, 64, &buf, &len), -ENOENT);
+}
+
+static void test_parse_u64_takes_whole_numbers_in_range_only(void **state)
+{
+	static const struct {
+		const char *in;
+		int rv;
+		uint64_t want;
+	} cases[] = {
+		{ "0", 0, 0 },	       { "42", 0, 42 },	   { "100", 0, 100 },	{ "101", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },    { "-1", -EINVAL, 0 }, { "4x", -EINVAL, 0 }, { " 4", -EINVAL, 0 },
+		{ NULL, -EINVAL, 0 },  { "99999999999999999999999", -ERANGE, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < FG_ARRAY_SIZE(cases); i++) {
+		uint64_t v = 7;
+
+		assert_int_equal(fg_parse_u64(cases[i].in, 0, 100, &v), cases[i].rv);
+		assert_int_equal(v, cases[i].rv ? 7 : cases[i].want);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_file_grows_its_buffer_and_returns_every_byte),
+		cmocka_unit_test(test_read_file_refuses_files_over_the_cap_and_sets_nothing),
+		cmocka_unit_test(test_parse_u64_takes_whole_numbers_in_range_only),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
