@@ -20,42 +20,10 @@
 
 #include "codetab.h"
 #include "fgproto.h"
+#include "fgle.h"
 
 #define HDR 12u
 #define OUT_CAP (64u << 20)
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static int make_addr(const char *path, struct sockaddr_un *sa)
 {
@@ -126,7 +94,7 @@ static void batch_close(struct client *c)
 {
 	if (!c->batching)
 		return;
-	put32(c->out + c->batch_start, (uint32_t)(c->out_len - c->batch_start));
+	fgle_put32(c->out + c->batch_start, (uint32_t)(c->out_len - c->batch_start));
 	c->batching = false;
 }
 
@@ -138,10 +106,10 @@ static void frame(struct ctl_server *srv, struct client *c, uint16_t kind, uint1
 	batch_close(c);
 	if (!(p = out_reserve(srv, c, HDR + len)))
 		return;
-	put32(p, (uint32_t)(HDR + len));
-	put16(p + 4, kind);
-	put16(p + 6, flags);
-	put32(p + 8, pid);
+	fgle_put32(p, (uint32_t)(HDR + len));
+	fgle_put16(p + 4, kind);
+	fgle_put16(p + 6, flags);
+	fgle_put32(p + 8, pid);
 	if (len)
 		memcpy(p + HDR, payload, len);
 	srv->st.frames_out++;
@@ -159,10 +127,10 @@ static void append_record(struct ctl_server *srv, struct client *c, uint32_t pid
 		if (!(p = out_reserve(srv, c, HDR + FGP_MSG_HEADER_SIZE)))
 			return;
 		c->batch_start = (size_t)(p - c->out);
-		put32(p, 0);
-		put16(p + 4, CTL_RECORDS);
-		put16(p + 6, 0);
-		put32(p + 8, pid);
+		fgle_put32(p, 0);
+		fgle_put16(p + 4, CTL_RECORDS);
+		fgle_put16(p + 6, 0);
+		fgle_put32(p + 8, pid);
 		fgp_encode_msg_header(p + HDR, FGP_MSG_HEADER_SIZE);
 		c->batching = true;
 		c->batch_pid = pid;
@@ -176,7 +144,7 @@ static size_t put_str(uint8_t *p, const char *s)
 {
 	size_t n = strnlen(s, 1024);
 
-	put16(p, (uint16_t)n);
+	fgle_put16(p, (uint16_t)n);
 	memcpy(p + 2, s, n);
 	return 2 + n;
 }
@@ -186,14 +154,14 @@ static void send_jvm(struct ctl_server *srv, struct client *c, const struct jvm_
 	uint8_t buf[64 + 3 * 1030];
 	size_t n = 0;
 
-	put32(buf, ji->ns_pid);
-	put32(buf + 4, ji->hello_flags);
-	put64(buf + 8, ji->start_time);
-	put64(buf + 16, ji->connect_ts);
-	put64(buf + 24, ji->exit_ts);
+	fgle_put32(buf, ji->ns_pid);
+	fgle_put32(buf + 4, ji->hello_flags);
+	fgle_put64(buf + 8, ji->start_time);
+	fgle_put64(buf + 16, ji->connect_ts);
+	fgle_put64(buf + 24, ji->exit_ts);
 	buf[32] = ji->connected;
 	buf[33] = ji->exited;
-	put16(buf + 34, 0);
+	fgle_put16(buf + 34, 0);
 	n = 36;
 	n += put_str(buf + n, ji->container_id);
 	n += put_str(buf + n, ji->jvm_version);
@@ -498,9 +466,9 @@ static void client_read(struct ctl_server *srv, struct client *c)
 		if (c->in_len < HDR)
 			continue;
 		c->in_len = 0;
-		uint16_t kind = get16(c->in + 4);
+		uint16_t kind = fgle_get16(c->in + 4);
 
-		if (get32(c->in) != HDR) {
+		if (fgle_get32(c->in) != HDR) {
 			srv->st.bad_requests++;
 			c->dead = true;
 			return;
@@ -508,7 +476,7 @@ static void client_read(struct ctl_server *srv, struct client *c)
 		if (kind == CTL_LIST)
 			list(srv, c);
 		else if (kind == CTL_SUBSCRIBE)
-			subscribe(srv, c, get32(c->in + 8));
+			subscribe(srv, c, fgle_get32(c->in + 8));
 		else
 			srv->st.bad_requests++;
 	}
@@ -641,10 +609,10 @@ static int send_req(struct ctl_client *c, uint16_t kind, uint32_t pid)
 	uint8_t f[HDR];
 	size_t off = 0;
 
-	put32(f, HDR);
-	put16(f + 4, kind);
-	put16(f + 6, 0);
-	put32(f + 8, pid);
+	fgle_put32(f, HDR);
+	fgle_put16(f + 4, kind);
+	fgle_put16(f + 6, 0);
+	fgle_put32(f + 8, pid);
 	while (off < HDR) {
 		ssize_t n = send(c->fd, f + off, HDR - off, MSG_NOSIGNAL);
 
@@ -670,7 +638,7 @@ static int have_frame(struct ctl_client *c)
 
 	if (c->len < HDR)
 		return 0;
-	size = get32(c->buf);
+	size = fgle_get32(c->buf);
 	if (size < HDR || size > CTL_MAX_FRAME)
 		return -EPROTO;
 	return c->len >= size;
@@ -678,7 +646,7 @@ static int have_frame(struct ctl_client *c)
 
 static void consume(struct ctl_client *c)
 {
-	uint32_t size = get32(c->buf);
+	uint32_t size = fgle_get32(c->buf);
 
 	memmove(c->buf, c->buf + size, c->len - size);
 	c->len -= size;
@@ -709,7 +677,7 @@ static int get_str(const uint8_t **p, const uint8_t *end, char *dst, size_t cap)
 
 	if (end - *p < 2)
 		return -EPROTO;
-	n = get16(*p);
+	n = fgle_get16(*p);
 	*p += 2;
 	if (end - *p < n)
 		return -EPROTO;
@@ -723,18 +691,18 @@ static int get_str(const uint8_t **p, const uint8_t *end, char *dst, size_t cap)
 
 static int parse_jvm(const uint8_t *f, struct jvm_info *ji)
 {
-	uint32_t size = get32(f);
+	uint32_t size = fgle_get32(f);
 	const uint8_t *p = f + HDR, *end = f + size;
 
 	memset(ji, 0, sizeof(*ji));
 	if (size < HDR + 36)
 		return -EPROTO;
-	ji->host_pid = get32(f + 8);
-	ji->ns_pid = get32(p);
-	ji->hello_flags = get32(p + 4);
-	ji->start_time = get64(p + 8);
-	ji->connect_ts = get64(p + 16);
-	ji->exit_ts = get64(p + 24);
+	ji->host_pid = fgle_get32(f + 8);
+	ji->ns_pid = fgle_get32(p);
+	ji->hello_flags = fgle_get32(p + 4);
+	ji->start_time = fgle_get64(p + 8);
+	ji->connect_ts = fgle_get64(p + 16);
+	ji->exit_ts = fgle_get64(p + 24);
 	ji->connected = p[32] != 0;
 	ji->exited = p[33] != 0;
 	p += 36;
@@ -754,7 +722,7 @@ int ctl_list(struct ctl_client *c, struct jvm_info *out, size_t max, size_t *n, 
 		return rv;
 	for (;;) {
 		while ((rv = have_frame(c)) == 1) {
-			uint16_t kind = get16(c->buf + 4);
+			uint16_t kind = fgle_get16(c->buf + 4);
 
 			if (kind == CTL_LIST_END) {
 				consume(c);
@@ -802,8 +770,8 @@ static struct codetab **tab_slot(struct ctl_client *c, uint32_t pid, bool create
 static int dispatch(struct ctl_client *c, const struct ctl_handler *h, uint64_t *bad)
 {
 	const uint8_t *f = c->buf;
-	uint32_t size = get32(f), pid = get32(f + 8);
-	uint16_t kind = get16(f + 4);
+	uint32_t size = fgle_get32(f), pid = fgle_get32(f + 8);
+	uint16_t kind = fgle_get16(f + 4);
 	struct codetab **slot;
 
 	if (kind == CTL_JVM) {
@@ -817,7 +785,7 @@ static int dispatch(struct ctl_client *c, const struct ctl_handler *h, uint64_t 
 		*slot = h->jvm ? h->jvm(h->arg, &ji) : NULL;
 	} else if (kind == CTL_GONE) {
 		if (h->gone)
-			h->gone(h->arg, pid, (get16(f + 6) & CTL_GONE_EXITED) != 0);
+			h->gone(h->arg, pid, (fgle_get16(f + 6) & CTL_GONE_EXITED) != 0);
 	} else if (kind == CTL_RECORDS) {
 		struct fgp_reader r;
 		struct fgp_record rec;

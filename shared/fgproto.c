@@ -7,46 +7,12 @@
  * through struct cur, whose helpers fail (and stay failed) instead of reading past the end.
  */
 #include "fgproto.h"
+#include "fgle.h"
 
 #include <errno.h>
 #include <string.h>
 
 static const uint8_t magic[4] = { 'F', 'G', 'C', 'P' };
-
-/* ---- little-endian primitives --------------------------------------------------------- */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 /* ---- encoding ------------------------------------------------------------------------- */
 
@@ -72,7 +38,7 @@ static size_t put_str(uint8_t *p, struct fgp_str s)
 {
 	uint16_t n = str_len(s);
 
-	put16(p, n);
+	fgle_put16(p, n);
 	for (uint16_t i = 0; i < n; i++) {
 		uint8_t c = (uint8_t)s.ptr[i];
 
@@ -83,9 +49,9 @@ static size_t put_str(uint8_t *p, struct fgp_str s)
 
 static void put_rec_header(uint8_t *p, uint16_t type, uint16_t flags, uint32_t size)
 {
-	put16(p, type);
-	put16(p + 2, flags);
-	put32(p + 4, size);
+	fgle_put16(p, type);
+	fgle_put16(p + 2, flags);
+	fgle_put32(p + 4, size);
 }
 
 size_t fgp_msg_header_size(void)
@@ -98,8 +64,8 @@ int fgp_encode_msg_header(uint8_t *dst, size_t cap)
 	if (cap < FGP_MSG_HEADER_SIZE)
 		return -ENOSPC;
 	memcpy(dst, magic, 4);
-	put16(dst + 4, FGP_VERSION);
-	put16(dst + 6, FGP_MSG_HEADER_SIZE);
+	fgle_put16(dst + 4, FGP_VERSION);
+	fgle_put16(dst + 6, FGP_MSG_HEADER_SIZE);
 	return FGP_MSG_HEADER_SIZE;
 }
 
@@ -116,11 +82,11 @@ int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h)
 	if (size > cap)
 		return -ENOSPC;
 	put_rec_header(dst, FGP_HELLO, 0, (uint32_t)size);
-	put32(p, h->proto_version);
-	put32(p + 4, h->pid);
-	put32(p + 8, h->flags);
-	put32(p + 12, 0);
-	put64(p + 16, h->ts);
+	fgle_put32(p, h->proto_version);
+	fgle_put32(p + 4, h->pid);
+	fgle_put32(p + 8, h->flags);
+	fgle_put32(p + 12, 0);
+	fgle_put64(p + 16, h->ts);
 	p += 24;
 	p += put_str(p, h->jvm_version);
 	put_str(p, h->agent_version);
@@ -176,26 +142,26 @@ int fgp_encode_code_load(uint8_t *dst, size_t cap, const struct fgp_code_load_in
 		return -ENOSPC;
 	put_rec_header(dst, FGP_CODE_LOAD, c->flags, (uint32_t)size);
 	p = dst + FGP_REC_HEADER_SIZE;
-	put64(p, c->addr);
-	put32(p + 8, c->size);
-	put32(p + 12, 0);
-	put64(p + 16, c->ts);
+	fgle_put64(p, c->addr);
+	fgle_put32(p + 8, c->size);
+	fgle_put32(p + 12, 0);
+	fgle_put64(p + 16, c->ts);
 	p += 24;
 	p += put_str(p, c->name);
-	put16(p, c->n_methods);
+	fgle_put16(p, c->n_methods);
 	p += 2;
 	for (uint16_t i = 0; i < c->n_methods; i++)
 		p += put_str(p, c->methods[i]);
-	put32(p, c->n_pcs);
+	fgle_put32(p, c->n_pcs);
 	p += 4;
 	for (uint32_t i = 0; i < c->n_pcs; i++) {
 		const struct fgp_pc_in *pc = &c->pcs[i];
 
-		put32(p, pc->pc_off);
-		put16(p + 4, pc->depth);
+		fgle_put32(p, pc->pc_off);
+		fgle_put16(p + 4, pc->depth);
 		p += 6;
 		for (uint16_t d = 0; d < pc->depth; d++, p += 2)
-			put16(p, pc->chain[d]);
+			fgle_put16(p, pc->chain[d]);
 	}
 	return (int)size;
 }
@@ -205,8 +171,8 @@ int fgp_encode_code_unload(uint8_t *dst, size_t cap, const struct fgp_code_unloa
 	if (cap < FGP_CODE_UNLOAD_SIZE)
 		return -ENOSPC;
 	put_rec_header(dst, FGP_CODE_UNLOAD, 0, FGP_CODE_UNLOAD_SIZE);
-	put64(dst + FGP_REC_HEADER_SIZE, u->addr);
-	put64(dst + FGP_REC_HEADER_SIZE + 8, u->ts);
+	fgle_put64(dst + FGP_REC_HEADER_SIZE, u->addr);
+	fgle_put64(dst + FGP_REC_HEADER_SIZE + 8, u->ts);
 	return FGP_CODE_UNLOAD_SIZE;
 }
 
@@ -223,10 +189,10 @@ int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_c
 	if (size > cap)
 		return -ENOSPC;
 	put_rec_header(dst, FGP_DYNAMIC_CODE, 0, (uint32_t)size);
-	put64(p, d->addr);
-	put32(p + 8, d->size);
-	put32(p + 12, 0);
-	put64(p + 16, d->ts);
+	fgle_put64(p, d->addr);
+	fgle_put32(p + 8, d->size);
+	fgle_put32(p + 12, 0);
+	fgle_put64(p + 16, d->ts);
 	put_str(p + 24, d->name);
 	return (int)size;
 }
@@ -238,9 +204,9 @@ int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fg
 	if (cap < FGP_SNAPSHOT_SIZE)
 		return -ENOSPC;
 	put_rec_header(dst, type, 0, FGP_SNAPSHOT_SIZE);
-	put64(dst + FGP_REC_HEADER_SIZE, s->ts);
-	put32(dst + FGP_REC_HEADER_SIZE + 8, s->count);
-	put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
+	fgle_put64(dst + FGP_REC_HEADER_SIZE, s->ts);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE + 8, s->count);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
 	return FGP_SNAPSHOT_SIZE;
 }
 
@@ -249,9 +215,9 @@ int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
 	if (cap < FGP_DROPPED_SIZE)
 		return -ENOSPC;
 	put_rec_header(dst, FGP_DROPPED, 0, FGP_DROPPED_SIZE);
-	put64(dst + FGP_REC_HEADER_SIZE, d->ts);
-	put64(dst + FGP_REC_HEADER_SIZE + 8, d->queue_full);
-	put64(dst + FGP_REC_HEADER_SIZE + 16, d->table_full);
+	fgle_put64(dst + FGP_REC_HEADER_SIZE, d->ts);
+	fgle_put64(dst + FGP_REC_HEADER_SIZE + 8, d->queue_full);
+	fgle_put64(dst + FGP_REC_HEADER_SIZE + 16, d->table_full);
 	return FGP_DROPPED_SIZE;
 }
 
@@ -280,21 +246,21 @@ static uint16_t take16(struct cur *c)
 {
 	const uint8_t *p = take(c, 2);
 
-	return p ? get16(p) : 0;
+	return p ? fgle_get16(p) : 0;
 }
 
 static uint32_t take32(struct cur *c)
 {
 	const uint8_t *p = take(c, 4);
 
-	return p ? get32(p) : 0;
+	return p ? fgle_get32(p) : 0;
 }
 
 static uint64_t take64(struct cur *c)
 {
 	const uint8_t *p = take(c, 8);
 
-	return p ? get64(p) : 0;
+	return p ? fgle_get64(p) : 0;
 }
 
 static struct fgp_str take_str(struct cur *c)
@@ -327,9 +293,9 @@ int fgp_reader_init(struct fgp_reader *r, const uint8_t *buf, size_t len)
 	r->done = 1;
 	if (!buf || len < FGP_MSG_HEADER_SIZE || memcmp(buf, magic, 4) != 0)
 		return -EPROTO;
-	if (get16(buf + 6) != FGP_MSG_HEADER_SIZE)
+	if (fgle_get16(buf + 6) != FGP_MSG_HEADER_SIZE)
 		return -EPROTO;
-	if (get16(buf + 4) != FGP_VERSION)
+	if (fgle_get16(buf + 4) != FGP_VERSION)
 		return -EPROTONOSUPPORT;
 	r->buf = buf;
 	r->len = len;
@@ -379,7 +345,7 @@ static int decode_inline(struct cur *c, struct fgp_code_load *l)
 		if (!chain)
 			return -EBADMSG;
 		for (uint16_t d = 0; d < depth; d++)
-			if (get16(chain + 2 * (size_t)d) >= l->n_methods)
+			if (fgle_get16(chain + 2 * (size_t)d) >= l->n_methods)
 				return -EBADMSG;
 		prev = off;
 	}
@@ -465,14 +431,14 @@ int fgp_next(struct fgp_reader *r, struct fgp_record *rec)
 		return -EBADMSG;
 	}
 	h = r->buf + r->off;
-	size = get32(h + 4);
+	size = fgle_get32(h + 4);
 	if (size < FGP_REC_HEADER_SIZE || size > FGP_MAX_RECORD || size > r->len - r->off) {
 		r->done = 1; /* cannot find the next record: stop */
 		return -EBADMSG;
 	}
 	memset(rec, 0, sizeof(*rec));
-	rec->type = get16(h);
-	rec->flags = get16(h + 2);
+	rec->type = fgle_get16(h);
+	rec->flags = fgle_get16(h + 2);
 	rec->size = size;
 	r->off += size; /* in sync from here on, whatever the body holds */
 
@@ -496,7 +462,7 @@ int fgp_methods_next(struct fgp_inline_iter *it, struct fgp_str *out)
 {
 	if (it->left == 0)
 		return 0;
-	out->len = get16(it->p);
+	out->len = fgle_get16(it->p);
 	out->ptr = (const char *)it->p + 2;
 	it->p += 2 + (size_t)out->len;
 	it->left--;
@@ -513,8 +479,8 @@ int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out)
 {
 	if (it->left == 0)
 		return 0;
-	out->pc_off = get32(it->p);
-	out->depth = get16(it->p + 4);
+	out->pc_off = fgle_get32(it->p);
+	out->depth = fgle_get16(it->p + 4);
 	out->chain_raw = it->p + 6;
 	it->p += 6 + 2 * (size_t)out->depth;
 	it->left--;
@@ -523,7 +489,7 @@ int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out)
 
 uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i)
 {
-	return get16(pc->chain_raw + 2 * (size_t)i);
+	return fgle_get16(pc->chain_raw + 2 * (size_t)i);
 }
 
 const char *fgp_type_name(uint16_t type)
