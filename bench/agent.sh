@@ -71,16 +71,21 @@ for d in /usr/lib/jvm/*/; do
 	for k in 0 1 2; do
 		name=(CompiledMethodLoad CompiledMethodUnload DynamicCodeGenerated)
 		awk -v k=$k '$1 == k {print $2}' "$work/samples" | sort -n >"$work/k$k"
+		awk -v k=$k '$1 == k {print $3}' "$work/samples" | sort -n >"$work/c$k"
 		cnt=$(wc -l <"$work/k$k")
 		[ "$cnt" -eq 0 ] && { printf '%-22s no events\n' "${name[$k]}"; continue; }
 		med=$(sed -n "$(((cnt + 1) / 2))p" "$work/k$k")
 		p99=$(sed -n "$(((cnt * 99 + 99) / 100))p" "$work/k$k")
-		printf '%-22s %6d events  median %6.2f us  p99 %7.2f us\n' "${name[$k]}" "$cnt" \
-			"$(echo "$med / 1000" | bc -l)" "$(echo "$p99 / 1000" | bc -l)"
+		cmed=$(sed -n "$(((cnt + 1) / 2))p" "$work/c$k")
+		cp99=$(sed -n "$(((cnt * 99 + 99) / 100))p" "$work/c$k")
+		printf '%-22s %6d events  wall median %6.2f us p99 %8.2f us | CPU median %6.2f us p99 %7.2f us\n' \
+			"${name[$k]}" "$cnt" "$(echo "$med / 1000" | bc -l)" "$(echo "$p99 / 1000" | bc -l)" \
+			"$(echo "$cmed / 1000" | bc -l)" "$(echo "$cp99 / 1000" | bc -l)"
 	done
 	total=$(awk '{s += $2} END {print s + 0}' "$work/samples")
+	ctotal=$(awk '{s += $3} END {print s + 0}' "$work/samples")
 	wall=$((t1 - t0))
-	printf 'callbacks total %.1f ms of %.0f ms JVM wall time = %.3f%% (run on JVM threads)\n' \
-		"$(echo "$total / 1000000" | bc -l)" "$(echo "$wall / 1000000" | bc -l)" \
-		"$(echo "100 * $total / $wall" | bc -l)"
+	printf 'callbacks: %.1f ms CPU (%.1f ms wall, preemption included) in a %.0f ms JVM run = %.2f%% of its wall time in CPU\n' \
+		"$(echo "$ctotal / 1000000" | bc -l)" "$(echo "$total / 1000000" | bc -l)" \
+		"$(echo "$wall / 1000000" | bc -l)" "$(echo "100 * $ctotal / $wall" | bc -l)"
 done

@@ -31,8 +31,9 @@
 
 #ifdef FG_AGENT_BENCH
 #include "benchstat.h"
-#define BENCH_BEGIN() uint64_t bench_t0 = events_now()
-#define BENCH_END(kind) benchstat_add(kind, events_now() - bench_t0)
+#define BENCH_BEGIN() uint64_t bench_t0 = events_now(), bench_c0 = benchstat_cpu_ns()
+#define BENCH_END(kind) \
+	benchstat_add(kind, events_now() - bench_t0, benchstat_cpu_ns() - bench_c0)
 #else
 #define BENCH_BEGIN() ((void)0)
 #define BENCH_END(kind) ((void)0)

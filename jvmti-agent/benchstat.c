@@ -8,18 +8,34 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define BENCHSTAT_MAX (1u << 18)
 
-static uint32_t samples[3][BENCHSTAT_MAX];
+static uint32_t samples[3][BENCHSTAT_MAX], cpu[3][BENCHSTAT_MAX];
 static atomic_uint count[3];
 
-void benchstat_add(int kind, uint64_t ns)
+static uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+uint64_t benchstat_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void benchstat_add(int kind, uint64_t wall_ns, uint64_t cpu_ns)
 {
 	unsigned i = atomic_fetch_add_explicit(&count[kind], 1, memory_order_relaxed);
 
-	if (i < BENCHSTAT_MAX)
-		samples[kind][i] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+	if (i < BENCHSTAT_MAX) {
+		samples[kind][i] = clamp32(wall_ns);
+		cpu[kind][i] = clamp32(cpu_ns);
+	}
 }
 
 void benchstat_dump(void)
@@ -33,7 +49,7 @@ void benchstat_dump(void)
 		unsigned n = atomic_load(&count[k]);
 
 		for (unsigned i = 0; i < n && i < BENCHSTAT_MAX; i++)
-			fprintf(f, "%d %u\n", k, samples[k][i]);
+			fprintf(f, "%d %u %u\n", k, samples[k][i], cpu[k][i]);
 	}
 	fclose(f);
 }
