@@ -240,6 +240,8 @@ static size_t fixed_len(char *buf, double v, int dec, double *val)
 
 	if (!(fabs(v) < 1e9)) {
 		n = (size_t)snprintf(buf, 40, "%.*f", dec, v);
+		if (n > 39)
+			n = 39; /* truncated (only from library callers' extreme options) */
 		if (val)
 			*val = strtod(buf, NULL);
 		return n;
@@ -278,13 +280,15 @@ static size_t fixed_len(char *buf, double v, int dec, double *val)
 	return n;
 }
 
-static const char *fixed(char *buf, double v, int dec)
+/* Perl's default number stringification (%.15g), fast for integers and halves. */
+static const char *num(char *buf, double v);
+
+/* num() and the length of what it wrote. */
+static size_t num_len(char *buf, double v)
 {
-	fixed_len(buf, v, dec, NULL);
-	return buf;
+	return strlen(num(buf, v));
 }
 
-/* Perl's default number stringification (%.15g), fast for integers and halves. */
 static const char *num(char *buf, double v)
 {
 	if (fabs(v) < 1e14 && v * 2 == floor(v * 2)) {
@@ -589,38 +593,49 @@ static int render_error(struct w *w, const struct flame_opts *o)
 	return -ENODATA;
 }
 
+/* A cached "rgb(r,g,b)" with r, g, b < 1000; len 0 = not yet. */
+struct cstr {
+	char s[23];
+	uint8_t len;
+};
+
+/* A number as num() or fixed_len() prints it (<= 39 bytes). */
+struct nstr {
+	char s[39];
+	uint8_t len;
+};
+
+/* What every frame at one depth shares: rect y and height, text y; y.len 0 = not yet. */
+struct ystr {
+	struct nstr y, h, ty;
+};
+
 struct ctx {
 	const struct flame *f;
 	const struct flame_opts *o;
 	double timemax, wpt, imageheight, ypad2, maxdelta;
-	uint32_t *rgb; /* per name: COLOR_CACHED | r << 20 | g << 10 | b, 0 = not yet */
+	struct cstr *col; /* per name, NULL if out of memory (then computed per frame) */
+	struct ystr *ys;  /* per depth, computed at first use; NULL if out of memory */
 };
 
-#define COLOR_CACHED 0x80000000u
-
-/* "rgb(r,g,b)" of a frame; the palette is a pure function of the name, so once per name. */
-static void frame_color(const struct ctx *c, uint32_t node, const char *name, size_t len,
-			char col[FLAME_COLOR_MAX])
+/* "rgb(r,g,b)" of a frame into col; returns its length. Once per name: the palette is a pure
+ * function of the name. */
+static size_t frame_color(const struct ctx *c, uint32_t node, const char *name, size_t len,
+			  char col[FLAME_COLOR_MAX])
 {
-	uint32_t *slot = c->rgb ? &c->rgb[c->f->nodes[node].name] : NULL;
+	struct cstr *slot = c->col ? &c->col[c->f->nodes[node].name] : NULL;
 	int rgb[3];
 	size_t n = 0;
 
-	if (slot && *slot) {
-		rgb[0] = (int)(*slot >> 20 & 0x3ff);
-		rgb[1] = (int)(*slot >> 10 & 0x3ff);
-		rgb[2] = (int)(*slot & 0x3ff);
-	} else {
-		flame_palette_rgb(c->o->palette, c->o->hash, name, len, rgb);
-		if (slot && (unsigned)rgb[0] < 1024 && (unsigned)rgb[1] < 1024 &&
-		    (unsigned)rgb[2] < 1024)
-			*slot = COLOR_CACHED | (uint32_t)rgb[0] << 20 | (uint32_t)rgb[1] << 10 |
-				(uint32_t)rgb[2];
-		else if (!slot || rgb[0] < 0 || rgb[1] < 0 || rgb[2] < 0) {
-			snprintf(col, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
-			return;
-		}
+	if (slot && slot->len) {
+		memcpy(col, slot->s, sizeof(slot->s));
+		return slot->len;
 	}
+	flame_palette_rgb(c->o->palette, c->o->hash, name, len, rgb);
+	if (rgb[0] < 0 || rgb[1] < 0 || rgb[2] < 0 || rgb[0] > 999 || rgb[1] > 999 ||
+	    rgb[2] > 999)
+		return (size_t)snprintf(col, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", rgb[0], rgb[1],
+					rgb[2]);
 	memcpy(col, "rgb(", 4);
 	n = 4;
 	for (int k = 0; k < 3; k++) {
@@ -628,6 +643,42 @@ static void frame_color(const struct ctx *c, uint32_t node, const char *name, si
 		col[n++] = k < 2 ? ',' : ')';
 	}
 	col[n] = '\0';
+	if (slot) {
+		memcpy(slot->s, col, n + 1);
+		slot->len = (uint8_t)n;
+	}
+	return n;
+}
+
+static void nstr_set(struct nstr *ns, const char *s, size_t n)
+{
+	if (n > sizeof(ns->s))
+		n = sizeof(ns->s);
+	memcpy(ns->s, s, n);
+	ns->len = (uint8_t)n;
+}
+
+/* The y strings of frames at depth d; computed from the same doubles as before. */
+static const struct ystr *depth_strings(const struct ctx *c, uint32_t depth, struct ystr *tmp)
+{
+	const struct flame_opts *o = c->o;
+	struct ystr *ys = c->ys ? &c->ys[depth] : tmp;
+	double y1, y2;
+	char s[64];
+
+	if (c->ys && ys->y.len)
+		return ys;
+	if (!o->inverted) {
+		y1 = c->imageheight - c->ypad2 - (depth + 1) * (double)o->frameheight + FRAMEPAD;
+		y2 = c->imageheight - c->ypad2 - depth * (double)o->frameheight;
+	} else {
+		y1 = o->fontsize * 3 + depth * (double)o->frameheight;
+		y2 = o->fontsize * 3 + (depth + 1) * (double)o->frameheight - FRAMEPAD;
+	}
+	nstr_set(&ys->y, s, num_len(s, y1));
+	nstr_set(&ys->h, s, fixed_len(s, y2 - y1, 1, NULL));
+	nstr_set(&ys->ty, s, num_len(s, 3 + (y1 + y2) / 2));
+	return ys;
 }
 
 static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *fr)
@@ -638,19 +689,15 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 	const char *name = root ? "" : flame_node_name(c->f, fr->node, &len);
 	double etime = root ? c->timemax : fr->start + fr->width;
 	double x1 = XPAD + fr->start * c->wpt, x2 = XPAD + etime * c->wpt;
-	double y1, y2, samples, v1, v2;
+	double samples, v1, v2;
 	char s[64], s2[64], col[FLAME_COLOR_MAX], n1[40], n2[40];
+	struct ystr ytmp;
+	const struct ystr *ys = depth_strings(c, fr->depth, &ytmp);
+	size_t coln, k1;
 	int chars;
 
 	if (root)
 		len = 0;
-	if (!o->inverted) {
-		y1 = c->imageheight - c->ypad2 - (fr->depth + 1) * (double)o->frameheight + FRAMEPAD;
-		y2 = c->imageheight - c->ypad2 - fr->depth * (double)o->frameheight;
-	} else {
-		y1 = o->fontsize * 3 + fr->depth * (double)o->frameheight;
-		y2 = o->fontsize * 3 + (fr->depth + 1) * (double)o->frameheight - FRAMEPAD;
-	}
 	fixed_len(s, etime - fr->start, 0, &samples);
 	commas(s2, sizeof(s2), s);
 
@@ -668,7 +715,7 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 		w_put(w, " ", 1);
 		w_esc(w, o->countname, strlen(o->countname), true, SIZE_MAX);
 		w_str(w, ", ");
-		w_str(w, fixed(n1, 100 * samples / c->timemax, 2));
+		w_put(w, n1, fixed_len(n1, 100 * samples / c->timemax, 2, NULL));
 		w_put(w, "%", 1);
 		if (c->f->self_a) {
 			double d = flame_frame_delta(c->f, fr);
@@ -683,30 +730,34 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 	}
 	w_str(w, "</title>");
 
-	if (len == 2 && !memcmp(name, "--", 2))
+	if (len == 2 && !memcmp(name, "--", 2)) {
 		strcpy(col, "rgb(160,160,160)");
-	else if (len == 1 && name[0] == '-')
+		coln = strlen(col);
+	} else if (len == 1 && name[0] == '-') {
 		strcpy(col, "rgb(200,200,200)");
-	else if (c->f->self_a)
+		coln = strlen(col);
+	} else if (c->f->self_a) {
 		flame_palette_delta(flame_frame_delta(c->f, fr), c->maxdelta, o->negate, col);
-	else
-		frame_color(c, fr->node, name, len, col);
-	fixed_len(n1, x1, 1, &v1);
+		coln = strlen(col);
+	} else {
+		coln = frame_color(c, fr->node, name, len, col);
+	}
+	k1 = fixed_len(n1, x1, 1, &v1);
 	fixed_len(n2, x2, 1, &v2);
 	w_str(w, "<rect x=\"");
-	w_str(w, n1);
+	w_put(w, n1, k1);
 	w_str(w, "\" y=\"");
-	w_str(w, num(s, y1));
+	w_put(w, ys->y.s, ys->y.len);
 	w_str(w, "\" width=\"");
-	w_str(w, fixed(s, v2 - v1, 1));
+	w_put(w, s, fixed_len(s, v2 - v1, 1, NULL));
 	w_str(w, "\" height=\"");
-	w_str(w, fixed(s, y2 - y1, 1));
+	w_put(w, ys->h.s, ys->h.len);
 	w_str(w, "\" fill=\"");
-	w_str(w, col);
+	w_put(w, col, coln);
 	w_str(w, "\" rx=\"2\" ry=\"2\" />\n<text  x=\"");
-	w_str(w, fixed(s, x1 + 3, 2));
+	w_put(w, s, fixed_len(s, x1 + 3, 2, NULL));
 	w_str(w, "\" y=\"");
-	w_str(w, num(s, 3 + (y1 + y2) / 2));
+	w_put(w, ys->ty.s, ys->ty.len);
 	w_str(w, "\" >");
 	chars = (int)((x2 - x1) / (o->fontsize * o->fontwidth));
 	if (chars >= 3) {
@@ -754,7 +805,8 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	c.maxdelta = 1;
 	/* a missing colour cache only costs time */
 	if (!f->self_a)
-		c.rgb = calloc(f->nnames, sizeof(*c.rgb));
+		c.col = calloc(f->nnames, sizeof(*c.col));
+	c.ys = calloc((size_t)lay.depthmax + 1, sizeof(*c.ys));
 	if (f->self_a) {
 		for (size_t i = 0; i < f->nnodes; i++) {
 			double d = fabs(f->nodes[i].self - f->self_a[i]);
@@ -815,7 +867,8 @@ out:
 	if (w.err && (rv == 0 || rv == -ENODATA))
 		rv = -EIO;
 	flame_layout_fini(&lay);
-	free(c.rgb);
+	free(c.col);
+	free(c.ys);
 	free(w.buf);
 	return rv;
 }
