@@ -99,6 +99,7 @@ struct flame {
 	struct flame_span {
 		const char *p;
 		size_t len;
+		uint32_t hash; /* of the name bytes (flame_fold.c's name hash) */
 	} *spans;
 	size_t cap_spans;
 	char *hexbuf;
