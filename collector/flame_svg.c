@@ -856,8 +856,23 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	w_text(&w, "ignorecase", o->width - XPAD - 16, fs * 2, "ic", "");
 	w_text(&w, "matched", o->width - XPAD - 100, c.imageheight - c.ypad2 / 2, " ", "class=\"hide\"");
 	w_str(&w, "<g id=\"frames\">\n");
-	for (size_t i = 0; i < lay.n; i++)
+	for (size_t i = 0; i < lay.n; i++) {
+		/*
+		 * Frames come in tree order, their nodes and names are all over memory: fetch
+		 * node, name record and name bytes a few frames ahead, one level per distance.
+		 */
+		if (i + 16 < lay.n)
+			__builtin_prefetch(&f->nodes[lay.frames[i + 16].node]);
+		if (i + 8 < lay.n)
+			__builtin_prefetch(&f->names[f->nodes[lay.frames[i + 8].node].name]);
+		if (i + 4 < lay.n) {
+			const struct flame_name *nm = &f->names[f->nodes[lay.frames[i + 4].node].name];
+
+			__builtin_prefetch(f->pool + nm->off);
+			__builtin_prefetch(f->pool + nm->off + nm->len);
+		}
 		w_frame(&w, &c, &lay.frames[i]);
+	}
 	w_str(&w, "</g>\n</svg>\n");
 	rv = 0;
 out:
