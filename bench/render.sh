@@ -24,6 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # run CMD... : sets wall (s), cpu (user+sys s), rss (KB); output in $tmp/out.svg
 run() {
+	rm -f "$tmp/out.svg" # outside the timing: dropping the last 10-30 MB SVG is not rendering
 	/usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" > "$tmp/out.svg" 2>/dev/null
 	read -r wall rss usr sys < "$tmp/time"
 	cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
@@ -34,6 +35,7 @@ run() {
 run_median() {
 	: > "$tmp/runs"
 	for _ in $(seq "$reps"); do
+		rm -f "$tmp/out.svg"
 		t0=$(date +%s%N)
 		run "$@"
 		t1=$(date +%s%N)
