@@ -64,11 +64,11 @@ static void make_names(void)
 		names[i] = strdup(buf);
 	}
 	for (int i = 0; i < NNATIVE; i++) {
-		snprintf(buf, sizeof(buf), "%s%s%u", nat[below(8)], i ? "_" : "", i);
+		snprintf(buf, sizeof(buf), "%s%s%d", nat[below(8)], i ? "_" : "", i);
 		names[NJAVA + i] = strdup(buf);
 	}
 	for (int i = 0; i < NKERNEL; i++) {
-		snprintf(buf, sizeof(buf), "%s%s%u_[k]", kern[below(8)], i ? "." : "", i);
+		snprintf(buf, sizeof(buf), "%s%s%d_[k]", kern[below(8)], i ? "." : "", i);
 		names[NJAVA + NNATIVE + i] = strdup(buf);
 	}
 }

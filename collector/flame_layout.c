@@ -37,7 +37,7 @@ static int cmp_entry(const void *x, const void *y)
 	}
 	unsigned char na = (unsigned char)a->p[b->len];
 
-	return na < b->term ? -1 : na > b->term ? 1 : 1;
+	return na < b->term ? -1 : 1; /* equal bytes: the longer name sorts after */
 }
 
 struct vec {
@@ -99,9 +99,14 @@ static int cmp_key(const void *x, const void *y)
 /* pl_compat: keep only the last frame of each (name, depth, end), then prune. */
 static int perl_dedupe(const struct flame *f, struct flame_layout *l, double minwidth)
 {
-	struct flame_frame **idx = malloc(l->n * sizeof(*idx));
+	struct flame_frame **idx;
 	size_t o = 0;
 
+	if (l->n == 0) {
+		l->depthmax = 0;
+		return 0;
+	}
+	idx = malloc(l->n * sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++)
@@ -188,7 +193,8 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 			}
 		}
 		if (!chart) {
-			qsort(ents.p, ents.n, sizeof(struct entry), cmp_entry);
+			if (ents.n > 1) /* ents.p is NULL while empty */
+				qsort(ents.p, ents.n, sizeof(struct entry), cmp_entry);
 		} else {
 			/* children are listed newest first; a chart draws them in input order */
 			struct entry *e = ents.p;

@@ -42,9 +42,12 @@ static char *slurp(const char *path, size_t *len)
 		return NULL;
 	do {
 		if (n + 65536 > cap) {
+			char *nb;
+
 			cap = (n + 65536) * 2;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
+			nb = realloc(buf, cap + 1);
+			assert_non_null(nb);
+			buf = nb;
 		}
 		k = fread(buf + n, 1, cap - n, f);
 		n += k;
@@ -120,15 +123,19 @@ static char *canon(const char *svg)
 		}
 		line[o2] = '\0';
 		if (n == cap) {
+			char **nl;
+
 			cap = cap ? cap * 2 : 256;
-			lines = realloc(lines, cap * sizeof(*lines));
-			assert_non_null(lines);
+			nl = realloc(lines, cap * sizeof(*lines));
+			assert_non_null(nl);
+			lines = nl;
 		}
 		lines[n++] = line;
 		total += o2;
 	}
-	qsort(lines, n, sizeof(*lines), cmp_str);
-	out = o = malloc(total + 160);
+	if (n > 1)
+		qsort(lines, n, sizeof(*lines), cmp_str);
+	out = o = calloc(1, total + 160);
 	assert_non_null(out);
 	o += sprintf(o, "svg %s %s\n", w, h);
 	for (size_t i = 0; i < n; i++) {
