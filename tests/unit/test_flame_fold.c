@@ -224,6 +224,57 @@ static void test_read_fd_joins_lines_across_blocks(void **state)
 	flame_free(f);
 }
 
+/* Folded text of everything in f, malloc'd. */
+static char *folded_text(const struct flame *f, size_t *len)
+{
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, len);
+
+	assert_non_null(m);
+	assert_int_equal(flame_write_folded(f, m), 0);
+	assert_int_equal(fclose(m), 0);
+	return buf;
+}
+
+static void test_big_file_read_equals_the_same_lines_added_one_by_one(void **state)
+{
+	char path[] = "/tmp/fg_fold_XXXXXX";
+	int fd = mkstemp(path);
+	FILE *w = fdopen(dup(fd), "w");
+	struct flame *from_file = flame_new(), *by_line = flame_new();
+	char line[256], *a, *b;
+	size_t alen, blen, bytes = 0;
+	uint64_t lineno = 0;
+
+	(void)state;
+	assert_true(fd >= 0 && w);
+	/* > 4 MiB of distinct stacks: big enough that the reader sizes its tables from st_size. */
+	for (unsigned i = 0; bytes < (5u << 20); i++) {
+		int n = snprintf(line, sizeof(line),
+				 "java;pkg/Svc%u.handle_[j];pkg/Mid%u.step_[j];pkg/Leaf%u.work_[i] %u\n",
+				 i % 13, i % 97, i, i % 7 + 1);
+
+		fputs(line, w);
+		assert_int_equal(flame_add_line(by_line, line, (size_t)n - 1), 0);
+		bytes += (size_t)n;
+	}
+	fclose(w);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0); /* the dup shares the offset */
+	assert_int_equal(flame_read_fd(from_file, fd, FLAME_IN_AUTO, &lineno), 0);
+	assert_true(lineno > 50000);
+	assert_true(flame_total(from_file) == flame_total(by_line));
+	a = folded_text(from_file, &alen);
+	b = folded_text(by_line, &blen);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	free(a);
+	free(b);
+	close(fd);
+	unlink(path);
+	flame_free(from_file);
+	flame_free(by_line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_strip_hex_rewrites_addresses),
 		cmocka_unit_test(test_too_deep_stack_is_refused),
 		cmocka_unit_test(test_read_fd_joins_lines_across_blocks),
+		cmocka_unit_test(test_big_file_read_equals_the_same_lines_added_one_by_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
