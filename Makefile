@@ -20,10 +20,12 @@ build-asan: deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DFG_SANITIZE=ON -DFG_E2E=OFF >/dev/null
 	cmake --build $(ASAN) -j$(JOBS)
 
-# Unit tests twice (plain and ASan+UBSan), then the end-to-end tests once.
+# Unit tests twice (plain and ASan+UBSan), the end-to-end tests, then the collector-stressing
+# end-to-end tests again with the ASan+UBSan fgcollect.
 test: build build-asan
 	ctest --test-dir $(ASAN) --output-on-failure -L unit
 	ctest --test-dir $(BUILD) --output-on-failure
+	scripts/e2e-asan.sh $(BUILD) $(ASAN)
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -L unit
