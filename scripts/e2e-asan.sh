@@ -51,5 +51,6 @@ for t in $tests; do
 	esac
 	rm -f "$log"
 done
-echo "e2e-asan: $passed passed, $failed failed, $skipped skipped ($flaky passed only on a retry)"
+[ $flaky -gt 0 ] && echo "e2e-asan: $flaky test(s) passed only on a retry (first failure shown above)"
+echo "e2e-asan: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
