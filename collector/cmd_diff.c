@@ -36,28 +36,6 @@ static void usage(FILE *f)
 		   "  fgcollect diff --negate after.folded before.folded > shrunk.svg\n", f);
 }
 
-static int read_input(struct flame *f, const char *path, enum flame_in in)
-{
-	bool std = !strcmp(path, "-");
-	int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	uint64_t line = 0;
-	int rv;
-
-	if (fd < 0) {
-		fg_err(CMD, "cannot open %s: %s", path, strerror(errno));
-		return FG_EXIT_FAIL;
-	}
-	rv = flame_read_fd(f, fd, in, &line);
-	if (!std)
-		close(fd);
-	if (rv == -E2BIG)
-		fg_err(CMD, "%s:%llu: line, stack depth or number of frames over the limit", path,
-		       (unsigned long long)line);
-	else if (rv)
-		fg_err(CMD, "%s:%llu: %s", path, (unsigned long long)line, strerror(-rv));
-	return rv ? FG_EXIT_FAIL : 0;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -112,9 +90,9 @@ int cmd_diff(int argc, char **argv)
 		fg_err(CMD, "out of memory");
 		return FG_EXIT_FAIL;
 	}
-	rv = read_input(f, argv[optind], FLAME_IN_A);
+	rv = flame_cli_read(CMD, f, argv[optind], FLAME_IN_A);
 	if (rv == FG_EXIT_OK)
-		rv = read_input(f, argv[optind + 1], FLAME_IN_B);
+		rv = flame_cli_read(CMD, f, argv[optind + 1], FLAME_IN_B);
 	if (rv != FG_EXIT_OK)
 		goto out;
 	if ((ignored = flame_ignored(f)) != 0)

@@ -30,30 +30,6 @@ static void usage(FILE *f)
 		   "  fgcollect collapse < perf.txt | fgcollect flamegraph -o out.svg\n", f);
 }
 
-/* Read one input ("-" is stdin); prints the error itself. 0 or FG_EXIT_FAIL. */
-static int read_input(struct flame *f, const char *path, enum flame_in in)
-{
-	bool std = !strcmp(path, "-");
-	int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	uint64_t line = 0;
-	int rv;
-
-	if (fd < 0) {
-		fg_err(CMD, "cannot open %s: %s", path, strerror(errno));
-		return FG_EXIT_FAIL;
-	}
-	rv = flame_read_fd(f, fd, in, &line);
-	if (!std)
-		close(fd);
-	if (rv == -E2BIG)
-		fg_err(CMD, "%s:%llu: line, stack depth or number of frames over the limit", path,
-		       (unsigned long long)line);
-	else if (rv)
-		fg_err(CMD, "%s:%llu: %s", std ? "stdin" : path, (unsigned long long)line,
-		       strerror(-rv));
-	return rv ? FG_EXIT_FAIL : 0;
-}
-
 int cmd_flamegraph(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -94,9 +70,9 @@ int cmd_flamegraph(int argc, char **argv)
 		return FG_EXIT_FAIL;
 	}
 	if (optind == argc)
-		rv = read_input(f, "-", FLAME_IN_AUTO);
+		rv = flame_cli_read(CMD, f, "-", FLAME_IN_AUTO);
 	for (int i = optind; i < argc && rv == FG_EXIT_OK; i++)
-		rv = read_input(f, argv[i], FLAME_IN_AUTO);
+		rv = flame_cli_read(CMD, f, argv[i], FLAME_IN_AUTO);
 	if (rv != FG_EXIT_OK)
 		goto out;
 	if (flame_ignored(f))

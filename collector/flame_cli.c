@@ -7,8 +7,12 @@
 #include "flame_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -115,4 +119,27 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 	default:
 		return -EINVAL;
 	}
+}
+
+int flame_cli_read(const char *cmd, struct flame *f, const char *path, enum flame_in in)
+{
+	bool std = !strcmp(path, "-");
+	int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t line = 0;
+	int rv;
+
+	if (fd < 0) {
+		fg_err(cmd, "cannot open %s: %s", path, strerror(errno));
+		return FG_EXIT_FAIL;
+	}
+	rv = flame_read_fd(f, fd, in, &line);
+	if (!std)
+		close(fd);
+	if (rv == -E2BIG)
+		fg_err(cmd, "%s:%llu: line, stack depth or number of frames over the limit", path,
+		       (unsigned long long)line);
+	else if (rv)
+		fg_err(cmd, "%s:%llu: %s", std ? "stdin" : path, (unsigned long long)line,
+		       strerror(-rv));
+	return rv ? FG_EXIT_FAIL : 0;
 }

@@ -89,4 +89,10 @@ enum {
  */
 int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *flags);
 
+/*
+ * Read folded stacks from path ("-" = standard input) into f as input side in, for command
+ * cmd. Prints the error itself, naming the file (or stdin) and line. 0 or FG_EXIT_FAIL.
+ */
+int flame_cli_read(const char *cmd, struct flame *f, const char *path, enum flame_in in);
+
 #endif
