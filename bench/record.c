@@ -22,6 +22,7 @@
 
 #include "codetab.h"
 #include "fgproto.h"
+#include "resolve.h"
 #include "stackagg.h"
 #include "symbolizer.h"
 
@@ -49,52 +50,11 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int r_kernel(void *c, uint64_t addr, const char **name, const char **module)
+/* Every sample is of this process: its one code table. */
+static const struct codetab *table_of(void *arg, uint32_t pid)
 {
-	struct ctx *x = c;
-	struct sym_result r;
-
-	symbolizer_lookup(x->sz, 0, addr, false, &r);
-	*module = r.module;
-	if (r.status != SYM_RESOLVED)
-		return -ENOENT;
-	*name = r.name;
-	return 0;
-}
-
-static int r_native(void *c, uint32_t pid, uint64_t addr, bool ret, struct stackagg_nsym *out)
-{
-	struct ctx *x = c;
-	struct sym_result r;
-
-	symbolizer_lookup(x->sz, (pid_t)pid, addr, ret, &r);
-	out->name = r.status == SYM_RESOLVED ? r.name : NULL;
-	out->module = r.module;
-	out->jit_candidate = r.status == SYM_ANON_EXEC || r.status == SYM_NO_MAPPING;
-	return 0;
-}
-
-static int r_jit(void *c, uint32_t pid, uint64_t addr, uint64_t ts, bool ret, bool no_inline,
-		 const char **names, size_t max, enum stackagg_jit_kind *kind)
-{
-	struct ctx *x = c;
-	const struct codeblob *b = codetab_lookup(x->tab, ret ? addr - 1 : addr, ts);
-	int n;
-
 	(void)pid;
-	if (!b)
-		return 0;
-	*kind = b->kind == CODEBLOB_DYNAMIC ? STACKAGG_JIT_DYNAMIC : STACKAGG_JIT_COMPILED;
-	if (b->kind == CODEBLOB_DYNAMIC || no_inline) {
-		names[0] = b->name;
-		return 1;
-	}
-	n = codetab_inline_chain(b, addr, ret, names, max);
-	if (n <= 0) {
-		names[0] = b->name;
-		n = 1;
-	}
-	return n;
+	return arg;
 }
 
 /* A code table like a warmed-up service's: compiled methods with inline info, then stubs. */
@@ -209,8 +169,8 @@ int main(int argc, char **argv)
 	size_t nsamples = argc > 2 ? strtoull(argv[2], NULL, 10) : 200000;
 	uint64_t native[64], kernel[4096], user[64], kchain[8];
 	struct ctx x = { .pid = getpid() };
-	struct stackagg_resolver res = { .ctx = &x, .kernel = r_kernel, .native = r_native,
-					 .jit = r_jit };
+	struct stackagg_resolver res;
+	struct resolve_ctx rc = { .table_of = table_of };
 	struct stackagg_stats st;
 	size_t nnative = 0, nkernel, frames = 0;
 	unsigned int seed = 42;
@@ -244,6 +204,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_record: setup failed\n");
 		return 1;
 	}
+	/* The resolvers `record` and `top` use (collector/resolve.c), so this is their cost. */
+	rc.sz = x.sz;
+	rc.arg = x.tab;
+	resolve_init(&res, &rc);
 	agg = stackagg_new(NULL, &res);
 
 	/* Pipeline: sample -> symbolize -> aggregate, JIT settled every 1000 samples by time. */

@@ -27,6 +27,7 @@
 #include "peer.h"
 #include "perfring.h"
 #include "receive.h"
+#include "resolve.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "util.h"
@@ -66,6 +67,7 @@ struct session {
 
 	struct sampler *sampler;
 	struct symbolizer *sz;
+	struct resolve_ctx rc; /* the resolvers' view of sz and the code tables */
 	struct stackagg *agg;
 
 	/* listen source */
@@ -314,6 +316,11 @@ static const struct codetab *table_of(const struct session *s, uint32_t pid)
 	return NULL;
 }
 
+static const struct codetab *table_of_cb(void *arg, uint32_t pid)
+{
+	return table_of(arg, pid);
+}
+
 static void on_jvm_event(void *arg, enum jvmset_event ev, const struct jvm_info *info, int err,
 			 const char *why)
 {
@@ -382,76 +389,6 @@ static uint64_t watermark(const struct session *s, uint64_t now)
 			return 0;
 	}
 	return w;
-}
-
-/* ---- resolvers ------------------------------------------------------------------------- */
-
-static int res_kernel(void *ctx, uint64_t addr, const char **name, const char **module)
-{
-	struct session *s = ctx;
-	struct sym_result r;
-
-	symbolizer_lookup(s->sz, 0, addr, false, &r);
-	*module = r.module;
-	if (r.status != SYM_RESOLVED || !r.name)
-		return -ENOENT;
-	*name = r.name;
-	return 0;
-}
-
-static int res_native(void *ctx, uint32_t pid, uint64_t addr, bool ret, struct stackagg_nsym *out)
-{
-	struct session *s = ctx;
-	struct sym_result r;
-
-	symbolizer_lookup(s->sz, (pid_t)pid, addr, ret, &r);
-	switch (r.status) {
-	case SYM_RESOLVED:
-		out->name = r.name;
-		out->module = r.module;
-		break;
-	case SYM_UNKNOWN_IN_MODULE:
-		out->module = r.module;
-		break;
-	case SYM_ANON_EXEC:
-	case SYM_NO_MAPPING:
-		/* The code cache is anonymous; a JVM's table decides (no table: unknown). */
-		out->jit_candidate = true;
-		break;
-	}
-	return 0;
-}
-
-static int res_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret, bool no_inline,
-		   const char **names, size_t max, enum stackagg_jit_kind *kind)
-{
-	struct session *s = ctx;
-	const struct codetab *tab = table_of(s, pid);
-	const struct codeblob *b;
-	int n;
-
-	if (!tab)
-		return -ENOENT;
-	/* A return address can be one past a blob whose last instruction is a call. */
-	b = codetab_lookup(tab, ret ? addr - 1 : addr, ts);
-	if (!b)
-		return 0;
-	if (b->kind == CODEBLOB_DYNAMIC) {
-		*kind = STACKAGG_JIT_DYNAMIC;
-		names[0] = b->name;
-		return 1;
-	}
-	*kind = STACKAGG_JIT_COMPILED;
-	if (no_inline) {
-		names[0] = b->name;
-		return 1;
-	}
-	n = codetab_inline_chain(b, addr, ret, names, max);
-	if (n <= 0) {
-		names[0] = b->name;
-		n = 1;
-	}
-	return n;
 }
 
 /* ---- sampler records ------------------------------------------------------------------- */
@@ -626,7 +563,7 @@ static int open_listen(struct session *s, char *why, size_t whylen)
 int session_open(const struct session_opts *o, struct session **out, char *why, size_t whylen)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	struct stackagg_resolver res = {.kernel = res_kernel, .native = res_native, .jit = res_jit};
+	struct stackagg_resolver res;
 	struct stackagg_opts ao = {
 	    .no_inline = o->no_inline, .no_kernel = o->no_kernel, .retry_misses = !o->live_view};
 	struct symbolizer_opts so = {.preload = true};
@@ -645,9 +582,11 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 	if (!s->o.agent_wait_ns)
 		s->o.agent_wait_ns = 3000000000ull;
 	s->multi = o->target != SESSION_TARGET_PID;
-	res.ctx = s;
+	s->rc = (struct resolve_ctx){.table_of = table_of_cb, .arg = s};
+	resolve_init(&res, &s->rc);
 	s->targets = calloc(SESSION_MAX_TARGETS, sizeof(*s->targets));
 	s->sz = symbolizer_new(&so);
+	s->rc.sz = s->sz;
 	s->agg = stackagg_new(&ao, &res);
 	if (!s->targets || !s->sz || !s->agg)
 		goto fail;
