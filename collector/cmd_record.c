@@ -24,6 +24,7 @@
 #include "flame_svg.h"
 #include "pprof.h"
 #include "session.h"
+#include "session_cli.h"
 #include "stackagg.h"
 #include "util.h"
 
@@ -335,18 +336,13 @@ static void print_notes(struct session *s)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_NO_INLINE, OPT_SOCKET, OPT_CTL, OPT_CODE_LOG };
+	enum { OPT_CODE_LOG = SESSION_OPT_END };
 	static const struct option longopts[] = {
-	    {"pid", required_argument, NULL, 'p'},
+	    SESSION_CLI_LONGOPTS,
 	    {"container", required_argument, NULL, 'c'},
 	    {"all", no_argument, NULL, 'a'},
-	    {"freq", required_argument, NULL, 'F'},
 	    {"duration", required_argument, NULL, 'd'},
 	    {"output", required_argument, NULL, 'o'},
-	    {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
-	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
-	    {"socket", required_argument, NULL, OPT_SOCKET},
-	    {"ctl", required_argument, NULL, OPT_CTL},
 	    {"code-log", required_argument, NULL, OPT_CODE_LOG},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -356,7 +352,7 @@ int cmd_record(int argc, char **argv)
 	struct session *s = NULL;
 	enum out_fmt fmt = OUT_FOLDED;
 	const char *out = NULL, *code_log = NULL;
-	uint64_t v, duration_s = 0, deadline;
+	uint64_t duration_s = 0, deadline;
 	int ntargets = 0, c, rv;
 	char why[512], title[128];
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -365,15 +361,6 @@ int cmd_record(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:c:aF:d:o:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (fg_parse_u64(optarg, 1, INT32_MAX, &v) != 0) {
-				fg_err(CMD, "--pid '%s' is not a process id", optarg);
-				return FG_EXIT_USAGE;
-			}
-			so.target = SESSION_TARGET_PID;
-			so.pid = (uint32_t)v;
-			ntargets++;
-			break;
 		case 'c':
 			if (!*optarg || strspn(optarg, "0123456789abcdef") != strlen(optarg) ||
 			    strlen(optarg) > 64) {
@@ -388,13 +375,6 @@ int cmd_record(int argc, char **argv)
 		case 'a':
 			so.target = SESSION_TARGET_ALL;
 			ntargets++;
-			break;
-		case 'F':
-			if (fg_parse_u64(optarg, 1, 10000, &v) != 0) {
-				fg_err(CMD, "--freq '%s' must be 1..10000 Hz", optarg);
-				return FG_EXIT_USAGE;
-			}
-			so.freq_hz = (unsigned int)v;
 			break;
 		case 'd':
 			if (fg_parse_u64(optarg, 1, MAX_DURATION_S, &duration_s) != 0) {
@@ -412,32 +392,24 @@ int cmd_record(int argc, char **argv)
 				return FG_EXIT_USAGE;
 			}
 			break;
-		case OPT_NO_KERNEL:
-			so.no_kernel = true;
-			break;
-		case OPT_NO_INLINE:
-			so.no_inline = true;
-			break;
-		case OPT_SOCKET:
-			so.socket_path = optarg;
-			break;
-		case OPT_CTL:
-			so.ctl_path = optarg;
-			break;
 		case OPT_CODE_LOG:
 			code_log = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			return FG_EXIT_OK;
-		case ':':
-			fg_err(CMD, "option '%s' needs a value", argv[optind - 1]);
-			usage(stderr);
-			return FG_EXIT_USAGE;
 		default:
-			fg_err(CMD, "unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return FG_EXIT_USAGE;
+			rv = session_cli_opt(CMD, c, optarg, &so);
+			if (rv < 0)
+				return FG_EXIT_USAGE;
+			if (rv == 0) {
+				rv = session_cli_bad_opt(CMD, c, argv);
+				usage(stderr);
+				return rv;
+			}
+			if (c == 'p')
+				ntargets++;
+			break;
 		}
 	}
 	if (optind < argc) {

@@ -20,6 +20,7 @@
 
 #include "cmds.h"
 #include "session.h"
+#include "session_cli.h"
 #include "stackagg.h"
 #include "topview.h"
 #include "util.h"
@@ -93,24 +94,18 @@ static void show(struct session *s, uint32_t pid, bool tty, size_t rows, unsigne
 
 int cmd_top(int argc, char **argv)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_NO_INLINE, OPT_SOCKET, OPT_CTL };
 	static const struct option longopts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"freq", required_argument, NULL, 'F'},
+	    SESSION_CLI_LONGOPTS,
 	    {"interval", required_argument, NULL, 'i'},
 	    {"count", required_argument, NULL, 'n'},
 	    {"rows", required_argument, NULL, 'r'},
-	    {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
-	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
-	    {"socket", required_argument, NULL, OPT_SOCKET},
-	    {"ctl", required_argument, NULL, OPT_CTL},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	struct session_opts so = {
 	    .target = SESSION_TARGET_PID, .src = SESSION_SRC_AUTO, .live_view = true};
 	struct sigaction sa = {.sa_handler = on_signal};
-	uint64_t v, interval_s = 1, count = 0, rows = 0, shown = 0, next;
+	uint64_t interval_s = 1, count = 0, rows = 0, shown = 0, next;
 	struct session *s = NULL;
 	unsigned int width = 100;
 	bool tty = isatty(STDOUT_FILENO);
@@ -122,21 +117,6 @@ int cmd_top(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:F:i:n:r:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (fg_parse_u64(optarg, 1, INT32_MAX, &v) != 0) {
-				fg_err(CMD, "--pid '%s' is not a process id", optarg);
-				return FG_EXIT_USAGE;
-			}
-			so.pid = (uint32_t)v;
-			have_pid = true;
-			break;
-		case 'F':
-			if (fg_parse_u64(optarg, 1, 10000, &v) != 0) {
-				fg_err(CMD, "--freq '%s' must be 1..10000 Hz", optarg);
-				return FG_EXIT_USAGE;
-			}
-			so.freq_hz = (unsigned int)v;
-			break;
 		case 'i':
 			if (fg_parse_u64(optarg, 1, 3600, &interval_s) != 0) {
 				fg_err(CMD, "--interval '%s' must be 1..3600 seconds", optarg);
@@ -155,29 +135,20 @@ int cmd_top(int argc, char **argv)
 				return FG_EXIT_USAGE;
 			}
 			break;
-		case OPT_NO_KERNEL:
-			so.no_kernel = true;
-			break;
-		case OPT_NO_INLINE:
-			so.no_inline = true;
-			break;
-		case OPT_SOCKET:
-			so.socket_path = optarg;
-			break;
-		case OPT_CTL:
-			so.ctl_path = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return FG_EXIT_OK;
-		case ':':
-			fg_err(CMD, "option '%s' needs a value", argv[optind - 1]);
-			usage(stderr);
-			return FG_EXIT_USAGE;
 		default:
-			fg_err(CMD, "unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return FG_EXIT_USAGE;
+			rv = session_cli_opt(CMD, c, optarg, &so);
+			if (rv < 0)
+				return FG_EXIT_USAGE;
+			if (rv == 0) {
+				rv = session_cli_bad_opt(CMD, c, argv);
+				usage(stderr);
+				return rv;
+			}
+			have_pid = have_pid || c == 'p';
+			break;
 		}
 	}
 	if (optind < argc) {

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/* session_cli.c - the options `record` and `top` share, validated in one place. */
+#include "session_cli.h"
+
+#include <stdint.h>
+
+#include "util.h"
+
+int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts *so)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (fg_parse_u64(arg, 1, INT32_MAX, &v) != 0) {
+			fg_err(cmd, "--pid '%s' is not a process id", arg);
+			return -1;
+		}
+		so->target = SESSION_TARGET_PID;
+		so->pid = (uint32_t)v;
+		return 1;
+	case 'F':
+		if (fg_parse_u64(arg, 1, 10000, &v) != 0) {
+			fg_err(cmd, "--freq '%s' must be 1..10000 Hz", arg);
+			return -1;
+		}
+		so->freq_hz = (unsigned int)v;
+		return 1;
+	case SESSION_OPT_NO_KERNEL:
+		so->no_kernel = true;
+		return 1;
+	case SESSION_OPT_NO_INLINE:
+		so->no_inline = true;
+		return 1;
+	case SESSION_OPT_SOCKET:
+		so->socket_path = arg;
+		return 1;
+	case SESSION_OPT_CTL:
+		so->ctl_path = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int session_cli_bad_opt(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		fg_err(cmd, "option '%s' needs a value", argv[optind - 1]);
+	else
+		fg_err(cmd, "unknown option '%s'", argv[optind - 1]);
+	return FG_EXIT_USAGE;
+}

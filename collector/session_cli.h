@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session_cli.h - the command-line options `record` and `top` share (the sampling session's:
+ * --pid, --freq, --no-kernel, --no-inline, --socket, --ctl) and getopt's error reporting, so the
+ * two commands validate them in one place. For cmd_*.c only: it prints the errors it finds.
+ */
+#ifndef FG_SESSION_CLI_H
+#define FG_SESSION_CLI_H
+
+#include <getopt.h>
+
+#include "session.h"
+
+/* getopt_long codes of the shared long-only options; a command's own start at SESSION_OPT_END. */
+enum {
+	SESSION_OPT_NO_KERNEL = 256,
+	SESSION_OPT_NO_INLINE,
+	SESSION_OPT_SOCKET,
+	SESSION_OPT_CTL,
+	SESSION_OPT_END,
+};
+
+#define SESSION_CLI_LONGOPTS                                                                      \
+	{ "pid", required_argument, NULL, 'p' }, { "freq", required_argument, NULL, 'F' },         \
+		{ "no-kernel", no_argument, NULL, SESSION_OPT_NO_KERNEL },                         \
+		{ "no-inline", no_argument, NULL, SESSION_OPT_NO_INLINE },                         \
+		{ "socket", required_argument, NULL, SESSION_OPT_SOCKET },                         \
+		{ "ctl", required_argument, NULL, SESSION_OPT_CTL }
+
+/*
+ * Apply c (getopt_long's return, arg its optarg) to so if it is a shared option: 1 when applied
+ * (--pid also sets so->target = SESSION_TARGET_PID), 0 when c is not a shared option, -1 for a
+ * bad value (printed, naming cmd, the option and the value: exit with FG_EXIT_USAGE).
+ */
+int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts *so);
+
+/*
+ * Report getopt's ':' (missing value) or any unknown option c for argv (opterr = 0 and an
+ * optstring starting with ':'). Always returns FG_EXIT_USAGE; the caller prints its usage.
+ */
+int session_cli_bad_opt(const char *cmd, int c, char **argv);
+
+#endif
