@@ -2,6 +2,6 @@
 # the replay without a JVM; libfgagent_bench.so (jvmti-agent/) times real JVMTI callbacks.
 add_executable(fg_bench_agent ${CMAKE_CURRENT_LIST_DIR}/agent.c
 	${PROJECT_SOURCE_DIR}/jvmti-agent/link.c)
-target_include_directories(fg_bench_agent PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+target_include_directories(fg_bench_agent PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit/agent)
 target_include_directories(fg_bench_agent SYSTEM PRIVATE ${NNG_INCLUDE})
 target_link_libraries(fg_bench_agent PRIVATE fgagent_core ${NNG_SHARED} Threads::Threads)

@@ -8,7 +8,7 @@ srcs=$(git ls-files '*.c' | grep -v '^fuzz/')
 status=0
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--std=c11 --inline-suppr --suppress=missingIncludeSystem \
-	-I shared -I collector -I jvmti-agent $srcs || status=1
+	-I shared -I jvmti-agent $(for d in collector/*/; do printf -- '-I %s -I %sinclude ' $d $d; done) $srcs || status=1
 # Off on purpose:
 #  bugprone-sizeof-expression: clang-tidy 14 flags every `n * sizeof(*p)` where p is an array of
 #    pointers to structs ("sizeof(A*)"), the project's allocation idiom; its

@@ -1,14 +1,14 @@
 # agent tests: cmocka unit tests of the agent's modules, the fgrecv test receiver, the symbol
 # export check, and JVM smoke tests for every JDK under /usr/lib/jvm.
-fg_unit_test(test_agent_options SOURCES unit/test_agent_options.c LIBS fgagent_core)
-fg_unit_test(test_agent_names SOURCES unit/test_agent_names.c LIBS fgagent_core)
-fg_unit_test(test_agent_queue SOURCES unit/test_agent_queue.c LIBS fgagent_core)
-fg_unit_test(test_agent_table SOURCES unit/test_agent_table.c LIBS fgagent_core)
-fg_unit_test(test_agent_sender SOURCES unit/test_agent_sender.c LIBS fgagent_core)
-fg_unit_test(test_agent_events SOURCES unit/test_agent_events.c LIBS fgagent_core)
+fg_unit_test(test_agent_options SOURCES unit/agent/test_agent_options.c LIBS fgagent_core)
+fg_unit_test(test_agent_names SOURCES unit/agent/test_agent_names.c LIBS fgagent_core)
+fg_unit_test(test_agent_queue SOURCES unit/agent/test_agent_queue.c LIBS fgagent_core)
+fg_unit_test(test_agent_table SOURCES unit/agent/test_agent_table.c LIBS fgagent_core)
+fg_unit_test(test_agent_sender SOURCES unit/agent/test_agent_sender.c LIBS fgagent_core)
+fg_unit_test(test_agent_events SOURCES unit/agent/test_agent_events.c LIBS fgagent_core)
 
 # A minimal receiver printing decoded records, for the JVM tests.
-add_executable(fgrecv unit/fgrecv.c)
+add_executable(fgrecv unit/agent/fgrecv.c)
 target_include_directories(fgrecv SYSTEM PRIVATE ${NNG_INCLUDE})
 target_link_libraries(fgrecv PRIVATE fgproto ${NNG_SHARED} Threads::Threads)
 

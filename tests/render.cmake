@@ -1,14 +1,11 @@
-# render tests: owned by the render stage (flame_* modules, `flamegraph` and `diff`).
-fg_unit_test(test_flame_fold SOURCES unit/test_flame_fold.c LIBS fg_render)
-fg_unit_test(test_flame_layout SOURCES unit/test_flame_layout.c LIBS fg_render)
-fg_unit_test(test_flame_palette SOURCES unit/test_flame_palette.c LIBS fg_render)
-fg_unit_test(test_flame_svg SOURCES unit/test_flame_svg.c LIBS fg_render)
-fg_unit_test(test_flame_golden SOURCES unit/test_flame_golden.c LIBS fg_render)
+# render: the flame_* modules, pprof (decoded back, and read by `go tool pprof`), the top view
+# and collapse (against stackcollapse-perf.pl goldens in tests/golden/collapse).
+foreach(t flame_fold flame_layout flame_palette flame_svg topview pprof)
+	fg_unit_test(test_${t} SOURCES unit/render/test_${t}.c LIBS fg_render PRIVATE collector/render)
+endforeach()
+fg_unit_test(test_collapse SOURCES unit/render/test_collapse.c LIBS fg_render)
 
-# The SVG's script, driven in a real browser (Debian's chromium + chromedriver, WebDriver over
-# plain HTTP from Python): zoom by click, search via Ctrl-F and the prompt, URL state restore.
-# Exits 77 (skipped) only if chromium or chromedriver is not installed.
-add_test(NAME test_flame_browser
-	COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/browser/flame_browser.py $<TARGET_FILE:fgcollect>)
-set_tests_properties(test_flame_browser PROPERTIES LABELS "unit;browser" TIMEOUT 120
-	SKIP_RETURN_CODE 77 ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+# `go tool pprof -top` must read our file and list the Java names; 77 (skip) without go.
+add_test(NAME test_pprof_go COMMAND test_pprof --go)
+set_tests_properties(test_pprof_go PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77
+	ENVIRONMENT "FG_BUILD_DIR=${PROJECT_BINARY_DIR}")

@@ -1,4 +1,4 @@
-# symbol tests: owned by the symbol stage.
+# symbolize: owned by the symbolize stage.
 #
 # ELF fixtures: tiny sources built here, one edge case each. They are data, not project code:
 # built without the project's sanitizer/warning flags (a static executable cannot take ASan)
@@ -67,8 +67,8 @@ set(FX_DEFS
 	FX_STATIC="$<TARGET_FILE:fx_static>")
 
 foreach(t procmaps rootfs elfsym demangle kallsyms symcache symbolizer)
-	fg_unit_test(test_${t} SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/test_${t}.c
-		LIBS fg_symbol PkgConfig::LIBELF ${CMAKE_DL_LIBS})
+	fg_unit_test(test_${t} SOURCES unit/symbolize/test_${t}.c
+		LIBS fg_symbolize ${CMAKE_DL_LIBS} PRIVATE collector/symbolize)
 	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})
 	add_dependencies(test_${t} fx_elf_fixtures)
 endforeach()

@@ -1,0 +1,10 @@
+# ingest: /proc parsers, receive (real nng), control channel. A listed test whose file is
+# missing breaks the build.
+foreach(t peer receive ctl)
+	fg_unit_test(test_${t} SOURCES unit/ingest/test_${t}.c LIBS fg_ingest
+		PRIVATE collector/ingest)
+endforeach()
+foreach(t test_receive test_ctl)
+	set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT
+		"LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/unit/lsan-nng.supp")
+endforeach()
