@@ -63,8 +63,8 @@ static void stats(const char *what, uint64_t *v, size_t n, double *median_out)
 }
 
 /* A CompiledMethodLoad-like event: 12 pcs, chains of depth 1..3 over 3 methods. */
-static jmethodID c1[1] = {FAKE_M(1)}, c2[2] = {FAKE_M(2), FAKE_M(1)},
-		 c3[3] = {FAKE_M(3), FAKE_M(2), FAKE_M(1)};
+static jmethodID c1[1] = { FAKE_M(1) }, c2[2] = { FAKE_M(2), FAKE_M(1) },
+		 c3[3] = { FAKE_M(3), FAKE_M(2), FAKE_M(1) };
 static PCStackInfo pcs[12];
 static jvmtiCompiledMethodLoadInlineRecord inl;
 
@@ -73,10 +73,12 @@ static void make_event(uintptr_t base)
 	for (int i = 0; i < 12; i++) {
 		jmethodID *c = i % 3 == 0 ? c1 : i % 3 == 1 ? c2 : c3;
 
-		pcs[i] =
-		    (PCStackInfo){(void *)(base + 0x20 + (uintptr_t)i * 0x20), 1 + i % 3, c, NULL};
+		pcs[i] = (PCStackInfo){ (void *)(base + 0x20 + (uintptr_t)i * 0x20), 1 + i % 3, c,
+					NULL };
 	}
-	inl = (jvmtiCompiledMethodLoadInlineRecord){{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 12, pcs};
+	inl = (jvmtiCompiledMethodLoadInlineRecord){ { JVMTI_CMLR_INLINE_INFO, 1, 0, NULL },
+						     12,
+						     pcs };
 }
 
 /* ---- a pull0 receiver thread that decodes and counts records ---------------------------- */
@@ -191,7 +193,7 @@ static void bench_callback(const char *url, size_t n)
 static void bench_table(size_t n)
 {
 	struct table *tb = table_new(1u << 30);
-	uint8_t rec[300] = {0};
+	uint8_t rec[300] = { 0 };
 	uint64_t *t = malloc(n * sizeof(*t));
 	uint64_t x = 88172645463325252ull;
 
@@ -215,7 +217,7 @@ static void bench_replay(const char *url, size_t n)
 {
 	struct queue *q = queue_new(512u << 20);
 	jvmtiEnv *jvmti = fake_jvmti();
-	struct sender_hello h = {1, 0, "bench", "bench"};
+	struct sender_hello h = { 1, 0, "bench", "bench" };
 	struct link *l;
 	struct sender *s;
 	struct recv r;

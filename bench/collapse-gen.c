@@ -43,17 +43,20 @@ static unsigned below(unsigned n)
 	return (unsigned)(rnd() % n);
 }
 
-static const char *pkgs[] = {
-    "com.acme.orders",	    "com.acme.billing",	     "org.springframework.web", "io.netty.channel",
-    "java.util.concurrent", "com.fasterxml.jackson", "org.hibernate.engine",	"java.lang",
-    "jdk.internal.misc"};
+static const char *pkgs[] = { "com.acme.orders",	 "com.acme.billing",
+			      "org.springframework.web", "io.netty.channel",
+			      "java.util.concurrent",	 "com.fasterxml.jackson",
+			      "org.hibernate.engine",	 "java.lang",
+			      "jdk.internal.misc" };
 static const char *types[] = {
-    "void", "int", "long", "java.lang.Object", "java.lang.String", "boolean", "java.util.List"};
-static const char *verbs[] = {"handle", "process", "invoke", "read",	"write", "serialize",
-			      "lookup", "apply",   "run",    "compute", "flush", "decode"};
+	"void", "int", "long", "java.lang.Object", "java.lang.String", "boolean", "java.util.List"
+};
+static const char *verbs[] = { "handle", "process", "invoke", "read",	 "write", "serialize",
+			       "lookup", "apply",   "run",    "compute", "flush", "decode" };
 static const char *threads[] = {
-    "java",	 "http-nio-8080-e", "C2 CompilerThre", "GC Thread#0", "pool-1-thread-1",
-    "VM Thread", "kafka-producer-", "G1 Conc#0"};
+	"java",	     "http-nio-8080-e", "C2 CompilerThre", "GC Thread#0", "pool-1-thread-1",
+	"VM Thread", "kafka-producer-", "G1 Conc#0"
+};
 
 int main(int argc, char **argv)
 {

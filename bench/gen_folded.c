@@ -39,22 +39,40 @@ static char *names[NJAVA + NNATIVE + NKERNEL];
 
 static void make_names(void)
 {
-	static const char *const pkgs[] = { "com/example/shop", "com/example/billing",
-					    "org/springframework/web/servlet", "io/netty/channel",
-					    "java/util/concurrent", "jdk/internal/misc",
-					    "org/apache/kafka/clients", "com/fasterxml/jackson/databind" };
-	static const char *const cls[] = { "OrderService", "PaymentHandler", "DispatcherServlet",
-					   "NioEventLoop", "ThreadPoolExecutor", "Unsafe",
-					   "KafkaConsumer", "ObjectMapper", "HashMap", "Repository" };
-	static const char *const meth[] = { "handle", "process", "invoke", "run", "apply",
-					    "lambda$run$0", "get", "put", "read", "serialize" };
-	static const char *const nat[] = { "Interpreter", "call_stub", "JavaCalls::call_helper",
+	static const char *const pkgs[] = { "com/example/shop",
+					    "com/example/billing",
+					    "org/springframework/web/servlet",
+					    "io/netty/channel",
+					    "java/util/concurrent",
+					    "jdk/internal/misc",
+					    "org/apache/kafka/clients",
+					    "com/fasterxml/jackson/databind" };
+	static const char *const cls[] = {
+		"OrderService",	 "PaymentHandler",     "DispatcherServlet",
+		"NioEventLoop",	 "ThreadPoolExecutor", "Unsafe",
+		"KafkaConsumer", "ObjectMapper",       "HashMap",
+		"Repository"
+	};
+	static const char *const meth[] = {
+		"handle",	"process", "invoke", "run",  "apply",
+		"lambda$run$0", "get",	   "put",    "read", "serialize"
+	};
+	static const char *const nat[] = { "Interpreter",
+					   "call_stub",
+					   "JavaCalls::call_helper",
 					   "G1CollectedHeap::do_collection_pause",
-					   "libc.so.6`__memmove_avx_unaligned", "Monitor::wait",
-					   "SharedRuntime::resolve_static_call_C", "[unknown]" };
-	static const char *const kern[] = { "entry_SYSCALL_64_after_hwframe", "do_syscall_64",
-					    "__x64_sys_futex", "futex_wait", "schedule",
-					    "__schedule", "tcp_sendmsg", "copy_user_enhanced_fast_string" };
+					   "libc.so.6`__memmove_avx_unaligned",
+					   "Monitor::wait",
+					   "SharedRuntime::resolve_static_call_C",
+					   "[unknown]" };
+	static const char *const kern[] = { "entry_SYSCALL_64_after_hwframe",
+					    "do_syscall_64",
+					    "__x64_sys_futex",
+					    "futex_wait",
+					    "schedule",
+					    "__schedule",
+					    "tcp_sendmsg",
+					    "copy_user_enhanced_fast_string" };
 	char buf[256];
 
 	for (int i = 0; i < NJAVA; i++) {

@@ -83,9 +83,15 @@ static int fill_table(struct codetab *tab, uint64_t base)
 		if (b < NBLOBS) {
 			uint16_t nm = (uint16_t)(1 + rand_r(&seed) % 4);
 			struct fgp_code_load_in in = {
-				.addr = addr, .size = BLOB_SIZE - 16, .ts = 1000,
-				.name = { names[b % NMETHODS], (uint16_t)strlen(names[b % NMETHODS]) },
-				.n_methods = nm, .methods = methods, .n_pcs = 24, .pcs = pcs,
+				.addr = addr,
+				.size = BLOB_SIZE - 16,
+				.ts = 1000,
+				.name = { names[b % NMETHODS],
+					  (uint16_t)strlen(names[b % NMETHODS]) },
+				.n_methods = nm,
+				.methods = methods,
+				.n_pcs = 24,
+				.pcs = pcs,
 			};
 
 			for (int m = 0; m < nm; m++) {
@@ -99,12 +105,15 @@ static int fill_table(struct codetab *tab, uint64_t base)
 				for (int k = 0; k < d; k++)
 					chains[p][k] = (uint16_t)(nm - d + k);
 				pcs[p] = (struct fgp_pc_in){ .pc_off = (uint32_t)(p + 1) * 40,
-							     .depth = d, .chain = chains[p] };
+							     .depth = d,
+							     .chain = chains[p] };
 			}
 			n = fgp_encode_code_load(buf + off, (1 << 16) - off, &in);
 		} else {
 			char sn[32];
-			struct fgp_dynamic_code d = { .addr = addr, .size = BLOB_SIZE - 16, .ts = 1000 };
+			struct fgp_dynamic_code d = { .addr = addr,
+						      .size = BLOB_SIZE - 16,
+						      .ts = 1000 };
 
 			snprintf(sn, sizeof(sn), "StubRoutines (%d)", b - NBLOBS);
 			d.name = (struct fgp_str){ sn, (uint16_t)strlen(sn) };
@@ -156,16 +165,38 @@ static int kernel_addrs(uint64_t *out, size_t max)
 
 int main(int argc, char **argv)
 {
-	static const char *const jvm_syms[] = {
-		"JVM_ArrayCopy", "JVM_Clone", "JVM_CurrentTimeMillis", "JVM_NanoTime", "JVM_GC",
-		"JVM_FillInStackTrace", "JVM_IHashCode", "JVM_MonitorWait", "JVM_MonitorNotify",
-		"JVM_Sleep", "JVM_Yield", "JVM_StartThread", "JVM_GetClassName", "JVM_FindLoadedClass",
-		"JVM_InitProperties", "JVM_DefineClass", "JVM_GetStackAccessControlContext",
-		"JNI_CreateJavaVM", "JNI_GetCreatedJavaVMs", "JVM_FindClassFromCaller", NULL
-	};
-	static const char *const libc_syms[] = { "memcpy", "malloc", "free", "pthread_mutex_lock",
-						  "read", "write", "clock_gettime", "epoll_wait",
-						  "futex", "strlen", NULL };
+	static const char *const jvm_syms[] = { "JVM_ArrayCopy",
+						"JVM_Clone",
+						"JVM_CurrentTimeMillis",
+						"JVM_NanoTime",
+						"JVM_GC",
+						"JVM_FillInStackTrace",
+						"JVM_IHashCode",
+						"JVM_MonitorWait",
+						"JVM_MonitorNotify",
+						"JVM_Sleep",
+						"JVM_Yield",
+						"JVM_StartThread",
+						"JVM_GetClassName",
+						"JVM_FindLoadedClass",
+						"JVM_InitProperties",
+						"JVM_DefineClass",
+						"JVM_GetStackAccessControlContext",
+						"JNI_CreateJavaVM",
+						"JNI_GetCreatedJavaVMs",
+						"JVM_FindClassFromCaller",
+						NULL };
+	static const char *const libc_syms[] = { "memcpy",
+						 "malloc",
+						 "free",
+						 "pthread_mutex_lock",
+						 "read",
+						 "write",
+						 "clock_gettime",
+						 "epoll_wait",
+						 "futex",
+						 "strlen",
+						 NULL };
 	size_t nsamples = argc > 2 ? strtoull(argv[2], NULL, 10) : 200000;
 	uint64_t native[64], kernel[4096], user[64], kchain[8];
 	struct ctx x = { .pid = getpid() };
@@ -226,9 +257,14 @@ int main(int argc, char **argv)
 		if (s % 5 == 0)
 			for (int i = 0; i < DEPTH_KERNEL && nkernel; i++)
 				kchain[nk++] = kernel[rand_r(&seed) % nkernel];
-		smp = (struct stackagg_sample){ .pid = (uint32_t)x.pid, .tid = 1, .ts = 2000 + s,
-						.kernel = kchain, .nr_kernel = nk, .user = user,
-						.nr_user = nu, .thread = "worker" };
+		smp = (struct stackagg_sample){ .pid = (uint32_t)x.pid,
+						.tid = 1,
+						.ts = 2000 + s,
+						.kernel = kchain,
+						.nr_kernel = nk,
+						.user = user,
+						.nr_user = nu,
+						.thread = "worker" };
 		stackagg_sample(agg, &smp);
 		frames += nu + nk;
 		if (s % 1000 == 999)
@@ -259,7 +295,8 @@ int main(int argc, char **argv)
 		}
 		if (s % 5 == 0)
 			for (int i = 0; i < DEPTH_KERNEL && nkernel; i++) {
-				symbolizer_lookup(x.sz, 0, kernel[rand_r(&seed) % nkernel], true, &r);
+				symbolizer_lookup(x.sz, 0, kernel[rand_r(&seed) % nkernel], true,
+						  &r);
 				sink += r.status;
 			}
 	}

@@ -111,7 +111,7 @@ static int run(struct cfg *c, int rep, int threads)
 {
 	int go[2], out[2], status;
 	struct sampler *sp = NULL;
-	struct counter cnt = {0};
+	struct counter cnt = { 0 };
 	struct rusage ru;
 	uint64_t wall = 0, c0 = 0, c1;
 	pid_t pid;
@@ -124,7 +124,7 @@ static int run(struct cfg *c, int rep, int threads)
 	if (pid == 0)
 		workload(go[0], out[1], threads);
 	if (c->freq) {
-		struct sampler_opts o = {.freq_hz = c->freq, .scope = c->scope};
+		struct sampler_opts o = { .freq_hz = c->freq, .scope = c->scope };
 		int rv = sampler_open(&o, &pid, 1, &sp);
 
 		if (rv) {
@@ -190,15 +190,15 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
 	struct cfg cfgs[] = {
-	    {.name = "no sampling"},
-	    {.name = "99 Hz, thread scope", .freq = 99, .scope = SAMPLER_SCOPE_THREADS},
-	    {.name = "999 Hz, thread scope", .freq = 999, .scope = SAMPLER_SCOPE_THREADS},
-	    {.name = "999 Hz, CPU scope", .freq = 999, .scope = SAMPLER_SCOPE_CPUS},
+		{ .name = "no sampling" },
+		{ .name = "99 Hz, thread scope", .freq = 99, .scope = SAMPLER_SCOPE_THREADS },
+		{ .name = "999 Hz, thread scope", .freq = 999, .scope = SAMPLER_SCOPE_THREADS },
+		{ .name = "999 Hz, CPU scope", .freq = 999, .scope = SAMPLER_SCOPE_CPUS },
 	};
 	int reps = 5, threads = 2;
 	struct sampler *probe;
 	pid_t self = getpid();
-	struct sampler_opts o = {0};
+	struct sampler_opts o = { 0 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : "";

@@ -112,13 +112,13 @@ static double run(struct symbolizer *sz, const uint64_t *addrs, size_t frames, u
 int main(int argc, char **argv)
 {
 	const char *jvm =
-	    argc > 1 ? argv[1] : "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so";
+		argc > 1 ? argv[1] : "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so";
 	size_t frames = argc > 2 ? strtoull(argv[2], NULL, 10) : 4000000;
 	static const struct mix mixes[] = {
-	    {"jvm50/libc20/kernel30", 50, 20, 30},
-	    {"libjvm only", 100, 0, 0},
-	    {"libc only", 0, 100, 0},
-	    {"kernel only", 0, 0, 100},
+		{ "jvm50/libc20/kernel30", 50, 20, 30 },
+		{ "libjvm only", 100, 0, 0 },
+		{ "libc only", 0, 100, 0 },
+		{ "kernel only", 0, 0, 100 },
 	};
 	uint64_t *jv = NULL, *lc = NULL, *kn = NULL, *addrs = malloc(NADDR * sizeof(*addrs));
 	size_t njv, nlc, nkn;
@@ -178,14 +178,13 @@ int main(int argc, char **argv)
 
 		t = now();
 		for (size_t i = 0; i < n; i++)
-			hit +=
-			    dladdr((void *)(uintptr_t)(addrs[i % NADDR] - 1), &di) && di.dli_sname;
+			hit += dladdr((void *)(uintptr_t)(addrs[i % NADDR] - 1), &di) &&
+			       di.dli_sname;
 		t = now() - t;
 		base_rate = (double)n / t;
-		printf(
-		    "baseline dladdr (user frames, .dynsym only): %.2f M frames/s, %.0f ns/frame, "
-		    "%.1f%% named\n",
-		    base_rate / 1e6, t * 1e9 / (double)n, 100.0 * (double)hit / (double)n);
+		printf("baseline dladdr (user frames, .dynsym only): %.2f M frames/s, %.0f ns/frame, "
+		       "%.1f%% named\n",
+		       base_rate / 1e6, t * 1e9 / (double)n, 100.0 * (double)hit / (double)n);
 	}
 	for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++) {
 		uint64_t resolved;

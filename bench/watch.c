@@ -117,7 +117,8 @@ static void send_loads(nng_socket s, int from, int to, const char *prefix, uint6
 	char name[64];
 
 	for (int i = from; i < to; i++) {
-		struct fgp_code_load_in in = { .addr = base + (uint64_t)i * 0x400, .size = 0x300,
+		struct fgp_code_load_in in = { .addr = base + (uint64_t)i * 0x400,
+					       .size = 0x300,
 					       .ts = now_ns(),
 					       .flags = replay ? FGP_REC_REPLAY : 0 };
 
@@ -140,8 +141,10 @@ static void latency(int gap_us, int n_events)
 	nng_socket s;
 	uint8_t buf[256];
 	size_t n;
-	struct fgp_hello h = { .proto_version = FGP_VERSION, .pid = (uint32_t)getpid(),
-			       .jvm_version = { "bench", 5 }, .agent_version = { "b", 1 } };
+	struct fgp_hello h = { .proto_version = FGP_VERSION,
+			       .pid = (uint32_t)getpid(),
+			       .jvm_version = { "bench", 5 },
+			       .agent_version = { "b", 1 } };
 	uint64_t lat[N_EVENTS];
 	int got = 0;
 
@@ -192,7 +195,8 @@ static void latency(int gap_us, int n_events)
 
 static void ingest_and_lookup(void)
 {
-	static const struct fgp_str methods[] = { { "pkg.Outer::run", 14 }, { "pkg.Mid::step", 13 },
+	static const struct fgp_str methods[] = { { "pkg.Outer::run", 14 },
+						  { "pkg.Mid::step", 13 },
 						  { "pkg.Leaf::calc", 14 } };
 	static const uint16_t c0[] = { 0 }, c1[] = { 1, 0 }, c2[] = { 2, 1, 0 };
 	struct fgp_pc_in pcs[24];
@@ -204,15 +208,20 @@ static void ingest_and_lookup(void)
 
 	for (int k = 0; k < 24; k++)
 		pcs[k] = (struct fgp_pc_in){ (uint32_t)(k + 1) * 0x20, (uint16_t)(k % 3 + 1),
-					     k % 3 == 0 ? c0 : k % 3 == 1 ? c1 : c2 };
+					     k % 3 == 0	  ? c0
+					     : k % 3 == 1 ? c1
+							  : c2 };
 	t0 = now_ns();
 	for (int i = 0; i < BASE_METHODS; i++) {
-		struct fgp_code_load_in in = { .addr = 0x7f0000000000ull + (uint64_t)(i * 7919 %
-										     BASE_METHODS) *
-									0x400,
-					       .size = 0x300, .ts = (uint64_t)i + 1,
-					       .flags = FGP_REC_REPLAY, .n_methods = 3,
-					       .methods = methods, .n_pcs = 24, .pcs = pcs };
+		struct fgp_code_load_in in = { .addr = 0x7f0000000000ull +
+						       (uint64_t)(i * 7919 % BASE_METHODS) * 0x400,
+					       .size = 0x300,
+					       .ts = (uint64_t)i + 1,
+					       .flags = FGP_REC_REPLAY,
+					       .n_methods = 3,
+					       .methods = methods,
+					       .n_pcs = 24,
+					       .pcs = pcs };
 		struct fgp_reader r;
 		struct fgp_record rec;
 		size_t n = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
@@ -282,7 +291,7 @@ int main(void)
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(mappath, sizeof(mappath), "%s/perf-%d.map", dir, getpid());
 	ingest_and_lookup();
-	latency(50000, 200); /* 20 compiles/s: a warm service, normal load */
+	latency(50000, 200);	 /* 20 compiles/s: a warm service, normal load */
 	latency(5000, N_EVENTS); /* 200 compiles/s: a busy warm-up */
 	latency(500, N_EVENTS);	 /* 2000 compiles/s: a JIT storm */
 	rmdir(dir);

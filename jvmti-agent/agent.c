@@ -32,8 +32,7 @@
 #ifdef FG_AGENT_BENCH
 #include "benchstat.h"
 #define BENCH_BEGIN() uint64_t bench_t0 = events_now(), bench_c0 = benchstat_cpu_ns()
-#define BENCH_END(kind) \
-	benchstat_add(kind, events_now() - bench_t0, benchstat_cpu_ns() - bench_c0)
+#define BENCH_END(kind) benchstat_add(kind, events_now() - bench_t0, benchstat_cpu_ns() - bench_c0)
 #else
 #define BENCH_BEGIN() ((void)0)
 #define BENCH_END(kind) ((void)0)
@@ -69,7 +68,7 @@ static void null_reset(void *link)
 	(void)link;
 }
 
-static const struct link_ops null_ops = {null_send, null_state, null_reset};
+static const struct link_ops null_ops = { null_send, null_state, null_reset };
 
 static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 				 const void *code_addr, jint map_length,
@@ -124,11 +123,10 @@ static void stop_agent(void)
 			(unsigned long long)st.queue_dropped, (unsigned long long)st.table_full,
 			agent.opt.maxmem);
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
-		fprintf(
-		    stderr,
-		    "fgagent: %llu connections, %llu records sent, %llu replayed, %llu resets\n",
-		    (unsigned long long)st.connections, (unsigned long long)st.records_sent,
-		    (unsigned long long)st.replayed, (unsigned long long)st.resets);
+		fprintf(stderr,
+			"fgagent: %llu connections, %llu records sent, %llu replayed, %llu resets\n",
+			(unsigned long long)st.connections, (unsigned long long)st.records_sent,
+			(unsigned long long)st.replayed, (unsigned long long)st.resets);
 		/* The queue stays: a callback still running on another thread may push into it. */
 #ifdef FG_AGENT_BENCH
 	benchstat_dump();
@@ -170,10 +168,10 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 	jvmtiEventCallbacks cb;
 	jvmtiError err;
 	static const jvmtiEvent events[] = {
-	    JVMTI_EVENT_COMPILED_METHOD_LOAD,
-	    JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-	    JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-	    JVMTI_EVENT_VM_DEATH,
+		JVMTI_EVENT_COMPILED_METHOD_LOAD,
+		JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+		JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+		JVMTI_EVENT_VM_DEATH,
 	};
 
 	memset(&caps, 0, sizeof(caps));
@@ -236,7 +234,7 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
 	char err[512];
-	struct sender_hello hello = {0};
+	struct sender_hello hello = { 0 };
 	char *version;
 	size_t queue_budget;
 	int rv;

@@ -34,7 +34,7 @@ static struct fgp_str str_of(const char *s)
 	size_t n = s ? strlen(s) : 0;
 
 	/* The encoder truncates to FGP_MAX_STR; keep the length in range of the u16 first. */
-	return (struct fgp_str){s, (uint16_t)(n > FGP_MAX_STR ? FGP_MAX_STR : n)};
+	return (struct fgp_str){ s, (uint16_t)(n > FGP_MAX_STR ? FGP_MAX_STR : n) };
 }
 
 /* Encode c into a fresh queue entry and push it; a record too big to encode loses its inline table.
@@ -69,7 +69,10 @@ static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 
 static int cmp_ptr(const void *a, const void *b)
 {
-	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+	/* One dereference per line: clang-format reads `(T) *p` as a multiplication. */
+	const void *pa = *(void *const *)a;
+	const void *pb = *(void *const *)b;
+	uintptr_t x = (uintptr_t)pa, y = (uintptr_t)pb;
 
 	return x < y ? -1 : x > y;
 }
@@ -177,7 +180,7 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 		}
 		for (uint16_t k = 0; k < depth; k++)
 			t->chains[nc + k] = index_of(t->ids, t->n_ids, p->methods[k]);
-		t->pcs[t->n_pcs] = (struct fgp_pc_in){off, depth, &t->chains[nc]};
+		t->pcs[t->n_pcs] = (struct fgp_pc_in){ off, depth, &t->chains[nc] };
 		nc += depth;
 		/* Entry n-1 covers (pc[n-2], pc[n-1]]; with the same chain as entry n it is
 		 * redundant. */
@@ -194,12 +197,12 @@ void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signat
 		      jmethodID method, jint code_size, const void *code_addr,
 		      const void *compile_info, uint64_t ts)
 {
-	struct inline_tab it = {0};
+	struct inline_tab it = { 0 };
 	char *name = NULL;
 	struct fgp_code_load_in c = {
-	    .addr = (uint64_t)(uintptr_t)code_addr,
-	    .size = code_size > 0 ? (uint32_t)code_size : 0,
-	    .ts = ts,
+		.addr = (uint64_t)(uintptr_t)code_addr,
+		.size = code_size > 0 ? (uint32_t)code_size : 0,
+		.ts = ts,
 	};
 
 	if (code_size <= 0) {
@@ -237,7 +240,7 @@ void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signat
 
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts)
 {
-	struct fgp_code_unload u = {(uint64_t)(uintptr_t)code_addr, ts};
+	struct fgp_code_unload u = { (uint64_t)(uintptr_t)code_addr, ts };
 	struct qentry *e = queue_reserve(q, FGP_CODE_UNLOAD_SIZE);
 
 	if (e == NULL)
@@ -254,10 +257,10 @@ void events_dynamic_code(struct queue *q, const char *name, const void *addr, ji
 			 uint64_t ts)
 {
 	struct fgp_dynamic_code d = {
-	    .addr = (uint64_t)(uintptr_t)addr,
-	    .size = length > 0 ? (uint32_t)length : 0,
-	    .ts = ts,
-	    .name = str_of(name ? name : "[unknown stub]"),
+		.addr = (uint64_t)(uintptr_t)addr,
+		.size = length > 0 ? (uint32_t)length : 0,
+		.ts = ts,
+		.name = str_of(name ? name : "[unknown stub]"),
 	};
 	size_t size;
 	struct qentry *e;

@@ -176,7 +176,7 @@ static void link_reset(void *arg)
 }
 
 const struct link_ops link_nng_ops = {
-    .send = link_send,
-    .state = link_state,
-    .reset = link_reset,
+	.send = link_send,
+	.state = link_state,
+	.reset = link_reset,
 };

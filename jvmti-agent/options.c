@@ -21,7 +21,7 @@ enum {
 	KEY_COUNT,
 };
 
-static const char *const key_names[KEY_COUNT] = {"socket", "signatures", "maxmem", "log"};
+static const char *const key_names[KEY_COUNT] = { "socket", "signatures", "maxmem", "log" };
 
 void options_defaults(struct options *o)
 {
@@ -85,7 +85,7 @@ static bool value_is(const char *v, size_t len, const char *word)
 int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 {
 	struct options o;
-	bool seen[KEY_COUNT] = {false};
+	bool seen[KEY_COUNT] = { false };
 	const char *item = s;
 
 	options_defaults(&o);
@@ -161,10 +161,10 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 		case KEY_MAXMEM:
 			if (parse_size(v, vlen, &o.maxmem) != 0) {
 				snprintf(
-				    err, errlen,
-				    "bad value in '%.*s': maxmem= takes a byte count with optional "
-				    "k, m or g suffix between 1m and 1g",
-				    shown, item);
+					err, errlen,
+					"bad value in '%.*s': maxmem= takes a byte count with optional "
+					"k, m or g suffix between 1m and 1g",
+					shown, item);
 				return -EINVAL;
 			}
 			break;

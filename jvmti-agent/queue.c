@@ -19,7 +19,7 @@
 struct queue {
 	_Atomic(struct qentry *) tail; /* producers */
 	struct qentry *head;	       /* consumer */
-	struct qentry *stub; /* heap: a flexible-array struct cannot be embedded */
+	struct qentry *stub;	       /* heap: a flexible-array struct cannot be embedded */
 	size_t budget;
 	atomic_size_t used;
 	atomic_uint_fast64_t dropped;
@@ -163,7 +163,7 @@ static int ready(struct queue *q)
 
 void queue_wait(struct queue *q, int timeout_ms)
 {
-	struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 
 	atomic_store(&q->sleeping, 1);
 	if (ready(q)) {

@@ -129,7 +129,7 @@ static int send_msg(struct sender *s, const uint8_t *buf, size_t len)
 	int rv;
 
 	while ((rv = s->ops->send(s->link, buf, len)) == -EAGAIN) {
-		struct timespec pause = {0, 200000}; /* the collector is behind: give it 0.2 ms */
+		struct timespec pause = { 0, 200000 }; /* the collector is behind: give it 0.2 ms */
 
 		if (now_ns() >= deadline)
 			return -ETIMEDOUT;
@@ -222,7 +222,7 @@ static int replay_one(void *arg, uint64_t addr, uint32_t size, const uint8_t *re
 
 static int append_dropped(struct sender *s, bool force)
 {
-	struct fgp_dropped d = {now_ns(), queue_dropped(s->q), atomic_load(&s->table_full)};
+	struct fgp_dropped d = { now_ns(), queue_dropped(s->q), atomic_load(&s->table_full) };
 	uint8_t rec[FGP_DROPPED_SIZE];
 	int rv;
 
@@ -241,14 +241,15 @@ static int append_dropped(struct sender *s, bool force)
 static int sync_conn(struct sender *s)
 {
 	struct fgp_hello h = {
-	    .proto_version = FGP_VERSION,
-	    .pid = s->pid,
-	    .flags = s->hello_flags,
-	    .ts = now_ns(),
-	    .jvm_version = {s->jvm_version, (uint16_t)strnlen(s->jvm_version, FGP_MAX_STR)},
-	    .agent_version = {s->agent_version, (uint16_t)strnlen(s->agent_version, FGP_MAX_STR)},
+		.proto_version = FGP_VERSION,
+		.pid = s->pid,
+		.flags = s->hello_flags,
+		.ts = now_ns(),
+		.jvm_version = { s->jvm_version, (uint16_t)strnlen(s->jvm_version, FGP_MAX_STR) },
+		.agent_version = { s->agent_version,
+				   (uint16_t)strnlen(s->agent_version, FGP_MAX_STR) },
 	};
-	struct fgp_snapshot snap = {h.ts, (uint32_t)table_count(s->t)};
+	struct fgp_snapshot snap = { h.ts, (uint32_t)table_count(s->t) };
 	uint8_t small[FGP_SNAPSHOT_SIZE];
 	uint8_t hello[2 * FGP_MAX_STR + 64];
 	int n, rv;

@@ -130,7 +130,7 @@ static int read_flags(void *h, uint32_t *flags)
 			/* Origin is the low 4 bits of _flags (0 = default); little-endian low byte.
 			 */
 			bool is_default =
-			    e_orig ? (*(const uint8_t *)(f + off_orig) & 0xf) == 0 : true;
+				e_orig ? (*(const uint8_t *)(f + off_orig) & 0xf) == 0 : true;
 
 			dns = *val || is_default;
 		}

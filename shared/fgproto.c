@@ -388,8 +388,8 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		take32(c);
 		rec->u.dyn.ts = take64(c);
 		rec->u.dyn.name = take_str(c);
-		if (!c->bad && (rec->u.dyn.size == 0 ||
-				rec->u.dyn.addr + rec->u.dyn.size < rec->u.dyn.addr))
+		if (!c->bad &&
+		    (rec->u.dyn.size == 0 || rec->u.dyn.addr + rec->u.dyn.size < rec->u.dyn.addr))
 			rv = -EBADMSG;
 		break;
 	case FGP_SNAPSHOT_BEGIN:
@@ -408,7 +408,8 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 	}
 	if (rv == 0 && c->bad)
 		rv = -EBADMSG;
-	/* Known records must be exactly as long as their body: trailing bytes mean a bad encoder. */
+	/* Known records must be exactly as long as their body: trailing bytes mean a bad encoder.
+	 */
 	if (rv == 0 && c->p != c->end)
 		rv = -EBADMSG;
 	return rv;

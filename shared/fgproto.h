@@ -117,7 +117,8 @@ struct fgp_code_load_in {
 	const struct fgp_pc_in *pcs;
 };
 
-/* A decoded CODE_LOAD: the inline table stays raw, already validated; walk it with the iterators. */
+/* A decoded CODE_LOAD: the inline table stays raw, already validated; walk it with the iterators.
+ */
 struct fgp_code_load {
 	uint64_t addr;
 	uint32_t size;

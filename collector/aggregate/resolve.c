@@ -47,8 +47,7 @@ static int resolve_native(void *ctx, uint32_t pid, uint64_t addr, bool ret,
 }
 
 static int resolve_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret,
-		       bool no_inline, const char **names, size_t max,
-		       enum stackagg_jit_kind *kind)
+		       bool no_inline, const char **names, size_t max, enum stackagg_jit_kind *kind)
 {
 	struct resolve_ctx *rc = ctx;
 	const struct codetab *tab = rc->table_of(rc->arg, pid);

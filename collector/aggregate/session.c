@@ -401,15 +401,15 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 	case PERF_RECORD_SAMPLE: {
 		struct target *t = s->multi ? target_find(s, r->pid) : NULL;
 		struct stackagg_sample smp = {
-		    .pid = r->pid,
-		    .tid = r->tid,
-		    .ts = r->time,
-		    .kernel = r->u.sample.kernel,
-		    .nr_kernel = r->u.sample.nr_kernel,
-		    .user = r->u.sample.user,
-		    .nr_user = r->u.sample.nr_user,
-		    .process = s->multi ? (t ? t->root : "[other]") : NULL,
-		    .thread = thread_name(s, r->pid, r->tid),
+			.pid = r->pid,
+			.tid = r->tid,
+			.ts = r->time,
+			.kernel = r->u.sample.kernel,
+			.nr_kernel = r->u.sample.nr_kernel,
+			.user = r->u.sample.user,
+			.nr_user = r->u.sample.nr_user,
+			.process = s->multi ? (t ? t->root : "[other]") : NULL,
+			.thread = thread_name(s, r->pid, r->tid),
 		};
 
 		(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
@@ -417,14 +417,14 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 	}
 	case PERF_RECORD_MMAP2: {
 		struct procmap_update u = {
-		    .start = r->u.mmap2.addr,
-		    .len = r->u.mmap2.len,
-		    .pgoff = r->u.mmap2.pgoff,
-		    .maj = r->u.mmap2.maj,
-		    .min = r->u.mmap2.min,
-		    .ino = r->u.mmap2.ino,
-		    .prot = r->u.mmap2.prot,
-		    .filename = r->u.mmap2.filename,
+			.start = r->u.mmap2.addr,
+			.len = r->u.mmap2.len,
+			.pgoff = r->u.mmap2.pgoff,
+			.maj = r->u.mmap2.maj,
+			.min = r->u.mmap2.min,
+			.ino = r->u.mmap2.ino,
+			.prot = r->u.mmap2.prot,
+			.filename = r->u.mmap2.filename,
 		};
 
 		(void)symbolizer_mmap2(s->sz, (pid_t)r->u.mmap2.pid, &u);
@@ -493,7 +493,7 @@ static void on_ctl_dropped(void *arg, uint32_t host_pid, const struct fgp_droppe
 
 static void pump_ctl(struct session *s, int timeout_ms)
 {
-	struct ctl_handler h = {.jvm = on_ctl_jvm, .dropped = on_ctl_dropped, .arg = s};
+	struct ctl_handler h = { .jvm = on_ctl_jvm, .dropped = on_ctl_dropped, .arg = s };
 	int rv;
 
 	if (!s->ctl)
@@ -540,9 +540,9 @@ static int open_ctl(struct session *s, char *why, size_t whylen)
 
 static int open_listen(struct session *s, char *why, size_t whylen)
 {
-	struct receive_opts ro = {.path = s->o.socket_path, .watchdog_ms = 1000};
-	struct jvmset_opts jo = {0};
-	struct jvmset_observer ob = {.event = on_jvm_event, .record = on_jvm_record, .arg = s};
+	struct receive_opts ro = { .path = s->o.socket_path, .watchdog_ms = 1000 };
+	struct jvmset_opts jo = { 0 };
+	struct jvmset_observer ob = { .event = on_jvm_event, .record = on_jvm_record, .arg = s };
 	int rv;
 
 	rv = receive_open(&ro, &s->rx);
@@ -564,10 +564,11 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 {
 	struct session *s = calloc(1, sizeof(*s));
 	struct stackagg_resolver res;
-	struct stackagg_opts ao = {
-	    .no_inline = o->no_inline, .no_kernel = o->no_kernel, .retry_misses = !o->live_view};
-	struct symbolizer_opts so = {.preload = true};
-	struct sampler_opts smo = {.freq_hz = o->freq_hz, .exclude_kernel = o->no_kernel};
+	struct stackagg_opts ao = { .no_inline = o->no_inline,
+				    .no_kernel = o->no_kernel,
+				    .retry_misses = !o->live_view };
+	struct symbolizer_opts so = { .preload = true };
+	struct sampler_opts smo = { .freq_hz = o->freq_hz, .exclude_kernel = o->no_kernel };
 	pid_t *pids = NULL;
 	int rv = -ENOMEM;
 
@@ -582,7 +583,7 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 	if (!s->o.agent_wait_ns)
 		s->o.agent_wait_ns = 3000000000ull;
 	s->multi = o->target != SESSION_TARGET_PID;
-	s->rc = (struct resolve_ctx){.table_of = table_of_cb, .arg = s};
+	s->rc = (struct resolve_ctx){ .table_of = table_of_cb, .arg = s };
 	resolve_init(&res, &s->rc);
 	s->targets = calloc(SESSION_MAX_TARGETS, sizeof(*s->targets));
 	s->sz = symbolizer_new(&so);
@@ -842,7 +843,7 @@ static int codelog_line(void *arg, const struct codeblob *b, bool is_unload)
 int session_write_code_log(const struct session *s, FILE *f)
 {
 	for (size_t i = 0; i < s->ntargets; i++) {
-		struct codelog cl = {.f = f, .pid = s->targets[i].pid};
+		struct codelog cl = { .f = f, .pid = s->targets[i].pid };
 		const struct codetab *tab = table_of(s, cl.pid);
 		int rv;
 

@@ -354,7 +354,8 @@ static int64_t intern_jit(struct stackagg *a, enum stackagg_kind kind, const cha
 	id = intern_str(a, kind, name);
 	if (id >= 0)
 		*e = (struct ptrent){
-		    .p = name, .id = (uint32_t)id, .gen = a->jit_gen, .kind = (uint8_t)kind};
+			.p = name, .id = (uint32_t)id, .gen = a->jit_gen, .kind = (uint8_t)kind
+		};
 	return id;
 }
 
@@ -428,8 +429,9 @@ static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
 	memcpy(&a->ids[a->nids], ids, n * sizeof(*ids));
 	for (j = h & (a->stacks_cap - 1); a->stacks[j].n; j = (j + 1) & (a->stacks_cap - 1))
 		;
-	a->stacks[j] =
-	    (struct stackent){.hash = h, .count = 1, .off = (uint32_t)a->nids, .n = (uint32_t)n};
+	a->stacks[j] = (struct stackent){
+		.hash = h, .count = 1, .off = (uint32_t)a->nids, .n = (uint32_t)n
+	};
 	a->nids += n;
 	a->nstacks++;
 	a->st.counted++;
@@ -462,7 +464,7 @@ static int64_t resolve_kernel(struct stackagg *a, uint64_t addr)
 		id = intern_unknown(a, STACKAGG_KERNEL, module, "kernel");
 	if (id < 0)
 		return id;
-	*c = (struct cacheent){.key = key, .addr = addr, .id = (uint32_t)id, .used = 1};
+	*c = (struct cacheent){ .key = key, .addr = addr, .id = (uint32_t)id, .used = 1 };
 	note_frame(a, STACKAGG_CLASS_KERNEL, a->frames[id].unresolved);
 	return id;
 }
@@ -472,7 +474,7 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 {
 	uint64_t key = mix64(addr ^ ((uint64_t)pid << 40) ^ ret);
 	struct cacheent *c = &a->ncache[key & (CACHE_SIZE - 1)];
-	struct stackagg_nsym ns = {0};
+	struct stackagg_nsym ns = { 0 };
 	int64_t id;
 
 	if (c->used && c->addr == addr && c->pid == pid && c->ret == ret) {
@@ -481,7 +483,7 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 		return c->id;
 	}
 	if (!a->r.native || a->r.native(a->r.ctx, pid, addr, ret, &ns) != 0)
-		ns = (struct stackagg_nsym){.jit_candidate = false};
+		ns = (struct stackagg_nsym){ .jit_candidate = false };
 	if (ns.jit_candidate) {
 		id = CACHE_JIT;
 	} else {
@@ -494,7 +496,8 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 		note_frame(a, STACKAGG_CLASS_NATIVE, a->frames[id].unresolved);
 	}
 	*c = (struct cacheent){
-	    .key = key, .addr = addr, .pid = pid, .id = (uint32_t)id, .ret = ret, .used = 1};
+		.key = key, .addr = addr, .pid = pid, .id = (uint32_t)id, .ret = ret, .used = 1
+	};
 	return id;
 }
 
@@ -770,7 +773,7 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		/* Over the pending cap: settle the oldest early (with the history we have). */
 		while (a->pend_head < a->pend_len &&
 		       (a->pend_len - a->pend_head + n + 2) * sizeof(uint64_t) >
-			   STACKAGG_MAX_PENDING) {
+			       STACKAGG_MAX_PENDING) {
 			settle_one(a, true);
 			a->st.forced++;
 		}

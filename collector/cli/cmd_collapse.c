@@ -24,26 +24,26 @@
 #define OUT_SIZE ((size_t)1 << 20)
 
 static const char usage_text[] =
-    "Usage: fgcollect collapse [OPTION...] [FILE...]\n"
-    "\n"
-    "Turn `perf script` output (FILEs, or stdin; '-' is stdin) into folded stacks, one\n"
-    "\"frame;frame;... count\" line per distinct stack, exactly as FlameGraph's\n"
-    "stackcollapse-perf.pl prints them with the same options.\n"
-    "\n"
-    "  --pid               root frame is comm-PID (needs perf script -F comm,pid,tid,...)\n"
-    "  --tid               root frame is comm-PID/TID\n"
-    "  --kernel            annotate kernel frames with _[k]\n"
-    "  --jit               annotate frames from /tmp/perf-PID.map with _[j]\n"
-    "  --all               --kernel and --jit\n"
-    "  --addrs             show raw addresses of unresolved frames: [module <addr>]\n"
-    "  --srcline           input is `perf script -F+srcline`: append source lines\n"
-    "  --event-filter=EV   keep samples of event EV (default: the first event seen)\n"
-    "  --context           accepted for compatibility (only matters with --inline)\n"
-    "  -h, --help          this help\n"
-    "\n"
-    "Examples:\n"
-    "  perf script | fgcollect collapse --all > out.folded\n"
-    "  fgcollect collapse --tid perf.txt | fgcollect flamegraph > out.svg\n";
+	"Usage: fgcollect collapse [OPTION...] [FILE...]\n"
+	"\n"
+	"Turn `perf script` output (FILEs, or stdin; '-' is stdin) into folded stacks, one\n"
+	"\"frame;frame;... count\" line per distinct stack, exactly as FlameGraph's\n"
+	"stackcollapse-perf.pl prints them with the same options.\n"
+	"\n"
+	"  --pid               root frame is comm-PID (needs perf script -F comm,pid,tid,...)\n"
+	"  --tid               root frame is comm-PID/TID\n"
+	"  --kernel            annotate kernel frames with _[k]\n"
+	"  --jit               annotate frames from /tmp/perf-PID.map with _[j]\n"
+	"  --all               --kernel and --jit\n"
+	"  --addrs             show raw addresses of unresolved frames: [module <addr>]\n"
+	"  --srcline           input is `perf script -F+srcline`: append source lines\n"
+	"  --event-filter=EV   keep samples of event EV (default: the first event seen)\n"
+	"  --context           accepted for compatibility (only matters with --inline)\n"
+	"  -h, --help          this help\n"
+	"\n"
+	"Examples:\n"
+	"  perf script | fgcollect collapse --all > out.folded\n"
+	"  fgcollect collapse --tid perf.txt | fgcollect flamegraph > out.svg\n";
 
 /* Output: one big buffer flushed with write(2); stdio's per-call cost shows at 100k lines. */
 struct out {
@@ -136,23 +136,23 @@ int cmd_collapse(int argc, char **argv)
 {
 	enum { OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT };
 	static const struct option longopts[] = {
-	    {"pid", no_argument, NULL, 'p'},
-	    {"tid", no_argument, NULL, 't'},
-	    {"kernel", no_argument, NULL, 'k'},
-	    {"jit", no_argument, NULL, 'j'},
-	    {"all", no_argument, NULL, 'a'},
-	    {"addrs", no_argument, NULL, 'A'},
-	    {"srcline", no_argument, NULL, 's'},
-	    {"event-filter", required_argument, NULL, OPT_EVENT},
-	    {"inline", no_argument, NULL, OPT_INLINE},
-	    {"context", no_argument, NULL, OPT_CONTEXT},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+		{ "pid", no_argument, NULL, 'p' },
+		{ "tid", no_argument, NULL, 't' },
+		{ "kernel", no_argument, NULL, 'k' },
+		{ "jit", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "addrs", no_argument, NULL, 'A' },
+		{ "srcline", no_argument, NULL, 's' },
+		{ "event-filter", required_argument, NULL, OPT_EVENT },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "context", no_argument, NULL, OPT_CONTEXT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct collapse_opts opts = {0};
+	struct collapse_opts opts = { 0 };
 	struct collapse_stats st;
 	struct collapse *c;
-	struct out out = {.fd = STDOUT_FILENO};
+	struct out out = { .fd = STDOUT_FILENO };
 	char *buf = NULL;
 	int opt, rv, status = FG_EXIT_FAIL;
 

@@ -24,16 +24,17 @@ enum { OPT_FOLDED = FLAME_CLI_END + 1 };
 static void usage(FILE *f)
 {
 	fputs("Usage: fgcollect diff [OPTION...] A.folded B.folded\n\n"
-		   "Differential flame graph with difffolded.pl's semantics: frames have the shape\n"
-		   "of B and are red where B has more samples than A, blue where it has fewer.\n\n"
-		   "  -n, --normalize    scale A's counts to B's total first\n"
-		   "  -s, --strip-hex    replace hex numbers (0x...) so addresses compare equal\n"
-		   "      --folded       print the `stack A B` lines instead of the SVG\n"
-		   "  -o, --output FILE  write to FILE instead of standard output\n" FLAME_CLI_USAGE
-		   "  -h, --help         this help\n\n"
-		   "Examples:\n"
-		   "  fgcollect diff before.folded after.folded > diff.svg\n"
-		   "  fgcollect diff --negate after.folded before.folded > shrunk.svg\n", f);
+	      "Differential flame graph with difffolded.pl's semantics: frames have the shape\n"
+	      "of B and are red where B has more samples than A, blue where it has fewer.\n\n"
+	      "  -n, --normalize    scale A's counts to B's total first\n"
+	      "  -s, --strip-hex    replace hex numbers (0x...) so addresses compare equal\n"
+	      "      --folded       print the `stack A B` lines instead of the SVG\n"
+	      "  -o, --output FILE  write to FILE instead of standard output\n" FLAME_CLI_USAGE
+	      "  -h, --help         this help\n\n"
+	      "Examples:\n"
+	      "  fgcollect diff before.folded after.folded > diff.svg\n"
+	      "  fgcollect diff --negate after.folded before.folded > shrunk.svg\n",
+	      f);
 }
 
 int cmd_diff(int argc, char **argv)

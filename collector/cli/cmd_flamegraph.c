@@ -20,14 +20,15 @@ static const char *const CMD = "flamegraph";
 static void usage(FILE *f)
 {
 	fputs("Usage: fgcollect flamegraph [OPTION...] [FILE.folded...]\n\n"
-		   "Render folded stacks (`f1;f2;...;fn COUNT`, or the differential `stack A B`)\n"
-		   "from the FILEs, or standard input, as an interactive SVG on standard output.\n"
-		   "Options have flamegraph.pl's names and meaning.\n\n"
-		   "  -o, --output FILE  write the SVG to FILE\n" FLAME_CLI_USAGE
-		   "  -h, --help         this help\n\n"
-		   "Examples:\n"
-		   "  fgcollect flamegraph --colors java --title 'Checkout' app.folded > app.svg\n"
-		   "  fgcollect collapse < perf.txt | fgcollect flamegraph -o out.svg\n", f);
+	      "Render folded stacks (`f1;f2;...;fn COUNT`, or the differential `stack A B`)\n"
+	      "from the FILEs, or standard input, as an interactive SVG on standard output.\n"
+	      "Options have flamegraph.pl's names and meaning.\n\n"
+	      "  -o, --output FILE  write the SVG to FILE\n" FLAME_CLI_USAGE
+	      "  -h, --help         this help\n\n"
+	      "Examples:\n"
+	      "  fgcollect flamegraph --colors java --title 'Checkout' app.folded > app.svg\n"
+	      "  fgcollect collapse < perf.txt | fgcollect flamegraph -o out.svg\n",
+	      f);
 }
 
 int cmd_flamegraph(int argc, char **argv)

@@ -43,30 +43,30 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f, "Usage: fgcollect record (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
-	       "\n"
-	       "Sample JVMs (every thread, user and kernel stacks) and write a profile whose Java\n"
-	       "frames are named as they were when each sample was taken.\n"
-	       "\n"
-	       "  -p, --pid=HOSTPID      the process to sample (its PID on this host)\n"
-	       "  -c, --container=ID     every process of the container whose id starts with ID\n"
-	       "  -a, --all              every JVM whose agent is connected\n"
-	       "  -F, --freq=HZ          samples per second per thread (default 99, max 10000)\n"
-	       "  -d, --duration=S       seconds to record (default: until Ctrl-C or exit)\n"
-	       "  -o, --output=FILE      .folded, .svg or .pb.gz (default: folded on stdout)\n"
-	       "      --no-kernel        leave kernel frames out\n"
-	       "      --no-inline        keep inlined Java methods folded into their caller\n"
-	       "      --socket=PATH      agent socket when no watch daemon runs\n"
-	       "                         (default " SESSION_DEFAULT_SOCKET ")\n"
-	       "      --ctl=PATH         control channel of a running watch daemon\n"
-	       "      --code-log=FILE    also write the JVMs' code load/unload history (text)\n"
-	       "  -h, --help             this text\n"
-	       "\n"
-	       "Examples:\n"
-	       "  fgcollect record --pid 4242 --duration 30 -o app.svg\n"
-	       "  fgcollect record --container 3f2a --freq 999 -d 10 -o app.pb.gz\n"
-	       "  fgcollect record --all -o all.folded      # until Ctrl-C\n");
+	fprintf(f,
+		"Usage: fgcollect record (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
+		"\n"
+		"Sample JVMs (every thread, user and kernel stacks) and write a profile whose Java\n"
+		"frames are named as they were when each sample was taken.\n"
+		"\n"
+		"  -p, --pid=HOSTPID      the process to sample (its PID on this host)\n"
+		"  -c, --container=ID     every process of the container whose id starts with ID\n"
+		"  -a, --all              every JVM whose agent is connected\n"
+		"  -F, --freq=HZ          samples per second per thread (default 99, max 10000)\n"
+		"  -d, --duration=S       seconds to record (default: until Ctrl-C or exit)\n"
+		"  -o, --output=FILE      .folded, .svg or .pb.gz (default: folded on stdout)\n"
+		"      --no-kernel        leave kernel frames out\n"
+		"      --no-inline        keep inlined Java methods folded into their caller\n"
+		"      --socket=PATH      agent socket when no watch daemon runs\n"
+		"                         (default " SESSION_DEFAULT_SOCKET ")\n"
+		"      --ctl=PATH         control channel of a running watch daemon\n"
+		"      --code-log=FILE    also write the JVMs' code load/unload history (text)\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Examples:\n"
+		"  fgcollect record --pid 4242 --duration 30 -o app.svg\n"
+		"  fgcollect record --container 3f2a --freq 999 -d 10 -o app.pb.gz\n"
+		"  fgcollect record --all -o all.folded      # until Ctrl-C\n");
 }
 
 /* The format FILE's extension picks; -EINVAL for an unknown one. */
@@ -318,7 +318,7 @@ static void print_summary(const struct session_summary *sm)
 		       "(queue full %llu, table full %llu)%s",
 		       v->pid, (unsigned long long)v->blobs, (unsigned long long)v->live,
 		       (unsigned long long)v->agent_queue_full +
-			   (unsigned long long)v->agent_table_full,
+			       (unsigned long long)v->agent_table_full,
 		       (unsigned long long)v->agent_queue_full,
 		       (unsigned long long)v->agent_table_full, v->exited ? ", exited" : "");
 	}
@@ -338,16 +338,16 @@ int cmd_record(int argc, char **argv)
 {
 	enum { OPT_CODE_LOG = SESSION_OPT_END };
 	static const struct option longopts[] = {
-	    SESSION_CLI_LONGOPTS,
-	    {"container", required_argument, NULL, 'c'},
-	    {"all", no_argument, NULL, 'a'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"code-log", required_argument, NULL, OPT_CODE_LOG},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+		SESSION_CLI_LONGOPTS,
+		{ "container", required_argument, NULL, 'c' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "code-log", required_argument, NULL, OPT_CODE_LOG },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
-	struct session_opts so = {.src = SESSION_SRC_AUTO};
+	struct session_opts so = { .src = SESSION_SRC_AUTO };
 	struct session_summary sm;
 	struct session *s = NULL;
 	enum out_fmt fmt = OUT_FOLDED;
@@ -355,7 +355,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t duration_s = 0, deadline;
 	int ntargets = 0, c, rv;
 	char why[512], title[128];
-	struct sigaction sa = {.sa_handler = on_signal};
+	struct sigaction sa = { .sa_handler = on_signal };
 
 	optind = 1;
 	opterr = 0;

@@ -95,16 +95,17 @@ static void show(struct session *s, uint32_t pid, bool tty, size_t rows, unsigne
 int cmd_top(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    SESSION_CLI_LONGOPTS,
-	    {"interval", required_argument, NULL, 'i'},
-	    {"count", required_argument, NULL, 'n'},
-	    {"rows", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+		SESSION_CLI_LONGOPTS,
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "rows", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
-	struct session_opts so = {
-	    .target = SESSION_TARGET_PID, .src = SESSION_SRC_AUTO, .live_view = true};
-	struct sigaction sa = {.sa_handler = on_signal};
+	struct session_opts so = { .target = SESSION_TARGET_PID,
+				   .src = SESSION_SRC_AUTO,
+				   .live_view = true };
+	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t interval_s = 1, count = 0, rows = 0, shown = 0, next;
 	struct session *s = NULL;
 	unsigned int width = 100;

@@ -111,8 +111,9 @@ static void log_event(void *arg, enum jvmset_event ev, const struct jvm_info *ji
 	case JVMSET_CONNECT:
 		if (env->quiet)
 			break;
-		fg_err("watch", "connect: pid %u (container pid %u, container %s) JVM %s, agent %s, "
-				"PreserveFramePointer %s, DebugNonSafepoints %s",
+		fg_err("watch",
+		       "connect: pid %u (container pid %u, container %s) JVM %s, agent %s, "
+		       "PreserveFramePointer %s, DebugNonSafepoints %s",
 		       ji->host_pid, ji->ns_pid, cid, ji->jvm_version, ji->agent_version,
 		       ji->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER ? "on" : "off",
 		       ji->hello_flags & FGP_HELLO_DEBUG_NON_SAFEPOINTS ? "on" : "off");
@@ -180,15 +181,17 @@ static int parse_args(int argc, char **argv, struct env *env)
 			break;
 		case 'k':
 			if (parse_duration(optarg, &env->keep_exited_ns) != 0) {
-				fg_err("watch", "--keep-exited '%s': expected a duration like 30s, "
-						"10m or 1h",
+				fg_err("watch",
+				       "--keep-exited '%s': expected a duration like 30s, "
+				       "10m or 1h",
 				       optarg);
 				return FG_EXIT_USAGE;
 			}
 			break;
 		case 'n':
 			if (fg_parse_u64(optarg, 1, 65536, &env->max_jvms) != 0) {
-				fg_err("watch", "--max-jvms '%s': expected a number from 1 to 65536",
+				fg_err("watch",
+				       "--max-jvms '%s': expected a number from 1 to 65536",
 				       optarg);
 				return FG_EXIT_USAGE;
 			}
@@ -201,7 +204,8 @@ static int parse_args(int argc, char **argv, struct env *env)
 			break;
 		case 'W':
 			if (fg_parse_u64(optarg, 0, 3600000, &env->watchdog_ms) != 0) {
-				fg_err("watch", "--watchdog-ms '%s': expected milliseconds", optarg);
+				fg_err("watch", "--watchdog-ms '%s': expected milliseconds",
+				       optarg);
 				return FG_EXIT_USAGE;
 			}
 			break;
@@ -263,17 +267,21 @@ static void summary(struct jvmset *set, struct receive *rx, struct ctl_server *c
 	       (unsigned long long)c.msgs, (unsigned long long)c.records,
 	       (unsigned long long)c.bad_records, (unsigned long long)c.bad_msgs,
 	       (unsigned long long)c.map_writes, (unsigned long long)c.map_errors,
-	       (unsigned long long)c.map_enospc, c.map_write_ns / 1e6,
-	       (unsigned long long)c.exits, (unsigned long long)c.expired,
-	       (unsigned long long)r.probes, (unsigned long long)r.probe_fail,
-	       (unsigned long long)r.relistens, (unsigned long long)cs.accepted,
-	       (unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed);
+	       (unsigned long long)c.map_enospc, c.map_write_ns / 1e6, (unsigned long long)c.exits,
+	       (unsigned long long)c.expired, (unsigned long long)r.probes,
+	       (unsigned long long)r.probe_fail, (unsigned long long)r.relistens,
+	       (unsigned long long)cs.accepted, (unsigned long long)cs.refused_uid,
+	       (unsigned long long)cs.overflowed);
 }
 
 int cmd_watch(int argc, char **argv)
 {
-	struct env env = { .socket = DEFAULT_SOCKET, .ctl = CTL_DEFAULT_PATH, .map_dir = "/tmp",
-			   .keep_exited_ns = 3600 * NSEC, .max_jvms = 1024, .watchdog_ms = 1000 };
+	struct env env = { .socket = DEFAULT_SOCKET,
+			   .ctl = CTL_DEFAULT_PATH,
+			   .map_dir = "/tmp",
+			   .keep_exited_ns = 3600 * NSEC,
+			   .max_jvms = 1024,
+			   .watchdog_ms = 1000 };
 	struct jvmset_observer log = { .event = log_event, .arg = &env };
 	struct perfmap_dir *maps = NULL;
 	struct jvmset *set = NULL;
@@ -314,7 +322,8 @@ int cmd_watch(int argc, char **argv)
 		fg_err("watch", "cannot create the directory of %s: %s", env.socket, strerror(-rv));
 		goto out;
 	}
-	struct receive_opts ro = { .path = env.socket, .max_peers = (unsigned)env.max_jvms,
+	struct receive_opts ro = { .path = env.socket,
+				   .max_peers = (unsigned)env.max_jvms,
 				   .watchdog_ms = (unsigned)env.watchdog_ms };
 
 	if ((rv = receive_open(&ro, &rx)) != 0) {

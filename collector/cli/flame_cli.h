@@ -37,48 +37,53 @@ enum {
 	FLAME_CLI_END,
 };
 
+/* A list of initializers, not one expression: clang-format would indent it as one. */
+/* clang-format off */
 #define FLAME_CLI_OPTIONS                                                                          \
-	{ "title", required_argument, NULL, FLAME_CLI_TITLE },                                     \
-		{ "subtitle", required_argument, NULL, FLAME_CLI_SUBTITLE },                       \
-		{ "width", required_argument, NULL, FLAME_CLI_WIDTH },                             \
-		{ "height", required_argument, NULL, FLAME_CLI_HEIGHT },                           \
-		{ "minwidth", required_argument, NULL, FLAME_CLI_MINWIDTH },                       \
-		{ "fonttype", required_argument, NULL, FLAME_CLI_FONTTYPE },                       \
-		{ "fontsize", required_argument, NULL, FLAME_CLI_FONTSIZE },                       \
-		{ "fontwidth", required_argument, NULL, FLAME_CLI_FONTWIDTH },                     \
-		{ "countname", required_argument, NULL, FLAME_CLI_COUNTNAME },                     \
-		{ "nametype", required_argument, NULL, FLAME_CLI_NAMETYPE },                       \
-		{ "colors", required_argument, NULL, FLAME_CLI_COLORS },                           \
-		{ "color", required_argument, NULL, FLAME_CLI_COLORS },                            \
-		{ "bgcolors", required_argument, NULL, FLAME_CLI_BGCOLORS },                       \
-		{ "hash", no_argument, NULL, FLAME_CLI_HASH },                                     \
-		{ "reverse", no_argument, NULL, FLAME_CLI_REVERSE },                               \
-		{ "inverted", no_argument, NULL, FLAME_CLI_INVERTED },                             \
-		{ "flamechart", no_argument, NULL, FLAME_CLI_FLAMECHART },                         \
-		{ "negate", no_argument, NULL, FLAME_CLI_NEGATE },                                 \
-		{ "notes", required_argument, NULL, FLAME_CLI_NOTES },                             \
-		{ "pl-compat", no_argument, NULL, FLAME_CLI_PL_COMPAT }
+	{ "title", required_argument, NULL, FLAME_CLI_TITLE },                                      \
+	{ "subtitle", required_argument, NULL, FLAME_CLI_SUBTITLE },                                \
+	{ "width", required_argument, NULL, FLAME_CLI_WIDTH },                                      \
+	{ "height", required_argument, NULL, FLAME_CLI_HEIGHT },                                    \
+	{ "minwidth", required_argument, NULL, FLAME_CLI_MINWIDTH },                                \
+	{ "fonttype", required_argument, NULL, FLAME_CLI_FONTTYPE },                                \
+	{ "fontsize", required_argument, NULL, FLAME_CLI_FONTSIZE },                                \
+	{ "fontwidth", required_argument, NULL, FLAME_CLI_FONTWIDTH },                              \
+	{ "countname", required_argument, NULL, FLAME_CLI_COUNTNAME },                              \
+	{ "nametype", required_argument, NULL, FLAME_CLI_NAMETYPE },                                \
+	{ "colors", required_argument, NULL, FLAME_CLI_COLORS },                                    \
+	{ "color", required_argument, NULL, FLAME_CLI_COLORS },                                     \
+	{ "bgcolors", required_argument, NULL, FLAME_CLI_BGCOLORS },                                \
+	{ "hash", no_argument, NULL, FLAME_CLI_HASH },                                              \
+	{ "reverse", no_argument, NULL, FLAME_CLI_REVERSE },                                        \
+	{ "inverted", no_argument, NULL, FLAME_CLI_INVERTED },                                      \
+	{ "flamechart", no_argument, NULL, FLAME_CLI_FLAMECHART },                                  \
+	{ "negate", no_argument, NULL, FLAME_CLI_NEGATE },                                          \
+	{ "notes", required_argument, NULL, FLAME_CLI_NOTES },                                      \
+	{                                                                                           \
+	"pl-compat", no_argument, NULL, FLAME_CLI_PL_COMPAT                                         \
+	}
+/* clang-format on */
 
-#define FLAME_CLI_USAGE                                                                            \
-	"  --title TEXT       title (default \"Flame Graph\")\n"                                  \
-	"  --subtitle TEXT    second title line\n"                                                \
-	"  --width PX         image width (default 1200)\n"                                       \
-	"  --height PX        height of one frame (default 16)\n"                                 \
-	"  --minwidth N[%]    omit frames narrower than N px, or N% of all samples (default 0.1)\n" \
-	"  --colors PALETTE   hot (default), java, mem, io, wakeup, js, perl, red, green, blue,\n" \
-	"                     aqua, yellow, purple, orange\n"                                     \
-	"  --bgcolors COLOR   yellow, blue, green, grey or #rrggbb\n"                             \
-	"  --hash             colours keyed by a hash of the function name\n"                     \
-	"  --reverse          reverse every stack (merge from the leaves)\n"                      \
-	"  --inverted         icicle graph (root at the top)\n"                                   \
-	"  --flamechart       flame chart: input order, no merging of non-adjacent stacks\n"      \
-	"  --negate           differential: swap red and blue\n"                                  \
-	"  --countname TEXT   what counts are (default \"samples\")\n"                            \
-	"  --nametype TEXT    label of the hover details (default \"Function:\")\n"               \
-	"  --fonttype FONT    font family (default Verdana)\n"                                    \
-	"  --fontsize N       font size (default 12)\n"                                           \
-	"  --fontwidth N      average glyph width relative to the font size (default 0.59)\n"     \
-	"  --notes TEXT       text of a NOTES comment in the SVG\n"                              \
+#define FLAME_CLI_USAGE                                                                               \
+	"  --title TEXT       title (default \"Flame Graph\")\n"                                      \
+	"  --subtitle TEXT    second title line\n"                                                    \
+	"  --width PX         image width (default 1200)\n"                                           \
+	"  --height PX        height of one frame (default 16)\n"                                     \
+	"  --minwidth N[%]    omit frames narrower than N px, or N% of all samples (default 0.1)\n"   \
+	"  --colors PALETTE   hot (default), java, mem, io, wakeup, js, perl, red, green, blue,\n"    \
+	"                     aqua, yellow, purple, orange\n"                                         \
+	"  --bgcolors COLOR   yellow, blue, green, grey or #rrggbb\n"                                 \
+	"  --hash             colours keyed by a hash of the function name\n"                         \
+	"  --reverse          reverse every stack (merge from the leaves)\n"                          \
+	"  --inverted         icicle graph (root at the top)\n"                                       \
+	"  --flamechart       flame chart: input order, no merging of non-adjacent stacks\n"          \
+	"  --negate           differential: swap red and blue\n"                                      \
+	"  --countname TEXT   what counts are (default \"samples\")\n"                                \
+	"  --nametype TEXT    label of the hover details (default \"Function:\")\n"                   \
+	"  --fonttype FONT    font family (default Verdana)\n"                                        \
+	"  --fontsize N       font size (default 12)\n"                                               \
+	"  --fontwidth N      average glyph width relative to the font size (default 0.59)\n"         \
+	"  --notes TEXT       text of a NOTES comment in the SVG\n"                                   \
 	"  --pl-compat        also drop the frames flamegraph.pl loses (a real frame with the same\n" \
 	"                     name, depth and end as a zero-width one); for comparisons only\n"
 

@@ -20,12 +20,14 @@ enum {
 	SESSION_OPT_END,
 };
 
-#define SESSION_CLI_LONGOPTS                                                                      \
+#define SESSION_CLI_LONGOPTS                                                                       \
 	{ "pid", required_argument, NULL, 'p' }, { "freq", required_argument, NULL, 'F' },         \
 		{ "no-kernel", no_argument, NULL, SESSION_OPT_NO_KERNEL },                         \
 		{ "no-inline", no_argument, NULL, SESSION_OPT_NO_INLINE },                         \
 		{ "socket", required_argument, NULL, SESSION_OPT_SOCKET },                         \
-		{ "ctl", required_argument, NULL, SESSION_OPT_CTL }
+	{                                                                                          \
+		"ctl", required_argument, NULL, SESSION_OPT_CTL                                    \
+	}
 
 /*
  * Apply c (getopt_long's return, arg its optarg) to so if it is a shared option: 1 when applied

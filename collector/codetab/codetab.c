@@ -34,10 +34,10 @@ struct name {
 struct codetab_inline {
 	uint32_t n_pcs;
 	uint16_t n_methods;
-	const char **methods;	/* n_methods interned names */
-	uint32_t *pc_off;	/* n_pcs, non-decreasing */
-	uint32_t *chain_start;	/* n_pcs + 1 offsets into chain */
-	uint16_t *chain;	/* method indexes, innermost first */
+	const char **methods;  /* n_methods interned names */
+	uint32_t *pc_off;      /* n_pcs, non-decreasing */
+	uint32_t *chain_start; /* n_pcs + 1 offsets into chain */
+	uint16_t *chain;       /* method indexes, innermost first */
 };
 
 struct codetab {
@@ -57,8 +57,8 @@ struct codetab {
 	struct name **names; /* open addressing, linear probing, power-of-two capacity */
 	size_t n_names, cap_names;
 
-	uint32_t gen;	       /* replay generation */
-	uint64_t replay_ts;    /* ts of the current SNAPSHOT_BEGIN */
+	uint32_t gen;	    /* replay generation */
+	uint64_t replay_ts; /* ts of the current SNAPSHOT_BEGIN */
 	bool in_replay;
 };
 
@@ -634,7 +634,10 @@ int codetab_add(struct codetab *t, enum codeblob_kind kind, uint64_t addr, uint3
 		uint64_t ts, const char *name)
 {
 	struct blob_in in = {
-		.kind = kind, .addr = addr, .ts = ts, .size = size,
+		.kind = kind,
+		.addr = addr,
+		.ts = ts,
+		.size = size,
 		.name = { .ptr = name, .len = (uint16_t)strnlen(name, FGP_MAX_STR) },
 	};
 

@@ -116,9 +116,11 @@ static int open_temp(struct perfmap_dir *d, uint32_t pid, char *name, size_t cap
 		int fd;
 
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r ^ (uint64_t)attempt;
+			r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r ^
+			    (uint64_t)attempt;
 		snprintf(name, cap, ".perf-%u.map.%016llx", pid, (unsigned long long)r);
-		fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
 		if (fd >= 0) {
 			/* The umask must not make a map unreadable to perf run by another user. */
 			fchmod(fd, 0644);

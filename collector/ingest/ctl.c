@@ -121,7 +121,8 @@ static void append_record(struct ctl_server *srv, struct client *c, uint32_t pid
 {
 	uint8_t *p;
 
-	if (c->batching && (c->batch_pid != pid || c->out_len - c->batch_start + len > CTL_MAX_FRAME))
+	if (c->batching &&
+	    (c->batch_pid != pid || c->out_len - c->batch_start + len > CTL_MAX_FRAME))
 		batch_close(c);
 	if (!c->batching) {
 		if (!(p = out_reserve(srv, c, HDR + FGP_MSG_HEADER_SIZE)))
@@ -172,7 +173,9 @@ static void send_jvm(struct ctl_server *srv, struct client *c, const struct jvm_
 static void send_hello(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
 {
 	struct fgp_hello h = {
-		.proto_version = FGP_VERSION, .pid = ji->ns_pid, .flags = ji->hello_flags,
+		.proto_version = FGP_VERSION,
+		.pid = ji->ns_pid,
+		.flags = ji->hello_flags,
 		.ts = ji->connect_ts,
 		.jvm_version = { ji->jvm_version, (uint16_t)strlen(ji->jvm_version) },
 		.agent_version = { ji->agent_version, (uint16_t)strlen(ji->agent_version) },
@@ -186,7 +189,8 @@ static void send_hello(struct ctl_server *srv, struct client *c, const struct jv
 /* The agent's drop counters so far, so a subscriber can report them (zeros included). */
 static void send_dropped(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
 {
-	struct fgp_dropped d = { .ts = ji->connect_ts, .queue_full = ji->agent_queue_full,
+	struct fgp_dropped d = { .ts = ji->connect_ts,
+				 .queue_full = ji->agent_queue_full,
 				 .table_full = ji->agent_table_full };
 	int n = fgp_encode_dropped(srv->scratch, FGP_MAX_RECORD, &d);
 
@@ -213,17 +217,22 @@ static int hist_cb(void *arg, const struct codeblob *b, bool is_unload)
 
 		n = fgp_encode_code_unload(srv->scratch, FGP_MAX_RECORD, &u);
 	} else if (b->kind == CODEBLOB_DYNAMIC) {
-		struct fgp_dynamic_code d = { .addr = b->addr, .size = b->size, .ts = b->load_ts,
+		struct fgp_dynamic_code d = { .addr = b->addr,
+					      .size = b->size,
+					      .ts = b->load_ts,
 					      .name = { b->name, (uint16_t)strlen(b->name) } };
 
 		n = fgp_encode_dynamic_code(srv->scratch, FGP_MAX_RECORD, &d);
 	} else {
 		struct fgp_code_load_in in = {
-			.addr = b->addr, .size = b->size, .ts = b->load_ts,
+			.addr = b->addr,
+			.size = b->size,
+			.ts = b->load_ts,
 			.flags = FGP_REC_REPLAY |
 				 (b->inline_truncated ? FGP_REC_INLINE_TRUNCATED : 0),
 			.name = { b->name, (uint16_t)strlen(b->name) },
-			.methods = srv->methods, .pcs = srv->pcs,
+			.methods = srv->methods,
+			.pcs = srv->pcs,
 		};
 
 		if (codetab_inline_export(b, srv->methods, FGP_MAX_INLINE_METHODS, &in.n_methods,
@@ -420,9 +429,10 @@ size_t ctl_server_pollfds(struct ctl_server *srv, struct pollfd *fds, size_t cap
 	for (unsigned i = 0; i < srv->n_cl && n < cap; i++) {
 		struct client *c = srv->cl[i];
 
-		fds[n++] = (struct pollfd){ .fd = c->fd,
-					    .events = (short)(POLLIN |
-							      (c->out_len > c->out_off ? POLLOUT : 0)) };
+		fds[n++] = (struct pollfd){
+			.fd = c->fd,
+			.events = (short)(POLLIN | (c->out_len > c->out_off ? POLLOUT : 0))
+		};
 	}
 	return n;
 }

@@ -269,7 +269,8 @@ static void copy_str(char *dst, size_t cap, const struct fgp_str *s)
 
 static void reject(struct jvmset *s, struct conn *c, const char *why)
 {
-	struct jvm_info info = { .host_pid = c->peer.host_pid, .ns_pid = c->peer.ns_pid,
+	struct jvm_info info = { .host_pid = c->peer.host_pid,
+				 .ns_pid = c->peer.ns_pid,
 				 .start_time = c->peer.start_time };
 
 	memcpy(info.container_id, c->peer.container_id, sizeof(info.container_id));
@@ -367,8 +368,8 @@ static void make_dirty(struct jvm *j, uint64_t now)
 	}
 }
 
-int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data,
-	       size_t len, uint64_t now)
+int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data, size_t len,
+	       uint64_t now)
 {
 	struct conn *c = conn_find(s, pipe);
 	struct fgp_reader r;

@@ -142,7 +142,8 @@ int peer_parse_container_id(const char *cgroup, char *out, size_t cap)
 				const char *id;
 
 				if (component_id(c, (size_t)(cend - c), &id))
-					found = id; /* deepest component of the last matching line */
+					found = id; /* deepest component of the last matching line
+						     */
 				c = cend + 1;
 			}
 		}

@@ -37,7 +37,7 @@ struct receive {
 	pthread_mutex_t mu; /* protects everything below */
 	uint32_t *pipes;    /* admitted pipe ids, sorted */
 	unsigned n_pipes;
-	uint32_t *gone;	    /* queued RECEIVE_GONE pipe ids */
+	uint32_t *gone; /* queued RECEIVE_GONE pipe ids */
 	size_t n_gone, cap_gone;
 	struct receive_stats st;
 
@@ -133,7 +133,8 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 	pthread_mutex_lock(&rx->mu);
 	i = pipes_find(rx, id);
 	if (i < rx->n_pipes && rx->pipes[i] == id) {
-		memmove(&rx->pipes[i], &rx->pipes[i + 1], (rx->n_pipes - i - 1) * sizeof(*rx->pipes));
+		memmove(&rx->pipes[i], &rx->pipes[i + 1],
+			(rx->n_pipes - i - 1) * sizeof(*rx->pipes));
 		rx->n_pipes--;
 		rx->st.gone++;
 		if (rx->n_gone == rx->cap_gone) {
@@ -145,7 +146,8 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 				rx->cap_gone = ncap;
 			}
 		}
-		/* Without memory the consumer never hears of this pipe's end; it is still closed. */
+		/* Without memory the consumer never hears of this pipe's end; it is still closed.
+		 */
 		if (rx->n_gone < rx->cap_gone)
 			rx->gone[rx->n_gone++] = id;
 		pthread_mutex_unlock(&rx->mu);
@@ -241,7 +243,8 @@ static void *watchdog(void *arg)
 			fails = 0;
 			/*
 			 * Wedged (or gone): closing the listener unlinks the socket file and closes
-			 * its pipes; listening again binds a fresh file. Agents reconnect and replay.
+			 * its pipes; listening again binds a fresh file. Agents reconnect and
+			 * replay.
 			 */
 			nng_listener_close(rx->lst);
 			int rv = listen_now(rx);

@@ -103,13 +103,13 @@ enum { CL_WS = 1, CL_DIGIT = 2, CL_WORD = 4, CL_HEXLOW = 8 };
 
 #define CL_RANGE(a, b, v) [(a)...(b)] = (v)
 static const unsigned char cls[256] = {
-    [' '] = CL_WS,
-    CL_RANGE('\t', '\r', CL_WS),
-    CL_RANGE('0', '9', CL_DIGIT | CL_WORD | CL_HEXLOW),
-    CL_RANGE('a', 'f', CL_WORD | CL_HEXLOW),
-    CL_RANGE('g', 'z', CL_WORD),
-    CL_RANGE('A', 'Z', CL_WORD),
-    ['_'] = CL_WORD,
+	[' '] = CL_WS,
+	CL_RANGE('\t', '\r', CL_WS),
+	CL_RANGE('0', '9', CL_DIGIT | CL_WORD | CL_HEXLOW),
+	CL_RANGE('a', 'f', CL_WORD | CL_HEXLOW),
+	CL_RANGE('g', 'z', CL_WORD),
+	CL_RANGE('A', 'Z', CL_WORD),
+	['_'] = CL_WORD,
 };
 
 static inline bool is_ws(unsigned char ch)
@@ -141,8 +141,8 @@ static inline size_t span_word(const char *s, size_t n)
 					      _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1)));
 		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
 					      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-		__m128i w =
-		    _mm_or_si128(_mm_or_si128(alpha, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+		__m128i w = _mm_or_si128(_mm_or_si128(alpha, digit),
+					 _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
 		unsigned mask = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
 
 		if (mask)
@@ -626,9 +626,9 @@ static size_t find_special(const char *s, size_t n)
 
 	for (; i + 16 <= n; i += 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-		__m128i m =
-		    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, paren)),
-				 _mm_or_si128(_mm_cmpeq_epi8(v, dq), _mm_cmpeq_epi8(v, sq)));
+		__m128i m = _mm_or_si128(
+			_mm_or_si128(_mm_cmpeq_epi8(v, semi), _mm_cmpeq_epi8(v, paren)),
+			_mm_or_si128(_mm_cmpeq_epi8(v, dq), _mm_cmpeq_epi8(v, sq)));
 		unsigned mask = (unsigned)_mm_movemask_epi8(m);
 
 		if (mask)

@@ -430,7 +430,8 @@ static int insert(struct flame *f, const struct flame_span *sp, size_t n, double
 		if (!chart) {
 			h = path_step(h, (uint32_t)id);
 			f->phash[i] = h;
-			__builtin_prefetch(&f->slots[slot_home((uint32_t)(h >> 32), f->slot_shift)]);
+			__builtin_prefetch(
+				&f->slots[slot_home((uint32_t)(h >> 32), f->slot_shift)]);
 		}
 	}
 	/* 2: the walk */
@@ -812,9 +813,11 @@ int flame_read_fd(struct flame *f, int fd, enum flame_in in, uint64_t *lineno)
 		return -ENOMEM;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= RESERVE_MIN) {
 		off_t pos = lseek(fd, 0, SEEK_CUR);
-		uint64_t left = (uint64_t)st.st_size - (pos > 0 && pos < st.st_size ? (uint64_t)pos : 0);
+		uint64_t left =
+			(uint64_t)st.st_size - (pos > 0 && pos < st.st_size ? (uint64_t)pos : 0);
 
-		/* a hint only: a failure here shows again, at the same point, when nodes are added */
+		/* a hint only: a failure here shows again, at the same point, when nodes are added
+		 */
 		(void)reserve_nodes(f, f->nnodes + (size_t)(left / BYTES_PER_NODE));
 	}
 	while (!eof) {

@@ -158,8 +158,9 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 
 	if (!tot || !(fr = vec_push(&pending)))
 		goto nomem;
-	*fr = (struct flame_frame){ .node = 0, .depth = 0, .part = FLAME_PART_ALL, .start = 0,
-				    .width = tot[0] };
+	*fr = (struct flame_frame){
+		.node = 0, .depth = 0, .part = FLAME_PART_ALL, .start = 0, .width = tot[0]
+	};
 	while (pending.n) {
 		struct flame_frame cur = ((struct flame_frame *)pending.p)[--pending.n];
 		const struct flame_node *n = &f->nodes[cur.node];
@@ -222,7 +223,8 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 			}
 			if (!(fr = vec_push(&kids)))
 				goto nomem;
-			*fr = (struct flame_frame){ .node = e->node, .depth = cur.depth + 1,
+			*fr = (struct flame_frame){ .node = e->node,
+						    .depth = cur.depth + 1,
 						    .part = (uint8_t)part,
 						    .start = chart ? f->start[e->node] : x,
 						    .width = part_width(cn, tot[e->node], part) };

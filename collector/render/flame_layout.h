@@ -23,9 +23,9 @@ enum flame_part { FLAME_PART_ALL, FLAME_PART_SELF, FLAME_PART_KIDS };
 struct flame_frame {
 	uint32_t node;
 	uint32_t depth; /* root = 0 */
-	uint8_t part;   /* enum flame_part */
-	double start;   /* samples left of this frame */
-	double width;   /* samples in this frame */
+	uint8_t part;	/* enum flame_part */
+	double start;	/* samples left of this frame */
+	double width;	/* samples in this frame */
 };
 
 struct flame_layout {

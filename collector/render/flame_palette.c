@@ -15,10 +15,12 @@
 #include <string.h>
 
 static const char *const pal_names[] = {
-	[FLAME_PALETTE_HOT] = "hot",	 [FLAME_PALETTE_MEM] = "mem",	[FLAME_PALETTE_IO] = "io",
-	[FLAME_PALETTE_WAKEUP] = "wakeup", [FLAME_PALETTE_JAVA] = "java",	[FLAME_PALETTE_JS] = "js",
-	[FLAME_PALETTE_PERL] = "perl",	 [FLAME_PALETTE_RED] = "red",	[FLAME_PALETTE_GREEN] = "green",
-	[FLAME_PALETTE_BLUE] = "blue",	 [FLAME_PALETTE_AQUA] = "aqua",	[FLAME_PALETTE_YELLOW] = "yellow",
+	[FLAME_PALETTE_HOT] = "hot",	   [FLAME_PALETTE_MEM] = "mem",
+	[FLAME_PALETTE_IO] = "io",	   [FLAME_PALETTE_WAKEUP] = "wakeup",
+	[FLAME_PALETTE_JAVA] = "java",	   [FLAME_PALETTE_JS] = "js",
+	[FLAME_PALETTE_PERL] = "perl",	   [FLAME_PALETTE_RED] = "red",
+	[FLAME_PALETTE_GREEN] = "green",   [FLAME_PALETTE_BLUE] = "blue",
+	[FLAME_PALETTE_AQUA] = "aqua",	   [FLAME_PALETTE_YELLOW] = "yellow",
 	[FLAME_PALETTE_PURPLE] = "purple", [FLAME_PALETTE_ORANGE] = "orange",
 };
 
@@ -59,7 +61,8 @@ int flame_palette_bg(enum flame_palette pal, const char *bg, char c1[8], char c2
 	} else if (!strcmp(bg, "grey")) {
 		a = "#f8f8f8";
 		b = "#e8e8e8";
-	} else if (bg[0] == '#' && strlen(bg) == 7 && strspn(bg + 1, "0123456789abcdefABCDEF") == 6) {
+	} else if (bg[0] == '#' && strlen(bg) == 7 &&
+		   strspn(bg + 1, "0123456789abcdefABCDEF") == 6) {
 		a = b = bg;
 	} else {
 		return -EINVAL;
@@ -188,8 +191,8 @@ static bool contains(const char *s, size_t n, const char *needle)
 
 static bool java_prefix(const char *s, size_t n)
 {
-	static const char *const pkgs[] = { "java/", "javax/", "jdk/", "net/", "org/",
-					    "com/",  "io/",    "sun/" };
+	static const char *const pkgs[] = { "java/", "javax/", "jdk/", "net/",
+					    "org/",  "com/",   "io/",  "sun/" };
 
 	if (n && s[0] == 'L') {
 		for (size_t i = 0; i < sizeof(pkgs) / sizeof(pkgs[0]); i++)
@@ -263,8 +266,7 @@ void flame_palette_color(enum flame_palette pal, bool hash, const char *name, si
 	snprintf(out, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
 }
 
-void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len,
-		       int rgb[3])
+void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len, int rgb[3])
 {
 	double v1, v2, v3;
 	int r, g, b;

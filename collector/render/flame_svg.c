@@ -353,7 +353,8 @@ static void w_comment(struct w *w, const char *s)
 		i += run;
 		/* "--" may not appear in a comment, nor a '-' right before its end */
 		for (; i < len && s[i] == '-'; i++)
-			w_put(w, (i + 1 < len && s[i + 1] != '-') ? "-" : "- ", i + 1 < len && s[i + 1] != '-' ? 1 : 2);
+			w_put(w, (i + 1 < len && s[i + 1] != '-') ? "-" : "- ",
+			      i + 1 < len && s[i + 1] != '-' ? 1 : 2);
 	}
 }
 
@@ -573,7 +574,8 @@ static void w_header(struct w *w, double width, double height, const char *notes
 	w_str(w, " -->\n");
 }
 
-static void w_text(struct w *w, const char *id, double x, double y, const char *s, const char *extra)
+static void w_text(struct w *w, const char *id, double x, double y, const char *s,
+		   const char *extra)
 {
 	char ys[32];
 
@@ -632,8 +634,7 @@ static size_t frame_color(const struct ctx *c, uint32_t node, const char *name, 
 		return slot->len;
 	}
 	flame_palette_rgb(c->o->palette, c->o->hash, name, len, rgb);
-	if (rgb[0] < 0 || rgb[1] < 0 || rgb[2] < 0 || rgb[0] > 999 || rgb[1] > 999 ||
-	    rgb[2] > 999)
+	if (rgb[0] < 0 || rgb[1] < 0 || rgb[2] < 0 || rgb[0] > 999 || rgb[1] > 999 || rgb[2] > 999)
 		return (size_t)snprintf(col, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", rgb[0], rgb[1],
 					rgb[2]);
 	memcpy(col, "rgb(", 4);
@@ -816,7 +817,9 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 		}
 	}
 	if (!title)
-		title = (f->flags & FLAME_CHART) ? "Flame Chart" : o->inverted ? "Icicle Graph" : "Flame Graph";
+		title = (f->flags & FLAME_CHART) ? "Flame Chart"
+			: o->inverted		 ? "Icicle Graph"
+						 : "Flame Graph";
 
 	w_header(&w, o->width, c.imageheight, o->notes);
 	w_fmt(&w,
@@ -837,7 +840,8 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	      "\t.hide { display:none; }\n\t.parent { opacity:0.5; }\n</style>\n"
 	      "<script type=\"text/ecmascript\">\n<![CDATA[\n",
 	      num(a, fs), num(b, fs + 5));
-	w_fmt(&w, "\tvar cfg = { xpad: %g, fontsize: %.17g, fontwidth: %.17g, inverted: %s,\n\t\tnametype: ",
+	w_fmt(&w,
+	      "\tvar cfg = { xpad: %g, fontsize: %.17g, fontwidth: %.17g, inverted: %s,\n\t\tnametype: ",
 	      XPAD, fs, o->fontwidth, o->inverted ? "true" : "false");
 	w_js_str(&w, o->nametype);
 	w_str(&w, ", countname: ");
@@ -845,7 +849,8 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	w_str(&w, ", searchcolor: \"" SEARCH_COLOR "\" };\n");
 	w_put(&w, SCRIPT, sizeof(SCRIPT) - 1);
 	w_str(&w, "]]>\n</script>\n");
-	w_fmt(&w, "<rect x=\"0.0\" y=\"0\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#background)\"  />\n",
+	w_fmt(&w,
+	      "<rect x=\"0.0\" y=\"0\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#background)\"  />\n",
 	      (double)o->width, c.imageheight);
 	w_text(&w, "title", (int)(o->width / 2), fs * 2, title, "");
 	if (o->subtitle && *o->subtitle)
@@ -854,7 +859,8 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	w_text(&w, "unzoom", XPAD, fs * 2, "Reset Zoom", "class=\"hide\"");
 	w_text(&w, "search", o->width - XPAD - 100, fs * 2, "Search", "");
 	w_text(&w, "ignorecase", o->width - XPAD - 16, fs * 2, "ic", "");
-	w_text(&w, "matched", o->width - XPAD - 100, c.imageheight - c.ypad2 / 2, " ", "class=\"hide\"");
+	w_text(&w, "matched", o->width - XPAD - 100, c.imageheight - c.ypad2 / 2, " ",
+	       "class=\"hide\"");
 	w_str(&w, "<g id=\"frames\">\n");
 	for (size_t i = 0; i < lay.n; i++) {
 		/*
@@ -866,7 +872,8 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 		if (i + 8 < lay.n)
 			__builtin_prefetch(&f->names[f->nodes[lay.frames[i + 8].node].name]);
 		if (i + 4 < lay.n) {
-			const struct flame_name *nm = &f->names[f->nodes[lay.frames[i + 4].node].name];
+			const struct flame_name *nm =
+				&f->names[f->nodes[lay.frames[i + 4].node].name];
 
 			__builtin_prefetch(f->pool + nm->off);
 			__builtin_prefetch(f->pool + nm->off + nm->len);

@@ -200,7 +200,7 @@ struct pprof *pprof_new(uint64_t period_ns)
 {
 	struct pprof *p = calloc(1, sizeof(*p));
 	int64_t ids[5];
-	static const char *const fixed[] = {"samples", "count", "cpu", "nanoseconds", "thread"};
+	static const char *const fixed[] = { "samples", "count", "cpu", "nanoseconds", "thread" };
 
 	if (!p)
 		return NULL;
@@ -262,8 +262,8 @@ static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread,
 			st = &p->stacks[p->stacktab[j] - 1];
 			if (st->hash == h && st->n == n && st->thread == thread &&
 			    memcmp(st->fn, fn, n * sizeof(*fn)) == 0) {
-				st->count =
-				    count > INT64_MAX - st->count ? INT64_MAX : st->count + count;
+				st->count = count > INT64_MAX - st->count ? INT64_MAX
+									  : st->count + count;
 				return 0;
 			}
 		}
@@ -451,7 +451,7 @@ static void put_value_type(struct buf *b, unsigned int field, struct buf *tmp, u
 
 int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
 {
-	struct buf b = {0}, m = {0}, pk = {0};
+	struct buf b = { 0 }, m = { 0 }, pk = { 0 };
 
 	put_value_type(&b, PROFILE_SAMPLE_TYPE, &m, p->s_samples, p->s_count);
 	put_value_type(&b, PROFILE_SAMPLE_TYPE, &m, p->s_cpu, p->s_ns);

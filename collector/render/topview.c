@@ -58,7 +58,7 @@ static int row_cmp(const void *x, const void *y)
 int topview_build(const struct stackagg *a, struct topview *tv)
 {
 	size_t nf = stackagg_frame_count(a);
-	struct build b = {.a = a};
+	struct build b = { .a = a };
 	int rv = -ENOMEM;
 
 	memset(tv, 0, sizeof(*tv));
@@ -73,8 +73,9 @@ int topview_build(const struct stackagg *a, struct topview *tv)
 		goto out;
 	for (size_t i = 0; i < nf; i++) {
 		if (b.total[i])
-			tv->rows[tv->n++] = (struct topview_row){
-			    .id = (uint32_t)i, .self = b.self[i], .total = b.total[i]};
+			tv->rows[tv->n++] = (struct topview_row){ .id = (uint32_t)i,
+								  .self = b.self[i],
+								  .total = b.total[i] };
 	}
 	sort_agg = a;
 	qsort(tv->rows, tv->n, sizeof(*tv->rows), row_cmp);

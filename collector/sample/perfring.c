@@ -32,7 +32,7 @@ static uint64_t cur_u64(struct cur *c)
 /* Two u32 packed in one u64 slot, as the kernel writes pid/tid and cpu/res. */
 static void cur_u32x2(struct cur *c, uint32_t *a, uint32_t *b)
 {
-	uint32_t v[2] = {0, 0};
+	uint32_t v[2] = { 0, 0 };
 
 	if (c->bad || (size_t)(c->end - c->p) < 8) {
 		c->bad = true;
@@ -61,9 +61,9 @@ static const char *cur_str(struct cur *c)
 
 size_t perfring_sample_id_size(const struct perfring_format *fmt)
 {
-	static const uint64_t bits[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
-					PERF_SAMPLE_ID,	 PERF_SAMPLE_STREAM_ID,
-					PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER};
+	static const uint64_t bits[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
+					 PERF_SAMPLE_ID,  PERF_SAMPLE_STREAM_ID,
+					 PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER };
 	size_t n = 0;
 
 	if (!fmt->sample_id_all)

@@ -82,7 +82,7 @@ static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 	}
 	if ((m->n + 1) * 2 > m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : 64;
-		struct u64map g = {calloc(ncap, sizeof(*g.s)), ncap, 0};
+		struct u64map g = { calloc(ncap, sizeof(*g.s)), ncap, 0 };
 
 		if (!g.s)
 			return -ENOMEM;
@@ -220,7 +220,7 @@ static void attr_init(struct perf_event_attr *a, const struct sampler_opts *o, u
 
 int sampler_probe_cycles(void)
 {
-	struct sampler_opts o = {0};
+	struct sampler_opts o = { 0 };
 	struct perf_event_attr a;
 	int fd;
 
@@ -275,7 +275,7 @@ static int online_cpus(int *cpus, unsigned int max, unsigned int *n)
 static int ring_open(struct sampler *s, struct ring *r, int cpu)
 {
 	struct perf_event_attr a = s->attr;
-	struct epoll_event ev = {.events = EPOLLIN};
+	struct epoll_event ev = { .events = EPOLLIN };
 	size_t data = s->info.ring_bytes;
 	long page = sysconf(_SC_PAGESIZE);
 	int fd;
@@ -374,8 +374,8 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 			/* Unprivileged (perf_event_paranoid >= 2): count user time only. */
 			s->attr.exclude_kernel = a.exclude_kernel = 1;
 			s->info.kernel_time_excluded = true;
-			fd =
-			    sys_perf_event_open(&a, tid, s->rings[i].cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1,
+						 PERF_FLAG_FD_CLOEXEC);
 		}
 		if (fd < 0) {
 			rv = fd;
@@ -427,8 +427,9 @@ static void mark_inherited(struct sampler *s)
 			if (perfring_decode(&s->fmt, p, len, &rec) != 0)
 				break;
 			if (rec.type == PERF_RECORD_FORK)
-				(void)u64map_put(
-				    &s->opened, (uint64_t)rec.u.task.pid << 32 | rec.u.task.tid, 1);
+				(void)u64map_put(&s->opened,
+						 (uint64_t)rec.u.task.pid << 32 | rec.u.task.tid,
+						 1);
 		}
 	}
 }

@@ -132,8 +132,8 @@ static void read_build_id(Elf *e, uint8_t *buf, size_t cap, size_t *len)
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
 		if (find_build_id(
-			elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR), buf,
-			cap, len))
+			    elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR),
+			    buf, cap, len))
 			return;
 	}
 }
@@ -217,14 +217,14 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *tsh, const struct e
 		memcpy(es->names + es->names_len, name, nlen - 1);
 		es->names[es->names_len + nlen - 1] = '\0';
 		es->syms[es->n] = (struct esym){
-		    .addr = s.st_value,
-		    .end = s.st_size ? s.st_value + s.st_size : sh.sh_addr + sh.sh_size,
-		    .name = (uint32_t)es->names_len,
-		    .rank = (uint8_t)((type == STT_NOTYPE ? 0 : 4) + (s.st_size ? 8 : 0) +
-				      (bind == STB_GLOBAL ? 2
-				       : bind == STB_WEAK ? 1
-							  : 0)),
-		    .sized = s.st_size != 0,
+			.addr = s.st_value,
+			.end = s.st_size ? s.st_value + s.st_size : sh.sh_addr + sh.sh_size,
+			.name = (uint32_t)es->names_len,
+			.rank = (uint8_t)((type == STT_NOTYPE ? 0 : 4) + (s.st_size ? 8 : 0) +
+					  (bind == STB_GLOBAL ? 2
+					   : bind == STB_WEAK ? 1
+							      : 0)),
+			.sized = s.st_size != 0,
 		};
 		es->names_len += nlen;
 		es->n++;
@@ -280,10 +280,10 @@ static int load_elf(Elf *e, const struct elfsym_limits *lim, struct elfsym *es)
 		if (ph.p_type != PT_LOAD)
 			continue;
 		es->segs[es->nsegs++] = (struct eseg){
-		    .off = ph.p_offset,
-		    .filesz = ph.p_filesz,
-		    .vaddr = ph.p_vaddr,
-		    .exec = (ph.p_flags & PF_X) != 0,
+			.off = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.vaddr = ph.p_vaddr,
+			.exec = (ph.p_flags & PF_X) != 0,
 		};
 	}
 	read_build_id(e, es->build_id, sizeof(es->build_id), &es->build_id_len);

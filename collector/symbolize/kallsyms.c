@@ -177,13 +177,13 @@ static int parse_all(struct kallsyms *ks, const char *buf, size_t len, size_t *n
 		memcpy(ks->names + ks->names_len, name, (size_t)(ne - name));
 		ks->names[ks->names_len + (size_t)(ne - name)] = '\0';
 		ks->syms[ks->n++] = (struct ksym){
-		    .addr = addr,
-		    .name = (uint32_t)ks->names_len,
-		    .module = midx,
-		    .rank = (uint8_t)(type == 'T'   ? 3
-				      : type == 't' ? 2
-				      : type == 'W' ? 1
-						    : 0),
+			.addr = addr,
+			.name = (uint32_t)ks->names_len,
+			.module = midx,
+			.rank = (uint8_t)(type == 'T'	? 3
+					  : type == 't' ? 2
+					  : type == 'W' ? 1
+							: 0),
 		};
 		ks->names_len += (size_t)(ne - name) + 1;
 	}

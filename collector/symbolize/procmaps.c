@@ -254,7 +254,7 @@ static size_t first_ending_after(const struct procmaps *pm, uint64_t addr)
 static int insert_mapping(struct procmaps *pm, struct procmap *m)
 {
 	size_t i = first_ending_after(pm, m->start), j, nkeep_left = 0, nright = 0;
-	struct procmap left = {0}, right = {0};
+	struct procmap left = { 0 }, right = { 0 };
 	int rv;
 
 	/* maps[i..j) overlap [m->start, m->end). */
@@ -290,7 +290,7 @@ static int insert_mapping(struct procmaps *pm, struct procmap *m)
 	/* Free paths of mappings dropped entirely (not reused by left/right pieces). */
 	for (size_t k = i; k < j; k++) {
 		bool reused =
-		    (k == i && nkeep_left) || (k == j - 1 && nright && !(nkeep_left && k == i));
+			(k == i && nkeep_left) || (k == j - 1 && nright && !(nkeep_left && k == i));
 
 		if (!reused)
 			free(pm->maps[k].path);
@@ -311,7 +311,7 @@ static int insert_mapping(struct procmaps *pm, struct procmap *m)
 
 int procmaps_parse(struct procmaps *pm, const char *buf, size_t len)
 {
-	struct procmaps tmp = {0};
+	struct procmaps tmp = { 0 };
 	const char *p = buf, *end = buf + len;
 	bool sorted = true;
 	int rv = 0;
@@ -338,7 +338,7 @@ int procmaps_parse(struct procmaps *pm, const char *buf, size_t len)
 	}
 	if (!sorted) {
 		/* Rare (not from the kernel): rebuild through insert_mapping to drop overlaps. */
-		struct procmaps fixed = {0};
+		struct procmaps fixed = { 0 };
 
 		qsort(tmp.maps, tmp.n, sizeof(*tmp.maps), cmp_start);
 		for (size_t i = 0; i < tmp.n; i++) {
@@ -388,7 +388,7 @@ int procmaps_read(struct procmaps *pm, pid_t pid)
 
 int procmaps_add(struct procmaps *pm, const struct procmap_update *u)
 {
-	struct procmap m = {0};
+	struct procmap m = { 0 };
 	size_t flen;
 	int rv;
 

@@ -141,7 +141,7 @@ static int proc_get(struct symbolizer *sz, pid_t pid, struct sproc **out)
 	if (!maps)
 		return -ENOMEM;
 	memmove(&sz->procs[i + 1], &sz->procs[i], (sz->nprocs - i) * sizeof(*sz->procs));
-	sz->procs[i] = (struct sproc){.pid = pid, .rootfd = -1, .maps = maps};
+	sz->procs[i] = (struct sproc){ .pid = pid, .rootfd = -1, .maps = maps };
 	sz->nprocs++;
 	sz->last = i;
 	*out = &sz->procs[i];

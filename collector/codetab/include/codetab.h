@@ -40,10 +40,10 @@ struct codeblob {
 	uint64_t load_ts;
 	uint64_t unload_ts; /* CODETAB_LIVE while live */
 	uint32_t size;
-	uint8_t kind;	    /* enum codeblob_kind */
+	uint8_t kind;		  /* enum codeblob_kind */
 	uint8_t inline_truncated; /* the agent dropped inline info (FGP_REC_INLINE_TRUNCATED) */
-	const char *name;   /* NUL-terminated, owned by the table */
-	uint16_t name_len;  /* strlen(name), at most FGP_MAX_STR */
+	const char *name;	  /* NUL-terminated, owned by the table */
+	uint16_t name_len;	  /* strlen(name), at most FGP_MAX_STR */
 	/* private */
 	uint32_t seen_gen;
 	struct codetab_inline *inl;
@@ -57,16 +57,16 @@ struct codetab_limits {
 /* Counters, cumulative. */
 struct codetab_stats {
 	uint64_t loads, dynamic, unloads;
-	uint64_t replay_dups;	     /* loads we already had (replays, resends) */
-	uint64_t replay_gone;	     /* live blobs missing from a replay: ended at its start */
-	uint64_t overlap_ended;	     /* live blobs ended by an overlapping load */
-	uint64_t unknown_unloads;    /* unload of an address with no live blob */
-	uint64_t refused;	     /* blobs refused: table at its memory cap */
-	uint64_t pruned;	     /* history entries pruned (age or memory cap) */
-	uint64_t bad;		     /* records with invalid content (e.g. zero size) */
-	size_t bytes;		     /* current accounted memory */
-	size_t blobs;		     /* current blobs (history + live) */
-	size_t live;		     /* current live blobs */
+	uint64_t replay_dups;	  /* loads we already had (replays, resends) */
+	uint64_t replay_gone;	  /* live blobs missing from a replay: ended at its start */
+	uint64_t overlap_ended;	  /* live blobs ended by an overlapping load */
+	uint64_t unknown_unloads; /* unload of an address with no live blob */
+	uint64_t refused;	  /* blobs refused: table at its memory cap */
+	uint64_t pruned;	  /* history entries pruned (age or memory cap) */
+	uint64_t bad;		  /* records with invalid content (e.g. zero size) */
+	size_t bytes;		  /* current accounted memory */
+	size_t blobs;		  /* current blobs (history + live) */
+	size_t live;		  /* current live blobs */
 };
 
 /* A new empty table, or NULL (out of memory). limits may be NULL (defaults). */

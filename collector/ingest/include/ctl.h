@@ -118,9 +118,9 @@ int ctl_fd(const struct ctl_client *c);
 /*
  * Read and dispatch what arrives within timeout_ms (0 = only what is there; -1 = wait for at
  * least one frame): JVM frames go to h->jvm, records are applied to the table it returned
- * (codetab_apply), DROPPED records also to h->dropped, GONE to h->gone. Returns frames handled (>= 0), -ECONNRESET when the daemon
- * closed, -EPROTO for a malformed frame. Records that fail to decode are counted in *bad_records
- * (may be NULL).
+ * (codetab_apply), DROPPED records also to h->dropped, GONE to h->gone. Returns frames handled (>=
+ * 0), -ECONNRESET when the daemon closed, -EPROTO for a malformed frame. Records that fail to
+ * decode are counted in *bad_records (may be NULL).
  */
 int ctl_pump(struct ctl_client *c, int timeout_ms, const struct ctl_handler *h,
 	     uint64_t *bad_records);

@@ -12,8 +12,8 @@
  * Perf maps: a JVM whose live set changed is dirty; jvmset_tick() rewrites dirty maps at most
  * every interval, where interval = clamp(20 x the CPU time of the last write, min_write_ns,
  * max_write_ns), so the first event after a quiet spell is written at once and a JIT storm costs
- * at most about 1/20 of a core per JVM. While a replay runs (SNAPSHOT_BEGIN..END, at most 2 s) the map is not
- * rewritten, so a restarted collector never shrinks a complete map to a partial one.
+ * at most about 1/20 of a core per JVM. While a replay runs (SNAPSHOT_BEGIN..END, at most 2 s) the
+ * map is not rewritten, so a restarted collector never shrinks a complete map to a partial one.
  *
  * Exit: when a connection ends, /proc says whether the process is gone (or its PID reused). An
  * exited JVM keeps its map and table for keep_exited_ns, then the map is removed (only if it is
@@ -114,8 +114,8 @@ int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob);
  * connection is then refused). Returns JVMSET_KEEP or JVMSET_DROP (the caller closes the pipe;
  * its jvmset_gone follows).
  */
-int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data,
-	       size_t len, uint64_t now);
+int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data, size_t len,
+	       uint64_t now);
 
 /* Connection pipe has ended. */
 void jvmset_gone(struct jvmset *s, uint32_t pipe, uint64_t now);

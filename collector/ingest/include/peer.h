@@ -21,9 +21,9 @@
 
 struct peer_info {
 	uint32_t host_pid;
-	uint32_t ns_pid;      /* PID as the process sees itself (last NSpid value) */
-	uint32_t ns_depth;    /* number of NSpid values: 1 = host PID namespace */
-	uint64_t start_time;  /* clock ticks since boot */
+	uint32_t ns_pid;     /* PID as the process sees itself (last NSpid value) */
+	uint32_t ns_depth;   /* number of NSpid values: 1 = host PID namespace */
+	uint64_t start_time; /* clock ticks since boot */
 	char container_id[PEER_CONTAINER_ID_MAX + 1]; /* "" when not in a recognised container */
 };
 

@@ -31,14 +31,14 @@
 struct receive;
 
 struct receive_opts {
-	const char *path;	  /* socket file; its directory must exist */
-	unsigned max_peers;	  /* connections beyond this are closed at once; 0 = 1024 */
-	size_t max_msg;		  /* NNG_OPT_RECVMAXSZ; 0 = FGP_MAX_MSG */
-	unsigned watchdog_ms;	  /* self-dial period; 0 = no watchdog */
+	const char *path;	   /* socket file; its directory must exist */
+	unsigned max_peers;	   /* connections beyond this are closed at once; 0 = 1024 */
+	size_t max_msg;		   /* NNG_OPT_RECVMAXSZ; 0 = FGP_MAX_MSG */
+	unsigned watchdog_ms;	   /* self-dial period; 0 = no watchdog */
 	unsigned probe_timeout_ms; /* 0 = 500 */
-	unsigned probe_failures;  /* consecutive failed probes before re-listening; 0 = 3 */
-	int socket_mode;	  /* 0 = 0666 */
-	int allow_self_peer;	  /* tests: admit connections from this very process */
+	unsigned probe_failures;   /* consecutive failed probes before re-listening; 0 = 3 */
+	int socket_mode;	   /* 0 = 0666 */
+	int allow_self_peer;	   /* tests: admit connections from this very process */
 };
 
 enum receive_ev_type {

@@ -33,10 +33,10 @@
 #include <stdio.h>
 
 /* Caps on what an input can make us allocate; exceeding one fails with -E2BIG. */
-#define FLAME_MAX_LINE (64u << 20)   /* bytes in one folded line */
-#define FLAME_MAX_DEPTH 65536u       /* frames in one stack */
-#define FLAME_MAX_NODES (1u << 28)   /* distinct (parent, name) frames */
-#define FLAME_MAX_POOL (4ull << 30)  /* bytes of distinct frame names */
+#define FLAME_MAX_LINE (64u << 20)  /* bytes in one folded line */
+#define FLAME_MAX_DEPTH 65536u	    /* frames in one stack */
+#define FLAME_MAX_NODES (1u << 28)  /* distinct (parent, name) frames */
+#define FLAME_MAX_POOL (4ull << 30) /* bytes of distinct frame names */
 
 /* flame_new_flags() flags. */
 #define FLAME_REVERSE 0x1u   /* reverse every stack (flamegraph.pl --reverse) */
@@ -54,12 +54,12 @@ enum flame_in { FLAME_IN_AUTO, FLAME_IN_A, FLAME_IN_B };
 /* Trie internals, shared by the flame_* modules only; other code uses the functions below. */
 #define FLAME_NODE_LEAF 0x1u /* some stack ended here (it has a self part, maybe 0) */
 struct flame_node {
-	uint32_t name;   /* index into flame.names */
+	uint32_t name;	 /* index into flame.names */
 	uint32_t parent; /* node 0 (the root) is its own parent */
-	uint32_t child;  /* most recently created child, 0 if none */
-	uint32_t next;   /* next older sibling, 0 if none */
-	uint32_t flags;  /* FLAME_NODE_* */
-	double self;     /* samples of the drawn side (B) ending exactly here */
+	uint32_t child;	 /* most recently created child, 0 if none */
+	uint32_t next;	 /* next older sibling, 0 if none */
+	uint32_t flags;	 /* FLAME_NODE_* */
+	double self;	 /* samples of the drawn side (B) ending exactly here */
 };
 
 /* A child-table slot: the node for (parent, name), found by the hash of the whole path. */
@@ -81,7 +81,7 @@ struct flame {
 	struct flame_node *nodes;
 	size_t nnodes, cap_nodes;
 	double *self_a; /* baseline self counts per node, allocated once diff data arrives */
-	double *start;  /* FLAME_CHART: time at which each node began */
+	double *start;	/* FLAME_CHART: time at which each node began */
 	struct flame_name *names;
 	size_t nnames, cap_names;
 	char *pool;
@@ -89,7 +89,7 @@ struct flame {
 	struct flame_slot *slots; /* open addressing on the path hash, home = top bits */
 	size_t slot_mask;
 	unsigned slot_shift; /* 64 - log2(slots) */
-	uint32_t *name_tab; /* name index + 1, 0 = empty */
+	uint32_t *name_tab;  /* name index + 1, 0 = empty */
 	size_t name_mask;
 	double time;   /* total samples of the drawn side */
 	double time_a; /* total samples of the baseline */
@@ -100,14 +100,14 @@ struct flame {
 		const char *p;
 		size_t len;
 		uint32_t hash; /* of the name bytes (flame_fold.c's name hash) */
-	} *spans;
+	} * spans;
 	size_t cap_spans;
 	char *hexbuf;
 	size_t cap_hexbuf;
 	uint32_t *prev;
 	size_t nprev, cap_prev;
-	uint32_t *ids;    /* name index per frame of the current line */
-	uint64_t *phash;  /* path hash per frame of the current line */
+	uint32_t *ids;	 /* name index per frame of the current line */
+	uint64_t *phash; /* path hash per frame of the current line */
 	size_t cap_ids;
 };
 

@@ -46,8 +46,7 @@ int flame_palette_bg(enum flame_palette pal, const char *bg, char c1[8], char c2
 void flame_palette_color(enum flame_palette pal, bool hash, const char *name, size_t len,
 			 char out[FLAME_COLOR_MAX]);
 /* The same colour as its three components (red, green, blue). */
-void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len,
-		       int rgb[3]);
+void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len, int rgb[3]);
 
 /* Differential colour: red for delta > 0, blue for < 0, white for 0 (swapped by negate). */
 void flame_palette_delta(double delta, double maxdelta, bool negate, char out[FLAME_COLOR_MAX]);

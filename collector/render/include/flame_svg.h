@@ -29,16 +29,16 @@ struct flame_opts {
 	const char *nametype;  /* "Function:" (prefix of the hover details) */
 	const char *fonttype;  /* "Verdana" */
 	const char *bgcolors;  /* NULL: the palette's default; yellow|blue|green|grey|#rrggbb */
-	unsigned width;        /* image width in px, 1200 */
+	unsigned width;	       /* image width in px, 1200 */
 	unsigned frameheight;  /* px per frame, 16 */
 	double fontsize;       /* 12 */
 	double fontwidth;      /* average glyph width / font size, 0.59 */
 	double minwidth;       /* drop frames narrower than this, 0.1 */
 	bool minwidth_pct;     /* minwidth is a % of all samples rather than px */
 	enum flame_palette palette;
-	bool hash;     /* colours from a hash of the name (flamegraph.pl --hash) */
-	bool inverted; /* icicle graph: root on top */
-	bool negate;   /* differential: swap red and blue */
+	bool hash;	/* colours from a hash of the name (flamegraph.pl --hash) */
+	bool inverted;	/* icicle graph: root on top */
+	bool negate;	/* differential: swap red and blue */
 	bool pl_compat; /* reproduce flamegraph.pl's frame loss (see flame_layout.h); tests only */
 };
 

@@ -85,24 +85,25 @@ static void test_inline_table_dedups_folds_and_bounds(void **state)
 	static uint8_t buf[1 << 16];
 	uintptr_t base = 0x5000;
 	/* Chains innermost first, as HotSpot lists them. */
-	jmethodID c_loop[1] = {FAKE_M(1)};
-	jmethodID c_step[2] = {FAKE_M(2), FAKE_M(1)};
-	jmethodID c_max[3] = {FAKE_M(3), FAKE_M(2), FAKE_M(1)};
+	jmethodID c_loop[1] = { FAKE_M(1) };
+	jmethodID c_step[2] = { FAKE_M(2), FAKE_M(1) };
+	jmethodID c_max[3] = { FAKE_M(3), FAKE_M(2), FAKE_M(1) };
 	PCStackInfo pcs[] = {
-	    {(void *)(base - 4), 1, c_loop, NULL},     /* before the blob: skipped */
-	    {(void *)(base + 0x10), 1, c_loop, NULL},  /* folded into the next (same chain) */
-	    {(void *)(base + 0x20), 1, c_loop, NULL},  /* kept */
-	    {(void *)(base + 0x30), 2, c_step, NULL},  /* kept */
-	    {(void *)(base + 0x30), 3, c_max, NULL},   /* same pc again: first wins, skipped */
-	    {(void *)(base + 0x28), 3, c_max, NULL},   /* goes backwards: skipped */
-	    {(void *)(base + 0x40), 3, c_max, NULL},   /* kept */
-	    {(void *)(base + 0x50), 0, c_loop, NULL},  /* no frames: skipped */
-	    {(void *)(base + 0x100), 1, c_loop, NULL}, /* == size: kept (a return address) */
-	    {(void *)(base + 0x101), 1, c_loop, NULL}, /* past the end: skipped */
+		{ (void *)(base - 4), 1, c_loop, NULL },    /* before the blob: skipped */
+		{ (void *)(base + 0x10), 1, c_loop, NULL }, /* folded into the next (same chain) */
+		{ (void *)(base + 0x20), 1, c_loop, NULL }, /* kept */
+		{ (void *)(base + 0x30), 2, c_step, NULL }, /* kept */
+		{ (void *)(base + 0x30), 3, c_max, NULL },  /* same pc again: first wins, skipped */
+		{ (void *)(base + 0x28), 3, c_max, NULL },  /* goes backwards: skipped */
+		{ (void *)(base + 0x40), 3, c_max, NULL },  /* kept */
+		{ (void *)(base + 0x50), 0, c_loop, NULL }, /* no frames: skipped */
+		{ (void *)(base + 0x100), 1, c_loop, NULL }, /* == size: kept (a return address) */
+		{ (void *)(base + 0x101), 1, c_loop, NULL }, /* past the end: skipped */
 	};
-	jvmtiCompiledMethodLoadRecordHeader other = {JVMTI_CMLR_DUMMY, 1, 0, NULL};
-	jvmtiCompiledMethodLoadInlineRecord inl = {
-	    {JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, (jint)(sizeof(pcs) / sizeof(pcs[0])), pcs};
+	jvmtiCompiledMethodLoadRecordHeader other = { JVMTI_CMLR_DUMMY, 1, 0, NULL };
+	jvmtiCompiledMethodLoadInlineRecord inl = { { JVMTI_CMLR_INLINE_INFO, 1, 0, NULL },
+						    (jint)(sizeof(pcs) / sizeof(pcs[0])),
+						    pcs };
 	struct fgp_record rec;
 	struct fgp_inline_iter it;
 	struct fgp_str names[8];
@@ -113,10 +114,12 @@ static void test_inline_table_dedups_folds_and_bounds(void **state)
 		const char *chain[3];
 		uint16_t depth;
 	} want[] = {
-	    {0x20, {"com.acme.Hot::loop"}, 1},
-	    {0x30, {"com.acme.Hot$Inner::step", "com.acme.Hot::loop"}, 2},
-	    {0x40, {"java.lang.Math::max", "com.acme.Hot$Inner::step", "com.acme.Hot::loop"}, 3},
-	    {0x100, {"com.acme.Hot::loop"}, 1},
+		{ 0x20, { "com.acme.Hot::loop" }, 1 },
+		{ 0x30, { "com.acme.Hot$Inner::step", "com.acme.Hot::loop" }, 2 },
+		{ 0x40,
+		  { "java.lang.Math::max", "com.acme.Hot$Inner::step", "com.acme.Hot::loop" },
+		  3 },
+		{ 0x100, { "com.acme.Hot::loop" }, 1 },
 	};
 
 	(void)state;
@@ -154,8 +157,10 @@ static void test_too_deep_chain_is_cut_and_flagged(void **state)
 	struct queue *q = queue_new(1 << 20);
 	static uint8_t buf[1 << 16];
 	jmethodID deep[100];
-	PCStackInfo pcs[1] = {{(void *)0x1008, 100, deep, NULL}};
-	jvmtiCompiledMethodLoadInlineRecord inl = {{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 1, pcs};
+	PCStackInfo pcs[1] = { { (void *)0x1008, 100, deep, NULL } };
+	jvmtiCompiledMethodLoadInlineRecord inl = { { JVMTI_CMLR_INLINE_INFO, 1, 0, NULL },
+						    1,
+						    pcs };
 	struct fgp_record rec;
 	struct fgp_inline_iter it;
 	struct fgp_pc pc;
@@ -212,12 +217,12 @@ static void test_full_queue_drops_and_counts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_code_load_without_inline_info),
-	    cmocka_unit_test(test_code_load_with_signatures_and_unknown_method),
-	    cmocka_unit_test(test_inline_table_dedups_folds_and_bounds),
-	    cmocka_unit_test(test_too_deep_chain_is_cut_and_flagged),
-	    cmocka_unit_test(test_unload_and_dynamic_code_records),
-	    cmocka_unit_test(test_full_queue_drops_and_counts),
+		cmocka_unit_test(test_code_load_without_inline_info),
+		cmocka_unit_test(test_code_load_with_signatures_and_unknown_method),
+		cmocka_unit_test(test_inline_table_dedups_folds_and_bounds),
+		cmocka_unit_test(test_too_deep_chain_is_cut_and_flagged),
+		cmocka_unit_test(test_unload_and_dynamic_code_records),
+		cmocka_unit_test(test_full_queue_drops_and_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,11 +20,11 @@
 static const struct {
 	const char *csig, *name, *msig;
 } fake_methods[] = {
-    {NULL, NULL, NULL},
-    {"Lcom/acme/Hot;", "loop", "(J)J"},
-    {"Lcom/acme/Hot$Inner;", "step", "(I)I"},
-    {"Ljava/lang/Math;", "max", "(II)I"},
-    {"LHot;", "main", "([Ljava/lang/String;)V"},
+	{ NULL, NULL, NULL },
+	{ "Lcom/acme/Hot;", "loop", "(J)J" },
+	{ "Lcom/acme/Hot$Inner;", "step", "(I)I" },
+	{ "Ljava/lang/Math;", "max", "(II)I" },
+	{ "LHot;", "main", "([Ljava/lang/String;)V" },
 };
 
 static int fake_live_strings;

@@ -17,27 +17,27 @@ static void test_format_from_class_signatures(void **state)
 	static const struct {
 		const char *csig, *method, *msig, *want;
 	} cases[] = {
-	    {"Lcom/acme/Hot;", "loop", NULL, "com.acme.Hot::loop"},
-	    {"LHot;", "loop", NULL, "Hot::loop"},
-	    {"Lcom/acme/Outer$Inner;", "run", NULL, "com.acme.Outer$Inner::run"},
-	    {"Lcom/acme/Outer$Inner$1;", "run", NULL, "com.acme.Outer$Inner$1::run"},
-	    {"Lcom/acme/Hot;", "<init>", "()V", "com.acme.Hot::<init>()V"},
-	    {"Lcom/acme/Hot;", "loop", "(J[Ljava/lang/String;)J",
-	     "com.acme.Hot::loop(J[Ljava/lang/String;)J"},
-	    {"Lcom/acme/Main$$Lambda+0x0000000801001200;", "run", NULL,
-	     "com.acme.Main$$Lambda+0x0000000801001200::run"},
-	    {"[I", "clone", NULL, "[I::clone"},
-	    {"Lno/Semicolon", "m", NULL, "no.Semicolon::m"},
-	    {NULL, "m", NULL, "[unknown]::m"},
-	    {"", "m", NULL, "[unknown]::m"},
-	    {"LA;", NULL, NULL, "A::[unknown]"},
+		{ "Lcom/acme/Hot;", "loop", NULL, "com.acme.Hot::loop" },
+		{ "LHot;", "loop", NULL, "Hot::loop" },
+		{ "Lcom/acme/Outer$Inner;", "run", NULL, "com.acme.Outer$Inner::run" },
+		{ "Lcom/acme/Outer$Inner$1;", "run", NULL, "com.acme.Outer$Inner$1::run" },
+		{ "Lcom/acme/Hot;", "<init>", "()V", "com.acme.Hot::<init>()V" },
+		{ "Lcom/acme/Hot;", "loop", "(J[Ljava/lang/String;)J",
+		  "com.acme.Hot::loop(J[Ljava/lang/String;)J" },
+		{ "Lcom/acme/Main$$Lambda+0x0000000801001200;", "run", NULL,
+		  "com.acme.Main$$Lambda+0x0000000801001200::run" },
+		{ "[I", "clone", NULL, "[I::clone" },
+		{ "Lno/Semicolon", "m", NULL, "no.Semicolon::m" },
+		{ NULL, "m", NULL, "[unknown]::m" },
+		{ "", "m", NULL, "[unknown]::m" },
+		{ "LA;", NULL, NULL, "A::[unknown]" },
 	};
 	char buf[256];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		size_t n =
-		    names_format(buf, sizeof(buf), cases[i].csig, cases[i].method, cases[i].msig);
+		size_t n = names_format(buf, sizeof(buf), cases[i].csig, cases[i].method,
+					cases[i].msig);
 
 		assert_string_equal(buf, cases[i].want);
 		assert_int_equal(n, strlen(cases[i].want));
@@ -74,7 +74,7 @@ static void test_resolve_builds_name_and_releases_strings(void **state)
 
 static void test_resolve_failures_release_strings_on_every_path(void **state)
 {
-	static const int failing[] = {FAKE_FAIL_NAME, FAKE_FAIL_CLASS, FAKE_FAIL_SIG};
+	static const int failing[] = { FAKE_FAIL_NAME, FAKE_FAIL_CLASS, FAKE_FAIL_SIG };
 	jvmtiEnv *jvmti = fake_jvmti();
 
 	(void)state;
@@ -93,10 +93,10 @@ static void test_resolve_failures_release_strings_on_every_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_format_from_class_signatures),
-	    cmocka_unit_test(test_format_truncates_and_reports_full_length),
-	    cmocka_unit_test(test_resolve_builds_name_and_releases_strings),
-	    cmocka_unit_test(test_resolve_failures_release_strings_on_every_path),
+		cmocka_unit_test(test_format_from_class_signatures),
+		cmocka_unit_test(test_format_truncates_and_reports_full_length),
+		cmocka_unit_test(test_resolve_builds_name_and_releases_strings),
+		cmocka_unit_test(test_resolve_failures_release_strings_on_every_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,22 +47,22 @@ static void test_maxmem_suffixes_and_bounds(void **state)
 		const char *s;
 		unsigned long long want; /* 0: refused */
 	} cases[] = {
-	    {"maxmem=1m", 1ull << 20},
-	    {"maxmem=1M", 1ull << 20},
-	    {"maxmem=2048k", 2ull << 20},
-	    {"maxmem=1g", 1ull << 30},
-	    {"maxmem=1048576", 1ull << 20},
-	    {"maxmem=1048575", 0},
-	    {"maxmem=1023k", 0},
-	    {"maxmem=2g", 0},
-	    {"maxmem=0", 0},
-	    {"maxmem=", 0},
-	    {"maxmem=m", 0},
-	    {"maxmem=16mb", 0},
-	    {"maxmem=16 m", 0},
-	    {"maxmem=-16m", 0},
-	    {"maxmem=99999999999999999999999", 0},
-	    {"maxmem=16t", 0},
+		{ "maxmem=1m", 1ull << 20 },
+		{ "maxmem=1M", 1ull << 20 },
+		{ "maxmem=2048k", 2ull << 20 },
+		{ "maxmem=1g", 1ull << 30 },
+		{ "maxmem=1048576", 1ull << 20 },
+		{ "maxmem=1048575", 0 },
+		{ "maxmem=1023k", 0 },
+		{ "maxmem=2g", 0 },
+		{ "maxmem=0", 0 },
+		{ "maxmem=", 0 },
+		{ "maxmem=m", 0 },
+		{ "maxmem=16mb", 0 },
+		{ "maxmem=16 m", 0 },
+		{ "maxmem=-16m", 0 },
+		{ "maxmem=99999999999999999999999", 0 },
+		{ "maxmem=16t", 0 },
 	};
 	struct options o;
 	char err[256];
@@ -87,23 +87,23 @@ static void test_malformed_strings_are_refused_naming_the_item(void **state)
 		const char *s;
 		const char *msg; /* must appear in the message */
 	} cases[] = {
-	    {"sockt=/x",
-	     "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log)"},
-	    {"socket", "option 'socket' has no '='"},
-	    {"socket=/a,socket=/b", "option 'socket' given twice"},
-	    {"socket=relative.sock", "absolute path"},
-	    {"socket=", "absolute path"},
-	    {"signatures=yes", "signatures= takes true or false"},
-	    {"signatures=", "signatures= takes true or false"},
-	    {"signatures=TRUE", "signatures= takes true or false"},
-	    {"log=debug", "log= takes quiet, warn or info"},
-	    {"socket=/x,", "empty option"},
-	    {",socket=/x", "empty option"},
-	    {"socket=/x,,log=info", "empty option"},
-	    {"=x", "unknown option ''"},
-	    {"Socket=/x", "unknown option 'Socket'"},
-	    {" socket=/x", "unknown option ' socket'"},
-	    {"signatures=true,maxmem=1m,signatures=false", "option 'signatures' given twice"},
+		{ "sockt=/x",
+		  "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log)" },
+		{ "socket", "option 'socket' has no '='" },
+		{ "socket=/a,socket=/b", "option 'socket' given twice" },
+		{ "socket=relative.sock", "absolute path" },
+		{ "socket=", "absolute path" },
+		{ "signatures=yes", "signatures= takes true or false" },
+		{ "signatures=", "signatures= takes true or false" },
+		{ "signatures=TRUE", "signatures= takes true or false" },
+		{ "log=debug", "log= takes quiet, warn or info" },
+		{ "socket=/x,", "empty option" },
+		{ ",socket=/x", "empty option" },
+		{ "socket=/x,,log=info", "empty option" },
+		{ "=x", "unknown option ''" },
+		{ "Socket=/x", "unknown option 'Socket'" },
+		{ " socket=/x", "unknown option ' socket'" },
+		{ "signatures=true,maxmem=1m,signatures=false", "option 'signatures' given twice" },
 	};
 	struct options o;
 	char err[256];
@@ -160,13 +160,13 @@ static void test_long_bad_item_is_shown_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_null_and_empty_give_defaults),
-	    cmocka_unit_test(test_every_key_is_parsed),
-	    cmocka_unit_test(test_maxmem_suffixes_and_bounds),
-	    cmocka_unit_test(test_malformed_strings_are_refused_naming_the_item),
-	    cmocka_unit_test(test_socket_path_length_limit),
-	    cmocka_unit_test(test_failed_parse_leaves_output_untouched),
-	    cmocka_unit_test(test_long_bad_item_is_shown_bounded),
+		cmocka_unit_test(test_null_and_empty_give_defaults),
+		cmocka_unit_test(test_every_key_is_parsed),
+		cmocka_unit_test(test_maxmem_suffixes_and_bounds),
+		cmocka_unit_test(test_malformed_strings_are_refused_naming_the_item),
+		cmocka_unit_test(test_socket_path_length_limit),
+		cmocka_unit_test(test_failed_parse_leaves_output_untouched),
+		cmocka_unit_test(test_long_bad_item_is_shown_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

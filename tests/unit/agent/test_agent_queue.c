@@ -126,13 +126,13 @@ static void run_mpsc(size_t budget, int expect_drops)
 	struct queue *q = queue_new(budget);
 	pthread_t th[PRODUCERS];
 	struct prod p[PRODUCERS];
-	int64_t next[PRODUCERS] = {0};
-	int joined[PRODUCERS] = {0};
+	int64_t next[PRODUCERS] = { 0 };
+	int joined[PRODUCERS] = { 0 };
 	uint64_t got = 0, dropped = 0;
 	int done = 0;
 
 	for (uint32_t i = 0; i < PRODUCERS; i++) {
-		p[i] = (struct prod){q, i, 0};
+		p[i] = (struct prod){ q, i, 0 };
 		assert_int_equal(pthread_create(&th[i], NULL, producer, &p[i]), 0);
 	}
 	for (;;) {
@@ -190,7 +190,7 @@ static void test_many_producers_with_small_budget_count_every_drop(void **state)
 
 static void *late_push(void *arg)
 {
-	struct timespec ts = {0, 50 * 1000000L};
+	struct timespec ts = { 0, 50 * 1000000L };
 
 	nanosleep(&ts, NULL);
 	push_bytes(arg, 7, 8);
@@ -243,13 +243,13 @@ static void test_wait_returns_at_once_when_ready_and_after_timeout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_single_producer_order_is_kept),
-	    cmocka_unit_test(test_budget_refuses_and_counts_drops),
-	    cmocka_unit_test(test_free_releases_entries_still_queued),
-	    cmocka_unit_test(test_many_producers_lose_nothing_with_room),
-	    cmocka_unit_test(test_many_producers_with_small_budget_count_every_drop),
-	    cmocka_unit_test(test_push_wakes_a_sleeping_consumer),
-	    cmocka_unit_test(test_wait_returns_at_once_when_ready_and_after_timeout),
+		cmocka_unit_test(test_single_producer_order_is_kept),
+		cmocka_unit_test(test_budget_refuses_and_counts_drops),
+		cmocka_unit_test(test_free_releases_entries_still_queued),
+		cmocka_unit_test(test_many_producers_lose_nothing_with_room),
+		cmocka_unit_test(test_many_producers_with_small_budget_count_every_drop),
+		cmocka_unit_test(test_push_wakes_a_sleeping_consumer),
+		cmocka_unit_test(test_wait_returns_at_once_when_ready_and_after_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,30 +120,30 @@ static void fake_reset(void *link)
 	f->conn = 0;
 }
 
-static const struct link_ops fake_ops = {fake_send, fake_state, fake_reset};
+static const struct link_ops fake_ops = { fake_send, fake_state, fake_reset };
 
 /* ---- producing events --------------------------------------------------------------------- */
 
 static void push_load_pcs(struct queue *q, uint64_t addr, uint32_t size, const char *name,
 			  uint32_t n_pcs)
 {
-	static const uint16_t chain[2] = {0, 1};
-	struct fgp_str methods[2] = {{"a.B::inner", 10}, {"a.B::outer", 10}};
+	static const uint16_t chain[2] = { 0, 1 };
+	struct fgp_str methods[2] = { { "a.B::inner", 10 }, { "a.B::outer", 10 } };
 	struct fgp_pc_in *pcs = calloc(n_pcs ? n_pcs : 1, sizeof(*pcs));
 	struct fgp_code_load_in c = {
-	    .addr = addr,
-	    .size = size,
-	    .ts = 1,
-	    .name = {name, (uint16_t)strlen(name)},
-	    .n_methods = n_pcs ? 2 : 0,
-	    .methods = methods,
-	    .n_pcs = n_pcs,
-	    .pcs = pcs,
+		.addr = addr,
+		.size = size,
+		.ts = 1,
+		.name = { name, (uint16_t)strlen(name) },
+		.n_methods = n_pcs ? 2 : 0,
+		.methods = methods,
+		.n_pcs = n_pcs,
+		.pcs = pcs,
 	};
 	struct qentry *e;
 
 	for (uint32_t i = 0; i < n_pcs; i++)
-		pcs[i] = (struct fgp_pc_in){i % size, 2, chain};
+		pcs[i] = (struct fgp_pc_in){ i % size, 2, chain };
 	for (uint32_t i = 1; i < n_pcs; i++)
 		if (pcs[i].pc_off < pcs[i - 1].pc_off)
 			pcs[i].pc_off = pcs[i - 1].pc_off;
@@ -161,7 +161,7 @@ static void push_load(struct queue *q, uint64_t addr, uint32_t size, const char 
 
 static void push_unload(struct queue *q, uint64_t addr)
 {
-	struct fgp_code_unload u = {addr, 2};
+	struct fgp_code_unload u = { addr, 2 };
 	struct qentry *e = queue_reserve(q, FGP_CODE_UNLOAD_SIZE);
 
 	assert_non_null(e);
@@ -171,7 +171,7 @@ static void push_unload(struct queue *q, uint64_t addr)
 
 static void push_dyn(struct queue *q, uint64_t addr, uint32_t size, const char *name)
 {
-	struct fgp_dynamic_code d = {addr, size, 3, {name, (uint16_t)strlen(name)}};
+	struct fgp_dynamic_code d = { addr, size, 3, { name, (uint16_t)strlen(name) } };
 	struct qentry *e = queue_reserve(q, fgp_dynamic_code_size(&d));
 
 	assert_non_null(e);
@@ -187,8 +187,8 @@ struct fix {
 	struct fake *f;
 };
 
-static const struct sender_hello hello = {4242, FGP_HELLO_PRESERVE_FRAME_POINTER, "17.0.99+1",
-					  "fgagent test"};
+static const struct sender_hello hello = { 4242, FGP_HELLO_PRESERVE_FRAME_POINTER, "17.0.99+1",
+					   "fgagent test" };
 
 static int setup(void **state)
 {
@@ -447,23 +447,23 @@ static void test_thread_starts_and_stops_within_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_nothing_is_sent_while_disconnected, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(
-		test_connection_starts_with_hello_then_complete_snapshot, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_reconnection_resets_and_replays_the_current_table,
-					    setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_stalled_connection_is_reset_and_resynced, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_failed_send_during_snapshot_resets, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_drops_are_reported_once_per_change, setup,
-					    teardown),
-	    cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),
-	    cmocka_unit_test_setup_teardown(test_large_snapshot_is_split_into_bounded_messages,
-					    setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_thread_starts_and_stops_within_bound, setup,
-					    teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_is_sent_while_disconnected, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_connection_starts_with_hello_then_complete_snapshot, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_reconnection_resets_and_replays_the_current_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stalled_connection_is_reset_and_resynced,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_send_during_snapshot_resets, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_drops_are_reported_once_per_change, setup,
+						teardown),
+		cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),
+		cmocka_unit_test_setup_teardown(test_large_snapshot_is_split_into_bounded_messages,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_starts_and_stops_within_bound, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

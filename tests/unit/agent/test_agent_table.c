@@ -43,7 +43,7 @@ static struct seen dump(const struct table *t)
 
 static int put(struct table *t, uint64_t addr, uint32_t size, char tag)
 {
-	uint8_t rec[4] = {(uint8_t)tag, 1, 2, 3};
+	uint8_t rec[4] = { (uint8_t)tag, 1, 2, 3 };
 
 	return table_put(t, addr, size, rec, sizeof(rec));
 }
@@ -73,14 +73,14 @@ static void test_newer_blob_replaces_every_overlapping_one(void **state)
 		uint32_t size;
 		const char *left; /* tags left, in address order */
 	} cases[] = {
-	    {0x1000, 0x100, "Nbcd"},  /* same start as a */
-	    {0x1080, 0x100, "Nbcd"},  /* tail of a, ends before b */
-	    {0x10ff, 0x102, "Ncd"},   /* last byte of a to first byte of b */
-	    {0x0f00, 0x100, "Nabcd"}, /* ends exactly where a starts: no overlap */
-	    {0x1100, 0x100, "aNbcd"}, /* starts exactly at a's end, ends at b's start */
-	    {0x0000, 0x10000, "N"},   /* covers everything */
-	    {0x1250, 0x10, "aNcd"},   /* inside b */
-	    {0x1f00, 0x200, "abN"},   /* across c and d */
+		{ 0x1000, 0x100, "Nbcd" },  /* same start as a */
+		{ 0x1080, 0x100, "Nbcd" },  /* tail of a, ends before b */
+		{ 0x10ff, 0x102, "Ncd" },   /* last byte of a to first byte of b */
+		{ 0x0f00, 0x100, "Nabcd" }, /* ends exactly where a starts: no overlap */
+		{ 0x1100, 0x100, "aNbcd" }, /* starts exactly at a's end, ends at b's start */
+		{ 0x0000, 0x10000, "N" },   /* covers everything */
+		{ 0x1250, 0x10, "aNcd" },   /* inside b */
+		{ 0x1f00, 0x200, "abN" },   /* across c and d */
 	};
 
 	(void)state;
@@ -192,7 +192,7 @@ static void test_many_entries_stay_sorted_and_disjoint(void **state)
 {
 	struct table *t = table_new(64 << 20);
 	uint64_t x = 88172645463325252ull;
-	uint8_t rec[4] = {0};
+	uint8_t rec[4] = { 0 };
 
 	(void)state;
 	for (int i = 0; i < 20000; i++) {
@@ -215,13 +215,13 @@ static void test_many_entries_stay_sorted_and_disjoint(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_entries_come_out_in_address_order),
-	    cmocka_unit_test(test_newer_blob_replaces_every_overlapping_one),
-	    cmocka_unit_test(test_remove_needs_the_exact_start),
-	    cmocka_unit_test(test_budget_caps_records_and_index),
-	    cmocka_unit_test(test_zero_size_and_wrapping_ranges_are_refused),
-	    cmocka_unit_test(test_each_stops_at_first_error),
-	    cmocka_unit_test(test_many_entries_stay_sorted_and_disjoint),
+		cmocka_unit_test(test_entries_come_out_in_address_order),
+		cmocka_unit_test(test_newer_blob_replaces_every_overlapping_one),
+		cmocka_unit_test(test_remove_needs_the_exact_start),
+		cmocka_unit_test(test_budget_caps_records_and_index),
+		cmocka_unit_test(test_zero_size_and_wrapping_ranges_are_refused),
+		cmocka_unit_test(test_each_stops_at_first_error),
+		cmocka_unit_test(test_many_entries_stay_sorted_and_disjoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,16 +98,16 @@ static int fake_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool re
 }
 
 static const struct fake_blob blobs[] = {
-    {JIT, 0x100, 0, 150, STACKAGG_JIT_COMPILED, 1, {"Gen1::work"}},
-    {JIT, 0x100, 150, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, {"Gen2::work"}},
-    {JIT + 0x1000,
-     0x100,
-     0,
-     UINT64_MAX,
-     STACKAGG_JIT_COMPILED,
-     3,
-     {"Chain::c", "Chain::b", "Chain::a"}},
-    {JIT + 0x2000, 0x100, 0, UINT64_MAX, STACKAGG_JIT_DYNAMIC, 1, {"Interpreter"}},
+	{ JIT, 0x100, 0, 150, STACKAGG_JIT_COMPILED, 1, { "Gen1::work" } },
+	{ JIT, 0x100, 150, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, { "Gen2::work" } },
+	{ JIT + 0x1000,
+	  0x100,
+	  0,
+	  UINT64_MAX,
+	  STACKAGG_JIT_COMPILED,
+	  3,
+	  { "Chain::c", "Chain::b", "Chain::a" } },
+	{ JIT + 0x2000, 0x100, 0, UINT64_MAX, STACKAGG_JIT_DYNAMIC, 1, { "Interpreter" } },
 };
 
 static struct fake fk;
@@ -117,9 +117,11 @@ static bool retry_misses;
 static struct stackagg *new_agg(bool no_inline, bool no_kernel)
 {
 	struct stackagg_resolver r = {
-	    .ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit};
-	struct stackagg_opts o = {
-	    .no_inline = no_inline, .no_kernel = no_kernel, .retry_misses = retry_misses};
+		.ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit
+	};
+	struct stackagg_opts o = { .no_inline = no_inline,
+				   .no_kernel = no_kernel,
+				   .retry_misses = retry_misses };
 
 	memset(&fk, 0, sizeof(fk));
 	fk.blobs = blobs;
@@ -146,14 +148,14 @@ static void add(struct stackagg *a, uint64_t ts, const char *thread, const uint6
 		uint32_t nu, const uint64_t *kern, uint32_t nk)
 {
 	struct stackagg_sample s = {
-	    .pid = 100,
-	    .tid = 101,
-	    .ts = ts,
-	    .kernel = kern,
-	    .nr_kernel = nk,
-	    .user = user,
-	    .nr_user = nu,
-	    .thread = thread,
+		.pid = 100,
+		.tid = 101,
+		.ts = ts,
+		.kernel = kern,
+		.nr_kernel = nk,
+		.user = user,
+		.nr_user = nu,
+		.thread = thread,
 	};
 
 	assert_int_equal(stackagg_sample(a, &s), 0);
@@ -162,8 +164,8 @@ static void add(struct stackagg *a, uint64_t ts, const char *thread, const uint6
 static void test_frames_are_root_first_with_suffixes(void **state)
 {
 	/* Leaf first, as perf delivers: kernel leaf, then user leaf JIT (Gen1), caller libjvm. */
-	uint64_t user[] = {JIT + 0x10, LIBJVM + 0x20};
-	uint64_t kern[] = {K_SYSCALL};
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x20 };
+	uint64_t kern[] = { K_SYSCALL };
 	struct stackagg *a = new_agg(false, false);
 	char *out;
 
@@ -178,7 +180,7 @@ static void test_frames_are_root_first_with_suffixes(void **state)
 
 static void test_jit_lookup_waits_for_settle_and_uses_sample_time(void **state)
 {
-	uint64_t user[] = {JIT + 0x10};
+	uint64_t user[] = { JIT + 0x10 };
 	struct stackagg *a = new_agg(false, false);
 	struct stackagg_stats st;
 	char *out;
@@ -208,7 +210,7 @@ static void test_jit_lookup_waits_for_settle_and_uses_sample_time(void **state)
 
 static void test_settle_stops_at_first_later_sample(void **state)
 {
-	uint64_t user[] = {JIT + 0x10};
+	uint64_t user[] = { JIT + 0x10 };
 	struct stackagg *a = new_agg(false, false);
 
 	(void)state;
@@ -222,7 +224,7 @@ static void test_settle_stops_at_first_later_sample(void **state)
 
 static void test_inline_chain_unfolds_outermost_first(void **state)
 {
-	uint64_t user[] = {JIT + 0x1010, LIBJVM + 0x2000};
+	uint64_t user[] = { JIT + 0x1010, LIBJVM + 0x2000 };
 	struct stackagg *a = new_agg(false, false);
 	struct stackagg_stats st;
 	char *out;
@@ -232,7 +234,7 @@ static void test_inline_chain_unfolds_outermost_first(void **state)
 	stackagg_settle(a, UINT64_MAX);
 	out = folded(a);
 	assert_string_equal(
-	    out, "main;[unknown] (libjvm.so);Chain::a_[j];Chain::b_[i];Chain::c_[i] 1\n");
+		out, "main;[unknown] (libjvm.so);Chain::a_[j];Chain::b_[i];Chain::c_[i] 1\n");
 	free(out);
 	stackagg_stats(a, &st);
 	assert_int_equal(st.inlined, 2);
@@ -242,7 +244,7 @@ static void test_inline_chain_unfolds_outermost_first(void **state)
 
 static void test_no_inline_keeps_the_compiled_method_only(void **state)
 {
-	uint64_t user[] = {JIT + 0x1010};
+	uint64_t user[] = { JIT + 0x1010 };
 	struct stackagg *a = new_agg(true, false);
 	char *out;
 
@@ -257,7 +259,7 @@ static void test_no_inline_keeps_the_compiled_method_only(void **state)
 
 static void test_dynamic_code_is_a_stub_without_suffix(void **state)
 {
-	uint64_t user[] = {JIT + 0x2004, JIT + 0x10};
+	uint64_t user[] = { JIT + 0x2004, JIT + 0x10 };
 	struct stackagg *a = new_agg(false, false);
 	char *out;
 
@@ -273,11 +275,12 @@ static void test_dynamic_code_is_a_stub_without_suffix(void **state)
 static void test_unresolved_frames_are_unknown_with_module_and_counted(void **state)
 {
 	/* JIT region miss, a non-JVM anonymous address, an unknown kernel address. */
-	uint64_t user[] = {JIT + 0x9000};
-	uint64_t kern[] = {K_UNKNOWN};
+	uint64_t user[] = { JIT + 0x9000 };
+	uint64_t kern[] = { K_UNKNOWN };
 	struct stackagg *a = new_agg(false, false);
 	struct stackagg_sample s = {
-	    .pid = 7, .tid = 7, .ts = 5, .user = user, .nr_user = 1, .thread = "other"};
+		.pid = 7, .tid = 7, .ts = 5, .user = user, .nr_user = 1, .thread = "other"
+	};
 	struct stackagg_stats st;
 	char *out;
 
@@ -299,8 +302,8 @@ static void test_unresolved_frames_are_unknown_with_module_and_counted(void **st
 
 static void test_no_kernel_drops_kernel_frames(void **state)
 {
-	uint64_t user[] = {LIBJVM + 0x10};
-	uint64_t kern[] = {K_SYSCALL};
+	uint64_t user[] = { LIBJVM + 0x10 };
+	uint64_t kern[] = { K_SYSCALL };
 	struct stackagg *a = new_agg(false, true);
 	char *out;
 
@@ -314,7 +317,7 @@ static void test_no_kernel_drops_kernel_frames(void **state)
 
 static void test_separator_and_control_bytes_in_names_are_replaced(void **state)
 {
-	uint64_t user[] = {LIBJVM + 0x10};
+	uint64_t user[] = { LIBJVM + 0x10 };
 	struct stackagg *a = new_agg(false, false);
 	char *out;
 
@@ -329,10 +332,11 @@ static void test_separator_and_control_bytes_in_names_are_replaced(void **state)
 
 static void test_process_root_and_missing_thread_name(void **state)
 {
-	uint64_t user[] = {LIBJVM + 0x10};
+	uint64_t user[] = { LIBJVM + 0x10 };
 	struct stackagg *a = new_agg(false, false);
 	struct stackagg_sample s = {
-	    .pid = 100, .tid = 123, .ts = 5, .user = user, .nr_user = 1, .process = "java-100"};
+		.pid = 100, .tid = 123, .ts = 5, .user = user, .nr_user = 1, .process = "java-100"
+	};
 	char *out;
 
 	(void)state;
@@ -345,8 +349,8 @@ static void test_process_root_and_missing_thread_name(void **state)
 
 static void test_identical_stacks_are_counted_together(void **state)
 {
-	uint64_t u1[] = {LIBJVM + 0x10};
-	uint64_t u2[] = {LIBJVM + 0x2000};
+	uint64_t u1[] = { LIBJVM + 0x10 };
+	uint64_t u2[] = { LIBJVM + 0x2000 };
 	struct stackagg *a = new_agg(false, false);
 	struct stackagg_stats st;
 	char *out;
@@ -366,7 +370,7 @@ static void test_identical_stacks_are_counted_together(void **state)
 
 static void test_maps_changed_forgets_cached_resolutions(void **state)
 {
-	uint64_t user[] = {LIBJVM + 0x10};
+	uint64_t user[] = { LIBJVM + 0x10 };
 	struct stackagg *a = new_agg(false, false);
 	char *out;
 
@@ -386,7 +390,7 @@ static void test_every_sample_is_counted_exactly_once(void **state)
 {
 	struct stackagg *a;
 	struct stackagg_stats st;
-	uint64_t user[8], kern[2] = {K_SYSCALL, K_UNKNOWN};
+	uint64_t user[8], kern[2] = { K_SYSCALL, K_UNKNOWN };
 	uint64_t total = 0;
 	unsigned int seed = 12345;
 
@@ -458,12 +462,12 @@ static void test_overlong_stacks_are_truncated_and_counted(void **state)
 }
 
 static const struct fake_blob late_blobs[] = {
-    {JIT + 0x5000, 0x100, 90, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, {"Late::m"}},
+	{ JIT + 0x5000, 0x100, 90, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, { "Late::m" } },
 };
 
 static void test_jit_miss_is_retried_at_the_end_with_the_whole_history(void **state)
 {
-	uint64_t user[] = {JIT + 0x5010};
+	uint64_t user[] = { JIT + 0x5010 };
 	struct stackagg *a;
 	struct stackagg_stats st;
 	char *out;
@@ -498,7 +502,7 @@ static void test_jit_miss_is_retried_at_the_end_with_the_whole_history(void **st
 
 static void test_jit_miss_without_retry_is_unknown_at_once(void **state)
 {
-	uint64_t user[] = {JIT + 0x5010};
+	uint64_t user[] = { JIT + 0x5010 };
 	struct stackagg *a = new_agg(false, false);
 	struct stackagg_stats st;
 	char *out;
@@ -528,8 +532,8 @@ static int jit_mutable(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool
 
 static void test_jit_names_are_reread_after_jit_changed(void **state)
 {
-	struct stackagg_resolver r = {.native = fake_native, .jit = jit_mutable, .ctx = &fk};
-	uint64_t user[] = {JIT + 0x10};
+	struct stackagg_resolver r = { .native = fake_native, .jit = jit_mutable, .ctx = &fk };
+	uint64_t user[] = { JIT + 0x10 };
 	struct stackagg *a;
 	char *out;
 
@@ -553,23 +557,23 @@ static void test_jit_names_are_reread_after_jit_changed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_frames_are_root_first_with_suffixes),
-	    cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
-	    cmocka_unit_test(test_settle_stops_at_first_later_sample),
-	    cmocka_unit_test(test_inline_chain_unfolds_outermost_first),
-	    cmocka_unit_test(test_no_inline_keeps_the_compiled_method_only),
-	    cmocka_unit_test(test_dynamic_code_is_a_stub_without_suffix),
-	    cmocka_unit_test(test_unresolved_frames_are_unknown_with_module_and_counted),
-	    cmocka_unit_test(test_no_kernel_drops_kernel_frames),
-	    cmocka_unit_test(test_separator_and_control_bytes_in_names_are_replaced),
-	    cmocka_unit_test(test_process_root_and_missing_thread_name),
-	    cmocka_unit_test(test_identical_stacks_are_counted_together),
-	    cmocka_unit_test(test_maps_changed_forgets_cached_resolutions),
-	    cmocka_unit_test(test_every_sample_is_counted_exactly_once),
-	    cmocka_unit_test(test_overlong_stacks_are_truncated_and_counted),
-	    cmocka_unit_test(test_jit_names_are_reread_after_jit_changed),
-	    cmocka_unit_test(test_jit_miss_is_retried_at_the_end_with_the_whole_history),
-	    cmocka_unit_test(test_jit_miss_without_retry_is_unknown_at_once),
+		cmocka_unit_test(test_frames_are_root_first_with_suffixes),
+		cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
+		cmocka_unit_test(test_settle_stops_at_first_later_sample),
+		cmocka_unit_test(test_inline_chain_unfolds_outermost_first),
+		cmocka_unit_test(test_no_inline_keeps_the_compiled_method_only),
+		cmocka_unit_test(test_dynamic_code_is_a_stub_without_suffix),
+		cmocka_unit_test(test_unresolved_frames_are_unknown_with_module_and_counted),
+		cmocka_unit_test(test_no_kernel_drops_kernel_frames),
+		cmocka_unit_test(test_separator_and_control_bytes_in_names_are_replaced),
+		cmocka_unit_test(test_process_root_and_missing_thread_name),
+		cmocka_unit_test(test_identical_stacks_are_counted_together),
+		cmocka_unit_test(test_maps_changed_forgets_cached_resolutions),
+		cmocka_unit_test(test_every_sample_is_counted_exactly_once),
+		cmocka_unit_test(test_overlong_stacks_are_truncated_and_counted),
+		cmocka_unit_test(test_jit_names_are_reread_after_jit_changed),
+		cmocka_unit_test(test_jit_miss_is_retried_at_the_end_with_the_whole_history),
+		cmocka_unit_test(test_jit_miss_without_retry_is_unknown_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -107,10 +107,15 @@ static char *canon(const char *svg)
 	assert_true(field(&p, "\" height=\"", w, sizeof(w), &len));
 	assert_true(field(&p, "\"", h, sizeof(h), &len));
 	while ((p = strstr(p, "<g >\n<title>")) != NULL) {
-		static const char *const seps[] = { "</title><rect x=\"", "\" y=\"", "\" width=\"",
-						    "\" height=\"", "\" fill=\"",
-						    "\" rx=\"2\" ry=\"2\" />\n<text  x=\"", "\" y=\"",
-						    "\" >", "</text>\n</g>\n" };
+		static const char *const seps[] = { "</title><rect x=\"",
+						    "\" y=\"",
+						    "\" width=\"",
+						    "\" height=\"",
+						    "\" fill=\"",
+						    "\" rx=\"2\" ry=\"2\" />\n<text  x=\"",
+						    "\" y=\"",
+						    "\" >",
+						    "</text>\n</g>\n" };
 		size_t cap_line = strlen(p) + 1, o2 = 0;
 		char *line = malloc(cap_line);
 
@@ -210,9 +215,10 @@ static void run_perl(const struct gcase *c, const char *out)
 		strcat(files, "'");
 	}
 	if (!strcmp(c->cmd, "diff"))
-		snprintf(cmd, sizeof(cmd),
-			 "perl '%s/difffolded.pl' %s %s | perl '%s/flamegraph.pl' %s > '%s' 2>/dev/null",
-			 pl_dir(), c->dopts, files, pl_dir(), c->opts, out);
+		snprintf(
+			cmd, sizeof(cmd),
+			"perl '%s/difffolded.pl' %s %s | perl '%s/flamegraph.pl' %s > '%s' 2>/dev/null",
+			pl_dir(), c->dopts, files, pl_dir(), c->opts, out);
 	else
 		snprintf(cmd, sizeof(cmd), "perl '%s/flamegraph.pl' %s %s > '%s' 2>/dev/null",
 			 pl_dir(), c->opts, files, out);
@@ -261,8 +267,9 @@ static void test_case(void **state)
 		fr_want = slurp(gframes, NULL);
 		assert_non_null(fr_want);
 		if (strcmp(pfr, fr_want) != 0)
-			fail_msg("%s is no longer what flamegraph.pl draws (FG_BLESS=1 rewrites it)",
-				 gframes);
+			fail_msg(
+				"%s is no longer what flamegraph.pl draws (FG_BLESS=1 rewrites it)",
+				gframes);
 		free(psvg);
 		free(pfr);
 	} else {
@@ -272,8 +279,8 @@ static void test_case(void **state)
 	}
 	if (strcmp(fr, fr_want) != 0) {
 		spit(compat, fr, strlen(fr));
-		fail_msg("frames of %s differ from flamegraph.pl's %s (ours canonical: %s)", c->name,
-			 gframes, compat);
+		fail_msg("frames of %s differ from flamegraph.pl's %s (ours canonical: %s)",
+			 c->name, gframes, compat);
 	}
 	free(got);
 	free(want);
@@ -316,7 +323,8 @@ int main(void)
 		snprintf(c->dopts, sizeof(c->dopts), "%s", fields[2]);
 		snprintf(c->opts, sizeof(c->opts), "%s", fields[3]);
 		snprintf(c->files, sizeof(c->files), "%s", fields[4]);
-		tests[n] = (struct CMUnitTest){ .name = c->name, .test_func = test_case,
+		tests[n] = (struct CMUnitTest){ .name = c->name,
+						.test_func = test_case,
 						.initial_state = c };
 		n++;
 	}

@@ -31,7 +31,8 @@ static void load_inline(struct codetab *t, uint64_t addr, uint32_t size, uint64_
 			const char *name, uint16_t flags)
 {
 	/* Hot::loop inlines Hot::step (pcs 0x10..0x20) which inlines Math::abs (pc 0x18). */
-	static const struct fgp_str methods[] = { { "Hot::loop", 9 }, { "Hot::step", 9 },
+	static const struct fgp_str methods[] = { { "Hot::loop", 9 },
+						  { "Hot::step", 9 },
 						  { "Math::abs", 9 } };
 	static const uint16_t c_loop[] = { 0 }, c_step[] = { 1, 0 }, c_abs[] = { 2, 1, 0 };
 	static const struct fgp_pc_in pcs[] = {
@@ -39,9 +40,15 @@ static void load_inline(struct codetab *t, uint64_t addr, uint32_t size, uint64_
 		{ 0x20, 2, c_step }, { 0x40, 1, c_loop },
 	};
 	struct fgp_code_load_in in = {
-		.addr = addr, .size = size, .ts = ts, .flags = flags,
+		.addr = addr,
+		.size = size,
+		.ts = ts,
+		.flags = flags,
 		.name = { name, (uint16_t)strlen(name) },
-		.n_methods = 3, .methods = methods, .n_pcs = 5, .pcs = pcs,
+		.n_methods = 3,
+		.methods = methods,
+		.n_pcs = 5,
+		.pcs = pcs,
 	};
 	struct fgp_record rec;
 	int n;
@@ -59,7 +66,8 @@ static void snapshot(struct codetab *t, uint16_t type, uint64_t ts)
 	struct fgp_record rec;
 
 	fgp_encode_msg_header(buf, sizeof(buf));
-	assert_int_equal(fgp_encode_snapshot(buf + 8, sizeof(buf) - 8, type, &s), FGP_SNAPSHOT_SIZE);
+	assert_int_equal(fgp_encode_snapshot(buf + 8, sizeof(buf) - 8, type, &s),
+			 FGP_SNAPSHOT_SIZE);
 	decode_one(8 + FGP_SNAPSHOT_SIZE, &rec);
 	codetab_apply(t, &rec);
 }
@@ -78,11 +86,11 @@ static void test_lookup_respects_load_and_unload_times(void **state)
 	(void)state;
 	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "A::a"), 1);
 	assert_int_equal(codetab_unload(t, 0x1000, 200 * MS), 1);
-	assert_null(name_at(t, 0x1050, 10 * MS));	    /* long before: outside the grace */
+	assert_null(name_at(t, 0x1050, 10 * MS)); /* long before: outside the grace */
 	assert_string_equal(name_at(t, 0x1050, 100 * MS), "A::a");
 	assert_string_equal(name_at(t, 0x10ff, 199 * MS), "A::a");
-	assert_null(name_at(t, 0x1050, 200 * MS));	    /* unload_ts is exclusive */
-	assert_null(name_at(t, 0x1100, 150 * MS));	    /* end is exclusive */
+	assert_null(name_at(t, 0x1050, 200 * MS)); /* unload_ts is exclusive */
+	assert_null(name_at(t, 0x1100, 150 * MS)); /* end is exclusive */
 	assert_int_equal(codetab_live_count(t), 0);
 	codetab_free(t);
 }
@@ -96,14 +104,14 @@ static void test_address_reuse_keeps_each_generation(void **state)
 	/* Ten generations of a method at the same address, each unloaded before the next. */
 	for (int g = 0; g < 10; g++) {
 		snprintf(name, sizeof(name), "Gen%d::hot", g);
-		codetab_add(t, CODEBLOB_COMPILED, 0x7f0000001000, 0x200, (uint64_t)(1000 + g * 100) * MS,
-			    name);
+		codetab_add(t, CODEBLOB_COMPILED, 0x7f0000001000, 0x200,
+			    (uint64_t)(1000 + g * 100) * MS, name);
 		codetab_unload(t, 0x7f0000001000, (uint64_t)(1000 + g * 100 + 90) * MS);
 	}
 	for (int g = 0; g < 10; g++) {
 		snprintf(name, sizeof(name), "Gen%d::hot", g);
-		assert_string_equal(name_at(t, 0x7f0000001100, (uint64_t)(1000 + g * 100 + 45) * MS),
-				    name);
+		assert_string_equal(
+			name_at(t, 0x7f0000001100, (uint64_t)(1000 + g * 100 + 45) * MS), name);
 	}
 	codetab_free(t);
 }

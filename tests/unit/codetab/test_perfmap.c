@@ -88,7 +88,8 @@ static void test_map_is_sorted_live_set_in_perf_format(void **state)
 	codetab_add(f->t, CODEBLOB_DYNAMIC, 0x7f12a0000000, 0x800, 0, "Interpreter");
 	codetab_add(f->t, CODEBLOB_COMPILED, 0x7f12a0002000, 0x10, 2, "Gone::x");
 	codetab_unload(f->t, 0x7f12a0002000, 5);
-	codetab_add(f->t, CODEBLOB_COMPILED, 0x7f12a0001100, 0x100, 9, "Over::laps"); /* ends Hot::loop */
+	codetab_add(f->t, CODEBLOB_COMPILED, 0x7f12a0001100, 0x100, 9,
+		    "Over::laps"); /* ends Hot::loop */
 	assert_int_equal(perfmap_write(f->d, 4242, f->t, NULL, NULL), 0);
 	snprintf(path, sizeof(path), "%s/perf-4242.map", f->dir);
 	assert_string_equal(slurp(path), "7f12a0000000 800 Interpreter\n"
@@ -196,11 +197,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_map_is_sorted_live_set_in_perf_format, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_planted_symlinks_leave_the_victim_intact, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_planted_symlinks_leave_the_victim_intact,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk_keeps_the_old_map_and_no_temp_file,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_removal_only_removes_our_inode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removal_only_removes_our_inode, setup,
+						teardown),
 		cmocka_unit_test(test_unsafe_directory_is_refused),
 	};
 

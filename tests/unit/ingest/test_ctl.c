@@ -31,8 +31,10 @@ static void m_init(void)
 
 static void m_hello(void)
 {
-	struct fgp_hello h = { .proto_version = FGP_VERSION, .pid = (uint32_t)getpid(),
-			       .jvm_version = { "17", 2 }, .agent_version = { "t", 1 } };
+	struct fgp_hello h = { .proto_version = FGP_VERSION,
+			       .pid = (uint32_t)getpid(),
+			       .jvm_version = { "17", 2 },
+			       .agent_version = { "t", 1 } };
 
 	blen += (size_t)fgp_encode_hello(buf + blen, sizeof(buf) - blen, &h);
 }
@@ -42,9 +44,14 @@ static void m_load(uint64_t addr, uint64_t ts, const char *name)
 	static const struct fgp_str methods[] = { { "Outer::o", 8 }, { "Inner::i", 8 } };
 	static const uint16_t c0[] = { 1, 0 };
 	static const struct fgp_pc_in pcs[] = { { 0x20, 2, c0 } };
-	struct fgp_code_load_in in = { .addr = addr, .size = 0x40, .ts = ts,
+	struct fgp_code_load_in in = { .addr = addr,
+				       .size = 0x40,
+				       .ts = ts,
 				       .name = { name, (uint16_t)strlen(name) },
-				       .n_methods = 2, .methods = methods, .n_pcs = 1, .pcs = pcs };
+				       .n_methods = 2,
+				       .methods = methods,
+				       .n_pcs = 1,
+				       .pcs = pcs };
 
 	blen += (size_t)fgp_encode_code_load(buf + blen, sizeof(buf) - blen, &in);
 }

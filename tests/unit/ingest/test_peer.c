@@ -22,8 +22,8 @@ static void test_nspid_takes_the_innermost_value(void **state)
 	uint32_t ns, depth;
 
 	(void)state;
-	assert_int_equal(peer_parse_nspid("Name:\tjava\nPid:\t4321\nNSpid:\t4321\t1\n", &ns, &depth),
-			 0);
+	assert_int_equal(
+		peer_parse_nspid("Name:\tjava\nPid:\t4321\nNSpid:\t4321\t1\n", &ns, &depth), 0);
 	assert_int_equal(ns, 1);
 	assert_int_equal(depth, 2);
 	assert_int_equal(peer_parse_nspid("NSpid:\t900\t55\t7\n", &ns, &depth), 0);
@@ -68,7 +68,9 @@ static void test_container_id_from_every_runtime_layout(void **state)
 		  ID },
 		{ "0::/machine.slice/libpod-" ID ".scope/container\n", ID },
 		{ "0::/user.slice/user-0.slice/session-3.scope\n", "" },
-		{ "0::/docker/" "3F4E5A6B7C8D9E0F1A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F7081\n", "" },
+		{ "0::/docker/"
+		  "3F4E5A6B7C8D9E0F1A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F7081\n",
+		  "" },
 		{ "0::/docker/abc\n", "" },
 	};
 	char out[PEER_CONTAINER_ID_MAX + 1];
@@ -104,8 +106,9 @@ static void test_peer_read_on_a_captured_proc(void **state)
 	snprintf(pdir, sizeof(pdir), "%s/4321", root);
 	mkdir(pdir, 0755);
 	put(pdir, "status", "Name:\tjava\nNSpid:\t4321\t1\n");
-	put(pdir, "stat", "4321 (java) S 1 4321 4321 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 30 0 "
-			  "987654 123 45\n");
+	put(pdir, "stat",
+	    "4321 (java) S 1 4321 4321 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 30 0 "
+	    "987654 123 45\n");
 	put(pdir, "cgroup", "0::/system.slice/docker-" ID ".scope\n");
 	assert_int_equal(peer_read(root, 4321, &pi), 0);
 	assert_int_equal(pi.host_pid, 4321);

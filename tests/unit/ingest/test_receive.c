@@ -51,7 +51,8 @@ static uint64_t now_ns(void)
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct receive_opts ro = { .allow_self_peer = 1, .watchdog_ms = 200,
+	struct receive_opts ro = { .allow_self_peer = 1,
+				   .watchdog_ms = 200,
 				   .probe_timeout_ms = 300 };
 	struct jvmset_opts jo = { 0 };
 
@@ -113,9 +114,12 @@ static void m_init(struct msg *m)
 
 static void m_hello(struct msg *m, uint32_t pid)
 {
-	struct fgp_hello h = { .proto_version = FGP_VERSION, .pid = pid,
-			       .flags = FGP_HELLO_PRESERVE_FRAME_POINTER, .ts = 1,
-			       .jvm_version = { "17.0.test", 9 }, .agent_version = { "t", 1 } };
+	struct fgp_hello h = { .proto_version = FGP_VERSION,
+			       .pid = pid,
+			       .flags = FGP_HELLO_PRESERVE_FRAME_POINTER,
+			       .ts = 1,
+			       .jvm_version = { "17.0.test", 9 },
+			       .agent_version = { "t", 1 } };
 
 	m->n += (size_t)fgp_encode_hello(m->b + m->n, sizeof(m->b) - m->n, &h);
 }
@@ -123,7 +127,10 @@ static void m_hello(struct msg *m, uint32_t pid)
 static void m_load(struct msg *m, uint64_t addr, uint32_t size, uint64_t ts, const char *name,
 		   uint16_t flags)
 {
-	struct fgp_code_load_in in = { .addr = addr, .size = size, .ts = ts, .flags = flags,
+	struct fgp_code_load_in in = { .addr = addr,
+				       .size = size,
+				       .ts = ts,
+				       .flags = flags,
 				       .name = { name, (uint16_t)strlen(name) } };
 	int n = fgp_encode_code_load(m->b + m->n, sizeof(m->b) - m->n, &in);
 
@@ -385,7 +392,7 @@ static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
 	struct fx *f = *state;
 	/* SP header of a push0 peer (protocol 0x50), then a big-endian length. */
 	static const uint8_t sp[8] = { 0, 'S', 'P', 0, 0x00, 0x50, 0, 0 };
-	static const uint8_t huge[8] = { 0, 0, 0, 0, 0x40, 0, 0, 0 };	     /* 1 GiB */
+	static const uint8_t huge[8] = { 0, 0, 0, 0, 0x40, 0, 0, 0 };	  /* 1 GiB */
 	static const uint8_t short_len[8] = { 0, 0, 0, 0, 0, 0, 0, 100 }; /* 100 bytes */
 	struct receive_stats rs;
 	struct msg m;
@@ -507,8 +514,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reconnect_replay_merges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_with_wrong_pid_is_rejected, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_malformed_input_is_counted_then_dropped,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_input_is_counted_then_dropped, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_message_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes_do_not_wedge_the_listener,
 						setup, teardown),

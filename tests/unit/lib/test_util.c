@@ -73,9 +73,11 @@ static void test_parse_u64_takes_whole_numbers_in_range_only(void **state)
 		int rv;
 		uint64_t want;
 	} cases[] = {
-		{ "0", 0, 0 },	       { "42", 0, 42 },	   { "100", 0, 100 },	{ "101", -ERANGE, 0 },
-		{ "", -EINVAL, 0 },    { "-1", -EINVAL, 0 }, { "4x", -EINVAL, 0 }, { " 4", -EINVAL, 0 },
-		{ NULL, -EINVAL, 0 },  { "99999999999999999999999", -ERANGE, 0 },
+		{ "0", 0, 0 },	      { "42", 0, 42 },
+		{ "100", 0, 100 },    { "101", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },   { "-1", -EINVAL, 0 },
+		{ "4x", -EINVAL, 0 }, { " 4", -EINVAL, 0 },
+		{ NULL, -EINVAL, 0 }, { "99999999999999999999999", -ERANGE, 0 },
 	};
 
 	(void)state;

@@ -233,9 +233,9 @@ static void test_goldens_match_stackcollapse_perf(void **state)
 		collapse_text(&o, input.p, input.len, 0, &got, NULL);
 		if (blessing) {
 			if (fgdir)
-				assert_int_equal(
-				    bless_with_perl(fgdir, &input, argv + 2, argc - 2, expected),
-				    0);
+				assert_int_equal(bless_with_perl(fgdir, &input, argv + 2, argc - 2,
+								 expected),
+						 0);
 			else
 				write_file(expected, &got);
 			fprintf(stderr, "blessed %s\n", expected);
@@ -259,8 +259,8 @@ static void test_goldens_match_stackcollapse_perf(void **state)
 /* Chunk boundaries anywhere, even inside a line or at its '\n', change nothing. */
 static void test_chunked_feeding_gives_identical_output(void **state)
 {
-	static const size_t chunks[] = {1, 2, 3, 7, 64, 4093};
-	struct collapse_opts o = {.kernel = true, .jit = true, .tid = true};
+	static const size_t chunks[] = { 1, 2, 3, 7, 64, 4093 };
+	struct collapse_opts o = { .kernel = true, .jit = true, .tid = true };
 	struct text input, whole, part;
 	char path[4096];
 
@@ -286,67 +286,70 @@ static const struct rule_case {
 	const char *in;
 	const char *want;
 } rule_cases[] = {
-    {"comm with spaces becomes underscores; a frame-less sample still counts",
-     {0},
-     "V8 WorkerThread 25607 4794564.109216: 104345 cycles:\n\n",
-     "V8_WorkerThread 104345\n"},
-    {"pid and tid come from pid/tid; a lone number is the tid",
-     {.tid = true},
-     "java 12688/12764 6544038.708352: 7 cpu-clock:\n\njava 25607 1.0: 1 cpu-clock:\n\n",
-     "java-12688/12764 7\njava-?/25607 1\n"},
-    {"a comm is two characters at least: a one-letter comm runs on to the next number",
-     {.tid = true},
-     "a 1 1.0: 2 c:\n\n",
-     "a_1_1.0:-?/2 2\n"},
-    {"a zero tid means the number is the tid and the pid is unknown",
-     {.tid = true},
-     "java 5/0 1.0: 3 cpu-clock:\n\n",
-     "java-?/5 3\n"},
-    {"only the first event type is kept",
-     {0},
-     "ab 1 1.0: 2 cycles:\n\ta1 f (m)\n\nab 1 1.0: 5 instructions:\n\ta1 g (m)\n\n",
-     "ab;f 2\n"},
-    {"a filtered header leaves the previous sample open",
-     {0},
-     "ab 1 1.0: 2 cycles:\n\ta1 f (m)\nab 1 1.0: 5 other:\n\ta1 g (m)\n\n",
-     "ab;g;f 2\n"},
-    {"period 0 or none counts 1, 00 counts 0",
-     {0},
-     "ab 1 1.0: 0 c:\n\nab 1 1.0: c:\n\nbc 1 1.0: 00 c:\n\n",
-     "ab 2\nbc 0\n"},
-    {"offsets are stripped and argument lists cut",
-     {0},
-     "ab 1 1.0: 1 c:\n\t1 void X.m(int, long)+0x1f (m)\n\t2 f(g)+0xAB (m)\n\n",
-     "ab;f;void X.m 1\n"},
-    {"[unknown] takes the module's base name, or stays unknown; --addrs adds the pc",
-     {.addrs = true},
-     "ab 1 1.0: 1 c:\n\tab [unknown] (/lib/x.so)\n\tcd [unknown] ([unknown])\n\n",
-     "ab;[unknown <cd>];[x.so <ab>] 1\n"},
-    {"kernel and jit annotations come from the module",
-     {.kernel = true, .jit = true},
-     "ab 1 1.0: 1 c:\n\t1 k ([kernel.kallsyms])\n\t2 j (/tmp/perf-9.map)\n\t3 u (/x)\n\n",
-     "ab;u;j_[j];k_[k] 1\n"},
-    {"inlined pieces after -> are marked _[i] and keep their order",
-     {0},
-     "ab 1 1.0: 1 c:\n\t1 x->y->z (m)\n\t2 main (m)\n\n",
-     "ab;main;x;y_[i];z_[i] 1\n"},
-    {"Java signatures lose their L only in java processes",
-     {0},
-     "java 1 1.0: 1 c:\n\t1 Lorg/a/B;.m(I)V (m)\n\nnode 1 1.0: 1 c:\n\t1 Lorg/a/B;.m(I)V (m)\n\n",
-     "java;org/a/B:.m 1\nnode;Lorg/a/B:.m 1\n"},
-    {"Go methods and anonymous namespaces keep their parentheses",
-     {0},
-     "ab 1 1.0: 1 c:\n\t1 net/http.(*Client).Do (m)\n\t2 ns::(anonymous namespace)::f(int) (m)\n\n",
-     "ab;ns::(anonymous namespace)::f;net/http.(*Client).Do 1\n"},
-    {"a perf inline line without a pc loses its first word to the pc",
-     {0},
-     "ab 1 1.0: 1 c:\n\t55 compute (m)\n\t\t inline_helper (inlined)\n\n",
-     "ab;r;compute 1\n"},
-    {"a sample without its blank line is not counted", {0}, "ab 1 1.0: 1 c:\n\t1 f (m)", ""},
-    {"source lines follow known frames with --srcline",
-     {.srcline = true},
-     "ab 1 1.0: 1 c:\n\t1 f (m)\n  f.c:3\n\t2 [unknown] ([unknown])\n\t3 g (m)\n  [x]\n\n",
-     "ab;g;[unknown];f:f.c:3 1\n"},
+	{ "comm with spaces becomes underscores; a frame-less sample still counts",
+	  { 0 },
+	  "V8 WorkerThread 25607 4794564.109216: 104345 cycles:\n\n",
+	  "V8_WorkerThread 104345\n" },
+	{ "pid and tid come from pid/tid; a lone number is the tid",
+	  { .tid = true },
+	  "java 12688/12764 6544038.708352: 7 cpu-clock:\n\njava 25607 1.0: 1 cpu-clock:\n\n",
+	  "java-12688/12764 7\njava-?/25607 1\n" },
+	{ "a comm is two characters at least: a one-letter comm runs on to the next number",
+	  { .tid = true },
+	  "a 1 1.0: 2 c:\n\n",
+	  "a_1_1.0:-?/2 2\n" },
+	{ "a zero tid means the number is the tid and the pid is unknown",
+	  { .tid = true },
+	  "java 5/0 1.0: 3 cpu-clock:\n\n",
+	  "java-?/5 3\n" },
+	{ "only the first event type is kept",
+	  { 0 },
+	  "ab 1 1.0: 2 cycles:\n\ta1 f (m)\n\nab 1 1.0: 5 instructions:\n\ta1 g (m)\n\n",
+	  "ab;f 2\n" },
+	{ "a filtered header leaves the previous sample open",
+	  { 0 },
+	  "ab 1 1.0: 2 cycles:\n\ta1 f (m)\nab 1 1.0: 5 other:\n\ta1 g (m)\n\n",
+	  "ab;g;f 2\n" },
+	{ "period 0 or none counts 1, 00 counts 0",
+	  { 0 },
+	  "ab 1 1.0: 0 c:\n\nab 1 1.0: c:\n\nbc 1 1.0: 00 c:\n\n",
+	  "ab 2\nbc 0\n" },
+	{ "offsets are stripped and argument lists cut",
+	  { 0 },
+	  "ab 1 1.0: 1 c:\n\t1 void X.m(int, long)+0x1f (m)\n\t2 f(g)+0xAB (m)\n\n",
+	  "ab;f;void X.m 1\n" },
+	{ "[unknown] takes the module's base name, or stays unknown; --addrs adds the pc",
+	  { .addrs = true },
+	  "ab 1 1.0: 1 c:\n\tab [unknown] (/lib/x.so)\n\tcd [unknown] ([unknown])\n\n",
+	  "ab;[unknown <cd>];[x.so <ab>] 1\n" },
+	{ "kernel and jit annotations come from the module",
+	  { .kernel = true, .jit = true },
+	  "ab 1 1.0: 1 c:\n\t1 k ([kernel.kallsyms])\n\t2 j (/tmp/perf-9.map)\n\t3 u (/x)\n\n",
+	  "ab;u;j_[j];k_[k] 1\n" },
+	{ "inlined pieces after -> are marked _[i] and keep their order",
+	  { 0 },
+	  "ab 1 1.0: 1 c:\n\t1 x->y->z (m)\n\t2 main (m)\n\n",
+	  "ab;main;x;y_[i];z_[i] 1\n" },
+	{ "Java signatures lose their L only in java processes",
+	  { 0 },
+	  "java 1 1.0: 1 c:\n\t1 Lorg/a/B;.m(I)V (m)\n\nnode 1 1.0: 1 c:\n\t1 Lorg/a/B;.m(I)V (m)\n\n",
+	  "java;org/a/B:.m 1\nnode;Lorg/a/B:.m 1\n" },
+	{ "Go methods and anonymous namespaces keep their parentheses",
+	  { 0 },
+	  "ab 1 1.0: 1 c:\n\t1 net/http.(*Client).Do (m)\n\t2 ns::(anonymous namespace)::f(int) (m)\n\n",
+	  "ab;ns::(anonymous namespace)::f;net/http.(*Client).Do 1\n" },
+	{ "a perf inline line without a pc loses its first word to the pc",
+	  { 0 },
+	  "ab 1 1.0: 1 c:\n\t55 compute (m)\n\t\t inline_helper (inlined)\n\n",
+	  "ab;r;compute 1\n" },
+	{ "a sample without its blank line is not counted",
+	  { 0 },
+	  "ab 1 1.0: 1 c:\n\t1 f (m)",
+	  "" },
+	{ "source lines follow known frames with --srcline",
+	  { .srcline = true },
+	  "ab 1 1.0: 1 c:\n\t1 f (m)\n  f.c:3\n\t2 [unknown] ([unknown])\n\t3 g (m)\n  [x]\n\n",
+	  "ab;g;[unknown];f:f.c:3 1\n" },
 };
 
 static void test_single_rules_match_the_script(void **state)
@@ -367,7 +370,7 @@ static void test_single_rules_match_the_script(void **state)
 static void test_end_input_processes_last_line_and_state_carries_over(void **state)
 {
 	struct collapse *c = collapse_new(NULL);
-	struct text got = {0};
+	struct text got = { 0 };
 
 	(void)state;
 	assert_non_null(c);
@@ -384,9 +387,9 @@ static void test_end_input_processes_last_line_and_state_carries_over(void **sta
 
 static void test_overlong_line_is_skipped_and_counted(void **state)
 {
-	struct collapse_opts o = {.max_line = 64};
+	struct collapse_opts o = { .max_line = 64 };
 	struct collapse_stats st;
-	struct text in = {0}, got;
+	struct text in = { 0 }, got;
 	char frame[200];
 
 	(void)state;
@@ -406,9 +409,9 @@ static void test_overlong_line_is_skipped_and_counted(void **state)
 
 static void test_oversized_stack_is_dropped_and_counted(void **state)
 {
-	struct collapse_opts o = {.max_stack = 100};
+	struct collapse_opts o = { .max_stack = 100 };
 	struct collapse_stats st;
-	struct text in = {0}, got;
+	struct text in = { 0 }, got;
 
 	(void)state;
 	text_add(&in, "ab 1 1.0: 1 c:\n", 15);
@@ -425,7 +428,7 @@ static void test_oversized_stack_is_dropped_and_counted(void **state)
 
 static void test_memory_cap_refuses_more_stacks(void **state)
 {
-	struct collapse_opts o = {.max_memory = 2u << 20};
+	struct collapse_opts o = { .max_memory = 2u << 20 };
 	struct collapse *c = collapse_new(&o);
 	char line[64];
 	int rv = 0, i;
@@ -493,7 +496,7 @@ static int check_sorted(void *arg, const char *stack, size_t len, uint64_t count
 /* Random bytes and mutated real input, under every option: no crash, sorted output. */
 static void test_random_garbage_does_not_crash(void **state)
 {
-	struct text input, mutated = {0};
+	struct text input, mutated = { 0 };
 	char path[4096];
 	unsigned seed = 12345;
 
@@ -502,17 +505,17 @@ static void test_random_garbage_does_not_crash(void **state)
 	assert_int_equal(read_file(path, &input), 0);
 	for (int round = 0; round < 600; round++) {
 		struct collapse_opts o = {
-		    .pid = round & 1,
-		    .tid = round & 2,
-		    .kernel = round & 4,
-		    .jit = round & 8,
-		    .addrs = round & 16,
-		    .srcline = round & 32,
-		    .max_line = (round & 64) ? 40 : 0,
-		    .max_stack = (round & 128) ? 200 : 0,
+			.pid = round & 1,
+			.tid = round & 2,
+			.kernel = round & 4,
+			.jit = round & 8,
+			.addrs = round & 16,
+			.srcline = round & 32,
+			.max_line = (round & 64) ? 40 : 0,
+			.max_stack = (round & 128) ? 200 : 0,
 		};
 		struct collapse *c = collapse_new(&o);
-		struct sorted_check sc = {.first = true};
+		struct sorted_check sc = { .first = true };
 
 		assert_non_null(c);
 		mutated.len = 0;
@@ -555,15 +558,15 @@ static void test_random_garbage_does_not_crash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_goldens_match_stackcollapse_perf),
-	    cmocka_unit_test(test_chunked_feeding_gives_identical_output),
-	    cmocka_unit_test(test_single_rules_match_the_script),
-	    cmocka_unit_test(test_end_input_processes_last_line_and_state_carries_over),
-	    cmocka_unit_test(test_overlong_line_is_skipped_and_counted),
-	    cmocka_unit_test(test_oversized_stack_is_dropped_and_counted),
-	    cmocka_unit_test(test_memory_cap_refuses_more_stacks),
-	    cmocka_unit_test(test_foreach_stops_at_first_callback_error),
-	    cmocka_unit_test(test_random_garbage_does_not_crash),
+		cmocka_unit_test(test_goldens_match_stackcollapse_perf),
+		cmocka_unit_test(test_chunked_feeding_gives_identical_output),
+		cmocka_unit_test(test_single_rules_match_the_script),
+		cmocka_unit_test(test_end_input_processes_last_line_and_state_carries_over),
+		cmocka_unit_test(test_overlong_line_is_skipped_and_counted),
+		cmocka_unit_test(test_oversized_stack_is_dropped_and_counted),
+		cmocka_unit_test(test_memory_cap_refuses_more_stacks),
+		cmocka_unit_test(test_foreach_stops_at_first_callback_error),
+		cmocka_unit_test(test_random_garbage_does_not_crash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -250,9 +250,10 @@ static void test_big_file_read_equals_the_same_lines_added_one_by_one(void **sta
 	assert_true(fd >= 0 && w);
 	/* > 4 MiB of distinct stacks: big enough that the reader sizes its tables from st_size. */
 	for (unsigned i = 0; bytes < (5u << 20); i++) {
-		int n = snprintf(line, sizeof(line),
-				 "java;pkg/Svc%u.handle_[j];pkg/Mid%u.step_[j];pkg/Leaf%u.work_[i] %u\n",
-				 i % 13, i % 97, i, i % 7 + 1);
+		int n = snprintf(
+			line, sizeof(line),
+			"java;pkg/Svc%u.handle_[j];pkg/Mid%u.step_[j];pkg/Leaf%u.work_[i] %u\n",
+			i % 13, i % 97, i, i % 7 + 1);
 
 		fputs(line, w);
 		assert_int_equal(flame_add_line(by_line, line, (size_t)n - 1), 0);

@@ -31,12 +31,14 @@ static void describe(const struct flame *f, const struct flame_layout *l, char *
 	out[0] = '\0';
 	for (size_t i = 0; i < l->n; i++) {
 		size_t len;
-		const char *nm = l->frames[i].node ? flame_node_name(f, l->frames[i].node, &len) : "all";
+		const char *nm =
+			l->frames[i].node ? flame_node_name(f, l->frames[i].node, &len) : "all";
 
 		if (!l->frames[i].node)
 			len = 3;
-		o += (size_t)snprintf(out + o, cap - o, "%s%.*s@%u:%g+%g", i ? " " : "", (int)len, nm,
-				      l->frames[i].depth, l->frames[i].start, l->frames[i].width);
+		o += (size_t)snprintf(out + o, cap - o, "%s%.*s@%u:%g+%g", i ? " " : "", (int)len,
+				      nm, l->frames[i].depth, l->frames[i].start,
+				      l->frames[i].width);
 	}
 }
 

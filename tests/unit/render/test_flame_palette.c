@@ -37,22 +37,33 @@ static void test_java_palette_keys_on_annotations(void **state)
 
 	(void)state;
 	/* green: r == b < g */
-	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "Foo.run_[j]"), "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "Foo.run_[j]"), "rgb(%d,%d,%d)",
+				&r, &g, &b),
+			 3);
 	assert_true(r == b && g >= 200);
 	/* aqua: g == b > r */
-	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "Foo.run_[i]"), "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "Foo.run_[i]"), "rgb(%d,%d,%d)",
+				&r, &g, &b),
+			 3);
 	assert_true(g == b && r < g && g >= 165);
 	/* orange: b == 0 */
-	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "do_syscall_64_[k]"), "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "do_syscall_64_[k]"),
+				"rgb(%d,%d,%d)", &r, &g, &b),
+			 3);
 	assert_true(b == 0 && r >= 190);
 	/* yellow: C++ */
-	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "JavaCalls::call"), "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "JavaCalls::call"),
+				"rgb(%d,%d,%d)", &r, &g, &b),
+			 3);
 	assert_true(r == g && b <= 70);
 	/* red: everything else */
-	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "memcpy"), "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_int_equal(
+		sscanf(color(FLAME_PALETTE_JAVA, false, "memcpy"), "rgb(%d,%d,%d)", &r, &g, &b), 3);
 	assert_true(r >= 200 && g == b);
 	/* unannotated Java package names are green too */
-	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "Ljava/lang/Thread;"), "rgb(%d,%d,%d)", &r, &g, &b), 3);
+	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "Ljava/lang/Thread;"),
+				"rgb(%d,%d,%d)", &r, &g, &b),
+			 3);
 	assert_true(r == b && g >= 200);
 }
 
@@ -96,11 +107,11 @@ static void test_utf8_decoder_rejects_malformed_bytes(void **state)
 		{ "\xe6\x97\xa5", 3, 0x65e5 },
 		{ "\xf0\x9f\x94\xa5", 4, 0x1f525 },
 		{ "\xff", 1, -1 },
-		{ "\xc0\xaf", 1, -1 },	   /* overlong */
-		{ "\xed\xa0\x80", 1, -1 }, /* surrogate */
+		{ "\xc0\xaf", 1, -1 },	       /* overlong */
+		{ "\xed\xa0\x80", 1, -1 },     /* surrogate */
 		{ "\xf4\x90\x80\x80", 1, -1 }, /* > U+10FFFF */
-		{ "\xe6\x97", 1, -1 },	   /* truncated */
-		{ "\xc3\x28", 1, -1 },	   /* bad continuation */
+		{ "\xe6\x97", 1, -1 },	       /* truncated */
+		{ "\xc3\x28", 1, -1 },	       /* bad continuation */
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -41,10 +41,11 @@ static void assert_well_formed(const char *svg)
 	f = fdopen(fd, "w");
 	fputs(svg, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd),
-		 "python3 -c 'import sys, xml.dom.minidom as m; d = open(sys.argv[1], \"rb\").read(); "
-		 "d.decode(\"utf-8\"); m.parseString(d)' %s",
-		 path);
+	snprintf(
+		cmd, sizeof(cmd),
+		"python3 -c 'import sys, xml.dom.minidom as m; d = open(sys.argv[1], \"rb\").read(); "
+		"d.decode(\"utf-8\"); m.parseString(d)' %s",
+		path);
 	assert_int_equal(system(cmd), 0);
 	unlink(path);
 	for (const unsigned char *p = (const unsigned char *)svg; *p; p++)
@@ -54,10 +55,20 @@ static void assert_well_formed(const char *svg)
 static void test_hostile_names_stay_well_formed(void **state)
 {
 	static const char *const names[] = {
-		"a&b<c>d\"e'f", "]]>", "<!--x-->", "</title></g></svg>", "ctl\x01\x1b\x7fz",
-		"bad\xff\xfe utf8", "\xc0\xaf overlong", "\xed\xa0\x80 surrogate",
-		"\xef\xbf\xbe nonchar", "tab\there", "caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x94\xa5",
-		"&amp;already", "_[j]", "x_[k]",
+		"a&b<c>d\"e'f",
+		"]]>",
+		"<!--x-->",
+		"</title></g></svg>",
+		"ctl\x01\x1b\x7fz",
+		"bad\xff\xfe utf8",
+		"\xc0\xaf overlong",
+		"\xed\xa0\x80 surrogate",
+		"\xef\xbf\xbe nonchar",
+		"tab\there",
+		"caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x94\xa5",
+		"&amp;already",
+		"_[j]",
+		"x_[k]",
 	};
 	struct flame *f = flame_new();
 	struct flame_opts o;
@@ -121,7 +132,8 @@ static void test_escape_replaces_what_xml_cannot_carry(void **state)
 		size_t len = 0;
 		FILE *m = open_memstream(&buf, &len);
 
-		assert_int_equal(flame_svg_escape(m, cases[i].in, strlen(cases[i].in), cases[i].attr), 0);
+		assert_int_equal(
+			flame_svg_escape(m, cases[i].in, strlen(cases[i].in), cases[i].attr), 0);
 		fclose(m);
 		assert_string_equal(buf, cases[i].out);
 		free(buf);

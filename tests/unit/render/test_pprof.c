@@ -129,7 +129,7 @@ static void decode_sample(struct pb *b, struct sample *s)
 
 static void decode_profile(const uint8_t *d, size_t n, struct prof *p)
 {
-	struct pb b = {d, d + n}, sub, x;
+	struct pb b = { d, d + n }, sub, x;
 	unsigned int wt, f;
 	uint64_t v;
 
@@ -255,10 +255,10 @@ static void roundtrip(const struct pprof *pp, struct prof *out)
 
 /* ---- tests ---- */
 
-static const char *const stack_a[] = {"java-main", "com.example.Main::main_[j]",
-				      "com.example.Foo::bar_[j]"};
-static const char *const stack_b[] = {"java-main", "com.example.Main::main_[j]",
-				      "com.example.Baz::qux_[j]", "com.example.Foo::bar_[j]"};
+static const char *const stack_a[] = { "java-main", "com.example.Main::main_[j]",
+				       "com.example.Foo::bar_[j]" };
+static const char *const stack_b[] = { "java-main", "com.example.Main::main_[j]",
+				       "com.example.Baz::qux_[j]", "com.example.Foo::bar_[j]" };
 
 static void test_file_is_gzip_profile_with_cpu_sample_types(void **state)
 {
@@ -377,11 +377,11 @@ static void test_folded_line_is_split_root_first(void **state)
 
 static void test_bad_samples_are_refused(void **state)
 {
-	const char *const with_null[] = {"a", NULL};
-	const char *const with_empty[] = {"a", ""};
+	const char *const with_null[] = { "a", NULL };
+	const char *const with_empty[] = { "a", "" };
 	struct pprof *pp = pprof_new(PERIOD_NS);
 	char *big = malloc(PPROF_MAX_NAME + 2);
-	const char *const with_big[] = {big};
+	const char *const with_big[] = { big };
 	struct prof p;
 
 	(void)state;
@@ -416,20 +416,20 @@ static void test_many_names_keep_their_ids(void **state)
 	(void)state;
 	/* enough distinct names and stacks to grow every hash table several times */
 	for (int i = 0; i < 2000; i++) {
-		const char *fr[2] = {"root", names[i]};
+		const char *fr[2] = { "root", names[i] };
 
 		snprintf(names[i], sizeof(names[i]), "com.example.C%d::m_[j]", i);
 		assert_int_equal(pprof_add(pp, fr, 2, 1, NULL), 0);
 	}
 	for (int i = 0; i < 2000; i++) {
-		const char *fr[2] = {"root", names[i]};
+		const char *fr[2] = { "root", names[i] };
 
 		assert_int_equal(pprof_add(pp, fr, 2, 1, NULL), 0);
 	}
 	assert_int_equal(pprof_encode(pp, &raw, &len), 0);
 	/* 2000 stacks, each counted twice: re-adding merged instead of appending */
 	{
-		struct pb b = {raw, raw + len}, sub;
+		struct pb b = { raw, raw + len }, sub;
 		unsigned int wt;
 		uint64_t v;
 		size_t nsmp = 0, nfn = 0;
@@ -458,12 +458,12 @@ static void test_many_names_keep_their_ids(void **state)
 static int run_go(void)
 {
 	static const char *const stacks[][4] = {
-	    {"java-main", "com.example.Main::main_[j]", "com.example.Foo::bar_[j]", NULL},
-	    {"java-main", "com.example.Main::main_[j]", "com.example.Baz::qux_[j]",
-	     "com.example.Foo::bar_[j]"},
-	    {"java-main", "com.example.Main::main_[j]", "java.util.HashMap::get_[i]", NULL},
+		{ "java-main", "com.example.Main::main_[j]", "com.example.Foo::bar_[j]", NULL },
+		{ "java-main", "com.example.Main::main_[j]", "com.example.Baz::qux_[j]",
+		  "com.example.Foo::bar_[j]" },
+		{ "java-main", "com.example.Main::main_[j]", "java.util.HashMap::get_[i]", NULL },
 	};
-	static const int64_t counts[] = {60, 30, 10};
+	static const int64_t counts[] = { 60, 30, 10 };
 	char path[] = "/tmp/test_pprof_go.XXXXXX";
 	char cmd[512], line[1024];
 	struct pprof *pp;
@@ -523,13 +523,13 @@ static int run_go(void)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_file_is_gzip_profile_with_cpu_sample_types),
-	    cmocka_unit_test(test_locations_are_leaf_first),
-	    cmocka_unit_test(test_functions_are_deduplicated_by_name),
-	    cmocka_unit_test(test_identical_stacks_merge_per_thread),
-	    cmocka_unit_test(test_folded_line_is_split_root_first),
-	    cmocka_unit_test(test_bad_samples_are_refused),
-	    cmocka_unit_test(test_many_names_keep_their_ids),
+		cmocka_unit_test(test_file_is_gzip_profile_with_cpu_sample_types),
+		cmocka_unit_test(test_locations_are_leaf_first),
+		cmocka_unit_test(test_functions_are_deduplicated_by_name),
+		cmocka_unit_test(test_identical_stacks_merge_per_thread),
+		cmocka_unit_test(test_folded_line_is_split_root_first),
+		cmocka_unit_test(test_bad_samples_are_refused),
+		cmocka_unit_test(test_many_names_keep_their_ids),
 	};
 
 	if (argc == 2 && strcmp(argv[1], "--go") == 0)

@@ -39,12 +39,12 @@ static void add(struct stackagg *a, const char *stack, int times)
 	for (size_t i = 0; i < n; i++)
 		user[n - 1 - i] = 0x1000 + (unsigned char)stack[i];
 	for (int t = 0; t < times; t++) {
-		struct stackagg_sample s = {.pid = 1,
-					    .tid = 1,
-					    .ts = 1,
-					    .user = user,
-					    .nr_user = (uint32_t)n,
-					    .thread = "main"};
+		struct stackagg_sample s = { .pid = 1,
+					     .tid = 1,
+					     .ts = 1,
+					     .user = user,
+					     .nr_user = (uint32_t)n,
+					     .thread = "main" };
 
 		assert_int_equal(stackagg_sample(a, &s), 0);
 	}
@@ -52,7 +52,7 @@ static void add(struct stackagg *a, const char *stack, int times)
 
 static struct stackagg *new_agg(void)
 {
-	struct stackagg_resolver r = {.native = fake_native};
+	struct stackagg_resolver r = { .native = fake_native };
 
 	return stackagg_new(NULL, &r);
 }
@@ -154,10 +154,10 @@ static void test_empty_aggregate_has_no_rows(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_self_is_leaf_and_total_counts_recursion_once),
-	    cmocka_unit_test(test_reset_starts_a_new_interval),
-	    cmocka_unit_test(test_print_shows_percentages_and_limits_rows),
-	    cmocka_unit_test(test_empty_aggregate_has_no_rows),
+		cmocka_unit_test(test_self_is_leaf_and_total_counts_recursion_once),
+		cmocka_unit_test(test_reset_starts_a_new_interval),
+		cmocka_unit_test(test_print_shows_percentages_and_limits_rows),
+		cmocka_unit_test(test_empty_aggregate_has_no_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

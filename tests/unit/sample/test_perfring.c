@@ -72,7 +72,8 @@ static void walk(const struct fixture *f, const uint8_t *data, uint64_t tail, ui
 
 	w->n = 0;
 	assert_int_equal(
-	    perfring_reader_init(&r, data, f->h.data_size, tail, head, bounce, sizeof(bounce)), 0);
+		perfring_reader_init(&r, data, f->h.data_size, tail, head, bounce, sizeof(bounce)),
+		0);
 	while ((rv = perfring_reader_next(&r, &p, &len)) == 1) {
 		assert_true(w->n < 4096);
 		w->rec[w->n] = malloc(len);
@@ -123,7 +124,7 @@ static void test_captured_ring_decodes_every_record(void **state)
 			assert_true(r.u.sample.period > 0);
 			/* markers: one per non-empty context */
 			assert_int_equal(r.u.sample.nr, r.u.sample.nr_kernel + r.u.sample.nr_user +
-							    (r.u.sample.nr_kernel > 0) + 1);
+								(r.u.sample.nr_kernel > 0) + 1);
 			assert_true(r.u.sample.nr_user > 0);
 			for (uint32_t k = 0; k < r.u.sample.nr_kernel; k++)
 				assert_true(r.u.sample.kernel[k] >= KERNEL_MIN);
@@ -254,9 +255,9 @@ static void test_truncated_records_are_refused(void **state)
 
 static void test_length_must_match_header(void **state)
 {
-	struct perfring_format fmt = {PERF_SAMPLE_TID, true};
-	uint64_t rec[4] = {0};
-	struct perf_event_header h = {PERF_RECORD_EXIT, 0, 24};
+	struct perfring_format fmt = { PERF_SAMPLE_TID, true };
+	uint64_t rec[4] = { 0 };
+	struct perf_event_header h = { PERF_RECORD_EXIT, 0, 24 };
 	struct perfring_rec r;
 
 	(void)state;
@@ -269,7 +270,7 @@ static void test_length_must_match_header(void **state)
 /* A hand-built sample: IDENTIFIER|IP|TID|TIME|CALLCHAIN with the given raw chain. */
 static size_t build_sample(uint64_t *buf, const uint64_t *ips, uint64_t nr)
 {
-	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 0};
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 0 };
 	size_t n = 1;
 
 	buf[n++] = 77;			    /* identifier */
@@ -284,10 +285,10 @@ static size_t build_sample(uint64_t *buf, const uint64_t *ips, uint64_t nr)
 	return n * 8;
 }
 
-static const struct perfring_format sample_fmt = {PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-						      PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-						      PERF_SAMPLE_CALLCHAIN,
-						  true};
+static const struct perfring_format sample_fmt = { PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+							   PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+							   PERF_SAMPLE_CALLCHAIN,
+						   true };
 
 static void test_callchain_is_split_at_context_markers(void **state)
 {
@@ -297,20 +298,26 @@ static void test_callchain_is_split_at_context_markers(void **state)
 		uint32_t nk, nu, no;
 		uint64_t first_k, first_u;
 	} cases[] = {
-	    {{PERF_CONTEXT_KERNEL, KERNEL_MIN + 1, KERNEL_MIN + 2, PERF_CONTEXT_USER, 0x10, 0x20,
-	      0x30},
-	     7,
-	     2,
-	     3,
-	     0,
-	     KERNEL_MIN + 1,
-	     0x10},
-	    {{PERF_CONTEXT_USER, 0x10}, 2, 0, 1, 0, 0, 0x10},
-	    {{PERF_CONTEXT_KERNEL, KERNEL_MIN + 5}, 2, 1, 0, 0, KERNEL_MIN + 5, 0},
-	    {{PERF_CONTEXT_GUEST_KERNEL, KERNEL_MIN, PERF_CONTEXT_USER, 0x40}, 4, 0, 1, 1, 0, 0x40},
-	    {{0x1, 0x2, PERF_CONTEXT_USER, 0x50}, 4, 0, 1, 2, 0, 0x50},
-	    {{PERF_CONTEXT_USER}, 1, 0, 0, 0, 0, 0},
-	    {{0}, 0, 0, 0, 0, 0, 0},
+		{ { PERF_CONTEXT_KERNEL, KERNEL_MIN + 1, KERNEL_MIN + 2, PERF_CONTEXT_USER, 0x10,
+		    0x20, 0x30 },
+		  7,
+		  2,
+		  3,
+		  0,
+		  KERNEL_MIN + 1,
+		  0x10 },
+		{ { PERF_CONTEXT_USER, 0x10 }, 2, 0, 1, 0, 0, 0x10 },
+		{ { PERF_CONTEXT_KERNEL, KERNEL_MIN + 5 }, 2, 1, 0, 0, KERNEL_MIN + 5, 0 },
+		{ { PERF_CONTEXT_GUEST_KERNEL, KERNEL_MIN, PERF_CONTEXT_USER, 0x40 },
+		  4,
+		  0,
+		  1,
+		  1,
+		  0,
+		  0x40 },
+		{ { 0x1, 0x2, PERF_CONTEXT_USER, 0x50 }, 4, 0, 1, 2, 0, 0x50 },
+		{ { PERF_CONTEXT_USER }, 1, 0, 0, 0, 0, 0 },
+		{ { 0 }, 0, 0, 0, 0, 0, 0 },
 	};
 	uint64_t buf[32];
 
@@ -342,7 +349,7 @@ static void test_callchain_is_split_at_context_markers(void **state)
 
 static void test_callchain_longer_than_record_is_refused(void **state)
 {
-	uint64_t ips[2] = {PERF_CONTEXT_USER, 0x10}, buf[16];
+	uint64_t ips[2] = { PERF_CONTEXT_USER, 0x10 }, buf[16];
 	struct perfring_rec r;
 	size_t len = build_sample(buf, ips, 2);
 
@@ -355,9 +362,9 @@ static void test_callchain_longer_than_record_is_refused(void **state)
 
 static void test_unknown_sample_type_is_refused(void **state)
 {
-	struct perfring_format fmt = {PERF_SAMPLE_IP | PERF_SAMPLE_RAW, true};
-	uint64_t rec[2] = {0};
-	struct perf_event_header h = {PERF_RECORD_SAMPLE, 0, 16};
+	struct perfring_format fmt = { PERF_SAMPLE_IP | PERF_SAMPLE_RAW, true };
+	uint64_t rec[2] = { 0 };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 16 };
 	struct perfring_rec r;
 
 	(void)state;
@@ -368,11 +375,11 @@ static void test_unknown_sample_type_is_refused(void **state)
 /* The trailer of a non-sample record, in the kernel's order: TID, TIME, CPU, IDENTIFIER. */
 static void test_sample_id_trailer_of_lost_record(void **state)
 {
-	struct perfring_format fmt = {PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-					  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN,
-				      true};
+	struct perfring_format fmt = { PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					       PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN,
+				       true };
 	uint64_t rec[7];
-	struct perf_event_header h = {PERF_RECORD_LOST, 0, sizeof(rec)};
+	struct perf_event_header h = { PERF_RECORD_LOST, 0, sizeof(rec) };
 	struct perfring_rec r;
 
 	(void)state;
@@ -400,9 +407,9 @@ static void test_sample_id_trailer_of_lost_record(void **state)
 
 static void test_mmap2_with_build_id_decodes(void **state)
 {
-	struct perfring_format fmt = {PERF_SAMPLE_TID, false};
-	uint64_t rec[16] = {0};
-	struct perf_event_header h = {PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID, 0};
+	struct perfring_format fmt = { PERF_SAMPLE_TID, false };
+	uint64_t rec[16] = { 0 };
+	struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID, 0 };
 	uint8_t *p = (uint8_t *)rec;
 	struct perfring_rec r;
 	size_t len;
@@ -442,7 +449,7 @@ static void test_mmap2_with_build_id_decodes(void **state)
 static void test_straddling_record_is_copied_whole(void **state)
 {
 	uint64_t ring[8], expect[3], b[3];
-	struct perf_event_header h = {PERF_RECORD_EXIT, 0, 24};
+	struct perf_event_header h = { PERF_RECORD_EXIT, 0, 24 };
 	struct perfring_reader r;
 	const void *p;
 	size_t len;
@@ -471,20 +478,21 @@ static void test_straddling_record_is_copied_whole(void **state)
 
 static void test_corrupt_headers_are_refused(void **state)
 {
-	static const uint16_t sizes[] = {0, 4, 12, 40};
-	uint64_t ring[8] = {0};
+	static const uint16_t sizes[] = { 0, 4, 12, 40 };
+	uint64_t ring[8] = { 0 };
 	struct perfring_reader r;
 	const void *p;
 	size_t len;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		struct perf_event_header h = {PERF_RECORD_EXIT, 0, sizes[i]};
+		struct perf_event_header h = { PERF_RECORD_EXIT, 0, sizes[i] };
 
 		memcpy(&ring[0], &h, sizeof(h));
 		/* 32 bytes available: 40 claims more than the head allows */
 		assert_int_equal(
-		    perfring_reader_init(&r, ring, sizeof(ring), 0, 32, bounce, sizeof(bounce)), 0);
+			perfring_reader_init(&r, ring, sizeof(ring), 0, 32, bounce, sizeof(bounce)),
+			0);
 		assert_int_equal(perfring_reader_next(&r, &p, &len), -EBADMSG);
 		assert_int_equal(r.pos, 0);
 	}
@@ -495,7 +503,7 @@ static void test_corrupt_headers_are_refused(void **state)
 
 static void test_bad_ring_geometry_is_refused(void **state)
 {
-	uint64_t ring[8] = {0};
+	uint64_t ring[8] = { 0 };
 	struct perfring_reader r;
 
 	(void)state;
@@ -510,18 +518,18 @@ static void test_bad_ring_geometry_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_captured_ring_decodes_every_record),
-	    cmocka_unit_test(test_records_are_the_same_at_every_ring_offset),
-	    cmocka_unit_test(test_truncated_records_are_refused),
-	    cmocka_unit_test(test_length_must_match_header),
-	    cmocka_unit_test(test_callchain_is_split_at_context_markers),
-	    cmocka_unit_test(test_callchain_longer_than_record_is_refused),
-	    cmocka_unit_test(test_unknown_sample_type_is_refused),
-	    cmocka_unit_test(test_sample_id_trailer_of_lost_record),
-	    cmocka_unit_test(test_mmap2_with_build_id_decodes),
-	    cmocka_unit_test(test_straddling_record_is_copied_whole),
-	    cmocka_unit_test(test_corrupt_headers_are_refused),
-	    cmocka_unit_test(test_bad_ring_geometry_is_refused),
+		cmocka_unit_test(test_captured_ring_decodes_every_record),
+		cmocka_unit_test(test_records_are_the_same_at_every_ring_offset),
+		cmocka_unit_test(test_truncated_records_are_refused),
+		cmocka_unit_test(test_length_must_match_header),
+		cmocka_unit_test(test_callchain_is_split_at_context_markers),
+		cmocka_unit_test(test_callchain_longer_than_record_is_refused),
+		cmocka_unit_test(test_unknown_sample_type_is_refused),
+		cmocka_unit_test(test_sample_id_trailer_of_lost_record),
+		cmocka_unit_test(test_mmap2_with_build_id_decodes),
+		cmocka_unit_test(test_straddling_record_is_copied_whole),
+		cmocka_unit_test(test_corrupt_headers_are_refused),
+		cmocka_unit_test(test_bad_ring_geometry_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,9 +225,9 @@ static void drain_until_exit(struct sampler *sp, pid_t child, struct seen *seen,
 static void test_thread_started_after_open_is_sampled(void **state)
 {
 	enum sampler_scope scope = (enum sampler_scope)(uintptr_t)*state;
-	struct sampler_opts o = {.freq_hz = 499, .scope = scope};
+	struct sampler_opts o = { .freq_hz = 499, .scope = scope };
 	int go[2], out[2];
-	struct seen seen = {0};
+	struct seen seen = { 0 };
 	struct sampler *sp;
 	pid_t child, tid = 0;
 
@@ -268,7 +268,7 @@ static void test_thread_started_after_open_is_sampled(void **state)
 
 static void test_event_choice_and_fallback_are_reported(void **state)
 {
-	struct sampler_opts o = {0};
+	struct sampler_opts o = { 0 };
 	struct sampler *sp;
 	pid_t self = getpid();
 	int probe = sampler_probe_cycles();
@@ -300,7 +300,7 @@ static void test_event_choice_and_fallback_are_reported(void **state)
 
 static void test_max_stack_is_raised_or_the_limit_reported(void **state)
 {
-	struct sampler_opts o = {.max_stack = 300};
+	struct sampler_opts o = { .max_stack = 300 };
 	struct sampler *sp;
 	pid_t self = getpid();
 	unsigned int now = 0;
@@ -324,8 +324,8 @@ static void test_max_stack_is_raised_or_the_limit_reported(void **state)
 
 static void test_deep_stacks_keep_more_than_127_frames(void **state)
 {
-	struct sampler_opts o = {.freq_hz = 999, .max_stack = 256};
-	struct seen seen = {0};
+	struct sampler_opts o = { .freq_hz = 999, .max_stack = 256 };
+	struct seen seen = { 0 };
 	struct sampler *sp;
 	int go[2];
 	pid_t child;
@@ -358,8 +358,8 @@ static void test_deep_stacks_keep_more_than_127_frames(void **state)
 
 static void test_samples_carry_monotonic_time_in_order(void **state)
 {
-	struct sampler_opts o = {.freq_hz = 999};
-	struct seen seen = {0};
+	struct sampler_opts o = { .freq_hz = 999 };
+	struct seen seen = { 0 };
 	struct sampler *sp;
 	uint64_t t0, t1;
 	pid_t child;
@@ -382,13 +382,13 @@ static void test_samples_carry_monotonic_time_in_order(void **state)
 
 static void test_no_kernel_leaves_kernel_frames_out(void **state)
 {
-	struct seen with = {0}, without = {0};
+	struct seen with = { 0 }, without = { 0 };
 	struct sampler *sp;
 	pid_t child;
 
 	(void)state;
 	for (int pass = 0; pass < 2; pass++) {
-		struct sampler_opts o = {.freq_hz = 999, .exclude_kernel = pass == 1};
+		struct sampler_opts o = { .freq_hz = 999, .exclude_kernel = pass == 1 };
 		struct seen *s = pass ? &without : &with;
 
 		child = fork_or_die();
@@ -408,8 +408,8 @@ static void test_no_kernel_leaves_kernel_frames_out(void **state)
 
 static void test_several_processes_are_sampled(void **state)
 {
-	struct sampler_opts o = {.freq_hz = 499};
-	struct seen a = {0};
+	struct sampler_opts o = { .freq_hz = 499 };
+	struct seen a = { 0 };
 	struct sampler *sp;
 	pid_t kids[2];
 	int status;
@@ -440,7 +440,7 @@ static void test_several_processes_are_sampled(void **state)
 
 static void test_gone_process_is_refused(void **state)
 {
-	struct sampler_opts o = {0};
+	struct sampler_opts o = { 0 };
 	struct sampler *sp = NULL;
 	pid_t child = fork_or_die();
 
@@ -455,10 +455,10 @@ static void test_gone_process_is_refused(void **state)
 static void test_bad_options_are_refused(void **state)
 {
 	struct sampler_opts bad[] = {
-	    {.freq_hz = SAMPLER_MAX_FREQ + 1},
-	    {.ring_kib = 12},
-	    {.ring_kib = 2},
-	    {.max_stack = 70000},
+		{ .freq_hz = SAMPLER_MAX_FREQ + 1 },
+		{ .ring_kib = 12 },
+		{ .ring_kib = 2 },
+		{ .max_stack = 70000 },
 	};
 	struct sampler *sp = NULL;
 	pid_t self = getpid();
@@ -471,8 +471,8 @@ static void test_bad_options_are_refused(void **state)
 
 static void test_full_ring_counts_lost_records(void **state)
 {
-	struct sampler_opts o = {.freq_hz = SAMPLER_MAX_FREQ, .ring_kib = 4};
-	struct seen seen = {0};
+	struct sampler_opts o = { .freq_hz = SAMPLER_MAX_FREQ, .ring_kib = 4 };
+	struct seen seen = { 0 };
 	struct sampler_stats st;
 	struct sampler *sp;
 	pid_t child;
@@ -494,8 +494,8 @@ static void test_full_ring_counts_lost_records(void **state)
 
 static void test_999hz_two_busy_threads_lose_nothing(void **state)
 {
-	struct sampler_opts o = {.freq_hz = 999};
-	struct seen seen = {0};
+	struct sampler_opts o = { .freq_hz = 999 };
+	struct seen seen = { 0 };
 	struct sampler_stats st;
 	struct sampler *sp;
 	pid_t child;
@@ -520,7 +520,7 @@ static void test_999hz_two_busy_threads_lose_nothing(void **state)
 
 int main(void)
 {
-	struct sampler_opts o = {0};
+	struct sampler_opts o = { 0 };
 	struct sampler *sp;
 	pid_t self = getpid();
 	int rv = sampler_open(&o, &self, 1, &sp);
@@ -535,20 +535,20 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_prestate(test_thread_started_after_open_is_sampled,
-				      (void *)(uintptr_t)SAMPLER_SCOPE_THREADS),
-	    cmocka_unit_test_prestate(test_thread_started_after_open_is_sampled,
-				      (void *)(uintptr_t)SAMPLER_SCOPE_CPUS),
-	    cmocka_unit_test(test_event_choice_and_fallback_are_reported),
-	    cmocka_unit_test(test_max_stack_is_raised_or_the_limit_reported),
-	    cmocka_unit_test(test_deep_stacks_keep_more_than_127_frames),
-	    cmocka_unit_test(test_samples_carry_monotonic_time_in_order),
-	    cmocka_unit_test(test_no_kernel_leaves_kernel_frames_out),
-	    cmocka_unit_test(test_several_processes_are_sampled),
-	    cmocka_unit_test(test_gone_process_is_refused),
-	    cmocka_unit_test(test_bad_options_are_refused),
-	    cmocka_unit_test(test_full_ring_counts_lost_records),
-	    cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
+		cmocka_unit_test_prestate(test_thread_started_after_open_is_sampled,
+					  (void *)(uintptr_t)SAMPLER_SCOPE_THREADS),
+		cmocka_unit_test_prestate(test_thread_started_after_open_is_sampled,
+					  (void *)(uintptr_t)SAMPLER_SCOPE_CPUS),
+		cmocka_unit_test(test_event_choice_and_fallback_are_reported),
+		cmocka_unit_test(test_max_stack_is_raised_or_the_limit_reported),
+		cmocka_unit_test(test_deep_stacks_keep_more_than_127_frames),
+		cmocka_unit_test(test_samples_carry_monotonic_time_in_order),
+		cmocka_unit_test(test_no_kernel_leaves_kernel_frames_out),
+		cmocka_unit_test(test_several_processes_are_sampled),
+		cmocka_unit_test(test_gone_process_is_refused),
+		cmocka_unit_test(test_bad_options_are_refused),
+		cmocka_unit_test(test_full_ring_counts_lost_records),
+		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,10 +30,10 @@ static size_t build_all(uint8_t *buf, size_t cap)
 		{ 0x40, 3, chain1 },
 		{ 0x80, 1, chain2 },
 	};
-	struct fgp_hello h = { FGP_VERSION, 1, FGP_HELLO_PRESERVE_FRAME_POINTER, 111,
+	struct fgp_hello h = { FGP_VERSION,    1,	  FGP_HELLO_PRESERVE_FRAME_POINTER, 111,
 			       S("17.0.15+6"), S("0.1.0") };
-	struct fgp_code_load_in l = { 0x7f0000001000, 0x100, 222, 0, S("Hot::loop"), 3, methods,
-				      3, pcs };
+	struct fgp_code_load_in l = { 0x7f0000001000, 0x100, 222, 0, S("Hot::loop"), 3,
+				      methods,	      3,     pcs };
 	struct fgp_code_unload u = { 0x7f0000001000, 333 };
 	struct fgp_dynamic_code d = { 0x7f0000002000, 0x40, 444, S("Interpreter") };
 	struct fgp_snapshot sb = { 555, 2 }, se = { 556, 2 };
@@ -189,9 +189,9 @@ static void test_encoder_reports_no_space_for_every_short_buffer(void **state)
 			 -ENOSPC);
 	assert_int_equal(fgp_encode_dropped(buf, FGP_DROPPED_SIZE - 1, &(struct fgp_dropped){ 0 }),
 			 -ENOSPC);
-	assert_int_equal(fgp_encode_snapshot(buf, sizeof(buf), FGP_HELLO,
-					     &(struct fgp_snapshot){ 0 }),
-			 -EINVAL);
+	assert_int_equal(
+		fgp_encode_snapshot(buf, sizeof(buf), FGP_HELLO, &(struct fgp_snapshot){ 0 }),
+		-EINVAL);
 }
 
 static void test_invalid_inline_input_is_not_encoded(void **state)

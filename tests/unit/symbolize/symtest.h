@@ -126,11 +126,11 @@ static inline int fx_maps_for(const char *path, uint64_t base, char *buf, size_t
 		start = (uint64_t)(base + (ph.p_vaddr & ~(FX_PAGE - 1)));
 		end = (uint64_t)((base + ph.p_vaddr + ph.p_memsz + FX_PAGE - 1) & ~(FX_PAGE - 1));
 		len += (size_t)snprintf(
-		    buf + len, cap - len,
-		    "%" PRIx64 "-%" PRIx64 " %c%c%cp %08" PRIx64 " %02x:%02x %lu %s\n", start, end,
-		    (ph.p_flags & PF_R) ? 'r' : '-', (ph.p_flags & PF_W) ? 'w' : '-',
-		    (ph.p_flags & PF_X) ? 'x' : '-', (uint64_t)(ph.p_offset & ~(FX_PAGE - 1)),
-		    major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino, path);
+			buf + len, cap - len,
+			"%" PRIx64 "-%" PRIx64 " %c%c%cp %08" PRIx64 " %02x:%02x %lu %s\n", start,
+			end, (ph.p_flags & PF_R) ? 'r' : '-', (ph.p_flags & PF_W) ? 'w' : '-',
+			(ph.p_flags & PF_X) ? 'x' : '-', (uint64_t)(ph.p_offset & ~(FX_PAGE - 1)),
+			major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino, path);
 	}
 	elf_end(e);
 	close(fd);

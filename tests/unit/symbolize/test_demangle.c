@@ -14,23 +14,23 @@ static const struct {
 	const char *in;
 	const char *want; /* NULL: not demangled */
 } cases[] = {
-    {"_ZN10JavaThread3runEv", "JavaThread::run()"},
-    {"_ZN13CompileBroker25invoke_compiler_on_methodEP11CompileTask",
-     "CompileBroker::invoke_compiler_on_method(CompileTask*)"},
-    {"_ZNSt6vectorIiSaIiEE9push_backERKi",
-     "std::vector<int, std::allocator<int> >::push_back(int const&)"},
-    {"_Z3fooPKcd", "foo(char const*, double)"},
-    /* Legacy Rust: hash dropped, escapes undone. */
-    {"_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write"},
-    {"_ZN60_$LT$alloc..string..String$u20$as$u20$core..fmt..Display$GT$3fmt17hfedcba9876543210E",
-     "<alloc::string::String as core::fmt::Display>::fmt"},
-    /* Left alone: C names, type-looking names, garbage. */
-    {"main", NULL},
-    {"i", NULL},
-    {"Z3foo", NULL},
-    {"_Z", NULL},
-    {"_ZN3foo", NULL},
-    {"", NULL},
+	{ "_ZN10JavaThread3runEv", "JavaThread::run()" },
+	{ "_ZN13CompileBroker25invoke_compiler_on_methodEP11CompileTask",
+	  "CompileBroker::invoke_compiler_on_method(CompileTask*)" },
+	{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
+	  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
+	{ "_Z3fooPKcd", "foo(char const*, double)" },
+	/* Legacy Rust: hash dropped, escapes undone. */
+	{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write" },
+	{ "_ZN60_$LT$alloc..string..String$u20$as$u20$core..fmt..Display$GT$3fmt17hfedcba9876543210E",
+	  "<alloc::string::String as core::fmt::Display>::fmt" },
+	/* Left alone: C names, type-looking names, garbage. */
+	{ "main", NULL },
+	{ "i", NULL },
+	{ "Z3foo", NULL },
+	{ "_Z", NULL },
+	{ "_ZN3foo", NULL },
+	{ "", NULL },
 };
 
 static void test_table_of_names(void **state)
@@ -76,9 +76,9 @@ static void test_overlong_input_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table_of_names),
-	    cmocka_unit_test(test_cxx_name_ending_like_a_rust_hash_keeps_it_when_not_nested),
-	    cmocka_unit_test(test_overlong_input_is_refused),
+		cmocka_unit_test(test_table_of_names),
+		cmocka_unit_test(test_cxx_name_ending_like_a_rust_hash_keeps_it_when_not_nested),
+		cmocka_unit_test(test_overlong_input_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

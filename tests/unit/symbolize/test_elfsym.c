@@ -55,7 +55,7 @@ static const char *resolve_via_fake_maps(const char *path, struct elfsym *es, ui
 
 static void test_full_library_resolves_every_function_from_symtab(void **state)
 {
-	static const char *fns[] = {"fx_alpha", "fx_beta", "fx_hidden", "fx_hidden_addr"};
+	static const char *fns[] = { "fx_alpha", "fx_beta", "fx_hidden", "fx_hidden_addr" };
 	struct elfsym *es = load(FX_FULL, NULL);
 	uint64_t off;
 
@@ -214,15 +214,15 @@ static void test_build_id_matches_the_note(void **state)
 
 static void test_limits_and_non_elf_are_refused(void **state)
 {
-	struct elfsym_limits lim = {.max_symbols = 2};
+	struct elfsym_limits lim = { .max_symbols = 2 };
 	struct elfsym *es = NULL;
 	int fd = open(FX_FULL, O_RDONLY);
 
 	(void)state;
 	assert_int_equal(elfsym_load_fd(fd, &lim, &es), -E2BIG);
-	lim = (struct elfsym_limits){.max_file_size = 100};
+	lim = (struct elfsym_limits){ .max_file_size = 100 };
 	assert_int_equal(elfsym_load_fd(fd, &lim, &es), -EFBIG);
-	lim = (struct elfsym_limits){.max_name_bytes = 8};
+	lim = (struct elfsym_limits){ .max_name_bytes = 8 };
 	assert_int_equal(elfsym_load_fd(fd, &lim, &es), -E2BIG);
 	close(fd);
 	assert_null(es);
@@ -275,16 +275,16 @@ static void test_vdso_image_has_clock_gettime(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_full_library_resolves_every_function_from_symtab),
-	    cmocka_unit_test(test_stripped_library_uses_dynsym_and_leaves_static_unknown),
-	    cmocka_unit_test(test_zero_sized_symbol_extends_to_next_symbol),
-	    cmocka_unit_test(test_text_segment_with_vaddr_not_equal_offset),
-	    cmocka_unit_test(test_pie_and_non_pie_executables),
-	    cmocka_unit_test(test_cxx_names_are_demangled_on_request),
-	    cmocka_unit_test(test_build_id_matches_the_note),
-	    cmocka_unit_test(test_limits_and_non_elf_are_refused),
-	    cmocka_unit_test(test_offset_outside_every_segment_is_not_translated),
-	    cmocka_unit_test(test_vdso_image_has_clock_gettime),
+		cmocka_unit_test(test_full_library_resolves_every_function_from_symtab),
+		cmocka_unit_test(test_stripped_library_uses_dynsym_and_leaves_static_unknown),
+		cmocka_unit_test(test_zero_sized_symbol_extends_to_next_symbol),
+		cmocka_unit_test(test_text_segment_with_vaddr_not_equal_offset),
+		cmocka_unit_test(test_pie_and_non_pie_executables),
+		cmocka_unit_test(test_cxx_names_are_demangled_on_request),
+		cmocka_unit_test(test_build_id_matches_the_note),
+		cmocka_unit_test(test_limits_and_non_elf_are_refused),
+		cmocka_unit_test(test_offset_outside_every_segment_is_not_translated),
+		cmocka_unit_test(test_vdso_image_has_clock_gettime),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

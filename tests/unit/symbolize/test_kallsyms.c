@@ -73,14 +73,15 @@ static void test_last_symbol_of_a_module_does_not_swallow_far_addresses(void **s
 	(void)state;
 	/* schedule is the last core-kernel symbol; the next is in [ext4], far away. */
 	assert_int_equal(
-	    kallsyms_lookup(ks, 0xffffffff81004000 + KALLSYMS_MAX_TAIL - 1, &name, &mod, &off), 0);
+		kallsyms_lookup(ks, 0xffffffff81004000 + KALLSYMS_MAX_TAIL - 1, &name, &mod, &off),
+		0);
 	assert_string_equal(name, "schedule");
 	assert_int_equal(
-	    kallsyms_lookup(ks, 0xffffffff81004000 + KALLSYMS_MAX_TAIL, &name, &mod, &off),
-	    -ENOENT);
+		kallsyms_lookup(ks, 0xffffffff81004000 + KALLSYMS_MAX_TAIL, &name, &mod, &off),
+		-ENOENT);
 	assert_int_equal(
-	    kallsyms_lookup(ks, 0xffffffffc0400000 + KALLSYMS_MAX_TAIL, &name, &mod, &off),
-	    -ENOENT);
+		kallsyms_lookup(ks, 0xffffffffc0400000 + KALLSYMS_MAX_TAIL, &name, &mod, &off),
+		-ENOENT);
 	/* PERF_CONTEXT_* markers are not kernel text. */
 	assert_int_equal(kallsyms_lookup(ks, (uint64_t)-128, &name, &mod, &off), -ENOENT);
 	kallsyms_free(ks);
@@ -104,11 +105,11 @@ static void test_all_zero_addresses_mean_restricted(void **state)
 static void test_malformed_lines_are_refused(void **state)
 {
 	static const char *bad[] = {
-	    "ffffffff81000000T x\n",
-	    "ffffffff81000000 T \n",
-	    "xyz T name\n",
-	    "11111111111111111 T toolong\n",
-	    "ffffffff81000000 T name\t[unterminated\n",
+		"ffffffff81000000T x\n",
+		"ffffffff81000000 T \n",
+		"xyz T name\n",
+		"11111111111111111 T toolong\n",
+		"ffffffff81000000 T name\t[unterminated\n",
 	};
 	struct kallsyms *ks = NULL;
 
@@ -161,7 +162,7 @@ static void test_real_kallsyms_resolves_schedule(void **state)
 /* Every prefix and single-byte mutation of the sample parses or is refused cleanly. */
 static void test_truncations_and_mutations_never_crash(void **state)
 {
-	static const char muts[] = {'\0', ' ', '\t', '\n', '[', ']', 'T', '0', 'z'};
+	static const char muts[] = { '\0', ' ', '\t', '\n', '[', ']', 'T', '0', 'z' };
 	char buf[sizeof(sample)];
 	size_t n = strlen(sample);
 	struct kallsyms *ks;
@@ -191,12 +192,12 @@ static void test_truncations_and_mutations_never_crash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_text_symbols_resolve_with_offsets),
-	    cmocka_unit_test(test_last_symbol_of_a_module_does_not_swallow_far_addresses),
-	    cmocka_unit_test(test_all_zero_addresses_mean_restricted),
-	    cmocka_unit_test(test_malformed_lines_are_refused),
-	    cmocka_unit_test(test_real_kallsyms_resolves_schedule),
-	    cmocka_unit_test(test_truncations_and_mutations_never_crash),
+		cmocka_unit_test(test_text_symbols_resolve_with_offsets),
+		cmocka_unit_test(test_last_symbol_of_a_module_does_not_swallow_far_addresses),
+		cmocka_unit_test(test_all_zero_addresses_mean_restricted),
+		cmocka_unit_test(test_malformed_lines_are_refused),
+		cmocka_unit_test(test_real_kallsyms_resolves_schedule),
+		cmocka_unit_test(test_truncations_and_mutations_never_crash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

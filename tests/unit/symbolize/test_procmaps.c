@@ -14,21 +14,21 @@
 
 /* Captured from a containerized JDK 17 (trimmed), plus a few special lines. */
 static const char jvm_maps[] =
-    "55d0c4a00000-55d0c4a01000 r--p 00000000 00:2c 1052 /opt/jdk/bin/java\n"
-    "55d0c4a01000-55d0c4a02000 r-xp 00001000 00:2c 1052 /opt/jdk/bin/java\n"
-    "55d0c5e6f000-55d0c5e90000 rw-p 00000000 00:00 0                          [heap]\n"
-    "7f3a10000000-7f3a10021000 rw-p 00000000 00:00 0 \n"
-    "7f3a2c000000-7f3a2c270000 rwxp 00000000 00:00 0 \n"
-    "7f3a40200000-7f3a40600000 r--p 00000000 00:2c 2211 /opt/jdk/lib/server/libjvm.so\n"
-    "7f3a40600000-7f3a41400000 r-xp 00400000 00:2c 2211 /opt/jdk/lib/server/libjvm.so\n"
-    "7f3a41500000-7f3a41501000 r-xp 00000000 00:05 77 /memfd:jit-cache (deleted)\n"
-    "7f3a41600000-7f3a41601000 r-xp 00002000 fd:01 1234 /tmp/lib with space.so (deleted)\n"
-    "7f3a41700000-7f3a41701000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n"
-    "7f3a41800000-7f3a41801000 r--p 00000000 00:00 0 [anon:java heap]\n"
-    "7ffd1a2b0000-7ffd1a2d1000 rw-p 00000000 00:00 0                          [stack]\n"
-    "7ffd1a3f4000-7ffd1a3f8000 r--p 00000000 00:00 0                          [vvar]\n"
-    "7ffd1a3f8000-7ffd1a3fa000 r-xp 00000000 00:00 0                          [vdso]\n"
-    "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";
+	"55d0c4a00000-55d0c4a01000 r--p 00000000 00:2c 1052 /opt/jdk/bin/java\n"
+	"55d0c4a01000-55d0c4a02000 r-xp 00001000 00:2c 1052 /opt/jdk/bin/java\n"
+	"55d0c5e6f000-55d0c5e90000 rw-p 00000000 00:00 0                          [heap]\n"
+	"7f3a10000000-7f3a10021000 rw-p 00000000 00:00 0 \n"
+	"7f3a2c000000-7f3a2c270000 rwxp 00000000 00:00 0 \n"
+	"7f3a40200000-7f3a40600000 r--p 00000000 00:2c 2211 /opt/jdk/lib/server/libjvm.so\n"
+	"7f3a40600000-7f3a41400000 r-xp 00400000 00:2c 2211 /opt/jdk/lib/server/libjvm.so\n"
+	"7f3a41500000-7f3a41501000 r-xp 00000000 00:05 77 /memfd:jit-cache (deleted)\n"
+	"7f3a41600000-7f3a41601000 r-xp 00002000 fd:01 1234 /tmp/lib with space.so (deleted)\n"
+	"7f3a41700000-7f3a41701000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n"
+	"7f3a41800000-7f3a41801000 r--p 00000000 00:00 0 [anon:java heap]\n"
+	"7ffd1a2b0000-7ffd1a2d1000 rw-p 00000000 00:00 0                          [stack]\n"
+	"7ffd1a3f4000-7ffd1a3f8000 r--p 00000000 00:00 0                          [vvar]\n"
+	"7ffd1a3f8000-7ffd1a3fa000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";
 
 static struct procmaps *parsed(const char *text)
 {
@@ -101,13 +101,13 @@ static void test_lookup_boundaries_are_half_open(void **state)
 static void test_malformed_lines_are_refused_and_keep_contents(void **state)
 {
 	static const char *bad[] = {
-	    "zz-10 r-xp 0 00:00 0 /x\n",
-	    "1000-2000 r-xp 0 00:00\n",
-	    "2000-1000 r-xp 0 00:00 0 /x\n", /* end before start */
-	    "1000-2000 r-x 0 00:00 0 /x\n",
-	    "1000-2000 r-xp 0 00-00 0 /x\n",
-	    "11111111111111111-2000 r-xp 0 00:00 0 /x\n", /* 17 hex digits */
-	    "1000-2000 r-xp 0 00:00 99999999999999999999999 /x\n",
+		"zz-10 r-xp 0 00:00 0 /x\n",
+		"1000-2000 r-xp 0 00:00\n",
+		"2000-1000 r-xp 0 00:00 0 /x\n", /* end before start */
+		"1000-2000 r-x 0 00:00 0 /x\n",
+		"1000-2000 r-xp 0 00-00 0 /x\n",
+		"11111111111111111-2000 r-xp 0 00:00 0 /x\n", /* 17 hex digits */
+		"1000-2000 r-xp 0 00:00 99999999999999999999999 /x\n",
 	};
 	struct procmaps *pm = parsed(jvm_maps);
 
@@ -152,14 +152,14 @@ static void test_unsorted_overlapping_input_is_normalised(void **state)
 
 static struct procmap_update upd(uint64_t start, uint64_t len, uint64_t pgoff, const char *name)
 {
-	return (struct procmap_update){.start = start,
-				       .len = len,
-				       .pgoff = pgoff,
-				       .maj = 8,
-				       .min = 1,
-				       .ino = 42,
-				       .prot = PROT_READ | PROT_EXEC,
-				       .filename = name};
+	return (struct procmap_update){ .start = start,
+					.len = len,
+					.pgoff = pgoff,
+					.maj = 8,
+					.min = 1,
+					.ino = 42,
+					.prot = PROT_READ | PROT_EXEC,
+					.filename = name };
 }
 
 static void test_mmap2_splits_middle_of_mapping(void **state)
@@ -256,7 +256,7 @@ static void test_own_process_maps_contain_this_function(void **state)
 /* Every prefix and every single-byte mutation of valid text parses or is refused cleanly. */
 static void test_truncations_and_mutations_never_crash(void **state)
 {
-	static const char muts[] = {'\0', ' ', '-', ':', '\n', 'x', '0', '(', '[', 'f'};
+	static const char muts[] = { '\0', ' ', '-', ':', '\n', 'x', '0', '(', '[', 'f' };
 	struct procmaps *pm = procmaps_new();
 	char buf[sizeof(jvm_maps)];
 	size_t n = strlen(jvm_maps);
@@ -287,16 +287,16 @@ static void test_truncations_and_mutations_never_crash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_jvm_maps_parse_fields_and_kinds),
-	    cmocka_unit_test(test_lookup_boundaries_are_half_open),
-	    cmocka_unit_test(test_malformed_lines_are_refused_and_keep_contents),
-	    cmocka_unit_test(test_empty_text_and_missing_final_newline),
-	    cmocka_unit_test(test_unsorted_overlapping_input_is_normalised),
-	    cmocka_unit_test(test_mmap2_splits_middle_of_mapping),
-	    cmocka_unit_test(test_mmap2_replaces_covered_and_trims_partial),
-	    cmocka_unit_test(test_mmap2_rejects_bad_updates),
-	    cmocka_unit_test(test_own_process_maps_contain_this_function),
-	    cmocka_unit_test(test_truncations_and_mutations_never_crash),
+		cmocka_unit_test(test_jvm_maps_parse_fields_and_kinds),
+		cmocka_unit_test(test_lookup_boundaries_are_half_open),
+		cmocka_unit_test(test_malformed_lines_are_refused_and_keep_contents),
+		cmocka_unit_test(test_empty_text_and_missing_final_newline),
+		cmocka_unit_test(test_unsorted_overlapping_input_is_normalised),
+		cmocka_unit_test(test_mmap2_splits_middle_of_mapping),
+		cmocka_unit_test(test_mmap2_replaces_covered_and_trims_partial),
+		cmocka_unit_test(test_mmap2_rejects_bad_updates),
+		cmocka_unit_test(test_own_process_maps_contain_this_function),
+		cmocka_unit_test(test_truncations_and_mutations_never_crash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,7 +85,7 @@ static int teardown(void **state)
 
 static void expect_content(int fd, const char *want)
 {
-	char buf[64] = {0};
+	char buf[64] = { 0 };
 
 	assert_true(fd >= 0);
 	assert_true(read(fd, buf, sizeof(buf) - 1) >= 0);
@@ -143,14 +143,14 @@ static void test_magic_links_are_not_followed(void **state)
 
 static struct procmap fake_mapping(const char *path, const struct stat *st)
 {
-	return (struct procmap){.start = 0x1000,
-				.end = 0x2000,
-				.ino = st->st_ino,
-				.maj = major(st->st_dev),
-				.min = minor(st->st_dev),
-				.prot = PROCMAP_R | PROCMAP_X,
-				.kind = PROCMAP_FILE,
-				.path = (char *)path};
+	return (struct procmap){ .start = 0x1000,
+				 .end = 0x2000,
+				 .ino = st->st_ino,
+				 .maj = major(st->st_dev),
+				 .min = minor(st->st_dev),
+				 .prot = PROCMAP_R | PROCMAP_X,
+				 .kind = PROCMAP_FILE,
+				 .path = (char *)path };
 }
 
 static void test_mapping_identity_is_verified(void **state)
@@ -237,13 +237,13 @@ static void test_root_of_missing_process_is_an_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_absolute_symlink_resolves_inside_root),
-	    cmocka_unit_test(test_symlink_to_host_file_does_not_escape),
-	    cmocka_unit_test(test_dotdot_is_clamped_at_root),
-	    cmocka_unit_test(test_magic_links_are_not_followed),
-	    cmocka_unit_test(test_mapping_identity_is_verified),
-	    cmocka_unit_test(test_replaced_file_is_reached_through_map_files),
-	    cmocka_unit_test(test_root_of_missing_process_is_an_error),
+		cmocka_unit_test(test_absolute_symlink_resolves_inside_root),
+		cmocka_unit_test(test_symlink_to_host_file_does_not_escape),
+		cmocka_unit_test(test_dotdot_is_clamped_at_root),
+		cmocka_unit_test(test_magic_links_are_not_followed),
+		cmocka_unit_test(test_mapping_identity_is_verified),
+		cmocka_unit_test(test_replaced_file_is_reached_through_map_files),
+		cmocka_unit_test(test_root_of_missing_process_is_an_error),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -188,7 +188,7 @@ static void test_mismatched_file_is_reported_not_misread(void **state)
 
 static void test_child_pie_and_non_pie(void **state)
 {
-	const char *exes[] = {FX_PIE, FX_NOPIE};
+	const char *exes[] = { FX_PIE, FX_NOPIE };
 
 	(void)state;
 	for (size_t i = 0; i < 2; i++) {
@@ -219,7 +219,7 @@ static void test_child_pie_and_non_pie(void **state)
  */
 static void run_jailed(enum fx_jail jail)
 {
-	struct symbolizer_opts o = {.preload = true};
+	struct symbolizer_opts o = { .preload = true };
 	struct symbolizer *sz;
 	struct symbolizer_stats st;
 	char top[128], p[300];
@@ -305,10 +305,11 @@ static void test_mmap2_event_adds_a_library(void **state)
 	int rootfd = open("/", O_PATH | O_DIRECTORY);
 
 	(void)state;
-	assert_int_equal(symbolizer_add_process_maps(
-			     sz, 0x3fffff44, rootfd, "7f7700000000-7f7700200000 rwxp 0 00:00 0 \n",
-			     strlen("7f7700000000-7f7700200000 rwxp 0 00:00 0 \n")),
-			 0);
+	assert_int_equal(
+		symbolizer_add_process_maps(sz, 0x3fffff44, rootfd,
+					    "7f7700000000-7f7700200000 rwxp 0 00:00 0 \n",
+					    strlen("7f7700000000-7f7700200000 rwxp 0 00:00 0 \n")),
+		0);
 	close(rootfd);
 	assert_int_equal(look(sz, 0x3fffff44, base + v, false).status, SYM_ANON_EXEC);
 	/* The library then arrives as MMAP2 records, one per PT_LOAD. */
@@ -322,14 +323,14 @@ static void test_mmap2_event_adds_a_library(void **state)
 		assert_int_equal(sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %511s", &s, &e, perms,
 					&off, &maj, &min, &ino, path),
 				 8);
-		u = (struct procmap_update){.start = s,
-					    .len = e - s,
-					    .pgoff = off,
-					    .maj = maj,
-					    .min = min,
-					    .ino = ino,
-					    .prot = perms[2] == 'x' ? 5 : 1,
-					    .filename = path};
+		u = (struct procmap_update){ .start = s,
+					     .len = e - s,
+					     .pgoff = off,
+					     .maj = maj,
+					     .min = min,
+					     .ino = ino,
+					     .prot = perms[2] == 'x' ? 5 : 1,
+					     .filename = path };
 		assert_int_equal(symbolizer_mmap2(sz, 0x3fffff44, &u), 0);
 	}
 	r = look(sz, 0x3fffff44, base + v + 1, false);
@@ -346,7 +347,7 @@ static void test_kernel_frames_and_restricted_kallsyms(void **state)
 {
 	struct symbolizer *sz = new_sz();
 	struct symbolizer_stats st;
-	struct symbolizer_opts o = {0};
+	struct symbolizer_opts o = { 0 };
 	char dir[128], path[200], line[512];
 	unsigned long long addr = 0;
 	struct sym_result r;
@@ -416,7 +417,7 @@ static void test_vdso_frames_resolve(void **state)
 
 static void test_unknown_process_is_no_mapping_and_process_cap(void **state)
 {
-	struct symbolizer_opts o = {.max_processes = 1};
+	struct symbolizer_opts o = { .max_processes = 1 };
 	struct symbolizer *sz = symbolizer_new(&o);
 	struct symbolizer_stats st;
 	struct sym_result r;
@@ -437,19 +438,19 @@ static void test_unknown_process_is_no_mapping_and_process_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_own_process_function_and_libc),
-	    cmocka_unit_test(test_return_address_at_function_end_names_the_caller),
-	    cmocka_unit_test(test_demangled_cxx_from_dlopened_library),
-	    cmocka_unit_test(test_stripped_static_function_is_unknown_with_module),
-	    cmocka_unit_test(test_mismatched_file_is_reported_not_misread),
-	    cmocka_unit_test(test_child_pie_and_non_pie),
-	    cmocka_unit_test(test_binary_only_inside_container_root),
-	    cmocka_unit_test(test_binary_in_chroot_reached_through_map_files),
-	    cmocka_unit_test(test_deleted_library_resolves_through_map_files),
-	    cmocka_unit_test(test_mmap2_event_adds_a_library),
-	    cmocka_unit_test(test_kernel_frames_and_restricted_kallsyms),
-	    cmocka_unit_test(test_vdso_frames_resolve),
-	    cmocka_unit_test(test_unknown_process_is_no_mapping_and_process_cap),
+		cmocka_unit_test(test_own_process_function_and_libc),
+		cmocka_unit_test(test_return_address_at_function_end_names_the_caller),
+		cmocka_unit_test(test_demangled_cxx_from_dlopened_library),
+		cmocka_unit_test(test_stripped_static_function_is_unknown_with_module),
+		cmocka_unit_test(test_mismatched_file_is_reported_not_misread),
+		cmocka_unit_test(test_child_pie_and_non_pie),
+		cmocka_unit_test(test_binary_only_inside_container_root),
+		cmocka_unit_test(test_binary_in_chroot_reached_through_map_files),
+		cmocka_unit_test(test_deleted_library_resolves_through_map_files),
+		cmocka_unit_test(test_mmap2_event_adds_a_library),
+		cmocka_unit_test(test_kernel_frames_and_restricted_kallsyms),
+		cmocka_unit_test(test_vdso_frames_resolve),
+		cmocka_unit_test(test_unknown_process_is_no_mapping_and_process_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

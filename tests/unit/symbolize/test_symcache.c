@@ -66,7 +66,7 @@ static void test_copy_with_same_build_id_shares_the_table(void **state)
 
 static void test_lru_eviction_invalidates_old_handles(void **state)
 {
-	struct symcache_limits lim = {.max_files = 2};
+	struct symcache_limits lim = { .max_files = 2 };
 	struct symcache *sc = symcache_new(&lim);
 	struct symcache_stats st;
 	uint64_t full, vaddr, cxx, full2;
@@ -93,7 +93,7 @@ static void test_lru_eviction_invalidates_old_handles(void **state)
 
 static void test_symbol_cap_evicts_to_fit(void **state)
 {
-	struct symcache_limits lim = {.max_symbols = 1};
+	struct symcache_limits lim = { .max_symbols = 1 };
 	struct symcache *sc = symcache_new(&lim);
 	struct symcache_stats st;
 	uint64_t a;
@@ -159,7 +159,7 @@ static const char *lookup_hidden(struct symcache *sc, uint64_t h)
 static void test_stripped_file_takes_symbols_from_its_debug_file(void **state)
 {
 	char dir[128];
-	struct symcache_limits lim = {0};
+	struct symcache_limits lim = { 0 };
 	struct symcache *sc;
 	struct symcache_stats st;
 
@@ -183,7 +183,7 @@ static void test_stripped_file_takes_symbols_from_its_debug_file(void **state)
 static void test_debug_file_is_found_inside_the_process_root(void **state)
 {
 	char top[128], dbg[300];
-	struct symcache_limits lim = {.debug_dir = "/usr/lib/debug"};
+	struct symcache_limits lim = { .debug_dir = "/usr/lib/debug" };
 	struct symcache *sc;
 	uint64_t h;
 	int rootfd, fd;
@@ -224,14 +224,14 @@ static void test_debug_file_with_another_build_id_is_ignored(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_same_file_is_loaded_once),
-	    cmocka_unit_test(test_copy_with_same_build_id_shares_the_table),
-	    cmocka_unit_test(test_lru_eviction_invalidates_old_handles),
-	    cmocka_unit_test(test_symbol_cap_evicts_to_fit),
-	    cmocka_unit_test(test_non_elf_is_an_error_and_counted),
-	    cmocka_unit_test(test_stripped_file_takes_symbols_from_its_debug_file),
-	    cmocka_unit_test(test_debug_file_is_found_inside_the_process_root),
-	    cmocka_unit_test(test_debug_file_with_another_build_id_is_ignored),
+		cmocka_unit_test(test_same_file_is_loaded_once),
+		cmocka_unit_test(test_copy_with_same_build_id_shares_the_table),
+		cmocka_unit_test(test_lru_eviction_invalidates_old_handles),
+		cmocka_unit_test(test_symbol_cap_evicts_to_fit),
+		cmocka_unit_test(test_non_elf_is_an_error_and_counted),
+		cmocka_unit_test(test_stripped_file_takes_symbols_from_its_debug_file),
+		cmocka_unit_test(test_debug_file_is_found_inside_the_process_root),
+		cmocka_unit_test(test_debug_file_with_another_build_id_is_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
