@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "codetab.h"
-#include "ctl.h"
+#include "ctl_client.h"
 #include "jvmset.h"
 #include "peer.h"
 #include "perfring.h"

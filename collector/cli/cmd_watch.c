@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "ctl.h"
+#include "ctl_server.h"
 #include "fgproto.h"
 #include "jvmset.h"
 #include "perfmap.h"

@@ -15,7 +15,8 @@
 #include <cmocka.h>
 
 #include "codetab.h"
-#include "ctl.h"
+#include "ctl_client.h"
+#include "ctl_server.h"
 #include "fgproto.h"
 #include "jvmset.h"
 

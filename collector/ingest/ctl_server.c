@@ -1,41 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * ctl.c - control channel server and client (see ctl.h).
+ * ctl_server.c - the daemon's side of the control channel (see ctl_server.h): accept root
+ * clients, answer LIST and SUBSCRIBE from the jvmset, stream live records in RECORDS batches.
  *
- * Invariant: every frame read is checked against CTL_MAX_FRAME before its body is buffered, and
- * a client's queued output never exceeds OUT_CAP (it is disconnected instead).
+ * Invariant: a client's request is read CTL_HDR_SIZE bytes at a time and checked before it is
+ * acted on, and a client's queued output never exceeds OUT_CAP (it is disconnected instead).
  */
-#include "ctl.h"
+#include "ctl_server.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "codetab.h"
+#include "ctl_frame.h"
 #include "fgproto.h"
-#include "fgle.h"
 
-#define HDR 12u
 #define OUT_CAP (64u << 20)
-
-static int make_addr(const char *path, struct sockaddr_un *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa->sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa->sun_path, path);
-	return 0;
-}
-
-/* ---- daemon side ----------------------------------------------------------------------- */
 
 struct client {
 	int fd;
@@ -44,7 +32,7 @@ struct client {
 	uint8_t *out;
 	size_t out_len, out_off, out_cap;
 	bool dead;
-	uint8_t in[HDR];
+	uint8_t in[CTL_HDR_SIZE];
 	size_t in_len;
 	bool batching;
 	uint32_t batch_pid;
@@ -94,24 +82,22 @@ static void batch_close(struct client *c)
 {
 	if (!c->batching)
 		return;
-	fgle_put32(c->out + c->batch_start, (uint32_t)(c->out_len - c->batch_start));
+	ctl_hdr_set_size(c->out + c->batch_start, (uint32_t)(c->out_len - c->batch_start));
 	c->batching = false;
 }
 
 static void frame(struct ctl_server *srv, struct client *c, uint16_t kind, uint16_t flags,
 		  uint32_t pid, const void *payload, size_t len)
 {
+	struct ctl_hdr h = { (uint32_t)(CTL_HDR_SIZE + len), kind, flags, pid };
 	uint8_t *p;
 
 	batch_close(c);
-	if (!(p = out_reserve(srv, c, HDR + len)))
+	if (!(p = out_reserve(srv, c, CTL_HDR_SIZE + len)))
 		return;
-	fgle_put32(p, (uint32_t)(HDR + len));
-	fgle_put16(p + 4, kind);
-	fgle_put16(p + 6, flags);
-	fgle_put32(p + 8, pid);
+	ctl_hdr_encode(p, &h);
 	if (len)
-		memcpy(p + HDR, payload, len);
+		memcpy(p + CTL_HDR_SIZE, payload, len);
 	srv->st.frames_out++;
 }
 
@@ -119,20 +105,18 @@ static void frame(struct ctl_server *srv, struct client *c, uint16_t kind, uint1
 static void append_record(struct ctl_server *srv, struct client *c, uint32_t pid,
 			  const uint8_t *raw, size_t len)
 {
+	struct ctl_hdr h = { 0, CTL_RECORDS, 0, pid };
 	uint8_t *p;
 
 	if (c->batching &&
 	    (c->batch_pid != pid || c->out_len - c->batch_start + len > CTL_MAX_FRAME))
 		batch_close(c);
 	if (!c->batching) {
-		if (!(p = out_reserve(srv, c, HDR + FGP_MSG_HEADER_SIZE)))
+		if (!(p = out_reserve(srv, c, CTL_HDR_SIZE + FGP_MSG_HEADER_SIZE)))
 			return;
 		c->batch_start = (size_t)(p - c->out);
-		fgle_put32(p, 0);
-		fgle_put16(p + 4, CTL_RECORDS);
-		fgle_put16(p + 6, 0);
-		fgle_put32(p + 8, pid);
-		fgp_encode_msg_header(p + HDR, FGP_MSG_HEADER_SIZE);
+		ctl_hdr_encode(p, &h); /* its size is set by batch_close() */
+		fgp_encode_msg_header(p + CTL_HDR_SIZE, FGP_MSG_HEADER_SIZE);
 		c->batching = true;
 		c->batch_pid = pid;
 		srv->st.frames_out++;
@@ -141,33 +125,11 @@ static void append_record(struct ctl_server *srv, struct client *c, uint32_t pid
 		memcpy(p, raw, len);
 }
 
-static size_t put_str(uint8_t *p, const char *s)
-{
-	size_t n = strnlen(s, 1024);
-
-	fgle_put16(p, (uint16_t)n);
-	memcpy(p + 2, s, n);
-	return 2 + n;
-}
-
 static void send_jvm(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
 {
-	uint8_t buf[64 + 3 * 1030];
-	size_t n = 0;
+	uint8_t buf[CTL_JVM_MAX];
 
-	fgle_put32(buf, ji->ns_pid);
-	fgle_put32(buf + 4, ji->hello_flags);
-	fgle_put64(buf + 8, ji->start_time);
-	fgle_put64(buf + 16, ji->connect_ts);
-	fgle_put64(buf + 24, ji->exit_ts);
-	buf[32] = ji->connected;
-	buf[33] = ji->exited;
-	fgle_put16(buf + 34, 0);
-	n = 36;
-	n += put_str(buf + n, ji->container_id);
-	n += put_str(buf + n, ji->jvm_version);
-	n += put_str(buf + n, ji->agent_version);
-	frame(srv, c, CTL_JVM, 0, ji->host_pid, buf, n);
+	frame(srv, c, CTL_JVM, 0, ji->host_pid, buf, ctl_jvm_encode(buf, ji));
 }
 
 static void send_hello(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
@@ -347,7 +309,7 @@ int ctl_server_open(const char *path, struct jvmset *set, struct ctl_server **ou
 	struct stat st;
 	int rv, fd;
 
-	if ((rv = make_addr(path, &sa)) != 0 || (rv = check_dir(path)) != 0)
+	if ((rv = ctl_addr(path, &sa)) != 0 || (rv = check_dir(path)) != 0)
 		return rv;
 	if (lstat(path, &st) == 0) {
 		int probe;
@@ -464,7 +426,8 @@ static void accept_one(struct ctl_server *srv)
 static void client_read(struct ctl_server *srv, struct client *c)
 {
 	for (;;) {
-		ssize_t n = read(c->fd, c->in + c->in_len, HDR - c->in_len);
+		ssize_t n = read(c->fd, c->in + c->in_len, CTL_HDR_SIZE - c->in_len);
+		struct ctl_hdr h;
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			c->dead = true;
@@ -473,20 +436,18 @@ static void client_read(struct ctl_server *srv, struct client *c)
 		if (n < 0)
 			return;
 		c->in_len += (size_t)n;
-		if (c->in_len < HDR)
+		if (c->in_len < CTL_HDR_SIZE)
 			continue;
 		c->in_len = 0;
-		uint16_t kind = fgle_get16(c->in + 4);
-
-		if (fgle_get32(c->in) != HDR) {
+		if (ctl_request_decode(c->in, CTL_HDR_SIZE, &h) != 0) {
 			srv->st.bad_requests++;
 			c->dead = true;
 			return;
 		}
-		if (kind == CTL_LIST)
+		if (h.kind == CTL_LIST)
 			list(srv, c);
-		else if (kind == CTL_SUBSCRIBE)
-			subscribe(srv, c, fgle_get32(c->in + 8));
+		else if (h.kind == CTL_SUBSCRIBE)
+			subscribe(srv, c, h.host_pid);
 		else
 			srv->st.bad_requests++;
 	}
@@ -555,293 +516,4 @@ void ctl_server_stats(const struct ctl_server *srv, struct ctl_server_stats *out
 {
 	*out = srv->st;
 	out->clients = srv->n_cl;
-}
-
-/* ---- client side ------------------------------------------------------------------------- */
-
-struct pid_tab {
-	uint32_t pid;
-	struct codetab *tab;
-};
-
-struct ctl_client {
-	int fd;
-	uint8_t *buf; /* CTL_MAX_FRAME */
-	size_t len;
-	struct pid_tab *tabs;
-	size_t n_tabs, cap_tabs;
-};
-
-int ctl_connect(const char *path, struct ctl_client **out)
-{
-	struct sockaddr_un sa;
-	struct ctl_client *c;
-	int rv, fd;
-
-	if ((rv = make_addr(path, &sa)) != 0)
-		return rv;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		rv = errno == ECONNREFUSED ? -ENOENT : -errno;
-		close(fd);
-		return rv;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c || !(c->buf = malloc(CTL_MAX_FRAME))) {
-		free(c);
-		close(fd);
-		return -ENOMEM;
-	}
-	c->fd = fd;
-	*out = c;
-	return 0;
-}
-
-void ctl_close(struct ctl_client *c)
-{
-	if (!c)
-		return;
-	close(c->fd);
-	free(c->buf);
-	free(c->tabs);
-	free(c);
-}
-
-int ctl_fd(const struct ctl_client *c)
-{
-	return c->fd;
-}
-
-static int send_req(struct ctl_client *c, uint16_t kind, uint32_t pid)
-{
-	uint8_t f[HDR];
-	size_t off = 0;
-
-	fgle_put32(f, HDR);
-	fgle_put16(f + 4, kind);
-	fgle_put16(f + 6, 0);
-	fgle_put32(f + 8, pid);
-	while (off < HDR) {
-		ssize_t n = send(c->fd, f + off, HDR - off, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		off += (size_t)n;
-	}
-	return 0;
-}
-
-int ctl_subscribe(struct ctl_client *c, uint32_t host_pid)
-{
-	return send_req(c, CTL_SUBSCRIBE, host_pid);
-}
-
-/* 1 and a complete frame at c->buf, 0 when not yet, negative errno. Consumes nothing. */
-static int have_frame(struct ctl_client *c)
-{
-	uint32_t size;
-
-	if (c->len < HDR)
-		return 0;
-	size = fgle_get32(c->buf);
-	if (size < HDR || size > CTL_MAX_FRAME)
-		return -EPROTO;
-	return c->len >= size;
-}
-
-static void consume(struct ctl_client *c)
-{
-	uint32_t size = fgle_get32(c->buf);
-
-	memmove(c->buf, c->buf + size, c->len - size);
-	c->len -= size;
-}
-
-static int fill(struct ctl_client *c, int timeout_ms)
-{
-	struct pollfd p = { .fd = c->fd, .events = POLLIN };
-	ssize_t n;
-	int r = poll(&p, 1, timeout_ms);
-
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (r == 0)
-		return -ETIMEDOUT;
-	n = read(c->fd, c->buf + c->len, CTL_MAX_FRAME - c->len);
-	if (n == 0)
-		return -ECONNRESET;
-	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
-	c->len += (size_t)n;
-	return 0;
-}
-
-static int get_str(const uint8_t **p, const uint8_t *end, char *dst, size_t cap)
-{
-	uint16_t n;
-
-	if (end - *p < 2)
-		return -EPROTO;
-	n = fgle_get16(*p);
-	*p += 2;
-	if (end - *p < n)
-		return -EPROTO;
-	size_t k = n < cap - 1 ? n : cap - 1;
-
-	memcpy(dst, *p, k);
-	dst[k] = '\0';
-	*p += n;
-	return 0;
-}
-
-static int parse_jvm(const uint8_t *f, struct jvm_info *ji)
-{
-	uint32_t size = fgle_get32(f);
-	const uint8_t *p = f + HDR, *end = f + size;
-
-	memset(ji, 0, sizeof(*ji));
-	if (size < HDR + 36)
-		return -EPROTO;
-	ji->host_pid = fgle_get32(f + 8);
-	ji->ns_pid = fgle_get32(p);
-	ji->hello_flags = fgle_get32(p + 4);
-	ji->start_time = fgle_get64(p + 8);
-	ji->connect_ts = fgle_get64(p + 16);
-	ji->exit_ts = fgle_get64(p + 24);
-	ji->connected = p[32] != 0;
-	ji->exited = p[33] != 0;
-	p += 36;
-	if (get_str(&p, end, ji->container_id, sizeof(ji->container_id)) ||
-	    get_str(&p, end, ji->jvm_version, sizeof(ji->jvm_version)) ||
-	    get_str(&p, end, ji->agent_version, sizeof(ji->agent_version)))
-		return -EPROTO;
-	return 0;
-}
-
-int ctl_list(struct ctl_client *c, struct jvm_info *out, size_t max, size_t *n, int timeout_ms)
-{
-	size_t got = 0;
-	int rv;
-
-	if ((rv = send_req(c, CTL_LIST, 0)) != 0)
-		return rv;
-	for (;;) {
-		while ((rv = have_frame(c)) == 1) {
-			uint16_t kind = fgle_get16(c->buf + 4);
-
-			if (kind == CTL_LIST_END) {
-				consume(c);
-				*n = got;
-				return 0;
-			}
-			if (kind == CTL_JVM) {
-				struct jvm_info ji;
-
-				if (parse_jvm(c->buf, &ji) != 0)
-					return -EPROTO;
-				if (got < max)
-					out[got] = ji;
-				got++;
-			}
-			consume(c);
-		}
-		if (rv < 0)
-			return rv;
-		if ((rv = fill(c, timeout_ms)) != 0)
-			return rv;
-	}
-}
-
-static struct codetab **tab_slot(struct ctl_client *c, uint32_t pid, bool create)
-{
-	for (size_t i = 0; i < c->n_tabs; i++)
-		if (c->tabs[i].pid == pid)
-			return &c->tabs[i].tab;
-	if (!create)
-		return NULL;
-	if (c->n_tabs == c->cap_tabs) {
-		size_t ncap = c->cap_tabs ? c->cap_tabs * 2 : 8;
-		struct pid_tab *t = realloc(c->tabs, ncap * sizeof(*t));
-
-		if (!t)
-			return NULL;
-		c->tabs = t;
-		c->cap_tabs = ncap;
-	}
-	c->tabs[c->n_tabs] = (struct pid_tab){ .pid = pid };
-	return &c->tabs[c->n_tabs++].tab;
-}
-
-static int dispatch(struct ctl_client *c, const struct ctl_handler *h, uint64_t *bad)
-{
-	const uint8_t *f = c->buf;
-	uint32_t size = fgle_get32(f), pid = fgle_get32(f + 8);
-	uint16_t kind = fgle_get16(f + 4);
-	struct codetab **slot;
-
-	if (kind == CTL_JVM) {
-		struct jvm_info ji;
-
-		if (parse_jvm(f, &ji) != 0)
-			return -EPROTO;
-		slot = tab_slot(c, pid, true);
-		if (!slot)
-			return -ENOMEM;
-		*slot = h->jvm ? h->jvm(h->arg, &ji) : NULL;
-	} else if (kind == CTL_GONE) {
-		if (h->gone)
-			h->gone(h->arg, pid, (fgle_get16(f + 6) & CTL_GONE_EXITED) != 0);
-	} else if (kind == CTL_RECORDS) {
-		struct fgp_reader r;
-		struct fgp_record rec;
-		int rv;
-
-		slot = tab_slot(c, pid, false);
-		if (!slot || !*slot)
-			return 0;
-		if (fgp_reader_init(&r, f + HDR, size - HDR) != 0)
-			return -EPROTO;
-		while ((rv = fgp_next(&r, &rec)) != 0) {
-			if (rv < 0) {
-				if (bad)
-					(*bad)++;
-				continue;
-			}
-			if (rec.type == FGP_DROPPED && h->dropped)
-				h->dropped(h->arg, pid, &rec.u.dropped);
-			codetab_apply(*slot, &rec);
-		}
-	}
-	return 0;
-}
-
-int ctl_pump(struct ctl_client *c, int timeout_ms, const struct ctl_handler *h,
-	     uint64_t *bad_records)
-{
-	int frames = 0, rv;
-
-	for (;;) {
-		while ((rv = have_frame(c)) == 1) {
-			if ((rv = dispatch(c, h, bad_records)) != 0)
-				return rv;
-			consume(c);
-			frames++;
-		}
-		if (rv < 0)
-			return rv;
-		if (frames > 0 && timeout_ms < 0)
-			timeout_ms = 0;
-		rv = fill(c, timeout_ms);
-		if (rv == -ETIMEDOUT)
-			return frames;
-		if (rv < 0)
-			return rv;
-		if (timeout_ms > 0)
-			timeout_ms = 0; /* after the first arrival, take only what is there */
-	}
 }
