@@ -514,26 +514,55 @@ static void pump_ctl(struct session *s, int timeout_ms)
 	}
 }
 
-static int open_ctl(struct session *s, char *why, size_t whylen)
+/* Connect to the daemon's control channel (not subscribed yet). */
+static int connect_ctl(struct session *s, char *why, size_t whylen)
 {
 	const char *path = s->o.ctl_path ? s->o.ctl_path : CTL_DEFAULT_PATH;
-	uint32_t pid = s->o.target == SESSION_TARGET_PID ? s->o.pid : 0;
 	int rv = ctl_connect(path, &s->ctl);
 
 	if (rv != 0) {
 		snprintf(why, whylen, "cannot reach the watch daemon's control channel %s: %s",
 			 path, strerror(-rv));
 		s->ctl = NULL;
-		return rv;
 	}
-	rv = ctl_subscribe(s->ctl, pid);
+	return rv;
+}
+
+/* Whether the daemon has a connection from one of our PID/container targets (or any, --all). */
+static bool ctl_knows_target(struct session *s)
+{
+	struct jvm_info *list;
+	size_t n = 0;
+	bool found = false;
+
+	if (s->o.target == SESSION_TARGET_ALL)
+		return true;
+	list = calloc(SESSION_MAX_TARGETS, sizeof(*list));
+	if (!list || ctl_list(s->ctl, list, SESSION_MAX_TARGETS, &n, 2000) != 0) {
+		free(list);
+		return true; /* cannot tell: trust the daemon */
+	}
+	for (size_t i = 0; i < n && i < SESSION_MAX_TARGETS && !found; i++)
+		found = target_find(s, list[i].host_pid) != NULL;
+	free(list);
+	return found;
+}
+
+static int subscribe_ctl(struct session *s, char *why, size_t whylen)
+{
+	const char *path = s->o.ctl_path ? s->o.ctl_path : CTL_DEFAULT_PATH;
+	uint32_t pid = s->o.target == SESSION_TARGET_PID ? s->o.pid : 0;
+	int rv = ctl_subscribe(s->ctl, pid);
+
 	if (rv != 0) {
 		snprintf(why, whylen, "control channel %s: subscribe failed: %s", path,
 			 strerror(-rv));
 		ctl_close(s->ctl);
 		s->ctl = NULL;
+		return rv;
 	}
-	return rv;
+	s->src = SESSION_SRC_CTL;
+	return 0;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
@@ -557,6 +586,53 @@ static int open_listen(struct session *s, char *why, size_t whylen)
 		rv = jvmset_observe(s->js, &ob);
 	if (rv != 0)
 		snprintf(why, whylen, "cannot create the JVM set: %s", strerror(-rv));
+	return rv;
+}
+
+/*
+ * The daemon's control channel, else our own listener; why names every path tried. A daemon
+ * that answers but has no connection from our targets may serve another agent socket than
+ * ours: when we can listen on ours, nobody serves it, so the agents there come to us.
+ */
+static int open_source(struct session *s, char *why, size_t whylen)
+{
+	const char *ctl = s->o.ctl_path ? s->o.ctl_path : CTL_DEFAULT_PATH;
+	char ctlwhy[320] = "", lwhy[320];
+	int crv = 0, rv;
+
+	if (s->o.src != SESSION_SRC_LISTEN) {
+		crv = connect_ctl(s, ctlwhy, sizeof(ctlwhy));
+		if (crv != 0 && s->o.src == SESSION_SRC_CTL) {
+			snprintf(why, whylen, "%s (is `fgcollect watch --ctl %s` running?)", ctlwhy,
+				 ctl);
+			return crv;
+		}
+		if (crv == 0 && (s->o.src == SESSION_SRC_CTL || ctl_knows_target(s)))
+			return subscribe_ctl(s, why, whylen);
+	}
+	rv = open_listen(s, lwhy, sizeof(lwhy));
+	if (rv == 0) {
+		ctl_close(s->ctl); /* a daemon of other agents, if any */
+		s->ctl = NULL;
+		s->src = SESSION_SRC_LISTEN;
+		return 0;
+	}
+	if (s->ctl) {
+		/* The socket is served (by that daemon, presumably): its agent may not be there
+		 * yet. */
+		return subscribe_ctl(s, why, whylen);
+	}
+	if (s->o.src == SESSION_SRC_LISTEN) {
+		snprintf(why, whylen, "%s", lwhy);
+		return rv;
+	}
+	snprintf(why, whylen,
+		 "no watch daemon answers on the control socket %s (%s), and %s%s; give the "
+		 "daemon's --ctl PATH, or the agents' --socket PATH when no daemon runs",
+		 ctl, strerror(-crv), lwhy,
+		 rv == -EADDRINUSE ? " (another process serves it: a watch daemon with another "
+				     "control socket?)"
+				   : "");
 	return rv;
 }
 
@@ -618,29 +694,14 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 	}
 
 	/*
-	 * Code tables first, so agents can start replaying while the sampler opens. Listening
-	 * first is the test for a daemon: only when one owns the agent socket do we ask it (a
-	 * daemon reachable on some control path may serve another socket).
+	 * Code tables first, so agents can start replaying while the sampler opens. A running
+	 * daemon is asked first: it may serve any agent socket (its --socket), and listening
+	 * on ours would then fail or, worse, wait for agents that talk to the daemon. Only when
+	 * no daemon answers on the control path do we listen on the agent socket ourselves.
 	 */
-	if (o->src != SESSION_SRC_CTL) {
-		rv = open_listen(s, why, whylen);
-		if (rv == 0)
-			s->src = SESSION_SRC_LISTEN;
-		else if (rv != -EADDRINUSE || o->src == SESSION_SRC_LISTEN)
-			goto fail;
-	}
-	if (!s->rx) {
-		char ctlwhy[256];
-
-		rv = open_ctl(s, ctlwhy, sizeof(ctlwhy));
-		if (rv != 0) {
-			snprintf(why, whylen,
-				 "a watch daemon listens on %s, but: %s (give its --ctl PATH)",
-				 s->o.socket_path, ctlwhy);
-			goto fail;
-		}
-		s->src = SESSION_SRC_CTL;
-	}
+	rv = open_source(s, why, whylen);
+	if (rv != 0)
+		goto fail;
 
 	pids = calloc(s->ntargets ? s->ntargets : 1, sizeof(*pids));
 	if (!pids) {
