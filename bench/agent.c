@@ -217,7 +217,7 @@ static void bench_replay(const char *url, size_t n)
 {
 	struct queue *q = queue_new(512u << 20);
 	jvmtiEnv *jvmti = fake_jvmti();
-	struct sender_hello h = { 1, 0, "bench", "bench" };
+	struct sender_hello h = { .pid = 1, .jvm_version = "bench", .agent_version = "bench" };
 	struct link *l;
 	struct sender *s;
 	struct recv r;

@@ -26,6 +26,7 @@
 #include "queue.h"
 #include "sender.h"
 #include "vmflags.h"
+#include "vmlayout.h"
 
 #define STOP_WAIT_MS 300 /* how long VM death waits for the last records to leave */
 
@@ -235,6 +236,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
 	char err[512];
 	struct sender_hello hello = { 0 };
+	struct fgp_vm_layout layout;
+	uint8_t layout_rec[512];
+	int layout_len;
 	char *version;
 	size_t queue_budget;
 	int rv;
@@ -258,6 +262,14 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		hello.flags |= FGP_HELLO_SIGNATURES;
 	version = jvm_version(agent.jvmti);
 	hello.jvm_version = version;
+	/* How to name interpreted frames from outside: sent after every HELLO. A JVM whose
+	 * tables we cannot read gets a layout without capabilities (the collector says why). */
+	(void)vmlayout_read((const void *)(*agent.jvmti)->GetVersionNumber, version, &layout);
+	layout_len = fgp_encode_vm_layout(layout_rec, sizeof(layout_rec), &layout);
+	if (layout_len > 0) {
+		hello.after_hello = layout_rec;
+		hello.after_hello_len = (size_t)layout_len;
+	}
 	hello.agent_version = "fgagent " FG_VERSION;
 	if (agent.q == NULL) {
 		free(version);

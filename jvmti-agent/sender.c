@@ -28,6 +28,8 @@ struct sender {
 	void *link;
 	char *jvm_version, *agent_version;
 	uint32_t pid, hello_flags;
+	uint8_t *after_hello; /* records sent after HELLO, or NULL */
+	size_t after_hello_len;
 
 	uint64_t synced; /* connection id that has HELLO + snapshot, or 0 */
 	uint8_t *batch;	 /* SENDER_MSG_MAX bytes: message header + records */
@@ -87,6 +89,12 @@ struct sender *sender_new(struct queue *q, size_t table_budget, const struct sen
 	s->batch = malloc(SENDER_MSG_MAX);
 	s->jvm_version = dup_or_empty(hello->jvm_version);
 	s->agent_version = dup_or_empty(hello->agent_version);
+	if (hello->after_hello && hello->after_hello_len &&
+	    hello->after_hello_len <= SENDER_AFTER_HELLO_MAX &&
+	    (s->after_hello = malloc(hello->after_hello_len)) != NULL) {
+		memcpy(s->after_hello, hello->after_hello, hello->after_hello_len);
+		s->after_hello_len = hello->after_hello_len;
+	}
 	if (!s->t || !s->batch || !s->jvm_version || !s->agent_version) {
 		sender_free(s);
 		return NULL;
@@ -102,6 +110,7 @@ void sender_free(struct sender *s)
 	free(s->batch);
 	free(s->jvm_version);
 	free(s->agent_version);
+	free(s->after_hello);
 	free(s);
 }
 
@@ -259,6 +268,8 @@ static int sync_conn(struct sender *s)
 	if (n < 0)
 		return n;
 	if ((rv = append(s, hello, (size_t)n, 0)) != 0)
+		return rv;
+	if (s->after_hello && (rv = append(s, s->after_hello, s->after_hello_len, 0)) != 0)
 		return rv;
 	fgp_encode_snapshot(small, sizeof(small), FGP_SNAPSHOT_BEGIN, &snap);
 	if ((rv = append(s, small, sizeof(small), 0)) != 0)

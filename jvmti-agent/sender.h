@@ -3,7 +3,8 @@
  * sender.h - the sender: drains the event queue into the live code table and, while a
  * collector is connected, batches the records into messages for it.
  *
- * On every new connection it first sends HELLO, then SNAPSHOT_BEGIN, every record of the table
+ * On every new connection it first sends HELLO (and the records given in after_hello), then
+ * SNAPSHOT_BEGIN, every record of the table
  * flagged FGP_REC_REPLAY, SNAPSHOT_END, a DROPPED record if anything was dropped, and from then
  * on the deltas, batched into messages of at most SENDER_MSG_MAX bytes and flushed when the
  * queue runs dry or a batch is older than about 1 ms. While no collector is connected only the
@@ -23,6 +24,7 @@
 #include "queue.h"
 
 #define SENDER_MSG_MAX (64u << 10)
+#define SENDER_AFTER_HELLO_MAX 4096u /* longer after_hello blobs are not sent */
 
 struct link_ops {
 	/*
@@ -42,6 +44,10 @@ struct sender_hello {
 	uint32_t flags; /* FGP_HELLO_* */
 	const char *jvm_version;
 	const char *agent_version;
+	/* Encoded records sent right after HELLO on every connection (the VM_LAYOUT), or NULL;
+	 * copied by sender_new. */
+	const uint8_t *after_hello;
+	size_t after_hello_len;
 };
 
 struct sender_stats {

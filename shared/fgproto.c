@@ -221,6 +221,60 @@ int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
 	return FGP_DROPPED_SIZE;
 }
 
+void fgp_vml_set(struct fgp_vm_layout *l, enum fgp_vml_key k, uint32_t v)
+{
+	if ((unsigned)k == 0 || (unsigned)k >= FGP_VML_NKEYS)
+		return;
+	l->val[k] = v;
+	l->present |= 1ull << k;
+}
+
+int fgp_vml_has(const struct fgp_vm_layout *l, enum fgp_vml_key k)
+{
+	return (unsigned)k < FGP_VML_NKEYS && (l->present >> k & 1);
+}
+
+uint32_t fgp_vml_get(const struct fgp_vm_layout *l, enum fgp_vml_key k)
+{
+	return fgp_vml_has(l, k) ? l->val[k] : 0;
+}
+
+static unsigned vml_count(const struct fgp_vm_layout *l)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 1; k < FGP_VML_NKEYS; k++)
+		n += (unsigned)(l->present >> k & 1);
+	return n;
+}
+
+size_t fgp_vm_layout_size(const struct fgp_vm_layout *l)
+{
+	return FGP_REC_HEADER_SIZE + 8 + 8 * (size_t)vml_count(l);
+}
+
+int fgp_encode_vm_layout(uint8_t *dst, size_t cap, const struct fgp_vm_layout *l)
+{
+	size_t size = fgp_vm_layout_size(l);
+	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
+
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_VM_LAYOUT, 0, (uint32_t)size);
+	fgle_put32(p, l->caps);
+	fgle_put32(p + 4, vml_count(l));
+	p += 8;
+	for (unsigned k = 1; k < FGP_VML_NKEYS; k++) {
+		if (!(l->present >> k & 1))
+			continue;
+		fgle_put16(p, (uint16_t)k);
+		fgle_put16(p + 2, 0);
+		fgle_put32(p + 4, l->val[k]);
+		p += 8;
+	}
+	return (int)size;
+}
+
 /* ---- decoding ------------------------------------------------------------------------- */
 
 /* A bounded read cursor over one record body; once failed, every read fails. */
@@ -367,6 +421,32 @@ static int decode_code_load(struct cur *c, struct fgp_code_load *l)
 	return decode_inline(c, l);
 }
 
+static int decode_vm_layout(struct cur *c, struct fgp_vm_layout *l)
+{
+	uint64_t seen = 0;
+	uint32_t n;
+
+	l->caps = take32(c);
+	n = take32(c);
+	if (c->bad || n > FGP_VML_MAX_ENTRIES || n > (size_t)(c->end - c->p) / 8)
+		return -EBADMSG;
+	for (uint32_t i = 0; i < n; i++) {
+		uint16_t k = take16(c);
+		uint16_t z = take16(c);
+		uint32_t v = take32(c);
+
+		if (c->bad || z != 0 || k == 0)
+			return -EBADMSG;
+		if (k >= FGP_VML_NKEYS)
+			continue; /* a key from a newer agent */
+		if (seen >> k & 1)
+			return -EBADMSG;
+		seen |= 1ull << k;
+		fgp_vml_set(l, (enum fgp_vml_key)k, v);
+	}
+	return 0;
+}
+
 static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 {
 	int rv = 0;
@@ -402,6 +482,9 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		rec->u.dropped.ts = take64(c);
 		rec->u.dropped.queue_full = take64(c);
 		rec->u.dropped.table_full = take64(c);
+		break;
+	case FGP_VM_LAYOUT:
+		rv = decode_vm_layout(c, &rec->u.layout);
 		break;
 	default:
 		return 0; /* unknown type: skipped by size, body not decoded */
@@ -510,6 +593,8 @@ const char *fgp_type_name(uint16_t type)
 		return "snapshot-end";
 	case FGP_DROPPED:
 		return "dropped";
+	case FGP_VM_LAYOUT:
+		return "vm-layout";
 	default:
 		return "unknown";
 	}

@@ -31,6 +31,13 @@
  *   DYNAMIC_CODE  u64 addr | u32 size | u32 reserved | u64 ts | str name
  *   SNAPSHOT_BEGIN/END  u64 ts | u32 count | u32 reserved
  *   DROPPED       u64 ts | u64 queue_full | u64 table_full   (cumulative since agent start)
+ *   VM_LAYOUT     u32 caps (FGP_VML_CAP_*) | u32 n | n x { u16 key | u16 0 | u32 value }
+ *
+ * VM_LAYOUT tells the collector how to read this JVM's metadata from outside (HotSpot's
+ * VMStructs, plus what VMStructs does not export, e.g. interpreter frame slots). Keys are
+ * enum fgp_vml_key; a decoder ignores keys it does not know (so later agents can add keys) and
+ * refuses a key given twice; a key the agent could not find is simply absent, and caps says
+ * which features the agent trusts. The agent sends it right after HELLO on every connection.
  *
  * Inline table of a CODE_LOAD (from JVMTI_CMLR_INLINE_INFO):
  *
@@ -69,7 +76,42 @@ enum fgp_type {
 	FGP_SNAPSHOT_BEGIN = 5,
 	FGP_SNAPSHOT_END = 6,
 	FGP_DROPPED = 7,
+	FGP_VM_LAYOUT = 9,
 };
+
+/* VM_LAYOUT: features the agent vouches for (every key they need is present and checked). */
+#define FGP_VML_CAP_NAMES (1u << 0)	   /* Method* -> holder and method names */
+#define FGP_VML_CAP_INTERP_FRAME (1u << 1) /* Method* and bcp slots of interpreter frames */
+#define FGP_VML_CAP_LINES (1u << 2)	   /* compressed line number tables */
+
+/*
+ * VM_LAYOUT keys. Offsets and sizes in bytes; slots in words relative to the frame pointer,
+ * as int32 (two's complement) in the u32 value.
+ */
+enum fgp_vml_key {
+	FGP_VML_JDK_MAJOR = 1,		   /* feature release, e.g. 17 */
+	FGP_VML_METHOD_CONSTMETHOD = 2,	   /* Method::_constMethod */
+	FGP_VML_CONSTMETHOD_CONSTANTS = 3, /* ConstMethod::_constants */
+	FGP_VML_CONSTMETHOD_NAME_INDEX = 4,
+	FGP_VML_CONSTMETHOD_SIGNATURE_INDEX = 5,
+	FGP_VML_CONSTMETHOD_CODE_SIZE = 6,
+	FGP_VML_CONSTMETHOD_IDNUM = 7,	     /* ConstMethod::_method_idnum */
+	FGP_VML_CONSTMETHOD_SIZE = 8,	     /* sizeof(ConstMethod): bytecodes follow */
+	FGP_VML_CONSTMETHOD_FLAGS = 9,	     /* ConstMethod::_flags (u2 or u4) */
+	FGP_VML_CONSTMETHOD_FLAGS_SIZE = 10, /* 2 or 4 */
+	FGP_VML_CONSTMETHOD_HAS_LINES = 11,  /* _flags bit: has a line number table */
+	FGP_VML_CONSTPOOL_HOLDER = 12,	     /* ConstantPool::_pool_holder */
+	FGP_VML_CONSTPOOL_SIZE = 13,	     /* sizeof(ConstantPool): the slots follow */
+	FGP_VML_KLASS_NAME = 14,	     /* Klass::_name */
+	FGP_VML_SYMBOL_LENGTH = 15,	     /* Symbol::_length (u2) */
+	FGP_VML_SYMBOL_BODY = 16,	     /* Symbol::_body */
+	FGP_VML_LINES_UNSIGNED5_X = 17,	     /* excluded low bytes of the line table code */
+	FGP_VML_INTERP_METHOD_SLOT = 18,     /* Method* of an interpreter frame, fp + slot */
+	FGP_VML_INTERP_BCP_SLOT = 19,	     /* bcp saved by an interpreter frame, fp + slot */
+	FGP_VML_NKEYS = 20,		     /* keys below this are decoded */
+};
+
+#define FGP_VML_MAX_ENTRIES 1024u
 
 /* HELLO flags: the JVM flags that decide what a profile can show. */
 #define FGP_HELLO_PRESERVE_FRAME_POINTER (1u << 0)
@@ -153,6 +195,16 @@ struct fgp_dropped {
 	uint64_t table_full;
 };
 
+/*
+ * A VM layout: val[k] is meaningful only when present has bit k. Encoders take the same struct
+ * (keys present, in increasing order, are written).
+ */
+struct fgp_vm_layout {
+	uint32_t caps;
+	uint64_t present;
+	uint32_t val[FGP_VML_NKEYS];
+};
+
 struct fgp_record {
 	uint16_t type;	/* enum fgp_type, or an unknown type (body not decoded) */
 	uint16_t flags; /* FGP_REC_* */
@@ -164,6 +216,7 @@ struct fgp_record {
 		struct fgp_dynamic_code dyn;
 		struct fgp_snapshot snap;
 		struct fgp_dropped dropped;
+		struct fgp_vm_layout layout;
 	} u;
 };
 
@@ -194,6 +247,14 @@ int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_c
 int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fgp_snapshot *s);
 
 int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d);
+
+size_t fgp_vm_layout_size(const struct fgp_vm_layout *l);
+int fgp_encode_vm_layout(uint8_t *dst, size_t cap, const struct fgp_vm_layout *l);
+
+/* Set key k of l to v (k < FGP_VML_NKEYS); has/get read it back (get gives 0 when absent). */
+void fgp_vml_set(struct fgp_vm_layout *l, enum fgp_vml_key k, uint32_t v);
+int fgp_vml_has(const struct fgp_vm_layout *l, enum fgp_vml_key k);
+uint32_t fgp_vml_get(const struct fgp_vm_layout *l, enum fgp_vml_key k);
 
 /* Sizes of the fixed-size records. */
 #define FGP_CODE_UNLOAD_SIZE (FGP_REC_HEADER_SIZE + 16)

@@ -187,8 +187,10 @@ struct fix {
 	struct fake *f;
 };
 
-static const struct sender_hello hello = { 4242, FGP_HELLO_PRESERVE_FRAME_POINTER, "17.0.99+1",
-					   "fgagent test" };
+static const struct sender_hello hello = { .pid = 4242,
+					   .flags = FGP_HELLO_PRESERVE_FRAME_POINTER,
+					   .jvm_version = "17.0.99+1",
+					   .agent_version = "fgagent test" };
 
 static int setup(void **state)
 {
@@ -433,6 +435,42 @@ static void test_large_snapshot_is_split_into_bounded_messages(void **state)
 		assert_true(f->rec[i].flags & FGP_REC_REPLAY);
 }
 
+static void test_after_hello_records_follow_every_hello(void **state)
+{
+	struct fix *x = *state;
+	struct fgp_vm_layout l = { .caps = FGP_VML_CAP_NAMES };
+	struct sender_hello h = hello;
+	uint8_t rec[256];
+	struct sender *s;
+	struct fake *f = x->f;
+	int n;
+
+	fgp_vml_set(&l, FGP_VML_JDK_MAJOR, 17);
+	n = fgp_encode_vm_layout(rec, sizeof(rec), &l);
+	assert_true(n > 0);
+	h.after_hello = rec;
+	h.after_hello_len = (size_t)n;
+	s = sender_new(x->q, 1 << 20, &h, &fake_ops, f);
+	assert_non_null(s);
+	memset(rec, 0, sizeof(rec)); /* copied: the caller's buffer may go */
+	push_load(x->q, 0x1000, 0x100, "a.B::one");
+	f->conn = 1;
+	sender_poll(s, 10);
+	assert_int_equal(f->rec[0].type, FGP_HELLO);
+	assert_int_equal(f->rec[1].type, FGP_VM_LAYOUT);
+	assert_int_equal(f->rec[2].type, FGP_SNAPSHOT_BEGIN);
+	/* A new connection gets it again, after its own HELLO. */
+	f->conn = 2; /* the sender resets the old connection first (the fake drops to 0) */
+	sender_poll(s, 10);
+	f->conn = 3;
+	sender_poll(s, 10);
+	long hh = find(f, 1, FGP_HELLO);
+
+	assert_true(hh > 0);
+	assert_int_equal(f->rec[hh + 1].type, FGP_VM_LAYOUT);
+	sender_free(s);
+}
+
 static void test_thread_starts_and_stops_within_bound(void **state)
 {
 	struct fix *x = *state;
@@ -462,6 +500,8 @@ int main(void)
 		cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),
 		cmocka_unit_test_setup_teardown(test_large_snapshot_is_split_into_bounded_messages,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_after_hello_records_follow_every_hello, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_thread_starts_and_stops_within_bound, setup,
 						teardown),
 	};

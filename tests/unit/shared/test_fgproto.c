@@ -449,6 +449,123 @@ static void test_random_mutations_are_decoded_safely(void **state)
 	}
 }
 
+/* ---- VM_LAYOUT ------------------------------------------------------------------------- */
+
+static size_t build_layout(uint8_t *buf, size_t cap, const struct fgp_vm_layout *l)
+{
+	int n;
+
+	assert_int_equal(fgp_encode_msg_header(buf, cap), FGP_MSG_HEADER_SIZE);
+	n = fgp_encode_vm_layout(buf + FGP_MSG_HEADER_SIZE, cap - FGP_MSG_HEADER_SIZE, l);
+	assert_int_equal(n, (int)fgp_vm_layout_size(l));
+	return FGP_MSG_HEADER_SIZE + (size_t)n;
+}
+
+static void sample_layout(struct fgp_vm_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->caps = FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME;
+	fgp_vml_set(l, FGP_VML_JDK_MAJOR, 17);
+	fgp_vml_set(l, FGP_VML_METHOD_CONSTMETHOD, 8);
+	fgp_vml_set(l, FGP_VML_CONSTMETHOD_SIZE, 48);
+	fgp_vml_set(l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)-3);
+}
+
+static void test_vm_layout_round_trips_and_absent_keys_stay_absent(void **state)
+{
+	struct fgp_vm_layout l;
+	struct fgp_reader r;
+	struct fgp_record rec;
+	uint8_t buf[512];
+	size_t len;
+
+	(void)state;
+	sample_layout(&l);
+	len = build_layout(buf, sizeof(buf), &l);
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_VM_LAYOUT);
+	assert_int_equal(rec.u.layout.caps, l.caps);
+	assert_int_equal(fgp_vml_get(&rec.u.layout, FGP_VML_JDK_MAJOR), 17);
+	assert_int_equal(fgp_vml_get(&rec.u.layout, FGP_VML_CONSTMETHOD_SIZE), 48);
+	assert_int_equal((int32_t)fgp_vml_get(&rec.u.layout, FGP_VML_INTERP_METHOD_SLOT), -3);
+	assert_true(fgp_vml_has(&rec.u.layout, FGP_VML_METHOD_CONSTMETHOD));
+	assert_false(fgp_vml_has(&rec.u.layout, FGP_VML_KLASS_NAME));
+	assert_false(fgp_vml_has(&rec.u.layout, FGP_VML_NKEYS));
+	assert_int_equal(fgp_next(&r, &rec), 0);
+	assert_string_equal(fgp_type_name(FGP_VM_LAYOUT), "vm-layout");
+}
+
+/* Patch entry i (0-based) of the single layout record in buf. */
+static void patch_entry(uint8_t *buf, unsigned i, uint16_t key, uint16_t zero)
+{
+	uint8_t *e = buf + FGP_MSG_HEADER_SIZE + FGP_REC_HEADER_SIZE + 8 + 8 * (size_t)i;
+
+	e[0] = (uint8_t)key;
+	e[1] = (uint8_t)(key >> 8);
+	e[2] = (uint8_t)zero;
+	e[3] = (uint8_t)(zero >> 8);
+}
+
+static int decode_one(const uint8_t *buf, size_t len, struct fgp_record *rec)
+{
+	struct fgp_reader r;
+
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	return fgp_next(&r, rec);
+}
+
+static void test_vm_layout_unknown_keys_are_ignored_and_bad_entries_refused(void **state)
+{
+	struct fgp_vm_layout l;
+	struct fgp_record rec;
+	uint8_t buf[512], b2[512];
+	size_t len;
+
+	(void)state;
+	sample_layout(&l);
+	len = build_layout(buf, sizeof(buf), &l);
+
+	/* A key from a newer agent: skipped, the rest kept. */
+	memcpy(b2, buf, len);
+	patch_entry(b2, 1, 999, 0);
+	assert_int_equal(decode_one(b2, len, &rec), 1);
+	assert_false(fgp_vml_has(&rec.u.layout, FGP_VML_METHOD_CONSTMETHOD));
+	assert_int_equal(fgp_vml_get(&rec.u.layout, FGP_VML_CONSTMETHOD_SIZE), 48);
+
+	/* The same key twice, key 0, or a nonzero reserved field: refused. */
+	memcpy(b2, buf, len);
+	patch_entry(b2, 1, FGP_VML_JDK_MAJOR, 0);
+	assert_int_equal(decode_one(b2, len, &rec), -EBADMSG);
+	memcpy(b2, buf, len);
+	patch_entry(b2, 2, 0, 0);
+	assert_int_equal(decode_one(b2, len, &rec), -EBADMSG);
+	memcpy(b2, buf, len);
+	patch_entry(b2, 0, FGP_VML_JDK_MAJOR, 1);
+	assert_int_equal(decode_one(b2, len, &rec), -EBADMSG);
+
+	/* A count that does not match the record's size: refused either way. */
+	memcpy(b2, buf, len);
+	b2[FGP_MSG_HEADER_SIZE + FGP_REC_HEADER_SIZE + 4] = 200;
+	assert_int_equal(decode_one(b2, len, &rec), -EBADMSG);
+	memcpy(b2, buf, len);
+	b2[FGP_MSG_HEADER_SIZE + FGP_REC_HEADER_SIZE + 4] = 3;
+	assert_int_equal(decode_one(b2, len, &rec), -EBADMSG);
+
+	/* Every truncation of the message decodes safely and never yields the record. */
+	for (size_t cut = 0; cut < len; cut++) {
+		uint8_t *p = malloc(cut ? cut : 1);
+		struct fgp_reader r;
+
+		assert_non_null(p);
+		memcpy(p, buf, cut);
+		if (fgp_reader_init(&r, p, cut) == 0)
+			assert_true(fgp_next(&r, &rec) <= 0);
+		free(p);
+	}
+	assert_int_equal(fgp_encode_vm_layout(b2, fgp_vm_layout_size(&l) - 1, &l), -ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +581,8 @@ int main(void)
 		cmocka_unit_test(test_zero_sized_or_wrapping_code_is_refused),
 		cmocka_unit_test(test_every_truncation_is_decoded_safely),
 		cmocka_unit_test(test_random_mutations_are_decoded_safely),
+		cmocka_unit_test(test_vm_layout_round_trips_and_absent_keys_stay_absent),
+		cmocka_unit_test(test_vm_layout_unknown_keys_are_ignored_and_bad_entries_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmstructs.c - bounded lookups in HotSpot's exported VMStructs tables (see vmstructs.h).
+ *
+ * Invariant: nothing is dereferenced before the exported descriptors said where it is; offsets
+ * inside an entry are checked against the entry's stride first.
+ */
+#include "vmstructs.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+static bool sym_u64(void *h, const char *name, uint64_t *out)
+{
+	const uint64_t *p = dlsym(h, name);
+
+	if (p == NULL)
+		return false;
+	*out = *p;
+	return true;
+}
+
+static bool sym_ptr(void *h, const char *name, const char **out)
+{
+	const char *const *p = dlsym(h, name);
+
+	if (p == NULL || *p == NULL)
+		return false;
+	*out = *p;
+	return true;
+}
+
+/* An 8-byte slot at off inside an entry of stride bytes. */
+static bool slot_ok(uint64_t stride, uint64_t off)
+{
+	return stride >= 8 && stride <= VMSTRUCTS_MAX_STRIDE && off <= stride - 8;
+}
+
+static const char *str_at(const char *entry, uint64_t off)
+{
+	const char *s;
+
+	memcpy(&s, entry + off, sizeof(s));
+	return s;
+}
+
+static uint64_t u64_at(const char *entry, uint64_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, entry + off, sizeof(v));
+	return v;
+}
+
+int vmstructs_from_dl(void *h, struct vmstructs *vs)
+{
+	memset(vs, 0, sizeof(*vs));
+	if (!sym_ptr(h, "gHotSpotVMStructs", &vs->structs) ||
+	    !sym_u64(h, "gHotSpotVMStructEntryArrayStride", &vs->s_stride) ||
+	    !sym_u64(h, "gHotSpotVMStructEntryTypeNameOffset", &vs->s_type) ||
+	    !sym_u64(h, "gHotSpotVMStructEntryFieldNameOffset", &vs->s_field) ||
+	    !sym_u64(h, "gHotSpotVMStructEntryTypeStringOffset", &vs->s_typestr) ||
+	    !sym_u64(h, "gHotSpotVMStructEntryIsStaticOffset", &vs->s_static) ||
+	    !sym_u64(h, "gHotSpotVMStructEntryOffsetOffset", &vs->s_offset) ||
+	    !sym_u64(h, "gHotSpotVMStructEntryAddressOffset", &vs->s_address) ||
+	    !sym_ptr(h, "gHotSpotVMTypes", &vs->types) ||
+	    !sym_u64(h, "gHotSpotVMTypeEntryArrayStride", &vs->t_stride) ||
+	    !sym_u64(h, "gHotSpotVMTypeEntryTypeNameOffset", &vs->t_name) ||
+	    !sym_u64(h, "gHotSpotVMTypeEntrySizeOffset", &vs->t_size))
+		return -ENOENT;
+	/* The constants are optional: a layout without them loses only what needs them. */
+	if (!sym_ptr(h, "gHotSpotVMIntConstants", &vs->ints) ||
+	    !sym_u64(h, "gHotSpotVMIntConstantEntryArrayStride", &vs->i_stride) ||
+	    !sym_u64(h, "gHotSpotVMIntConstantEntryNameOffset", &vs->i_name) ||
+	    !sym_u64(h, "gHotSpotVMIntConstantEntryValueOffset", &vs->i_value))
+		vs->ints = NULL;
+	if (!sym_ptr(h, "gHotSpotVMLongConstants", &vs->longs) ||
+	    !sym_u64(h, "gHotSpotVMLongConstantEntryArrayStride", &vs->l_stride) ||
+	    !sym_u64(h, "gHotSpotVMLongConstantEntryNameOffset", &vs->l_name) ||
+	    !sym_u64(h, "gHotSpotVMLongConstantEntryValueOffset", &vs->l_value))
+		vs->longs = NULL;
+	return 0;
+}
+
+int vmstructs_field(const struct vmstructs *vs, const char *type, const char *field, uint64_t *off,
+		    const char **typestr)
+{
+	const char *e = vs->structs;
+
+	if (!e || !slot_ok(vs->s_stride, vs->s_type) || !slot_ok(vs->s_stride, vs->s_field) ||
+	    !slot_ok(vs->s_stride, vs->s_offset) || !slot_ok(vs->s_stride, vs->s_typestr) ||
+	    vs->s_static > vs->s_stride - 4)
+		return -ENOENT;
+	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->s_stride) {
+		const char *tn = str_at(e, vs->s_type);
+		const char *fn = str_at(e, vs->s_field);
+		int32_t is_static;
+
+		if (tn == NULL)
+			return -ENOENT;
+		if (fn == NULL || strcmp(tn, type) != 0 || strcmp(fn, field) != 0)
+			continue;
+		memcpy(&is_static, e + vs->s_static, sizeof(is_static));
+		if (is_static)
+			continue;
+		*off = u64_at(e, vs->s_offset);
+		if (typestr)
+			*typestr = str_at(e, vs->s_typestr);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int vmstructs_type_size(const struct vmstructs *vs, const char *type, uint64_t *size)
+{
+	const char *e = vs->types;
+
+	if (!e || !slot_ok(vs->t_stride, vs->t_name) || !slot_ok(vs->t_stride, vs->t_size))
+		return -ENOENT;
+	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->t_stride) {
+		const char *tn = str_at(e, vs->t_name);
+
+		if (tn == NULL)
+			return -ENOENT;
+		if (strcmp(tn, type) == 0) {
+			*size = u64_at(e, vs->t_size);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int vmstructs_int(const struct vmstructs *vs, const char *name, int32_t *v)
+{
+	const char *e = vs->ints;
+
+	if (!e || !slot_ok(vs->i_stride, vs->i_name) || vs->i_value > vs->i_stride - 4)
+		return -ENOENT;
+	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->i_stride) {
+		const char *n = str_at(e, vs->i_name);
+
+		if (n == NULL)
+			return -ENOENT;
+		if (strcmp(n, name) == 0) {
+			memcpy(v, e + vs->i_value, sizeof(*v));
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int vmstructs_long(const struct vmstructs *vs, const char *name, uint64_t *v)
+{
+	const char *e = vs->longs;
+
+	if (!e || !slot_ok(vs->l_stride, vs->l_name) || !slot_ok(vs->l_stride, vs->l_value))
+		return -ENOENT;
+	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->l_stride) {
+		const char *n = str_at(e, vs->l_name);
+
+		if (n == NULL)
+			return -ENOENT;
+		if (strcmp(n, name) == 0) {
+			*v = u64_at(e, vs->l_value);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_agent_vmlayout.c - the VM_LAYOUT built from fake VMStructs tables shaped like JDK 17's and
+ * JDK 25's (offsets as those releases export them), with fields missing, insane strides and
+ * unknown releases turning capabilities off rather than guessing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "vmlayout.h"
+#include "vmstructs.h"
+
+/* HotSpot's VMStructEntry / VMTypeEntry / VMIntConstantEntry shapes. */
+struct fstruct {
+	const char *type, *field, *typestr;
+	int32_t is_static;
+	uint64_t offset;
+	void *address;
+};
+
+struct ftype {
+	const char *name, *super, *is_oop;
+	int32_t a, b, c;
+	uint64_t size;
+};
+
+struct fint {
+	const char *name;
+	int32_t value;
+};
+
+#define MAXF 32
+
+struct fake {
+	struct fstruct s[MAXF];
+	struct ftype t[MAXF];
+	struct fint i[MAXF];
+	unsigned ns, nt, ni;
+};
+
+static void add_f(struct fake *f, const char *type, const char *field, const char *ts, uint64_t off)
+{
+	f->s[f->ns++] = (struct fstruct){ type, field, ts, 0, off, NULL };
+}
+
+static void add_t(struct fake *f, const char *name, uint64_t size)
+{
+	f->t[f->nt++] = (struct ftype){ .name = name, .size = size };
+}
+
+/* JDK 17's offsets; jdk25 switches to that release's. */
+static void fake_jdk(struct fake *f, bool jdk25)
+{
+	memset(f, 0, sizeof(*f));
+	add_f(f, "Method", "_constMethod", "ConstMethod*", 8);
+	add_f(f, "ConstMethod", "_constants", "ConstantPool*", 8);
+	if (jdk25) {
+		add_f(f, "ConstMethod", "_flags._flags", "u4", 28);
+		add_f(f, "ConstMethod", "_code_size", "u2", 34);
+		add_f(f, "ConstMethod", "_name_index", "u2", 36);
+		add_f(f, "ConstMethod", "_signature_index", "u2", 38);
+		add_f(f, "ConstMethod", "_method_idnum", "u2", 40);
+		f->i[f->ni++] = (struct fint){ "ConstMethodFlags::_misc_has_linenumber_table", 1 };
+	} else {
+		add_f(f, "ConstMethod", "_flags", "u2", 28);
+		add_f(f, "ConstMethod", "_code_size", "u2", 32);
+		add_f(f, "ConstMethod", "_name_index", "u2", 34);
+		add_f(f, "ConstMethod", "_signature_index", "u2", 36);
+		add_f(f, "ConstMethod", "_method_idnum", "u2", 38);
+		f->i[f->ni++] = (struct fint){ "ConstMethod::_has_linenumber_table", 1 };
+	}
+	add_f(f, "ConstantPool", "_pool_holder", "InstanceKlass*", 24);
+	add_f(f, "Klass", "_name", "Symbol*", 24);
+	add_f(f, "Symbol", "_length", "u2", 4);
+	add_f(f, "Symbol", "_body[0]", "u1", 6);
+	add_t(f, "ConstMethod", jdk25 ? 56 : 48);
+	add_t(f, "ConstantPool", 72);
+	add_t(f, "Method", 88);
+}
+
+static void vs_of(struct fake *f, struct vmstructs *vs)
+{
+	memset(vs, 0, sizeof(*vs));
+	vs->structs = (const char *)f->s;
+	vs->s_stride = sizeof(struct fstruct);
+	vs->s_type = offsetof(struct fstruct, type);
+	vs->s_field = offsetof(struct fstruct, field);
+	vs->s_typestr = offsetof(struct fstruct, typestr);
+	vs->s_static = offsetof(struct fstruct, is_static);
+	vs->s_offset = offsetof(struct fstruct, offset);
+	vs->s_address = offsetof(struct fstruct, address);
+	vs->types = (const char *)f->t;
+	vs->t_stride = sizeof(struct ftype);
+	vs->t_name = offsetof(struct ftype, name);
+	vs->t_size = offsetof(struct ftype, size);
+	vs->ints = (const char *)f->i;
+	vs->i_stride = sizeof(struct fint);
+	vs->i_name = offsetof(struct fint, name);
+	vs->i_value = offsetof(struct fint, value);
+}
+
+#define ALL_CAPS (FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME | FGP_VML_CAP_LINES)
+
+static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
+{
+	struct fake f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+
+	(void)state;
+	fake_jdk(&f, false);
+	vs_of(&f, &vs);
+	vmlayout_build(&vs, 17, &l);
+	assert_int_equal(l.caps, ALL_CAPS);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_JDK_MAJOR), 17);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_SIZE), 48);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_CODE_SIZE), 32);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_NAME_INDEX), 34);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_FLAGS), 28);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_FLAGS_SIZE), 2);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_HAS_LINES), 1);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTPOOL_HOLDER), 24);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTPOOL_SIZE), 72);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_KLASS_NAME), 24);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_SYMBOL_LENGTH), 4);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_SYMBOL_BODY), 6);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_LINES_UNSIGNED5_X), 0);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_METHOD_SLOT), -3);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_BCP_SLOT), -8);
+}
+
+static void test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion(void **state)
+{
+	struct fake f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+
+	(void)state;
+	fake_jdk(&f, true);
+	vs_of(&f, &vs);
+	vmlayout_build(&vs, 25, &l);
+	assert_int_equal(l.caps, ALL_CAPS);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_SIZE), 56);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_CODE_SIZE), 34);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_FLAGS_SIZE), 4);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_LINES_UNSIGNED5_X), 1);
+}
+
+static void test_a_missing_field_turns_names_and_frames_off(void **state)
+{
+	struct fake f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+
+	(void)state;
+	fake_jdk(&f, false);
+	f.s[8].field = "_name_renamed"; /* Klass::_name */
+	vs_of(&f, &vs);
+	vmlayout_build(&vs, 17, &l);
+	assert_false(l.caps & FGP_VML_CAP_NAMES);
+	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
+	assert_false(l.caps & FGP_VML_CAP_LINES);
+	assert_false(fgp_vml_has(&l, FGP_VML_KLASS_NAME));
+	assert_true(fgp_vml_has(&l, FGP_VML_METHOD_CONSTMETHOD));
+
+	/* A static field of that name does not count, nor does an offset beyond any class. */
+	fake_jdk(&f, false);
+	f.s[8].is_static = 1;
+	vs_of(&f, &vs);
+	vmlayout_build(&vs, 17, &l);
+	assert_false(l.caps & FGP_VML_CAP_NAMES);
+	fake_jdk(&f, false);
+	f.s[0].offset = 1u << 20;
+	vs_of(&f, &vs);
+	vmlayout_build(&vs, 17, &l);
+	assert_false(l.caps & FGP_VML_CAP_NAMES);
+	assert_false(fgp_vml_has(&l, FGP_VML_METHOD_CONSTMETHOD));
+}
+
+static void test_unknown_releases_get_no_frame_slots_or_lines(void **state)
+{
+	struct fake f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+
+	(void)state;
+	fake_jdk(&f, true);
+	vs_of(&f, &vs);
+	vmlayout_build(&vs, 26, &l);
+	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_LINES);
+	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_METHOD_SLOT));
+	vmlayout_build(&vs, 20, &l); /* the line coding changed inside 20.0.x */
+	assert_false(l.caps & FGP_VML_CAP_LINES);
+	vmlayout_build(&vs, 0, &l);
+	assert_int_equal(l.caps, FGP_VML_CAP_NAMES);
+	/* A line-table flag that is not one bit is not trusted. */
+	fake_jdk(&f, false);
+	f.i[0].value = 3;
+	vs_of(&f, &vs);
+	vmlayout_build(&vs, 17, &l);
+	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME);
+}
+
+static void test_insane_strides_find_nothing(void **state)
+{
+	struct fake f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+	uint64_t off;
+
+	(void)state;
+	fake_jdk(&f, false);
+	vs_of(&f, &vs);
+	vs.s_stride = 4;
+	assert_int_equal(vmstructs_field(&vs, "Method", "_constMethod", &off, NULL), -ENOENT);
+	vs.s_stride = 1u << 20;
+	assert_int_equal(vmstructs_field(&vs, "Method", "_constMethod", &off, NULL), -ENOENT);
+	vs_of(&f, &vs);
+	vs.s_offset = vs.s_stride; /* the value would lie past the entry */
+	vmlayout_build(&vs, 17, &l);
+	assert_int_equal(l.caps, 0);
+	vs_of(&f, &vs);
+	vs.ints = NULL; /* no constants exported: names still work, lines do not */
+	vmlayout_build(&vs, 17, &l);
+	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME);
+}
+
+static void test_jdk_major_is_parsed_from_vm_versions(void **state)
+{
+	static const struct {
+		const char *v;
+		unsigned major;
+	} cases[] = {
+		{ "17.0.15+6-Debian-1deb12u1", 17 },
+		{ "25+36-LTS", 25 },
+		{ "1.8.0_402-b06", 8 },
+		{ "21.0.2+13", 21 },
+		{ "", 0 },
+		{ "abc", 0 },
+		{ NULL, 0 },
+		{ "99999", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(vmlayout_jdk_major(cases[i].v), cases[i].major);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jdk17_tables_give_every_capability_and_u2_flags),
+		cmocka_unit_test(test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion),
+		cmocka_unit_test(test_a_missing_field_turns_names_and_frames_off),
+		cmocka_unit_test(test_unknown_releases_get_no_frame_slots_or_lines),
+		cmocka_unit_test(test_insane_strides_find_nothing),
+		cmocka_unit_test(test_jdk_major_is_parsed_from_vm_versions),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
