@@ -217,7 +217,9 @@ static void bench_replay(const char *url, size_t n)
 {
 	struct queue *q = queue_new(512u << 20);
 	jvmtiEnv *jvmti = fake_jvmti();
-	struct sender_hello h = { .pid = 1, .jvm_version = "bench", .agent_version = "bench" };
+	struct sender_hello h = {
+		.pid = 1, .jvm_version = "bench", .agent_version = "bench", .service = "bench"
+	};
 	struct link *l;
 	struct sender *s;
 	struct recv r;

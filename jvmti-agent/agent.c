@@ -25,6 +25,7 @@
 #include "options.h"
 #include "queue.h"
 #include "sender.h"
+#include "service.h"
 #include "vmflags.h"
 #include "vmlayout.h"
 
@@ -163,6 +164,27 @@ static char *jvm_version(jvmtiEnv *jvmti)
 	return copy;
 }
 
+/*
+ * The service label: the service= option, else OTEL_SERVICE_NAME, else the launcher's main
+ * class or jar (sun.java.command, which the launcher passes as a -D property: readable in the
+ * OnLoad phase already, so the first HELLO carries it).
+ */
+static void pick_service(jvmtiEnv *jvmti, char *out, size_t cap)
+{
+	char *cmd = NULL;
+
+	if (agent.opt.service[0] || getenv("OTEL_SERVICE_NAME")) {
+		service_pick(agent.opt.service, getenv("OTEL_SERVICE_NAME"), NULL, out, cap);
+		if (out[0])
+			return;
+	}
+	if ((*jvmti)->GetSystemProperty(jvmti, "sun.java.command", &cmd) != JVMTI_ERROR_NONE)
+		cmd = NULL;
+	service_pick(NULL, NULL, cmd, out, cap);
+	if (cmd)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)cmd);
+}
+
 static jint setup_jvmti(jvmtiEnv *jvmti)
 {
 	jvmtiCapabilities caps;
@@ -239,7 +261,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	struct fgp_vm_layout layout;
 	uint8_t layout_rec[512];
 	int layout_len;
-	char *version;
+	char *version, service[SERVICE_MAX + 1];
 	size_t queue_budget;
 	int rv;
 
@@ -271,6 +293,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		hello.after_hello_len = (size_t)layout_len;
 	}
 	hello.agent_version = "fgagent " FG_VERSION;
+	pick_service(agent.jvmti, service, sizeof(service));
+	hello.service = service;
 	if (agent.q == NULL) {
 		free(version);
 		fprintf(stderr, "fgagent: out of memory at startup\n");
@@ -286,8 +310,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	if ((rv = setup_jvmti(agent.jvmti)) != JNI_OK)
 		return rv;
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
-		fprintf(stderr, "fgagent: pid %d streaming code events to %s\n", (int)hello.pid,
-			agent.opt.socket);
+		fprintf(stderr, "fgagent: pid %d (service %s) streaming code events to %s\n",
+			(int)hello.pid, service[0] ? service : "unknown", agent.opt.socket);
 	return JNI_OK;
 }
 

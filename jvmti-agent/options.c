@@ -6,22 +6,25 @@
  * names the first item at fault.
  */
 #include "options.h"
+#include "service.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#define VALID_KEYS "socket, signatures, maxmem, log"
+#define VALID_KEYS "socket, signatures, maxmem, log, service"
 
 enum {
 	KEY_SOCKET,
 	KEY_SIGNATURES,
 	KEY_MAXMEM,
 	KEY_LOG,
+	KEY_SERVICE,
 	KEY_COUNT,
 };
 
-static const char *const key_names[KEY_COUNT] = { "socket", "signatures", "maxmem", "log" };
+static const char *const key_names[KEY_COUNT] = { "socket", "signatures", "maxmem", "log",
+						  "service" };
 
 void options_defaults(struct options *o)
 {
@@ -75,6 +78,14 @@ static int parse_size(const char *v, size_t len, unsigned long long *out)
 		return -ERANGE;
 	*out = n;
 	return 0;
+}
+
+static bool service_ok(const char *v, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!service_char_ok(v[i]))
+			return false;
+	return true;
 }
 
 static bool value_is(const char *v, size_t len, const char *word)
@@ -181,6 +192,18 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 					 shown, item);
 				return -EINVAL;
 			}
+			break;
+		case KEY_SERVICE:
+			if (vlen == 0 || vlen > OPTIONS_SERVICE_MAX || !service_ok(v, vlen)) {
+				snprintf(
+					err, errlen,
+					"bad value in '%.*s': service= takes 1 to %d characters of "
+					"A-Z a-z 0-9 . _ - : /",
+					shown, item, OPTIONS_SERVICE_MAX);
+				return -EINVAL;
+			}
+			memcpy(o.service, v, vlen);
+			o.service[vlen] = '\0';
 			break;
 		}
 		if (end == NULL)

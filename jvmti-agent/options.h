@@ -11,6 +11,9 @@
  *   signatures=true|false  add JVM signatures to method names (default false)
  *   maxmem=N[k|m|g]        cap for the event queue plus the live code table, 1m..1g (default 32m)
  *   log=quiet|warn|info    what the agent may print on stderr (default warn: drop summary)
+ *   service=NAME           the service name profiles are labelled with, 1..128 characters of
+ *                          A-Z a-z 0-9 . _ - : / (default: OTEL_SERVICE_NAME, else the main
+ *                          class or jar)
  *
  * Values cannot contain ','.
  */
@@ -22,6 +25,7 @@
 
 #define OPTIONS_DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
 #define OPTIONS_SOCKET_MAX 107 /* sizeof(sun_path) - 1 */
+#define OPTIONS_SERVICE_MAX 128
 #define OPTIONS_MAXMEM_DEFAULT (32ull << 20)
 #define OPTIONS_MAXMEM_MIN (1ull << 20)
 #define OPTIONS_MAXMEM_MAX (1ull << 30)
@@ -37,6 +41,7 @@ struct options {
 	bool signatures;
 	unsigned long long maxmem;
 	enum options_log log;
+	char service[OPTIONS_SERVICE_MAX + 1]; /* "" = not given */
 };
 
 /* Fill *o with the defaults. */

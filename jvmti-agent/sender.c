@@ -26,7 +26,7 @@ struct sender {
 	struct table *t;
 	const struct link_ops *ops;
 	void *link;
-	char *jvm_version, *agent_version;
+	char *jvm_version, *agent_version, *service;
 	uint32_t pid, hello_flags;
 	uint8_t *after_hello; /* records sent after HELLO, or NULL */
 	size_t after_hello_len;
@@ -95,7 +95,8 @@ struct sender *sender_new(struct queue *q, size_t table_budget, const struct sen
 		memcpy(s->after_hello, hello->after_hello, hello->after_hello_len);
 		s->after_hello_len = hello->after_hello_len;
 	}
-	if (!s->t || !s->batch || !s->jvm_version || !s->agent_version) {
+	s->service = dup_or_empty(hello->service);
+	if (!s->t || !s->batch || !s->jvm_version || !s->agent_version || !s->service) {
 		sender_free(s);
 		return NULL;
 	}
@@ -111,6 +112,7 @@ void sender_free(struct sender *s)
 	free(s->jvm_version);
 	free(s->agent_version);
 	free(s->after_hello);
+	free(s->service);
 	free(s);
 }
 
@@ -257,10 +259,11 @@ static int sync_conn(struct sender *s)
 		.jvm_version = { s->jvm_version, (uint16_t)strnlen(s->jvm_version, FGP_MAX_STR) },
 		.agent_version = { s->agent_version,
 				   (uint16_t)strnlen(s->agent_version, FGP_MAX_STR) },
+		.service = { s->service, (uint16_t)strnlen(s->service, FGP_MAX_STR) },
 	};
 	struct fgp_snapshot snap = { h.ts, (uint32_t)table_count(s->t) };
 	uint8_t small[FGP_SNAPSHOT_SIZE];
-	uint8_t hello[2 * FGP_MAX_STR + 64];
+	uint8_t hello[3 * FGP_MAX_STR + 64];
 	int n, rv;
 
 	s->batch_len = 0;

@@ -48,6 +48,7 @@ struct sender_hello {
 	 * copied by sender_new. */
 	const uint8_t *after_hello;
 	size_t after_hello_len;
+	const char *service; /* may be NULL or "" */
 };
 
 struct sender_stats {

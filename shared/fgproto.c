@@ -71,7 +71,8 @@ int fgp_encode_msg_header(uint8_t *dst, size_t cap)
 
 size_t fgp_hello_size(const struct fgp_hello *h)
 {
-	return FGP_REC_HEADER_SIZE + 24 + str_size(h->jvm_version) + str_size(h->agent_version);
+	return FGP_REC_HEADER_SIZE + 24 + str_size(h->jvm_version) + str_size(h->agent_version) +
+	       str_size(h->service);
 }
 
 int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h)
@@ -89,7 +90,8 @@ int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h)
 	fgle_put64(p + 16, h->ts);
 	p += 24;
 	p += put_str(p, h->jvm_version);
-	put_str(p, h->agent_version);
+	p += put_str(p, h->agent_version);
+	put_str(p, h->service);
 	return (int)size;
 }
 
@@ -367,8 +369,12 @@ static int decode_hello(struct cur *c, struct fgp_hello *h)
 	h->ts = take64(c);
 	h->jvm_version = take_str(c);
 	h->agent_version = take_str(c);
-	if (!c->bad && h->pid == 0)
+	/* Optional trailing fields: present only when the agent knows them. */
+	if (c->p < c->end)
+		h->service = take_str(c);
+	if (c->bad || h->pid == 0)
 		return -EBADMSG;
+	c->p = c->end; /* fields of a newer agent: ignored */
 	return 0;
 }
 

@@ -26,6 +26,7 @@
  *
  *   HELLO         u32 proto_version | u32 pid (as the agent sees it) | u32 flags (FGP_HELLO_*)
  *                 | u32 reserved | u64 ts | str jvm_version | str agent_version
+ *                 [| str service]  [| fields of later versions ...]
  *   CODE_LOAD     u64 addr | u32 size | u32 reserved | u64 ts | str name | inline table
  *   CODE_UNLOAD   u64 addr | u64 ts
  *   DYNAMIC_CODE  u64 addr | u32 size | u32 reserved | u64 ts | str name
@@ -38,6 +39,12 @@
  * enum fgp_vml_key; a decoder ignores keys it does not know (so later agents can add keys) and
  * refuses a key given twice; a key the agent could not find is simply absent, and caps says
  * which features the agent trusts. The agent sends it right after HELLO on every connection.
+ *
+ * HELLO alone may grow at its end: optional trailing fields, each added by a later agent. A
+ * decoder reads the optional fields it knows when they are present (an older agent sends none:
+ * they decode as empty) and ignores any bytes after them (fields of a newer agent). Every other
+ * known record must be exactly as long as its body. (Decoders before the service field refused
+ * any trailing byte in HELLO too.)
  *
  * Inline table of a CODE_LOAD (from JVMTI_CMLR_INLINE_INFO):
  *
@@ -135,6 +142,8 @@ struct fgp_hello {
 	uint64_t ts;
 	struct fgp_str jvm_version;
 	struct fgp_str agent_version;
+	/* Optional (empty when absent): the service the JVM runs, for profile labels. */
+	struct fgp_str service;
 };
 
 /*

@@ -341,7 +341,8 @@ static void on_jvm_event(void *arg, enum jvmset_event ev, const struct jvm_info 
 		}
 		if (t) {
 			t->connected = true;
-			note(s, "PID %u: agent connected (%s, container %s)", info->host_pid,
+			note(s, "PID %u: agent connected (service %s, %s, container %s)",
+			     info->host_pid, info->service[0] ? info->service : "-",
 			     info->jvm_version[0] ? info->jvm_version : "JVM",
 			     info->container_id[0] ? info->container_id : "none");
 		}
@@ -473,8 +474,9 @@ static struct codetab *on_ctl_jvm(void *arg, const struct jvm_info *info)
 	if (!t->tab && !(t->tab = codetab_new(NULL)))
 		return NULL;
 	if (info->connected && !t->connected)
-		note(s, "PID %u: code table from the watch daemon (%s, container %s)",
-		     info->host_pid, info->jvm_version[0] ? info->jvm_version : "JVM",
+		note(s, "PID %u: code table from the watch daemon (service %s, %s, container %s)",
+		     info->host_pid, info->service[0] ? info->service : "-",
+		     info->jvm_version[0] ? info->jvm_version : "JVM",
 		     info->container_id[0] ? info->container_id : "none");
 	t->connected = t->connected || info->connected;
 	return t->tab;

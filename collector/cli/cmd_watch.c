@@ -112,9 +112,10 @@ static void log_event(void *arg, enum jvmset_event ev, const struct jvm_info *ji
 		if (env->quiet)
 			break;
 		fg_err("watch",
-		       "connect: pid %u (container pid %u, container %s) JVM %s, agent %s, "
-		       "PreserveFramePointer %s, DebugNonSafepoints %s",
-		       ji->host_pid, ji->ns_pid, cid, ji->jvm_version, ji->agent_version,
+		       "connect: pid %u (container pid %u, container %s) service %s, JVM %s, "
+		       "agent %s, PreserveFramePointer %s, DebugNonSafepoints %s",
+		       ji->host_pid, ji->ns_pid, cid, ji->service[0] ? ji->service : "-",
+		       ji->jvm_version, ji->agent_version,
 		       ji->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER ? "on" : "off",
 		       ji->hello_flags & FGP_HELLO_DEBUG_NON_SAFEPOINTS ? "on" : "off");
 		if (!(ji->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER))

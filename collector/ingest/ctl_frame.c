@@ -97,6 +97,7 @@ size_t ctl_jvm_encode(uint8_t *buf, const struct jvm_info *ji)
 	n += put_str(buf + n, ji->container_id);
 	n += put_str(buf + n, ji->jvm_version);
 	n += put_str(buf + n, ji->agent_version);
+	n += put_str(buf + n, ji->service);
 	return n;
 }
 
@@ -138,6 +139,9 @@ int ctl_jvm_decode(const uint8_t *payload, size_t len, uint32_t host_pid, struct
 	if (get_str(&p, end, ji.container_id, sizeof(ji.container_id)) ||
 	    get_str(&p, end, ji.jvm_version, sizeof(ji.jvm_version)) ||
 	    get_str(&p, end, ji.agent_version, sizeof(ji.agent_version)))
+		return -EPROTO;
+	/* Optional: older daemons do not send it; newer fields after it are ignored. */
+	if (p < end && get_str(&p, end, ji.service, sizeof(ji.service)))
 		return -EPROTO;
 	*out = ji;
 	return 0;

@@ -9,7 +9,9 @@
  *   RECORDS payload = one fgproto message (shared/fgproto.h).
  *   JVM payload = u32 ns_pid | u32 hello_flags | u64 start_time | u64 connect_ts | u64 exit_ts |
  *                 u8 connected | u8 exited | u16 0 | str container_id | str jvm_version |
- *                 str agent_version   (str = u16 length + bytes, at most CTL_STR_MAX)
+ *                 str agent_version [| str service]  (str = u16 length + bytes, at most
+ *                 CTL_STR_MAX; the service is absent in frames of older daemons; bytes after
+ *                 the fields a decoder knows are ignored)
  *
  * Invariant: a decoder reads only inside [buf, buf + len) whatever the bytes say, and writes
  * its out-parameter only when it returns success.
@@ -28,7 +30,7 @@
 #define CTL_STR_MAX 1024u
 #define CTL_JVM_FIXED 36u
 /* The longest JVM payload ctl_jvm_encode writes. */
-#define CTL_JVM_MAX (CTL_JVM_FIXED + 3 * (2 + CTL_STR_MAX))
+#define CTL_JVM_MAX (CTL_JVM_FIXED + 4 * (2 + CTL_STR_MAX))
 
 enum ctl_kind {
 	CTL_LIST = 1,

@@ -141,6 +141,7 @@ static void send_hello(struct ctl_server *srv, struct client *c, const struct jv
 		.ts = ji->connect_ts,
 		.jvm_version = { ji->jvm_version, (uint16_t)strlen(ji->jvm_version) },
 		.agent_version = { ji->agent_version, (uint16_t)strlen(ji->agent_version) },
+		.service = { ji->service, (uint16_t)strlen(ji->service) },
 	};
 	int n = fgp_encode_hello(srv->scratch, FGP_MAX_RECORD, &h);
 

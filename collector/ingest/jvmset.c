@@ -345,6 +345,7 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 	memcpy(j->info.container_id, c->peer.container_id, sizeof(j->info.container_id));
 	copy_str(j->info.jvm_version, sizeof(j->info.jvm_version), &h->jvm_version);
 	copy_str(j->info.agent_version, sizeof(j->info.agent_version), &h->agent_version);
+	copy_str(j->info.service, sizeof(j->info.service), &h->service);
 	j->info.hello_flags = h->flags;
 	j->info.exited = false;
 	j->info.connect_ts = now;

@@ -172,7 +172,8 @@ for jdk in "${jdks[@]}"; do
 			ok "refuses '$opt': $(grep fgagent: "$d/err")"
 		fi
 	done <<'CASES'
-sockt=/x|fgagent: unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log)
+sockt=/x|fgagent: unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service)
+service=shop{x}|fgagent: bad value in 'service=shop{x}': service= takes 1 to 128 characters
 socket|fgagent: option 'socket' has no '='
 maxmem=5|fgagent: bad value in 'maxmem=5'
 signatures=yes|fgagent: bad value in 'signatures=yes': signatures= takes true or false
@@ -216,6 +217,7 @@ CASES
 			fail "$r: snapshot inconsistent: $(grep '^snapshot' "$f" | tr '\n' ' ')"
 		fi
 		grep -q 'name=AgentTest::loop ' "$f" || fail "$r: AgentTest::loop missing"
+		grep -q '^hello .* service=AgentTest$' "$f" || fail "$r: HELLO lacks service=AgentTest (the main class)"
 		grep -q '^bad' "$f" && fail "$r: the decoder refused records"
 	done
 	grep -Eq '^load .*name=AgentTest::loop .* replay$' "$d/r2.txt" &&
@@ -226,7 +228,7 @@ CASES
 
 	# 4. Signatures and an explicitly disabled DebugNonSafepoints.
 	start_recv "$sock" "$d/r3.txt"
-	"${run[@]}" -XX:+UnlockDiagnosticVMOptions -XX:-DebugNonSafepoints \
+	OTEL_SERVICE_NAME=otel-shop "${run[@]}" -XX:+UnlockDiagnosticVMOptions -XX:-DebugNonSafepoints \
 		"-agentpath:$FGAGENT=socket=$sock,signatures=true" AgentTest loop 500 >"$d/out" 2>&1
 	sleep 0.2
 	stop_recv
@@ -234,6 +236,8 @@ CASES
 		grep -q 'name=AgentTest::loop(J)J ' "$d/r3.txt" &&
 		ok "signatures=true names AgentTest::loop(J)J; HELLO says pfp=0 dns=0" ||
 		fail "signatures/flags: $(grep -m1 '^hello' "$d/r3.txt"), $(grep -m1 'AgentTest::loop' "$d/r3.txt")"
+	grep -q '^hello .* service=otel-shop$' "$d/r3.txt" && ok "OTEL_SERVICE_NAME gives the service label" ||
+		fail "OTEL_SERVICE_NAME ignored: $(grep -m1 '^hello' "$d/r3.txt")"
 
 	# 5. Unloaded classes: CODE_UNLOAD for addresses that were loaded as Dyn::applyAsLong.
 	start_recv "$sock" "$d/r4.txt"

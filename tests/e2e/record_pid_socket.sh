@@ -28,6 +28,9 @@ check_record() {
 	grep -q 'code table from the watch daemon' "$FG_TMP/$name.err" ||
 		fg_fail "$name: record did not use the daemon's code table"
 	grep -q 'HotLoop::[a-z]*_\[[ji]\]' "$out" || fg_fail "$name: no named HotLoop frames in $out"
+	# The agent's service label (no service= or OTEL_SERVICE_NAME: the main class) arrives.
+	grep -q "PID $pid: code table from the watch daemon (service HotLoop," "$FG_TMP/$name.err" ||
+		fg_fail "$name: the daemon did not pass on the service label HotLoop"
 }
 
 # 1. The daemon's control socket given explicitly, agent socket not given.

@@ -39,6 +39,7 @@ struct jvm;
 struct jvmset;
 
 #define JVM_VERSION_MAX 128
+#define JVM_SERVICE_MAX 129 /* 128 bytes + NUL */
 
 /* A snapshot of one JVM, for logs and `list`. */
 struct jvm_info {
@@ -48,7 +49,8 @@ struct jvm_info {
 	char container_id[PEER_CONTAINER_ID_MAX + 1]; /* "" when none */
 	char jvm_version[JVM_VERSION_MAX];
 	char agent_version[64];
-	uint32_t hello_flags; /* FGP_HELLO_* */
+	char service[JVM_SERVICE_MAX]; /* the HELLO's service label; "" when the agent sent none */
+	uint32_t hello_flags;	       /* FGP_HELLO_* */
 	bool connected;
 	bool exited;
 	uint64_t connect_ts, exit_ts;

@@ -41,13 +41,14 @@ static void print_record(const struct fgp_record *r)
 
 	switch (r->type) {
 	case FGP_HELLO:
-		printf("hello proto=%u pid=%u pfp=%u dns=%u sig=%u jvm=%.*s agent=%.*s\n",
+		printf("hello proto=%u pid=%u pfp=%u dns=%u sig=%u jvm=%.*s agent=%.*s service=%.*s\n",
 		       r->u.hello.proto_version, r->u.hello.pid,
 		       !!(r->u.hello.flags & FGP_HELLO_PRESERVE_FRAME_POINTER),
 		       !!(r->u.hello.flags & FGP_HELLO_DEBUG_NON_SAFEPOINTS),
 		       !!(r->u.hello.flags & FGP_HELLO_SIGNATURES), r->u.hello.jvm_version.len,
 		       r->u.hello.jvm_version.ptr, r->u.hello.agent_version.len,
-		       r->u.hello.agent_version.ptr);
+		       r->u.hello.agent_version.ptr, r->u.hello.service.len,
+		       r->u.hello.service.ptr);
 		break;
 	case FGP_CODE_LOAD: {
 		struct fgp_inline_iter it;

@@ -10,6 +10,39 @@
 #include <cmocka.h>
 
 #include "options.h"
+#include "service.h"
+
+static void test_service_is_picked_option_then_env_then_main_class_or_jar(void **state)
+{
+	static const struct {
+		const char *opt, *env, *cmd, *want;
+	} cases[] = {
+		{ "checkout", "otel-name", "com.shop.Main x", "checkout" },
+		{ NULL, "otel-name", "com.shop.Main x", "otel-name" },
+		{ "", "  spaced name\t", "com.shop.Main", "spaced_name" },
+		{ NULL, "", "com.shop.Main --port 80", "com.shop.Main" },
+		{ NULL, "   ", "com.shop.Main", "com.shop.Main" },
+		{ NULL, NULL, "/app/lib/shop-web.jar --port 80", "shop-web" },
+		{ NULL, NULL, "shop.jar", "shop" },
+		{ NULL, NULL, " HotLoop 40", "HotLoop" },
+		{ NULL, NULL, ".jar", ".jar" },
+		{ NULL, "a{b=\"c\"}", NULL, "a_b__c__" },
+		{ NULL, NULL, "", "" },
+		{ NULL, NULL, NULL, "" },
+	};
+	char out[SERVICE_MAX + 1], longname[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		service_pick(cases[i].opt, cases[i].env, cases[i].cmd, out, sizeof(out));
+		if (strcmp(out, cases[i].want) != 0)
+			fail_msg("case %zu: got '%s', want '%s'", i, out, cases[i].want);
+	}
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	service_pick(NULL, longname, NULL, out, sizeof(out));
+	assert_int_equal(strlen(out), SERVICE_MAX);
+}
 
 static void test_null_and_empty_give_defaults(void **state)
 {
@@ -32,9 +65,11 @@ static void test_every_key_is_parsed(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(options_parse("socket=/run/x.sock,signatures=true,maxmem=64m,log=info", &o,
-				       err, sizeof(err)),
+	assert_int_equal(options_parse("socket=/run/x.sock,signatures=true,maxmem=64m,log=info,"
+				       "service=shop-web.eu/1:a_b",
+				       &o, err, sizeof(err)),
 			 0);
+	assert_string_equal(o.service, "shop-web.eu/1:a_b");
 	assert_string_equal(o.socket, "/run/x.sock");
 	assert_true(o.signatures);
 	assert_int_equal(o.maxmem, 64ull << 20);
@@ -88,7 +123,15 @@ static void test_malformed_strings_are_refused_naming_the_item(void **state)
 		const char *msg; /* must appear in the message */
 	} cases[] = {
 		{ "sockt=/x",
-		  "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log)" },
+		  "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service)" },
+		{ "service=", "service= takes 1 to 128 characters" },
+		{ "service=my app", "service= takes 1 to 128 characters" },
+		{ "service=a{b}", "service= takes 1 to 128 characters" },
+		{ "service=a\"b", "service= takes 1 to 128 characters" },
+		{ "service=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		  "service= takes 1 to 128 characters" },
+		{ "service=a,service=b", "option 'service' given twice" },
 		{ "socket", "option 'socket' has no '='" },
 		{ "socket=/a,socket=/b", "option 'socket' given twice" },
 		{ "socket=relative.sock", "absolute path" },
@@ -161,6 +204,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_and_empty_give_defaults),
+		cmocka_unit_test(test_service_is_picked_option_then_env_then_main_class_or_jar),
 		cmocka_unit_test(test_every_key_is_parsed),
 		cmocka_unit_test(test_maxmem_suffixes_and_bounds),
 		cmocka_unit_test(test_malformed_strings_are_refused_naming_the_item),

@@ -30,6 +30,7 @@ struct got {
 	uint32_t size, count;
 	char name[64];
 	uint32_t pid, hello_flags;
+	char service[64];
 	uint64_t queue_full, table_full;
 	uint32_t n_pcs;
 	size_t msg; /* index of the message it came in */
@@ -75,6 +76,8 @@ static int fake_send(void *link, const uint8_t *buf, size_t len)
 			g->hello_flags = rec.u.hello.flags;
 			snprintf(g->name, sizeof(g->name), "%.*s", rec.u.hello.jvm_version.len,
 				 rec.u.hello.jvm_version.ptr);
+			snprintf(g->service, sizeof(g->service), "%.*s", rec.u.hello.service.len,
+				 rec.u.hello.service.ptr);
 			break;
 		case FGP_CODE_LOAD:
 			g->addr = rec.u.load.addr;
@@ -190,7 +193,8 @@ struct fix {
 static const struct sender_hello hello = { .pid = 4242,
 					   .flags = FGP_HELLO_PRESERVE_FRAME_POINTER,
 					   .jvm_version = "17.0.99+1",
-					   .agent_version = "fgagent test" };
+					   .agent_version = "fgagent test",
+					   .service = "shop-web" };
 
 static int setup(void **state)
 {
@@ -256,6 +260,7 @@ static void test_connection_starts_with_hello_then_complete_snapshot(void **stat
 	assert_int_equal(f->rec[0].pid, 4242);
 	assert_int_equal(f->rec[0].hello_flags, FGP_HELLO_PRESERVE_FRAME_POINTER);
 	assert_string_equal(f->rec[0].name, "17.0.99+1");
+	assert_string_equal(f->rec[0].service, "shop-web");
 	b = find(f, 0, FGP_SNAPSHOT_BEGIN);
 	e = find(f, 0, FGP_SNAPSHOT_END);
 	assert_int_equal(b, 1);

@@ -16,6 +16,7 @@
 
 #include "codetab.h"
 #include "ctl_client.h"
+#include "ctl_frame.h"
 #include "ctl_server.h"
 #include "fgproto.h"
 #include "jvmset.h"
@@ -35,7 +36,8 @@ static void m_hello(void)
 	struct fgp_hello h = { .proto_version = FGP_VERSION,
 			       .pid = (uint32_t)getpid(),
 			       .jvm_version = { "17", 2 },
-			       .agent_version = { "t", 1 } };
+			       .agent_version = { "t", 1 },
+			       .service = { "shop-web", 8 } };
 
 	blen += (size_t)fgp_encode_hello(buf + blen, sizeof(buf) - blen, &h);
 }
@@ -148,6 +150,7 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	assert_true(n >= 1);
 	assert_int_equal(list[0].host_pid, me);
 	assert_string_equal(list[0].jvm_version, "17");
+	assert_string_equal(list[0].service, "shop-web");
 
 	client_tab = codetab_new(NULL);
 	assert_int_equal(ctl_subscribe(c, me), 0);
@@ -194,6 +197,34 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* JVM payloads of an older daemon (no service) and a newer one (a field after it) decode. */
+static void test_jvm_frame_service_is_optional_and_later_fields_ignored(void **state)
+{
+	struct jvm_info in = { .host_pid = 7, .ns_pid = 1, .connected = true };
+	struct jvm_info out;
+	uint8_t p[CTL_JVM_MAX + 8];
+	size_t n;
+
+	(void)state;
+	strcpy(in.container_id, "abc");
+	strcpy(in.jvm_version, "17");
+	strcpy(in.agent_version, "a");
+	strcpy(in.service, "web");
+	n = ctl_jvm_encode(p, &in);
+	assert_int_equal(ctl_jvm_decode(p, n, 7, &out), 0);
+	assert_string_equal(out.service, "web");
+	/* older: everything up to agent_version only */
+	assert_int_equal(ctl_jvm_decode(p, n - 5, 7, &out), 0);
+	assert_string_equal(out.service, "");
+	assert_string_equal(out.agent_version, "a");
+	/* newer: 3 more bytes after the service */
+	memcpy(p + n, "xyz", 3);
+	assert_int_equal(ctl_jvm_decode(p, n + 3, 7, &out), 0);
+	assert_string_equal(out.service, "web");
+	/* a service cut short is refused */
+	assert_int_equal(ctl_jvm_decode(p, n - 1, 7, &out), -EPROTO);
+}
+
 static void test_unsafe_ctl_directory_is_refused(void **state)
 {
 	char dir[] = "/tmp/fgctl.XXXXXX", path[64], cmd[64];
@@ -217,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list_and_subscribe_replay_history_then_stream),
 		cmocka_unit_test(test_unsafe_ctl_directory_is_refused),
+		cmocka_unit_test(test_jvm_frame_service_is_optional_and_later_fields_ignored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

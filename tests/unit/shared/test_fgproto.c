@@ -30,8 +30,10 @@ static size_t build_all(uint8_t *buf, size_t cap)
 		{ 0x40, 3, chain1 },
 		{ 0x80, 1, chain2 },
 	};
-	struct fgp_hello h = { FGP_VERSION,    1,	  FGP_HELLO_PRESERVE_FRAME_POINTER, 111,
-			       S("17.0.15+6"), S("0.1.0") };
+	struct fgp_hello h = {
+		FGP_VERSION,  1, FGP_HELLO_PRESERVE_FRAME_POINTER, 111, S("17.0.15+6"), S("0.1.0"),
+		S("checkout")
+	};
 	struct fgp_code_load_in l = { 0x7f0000001000, 0x100, 222, 0, S("Hot::loop"), 3,
 				      methods,	      3,     pcs };
 	struct fgp_code_unload u = { 0x7f0000001000, 333 };
@@ -92,6 +94,7 @@ static void test_every_record_type_round_trips(void **state)
 	assert_int_equal(rec.u.hello.ts, 111);
 	assert_true(str_eq(rec.u.hello.jvm_version, "17.0.15+6"));
 	assert_true(str_eq(rec.u.hello.agent_version, "0.1.0"));
+	assert_true(str_eq(rec.u.hello.service, "checkout"));
 
 	assert_int_equal(fgp_next(&r, &rec), 1);
 	assert_int_equal(rec.type, FGP_SNAPSHOT_BEGIN);
@@ -176,7 +179,7 @@ static void test_encoder_reports_no_space_for_every_short_buffer(void **state)
 {
 	uint8_t all[1024], buf[1024];
 	size_t len = build_all(all, sizeof(all));
-	struct fgp_hello h = { FGP_VERSION, 42, 0, 1, S("17"), S("x") };
+	struct fgp_hello h = { FGP_VERSION, 42, 0, 1, S("17"), S("x"), S("svc") };
 	size_t need = fgp_hello_size(&h);
 
 	(void)state;
@@ -340,6 +343,79 @@ static void test_known_records_with_trailing_bytes_are_refused(void **state)
 	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
 	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
 	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+/* A HELLO body as an agent without the service field wrote it, plus `extra` trailing bytes. */
+static size_t old_hello(uint8_t *buf, const uint8_t *extra, size_t nextra)
+{
+	uint8_t body[64] = { 0 };
+	size_t off = (size_t)fgp_encode_msg_header(buf, 256), n = 24;
+
+	body[0] = FGP_VERSION;
+	body[4] = 7;  /* pid */
+	body[16] = 9; /* ts */
+	body[n] = 2;
+	memcpy(body + n + 2, "17", 2);
+	n += 4;
+	body[n] = 1;
+	body[n + 2] = 'a';
+	n += 3;
+	memcpy(body + n, extra, nextra);
+	n += nextra;
+	put_raw(buf, &off, FGP_HELLO, (uint32_t)(8 + n), body, n);
+	return off;
+}
+
+static void test_hello_of_an_older_agent_decodes_with_no_service(void **state)
+{
+	uint8_t buf[256];
+	size_t len = old_hello(buf, NULL, 0);
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	(void)state;
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.hello.pid, 7);
+	assert_true(str_eq(rec.u.hello.agent_version, "a"));
+	assert_int_equal(rec.u.hello.service.len, 0);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+static void test_hello_fields_of_a_newer_agent_are_ignored(void **state)
+{
+	/* service "web", then 5 bytes of a field this decoder does not know */
+	static const uint8_t extra[] = { 3, 0, 'w', 'e', 'b', 1, 2, 3, 4, 5 };
+	uint8_t buf[256];
+	size_t len = old_hello(buf, extra, sizeof(extra));
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	(void)state;
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_true(str_eq(rec.u.hello.service, "web"));
+	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+static void test_hello_with_a_broken_service_is_refused(void **state)
+{
+	static const uint8_t half_len[] = { 3 };
+	static const uint8_t short_str[] = { 9, 0, 'w' };
+	static const uint8_t ctl_byte[] = { 2, 0, 'w', '\n' };
+	const uint8_t *cases[] = { half_len, short_str, ctl_byte };
+	const size_t lens[] = { sizeof(half_len), sizeof(short_str), sizeof(ctl_byte) };
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		uint8_t buf[256];
+		size_t len = old_hello(buf, cases[i], lens[i]);
+		struct fgp_reader r;
+		struct fgp_record rec;
+
+		assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+		assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	}
 }
 
 static void test_zero_sized_or_wrapping_code_is_refused(void **state)
@@ -579,6 +655,9 @@ int main(void)
 		cmocka_unit_test(test_record_sizes_that_lie_end_the_message),
 		cmocka_unit_test(test_known_records_with_trailing_bytes_are_refused),
 		cmocka_unit_test(test_zero_sized_or_wrapping_code_is_refused),
+		cmocka_unit_test(test_hello_of_an_older_agent_decodes_with_no_service),
+		cmocka_unit_test(test_hello_fields_of_a_newer_agent_are_ignored),
+		cmocka_unit_test(test_hello_with_a_broken_service_is_refused),
 		cmocka_unit_test(test_every_truncation_is_decoded_safely),
 		cmocka_unit_test(test_random_mutations_are_decoded_safely),
 		cmocka_unit_test(test_vm_layout_round_trips_and_absent_keys_stay_absent),
