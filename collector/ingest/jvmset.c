@@ -278,22 +278,68 @@ static void reject(struct jvmset *s, struct conn *c, const char *why)
 	emit(s, JVMSET_REJECT, &info, 0, why);
 }
 
+/* A new JVM for c's peer, making room at MAX_JVMS by expiring the oldest exited one. */
+static int jvm_create(struct jvmset *s, struct conn *c, struct jvm **out)
+{
+	struct jvm *j;
+
+	if (s->n_jvms >= MAX_JVMS) {
+		struct jvm *oldest = NULL;
+
+		for (size_t i = 0; i < s->n_jvms; i++)
+			if (s->jvms[i]->info.exited &&
+			    (!oldest || s->jvms[i]->info.exit_ts < oldest->info.exit_ts))
+				oldest = s->jvms[i];
+		if (!oldest) {
+			reject(s, c, "too many JVMs");
+			return -EUSERS;
+		}
+		expire(s, oldest);
+	}
+	if (s->n_jvms == s->cap_jvms) {
+		size_t ncap = s->cap_jvms ? s->cap_jvms * 2 : 16;
+		struct jvm **n = realloc(s->jvms, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->jvms = n;
+		s->cap_jvms = ncap;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->tab = codetab_new(&s->o.limits))) {
+		free(j);
+		reject(s, c, "out of memory");
+		return -ENOMEM;
+	}
+	j->info.host_pid = c->peer.host_pid;
+	j->info.start_time = c->peer.start_time;
+	j->interval = s->o.min_write_ns;
+	s->jvms[s->n_jvms++] = j;
+	*out = j;
+	return 0;
+}
+
+/*
+ * Admission, second half: a HELLO binds c to its JVM (found again, or new) once it agrees
+ * with what the kernel and /proc said about the peer. 0 or the negative errno of jvmset_msg.
+ */
 static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, uint64_t now)
 {
 	struct jvm *j;
 	char why[96];
+	int rv;
 
 	if (h->proto_version != FGP_VERSION) {
 		snprintf(why, sizeof(why), "protocol version %u, expected %u", h->proto_version,
 			 (unsigned int)FGP_VERSION);
 		reject(s, c, why);
-		return JVMSET_DROP;
+		return -EPROTONOSUPPORT;
 	}
 	if (h->pid != c->peer.ns_pid) {
 		snprintf(why, sizeof(why), "hello says pid %u but /proc NSpid says %u", h->pid,
 			 c->peer.ns_pid);
 		reject(s, c, why);
-		return JVMSET_DROP;
+		return -EPERM;
 	}
 	j = jvmset_find(s, c->peer.host_pid);
 	if (j && j->info.start_time != c->peer.start_time) {
@@ -303,40 +349,8 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 		expire(s, j);
 		j = NULL;
 	}
-	if (!j) {
-		if (s->n_jvms >= MAX_JVMS) {
-			struct jvm *oldest = NULL;
-
-			for (size_t i = 0; i < s->n_jvms; i++)
-				if (s->jvms[i]->info.exited &&
-				    (!oldest || s->jvms[i]->info.exit_ts < oldest->info.exit_ts))
-					oldest = s->jvms[i];
-			if (!oldest) {
-				reject(s, c, "too many JVMs");
-				return JVMSET_DROP;
-			}
-			expire(s, oldest);
-		}
-		if (s->n_jvms == s->cap_jvms) {
-			size_t ncap = s->cap_jvms ? s->cap_jvms * 2 : 16;
-			struct jvm **n = realloc(s->jvms, ncap * sizeof(*n));
-
-			if (!n)
-				return JVMSET_DROP;
-			s->jvms = n;
-			s->cap_jvms = ncap;
-		}
-		j = calloc(1, sizeof(*j));
-		if (!j || !(j->tab = codetab_new(&s->o.limits))) {
-			free(j);
-			reject(s, c, "out of memory");
-			return JVMSET_DROP;
-		}
-		j->info.host_pid = c->peer.host_pid;
-		j->info.start_time = c->peer.start_time;
-		j->interval = s->o.min_write_ns;
-		s->jvms[s->n_jvms++] = j;
-	}
+	if (!j && (rv = jvm_create(s, c, &j)) != 0)
+		return rv;
 	if (j->conn)
 		j->conn->jvm = NULL; /* the agent reconnected before we saw its old pipe end */
 	j->conn = c;
@@ -351,7 +365,7 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 	j->info.connect_ts = now;
 	s->c.connects++;
 	emit_jvm(s, JVMSET_CONNECT, j, 0, NULL);
-	return JVMSET_KEEP;
+	return 0;
 }
 
 static void forward(struct jvmset *s, const struct jvm *j, const uint8_t *raw, size_t len)
@@ -369,115 +383,160 @@ static void make_dirty(struct jvm *j, uint64_t now)
 	}
 }
 
+/*
+ * Admission, first half: the connection state of pipe, created at its first message from the
+ * kernel's peer PID and /proc. 0 with *out set, or the negative errno of jvmset_msg.
+ */
+static int admit(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, struct conn **out)
+{
+	struct conn *c = conn_find(s, pipe);
+	int rv;
+
+	if (c) {
+		*out = c;
+		return 0;
+	}
+	c = conn_add(s, pipe);
+	if (!c)
+		return -ENOMEM;
+	c->peer.host_pid = peer_pid;
+	if (peer_pid == 0) {
+		reject(s, c, "the kernel gave no peer PID");
+		return -ESRCH;
+	}
+	if ((rv = peer_read(s->o.proc_root, peer_pid, &c->peer)) != 0) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "cannot read %s/%u: %s", s->o.proc_root, peer_pid,
+			 strerror(-rv));
+		reject(s, c, why);
+		return rv;
+	}
+	*out = c;
+	return 0;
+}
+
+/*
+ * One valid record of an admitted JVM: 1 when observers should see it, 0 when not, -EINVAL
+ * when its contents are malformed (counted by the caller).
+ */
+static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
+{
+	int rv;
+
+	switch (rec->type) {
+	case FGP_HELLO:
+		return 0; /* a repeated HELLO changes nothing */
+	case FGP_DROPPED:
+		j->info.agent_queue_full = rec->u.dropped.queue_full;
+		j->info.agent_table_full = rec->u.dropped.table_full;
+		return 1;
+	case FGP_SNAPSHOT_BEGIN:
+		j->in_replay = true;
+		j->replay_since = now;
+		codetab_apply(j->tab, rec);
+		return 1;
+	case FGP_SNAPSHOT_END:
+		codetab_apply(j->tab, rec);
+		j->in_replay = false;
+		make_dirty(j, now);
+		return 1;
+	case FGP_CODE_LOAD:
+	case FGP_CODE_UNLOAD:
+	case FGP_DYNAMIC_CODE:
+		rv = codetab_apply(j->tab, rec);
+		if (rv == 1)
+			make_dirty(j, now);
+		return rv == -EINVAL ? -EINVAL : 1;
+	default:
+		return 0; /* unknown type: skipped by size, as the format intends */
+	}
+}
+
+/*
+ * Decoding: every record of one message, in order. *bad says whether any of it was malformed
+ * (a record before the HELLO included). 0, or the negative errno of a refused HELLO.
+ */
+static int decode(struct jvmset *s, struct conn *c, const uint8_t *data, size_t len, uint64_t now,
+		  bool *bad)
+{
+	struct fgp_reader r;
+	struct fgp_record rec;
+	int rv;
+
+	if (fgp_reader_init(&r, data, len) != 0) {
+		*bad = true;
+		return 0;
+	}
+	for (;;) {
+		size_t off = r.off;
+
+		rv = fgp_next(&r, &rec);
+		if (rv == 0)
+			return 0;
+		if (rv < 0) {
+			*bad = true;
+			s->c.bad_records++;
+			if (c->jvm)
+				c->jvm->info.bad_records++;
+			continue;
+		}
+		s->c.records++;
+		if (!c->jvm) {
+			if (rec.type != FGP_HELLO) {
+				*bad = true; /* nothing counts before a HELLO */
+				return 0;
+			}
+			if ((rv = hello(s, c, &rec.u.hello, now)) != 0)
+				return rv;
+			continue;
+		}
+		c->jvm->info.records++;
+		rv = apply(c->jvm, &rec, now);
+		if (rv < 0) {
+			*bad = true;
+			s->c.bad_records++;
+			c->jvm->info.bad_records++;
+		} else if (rv == 1) {
+			forward(s, c->jvm, data + off, rec.size);
+		}
+	}
+}
+
+/*
+ * Bad-peer policy: a connection may send max_bad_msgs malformed messages, then it is dropped
+ * (0 or -EBADMSG).
+ */
+static int bad_msg(struct jvmset *s, struct conn *c)
+{
+	struct jvm_info info = { .host_pid = c->peer.host_pid };
+
+	s->c.bad_msgs++;
+	if (c->jvm)
+		c->jvm->info.bad_msgs++;
+	if (++c->bad < s->o.max_bad_msgs)
+		return 0;
+	if (c->jvm)
+		jvm_info(c->jvm, &info);
+	s->c.bad_peers++;
+	emit(s, JVMSET_BAD_PEER, &info, -EBADMSG, "too many malformed messages");
+	return -EBADMSG;
+}
+
 int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data, size_t len,
 	       uint64_t now)
 {
-	struct conn *c = conn_find(s, pipe);
-	struct fgp_reader r;
-	struct fgp_record rec;
+	struct conn *c;
 	bool bad = false;
 	int rv;
 
-	if (!c) {
-		c = conn_add(s, pipe);
-		if (!c)
-			return JVMSET_DROP;
-		c->peer.host_pid = peer_pid;
-		if (peer_pid == 0) {
-			reject(s, c, "the kernel gave no peer PID");
-			return JVMSET_DROP;
-		}
-		if ((rv = peer_read(s->o.proc_root, peer_pid, &c->peer)) != 0) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "cannot read %s/%u: %s", s->o.proc_root,
-				 peer_pid, strerror(-rv));
-			reject(s, c, why);
-			return JVMSET_DROP;
-		}
-	}
+	if ((rv = admit(s, pipe, peer_pid, &c)) != 0)
+		return rv;
 	s->c.msgs++;
 	s->c.bytes += len;
-	if (fgp_reader_init(&r, data, len) != 0) {
-		bad = true;
-	} else {
-		for (;;) {
-			size_t off = r.off;
-
-			rv = fgp_next(&r, &rec);
-			if (rv == 0)
-				break;
-			if (rv < 0) {
-				bad = true;
-				s->c.bad_records++;
-				if (c->jvm)
-					c->jvm->info.bad_records++;
-				continue;
-			}
-			s->c.records++;
-			if (!c->jvm) {
-				if (rec.type != FGP_HELLO) {
-					bad = true; /* nothing counts before a HELLO */
-					break;
-				}
-				if (hello(s, c, &rec.u.hello, now) != JVMSET_KEEP)
-					return JVMSET_DROP;
-				continue;
-			}
-			struct jvm *j = c->jvm;
-
-			j->info.records++;
-			switch (rec.type) {
-			case FGP_HELLO:
-				continue; /* a repeated HELLO changes nothing */
-			case FGP_DROPPED:
-				j->info.agent_queue_full = rec.u.dropped.queue_full;
-				j->info.agent_table_full = rec.u.dropped.table_full;
-				break;
-			case FGP_SNAPSHOT_BEGIN:
-				j->in_replay = true;
-				j->replay_since = now;
-				codetab_apply(j->tab, &rec);
-				break;
-			case FGP_SNAPSHOT_END:
-				codetab_apply(j->tab, &rec);
-				j->in_replay = false;
-				make_dirty(j, now);
-				break;
-			case FGP_CODE_LOAD:
-			case FGP_CODE_UNLOAD:
-			case FGP_DYNAMIC_CODE:
-				rv = codetab_apply(j->tab, &rec);
-				if (rv == 1)
-					make_dirty(j, now);
-				if (rv == -EINVAL) {
-					bad = true;
-					s->c.bad_records++;
-					j->info.bad_records++;
-					continue;
-				}
-				break;
-			default:
-				continue; /* unknown type: skipped by size, as the format intends */
-			}
-			forward(s, j, data + off, rec.size);
-		}
-	}
-	if (bad) {
-		s->c.bad_msgs++;
-		if (c->jvm)
-			c->jvm->info.bad_msgs++;
-		if (++c->bad >= s->o.max_bad_msgs) {
-			struct jvm_info info = { .host_pid = c->peer.host_pid };
-
-			if (c->jvm)
-				jvm_info(c->jvm, &info);
-			s->c.bad_peers++;
-			emit(s, JVMSET_BAD_PEER, &info, -EBADMSG, "too many malformed messages");
-			return JVMSET_DROP;
-		}
-	}
-	return JVMSET_KEEP;
+	if ((rv = decode(s, c, data, len, now, &bad)) != 0)
+		return rv;
+	return bad ? bad_msg(s, c) : 0;
 }
 
 void jvmset_gone(struct jvmset *s, uint32_t pipe, uint64_t now)
@@ -518,7 +577,7 @@ size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)
 
 		if (!jvmset_has_pipe(s, ev.pipe) && receive_peer_pid(rx, ev.pipe, &pid) != 0)
 			pid = 0;
-		if (jvmset_msg(s, ev.pipe, pid, ev.data, ev.len, now) == JVMSET_DROP)
+		if (jvmset_msg(s, ev.pipe, pid, ev.data, ev.len, now) != 0)
 			receive_drop_pipe(rx, ev.pipe);
 	}
 	return n;

@@ -107,14 +107,19 @@ void jvmset_free(struct jvmset *s);
 /* Add an observer (at most 4). */
 int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob);
 
-/* Result of jvmset_msg: keep the connection, or close it. */
-#define JVMSET_KEEP 0
-#define JVMSET_DROP 1
-
 /*
  * One message from connection pipe whose kernel peer PID is peer_pid (0 when unknown: the
- * connection is then refused). Returns JVMSET_KEEP or JVMSET_DROP (the caller closes the pipe;
- * its jvmset_gone follows).
+ * connection is then refused). data is borrowed for the call. Returns 0 to keep the
+ * connection, or a negative errno when the caller must close the pipe (its jvmset_gone
+ * follows); each refusal is also reported to the observers (JVMSET_REJECT or JVMSET_BAD_PEER):
+ *   -ESRCH            the kernel gave no peer PID
+ *   -ENOENT, ...      /proc/<peer_pid> could not be read (peer_read's errno)
+ *   -EPROTONOSUPPORT  the HELLO speaks another protocol version
+ *   -EPERM            the HELLO's PID is not the peer's PID in its namespace (NSpid)
+ *   -EUSERS           MAX_JVMS JVMs are known and none has exited
+ *   -ENOMEM
+ *   -EBADMSG          max_bad_msgs malformed messages: the bad-peer policy drops it
+ * A malformed message below that limit is counted and the connection kept (0).
  */
 int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data, size_t len,
 	       uint64_t now);

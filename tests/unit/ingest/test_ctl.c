@@ -131,7 +131,7 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	m_unload(0x5000, 20 * MS);
 	m_load(0x5000, 30 * MS, "B::b");
 	m_dropped(3, 0);
-	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 1), JVMSET_KEEP);
+	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 1), 0);
 
 	assert_int_equal(ctl_connect(path, &c), 0);
 	serve(srv, 50);
@@ -174,7 +174,7 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	m_init();
 	m_load(0x6000, 40 * MS, "C::c");
 	m_dropped(5, 1);
-	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 2), JVMSET_KEEP);
+	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 2), 0);
 	ctl_server_flush(srv);
 	for (int i = 0; i < 10 && !codetab_lookup_live(client_tab, 0x6010); i++) {
 		serve(srv, 10);
