@@ -46,6 +46,21 @@ int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int fg_read_small(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return 0;
+}
+
 int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_t *len)
 {
 	size_t cap = initial, n = 0;

@@ -36,4 +36,10 @@ int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  */
 int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_t *len);
 
+/*
+ * Read a small file (a /proc comm, a sysctl) into buf[0..len), cut to len - 1 bytes, trailing
+ * newlines removed, always NUL-terminated. 0 or the negative errno of fopen.
+ */
+int fg_read_small(const char *path, char *buf, size_t len);
+
 #endif
