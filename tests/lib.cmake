@@ -1,2 +1,4 @@
 # lib: the shared basics.
-fg_unit_test(test_util SOURCES unit/lib/test_util.c LIBS fg_lib)
+foreach(t util htab array)
+	fg_unit_test(test_${t} SOURCES unit/lib/test_${t}.c LIBS fg_lib)
+endforeach()

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * htab.h - a small open-addressing hash table of u64 keys to u64 values, for the collector's
+ * maps (pid -> state, tid -> owner, id -> index) and, as a multimap keyed by a hash, for sets of
+ * strings or stacks kept in the caller's own arrays (value = index, equality checked by the
+ * caller while it walks the entries of one hash with htab_next).
+ *
+ * Keys are any u64 below HTAB_KEY_LIMIT (a hash is cut with & HTAB_KEY_MASK); values are the
+ * caller's. Linear probing at a load of at most 1/2; removal shifts entries back, so there are
+ * no tombstones and lookups never slow down with churn.
+ *
+ * Invariant: a value pointer returned by htab_get/htab_next is valid until the next call that
+ * adds or removes an entry (htab_put, htab_add, htab_remove, htab_reserve, htab_clear).
+ * Not thread-safe.
+ */
+#ifndef FG_HTAB_H
+#define FG_HTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HTAB_KEY_LIMIT UINT64_MAX /* keys are < this */
+#define HTAB_KEY_MASK (UINT64_MAX >> 1)
+
+struct htab_slot {
+	uint64_t key; /* key + 1; 0 = free */
+	uint64_t val;
+};
+
+struct htab {
+	struct htab_slot *slots;
+	size_t cap; /* 0 or a power of two */
+	size_t n;
+};
+
+/* An empty table; nothing is allocated until the first entry. */
+void htab_init(struct htab *t);
+/* Free the slots; t is then empty and may be used again. */
+void htab_fini(struct htab *t);
+/* Remove every entry, keeping the slots. */
+void htab_clear(struct htab *t);
+
+static inline size_t htab_count(const struct htab *t)
+{
+	return t->n;
+}
+
+/* Make room for n entries without growing again. 0 or -ENOMEM (t unchanged). */
+int htab_reserve(struct htab *t, size_t n);
+
+/* The value of key's first entry, or NULL. */
+uint64_t *htab_get(const struct htab *t, uint64_t key);
+
+/* Set key's value, adding an entry when there is none. 0 or -ENOMEM (t unchanged). */
+int htab_put(struct htab *t, uint64_t key, uint64_t val);
+
+/* Add an entry even when key has some already (multimap). 0 or -ENOMEM (t unchanged). */
+int htab_add(struct htab *t, uint64_t key, uint64_t val);
+
+/*
+ * Walk the entries of key: start with *pos = 0; each call returns the next entry's value, or
+ * NULL when there is none left.
+ */
+uint64_t *htab_next(const struct htab *t, uint64_t key, size_t *pos);
+
+/* Remove the entry whose value val points at (from htab_get or htab_next). */
+void htab_remove(struct htab *t, uint64_t *val);
+
+#endif
