@@ -15,6 +15,9 @@
  */
 #include "sampler.h"
 
+#include "array.h"
+#include "htab.h"
+#include "perfsysctl.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -36,77 +39,10 @@
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 
-#define MAX_STACK_SYSCTL "/proc/sys/kernel/perf_event_max_stack"
 #define MAX_CPUS 4096
 #define MAX_EVENTS (1u << 20) /* descriptors, whatever RLIMIT_NOFILE says */
 #define MAX_TARGETS 65536     /* processes, SCOPE_CPUS children included */
 #define THREAD_PASSES 16      /* re-listings of /proc/PID/task until no new thread */
-
-/* A u64 -> u64 open-addressing map; keys are stored +1 so that 0 marks a free slot. */
-struct u64slot {
-	uint64_t k, v;
-};
-
-struct u64map {
-	struct u64slot *s;
-	size_t cap, n;
-};
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t *u64map_find(const struct u64map *m, uint64_t key)
-{
-	if (m->cap == 0)
-		return NULL;
-	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->s[i].k == 0)
-			return NULL;
-		if (m->s[i].k == key + 1)
-			return &m->s[i].v;
-	}
-}
-
-static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	uint64_t *slot = u64map_find(m, key);
-
-	if (slot) {
-		*slot = val;
-		return 0;
-	}
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		struct u64map g = { calloc(ncap, sizeof(*g.s)), ncap, 0 };
-
-		if (!g.s)
-			return -ENOMEM;
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->s[i].k)
-				(void)u64map_put(&g, m->s[i].k - 1, m->s[i].v);
-		free(m->s);
-		*m = g;
-	}
-	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->s[i].k == 0) {
-			m->s[i].k = key + 1;
-			m->s[i].v = val;
-			m->n++;
-			return 0;
-		}
-	}
-}
-
-static void u64map_fini(struct u64map *m)
-{
-	free(m->s);
-	memset(m, 0, sizeof(*m));
-}
 
 struct ring {
 	int fd; /* the dummy event that owns the buffer */
@@ -140,10 +76,10 @@ struct sampler {
 	unsigned int nrings;
 	struct evt *evts;
 	size_t nevts, capevts;
-	struct u64map owner;   /* event id -> tid it was opened for */
-	struct u64map lock;    /* tid -> owner tid, | LOCK_EXITED once it exited */
-	struct u64map opened;  /* pid << 32 | tid -> 1: threads covered (own or inherited) */
-	struct u64map targets; /* pid -> 1 */
+	struct htab owner;   /* event id -> tid it was opened for */
+	struct htab lock;    /* tid -> owner tid, | LOCK_EXITED once it exited */
+	struct htab opened;  /* pid << 32 | tid -> 1: threads covered (own or inherited) */
+	struct htab targets; /* pid -> 1 */
 };
 
 static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
@@ -152,48 +88,6 @@ static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, in
 	long fd = syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 
 	return fd < 0 ? -errno : (int)fd;
-}
-
-int sampler_read_max_stack(unsigned int *out)
-{
-	char buf[32];
-	ssize_t n;
-	unsigned long v;
-	char *end;
-	int fd = open(MAX_STACK_SYSCTL, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -EIO;
-	buf[n] = '\0';
-	v = strtoul(buf, &end, 10);
-	if (end == buf || v > UINT_MAX)
-		return -EIO;
-	*out = (unsigned int)v;
-	return 0;
-}
-
-static int write_max_stack(unsigned int v)
-{
-	char buf[32];
-	int len = snprintf(buf, sizeof(buf), "%u\n", v);
-	int fd = open(MAX_STACK_SYSCTL, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, buf, (size_t)len);
-	if (n < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	close(fd);
-	return n == len ? 0 : -EIO;
 }
 
 static void attr_init(struct perf_event_attr *a, const struct sampler_opts *o, unsigned int freq,
@@ -323,18 +217,12 @@ static void ring_close(struct ring *r)
 
 static int evt_push(struct sampler *s, int fd, pid_t pid)
 {
-	if (s->nevts == s->capevts) {
-		size_t ncap = s->capevts ? s->capevts * 2 : 64;
-		struct evt *n;
+	int rv;
 
-		if (ncap > MAX_EVENTS)
-			return -EMFILE;
-		n = realloc(s->evts, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->evts = n;
-		s->capevts = ncap;
-	}
+	if (s->nevts == MAX_EVENTS)
+		return -EMFILE;
+	if ((rv = ARRAY_GROW(s->evts, s->capevts, s->nevts + 1)) != 0)
+		return rv;
 	s->evts[s->nevts].fd = fd;
 	s->evts[s->nevts].pid = pid;
 	s->nevts++;
@@ -390,7 +278,7 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 			rv = -errno;
 			goto fail;
 		}
-		if ((rv = u64map_put(&s->owner, id, (uint64_t)(uint32_t)tid)) != 0)
+		if ((rv = htab_put(&s->owner, id, (uint64_t)(uint32_t)tid)) != 0)
 			goto fail;
 	}
 	for (size_t i = first; i < s->nevts; i++) {
@@ -427,9 +315,8 @@ static void mark_inherited(struct sampler *s)
 			if (perfring_decode(&s->fmt, p, len, &rec) != 0)
 				break;
 			if (rec.type == PERF_RECORD_FORK)
-				(void)u64map_put(&s->opened,
-						 (uint64_t)rec.u.task.pid << 32 | rec.u.task.tid,
-						 1);
+				(void)htab_put(&s->opened,
+					       (uint64_t)rec.u.task.pid << 32 | rec.u.task.tid, 1);
 		}
 	}
 }
@@ -464,13 +351,13 @@ static int open_threads(struct sampler *s, pid_t pid)
 			if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || tid <= 0 ||
 			    tid > INT_MAX)
 				continue;
-			if (u64map_find(&s->opened, key | (uint64_t)tid))
+			if (htab_get(&s->opened, key | (uint64_t)tid))
 				continue;
 			rv = open_task(s, pid, (pid_t)tid);
 			if (rv == -ESRCH) /* exited meanwhile */
 				continue;
 			if (rv == 0)
-				rv = u64map_put(&s->opened, key | (uint64_t)tid, 1);
+				rv = htab_put(&s->opened, key | (uint64_t)tid, 1);
 			if (rv != 0)
 				break;
 			added++;
@@ -511,15 +398,15 @@ int sampler_add_pid(struct sampler *s, pid_t pid)
 
 	if (pid <= 0)
 		return -EINVAL;
-	if (u64map_find(&s->targets, (uint64_t)pid))
+	if (htab_get(&s->targets, (uint64_t)pid))
 		return -EEXIST;
-	if (s->targets.n >= MAX_TARGETS)
+	if (htab_count(&s->targets) >= MAX_TARGETS)
 		return -ENOSPC;
 	if (s->info.scope == SAMPLER_SCOPE_CPUS) {
 		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 		if (access(path, F_OK) != 0)
 			return -ESRCH;
-		return u64map_put(&s->targets, (uint64_t)pid, 1);
+		return htab_put(&s->targets, (uint64_t)pid, 1);
 	}
 	rv = open_threads(s, pid);
 	if (rv == 0 && s->nevts == first)
@@ -528,13 +415,14 @@ int sampler_add_pid(struct sampler *s, pid_t pid)
 		evts_truncate(s, first);
 		return rv;
 	}
-	return u64map_put(&s->targets, (uint64_t)pid, 1);
+	return htab_put(&s->targets, (uint64_t)pid, 1);
 }
 
 static int setup(struct sampler *s, const struct sampler_opts *o)
 {
 	int cpus[MAX_CPUS];
-	unsigned int ncpus, sysmax = 0, stack, freq;
+	struct perfsysctl_stack fit;
+	unsigned int ncpus, stack, freq;
 	int rv;
 
 	freq = o->freq_hz ? o->freq_hz : SAMPLER_DEFAULT_FREQ;
@@ -547,20 +435,14 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	s->info.freq_hz = freq;
 
 	/* The kernel refuses sample_max_stack above the sysctl (EOVERFLOW): raise it or clamp. */
-	if ((rv = sampler_read_max_stack(&sysmax)) != 0)
+	rv = perfsysctl_fit_stack(PERFSYSCTL_MAX_STACK, stack, !o->no_raise_max_stack, &fit);
+	if (rv != 0)
 		return rv;
-	s->info.sysctl_max_stack = sysmax;
-	if (sysmax < stack) {
-		rv = o->no_raise_max_stack ? -EPERM : write_max_stack(stack);
-		if (rv == 0) {
-			s->info.raised_max_stack = true;
-		} else {
-			s->info.raise_err = rv;
-			stack = sysmax;
-		}
-	}
-	s->info.max_stack = stack;
-	attr_init(&s->attr, o, freq, stack);
+	s->info.sysctl_max_stack = fit.sysctl;
+	s->info.raised_max_stack = fit.raised;
+	s->info.raise_err = fit.raise_err;
+	s->info.max_stack = fit.depth;
+	attr_init(&s->attr, o, freq, fit.depth);
 
 	s->info.cycles_err = o->force_cpu_clock ? -ECANCELED : sampler_probe_cycles();
 	if (s->info.cycles_err == 0) {
@@ -670,10 +552,10 @@ void sampler_close(struct sampler *s)
 		close(s->epfd);
 	free(s->rings);
 	free(s->evts);
-	u64map_fini(&s->owner);
-	u64map_fini(&s->lock);
-	u64map_fini(&s->opened);
-	u64map_fini(&s->targets);
+	htab_fini(&s->owner);
+	htab_fini(&s->lock);
+	htab_fini(&s->opened);
+	htab_fini(&s->targets);
 	free(s);
 }
 
@@ -688,14 +570,14 @@ static bool dedup_accept(struct sampler *s, const struct perfring_rec *r)
 	uint64_t *lk;
 	uint64_t owner;
 
-	if (!r->has_tid || !r->has_id || !(own = u64map_find(&s->owner, r->id)))
+	if (!r->has_tid || !r->has_id || !(own = htab_get(&s->owner, r->id)))
 		return true;
 	owner = *own;
-	lk = u64map_find(&s->lock, r->tid);
+	lk = htab_get(&s->lock, r->tid);
 	if (!lk) {
-		if (u64map_put(&s->lock, r->tid, owner) != 0)
+		if (htab_put(&s->lock, r->tid, owner) != 0)
 			return true; /* out of memory: rather a duplicate than a hole */
-		lk = u64map_find(&s->lock, r->tid);
+		lk = htab_get(&s->lock, r->tid);
 	} else if (*lk & LOCK_EXITED) {
 		if (r->type == PERF_RECORD_EXIT)
 			return false; /* the second copy of an exit */
@@ -714,15 +596,15 @@ static bool filter_accept(struct sampler *s, const struct perfring_rec *r)
 	uint32_t pid = r->pid;
 
 	if (r->type == PERF_RECORD_FORK && r->u.task.pid != r->u.task.ppid &&
-	    u64map_find(&s->targets, r->u.task.ppid) && s->targets.n < MAX_TARGETS)
-		(void)u64map_put(&s->targets, r->u.task.pid, 1);
+	    htab_get(&s->targets, r->u.task.ppid) && htab_count(&s->targets) < MAX_TARGETS)
+		(void)htab_put(&s->targets, r->u.task.pid, 1);
 	if (r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT)
 		pid = r->u.task.pid;
 	else if (r->type == PERF_RECORD_MMAP2)
 		pid = r->u.mmap2.pid;
 	else if (r->type == PERF_RECORD_COMM)
 		pid = r->u.comm.pid;
-	return u64map_find(&s->targets, pid) != NULL;
+	return htab_get(&s->targets, pid) != NULL;
 }
 
 /*

@@ -153,11 +153,9 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out);
 void sampler_close(struct sampler *s);
 
 /*
- * Seams for tests. sampler_read_max_stack() reads kernel.perf_event_max_stack (0 or -errno).
- * sampler_probe_cycles() opens and closes a cycles counter on the caller: 0 if supported,
- * else -errno.
+ * Seam for tests: open and close a cycles counter on the caller: 0 if supported, else -errno.
+ * (kernel.perf_event_max_stack is read and raised by perfsysctl.h.)
  */
-int sampler_read_max_stack(unsigned int *out);
 int sampler_probe_cycles(void);
 
 #endif

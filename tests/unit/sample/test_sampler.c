@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "perfsysctl.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -309,7 +310,7 @@ static void test_max_stack_is_raised_or_the_limit_reported(void **state)
 	(void)state;
 	assert_int_equal(sampler_open(&o, &self, 1, &sp), 0);
 	in = sampler_info(sp);
-	assert_int_equal(sampler_read_max_stack(&now), 0);
+	assert_int_equal(perfsysctl_read(PERFSYSCTL_MAX_STACK, &now), 0);
 	if (in->raised_max_stack) {
 		assert_int_equal(in->max_stack, 300);
 		assert_true(now >= 300);
