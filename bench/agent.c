@@ -28,20 +28,13 @@
 #include <jvmticmlr.h>
 
 #include "events.h"
+#include "fgclock.h"
 #include "fgproto.h"
 #include "link.h"
 #include "queue.h"
 #include "sender.h"
 #include "table.h"
 #include "test_agent_fakejvmti.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -148,11 +141,11 @@ static void bench_callback(const char *url, size_t n)
 
 	make_event(0x7f0000000000);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = fg_now_ns();
 
 		events_code_load(q, jvmti, NULL, false, FAKE_M(1 + i % 4), 0x200,
 				 (void *)0x7f0000000000, &inl, t0);
-		t[i] = now_ns() - t0;
+		t[i] = fg_now_ns() - t0;
 	}
 	stats("callback: resolve+encode+queue (ours)", t, n, &ours);
 	ours_p99 = last_p99;
@@ -172,13 +165,13 @@ static void bench_callback(const char *url, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		uint8_t msg[4096];
-		uint64_t t0 = now_ns();
+		uint64_t t0 = fg_now_ns();
 
 		e = queue_pop(q);
 		fgp_encode_msg_header(msg, sizeof(msg));
 		memcpy(msg + 8, e->data, e->len);
 		sent += nng_send(push, msg, 8 + e->len, 0) == 0;
-		t[i] = now_ns() - t0;
+		t[i] = fg_now_ns() - t0;
 		queue_release(q, e);
 	}
 	stats("callback baseline: blocking nng send/event", t, n, &naive);
@@ -203,9 +196,9 @@ static void bench_table(size_t n)
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		t0 = now_ns();
+		t0 = fg_now_ns();
 		table_put(tb, (x % (240u << 20)) & ~0x3full, 0x200, rec, sizeof(rec));
-		t[i] = now_ns() - t0;
+		t[i] = fg_now_ns() - t0;
 	}
 	printf("table: %zu live entries after %zu random inserts\n", table_count(tb), n);
 	stats("table_put (sender thread)", t, n, NULL);
@@ -246,12 +239,12 @@ static void bench_replay(const char *url, size_t n)
 	}
 	while (link_nng_ops.state(l) == 0)
 		usleep(1000);
-	t0 = now_ns();
+	t0 = fg_now_ns();
 	sender_poll(s, 1000);
-	t_sent = now_ns() - t0;
-	while (atomic_load(&r.snapshot_end) == 0 && now_ns() - t0 < 20000000000ull)
+	t_sent = fg_now_ns() - t0;
+	while (atomic_load(&r.snapshot_end) == 0 && fg_now_ns() - t0 < 20000000000ull)
 		usleep(100);
-	t_recv = now_ns() - t0;
+	t_recv = fg_now_ns() - t0;
 	printf("replay of %zu methods (%.1f MB table): sent in %.1f ms = %.2f us/method; received "
 	       "and decoded by %.1f ms = %.2f us/method\n",
 	       table_count(sender_table(s)), table_used(sender_table(s)) / 1e6, t_sent / 1e6,

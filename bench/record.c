@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "codetab.h"
+#include "fgclock.h"
 #include "fgproto.h"
 #include "resolve.h"
 #include "stackagg.h"
@@ -44,10 +45,7 @@ struct ctx {
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fg_now_ns() / 1e9;
 }
 
 /* Every sample is of this process: its one code table. */

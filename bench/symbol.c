@@ -12,6 +12,7 @@
  *
  * Usage: bench_symbol [LIBJVM] [FRAMES]
  */
+#include "fgclock.h"
 #include "symbolizer.h"
 
 #include <dlfcn.h>
@@ -27,10 +28,7 @@
 
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fg_now_ns() / 1e9;
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

@@ -23,6 +23,7 @@
 #include <nng/protocol/pipeline0/push.h>
 
 #include "codetab.h"
+#include "fgclock.h"
 #include "fgproto.h"
 #include "jvmset.h"
 #include "perfmap.h"
@@ -30,14 +31,6 @@
 
 #define N_EVENTS 600
 #define BASE_METHODS 10000
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static char dir[64], sock[96], mappath[128];
 static atomic_int stop;
@@ -55,12 +48,12 @@ static void *collector(void *arg)
 	jvmset_new(&jo, &set);
 	while (!atomic_load(&stop)) {
 		struct pollfd p[2];
-		uint64_t t = now_ns(), next = jvmset_tick(set, t);
+		uint64_t t = fg_now_ns(), next = jvmset_tick(set, t);
 		int to = next > t ? (int)((next - t + 999999) / 1000000) : 0;
 
 		receive_pollfds(rx, p);
 		poll(p, 2, to > 50 ? 50 : to);
-		jvmset_pump(set, rx, now_ns());
+		jvmset_pump(set, rx, fg_now_ns());
 	}
 	jvmset_free(set);
 	perfmap_dir_close(maps);
@@ -82,7 +75,7 @@ static void *watcher(void *arg)
 			continue;
 		while (read(in, ev, sizeof(ev)) > 0)
 			;
-		uint64_t t = now_ns();
+		uint64_t t = fg_now_ns();
 		FILE *f = fopen(mappath, "r");
 
 		if (!f)
@@ -119,7 +112,7 @@ static void send_loads(nng_socket s, int from, int to, const char *prefix, uint6
 	for (int i = from; i < to; i++) {
 		struct fgp_code_load_in in = { .addr = base + (uint64_t)i * 0x400,
 					       .size = 0x300,
-					       .ts = now_ns(),
+					       .ts = fg_now_ns(),
 					       .flags = replay ? FGP_REC_REPLAY : 0 };
 
 		snprintf(name, sizeof(name), "%s%d", prefix, i);
@@ -172,7 +165,7 @@ static void latency(int gap_us, int n_events)
 	send_loads(s, 0, BASE_METHODS, "Base::m", 0x7f0000000000ull, 1);
 	usleep(300000);
 	for (int i = 0; i < n_events; i++) {
-		sent_ts[i] = now_ns();
+		sent_ts[i] = fg_now_ns();
 		send_loads(s, i, i + 1, "Ev::m", 0x7f8000000000ull, 0);
 		usleep((useconds_t)gap_us);
 	}
@@ -211,7 +204,7 @@ static void ingest_and_lookup(void)
 					     k % 3 == 0	  ? c0
 					     : k % 3 == 1 ? c1
 							  : c2 };
-	t0 = now_ns();
+	t0 = fg_now_ns();
 	for (int i = 0; i < BASE_METHODS; i++) {
 		struct fgp_code_load_in in = { .addr = 0x7f0000000000ull +
 						       (uint64_t)(i * 7919 % BASE_METHODS) * 0x400,
@@ -233,7 +226,7 @@ static void ingest_and_lookup(void)
 		fgp_next(&r, &rec);
 		codetab_apply(t, &rec);
 	}
-	t1 = now_ns();
+	t1 = fg_now_ns();
 	codetab_stats(t, &st);
 	printf("replay ingest (decode + codetab_apply), %d methods with 24-pc inline tables: "
 	       "%.0f ns per method\n",
@@ -247,18 +240,18 @@ static void ingest_and_lookup(void)
 	for (size_t i = 0; i < codetab_live_count(t); i++)
 		starts[i] = codetab_live_at(t, i)->addr;
 	srand(1);
-	t0 = now_ns();
+	t0 = fg_now_ns();
 	for (int q = 0; q < Q; q++) {
 		uint64_t a = 0x7f0000000000ull + (uint64_t)(rand() % BASE_METHODS) * 0x400 + 0x10;
 		const struct codeblob *b = codetab_lookup(t, a, (uint64_t)BASE_METHODS + 5);
 
 		sum += b ? b->size : 0;
 	}
-	t1 = now_ns();
+	t1 = fg_now_ns();
 	double ours = (double)(t1 - t0) / Q;
 
 	srand(1);
-	t0 = now_ns();
+	t0 = fg_now_ns();
 	for (int q = 0; q < Q; q++) {
 		uint64_t a = 0x7f0000000000ull + (uint64_t)(rand() % BASE_METHODS) * 0x400 + 0x10;
 		size_t lo = 0, hi = codetab_live_count(t);
@@ -273,7 +266,7 @@ static void ingest_and_lookup(void)
 		}
 		sum += lo;
 	}
-	t1 = now_ns();
+	t1 = fg_now_ns();
 	double base = (double)(t1 - t0) / Q;
 
 	printf("codetab_lookup (addr, ts) over %d blobs: %.0f ns/lookup = %.1f M lookups/s; "

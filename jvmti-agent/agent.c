@@ -19,6 +19,7 @@
 #include <jvmti.h>
 
 #include "events.h"
+#include "fgclock.h"
 #include "fgproto.h"
 #include "link.h"
 #include "nng_stdio.h"
@@ -33,8 +34,8 @@
 
 #ifdef FG_AGENT_BENCH
 #include "benchstat.h"
-#define BENCH_BEGIN() uint64_t bench_t0 = events_now(), bench_c0 = benchstat_cpu_ns()
-#define BENCH_END(kind) benchstat_add(kind, events_now() - bench_t0, benchstat_cpu_ns() - bench_c0)
+#define BENCH_BEGIN() uint64_t bench_t0 = fg_now_ns(), bench_c0 = benchstat_cpu_ns()
+#define BENCH_END(kind) benchstat_add(kind, fg_now_ns() - bench_t0, benchstat_cpu_ns() - bench_c0)
 #else
 #define BENCH_BEGIN() ((void)0)
 #define BENCH_END(kind) ((void)0)
@@ -76,7 +77,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 				 const void *code_addr, jint map_length,
 				 const jvmtiAddrLocationMap *map, const void *compile_info)
 {
-	uint64_t ts = events_now();
+	uint64_t ts = fg_now_ns();
 	JNIEnv *jni = NULL;
 
 	BENCH_BEGIN();
@@ -94,7 +95,7 @@ static void JNICALL on_code_unload(jvmtiEnv *jvmti, jmethodID method, const void
 	BENCH_BEGIN();
 	(void)jvmti;
 	(void)method; /* may already be invalid: never used */
-	events_code_unload(agent.q, code_addr, events_now());
+	events_code_unload(agent.q, code_addr, fg_now_ns());
 	BENCH_END(1);
 }
 
@@ -103,7 +104,7 @@ static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 {
 	BENCH_BEGIN();
 	(void)jvmti;
-	events_dynamic_code(agent.q, name, address, length, events_now());
+	events_dynamic_code(agent.q, name, address, length, fg_now_ns());
 	BENCH_END(2);
 }
 

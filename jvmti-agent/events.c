@@ -21,14 +21,6 @@
 
 #define MAX_FRAMES_TOTAL (1u << 20) /* beyond this many frames the inline table is dropped */
 
-uint64_t events_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct fgp_str str_of(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;

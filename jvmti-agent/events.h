@@ -34,7 +34,4 @@ void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts);
 void events_dynamic_code(struct queue *q, const char *name, const void *addr, jint length,
 			 uint64_t ts);
 
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t events_now(void);
-
 #endif

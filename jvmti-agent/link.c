@@ -18,6 +18,8 @@
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/push.h>
 
+#include "fgclock.h"
+
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 500
 #define SEND_BUFFER_MSGS 16 /* x SENDER_MSG_MAX: at most 1 MiB waiting in nng */
@@ -40,14 +42,6 @@ static atomic_bool forked;
 void link_forked(void)
 {
 	atomic_store(&forked, true);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int errno_of(int nng_rv)
@@ -90,7 +84,7 @@ static int open_socket(struct link *l)
 {
 	int rv;
 
-	l->last_open_try = now_ns();
+	l->last_open_try = fg_now_ns();
 	if ((rv = nng_push0_open(&l->sock)) != 0)
 		return errno_of(rv);
 	atomic_store(&l->sock_id, (uint32_t)nng_socket_id(l->sock));
@@ -155,7 +149,7 @@ static uint64_t link_state(void *arg)
 
 	if (atomic_load(&forked))
 		return 0;
-	if (!l->open && now_ns() - l->last_open_try >= REOPEN_EVERY_NS)
+	if (!l->open && fg_now_ns() - l->last_open_try >= REOPEN_EVERY_NS)
 		open_socket(l);
 	return l->open ? atomic_load(&l->conn_id) : 0;
 }

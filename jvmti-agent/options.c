@@ -29,7 +29,7 @@ static const char *const key_names[KEY_COUNT] = { "socket", "signatures", "maxme
 void options_defaults(struct options *o)
 {
 	memset(o, 0, sizeof(*o));
-	strcpy(o->socket, OPTIONS_DEFAULT_SOCKET);
+	strcpy(o->socket, FG_DEFAULT_SOCKET);
 	o->signatures = false;
 	o->maxmem = OPTIONS_MAXMEM_DEFAULT;
 	o->log = OPTIONS_LOG_WARN;

@@ -23,7 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define OPTIONS_DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
+#include "fgsocket.h" /* FG_DEFAULT_SOCKET */
+
 #define OPTIONS_SOCKET_MAX 107 /* sizeof(sun_path) - 1 */
 #define OPTIONS_SERVICE_MAX 128
 #define OPTIONS_MAXMEM_DEFAULT (32ull << 20)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fgclock.h"
 #include "fgproto.h"
 #include "table.h"
 
@@ -44,14 +45,6 @@ struct sender {
 	pthread_t thread;
 	atomic_bool running;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint16_t rd16(const uint8_t *p)
 {
@@ -136,13 +129,13 @@ void sender_get_stats(struct sender *s, struct sender_stats *out)
 /* Send one message, waiting out -EAGAIN for at most send_wait_ms. 0 or negative errno. */
 static int send_msg(struct sender *s, const uint8_t *buf, size_t len)
 {
-	uint64_t deadline = now_ns() + (uint64_t)s->send_wait_ms * 1000000ull;
+	uint64_t deadline = fg_now_ns() + (uint64_t)s->send_wait_ms * 1000000ull;
 	int rv;
 
 	while ((rv = s->ops->send(s->link, buf, len)) == -EAGAIN) {
 		struct timespec pause = { 0, 200000 }; /* the collector is behind: give it 0.2 ms */
 
-		if (now_ns() >= deadline)
+		if (fg_now_ns() >= deadline)
 			return -ETIMEDOUT;
 		nanosleep(&pause, NULL);
 	}
@@ -175,7 +168,7 @@ static int append(struct sender *s, const uint8_t *rec, size_t len, uint16_t fla
 	if (s->batch_len == 0) {
 		fgp_encode_msg_header(s->batch, SENDER_MSG_MAX);
 		s->batch_len = FGP_MSG_HEADER_SIZE;
-		s->batch_born = now_ns();
+		s->batch_born = fg_now_ns();
 	}
 	if (s->batch_len + len > SENDER_MSG_MAX) {
 		if ((rv = flush(s)) != 0)
@@ -233,7 +226,7 @@ static int replay_one(void *arg, uint64_t addr, uint32_t size, const uint8_t *re
 
 static int append_dropped(struct sender *s, bool force)
 {
-	struct fgp_dropped d = { now_ns(), queue_dropped(s->q), atomic_load(&s->table_full) };
+	struct fgp_dropped d = { fg_now_ns(), queue_dropped(s->q), atomic_load(&s->table_full) };
 	uint8_t rec[FGP_DROPPED_SIZE];
 	int rv;
 
@@ -255,7 +248,7 @@ static int sync_conn(struct sender *s)
 		.proto_version = FGP_VERSION,
 		.pid = s->pid,
 		.flags = s->hello_flags,
-		.ts = now_ns(),
+		.ts = fg_now_ns(),
 		.jvm_version = { s->jvm_version, (uint16_t)strnlen(s->jvm_version, FGP_MAX_STR) },
 		.agent_version = { s->agent_version,
 				   (uint16_t)strnlen(s->agent_version, FGP_MAX_STR) },
@@ -279,7 +272,7 @@ static int sync_conn(struct sender *s)
 		return rv;
 	if ((rv = table_each(s->t, replay_one, s)) != 0)
 		return rv;
-	snap.ts = now_ns();
+	snap.ts = fg_now_ns();
 	fgp_encode_snapshot(small, sizeof(small), FGP_SNAPSHOT_END, &snap);
 	if ((rv = append(s, small, sizeof(small), 0)) != 0)
 		return rv;
@@ -325,7 +318,7 @@ size_t sender_poll(struct sender *s, int send_wait_ms)
 		if (s->synced) {
 			int rv = append(s, e->data, e->len, 0);
 
-			if (rv == 0 && now_ns() - s->batch_born >= FLUSH_AGE_NS)
+			if (rv == 0 && fg_now_ns() - s->batch_born >= FLUSH_AGE_NS)
 				rv = flush(s);
 			if (rv != 0) {
 				atomic_fetch_add(&s->resets, 1);

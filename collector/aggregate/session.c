@@ -248,7 +248,7 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 		return -ENOMEM;
 	s->o = *o;
 	if (!s->o.socket_path)
-		s->o.socket_path = SESSION_DEFAULT_SOCKET;
+		s->o.socket_path = FG_DEFAULT_SOCKET;
 	if (!s->o.settle_ns)
 		s->o.settle_ns = 300000000ull;
 	if (!s->o.agent_wait_ns)

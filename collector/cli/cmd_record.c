@@ -58,7 +58,7 @@ static void usage(FILE *f)
 		"      --no-kernel        leave kernel frames out\n"
 		"      --no-inline        keep inlined Java methods folded into their caller\n"
 		"      --socket=PATH      agent socket when no watch daemon runs\n"
-		"                         (default " SESSION_DEFAULT_SOCKET ")\n"
+		"                         (default " FG_DEFAULT_SOCKET ")\n"
 		"      --ctl=PATH         control channel of a running watch daemon\n"
 		"      --code-log=FILE    also write the JVMs' code load/unload history (text)\n"
 		"  -h, --help             this text\n"

@@ -24,12 +24,12 @@
 #include "cmds.h"
 #include "ctl_server.h"
 #include "fgproto.h"
+#include "fgsocket.h"
 #include "jvmset.h"
 #include "perfmap.h"
 #include "receive.h"
 #include "util.h"
 
-#define DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
 #define NSEC 1000000000ull
 
 struct env {
@@ -47,7 +47,7 @@ static const char usage_text[] =
 	"                       [--ctl PATH]\n"
 	"Serve every JVM started with -agentpath:libfgagent.so on this host and keep its\n"
 	"/tmp/perf-<hostpid>.map current for stock perf, bcc and bpftrace.\n\n"
-	"  -s, --socket PATH         agent socket (default " DEFAULT_SOCKET ")\n"
+	"  -s, --socket PATH         agent socket (default " FG_DEFAULT_SOCKET ")\n"
 	"  -k, --keep-exited DURATION keep the map of an exited JVM this long, then remove it\n"
 	"                            (30s, 10m, 1h; default 1h)\n"
 	"  -n, --max-jvms N          connections served at once (default 1024)\n"
@@ -277,7 +277,7 @@ static void summary(struct jvmset *set, struct receive *rx, struct ctl_server *c
 
 int cmd_watch(int argc, char **argv)
 {
-	struct env env = { .socket = DEFAULT_SOCKET,
+	struct env env = { .socket = FG_DEFAULT_SOCKET,
 			   .ctl = CTL_DEFAULT_PATH,
 			   .map_dir = "/tmp",
 			   .keep_exited_ns = 3600 * NSEC,

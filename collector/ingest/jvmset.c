@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fgclock.h"
 #include "fgproto.h"
 #include "perfmap.h"
 #include "receive.h"
@@ -51,14 +52,6 @@ struct jvmset {
 	uint64_t next_prune;
 	struct jvmset_counters c;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
 
 static void emit(struct jvmset *s, enum jvmset_event ev, const struct jvm_info *info, int err,
 		 const char *why)
@@ -597,10 +590,10 @@ static uint64_t thread_cpu_ns(void)
 
 static void write_map(struct jvmset *s, struct jvm *j)
 {
-	uint64_t t0 = mono_ns(), c0 = thread_cpu_ns(), t1, cost;
+	uint64_t t0 = fg_now_ns(), c0 = thread_cpu_ns(), t1, cost;
 	int rv = perfmap_write(s->o.maps, j->info.host_pid, j->tab, &j->file, NULL);
 
-	t1 = mono_ns();
+	t1 = fg_now_ns();
 	s->c.map_write_ns += t1 - t0;
 	j->last_write = t1;
 	/*

@@ -10,14 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t fg_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void fg_err(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

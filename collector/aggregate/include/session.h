@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fgsocket.h"
 #include "stackagg.h"
 
-#define SESSION_DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
 #define SESSION_MAX_TARGETS 4096
 #define SESSION_NOTE_MAX 256
 
@@ -52,7 +52,7 @@ struct session_opts {
 	bool no_inline;
 	bool live_view; /* top: count JIT misses at once instead of retrying them at the end */
 	enum session_src src;
-	const char *socket_path; /* NULL = SESSION_DEFAULT_SOCKET */
+	const char *socket_path; /* NULL = FG_DEFAULT_SOCKET */
 	const char *ctl_path;	 /* NULL = the ctl module's default */
 	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = 300 ms */
 	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */

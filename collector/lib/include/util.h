@@ -10,14 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fgclock.h" /* fg_now_ns: CLOCK_MONOTONIC ns, the clock of events and samples */
+
 #define FG_EXIT_OK 0
 #define FG_EXIT_FAIL 1
 #define FG_EXIT_USAGE 64
 
 #define FG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-/* CLOCK_MONOTONIC in nanoseconds: the clock of agent events and of perf samples. */
-uint64_t fg_now_ns(void);
 
 /*
  * Print "fgcollect <cmd>: <message>\n" to stderr. For main.c and cmd_*.c only: library

@@ -56,7 +56,7 @@ static void test_null_and_empty_give_defaults(void **state)
 	assert_int_equal(o.maxmem, 32ull << 20);
 	assert_int_equal(o.log, OPTIONS_LOG_WARN);
 	assert_int_equal(options_parse("", &o, err, sizeof(err)), 0);
-	assert_string_equal(o.socket, OPTIONS_DEFAULT_SOCKET);
+	assert_string_equal(o.socket, FG_DEFAULT_SOCKET);
 }
 
 static void test_every_key_is_parsed(void **state)
