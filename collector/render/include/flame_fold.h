@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flame_fold.h - folded stacks merged into a trie of frames: the input side of every flame graph.
+ * The trie is flame_trie.c; the folded text read into it and written out of it, flame_folded.c.
  *
  * A `struct flame` is a trie rooted at the implicit frame "all" (node 0). Each node is one
  * (parent, name) pair, hash-consed: adding a stack walks the trie and creates the missing
@@ -99,7 +100,7 @@ struct flame {
 	struct flame_span {
 		const char *p;
 		size_t len;
-		uint32_t hash; /* of the name bytes (flame_fold.c's name hash) */
+		uint32_t hash; /* of the name bytes (flame_trie.h's name hash) */
 	} * spans;
 	size_t cap_spans;
 	char *hexbuf;
