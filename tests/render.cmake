@@ -9,3 +9,9 @@ fg_unit_test(test_collapse SOURCES unit/render/test_collapse.c LIBS fg_render)
 add_test(NAME test_pprof_go COMMAND test_pprof --go)
 set_tests_properties(test_pprof_go PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77
 	ENVIRONMENT "FG_BUILD_DIR=${PROJECT_BINARY_DIR}")
+
+# flamegraph.js (embedded into every SVG) must parse as JavaScript on its own; the browser test
+# (test_flame_browser) runs it.
+add_test(NAME flamegraph_js_syntax
+	COMMAND node --check ${PROJECT_SOURCE_DIR}/collector/render/flamegraph.js)
+set_tests_properties(flamegraph_js_syntax PROPERTIES LABELS unit TIMEOUT 60)
