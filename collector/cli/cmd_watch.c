@@ -260,19 +260,20 @@ static void summary(struct jvmset *set, struct receive *rx, struct ctl_server *c
 	fg_err("watch",
 	       "summary: %llu connections (%llu refused at the cap, %llu rejected, %llu dropped "
 	       "for malformed input), %llu messages, %llu records (%llu malformed in %llu "
-	       "messages), %llu map writes (%llu failed, %llu out of space, %.1f ms writing), "
+	       "messages), %llu map writes (%llu compactions, %llu failed, %llu out of space, %.1f "
+	       "ms writing), "
 	       "%llu JVMs exited, %llu expired, watchdog %llu probes / %llu failed / %llu "
 	       "re-listens, control %llu clients (%llu refused uid, %llu overflowed)",
 	       (unsigned long long)r.accepted, (unsigned long long)r.refused_cap,
 	       (unsigned long long)c.rejected, (unsigned long long)c.bad_peers,
 	       (unsigned long long)c.msgs, (unsigned long long)c.records,
 	       (unsigned long long)c.bad_records, (unsigned long long)c.bad_msgs,
-	       (unsigned long long)c.map_writes, (unsigned long long)c.map_errors,
-	       (unsigned long long)c.map_enospc, c.map_write_ns / 1e6, (unsigned long long)c.exits,
-	       (unsigned long long)c.expired, (unsigned long long)r.probes,
-	       (unsigned long long)r.probe_fail, (unsigned long long)r.relistens,
-	       (unsigned long long)cs.accepted, (unsigned long long)cs.refused_uid,
-	       (unsigned long long)cs.overflowed);
+	       (unsigned long long)c.map_writes, (unsigned long long)c.map_compactions,
+	       (unsigned long long)c.map_errors, (unsigned long long)c.map_enospc,
+	       c.map_write_ns / 1e6, (unsigned long long)c.exits, (unsigned long long)c.expired,
+	       (unsigned long long)r.probes, (unsigned long long)r.probe_fail,
+	       (unsigned long long)r.relistens, (unsigned long long)cs.accepted,
+	       (unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed);
 }
 
 int cmd_watch(int argc, char **argv)

@@ -153,14 +153,43 @@ static int replace(int dfd, const char *tmp, const char *target)
 	return renameat(dfd, tmp, dfd, target) == 0 ? 0 : -errno;
 }
 
-int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
-		  struct perfmap_file *f, uint64_t *skipped)
+/* Where a map line's text goes: "START SIZE name\n". */
+static void put_line(struct out *o, const struct codeblob *b)
+{
+	size_t nl = b->name_len;
+	char *p;
+
+	if (o->len + 40 + nl > sizeof(o->buf))
+		out_flush(o);
+	p = o->buf + o->len;
+	p = put_hex(p, b->addr);
+	*p++ = ' ';
+	p = put_hex(p, b->size);
+	*p++ = ' ';
+	memcpy(p, b->name, nl);
+	p += nl;
+	*p++ = '\n';
+	o->len = (size_t)(p - o->buf);
+}
+
+/* One line of a map file as the writer indexes it: the blob's range and load time. */
+struct line {
+	uint64_t addr, end, load_ts;
+};
+
+/*
+ * Write the live set of t to a new temporary file and rename it over perf-<pid>.map. On success
+ * the new file's descriptor goes to *fd_out (or is closed when fd_out is NULL), its identity to
+ * *f, and, when lines is not NULL, its lines (n_live of them at most) to lines[0..*n_lines).
+ */
+static int rewrite(struct perfmap_dir *d, uint32_t pid, const struct codetab *t, int *fd_out,
+		   struct perfmap_file *f, uint64_t *skipped, struct line *lines, size_t *n_lines)
 {
 	char tmp[64], target[32];
 	struct out *o;
 	struct stat st;
 	uint64_t prev_end = 0, skip = 0;
-	size_t n = codetab_live_count(t);
+	size_t n = codetab_live_count(t), k = 0;
 	int fd, rv;
 
 	perfmap_name(pid, target, sizeof(target));
@@ -184,27 +213,14 @@ int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 			__builtin_prefetch(codetab_live_at(t, i + 8));
 		if (i + 4 < n)
 			__builtin_prefetch(codetab_live_at(t, i + 4)->name);
-		size_t nl = b->name_len;
-		char *p;
-
 		if (b->addr < prev_end) {
 			skip++;
 			continue;
 		}
 		prev_end = b->addr + b->size;
-		if (o->len + 40 + nl > sizeof(o->buf))
-			out_flush(o);
-		if (40 + nl > sizeof(o->buf))
-			continue; /* cannot happen: names are at most FGP_MAX_STR */
-		p = o->buf + o->len;
-		p = put_hex(p, b->addr);
-		*p++ = ' ';
-		p = put_hex(p, b->size);
-		*p++ = ' ';
-		memcpy(p, b->name, nl);
-		p += nl;
-		*p++ = '\n';
-		o->len = (size_t)(p - o->buf);
+		put_line(o, b);
+		if (lines)
+			lines[k++] = (struct line){ b->addr, b->addr + b->size, b->load_ts };
 	}
 	out_flush(o);
 	rv = o->err;
@@ -219,7 +235,10 @@ int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 	/* After the rename: it changes the inode's ctime, which identifies the file later. */
 	if (fstat(fd, &st) != 0)
 		st.st_ino = 0;
-	close(fd);
+	if (fd_out)
+		*fd_out = fd;
+	else
+		close(fd);
 	if (f) {
 		f->dev = st.st_dev;
 		f->ino = st.st_ino;
@@ -228,6 +247,292 @@ int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 	}
 	if (skipped)
 		*skipped += skip;
+	if (n_lines)
+		*n_lines = k;
+	return 0;
+}
+
+int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
+		  struct perfmap_file *f, uint64_t *skipped)
+{
+	return rewrite(d, pid, t, NULL, f, skipped, NULL, NULL);
+}
+
+/* ---- the incremental writer ---------------------------------------------------------- */
+
+#define RECENT_MAX 64	     /* appended lines kept unsorted before merging into the index */
+#define NOTES_MAX (1u << 16) /* beyond this many pending notes, compact instead */
+
+struct perfmap_writer {
+	struct perfmap_dir *d;
+	uint32_t pid;
+	int fd; /* the file we created and renamed into place, kept for appends; -1 none */
+	struct perfmap_file file;
+	struct line *lines; /* the file's lines minus recent[], sorted, never overlapping */
+	size_t n_lines, cap_lines;
+	struct line recent[RECENT_MAX];
+	size_t n_recent;
+	uint64_t *notes; /* addresses of blobs that became live since the last update */
+	size_t n_notes, cap_notes;
+	bool notes_lost; /* a note could not be kept: only a compaction is exact */
+	struct perfmap_writer_stats st;
+};
+
+struct perfmap_writer *perfmap_writer_new(struct perfmap_dir *d, uint32_t pid)
+{
+	struct perfmap_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->d = d;
+	w->pid = pid;
+	w->fd = -1;
+	return w;
+}
+
+void perfmap_writer_release(struct perfmap_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	w->n_lines = 0;
+	w->n_recent = 0;
+}
+
+void perfmap_writer_free(struct perfmap_writer *w)
+{
+	if (!w)
+		return;
+	perfmap_writer_release(w);
+	free(w->lines);
+	free(w->notes);
+	free(w);
+}
+
+const struct perfmap_file *perfmap_writer_file(const struct perfmap_writer *w)
+{
+	return &w->file;
+}
+
+void perfmap_writer_stats(const struct perfmap_writer *w, struct perfmap_writer_stats *out)
+{
+	*out = w->st;
+}
+
+void perfmap_writer_note(struct perfmap_writer *w, uint64_t addr)
+{
+	if (w->notes_lost)
+		return;
+	if (w->n_notes == w->cap_notes) {
+		size_t ncap = w->cap_notes ? w->cap_notes * 2 : 256;
+		uint64_t *n = ncap <= NOTES_MAX ? realloc(w->notes, ncap * sizeof(*n)) : NULL;
+
+		if (!n) {
+			w->notes_lost = true;
+			return;
+		}
+		w->notes = n;
+		w->cap_notes = ncap;
+	}
+	w->notes[w->n_notes++] = addr;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Merge recent[] into lines[]. 0 or -ENOMEM (then nothing changed). */
+static int merge_recent(struct perfmap_writer *w)
+{
+	size_t n = w->n_lines + w->n_recent, i = w->n_lines, j = w->n_recent, k = n;
+
+	if (n > w->cap_lines) {
+		size_t ncap = w->cap_lines ? w->cap_lines : 256;
+		struct line *l;
+
+		while (ncap < n)
+			ncap *= 2;
+		l = realloc(w->lines, ncap * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		w->lines = l;
+		w->cap_lines = ncap;
+	}
+	qsort(w->recent, w->n_recent, sizeof(w->recent[0]), line_cmp);
+	while (j > 0) {
+		if (i > 0 && w->lines[i - 1].addr > w->recent[j - 1].addr)
+			w->lines[--k] = w->lines[--i];
+		else
+			w->lines[--k] = w->recent[--j];
+	}
+	w->n_lines = n;
+	w->n_recent = 0;
+	return 0;
+}
+
+enum fit { FIT_NEW, FIT_PRESENT, FIT_OVERLAP };
+
+/* How the range of b relates to the lines of the file. */
+static enum fit fit_of(const struct perfmap_writer *w, const struct codeblob *b)
+{
+	uint64_t end = b->addr + b->size;
+	size_t lo = 0, hi = w->n_lines;
+	const struct line *l = NULL;
+
+	/* Lines never overlap, so their ends are sorted too: find the first ending above addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->lines[mid].end <= b->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < w->n_lines && w->lines[lo].addr < end)
+		l = &w->lines[lo];
+	for (size_t i = 0; !l && i < w->n_recent; i++)
+		if (w->recent[i].addr < end && b->addr < w->recent[i].end)
+			l = &w->recent[i];
+	if (!l)
+		return FIT_NEW;
+	if (l->addr == b->addr && l->end == end && l->load_ts == b->load_ts)
+		return FIT_PRESENT;
+	return FIT_OVERLAP;
+}
+
+/* Is the file at the map's name still the one we hold open? */
+static bool still_ours(struct perfmap_writer *w)
+{
+	char target[32];
+	struct stat st;
+
+	perfmap_name(w->pid, target, sizeof(target));
+	if (fstatat(w->d->fd, target, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return false;
+	return S_ISREG(st.st_mode) && st.st_dev == w->file.dev && st.st_ino == w->file.ino;
+}
+
+static int compact(struct perfmap_writer *w, const struct codetab *t)
+{
+	size_t n = codetab_live_count(t), k = 0;
+	struct line *lines = NULL;
+	int fd = -1, rv;
+
+	if (n > w->cap_lines) {
+		lines = malloc(n * sizeof(*lines));
+		if (!lines)
+			return -ENOMEM;
+	}
+	rv = rewrite(w->d, w->pid, t, &fd, &w->file, NULL, lines ? lines : w->lines, &k);
+	if (rv != 0) {
+		if (!lines)
+			perfmap_writer_release(w); /* the index was overwritten in place */
+		free(lines);
+		return rv;
+	}
+	if (lines) {
+		free(w->lines);
+		w->lines = lines;
+		w->cap_lines = n;
+	}
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = fd;
+	w->n_lines = k;
+	w->n_recent = 0;
+	w->n_notes = 0;
+	w->notes_lost = false;
+	w->st.compactions++;
+	return 0;
+}
+
+/*
+ * Append the lines of noted blobs that fit. Notes of blobs that are no longer live or already in
+ * the file are dropped, notes of blobs that overlap a line are kept (*deferred counts them).
+ */
+static int append_notes(struct perfmap_writer *w, const struct codetab *t, size_t *deferred)
+{
+	struct out *o;
+	struct stat st;
+	size_t keep = 0, added = 0;
+	int rv;
+
+	*deferred = 0;
+	o = malloc(sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->fd = w->fd;
+	o->write_fn = w->d->write_fn;
+	o->len = 0;
+	o->err = 0;
+	for (size_t i = 0; i < w->n_notes && !o->err; i++) {
+		const struct codeblob *b = codetab_lookup_live(t, w->notes[i]);
+
+		if (!b || b->addr != w->notes[i])
+			continue; /* ended since, or never made it into the live set */
+		switch (fit_of(w, b)) {
+		case FIT_PRESENT:
+			continue;
+		case FIT_OVERLAP:
+			w->notes[keep++] = w->notes[i];
+			continue;
+		case FIT_NEW:
+			break;
+		}
+		if (w->n_recent == RECENT_MAX && merge_recent(w) != 0) {
+			o->err = -ENOMEM;
+			break;
+		}
+		put_line(o, b);
+		w->recent[w->n_recent++] = (struct line){ b->addr, b->addr + b->size, b->load_ts };
+		added++;
+	}
+	out_flush(o);
+	rv = o->err;
+	free(o);
+	if (rv != 0) {
+		/* What reached the file is unknown now: only a compaction makes it exact again. */
+		perfmap_writer_release(w);
+		return rv;
+	}
+	w->n_notes = keep;
+	*deferred = keep;
+	if (added) {
+		w->st.appends++;
+		w->st.lines_appended += added;
+		/* An append changes the ctime that perfmap_remove checks. */
+		if (fstat(w->fd, &st) == 0)
+			w->file.ctime = st.st_ctim;
+	}
+	return 0;
+}
+
+int perfmap_writer_update(struct perfmap_writer *w, const struct codetab *t, bool may_compact)
+{
+	size_t deferred, lines, live;
+	int rv;
+
+	if (w->fd < 0 || w->notes_lost || !still_ours(w)) {
+		if (!may_compact)
+			return 1;
+		return compact(w, t);
+	}
+	if ((rv = append_notes(w, t, &deferred)) != 0)
+		return rv;
+	/* Every live blob is in the file but the deferred ones; the other lines are dead. */
+	lines = w->n_lines + w->n_recent;
+	live = codetab_live_count(t) - deferred;
+	if (deferred || (lines > live && lines - live >= PERFMAP_COMPACT_MIN_DEAD &&
+			 (lines - live) * 2 > lines)) {
+		if (!may_compact) {
+			w->st.deferred += deferred != 0;
+			return deferred ? 1 : 0;
+		}
+		return compact(w, t);
+	}
 	return 0;
 }
 

@@ -35,10 +35,11 @@ struct jvm {
 	struct jvm_info info;
 	struct codetab *tab;
 	struct conn *conn;
-	bool dirty, in_replay, written;
+	bool dirty, in_replay;
 	int last_err;
 	uint64_t dirty_since, replay_since, last_write, interval, next_check;
-	struct perfmap_file file;
+	uint64_t last_compact, compact_interval;
+	struct perfmap_writer *map; /* NULL when the set writes no maps */
 };
 
 struct jvmset {
@@ -98,6 +99,7 @@ static void jvm_free(struct jvm *j)
 	if (!j)
 		return;
 	codetab_free(j->tab);
+	perfmap_writer_free(j->map);
 	free(j);
 }
 
@@ -215,8 +217,8 @@ uint32_t jvm_host_pid(const struct jvm *j)
 /* Remove j from the set (its map if still ours), freeing it. */
 static void jvm_forget(struct jvmset *s, struct jvm *j, bool remove_map)
 {
-	if (remove_map && s->o.maps)
-		perfmap_remove(s->o.maps, j->info.host_pid, &j->file);
+	if (remove_map && j->map)
+		perfmap_remove(s->o.maps, j->info.host_pid, perfmap_writer_file(j->map));
 	if (j->conn)
 		j->conn->jvm = NULL;
 	for (size_t i = 0; i < s->n_jvms; i++) {
@@ -247,6 +249,9 @@ static bool jvm_alive(struct jvmset *s, const struct jvm *j)
 
 static void mark_exited(struct jvmset *s, struct jvm *j, uint64_t now)
 {
+	/* Its map changes no more: give back the descriptor kept for appends. */
+	if (j->map)
+		perfmap_writer_release(j->map);
 	j->info.exited = true;
 	j->info.exit_ts = now;
 	s->c.exits++;
@@ -299,14 +304,16 @@ static int jvm_create(struct jvmset *s, struct conn *c, struct jvm **out)
 		s->cap_jvms = ncap;
 	}
 	j = calloc(1, sizeof(*j));
-	if (!j || !(j->tab = codetab_new(&s->o.limits))) {
-		free(j);
+	if (!j || !(j->tab = codetab_new(&s->o.limits)) ||
+	    (s->o.maps && !(j->map = perfmap_writer_new(s->o.maps, c->peer.host_pid)))) {
+		jvm_free(j);
 		reject(s, c, "out of memory");
 		return -ENOMEM;
 	}
 	j->info.host_pid = c->peer.host_pid;
 	j->info.start_time = c->peer.start_time;
 	j->interval = s->o.min_write_ns;
+	j->compact_interval = s->o.min_write_ns;
 	s->jvms[s->n_jvms++] = j;
 	*out = j;
 	return 0;
@@ -438,8 +445,13 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 	case FGP_CODE_UNLOAD:
 	case FGP_DYNAMIC_CODE:
 		rv = codetab_apply(j->tab, rec);
-		if (rv == 1)
+		if (rv == 1) {
 			make_dirty(j, now);
+			if (j->map && rec->type != FGP_CODE_UNLOAD)
+				perfmap_writer_note(j->map, rec->type == FGP_CODE_LOAD
+								    ? rec->u.load.addr
+								    : rec->u.dyn.addr);
+		}
 		return rv == -EINVAL ? -EINVAL : 1;
 	default:
 		return 0; /* unknown type: skipped by size, as the format intends */
@@ -588,35 +600,50 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void write_map(struct jvmset *s, struct jvm *j)
+static uint64_t clamp_interval(const struct jvmset *s, uint64_t v)
 {
-	uint64_t t0 = fg_now_ns(), c0 = thread_cpu_ns(), t1, cost;
-	int rv = perfmap_write(s->o.maps, j->info.host_pid, j->tab, &j->file, NULL);
+	if (v < s->o.min_write_ns)
+		return s->o.min_write_ns;
+	return v > s->o.max_write_ns ? s->o.max_write_ns : v;
+}
 
+/*
+ * Bring j's map up to date: appends at once, compactions (full rewrites) only when may_compact.
+ * Costs are CPU time, not wall time: on a busy host a preempted write would otherwise look slow
+ * and back off for no reason. WRITE_BUDGET_INV x the cost of the last compaction spaces them,
+ * which caps a JIT storm that keeps reusing addresses at 1/20 of a core (the JVM's own cores
+ * are the ones we would be taking it from); the first change after a quiet spell is written at
+ * once.
+ */
+static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
+{
+	uint64_t t0 = fg_now_ns(), c0 = thread_cpu_ns(), t1, cost, compactions;
+	struct perfmap_writer_stats st;
+	int rv;
+
+	perfmap_writer_stats(j->map, &st);
+	compactions = st.compactions;
+	rv = perfmap_writer_update(j->map, j->tab, may_compact);
 	t1 = fg_now_ns();
+	cost = thread_cpu_ns() - c0;
 	s->c.map_write_ns += t1 - t0;
 	j->last_write = t1;
-	/*
-	 * CPU time, not wall time: on a busy host a preempted write would otherwise look slow and
-	 * back off for no reason. WRITE_BUDGET_INV x the cost caps a JIT storm at 1/20 of a core
-	 * (the JVM's own cores are the ones we would be taking it from), and the first change after
-	 * a quiet spell is still written at once.
-	 */
-	cost = thread_cpu_ns() - c0;
-	j->interval = WRITE_BUDGET_INV * cost;
-	if (j->interval < s->o.min_write_ns)
-		j->interval = s->o.min_write_ns;
-	if (j->interval > s->o.max_write_ns)
-		j->interval = s->o.max_write_ns;
-	if (rv == 0) {
-		j->dirty = false;
-		j->written = true;
+	j->interval = s->o.min_write_ns;
+	perfmap_writer_stats(j->map, &st);
+	if (st.compactions != compactions) {
+		j->last_compact = t1;
+		j->compact_interval = clamp_interval(s, WRITE_BUDGET_INV * cost);
+		s->c.map_compactions++;
+	}
+	if (rv >= 0) {
+		j->dirty = rv == 1; /* 1: blobs wait for a compaction not allowed yet */
 		j->last_err = 0;
 		j->info.map_writes++;
 		s->c.map_writes++;
 		return;
 	}
 	/* Keep the old map and retry later; tell once per kind of failure. */
+	j->interval = clamp_interval(s, WRITE_BUDGET_INV * cost);
 	if (rv == -ENOSPC || rv == -EDQUOT) {
 		j->info.map_enospc++;
 		s->c.map_enospc++;
@@ -642,7 +669,7 @@ void jvmset_flush(struct jvmset *s, uint64_t now)
 		return;
 	for (size_t i = 0; i < s->n_jvms; i++)
 		if (s->jvms[i]->dirty)
-			write_map(s, s->jvms[i]);
+			write_map(s, s->jvms[i], true);
 }
 
 uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
@@ -655,17 +682,22 @@ uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
 	for (size_t i = 0; i < s->n_jvms; i++) {
 		struct jvm *j = s->jvms[i];
 
-		if (j->dirty && s->o.maps) {
+		if (j->dirty && j->map) {
 			uint64_t due = j->last_write + j->interval;
+			uint64_t compact_due = j->last_compact + j->compact_interval;
 
+			/*
+			 * While a replay runs a compaction would write a partial live set (a
+			 * restarted collector must never shrink a complete map); appends only add.
+			 */
 			if (j->in_replay && now < j->replay_since + REPLAY_HOLD_NS)
-				due = j->replay_since + REPLAY_HOLD_NS;
+				compact_due = j->replay_since + REPLAY_HOLD_NS;
 			if (now >= due)
-				write_map(s, j);
-			else
-				next = min_u64(next, due);
+				write_map(s, j, now >= compact_due);
 			if (j->dirty)
-				next = min_u64(next, j->last_write + j->interval);
+				next = min_u64(next, j->last_write + j->interval > compact_due
+							     ? j->last_write + j->interval
+							     : compact_due);
 		}
 		if (!j->conn && !j->info.exited && now >= j->next_check) {
 			j->next_check = now + CHECK_EVERY_NS;

@@ -365,7 +365,8 @@ fg_map_path() {
 }
 
 # fg_map_lint FILE: a well-formed map: a regular file (not a symlink), every line
-# "START SIZE name" in hex without 0x, sorted, non-overlapping. Prints the problem on failure.
+# "START SIZE name" in hex without 0x, no two entries overlapping. The collector appends new code
+# at the end between compactions, so lines are checked in address order, not file order.
 fg_map_lint() {
 	local f=$1
 	[[ -f $f && ! -L $f ]] || { echo "$f is missing or not a regular file"; return 1; }
@@ -379,18 +380,24 @@ fg_map_lint() {
 		return v
 	}
 	!/^[0-9a-fA-F]+ [0-9a-fA-F]+ [^ ].*$/ || /^0[xX]/ || $2 ~ /^0[xX]/ {
-		printf "line %d is not \"START SIZE name\": %s\n", NR, $0; bad = 1; exit 1
+		printf "line %d is not \"START SIZE name\": %s\n", NR, $0 > "/dev/stderr"; bad = 1; exit 1
 	}
 	{
-		s = hex($1); e = s + hex($2)
-		if (hex($2) == 0) { printf "line %d has size 0\n", NR; bad = 1; exit 1 }
-		if (NR > 1 && s < prev_end) {
-			printf "line %d overlaps or is out of order: %s (previous ends at %x)\n", NR, $0, prev_end
+		if (hex($2) == 0) { printf "line %d has size 0\n", NR > "/dev/stderr"; bad = 1; exit 1 }
+		printf "%.0f %.0f %s\n", hex($1), hex($1) + hex($2), $0 > "/dev/stderr"
+	}
+	END { if (!bad && NR == 0) { print "map is empty" > "/dev/stderr"; exit 1 } }' "$f" 2>&1 >/dev/null |
+		sort -n -k1,1 | LC_ALL=C awk '
+	/^line |^map is empty/ { print; bad = 1; exit 1 }
+	{
+		if (NR > 1 && $1 + 0 < prev_end) {
+			line = $0; sub(/^[0-9]+ [0-9]+ /, "", line)
+			printf "entry overlaps another: %s (%s)\n", line, prev
 			bad = 1; exit 1
 		}
-		prev_end = e
+		prev_end = $2 + 0; prev = $0; sub(/^[0-9]+ [0-9]+ /, "", prev)
 	}
-	END { if (!bad && NR == 0) { print "map is empty"; exit 1 } }' "$f"
+	END { exit bad }'
 }
 
 # fg_map_ok HOSTPID [REGEX]: the JVM's map exists, lints clean and has a line matching REGEX.
@@ -465,6 +472,7 @@ fg_perf_jit() {
 		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
 		return v
 	}
+	BEGIN { n = 0 } # numeric: an unset n would index lo[""] and miss a lone mapping
 	FNR == NR {
 		# /proc/PID/maps: an anonymous executable mapping is JIT code (the code cache).
 		if (NF == 5 && $2 ~ /x/) { split($1, r, "-"); lo[n] = hex(r[1]); hi[n] = hex(r[2]); n++ }

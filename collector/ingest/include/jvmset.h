@@ -9,11 +9,14 @@
  * agent reconnect) finds its JVM again and the agent's replay merges into the table; a new
  * process that reuses a PID gets a new JVM.
  *
- * Perf maps: a JVM whose live set changed is dirty; jvmset_tick() rewrites dirty maps at most
- * every interval, where interval = clamp(20 x the CPU time of the last write, min_write_ns,
- * max_write_ns), so the first event after a quiet spell is written at once and a JIT storm costs
- * at most about 1/20 of a core per JVM. While a replay runs (SNAPSHOT_BEGIN..END, at most 2 s) the
- * map is not rewritten, so a restarted collector never shrinks a complete map to a partial one.
+ * Perf maps: a JVM whose live set changed is dirty; jvmset_tick() brings its map up to date
+ * (perfmap_writer: new code that overlaps nothing in the file is appended, at most every
+ * min_write_ns; the file is compacted, i.e. rewritten as the live set, when an address is reused
+ * or dead lines fill half of it, at most every interval, where interval = clamp(20 x the CPU time
+ * of the last compaction, min_write_ns, max_write_ns)). So the first event after a quiet spell is
+ * written at once and a JIT storm that keeps reusing addresses costs at most about 1/20 of a core
+ * per JVM. While a replay runs (SNAPSHOT_BEGIN..END, at most 2 s) the map is appended to but not
+ * compacted, so a restarted collector never shrinks a complete map to a partial one.
  *
  * Exit: when a connection ends, /proc says whether the process is gone (or its PID reused). An
  * exited JVM keeps its map and table for keep_exited_ns, then the map is removed (only if it is
@@ -96,7 +99,8 @@ struct jvmset_counters {
 	uint64_t bad_peers; /* connections dropped for malformed input */
 	uint64_t connects, disconnects, exits, expired;
 	uint64_t map_writes, map_errors, map_enospc;
-	uint64_t map_write_ns; /* total time spent writing maps */
+	uint64_t map_compactions; /* map writes that rewrote the whole file */
+	uint64_t map_write_ns;	  /* total time spent writing maps */
 	unsigned jvms, connected;
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* test_perfmap.c - map format, order, symlink safety, ENOSPC, inode-checked removal. */
+/* test_perfmap.c - map format, order, symlink safety, ENOSPC, inode-checked removal, appends
+ * and compaction. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -180,6 +181,295 @@ static void test_removal_only_removes_our_inode(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* ---- the incremental writer ---------------------------------------------------------- */
+
+static char *slurp_all(const char *path)
+{
+	static char buf[1 << 20];
+	int fd = open(path, O_RDONLY);
+	size_t n = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	return buf;
+}
+
+static ino_t ino_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_ino;
+}
+
+static void add_noted(struct fx *f, struct perfmap_writer *w, uint64_t addr, uint32_t size,
+		      uint64_t ts, const char *name)
+{
+	assert_int_equal(codetab_add(f->t, CODEBLOB_COMPILED, addr, size, ts, name), 1);
+	perfmap_writer_note(w, addr);
+}
+
+static void test_writer_appends_new_code_to_the_same_file(void **state)
+{
+	struct fx *f = *state;
+	struct perfmap_writer *w = perfmap_writer_new(f->d, 31);
+	struct perfmap_writer_stats st;
+	char path[128];
+	ino_t ino;
+
+	snprintf(path, sizeof(path), "%s/perf-31.map", f->dir);
+	add_noted(f, w, 0x3000, 0x40, 1, "C::c");
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 1); /* no file yet: compaction */
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	assert_string_equal(slurp_all(path), "3000 40 C::c\n");
+	ino = ino_of(path);
+	add_noted(f, w, 0x1000, 0x1a0, 2, "Hot::loop");
+	add_noted(f, w, 0x5000, 0x10, 3, "E::e");
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 0);
+	assert_string_equal(slurp_all(path), "3000 40 C::c\n1000 1a0 Hot::loop\n5000 10 E::e\n");
+	assert_int_equal(ino_of(path), ino); /* appended, not replaced */
+	/* An unload leaves a dead line: no code is there any more, nothing to write. */
+	assert_int_equal(codetab_unload(f->t, 0x3000, 4), 1);
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 0);
+	assert_string_equal(slurp_all(path), "3000 40 C::c\n1000 1a0 Hot::loop\n5000 10 E::e\n");
+	perfmap_writer_stats(w, &st);
+	assert_int_equal(st.compactions, 1);
+	assert_int_equal(st.appends, 1);
+	assert_int_equal(st.lines_appended, 2);
+	/* Identity follows the appends (ctime changes), so removal still finds our file. */
+	assert_int_equal(perfmap_remove(f->d, 31, perfmap_writer_file(w)), 1);
+	perfmap_writer_free(w);
+	assert_int_equal(count_entries(f->dir), 0);
+}
+
+static void test_writer_compacts_when_an_address_is_reused(void **state)
+{
+	struct fx *f = *state;
+	struct perfmap_writer *w = perfmap_writer_new(f->d, 32);
+	char path[128];
+	ino_t ino;
+
+	snprintf(path, sizeof(path), "%s/perf-32.map", f->dir);
+	add_noted(f, w, 0x1000, 0x100, 1, "Old::a");
+	add_noted(f, w, 0x2000, 0x100, 2, "Keep::b");
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	ino = ino_of(path);
+	/* The code cache reuses part of Old::a's range. */
+	assert_int_equal(codetab_unload(f->t, 0x1000, 3), 1);
+	add_noted(f, w, 0x1080, 0x100, 4, "New::c");
+	add_noted(f, w, 0x3000, 0x10, 5, "Free::d");
+	/* Not allowed to compact: what fits is appended, the overlapping blob waits. */
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 1);
+	assert_string_equal(slurp_all(path),
+			    "1000 100 Old::a\n2000 100 Keep::b\n3000 10 Free::d\n");
+	assert_int_equal(ino_of(path), ino);
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	assert_string_equal(slurp_all(path),
+			    "1080 100 New::c\n2000 100 Keep::b\n3000 10 Free::d\n");
+	/* The very same range for another method (equal addr and size) is a reuse too. */
+	assert_int_equal(codetab_unload(f->t, 0x2000, 6), 1);
+	add_noted(f, w, 0x2000, 0x100, 7, "Other::e");
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 1);
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	assert_string_equal(slurp_all(path),
+			    "1080 100 New::c\n2000 100 Other::e\n3000 10 Free::d\n");
+	assert_int_equal(count_entries(f->dir), 1);
+	perfmap_writer_free(w);
+}
+
+static void test_writer_compacts_when_dead_lines_fill_half_the_file(void **state)
+{
+	struct fx *f = *state;
+	struct perfmap_writer *w = perfmap_writer_new(f->d, 33);
+	struct perfmap_writer_stats st;
+	char path[128];
+	unsigned n = 2 * PERFMAP_COMPACT_MIN_DEAD + 10;
+
+	snprintf(path, sizeof(path), "%s/perf-33.map", f->dir);
+	for (unsigned i = 0; i < n; i++)
+		add_noted(f, w, 0x10000 + 0x100 * (uint64_t)i, 0x80, i + 1, "M::m");
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	/* Half of them die: not yet too many. */
+	for (unsigned i = 0; i < n / 2; i++)
+		codetab_unload(f->t, 0x10000 + 0x100 * (uint64_t)i, n + 1);
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	perfmap_writer_stats(w, &st);
+	assert_int_equal(st.compactions, 1);
+	/* A few more: over half of the file is dead, it is rewritten as the live set. */
+	for (unsigned i = n / 2; i < n / 2 + 10; i++)
+		codetab_unload(f->t, 0x10000 + 0x100 * (uint64_t)i, n + 2);
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 0); /* not allowed: still valid */
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	perfmap_writer_stats(w, &st);
+	assert_int_equal(st.compactions, 2);
+	char *m = slurp_all(path);
+	unsigned lines = 0;
+
+	for (char *p = m; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, n - n / 2 - 10);
+	perfmap_writer_free(w);
+}
+
+static void test_writer_never_appends_to_a_file_that_is_not_ours(void **state)
+{
+	struct fx *f = *state;
+	struct perfmap_writer *w = perfmap_writer_new(f->d, 34);
+	char path[128];
+	FILE *o;
+
+	snprintf(path, sizeof(path), "%s/perf-34.map", f->dir);
+	add_noted(f, w, 0x1000, 0x10, 1, "A::a");
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	/* Someone replaced the map (jcmd Compiler.perfmap, a user): our descriptor is stale. */
+	unlink(path);
+	o = fopen(path, "w");
+	fputs("theirs\n", o);
+	fclose(o);
+	add_noted(f, w, 0x2000, 0x10, 2, "B::b");
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 1);
+	assert_string_equal(slurp_all(path), "theirs\n");
+	/* A compaction puts the live set back by rename, as every full write does. */
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	assert_string_equal(slurp_all(path), "1000 10 A::a\n2000 10 B::b\n");
+	perfmap_writer_free(w);
+}
+
+static void test_writer_failed_append_is_repaired_by_a_compaction(void **state)
+{
+	struct fx *f = *state;
+	struct perfmap_writer *w = perfmap_writer_new(f->d, 35);
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/perf-35.map", f->dir);
+	add_noted(f, w, 0x1000, 0x10, 1, "A::a");
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	add_noted(f, w, 0x2000, 0x10, 2, "B::b");
+	perfmap_dir_set_write(f->d, full_disk);
+	assert_int_equal(perfmap_writer_update(w, f->t, false), -ENOSPC);
+	perfmap_dir_set_write(f->d, NULL);
+	assert_int_equal(perfmap_writer_update(w, f->t, false), 1);
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	assert_string_equal(slurp_all(path), "1000 10 A::a\n2000 10 B::b\n");
+	assert_int_equal(count_entries(f->dir), 1);
+	perfmap_writer_free(w);
+}
+
+struct pline {
+	uint64_t addr, size;
+	char name[32];
+};
+
+static int pline_cmp(const void *a, const void *b)
+{
+	const struct pline *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Parse a map file into lines sorted by address; returns their count. */
+static size_t parse_map(const char *path, struct pline *out, size_t cap)
+{
+	char *m = slurp_all(path), *save = NULL;
+	size_t n = 0;
+
+	assert_non_null(m);
+	for (char *l = strtok_r(m, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, z;
+		char name[32];
+
+		assert_int_equal(sscanf(l, "%llx %llx %31s", &a, &z, name), 3);
+		assert_true(n < cap);
+		out[n] = (struct pline){ a, z, "" };
+		strcpy(out[n].name, name);
+		n++;
+	}
+	qsort(out, n, sizeof(*out), pline_cmp);
+	return n;
+}
+
+/*
+ * Random loads (overlapping, reusing addresses) and unloads, with updates that may or may not
+ * compact: after every update the file's lines never overlap, every live blob is in it unless
+ * the update asked for a compaction, and a final compaction leaves exactly the live set.
+ */
+static void test_writer_random_churn_never_shows_perf_an_overlap(void **state)
+{
+	struct fx *f = *state;
+	struct perfmap_writer *w = perfmap_writer_new(f->d, 36);
+	static struct pline lines[4096];
+	char path[128], name[32];
+	unsigned seed = 12345;
+	uint64_t ts = 1;
+	int compactions_seen = 0, appends_seen = 0;
+
+	snprintf(path, sizeof(path), "%s/perf-36.map", f->dir);
+	for (int step = 0; step < 3000; step++) {
+		unsigned r = rand_r(&seed);
+
+		if (r % 3) {
+			uint64_t addr = 0x100000 + 0x40 * (uint64_t)(rand_r(&seed) % 200);
+			uint32_t size = 0x40 * (1 + rand_r(&seed) % 3) - 8 * (rand_r(&seed) % 2);
+
+			snprintf(name, sizeof(name), "M%d::m", step);
+			if (codetab_add(f->t, CODEBLOB_COMPILED, addr, size, ts++, name) == 1)
+				perfmap_writer_note(w, addr);
+		} else if (codetab_live_count(f->t)) {
+			const struct codeblob *b =
+				codetab_live_at(f->t, rand_r(&seed) % codetab_live_count(f->t));
+
+			codetab_unload(f->t, b->addr, ts++);
+		}
+		if (rand_r(&seed) % 4)
+			continue;
+		bool may = rand_r(&seed) % 5 == 0;
+		int rv = perfmap_writer_update(w, f->t, may);
+
+		assert_true(rv == 0 || rv == 1);
+		assert_true(!may || rv == 0);
+		if (access(path, F_OK) != 0)
+			continue;
+		size_t n = parse_map(path, lines, 4096);
+
+		for (size_t i = 1; i < n; i++)
+			assert_true(lines[i - 1].addr + lines[i - 1].size <= lines[i].addr);
+		if (rv != 0)
+			continue;
+		for (size_t i = 0; i < codetab_live_count(f->t); i++) {
+			const struct codeblob *b = codetab_live_at(f->t, i);
+			struct pline key = { .addr = b->addr };
+			struct pline *l = bsearch(&key, lines, n, sizeof(*l), pline_cmp);
+
+			assert_non_null(l);
+			assert_int_equal(l->size, b->size);
+			assert_string_equal(l->name, b->name);
+		}
+	}
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	struct perfmap_writer_stats st;
+
+	perfmap_writer_stats(w, &st);
+	compactions_seen = (int)st.compactions;
+	appends_seen = (int)st.appends;
+	assert_true(compactions_seen > 1 && appends_seen > 10); /* both paths were exercised */
+	/* Force a compaction to compare with the exact live set. */
+	perfmap_writer_release(w);
+	assert_int_equal(perfmap_writer_update(w, f->t, true), 0);
+	size_t n = parse_map(path, lines, 4096);
+
+	assert_int_equal(n, codetab_live_count(f->t));
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(lines[i].addr, codetab_live_at(f->t, i)->addr);
+	perfmap_writer_free(w);
+}
+
 static void test_unsafe_directory_is_refused(void **state)
 {
 	char dir[] = "/tmp/fgpu.XXXXXX";
@@ -203,6 +493,18 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removal_only_removes_our_inode, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_writer_appends_new_code_to_the_same_file,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_compacts_when_an_address_is_reused,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_writer_compacts_when_dead_lines_fill_half_the_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_writer_never_appends_to_a_file_that_is_not_ours, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_writer_failed_append_is_repaired_by_a_compaction, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_writer_random_churn_never_shows_perf_an_overlap, setup, teardown),
 		cmocka_unit_test(test_unsafe_directory_is_refused),
 	};
 
