@@ -66,7 +66,7 @@ set(FX_DEFS
 	FX_NOPIE="$<TARGET_FILE:fx_nopie>"
 	FX_STATIC="$<TARGET_FILE:fx_static>")
 
-foreach(t procmaps rootfs elfsym demangle kallsyms symcache symbolizer)
+foreach(t procmaps rootfs elfsym demangle kallsyms symcache symbolizer interp)
 	fg_unit_test(test_${t} SOURCES unit/symbolize/test_${t}.c
 		LIBS fg_symbolize ${CMAKE_DL_LIBS} PRIVATE collector/symbolize)
 	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})

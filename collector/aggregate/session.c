@@ -208,7 +208,9 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 
 static int open_sampler(struct session *s, char *why, size_t whylen)
 {
-	struct sampler_opts smo = { .freq_hz = s->o.freq_hz, .exclude_kernel = s->o.no_kernel };
+	struct sampler_opts smo = { .freq_hz = s->o.freq_hz,
+				    .exclude_kernel = s->o.no_kernel,
+				    .stack_copy = s->o.stack_copy };
 	size_t n = s->targets.n;
 	pid_t *pids = calloc(n ? n : 1, sizeof(*pids));
 	int rv;

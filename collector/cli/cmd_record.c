@@ -3,7 +3,8 @@
  * cmd_record.c - `fgcollect record`: sample a JVM, a container or every JVM, write a profile.
  *
  *   fgcollect record (--pid HOSTPID | --container ID | --all) [--freq HZ] [--duration S]
- *                    [-o FILE.folded|.svg|.pb.gz] [--no-kernel] [--no-inline]
+ *                    [-o FILE.folded|.svg|.pb.gz] [--no-kernel] [--no-inline] [--stack-copy BYTES]
+ * [--lines]
  *                    [--socket PATH] [--ctl PATH]
  *
  * Only routing and printing: the recording is session.c, the formats are stackagg (folded),
@@ -56,7 +57,7 @@ static void usage(FILE *f)
 		"  -d, --duration=S       seconds to record (default: until Ctrl-C or exit)\n"
 		"  -o, --output=FILE      .folded, .svg or .pb.gz (default: folded on stdout)\n"
 		"      --no-kernel        leave kernel frames out\n"
-		"      --no-inline        keep inlined Java methods folded into their caller\n"
+		"      --no-inline        keep inlined Java methods folded into their caller\n" SESSION_CLI_HELP_JAVA
 		"      --socket=PATH      agent socket when no watch daemon runs\n"
 		"                         (default " FG_DEFAULT_SOCKET ")\n"
 		"      --ctl=PATH         control channel of a running watch daemon\n"
@@ -347,7 +348,8 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct session_opts so = { .src = SESSION_SRC_AUTO };
+	struct session_opts so = { .src = SESSION_SRC_AUTO,
+				   .stack_copy = SESSION_DEFAULT_STACK_COPY };
 	struct session_summary sm;
 	struct session *s = NULL;
 	enum out_fmt fmt = OUT_FOLDED;

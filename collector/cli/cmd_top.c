@@ -3,7 +3,8 @@
  * cmd_top.c - `fgcollect top`: a live view of a JVM's hottest symbols with Java names.
  *
  *   fgcollect top --pid HOSTPID [--freq HZ] [--interval S] [--count N] [--rows N]
- *                 [--no-kernel] [--no-inline] [--socket PATH] [--ctl PATH]
+ *                 [--no-kernel] [--no-inline] [--stack-copy BYTES] [--lines] [--socket PATH] [--ctl
+ * PATH]
  *
  * On a terminal the screen is redrawn every interval; otherwise one snapshot per interval is
  * appended (for pipes and logs). Each snapshot covers the samples of its own interval (JIT
@@ -49,7 +50,7 @@ static void usage(FILE *f)
 		"  -n, --count=N          stop after N refreshes (default: until Ctrl-C or exit)\n"
 		"  -r, --rows=N           symbols shown (default: the terminal's height, or 20)\n"
 		"      --no-kernel        leave kernel frames out\n"
-		"      --no-inline        keep inlined Java methods folded into their caller\n"
+		"      --no-inline        keep inlined Java methods folded into their caller\n" SESSION_CLI_HELP_JAVA
 		"      --socket=PATH      agent socket when no watch daemon runs\n"
 		"      --ctl=PATH         control channel of a running watch daemon\n"
 		"  -h, --help             this text\n"
@@ -104,7 +105,8 @@ int cmd_top(int argc, char **argv)
 	};
 	struct session_opts so = { .target = SESSION_TARGET_PID,
 				   .src = SESSION_SRC_AUTO,
-				   .live_view = true };
+				   .live_view = true,
+				   .stack_copy = SESSION_DEFAULT_STACK_COPY };
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t interval_s = 1, count = 0, rows = 0, shown = 0, next;
 	struct session *s = NULL;

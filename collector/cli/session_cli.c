@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "sampler.h"
 #include "util.h"
 
 int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts *so)
@@ -37,6 +38,18 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 		return 1;
 	case SESSION_OPT_CTL:
 		so->ctl_path = arg;
+		return 1;
+	case SESSION_OPT_STACK_COPY:
+		if (fg_parse_u64(arg, 0, SAMPLER_MAX_STACK_COPY, &v) != 0 || v % 8 != 0) {
+			fg_err(cmd,
+			       "--stack-copy '%s' must be a multiple of 8 from 0 (off) to %u bytes",
+			       arg, SAMPLER_MAX_STACK_COPY);
+			return -1;
+		}
+		so->stack_copy = (unsigned int)v;
+		return 1;
+	case SESSION_OPT_LINES:
+		so->lines = true;
 		return 1;
 	default:
 		return 0;

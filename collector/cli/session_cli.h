@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * session_cli.h - the command-line options `record` and `top` share (the sampling session's:
- * --pid, --freq, --no-kernel, --no-inline, --socket, --ctl) and getopt's error reporting, so the
- * two commands validate them in one place. For cmd_*.c only: it prints the errors it finds.
+ * --pid, --freq, --no-kernel, --no-inline, --stack-copy, --lines, --socket, --ctl) and getopt's
+ * error reporting, so the two commands validate them in one place. For cmd_*.c only: it prints the
+ * errors it finds.
  */
 #ifndef FG_SESSION_CLI_H
 #define FG_SESSION_CLI_H
@@ -17,6 +18,8 @@ enum {
 	SESSION_OPT_NO_INLINE,
 	SESSION_OPT_SOCKET,
 	SESSION_OPT_CTL,
+	SESSION_OPT_STACK_COPY,
+	SESSION_OPT_LINES,
 	SESSION_OPT_END,
 };
 
@@ -25,9 +28,17 @@ enum {
 		{ "no-kernel", no_argument, NULL, SESSION_OPT_NO_KERNEL },                         \
 		{ "no-inline", no_argument, NULL, SESSION_OPT_NO_INLINE },                         \
 		{ "socket", required_argument, NULL, SESSION_OPT_SOCKET },                         \
+		{ "stack-copy", required_argument, NULL, SESSION_OPT_STACK_COPY },                 \
+		{ "lines", no_argument, NULL, SESSION_OPT_LINES },                                 \
 	{                                                                                          \
 		"ctl", required_argument, NULL, SESSION_OPT_CTL                                    \
 	}
+
+/* The usage lines of --stack-copy and --lines, for both commands' help. */
+#define SESSION_CLI_HELP_JAVA                                                                      \
+	"      --stack-copy=BYTES user stack copied per sample to name interpreted Java\n"         \
+	"                         frames (multiple of 8, 0..65528, 0 = off; default 16384)\n"      \
+	"      --lines            add the source line to Java frames (Class::method:LINE)\n"
 
 /*
  * Apply c (getopt_long's return, arg its optarg) to so if it is a shared option: 1 when applied

@@ -176,6 +176,50 @@ static void decode_sample(const struct perfring_format *fmt, struct cur *c, stru
 		split_callchain(r, (const uint64_t *)(const void *)c->p, (uint32_t)nr);
 		c->p += nr * 8;
 	}
+	/* RAW and BRANCH_STACK would come here: never asked for (refused by decode). */
+	if (t & PERF_SAMPLE_REGS_USER) {
+		uint64_t abi = cur_u64(c);
+		size_t n = (size_t)__builtin_popcountll(fmt->sample_regs_user);
+
+		r->u.sample.regs_abi = abi;
+		if (!c->bad && abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if ((size_t)(c->end - c->p) / 8 < n) {
+				c->bad = true;
+				return;
+			}
+			r->u.sample.regs = (const uint64_t *)(const void *)c->p;
+			r->u.sample.regs_mask = fmt->sample_regs_user;
+			c->p += n * 8;
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		uint64_t size = cur_u64(c);
+
+		if (!c->bad && size != 0) {
+			uint64_t dyn;
+
+			if (size % 8 != 0 || size > (uint64_t)(c->end - c->p) ||
+			    (uint64_t)(c->end - c->p) - size < 8) {
+				c->bad = true;
+				return;
+			}
+			r->u.sample.stack = c->p;
+			c->p += size;
+			dyn = cur_u64(c);
+			r->u.sample.stack_len = size;
+			r->u.sample.stack_dyn = dyn < size ? dyn : size;
+		}
+	}
+}
+
+bool perfring_user_reg(const struct perfring_rec *r, unsigned int regno, uint64_t *out)
+{
+	uint64_t m = r->u.sample.regs_mask;
+
+	if (r->type != PERF_RECORD_SAMPLE || !r->u.sample.regs || regno >= 64 || !(m >> regno & 1))
+		return false;
+	*out = r->u.sample.regs[__builtin_popcountll(m & ((1ull << regno) - 1))];
+	return true;
 }
 
 int perfring_decode(const struct perfring_format *fmt, const void *buf, size_t len,

@@ -101,6 +101,11 @@ static void attr_init(struct perf_event_attr *a, const struct sampler_opts *o, u
 	a->sample_freq = freq;
 	a->sample_type = SAMPLE_TYPE;
 	a->sample_max_stack = (uint16_t)max_stack;
+	if (o->stack_copy) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = SAMPLER_REGS_MASK;
+		a->sample_stack_user = o->stack_copy;
+	}
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -428,6 +433,14 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	freq = o->freq_hz ? o->freq_hz : SAMPLER_DEFAULT_FREQ;
 	stack = o->max_stack ? o->max_stack : SAMPLER_DEFAULT_STACK;
 	s->info.ring_bytes = (size_t)(o->ring_kib ? o->ring_kib : SAMPLER_DEFAULT_RING_KIB) * 1024;
+	if (o->stack_copy % 8 != 0 || o->stack_copy > SAMPLER_MAX_STACK_COPY)
+		return -EINVAL;
+	if (o->stack_copy && !o->ring_kib) {
+		/* Room for 64 copies per ring between drains: a drain every ~60 ms at 999 Hz. */
+		while (s->info.ring_bytes < (size_t)o->stack_copy * 64)
+			s->info.ring_bytes *= 2;
+	}
+	s->info.stack_copy = o->stack_copy;
 	if (freq > SAMPLER_MAX_FREQ || stack > UINT16_MAX || s->info.ring_bytes < 4096 ||
 	    (s->info.ring_bytes & (s->info.ring_bytes - 1)) != 0 ||
 	    s->info.ring_bytes > (64u << 20) || o->scope > SAMPLER_SCOPE_CPUS)
@@ -454,8 +467,9 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 		s->info.event = SAMPLER_EVENT_CPU_CLOCK;
 		s->info.event_name = "cpu-clock";
 	}
-	s->fmt.sample_type = SAMPLE_TYPE;
+	s->fmt.sample_type = s->attr.sample_type;
 	s->fmt.sample_id_all = true;
+	s->fmt.sample_regs_user = s->attr.sample_regs_user;
 
 	if ((rv = online_cpus(cpus, MAX_CPUS, &ncpus)) != 0)
 		return rv;
@@ -675,6 +689,10 @@ static int deliver(struct sampler *s, const struct perfring_rec *r, sampler_cb c
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
 		s->st.samples++;
+		if (r->u.sample.stack) {
+			s->st.stack_samples++;
+			s->st.stack_bytes += r->u.sample.stack_dyn;
+		}
 		if (r->u.sample.nr_kernel + r->u.sample.nr_user >= s->info.max_stack)
 			s->st.truncated++;
 		break;

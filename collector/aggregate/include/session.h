@@ -30,6 +30,7 @@
 
 #define SESSION_MAX_TARGETS 4096
 #define SESSION_NOTE_MAX 256
+#define SESSION_DEFAULT_STACK_COPY 16384 /* what record and top ask for unless told */
 
 enum session_target {
 	SESSION_TARGET_PID,	  /* one process */
@@ -51,6 +52,10 @@ struct session_opts {
 	bool no_kernel;
 	bool no_inline;
 	bool live_view; /* top: count JIT misses at once instead of retrying them at the end */
+	/* Bytes of user stack copied per sample to name interpreted frames (0 = none: they stay
+	 * `Interpreter`); a multiple of 8 up to SAMPLER_MAX_STACK_COPY. Never stored anywhere. */
+	unsigned int stack_copy;
+	bool lines; /* Java frames get :LINE */
 	enum session_src src;
 	const char *socket_path; /* NULL = FG_DEFAULT_SOCKET */
 	const char *ctl_path;	 /* NULL = the ctl module's default */

@@ -24,7 +24,8 @@
 #define PERFRING_SAMPLE_TYPES                                                                      \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |             \
-	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                      \
+	 PERF_SAMPLE_STACK_USER)
 
 /* Largest record the kernel can write (header.size is 16 bits): the bounce buffer size. */
 #define PERFRING_MAX_RECORD 65536u
@@ -33,6 +34,7 @@
 struct perfring_format {
 	uint64_t sample_type;
 	bool sample_id_all;
+	uint64_t sample_regs_user; /* attr.sample_regs_user: which registers a sample carries */
 };
 
 /*
@@ -64,6 +66,19 @@ struct perfring_rec {
 			const uint64_t *user;
 			uint32_t nr_kernel, nr_user, nr_other;
 			uint32_t nr; /* entries in the raw callchain, markers included */
+			/* PERF_SAMPLE_REGS_USER: abi is PERF_SAMPLE_REGS_ABI_* (NONE: no user
+			 * context, e.g. a kernel thread; regs is then NULL); regs holds one value
+			 * per bit of fmt->sample_regs_user, lowest bit first (perfring_user_reg).
+			 */
+			uint64_t regs_abi;
+			const uint64_t *regs;
+			uint64_t regs_mask;
+			/* PERF_SAMPLE_STACK_USER: stack_len bytes copied from the user stack
+			 * pointer up, of which the first stack_dyn are valid (the kernel's
+			 * dyn_size). User data: never write it anywhere. NULL/0 when nothing was
+			 * copied. */
+			const uint8_t *stack;
+			uint64_t stack_len, stack_dyn;
 		} sample;
 		/* PERF_RECORD_MMAP2; build_id is set (and maj/min/ino zero) when misc has
 		 * PERF_RECORD_MISC_MMAP_BUILD_ID. filename is NUL-terminated inside the record. */
@@ -107,6 +122,12 @@ struct perfring_rec {
  */
 int perfring_decode(const struct perfring_format *fmt, const void *buf, size_t len,
 		    struct perfring_rec *out);
+
+/*
+ * User register regno (PERF_REG_X86_*) of a decoded sample: true with *out set when the sample
+ * carries it.
+ */
+bool perfring_user_reg(const struct perfring_rec *r, unsigned int regno, uint64_t *out);
 
 /* Size of the sample_id trailer that sample_id_all appends to non-sample records. */
 size_t perfring_sample_id_size(const struct perfring_format *fmt);

@@ -47,6 +47,18 @@
 #define SAMPLER_MAX_FREQ 10000
 #define SAMPLER_DEFAULT_STACK 256
 #define SAMPLER_DEFAULT_RING_KIB 256
+#define SAMPLER_MAX_STACK_COPY 65528u /* PERF_SAMPLE_STACK_USER: multiple of 8, below 64 KiB */
+
+/* The user registers a sample carries when a stack copy is asked for (x86-64 numbering):
+ * ip, sp, bp, and rbx / r13, HotSpot's interpreter's Method* and bcp registers. */
+#define SAMPLER_REG_BX 1
+#define SAMPLER_REG_BP 6
+#define SAMPLER_REG_SP 7
+#define SAMPLER_REG_IP 8
+#define SAMPLER_REG_R13 21
+#define SAMPLER_REGS_MASK                                                                          \
+	((1ull << SAMPLER_REG_BX) | (1ull << SAMPLER_REG_BP) | (1ull << SAMPLER_REG_SP) |          \
+	 (1ull << SAMPLER_REG_IP) | (1ull << SAMPLER_REG_R13))
 
 enum sampler_event {
 	SAMPLER_EVENT_CYCLES,	 /* PERF_TYPE_HARDWARE / PERF_COUNT_HW_CPU_CYCLES */
@@ -69,6 +81,11 @@ struct sampler_opts {
 	bool force_cpu_clock;	 /* do not try cycles */
 	bool no_raise_max_stack; /* never write kernel.perf_event_max_stack */
 	enum sampler_scope scope;
+	/* Bytes of user stack copied with every sample (PERF_SAMPLE_STACK_USER) together with
+	 * SAMPLER_REGS_MASK (PERF_SAMPLE_REGS_USER): 0 = none, else a multiple of 8 up to
+	 * SAMPLER_MAX_STACK_COPY. The kernel shrinks a copy that would not fit in a record.
+	 * With a copy, ring_kib 0 means 64 copies per ring (at least the usual default). */
+	unsigned int stack_copy;
 };
 
 /* What was opened, for the caller's messages ("cycles unsupported ..., using cpu-clock"). */
@@ -89,7 +106,8 @@ struct sampler_info {
 	bool kernel_time_excluded;     /* exclude_kernel was refused (not privileged): the
 					* kernel's time is not sampled at all */
 	unsigned int ncpus, nfds;
-	size_t ring_bytes; /* data bytes per ring */
+	size_t ring_bytes;	 /* data bytes per ring */
+	unsigned int stack_copy; /* bytes of user stack asked for per sample, 0 = none */
 };
 
 struct sampler_stats {
@@ -106,6 +124,8 @@ struct sampler_stats {
 	uint64_t bounced;		  /* records that straddled a ring end */
 	uint64_t drains;		  /* sampler_poll() calls that read the rings */
 	uint64_t bytes;			  /* ring bytes consumed */
+	uint64_t stack_samples;		  /* delivered samples with a user stack copy */
+	uint64_t stack_bytes;		  /* ... and the valid bytes copied (dyn_size) */
 };
 
 struct sampler;

@@ -255,7 +255,7 @@ static void test_truncated_records_are_refused(void **state)
 
 static void test_length_must_match_header(void **state)
 {
-	struct perfring_format fmt = { PERF_SAMPLE_TID, true };
+	struct perfring_format fmt = { .sample_type = PERF_SAMPLE_TID, .sample_id_all = true };
 	uint64_t rec[4] = { 0 };
 	struct perf_event_header h = { PERF_RECORD_EXIT, 0, 24 };
 	struct perfring_rec r;
@@ -285,10 +285,11 @@ static size_t build_sample(uint64_t *buf, const uint64_t *ips, uint64_t nr)
 	return n * 8;
 }
 
-static const struct perfring_format sample_fmt = { PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-							   PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-							   PERF_SAMPLE_CALLCHAIN,
-						   true };
+static const struct perfring_format sample_fmt = { .sample_type = PERF_SAMPLE_IDENTIFIER |
+								  PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+								  PERF_SAMPLE_TIME |
+								  PERF_SAMPLE_CALLCHAIN,
+						   .sample_id_all = true };
 
 static void test_callchain_is_split_at_context_markers(void **state)
 {
@@ -362,7 +363,8 @@ static void test_callchain_longer_than_record_is_refused(void **state)
 
 static void test_unknown_sample_type_is_refused(void **state)
 {
-	struct perfring_format fmt = { PERF_SAMPLE_IP | PERF_SAMPLE_RAW, true };
+	struct perfring_format fmt = { .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+				       .sample_id_all = true };
 	uint64_t rec[2] = { 0 };
 	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 16 };
 	struct perfring_rec r;
@@ -375,9 +377,10 @@ static void test_unknown_sample_type_is_refused(void **state)
 /* The trailer of a non-sample record, in the kernel's order: TID, TIME, CPU, IDENTIFIER. */
 static void test_sample_id_trailer_of_lost_record(void **state)
 {
-	struct perfring_format fmt = { PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-					       PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN,
-				       true };
+	struct perfring_format fmt = { .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+						      PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+						      PERF_SAMPLE_CALLCHAIN,
+				       .sample_id_all = true };
 	uint64_t rec[7];
 	struct perf_event_header h = { PERF_RECORD_LOST, 0, sizeof(rec) };
 	struct perfring_rec r;
@@ -407,7 +410,7 @@ static void test_sample_id_trailer_of_lost_record(void **state)
 
 static void test_mmap2_with_build_id_decodes(void **state)
 {
-	struct perfring_format fmt = { PERF_SAMPLE_TID, false };
+	struct perfring_format fmt = { .sample_type = PERF_SAMPLE_TID, .sample_id_all = false };
 	uint64_t rec[16] = { 0 };
 	struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID, 0 };
 	uint8_t *p = (uint8_t *)rec;
@@ -515,6 +518,107 @@ static void test_bad_ring_geometry_is_refused(void **state)
 	assert_int_equal(perfring_reader_init(&r, ring, 64, UINT64_MAX - 7, 8, NULL, 0), 0);
 }
 
+/* A sample with IP|TID|CALLCHAIN|REGS_USER|STACK_USER; abi 0 leaves the registers out. */
+static size_t build_stack_sample(uint64_t *buf, uint64_t abi, uint64_t stack_size, uint64_t dyn)
+{
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 0 };
+	size_t n = 1;
+
+	buf[n++] = 0x401000;		    /* ip */
+	buf[n++] = (uint64_t)12 << 32 | 11; /* pid, tid */
+	buf[n++] = 2;			    /* callchain */
+	buf[n++] = (uint64_t)PERF_CONTEXT_USER;
+	buf[n++] = 0x401000;
+	buf[n++] = abi;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		/* mask bits 1, 6, 7, 8, 21 in order: bx, bp, sp, ip, r13 */
+		buf[n++] = 0xb0b0;
+		buf[n++] = 0x7ffd0100;
+		buf[n++] = 0x7ffd0000;
+		buf[n++] = 0x401000;
+		buf[n++] = 0x1313;
+	}
+	buf[n++] = stack_size;
+	for (uint64_t i = 0; i < stack_size / 8; i++)
+		buf[n++] = 0x5000 + i;
+	if (stack_size)
+		buf[n++] = dyn;
+	h.size = (uint16_t)(n * 8);
+	memcpy(buf, &h, sizeof(h));
+	return n * 8;
+}
+
+static const struct perfring_format stack_fmt = {
+	.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+		       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+	.sample_id_all = true,
+	.sample_regs_user = (1ull << 1) | (1ull << 6) | (1ull << 7) | (1ull << 8) | (1ull << 21),
+};
+
+static void test_user_registers_and_stack_copy_decode(void **state)
+{
+	uint64_t buf[64];
+	size_t len = build_stack_sample(buf, PERF_SAMPLE_REGS_ABI_64, 32, 24);
+	struct perfring_rec r;
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(perfring_decode(&stack_fmt, buf, len, &r), 0);
+	assert_int_equal(r.u.sample.nr_user, 1);
+	assert_true(perfring_user_reg(&r, 1, &v));
+	assert_int_equal(v, 0xb0b0);
+	assert_true(perfring_user_reg(&r, 6, &v));
+	assert_int_equal(v, 0x7ffd0100);
+	assert_true(perfring_user_reg(&r, 7, &v));
+	assert_int_equal(v, 0x7ffd0000);
+	assert_true(perfring_user_reg(&r, 8, &v));
+	assert_int_equal(v, 0x401000);
+	assert_true(perfring_user_reg(&r, 21, &v));
+	assert_int_equal(v, 0x1313);
+	assert_false(perfring_user_reg(&r, 0, &v)); /* ax was not asked for */
+	assert_false(perfring_user_reg(&r, 64, &v));
+	assert_int_equal(r.u.sample.stack_len, 32);
+	assert_int_equal(r.u.sample.stack_dyn, 24);
+	memcpy(&v, r.u.sample.stack + 8, 8);
+	assert_int_equal(v, 0x5001);
+
+	/* A kernel thread: no user registers, no stack; a dyn_size past the copy is clamped. */
+	len = build_stack_sample(buf, PERF_SAMPLE_REGS_ABI_NONE, 0, 0);
+	assert_int_equal(perfring_decode(&stack_fmt, buf, len, &r), 0);
+	assert_null(r.u.sample.regs);
+	assert_null(r.u.sample.stack);
+	assert_false(perfring_user_reg(&r, 7, &v));
+	len = build_stack_sample(buf, PERF_SAMPLE_REGS_ABI_64, 16, 1000);
+	assert_int_equal(perfring_decode(&stack_fmt, buf, len, &r), 0);
+	assert_int_equal(r.u.sample.stack_dyn, 16);
+}
+
+static void test_short_registers_or_stack_are_refused(void **state)
+{
+	uint64_t buf[64];
+	size_t len = build_stack_sample(buf, PERF_SAMPLE_REGS_ABI_64, 32, 24);
+	struct perfring_rec r;
+
+	(void)state;
+	/* Every shorter record (header size adjusted) is refused, never read past. */
+	for (size_t cut = 8; cut < len; cut += 8) {
+		uint64_t *p = malloc(cut);
+		struct perf_event_header h;
+
+		assert_non_null(p);
+		memcpy(p, buf, cut);
+		memcpy(&h, p, sizeof(h));
+		h.size = (uint16_t)cut;
+		memcpy(p, &h, sizeof(h));
+		assert_int_equal(perfring_decode(&stack_fmt, p, cut, &r), -EBADMSG);
+		free(p);
+	}
+	/* A stack size that is not a multiple of 8. */
+	len = build_stack_sample(buf, PERF_SAMPLE_REGS_ABI_64, 32, 24);
+	buf[12] = 31;
+	assert_int_equal(perfring_decode(&stack_fmt, buf, len, &r), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +634,8 @@ int main(void)
 		cmocka_unit_test(test_straddling_record_is_copied_whole),
 		cmocka_unit_test(test_corrupt_headers_are_refused),
 		cmocka_unit_test(test_bad_ring_geometry_is_refused),
+		cmocka_unit_test(test_user_registers_and_stack_copy_decode),
+		cmocka_unit_test(test_short_registers_or_stack_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

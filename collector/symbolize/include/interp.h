@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * interp.h - names of interpreted Java frames, read from the JVM's own metadata from outside:
+ * Method* -> ConstMethod -> ConstantPool -> holder Klass name and method name Symbols, and the
+ * line of a bcp from the method's compressed line number table.
+ *
+ * Where the offsets come from: the agent's VM_LAYOUT record (HotSpot's VMStructs), checked by
+ * interp_layout_init() before use. Memory is read only through struct vmmem_ops
+ * (process_vm_readv of the sampled PID).
+ *
+ * Caching: per (pid, Method*), with everything the name was derived from (the ConstMethod,
+ * ConstantPool, holder, both Symbols and their bytes). A hit is revalidated with one read of all
+ * of those at once and compared; any difference (class unloading freed the Method* and its
+ * memory was reused) resolves it again from scratch. So a name is only ever given for what the
+ * memory held during this sample; what cannot be read or does not validate is an error the
+ * caller shows as `[unknown] (interpreted)`, never a guess.
+ *
+ * Reads per sample are capped (interp_begin_sample() resets the budget).
+ *
+ * Not thread-safe. Strings returned stay valid until the next interp_name() or interp_forget().
+ */
+#ifndef FG_INTERP_H
+#define FG_INTERP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fgproto.h"
+#include "vmmem.h"
+
+#define INTERP_MAX_READS 256u	    /* read calls per sample */
+#define INTERP_MAX_CACHED 65536u    /* methods cached over all processes */
+#define INTERP_MAX_CLASS_NAME 1024u /* a longer holder name is not believed */
+#define INTERP_MAX_METHOD_NAME 512u
+#define INTERP_MAX_LINE_TABLE 4096u /* bytes of compressed line table read at most */
+
+/* A VM_LAYOUT checked for use. */
+struct interp_layout {
+	bool names;    /* Method* -> names usable */
+	bool frames;   /* interpreter frame slots usable */
+	bool lines;    /* line tables usable */
+	uint32_t m_cm; /* Method::_constMethod */
+	uint32_t cm_cp, cm_name, cm_sig, cm_code_size, cm_idnum, cm_size, cm_flags;
+	uint32_t cm_flags_size, cm_has_lines;
+	uint32_t cp_holder, cp_size;
+	uint32_t k_name;
+	uint32_t sym_len, sym_body;
+	uint32_t u5_x;
+	int32_t slot_method, slot_bcp; /* words from the frame pointer */
+};
+
+/*
+ * Check l and fill *out. Returns 0 when at least names are usable, else -ENOTSUP with *why a
+ * short static reason ("the agent cannot read this JVM's VMStructs", ...). Values that could
+ * make a reader wander (offsets past 4 KiB, slots past 64 words) are refused.
+ */
+int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *out, const char **why);
+
+struct interp_stats {
+	uint64_t lookups;     /* interp_name calls */
+	uint64_t hits;	      /* served from the cache after revalidation */
+	uint64_t misses;      /* resolved from scratch (new Method*) */
+	uint64_t changed;     /* cached entries whose memory changed (unloading/reuse) */
+	uint64_t unreadable;  /* reads that failed (EFAULT, ESRCH, partial) */
+	uint64_t invalid;     /* read but not believable (names, sizes) */
+	uint64_t bad_bcp;     /* bcp outside the method's bytecode */
+	uint64_t over_budget; /* refused: the sample's read budget was spent */
+	uint64_t reads;	      /* read calls */
+	uint64_t read_bytes;  /* bytes read */
+	uint64_t lines;	      /* lines found */
+	uint64_t evictions;   /* cache flushes at INTERP_MAX_CACHED */
+};
+
+struct interp_namer;
+
+/* A namer reading through mem (copied; mem->ctx must outlive the namer). NULL without memory. */
+struct interp_namer *interp_namer_new(const struct vmmem_ops *mem);
+void interp_namer_free(struct interp_namer *n);
+
+/* Reset the per-sample read budget. */
+void interp_begin_sample(struct interp_namer *n);
+
+/*
+ * Name the interpreted frame (method, bcps) of process pid. bcps[0..nbcp) are candidate bcps in
+ * order of preference (the live r13 of a leaf frame, then the frame's saved slot); the first
+ * inside the method's bytecode is used. 0 with *name ("pkg.Class::method") and *line (the
+ * source line, or -1 when unknown or not wanted) set, or:
+ *   -ENOTSUP  l has no names;
+ *   -EFAULT   memory could not be read (also -ESRCH: the process is gone);
+ *   -EBADMSG  what was read is not a believable method (freed or reused memory);
+ *   -ERANGE   no bcp lies inside the method's bytecode;
+ *   -EDQUOT   the sample's read budget is spent.
+ */
+int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+		uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
+		const char **name, int *line);
+
+/* Forget pid's cached methods (the process exited or its layout changed). */
+void interp_forget(struct interp_namer *n, uint32_t pid);
+
+void interp_stats(const struct interp_namer *n, struct interp_stats *out);
+
+/*
+ * The line of bci in a HotSpot compressed line number table tab[0..len) (pairs of bci and line
+ * deltas, UNSIGNED5-coded with x excluded low bytes, ended by a 0 byte): the line of the last
+ * entry whose bci <= the given one. 0 with *line set, or -ENOENT (no entry) / -EBADMSG
+ * (malformed or unterminated within len).
+ */
+int interp_line_of(const uint8_t *tab, size_t len, uint32_t x, uint32_t bci, int *line);
+
+#endif

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_interp.c - naming interpreted frames from a fake JVM's memory: names and lines from
+ * HotSpot's metadata, cache hits revalidated in one read, class unloading (freed or reused
+ * memory) never giving a stale name, bcp checks, the per-sample read budget, and layouts from a
+ * hostile peer that are refused or only make reads fail.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fakevm.h"
+#include "interp.h"
+
+#define PID 4242
+
+/* bci 0 -> line 10, bci 4 -> 12, bci 8 -> 40 (short and escaped pairs), x = 0. */
+static const uint8_t lines_x0[] = { 0xff, 0x00, 0x14, 0x22, 0xff, 0x08, 0x38, 0x00 };
+static const uint8_t lines_x1[] = { 0xff, 0x01, 0x15, 0x22, 0xff, 0x09, 0x39, 0x00 };
+
+struct fix {
+	struct fakevm vm;
+	struct vmmem_ops ops;
+	struct fgp_vm_layout raw;
+	struct interp_layout l;
+	struct interp_namer *n;
+};
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	const char *why = NULL;
+
+	f->vm.pid = PID;
+	f->ops = (struct vmmem_ops){ fv_readv, &f->vm };
+	fv_layout17(&f->raw);
+	assert_int_equal(interp_layout_init(&f->raw, &f->l, &why), 0);
+	assert_true(f->l.frames && f->l.lines);
+	f->n = interp_namer_new(&f->ops);
+	*state = f;
+	return f->n ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	interp_namer_free(f->n);
+	fv_free(&f->vm);
+	free(f);
+	return 0;
+}
+
+static int name_of(struct fix *f, uint64_t m, uint64_t bcp, bool lines, const char **name,
+		   int *line)
+{
+	interp_begin_sample(f->n);
+	return interp_name(f->n, PID, &f->l, m, &bcp, 1, lines, name, line);
+}
+
+static void test_method_is_named_with_the_line_of_its_bcp(void **state)
+{
+	struct fix *f = *state;
+	static const int want[10] = { 10, 10, 10, 10, 12, 12, 12, 12, 40, 40 };
+	const char *name;
+	uint64_t code;
+	uint64_t m = fv_method(&f->vm, 0x100000, "com/example/Foo", "bar", 10, lines_x0,
+			       sizeof(lines_x0), &code);
+	int line;
+
+	for (int bci = 0; bci < 10; bci++) {
+		assert_int_equal(name_of(f, m, code + (uint64_t)bci, true, &name, &line), 0);
+		assert_string_equal(name, "com.example.Foo::bar");
+		assert_int_equal(line, want[bci]);
+	}
+	/* Without --lines: no line, and no line table read. */
+	assert_int_equal(name_of(f, m, code, false, &name, &line), 0);
+	assert_int_equal(line, -1);
+}
+
+static void test_cache_hit_costs_one_read(void **state)
+{
+	struct fix *f = *state;
+	uint64_t code, m = fv_method(&f->vm, 0x100000, "a/B", "c", 4, NULL, 0, &code);
+	struct interp_stats st;
+	const char *name;
+	unsigned before;
+	int line;
+
+	assert_int_equal(name_of(f, m, code, true, &name, &line), 0);
+	before = f->vm.calls;
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(name_of(f, m, code + 3, true, &name, &line), 0);
+	assert_int_equal(f->vm.calls - before, 100);
+	assert_string_equal(name, "a.B::c");
+	assert_int_equal(line, -1); /* no line table */
+	interp_stats(f->n, &st);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.hits, 100);
+}
+
+static void test_reused_memory_gives_the_new_name_never_the_cached_one(void **state)
+{
+	struct fix *f = *state;
+	uint64_t code, m = fv_method(&f->vm, 0x100000, "Gen0001", "spin", 4, NULL, 0, &code);
+	struct interp_stats st;
+	const char *name;
+	int line;
+
+	assert_int_equal(name_of(f, m, code, false, &name, &line), 0);
+	assert_string_equal(name, "Gen0001::spin");
+	/* Generation 1 unloaded; generation 2 allocated at the very same addresses. */
+	fv_free(&f->vm);
+	m = fv_method(&f->vm, 0x100000, "Gen0002", "spin", 4, NULL, 0, &code);
+	assert_int_equal(name_of(f, m, code, false, &name, &line), 0);
+	assert_string_equal(name, "Gen0002::spin");
+	interp_stats(f->n, &st);
+	assert_int_equal(st.changed, 1);
+
+	/* Only a Symbol's bytes changed (same pointers everywhere): still noticed. */
+	memcpy(f->vm.r[4].bytes + 6, "Gen0003", 7);
+	assert_int_equal(name_of(f, m, code, false, &name, &line), 0);
+	assert_string_equal(name, "Gen0003::spin");
+
+	/* The ConstMethod pointer moved (the Method* was reused by another method). */
+	uint64_t code2;
+
+	fv_method(&f->vm, 0x200000, "Other", "run", 4, NULL, 0, &code2);
+	fv_put64(f->vm.r[0].bytes + 8, 0x201000);
+	assert_int_equal(name_of(f, m, code2, false, &name, &line), 0);
+	assert_string_equal(name, "Other::run");
+}
+
+static void test_freed_memory_and_garbage_are_errors_not_names(void **state)
+{
+	struct fix *f = *state;
+	uint64_t code, m = fv_method(&f->vm, 0x100000, "a/B", "c", 4, NULL, 0, &code);
+	const char *name;
+	int line;
+
+	assert_int_equal(name_of(f, m, code, false, &name, &line), 0);
+	fv_free(&f->vm); /* unloaded and unmapped */
+	assert_int_equal(name_of(f, m, code, false, &name, &line), -EFAULT);
+	assert_int_equal(name_of(f, 0x100008, code, false, &name, &line), -EFAULT);
+	assert_int_equal(name_of(f, 0, code, false, &name, &line), -EBADMSG);
+	assert_int_equal(name_of(f, 0x100003, code, false, &name, &line), -EBADMSG);
+
+	/* Readable, but the name holds control bytes / an invalid UTF-8 sequence. */
+	m = fv_method(&f->vm, 0x300000, "bad\001name", "c", 4, NULL, 0, &code);
+	assert_int_equal(name_of(f, m, code, false, &name, &line), -EBADMSG);
+	m = fv_method(&f->vm, 0x400000, "ok", "\xe2\x28\xa1", 4, NULL, 0, &code);
+	assert_int_equal(name_of(f, m, code, false, &name, &line), -EBADMSG);
+	/* Modified UTF-8 that is well formed is fine. */
+	m = fv_method(&f->vm, 0x500000, "p/K\xc3\xa9", "\xe2\x82\xac", 4, NULL, 0, &code);
+	assert_int_equal(name_of(f, m, code, false, &name, &line), 0);
+	assert_string_equal(name, "p.K\xc3\xa9::\xe2\x82\xac");
+	/* Another process's memory is another process's: the fake has none for it. */
+	interp_begin_sample(f->n);
+	assert_int_equal(interp_name(f->n, PID + 1, &f->l, m, &code, 1, false, &name, &line),
+			 -ESRCH);
+}
+
+static void test_bcp_must_lie_inside_the_bytecode(void **state)
+{
+	struct fix *f = *state;
+	uint64_t code,
+		m = fv_method(&f->vm, 0x100000, "a/B", "c", 10, lines_x0, sizeof(lines_x0), &code);
+	uint64_t bcps[2] = { code + 10, code + 9 };
+	const char *name;
+	int line;
+
+	assert_int_equal(name_of(f, m, code - 1, false, &name, &line), -ERANGE);
+	assert_int_equal(name_of(f, m, code + 10, false, &name, &line), -ERANGE);
+	assert_int_equal(name_of(f, m, 0, false, &name, &line), -ERANGE);
+	/* The first candidate inside wins (a leaf's r13, then the frame's slot). */
+	interp_begin_sample(f->n);
+	assert_int_equal(interp_name(f->n, PID, &f->l, m, bcps, 2, true, &name, &line), 0);
+	assert_int_equal(line, 40);
+
+	/* A native method has no bytecode: named, no line, whatever the bcp. */
+	m = fv_method(&f->vm, 0x200000, "java/lang/Thread", "sleep", 0, NULL, 0, &code);
+	assert_int_equal(name_of(f, m, 0, true, &name, &line), 0);
+	assert_string_equal(name, "java.lang.Thread::sleep");
+	assert_int_equal(line, -1);
+}
+
+static void test_reads_per_sample_are_capped(void **state)
+{
+	struct fix *f = *state;
+	const char *name;
+	uint64_t code[40], m[40];
+	int line, ok = 0, capped = 0;
+
+	for (int i = 0; i < 40; i++)
+		m[i] = fv_method(&f->vm, 0x1000000 + (uint64_t)i * 0x10000, "a/B", "c", 4, NULL, 0,
+				 &code[i]);
+	/* A fresh sample asking for more than the budget gets -EDQUOT for the rest. */
+	interp_begin_sample(f->n);
+	unsigned before = f->vm.calls;
+
+	for (int i = 0; i < 40; i++) {
+		for (int k = 0; k < 20; k++) {
+			int rv = interp_name(f->n, PID, &f->l, m[i] + 0, &code[i], 1, false, &name,
+					     &line);
+
+			ok += rv == 0;
+			capped += rv == -EDQUOT;
+		}
+	}
+	assert_true(f->vm.calls - before <= INTERP_MAX_READS);
+	assert_true(capped > 0);
+	assert_true(ok > 0);
+	/* The next sample has a fresh budget and the cache. */
+	assert_int_equal(name_of(f, m[39], code[39], false, &name, &line), 0);
+}
+
+static void test_hostile_layouts_are_refused_or_only_fail_reads(void **state)
+{
+	struct fix *f = *state;
+	struct fgp_vm_layout l;
+	struct interp_layout il;
+	const char *why = NULL, *name;
+	uint64_t code, m;
+	int line;
+
+	/* Refused outright: no capability, a missing key, offsets past 4 KiB, inconsistencies. */
+	fv_layout17(&l);
+	l.caps = 0;
+	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
+	assert_non_null(why);
+	fv_layout17(&l);
+	l.present &= ~(1ull << FGP_VML_KLASS_NAME);
+	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
+	fv_layout17(&l);
+	fgp_vml_set(&l, FGP_VML_CONSTPOOL_HOLDER, 1u << 30);
+	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
+	fv_layout17(&l);
+	fgp_vml_set(&l, FGP_VML_CONSTMETHOD_NAME_INDEX, 47); /* u2 past a 48-byte header */
+	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
+	fv_layout17(&l);
+	fgp_vml_set(&l, FGP_VML_SYMBOL_BODY, 2); /* body before the length */
+	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
+	/* Frame slots far from the frame: names yes, frames no. */
+	fv_layout17(&l);
+	fgp_vml_set(&l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)-100000);
+	assert_int_equal(interp_layout_init(&l, &il, &why), 0);
+	assert_false(il.frames);
+
+	/* Wild but in-range offsets: every read of every frame fails or validates nothing, and
+	 * no sample costs more than the budget. */
+	unsigned seed = 7;
+
+	m = fv_method(&f->vm, 0x100000, "a/B", "c", 4, lines_x0, sizeof(lines_x0), &code);
+	for (int iter = 0; iter < 2000; iter++) {
+		fv_layout17(&l);
+		for (unsigned k = 2; k < FGP_VML_NKEYS; k++)
+			if (rand_r(&seed) % 3 == 0)
+				fgp_vml_set(&l, (enum fgp_vml_key)k, (uint32_t)rand_r(&seed) % 300);
+		if (interp_layout_init(&l, &il, &why) != 0)
+			continue;
+		interp_begin_sample(f->n);
+		unsigned before = f->vm.calls;
+
+		for (int k = 0; k < 50; k++) {
+			int rv = interp_name(f->n, PID, &il, m + 8 * (uint64_t)(k % 3), &code, 1,
+					     true, &name, &line);
+
+			if (rv == 0)
+				assert_non_null(name);
+		}
+		assert_true(f->vm.calls - before <= INTERP_MAX_READS);
+		interp_forget(f->n, PID);
+	}
+	assert_int_equal(f->vm.bad_pid_calls, 0);
+}
+
+static void test_line_tables_decode_both_codings_and_refuse_garbage(void **state)
+{
+	/* bci 0 -> 10, +2 -> +300 (a two-byte UNSIGNED5 value) */
+	static const uint8_t big[] = { 0xff, 0x00, 0x14, 0xff, 0x04, 0xd8, 0x06, 0x00 };
+	static const uint8_t unterminated[] = { 0x22, 0x22 };
+	static const uint8_t excluded[] = { 0xff, 0x00, 0x14, 0x00 }; /* byte 0 in X=1 coding */
+	int line;
+
+	(void)state;
+	assert_int_equal(interp_line_of(lines_x0, sizeof(lines_x0), 0, 5, &line), 0);
+	assert_int_equal(line, 12);
+	assert_int_equal(interp_line_of(lines_x1, sizeof(lines_x1), 1, 9, &line), 0);
+	assert_int_equal(line, 40);
+	assert_int_equal(interp_line_of(lines_x1, sizeof(lines_x1), 1, 0, &line), 0);
+	assert_int_equal(line, 10);
+	assert_int_equal(interp_line_of(big, sizeof(big), 0, 1, &line), 0);
+	assert_int_equal(line, 10);
+	assert_int_equal(interp_line_of(big, sizeof(big), 0, 2, &line), 0);
+	assert_int_equal(line, 310);
+	assert_int_equal(interp_line_of(unterminated, sizeof(unterminated), 0, 0, &line), -EBADMSG);
+	assert_int_equal(interp_line_of(excluded, sizeof(excluded), 1, 0, &line), -EBADMSG);
+	assert_int_equal(interp_line_of((const uint8_t *)"", 1, 0, 0, &line), -ENOENT);
+	/* Every truncation is refused, never read past. */
+	for (size_t cut = 0; cut < sizeof(big); cut++) {
+		uint8_t *p = malloc(cut ? cut : 1);
+
+		memcpy(p, big, cut);
+		assert_int_equal(interp_line_of(p, cut, 0, 2, &line), -EBADMSG);
+		free(p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_method_is_named_with_the_line_of_its_bcp,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_hit_costs_one_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_reused_memory_gives_the_new_name_never_the_cached_one, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(test_freed_memory_and_garbage_are_errors_not_names,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bcp_must_lie_inside_the_bytecode, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reads_per_sample_are_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_layouts_are_refused_or_only_fail_reads,
+						setup, teardown),
+		cmocka_unit_test(test_line_tables_decode_both_codings_and_refuse_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
