@@ -31,6 +31,7 @@
 #include "session_int.h"
 #include "symbolizer.h"
 #include "util.h"
+#include "vmmem.h"
 
 void session_note(struct session *s, const char *fmt, ...)
 {
@@ -146,6 +147,32 @@ static uint64_t watermark(const struct session *s, uint64_t now)
 
 /* ---- sampler records ------------------------------------------------------------------- */
 
+/* Name the sample's interpreted frames into s->uframes; true when there are any. */
+static bool java_frames(struct session *s, const struct perfring_rec *r)
+{
+	const struct codetab *tab = session_src_table(s, r->pid);
+	struct uregs regs = { 0 };
+	struct ustack st = { r->u.sample.stack, 0, r->u.sample.stack_dyn };
+	struct javaframes_in in = {
+		.pid = r->pid,
+		.tab = tab,
+		.user = r->u.sample.user,
+		.nr_user = r->u.sample.nr_user,
+		.regs = &regs,
+		.stack = &st,
+	};
+
+	if (!tab)
+		return false;
+	regs.valid = perfring_user_reg(r, SAMPLER_REG_IP, &regs.ip) &&
+		     perfring_user_reg(r, SAMPLER_REG_SP, &regs.sp) &&
+		     perfring_user_reg(r, SAMPLER_REG_BP, &regs.bp);
+	(void)perfring_user_reg(r, SAMPLER_REG_BX, &regs.bx);
+	(void)perfring_user_reg(r, SAMPLER_REG_R13, &regs.r13);
+	st.sp = regs.sp;
+	return javaframes_name(s->jf, &in, s->uframes) > 0;
+}
+
 static int on_record(void *ctx, const struct perfring_rec *r)
 {
 	struct session *s = ctx;
@@ -164,6 +191,9 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 			.process = s->multi ? (t ? t->root : "[other]") : NULL,
 			.thread = threadnames_get(&s->names, r->pid, r->tid),
 		};
+
+		if (s->jf && r->u.sample.nr_user)
+			smp.uframes = java_frames(s, r) ? s->uframes : NULL;
 
 		(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
 		break;
@@ -193,6 +223,8 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 
 			if (t && !t->exited) {
 				t->exited = true;
+				if (s->jf)
+					javaframes_forget(s->jf, t->pid);
 				session_note(s, "PID %u exited after %.1f s of recording", t->pid,
 					     (double)(fg_now_ns() - s->start_ns) / 1e9);
 			}
@@ -264,6 +296,10 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 	s->agg = stackagg_new(&ao, &res);
 	if (targets_init(&s->targets) != 0 || !s->sz || !s->agg)
 		goto fail;
+	/* Interpreted frames are named by reading the sampled JVM's memory: process_vm_readv of
+	 * the sample's own (kernel-given) PID, with the layout its own verified agent sent. */
+	if (o->stack_copy && !(s->jf = javaframes_new(&vmmem_process, o->lines)))
+		goto fail;
 	/*
 	 * Code tables first, so agents can start replaying while the sampler opens. A running
 	 * daemon is asked first: it may serve any agent socket (its --socket), and listening
@@ -282,22 +318,46 @@ fail:
 	return rv;
 }
 
+/*
+ * Leave samples in the rings while a target JVM's agent has not connected or is replaying (at
+ * most agent_wait_ns from the start): their interpreted frames can only be named from their
+ * stack copies once the JVM's layout and interpreter blob are known.
+ */
+static bool hold_samples(const struct session *s, uint64_t now)
+{
+	if (!s->jf || now - s->start_ns >= s->o.agent_wait_ns)
+		return false;
+	for (size_t i = 0; i < s->targets.n; i++) {
+		const struct target *t = &s->targets.v[i];
+
+		if (t->jvm && !t->exited && (!t->connected || t->replaying))
+			return true;
+	}
+	return false;
+}
+
 int session_step(struct session *s, int timeout_ms)
 {
 	struct pollfd fds[4];
 	nfds_t n = session_src_pollfds(s, fds);
+	bool held;
 	int rv;
 
-	fds[n].fd = sampler_fd(s->sampler);
-	fds[n].events = POLLIN;
-	n++;
-	rv = poll(fds, n, timeout_ms);
+	held = hold_samples(s, fg_now_ns());
+	if (!held) {
+		fds[n].fd = sampler_fd(s->sampler);
+		fds[n].events = POLLIN;
+		n++;
+	}
+	rv = poll(fds, n, held && timeout_ms > 10 ? 10 : timeout_ms);
 	if (rv < 0 && errno == EINTR)
 		return -EINTR;
 	session_src_pump(s);
-	rv = sampler_poll(s->sampler, 0, on_record, s);
-	if (rv < 0 && rv != -EINTR)
-		return rv;
+	if (!held) {
+		rv = sampler_poll(s->sampler, 0, on_record, s);
+		if (rv < 0 && rv != -EINTR)
+			return rv;
+	}
 	stackagg_settle(s->agg, watermark(s, fg_now_ns()));
 	return 0;
 }
@@ -368,6 +428,10 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->targets = s->targets.n;
 	out->kernel_error = zs.kernel_error;
 	stackagg_stats(s->agg, &out->agg);
+	out->stack_copy = si->stack_copy;
+	out->stack_samples = ss.stack_samples;
+	if (s->jf)
+		javaframes_stats(s->jf, &out->java);
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
 		struct jvm *j = s->js ? jvmset_find(s->js, t->pid) : NULL;
@@ -425,6 +489,7 @@ void session_close(struct session *s)
 	session_src_close(s);
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
+	javaframes_free(s->jf);
 	symbolizer_free(s->sz);
 	threadnames_fini(&s->names);
 	free(s);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "javaframes.h"
 #include "resolve.h"
 #include "session.h"
 #include "targets.h"
@@ -32,6 +33,8 @@ struct session {
 	struct symbolizer *sz;
 	struct resolve_ctx rc; /* the resolvers' view of sz and the code tables */
 	struct stackagg *agg;
+	struct javaframes *jf; /* interpreted frames; NULL without a stack copy */
+	struct stackagg_uframe uframes[STACKAGG_MAX_FRAMES];
 
 	/* listen source */
 	struct receive *rx;

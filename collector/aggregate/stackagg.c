@@ -140,6 +140,8 @@ const char *stackagg_suffix(enum stackagg_kind kind)
 		return "_[i]";
 	case STACKAGG_KERNEL:
 		return "_[k]";
+	case STACKAGG_INTERP:
+		return "_[0]";
 	default:
 		return "";
 	}
@@ -736,6 +738,17 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		/* A zero or a kernel-half address in a user chain is junk from a broken unwind. */
 		if (addr == 0 || addr >= (1ull << 62))
 			continue;
+		if (s->uframes && s->uframes[i].name) {
+			const struct stackagg_uframe *u = &s->uframes[i];
+
+			id = intern(a, STACKAGG_INTERP, u->unresolved, u->name, strlen(u->name));
+			if (id < 0)
+				goto drop;
+			note_frame(a, STACKAGG_CLASS_JAVA, u->unresolved);
+			a->st.interpreted++;
+			PUSH((uint64_t)id);
+			continue;
+		}
 		id = resolve_native(a, s->pid, addr, ret);
 		if (id < 0)
 			goto drop;

@@ -266,6 +266,39 @@ static void pct(char *buf, size_t len, uint64_t part, uint64_t all)
 			 (unsigned long long)part, (unsigned long long)all);
 }
 
+/* What became of interpreted frames, and why some were not named. */
+static void print_java_summary(const struct session_summary *sm)
+{
+	const struct javaframes_stats *j = &sm->java;
+	uint64_t left = j->no_layout + j->no_regs;
+	char named[64];
+
+	if (!j->interp)
+		return;
+	pct(named, sizeof(named), j->named, j->interp);
+	fg_err(CMD,
+	       "interpreted frames: %s named (%llu with a line), %llu [unknown] (interpreted), "
+	       "%llu left as Interpreter",
+	       named, (unsigned long long)j->lines, (unsigned long long)j->unknown,
+	       (unsigned long long)left);
+	if (j->unknown)
+		fg_err(CMD,
+		       "  unknown because: beyond the %u-byte stack copy %llu, stack copy and "
+		       "kernel chain disagreed %llu, memory unreadable %llu, not a valid method "
+		       "(class unloaded?) %llu, bcp outside the method %llu, read budget spent "
+		       "%llu",
+		       sm->stack_copy, (unsigned long long)j->no_stack,
+		       (unsigned long long)j->desync, (unsigned long long)j->unreadable,
+		       (unsigned long long)j->invalid, (unsigned long long)j->bad_bcp,
+		       (unsigned long long)j->over_budget);
+	if (j->no_layout)
+		fg_err(CMD, "  left as Interpreter: %s",
+		       j->layout_why ? j->layout_why : "no VM layout from the agent");
+	if (j->no_regs)
+		fg_err(CMD, "  left as Interpreter: %llu frames of samples without a stack copy",
+		       (unsigned long long)j->no_regs);
+}
+
 static void print_summary(const struct session_summary *sm)
 {
 	char j[64], n[64], k[64];
@@ -294,6 +327,7 @@ static void print_summary(const struct session_summary *sm)
 		       (unsigned long long)sm->agg.late_resolved);
 	if (sm->kernel_error)
 		fg_err(CMD, "kernel symbols unavailable: %s", strerror(-sm->kernel_error));
+	print_java_summary(sm);
 	for (size_t i = 0; i < sm->njvms; i++) {
 		const struct session_jvm_summary *v = &sm->jvms[i];
 

@@ -60,6 +60,9 @@ struct codetab {
 	uint32_t gen;	    /* replay generation */
 	uint64_t replay_ts; /* ts of the current SNAPSHOT_BEGIN */
 	bool in_replay;
+
+	struct fgp_vm_layout layout; /* the agent's last VM_LAYOUT */
+	uint32_t layout_gen;	     /* 0 = none yet; bumped by every VM_LAYOUT */
 };
 
 /* ---- interned names ------------------------------------------------------------------ */
@@ -709,9 +712,21 @@ int codetab_apply(struct codetab *t, const struct fgp_record *rec)
 		return 0;
 	case FGP_SNAPSHOT_END:
 		return snapshot_end(t);
+	case FGP_VM_LAYOUT:
+		t->layout = rec->u.layout;
+		if (++t->layout_gen == 0)
+			t->layout_gen = 1;
+		return 0;
 	default:
 		return 0;
 	}
+}
+
+const struct fgp_vm_layout *codetab_layout(const struct codetab *t, uint32_t *gen)
+{
+	if (gen)
+		*gen = t->layout_gen;
+	return t->layout_gen ? &t->layout : NULL;
 }
 
 /* ---- queries ------------------------------------------------------------------------- */

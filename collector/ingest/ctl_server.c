@@ -149,6 +149,20 @@ static void send_hello(struct ctl_server *srv, struct client *c, const struct jv
 		append_record(srv, c, ji->host_pid, srv->scratch, (size_t)n);
 }
 
+/* The agent's VM layout, so a subscriber can name interpreted frames; nothing if none came. */
+static void send_layout(struct ctl_server *srv, struct client *c, const struct jvm_info *ji,
+			const struct codetab *tab)
+{
+	const struct fgp_vm_layout *l = codetab_layout(tab, NULL);
+	int n;
+
+	if (!l)
+		return;
+	n = fgp_encode_vm_layout(srv->scratch, FGP_MAX_RECORD, l);
+	if (n > 0)
+		append_record(srv, c, ji->host_pid, srv->scratch, (size_t)n);
+}
+
 /* The agent's drop counters so far, so a subscriber can report them (zeros included). */
 static void send_dropped(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
 {
@@ -234,6 +248,7 @@ static void subscribe(struct ctl_server *srv, struct client *c, uint32_t pid)
 		jvm_info(j, &ji);
 		send_jvm(srv, c, &ji);
 		send_hello(srv, c, &ji);
+		send_layout(srv, c, &ji, jvm_table(j));
 		codetab_history(jvm_table(j), hist_cb, &x);
 		send_dropped(srv, c, &ji);
 		batch_close(c);

@@ -217,7 +217,9 @@ static enum flame_palette resolve(enum flame_palette pal, const char *s, size_t 
 {
 	switch (pal) {
 	case FLAME_PALETTE_JAVA:
-		if (ends_with(s, n, "_[j]"))
+		/* _[0]: an interpreted Java method (async-profiler's mark; flamegraph.pl would
+		 * make "Foo::bar_[0]" yellow, as C++): Java is green. */
+		if (ends_with(s, n, "_[j]") || ends_with(s, n, "_[0]"))
 			return FLAME_PALETTE_GREEN;
 		if (ends_with(s, n, "_[i]"))
 			return FLAME_PALETTE_AQUA;

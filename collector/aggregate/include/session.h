@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "fgsocket.h"
+#include "javaframes.h"
 #include "stackagg.h"
 
 #define SESSION_MAX_TARGETS 4096
@@ -90,6 +91,9 @@ struct session_summary {
 	size_t njvms;
 	struct session_jvm_summary jvms[16]; /* the first 16 */
 	int kernel_error;		     /* why kernel symbols are unavailable, 0 if they are */
+	unsigned int stack_copy;	     /* bytes of user stack asked for per sample */
+	uint64_t stack_samples;		     /* samples that came with a stack copy */
+	struct javaframes_stats java;	     /* interpreted frames (zero without a copy) */
 };
 
 struct session;

@@ -5,7 +5,8 @@
  * A sample (kernel and user call chains, leaf first, plus the thread/process names) becomes a
  * stack of interned frames, root first: [process;] thread; user frames outermost first; kernel
  * frames. Frames have a kind that the folded output shows with FlameGraph's suffixes:
- * `_[j]` compiled Java, `_[i]` inlined Java, `_[k]` kernel; stubs/interpreter blobs (DYNAMIC_CODE)
+ * `_[j]` compiled Java, `_[i]` inlined Java, `_[0]` interpreted Java (named by the caller, see
+ * stackagg_sample.uframes), `_[k]` kernel; stubs/interpreter blobs (DYNAMIC_CODE)
  * and native frames carry no suffix. An unresolved frame is named `[unknown] (<module>)`.
  *
  * Symbolization is done through the caller's struct stackagg_resolver, so this module knows
@@ -45,6 +46,7 @@ enum stackagg_kind {
 	STACKAGG_STUB = 3,    /* interpreter, stubs, adapters (DYNAMIC_CODE blobs) */
 	STACKAGG_NATIVE = 4,  /* code from a mapped file */
 	STACKAGG_KERNEL = 5,  /* `_[k]` */
+	STACKAGG_INTERP = 6,  /* interpreted Java method: `_[0]` (async-profiler's mark) */
 };
 
 /* Frame classes of the end-of-run summary. */
@@ -100,6 +102,16 @@ struct stackagg_opts {
 	bool retry_misses;
 };
 
+/*
+ * A user frame named by the caller (an interpreted Java method, javaframes.h): name NULL = none,
+ * resolve the address as usual. unresolved marks a placeholder such as "[unknown]
+ * (interpreted)". Borrowed for the call.
+ */
+struct stackagg_uframe {
+	const char *name;
+	bool unresolved;
+};
+
 /* One sample as the sampler delivers it; everything is borrowed for the call. */
 struct stackagg_sample {
 	uint32_t pid, tid;
@@ -108,6 +120,8 @@ struct stackagg_sample {
 	uint32_t nr_kernel;
 	const uint64_t *user; /* leaf first */
 	uint32_t nr_user;
+	const struct stackagg_uframe
+		*uframes;    /* NULL, or nr_user entries: STACKAGG_INTERP frames */
 	const char *process; /* root frame above the thread, or NULL for none */
 	const char *thread;  /* thread name; NULL or "" gives "[tid N]" */
 };
@@ -125,6 +139,7 @@ struct stackagg_stats {
 	uint64_t frames[STACKAGG_NCLASS]; /* frames symbolized, per class */
 	uint64_t unresolved[STACKAGG_NCLASS]; /* ... of which [unknown] */
 	uint64_t inlined;		      /* inlined frames unfolded */
+	uint64_t interpreted;		      /* interpreted frames named by the caller */
 	size_t stacks;			      /* distinct stacks */
 	size_t interned;		      /* distinct frames */
 };
@@ -168,7 +183,7 @@ enum stackagg_kind stackagg_frame_kind(const struct stackagg *a, uint32_t id);
 bool stackagg_frame_unresolved(const struct stackagg *a, uint32_t id);
 size_t stackagg_frame_count(const struct stackagg *a);
 
-/* The FlameGraph suffix of a kind: "_[j]", "_[i]", "_[k]" or "". */
+/* The FlameGraph suffix of a kind: "_[j]", "_[i]", "_[0]", "_[k]" or "". */
 const char *stackagg_suffix(enum stackagg_kind kind);
 
 /*

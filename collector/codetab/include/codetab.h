@@ -74,7 +74,8 @@ struct codetab *codetab_new(const struct codetab_limits *limits);
 void codetab_free(struct codetab *t);
 
 /*
- * Apply one decoded record: CODE_LOAD, DYNAMIC_CODE, CODE_UNLOAD, SNAPSHOT_BEGIN/END. Others
+ * Apply one decoded record: CODE_LOAD, DYNAMIC_CODE, CODE_UNLOAD, SNAPSHOT_BEGIN/END, VM_LAYOUT
+ * (kept, see codetab_layout). Others
  * (HELLO, DROPPED, unknown types) are ignored and return 0. A load that matches a live blob
  * exactly (addr, size, load ts, name), as a replayed one does, is a duplicate and only marks that
  * blob as seen. At SNAPSHOT_END, live blobs loaded before the matching SNAPSHOT_BEGIN's ts that the
@@ -83,6 +84,13 @@ void codetab_free(struct codetab *t);
  * -ENOSPC when the blob was refused (memory cap), -EINVAL for an invalid record (counted).
  */
 int codetab_apply(struct codetab *t, const struct fgp_record *rec);
+
+/*
+ * The JVM's VM layout (the agent's last VM_LAYOUT record, applied with codetab_apply), or NULL
+ * when none arrived. *gen (may be NULL) changes whenever a new layout arrives. The pointer stays
+ * valid as long as the table.
+ */
+const struct fgp_vm_layout *codetab_layout(const struct codetab *t, uint32_t *gen);
 
 /* Add a blob without inline info (tests, tools). Same return values as codetab_apply. */
 int codetab_add(struct codetab *t, enum codeblob_kind kind, uint64_t addr, uint32_t size,

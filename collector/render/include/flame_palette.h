@@ -6,8 +6,8 @@
  * name's code points (flamegraph.pl seeds perl's drand48 with it, and so do we), with --hash a
  * weighted hash of the first characters of the name and of its reverse. So one function has one
  * colour across graphs and runs. The "java" palette picks the hue from the FlameGraph
- * annotations: `_[j]` JIT (green), `_[i]` inlined (aqua), `_[k]` kernel (orange), Java-looking
- * names green, C++ (`::`) yellow, the rest red.
+ * annotations: `_[j]` JIT and `_[0]` interpreted (green), `_[i]` inlined (aqua), `_[k]` kernel
+ * (orange), Java-looking names green, C++ (`::`) yellow, the rest red.
  */
 #ifndef FG_FLAME_PALETTE_H
 #define FG_FLAME_PALETTE_H

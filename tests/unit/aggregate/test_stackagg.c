@@ -554,9 +554,50 @@ static void test_jit_names_are_reread_after_jit_changed(void **state)
 	stackagg_free(a);
 }
 
+static void test_caller_named_interpreted_frames_get_the_interpreted_mark(void **state)
+{
+	/* The interpreter's blob at JIT + 0x2000: named by the caller (javaframes) frame by
+	 * frame; frames it leaves alone resolve as usual (here: the Interpreter stub). */
+	uint64_t user[] = { JIT + 0x2010, JIT + 0x2020, JIT + 0x2030, LIBJVM + 0x20 };
+	const struct stackagg_uframe uf[] = {
+		{ "a.Leaf::spin:60", false },
+		{ "[unknown] (interpreted)", true },
+		{ NULL, false },
+		{ NULL, false },
+	};
+	struct stackagg_sample s = {
+		.pid = 100,
+		.tid = 101,
+		.ts = 10,
+		.user = user,
+		.nr_user = 4,
+		.uframes = uf,
+		.thread = "main",
+	};
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;JavaThread::run();Interpreter;[unknown] "
+				 "(interpreted)_[0];a.Leaf::spin:60_[0] 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.interpreted, 2);
+	assert_int_equal(st.frames[STACKAGG_CLASS_JAVA], 3);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_JAVA], 1);
+	assert_string_equal(stackagg_suffix(STACKAGG_INTERP), "_[0]");
+	assert_int_equal(stackagg_kind_class(STACKAGG_INTERP), STACKAGG_CLASS_JAVA);
+	stackagg_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_caller_named_interpreted_frames_get_the_interpreted_mark),
 		cmocka_unit_test(test_frames_are_root_first_with_suffixes),
 		cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
 		cmocka_unit_test(test_settle_stops_at_first_later_sample),

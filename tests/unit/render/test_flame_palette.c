@@ -46,6 +46,11 @@ static void test_java_palette_keys_on_annotations(void **state)
 				&r, &g, &b),
 			 3);
 	assert_true(g == b && r < g && g >= 165);
+	/* interpreted (async-profiler's _[0], with a line too): green, not C++ yellow */
+	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "a.Foo::run:42_[0]"),
+				"rgb(%d,%d,%d)", &r, &g, &b),
+			 3);
+	assert_true(r == b && g >= 200);
 	/* orange: b == 0 */
 	assert_int_equal(sscanf(color(FLAME_PALETTE_JAVA, false, "do_syscall_64_[k]"),
 				"rgb(%d,%d,%d)", &r, &g, &b),

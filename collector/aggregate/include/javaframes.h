@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * javaframes.h - names for the interpreted Java frames of one sample: which user frames run in
+ * HotSpot's interpreter (its DynamicCodeGenerated "Interpreter" blob in the JVM's code table),
+ * their Method* and bcp from the frame (framewalk.h, the agent's VM_LAYOUT slots), and the
+ * method's name (and line) from the JVM's memory (interp.h, process_vm_readv of the sample's
+ * PID only).
+ *
+ * It runs when the sample arrives, while the frames and the metadata they point to are what
+ * the sample saw. A frame it cannot name is `[unknown] (interpreted)` and counted by reason;
+ * a JVM without a usable layout (old agent, unknown JDK) keeps `Interpreter` and the stats say
+ * why (layout_why).
+ *
+ * Not thread-safe. Names written to out[] stay valid until the next javaframes_name().
+ */
+#ifndef FG_JAVAFRAMES_H
+#define FG_JAVAFRAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "framewalk.h"
+#include "interp.h"
+#include "stackagg.h"
+
+struct codetab;
+
+struct javaframes_stats {
+	uint64_t samples;   /* samples with user frames looked at */
+	uint64_t interp;    /* interpreter frames seen */
+	uint64_t named;	    /* ... named */
+	uint64_t unknown;   /* ... shown as [unknown] (interpreted), by reason below */
+	uint64_t no_layout; /* ... left as `Interpreter`: no usable VM layout (layout_why) */
+	uint64_t no_regs;   /* samples without registers or stack copy (--stack-copy 0) */
+	uint64_t no_stack;  /* the frame lies beyond the stack copy */
+	uint64_t desync;    /* the stack copy disagrees with the kernel's chain */
+	uint64_t unreadable, invalid, bad_bcp, over_budget; /* the namer's refusals */
+	uint64_t lines;					    /* frames given a line */
+	const char *layout_why; /* why a JVM's layout was unusable (static), or NULL */
+	struct interp_stats namer;
+};
+
+struct javaframes;
+
+/* A namer reading memory through mem (copied; its ctx must outlive it). NULL without memory. */
+struct javaframes *javaframes_new(const struct vmmem_ops *mem, bool lines);
+void javaframes_free(struct javaframes *jf);
+
+struct javaframes_in {
+	uint32_t pid;
+	const struct codetab *tab; /* the JVM's code table (interpreter blob, VM layout) */
+	const uint64_t *user;	   /* the kernel's user chain, leaf first */
+	uint32_t nr_user;
+	const struct uregs *regs;
+	const struct ustack *stack;
+};
+
+/*
+ * Fill out[0..nr_user): a name for each interpreted frame, NULL elsewhere. Returns the number
+ * of frames named (or marked unknown): 0 means out[] is all NULL.
+ */
+uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
+			 struct stackagg_uframe *out);
+
+/* Forget what is cached for pid (it exited). */
+void javaframes_forget(struct javaframes *jf, uint32_t pid);
+
+void javaframes_stats(const struct javaframes *jf, struct javaframes_stats *out);
+
+#endif

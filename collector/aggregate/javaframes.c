@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * javaframes.c - interpreted frames of a sample: interpreter blob -> frame slots -> names.
+ *
+ * Per JVM it keeps the checked layout (redone when the agent sends a new VM_LAYOUT) and the
+ * interpreter's address range (the "Interpreter" blob, generated once at JVM start; looked for
+ * again at most every RESCAN_NS while unknown).
+ *
+ * Invariant: a frame is named only from this sample's own stack copy and from memory read
+ * during this call; anything that does not check out is [unknown] (interpreted), counted.
+ */
+#include "javaframes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codetab.h"
+#include "util.h"
+
+#define MAX_JVMS 64
+#define RESCAN_NS 100000000ull
+#define ARENA (64u << 10)
+#define UNKNOWN_NAME "[unknown] (interpreted)"
+
+struct jvmstate {
+	uint32_t pid; /* 0 = free */
+	uint32_t layout_gen;
+	bool checked; /* layout_gen's layout was looked at */
+	bool usable;  /* names and frame slots */
+	struct interp_layout l;
+	uint64_t lo, hi;    /* interpreter blob, [lo, hi); hi == 0: not found yet */
+	uint64_t next_scan; /* when to look for it again */
+	const struct codetab *tab;
+};
+
+struct javaframes {
+	struct interp_namer *namer;
+	bool lines;
+	struct jvmstate jvms[MAX_JVMS];
+	unsigned next_evict;
+	struct framewalk_frame walk[STACKAGG_MAX_FRAMES];
+	char arena[ARENA];
+	struct javaframes_stats st;
+};
+
+struct javaframes *javaframes_new(const struct vmmem_ops *mem, bool lines)
+{
+	struct javaframes *jf = calloc(1, sizeof(*jf));
+
+	if (!jf)
+		return NULL;
+	jf->namer = interp_namer_new(mem);
+	if (!jf->namer) {
+		free(jf);
+		return NULL;
+	}
+	jf->lines = lines;
+	return jf;
+}
+
+void javaframes_free(struct javaframes *jf)
+{
+	if (!jf)
+		return;
+	interp_namer_free(jf->namer);
+	free(jf);
+}
+
+void javaframes_forget(struct javaframes *jf, uint32_t pid)
+{
+	for (unsigned i = 0; i < MAX_JVMS; i++)
+		if (jf->jvms[i].pid == pid)
+			memset(&jf->jvms[i], 0, sizeof(jf->jvms[i]));
+	interp_forget(jf->namer, pid);
+}
+
+void javaframes_stats(const struct javaframes *jf, struct javaframes_stats *out)
+{
+	*out = jf->st;
+	interp_stats(jf->namer, &out->namer);
+}
+
+static struct jvmstate *jvm_of(struct javaframes *jf, uint32_t pid, const struct codetab *tab)
+{
+	struct jvmstate *free_slot = NULL, *j;
+
+	for (unsigned i = 0; i < MAX_JVMS; i++) {
+		if (jf->jvms[i].pid == pid && jf->jvms[i].tab == tab)
+			return &jf->jvms[i];
+		if (!jf->jvms[i].pid && !free_slot)
+			free_slot = &jf->jvms[i];
+	}
+	if (!free_slot) {
+		free_slot = &jf->jvms[jf->next_evict++ % MAX_JVMS];
+		interp_forget(jf->namer, free_slot->pid);
+	}
+	j = free_slot;
+	memset(j, 0, sizeof(*j));
+	j->pid = pid;
+	j->tab = tab;
+	interp_forget(jf->namer, pid); /* a new table for pid: a new process */
+	return j;
+}
+
+/* Bring j's layout and interpreter range up to date with its table. */
+static void refresh(struct javaframes *jf, struct jvmstate *j)
+{
+	uint32_t gen = 0;
+	const struct fgp_vm_layout *lay = codetab_layout(j->tab, &gen);
+	const char *why = NULL;
+
+	if (!j->checked || gen != j->layout_gen) {
+		j->checked = true;
+		j->layout_gen = gen;
+		j->usable = false;
+		interp_forget(jf->namer, j->pid);
+		if (!lay) {
+			jf->st.layout_why = "the agent sent no VM layout (an older agent)";
+		} else if (interp_layout_init(lay, &j->l, &why) != 0 || !j->l.frames) {
+			jf->st.layout_why = why;
+		} else {
+			j->usable = true;
+		}
+	}
+	if (j->hi == 0) {
+		uint64_t now = fg_now_ns();
+
+		if (now < j->next_scan)
+			return;
+		j->next_scan = now + RESCAN_NS;
+		for (size_t i = 0, n = codetab_live_count(j->tab); i < n; i++) {
+			const struct codeblob *b = codetab_live_at(j->tab, i);
+
+			if (b->kind == CODEBLOB_DYNAMIC && strcmp(b->name, "Interpreter") == 0) {
+				j->lo = b->addr;
+				j->hi = b->addr + b->size;
+				break;
+			}
+		}
+	}
+}
+
+/* Copy name (+ ":line") into the arena; NULL when it is full. */
+static const char *arena_put(char *arena, size_t *used, const char *name, int line)
+{
+	size_t left = ARENA - *used;
+	int n = line > 0 ? snprintf(arena + *used, left, "%s:%d", name, line)
+			 : snprintf(arena + *used, left, "%s", name);
+	const char *s = arena + *used;
+
+	if (n < 0 || (size_t)n >= left)
+		return NULL;
+	*used += (size_t)n + 1;
+	return s;
+}
+
+static void count_refusal(struct javaframes_stats *st, int rv)
+{
+	switch (rv) {
+	case -ERANGE:
+		st->bad_bcp++;
+		break;
+	case -EDQUOT:
+		st->over_budget++;
+		break;
+	case -EBADMSG:
+		st->invalid++;
+		break;
+	default:
+		st->unreadable++;
+		break;
+	}
+}
+
+uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
+			 struct stackagg_uframe *out)
+{
+	uint32_t n = in->nr_user < STACKAGG_MAX_FRAMES ? in->nr_user : STACKAGG_MAX_FRAMES;
+	struct jvmstate *j;
+	uint32_t named = 0;
+	size_t used = 0;
+	bool walked = false;
+
+	for (uint32_t k = 0; k < in->nr_user; k++)
+		out[k] = (struct stackagg_uframe){ 0 };
+	if (!in->tab || n == 0)
+		return 0;
+	jf->st.samples++;
+	j = jvm_of(jf, in->pid, in->tab);
+	refresh(jf, j);
+	interp_begin_sample(jf->namer);
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t pc = k ? in->user[k] - 1 : in->user[k];
+		uint64_t method = 0, bcps[2];
+		const struct framewalk_frame *w;
+		const char *name = NULL;
+		size_t nb = 0;
+		int line = -1, rv;
+
+		if (!j->hi || pc < j->lo || pc >= j->hi)
+			continue;
+		jf->st.interp++;
+		if (!j->usable) {
+			jf->st.no_layout++;
+			continue;
+		}
+		if (!walked) {
+			framewalk_fp(in->regs, in->stack, in->user, n, jf->walk);
+			walked = true;
+		}
+		w = &jf->walk[k];
+		if (w->state == FRAMEWALK_NO_REGS) {
+			jf->st.no_regs++;
+			continue; /* no copy at all: leave `Interpreter`, as without this feature */
+		}
+		if (w->state != FRAMEWALK_OK) {
+			if (w->state == FRAMEWALK_DESYNC)
+				jf->st.desync++;
+			else
+				jf->st.no_stack++;
+			rv = 1;
+		} else if (!ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_method,
+					&method)) {
+			jf->st.no_stack++;
+			rv = 1;
+		} else {
+			uint64_t slot;
+
+			if (k == 0 && in->regs->valid)
+				bcps[nb++] = in->regs->r13; /* the leaf's live bcp */
+			if (ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_bcp, &slot))
+				bcps[nb++] = slot;
+			rv = interp_name(jf->namer, in->pid, &j->l, method, bcps, nb, jf->lines,
+					 &name, &line);
+			if (rv != 0)
+				count_refusal(&jf->st, rv);
+		}
+		if (rv == 0 && (name = arena_put(jf->arena, &used, name, line)) != NULL) {
+			jf->st.named++;
+			if (line > 0)
+				jf->st.lines++;
+			out[k].name = name;
+		} else {
+			jf->st.unknown++;
+			out[k].name = UNKNOWN_NAME;
+			out[k].unresolved = true;
+		}
+		named++;
+	}
+	return named;
+}

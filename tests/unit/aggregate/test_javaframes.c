@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_javaframes.c - interpreted frames of a sample named end to end over a fake JVM: a code
+ * table with the interpreter blob and a VM layout, a stack copy with three interpreter frames,
+ * and the JVM's metadata in fake memory. Also: what is left as `Interpreter` (no layout, no
+ * copy) and what becomes `[unknown] (interpreted)` (beyond the copy, unloaded methods).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codetab.h"
+#include "javaframes.h"
+#include "symbolize/fakevm.h"
+
+#define PID 777
+#define INTERP 0x7f0000010000ull
+#define SP 0x7ffd00000000ull
+#define NATIVE 0x7f1000001000ull
+
+static const uint8_t lines_x0[] = { 0xff, 0x00, 0x14, 0x22, 0xff, 0x08, 0x38, 0x00 };
+
+struct fix {
+	struct fakevm vm;
+	struct vmmem_ops ops;
+	struct codetab *tab;
+	struct javaframes *jf;
+	uint8_t stack[2048];
+	uint64_t ips[4];
+	uint64_t code[3], m[3];
+	struct uregs regs;
+	struct ustack st;
+	struct stackagg_uframe out[4];
+};
+
+static void put(struct fix *f, uint64_t addr, uint64_t v)
+{
+	memcpy(f->stack + (addr - SP), &v, 8);
+}
+
+static void add_layout(struct codetab *tab, uint32_t caps)
+{
+	struct fgp_record rec = { .type = FGP_VM_LAYOUT };
+
+	fv_layout17(&rec.u.layout);
+	rec.u.layout.caps &= caps;
+	assert_int_equal(codetab_apply(tab, &rec), 0);
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	static const char *names[3] = { "Leaf", "Middle", "Outer" };
+
+	f->vm.pid = PID;
+	f->ops = (struct vmmem_ops){ fv_readv, &f->vm };
+	f->tab = codetab_new(NULL);
+	f->jf = javaframes_new(&f->ops, true);
+	assert_int_equal(codetab_add(f->tab, CODEBLOB_DYNAMIC, INTERP, 0x10000, 1, "Interpreter"),
+			 1);
+	add_layout(f->tab, ~0u);
+	for (int i = 0; i < 3; i++)
+		f->m[i] = fv_method(&f->vm, 0x100000 * (uint64_t)(i + 1), names[i], "run", 10,
+				    lines_x0, sizeof(lines_x0), &f->code[i]);
+	/* Leaf (fp SP+0x100) <- Middle (SP+0x300) <- Outer (SP+0x500) <- native root. */
+	f->ips[0] = INTERP + 0x100;
+	f->ips[1] = INTERP + 0x200;
+	f->ips[2] = INTERP + 0x300;
+	f->ips[3] = NATIVE;
+	put(f, SP + 0x100, SP + 0x300);
+	put(f, SP + 0x108, f->ips[1]);
+	put(f, SP + 0x300, SP + 0x500);
+	put(f, SP + 0x308, f->ips[2]);
+	put(f, SP + 0x500, 0);
+	put(f, SP + 0x508, f->ips[3]);
+	for (int i = 0; i < 3; i++) {
+		uint64_t fp = SP + 0x100 + 0x200 * (uint64_t)i;
+
+		put(f, fp - 24, f->m[i]);
+		put(f, fp - 64, f->code[i] + (i == 0 ? 1 : 4 * (uint64_t)i)); /* bci 1, 4, 8 */
+	}
+	f->regs = (struct uregs){
+		.valid = true, .ip = f->ips[0], .sp = SP, .bp = SP + 0x100, .r13 = f->code[0] + 9
+	}; /* the leaf runs at bci 9 */
+	f->st = (struct ustack){ f->stack, SP, sizeof(f->stack) };
+	*state = f;
+	return f->tab && f->jf ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	javaframes_free(f->jf);
+	codetab_free(f->tab);
+	fv_free(&f->vm);
+	free(f);
+	return 0;
+}
+
+static uint32_t run(struct fix *f)
+{
+	struct javaframes_in in = { PID, f->tab, f->ips, 4, &f->regs, &f->st };
+
+	return javaframes_name(f->jf, &in, f->out);
+}
+
+static void test_interpreted_frames_are_named_with_lines(void **state)
+{
+	struct fix *f = *state;
+	struct javaframes_stats st;
+
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[0].name, "Leaf::run:40"); /* r13, not the stale slot */
+	assert_string_equal(f->out[1].name, "Middle::run:12");
+	assert_string_equal(f->out[2].name, "Outer::run:40");
+	assert_null(f->out[3].name);
+	assert_false(f->out[0].unresolved);
+	/* The leaf's r13 outside its bytecode: the frame's saved bcp is used. */
+	f->regs.r13 = 0x1234;
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[0].name, "Leaf::run:10");
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.interp, 6);
+	assert_int_equal(st.named, 6);
+	assert_int_equal(st.lines, 6);
+	assert_int_equal(st.namer.misses, 3);
+	assert_int_equal(f->vm.bad_pid_calls, 0);
+}
+
+static void test_without_layout_or_copy_frames_stay_interpreter(void **state)
+{
+	struct fix *f = *state;
+	struct javaframes_stats st;
+	struct codetab *old = f->tab;
+
+	/* An agent without VM_LAYOUT. */
+	f->tab = codetab_new(NULL);
+	codetab_add(f->tab, CODEBLOB_DYNAMIC, INTERP, 0x10000, 1, "Interpreter");
+	assert_int_equal(run(f), 0);
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.no_layout, 3);
+	assert_non_null(st.layout_why);
+	/* A layout whose JDK has no known frame slots: the same, with the reason. */
+	add_layout(f->tab, FGP_VML_CAP_NAMES | FGP_VML_CAP_LINES);
+	assert_int_equal(run(f), 0);
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.no_layout, 6);
+	assert_string_equal(st.layout_why,
+			    "the agent does not know this JDK's interpreter frame layout");
+	codetab_free(f->tab);
+	f->tab = old;
+	/* A sample without a stack copy (--stack-copy 0). */
+	f->st.bytes = NULL;
+	assert_int_equal(run(f), 0);
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.no_regs, 3);
+}
+
+static void test_frames_beyond_the_copy_or_unloaded_are_unknown(void **state)
+{
+	struct fix *f = *state;
+	struct javaframes_stats st;
+
+	/* A copy that ends inside the middle frame: the outer one cannot be read. */
+	f->st.len = 0x310;
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[0].name, "Leaf::run:40");
+	assert_string_equal(f->out[1].name, "Middle::run:12");
+	assert_string_equal(f->out[2].name, "[unknown] (interpreted)");
+	assert_true(f->out[2].unresolved);
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.no_stack, 1);
+	/* The middle method's class was unloaded: its memory is gone. */
+	f->st.len = sizeof(f->stack);
+	for (unsigned i = 0; i < f->vm.n; i++)
+		if (f->vm.r[i].addr >= 0x200000 && f->vm.r[i].addr < 0x300000)
+			f->vm.r[i].addr += 0x7000000000ull;
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[1].name, "[unknown] (interpreted)");
+	assert_string_equal(f->out[2].name, "Outer::run:40");
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.unreadable, 1);
+	assert_int_equal(st.unknown, 2);
+	/* A frame the kernel's chain does not agree with. */
+	f->ips[2] = INTERP + 0x333;
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[2].name, "[unknown] (interpreted)");
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.desync, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_interpreted_frames_are_named_with_lines, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_without_layout_or_copy_frames_stay_interpreter,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frames_beyond_the_copy_or_unloaded_are_unknown,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
