@@ -41,6 +41,15 @@
 #define BENCH_END(kind) ((void)0)
 #endif
 
+/*
+ * The GC clock the collector reads from outside (VM_LAYOUT's FGP_VML_GC_CLOCK_*): when the last
+ * stop-the-world GC started and ended. Class unloading happens inside those pauses, so a name
+ * read after a GC that started after a sample may belong to reused memory.
+ */
+static struct {
+	_Atomic uint64_t start_ns, end_ns;
+} gc_clock;
+
 static struct {
 	JavaVM *vm;
 	jvmtiEnv *jvmti;
@@ -106,6 +115,19 @@ static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 	(void)jvmti;
 	events_dynamic_code(agent.q, name, address, length, fg_now_ns());
 	BENCH_END(2);
+}
+
+/* Runs in the VM thread at a safepoint: only a clock read and two stores. */
+static void JNICALL on_gc_start(jvmtiEnv *jvmti)
+{
+	(void)jvmti;
+	atomic_store(&gc_clock.start_ns, fg_now_ns());
+}
+
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+	(void)jvmti;
+	atomic_store(&gc_clock.end_ns, fg_now_ns());
 }
 
 static void stop_agent(void)
@@ -192,14 +214,14 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 	jvmtiEventCallbacks cb;
 	jvmtiError err;
 	static const jvmtiEvent events[] = {
-		JVMTI_EVENT_COMPILED_METHOD_LOAD,
-		JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-		JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-		JVMTI_EVENT_VM_DEATH,
+		JVMTI_EVENT_COMPILED_METHOD_LOAD,     JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+		JVMTI_EVENT_DYNAMIC_CODE_GENERATED,   JVMTI_EVENT_VM_DEATH,
+		JVMTI_EVENT_GARBAGE_COLLECTION_START, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
 	};
 
 	memset(&caps, 0, sizeof(caps));
 	caps.can_generate_compiled_method_load_events = 1;
+	caps.can_generate_garbage_collection_events = 1;
 	if ((err = (*jvmti)->AddCapabilities(jvmti, &caps)) != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "fgagent: JVMTI AddCapabilities(compiled method load) failed: %d\n",
 			err);
@@ -210,6 +232,8 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 	cb.CompiledMethodUnload = on_code_unload;
 	cb.DynamicCodeGenerated = on_dynamic_code;
 	cb.VMDeath = on_vm_death;
+	cb.GarbageCollectionStart = on_gc_start;
+	cb.GarbageCollectionFinish = on_gc_finish;
 	if ((err = (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb))) != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "fgagent: JVMTI SetEventCallbacks failed: %d\n", err);
 		return JNI_ERR;
@@ -288,6 +312,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	/* How to name interpreted frames from outside: sent after every HELLO. A JVM whose
 	 * tables we cannot read gets a layout without capabilities (the collector says why). */
 	(void)vmlayout_read((const void *)(*agent.jvmti)->GetVersionNumber, version, &layout);
+	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
 	layout_len = fgp_encode_vm_layout(layout_rec, sizeof(layout_rec), &layout);
 	if (layout_len > 0) {
 		hello.after_hello = layout_rec;

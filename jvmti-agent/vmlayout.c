@@ -125,6 +125,13 @@ void vmlayout_build(const struct vmstructs *vs, unsigned jdk, struct fgp_vm_layo
 		l->caps |= FGP_VML_CAP_LINES;
 }
 
+void vmlayout_set_gc_clock(struct fgp_vm_layout *l, uint64_t addr)
+{
+	fgp_vml_set(l, FGP_VML_GC_CLOCK_LO, (uint32_t)addr);
+	fgp_vml_set(l, FGP_VML_GC_CLOCK_HI, (uint32_t)(addr >> 32));
+	l->caps |= FGP_VML_CAP_GC_CLOCK;
+}
+
 int vmlayout_read(const void *jvm_addr, const char *version, struct fgp_vm_layout *out)
 {
 	struct vmstructs vs;

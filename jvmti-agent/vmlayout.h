@@ -22,6 +22,9 @@ unsigned vmlayout_jdk_major(const char *version);
 /* Build *out from vs for a JVM of feature release jdk_major (0 = unknown). Never fails. */
 void vmlayout_build(const struct vmstructs *vs, unsigned jdk_major, struct fgp_vm_layout *out);
 
+/* Add the address of the agent's GC clock (two u64: start_ns, end_ns) and its capability. */
+void vmlayout_set_gc_clock(struct fgp_vm_layout *l, uint64_t addr);
+
 /*
  * The layout of the JVM this agent runs in: jvm_addr is any address inside libjvm.so (a JVMTI
  * function pointer). 0, or -ENOENT when libjvm.so or its tables cannot be found (*out then

@@ -90,6 +90,7 @@ enum fgp_type {
 #define FGP_VML_CAP_NAMES (1u << 0)	   /* Method* -> holder and method names */
 #define FGP_VML_CAP_INTERP_FRAME (1u << 1) /* Method* and bcp slots of interpreter frames */
 #define FGP_VML_CAP_LINES (1u << 2)	   /* compressed line number tables */
+#define FGP_VML_CAP_GC_CLOCK (1u << 3)	   /* the agent's GC clock (see FGP_VML_GC_CLOCK_LO) */
 
 /*
  * VM_LAYOUT keys. Offsets and sizes in bytes; slots in words relative to the frame pointer,
@@ -115,7 +116,13 @@ enum fgp_vml_key {
 	FGP_VML_LINES_UNSIGNED5_X = 17,	     /* excluded low bytes of the line table code */
 	FGP_VML_INTERP_METHOD_SLOT = 18,     /* Method* of an interpreter frame, fp + slot */
 	FGP_VML_INTERP_BCP_SLOT = 19,	     /* bcp saved by an interpreter frame, fp + slot */
-	FGP_VML_NKEYS = 20,		     /* keys below this are decoded */
+	/* Address (low and high 32 bits) in the JVM of the agent's GC clock: two u64
+	 * CLOCK_MONOTONIC ns, when the last stop-the-world GC started and when it ended, updated
+	 * by the agent's GarbageCollectionStart/Finish callbacks. Metadata read after a GC that
+	 * started after a sample may have been unloaded and reused since that sample. */
+	FGP_VML_GC_CLOCK_LO = 20,
+	FGP_VML_GC_CLOCK_HI = 21,
+	FGP_VML_NKEYS = 22, /* keys below this are decoded */
 };
 
 #define FGP_VML_MAX_ENTRIES 1024u

@@ -174,6 +174,30 @@ static void count_refusal(struct javaframes_stats *st, int rv)
 	}
 }
 
+/*
+ * Names read after a GC that started after the sample (or during one) may come from metadata
+ * freed and reused since the sample: replace them. Without a GC clock (an older agent) the
+ * names stand.
+ */
+static void check_gc(struct javaframes *jf, const struct jvmstate *j,
+		     const struct javaframes_in *in, struct stackagg_uframe *out)
+{
+	uint64_t start, end;
+	int rv = interp_gc_clock(jf->namer, in->pid, &j->l, &start, &end);
+
+	if (rv == -ENOENT || (rv == 0 && start <= in->ts && end >= start))
+		return;
+	for (uint32_t k = 0; k < in->nr_user && k < STACKAGG_MAX_FRAMES; k++) {
+		if (!out[k].name || out[k].unresolved)
+			continue;
+		out[k].name = UNKNOWN_NAME;
+		out[k].unresolved = true;
+		jf->st.named--;
+		jf->st.unknown++;
+		jf->st.gc_since++;
+	}
+}
+
 uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 			 struct stackagg_uframe *out)
 {
@@ -249,5 +273,7 @@ uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 		}
 		named++;
 	}
+	if (named)
+		check_gc(jf, j, in, out);
 	return named;
 }

@@ -155,6 +155,7 @@ static bool java_frames(struct session *s, const struct perfring_rec *r)
 	struct ustack st = { r->u.sample.stack, 0, r->u.sample.stack_dyn };
 	struct javaframes_in in = {
 		.pid = r->pid,
+		.ts = r->time,
 		.tab = tab,
 		.user = r->u.sample.user,
 		.nr_user = r->u.sample.nr_user,
@@ -318,6 +319,8 @@ fail:
 	return rv;
 }
 
+#define JAVA_DRAIN_MS 10
+
 /*
  * Leave samples in the rings while a target JVM's agent has not connected or is replaying (at
  * most agent_wait_ns from the start): their interpreted frames can only be named from their
@@ -343,6 +346,10 @@ int session_step(struct session *s, int timeout_ms)
 	bool held;
 	int rv;
 
+	/* Interpreted frames are named when their sample is drained: drain often, so that the
+	 * JVM's metadata is read soon after the sample (a GC in between voids the names). */
+	if (s->jf && (timeout_ms < 0 || timeout_ms > JAVA_DRAIN_MS))
+		timeout_ms = JAVA_DRAIN_MS;
 	held = hold_samples(s, fg_now_ns());
 	if (!held) {
 		fds[n].fd = sampler_fd(s->sampler);

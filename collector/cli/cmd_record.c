@@ -286,11 +286,11 @@ static void print_java_summary(const struct session_summary *sm)
 		       "  unknown because: beyond the %u-byte stack copy %llu, stack copy and "
 		       "kernel chain disagreed %llu, memory unreadable %llu, not a valid method "
 		       "(class unloaded?) %llu, bcp outside the method %llu, read budget spent "
-		       "%llu",
+		       "%llu, a GC (class unloading) since the sample %llu",
 		       sm->stack_copy, (unsigned long long)j->no_stack,
 		       (unsigned long long)j->desync, (unsigned long long)j->unreadable,
 		       (unsigned long long)j->invalid, (unsigned long long)j->bad_bcp,
-		       (unsigned long long)j->over_budget);
+		       (unsigned long long)j->over_budget, (unsigned long long)j->gc_since);
 	if (j->no_layout)
 		fg_err(CMD, "  left as Interpreter: %s",
 		       j->layout_why ? j->layout_why : "no VM layout from the agent");

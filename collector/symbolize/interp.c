@@ -41,6 +41,8 @@ struct interp_namer {
 	struct interp_stats st;
 };
 
+static bool ptr_ok(uint64_t p);
+
 /* ---- layout ---------------------------------------------------------------------------- */
 
 static bool fits(uint32_t off, uint32_t width, uint32_t size)
@@ -109,6 +111,13 @@ int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *o, c
 		o->frames = o->slot_method >= -SLOT_MAX && o->slot_method <= SLOT_MAX &&
 			    o->slot_bcp >= -SLOT_MAX && o->slot_bcp <= SLOT_MAX &&
 			    o->slot_method != 0 && o->slot_bcp != 0;
+	}
+	if ((l->caps & FGP_VML_CAP_GC_CLOCK) && fgp_vml_has(l, FGP_VML_GC_CLOCK_LO) &&
+	    fgp_vml_has(l, FGP_VML_GC_CLOCK_HI)) {
+		o->gc_clock = (uint64_t)fgp_vml_get(l, FGP_VML_GC_CLOCK_HI) << 32 |
+			      fgp_vml_get(l, FGP_VML_GC_CLOCK_LO);
+		if (!ptr_ok(o->gc_clock))
+			o->gc_clock = 0;
 	}
 	if (!o->frames)
 		*why = "the agent does not know this JDK's interpreter frame layout";
@@ -609,6 +618,26 @@ static void load_lines(struct interp_namer *n, const struct interp_layout *l, st
 	memcpy(nb + e->hlen + e->mlen, buf, end);
 	e->bytes = nb;
 	e->llen = (uint16_t)end;
+}
+
+int interp_gc_clock(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+		    uint64_t *start_ns, uint64_t *end_ns)
+{
+	uint64_t v[2];
+	struct iovec v_loc[1], v_rem[1];
+	ssize_t r;
+
+	if (!l->gc_clock)
+		return -ENOENT;
+	IOV(v, 0, l->gc_clock, v, sizeof(v));
+	n->st.reads++;
+	r = n->mem.readv(n->mem.ctx, (pid_t)pid, v_loc, 1, v_rem, 1);
+	if (r != (ssize_t)sizeof(v))
+		return r < 0 ? (int)r : -EFAULT;
+	n->st.read_bytes += sizeof(v);
+	*start_ns = v[0];
+	*end_ns = v[1];
+	return 0;
 }
 
 int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,

@@ -6,10 +6,12 @@
  * method's name (and line) from the JVM's memory (interp.h, process_vm_readv of the sample's
  * PID only).
  *
- * It runs when the sample arrives, while the frames and the metadata they point to are what
- * the sample saw. A frame it cannot name is `[unknown] (interpreted)` and counted by reason;
- * a JVM without a usable layout (old agent, unknown JDK) keeps `Interpreter` and the stats say
- * why (layout_why).
+ * It runs when the sample arrives, soon after it was taken. Metadata can only be freed and
+ * reused by class unloading, inside a stop-the-world GC: after naming, the agent's GC clock is
+ * read from the JVM, and if a GC started after the sample (or is running) the names are not
+ * trusted (`[unknown] (interpreted)`, counted as gc_since). A frame it cannot name is `[unknown]
+ * (interpreted)` and counted by reason; a JVM without a usable layout (old agent, unknown JDK)
+ * keeps `Interpreter` and the stats say why (layout_why).
  *
  * Not thread-safe. Names written to out[] stay valid until the next javaframes_name().
  */
@@ -35,7 +37,8 @@ struct javaframes_stats {
 	uint64_t no_stack;  /* the frame lies beyond the stack copy */
 	uint64_t desync;    /* the stack copy disagrees with the kernel's chain */
 	uint64_t unreadable, invalid, bad_bcp, over_budget; /* the namer's refusals */
-	uint64_t lines;					    /* frames given a line */
+	uint64_t gc_since; /* a GC (class unloading) started between the sample and its naming */
+	uint64_t lines;	   /* frames given a line */
 	const char *layout_why; /* why a JVM's layout was unusable (static), or NULL */
 	struct interp_stats namer;
 };
@@ -48,6 +51,7 @@ void javaframes_free(struct javaframes *jf);
 
 struct javaframes_in {
 	uint32_t pid;
+	uint64_t ts;		   /* sample time, CLOCK_MONOTONIC ns */
 	const struct codetab *tab; /* the JVM's code table (interpreter blob, VM layout) */
 	const uint64_t *user;	   /* the kernel's user chain, leaf first */
 	uint32_t nr_user;

@@ -48,6 +48,7 @@ struct interp_layout {
 	uint32_t sym_len, sym_body;
 	uint32_t u5_x;
 	int32_t slot_method, slot_bcp; /* words from the frame pointer */
+	uint64_t gc_clock;	       /* the agent's GC clock in the JVM, 0 = none */
 };
 
 /*
@@ -95,6 +96,14 @@ void interp_begin_sample(struct interp_namer *n);
 int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
 		uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
 		const char **name, int *line);
+
+/*
+ * Read the agent's GC clock (l->gc_clock) in pid: when the last stop-the-world GC started and
+ * ended (CLOCK_MONOTONIC ns). 0, -ENOENT (no clock in l) or a read error. Not budgeted: one
+ * small read per sample.
+ */
+int interp_gc_clock(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+		    uint64_t *start_ns, uint64_t *end_ns);
 
 /* Forget pid's cached methods (the process exited or its layout changed). */
 void interp_forget(struct interp_namer *n, uint32_t pid);

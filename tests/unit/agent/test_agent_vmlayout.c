@@ -134,6 +134,10 @@ static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_LINES_UNSIGNED5_X), 0);
 	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_METHOD_SLOT), -3);
 	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_BCP_SLOT), -8);
+	vmlayout_set_gc_clock(&l, 0x7f0012345678ull);
+	assert_true(l.caps & FGP_VML_CAP_GC_CLOCK);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_GC_CLOCK_LO), 0x12345678u);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_GC_CLOCK_HI), 0x7f00u);
 }
 
 static void test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion(void **state)

@@ -38,6 +38,7 @@ struct fix {
 	struct uregs regs;
 	struct ustack st;
 	struct stackagg_uframe out[4];
+	uint64_t ts; /* sample time */
 };
 
 static void put(struct fix *f, uint64_t addr, uint64_t v)
@@ -107,7 +108,7 @@ static int teardown(void **state)
 
 static uint32_t run(struct fix *f)
 {
-	struct javaframes_in in = { PID, f->tab, f->ips, 4, &f->regs, &f->st };
+	struct javaframes_in in = { PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st };
 
 	return javaframes_name(f->jf, &in, f->out);
 }
@@ -197,9 +198,48 @@ static void test_frames_beyond_the_copy_or_unloaded_are_unknown(void **state)
 	assert_int_equal(st.desync, 1);
 }
 
+static void test_a_gc_after_the_sample_makes_its_names_unknown(void **state)
+{
+	struct fix *f = *state;
+	struct fgp_record rec = { .type = FGP_VM_LAYOUT };
+	struct javaframes_stats st;
+	uint8_t *clock = fv_region(&f->vm, 0x900000, 16);
+
+	fv_layout17(&rec.u.layout);
+	rec.u.layout.caps |= FGP_VML_CAP_GC_CLOCK;
+	fgp_vml_set(&rec.u.layout, FGP_VML_GC_CLOCK_LO, 0x900000);
+	fgp_vml_set(&rec.u.layout, FGP_VML_GC_CLOCK_HI, 0);
+	assert_int_equal(codetab_apply(f->tab, &rec), 0);
+	f->ts = 5000;
+	/* The last GC ended before the sample: names stand. */
+	fv_put64(clock, 1000);
+	fv_put64(clock + 8, 2000);
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[1].name, "Middle::run:12");
+	/* A GC started after the sample (classes may have been unloaded since). */
+	fv_put64(clock, 6000);
+	fv_put64(clock + 8, 7000);
+	assert_int_equal(run(f), 3);
+	for (int k = 0; k < 3; k++) {
+		assert_string_equal(f->out[k].name, "[unknown] (interpreted)");
+		assert_true(f->out[k].unresolved);
+	}
+	/* A GC is running now (started before the sample, not finished). */
+	fv_put64(clock, 4000);
+	fv_put64(clock + 8, 2000);
+	assert_int_equal(run(f), 3);
+	assert_true(f->out[0].unresolved);
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.gc_since, 6);
+	assert_int_equal(st.named, 3);
+	assert_int_equal(st.unknown, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_a_gc_after_the_sample_makes_its_names_unknown,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interpreted_frames_are_named_with_lines, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_without_layout_or_copy_frames_stay_interpreter,
