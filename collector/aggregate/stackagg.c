@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+#include "htab.h"
+
 #define PENDING_JIT (1ull << 63)
 #define PENDING_RET (1ull << 62)
 #define PENDING_ADDR_MASK ((1ull << 62) - 1)
@@ -65,8 +68,7 @@ struct stackagg {
 
 	struct frame *frames;
 	size_t nframes, frames_cap;
-	uint32_t *fidx; /* id + 1, 0 empty */
-	size_t fidx_cap;
+	struct htab fidx; /* name hash -> frame id */
 
 	struct stackent *stacks;
 	size_t nstacks, stacks_cap;
@@ -160,26 +162,6 @@ enum stackagg_class stackagg_kind_class(enum stackagg_kind kind)
 	}
 }
 
-static int fidx_grow(struct stackagg *a)
-{
-	size_t cap = a->fidx_cap ? a->fidx_cap * 2 : 1024;
-	uint32_t *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->nframes; i++) {
-		size_t j = a->frames[i].hash & (cap - 1);
-
-		while (n[j])
-			j = (j + 1) & (cap - 1);
-		n[j] = (uint32_t)i + 1;
-	}
-	free(a->fidx);
-	a->fidx = n;
-	a->fidx_cap = cap;
-	return 0;
-}
-
 /*
  * The id of (kind, name[0..len)), interning a sanitized copy. Names are stored as they will be
  * printed: ';' (the folded separator) becomes ':', control bytes become '?'. -errno on failure.
@@ -188,8 +170,9 @@ static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolv
 		      const char *name, size_t len)
 {
 	char tmp[STACKAGG_MAX_NAME];
+	const uint64_t *v;
+	size_t pos = 0;
 	uint64_t h;
-	size_t j;
 
 	if (len > STACKAGG_MAX_NAME)
 		len = STACKAGG_MAX_NAME;
@@ -214,28 +197,17 @@ static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolv
 		}
 	}
 	h = hash_bytes(name, len, kind);
-	if (a->fidx_cap) {
-		for (j = h & (a->fidx_cap - 1); a->fidx[j]; j = (j + 1) & (a->fidx_cap - 1)) {
-			const struct frame *f = &a->frames[a->fidx[j] - 1];
+	while ((v = htab_next(&a->fidx, h & HTAB_KEY_MASK, &pos))) {
+		const struct frame *f = &a->frames[*v];
 
-			if (f->hash == h && f->kind == kind && f->len == len &&
-			    !memcmp(f->name, name, len))
-				return a->fidx[j] - 1;
-		}
+		if (f->hash == h && f->kind == kind && f->len == len && !memcmp(f->name, name, len))
+			return (int64_t)*v;
 	}
 	if (a->nframes >= STACKAGG_MAX_INTERNED)
 		return -E2BIG;
-	if ((a->nframes + 1) * 2 > a->fidx_cap && fidx_grow(a) != 0)
+	if (htab_reserve(&a->fidx, a->nframes + 1) != 0 ||
+	    ARRAY_GROW(a->frames, a->frames_cap, a->nframes + 1) != 0)
 		return -ENOMEM;
-	if (a->nframes == a->frames_cap) {
-		size_t cap = a->frames_cap ? a->frames_cap * 2 : 256;
-		struct frame *n = realloc(a->frames, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		a->frames = n;
-		a->frames_cap = cap;
-	}
 	struct frame *f = &a->frames[a->nframes];
 
 	f->name = malloc(len + 1);
@@ -247,9 +219,7 @@ static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolv
 	f->kind = (uint8_t)kind;
 	f->unresolved = unresolved;
 	f->hash = h;
-	for (j = h & (a->fidx_cap - 1); a->fidx[j]; j = (j + 1) & (a->fidx_cap - 1))
-		;
-	a->fidx[j] = (uint32_t)a->nframes + 1;
+	(void)htab_add(&a->fidx, h & HTAB_KEY_MASK, a->nframes); /* reserved above */
 	return (int64_t)a->nframes++;
 }
 
@@ -320,7 +290,7 @@ void stackagg_free(struct stackagg *a)
 	for (size_t i = 0; i < a->nframes; i++)
 		free(a->frames[i].name);
 	free(a->frames);
-	free(a->fidx);
+	htab_fini(&a->fidx);
 	free(a->stacks);
 	free(a->ids);
 	free(a->kcache);
@@ -416,18 +386,8 @@ static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
 		return -E2BIG;
 	if ((a->nstacks + 1) * 2 > a->stacks_cap && stacks_grow(a) != 0)
 		return -ENOMEM;
-	if (a->nids + n > a->ids_cap) {
-		size_t cap = a->ids_cap ? a->ids_cap : 4096;
-		uint32_t *nb;
-
-		while (cap < a->nids + n)
-			cap *= 2;
-		nb = realloc(a->ids, cap * sizeof(*nb));
-		if (!nb)
-			return -ENOMEM;
-		a->ids = nb;
-		a->ids_cap = cap;
-	}
+	if (ARRAY_GROW(a->ids, a->ids_cap, a->nids + n) != 0)
+		return -ENOMEM;
 	memcpy(&a->ids[a->nids], ids, n * sizeof(*ids));
 	for (j = h & (a->stacks_cap - 1); a->stacks[j].n; j = (j + 1) & (a->stacks_cap - 1))
 		;
@@ -580,18 +540,8 @@ static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, const uint64
 			a->pend_len -= a->pend_head;
 			a->pend_head = 0;
 		}
-		if (a->pend_len + need > a->pend_cap) {
-			size_t cap = a->pend_cap ? a->pend_cap * 2 : 8192;
-			uint64_t *nb;
-
-			while (cap < a->pend_len + need)
-				cap *= 2;
-			nb = realloc(a->pend, cap * sizeof(*nb));
-			if (!nb)
-				return -ENOMEM;
-			a->pend = nb;
-			a->pend_cap = cap;
-		}
+		if (ARRAY_GROW(a->pend, a->pend_cap, a->pend_len + need) != 0)
+			return -ENOMEM;
 	}
 	a->pend[a->pend_len++] = ts;
 	a->pend[a->pend_len++] = pid | ((uint64_t)n << 32);
@@ -632,19 +582,7 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 
 		if ((words + a->pend_len - a->pend_head) * sizeof(uint64_t) <=
 		    STACKAGG_MAX_PENDING) {
-			if (words > a->retry_cap) {
-				size_t cap = a->retry_cap ? a->retry_cap * 2 : 4096;
-				uint64_t *nb;
-
-				while (cap < words)
-					cap *= 2;
-				nb = realloc(a->retry, cap * sizeof(*nb));
-				if (nb) {
-					a->retry = nb;
-					a->retry_cap = cap;
-				}
-			}
-			if (words <= a->retry_cap) {
+			if (ARRAY_GROW(a->retry, a->retry_cap, words) == 0) {
 				memcpy(&a->retry[a->retry_len], rec, (2 + ne) * sizeof(*rec));
 				a->retry_len = words;
 				before.retried++;

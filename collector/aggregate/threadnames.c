@@ -6,75 +6,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "util.h"
-
-struct tidname {
-	uint32_t tid; /* 0 = empty */
-	char name[THREADNAMES_NAME];
-};
 
 void threadnames_init(struct threadnames *t)
 {
-	t->tab = NULL;
+	htab_init(&t->idx);
+	t->names = NULL;
 	t->n = t->cap = 0;
 }
 
 void threadnames_fini(struct threadnames *t)
 {
-	free(t->tab);
+	htab_fini(&t->idx);
+	free(t->names);
 	threadnames_init(t);
-}
-
-static uint64_t tid_hash(uint32_t tid)
-{
-	return (tid * 0x9e3779b97f4a7c15ull) >> 20;
-}
-
-static struct tidname *slot(const struct threadnames *t, uint32_t tid)
-{
-	size_t mask = t->cap - 1;
-
-	for (size_t j = tid_hash(tid) & mask;; j = (j + 1) & mask) {
-		if (t->tab[j].tid == tid || t->tab[j].tid == 0)
-			return &t->tab[j];
-	}
 }
 
 void threadnames_set(struct threadnames *t, uint32_t tid, const char *name)
 {
-	struct tidname *e;
+	uint64_t *v;
 
 	if (tid == 0)
 		return;
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct tidname *old = t->tab, *n;
-		size_t oldcap = t->cap;
-
-		if (t->n >= THREADNAMES_MAX || !(n = calloc(cap, sizeof(*n))))
-			return; /* the thread keeps "[tid N]" */
-		t->tab = n;
-		t->cap = cap;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].tid)
-				*slot(t, old[i].tid) = old[i];
-		free(old);
-	}
-	e = slot(t, tid);
-	if (!e->tid)
+	v = htab_get(&t->idx, tid);
+	if (!v) {
+		/* Out of room or memory: the thread keeps "[tid N]". */
+		if (t->n >= THREADNAMES_MAX || ARRAY_GROW(t->names, t->cap, t->n + 1) != 0 ||
+		    htab_put(&t->idx, tid, t->n) != 0)
+			return;
+		v = htab_get(&t->idx, tid);
 		t->n++;
-	e->tid = tid;
-	snprintf(e->name, sizeof(e->name), "%s", name);
+	}
+	snprintf(t->names[*v], THREADNAMES_NAME, "%s", name);
 }
 
 static const char *lookup(const struct threadnames *t, uint32_t tid)
 {
-	const struct tidname *e;
+	const uint64_t *v = htab_get(&t->idx, tid);
 
-	if (!t->cap)
-		return NULL;
-	e = slot(t, tid);
-	return e->tid ? e->name : NULL;
+	return v ? t->names[*v] : NULL;
 }
 
 const char *threadnames_get(struct threadnames *t, uint32_t pid, uint32_t tid)

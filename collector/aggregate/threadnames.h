@@ -12,11 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htab.h"
+
 #define THREADNAMES_NAME 16 /* bytes kept per name, NUL included (the kernel's TASK_COMM_LEN) */
 #define THREADNAMES_MAX (1u << 20)
 
 struct threadnames {
-	struct tidname *tab; /* open addressing, tid 0 = empty */
+	struct htab idx; /* tid -> index into names */
+	char (*names)[THREADNAMES_NAME];
 	size_t n, cap;
 };
 

@@ -17,6 +17,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "array.h"
+#include "htab.h"
+
 /* profile.proto field numbers. */
 enum {
 	PROFILE_SAMPLE_TYPE = 1,
@@ -58,8 +61,7 @@ struct pprof {
 	/* strings: index -> owned copy; hash table of indices */
 	char **str;
 	size_t nstr, capstr, strbytes;
-	uint32_t *strtab;
-	size_t strtab_cap;
+	struct htab strtab; /* string hash -> index */
 	/* function id (1-based) -> its name's string index */
 	uint32_t *fname;
 	size_t nfn, capfn;
@@ -67,8 +69,7 @@ struct pprof {
 	size_t capfnidx;
 	struct stack *stacks;
 	size_t nstacks, capstacks;
-	uint32_t *stacktab; /* hash table of stack index + 1 */
-	size_t stacktab_cap;
+	struct htab stacktab; /* stack hash -> index */
 	uint32_t s_samples, s_count, s_cpu, s_ns, s_thread;
 };
 
@@ -83,92 +84,32 @@ static uint64_t fnv(const void *b, size_t n, uint64_t h)
 	return h;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
-/* Rebuild an open-addressing table of (index + 1) for `n` entries with hash `h(i)`. */
-static int rehash(uint32_t **tab, size_t *cap, size_t n,
-		  uint64_t (*h)(const struct pprof *, size_t), const struct pprof *p)
-{
-	size_t ncap = *cap ? *cap : 256;
-	uint32_t *t;
-
-	while (ncap < (n + 1) * 2)
-		ncap *= 2;
-	if (ncap == *cap)
-		return 0;
-	t = calloc(ncap, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = h(p, i) & (ncap - 1);
-
-		while (t[j])
-			j = (j + 1) & (ncap - 1);
-		t[j] = (uint32_t)(i + 1);
-	}
-	free(*tab);
-	*tab = t;
-	*cap = ncap;
-	return 0;
-}
-
-static uint64_t str_hash(const struct pprof *p, size_t i)
-{
-	return fnv(p->str[i], strlen(p->str[i]), 0xcbf29ce484222325ull);
-}
-
 /* Index of string s[0..len) in the table, added if new; -errno on failure. */
 static int64_t intern(struct pprof *p, const char *s, size_t len)
 {
-	uint64_t h = fnv(s, len, 0xcbf29ce484222325ull);
-	size_t j;
+	uint64_t h = fnv(s, len, 0xcbf29ce484222325ull) & HTAB_KEY_MASK;
+	const uint64_t *v;
+	size_t pos = 0;
 	char *c;
 
 	if (len > PPROF_MAX_NAME)
 		return -E2BIG;
-	if (p->strtab_cap) {
-		for (j = h & (p->strtab_cap - 1); p->strtab[j]; j = (j + 1) & (p->strtab_cap - 1)) {
-			const char *e = p->str[p->strtab[j] - 1];
+	while ((v = htab_next(&p->strtab, h, &pos))) {
+		const char *e = p->str[*v];
 
-			if (strncmp(e, s, len) == 0 && e[len] == '\0')
-				return p->strtab[j] - 1;
-		}
+		if (strncmp(e, s, len) == 0 && e[len] == '\0')
+			return (int64_t)*v;
 	}
 	if (p->strbytes + len + 1 > PPROF_MAX_STRING_BYTES || p->nstr >= UINT32_MAX / 2)
 		return -ENOSPC;
-	if (grow((void **)&p->str, &p->capstr, p->nstr + 1, sizeof(*p->str)) != 0 ||
-	    !(c = malloc(len + 1)))
+	if (ARRAY_GROW(p->str, p->capstr, p->nstr + 1) != 0 ||
+	    htab_reserve(&p->strtab, p->nstr + 1) != 0 || !(c = malloc(len + 1)))
 		return -ENOMEM;
 	memcpy(c, s, len);
 	c[len] = '\0';
+	(void)htab_add(&p->strtab, h, p->nstr); /* cannot fail after the reserve */
 	p->str[p->nstr++] = c;
 	p->strbytes += len + 1;
-	if (rehash(&p->strtab, &p->strtab_cap, p->nstr, str_hash, p) != 0) {
-		free(p->str[--p->nstr]);
-		p->strbytes -= len + 1;
-		return -ENOMEM;
-	}
-	/* rehash() only rebuilt on growth: insert the new entry if it did not. */
-	for (j = h & (p->strtab_cap - 1); p->strtab[j]; j = (j + 1) & (p->strtab_cap - 1))
-		if (p->strtab[j] == p->nstr)
-			return (int64_t)p->nstr - 1;
-	p->strtab[j] = (uint32_t)p->nstr;
 	return (int64_t)p->nstr - 1;
 }
 
@@ -183,13 +124,13 @@ static int64_t function_of(struct pprof *p, const char *s, size_t len)
 	if ((size_t)si >= p->capfnidx) {
 		size_t old = p->capfnidx;
 
-		if (grow((void **)&p->fnidx, &p->capfnidx, (size_t)si + 1, sizeof(*p->fnidx)) != 0)
+		if (ARRAY_GROW(p->fnidx, p->capfnidx, (size_t)si + 1) != 0)
 			return -ENOMEM;
 		memset(p->fnidx + old, 0, (p->capfnidx - old) * sizeof(*p->fnidx));
 	}
 	if (p->fnidx[si])
 		return p->fnidx[si];
-	if (grow((void **)&p->fname, &p->capfn, p->nfn + 1, sizeof(*p->fname)) != 0)
+	if (ARRAY_GROW(p->fname, p->capfn, p->nfn + 1) != 0)
 		return -ENOMEM;
 	p->fname[p->nfn++] = (uint32_t)si;
 	p->fnidx[si] = (uint32_t)p->nfn;
@@ -230,11 +171,11 @@ void pprof_free(struct pprof *p)
 	for (size_t i = 0; i < p->nstacks; i++)
 		free(p->stacks[i].fn);
 	free(p->str);
-	free(p->strtab);
+	htab_fini(&p->strtab);
 	free(p->fname);
 	free(p->fnidx);
 	free(p->stacks);
-	free(p->stacktab);
+	htab_fini(&p->stacktab);
 	free(p);
 }
 
@@ -244,33 +185,26 @@ void pprof_set_time(struct pprof *p, int64_t start_unix_ns, int64_t duration_ns)
 	p->duration = duration_ns;
 }
 
-static uint64_t stack_hash(const struct pprof *p, size_t i)
-{
-	return p->stacks[i].hash;
-}
-
 /* Merge or append the stack fn[0..n) (leaf first) with thread label `thread`. */
 static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread, int64_t count)
 {
 	uint64_t h = fnv(fn, n * sizeof(*fn), fnv(&thread, sizeof(thread), 0xcbf29ce484222325ull));
+	const uint64_t *v;
 	struct stack *st;
-	size_t j;
+	size_t pos = 0;
 
-	if (p->stacktab_cap) {
-		for (j = h & (p->stacktab_cap - 1); p->stacktab[j];
-		     j = (j + 1) & (p->stacktab_cap - 1)) {
-			st = &p->stacks[p->stacktab[j] - 1];
-			if (st->hash == h && st->n == n && st->thread == thread &&
-			    memcmp(st->fn, fn, n * sizeof(*fn)) == 0) {
-				st->count = count > INT64_MAX - st->count ? INT64_MAX
-									  : st->count + count;
-				return 0;
-			}
+	while ((v = htab_next(&p->stacktab, h & HTAB_KEY_MASK, &pos))) {
+		st = &p->stacks[*v];
+		if (st->hash == h && st->n == n && st->thread == thread &&
+		    memcmp(st->fn, fn, n * sizeof(*fn)) == 0) {
+			st->count = count > INT64_MAX - st->count ? INT64_MAX : st->count + count;
+			return 0;
 		}
 	}
 	if (p->nstacks >= PPROF_MAX_STACKS)
 		return -ENOSPC;
-	if (grow((void **)&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)) != 0)
+	if (ARRAY_GROW(p->stacks, p->capstacks, p->nstacks + 1) != 0 ||
+	    htab_reserve(&p->stacktab, p->nstacks + 1) != 0)
 		return -ENOMEM;
 	st = &p->stacks[p->nstacks];
 	st->fn = malloc(n * sizeof(*fn));
@@ -281,16 +215,8 @@ static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread,
 	st->thread = thread;
 	st->hash = h;
 	st->count = count;
+	(void)htab_add(&p->stacktab, h & HTAB_KEY_MASK, p->nstacks); /* reserved above */
 	p->nstacks++;
-	if (rehash(&p->stacktab, &p->stacktab_cap, p->nstacks, stack_hash, p) != 0) {
-		free(st->fn);
-		p->nstacks--;
-		return -ENOMEM;
-	}
-	for (j = h & (p->stacktab_cap - 1); p->stacktab[j]; j = (j + 1) & (p->stacktab_cap - 1))
-		if (p->stacktab[j] == p->nstacks)
-			return 0;
-	p->stacktab[j] = (uint32_t)p->nstacks;
 	return 0;
 }
 
@@ -392,7 +318,7 @@ static void buf_put(struct buf *b, const void *d, size_t n)
 {
 	if (b->oom || n == 0) /* n == 0: d may be NULL (an empty message), memcpy forbids it */
 		return;
-	if (grow((void **)&b->p, &b->cap, b->n + n, 1) != 0) {
+	if (ARRAY_GROW(b->p, b->cap, b->n + n) != 0) {
 		b->oom = true;
 		return;
 	}

@@ -9,6 +9,8 @@
  * caller's. Linear probing at a load of at most 1/2; removal shifts entries back, so there are
  * no tombstones and lookups never slow down with churn.
  *
+ * A zeroed struct htab is an empty table (htab_init does the same).
+ *
  * Invariant: a value pointer returned by htab_get/htab_next is valid until the next call that
  * adds or removes an entry (htab_put, htab_add, htab_remove, htab_reserve, htab_clear).
  * Not thread-safe.
