@@ -16,9 +16,13 @@
  */
 #include "codetab.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "array.h"
+#include "htab.h"
 
 #define PEND_MAX 64
 #define DEFAULT_MAX_BYTES (64u << 20)
@@ -49,13 +53,12 @@ struct codetab {
 
 	struct codeblob **hist;
 	uint64_t *maxend;
-	size_t n_hist, cap_hist;
+	size_t n_hist, cap_hist, cap_maxend;
 
 	struct codeblob *pend[PEND_MAX];
 	size_t n_pend;
 
-	struct name **names; /* open addressing, linear probing, power-of-two capacity */
-	size_t n_names, cap_names;
+	struct htab names; /* name hash -> struct name * */
 
 	uint32_t gen;	    /* replay generation */
 	uint64_t replay_ts; /* ts of the current SNAPSHOT_BEGIN */
@@ -81,45 +84,24 @@ static struct name *name_of(const char *s)
 	return (struct name *)(void *)(s - offsetof(struct name, s));
 }
 
-static int names_grow(struct codetab *t)
-{
-	size_t ncap = t->cap_names ? t->cap_names * 2 : 256;
-	struct name **n = calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap_names; i++) {
-		struct name *e = t->names[i];
-		size_t j;
-
-		if (!e)
-			continue;
-		for (j = e->hash & (ncap - 1); n[j]; j = (j + 1) & (ncap - 1))
-			;
-		n[j] = e;
-	}
-	t->st.bytes += (ncap - t->cap_names) * sizeof(*n);
-	free(t->names);
-	t->names = n;
-	t->cap_names = ncap;
-	return 0;
-}
-
 /* A counted reference to the interned copy of p[0..len), or NULL (out of memory). */
 static const char *name_get(struct codetab *t, const char *p, size_t len)
 {
 	uint32_t h = hash_bytes(p, len);
+	size_t pos = 0, cap = t->names.cap;
+	const uint64_t *v;
 	struct name *e;
-	size_t j;
 
-	if ((t->n_names + 1) * 4 > t->cap_names * 3 && names_grow(t) != 0)
-		return NULL;
-	for (j = h & (t->cap_names - 1); (e = t->names[j]); j = (j + 1) & (t->cap_names - 1)) {
-		if (e->hash == h && e->len == len && !memcmp(e->s, p, len)) {
+	while ((v = htab_next(&t->names, h, &pos))) {
+		e = (struct name *)(uintptr_t)*v;
+		if (e->len == len && !memcmp(e->s, p, len)) {
 			e->refs++;
 			return e->s;
 		}
 	}
+	if (htab_reserve(&t->names, htab_count(&t->names) + 1) != 0)
+		return NULL;
+	t->st.bytes += (t->names.cap - cap) * sizeof(struct htab_slot);
 	e = malloc(sizeof(*e) + len + 1);
 	if (!e)
 		return NULL;
@@ -128,8 +110,7 @@ static const char *name_get(struct codetab *t, const char *p, size_t len)
 	e->len = (uint32_t)len;
 	memcpy(e->s, p, len);
 	e->s[len] = '\0';
-	t->names[j] = e;
-	t->n_names++;
+	(void)htab_add(&t->names, h, (uintptr_t)e); /* reserved above */
 	t->st.bytes += sizeof(*e) + len + 1;
 	return e->s;
 }
@@ -137,24 +118,15 @@ static const char *name_get(struct codetab *t, const char *p, size_t len)
 static void name_put(struct codetab *t, const char *s)
 {
 	struct name *e = name_of(s);
-	size_t mask = t->cap_names - 1, i, j;
+	size_t pos = 0;
+	uint64_t *v;
 
 	if (--e->refs)
 		return;
-	for (i = e->hash & mask; t->names[i] != e; i = (i + 1) & mask)
+	while ((v = htab_next(&t->names, e->hash, &pos)) && *v != (uintptr_t)e)
 		;
-	/* Backward-shift deletion keeps every probe chain unbroken without tombstones. */
-	t->names[i] = NULL;
-	for (j = (i + 1) & mask; t->names[j]; j = (j + 1) & mask) {
-		size_t home = t->names[j]->hash & mask;
-
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			t->names[i] = t->names[j];
-			t->names[j] = NULL;
-			i = j;
-		}
-	}
-	t->n_names--;
+	assert(v);
+	htab_remove(&t->names, v);
 	t->st.bytes -= sizeof(*e) + e->len + 1;
 	free(e);
 }
@@ -210,16 +182,11 @@ static size_t live_first_ending_after(const struct codetab *t, uint64_t addr)
 
 static int live_reserve(struct codetab *t)
 {
-	if (t->n_live < t->cap_live)
-		return 0;
-	size_t ncap = t->cap_live ? t->cap_live * 2 : 64;
-	struct codeblob **n = realloc(t->live, ncap * sizeof(*n));
+	size_t cap = t->cap_live;
 
-	if (!n)
+	if (ARRAY_GROW(t->live, t->cap_live, t->n_live + 1) != 0)
 		return -ENOMEM;
-	t->st.bytes += (ncap - t->cap_live) * sizeof(*n);
-	t->live = n;
-	t->cap_live = ncap;
+	t->st.bytes += (t->cap_live - cap) * sizeof(*t->live);
 	return 0;
 }
 
@@ -275,24 +242,15 @@ static int hist_merge(struct codetab *t)
 {
 	size_t n = t->n_hist + t->n_pend;
 
-	if (n > t->cap_hist) {
-		size_t ncap = t->cap_hist ? t->cap_hist : 256;
-		struct codeblob **h;
-		uint64_t *m;
+	size_t ch = t->cap_hist, cm = t->cap_maxend;
+	int rv = ARRAY_GROW(t->hist, t->cap_hist, n);
 
-		while (ncap < n)
-			ncap *= 2;
-		h = realloc(t->hist, ncap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		t->hist = h;
-		m = realloc(t->maxend, ncap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		t->maxend = m;
-		t->st.bytes += (ncap - t->cap_hist) * (sizeof(*h) + sizeof(*m));
-		t->cap_hist = ncap;
-	}
+	if (rv == 0)
+		rv = ARRAY_GROW(t->maxend, t->cap_maxend, n);
+	t->st.bytes +=
+		(t->cap_hist - ch) * sizeof(*t->hist) + (t->cap_maxend - cm) * sizeof(*t->maxend);
+	if (rv != 0)
+		return rv;
 	qsort(t->pend, t->n_pend, sizeof(t->pend[0]), blob_cmp);
 	/* Merge from the back so hist can be extended in place. */
 	size_t i = t->n_hist, j = t->n_pend, k = n;
@@ -861,11 +819,11 @@ struct codetab *codetab_new(const struct codetab_limits *limits)
 		t->lim.max_bytes = DEFAULT_MAX_BYTES;
 	if (!t->lim.grace_ns)
 		t->lim.grace_ns = DEFAULT_GRACE_NS;
-	t->st.bytes = sizeof(*t);
-	if (names_grow(t) != 0) {
+	if (htab_reserve(&t->names, 128) != 0) {
 		free(t);
 		return NULL;
 	}
+	t->st.bytes = sizeof(*t) + t->names.cap * sizeof(struct htab_slot);
 	return t;
 }
 
@@ -880,6 +838,6 @@ void codetab_free(struct codetab *t)
 	free(t->hist);
 	free(t->maxend);
 	free(t->live);
-	free(t->names);
+	htab_fini(&t->names);
 	free(t);
 }

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "codetab.h"
 #include "ctl_frame.h"
 #include "fgproto.h"
@@ -167,15 +168,8 @@ static struct codetab **tab_slot(struct ctl_client *c, uint32_t pid, bool create
 			return &c->tabs[i].tab;
 	if (!create)
 		return NULL;
-	if (c->n_tabs == c->cap_tabs) {
-		size_t ncap = c->cap_tabs ? c->cap_tabs * 2 : 8;
-		struct pid_tab *t = realloc(c->tabs, ncap * sizeof(*t));
-
-		if (!t)
-			return NULL;
-		c->tabs = t;
-		c->cap_tabs = ncap;
-	}
+	if (ARRAY_GROW(c->tabs, c->cap_tabs, c->n_tabs + 1) != 0)
+		return NULL;
 	c->tabs[c->n_tabs] = (struct pid_tab){ .pid = pid };
 	return &c->tabs[c->n_tabs++].tab;
 }

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "codetab.h"
 #include "ctl_frame.h"
 #include "fgproto.h"
@@ -60,19 +61,9 @@ static uint8_t *out_reserve(struct ctl_server *srv, struct client *c, size_t n)
 		srv->st.overflowed++;
 		return NULL;
 	}
-	if (c->out_len + n > c->out_cap) {
-		size_t ncap = c->out_cap ? c->out_cap : 65536;
-		uint8_t *o;
-
-		while (ncap < c->out_len + n)
-			ncap *= 2;
-		o = realloc(c->out, ncap);
-		if (!o) {
-			c->dead = true;
-			return NULL;
-		}
-		c->out = o;
-		c->out_cap = ncap;
+	if (ARRAY_GROW(c->out, c->out_cap, c->out_len + n) != 0) {
+		c->dead = true;
+		return NULL;
 	}
 	c->out_len += n;
 	return c->out + c->out_len - n;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "fgclock.h"
 #include "fgproto.h"
 #include "perfmap.h"
@@ -158,15 +159,8 @@ static struct conn *conn_add(struct jvmset *s, uint32_t pipe)
 	size_t i = conn_pos(s, pipe);
 	struct conn *c;
 
-	if (s->n_conns == s->cap_conns) {
-		size_t ncap = s->cap_conns ? s->cap_conns * 2 : 16;
-		struct conn **n = realloc(s->conns, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->conns = n;
-		s->cap_conns = ncap;
-	}
+	if (ARRAY_GROW(s->conns, s->cap_conns, s->n_conns + 1) != 0)
+		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -294,15 +288,8 @@ static int jvm_create(struct jvmset *s, struct conn *c, struct jvm **out)
 		}
 		expire(s, oldest);
 	}
-	if (s->n_jvms == s->cap_jvms) {
-		size_t ncap = s->cap_jvms ? s->cap_jvms * 2 : 16;
-		struct jvm **n = realloc(s->jvms, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->jvms = n;
-		s->cap_jvms = ncap;
-	}
+	if (ARRAY_GROW(s->jvms, s->cap_jvms, s->n_jvms + 1) != 0)
+		return -ENOMEM;
 	j = calloc(1, sizeof(*j));
 	if (!j || !(j->tab = codetab_new(&s->o.limits)) ||
 	    (s->o.maps && !(j->map = perfmap_writer_new(s->o.maps, c->peer.host_pid)))) {

@@ -23,6 +23,7 @@
 #include <nng/protocol/pipeline0/pull.h>
 #include <nng/protocol/pipeline0/push.h>
 
+#include "array.h"
 #include "fgproto.h"
 
 struct receive {
@@ -137,15 +138,7 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 			(rx->n_pipes - i - 1) * sizeof(*rx->pipes));
 		rx->n_pipes--;
 		rx->st.gone++;
-		if (rx->n_gone == rx->cap_gone) {
-			size_t ncap = rx->cap_gone ? rx->cap_gone * 2 : 64;
-			uint32_t *g = realloc(rx->gone, ncap * sizeof(*g));
-
-			if (g) {
-				rx->gone = g;
-				rx->cap_gone = ncap;
-			}
-		}
+		(void)ARRAY_GROW(rx->gone, rx->cap_gone, rx->n_gone + 1);
 		/* Without memory the consumer never hears of this pipe's end; it is still closed.
 		 */
 		if (rx->n_gone < rx->cap_gone)

@@ -25,6 +25,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "array.h"
+
 #define DEF_MAX_LINE ((size_t)1 << 20)
 #define DEF_MAX_STACK ((size_t)16 << 20)
 #define DEF_MAX_MEMORY ((size_t)4 << 30)
@@ -158,25 +160,10 @@ static inline size_t span_word(const char *s, size_t n)
 
 static int buf_reserve(struct buf *b, size_t extra, size_t cap)
 {
-	size_t want, n;
-	char *p;
-
-	if (extra <= b->cap - b->len)
-		return 0;
+	/* The limit first: the capacity may exceed it (it doubles), the contents may not. */
 	if (b->len > cap || extra > cap - b->len)
 		return -E2BIG;
-	want = b->len + extra;
-	n = b->cap ? b->cap : 256;
-	while (n < want)
-		n = n > SIZE_MAX / 2 ? want : n * 2;
-	if (n > cap)
-		n = cap;
-	p = realloc(b->p, n);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = n;
-	return 0;
+	return ARRAY_GROW(b->p, b->cap, b->len + extra);
 }
 
 static int buf_add(struct buf *b, const void *s, size_t n, size_t cap)

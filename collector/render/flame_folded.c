@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
+
 #define READ_BLOCK (256u << 10)
 /*
  * Reading a regular file of at least RESERVE_MIN bytes sizes the trie up front for one node per
@@ -247,20 +249,15 @@ int flame_read_fd(struct flame *f, int fd, enum flame_in in, uint64_t *lineno)
 		ssize_t r;
 
 		if (have == cap) {
-			char *nb;
-
 			if (cap > FLAME_MAX_LINE) {
 				rv = -E2BIG;
 				ln++;
 				goto out;
 			}
-			nb = realloc(buf, cap * 2);
-			if (!nb) {
+			if (ARRAY_GROW(buf, cap, cap + 1) != 0) {
 				rv = -ENOMEM;
 				goto out;
 			}
-			buf = nb;
-			cap *= 2;
 		}
 		r = read(fd, buf + have, cap - have);
 		if (r < 0) {
@@ -354,17 +351,9 @@ int flame_write_folded(const struct flame *f, FILE *out)
 
 		pathlen = plen[sp];
 		if (node) {
-			if (pathlen + len + 1 > pcap) {
-				char *np;
-
-				while (pathlen + len + 1 > pcap)
-					pcap *= 2;
-				np = realloc(path, pcap);
-				if (!np) {
-					rv = -ENOMEM;
-					goto out;
-				}
-				path = np;
+			if (ARRAY_GROW(path, pcap, pathlen + len + 1) != 0) {
+				rv = -ENOMEM;
+				goto out;
 			}
 			if (f->nodes[node].parent)
 				path[pathlen++] = ';';

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 struct entry {
 	const char *p;
 	uint32_t len;
@@ -47,15 +49,8 @@ struct vec {
 
 static void *vec_push(struct vec *v)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->p, cap * v->size);
-
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = cap;
-	}
+	if (v->n == v->cap && array_grow(&v->p, &v->cap, v->n + 1, v->size) != 0)
+		return NULL;
 	return (char *)v->p + v->n++ * v->size;
 }
 

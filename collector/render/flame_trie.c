@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "array.h"
+
 static uint32_t hash_bytes(const char *p, size_t n)
 {
 	uint64_t h = FLAME_NAME_SEED, w;
@@ -225,15 +227,10 @@ static int64_t intern(struct flame *f, const char *p, size_t len, uint32_t h)
 			return f->name_tab[j] - 1;
 	}
 	if (f->nnames == f->cap_names) {
-		size_t cap = f->cap_names ? f->cap_names * 2 : 1024;
-
-		if (cap > FLAME_MAX_NODES)
+		if (f->nnames >= FLAME_MAX_NODES)
 			return -E2BIG;
-		nm = realloc(f->names, cap * sizeof(*nm));
-		if (!nm)
+		if (ARRAY_GROW(f->names, f->cap_names, f->nnames + 1) != 0)
 			return -ENOMEM;
-		f->names = nm;
-		f->cap_names = cap;
 	}
 	if (f->pool_len + len > f->pool_cap) {
 		size_t cap = f->pool_cap ? f->pool_cap : 65536;
@@ -323,21 +320,10 @@ static int enable_diff(struct flame *f)
 
 static int reserve_ids(struct flame *f, size_t n)
 {
-	uint32_t *ids;
-	uint64_t *ph;
-
-	if (n <= f->cap_ids)
+	if (n <= f->cap_ids && n <= f->cap_phash)
 		return 0;
-	n = n < 256 ? 256 : n * 2;
-	ids = realloc(f->ids, n * sizeof(*ids));
-	if (!ids)
+	if (ARRAY_GROW(f->ids, f->cap_ids, n) != 0 || ARRAY_GROW(f->phash, f->cap_phash, n) != 0)
 		return -ENOMEM;
-	f->ids = ids;
-	ph = realloc(f->phash, n * sizeof(*ph));
-	if (!ph)
-		return -ENOMEM;
-	f->phash = ph;
-	f->cap_ids = n;
 	return 0;
 }
 
@@ -496,32 +482,18 @@ void flame_free(struct flame *f)
 
 int flame_reserve_spans(struct flame *f, size_t n)
 {
-	struct flame_span *s;
-
 	if (n <= f->cap_spans)
 		return 0;
 	if (n > FLAME_MAX_DEPTH + 1)
 		return -E2BIG;
-	s = realloc(f->spans, n * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	f->spans = s;
-	f->cap_spans = n;
-	return 0;
+	return ARRAY_GROW(f->spans, f->cap_spans, n);
 }
 
 int flame_reserve_hexbuf(struct flame *f, size_t n)
 {
-	char *p;
-
 	if (n <= f->cap_hexbuf)
 		return 0;
-	p = realloc(f->hexbuf, n);
-	if (!p)
-		return -ENOMEM;
-	f->hexbuf = p;
-	f->cap_hexbuf = n;
-	return 0;
+	return ARRAY_GROW(f->hexbuf, f->cap_hexbuf, n);
 }
 
 void flame_reverse_spans(struct flame_span *sp, size_t n)

@@ -7,6 +7,7 @@
  */
 #include "elfsym.h"
 
+#include "array.h"
 #include "demangle.h"
 
 #include <errno.h>
@@ -192,28 +193,9 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *tsh, const struct e
 		nlen = strcspn(name + 1, "@") + 2;
 		if (es->names_len + nlen > lim->max_name_bytes)
 			return -E2BIG;
-		if (es->n == cap) {
-			struct esym *ns;
-
-			cap = cap ? cap * 2 : 1024;
-			if (cap > lim->max_symbols)
-				cap = lim->max_symbols;
-			ns = realloc(es->syms, cap * sizeof(*ns));
-			if (!ns)
-				return -ENOMEM;
-			es->syms = ns;
-		}
-		if (es->names_len + nlen > ncap) {
-			char *nn;
-
-			ncap = ncap ? ncap * 2 : 16384;
-			while (ncap < es->names_len + nlen)
-				ncap *= 2;
-			nn = realloc(es->names, ncap);
-			if (!nn)
-				return -ENOMEM;
-			es->names = nn;
-		}
+		if (ARRAY_GROW(es->syms, cap, es->n + 1) != 0 ||
+		    ARRAY_GROW(es->names, ncap, es->names_len + nlen) != 0)
+			return -ENOMEM;
 		memcpy(es->names + es->names_len, name, nlen - 1);
 		es->names[es->names_len + nlen - 1] = '\0';
 		es->syms[es->n] = (struct esym){

@@ -6,6 +6,7 @@
  * owned by the table.
  */
 #include "kallsyms.h"
+#include "array.h"
 #include "util.h"
 
 #include <errno.h>
@@ -32,7 +33,7 @@ struct kallsyms {
 	char *names;
 	size_t names_len;
 	char **modules; /* "[kernel.kallsyms]", "[ext4]", ... */
-	size_t nmodules;
+	size_t nmodules, cap_modules;
 };
 
 void kallsyms_free(struct kallsyms *ks)
@@ -63,10 +64,9 @@ static int module_index(struct kallsyms *ks, const char *name, size_t len, uint1
 	}
 	if (ks->nmodules == MAX_MODULES)
 		return -E2BIG;
-	nm = realloc(ks->modules, (ks->nmodules + 1) * sizeof(*nm));
-	if (!nm)
+	if (ARRAY_GROW(ks->modules, ks->cap_modules, ks->nmodules + 1) != 0)
 		return -ENOMEM;
-	ks->modules = nm;
+	nm = ks->modules;
 	nm[ks->nmodules] = malloc(len + 3);
 	if (!nm[ks->nmodules])
 		return -ENOMEM;
@@ -154,26 +154,9 @@ static int parse_all(struct kallsyms *ks, const char *buf, size_t len, size_t *n
 			return rv;
 		if (ks->n == KALLSYMS_MAX_SYMBOLS)
 			return -E2BIG;
-		if (ks->n == cap) {
-			struct ksym *ns;
-
-			cap = cap ? cap * 2 : 65536;
-			ns = realloc(ks->syms, cap * sizeof(*ns));
-			if (!ns)
-				return -ENOMEM;
-			ks->syms = ns;
-		}
-		if (ks->names_len + (size_t)(ne - name) + 1 > ncap) {
-			char *nn;
-
-			ncap = ncap ? ncap * 2 : 1 << 20;
-			while (ncap < ks->names_len + (size_t)(ne - name) + 1)
-				ncap *= 2;
-			nn = realloc(ks->names, ncap);
-			if (!nn)
-				return -ENOMEM;
-			ks->names = nn;
-		}
+		if (ARRAY_GROW(ks->syms, cap, ks->n + 1) != 0 ||
+		    ARRAY_GROW(ks->names, ncap, ks->names_len + (size_t)(ne - name) + 1) != 0)
+			return -ENOMEM;
 		memcpy(ks->names + ks->names_len, name, (size_t)(ne - name));
 		ks->names[ks->names_len + (size_t)(ne - name)] = '\0';
 		ks->syms[ks->n++] = (struct ksym){

@@ -5,6 +5,7 @@
  * Invariant: maps[0..n) sorted by start, maps[i].end <= maps[i + 1].start, each path owned.
  */
 #include "procmaps.h"
+#include "array.h"
 #include "util.h"
 
 #include <errno.h>
@@ -108,24 +109,9 @@ static int procmap_set_path(struct procmap *m, const char *raw, size_t len)
 
 static int reserve(struct procmap **arr, size_t *cap, size_t need)
 {
-	struct procmap *p;
-	size_t ncap;
-
-	if (need <= *cap)
-		return 0;
 	if (need > PROCMAPS_MAX_MAPPINGS)
 		return -E2BIG;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	if (ncap > PROCMAPS_MAX_MAPPINGS)
-		ncap = PROCMAPS_MAX_MAPPINGS;
-	p = realloc(*arr, ncap * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return ARRAY_GROW(*arr, *cap, need);
 }
 
 /* Parse a hex number of at most 16 digits; advances *s. */

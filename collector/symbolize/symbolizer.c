@@ -8,6 +8,7 @@
  */
 #include "symbolizer.h"
 
+#include "array.h"
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "rootfs.h"
@@ -128,15 +129,8 @@ static int proc_get(struct symbolizer *sz, pid_t pid, struct sproc **out)
 		sz->st.processes_dropped++;
 		return -E2BIG;
 	}
-	if (sz->nprocs == sz->capprocs) {
-		size_t ncap = sz->capprocs ? sz->capprocs * 2 : 16;
-		struct sproc *np = realloc(sz->procs, ncap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		sz->procs = np;
-		sz->capprocs = ncap;
-	}
+	if (ARRAY_GROW(sz->procs, sz->capprocs, sz->nprocs + 1) != 0)
+		return -ENOMEM;
 	maps = procmaps_new();
 	if (!maps)
 		return -ENOMEM;

@@ -109,7 +109,7 @@ struct flame {
 	size_t nprev, cap_prev;
 	uint32_t *ids;	 /* name index per frame of the current line */
 	uint64_t *phash; /* path hash per frame of the current line */
-	size_t cap_ids;
+	size_t cap_ids, cap_phash;
 };
 
 /* A new, empty flame graph (flags 0), or NULL if out of memory. Free with flame_free(). */
