@@ -13,6 +13,9 @@ Modes (each prints one summary line on stdout and exits 0 when it ran as planned
   garbage N            push0 handshake, then N framed messages of random bytes, then raw noise
   forged PID NAME      push0 handshake, then a valid FGCP hello claiming PID and a code-load
                        record named NAME at 0x7f0000001000; holds the pipe for 2 s
+  layoutfile FILE N SEED  write hostile_fp_peer's message file: a HELLO (pid patched by the
+                       peer), a DYNAMIC_CODE "Interpreter" (address/size patched by the peer:
+                       its own text) and N wild VM_LAYOUT messages
   all                  flood, half, wrongproto, oversize and garbage, in that order
 
 The nng ipc transport: each side sends 8 bytes {0, 'S', 'P', 0, proto_hi, proto_lo, 0, 0},
@@ -173,6 +176,45 @@ def mode_forged(path, pid, name):
     return "forged: hello claiming pid %d from pid %d, code named %s" % (pid, os.getpid(), name)
 
 
+def wild_layout(rng):
+    """Half of them plausible (offsets a collector's checks accept, pointing anywhere), half
+    anything (missing keys, offsets past any object, slots far from the frame)."""
+    caps = rng.choice([0xF, 0x7, 0x3, 0xB])
+    vals = {}
+    if rng.random() < 0.5:
+        cm = rng.randrange(16, 257)
+        body = rng.randrange(2, 40)
+        vals = {1: 17, 2: rng.randrange(0, 200), 3: rng.randrange(0, cm - 7),
+                4: rng.randrange(0, cm - 1), 5: rng.randrange(0, cm - 1), 6: rng.randrange(0, cm - 1),
+                7: rng.randrange(0, cm - 1), 8: cm, 9: rng.randrange(0, cm - 3),
+                10: rng.choice([2, 4]), 11: 1 << rng.randrange(0, 16),
+                12: rng.randrange(0, 200), 13: rng.randrange(8, 256), 14: rng.randrange(0, 200),
+                15: rng.randrange(0, body - 1), 16: body, 17: rng.randrange(0, 2),
+                18: (-rng.randrange(1, 12)) & 0xFFFFFFFF, 19: (-rng.randrange(1, 12)) & 0xFFFFFFFF,
+                20: rng.randrange(0, 1 << 32), 21: rng.randrange(0, 1 << 16)}
+    else:
+        for k in range(1, 22):
+            if rng.random() < 0.1:
+                continue
+            vals[k] = rng.choice([rng.randrange(0, 300), rng.randrange(0, 1 << 32)])
+    entries = b"".join(struct.pack("<HHI", k, 0, v) for k, v in sorted(vals.items()))
+    return record(9, struct.pack("<II", caps, len(vals)) + entries)
+
+
+def mode_layoutfile(path, n, seed):
+    rng = random.Random(seed)
+    now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    hello = record(1, struct.pack("<IIIIQ", 1, 0, 1, 0, now) + fg_str(b"17.0.0-wild")
+                   + fg_str(b"wild"))
+    interp = record(4, struct.pack("<QIIQ", 0x400000, 0x1000, 0, now) + fg_str(b"Interpreter"))
+    msgs = [hello, interp] + [wild_layout(rng) for _ in range(n)]
+    with open(path, "wb") as f:
+        for m in msgs:
+            b = frame(fgcp_message([m]))
+            f.write(struct.pack("<I", len(b)) + b)
+    return "layoutfile: %d messages in %s" % (len(msgs), path)
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -192,6 +234,8 @@ def main(argv):
         out = mode_garbage(path, int(args[0]))
     elif mode == "forged":
         out = mode_forged(path, int(args[0]), args[1])
+    elif mode == "layoutfile":
+        out = mode_layoutfile(path, int(args[0]), int(args[1]))
     elif mode == "all":
         out = "; ".join([mode_flood(path, 200), mode_half(path, 100), mode_wrongproto(path, 20),
                          mode_oversize(path), mode_garbage(path, 200)])
