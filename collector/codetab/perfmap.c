@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "codetab.h"
 
 struct perfmap_dir {
@@ -323,16 +324,9 @@ void perfmap_writer_note(struct perfmap_writer *w, uint64_t addr)
 {
 	if (w->notes_lost)
 		return;
-	if (w->n_notes == w->cap_notes) {
-		size_t ncap = w->cap_notes ? w->cap_notes * 2 : 256;
-		uint64_t *n = ncap <= NOTES_MAX ? realloc(w->notes, ncap * sizeof(*n)) : NULL;
-
-		if (!n) {
-			w->notes_lost = true;
-			return;
-		}
-		w->notes = n;
-		w->cap_notes = ncap;
+	if (w->n_notes == NOTES_MAX || ARRAY_GROW(w->notes, w->cap_notes, w->n_notes + 1) != 0) {
+		w->notes_lost = true;
+		return;
 	}
 	w->notes[w->n_notes++] = addr;
 }
@@ -349,18 +343,8 @@ static int merge_recent(struct perfmap_writer *w)
 {
 	size_t n = w->n_lines + w->n_recent, i = w->n_lines, j = w->n_recent, k = n;
 
-	if (n > w->cap_lines) {
-		size_t ncap = w->cap_lines ? w->cap_lines : 256;
-		struct line *l;
-
-		while (ncap < n)
-			ncap *= 2;
-		l = realloc(w->lines, ncap * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		w->lines = l;
-		w->cap_lines = ncap;
-	}
+	if (ARRAY_GROW(w->lines, w->cap_lines, n) != 0)
+		return -ENOMEM;
 	qsort(w->recent, w->n_recent, sizeof(w->recent[0]), line_cmp);
 	while (j > 0) {
 		if (i > 0 && w->lines[i - 1].addr > w->recent[j - 1].addr)

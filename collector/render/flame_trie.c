@@ -341,14 +341,8 @@ int flame_insert(struct flame *f, const struct flame_span *sp, size_t n, double 
 		return rv;
 	if ((rv = reserve_ids(f, n)) != 0)
 		return rv;
-	if (chart && f->cap_prev < n) {
-		uint32_t *p = realloc(f->prev, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		f->prev = p;
-		f->cap_prev = n;
-	}
+	if (chart && f->cap_prev < n && (rv = ARRAY_GROW(f->prev, f->cap_prev, n)) != 0)
+		return rv;
 	/*
 	 * 1: names to indexes. The frames of a line are independent, so their cache misses can
 	 * overlap: hash all and prefetch their name-table slots, then the name records, then
