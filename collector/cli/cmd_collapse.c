@@ -132,7 +132,8 @@ static void report_collapse_error(int rv, const char *what)
 		fg_err(CMD, "%s: %s", what, strerror(-rv));
 }
 
-int cmd_collapse(int argc, char **argv)
+/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
+static int parse_args(int argc, char **argv, struct collapse_opts *opts)
 {
 	enum { OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT };
 	static const struct option longopts[] = {
@@ -149,40 +150,35 @@ int cmd_collapse(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct collapse_opts opts = { 0 };
-	struct collapse_stats st;
-	struct collapse *c;
-	struct out out = { .fd = STDOUT_FILENO };
-	char *buf = NULL;
-	int opt, rv, status = FG_EXIT_FAIL;
+	int opt;
 
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long_only(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			opts.pid = true;
+			opts->pid = true;
 			break;
 		case 't':
-			opts.tid = true;
+			opts->tid = true;
 			break;
 		case 'k':
-			opts.kernel = true;
+			opts->kernel = true;
 			break;
 		case 'j':
-			opts.jit = true;
+			opts->jit = true;
 			break;
 		case 'a':
-			opts.kernel = opts.jit = true;
+			opts->kernel = opts->jit = true;
 			break;
 		case 'A':
-			opts.addrs = true;
+			opts->addrs = true;
 			break;
 		case 's':
-			opts.srcline = true;
+			opts->srcline = true;
 			break;
 		case OPT_EVENT:
-			opts.event_filter = optarg;
+			opts->event_filter = optarg;
 			break;
 		case OPT_CONTEXT:
 			break;
@@ -192,7 +188,7 @@ int cmd_collapse(int argc, char **argv)
 			return FG_EXIT_USAGE;
 		case 'h':
 			fputs(usage_text, stdout);
-			return FG_EXIT_OK;
+			return -1;
 		default:
 			fg_err(CMD,
 			       "unknown or incomplete option '%s'; see `fgcollect collapse --help`",
@@ -200,23 +196,21 @@ int cmd_collapse(int argc, char **argv)
 			return FG_EXIT_USAGE;
 		}
 	}
+	return 0;
+}
 
-	c = collapse_new(&opts);
-	buf = malloc(READ_SIZE);
-	out.buf = malloc(OUT_SIZE);
-	if (!c || !buf || !out.buf) {
-		fg_err(CMD, "out of memory");
-		goto done;
-	}
-	for (int i = optind; i < argc || i == optind; i++) {
-		const char *name = i < argc ? argv[i] : "-";
+/* Feed every input (the files, or stdin when none or "-"). 0, or -1 with the error printed. */
+static int read_inputs(struct collapse *c, char **files, int n, char *buf)
+{
+	for (int i = 0; i < n || i == 0; i++) {
+		const char *name = i < n ? files[i] : "-";
 		bool is_stdin = !strcmp(name, "-");
 		int fd = is_stdin ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
-		int read_err;
+		int read_err, rv;
 
 		if (fd < 0) {
 			fg_err(CMD, "cannot open %s: %s", name, strerror(errno));
-			goto done;
+			return -1;
 		}
 		rv = feed_fd(c, fd, buf, &read_err);
 		if (!is_stdin)
@@ -227,22 +221,18 @@ int cmd_collapse(int argc, char **argv)
 				       strerror(read_err));
 			else
 				report_collapse_error(rv, is_stdin ? "stdin" : name);
-			goto done;
+			return -1;
 		}
-		if (i >= argc)
+		if (i >= n)
 			break;
 	}
+	return 0;
+}
 
-	rv = collapse_foreach(c, emit, &out);
-	if (!rv)
-		out_flush(&out);
-	if (rv || out.err) {
-		if (out.err)
-			fg_err(CMD, "writing stdout: %s", strerror(out.err));
-		else
-			report_collapse_error(rv, "output");
-		goto done;
-	}
+/* What was skipped or capped, once each, on stderr. */
+static void report_stats(const struct collapse *c)
+{
+	struct collapse_stats st;
 
 	collapse_stats(c, &st);
 	if (st.unrecognized)
@@ -259,6 +249,39 @@ int cmd_collapse(int argc, char **argv)
 		       st.dropped_samples);
 	if (st.count_overflow)
 		fg_err(CMD, "a count exceeded 2^64-1 and was capped");
+}
+
+int cmd_collapse(int argc, char **argv)
+{
+	struct collapse_opts opts = { 0 };
+	struct collapse *c;
+	struct out out = { .fd = STDOUT_FILENO };
+	char *buf = NULL;
+	int rv, status = FG_EXIT_FAIL;
+
+	rv = parse_args(argc, argv, &opts);
+	if (rv)
+		return rv < 0 ? FG_EXIT_OK : rv;
+	c = collapse_new(&opts);
+	buf = malloc(READ_SIZE);
+	out.buf = malloc(OUT_SIZE);
+	if (!c || !buf || !out.buf) {
+		fg_err(CMD, "out of memory");
+		goto done;
+	}
+	if (read_inputs(c, argv + optind, argc - optind, buf) != 0)
+		goto done;
+	rv = collapse_foreach(c, emit, &out);
+	if (!rv)
+		out_flush(&out);
+	if (rv || out.err) {
+		if (out.err)
+			fg_err(CMD, "writing stdout: %s", strerror(out.err));
+		else
+			report_collapse_error(rv, "output");
+		goto done;
+	}
+	report_stats(c);
 	status = FG_EXIT_OK;
 done:
 	collapse_free(c);

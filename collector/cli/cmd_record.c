@@ -369,9 +369,59 @@ static void print_notes(struct session *s)
 
 /* ---- entry ----------------------------------------------------------------------------- */
 
-int cmd_record(int argc, char **argv)
+/* What the command line asks for. */
+struct env {
+	struct session_opts so;
+	enum out_fmt fmt;
+	const char *out, *code_log;
+	uint64_t duration_s;
+	int ntargets;
+};
+
+enum { OPT_CODE_LOG = SESSION_OPT_END };
+
+/* One of record's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
+static int record_opt(int c, const char *arg, struct env *env)
 {
-	enum { OPT_CODE_LOG = SESSION_OPT_END };
+	switch (c) {
+	case 'c':
+		if (!*arg || strspn(arg, "0123456789abcdef") != strlen(arg) || strlen(arg) > 64) {
+			fg_err(CMD, "--container '%s' is not a container id (hex digits)", arg);
+			return -1;
+		}
+		env->so.target = SESSION_TARGET_CONTAINER;
+		env->so.container = arg;
+		env->ntargets++;
+		return 1;
+	case 'a':
+		env->so.target = SESSION_TARGET_ALL;
+		env->ntargets++;
+		return 1;
+	case 'd':
+		if (fg_parse_u64(arg, 1, MAX_DURATION_S, &env->duration_s) != 0) {
+			fg_err(CMD, "--duration '%s' must be whole seconds, 1..%llu", arg,
+			       MAX_DURATION_S);
+			return -1;
+		}
+		return 1;
+	case 'o':
+		env->out = arg;
+		if (out_format(arg, &env->fmt) != 0) {
+			fg_err(CMD, "-o '%s': unknown extension; use .folded, .svg or .pb.gz", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_CODE_LOG:
+		env->code_log = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
+static int parse_args(int argc, char **argv, struct env *env)
+{
 	static const struct option longopts[] = {
 		SESSION_CLI_LONGOPTS,
 		{ "container", required_argument, NULL, 'c' },
@@ -382,92 +432,45 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct session_opts so = { .src = SESSION_SRC_AUTO,
-				   .stack_copy = SESSION_DEFAULT_STACK_COPY };
-	struct session_summary sm;
-	struct session *s = NULL;
-	enum out_fmt fmt = OUT_FOLDED;
-	const char *out = NULL, *code_log = NULL;
-	uint64_t duration_s = 0, deadline;
-	int ntargets = 0, c, rv;
-	char why[512], title[128];
-	struct sigaction sa = { .sa_handler = on_signal };
+	int c, rv;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:c:aF:d:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (!*optarg || strspn(optarg, "0123456789abcdef") != strlen(optarg) ||
-			    strlen(optarg) > 64) {
-				fg_err(CMD, "--container '%s' is not a container id (hex digits)",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			so.target = SESSION_TARGET_CONTAINER;
-			so.container = optarg;
-			ntargets++;
-			break;
-		case 'a':
-			so.target = SESSION_TARGET_ALL;
-			ntargets++;
-			break;
-		case 'd':
-			if (fg_parse_u64(optarg, 1, MAX_DURATION_S, &duration_s) != 0) {
-				fg_err(CMD, "--duration '%s' must be whole seconds, 1..%llu",
-				       optarg, MAX_DURATION_S);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			if (out_format(out, &fmt) != 0) {
-				fg_err(CMD,
-				       "-o '%s': unknown extension; use .folded, .svg or .pb.gz",
-				       out);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case OPT_CODE_LOG:
-			code_log = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
-			return FG_EXIT_OK;
-		default:
-			rv = session_cli_opt(CMD, c, optarg, &so);
-			if (rv < 0)
-				return FG_EXIT_USAGE;
-			if (rv == 0) {
-				rv = session_cli_bad_opt(CMD, c, argv);
-				usage(stderr);
-				return rv;
-			}
-			if (c == 'p')
-				ntargets++;
-			break;
+			return -1;
 		}
+		if ((rv = record_opt(c, optarg, env)) == 0)
+			rv = session_cli_opt(CMD, c, optarg, &env->so);
+		if (rv < 0)
+			return FG_EXIT_USAGE;
+		if (rv == 0) {
+			rv = session_cli_bad_opt(CMD, c, argv);
+			usage(stderr);
+			return rv;
+		}
+		if (c == 'p')
+			env->ntargets++;
 	}
 	if (optind < argc) {
 		fg_err(CMD, "unexpected argument '%s'", argv[optind]);
 		return FG_EXIT_USAGE;
 	}
-	if (ntargets != 1) {
+	if (env->ntargets != 1) {
 		fg_err(CMD, "give exactly one of --pid, --container or --all");
 		usage(stderr);
 		return FG_EXIT_USAGE;
 	}
+	return 0;
+}
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+/* Sample until the duration ends, a signal arrives or every target has exited. */
+static void run(struct session *s, uint64_t duration_s)
+{
+	uint64_t deadline = duration_s ? fg_now_ns() + duration_s * 1000000000ull : UINT64_MAX;
+	int rv;
 
-	rv = session_open(&so, &s, why, sizeof(why));
-	if (rv != 0) {
-		fg_err(CMD, "%s", why);
-		return FG_EXIT_FAIL;
-	}
-	deadline = duration_s ? fg_now_ns() + duration_s * 1000000000ull : UINT64_MAX;
 	while (!stop_flag && fg_now_ns() < deadline && !session_done(s)) {
 		rv = session_step(s, 100);
 		print_notes(s);
@@ -483,38 +486,76 @@ int cmd_record(int argc, char **argv)
 		fg_err(CMD, "every target exited; recording ended early");
 	session_finish(s, 500);
 	print_notes(s);
-	session_summary(s, &sm);
+}
 
-	if (so.target == SESSION_TARGET_PID)
-		snprintf(title, sizeof(title), "CPU profile of PID %u", so.pid);
-	else if (so.target == SESSION_TARGET_CONTAINER)
-		snprintf(title, sizeof(title), "CPU profile of container %.12s", so.container);
+static void write_code_log(struct session *s, const char *path)
+{
+	FILE *cf = fopen(path, "we");
+	int rv = cf ? session_write_code_log(s, cf) : -errno;
+
+	if (cf && fclose(cf) != 0 && rv == 0)
+		rv = -EIO;
+	if (rv != 0)
+		fg_err(CMD, "cannot write the code log %s: %s", path, strerror(-rv));
+}
+
+/* Write the profile, the summary and the code log; the exit status. */
+static int report(struct session *s, const struct env *env)
+{
+	const struct session_opts *so = &env->so;
+	struct session_summary sm;
+	char title[128];
+	int rv;
+
+	session_summary(s, &sm);
+	if (so->target == SESSION_TARGET_PID)
+		snprintf(title, sizeof(title), "CPU profile of PID %u", so->pid);
+	else if (so->target == SESSION_TARGET_CONTAINER)
+		snprintf(title, sizeof(title), "CPU profile of container %.12s", so->container);
 	else
 		snprintf(title, sizeof(title), "CPU profile of every JVM");
-	if (out) {
-		rv = write_file(out, session_agg(s), fmt, so.target != SESSION_TARGET_PID,
-				sm.freq_hz, sm.duration_ns, title);
-	} else {
+	if (env->out)
+		rv = write_file(env->out, session_agg(s), env->fmt,
+				so->target != SESSION_TARGET_PID, sm.freq_hz, sm.duration_ns,
+				title);
+	else
 		rv = write_output(session_agg(s), OUT_FOLDED, STDOUT_FILENO, false, sm.freq_hz,
 				  sm.duration_ns, title);
-	}
 	print_summary(&sm);
-	if (code_log) {
-		FILE *cf = fopen(code_log, "we");
-		int crv = cf ? session_write_code_log(s, cf) : -errno;
-
-		if (cf && fclose(cf) != 0 && crv == 0)
-			crv = -EIO;
-		if (crv != 0)
-			fg_err(CMD, "cannot write the code log %s: %s", code_log, strerror(-crv));
-	}
+	if (env->code_log)
+		write_code_log(s, env->code_log);
 	if (rv != 0) {
-		fg_err(CMD, "cannot write %s: %s", out ? out : "stdout", strerror(-rv));
-		session_close(s);
+		fg_err(CMD, "cannot write %s: %s", env->out ? env->out : "stdout", strerror(-rv));
 		return FG_EXIT_FAIL;
 	}
-	if (out)
-		fg_err(CMD, "wrote %s (%zu distinct stacks)", out, sm.agg.stacks);
-	session_close(s);
+	if (env->out)
+		fg_err(CMD, "wrote %s (%zu distinct stacks)", env->out, sm.agg.stacks);
 	return FG_EXIT_OK;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct env env = { .so = { .src = SESSION_SRC_AUTO,
+				   .stack_copy = SESSION_DEFAULT_STACK_COPY },
+			   .fmt = OUT_FOLDED };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct session *s = NULL;
+	char why[512];
+	int rv;
+
+	rv = parse_args(argc, argv, &env);
+	if (rv)
+		return rv < 0 ? FG_EXIT_OK : rv;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rv = session_open(&env.so, &s, why, sizeof(why));
+	if (rv != 0) {
+		fg_err(CMD, "%s", why);
+		return FG_EXIT_FAIL;
+	}
+	run(s, env.duration_s);
+	rv = report(s, &env);
+	session_close(s);
+	return rv;
 }

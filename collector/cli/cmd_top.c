@@ -93,7 +93,42 @@ static void show(struct session *s, uint32_t pid, bool tty, size_t rows, unsigne
 	stackagg_reset(a);
 }
 
-int cmd_top(int argc, char **argv)
+/* What the command line asks for. */
+struct env {
+	struct session_opts so;
+	uint64_t interval_s, count, rows;
+	bool have_pid;
+};
+
+/* One of top's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
+static int top_opt(int c, const char *arg, struct env *env)
+{
+	switch (c) {
+	case 'i':
+		if (fg_parse_u64(arg, 1, 3600, &env->interval_s) != 0) {
+			fg_err(CMD, "--interval '%s' must be 1..3600 seconds", arg);
+			return -1;
+		}
+		return 1;
+	case 'n':
+		if (fg_parse_u64(arg, 1, UINT32_MAX, &env->count) != 0) {
+			fg_err(CMD, "--count '%s' must be a positive number", arg);
+			return -1;
+		}
+		return 1;
+	case 'r':
+		if (fg_parse_u64(arg, 1, 10000, &env->rows) != 0) {
+			fg_err(CMD, "--rows '%s' must be 1..10000", arg);
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
+static int parse_args(int argc, char **argv, struct env *env)
 {
 	static const struct option longopts[] = {
 		SESSION_CLI_LONGOPTS,
@@ -103,87 +138,45 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct session_opts so = { .target = SESSION_TARGET_PID,
-				   .src = SESSION_SRC_AUTO,
-				   .live_view = true,
-				   .stack_copy = SESSION_DEFAULT_STACK_COPY };
-	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t interval_s = 1, count = 0, rows = 0, shown = 0, next;
-	struct session *s = NULL;
-	unsigned int width = 100;
-	bool tty = isatty(STDOUT_FILENO);
-	bool have_pid = false;
-	char why[512], note[SESSION_NOTE_MAX];
 	int c, rv;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:F:i:n:r:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (fg_parse_u64(optarg, 1, 3600, &interval_s) != 0) {
-				fg_err(CMD, "--interval '%s' must be 1..3600 seconds", optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			if (fg_parse_u64(optarg, 1, UINT32_MAX, &count) != 0) {
-				fg_err(CMD, "--count '%s' must be a positive number", optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'r':
-			if (fg_parse_u64(optarg, 1, 10000, &rows) != 0) {
-				fg_err(CMD, "--rows '%s' must be 1..10000", optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
-			return FG_EXIT_OK;
-		default:
-			rv = session_cli_opt(CMD, c, optarg, &so);
-			if (rv < 0)
-				return FG_EXIT_USAGE;
-			if (rv == 0) {
-				rv = session_cli_bad_opt(CMD, c, argv);
-				usage(stderr);
-				return rv;
-			}
-			have_pid = have_pid || c == 'p';
-			break;
+			return -1;
 		}
+		if ((rv = top_opt(c, optarg, env)) == 0)
+			rv = session_cli_opt(CMD, c, optarg, &env->so);
+		if (rv < 0)
+			return FG_EXIT_USAGE;
+		if (rv == 0) {
+			rv = session_cli_bad_opt(CMD, c, argv);
+			usage(stderr);
+			return rv;
+		}
+		env->have_pid = env->have_pid || c == 'p';
 	}
 	if (optind < argc) {
 		fg_err(CMD, "unexpected argument '%s'", argv[optind]);
 		return FG_EXIT_USAGE;
 	}
-	if (!have_pid) {
+	if (!env->have_pid) {
 		fg_err(CMD, "--pid HOSTPID is required");
 		usage(stderr);
 		return FG_EXIT_USAGE;
 	}
-	if (tty) {
-		struct winsize ws;
+	return 0;
+}
 
-		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4) {
-			width = ws.ws_col;
-			if (!rows)
-				rows = ws.ws_row - 3u;
-		}
-	}
-	if (!rows)
-		rows = 20;
+/* Sample and show a table every interval until a signal, --count tables, or the target exits. */
+static void run(struct session *s, const struct env *env, bool tty, unsigned int width)
+{
+	uint64_t shown = 0, next = fg_now_ns() + env->interval_s * 1000000000ull;
+	char note[SESSION_NOTE_MAX];
+	int rv;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	rv = session_open(&so, &s, why, sizeof(why));
-	if (rv != 0) {
-		fg_err(CMD, "%s", why);
-		return FG_EXIT_FAIL;
-	}
-	next = fg_now_ns() + interval_s * 1000000000ull;
 	while (!stop_flag && !session_done(s)) {
 		uint64_t now = fg_now_ns();
 		int wait_ms = now >= next ? 0 : (int)((next - now) / 1000000ull);
@@ -196,14 +189,53 @@ int cmd_top(int argc, char **argv)
 			break;
 		}
 		if (fg_now_ns() >= next) {
-			show(s, so.pid, tty, rows, width, ++shown);
-			next += interval_s * 1000000000ull;
-			if (count && shown >= count)
+			show(s, env->so.pid, tty, env->rows, width, ++shown);
+			next += env->interval_s * 1000000000ull;
+			if (env->count && shown >= env->count)
 				break;
 		}
 	}
 	if (session_done(s))
-		fg_err(CMD, "PID %u exited", so.pid);
+		fg_err(CMD, "PID %u exited", env->so.pid);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct env env = { .so = { .target = SESSION_TARGET_PID,
+				   .src = SESSION_SRC_AUTO,
+				   .live_view = true,
+				   .stack_copy = SESSION_DEFAULT_STACK_COPY },
+			   .interval_s = 1 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct session *s = NULL;
+	unsigned int width = 100;
+	bool tty = isatty(STDOUT_FILENO);
+	char why[512];
+	int rv;
+
+	rv = parse_args(argc, argv, &env);
+	if (rv)
+		return rv < 0 ? FG_EXIT_OK : rv;
+	if (tty) {
+		struct winsize ws;
+
+		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4) {
+			width = ws.ws_col;
+			if (!env.rows)
+				env.rows = ws.ws_row - 3u;
+		}
+	}
+	if (!env.rows)
+		env.rows = 20;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rv = session_open(&env.so, &s, why, sizeof(why));
+	if (rv != 0) {
+		fg_err(CMD, "%s", why);
+		return FG_EXIT_FAIL;
+	}
+	run(s, &env, tty, width);
 	session_close(s);
 	return FG_EXIT_OK;
 }
