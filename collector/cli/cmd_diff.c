@@ -37,7 +37,16 @@ static void usage(FILE *f)
 	      f);
 }
 
-int cmd_diff(int argc, char **argv)
+/* What the command line asks for. */
+struct env {
+	struct flame_opts o;
+	unsigned flags;
+	bool normalize, folded;
+	const char *output;
+};
+
+/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
+static int parse_args(int argc, char **argv, struct env *env)
 {
 	static const struct option longopts[] = {
 		FLAME_CLI_OPTIONS,
@@ -48,32 +57,23 @@ int cmd_diff(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool normalize = false, folded = false;
-	struct flame_opts o;
-	const char *output = NULL;
-	unsigned flags = 0;
-	struct flame *f;
-	FILE *out = stdout;
-	uint64_t ignored;
-	int c, rv;
+	int c;
 
-	flame_opts_init(&o);
-	o.title = "Differential Flame Graph";
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "nso:h", longopts, NULL)) != -1) {
 		if (c == 'n') {
-			normalize = true;
+			env->normalize = true;
 		} else if (c == 's') {
-			flags |= FLAME_STRIP_HEX;
+			env->flags |= FLAME_STRIP_HEX;
 		} else if (c == OPT_FOLDED) {
-			folded = true;
+			env->folded = true;
 		} else if (c == 'o') {
-			output = optarg;
+			env->output = optarg;
 		} else if (c == 'h') {
 			usage(stdout);
-			return FG_EXIT_OK;
+			return -1;
 		} else if (c >= FLAME_CLI_BASE && c < FLAME_CLI_END) {
-			if (flame_cli_apply(c, optarg, &o, &flags) != 0) {
+			if (flame_cli_apply(c, optarg, &env->o, &env->flags) != 0) {
 				fg_err(CMD, "invalid value '%s' for --%s", optarg,
 				       longopts[c - FLAME_CLI_BASE].name);
 				return FG_EXIT_USAGE;
@@ -87,42 +87,70 @@ int cmd_diff(int argc, char **argv)
 		fg_err(CMD, "need exactly two folded files, A (baseline) and B; see --help");
 		return FG_EXIT_USAGE;
 	}
-	if (!(f = flame_new_flags(flags))) {
-		fg_err(CMD, "out of memory");
+	return 0;
+}
+
+/* Draw (or write folded) f to env->output or stdout; b names B for the messages. */
+static int write_out(struct flame *f, const struct env *env, const char *b)
+{
+	FILE *out = stdout;
+	int rv;
+
+	if (env->output && !(out = fopen(env->output, "we"))) {
+		fg_err(CMD, "cannot create %s: %s", env->output, strerror(errno));
 		return FG_EXIT_FAIL;
 	}
-	rv = flame_cli_read(CMD, f, argv[optind], FLAME_IN_A);
-	if (rv == FG_EXIT_OK)
-		rv = flame_cli_read(CMD, f, argv[optind + 1], FLAME_IN_B);
-	if (rv != FG_EXIT_OK)
-		goto out;
-	if ((ignored = flame_ignored(f)) != 0)
-		fg_err(CMD, "ignored %llu lines with invalid format", (unsigned long long)ignored);
-	if (normalize && flame_diff_normalize(f) != 0) {
-		fg_err(CMD, "cannot normalize: %s has no samples", argv[optind]);
-		rv = FG_EXIT_FAIL;
-		goto out;
-	}
-	if (output && !(out = fopen(output, "we"))) {
-		fg_err(CMD, "cannot create %s: %s", output, strerror(errno));
-		rv = FG_EXIT_FAIL;
-		goto out;
-	}
-	rv = folded ? flame_write_folded(f, out) : flame_render_svg(f, &o, out);
+	rv = env->folded ? flame_write_folded(f, out) : flame_render_svg(f, &env->o, out);
 	if (rv == -ENODATA) {
-		fg_err(CMD, "no samples in %s: nothing to draw", argv[optind + 1]);
+		fg_err(CMD, "no samples in %s: nothing to draw", b);
 		rv = FG_EXIT_FAIL;
 	} else if (rv == -EINVAL) {
 		fg_err(CMD, "--width, --height, --fontsize or --bgcolors out of range");
 		rv = FG_EXIT_USAGE;
 	} else if (rv) {
-		fg_err(CMD, "cannot write %s: %s", output ? output : "stdout", strerror(-rv));
+		fg_err(CMD, "cannot write %s: %s", env->output ? env->output : "stdout",
+		       strerror(-rv));
 		rv = FG_EXIT_FAIL;
 	}
-	if (output && fclose(out) != 0 && rv == FG_EXIT_OK) {
-		fg_err(CMD, "cannot write %s: %s", output, strerror(errno));
+	if (env->output && fclose(out) != 0 && rv == FG_EXIT_OK) {
+		fg_err(CMD, "cannot write %s: %s", env->output, strerror(errno));
 		rv = FG_EXIT_FAIL;
 	}
+	return rv;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct env env = { 0 };
+	struct flame *f;
+	uint64_t ignored;
+	const char *a, *b;
+	int rv;
+
+	flame_opts_init(&env.o);
+	env.o.title = "Differential Flame Graph";
+	rv = parse_args(argc, argv, &env);
+	if (rv)
+		return rv < 0 ? FG_EXIT_OK : rv;
+	a = argv[optind];
+	b = argv[optind + 1];
+	if (!(f = flame_new_flags(env.flags))) {
+		fg_err(CMD, "out of memory");
+		return FG_EXIT_FAIL;
+	}
+	rv = flame_cli_read(CMD, f, a, FLAME_IN_A);
+	if (rv == FG_EXIT_OK)
+		rv = flame_cli_read(CMD, f, b, FLAME_IN_B);
+	if (rv != FG_EXIT_OK)
+		goto out;
+	if ((ignored = flame_ignored(f)) != 0)
+		fg_err(CMD, "ignored %llu lines with invalid format", (unsigned long long)ignored);
+	if (env.normalize && flame_diff_normalize(f) != 0) {
+		fg_err(CMD, "cannot normalize: %s has no samples", a);
+		rv = FG_EXIT_FAIL;
+		goto out;
+	}
+	rv = write_out(f, &env, b);
 out:
 	flame_free(f);
 	return rv;

@@ -31,7 +31,9 @@ static void usage(FILE *f)
 	      f);
 }
 
-int cmd_flamegraph(int argc, char **argv)
+/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
+static int parse_args(int argc, char **argv, struct flame_opts *o, unsigned *flags,
+		      const char **output)
 {
 	static const struct option longopts[] = {
 		FLAME_CLI_OPTIONS,
@@ -39,23 +41,17 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct flame_opts o;
-	const char *output = NULL;
-	unsigned flags = 0;
-	struct flame *f;
-	FILE *out = stdout;
-	int c, rv = FG_EXIT_OK;
+	int c;
 
-	flame_opts_init(&o);
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		if (c == 'o') {
-			output = optarg;
+			*output = optarg;
 		} else if (c == 'h') {
 			usage(stdout);
-			return FG_EXIT_OK;
+			return -1;
 		} else if (c >= FLAME_CLI_BASE && c < FLAME_CLI_END) {
-			if (flame_cli_apply(c, optarg, &o, &flags) != 0) {
+			if (flame_cli_apply(c, optarg, o, flags) != 0) {
 				fg_err(CMD, "invalid value '%s' for --%s", optarg,
 				       longopts[c - FLAME_CLI_BASE].name);
 				return FG_EXIT_USAGE;
@@ -65,26 +61,20 @@ int cmd_flamegraph(int argc, char **argv)
 			return FG_EXIT_USAGE;
 		}
 	}
-	f = flame_new_flags(flags);
-	if (!f) {
-		fg_err(CMD, "out of memory");
-		return FG_EXIT_FAIL;
-	}
-	if (optind == argc)
-		rv = flame_cli_read(CMD, f, "-", FLAME_IN_AUTO);
-	for (int i = optind; i < argc && rv == FG_EXIT_OK; i++)
-		rv = flame_cli_read(CMD, f, argv[i], FLAME_IN_AUTO);
-	if (rv != FG_EXIT_OK)
-		goto out;
-	if (flame_ignored(f))
-		fg_err(CMD, "ignored %llu lines with invalid format",
-		       (unsigned long long)flame_ignored(f));
+	return 0;
+}
+
+/* Draw f to output (NULL = stdout); the exit status, errors printed. */
+static int write_svg(struct flame *f, const struct flame_opts *o, const char *output)
+{
+	FILE *out = stdout;
+	int rv = FG_EXIT_OK;
+
 	if (output && !(out = fopen(output, "we"))) {
 		fg_err(CMD, "cannot create %s: %s", output, strerror(errno));
-		rv = FG_EXIT_FAIL;
-		goto out;
+		return FG_EXIT_FAIL;
 	}
-	switch (flame_render_svg(f, &o, out)) {
+	switch (flame_render_svg(f, o, out)) {
 	case 0:
 		break;
 	case -ENODATA:
@@ -108,7 +98,36 @@ int cmd_flamegraph(int argc, char **argv)
 		fg_err(CMD, "cannot write %s: %s", output, strerror(errno));
 		rv = FG_EXIT_FAIL;
 	}
-out:
+	return rv;
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	struct flame_opts o;
+	const char *output = NULL;
+	unsigned flags = 0;
+	struct flame *f;
+	int rv;
+
+	flame_opts_init(&o);
+	rv = parse_args(argc, argv, &o, &flags, &output);
+	if (rv)
+		return rv < 0 ? FG_EXIT_OK : rv;
+	f = flame_new_flags(flags);
+	if (!f) {
+		fg_err(CMD, "out of memory");
+		return FG_EXIT_FAIL;
+	}
+	if (optind == argc)
+		rv = flame_cli_read(CMD, f, "-", FLAME_IN_AUTO);
+	for (int i = optind; i < argc && rv == FG_EXIT_OK; i++)
+		rv = flame_cli_read(CMD, f, argv[i], FLAME_IN_AUTO);
+	if (rv == FG_EXIT_OK) {
+		if (flame_ignored(f))
+			fg_err(CMD, "ignored %llu lines with invalid format",
+			       (unsigned long long)flame_ignored(f));
+		rv = write_svg(f, &o, output);
+	}
 	flame_free(f);
 	return rv;
 }

@@ -580,62 +580,61 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 	w_str(w, "</text>\n</g>\n");
 }
 
-int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *out)
+/*
+ * Lay f out and size the image: c->wpt, c->imageheight, c->maxdelta, the caches. 0, or the
+ * negative errno of flame_layout_build.
+ */
+static int ctx_init(struct ctx *c, struct flame_layout *lay)
 {
-	struct w w = { .f = out };
-	struct flame_layout lay = { 0 };
-	struct ctx c = { .f = f, .o = o };
+	const struct flame *f = c->f;
+	const struct flame_opts *o = c->o;
 	double fs = o->fontsize, ypad1 = fs * 3, ypad3 = fs * 2, minw;
-	const char *title = o->title;
-	char bg1[8], bg2[8], a[32], b[32];
 	int rv;
 
-	if (o->width <= 2 * XPAD || !o->frameheight || !(fs > 0) || !(o->fontwidth > 0) ||
-	    !(o->minwidth >= 0) || !o->countname || !o->nametype || !o->fonttype ||
-	    flame_palette_bg(o->palette, o->bgcolors, bg1, bg2) != 0)
-		return -EINVAL;
-	if (!(w.buf = malloc(WBUF)))
-		return -ENOMEM;
-	c.timemax = f->time;
-	c.ypad2 = fs * 2 + 10;
-	if (!(c.timemax > 0)) {
-		rv = render_error(&w, o);
-		goto out;
-	}
-	c.wpt = (o->width - 2 * XPAD) / c.timemax;
-	minw = o->minwidth_pct ? c.timemax * o->minwidth / 100 : o->minwidth / c.wpt;
-	if ((rv = flame_layout_build(f, minw, o->pl_compat, &lay)) != 0)
-		goto out;
-	c.imageheight = (lay.depthmax + 1) * (double)o->frameheight + ypad1 + c.ypad2;
+	c->wpt = (o->width - 2 * XPAD) / c->timemax;
+	minw = o->minwidth_pct ? c->timemax * o->minwidth / 100 : o->minwidth / c->wpt;
+	if ((rv = flame_layout_build(f, minw, o->pl_compat, lay)) != 0)
+		return rv;
+	c->imageheight = (lay->depthmax + 1) * (double)o->frameheight + ypad1 + c->ypad2;
 	if (o->subtitle && *o->subtitle)
-		c.imageheight += ypad3;
-	c.maxdelta = 1;
+		c->imageheight += ypad3;
+	c->maxdelta = 1;
 	/* a missing colour cache only costs time */
 	if (!f->self_a)
-		c.col = calloc(f->nnames, sizeof(*c.col));
-	c.ys = calloc((size_t)lay.depthmax + 1, sizeof(*c.ys));
+		c->col = calloc(f->nnames, sizeof(*c->col));
+	c->ys = calloc((size_t)lay->depthmax + 1, sizeof(*c->ys));
 	if (f->self_a) {
 		for (size_t i = 0; i < f->nnodes; i++) {
 			double d = fabs(f->nodes[i].self - f->self_a[i]);
 
-			if ((f->nodes[i].flags & FLAME_NODE_LEAF) && d > c.maxdelta)
-				c.maxdelta = d;
+			if ((f->nodes[i].flags & FLAME_NODE_LEAF) && d > c->maxdelta)
+				c->maxdelta = d;
 		}
 	}
-	if (!title)
-		title = (f->flags & FLAME_CHART) ? "Flame Chart"
-			: o->inverted		 ? "Icicle Graph"
-						 : "Flame Graph";
+	return 0;
+}
 
-	w_header(&w, o->width, c.imageheight, o->notes);
-	w_fmt(&w,
+/* Everything before the frames: header, style, script, background, titles, buttons. */
+static void w_head(struct w *w, const struct ctx *c, const char *bg1, const char *bg2)
+{
+	const struct flame_opts *o = c->o;
+	double fs = o->fontsize;
+	const char *title = o->title;
+	char a[32], b[32];
+
+	if (!title)
+		title = (c->f->flags & FLAME_CHART) ? "Flame Chart"
+			: o->inverted		    ? "Icicle Graph"
+						    : "Flame Graph";
+	w_header(w, o->width, c->imageheight, o->notes);
+	w_fmt(w,
 	      "<defs>\n\t<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\" >\n"
 	      "\t\t<stop stop-color=\"%s\" offset=\"5%%\" />\n"
 	      "\t\t<stop stop-color=\"%s\" offset=\"95%%\" />\n\t</linearGradient>\n</defs>\n"
 	      "<style type=\"text/css\">\n\ttext { font-family:",
 	      bg1, bg2);
-	w_font(&w, o->fonttype);
-	w_fmt(&w,
+	w_font(w, o->fonttype);
+	w_fmt(w,
 	      "; font-size:%spx; fill:rgb(0,0,0); }\n"
 	      "\t#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
 	      "\t#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n"
@@ -646,49 +645,77 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	      "\t.hide { display:none; }\n\t.parent { opacity:0.5; }\n</style>\n"
 	      "<script type=\"text/ecmascript\">\n<![CDATA[\n",
 	      num(a, fs), num(b, fs + 5));
-	w_fmt(&w,
+	w_fmt(w,
 	      "\tvar cfg = { xpad: %g, fontsize: %.17g, fontwidth: %.17g, inverted: %s,\n\t\tnametype: ",
 	      XPAD, fs, o->fontwidth, o->inverted ? "true" : "false");
-	w_js_str(&w, o->nametype);
-	w_str(&w, ", countname: ");
-	w_js_str(&w, o->countname);
-	w_str(&w, ", searchcolor: \"" SEARCH_COLOR "\" };\n");
-	w_put(&w, flamegraph_js, flamegraph_js_len);
-	w_str(&w, "]]>\n</script>\n");
-	w_fmt(&w,
+	w_js_str(w, o->nametype);
+	w_str(w, ", countname: ");
+	w_js_str(w, o->countname);
+	w_str(w, ", searchcolor: \"" SEARCH_COLOR "\" };\n");
+	w_put(w, flamegraph_js, flamegraph_js_len);
+	w_str(w, "]]>\n</script>\n");
+	w_fmt(w,
 	      "<rect x=\"0.0\" y=\"0\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#background)\"  />\n",
-	      (double)o->width, c.imageheight);
-	w_text(&w, "title", (int)(o->width / 2), fs * 2, title, "");
+	      (double)o->width, c->imageheight);
+	w_text(w, "title", (int)(o->width / 2), fs * 2, title, "");
 	if (o->subtitle && *o->subtitle)
-		w_text(&w, "subtitle", (int)(o->width / 2), fs * 4, o->subtitle, "");
-	w_text(&w, "details", XPAD, c.imageheight - c.ypad2 / 2, " ", "");
-	w_text(&w, "unzoom", XPAD, fs * 2, "Reset Zoom", "class=\"hide\"");
-	w_text(&w, "search", o->width - XPAD - 100, fs * 2, "Search", "");
-	w_text(&w, "ignorecase", o->width - XPAD - 16, fs * 2, "ic", "");
-	w_text(&w, "matched", o->width - XPAD - 100, c.imageheight - c.ypad2 / 2, " ",
+		w_text(w, "subtitle", (int)(o->width / 2), fs * 4, o->subtitle, "");
+	w_text(w, "details", XPAD, c->imageheight - c->ypad2 / 2, " ", "");
+	w_text(w, "unzoom", XPAD, fs * 2, "Reset Zoom", "class=\"hide\"");
+	w_text(w, "search", o->width - XPAD - 100, fs * 2, "Search", "");
+	w_text(w, "ignorecase", o->width - XPAD - 16, fs * 2, "ic", "");
+	w_text(w, "matched", o->width - XPAD - 100, c->imageheight - c->ypad2 / 2, " ",
 	       "class=\"hide\"");
-	w_str(&w, "<g id=\"frames\">\n");
-	for (size_t i = 0; i < lay.n; i++) {
+}
+
+static void w_frames(struct w *w, const struct ctx *c, const struct flame_layout *lay)
+{
+	const struct flame *f = c->f;
+
+	w_str(w, "<g id=\"frames\">\n");
+	for (size_t i = 0; i < lay->n; i++) {
 		/*
 		 * Frames come in tree order, their nodes and names are all over memory: fetch
 		 * node, name record and name bytes a few frames ahead, one level per distance.
 		 */
-		if (i + 16 < lay.n)
-			__builtin_prefetch(&f->nodes[lay.frames[i + 16].node]);
-		if (i + 8 < lay.n)
-			__builtin_prefetch(&f->names[f->nodes[lay.frames[i + 8].node].name]);
-		if (i + 4 < lay.n) {
+		if (i + 16 < lay->n)
+			__builtin_prefetch(&f->nodes[lay->frames[i + 16].node]);
+		if (i + 8 < lay->n)
+			__builtin_prefetch(&f->names[f->nodes[lay->frames[i + 8].node].name]);
+		if (i + 4 < lay->n) {
 			const struct flame_name *nm =
-				&f->names[f->nodes[lay.frames[i + 4].node].name];
+				&f->names[f->nodes[lay->frames[i + 4].node].name];
 
 			__builtin_prefetch(f->pool + nm->off);
 			__builtin_prefetch(f->pool + nm->off + nm->len);
 		}
-		w_frame(&w, &c, &lay.frames[i]);
+		w_frame(w, c, &lay->frames[i]);
 	}
-	w_str(&w, "</g>\n</svg>\n");
-	rv = 0;
-out:
+	w_str(w, "</g>\n</svg>\n");
+}
+
+int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *out)
+{
+	struct w w = { .f = out };
+	struct flame_layout lay = { 0 };
+	struct ctx c = { .f = f, .o = o };
+	char bg1[8], bg2[8];
+	int rv;
+
+	if (o->width <= 2 * XPAD || !o->frameheight || !(o->fontsize > 0) || !(o->fontwidth > 0) ||
+	    !(o->minwidth >= 0) || !o->countname || !o->nametype || !o->fonttype ||
+	    flame_palette_bg(o->palette, o->bgcolors, bg1, bg2) != 0)
+		return -EINVAL;
+	if (!(w.buf = malloc(WBUF)))
+		return -ENOMEM;
+	c.timemax = f->time;
+	c.ypad2 = o->fontsize * 2 + 10;
+	if (!(c.timemax > 0)) {
+		rv = render_error(&w, o);
+	} else if ((rv = ctx_init(&c, &lay)) == 0) {
+		w_head(&w, &c, bg1, bg2);
+		w_frames(&w, &c, &lay);
+	}
 	w_flush(&w);
 	if (fflush(out) != 0 || ferror(out))
 		w.err = true;
