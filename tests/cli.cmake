@@ -11,6 +11,7 @@ set_tests_properties(collapse_cli PROPERTIES LABELS unit TIMEOUT 60)
 # plain HTTP from Python): zoom by click, search via Ctrl-F and the prompt, URL state restore.
 # Exits 77 (skipped) only if chromium or chromedriver is not installed.
 add_test(NAME test_flame_browser
-	COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/browser/flame_browser.py $<TARGET_FILE:fgcollect>)
+	COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/browser/flame_browser.py $<TARGET_FILE:fgcollect>
+		--index $<TARGET_FILE:profdir_fixture>)
 set_tests_properties(test_flame_browser PROPERTIES LABELS "unit;browser" TIMEOUT 120
 	SKIP_RETURN_CODE 77 ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR}")

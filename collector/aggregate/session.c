@@ -292,6 +292,8 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 	threadnames_init(&s->names);
 	s->rc = (struct resolve_ctx){ .table_of = table_of_cb, .arg = s };
 	resolve_init(&res, &s->rc);
+	s->agg_opts = ao;
+	s->agg_res = res;
 	s->sz = symbolizer_new(&so);
 	s->rc.sz = s->sz;
 	s->agg = stackagg_new(&ao, &res);
@@ -410,6 +412,43 @@ void session_finish(struct session *s, int grace_ms)
 struct stackagg *session_agg(struct session *s)
 {
 	return s->agg;
+}
+
+struct stackagg *session_rotate(struct session *s)
+{
+	struct stackagg *fresh = stackagg_new(&s->agg_opts, &s->agg_res), *done;
+
+	if (!fresh)
+		return NULL;
+	while (sampler_poll(s->sampler, 0, on_record, s) > 0)
+		;
+	session_src_pump(s);
+	stackagg_settle(s->agg, UINT64_MAX);
+	done = s->agg;
+	s->agg = fresh;
+	return done;
+}
+
+bool session_source_lost(const struct session *s)
+{
+	return s->ctl_dead;
+}
+
+size_t session_target_count(const struct session *s)
+{
+	return s->targets.n;
+}
+
+void session_target_at(const struct session *s, size_t i, struct session_target_info *out)
+{
+	const struct target *t = &s->targets.v[i];
+
+	out->pid = t->pid;
+	out->root = t->root;
+	out->service = t->service;
+	out->container_id = t->container_id;
+	out->connected = t->connected;
+	out->exited = t->exited;
 }
 
 void session_summary(const struct session *s, struct session_summary *out)

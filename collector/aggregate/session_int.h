@@ -33,6 +33,8 @@ struct session {
 	struct symbolizer *sz;
 	struct resolve_ctx rc; /* the resolvers' view of sz and the code tables */
 	struct stackagg *agg;
+	struct stackagg_opts agg_opts; /* for session_rotate's fresh aggregators */
+	struct stackagg_resolver agg_res;
 	struct javaframes *jf; /* interpreted frames; NULL without a stack copy */
 	struct stackagg_uframe uframes[STACKAGG_MAX_FRAMES];
 

@@ -37,6 +37,15 @@ const struct codetab *session_src_table(const struct session *s, uint32_t pid)
 
 /* ---- listen source ---------------------------------------------------------------------- */
 
+/* Keep the labels a JVM announced (service, container) for per-JVM profiles. */
+static void target_label(struct target *t, const struct jvm_info *info)
+{
+	if (info->service[0])
+		snprintf(t->service, sizeof(t->service), "%s", info->service);
+	if (info->container_id[0])
+		snprintf(t->container_id, sizeof(t->container_id), "%s", info->container_id);
+}
+
 static void on_jvm_event(void *arg, enum jvmset_event ev, const struct jvm_info *info, int err,
 			 const char *why)
 {
@@ -49,6 +58,7 @@ static void on_jvm_event(void *arg, enum jvmset_event ev, const struct jvm_info 
 			t = session_adopt(s, info->host_pid);
 		if (t) {
 			t->connected = true;
+			target_label(t, info);
 			session_note(s, "PID %u: agent connected (service %s, %s, container %s)",
 				     info->host_pid, info->service[0] ? info->service : "-",
 				     info->jvm_version[0] ? info->jvm_version : "JVM",
@@ -131,6 +141,7 @@ static struct codetab *on_ctl_jvm(void *arg, const struct jvm_info *info)
 			info->jvm_version[0] ? info->jvm_version : "JVM",
 			info->container_id[0] ? info->container_id : "none");
 	t->connected = t->connected || info->connected;
+	target_label(t, info);
 	return t->tab;
 }
 

@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jvmset.h"
+#include "peer.h"
+
 struct codetab;
 
 struct target {
@@ -25,6 +28,8 @@ struct target {
 	char root[48];	     /* "comm-pid", the process root frame of multi-target sessions */
 	bool drops_known;    /* ctl source: the daemon sent the agent's drop counters */
 	uint64_t queue_full, table_full;
+	char service[JVM_SERVICE_MAX];		      /* from its agent's HELLO, "" unknown */
+	char container_id[PEER_CONTAINER_ID_MAX + 1]; /* "" none or unknown */
 };
 
 struct targets {

@@ -27,7 +27,10 @@
 #include "fgsocket.h"
 #include "jvmset.h"
 #include "perfmap.h"
+#include "profdir.h"
+#include "push.h"
 #include "receive.h"
+#include "roller.h"
 #include "util.h"
 
 #define NSEC 1000000000ull
@@ -40,11 +43,23 @@ struct env {
 	uint64_t max_jvms;
 	uint64_t watchdog_ms;
 	bool quiet;
+	/* rolling profiles */
+	uint64_t profile_ns;
+	const char *out_dir;
+	bool pprof;
+	const char *push_url;
+	const char *push_app;
+	uint64_t push_queue;
+	uint64_t keep_profiles;
+	uint64_t max_bytes;
+	uint64_t freq;
+	const char *host_name;
+	char host_buf[65];
 };
 
 static const char usage_text[] =
 	"Usage: fgcollect watch [--socket PATH] [--keep-exited DURATION] [--max-jvms N]\n"
-	"                       [--ctl PATH]\n"
+	"                       [--ctl PATH] [--profile-every DURATION (--out DIR | --push URL)]\n"
 	"Serve every JVM started with -agentpath:libfgagent.so on this host and keep its\n"
 	"/tmp/perf-<hostpid>.map current for stock perf, bcc and bpftrace.\n\n"
 	"  -s, --socket PATH         agent socket (default " FG_DEFAULT_SOCKET ")\n"
@@ -56,10 +71,28 @@ static const char usage_text[] =
 	"      --map-dir DIR         write maps in DIR instead of /tmp (testing)\n"
 	"      --watchdog-ms MS      listener self-check period (default 1000, 0 = off)\n"
 	"  -q, --quiet               no per-JVM log lines\n"
+	"\nRolling profiles (a sampling thread of its own; map upkeep never waits for it):\n"
+	"  -P, --profile-every DURATION  cut one CPU profile per connected JVM every DURATION\n"
+	"                            (10s, 1m, ...); needs --out and/or --push\n"
+	"  -o, --out DIR             write STEM.folded and STEM.svg per JVM and interval, and\n"
+	"                            DIR/index.html (DIR is created 0755; it must be ours and\n"
+	"                            writable by nobody else). STEM = UTC start _ service _\n"
+	"                            container (12) _ host PID _ host name\n"
+	"      --pprof               also write STEM.pb.gz\n"
+	"      --keep-profiles N     keep at most N profiles in DIR, oldest removed (default 1000)\n"
+	"      --max-bytes SIZE      keep at most SIZE bytes in DIR (k, m, g; default 1g)\n"
+	"      --push URL            POST each profile to Pyroscope's ingest API at URL\n"
+	"                            (URL/ingest?name=APP{labels}&format=pprof...)\n"
+	"      --push-app NAME       application name in Pyroscope (default: the JVM's service)\n"
+	"      --push-queue N        profiles waiting for the server at most (default 64)\n"
+	"  -F, --freq HZ             sampling frequency of rolling profiles (default 99)\n"
+	"      --host-name NAME      host label of profiles (default: this host's name)\n"
 	"  -h, --help                this text\n\n"
 	"Examples:\n"
 	"  fgcollect watch\n"
-	"  fgcollect --watch --keep-exited 10m\n";
+	"  fgcollect --watch --keep-exited 10m\n"
+	"  fgcollect watch --profile-every 1m --out /var/lib/fgcollect/profiles\n"
+	"  fgcollect watch --profile-every 15s --push http://pyroscope:4040\n";
 
 /* "30s", "10m", "1h", "2d" or plain seconds -> ns. 0 or -EINVAL. */
 static int parse_duration(const char *s, uint64_t *ns)
@@ -87,6 +120,33 @@ static int parse_duration(const char *s, uint64_t *ns)
 	if (v == 0 || v > UINT64_MAX / mul)
 		return -EINVAL;
 	*ns = v * mul;
+	return 0;
+}
+
+/* "64k", "500m", "2g" or plain bytes, at least 64 KiB. 0 or -EINVAL. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!strcmp(end, "k") || !strcmp(end, "K"))
+		shift = 10;
+	else if (!strcmp(end, "m") || !strcmp(end, "M"))
+		shift = 20;
+	else if (!strcmp(end, "g") || !strcmp(end, "G"))
+		shift = 30;
+	else if (*end)
+		return -EINVAL;
+	if (v > (UINT64_MAX >> 31) || (v << shift) < (64u << 10))
+		return -EINVAL;
+	*out = v << shift;
 	return 0;
 }
 
@@ -169,13 +229,23 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "map-dir", required_argument, NULL, 'M' },
 		{ "watchdog-ms", required_argument, NULL, 'W' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "profile-every", required_argument, NULL, 'P' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "pprof", no_argument, NULL, 'B' },
+		{ "keep-profiles", required_argument, NULL, 'K' },
+		{ "max-bytes", required_argument, NULL, 'X' },
+		{ "push", required_argument, NULL, 'U' },
+		{ "push-app", required_argument, NULL, 'A' },
+		{ "push-queue", required_argument, NULL, 'Q' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "host-name", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:k:n:c:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:k:n:c:qP:o:F:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			env->socket = optarg;
@@ -213,6 +283,59 @@ static int parse_args(int argc, char **argv, struct env *env)
 		case 'q':
 			env->quiet = true;
 			break;
+		case 'P':
+			if (parse_duration(optarg, &env->profile_ns) != 0) {
+				fg_err("watch",
+				       "--profile-every '%s': expected a duration like 10s, 1m or 1h",
+				       optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			env->out_dir = optarg;
+			break;
+		case 'B':
+			env->pprof = true;
+			break;
+		case 'K':
+			if (fg_parse_u64(optarg, 1, 1000000, &env->keep_profiles) != 0) {
+				fg_err("watch",
+				       "--keep-profiles '%s': expected a number from 1 to 1000000",
+				       optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'X':
+			if (parse_size(optarg, &env->max_bytes) != 0) {
+				fg_err("watch",
+				       "--max-bytes '%s': expected a size like 500m or 2g (at least 64k)",
+				       optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'U':
+			env->push_url = optarg;
+			break;
+		case 'A':
+			env->push_app = optarg;
+			break;
+		case 'Q':
+			if (fg_parse_u64(optarg, 1, 100000, &env->push_queue) != 0) {
+				fg_err("watch",
+				       "--push-queue '%s': expected a number from 1 to 100000",
+				       optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			if (fg_parse_u64(optarg, 1, 10000, &env->freq) != 0) {
+				fg_err("watch", "--freq '%s' must be 1..10000 Hz", optarg);
+				return FG_EXIT_USAGE;
+			}
+			break;
+		case 'H':
+			env->host_name = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -226,7 +349,129 @@ static int parse_args(int argc, char **argv, struct env *env)
 		fputs(usage_text, stderr);
 		return FG_EXIT_USAGE;
 	}
+	if (!env->profile_ns && (env->out_dir || env->push_url || env->pprof)) {
+		fg_err("watch", "--out, --push and --pprof need --profile-every DURATION");
+		return FG_EXIT_USAGE;
+	}
+	if (env->profile_ns && !env->out_dir && !env->push_url) {
+		fg_err("watch",
+		       "--profile-every needs somewhere to send profiles: --out DIR and/or "
+		       "--push URL");
+		return FG_EXIT_USAGE;
+	}
+	if (env->pprof && !env->out_dir) {
+		fg_err("watch", "--pprof writes .pb.gz files next to the others: give --out DIR");
+		return FG_EXIT_USAGE;
+	}
+	if (env->push_url && strncmp(env->push_url, "http://", 7) != 0 &&
+	    strncmp(env->push_url, "https://", 8) != 0) {
+		fg_err("watch",
+		       "--push '%s': expected an http:// or https:// URL of a Pyroscope "
+		       "server (or Alloy's pyroscope.receive_http)",
+		       env->push_url);
+		return FG_EXIT_USAGE;
+	}
 	return 0;
+}
+
+static void roller_log(void *arg, const char *line)
+{
+	(void)arg;
+	fg_err("watch", "%s", line);
+}
+
+/* Start the rolling profiles: directory, pusher, then the sampling thread. */
+static int start_profiles(struct env *env, struct profdir **dir, struct push **push,
+			  struct roller **roller)
+{
+	int rv;
+
+	if (!env->host_name) {
+		if (gethostname(env->host_buf, sizeof(env->host_buf) - 1) != 0)
+			snprintf(env->host_buf, sizeof(env->host_buf), "unknown");
+		env->host_name = env->host_buf;
+	}
+	if (env->out_dir) {
+		struct profdir_opts po = { .path = env->out_dir,
+					   .keep = (size_t)env->keep_profiles,
+					   .max_bytes = env->max_bytes };
+
+		if ((rv = profdir_open(&po, dir)) != 0) {
+			fg_err("watch", "cannot use %s for profiles: %s%s", env->out_dir,
+			       strerror(-rv),
+			       rv == -EPERM
+				       ? " (it must be a directory owned by us that nobody else "
+					 "can write, not a symlink)"
+				       : "");
+			return rv;
+		}
+	}
+	if (env->push_url) {
+		struct push_opts pu = { .url = env->push_url,
+					.app = env->push_app,
+					.max_queue = (size_t)env->push_queue };
+
+		if ((rv = push_open(&pu, push)) != 0) {
+			fg_err("watch", "cannot push to %s: %s", env->push_url, strerror(-rv));
+			return rv;
+		}
+	}
+	struct roller_opts ro = { .ctl_path = env->ctl,
+				  .interval_ns = env->profile_ns,
+				  .freq_hz = (unsigned)env->freq,
+				  .pprof_files = env->pprof,
+				  .dir = *dir,
+				  .push = *push,
+				  .hostname = env->host_name,
+				  .log = roller_log,
+				  .verbose = !env->quiet };
+
+	if ((rv = roller_start(&ro, roller)) != 0) {
+		fg_err("watch", "cannot start the profiling thread: %s", strerror(-rv));
+		return rv;
+	}
+	if (!env->quiet)
+		fg_err("watch", "rolling profiles every %.0f s%s%s%s%s (host %s)",
+		       (double)env->profile_ns / 1e9, env->out_dir ? " to " : "",
+		       env->out_dir ? env->out_dir : "", env->push_url ? ", pushed to " : "",
+		       env->push_url ? env->push_url : "", env->host_name);
+	return 0;
+}
+
+static void stop_profiles(struct roller *roller, struct profdir *dir, struct push *push)
+{
+	struct roller_stats rs;
+	struct profdir_stats ds = { 0 };
+	struct push_stats ps = { 0 };
+
+	if (!roller) {
+		push_close(push, 0, NULL);
+		profdir_close(dir);
+		return;
+	}
+	roller_stop(roller, &rs); /* cuts the last interval */
+	if (push) {
+		push_close(push, 2000, &ps);
+		fg_err("watch",
+		       "push: %llu profiles sent, %llu failed attempts (retried), %llu dropped with "
+		       "the queue full, %llu rejected by the server, %llu unsent at exit%s%s",
+		       (unsigned long long)ps.sent, (unsigned long long)ps.attempts_failed,
+		       (unsigned long long)ps.dropped_full, (unsigned long long)ps.dropped_rejected,
+		       (unsigned long long)ps.dropped_exit,
+		       ps.last_error[0] ? "; last error: " : "", ps.last_error);
+	}
+	if (dir)
+		profdir_stats(dir, &ds);
+
+	fg_err("watch",
+	       "profiles: %llu intervals, %llu profiles, %llu samples (%llu outside known JVMs), "
+	       "%llu not written; directory %zu profiles, %.1f MiB (%llu removed by retention, "
+	       "%llu errors)",
+	       (unsigned long long)rs.intervals, (unsigned long long)rs.profiles,
+	       (unsigned long long)rs.samples, (unsigned long long)rs.other_samples,
+	       (unsigned long long)rs.write_errors, ds.sets, (double)ds.bytes / 1048576.0,
+	       (unsigned long long)ds.removed, (unsigned long long)ds.errors);
+	profdir_close(dir);
 }
 
 /* Create the socket's directory (0755, so containers can reach the socket) if missing. */
@@ -283,12 +528,17 @@ int cmd_watch(int argc, char **argv)
 			   .map_dir = "/tmp",
 			   .keep_exited_ns = 3600 * NSEC,
 			   .max_jvms = 1024,
-			   .watchdog_ms = 1000 };
+			   .watchdog_ms = 1000,
+			   .push_queue = 64,
+			   .freq = 99 };
 	struct jvmset_observer log = { .event = log_event, .arg = &env };
 	struct perfmap_dir *maps = NULL;
 	struct jvmset *set = NULL;
 	struct receive *rx = NULL;
 	struct ctl_server *ctl = NULL;
+	struct profdir *pdir = NULL;
+	struct push *push = NULL;
+	struct roller *roller = NULL;
 	struct pollfd fds[3 + CTL_MAX_CLIENTS + 1];
 	sigset_t sigs;
 	int rv, sfd = -1, status = FG_EXIT_FAIL;
@@ -341,6 +591,8 @@ int cmd_watch(int argc, char **argv)
 	if (!env.quiet)
 		fg_err("watch", "listening on %s (control %s), maps in %s", env.socket, env.ctl,
 		       env.map_dir);
+	if (env.profile_ns && start_profiles(&env, &pdir, &push, &roller) != 0)
+		goto out;
 	for (;;) {
 		uint64_t now = fg_now_ns(), next = jvmset_tick(set, now);
 		int timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
@@ -364,6 +616,8 @@ int cmd_watch(int argc, char **argv)
 	jvmset_flush(set, fg_now_ns());
 	status = FG_EXIT_OK;
 out:
+	/* The roller is a client of ctl: stopped first (its last cut reads from ctl's tables). */
+	stop_profiles(roller, pdir, push);
 	if (rx && set)
 		summary(set, rx, ctl);
 	ctl_server_close(ctl);

@@ -446,10 +446,10 @@ static int write_all(int fd, const uint8_t *d, size_t n)
 	return 0;
 }
 
-int pprof_write_gz(const struct pprof *p, int fd)
+int pprof_encode_gz(const struct pprof *p, uint8_t **out, size_t *out_len)
 {
-	uint8_t *raw, out[65536];
-	size_t len;
+	uint8_t *raw, *buf = NULL;
+	size_t len, cap = 0, n = 0;
 	z_stream z;
 	int rv, zr;
 
@@ -470,17 +470,45 @@ int pprof_write_gz(const struct pprof *p, int fd)
 			z.avail_in = len > (1u << 30) ? (1u << 30) : (uInt)len;
 			len -= z.avail_in;
 		}
-		z.next_out = out;
-		z.avail_out = sizeof(out);
+		if (cap - n < 65536) {
+			uint8_t *nb = realloc(buf, cap ? cap * 2 : 65536 * 2);
+
+			if (!nb) {
+				rv = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536 * 2;
+		}
+		z.next_out = buf + n;
+		z.avail_out = (uInt)(cap - n);
 		zr = deflate(&z, len == 0 ? Z_FINISH : Z_NO_FLUSH);
 		if (zr == Z_STREAM_ERROR) {
 			rv = -EIO;
 			break;
 		}
-		if ((rv = write_all(fd, out, sizeof(out) - z.avail_out)) != 0)
-			break;
+		n = cap - z.avail_out;
 	} while (zr != Z_STREAM_END);
 	deflateEnd(&z);
 	free(raw);
+	if (rv != 0) {
+		free(buf);
+		return rv;
+	}
+	*out = buf;
+	*out_len = n;
+	return 0;
+}
+
+int pprof_write_gz(const struct pprof *p, int fd)
+{
+	uint8_t *gz;
+	size_t len;
+	int rv;
+
+	if ((rv = pprof_encode_gz(p, &gz, &len)) != 0)
+		return rv;
+	rv = write_all(fd, gz, len);
+	free(gz);
 	return rv;
 }

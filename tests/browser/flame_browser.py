@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""flame_browser.py FGCOLLECT - the SVG's script in a real browser.
+"""flame_browser.py FGCOLLECT [--index PROFDIR_FIXTURE] - the SVG's script in a real browser.
 
 Renders a small profile with `fgcollect flamegraph`, opens it in Debian's headless chromium
 driven over WebDriver (plain HTTP JSON to chromedriver, Python stdlib only), and checks:
@@ -148,9 +148,55 @@ class Driver:
         return self.js("return document.getElementById(arguments[0]).textContent;", elem_id)
 
 
+def check_index(wd, fixture, tmp, svg, folded, nframes):
+    d = os.path.join(tmp, "profiles")
+    subprocess.run([fixture, d, svg, folded], check=True)
+    wd.call("POST", "/url", {"url": "file://" + urllib.parse.quote(os.path.join(d, "index.html"))})
+    groups = wd.js("return Array.from(document.querySelectorAll('section.container'))"
+                   ".map(s => s.getAttribute('data-container'));")
+    check(groups == ["aaaaaaaaaaaa", "bbbbbbbbbbbb", "host"],
+          "index: containers ordered by their newest profile (%r)" % groups)
+    starts = wd.js("return Array.from(document.querySelectorAll('section.container'))"
+                   ".map(s => Array.from(s.querySelectorAll('td.start')).map(t => t.textContent));")
+    check(starts == [["2026-11-22 08:12:00", "2026-11-22 08:11:00", "2026-11-22 08:10:00"],
+                     ["2026-11-22 08:11:30", "2026-11-22 08:10:30"],
+                     ["2026-11-22 08:10:10"]],
+          "index: rows newest first in each container (%r)" % starts)
+    svcs = wd.js("return Array.from(document.querySelectorAll('section.container'))"
+                 ".map(s => Array.from(s.querySelectorAll('td.service, td.pid, td.host'))"
+                 ".map(t => t.textContent).join(' '));")
+    check(svcs == ["checkout 101 node1 checkout 101 node1 checkout 101 node1",
+                   "billing 202 node1 billing 202 node1", "batch 303 node1"],
+          "index: service, host PID and host per row (%r)" % svcs)
+    heading = wd.js("return document.querySelector('section.container h2').textContent;")
+    check("aaaaaaaaaaaa0000000000000000000000000000000000000000000000000001" in heading,
+          "index: full container id in the heading (%r)" % heading)
+    shown = wd.js("return document.querySelector('table').getBoundingClientRect().height;")
+    check(shown and shown > 50, "index: tables rendered (height %r)" % shown)
+    link = wd.el("(//section[1]//a[text()='flame graph'])[1]")
+    href = wd.js("return arguments[0].href;", {ELEMENT: link})
+    wd.click(link)
+    time.sleep(0.5)
+    if wd.call("GET", "/url").endswith("index.html"):
+        print("note: WebDriver click did not navigate; following the link by script")
+        wd.js("arguments[0].click();", {ELEMENT: link})
+    for _ in range(50):
+        if wd.call("GET", "/url").endswith(".svg"):
+            break
+        time.sleep(0.1)
+    here = wd.call("GET", "/url")
+    check(here.endswith("20261122T081200Z_checkout_aaaaaaaaaaaa_101_node1.svg"),
+          "index: the newest row's link opens its SVG (%s, link %s)" % (here, href))
+    got = wd.js("var f = document.getElementById('frames'); return f ? f.children.length : -1;")
+    check(got == nframes, "index: the linked flame graph renders (%s frames)" % got)
+
+
 def main():
-    if len(sys.argv) != 2:
-        print("usage: flame_browser.py FGCOLLECT", file=sys.stderr)
+    fixture = None
+    if len(sys.argv) == 4 and sys.argv[2] == "--index":
+        fixture = sys.argv[3]
+    elif len(sys.argv) != 2:
+        print("usage: flame_browser.py FGCOLLECT [--index PROFDIR_FIXTURE]", file=sys.stderr)
         return 64
     if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
         print("SKIP: %s or %s not installed (Debian packages chromium, chromium-driver)"
@@ -264,6 +310,8 @@ def main():
         want = matched_pct(root, "Service.handle", "Socket|Parser")
         got = wd.text("matched")
         check(got == want, "search restored from URL: %r, expected %r" % (got, want))
+        if fixture:
+            check_index(wd, fixture, tmp, svg, folded, count(root))
     except Exception as e:  # report, never pass silently
         failures.append("exception: %s" % e)
         print("FAIL exception: %s" % e)

@@ -139,6 +139,33 @@ int session_next_note(struct session *s, char *buf, size_t len);
  */
 int session_write_code_log(const struct session *s, FILE *f);
 
+/*
+ * End the current aggregation and start a new one, for rolling profiles: drain the rings,
+ * settle every waiting sample with what the code tables hold now, and return the aggregator
+ * (the caller reads it and frees it with stackagg_free); samples from now on go to a fresh
+ * one, so memory is bounded by one interval. NULL, and nothing changed, without memory.
+ */
+struct stackagg *session_rotate(struct session *s);
+
+/* The daemon's control channel closed during the session: its code tables stopped updating. */
+bool session_source_lost(const struct session *s);
+
+/*
+ * The targets of the session (multi-target sessions grow as JVMs connect). Strings are
+ * borrowed: valid until the next session_* call. A target's stacks start with the frame root.
+ */
+struct session_target_info {
+	uint32_t pid;
+	const char *root;	  /* process root frame of its stacks: "comm-pid" */
+	const char *service;	  /* its agent's service label, "" unknown */
+	const char *container_id; /* "" none or unknown */
+	bool connected;		  /* its agent said hello */
+	bool exited;
+};
+
+size_t session_target_count(const struct session *s);
+void session_target_at(const struct session *s, size_t i, struct session_target_info *out);
+
 void session_close(struct session *s);
 
 #endif

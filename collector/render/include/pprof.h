@@ -53,6 +53,9 @@ int pprof_add_folded(struct pprof *p, const char *stack, size_t len, int64_t cou
  */
 int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len);
 
+/* Encode and gzip into a malloc'd buffer the caller frees. 0, -ENOMEM or -EIO (zlib). */
+int pprof_encode_gz(const struct pprof *p, uint8_t **out, size_t *out_len);
+
 /* Encode, gzip (zlib) and write everything to fd. 0, -ENOMEM, -EIO (zlib) or write's -errno. */
 int pprof_write_gz(const struct pprof *p, int fd);
 

@@ -360,7 +360,8 @@ static size_t old_hello(uint8_t *buf, const uint8_t *extra, size_t nextra)
 	body[n] = 1;
 	body[n + 2] = 'a';
 	n += 3;
-	memcpy(body + n, extra, nextra);
+	if (nextra)
+		memcpy(body + n, extra, nextra);
 	n += nextra;
 	put_raw(buf, &off, FGP_HELLO, (uint32_t)(8 + n), body, n);
 	return off;

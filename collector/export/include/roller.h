@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * roller.h - rolling profiles for `watch --profile-every`: a thread of its own samples every
+ * connected JVM through the daemon's control channel (the record pipeline: session -> sampler
+ * -> symbolizer -> stackagg) and, every interval, cuts one profile per JVM and hands it to the
+ * profile directory (folded, SVG, optional pprof) and to the Pyroscope pusher.
+ *
+ * The ingest loop never waits for it: the roller is just another client of the control
+ * channel, which never blocks the daemon (a client that falls behind is disconnected; the
+ * roller then opens a new session). Every recycle_ns the session is replaced by a new one so
+ * that exited JVMs' tables, sampler descriptors and caches are let go (a few milliseconds of
+ * samples are lost at each switch).
+ *
+ * Invariant: memory is bounded by one interval's stacks (session_rotate hands them over and
+ * they are freed after writing) plus the live code tables.
+ */
+#ifndef FG_ROLLER_H
+#define FG_ROLLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profdir;
+struct push;
+struct roller;
+struct roller_stats;
+
+struct roller_opts {
+	const char *ctl_path; /* the daemon's control socket */
+	uint64_t interval_ns; /* profile length */
+	unsigned freq_hz;     /* 0 = 99 */
+	bool pprof_files;     /* also write STEM.pb.gz to dir */
+	struct profdir *dir;  /* NULL: no files (the roller owns it from here: it writes) */
+	struct push *push;    /* NULL: no push */
+	const char *hostname;
+	uint64_t recycle_ns; /* 0 = 1 h */
+	/* Log lines (one per call, no newline), called from the roller's thread. May be NULL. */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+	bool verbose; /* also pass on the session's notes (connects, exits) */
+};
+
+/* Start the thread. 0 or a negative errno. */
+int roller_start(const struct roller_opts *o, struct roller **out);
+
+/*
+ * Stop: cut the running interval (written when it holds samples), join, free; the final
+ * counters go to *final when it is not NULL. NULL is fine.
+ */
+void roller_stop(struct roller *r, struct roller_stats *final);
+
+struct roller_stats {
+	uint64_t intervals;	 /* intervals cut */
+	uint64_t profiles;	 /* per-JVM profiles produced */
+	uint64_t samples;	 /* samples in them */
+	uint64_t other_samples;	 /* samples of processes that are not a known JVM */
+	uint64_t write_errors;	 /* profiles the directory refused */
+	uint64_t push_refused;	 /* profiles the pusher refused (too big, no memory) */
+	uint64_t sessions;	 /* sessions opened */
+	uint64_t session_errors; /* failed opens (retried) */
+};
+
+void roller_stats(struct roller *r, struct roller_stats *out);
+
+#endif

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""pyroscope_receiver.py PORT OUTDIR - a stand-in for a Pyroscope server's ingest endpoint, for
+the protocol test of `watch --push` (no Pyroscope can be installed here).
+
+Checks every request against Pyroscope's documented HTTP ingest API for format=pprof
+(docs/sources/configure-server/about-server-api.md of grafana/pyroscope):
+  POST /ingest with query parameters name (APP{key=value,...}), from and until (Unix seconds,
+  from <= until), format=pprof, sampleRate (Hz); a multipart/form-data body whose file field
+  "profile" holds the gzip'd profile.proto and whose "sample_type_config" is the JSON sample
+  type configuration. The labels fgcollect promises (service_name, container_id, host_pid,
+  hostname) must be there.
+An accepted request is answered 200 and saved as OUTDIR/N.pb.gz plus OUTDIR/N.json (the
+query); a refused one is answered 400 and its reason appended to OUTDIR/errors.log.
+"""
+import email.parser
+import gzip
+import http.server
+import json
+import os
+import re
+import sys
+import time
+import urllib.parse
+
+NAME_RE = re.compile(r"^([A-Za-z0-9._-]+)\{((?:[A-Za-z_][A-Za-z0-9_]*=[^,{}=]+)"
+                     r"(?:,[A-Za-z_][A-Za-z0-9_]*=[^,{}=]+)*)\}$")
+LABELS = ("service_name", "container_id", "host_pid", "hostname")
+OUT = sys.argv[2]
+count = 0
+
+
+def check(handler, body):
+    """The reason a request breaks the documented API, or None; also the saved query."""
+    u = urllib.parse.urlsplit(handler.path)
+    if u.path != "/ingest":
+        return "path %r is not /ingest" % u.path, None
+    q = urllib.parse.parse_qs(u.query, keep_blank_values=True)
+    for k in ("name", "from", "until", "format", "sampleRate"):
+        if len(q.get(k, [])) != 1:
+            return "query parameter %s missing or repeated" % k, None
+    q = {k: v[0] for k, v in q.items()}
+    m = NAME_RE.match(q["name"])
+    if not m:
+        return "name %r is not APP{key=value,...}" % q["name"], None
+    labels = dict(kv.split("=", 1) for kv in m.group(2).split(","))
+    for k in LABELS:
+        if not labels.get(k):
+            return "label %s missing from name %r" % (k, q["name"]), None
+    if not re.fullmatch(r"[0-9]+", labels["host_pid"]):
+        return "host_pid %r is not a number" % labels["host_pid"], None
+    try:
+        t0, t1, hz = int(q["from"]), int(q["until"]), int(q["sampleRate"])
+    except ValueError:
+        return "from/until/sampleRate are not integers", None
+    if not (1500000000 < t0 <= t1 < 4000000000) or abs(time.time() - t1) > 600 or hz <= 0:
+        return "from=%d until=%d sampleRate=%d make no sense" % (t0, t1, hz), None
+    if q["format"] != "pprof":
+        return "format %r is not pprof" % q["format"], None
+    ctype = handler.headers.get("Content-Type", "")
+    if not ctype.startswith("multipart/form-data") or "boundary=" not in ctype:
+        return "Content-Type %r is not multipart/form-data with a boundary" % ctype, None
+    msg = email.parser.BytesParser().parsebytes(
+        b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
+    parts = {}
+    for part in msg.get_payload() if msg.is_multipart() else []:
+        name = part.get_param("name", header="content-disposition")
+        if part.get_param("filename", header="content-disposition") is None:
+            return "form field %r is not a file field" % name, None
+        parts[name] = part.get_payload(decode=True)
+    if set(parts) != {"profile", "sample_type_config"}:
+        return "form fields %r, expected profile and sample_type_config" % sorted(parts), None
+    prof = parts["profile"]
+    if prof[:2] != b"\x1f\x8b":
+        return "profile is not gzip'd", None
+    try:
+        gzip.decompress(prof)
+        cfg = json.loads(parts["sample_type_config"])
+    except (OSError, ValueError) as e:
+        return "unreadable profile or sample_type_config: %s" % e, None
+    st = cfg.get("samples") if isinstance(cfg, dict) else None
+    if not isinstance(st, dict) or st.get("units") not in ("samples", "objects", "bytes") or \
+            st.get("aggregation") not in ("sum", "average") or \
+            not isinstance(st.get("sampled"), bool):
+        return "sample_type_config %r does not follow the documented form" % cfg, None
+    q["labels"] = labels
+    q["app"] = m.group(1)
+    q["received"] = time.time()
+    return None, (q, prof)
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        pass
+
+    def reply(self, code, text):
+        data = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        global count
+        n = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(n)
+        why, got = check(self, body)
+        if why:
+            with open(os.path.join(OUT, "errors.log"), "a") as f:
+                f.write(why + "\n")
+            self.reply(400, why)
+            return
+        q, prof = got
+        count += 1
+        with open(os.path.join(OUT, "%d.pb.gz" % count), "wb") as f:
+            f.write(prof)
+        with open(os.path.join(OUT, "%d.json" % count), "w") as f:
+            json.dump(q, f)
+        self.reply(200, "OK")
+
+    def do_GET(self):
+        with open(os.path.join(OUT, "errors.log"), "a") as f:
+            f.write("GET %s: ingest takes POST\n" % self.path)
+        self.reply(405, "POST only")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    srv = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    print("listening on 127.0.0.1:%d since %.3f" % (srv.server_address[1], time.time()),
+          flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

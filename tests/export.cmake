@@ -1,0 +1,14 @@
+# export: profile labels, the profile directory (retention, index, safe writes) and the
+# Pyroscope pusher's URL and bounded queue (unit); rolling profiles of two containers,
+# retention, and push to a receiver that is down then up (e2e).
+foreach(t labels profdir push)
+	fg_unit_test(test_${t} SOURCES unit/export/test_${t}.c LIBS fg_export)
+endforeach()
+if(FG_E2E)
+	fg_e2e_test(e2e_watch_profiles watch_profiles.sh TIMEOUT 180)
+	fg_e2e_test(e2e_watch_push watch_push.sh TIMEOUT 180)
+endif()
+
+# index.html in a real browser (tests/browser/flame_browser.py --index): a fixture directory.
+add_executable(profdir_fixture unit/export/profdir_fixture.c)
+target_link_libraries(profdir_fixture PRIVATE fg_export)

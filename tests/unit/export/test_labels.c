@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_labels.c - profile labels: stems parse back to what made them, hostile service and host
+ * names cannot add a field or a path separator, and label values stay in their alphabet.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "labels.h"
+
+#define T0 1795335000 /* 2026-11-22 08:10:00 UTC */
+
+static void test_stem_round_trips(void **state)
+{
+	struct prof_labels l;
+	struct prof_stem p;
+	char stem[LABELS_STEM_MAX];
+
+	(void)state;
+	prof_labels_set(&l, "checkout", "3f2a1b4c5d6e7f8091a2b3c4d5e6f708", 4242, "node-7.eu");
+	prof_labels_stem(&l, T0, stem);
+	assert_string_equal(stem, "20261122T081000Z_checkout_3f2a1b4c5d6e_4242_node-7.eu");
+	assert_int_equal(prof_stem_parse(stem, strlen(stem), &p), 0);
+	assert_int_equal(p.start_unix, T0);
+	assert_string_equal(p.service, "checkout");
+	assert_string_equal(p.cid12, "3f2a1b4c5d6e");
+	assert_int_equal(p.host_pid, 4242);
+	assert_string_equal(p.hostname, "node-7.eu");
+}
+
+static void test_hostile_names_cannot_add_fields_or_paths(void **state)
+{
+	static const struct {
+		const char *service, *host, *want;
+	} cases[] = {
+		{ "a_b", "h", "20261122T081000Z_a-b_host_7_h" },
+		{ "../../etc/passwd", "h", "20261122T081000Z_..-..-etc-passwd_host_7_h" },
+		{ "com.shop:web/1", "my_host", "20261122T081000Z_com.shop-web-1_host_7_my-host" },
+		{ "", "", "20261122T081000Z_pid-7_host_7_unknown" },
+		{ "x\ny", "h h", "20261122T081000Z_x-y_host_7_h-h" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct prof_labels l;
+		struct prof_stem p;
+		char stem[LABELS_STEM_MAX];
+
+		prof_labels_set(&l, cases[i].service, NULL, 7, cases[i].host);
+		prof_labels_stem(&l, T0, stem);
+		assert_string_equal(stem, cases[i].want);
+		assert_null(strchr(stem, '/'));
+		assert_int_equal(prof_stem_parse(stem, strlen(stem), &p), 0);
+		assert_int_equal(p.host_pid, 7);
+	}
+}
+
+static void test_foreign_names_are_not_stems(void **state)
+{
+	static const char *bad[] = {
+		"index",
+		"20261122T081000Z_a_host_7",		 /* four fields */
+		"20261122T081000Z_a_host_7_h_x",	 /* six */
+		"20261122T081000Z__host_7_h",		 /* empty service */
+		"20261122T081000Z_a_3f2a_7_h",		 /* short container */
+		"20261122T081000Z_a_3F2A1B4C5D6E_7_h",	 /* not lower hex */
+		"20261122T081000Z_a_host_07_h",		 /* leading zero */
+		"20261122T081000Z_a_host_0_h",		 /* pid 0 */
+		"20261122T081000Z_a_host_99999999999_h", /* > u32 */
+		"2026-11-22T0810Z_a_host_7_h",
+		"20261122T081000Z_a_host_7_h_",
+		"20261122T081000Z_a!_host_7_h",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct prof_stem p;
+
+		if (prof_stem_parse(bad[i], strlen(bad[i]), &p) != -EINVAL)
+			fail_msg("'%s' parsed as a stem", bad[i]);
+	}
+}
+
+static void test_label_values_keep_their_alphabet(void **state)
+{
+	char out[64];
+
+	(void)state;
+	prof_label_value("shop-web_1.eu", out, sizeof(out));
+	assert_string_equal(out, "shop-web_1.eu");
+	prof_label_value("a{b=c,d}\"e:f/g", out, sizeof(out));
+	assert_string_equal(out, "a_b_c_d__e_f_g");
+	prof_label_value("", out, sizeof(out));
+	assert_string_equal(out, "unknown");
+	prof_label_value("abcdefgh", out, 4);
+	assert_string_equal(out, "abc");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stem_round_trips),
+		cmocka_unit_test(test_hostile_names_cannot_add_fields_or_paths),
+		cmocka_unit_test(test_foreign_names_are_not_stems),
+		cmocka_unit_test(test_label_values_keep_their_alphabet),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profdir.c - the profile directory: files land whole under their stem, retention holds by
+ * count and by bytes (oldest first, also across a restart), an unsafe directory is refused, a
+ * planted symlink is replaced and never followed, and index.html lists containers and profiles
+ * newest first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "profdir.h"
+
+#define T0 1795335000 /* 2026-11-22 08:10:00 UTC */
+#define CID_A "aaaaaaaaaaaa0000000000000000000000000000000000000000000000000001"
+#define CID_B "bbbbbbbbbbbb0000000000000000000000000000000000000000000000000002"
+
+static char base[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(base, sizeof(base), "/tmp/fgprofdir.XXXXXX");
+	assert_non_null(mkdtemp(base));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static void path(char *out, size_t len, const char *name)
+{
+	snprintf(out, len, "%s/%s", base, name);
+}
+
+/* A profile of service svc in container cid, started at T0 + t, with n bytes per file. */
+static int add(struct profdir *d, const char *svc, const char *cid, uint32_t pid, int64_t t,
+	       size_t n, int pb)
+{
+	static char blob[8192];
+	struct profdir_prof p = { .start_unix = T0 + t,
+				  .end_unix = T0 + t + 10,
+				  .samples = 100 + (uint64_t)t,
+				  .freq_hz = 99 };
+
+	memset(blob, 'x', sizeof(blob));
+	assert_true(n <= sizeof(blob));
+	prof_labels_set(&p.labels, svc, cid, pid, "node1");
+	p.folded = blob;
+	p.folded_len = n;
+	p.svg = blob;
+	p.svg_len = n;
+	if (pb) {
+		p.pb = blob;
+		p.pb_len = n;
+	}
+	return profdir_add(d, &p);
+}
+
+static int exists(const char *name)
+{
+	char p[256];
+	struct stat st;
+
+	path(p, sizeof(p), name);
+	return lstat(p, &st) == 0;
+}
+
+static char *slurp(const char *name)
+{
+	char p[256], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	path(p, sizeof(p), name);
+	f = fopen(p, "r");
+	assert_non_null(f);
+	buf = calloc(1, 1 << 20);
+	len = fread(buf, 1, (1 << 20) - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_sets_land_whole_with_an_index(void **state)
+{
+	char dir[128];
+	struct profdir *d;
+	struct profdir_opts o = { .path = dir };
+	struct profdir_stats st;
+	struct stat sb;
+	char *idx;
+
+	(void)state;
+	path(dir, sizeof(dir), "out");
+	assert_int_equal(profdir_open(&o, &d), 0);
+	assert_int_equal(stat(dir, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0755);
+	assert_int_equal(add(d, "web", CID_A, 10, 0, 100, 1), 0);
+	assert_int_equal(add(d, "db", NULL, 11, 0, 50, 0), 0);
+	assert_true(exists("out/20261122T081000Z_web_aaaaaaaaaaaa_10_node1.folded"));
+	assert_true(exists("out/20261122T081000Z_web_aaaaaaaaaaaa_10_node1.svg"));
+	assert_true(exists("out/20261122T081000Z_web_aaaaaaaaaaaa_10_node1.pb.gz"));
+	assert_true(exists("out/20261122T081000Z_db_host_11_node1.svg"));
+	assert_false(exists("out/20261122T081000Z_db_host_11_node1.pb.gz"));
+	assert_int_equal(add(d, "web", CID_A, 10, 0, 100, 1), -EEXIST);
+	profdir_stats(d, &st);
+	assert_int_equal(st.sets, 2);
+	assert_int_equal(st.bytes, 300 + 100);
+	idx = slurp("out/index.html");
+	assert_non_null(strstr(idx, CID_A)); /* the full id in the group heading */
+	assert_non_null(strstr(idx, "Host processes (no container)"));
+	assert_non_null(strstr(idx, "href=\"20261122T081000Z_web_aaaaaaaaaaaa_10_node1.svg\""));
+	free(idx);
+	profdir_close(d);
+}
+
+/* Stems of the rows of index.html, in document order, joined by ' '. */
+static void rows(const char *idx, char *out, size_t len)
+{
+	const char *p = idx;
+
+	out[0] = '\0';
+	while ((p = strstr(p, "data-stem=\""))) {
+		const char *q;
+
+		p += strlen("data-stem=\"");
+		q = strchr(p, '"');
+		snprintf(out + strlen(out), len - strlen(out), "%.*s ", (int)(q - p), p);
+		p = q;
+	}
+}
+
+static void test_index_groups_containers_newest_first(void **state)
+{
+	char dir[128], got[4096];
+	struct profdir_opts o = { .path = dir };
+	struct profdir *d;
+	char *idx;
+
+	(void)state;
+	path(dir, sizeof(dir), "idx");
+	assert_int_equal(profdir_open(&o, &d), 0);
+	assert_int_equal(add(d, "a", CID_A, 1, 0, 10, 0), 0);
+	assert_int_equal(add(d, "b", CID_B, 2, 10, 10, 0), 0);
+	assert_int_equal(add(d, "a", CID_A, 1, 20, 10, 0), 0);
+	assert_int_equal(add(d, "b", CID_B, 2, 30, 10, 0), 0);
+	idx = slurp("idx/index.html");
+	rows(idx, got, sizeof(got));
+	/* container B has the newest profile: its group first; inside, newest first */
+	assert_string_equal(got, "20261122T081030Z_b_bbbbbbbbbbbb_2_node1 "
+				 "20261122T081010Z_b_bbbbbbbbbbbb_2_node1 "
+				 "20261122T081020Z_a_aaaaaaaaaaaa_1_node1 "
+				 "20261122T081000Z_a_aaaaaaaaaaaa_1_node1 ");
+	free(idx);
+	profdir_close(d);
+}
+
+static void test_retention_holds_by_count_and_bytes_oldest_first(void **state)
+{
+	char dir[128];
+	struct profdir_opts o = { .path = dir, .keep = 3, .max_bytes = 1000 };
+	struct profdir_stats st;
+	struct profdir *d;
+
+	(void)state;
+	path(dir, sizeof(dir), "ret");
+	assert_int_equal(profdir_open(&o, &d), 0);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(add(d, "a", CID_A, 1, i, 100, 0), 0);
+		profdir_stats(d, &st);
+		assert_true(st.sets <= 3);
+	}
+	assert_false(exists("ret/20261122T081002Z_a_aaaaaaaaaaaa_1_node1.svg"));
+	assert_true(exists("ret/20261122T081003Z_a_aaaaaaaaaaaa_1_node1.svg"));
+	/* 3 x 200 bytes fit; one of 300 x 2 more pushes the bytes bound: oldest sets go */
+	assert_int_equal(add(d, "a", CID_A, 1, 10, 300, 0), 0);
+	profdir_stats(d, &st);
+	assert_true(st.bytes <= 1000);
+	assert_int_equal(st.sets, 3); /* 600 + 200 + 200 */
+	assert_false(exists("ret/20261122T081003Z_a_aaaaaaaaaaaa_1_node1.svg"));
+	assert_true(exists("ret/20261122T081004Z_a_aaaaaaaaaaaa_1_node1.svg"));
+	assert_int_equal(add(d, "a", CID_A, 1, 11, 600, 0), -EFBIG); /* alone over the bound */
+	assert_false(exists("ret/20261122T081011Z_a_aaaaaaaaaaaa_1_node1.svg"));
+	assert_int_equal(st.removed, 4);
+	profdir_close(d);
+
+	/* A restart with a smaller bound takes over the sets and applies it at once. */
+	o.keep = 1;
+	assert_int_equal(profdir_open(&o, &d), 0);
+	profdir_stats(d, &st);
+	assert_int_equal(st.found_at_open, 3);
+	assert_int_equal(st.sets, 1);
+	assert_true(exists("ret/20261122T081010Z_a_aaaaaaaaaaaa_1_node1.svg"));
+	assert_false(exists("ret/20261122T081005Z_a_aaaaaaaaaaaa_1_node1.svg"));
+	profdir_close(d);
+}
+
+static void test_unsafe_directories_are_refused(void **state)
+{
+	char dir[128], link[128];
+	struct profdir_opts o = { .path = dir };
+	struct profdir *d;
+
+	(void)state;
+	path(dir, sizeof(dir), "open");
+	assert_int_equal(mkdir(dir, 0777), 0);
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(profdir_open(&o, &d), -EPERM); /* others may write: refused */
+	assert_int_equal(chmod(dir, 0755), 0);
+	path(link, sizeof(link), "link");
+	assert_int_equal(symlink(dir, link), 0);
+	o.path = link;
+	assert_int_equal(profdir_open(&o, &d), -EPERM); /* a symlink: refused */
+	o.path = dir;
+	assert_int_equal(profdir_open(&o, &d), 0);
+	profdir_close(d);
+}
+
+static void test_planted_symlink_is_replaced_not_followed(void **state)
+{
+	char dir[128], victim[128], planted[256];
+	struct profdir_opts o = { .path = dir };
+	struct profdir *d;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	path(dir, sizeof(dir), "sym");
+	path(victim, sizeof(victim), "victim");
+	fd = open(victim, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "keep", 4), 4);
+	close(fd);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(planted, sizeof(planted), "%s/20261122T081000Z_a_host_5_node1.svg", dir);
+	assert_int_equal(symlink(victim, planted), 0);
+	/* and a leftover temporary file of a crashed run */
+	snprintf(planted, sizeof(planted), "%s/.tmp.x.svg.1", dir);
+	fd = open(planted, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	assert_int_equal(profdir_open(&o, &d), 0);
+	assert_false(exists("sym/.tmp.x.svg.1"));
+	assert_int_equal(add(d, "a", NULL, 5, 0, 10, 0), 0);
+	assert_int_equal(lstat(planted, &st), -1);
+	snprintf(planted, sizeof(planted), "%s/20261122T081000Z_a_host_5_node1.svg", dir);
+	assert_int_equal(lstat(planted, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 4); /* untouched */
+	profdir_close(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_sets_land_whole_with_an_index, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_index_groups_containers_newest_first, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_retention_holds_by_count_and_bytes_oldest_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unsafe_directories_are_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_planted_symlink_is_replaced_not_followed,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
