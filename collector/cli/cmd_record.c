@@ -504,16 +504,31 @@ static int report(struct session *s, const struct env *env)
 {
 	const struct session_opts *so = &env->so;
 	struct session_summary sm;
-	char title[128];
+	char title[512], host[65] = "";
 	int rv;
 
 	session_summary(s, &sm);
-	if (so->target == SESSION_TARGET_PID)
-		snprintf(title, sizeof(title), "CPU profile of PID %u", so->pid);
-	else if (so->target == SESSION_TARGET_CONTAINER)
-		snprintf(title, sizeof(title), "CPU profile of container %.12s", so->container);
-	else
-		snprintf(title, sizeof(title), "CPU profile of every JVM");
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	/* The labels of rolling profiles: service, container, host PID, host. */
+	if (so->target == SESSION_TARGET_PID) {
+		struct session_target_info ti = { .service = "", .container_id = "" };
+		char svc[160];
+
+		if (session_target_count(s) > 0)
+			session_target_at(s, 0, &ti);
+		if (ti.service[0])
+			snprintf(svc, sizeof(svc), "%s", ti.service);
+		else
+			snprintf(svc, sizeof(svc), "pid-%u", so->pid);
+		snprintf(title, sizeof(title), "CPU: %s | container %.12s | PID %u | host %s", svc,
+			 ti.container_id[0] ? ti.container_id : "none", so->pid, host);
+	} else if (so->target == SESSION_TARGET_CONTAINER) {
+		snprintf(title, sizeof(title), "CPU: container %.12s | host %s", so->container,
+			 host);
+	} else {
+		snprintf(title, sizeof(title), "CPU: every JVM | host %s", host);
+	}
 	if (env->out)
 		rv = write_file(env->out, session_agg(s), env->fmt,
 				so->target != SESSION_TARGET_PID, sm.freq_hz, sm.duration_ns,

@@ -35,6 +35,12 @@ check_record() {
 
 # 1. The daemon's control socket given explicitly, agent socket not given.
 check_record with_ctl --ctl "$FG_CTL"
+# The SVG's title carries the labels of rolling profiles: service, container, host PID, host.
+"$FGCOLLECT" record --pid "$pid" --duration 1 --ctl "$FG_CTL" -o "$FG_TMP/t.svg" 2>"$FG_TMP/svg.err" ||
+	{ cat "$FG_TMP/svg.err" >&2; fg_fail "record -o t.svg failed"; }
+cid=$(fg_container_cid hot)
+grep -qF "CPU: HotLoop | container ${cid:0:12} | PID $pid | host $(hostname)" "$FG_TMP/t.svg" ||
+	fg_fail "the SVG title lacks the labels: $(grep -o 'id="title"[^<]*' "$FG_TMP/t.svg")"
 
 # 2. The daemon on the default control socket (shared with other runs on this machine: wait
 #    until nobody else holds it).
