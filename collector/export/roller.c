@@ -30,7 +30,9 @@
 
 #define NSEC 1000000000ull
 #define RETRY_NS (10 * NSEC)
-#define MIN_LAST_NS NSEC /* a last, partial interval shorter than this is not written */
+#define RETRY_MAX_NS (300 * NSEC)
+#define QUICK_LOSS_NS (60 * NSEC) /* a session lost sooner than this: back off before the next */
+#define MIN_LAST_NS NSEC	  /* a last, partial interval shorter than this is not written */
 
 struct roller {
 	struct roller_opts o;
@@ -353,11 +355,24 @@ static void notes(struct roller *r, struct session *s)
 			say(r, "profiles: %s", buf);
 }
 
+static size_t exited_targets(const struct session *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < session_target_count(s); i++) {
+		struct session_target_info ti;
+
+		session_target_at(s, i, &ti);
+		n += ti.exited;
+	}
+	return n;
+}
+
 static void *run(void *arg)
 {
 	struct roller *r = arg;
 	struct session *s = NULL;
-	uint64_t next_cut = 0, born = 0, retry_at = 0;
+	uint64_t next_cut = 0, born = 0, retry_at = 0, backoff = 0;
 	int64_t start = 0;
 
 	while (!atomic_load(&r->stop)) {
@@ -384,11 +399,23 @@ static void *run(void *arg)
 		notes(r, s);
 		now = fg_now_ns();
 		if ((rv != 0 && rv != -EINTR) || session_source_lost(s)) {
-			if (rv != 0 && rv != -EINTR)
-				say(r, "profiles: sampling failed: %s; starting over",
-				    strerror(-rv));
+			/*
+			 * Each new session makes the daemon send every JVM's code history: a
+			 * session that keeps failing soon (a history over the control channel's
+			 * cap, say) must not make the daemon do that in a loop.
+			 */
+			if (now - born < QUICK_LOSS_NS)
+				backoff = backoff ? backoff * 2 : RETRY_NS;
 			else
-				say(r, "profiles: the control channel closed; starting over");
+				backoff = 0;
+			if (backoff > RETRY_MAX_NS)
+				backoff = RETRY_MAX_NS;
+			retry_at = now + backoff;
+			say(r, "profiles: %s%s; starting over in %llu s",
+			    rv != 0 && rv != -EINTR ? "sampling failed: "
+						    : "the control channel closed",
+			    rv != 0 && rv != -EINTR ? strerror(-rv) : "",
+			    (unsigned long long)(backoff / NSEC));
 			cut(r, s, start, wall_ns());
 			session_close(s);
 			s = NULL;
@@ -405,7 +432,7 @@ static void *run(void *arg)
 		next_cut += r->o.interval_ns;
 		if (next_cut <= now) /* we fell behind (a stalled machine): do not cut in bursts */
 			next_cut = now + r->o.interval_ns;
-		if (now - born >= r->o.recycle_ns) {
+		if (now - born >= r->o.recycle_ns && exited_targets(s) > 0) {
 			/* Let go of exited JVMs: a fresh session, opened before the old one closes.
 			 */
 			struct session *fresh = open_session(r);
