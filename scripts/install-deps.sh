@@ -3,7 +3,7 @@
 # Runs apt-get only when something is absent, so repeated `make test` stays quick.
 set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
- libnng-dev libelf-dev libcmocka-dev zlib1g-dev libcurl4-openssl-dev
+ libnng-dev libelf-dev libdw-dev libcmocka-dev zlib1g-dev libcurl4-openssl-dev
  openjdk-17-jdk-headless linux-perf util-linux procps iproute2 perl python3
  golang-go chromium chromium-driver nodejs time bc strace"
 missing=""

@@ -10,6 +10,7 @@
 #include "fgle.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 static const uint8_t magic[4] = { 'F', 'G', 'C', 'P' };
@@ -277,6 +278,52 @@ int fgp_encode_vm_layout(uint8_t *dst, size_t cap, const struct fgp_vm_layout *l
 	return (int)size;
 }
 
+int fgp_code_frame_check(const struct fgp_code_frame *f)
+{
+	uint64_t end = f->code_begin + f->code_size;
+	bool deopt = f->deopt || f->deopt_mh;
+
+	if (f->kind >= FGP_CF_NKINDS || f->flags != 0 || end < f->code_begin)
+		return -EBADMSG;
+	if (f->addr < f->code_begin || f->addr >= end)
+		return -EBADMSG;
+	if (f->frame_size % 8 || f->frame_size > FGP_CF_MAX_FRAME)
+		return -EBADMSG;
+	if (f->frame_complete < -1 ||
+	    (f->frame_complete >= 0 && (uint32_t)f->frame_complete > f->code_size))
+		return -EBADMSG;
+	if ((f->deopt && (f->deopt < f->code_begin || f->deopt >= end)) ||
+	    (f->deopt_mh && (f->deopt_mh < f->code_begin || f->deopt_mh >= end)))
+		return -EBADMSG;
+	if (deopt && (f->orig_pc_offset < 0 || f->orig_pc_offset % 8 ||
+		      (uint32_t)f->orig_pc_offset + 8 > f->frame_size))
+		return -EBADMSG;
+	return 0;
+}
+
+int fgp_encode_code_frame(uint8_t *dst, size_t cap, const struct fgp_code_frame *f)
+{
+	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
+
+	if (fgp_code_frame_check(f) != 0)
+		return -EINVAL;
+	if (cap < FGP_CODE_FRAME_SIZE)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_CODE_FRAME, 0, FGP_CODE_FRAME_SIZE);
+	fgle_put64(p, f->addr);
+	fgle_put16(p + 8, f->kind);
+	fgle_put16(p + 10, f->flags);
+	fgle_put32(p + 12, f->frame_size);
+	fgle_put64(p + 16, f->code_begin);
+	fgle_put32(p + 24, f->code_size);
+	fgle_put32(p + 28, (uint32_t)f->frame_complete);
+	fgle_put64(p + 32, f->deopt);
+	fgle_put64(p + 40, f->deopt_mh);
+	fgle_put32(p + 48, (uint32_t)f->orig_pc_offset);
+	fgle_put32(p + 52, 0);
+	return FGP_CODE_FRAME_SIZE;
+}
+
 /* ---- decoding ------------------------------------------------------------------------- */
 
 /* A bounded read cursor over one record body; once failed, every read fails. */
@@ -453,6 +500,23 @@ static int decode_vm_layout(struct cur *c, struct fgp_vm_layout *l)
 	return 0;
 }
 
+static int decode_code_frame(struct cur *c, struct fgp_code_frame *f)
+{
+	f->addr = take64(c);
+	f->kind = take16(c);
+	f->flags = take16(c);
+	f->frame_size = take32(c);
+	f->code_begin = take64(c);
+	f->code_size = take32(c);
+	f->frame_complete = (int32_t)take32(c);
+	f->deopt = take64(c);
+	f->deopt_mh = take64(c);
+	f->orig_pc_offset = (int32_t)take32(c);
+	if (take32(c) != 0 || c->bad)
+		return -EBADMSG;
+	return fgp_code_frame_check(f);
+}
+
 static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 {
 	int rv = 0;
@@ -491,6 +555,9 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		break;
 	case FGP_VM_LAYOUT:
 		rv = decode_vm_layout(c, &rec->u.layout);
+		break;
+	case FGP_CODE_FRAME:
+		rv = decode_code_frame(c, &rec->u.frame);
 		break;
 	default:
 		return 0; /* unknown type: skipped by size, body not decoded */
@@ -601,6 +668,8 @@ const char *fgp_type_name(uint16_t type)
 		return "dropped";
 	case FGP_VM_LAYOUT:
 		return "vm-layout";
+	case FGP_CODE_FRAME:
+		return "code-frame";
 	default:
 		return "unknown";
 	}

@@ -33,6 +33,30 @@
  *   SNAPSHOT_BEGIN/END  u64 ts | u32 count | u32 reserved
  *   DROPPED       u64 ts | u64 queue_full | u64 table_full   (cumulative since agent start)
  *   VM_LAYOUT     u32 caps (FGP_VML_CAP_*) | u32 n | n x { u16 key | u16 0 | u32 value }
+ *   CODE_FRAME    u64 addr | u16 kind | u16 flags | u32 frame_size | u64 code_begin
+ *                 | u32 code_size | i32 frame_complete | u64 deopt | u64 deopt_mh
+ *                 | i32 orig_pc_offset | u32 reserved
+ *
+ * CODE_FRAME: how to unwind through the code announced by the CODE_LOAD or DYNAMIC_CODE record
+ * at the same addr, read by the agent from the HotSpot CodeBlob that contains it (VMStructs).
+ * An agent sends it right after that record, and again with every replay of it; a collector
+ * attaches it to the live blob starting at addr and ignores it when there is none. All
+ * addresses are absolute; offsets are in bytes:
+ *   kind           enum fgp_cf_kind (the CodeBlob's kind; FGP_CF_UNKNOWN when the JVM does not
+ *                  say it);
+ *   frame_size     the blob's frame, return address included (CodeBlob::_frame_size words x 8),
+ *                  0 for code without a frame of its own;
+ *   code_begin/size  the CodeBlob's whole code [code_begin, code_begin + code_size), which holds
+ *                  addr and may be larger than the record's range (an nmethod's stub section,
+ *                  the BufferBlob of a stub);
+ *   frame_complete offset from code_begin of the first instruction after the prologue
+ *                  (CodeBlob::_frame_complete_offset), -1 when the JVM does not say;
+ *   deopt/deopt_mh the nmethod's deoptimisation handlers (0: none); a return address equal to
+ *                  one of them means the frame was deoptimised, and its real pc is the word at
+ *                  sp + orig_pc_offset (nmethod::_orig_pc_offset) of that frame.
+ * The decoder checks addr lies in the code, frame_size is a multiple of 8 up to
+ * FGP_CF_MAX_FRAME, frame_complete <= code_size, the handlers lie in the code, and
+ * orig_pc_offset is a multiple of 8 inside the frame when a handler is given.
  *
  * VM_LAYOUT tells the collector how to read this JVM's metadata from outside (HotSpot's
  * VMStructs, plus what VMStructs does not export, e.g. interpreter frame slots). Keys are
@@ -84,7 +108,28 @@ enum fgp_type {
 	FGP_SNAPSHOT_END = 6,
 	FGP_DROPPED = 7,
 	FGP_VM_LAYOUT = 9,
+	FGP_CODE_FRAME = 15,
 };
+
+/* CODE_FRAME kinds: HotSpot's CodeBlobKind (JDK 23+), named the same way. */
+enum fgp_cf_kind {
+	FGP_CF_UNKNOWN = 0,
+	FGP_CF_NMETHOD = 1,
+	FGP_CF_BUFFER = 2, /* BufferBlob: interpreter, StubRoutines, ... */
+	FGP_CF_ADAPTER = 3,
+	FGP_CF_VTABLE = 4,
+	FGP_CF_MH_ADAPTER = 5,
+	FGP_CF_RUNTIME_STUB = 6,
+	FGP_CF_DEOPTIMIZATION = 7,
+	FGP_CF_SAFEPOINT = 8,
+	FGP_CF_EXCEPTION = 9,
+	FGP_CF_UNCOMMON_TRAP = 10,
+	FGP_CF_UPCALL = 11,
+	FGP_CF_NKINDS = 12,
+};
+
+#define FGP_CF_MAX_FRAME (1u << 20) /* bytes; HotSpot refuses far smaller frames */
+#define FGP_CODE_FRAME_SIZE (FGP_REC_HEADER_SIZE + 56)
 
 /* VM_LAYOUT: features the agent vouches for (every key they need is present and checked). */
 #define FGP_VML_CAP_NAMES (1u << 0)	   /* Method* -> holder and method names */
@@ -221,6 +266,18 @@ struct fgp_vm_layout {
 	uint32_t val[FGP_VML_NKEYS];
 };
 
+struct fgp_code_frame {
+	uint64_t addr;
+	uint16_t kind;	/* enum fgp_cf_kind */
+	uint16_t flags; /* none defined: 0 */
+	uint32_t frame_size;
+	uint64_t code_begin;
+	uint32_t code_size;
+	int32_t frame_complete;
+	uint64_t deopt, deopt_mh;
+	int32_t orig_pc_offset;
+};
+
 struct fgp_record {
 	uint16_t type;	/* enum fgp_type, or an unknown type (body not decoded) */
 	uint16_t flags; /* FGP_REC_* */
@@ -233,6 +290,7 @@ struct fgp_record {
 		struct fgp_snapshot snap;
 		struct fgp_dropped dropped;
 		struct fgp_vm_layout layout;
+		struct fgp_code_frame frame;
 	} u;
 };
 
@@ -266,6 +324,12 @@ int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d);
 
 size_t fgp_vm_layout_size(const struct fgp_vm_layout *l);
 int fgp_encode_vm_layout(uint8_t *dst, size_t cap, const struct fgp_vm_layout *l);
+
+/* -EINVAL for a frame the decoder would refuse (see CODE_FRAME above). */
+int fgp_encode_code_frame(uint8_t *dst, size_t cap, const struct fgp_code_frame *f);
+
+/* 0 when f is a CODE_FRAME the decoder accepts, else -EBADMSG. */
+int fgp_code_frame_check(const struct fgp_code_frame *f);
 
 /* Set key k of l to v (k < FGP_VML_NKEYS); has/get read it back (get gives 0 when absent). */
 void fgp_vml_set(struct fgp_vm_layout *l, enum fgp_vml_key k, uint32_t v);

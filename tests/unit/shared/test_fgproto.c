@@ -643,6 +643,175 @@ static void test_vm_layout_unknown_keys_are_ignored_and_bad_entries_refused(void
 	assert_int_equal(fgp_encode_vm_layout(b2, fgp_vm_layout_size(&l) - 1, &l), -ENOSPC);
 }
 
+/* ---- CODE_FRAME ------------------------------------------------------------------------ */
+
+static const struct fgp_code_frame good_frame = {
+	.addr = 0x7f0000001040,
+	.kind = FGP_CF_NMETHOD,
+	.frame_size = 48,
+	.code_begin = 0x7f0000001000,
+	.code_size = 0x400,
+	.frame_complete = 0x20,
+	.deopt = 0x7f0000001380,
+	.deopt_mh = 0x7f0000001390,
+	.orig_pc_offset = 16,
+};
+
+/* A message with a CODE_FRAME between two CODE_UNLOADs. */
+static size_t build_frame_msg(uint8_t *buf, size_t cap, const struct fgp_code_frame *f)
+{
+	size_t off = (size_t)fgp_encode_msg_header(buf, cap);
+	int n;
+
+	off += (size_t)fgp_encode_code_unload(buf + off, cap - off,
+					      &(struct fgp_code_unload){ 1, 2 });
+	n = fgp_encode_code_frame(buf + off, cap - off, f);
+	assert_int_equal(n, FGP_CODE_FRAME_SIZE);
+	off += (size_t)n;
+	off += (size_t)fgp_encode_code_unload(buf + off, cap - off,
+					      &(struct fgp_code_unload){ 3, 4 });
+	return off;
+}
+
+static void test_code_frame_round_trips(void **state)
+{
+	uint8_t buf[256];
+	size_t len = build_frame_msg(buf, sizeof(buf), &good_frame);
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	(void)state;
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_CODE_FRAME);
+	assert_int_equal(rec.size, FGP_CODE_FRAME_SIZE);
+	assert_memory_equal(&rec.u.frame, &good_frame, sizeof(good_frame));
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.unload.addr, 3);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+	assert_string_equal(fgp_type_name(FGP_CODE_FRAME), "code-frame");
+	/* a stub without a frame or deopt handlers, prologue unknown */
+	struct fgp_code_frame stub = { .addr = 0x5000,
+				       .kind = FGP_CF_BUFFER,
+				       .code_begin = 0x4000,
+				       .code_size = 0x2000,
+				       .frame_complete = -1 };
+	len = build_frame_msg(buf, sizeof(buf), &stub);
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_memory_equal(&rec.u.frame, &stub, sizeof(stub));
+	assert_int_equal(fgp_encode_code_frame(buf, FGP_CODE_FRAME_SIZE - 1, &stub), -ENOSPC);
+}
+
+/* Each mutation makes good_frame invalid: the encoder refuses it, and so does the decoder
+ * when the same bytes arrive (written by patching a valid record). */
+static void test_invalid_code_frames_are_refused_both_ways(void **state)
+{
+	static const struct {
+		size_t off; /* body offset of the field */
+		int width;
+		uint64_t v;
+	} muts[] = {
+		{ 0, 8, 0x7f0000000fff }, /* addr before the code */
+		{ 0, 8, 0x7f0000001400 }, /* addr at the code's end */
+		{ 8, 2, FGP_CF_NKINDS },  /* unknown kind */
+		{ 10, 2, 1 },		  /* undefined flags */
+		{ 12, 4, 44 },		  /* frame size not a multiple of 8 */
+		{ 12, 4, FGP_CF_MAX_FRAME + 8 },
+		{ 12, 4, 16 },		       /* orig pc slot outside the frame */
+		{ 16, 8, 0xfffffffffffffc00 }, /* code wraps around */
+		{ 28, 4, 0x401 },	       /* frame complete past the code */
+		{ 28, 4, (uint32_t)-2 },
+		{ 32, 8, 0x7f0000001400 }, /* deopt handler outside the code */
+		{ 40, 8, 0x7f0000000f00 },
+		{ 48, 4, 12 }, /* orig pc offset misaligned */
+		{ 48, 4, (uint32_t)-8 },
+		{ 52, 4, 1 }, /* reserved not zero */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
+		uint8_t buf[256];
+		size_t len = build_frame_msg(buf, sizeof(buf), &good_frame);
+		uint8_t *body =
+			buf + FGP_MSG_HEADER_SIZE + FGP_CODE_UNLOAD_SIZE + FGP_REC_HEADER_SIZE;
+		struct fgp_reader r;
+		struct fgp_record rec;
+
+		for (int b = 0; b < muts[i].width; b++)
+			body[muts[i].off + (size_t)b] = (uint8_t)(muts[i].v >> (8 * b));
+		assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+		assert_int_equal(fgp_next(&r, &rec), 1);
+		assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+		assert_int_equal(fgp_next(&r, &rec), 1); /* in sync after the bad record */
+		assert_int_equal(rec.u.unload.addr, 3);
+		if (muts[i].off != 52) {
+			/* the decoded struct (before validation) would not encode either */
+			struct fgp_code_frame f = good_frame;
+
+			switch (muts[i].off) {
+			case 0:
+				f.addr = muts[i].v;
+				break;
+			case 8:
+				f.kind = (uint16_t)muts[i].v;
+				break;
+			case 10:
+				f.flags = (uint16_t)muts[i].v;
+				break;
+			case 12:
+				f.frame_size = (uint32_t)muts[i].v;
+				break;
+			case 16:
+				f.code_begin = muts[i].v;
+				break;
+			case 28:
+				f.frame_complete = (int32_t)muts[i].v;
+				break;
+			case 32:
+				f.deopt = muts[i].v;
+				break;
+			case 40:
+				f.deopt_mh = muts[i].v;
+				break;
+			default:
+				f.orig_pc_offset = (int32_t)muts[i].v;
+				break;
+			}
+			assert_int_equal(fgp_encode_code_frame(buf, sizeof(buf), &f), -EINVAL);
+		}
+	}
+}
+
+static void test_code_frame_truncations_and_mutations_are_decoded_safely(void **state)
+{
+	uint8_t all[256];
+	size_t len = build_frame_msg(all, sizeof(all), &good_frame);
+	unsigned seed = 777;
+
+	(void)state;
+	assert_int_equal(drain(all, len), 3);
+	for (size_t cut = 0; cut < len; cut++) {
+		uint8_t *p = malloc(cut ? cut : 1);
+
+		assert_non_null(p);
+		memcpy(p, all, cut);
+		assert_true(drain(p, cut) < 3);
+		free(p);
+	}
+	for (int iter = 0; iter < 100000; iter++) {
+		uint8_t *p = malloc(len);
+
+		assert_non_null(p);
+		memcpy(p, all, len);
+		p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		drain(p, len);
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +832,9 @@ int main(void)
 		cmocka_unit_test(test_random_mutations_are_decoded_safely),
 		cmocka_unit_test(test_vm_layout_round_trips_and_absent_keys_stay_absent),
 		cmocka_unit_test(test_vm_layout_unknown_keys_are_ignored_and_bad_entries_refused),
+		cmocka_unit_test(test_code_frame_round_trips),
+		cmocka_unit_test(test_invalid_code_frames_are_refused_both_ways),
+		cmocka_unit_test(test_code_frame_truncations_and_mutations_are_decoded_safely),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
