@@ -18,6 +18,7 @@
 
 #include <jvmti.h>
 
+#include "codeheap.h"
 #include "events.h"
 #include "fgclock.h"
 #include "fgproto.h"
@@ -57,6 +58,7 @@ static struct {
 	struct queue *q;
 	struct sender *s;
 	struct link *l;
+	struct codeheap ch; /* written once in Agent_OnLoad, before any event is enabled */
 	atomic_bool stopped;
 } agent;
 
@@ -96,6 +98,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 		jni = NULL;
 	events_code_load(agent.q, jvmti, jni, agent.opt.signatures, method, code_size, code_addr,
 			 compile_info, ts);
+	events_code_frame(agent.q, &agent.ch, code_addr, true);
 	BENCH_END(0);
 }
 
@@ -114,6 +117,8 @@ static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 	BENCH_BEGIN();
 	(void)jvmti;
 	events_dynamic_code(agent.q, name, address, length, fg_now_ns());
+	if (length > 0)
+		events_code_frame(agent.q, &agent.ch, address, false);
 	BENCH_END(2);
 }
 
@@ -313,6 +318,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	 * tables we cannot read gets a layout without capabilities (the collector says why). */
 	(void)vmlayout_read((const void *)(*agent.jvmti)->GetVersionNumber, version, &layout);
 	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
+	/* How to unwind compiled frames without frame pointers: CODE_FRAME records. Without a
+	 * usable layout none are sent and the collector unwinds what it can without them. */
+	(void)codeheap_read((const void *)(*agent.jvmti)->GetVersionNumber, &agent.ch);
 	layout_len = fgp_encode_vm_layout(layout_rec, sizeof(layout_rec), &layout);
 	if (layout_len > 0) {
 		hello.after_hello = layout_rec;

@@ -16,6 +16,7 @@
 
 #include <jvmticmlr.h>
 
+#include "codeheap.h"
 #include "fgproto.h"
 #include "names.h"
 
@@ -271,5 +272,23 @@ void events_dynamic_code(struct queue *q, const char *name, const void *addr, ji
 		return;
 	}
 	e->len = (uint32_t)n;
+	queue_push(q, e);
+}
+
+void events_code_frame(struct queue *q, const struct codeheap *h, const void *addr, bool nmethod)
+{
+	struct fgp_code_frame f;
+	struct qentry *e;
+
+	if (h == NULL || !h->ok || codeheap_frame(h, (uint64_t)(uintptr_t)addr, nmethod, &f) != 0)
+		return;
+	e = queue_reserve(q, FGP_CODE_FRAME_SIZE);
+	if (e == NULL)
+		return;
+	if (fgp_encode_code_frame(e->data, FGP_CODE_FRAME_SIZE, &f) < 0) {
+		queue_cancel(q, e);
+		return;
+	}
+	e->len = FGP_CODE_FRAME_SIZE;
 	queue_push(q, e);
 }

@@ -34,4 +34,13 @@ void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts);
 void events_dynamic_code(struct queue *q, const char *name, const void *addr, jint length,
 			 uint64_t ts);
 
+struct codeheap;
+
+/*
+ * The CODE_FRAME of the blob at addr (codeheap.h), pushed as its own queue entry right after
+ * the CODE_LOAD (nmethod true) or DYNAMIC_CODE that announced addr; nothing when the blob's
+ * facts cannot be read (h NULL or unusable).
+ */
+void events_code_frame(struct queue *q, const struct codeheap *h, const void *addr, bool nmethod);
+
 #endif

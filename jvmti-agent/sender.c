@@ -209,6 +209,12 @@ static void apply(struct sender *s, const uint8_t *rec, size_t len)
 
 		if (rv == -ENOSPC || rv == -ENOMEM)
 			atomic_fetch_add(&s->table_full, 1);
+	} else if (type == FGP_CODE_FRAME && len >= FGP_REC_HEADER_SIZE + 8) {
+		/* Replayed together with the CODE_LOAD / DYNAMIC_CODE at its address. */
+		int rv = table_attach(s->t, rd64(rec + FGP_REC_HEADER_SIZE), rec, len);
+
+		if (rv == -ENOSPC || rv == -ENOMEM)
+			atomic_fetch_add(&s->table_full, 1);
 	} else if (type == FGP_CODE_UNLOAD && len >= FGP_REC_HEADER_SIZE + 8) {
 		table_remove(s->t, rd64(rec + FGP_REC_HEADER_SIZE));
 	}

@@ -15,7 +15,7 @@
 struct entry {
 	uint64_t addr;
 	uint32_t size;
-	uint32_t len;
+	uint32_t len; /* rec bytes: the record (its size in its header), then attachments */
 	uint8_t *rec;
 };
 
@@ -121,6 +121,41 @@ int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec,
 	t->v[pos].rec = copy; /* owned by the table from here */
 	t->n++;
 	t->used += len;
+	return 0;
+}
+
+int table_attach(struct table *t, uint64_t addr, const uint8_t *rec, size_t len)
+{
+	size_t i = lower_bound(t, addr);
+	struct entry *e;
+	size_t nlen;
+	uint32_t base;
+	uint8_t *copy;
+
+	if (i == t->n || t->v[i].addr != addr)
+		return -ENOENT;
+	e = &t->v[i];
+	/* The record's own size, from its header (u32 at offset 4); what follows is attached. */
+	base = e->len;
+	if (e->len >= 8) {
+		uint32_t own = (uint32_t)e->rec[4] | (uint32_t)e->rec[5] << 8 |
+			       (uint32_t)e->rec[6] << 16 | (uint32_t)e->rec[7] << 24;
+
+		if (own <= e->len)
+			base = own;
+	}
+	nlen = (size_t)base + len;
+	if (nlen > UINT32_MAX || t->used - e->len + nlen > t->budget)
+		return -ENOSPC;
+	copy = malloc(nlen);
+	if (copy == NULL)
+		return -ENOMEM;
+	memcpy(copy, e->rec, base);
+	memcpy(copy + base, rec, len);
+	free(e->rec);
+	t->used = t->used - e->len + nlen;
+	e->rec = copy;
+	e->len = (uint32_t)nlen;
 	return 0;
 }
 

@@ -30,6 +30,13 @@ void table_free(struct table *t);
  */
 int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len);
 
+/*
+ * Attach a copy of rec[0..len) (a CODE_FRAME) to the entry starting exactly at addr, replacing
+ * what was attached before: the entry's record is then its own bytes followed by these, and
+ * table_each() hands out both. Returns 0, -ENOENT (no entry there), -ENOSPC (budget), -ENOMEM.
+ */
+int table_attach(struct table *t, uint64_t addr, const uint8_t *rec, size_t len);
+
 /* Remove the entry starting exactly at addr. Returns 0 or -ENOENT. */
 int table_remove(struct table *t, uint64_t addr);
 

@@ -7,6 +7,7 @@ fg_unit_test(test_agent_table SOURCES unit/agent/test_agent_table.c LIBS fgagent
 fg_unit_test(test_agent_sender SOURCES unit/agent/test_agent_sender.c LIBS fgagent_core)
 fg_unit_test(test_agent_events SOURCES unit/agent/test_agent_events.c LIBS fgagent_core)
 fg_unit_test(test_agent_vmlayout SOURCES unit/agent/test_agent_vmlayout.c LIBS fgagent_core)
+fg_unit_test(test_agent_codeheap SOURCES unit/agent/test_agent_codeheap.c LIBS fgagent_core)
 
 # A minimal receiver printing decoded records, for the JVM tests.
 add_executable(fgrecv unit/agent/fgrecv.c)

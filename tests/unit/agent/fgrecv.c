@@ -89,6 +89,17 @@ static void print_record(const struct fgp_record *r)
 		       (unsigned long long)r->u.dropped.queue_full,
 		       (unsigned long long)r->u.dropped.table_full);
 		break;
+	case FGP_CODE_FRAME: {
+		const struct fgp_code_frame *f = &r->u.frame;
+
+		printf("frame addr=%llx kind=%u frame=%u code=%llx+%u complete=%d deopt=%llx "
+		       "deopt_mh=%llx orig_pc=%d\n",
+		       (unsigned long long)f->addr, f->kind, f->frame_size,
+		       (unsigned long long)f->code_begin, f->code_size, f->frame_complete,
+		       (unsigned long long)f->deopt, (unsigned long long)f->deopt_mh,
+		       f->orig_pc_offset);
+		break;
+	}
 	default:
 		printf("unknown type=%u\n", r->type);
 	}

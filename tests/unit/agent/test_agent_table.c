@@ -212,6 +212,54 @@ static void test_many_entries_stay_sorted_and_disjoint(void **state)
 	table_free(t);
 }
 
+static int copy_rec(void *arg, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len)
+{
+	uint8_t *out = arg;
+
+	(void)addr;
+	(void)size;
+	assert_true(len <= 64);
+	memcpy(out + 1, rec, len);
+	out[0] = (uint8_t)len;
+	return 0;
+}
+
+static void test_attached_records_follow_theirs_and_replace_each_other(void **state)
+{
+	/* A 12-byte record whose header says 12 bytes, as every wire record's does. */
+	uint8_t rec[12] = { 2, 0, 0, 0, 12, 0, 0, 0, 'r', 'e', 'c', '!' };
+	uint8_t a1[3] = { 'a', 'b', 'c' }, a2[2] = { 'x', 'y' };
+	uint8_t out[65];
+	struct table *t = table_new(1 << 20);
+	size_t used;
+
+	(void)state;
+	assert_int_equal(table_attach(t, 0x1000, a1, sizeof(a1)), -ENOENT);
+	assert_int_equal(table_put(t, 0x1000, 0x100, rec, sizeof(rec)), 0);
+	used = table_used(t);
+	assert_int_equal(table_attach(t, 0x1010, a1, sizeof(a1)), -ENOENT);
+	assert_int_equal(table_attach(t, 0x1000, a1, sizeof(a1)), 0);
+	assert_int_equal(table_used(t), used + 3);
+	table_each(t, copy_rec, out);
+	assert_int_equal(out[0], 15);
+	assert_memory_equal(out + 1, rec, 12);
+	assert_memory_equal(out + 13, a1, 3);
+	/* a second attachment replaces the first, and the budget follows */
+	assert_int_equal(table_attach(t, 0x1000, a2, sizeof(a2)), 0);
+	assert_int_equal(table_used(t), used + 2);
+	table_each(t, copy_rec, out);
+	assert_int_equal(out[0], 14);
+	assert_memory_equal(out + 13, a2, 2);
+	table_free(t);
+	/* over the budget: refused, the entry unchanged */
+	t = table_new(256 * 24 + 13);
+	assert_int_equal(table_put(t, 0x1000, 0x100, rec, sizeof(rec)), 0);
+	assert_int_equal(table_attach(t, 0x1000, a2, sizeof(a2)), -ENOSPC);
+	table_each(t, copy_rec, out);
+	assert_int_equal(out[0], 12);
+	table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_zero_size_and_wrapping_ranges_are_refused),
 		cmocka_unit_test(test_each_stops_at_first_error),
 		cmocka_unit_test(test_many_entries_stay_sorted_and_disjoint),
+		cmocka_unit_test(test_attached_records_follow_theirs_and_replace_each_other),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * codeheap.c - CodeBlob lookup through the CodeHeap segment map, and its frame facts.
+ *
+ * HotSpot (codeHeap.cpp): segment i of a heap covers [low + i << log2, low + (i+1) << log2);
+ * segmap[i] is 0 for the first segment of a block, 0xff for an unused one, else the number of
+ * segments to step back (repeatedly) to reach the block's first segment. The block starts with
+ * a HeapBlock header; the CodeBlob follows it.
+ *
+ * Invariant: see codeheap.h; reads are bounded (CODEHEAP_MAX_HEAPS heaps, MAX_HOPS steps).
+ */
+#include "codeheap.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_HOPS 4096
+#define OFF_MAX 4096u
+
+/* Copy n bytes of our own memory at src, or -EFAULT: never a SIGSEGV in the JVM. */
+static int peek(void *dst, uint64_t src, size_t n)
+{
+	struct iovec l = { dst, n }, r = { (void *)(uintptr_t)src, n };
+
+	if (src == 0)
+		return -EFAULT;
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+}
+
+static int peek64(uint64_t src, uint64_t *v)
+{
+	return peek(v, src, 8);
+}
+
+static int peek32(uint64_t src, uint32_t *v)
+{
+	return peek(v, src, 4);
+}
+
+static bool field(const struct vmstructs *vs, const char *type, const char *name, uint32_t *off,
+		  const char **ts)
+{
+	uint64_t o;
+
+	if (vmstructs_field(vs, type, name, &o, ts) != 0 || o >= OFF_MAX)
+		return false;
+	*off = (uint32_t)o;
+	return true;
+}
+
+/* The address a static field lives at (VMStructs' address column). */
+static bool static_addr(const struct vmstructs *vs, const char *type, const char *name,
+			uint64_t *addr)
+{
+	const char *e = vs->structs;
+
+	if (!e || vs->s_stride < 8 || vs->s_stride > VMSTRUCTS_MAX_STRIDE ||
+	    vs->s_address > vs->s_stride - 8 || vs->s_type > vs->s_stride - 8 ||
+	    vs->s_field > vs->s_stride - 8 || vs->s_static > vs->s_stride - 4)
+		return false;
+	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->s_stride) {
+		const char *tn, *fn;
+		int32_t is_static;
+
+		memcpy(&tn, e + vs->s_type, sizeof(tn));
+		memcpy(&fn, e + vs->s_field, sizeof(fn));
+		if (tn == NULL)
+			return false;
+		memcpy(&is_static, e + vs->s_static, sizeof(is_static));
+		if (!is_static || fn == NULL || strcmp(tn, type) || strcmp(fn, name))
+			continue;
+		memcpy(addr, e + vs->s_address, sizeof(*addr));
+		return *addr != 0;
+	}
+	return false;
+}
+
+static const struct {
+	const char *name;
+	enum fgp_cf_kind kind;
+} kind_names[] = {
+	{ "CodeBlobKind::Nmethod", FGP_CF_NMETHOD },
+	{ "CodeBlobKind::Buffer", FGP_CF_BUFFER },
+	{ "CodeBlobKind::Adapter", FGP_CF_ADAPTER },
+	{ "CodeBlobKind::Vtable", FGP_CF_VTABLE },
+	{ "CodeBlobKind::MHAdapter", FGP_CF_MH_ADAPTER },
+	{ "CodeBlobKind::RuntimeStub", FGP_CF_RUNTIME_STUB },
+	{ "CodeBlobKind::Deoptimization", FGP_CF_DEOPTIMIZATION },
+	{ "CodeBlobKind::Safepoint", FGP_CF_SAFEPOINT },
+	{ "CodeBlobKind::Exception", FGP_CF_EXCEPTION },
+	{ "CodeBlobKind::UncommonTrap", FGP_CF_UNCOMMON_TRAP },
+	{ "CodeBlobKind::Upcall", FGP_CF_UPCALL },
+};
+
+/* JDK < 23 has no kind field: its singleton blobs are known by their names. */
+static const struct {
+	const char *name;
+	enum fgp_cf_kind kind;
+} blob_names[] = {
+	{ "DeoptimizationBlob", FGP_CF_DEOPTIMIZATION },
+	{ "UncommonTrapBlob", FGP_CF_UNCOMMON_TRAP },
+	{ "ExceptionBlob", FGP_CF_EXCEPTION },
+	{ "SafepointBlob", FGP_CF_SAFEPOINT },
+	{ "vtable chunks", FGP_CF_VTABLE },
+	{ "I2C/C2I adapters", FGP_CF_ADAPTER },
+	{ "MethodHandles adapters", FGP_CF_MH_ADAPTER },
+	{ "Interpreter", FGP_CF_BUFFER },
+};
+
+static void build_kinds(const struct vmstructs *vs, struct codeheap *h)
+{
+	const char *ts = NULL;
+
+	if (!field(vs, "CodeBlob", "_kind", &h->cb_kind, &ts))
+		return;
+	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+		int32_t v;
+
+		if (vmstructs_int(vs, kind_names[i].name, &v) == 0 && v >= 0 &&
+		    v < (int32_t)sizeof(h->kinds))
+			h->kinds[v] = (uint8_t)kind_names[i].kind;
+	}
+	h->has_kind = true;
+}
+
+static void build_deopt(const struct vmstructs *vs, struct codeheap *h)
+{
+	h->has_deopt = field(vs, "nmethod", "_orig_pc_offset", &h->nm_orig_pc, NULL);
+	if (field(vs, "CompiledMethod", "_deopt_handler_begin", &h->nm_deopt, NULL) &&
+	    field(vs, "CompiledMethod", "_deopt_mh_handler_begin", &h->nm_deopt_mh, NULL))
+		h->deopt_abs = true;
+	else if (!field(vs, "nmethod", "_deopt_handler_offset", &h->nm_deopt, NULL) ||
+		 !field(vs, "nmethod", "_deopt_mh_handler_offset", &h->nm_deopt_mh, NULL))
+		h->has_deopt = false;
+}
+
+void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
+{
+	const char *fc_type = NULL;
+	uint64_t hb;
+	bool ok = true;
+
+	memset(h, 0, sizeof(*h));
+	ok &= static_addr(vs, "CodeCache", "_heaps", &h->heaps_slot);
+	ok &= field(vs, "GrowableArrayBase", "_len", &h->ga_len, NULL);
+	ok &= field(vs, "GrowableArray<int>", "_data", &h->ga_data, NULL);
+	ok &= field(vs, "CodeHeap", "_memory", &h->heap_memory, NULL);
+	ok &= field(vs, "CodeHeap", "_segmap", &h->heap_segmap, NULL);
+	ok &= field(vs, "CodeHeap", "_log2_segment_size", &h->heap_log2, NULL);
+	ok &= field(vs, "VirtualSpace", "_low", &h->vs_low, NULL);
+	ok &= field(vs, "VirtualSpace", "_high", &h->vs_high, NULL);
+	ok &= field(vs, "HeapBlock::Header", "_used", &h->hb_used, NULL);
+	ok &= vmstructs_type_size(vs, "HeapBlock", &hb) == 0 && hb > 0 && hb < 64;
+	h->hb_size = (uint32_t)hb;
+	ok &= field(vs, "CodeBlob", "_frame_size", &h->cb_frame_size, NULL);
+	ok &= field(vs, "CodeBlob", "_frame_complete_offset", &h->cb_frame_complete, &fc_type);
+	ok &= field(vs, "CodeBlob", "_name", &h->cb_name, NULL);
+	h->fc_width = fc_type && strcmp(fc_type, "int16_t") == 0 ? 2 : 4;
+	if (field(vs, "CodeBlob", "_code_begin", &h->cb_code_begin, NULL) &&
+	    field(vs, "CodeBlob", "_code_end", &h->cb_code_end, NULL))
+		h->code_abs = true;
+	else
+		ok &= field(vs, "CodeBlob", "_code_offset", &h->cb_code_begin, NULL) &&
+		      field(vs, "CodeBlob", "_data_offset", &h->cb_code_end, NULL);
+	build_kinds(vs, h);
+	build_deopt(vs, h);
+	h->ok = ok;
+}
+
+/* The heap (VirtualSpace bounds and segment map) holding addr: 0, -ENOENT or -EFAULT. */
+static int heap_of(const struct codeheap *h, uint64_t addr, uint64_t *low, uint64_t *segmap,
+		   uint32_t *log2)
+{
+	uint64_t ga, data;
+	int32_t len;
+
+	if (peek64(h->heaps_slot, &ga) || peek(&len, ga + h->ga_len, 4) ||
+	    peek64(ga + h->ga_data, &data))
+		return -EFAULT;
+	if (len <= 0 || len > CODEHEAP_MAX_HEAPS)
+		return -ENOENT;
+	for (int32_t i = 0; i < len; i++) {
+		uint64_t heap, lo, hi;
+
+		if (peek64(data + 8 * (uint64_t)i, &heap) ||
+		    peek64(heap + h->heap_memory + h->vs_low, &lo) ||
+		    peek64(heap + h->heap_memory + h->vs_high, &hi))
+			return -EFAULT;
+		if (addr < lo || addr >= hi)
+			continue;
+		if (peek64(heap + h->heap_segmap + h->vs_low, segmap) ||
+		    peek32(heap + h->heap_log2, log2))
+			return -EFAULT;
+		if (*log2 < 4 || *log2 > 16)
+			return -ENOENT;
+		*low = lo;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The CodeBlob whose block holds addr: 0 with *blob, -ENOENT or -EFAULT. */
+static int blob_of(const struct codeheap *h, uint64_t addr, uint64_t *blob)
+{
+	uint64_t low, segmap, idx;
+	uint32_t log2;
+	uint8_t hop, used;
+	int rv;
+
+	if ((rv = heap_of(h, addr, &low, &segmap, &log2)) != 0)
+		return rv;
+	idx = (addr - low) >> log2;
+	for (int i = 0;; i++) {
+		if (i == MAX_HOPS || peek(&hop, segmap + idx, 1))
+			return i == MAX_HOPS ? -ENOENT : -EFAULT;
+		if (hop == 0xff)
+			return -ENOENT; /* a free segment */
+		if (hop == 0)
+			break;
+		if (hop > idx)
+			return -ENOENT;
+		idx -= hop;
+	}
+	if (peek(&used, low + (idx << log2) + h->hb_used, 1))
+		return -EFAULT;
+	if (!used)
+		return -ENOENT;
+	*blob = low + (idx << log2) + h->hb_size;
+	return 0;
+}
+
+static enum fgp_cf_kind kind_of(const struct codeheap *h, uint64_t blob, bool nmethod)
+{
+	char name[32] = { 0 };
+	uint64_t p;
+	uint8_t k;
+
+	if (h->has_kind)
+		return peek(&k, blob + h->cb_kind, 1) || k >= sizeof(h->kinds) ? FGP_CF_UNKNOWN
+									       : h->kinds[k];
+	if (nmethod)
+		return FGP_CF_NMETHOD;
+	if (peek64(blob + h->cb_name, &p) || peek(name, p, sizeof(name) - 1))
+		return FGP_CF_UNKNOWN;
+	for (size_t i = 0; i < sizeof(blob_names) / sizeof(blob_names[0]); i++)
+		if (strcmp(name, blob_names[i].name) == 0)
+			return blob_names[i].kind;
+	return FGP_CF_UNKNOWN;
+}
+
+/* The nmethod's deopt handlers and orig pc slot; left 0 when they do not check out. */
+static void deopt_of(const struct codeheap *h, uint64_t blob, struct fgp_code_frame *f)
+{
+	uint64_t d = 0, dmh = 0;
+	int32_t orig;
+
+	if (!h->has_deopt || peek(&orig, blob + h->nm_orig_pc, 4))
+		return;
+	if (h->deopt_abs) {
+		if (peek64(blob + h->nm_deopt, &d) || peek64(blob + h->nm_deopt_mh, &dmh))
+			return;
+	} else {
+		int32_t o, omh;
+
+		if (peek(&o, blob + h->nm_deopt, 4) || peek(&omh, blob + h->nm_deopt_mh, 4))
+			return;
+		d = o > 0 ? blob + (uint64_t)o : 0;
+		dmh = omh > 0 ? blob + (uint64_t)omh : 0;
+	}
+	f->orig_pc_offset = orig;
+	f->deopt = d;
+	f->deopt_mh = dmh;
+	if (fgp_code_frame_check(f) == 0)
+		return;
+	/* A native wrapper or a handler we cannot place: unwind without deopt rules. */
+	f->deopt_mh = 0;
+	if (fgp_code_frame_check(f) == 0)
+		return;
+	f->deopt = 0;
+	f->orig_pc_offset = 0;
+}
+
+int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
+		   struct fgp_code_frame *out)
+{
+	struct fgp_code_frame f = { .addr = addr };
+	uint64_t blob, begin, end;
+	int32_t fs, fc = -1;
+	int rv;
+
+	if (!h->ok)
+		return -ENOTSUP;
+	if ((rv = blob_of(h, addr, &blob)) != 0)
+		return rv;
+	if (h->code_abs) {
+		if (peek64(blob + h->cb_code_begin, &begin) || peek64(blob + h->cb_code_end, &end))
+			return -EFAULT;
+	} else {
+		int32_t ob, oe;
+
+		if (peek(&ob, blob + h->cb_code_begin, 4) || peek(&oe, blob + h->cb_code_end, 4))
+			return -EFAULT;
+		if (ob < 0 || oe < ob)
+			return -EBADMSG;
+		begin = blob + (uint64_t)ob;
+		end = blob + (uint64_t)oe;
+	}
+	if (peek(&fs, blob + h->cb_frame_size, 4))
+		return -EFAULT;
+	if (h->fc_width == 2) {
+		int16_t v;
+
+		if (peek(&v, blob + h->cb_frame_complete, 2))
+			return -EFAULT;
+		fc = v;
+	} else if (peek(&fc, blob + h->cb_frame_complete, 4)) {
+		return -EFAULT;
+	}
+	if (end <= begin || end - begin > UINT32_MAX || (nmethod && begin != addr) || fs < 0 ||
+	    (uint64_t)fs * 8 > FGP_CF_MAX_FRAME)
+		return -EBADMSG;
+	f.kind = (uint16_t)kind_of(h, blob, nmethod);
+	f.frame_size = (uint32_t)fs * 8;
+	f.code_begin = begin;
+	f.code_size = (uint32_t)(end - begin);
+	f.frame_complete = fc < 0 || (uint64_t)fc > f.code_size ? -1 : fc;
+	if (fgp_code_frame_check(&f) != 0)
+		return -EBADMSG;
+	if (nmethod)
+		deopt_of(h, blob, &f);
+	*out = f;
+	return 0;
+}
+
+int codeheap_read(const void *jvm_addr, struct codeheap *out)
+{
+	struct vmstructs vs;
+	Dl_info info;
+	void *h;
+	int rv;
+
+	memset(out, 0, sizeof(*out));
+	if (dladdr(jvm_addr, &info) == 0 || info.dli_fname == NULL)
+		return -ENOENT;
+	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL)
+		return -ENOENT;
+	rv = vmstructs_from_dl(h, &vs);
+	if (rv == 0)
+		codeheap_build(&vs, out);
+	dlclose(h);
+	return rv == 0 && !out->ok ? -ENOENT : rv;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * codeheap.h - the frame facts of HotSpot code blobs (the CODE_FRAME record, shared/fgproto.h),
+ * read in the agent's own process through VMStructs.
+ *
+ * A code address is mapped to its CodeBlob the way the JVM's CodeHeap::find_blob does: the
+ * CodeHeap whose reserved memory holds it (CodeCache::_heaps), its segment map (one byte per
+ * segment: 0 at a block's first segment, else a hop back towards it, 0xff for free), the
+ * HeapBlock header at that segment, and the CodeBlob right after it. JVMTI's compile info
+ * gives no nmethod pointer, and a blob found this way is checked against the address JVMTI
+ * gave (code_begin equal for a compiled method, containing it for a stub).
+ *
+ * Invariant: every read of JVM memory goes through process_vm_readv of our own process, so a
+ * wrong offset from an unknown JDK yields -EFAULT or a refused record, never a crash; a layout
+ * without every field it needs is not usable (codeheap_ok false) and nothing is sent.
+ */
+#ifndef FG_CODEHEAP_H
+#define FG_CODEHEAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fgproto.h"
+#include "vmstructs.h"
+
+#define CODEHEAP_MAX_HEAPS 16
+
+struct codeheap {
+	bool ok;
+	uint64_t heaps_slot; /* address of CodeCache::_heaps (a GrowableArray<CodeHeap*>*) */
+	uint32_t ga_len, ga_data;
+	uint32_t heap_memory, heap_segmap, heap_log2;	     /* CodeHeap fields */
+	uint32_t vs_low, vs_high;			     /* VirtualSpace::_low, _high */
+	uint32_t hb_size, hb_used;			     /* sizeof(HeapBlock), Header::_used */
+	uint32_t cb_frame_size, cb_frame_complete, fc_width; /* fc_width: 2 or 4 bytes */
+	bool code_abs; /* JDK < 23: _code_begin/_code_end pointers, else offsets */
+	uint32_t cb_code_begin, cb_code_end;
+	bool has_kind; /* JDK 23+: CodeBlob::_kind (u1), mapped with kinds[] */
+	uint32_t cb_kind;
+	uint8_t kinds[32];
+	uint32_t cb_name;
+	bool deopt_abs; /* JDK < 23: CompiledMethod::_deopt_handler_begin pointers */
+	bool has_deopt;
+	uint32_t nm_deopt, nm_deopt_mh, nm_orig_pc;
+};
+
+/* Build *out from vs. Never fails: out->ok says whether blobs can be found. */
+void codeheap_build(const struct vmstructs *vs, struct codeheap *out);
+
+/*
+ * The frame facts of the blob holding addr: for a compiled method (nmethod true) its
+ * code_begin must equal addr. 0 with *out (valid by fgp_code_frame_check), -ENOENT no blob
+ * holds addr, -EFAULT unreadable memory, -EBADMSG facts that do not check out, -ENOTSUP the
+ * layout is not usable.
+ */
+int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
+		   struct fgp_code_frame *out);
+
+/*
+ * codeheap_build() for the JVM this agent runs in: jvm_addr is any address inside libjvm.so.
+ * 0, or -ENOENT (no libjvm.so, no tables, or a layout that is not usable).
+ */
+int codeheap_read(const void *jvm_addr, struct codeheap *out);
+
+#endif

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_agent_codeheap.c - CODE_FRAME facts from a fake code cache in memory, laid out as JDK 17
+ * (absolute code pointers, CompiledMethod deopt pointers, no kind) and JDK 25 (offsets from the
+ * blob, int16 frame-complete, CodeBlobKind) describe it: the blob is found through the segment
+ * map from any address inside it, free segments and wild pointers are refused, never read.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codeheap.h"
+#include "vmstructs.h"
+
+struct fstruct {
+	const char *type, *field, *typestr;
+	int32_t is_static;
+	uint64_t offset;
+	void *address;
+};
+
+struct ftype {
+	const char *name, *super, *is_oop;
+	int32_t a, b, c;
+	uint64_t size;
+};
+
+struct fint {
+	const char *name;
+	int32_t value;
+};
+
+#define MAXF 48
+#define SEG_LOG2 6 /* 64-byte segments */
+#define NSEG 64
+
+/* The fake JVM: one heap of NSEG segments holding a blob in segments 4..11. */
+static struct {
+	struct fstruct s[MAXF];
+	struct ftype t[MAXF];
+	struct fint i[MAXF];
+	unsigned ns, nt, ni;
+	/* CodeCache::_heaps -> GrowableArray { int len, int max, CodeHeap **data } */
+	void *heaps;
+	struct {
+		int32_t len, max;
+		void **data;
+	} ga;
+	void *heap_ptrs[1];
+	/* CodeHeap: _memory VirtualSpace at 0 (low at +16, high at +24), _segmap at 64 (low at
+	 * +16), _log2_segment_size at 128 */
+	uint8_t heap[160];
+	uint8_t segmap[NSEG];
+	_Alignas(64) uint8_t mem[NSEG << SEG_LOG2];
+} J;
+
+static void add_f(const char *type, const char *field, const char *ts, uint64_t off)
+{
+	J.s[J.ns++] = (struct fstruct){ type, field, ts, 0, off, NULL };
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+#define BLOB_SEG 4
+#define BLOB_SEGS 8
+#define HB_SIZE 16
+
+static uint8_t *blob(void)
+{
+	return J.mem + (BLOB_SEG << SEG_LOG2) + HB_SIZE;
+}
+
+/* The heap, segment map and one used block; the blob's fields are set per JDK below. */
+static void fake_heap(void)
+{
+	memset(&J, 0, sizeof(J));
+	J.heap_ptrs[0] = J.heap;
+	J.ga.len = 1;
+	J.ga.max = 1;
+	J.ga.data = J.heap_ptrs;
+	J.heaps = &J.ga;
+	put64(J.heap + 16, (uint64_t)(uintptr_t)J.mem);
+	put64(J.heap + 24, (uint64_t)(uintptr_t)(J.mem + sizeof(J.mem)));
+	put64(J.heap + 64 + 16, (uint64_t)(uintptr_t)J.segmap);
+	put32(J.heap + 128, SEG_LOG2);
+	memset(J.segmap, 0xff, sizeof(J.segmap));
+	for (int i = 0; i < BLOB_SEGS; i++)
+		J.segmap[BLOB_SEG + i] = (uint8_t)(i < 3 ? i : 1 + i % 2); /* hops of 1 and 2 */
+	J.mem[(BLOB_SEG << SEG_LOG2) + 8] = 1; /* HeapBlock::Header::_used */
+
+	J.s[J.ns++] = (struct fstruct){ "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*",
+					1,	     0,	       &J.heaps };
+	add_f("GrowableArrayBase", "_len", "int", 0);
+	add_f("GrowableArray<int>", "_data", "int*", 8);
+	add_f("CodeHeap", "_memory", "VirtualSpace", 0);
+	add_f("CodeHeap", "_segmap", "VirtualSpace", 64);
+	add_f("CodeHeap", "_log2_segment_size", "int", 128);
+	add_f("VirtualSpace", "_low", "char*", 16);
+	add_f("VirtualSpace", "_high", "char*", 24);
+	add_f("HeapBlock::Header", "_used", "bool", 8);
+	J.t[J.nt++] = (struct ftype){ .name = "HeapBlock", .size = HB_SIZE };
+}
+
+static uint64_t code_at(unsigned off)
+{
+	return (uint64_t)(uintptr_t)(blob() + 128 + off);
+}
+
+/* JDK 17: CodeBlob 104 bytes, code [blob + 128, + 256), deopt handler at code + 200. */
+static void fake_jdk17(void)
+{
+	fake_heap();
+	add_f("CodeBlob", "_name", "const char*", 96);
+	add_f("CodeBlob", "_frame_complete_offset", "int", 20);
+	add_f("CodeBlob", "_frame_size", "int", 28);
+	add_f("CodeBlob", "_code_begin", "address", 32);
+	add_f("CodeBlob", "_code_end", "address", 40);
+	add_f("CompiledMethod", "_deopt_handler_begin", "address", 128 - 16);
+	add_f("CompiledMethod", "_deopt_mh_handler_begin", "address", 128 - 8);
+	add_f("nmethod", "_orig_pc_offset", "int", 48);
+	put32(blob() + 20, 40);
+	put32(blob() + 28, 6); /* words */
+	put64(blob() + 32, code_at(0));
+	put64(blob() + 40, code_at(256));
+	put64(blob() + 112, code_at(200));
+	put64(blob() + 120, 0);
+	put32(blob() + 48, 16);
+	put64(blob() + 96, (uint64_t)(uintptr_t) "DeoptimizationBlob");
+}
+
+/* JDK 25: offsets from the blob, int16 frame complete, a kind byte. */
+static void fake_jdk25(void)
+{
+	fake_heap();
+	add_f("CodeBlob", "_name", "const char*", 8);
+	add_f("CodeBlob", "_code_offset", "int", 36);
+	add_f("CodeBlob", "_data_offset", "int", 40);
+	add_f("CodeBlob", "_frame_size", "int", 44);
+	add_f("CodeBlob", "_frame_complete_offset", "int16_t", 54);
+	add_f("CodeBlob", "_kind", "CodeBlobKind", 56);
+	add_f("nmethod", "_deopt_handler_offset", "int", 64);
+	add_f("nmethod", "_deopt_mh_handler_offset", "int", 68);
+	add_f("nmethod", "_orig_pc_offset", "int", 72);
+	J.i[J.ni++] = (struct fint){ "CodeBlobKind::Nmethod", 1 };
+	J.i[J.ni++] = (struct fint){ "CodeBlobKind::RuntimeStub", 6 };
+	put32(blob() + 36, 128);
+	put32(blob() + 40, 128 + 256);
+	put32(blob() + 44, 4);
+	int16_t fc = 27;
+	memcpy(blob() + 54, &fc, 2);
+	blob()[56] = 1;
+	put32(blob() + 64, 128 + 220);
+	put32(blob() + 68, 128 + 230);
+	put32(blob() + 72, 8);
+}
+
+static void vs_of(struct vmstructs *vs)
+{
+	memset(vs, 0, sizeof(*vs));
+	vs->structs = (const char *)J.s;
+	vs->s_stride = sizeof(struct fstruct);
+	vs->s_type = offsetof(struct fstruct, type);
+	vs->s_field = offsetof(struct fstruct, field);
+	vs->s_typestr = offsetof(struct fstruct, typestr);
+	vs->s_static = offsetof(struct fstruct, is_static);
+	vs->s_offset = offsetof(struct fstruct, offset);
+	vs->s_address = offsetof(struct fstruct, address);
+	vs->types = (const char *)J.t;
+	vs->t_stride = sizeof(struct ftype);
+	vs->t_name = offsetof(struct ftype, name);
+	vs->t_size = offsetof(struct ftype, size);
+	vs->ints = (const char *)J.i;
+	vs->i_stride = sizeof(struct fint);
+	vs->i_name = offsetof(struct fint, name);
+	vs->i_value = offsetof(struct fint, value);
+}
+
+static void test_jdk17_nmethod_facts_come_from_its_blob(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk17();
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_true(h.ok);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.kind, FGP_CF_NMETHOD);
+	assert_int_equal(f.frame_size, 48);
+	assert_int_equal(f.code_begin, code_at(0));
+	assert_int_equal(f.code_size, 256);
+	assert_int_equal(f.frame_complete, 40);
+	assert_int_equal(f.deopt, code_at(200));
+	assert_int_equal(f.deopt_mh, 0);
+	assert_int_equal(f.orig_pc_offset, 16);
+	/* a compiled method must start where JVMTI said */
+	assert_int_equal(codeheap_frame(&h, code_at(8), true, &f), -EBADMSG);
+	/* a stub inside the same blob is found from any address, named by the blob's name */
+	assert_int_equal(codeheap_frame(&h, code_at(250), false, &f), 0);
+	assert_int_equal(f.kind, FGP_CF_DEOPTIMIZATION);
+	assert_int_equal(f.deopt, 0);
+	assert_int_equal(f.addr, code_at(250));
+}
+
+static void test_jdk25_offsets_and_kinds(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk25();
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_true(h.ok);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.kind, FGP_CF_NMETHOD);
+	assert_int_equal(f.frame_size, 32);
+	assert_int_equal(f.code_size, 256);
+	assert_int_equal(f.frame_complete, 27);
+	assert_int_equal(f.deopt, code_at(220));
+	assert_int_equal(f.deopt_mh, code_at(230));
+	assert_int_equal(f.orig_pc_offset, 8);
+	blob()[56] = 6;
+	assert_int_equal(codeheap_frame(&h, code_at(100), false, &f), 0);
+	assert_int_equal(f.kind, FGP_CF_RUNTIME_STUB);
+	/* an orig pc slot outside the frame: unwound without deopt rules, not refused */
+	put32(blob() + 72, 64);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.deopt, 0);
+	assert_int_equal(f.deopt_mh, 0);
+}
+
+static void test_free_segments_and_wild_pointers_are_refused(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk25();
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	/* outside the heap, in a free segment, in an unused block */
+	assert_int_equal(codeheap_frame(&h, (uint64_t)(uintptr_t)J.mem - 64, false, &f), -ENOENT);
+	assert_int_equal(codeheap_frame(&h, (uint64_t)(uintptr_t)J.mem + 40 * 64, false, &f),
+			 -ENOENT);
+	J.segmap[BLOB_SEG + 2] = 9; /* a hop past the heap's start */
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -ENOENT);
+	J.segmap[BLOB_SEG + 2] = 2;
+	J.mem[(BLOB_SEG << SEG_LOG2) + 8] = 0;
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -ENOENT);
+	J.mem[(BLOB_SEG << SEG_LOG2) + 8] = 1;
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	/* a segment map pointer into nowhere: -EFAULT, no crash */
+	put64(J.heap + 64 + 16, 0x10);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -EFAULT);
+	/* a code range that runs backwards */
+	put64(J.heap + 64 + 16, (uint64_t)(uintptr_t)J.segmap);
+	put32(blob() + 40, 64);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -EBADMSG);
+}
+
+static void test_a_layout_without_the_heap_fields_is_not_usable(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk25();
+	J.s[0].field = "_heaps_renamed";
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_false(h.ok);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -ENOTSUP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jdk17_nmethod_facts_come_from_its_blob),
+		cmocka_unit_test(test_jdk25_offsets_and_kinds),
+		cmocka_unit_test(test_free_segments_and_wild_pointers_are_refused),
+		cmocka_unit_test(test_a_layout_without_the_heap_fields_is_not_usable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
