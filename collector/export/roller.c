@@ -231,6 +231,20 @@ static void emit_one(struct cut *c, const struct session_target_info *ti, struct
 	snprintf(subtitle, sizeof(subtitle), "%s - %s UTC, %llu samples at %u Hz", t0, t1,
 		 (unsigned long long)j->samples, hz);
 	pprof_set_time(j->pprof, start, end - start);
+	{
+		char cm[LABELS_SERVICE_MAX + 32];
+
+		/* The labels in the profile itself (`go tool pprof -comments`). */
+		snprintf(cm, sizeof(cm), "service=%s", prof_labels_service(&pl, sb, sizeof(sb)));
+		(void)pprof_add_comment(j->pprof, cm);
+		snprintf(cm, sizeof(cm), "container_id=%s",
+			 pl.container_id[0] ? pl.container_id : "none");
+		(void)pprof_add_comment(j->pprof, cm);
+		snprintf(cm, sizeof(cm), "host_pid=%u", ti->pid);
+		(void)pprof_add_comment(j->pprof, cm);
+		snprintf(cm, sizeof(cm), "hostname=%s", r->hostname);
+		(void)pprof_add_comment(j->pprof, cm);
+	}
 	if ((r->o.push || r->o.pprof_files) && (rv = pprof_encode_gz(j->pprof, &gz, &gz_len))) {
 		say(r, "profiles: PID %u: cannot encode pprof: %s", ti->pid, strerror(-rv));
 		gz = NULL;

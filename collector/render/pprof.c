@@ -31,6 +31,7 @@ enum {
 	PROFILE_DURATION_NANOS = 10,
 	PROFILE_PERIOD_TYPE = 11,
 	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
 	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUETYPE_TYPE = 1,
 	VALUETYPE_UNIT = 2,
@@ -71,6 +72,8 @@ struct pprof {
 	size_t nstacks, capstacks;
 	struct htab stacktab; /* stack hash -> index */
 	uint32_t s_samples, s_count, s_cpu, s_ns, s_thread;
+	uint32_t comments[PPROF_MAX_COMMENTS]; /* string indexes */
+	size_t ncomments;
 };
 
 static uint64_t fnv(const void *b, size_t n, uint64_t h)
@@ -418,6 +421,8 @@ int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
 	put_uint(&b, PROFILE_DURATION_NANOS, (uint64_t)p->duration);
 	put_value_type(&b, PROFILE_PERIOD_TYPE, &m, p->s_cpu, p->s_ns);
 	put_uint(&b, PROFILE_PERIOD, p->period);
+	for (size_t i = 0; i < p->ncomments; i++)
+		put_uint(&b, PROFILE_COMMENT, p->comments[i]);
 	put_uint(&b, PROFILE_DEFAULT_SAMPLE_TYPE, p->s_cpu);
 	free(m.p);
 	free(pk.p);
@@ -443,6 +448,21 @@ static int write_all(int fd, const uint8_t *d, size_t n)
 		d += w;
 		n -= (size_t)w;
 	}
+	return 0;
+}
+
+int pprof_add_comment(struct pprof *p, const char *text)
+{
+	int64_t idx;
+
+	if (!text || !*text)
+		return -EINVAL;
+	if (p->ncomments == PPROF_MAX_COMMENTS)
+		return -ENOSPC;
+	idx = intern(p, text, strlen(text));
+	if (idx < 0)
+		return (int)idx;
+	p->comments[p->ncomments++] = (uint32_t)idx;
 	return 0;
 }
 

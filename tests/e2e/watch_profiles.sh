@@ -77,6 +77,10 @@ export HOME=$FG_TMP GOCACHE=$FG_TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 go tool pprof -top "${f1%.folded}.pb.gz" >"$FG_TMP/top.txt" 2>"$FG_TMP/pprof.err" ||
 	{ cat "$FG_TMP/pprof.err" >&2; fg_fail "go tool pprof cannot read ${f1%.folded}.pb.gz"; }
 grep -q 'HotLoop::' "$FG_TMP/top.txt" || fg_fail "go tool pprof -top lists no HotLoop method"
+go tool pprof -comments "${f1%.folded}.pb.gz" >"$FG_TMP/comments.txt" 2>&1 || fg_fail "go tool pprof -comments failed"
+for want in service=checkout "container_id=$c1" "host_pid=$p1" hostname=test-node; do
+	grep -qx -- "$want" "$FG_TMP/comments.txt" || fg_fail "the pprof file lacks the comment $want: $(cat "$FG_TMP/comments.txt")"
+done
 
 # Retention by bytes: a restart with --max-bytes below what is there trims at once, oldest first.
 newest=$(find "$out" -maxdepth 1 -name '*.svg' | sort | tail -n 1)

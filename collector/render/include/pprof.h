@@ -21,6 +21,7 @@
 #define PPROF_MAX_NAME 65536		    /* bytes per frame or thread name */
 #define PPROF_MAX_STRING_BYTES (256u << 20) /* all distinct names together */
 #define PPROF_MAX_STACKS (16u << 20)	    /* distinct (stack, thread) pairs */
+#define PPROF_MAX_COMMENTS 16
 
 struct pprof;
 
@@ -39,6 +40,13 @@ void pprof_set_time(struct pprof *p, int64_t start_unix_ns, int64_t duration_ns)
  */
 int pprof_add(struct pprof *p, const char *const *frames, size_t n, int64_t count,
 	      const char *thread);
+
+/*
+ * A free-text comment of the whole profile (profile.proto's comment; `go tool pprof -comments`
+ * prints them), e.g. "service=checkout". Copied. 0, -EINVAL (empty), -ENOSPC (more than
+ * PPROF_MAX_COMMENTS), -E2BIG or -ENOMEM.
+ */
+int pprof_add_comment(struct pprof *p, const char *text);
 
 /*
  * Add a folded stack: `len` bytes of "root;caller;leaf" (no count, no newline), root first,

@@ -87,6 +87,8 @@ struct prof {
 	uint64_t fn_id[MAXN], fn_name[MAXN];
 	size_t nfn;
 	uint64_t period, pt_type, pt_unit, time, duration, default_type;
+	uint64_t comment[8];
+	size_t ncomment;
 };
 
 static void packed(struct pb *sub, uint64_t *out, size_t *n)
@@ -198,6 +200,10 @@ static void decode_profile(const uint8_t *d, size_t n, struct prof *p)
 		case 12:
 			p->period = v;
 			break;
+		case 13:
+			assert_true(p->ncomment < 8);
+			p->comment[p->ncomment++] = v;
+			break;
 		case 14:
 			p->default_type = v;
 			break;
@@ -287,6 +293,27 @@ static void test_file_is_gzip_profile_with_cpu_sample_types(void **state)
 	assert_int_equal(p.smp[0].val[0], 7);
 	assert_int_equal(p.smp[0].val[1], 7ll * PERIOD_NS);
 	prof_free(&p);
+	pprof_free(pp);
+}
+
+static void test_comments_carry_the_labels(void **state)
+{
+	struct pprof *pp = pprof_new(PERIOD_NS);
+	struct prof p;
+
+	(void)state;
+	assert_int_equal(pprof_add_comment(pp, "service=checkout"), 0);
+	assert_int_equal(pprof_add_comment(pp, "host_pid=4242"), 0);
+	assert_int_equal(pprof_add_comment(pp, ""), -EINVAL);
+	assert_int_equal(pprof_add(pp, stack_a, 3, 1, NULL), 0);
+	roundtrip(pp, &p);
+	assert_int_equal(p.ncomment, 2);
+	assert_string_equal(S(&p, p.comment[0]), "service=checkout");
+	assert_string_equal(S(&p, p.comment[1]), "host_pid=4242");
+	prof_free(&p);
+	for (int i = 2; i < PPROF_MAX_COMMENTS; i++)
+		assert_int_equal(pprof_add_comment(pp, "x"), 0);
+	assert_int_equal(pprof_add_comment(pp, "one too many"), -ENOSPC);
 	pprof_free(pp);
 }
 
@@ -525,6 +552,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_is_gzip_profile_with_cpu_sample_types),
 		cmocka_unit_test(test_locations_are_leaf_first),
+		cmocka_unit_test(test_comments_carry_the_labels),
 		cmocka_unit_test(test_functions_are_deduplicated_by_name),
 		cmocka_unit_test(test_identical_stacks_merge_per_thread),
 		cmocka_unit_test(test_folded_line_is_split_root_first),
