@@ -7,7 +7,11 @@
  * signals) and CPU time of the workload, ratios against the unsampled baseline, samples per
  * second delivered, losses and the collector's CPU time per sample.
  *
- *   fg_bench_sample [--reps N] [--work MITER] [--threads N] [--depth N]
+ * With --stack-copies the configurations are instead callchain-only sampling and sampling with
+ * user registers plus an 8, 16 and 64 KiB user-stack copy (--stack-copy), at 99 and 999 Hz,
+ * all in the same run: the copy's cost per sample is the difference against callchain-only.
+ *
+ *   fg_bench_sample [--reps N] [--work MITER] [--threads N] [--depth N] [--stack-copies]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +32,7 @@ struct cfg {
 	const char *name;
 	unsigned int freq; /* 0: no sampling */
 	enum sampler_scope scope;
+	unsigned int stack_copy; /* bytes, 0: callchain only */
 	double wall[64], cpu[64], sps[64], coll_us[64];
 	uint64_t samples, lost, truncated, dup, foreign;
 };
@@ -124,7 +129,9 @@ static int run(struct cfg *c, int rep, int threads)
 	if (pid == 0)
 		workload(go[0], out[1], threads);
 	if (c->freq) {
-		struct sampler_opts o = { .freq_hz = c->freq, .scope = c->scope };
+		struct sampler_opts o = { .freq_hz = c->freq,
+					  .scope = c->scope,
+					  .stack_copy = c->stack_copy };
 		int rv = sampler_open(&o, &pid, 1, &sp);
 
 		if (rv) {
@@ -195,6 +202,19 @@ int main(int argc, char **argv)
 		{ .name = "999 Hz, thread scope", .freq = 999, .scope = SAMPLER_SCOPE_THREADS },
 		{ .name = "999 Hz, CPU scope", .freq = 999, .scope = SAMPLER_SCOPE_CPUS },
 	};
+	struct cfg copies[] = {
+		{ .name = "no sampling" },
+		{ .name = "99 Hz callchain", .freq = 99 },
+		{ .name = "99 Hz + 8 KiB", .freq = 99, .stack_copy = 8192 },
+		{ .name = "99 Hz + 16 KiB", .freq = 99, .stack_copy = 16384 },
+		{ .name = "99 Hz + 64 KiB", .freq = 99, .stack_copy = 65528 },
+		{ .name = "999 Hz callchain", .freq = 999 },
+		{ .name = "999 Hz + 8 KiB", .freq = 999, .stack_copy = 8192 },
+		{ .name = "999 Hz + 16 KiB", .freq = 999, .stack_copy = 16384 },
+		{ .name = "999 Hz + 64 KiB", .freq = 999, .stack_copy = 65528 },
+	};
+	struct cfg *cf = cfgs;
+	size_t ncf = FG_ARRAY_SIZE(cfgs);
 	int reps = 5, threads = 2;
 	struct sampler *probe;
 	pid_t self = getpid();
@@ -204,6 +224,11 @@ int main(int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : "";
 		uint64_t x;
 
+		if (strcmp(argv[i], "--stack-copies") == 0) {
+			cf = copies;
+			ncf = FG_ARRAY_SIZE(copies);
+			continue;
+		}
 		if (strcmp(argv[i], "--reps") == 0 && fg_parse_u64(v, 1, 64, &x) == 0)
 			reps = (int)x;
 		else if (strcmp(argv[i], "--work") == 0 && fg_parse_u64(v, 1, 100000, &x) == 0)
@@ -215,7 +240,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [--reps N] [--work MITER] [--threads N] "
-				"[--depth N]\n",
+				"[--depth N] [--stack-copies]\n",
 				argv[0]);
 			return 64;
 		}
@@ -234,31 +259,49 @@ int main(int argc, char **argv)
 	       "(interleaved), medians\n\n",
 	       threads, work_miter, depth + 3, reps);
 	for (int r = 0; r < reps; r++) {
-		for (size_t k = 0; k < FG_ARRAY_SIZE(cfgs); k++) {
-			int rv = run(&cfgs[k], r, threads);
+		for (size_t k = 0; k < ncf; k++) {
+			int rv = run(&cf[k], r, threads);
 
 			if (rv) {
-				fprintf(stderr, "fg_bench_sample: %s: %s\n", cfgs[k].name,
+				fprintf(stderr, "fg_bench_sample: %s: %s\n", cf[k].name,
 					strerror(-rv));
 				return 1;
 			}
 		}
 	}
-	double base_wall = median(cfgs[0].wall, reps), base_cpu = median(cfgs[0].cpu, reps);
+	double base_wall = median(cf[0].wall, reps), base_cpu = median(cf[0].cpu, reps);
+	double usmp[FG_ARRAY_SIZE(copies)] = { 0 }, coll[FG_ARRAY_SIZE(copies)] = { 0 };
 
 	printf("%-22s %9s %7s %9s %7s %9s %9s %5s %8s %9s\n", "config", "wall ms", "ratio",
 	       "cpu ms", "ratio", "samples/s", "us/smp", "lost", "foreign", "coll us");
-	for (size_t k = 0; k < FG_ARRAY_SIZE(cfgs); k++) {
-		struct cfg *c = &cfgs[k];
+	for (size_t k = 0; k < ncf; k++) {
+		struct cfg *c = &cf[k];
 		double w = median(c->wall, reps), cpu = median(c->cpu, reps);
 
 		double per_run = (double)c->samples / reps;
+
+		if (k < FG_ARRAY_SIZE(usmp)) {
+			usmp[k] = per_run > 0 ? (cpu - base_cpu) * 1e3 / per_run : 0.0;
+			coll[k] = c->freq ? median(c->coll_us, reps) : 0.0;
+		}
 
 		printf("%-22s %9.1f %7.4f %9.1f %7.4f %9.0f %9.2f %5llu %8llu %9.2f\n", c->name, w,
 		       w / base_wall, cpu, cpu / base_cpu, c->freq ? median(c->sps, reps) : 0.0,
 		       per_run > 0 ? (cpu - base_cpu) * 1e3 / per_run : 0.0,
 		       (unsigned long long)c->lost, (unsigned long long)c->foreign,
 		       c->freq ? median(c->coll_us, reps) : 0.0);
+	}
+	for (size_t k = 0; cf == copies && k < ncf; k++) {
+		size_t b = 0;
+
+		if (!cf[k].stack_copy)
+			continue;
+		for (size_t i = 0; i < ncf; i++)
+			if (cf[i].freq == cf[k].freq && !cf[i].stack_copy)
+				b = i;
+		printf("%s: the copy costs %+.2f us of workload CPU and %+.2f us of collector CPU "
+		       "per sample over callchain-only (%s)\n",
+		       cf[k].name, usmp[k] - usmp[b], coll[k] - coll[b], cf[b].name);
 	}
 	printf("\nratio: against \"no sampling\" in the same run. us/smp: extra workload CPU "
 	       "time per sample (kernel sampling + unwinding). lost: records the kernel dropped.\n"

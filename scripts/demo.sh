@@ -124,11 +124,23 @@ java_pct=$(awk '/PrimeService::/ { j += $NF } { n += $NF } END { print (n ? int(
 # C2 inlines isPrime into countPrimes: stock perf shows countPrimes, fgcollect record both.
 grep -qE 'PrimeService::(countPrimes|isPrime)' "$OUT/primes.svg" ||
 	fg_fail "the flame graph does not name PrimeService::countPrimes or ::isPrime"
+# The request path above the hot method is interpreted code (the executor, the HTTP handler,
+# PrimeService::primes): `record` names it from stack copies; stock perf can only say Interpreter.
+anon=$(awk '$0 ~ /PrimeService::(countPrimes|isPrime)/ && $0 ~ /(^|;)Interpreter;/ { n += $NF } END { print n + 0 }' "$OUT/primes.folded")
+if [[ $MODE == record ]]; then
+	((anon == 0)) || fg_fail "$anon samples have an anonymous Interpreter frame above the hot method"
+	grep -qE '_\[0\];.*PrimeService::(countPrimes|isPrime)' "$OUT/primes.folded" ||
+		fg_fail "no interpreted (_[0]) frame named on the request path above the hot method"
+	path_note="the request path above it named (interpreted frames _[0]), no anonymous Interpreter frame"
+else
+	path_note="$anon of them under anonymous Interpreter frames (stock perf cannot name interpreted code)"
+fi
 fg_container_stop primes || true
 fg_watch_stop || true
 
 cat <<EOF
-fgcollect demo ($MODE pipeline): $total samples, $java_pct% of them in PrimeService:: methods
+fgcollect demo ($MODE pipeline): $total samples, $java_pct% of them in PrimeService:: methods,
+  $path_note
   flame graph:    $OUT/primes.svg
   folded stacks:  $OUT/primes.folded
   perf map:       $(fg_map_path "$pid") (written by fgcollect watch; a copy in $OUT/perf-$pid.map)

@@ -41,6 +41,8 @@ struct javaframes {
 	struct jvmstate jvms[MAX_JVMS];
 	unsigned next_evict;
 	struct framewalk_frame walk[STACKAGG_MAX_FRAMES];
+	struct interp_req req[STACKAGG_MAX_FRAMES];
+	uint32_t req_frame[STACKAGG_MAX_FRAMES]; /* the user frame of each request */
 	char arena[ARENA];
 	struct javaframes_stats st;
 };
@@ -174,36 +176,12 @@ static void count_refusal(struct javaframes_stats *st, int rv)
 	}
 }
 
-/*
- * Names read after a GC that started after the sample (or during one) may come from metadata
- * freed and reused since the sample: replace them. Without a GC clock (an older agent) the
- * names stand.
- */
-static void check_gc(struct javaframes *jf, const struct jvmstate *j,
-		     const struct javaframes_in *in, struct stackagg_uframe *out)
-{
-	uint64_t start, end;
-	int rv = interp_gc_clock(jf->namer, in->pid, &j->l, &start, &end);
-
-	if (rv == -ENOENT || (rv == 0 && start <= in->ts && end >= start))
-		return;
-	for (uint32_t k = 0; k < in->nr_user && k < STACKAGG_MAX_FRAMES; k++) {
-		if (!out[k].name || out[k].unresolved)
-			continue;
-		out[k].name = UNKNOWN_NAME;
-		out[k].unresolved = true;
-		jf->st.named--;
-		jf->st.unknown++;
-		jf->st.gc_since++;
-	}
-}
-
 uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 			 struct stackagg_uframe *out)
 {
 	uint32_t n = in->nr_user < STACKAGG_MAX_FRAMES ? in->nr_user : STACKAGG_MAX_FRAMES;
 	struct jvmstate *j;
-	uint32_t named = 0;
+	uint32_t named = 0, nreq = 0;
 	size_t used = 0;
 	bool walked = false;
 
@@ -215,13 +193,12 @@ uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 	j = jvm_of(jf, in->pid, in->tab);
 	refresh(jf, j);
 	interp_begin_sample(jf->namer);
+	/* First the frames: which are the interpreter's, and their Method* and bcps. */
 	for (uint32_t k = 0; k < n; k++) {
 		uint64_t pc = k ? in->user[k] - 1 : in->user[k];
-		uint64_t method = 0, bcps[2];
 		const struct framewalk_frame *w;
-		const char *name = NULL;
-		size_t nb = 0;
-		int line = -1, rv;
+		struct interp_req *r;
+		uint64_t slot;
 
 		if (!j->hi || pc < j->lo || pc >= j->hi)
 			continue;
@@ -239,41 +216,80 @@ uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 			jf->st.no_regs++;
 			continue; /* no copy at all: leave `Interpreter`, as without this feature */
 		}
+		named++;
+		out[k].name = UNKNOWN_NAME;
+		out[k].unresolved = true;
 		if (w->state != FRAMEWALK_OK) {
 			if (w->state == FRAMEWALK_DESYNC)
 				jf->st.desync++;
 			else
 				jf->st.no_stack++;
-			rv = 1;
-		} else if (!ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_method,
-					&method)) {
-			jf->st.no_stack++;
-			rv = 1;
-		} else {
-			uint64_t slot;
-
-			if (k == 0 && in->regs->valid)
-				bcps[nb++] = in->regs->r13; /* the leaf's live bcp */
-			if (ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_bcp, &slot))
-				bcps[nb++] = slot;
-			rv = interp_name(jf->namer, in->pid, &j->l, method, bcps, nb, jf->lines,
-					 &name, &line);
-			if (rv != 0)
-				count_refusal(&jf->st, rv);
+			jf->st.unknown++;
+			continue;
 		}
-		if (rv == 0 && (name = arena_put(jf->arena, &used, name, line)) != NULL) {
+		r = &jf->req[nreq];
+		*r = (struct interp_req){ 0 };
+		if (!ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_method, &r->method)) {
+			jf->st.no_stack++;
+			jf->st.unknown++;
+			continue;
+		}
+		if (k == 0 && in->regs->valid)
+			r->bcps[r->nbcp++] = in->regs->r13; /* the leaf's live bcp */
+		if (ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_bcp, &slot))
+			r->bcps[r->nbcp++] = slot;
+		jf->req_frame[nreq++] = k;
+	}
+	/*
+	 * Then the names. Metadata is freed only by class unloading, inside a GC: with the
+	 * agent's GC clock (read before and, if memory was read, after), a sample taken before a
+	 * GC that has begun since is not named at all, and cached methods read since the last GC
+	 * began are trusted without a read; without the clock every cached method is re-read.
+	 */
+	if (nreq) {
+		uint64_t stamp = fg_now_ns(), start = 0, end = 0, s2, e2, reads;
+		int rv = interp_gc_clock(jf->namer, in->pid, &j->l, &start, &end);
+		struct interp_stats ns;
+
+		if (rv == 0 && (start > in->ts || start > end)) {
+			jf->st.gc_since += nreq;
+			jf->st.unknown += nreq;
+			return named;
+		}
+		if (rv != 0 && rv != -ENOENT) {
+			jf->st.unreadable += nreq;
+			jf->st.unknown += nreq;
+			return named;
+		}
+		interp_stats(jf->namer, &ns);
+		reads = ns.reads;
+		interp_name_many(jf->namer, in->pid, &j->l, jf->req, nreq, jf->lines,
+				 rv == 0 ? start : UINT64_MAX, stamp);
+		interp_stats(jf->namer, &ns);
+		if (rv == 0 && ns.reads != reads &&
+		    (interp_gc_clock(jf->namer, in->pid, &j->l, &s2, &e2) != 0 || s2 != start ||
+		     s2 > e2)) {
+			/* A GC began while we read: what we read may be half old, half new. */
+			jf->st.gc_since += nreq;
+			jf->st.unknown += nreq;
+			return named;
+		}
+	}
+	for (uint32_t i = 0; i < nreq; i++) {
+		const struct interp_req *r = &jf->req[i];
+		const char *name = NULL;
+
+		if (r->rv != 0)
+			count_refusal(&jf->st, r->rv);
+		if (r->rv == 0 && (name = arena_put(jf->arena, &used, r->name, r->line)) != NULL) {
 			jf->st.named++;
-			if (line > 0)
+			if (r->line > 0)
 				jf->st.lines++;
-			out[k].name = name;
+			out[jf->req_frame[i]].name = name;
+			out[jf->req_frame[i]].unresolved = false;
 		} else {
 			jf->st.unknown++;
-			out[k].name = UNKNOWN_NAME;
-			out[k].unresolved = true;
 		}
-		named++;
 	}
-	if (named)
-		check_gc(jf, j, in, out);
 	return named;
 }

@@ -29,7 +29,11 @@ struct ment {
 	uint32_t flags;
 	uint16_t hlen, mlen, llen;
 	bool lines_read;
-	uint8_t *bytes; /* holder name (hlen) | method name (mlen) | line table (llen) */
+	uint64_t stamp;	    /* when last read and found valid (interp_name_many's stamp) */
+	uint32_t valid_gen; /* == the namer's call_gen: revalidated by this call's batch */
+	uint32_t sched_gen; /* == call_gen: already in this call's batch */
+	bool stale;	    /* the batch found it changed */
+	uint8_t *bytes;	    /* holder name (hlen) | method name (mlen) | line table (llen) */
 	char *name;
 };
 
@@ -39,9 +43,22 @@ struct interp_namer {
 	size_t cap, n;
 	unsigned budget;
 	struct interp_stats st;
+	uint32_t call_gen;
+	uint64_t cur_stamp;    /* stamp of the current call (0: none) */
+	struct reval *rv;      /* INTERP_BATCH revalidation buffers */
+	struct iovec *bl, *br; /* INTERP_BATCH * REVAL_IOVS iovecs */
 };
 
 static bool ptr_ok(uint64_t p);
+
+/* Where one entry's revalidation reads land (7 ranges, see reval_plan). */
+struct reval {
+	uint64_t cm, holder, msym, hsym;
+	uint8_t hdr[HDR_MAX];
+	uint8_t hs[64 + INTERP_MAX_CLASS_NAME], ms[64 + INTERP_MAX_METHOD_NAME];
+};
+
+#define REVAL_IOVS 7
 
 /* ---- layout ---------------------------------------------------------------------------- */
 
@@ -403,6 +420,13 @@ struct interp_namer *interp_namer_new(const struct vmmem_ops *mem)
 		free(n);
 		return NULL;
 	}
+	n->rv = calloc(INTERP_BATCH, sizeof(*n->rv));
+	n->bl = calloc(INTERP_BATCH * REVAL_IOVS, sizeof(*n->bl));
+	n->br = calloc(INTERP_BATCH * REVAL_IOVS, sizeof(*n->br));
+	if (!n->rv || !n->bl || !n->br) {
+		interp_namer_free(n);
+		return NULL;
+	}
 	n->budget = INTERP_MAX_READS;
 	return n;
 }
@@ -411,8 +435,12 @@ void interp_namer_free(struct interp_namer *n)
 {
 	if (!n)
 		return;
-	flush_all(n);
+	if (n->tab)
+		flush_all(n);
 	free(n->tab);
+	free(n->rv);
+	free(n->bl);
+	free(n->br);
 	free(n);
 }
 
@@ -517,34 +545,45 @@ static int resolve(struct interp_namer *n, uint32_t pid, const struct interp_lay
 	return read_symbol(n, pid, l, f->msym, f->mbody, INTERP_MAX_METHOD_NAME, &f->mlen);
 }
 
+/* The ranges to re-read for e: everything its name was made from. */
+static void reval_plan(const struct interp_layout *l, const struct ment *e, struct reval *r,
+		       struct iovec *v_loc, struct iovec *v_rem)
+{
+	IOV(v, 0, e->method + l->m_cm, &r->cm, 8);
+	IOV(v, 1, e->cm, r->hdr, l->cm_size);
+	IOV(v, 2, e->cp + l->cp_holder, &r->holder, 8);
+	IOV(v, 3, e->cp + l->cp_size + 8ull * e->name_index, &r->msym, 8);
+	IOV(v, 4, e->holder + l->k_name, &r->hsym, 8);
+	IOV(v, 5, e->hsym, r->hs, l->sym_body + e->hlen);
+	IOV(v, 6, e->msym, r->ms, l->sym_body + e->mlen);
+}
+
+/* 0 when what was re-read equals what e was made from, else -EBADMSG. */
+static int reval_check(const struct interp_layout *l, const struct ment *e, const struct reval *r)
+{
+	struct fresh f;
+
+	if (r->cm != e->cm || take_header(l, r->hdr, &f) != 0 || f.cp != e->cp ||
+	    f.code_size != e->code_size || f.name_index != e->name_index ||
+	    f.sig_index != e->sig_index || f.idnum != e->idnum || f.flags != e->flags ||
+	    r->holder != e->holder || r->msym != e->msym || r->hsym != e->hsym ||
+	    get16(r->hs + l->sym_len) != e->hlen || get16(r->ms + l->sym_len) != e->mlen ||
+	    memcmp(r->hs + l->sym_body, e->bytes, e->hlen) != 0 ||
+	    memcmp(r->ms + l->sym_body, e->bytes + e->hlen, e->mlen) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
 /* Re-read everything e was made from in one call; 0 when all of it is unchanged. */
 static int revalidate(struct interp_namer *n, const struct interp_layout *l, struct ment *e)
 {
-	uint8_t hdr[HDR_MAX];
-	uint8_t hs[64 + INTERP_MAX_CLASS_NAME], ms[64 + INTERP_MAX_METHOD_NAME];
-	uint64_t cm, holder, msym, hsym;
-	struct iovec v_loc[7], v_rem[7];
-	struct fresh f;
+	struct iovec v_loc[REVAL_IOVS], v_rem[REVAL_IOVS];
 	int rv;
 
-	IOV(v, 0, e->method + l->m_cm, &cm, 8);
-	IOV(v, 1, e->cm, hdr, l->cm_size);
-	IOV(v, 2, e->cp + l->cp_holder, &holder, 8);
-	IOV(v, 3, e->cp + l->cp_size + 8ull * e->name_index, &msym, 8);
-	IOV(v, 4, e->holder + l->k_name, &hsym, 8);
-	IOV(v, 5, e->hsym, hs, l->sym_body + e->hlen);
-	IOV(v, 6, e->msym, ms, l->sym_body + e->mlen);
-	if ((rv = rd_all(n, e->pid, v_loc, v_rem, 7)) != 0)
+	reval_plan(l, e, n->rv, v_loc, v_rem);
+	if ((rv = rd_all(n, e->pid, v_loc, v_rem, REVAL_IOVS)) != 0)
 		return rv;
-	if (cm != e->cm || take_header(l, hdr, &f) != 0 || f.cp != e->cp ||
-	    f.code_size != e->code_size || f.name_index != e->name_index ||
-	    f.sig_index != e->sig_index || f.idnum != e->idnum || f.flags != e->flags ||
-	    holder != e->holder || msym != e->msym || hsym != e->hsym ||
-	    get16(hs + l->sym_len) != e->hlen || get16(ms + l->sym_len) != e->mlen ||
-	    memcmp(hs + l->sym_body, e->bytes, e->hlen) != 0 ||
-	    memcmp(ms + l->sym_body, e->bytes + e->hlen, e->mlen) != 0)
-		return -EBADMSG;
-	return 0;
+	return reval_check(l, e, n->rv);
 }
 
 static char *make_name(const struct fresh *f)
@@ -640,9 +679,9 @@ int interp_gc_clock(struct interp_namer *n, uint32_t pid, const struct interp_la
 	return 0;
 }
 
-int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
-		uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
-		const char **name, int *line)
+static int name_one(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+		    uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
+		    const char **name, int *line)
 {
 	struct ment *e;
 	struct fresh f;
@@ -658,10 +697,13 @@ int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout
 		return -EBADMSG;
 	}
 	e = slot_of(n, pid, method);
-	if (e->pid) {
-		rv = revalidate(n, l, e);
+	if (e->pid && e->valid_gen == n->call_gen) {
+		n->st.hits++; /* revalidated (or trusted) by this call's batch */
+	} else if (e->pid) {
+		rv = e->stale ? -EBADMSG : revalidate(n, l, e);
 		if (rv == 0) {
 			n->st.hits++;
+			e->stamp = n->cur_stamp;
 		} else {
 			if (rv == -EDQUOT)
 				return rv; /* not known to be stale: keep it */
@@ -692,6 +734,7 @@ int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout
 		}
 		if ((rv = fill(e, pid, method, &f)) != 0)
 			return rv;
+		e->stamp = n->cur_stamp;
 		n->n++;
 	}
 	/* Native methods have no bytecode (and a zero bcp): nothing to check or locate. */
@@ -713,4 +756,76 @@ int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout
 	}
 	*name = e->name;
 	return 0;
+}
+
+int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+		uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
+		const char **name, int *line)
+{
+	if (++n->call_gen == 0)
+		n->call_gen = 1;
+	n->cur_stamp = 0;
+	return name_one(n, pid, l, method, bcps, nbcp, want_line, name, line);
+}
+
+void interp_name_many(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+		      struct interp_req *reqs, size_t nreq, bool want_line, uint64_t trust_since,
+		      uint64_t stamp)
+{
+	struct ment *sched[INTERP_BATCH];
+	size_t ns = 0, got = 0, at = 0;
+
+	/* One read call revalidates every cached method of the batch (a partial read leaves the
+	 * ones after the failure to be checked one by one). */
+	if (++n->call_gen == 0)
+		n->call_gen = 1;
+	n->cur_stamp = stamp;
+	/* Room for every request now: a flush in the middle would free names handed out. */
+	if (n->n + nreq > INTERP_MAX_CACHED) {
+		flush_all(n);
+		n->st.evictions++;
+	}
+	for (size_t i = 0; i < nreq && l->names && pid; i++) {
+		struct ment *e;
+
+		if (!ptr_ok(reqs[i].method))
+			continue;
+		e = slot_of(n, pid, reqs[i].method);
+		if (!e->pid || e->sched_gen == n->call_gen)
+			continue;
+		e->sched_gen = n->call_gen;
+		e->stale = false;
+		/* Read after the last GC began, recently: its memory cannot have been freed. */
+		if (trust_since != UINT64_MAX && e->stamp > trust_since && stamp >= e->stamp &&
+		    stamp - e->stamp < INTERP_TRUST_NS) {
+			e->valid_gen = n->call_gen;
+			n->st.trusted++;
+			continue;
+		}
+		if (ns == INTERP_BATCH)
+			continue;
+		reval_plan(l, e, &n->rv[ns], n->bl + ns * REVAL_IOVS, n->br + ns * REVAL_IOVS);
+		sched[ns++] = e;
+	}
+	if (ns && rd(n, pid, n->bl, n->br, (unsigned)(ns * REVAL_IOVS), &got) == 0) {
+		for (size_t j = 0; j < ns; j++) {
+			size_t len = 0;
+
+			for (unsigned k = 0; k < REVAL_IOVS; k++)
+				len += n->br[j * REVAL_IOVS + k].iov_len;
+			if (at + len > got)
+				break; /* not covered by the partial read: checked alone later */
+			at += len;
+			if (reval_check(l, sched[j], &n->rv[j]) == 0) {
+				sched[j]->valid_gen = n->call_gen;
+				sched[j]->stamp = stamp;
+			} else
+				sched[j]->stale = true;
+		}
+	}
+	for (size_t i = 0; i < nreq; i++)
+		reqs[i].rv = name_one(n, pid, l, reqs[i].method, reqs[i].bcps, reqs[i].nbcp,
+				      want_line, &reqs[i].name, &reqs[i].line);
+	/* Names of earlier requests stay valid: interp_name only frees an entry it found stale,
+	 * and a stale entry is found before its name was handed out in this call. */
 }

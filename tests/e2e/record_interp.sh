@@ -60,7 +60,7 @@ for jdk in $(fg_jdks); do
 	f=$FG_TMP/xint$major.folded
 	read -r main chain leaf < <(count "$f" "$chain_lines" ";ChainE::spin:$spin"'_\[0\]')
 	fg_log "JDK $major -Xint: $chain/$main main-thread samples show the whole chain, $leaf of them at line $spin"
-	((main >= 100)) || fg_fail "JDK $major -Xint: only $main main-thread samples"
+	((main >= 60)) || fg_fail "JDK $major -Xint: only $main main-thread samples (a busy machine? expected up to ~400)"
 	if ((chain * 100 < main * 95)); then
 		sort -t' ' -k2 -nr "$f" | head -n 5 | sed 's/.*call_stub;//' >&2
 		fg_fail "JDK $major -Xint: the whole chain in only $chain of $main samples (< 95%)"
@@ -88,7 +88,7 @@ for jdk in $(fg_jdks); do
 	record mixed$major --duration 4
 	read -r main chain _ < <(count "$FG_TMP/mixed$major.folded" "$chain_osr")
 	fg_log "JDK $major mixed: $chain/$main main-thread samples show interpreted callers + compiled leaf"
-	((main >= 100)) || fg_fail "JDK $major mixed: only $main main-thread samples"
+	((main >= 60)) || fg_fail "JDK $major mixed: only $main main-thread samples (a busy machine? expected up to ~400)"
 	if ((chain * 100 < main * 95)); then
 		sort -t' ' -k2 -nr "$FG_TMP/mixed$major.folded" | head -n 5 | sed 's/.*call_stub;//' >&2
 		fg_fail "JDK $major mixed: the chain in only $chain of $main samples (< 95%)"

@@ -33,7 +33,9 @@
 #define INTERP_MAX_CACHED 65536u    /* methods cached over all processes */
 #define INTERP_MAX_CLASS_NAME 1024u /* a longer holder name is not believed */
 #define INTERP_MAX_METHOD_NAME 512u
-#define INTERP_MAX_LINE_TABLE 4096u /* bytes of compressed line table read at most */
+#define INTERP_MAX_LINE_TABLE 4096u  /* bytes of compressed line table read at most */
+#define INTERP_BATCH 64u	     /* cached methods revalidated by one read call */
+#define INTERP_TRUST_NS 250000000ull /* how long a GC-free cache entry is trusted unread */
 
 /* A VM_LAYOUT checked for use. */
 struct interp_layout {
@@ -61,6 +63,7 @@ int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *out,
 struct interp_stats {
 	uint64_t lookups;     /* interp_name calls */
 	uint64_t hits;	      /* served from the cache after revalidation */
+	uint64_t trusted;     /* ... of which without a read (no GC since it was read) */
 	uint64_t misses;      /* resolved from scratch (new Method*) */
 	uint64_t changed;     /* cached entries whose memory changed (unloading/reuse) */
 	uint64_t unreadable;  /* reads that failed (EFAULT, ESRCH, partial) */
@@ -96,6 +99,31 @@ void interp_begin_sample(struct interp_namer *n);
 int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
 		uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
 		const char **name, int *line);
+
+/* One frame of interp_name_many(): in method, bcps[0..nbcp); out rv, name, line. */
+struct interp_req {
+	uint64_t method;
+	uint64_t bcps[2];
+	uint8_t nbcp;
+	int rv;
+	const char *name;
+	int line;
+};
+
+/*
+ * interp_name() for every frame of a sample, with one read call revalidating all of the
+ * cached methods among them (up to INTERP_BATCH) instead of one call each. Each reqs[i].rv is
+ * what interp_name would return. Names stay valid until the next call on n.
+ *
+ * stamp is the caller's clock (CLOCK_MONOTONIC ns) taken before this call, recorded on every
+ * method read and found valid here. trust_since is when the JVM's last GC began, read (with the
+ * GC clock) after stamp was taken, or UINT64_MAX: a cached method stamped after trust_since,
+ * less than INTERP_TRUST_NS before stamp, is trusted without a read (metadata is only freed by
+ * class unloading, inside GCs; the window bounds what class redefinition could free).
+ */
+void interp_name_many(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+		      struct interp_req *reqs, size_t nreq, bool want_line, uint64_t trust_since,
+		      uint64_t stamp);
 
 /*
  * Read the agent's GC clock (l->gc_clock) in pid: when the last stop-the-world GC started and

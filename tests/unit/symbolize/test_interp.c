@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,9 +314,97 @@ static void test_line_tables_decode_both_codings_and_refuse_garbage(void **state
 	}
 }
 
+static void test_a_sample_revalidates_its_cached_methods_in_one_read(void **state)
+{
+	struct fix *f = *state;
+	struct interp_req req[6];
+	uint64_t code[6], m[6];
+	char want[32];
+	unsigned before;
+
+	for (int i = 0; i < 6; i++) {
+		snprintf(want, sizeof(want), "K%d", i);
+		m[i] = fv_method(&f->vm, 0x100000 * (uint64_t)(i + 1), want, "run", 10, lines_x0,
+				 sizeof(lines_x0), &code[i]);
+	}
+	for (int round = 0; round < 2; round++) {
+		interp_begin_sample(f->n);
+		for (int i = 0; i < 6; i++)
+			req[i] = (struct interp_req){ .method = m[i],
+						      .bcps = { code[i] + 4 },
+						      .nbcp = 1 };
+		before = f->vm.calls;
+		interp_name_many(f->n, PID, &f->l, req, 6, true, UINT64_MAX, 1);
+		for (int i = 0; i < 6; i++) {
+			snprintf(want, sizeof(want), "K%d::run", i);
+			assert_int_equal(req[i].rv, 0);
+			assert_string_equal(req[i].name, want);
+			assert_int_equal(req[i].line, 12);
+		}
+		if (round == 1)
+			assert_int_equal(f->vm.calls - before, 1); /* all six cached: one read */
+	}
+	/* Generation change behind the third method, and the fifth's memory gone (a partial read):
+	 * the third is renamed, the fifth unknown, the rest still named. */
+	memcpy(f->vm.r[2 * 6 + 4].bytes + 6, "Z", 1);
+	for (unsigned i = 0; i < f->vm.n; i++)
+		if (f->vm.r[i].addr >= 0x500000 && f->vm.r[i].addr < 0x600000)
+			f->vm.r[i].addr += 0x70000000000ull;
+	interp_begin_sample(f->n);
+	for (int i = 0; i < 6; i++)
+		req[i] = (struct interp_req){ .method = m[i], .bcps = { code[i] + 4 }, .nbcp = 1 };
+	interp_name_many(f->n, PID, &f->l, req, 6, false, UINT64_MAX, 2);
+	assert_string_equal(req[0].name, "K0::run");
+	assert_string_equal(req[2].name, "Z2::run");
+	assert_int_equal(req[4].rv, -EFAULT);
+	assert_string_equal(req[5].name, "K5::run");
+	assert_int_equal(req[5].line, -1);
+}
+
+static void test_methods_read_since_the_last_gc_are_trusted_without_a_read(void **state)
+{
+	struct fix *f = *state;
+	uint64_t code, m = fv_method(&f->vm, 0x100000, "Gen0001", "spin", 4, NULL, 0, &code);
+	struct interp_req r;
+	unsigned before;
+
+#define REQ() (r = (struct interp_req){ .method = m, .bcps = { code }, .nbcp = 1 })
+	/* Read at 1000 (the last GC began at 100). */
+	REQ();
+	interp_name_many(f->n, PID, &f->l, &r, 1, false, 100, 1000);
+	assert_string_equal(r.name, "Gen0001::spin");
+	/* No GC since: trusted, no read at all. */
+	before = f->vm.calls;
+	REQ();
+	interp_name_many(f->n, PID, &f->l, &r, 1, false, 100, 2000);
+	assert_int_equal(f->vm.calls, before);
+	assert_string_equal(r.name, "Gen0001::spin");
+	/* A GC began at 3000 (the class was unloaded, the memory reused): read again. */
+	memcpy(f->vm.r[4].bytes + 6, "Gen0002", 7);
+	REQ();
+	interp_name_many(f->n, PID, &f->l, &r, 1, false, 3000, 4000);
+	assert_true(f->vm.calls > before);
+	assert_string_equal(r.name, "Gen0002::spin");
+	/* Trust ends INTERP_TRUST_NS after the last read, GC or not; never without a clock. */
+	before = f->vm.calls;
+	REQ();
+	interp_name_many(f->n, PID, &f->l, &r, 1, false, 3000, 4000 + INTERP_TRUST_NS);
+	assert_true(f->vm.calls > before);
+	before = f->vm.calls;
+	REQ();
+	interp_name_many(f->n, PID, &f->l, &r, 1, false, UINT64_MAX, 4000 + INTERP_TRUST_NS);
+	assert_true(f->vm.calls > before);
+#undef REQ
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_methods_read_since_the_last_gc_are_trusted_without_a_read, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_sample_revalidates_its_cached_methods_in_one_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_method_is_named_with_the_line_of_its_bcp,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_costs_one_read, setup, teardown),
