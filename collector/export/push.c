@@ -183,7 +183,6 @@ int push_enqueue(struct push *p, const struct prof_labels *l, int64_t from_unix,
 		 unsigned sample_hz, const void *pprof_gz, size_t len)
 {
 	struct item *it;
-	int rv;
 
 	if (len > p->o.max_bytes) {
 		pthread_mutex_lock(&p->mu);
@@ -195,8 +194,8 @@ int push_enqueue(struct push *p, const struct prof_labels *l, int64_t from_unix,
 	if (!it)
 		return -ENOMEM;
 	it->body = malloc(len ? len : 1);
-	if (!it->body || (rv = push_ingest_url(p->base, p->o.app, l, from_unix, until_unix,
-					       sample_hz, &it->url)) != 0) {
+	if (!it->body || push_ingest_url(p->base, p->o.app, l, from_unix, until_unix, sample_hz,
+					 &it->url) != 0) {
 		item_free(it);
 		return -ENOMEM;
 	}

@@ -466,6 +466,8 @@ int pprof_add_comment(struct pprof *p, const char *text)
 	return 0;
 }
 
+#define GZ_CHUNK ((size_t)65536) /* room deflate gets per call */
+
 int pprof_encode_gz(const struct pprof *p, uint8_t **out, size_t *out_len)
 {
 	uint8_t *raw, *buf = NULL;
@@ -490,15 +492,16 @@ int pprof_encode_gz(const struct pprof *p, uint8_t **out, size_t *out_len)
 			z.avail_in = len > (1u << 30) ? (1u << 30) : (uInt)len;
 			len -= z.avail_in;
 		}
-		if (cap - n < 65536) {
-			uint8_t *nb = realloc(buf, cap ? cap * 2 : 65536 * 2);
+		if (cap - n < GZ_CHUNK) {
+			size_t ncap = cap ? cap * 2 : 2 * GZ_CHUNK;
+			uint8_t *nb = realloc(buf, ncap);
 
 			if (!nb) {
 				rv = -ENOMEM;
 				break;
 			}
 			buf = nb;
-			cap = cap ? cap * 2 : 65536 * 2;
+			cap = ncap;
 		}
 		z.next_out = buf + n;
 		z.avail_out = (uInt)(cap - n);
