@@ -93,6 +93,108 @@ static bool value_is(const char *v, size_t len, const char *word)
 	return strlen(word) == len && memcmp(v, word, len) == 0;
 }
 
+/*
+ * Split item[0..ilen) of the option string s into a known key and its value. 0, or -EINVAL
+ * with err saying why (shown: how much of the item a message echoes).
+ */
+static int split_item(const char *s, const char *item, size_t ilen, int shown, int *key,
+		      const char **v, size_t *vlen, char *err, size_t errlen)
+{
+	const char *eq = memchr(item, '=', ilen);
+	size_t klen;
+
+	if (ilen == 0) {
+		snprintf(err, errlen, "empty option in '%s' (expected key=value,...; valid: %s)", s,
+			 VALID_KEYS);
+		return -EINVAL;
+	}
+	if (eq == NULL) {
+		snprintf(err, errlen, "option '%.*s' has no '=' (expected key=value; valid: %s)",
+			 shown, item, VALID_KEYS);
+		return -EINVAL;
+	}
+	klen = (size_t)(eq - item);
+	*v = eq + 1;
+	*vlen = ilen - klen - 1;
+	*key = -1;
+	for (int k = 0; k < KEY_COUNT; k++)
+		if (value_is(item, klen, key_names[k]))
+			*key = k;
+	if (*key < 0) {
+		snprintf(err, errlen, "unknown option '%.*s' in '%.*s' (valid: %s)",
+			 klen > 100 ? 100 : (int)klen, item, shown, item, VALID_KEYS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Set key's value v[0..vlen) in o. 0, or -EINVAL with err naming the item and what it takes. */
+static int apply_value(struct options *o, int key, const char *v, size_t vlen, const char *item,
+		       int shown, char *err, size_t errlen)
+{
+	switch (key) {
+	case KEY_SOCKET:
+		if (vlen == 0 || v[0] != '/' || vlen > OPTIONS_SOCKET_MAX || memchr(v, '\0', vlen))
+			break;
+		memcpy(o->socket, v, vlen);
+		o->socket[vlen] = '\0';
+		return 0;
+	case KEY_SIGNATURES:
+		if (!value_is(v, vlen, "true") && !value_is(v, vlen, "false"))
+			break;
+		o->signatures = value_is(v, vlen, "true");
+		return 0;
+	case KEY_MAXMEM:
+		if (parse_size(v, vlen, &o->maxmem) != 0)
+			break;
+		return 0;
+	case KEY_LOG:
+		if (value_is(v, vlen, "quiet"))
+			o->log = OPTIONS_LOG_QUIET;
+		else if (value_is(v, vlen, "warn"))
+			o->log = OPTIONS_LOG_WARN;
+		else if (value_is(v, vlen, "info"))
+			o->log = OPTIONS_LOG_INFO;
+		else
+			break;
+		return 0;
+	case KEY_SERVICE:
+		if (vlen == 0 || vlen > OPTIONS_SERVICE_MAX || !service_ok(v, vlen))
+			break;
+		memcpy(o->service, v, vlen);
+		o->service[vlen] = '\0';
+		return 0;
+	}
+	switch (key) {
+	case KEY_SOCKET:
+		snprintf(err, errlen,
+			 "bad value in '%.*s': socket= needs an absolute path of at most %d bytes",
+			 shown, item, OPTIONS_SOCKET_MAX);
+		break;
+	case KEY_SIGNATURES:
+		snprintf(err, errlen, "bad value in '%.*s': signatures= takes true or false", shown,
+			 item);
+		break;
+	case KEY_MAXMEM:
+		snprintf(err, errlen,
+			 "bad value in '%.*s': maxmem= takes a byte count with optional k, m or g "
+			 "suffix between 1m and 1g",
+			 shown, item);
+		break;
+	case KEY_LOG:
+		snprintf(err, errlen, "bad value in '%.*s': log= takes quiet, warn or info", shown,
+			 item);
+		break;
+	default:
+		snprintf(err, errlen,
+			 "bad value in '%.*s': service= takes 1 to %d characters of A-Z a-z 0-9 . "
+			 "_ - : /",
+			 shown, item, OPTIONS_SERVICE_MAX);
+		break;
+	}
+	return -EINVAL;
+}
+
 int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 {
 	struct options o;
@@ -106,106 +208,20 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 	}
 	for (;;) {
 		const char *end = strchr(item, ',');
-		size_t ilen = end ? (size_t)(end - item) : strlen(item);
-		const char *eq = memchr(item, '=', ilen);
-		size_t klen, vlen;
-		const char *v;
-		int key = -1;
-
+		size_t ilen = end ? (size_t)(end - item) : strlen(item), vlen;
 		/* Items are echoed with %.*s: bound them so one message stays one short line. */
-		int shown = ilen > 200 ? 200 : (int)ilen;
+		int shown = ilen > 200 ? 200 : (int)ilen, key;
+		const char *v;
 
-		if (ilen == 0) {
-			snprintf(err, errlen,
-				 "empty option in '%s' (expected key=value,...; valid: %s)", s,
-				 VALID_KEYS);
+		if (split_item(s, item, ilen, shown, &key, &v, &vlen, err, errlen) != 0)
 			return -EINVAL;
-		}
-		if (eq == NULL) {
-			snprintf(err, errlen,
-				 "option '%.*s' has no '=' (expected key=value; valid: %s)", shown,
-				 item, VALID_KEYS);
-			return -EINVAL;
-		}
-		klen = (size_t)(eq - item);
-		v = eq + 1;
-		vlen = ilen - klen - 1;
-		for (int k = 0; k < KEY_COUNT; k++)
-			if (value_is(item, klen, key_names[k]))
-				key = k;
-		if (key < 0) {
-			snprintf(err, errlen, "unknown option '%.*s' in '%.*s' (valid: %s)",
-				 klen > 100 ? 100 : (int)klen, item, shown, item, VALID_KEYS);
-			return -EINVAL;
-		}
 		if (seen[key]) {
 			snprintf(err, errlen, "option '%s' given twice", key_names[key]);
 			return -EINVAL;
 		}
 		seen[key] = true;
-		switch (key) {
-		case KEY_SOCKET:
-			if (vlen == 0 || v[0] != '/' || vlen > OPTIONS_SOCKET_MAX ||
-			    memchr(v, '\0', vlen)) {
-				snprintf(err, errlen,
-					 "bad value in '%.*s': socket= needs an absolute path of "
-					 "at most "
-					 "%d bytes",
-					 shown, item, OPTIONS_SOCKET_MAX);
-				return -EINVAL;
-			}
-			memcpy(o.socket, v, vlen);
-			o.socket[vlen] = '\0';
-			break;
-		case KEY_SIGNATURES:
-			if (value_is(v, vlen, "true")) {
-				o.signatures = true;
-			} else if (value_is(v, vlen, "false")) {
-				o.signatures = false;
-			} else {
-				snprintf(err, errlen,
-					 "bad value in '%.*s': signatures= takes true or false",
-					 shown, item);
-				return -EINVAL;
-			}
-			break;
-		case KEY_MAXMEM:
-			if (parse_size(v, vlen, &o.maxmem) != 0) {
-				snprintf(
-					err, errlen,
-					"bad value in '%.*s': maxmem= takes a byte count with optional "
-					"k, m or g suffix between 1m and 1g",
-					shown, item);
-				return -EINVAL;
-			}
-			break;
-		case KEY_LOG:
-			if (value_is(v, vlen, "quiet")) {
-				o.log = OPTIONS_LOG_QUIET;
-			} else if (value_is(v, vlen, "warn")) {
-				o.log = OPTIONS_LOG_WARN;
-			} else if (value_is(v, vlen, "info")) {
-				o.log = OPTIONS_LOG_INFO;
-			} else {
-				snprintf(err, errlen,
-					 "bad value in '%.*s': log= takes quiet, warn or info",
-					 shown, item);
-				return -EINVAL;
-			}
-			break;
-		case KEY_SERVICE:
-			if (vlen == 0 || vlen > OPTIONS_SERVICE_MAX || !service_ok(v, vlen)) {
-				snprintf(
-					err, errlen,
-					"bad value in '%.*s': service= takes 1 to %d characters of "
-					"A-Z a-z 0-9 . _ - : /",
-					shown, item, OPTIONS_SERVICE_MAX);
-				return -EINVAL;
-			}
-			memcpy(o.service, v, vlen);
-			o.service[vlen] = '\0';
-			break;
-		}
+		if (apply_value(&o, key, v, vlen, item, shown, err, errlen) != 0)
+			return -EINVAL;
 		if (end == NULL)
 			break;
 		item = end + 1;

@@ -521,6 +521,89 @@ static void summary(struct jvmset *set, struct receive *rx, struct ctl_server *c
 	       (unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed);
 }
 
+/* What a running daemon holds. */
+struct daemon {
+	int sfd; /* SIGINT/SIGTERM */
+	struct perfmap_dir *maps;
+	struct jvmset *set;
+	struct receive *rx;
+	struct ctl_server *ctl;
+	struct profdir *pdir; /* rolling profiles, when asked for */
+	struct push *push;
+	struct roller *roller;
+};
+
+/* Open the map directory, the JVM set, the agent socket and the control socket (errors printed). */
+static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
+{
+	struct jvmset_opts jo = { .keep_exited_ns = env->keep_exited_ns };
+	struct receive_opts ro = { .path = env->socket,
+				   .max_peers = (unsigned)env->max_jvms,
+				   .watchdog_ms = (unsigned)env->watchdog_ms };
+	int rv;
+
+	if ((rv = perfmap_dir_open(env->map_dir, &d->maps)) != 0) {
+		fg_err("watch", "cannot use %s for perf maps: %s%s", env->map_dir, strerror(-rv),
+		       rv == -EPERM ? " (it must be owned by root and sticky if world-writable)"
+				    : "");
+		return rv;
+	}
+	jo.maps = d->maps;
+	if ((rv = jvmset_new(&jo, &d->set)) != 0 || (rv = jvmset_observe(d->set, log)) != 0) {
+		fg_err("watch", "cannot start: %s", strerror(-rv));
+		return rv;
+	}
+	if ((rv = socket_dir(env->socket)) != 0) {
+		fg_err("watch", "cannot create the directory of %s: %s", env->socket,
+		       strerror(-rv));
+		return rv;
+	}
+	if ((rv = receive_open(&ro, &d->rx)) != 0) {
+		fg_err("watch", "cannot listen on %s: %s%s", env->socket, strerror(-rv),
+		       rv == -EADDRINUSE ? " (another fgcollect watch or record serves it)" : "");
+		return rv;
+	}
+	if ((rv = ctl_server_open(env->ctl, d->set, &d->ctl)) != 0) {
+		fg_err("watch", "cannot open the control socket %s: %s%s", env->ctl, strerror(-rv),
+		       rv == -EPERM ? " (its directory must be ours and mode 0700)" : "");
+		return rv;
+	}
+	if (!env->quiet)
+		fg_err("watch", "listening on %s (control %s), maps in %s", env->socket, env->ctl,
+		       env->map_dir);
+	if (env->profile_ns && start_profiles(env, &d->pdir, &d->push, &d->roller) != 0)
+		return -1;
+	return 0;
+}
+
+/* Serve agents and control clients until SIGINT/SIGTERM. 0, or -errno of poll (printed). */
+static int serve(struct daemon *d)
+{
+	struct pollfd fds[3 + CTL_MAX_CLIENTS + 1];
+
+	for (;;) {
+		uint64_t now = fg_now_ns(), next = jvmset_tick(d->set, now);
+		int timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+		size_t n = 0, ctl0;
+
+		n += (size_t)receive_pollfds(d->rx, fds);
+		fds[n++] = (struct pollfd){ .fd = d->sfd, .events = POLLIN };
+		ctl0 = n;
+		n += ctl_server_pollfds(d->ctl, fds + n, FG_ARRAY_SIZE(fds) - n);
+		if (poll(fds, n, timeout) < 0 && errno != EINTR) {
+			fg_err("watch", "poll: %s", strerror(errno));
+			return -errno;
+		}
+		if (fds[2].revents & POLLIN)
+			break;
+		if (jvmset_pump(d->set, d->rx, fg_now_ns()))
+			ctl_server_flush(d->ctl);
+		ctl_server_handle(d->ctl, fds + ctl0, n - ctl0);
+	}
+	jvmset_flush(d->set, fg_now_ns());
+	return 0;
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	struct env env = { .socket = FG_DEFAULT_SOCKET,
@@ -532,16 +615,9 @@ int cmd_watch(int argc, char **argv)
 			   .push_queue = 64,
 			   .freq = 99 };
 	struct jvmset_observer log = { .event = log_event, .arg = &env };
-	struct perfmap_dir *maps = NULL;
-	struct jvmset *set = NULL;
-	struct receive *rx = NULL;
-	struct ctl_server *ctl = NULL;
-	struct profdir *pdir = NULL;
-	struct push *push = NULL;
-	struct roller *roller = NULL;
-	struct pollfd fds[3 + CTL_MAX_CLIENTS + 1];
+	struct daemon d = { .sfd = -1 };
 	sigset_t sigs;
-	int rv, sfd = -1, status = FG_EXIT_FAIL;
+	int rv, status = FG_EXIT_FAIL;
 
 	rv = parse_args(argc, argv, &env);
 	if (rv)
@@ -552,79 +628,21 @@ int cmd_watch(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
+	d.sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d.sfd < 0) {
 		fg_err("watch", "signalfd: %s", strerror(errno));
 		return FG_EXIT_FAIL;
 	}
-	if ((rv = perfmap_dir_open(env.map_dir, &maps)) != 0) {
-		close(sfd);
-		fg_err("watch", "cannot use %s for perf maps: %s%s", env.map_dir, strerror(-rv),
-		       rv == -EPERM ? " (it must be owned by root and sticky if world-writable)"
-				    : "");
-		return FG_EXIT_FAIL;
-	}
-	struct jvmset_opts jo = { .maps = maps, .keep_exited_ns = env.keep_exited_ns };
-
-	if ((rv = jvmset_new(&jo, &set)) != 0 || (rv = jvmset_observe(set, &log)) != 0) {
-		fg_err("watch", "cannot start: %s", strerror(-rv));
-		goto out;
-	}
-	if ((rv = socket_dir(env.socket)) != 0) {
-		fg_err("watch", "cannot create the directory of %s: %s", env.socket, strerror(-rv));
-		goto out;
-	}
-	struct receive_opts ro = { .path = env.socket,
-				   .max_peers = (unsigned)env.max_jvms,
-				   .watchdog_ms = (unsigned)env.watchdog_ms };
-
-	if ((rv = receive_open(&ro, &rx)) != 0) {
-		fg_err("watch", "cannot listen on %s: %s%s", env.socket, strerror(-rv),
-		       rv == -EADDRINUSE ? " (another fgcollect watch or record serves it)" : "");
-		goto out;
-	}
-	if ((rv = ctl_server_open(env.ctl, set, &ctl)) != 0) {
-		fg_err("watch", "cannot open the control socket %s: %s%s", env.ctl, strerror(-rv),
-		       rv == -EPERM ? " (its directory must be ours and mode 0700)" : "");
-		goto out;
-	}
-	if (!env.quiet)
-		fg_err("watch", "listening on %s (control %s), maps in %s", env.socket, env.ctl,
-		       env.map_dir);
-	if (env.profile_ns && start_profiles(&env, &pdir, &push, &roller) != 0)
-		goto out;
-	for (;;) {
-		uint64_t now = fg_now_ns(), next = jvmset_tick(set, now);
-		int timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
-		size_t n = 0;
-
-		n += (size_t)receive_pollfds(rx, fds);
-		fds[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		size_t ctl0 = n;
-
-		n += ctl_server_pollfds(ctl, fds + n, FG_ARRAY_SIZE(fds) - n);
-		if (poll(fds, n, timeout) < 0 && errno != EINTR) {
-			fg_err("watch", "poll: %s", strerror(errno));
-			goto out;
-		}
-		if (fds[2].revents & POLLIN)
-			break;
-		if (jvmset_pump(set, rx, fg_now_ns()))
-			ctl_server_flush(ctl);
-		ctl_server_handle(ctl, fds + ctl0, n - ctl0);
-	}
-	jvmset_flush(set, fg_now_ns());
-	status = FG_EXIT_OK;
-out:
+	if (start(&d, &env, &log) == 0 && serve(&d) == 0)
+		status = FG_EXIT_OK;
 	/* The roller is a client of ctl: stopped first (its last cut reads from ctl's tables). */
-	stop_profiles(roller, pdir, push);
-	if (rx && set)
-		summary(set, rx, ctl);
-	ctl_server_close(ctl);
-	receive_close(rx);
-	jvmset_free(set);
-	perfmap_dir_close(maps);
-	if (sfd >= 0)
-		close(sfd);
+	stop_profiles(d.roller, d.pdir, d.push);
+	if (d.rx && d.set)
+		summary(d.set, d.rx, d.ctl);
+	ctl_server_close(d.ctl);
+	receive_close(d.rx);
+	jvmset_free(d.set);
+	perfmap_dir_close(d.maps);
+	close(d.sfd);
 	return status;
 }
