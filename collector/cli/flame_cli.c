@@ -30,19 +30,32 @@ static int parse_double(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *flags)
+/* flamegraph.pl's --minwidth: /^([0-9.]+)%?$/, pixels or a percentage of all samples. */
+static int parse_minwidth(const char *arg, struct flame_opts *o)
+{
+	size_t n = strlen(arg);
+	char buf[64];
+	double d;
+
+	if (!n || n >= sizeof(buf) || strspn(arg, "0123456789.") < n - (arg[n - 1] == '%'))
+		return -EINVAL;
+	memcpy(buf, arg, n + 1);
+	if (buf[n - 1] == '%')
+		buf[n - 1] = '\0';
+	if (parse_double(buf, 0, 1e300, &d) != 0)
+		return -EINVAL;
+	o->minwidth = d;
+	o->minwidth_pct = arg[n - 1] == '%';
+	return 0;
+}
+
+/* The numeric options: sizes in pixels and font metrics. 0 or -EINVAL (o unchanged). */
+static int apply_size(int id, const char *arg, struct flame_opts *o)
 {
 	uint64_t u;
 	double d;
-	char c1[8], c2[8];
 
 	switch (id) {
-	case FLAME_CLI_TITLE:
-		o->title = arg;
-		return 0;
-	case FLAME_CLI_SUBTITLE:
-		o->subtitle = arg;
-		return 0;
 	case FLAME_CLI_WIDTH:
 		if (fg_parse_u64(arg, 21, 1000000, &u) != 0)
 			return -EINVAL;
@@ -53,25 +66,8 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 			return -EINVAL;
 		o->frameheight = (unsigned)u;
 		return 0;
-	case FLAME_CLI_MINWIDTH: {
-		/* flamegraph.pl: /^([0-9.]+)%?$/ */
-		size_t n = strlen(arg);
-		char buf[64];
-
-		if (!n || n >= sizeof(buf) || strspn(arg, "0123456789.") < n - (arg[n - 1] == '%'))
-			return -EINVAL;
-		memcpy(buf, arg, n + 1);
-		if (buf[n - 1] == '%')
-			buf[n - 1] = '\0';
-		if (parse_double(buf, 0, 1e300, &d) != 0)
-			return -EINVAL;
-		o->minwidth = d;
-		o->minwidth_pct = arg[n - 1] == '%';
-		return 0;
-	}
-	case FLAME_CLI_FONTTYPE:
-		o->fonttype = arg;
-		return 0;
+	case FLAME_CLI_MINWIDTH:
+		return parse_minwidth(arg, o);
 	case FLAME_CLI_FONTSIZE:
 		if (parse_double(arg, 0.1, 1000, &d) != 0)
 			return -EINVAL;
@@ -82,11 +78,39 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 			return -EINVAL;
 		o->fontwidth = d;
 		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *flags)
+{
+	char c1[8], c2[8];
+
+	switch (id) {
+	case FLAME_CLI_WIDTH:
+	case FLAME_CLI_HEIGHT:
+	case FLAME_CLI_MINWIDTH:
+	case FLAME_CLI_FONTSIZE:
+	case FLAME_CLI_FONTWIDTH:
+		return apply_size(id, arg, o);
+	case FLAME_CLI_TITLE:
+		o->title = arg;
+		return 0;
+	case FLAME_CLI_SUBTITLE:
+		o->subtitle = arg;
+		return 0;
+	case FLAME_CLI_FONTTYPE:
+		o->fonttype = arg;
+		return 0;
 	case FLAME_CLI_COUNTNAME:
 		o->countname = arg;
 		return 0;
 	case FLAME_CLI_NAMETYPE:
 		o->nametype = arg;
+		return 0;
+	case FLAME_CLI_NOTES:
+		o->notes = arg;
 		return 0;
 	case FLAME_CLI_COLORS:
 		return flame_palette_parse(arg, &o->palette);
@@ -109,9 +133,6 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 		return 0;
 	case FLAME_CLI_NEGATE:
 		o->negate = true;
-		return 0;
-	case FLAME_CLI_NOTES:
-		o->notes = arg;
 		return 0;
 	case FLAME_CLI_PL_COMPAT:
 		o->pl_compat = true;

@@ -140,6 +140,88 @@ int flame_layout_build(const struct flame *f, double minwidth, bool pl_compat,
 	return rv;
 }
 
+/*
+ * The children of n as sort entries in ents: flamegraph.pl sorts "name " (a stack ends here)
+ * and "name;" (it goes on) apart, so a child can give two; a chart keeps input order.
+ */
+static int list_children(const struct flame *f, const struct flame_node *n, bool chart,
+			 struct vec *ents)
+{
+	ents->n = 0;
+	for (uint32_t c = n->child; c; c = f->nodes[c].next) {
+		const struct flame_node *cn = &f->nodes[c];
+		size_t len;
+		const char *nm = flame_node_name(f, c, &len);
+		struct entry *e;
+
+		for (int k = 0; k < 2; k++) {
+			if (!chart && !(k == 0 ? (cn->flags & FLAME_NODE_LEAF) : cn->child))
+				continue;
+			if (!(e = vec_push(ents)))
+				return -ENOMEM;
+			*e = (struct entry){ nm, (uint32_t)len, c, k == 0 ? ' ' : ';' };
+			if (chart)
+				break;
+		}
+	}
+	if (!chart) {
+		if (ents->n > 1) /* ents->p is NULL while empty */
+			qsort(ents->p, ents->n, sizeof(struct entry), cmp_entry);
+	} else {
+		/* children are listed newest first; a chart draws them in input order */
+		struct entry *e = ents->p;
+
+		for (size_t i = 0; i < ents->n / 2; i++) {
+			struct entry t = e[i];
+
+			e[i] = e[ents->n - 1 - i];
+			e[ents->n - 1 - i] = t;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Frames for the sorted entries of cur's children from x on, pushed on pending right to left
+ * (so they pop in order). kids is scratch.
+ */
+static int place_children(const struct flame *f, const double *tot, const struct flame_frame *cur,
+			  double x, const struct vec *ents, struct vec *kids, struct vec *pending)
+{
+	bool chart = f->flags & FLAME_CHART;
+	struct flame_frame *fr;
+
+	kids->n = 0;
+	for (size_t i = 0; i < ents->n; i++) {
+		const struct entry *e = (const struct entry *)ents->p + i;
+		const struct flame_node *cn = &f->nodes[e->node];
+		enum flame_part part = FLAME_PART_ALL;
+
+		if (!chart) {
+			if (i + 1 < ents->n && e[1].node == e->node)
+				i++; /* self and callee parts adjacent: one frame */
+			else if (e->term == ' ' && cn->child)
+				part = FLAME_PART_SELF;
+			else if (e->term == ';' && (cn->flags & FLAME_NODE_LEAF))
+				part = FLAME_PART_KIDS;
+		}
+		if (!(fr = vec_push(kids)))
+			return -ENOMEM;
+		*fr = (struct flame_frame){ .node = e->node,
+					    .depth = cur->depth + 1,
+					    .part = (uint8_t)part,
+					    .start = chart ? f->start[e->node] : x,
+					    .width = part_width(cn, tot[e->node], part) };
+		x += fr->width;
+	}
+	for (size_t i = kids->n; i--;) {
+		if (!(fr = vec_push(pending)))
+			return -ENOMEM;
+		*fr = ((struct flame_frame *)kids->p)[i];
+	}
+	return 0;
+}
+
 static int layout(const struct flame *f, double minwidth, struct flame_layout *out)
 {
 	struct vec frames = { .size = sizeof(struct flame_frame) };
@@ -159,7 +241,6 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 	while (pending.n) {
 		struct flame_frame cur = ((struct flame_frame *)pending.p)[--pending.n];
 		const struct flame_node *n = &f->nodes[cur.node];
-		double x;
 
 		if (cur.width < minwidth)
 			continue;
@@ -170,66 +251,11 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 			depthmax = cur.depth;
 		if (cur.part == FLAME_PART_SELF || !n->child)
 			continue;
-		x = cur.start + (cur.part == FLAME_PART_ALL ? n->self : 0);
-		ents.n = 0;
-		for (uint32_t c = n->child; c; c = f->nodes[c].next) {
-			const struct flame_node *cn = &f->nodes[c];
-			size_t len;
-			const char *nm = flame_node_name(f, c, &len);
-			struct entry *e;
-
-			for (int k = 0; k < 2; k++) {
-				if (!chart && !(k == 0 ? (cn->flags & FLAME_NODE_LEAF) : cn->child))
-					continue;
-				if (!(e = vec_push(&ents)))
-					goto nomem;
-				*e = (struct entry){ nm, (uint32_t)len, c, k == 0 ? ' ' : ';' };
-				if (chart)
-					break;
-			}
-		}
-		if (!chart) {
-			if (ents.n > 1) /* ents.p is NULL while empty */
-				qsort(ents.p, ents.n, sizeof(struct entry), cmp_entry);
-		} else {
-			/* children are listed newest first; a chart draws them in input order */
-			struct entry *e = ents.p;
-
-			for (size_t i = 0; i < ents.n / 2; i++) {
-				struct entry t = e[i];
-
-				e[i] = e[ents.n - 1 - i];
-				e[ents.n - 1 - i] = t;
-			}
-		}
-		kids.n = 0;
-		for (size_t i = 0; i < ents.n; i++) {
-			const struct entry *e = (const struct entry *)ents.p + i;
-			const struct flame_node *cn = &f->nodes[e->node];
-			enum flame_part part = FLAME_PART_ALL;
-
-			if (!chart) {
-				if (i + 1 < ents.n && e[1].node == e->node)
-					i++; /* self and callee parts adjacent: one frame */
-				else if (e->term == ' ' && cn->child)
-					part = FLAME_PART_SELF;
-				else if (e->term == ';' && (cn->flags & FLAME_NODE_LEAF))
-					part = FLAME_PART_KIDS;
-			}
-			if (!(fr = vec_push(&kids)))
-				goto nomem;
-			*fr = (struct flame_frame){ .node = e->node,
-						    .depth = cur.depth + 1,
-						    .part = (uint8_t)part,
-						    .start = chart ? f->start[e->node] : x,
-						    .width = part_width(cn, tot[e->node], part) };
-			x += fr->width;
-		}
-		for (size_t i = kids.n; i--;) {
-			if (!(fr = vec_push(&pending)))
-				goto nomem;
-			*fr = ((struct flame_frame *)kids.p)[i];
-		}
+		if (list_children(f, n, chart, &ents) != 0 ||
+		    place_children(f, tot, &cur,
+				   cur.start + (cur.part == FLAME_PART_ALL ? n->self : 0), &ents,
+				   &kids, &pending) != 0)
+			goto nomem;
 	}
 	free(pending.p);
 	free(ents.p);

@@ -268,11 +268,12 @@ void flame_palette_color(enum flame_palette pal, bool hash, const char *name, si
 	snprintf(out, FLAME_COLOR_MAX, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
 }
 
-void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len, int rgb[3])
+/*
+ * flamegraph.pl's three "random" numbers of a name: with --hash, a hash of the name and one of
+ * it reversed (stable across runs and inputs); else one seeded value for all three.
+ */
+static void name_values(bool hash, const char *name, size_t len, double v[3])
 {
-	double v1, v2, v3;
-	int r, g, b;
-
 	if (hash) {
 		long small[64], *cp = small, *rev;
 		size_t n;
@@ -282,7 +283,7 @@ void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size
 			hash = false;
 		} else {
 			n = decode(name, len, cp, len > 64 ? len : 64);
-			v1 = namehash(cp, n);
+			v[0] = namehash(cp, n);
 			rev = cp;
 			for (size_t i = 0; i < n / 2; i++) {
 				long t = rev[i];
@@ -290,69 +291,84 @@ void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size
 				rev[i] = rev[n - 1 - i];
 				rev[n - 1 - i] = t;
 			}
-			v2 = v3 = namehash(rev, n);
+			v[1] = v[2] = namehash(rev, n);
 			if (cp != small)
 				free(cp);
 		}
 	}
 	if (!hash)
-		v1 = v2 = v3 = seeded_rand(name, len);
+		v[0] = v[1] = v[2] = seeded_rand(name, len);
+}
 
-	switch (pal) {
-	case FLAME_PALETTE_HOT:
-		r = 205 + (int)(50 * v3);
-		g = 0 + (int)(230 * v1);
-		b = 0 + (int)(55 * v2);
+/* The single-hue palettes (what java, js, perl... resolve to per frame), from v1. */
+static void hue_rgb(enum flame_palette hue, double v1, int rgb[3])
+{
+	int r, g, b;
+
+	switch (hue) {
+	case FLAME_PALETTE_RED:
+		r = 200 + (int)(55 * v1);
+		g = b = 50 + (int)(80 * v1);
 		break;
-	case FLAME_PALETTE_MEM:
-		r = 0;
-		g = 190 + (int)(50 * v2);
-		b = 0 + (int)(210 * v1);
+	case FLAME_PALETTE_GREEN:
+		g = 200 + (int)(55 * v1);
+		r = b = 50 + (int)(60 * v1);
 		break;
-	case FLAME_PALETTE_IO:
-		r = 80 + (int)(60 * v1);
-		g = r;
-		b = 190 + (int)(55 * v2);
+	case FLAME_PALETTE_BLUE:
+		b = 205 + (int)(50 * v1);
+		r = g = 80 + (int)(60 * v1);
+		break;
+	case FLAME_PALETTE_YELLOW:
+		r = g = 175 + (int)(55 * v1);
+		b = 50 + (int)(20 * v1);
+		break;
+	case FLAME_PALETTE_PURPLE:
+		r = b = 190 + (int)(65 * v1);
+		g = 80 + (int)(60 * v1);
+		break;
+	case FLAME_PALETTE_AQUA:
+		r = 50 + (int)(60 * v1);
+		g = b = 165 + (int)(55 * v1);
+		break;
+	case FLAME_PALETTE_ORANGE:
+		r = 190 + (int)(65 * v1);
+		g = 90 + (int)(65 * v1);
+		b = 0;
 		break;
 	default:
-		switch (resolve(pal, name, len)) {
-		case FLAME_PALETTE_RED:
-			r = 200 + (int)(55 * v1);
-			g = b = 50 + (int)(80 * v1);
-			break;
-		case FLAME_PALETTE_GREEN:
-			g = 200 + (int)(55 * v1);
-			r = b = 50 + (int)(60 * v1);
-			break;
-		case FLAME_PALETTE_BLUE:
-			b = 205 + (int)(50 * v1);
-			r = g = 80 + (int)(60 * v1);
-			break;
-		case FLAME_PALETTE_YELLOW:
-			r = g = 175 + (int)(55 * v1);
-			b = 50 + (int)(20 * v1);
-			break;
-		case FLAME_PALETTE_PURPLE:
-			r = b = 190 + (int)(65 * v1);
-			g = 80 + (int)(60 * v1);
-			break;
-		case FLAME_PALETTE_AQUA:
-			r = 50 + (int)(60 * v1);
-			g = b = 165 + (int)(55 * v1);
-			break;
-		case FLAME_PALETTE_ORANGE:
-			r = 190 + (int)(65 * v1);
-			g = 90 + (int)(65 * v1);
-			b = 0;
-			break;
-		default:
-			r = g = b = 0;
-			break;
-		}
+		r = g = b = 0;
+		break;
 	}
 	rgb[0] = r;
 	rgb[1] = g;
 	rgb[2] = b;
+}
+
+void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len, int rgb[3])
+{
+	double v[3]; /* flamegraph.pl's v1, v2, v3 */
+
+	name_values(hash, name, len, v);
+	switch (pal) {
+	case FLAME_PALETTE_HOT:
+		rgb[0] = 205 + (int)(50 * v[2]);
+		rgb[1] = 0 + (int)(230 * v[0]);
+		rgb[2] = 0 + (int)(55 * v[1]);
+		break;
+	case FLAME_PALETTE_MEM:
+		rgb[0] = 0;
+		rgb[1] = 190 + (int)(50 * v[1]);
+		rgb[2] = 0 + (int)(210 * v[0]);
+		break;
+	case FLAME_PALETTE_IO:
+		rgb[0] = 80 + (int)(60 * v[0]);
+		rgb[1] = rgb[0];
+		rgb[2] = 190 + (int)(55 * v[1]);
+		break;
+	default:
+		hue_rgb(resolve(pal, name, len), v[0], rgb);
+		break;
+	}
 }
 
 void flame_palette_delta(double delta, double maxdelta, bool negate, char out[FLAME_COLOR_MAX])

@@ -488,37 +488,24 @@ static const struct ystr *depth_strings(const struct ctx *c, uint32_t depth, str
 	return ys;
 }
 
-static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *fr)
+/* A frame's tooltip: "name (N samples, P%[; +D%])", or the root's "all (N samples, 100%)". */
+static void w_title(struct w *w, const struct ctx *c, const struct flame_frame *fr,
+		    const char *name, size_t len, const char *count, double samples)
 {
 	const struct flame_opts *o = c->o;
-	bool root = fr->node == 0;
-	size_t len, shown;
-	const char *name = root ? "" : flame_node_name(c->f, fr->node, &len);
-	double etime = root ? c->timemax : fr->start + fr->width;
-	double x1 = XPAD + fr->start * c->wpt, x2 = XPAD + etime * c->wpt;
-	double samples, v1, v2;
-	char s[64], s2[64], col[FLAME_COLOR_MAX], n1[40], n2[40];
-	struct ystr ytmp;
-	const struct ystr *ys = depth_strings(c, fr->depth, &ytmp);
-	size_t coln, k1;
-	int chars;
-
-	if (root)
-		len = 0;
-	fixed_len(s, etime - fr->start, 0, &samples);
-	commas(s2, sizeof(s2), s);
+	char n1[40];
 
 	w_str(w, "<g >\n<title>");
-	if (root) {
+	if (fr->node == 0) {
 		w_str(w, "all (");
-		w_str(w, s2);
+		w_str(w, count);
 		w_put(w, " ", 1);
 		w_esc(w, o->countname, strlen(o->countname), true, SIZE_MAX);
 		w_str(w, ", 100%)");
 	} else {
 		w_esc(w, name, strip_annotation(name, len), true, SIZE_MAX);
 		w_str(w, " (");
-		w_str(w, s2);
+		w_str(w, count);
 		w_put(w, " ", 1);
 		w_esc(w, o->countname, strlen(o->countname), true, SIZE_MAX);
 		w_str(w, ", ");
@@ -536,19 +523,43 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 		w_put(w, ")", 1);
 	}
 	w_str(w, "</title>");
+}
 
+/* A frame's fill into col: flamegraph.pl's greys for "--" and "-", else palette or delta. */
+static size_t frame_fill(const struct ctx *c, const struct flame_frame *fr, const char *name,
+			 size_t len, char col[FLAME_COLOR_MAX])
+{
 	if (len == 2 && !memcmp(name, "--", 2)) {
 		strcpy(col, "rgb(160,160,160)");
-		coln = strlen(col);
 	} else if (len == 1 && name[0] == '-') {
 		strcpy(col, "rgb(200,200,200)");
-		coln = strlen(col);
 	} else if (c->f->self_a) {
-		flame_palette_delta(flame_frame_delta(c->f, fr), c->maxdelta, o->negate, col);
-		coln = strlen(col);
+		flame_palette_delta(flame_frame_delta(c->f, fr), c->maxdelta, c->o->negate, col);
 	} else {
-		coln = frame_color(c, fr->node, name, len, col);
+		return frame_color(c, fr->node, name, len, col);
 	}
+	return strlen(col);
+}
+
+static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *fr)
+{
+	const struct flame_opts *o = c->o;
+	bool root = fr->node == 0;
+	size_t len = 0;
+	const char *name = root ? "" : flame_node_name(c->f, fr->node, &len);
+	double etime = root ? c->timemax : fr->start + fr->width;
+	double x1 = XPAD + fr->start * c->wpt, x2 = XPAD + etime * c->wpt;
+	double samples, v1, v2;
+	char s[64], s2[64], col[FLAME_COLOR_MAX], n1[40], n2[40];
+	struct ystr ytmp;
+	const struct ystr *ys = depth_strings(c, fr->depth, &ytmp);
+	size_t coln, k1;
+	int chars;
+
+	fixed_len(s, etime - fr->start, 0, &samples);
+	commas(s2, sizeof(s2), s);
+	w_title(w, c, fr, name, len, s2, samples);
+	coln = frame_fill(c, fr, name, len, col);
 	k1 = fixed_len(n1, x1, 1, &v1);
 	fixed_len(n2, x2, 1, &v2);
 	w_str(w, "<rect x=\"");
@@ -570,8 +581,7 @@ static void w_frame(struct w *w, const struct ctx *c, const struct flame_frame *
 	if (chars >= 3) {
 		len = strip_annotation(name, len);
 		if ((size_t)chars < utf8_chars(name, len)) {
-			shown = w_esc(w, name, len, false, (size_t)chars - 2);
-			(void)shown;
+			w_esc(w, name, len, false, (size_t)chars - 2);
 			w_put(w, "..", 2);
 		} else {
 			w_esc(w, name, len, false, SIZE_MAX);

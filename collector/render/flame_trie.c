@@ -327,27 +327,16 @@ static int reserve_ids(struct flame *f, size_t n)
 	return 0;
 }
 
-int flame_insert(struct flame *f, const struct flame_span *sp, size_t n, double a, double b,
-		 bool has_a)
+/*
+ * Phase 1 of a merge: names to indexes in f->ids, path hashes in f->phash. The frames of a line
+ * are independent, so their cache misses can overlap: hash all and prefetch their name-table
+ * slots, then the name records, then the name bytes, and only then compare; the child-table
+ * slots of the walk are prefetched as the path hashes become known.
+ */
+static int intern_spans(struct flame *f, const struct flame_span *sp, size_t n, bool chart)
 {
-	uint32_t node = 0;
-	bool chart = f->flags & FLAME_CHART;
 	uint64_t h = PATH_SEED;
-	int rv;
 
-	if (n > FLAME_MAX_DEPTH)
-		return -E2BIG;
-	if (has_a && (rv = enable_diff(f)) != 0)
-		return rv;
-	if ((rv = reserve_ids(f, n)) != 0)
-		return rv;
-	if (chart && f->cap_prev < n && (rv = ARRAY_GROW(f->prev, f->cap_prev, n)) != 0)
-		return rv;
-	/*
-	 * 1: names to indexes. The frames of a line are independent, so their cache misses can
-	 * overlap: hash all and prefetch their name-table slots, then the name records, then
-	 * the name bytes, and only then compare.
-	 */
 	for (size_t i = 0; i < n; i++) {
 		f->phash[i] = sp[i].hash;
 		__builtin_prefetch(&f->name_tab[f->phash[i] & f->name_mask]);
@@ -379,7 +368,14 @@ int flame_insert(struct flame *f, const struct flame_span *sp, size_t n, double 
 				&f->slots[slot_home((uint32_t)(h >> 32), f->slot_shift)]);
 		}
 	}
-	/* 2: the walk */
+	return 0;
+}
+
+/* Phase 2: walk (and extend) the trie along f->ids[0..n); the leaf node or a negative errno. */
+static int64_t walk(struct flame *f, size_t n, bool chart)
+{
+	uint32_t node = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		int64_t id;
 
@@ -397,11 +393,35 @@ int flame_insert(struct flame *f, const struct flame_span *sp, size_t n, double 
 			f->nprev = i;
 		}
 		if (id < 0)
-			return (int)id;
+			return id;
 		node = (uint32_t)id;
 	}
 	if (chart)
 		f->nprev = n;
+	return node;
+}
+
+int flame_insert(struct flame *f, const struct flame_span *sp, size_t n, double a, double b,
+		 bool has_a)
+{
+	bool chart = f->flags & FLAME_CHART;
+	int64_t leaf;
+	uint32_t node;
+	int rv;
+
+	if (n > FLAME_MAX_DEPTH)
+		return -E2BIG;
+	if (has_a && (rv = enable_diff(f)) != 0)
+		return rv;
+	if ((rv = reserve_ids(f, n)) != 0)
+		return rv;
+	if (chart && f->cap_prev < n && (rv = ARRAY_GROW(f->prev, f->cap_prev, n)) != 0)
+		return rv;
+	if ((rv = intern_spans(f, sp, n, chart)) != 0)
+		return rv;
+	if ((leaf = walk(f, n, chart)) < 0)
+		return (int)leaf;
+	node = (uint32_t)leaf;
 	f->nodes[node].self += b;
 	f->nodes[node].flags |= FLAME_NODE_LEAF;
 	if (has_a) {
