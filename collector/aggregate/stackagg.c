@@ -634,28 +634,31 @@ size_t stackagg_settle(struct stackagg *a, uint64_t upto)
 
 /* ---- adding a sample ------------------------------------------------------------------- */
 
-int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
-{
-	uint64_t *e = a->ebuf;
-	size_t n = 0, njit = 0;
-	bool truncated = false;
-	int64_t id;
-	int rv;
+/* The pending entries of the sample being added (a->ebuf), root first. */
+struct entries {
+	uint64_t *e;
+	size_t n, njit;
+	bool truncated;
+};
 
-	a->st.samples++;
-#define PUSH(v)                                                                                    \
-	do {                                                                                       \
-		if (n < STACKAGG_MAX_FRAMES)                                                       \
-			e[n++] = (v);                                                              \
-		else                                                                               \
-			truncated = true;                                                          \
-	} while (0)
+static inline void push(struct entries *en, uint64_t v)
+{
+	if (en->n < STACKAGG_MAX_FRAMES)
+		en->e[en->n++] = v;
+	else
+		en->truncated = true;
+}
+
+/* The process (multi-target sessions) and thread root frames. 0 or a negative errno. */
+static int64_t push_roots(struct stackagg *a, const struct stackagg_sample *s, struct entries *en)
+{
+	int64_t id;
 
 	if (s->process && *s->process) {
 		id = intern_str(a, STACKAGG_ROOT, s->process);
 		if (id < 0)
-			goto drop;
-		PUSH((uint64_t)id);
+			return id;
+		push(en, (uint64_t)id);
 	}
 	if (s->thread && *s->thread) {
 		id = intern_str(a, STACKAGG_ROOT, s->thread);
@@ -666,8 +669,18 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		id = intern_str(a, STACKAGG_ROOT, b);
 	}
 	if (id < 0)
-		goto drop;
-	PUSH((uint64_t)id);
+		return id;
+	push(en, (uint64_t)id);
+	return 0;
+}
+
+/*
+ * The user chain, outermost first: interpreted frames named by the caller, native frames
+ * resolved now, JIT candidates left pending. 0 or a negative errno.
+ */
+static int64_t push_user(struct stackagg *a, const struct stackagg_sample *s, struct entries *en)
+{
+	int64_t id;
 
 	for (uint32_t i = s->nr_user; i-- > 0;) {
 		uint64_t addr = s->user[i];
@@ -681,54 +694,50 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 
 			id = intern(a, STACKAGG_INTERP, u->unresolved, u->name, strlen(u->name));
 			if (id < 0)
-				goto drop;
+				return id;
 			note_frame(a, STACKAGG_CLASS_JAVA, u->unresolved);
 			a->st.interpreted++;
-			PUSH((uint64_t)id);
+			push(en, (uint64_t)id);
 			continue;
 		}
 		id = resolve_native(a, s->pid, addr, ret);
 		if (id < 0)
-			goto drop;
+			return id;
 		if (id == CACHE_JIT) {
-			PUSH(PENDING_JIT | (ret ? PENDING_RET : 0) | addr);
-			njit++;
+			push(en, PENDING_JIT | (ret ? PENDING_RET : 0) | addr);
+			en->njit++;
 		} else {
-			PUSH((uint64_t)id);
+			push(en, (uint64_t)id);
 		}
 	}
-	if (!a->opts.no_kernel) {
-		for (uint32_t i = s->nr_kernel; i-- > 0;) {
-			id = resolve_kernel(a, s->kernel[i]);
-			if (id < 0)
-				goto drop;
-			PUSH((uint64_t)id);
-		}
-	}
-#undef PUSH
-	if (truncated)
-		a->st.truncated++;
-	if (njit == 0) {
-		uint32_t *buf = a->buf;
+	return 0;
+}
 
-		for (size_t i = 0; i < n; i++)
-			buf[i] = (uint32_t)e[i];
-		rv = count_stack(a, buf, n);
+/* Count a resolved sample now, or queue one with JIT frames for settling. 0 or -errno. */
+static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
+			 const struct entries *en)
+{
+	int rv;
+
+	if (en->njit == 0) {
+		for (size_t i = 0; i < en->n; i++)
+			a->buf[i] = (uint32_t)en->e[i];
+		rv = count_stack(a, a->buf, en->n);
 		if (rv != 0)
 			a->st.dropped++;
 		return rv;
 	}
 	a->st.deferred++;
-	rv = pend_push(a, s->ts, s->pid, e, n);
+	rv = pend_push(a, s->ts, s->pid, en->e, en->n);
 	if (rv == -E2BIG && a->pend_head < a->pend_len) {
 		/* Over the pending cap: settle the oldest early (with the history we have). */
 		while (a->pend_head < a->pend_len &&
-		       (a->pend_len - a->pend_head + n + 2) * sizeof(uint64_t) >
+		       (a->pend_len - a->pend_head + en->n + 2) * sizeof(uint64_t) >
 			       STACKAGG_MAX_PENDING) {
 			settle_one(a, true);
 			a->st.forced++;
 		}
-		rv = pend_push(a, s->ts, s->pid, e, n);
+		rv = pend_push(a, s->ts, s->pid, en->e, en->n);
 	}
 	if (rv != 0) {
 		a->st.dropped++;
@@ -736,6 +745,27 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 	}
 	a->st.pending++;
 	return 0;
+}
+
+int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
+{
+	struct entries en = { .e = a->ebuf };
+	int64_t id;
+
+	a->st.samples++;
+	if ((id = push_roots(a, s, &en)) < 0 || (id = push_user(a, s, &en)) < 0)
+		goto drop;
+	if (!a->opts.no_kernel) {
+		for (uint32_t i = s->nr_kernel; i-- > 0;) {
+			id = resolve_kernel(a, s->kernel[i]);
+			if (id < 0)
+				goto drop;
+			push(&en, (uint64_t)id);
+		}
+	}
+	if (en.truncated)
+		a->st.truncated++;
+	return finish_sample(a, s, &en);
 drop:
 	a->st.dropped++;
 	return (int)id;

@@ -222,13 +222,85 @@ bool perfring_user_reg(const struct perfring_rec *r, unsigned int regno, uint64_
 	return true;
 }
 
+/* MMAP2's body: either maj..ino_generation or (PERF_RECORD_MISC_MMAP_BUILD_ID) a build id. */
+static void decode_mmap2(struct cur *c, uint16_t misc, struct perfring_rec *r)
+{
+	cur_u32x2(c, &r->u.mmap2.pid, &r->u.mmap2.tid);
+	r->u.mmap2.addr = cur_u64(c);
+	r->u.mmap2.len = cur_u64(c);
+	r->u.mmap2.pgoff = cur_u64(c);
+	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		/* u8 size, u8 reserved[3], u8 build_id[20] in place of maj..ino_generation */
+		if (c->end - c->p < 24) {
+			c->bad = true;
+			return;
+		}
+		r->u.mmap2.build_id_size = c->p[0];
+		r->u.mmap2.build_id = c->p + 4;
+		if (r->u.mmap2.build_id_size > 20)
+			c->bad = true;
+		c->p += 24;
+	} else {
+		cur_u32x2(c, &r->u.mmap2.maj, &r->u.mmap2.min);
+		r->u.mmap2.ino = cur_u64(c);
+		r->u.mmap2.ino_generation = cur_u64(c);
+	}
+	cur_u32x2(c, &r->u.mmap2.prot, &r->u.mmap2.flags);
+	r->u.mmap2.filename = cur_str(c);
+}
+
+/* A side-band record: its sample_id trailer, then its body. 0 or -EBADMSG (no room for it). */
+static int decode_other(const struct perfring_format *fmt, const struct perf_event_header *h,
+			struct cur *c, struct perfring_rec *r)
+{
+	size_t idsz = perfring_sample_id_size(fmt);
+
+	/* Every other kernel record carries the sample_id trailer at its very end. */
+	if (h->type < PERF_RECORD_MAX && idsz > 0) {
+		struct cur t;
+
+		if ((size_t)(c->end - c->p) < idsz)
+			return -EBADMSG;
+		t.p = c->end - idsz;
+		t.end = c->end;
+		t.bad = false;
+		decode_sample_id(fmt, &t, r);
+		c->end -= idsz;
+	}
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		decode_mmap2(c, h->misc, r);
+		break;
+	case PERF_RECORD_COMM:
+		cur_u32x2(c, &r->u.comm.pid, &r->u.comm.tid);
+		r->u.comm.comm = cur_str(c);
+		r->u.comm.exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		cur_u32x2(c, &r->u.task.pid, &r->u.task.ppid);
+		cur_u32x2(c, &r->u.task.tid, &r->u.task.ptid);
+		r->u.task.time = cur_u64(c);
+		break;
+	case PERF_RECORD_LOST:
+		r->u.lost.id = cur_u64(c);
+		r->u.lost.lost = cur_u64(c);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		r->u.lost_samples.lost = cur_u64(c);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 int perfring_decode(const struct perfring_format *fmt, const void *buf, size_t len,
 		    struct perfring_rec *out)
 {
 	struct perf_event_header h;
 	struct perfring_rec r;
 	struct cur c;
-	size_t idsz;
 
 	if ((fmt->sample_type & ~(uint64_t)PERFRING_SAMPLE_TYPES) != 0)
 		return -ENOTSUP;
@@ -244,74 +316,10 @@ int perfring_decode(const struct perfring_format *fmt, const void *buf, size_t l
 	c.p = (const uint8_t *)buf + sizeof(h);
 	c.end = (const uint8_t *)buf + len;
 	c.bad = false;
-
-	if (h.type == PERF_RECORD_SAMPLE) {
+	if (h.type == PERF_RECORD_SAMPLE)
 		decode_sample(fmt, &c, &r);
-		goto done;
-	}
-
-	/* Every other kernel record carries the sample_id trailer at its very end. */
-	idsz = perfring_sample_id_size(fmt);
-	if (h.type < PERF_RECORD_MAX && idsz > 0) {
-		struct cur t;
-
-		if ((size_t)(c.end - c.p) < idsz)
-			return -EBADMSG;
-		t.p = c.end - idsz;
-		t.end = c.end;
-		t.bad = false;
-		decode_sample_id(fmt, &t, &r);
-		c.end -= idsz;
-	}
-
-	switch (h.type) {
-	case PERF_RECORD_MMAP2:
-		cur_u32x2(&c, &r.u.mmap2.pid, &r.u.mmap2.tid);
-		r.u.mmap2.addr = cur_u64(&c);
-		r.u.mmap2.len = cur_u64(&c);
-		r.u.mmap2.pgoff = cur_u64(&c);
-		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			/* u8 size, u8 reserved[3], u8 build_id[20] in place of maj..ino_generation
-			 */
-			if (c.end - c.p < 24) {
-				c.bad = true;
-				break;
-			}
-			r.u.mmap2.build_id_size = c.p[0];
-			r.u.mmap2.build_id = c.p + 4;
-			if (r.u.mmap2.build_id_size > 20)
-				c.bad = true;
-			c.p += 24;
-		} else {
-			cur_u32x2(&c, &r.u.mmap2.maj, &r.u.mmap2.min);
-			r.u.mmap2.ino = cur_u64(&c);
-			r.u.mmap2.ino_generation = cur_u64(&c);
-		}
-		cur_u32x2(&c, &r.u.mmap2.prot, &r.u.mmap2.flags);
-		r.u.mmap2.filename = cur_str(&c);
-		break;
-	case PERF_RECORD_COMM:
-		cur_u32x2(&c, &r.u.comm.pid, &r.u.comm.tid);
-		r.u.comm.comm = cur_str(&c);
-		r.u.comm.exec = (h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		cur_u32x2(&c, &r.u.task.pid, &r.u.task.ppid);
-		cur_u32x2(&c, &r.u.task.tid, &r.u.task.ptid);
-		r.u.task.time = cur_u64(&c);
-		break;
-	case PERF_RECORD_LOST:
-		r.u.lost.id = cur_u64(&c);
-		r.u.lost.lost = cur_u64(&c);
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		r.u.lost_samples.lost = cur_u64(&c);
-		break;
-	default:
-		break;
-	}
-done:
+	else if (decode_other(fmt, &h, &c, &r) != 0)
+		return -EBADMSG;
 	if (c.bad)
 		return -EBADMSG;
 	*out = r;
