@@ -219,6 +219,134 @@ static void log_event(void *arg, enum jvmset_event ev, const struct jvm_info *ji
 	}
 }
 
+/* One of the daemon's options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
+static int daemon_opt(int c, const char *arg, struct env *env)
+{
+	switch (c) {
+	case 's':
+		env->socket = arg;
+		return 1;
+	case 'k':
+		if (parse_duration(arg, &env->keep_exited_ns) != 0) {
+			fg_err("watch",
+			       "--keep-exited '%s': expected a duration like 30s, 10m or 1h", arg);
+			return -1;
+		}
+		return 1;
+	case 'n':
+		if (fg_parse_u64(arg, 1, 65536, &env->max_jvms) != 0) {
+			fg_err("watch", "--max-jvms '%s': expected a number from 1 to 65536", arg);
+			return -1;
+		}
+		return 1;
+	case 'c':
+		env->ctl = arg;
+		return 1;
+	case 'M':
+		env->map_dir = arg;
+		return 1;
+	case 'W':
+		if (fg_parse_u64(arg, 0, 3600000, &env->watchdog_ms) != 0) {
+			fg_err("watch", "--watchdog-ms '%s': expected milliseconds", arg);
+			return -1;
+		}
+		return 1;
+	case 'q':
+		env->quiet = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* One of the rolling-profile options: as daemon_opt. */
+static int profile_opt(int c, const char *arg, struct env *env)
+{
+	switch (c) {
+	case 'P':
+		if (parse_duration(arg, &env->profile_ns) != 0) {
+			fg_err("watch",
+			       "--profile-every '%s': expected a duration like 10s, 1m or 1h", arg);
+			return -1;
+		}
+		return 1;
+	case 'o':
+		env->out_dir = arg;
+		return 1;
+	case 'B':
+		env->pprof = true;
+		return 1;
+	case 'K':
+		if (fg_parse_u64(arg, 1, 1000000, &env->keep_profiles) != 0) {
+			fg_err("watch", "--keep-profiles '%s': expected a number from 1 to 1000000",
+			       arg);
+			return -1;
+		}
+		return 1;
+	case 'X':
+		if (parse_size(arg, &env->max_bytes) != 0) {
+			fg_err("watch",
+			       "--max-bytes '%s': expected a size like 500m or 2g (at least 64k)",
+			       arg);
+			return -1;
+		}
+		return 1;
+	case 'U':
+		env->push_url = arg;
+		return 1;
+	case 'A':
+		env->push_app = arg;
+		return 1;
+	case 'Q':
+		if (fg_parse_u64(arg, 1, 100000, &env->push_queue) != 0) {
+			fg_err("watch", "--push-queue '%s': expected a number from 1 to 100000",
+			       arg);
+			return -1;
+		}
+		return 1;
+	case 'F':
+		if (fg_parse_u64(arg, 1, 10000, &env->freq) != 0) {
+			fg_err("watch", "--freq '%s' must be 1..10000 Hz", arg);
+			return -1;
+		}
+		return 1;
+	case 'H':
+		env->host_name = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The rolling-profile options that only make sense together. 0, or -1 (printed). */
+static int check_profile_opts(const struct env *env)
+{
+	if (!env->profile_ns && (env->out_dir || env->push_url || env->pprof)) {
+		fg_err("watch", "--out, --push and --pprof need --profile-every DURATION");
+		return -1;
+	}
+	if (env->profile_ns && !env->out_dir && !env->push_url) {
+		fg_err("watch",
+		       "--profile-every needs somewhere to send profiles: --out DIR and/or "
+		       "--push URL");
+		return -1;
+	}
+	if (env->pprof && !env->out_dir) {
+		fg_err("watch", "--pprof writes .pb.gz files next to the others: give --out DIR");
+		return -1;
+	}
+	if (env->push_url && strncmp(env->push_url, "http://", 7) != 0 &&
+	    strncmp(env->push_url, "https://", 8) != 0) {
+		fg_err("watch",
+		       "--push '%s': expected an http:// or https:// URL of a Pyroscope "
+		       "server (or Alloy's pyroscope.receive_http)",
+		       env->push_url);
+		return -1;
+	}
+	return 0;
+}
+
+/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
 static int parse_args(int argc, char **argv, struct env *env)
 {
 	static const struct option opts[] = {
@@ -242,104 +370,19 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c;
+	int c, rv;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:k:n:c:qP:o:F:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			env->socket = optarg;
-			break;
-		case 'k':
-			if (parse_duration(optarg, &env->keep_exited_ns) != 0) {
-				fg_err("watch",
-				       "--keep-exited '%s': expected a duration like 30s, "
-				       "10m or 1h",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			if (fg_parse_u64(optarg, 1, 65536, &env->max_jvms) != 0) {
-				fg_err("watch",
-				       "--max-jvms '%s': expected a number from 1 to 65536",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'c':
-			env->ctl = optarg;
-			break;
-		case 'M':
-			env->map_dir = optarg;
-			break;
-		case 'W':
-			if (fg_parse_u64(optarg, 0, 3600000, &env->watchdog_ms) != 0) {
-				fg_err("watch", "--watchdog-ms '%s': expected milliseconds",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'q':
-			env->quiet = true;
-			break;
-		case 'P':
-			if (parse_duration(optarg, &env->profile_ns) != 0) {
-				fg_err("watch",
-				       "--profile-every '%s': expected a duration like 10s, 1m or 1h",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			env->out_dir = optarg;
-			break;
-		case 'B':
-			env->pprof = true;
-			break;
-		case 'K':
-			if (fg_parse_u64(optarg, 1, 1000000, &env->keep_profiles) != 0) {
-				fg_err("watch",
-				       "--keep-profiles '%s': expected a number from 1 to 1000000",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'X':
-			if (parse_size(optarg, &env->max_bytes) != 0) {
-				fg_err("watch",
-				       "--max-bytes '%s': expected a size like 500m or 2g (at least 64k)",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'U':
-			env->push_url = optarg;
-			break;
-		case 'A':
-			env->push_app = optarg;
-			break;
-		case 'Q':
-			if (fg_parse_u64(optarg, 1, 100000, &env->push_queue) != 0) {
-				fg_err("watch",
-				       "--push-queue '%s': expected a number from 1 to 100000",
-				       optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'F':
-			if (fg_parse_u64(optarg, 1, 10000, &env->freq) != 0) {
-				fg_err("watch", "--freq '%s' must be 1..10000 Hz", optarg);
-				return FG_EXIT_USAGE;
-			}
-			break;
-		case 'H':
-			env->host_name = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			fputs(usage_text, stdout);
 			return -1;
-		default:
+		}
+		if ((rv = daemon_opt(c, optarg, env)) == 0)
+			rv = profile_opt(c, optarg, env);
+		if (rv < 0)
+			return FG_EXIT_USAGE;
+		if (rv == 0) {
 			fputs(usage_text, stderr);
 			return FG_EXIT_USAGE;
 		}
@@ -349,29 +392,7 @@ static int parse_args(int argc, char **argv, struct env *env)
 		fputs(usage_text, stderr);
 		return FG_EXIT_USAGE;
 	}
-	if (!env->profile_ns && (env->out_dir || env->push_url || env->pprof)) {
-		fg_err("watch", "--out, --push and --pprof need --profile-every DURATION");
-		return FG_EXIT_USAGE;
-	}
-	if (env->profile_ns && !env->out_dir && !env->push_url) {
-		fg_err("watch",
-		       "--profile-every needs somewhere to send profiles: --out DIR and/or "
-		       "--push URL");
-		return FG_EXIT_USAGE;
-	}
-	if (env->pprof && !env->out_dir) {
-		fg_err("watch", "--pprof writes .pb.gz files next to the others: give --out DIR");
-		return FG_EXIT_USAGE;
-	}
-	if (env->push_url && strncmp(env->push_url, "http://", 7) != 0 &&
-	    strncmp(env->push_url, "https://", 8) != 0) {
-		fg_err("watch",
-		       "--push '%s': expected an http:// or https:// URL of a Pyroscope "
-		       "server (or Alloy's pyroscope.receive_http)",
-		       env->push_url);
-		return FG_EXIT_USAGE;
-	}
-	return 0;
+	return check_profile_opts(env) == 0 ? 0 : FG_EXIT_USAGE;
 }
 
 static void roller_log(void *arg, const char *line)
