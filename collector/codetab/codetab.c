@@ -141,6 +141,8 @@ static size_t blob_bytes(const struct codeblob *b)
 		n += sizeof(*b->inl) + b->inl->n_methods * sizeof(char *) +
 		     (size_t)b->inl->n_pcs * 2 * sizeof(uint32_t) + sizeof(uint32_t) +
 		     b->inl->chain_start[b->inl->n_pcs] * sizeof(uint16_t);
+	if (b->frame)
+		n += sizeof(*b->frame);
 	return n;
 }
 
@@ -154,6 +156,7 @@ static void blob_free(struct codetab *t, struct codeblob *b)
 		free(b->inl);
 	}
 	name_put(t, b->name);
+	free((void *)b->frame);
 	free(b);
 }
 
@@ -641,6 +644,30 @@ static int snapshot_end(struct codetab *t)
 	return changed;
 }
 
+/* Attach a CODE_FRAME to the live blob starting at its address (replacing older facts). */
+static int attach_frame(struct codetab *t, const struct fgp_code_frame *f)
+{
+	struct codeblob *b = (struct codeblob *)codetab_lookup_live(t, f->addr);
+	struct fgp_code_frame *copy;
+
+	if (!b || b->addr != f->addr) {
+		t->st.frames_orphan++;
+		return 0;
+	}
+	if (!b->frame) {
+		if (t->st.bytes + sizeof(*copy) > t->lim.max_bytes ||
+		    !(copy = malloc(sizeof(*copy)))) {
+			t->st.refused++;
+			return -ENOSPC;
+		}
+		t->st.bytes += sizeof(*copy);
+		b->frame = copy;
+	}
+	memcpy((void *)b->frame, f, sizeof(*f));
+	t->st.frames++;
+	return 0;
+}
+
 int codetab_apply(struct codetab *t, const struct fgp_record *rec)
 {
 	struct blob_in in = { .flags = rec->flags };
@@ -670,6 +697,8 @@ int codetab_apply(struct codetab *t, const struct fgp_record *rec)
 		return 0;
 	case FGP_SNAPSHOT_END:
 		return snapshot_end(t);
+	case FGP_CODE_FRAME:
+		return attach_frame(t, &rec->u.frame);
 	case FGP_VM_LAYOUT:
 		t->layout = rec->u.layout;
 		if (++t->layout_gen == 0)

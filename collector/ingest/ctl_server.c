@@ -216,6 +216,10 @@ static int hist_cb(void *arg, const struct codeblob *b, bool is_unload)
 	}
 	if (n > 0)
 		append_record(srv, x->c, x->pid, srv->scratch, (size_t)n);
+	/* Its frame facts follow it, as the agent sends them. */
+	if (!is_unload && b->frame &&
+	    (n = fgp_encode_code_frame(srv->scratch, FGP_MAX_RECORD, b->frame)) > 0)
+		append_record(srv, x->c, x->pid, srv->scratch, (size_t)n);
 	return 0;
 }
 

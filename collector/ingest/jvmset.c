@@ -431,6 +431,9 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 	case FGP_VM_LAYOUT:
 		codetab_apply(j->tab, rec); /* kept for naming interpreted frames */
 		return 1;
+	case FGP_CODE_FRAME:
+		codetab_apply(j->tab, rec); /* kept for unwinding without frame pointers */
+		return 1;
 	case FGP_CODE_LOAD:
 	case FGP_CODE_UNLOAD:
 	case FGP_DYNAMIC_CODE:

@@ -44,6 +44,9 @@ struct codeblob {
 	uint8_t inline_truncated; /* the agent dropped inline info (FGP_REC_INLINE_TRUNCATED) */
 	const char *name;	  /* NUL-terminated, owned by the table */
 	uint16_t name_len;	  /* strlen(name), at most FGP_MAX_STR */
+	/* How to unwind through it (the agent's CODE_FRAME for addr), or NULL. Owned by the
+	 * table; the facts are the blob's whole CodeBlob (code_begin may precede addr). */
+	const struct fgp_code_frame *frame;
 	/* private */
 	uint32_t seen_gen;
 	struct codetab_inline *inl;
@@ -64,6 +67,8 @@ struct codetab_stats {
 	uint64_t refused;	  /* blobs refused: table at its memory cap */
 	uint64_t pruned;	  /* history entries pruned (age or memory cap) */
 	uint64_t bad;		  /* records with invalid content (e.g. zero size) */
+	uint64_t frames;	  /* CODE_FRAMEs attached to their blob */
+	uint64_t frames_orphan;	  /* CODE_FRAMEs for an address where no live blob starts */
 	size_t bytes;		  /* current accounted memory */
 	size_t blobs;		  /* current blobs (history + live) */
 	size_t live;		  /* current live blobs */
@@ -75,7 +80,8 @@ void codetab_free(struct codetab *t);
 
 /*
  * Apply one decoded record: CODE_LOAD, DYNAMIC_CODE, CODE_UNLOAD, SNAPSHOT_BEGIN/END, VM_LAYOUT
- * (kept, see codetab_layout). Others
+ * (kept, see codetab_layout), CODE_FRAME (attached to the live blob starting at its address, as
+ * codeblob.frame; ignored and counted when there is none). Others
  * (HELLO, DROPPED, unknown types) are ignored and return 0. A load that matches a live blob
  * exactly (addr, size, load ts, name), as a replayed one does, is a duplicate and only marks that
  * blob as seen. At SNAPSHOT_END, live blobs loaded before the matching SNAPSHOT_BEGIN's ts that the

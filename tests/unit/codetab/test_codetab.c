@@ -387,10 +387,65 @@ static void test_many_blobs_lookup_matches_linear_scan(void **state)
 	codetab_free(t);
 }
 
+static int apply_frame(struct codetab *t, uint64_t addr, uint32_t frame_size)
+{
+	struct fgp_code_frame f = { .addr = addr,
+				    .kind = FGP_CF_NMETHOD,
+				    .frame_size = frame_size,
+				    .code_begin = addr,
+				    .code_size = 0x100,
+				    .frame_complete = 0x10 };
+	struct fgp_record rec;
+
+	rec.type = FGP_CODE_FRAME;
+	rec.flags = 0;
+	rec.size = FGP_CODE_FRAME_SIZE;
+	rec.u.frame = f;
+	return codetab_apply(t, &rec);
+}
+
+static void test_frame_facts_attach_to_the_live_blob_at_their_address(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	const struct codeblob *b;
+	struct codetab_stats st;
+	size_t bytes;
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 10, "A::a"), 1);
+	codetab_stats(t, &st);
+	bytes = st.bytes;
+	assert_int_equal(apply_frame(t, 0x1000, 48), 0);
+	assert_int_equal(apply_frame(t, 0x1008, 48), 0); /* not where a blob starts */
+	assert_int_equal(apply_frame(t, 0x5000, 48), 0); /* no blob */
+	b = codetab_lookup(t, 0x1010, 11);
+	assert_non_null(b);
+	assert_non_null(b->frame);
+	assert_int_equal(b->frame->frame_size, 48);
+	assert_int_equal(b->frame->frame_complete, 0x10);
+	codetab_stats(t, &st);
+	assert_int_equal(st.frames, 1);
+	assert_int_equal(st.frames_orphan, 2);
+	assert_true(st.bytes > bytes);
+	/* newer facts replace older ones without growing */
+	bytes = st.bytes;
+	assert_int_equal(apply_frame(t, 0x1000, 64), 0);
+	codetab_stats(t, &st);
+	assert_int_equal(st.bytes, bytes);
+	assert_int_equal(codetab_lookup(t, 0x1010, 11)->frame->frame_size, 64);
+	/* a blob that replaces it at the same address starts without facts; history keeps them */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x80, 20, "B::b"), 1);
+	assert_null(codetab_lookup(t, 0x1010, 21)->frame);
+	assert_int_equal(codetab_lookup(t, 0x1010, 11)->frame->frame_size, 64);
+	assert_int_equal(codetab_prune(t, 30), 1); /* frees A::a with its facts (ASan checks) */
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup_respects_load_and_unload_times),
+		cmocka_unit_test(test_frame_facts_attach_to_the_live_blob_at_their_address),
 		cmocka_unit_test(test_address_reuse_keeps_each_generation),
 		cmocka_unit_test(test_overlapping_load_ends_the_old_blob),
 		cmocka_unit_test(test_older_overlapping_load_is_history_only),
