@@ -2,16 +2,6 @@
 /* framewalk.c - the frame-pointer chain again, inside the sample's stack copy (framewalk.h). */
 #include "framewalk.h"
 
-#include <string.h>
-
-bool ustack_word(const struct ustack *s, uint64_t addr, uint64_t *out)
-{
-	if (!s->bytes || addr < s->sp || addr - s->sp > s->len || s->len - (addr - s->sp) < 8)
-		return false;
-	memcpy(out, s->bytes + (addr - s->sp), 8);
-	return true;
-}
-
 uint32_t framewalk_fp(const struct uregs *r, const struct ustack *s, const uint64_t *ips,
 		      uint32_t n, struct framewalk_frame *out)
 {

@@ -21,22 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The user registers a sample carries (x86-64). */
-struct uregs {
-	bool valid;
-	uint64_t ip, sp, bp;
-	uint64_t bx, r13; /* HotSpot's interpreter: Method* and bcp while a frame runs */
-};
-
-/* A copy of the user stack from sp up: len bytes (the kernel's valid dyn_size). */
-struct ustack {
-	const uint8_t *bytes;
-	uint64_t sp;
-	uint64_t len;
-};
-
-/* The 8-byte word at addr if the copy holds all of it. */
-bool ustack_word(const struct ustack *s, uint64_t addr, uint64_t *out);
+#include "ustack.h"
 
 enum framewalk_state {
 	FRAMEWALK_OK = 0,	/* fp is the frame pointer frame k ran with */
