@@ -53,8 +53,13 @@ fx_fixture(fx_static)
 set_property(TARGET fx_static PROPERTY POSITION_INDEPENDENT_CODE OFF)
 set_property(TARGET fx_static PROPERTY COMPILE_OPTIONS "-O1;-g;-fno-inline;-fno-pie")
 set_property(TARGET fx_static PROPERTY LINK_OPTIONS "-static")
+# Without frame pointers: only its .eh_frame unwinds it.
+add_library(fx_cfi SHARED ${FX_SRC}/fx_cfi.c)
+fx_fixture(fx_cfi)
+set_property(TARGET fx_cfi PROPERTY COMPILE_OPTIONS
+	"-O2;-fomit-frame-pointer;-fasynchronous-unwind-tables;-fno-inline")
 add_custom_target(fx_elf_fixtures DEPENDS fx_full fx_stripped fx_vaddr fx_cxx fx_pie fx_nopie
-	fx_static)
+	fx_static fx_cfi)
 
 set(FX_DEFS
 	FX_FULL="$<TARGET_FILE:fx_full>"
@@ -64,9 +69,10 @@ set(FX_DEFS
 	FX_CXX="$<TARGET_FILE:fx_cxx>"
 	FX_PIE="$<TARGET_FILE:fx_pie>"
 	FX_NOPIE="$<TARGET_FILE:fx_nopie>"
-	FX_STATIC="$<TARGET_FILE:fx_static>")
+	FX_STATIC="$<TARGET_FILE:fx_static>"
+	FX_CFI="$<TARGET_FILE:fx_cfi>")
 
-foreach(t procmaps rootfs elfsym demangle kallsyms symcache symbolizer interp)
+foreach(t procmaps rootfs elfsym demangle kallsyms symcache symbolizer interp elfcfi)
 	fg_unit_test(test_${t} SOURCES unit/symbolize/test_${t}.c
 		LIBS fg_symbolize ${CMAKE_DL_LIBS} PRIVATE collector/symbolize)
 	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})

@@ -9,7 +9,9 @@
 #include "symbolizer.h"
 
 #include "array.h"
+#include "elfcfi.h"
 #include "elfsym.h"
+#include "htab.h"
 #include "kallsyms.h"
 #include "rootfs.h"
 
@@ -46,6 +48,10 @@ struct symbolizer {
 	bool ks_tried;
 	int ks_error;
 	struct symbolizer_stats st;
+	/* CFI per file: symcache handle -> index into cfis (NULL: the file has none) */
+	struct htab cfi_idx;
+	struct elfcfi **cfis;
+	size_t ncfis, capcfis;
 };
 
 struct symbolizer *symbolizer_new(const struct symbolizer_opts *opts)
@@ -82,6 +88,10 @@ void symbolizer_free(struct symbolizer *sz)
 	free(sz->procs);
 	symcache_free(sz->cache);
 	kallsyms_free(sz->ks);
+	for (size_t i = 0; i < sz->ncfis; i++)
+		elfcfi_free(sz->cfis[i]);
+	free(sz->cfis);
+	htab_fini(&sz->cfi_idx);
 	free(sz);
 }
 
@@ -428,4 +438,98 @@ void symbolizer_stats(const struct symbolizer *sz, struct symbolizer_stats *out)
 	out->processes = (uint32_t)sz->nprocs;
 	out->kernel_error = sz->ks_tried ? sz->ks_error : 0;
 	symcache_stats(sz->cache, &out->cache);
+}
+
+/* ---- native unwinding ------------------------------------------------------------------ */
+
+#define MAX_CFI_FILES 4096
+
+enum symbolizer_exec symbolizer_exec_at(struct symbolizer *sz, pid_t pid, uint64_t addr)
+{
+	struct sproc *p = proc_find(sz, pid);
+	struct procmap *m;
+
+	if (!p) {
+		(void)symbolizer_add_process(sz, pid);
+		if (!(p = proc_find(sz, pid)))
+			return SYMBOLIZER_NOT_EXEC;
+	}
+	m = procmaps_find(p->maps, addr);
+	if (!m || !(m->prot & PROCMAP_X))
+		return SYMBOLIZER_NOT_EXEC;
+	if (m->kind == PROCMAP_ANON)
+		return SYMBOLIZER_EXEC_ANON;
+	return has_file(m) ? SYMBOLIZER_EXEC_FILE : SYMBOLIZER_NOT_EXEC;
+}
+
+/* The vDSO's image (our own: the same on this kernel), for its CFI. */
+static int vdso_cfi(struct elfcfi **out)
+{
+	const uint8_t *eh = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *h = (const Elf64_Ehdr *)eh;
+	uint64_t size;
+
+	if (!eh || memcmp(h->e_ident, ELFMAG, SELFMAG) != 0)
+		return -ENOENT;
+	size = h->e_shoff + (uint64_t)h->e_shnum * h->e_shentsize;
+	if (size > VDSO_MAX_SIZE)
+		return -EFBIG;
+	return elfcfi_load_mem(eh, size, out);
+}
+
+/* The CFI of mapping m (its symbol table handle keys it): NULL when the file has none. */
+static struct elfcfi *mapping_cfi(struct symbolizer *sz, struct sproc *p, struct procmap *m)
+{
+	struct elfcfi *c = NULL;
+	enum rootfs_via via;
+	uint64_t *v;
+	int fd, rv;
+
+	v = htab_get(&sz->cfi_idx, m->cookie & HTAB_KEY_MASK);
+	if (v)
+		return sz->cfis[*v];
+	if (sz->ncfis >= MAX_CFI_FILES)
+		return NULL;
+	if (m->kind == PROCMAP_VDSO) {
+		rv = vdso_cfi(&c);
+	} else {
+		fd = rootfs_open_mapping(p->rootfd, p->pid, m, 0, &via);
+		rv = fd < 0 ? fd : elfcfi_load_fd(fd, &c);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (rv != 0) {
+		c = NULL;
+		sz->st.cfi_errors++;
+	} else {
+		sz->st.cfi_files++;
+	}
+	if (ARRAY_GROW(sz->cfis, sz->capcfis, sz->ncfis + 1) != 0 ||
+	    htab_put(&sz->cfi_idx, m->cookie & HTAB_KEY_MASK, sz->ncfis) != 0) {
+		elfcfi_free(c);
+		return NULL;
+	}
+	sz->cfis[sz->ncfis++] = c;
+	return c;
+}
+
+int symbolizer_cfi_step(struct symbolizer *sz, pid_t pid, const struct elfcfi_regs *in,
+			bool is_return_addr, elfcfi_read_fn read, void *arg,
+			struct elfcfi_regs *out)
+{
+	uint64_t a = is_return_addr && in->pc ? in->pc - 1 : in->pc, vaddr;
+	struct sproc *p = proc_find(sz, pid);
+	struct procmap *m;
+	struct elfsym *es;
+	struct elfcfi *c;
+
+	if (!p || !(m = procmaps_find(p->maps, a)) || !(m->prot & PROCMAP_X) || !has_file(m))
+		return -ENOENT;
+	if (mapping_table(sz, p, m, &es) != 0)
+		return -ENOENT;
+	if (elfsym_offset_to_vaddr(es, a - m->start + m->pgoff, true, &vaddr) != 0)
+		return -ENOENT;
+	if (!(c = mapping_cfi(sz, p, m)))
+		return -ENOENT;
+	return elfcfi_step(c, vaddr, in, read, arg, out);
 }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "elfcfi.h"
 #include "procmaps.h"
 #include "symcache.h"
 
@@ -89,6 +90,8 @@ struct symbolizer_stats {
 	uint32_t processes;		      /* processes held now */
 	uint64_t processes_dropped;	      /* refused: max_processes reached */
 	int kernel_error;		      /* 0, or why kallsyms is unavailable (-EACCES...) */
+	uint64_t cfi_files;		      /* files whose .eh_frame was loaded */
+	uint64_t cfi_errors;		      /* files without usable CFI */
 	struct symcache_stats cache;
 };
 
@@ -155,5 +158,27 @@ int symbolizer_format(const struct sym_result *r, enum symbolizer_style style, c
 		      size_t len);
 
 void symbolizer_stats(const struct symbolizer *sz, struct symbolizer_stats *out);
+
+/* ---- native unwinding (.eh_frame, elfcfi.h) -------------------------------------------- */
+
+enum symbolizer_exec {
+	SYMBOLIZER_NOT_EXEC = 0,  /* no mapping, or not executable */
+	SYMBOLIZER_EXEC_FILE = 1, /* executable code of a mapped file or the vDSO */
+	SYMBOLIZER_EXEC_ANON = 2, /* executable anonymous memory (JIT) */
+};
+
+/* What kind of memory addr is in process pid. No I/O once the process is known. */
+enum symbolizer_exec symbolizer_exec_at(struct symbolizer *sz, pid_t pid, uint64_t addr);
+
+/*
+ * One CFI step out of the native frame of process pid at in->pc (is_return_addr: in->pc is a
+ * return address, the call is at in->pc - 1), reading the stack with read(arg, ...): as
+ * elfcfi_step(), plus -ENOENT when pc is in no file mapping or its file has no CFI. The CFI of
+ * a file is loaded once and kept per file (the symbol cache's identity) until
+ * symbolizer_free; a file that failed is not tried again for that mapping.
+ */
+int symbolizer_cfi_step(struct symbolizer *sz, pid_t pid, const struct elfcfi_regs *in,
+			bool is_return_addr, elfcfi_read_fn read, void *arg,
+			struct elfcfi_regs *out);
 
 #endif

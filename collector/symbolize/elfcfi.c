@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/*
+ * elfcfi.c - .eh_frame unwinding steps through libdw (see elfcfi.h).
+ *
+ * libdw gives the CFA rule as one DW_OP_bregx (register + offset) or an expression, and each
+ * register's rule as: undefined (no ops), same value (ops without operations), or an
+ * expression built from DW_OP_call_frame_cfa / DW_OP_plus_uconst / DW_OP_stack_value, or any
+ * expression of the CFI itself (e.g. the PLT's CFA: rsp + 8 + ((rip & 15) >= 11) << 3).
+ */
+#include "elfcfi.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RIP 16
+#define STACK_MAX 16
+
+struct elfcfi {
+	int fd; /* -1 for an in-memory image */
+	void *image;
+	Elf *elf;
+	Dwarf_CFI *cfi;
+};
+
+static int finish(struct elfcfi *c, struct elfcfi **out)
+{
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
+		elfcfi_free(c);
+		return -ENOEXEC;
+	}
+	c->cfi = dwarf_getcfi_elf(c->elf);
+	if (!c->cfi) {
+		elfcfi_free(c);
+		return -ENOENT;
+	}
+	*out = c;
+	return 0;
+}
+
+int elfcfi_load_fd(int fd, struct elfcfi **out)
+{
+	struct elfcfi *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	elf_version(EV_CURRENT);
+	c->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (c->fd < 0) {
+		int e = -errno;
+
+		free(c);
+		return e;
+	}
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	return finish(c, out);
+}
+
+int elfcfi_load_mem(const void *image, size_t size, struct elfcfi **out)
+{
+	struct elfcfi *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	elf_version(EV_CURRENT);
+	c->fd = -1;
+	c->image = malloc(size);
+	if (!c->image) {
+		free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->image, image, size);
+	c->elf = elf_memory(c->image, size);
+	return finish(c, out);
+}
+
+void elfcfi_free(struct elfcfi *c)
+{
+	if (!c)
+		return;
+	if (c->cfi)
+		dwarf_cfi_end(c->cfi);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->image);
+	free(c);
+}
+
+struct eval {
+	const struct elfcfi_regs *r;
+	elfcfi_read_fn read;
+	void *arg;
+	uint64_t cfa;
+	bool has_cfa;
+};
+
+static bool reg_value(const struct eval *e, uint64_t reg, uint64_t *v)
+{
+	switch (reg) {
+	case REG_RSP:
+		*v = e->r->sp;
+		return true;
+	case REG_RBP:
+		*v = e->r->fp;
+		return true;
+	case REG_RIP:
+		*v = e->r->pc;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Evaluate ops; *is_value says DW_OP_stack_value ended it (else the result is a location). */
+static int run(const struct eval *e, const Dwarf_Op *ops, size_t n, uint64_t *res, bool *is_value)
+{
+	uint64_t st[STACK_MAX], a, b;
+	size_t sp = 0;
+
+#define PUSH(v)                                                                                    \
+	do {                                                                                       \
+		if (sp == STACK_MAX)                                                               \
+			return -ENOTSUP;                                                           \
+		st[sp++] = (v);                                                                    \
+	} while (0)
+#define POP(v)                                                                                     \
+	do {                                                                                       \
+		if (sp == 0)                                                                       \
+			return -ENOTSUP;                                                           \
+		(v) = st[--sp];                                                                    \
+	} while (0)
+
+	*is_value = false;
+	for (size_t i = 0; i < n; i++) {
+		const Dwarf_Op *op = &ops[i];
+		uint8_t at = op->atom;
+
+		if (at >= DW_OP_lit0 && at <= DW_OP_lit31) {
+			PUSH((uint64_t)(at - DW_OP_lit0));
+		} else if (at >= DW_OP_breg0 && at <= DW_OP_breg31) {
+			if (!reg_value(e, (uint64_t)(at - DW_OP_breg0), &a))
+				return -ENOTSUP;
+			PUSH(a + op->number);
+		} else {
+			switch (at) {
+			case DW_OP_bregx:
+				if (!reg_value(e, op->number, &a))
+					return -ENOTSUP;
+				PUSH(a + op->number2);
+				break;
+			case DW_OP_call_frame_cfa:
+				if (!e->has_cfa)
+					return -ENOTSUP;
+				PUSH(e->cfa);
+				break;
+			case DW_OP_const1u:
+			case DW_OP_const2u:
+			case DW_OP_const4u:
+			case DW_OP_const8u:
+			case DW_OP_constu:
+			case DW_OP_const1s:
+			case DW_OP_const2s:
+			case DW_OP_const4s:
+			case DW_OP_const8s:
+			case DW_OP_consts:
+				PUSH(op->number);
+				break;
+			case DW_OP_plus_uconst:
+				POP(a);
+				PUSH(a + op->number);
+				break;
+			case DW_OP_deref:
+				POP(a);
+				if (!e->read(e->arg, a, &b))
+					return -EFAULT;
+				PUSH(b);
+				break;
+			case DW_OP_stack_value:
+				*is_value = true;
+				break;
+			case DW_OP_plus:
+			case DW_OP_minus:
+			case DW_OP_and:
+			case DW_OP_or:
+			case DW_OP_shl:
+			case DW_OP_shr:
+			case DW_OP_ge:
+			case DW_OP_gt:
+			case DW_OP_le:
+			case DW_OP_lt:
+			case DW_OP_eq:
+			case DW_OP_ne:
+				POP(b);
+				POP(a);
+				switch (at) {
+				case DW_OP_plus:
+					a += b;
+					break;
+				case DW_OP_minus:
+					a -= b;
+					break;
+				case DW_OP_and:
+					a &= b;
+					break;
+				case DW_OP_or:
+					a |= b;
+					break;
+				case DW_OP_shl:
+					a = b < 64 ? a << b : 0;
+					break;
+				case DW_OP_shr:
+					a = b < 64 ? a >> b : 0;
+					break;
+				case DW_OP_ge:
+					a = (int64_t)a >= (int64_t)b;
+					break;
+				case DW_OP_gt:
+					a = (int64_t)a > (int64_t)b;
+					break;
+				case DW_OP_le:
+					a = (int64_t)a <= (int64_t)b;
+					break;
+				case DW_OP_lt:
+					a = (int64_t)a < (int64_t)b;
+					break;
+				case DW_OP_eq:
+					a = a == b;
+					break;
+				default:
+					a = a != b;
+					break;
+				}
+				PUSH(a);
+				break;
+			default:
+				return -ENOTSUP;
+			}
+		}
+	}
+#undef PUSH
+#undef POP
+	if (sp == 0)
+		return -ENOTSUP;
+	*res = st[sp - 1];
+	return 0;
+}
+
+/* Register regno of the caller: its value, kept (same value), or -ENODATA when undefined. */
+static int caller_reg(Dwarf_Frame *fr, const struct eval *e, int regno, uint64_t same,
+		      uint64_t *out)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t n = 0;
+	uint64_t v;
+	bool is_value;
+	int rv;
+
+	if (dwarf_frame_register(fr, regno, mem, &ops, &n) != 0)
+		return -ENOTSUP;
+	if (n == 0) {
+		if (ops == NULL)
+			return -ENODATA; /* undefined */
+		*out = same;
+		return 0;
+	}
+	if ((rv = run(e, ops, n, &v, &is_value)) != 0)
+		return rv;
+	if (is_value) {
+		*out = v;
+		return 0;
+	}
+	return e->read(e->arg, v, out) ? 0 : -EFAULT;
+}
+
+int elfcfi_step(struct elfcfi *c, uint64_t vaddr, const struct elfcfi_regs *in, elfcfi_read_fn read,
+		void *arg, struct elfcfi_regs *out)
+{
+	struct eval e = { in, read, arg, 0, false };
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op *ops;
+	size_t n;
+	bool is_value;
+	int ra, rv;
+
+	if (dwarf_cfi_addrframe(c->cfi, vaddr, &fr) != 0)
+		return -ENOENT;
+	ra = dwarf_frame_info(fr, NULL, NULL, NULL);
+	if (ra < 0 || dwarf_frame_cfa(fr, &ops, &n) != 0 || n == 0) {
+		rv = -ENOTSUP;
+		goto out;
+	}
+	if ((rv = run(&e, ops, n, &e.cfa, &is_value)) != 0)
+		goto out;
+	e.has_cfa = true;
+	if ((rv = caller_reg(fr, &e, ra, in->pc, &out->pc)) != 0)
+		goto out;
+	/* rbp is callee-saved (SysV ABI): a rule libdw reports as undefined is, in .eh_frame,
+	 * one the compiler did not write because the function leaves rbp alone. */
+	if ((rv = caller_reg(fr, &e, REG_RBP, in->fp, &out->fp)) == -ENODATA) {
+		out->fp = in->fp;
+		rv = 0;
+	}
+	out->sp = e.cfa;
+out:
+	free(fr);
+	return rv;
+}
