@@ -10,9 +10,10 @@ build=$(cd "${1:?usage: e2e-asan.sh BUILD_DIR ASAN_BUILD_DIR}" && pwd)
 asan=$(cd "${2:?usage: e2e-asan.sh BUILD_DIR ASAN_BUILD_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 tests="map_hostile_client map_symlink_attack map_collector_restart record_churn record_inline
- record_exit record_sources watch_profiles"
+ record_exit record_sources watch_profiles record_interp_hostile"
 export FG_SOURCE_DIR=$src FG_BUILD_DIR=$build
 export FGCOLLECT=$asan/collector/fgcollect FGAGENT=$build/jvmti-agent/libfgagent.so
+export FG_HOSTILE_PEER=$build/tests/hostile_fp_peer
 export LSAN_OPTIONS=suppressions=$src/tests/unit/lsan-nng.supp
 export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
 passed=0 failed=0 skipped=0 flaky=0

@@ -255,7 +255,8 @@ static void copy_str(char *dst, size_t cap, const struct fgp_str *s)
 {
 	size_t n = s->len < cap - 1 ? s->len : cap - 1;
 
-	memcpy(dst, s->ptr, n);
+	if (n) /* an older agent's HELLO has no service string: ptr NULL */
+		memcpy(dst, s->ptr, n);
 	dst[n] = '\0';
 }
 

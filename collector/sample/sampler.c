@@ -40,9 +40,10 @@
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 
 #define MAX_CPUS 4096
-#define MAX_EVENTS (1u << 20) /* descriptors, whatever RLIMIT_NOFILE says */
-#define MAX_TARGETS 65536     /* processes, SCOPE_CPUS children included */
-#define THREAD_PASSES 16      /* re-listings of /proc/PID/task until no new thread */
+#define MAX_EVENTS (1u << 20)	     /* descriptors, whatever RLIMIT_NOFILE says */
+#define MAX_TARGETS 65536	     /* processes, SCOPE_CPUS children included */
+#define THREAD_PASSES 16	     /* re-listings of /proc/PID/task until no new thread */
+#define STACK_RINGS_MAX (256u << 20) /* ring memory over all CPUs when copying stacks */
 
 struct ring {
 	int fd; /* the dummy event that owns the buffer */
@@ -435,11 +436,6 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	s->info.ring_bytes = (size_t)(o->ring_kib ? o->ring_kib : SAMPLER_DEFAULT_RING_KIB) * 1024;
 	if (o->stack_copy % 8 != 0 || o->stack_copy > SAMPLER_MAX_STACK_COPY)
 		return -EINVAL;
-	if (o->stack_copy && !o->ring_kib) {
-		/* Room for 64 copies per ring between drains: a drain every ~60 ms at 999 Hz. */
-		while (s->info.ring_bytes < (size_t)o->stack_copy * 64)
-			s->info.ring_bytes *= 2;
-	}
 	s->info.stack_copy = o->stack_copy;
 	if (freq > SAMPLER_MAX_FREQ || stack > UINT16_MAX || s->info.ring_bytes < 4096 ||
 	    (s->info.ring_bytes & (s->info.ring_bytes - 1)) != 0 ||
@@ -474,6 +470,13 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	if ((rv = online_cpus(cpus, MAX_CPUS, &ncpus)) != 0)
 		return rv;
 	s->info.ncpus = ncpus;
+	if (o->stack_copy && !o->ring_kib) {
+		/* Room for 128 copies per ring between drains (a slow drain at 999 Hz on a busy
+		 * machine), but at most STACK_RINGS_MAX over all rings. */
+		while (s->info.ring_bytes < (size_t)o->stack_copy * 128 &&
+		       s->info.ring_bytes * 2 * ncpus <= STACK_RINGS_MAX)
+			s->info.ring_bytes *= 2;
+	}
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;

@@ -453,6 +453,81 @@ static void test_gone_process_is_refused(void **state)
 	assert_null(sp);
 }
 
+/* What the stack-copy samples of one process show. */
+struct copies {
+	pid_t want_pid;
+	uint64_t samples, with_regs, with_stack, ip_matches, fp_checked, fp_agrees, too_long;
+};
+
+static int on_copy(void *ctx, const struct perfring_rec *r)
+{
+	struct copies *c = ctx;
+	uint64_t ip, sp, bp, ret;
+
+	if (r->type != PERF_RECORD_SAMPLE || r->pid != (uint32_t)c->want_pid)
+		return 0;
+	c->samples++;
+	if (!perfring_user_reg(r, SAMPLER_REG_IP, &ip) ||
+	    !perfring_user_reg(r, SAMPLER_REG_SP, &sp) ||
+	    !perfring_user_reg(r, SAMPLER_REG_BP, &bp))
+		return 0;
+	c->with_regs++;
+	if (r->u.sample.nr_user && r->u.sample.user[0] == ip)
+		c->ip_matches++;
+	if (!r->u.sample.stack)
+		return 0;
+	c->with_stack++;
+	if (r->u.sample.stack_len > 8192 || r->u.sample.stack_dyn > r->u.sample.stack_len)
+		c->too_long++;
+	/* The copy is the stack the kernel walked: the return address at bp + 8 is its second
+	 * user frame (frame pointers everywhere in this test). */
+	if (r->u.sample.nr_user >= 2 && bp >= sp && bp + 16 <= sp + r->u.sample.stack_dyn) {
+		memcpy(&ret, r->u.sample.stack + (bp - sp) + 8, 8);
+		c->fp_checked++;
+		c->fp_agrees += ret == r->u.sample.user[1];
+	}
+	return 0;
+}
+
+static void test_stack_copies_come_with_registers_and_match_the_chain(void **state)
+{
+	struct sampler_opts o = { .freq_hz = 999, .stack_copy = 8192 };
+	struct copies c = { 0 };
+	struct sampler *sp;
+	int go[2], status;
+	pid_t child;
+	char ch;
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	child = fork_or_die();
+	if (child == 0) {
+		if (read(go[0], &ch, 1) != 1)
+			_exit(2);
+		deep(40, 300);
+		_exit(0);
+	}
+	c.want_pid = child;
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+	assert_int_equal(sampler_info(sp)->stack_copy, 8192);
+	assert_true(sampler_info(sp)->ring_bytes >= 8192u * 64);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	while (waitpid(child, &status, WNOHANG) == 0)
+		assert_true(sampler_poll(sp, 50, on_copy, &c) >= 0);
+	while (sampler_poll(sp, 0, on_copy, &c) > 0)
+		;
+	assert_true(c.samples > 50);
+	assert_int_equal(c.with_regs, c.samples);
+	assert_true(c.with_stack * 10 >= c.samples * 9);
+	assert_true(c.ip_matches * 10 >= c.samples * 9);
+	assert_int_equal(c.too_long, 0);
+	assert_true(c.fp_checked > 20);
+	assert_true(c.fp_agrees * 10 >= c.fp_checked * 9);
+	sampler_close(sp);
+	close(go[0]);
+	close(go[1]);
+}
+
 static void test_bad_options_are_refused(void **state)
 {
 	struct sampler_opts bad[] = {
@@ -460,6 +535,8 @@ static void test_bad_options_are_refused(void **state)
 		{ .ring_kib = 12 },
 		{ .ring_kib = 2 },
 		{ .max_stack = 70000 },
+		{ .stack_copy = 12 },
+		{ .stack_copy = 65536 },
 	};
 	struct sampler *sp = NULL;
 	pid_t self = getpid();
@@ -547,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_no_kernel_leaves_kernel_frames_out),
 		cmocka_unit_test(test_several_processes_are_sampled),
 		cmocka_unit_test(test_gone_process_is_refused),
+		cmocka_unit_test(test_stack_copies_come_with_registers_and_match_the_chain),
 		cmocka_unit_test(test_bad_options_are_refused),
 		cmocka_unit_test(test_full_ring_counts_lost_records),
 		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
