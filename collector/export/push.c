@@ -365,10 +365,16 @@ static void *run(void *arg)
 		{
 			uint64_t until = mono_ns() + (uint64_t)backoff * 1000000ull;
 
-			if (p->stop && until > p->drain_deadline_ns)
-				until = p->drain_deadline_ns;
-			while (mono_ns() < until && !(p->stop && mono_ns() >= p->drain_deadline_ns))
-				wait_until(p, until);
+			/* push_close may come during the wait: its drain deadline then ends it. */
+			for (;;) {
+				uint64_t d = until;
+
+				if (p->stop && p->drain_deadline_ns < d)
+					d = p->drain_deadline_ns;
+				if (mono_ns() >= d)
+					break;
+				wait_until(p, d);
+			}
 		}
 	}
 	/* What is left was never delivered. */

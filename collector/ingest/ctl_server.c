@@ -5,6 +5,12 @@
  *
  * Invariant: a client's request is read CTL_HDR_SIZE bytes at a time and checked before it is
  * acted on, and a client's queued output never exceeds OUT_CAP (it is disconnected instead).
+ *
+ * A subscription's history goes out one JVM at a time, whenever the client's queue is below
+ * REPLAY_LOW: a host whose JVMs' histories add up to more than OUT_CAP can still be subscribed
+ * to, and the daemon's loop encodes one JVM's history per round, not every JVM's at once.
+ * Live records and events of a JVM whose history is still pending are not sent (its history,
+ * taken from the table when its turn comes, includes them).
  */
 #include "ctl_server.h"
 
@@ -25,6 +31,7 @@
 #include "fgproto.h"
 
 #define OUT_CAP (64u << 20)
+#define REPLAY_LOW (4u << 20)
 
 struct client {
 	int fd;
@@ -38,6 +45,8 @@ struct client {
 	bool batching;
 	uint32_t batch_pid;
 	size_t batch_start;
+	uint32_t *pending; /* JVMs (host PIDs) whose history is still to be sent, in order */
+	size_t pending_off, pending_n, pending_cap;
 };
 
 struct ctl_server {
@@ -223,9 +232,44 @@ static int hist_cb(void *arg, const struct codeblob *b, bool is_unload)
 	return 0;
 }
 
+static bool pending(const struct client *c, uint32_t pid)
+{
+	for (size_t i = c->pending_off; i < c->pending_n; i++)
+		if (c->pending[i] == pid)
+			return true;
+	return false;
+}
+
 static bool wants(const struct client *c, uint32_t pid)
 {
-	return c->sub && (c->sub_all || c->sub_pid == pid);
+	return c->sub && (c->sub_all || c->sub_pid == pid) && !pending(c, pid);
+}
+
+static void replay_jvm(struct ctl_server *srv, struct client *c, struct jvm *j)
+{
+	struct jvm_info ji;
+	struct hist_ctx x = { srv, c, jvm_host_pid(j) };
+
+	jvm_info(j, &ji);
+	send_jvm(srv, c, &ji);
+	send_hello(srv, c, &ji);
+	send_layout(srv, c, &ji, jvm_table(j));
+	codetab_history(jvm_table(j), hist_cb, &x);
+	send_dropped(srv, c, &ji);
+	batch_close(c);
+}
+
+/* Send pending histories while the client's queue is short. */
+static void replay_pending(struct ctl_server *srv, struct client *c)
+{
+	while (c->pending_off < c->pending_n && !c->dead && c->out_len - c->out_off < REPLAY_LOW) {
+		struct jvm *j = jvmset_find(srv->set, c->pending[c->pending_off++]);
+
+		if (j) /* else expired meanwhile: nothing to send */
+			replay_jvm(srv, c, j);
+	}
+	if (c->pending_off == c->pending_n)
+		c->pending_off = c->pending_n = 0;
 }
 
 static void subscribe(struct ctl_server *srv, struct client *c, uint32_t pid)
@@ -233,21 +277,19 @@ static void subscribe(struct ctl_server *srv, struct client *c, uint32_t pid)
 	c->sub = true;
 	c->sub_all = pid == 0;
 	c->sub_pid = pid;
+	c->pending_off = c->pending_n = 0;
 	for (size_t i = 0; i < jvmset_count(srv->set); i++) {
-		struct jvm *j = jvmset_at(srv->set, i);
-		struct jvm_info ji;
-		struct hist_ctx x = { srv, c, jvm_host_pid(j) };
+		uint32_t p = jvm_host_pid(jvmset_at(srv->set, i));
 
-		if (!wants(c, x.pid))
+		if (!c->sub_all && c->sub_pid != p)
 			continue;
-		jvm_info(j, &ji);
-		send_jvm(srv, c, &ji);
-		send_hello(srv, c, &ji);
-		send_layout(srv, c, &ji, jvm_table(j));
-		codetab_history(jvm_table(j), hist_cb, &x);
-		send_dropped(srv, c, &ji);
-		batch_close(c);
+		if (ARRAY_GROW(c->pending, c->pending_cap, c->pending_n + 1) != 0) {
+			c->dead = true;
+			return;
+		}
+		c->pending[c->pending_n++] = p;
 	}
+	replay_pending(srv, c);
 }
 
 static void list(struct ctl_server *srv, struct client *c)
@@ -375,6 +417,7 @@ static void client_free(struct client *c)
 {
 	close(c->fd);
 	free(c->out);
+	free(c->pending);
 	free(c);
 }
 
@@ -517,9 +560,17 @@ void ctl_server_handle(struct ctl_server *srv, const struct pollfd *fds, size_t 
 
 void ctl_server_flush(struct ctl_server *srv)
 {
-	for (unsigned i = 0; i < srv->n_cl; i++)
-		if (!srv->cl[i]->dead)
-			client_write(srv->cl[i]);
+	for (unsigned i = 0; i < srv->n_cl; i++) {
+		struct client *c = srv->cl[i];
+
+		if (c->dead)
+			continue;
+		client_write(c);
+		if (c->pending_n && !c->dead) {
+			replay_pending(srv, c);
+			client_write(c);
+		}
+	}
 	reap(srv);
 }
 

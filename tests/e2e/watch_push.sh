@@ -17,7 +17,8 @@ fg_require_built
 command -v go >/dev/null || fg_fail "go (golang-go) is not installed: needed for go tool pprof"
 
 rpid=
-trap 'rc=$?; [[ -n $rpid ]] && kill "$rpid" 2>/dev/null; (exit $rc); fg_cleanup' EXIT
+# (set +e: under errexit a failing kill or `(exit $rc)` would end the trap before fg_cleanup)
+trap 'rc=$?; set +e; [[ -n $rpid ]] && kill "$rpid" 2>/dev/null; (exit $rc); fg_cleanup' EXIT
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 recv=$FG_TMP/received
 

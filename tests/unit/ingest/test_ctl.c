@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -197,6 +199,115 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+#define BIG_JVMS 3
+#define BIG_LOADS 5600 /* x ~4 KB names: ~22.6 MB per JVM, ~68 MB together > the 64 MiB cap */
+
+static struct codetab *big_tabs[BIG_JVMS];
+static pid_t big_pids[BIG_JVMS];
+
+static struct codetab *on_big_jvm(void *arg, const struct jvm_info *ji)
+{
+	(void)arg;
+	for (int k = 0; k < BIG_JVMS; k++)
+		if (ji->host_pid == (uint32_t)big_pids[k])
+			return big_tabs[k];
+	return NULL;
+}
+
+/* Feed jvmset one JVM (process pid) with BIG_LOADS loads of long names. */
+static void feed_big(struct jvmset *set, uint32_t pipe, pid_t pid)
+{
+	static uint8_t msg[FGP_MAX_MSG];
+	static char name[4000];
+	struct fgp_hello h = { .proto_version = FGP_VERSION,
+			       .pid = (uint32_t)pid,
+			       .jvm_version = { "17", 2 },
+			       .agent_version = { "t", 1 } };
+	size_t len = (size_t)fgp_encode_msg_header(msg, sizeof(msg));
+
+	len += (size_t)fgp_encode_hello(msg + len, sizeof(msg) - len, &h);
+	memset(name, 'x', sizeof(name));
+	for (int i = 0; i < BIG_LOADS; i++) {
+		struct fgp_code_load_in in = { .addr = 0x10000000ull + (uint64_t)i * 0x100,
+					       .size = 0x100,
+					       .ts = (uint64_t)i + 1,
+					       .name = { name, sizeof(name) } };
+		int n;
+
+		snprintf(name, 16, "K%d::m%05d", (int)pipe, i);
+		name[strlen(name)] = 'x';
+		n = fgp_encode_code_load(msg + len, sizeof(msg) - len, &in);
+		if (n == -ENOSPC) {
+			assert_int_equal(jvmset_msg(set, pipe, (uint32_t)pid, msg, len, 1), 0);
+			len = (size_t)fgp_encode_msg_header(msg, sizeof(msg));
+			n = fgp_encode_code_load(msg + len, sizeof(msg) - len, &in);
+		}
+		assert_true(n > 0);
+		len += (size_t)n;
+	}
+	assert_int_equal(jvmset_msg(set, pipe, (uint32_t)pid, msg, len, 1), 0);
+}
+
+/*
+ * Histories that add up to more than a client's output cap (64 MiB) are sent one JVM at a time
+ * as the client reads, instead of overflowing the queue and costing the client its connection.
+ */
+static void test_histories_over_the_output_cap_are_sent_one_jvm_at_a_time(void **state)
+{
+	char dir[] = "/tmp/fgctl.XXXXXX", path[64], cmd[64];
+	struct jvmset_opts jo = { 0 };
+	struct ctl_handler h = { .jvm = on_big_jvm };
+	struct ctl_server_stats st;
+	struct ctl_server *srv;
+	struct ctl_client *c;
+	struct jvmset *set;
+	int done = 0, rv = 0;
+
+	(void)state;
+	for (int k = 0; k < BIG_JVMS; k++) {
+		big_pids[k] = fork();
+		assert_true(big_pids[k] >= 0);
+		if (big_pids[k] == 0) {
+			pause();
+			_exit(0);
+		}
+		big_tabs[k] = codetab_new(NULL);
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ctl/ctl.sock", dir);
+	assert_int_equal(jvmset_new(&jo, &set), 0);
+	assert_int_equal(ctl_server_open(path, set, &srv), 0);
+	for (int k = 0; k < BIG_JVMS; k++)
+		feed_big(set, (uint32_t)k + 1, big_pids[k]);
+	assert_int_equal(ctl_connect(path, &c), 0);
+	assert_int_equal(ctl_subscribe(c, 0), 0);
+	for (int i = 0; i < 6000 && done < BIG_JVMS && rv >= 0; i++) {
+		serve(srv, 5);
+		rv = ctl_pump(c, 5, &h, NULL);
+		done = 0;
+		for (int k = 0; k < BIG_JVMS; k++) {
+			struct codetab_stats cs;
+
+			codetab_stats(big_tabs[k], &cs);
+			done += cs.loads == BIG_LOADS;
+		}
+	}
+	ctl_server_stats(srv, &st);
+	assert_int_equal(st.overflowed, 0);
+	assert_true(rv >= 0); /* never disconnected */
+	assert_int_equal(done, BIG_JVMS);
+	ctl_close(c);
+	ctl_server_close(srv);
+	jvmset_free(set);
+	for (int k = 0; k < BIG_JVMS; k++) {
+		kill(big_pids[k], SIGKILL);
+		waitpid(big_pids[k], NULL, 0);
+		codetab_free(big_tabs[k]);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* JVM payloads of an older daemon (no service) and a newer one (a field after it) decode. */
 static void test_jvm_frame_service_is_optional_and_later_fields_ignored(void **state)
 {
@@ -249,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_list_and_subscribe_replay_history_then_stream),
 		cmocka_unit_test(test_unsafe_ctl_directory_is_refused),
 		cmocka_unit_test(test_jvm_frame_service_is_optional_and_later_fields_ignored),
+		cmocka_unit_test(test_histories_over_the_output_cap_are_sent_one_jvm_at_a_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
