@@ -39,10 +39,9 @@ struct frame {
 };
 
 struct stackent {
-	uint64_t hash;
 	uint64_t count;
 	uint32_t off; /* into ids */
-	uint32_t n;   /* 0 = empty slot (a stack always has at least its root) */
+	uint32_t n;
 };
 
 struct cacheent {
@@ -70,8 +69,9 @@ struct stackagg {
 	size_t nframes, frames_cap;
 	struct htab fidx; /* name hash -> frame id */
 
-	struct stackent *stacks;
+	struct stackent *stacks; /* in order of first sight */
 	size_t nstacks, stacks_cap;
+	struct htab stackidx; /* hash of the ids -> index into stacks */
 	uint32_t *ids;
 	size_t nids, ids_cap;
 
@@ -292,6 +292,7 @@ void stackagg_free(struct stackagg *a)
 	free(a->frames);
 	htab_fini(&a->fidx);
 	free(a->stacks);
+	htab_fini(&a->stackidx);
 	free(a->ids);
 	free(a->kcache);
 	free(a->ncache);
@@ -336,64 +337,38 @@ void stackagg_reset(struct stackagg *a)
 	free(a->stacks);
 	a->stacks = NULL;
 	a->nstacks = a->stacks_cap = 0;
+	htab_fini(&a->stackidx);
 	a->nids = 0;
 	a->st.counted = 0;
 }
 
 /* ---- counting stacks ------------------------------------------------------------------- */
 
-static int stacks_grow(struct stackagg *a)
-{
-	size_t cap = a->stacks_cap ? a->stacks_cap * 2 : 1024;
-	struct stackent *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->stacks_cap; i++) {
-		size_t j;
-
-		if (!a->stacks[i].n)
-			continue;
-		for (j = a->stacks[i].hash & (cap - 1); n[j].n; j = (j + 1) & (cap - 1))
-			;
-		n[j] = a->stacks[i];
-	}
-	free(a->stacks);
-	a->stacks = n;
-	a->stacks_cap = cap;
-	return 0;
-}
-
 static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
 {
-	uint64_t h = hash_ids(ids, n);
-	size_t j;
+	uint64_t h = hash_ids(ids, n) & HTAB_KEY_MASK;
+	const uint64_t *v;
+	size_t pos = 0;
 
-	if (a->stacks_cap) {
-		for (j = h & (a->stacks_cap - 1); a->stacks[j].n;
-		     j = (j + 1) & (a->stacks_cap - 1)) {
-			struct stackent *e = &a->stacks[j];
+	while ((v = htab_next(&a->stackidx, h, &pos))) {
+		struct stackent *e = &a->stacks[*v];
 
-			if (e->hash == h && e->n == n &&
-			    !memcmp(&a->ids[e->off], ids, n * sizeof(*ids))) {
-				e->count++;
-				a->st.counted++;
-				return 0;
-			}
+		if (e->n == n && !memcmp(&a->ids[e->off], ids, n * sizeof(*ids))) {
+			e->count++;
+			a->st.counted++;
+			return 0;
 		}
 	}
 	if (a->nids + n > STACKAGG_MAX_STACK_IDS)
 		return -E2BIG;
-	if ((a->nstacks + 1) * 2 > a->stacks_cap && stacks_grow(a) != 0)
-		return -ENOMEM;
-	if (ARRAY_GROW(a->ids, a->ids_cap, a->nids + n) != 0)
+	if (htab_reserve(&a->stackidx, a->nstacks + 1) != 0 ||
+	    ARRAY_GROW(a->stacks, a->stacks_cap, a->nstacks + 1) != 0 ||
+	    ARRAY_GROW(a->ids, a->ids_cap, a->nids + n) != 0)
 		return -ENOMEM;
 	memcpy(&a->ids[a->nids], ids, n * sizeof(*ids));
-	for (j = h & (a->stacks_cap - 1); a->stacks[j].n; j = (j + 1) & (a->stacks_cap - 1))
-		;
-	a->stacks[j] = (struct stackent){
-		.hash = h, .count = 1, .off = (uint32_t)a->nids, .n = (uint32_t)n
-	};
+	a->stacks[a->nstacks] =
+		(struct stackent){ .count = 1, .off = (uint32_t)a->nids, .n = (uint32_t)n };
+	(void)htab_add(&a->stackidx, h, a->nstacks); /* reserved above */
 	a->nids += n;
 	a->nstacks++;
 	a->st.counted++;
@@ -776,12 +751,10 @@ drop:
 int stackagg_foreach(const struct stackagg *a,
 		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count), void *arg)
 {
-	for (size_t i = 0; i < a->stacks_cap; i++) {
+	for (size_t i = 0; i < a->nstacks; i++) {
 		const struct stackent *e = &a->stacks[i];
 		int rv;
 
-		if (!e->n)
-			continue;
 		rv = fn(arg, &a->ids[e->off], e->n, e->count);
 		if (rv)
 			return rv;
@@ -813,13 +786,11 @@ int stackagg_write_folded(const struct stackagg *a, FILE *f)
 
 	if (!lines)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->stacks_cap && rv == 0; i++) {
+	for (size_t i = 0; i < a->nstacks && rv == 0; i++) {
 		const struct stackent *e = &a->stacks[i];
 		size_t len = 24;
 		char *p;
 
-		if (!e->n)
-			continue;
 		for (uint32_t k = 0; k < e->n; k++)
 			len += a->frames[a->ids[e->off + k]].len + 5;
 		p = malloc(len);
