@@ -3,8 +3,10 @@
 fg_unit_test(test_stackagg SOURCES unit/aggregate/test_stackagg.c LIBS fg_aggregate)
 fg_unit_test(test_framewalk SOURCES unit/aggregate/test_framewalk.c LIBS fg_aggregate)
 fg_unit_test(test_javaframes SOURCES unit/aggregate/test_javaframes.c LIBS fg_aggregate)
-fg_unit_test(test_threadnames SOURCES unit/aggregate/test_threadnames.c LIBS fg_aggregate
-	PRIVATE collector/aggregate)
+foreach(t threadnames targets codelog)
+	fg_unit_test(test_${t} SOURCES unit/aggregate/test_${t}.c LIBS fg_aggregate
+		PRIVATE collector/aggregate)
+endforeach()
 if(FG_E2E)
 	fg_e2e_test(e2e_record_hotloop record_hotloop.sh TIMEOUT 90)
 	fg_e2e_test(e2e_record_churn record_churn.sh TIMEOUT 90)
