@@ -72,7 +72,7 @@ set(FX_DEFS
 	FX_STATIC="$<TARGET_FILE:fx_static>"
 	FX_CFI="$<TARGET_FILE:fx_cfi>")
 
-foreach(t procmaps rootfs elfsym demangle kallsyms symcache symbolizer interp elfcfi)
+foreach(t procmaps rootfs elfsym demangle kallsyms symcache dbgfetch symbolizer interp elfcfi)
 	fg_unit_test(test_${t} SOURCES unit/symbolize/test_${t}.c
 		LIBS fg_symbolize ${CMAKE_DL_LIBS} PRIVATE collector/symbolize)
 	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})

@@ -275,7 +275,7 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 	struct stackagg_opts ao = { .no_inline = o->no_inline,
 				    .no_kernel = o->no_kernel,
 				    .retry_misses = !o->live_view };
-	struct symbolizer_opts so = { .preload = true };
+	struct symbolizer_opts so = { .preload = true, .debuginfod = true };
 	int rv = -ENOMEM;
 
 	snprintf(why, whylen, "out of memory");
@@ -473,6 +473,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->truncated = ss.truncated;
 	out->targets = s->targets.n;
 	out->kernel_error = zs.kernel_error;
+	out->debuginfod = zs.debuginfod;
+	out->debuginfod_st = zs.debuginfod_st;
+	out->debug_fetched = zs.cache.debug_fetched;
 	stackagg_stats(s->agg, &out->agg);
 	out->stack_copy = si->stack_copy;
 	out->stack_samples = ss.stack_samples;

@@ -328,6 +328,19 @@ static void print_summary(const struct session_summary *sm)
 	if (sm->kernel_error)
 		fg_err(CMD, "kernel symbols unavailable: %s", strerror(-sm->kernel_error));
 	print_java_summary(sm);
+	if (sm->debuginfod)
+		fg_err(CMD,
+		       "debuginfod: %llu lookups in %.1f s, %llu debug files found (%llu libraries "
+		       "named from them), %llu not found, %llu timed out, %llu failed, %llu over "
+		       "the limits",
+		       (unsigned long long)sm->debuginfod_st.lookups,
+		       (double)sm->debuginfod_st.ns / 1e9,
+		       (unsigned long long)sm->debuginfod_st.found,
+		       (unsigned long long)sm->debug_fetched,
+		       (unsigned long long)sm->debuginfod_st.not_found,
+		       (unsigned long long)sm->debuginfod_st.timeouts,
+		       (unsigned long long)sm->debuginfod_st.errors,
+		       (unsigned long long)sm->debuginfod_st.refused);
 	for (size_t i = 0; i < sm->njvms; i++) {
 		const struct session_jvm_summary *v = &sm->jvms[i];
 

@@ -45,6 +45,7 @@ struct symbolizer {
 	size_t capprocs;
 	size_t last; /* index of the last process looked up */
 	struct kallsyms *ks;
+	struct dbgfetch *df; /* NULL: no debuginfod */
 	bool ks_tried;
 	int ks_error;
 	struct symbolizer_stats st;
@@ -53,6 +54,11 @@ struct symbolizer {
 	struct elfcfi **cfis;
 	size_t ncfis, capcfis;
 };
+
+static int fetch_debug(void *arg, const uint8_t *build_id, size_t len)
+{
+	return dbgfetch_find(arg, build_id, len);
+}
 
 struct symbolizer *symbolizer_new(const struct symbolizer_opts *opts)
 {
@@ -64,8 +70,14 @@ struct symbolizer *symbolizer_new(const struct symbolizer_opts *opts)
 		sz->opts = *opts;
 	if (!sz->opts.max_processes)
 		sz->opts.max_processes = DEFAULT_MAX_PROCESSES;
+	/* -ENOENT (no DEBUGINFOD_URLS) and -ENOMEM both leave local debug files only. */
+	if (sz->opts.debuginfod && dbgfetch_new(&sz->opts.debuginfod_opts, &sz->df) == 0) {
+		sz->opts.cache.fetch_debug = fetch_debug;
+		sz->opts.cache.fetch_arg = sz->df;
+	}
 	sz->cache = symcache_new(&sz->opts.cache);
 	if (!sz->cache) {
+		dbgfetch_free(sz->df);
 		free(sz);
 		return NULL;
 	}
@@ -87,6 +99,7 @@ void symbolizer_free(struct symbolizer *sz)
 		sproc_fini(&sz->procs[i]);
 	free(sz->procs);
 	symcache_free(sz->cache);
+	dbgfetch_free(sz->df);
 	kallsyms_free(sz->ks);
 	for (size_t i = 0; i < sz->ncfis; i++)
 		elfcfi_free(sz->cfis[i]);
@@ -438,6 +451,9 @@ void symbolizer_stats(const struct symbolizer *sz, struct symbolizer_stats *out)
 	out->processes = (uint32_t)sz->nprocs;
 	out->kernel_error = sz->ks_tried ? sz->ks_error : 0;
 	symcache_stats(sz->cache, &out->cache);
+	out->debuginfod = sz->df != NULL;
+	if (sz->df)
+		dbgfetch_stats(sz->df, &out->debuginfod_st);
 }
 
 /* ---- native unwinding ------------------------------------------------------------------ */

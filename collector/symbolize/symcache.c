@@ -158,31 +158,43 @@ static void try_debug_file(struct symcache *sc, struct elfsym *es, int rootfd)
 	const uint8_t *bid;
 	char path[4096];
 	size_t len, o;
+	int dfd;
 
 	bid = elfsym_build_id(es, &len);
-	if (!dir[0] || !bid || len < 2 || elfsym_has_symtab(es))
+	if (!bid || len < 2 || elfsym_has_symtab(es))
 		return;
 	o = (size_t)snprintf(path, sizeof(path), "%s/.build-id/%02x/", dir, bid[0]);
 	for (size_t i = 1; i < len && o + 8 < sizeof(path); i++)
 		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
-	if (o + 7 >= sizeof(path))
-		return;
-	memcpy(path + o, ".debug", 7);
-	for (int pass = 0; pass < 2; pass++) {
-		int dfd;
-
-		if (pass == 0 && rootfd < 0)
-			continue;
-		dfd = pass == 0 ? rootfs_openat(rootfd, path) : open(path, O_RDONLY | O_CLOEXEC);
-		if (dfd < 0)
-			continue;
-		if (elfsym_use_debug_file(es, dfd, &sc->lim.elf) == 0) {
-			sc->st.debug_files++;
+	if (dir[0] && o + 7 < sizeof(path)) {
+		memcpy(path + o, ".debug", 7);
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 0 && rootfd < 0)
+				continue;
+			dfd = pass == 0 ? rootfs_openat(rootfd, path)
+					: open(path, O_RDONLY | O_CLOEXEC);
+			if (dfd < 0)
+				continue;
+			if (elfsym_use_debug_file(es, dfd, &sc->lim.elf) == 0) {
+				sc->st.debug_files++;
+				close(dfd);
+				return;
+			}
 			close(dfd);
-			return;
 		}
-		close(dfd);
 	}
+	/* Last, the network: slow, so only when nothing local has the file. */
+	if (!sc->lim.fetch_debug)
+		return;
+	dfd = sc->lim.fetch_debug(sc->lim.fetch_arg, bid, len);
+	if (dfd >= 0 && elfsym_use_debug_file(es, dfd, &sc->lim.elf) == 0) {
+		sc->st.debug_files++;
+		sc->st.debug_fetched++;
+	} else {
+		sc->st.fetch_failures++;
+	}
+	if (dfd >= 0)
+		close(dfd);
 }
 
 int symcache_get_fd(struct symcache *sc, int fd, int rootfd, uint64_t *handle)

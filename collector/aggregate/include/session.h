@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dbgfetch.h"
 #include "fgsocket.h"
 #include "javaframes.h"
 #include "stackagg.h"
@@ -94,6 +95,9 @@ struct session_summary {
 	unsigned int stack_copy;	     /* bytes of user stack asked for per sample */
 	uint64_t stack_samples;		     /* samples that came with a stack copy */
 	struct javaframes_stats java;	     /* interpreted frames (zero without a copy) */
+	bool debuginfod;		     /* DEBUGINFOD_URLS set: debug files fetched */
+	struct dbgfetch_stats debuginfod_st; /* lookups of the debuginfod servers */
+	uint64_t debug_fetched;		     /* stripped libraries named from fetched files */
 };
 
 struct session;

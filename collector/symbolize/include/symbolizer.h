@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "dbgfetch.h"
 #include "elfcfi.h"
 #include "procmaps.h"
 #include "symcache.h"
@@ -77,7 +78,14 @@ struct symbolizer_opts {
 	 * and overlayfs files through map_files after the process exits).
 	 */
 	bool preload;
-	struct symcache_limits cache; /* zeroes: symcache defaults */
+	/*
+	 * Fetch the debug files of stripped libraries from the debuginfod servers in
+	 * DEBUGINFOD_URLS (dbgfetch.h) when no local debug file has them; no effect when the
+	 * variable is unset. Replaces cache.fetch_debug.
+	 */
+	bool debuginfod;
+	struct dbgfetch_opts debuginfod_opts; /* zeroes: dbgfetch defaults */
+	struct symcache_limits cache;	      /* zeroes: symcache defaults */
 };
 
 struct symbolizer_stats {
@@ -93,6 +101,8 @@ struct symbolizer_stats {
 	uint64_t cfi_files;		      /* files whose .eh_frame was loaded */
 	uint64_t cfi_errors;		      /* files without usable CFI */
 	struct symcache_stats cache;
+	bool debuginfod;		     /* a debuginfod fetcher is in use */
+	struct dbgfetch_stats debuginfod_st; /* its lookups (zeroes without one) */
 };
 
 /* Style of symbolizer_format() for unresolved frames. */

@@ -27,6 +27,13 @@ struct symcache_limits {
 	 * binary). NULL: "/usr/lib/debug"; "": never.
 	 */
 	const char *debug_dir;
+	/*
+	 * Asked for the debug file of a build id when no local one has it (NULL: never), e.g.
+	 * dbgfetch_find() of dbgfetch.h: an open fd the cache reads and closes, or a negative
+	 * errno. Called at most once per loaded file, never for a file with a .symtab.
+	 */
+	int (*fetch_debug)(void *arg, const uint8_t *build_id, size_t len);
+	void *fetch_arg;
 	uint32_t max_files;   /* tables kept; default 1024 */
 	uint64_t max_symbols; /* symbols kept over all tables; default 16 Mi */
 	struct elfsym_limits elf;
@@ -38,10 +45,12 @@ struct symcache_stats {
 	uint64_t hits_build_id; /* found by build id (another copy of a loaded file) */
 	uint64_t evictions;
 	uint64_t load_errors;
-	uint64_t debug_files; /* tables whose symbols came from a separate debug file */
-	uint32_t files;	      /* tables held now */
-	uint64_t symbols;     /* symbols held now */
-	uint64_t bytes;	      /* heap held by the tables now */
+	uint64_t debug_files;	 /* tables whose symbols came from a separate debug file */
+	uint64_t debug_fetched;	 /* ... of them fetched through fetch_debug */
+	uint64_t fetch_failures; /* fetch_debug returned an error or an unusable file */
+	uint32_t files;		 /* tables held now */
+	uint64_t symbols;	 /* symbols held now */
+	uint64_t bytes;		 /* heap held by the tables now */
 };
 
 struct symcache;

@@ -221,6 +221,113 @@ static void test_debug_file_with_another_build_id_is_ignored(void **state)
 	elfsym_free(es);
 }
 
+/* A fake debuginfod: counts calls, remembers the build id, answers with fetch_path or err. */
+struct fake_fetch {
+	const char *path; /* NULL: answer err */
+	int err;
+	int calls;
+	uint8_t bid[64];
+	size_t len;
+};
+
+static int fake_fetch(void *arg, const uint8_t *bid, size_t len)
+{
+	struct fake_fetch *f = arg;
+
+	f->calls++;
+	f->len = len < sizeof(f->bid) ? len : sizeof(f->bid);
+	memcpy(f->bid, bid, f->len);
+	return f->path ? open(f->path, O_RDONLY | O_CLOEXEC) : f->err;
+}
+
+static void stripped_build_id(uint8_t *bid, size_t cap, size_t *len)
+{
+	int fd = open(FX_STRIPPED, O_RDONLY);
+
+	assert_int_equal(elfsym_read_build_id(fd, 0, bid, cap, len), 0);
+	close(fd);
+}
+
+/* No local debug file: the fetcher's file names the static function, asked once per build. */
+static void test_fetcher_supplies_a_missing_debug_file(void **state)
+{
+	struct fake_fetch f = { .path = FX_DEBUG };
+	struct symcache_limits lim = { .debug_dir = "",
+				       .fetch_debug = fake_fetch,
+				       .fetch_arg = &f };
+	struct symcache *sc = symcache_new(&lim);
+	struct symcache_stats st;
+	uint8_t bid[64];
+	size_t len;
+	uint64_t h;
+
+	(void)state;
+	h = get(sc, FX_STRIPPED);
+	assert_string_equal(lookup_hidden(sc, h), "fx_hidden");
+	assert_int_equal(f.calls, 1);
+	stripped_build_id(bid, sizeof(bid), &len);
+	assert_int_equal(f.len, len);
+	assert_memory_equal(f.bid, bid, len);
+	assert_int_equal(get(sc, FX_STRIPPED), h); /* cached: no second fetch */
+	assert_int_equal(f.calls, 1);
+	symcache_stats(sc, &st);
+	assert_int_equal(st.debug_files, 1);
+	assert_int_equal(st.debug_fetched, 1);
+	assert_int_equal(st.fetch_failures, 0);
+	symcache_free(sc);
+}
+
+/* A .symtab, or a local debug file, means the network is never asked. */
+static void test_fetcher_is_not_asked_when_symbols_are_local(void **state)
+{
+	struct fake_fetch f = { .path = FX_DEBUG };
+	struct symcache_limits lim = { .fetch_debug = fake_fetch, .fetch_arg = &f };
+	struct symcache *sc;
+	struct symcache_stats st;
+	char dir[128];
+
+	(void)state;
+	assert_int_equal(fx_tmpdir(dir, sizeof(dir), "dbgl"), 0);
+	install_debug_file(dir);
+	lim.debug_dir = dir;
+	sc = symcache_new(&lim);
+	get(sc, FX_FULL);
+	symcache_free(sc);
+	/* A cache of its own: the stripped copy would share the full file's table. */
+	sc = symcache_new(&lim);
+	assert_string_equal(lookup_hidden(sc, get(sc, FX_STRIPPED)), "fx_hidden");
+	assert_int_equal(f.calls, 0);
+	symcache_stats(sc, &st);
+	assert_int_equal(st.debug_files, 1);
+	assert_int_equal(st.debug_fetched, 0);
+	symcache_free(sc);
+	fx_rm_rf(dir);
+}
+
+/* Not found, or a file of another build: .dynsym stays, the failure is counted. */
+static void test_fetch_failure_keeps_the_dynamic_symbols(void **state)
+{
+	struct fake_fetch f[2] = { { .err = -ENOENT }, { .path = FX_CXX } };
+	struct symcache_stats st;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct symcache_limits lim = { .debug_dir = "",
+					       .fetch_debug = fake_fetch,
+					       .fetch_arg = &f[i] };
+		struct symcache *sc = symcache_new(&lim);
+		uint64_t h = get(sc, FX_STRIPPED);
+
+		assert_null(lookup_hidden(sc, h));
+		assert_false(elfsym_has_symtab(symcache_resolve(sc, h)));
+		assert_int_equal(f[i].calls, 1);
+		symcache_stats(sc, &st);
+		assert_int_equal(st.fetch_failures, 1);
+		assert_int_equal(st.debug_files, 0);
+		symcache_free(sc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +339,9 @@ int main(void)
 		cmocka_unit_test(test_stripped_file_takes_symbols_from_its_debug_file),
 		cmocka_unit_test(test_debug_file_is_found_inside_the_process_root),
 		cmocka_unit_test(test_debug_file_with_another_build_id_is_ignored),
+		cmocka_unit_test(test_fetcher_supplies_a_missing_debug_file),
+		cmocka_unit_test(test_fetcher_is_not_asked_when_symbols_are_local),
+		cmocka_unit_test(test_fetch_failure_keeps_the_dynamic_symbols),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

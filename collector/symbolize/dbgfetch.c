@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dbgfetch.c - libdebuginfod behind a time and count budget.
+ *
+ * Invariant: libdebuginfod is only entered with a deadline set; its progress callback (called
+ * at least once a second while a transfer runs) cancels the transfer past the deadline.
+ * libdebuginfod's error space (negative errnos, but -EINTR/-ECANCELED for a cancel) stops here.
+ */
+#include "dbgfetch.h"
+
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define DEFAULT_TIMEOUT_MS 5000u
+#define DEFAULT_BUDGET_MS 20000u
+#define DEFAULT_MAX_LOOKUPS 64u
+
+struct dbgfetch {
+	struct dbgfetch_opts o;
+	debuginfod_client *client;
+	uint64_t deadline_ns; /* of the lookup in progress */
+	bool cancelled;	      /* the progress callback cut it off */
+	struct dbgfetch_stats st;
+};
+
+static int on_progress(debuginfod_client *c, long done, long total)
+{
+	struct dbgfetch *df = debuginfod_get_user_data(c);
+
+	(void)done;
+	(void)total;
+	if (fg_now_ns() < df->deadline_ns)
+		return 0;
+	df->cancelled = true;
+	return 1;
+}
+
+int dbgfetch_new(const struct dbgfetch_opts *o, struct dbgfetch **out)
+{
+	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+	struct dbgfetch *df;
+
+	if (!urls || !urls[strspn(urls, " \t")])
+		return -ENOENT;
+	df = calloc(1, sizeof(*df));
+	if (!df)
+		return -ENOMEM;
+	if (o)
+		df->o = *o;
+	if (!df->o.timeout_ms)
+		df->o.timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (!df->o.budget_ms)
+		df->o.budget_ms = DEFAULT_BUDGET_MS;
+	if (!df->o.max_lookups)
+		df->o.max_lookups = DEFAULT_MAX_LOOKUPS;
+	df->client = debuginfod_begin();
+	if (!df->client) {
+		free(df);
+		return -ENOMEM;
+	}
+	debuginfod_set_user_data(df->client, df);
+	/* Also replaces the default callback that DEBUGINFOD_PROGRESS would print with. */
+	debuginfod_set_progressfn(df->client, on_progress);
+	*out = df;
+	return 0;
+}
+
+void dbgfetch_free(struct dbgfetch *df)
+{
+	if (!df)
+		return;
+	debuginfod_end(df->client);
+	free(df);
+}
+
+int dbgfetch_find(struct dbgfetch *df, const uint8_t *bid, size_t len)
+{
+	uint64_t t0, spent_ms, left_ms;
+	char *path = NULL;
+	int fd;
+
+	if (!len)
+		return -EINVAL; /* libdebuginfod would read bid as a hex string */
+	spent_ms = df->st.ns / 1000000u;
+	if (df->st.lookups >= df->o.max_lookups || spent_ms >= df->o.budget_ms) {
+		df->st.refused++;
+		return -EDQUOT;
+	}
+	left_ms = df->o.budget_ms - spent_ms;
+	t0 = fg_now_ns();
+	df->deadline_ns =
+		t0 + (left_ms < df->o.timeout_ms ? left_ms : df->o.timeout_ms) * 1000000ull;
+	df->cancelled = false;
+	df->st.lookups++;
+	fd = debuginfod_find_debuginfo(df->client, bid, (int)len, &path);
+	free(path);
+	df->st.ns += fg_now_ns() - t0;
+	if (fd >= 0) {
+		df->st.found++;
+		return fd;
+	}
+	if (df->cancelled || fd == -ETIME || fd == -ETIMEDOUT) {
+		df->st.timeouts++;
+		return -ETIMEDOUT;
+	}
+	if (fd == -ENOENT) {
+		df->st.not_found++;
+		return -ENOENT;
+	}
+	df->st.errors++;
+	return fd < 0 ? fd : -EIO;
+}
+
+void dbgfetch_stats(const struct dbgfetch *df, struct dbgfetch_stats *out)
+{
+	*out = df->st;
+}
