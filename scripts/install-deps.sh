@@ -5,7 +5,8 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
  libnng-dev libelf-dev libdw-dev libcmocka-dev zlib1g-dev libcurl4-openssl-dev
  openjdk-17-jdk-headless linux-perf util-linux procps iproute2 perl python3
- golang-go chromium chromium-driver nodejs time bc strace"
+ golang-go chromium chromium-driver nodejs time bc strace
+ libdebuginfod-dev debuginfod libc6-dbg podman runc mmdebstrap"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||

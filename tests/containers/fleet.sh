@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# fleet.sh - the seeds' scenario with real containers: podman (runc) runs the images built from
+# docker/ (tests/containers/lib.sh builds them once and reuses them):
+#
+#   * a collector container from docker/Dockerfile.collector, `fgcollect watch`, with --pid host,
+#     the host's /tmp and the socket directory, and exactly the capabilities that
+#     docker/docker-compose.yml lists (the Kubernetes DaemonSet must list the same ones);
+#   * two app containers from docker/Dockerfile.jvm --target sample, each JVM PID 1, uid 4242,
+#     the socket directory mounted read-only, nothing else shared;
+#   * stock `perf record -g -p HOSTPID` on the host names >= 95% of each JVM's JIT frames;
+#   * `fgcollect record --container ID` through `podman exec` names Java, native and kernel
+#     frames, each < 5% unknown, with glibc's stripped frames named from a debuginfod server
+#     (Debian's debuginfod serving libc6-dbg, reachable only on the collector's own loopback);
+#     the same recording without DEBUGINFOD_URLS is measured and shown for comparison;
+#   * `fgcollect top` through `podman exec` shows Java names;
+#   * each listed capability is needed: without it a one-shot collector fails the way the
+#     README says.
+#
+# Exit 0 pass, 1 fail, 77 only when the kernel refuses namespaces or perf_event_open.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../harness/lib.sh"
+. "$HERE/lib.sh"
+fg_init containers_fleet
+T0=$SECONDS
+P=fgct-$$
+SOCK=$FG_TMP/sock
+DBG_PORT=8002
+DBG_PID=
+
+ct_cleanup() {
+	local rc=$? c
+	for c in collector app1 app2; do
+		ct_podman rm -f -t 0 "$P-$c" >/dev/null 2>&1 || true
+	done
+	[[ -n $DBG_PID ]] && kill "$DBG_PID" 2>/dev/null && wait "$DBG_PID" 2>/dev/null
+	(exit "$rc")
+	fg_cleanup
+}
+trap ct_cleanup EXIT
+
+for t in podman runc mmdebstrap debuginfod readelf perf; do
+	command -v "$t" >/dev/null || fg_fail "$t is not installed (scripts/install-deps.sh installs it)"
+done
+
+# ---- the capability set: docker-compose.yml's, and the DaemonSet must agree -----------------
+compose=$FG_SOURCE_DIR/docker/docker-compose.yml
+daemonset=$FG_SOURCE_DIR/docker/k8s/fgcollect-daemonset.yaml
+caps_of() { # FILE KEY: the list after the first "KEY: [", one capability a line, sorted
+	sed -n "s/^[[:space:]]*$2:[[:space:]]*\[\([^]]*\)\].*/\1/p" "$1" | head -n 1 |
+		tr -d '" ' | tr ',' '\n' | sort
+}
+mapfile -t CAPS < <(caps_of "$compose" cap_add)
+((${#CAPS[@]} > 0)) || fg_fail "$compose: no 'cap_add: [...]' line"
+[[ $(caps_of "$compose" cap_drop) == ALL ]] || fg_fail "$compose: the collector must drop ALL capabilities first"
+[[ $(caps_of "$daemonset" add) == "$(printf '%s\n' "${CAPS[@]}")" ]] ||
+	fg_fail "$daemonset adds [$(caps_of "$daemonset" add | paste -sd,)], compose [$(printf '%s,' "${CAPS[@]}")]: they must be the same set"
+[[ $(caps_of "$daemonset" drop) == ALL ]] || fg_fail "$daemonset: capabilities must drop ALL first"
+grep -q 'seccomp=unconfined' "$compose" || fg_fail "$compose: no seccomp=unconfined"
+grep -q 'type: Unconfined' "$daemonset" || fg_fail "$daemonset: no seccompProfile Unconfined"
+fg_log "capabilities (compose = DaemonSet): ${CAPS[*]}"
+
+# ---- images ----------------------------------------------------------------------------------
+t=$SECONDS
+ct_images || fg_fail "building the images from docker/ failed (above)"
+fg_log "images ready in $((SECONDS - t)) s"
+
+# collector_args CAP...: the `podman run` options of a collector with exactly these caps.
+collector_args() {
+	local c
+	COLL=(--pid host --network none "${CT_ULIMITS[@]}" --cap-drop ALL
+		--security-opt seccomp=unconfined)
+	for c in "$@"; do
+		COLL+=(--cap-add "$c")
+	done
+}
+
+# ---- the collector and two apps ------------------------------------------------------------
+mkdir -m 0755 "$SOCK"
+collector_args "${CAPS[@]}"
+ct_podman run -d --name "$P-collector" "${COLL[@]}" \
+	-v "$SOCK:/var/run/fgcollect" -v /tmp:/tmp "$CT_COLLECTOR" >/dev/null ||
+	fg_fail "podman run of the collector failed"
+fg_wait 20 test -S "$SOCK/fgcollect.sock" ||
+	fg_fail "the collector made no socket: $(ct_podman logs "$P-collector" 2>&1 | tail -5)"
+# app1 computes (Java frames); app2 answers small requests (more time in the kernel).
+declare -A N=([app1]=20000 [app2]=4000) HP=() ID=()
+for a in app1 app2; do
+	ct_podman run -d --name "$P-$a" --network none "${CT_ULIMITS[@]}" --user 4242:4242 \
+		--read-only -v "$SOCK:/var/run/fgcollect:ro" "$CT_PRIMES" \
+		--port 8080 --bind 127.0.0.1 --load 2 --n "${N[$a]}" >/dev/null ||
+		fg_fail "podman run of $a failed"
+	HP[$a]=$(ct_podman inspect -f '{{.State.Pid}}' "$P-$a")
+	ID[$a]=$(ct_podman inspect -f '{{.Id}}' "$P-$a")
+done
+for a in app1 app2; do
+	p=${HP[$a]}
+	[[ $(awk '/^NSpid:/ {print $NF}' "/proc/$p/status") == 1 ]] || fg_fail "$a: host pid $p is not PID 1 in its container"
+	[[ $(awk '/^Uid:/ {print $2}' "/proc/$p/status") == 4242 ]] || fg_fail "$a: host pid $p does not run as uid 4242"
+	grep -q java "/proc/$p/cmdline" || fg_fail "$a: PID 1 is not java"
+	! ct_podman exec "$P-$a" sh -c ': >/var/run/fgcollect/probe' 2>/dev/null ||
+		fg_fail "$a: the socket directory is writable inside the container"
+	fg_wait 60 fg_map_ok "$p" 'PrimeService::' ||
+		fg_fail "$a: no /tmp/perf-$p.map naming PrimeService:: after 60 s"
+	ct_podman logs "$P-collector" >"$FG_TMP/collector.log" 2>&1
+	grep -q "pid $p (container pid 1, container ${ID[$a]:0:12})" "$FG_TMP/collector.log" ||
+		fg_fail "$a: the collector's log has no connect line for host pid $p, container ${ID[$a]:0:12}"
+done
+fg_log "two JVMs, PID 1, uid 4242, read-only socket directory: host pids ${HP[app1]} ${HP[app2]}"
+sleep 3 # warm-up: the load's hot methods compiled
+
+# ---- stock perf on the host ------------------------------------------------------------------
+# app1 is busy in PrimeService (>= 50% of its samples show it); app2, with small requests, is
+# still compiling and serving: there only the JIT frames' names are checked.
+fg_expect_jit_named "${HP[app1]}" 4 "$FG_TMP/perf-app1" 'PrimeService::' 95
+fg_log "app1: stock perf named $FG_JIT_PCT% of $FG_JIT_FRAMES JIT frames"
+fg_perf_jit "${HP[app2]}" 4 "$FG_TMP/perf-app2"
+((FG_JIT_FRAMES >= 100 && FG_JIT_PCT >= 95)) ||
+	fg_fail "app2: perf named $FG_JIT_NAMED of $FG_JIT_FRAMES JIT frames ($FG_JIT_PCT%; want >= 95% of >= 100)"
+fg_log "app2: stock perf named $FG_JIT_PCT% of $FG_JIT_FRAMES JIT frames"
+
+# ---- debuginfod with libc6-dbg, on the collector's loopback only ----------------------------
+libc=/proc/${HP[app2]}/root/lib/x86_64-linux-gnu/libc.so.6
+bid=$(readelf -n "$libc" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+[[ -n $bid ]] || fg_fail "no build id in the image's libc ($libc)"
+[[ -f /usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug ]] ||
+	fg_fail "libc6-dbg on the host does not match the image's libc (build id $bid): install the libc6-dbg of the same Debian release and point release"
+cnet=/proc/$(ct_podman inspect -f '{{.State.Pid}}' "$P-collector")/ns/net
+# The collector has no network but its loopback: a server there is reachable by it alone.
+nsenter --net="$cnet" debuginfod -F -p "$DBG_PORT" -d "$FG_TMP/debuginfod.sqlite" -t 0 -g 0 -c 1 \
+	/usr/lib/debug/.build-id >"$FG_TMP/debuginfod.log" 2>&1 &
+DBG_PID=$!
+dbg_ready() {
+	nsenter --net="$cnet" bash -c "exec 3<>/dev/tcp/127.0.0.1/$DBG_PORT &&
+		printf 'GET /buildid/$bid/debuginfo HTTP/1.0\r\n\r\n' >&3 && head -n1 <&3" 2>/dev/null |
+		grep -q ' 200 '
+}
+fg_wait 60 dbg_ready || fg_fail "debuginfod does not serve libc's debug file: $(tail -n 5 "$FG_TMP/debuginfod.log")"
+
+# ---- fgcollect record --container through podman exec ---------------------------------------
+# record_ct APP OUT [ENV...]: sets U_JAVA/U_NATIVE/U_KERNEL ("unknown total") from the summary.
+record_ct() {
+	local a=$1 out=$2 line
+	shift 2
+	ct_podman exec "$@" "$P-collector" fgcollect record --container "${ID[$a]:0:12}" \
+		--duration 4 --freq 499 -o "$out.folded" 2>"$out.err" ||
+		{ cat "$out.err" >&2; fg_fail "$a: fgcollect record --container ${ID[$a]:0:12} failed"; }
+	line=$(grep 'unresolved frames:' "$out.err") || { cat "$out.err" >&2; fg_fail "$a: record printed no summary"; }
+	read -r U_JAVA U_NATIVE U_KERNEL < <(sed -E 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*native [^(]*\(([0-9]+)/([0-9]+)\).*kernel [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2 \3/\4 \5/\6|' <<<"$line")
+	[[ $U_KERNEL == */* ]] || { cat "$out.err" >&2; fg_fail "$a: no kernel frames recorded ($line)"; }
+	fg_log "$a ($*): $line"
+}
+pct() { awk -v f="$1" 'BEGIN { split(f, x, "/"); printf "%.1f", x[2] ? 100 * x[1] / x[2] : 100 }'; }
+below5() { awk -v f="$1" 'BEGIN { split(f, x, "/"); exit !(x[2] > 0 && x[1] * 100 < 5 * x[2]) }'; }
+
+record_ct app2 "$FG_TMP/rec-app2-plain"
+before=$U_NATIVE
+for a in app1 app2; do
+	record_ct "$a" "$FG_TMP/rec-$a" -e "DEBUGINFOD_URLS=http://127.0.0.1:$DBG_PORT"
+	for k in JAVA NATIVE KERNEL; do
+		v=U_$k
+		below5 "${!v}" || { cat "$FG_TMP/rec-$a.err" >&2; fg_fail "$a: ${!v} ${k,,} frames unknown (>= 5%, or none)"; }
+	done
+	f=$FG_TMP/rec-$a.folded
+	grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$f" || fg_fail "$a: no named Java frame in $f"
+	grep -q ';start_thread;' "$f" || fg_fail "$a: glibc's start_thread not named in $f (debuginfod)"
+	grep -q '_\[k\]' "$f" || fg_fail "$a: no kernel frame in $f"
+	grep -q 'debuginfod: [0-9]* lookups.* [1-9][0-9]* debug files found' "$FG_TMP/rec-$a.err" ||
+		fg_fail "$a: record found no debug file on the debuginfod server: $(grep debuginfod "$FG_TMP/rec-$a.err")"
+	[[ $a == app2 ]] && after=$U_NATIVE
+done
+fg_log "native frames unknown in app2: $before ($(pct "$before")%) without debuginfod, $after ($(pct "$after")%) with it"
+
+# ---- fgcollect top through podman exec -------------------------------------------------------
+timeout 60 podman --runtime runc --cgroup-manager cgroupfs exec "$P-collector" \
+	fgcollect top --pid "${HP[app1]}" -n 2 >"$FG_TMP/top.out" 2>"$FG_TMP/top.err" ||
+	{ cat "$FG_TMP/top.err" >&2; fg_fail "fgcollect top --pid ${HP[app1]} -n 2 through podman exec failed"; }
+[[ $(grep -c '^fgcollect top - PID' "$FG_TMP/top.out") == 2 ]] || fg_fail "top printed no 2 snapshots: $(head -5 "$FG_TMP/top.out")"
+grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$FG_TMP/top.out" || fg_fail "top names no PrimeService method: $(head -8 "$FG_TMP/top.out")"
+fg_log "top: $(grep -m1 'PrimeService::' "$FG_TMP/top.out" | tr -s ' ')"
+
+# ---- each capability is needed ---------------------------------------------------------------
+# A one-shot collector (record without a daemon, on an empty socket directory) per capability
+# left out; what it cannot do without it is what docker/README.md gives as the reason.
+mkdir -m 0755 "$FG_TMP/empty"
+for drop in "${CAPS[@]}"; do
+	keep=()
+	for c in "${CAPS[@]}"; do [[ $c == "$drop" ]] || keep+=("$c"); done
+	collector_args "${keep[@]}"
+	rc=0
+	ct_podman run --rm "${COLL[@]}" -v "$FG_TMP/empty:/var/run/fgcollect" -v /tmp:/tmp \
+		"$CT_COLLECTOR" record --pid "${HP[app2]}" --duration 2 -o "$FG_TMP/nocap-$drop.folded" \
+		>"$FG_TMP/nocap-$drop.err" 2>&1 || rc=$?
+	case $drop in
+	PERFMON)
+		# perf_event_open of another process with kernel stacks at perf_event_paranoid 2.
+		((rc != 0)) && grep -q 'perf_event_open refused' "$FG_TMP/nocap-$drop.err" ||
+			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without PERFMON record should be refused perf_event_open (rc $rc)"; } ;;
+	SYS_PTRACE)
+		# /proc/<pid>/maps and /proc/<pid>/root of another uid's process: every native frame
+		# is unknown without them.
+		nat=$(sed -nE 's|.*unresolved frames:.*native [^(]*\(([0-9]+)/([0-9]+)\).*|\1 \2|p' "$FG_TMP/nocap-$drop.err")
+		((rc == 0)) && [[ -n $nat ]] && read -r u n <<<"$nat" && ((n > 0 && u == n)) ||
+			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without SYS_PTRACE every native frame should be unknown (rc $rc)"; }
+		echo "every native frame unknown ($u/$n): /proc/<pid>/maps and /proc/<pid>/root refused" >>"$FG_TMP/nocap-$drop.err" ;;
+	SYSLOG)
+		# /proc/kallsyms shows zero addresses without it (kptr_restrict, perf_event_paranoid 2)
+		((rc == 0)) && grep -q 'kernel symbols unavailable' "$FG_TMP/nocap-$drop.err" ||
+			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without SYSLOG kernel symbols should be unavailable (rc $rc)"; } ;;
+	*) fg_fail "no check for capability $drop: add one here and a reason in docker/README.md" ;;
+	esac
+	fg_log "without $drop: $(grep -E 'refused|unavailable' "$FG_TMP/nocap-$drop.err" | tail -n 1)"
+done
+
+fg_pass "podman: 2 JVM containers + collector, perf named JIT frames, record unknown java $(pct "$U_JAVA")% native $(pct "$after")% (was $(pct "$before")% without debuginfod) kernel $(pct "$U_KERNEL")%, top ok, caps ${CAPS[*]} each needed; $((SECONDS - T0)) s"

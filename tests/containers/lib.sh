@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# lib.sh - podman on a machine like CI's: the flags every podman call needs here, and the
+# images of docker/ built once and reused.
+#
+#   . tests/containers/lib.sh
+#   ct_images            # base images + fgcollect/collector + fgcollect/primes, cached
+#   ct_podman run ...    # podman with the runtime flags below
+#
+# Why the flags: crun refuses this machine's hybrid (v1 + v2) cgroup layout and runc with the
+# cgroupfs manager does not; builds need the host network (no bridge networking here); the
+# sandbox refuses to raise rlimits, so every container gets limits at or below the host's.
+#
+# Images (all local, no registry): docker.io/library/debian:12 and :12-slim from Debian's
+# archive (mmdebstrap --variant=minbase bookworm), then docker/Dockerfile.collector and
+# docker/Dockerfile.jvm --target sample. An image is rebuilt only when the files it is built
+# from changed: each carries a label with the hash of the Dockerfiles and the sources compiled
+# into it;
+# podman's layer cache keeps the apt layers across rebuilds.
+
+CT_SRC=${FG_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+CT_BASE=docker.io/library/debian
+CT_COLLECTOR=localhost/fgcollect/collector:test
+CT_PRIMES=localhost/fgcollect/primes:test
+CT_ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
+CT_STAMP_LABEL=org.fgcollect.inputs
+
+ct_podman() {
+	podman --runtime runc --cgroup-manager cgroupfs "$@"
+}
+
+ct_say() {
+	printf '[containers %(%T)T] %s\n' -1 "$*" >&2
+}
+
+# ct_inputs_hash: sha256 over the names and contents of what the images are built from.
+ct_inputs_hash() {
+	(
+		cd "$CT_SRC" &&
+			find docker/Dockerfile.* shared jvmti-agent collector CMakeLists.txt \
+				tests/java/PrimeService.java -type f ! -name '*.o' ! -name '*.a' ! -name '*.so' -print0 |
+			LC_ALL=C sort -z | xargs -0 sha256sum
+	) | sha256sum | cut -c1-16
+}
+
+# ct_base_images: debian:12 and debian:12-slim from Debian's archive, unless present.
+ct_base_images() {
+	local tmp t0
+	if ct_podman image exists "$CT_BASE:12" && ct_podman image exists "$CT_BASE:12-slim"; then
+		return 0
+	fi
+	command -v mmdebstrap >/dev/null || { ct_say "mmdebstrap missing (scripts/install-deps.sh)"; return 1; }
+	t0=$SECONDS
+	tmp=$(mktemp -d /var/tmp/fgct-base.XXXXXX)
+	ct_say "building $CT_BASE:12 with mmdebstrap --variant=minbase bookworm"
+	if ! mmdebstrap --quiet --variant=minbase bookworm "$tmp/rootfs.tar" >"$tmp/log" 2>&1; then
+		tail -n 20 "$tmp/log" >&2
+		rm -rf "$tmp"
+		return 1
+	fi
+	ct_podman import --quiet "$tmp/rootfs.tar" "$CT_BASE:12" >/dev/null &&
+		ct_podman tag "$CT_BASE:12" "$CT_BASE:12-slim" || { rm -rf "$tmp"; return 1; }
+	rm -rf "$tmp"
+	ct_say "base image ready in $((SECONDS - t0)) s"
+}
+
+# ct_build IMAGE STAMP DOCKERFILE [podman build args...]: build unless IMAGE carries STAMP.
+ct_build() {
+	local image=$1 stamp=$2 file=$3 have t0 log
+	shift 3
+	have=$(ct_podman image inspect --format "{{index .Labels \"$CT_STAMP_LABEL\"}}" "$image" 2>/dev/null || true)
+	if [[ $have == "$stamp" ]]; then
+		ct_say "$image is current ($stamp)"
+		return 0
+	fi
+	t0=$SECONDS
+	log=$(mktemp /var/tmp/fgct-build.XXXXXX)
+	ct_say "building $image from $file ($stamp)"
+	if ! ct_podman build --network host "${CT_ULIMITS[@]}" --layers \
+		--ignorefile "$CT_SRC/$file.dockerignore" -f "$CT_SRC/$file" \
+		--label "$CT_STAMP_LABEL=$stamp" -t "$image" "$@" "$CT_SRC" >"$log" 2>&1; then
+		tail -n 40 "$log" >&2
+		ct_say "podman build of $image failed (full log: $log)"
+		return 1
+	fi
+	rm -f "$log"
+	ct_say "$image built in $((SECONDS - t0)) s"
+}
+
+# ct_images: everything the container tests need, built or reused.
+ct_images() {
+	local stamp
+	ct_base_images || return 1
+	stamp=$(ct_inputs_hash) || return 1
+	ct_build "$CT_COLLECTOR" "$stamp" docker/Dockerfile.collector || return 1
+	ct_build "$CT_PRIMES" "$stamp" docker/Dockerfile.jvm --target sample || return 1
+	# Layers of superseded builds: keep the disk bounded across many runs.
+	ct_podman image prune -f >/dev/null 2>&1 || true
+}
