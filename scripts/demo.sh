@@ -1,15 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# demo.sh BUILD_DIR - `make demo`: a flame graph with Java method names of a JVM in a container.
+# demo.sh BUILD_DIR - `make demo`: a flame graph with Java method names of a JVM in a container,
+# then the seed's comparison: the same service in two configurations, and their differential.
 #
 #   1. starts `fgcollect watch` on a temporary socket directory;
 #   2. runs the bundled PrimeService (tests/java, JDK only) in a namespace container
 #      (tests/harness/fgcontainer: own PID/mount/net namespaces, pivot_root, uid 4242, JDK at
 #      /opt/jdk), as PID 1, with -XX:+PreserveFramePointer and the agent, under load from its
 #      own client threads;
-#   3. profiles it for FG_DEMO_SECONDS (default 5) and writes BUILD_DIR/demo/primes.svg;
-#   4. prints where the SVG and the perf map are, and cleans up.
+#   3. profiles it for FG_DEMO_SECONDS (default 5) and writes OUT/primes.svg;
+#   4. runs it again with the other implementation of its endpoint (GET /primes?n=N counts the
+#      primes below N by trial division, then by a sieve: same answers), under the same load,
+#      profiled the same way (OUT/primes-sieve.svg);
+#   5. writes the differential flame graph of the two (fgcollect diff --normalize: the shape of
+#      the sieve run, red where it spends a larger share of its samples, blue a smaller one;
+#      OUT/primes-diff.svg) and a one-line summary of the biggest difference, computed from the
+#      folded stacks: the frame whose inclusive share of samples (the frame or anything it
+#      calls) changed most;
+#   6. prints where everything is, and cleans up.
+#
+# OUT is BUILD_DIR/demo, or FG_DEMO_OUT. FG_DEMO_SHORT=1 (the make test variant) shortens the
+# warm-up; FG_DEMO_SECONDS sets each recording's length.
 #
 # Profiling (FG_DEMO_MODE, default auto):
 #   record  fgcollect record --pid HOSTPID --duration S -o primes.folded   (its own sampler)
@@ -31,7 +43,9 @@ export FGCOLLECT=${FGCOLLECT:-$BUILD_DIR/collector/fgcollect}
 export FGAGENT=${FGAGENT:-$BUILD_DIR/jvmti-agent/libfgagent.so}
 SECONDS_TO_PROFILE=${FG_DEMO_SECONDS:-5}
 MODE=${FG_DEMO_MODE:-auto}
-OUT=$BUILD_DIR/demo
+OUT=${FG_DEMO_OUT:-$BUILD_DIR/demo}
+WARMUP=2
+[[ ${FG_DEMO_SHORT:-0} == 1 ]] && WARMUP=1
 
 # shellcheck source=tests/harness/lib.sh
 . "$SRC/tests/harness/lib.sh"
@@ -39,7 +53,7 @@ FG_KEEP_TMP=0
 fg_init demo
 fg_require_built
 mkdir -p "$OUT"
-rm -f "$OUT"/primes.* "$OUT"/perf-*.map
+rm -f "$OUT"/primes.* "$OUT"/primes-* "$OUT"/perf-*.map
 
 say() {
 	printf 'demo: %s\n' "$*" >&2
@@ -54,69 +68,81 @@ fg_watch_start
 say "fgcollect watch is serving $FG_SOCK (log: $FG_WATCH_LOG)"
 
 # 2. The sample service, under load, in its container.
-fg_jvm_start primes PrimeService --load 2 --n 20000 --seconds $((SECONDS_TO_PROFILE + 60))
-pid=$FG_HOSTPID
+# start_service NAME IMPL: PrimeService --impl IMPL as PID 1 of container NAME; sets pid.
+start_service() {
+	fg_jvm_start "$1" PrimeService --load 2 --n 20000 --impl "$2" \
+		--seconds $((SECONDS_TO_PROFILE + 60))
+	pid=$FG_HOSTPID
+	fg_wait_log "$1" 20 'PrimeService listening'
+	say "PrimeService ($2) runs in container '$1' as PID 1, host PID $pid, uid 4242, JDK at /opt/jdk"
+	fg_wait 20 fg_map_ok "$pid" 'PrimeService::' ||
+		fg_fail "no perf map naming PrimeService:: for host pid $pid after 20 s"
+	sleep "$WARMUP" # let the load warm the JIT up
+	say "the collector keeps $(fg_map_path "$pid") current ($(fg_map_lines "$pid") entries)"
+}
+start_service primes trial
 FG_CLEAN_FILES=() # the demo leaves /tmp/perf-<pid>.map in place for the user to look at
-fg_wait_log primes 20 'PrimeService listening'
-say "PrimeService runs in container 'primes' as PID 1, host PID $pid, uid 4242, JDK at /opt/jdk"
-fg_wait 20 fg_map_ok "$pid" 'PrimeService::' ||
-	fg_fail "no perf map naming PrimeService:: for host pid $pid after 20 s"
-sleep 2 # let the load warm the JIT up
-say "the collector keeps $(fg_map_path "$pid") current ($(fg_map_lines "$pid") entries)"
 
 # 3. Profile.
+# profile_record NAME: fgcollect record of $pid into OUT/NAME.folded.
 profile_record() {
 	say "profiling $SECONDS_TO_PROFILE s: fgcollect record --pid $pid"
 	# The daemon's private control channel and socket (a default install needs neither).
 	local -a rec=(--socket "$FG_SOCK")
 	[[ -n $FG_CTL ]] && rec+=(--ctl "$FG_CTL")
 	"$FGCOLLECT" record "${rec[@]}" --pid "$pid" --duration "$SECONDS_TO_PROFILE" \
-		-o "$OUT/primes.folded" && [[ -s $OUT/primes.folded ]]
+		-o "$OUT/$1.folded" && [[ -s $OUT/$1.folded ]]
+}
+# profile_perf NAME: the stock perf pipeline for $pid into OUT/NAME.folded.
+profile_perf() {
+	local n=$1
+	say "profiling $SECONDS_TO_PROFILE s with stock perf: perf record -F 99 -g -p $pid"
+	perf record -q -F 99 -g -p "$pid" -o "$OUT/$n.perf.data" -- sleep "$SECONDS_TO_PROFILE" \
+		>/dev/null 2>"$FG_TMP/perf-record.err" || { cat "$FG_TMP/perf-record.err" >&2; fg_fail "perf record failed"; }
+	# No period field: stackcollapse-perf.pl (and fgcollect collapse) then count samples, not ns.
+	perf script -i "$OUT/$n.perf.data" -F comm,pid,tid,time,event,ip,sym,dso \
+		>"$OUT/$n.perf.txt" 2>/dev/null || fg_fail "perf script failed"
+	if has collapse; then
+		"$FGCOLLECT" collapse --all <"$OUT/$n.perf.txt" >"$OUT/$n.folded"
+	elif command -v stackcollapse-perf.pl >/dev/null; then
+		say "this fgcollect has no 'collapse' yet: using stackcollapse-perf.pl --all"
+		stackcollapse-perf.pl --all <"$OUT/$n.perf.txt" >"$OUT/$n.folded"
+	else
+		fg_fail "this fgcollect has no 'collapse' and stackcollapse-perf.pl is not on PATH"
+	fi
 }
 if [[ $MODE == auto ]]; then
 	MODE=perf
 	if has record; then
-		if profile_record; then
+		if profile_record primes; then
 			MODE=record
 		else
 			say "fgcollect record failed (above): falling back to the stock perf pipeline"
 		fi
 	fi
 elif [[ $MODE == record ]]; then
-	profile_record || fg_fail "fgcollect record --pid $pid failed"
+	profile_record primes || fg_fail "fgcollect record --pid $pid failed"
 fi
 case $MODE in
 record) ;;
-perf)
-	say "profiling $SECONDS_TO_PROFILE s with stock perf: perf record -F 99 -g -p $pid"
-	perf record -q -F 99 -g -p "$pid" -o "$OUT/primes.perf.data" -- sleep "$SECONDS_TO_PROFILE" \
-		>/dev/null 2>"$FG_TMP/perf-record.err" || { cat "$FG_TMP/perf-record.err" >&2; fg_fail "perf record failed"; }
-	# No period field: stackcollapse-perf.pl (and fgcollect collapse) then count samples, not ns.
-	perf script -i "$OUT/primes.perf.data" -F comm,pid,tid,time,event,ip,sym,dso \
-		>"$OUT/primes.perf.txt" 2>/dev/null || fg_fail "perf script failed"
-	if has collapse; then
-		"$FGCOLLECT" collapse --all <"$OUT/primes.perf.txt" >"$OUT/primes.folded"
-	elif command -v stackcollapse-perf.pl >/dev/null; then
-		say "this fgcollect has no 'collapse' yet: using stackcollapse-perf.pl --all"
-		stackcollapse-perf.pl --all <"$OUT/primes.perf.txt" >"$OUT/primes.folded"
-	else
-		fg_fail "this fgcollect has no 'collapse' and stackcollapse-perf.pl is not on PATH"
-	fi
-	;;
+perf) profile_perf primes ;;
 *) fg_fail "FG_DEMO_MODE must be auto, record or perf, not '$MODE'" ;;
 esac
 [[ -s $OUT/primes.folded ]] || fg_fail "no stacks collected from pid $pid"
 
 # 4. Render.
-title="PrimeService in a container (host PID $pid)"
-if has flamegraph; then
-	"$FGCOLLECT" flamegraph --title "$title" --colors java "$OUT/primes.folded" >"$OUT/primes.svg"
-elif command -v flamegraph.pl >/dev/null; then
-	say "this fgcollect has no 'flamegraph' yet: using flamegraph.pl --color=java"
-	flamegraph.pl --title "$title" --color=java "$OUT/primes.folded" >"$OUT/primes.svg"
-else
-	fg_fail "this fgcollect has no 'flamegraph' and flamegraph.pl is not on PATH"
-fi
+# render NAME TITLE: OUT/NAME.folded -> OUT/NAME.svg
+render() {
+	if has flamegraph; then
+		"$FGCOLLECT" flamegraph --title "$2" --colors java "$OUT/$1.folded" >"$OUT/$1.svg"
+	elif command -v flamegraph.pl >/dev/null; then
+		say "this fgcollect has no 'flamegraph' yet: using flamegraph.pl --color=java"
+		flamegraph.pl --title "$2" --color=java "$OUT/$1.folded" >"$OUT/$1.svg"
+	else
+		fg_fail "this fgcollect has no 'flamegraph' and flamegraph.pl is not on PATH"
+	fi
+}
+render primes "PrimeService in a container (host PID $pid)"
 cp "$(fg_map_path "$pid")" "$OUT/perf-$pid.map"
 
 total=$(awk '{ n += $NF } END { print n + 0 }' "$OUT/primes.folded")
@@ -135,14 +161,87 @@ if [[ $MODE == record ]]; then
 else
 	path_note="$anon of them under anonymous Interpreter frames (stock perf cannot name interpreted code)"
 fi
+pid_a=$pid
 fg_container_stop primes || true
+
+# 5. The same service with the sieve, under the same load, profiled the same way.
+start_service primes-sieve sieve
+case $MODE in
+record) profile_record primes-sieve || fg_fail "fgcollect record --pid $pid failed" ;;
+perf) profile_perf primes-sieve ;;
+esac
+[[ -s $OUT/primes-sieve.folded ]] || fg_fail "no stacks collected from pid $pid"
+render primes-sieve "PrimeService with the sieve (host PID $pid)"
+fg_container_stop primes-sieve || true
 fg_watch_stop || true
+
+# The differential. The root frame is "java-<pid>" (record) or "java" (perf): without the PID
+# both runs share one root; --strip-hex makes generated names (PrimeService$$Lambda$5.0x...)
+# compare equal.
+for n in primes primes-sieve; do
+	sed -E 's/^([^;]*)-[0-9]+;/\1;/' "$OUT/$n.folded" >"$FG_TMP/$n.folded"
+done
+# The "stack A B" lines with raw counts (shares below need no scaling; --normalize rounds).
+"$FGCOLLECT" diff --strip-hex --folded \
+	"$FG_TMP/primes.folded" "$FG_TMP/primes-sieve.folded" >"$OUT/primes-diff.folded" ||
+	fg_fail "fgcollect diff --folded failed"
+"$FGCOLLECT" diff --normalize --strip-hex \
+	--title "PrimeService: trial division -> sieve" \
+	--subtitle "shape of the sieve run; red: larger share of samples with the sieve, blue: smaller" \
+	"$FG_TMP/primes.folded" "$FG_TMP/primes-sieve.folded" >"$OUT/primes-diff.svg" ||
+	fg_fail "fgcollect diff failed"
+# A frame that vanished has no place in the shape of B: the negated graph (shape of the trial
+# run, blue where the sieve spends a smaller share) shows what went away.
+"$FGCOLLECT" diff --normalize --strip-hex --negate \
+	--title "PrimeService: trial division -> sieve, negated" \
+	--subtitle "shape of the trial-division run; blue: smaller share of samples with the sieve, red: larger" \
+	"$FG_TMP/primes-sieve.folded" "$FG_TMP/primes.folded" >"$OUT/primes-diff-negated.svg" ||
+	fg_fail "fgcollect diff --negate failed"
+grep -q 'PrimeService::countPrimesSieve' "$OUT/primes-diff.svg" ||
+	fg_fail "the differential flame graph does not name PrimeService::countPrimesSieve"
+grep -qE 'PrimeService::(countPrimes|isPrime)[^S]' "$OUT/primes-diff-negated.svg" ||
+	fg_fail "the negated differential flame graph does not name trial division's frames"
+
+# Each frame's inclusive share of the samples of A and of B ("stack A B" lines; a frame counts
+# once per stack however often it recurs); the largest change in percentage points wins.
+summary=$(LC_ALL=C awk '
+	{
+		b = $NF; a = $(NF - 1); st = $0
+		sub(/ [^ ]+ [^ ]+$/, "", st)
+		ta += a; tb += b
+		n = split(st, f, ";")
+		split("", seen)
+		for (i = 1; i <= n; i++) {
+			if (f[i] in seen)
+				continue
+			seen[f[i]] = 1; fa[f[i]] += a; fb[f[i]] += b
+		}
+	}
+	END {
+		if (!ta || !tb)
+			exit 1
+		for (k in fa) {
+			d = fb[k] / tb - fa[k] / ta
+			if (d < 0)
+				d = -d
+			if (d > best || name == "") { best = d; name = k }
+		}
+		pa = 100 * fa[name] / ta; pb = 100 * fb[name] / tb
+		printf "%s: %.1f%% of samples with trial division, %.1f%% with the sieve (%+.1f points; %s)\n", name, pa, pb, pb - pa, pb < pa ? "blue in primes-diff-negated.svg" : "red in primes-diff.svg"
+	}' "$OUT/primes-diff.folded") || fg_fail "no difference computed from $OUT/primes-diff.folded (an empty run?)"
 
 cat <<EOF
 fgcollect demo ($MODE pipeline): $total samples, $java_pct% of them in PrimeService:: methods,
   $path_note
   flame graph:    $OUT/primes.svg
   folded stacks:  $OUT/primes.folded
-  perf map:       $(fg_map_path "$pid") (written by fgcollect watch; a copy in $OUT/perf-$pid.map)
+  perf map:       $(fg_map_path "$pid_a") (written by fgcollect watch; a copy in $OUT/perf-$pid_a.map)
 Open the SVG in a browser: click to zoom, Ctrl-F to search.
+
+The same endpoint counting primes with a sieve instead of trial division (same answers, same load):
+  flame graph:    $OUT/primes-sieve.svg
+  differential:   $OUT/primes-diff.svg (shape of the sieve run, red: grew)
+                  $OUT/primes-diff-negated.svg (shape of the trial run, blue: shrank)
+                  $OUT/primes-diff.folded ("stack A B" lines)
+  biggest difference: $summary
 EOF

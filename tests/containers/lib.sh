@@ -38,7 +38,7 @@ ct_say() {
 ct_inputs_hash() {
 	(
 		cd "$CT_SRC" &&
-			find docker/Dockerfile.* shared jvmti-agent collector CMakeLists.txt \
+			find docker/Dockerfile.* cmake shared jvmti-agent collector CMakeLists.txt \
 				tests/java/PrimeService.java -type f ! -name '*.o' ! -name '*.a' ! -name '*.so' -print0 |
 			LC_ALL=C sort -z | xargs -0 sha256sum
 	) | sha256sum | cut -c1-16

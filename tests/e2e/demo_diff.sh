@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# demo_diff - `make demo` in its short mode (1 s warm-up, 3 s per recording): the two
+# implementations of PrimeService's endpoint are profiled, both flame graphs and the
+# differential one are written, and the printed summary names the biggest difference as the
+# folded data show it: trial division's frames lose the most share to the sieve.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init demo_diff
+fg_require_built
+out=$FG_TMP/demo
+FG_DEMO_OUT=$out FG_DEMO_SHORT=1 FG_DEMO_SECONDS=3 "$FG_SOURCE_DIR/scripts/demo.sh" "$FG_BUILD_DIR" \
+	>"$FG_TMP/demo.out" 2>"$FG_TMP/demo.err" ||
+	{ cat "$FG_TMP/demo.err" "$FG_TMP/demo.out" >&2; fg_fail "scripts/demo.sh failed"; }
+cat "$FG_TMP/demo.out" >&2
+for f in primes.svg primes-sieve.svg primes-diff.svg primes-diff-negated.svg primes-diff.folded; do
+	[[ -s $out/$f ]] || fg_fail "the demo wrote no $out/$f"
+	grep -qF "$out/$f" "$FG_TMP/demo.out" || fg_fail "the demo did not print the path of $f"
+done
+for f in primes.svg primes-sieve.svg primes-diff.svg primes-diff-negated.svg; do
+	python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$out/$f" ||
+		fg_fail "$out/$f is not well-formed XML"
+done
+line=$(grep '^  biggest difference: ' "$FG_TMP/demo.out") || fg_fail "no summary line"
+# Recompute from the sieve run's and the trial run's own folded files: the named frame's share
+# must be what the summary says, and trial division must be what shrank.
+frame=$(sed -E 's/^  biggest difference: (.*): [0-9.]+% of samples with trial.*/\1/' <<<"$line")
+read -r pa pb < <(sed -E 's/.*: ([0-9.]+)% of samples with trial division, ([0-9.]+)% with the sieve.*/\1 \2/' <<<"$line")
+share() { # FILE FRAME: inclusive share (%) of FRAME in FILE
+	LC_ALL=C awk -v fr="$2" '{
+		c = $NF; st = $0; sub(/ [^ ]+$/, "", st)
+		t += c; n = split(st, f, ";"); for (i = 1; i <= n; i++) if (f[i] == fr) { m += c; break }
+	} END { printf "%.1f\n", t ? 100 * m / t : -1 }' "$1"
+}
+near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 0.05 && d >= -0.05) }'; }
+s_a=$(share "$out/primes.folded" "$frame")
+s_b=$(share "$out/primes-sieve.folded" "$frame")
+near "$s_a" "$pa" || fg_fail "summary says $frame is $pa% of the trial run; its folded file says $s_a%"
+near "$s_b" "$pb" || fg_fail "summary says $frame is $pb% of the sieve run; its folded file says $s_b%"
+[[ $frame =~ ^PrimeService::(countPrimes|isPrime)_\[[ji]\]$ ]] ||
+	fg_fail "the biggest difference should be trial division's frame, not '$frame'"
+awk -v a="$pa" -v b="$pb" 'BEGIN { exit !(a - b >= 30) }' ||
+	fg_fail "trial division should lose >= 30 points of share to the sieve ($pa% -> $pb%)"
+fg_pass "$line"
