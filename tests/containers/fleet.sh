@@ -8,7 +8,7 @@
 #     the host's /tmp and the socket directory, and exactly the capabilities that
 #     docker/docker-compose.yml lists (the Kubernetes DaemonSet must list the same ones);
 #   * two app containers from docker/Dockerfile.jvm --target sample, each JVM PID 1, uid 4242,
-#     the socket directory mounted read-only, nothing else shared;
+#     no capabilities, a read-only root, the socket directory mounted read-only;
 #   * stock `perf record -g -p HOSTPID` on the host names >= 95% of each JVM's JIT frames;
 #   * `fgcollect record --container ID` through `podman exec` names Java, native and kernel
 #     frames, each < 5% unknown, with glibc's stripped frames named from a debuginfod server
@@ -89,7 +89,7 @@ fg_wait 20 test -S "$SOCK/fgcollect.sock" ||
 declare -A N=([app1]=20000 [app2]=4000) HP=() ID=()
 for a in app1 app2; do
 	ct_podman run -d --name "$P-$a" --network none "${CT_ULIMITS[@]}" --user 4242:4242 \
-		--read-only -v "$SOCK:/var/run/fgcollect:ro" "$CT_PRIMES" \
+		--cap-drop ALL --read-only -v "$SOCK:/var/run/fgcollect:ro" "$CT_PRIMES" \
 		--port 8080 --bind 127.0.0.1 --load 2 --n "${N[$a]}" >/dev/null ||
 		fg_fail "podman run of $a failed"
 	HP[$a]=$(ct_podman inspect -f '{{.State.Pid}}' "$P-$a")
