@@ -23,10 +23,10 @@ for f in primes.svg primes-sieve.svg primes-diff.svg primes-diff-negated.svg; do
 		fg_fail "$out/$f is not well-formed XML"
 done
 line=$(grep '^  biggest difference: ' "$FG_TMP/demo.out") || fg_fail "no summary line"
-# Recompute from the sieve run's and the trial run's own folded files: the named frame's share
-# must be what the summary says, and trial division must be what shrank.
 frame=$(sed -E 's/^  biggest difference: (.*): [0-9.]+% of samples with trial.*/\1/' <<<"$line")
 read -r pa pb < <(sed -E 's/.*: ([0-9.]+)% of samples with trial division, ([0-9.]+)% with the sieve.*/\1 \2/' <<<"$line")
+# Recompute from the two runs' comparable stacks (the diff's inputs): the named frame's shares
+# must be what the summary says.
 share() { # FILE FRAME: inclusive share (%) of FRAME in FILE
 	LC_ALL=C awk -v fr="$2" '{
 		c = $NF; st = $0; sub(/ [^ ]+$/, "", st)
@@ -34,12 +34,18 @@ share() { # FILE FRAME: inclusive share (%) of FRAME in FILE
 	} END { printf "%.1f\n", t ? 100 * m / t : -1 }' "$1"
 }
 near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 0.05 && d >= -0.05) }'; }
-s_a=$(share "$out/primes.folded" "$frame")
-s_b=$(share "$out/primes-sieve.folded" "$frame")
-near "$s_a" "$pa" || fg_fail "summary says $frame is $pa% of the trial run; its folded file says $s_a%"
-near "$s_b" "$pb" || fg_fail "summary says $frame is $pb% of the sieve run; its folded file says $s_b%"
-[[ $frame =~ ^PrimeService::(countPrimes|isPrime)_\[[ji]\]$ ]] ||
+s_a=$(share "$out/primes.cmp.folded" "$frame")
+s_b=$(share "$out/primes-sieve.cmp.folded" "$frame")
+near "$s_a" "$pa" || fg_fail "summary says $frame is $pa% of the trial run; primes.cmp.folded says $s_a%"
+near "$s_b" "$pb" || fg_fail "summary says $frame is $pb% of the sieve run; primes-sieve.cmp.folded says $s_b%"
+# The comparable stacks are the recorded ones, only renamed: same samples, same frames.
+for n in primes primes-sieve; do
+	[[ $(awk '{ t += $NF } END { print t }' "$out/$n.folded") == $(awk '{ t += $NF } END { print t }' "$out/$n.cmp.folded") ]] ||
+		fg_fail "$n.cmp.folded does not hold the samples of $n.folded"
+done
+[[ $frame =~ ^PrimeService::(countPrimes|isPrime)$ ]] ||
 	fg_fail "the biggest difference should be trial division's frame, not '$frame'"
+grep -qE "(^|;)${frame}_\[[ji0]\][; ]" "$out/primes.folded" || fg_fail "$frame is not a Java frame of primes.folded"
 awk -v a="$pa" -v b="$pb" 'BEGIN { exit !(a - b >= 30) }' ||
 	fg_fail "trial division should lose >= 30 points of share to the sieve ($pa% -> $pb%)"
 fg_pass "$line"
