@@ -1,14 +1,22 @@
 #!/bin/bash
-# jvm_overhead.sh BUILD_DIR - JVM wall-clock overhead of libfgagent.so streaming to a live
-# `fgcollect watch`, on a JIT-heavy workload (in-process javac compiling generated classes:
-# thousands of compiled-method events in a few seconds, the worst case for any JIT agent).
+# jvm_overhead.sh BUILD_DIR - what libfgagent.so costs a JVM in a JIT storm (in-process javac
+# compiling generated classes: thousands of compiled-method events in a few seconds, the worst
+# case for any JIT agent), with and without a collector.
 #
-# Three variants, interleaved (base, floor, agent, base, ...) so drift on a shared machine hits
-# all alike; each prints its median and its ratio to the JVM without any agent:
-#   base   the JVM without an agent;
-#   floor  the JVM with bench/null_agent.c: the same JVMTI events, empty callbacks — what
-#          HotSpot itself spends producing and posting them, the floor for any such agent;
-#   agent  the JVM with libfgagent.so connected to a live `fgcollect watch` (maps written).
+# Five variants, interleaved (base, floor, alone, frozen, watch, base, ...) so drift on a shared
+# machine hits all alike:
+#   base    the JVM without an agent;
+#   floor   the JVM with bench/null_agent.c: the same JVMTI events, empty callbacks: what
+#           HotSpot itself spends producing and posting them, the floor for any such agent;
+#   alone   fgagent with no collector listening (socket path with nobody behind it);
+#   frozen  fgagent connected to a `fgcollect watch` that is SIGSTOPped 0.5 s into the run
+#           (a hung daemon) and resumed after it;
+#   watch   fgagent streaming to a live `fgcollect watch` (maps written).
+# Wall time and CPU time (user + sys of the JVM; for `watch`, plus the daemon's CPU during the
+# run) are reported as medians with their noise (median absolute deviation, in % of the median),
+# and as ratios over the floor: the ratio of the medians and the median of the per-round ratios
+# (each round runs every variant once, back to back). The target is <= 1.01 over the floor.
+# Our own threads (fg-sender, nng:*) are sampled from /proc every 100 ms for the breakdown.
 # Env: REPS (default 7), CLASSES (300), JDK (default JDK 17).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -19,9 +27,12 @@ jdk=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 fgcollect=$build/collector/fgcollect
 agent=$build/jvmti-agent/libfgagent.so
 floor=$build/bench/libfg_null_agent.so
+variants="base floor alone frozen watch"
 tmp=$(mktemp -d /tmp/fg-bench-jvm.XXXXXX)
 watch_pid=
+frozen_pid=
 cleanup() {
+	[ -n "$frozen_pid" ] && kill -CONT "$frozen_pid" 2>/dev/null && kill "$frozen_pid" 2>/dev/null
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -29,64 +40,132 @@ trap cleanup EXIT
 for f in "$fgcollect" "$agent" "$floor"; do
 	[ -e "$f" ] || { echo "jvm_overhead: $f not built (make bench builds it)"; exit 1; }
 done
+hz=$(getconf CLK_TCK)
 
 classes_dir=$(JAVA_HOME=$jdk "$src/tests/java/build.sh" "$build/java-classes")
-mkdir -p "$tmp/sock"
-"$fgcollect" watch --socket "$tmp/sock/fgcollect.sock" --ctl "$tmp/ctl/ctl.sock" 2>"$tmp/watch.log" &
-watch_pid=$!
-for _ in $(seq 50); do [ -S "$tmp/sock/fgcollect.sock" ] && break; sleep 0.1; done
-[ -S "$tmp/sock/fgcollect.sock" ] || { echo "watch did not start"; cat "$tmp/watch.log"; exit 1; }
 
-# run VARIANT: one JVM run; appends its wall time to $tmp/VARIANT and the CPU time (user + sys,
-# ms) of the JVM process plus, for the agent, the watch daemon's during the run to
-# $tmp/VARIANT.cpu. CPU time is the steadier figure on a shared 2-CPU machine: a JIT storm keeps
-# both CPUs busy, so wall time moves with whatever else runs.
+# start_watch NAME: a daemon on $tmp/NAME/fgcollect.sock, its pid in $started.
+start_watch() {
+	mkdir -p "$tmp/d-$1"
+	"$fgcollect" watch --socket "$tmp/d-$1/fgcollect.sock" --ctl "$tmp/d-$1-ctl/ctl.sock" \
+		2>"$tmp/$1.log" &
+	started=$!
+	for _ in $(seq 50); do [ -S "$tmp/d-$1/fgcollect.sock" ] && return 0; sleep 0.1; done
+	echo "watch did not start"
+	cat "$tmp/$1.log"
+	exit 1
+}
+start_watch live
+watch_pid=$started
+mkdir -p "$tmp/d-nobody"
+
+cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run VARIANT: one JVM run; appends wall ms to $tmp/VARIANT, CPU ms to $tmp/VARIANT.cpu and
+# our threads' CPU ms ("sender nng") to $tmp/VARIANT.own.
 run() {
-	local extra=() t0 t1 w0 w1 u s
+	local extra=() t0 t1 w0 w1 u s tpid jpid
 	case $1 in
 	floor) extra=("-agentpath:$floor") ;;
-	agent) extra=("-agentpath:$agent=socket=$tmp/sock/fgcollect.sock") ;;
+	alone) extra=("-agentpath:$agent=socket=$tmp/d-nobody/fgcollect.sock") ;;
+	frozen)
+		start_watch frozen
+		frozen_pid=$started
+		extra=("-agentpath:$agent=socket=$tmp/d-frozen/fgcollect.sock")
+		;;
+	watch) extra=("-agentpath:$agent=socket=$tmp/d-live/fgcollect.sock") ;;
 	esac
-	w0=$(awk '{print $14 + $15}' "/proc/$watch_pid/stat")
+	w0=$(cpu_of "$watch_pid")
 	t0=$(date +%s%N)
 	/usr/bin/time -f '%U %S' -o "$tmp/time" "$jdk/bin/java" -XX:+PreserveFramePointer \
-		"${extra[@]}" -cp "$classes_dir" JavacWorkload "$classes" 1 >/dev/null
+		"${extra[@]}" -cp "$classes_dir" JavacWorkload "$classes" 1 >/dev/null &
+	tpid=$!
+	jpid=
+	for _ in $(seq 100); do
+		jpid=$(pgrep -P "$tpid" -x java || true)
+		[ -n "$jpid" ] && break
+		sleep 0.01
+	done
+	: >"$tmp/own"
+	(
+		n=0
+		while [ -n "$jpid" ] && kill -0 "$jpid" 2>/dev/null; do
+			n=$((n + 1))
+			[ "$1" = frozen ] && [ "$n" = 5 ] && kill -STOP "$frozen_pid"
+			cat /proc/"$jpid"/task/*/stat >"$tmp/own.new" 2>/dev/null &&
+				mv "$tmp/own.new" "$tmp/own"
+			sleep 0.1
+		done
+	) &
+	local poller=$!
+	wait "$tpid"
 	t1=$(date +%s%N)
-	w1=$(awk '{print $14 + $15}' "/proc/$watch_pid/stat")
+	w1=$(cpu_of "$watch_pid")
+	wait "$poller" || true
+	if [ "$1" = frozen ]; then
+		kill -CONT "$frozen_pid"
+		kill "$frozen_pid"
+		wait "$frozen_pid" 2>/dev/null || true
+		frozen_pid=
+	fi
 	read -r u s <"$tmp/time"
 	echo $(((t1 - t0) / 1000000)) >>"$tmp/$1"
-	awk -v u="$u" -v s="$s" -v w=$((w1 - w0)) -v hz="$(getconf CLK_TCK)" -v v="$1" \
-		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "agent" ? w * 1000 / hz : 0)}' >>"$tmp/$1.cpu"
+	awk -v u="$u" -v s="$s" -v w=$((w1 - w0)) -v hz="$hz" -v v="$1" \
+		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" ? w * 1000 / hz : 0)}' >>"$tmp/$1.cpu"
+	# comm is field 2 in parentheses (no spaces in ours); utime, stime are fields 14, 15.
+	awk -v hz="$hz" '$2 == "(fg-sender)" { s += $14 + $15 } $2 ~ /^\(nng:/ { n += $14 + $15 }
+		END { printf "%d %d\n", s * 1000 / hz, n * 1000 / hz }' "$tmp/own" >>"$tmp/$1.own"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# noise FILE: median absolute deviation in % of the median.
+noise() {
+	local m
+	m=$(median <"$1")
+	awk -v m="$m" '{d = $1 - m; print (d < 0 ? -d : d)}' "$1" | median |
+		awk -v m="$m" '{printf "%.1f", m ? $1 * 100 / m : 0}'
+}
+# ratios FILE_A FILE_B: per-round ratios A/B, one per line.
+ratios() { paste "$1" "$2" | awk '{printf "%.4f\n", $2 ? $1 / $2 : 0}'; }
 
 run base # warm the page cache
-watch_cpu0=$(awk '{print $14 + $15}' "/proc/$watch_pid/stat")
-for v in base floor agent; do : >"$tmp/$v"; : >"$tmp/$v.cpu"; done
+for v in $variants; do : >"$tmp/$v"; : >"$tmp/$v.cpu"; : >"$tmp/$v.own"; done
+watch_cpu0=$(cpu_of "$watch_pid")
 for _ in $(seq "$reps"); do
-	for v in base floor agent; do run $v; done
+	for v in $variants; do run "$v"; done
 done
-watch_cpu1=$(awk '{print $14 + $15}' "/proc/$watch_pid/stat")
-b=$(median <"$tmp/base")
-echo "workload: JavacWorkload $classes classes, $reps interleaved runs per variant, $(basename "$jdk"), $(nproc) CPUs"
-for v in base floor agent; do
-	m=$(median <"$tmp/$v")
-	awk -v m="$m" -v b="$b" -v v="$v" -v all="$(tr '\n' ' ' <"$tmp/$v")" 'BEGIN {
-		label["base"] = "without agent"
-		label["floor"] = "JVMTI floor (empty callbacks)"
-		label["agent"] = "fgagent + live watch"
-		printf "%-32s median %6d ms  %+6.2f%% vs without   (%s)\n", label[v], m, (m-b)*100/b, all }'
-done
-f=$(median <"$tmp/floor")
-a=$(median <"$tmp/agent")
-awk -v a="$a" -v b="$b" -v f="$f" 'BEGIN {
-	printf "wall-clock overhead vs the JVM without an agent: %+.2f%% (target <= 1%%)\n", (a-b)*100/b
-	printf "wall-clock overhead of fgagent + watch over the JVMTI floor: %+.2f%%\n", (a-f)*100/f }'
-bc=$(median <"$tmp/base.cpu")
+watch_cpu1=$(cpu_of "$watch_pid")
+
+echo "workload: JavacWorkload $classes classes, $reps interleaved rounds, $(basename "$jdk"), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-34s %9s %6s %9s %6s %9s %9s   %s\n" variant "wall ms" noise "CPU ms" noise "wall/flr" "CPU/flr" "per-round CPU/floor: median (min..max)"
+fw=$(median <"$tmp/floor")
 fc=$(median <"$tmp/floor.cpu")
-ac=$(median <"$tmp/agent.cpu")
-awk -v a="$ac" -v b="$bc" -v f="$fc" 'BEGIN {
-	printf "CPU time (JVM, + watch for the agent), medians: without %d ms, floor %d ms (%+.2f%%), fgagent + watch %d ms (%+.2f%%; %+.2f%% over the floor)\n", b, f, (f-b)*100/b, a, (a-b)*100/b, (a-f)*100/f }'
-hz=$(getconf CLK_TCK)
-echo "watch daemon CPU during the $reps agent runs: $(( (watch_cpu1 - watch_cpu0) * 1000 / hz / reps )) ms per run"
+for v in $variants; do
+	case $v in
+	base) label="without agent" ;;
+	floor) label="JVMTI floor (empty callbacks)" ;;
+	alone) label="fgagent, no collector" ;;
+	frozen) label="fgagent, frozen collector" ;;
+	watch) label="fgagent + live watch (CPU: + daemon)" ;;
+	esac
+	w=$(median <"$tmp/$v")
+	c=$(median <"$tmp/$v.cpu")
+	r=$(ratios "$tmp/$v.cpu" "$tmp/floor.cpu")
+	rm_=$(echo "$r" | median)
+	rlo=$(echo "$r" | sort -n | head -n 1)
+	rhi=$(echo "$r" | sort -n | tail -n 1)
+	printf "%-34s %9d %5s%% %9d %5s%% %9.4f %9.4f   %.4f (%.4f..%.4f)\n" "$label" "$w" \
+		"$(noise "$tmp/$v")" "$c" "$(noise "$tmp/$v.cpu")" \
+		"$(awk -v a="$w" -v b="$fw" 'BEGIN {print a / b}')" \
+		"$(awk -v a="$c" -v b="$fc" 'BEGIN {print a / b}')" "$rm_" "$rlo" "$rhi"
+done
+for v in alone frozen watch; do
+	read -r snd nng < <(awk '{s[NR] = $1; n[NR] = $2} END {
+		asort_n = NR; for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
+			if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
+			if (n[j] < n[i]) { t = n[i]; n[i] = n[j]; n[j] = t } }
+		m = int((NR + 1) / 2); print s[m] + 0, n[m] + 0 }' "$tmp/$v.own")
+	echo "our JVM threads ($v), medians: sender $snd ms, nng $nng ms CPU per run"
+done
+echo "watch daemon CPU during the rounds: $(((watch_cpu1 - watch_cpu0) * 1000 / hz / reps)) ms per round (one JVM run streams to it per round)"
+echo "target: fgagent + live watch CPU/floor <= 1.01 (median of per-round ratios above)"

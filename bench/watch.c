@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench/watch.c - figures for the watch stage, all in one process over a real nng socket:
- *   1. latency from a JIT event (record ts) to its map line being visible (inotify watcher),
- *      median and p99, at a steady rate and with 10k-method tables;
+ *   1. latency from a JIT event (the moment the agent's callback queues its record) to its map
+ *      line being visible (inotify watcher), median and p99, at a steady rate and with
+ *      10k-method tables, through the agent's own queue, sender thread (with its batching)
+ *      and nng link;
  *   2. replay ingest cost per method (codetab_apply of a 10k-method snapshot with inline info);
  *   3. codetab_lookup throughput (baseline: the same number of binary searches on a sorted
  *      array of the live set);
@@ -21,6 +23,10 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/push.h>
+
+#include "link.h"
+#include "queue.h"
+#include "sender.h"
 
 #include "codetab.h"
 #include "fgclock.h"
@@ -66,7 +72,8 @@ static void *watcher(void *arg)
 	static char text[4 << 20];
 	(void)arg;
 
-	inotify_add_watch(in, dir, IN_MOVED_TO);
+	/* Compactions rename a new map into place; appends modify it. */
+	inotify_add_watch(in, dir, IN_MOVED_TO | IN_MODIFY);
 	while (!atomic_load(&stop)) {
 		struct pollfd p = { .fd = in, .events = POLLIN };
 		char ev[4096];
@@ -102,28 +109,30 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void send_loads(nng_socket s, int from, int to, const char *prefix, uint64_t base,
-		       int replay)
+/* What a CompiledMethodLoad callback does: encode the record into a queue entry and push it. */
+static void push_loads(struct queue *q, int from, int to, const char *prefix, uint64_t base)
 {
-	static uint8_t buf[1 << 20];
-	size_t n = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
 	char name[64];
 
 	for (int i = from; i < to; i++) {
 		struct fgp_code_load_in in = { .addr = base + (uint64_t)i * 0x400,
 					       .size = 0x300,
-					       .ts = fg_now_ns(),
-					       .flags = replay ? FGP_REC_REPLAY : 0 };
+					       .ts = fg_now_ns() };
+		struct qentry *e;
 
 		snprintf(name, sizeof(name), "%s%d", prefix, i);
 		in.name = (struct fgp_str){ name, (uint16_t)strlen(name) };
-		if (n + fgp_code_load_size(&in) > sizeof(buf)) {
-			nng_send(s, buf, n, 0);
-			n = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
-		}
-		n += (size_t)fgp_encode_code_load(buf + n, sizeof(buf) - n, &in);
+		e = queue_reserve(q, fgp_code_load_size(&in));
+		if (!e)
+			continue;
+		e->len = (uint32_t)fgp_encode_code_load(e->data, e->len, &in);
+		queue_push(q, e);
 	}
-	nng_send(s, buf, n, 0);
+}
+
+static void kick(void *arg)
+{
+	queue_kick(arg);
 }
 
 static void latency(int gap_us, int n_events)
@@ -131,13 +140,12 @@ static void latency(int gap_us, int n_events)
 	struct receive_opts ro = { .allow_self_peer = 1, .watchdog_ms = 1000 };
 	struct receive *rx;
 	pthread_t ct, wt;
-	nng_socket s;
-	uint8_t buf[256];
-	size_t n;
-	struct fgp_hello h = { .proto_version = FGP_VERSION,
-			       .pid = (uint32_t)getpid(),
-			       .jvm_version = { "bench", 5 },
-			       .agent_version = { "b", 1 } };
+	struct sender_hello h = { .pid = (uint32_t)getpid(),
+				  .jvm_version = "bench",
+				  .agent_version = "b" };
+	struct queue *q = queue_new(8u << 20);
+	struct sender *snd;
+	struct link *l;
 	uint64_t lat[N_EVENTS];
 	int got = 0;
 
@@ -150,34 +158,35 @@ static void latency(int gap_us, int n_events)
 	atomic_store(&stop, 0);
 	pthread_create(&ct, NULL, collector, rx);
 	pthread_create(&wt, NULL, watcher, NULL);
-	nng_push0_open(&s);
-	nng_socket_set_int(s, NNG_OPT_SENDBUF, 1024);
-	{
-		char url[128];
-
-		snprintf(url, sizeof(url), "ipc://%s", sock);
-		nng_dial(s, url, NULL, 0);
+	/* A realistic JVM: 10k methods compiled before the collector (the replay), then steady
+	 * compiles. */
+	push_loads(q, 0, BASE_METHODS, "Base::m", 0x7f0000000000ull);
+	if (!q || link_open(&l, sock, kick, q) != 0 ||
+	    !(snd = sender_new(q, 64u << 20, &h, &link_nng_ops, l)) || sender_start(snd) != 0) {
+		fprintf(stderr, "bench: cannot start the agent's sender for %s\n", sock);
+		exit(1);
 	}
-	n = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
-	n += (size_t)fgp_encode_hello(buf + n, sizeof(buf) - n, &h);
-	nng_send(s, buf, n, 0);
-	/* A realistic JVM: 10k methods already compiled (the replay), then steady compiles. */
-	send_loads(s, 0, BASE_METHODS, "Base::m", 0x7f0000000000ull, 1);
-	usleep(300000);
+	usleep(500000);
 	for (int i = 0; i < n_events; i++) {
 		sent_ts[i] = fg_now_ns();
-		send_loads(s, i, i + 1, "Ev::m", 0x7f8000000000ull, 0);
+		push_loads(q, i, i + 1, "Ev::m", 0x7f8000000000ull);
 		usleep((useconds_t)gap_us);
 	}
 	usleep(200000);
+	sender_stop(snd, 2000);
 	atomic_store(&stop, 1);
 	pthread_join(ct, NULL);
 	pthread_join(wt, NULL);
-	nng_close(s);
+	link_close(l);
+	sender_free(snd);
+	queue_free(q);
 	receive_close(rx);
-	for (int i = 0; i < n_events; i++)
+	for (int i = 0; i < n_events; i++) {
 		if (seen_ts[i])
 			lat[got++] = seen_ts[i] - sent_ts[i];
+		if (getenv("FG_BENCH_TRACE") && seen_ts[i] && seen_ts[i] - sent_ts[i] > 10000000)
+			fprintf(stderr, "event %d: %.2f ms\n", i, (seen_ts[i] - sent_ts[i]) / 1e6);
+	}
 	qsort(lat, (size_t)got, sizeof(lat[0]), cmp_u64);
 	printf("map latency, %d events at 1 per %d us over a %d-method table: seen %d, "
 	       "median %.2f ms, p99 %.2f ms, max %.2f ms\n",

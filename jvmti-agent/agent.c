@@ -27,6 +27,7 @@
 #include "options.h"
 #include "queue.h"
 #include "sender.h"
+#include "symtab.h"
 #include "service.h"
 #include "vmflags.h"
 #include "vmlayout.h"
@@ -56,6 +57,7 @@ static struct {
 	jvmtiEnv *jvmti;
 	struct options opt;
 	struct queue *q;
+	struct symtab *st;
 	struct sender *s;
 	struct link *l;
 	struct codeheap ch; /* written once in Agent_OnLoad, before any event is enabled */
@@ -82,7 +84,7 @@ static void null_reset(void *link)
 	(void)link;
 }
 
-static const struct link_ops null_ops = { null_send, null_state, null_reset };
+static const struct link_ops null_ops = { null_send, null_state, null_reset, NULL };
 
 static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 				 const void *code_addr, jint map_length,
@@ -96,8 +98,8 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	(void)map;
 	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
 		jni = NULL;
-	events_code_load(agent.q, jvmti, jni, agent.opt.signatures, method, code_size, code_addr,
-			 compile_info, ts);
+	events_code_load(agent.q, agent.st, jvmti, jni, agent.opt.signatures, method, code_size,
+			 code_addr, compile_info, ts);
 	events_code_frame(agent.q, &agent.ch, code_addr, true);
 	BENCH_END(0);
 }
@@ -279,6 +281,8 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 		ops = &null_ops;
 	}
 	agent.s = sender_new(agent.q, table_budget, hello, ops, agent.l);
+	if (agent.s)
+		sender_set_symtab(agent.s, agent.st);
 	rv = agent.s ? sender_start(agent.s) : -ENOMEM;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rv;
@@ -305,9 +309,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		fprintf(stderr, "fgagent: this JVM offers no JVMTI 1.2 environment\n");
 		return JNI_ERR;
 	}
-	/* A quarter for events in flight, the rest for the replay table. */
+	/* A quarter for events in flight, an eighth for interned names, the rest for the table. */
 	queue_budget = (size_t)(agent.opt.maxmem / 4);
 	agent.q = queue_new(queue_budget);
+	/* Without a symtab (out of memory) names simply travel inline. */
+	agent.st = symtab_new((size_t)(agent.opt.maxmem / 8));
 	hello.pid = (uint32_t)getpid();
 	vmflags_read((const void *)(*agent.jvmti)->GetVersionNumber, &hello.flags);
 	if (agent.opt.signatures)
@@ -335,7 +341,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		return JNI_ERR;
 	}
 	pthread_atfork(NULL, NULL, on_fork_child);
-	rv = start_sender(&hello, (size_t)agent.opt.maxmem - queue_budget);
+	rv = start_sender(&hello,
+			  (size_t)agent.opt.maxmem - queue_budget - (size_t)(agent.opt.maxmem / 8));
 	free(version);
 	if (rv != 0) {
 		fprintf(stderr, "fgagent: cannot start the sender thread: %s\n", strerror(-rv));

@@ -95,6 +95,7 @@ struct inline_tab {
 	jmethodID *ids;
 	char **names;
 	struct fgp_str *methods;
+	uint32_t *sym; /* interned ids of methods[], 0 where a name could not be interned */
 	struct fgp_pc_in *pcs;
 	uint16_t *chains;
 	size_t n_ids, n_pcs;
@@ -109,13 +110,42 @@ static void inline_fini(struct inline_tab *t)
 	free(t->ids);
 	free(t->names);
 	free(t->methods);
+	free(t->sym);
 	free(t->pcs);
 	free(t->chains);
 }
 
+/*
+ * m's name: its interned id when st has it or takes it (*out then borrows the table's copy), else
+ * 0 and a string resolved here (*owned, for the caller to free) or "[unknown]". A name is
+ * resolved through JVMTI only the first time st sees m.
+ */
+static uint32_t method_name(struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
+			    jmethodID m, struct fgp_str *out, char **owned)
+{
+	uint32_t id = st ? symtab_find(st, m) : 0;
+
+	*owned = NULL;
+	if (id == 0) {
+		if (names_resolve(jvmti, jni, m, signatures, owned) != 0) {
+			*out = str_of("[unknown]");
+			return 0; /* not interned: a later compile may resolve it */
+		}
+		*out = str_of(*owned);
+		if (st)
+			id = symtab_add(st, m, out->ptr, out->len);
+		if (id == 0)
+			return 0;
+		free(*owned);
+		*owned = NULL;
+	}
+	*out = symtab_name(st, id);
+	return id;
+}
+
 static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlineRecord *r,
-			jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, uintptr_t addr,
-			uint32_t size)
+			struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
+			uintptr_t addr, uint32_t size)
 {
 	size_t frames = 0, n = 0, nc = 0;
 
@@ -147,13 +177,12 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 	}
 	t->names = calloc(t->n_ids, sizeof(*t->names));
 	t->methods = malloc(t->n_ids * sizeof(*t->methods));
-	if (!t->names || !t->methods)
+	t->sym = malloc(t->n_ids * sizeof(*t->sym));
+	if (!t->names || !t->methods || !t->sym)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->n_ids; i++) {
-		if (names_resolve(jvmti, jni, t->ids[i], signatures, &t->names[i]) != 0)
-			t->names[i] = NULL;
-		t->methods[i] = str_of(t->names[i] ? t->names[i] : "[unknown]");
-	}
+	for (size_t i = 0; i < t->n_ids; i++)
+		t->sym[i] = method_name(st, jvmti, jni, signatures, t->ids[i], &t->methods[i],
+					&t->names[i]);
 	for (jint i = 0; i < r->numpcs; i++) {
 		const PCStackInfo *p = &r->pcinfo[i];
 		uintptr_t pc = (uintptr_t)p->pc;
@@ -186,12 +215,56 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 	return 0;
 }
 
-void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
-		      jmethodID method, jint code_size, const void *code_addr,
+/*
+ * The interned form of c, when its name and every inline method have ids: a CODE_LOAD_IDS in a
+ * fresh queue entry, pushed. false when something has no id (then the caller sends c inline).
+ */
+static bool push_code_load_ids(struct queue *q, const struct fgp_code_load_in *c, uint32_t name_id,
+			       const uint32_t *sym)
+{
+	struct fgp_code_load_ids_in in = {
+		.addr = c->addr,
+		.size = c->size,
+		.ts = c->ts,
+		.flags = c->flags,
+		.name_id = name_id,
+		.n_methods = c->n_methods,
+		.method_ids = sym,
+		.n_pcs = c->n_pcs,
+		.pcs = c->pcs,
+	};
+	struct qentry *e;
+	size_t size;
+	int n;
+
+	if (name_id == 0)
+		return false;
+	for (uint16_t i = 0; i < c->n_methods; i++)
+		if (sym[i] == 0)
+			return false;
+	size = fgp_code_load_ids_size(&in);
+	if (size > FGP_MAX_RECORD)
+		return false;
+	e = queue_reserve(q, size);
+	if (e == NULL)
+		return true; /* counted as dropped */
+	n = fgp_encode_code_load_ids(e->data, size, &in);
+	if (n < 0) {
+		queue_cancel(q, e);
+		return false;
+	}
+	e->len = (uint32_t)n;
+	queue_push(q, e);
+	return true;
+}
+
+void events_code_load(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni,
+		      bool signatures, jmethodID method, jint code_size, const void *code_addr,
 		      const void *compile_info, uint64_t ts)
 {
 	struct inline_tab it = { 0 };
 	char *name = NULL;
+	uint32_t name_id;
 	struct fgp_code_load_in c = {
 		.addr = (uint64_t)(uintptr_t)code_addr,
 		.size = code_size > 0 ? (uint32_t)code_size : 0,
@@ -202,14 +275,12 @@ void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signat
 		queue_count_drop(q);
 		return;
 	}
-	if (names_resolve(jvmti, jni, method, signatures, &name) != 0)
-		name = NULL;
-	c.name = str_of(name ? name : "[unknown]");
+	name_id = method_name(st, jvmti, jni, signatures, method, &c.name, &name);
 	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next) {
 		if (h->kind != JVMTI_CMLR_INLINE_INFO)
 			continue;
-		if (inline_build(&it, (const jvmtiCompiledMethodLoadInlineRecord *)h, jvmti, jni,
-				 signatures, (uintptr_t)code_addr, c.size) != 0) {
+		if (inline_build(&it, (const jvmtiCompiledMethodLoadInlineRecord *)h, st, jvmti,
+				 jni, signatures, (uintptr_t)code_addr, c.size) != 0) {
 			inline_fini(&it);
 			memset(&it, 0, sizeof(it));
 			it.truncated = true;
@@ -226,7 +297,8 @@ void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signat
 		c.n_methods = 0;
 		c.methods = NULL;
 	}
-	push_code_load(q, &c);
+	if (!push_code_load_ids(q, &c, name_id, it.sym))
+		push_code_load(q, &c);
 	inline_fini(&it);
 	free(name);
 }

@@ -18,13 +18,17 @@
 #include <jvmti.h>
 
 #include "queue.h"
+#include "symtab.h"
 
 /*
  * CompiledMethodLoad: name of method, and the inline table from compile_info
- * (JVMTI_CMLR_INLINE_INFO; other record kinds are ignored). jni may be NULL.
+ * (JVMTI_CMLR_INLINE_INFO; other record kinds are ignored). jni may be NULL. With a symtab st,
+ * names are interned there (resolved through JVMTI only the first time a method is seen) and the
+ * record is a CODE_LOAD_IDS; without one, or when a name cannot be interned, a CODE_LOAD with
+ * the names inline.
  */
-void events_code_load(struct queue *q, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
-		      jmethodID method, jint code_size, const void *code_addr,
+void events_code_load(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni,
+		      bool signatures, jmethodID method, jint code_size, const void *code_addr,
 		      const void *compile_info, uint64_t ts);
 
 /* CompiledMethodUnload: only the address (the jmethodID may already be invalid). */

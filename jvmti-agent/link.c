@@ -12,13 +12,16 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/push.h>
 
 #include "fgclock.h"
+#include "fgsocket.h"
 
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 500
@@ -27,6 +30,7 @@
 
 struct link {
 	char url[128];
+	char features[128]; /* the collector's features file (fgsocket.h) */
 	nng_socket sock;
 	bool open;
 	uint64_t last_open_try;
@@ -111,7 +115,9 @@ int link_open(struct link **out, const char *socket_path, void (*kick)(void *), 
 	l = calloc(1, sizeof(*l));
 	if (l == NULL)
 		return -ENOMEM;
-	if ((size_t)snprintf(l->url, sizeof(l->url), "ipc://%s", socket_path) >= sizeof(l->url)) {
+	if ((size_t)snprintf(l->url, sizeof(l->url), "ipc://%s", socket_path) >= sizeof(l->url) ||
+	    (size_t)snprintf(l->features, sizeof(l->features), "%s%s", socket_path,
+			     FG_FEATURES_SUFFIX) >= sizeof(l->features)) {
 		free(l);
 		return -ENAMETOOLONG;
 	}
@@ -169,8 +175,31 @@ static void link_reset(void *arg)
 	open_socket(l);
 }
 
+/* Read on the sender thread at each new connection: a small file, never in a JVM callback. */
+static bool link_reads(void *arg, const char *feature)
+{
+	struct link *l = arg;
+	char buf[512], *save = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open(l->features, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false; /* an older collector, or none */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *w = strtok_r(buf, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+		if (strcmp(w, feature) == 0)
+			return true;
+	return false;
+}
+
 const struct link_ops link_nng_ops = {
 	.send = link_send,
 	.state = link_state,
 	.reset = link_reset,
+	.reads = link_reads,
 };

@@ -23,7 +23,8 @@ struct queue {
 	size_t budget;
 	atomic_size_t used;
 	atomic_uint_fast64_t dropped;
-	atomic_int sleeping; /* futex word: 1 while the consumer sleeps or is about to */
+	atomic_int sleeping;	  /* futex word: 1 while the consumer sleeps or is about to */
+	atomic_size_t wake_bytes; /* pushes wake a sleeping consumer only from this many bytes */
 };
 
 struct queue *queue_new(size_t budget)
@@ -44,6 +45,7 @@ struct queue *queue_new(size_t budget)
 	atomic_init(&q->used, 0);
 	atomic_init(&q->dropped, 0);
 	atomic_init(&q->sleeping, 0);
+	atomic_init(&q->wake_bytes, 0);
 	return q;
 }
 
@@ -112,8 +114,9 @@ static void link_entry(struct queue *q, struct qentry *e)
 void queue_push(struct queue *q, struct qentry *e)
 {
 	link_entry(q, e);
-	/* seq_cst exchange pairs with the consumer's seq_cst store in queue_wait (Dekker). */
-	if (atomic_load(&q->sleeping) && atomic_exchange(&q->sleeping, 0))
+	/* seq_cst exchange pairs with the consumer's seq_cst store in queue_sleep (Dekker). */
+	if (atomic_load(&q->sleeping) && atomic_load(&q->used) >= atomic_load(&q->wake_bytes) &&
+	    atomic_exchange(&q->sleeping, 0))
 		futex_wake(&q->sleeping);
 }
 
@@ -145,6 +148,11 @@ struct qentry *queue_pop(struct queue *q)
 	return NULL;
 }
 
+void queue_detach(struct queue *q, struct qentry *e)
+{
+	atomic_fetch_sub(&q->used, e->charge);
+}
+
 void queue_release(struct queue *q, struct qentry *e)
 {
 	if (e == NULL)
@@ -161,18 +169,35 @@ static int ready(struct queue *q)
 	       atomic_load(&q->tail) != head;
 }
 
-void queue_wait(struct queue *q, int timeout_ms)
+static void queue_sleep(struct queue *q, uint64_t timeout_ns, size_t wake_bytes)
 {
-	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000u),
+			       (long)(timeout_ns % 1000000000u) };
 
+	atomic_store(&q->wake_bytes, wake_bytes);
 	atomic_store(&q->sleeping, 1);
-	if (ready(q)) {
+	if (wake_bytes ? atomic_load(&q->used) >= wake_bytes : ready(q)) {
 		atomic_store(&q->sleeping, 0);
 		return;
 	}
 	/* Returns at once if a producer already cleared the word. */
 	syscall(SYS_futex, &q->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
 	atomic_store(&q->sleeping, 0);
+}
+
+void queue_wait(struct queue *q, int timeout_ms)
+{
+	queue_sleep(q, (uint64_t)timeout_ms * 1000000u, 0);
+}
+
+void queue_doze(struct queue *q, uint64_t timeout_ns, size_t wake_bytes)
+{
+	queue_sleep(q, timeout_ns, wake_bytes ? wake_bytes : 1);
+}
+
+size_t queue_budget(const struct queue *q)
+{
+	return q->budget;
 }
 
 void queue_kick(struct queue *q)

@@ -51,6 +51,12 @@ void queue_push(struct queue *q, struct qentry *e);
 /* Consumer: the oldest entry, or NULL if none is ready. The caller owns it until release. */
 struct qentry *queue_pop(struct queue *q);
 
+/*
+ * Consumer: return a popped entry's bytes to the budget but keep the entry: the caller owns
+ * its memory from now on (free(e) releases it). For a consumer that keeps records.
+ */
+void queue_detach(struct queue *q, struct qentry *e);
+
 /* Consumer: free a popped entry and return its bytes to the budget. */
 void queue_release(struct queue *q, struct qentry *e);
 
@@ -60,7 +66,17 @@ void queue_release(struct queue *q, struct qentry *e);
  */
 void queue_wait(struct queue *q, int timeout_ms);
 
-/* Anyone: wake the consumer if it sleeps in queue_wait(). */
+/*
+ * Consumer: sleep for timeout_ns unless queue_kick() is called or pushes bring the bytes
+ * charged to the budget to wake_bytes or more: pushes below that wake nobody, so a consumer that
+ * batches pays no wake-up per entry. Returns at once if wake_bytes are already charged.
+ */
+void queue_doze(struct queue *q, uint64_t timeout_ns, size_t wake_bytes);
+
+/* Bytes the queue may hold (the budget given to queue_new). */
+size_t queue_budget(const struct queue *q);
+
+/* Anyone: wake the consumer if it sleeps in queue_wait() or queue_doze(). */
 void queue_kick(struct queue *q);
 
 /* Entries refused so far (budget spent, malloc failed, or counted by queue_count_drop). */

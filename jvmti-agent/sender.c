@@ -2,6 +2,14 @@
 /*
  * sender.c - queue -> live code table -> batched messages, with a full replay per connection.
  *
+ * Batching: the thread sends at most one message per FLUSH_GAP_NS while events flow (the
+ * first event after a quiet spell leaves at once), and between messages it sleeps without
+ * being woken by each event, so a JIT storm costs a few wake-ups and messages per FLUSH_GAP_NS
+ * instead of one per compiled method. A transport that refuses a message (-EAGAIN: the
+ * collector is behind or frozen) is retried without blocking; when the batch is full or the
+ * refusal lasts send_wait_ms the connection is reset: the records are in the table, and the next
+ * connection's snapshot carries them. The thread never waits on the collector outside a snapshot.
+ *
  * Invariant: s->synced is the id of the connection that has received HELLO and the complete
  * snapshot, or 0; records are put into a batch only while it is non-zero, and any change of
  * connection resets the transport first, so no stale message can precede a HELLO.
@@ -17,10 +25,15 @@
 
 #include "fgclock.h"
 #include "fgproto.h"
+#include "fgsocket.h"
+#include "symtab.h"
 #include "table.h"
 
-#define FLUSH_AGE_NS 1000000ull /* flush a batch at least every 1 ms while events flow */
-#define IDLE_WAIT_MS 100	/* sleep between rounds when nothing happens */
+#define FLUSH_GAP_NS SENDER_FLUSH_GAP_NS
+#define RETRY_NS 2000000ull	    /* retry a refused message after 2 ms */
+#define UNSYNCED_NAP_NS 50000000ull /* no collector: fold the queue into the table every 50 ms */
+#define IDLE_WAIT_MS 100	    /* sleep between rounds when nothing happens */
+#define WAIT_NAP_NS 1000000L	    /* while a snapshot waits for the transport */
 
 struct sender {
 	struct queue *q;
@@ -35,31 +48,26 @@ struct sender {
 	uint64_t synced; /* connection id that has HELLO + snapshot, or 0 */
 	uint8_t *batch;	 /* SENDER_MSG_MAX bytes: message header + records */
 	size_t batch_len;
-	uint64_t batch_born;
+	uint64_t last_flush;	/* when the last message left */
+	uint64_t stalled_since; /* when the transport began refusing the batch, or 0 */
+	bool wait;		/* flushes wait out -EAGAIN (snapshots, sender_poll) */
 	uint64_t sent_queue_dropped, sent_table_full; /* last DROPPED values this connection saw */
 	int send_wait_ms;
 
+	/* Interned names: which ids this connection has had a NAME for, when it reads them. */
+	struct symtab *symtab; /* borrowed; NULL: the queue holds no CODE_LOAD_IDS */
+	bool intern;	       /* this connection's collector reads NAME + CODE_LOAD_IDS */
+	uint64_t *sent_ids;    /* bit per id */
+	size_t sent_words;
+	uint8_t *conv;		  /* FGP_MAX_RECORD: an interned record spelled out */
+	struct fgp_str *resolved; /* FGP_MAX_INLINE_METHODS names */
+
 	/* Read by other threads. */
-	atomic_uint_fast64_t table_full, connections, resets, records_sent, replayed;
+	atomic_uint_fast64_t table_full, connections, resets, records_sent, replayed, names_sent;
 	atomic_bool stop;
 	pthread_t thread;
 	atomic_bool running;
 };
-
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
 
 static char *dup_or_empty(const char *s)
 {
@@ -77,6 +85,7 @@ struct sender *sender_new(struct queue *q, size_t table_budget, const struct sen
 	s->ops = ops;
 	s->link = link;
 	s->pid = hello->pid;
+	s->send_wait_ms = 1000;
 	s->hello_flags = hello->flags;
 	s->t = table_new(table_budget);
 	s->batch = malloc(SENDER_MSG_MAX);
@@ -106,7 +115,15 @@ void sender_free(struct sender *s)
 	free(s->agent_version);
 	free(s->after_hello);
 	free(s->service);
+	free(s->sent_ids);
+	free(s->conv);
+	free(s->resolved);
 	free(s);
+}
+
+void sender_set_symtab(struct sender *s, struct symtab *st)
+{
+	s->symtab = st;
 }
 
 struct table *sender_table(struct sender *s)
@@ -122,24 +139,40 @@ void sender_get_stats(struct sender *s, struct sender_stats *out)
 	out->resets = atomic_load(&s->resets);
 	out->records_sent = atomic_load(&s->records_sent);
 	out->replayed = atomic_load(&s->replayed);
+	out->names_sent = atomic_load(&s->names_sent);
 }
 
 /* ---- transport ---------------------------------------------------------------------------- */
 
-/* Send one message, waiting out -EAGAIN for at most send_wait_ms. 0 or negative errno. */
+/*
+ * Send one message. Without s->wait a refusal (-EAGAIN) is returned at once, or -ETIMEDOUT once
+ * the transport has refused messages for send_wait_ms; with it, -EAGAIN is waited out (in 1 ms
+ * naps) for at most send_wait_ms. 0 or negative errno.
+ */
 static int send_msg(struct sender *s, const uint8_t *buf, size_t len)
 {
-	uint64_t deadline = fg_now_ns() + (uint64_t)s->send_wait_ms * 1000000ull;
+	uint64_t now = fg_now_ns();
 	int rv;
 
-	while ((rv = s->ops->send(s->link, buf, len)) == -EAGAIN) {
-		struct timespec pause = { 0, 200000 }; /* the collector is behind: give it 0.2 ms */
-
-		if (fg_now_ns() >= deadline)
+	for (;;) {
+		rv = s->ops->send(s->link, buf, len);
+		if (rv != -EAGAIN) {
+			s->stalled_since = 0;
+			if (rv == 0)
+				s->last_flush = now;
+			return rv;
+		}
+		if (!s->stalled_since)
+			s->stalled_since = now;
+		if (now - s->stalled_since >= (uint64_t)s->send_wait_ms * 1000000ull)
 			return -ETIMEDOUT;
-		nanosleep(&pause, NULL);
+		if (!s->wait)
+			return -EAGAIN;
+		struct timespec nap = { 0, WAIT_NAP_NS }; /* the collector is behind */
+
+		nanosleep(&nap, NULL);
+		now = fg_now_ns();
 	}
-	return rv;
 }
 
 static void reset_conn(struct sender *s)
@@ -147,8 +180,10 @@ static void reset_conn(struct sender *s)
 	s->ops->reset(s->link);
 	s->synced = 0;
 	s->batch_len = 0;
+	s->stalled_since = 0;
 }
 
+/* Send the batch. 0 (sent or empty), -EAGAIN (kept: the transport refused it) or -errno. */
 static int flush(struct sender *s)
 {
 	int rv;
@@ -156,11 +191,16 @@ static int flush(struct sender *s)
 	if (s->batch_len <= FGP_MSG_HEADER_SIZE)
 		return 0;
 	rv = send_msg(s, s->batch, s->batch_len);
-	s->batch_len = 0;
+	if (rv != -EAGAIN)
+		s->batch_len = 0;
 	return rv;
 }
 
-/* Append one encoded record, flushing first if it does not fit. flags are OR-ed into it. */
+/*
+ * Append one encoded record, flushing first if it does not fit. flags are OR-ed into it.
+ * -ENOBUFS when the batch is full and the transport refuses it: this connection cannot take
+ * the record any more.
+ */
 static int append(struct sender *s, const uint8_t *rec, size_t len, uint16_t flags)
 {
 	int rv;
@@ -168,28 +208,30 @@ static int append(struct sender *s, const uint8_t *rec, size_t len, uint16_t fla
 	if (s->batch_len == 0) {
 		fgp_encode_msg_header(s->batch, SENDER_MSG_MAX);
 		s->batch_len = FGP_MSG_HEADER_SIZE;
-		s->batch_born = fg_now_ns();
 	}
 	if (s->batch_len + len > SENDER_MSG_MAX) {
 		if ((rv = flush(s)) != 0)
-			return rv;
+			return rv == -EAGAIN ? -ENOBUFS : rv;
 		if (FGP_MSG_HEADER_SIZE + len > SENDER_MSG_MAX) {
 			/* A record with a huge inline table travels alone. */
 			uint8_t *big = malloc(FGP_MSG_HEADER_SIZE + len);
+			bool wait = s->wait;
 
 			if (big == NULL)
 				return 0; /* lost for this connection; the table still has it */
 			fgp_encode_msg_header(big, FGP_MSG_HEADER_SIZE);
 			memcpy(big + FGP_MSG_HEADER_SIZE, rec, len);
-			big[FGP_MSG_HEADER_SIZE + 2] |= (uint8_t)flags;
+			fgp_rec_add_flags(big + FGP_MSG_HEADER_SIZE, flags);
+			s->wait = true;
 			rv = send_msg(s, big, FGP_MSG_HEADER_SIZE + len);
+			s->wait = wait;
 			free(big);
 			return rv;
 		}
 		return append(s, rec, len, flags);
 	}
 	memcpy(s->batch + s->batch_len, rec, len);
-	s->batch[s->batch_len + 2] |= (uint8_t)flags; /* record flags: u16 LE at offset 2 */
+	fgp_rec_add_flags(s->batch + s->batch_len, flags);
 	s->batch_len += len;
 	return 0;
 }
@@ -197,27 +239,118 @@ static int append(struct sender *s, const uint8_t *rec, size_t len, uint16_t fla
 /* ---- the table ---------------------------------------------------------------------------- */
 
 /* Apply one record of ours (already valid: we encoded it) to the table. */
-static void apply(struct sender *s, const uint8_t *rec, size_t len)
+/*
+ * Apply a popped queue entry to the table and release it: a load's entry moves into the table
+ * as it is (no copy, and no free on this thread of memory another thread allocated).
+ */
+static void apply(struct sender *s, struct qentry *e)
 {
-	uint16_t type = rd16(rec);
+	uint64_t addr;
+	uint32_t size;
+	int rv;
 
-	if ((type == FGP_CODE_LOAD || type == FGP_DYNAMIC_CODE) &&
-	    len >= FGP_REC_HEADER_SIZE + 12) {
-		uint64_t addr = rd64(rec + FGP_REC_HEADER_SIZE);
-		uint32_t size = rd32(rec + FGP_REC_HEADER_SIZE + 8);
-		int rv = table_put(s->t, addr, size, rec, len);
-
+	switch (fgp_rec_code_range(e->data, e->len, &addr, &size)) {
+	case 1:
+		queue_detach(s->q, e);
+		rv = table_put_owned(s->t, addr, size, e->data, e->len, e);
 		if (rv == -ENOSPC || rv == -ENOMEM)
 			atomic_fetch_add(&s->table_full, 1);
-	} else if (type == FGP_CODE_FRAME && len >= FGP_REC_HEADER_SIZE + 8) {
-		/* Replayed together with the CODE_LOAD / DYNAMIC_CODE at its address. */
-		int rv = table_attach(s->t, rd64(rec + FGP_REC_HEADER_SIZE), rec, len);
-
-		if (rv == -ENOSPC || rv == -ENOMEM)
-			atomic_fetch_add(&s->table_full, 1);
-	} else if (type == FGP_CODE_UNLOAD && len >= FGP_REC_HEADER_SIZE + 8) {
-		table_remove(s->t, rd64(rec + FGP_REC_HEADER_SIZE));
+		return;
+	case 2:
+		table_remove(s->t, addr);
+		break;
+	default:
+		if (fgp_rec_type(e->data) == FGP_CODE_FRAME && e->len >= FGP_REC_HEADER_SIZE + 8) {
+			/* Replayed together with the CODE_LOAD / DYNAMIC_CODE at its address. */
+			rv = table_attach(s->t, fgle_get64(e->data + FGP_REC_HEADER_SIZE), e->data,
+					  e->len);
+			if (rv == -ENOSPC || rv == -ENOMEM)
+				atomic_fetch_add(&s->table_full, 1);
+		}
+		break;
 	}
+	queue_release(s->q, e);
+}
+
+/* Has this connection had a NAME for id? Marks it as sent. -ENOMEM if the bitmap cannot grow. */
+static int name_sent(struct sender *s, uint32_t id, bool *was)
+{
+	size_t w = id / 64;
+
+	if (w >= s->sent_words) {
+		size_t n = s->sent_words ? s->sent_words : 1024;
+		uint64_t *b;
+
+		while (n <= w)
+			n *= 2;
+		b = realloc(s->sent_ids, n * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		memset(b + s->sent_words, 0, (n - s->sent_words) * sizeof(*b));
+		s->sent_ids = b;
+		s->sent_words = n;
+	}
+	*was = (s->sent_ids[w] >> (id % 64)) & 1;
+	s->sent_ids[w] |= 1ull << (id % 64);
+	return 0;
+}
+
+/* A NAME for id unless this connection has one. */
+static int append_name(struct sender *s, uint32_t id)
+{
+	uint8_t rec[FGP_REC_HEADER_SIZE + 8 + 2 + FGP_MAX_STR];
+	bool was;
+	int n, rv;
+
+	if ((rv = name_sent(s, id, &was)) != 0 || was)
+		return rv;
+	n = fgp_encode_name(rec, sizeof(rec), id, symtab_name(s->symtab, id));
+	if (n < 0)
+		return n;
+	atomic_fetch_add(&s->names_sent, 1);
+	return append(s, rec, (size_t)n, 0);
+}
+
+/*
+ * Append one record of ours. A CODE_LOAD_IDS goes after the NAMEs of its ids this connection
+ * has not had yet, or, to a collector that does not read interned records, spelled out as a
+ * CODE_LOAD.
+ */
+static int append_rec(struct sender *s, const uint8_t *rec, size_t len, uint16_t flags)
+{
+	struct fgp_record r;
+	struct fgp_code_load *l = &r.u.load;
+	int n, rv;
+
+	size_t own = fgp_rec_size(rec);
+
+	if (fgp_rec_type(rec) != FGP_CODE_LOAD_IDS || !s->symtab)
+		return append(s, rec, len, flags);
+	/* A replayed record may carry attachments (its CODE_FRAME) after its own bytes. */
+	if (own > len || fgp_decode_record(rec, own, &r) != 1)
+		return 0; /* cannot happen: we encoded it */
+	if (s->intern) {
+		if ((rv = append_name(s, l->name_id)) != 0)
+			return rv;
+		for (unsigned i = 0; i < l->n_methods; i++)
+			if ((rv = append_name(s, fgp_load_method_id(l, i))) != 0)
+				return rv;
+		return append(s, rec, len, flags);
+	}
+	if ((!s->conv && !(s->conv = malloc(FGP_MAX_RECORD))) ||
+	    (!s->resolved &&
+	     !(s->resolved = malloc(FGP_MAX_INLINE_METHODS * sizeof(*s->resolved)))))
+		return -ENOMEM;
+	l->name = symtab_name(s->symtab, l->name_id);
+	for (unsigned i = 0; i < l->n_methods; i++)
+		s->resolved[i] = symtab_name(s->symtab, fgp_load_method_id(l, i));
+	l->methods = s->resolved;
+	n = fgp_encode_code_load_resolved(s->conv, FGP_MAX_RECORD, l, r.flags);
+	if (n < 0)
+		return 0; /* over FGP_MAX_RECORD spelled out: lost for this connection only */
+	if ((rv = append(s, s->conv, (size_t)n, flags)) != 0 || own == len)
+		return rv;
+	return append(s, rec + own, len - own, 0);
 }
 
 static int replay_one(void *arg, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len)
@@ -227,7 +360,7 @@ static int replay_one(void *arg, uint64_t addr, uint32_t size, const uint8_t *re
 	(void)addr;
 	(void)size;
 	atomic_fetch_add(&s->replayed, 1);
-	return append(s, rec, len, FGP_REC_REPLAY);
+	return append_rec(s, rec, len, FGP_REC_REPLAY);
 }
 
 static int append_dropped(struct sender *s, bool force)
@@ -266,6 +399,11 @@ static int sync_conn(struct sender *s)
 	int n, rv;
 
 	s->batch_len = 0;
+	s->stalled_since = 0;
+	/* A new connection knows no ids; and it may be a collector of another version. */
+	if (s->sent_ids)
+		memset(s->sent_ids, 0, s->sent_words * sizeof(*s->sent_ids));
+	s->intern = s->symtab && s->ops->reads && s->ops->reads(s->link, FG_FEATURE_INTERN);
 	n = fgp_encode_hello(hello, sizeof(hello), &h);
 	if (n < 0)
 		return n;
@@ -289,13 +427,17 @@ static int sync_conn(struct sender *s)
 	return flush(s);
 }
 
-size_t sender_poll(struct sender *s, int send_wait_ms)
+/*
+ * Follow the connection, sync a new one (HELLO + snapshot, waiting for the transport), and move
+ * every queued record into the table and, while synced, into the batch. A connection that
+ * cannot take the batch any more is reset. Returns the number of queue entries consumed.
+ */
+static size_t drain(struct sender *s)
 {
 	uint64_t cur = s->ops->state(s->link);
 	size_t consumed = 0;
 	struct qentry *e;
 
-	s->send_wait_ms = send_wait_ms;
 	if (s->synced && cur != s->synced) {
 		/* Lost or replaced: drop whatever nng still queues for the old peer. */
 		reset_conn(s);
@@ -303,13 +445,18 @@ size_t sender_poll(struct sender *s, int send_wait_ms)
 	}
 	for (;;) {
 		if (!s->synced && cur) {
+			bool wait = s->wait;
+			int rv;
+
 			/* Fold what is already queued into the table so the snapshot is current. */
 			while ((e = queue_pop(s->q)) != NULL) {
-				apply(s, e->data, e->len);
-				queue_release(s->q, e);
+				apply(s, e);
 				consumed++;
 			}
-			if (sync_conn(s) != 0) {
+			s->wait = true;
+			rv = sync_conn(s);
+			s->wait = wait;
+			if (rv != 0) {
 				atomic_fetch_add(&s->resets, 1);
 				reset_conn(s);
 				return consumed;
@@ -320,12 +467,9 @@ size_t sender_poll(struct sender *s, int send_wait_ms)
 		e = queue_pop(s->q);
 		if (e == NULL)
 			break;
-		apply(s, e->data, e->len);
 		if (s->synced) {
-			int rv = append(s, e->data, e->len, 0);
+			int rv = append_rec(s, e->data, e->len, 0);
 
-			if (rv == 0 && fg_now_ns() - s->batch_born >= FLUSH_AGE_NS)
-				rv = flush(s);
 			if (rv != 0) {
 				atomic_fetch_add(&s->resets, 1);
 				reset_conn(s);
@@ -334,14 +478,55 @@ size_t sender_poll(struct sender *s, int send_wait_ms)
 				atomic_fetch_add(&s->records_sent, 1);
 			}
 		}
-		queue_release(s->q, e);
+		apply(s, e); /* after the append: the table may own (or free) e from here */
 		consumed++;
 	}
+	return consumed;
+}
+
+size_t sender_poll(struct sender *s, int send_wait_ms)
+{
+	size_t consumed;
+
+	s->send_wait_ms = send_wait_ms;
+	s->wait = true;
+	consumed = drain(s);
 	if (s->synced && (append_dropped(s, false) != 0 || flush(s) != 0)) {
 		atomic_fetch_add(&s->resets, 1);
 		reset_conn(s);
 	}
+	s->wait = false;
 	return consumed;
+}
+
+uint64_t sender_step(struct sender *s)
+{
+	uint64_t now;
+	int rv;
+
+	s->wait = false;
+	drain(s);
+	now = fg_now_ns();
+	if (!s->synced)
+		return now + UNSYNCED_NAP_NS;
+	if (append_dropped(s, false) != 0) {
+		atomic_fetch_add(&s->resets, 1);
+		reset_conn(s);
+		return now + UNSYNCED_NAP_NS;
+	}
+	if (s->batch_len <= FGP_MSG_HEADER_SIZE)
+		return 0;
+	if (!s->stalled_since && now - s->last_flush < FLUSH_GAP_NS)
+		return s->last_flush + FLUSH_GAP_NS;
+	rv = flush(s);
+	if (rv == -EAGAIN)
+		return now + RETRY_NS;
+	if (rv != 0) {
+		atomic_fetch_add(&s->resets, 1);
+		reset_conn(s);
+		return now + UNSYNCED_NAP_NS;
+	}
+	return 0;
 }
 
 /* ---- the thread --------------------------------------------------------------------------- */
@@ -350,9 +535,20 @@ static void *sender_main(void *arg)
 {
 	struct sender *s = arg;
 
+	/* Named for perf and top; nng's threads are "nng:*". */
+	pthread_setname_np(pthread_self(), "fg-sender");
+	s->send_wait_ms = 1000;
 	while (!atomic_load(&s->stop)) {
-		sender_poll(s, 1000);
-		queue_wait(s->q, IDLE_WAIT_MS);
+		uint64_t at = sender_step(s), now;
+
+		if (at == 0) {
+			queue_wait(s->q, IDLE_WAIT_MS); /* the next event wakes us */
+			continue;
+		}
+		now = fg_now_ns();
+		/* Events do not wake us before at; a queue filling past half its budget does. */
+		if (at > now)
+			queue_doze(s->q, at - now, queue_budget(s->q) / 2);
 	}
 	sender_poll(s, 50); /* last events before the JVM goes: bounded */
 	return NULL;

@@ -4,12 +4,15 @@
  * collector is connected, batches the records into messages for it.
  *
  * On every new connection it first sends HELLO (and the records given in after_hello), then
- * SNAPSHOT_BEGIN, every record of the table
- * flagged FGP_REC_REPLAY, SNAPSHOT_END, a DROPPED record if anything was dropped, and from then
- * on the deltas, batched into messages of at most SENDER_MSG_MAX bytes and flushed when the
- * queue runs dry or a batch is older than about 1 ms. While no collector is connected only the
- * table is updated. A connection that stops taking messages, or that is replaced by a new one,
- * is reset, so no message meant for an old connection ever precedes a new connection's HELLO.
+ * SNAPSHOT_BEGIN, every record of the table flagged FGP_REC_REPLAY, SNAPSHOT_END, a DROPPED
+ * record if anything was dropped, and from then on the deltas, batched into messages of at most
+ * SENDER_MSG_MAX bytes: the first event after a quiet spell leaves at once, later ones at most
+ * one message per SENDER_FLUSH_GAP_NS, and the thread sleeps in between without being woken by
+ * each event. While no collector is connected only the table is updated (every 50 ms, or sooner
+ * when the queue fills past half its budget). A connection that refuses messages (the
+ * collector is behind or frozen) is retried without blocking and reset when the batch is full
+ * or the refusal lasts a second; a connection replaced by a new one is reset too, so no message
+ * meant for an old connection ever precedes a new connection's HELLO.
  *
  * The transport sits behind struct link_ops, so the logic runs in tests without nng.
  * Invariant: on one connection, HELLO is the first record and the snapshot the complete table.
@@ -24,7 +27,8 @@
 #include "queue.h"
 
 #define SENDER_MSG_MAX (64u << 10)
-#define SENDER_AFTER_HELLO_MAX 4096u /* longer after_hello blobs are not sent */
+#define SENDER_FLUSH_GAP_NS 8000000ull /* at most one message per 8 ms while events flow */
+#define SENDER_AFTER_HELLO_MAX 4096u   /* longer after_hello blobs are not sent */
 
 struct link_ops {
 	/*
@@ -37,6 +41,11 @@ struct link_ops {
 	uint64_t (*state)(void *link);
 	/* Drop the current connection and anything queued for it, and start dialing again. */
 	void (*reset)(void *link);
+	/*
+	 * Optional: does the collector behind the link read feature (FG_FEATURE_*)? Asked on the
+	 * sender thread at every new connection. NULL: no feature.
+	 */
+	bool (*reads)(void *link, const char *feature);
 };
 
 struct sender_hello {
@@ -58,6 +67,7 @@ struct sender_stats {
 	uint64_t resets;	/* connections dropped because they stopped taking messages */
 	uint64_t records_sent;	/* delta records sent (replays not included) */
 	uint64_t replayed;	/* records sent in snapshots */
+	uint64_t names_sent;	/* NAME records (interned names, once per connection) */
 };
 
 struct sender;
@@ -79,7 +89,16 @@ void sender_free(struct sender *s);
  */
 size_t sender_poll(struct sender *s, int send_wait_ms);
 
-/* Start the thread: sender_poll, then sleep on the queue, until sender_stop. 0 or -errno. */
+/*
+ * One round of the thread, without ever waiting for the transport outside a snapshot: follow
+ * the connection, drain the queue, and send the batch if SENDER_FLUSH_GAP_NS passed since the
+ * last message (or retry a refused one). Returns the CLOCK_MONOTONIC time at which to run again
+ * even if no event comes (a batch waits, a refused message is retried, no collector), or 0 to
+ * run at the next event.
+ */
+uint64_t sender_step(struct sender *s);
+
+/* Start the thread: sender_step, then sleep, until sender_stop. 0 or -errno. */
 int sender_start(struct sender *s);
 
 /*
@@ -90,6 +109,14 @@ int sender_stop(struct sender *s, int timeout_ms);
 
 /* Counters so far (read from any thread; values may be a moment old). */
 void sender_get_stats(struct sender *s, struct sender_stats *out);
+
+/*
+ * The agent-wide interned names the queue's CODE_LOAD_IDS records refer to (borrowed; set before
+ * sender_start). Connections whose collector reads interned records get a NAME for each id
+ * before its first use; others get those records spelled out as CODE_LOAD.
+ */
+struct symtab;
+void sender_set_symtab(struct sender *s, struct symtab *st);
 
 /* The table, for tests and benchmarks on the polling thread. */
 struct table *sender_table(struct sender *s);

@@ -16,7 +16,8 @@ struct entry {
 	uint64_t addr;
 	uint32_t size;
 	uint32_t len; /* rec bytes: the record (its size in its header), then attachments */
-	uint8_t *rec;
+	const uint8_t *rec;
+	void *mem; /* the allocation rec lives in, freed with the entry */
 };
 
 struct table {
@@ -39,7 +40,7 @@ void table_free(struct table *t)
 	if (t == NULL)
 		return;
 	for (size_t i = 0; i < t->n; i++)
-		free(t->v[i].rec);
+		free(t->v[i].mem);
 	free(t->v);
 	free(t);
 }
@@ -64,7 +65,7 @@ static void remove_range(struct table *t, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++) {
 		t->used -= t->v[i].len;
-		free(t->v[i].rec);
+		free(t->v[i].mem);
 	}
 	memmove(&t->v[from], &t->v[to], (t->n - to) * sizeof(t->v[0]));
 	t->n -= to - from;
@@ -89,13 +90,28 @@ static int grow(struct table *t)
 
 int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len)
 {
+	uint8_t *copy;
+
+	if (size == 0 || addr + size < addr || len > UINT32_MAX)
+		return -EINVAL;
+	copy = malloc(len);
+	if (copy == NULL)
+		return -ENOMEM;
+	memcpy(copy, rec, len);
+	return table_put_owned(t, addr, size, copy, len, copy);
+}
+
+int table_put_owned(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len,
+		    void *mem)
+{
 	uint64_t end = addr + size;
 	size_t first, last, pos;
-	uint8_t *copy;
-	int rv;
+	int rv = -ENOSPC;
 
-	if (size == 0 || end < addr || len > UINT32_MAX)
+	if (size == 0 || end < addr || len > UINT32_MAX) {
+		free(mem);
 		return -EINVAL;
+	}
 	/* Overlapping entries: at most one starts before addr; the rest start inside the range. */
 	first = lower_bound(t, addr);
 	if (first > 0 && t->v[first - 1].addr + t->v[first - 1].size > addr)
@@ -104,21 +120,17 @@ int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec,
 	if (last > first)
 		remove_range(t, first, last);
 	pos = first;
-	if (t->used + len > t->budget)
-		return -ENOSPC;
-	if (t->n == t->cap && (rv = grow(t)) != 0)
-		return rv;
-	if (t->used + len > t->budget)
-		return -ENOSPC;
-	copy = malloc(len);
-	if (copy == NULL)
-		return -ENOMEM;
-	memcpy(copy, rec, len);
+	if (t->used + len > t->budget || (t->n == t->cap && (rv = grow(t)) != 0) ||
+	    t->used + len > t->budget) {
+		free(mem);
+		return t->used + len > t->budget ? -ENOSPC : rv;
+	}
 	memmove(&t->v[pos + 1], &t->v[pos], (t->n - pos) * sizeof(t->v[0]));
 	t->v[pos].addr = addr;
 	t->v[pos].size = size;
 	t->v[pos].len = (uint32_t)len;
-	t->v[pos].rec = copy; /* owned by the table from here */
+	t->v[pos].rec = rec;
+	t->v[pos].mem = mem; /* owned by the table from here */
 	t->n++;
 	t->used += len;
 	return 0;
@@ -152,9 +164,10 @@ int table_attach(struct table *t, uint64_t addr, const uint8_t *rec, size_t len)
 		return -ENOMEM;
 	memcpy(copy, e->rec, base);
 	memcpy(copy + base, rec, len);
-	free(e->rec);
+	free(e->mem);
 	t->used = t->used - e->len + nlen;
 	e->rec = copy;
+	e->mem = copy;
 	e->len = (uint32_t)nlen;
 	return 0;
 }

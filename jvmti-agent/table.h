@@ -37,6 +37,13 @@ int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec,
  */
 int table_attach(struct table *t, uint64_t addr, const uint8_t *rec, size_t len);
 
+/*
+ * table_put without the copy: rec[0..len) lives in the allocation mem, which the table owns from
+ * this call on, whatever it returns (freed on failure, else when the entry goes).
+ */
+int table_put_owned(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len,
+		    void *mem);
+
 /* Remove the entry starting exactly at addr. Returns 0 or -ENOENT. */
 int table_remove(struct table *t, uint64_t addr);
 

@@ -107,27 +107,34 @@ size_t fgp_code_load_size(const struct fgp_code_load_in *c)
 	return size;
 }
 
-static int check_inline_in(const struct fgp_code_load_in *c)
+/* An inline table an encoder takes: counts, order, depths and chain indexes. */
+static int check_inline(uint32_t size, uint16_t n_methods, const void *methods,
+			const struct fgp_pc_in *pcs, uint32_t n_pcs)
 {
 	uint32_t prev = 0;
 
-	if (c->n_methods > FGP_MAX_INLINE_METHODS || c->n_pcs > FGP_MAX_INLINE_PCS)
+	if (n_methods > FGP_MAX_INLINE_METHODS || n_pcs > FGP_MAX_INLINE_PCS)
 		return -EINVAL;
-	if ((c->n_methods && !c->methods) || (c->n_pcs && !c->pcs))
+	if ((n_methods && !methods) || (n_pcs && !pcs))
 		return -EINVAL;
-	for (uint32_t i = 0; i < c->n_pcs; i++) {
-		const struct fgp_pc_in *pc = &c->pcs[i];
+	for (uint32_t i = 0; i < n_pcs; i++) {
+		const struct fgp_pc_in *pc = &pcs[i];
 
-		if (pc->pc_off < prev || pc->pc_off > c->size)
+		if (pc->pc_off < prev || pc->pc_off > size)
 			return -EINVAL;
 		if (pc->depth == 0 || pc->depth > FGP_MAX_INLINE_DEPTH || !pc->chain)
 			return -EINVAL;
 		for (uint16_t d = 0; d < pc->depth; d++)
-			if (pc->chain[d] >= c->n_methods)
+			if (pc->chain[d] >= n_methods)
 				return -EINVAL;
 		prev = pc->pc_off;
 	}
 	return 0;
+}
+
+static int check_inline_in(const struct fgp_code_load_in *c)
+{
+	return check_inline(c->size, c->n_methods, c->methods, c->pcs, c->n_pcs);
 }
 
 int fgp_encode_code_load(uint8_t *dst, size_t cap, const struct fgp_code_load_in *c)
@@ -222,6 +229,126 @@ int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
 	fgle_put64(dst + FGP_REC_HEADER_SIZE + 8, d->queue_full);
 	fgle_put64(dst + FGP_REC_HEADER_SIZE + 16, d->table_full);
 	return FGP_DROPPED_SIZE;
+}
+
+size_t fgp_name_size(struct fgp_str name)
+{
+	return FGP_REC_HEADER_SIZE + 8 + str_size(name);
+}
+
+int fgp_encode_name(uint8_t *dst, size_t cap, uint32_t id, struct fgp_str name)
+{
+	size_t size = fgp_name_size(name);
+
+	if (id == 0)
+		return -EINVAL;
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_NAME, 0, (uint32_t)size);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE, id);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE + 4, 0);
+	put_str(dst + FGP_REC_HEADER_SIZE + 8, name);
+	return (int)size;
+}
+
+/* Bytes of the pc entries of an inline table as an encoder takes it. */
+static size_t pcs_size(const struct fgp_pc_in *pcs, uint32_t n_pcs)
+{
+	size_t size = 0;
+
+	for (uint32_t i = 0; i < n_pcs; i++)
+		size += 6 + 2 * (size_t)pcs[i].depth;
+	return size;
+}
+
+static uint8_t *put_pcs(uint8_t *p, const struct fgp_pc_in *pcs, uint32_t n_pcs)
+{
+	fgle_put32(p, n_pcs);
+	p += 4;
+	for (uint32_t i = 0; i < n_pcs; i++) {
+		fgle_put32(p, pcs[i].pc_off);
+		fgle_put16(p + 4, pcs[i].depth);
+		p += 6;
+		for (uint16_t d = 0; d < pcs[i].depth; d++, p += 2)
+			fgle_put16(p, pcs[i].chain[d]);
+	}
+	return p;
+}
+
+size_t fgp_code_load_ids_size(const struct fgp_code_load_ids_in *c)
+{
+	return FGP_REC_HEADER_SIZE + 24 + 2 + 4 * (size_t)c->n_methods + 4 +
+	       pcs_size(c->pcs, c->n_pcs);
+}
+
+int fgp_encode_code_load_ids(uint8_t *dst, size_t cap, const struct fgp_code_load_ids_in *c)
+{
+	size_t size;
+	uint8_t *p;
+	int rv;
+
+	if (c->name_id == 0 || (c->n_methods && !c->method_ids))
+		return -EINVAL;
+	for (uint16_t i = 0; i < c->n_methods; i++)
+		if (c->method_ids[i] == 0)
+			return -EINVAL;
+	if ((rv = check_inline(c->size, c->n_methods, c->method_ids, c->pcs, c->n_pcs)) != 0)
+		return rv;
+	size = fgp_code_load_ids_size(c);
+	if (size > FGP_MAX_RECORD)
+		return -EINVAL;
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_CODE_LOAD_IDS, c->flags, (uint32_t)size);
+	p = dst + FGP_REC_HEADER_SIZE;
+	fgle_put64(p, c->addr);
+	fgle_put32(p + 8, c->size);
+	fgle_put32(p + 12, c->name_id);
+	fgle_put64(p + 16, c->ts);
+	p += 24;
+	fgle_put16(p, c->n_methods);
+	p += 2;
+	for (uint16_t i = 0; i < c->n_methods; i++, p += 4)
+		fgle_put32(p, c->method_ids[i]);
+	put_pcs(p, c->pcs, c->n_pcs);
+	return (int)size;
+}
+
+int fgp_encode_code_load_resolved(uint8_t *dst, size_t cap, const struct fgp_code_load *l,
+				  uint16_t flags)
+{
+	struct fgp_inline_iter it;
+	struct fgp_str m;
+	size_t size = FGP_REC_HEADER_SIZE + 24 + str_size(l->name) + 2 + 4 + l->pcs_len;
+	uint8_t *p;
+
+	if (l->name_id && !l->name.ptr)
+		return -EINVAL;
+	if (l->n_methods && l->name_id && !l->methods)
+		return -EINVAL;
+	fgp_methods_begin(l, &it);
+	while (fgp_methods_next(&it, &m) == 1)
+		size += str_size(m);
+	if (size > FGP_MAX_RECORD)
+		return -EINVAL;
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_CODE_LOAD, flags, (uint32_t)size);
+	p = dst + FGP_REC_HEADER_SIZE;
+	fgle_put64(p, l->addr);
+	fgle_put32(p + 8, l->size);
+	fgle_put32(p + 12, 0);
+	fgle_put64(p + 16, l->ts);
+	p += 24;
+	p += put_str(p, l->name);
+	fgle_put16(p, l->n_methods);
+	p += 2;
+	fgp_methods_begin(l, &it);
+	while (fgp_methods_next(&it, &m) == 1)
+		p += put_str(p, m);
+	fgle_put32(p, l->n_pcs);
+	memcpy(p + 4, l->pcs_raw, l->pcs_len);
+	return (int)size;
 }
 
 void fgp_vml_set(struct fgp_vm_layout *l, enum fgp_vml_key k, uint32_t v)
@@ -322,6 +449,22 @@ int fgp_encode_code_frame(uint8_t *dst, size_t cap, const struct fgp_code_frame 
 	fgle_put32(p + 48, (uint32_t)f->orig_pc_offset);
 	fgle_put32(p + 52, 0);
 	return FGP_CODE_FRAME_SIZE;
+}
+
+int fgp_rec_code_range(const uint8_t *rec, size_t len, uint64_t *addr, uint32_t *size)
+{
+	uint16_t type;
+
+	if (len < FGP_REC_HEADER_SIZE + 12)
+		return 0;
+	type = fgp_rec_type(rec);
+	*addr = fgle_get64(rec + FGP_REC_HEADER_SIZE);
+	if (type == FGP_CODE_UNLOAD)
+		return 2;
+	if (type != FGP_CODE_LOAD && type != FGP_CODE_LOAD_IDS && type != FGP_DYNAMIC_CODE)
+		return 0;
+	*size = fgle_get32(rec + FGP_REC_HEADER_SIZE + 8);
+	return 1;
 }
 
 /* ---- decoding ------------------------------------------------------------------------- */
@@ -425,21 +568,11 @@ static int decode_hello(struct cur *c, struct fgp_hello *h)
 	return 0;
 }
 
-/* Validate the inline table at the cursor and record where its parts start. */
-static int decode_inline(struct cur *c, struct fgp_code_load *l)
+/* The pc entries of an inline table (same layout in CODE_LOAD and CODE_LOAD_IDS). */
+static int decode_pcs(struct cur *c, struct fgp_code_load *l)
 {
 	uint32_t prev = 0;
 
-	l->n_methods = take16(c);
-	if (l->n_methods > FGP_MAX_INLINE_METHODS)
-		return -EBADMSG;
-	l->methods_raw = c->p;
-	for (uint16_t i = 0; i < l->n_methods && !c->bad; i++)
-		take_str(c);
-	l->n_pcs = take32(c);
-	if (c->bad || l->n_pcs > FGP_MAX_INLINE_PCS)
-		return -EBADMSG;
-	l->pcs_raw = c->p;
 	for (uint32_t i = 0; i < l->n_pcs; i++) {
 		uint32_t off = take32(c);
 		uint16_t depth = take16(c);
@@ -459,19 +592,49 @@ static int decode_inline(struct cur *c, struct fgp_code_load *l)
 	return 0;
 }
 
-static int decode_code_load(struct cur *c, struct fgp_code_load *l)
+/*
+ * Validate the inline table at the cursor and record where its parts start. Methods are strings
+ * (CODE_LOAD) or non-zero u32 ids (CODE_LOAD_IDS, by_id).
+ */
+static int decode_inline(struct cur *c, struct fgp_code_load *l, bool by_id)
+{
+	int rv;
+
+	l->n_methods = take16(c);
+	if (l->n_methods > FGP_MAX_INLINE_METHODS)
+		return -EBADMSG;
+	l->methods_raw = c->p;
+	for (uint16_t i = 0; i < l->n_methods && !c->bad; i++) {
+		if (!by_id)
+			take_str(c);
+		else if (take32(c) == 0)
+			return -EBADMSG;
+	}
+	l->n_pcs = take32(c);
+	if (c->bad || l->n_pcs > FGP_MAX_INLINE_PCS)
+		return -EBADMSG;
+	l->pcs_raw = c->p;
+	rv = decode_pcs(c, l);
+	l->pcs_len = (size_t)(c->p - l->pcs_raw);
+	return rv;
+}
+
+static int decode_code_load(struct cur *c, struct fgp_code_load *l, bool by_id)
 {
 	l->addr = take64(c);
 	l->size = take32(c);
-	take32(c);
+	l->name_id = take32(c); /* reserved (0) in a CODE_LOAD */
 	l->ts = take64(c);
-	l->name = take_str(c);
-	if (c->bad)
+	if (!by_id) {
+		l->name = take_str(c);
+		l->name_id = 0;
+	}
+	if (c->bad || (by_id && l->name_id == 0))
 		return -EBADMSG;
 	/* A zero-sized blob or one that wraps the address space can never be symbolized. */
 	if (l->size == 0 || l->addr + l->size < l->addr)
 		return -EBADMSG;
-	return decode_inline(c, l);
+	return decode_inline(c, l, by_id);
 }
 
 static int decode_vm_layout(struct cur *c, struct fgp_vm_layout *l)
@@ -526,7 +689,15 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		rv = decode_hello(c, &rec->u.hello);
 		break;
 	case FGP_CODE_LOAD:
-		rv = decode_code_load(c, &rec->u.load);
+	case FGP_CODE_LOAD_IDS:
+		rv = decode_code_load(c, &rec->u.load, type == FGP_CODE_LOAD_IDS);
+		break;
+	case FGP_NAME:
+		rec->u.name.id = take32(c);
+		take32(c);
+		rec->u.name.name = take_str(c);
+		if (!c->bad && rec->u.name.id == 0)
+			rv = -EBADMSG;
 		break;
 	case FGP_CODE_UNLOAD:
 		rec->u.unload.addr = take64(c);
@@ -571,10 +742,26 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 	return rv;
 }
 
+/* Decode the record at h, size bytes long (checked by the caller). 1 or -EBADMSG. */
+static int decode_one(const uint8_t *h, uint32_t size, struct fgp_record *rec)
+{
+	struct cur c;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->type = fgle_get16(h);
+	rec->flags = fgle_get16(h + 2);
+	rec->size = size;
+	c.p = h + FGP_REC_HEADER_SIZE;
+	c.end = h + size;
+	c.bad = 0;
+	if (decode_body(rec->type, &c, rec) != 0)
+		return -EBADMSG;
+	return 1;
+}
+
 int fgp_next(struct fgp_reader *r, struct fgp_record *rec)
 {
 	const uint8_t *h;
-	struct cur c;
 	uint32_t size;
 
 	if (r->done)
@@ -593,18 +780,15 @@ int fgp_next(struct fgp_reader *r, struct fgp_record *rec)
 		r->done = 1; /* cannot find the next record: stop */
 		return -EBADMSG;
 	}
-	memset(rec, 0, sizeof(*rec));
-	rec->type = fgle_get16(h);
-	rec->flags = fgle_get16(h + 2);
-	rec->size = size;
 	r->off += size; /* in sync from here on, whatever the body holds */
+	return decode_one(h, size, rec);
+}
 
-	c.p = h + FGP_REC_HEADER_SIZE;
-	c.end = h + size;
-	c.bad = 0;
-	if (decode_body(rec->type, &c, rec) != 0)
+int fgp_decode_record(const uint8_t *rec, size_t len, struct fgp_record *out)
+{
+	if (len < FGP_REC_HEADER_SIZE || len > FGP_MAX_RECORD || fgle_get32(rec + 4) != len)
 		return -EBADMSG;
-	return 1;
+	return decode_one(rec, len, out);
 }
 
 /* ---- inline table walking ------------------------------------------------------------- */
@@ -613,12 +797,18 @@ void fgp_methods_begin(const struct fgp_code_load *c, struct fgp_inline_iter *it
 {
 	it->p = c->methods_raw;
 	it->left = c->n_methods;
+	it->names = c->methods;
 }
 
 int fgp_methods_next(struct fgp_inline_iter *it, struct fgp_str *out)
 {
 	if (it->left == 0)
 		return 0;
+	if (it->names) {
+		*out = *it->names++;
+		it->left--;
+		return 1;
+	}
 	out->len = fgle_get16(it->p);
 	out->ptr = (const char *)it->p + 2;
 	it->p += 2 + (size_t)out->len;
@@ -630,6 +820,7 @@ void fgp_pcs_begin(const struct fgp_code_load *c, struct fgp_inline_iter *it)
 {
 	it->p = c->pcs_raw;
 	it->left = c->n_pcs;
+	it->names = NULL;
 }
 
 int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out)
@@ -647,6 +838,11 @@ int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out)
 uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i)
 {
 	return fgle_get16(pc->chain_raw + 2 * (size_t)i);
+}
+
+uint32_t fgp_load_method_id(const struct fgp_code_load *c, unsigned i)
+{
+	return fgle_get32(c->methods_raw + 4 * (size_t)i);
 }
 
 const char *fgp_type_name(uint16_t type)
@@ -670,6 +866,10 @@ const char *fgp_type_name(uint16_t type)
 		return "vm-layout";
 	case FGP_CODE_FRAME:
 		return "code-frame";
+	case FGP_NAME:
+		return "name";
+	case FGP_CODE_LOAD_IDS:
+		return "code-load-ids";
 	default:
 		return "unknown";
 	}

@@ -33,11 +33,14 @@
  *   SNAPSHOT_BEGIN/END  u64 ts | u32 count | u32 reserved
  *   DROPPED       u64 ts | u64 queue_full | u64 table_full   (cumulative since agent start)
  *   VM_LAYOUT     u32 caps (FGP_VML_CAP_*) | u32 n | n x { u16 key | u16 0 | u32 value }
+ *   NAME          u32 id | u32 reserved | str name
+ *   CODE_LOAD_IDS u64 addr | u32 size | u32 name id | u64 ts | interned inline table
  *   CODE_FRAME    u64 addr | u16 kind | u16 flags | u32 frame_size | u64 code_begin
  *                 | u32 code_size | i32 frame_complete | u64 deopt | u64 deopt_mh
  *                 | i32 orig_pc_offset | u32 reserved
  *
- * CODE_FRAME: how to unwind through the code announced by the CODE_LOAD or DYNAMIC_CODE record
+ * CODE_FRAME: how to unwind through the code announced by the CODE_LOAD (or CODE_LOAD_IDS) or
+ * DYNAMIC_CODE record
  * at the same addr, read by the agent from the HotSpot CodeBlob that contains it (VMStructs).
  * An agent sends it right after that record, and again with every replay of it; a collector
  * attaches it to the live blob starting at addr and ignores it when there is none. All
@@ -57,6 +60,19 @@
  * The decoder checks addr lies in the code, frame_size is a multiple of 8 up to
  * FGP_CF_MAX_FRAME, frame_complete <= code_size, the handlers lie in the code, and
  * orig_pc_offset is a multiple of 8 inside the frame when a handler is given.
+ *
+ * Interned names (NAME, CODE_LOAD_IDS): a method name is sent once per connection as a NAME
+ * record giving it an id (non-zero, chosen by the agent), then referenced by id. A connection
+ * starts with no ids: after a reconnection every id is defined again before its first use.
+ * A CODE_LOAD_IDS is a CODE_LOAD whose name and inline method names are ids; its inline table is
+ *
+ *   u16 n_methods | n_methods x u32 id     | u32 n_pcs | pcs exactly as in CODE_LOAD
+ *
+ * The decoder checks the shape (ids non-zero, chains in range); resolving the ids, and refusing a
+ * record that names an id not defined on its connection, is the reader's job (the collector caps
+ * the ids it keeps per connection at FGP_MAX_NAMES). An agent sends interned records only to a
+ * collector that says it reads them (fgsocket.h: the features file beside the socket); a reader
+ * that does not know these types skips them by size, as with any unknown type.
  *
  * VM_LAYOUT tells the collector how to read this JVM's metadata from outside (HotSpot's
  * VMStructs, plus what VMStructs does not export, e.g. interpreter frame slots). Keys are
@@ -87,6 +103,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fgle.h"
+
 #define FGP_VERSION 1
 #define FGP_MSG_HEADER_SIZE 8
 #define FGP_REC_HEADER_SIZE 8
@@ -98,6 +116,7 @@
 #define FGP_MAX_INLINE_METHODS 4096u
 #define FGP_MAX_INLINE_PCS 65536u
 #define FGP_MAX_INLINE_DEPTH 64u
+#define FGP_MAX_NAMES (1u << 20) /* interned names a collector keeps per connection */
 
 enum fgp_type {
 	FGP_HELLO = 1,
@@ -107,8 +126,10 @@ enum fgp_type {
 	FGP_SNAPSHOT_BEGIN = 5,
 	FGP_SNAPSHOT_END = 6,
 	FGP_DROPPED = 7,
+	FGP_NAME = 8,
 	FGP_VM_LAYOUT = 9,
 	FGP_CODE_FRAME = 15,
+	FGP_CODE_LOAD_IDS = 11,
 };
 
 /* CODE_FRAME kinds: HotSpot's CodeBlobKind (JDK 23+), named the same way. */
@@ -226,11 +247,37 @@ struct fgp_code_load {
 	uint64_t addr;
 	uint32_t size;
 	uint64_t ts;
-	struct fgp_str name;
+	struct fgp_str name; /* CODE_LOAD_IDS: empty until resolved */
 	uint16_t n_methods;
 	uint32_t n_pcs;
-	const uint8_t *methods_raw; /* n_methods strings */
+	const uint8_t *methods_raw; /* n_methods strings (CODE_LOAD) or u32 ids (CODE_LOAD_IDS) */
 	const uint8_t *pcs_raw;	    /* n_pcs entries */
+	size_t pcs_len;		    /* bytes of pcs_raw */
+	uint32_t name_id;	    /* CODE_LOAD_IDS: the name's id; 0 for CODE_LOAD */
+	/*
+	 * Set by a reader that resolved a CODE_LOAD_IDS: n_methods names, walked by
+	 * fgp_methods_next instead of methods_raw. NULL otherwise.
+	 */
+	const struct fgp_str *methods;
+};
+
+/* A NAME record: id defined as name on this connection. */
+struct fgp_name {
+	uint32_t id;
+	struct fgp_str name;
+};
+
+/* A CODE_LOAD_IDS as an encoder takes it: the same as a CODE_LOAD with ids for names. */
+struct fgp_code_load_ids_in {
+	uint64_t addr;
+	uint32_t size;
+	uint64_t ts;
+	uint16_t flags;
+	uint32_t name_id;
+	uint16_t n_methods;
+	const uint32_t *method_ids;
+	uint32_t n_pcs;
+	const struct fgp_pc_in *pcs;
 };
 
 struct fgp_code_unload {
@@ -291,6 +338,7 @@ struct fgp_record {
 		struct fgp_dropped dropped;
 		struct fgp_vm_layout layout;
 		struct fgp_code_frame frame;
+		struct fgp_name name;
 	} u;
 };
 
@@ -322,6 +370,23 @@ int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fg
 
 int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d);
 
+/* NAME: -EINVAL for id 0. */
+size_t fgp_name_size(struct fgp_str name);
+int fgp_encode_name(uint8_t *dst, size_t cap, uint32_t id, struct fgp_str name);
+
+/* CODE_LOAD_IDS: -EINVAL also for a name id or method id 0. */
+size_t fgp_code_load_ids_size(const struct fgp_code_load_ids_in *c);
+int fgp_encode_code_load_ids(uint8_t *dst, size_t cap, const struct fgp_code_load_ids_in *c);
+
+/*
+ * A decoded load as a CODE_LOAD record with the given flags: a CODE_LOAD as it came, or a
+ * CODE_LOAD_IDS whose reader resolved its name and methods (l->methods), for readers that pass
+ * records on to tools that do not know the connection's ids. Bytes written, -ENOSPC, or -EINVAL
+ * (an unresolved CODE_LOAD_IDS, or a record over FGP_MAX_RECORD).
+ */
+int fgp_encode_code_load_resolved(uint8_t *dst, size_t cap, const struct fgp_code_load *l,
+				  uint16_t flags);
+
 size_t fgp_vm_layout_size(const struct fgp_vm_layout *l);
 int fgp_encode_vm_layout(uint8_t *dst, size_t cap, const struct fgp_vm_layout *l);
 
@@ -340,6 +405,45 @@ uint32_t fgp_vml_get(const struct fgp_vm_layout *l, enum fgp_vml_key k);
 #define FGP_CODE_UNLOAD_SIZE (FGP_REC_HEADER_SIZE + 16)
 #define FGP_SNAPSHOT_SIZE (FGP_REC_HEADER_SIZE + 16)
 #define FGP_DROPPED_SIZE (FGP_REC_HEADER_SIZE + 24)
+
+/* ---- fields of an encoded record (ours: already valid) ----------------------------------- */
+
+/*
+ * For a producer that keeps encoded records (the agent's queue and replay table): header fields
+ * of the record at rec, which must hold at least FGP_REC_HEADER_SIZE bytes. No validation: use
+ * fgp_next() for anything received.
+ */
+static inline uint16_t fgp_rec_type(const uint8_t *rec)
+{
+	return fgle_get16(rec);
+}
+
+static inline uint16_t fgp_rec_flags(const uint8_t *rec)
+{
+	return fgle_get16(rec + 2);
+}
+
+static inline uint32_t fgp_rec_size(const uint8_t *rec)
+{
+	return fgle_get32(rec + 4);
+}
+
+static inline void fgp_rec_add_flags(uint8_t *rec, uint16_t flags)
+{
+	fgle_put16(rec + 2, (uint16_t)(fgle_get16(rec + 2) | flags));
+}
+
+/*
+ * The code range a CODE_LOAD, CODE_LOAD_IDS or DYNAMIC_CODE record of len bytes announces: 1 and
+ * *addr, *size; for a CODE_UNLOAD: 2 and *addr; else (other types, or too short) 0.
+ */
+int fgp_rec_code_range(const uint8_t *rec, size_t len, uint64_t *addr, uint32_t *size);
+
+/*
+ * Decode the single record rec[0..len) (no message header), as fgp_next would: 1, or -EBADMSG
+ * (also when len is not the record's size). out points into rec.
+ */
+int fgp_decode_record(const uint8_t *rec, size_t len, struct fgp_record *out);
 
 /* ---- decoding -------------------------------------------------------------------------- */
 
@@ -370,6 +474,7 @@ int fgp_next(struct fgp_reader *r, struct fgp_record *rec);
 struct fgp_inline_iter {
 	const uint8_t *p;
 	uint32_t left;
+	const struct fgp_str *names; /* resolved names of a CODE_LOAD_IDS, or NULL */
 };
 
 /* One pc entry; method indexes are read with fgp_pc_method(). */
@@ -389,6 +494,9 @@ int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out);
 
 /* Method index i (0 = innermost) of a pc entry's chain; i < pc->depth. */
 uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i);
+
+/* Method id i of a decoded CODE_LOAD_IDS (i < n_methods; never 0). */
+uint32_t fgp_load_method_id(const struct fgp_code_load *c, unsigned i);
 
 /* A name for a record type, for logs: "hello", "code-load", ..., or "unknown". */
 const char *fgp_type_name(uint16_t type);

@@ -4,6 +4,7 @@ fg_unit_test(test_agent_options SOURCES unit/agent/test_agent_options.c LIBS fga
 fg_unit_test(test_agent_names SOURCES unit/agent/test_agent_names.c LIBS fgagent_core)
 fg_unit_test(test_agent_queue SOURCES unit/agent/test_agent_queue.c LIBS fgagent_core)
 fg_unit_test(test_agent_table SOURCES unit/agent/test_agent_table.c LIBS fgagent_core)
+fg_unit_test(test_agent_symtab SOURCES unit/agent/test_agent_symtab.c LIBS fgagent_core)
 fg_unit_test(test_agent_sender SOURCES unit/agent/test_agent_sender.c LIBS fgagent_core)
 fg_unit_test(test_agent_events SOURCES unit/agent/test_agent_events.c LIBS fgagent_core)
 fg_unit_test(test_agent_vmlayout SOURCES unit/agent/test_agent_vmlayout.c LIBS fgagent_core)

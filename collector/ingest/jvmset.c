@@ -16,6 +16,7 @@
 #include "array.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "htab.h"
 #include "perfmap.h"
 #include "receive.h"
 
@@ -30,13 +31,25 @@ struct conn {
 	struct peer_info peer; /* read from /proc at the first message */
 	struct jvm *jvm;       /* after a verified HELLO */
 	unsigned bad;
+	bool superseded;   /* its JVM connected again: what it still delivers is stale */
+	struct htab names; /* interned names of this connection: id -> struct cname * */
+	size_t names_bytes;
 };
+
+/* An interned name (NAME record) of one connection. */
+struct cname {
+	uint16_t len;
+	char s[];
+};
+
+#define NAMES_MAX_BYTES (64u << 20) /* per connection, with FGP_MAX_NAMES */
 
 struct jvm {
 	struct jvm_info info;
 	struct codetab *tab;
 	struct conn *conn;
 	bool dirty, in_replay;
+	bool fresh; /* changed since the last write (not only waiting for a compaction) */
 	int last_err;
 	uint64_t dirty_since, replay_since, last_write, interval, next_check;
 	uint64_t last_compact, compact_interval;
@@ -53,7 +66,20 @@ struct jvmset {
 	size_t n_jvms, cap_jvms;
 	uint64_t next_prune;
 	struct jvmset_counters c;
+	struct fgp_str *resolved; /* FGP_MAX_INLINE_METHODS names of the load being applied */
+	uint8_t *scratch;	  /* FGP_MAX_RECORD: a resolved load re-encoded for observers */
 };
+
+static void conn_free(struct conn *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->names.cap; i++)
+		if (c->names.slots[i].key)
+			free((void *)(uintptr_t)c->names.slots[i].val);
+	htab_fini(&c->names);
+	free(c);
+}
 
 static void emit(struct jvmset *s, enum jvmset_event ev, const struct jvm_info *info, int err,
 		 const char *why)
@@ -109,11 +135,13 @@ void jvmset_free(struct jvmset *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n_conns; i++)
-		free(s->conns[i]);
+		conn_free(s->conns[i]);
 	for (size_t i = 0; i < s->n_jvms; i++)
 		jvm_free(s->jvms[i]);
 	free(s->conns);
 	free(s->jvms);
+	free(s->resolved);
+	free(s->scratch);
 	free(s);
 }
 
@@ -339,8 +367,15 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 	}
 	if (!j && (rv = jvm_create(s, c, &j)) != 0)
 		return rv;
-	if (j->conn)
-		j->conn->jvm = NULL; /* the agent reconnected before we saw its old pipe end */
+	if (j->conn) {
+		/*
+		 * The agent reconnected before we saw its old pipe end (e.g. it gave up on us
+		 * while we were frozen). The new connection's snapshot is complete; what the old
+		 * one still delivers is older, and an old unload would end newer code.
+		 */
+		j->conn->jvm = NULL;
+		j->conn->superseded = true;
+	}
 	j->conn = c;
 	c->jvm = j;
 	j->info.ns_pid = c->peer.ns_pid;
@@ -365,6 +400,7 @@ static void forward(struct jvmset *s, const struct jvm *j, const uint8_t *raw, s
 
 static void make_dirty(struct jvm *j, uint64_t now)
 {
+	j->fresh = true;
 	if (!j->dirty) {
 		j->dirty = true;
 		j->dirty_since = now;
@@ -452,6 +488,82 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 	}
 }
 
+/* NAME: define an id on connection c (a redefinition replaces it). 0 or -EBADMSG/-ENOMEM. */
+static int conn_name(struct jvmset *s, struct conn *c, const struct fgp_name *n)
+{
+	uint64_t *v = htab_get(&c->names, n->id);
+	struct cname *cn;
+
+	(void)s;
+	if (!v && (htab_count(&c->names) >= FGP_MAX_NAMES ||
+		   c->names_bytes + n->name.len > NAMES_MAX_BYTES))
+		return -EBADMSG; /* over the per-connection cap: a peer gone wrong */
+	cn = malloc(sizeof(*cn) + n->name.len);
+	if (!cn)
+		return -ENOMEM;
+	cn->len = n->name.len;
+	memcpy(cn->s, n->name.ptr, n->name.len);
+	if (v) {
+		struct cname *old = (struct cname *)(uintptr_t)*v;
+
+		c->names_bytes -= old->len;
+		free(old);
+		*v = (uint64_t)(uintptr_t)cn;
+	} else if (htab_put(&c->names, n->id, (uint64_t)(uintptr_t)cn) != 0) {
+		free(cn);
+		return -ENOMEM;
+	}
+	c->names_bytes += n->name.len;
+	return 0;
+}
+
+static bool conn_lookup(const struct conn *c, uint32_t id, struct fgp_str *out)
+{
+	uint64_t *v = htab_get(&c->names, id);
+	const struct cname *cn;
+
+	if (!v)
+		return false;
+	cn = (const struct cname *)(uintptr_t)*v;
+	*out = (struct fgp_str){ cn->s, cn->len };
+	return true;
+}
+
+/*
+ * CODE_LOAD_IDS: resolve the name and inline method ids with c's names into a CODE_LOAD (the
+ * names live in c and s->resolved until the next record). 0, or -EBADMSG for an id never
+ * defined on this connection.
+ */
+static int resolve(struct jvmset *s, struct conn *c, struct fgp_record *rec)
+{
+	struct fgp_code_load *l = &rec->u.load;
+
+	if (!s->resolved && !(s->resolved = malloc(FGP_MAX_INLINE_METHODS * sizeof(*s->resolved))))
+		return -ENOMEM;
+	if (!conn_lookup(c, l->name_id, &l->name))
+		return -EBADMSG;
+	for (unsigned i = 0; i < l->n_methods; i++)
+		if (!conn_lookup(c, fgp_load_method_id(l, i), &s->resolved[i]))
+			return -EBADMSG;
+	l->methods = s->resolved;
+	rec->type = FGP_CODE_LOAD;
+	return 0;
+}
+
+/* A load that arrived interned goes to observers as a plain CODE_LOAD: they have no ids. */
+static void forward_resolved(struct jvmset *s, const struct jvm *j, const struct fgp_record *rec)
+{
+	int n;
+
+	if (!s->n_obs)
+		return;
+	if (!s->scratch && !(s->scratch = malloc(FGP_MAX_RECORD)))
+		return;
+	n = fgp_encode_code_load_resolved(s->scratch, FGP_MAX_RECORD, &rec->u.load, rec->flags);
+	if (n > 0)
+		forward(s, j, s->scratch, (size_t)n);
+}
+
 /*
  * Decoding: every record of one message, in order. *bad says whether any of it was malformed
  * (a record before the HELLO included). 0, or the negative errno of a refused HELLO.
@@ -491,11 +603,25 @@ static int decode(struct jvmset *s, struct conn *c, const uint8_t *data, size_t 
 			continue;
 		}
 		c->jvm->info.records++;
+		if (rec.type == FGP_NAME || rec.type == FGP_CODE_LOAD_IDS) {
+			rv = rec.type == FGP_NAME ? conn_name(s, c, &rec.u.name)
+						  : resolve(s, c, &rec);
+			if (rv < 0) {
+				*bad = true;
+				s->c.bad_records++;
+				c->jvm->info.bad_records++;
+				continue;
+			}
+			if (rec.type == FGP_NAME)
+				continue;
+		}
 		rv = apply(c->jvm, &rec, now);
 		if (rv < 0) {
 			*bad = true;
 			s->c.bad_records++;
 			c->jvm->info.bad_records++;
+		} else if (rv == 1 && rec.u.load.name_id && rec.type == FGP_CODE_LOAD) {
+			forward_resolved(s, c->jvm, &rec);
 		} else if (rv == 1) {
 			forward(s, c->jvm, data + off, rec.size);
 		}
@@ -531,6 +657,14 @@ int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t
 
 	if ((rv = admit(s, pipe, peer_pid, &c)) != 0)
 		return rv;
+	if (c->superseded) {
+		/*
+		 * Ignored, but not closed from here: the agent has closed it already, and
+		 * closing a pipe that still holds a backlog has wedged nng 1.5.2 here.
+		 */
+		s->c.stale_msgs++;
+		return 0;
+	}
 	s->c.msgs++;
 	s->c.bytes += len;
 	if ((rv = decode(s, c, data, len, now, &bad)) != 0)
@@ -550,8 +684,10 @@ void jvmset_gone(struct jvmset *s, uint32_t pipe, uint64_t now)
 	memmove(&s->conns[i], &s->conns[i + 1], (s->n_conns - i - 1) * sizeof(*s->conns));
 	s->n_conns--;
 	j = c->jvm;
-	free(c);
-	if (!j || j->conn != c)
+	bool current = j && j->conn == c;
+
+	conn_free(c);
+	if (!current)
 		return;
 	j->conn = NULL;
 	s->c.disconnects++;
@@ -623,6 +759,7 @@ static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
 	s->c.map_write_ns += t1 - t0;
 	j->last_write = t1;
 	j->interval = s->o.min_write_ns;
+	j->fresh = false;
 	perfmap_writer_stats(j->map, &st);
 	if (st.compactions != compactions) {
 		j->last_compact = t1;
@@ -636,7 +773,8 @@ static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
 		s->c.map_writes++;
 		return;
 	}
-	/* Keep the old map and retry later; tell once per kind of failure. */
+	/* Keep the old map and retry after interval; tell once per kind of failure. */
+	j->fresh = true;
 	j->interval = clamp_interval(s, WRITE_BUDGET_INV * cost);
 	if (rv == -ENOSPC || rv == -EDQUOT) {
 		j->info.map_enospc++;
@@ -688,10 +826,10 @@ uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
 				compact_due = j->replay_since + REPLAY_HOLD_NS;
 			if (now >= due)
 				write_map(s, j, now >= compact_due);
+			/* New changes are appended after interval; the rest waits to compact. */
 			if (j->dirty)
-				next = min_u64(next, j->last_write + j->interval > compact_due
-							     ? j->last_write + j->interval
-							     : compact_due);
+				next = min_u64(next, j->fresh ? j->last_write + j->interval
+							      : compact_due);
 		}
 		if (!j->conn && !j->info.exited && now >= j->next_check) {
 			j->next_check = now + CHECK_EVERY_NS;

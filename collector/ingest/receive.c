@@ -9,6 +9,7 @@
 #include "receive.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,11 +27,13 @@
 
 #include "array.h"
 #include "fgproto.h"
+#include "fgsocket.h"
 
 struct receive {
 	nng_socket sock;
 	nng_listener lst;
 	char url[128 + 8];
+	char features[128 + 16]; /* what we read, for agents (fgsocket.h); "" when not written */
 	struct receive_opts o;
 	int efd; /* signalled when a gone event is queued */
 	nng_msg *cur;
@@ -255,6 +259,39 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
+/*
+ * Tell agents what we read: PATH.features beside the socket, created under a temporary name
+ * with O_CREAT|O_EXCL|O_NOFOLLOW and renamed into place (the directory is shared with
+ * containers). Failing to write it only means agents send what every collector reads.
+ */
+static void write_features(struct receive *rx)
+{
+	char tmp[sizeof(rx->features) + 8];
+	static const char text[] = FG_FEATURE_INTERN "\n";
+	int fd;
+
+	if ((size_t)snprintf(rx->features, sizeof(rx->features), "%s%s", rx->o.path,
+			     FG_FEATURES_SUFFIX) >= sizeof(rx->features) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s.%d", rx->features, (int)rx->self) >=
+		    sizeof(tmp)) {
+		rx->features[0] = '\0';
+		return;
+	}
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rx->features[0] = '\0';
+		return;
+	}
+	fchmod(fd, 0644); /* readable by the agents' users whatever our umask */
+	if (write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1) ||
+	    rename(tmp, rx->features) != 0) {
+		unlink(tmp);
+		rx->features[0] = '\0';
+	}
+	close(fd);
+}
+
 int receive_open(const struct receive_opts *o, struct receive **out)
 {
 	struct receive *rx;
@@ -307,6 +344,7 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 		}
 		rx->wd_running = true;
 	}
+	write_features(rx);
 	*out = rx;
 	return 0;
 fail:
@@ -333,6 +371,9 @@ void receive_close(struct receive *rx)
 	if (rx->cur)
 		nng_msg_free(rx->cur);
 	nng_close(rx->sock);
+	/* An older collector started here next must not be sent what it cannot read. */
+	if (rx->features[0])
+		unlink(rx->features);
 	close(rx->efd);
 	pthread_cond_destroy(&rx->wd_cv);
 	pthread_mutex_destroy(&rx->mu);

@@ -3,9 +3,10 @@
  * JavacWorkload - a JIT-heavy workload: the in-process javax.tools compiler compiles a few
  * hundred generated classes, held in memory (nothing is written to disk).
  *
- *   java JavacWorkload [CLASSES=300] [ROUNDS=1]
+ *   java JavacWorkload [CLASSES=300] [ROUNDS=1] [HOLD_SECONDS=0]
  *
- * Prints "JavacWorkload round R: C classes in T ms" per round and "JavacWorkload total T ms".
+ * Prints "JavacWorkload round R: C classes in T ms" per round and "JavacWorkload total T ms",
+ * then stays alive (idle) for HOLD_SECONDS, so its code cache can be inspected.
  * Needs a JDK (module jdk.compiler), not a bare JRE.
  */
 import java.io.ByteArrayOutputStream;
@@ -78,6 +79,7 @@ public final class JavacWorkload {
 	{
 		int classes = args.length > 0 ? Integer.parseInt(args[0]) : 300;
 		int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+		long hold = args.length > 2 ? Long.parseLong(args[2]) : 0;
 		JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
 		if (javac == null)
 			throw new IllegalStateException("no system Java compiler: run with a JDK");
@@ -103,5 +105,8 @@ public final class JavacWorkload {
 					  (System.nanoTime() - t0) / 1_000_000);
 		}
 		System.out.printf("JavacWorkload total %d ms%n", (System.nanoTime() - total) / 1_000_000);
+		System.out.flush();
+		if (hold > 0)
+			Thread.sleep(hold * 1000);
 	}
 }

@@ -4,6 +4,7 @@
  *
  *   java PrimeService [--port P] [--bind ADDR] [--load THREADS] [--n N] [--seconds S]
  *                     [--impl trial|sieve]
+ *                     [--report S]
  *
  *   GET /primes?n=N  ->  "primes below N: K"   (naive trial division: slow on purpose)
  *   GET /health      ->  "ok"
@@ -15,6 +16,8 @@
  * --impl picks how /primes counts (same answer): "trial" (default) divides each candidate by
  * every smaller number, O(N^2 / log N); "sieve" crosses out multiples in a boolean array,
  * O(N log log N). `make demo` compares the two.
+ * --report S prints "PrimeService served COUNT at MS" every S seconds (MS since the start), for
+ * throughput over a window.
  */
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -137,7 +140,7 @@ public final class PrimeService {
 	{
 		int port = 0, threads = 0, n = 20_000;
 		InetAddress bind = InetAddress.getLoopbackAddress();
-		long seconds = 0;
+		long seconds = 0, report = 0;
 		for (int i = 0; i + 1 < args.length; i += 2) {
 			switch (args[i]) {
 			case "--port": port = Integer.parseInt(args[i + 1]); break;
@@ -150,6 +153,7 @@ public final class PrimeService {
 					throw new IllegalArgumentException("--impl must be trial or sieve");
 				sieve = args[i + 1].equals("sieve");
 				break;
+			case "--report": report = Long.parseLong(args[i + 1]); break;
 			default: throw new IllegalArgumentException("unknown option " + args[i]);
 			}
 		}
@@ -172,9 +176,17 @@ public final class PrimeService {
 			th.setDaemon(true);
 			th.start();
 		}
+		long start = System.nanoTime(), next = start + report * 1_000_000_000L;
 		if (seconds > 0) {
-			while (System.nanoTime() < deadline)
+			while (System.nanoTime() < deadline) {
 				Thread.sleep(100);
+				if (report > 0 && System.nanoTime() >= next) {
+					System.out.println("PrimeService served " + served.get() + " at "
+							   + (System.nanoTime() - start) / 1_000_000);
+					System.out.flush();
+					next += report * 1_000_000_000L;
+				}
+			}
 			server.stop(0);
 			System.out.println("PrimeService served " + served.get());
 			System.exit(0);

@@ -95,8 +95,9 @@ struct jvmset_opts {
 
 struct jvmset_counters {
 	uint64_t msgs, bytes, records, bad_msgs, bad_records;
-	uint64_t rejected;  /* connections refused (identity checks) */
-	uint64_t bad_peers; /* connections dropped for malformed input */
+	uint64_t stale_msgs; /* messages of a connection superseded by a newer one, ignored */
+	uint64_t rejected;   /* connections refused (identity checks) */
+	uint64_t bad_peers;  /* connections dropped for malformed input */
 	uint64_t connects, disconnects, exits, expired;
 	uint64_t map_writes, map_errors, map_enospc;
 	uint64_t map_compactions; /* map writes that rewrote the whole file */
@@ -123,6 +124,8 @@ int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob);
  *   -EUSERS           MAX_JVMS JVMs are known and none has exited
  *   -ENOMEM
  *   -EBADMSG          max_bad_msgs malformed messages: the bad-peer policy drops it
+ * A connection superseded by a newer one of the same JVM (whose snapshot is complete) has its
+ * messages ignored (counted as stale_msgs, 0 returned) until it ends.
  * A malformed message below that limit is counted and the connection kept (0).
  */
 int jvmset_msg(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, const uint8_t *data, size_t len,

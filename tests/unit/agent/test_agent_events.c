@@ -48,8 +48,8 @@ static void test_code_load_without_inline_info(void **state)
 	struct fgp_record rec;
 
 	(void)state;
-	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x200, (void *)0x7f0000001000,
-			 NULL, 12345);
+	events_code_load(q, NULL, fake_jvmti(), NULL, false, FAKE_M(1), 0x200,
+			 (void *)0x7f0000001000, NULL, 12345);
 	rec = decode_one(q, buf, sizeof(buf));
 	assert_int_equal(rec.type, FGP_CODE_LOAD);
 	assert_int_equal(rec.u.load.addr, 0x7f0000001000);
@@ -68,11 +68,12 @@ static void test_code_load_with_signatures_and_unknown_method(void **state)
 	struct fgp_record rec;
 
 	(void)state;
-	events_code_load(q, fake_jvmti(), NULL, true, FAKE_M(4), 0x10, (void *)0x1000, NULL, 1);
+	events_code_load(q, NULL, fake_jvmti(), NULL, true, FAKE_M(4), 0x10, (void *)0x1000, NULL,
+			 1);
 	rec = decode_one(q, buf, sizeof(buf));
 	assert_true(str_is(rec.u.load.name, "Hot::main([Ljava/lang/String;)V"));
-	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(FAKE_FAIL_NAME), 0x10, (void *)0x1000,
-			 NULL, 1);
+	events_code_load(q, NULL, fake_jvmti(), NULL, false, FAKE_M(FAKE_FAIL_NAME), 0x10,
+			 (void *)0x1000, NULL, 1);
 	rec = decode_one(q, buf, sizeof(buf));
 	assert_true(str_is(rec.u.load.name, "[unknown]"));
 	assert_int_equal(fake_live_strings, 0);
@@ -124,7 +125,8 @@ static void test_inline_table_dedups_folds_and_bounds(void **state)
 
 	(void)state;
 	other.next = &inl.header;
-	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)base, &other, 7);
+	events_code_load(q, NULL, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)base, &other,
+			 7);
 	rec = decode_one(q, buf, sizeof(buf));
 	assert_int_equal(rec.u.load.n_methods, 3);
 	fgp_methods_begin(&rec.u.load, &it);
@@ -168,7 +170,8 @@ static void test_too_deep_chain_is_cut_and_flagged(void **state)
 	(void)state;
 	for (int i = 0; i < 100; i++)
 		deep[i] = FAKE_M(1 + i % 4);
-	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)0x1000, &inl, 7);
+	events_code_load(q, NULL, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)0x1000, &inl,
+			 7);
 	rec = decode_one(q, buf, sizeof(buf));
 	assert_true(rec.flags & FGP_REC_INLINE_TRUNCATED);
 	fgp_pcs_begin(&rec.u.load, &it);
@@ -207,7 +210,8 @@ static void test_full_queue_drops_and_counts(void **state)
 	(void)state;
 	events_code_unload(q, (void *)0x1000, 1);
 	events_code_unload(q, (void *)0x2000, 2);
-	events_code_load(q, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)0x1000, NULL, 3);
+	events_code_load(q, NULL, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)0x1000, NULL,
+			 3);
 	events_dynamic_code(q, "x", (void *)0x1000, 0x10, 4);
 	assert_int_equal(queue_dropped(q), 3);
 	assert_int_equal(fake_live_strings, 0);

@@ -12,10 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "fgclock.h"
 #include "fgproto.h"
+#include "fgsocket.h"
+#include "symtab.h"
 #include "queue.h"
 #include "sender.h"
 #include "table.h"
@@ -40,6 +44,7 @@ struct fake {
 	uint64_t conn;
 	int eagain;	/* answer -EAGAIN to every send */
 	int fail_after; /* >0: the n-th send from now fails with -EPIPE */
+	int intern;	/* the collector reads interned records */
 	int resets;
 	size_t msgs, max_msg_len;
 	struct got rec[MAX_RECS];
@@ -95,6 +100,17 @@ static int fake_send(void *link, const uint8_t *buf, size_t len)
 		case FGP_CODE_UNLOAD:
 			g->addr = rec.u.unload.addr;
 			break;
+		case FGP_NAME:
+			g->count = rec.u.name.id;
+			snprintf(g->name, sizeof(g->name), "%.*s", rec.u.name.name.len,
+				 rec.u.name.name.ptr);
+			break;
+		case FGP_CODE_LOAD_IDS:
+			g->addr = rec.u.load.addr;
+			g->size = rec.u.load.size;
+			g->count = rec.u.load.name_id;
+			g->n_pcs = rec.u.load.n_pcs;
+			break;
 		case FGP_SNAPSHOT_BEGIN:
 		case FGP_SNAPSHOT_END:
 			g->count = rec.u.snap.count;
@@ -123,7 +139,12 @@ static void fake_reset(void *link)
 	f->conn = 0;
 }
 
-static const struct link_ops fake_ops = { fake_send, fake_state, fake_reset };
+static bool fake_reads(void *link, const char *feature)
+{
+	return ((struct fake *)link)->intern && strcmp(feature, FG_FEATURE_INTERN) == 0;
+}
+
+static const struct link_ops fake_ops = { fake_send, fake_state, fake_reset, fake_reads };
 
 /* ---- producing events --------------------------------------------------------------------- */
 
@@ -348,6 +369,220 @@ static void test_stalled_connection_is_reset_and_resynced(void **state)
 	assert_int_equal(f->rec[before + 1].count, 2);
 }
 
+static void test_step_keeps_a_refused_batch_without_blocking(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	uint64_t t0, at;
+	size_t before;
+
+	f->conn = 1;
+	sender_poll(x->s, 1000); /* synced; a refusal may last 1 s before a reset */
+	before = f->n;
+	f->eagain = 1;
+	push_load(x->q, 0x1000, 0x100, "a.B::one");
+	usleep(10000); /* past the gap: the step tries to send at once */
+	t0 = fg_now_ns();
+	at = sender_step(x->s);
+	assert_true(fg_now_ns() - t0 < 200000000ull); /* the old sender waited here */
+	assert_true(at != 0);			      /* a retry is scheduled */
+	assert_int_equal(f->resets, 0);
+	assert_int_equal(f->n, before);
+	f->eagain = 0;
+	usleep(3000);
+	assert_int_equal(sender_step(x->s), 0);
+	assert_int_equal(f->n, before + 1);
+	assert_string_equal(f->rec[before].name, "a.B::one");
+}
+
+static void test_step_resets_when_a_refused_batch_overflows(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+
+	f->conn = 1;
+	sender_poll(x->s, 1000);
+	f->eagain = 1;
+	for (int i = 0; i < 3000; i++)
+		push_load(x->q, 0x10000 + (uint64_t)i * 0x100, 0x100, "a.B::many_methods_here");
+	usleep(10000);
+	sender_step(x->s);
+	assert_int_equal(f->resets, 1);
+	/* Nothing was lost: the next connection's snapshot has every record. */
+	f->eagain = 0;
+	f->conn = 2;
+	size_t before = f->n;
+
+	sender_poll(x->s, 1000);
+	assert_int_equal(f->rec[before].type, FGP_HELLO);
+	assert_int_equal(f->rec[before + 1].count, 3000);
+}
+
+static void test_a_burst_of_events_shares_messages(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	uint64_t t0, elapsed;
+	size_t msgs, before;
+
+	f->conn = 1;
+	sender_poll(x->s, 1000);
+	usleep(10000);
+	msgs = f->msgs;
+	before = f->n;
+	t0 = fg_now_ns();
+	for (int i = 0; i < 200; i++) {
+		push_load(x->q, 0x10000 + (uint64_t)i * 0x100, 0x100, "a.B::m");
+		sender_step(x->s);
+		usleep(100);
+	}
+	elapsed = fg_now_ns() - t0;
+	sender_poll(x->s, 1000);
+	assert_int_equal(f->n - before, 200);
+	/* The first event leaves at once, then at most one message per gap (one per event before).
+	 */
+	assert_true(f->msgs - msgs <= 2 + elapsed / SENDER_FLUSH_GAP_NS);
+	assert_true(f->msgs - msgs < 100);
+}
+
+/* What events_code_load queues for an interned method: a CODE_LOAD_IDS inlining one method. */
+static void push_load_ids(struct queue *q, uint64_t addr, uint32_t name_id, uint32_t inl_id)
+{
+	static const uint16_t chain[2] = { 1, 0 };
+	uint32_t ids[2] = { name_id, inl_id };
+	struct fgp_pc_in pc = { 0x10, 2, chain };
+	struct fgp_code_load_ids_in c = { .addr = addr,
+					  .size = 0x100,
+					  .ts = 1,
+					  .name_id = name_id,
+					  .n_methods = 2,
+					  .method_ids = ids,
+					  .n_pcs = 1,
+					  .pcs = &pc };
+	struct qentry *e = queue_reserve(q, fgp_code_load_ids_size(&c));
+
+	assert_non_null(e);
+	assert_int_equal(fgp_encode_code_load_ids(e->data, e->len, &c), (int)e->len);
+	queue_push(q, e);
+}
+
+static size_t count_type(const struct fake *f, size_t from, uint16_t type)
+{
+	size_t n = 0;
+
+	for (size_t i = from; i < f->n; i++)
+		n += f->rec[i].type == type;
+	return n;
+}
+
+static void test_interned_names_go_once_per_connection_before_use(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct symtab *st = symtab_new(1 << 20);
+	uint32_t outer = symtab_add(st, (void *)0x10, "a.B::outer", 10);
+	uint32_t inner = symtab_add(st, (void *)0x20, "a.B::inner", 10);
+	size_t before;
+	long load;
+
+	sender_set_symtab(x->s, st);
+	f->intern = 1;
+	f->conn = 1;
+	sender_poll(x->s, 1000);
+	before = f->n;
+	push_load_ids(x->q, 0x1000, outer, inner);
+	push_load_ids(x->q, 0x2000, outer, inner);
+	sender_poll(x->s, 1000);
+	/* NAME outer, NAME inner, then both loads: each name once, before its first use. */
+	assert_int_equal(f->n - before, 4);
+	assert_int_equal(f->rec[before].type, FGP_NAME);
+	assert_int_equal(f->rec[before].count, outer);
+	assert_string_equal(f->rec[before].name, "a.B::outer");
+	assert_int_equal(f->rec[before + 1].type, FGP_NAME);
+	assert_int_equal(f->rec[before + 1].count, inner);
+	assert_int_equal(f->rec[before + 2].type, FGP_CODE_LOAD_IDS);
+	assert_int_equal(f->rec[before + 3].type, FGP_CODE_LOAD_IDS);
+	/* A new connection knows no ids: the replay defines them again first. */
+	f->conn = 0;
+	sender_poll(x->s, 1000);
+	f->conn = 2;
+	before = f->n;
+	sender_poll(x->s, 1000);
+	assert_int_equal(count_type(f, before, FGP_NAME), 2);
+	load = find(f, before, FGP_CODE_LOAD_IDS);
+	assert_true(load > find(f, before, FGP_NAME));
+	assert_true(f->rec[load].flags & FGP_REC_REPLAY);
+	sender_free(x->s); /* before the symtab it borrows */
+	x->s = NULL;
+	symtab_free(st);
+}
+
+static void test_interned_loads_are_spelled_out_for_an_older_collector(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct symtab *st = symtab_new(1 << 20);
+	uint32_t outer = symtab_add(st, (void *)0x10, "a.B::outer", 10);
+	uint32_t inner = symtab_add(st, (void *)0x20, "a.B::inner", 10);
+	size_t before;
+
+	sender_set_symtab(x->s, st);
+	f->intern = 0; /* no features file: a collector that predates interning */
+	f->conn = 1;
+	sender_poll(x->s, 1000);
+	before = f->n;
+	push_load_ids(x->q, 0x1000, outer, inner);
+	sender_poll(x->s, 1000);
+	assert_int_equal(f->n - before, 1);
+	assert_int_equal(f->rec[before].type, FGP_CODE_LOAD);
+	assert_string_equal(f->rec[before].name, "a.B::outer");
+	assert_int_equal(f->rec[before].n_pcs, 1);
+	assert_int_equal(count_type(f, 0, FGP_NAME), 0);
+	sender_free(x->s);
+	x->s = NULL;
+	symtab_free(st);
+}
+
+static void test_replayed_interned_load_keeps_its_code_frame(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct symtab *st = symtab_new(1 << 20);
+	uint32_t outer = symtab_add(st, (void *)0x10, "a.B::outer", 10);
+	uint32_t inner = symtab_add(st, (void *)0x20, "a.B::inner", 10);
+	struct fgp_code_frame cf = { .addr = 0x1000,
+				     .frame_size = 32,
+				     .code_begin = 0x1000,
+				     .code_size = 0x100,
+				     .frame_complete = -1 };
+	struct qentry *e = queue_reserve(x->q, FGP_CODE_FRAME_SIZE);
+	size_t before;
+	long load;
+
+	sender_set_symtab(x->s, st);
+	push_load_ids(x->q, 0x1000, outer, inner);
+	assert_non_null(e);
+	assert_int_equal(fgp_encode_code_frame(e->data, e->len, &cf), FGP_CODE_FRAME_SIZE);
+	queue_push(x->q, e);
+	sender_poll(x->s, 1000); /* no collector yet: both go into the table, the frame attached */
+	for (int intern = 0; intern < 2; intern++) {
+		f->intern = intern;
+		f->conn = (uint64_t)intern + 1;
+		before = f->n;
+		sender_poll(x->s, 1000);
+		load = find(f, before, intern ? FGP_CODE_LOAD_IDS : FGP_CODE_LOAD);
+		assert_true(load > 0);
+		assert_true(f->rec[load].flags & FGP_REC_REPLAY);
+		assert_int_equal(f->rec[load].addr, 0x1000);
+		assert_int_equal(f->rec[load + 1].type, FGP_CODE_FRAME); /* right after its load */
+		f->conn = 0;
+		sender_poll(x->s, 1000);
+	}
+	sender_free(x->s);
+	x->s = NULL;
+	symtab_free(st);
+}
+
 static void test_failed_send_during_snapshot_resets(void **state)
 {
 	struct fix *x = *state;
@@ -394,7 +629,7 @@ static void test_table_full_is_counted_but_delta_still_sent(void **state)
 {
 	struct queue *q = queue_new(1 << 20);
 	struct fake *f = calloc(1, sizeof(*f));
-	struct sender *s = sender_new(q, 256 * 24 + 200, &hello, &fake_ops, f);
+	struct sender *s = sender_new(q, 256 * 32 + 200, &hello, &fake_ops, f);
 	struct sender_stats st;
 	long d;
 
@@ -500,6 +735,19 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_send_during_snapshot_resets, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_step_keeps_a_refused_batch_without_blocking,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_resets_when_a_refused_batch_overflows,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_burst_of_events_shares_messages, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_interned_names_go_once_per_connection_before_use, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_interned_loads_are_spelled_out_for_an_older_collector, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(test_replayed_interned_load_keeps_its_code_frame,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drops_are_reported_once_per_change, setup,
 						teardown),
 		cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),

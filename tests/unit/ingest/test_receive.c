@@ -269,6 +269,112 @@ static void test_reconnect_replay_merges(void **state)
 	nng_close(s);
 }
 
+static void m_name(struct msg *m, uint32_t id, const char *name)
+{
+	int n = fgp_encode_name(m->b + m->n, sizeof(m->b) - m->n, id,
+				(struct fgp_str){ name, (uint16_t)strlen(name) });
+
+	assert_true(n > 0);
+	m->n += (size_t)n;
+}
+
+static void m_load_ids(struct msg *m, uint64_t addr, uint32_t name_id, uint32_t inl_id)
+{
+	static const uint16_t chain[2] = { 1, 0 };
+	uint32_t ids[2] = { name_id, inl_id };
+	struct fgp_pc_in pc = { 0x10, 2, chain };
+	struct fgp_code_load_ids_in in = { .addr = addr,
+					   .size = 0x100,
+					   .ts = 2000 * MS,
+					   .name_id = name_id,
+					   .n_methods = 2,
+					   .method_ids = ids,
+					   .n_pcs = 1,
+					   .pcs = &pc };
+	int n = fgp_encode_code_load_ids(m->b + m->n, sizeof(m->b) - m->n, &in);
+
+	assert_true(n > 0);
+	m->n += (size_t)n;
+}
+
+static uint64_t bad_records(struct fx *f)
+{
+	struct jvmset_counters c;
+
+	jvmset_counters(f->set, &c);
+	return c.bad_records;
+}
+
+static bool one_live(struct fx *f)
+{
+	return live_count(f) == 1;
+}
+
+static bool bad_seen_1(struct fx *f)
+{
+	return bad_records(f) >= 1;
+}
+
+static bool bad_seen_2(struct fx *f)
+{
+	return bad_records(f) >= 2;
+}
+
+static void test_interned_names_resolve_per_connection(void **state)
+{
+	struct fx *f = *state;
+	nng_socket s = client(f);
+	const struct codeblob *b;
+	const char *chain[4];
+	char path[160], text[64];
+	struct msg m;
+	int fd;
+	ssize_t n;
+
+	/* The collector says it reads interned records. */
+	snprintf(path, sizeof(path), "%s.features", f->sock);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	assert_true(n > 0);
+	text[n] = '\0';
+	assert_string_equal(text, "intern\n");
+
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid());
+	m_name(&m, 5, "Hot::loop");
+	m_name(&m, 6, "Hot::inner");
+	m_load_ids(&m, 0x7f0000005000, 5, 6);
+	send_msg(s, &m);
+	assert_true(pump_until(f, one_live, 3000));
+	b = codetab_lookup_live(jvm_table(jvmset_find(f->set, (uint32_t)getpid())), 0x7f0000005008);
+	assert_non_null(b);
+	assert_string_equal(b->name, "Hot::loop");
+	assert_int_equal(codetab_inline_chain(b, 0x7f0000005008, false, chain, 4), 2);
+	assert_string_equal(chain[0], "Hot::inner");
+	assert_string_equal(chain[1], "Hot::loop");
+	/* An id never defined on this connection is refused. */
+	m_init(&m);
+	m_load_ids(&m, 0x7f0000006000, 8, 5);
+	send_msg(s, &m);
+	assert_true(pump_until(f, bad_seen_1, 3000));
+	assert_int_equal(live_count(f), 1);
+	nng_close(s);
+	/* A new connection starts with no ids: 5 means nothing there until defined again. */
+	s = client(f);
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid());
+	m_load_ids(&m, 0x7f0000007000, 5, 6);
+	send_msg(s, &m);
+	assert_true(pump_until(f, bad_seen_2, 3000));
+	assert_int_equal(live_count(f), 1);
+	nng_close(s);
+	receive_close(f->rx); /* stopping removes the features file */
+	f->rx = NULL;
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 static bool rejected(struct fx *f)
 {
 	struct jvmset_counters c;
@@ -512,6 +618,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hello_snapshot_and_deltas_fill_table_and_map,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_replay_merges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interned_names_resolve_per_connection, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_hello_with_wrong_pid_is_rejected, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_input_is_counted_then_dropped, setup,

@@ -66,6 +66,24 @@ static size_t build_all(uint8_t *buf, size_t cap)
 	n = fgp_encode_dropped(buf + off, cap - off, &dr);
 	assert_int_equal(n, FGP_DROPPED_SIZE);
 	off += (size_t)n;
+	/* Interned: two NAMEs, then a load that refers to them (ids 7 and 9). */
+	{
+		static const uint32_t ids[] = { 7, 9 };
+		static const uint16_t ch[] = { 1, 0 };
+		struct fgp_pc_in ipcs[] = { { 0x20, 2, ch }, { 0x30, 1, chain2 } };
+		struct fgp_code_load_ids_in li = {
+			0x7f0000003000, 0x80, 777, 0, 7, 2, ids, 2, ipcs
+		};
+
+		n = fgp_encode_name(buf + off, cap - off, 7, S("Hot::caller"));
+		assert_int_equal(n, (int)fgp_name_size(S("Hot::caller")));
+		off += (size_t)n;
+		n = fgp_encode_name(buf + off, cap - off, 9, S("Hot::callee"));
+		off += (size_t)n;
+		n = fgp_encode_code_load_ids(buf + off, cap - off, &li);
+		assert_int_equal(n, (int)fgp_code_load_ids_size(&li));
+		off += (size_t)n;
+	}
 	return off;
 }
 
@@ -148,6 +166,30 @@ static void test_every_record_type_round_trips(void **state)
 	assert_int_equal(rec.type, FGP_DROPPED);
 	assert_int_equal(rec.u.dropped.queue_full, 7);
 	assert_int_equal(rec.u.dropped.table_full, 8);
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_NAME);
+	assert_int_equal(rec.u.name.id, 7);
+	assert_true(str_eq(rec.u.name.name, "Hot::caller"));
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.name.id, 9);
+
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_CODE_LOAD_IDS);
+	assert_int_equal(rec.u.load.addr, 0x7f0000003000);
+	assert_int_equal(rec.u.load.size, 0x80);
+	assert_int_equal(rec.u.load.ts, 777);
+	assert_int_equal(rec.u.load.name_id, 7);
+	assert_null(rec.u.load.name.ptr);
+	assert_int_equal(rec.u.load.n_methods, 2);
+	assert_int_equal(fgp_load_method_id(&rec.u.load, 0), 7);
+	assert_int_equal(fgp_load_method_id(&rec.u.load, 1), 9);
+	assert_int_equal(rec.u.load.n_pcs, 2);
+	fgp_pcs_begin(&rec.u.load, &it);
+	assert_int_equal(fgp_pcs_next(&it, &pc), 1);
+	assert_int_equal(pc.pc_off, 0x20);
+	assert_int_equal(pc.depth, 2);
+	assert_int_equal(fgp_pc_method(&pc, 0), 1);
 
 	assert_int_equal(fgp_next(&r, &rec), 0);
 	assert_int_equal(fgp_next(&r, &rec), 0);
@@ -455,9 +497,22 @@ static int drain(const uint8_t *buf, size_t len)
 			continue;
 		good++;
 		assert_true(rec.size >= FGP_REC_HEADER_SIZE && rec.size <= len);
-		if (rec.type != FGP_CODE_LOAD)
+		if (rec.type == FGP_CODE_LOAD_IDS) {
+			assert_true(rec.u.load.name_id != 0);
+			for (unsigned i = 0; i < rec.u.load.n_methods; i++) {
+				assert_true(rec.u.load.methods_raw + 4 * (i + 1) <= buf + len);
+				assert_true(fgp_load_method_id(&rec.u.load, i) != 0);
+			}
+		}
+		if (rec.type == FGP_NAME)
+			assert_true(rec.u.name.id != 0);
+		if (rec.type != FGP_CODE_LOAD && rec.type != FGP_CODE_LOAD_IDS)
 			continue;
-		fgp_methods_begin(&rec.u.load, &it);
+		assert_true(rec.u.load.pcs_raw + rec.u.load.pcs_len <= buf + len);
+		if (rec.type == FGP_CODE_LOAD)
+			fgp_methods_begin(&rec.u.load, &it);
+		else
+			it.left = 0;
 		while (fgp_methods_next(&it, &s)) {
 			assert_true((const uint8_t *)s.ptr >= buf);
 			assert_true((const uint8_t *)s.ptr + s.len <= buf + len);
@@ -479,7 +534,7 @@ static void test_every_truncation_is_decoded_safely(void **state)
 	int full = drain(all, len);
 
 	(void)state;
-	assert_int_equal(full, 7);
+	assert_int_equal(full, 10);
 	for (size_t cut = 0; cut < len; cut++) {
 		/* a fresh heap copy of exactly cut bytes so ASan sees any over-read */
 		uint8_t *p = malloc(cut ? cut : 1);
@@ -524,6 +579,79 @@ static void test_random_mutations_are_decoded_safely(void **state)
 		drain(p, len);
 		free(p);
 	}
+}
+
+/* ---- interned names -------------------------------------------------------------------- */
+
+static void test_interned_load_resolves_to_the_same_code_load(void **state)
+{
+	static const uint32_t ids[] = { 3, 5, 4 };
+	struct fgp_str names[] = { S("Hot::loop"), S("Hot::inner"), S("Hot::leaf") };
+	struct fgp_pc_in pcs[] = { { 0x10, 2, chain0 }, { 0x40, 3, chain1 }, { 0x80, 1, chain2 } };
+	struct fgp_code_load_ids_in li = { 0x7f0000001000, 0x100, 222, 0, 3, 3, ids, 3, pcs };
+	struct fgp_code_load_in l = { 0x7f0000001000, 0x100, 222, 0, S("Hot::loop"), 3,
+				      names,	      3,     pcs };
+	uint8_t a[512], b[512], c[512];
+	struct fgp_record rec;
+	int na, nb, nc;
+
+	(void)state;
+	na = fgp_encode_code_load_ids(a, sizeof(a), &li);
+	assert_true(na > 0);
+	assert_int_equal(fgp_decode_record(a, (size_t)na, &rec), 1);
+	/* Unresolved, it cannot be spelled out. */
+	assert_int_equal(fgp_encode_code_load_resolved(b, sizeof(b), &rec.u.load, 0), -EINVAL);
+	/* A reader resolves ids 3, 5, 4 to the names. */
+	rec.u.load.name = names[0];
+	rec.u.load.methods = names;
+	nb = fgp_encode_code_load_resolved(b, sizeof(b), &rec.u.load, FGP_REC_REPLAY);
+	nc = fgp_encode_code_load(c, sizeof(c), &l);
+	assert_int_equal(nb, nc);
+	c[2] |= FGP_REC_REPLAY; /* record flags, low byte */
+	assert_memory_equal(b, c, (size_t)nc);
+	assert_int_equal(fgp_encode_code_load_resolved(b, (size_t)nc - 1, &rec.u.load, 0), -ENOSPC);
+	/* And a plain CODE_LOAD passes through unchanged. */
+	assert_int_equal(fgp_decode_record(c, (size_t)nc, &rec), 1);
+	assert_int_equal(fgp_encode_code_load_resolved(b, sizeof(b), &rec.u.load, FGP_REC_REPLAY),
+			 nc);
+	assert_memory_equal(b, c, (size_t)nc);
+	/* One record decoded alone must be exactly its size. */
+	assert_int_equal(fgp_decode_record(c, (size_t)nc - 1, &rec), -EBADMSG);
+}
+
+static void test_zero_ids_are_neither_encoded_nor_decoded(void **state)
+{
+	static const uint32_t ids[] = { 3, 0 };
+	struct fgp_pc_in pc = { 0x10, 2, chain0 };
+	struct fgp_code_load_ids_in li = { 0x1000, 0x100, 1, 0, 3, 2, ids, 1, &pc };
+	static const uint32_t good[] = { 3, 4 };
+	static const uint16_t far[] = { 2, 0 };
+	uint8_t buf[256];
+	struct fgp_record rec;
+	int n;
+
+	(void)state;
+	assert_int_equal(fgp_encode_code_load_ids(buf, sizeof(buf), &li), -EINVAL);
+	li.method_ids = good;
+	li.name_id = 0;
+	assert_int_equal(fgp_encode_code_load_ids(buf, sizeof(buf), &li), -EINVAL);
+	li.name_id = 3;
+	pc.chain = far; /* index 2 of 2 methods */
+	assert_int_equal(fgp_encode_code_load_ids(buf, sizeof(buf), &li), -EINVAL);
+	pc.chain = chain0;
+	n = fgp_encode_code_load_ids(buf, sizeof(buf), &li);
+	assert_true(n > 0);
+	assert_int_equal(fgp_decode_record(buf, (size_t)n, &rec), 1);
+	/* Patch a method id, then the name id, to 0: refused. */
+	memset(buf + FGP_REC_HEADER_SIZE + 24 + 2 + 4, 0, 4);
+	assert_int_equal(fgp_decode_record(buf, (size_t)n, &rec), -EBADMSG);
+	n = fgp_encode_code_load_ids(buf, sizeof(buf), &li);
+	memset(buf + FGP_REC_HEADER_SIZE + 12, 0, 4);
+	assert_int_equal(fgp_decode_record(buf, (size_t)n, &rec), -EBADMSG);
+	assert_int_equal(fgp_encode_name(buf, sizeof(buf), 0, S("x")), -EINVAL);
+	n = fgp_encode_name(buf, sizeof(buf), 1, S("x"));
+	memset(buf + FGP_REC_HEADER_SIZE, 0, 4);
+	assert_int_equal(fgp_decode_record(buf, (size_t)n, &rec), -EBADMSG);
 }
 
 /* ---- VM_LAYOUT ------------------------------------------------------------------------- */
@@ -830,6 +958,8 @@ int main(void)
 		cmocka_unit_test(test_hello_with_a_broken_service_is_refused),
 		cmocka_unit_test(test_every_truncation_is_decoded_safely),
 		cmocka_unit_test(test_random_mutations_are_decoded_safely),
+		cmocka_unit_test(test_interned_load_resolves_to_the_same_code_load),
+		cmocka_unit_test(test_zero_ids_are_neither_encoded_nor_decoded),
 		cmocka_unit_test(test_vm_layout_round_trips_and_absent_keys_stay_absent),
 		cmocka_unit_test(test_vm_layout_unknown_keys_are_ignored_and_bad_entries_refused),
 		cmocka_unit_test(test_code_frame_round_trips),

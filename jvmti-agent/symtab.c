@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * symtab.c - agent-wide interned method names (see symtab.h).
+ *
+ * One mutex, only ever try-locked, guards the key index (open addressing, linear probing, keys
+ * are jmethodIDs) and the allocation of ids. Names live in fixed chunks of slots indexed by id,
+ * written before the id is published and never moved, so readers need no lock.
+ * Invariant: every id in [1, next_id) has a complete slot.
+ */
+#include "symtab.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_SLOTS 4096u
+#define MAX_CHUNKS 1024u /* 4M names */
+
+struct slot {
+	const void *key;
+	uint32_t id;
+};
+
+struct symtab {
+	pthread_mutex_t mu;
+	struct slot *index; /* power-of-two capacity, load <= 1/2 */
+	size_t cap, n;
+	uint32_t next_id;
+	size_t budget, used;
+	struct fgp_str *chunks[MAX_CHUNKS];
+};
+
+struct symtab *symtab_new(size_t budget)
+{
+	struct symtab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	pthread_mutex_init(&t->mu, NULL);
+	t->next_id = 1;
+	t->budget = budget;
+	t->used = sizeof(*t);
+	return t;
+}
+
+void symtab_free(struct symtab *t)
+{
+	if (!t)
+		return;
+	for (uint32_t id = 1; id < t->next_id; id++)
+		free((void *)t->chunks[(id - 1) / CHUNK_SLOTS][(id - 1) % CHUNK_SLOTS].ptr);
+	for (unsigned i = 0; i < MAX_CHUNKS; i++)
+		free(t->chunks[i]);
+	free(t->index);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+}
+
+static size_t hash_key(const void *key)
+{
+	uint64_t h = (uint64_t)(uintptr_t)key;
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (size_t)h;
+}
+
+/* The slot of key, or the free slot where it goes (lock held, cap > 0). */
+static struct slot *probe(const struct symtab *t, const void *key)
+{
+	size_t i = hash_key(key) & (t->cap - 1);
+
+	while (t->index[i].key && t->index[i].key != key)
+		i = (i + 1) & (t->cap - 1);
+	return &t->index[i];
+}
+
+uint32_t symtab_find(struct symtab *t, const void *key)
+{
+	uint32_t id = 0;
+
+	if (!key || pthread_mutex_trylock(&t->mu) != 0)
+		return 0;
+	if (t->cap)
+		id = probe(t, key)->id;
+	pthread_mutex_unlock(&t->mu);
+	return id;
+}
+
+/* Double the index (lock held). 0 or -ENOMEM/-ENOSPC. */
+static int grow(struct symtab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 1024;
+	size_t extra = (ncap - t->cap) * sizeof(struct slot);
+	struct slot *old = t->index, *n;
+	size_t ocap = t->cap;
+
+	if (t->used + extra > t->budget)
+		return -ENOSPC;
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->index = n;
+	t->cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].key)
+			*probe(t, old[i].key) = old[i];
+	free(old);
+	t->used += extra;
+	return 0;
+}
+
+static uint32_t add_locked(struct symtab *t, const void *key, const char *name, size_t len)
+{
+	uint32_t id = t->next_id, c = (id - 1) / CHUNK_SLOTS;
+	struct slot *sl;
+	char *copy;
+
+	if ((t->n + 1) * 2 > t->cap && grow(t) != 0)
+		return 0;
+	sl = probe(t, key);
+	if (sl->key)
+		return sl->id; /* another thread resolved it meanwhile */
+	if (c >= MAX_CHUNKS || t->used + len + sizeof(struct fgp_str) > t->budget)
+		return 0;
+	if (!t->chunks[c]) {
+		if (t->used + CHUNK_SLOTS * sizeof(struct fgp_str) > t->budget ||
+		    !(t->chunks[c] = calloc(CHUNK_SLOTS, sizeof(struct fgp_str))))
+			return 0;
+		t->used += CHUNK_SLOTS * sizeof(struct fgp_str);
+	}
+	copy = malloc(len ? len : 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, name, len);
+	t->chunks[c][(id - 1) % CHUNK_SLOTS].ptr = copy; /* freed by symtab_free */
+	t->chunks[c][(id - 1) % CHUNK_SLOTS].len = (uint16_t)len;
+	t->used += len;
+	sl->key = key;
+	sl->id = id;
+	t->n++;
+	t->next_id++;
+	return id;
+}
+
+uint32_t symtab_add(struct symtab *t, const void *key, const char *name, size_t len)
+{
+	uint32_t id;
+
+	if (!key || pthread_mutex_trylock(&t->mu) != 0)
+		return 0;
+	id = add_locked(t, key, name, len > FGP_MAX_STR ? FGP_MAX_STR : len);
+	pthread_mutex_unlock(&t->mu);
+	return id;
+}
+
+struct fgp_str symtab_name(const struct symtab *t, uint32_t id)
+{
+	return t->chunks[(id - 1) / CHUNK_SLOTS][(id - 1) % CHUNK_SLOTS];
+}
+
+size_t symtab_used(const struct symtab *t)
+{
+	return t->used;
+}
