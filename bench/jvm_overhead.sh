@@ -167,5 +167,10 @@ for v in alone frozen watch; do
 		m = int((NR + 1) / 2); print s[m] + 0, n[m] + 0 }' "$tmp/$v.own")
 	echo "our JVM threads ($v), medians: sender $snd ms, nng $nng ms CPU per run"
 done
-echo "watch daemon CPU during the rounds: $(((watch_cpu1 - watch_cpu0) * 1000 / hz / reps)) ms per round (one JVM run streams to it per round)"
+kill -TERM "$watch_pid"
+wait "$watch_pid" 2>/dev/null || true
+watch_pid=
+records=$(sed -nE 's/.* messages, ([0-9]+) records .*/\1/p' "$tmp/d-live.log" | tail -n 1)
+msgs=$(sed -nE 's/.*summary: .* ([0-9]+) messages, .*/\1/p' "$tmp/d-live.log" | tail -n 1)
+echo "watch daemon CPU during the rounds: $(((watch_cpu1 - watch_cpu0) * 1000 / hz / reps)) ms per round (one JVM run streams to it per round); ${records:-?} records in ${msgs:-?} messages in all: $(awk -v c=$(((watch_cpu1 - watch_cpu0) * 1000000 / hz)) -v n="${records:-0}" 'BEGIN {printf "%.1f", n ? c / n : 0}') us of daemon CPU per record received"
 echo "target: fgagent + live watch CPU/floor <= 1.01 (median of per-round ratios above)"

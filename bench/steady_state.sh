@@ -66,3 +66,20 @@ for v in none agent; do
 done
 paste "$tmp/agent" "$tmp/none" | awk '{print $1 / $2}' | sort -n >"$tmp/ratio"
 echo "throughput ratio agent/none per round: median $(median <"$tmp/ratio") (min $(head -n 1 "$tmp/ratio"), max $(tail -n 1 "$tmp/ratio"))"
+
+# The daemon at rest: its CPU over REST s with no JVM, then with one idle JVM connected.
+rest=${REST:-30}
+w0=$(ticks "$watch_pid")
+sleep "$rest"
+w1=$(ticks "$watch_pid")
+"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$tmp/sock/fgcollect.sock" \
+	-cp "$classes_dir" PrimeService --seconds $((rest + 15)) >/dev/null &
+jpid=$!
+sleep 10
+w2=$(ticks "$watch_pid")
+sleep "$rest"
+w3=$(ticks "$watch_pid")
+wait "$jpid" || true
+awk -v a=$((w1 - w0)) -v b=$((w3 - w2)) -v hz="$hz" -v r="$rest" 'BEGIN {
+	printf "watch daemon at rest: %.2f%% of a core with no JVM, %.2f%% with one idle JVM connected (%+.3f%% per JVM; %d s each, clock ticks of %d ms)\n",
+		a * 100 / hz / r, b * 100 / hz / r, (b - a) * 100 / hz / r, r, 1000 / hz }'
