@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
+
 #define EXT_FOLDED 1u
 #define EXT_SVG 2u
 #define EXT_PB 4u
@@ -94,15 +96,8 @@ static struct set *set_find(struct profdir *d, const char *stem)
 
 static struct set *set_append(struct profdir *d)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 64;
-		struct set *n = realloc(d->sets, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		d->sets = n;
-		d->cap = cap;
-	}
+	if (ARRAY_GROW(d->sets, d->cap, d->n + 1) != 0)
+		return NULL;
 	memset(&d->sets[d->n], 0, sizeof(d->sets[0]));
 	return &d->sets[d->n++];
 }

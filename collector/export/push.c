@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
+
 #define DEFAULT_QUEUE 64
 #define DEFAULT_BYTES (32u << 20)
 #define DEFAULT_TIMEOUT_MS 10000
@@ -70,16 +72,9 @@ static void put(struct sbuf *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-		char *np = realloc(b->p, cap);
-
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
+	if (ARRAY_GROW(b->p, b->cap, b->len + n + 1) != 0) {
+		b->oom = true;
+		return;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;

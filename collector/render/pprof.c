@@ -492,16 +492,9 @@ int pprof_encode_gz(const struct pprof *p, uint8_t **out, size_t *out_len)
 			z.avail_in = len > (1u << 30) ? (1u << 30) : (uInt)len;
 			len -= z.avail_in;
 		}
-		if (cap - n < GZ_CHUNK) {
-			size_t ncap = cap ? cap * 2 : 2 * GZ_CHUNK;
-			uint8_t *nb = realloc(buf, ncap);
-
-			if (!nb) {
-				rv = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = ncap;
+		if (cap - n < GZ_CHUNK && ARRAY_GROW(buf, cap, n + GZ_CHUNK) != 0) {
+			rv = -ENOMEM;
+			break;
 		}
 		z.next_out = buf + n;
 		z.avail_out = (uInt)(cap - n);
