@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIN_CAP 16
-
 /* A 64-bit finalizer: good spread for sequential ids and tids as well as for hashes. */
 static size_t home(const struct htab *t, uint64_t key)
 {
@@ -58,7 +56,7 @@ static void place(struct htab *t, uint64_t stored, uint64_t val)
 int htab_reserve(struct htab *t, size_t n)
 {
 	struct htab g;
-	size_t cap = t->cap ? t->cap : MIN_CAP;
+	size_t cap = t->cap ? t->cap : HTAB_MIN_CAP;
 
 	while (n > cap / 2) {
 		if (cap > SIZE_MAX / 2 / sizeof(*g.slots))

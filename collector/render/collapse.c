@@ -11,7 +11,8 @@
  *
  * Speed: no allocation per line or per sample once buffers reached their size; frames of the
  * current sample go to one byte buffer, the folded stack is assembled once at the blank line,
- * hashed and counted in an open-addressing table whose keys live in an append-only arena.
+ * hashed and counted (an array of distinct stacks indexed by the lib htab) whose keys live in an
+ * append-only arena.
  *
  * The one invariant: every byte of output is decided by the same rule the script applies, so a
  * change here is checked against tests/golden/collapse, never against intuition.
@@ -26,6 +27,7 @@
 #endif
 
 #include "array.h"
+#include "htab.h"
 
 #define DEF_MAX_LINE ((size_t)1 << 20)
 #define DEF_MAX_STACK ((size_t)16 << 20)
@@ -42,8 +44,7 @@ struct buf {
 
 /* One distinct folded stack. */
 struct entry {
-	uint64_t hash;
-	const char *key; /* in the arena; NULL = empty slot */
+	const char *key; /* in the arena */
 	size_t len;
 	uint64_t count;
 };
@@ -83,9 +84,9 @@ struct collapse {
 	unsigned pend_pieces; /* pieces of the group done so far */
 
 	/* folded stacks */
-	struct entry *table;
-	size_t table_size; /* power of two */
-	size_t table_used;
+	struct entry *table; /* distinct stacks in order of first sight */
+	size_t table_used, table_cap;
+	struct htab index; /* hash of the stack -> index into table */
 	struct chunk *arena;
 	size_t memory;
 	struct buf key;
@@ -246,32 +247,33 @@ static char *arena_alloc(struct collapse *c, size_t n)
 	return p;
 }
 
-static int table_grow(struct collapse *c)
+static size_t cap_for(size_t cap, size_t need, size_t min)
 {
-	size_t size = c->table_size ? c->table_size * 2 : TABLE_MIN;
-	size_t bytes = size * sizeof(struct entry);
-	struct entry *t;
+	size_t c = cap ? cap : min;
 
-	if (bytes / sizeof(struct entry) != size ||
-	    bytes > c->o.max_memory - c->memory + c->table_size * sizeof(struct entry))
+	while (c < need)
+		c *= 2;
+	return c;
+}
+
+/*
+ * Room for one more distinct stack. What the index and the array will grow by is charged to
+ * max_memory before it is allocated (the growth rules are those documented in htab.h and
+ * array.h), so -E2BIG comes before the allocation, not after.
+ */
+static int table_room(struct collapse *c)
+{
+	size_t n = c->table_used + 1;
+	size_t icap = cap_for(c->index.cap, 2 * n, HTAB_MIN_CAP);
+	size_t ecap = cap_for(c->table_cap, n, ARRAY_MIN_CAP);
+	size_t grow = (icap - c->index.cap) * sizeof(struct htab_slot) +
+		      (ecap - c->table_cap) * sizeof(struct entry);
+
+	if (grow > c->o.max_memory - c->memory)
 		return -E2BIG;
-	t = calloc(size, sizeof(*t));
-	if (!t)
+	if (htab_reserve(&c->index, n) != 0 || ARRAY_GROW(c->table, c->table_cap, n) != 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->table_size; i++) {
-		struct entry *e = &c->table[i];
-		size_t j;
-
-		if (!e->key)
-			continue;
-		for (j = e->hash & (size - 1); t[j].key; j = (j + 1) & (size - 1))
-			;
-		t[j] = *e;
-	}
-	c->memory = c->memory - c->table_size * sizeof(struct entry) + bytes;
-	free(c->table);
-	c->table = t;
-	c->table_size = size;
+	c->memory += grow;
 	return 0;
 }
 
@@ -287,31 +289,28 @@ static void count_add(struct collapse *c, uint64_t *count, uint64_t n)
 
 static int remember(struct collapse *c, const char *key, size_t len, uint64_t n)
 {
-	uint64_t h = hash_bytes(key, len);
-	struct entry *e;
-	size_t i;
+	uint64_t h = hash_bytes(key, len) & HTAB_KEY_MASK;
+	const uint64_t *v;
+	size_t pos = 0;
 	char *copy;
 	int rv;
 
-	if ((c->table_used + 1) * 2 > c->table_size && (rv = table_grow(c)) != 0)
-		return rv;
-	for (i = h & (c->table_size - 1);; i = (i + 1) & (c->table_size - 1)) {
-		e = &c->table[i];
-		if (!e->key)
-			break;
-		if (e->hash == h && e->len == len && !memcmp(e->key, key, len)) {
+	while ((v = htab_next(&c->index, h, &pos))) {
+		struct entry *e = &c->table[*v];
+
+		if (e->len == len && !memcmp(e->key, key, len)) {
 			count_add(c, &e->count, n);
 			return 0;
 		}
 	}
+	if ((rv = table_room(c)) != 0)
+		return rv;
 	copy = arena_alloc(c, len ? len : 1);
 	if (!copy)
 		return c->memory + len > c->o.max_memory ? -E2BIG : -ENOMEM;
 	memcpy(copy, key, len);
-	e->hash = h;
-	e->key = copy;
-	e->len = len;
-	e->count = n;
+	c->table[c->table_used] = (struct entry){ .key = copy, .len = len, .count = n };
+	(void)htab_add(&c->index, h, c->table_used); /* room made above */
 	c->table_used++;
 	c->st.stacks++;
 	return 0;
@@ -1073,6 +1072,7 @@ void collapse_free(struct collapse *c)
 		free(ch);
 	}
 	free(c->table);
+	htab_fini(&c->index);
 	free(c->filter);
 	free(c->other_event);
 	free(c->partial.p);
@@ -1107,9 +1107,8 @@ int collapse_foreach(struct collapse *c,
 	idx = malloc(c->table_used * sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->table_size; i++)
-		if (c->table[i].key)
-			idx[n++] = &c->table[i];
+	for (size_t i = 0; i < c->table_used; i++)
+		idx[n++] = &c->table[i];
 	qsort(idx, n, sizeof(*idx), entry_cmp);
 	for (size_t i = 0; i < n && !rv; i++)
 		rv = fn(arg, idx[i]->key, idx[i]->len, idx[i]->count);

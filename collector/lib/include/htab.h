@@ -23,6 +23,8 @@
 #include <stdint.h>
 
 #define HTAB_KEY_LIMIT UINT64_MAX /* keys are < this */
+/* Capacity grows by doubling from HTAB_MIN_CAP slots, keeping at most cap / 2 entries. */
+#define HTAB_MIN_CAP 16
 #define HTAB_KEY_MASK (UINT64_MAX >> 1)
 
 struct htab_slot {
