@@ -312,6 +312,8 @@ static void *run(void *arg)
 	CURL *c = curl_easy_init();
 	unsigned backoff = 0;
 
+	pthread_setname_np(pthread_self(), "fg-push"); /* for top -H and /proc/PID/task */
+
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct item *it;

@@ -389,6 +389,8 @@ static void *run(void *arg)
 	uint64_t next_cut = 0, born = 0, retry_at = 0, backoff = 0;
 	int64_t start = 0;
 
+	pthread_setname_np(pthread_self(), "fg-roller"); /* for top -H and /proc/PID/task */
+
 	while (!atomic_load(&r->stop)) {
 		uint64_t now = fg_now_ns();
 		int rv;
@@ -444,8 +446,14 @@ static void *run(void *arg)
 			start = end;
 		}
 		next_cut += r->o.interval_ns;
-		if (next_cut <= now) /* we fell behind (a stalled machine): do not cut in bursts */
+		/*
+		 * Behind schedule (a stalled machine): no burst of short profiles. Each profile
+		 * lasts over 1 s, so their start seconds, part of the file names, differ.
+		 */
+		if (next_cut <= now)
 			next_cut = now + r->o.interval_ns;
+		if (next_cut < now + NSEC + NSEC / 100)
+			next_cut = now + NSEC + NSEC / 100;
 		if (now - born >= r->o.recycle_ns && exited_targets(s) > 0) {
 			/* Let go of exited JVMs: a fresh session, opened before the old one closes.
 			 */
