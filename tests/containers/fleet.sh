@@ -15,6 +15,8 @@
 #     (Debian's debuginfod serving libc6-dbg, reachable only on the collector's own loopback);
 #     the same recording without DEBUGINFOD_URLS is measured and shown for comparison;
 #   * `fgcollect top` through `podman exec` shows Java names;
+#   * the collector's `watch --profile-every` writes rolling profiles of both app containers
+#     while the recordings above run beside it;
 #   * each listed capability is needed: without it a one-shot collector fails the way the
 #     README says.
 #
@@ -80,9 +82,13 @@ collector_args() {
 # ---- the collector and two apps ------------------------------------------------------------
 mkdir -m 0755 "$SOCK"
 collector_args "${CAPS[@]}"
+# Rolling profiles too (the host's /tmp is the container's): sampling for them runs beside the
+# recordings below, as on a node where someone records while watch keeps profiles.
+mkdir -m 0755 "$FG_TMP/profiles"
 ct_podman run -d --name "$P-collector" "${COLL[@]}" \
-	-v "$SOCK:/var/run/fgcollect" -v /tmp:/tmp "$CT_COLLECTOR" >/dev/null ||
-	fg_fail "podman run of the collector failed"
+	-v "$SOCK:/var/run/fgcollect" -v /tmp:/tmp "$CT_COLLECTOR" \
+	watch --socket /var/run/fgcollect/fgcollect.sock --profile-every 5s --out "$FG_TMP/profiles" \
+	>/dev/null || fg_fail "podman run of the collector failed"
 fg_wait 20 test -S "$SOCK/fgcollect.sock" ||
 	fg_fail "the collector made no socket: $(ct_podman logs "$P-collector" 2>&1 | tail -5)"
 # app1 computes (Java frames); app2 answers small requests (more time in the kernel).
@@ -180,6 +186,14 @@ timeout 60 podman --runtime runc --cgroup-manager cgroupfs exec "$P-collector" \
 [[ $(grep -c '^fgcollect top - PID' "$FG_TMP/top.out") == 2 ]] || fg_fail "top printed no 2 snapshots: $(head -5 "$FG_TMP/top.out")"
 grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$FG_TMP/top.out" || fg_fail "top names no PrimeService method: $(head -8 "$FG_TMP/top.out")"
 fg_log "top: $(grep -m1 'PrimeService::' "$FG_TMP/top.out" | tr -s ' ')"
+
+# ---- rolling profiles of both containers, written by the collector container ------------------
+for a in app1 app2; do
+	ls "$FG_TMP/profiles" | grep -q "_${ID[$a]:0:12}_${HP[$a]}_.*\.svg$" ||
+		fg_fail "$a: no rolling profile (*_${ID[$a]:0:12}_${HP[$a]}_*.svg) in $FG_TMP/profiles: $(ls "$FG_TMP/profiles" | head -5)"
+done
+[[ -s $FG_TMP/profiles/index.html ]] || fg_fail "no index.html among the rolling profiles"
+fg_log "rolling profiles: $(ls "$FG_TMP/profiles" | grep -c '\.svg$') SVGs for both containers, index.html"
 
 # ---- each capability is needed ---------------------------------------------------------------
 # A one-shot collector (record without a daemon, on an empty socket directory) per capability
