@@ -414,15 +414,15 @@ struct interp_namer *interp_namer_new(const struct vmmem_ops *mem)
 	if (!n)
 		return NULL;
 	n->mem = *mem;
-	n->cap = 2 * INTERP_MAX_CACHED;
+	n->cap = (size_t)2 * INTERP_MAX_CACHED;
 	n->tab = calloc(n->cap, sizeof(*n->tab));
 	if (!n->tab) {
 		free(n);
 		return NULL;
 	}
 	n->rv = calloc(INTERP_BATCH, sizeof(*n->rv));
-	n->bl = calloc(INTERP_BATCH * REVAL_IOVS, sizeof(*n->bl));
-	n->br = calloc(INTERP_BATCH * REVAL_IOVS, sizeof(*n->br));
+	n->bl = calloc((size_t)INTERP_BATCH * REVAL_IOVS, sizeof(*n->bl));
+	n->br = calloc((size_t)INTERP_BATCH * REVAL_IOVS, sizeof(*n->br));
 	if (!n->rv || !n->bl || !n->br) {
 		interp_namer_free(n);
 		return NULL;

@@ -81,7 +81,7 @@ static void *sender(void *arg)
 			put32(m + 29, (uint32_t)getpid());
 		if (n == 1 && len >= 37) {
 			put64(m + 25, (uint64_t)(uintptr_t)__executable_start);
-			put32(m + 33, (uint32_t)(etext - __executable_start));
+			put32(m + 33, (uint32_t)((uintptr_t)etext - (uintptr_t)__executable_start));
 		}
 		if (send(fd, m, len, MSG_NOSIGNAL) != (ssize_t)len)
 			break; /* the collector is gone: its recording ended */
