@@ -215,6 +215,7 @@ static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi
 			goto out;
 		}
 		pprof_set_time(e->pprof, 0, (int64_t)duration_ns);
+		(void)pprof_add_comment(e->pprof, title); /* the labels, as in the SVG's title */
 		rv = stackagg_foreach(a, emit_pprof, e);
 		if (rv == 0)
 			rv = pprof_write_gz(e->pprof, fd);

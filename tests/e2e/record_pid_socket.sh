@@ -9,6 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_pid_socket
 fg_require_built
+command -v go >/dev/null || fg_fail "go (golang-go) is not installed: needed for go tool pprof"
 
 DEFAULT_CTL=/run/fgcollect-ctl/ctl.sock
 
@@ -41,6 +42,12 @@ check_record with_ctl --ctl "$FG_CTL"
 cid=$(fg_container_cid hot)
 grep -qF "CPU: HotLoop | container ${cid:0:12} | PID $pid | host $(hostname)" "$FG_TMP/t.svg" ||
 	fg_fail "the SVG title lacks the labels: $(grep -o 'id="title"[^<]*' "$FG_TMP/t.svg")"
+# ... and so does a pprof file, as its comment
+"$FGCOLLECT" record --pid "$pid" --duration 1 --ctl "$FG_CTL" -o "$FG_TMP/t.pb.gz" 2>"$FG_TMP/pb.err" ||
+	{ cat "$FG_TMP/pb.err" >&2; fg_fail "record -o t.pb.gz failed"; }
+export HOME=$FG_TMP GOCACHE=$FG_TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
+go tool pprof -comments "$FG_TMP/t.pb.gz" 2>&1 | grep -qF "CPU: HotLoop | container ${cid:0:12} | PID $pid | host $(hostname)" ||
+	fg_fail "the pprof file lacks the labels comment: $(go tool pprof -comments "$FG_TMP/t.pb.gz" 2>&1 | head -3)"
 
 # 2. The daemon on the default control socket (shared with other runs on this machine: wait
 #    until nobody else holds it).
