@@ -324,14 +324,17 @@ fail:
 #define JAVA_DRAIN_MS 10
 
 /*
- * Leave samples in the rings while a target JVM's agent has not connected or is replaying (at
- * most agent_wait_ns from the start): their interpreted frames can only be named from their
- * stack copies once the JVM's layout and interpreter blob are known.
+ * Leave samples in the rings while a target JVM's agent has not connected or is replaying, or
+ * the watch daemon is still sending its tables (at most agent_wait_ns from the start): their
+ * interpreted frames can only be named from their stack copies once the JVM's layout and
+ * interpreter blob are known.
  */
 static bool hold_samples(const struct session *s, uint64_t now)
 {
 	if (!s->jf || now - s->start_ns >= s->o.agent_wait_ns)
 		return false;
+	if (s->src == SESSION_SRC_CTL && s->ctl && !s->ctl_quiet_ns)
+		return true; /* the daemon is still streaming the tables' history */
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
 
