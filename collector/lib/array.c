@@ -24,7 +24,9 @@ int array_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 			return -ENOMEM;
 		ncap *= 2;
 	}
-	if (elem && ncap > SIZE_MAX / elem)
+	if (elem == 0)
+		return -EINVAL; /* no element type has size 0: a caller bug */
+	if (ncap > SIZE_MAX / elem)
 		return -ENOMEM;
 	memcpy(&p, arrp, sizeof(p));
 	np = realloc(p, ncap * elem);

@@ -8,7 +8,10 @@
  * is keyed by a hash of the whole path (root..frame) rather than by the parent node, so the
  * slots of all frames of a stack are known, and prefetched, before the walk starts, and a slot
  * holds (parent, name) so a lookup never touches a node. Only the leaf node is written per
- * stack; totals are summed at render time.
+ * stack; totals are summed at render time. The name and child tables are therefore this
+ * file's own, not lib/htab: the prefetches need their slot layout. Measured with 128 MB of
+ * generated folded stacks (5 renders, 3 rounds): the name table on lib/htab took 2.07-2.48 s
+ * of user CPU against 1.17-1.53 s.
  *
  * Invariant: every node except the root is in the slot table exactly once (flame charts
  * excepted: they merge only with the previous stack and never look nodes up).

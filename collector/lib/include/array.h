@@ -20,8 +20,8 @@
 
 /*
  * Make the array at *arrp (a pointer to any object pointer) hold at least need elements of
- * elem bytes: its capacity *cap doubles, from ARRAY_MIN_CAP, until it does. 0, or -ENOMEM
- * (also when the size overflows).
+ * elem bytes (elem > 0): its capacity *cap doubles, from ARRAY_MIN_CAP, until it does. 0,
+ * -ENOMEM (also when the size overflows), or -EINVAL when elem is 0.
  */
 int array_grow(void *arrp, size_t *cap, size_t need, size_t elem);
 
