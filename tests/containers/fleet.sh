@@ -99,6 +99,7 @@ for a in app1 app2; do
 		--port 8080 --bind 127.0.0.1 --load 2 --n "${N[$a]}" >/dev/null ||
 		fg_fail "podman run of $a failed"
 	HP[$a]=$(ct_podman inspect -f '{{.State.Pid}}' "$P-$a")
+	fg_clean_later "/tmp/perf-${HP[$a]}.map" # the collector is killed, its maps stay
 	ID[$a]=$(ct_podman inspect -f '{{.Id}}' "$P-$a")
 done
 for a in app1 app2; do
