@@ -593,8 +593,16 @@ static char *make_name(const struct fresh *f)
 
 	if (!s)
 		return NULL;
-	for (uint16_t i = 0; i < f->hlen; i++)
-		s[k++] = f->hbody[i] == '/' ? '.' : (char)f->hbody[i];
+	/*
+	 * Internal form to the agent's (JVMTI signature) form: '/' separates packages, and a
+	 * hidden class's '+' (Foo$$Lambda$5+0x0000000800c0b000) is '.' in signatures, so an
+	 * interpreted frame and a compiled one of the same method carry the same name.
+	 */
+	for (uint16_t i = 0; i < f->hlen; i++) {
+		char c = (char)f->hbody[i];
+
+		s[k++] = c == '/' || c == '+' ? '.' : c;
+	}
 	s[k++] = ':';
 	s[k++] = ':';
 	memcpy(s + k, f->mbody, f->mlen);

@@ -86,6 +86,19 @@ static void test_method_is_named_with_the_line_of_its_bcp(void **state)
 	assert_int_equal(line, -1);
 }
 
+/* A lambda's hidden class: the agent's JVMTI names carry '.' where the Symbol has '+'. */
+static void test_hidden_class_is_named_as_jvmti_names_it(void **state)
+{
+	struct fix *f = *state;
+	uint64_t code, m = fv_method(&f->vm, 0x100000, "p/Main$$Lambda$5+0x0000000800c0b000", "run",
+				     4, NULL, 0, &code);
+	const char *name;
+	int line;
+
+	assert_int_equal(name_of(f, m, code, false, &name, &line), 0);
+	assert_string_equal(name, "p.Main$$Lambda$5.0x0000000800c0b000::run");
+}
+
 static void test_cache_hit_costs_one_read(void **state)
 {
 	struct fix *f = *state;
@@ -405,6 +418,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_sample_revalidates_its_cached_methods_in_one_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hidden_class_is_named_as_jvmti_names_it, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_method_is_named_with_the_line_of_its_bcp,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_costs_one_read, setup, teardown),
