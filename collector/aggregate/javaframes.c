@@ -176,24 +176,18 @@ static void count_refusal(struct javaframes_stats *st, int rv)
 	}
 }
 
-uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
-			 struct stackagg_uframe *out)
+/*
+ * First the frames: which of the n are the interpreter's, and their Method* and bcps as naming
+ * requests in jf->req (their count in *nreq). Interpreter frames are marked unknown in out
+ * until named. Returns how many frames are the interpreter's and have a stack copy.
+ */
+static uint32_t find_interpreted(struct javaframes *jf, struct jvmstate *j,
+				 const struct javaframes_in *in, uint32_t n,
+				 struct stackagg_uframe *out, uint32_t *nreq)
 {
-	uint32_t n = in->nr_user < STACKAGG_MAX_FRAMES ? in->nr_user : STACKAGG_MAX_FRAMES;
-	struct jvmstate *j;
-	uint32_t named = 0, nreq = 0;
-	size_t used = 0;
+	uint32_t named = 0;
 	bool walked = false;
 
-	for (uint32_t k = 0; k < in->nr_user; k++)
-		out[k] = (struct stackagg_uframe){ 0 };
-	if (!in->tab || n == 0)
-		return 0;
-	jf->st.samples++;
-	j = jvm_of(jf, in->pid, in->tab);
-	refresh(jf, j);
-	interp_begin_sample(jf->namer);
-	/* First the frames: which are the interpreter's, and their Method* and bcps. */
 	for (uint32_t k = 0; k < n; k++) {
 		uint64_t pc = k ? in->user[k] - 1 : in->user[k];
 		const struct framewalk_frame *w;
@@ -227,7 +221,7 @@ uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 			jf->st.unknown++;
 			continue;
 		}
-		r = &jf->req[nreq];
+		r = &jf->req[*nreq];
 		*r = (struct interp_req){ 0 };
 		if (!ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_method, &r->method)) {
 			jf->st.no_stack++;
@@ -238,43 +232,69 @@ uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 			r->bcps[r->nbcp++] = in->regs->r13; /* the leaf's live bcp */
 		if (ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_bcp, &slot))
 			r->bcps[r->nbcp++] = slot;
-		jf->req_frame[nreq++] = k;
+		jf->req_frame[(*nreq)++] = k;
 	}
-	/*
-	 * Then the names. Metadata is freed only by class unloading, inside a GC: with the
-	 * agent's GC clock (read before and, if memory was read, after), a sample taken before a
-	 * GC that has begun since is not named at all, and cached methods read since the last GC
-	 * began are trusted without a read; without the clock every cached method is re-read.
-	 */
-	if (nreq) {
-		uint64_t stamp = fg_now_ns(), start = 0, end = 0, s2, e2, reads;
-		int rv = interp_gc_clock(jf->namer, in->pid, &j->l, &start, &end);
-		struct interp_stats ns;
+	return named;
+}
 
-		if (rv == 0 && (start > in->ts || start > end)) {
-			jf->st.gc_since += nreq;
-			jf->st.unknown += nreq;
-			return named;
-		}
-		if (rv != 0 && rv != -ENOENT) {
-			jf->st.unreadable += nreq;
-			jf->st.unknown += nreq;
-			return named;
-		}
-		interp_stats(jf->namer, &ns);
-		reads = ns.reads;
-		interp_name_many(jf->namer, in->pid, &j->l, jf->req, nreq, jf->lines,
-				 rv == 0 ? start : UINT64_MAX, stamp);
-		interp_stats(jf->namer, &ns);
-		if (rv == 0 && ns.reads != reads &&
-		    (interp_gc_clock(jf->namer, in->pid, &j->l, &s2, &e2) != 0 || s2 != start ||
-		     s2 > e2)) {
-			/* A GC began while we read: what we read may be half old, half new. */
-			jf->st.gc_since += nreq;
-			jf->st.unknown += nreq;
-			return named;
-		}
+/*
+ * Then the names. Metadata is freed only by class unloading, inside a GC: with the agent's GC
+ * clock (read before and, if memory was read, after), a sample taken before a GC that has
+ * begun since is not named at all, and cached methods read since the last GC began are
+ * trusted without a read; without the clock every cached method is re-read. False when the
+ * requests must stay unknown (counted).
+ */
+static bool name_requests(struct javaframes *jf, struct jvmstate *j, const struct javaframes_in *in,
+			  uint32_t nreq)
+{
+	uint64_t stamp = fg_now_ns(), start = 0, end = 0, s2, e2, reads;
+	int rv = interp_gc_clock(jf->namer, in->pid, &j->l, &start, &end);
+	struct interp_stats ns;
+
+	if (rv == 0 && (start > in->ts || start > end)) {
+		jf->st.gc_since += nreq;
+		jf->st.unknown += nreq;
+		return false;
 	}
+	if (rv != 0 && rv != -ENOENT) {
+		jf->st.unreadable += nreq;
+		jf->st.unknown += nreq;
+		return false;
+	}
+	interp_stats(jf->namer, &ns);
+	reads = ns.reads;
+	interp_name_many(jf->namer, in->pid, &j->l, jf->req, nreq, jf->lines,
+			 rv == 0 ? start : UINT64_MAX, stamp);
+	interp_stats(jf->namer, &ns);
+	if (rv == 0 && ns.reads != reads &&
+	    (interp_gc_clock(jf->namer, in->pid, &j->l, &s2, &e2) != 0 || s2 != start || s2 > e2)) {
+		/* A GC began while we read: what we read may be half old, half new. */
+		jf->st.gc_since += nreq;
+		jf->st.unknown += nreq;
+		return false;
+	}
+	return true;
+}
+
+uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
+			 struct stackagg_uframe *out)
+{
+	uint32_t n = in->nr_user < STACKAGG_MAX_FRAMES ? in->nr_user : STACKAGG_MAX_FRAMES;
+	struct jvmstate *j;
+	uint32_t named, nreq = 0;
+	size_t used = 0;
+
+	for (uint32_t k = 0; k < in->nr_user; k++)
+		out[k] = (struct stackagg_uframe){ 0 };
+	if (!in->tab || n == 0)
+		return 0;
+	jf->st.samples++;
+	j = jvm_of(jf, in->pid, in->tab);
+	refresh(jf, j);
+	interp_begin_sample(jf->namer);
+	named = find_interpreted(jf, j, in, n, out, &nreq);
+	if (nreq && !name_requests(jf, j, in, nreq))
+		return named;
 	for (uint32_t i = 0; i < nreq; i++) {
 		const struct interp_req *r = &jf->req[i];
 		const char *name = NULL;

@@ -120,134 +120,136 @@ static bool reg_value(const struct eval *e, uint64_t reg, uint64_t *v)
 	}
 }
 
-/* Evaluate ops; *is_value says DW_OP_stack_value ended it (else the result is a location). */
-static int run(const struct eval *e, const Dwarf_Op *ops, size_t n, uint64_t *res, bool *is_value)
+/* A binary operator of the DWARF stack machine: a (pushed first) op b. */
+static uint64_t binop(uint8_t at, uint64_t a, uint64_t b)
 {
-	uint64_t st[STACK_MAX], a, b;
-	size_t sp = 0;
+	switch (at) {
+	case DW_OP_plus:
+		return a + b;
+	case DW_OP_minus:
+		return a - b;
+	case DW_OP_and:
+		return a & b;
+	case DW_OP_or:
+		return a | b;
+	case DW_OP_shl:
+		return b < 64 ? a << b : 0;
+	case DW_OP_shr:
+		return b < 64 ? a >> b : 0;
+	case DW_OP_ge:
+		return (int64_t)a >= (int64_t)b;
+	case DW_OP_gt:
+		return (int64_t)a > (int64_t)b;
+	case DW_OP_le:
+		return (int64_t)a <= (int64_t)b;
+	case DW_OP_lt:
+		return (int64_t)a < (int64_t)b;
+	case DW_OP_eq:
+		return a == b;
+	default: /* DW_OP_ne */
+		return a != b;
+	}
+}
 
+/* step()'s stack: st[0..*sp), at most STACK_MAX deep; over- and underflow are -ENOTSUP. */
 #define PUSH(v)                                                                                    \
 	do {                                                                                       \
-		if (sp == STACK_MAX)                                                               \
+		if (*sp == STACK_MAX)                                                              \
 			return -ENOTSUP;                                                           \
-		st[sp++] = (v);                                                                    \
+		st[(*sp)++] = (v);                                                                 \
 	} while (0)
 #define POP(v)                                                                                     \
 	do {                                                                                       \
-		if (sp == 0)                                                                       \
+		if (*sp == 0)                                                                      \
 			return -ENOTSUP;                                                           \
-		(v) = st[--sp];                                                                    \
+		(v) = st[--(*sp)];                                                                 \
 	} while (0)
 
-	*is_value = false;
-	for (size_t i = 0; i < n; i++) {
-		const Dwarf_Op *op = &ops[i];
-		uint8_t at = op->atom;
+/* One operation of the DWARF stack machine on st[0..*sp). 0 or -ENOTSUP/-EFAULT. */
+static int step(const struct eval *e, const Dwarf_Op *op, uint64_t *st, size_t *sp, bool *is_value)
+{
+	uint8_t at = op->atom;
+	uint64_t a, b;
 
-		if (at >= DW_OP_lit0 && at <= DW_OP_lit31) {
-			PUSH((uint64_t)(at - DW_OP_lit0));
-		} else if (at >= DW_OP_breg0 && at <= DW_OP_breg31) {
-			if (!reg_value(e, (uint64_t)(at - DW_OP_breg0), &a))
+	if (at >= DW_OP_lit0 && at <= DW_OP_lit31) {
+		PUSH((uint64_t)(at - DW_OP_lit0));
+	} else if (at >= DW_OP_breg0 && at <= DW_OP_breg31) {
+		if (!reg_value(e, (uint64_t)(at - DW_OP_breg0), &a))
+			return -ENOTSUP;
+		PUSH(a + op->number);
+	} else {
+		switch (at) {
+		case DW_OP_bregx:
+			if (!reg_value(e, op->number, &a))
 				return -ENOTSUP;
+			PUSH(a + op->number2);
+			break;
+		case DW_OP_call_frame_cfa:
+			if (!e->has_cfa)
+				return -ENOTSUP;
+			PUSH(e->cfa);
+			break;
+		case DW_OP_const1u:
+		case DW_OP_const2u:
+		case DW_OP_const4u:
+		case DW_OP_const8u:
+		case DW_OP_constu:
+		case DW_OP_const1s:
+		case DW_OP_const2s:
+		case DW_OP_const4s:
+		case DW_OP_const8s:
+		case DW_OP_consts:
+			PUSH(op->number);
+			break;
+		case DW_OP_plus_uconst:
+			POP(a);
 			PUSH(a + op->number);
-		} else {
-			switch (at) {
-			case DW_OP_bregx:
-				if (!reg_value(e, op->number, &a))
-					return -ENOTSUP;
-				PUSH(a + op->number2);
-				break;
-			case DW_OP_call_frame_cfa:
-				if (!e->has_cfa)
-					return -ENOTSUP;
-				PUSH(e->cfa);
-				break;
-			case DW_OP_const1u:
-			case DW_OP_const2u:
-			case DW_OP_const4u:
-			case DW_OP_const8u:
-			case DW_OP_constu:
-			case DW_OP_const1s:
-			case DW_OP_const2s:
-			case DW_OP_const4s:
-			case DW_OP_const8s:
-			case DW_OP_consts:
-				PUSH(op->number);
-				break;
-			case DW_OP_plus_uconst:
-				POP(a);
-				PUSH(a + op->number);
-				break;
-			case DW_OP_deref:
-				POP(a);
-				if (!e->read(e->arg, a, &b))
-					return -EFAULT;
-				PUSH(b);
-				break;
-			case DW_OP_stack_value:
-				*is_value = true;
-				break;
-			case DW_OP_plus:
-			case DW_OP_minus:
-			case DW_OP_and:
-			case DW_OP_or:
-			case DW_OP_shl:
-			case DW_OP_shr:
-			case DW_OP_ge:
-			case DW_OP_gt:
-			case DW_OP_le:
-			case DW_OP_lt:
-			case DW_OP_eq:
-			case DW_OP_ne:
-				POP(b);
-				POP(a);
-				switch (at) {
-				case DW_OP_plus:
-					a += b;
-					break;
-				case DW_OP_minus:
-					a -= b;
-					break;
-				case DW_OP_and:
-					a &= b;
-					break;
-				case DW_OP_or:
-					a |= b;
-					break;
-				case DW_OP_shl:
-					a = b < 64 ? a << b : 0;
-					break;
-				case DW_OP_shr:
-					a = b < 64 ? a >> b : 0;
-					break;
-				case DW_OP_ge:
-					a = (int64_t)a >= (int64_t)b;
-					break;
-				case DW_OP_gt:
-					a = (int64_t)a > (int64_t)b;
-					break;
-				case DW_OP_le:
-					a = (int64_t)a <= (int64_t)b;
-					break;
-				case DW_OP_lt:
-					a = (int64_t)a < (int64_t)b;
-					break;
-				case DW_OP_eq:
-					a = a == b;
-					break;
-				default:
-					a = a != b;
-					break;
-				}
-				PUSH(a);
-				break;
-			default:
-				return -ENOTSUP;
-			}
+			break;
+		case DW_OP_deref:
+			POP(a);
+			if (!e->read(e->arg, a, &b))
+				return -EFAULT;
+			PUSH(b);
+			break;
+		case DW_OP_stack_value:
+			*is_value = true;
+			break;
+		case DW_OP_plus:
+		case DW_OP_minus:
+		case DW_OP_and:
+		case DW_OP_or:
+		case DW_OP_shl:
+		case DW_OP_shr:
+		case DW_OP_ge:
+		case DW_OP_gt:
+		case DW_OP_le:
+		case DW_OP_lt:
+		case DW_OP_eq:
+		case DW_OP_ne:
+			POP(b);
+			POP(a);
+			PUSH(binop(at, a, b));
+			break;
+		default:
+			return -ENOTSUP;
 		}
 	}
 #undef PUSH
 #undef POP
+	return 0;
+}
+
+/* Evaluate ops; *is_value says DW_OP_stack_value ended it (else the result is a location). */
+static int run(const struct eval *e, const Dwarf_Op *ops, size_t n, uint64_t *res, bool *is_value)
+{
+	uint64_t st[STACK_MAX];
+	size_t sp = 0;
+	int rv;
+
+	*is_value = false;
+	for (size_t i = 0; i < n; i++)
+		if ((rv = step(e, &ops[i], st, &sp, is_value)) != 0)
+			return rv;
 	if (sp == 0)
 		return -ENOTSUP;
 	*res = st[sp - 1];
