@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "fgclock.h"
 
 #define DEFAULT_QUEUE 64
 #define DEFAULT_BYTES (32u << 20)
@@ -51,14 +52,6 @@ struct push {
 	size_t n, bytes;
 	struct push_stats st;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the URL --------------------------------------------------------------------------- */
 
@@ -233,7 +226,7 @@ static int progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t 
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return atomic_load(&p->stop) && mono_ns() >= atomic_load(&p->drain_deadline_ns);
+	return atomic_load(&p->stop) && fg_now_ns() >= atomic_load(&p->drain_deadline_ns);
 }
 
 /* One POST. 1 sent, 0 retry later, -1 rejected for good; *status and err say what happened. */
@@ -323,7 +316,7 @@ static void *run(void *arg)
 
 		while (!p->head && !p->stop)
 			pthread_cond_wait(&p->cv, &p->mu);
-		if (!p->head || (p->stop && mono_ns() >= p->drain_deadline_ns))
+		if (!p->head || (p->stop && fg_now_ns() >= p->drain_deadline_ns))
 			break;
 		it = pop(p);
 		p->sending = it;
@@ -360,7 +353,7 @@ static void *run(void *arg)
 		if (backoff > p->o.backoff_max_ms)
 			backoff = p->o.backoff_max_ms;
 		{
-			uint64_t until = mono_ns() + (uint64_t)backoff * 1000000ull;
+			uint64_t until = fg_now_ns() + (uint64_t)backoff * 1000000ull;
 
 			/* push_close may come during the wait: its drain deadline then ends it. */
 			for (;;) {
@@ -368,7 +361,7 @@ static void *run(void *arg)
 
 				if (p->stop && p->drain_deadline_ns < d)
 					d = p->drain_deadline_ns;
-				if (mono_ns() >= d)
+				if (fg_now_ns() >= d)
 					break;
 				wait_until(p, d);
 			}
@@ -449,7 +442,7 @@ void push_close(struct push *p, unsigned drain_ms, struct push_stats *final)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->mu);
-	atomic_store(&p->drain_deadline_ns, mono_ns() + (uint64_t)drain_ms * 1000000ull);
+	atomic_store(&p->drain_deadline_ns, fg_now_ns() + (uint64_t)drain_ms * 1000000ull);
 	atomic_store(&p->stop, true);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "fgclock.h"
 #include "queue.h"
 
 static void push_bytes(struct queue *q, uint32_t v, size_t len)
@@ -197,14 +198,6 @@ static void *late_push(void *arg)
 	return NULL;
 }
 
-static uint64_t ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void test_push_wakes_a_sleeping_consumer(void **state)
 {
 	struct queue *q = queue_new(1 << 16);
@@ -214,12 +207,12 @@ static void test_push_wakes_a_sleeping_consumer(void **state)
 
 	(void)state;
 	assert_int_equal(pthread_create(&th, NULL, late_push, q), 0);
-	t0 = ms_now();
-	while ((e = queue_pop(q)) == NULL && ms_now() - t0 < 10000)
+	t0 = fg_now_ns() / 1000000;
+	while ((e = queue_pop(q)) == NULL && (fg_now_ns() / 1000000) - t0 < 10000)
 		queue_wait(q, 10000);
 	assert_non_null(e);
 	/* Woken by the push, long before the 10 s timeout. */
-	assert_true(ms_now() - t0 < 5000);
+	assert_true((fg_now_ns() / 1000000) - t0 < 5000);
 	queue_release(q, e);
 	pthread_join(th, NULL);
 	queue_free(q);
@@ -233,9 +226,9 @@ static void test_wait_returns_at_once_when_ready_and_after_timeout(void **state)
 	(void)state;
 	queue_wait(q, 20); /* nothing queued: returns after the timeout */
 	push_bytes(q, 1, 8);
-	t0 = ms_now();
+	t0 = fg_now_ns() / 1000000;
 	queue_wait(q, 10000);
-	assert_true(ms_now() - t0 < 5000);
+	assert_true((fg_now_ns() / 1000000) - t0 < 5000);
 	queue_kick(q); /* nobody sleeps: harmless */
 	queue_free(q);
 }

@@ -26,6 +26,7 @@
 #include <nng/protocol/pipeline0/push.h>
 
 #include "codetab.h"
+#include "fgclock.h"
 #include "fgproto.h"
 #include "jvmset.h"
 #include "perfmap.h"
@@ -39,14 +40,6 @@ struct fx {
 	struct perfmap_dir *maps;
 	struct jvmset *set;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int setup(void **state)
 {
@@ -87,15 +80,15 @@ static int teardown(void **state)
 /* Pump the collector until pred(f) holds or ms elapse. */
 static bool pump_until(struct fx *f, bool (*pred)(struct fx *), unsigned ms)
 {
-	uint64_t end = now_ns() + ms * MS;
+	uint64_t end = fg_now_ns() + ms * MS;
 
-	while (now_ns() < end) {
+	while (fg_now_ns() < end) {
 		struct pollfd p[2];
 
 		receive_pollfds(f->rx, p);
 		poll(p, 2, 10);
-		jvmset_pump(f->set, f->rx, now_ns());
-		jvmset_tick(f->set, now_ns());
+		jvmset_pump(f->set, f->rx, fg_now_ns());
+		jvmset_tick(f->set, fg_now_ns());
 		if (pred(f))
 			return true;
 	}
@@ -534,27 +527,27 @@ static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
 	 * its HELLO and code again on every new connection: a connection made to the wedged
 	 * listener dies when the watchdog re-creates it, and what was sent on it is lost.
 	 */
-	t0 = now_ns();
+	t0 = fg_now_ns();
 	s = client(f);
 	nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, count_pipe, NULL);
 	bool ok = false;
 	int sent_for = 0;
 
-	uint64_t last = now_ns();
+	uint64_t last = fg_now_ns();
 	int fresh = 0;
 
-	while (!ok && now_ns() - t0 < 8000 * MS) {
+	while (!ok && fg_now_ns() - t0 < 8000 * MS) {
 		/*
 		 * Rarely (about 1 run in 6 here) nng 1.5.2 admits the pipe but never delivers its
 		 * messages after the hostile peers; a fresh connection gets through. Counted and
 		 * printed so the rate stays visible.
 		 */
-		if (now_ns() - last > 1500 * MS) {
+		if (fg_now_ns() - last > 1500 * MS) {
 			nng_close(s);
 			s = client(f);
 			nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, count_pipe, NULL);
 			sent_for = -1;
-			last = now_ns();
+			last = fg_now_ns();
 			fresh++;
 		}
 		if (atomic_load(&client_pipes) != sent_for) {
@@ -570,7 +563,7 @@ static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
 	receive_stats(f->rx, &rs);
 	print_message("agent accepted %.0f ms after the hostile peers; watchdog probes %llu, "
 		      "failed %llu, re-listens %llu\n",
-		      (now_ns() - t0) / 1e6, (unsigned long long)rs.probes,
+		      (fg_now_ns() - t0) / 1e6, (unsigned long long)rs.probes,
 		      (unsigned long long)rs.probe_fail, (unsigned long long)rs.relistens);
 	print_message("fresh client sockets needed: %d\n", fresh);
 	print_message("relisten errors %llu accepted %llu gone %llu\n",
