@@ -12,16 +12,19 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# Developer builds: warnings are errors here (FG_WERROR), not in a plain `cmake` build.
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_WERROR=ON >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
 build-asan: deps
-	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DFG_SANITIZE=ON -DFG_E2E=OFF >/dev/null
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DFG_SANITIZE=ON -DFG_E2E=OFF \
+		-DFG_WERROR=ON >/dev/null
 	cmake --build $(ASAN) -j$(JOBS)
 
 # Unit tests twice (plain and ASan+UBSan), the end-to-end tests, then the collector-stressing
-# end-to-end tests again with the ASan+UBSan fgcollect.
+# end-to-end tests again with the ASan+UBSan fgcollect. The plain build's unit label includes
+# the lint (scripts/lint.sh) and the Release/BUILD_TESTING=OFF build check.
 test: build build-asan
 	ctest --test-dir $(ASAN) --output-on-failure -L unit
 	ctest --test-dir $(BUILD) --output-on-failure
