@@ -2,7 +2,7 @@
 # Install the Debian packages the build, the tests and the demo need, if any is missing.
 # Runs apt-get only when something is absent, so repeated `make test` stays quick.
 set -eu
-PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy cppcheck
  libnng-dev libelf-dev libdw-dev libcmocka-dev zlib1g-dev libcurl4-openssl-dev
  openjdk-17-jdk-headless linux-perf util-linux procps iproute2 perl python3
  golang-go chromium chromium-driver nodejs time bc strace

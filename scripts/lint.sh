@@ -1,22 +1,61 @@
 #!/bin/sh
-# Static analysis: cppcheck and clang-tidy over the project's C sources, using the compile
-# database of BUILD_DIR. Prints findings; exits non-zero if either tool reports an error.
+# lint.sh [BUILD_DIR] - the checks `make test` runs on the sources (ctest test `lint`):
+#   1. formatting: every tracked C/C++ file is what clang-format (the tree's .clang-format)
+#      makes of it;
+#   2. cppcheck over every tracked C file but the fuzz targets;
+#   3. clang-tidy over the shipped code (shared/, collector/, jvmti-agent/), with the compile
+#      database of BUILD_DIR (default build), FG_LINT_JOBS processes at once (default 2).
+# Prints every finding; exits 1 if any check found anything, 2 if a tool is missing.
 set -u
 build=${1:-build}
+jobs=${FG_LINT_JOBS:-2}
 cd "$(dirname "$0")/.."
-srcs=$(git ls-files '*.c' | grep -v '^fuzz/')
+for tool in clang-format cppcheck clang-tidy; do
+	command -v $tool >/dev/null || {
+		echo "lint: $tool is not installed (scripts/install-deps.sh installs it)" >&2
+		exit 2
+	}
+done
+[ -f "$build/compile_commands.json" ] || {
+	echo "lint: no $build/compile_commands.json: configure $build with CMake first" >&2
+	exit 2
+}
+files=$(git ls-files '*.c' '*.h' '*.cpp') && [ -n "$files" ] || {
+	echo "lint: git lists no C files here: lint runs in a git checkout of fgcollect" >&2
+	exit 2
+}
 status=0
-cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+
+# shellcheck disable=SC2086 # file names from git have no spaces here
+if ! clang-format --dry-run --Werror $files; then
+	echo "lint: formatting differs from .clang-format (above); fix with: clang-format -i FILE" >&2
+	status=1
+fi
+
+srcs=$(git ls-files '*.c' | grep -v '^fuzz/')
+# shellcheck disable=SC2046,SC2086
+cppcheck --quiet --error-exitcode=1 -j "$jobs" --enable=warning,portability,performance \
 	--std=c11 --inline-suppr --suppress=missingIncludeSystem \
-	-I shared -I jvmti-agent $(for d in collector/*/; do printf -- '-I %s -I %sinclude ' $d $d; done) $srcs || status=1
+	-I shared -I jvmti-agent $(for d in collector/*/; do printf -- '-I %s -I %sinclude ' $d $d; done) \
+	$srcs || {
+	echo "lint: cppcheck findings (above)" >&2
+	status=1
+}
+
 # Off on purpose:
 #  bugprone-sizeof-expression: clang-tidy 14 flags every `n * sizeof(*p)` where p is an array of
 #    pointers to structs ("sizeof(A*)"), the project's allocation idiom; its
 #    WarnOnSizeOfPointerToAggregate switch only exists from clang-tidy 15.
 #  bugprone-suspicious-string-compare stays on, but without WarnOnImplicitComparison: the code
 #    uses `!memcmp(...)` / `memcmp(...) ||` as equality tests throughout.
-clang-tidy -p "$build" --quiet \
-	--config='{CheckOptions: [{key: bugprone-suspicious-string-compare.WarnOnImplicitComparison, value: false}]}' \
-	--checks='-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition,-bugprone-sizeof-expression,clang-analyzer-*,-clang-analyzer-security.insecureAPI.*,-clang-analyzer-valist.Uninitialized' \
-	$(git ls-files 'shared/*.c' 'collector/*.c' 'jvmti-agent/*.c') 2>/dev/null || status=1
+# Every finding is an error (--warnings-as-errors), so a new one fails the run.
+git ls-files 'shared/*.c' 'collector/*.c' 'jvmti-agent/*.c' |
+	xargs -P "$jobs" -n 4 clang-tidy -p "$build" --quiet --warnings-as-errors='*' \
+		--config='{CheckOptions: [{key: bugprone-suspicious-string-compare.WarnOnImplicitComparison, value: false}]}' \
+		--checks='-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition,-bugprone-sizeof-expression,clang-analyzer-*,-clang-analyzer-security.insecureAPI.*,-clang-analyzer-valist.Uninitialized' \
+		2>/dev/null || {
+	echo "lint: clang-tidy findings (above)" >&2
+	status=1
+}
+[ $status -eq 0 ] && echo "lint: clean (clang-format, cppcheck, clang-tidy)"
 exit $status
