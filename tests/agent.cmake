@@ -3,6 +3,8 @@
 fg_unit_test(test_agent_options SOURCES unit/agent/test_agent_options.c LIBS fgagent_core)
 fg_unit_test(test_agent_names SOURCES unit/agent/test_agent_names.c LIBS fgagent_core)
 fg_unit_test(test_agent_queue SOURCES unit/agent/test_agent_queue.c LIBS fgagent_core)
+# Counts the queue's allocations: malloc, calloc and free are wrapped in this binary.
+target_link_options(test_agent_queue PRIVATE -Wl,--wrap=malloc,--wrap=calloc,--wrap=free)
 fg_unit_test(test_agent_table SOURCES unit/agent/test_agent_table.c LIBS fgagent_core)
 fg_unit_test(test_agent_symtab SOURCES unit/agent/test_agent_symtab.c LIBS fgagent_core)
 fg_unit_test(test_agent_sender SOURCES unit/agent/test_agent_sender.c LIBS fgagent_core)

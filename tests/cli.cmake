@@ -9,7 +9,7 @@ set_tests_properties(collapse_cli PROPERTIES LABELS unit TIMEOUT 60)
 
 # The SVG's script, driven in a real browser (Debian's chromium + chromedriver, WebDriver over
 # plain HTTP from Python): zoom by click, search via Ctrl-F and the prompt, URL state restore.
-# Exits 77 (skipped) only if chromium or chromedriver is not installed.
+# Without chromium or chromedriver it fails, or skips (77) when FG_ALLOW_MISSING_TOOLS=1.
 add_test(NAME test_flame_browser
 	COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/browser/flame_browser.py $<TARGET_FILE:fgcollect>
 		--index $<TARGET_FILE:profdir_fixture>)

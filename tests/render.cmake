@@ -5,7 +5,8 @@ foreach(t flame_fold flame_layout flame_palette flame_svg topview pprof)
 endforeach()
 fg_unit_test(test_collapse SOURCES unit/render/test_collapse.c LIBS fg_render)
 
-# `go tool pprof -top` must read our file and list the Java names; 77 (skip) without go.
+# `go tool pprof -top` must read our file and list the Java names. Without go it fails, or
+# skips (77) when FG_ALLOW_MISSING_TOOLS=1.
 add_test(NAME test_pprof_go COMMAND test_pprof --go)
 set_tests_properties(test_pprof_go PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77
 	ENVIRONMENT "FG_BUILD_DIR=${PROJECT_BINARY_DIR}")

@@ -78,3 +78,10 @@ foreach(t procmaps rootfs elfsym demangle kallsyms symcache dbgfetch symbolizer 
 	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})
 	add_dependencies(test_${t} fx_elf_fixtures)
 endforeach()
+
+# What only root or an unrestricted kernel can test runs as its own ctest entry, so that a run
+# without them is reported as skipped (exit 77), not as passed.
+add_test(NAME test_symbolizer_root COMMAND test_symbolizer --root)
+add_test(NAME test_kallsyms_real COMMAND test_kallsyms --real)
+set_tests_properties(test_symbolizer_root test_kallsyms_real PROPERTIES LABELS unit TIMEOUT 120
+	SKIP_RETURN_CODE 77)

@@ -1,13 +1,14 @@
 #!/bin/bash
 # JVM smoke tests of libfgagent.so, for every JDK under /usr/lib/jvm (symlinked dirs deduped):
 #   1. no socket directory / no collector / permission denied: the JVM runs normally, same
-#      output, exit 0, nothing on stderr, no perf map in /tmp;
+#      output, exit 0, nothing on stderr;
 #   2. a malformed option string: the JVM refuses to start with one clear message;
 #   3. with fgrecv (tests/unit/fgrecv.c) as collector: HELLO with the JVM's pid and flags, a
 #      snapshot, loads named like AgentTest::loop; after fgrecv restarts, HELLO + a full replay;
 #   4. signatures=true and -XX:-DebugNonSafepoints show in names and HELLO flags;
 #   5. classes unloaded: CODE_UNLOAD for the addresses their loads announced;
-#   6. the JVM forks (launchMechanism=FORK, and the default) while streaming: no crash.
+#   6. the JVM forks (launchMechanism=FORK, and the default) while streaming: no crash;
+#   and no JVM of any case has a perf map in /tmp (the agent never writes one).
 # Env (set by fg_e2e_test): FGAGENT, FGRECV.
 set -u
 : "${FGAGENT:?}" "${FGRECV:?}"
@@ -15,7 +16,14 @@ set -u
 fails=0
 work=$(mktemp -d /tmp/fgagent-e2e.XXXXXX)
 chmod 755 "$work"
+touch "$work/start"
+# The agent as a JVM of another uid (65534) can read it: the build tree may sit in a private
+# (0700) checkout, as root's home or a mktemp -d is.
+mkdir -m 0755 "$work/agent"
+install -m 0644 "$FGAGENT" "$work/agent/libfgagent.so"
+agent_ro=$work/agent/libfgagent.so
 pids=()
+jvm_pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -51,6 +59,18 @@ start_recv() { # start_recv SOCKET OUT
 stop_recv() {
 	kill "$recv_pid" 2>/dev/null
 	wait "$recv_pid" 2>/dev/null
+}
+
+# jrun OUT ERR CMD...: run a JVM with stdout in OUT and stderr in ERR, note its PID for the
+# perf map check, return its exit status.
+jrun() {
+	local out=$1 err=$2 p rc=0
+	shift 2
+	"$@" >"$out" 2>"$err" &
+	p=$!
+	jvm_pids+=("$p")
+	wait "$p" || rc=$?
+	return $rc
 }
 
 cat >"$work/AgentTest.java" <<'JAVA'
@@ -135,8 +155,9 @@ for jdk in "${jdks[@]}"; do
 	# 1. Environment problems never stop or disturb the JVM.
 	base=$("${run[@]}" AgentTest loop 200 2>"$d/base.err")
 	for opt in "socket=$work/no-such-dir/fg.sock" "socket=$d/sock/nobody-listens.sock" ""; do
-		out=$("${run[@]}" "-agentpath:$FGAGENT${opt:+=$opt}" AgentTest loop 200 2>"$d/err")
+		jrun "$d/out" "$d/err" "${run[@]}" "-agentpath:$FGAGENT${opt:+=$opt}" AgentTest loop 200
 		rc=$?
+		out=$(cat "$d/out")
 		if [ $rc -ne 0 ] || [ "$out" != "$base" ] || [ -s "$d/err" ]; then
 			fail "with '${opt:-defaults}' and no collector: rc=$rc out='$out' err='$(head -c 300 "$d/err")'"
 		else
@@ -144,26 +165,26 @@ for jdk in "${jdks[@]}"; do
 		fi
 	done
 	# Permission denied: a collector listens in a directory the JVM's user cannot enter.
-	if command -v setpriv >/dev/null; then
-		mkdir -p "$d/private"
-		chmod 700 "$d/private"
-		start_recv "$d/private/fg.sock" "$d/private.txt"
-		out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "${run[@]}" \
-			"-agentpath:$FGAGENT=socket=$d/private/fg.sock" AgentTest loop 500 2>"$d/err")
-		rc=$?
-		if [ $rc -ne 0 ] || [ "$out" != "$base" ] || [ -s "$d/err" ] ||
-			grep -q '^hello' "$d/private.txt"; then
-			fail "permission denied case: rc=$rc out='$out' err='$(head -c 300 "$d/err")'"
-		else
-			ok "runs normally when the socket is not accessible (uid 65534)"
-		fi
-		stop_recv
+	mkdir -p "$d/private"
+	chmod 700 "$d/private"
+	start_recv "$d/private/fg.sock" "$d/private.txt"
+	jrun "$d/out" "$d/err" setpriv --reuid=65534 --regid=65534 --clear-groups "${run[@]}" \
+		"-agentpath:$agent_ro=socket=$d/private/fg.sock" AgentTest loop 500
+	rc=$?
+	out=$(cat "$d/out")
+	if [ $rc -ne 0 ] || [ "$out" != "$base" ] || [ -s "$d/err" ] ||
+		grep -q '^hello' "$d/private.txt"; then
+		fail "permission denied case: rc=$rc out='$out' err='$(head -c 300 "$d/err")'"
+	else
+		ok "runs normally when the socket is not accessible (uid 65534)"
 	fi
+	stop_recv
 
 	# 2. Malformed options refuse to start, with one clear line.
 	while IFS='|' read -r opt msg; do
-		out=$("${run[@]}" "-agentpath:$FGAGENT=$opt" AgentTest loop 10 2>"$d/err")
+		jrun "$d/out" "$d/err" "${run[@]}" "-agentpath:$FGAGENT=$opt" AgentTest loop 10
 		rc=$?
+		out=$(cat "$d/out")
 		# (The JVM itself prints "Error occurred during initialization of VM" on stdout.)
 		if [ $rc -eq 0 ] || [[ "$out" == *done* ]] || ! grep -qF -- "$msg" "$d/err" ||
 			[ "$(grep -c fgagent: "$d/err")" -ne 1 ]; then
@@ -188,6 +209,7 @@ CASES
 		AgentTest loop 5000 >"$d/out" 2>"$d/err" &
 	jpid=$!
 	pids+=("$jpid")
+	jvm_pids+=("$jpid")
 	if ! wait_for "$d/r1.txt" 'name=AgentTest::loop ' 20; then
 		fail "no load of AgentTest::loop reached the receiver"
 	fi
@@ -228,8 +250,8 @@ CASES
 
 	# 4. Signatures and an explicitly disabled DebugNonSafepoints.
 	start_recv "$sock" "$d/r3.txt"
-	OTEL_SERVICE_NAME=otel-shop "${run[@]}" -XX:+UnlockDiagnosticVMOptions -XX:-DebugNonSafepoints \
-		"-agentpath:$FGAGENT=socket=$sock,signatures=true" AgentTest loop 500 >"$d/out" 2>&1
+	OTEL_SERVICE_NAME=otel-shop jrun "$d/out" "$d/err" "${run[@]}" -XX:+UnlockDiagnosticVMOptions \
+		-XX:-DebugNonSafepoints "-agentpath:$FGAGENT=socket=$sock,signatures=true" AgentTest loop 500
 	sleep 0.2
 	stop_recv
 	grep -q "^hello proto=1 pid=[0-9]* pfp=0 dns=0 sig=1 " "$d/r3.txt" &&
@@ -241,7 +263,7 @@ CASES
 
 	# 5. Unloaded classes: CODE_UNLOAD for addresses that were loaded as Dyn::applyAsLong.
 	start_recv "$sock" "$d/r4.txt"
-	"${run[@]}" "-agentpath:$FGAGENT=socket=$sock" AgentTest unload "$d/dyn" 500 >"$d/out" 2>&1
+	jrun "$d/out" "$d/err" "${run[@]}" "-agentpath:$FGAGENT=socket=$sock" AgentTest unload "$d/dyn" 500
 	sleep 0.2
 	stop_recv
 	n=0
@@ -256,20 +278,25 @@ CASES
 	for mech in FORK default; do
 		prop=()
 		[ "$mech" = FORK ] && prop=(-Djdk.lang.Process.launchMechanism=FORK)
-		out=$("${run[@]}" "${prop[@]}" "-agentpath:$FGAGENT=socket=$sock" AgentTest fork 30 2>"$d/err")
+		jrun "$d/out" "$d/err" "${run[@]}" "${prop[@]}" "-agentpath:$FGAGENT=socket=$sock" AgentTest fork 30
 		rc=$?
+		out=$(cat "$d/out")
 		[ $rc -eq 0 ] && [ "$out" = "done true" ] && [ ! -s "$d/err" ] &&
 			ok "30 child processes ($mech) while streaming" ||
 			fail "fork ($mech): rc=$rc out='$out' err='$(head -c 300 "$d/err")'"
 	done
 	stop_recv
 
-	# The agent never writes a perf map into the JVM's /tmp.
-	ls /tmp/perf-*.map 2>/dev/null | while read -r m; do
-		p=${m#/tmp/perf-}
-		p=${p%.map}
-		[ "$p" = "$jpid" ] && echo "FAIL [$jdk_name]: $m exists" >&2
+	# The agent never writes a perf map into the JVM's /tmp: no JVM above has one (made since
+	# this test started: an old file of a reused PID is not the agent's doing).
+	for p in "${jvm_pids[@]}"; do
+		m=/tmp/perf-$p.map
+		if [ -e "$m" ] && [ "$m" -nt "$work/start" ]; then
+			fail "$m exists: the agent wrote a perf map into the JVM's /tmp"
+		fi
 	done
+	ok "no perf map in /tmp for any of the ${#jvm_pids[@]} JVMs with the agent"
+	jvm_pids=()
 done
 
 if [ $fails -ne 0 ]; then

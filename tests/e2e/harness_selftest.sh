@@ -46,7 +46,11 @@ grep -q 'HotLoop start 1$' "${FG_CT_LOG[plain]}" || fg_fail "the JVM does not se
 # pivot_root: the host sees container paths that do not exist on the host.
 grep -q ' /opt/jdk/lib/server/libjvm.so$' "/proc/$pid/maps" || fg_fail "maps do not show /opt/jdk/lib/server/libjvm.so"
 [[ ! -e /opt/jdk ]] || fg_fail "/opt/jdk exists on the host; the test needs a path only the container has"
-[[ $(readlink "/proc/$pid/root") == / ]] || true # d_path of a pivoted root reads as / from the host
+# The container's / is another directory than the host's, and since it was pivoted (not
+# chroot'ed) the host reads its path as "/": only /proc/PID/root reaches the files in it.
+[[ $(stat -L -c %d:%i "/proc/$pid/root/") != $(stat -c %d:%i /) ]] || fg_fail "the container's / is the host's /"
+root=$(readlink "/proc/$pid/root")
+[[ $root == / ]] || fg_fail "readlink /proc/$pid/root is '$root', expected / (a pivoted root, not a chroot)"
 [[ -f /proc/$pid/root/opt/jdk/release ]] || fg_fail "JDK not visible through /proc/$pid/root"
 [[ ! -e /proc/$pid/root/usr/lib/jvm/java-17-openjdk-amd64 ]] || fg_fail "host JDKs visible in the container"
 

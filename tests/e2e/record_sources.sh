@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_sources
 fg_require_built
-command -v go >/dev/null || fg_fail "go (golang-go) is not installed: needed for go tool pprof"
+command -v go >/dev/null || fg_missing_tool "go (Debian package golang-go, for go tool pprof)"
 
 FG_SOCK_DIR=$FG_TMP/sock
 mkdir -p "$FG_SOCK_DIR"

@@ -12,8 +12,9 @@
 #
 # Invariant: everything a test starts (containers, watch daemons, temp files, maps of its
 # JVMs) is registered here and removed by the EXIT trap, whatever way the test ends. A test
-# fails (exit 1) on any unmet expectation and skips (exit 77) only when the kernel refuses
-# what it needs (namespaces, perf_event_open), saying why.
+# fails (exit 1) on any unmet expectation, a missing tool included, and skips (exit 77) only
+# when the kernel refuses what it needs (namespaces, perf_event_open), saying why, or when
+# FG_ALLOW_MISSING_TOOLS=1 lets it skip for a tool that is not installed.
 #
 # Environment (set by fg_e2e_test in tests/CMakeLists.txt): FG_SOURCE_DIR, FG_BUILD_DIR,
 # FGCOLLECT (path of fgcollect), FGAGENT (path of libfgagent.so). Optional: FG_JDK (JDK for
@@ -73,6 +74,13 @@ fg_skip() {
 	exit 77
 }
 
+# fg_missing_tool WHAT: a tool `make test` installs (scripts/install-deps.sh) is missing: a
+# failure, or a skip (77) when the caller set FG_ALLOW_MISSING_TOOLS=1 knowingly.
+fg_missing_tool() {
+	[[ ${FG_ALLOW_MISSING_TOOLS:-0} == 1 ]] && fg_skip "$* is not installed (FG_ALLOW_MISSING_TOOLS=1)"
+	fg_fail "$* is not installed: scripts/install-deps.sh installs it (FG_ALLOW_MISSING_TOOLS=1 skips instead)"
+}
+
 # fg_pass MSG: the closing line of a passing test.
 fg_pass() {
 	printf '[%s] PASS: %s\n' "$FG_TEST" "$*" >&2
@@ -94,13 +102,17 @@ fg_init() {
 	fg_check_kernel
 }
 
-# fg_check_kernel: skip (77) if this kernel refuses namespaces or perf_event_open.
+# fg_check_kernel: skip (77) if this kernel refuses namespaces or perf_event_open; fail if
+# perf itself is missing (see fg_missing_tool).
 fg_check_kernel() {
 	local err
 	if ! err=$(unshare --fork --pid --mount --uts --ipc --net --cgroup true 2>&1); then
 		fg_skip "the kernel refuses unshare(PID|mount|UTS|IPC|net|cgroup): $err"
 	fi
+	command -v perf >/dev/null || fg_missing_tool "perf (Debian package linux-perf)"
 	if ! err=$(perf stat -e cpu-clock -x, -- true 2>&1 >/dev/null); then
+		# Debian's /usr/bin/perf is a wrapper that says so when this kernel's perf is absent.
+		[[ $err == *"not found"* ]] && fg_missing_tool "perf for kernel $(uname -r) ($err)"
 		fg_skip "perf_event_open(cpu-clock) refused: $err"
 	fi
 }

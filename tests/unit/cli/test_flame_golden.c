@@ -5,9 +5,10 @@
  *
  * Cases are listed in tests/golden/render/cases.txt. For each: our SVG must equal NAME.svg byte
  * for byte, and our frames rendered with --pl-compat must equal NAME.pl-frames, the frames Perl
- * drew. With FG_BLESS=1 both files are rewritten (the .pl-frames only where perl and
- * FLAMEGRAPH_DIR, default /work/FlameGraph, exist). Where Perl is available the test also
- * re-runs it and checks NAME.pl-frames is still what Perl draws.
+ * drew. With FLAMEGRAPH_DIR set (a FlameGraph checkout; perl must run) the test also re-runs
+ * Perl and checks NAME.pl-frames is still what Perl draws. FG_BLESS=1 rewrites both files and
+ * needs FLAMEGRAPH_DIR: the oracle comes from flamegraph.pl, never from our own output. Every
+ * line of cases.txt is a case, and every NAME.svg in the directory must have one.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "cmds.h"
 
@@ -184,17 +186,20 @@ static void run_ours(const struct gcase *c, bool compat, const char *out)
 		assert_int_equal(cmd_flamegraph(argc, argv), 0);
 }
 
+/* FLAMEGRAPH_DIR, or NULL when not set: then only the stored .pl-frames are the oracle. */
 static const char *pl_dir(void)
 {
 	const char *d = getenv("FLAMEGRAPH_DIR");
 
-	return d && *d ? d : "/work/FlameGraph";
+	return d && *d ? d : NULL;
 }
 
 static bool have_perl(void)
 {
 	char path[4096];
 
+	if (!pl_dir())
+		return false;
 	snprintf(path, sizeof(path), "%s/flamegraph.pl", pl_dir());
 	return access(path, R_OK) == 0 && system("perl -e 1 >/dev/null 2>&1") == 0;
 }
@@ -275,7 +280,7 @@ static void test_case(void **state)
 	} else {
 		fr_want = slurp(gframes, NULL);
 		if (!fr_want)
-			fail_msg("%s missing: bless where perl and FlameGraph exist", gframes);
+			fail_msg("%s missing: FG_BLESS=1 with FLAMEGRAPH_DIR creates it", gframes);
 	}
 	if (strcmp(fr, fr_want) != 0) {
 		spit(compat, fr, strlen(fr));
@@ -288,51 +293,152 @@ static void test_case(void **state)
 	free(fr_want);
 }
 
-int main(void)
+/* Copy src into dst[cap]; false if it does not fit (a case must never be cut silently). */
+static bool copy_field(char *dst, size_t cap, const char *src)
 {
-	const char *src = getenv("FG_SOURCE_DIR");
-	struct CMUnitTest tests[64];
-	struct gcase cases[64];
-	char path[4200], line[1024];
-	size_t n = 0;
-	FILE *f;
-	int rv;
+	return (size_t)snprintf(dst, cap, "%s", src) < cap;
+}
 
-	snprintf(golden_dir, sizeof(golden_dir), "%s/tests/golden/render", src ? src : ".");
-	snprintf(path, sizeof(path), "%s/cases.txt", golden_dir);
-	f = fopen(path, "r");
+/* Read cases.txt into *out (n cases, the caller frees). 0, or -1 with a message printed. */
+static int read_cases(const char *path, struct gcase **out, size_t *n_out)
+{
+	struct gcase *cases = NULL;
+	size_t n = 0, cap = 0;
+	char line[1024];
+	FILE *f = fopen(path, "r");
+
 	if (!f) {
 		fprintf(stderr, "cannot open %s (set FG_SOURCE_DIR)\n", path);
-		return 1;
+		return -1;
 	}
-	while (fgets(line, sizeof(line), f) && n < 64) {
-		struct gcase *c = &cases[n];
+	while (fgets(line, sizeof(line), f)) {
 		char *fields[5], *p = line;
+		struct gcase *c;
 
+		if (!strchr(line, '\n') && !feof(f)) {
+			fprintf(stderr, "line too long in %s: %.60s...\n", path, line);
+			goto fail;
+		}
 		line[strcspn(line, "\n")] = '\0';
 		if (!line[0] || line[0] == '#')
 			continue;
+		if (n == cap) {
+			struct gcase *nc;
+
+			cap = cap ? cap * 2 : 32;
+			nc = realloc(cases, cap * sizeof(*cases));
+			if (!nc)
+				goto fail;
+			cases = nc;
+		}
+		c = &cases[n];
 		for (int i = 0; i < 5; i++)
 			fields[i] = strsep(&p, "|");
-		if (!fields[4]) {
-			fprintf(stderr, "bad line in %s: %s\n", path, line);
-			return 1;
+		if (!fields[4] || p) {
+			fprintf(stderr, "bad line in %s (want 5 fields): %s\n", path, line);
+			goto fail;
 		}
-		snprintf(c->name, sizeof(c->name), "%s", fields[0]);
-		snprintf(c->cmd, sizeof(c->cmd), "%s", fields[1]);
-		snprintf(c->dopts, sizeof(c->dopts), "%s", fields[2]);
-		snprintf(c->opts, sizeof(c->opts), "%s", fields[3]);
-		snprintf(c->files, sizeof(c->files), "%s", fields[4]);
-		tests[n] = (struct CMUnitTest){ .name = c->name,
-						.test_func = test_case,
-						.initial_state = c };
+		if (!copy_field(c->name, sizeof(c->name), fields[0]) ||
+		    !copy_field(c->cmd, sizeof(c->cmd), fields[1]) ||
+		    !copy_field(c->dopts, sizeof(c->dopts), fields[2]) ||
+		    !copy_field(c->opts, sizeof(c->opts), fields[3]) ||
+		    !copy_field(c->files, sizeof(c->files), fields[4])) {
+			fprintf(stderr, "a field too long in %s: %s\n", path, line);
+			goto fail;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(cases[i].name, c->name)) {
+				fprintf(stderr, "case %s listed twice in %s\n", c->name, path);
+				goto fail;
+			}
+		}
 		n++;
 	}
 	fclose(f);
+	*out = cases;
+	*n_out = n;
+	return 0;
+fail:
+	fclose(f);
+	free(cases);
+	return -1;
+}
+
+/* Every NAME.svg in the golden directory belongs to a listed case. 0, or -1 with a message. */
+static int check_orphans(const struct gcase *cases, size_t n)
+{
+	DIR *d = opendir(golden_dir);
+	struct dirent *e;
+	int rv = 0;
+
+	if (!d) {
+		fprintf(stderr, "cannot open %s\n", golden_dir);
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		bool listed = false;
+
+		if (len < 5 || strcmp(e->d_name + len - 4, ".svg") != 0)
+			continue;
+		for (size_t i = 0; i < n && !listed; i++)
+			listed = strlen(cases[i].name) == len - 4 &&
+				 !strncmp(cases[i].name, e->d_name, len - 4);
+		if (!listed) {
+			fprintf(stderr, "%s/%s has no line in cases.txt: list it or remove it\n",
+				golden_dir, e->d_name);
+			rv = -1;
+		}
+	}
+	closedir(d);
+	return rv;
+}
+
+int main(void)
+{
+	const char *src = getenv("FG_SOURCE_DIR");
+	const char *bless = getenv("FG_BLESS");
+	struct CMUnitTest *tests;
+	struct gcase *cases;
+	char path[4200];
+	size_t n;
+	int rv;
+
+	snprintf(golden_dir, sizeof(golden_dir), "%s/tests/golden/render", src ? src : ".");
+	if (bless && !strcmp(bless, "1") && !have_perl()) {
+		fprintf(stderr, "FG_BLESS=1 needs FLAMEGRAPH_DIR, a FlameGraph checkout with "
+				"flamegraph.pl and difffolded.pl, and perl: the .pl-frames oracle "
+				"must come from flamegraph.pl, never from our own output\n");
+		return 1;
+	}
+	if (pl_dir() && !have_perl()) {
+		fprintf(stderr,
+			"FLAMEGRAPH_DIR=%s: no readable flamegraph.pl there, or perl does "
+			"not run\n",
+			pl_dir());
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/cases.txt", golden_dir);
+	if (read_cases(path, &cases, &n) != 0 || check_orphans(cases, n) != 0)
+		return 1;
+	if (n == 0) {
+		fprintf(stderr, "no cases in %s\n", path);
+		return 1;
+	}
+	tests = calloc(n, sizeof(*tests));
+	if (!tests)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		tests[i] = (struct CMUnitTest){ .name = cases[i].name,
+						.test_func = test_case,
+						.initial_state = &cases[i] };
 	if (!mkdtemp(tmp_dir)) {
 		perror("mkdtemp");
 		return 1;
 	}
+	if (!pl_dir())
+		print_message("FLAMEGRAPH_DIR not set: frames are checked against the stored "
+			      ".pl-frames, without re-running flamegraph.pl\n");
 	rv = _cmocka_run_group_tests("flame_golden", tests, n, NULL, NULL);
 	if (rv == 0) {
 		char cmd[256];
@@ -341,5 +447,7 @@ int main(void)
 		if (system(cmd) != 0)
 			return 1;
 	}
+	free(tests);
+	free(cases);
 	return rv;
 }

@@ -4,8 +4,9 @@
  *
  * Golden cases are listed in tests/golden/collapse/cases.txt: `perf script` text captured from
  * real JVM runs (with and without a perf map) and synthetic edge cases, each with the script's
- * output for one option set, compared byte for byte. FG_BLESS=1 rewrites the expectations:
- * with FLAMEGRAPH_DIR set, by running stackcollapse-perf.pl; otherwise from our own output.
+ * output for one option set, compared byte for byte. FG_BLESS=1 rewrites the expectations by
+ * running stackcollapse-perf.pl from FLAMEGRAPH_DIR, and refuses without it: our own output
+ * is never recorded as the oracle.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -171,15 +172,6 @@ static int bless_with_perl(const char *fgdir, const struct text *input, char **a
 	return rv == 0 ? 0 : -EIO;
 }
 
-static void write_file(const char *path, const struct text *t)
-{
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(t->p, 1, t->len, f), t->len);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* Print the first differing line, so a failure says where. */
 static void report_diff(const char *name, const struct text *want, const struct text *got)
 {
@@ -205,6 +197,9 @@ static void test_goldens_match_stackcollapse_perf(void **state)
 	int ncases = 0, failed = 0;
 
 	(void)state;
+	if (blessing && !(fgdir && *fgdir))
+		fail_msg("FG_BLESS=1 needs FLAMEGRAPH_DIR (a FlameGraph checkout): the expected "
+			 "output must come from stackcollapse-perf.pl, never from our own");
 	fmt(path, sizeof(path), "%s/cases.txt", golden_dir());
 	cases = fopen(path, "r");
 	assert_non_null(cases);
@@ -232,12 +227,8 @@ static void test_goldens_match_stackcollapse_perf(void **state)
 		parse_opts(argv + 2, argc - 2, &o);
 		collapse_text(&o, input.p, input.len, 0, &got, NULL);
 		if (blessing) {
-			if (fgdir)
-				assert_int_equal(bless_with_perl(fgdir, &input, argv + 2, argc - 2,
-								 expected),
-						 0);
-			else
-				write_file(expected, &got);
+			assert_int_equal(
+				bless_with_perl(fgdir, &input, argv + 2, argc - 2, expected), 0);
 			fprintf(stderr, "blessed %s\n", expected);
 		}
 		assert_int_equal(read_file(expected, &want), 0);
