@@ -1,6 +1,7 @@
-# ingest: /proc parsers, receive (real nng), control channel. A listed test whose file is
+# ingest: /proc parsers, receive (real nng), control channel, the JVM set (through fake /proc
+# trees: its proc_root seam). A listed test whose file is
 # missing breaks the build.
-foreach(t peer receive ctl)
+foreach(t peer receive ctl jvmset)
 	fg_unit_test(test_${t} SOURCES unit/ingest/test_${t}.c LIBS fg_ingest
 		PRIVATE collector/ingest)
 endforeach()

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_jvmset.c - the JVM set driven through its proc_root seam: fake /proc trees in a temp
+ * dir stand for the peer processes, so identity checks, PID reuse, eviction at the cap,
+ * keep-exited expiry and the map write back-off are tested without real processes.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fgclock.h"
+#include "fgproto.h"
+#include "jvmset.h"
+#include "perfmap.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+#define CAP 4096 /* jvmset's MAX_JVMS */
+
+struct fx {
+	char root[64]; /* the fake /proc */
+	char maps[64]; /* perf map directory */
+	unsigned events[JVMSET_BAD_PEER + 1];
+	uint32_t last_pid[JVMSET_BAD_PEER + 1];
+	int last_err;
+};
+
+static void on_event(void *arg, enum jvmset_event ev, const struct jvm_info *info, int err,
+		     const char *why)
+{
+	struct fx *fx = arg;
+
+	(void)why;
+	fx->events[ev]++;
+	fx->last_pid[ev] = info->host_pid;
+	fx->last_err = err;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A process in the fake /proc: host PID pid, PID nspid in its namespace, started at start. */
+static void proc_add(struct fx *fx, uint32_t pid, uint32_t nspid, uint64_t start)
+{
+	char dir[128], text[512];
+
+	snprintf(dir, sizeof(dir), "%s/%u", fx->root, pid);
+	mkdir(dir, 0755);
+	if (nspid == pid)
+		snprintf(text, sizeof(text), "Name:\tjava\nPid:\t%u\nNSpid:\t%u\n", pid, pid);
+	else
+		snprintf(text, sizeof(text), "Name:\tjava\nPid:\t%u\nNSpid:\t%u\t%u\n", pid, pid,
+			 nspid);
+	put(dir, "status", text);
+	snprintf(text, sizeof(text),
+		 "%u (java) S 1 %u %u 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 12 0 %llu 1000 "
+		 "100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+		 pid, pid, pid, (unsigned long long)start);
+	put(dir, "stat", text);
+	put(dir, "cgroup", "0::/user.slice\n");
+}
+
+static void proc_remove(struct fx *fx, uint32_t pid)
+{
+	char dir[128];
+
+	snprintf(dir, sizeof(dir), "%s/%u", fx->root, pid);
+	rm_rf(dir);
+}
+
+/* A message: HELLO from pid (as the agent sees itself) and n CODE_LOADs from addr up. */
+static size_t msg(uint8_t *buf, size_t cap, uint32_t hello_pid, uint64_t addr, unsigned n)
+{
+	size_t off = (size_t)fgp_encode_msg_header(buf, cap);
+	int rv;
+
+	if (hello_pid) {
+		struct fgp_hello h = { .proto_version = FGP_VERSION,
+				       .pid = hello_pid,
+				       .ts = 1,
+				       .jvm_version = { "17.0.9", 6 },
+				       .agent_version = { "test", 4 } };
+
+		rv = fgp_encode_hello(buf + off, cap - off, &h);
+		assert_true(rv > 0);
+		off += (size_t)rv;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char name[48];
+		struct fgp_code_load_in c = { .addr = addr + i * 0x100ull, .size = 0x80, .ts = 2 };
+
+		c.name.ptr = name;
+		c.name.len = (uint16_t)snprintf(name, sizeof(name), "Demo::m%u", i);
+		rv = fgp_encode_code_load(buf + off, cap - off, &c);
+		assert_true(rv > 0);
+		off += (size_t)rv;
+	}
+	return off;
+}
+
+static struct jvmset *set_new(struct fx *fx, struct perfmap_dir *maps, uint64_t keep_ns,
+			      uint64_t min_write_ns)
+{
+	struct jvmset_opts o = { .maps = maps,
+				 .proc_root = fx->root,
+				 .keep_exited_ns = keep_ns,
+				 .min_write_ns = min_write_ns };
+	struct jvmset_observer ob = { .event = on_event, .arg = fx };
+	struct jvmset *s;
+
+	assert_int_equal(jvmset_new(&o, &s), 0);
+	assert_int_equal(jvmset_observe(s, &ob), 0);
+	return s;
+}
+
+/* Connect pipe as pid (its HELLO says hello_pid) with n loads; jvmset_msg's result. */
+static int connect_as(struct jvmset *s, uint32_t pipe, uint32_t pid, uint32_t hello_pid, unsigned n,
+		      uint64_t now)
+{
+	uint8_t buf[8192];
+	size_t len = msg(buf, sizeof(buf), hello_pid, 0x7f0000001000ull, n);
+
+	return jvmset_msg(s, pipe, pid, buf, len, now);
+}
+
+static size_t live_of(struct jvmset *s, uint32_t pid)
+{
+	struct jvm *j = jvmset_find(s, pid);
+	struct jvm_info info;
+
+	assert_non_null(j);
+	jvm_info(j, &info);
+	return info.tab.live;
+}
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	strcpy(fx->root, "/dev/shm/fg_jvmset_proc_XXXXXX");
+	strcpy(fx->maps, "/dev/shm/fg_jvmset_maps_XXXXXX");
+	assert_non_null(mkdtemp(fx->root));
+	assert_non_null(mkdtemp(fx->maps));
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	rm_rf(fx->root);
+	rm_rf(fx->maps);
+	free(fx);
+	return 0;
+}
+
+static void test_hello_pid_must_be_the_peers_namespace_pid(void **state)
+{
+	struct fx *fx = *state;
+	struct jvmset *s = set_new(fx, NULL, 0, 0);
+	uint64_t now = fg_now_ns();
+
+	proc_add(fx, 4000, 1, 100); /* a container's PID 1 */
+	assert_int_equal(connect_as(s, 1, 4000, 4000, 1, now), -EPERM);
+	assert_int_equal(fx->events[JVMSET_REJECT], 1);
+	assert_null(jvmset_find(s, 4000));
+	assert_int_equal(connect_as(s, 2, 4000, 1, 1, now), 0);
+	assert_int_equal(fx->events[JVMSET_CONNECT], 1);
+	assert_int_equal(live_of(s, 4000), 1);
+	/* No /proc entry for the peer: refused. */
+	assert_int_equal(connect_as(s, 3, 4001, 4001, 1, now), -ESRCH);
+	assert_int_equal(connect_as(s, 4, 0, 1, 1, now), -ESRCH);
+	assert_int_equal(fx->events[JVMSET_REJECT], 3);
+	jvmset_free(s);
+}
+
+static void test_reconnect_of_the_same_process_keeps_its_jvm(void **state)
+{
+	struct fx *fx = *state;
+	struct jvmset *s = set_new(fx, NULL, 0, 0);
+	uint64_t now = fg_now_ns();
+	struct jvmset_counters c;
+
+	proc_add(fx, 4100, 4100, 500);
+	assert_int_equal(connect_as(s, 1, 4100, 4100, 3, now), 0);
+	jvmset_gone(s, 1, now);
+	assert_int_equal(fx->events[JVMSET_DISCONNECT], 1);
+	assert_int_equal(connect_as(s, 2, 4100, 4100, 1, now), 0);
+	assert_int_equal(jvmset_count(s), 1);
+	assert_int_equal(live_of(s, 4100), 3); /* its table survived the reconnection */
+	assert_int_equal(fx->events[JVMSET_EXPIRE], 0);
+	jvmset_counters(s, &c);
+	assert_int_equal(c.connects, 2);
+	assert_int_equal(c.connected, 1);
+	jvmset_free(s);
+}
+
+static void test_pid_reuse_gets_a_new_jvm(void **state)
+{
+	struct fx *fx = *state;
+	struct jvmset *s = set_new(fx, NULL, 0, 0);
+	uint64_t now = fg_now_ns();
+	struct jvm_info info;
+
+	proc_add(fx, 4200, 4200, 500);
+	assert_int_equal(connect_as(s, 1, 4200, 4200, 5, now), 0);
+	jvmset_gone(s, 1, now);
+	/* The process dies and a new one gets its PID (a later start time). */
+	proc_add(fx, 4200, 4200, 900);
+	assert_int_equal(connect_as(s, 2, 4200, 4200, 1, now + SEC), 0);
+	assert_int_equal(fx->events[JVMSET_EXPIRE], 1); /* the old JVM and its map are gone */
+	assert_int_equal(fx->last_pid[JVMSET_EXPIRE], 4200);
+	assert_int_equal(jvmset_count(s), 1);
+	jvm_info(jvmset_find(s, 4200), &info);
+	assert_int_equal(info.start_time, 900);
+	assert_int_equal(info.tab.live, 1); /* none of the old process's code */
+	jvmset_free(s);
+}
+
+static void test_connected_pid_reused_behind_our_back_is_a_new_jvm(void **state)
+{
+	struct fx *fx = *state;
+	struct jvmset *s = set_new(fx, NULL, 0, 0);
+	uint64_t now = fg_now_ns();
+
+	/* The collector missed the old connection's end (e.g. it was busy): a new pipe comes. */
+	proc_add(fx, 4300, 4300, 500);
+	assert_int_equal(connect_as(s, 1, 4300, 4300, 2, now), 0);
+	proc_add(fx, 4300, 4300, 800);
+	assert_int_equal(connect_as(s, 2, 4300, 4300, 1, now), 0);
+	assert_int_equal(fx->events[JVMSET_EXPIRE], 1);
+	assert_int_equal(live_of(s, 4300), 1);
+	/* The old pipe's end now changes nothing for the new JVM. */
+	jvmset_gone(s, 1, now);
+	assert_int_equal(fx->events[JVMSET_DISCONNECT], 0);
+	jvmset_free(s);
+}
+
+static void test_eviction_at_the_cap_takes_the_oldest_exited(void **state)
+{
+	struct fx *fx = *state;
+	struct jvmset *s = set_new(fx, NULL, 0, 0);
+	uint64_t now = fg_now_ns();
+	struct jvmset_counters c;
+
+	for (uint32_t i = 0; i < CAP; i++) {
+		proc_add(fx, 10000 + i, 10000 + i, 7);
+		assert_int_equal(connect_as(s, 1 + i, 10000 + i, 10000 + i, 0, now), 0);
+	}
+	assert_int_equal(jvmset_count(s), CAP);
+	/* All alive: one more is refused, nothing is evicted. */
+	proc_add(fx, 20000, 20000, 7);
+	assert_int_equal(connect_as(s, 50000, 20000, 20000, 0, now), -EUSERS);
+	assert_int_equal(fx->events[JVMSET_EXPIRE], 0);
+	assert_int_equal(jvmset_count(s), CAP);
+	/* Two exit, 10007 first: it is the one evicted for the newcomer. */
+	proc_remove(fx, 10007);
+	jvmset_gone(s, 1 + 7, now + 1 * SEC);
+	proc_remove(fx, 10003);
+	jvmset_gone(s, 1 + 3, now + 2 * SEC);
+	assert_true(jvmset_find(s, 10007) != NULL);
+	assert_int_equal(connect_as(s, 50001, 20000, 20000, 0, now + 3 * SEC), 0);
+	assert_int_equal(fx->events[JVMSET_EXPIRE], 1);
+	assert_int_equal(fx->last_pid[JVMSET_EXPIRE], 10007);
+	assert_null(jvmset_find(s, 10007));
+	assert_non_null(jvmset_find(s, 10003));
+	assert_non_null(jvmset_find(s, 20000));
+	assert_int_equal(jvmset_count(s), CAP);
+	jvmset_counters(s, &c);
+	assert_int_equal(c.expired, 1);
+	jvmset_free(s);
+}
+
+static void test_exited_jvm_keeps_its_map_until_keep_exited(void **state)
+{
+	struct fx *fx = *state;
+	struct perfmap_dir *maps;
+	struct jvmset *s;
+	char map[160];
+	uint64_t now = fg_now_ns(), exit_at;
+
+	assert_int_equal(perfmap_dir_open(fx->maps, &maps), 0);
+	s = set_new(fx, maps, 10 * SEC, 0);
+	snprintf(map, sizeof(map), "%s/perf-4400.map", fx->maps);
+	proc_add(fx, 4400, 4400, 500);
+	assert_int_equal(connect_as(s, 1, 4400, 4400, 2, now), 0);
+	jvmset_tick(s, fg_now_ns());
+	assert_int_equal(access(map, F_OK), 0);
+	/* The agent disconnects but the process lives: not exited, checked every second. */
+	jvmset_gone(s, 1, now);
+	assert_int_equal(fx->events[JVMSET_EXIT], 0);
+	proc_remove(fx, 4400);
+	jvmset_tick(s, now + SEC / 2);
+	assert_int_equal(fx->events[JVMSET_EXIT], 0); /* not re-checked yet */
+	exit_at = now + SEC;
+	jvmset_tick(s, exit_at);
+	assert_int_equal(fx->events[JVMSET_EXIT], 1);
+	/* Kept, map included, for keep_exited... */
+	assert_true(jvmset_tick(s, exit_at + 10 * SEC - 1) <= exit_at + 10 * SEC);
+	assert_non_null(jvmset_find(s, 4400));
+	assert_int_equal(access(map, F_OK), 0);
+	assert_int_equal(fx->events[JVMSET_EXPIRE], 0);
+	/* ...then forgotten and its map removed. */
+	jvmset_tick(s, exit_at + 10 * SEC);
+	assert_int_equal(fx->events[JVMSET_EXPIRE], 1);
+	assert_null(jvmset_find(s, 4400));
+	assert_int_equal(access(map, F_OK), -1);
+	jvmset_free(s);
+	perfmap_dir_close(maps);
+}
+
+static void test_gone_process_is_exited_at_disconnect(void **state)
+{
+	struct fx *fx = *state;
+	struct jvmset *s = set_new(fx, NULL, 5 * SEC, 0);
+	uint64_t now = fg_now_ns();
+	struct jvm_info info;
+
+	proc_add(fx, 4500, 4500, 500);
+	assert_int_equal(connect_as(s, 1, 4500, 4500, 1, now), 0);
+	proc_remove(fx, 4500);
+	jvmset_gone(s, 1, now);
+	jvm_info(jvmset_find(s, 4500), &info);
+	assert_true(info.exited);
+	assert_int_equal(info.exit_ts, now);
+	jvmset_tick(s, now + 5 * SEC - 1);
+	assert_non_null(jvmset_find(s, 4500));
+	jvmset_tick(s, now + 5 * SEC);
+	assert_null(jvmset_find(s, 4500));
+	jvmset_free(s);
+}
+
+static int enospc_calls;
+
+static ssize_t write_enospc(int fd, const void *buf, size_t n)
+{
+	(void)fd;
+	(void)buf;
+	(void)n;
+	enospc_calls++;
+	errno = ENOSPC;
+	return -1;
+}
+
+static void test_full_disk_backs_off_100ms_and_reports_once(void **state)
+{
+	struct fx *fx = *state;
+	struct perfmap_dir *maps;
+	struct jvmset *s;
+	struct jvmset_counters c;
+	uint64_t t0, t1;
+	int calls;
+
+	assert_int_equal(perfmap_dir_open(fx->maps, &maps), 0);
+	perfmap_dir_set_write(maps, write_enospc);
+	s = set_new(fx, maps, 0, 0);
+	proc_add(fx, 4600, 4600, 500);
+	assert_int_equal(connect_as(s, 1, 4600, 4600, 2, fg_now_ns()), 0);
+	t0 = fg_now_ns();
+	jvmset_tick(s, t0);
+	t1 = fg_now_ns();
+	assert_true(enospc_calls > 0);
+	assert_int_equal(fx->events[JVMSET_MAP_ERROR], 1);
+	assert_int_equal(fx->last_err, -ENOSPC);
+	calls = enospc_calls;
+	/* No retry within 100 ms of the failed write... */
+	assert_true(jvmset_tick(s, t0 + 99 * MS) <= t1 + 100 * MS);
+	assert_int_equal(enospc_calls, calls);
+	/* ...a retry after it, and the same error is not reported again. */
+	jvmset_tick(s, t1 + 100 * MS);
+	assert_true(enospc_calls > calls);
+	assert_int_equal(fx->events[JVMSET_MAP_ERROR], 1);
+	jvmset_counters(s, &c);
+	assert_int_equal(c.map_enospc, 2);
+	assert_int_equal(c.map_writes, 0);
+	/* Space again: the next due write succeeds. */
+	perfmap_dir_set_write(maps, NULL);
+	jvmset_tick(s, fg_now_ns() + 100 * MS);
+	jvmset_counters(s, &c);
+	assert_int_equal(c.map_writes, 1);
+	jvmset_free(s);
+	perfmap_dir_close(maps);
+}
+
+static void test_map_writes_are_spaced_by_min_write(void **state)
+{
+	struct fx *fx = *state;
+	struct perfmap_dir *maps;
+	struct jvmset *s;
+	struct jvmset_counters c;
+	uint8_t buf[4096];
+	uint64_t t0, t1;
+	size_t len;
+
+	assert_int_equal(perfmap_dir_open(fx->maps, &maps), 0);
+	s = set_new(fx, maps, 0, 50 * MS);
+	proc_add(fx, 4700, 4700, 500);
+	assert_int_equal(connect_as(s, 1, 4700, 4700, 1, fg_now_ns()), 0);
+	t0 = fg_now_ns();
+	jvmset_tick(s, t0); /* the first change after a quiet spell is written at once */
+	t1 = fg_now_ns();
+	jvmset_counters(s, &c);
+	assert_int_equal(c.map_writes, 1);
+	/* New code right after: waits for min_write_ns... */
+	len = msg(buf, sizeof(buf), 0, 0x7f0000100000ull, 1);
+	assert_int_equal(jvmset_msg(s, 1, 4700, buf, len, t1), 0);
+	assert_true(jvmset_tick(s, t0 + 49 * MS) <= t1 + 50 * MS);
+	jvmset_counters(s, &c);
+	assert_int_equal(c.map_writes, 1);
+	/* ...and is written once it has passed. */
+	jvmset_tick(s, t1 + 50 * MS);
+	jvmset_counters(s, &c);
+	assert_int_equal(c.map_writes, 2);
+	jvmset_free(s);
+	perfmap_dir_close(maps);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hello_pid_must_be_the_peers_namespace_pid,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reconnect_of_the_same_process_keeps_its_jvm,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_reuse_gets_a_new_jvm, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_connected_pid_reused_behind_our_back_is_a_new_jvm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eviction_at_the_cap_takes_the_oldest_exited,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exited_jvm_keeps_its_map_until_keep_exited,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_process_is_exited_at_disconnect, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_full_disk_backs_off_100ms_and_reports_once,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_writes_are_spaced_by_min_write, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
