@@ -5,6 +5,15 @@
  *
  * Invariant: conn_id is non-zero exactly while a pipe of the current socket is up, and a new
  * pipe always gets a new id.
+ *
+ * Why the link replaces its own socket when no connection came for REDIAL_STALL_NS: nng 1.5.2
+ * redials by itself after refused or failed dials, but gives a dialer up for good ("no further
+ * action") when a dial fails with NNG_ECLOSED, and that is what the SP handshake gets when the
+ * peer's socket closed before our 8-byte header went out (sendmsg: EPIPE). A collector that
+ * is SIGKILLed does exactly that to a dial that reaches its listener while the kernel tears
+ * the process down (its connections close first, the agent redials at once, then the listener
+ * closes with the new connection still in its backlog); so does a collector that accepts and
+ * drops connections. Without this, such an agent never connected again.
  */
 #include "link.h"
 
@@ -27,6 +36,8 @@
 #define RECONNECT_MAX_MS 500
 #define SEND_BUFFER_MSGS 16 /* x SENDER_MSG_MAX: at most 1 MiB waiting in nng */
 #define REOPEN_EVERY_NS 500000000ull
+/* Down this long (4 x the longest redial interval): the dialer may be dead, start a new one. */
+#define REDIAL_STALL_NS 2000000000ull
 
 struct link {
 	char url[128];
@@ -39,6 +50,7 @@ struct link {
 	atomic_uint_fast32_t sock_id; /* id of the current socket, for the pipe callback */
 	atomic_uint_fast64_t conn_id; /* current connection, 0 if none */
 	atomic_uint_fast64_t next_id;
+	atomic_uint_fast64_t down_since; /* when the socket opened or its last pipe went */
 };
 
 static atomic_bool forked;
@@ -78,8 +90,10 @@ static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		return; /* a pipe of a socket already closed */
 	if (ev == NNG_PIPE_EV_ADD_POST)
 		atomic_store(&l->conn_id, atomic_fetch_add(&l->next_id, 1) + 1);
-	else if (ev == NNG_PIPE_EV_REM_POST)
+	else if (ev == NNG_PIPE_EV_REM_POST) {
+		atomic_store(&l->down_since, fg_now_ns());
 		atomic_store(&l->conn_id, 0);
+	}
 	if (l->kick)
 		l->kick(l->kick_arg);
 }
@@ -89,6 +103,7 @@ static int open_socket(struct link *l)
 	int rv;
 
 	l->last_open_try = fg_now_ns();
+	atomic_store(&l->down_since, l->last_open_try);
 	if ((rv = nng_push0_open(&l->sock)) != 0)
 		return errno_of(rv);
 	atomic_store(&l->sock_id, (uint32_t)nng_socket_id(l->sock));
@@ -149,6 +164,8 @@ static int link_send(void *arg, const uint8_t *buf, size_t len)
 	return errno_of(nng_send(l->sock, (void *)buf, len, NNG_FLAG_NONBLOCK));
 }
 
+static void link_reset(void *arg);
+
 static uint64_t link_state(void *arg)
 {
 	struct link *l = arg;
@@ -157,6 +174,9 @@ static uint64_t link_state(void *arg)
 		return 0;
 	if (!l->open && fg_now_ns() - l->last_open_try >= REOPEN_EVERY_NS)
 		open_socket(l);
+	else if (l->open && atomic_load(&l->conn_id) == 0 &&
+		 fg_now_ns() - atomic_load(&l->down_since) >= REDIAL_STALL_NS)
+		link_reset(l); /* a fresh socket, so a fresh dialer (see the top of this file) */
 	return l->open ? atomic_load(&l->conn_id) : 0;
 }
 

@@ -3,7 +3,9 @@
  * link.h - the agent's nng push0 socket to the collector, behind struct link_ops.
  *
  * Dials ipc://PATH without blocking and keeps redialing (100 ms .. 500 ms), so a collector that
- * starts late or restarts is found within half a second. Sends never block. Connections are
+ * starts late or restarts is found within half a second; a socket that stayed unconnected for
+ * 2 s is replaced, because nng 1.5.2 stops redialing after a dial that a collector dropped in
+ * the SP handshake (see link.c). Sends never block. Connections are
  * numbered by the pipe callbacks; link_reset() closes the socket (dropping every queued message)
  * and opens a fresh one.
  *

@@ -8,6 +8,12 @@ target_link_options(test_agent_queue PRIVATE -Wl,--wrap=malloc,--wrap=calloc,--w
 fg_unit_test(test_agent_table SOURCES unit/agent/test_agent_table.c LIBS fgagent_core)
 fg_unit_test(test_agent_symtab SOURCES unit/agent/test_agent_symtab.c LIBS fgagent_core)
 fg_unit_test(test_agent_sender SOURCES unit/agent/test_agent_sender.c LIBS fgagent_core)
+# The nng link (link.c, otherwise only in libfgagent.so) against real ipc sockets.
+fg_unit_test(test_agent_link SOURCES unit/agent/test_agent_link.c
+	${PROJECT_SOURCE_DIR}/jvmti-agent/link.c LIBS fgagent_core ${NNG_SHARED} Threads::Threads)
+target_include_directories(test_agent_link SYSTEM PRIVATE ${NNG_INCLUDE})
+set_property(TEST test_agent_link APPEND PROPERTY ENVIRONMENT
+	"LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/unit/lsan-nng.supp")
 fg_unit_test(test_agent_events SOURCES unit/agent/test_agent_events.c LIBS fgagent_core)
 fg_unit_test(test_agent_vmlayout SOURCES unit/agent/test_agent_vmlayout.c LIBS fgagent_core)
 fg_unit_test(test_agent_codeheap SOURCES unit/agent/test_agent_codeheap.c LIBS fgagent_core)
