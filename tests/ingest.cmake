@@ -1,7 +1,7 @@
-# ingest: /proc parsers, receive (real nng), control channel, the JVM set (through fake /proc
-# trees: its proc_root seam). A listed test whose file is
-# missing breaks the build.
-foreach(t peer receive ctl jvmset)
+# ingest: /proc parsers, receive (real nng), the control channel and its frame codec (every
+# truncation and mutation), the JVM set (through fake /proc trees: its proc_root seam). A
+# listed test whose file is missing breaks the build.
+foreach(t peer receive ctl ctl_frame jvmset)
 	fg_unit_test(test_${t} SOURCES unit/ingest/test_${t}.c LIBS fg_ingest
 		PRIVATE collector/ingest)
 endforeach()

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_ctl_frame.c - the control channel's frame codec on byte arrays: every truncation and
+ * every single-byte mutation of valid frames and JVM payloads, each fed from a heap buffer of
+ * exactly its length (so ASan sees any read past it), plus a seeded random mutation run.
+ * A decoder must answer (success, "need more" or -EPROTO), never read outside its input, and
+ * never write its out-parameter unless it succeeds.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctl_frame.h"
+
+/* A copy of p[0..n) in a heap block of exactly n bytes (1 for n = 0, never read). */
+static uint8_t *exact(const uint8_t *p, size_t n)
+{
+	uint8_t *b = malloc(n ? n : 1);
+
+	assert_non_null(b);
+	memcpy(b, p, n);
+	return b;
+}
+
+static void sample_info(struct jvm_info *ji)
+{
+	memset(ji, 0, sizeof(*ji));
+	ji->host_pid = 4242;
+	ji->ns_pid = 1;
+	ji->hello_flags = 3;
+	ji->start_time = 123456789;
+	ji->connect_ts = 1111;
+	ji->exit_ts = 2222;
+	ji->connected = true;
+	strcpy(ji->container_id,
+	       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	strcpy(ji->jvm_version, "17.0.9+9-Debian-1deb12u1");
+	strcpy(ji->agent_version, "0.1.0");
+	strcpy(ji->service, "shop");
+}
+
+/* Offsets where each string's length field starts, for the sample payload. */
+struct layout {
+	size_t cid, jvm, agent, service, end;
+};
+
+static struct layout layout_of(const struct jvm_info *ji)
+{
+	struct layout l;
+
+	l.cid = CTL_JVM_FIXED;
+	l.jvm = l.cid + 2 + strlen(ji->container_id);
+	l.agent = l.jvm + 2 + strlen(ji->jvm_version);
+	l.service = l.agent + 2 + strlen(ji->agent_version);
+	l.end = l.service + 2 + strlen(ji->service);
+	return l;
+}
+
+static void test_jvm_payload_round_trips(void **state)
+{
+	struct jvm_info in, out;
+	uint8_t buf[CTL_JVM_MAX];
+	size_t n;
+
+	(void)state;
+	sample_info(&in);
+	n = ctl_jvm_encode(buf, &in);
+	assert_int_equal(n, layout_of(&in).end);
+	assert_int_equal(ctl_jvm_decode(buf, n, 4242, &out), 0);
+	assert_int_equal(out.host_pid, 4242);
+	assert_int_equal(out.ns_pid, 1);
+	assert_int_equal(out.hello_flags, 3);
+	assert_int_equal(out.start_time, 123456789);
+	assert_int_equal(out.connect_ts, 1111);
+	assert_int_equal(out.exit_ts, 2222);
+	assert_true(out.connected);
+	assert_false(out.exited);
+	assert_string_equal(out.container_id, in.container_id);
+	assert_string_equal(out.jvm_version, in.jvm_version);
+	assert_string_equal(out.agent_version, in.agent_version);
+	assert_string_equal(out.service, in.service);
+}
+
+/*
+ * Every prefix of a payload: only the full one and the one that ends after agent_version (an
+ * older daemon, no service) decode; any cut inside the fixed part or a string is -EPROTO and
+ * leaves *out as it was.
+ */
+static void test_every_truncated_jvm_payload_is_refused(void **state)
+{
+	struct jvm_info in, out, sentinel;
+	uint8_t buf[CTL_JVM_MAX];
+	struct layout l;
+	size_t n;
+
+	(void)state;
+	sample_info(&in);
+	n = ctl_jvm_encode(buf, &in);
+	l = layout_of(&in);
+	memset(&sentinel, 0x5a, sizeof(sentinel));
+	for (size_t len = 0; len <= n; len++) {
+		uint8_t *b = exact(buf, len);
+		int rv;
+
+		out = sentinel;
+		rv = ctl_jvm_decode(b, len, 4242, &out);
+		if (len == l.service || len == n) {
+			assert_int_equal(rv, 0);
+			assert_string_equal(out.agent_version, "0.1.0");
+			assert_string_equal(out.service, len == n ? "shop" : "");
+		} else {
+			if (rv != -EPROTO)
+				fail_msg("payload cut to %zu of %zu bytes: %d, want -EPROTO", len,
+					 n, rv);
+			assert_memory_equal(&out, &sentinel, sizeof(out));
+		}
+		free(b);
+	}
+}
+
+/* A decoded string always ends inside its field, whatever the bytes. */
+static void assert_terminated(const struct jvm_info *ji)
+{
+	assert_true(memchr(ji->container_id, '\0', sizeof(ji->container_id)) != NULL);
+	assert_true(memchr(ji->jvm_version, '\0', sizeof(ji->jvm_version)) != NULL);
+	assert_true(memchr(ji->agent_version, '\0', sizeof(ji->agent_version)) != NULL);
+	assert_true(memchr(ji->service, '\0', sizeof(ji->service)) != NULL);
+}
+
+/*
+ * Every byte of the payload set to each of a few values: a length byte that now announces
+ * more than is left is refused; anything else decodes to terminated strings.
+ */
+static void test_every_single_byte_mutation_of_a_jvm_payload(void **state)
+{
+	static const uint8_t vals[] = { 0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff };
+	struct jvm_info in, out, sentinel;
+	uint8_t buf[CTL_JVM_MAX];
+	struct layout l;
+	size_t n, refused = 0;
+
+	(void)state;
+	sample_info(&in);
+	n = ctl_jvm_encode(buf, &in);
+	l = layout_of(&in);
+	memset(&sentinel, 0x5a, sizeof(sentinel));
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < sizeof(vals); k++) {
+			uint8_t *b = exact(buf, n);
+			int rv;
+
+			b[i] = vals[k];
+			out = sentinel;
+			rv = ctl_jvm_decode(b, n, 9, &out);
+			assert_true(rv == 0 || rv == -EPROTO);
+			if (rv == 0) {
+				assert_terminated(&out);
+				assert_int_equal(out.host_pid, 9);
+			} else {
+				assert_memory_equal(&out, &sentinel, sizeof(out));
+				refused++;
+			}
+			/* The container id's length claims past the end: must be refused. */
+			if ((i == l.cid || i == l.cid + 1) && vals[k] >= 0x7f)
+				assert_int_equal(rv, -EPROTO);
+			free(b);
+		}
+	}
+	assert_true(refused > 0);
+}
+
+/* Seeded random mutations (several bytes, random length) of a payload. */
+static void test_random_mutations_of_jvm_payloads(void **state)
+{
+	struct jvm_info in, out;
+	uint8_t buf[CTL_JVM_MAX];
+	size_t n;
+	unsigned seed = 20261122, ok = 0;
+
+	(void)state;
+	sample_info(&in);
+	n = ctl_jvm_encode(buf, &in);
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t len = (size_t)rand_r(&seed) % (n + 16);
+		uint8_t tmp[CTL_JVM_MAX + 16];
+		uint8_t *b;
+		int rv;
+
+		memcpy(tmp, buf, n);
+		for (size_t i = n; i < sizeof(tmp); i++)
+			tmp[i] = (uint8_t)rand_r(&seed);
+		for (int m = rand_r(&seed) % 4; m >= 0; m--)
+			tmp[(size_t)rand_r(&seed) % (n + 16)] = (uint8_t)rand_r(&seed);
+		b = exact(tmp, len);
+		rv = ctl_jvm_decode(b, len, 1, &out);
+		assert_true(rv == 0 || rv == -EPROTO);
+		if (rv == 0) {
+			assert_terminated(&out);
+			ok++;
+		}
+		free(b);
+	}
+	assert_true(ok > 0);
+}
+
+/* Strings longer than jvm_info's fields are cut, terminated, and the rest still parses. */
+static void test_long_strings_are_cut_to_the_fields(void **state)
+{
+	uint8_t buf[CTL_JVM_FIXED + 4 * (2 + CTL_STR_MAX)];
+	struct jvm_info out;
+	size_t n = CTL_JVM_FIXED;
+	size_t lens[4] = { 300, CTL_STR_MAX, 0, 70 };
+
+	(void)state;
+	memset(buf, 0, CTL_JVM_FIXED);
+	for (int s = 0; s < 4; s++) {
+		buf[n] = (uint8_t)(lens[s] & 0xff);
+		buf[n + 1] = (uint8_t)(lens[s] >> 8);
+		memset(buf + n + 2, 'a' + s, lens[s]);
+		n += 2 + lens[s];
+	}
+	assert_int_equal(ctl_jvm_decode(buf, n, 1, &out), 0);
+	assert_int_equal(strlen(out.container_id), sizeof(out.container_id) - 1);
+	assert_int_equal(strlen(out.jvm_version), sizeof(out.jvm_version) - 1);
+	assert_string_equal(out.agent_version, "");
+	assert_int_equal(strlen(out.service),
+			 sizeof(out.service) - 1 < 70 ? sizeof(out.service) - 1 : 70);
+	assert_int_equal(out.service[0], 'd');
+}
+
+/* A stream: every prefix of a frame is "need more", the whole frame is one frame. */
+static void test_every_prefix_of_a_frame_needs_more(void **state)
+{
+	uint8_t frame[CTL_HDR_SIZE + CTL_JVM_MAX];
+	struct ctl_hdr h = { 0, CTL_JVM, 0, 4242 }, got, sentinel = { 1, 2, 3, 4 };
+	struct jvm_info in;
+	size_t n;
+
+	(void)state;
+	sample_info(&in);
+	n = CTL_HDR_SIZE + ctl_jvm_encode(frame + CTL_HDR_SIZE, &in);
+	h.size = (uint32_t)n;
+	ctl_hdr_encode(frame, &h);
+	for (size_t len = 0; len < n; len++) {
+		uint8_t *b = exact(frame, len);
+
+		got = sentinel;
+		assert_int_equal(ctl_frame_peek(b, len, &got), 0);
+		assert_memory_equal(&got, &sentinel, sizeof(got));
+		free(b);
+	}
+	assert_int_equal(ctl_frame_peek(frame, n, &got), 1);
+	assert_int_equal(got.size, n);
+	assert_int_equal(got.kind, CTL_JVM);
+	assert_int_equal(got.host_pid, 4242);
+	assert_int_equal(
+		ctl_jvm_decode(frame + CTL_HDR_SIZE, got.size - CTL_HDR_SIZE, got.host_pid, &in),
+		0);
+}
+
+/* Header sizes outside [CTL_HDR_SIZE, CTL_MAX_FRAME] cannot be resynchronised: -EPROTO. */
+static void test_frame_sizes_out_of_range_are_refused(void **state)
+{
+	static const uint32_t bad[] = { 0, 1, CTL_HDR_SIZE - 1, CTL_MAX_FRAME + 1, 0xffffffffu };
+	static const uint32_t good[] = { CTL_HDR_SIZE, CTL_HDR_SIZE + 1, CTL_MAX_FRAME };
+	uint8_t p[CTL_HDR_SIZE];
+	struct ctl_hdr h = { 0, CTL_RECORDS, 0, 1 }, got, sentinel = { 1, 2, 3, 4 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		h.size = bad[i];
+		ctl_hdr_encode(p, &h);
+		got = sentinel;
+		assert_int_equal(ctl_frame_peek(p, sizeof(p), &got), -EPROTO);
+		assert_memory_equal(&got, &sentinel, sizeof(got));
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		h.size = good[i];
+		ctl_hdr_encode(p, &h);
+		/* Only a bare header here: whole for CTL_HDR_SIZE, else more is needed. */
+		assert_int_equal(ctl_frame_peek(p, sizeof(p), &got), good[i] == CTL_HDR_SIZE);
+	}
+}
+
+/* Every single-byte mutation of a frame header: a verdict, never a read past the input. */
+static void test_every_mutation_of_a_header(void **state)
+{
+	uint8_t p[CTL_HDR_SIZE];
+	struct ctl_hdr h = { CTL_HDR_SIZE, CTL_LIST, 0, 77 }, got;
+
+	(void)state;
+	for (size_t i = 0; i < CTL_HDR_SIZE; i++) {
+		for (unsigned v = 0; v < 256; v++) {
+			uint8_t *b;
+			int rv;
+
+			ctl_hdr_encode(p, &h);
+			p[i] = (uint8_t)v;
+			b = exact(p, sizeof(p));
+			rv = ctl_frame_peek(b, sizeof(p), &got);
+			if (i < 4) { /* the size field */
+				uint32_t size = (uint32_t)b[0] | (uint32_t)b[1] << 8 |
+						(uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+
+				assert_int_equal(rv, size < CTL_HDR_SIZE || size > CTL_MAX_FRAME
+							     ? -EPROTO
+							     : size == CTL_HDR_SIZE);
+				assert_int_equal(ctl_request_decode(b, sizeof(p), &got),
+						 size == CTL_HDR_SIZE ? 0 : -EPROTO);
+			} else {
+				assert_int_equal(rv, 1);
+				assert_int_equal(ctl_request_decode(b, sizeof(p), &got), 0);
+			}
+			free(b);
+		}
+	}
+}
+
+/* A request is exactly one bare header: anything shorter or longer is -EPROTO. */
+static void test_requests_of_the_wrong_length_are_refused(void **state)
+{
+	uint8_t p[CTL_HDR_SIZE + 4] = { 0 };
+	struct ctl_hdr h = { CTL_HDR_SIZE, CTL_SUBSCRIBE, 0, 0 }, got, sentinel = { 1, 2, 3, 4 };
+
+	(void)state;
+	ctl_hdr_encode(p, &h);
+	for (size_t len = 0; len <= sizeof(p); len++) {
+		uint8_t *b = exact(p, len);
+
+		got = sentinel;
+		if (len == CTL_HDR_SIZE) {
+			assert_int_equal(ctl_request_decode(b, len, &got), 0);
+			assert_int_equal(got.kind, CTL_SUBSCRIBE);
+		} else {
+			assert_int_equal(ctl_request_decode(b, len, &got), -EPROTO);
+			assert_memory_equal(&got, &sentinel, sizeof(got));
+		}
+		free(b);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jvm_payload_round_trips),
+		cmocka_unit_test(test_every_truncated_jvm_payload_is_refused),
+		cmocka_unit_test(test_every_single_byte_mutation_of_a_jvm_payload),
+		cmocka_unit_test(test_random_mutations_of_jvm_payloads),
+		cmocka_unit_test(test_long_strings_are_cut_to_the_fields),
+		cmocka_unit_test(test_every_prefix_of_a_frame_needs_more),
+		cmocka_unit_test(test_frame_sizes_out_of_range_are_refused),
+		cmocka_unit_test(test_every_mutation_of_a_header),
+		cmocka_unit_test(test_requests_of_the_wrong_length_are_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
