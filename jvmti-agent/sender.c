@@ -42,6 +42,9 @@ struct sender {
 	void *link;
 	char *jvm_version, *agent_version, *service;
 	uint32_t pid, hello_flags;
+	int send_wait_ms;
+	bool wait;	      /* flushes wait out -EAGAIN (snapshots, sender_poll) */
+	bool intern;	      /* this connection's collector reads NAME + CODE_LOAD_IDS */
 	uint8_t *after_hello; /* records sent after HELLO, or NULL */
 	size_t after_hello_len;
 
@@ -50,13 +53,10 @@ struct sender {
 	size_t batch_len;
 	uint64_t last_flush;	/* when the last message left */
 	uint64_t stalled_since; /* when the transport began refusing the batch, or 0 */
-	bool wait;		/* flushes wait out -EAGAIN (snapshots, sender_poll) */
 	uint64_t sent_queue_dropped, sent_table_full; /* last DROPPED values this connection saw */
-	int send_wait_ms;
 
 	/* Interned names: which ids this connection has had a NAME for, when it reads them. */
 	struct symtab *symtab; /* borrowed; NULL: the queue holds no CODE_LOAD_IDS */
-	bool intern;	       /* this connection's collector reads NAME + CODE_LOAD_IDS */
 	uint64_t *sent_ids;    /* bit per id */
 	size_t sent_words;
 	uint8_t *conv;		  /* FGP_MAX_RECORD: an interned record spelled out */
@@ -64,9 +64,8 @@ struct sender {
 
 	/* Read by other threads. */
 	atomic_uint_fast64_t table_full, connections, resets, records_sent, replayed, names_sent;
-	atomic_bool stop;
 	pthread_t thread;
-	atomic_bool running;
+	atomic_bool stop, running;
 };
 
 static char *dup_or_empty(const char *s)

@@ -465,11 +465,9 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 		j->in_replay = false;
 		make_dirty(j, now);
 		return 1;
-	case FGP_VM_LAYOUT:
-		codetab_apply(j->tab, rec); /* kept for naming interpreted frames */
-		return 1;
-	case FGP_CODE_FRAME:
-		codetab_apply(j->tab, rec); /* kept for unwinding without frame pointers */
+	case FGP_VM_LAYOUT:  /* kept for naming interpreted frames */
+	case FGP_CODE_FRAME: /* kept for unwinding without frame pointers */
+		codetab_apply(j->tab, rec);
 		return 1;
 	case FGP_CODE_LOAD:
 	case FGP_CODE_UNLOAD:

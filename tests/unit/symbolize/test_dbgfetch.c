@@ -52,7 +52,7 @@ static void send_all(int fd, const void *buf, size_t len)
 
 static void serve_one(struct server *sv, int fd)
 {
-	char req[4096], path[300] = "", head[200];
+	char req[4096] = "", path[300] = "", head[200];
 	size_t got = 0;
 
 	while (got < sizeof(req) - 1 && !strstr(req, "\r\n\r\n")) {
