@@ -19,6 +19,7 @@
 #include <jvmti.h>
 
 #include "codeheap.h"
+#include "codelines.h"
 #include "events.h"
 #include "fgclock.h"
 #include "fgproto.h"
@@ -58,6 +59,7 @@ static struct {
 	struct options opt;
 	struct queue *q;
 	struct symtab *st;
+	struct codelines *lines; /* NULL: no line numbers (no capability, no memory) */
 	struct sender *s;
 	struct link *l;
 	struct codeheap ch; /* written once in Agent_OnLoad, before any event is enabled */
@@ -101,6 +103,8 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	events_code_load(agent.q, agent.st, jvmti, jni, agent.opt.signatures, method, code_size,
 			 code_addr, compile_info, ts);
 	events_code_frame(agent.q, &agent.ch, code_addr, true);
+	if (agent.lines)
+		codelines_push(agent.lines, agent.q, jvmti, code_size, code_addr, compile_info, ts);
 	BENCH_END(0);
 }
 
@@ -234,6 +238,13 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 			err);
 		return JNI_ERR;
 	}
+	/* Line numbers of compiled code (CODE_LINES) are a bonus: without them, none are sent. */
+	memset(&caps, 0, sizeof(caps));
+	caps.can_get_line_numbers = 1;
+	if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
+		codelines_free(agent.lines);
+		agent.lines = NULL;
+	}
 	memset(&cb, 0, sizeof(cb));
 	cb.CompiledMethodLoad = on_code_load;
 	cb.CompiledMethodUnload = on_code_unload;
@@ -314,6 +325,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	agent.q = queue_new(queue_budget);
 	/* Without a symtab (out of memory) names simply travel inline. */
 	agent.st = symtab_new((size_t)(agent.opt.maxmem / 8));
+	/* A sixteenth for cached line number tables, taken from the table's share. */
+	agent.lines = codelines_new((size_t)(agent.opt.maxmem / 16));
 	hello.pid = (uint32_t)getpid();
 	vmflags_read((const void *)(*agent.jvmti)->GetVersionNumber, &hello.flags);
 	if (agent.opt.signatures)
@@ -341,8 +354,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		return JNI_ERR;
 	}
 	pthread_atfork(NULL, NULL, on_fork_child);
-	rv = start_sender(&hello,
-			  (size_t)agent.opt.maxmem - queue_budget - (size_t)(agent.opt.maxmem / 8));
+	rv = start_sender(&hello, (size_t)agent.opt.maxmem - queue_budget -
+					  (size_t)(agent.opt.maxmem / 8) -
+					  (size_t)(agent.opt.maxmem / 16));
 	free(version);
 	if (rv != 0) {
 		fprintf(stderr, "fgagent: cannot start the sender thread: %s\n", strerror(-rv));

@@ -96,3 +96,35 @@ out:
 		(*jni)->DeleteLocalRef(jni, klass);
 	return rv;
 }
+
+int names_lines(jvmtiEnv *jvmti, jmethodID m, struct names_line **out, uint32_t *n)
+{
+	jvmtiLineNumberEntry *tab = NULL;
+	struct names_line *v = NULL;
+	jint count = 0;
+	jvmtiError err;
+
+	*out = NULL;
+	*n = 0;
+	err = (*jvmti)->GetLineNumberTable(jvmti, m, &count, &tab);
+	if (err == JVMTI_ERROR_ABSENT_INFORMATION || err == JVMTI_ERROR_NATIVE_METHOD)
+		return 0; /* a method without lines: a fact, not a failure */
+	if (err != JVMTI_ERROR_NONE)
+		return -ENOENT;
+	if (count > 0 && tab) {
+		v = malloc((size_t)count * sizeof(*v));
+		if (!v) {
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)tab);
+			return -ENOMEM;
+		}
+		/* HotSpot's jlocation is the bytecode index. */
+		for (jint i = 0; i < count; i++)
+			v[i] = (struct names_line){ (int32_t)tab[i].start_location,
+						    (int32_t)tab[i].line_number };
+		*out = v;
+		*n = (uint32_t)count;
+	}
+	if (tab)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)tab);
+	return 0;
+}

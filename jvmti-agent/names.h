@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jvmti.h>
 
@@ -31,5 +32,20 @@ size_t names_format(char *dst, size_t cap, const char *class_sig, const char *me
  * any JVMTI callback: no lock is taken; jni (may be NULL) is used to release the class reference.
  */
 int names_resolve(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, bool signatures, char **out);
+
+/* One entry of a method's line number table: bytecodes from bci on belong to line. */
+struct names_line {
+	int32_t bci;
+	int32_t line;
+};
+
+/*
+ * m's line number table (GetLineNumberTable, which needs can_get_line_numbers) in a malloc'd
+ * array *out of *n entries, in the table's own order (the caller frees it; NULL when *n is 0).
+ * Returns 0 (*n is 0 for a method without a table: native, or compiled without -g:lines),
+ * -ENOENT if JVMTI cannot answer for m (unloaded, no capability) or -ENOMEM. Like
+ * names_resolve: no lock, and the JVMTI buffer is deallocated on every path.
+ */
+int names_lines(jvmtiEnv *jvmti, jmethodID m, struct names_line **out, uint32_t *n);
 
 #endif

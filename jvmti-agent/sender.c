@@ -237,7 +237,27 @@ static int append(struct sender *s, const uint8_t *rec, size_t len, uint16_t fla
 
 /* ---- the table ---------------------------------------------------------------------------- */
 
-/* Apply one record of ours (already valid: we encoded it) to the table. */
+/*
+ * Does rec (ours) ride along with the table's entry at its address? A CODE_FRAME always; a
+ * CODE_LINES only when that entry is the load it was computed for (same ts): after a lost or
+ * refused load the entry there is an older blob, whose replay must not carry these lines.
+ */
+static bool attachable(struct sender *s, const uint8_t *rec, size_t len)
+{
+	const uint8_t *own;
+	uint64_t ts, own_ts;
+	size_t own_len;
+
+	if (len < FGP_REC_HEADER_SIZE + 8)
+		return false;
+	if (fgp_rec_type(rec) == FGP_CODE_FRAME)
+		return true;
+	if (fgp_rec_type(rec) != FGP_CODE_LINES || fgp_rec_code_ts(rec, len, &ts) != 1)
+		return false;
+	own = table_record(s->t, fgle_get64(rec + FGP_REC_HEADER_SIZE), &own_len);
+	return own && fgp_rec_code_ts(own, own_len, &own_ts) == 1 && own_ts == ts;
+}
+
 /*
  * Apply a popped queue entry to the table and release it: a load's entry moves into the table
  * as it is (no copy, and no free on this thread of memory another thread allocated).
@@ -259,7 +279,7 @@ static void apply(struct sender *s, struct qentry *e)
 		table_remove(s->t, addr);
 		break;
 	default:
-		if (fgp_rec_type(e->data) == FGP_CODE_FRAME && e->len >= FGP_REC_HEADER_SIZE + 8) {
+		if (attachable(s, e->data, e->len)) {
 			/* Replayed together with the CODE_LOAD / DYNAMIC_CODE at its address. */
 			rv = table_attach(s->t, fgle_get64(e->data + FGP_REC_HEADER_SIZE), e->data,
 					  e->len);

@@ -136,40 +136,81 @@ int table_put_owned(struct table *t, uint64_t addr, uint32_t size, const uint8_t
 	return 0;
 }
 
+/* Size of the record at p (u32 at offset 4 of its header), or 0 if fewer than 8 bytes remain. */
+static uint32_t rec_size_at(const uint8_t *p, size_t left)
+{
+	if (left < 8)
+		return 0;
+	return (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+}
+
 int table_attach(struct table *t, uint64_t addr, const uint8_t *rec, size_t len)
 {
 	size_t i = lower_bound(t, addr);
 	struct entry *e;
-	size_t nlen;
-	uint32_t base;
+	size_t nlen = 0, off;
+	uint32_t own;
 	uint8_t *copy;
 
 	if (i == t->n || t->v[i].addr != addr)
 		return -ENOENT;
+	if (len < 8 || rec_size_at(rec, len) != len)
+		return -EINVAL;
 	e = &t->v[i];
-	/* The record's own size, from its header (u32 at offset 4); what follows is attached. */
-	base = e->len;
-	if (e->len >= 8) {
-		uint32_t own = (uint32_t)e->rec[4] | (uint32_t)e->rec[5] << 8 |
-			       (uint32_t)e->rec[6] << 16 | (uint32_t)e->rec[7] << 24;
+	/* The record's own bytes, then whole attached records: every one kept but one of rec's
+	 * type, which rec replaces. A malformed tail (cannot happen: we wrote it) is dropped. */
+	own = rec_size_at(e->rec, e->len);
+	if (own < 8 || own > e->len)
+		own = e->len;
+	nlen = own;
+	for (off = own; off < e->len;) {
+		uint32_t n = rec_size_at(e->rec + off, e->len - off);
 
-		if (own <= e->len)
-			base = own;
+		if (n < 8 || n > e->len - off)
+			break;
+		if (memcmp(e->rec + off, rec, 2) != 0)
+			nlen += n;
+		off += n;
 	}
-	nlen = (size_t)base + len;
+	nlen += len;
 	if (nlen > UINT32_MAX || t->used - e->len + nlen > t->budget)
 		return -ENOSPC;
 	copy = malloc(nlen);
 	if (copy == NULL)
 		return -ENOMEM;
-	memcpy(copy, e->rec, base);
-	memcpy(copy + base, rec, len);
+	memcpy(copy, e->rec, own);
+	nlen = own;
+	for (off = own; off < e->len;) {
+		uint32_t n = rec_size_at(e->rec + off, e->len - off);
+
+		if (n < 8 || n > e->len - off)
+			break;
+		if (memcmp(e->rec + off, rec, 2) != 0) {
+			memcpy(copy + nlen, e->rec + off, n);
+			nlen += n;
+		}
+		off += n;
+	}
+	memcpy(copy + nlen, rec, len);
+	nlen += len;
 	free(e->mem);
 	t->used = t->used - e->len + nlen;
 	e->rec = copy;
 	e->mem = copy;
 	e->len = (uint32_t)nlen;
 	return 0;
+}
+
+const uint8_t *table_record(const struct table *t, uint64_t addr, size_t *len)
+{
+	size_t i = lower_bound(t, addr);
+	uint32_t own;
+
+	if (i == t->n || t->v[i].addr != addr)
+		return NULL;
+	own = rec_size_at(t->v[i].rec, t->v[i].len);
+	*len = own >= 8 && own <= t->v[i].len ? own : t->v[i].len;
+	return t->v[i].rec;
 }
 
 int table_remove(struct table *t, uint64_t addr)

@@ -31,11 +31,18 @@ void table_free(struct table *t);
 int table_put(struct table *t, uint64_t addr, uint32_t size, const uint8_t *rec, size_t len);
 
 /*
- * Attach a copy of rec[0..len) (a CODE_FRAME) to the entry starting exactly at addr, replacing
- * what was attached before: the entry's record is then its own bytes followed by these, and
- * table_each() hands out both. Returns 0, -ENOENT (no entry there), -ENOSPC (budget), -ENOMEM.
+ * Attach a copy of the record rec[0..len) (a CODE_FRAME, a CODE_LINES) to the entry starting
+ * exactly at addr, replacing an attached record of the same type: the entry's record is then
+ * its own bytes followed by its attachments, and table_each() hands out all of them. Returns
+ * 0, -ENOENT (no entry there), -EINVAL (rec is not one whole record), -ENOSPC (budget), -ENOMEM.
  */
 int table_attach(struct table *t, uint64_t addr, const uint8_t *rec, size_t len);
+
+/*
+ * The record of the entry starting exactly at addr, without its attachments (*len bytes), or
+ * NULL. Valid until the table changes.
+ */
+const uint8_t *table_record(const struct table *t, uint64_t addr, size_t *len);
 
 /*
  * table_put without the copy: rec[0..len) lives in the allocation mem, which the table owns from

@@ -261,10 +261,9 @@ static size_t pcs_size(const struct fgp_pc_in *pcs, uint32_t n_pcs)
 	return size;
 }
 
-static uint8_t *put_pcs(uint8_t *p, const struct fgp_pc_in *pcs, uint32_t n_pcs)
+/* The pc entries alone, without their count. */
+static uint8_t *put_pc_entries(uint8_t *p, const struct fgp_pc_in *pcs, uint32_t n_pcs)
 {
-	fgle_put32(p, n_pcs);
-	p += 4;
 	for (uint32_t i = 0; i < n_pcs; i++) {
 		fgle_put32(p, pcs[i].pc_off);
 		fgle_put16(p + 4, pcs[i].depth);
@@ -273,6 +272,12 @@ static uint8_t *put_pcs(uint8_t *p, const struct fgp_pc_in *pcs, uint32_t n_pcs)
 			fgle_put16(p, pcs[i].chain[d]);
 	}
 	return p;
+}
+
+static uint8_t *put_pcs(uint8_t *p, const struct fgp_pc_in *pcs, uint32_t n_pcs)
+{
+	fgle_put32(p, n_pcs);
+	return put_pc_entries(p + 4, pcs, n_pcs);
 }
 
 size_t fgp_code_load_ids_size(const struct fgp_code_load_ids_in *c)
@@ -449,6 +454,54 @@ int fgp_encode_code_frame(uint8_t *dst, size_t cap, const struct fgp_code_frame 
 	fgle_put32(p + 48, (uint32_t)f->orig_pc_offset);
 	fgle_put32(p + 52, 0);
 	return FGP_CODE_FRAME_SIZE;
+}
+
+size_t fgp_code_lines_size(const struct fgp_code_lines_in *l)
+{
+	return FGP_REC_HEADER_SIZE + 24 + pcs_size(l->pcs, l->n_pcs);
+}
+
+int fgp_encode_code_lines(uint8_t *dst, size_t cap, const struct fgp_code_lines_in *l)
+{
+	size_t size;
+	uint8_t *p;
+
+	if (l->n_pcs == 0 || l->n_pcs > FGP_MAX_INLINE_PCS || !l->pcs || l->size == 0 ||
+	    l->addr + l->size < l->addr)
+		return -EINVAL;
+	for (uint32_t i = 0; i < l->n_pcs; i++) {
+		const struct fgp_pc_in *pc = &l->pcs[i];
+
+		if ((i > 0 && pc->pc_off <= l->pcs[i - 1].pc_off) || pc->pc_off > l->size ||
+		    pc->depth == 0 || pc->depth > FGP_MAX_INLINE_DEPTH || !pc->chain)
+			return -EINVAL;
+	}
+	size = fgp_code_lines_size(l);
+	if (size > FGP_MAX_RECORD)
+		return -EINVAL;
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, FGP_CODE_LINES, l->flags, (uint32_t)size);
+	p = dst + FGP_REC_HEADER_SIZE;
+	fgle_put64(p, l->addr);
+	fgle_put32(p + 8, l->size);
+	fgle_put32(p + 12, l->n_pcs);
+	fgle_put64(p + 16, l->ts);
+	put_pc_entries(p + 24, l->pcs, l->n_pcs);
+	return (int)size;
+}
+
+int fgp_rec_code_ts(const uint8_t *rec, size_t len, uint64_t *ts)
+{
+	uint16_t type;
+
+	if (len < FGP_REC_HEADER_SIZE + 24)
+		return 0;
+	type = fgp_rec_type(rec);
+	if (type != FGP_CODE_LOAD && type != FGP_CODE_LOAD_IDS && type != FGP_CODE_LINES)
+		return 0;
+	*ts = fgle_get64(rec + FGP_REC_HEADER_SIZE + 16);
+	return 1;
 }
 
 int fgp_rec_code_range(const uint8_t *rec, size_t len, uint64_t *addr, uint32_t *size)
@@ -680,6 +733,31 @@ static int decode_code_frame(struct cur *c, struct fgp_code_frame *f)
 	return fgp_code_frame_check(f);
 }
 
+static int decode_code_lines(struct cur *c, struct fgp_code_lines *l)
+{
+	uint32_t prev = 0;
+
+	l->addr = take64(c);
+	l->size = take32(c);
+	l->n_pcs = take32(c);
+	l->ts = take64(c);
+	if (c->bad || l->size == 0 || l->addr + l->size < l->addr || l->n_pcs == 0 ||
+	    l->n_pcs > FGP_MAX_INLINE_PCS)
+		return -EBADMSG;
+	l->pcs_raw = c->p;
+	for (uint32_t i = 0; i < l->n_pcs; i++) {
+		uint32_t off = take32(c);
+		uint16_t depth = take16(c);
+
+		if (c->bad || (i > 0 && off <= prev) || off > l->size || depth == 0 ||
+		    depth > FGP_MAX_INLINE_DEPTH || !take(c, 2 * (size_t)depth))
+			return -EBADMSG;
+		prev = off;
+	}
+	l->pcs_len = (size_t)(c->p - l->pcs_raw);
+	return 0;
+}
+
 static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 {
 	int rv = 0;
@@ -729,6 +807,9 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		break;
 	case FGP_CODE_FRAME:
 		rv = decode_code_frame(c, &rec->u.frame);
+		break;
+	case FGP_CODE_LINES:
+		rv = decode_code_lines(c, &rec->u.lines);
 		break;
 	default:
 		return 0; /* unknown type: skipped by size, body not decoded */
@@ -840,6 +921,18 @@ uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i)
 	return fgle_get16(pc->chain_raw + 2 * (size_t)i);
 }
 
+void fgp_lines_begin(const struct fgp_code_lines *l, struct fgp_inline_iter *it)
+{
+	it->p = l->pcs_raw;
+	it->left = l->n_pcs;
+	it->names = NULL;
+}
+
+uint16_t fgp_pc_line(const struct fgp_pc *pc, unsigned i)
+{
+	return fgle_get16(pc->chain_raw + 2 * (size_t)i);
+}
+
 uint32_t fgp_load_method_id(const struct fgp_code_load *c, unsigned i)
 {
 	return fgle_get32(c->methods_raw + 4 * (size_t)i);
@@ -866,6 +959,8 @@ const char *fgp_type_name(uint16_t type)
 		return "vm-layout";
 	case FGP_CODE_FRAME:
 		return "code-frame";
+	case FGP_CODE_LINES:
+		return "code-lines";
 	case FGP_NAME:
 		return "name";
 	case FGP_CODE_LOAD_IDS:

@@ -38,6 +38,24 @@
  *   CODE_FRAME    u64 addr | u16 kind | u16 flags | u32 frame_size | u64 code_begin
  *                 | u32 code_size | i32 frame_complete | u64 deopt | u64 deopt_mh
  *                 | i32 orig_pc_offset | u32 reserved
+ *   CODE_LINES    u64 addr | u32 size | u32 n_pcs | u64 ts | line table
+ *
+ * CODE_LINES: source lines of the code announced by the CODE_LOAD (or CODE_LOAD_IDS) with the
+ * same addr, size and ts (the load's timestamp: lines never attach to another blob that reused
+ * the address), computed by the agent at compile time from each pc's (method, bci) chain and the
+ * methods' line number tables. An agent sends it right after that load (after its CODE_FRAME),
+ * and again with every replay of it; a collector attaches it to the blob at addr loaded at ts and
+ * ignores it when there is none. Its line table is
+ *
+ *   n_pcs x { u32 pc_off | u16 depth | depth x u16 line }
+ *
+ * with the pc semantics of the inline table below (entry i covers (pc_off[i-1], pc_off[i]]),
+ * pc_off strictly increasing and <= size, depth 1..FGP_MAX_INLINE_DEPTH, lines innermost first
+ * (line[0] the line in the method whose code is at that pc, line[depth-1] the call site in the
+ * outermost method), 0 where the method has no line for that bci. Its depth equals the inline
+ * chain's at the same pc, whose entries it refines (an agent folds entries only where chain and
+ * lines both repeat). n_pcs is 1..FGP_MAX_INLINE_PCS. FGP_REC_INLINE_TRUNCATED: the agent cut
+ * chains deeper than FGP_MAX_INLINE_DEPTH (innermost kept, as in the inline table).
  *
  * CODE_FRAME: how to unwind through the code announced by the CODE_LOAD (or CODE_LOAD_IDS) or
  * DYNAMIC_CODE record
@@ -128,6 +146,7 @@ enum fgp_type {
 	FGP_DROPPED = 7,
 	FGP_NAME = 8,
 	FGP_VM_LAYOUT = 9,
+	FGP_CODE_LINES = 10,
 	FGP_CODE_FRAME = 15,
 	FGP_CODE_LOAD_IDS = 11,
 };
@@ -325,6 +344,29 @@ struct fgp_code_frame {
 	int32_t orig_pc_offset;
 };
 
+/*
+ * CODE_LINES as an encoder takes it: pcs[i].chain holds depth line numbers, innermost first,
+ * pcs[] in strictly increasing pc_off.
+ */
+struct fgp_code_lines_in {
+	uint64_t addr;
+	uint32_t size;
+	uint64_t ts;
+	uint16_t flags; /* FGP_REC_* */
+	uint32_t n_pcs;
+	const struct fgp_pc_in *pcs;
+};
+
+/* A decoded CODE_LINES: the table stays raw, already validated; walk it with fgp_lines_begin. */
+struct fgp_code_lines {
+	uint64_t addr;
+	uint32_t size;
+	uint64_t ts;
+	uint32_t n_pcs;
+	const uint8_t *pcs_raw;
+	size_t pcs_len;
+};
+
 struct fgp_record {
 	uint16_t type;	/* enum fgp_type, or an unknown type (body not decoded) */
 	uint16_t flags; /* FGP_REC_* */
@@ -339,6 +381,7 @@ struct fgp_record {
 		struct fgp_vm_layout layout;
 		struct fgp_code_frame frame;
 		struct fgp_name name;
+		struct fgp_code_lines lines;
 	} u;
 };
 
@@ -393,6 +436,13 @@ int fgp_encode_vm_layout(uint8_t *dst, size_t cap, const struct fgp_vm_layout *l
 /* -EINVAL for a frame the decoder would refuse (see CODE_FRAME above). */
 int fgp_encode_code_frame(uint8_t *dst, size_t cap, const struct fgp_code_frame *f);
 
+/*
+ * CODE_LINES: -EINVAL for a table the decoder would refuse (no pcs, pcs out of order or past
+ * size, a depth of 0 or over FGP_MAX_INLINE_DEPTH, a record over FGP_MAX_RECORD).
+ */
+size_t fgp_code_lines_size(const struct fgp_code_lines_in *l);
+int fgp_encode_code_lines(uint8_t *dst, size_t cap, const struct fgp_code_lines_in *l);
+
 /* 0 when f is a CODE_FRAME the decoder accepts, else -EBADMSG. */
 int fgp_code_frame_check(const struct fgp_code_frame *f);
 
@@ -438,6 +488,12 @@ static inline void fgp_rec_add_flags(uint8_t *rec, uint16_t flags)
  * *addr, *size; for a CODE_UNLOAD: 2 and *addr; else (other types, or too short) 0.
  */
 int fgp_rec_code_range(const uint8_t *rec, size_t len, uint64_t *addr, uint32_t *size);
+
+/*
+ * The load timestamp a CODE_LOAD, CODE_LOAD_IDS or CODE_LINES record of len bytes carries: 1 and
+ * *ts; else (other types, or too short) 0.
+ */
+int fgp_rec_code_ts(const uint8_t *rec, size_t len, uint64_t *ts);
 
 /*
  * Decode the single record rec[0..len) (no message header), as fgp_next would: 1, or -EBADMSG
@@ -494,6 +550,12 @@ int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out);
 
 /* Method index i (0 = innermost) of a pc entry's chain; i < pc->depth. */
 uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i);
+
+/* The pc entries of a CODE_LINES, walked with fgp_pcs_next; lines read with fgp_pc_line(). */
+void fgp_lines_begin(const struct fgp_code_lines *l, struct fgp_inline_iter *it);
+
+/* Line i (0 = innermost) of a CODE_LINES pc entry; i < pc->depth. 0: no line known. */
+uint16_t fgp_pc_line(const struct fgp_pc *pc, unsigned i);
 
 /* Method id i of a decoded CODE_LOAD_IDS (i < n_methods; never 0). */
 uint32_t fgp_load_method_id(const struct fgp_code_load *c, unsigned i);

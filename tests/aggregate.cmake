@@ -3,6 +3,7 @@
 fg_unit_test(test_stackagg SOURCES unit/aggregate/test_stackagg.c LIBS fg_aggregate)
 fg_unit_test(test_framewalk SOURCES unit/aggregate/test_framewalk.c LIBS fg_aggregate)
 fg_unit_test(test_javaframes SOURCES unit/aggregate/test_javaframes.c LIBS fg_aggregate)
+fg_unit_test(test_resolve SOURCES unit/aggregate/test_resolve.c LIBS fg_aggregate)
 foreach(t threadnames targets codelog)
 	fg_unit_test(test_${t} SOURCES unit/aggregate/test_${t}.c LIBS fg_aggregate
 		PRIVATE collector/aggregate)

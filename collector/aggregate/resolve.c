@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "codetab.h"
 #include "symbolizer.h"
@@ -46,12 +47,34 @@ static int resolve_native(void *ctx, uint32_t pid, uint64_t addr, bool ret,
 	return 0;
 }
 
+/*
+ * The lines of the n frames names[] holds for addr in compiled blob b, innermost first: the
+ * agent's line chain at addr, when it is as deep as the inline chain (n == depth), or, for a
+ * frame named by the blob alone (n == 1 without an inline chain, or no_inline), the line in the
+ * compiled method itself, its chain's outermost. Zeros where nothing matches.
+ */
+static void jit_lines(const struct codeblob *b, uint64_t addr, bool chain, int n, uint16_t *lines)
+{
+	uint16_t l[STACKAGG_MAX_INLINE];
+	int d = codetab_lines_at(b, addr, l, STACKAGG_MAX_INLINE);
+
+	if (d <= 0 || d > (int)STACKAGG_MAX_INLINE)
+		return;
+	if (chain && d == n)
+		for (int i = 0; i < n; i++)
+			lines[i] = l[i];
+	else if (!chain && n == 1)
+		lines[0] = l[d - 1];
+}
+
 static int resolve_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret,
-		       bool no_inline, const char **names, size_t max, enum stackagg_jit_kind *kind)
+		       bool no_inline, const char **names, size_t max, enum stackagg_jit_kind *kind,
+		       uint16_t *lines)
 {
 	struct resolve_ctx *rc = ctx;
 	const struct codetab *tab = rc->table_of(rc->arg, pid);
 	const struct codeblob *b;
+	bool chain = false;
 	int n;
 
 	if (!tab)
@@ -66,14 +89,16 @@ static int resolve_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool
 		return 1;
 	}
 	*kind = STACKAGG_JIT_COMPILED;
-	if (no_inline) {
-		names[0] = b->name;
-		return 1;
-	}
-	n = codetab_inline_chain(b, addr, ret, names, max);
+	n = no_inline ? 0 : codetab_inline_chain(b, addr, ret, names, max);
 	if (n <= 0) {
 		names[0] = b->name;
 		n = 1;
+	} else {
+		chain = true;
+	}
+	if (lines) {
+		memset(lines, 0, (size_t)n * sizeof(*lines));
+		jit_lines(b, addr, chain, n, lines);
 	}
 	return n;
 }

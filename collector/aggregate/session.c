@@ -274,7 +274,8 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 	struct stackagg_resolver res;
 	struct stackagg_opts ao = { .no_inline = o->no_inline,
 				    .no_kernel = o->no_kernel,
-				    .retry_misses = !o->live_view };
+				    .retry_misses = !o->live_view,
+				    .lines = o->lines };
 	struct symbolizer_opts so = { .preload = true, .debuginfod = true };
 	int rv = -ENOMEM;
 

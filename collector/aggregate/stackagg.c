@@ -58,6 +58,7 @@ struct ptrent {
 	const char *p;
 	uint32_t id;
 	uint32_t gen;
+	uint16_t line; /* 0: the name alone */
 	uint8_t kind;
 };
 
@@ -315,20 +316,32 @@ void stackagg_jit_changed(struct stackagg *a)
 	}
 }
 
-/* intern_str() of a JIT name, through the pointer cache. */
-static int64_t intern_jit(struct stackagg *a, enum stackagg_kind kind, const char *name)
+/* intern_str() of a JIT name (with ":line" when line > 0), through the pointer cache. */
+static int64_t intern_jit(struct stackagg *a, enum stackagg_kind kind, const char *name,
+			  uint16_t line)
 {
-	uint64_t key = mix64((uint64_t)(uintptr_t)name ^ kind);
+	uint64_t key = mix64((uint64_t)(uintptr_t)name ^ kind ^ ((uint64_t)line << 40));
 	struct ptrent *e = &a->pcache[key & (CACHE_SIZE - 1)];
+	char buf[STACKAGG_MAX_NAME + 8];
 	int64_t id;
 
-	if (e->p == name && e->gen == a->jit_gen && e->kind == kind)
+	if (e->p == name && e->gen == a->jit_gen && e->kind == kind && e->line == line)
 		return e->id;
-	id = intern_str(a, kind, name);
+	if (line == 0) {
+		id = intern_str(a, kind, name);
+	} else {
+		/* A name at the length cap loses its tail, not its line. */
+		int n = snprintf(buf, sizeof(buf), "%.*s:%u", STACKAGG_MAX_NAME - 8, name,
+				 (unsigned)line);
+
+		id = n > 0 ? intern(a, kind, false, buf, (size_t)n) : -EINVAL;
+	}
 	if (id >= 0)
-		*e = (struct ptrent){
-			.p = name, .id = (uint32_t)id, .gen = a->jit_gen, .kind = (uint8_t)kind
-		};
+		*e = (struct ptrent){ .p = name,
+				      .id = (uint32_t)id,
+				      .gen = a->jit_gen,
+				      .line = line,
+				      .kind = (uint8_t)kind };
 	return id;
 }
 
@@ -445,13 +458,14 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 		       uint32_t *buf, size_t *n, bool *missed)
 {
 	const char *names[STACKAGG_MAX_INLINE];
+	uint16_t lines[STACKAGG_MAX_INLINE] = { 0 };
 	enum stackagg_jit_kind kind = STACKAGG_JIT_COMPILED;
 	int k = -ENOENT;
 	int64_t id;
 
 	if (a->r.jit)
 		k = a->r.jit(a->r.ctx, pid, addr, ts, ret, a->opts.no_inline, names,
-			     STACKAGG_MAX_INLINE, &kind);
+			     STACKAGG_MAX_INLINE, &kind, a->opts.lines ? lines : NULL);
 	if (k > (int)STACKAGG_MAX_INLINE)
 		k = STACKAGG_MAX_INLINE;
 	if (k <= 0) {
@@ -472,7 +486,7 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 		return 0;
 	}
 	if (kind == STACKAGG_JIT_DYNAMIC) {
-		id = intern_jit(a, STACKAGG_STUB, names[0]);
+		id = intern_jit(a, STACKAGG_STUB, names[0], 0);
 		if (id < 0)
 			return (int)id;
 		note_frame(a, STACKAGG_CLASS_JAVA, false);
@@ -485,10 +499,14 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 	for (int i = k - 1; i >= (a->opts.no_inline ? k - 1 : 0); i--) {
 		enum stackagg_kind fk = i == k - 1 ? STACKAGG_JAVA : STACKAGG_INLINED;
 
-		id = intern_jit(a, fk, names[i]);
+		id = intern_jit(a, fk, names[i], a->opts.lines ? lines[i] : 0);
 		if (id < 0)
 			return (int)id;
 		note_frame(a, STACKAGG_CLASS_JAVA, false);
+		if (a->opts.lines && lines[i])
+			a->st.jit_lines++;
+		else if (a->opts.lines)
+			a->st.jit_no_line++;
 		if (fk == STACKAGG_INLINED)
 			a->st.inlined++;
 		if (*n >= STACKAGG_MAX_FRAMES)

@@ -328,6 +328,14 @@ static void print_summary(const struct session_summary *sm)
 		       (unsigned long long)sm->agg.late_resolved);
 	if (sm->kernel_error)
 		fg_err(CMD, "kernel symbols unavailable: %s", strerror(-sm->kernel_error));
+	if (sm->agg.jit_lines + sm->agg.jit_no_line) {
+		pct(j, sizeof(j), sm->agg.jit_lines, sm->agg.jit_lines + sm->agg.jit_no_line);
+		fg_err(CMD,
+		       "compiled and inlined frames with a line: %s; %llu without (no line from "
+		       "the agent for that code: an older agent, a method without a line table, "
+		       "or a chain that did not match)",
+		       j, (unsigned long long)sm->agg.jit_no_line);
+	}
 	print_java_summary(sm);
 	if (sm->debuginfod)
 		fg_err(CMD,

@@ -44,6 +44,15 @@ struct codetab_inline {
 	uint16_t *chain;       /* method indexes, innermost first */
 };
 
+/* A blob's CODE_LINES: entry i covers (pc_off[i-1], pc_off[i]], its lines innermost first. */
+struct codetab_lines {
+	uint32_t n_pcs;
+	bool truncated;
+	uint32_t *pc_off; /* n_pcs, strictly increasing */
+	uint32_t *start;  /* n_pcs + 1 offsets into line */
+	uint16_t *line;
+};
+
 struct codetab {
 	struct codetab_limits lim;
 	struct codetab_stats st;
@@ -133,6 +142,12 @@ static void name_put(struct codetab *t, const char *s)
 
 /* ---- blobs --------------------------------------------------------------------------- */
 
+static size_t lines_bytes(uint32_t n_pcs, size_t n_lines)
+{
+	return sizeof(struct codetab_lines) + (2 * (size_t)n_pcs + 1) * sizeof(uint32_t) +
+	       n_lines * sizeof(uint16_t);
+}
+
 static size_t blob_bytes(const struct codeblob *b)
 {
 	size_t n = sizeof(*b);
@@ -143,6 +158,8 @@ static size_t blob_bytes(const struct codeblob *b)
 		     b->inl->chain_start[b->inl->n_pcs] * sizeof(uint16_t);
 	if (b->frame)
 		n += sizeof(*b->frame);
+	if (b->lines)
+		n += lines_bytes(b->lines->n_pcs, b->lines->start[b->lines->n_pcs]);
 	return n;
 }
 
@@ -157,6 +174,7 @@ static void blob_free(struct codetab *t, struct codeblob *b)
 	}
 	name_put(t, b->name);
 	free((void *)b->frame);
+	free(b->lines);
 	free(b);
 }
 
@@ -668,6 +686,66 @@ static int attach_frame(struct codetab *t, const struct fgp_code_frame *f)
 	return 0;
 }
 
+/*
+ * Attach a CODE_LINES to the blob it was computed for: loaded at its addr, with its size, at its
+ * ts (live or history: the lookup's interval rule finds the blob live at that ts).
+ */
+static int attach_lines(struct codetab *t, const struct fgp_record *rec)
+{
+	const struct fgp_code_lines *l = &rec->u.lines;
+	struct codeblob *b = (struct codeblob *)codetab_lookup(t, l->addr, l->ts);
+	struct fgp_inline_iter it;
+	struct codetab_lines *cl;
+	size_t nl = 0, sz, pos = 0;
+	struct fgp_pc pc;
+	uint32_t i = 0;
+
+	if (!b || b->addr != l->addr || b->size != l->size || b->load_ts != l->ts ||
+	    b->kind != CODEBLOB_COMPILED) {
+		t->st.lines_orphan++;
+		return 0;
+	}
+	fgp_lines_begin(l, &it);
+	while (fgp_pcs_next(&it, &pc) == 1)
+		nl += pc.depth;
+	sz = lines_bytes(l->n_pcs, nl);
+	if (t->st.bytes + sz > t->lim.max_bytes) {
+		prune_for_space(t, sz);
+		if (t->st.bytes + sz > t->lim.max_bytes) {
+			t->st.refused++;
+			return -ENOSPC;
+		}
+		/* Pruning frees only ended history: b may be gone if it had ended. */
+		b = (struct codeblob *)codetab_lookup(t, l->addr, l->ts);
+		if (!b || b->addr != l->addr || b->load_ts != l->ts) {
+			t->st.lines_orphan++;
+			return 0;
+		}
+	}
+	cl = calloc(1, sz);
+	if (!cl)
+		return -ENOMEM;
+	cl->pc_off = (uint32_t *)(cl + 1);
+	cl->start = cl->pc_off + l->n_pcs;
+	cl->line = (uint16_t *)(cl->start + l->n_pcs + 1);
+	cl->truncated = (rec->flags & FGP_REC_INLINE_TRUNCATED) != 0;
+	fgp_lines_begin(l, &it);
+	while (i < l->n_pcs && fgp_pcs_next(&it, &pc) == 1) {
+		cl->pc_off[i] = pc.pc_off;
+		cl->start[i] = (uint32_t)pos;
+		for (unsigned d = 0; d < pc.depth; d++)
+			cl->line[pos++] = fgp_pc_line(&pc, d);
+		cl->start[++i] = (uint32_t)pos;
+	}
+	cl->n_pcs = i;
+	t->st.bytes -= blob_bytes(b);
+	free(b->lines);
+	b->lines = cl;
+	t->st.bytes += blob_bytes(b);
+	t->st.lines++;
+	return 0;
+}
+
 int codetab_apply(struct codetab *t, const struct fgp_record *rec)
 {
 	struct blob_in in = { .flags = rec->flags };
@@ -699,6 +777,8 @@ int codetab_apply(struct codetab *t, const struct fgp_record *rec)
 		return snapshot_end(t);
 	case FGP_CODE_FRAME:
 		return attach_frame(t, &rec->u.frame);
+	case FGP_CODE_LINES:
+		return attach_lines(t, rec);
 	case FGP_VM_LAYOUT:
 		t->layout = rec->u.layout;
 		if (++t->layout_gen == 0)
@@ -747,6 +827,52 @@ int codetab_inline_chain(const struct codeblob *b, uint64_t addr, bool is_return
 	for (size_t i = 0; i < n; i++)
 		names[i] = inl->methods[inl->chain[inl->chain_start[lo] + i]];
 	return (int)n;
+}
+
+int codetab_lines_at(const struct codeblob *b, uint64_t addr, uint16_t *lines, size_t max)
+{
+	const struct codetab_lines *cl = b->lines;
+	size_t lo = 0, hi, n;
+	uint64_t off;
+
+	if (!cl || cl->n_pcs == 0 || addr < b->addr || addr > blob_end(b))
+		return 0;
+	off = addr - b->addr;
+	hi = cl->n_pcs;
+	/* First entry with pc_off >= off: entry i covers (pc[i-1], pc[i]]. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cl->pc_off[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == cl->n_pcs)
+		return 0;
+	n = cl->start[lo + 1] - cl->start[lo];
+	for (size_t i = 0; i < n && i < max; i++)
+		lines[i] = cl->line[cl->start[lo] + i];
+	return (int)n;
+}
+
+int codetab_lines_export(const struct codeblob *b, struct fgp_pc_in *pcs, size_t pcs_cap,
+			 uint32_t *n_pcs, uint16_t *flags)
+{
+	const struct codetab_lines *cl = b->lines;
+
+	*n_pcs = cl ? cl->n_pcs : 0;
+	*flags = cl && cl->truncated ? FGP_REC_INLINE_TRUNCATED : 0;
+	if (!cl)
+		return 0;
+	if (cl->n_pcs > pcs_cap)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < cl->n_pcs; i++) {
+		pcs[i].pc_off = cl->pc_off[i];
+		pcs[i].depth = (uint16_t)(cl->start[i + 1] - cl->start[i]);
+		pcs[i].chain = &cl->line[cl->start[i]];
+	}
+	return 0;
 }
 
 size_t codetab_live_count(const struct codetab *t)

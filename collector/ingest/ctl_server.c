@@ -229,6 +229,21 @@ static int hist_cb(void *arg, const struct codeblob *b, bool is_unload)
 	if (!is_unload && b->frame &&
 	    (n = fgp_encode_code_frame(srv->scratch, FGP_MAX_RECORD, b->frame)) > 0)
 		append_record(srv, x->c, x->pid, srv->scratch, (size_t)n);
+	/* And its lines, with the load's ts they are keyed by. */
+	if (!is_unload && b->lines) {
+		struct fgp_code_lines_in li = {
+			.addr = b->addr, .size = b->size, .ts = b->load_ts, .pcs = srv->pcs
+		};
+
+		if (codetab_lines_export(b, srv->pcs, FGP_MAX_INLINE_PCS, &li.n_pcs, &li.flags) ==
+			    0 &&
+		    li.n_pcs > 0) {
+			li.flags |= FGP_REC_REPLAY;
+			n = fgp_encode_code_lines(srv->scratch, FGP_MAX_RECORD, &li);
+			if (n > 0)
+				append_record(srv, x->c, x->pid, srv->scratch, (size_t)n);
+		}
+	}
 	return 0;
 }
 

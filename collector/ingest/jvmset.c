@@ -469,6 +469,9 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 	case FGP_CODE_FRAME: /* kept for unwinding without frame pointers */
 		codetab_apply(j->tab, rec);
 		return 1;
+	case FGP_CODE_LINES:
+		codetab_apply(j->tab, rec); /* kept for --lines of compiled frames */
+		return 1;
 	case FGP_CODE_LOAD:
 	case FGP_CODE_UNLOAD:
 	case FGP_DYNAMIC_CODE:

@@ -85,9 +85,11 @@ struct stackagg_resolver {
 	int (*native)(void *ctx, uint32_t pid, uint64_t addr, bool ret, struct stackagg_nsym *out);
 	/* A JIT candidate at time ts: the number of names written (> 0, at most max) and *kind,
 	 * 0 when no blob covered addr at ts, -ENOENT when pid has no code table (not a JVM).
-	 * May be NULL. no_inline is the stackagg option: return only the compiled method then. */
+	 * May be NULL. no_inline is the stackagg option: return only the compiled method then.
+	 * lines is NULL, or (opts.lines) max entries for the source line of each name written,
+	 * 0 where none is known (never guessed). */
 	int (*jit)(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret, bool no_inline,
-		   const char **names, size_t max, enum stackagg_jit_kind *kind);
+		   const char **names, size_t max, enum stackagg_jit_kind *kind, uint16_t *lines);
 };
 
 struct stackagg_opts {
@@ -100,6 +102,8 @@ struct stackagg_opts {
 	 * (live views).
 	 */
 	bool retry_misses;
+	/* Compiled and inlined frames get ":LINE" from the jit resolver's lines (--lines). */
+	bool lines;
 };
 
 /*
@@ -139,9 +143,11 @@ struct stackagg_stats {
 	uint64_t frames[STACKAGG_NCLASS]; /* frames symbolized, per class */
 	uint64_t unresolved[STACKAGG_NCLASS]; /* ... of which [unknown] */
 	uint64_t inlined;		      /* inlined frames unfolded */
-	uint64_t interpreted;		      /* interpreted frames named by the caller */
-	size_t stacks;			      /* distinct stacks */
-	size_t interned;		      /* distinct frames */
+	uint64_t jit_lines;   /* compiled/inlined frames given a line (opts.lines) */
+	uint64_t jit_no_line; /* ... shown without one: the agent knew none */
+	uint64_t interpreted; /* interpreted frames named by the caller */
+	size_t stacks;	      /* distinct stacks */
+	size_t interned;      /* distinct frames */
 };
 
 struct stackagg;

@@ -34,6 +34,7 @@ enum codeblob_kind {
 };
 
 struct codetab_inline; /* private */
+struct codetab_lines;  /* private */
 
 struct codeblob {
 	uint64_t addr;
@@ -50,6 +51,7 @@ struct codeblob {
 	/* private */
 	uint32_t seen_gen;
 	struct codetab_inline *inl;
+	struct codetab_lines *lines; /* the agent's CODE_LINES for this load, or NULL */
 };
 
 struct codetab_limits {
@@ -69,6 +71,8 @@ struct codetab_stats {
 	uint64_t bad;		  /* records with invalid content (e.g. zero size) */
 	uint64_t frames;	  /* CODE_FRAMEs attached to their blob */
 	uint64_t frames_orphan;	  /* CODE_FRAMEs for an address where no live blob starts */
+	uint64_t lines;		  /* CODE_LINES attached to their load */
+	uint64_t lines_orphan;	  /* CODE_LINES matching no load (addr, size and ts) */
 	size_t bytes;		  /* current accounted memory */
 	size_t blobs;		  /* current blobs (history + live) */
 	size_t live;		  /* current live blobs */
@@ -81,7 +85,9 @@ void codetab_free(struct codetab *t);
 /*
  * Apply one decoded record: CODE_LOAD, DYNAMIC_CODE, CODE_UNLOAD, SNAPSHOT_BEGIN/END, VM_LAYOUT
  * (kept, see codetab_layout), CODE_FRAME (attached to the live blob starting at its address, as
- * codeblob.frame; ignored and counted when there is none). Others
+ * codeblob.frame; ignored and counted when there is none), CODE_LINES (attached to the blob
+ * loaded at its addr with its size at its ts, live or history, replacing lines it had; ignored
+ * and counted when there is none). Others
  * (HELLO, DROPPED, unknown types) are ignored and return 0. A load that matches a live blob
  * exactly (addr, size, load ts, name), as a replayed one does, is a duplicate and only marks that
  * blob as seen. At SNAPSHOT_END, live blobs loaded before the matching SNAPSHOT_BEGIN's ts that the
@@ -126,6 +132,23 @@ const struct codeblob *codetab_lookup_live(const struct codetab *t, uint64_t add
  */
 int codetab_inline_chain(const struct codeblob *b, uint64_t addr, bool is_return_addr,
 			 const char **names, size_t max);
+
+/*
+ * Source lines at addr inside blob b, innermost first, as the agent's CODE_LINES gives them:
+ * lines[i] belongs to the i-th name codetab_inline_chain gives for the same addr (lines[depth-1]
+ * is the line in b's own method). Same pc rule as codetab_inline_chain. Returns the chain's
+ * depth (lines beyond max are not written), or 0 when b has no lines or addr is past its last
+ * pc. A line of 0 means the agent knew none for that frame.
+ */
+int codetab_lines_at(const struct codeblob *b, uint64_t addr, uint16_t *lines, size_t max);
+
+/*
+ * b's line table as the arrays fgp_encode_code_lines takes (pcs[] chains point into b), and
+ * whether the agent cut deep chains (FGP_REC_INLINE_TRUNCATED in *flags). 0 with *n_pcs = 0
+ * when b has none, or -ENOSPC when pcs_cap is too small (*n_pcs says how many are needed).
+ */
+int codetab_lines_export(const struct codeblob *b, struct fgp_pc_in *pcs, size_t pcs_cap,
+			 uint32_t *n_pcs, uint16_t *flags);
 
 /* The live set sorted by address (non-overlapping): count, and the i-th blob. */
 size_t codetab_live_count(const struct codetab *t);

@@ -11,8 +11,9 @@
  *   client -> daemon   LIST                      -> JVM frames, then LIST_END
  *                      SUBSCRIBE host_pid (0=all) -> per matching JVM: a JVM frame, then RECORDS
  *                         frames with its history in time order (a HELLO, the VM_LAYOUT if
- *                         the agent sent one, every load with its original ts, every unload
- *                         with its ts, then a DROPPED with the agent's drop counters so far),
+ *                         the agent sent one, every load with its original ts followed by its
+ *                         CODE_FRAME and CODE_LINES if it has them, every unload with its ts,
+ *                         then a DROPPED with the agent's drop counters so far),
  *                         then live RECORDS as the agent sends them; a JVM frame when a JVM
  *                         (re)connects; GONE when its connection ends (flags & CTL_GONE_EXITED
  *                         when the process is gone).

@@ -89,6 +89,49 @@ static jvmtiError JNICALL fake_deallocate(jvmtiEnv *env, unsigned char *p)
 	return JVMTI_ERROR_NONE;
 }
 
+/*
+ * Line number tables: method 1 out of bci order with a repeated bci (HotSpot takes the first
+ * exact match, else the last entry with the largest bci below), 2 and 4 plain, 3 has none
+ * (ABSENT_INFORMATION), FAKE_FAIL_LINES fails. fake_line_calls counts the calls.
+ */
+#define FAKE_FAIL_LINES 96
+static int fake_line_calls;
+
+static jvmtiError JNICALL fake_get_line_number_table(jvmtiEnv *env, jmethodID m, jint *count,
+						     jvmtiLineNumberEntry **tab)
+{
+	static const jvmtiLineNumberEntry t1[] = { { 0, 10 }, { 8, 12 }, { 4, 11 }, { 8, 99 } };
+	static const jvmtiLineNumberEntry t2[] = { { 0, 20 }, { 5, 21 } };
+	static const jvmtiLineNumberEntry t4[] = { { 0, 40 } };
+	const jvmtiLineNumberEntry *src;
+	jint n;
+
+	(void)env;
+	fake_line_calls++;
+	switch ((uintptr_t)m) {
+	case 1:
+		src = t1, n = 4;
+		break;
+	case 2:
+		src = t2, n = 2;
+		break;
+	case 4:
+		src = t4, n = 1;
+		break;
+	case 3:
+		return JVMTI_ERROR_ABSENT_INFORMATION;
+	default:
+		return JVMTI_ERROR_INVALID_METHODID;
+	}
+	*tab = malloc((size_t)n * sizeof(**tab));
+	if (!*tab)
+		return JVMTI_ERROR_OUT_OF_MEMORY;
+	fake_live_strings++; /* a JVMTI buffer the caller must Deallocate */
+	memcpy(*tab, src, (size_t)n * sizeof(**tab));
+	*count = n;
+	return JVMTI_ERROR_NONE;
+}
+
 static struct jvmtiInterface_1_ fake_iface;
 static jvmtiEnv fake_env;
 
@@ -98,6 +141,7 @@ static jvmtiEnv *fake_jvmti(void)
 	fake_iface.GetMethodDeclaringClass = fake_get_declaring_class;
 	fake_iface.GetClassSignature = fake_get_class_signature;
 	fake_iface.Deallocate = fake_deallocate;
+	fake_iface.GetLineNumberTable = fake_get_line_number_table;
 	fake_env = &fake_iface;
 	return &fake_env;
 }

@@ -115,6 +115,11 @@ static int fake_send(void *link, const uint8_t *buf, size_t len)
 		case FGP_SNAPSHOT_END:
 			g->count = rec.u.snap.count;
 			break;
+		case FGP_CODE_LINES:
+			g->addr = rec.u.lines.addr;
+			g->size = rec.u.lines.size;
+			g->n_pcs = rec.u.lines.n_pcs;
+			break;
 		case FGP_DROPPED:
 			g->queue_full = rec.u.dropped.queue_full;
 			g->table_full = rec.u.dropped.table_full;
@@ -583,6 +588,73 @@ static void test_replayed_interned_load_keeps_its_code_frame(void **state)
 	symtab_free(st);
 }
 
+/* A CODE_LINES for addr with the given load ts (one pc, one line). */
+static void push_lines(struct queue *q, uint64_t addr, uint32_t size, uint64_t ts)
+{
+	static const uint16_t line[1] = { 42 };
+	static const struct fgp_pc_in pc[1] = { { 0x10, 1, line } };
+	struct fgp_code_lines_in l = {
+		.addr = addr, .size = size, .ts = ts, .n_pcs = 1, .pcs = pc
+	};
+	struct qentry *e = queue_reserve(q, fgp_code_lines_size(&l));
+
+	assert_non_null(e);
+	assert_true(fgp_encode_code_lines(e->data, e->len, &l) > 0);
+	queue_push(q, e);
+}
+
+static void test_code_lines_replay_with_their_own_load_only(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct fgp_code_frame cf = { .addr = 0x1000,
+				     .frame_size = 32,
+				     .code_begin = 0x1000,
+				     .code_size = 0x100,
+				     .frame_complete = -1 };
+	struct qentry *e;
+	long load;
+
+	push_load(x->q, 0x1000, 0x100, "a.B::m"); /* load ts 1 */
+	e = queue_reserve(x->q, FGP_CODE_FRAME_SIZE);
+	assert_non_null(e);
+	assert_int_equal(fgp_encode_code_frame(e->data, e->len, &cf), FGP_CODE_FRAME_SIZE);
+	queue_push(x->q, e);
+	push_lines(x->q, 0x1000, 0x100, 1);
+	push_lines(x->q, 0x1000, 0x100, 1); /* sent again: replaces, never doubles */
+	push_load(x->q, 0x2000, 0x100, "a.B::n");
+	push_lines(x->q, 0x2000, 0x100, 5); /* computed for a load the table does not hold */
+	push_lines(x->q, 0x3000, 0x100, 1); /* no load there at all */
+	sender_poll(x->s, 1000);
+	for (int round = 0; round < 2; round++) {
+		size_t before = f->n;
+
+		f->conn = (uint64_t)round + 1;
+		sender_poll(x->s, 1000);
+		load = find(f, before, FGP_CODE_LOAD);
+		assert_true(load > 0);
+		assert_int_equal(f->rec[load].addr, 0x1000);
+		assert_int_equal(f->rec[load + 1].type, FGP_CODE_FRAME);
+		assert_int_equal(f->rec[load + 2].type, FGP_CODE_LINES);
+		assert_int_equal(f->rec[load + 2].addr, 0x1000);
+		assert_int_equal(f->rec[load + 3].type, FGP_CODE_LOAD);
+		assert_int_equal(f->rec[load + 3].addr, 0x2000);
+		assert_int_equal(f->rec[load + 4].type, FGP_SNAPSHOT_END);
+		f->conn = 0;
+		sender_poll(x->s, 1000);
+	}
+	/* while connected, lines go out live right after their load */
+	f->conn = 9;
+	sender_poll(x->s, 1000);
+	load = (long)f->n;
+	push_load(x->q, 0x4000, 0x100, "a.B::o");
+	push_lines(x->q, 0x4000, 0x100, 1);
+	sender_poll(x->s, 1000);
+	assert_int_equal(f->rec[load].type, FGP_CODE_LOAD);
+	assert_int_equal(f->rec[load + 1].type, FGP_CODE_LINES);
+	assert_false(f->rec[load + 1].flags & FGP_REC_REPLAY);
+}
+
 static void test_failed_send_during_snapshot_resets(void **state)
 {
 	struct fix *x = *state;
@@ -746,6 +818,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_interned_loads_are_spelled_out_for_an_older_collector, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_code_lines_replay_with_their_own_load_only,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replayed_interned_load_keeps_its_code_frame,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drops_are_reported_once_per_change, setup,

@@ -226,30 +226,48 @@ static int copy_rec(void *arg, uint64_t addr, uint32_t size, const uint8_t *rec,
 
 static void test_attached_records_follow_theirs_and_replace_each_other(void **state)
 {
-	/* A 12-byte record whose header says 12 bytes, as every wire record's does. */
+	/* Records whose header says their size, as every wire record's does: a load, two
+	 * attachments of type 15 (a CODE_FRAME's) and one of type 10 (a CODE_LINES'). */
 	uint8_t rec[12] = { 2, 0, 0, 0, 12, 0, 0, 0, 'r', 'e', 'c', '!' };
-	uint8_t a1[3] = { 'a', 'b', 'c' }, a2[2] = { 'x', 'y' };
+	uint8_t a1[9] = { 15, 0, 0, 0, 9, 0, 0, 0, 'a' };
+	uint8_t a2[10] = { 15, 0, 0, 0, 10, 0, 0, 0, 'x', 'y' };
+	uint8_t b1[11] = { 10, 0, 0, 0, 11, 0, 0, 0, 'l', 'n', 's' };
+	uint8_t bad[9] = { 10, 0, 0, 0, 12, 0, 0, 0, 'z' }; /* says 12 bytes, has 9 */
 	uint8_t out[65];
 	struct table *t = table_new(1 << 20);
-	size_t used;
+	size_t used, len = 0;
 
 	(void)state;
 	assert_int_equal(table_attach(t, 0x1000, a1, sizeof(a1)), -ENOENT);
 	assert_int_equal(table_put(t, 0x1000, 0x100, rec, sizeof(rec)), 0);
 	used = table_used(t);
 	assert_int_equal(table_attach(t, 0x1010, a1, sizeof(a1)), -ENOENT);
+	assert_int_equal(table_attach(t, 0x1000, bad, sizeof(bad)), -EINVAL);
 	assert_int_equal(table_attach(t, 0x1000, a1, sizeof(a1)), 0);
-	assert_int_equal(table_used(t), used + 3);
+	assert_int_equal(table_used(t), used + 9);
 	table_each(t, copy_rec, out);
-	assert_int_equal(out[0], 15);
+	assert_int_equal(out[0], 21);
 	assert_memory_equal(out + 1, rec, 12);
-	assert_memory_equal(out + 13, a1, 3);
-	/* a second attachment replaces the first, and the budget follows */
-	assert_int_equal(table_attach(t, 0x1000, a2, sizeof(a2)), 0);
-	assert_int_equal(table_used(t), used + 2);
+	assert_memory_equal(out + 13, a1, 9);
+	/* another type rides along; the record alone is still found */
+	assert_int_equal(table_attach(t, 0x1000, b1, sizeof(b1)), 0);
+	assert_int_equal(table_used(t), used + 20);
 	table_each(t, copy_rec, out);
-	assert_int_equal(out[0], 14);
-	assert_memory_equal(out + 13, a2, 2);
+	assert_int_equal(out[0], 32);
+	assert_memory_equal(out + 13, a1, 9);
+	assert_memory_equal(out + 22, b1, 11);
+	assert_ptr_not_equal(table_record(t, 0x1000, &len), NULL);
+	assert_int_equal(len, 12);
+	assert_memory_equal(table_record(t, 0x1000, &len), rec, 12);
+	assert_null(table_record(t, 0x1001, &len));
+	/* one of the same type replaces the first, keeps the other, and the budget follows */
+	assert_int_equal(table_attach(t, 0x1000, a2, sizeof(a2)), 0);
+	assert_int_equal(table_used(t), used + 21);
+	table_each(t, copy_rec, out);
+	assert_int_equal(out[0], 33);
+	assert_memory_equal(out + 1, rec, 12);
+	assert_memory_equal(out + 13, b1, 11);
+	assert_memory_equal(out + 24, a2, 10);
 	table_free(t);
 	/* over the budget: refused, the entry unchanged */
 	t = table_new(256 * 32 + 13); /* 256 index entries of 32 bytes, then the record */

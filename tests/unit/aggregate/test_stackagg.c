@@ -30,6 +30,7 @@ struct fake_blob {
 	enum stackagg_jit_kind kind;
 	int n;
 	const char *names[4]; /* innermost first */
+	uint16_t lines[4];    /* the resolver's lines for names[], 0 = none */
 };
 
 struct fake {
@@ -72,7 +73,7 @@ static int fake_native(void *ctx, uint32_t pid, uint64_t addr, bool ret, struct 
 }
 
 static int fake_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret, bool no_inline,
-		    const char **names, size_t max, enum stackagg_jit_kind *kind)
+		    const char **names, size_t max, enum stackagg_jit_kind *kind, uint16_t *lines)
 {
 	struct fake *f = ctx;
 
@@ -88,26 +89,32 @@ static int fake_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool re
 		*kind = b->kind;
 		if (no_inline) {
 			names[0] = b->names[b->n - 1];
+			if (lines)
+				lines[0] = b->lines[b->n - 1];
 			return 1;
 		}
-		for (int k = 0; k < b->n && (size_t)k < max; k++)
+		for (int k = 0; k < b->n && (size_t)k < max; k++) {
 			names[k] = b->names[k];
+			if (lines)
+				lines[k] = b->lines[k];
+		}
 		return b->n;
 	}
 	return 0;
 }
 
 static const struct fake_blob blobs[] = {
-	{ JIT, 0x100, 0, 150, STACKAGG_JIT_COMPILED, 1, { "Gen1::work" } },
-	{ JIT, 0x100, 150, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, { "Gen2::work" } },
+	{ JIT, 0x100, 0, 150, STACKAGG_JIT_COMPILED, 1, { "Gen1::work" }, { 0 } },
+	{ JIT, 0x100, 150, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, { "Gen2::work" }, { 0 } },
 	{ JIT + 0x1000,
 	  0x100,
 	  0,
 	  UINT64_MAX,
 	  STACKAGG_JIT_COMPILED,
 	  3,
-	  { "Chain::c", "Chain::b", "Chain::a" } },
-	{ JIT + 0x2000, 0x100, 0, UINT64_MAX, STACKAGG_JIT_DYNAMIC, 1, { "Interpreter" } },
+	  { "Chain::c", "Chain::b", "Chain::a" },
+	  { 17, 0, 9 } },
+	{ JIT + 0x2000, 0x100, 0, UINT64_MAX, STACKAGG_JIT_DYNAMIC, 1, { "Interpreter" }, { 0 } },
 };
 
 static struct fake fk;
@@ -254,6 +261,59 @@ static void test_no_inline_keeps_the_compiled_method_only(void **state)
 	out = folded(a);
 	assert_string_equal(out, "main;Chain::a_[j] 1\n");
 	free(out);
+	stackagg_free(a);
+}
+
+/* With opts.lines, compiled and inlined frames carry the resolver's lines; 0 means none. */
+static void test_lines_are_appended_where_known_and_counted_where_not(void **state)
+{
+	struct stackagg_resolver r = {
+		.ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit
+	};
+	struct stackagg_opts o = { .lines = true };
+	uint64_t user[] = { JIT + 0x1010, JIT + 0x10 };
+	struct stackagg_stats st;
+	struct stackagg *a;
+	char *out;
+
+	(void)state;
+	memset(&fk, 0, sizeof(fk));
+	fk.blobs = blobs;
+	fk.nblobs = FG_TEST_ARRAY(blobs);
+	fk.jvm_pid = 100;
+	a = stackagg_new(&o, &r);
+	assert_non_null(a);
+	add(a, 10, "main", user, 2, NULL, 0);
+	add(a, 11, "main", user, 2, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out,
+			    "main;Gen1::work_[j];Chain::a:9_[j];Chain::b_[i];Chain::c:17_[i] 2\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.jit_lines, 4);
+	assert_int_equal(st.jit_no_line, 4);
+	stackagg_free(a);
+
+	/* --no-inline: the compiled method's own line (the chain's outermost). */
+	o.no_inline = true;
+	a = stackagg_new(&o, &r);
+	add(a, 10, "main", user, 1, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;Chain::a:9_[j] 1\n");
+	free(out);
+	stackagg_free(a);
+
+	/* Without opts.lines the resolver is not asked and nothing is counted. */
+	a = new_agg(false, false);
+	add(a, 10, "main", user, 1, NULL, 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;Chain::a_[j];Chain::b_[i];Chain::c_[i] 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.jit_lines + st.jit_no_line, 0);
 	stackagg_free(a);
 }
 
@@ -462,7 +522,7 @@ static void test_overlong_stacks_are_truncated_and_counted(void **state)
 }
 
 static const struct fake_blob late_blobs[] = {
-	{ JIT + 0x5000, 0x100, 90, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, { "Late::m" } },
+	{ JIT + 0x5000, 0x100, 90, UINT64_MAX, STACKAGG_JIT_COMPILED, 1, { "Late::m" }, { 0 } },
 };
 
 static void test_jit_miss_is_retried_at_the_end_with_the_whole_history(void **state)
@@ -522,9 +582,11 @@ static void test_jit_miss_without_retry_is_unknown_at_once(void **state)
 static char mutable_name[32];
 
 static int jit_mutable(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret,
-		       bool no_inline, const char **names, size_t max, enum stackagg_jit_kind *kind)
+		       bool no_inline, const char **names, size_t max, enum stackagg_jit_kind *kind,
+		       uint16_t *lines)
 {
 	(void)ctx, (void)pid, (void)addr, (void)ts, (void)ret, (void)no_inline, (void)max;
+	(void)lines;
 	*kind = STACKAGG_JIT_COMPILED;
 	names[0] = mutable_name;
 	return 1;
@@ -603,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_settle_stops_at_first_later_sample),
 		cmocka_unit_test(test_inline_chain_unfolds_outermost_first),
 		cmocka_unit_test(test_no_inline_keeps_the_compiled_method_only),
+		cmocka_unit_test(test_lines_are_appended_where_known_and_counted_where_not),
 		cmocka_unit_test(test_dynamic_code_is_a_stub_without_suffix),
 		cmocka_unit_test(test_unresolved_frames_are_unknown_with_module_and_counted),
 		cmocka_unit_test(test_no_kernel_drops_kernel_frames),

@@ -441,6 +441,155 @@ static void test_frame_facts_attach_to_the_live_blob_at_their_address(void **sta
 	codetab_free(t);
 }
 
+/* Lines for load_inline's code: same depths as its chains, finer pcs (0x0c, 0x30). */
+static const uint16_t l08[] = { 30 }, l0c[] = { 40, 31 }, l10[] = { 41, 31 }, l18[] = { 7, 42, 31 },
+		      l20[] = { 43, 31 }, l30[] = { 33 }, l40[] = { 34 };
+static const struct fgp_pc_in line_pcs[] = {
+	{ 0x08, 1, l08 }, { 0x0c, 2, l0c }, { 0x10, 2, l10 }, { 0x18, 3, l18 },
+	{ 0x20, 2, l20 }, { 0x30, 1, l30 }, { 0x40, 1, l40 },
+};
+
+/* Apply a CODE_LINES for (addr, size, ts) with line_pcs, every line plus bump. */
+static int apply_lines(struct codetab *t, uint64_t addr, uint32_t size, uint64_t ts, uint16_t bump)
+{
+	uint16_t lines[7][3];
+	struct fgp_pc_in pcs[7];
+	struct fgp_code_lines_in in = {
+		.addr = addr, .size = size, .ts = ts, .n_pcs = 7, .pcs = pcs
+	};
+	struct fgp_record rec;
+	int n;
+
+	for (int i = 0; i < 7; i++) {
+		pcs[i] = line_pcs[i];
+		for (int d = 0; d < pcs[i].depth; d++)
+			lines[i][d] = (uint16_t)(line_pcs[i].chain[d] + bump);
+		pcs[i].chain = lines[i];
+	}
+	fgp_encode_msg_header(buf, sizeof(buf));
+	n = fgp_encode_code_lines(buf + 8, sizeof(buf) - 8, &in);
+	assert_true(n > 0);
+	decode_one(8 + (size_t)n, &rec);
+	return codetab_apply(t, &rec);
+}
+
+/* The lines at addr of the blob live at ts, as "a,b,c" (or "" when none). */
+static const char *lines_at(const struct codetab *t, uint64_t addr, uint64_t ts)
+{
+	static char out[64];
+	const struct codeblob *b = codetab_lookup(t, addr, ts);
+	uint16_t l[8];
+	int n = b ? codetab_lines_at(b, addr, l, 8) : 0;
+	size_t k = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < n; i++)
+		k += (size_t)snprintf(out + k, sizeof(out) - k, "%s%u", i ? "," : "", l[i]);
+	return out;
+}
+
+static void test_lines_attach_to_their_load_and_follow_hotspot_ranges(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	const struct codeblob *b;
+	struct codetab_stats st;
+	const char *names[8];
+	size_t bytes;
+
+	(void)state;
+	load_inline(t, 0x2000, 0x40, 10 * MS, "Hot::loop", 0);
+	codetab_stats(t, &st);
+	bytes = st.bytes;
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), ""); /* none yet */
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 10 * MS, 0), 0);
+	codetab_stats(t, &st);
+	assert_int_equal(st.lines, 1);
+	assert_true(st.bytes > bytes);
+	/* (0x10, 0x18]: Math::abs:7 <- Hot::step:42 <- Hot::loop:31, as deep as the chain */
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "7,42,31");
+	b = codetab_lookup(t, 0x2014, 11 * MS);
+	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 3);
+	/* a return address equal to a pc offset belongs to that entry; the finer pcs split
+	 * the inline table's (0x08, 0x10] */
+	assert_string_equal(lines_at(t, 0x2018, 11 * MS), "7,42,31");
+	assert_string_equal(lines_at(t, 0x200c, 11 * MS), "40,31");
+	assert_string_equal(lines_at(t, 0x200d, 11 * MS), "41,31");
+	assert_string_equal(lines_at(t, 0x2000, 11 * MS), "30");
+	assert_string_equal(lines_at(t, 0x2031, 11 * MS), "34");
+	/* max limits what is written, not the depth returned */
+	{
+		uint16_t one[1];
+
+		assert_int_equal(codetab_lines_at(b, 0x2014, one, 1), 3);
+		assert_int_equal(one[0], 7);
+	}
+	/* newer lines for the same load replace the old ones without growing */
+	codetab_stats(t, &st);
+	bytes = st.bytes;
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 10 * MS, 100), 0);
+	codetab_stats(t, &st);
+	assert_int_equal(st.bytes, bytes);
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "107,142,131");
+	/* lines that match no load: another ts, another size, not a blob's start, no blob */
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 9 * MS, 0), 0);
+	assert_int_equal(apply_lines(t, 0x2000, 0x41, 10 * MS, 0), 0);
+	assert_int_equal(apply_lines(t, 0x2008, 0x40, 10 * MS, 0), 0);
+	assert_int_equal(apply_lines(t, 0x9000, 0x40, 10 * MS, 0), 0);
+	codetab_stats(t, &st);
+	assert_int_equal(st.lines_orphan, 4);
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "107,142,131");
+	/* lines never attach to a stub */
+	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, 0x8000, 0x40, 10 * MS, "stub"), 1);
+	assert_int_equal(apply_lines(t, 0x8000, 0x40, 10 * MS, 0), 0);
+	assert_null(codetab_lookup(t, 0x8004, 11 * MS)->lines);
+	codetab_free(t);
+}
+
+/* The code cache reuses 0x2000: each load keeps its own lines, late ones included. */
+static void test_lines_at_a_reused_address_stay_with_their_load(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct fgp_pc_in pcs[16];
+	const struct codeblob *b;
+	struct codetab_stats st;
+	uint32_t n = 0;
+	uint16_t flags = 1;
+
+	(void)state;
+	load_inline(t, 0x2000, 0x40, 10 * MS, "Old::gen", 0);
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 10 * MS, 0), 0);
+	load_inline(t, 0x2000, 0x40, 20 * MS, "New::gen", 0);
+	/* the new load starts without lines: the old load's are not its */
+	assert_string_equal(lines_at(t, 0x2014, 21 * MS), "");
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "7,42,31");
+	/* the new load's lines arrive, then a late resend of the old one's (a replay) */
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 20 * MS, 1000), 0);
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 10 * MS, 500), 0);
+	assert_string_equal(lines_at(t, 0x2014, 21 * MS), "1007,1042,1031");
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "507,542,531");
+	codetab_stats(t, &st);
+	assert_int_equal(st.lines, 3);
+	assert_int_equal(st.lines_orphan, 0);
+	/* export gives what came in (for the watch daemon's history) */
+	b = codetab_lookup(t, 0x2014, 21 * MS);
+	assert_int_equal(codetab_lines_export(b, pcs, 2, &n, &flags), -ENOSPC);
+	assert_int_equal(n, 7);
+	assert_int_equal(codetab_lines_export(b, pcs, 16, &n, &flags), 0);
+	assert_int_equal(flags, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(pcs[i].pc_off, line_pcs[i].pc_off);
+		assert_int_equal(pcs[i].depth, line_pcs[i].depth);
+		for (unsigned d = 0; d < pcs[i].depth; d++)
+			assert_int_equal(pcs[i].chain[d], line_pcs[i].chain[d] + 1000);
+	}
+	/* pruning the old load frees its lines (ASan checks), the new one keeps its own */
+	assert_int_equal(codetab_prune(t, 30 * MS), 1);
+	assert_string_equal(lines_at(t, 0x2014, 21 * MS), "1007,1042,1031");
+	assert_int_equal(
+		codetab_lines_export(codetab_lookup(t, 0x2000, 21 * MS), pcs, 16, &n, &flags), 0);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +607,8 @@ int main(void)
 		cmocka_unit_test(test_memory_cap_prunes_history_then_refuses),
 		cmocka_unit_test(test_invalid_blobs_are_counted),
 		cmocka_unit_test(test_many_blobs_lookup_matches_linear_scan),
+		cmocka_unit_test(test_lines_attach_to_their_load_and_follow_hotspot_ranges),
+		cmocka_unit_test(test_lines_at_a_reused_address_stay_with_their_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,6 +62,29 @@ static void m_load(uint64_t addr, uint64_t ts, const char *name)
 	blen += (size_t)fgp_encode_code_load(buf + blen, sizeof(buf) - blen, &in);
 }
 
+static struct codetab *client_tab;
+
+/* The CODE_LINES of m_load's code at (addr, ts): Inner::i at line, Outer::o at line + 1. */
+static void m_lines(uint64_t addr, uint64_t ts, uint16_t line)
+{
+	uint16_t l[2] = { line, (uint16_t)(line + 1) };
+	struct fgp_pc_in pcs[] = { { 0x20, 2, l } };
+	struct fgp_code_lines_in in = {
+		.addr = addr, .size = 0x40, .ts = ts, .n_pcs = 1, .pcs = pcs
+	};
+
+	blen += (size_t)fgp_encode_code_lines(buf + blen, sizeof(buf) - blen, &in);
+}
+
+/* The inner frame's line at addr in the client's blob live at ts, or 0. */
+static uint16_t client_line(uint64_t addr, uint64_t ts)
+{
+	const struct codeblob *b = codetab_lookup(client_tab, addr, ts);
+	uint16_t l[4] = { 0 };
+
+	return b && codetab_lines_at(b, addr, l, 4) == 2 ? l[0] : 0;
+}
+
 static void m_unload(uint64_t addr, uint64_t ts)
 {
 	struct fgp_code_unload u = { .addr = addr, .ts = ts };
@@ -69,7 +92,6 @@ static void m_unload(uint64_t addr, uint64_t ts)
 	blen += (size_t)fgp_encode_code_unload(buf + blen, sizeof(buf) - blen, &u);
 }
 
-static struct codetab *client_tab;
 static struct jvm_info seen;
 static struct fgp_dropped seen_dropped;
 static int dropped_calls;
@@ -131,8 +153,10 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	m_init();
 	m_hello();
 	m_load(0x5000, 10 * MS, "A::a");
+	m_lines(0x5000, 10 * MS, 100);
 	m_unload(0x5000, 20 * MS);
 	m_load(0x5000, 30 * MS, "B::b");
+	m_lines(0x5000, 30 * MS, 300);
 	m_dropped(3, 0);
 	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 1), 0);
 
@@ -173,9 +197,13 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 					      false, names, 4),
 			 2);
 	assert_string_equal(names[0], "Inner::i");
-	/* Live: a new load streams through. */
+	/* Each load's lines came with it, at the same reused address. */
+	assert_int_equal(client_line(0x5010, 15 * MS), 100);
+	assert_int_equal(client_line(0x5010, 35 * MS), 300);
+	/* Live: a new load streams through, its lines too. */
 	m_init();
 	m_load(0x6000, 40 * MS, "C::c");
+	m_lines(0x6000, 40 * MS, 600);
 	m_dropped(5, 1);
 	assert_int_equal(jvmset_msg(set, 1, me, buf, blen, 2), 0);
 	ctl_server_flush(srv);
@@ -184,6 +212,7 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 		ctl_pump(c, 10, &h, NULL);
 	}
 	assert_non_null(codetab_lookup_live(client_tab, 0x6010));
+	assert_int_equal(client_line(0x6010, 45 * MS), 600);
 	/* ... and live drop reports stream through too. */
 	for (int i = 0; i < 10 && seen_dropped.queue_full != 5; i++) {
 		serve(srv, 10);

@@ -506,6 +506,24 @@ static int drain(const uint8_t *buf, size_t len)
 		}
 		if (rec.type == FGP_NAME)
 			assert_true(rec.u.name.id != 0);
+		if (rec.type == FGP_CODE_LINES) {
+			uint32_t prev = 0, n = 0;
+
+			assert_true(rec.u.lines.pcs_raw + rec.u.lines.pcs_len <= buf + len);
+			fgp_lines_begin(&rec.u.lines, &it);
+			while (fgp_pcs_next(&it, &pc)) {
+				assert_true(pc.chain_raw + 2 * pc.depth <= buf + len);
+				assert_true(pc.depth >= 1 && pc.depth <= FGP_MAX_INLINE_DEPTH);
+				assert_true(pc.pc_off <= rec.u.lines.size);
+				assert_true(n == 0 || pc.pc_off > prev);
+				for (unsigned d = 0; d < pc.depth; d++)
+					(void)fgp_pc_line(&pc, d);
+				prev = pc.pc_off;
+				n++;
+			}
+			assert_int_equal(n, rec.u.lines.n_pcs);
+			continue;
+		}
 		if (rec.type != FGP_CODE_LOAD && rec.type != FGP_CODE_LOAD_IDS)
 			continue;
 		assert_true(rec.u.load.pcs_raw + rec.u.load.pcs_len <= buf + len);
@@ -940,6 +958,190 @@ static void test_code_frame_truncations_and_mutations_are_decoded_safely(void **
 	}
 }
 
+/* ---- CODE_LINES ------------------------------------------------------------------------ */
+
+static const uint16_t lines_a[] = { 42 }, lines_b[] = { 17, 0, 9 }, lines_c[] = { 65535, 3 };
+static const struct fgp_pc_in good_line_pcs[] = {
+	{ 0x10, 1, lines_a },
+	{ 0x48, 3, lines_b },
+	{ 0x200, 2, lines_c },
+};
+static const struct fgp_code_lines_in good_lines = {
+	.addr = 0x7f0000002000,
+	.size = 0x200,
+	.ts = 123456789,
+	.flags = FGP_REC_INLINE_TRUNCATED,
+	.n_pcs = 3,
+	.pcs = good_line_pcs,
+};
+
+/* A message with a CODE_LINES between two CODE_UNLOADs; *rec_len gets the record's size. */
+static size_t build_lines_msg(uint8_t *buf, size_t cap, const struct fgp_code_lines_in *l)
+{
+	size_t off = (size_t)fgp_encode_msg_header(buf, cap);
+	int n;
+
+	off += (size_t)fgp_encode_code_unload(buf + off, cap - off,
+					      &(struct fgp_code_unload){ 1, 2 });
+	n = fgp_encode_code_lines(buf + off, cap - off, l);
+	assert_int_equal(n, (int)fgp_code_lines_size(l));
+	off += (size_t)n;
+	off += (size_t)fgp_encode_code_unload(buf + off, cap - off,
+					      &(struct fgp_code_unload){ 3, 4 });
+	return off;
+}
+
+static void test_code_lines_round_trip(void **state)
+{
+	uint8_t buf[512];
+	size_t len = build_lines_msg(buf, sizeof(buf), &good_lines);
+	struct fgp_reader r;
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_pc pc;
+	unsigned i = 0;
+	uint64_t ts = 0;
+
+	(void)state;
+	assert_int_equal(fgp_code_lines_size(&good_lines), FGP_REC_HEADER_SIZE + 24 + 8 + 12 + 10);
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_CODE_LINES);
+	assert_int_equal(rec.flags, FGP_REC_INLINE_TRUNCATED);
+	assert_int_equal(rec.u.lines.addr, good_lines.addr);
+	assert_int_equal(rec.u.lines.size, good_lines.size);
+	assert_int_equal(rec.u.lines.ts, good_lines.ts);
+	assert_int_equal(rec.u.lines.n_pcs, 3);
+	fgp_lines_begin(&rec.u.lines, &it);
+	while (fgp_pcs_next(&it, &pc) == 1) {
+		assert_int_equal(pc.pc_off, good_line_pcs[i].pc_off);
+		assert_int_equal(pc.depth, good_line_pcs[i].depth);
+		for (unsigned d = 0; d < pc.depth; d++)
+			assert_int_equal(fgp_pc_line(&pc, d), good_line_pcs[i].chain[d]);
+		i++;
+	}
+	assert_int_equal(i, 3);
+	assert_int_equal(
+		fgp_rec_code_ts(buf + FGP_MSG_HEADER_SIZE + FGP_CODE_UNLOAD_SIZE, rec.size, &ts),
+		1);
+	assert_int_equal(ts, good_lines.ts);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.unload.addr, 3);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+	assert_string_equal(fgp_type_name(FGP_CODE_LINES), "code-lines");
+	for (size_t cap = 0; cap < fgp_code_lines_size(&good_lines); cap++)
+		assert_int_equal(fgp_encode_code_lines(buf, cap, &good_lines), -ENOSPC);
+}
+
+/* Input the encoder must refuse; the same shapes patched into bytes, the decoder refuses. */
+static void test_invalid_code_lines_are_refused_both_ways(void **state)
+{
+	static const uint16_t deep[FGP_MAX_INLINE_DEPTH + 1];
+	struct fgp_pc_in pcs[3];
+	struct fgp_code_lines_in l;
+	uint8_t buf[1024];
+
+	(void)state;
+	/* encoder */
+	for (int m = 0; m < 8; m++) {
+		memcpy(pcs, good_line_pcs, sizeof(pcs));
+		l = good_lines;
+		l.pcs = pcs;
+		switch (m) {
+		case 0:
+			l.n_pcs = 0;
+			break;
+		case 1:
+			pcs[1].pc_off = pcs[0].pc_off; /* not strictly increasing */
+			break;
+		case 2:
+			pcs[2].pc_off = l.size + 1; /* past the code */
+			break;
+		case 3:
+			pcs[0].depth = 0;
+			break;
+		case 4:
+			pcs[0].depth = FGP_MAX_INLINE_DEPTH + 1;
+			pcs[0].chain = deep;
+			break;
+		case 5:
+			l.size = 0;
+			break;
+		case 6:
+			l.addr = UINT64_MAX - 0x10; /* wraps */
+			break;
+		default:
+			l.n_pcs = FGP_MAX_INLINE_PCS + 1;
+			break;
+		}
+		assert_int_equal(fgp_encode_code_lines(buf, sizeof(buf), &l), -EINVAL);
+	}
+	/* decoder: patch a valid record */
+	static const struct {
+		size_t off; /* body offset */
+		int width;
+		uint64_t v;
+	} muts[] = {
+		{ 8, 4, 0 },				 /* size 0 */
+		{ 8, 4, 0x47 },				 /* second pc past the size */
+		{ 0, 8, UINT64_MAX - 0x100 },		 /* addr + size wraps */
+		{ 12, 4, 0 },				 /* no pcs */
+		{ 12, 4, FGP_MAX_INLINE_PCS + 1 },	 /* too many pcs */
+		{ 12, 4, 4 },				 /* more pcs than bytes */
+		{ 12, 4, 2 },				 /* fewer: trailing bytes */
+		{ 24 + 4, 2, 0 },			 /* depth 0 */
+		{ 24 + 4, 2, FGP_MAX_INLINE_DEPTH + 1 }, /* too deep */
+		{ 24 + 4, 2, 40 },			 /* deeper than the record */
+		{ 24 + 8, 4, 0x10 },			 /* second pc equal to the first */
+		{ 24 + 8, 4, 0x08 },			 /* second pc before the first */
+	};
+	for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
+		size_t len = build_lines_msg(buf, sizeof(buf), &good_lines);
+		uint8_t *body =
+			buf + FGP_MSG_HEADER_SIZE + FGP_CODE_UNLOAD_SIZE + FGP_REC_HEADER_SIZE;
+		struct fgp_reader r;
+		struct fgp_record rec;
+
+		for (int b = 0; b < muts[i].width; b++)
+			body[muts[i].off + (size_t)b] = (uint8_t)(muts[i].v >> (8 * b));
+		assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+		assert_int_equal(fgp_next(&r, &rec), 1);
+		assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+		assert_int_equal(fgp_next(&r, &rec), 1); /* in sync after the bad record */
+		assert_int_equal(rec.u.unload.addr, 3);
+	}
+}
+
+static void test_code_lines_truncations_and_mutations_are_decoded_safely(void **state)
+{
+	uint8_t all[512];
+	size_t len = build_lines_msg(all, sizeof(all), &good_lines);
+	unsigned seed = 4242;
+
+	(void)state;
+	assert_int_equal(drain(all, len), 3);
+	for (size_t cut = 0; cut < len; cut++) {
+		uint8_t *p = malloc(cut ? cut : 1);
+
+		assert_non_null(p);
+		memcpy(p, all, cut);
+		assert_true(drain(p, cut) < 3);
+		free(p);
+	}
+	for (int iter = 0; iter < 100000; iter++) {
+		uint8_t *p = malloc(len);
+
+		assert_non_null(p);
+		memcpy(p, all, len);
+		p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		if (iter & 1) /* and a second flip: shapes one flip cannot reach */
+			p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		drain(p, len);
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -965,6 +1167,9 @@ int main(void)
 		cmocka_unit_test(test_code_frame_round_trips),
 		cmocka_unit_test(test_invalid_code_frames_are_refused_both_ways),
 		cmocka_unit_test(test_code_frame_truncations_and_mutations_are_decoded_safely),
+		cmocka_unit_test(test_code_lines_round_trip),
+		cmocka_unit_test(test_invalid_code_lines_are_refused_both_ways),
+		cmocka_unit_test(test_code_lines_truncations_and_mutations_are_decoded_safely),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/*
+ * codelines.c - CODE_LINES records from compile info and cached line tables (see codelines.h).
+ *
+ * The cache is an open-addressing index of jmethodID -> table, guarded by one mutex that is only
+ * ever try-locked and never held across a JVMTI call. A table is a sorted copy of the method's
+ * line number table, written before it is published and never changed or freed until
+ * codelines_free.
+ *
+ * The pcs are walked with the rule events.c's inline table uses (pcs outside the blob, out of
+ * order or repeated are skipped, chains cut to the innermost FGP_MAX_INLINE_DEPTH frames), so the
+ * line table's entries refine the inline table's: an entry is folded into the next only when
+ * both its depth and its lines repeat.
+ *
+ * Invariant: no I/O, no waiting, every JVMTI buffer deallocated (names_lines) before returning.
+ */
+#include "codelines.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jvmticmlr.h>
+
+#include "fgproto.h"
+#include "names.h"
+
+#define MAX_FRAMES_TOTAL (1u << 20) /* as events.c: beyond this the compile has no lines */
+
+/* A method's line table sorted by bci, ties in the class file's order. n == 0: no lines. */
+struct mlines {
+	uint32_t n;
+	struct names_line e[];
+};
+
+struct slot {
+	const void *key;
+	const struct mlines *tab;
+};
+
+struct codelines {
+	pthread_mutex_t mu;
+	struct slot *index; /* power-of-two capacity, load <= 1/2 */
+	size_t cap, n;
+	size_t budget;
+	atomic_size_t used;
+	atomic_uint_fast64_t records, too_big, lookups, cached, no_table;
+};
+
+struct codelines *codelines_new(size_t budget)
+{
+	struct codelines *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->mu, NULL);
+	c->budget = budget;
+	atomic_store(&c->used, sizeof(*c));
+	return c;
+}
+
+void codelines_free(struct codelines *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		free((void *)c->index[i].tab);
+	free(c->index);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+void codelines_stats(struct codelines *c, struct codelines_stats *out)
+{
+	out->records = atomic_load(&c->records);
+	out->too_big = atomic_load(&c->too_big);
+	out->lookups = atomic_load(&c->lookups);
+	out->cached = atomic_load(&c->cached);
+	out->no_table = atomic_load(&c->no_table);
+	out->used = atomic_load(&c->used);
+}
+
+/* ---- the cache ---------------------------------------------------------------------------- */
+
+static size_t hash_key(const void *key)
+{
+	uint64_t h = (uint64_t)(uintptr_t)key;
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (size_t)h;
+}
+
+/* The slot of key, or the free slot where it goes (lock held, cap > 0). */
+static struct slot *probe(const struct codelines *c, const void *key)
+{
+	size_t i = hash_key(key) & (c->cap - 1);
+
+	while (c->index[i].key && c->index[i].key != key)
+		i = (i + 1) & (c->cap - 1);
+	return &c->index[i];
+}
+
+/* key's cached table, or NULL (not cached, or another thread is inside the cache). */
+static const struct mlines *cache_find(struct codelines *c, const void *key)
+{
+	const struct mlines *t = NULL;
+
+	if (pthread_mutex_trylock(&c->mu) != 0)
+		return NULL;
+	if (c->cap)
+		t = probe(c, key)->tab;
+	pthread_mutex_unlock(&c->mu);
+	return t;
+}
+
+/* Double the index (lock held). 0, -ENOSPC or -ENOMEM. */
+static int grow(struct codelines *c)
+{
+	size_t ncap = c->cap ? c->cap * 2 : 256;
+	size_t extra = (ncap - c->cap) * sizeof(struct slot);
+	struct slot *old = c->index, *nv;
+	size_t ocap = c->cap;
+
+	if (atomic_load(&c->used) + extra > c->budget)
+		return -ENOSPC;
+	nv = calloc(ncap, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	c->index = nv;
+	c->cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].key)
+			*probe(c, old[i].key) = old[i];
+	free(old);
+	atomic_fetch_add(&c->used, extra);
+	return 0;
+}
+
+/*
+ * Hand t (bytes long) to the cache for key. Returns the table the cache now holds for key (t,
+ * or another thread's copy: then t is freed), or NULL when the cache did not take it (the caller
+ * keeps t).
+ */
+static const struct mlines *cache_add(struct codelines *c, const void *key, struct mlines *t,
+				      size_t bytes)
+{
+	const struct mlines *got = NULL;
+	struct slot *sl;
+
+	if (pthread_mutex_trylock(&c->mu) != 0)
+		return NULL;
+	if ((c->n + 1) * 2 > c->cap && grow(c) != 0)
+		goto out;
+	sl = probe(c, key);
+	if (sl->key) {
+		got = sl->tab; /* another thread was first */
+		free(t);
+		goto out;
+	}
+	if (atomic_load(&c->used) + bytes > c->budget)
+		goto out;
+	sl->key = key;
+	sl->tab = t;
+	c->n++;
+	atomic_fetch_add(&c->used, bytes);
+	atomic_fetch_add(&c->cached, 1);
+	got = t;
+out:
+	pthread_mutex_unlock(&c->mu);
+	return got;
+}
+
+/* ---- line lookup -------------------------------------------------------------------------- */
+
+static int line_cmp(const void *x, const void *y)
+{
+	const struct names_line *a = x, *b = y;
+
+	return a->bci < b->bci ? -1 : a->bci > b->bci;
+}
+
+/*
+ * The line of bci in t, as HotSpot's Method::line_number_from_bci: the first entry (in class
+ * file order) starting at bci, else the last one with the largest start below bci; 0 if none.
+ */
+static uint16_t line_at(const struct mlines *t, int32_t bci)
+{
+	uint32_t lo = 0, hi;
+	int32_t line;
+
+	if (!t || t->n == 0)
+		return 0;
+	if (bci < 0)
+		bci = 0; /* the synchronization entry (-1) counts as bci 0 */
+	hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->e[mid].bci < bci)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->n && t->e[lo].bci == bci)
+		line = t->e[lo].line;
+	else if (lo > 0)
+		line = t->e[lo - 1].line;
+	else
+		return 0;
+	return line > 0 && line <= UINT16_MAX ? (uint16_t)line : 0;
+}
+
+/*
+ * m's table from the cache or JVMTI: 0 and *out (NULL: no lines known), with *owned set when the
+ * caller must free it. -ENOMEM only.
+ */
+static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const struct mlines **out,
+		    struct mlines **owned)
+{
+	struct names_line *v = NULL;
+	const struct mlines *got;
+	struct mlines *t;
+	uint32_t n = 0;
+	size_t bytes;
+	int rv;
+
+	*out = NULL;
+	*owned = NULL;
+	if (c && (*out = cache_find(c, m)) != NULL)
+		return 0;
+	rv = names_lines(jvmti, m, &v, &n);
+	if (c)
+		atomic_fetch_add(&c->lookups, 1);
+	if (rv == -ENOENT)
+		return 0; /* JVMTI cannot answer now: no lines, and not cached */
+	if (rv != 0)
+		return rv;
+	bytes = sizeof(*t) + (size_t)n * sizeof(t->e[0]);
+	t = malloc(bytes);
+	if (!t) {
+		free(v);
+		return -ENOMEM;
+	}
+	t->n = n;
+	if (n) {
+		memcpy(t->e, v, (size_t)n * sizeof(t->e[0]));
+		/* Stable: ties keep the class file's order (merge by index would do the same; the
+		 * tables are short, an insertion sort is enough). */
+		for (uint32_t i = 1; i < n; i++) {
+			struct names_line x = t->e[i];
+			uint32_t j = i;
+
+			while (j > 0 && line_cmp(&t->e[j - 1], &x) > 0) {
+				t->e[j] = t->e[j - 1];
+				j--;
+			}
+			t->e[j] = x;
+		}
+	} else if (c) {
+		atomic_fetch_add(&c->no_table, 1);
+	}
+	free(v);
+	got = c ? cache_add(c, m, t, bytes) : NULL;
+	if (got) {
+		*out = got;
+		return 0;
+	}
+	*out = t;
+	*owned = t;
+	return 0;
+}
+
+/* ---- building the record ------------------------------------------------------------------ */
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	const void *pa = *(void *const *)a;
+	const void *pb = *(void *const *)b;
+	uintptr_t x = (uintptr_t)pa, y = (uintptr_t)pb;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Index of m in the sorted ids[0..n) (it is there). */
+static size_t index_of(jmethodID *ids, size_t n, jmethodID m)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)ids[mid] < (uintptr_t)m)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct build {
+	jmethodID *ids;
+	const struct mlines **tabs;
+	struct mlines **owned;
+	size_t n_ids;
+	struct fgp_pc_in *pcs;
+	uint16_t *lines;
+	size_t n_pcs;
+	bool any_line, truncated;
+};
+
+static void build_fini(struct build *b)
+{
+	if (b->owned)
+		for (size_t i = 0; i < b->n_ids; i++)
+			free(b->owned[i]);
+	free(b->ids);
+	free((void *)b->tabs);
+	free(b->owned);
+	free(b->pcs);
+	free(b->lines);
+}
+
+static bool same_lines(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
+{
+	return a->depth == b->depth &&
+	       memcmp(a->chain, b->chain, a->depth * sizeof(a->chain[0])) == 0;
+}
+
+/* The distinct methods of r and their tables. 0, -ENOMEM, or -E2BIG (too many frames). */
+static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
+			 const jvmtiCompiledMethodLoadInlineRecord *r, size_t frames)
+{
+	size_t n = 0;
+	int rv;
+
+	b->ids = malloc(frames * sizeof(*b->ids));
+	if (!b->ids)
+		return -ENOMEM;
+	for (jint i = 0; i < r->numpcs; i++)
+		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++)
+			b->ids[n++] = r->pcinfo[i].methods[k];
+	qsort(b->ids, n, sizeof(*b->ids), cmp_ptr);
+	for (size_t i = 0; i < n; i++)
+		if (b->n_ids == 0 || b->ids[b->n_ids - 1] != b->ids[i])
+			b->ids[b->n_ids++] = b->ids[i];
+	b->tabs = calloc(b->n_ids, sizeof(*b->tabs));
+	b->owned = calloc(b->n_ids, sizeof(*b->owned));
+	if (!b->tabs || !b->owned)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_ids; i++)
+		if ((rv = table_of(c, jvmti, b->ids[i], &b->tabs[i], &b->owned[i])) != 0)
+			return rv;
+	return 0;
+}
+
+/* The pc entries: lines per (method, bci), folded where they repeat. 0 or -ENOMEM. */
+static int build_pcs(struct build *b, const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
+		     uint32_t size, size_t frames)
+{
+	size_t nl = 0;
+
+	b->pcs = malloc((size_t)r->numpcs * sizeof(*b->pcs));
+	b->lines = malloc(frames * sizeof(*b->lines));
+	if (!b->pcs || !b->lines)
+		return -ENOMEM;
+	for (jint i = 0; i < r->numpcs; i++) {
+		const PCStackInfo *p = &r->pcinfo[i];
+		uintptr_t pc = (uintptr_t)p->pc;
+		uint16_t depth;
+		uint32_t off;
+
+		if (p->numstackframes <= 0 || pc < addr || pc - addr > size)
+			continue;
+		off = (uint32_t)(pc - addr);
+		if (b->n_pcs > 0 && off <= b->pcs[b->n_pcs - 1].pc_off)
+			continue; /* out of order or a second desc for the same pc: first wins */
+		depth = (uint16_t)p->numstackframes;
+		if (depth > FGP_MAX_INLINE_DEPTH) {
+			depth = FGP_MAX_INLINE_DEPTH; /* the innermost, as the inline table */
+			b->truncated = true;
+		}
+		for (uint16_t k = 0; k < depth; k++) {
+			const struct mlines *t = b->tabs[index_of(b->ids, b->n_ids, p->methods[k])];
+			uint16_t line = p->bcis ? line_at(t, p->bcis[k]) : 0;
+
+			b->lines[nl + k] = line;
+			b->any_line |= line != 0;
+		}
+		b->pcs[b->n_pcs] = (struct fgp_pc_in){ off, depth, &b->lines[nl] };
+		nl += depth;
+		/* Entry n-1 covers (pc[n-2], pc[n-1]]: with the same lines as entry n it adds
+		 * nothing. */
+		if (b->n_pcs > 0 && same_lines(&b->pcs[b->n_pcs - 1], &b->pcs[b->n_pcs])) {
+			b->pcs[b->n_pcs - 1] = b->pcs[b->n_pcs];
+			continue;
+		}
+		b->n_pcs++;
+	}
+	return 0;
+}
+
+static void push_record(struct codelines *c, struct queue *q, const struct fgp_code_lines_in *in)
+{
+	size_t size = fgp_code_lines_size(in);
+	struct qentry *e;
+	int n;
+
+	if (size > FGP_MAX_RECORD) {
+		if (c)
+			atomic_fetch_add(&c->too_big, 1);
+		return;
+	}
+	e = queue_reserve(q, size);
+	if (!e)
+		return; /* counted as dropped by the queue */
+	n = fgp_encode_code_lines(e->data, size, in);
+	if (n < 0) {
+		queue_cancel(q, e);
+		queue_count_drop(q);
+		return;
+	}
+	e->len = (uint32_t)n;
+	queue_push(q, e);
+	if (c)
+		atomic_fetch_add(&c->records, 1);
+}
+
+void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
+		    const void *code_addr, const void *compile_info, uint64_t ts)
+{
+	const jvmtiCompiledMethodLoadInlineRecord *r = NULL;
+	struct build b = { 0 };
+	size_t frames = 0;
+
+	if (code_size <= 0)
+		return;
+	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next)
+		if (h->kind == JVMTI_CMLR_INLINE_INFO) {
+			r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
+			break;
+		}
+	if (!r || r->numpcs <= 0 || !r->pcinfo)
+		return;
+	for (jint i = 0; i < r->numpcs; i++)
+		if (r->pcinfo[i].numstackframes > 0)
+			frames += (size_t)r->pcinfo[i].numstackframes;
+	if (frames == 0 || frames > MAX_FRAMES_TOTAL || (size_t)r->numpcs > FGP_MAX_INLINE_PCS) {
+		if (c && frames)
+			atomic_fetch_add(&c->too_big, 1);
+		return;
+	}
+	if (build_methods(&b, c, jvmti, r, frames) == 0 &&
+	    build_pcs(&b, r, (uintptr_t)code_addr, (uint32_t)code_size, frames) == 0 &&
+	    b.n_pcs > 0 && b.any_line) {
+		struct fgp_code_lines_in in = {
+			.addr = (uint64_t)(uintptr_t)code_addr,
+			.size = (uint32_t)code_size,
+			.ts = ts,
+			.flags = b.truncated ? FGP_REC_INLINE_TRUNCATED : 0,
+			.n_pcs = (uint32_t)b.n_pcs,
+			.pcs = b.pcs,
+		};
+
+		push_record(c, q, &in);
+	}
+	build_fini(&b);
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_resolve.c - the JIT resolver over a real code table: inline chains and, with lines
+ * asked for, each frame's line from the agent's CODE_LINES (leaf pc and return addresses by
+ * HotSpot's pc rule), the compiled method's own line with --no-inline, zeros where nothing
+ * matches (never guessed), and lines that belong to one load only at a reused address.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codetab.h"
+#include "fgproto.h"
+#include "resolve.h"
+
+#define PID 77
+#define MS 1000000ull
+
+static uint8_t buf[1 << 16];
+
+static const struct codetab *table_of(void *arg, uint32_t pid)
+{
+	return pid == PID ? arg : NULL;
+}
+
+static void apply_bytes(struct codetab *t, int n)
+{
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	assert_true(n > 0);
+	assert_int_equal(fgp_reader_init(&r, buf, 8 + (size_t)n), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_true(codetab_apply(t, &rec) >= 0);
+}
+
+/* Loop::run inlines Step::go (0x10..0x20) which inlines Leaf::spin (0x18). */
+static void load(struct codetab *t, uint64_t addr, uint64_t ts, const char *name)
+{
+	static const struct fgp_str methods[] = { { "Loop::run", 9 },
+						  { "Step::go", 8 },
+						  { "Leaf::spin", 10 } };
+	static const uint16_t c0[] = { 0 }, c1[] = { 1, 0 }, c2[] = { 2, 1, 0 };
+	static const struct fgp_pc_in pcs[] = {
+		{ 0x08, 1, c0 }, { 0x10, 2, c1 }, { 0x18, 3, c2 }, { 0x20, 2, c1 }, { 0x40, 1, c0 },
+	};
+	struct fgp_code_load_in in = { .addr = addr,
+				       .size = 0x40,
+				       .ts = ts,
+				       .name = { name, (uint16_t)strlen(name) },
+				       .n_methods = 3,
+				       .methods = methods,
+				       .n_pcs = 5,
+				       .pcs = pcs };
+
+	fgp_encode_msg_header(buf, sizeof(buf));
+	apply_bytes(t, fgp_encode_code_load(buf + 8, sizeof(buf) - 8, &in));
+}
+
+/* Lines for load()'s code, plus bump; pc 0x30 splits (0x20, 0x40]. depth3 false: the entry
+ * at 0x18 is given 2 lines (a chain that does not match the inline table's). */
+static void lines(struct codetab *t, uint64_t addr, uint64_t ts, uint16_t bump, bool depth3)
+{
+	uint16_t l[6][3] = { { 5 }, { 12, 6 }, { 77, 13, 6 }, { 14, 6 }, { 7 }, { 8 } };
+	struct fgp_pc_in pcs[6] = {
+		{ 0x08, 1, l[0] }, { 0x10, 2, l[1] }, { 0x18, 3, l[2] },
+		{ 0x20, 2, l[3] }, { 0x30, 1, l[4] }, { 0x40, 1, l[5] },
+	};
+	struct fgp_code_lines_in in = {
+		.addr = addr, .size = 0x40, .ts = ts, .n_pcs = 6, .pcs = pcs
+	};
+
+	for (int i = 0; i < 6; i++)
+		for (int d = 0; d < pcs[i].depth; d++)
+			l[i][d] = (uint16_t)(l[i][d] + bump);
+	if (!depth3)
+		pcs[2].depth = 2;
+	fgp_encode_msg_header(buf, sizeof(buf));
+	apply_bytes(t, fgp_encode_code_lines(buf + 8, sizeof(buf) - 8, &in));
+}
+
+struct res {
+	int n;
+	const char *names[8];
+	uint16_t lines[8];
+};
+
+static struct res jit(struct stackagg_resolver *r, uint64_t addr, uint64_t ts, bool ret,
+		      bool no_inline, bool want_lines)
+{
+	struct res out;
+	enum stackagg_jit_kind kind;
+
+	memset(&out, 0xff, sizeof(out));
+	out.n = r->jit(r->ctx, PID, addr, ts, ret, no_inline, out.names, 8, &kind,
+		       want_lines ? out.lines : NULL);
+	return out;
+}
+
+static void test_each_frame_gets_its_own_line(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct resolve_ctx rc = { .table_of = table_of, .arg = t };
+	struct stackagg_resolver r;
+	struct res x;
+
+	(void)state;
+	resolve_init(&r, &rc);
+	load(t, 0x1000, 10 * MS, "Loop::run");
+	/* before lines arrive: names, and zeros */
+	x = jit(&r, 0x1014, 11 * MS, false, false, true);
+	assert_int_equal(x.n, 3);
+	assert_int_equal(x.lines[0] | x.lines[1] | x.lines[2], 0);
+	lines(t, 0x1000, 10 * MS, 0, true);
+	/* a leaf pc in (0x10, 0x18]: spin:77 <- go:13 <- run:6 */
+	x = jit(&r, 0x1014, 11 * MS, false, false, true);
+	assert_int_equal(x.n, 3);
+	assert_string_equal(x.names[0], "Leaf::spin");
+	assert_int_equal(x.lines[0], 77);
+	assert_int_equal(x.lines[1], 13);
+	assert_int_equal(x.lines[2], 6);
+	/* a return address equal to pc 0x10 is that entry's: go:12 <- run:6 */
+	x = jit(&r, 0x1010, 11 * MS, true, false, true);
+	assert_int_equal(x.n, 2);
+	assert_string_equal(x.names[0], "Step::go");
+	assert_int_equal(x.lines[0], 12);
+	assert_int_equal(x.lines[1], 6);
+	/* lines finer than the inline table: (0x20, 0x30] and (0x30, 0x40] */
+	x = jit(&r, 0x1028, 11 * MS, false, false, true);
+	assert_int_equal(x.n, 1);
+	assert_int_equal(x.lines[0], 7);
+	x = jit(&r, 0x1038, 11 * MS, false, false, true);
+	assert_int_equal(x.lines[0], 8);
+	/* --no-inline: the compiled method alone, with its own line (the call site of go) */
+	x = jit(&r, 0x1014, 11 * MS, false, true, true);
+	assert_int_equal(x.n, 1);
+	assert_string_equal(x.names[0], "Loop::run");
+	assert_int_equal(x.lines[0], 6);
+	/* lines not asked for: not written */
+	x = jit(&r, 0x1014, 11 * MS, false, false, false);
+	assert_int_equal(x.lines[0], 0xffff);
+	codetab_free(t);
+}
+
+static void test_mismatched_or_foreign_lines_are_not_used(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct resolve_ctx rc = { .table_of = table_of, .arg = t };
+	struct stackagg_resolver r;
+	struct res x;
+
+	(void)state;
+	resolve_init(&r, &rc);
+	load(t, 0x1000, 10 * MS, "Loop::run");
+	lines(t, 0x1000, 10 * MS, 0, false); /* 2 lines where the chain has 3 names */
+	x = jit(&r, 0x1014, 11 * MS, false, false, true);
+	assert_int_equal(x.n, 3);
+	assert_int_equal(x.lines[0] | x.lines[1] | x.lines[2], 0);
+	x = jit(&r, 0x1010, 11 * MS, true, false, true); /* the rest still match */
+	assert_int_equal(x.lines[0], 12);
+	/* the address is reused by a newer load without lines: its frames get none, the old
+	 * load's samples keep theirs */
+	load(t, 0x1000, 20 * MS, "Loop::run");
+	x = jit(&r, 0x1010, 21 * MS, true, false, true);
+	assert_int_equal(x.n, 2);
+	assert_int_equal(x.lines[0] | x.lines[1], 0);
+	x = jit(&r, 0x1010, 11 * MS, true, false, true);
+	assert_int_equal(x.lines[0], 12);
+	lines(t, 0x1000, 20 * MS, 1000, true);
+	x = jit(&r, 0x1014, 21 * MS, false, false, true);
+	assert_int_equal(x.lines[0], 1077);
+	x = jit(&r, 0x1014, 11 * MS, false, false, true);
+	assert_int_equal(x.lines[0], 0); /* old load, mismatched chain: still none */
+	/* not a JVM: -ENOENT, lines untouched */
+	{
+		enum stackagg_jit_kind kind;
+		const char *names[4];
+		uint16_t l[4] = { 9, 9, 9, 9 };
+
+		assert_int_equal(
+			r.jit(r.ctx, PID + 1, 0x1014, 11 * MS, false, false, names, 4, &kind, l),
+			-ENOENT);
+		assert_int_equal(l[0], 9);
+	}
+	codetab_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_each_frame_gets_its_own_line),
+		cmocka_unit_test(test_mismatched_or_foreign_lines_are_not_used),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
