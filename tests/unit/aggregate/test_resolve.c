@@ -63,11 +63,13 @@ static void load(struct codetab *t, uint64_t addr, uint64_t ts, const char *name
 	apply_bytes(t, fgp_encode_code_load(buf + 8, sizeof(buf) - 8, &in));
 }
 
-/* Lines for load()'s code, plus bump; pc 0x30 splits (0x20, 0x40]. depth3 false: the entry
- * at 0x18 is given 2 lines (a chain that does not match the inline table's). */
-static void lines(struct codetab *t, uint64_t addr, uint64_t ts, uint16_t bump, bool depth3)
+/* Lines for load()'s code, plus bump; pc 0x30 splits (0x20, 0x40]. Chains that do not match
+ * the inline table's: shallow gives the entry at 0x18 2 lines, deep the one at 0x10 3. */
+enum shape { MATCHING, SHALLOW, DEEP };
+
+static void lines(struct codetab *t, uint64_t addr, uint64_t ts, uint16_t bump, enum shape shape)
 {
-	uint16_t l[6][3] = { { 5 }, { 12, 6 }, { 77, 13, 6 }, { 14, 6 }, { 7 }, { 8 } };
+	uint16_t l[6][3] = { { 5 }, { 12, 6, 99 }, { 77, 13, 6 }, { 14, 6 }, { 7 }, { 8 } };
 	struct fgp_pc_in pcs[6] = {
 		{ 0x08, 1, l[0] }, { 0x10, 2, l[1] }, { 0x18, 3, l[2] },
 		{ 0x20, 2, l[3] }, { 0x30, 1, l[4] }, { 0x40, 1, l[5] },
@@ -79,8 +81,10 @@ static void lines(struct codetab *t, uint64_t addr, uint64_t ts, uint16_t bump, 
 	for (int i = 0; i < 6; i++)
 		for (int d = 0; d < pcs[i].depth; d++)
 			l[i][d] = (uint16_t)(l[i][d] + bump);
-	if (!depth3)
+	if (shape == SHALLOW)
 		pcs[2].depth = 2;
+	if (shape == DEEP)
+		pcs[1].depth = 3;
 	fgp_encode_msg_header(buf, sizeof(buf));
 	apply_bytes(t, fgp_encode_code_lines(buf + 8, sizeof(buf) - 8, &in));
 }
@@ -117,7 +121,7 @@ static void test_each_frame_gets_its_own_line(void **state)
 	x = jit(&r, 0x1014, 11 * MS, false, false, true);
 	assert_int_equal(x.n, 3);
 	assert_int_equal(x.lines[0] | x.lines[1] | x.lines[2], 0);
-	lines(t, 0x1000, 10 * MS, 0, true);
+	lines(t, 0x1000, 10 * MS, 0, MATCHING);
 	/* a leaf pc in (0x10, 0x18]: spin:77 <- go:13 <- run:6 */
 	x = jit(&r, 0x1014, 11 * MS, false, false, true);
 	assert_int_equal(x.n, 3);
@@ -158,7 +162,7 @@ static void test_mismatched_or_foreign_lines_are_not_used(void **state)
 	(void)state;
 	resolve_init(&r, &rc);
 	load(t, 0x1000, 10 * MS, "Loop::run");
-	lines(t, 0x1000, 10 * MS, 0, false); /* 2 lines where the chain has 3 names */
+	lines(t, 0x1000, 10 * MS, 0, SHALLOW); /* 2 lines where the chain has 3 names */
 	x = jit(&r, 0x1014, 11 * MS, false, false, true);
 	assert_int_equal(x.n, 3);
 	assert_int_equal(x.lines[0] | x.lines[1] | x.lines[2], 0);
@@ -172,9 +176,12 @@ static void test_mismatched_or_foreign_lines_are_not_used(void **state)
 	assert_int_equal(x.lines[0] | x.lines[1], 0);
 	x = jit(&r, 0x1010, 11 * MS, true, false, true);
 	assert_int_equal(x.lines[0], 12);
-	lines(t, 0x1000, 20 * MS, 1000, true);
+	lines(t, 0x1000, 20 * MS, 1000, DEEP); /* 3 lines for 2 names at 0x10 */
 	x = jit(&r, 0x1014, 21 * MS, false, false, true);
 	assert_int_equal(x.lines[0], 1077);
+	x = jit(&r, 0x1010, 21 * MS, true, false, true);
+	assert_int_equal(x.n, 2);
+	assert_int_equal(x.lines[0] | x.lines[1], 0);
 	x = jit(&r, 0x1014, 11 * MS, false, false, true);
 	assert_int_equal(x.lines[0], 0); /* old load, mismatched chain: still none */
 	/* not a JVM: -ENOENT, lines untouched */
