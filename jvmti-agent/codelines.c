@@ -362,7 +362,7 @@ static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
 static int build_pcs(struct build *b, const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
 		     uint32_t size, size_t frames)
 {
-	size_t nl = 0;
+	size_t nl = 0, np = 0; /* lines used, entries kept */
 
 	b->pcs = malloc((size_t)r->numpcs * sizeof(*b->pcs));
 	b->lines = malloc(frames * sizeof(*b->lines));
@@ -377,7 +377,7 @@ static int build_pcs(struct build *b, const jvmtiCompiledMethodLoadInlineRecord 
 		if (p->numstackframes <= 0 || pc < addr || pc - addr > size)
 			continue;
 		off = (uint32_t)(pc - addr);
-		if (b->n_pcs > 0 && off <= b->pcs[b->n_pcs - 1].pc_off)
+		if (np > 0 && off <= b->pcs[np - 1].pc_off)
 			continue; /* out of order or a second desc for the same pc: first wins */
 		depth = (uint16_t)p->numstackframes;
 		if (depth > FGP_MAX_INLINE_DEPTH) {
@@ -391,16 +391,17 @@ static int build_pcs(struct build *b, const jvmtiCompiledMethodLoadInlineRecord 
 			b->lines[nl + k] = line;
 			b->any_line |= line != 0;
 		}
-		b->pcs[b->n_pcs] = (struct fgp_pc_in){ off, depth, &b->lines[nl] };
+		b->pcs[np] = (struct fgp_pc_in){ off, depth, &b->lines[nl] };
 		nl += depth;
 		/* Entry n-1 covers (pc[n-2], pc[n-1]]: with the same lines as entry n it adds
 		 * nothing. */
-		if (b->n_pcs > 0 && same_lines(&b->pcs[b->n_pcs - 1], &b->pcs[b->n_pcs])) {
-			b->pcs[b->n_pcs - 1] = b->pcs[b->n_pcs];
+		if (np > 0 && same_lines(&b->pcs[np - 1], &b->pcs[np])) {
+			b->pcs[np - 1] = b->pcs[np];
 			continue;
 		}
-		b->n_pcs++;
+		np++;
 	}
+	b->n_pcs = np;
 	return 0;
 }
 

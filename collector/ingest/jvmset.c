@@ -467,10 +467,8 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 		return 1;
 	case FGP_VM_LAYOUT:  /* kept for naming interpreted frames */
 	case FGP_CODE_FRAME: /* kept for unwinding without frame pointers */
+	case FGP_CODE_LINES: /* kept for --lines of compiled frames */
 		codetab_apply(j->tab, rec);
-		return 1;
-	case FGP_CODE_LINES:
-		codetab_apply(j->tab, rec); /* kept for --lines of compiled frames */
 		return 1;
 	case FGP_CODE_LOAD:
 	case FGP_CODE_UNLOAD:
