@@ -195,19 +195,90 @@ static int render_svg(struct jprof *j, const char *title, const char *subtitle, 
 	return rv;
 }
 
+/* The SVG's title and subtitle: the labels, then the interval in UTC and the samples. */
+static void titles(const struct roller *r, const struct prof_labels *pl, uint32_t pid,
+		   const struct jprof *j, int64_t start, int64_t end, unsigned hz, char *title,
+		   size_t tlen, char *subtitle, size_t slen)
+{
+	char t0[32], t1[32], sb[24];
+	time_t ts;
+	struct tm tm;
+
+	ts = (time_t)(start / (int64_t)NSEC);
+	gmtime_r(&ts, &tm);
+	strftime(t0, sizeof(t0), "%Y-%m-%d %H:%M:%S", &tm);
+	ts = (time_t)(end / (int64_t)NSEC);
+	gmtime_r(&ts, &tm);
+	strftime(t1, sizeof(t1), "%H:%M:%S", &tm);
+	snprintf(title, tlen, "CPU: %s | container %.12s | PID %u | host %s",
+		 prof_labels_service(pl, sb, sizeof(sb)),
+		 pl->container_id[0] ? pl->container_id : "none", pid, r->hostname);
+	snprintf(subtitle, slen, "%s - %s UTC, %llu samples at %u Hz", t0, t1,
+		 (unsigned long long)j->samples, hz);
+}
+
+/* The labels in the profile itself (`go tool pprof -comments`). */
+static void label_pprof(struct pprof *p, const struct prof_labels *pl, uint32_t pid,
+			const char *hostname)
+{
+	char cm[LABELS_SERVICE_MAX + 32], sb[24];
+
+	snprintf(cm, sizeof(cm), "service=%s", prof_labels_service(pl, sb, sizeof(sb)));
+	(void)pprof_add_comment(p, cm);
+	snprintf(cm, sizeof(cm), "container_id=%s",
+		 pl->container_id[0] ? pl->container_id : "none");
+	(void)pprof_add_comment(p, cm);
+	snprintf(cm, sizeof(cm), "host_pid=%u", pid);
+	(void)pprof_add_comment(p, cm);
+	snprintf(cm, sizeof(cm), "hostname=%s", hostname);
+	(void)pprof_add_comment(p, cm);
+}
+
+/* Write the profile set (folded, SVG, and the .pb.gz if asked) into the profile directory. */
+static void write_dir(struct roller *r, const struct prof_labels *pl, uint32_t pid, struct jprof *j,
+		      int64_t start, int64_t end, unsigned hz, const char *title,
+		      const char *subtitle, const uint8_t *gz, size_t gz_len)
+{
+	struct profdir_prof pp = {
+		.labels = *pl,
+		.start_unix = start / (int64_t)NSEC,
+		.end_unix = end / (int64_t)NSEC,
+		.samples = j->samples,
+		.freq_hz = hz,
+		.folded = j->folded_buf,
+		.folded_len = j->folded_len,
+	};
+	char *svg = NULL;
+	size_t svg_len = 0;
+	int rv = render_svg(j, title, subtitle, &svg, &svg_len);
+
+	if (rv == 0) {
+		pp.svg = svg;
+		pp.svg_len = svg_len;
+		if (r->o.pprof_files && gz) {
+			pp.pb = gz;
+			pp.pb_len = gz_len;
+		}
+		rv = profdir_add(r->o.dir, &pp);
+	}
+	if (rv != 0) {
+		say(r, "profiles: cannot write the profile of PID %u (%s): %s", pid,
+		    pl->service[0] ? pl->service : "no service", strerror(-rv));
+		STAT_ADD(r, write_errors, 1);
+	}
+	free(svg);
+}
+
 /* Write and push one JVM's profile of [start, end) (Unix ns). */
 static void emit_one(struct cut *c, const struct session_target_info *ti, struct jprof *j,
 		     int64_t start, int64_t end)
 {
 	struct roller *r = c->r;
 	unsigned hz = r->o.freq_hz ? r->o.freq_hz : 99;
-	char title[512], subtitle[160], t0[32], t1[32], sb[24];
+	char title[512], subtitle[160];
 	struct prof_labels pl;
-	char *svg = NULL;
 	uint8_t *gz = NULL;
-	size_t svg_len = 0, gz_len = 0;
-	time_t ts;
-	struct tm tm;
+	size_t gz_len = 0;
 	int rv;
 
 	if (fclose(j->folded) != 0)
@@ -219,63 +290,16 @@ static void emit_one(struct cut *c, const struct session_target_info *ti, struct
 		return;
 	}
 	prof_labels_set(&pl, ti->service, ti->container_id, ti->pid, r->hostname);
-	ts = (time_t)(start / (int64_t)NSEC);
-	gmtime_r(&ts, &tm);
-	strftime(t0, sizeof(t0), "%Y-%m-%d %H:%M:%S", &tm);
-	ts = (time_t)(end / (int64_t)NSEC);
-	gmtime_r(&ts, &tm);
-	strftime(t1, sizeof(t1), "%H:%M:%S", &tm);
-	snprintf(title, sizeof(title), "CPU: %s | container %.12s | PID %u | host %s",
-		 prof_labels_service(&pl, sb, sizeof(sb)),
-		 pl.container_id[0] ? pl.container_id : "none", ti->pid, r->hostname);
-	snprintf(subtitle, sizeof(subtitle), "%s - %s UTC, %llu samples at %u Hz", t0, t1,
-		 (unsigned long long)j->samples, hz);
+	titles(r, &pl, ti->pid, j, start, end, hz, title, sizeof(title), subtitle,
+	       sizeof(subtitle));
 	pprof_set_time(j->pprof, start, end - start);
-	{
-		char cm[LABELS_SERVICE_MAX + 32];
-
-		/* The labels in the profile itself (`go tool pprof -comments`). */
-		snprintf(cm, sizeof(cm), "service=%s", prof_labels_service(&pl, sb, sizeof(sb)));
-		(void)pprof_add_comment(j->pprof, cm);
-		snprintf(cm, sizeof(cm), "container_id=%s",
-			 pl.container_id[0] ? pl.container_id : "none");
-		(void)pprof_add_comment(j->pprof, cm);
-		snprintf(cm, sizeof(cm), "host_pid=%u", ti->pid);
-		(void)pprof_add_comment(j->pprof, cm);
-		snprintf(cm, sizeof(cm), "hostname=%s", r->hostname);
-		(void)pprof_add_comment(j->pprof, cm);
-	}
+	label_pprof(j->pprof, &pl, ti->pid, r->hostname);
 	if ((r->o.push || r->o.pprof_files) && (rv = pprof_encode_gz(j->pprof, &gz, &gz_len))) {
 		say(r, "profiles: PID %u: cannot encode pprof: %s", ti->pid, strerror(-rv));
 		gz = NULL;
 	}
-	if (r->o.dir) {
-		struct profdir_prof pp = {
-			.labels = pl,
-			.start_unix = start / (int64_t)NSEC,
-			.end_unix = end / (int64_t)NSEC,
-			.samples = j->samples,
-			.freq_hz = hz,
-			.folded = j->folded_buf,
-			.folded_len = j->folded_len,
-		};
-
-		rv = render_svg(j, title, subtitle, &svg, &svg_len);
-		if (rv == 0) {
-			pp.svg = svg;
-			pp.svg_len = svg_len;
-			if (r->o.pprof_files && gz) {
-				pp.pb = gz;
-				pp.pb_len = gz_len;
-			}
-			rv = profdir_add(r->o.dir, &pp);
-		}
-		if (rv != 0) {
-			say(r, "profiles: cannot write the profile of PID %u (%s): %s", ti->pid,
-			    pl.service[0] ? pl.service : "no service", strerror(-rv));
-			STAT_ADD(r, write_errors, 1);
-		}
-	}
+	if (r->o.dir)
+		write_dir(r, &pl, ti->pid, j, start, end, hz, title, subtitle, gz, gz_len);
 	if (r->o.push && gz &&
 	    push_enqueue(r->o.push, &pl, start / (int64_t)NSEC,
 			 (end + (int64_t)NSEC - 1) / (int64_t)NSEC, hz, gz, gz_len) != 0)
@@ -284,7 +308,6 @@ static void emit_one(struct cut *c, const struct session_target_info *ti, struct
 	r->st.profiles++;
 	r->st.samples += j->samples;
 	pthread_mutex_unlock(&r->mu);
-	free(svg);
 	free(gz);
 }
 
@@ -382,97 +405,113 @@ static size_t exited_targets(const struct session *s)
 	return n;
 }
 
+/* The roller thread's state between steps. */
+struct loop {
+	struct session *s; /* NULL between a lost session and the retry */
+	uint64_t next_cut, born, retry_at, backoff;
+	int64_t start; /* wall clock of the current interval's start */
+};
+
+/* Open a session unless one is open or the retry time has not come. True when one is open. */
+static bool ensure_session(struct roller *r, struct loop *l)
+{
+	if (l->s)
+		return true;
+	if (fg_now_ns() < l->retry_at) {
+		struct timespec ts = { 0, 100000000 };
+
+		nanosleep(&ts, NULL);
+		return false;
+	}
+	l->s = open_session(r);
+	if (!l->s) {
+		l->retry_at = fg_now_ns() + RETRY_NS;
+		return false;
+	}
+	l->born = fg_now_ns();
+	l->next_cut = l->born + r->o.interval_ns;
+	l->start = wall_ns();
+	return true;
+}
+
+/* The session failed (rv) or lost its source: cut what it has, close it, back off. */
+static void lose_session(struct roller *r, struct loop *l, int rv, uint64_t now)
+{
+	/*
+	 * Each new session makes the daemon send every JVM's code history: a session that keeps
+	 * failing soon (a history over the control channel's cap, say) must not make the daemon
+	 * do that in a loop.
+	 */
+	if (now - l->born < QUICK_LOSS_NS)
+		l->backoff = l->backoff ? l->backoff * 2 : RETRY_NS;
+	else
+		l->backoff = 0;
+	if (l->backoff > RETRY_MAX_NS)
+		l->backoff = RETRY_MAX_NS;
+	l->retry_at = now + l->backoff;
+	say(r, "profiles: %s%s; starting over in %llu s",
+	    rv != 0 && rv != -EINTR ? "sampling failed: " : "the control channel closed",
+	    rv != 0 && rv != -EINTR ? strerror(-rv) : "", (unsigned long long)(l->backoff / NSEC));
+	cut(r, l->s, l->start, wall_ns());
+	session_close(l->s);
+	l->s = NULL;
+}
+
+/* Interval over: cut, schedule the next one, and recycle a session holding exited JVMs. */
+static void next_interval(struct roller *r, struct loop *l, uint64_t now)
+{
+	int64_t end = wall_ns();
+
+	cut(r, l->s, l->start, end);
+	l->start = end;
+	l->next_cut += r->o.interval_ns;
+	/*
+	 * Behind schedule (a stalled machine): no burst of short profiles. Each profile lasts
+	 * over 1 s, so their start seconds, part of the file names, differ.
+	 */
+	if (l->next_cut <= now)
+		l->next_cut = now + r->o.interval_ns;
+	if (l->next_cut < now + NSEC + NSEC / 100)
+		l->next_cut = now + NSEC + NSEC / 100;
+	if (now - l->born >= r->o.recycle_ns && exited_targets(l->s) > 0) {
+		/* Let go of exited JVMs: a fresh session, opened before the old one closes. */
+		struct session *fresh = open_session(r);
+
+		if (fresh) {
+			session_close(l->s);
+			l->s = fresh;
+			l->born = fg_now_ns();
+			l->start = wall_ns();
+		}
+	}
+}
+
 static void *run(void *arg)
 {
 	struct roller *r = arg;
-	struct session *s = NULL;
-	uint64_t next_cut = 0, born = 0, retry_at = 0, backoff = 0;
-	int64_t start = 0;
+	struct loop l = { 0 };
 
 	pthread_setname_np(pthread_self(), "fg-roller"); /* for top -H and /proc/PID/task */
-
 	while (!atomic_load(&r->stop)) {
-		uint64_t now = fg_now_ns();
+		uint64_t now;
 		int rv;
 
-		if (!s) {
-			if (now < retry_at) {
-				struct timespec ts = { 0, 100000000 };
-
-				nanosleep(&ts, NULL);
-				continue;
-			}
-			s = open_session(r);
-			if (!s) {
-				retry_at = fg_now_ns() + RETRY_NS;
-				continue;
-			}
-			born = fg_now_ns();
-			next_cut = born + r->o.interval_ns;
-			start = wall_ns();
-		}
-		rv = session_step(s, 100);
-		notes(r, s);
+		if (!ensure_session(r, &l))
+			continue;
+		rv = session_step(l.s, 100);
+		notes(r, l.s);
 		now = fg_now_ns();
-		if ((rv != 0 && rv != -EINTR) || session_source_lost(s)) {
-			/*
-			 * Each new session makes the daemon send every JVM's code history: a
-			 * session that keeps failing soon (a history over the control channel's
-			 * cap, say) must not make the daemon do that in a loop.
-			 */
-			if (now - born < QUICK_LOSS_NS)
-				backoff = backoff ? backoff * 2 : RETRY_NS;
-			else
-				backoff = 0;
-			if (backoff > RETRY_MAX_NS)
-				backoff = RETRY_MAX_NS;
-			retry_at = now + backoff;
-			say(r, "profiles: %s%s; starting over in %llu s",
-			    rv != 0 && rv != -EINTR ? "sampling failed: "
-						    : "the control channel closed",
-			    rv != 0 && rv != -EINTR ? strerror(-rv) : "",
-			    (unsigned long long)(backoff / NSEC));
-			cut(r, s, start, wall_ns());
-			session_close(s);
-			s = NULL;
-			continue;
-		}
-		if (now < next_cut)
-			continue;
-		{
-			int64_t end = wall_ns();
-
-			cut(r, s, start, end);
-			start = end;
-		}
-		next_cut += r->o.interval_ns;
-		/*
-		 * Behind schedule (a stalled machine): no burst of short profiles. Each profile
-		 * lasts over 1 s, so their start seconds, part of the file names, differ.
-		 */
-		if (next_cut <= now)
-			next_cut = now + r->o.interval_ns;
-		if (next_cut < now + NSEC + NSEC / 100)
-			next_cut = now + NSEC + NSEC / 100;
-		if (now - born >= r->o.recycle_ns && exited_targets(s) > 0) {
-			/* Let go of exited JVMs: a fresh session, opened before the old one closes.
-			 */
-			struct session *fresh = open_session(r);
-
-			if (fresh) {
-				session_close(s);
-				s = fresh;
-				born = fg_now_ns();
-				start = wall_ns();
-			}
-		}
+		if ((rv != 0 && rv != -EINTR) || session_source_lost(l.s))
+			lose_session(r, &l, rv, now);
+		else if (now >= l.next_cut)
+			next_interval(r, &l, now);
 	}
-	if (s) {
+	if (l.s) {
 		int64_t end = wall_ns();
 
-		if ((uint64_t)(end - start) >= MIN_LAST_NS)
-			cut(r, s, start, end);
-		session_close(s);
+		if ((uint64_t)(end - l.start) >= MIN_LAST_NS)
+			cut(r, l.s, l.start, end);
+		session_close(l.s);
 	}
 	return NULL;
 }
