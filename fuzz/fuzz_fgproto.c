@@ -20,6 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fgp_reader_init(&r, data, size) != 0)
 		return 0;
 	while ((rv = fgp_next(&r, &rec)) != 0) {
+		if (rv > 0 && rec.type == FGP_CODE_LINES) {
+			/* A line table the decoder accepted walks without checks too. */
+			fgp_lines_begin(&rec.u.lines, &it);
+			while (fgp_pcs_next(&it, &pc))
+				for (unsigned d = 0; d < pc.depth; d++)
+					sink += fgp_pc_line(&pc, d);
+			continue;
+		}
 		if (rv < 0 || rec.type != FGP_CODE_LOAD)
 			continue;
 		/* Walk what the decoder accepted: it must be safe to iterate without checks. */
