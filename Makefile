@@ -17,18 +17,20 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_WERROR=ON >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
+# The ASan build's e2e-asan tests use the plain build's agent and Java workloads.
 build-asan: deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DFG_SANITIZE=ON -DFG_E2E=OFF \
-		-DFG_WERROR=ON >/dev/null
+		-DFG_WERROR=ON -DFG_PLAIN_BUILD_DIR=$(abspath $(BUILD)) >/dev/null
 	cmake --build $(ASAN) -j$(JOBS)
 
 # Unit tests twice (plain and ASan+UBSan), the end-to-end tests, then the collector-stressing
-# end-to-end tests again with the ASan+UBSan fgcollect. The plain build's unit label includes
-# the lint (scripts/lint.sh) and the Release/BUILD_TESTING=OFF build check.
+# end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake).
+# The plain build's unit label includes the lint (scripts/lint.sh) and the Release /
+# BUILD_TESTING=OFF build check.
 test: build build-asan
 	ctest --test-dir $(ASAN) --output-on-failure -L unit
 	ctest --test-dir $(BUILD) --output-on-failure
-	scripts/e2e-asan.sh $(BUILD) $(ASAN)
+	ctest --test-dir $(ASAN) --output-on-failure -L e2e-asan
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -L unit

@@ -42,7 +42,8 @@ for f in "$fgcollect" "$agent" "$floor"; do
 done
 hz=$(getconf CLK_TCK)
 
-classes_dir=$(JAVA_HOME=$jdk "$src/tests/java/build.sh" "$build/java-classes")
+workloads=$build/tests/java/fg-workloads.jar # tests/e2e.cmake builds it (Java 11 classes)
+[ -f "$workloads" ] || { echo "jvm_overhead: $workloads not built (make bench builds it)"; exit 1; }
 
 # start_watch NAME: a daemon on $tmp/NAME/fgcollect.sock, its pid in $started.
 start_watch() {
@@ -78,7 +79,7 @@ run() {
 	w0=$(cpu_of "$watch_pid")
 	t0=$(date +%s%N)
 	/usr/bin/time -f '%U %S' -o "$tmp/time" "$jdk/bin/java" -XX:+PreserveFramePointer \
-		"${extra[@]}" -cp "$classes_dir" JavacWorkload "$classes" 1 >/dev/null &
+		"${extra[@]}" -cp "$workloads" JavacWorkload "$classes" 1 >/dev/null &
 	tpid=$!
 	jpid=
 	for _ in $(seq 100); do

@@ -21,7 +21,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-classes_dir=$(JAVA_HOME=$jdk "$src/tests/java/build.sh" "$build/java-classes")
+workloads=$build/tests/java/fg-workloads.jar # tests/e2e.cmake builds it (Java 11 classes)
+[ -f "$workloads" ] || { echo "steady_state: $workloads not built (make bench builds it)"; exit 1; }
 mkdir -p "$tmp/sock"
 "$fgcollect" watch --socket "$tmp/sock/fgcollect.sock" --ctl "$tmp/ctl/ctl.sock" 2>"$tmp/watch.log" &
 watch_pid=$!
@@ -33,7 +34,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 run() {
 	local extra=() jpid c0 c1 w0 w1 n0 n1
 	[ "$1" = agent ] && extra=("-agentpath:$agent=socket=$tmp/sock/fgcollect.sock")
-	"$jdk/bin/java" -XX:+PreserveFramePointer "${extra[@]}" -cp "$classes_dir" PrimeService \
+	"$jdk/bin/java" -XX:+PreserveFramePointer "${extra[@]}" -cp "$workloads" PrimeService \
 		--load 2 --seconds $((warm + window + 5)) --report 1 >"$tmp/out" &
 	jpid=$!
 	sleep "$warm"
@@ -73,7 +74,7 @@ w0=$(ticks "$watch_pid")
 sleep "$rest"
 w1=$(ticks "$watch_pid")
 "$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$tmp/sock/fgcollect.sock" \
-	-cp "$classes_dir" PrimeService --seconds $((rest + 15)) >/dev/null &
+	-cp "$workloads" PrimeService --seconds $((rest + 15)) >/dev/null &
 jpid=$!
 sleep 10
 w2=$(ticks "$watch_pid")

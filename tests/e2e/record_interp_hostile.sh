@@ -24,7 +24,7 @@ python3 "$FG_SOURCE_DIR/tests/e2e/hostile_client.py" "$FG_TMP/msgs" layoutfile 1
 peer=$!
 trace=$FG_TMP/strace.txt
 rc=0
-# LeakSanitizer cannot work under ptrace: an ASan build (scripts/e2e-asan.sh) keeps the rest.
+# LeakSanitizer cannot work under ptrace: an ASan build (ctest -L e2e-asan) keeps the rest.
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 30 strace -f -qq -e trace=process_vm_readv -o "$trace" \
 	"$FGCOLLECT" record --pid "$peer" --socket "$sock" --ctl "$FG_TMP/no-daemon/ctl.sock" \
 	--duration 4 --freq 499 --lines -o "$FG_TMP/peer.folded" 2>"$FG_TMP/rec.err" || rc=$?

@@ -26,6 +26,8 @@ FG_BUILD_DIR=${FG_BUILD_DIR:-$FG_SOURCE_DIR/build}
 FGCOLLECT=${FGCOLLECT:-$FG_BUILD_DIR/collector/fgcollect}
 FGAGENT=${FGAGENT:-$FG_BUILD_DIR/jvmti-agent/libfgagent.so}
 FG_CONTAINER=$FG_HARNESS_DIR/fgcontainer
+# The Java workloads (tests/java), one jar; containers see its directory at /app.
+FG_JAVA_JAR=$FG_BUILD_DIR/tests/java/fg-workloads.jar
 # Where the agent and the shared socket directory appear inside every container (contract).
 FG_AGENT_IN_CT=/opt/fgcollect/lib/libfgagent.so
 FG_SOCK_IN_CT=/var/run/fgcollect/fgcollect.sock
@@ -135,6 +137,16 @@ fg_cleanup() {
 	for p in "${FG_CLEAN_FILES[@]}"; do
 		rm -f -- "$p"
 	done
+	# A sanitizer report in any daemon's or command's log fails the test, passed or not, and
+	# is shown (the e2e-asan tests' FAIL_REGULAR_EXPRESSION matches it too).
+	if [[ -n $FG_TMP && -d $FG_TMP ]]; then
+		for p in $(grep -rlIE 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+			--include='*.log' --include='*.err' --include='*.out' "$FG_TMP" 2>/dev/null); do
+			echo "[$FG_TEST] FAIL: sanitizer report in $p:" >&2
+			head -n 60 "$p" >&2
+			[[ $rc == 0 || $rc == 77 ]] && rc=1
+		done
+	fi
 	if [[ -n $FG_TMP && -d $FG_TMP ]]; then
 		if [[ ${FG_KEEP_TMP:-0} == 1 || ($rc != 0 && $rc != 77 && ${CI:-} != true) ]]; then
 			echo "[$FG_TEST] kept $FG_TMP for inspection" >&2
@@ -197,11 +209,11 @@ fg_jdk_major() {
 	sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null
 }
 
-# fg_java_classes: directory of the compiled tests/java workloads (compiled once, cached in the
-# build directory, recompiled when a source changes).
-fg_java_classes() {
-	JAVA_HOME=$FG_DEFAULT_JDK "$FG_SOURCE_DIR/tests/java/build.sh" "$FG_BUILD_DIR/tests/java-classes" ||
-		fg_fail "javac failed on tests/java"
+# fg_java_jar: fail unless the tests/java workloads are built: the jar $FG_JAVA_JAR (CMake
+# target fg_java_workloads, rebuilt by the build when a source changes).
+fg_java_jar() {
+	[[ -f $FG_JAVA_JAR ]] ||
+		fg_fail "$FG_JAVA_JAR not built (cmake --build \$FG_BUILD_DIR --target fg_java_workloads)"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -339,17 +351,17 @@ fg_agent_opt() {
 
 # fg_jvm_start NAME MAINCLASS [ARG...]
 #   A JVM in a container, the way a user deploys it: JDK at /opt/jdk (FG_JDK, default 17), the
-#   workloads at /app, the agent at /opt/fgcollect/lib/libfgagent.so, $FG_SOCK_DIR at
+#   workloads' jar at /app/fg-workloads.jar (the class path), the agent at /opt/fgcollect/lib/libfgagent.so, $FG_SOCK_DIR at
 #   /var/run/fgcollect, uid 4242, the JVM as PID 1, -XX:+PreserveFramePointer and the agent.
 #   Extra fgcontainer options: array FG_CT_OPTS (set it on its own line, bash cannot pass an
 #   array as a command prefix); extra JVM options: array FG_JVM_OPTS; FG_NO_AGENT=1 leaves the
 #   agent out. Sets FG_HOSTPID like fg_container_start.
 fg_jvm_start() {
-	local name=$1 classes
+	local name=$1
 	shift
-	classes=$(fg_java_classes)
+	fg_java_jar
 	[[ -n $FG_SOCK_DIR ]] || { FG_SOCK_DIR=$FG_TMP/sock; mkdir -p "$FG_SOCK_DIR"; chmod 0755 "$FG_SOCK_DIR"; }
-	local -a ct=(--jdk "${FG_JDK:-$FG_DEFAULT_JDK}" --app "$classes" --volume "$FG_SOCK_DIR")
+	local -a ct=(--jdk "${FG_JDK:-$FG_DEFAULT_JDK}" --app "${FG_JAVA_JAR%/*}" --volume "$FG_SOCK_DIR")
 	local -a jvm=(java -XX:+PreserveFramePointer "${FG_JVM_OPTS[@]}")
 	if [[ ${FG_NO_AGENT:-0} != 1 ]]; then
 		[[ -f $FGAGENT ]] || fg_fail "libfgagent.so not built at '$FGAGENT'"
@@ -357,7 +369,7 @@ fg_jvm_start() {
 		jvm+=("$(fg_agent_opt)")
 	fi
 	ct+=("${FG_CT_OPTS[@]}") # last, so a test's --volume DIR:ro overrides the default
-	fg_container_start "$name" "${ct[@]}" -- "${jvm[@]}" -cp /app "$@"
+	fg_container_start "$name" "${ct[@]}" -- "${jvm[@]}" -cp "/app/${FG_JAVA_JAR##*/}" "$@"
 }
 FG_CT_OPTS=()
 FG_JVM_OPTS=()
