@@ -2,13 +2,14 @@
 /*
  * sender.c - queue -> live code table -> batched messages, with a full replay per connection.
  *
- * Batching: the thread sends at most one message per FLUSH_GAP_NS while events flow (the
- * first event after a quiet spell leaves at once), and between messages it sleeps without
- * being woken by each event, so a JIT storm costs a few wake-ups and messages per FLUSH_GAP_NS
- * instead of one per compiled method. A transport that refuses a message (-EAGAIN: the
- * collector is behind or frozen) is retried without blocking; when the batch is full or the
- * refusal lasts send_wait_ms the connection is reset: the records are in the table, and the next
- * connection's snapshot carries them. The thread never waits on the collector outside a snapshot.
+ * Batching: the first event after a quiet spell leaves at once; while events keep flowing the
+ * gap between messages doubles from SENDER_FLUSH_GAP_NS up to SENDER_FLUSH_GAP_MAX_NS, and
+ * between messages the thread sleeps without being woken by each event, so a JIT storm costs a
+ * few dozen wake-ups and messages a second instead of one per compiled method. A transport that
+ * refuses a message (-EAGAIN: the collector is behind or frozen) is retried without blocking; when
+ * the batch is full or the refusal lasts send_wait_ms the connection is reset: the records are in
+ * the table, and the next connection's snapshot carries them. The thread never waits on the
+ * collector outside a snapshot.
  *
  * Invariant: s->synced is the id of the connection that has received HELLO and the complete
  * snapshot, or 0; records are put into a batch only while it is non-zero, and any change of
@@ -29,7 +30,6 @@
 #include "symtab.h"
 #include "table.h"
 
-#define FLUSH_GAP_NS SENDER_FLUSH_GAP_NS
 #define RETRY_NS 2000000ull	    /* retry a refused message after 2 ms */
 #define UNSYNCED_NAP_NS 50000000ull /* no collector: fold the queue into the table every 50 ms */
 #define IDLE_WAIT_MS 100	    /* sleep between rounds when nothing happens */
@@ -52,6 +52,8 @@ struct sender {
 	uint8_t *batch;	 /* SENDER_MSG_MAX bytes: message header + records */
 	size_t batch_len;
 	uint64_t last_flush;	/* when the last message left */
+	uint64_t gap;		/* between messages while events flow */
+	bool waited;		/* the batch waited for the gap */
 	uint64_t stalled_since; /* when the transport began refusing the batch, or 0 */
 	uint64_t sent_queue_dropped, sent_table_full; /* last DROPPED values this connection saw */
 
@@ -85,6 +87,7 @@ struct sender *sender_new(struct queue *q, size_t table_budget, const struct sen
 	s->link = link;
 	s->pid = hello->pid;
 	s->send_wait_ms = 1000;
+	s->gap = SENDER_FLUSH_GAP_NS;
 	s->hello_flags = hello->flags;
 	s->t = table_new(table_budget);
 	s->batch = malloc(SENDER_MSG_MAX);
@@ -535,8 +538,17 @@ uint64_t sender_step(struct sender *s)
 	}
 	if (s->batch_len <= FGP_MSG_HEADER_SIZE)
 		return 0;
-	if (!s->stalled_since && now - s->last_flush < FLUSH_GAP_NS)
-		return s->last_flush + FLUSH_GAP_NS;
+	/*
+	 * The gap between messages doubles (up to SENDER_FLUSH_GAP_MAX_NS) while events keep
+	 * waiting for it, and falls back to SENDER_FLUSH_GAP_NS after a quiet spell: a storm
+	 * costs a few dozen messages a second, a trickle leaves at once.
+	 */
+	if (now - s->last_flush >= 4 * s->gap)
+		s->gap = SENDER_FLUSH_GAP_NS;
+	if (!s->stalled_since && now - s->last_flush < s->gap) {
+		s->waited = true;
+		return s->last_flush + s->gap;
+	}
 	rv = flush(s);
 	if (rv == -EAGAIN)
 		return now + RETRY_NS;
@@ -545,6 +557,9 @@ uint64_t sender_step(struct sender *s)
 		reset_conn(s);
 		return now + UNSYNCED_NAP_NS;
 	}
+	if (s->waited && s->gap < SENDER_FLUSH_GAP_MAX_NS)
+		s->gap *= 2;
+	s->waited = false;
 	return 0;
 }
 

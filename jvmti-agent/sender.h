@@ -6,13 +6,14 @@
  * On every new connection it first sends HELLO (and the records given in after_hello), then
  * SNAPSHOT_BEGIN, every record of the table flagged FGP_REC_REPLAY, SNAPSHOT_END, a DROPPED
  * record if anything was dropped, and from then on the deltas, batched into messages of at most
- * SENDER_MSG_MAX bytes: the first event after a quiet spell leaves at once, later ones at most
- * one message per SENDER_FLUSH_GAP_NS, and the thread sleeps in between without being woken by
- * each event. While no collector is connected only the table is updated (every 50 ms, or sooner
- * when the queue fills past half its budget). A connection that refuses messages (the
- * collector is behind or frozen) is retried without blocking and reset when the batch is full
- * or the refusal lasts a second; a connection replaced by a new one is reset too, so no message
- * meant for an old connection ever precedes a new connection's HELLO.
+ * SENDER_MSG_MAX bytes: the first event after a quiet spell leaves at once; while events keep
+ * coming the gap between messages doubles from SENDER_FLUSH_GAP_NS up to
+ * SENDER_FLUSH_GAP_MAX_NS (back to the shortest after a quiet spell of 4 gaps), and the thread
+ * sleeps in between without being woken by each event. While no collector is connected only the
+ * table is updated (every 50 ms, or sooner when the queue fills past half its budget). A connection
+ * that refuses messages (the collector is behind or frozen) is retried without blocking and reset
+ * when the batch is full or the refusal lasts a second; a connection replaced by a new one is reset
+ * too, so no message meant for an old connection ever precedes a new connection's HELLO.
  *
  * The transport sits behind struct link_ops, so the logic runs in tests without nng.
  * Invariant: on one connection, HELLO is the first record and the snapshot the complete table.
@@ -27,8 +28,9 @@
 #include "queue.h"
 
 #define SENDER_MSG_MAX (64u << 10)
-#define SENDER_FLUSH_GAP_NS 8000000ull /* at most one message per 8 ms while events flow */
-#define SENDER_AFTER_HELLO_MAX 4096u   /* longer after_hello blobs are not sent */
+#define SENDER_FLUSH_GAP_NS 4000000ull	    /* shortest gap between messages while events flow */
+#define SENDER_FLUSH_GAP_MAX_NS 32000000ull /* longest, reached in a sustained storm */
+#define SENDER_AFTER_HELLO_MAX 4096u	    /* longer after_hello blobs are not sent */
 
 struct link_ops {
 	/*
@@ -91,8 +93,8 @@ size_t sender_poll(struct sender *s, int send_wait_ms);
 
 /*
  * One round of the thread, without ever waiting for the transport outside a snapshot: follow
- * the connection, drain the queue, and send the batch if SENDER_FLUSH_GAP_NS passed since the
- * last message (or retry a refused one). Returns the CLOCK_MONOTONIC time at which to run again
+ * the connection, drain the queue, and send the batch if the current gap passed since the last
+ * message (or retry a refused one). Returns the CLOCK_MONOTONIC time at which to run again
  * even if no event comes (a batch waits, a refused message is retried, no collector), or 0 to
  * run at the next event.
  */
