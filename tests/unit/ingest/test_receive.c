@@ -368,6 +368,49 @@ static void test_interned_names_resolve_per_connection(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+static void m_unload(struct msg *m, uint64_t addr, uint64_t ts)
+{
+	struct fgp_code_unload u = { addr, ts };
+
+	m->n += (size_t)fgp_encode_code_unload(m->b + m->n, sizeof(m->b) - m->n, &u);
+}
+
+/* Pipes 1 and 2 of the same JVM: once 2 said HELLO, what 1 still delivers is stale. */
+static void test_a_superseded_connection_is_ignored(void **state)
+{
+	struct jvmset_opts jo = { 0 };
+	struct jvmset *set;
+	struct jvmset_counters c;
+	struct msg m;
+	uint32_t pid = (uint32_t)getpid();
+	const struct codetab *t;
+
+	(void)state;
+	assert_int_equal(jvmset_new(&jo, &set), 0);
+	m_init(&m);
+	m_hello(&m, pid);
+	m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "Old::a", 0);
+	assert_int_equal(jvmset_msg(set, 1, pid, m.b, m.n, 1), 0);
+	/* The agent gave up on pipe 1 and reconnected: its replay has a newer blob at 0x...1000. */
+	m_init(&m);
+	m_hello(&m, pid);
+	m_snap(&m, FGP_SNAPSHOT_BEGIN, 30 * MS);
+	m_load(&m, 0x7f0000001000, 0x100, 20 * MS, "New::a", FGP_REC_REPLAY);
+	m_snap(&m, FGP_SNAPSHOT_END, 30 * MS);
+	assert_int_equal(jvmset_msg(set, 2, pid, m.b, m.n, 2), 0);
+	/* Pipe 1's backlog arrives late: an unload of the old blob must not end the new one. */
+	m_init(&m);
+	m_unload(&m, 0x7f0000001000, 15 * MS);
+	assert_int_equal(jvmset_msg(set, 1, pid, m.b, m.n, 3), 0);
+	t = jvm_table(jvmset_find(set, pid));
+	assert_non_null(codetab_lookup_live(t, 0x7f0000001000));
+	assert_string_equal(codetab_lookup_live(t, 0x7f0000001000)->name, "New::a");
+	jvmset_counters(set, &c);
+	assert_int_equal(c.stale_msgs, 1);
+	assert_int_equal(c.bad_msgs, 0);
+	jvmset_free(set);
+}
+
 static bool rejected(struct fx *f)
 {
 	struct jvmset_counters c;
@@ -613,6 +656,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reconnect_replay_merges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interned_names_resolve_per_connection, setup,
 						teardown),
+		cmocka_unit_test(test_a_superseded_connection_is_ignored),
 		cmocka_unit_test_setup_teardown(test_hello_with_wrong_pid_is_rejected, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_input_is_counted_then_dropped, setup,
