@@ -49,11 +49,11 @@ workloads=$build/tests/java/fg-workloads.jar # tests/e2e.cmake builds it (Java 1
 start_watch() {
 	mkdir -p "$tmp/d-$1"
 	"$fgcollect" watch --socket "$tmp/d-$1/fgcollect.sock" --ctl "$tmp/d-$1-ctl/ctl.sock" \
-		2>"$tmp/$1.log" &
+		2>"$tmp/d-$1.log" &
 	started=$!
 	for _ in $(seq 50); do [ -S "$tmp/d-$1/fgcollect.sock" ] && return 0; sleep 0.1; done
 	echo "watch did not start"
-	cat "$tmp/$1.log"
+	cat "$tmp/d-$1.log"
 	exit 1
 }
 start_watch live
@@ -93,8 +93,7 @@ run() {
 		while [ -n "$jpid" ] && kill -0 "$jpid" 2>/dev/null; do
 			n=$((n + 1))
 			[ "$1" = frozen ] && [ "$n" = 5 ] && kill -STOP "$frozen_pid"
-			cat /proc/"$jpid"/task/*/stat >"$tmp/own.new" 2>/dev/null &&
-				mv "$tmp/own.new" "$tmp/own"
+			cat /proc/"$jpid"/task/*/stat >>"$tmp/own" 2>/dev/null
 			sleep 0.1
 		done
 	) &
@@ -113,9 +112,11 @@ run() {
 	echo $(((t1 - t0) / 1000000)) >>"$tmp/$1"
 	awk -v u="$u" -v s="$s" -v w=$((w1 - w0)) -v hz="$hz" -v v="$1" \
 		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" ? w * 1000 / hz : 0)}' >>"$tmp/$1.cpu"
-	# comm is field 2 in parentheses (no spaces in ours); utime, stime are fields 14, 15.
-	awk -v hz="$hz" '$2 == "(fg-sender)" { s += $14 + $15 } $2 ~ /^\(nng:/ { n += $14 + $15 }
-		END { printf "%d %d\n", s * 1000 / hz, n * 1000 / hz }' "$tmp/own" >>"$tmp/$1.own"
+	# comm is field 2 in parentheses (no spaces in ours); utime, stime are fields 14, 15. The
+	# last snapshot of each thread counts: threads end before the JVM does.
+	awk -v hz="$hz" '$2 == "(fg-sender)" || $2 ~ /^\(nng:/ { t[$1] = $14 + $15; c[$1] = $2 }
+		END { for (i in t) { if (c[i] == "(fg-sender)") s += t[i]; else n += t[i] }
+		      printf "%d %d\n", s * 1000 / hz, n * 1000 / hz }' "$tmp/own" >>"$tmp/$1.own"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }

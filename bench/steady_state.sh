@@ -67,6 +67,11 @@ for v in none agent; do
 done
 paste "$tmp/agent" "$tmp/none" | awk '{print $1 / $2}' | sort -n >"$tmp/ratio"
 echo "throughput ratio agent/none per round: median $(median <"$tmp/ratio") (min $(head -n 1 "$tmp/ratio"), max $(tail -n 1 "$tmp/ratio"))"
+# Requests per CPU-second (the daemon's CPU counted for the agent): steadier than requests per
+# second on a machine shared with other work, whose CPU share moves between runs.
+paste "$tmp/agent" "$tmp/agent.cpu" "$tmp/none" "$tmp/none.cpu" |
+	awk '{print ($1 / $2) / ($3 / $4)}' | sort -n >"$tmp/eff"
+echo "requests per CPU-second, agent/none per round: median $(median <"$tmp/eff") (min $(head -n 1 "$tmp/eff"), max $(tail -n 1 "$tmp/eff"))"
 
 # The daemon at rest: its CPU over REST s with no JVM, then with one idle JVM connected.
 rest=${REST:-30}
@@ -74,9 +79,9 @@ w0=$(ticks "$watch_pid")
 sleep "$rest"
 w1=$(ticks "$watch_pid")
 "$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$tmp/sock/fgcollect.sock" \
-	-cp "$workloads" PrimeService --seconds $((rest + 15)) >/dev/null &
+	-cp "$workloads" PrimeService --seconds $((rest + 35)) >/dev/null &
 jpid=$!
-sleep 10
+sleep 30 # start-up compiles are over (the JVM is idle from then on)
 w2=$(ticks "$watch_pid")
 sleep "$rest"
 w3=$(ticks "$watch_pid")
