@@ -201,11 +201,11 @@ static uint32_t find_interpreted(struct javaframes *jf, struct jvmstate *j,
 			jf->st.no_layout++;
 			continue;
 		}
-		if (!walked) {
+		if (!walked && !in->walk) {
 			framewalk_fp(in->regs, in->stack, in->user, n, jf->walk);
 			walked = true;
 		}
-		w = &jf->walk[k];
+		w = in->walk ? &in->walk[k] : &jf->walk[k];
 		if (w->state == FRAMEWALK_NO_REGS) {
 			jf->st.no_regs++;
 			continue; /* no copy at all: leave `Interpreter`, as without this feature */

@@ -147,31 +147,86 @@ static uint64_t watermark(const struct session *s, uint64_t now)
 
 /* ---- sampler records ------------------------------------------------------------------- */
 
-/* Name the sample's interpreted frames into s->uframes; true when there are any. */
-static bool java_frames(struct session *s, const struct perfring_rec *r)
+/* The sample's user registers and stack copy; false when it carries none. */
+static bool sample_regs(const struct perfring_rec *r, struct uregs *regs, struct ustack *st)
+{
+	*regs = (struct uregs){ 0 };
+	*st = (struct ustack){ r->u.sample.stack, 0, r->u.sample.stack_dyn };
+	regs->valid = perfring_user_reg(r, SAMPLER_REG_IP, &regs->ip) &&
+		      perfring_user_reg(r, SAMPLER_REG_SP, &regs->sp) &&
+		      perfring_user_reg(r, SAMPLER_REG_BP, &regs->bp);
+	(void)perfring_user_reg(r, SAMPLER_REG_BX, &regs->bx);
+	(void)perfring_user_reg(r, SAMPLER_REG_R13, &regs->r13);
+	st->sp = regs->sp;
+	return regs->valid && st->bytes && st->len;
+}
+
+/* Unwind this sample the vm way (not by the kernel's frame pointers)? */
+static bool use_vm(const struct session *s, uint32_t pid)
+{
+	const struct target *t;
+
+	switch (s->o.unwind) {
+	case SESSION_UNWIND_FP:
+		return false;
+	case SESSION_UNWIND_VM:
+		return true;
+	default:
+		t = targets_find(&s->targets, pid);
+		return t && t->hello_known && !(t->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER);
+	}
+}
+
+/*
+ * The user part of a sample: the kernel's chain, or the vm unwinder's (smp->user replaced);
+ * interpreted frames named and a `[truncated]` marker set in s->uframes (smp->uframes).
+ */
+static void user_frames(struct session *s, const struct perfring_rec *r,
+			struct stackagg_sample *smp)
 {
 	const struct codetab *tab = session_src_table(s, r->pid);
-	struct uregs regs = { 0 };
-	struct ustack st = { r->u.sample.stack, 0, r->u.sample.stack_dyn };
-	struct javaframes_in in = {
-		.pid = r->pid,
-		.ts = r->time,
-		.tab = tab,
-		.user = r->u.sample.user,
-		.nr_user = r->u.sample.nr_user,
-		.regs = &regs,
-		.stack = &st,
-	};
+	struct uregs regs;
+	struct ustack st;
+	struct vmstack_out vo = { 0 };
+	struct vmstack_in vi = { r->pid, r->time, tab, s->sz, &regs, &st };
+	bool regs_ok = sample_regs(r, &regs, &st), vm = false, named = false;
 
-	if (!tab)
-		return false;
-	regs.valid = perfring_user_reg(r, SAMPLER_REG_IP, &regs.ip) &&
-		     perfring_user_reg(r, SAMPLER_REG_SP, &regs.sp) &&
-		     perfring_user_reg(r, SAMPLER_REG_BP, &regs.bp);
-	(void)perfring_user_reg(r, SAMPLER_REG_BX, &regs.bx);
-	(void)perfring_user_reg(r, SAMPLER_REG_R13, &regs.r13);
-	st.sp = regs.sp;
-	return javaframes_name(s->jf, &in, s->uframes) > 0;
+	if (s->vs && tab && regs_ok && (use_vm(s, r->pid) || s->o.unwind_check) &&
+	    vmstack_unwind(s->vs, &vi, &vo) == 0) {
+		if (s->o.unwind_check && !use_vm(s, r->pid))
+			vmstack_check(s->vs, &vo, r->u.sample.user, r->u.sample.nr_user);
+		else
+			vm = true;
+	}
+	if (vm) {
+		smp->user = vo.user;
+		smp->nr_user = vo.nr_user;
+		s->unwound_vm++;
+	} else {
+		s->unwound_fp++;
+	}
+	if (s->jf && tab && smp->nr_user) {
+		struct javaframes_in in = {
+			.pid = r->pid,
+			.ts = r->time,
+			.tab = tab,
+			.user = smp->user,
+			.nr_user = smp->nr_user,
+			.regs = &regs,
+			.stack = &st,
+			.walk = vm ? vo.walk : NULL,
+		};
+
+		named = javaframes_name(s->jf, &in, s->uframes) > 0;
+	}
+	if (vm && vo.truncated) {
+		if (!named)
+			memset(s->uframes, 0, smp->nr_user * sizeof(s->uframes[0]));
+		s->uframes[smp->nr_user - 1] =
+			(struct stackagg_uframe){ "[truncated]", true, true };
+		named = true;
+	}
+	smp->uframes = named ? s->uframes : NULL;
 }
 
 static int on_record(void *ctx, const struct perfring_rec *r)
@@ -194,7 +249,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		};
 
 		if (s->jf && r->u.sample.nr_user)
-			smp.uframes = java_frames(s, r) ? s->uframes : NULL;
+			user_frames(s, r, &smp);
 
 		(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
 		break;
@@ -302,6 +357,8 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 		goto fail;
 	/* Interpreted frames are named by reading the sampled JVM's memory: process_vm_readv of
 	 * the sample's own (kernel-given) PID, with the layout its own verified agent sent. */
+	if (o->stack_copy && !(s->vs = vmstack_new()))
+		goto fail;
 	if (o->stack_copy && !(s->jf = javaframes_new(&vmmem_process, o->lines)))
 		goto fail;
 	/*
@@ -485,6 +542,10 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->stack_samples = ss.stack_samples;
 	if (s->jf)
 		javaframes_stats(s->jf, &out->java);
+	if (s->vs)
+		vmstack_stats(s->vs, &out->vm);
+	out->unwound_fp = s->unwound_fp;
+	out->unwound_vm = s->unwound_vm;
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
 		struct jvm *j = s->js ? jvmset_find(s->js, t->pid) : NULL;
@@ -543,6 +604,7 @@ void session_close(struct session *s)
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
 	javaframes_free(s->jf);
+	vmstack_free(s->vs);
 	symbolizer_free(s->sz);
 	threadnames_fini(&s->names);
 	free(s);

@@ -37,6 +37,8 @@ struct session {
 	struct stackagg_resolver agg_res;
 	struct javaframes *jf; /* interpreted frames; NULL without a stack copy */
 	struct stackagg_uframe uframes[STACKAGG_MAX_FRAMES];
+	struct vmstack *vs; /* unwinding without frame pointers; NULL without a stack copy */
+	uint64_t unwound_fp, unwound_vm;
 
 	/* listen source */
 	struct receive *rx;

@@ -40,6 +40,10 @@ const struct codetab *session_src_table(const struct session *s, uint32_t pid)
 /* Keep the labels a JVM announced (service, container) for per-JVM profiles. */
 static void target_label(struct target *t, const struct jvm_info *info)
 {
+	if (info->connected || info->hello_flags) {
+		t->hello_known = true;
+		t->hello_flags = info->hello_flags;
+	}
 	if (info->service[0])
 		snprintf(t->service, sizeof(t->service), "%s", info->service);
 	if (info->container_id[0])

@@ -35,6 +35,7 @@ struct frame {
 	uint32_t len;
 	uint8_t kind;
 	uint8_t unresolved;
+	uint8_t root; /* a thread's outermost function (is_root_name) */
 	uint64_t hash;
 };
 
@@ -167,6 +168,28 @@ enum stackagg_class stackagg_kind_class(enum stackagg_kind kind)
  * The id of (kind, name[0..len)), interning a sanitized copy. Names are stored as they will be
  * printed: ';' (the folded separator) becomes ':', control bytes become '?'. -errno on failure.
  */
+/*
+ * Where a thread's stack begins: the C library's thread and process entries, the launcher's
+ * JavaMain, HotSpot's thread entry, or StubRoutines::call_stub (the VM's entry into Java).
+ */
+static bool is_root_name(enum stackagg_kind kind, const char *name, size_t len)
+{
+	static const char *const roots[] = {
+		"start_thread", "clone3",
+		"__clone3",	"clone",
+		"__clone",	"_start",
+		"JavaMain",	"thread_native_entry",
+		"call_stub",	"StubRoutines::call_stub",
+	};
+
+	if (kind != STACKAGG_NATIVE && kind != STACKAGG_STUB)
+		return false;
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (strlen(roots[i]) == len && memcmp(roots[i], name, len) == 0)
+			return true;
+	return false;
+}
+
 static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolved,
 		      const char *name, size_t len)
 {
@@ -219,6 +242,7 @@ static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolv
 	f->len = (uint32_t)len;
 	f->kind = (uint8_t)kind;
 	f->unresolved = unresolved;
+	f->root = !unresolved && is_root_name(kind, name, len);
 	f->hash = h;
 	(void)htab_add(&a->fidx, h & HTAB_KEY_MASK, a->nframes); /* reserved above */
 	return (int64_t)a->nframes++;
@@ -361,8 +385,15 @@ static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
 {
 	uint64_t h = hash_ids(ids, n) & HTAB_KEY_MASK;
 	const uint64_t *v;
-	size_t pos = 0;
+	size_t pos = 0, j;
 
+	/* The outermost frame below the process/thread roots: did the stack reach its start? */
+	for (j = 0; j < n && a->frames[ids[j]].kind == STACKAGG_ROOT; j++)
+		;
+	if (j < n && a->frames[ids[j]].kind != STACKAGG_KERNEL) {
+		a->st.user_stacks++;
+		a->st.rooted += a->frames[ids[j]].root;
+	}
 	while ((v = htab_next(&a->stackidx, h, &pos))) {
 		struct stackent *e = &a->stacks[*v];
 
@@ -682,6 +713,17 @@ static int64_t push_user(struct stackagg *a, const struct stackagg_sample *s, st
 		/* A zero or a kernel-half address in a user chain is junk from a broken unwind. */
 		if (addr == 0 || addr >= (1ull << 62))
 			continue;
+		if (s->uframes && s->uframes[i].name && s->uframes[i].marker) {
+			/* Where an unwind stopped short ("[truncated]"): a frame of its own kind.
+			 */
+			id = intern(a, STACKAGG_STUB, true, s->uframes[i].name,
+				    strlen(s->uframes[i].name));
+			if (id < 0)
+				return id;
+			a->st.markers++;
+			push(en, (uint64_t)id);
+			continue;
+		}
 		if (s->uframes && s->uframes[i].name) {
 			const struct stackagg_uframe *u = &s->uframes[i];
 

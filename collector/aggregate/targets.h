@@ -29,6 +29,8 @@ struct target {
 	bool drops_known;    /* ctl source: the daemon sent the agent's drop counters */
 	uint64_t queue_full, table_full;
 	char service[JVM_SERVICE_MAX];		      /* from its agent's HELLO, "" unknown */
+	bool hello_known;			      /* hello_flags came from its agent */
+	uint32_t hello_flags;			      /* FGP_HELLO_* */
 	char container_id[PEER_CONTAINER_ID_MAX + 1]; /* "" none or unknown */
 };
 

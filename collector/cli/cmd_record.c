@@ -161,7 +161,7 @@ static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 }
 
 static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi, unsigned int freq,
-			uint64_t duration_ns, const char *title)
+			uint64_t duration_ns, const char *title, const char *subtitle)
 {
 	struct emit *e = calloc(1, sizeof(*e));
 	FILE *f = NULL;
@@ -197,6 +197,7 @@ static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi
 			goto out;
 		flame_opts_init(&o);
 		o.title = title;
+		o.subtitle = subtitle;
 		o.palette = FLAME_PALETTE_JAVA;
 		f = fdopen(dup(fd), "w");
 		if (!f) {
@@ -230,7 +231,8 @@ out:
 
 /* Write to a temporary file next to path, then rename it over path. */
 static int write_file(const char *path, struct stackagg *a, enum out_fmt fmt, bool multi,
-		      unsigned int freq, uint64_t duration_ns, const char *title)
+		      unsigned int freq, uint64_t duration_ns, const char *title,
+		      const char *subtitle)
 {
 	char *tmp = NULL;
 	int fd, rv;
@@ -243,7 +245,7 @@ static int write_file(const char *path, struct stackagg *a, enum out_fmt fmt, bo
 		free(tmp);
 		return rv;
 	}
-	rv = write_output(a, fmt, fd, multi, freq, duration_ns, title);
+	rv = write_output(a, fmt, fd, multi, freq, duration_ns, title, subtitle);
 	if (rv == 0 && fsync(fd) != 0)
 		rv = -errno;
 	if (close(fd) != 0 && rv == 0)
@@ -300,6 +302,78 @@ static void print_java_summary(const struct session_summary *sm)
 		       (unsigned long long)j->no_regs);
 }
 
+/* How user stacks were unwound and how many reached their thread's start, for the SVG. */
+static void unwind_subtitle(const struct session_summary *sm, char *buf, size_t len)
+{
+	uint64_t all = sm->unwound_fp + sm->unwound_vm;
+	const struct stackagg_stats *a = &sm->agg;
+	double root = a->user_stacks ? 100.0 * (double)a->rooted / (double)a->user_stacks : 0;
+
+	if (!all)
+		snprintf(buf, len, "user stacks: frame pointers | %.1f%% reached a thread root",
+			 root);
+	else if (!sm->unwound_fp)
+		snprintf(buf, len,
+			 "user stacks: stack copy + JVM frame facts (no frame pointers needed) | "
+			 "%.1f%% reached a thread root",
+			 root);
+	else if (!sm->unwound_vm)
+		snprintf(buf, len, "user stacks: frame pointers | %.1f%% reached a thread root",
+			 root);
+	else
+		snprintf(buf, len,
+			 "user stacks: %.1f%% by stack copy + JVM frame facts, %.1f%% by frame "
+			 "pointers | %.1f%% reached a thread root",
+			 100.0 * (double)sm->unwound_vm / (double)all,
+			 100.0 * (double)sm->unwound_fp / (double)all, root);
+}
+
+/* How user stacks were unwound, how far they got, and why some stopped short. */
+static void print_unwind_summary(const struct session_summary *sm)
+{
+	const struct vmstack_stats *v = &sm->vm;
+	uint64_t all = sm->unwound_fp + sm->unwound_vm;
+	char vm[64], root[64], agree[64];
+
+	pct(root, sizeof(root), sm->agg.rooted, sm->agg.user_stacks);
+	if (!all) {
+		fg_err(CMD,
+		       "user stacks: frame pointers (no stack copy); reached a thread root: %s",
+		       root);
+		return;
+	}
+	pct(vm, sizeof(vm), sm->unwound_vm, all);
+	fg_err(CMD,
+	       "user stacks: %s unwound from the stack copy and the JVM's frame facts, the rest "
+	       "by frame pointers; reached a thread root (start_thread, JavaMain, call_stub): %s",
+	       vm, root);
+	if (v->samples)
+		fg_err(CMD,
+		       "  vm unwinder: %llu walks, %.1f frames each, %.2f us each; ended at the "
+		       "root %llu, [truncated] by the %u-byte copy %llu, at max depth %llu, lost "
+		       "%llu (in compiled code %llu, stubs %llu, the interpreter %llu, native code "
+		       "%llu, code not announced yet %llu, not code %llu); deoptimised frames %llu",
+		       (unsigned long long)v->samples, (double)v->frames / (double)v->samples,
+		       (double)v->ns / 1e3 / (double)v->samples,
+		       (unsigned long long)v->end[UNW_END_ROOT], sm->stack_copy,
+		       (unsigned long long)v->end[UNW_END_TRUNCATED],
+		       (unsigned long long)v->end[UNW_END_MAX],
+		       (unsigned long long)v->end[UNW_END_LOST],
+		       (unsigned long long)v->lost_at[UNW_COMPILED],
+		       (unsigned long long)(v->lost_at[UNW_STUB] + v->lost_at[UNW_CALL_STUB]),
+		       (unsigned long long)v->lost_at[UNW_INTERP],
+		       (unsigned long long)v->lost_at[UNW_NATIVE],
+		       (unsigned long long)v->lost_at[UNW_ANON],
+		       (unsigned long long)v->lost_at[UNW_NOT_CODE], (unsigned long long)v->deopt);
+	if (v->checked) {
+		pct(agree, sizeof(agree), v->agreed, v->checked);
+		fg_err(CMD,
+		       "unwind check: %s samples agree frame for frame with the kernel's "
+		       "frame-pointer chain",
+		       agree);
+	}
+}
+
 static void print_summary(const struct session_summary *sm)
 {
 	char j[64], n[64], k[64];
@@ -350,6 +424,7 @@ static void print_summary(const struct session_summary *sm)
 		       (unsigned long long)sm->debuginfod_st.timeouts,
 		       (unsigned long long)sm->debuginfod_st.errors,
 		       (unsigned long long)sm->debuginfod_st.refused);
+	print_unwind_summary(sm);
 	for (size_t i = 0; i < sm->njvms; i++) {
 		const struct session_jvm_summary *v = &sm->jvms[i];
 
@@ -526,7 +601,7 @@ static int report(struct session *s, const struct env *env)
 {
 	const struct session_opts *so = &env->so;
 	struct session_summary sm;
-	char title[512], host[65] = "";
+	char title[512], subtitle[256], host[65] = "";
 	int rv;
 
 	session_summary(s, &sm);
@@ -551,13 +626,14 @@ static int report(struct session *s, const struct env *env)
 	} else {
 		snprintf(title, sizeof(title), "CPU: every JVM | host %s", host);
 	}
+	unwind_subtitle(&sm, subtitle, sizeof(subtitle));
 	if (env->out)
 		rv = write_file(env->out, session_agg(s), env->fmt,
-				so->target != SESSION_TARGET_PID, sm.freq_hz, sm.duration_ns,
-				title);
+				so->target != SESSION_TARGET_PID, sm.freq_hz, sm.duration_ns, title,
+				subtitle);
 	else
 		rv = write_output(session_agg(s), OUT_FOLDED, STDOUT_FILENO, false, sm.freq_hz,
-				  sm.duration_ns, title);
+				  sm.duration_ns, title, subtitle);
 	print_summary(&sm);
 	if (env->code_log)
 		write_code_log(s, env->code_log);

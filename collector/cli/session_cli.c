@@ -3,6 +3,7 @@
 #include "session_cli.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "sampler.h"
 #include "util.h"
@@ -50,6 +51,19 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 		return 1;
 	case SESSION_OPT_LINES:
 		so->lines = true;
+		return 1;
+	case SESSION_OPT_UNWIND:
+		if (strcmp(arg, "fp") == 0) {
+			so->unwind = SESSION_UNWIND_FP;
+		} else if (strcmp(arg, "vm") == 0) {
+			so->unwind = SESSION_UNWIND_VM;
+		} else {
+			fg_err(cmd, "--unwind '%s' must be fp (frame pointers) or vm", arg);
+			return -1;
+		}
+		return 1;
+	case SESSION_OPT_UNWIND_CHECK:
+		so->unwind_check = true;
 		return 1;
 	default:
 		return 0;

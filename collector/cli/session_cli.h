@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * session_cli.h - the command-line options `record` and `top` share (the sampling session's:
- * --pid, --freq, --no-kernel, --no-inline, --stack-copy, --lines, --socket, --ctl) and getopt's
- * error reporting, so the two commands validate them in one place. For cmd_*.c only: it prints the
- * errors it finds.
+ * --pid, --freq, --no-kernel, --no-inline, --stack-copy, --lines, --unwind, --socket, --ctl) and
+ * getopt's error reporting, so the two commands validate them in one place. For cmd_*.c only: it
+ * prints the errors it finds.
  */
 #ifndef FG_SESSION_CLI_H
 #define FG_SESSION_CLI_H
@@ -20,6 +20,8 @@ enum {
 	SESSION_OPT_CTL,
 	SESSION_OPT_STACK_COPY,
 	SESSION_OPT_LINES,
+	SESSION_OPT_UNWIND,
+	SESSION_OPT_UNWIND_CHECK,
 	SESSION_OPT_END,
 };
 
@@ -30,6 +32,8 @@ enum {
 		{ "socket", required_argument, NULL, SESSION_OPT_SOCKET },                         \
 		{ "stack-copy", required_argument, NULL, SESSION_OPT_STACK_COPY },                 \
 		{ "lines", no_argument, NULL, SESSION_OPT_LINES },                                 \
+		{ "unwind", required_argument, NULL, SESSION_OPT_UNWIND },                         \
+		{ "unwind-check", no_argument, NULL, SESSION_OPT_UNWIND_CHECK },                   \
 	{                                                                                          \
 		"ctl", required_argument, NULL, SESSION_OPT_CTL                                    \
 	}
@@ -38,7 +42,13 @@ enum {
 #define SESSION_CLI_HELP_JAVA                                                                      \
 	"      --stack-copy=BYTES user stack copied per sample to name interpreted Java\n"         \
 	"                         frames (multiple of 8, 0..65528, 0 = off; default 16384)\n"      \
-	"      --lines            add the source line to Java frames (Class::method:LINE)\n"
+	"      --lines            add the source line to Java frames (Class::method:LINE)\n"       \
+	"      --unwind=fp|vm     user stacks from frame pointers (the kernel's chain) or from\n"  \
+	"                         the stack copy and the JVM's frame facts, which needs no\n"      \
+	"                         -XX:+PreserveFramePointer (default: fp when the JVM keeps\n"     \
+	"                         frame pointers, else vm)\n"                                      \
+	"      --unwind-check     with frame pointers, also unwind every sample the vm way and\n"  \
+	"                         count how many agree with the kernel's chain frame for frame\n"
 
 /*
  * Apply c (getopt_long's return, arg its optarg) to so if it is a shared option: 1 when applied

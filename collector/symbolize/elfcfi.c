@@ -303,8 +303,14 @@ int elfcfi_step(struct elfcfi *c, uint64_t vaddr, const struct elfcfi_regs *in, 
 	if ((rv = run(&e, ops, n, &e.cfa, &is_value)) != 0)
 		goto out;
 	e.has_cfa = true;
-	if ((rv = caller_reg(fr, &e, ra, in->pc, &out->pc)) != 0)
+	/* A return address that is undefined, or "the same value" (glibc's clone3 child marks
+	 * rip so), means there is no caller. */
+	if ((rv = caller_reg(fr, &e, ra, 0, &out->pc)) != 0)
 		goto out;
+	if (out->pc == 0) {
+		rv = -ENODATA;
+		goto out;
+	}
 	/* rbp is callee-saved (SysV ABI): a rule libdw reports as undefined is, in .eh_frame,
 	 * one the compiler did not write because the function leaves rbp alone. */
 	if ((rv = caller_reg(fr, &e, REG_RBP, in->fp, &out->fp)) == -ENODATA) {

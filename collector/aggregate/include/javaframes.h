@@ -57,6 +57,9 @@ struct javaframes_in {
 	uint32_t nr_user;
 	const struct uregs *regs;
 	const struct ustack *stack;
+	/* The frame pointer each of user[] ran with, when the caller unwound the stack itself
+	 * (vmstack.h), or NULL: the kernel's frame-pointer chain is walked again in the copy. */
+	const struct framewalk_frame *walk;
 };
 
 /*

@@ -28,6 +28,7 @@
 #include "dbgfetch.h"
 #include "fgsocket.h"
 #include "javaframes.h"
+#include "vmstack.h"
 #include "stackagg.h"
 
 #define SESSION_MAX_TARGETS 4096
@@ -46,6 +47,13 @@ enum session_src {
 	SESSION_SRC_CTL,
 };
 
+/* How user stacks are unwound (--unwind). */
+enum session_unwind {
+	SESSION_UNWIND_AUTO = 0, /* per JVM: fp when its agent says PreserveFramePointer, else vm */
+	SESSION_UNWIND_FP = 1,	 /* the kernel's frame-pointer chain */
+	SESSION_UNWIND_VM = 2,	 /* vmstack.h: the stack copy and the JVM's frame facts */
+};
+
 struct session_opts {
 	enum session_target target;
 	uint32_t pid;
@@ -58,6 +66,10 @@ struct session_opts {
 	 * `Interpreter`); a multiple of 8 up to SAMPLER_MAX_STACK_COPY. Never stored anywhere. */
 	unsigned int stack_copy;
 	bool lines; /* Java frames get :LINE */
+	enum session_unwind unwind;
+	/* Keep the kernel's chain but also unwind each sample the vm way and count agreement
+	 * (vmstack_check): the answer key with -XX:+PreserveFramePointer. */
+	bool unwind_check;
 	enum session_src src;
 	const char *socket_path; /* NULL = FG_DEFAULT_SOCKET */
 	const char *ctl_path;	 /* NULL = the ctl module's default */
@@ -98,6 +110,8 @@ struct session_summary {
 	bool debuginfod;		     /* DEBUGINFOD_URLS set: debug files fetched */
 	struct dbgfetch_stats debuginfod_st; /* lookups of the debuginfod servers */
 	uint64_t debug_fetched;		     /* stripped libraries named from fetched files */
+	uint64_t unwound_fp, unwound_vm;     /* samples by the kernel's chain / by vmstack */
+	struct vmstack_stats vm;	     /* vmstack's own counts (zero when unused) */
 };
 
 struct session;

@@ -114,6 +114,9 @@ struct stackagg_opts {
 struct stackagg_uframe {
 	const char *name;
 	bool unresolved;
+	/* Not a function but where an unwind stopped (e.g. "[truncated]": the stack goes on
+	 * beyond the copy): shown as its own unresolved frame, counted in stats.markers. */
+	bool marker;
 };
 
 /* One sample as the sampler delivers it; everything is borrowed for the call. */
@@ -146,6 +149,10 @@ struct stackagg_stats {
 	uint64_t jit_lines;   /* compiled/inlined frames given a line (opts.lines) */
 	uint64_t jit_no_line; /* ... shown without one: the agent knew none */
 	uint64_t interpreted; /* interpreted frames named by the caller */
+	uint64_t markers;     /* marker frames (stackagg_uframe.marker) */
+	uint64_t user_stacks; /* counted stacks with user frames ... */
+	uint64_t rooted;      /* ... whose outermost one is a thread's start (start_thread, clone3,
+			       * _start, JavaMain, thread_native_entry, call_stub) */
 	size_t stacks;	      /* distinct stacks */
 	size_t interned;      /* distinct frames */
 };

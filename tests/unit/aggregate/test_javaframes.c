@@ -108,9 +108,26 @@ static int teardown(void **state)
 
 static uint32_t run(struct fix *f)
 {
-	struct javaframes_in in = { PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st };
+	struct javaframes_in in = { PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st, NULL };
 
 	return javaframes_name(f->jf, &in, f->out);
+}
+
+/* The caller's own unwind (vmstack) gives the frame pointers: they are used as given. */
+static void test_a_given_walk_replaces_the_frame_pointer_chain(void **state)
+{
+	struct fix *f = *state;
+	struct framewalk_frame walk[4];
+	struct javaframes_in in = { PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st, walk };
+
+	framewalk_fp(&f->regs, &f->st, f->ips, 4, walk);
+	assert_int_equal(javaframes_name(f->jf, &in, f->out), 3);
+	assert_string_equal(f->out[1].name, "Middle::run:12");
+	assert_string_equal(f->out[2].name, "Outer::run:40");
+	walk[2].state = FRAMEWALK_NO_STACK; /* the unwinder could not vouch for this one */
+	assert_int_equal(javaframes_name(f->jf, &in, f->out), 3);
+	assert_string_equal(f->out[1].name, "Middle::run:12");
+	assert_string_equal(f->out[2].name, "[unknown] (interpreted)");
 }
 
 static void test_interpreted_frames_are_named_with_lines(void **state)
@@ -245,6 +262,8 @@ static void test_a_gc_after_the_sample_makes_its_names_unknown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_a_given_walk_replaces_the_frame_pointer_chain,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_gc_after_the_sample_makes_its_names_unknown,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interpreted_frames_are_named_with_lines, setup,

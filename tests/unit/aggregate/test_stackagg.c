@@ -622,10 +622,10 @@ static void test_caller_named_interpreted_frames_get_the_interpreted_mark(void *
 	 * frame; frames it leaves alone resolve as usual (here: the Interpreter stub). */
 	uint64_t user[] = { JIT + 0x2010, JIT + 0x2020, JIT + 0x2030, LIBJVM + 0x20 };
 	const struct stackagg_uframe uf[] = {
-		{ "a.Leaf::spin:60", false },
-		{ "[unknown] (interpreted)", true },
-		{ NULL, false },
-		{ NULL, false },
+		{ "a.Leaf::spin:60", false, false },
+		{ "[unknown] (interpreted)", true, false },
+		{ NULL, false, false },
+		{ NULL, false, false },
 	};
 	struct stackagg_sample s = {
 		.pid = 100,
@@ -656,10 +656,51 @@ static void test_caller_named_interpreted_frames_get_the_interpreted_mark(void *
 	stackagg_free(a);
 }
 
+static void test_markers_and_stacks_that_reach_a_thread_root(void **state)
+{
+	/* leaf JIT frame, libjvm's thread entry as the outermost frame, then a stack cut short
+	 * by a `[truncated]` marker above the same leaf. */
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x20 };
+	uint64_t cut[] = { JIT + 0x10, 1 };
+	const struct stackagg_uframe marks[] = { { NULL, false, false },
+						 { "[truncated]", true, true } };
+	struct stackagg_sample s = {
+		.pid = 100, .tid = 101, .ts = 10, .user = user, .nr_user = 2, .thread = "main"
+	};
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	fk.libjvm_sym = "thread_native_entry";
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.user = cut;
+	s.uframes = marks;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	fk.libjvm_sym = "JavaThread::run()";
+	s.user = user;
+	s.uframes = NULL;
+	stackagg_maps_changed(a);
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;JavaThread::run();Gen1::work_[j] 1\n"
+				 "main;[truncated];Gen1::work_[j] 1\n"
+				 "main;thread_native_entry;Gen1::work_[j] 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.markers, 1);
+	assert_int_equal(st.user_stacks, 3);
+	assert_int_equal(st.rooted, 1);
+	assert_int_equal(st.interpreted, 0);
+	stackagg_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_caller_named_interpreted_frames_get_the_interpreted_mark),
+		cmocka_unit_test(test_markers_and_stacks_that_reach_a_thread_root),
 		cmocka_unit_test(test_frames_are_root_first_with_suffixes),
 		cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
 		cmocka_unit_test(test_settle_stops_at_first_later_sample),

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmstack.c - vmunwind's callbacks over a JVM's code table and the symbolizer (vmstack.h).
+ *
+ * Invariant: an address is classified from the code table at the sample's own time first
+ * (a blob that was there then), and only when no blob covered it from the process's mappings.
+ */
+#include "vmstack.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codetab.h"
+#include "symbolizer.h"
+#include "util.h"
+
+#define TRUNCATED_PC 1 /* a placeholder address for the marker frame */
+
+struct vmstack {
+	const struct vmstack_in *in; /* the sample being unwound */
+	struct unw_frame frames[VMSTACK_MAX_FRAMES];
+	uint64_t chain[VMSTACK_MAX_FRAMES + 1];
+	struct framewalk_frame walk[VMSTACK_MAX_FRAMES + 1];
+	struct vmstack_stats st;
+};
+
+struct vmstack *vmstack_new(void)
+{
+	return calloc(1, sizeof(struct vmstack));
+}
+
+void vmstack_free(struct vmstack *v)
+{
+	free(v);
+}
+
+void vmstack_stats(const struct vmstack *v, struct vmstack_stats *out)
+{
+	*out = v->st;
+}
+
+static enum unw_code classify(void *ctx, uint64_t pc, bool ret, const struct fgp_code_frame **f)
+{
+	struct vmstack *v = ctx;
+	uint64_t a = ret && pc ? pc - 1 : pc;
+	const struct codeblob *b = v->in->tab ? codetab_lookup(v->in->tab, a, v->in->ts) : NULL;
+
+	*f = NULL;
+	if (b) {
+		*f = b->frame;
+		if (b->kind == CODEBLOB_COMPILED)
+			return UNW_COMPILED;
+		if (strcmp(b->name, "Interpreter") == 0)
+			return UNW_INTERP;
+		if (strcmp(b->name, "call_stub") == 0)
+			return UNW_CALL_STUB;
+		return UNW_STUB;
+	}
+	switch (symbolizer_exec_at(v->in->sz, (pid_t)v->in->pid, a)) {
+	case SYMBOLIZER_EXEC_FILE:
+		return UNW_NATIVE;
+	case SYMBOLIZER_EXEC_ANON:
+		return UNW_ANON;
+	default:
+		return UNW_NOT_CODE;
+	}
+}
+
+static bool read_copy(void *arg, uint64_t addr, uint64_t *out)
+{
+	return ustack_word(arg, addr, out);
+}
+
+static int native_step(void *ctx, const struct ustack *s, uint64_t pc, bool ret, uint64_t sp,
+		       uint64_t fp, uint64_t *cpc, uint64_t *csp, uint64_t *cfp)
+{
+	struct vmstack *v = ctx;
+	struct elfcfi_regs in = { pc, sp, fp }, out;
+	int rv = symbolizer_cfi_step(v->in->sz, (pid_t)v->in->pid, &in, ret, read_copy, (void *)s,
+				     &out);
+
+	if (rv == -ENOTSUP)
+		rv = -ENOENT; /* a rule we cannot evaluate: try rbp */
+	if (rv != 0)
+		return rv;
+	*cpc = out.pc;
+	*csp = out.sp;
+	*cfp = out.fp;
+	return 0;
+}
+
+int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out)
+{
+	const struct unw_ops ops = { v, classify, native_step };
+	uint64_t t0 = fg_now_ns();
+	struct unw_result res;
+	uint32_t n;
+
+	memset(out, 0, sizeof(*out));
+	v->in = in;
+	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
+	v->in = NULL;
+	if (res.end == UNW_END_NO_REGS)
+		return -ENODATA;
+	v->st.samples++;
+	v->st.frames += n;
+	v->st.end[res.end]++;
+	v->st.deopt += res.deopt;
+	if (res.end == UNW_END_LOST)
+		v->st.lost_at[res.stop_code <= UNW_ANON ? res.stop_code : 0]++;
+	for (uint32_t k = 0; k < n; k++) {
+		v->chain[k] = v->frames[k].pc;
+		/* The interpreter keeps rbp: that is where its Method* and bcp are. */
+		v->walk[k].fp = v->frames[k].fp;
+		v->walk[k].state = v->frames[k].code == UNW_INTERP && v->frames[k].fp
+					   ? FRAMEWALK_OK
+					   : FRAMEWALK_NO_STACK;
+		if ((v->frames[k].code == UNW_COMPILED) && k + 1 < n &&
+		    v->frames[k + 1].how != UNW_HOW_FRAME &&
+		    v->frames[k + 1].how != UNW_HOW_DEOPT &&
+		    v->frames[k + 1].how != UNW_HOW_PARTIAL)
+			v->st.no_facts++;
+	}
+	out->end = res.end;
+	if (res.end == UNW_END_TRUNCATED || res.end == UNW_END_MAX) {
+		v->chain[n] = TRUNCATED_PC;
+		v->walk[n] = (struct framewalk_frame){ 0, FRAMEWALK_NO_STACK };
+		n++;
+		out->truncated = true;
+	}
+	out->user = v->chain;
+	out->nr_user = n;
+	out->walk = v->walk;
+	v->st.ns += fg_now_ns() - t0;
+	return 0;
+}
+
+bool vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64_t *kernel,
+		   uint32_t n)
+{
+	uint32_t m = out->nr_user - (out->truncated ? 1 : 0), skip = 0;
+	bool ok = n > 0 && m > 0 && kernel[0] == out->user[0];
+
+	/* A native leaf without a frame pointer: the kernel went from it straight to the frame
+	 * whose rbp it still held, skipping one caller. */
+	if (ok && n > 1 && m > 1 && kernel[1] != out->user[1] && m > 2 &&
+	    kernel[1] == out->user[2] && v->frames[0].code == UNW_NATIVE)
+		skip = 1;
+	for (uint32_t k = 1; ok && k < n; k++) {
+		if (k + skip >= m) {
+			ok = false; /* the kernel went further than we did */
+			break;
+		}
+		ok = kernel[k] == out->user[k + skip];
+	}
+	v->st.checked++;
+	v->st.agreed += ok;
+	return ok;
+}
