@@ -136,25 +136,47 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	return 0;
 }
 
-bool vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64_t *kernel,
-		   uint32_t n)
+/*
+ * kernel[1..n) against user[j..m): equal frame for frame, except that frames in the leaf's run
+ * of native code may be missing from the kernel's chain (code without frame pointers hides
+ * its caller from an rbp walk).
+ */
+static bool match_from(const struct vmstack *v, const uint64_t *kernel, uint32_t n,
+		       const uint64_t *user, uint32_t m, uint32_t j)
 {
-	uint32_t m = out->nr_user - (out->truncated ? 1 : 0), skip = 0;
-	bool ok = n > 0 && m > 0 && kernel[0] == out->user[0];
+	bool native_run = v->frames[0].code == UNW_NATIVE;
 
-	/* A native leaf without a frame pointer: the kernel went from it straight to the frame
-	 * whose rbp it still held, skipping one caller. */
-	if (ok && n > 1 && m > 1 && kernel[1] != out->user[1] && m > 2 &&
-	    kernel[1] == out->user[2] && v->frames[0].code == UNW_NATIVE)
-		skip = 1;
-	for (uint32_t k = 1; ok && k < n; k++) {
-		if (k + skip >= m) {
-			ok = false; /* the kernel went further than we did */
-			break;
-		}
-		ok = kernel[k] == out->user[k + skip];
+	for (uint32_t i = 1; i < n; i++, j++) {
+		while (native_run && j < m && kernel[i] != user[j] &&
+		       v->frames[j].code == UNW_NATIVE)
+			j++;
+		if (j >= m || kernel[i] != user[j])
+			return false;
+		native_run = native_run && v->frames[j].code == UNW_NATIVE;
 	}
+	return true;
+}
+
+int vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64_t *kernel,
+		  uint32_t n)
+{
+	uint32_t m = out->nr_user - (out->truncated ? 1 : 0);
+	bool ok;
+
+	/* The kernel's chain is the truth only where it is intact: it reached the thread's start
+	 * (our outermost frame, or the one below it: glibc's clone3 keeps no frame pointer). */
+	if (out->end != UNW_END_ROOT || n < 2 || m < 2 ||
+	    (kernel[n - 1] != out->user[m - 1] && kernel[n - 1] != out->user[m - 2])) {
+		v->st.check_broken++;
+		return -ENODATA;
+	}
+	/* A leaf in a prologue or epilogue (its frame pointer not yet or no longer set), or in
+	 * native code without one: the kernel's walk starts at the caller's caller. */
+	ok = kernel[0] == out->user[0] &&
+	     (match_from(v, kernel, n, out->user, m, 1) ||
+	      ((v->frames[1].how == UNW_HOW_PARTIAL || v->frames[0].code == UNW_NATIVE) &&
+	       match_from(v, kernel, n, out->user, m, 2)));
 	v->st.checked++;
 	v->st.agreed += ok;
-	return ok;
+	return ok ? 1 : 0;
 }

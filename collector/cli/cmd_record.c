@@ -365,12 +365,13 @@ static void print_unwind_summary(const struct session_summary *sm)
 		       (unsigned long long)v->lost_at[UNW_NATIVE],
 		       (unsigned long long)v->lost_at[UNW_ANON],
 		       (unsigned long long)v->lost_at[UNW_NOT_CODE], (unsigned long long)v->deopt);
-	if (v->checked) {
+	if (v->checked || v->check_broken) {
 		pct(agree, sizeof(agree), v->agreed, v->checked);
 		fg_err(CMD,
 		       "unwind check: %s samples agree frame for frame with the kernel's "
-		       "frame-pointer chain",
-		       agree);
+		       "frame-pointer chain (%llu more not compared: their chain broke before the "
+		       "thread's start)",
+		       agree, (unsigned long long)v->check_broken);
 	}
 }
 

@@ -37,6 +37,7 @@ struct vmstack_stats {
 	uint64_t no_facts;		   /* compiled frames without CODE_FRAME facts */
 	uint64_t ns;			   /* time spent unwinding */
 	uint64_t checked, agreed; /* check: samples compared, and agreeing frame for frame */
+	uint64_t check_broken;	  /* check: the kernel chain did not reach the thread start */
 };
 
 struct vmstack;
@@ -69,12 +70,14 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 
 /*
  * The answer key: does the unwound chain agree with the kernel's user chain kernel[0..n)
- * frame for frame? The kernel's chain may be shorter (it stops where rbp stops) and may miss
- * the caller of a native leaf that keeps no frame pointer (it reads that caller's rbp);
- * beyond those, every address must be equal. Counted in stats.checked/agreed.
+ * frame for frame? Only a kernel chain that is intact is a truth: one that reached the thread's
+ * start like ours did (a native leaf that uses rbp for data breaks it: -ENODATA, counted in
+ * check_broken). It may miss the caller of a native leaf that keeps no frame pointer (it reads
+ * that caller's rbp); every other address must be equal. 1 agree, 0 disagree (counted in
+ * stats.checked/agreed).
  */
-bool vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64_t *kernel,
-		   uint32_t n);
+int vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64_t *kernel,
+		  uint32_t n);
 
 void vmstack_stats(const struct vmstack *v, struct vmstack_stats *out);
 
