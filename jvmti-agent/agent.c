@@ -94,15 +94,21 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 {
 	uint64_t ts = fg_now_ns();
 	JNIEnv *jni = NULL;
+	struct fgp_code_frame f;
+	bool framed;
 
 	BENCH_BEGIN();
 	(void)map_length;
 	(void)map;
 	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
 		jni = NULL;
+	/* The frame facts first: then the CODE_FRAME follows its CODE_LOAD at once, and a
+	 * collector never sees the code for long without them. */
+	framed = events_frame_read(&agent.ch, code_addr, true, &f) == 0;
 	events_code_load(agent.q, agent.st, jvmti, jni, agent.opt.signatures, method, code_size,
 			 code_addr, compile_info, ts);
-	events_code_frame(agent.q, &agent.ch, code_addr, true);
+	if (framed)
+		events_frame_push(agent.q, &f);
 	if (agent.lines)
 		codelines_push(agent.lines, agent.q, jvmti, code_size, code_addr, compile_info, ts);
 	BENCH_END(0);
@@ -120,11 +126,15 @@ static void JNICALL on_code_unload(jvmtiEnv *jvmti, jmethodID method, const void
 static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,
 				    jint length)
 {
+	struct fgp_code_frame f;
+	bool framed;
+
 	BENCH_BEGIN();
 	(void)jvmti;
+	framed = length > 0 && events_frame_read(&agent.ch, address, false, &f) == 0;
 	events_dynamic_code(agent.q, name, address, length, fg_now_ns());
-	if (length > 0)
-		events_code_frame(agent.q, &agent.ch, address, false);
+	if (framed)
+		events_frame_push(agent.q, &f);
 	BENCH_END(2);
 }
 

@@ -347,17 +347,21 @@ void events_dynamic_code(struct queue *q, const char *name, const void *addr, ji
 	queue_push(q, e);
 }
 
-void events_code_frame(struct queue *q, const struct codeheap *h, const void *addr, bool nmethod)
+int events_frame_read(const struct codeheap *h, const void *addr, bool nmethod,
+		      struct fgp_code_frame *out)
 {
-	struct fgp_code_frame f;
-	struct qentry *e;
+	if (h == NULL || !h->ok)
+		return -ENOTSUP;
+	return codeheap_frame(h, (uint64_t)(uintptr_t)addr, nmethod, out);
+}
 
-	if (h == NULL || !h->ok || codeheap_frame(h, (uint64_t)(uintptr_t)addr, nmethod, &f) != 0)
-		return;
-	e = queue_reserve(q, FGP_CODE_FRAME_SIZE);
+void events_frame_push(struct queue *q, const struct fgp_code_frame *f)
+{
+	struct qentry *e = queue_reserve(q, FGP_CODE_FRAME_SIZE);
+
 	if (e == NULL)
 		return;
-	if (fgp_encode_code_frame(e->data, FGP_CODE_FRAME_SIZE, &f) < 0) {
+	if (fgp_encode_code_frame(e->data, FGP_CODE_FRAME_SIZE, f) < 0) {
 		queue_cancel(q, e);
 		return;
 	}

@@ -17,6 +17,7 @@
 
 #include <jvmti.h>
 
+#include "fgproto.h"
 #include "queue.h"
 #include "symtab.h"
 
@@ -41,10 +42,13 @@ void events_dynamic_code(struct queue *q, const char *name, const void *addr, ji
 struct codeheap;
 
 /*
- * The CODE_FRAME of the blob at addr (codeheap.h), pushed as its own queue entry right after
- * the CODE_LOAD (nmethod true) or DYNAMIC_CODE that announced addr; nothing when the blob's
- * facts cannot be read (h NULL or unusable).
+ * The CODE_FRAME of the blob at addr (codeheap.h): read it with events_frame_read() before
+ * pushing the CODE_LOAD (nmethod true) or DYNAMIC_CODE that announces addr, and push it with
+ * events_frame_push() right after, so the two travel together. read returns 0, or a negative
+ * errno when the facts cannot be read (h NULL or unusable: then nothing is pushed).
  */
-void events_code_frame(struct queue *q, const struct codeheap *h, const void *addr, bool nmethod);
+int events_frame_read(const struct codeheap *h, const void *addr, bool nmethod,
+		      struct fgp_code_frame *out);
+void events_frame_push(struct queue *q, const struct fgp_code_frame *f);
 
 #endif

@@ -8,7 +8,8 @@
  *   mix    the deep chain whose leaf also deflates (native libz), writes to /dev/null (kernel
  *          frames) and hashes (compiled code): the answer-key workload
  *   deopt  main -> outer -> inner, outer compiled with a class-hierarchy assumption that a
- *          class loaded later breaks while outer is on the stack (deoptimised in place)
+ *          class loaded later breaks while outer is on the stack (deoptimised in place; run
+ *          with -XX:CompileCommand=dontinline,UnwindMix::inner so inner is a real call)
  *   mega   main -> mega -> Shape.area through a vtable stub (five receivers, megamorphic)
  *   exc    main -> thrower x DEPTH -> throw; caught at the top: exceptions through compiled
  *          frames, again and again
@@ -23,7 +24,7 @@ import java.util.zip.Deflater;
 
 public final class UnwindMix {
 	static volatile long sink;
-	static volatile boolean longInner;
+	static volatile long innerNs = 1000; // the same branches warm and long: no uncommon trap
 	static long deadline;
 
 	// ---- deep / mix ---------------------------------------------------------------------
@@ -89,7 +90,7 @@ public final class UnwindMix {
 
 	static long inner(long x)
 	{
-		long end = longInner ? System.nanoTime() + 2_000_000_000L : 0;
+		long end = System.nanoTime() + innerNs;
 		do {
 			x = spin(x);
 		} while (System.nanoTime() < end);
@@ -105,15 +106,15 @@ public final class UnwindMix {
 	static void deopt() throws Exception
 	{
 		Shape s = new Square();
-		long x = 1;
-		for (int i = 0; i < 30000; i++)
+		long x = 1, warm = System.nanoTime() + 3_000_000_000L;
+		while (System.nanoTime() < warm) // until outer is compiled for good
 			x = outer(s, x);
 		sink = x;
+		innerNs = 3_000_000_000L;
 		System.out.println("UnwindMix ready");
-		longInner = true;
 		Thread breaker = new Thread(() -> {
 			try {
-				Thread.sleep(1000);
+				Thread.sleep(800);
 				// A second subclass breaks outer's assumption while outer sits in inner.
 				Class<?> c = Class.forName("UnwindMix$Circle");
 				Object o = c.getDeclaredConstructor().newInstance();
@@ -195,11 +196,8 @@ public final class UnwindMix {
 
 	static long thrower(int n, long x)
 	{
-		if (n == 0) {
-			x = spin(x);
-			if ((x & 1) == 0 || true)
-				throw new Boom(x);
-		}
+		if (n == 0)
+			throw new Boom(x * 31 + 7);
 		return thrower(n - 1, x + n) + 1;
 	}
 

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# record_unwind.sh - whole Java stacks without -XX:+PreserveFramePointer (issue 8), on every JDK
+# under /usr/lib/jvm, each JVM in a namespace container, `record` on its own agent socket:
+#  - answer key: with frame pointers on, UnwindMix's mixed workload (deep Java chain, libz,
+#    writes to /dev/null) recorded with --unwind-check: the vm unwinder agrees frame for frame
+#    with every intact kernel chain in >= 99% of the samples compared (>= 100 of them);
+#  - frame pointers off (vm unwinding by default): the demo service and the deep chain reach a
+#    thread root in >= 90% of samples, with the whole Java chain in order;
+#  - hard cases, each with >= 95% of the main thread's samples rooted and whole (a sample in
+#    code whose events have not arrived yet stops short, counted, never guessed): a method
+#    deoptimised while on the stack (counted, named from its original pc), a megamorphic call
+#    through a vtable stub, JNI into a library built without frame pointers and back into
+#    Java, exceptions through compiled frames;
+#  - a stack deeper than a small copy ends in a `[truncated]` frame, counted, never garbage.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init record_unwind
+fg_require_built
+[[ -f ${FG_UNWINDJNI:-} ]] || fg_fail "FG_UNWINDJNI (the JNI fixture) not built"
+
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR" "$FG_TMP/jni"
+chmod 0755 "$FG_SOCK_DIR" "$FG_TMP/jni"
+cp "$FG_UNWINDJNI" "$FG_TMP/jni/libunwindjni.so"
+chmod 0755 "$FG_TMP/jni/libunwindjni.so"
+sock=$FG_SOCK_DIR/fgcollect.sock
+noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
+nofp=(-XX:-PreserveFramePointer)
+
+# record NAME ARGS...: fgcollect record on $FG_HOSTPID into $FG_TMP/NAME.folded.
+record() {
+	local name=$1
+	shift
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" "$@" \
+		-o "$FG_TMP/$name.folded" 2>"$FG_TMP/$name.err" ||
+		{ cat "$FG_TMP/$name.err" >&2; fg_fail "$name: record failed"; }
+	cat "$FG_TMP/$name.err" >&2
+}
+
+# start NAME MODE DEPTH [JVM_OPT...]: UnwindMix MODE in a container, until it is warm.
+start() {
+	local name=$1 mode=$2 depth=$3
+	shift 3
+	FG_JVM_OPTS=("$@")
+	FG_CT_OPTS=(--bind "$FG_TMP/jni:/jni:ro")
+	FG_JDK=$jdk fg_jvm_start "$name" UnwindMix "$mode" "$depth" 40 /jni/libunwindjni.so
+	FG_JVM_OPTS=()
+	FG_CT_OPTS=()
+	fg_wait_log "$name" 60 'UnwindMix ready'
+}
+
+# share FILE REGEX [SCOPE_REGEX]: "SCOPE MATCH" sample counts (scope: lines matching
+# SCOPE_REGEX, default every line).
+share() {
+	awk -v re="$2" -v scope="${3:-.}" '
+		{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
+		s ~ scope { m += n; if (s ~ re) c += n }
+		END { print m + 0, c + 0 }' "$1"
+}
+
+# need LABEL PART ALL PCT: PART >= PCT% of ALL, and ALL >= 40 samples.
+need() {
+	local label=$1 part=$2 all=$3 want=$4
+	fg_log "JDK $major $label: $part/$all"
+	((all >= 40)) || fg_fail "JDK $major $label: only $all samples (a busy machine?)"
+	((part * 100 >= all * want)) || fg_fail "JDK $major $label: $part of $all (< $want%)"
+}
+
+# rooted_pct ERRFILE: the summary's share of stacks that reached a thread root, "PART ALL".
+rooted() {
+	sed -n 's/.*reached a thread root ([^)]*): [0-9.]*% (\([0-9]*\)\/\([0-9]*\)).*/\1 \2/p' "$1"
+}
+
+root='^[^;]*;__clone3;start_thread;'
+main='^[^;]*;__clone3;start_thread;ThreadJavaMain;JavaMain;'
+j='_\[[0ij]\];' # any Java frame's mark
+
+for jdk in $(fg_jdks); do
+	major=$(fg_jdk_major "$jdk")
+
+	# ---- answer key: frame pointers on, the kernel's chain is the truth ---------------------
+	start key$major mix 30
+	record key$major --duration 8 --unwind-check
+	read -r agree checked < <(sed -n 's/.*unwind check: [0-9.]*% (\([0-9]*\)\/\([0-9]*\)).*/\1 \2/p' "$FG_TMP/key$major.err")
+	[[ -n ${checked:-} ]] || fg_fail "JDK $major: no unwind check line in the summary"
+	fg_log "JDK $major answer key: $agree/$checked samples agree frame for frame"
+	((checked >= 100)) || fg_fail "JDK $major answer key: only $checked samples compared"
+	((agree * 100 >= checked * 99)) || fg_fail "JDK $major answer key: $agree of $checked agree (< 99%)"
+	grep -q 'user stacks: 0.0% (0/' "$FG_TMP/key$major.err" || fg_fail "JDK $major: with frame pointers on, stacks were not the kernel's chain"
+	fg_container_stop key$major || true
+
+	# ---- frame pointers off: the deep chain and the demo service ----------------------------
+	start deep$major deep 40 "${nofp[@]}"
+	record deep$major --duration 5
+	read -r part all < <(rooted "$FG_TMP/deep$major.err")
+	need "deep chain: samples that reached a thread root" "$part" "$all" 90
+	grep -q 'user stacks: 100.0%' "$FG_TMP/deep$major.err" || fg_fail "JDK $major: frame pointers off, yet not unwound the vm way"
+	levels=$(printf "UnwindMix::level${j}%.0s" {1..41}) # mawk has no {41}
+	read -r all part < <(share "$FG_TMP/deep$major.folded" \
+		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::deep${j}${levels}" '^java;')
+	need "deep chain: main-thread samples with all 41 levels in order, rooted" "$part" "$all" 90
+	fg_container_stop deep$major || true
+
+	FG_JVM_OPTS=("${nofp[@]}")
+	FG_JDK=$jdk fg_jvm_start prime$major PrimeService --load 2 --seconds 60
+	FG_JVM_OPTS=()
+	fg_wait_log prime$major 30 'PrimeService listening'
+	sleep 3 # the load warms up and compiles
+	record prime$major --duration 5
+	read -r part all < <(rooted "$FG_TMP/prime$major.err")
+	need "demo service: samples that reached a thread root" "$part" "$all" 90
+	read -r all part < <(share "$FG_TMP/prime$major.folded" \
+		"${root}thread_native_entry.*call_stub;java\\.lang\\.Thread::run${j}.*PrimeService::primes${j}(.*;)?PrimeService::countPrimes${j}" \
+		'PrimeService::isPrime_')
+	need "demo service: isPrime samples with the request path from the thread's start" "$part" "$all" 90
+	fg_container_stop prime$major || true
+
+	# ---- hard cases -------------------------------------------------------------------------
+	start deopt$major deopt 10 "${nofp[@]}" -XX:CompileCommand=quiet \
+		-XX:CompileCommand=dontinline,UnwindMix::inner
+	record deopt$major --duration 4
+	deopt=$(sed -n 's/.*deoptimised frames \([0-9]*\).*/\1/p' "$FG_TMP/deopt$major.err")
+	((${deopt:-0} > 0)) || fg_fail "JDK $major deopt: no deoptimised frame was met"
+	read -r all part < <(share "$FG_TMP/deopt$major.folded" \
+		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::deopt${j}UnwindMix::outer${j}UnwindMix::inner_" '^java;')
+	need "deopt ($deopt deoptimised frames): main-thread samples with main;deopt;outer;inner, rooted" "$part" "$all" 95
+	fg_container_stop deopt$major || true
+
+	start mega$major mega 10 "${nofp[@]}"
+	record mega$major --duration 4
+	read -r all part < <(share "$FG_TMP/mega$major.folded" \
+		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::mega${j}" '^java;')
+	need "megamorphic: main-thread samples with main;mega, rooted" "$part" "$all" 95
+	read -r all part < <(share "$FG_TMP/mega$major.folded" 'UnwindMix\$P[1-5]::f_' "$main")
+	((part > 0)) || fg_fail "JDK $major megamorphic: no sample in the five receivers"
+	fg_container_stop mega$major || true
+
+	start jni$major jni 10 "${nofp[@]}"
+	record jni$major --duration 4
+	read -r all part < <(share "$FG_TMP/jni$major.folded" \
+		"${main}.*call_stub;UnwindMix::main${j}(UnwindMix::jni${j})?UnwindMix::nativeSum_\\[j\\];Java_UnwindMix_nativeSum;" '^java;')
+	need "JNI: main-thread samples with main;jni;nativeSum (C), rooted" "$part" "$all" 95
+	read -r all back < <(share "$FG_TMP/jni$major.folded" \
+		"Java_UnwindMix_nativeSum;.*;call_stub;UnwindMix::callback${j}" "$main")
+	((back * 100 >= all * 20)) || fg_fail "JDK $major JNI: only $back of $all samples back in Java (callback) through the C frames"
+	fg_container_stop jni$major || true
+
+	start exc$major exc 12 "${nofp[@]}"
+	record exc$major --duration 4
+	read -r all part < <(share "$FG_TMP/exc$major.folded" "${main}.*call_stub;UnwindMix::main${j}" '^java;')
+	need "exceptions: main-thread samples rooted at the thread's start through main" "$part" "$all" 95
+	read -r all part < <(share "$FG_TMP/exc$major.folded" \
+		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::exc${j}(UnwindMix::thrower${j})+" '^java;')
+	need "exceptions: ... of them inside exc;thrower..." "$part" "$all" 50
+	grep -qE 'fillInStackTrace|_rethrow_Java|OptoRuntime|SharedRuntime|exception' "$FG_TMP/exc$major.folded" ||
+		fg_fail "JDK $major exceptions: no sample in the exception machinery"
+	fg_container_stop exc$major || true
+
+	# ---- deeper than the copy ---------------------------------------------------------------
+	start trunc$major deep 3000 "${nofp[@]}" -Xss64m
+	record trunc$major --duration 4 --stack-copy 4096
+	cut=$(sed -n 's/.*\[truncated\] by the 4096-byte copy \([0-9]*\).*/\1/p' "$FG_TMP/trunc$major.err")
+	((${cut:-0} > 0)) || fg_fail "JDK $major: no walk counted as [truncated] with a 4096-byte copy"
+	read -r all part < <(share "$FG_TMP/trunc$major.folded" '^[^;]*;\[truncated\];' 'UnwindMix::level_')
+	need "small copy: deep-chain samples that end in [truncated]" "$part" "$all" 90
+	# never garbage: between the marker and the leaf, only frames the true stack holds
+	bad=$(awk '/;\[truncated\];/ { s = $0; sub(/ [0-9]+$/, "", s); sub(/^[^;]*;\[truncated\];/, "", s)
+		n = split(s, f, ";"); for (i = 1; i <= n; i++)
+			if (f[i] !~ /^UnwindMix::(level|spin|deep|main)_\[[0ij]\]$/ && f[i] !~ /_\[k\]$/ &&
+			    f[i] !~ /^(call_stub|JavaCalls::|jni_|JavaMain|ThreadJavaMain|start_thread|__clone3)/) {
+				print f[i]; break } }' \
+		"$FG_TMP/trunc$major.folded" | head -n 3)
+	[[ -z $bad ]] || fg_fail "JDK $major: a [truncated] stack holds a foreign frame: $bad"
+	fg_container_stop trunc$major || true
+done
+fg_pass "vm unwinding: answer key, root reach, deopt, megamorphic, JNI, exceptions and truncation on every JDK"
