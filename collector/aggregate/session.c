@@ -193,9 +193,10 @@ static void user_frames(struct session *s, const struct perfring_rec *r,
 
 	if (s->vs && tab && regs_ok && (use_vm(s, r->pid) || s->o.unwind_check) &&
 	    vmstack_unwind(s->vs, &vi, &vo) == 0) {
-		if (s->o.unwind_check && !use_vm(s, r->pid))
+		if (s->o.unwind_check && !use_vm(s, r->pid)) {
 			vmstack_check(s->vs, &vo, r->u.sample.user, r->u.sample.nr_user);
-		else
+			vmstack_fp_walk(s->vs, &regs, &st, r->u.sample.user, r->u.sample.nr_user);
+		} else
 			vm = true;
 	}
 	if (vm) {

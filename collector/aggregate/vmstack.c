@@ -180,3 +180,16 @@ int vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64
 	v->st.agreed += ok;
 	return ok ? 1 : 0;
 }
+
+void vmstack_fp_walk(struct vmstack *v, const struct uregs *r, const struct ustack *s,
+		     const uint64_t *kernel, uint32_t n)
+{
+	uint64_t t0 = fg_now_ns();
+
+	if (n > VMSTACK_MAX_FRAMES)
+		n = VMSTACK_MAX_FRAMES;
+	framewalk_fp(r, s, kernel, n, v->walk);
+	v->st.fp_ns += fg_now_ns() - t0;
+	v->st.fp_samples++;
+	v->st.fp_frames += n;
+}

@@ -372,6 +372,17 @@ static void print_unwind_summary(const struct session_summary *sm)
 		       "frame-pointer chain (%llu more not compared: their chain broke before the "
 		       "thread's start)",
 		       agree, (unsigned long long)v->check_broken);
+		if (v->fp_samples && v->samples && v->ns && v->fp_ns)
+			fg_err(CMD,
+			       "unwind cost on the same samples: vm %.2f us/sample (%.2f M frames/s), "
+			       "frame pointers walked again in the copy %.2f us/sample (%.2f M frames/s), "
+			       "%.1fx",
+			       (double)v->ns / 1e3 / (double)v->samples,
+			       (double)v->frames * 1e3 / (double)v->ns,
+			       (double)v->fp_ns / 1e3 / (double)v->fp_samples,
+			       (double)v->fp_frames * 1e3 / (double)v->fp_ns,
+			       ((double)v->ns / (double)v->samples) /
+				       ((double)v->fp_ns / (double)v->fp_samples));
 	}
 }
 

@@ -6,8 +6,8 @@
  * (which frames keep rbp, where a partial frame keeps its return address, how deopt hides the
  * pc); the code is ours.
  *
- * Invariant: a step either proves the caller (its return address is code and its sp lies above
- * the callee's) or ends the walk, saying why.
+ * Invariant: a step either proves the caller (its return address is code, Java code for a
+ * compiled frame, and its sp lies above the callee's) or ends the walk, saying why.
  */
 #include "vmunwind.h"
 
@@ -22,6 +22,9 @@ struct walk {
 	const struct unw_ops *ops;
 	const struct ustack *s;
 	bool truncated; /* a read fell beyond the copy's end */
+	/* The frame being stepped is compiled Java: its caller is Java code too (compiled, the
+	 * interpreter, a stub or code not announced yet), never native code. */
+	bool java_caller;
 };
 
 /* The word at addr; a miss past the copy's end is remembered as truncation. */
@@ -37,8 +40,12 @@ static bool word(struct walk *w, uint64_t addr, uint64_t *v)
 static bool is_code(struct walk *w, uint64_t pc)
 {
 	const struct fgp_code_frame *f;
+	enum unw_code c;
 
-	return pc != 0 && w->ops->classify(w->ops->ctx, pc, true, &f) != UNW_NOT_CODE;
+	if (pc == 0)
+		return false;
+	c = w->ops->classify(w->ops->ctx, pc, true, &f);
+	return c != UNW_NOT_CODE && !(w->java_caller && c == UNW_NATIVE);
 }
 
 /* A caller at (pc, sp, fp) found by rule how: accepted when pc is code and sp moved up. */
@@ -153,6 +160,7 @@ static bool step(struct walk *w, struct unw_frame *cur, bool leaf, struct unw_fr
 	enum unw_code c = w->ops->classify(w->ops->ctx, cur->pc, !leaf, &f);
 
 	cur->code = (uint8_t)c;
+	w->java_caller = c == UNW_COMPILED;
 	switch (c) {
 	case UNW_COMPILED:
 	case UNW_STUB:
@@ -185,7 +193,7 @@ static bool step(struct walk *w, struct unw_frame *cur, bool leaf, struct unw_fr
 uint32_t vmunwind(const struct unw_ops *ops, const struct uregs *r, const struct ustack *s,
 		  struct unw_frame *out, uint32_t max, struct unw_result *res)
 {
-	struct walk w = { ops, s, false };
+	struct walk w = { ops, s, false, false };
 	uint32_t n = 0;
 
 	*res = (struct unw_result){ .end = UNW_END_NO_REGS };

@@ -12,7 +12,7 @@
 #    code whose events have not arrived yet stops short, counted, never guessed): a method
 #    deoptimised while on the stack (counted, named from its original pc), a megamorphic call
 #    through a vtable stub, JNI into a library built without frame pointers and back into
-#    Java, exceptions through compiled frames;
+#    Java; exceptions through compiled frames (>= 90%: see there);
 #  - a stack deeper than a small copy ends in a `[truncated]` frame, counted, never garbage.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -150,7 +150,9 @@ for jdk in $(fg_jdks); do
 	start exc$major exc 12 "${nofp[@]}"
 	record exc$major --duration 4
 	read -r all part < <(share "$FG_TMP/exc$major.folded" "${main}.*call_stub;UnwindMix::main${j}" '^java;')
-	need "exceptions: main-thread samples rooted at the thread's start through main" "$part" "$all" 95
+	# 90%: a few samples inside HotSpot's exception blob or rethrow stub, or in libjvm under
+	# them, still end early (counted as lost or [truncated], never guessed)
+	need "exceptions: main-thread samples rooted at the thread's start through main" "$part" "$all" 90
 	read -r all part < <(share "$FG_TMP/exc$major.folded" \
 		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::exc${j}(UnwindMix::thrower${j})+" '^java;')
 	need "exceptions: ... of them inside exc;thrower..." "$part" "$all" 50
@@ -169,7 +171,7 @@ for jdk in $(fg_jdks); do
 	bad=$(awk '/;\[truncated\];/ { s = $0; sub(/ [0-9]+$/, "", s); sub(/^[^;]*;\[truncated\];/, "", s)
 		n = split(s, f, ";"); for (i = 1; i <= n; i++)
 			if (f[i] !~ /^UnwindMix::(level|spin|deep|main)_\[[0ij]\]$/ && f[i] !~ /_\[k\]$/ &&
-			    f[i] !~ /^(call_stub|JavaCalls::|jni_|JavaMain|ThreadJavaMain|start_thread|__clone3)/) {
+			    f[i] !~ /^(call_stub|JavaCalls::|jni_|JavaMain|ThreadJavaMain|invokeStaticMainWithArgs|start_thread|__clone3)/) {
 				print f[i]; break } }' \
 		"$FG_TMP/trunc$major.folded" | head -n 3)
 	[[ -z $bad ]] || fg_fail "JDK $major: a [truncated] stack holds a foreign frame: $bad"

@@ -38,6 +38,8 @@ struct vmstack_stats {
 	uint64_t ns;			   /* time spent unwinding */
 	uint64_t checked, agreed; /* check: samples compared, and agreeing frame for frame */
 	uint64_t check_broken;	  /* check: the kernel chain did not reach the thread start */
+	/* check: the frame-pointer path on the same samples (vmstack_fp_walk) */
+	uint64_t fp_samples, fp_frames, fp_ns;
 };
 
 struct vmstack;
@@ -78,6 +80,14 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
  */
 int vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64_t *kernel,
 		  uint32_t n);
+
+/*
+ * The frame-pointer path's own work on the same sample, for comparison: the kernel's chain
+ * kernel[0..n) walked again in the copy (framewalk_fp, what interpreted frames need), timed
+ * into stats.fp_*.
+ */
+void vmstack_fp_walk(struct vmstack *v, const struct uregs *r, const struct ustack *s,
+		     const uint64_t *kernel, uint32_t n);
 
 void vmstack_stats(const struct vmstack *v, struct vmstack_stats *out);
 

@@ -18,8 +18,10 @@
  *     address at [sp] (or by rbp for stubs that built a frame);
  *   native code (libjvm, libc, JNI libraries): by its .eh_frame CFI (native_step()), or by rbp
  *     when it has none.
- * Every return address must be code (classify() says so) and every caller's sp must be above
- * its callee's: a frame that fails is where the walk stops (UNW_END_LOST), never a guess.
+ * Every return address must be code (classify() says so; a compiled frame returns only into
+ * Java code, never into native code, which rejects stale words in an epilogue's released
+ * frame) and every caller's sp must be above its callee's: a frame that fails is where the
+ * walk stops (UNW_END_LOST), never a guess.
  *
  * Frames: out[0].pc is the sampled ip, out[k].pc (k >= 1) a return address (for a deoptimised
  * frame, its original one), so a symbolizer treats them as the kernel's chain; out[k].fp is

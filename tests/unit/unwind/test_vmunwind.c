@@ -206,6 +206,12 @@ static void test_prologue_and_epilogue_leaves_find_the_return_address(void **sta
 	assert_true(run(A_CODE + 0x3f0, GARBAGE_FP, 40, f, 2, &res) == 2);
 	assert_int_equal(f[1].pc, B_CODE + 0x40);
 	assert_int_equal(f[1].how, UNW_HOW_PARTIAL);
+	/* ... even when that stale word is a native return address: compiled code never returns
+	 * into native code */
+	words[5] = LIBJVM + 0x100;
+	assert_true(run(A_CODE + 0x3f0, GARBAGE_FP, 40, f, 2, &res) == 2);
+	assert_int_equal(f[1].pc, B_CODE + 0x40);
+	assert_int_equal(f[1].how, UNW_HOW_PARTIAL);
 }
 
 static void test_a_deoptimised_frame_shows_its_original_pc(void **state)
