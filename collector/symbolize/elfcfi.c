@@ -13,6 +13,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,27 @@
 #define REG_RSP 7
 #define REG_RIP 16
 #define STACK_MAX 16
+#define RULES 1024 /* direct-mapped cache of simple rules, per file */
+
+/*
+ * The rules at one address when they have the shape compilers emit almost everywhere: CFA =
+ * rsp or rbp + offset; return address and caller's rbp saved at CFA + offset (or rbp kept).
+ * Cached by address so a hot pc costs no libdw lookup (which parses its FDE and runs its CIE
+ * and FDE programs every time).
+ */
+struct rule {
+	uint64_t vaddr; /* + 1; 0 = empty */
+	int32_t cfa_off, ra_off, fp_off;
+	uint8_t cfa_reg;  /* REG_RSP or REG_RBP */
+	uint8_t fp_saved; /* rbp at CFA + fp_off, else unchanged */
+};
 
 struct elfcfi {
 	int fd; /* -1 for an in-memory image */
 	void *image;
 	Elf *elf;
 	Dwarf_CFI *cfi;
+	struct rule rules[RULES];
 };
 
 static int finish(struct elfcfi *c, struct elfcfi **out)
@@ -283,6 +299,69 @@ static int caller_reg(Dwarf_Frame *fr, const struct eval *e, int regno, uint64_t
 	return e->read(e->arg, v, out) ? 0 : -EFAULT;
 }
 
+/* An offset(N) rule as libdw writes it: DW_OP_call_frame_cfa [DW_OP_plus_uconst N]. */
+static bool cfa_offset(const Dwarf_Op *ops, size_t n, int32_t *off)
+{
+	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst &&
+	    (int64_t)ops[1].number >= INT32_MIN && (int64_t)ops[1].number <= INT32_MAX) {
+		*off = (int32_t)(int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/* Remember the rules of fr at vaddr when they have the simple shape. */
+static void remember(struct elfcfi *c, Dwarf_Frame *fr, int ra, uint64_t vaddr)
+{
+	struct rule r = { .vaddr = vaddr + 1 };
+	Dwarf_Op mem[3], *ops = NULL, *cops;
+	size_t n = 0, cn;
+
+	if (dwarf_frame_cfa(fr, &cops, &cn) != 0 || cn != 1 || cops[0].atom != DW_OP_bregx ||
+	    (cops[0].number != REG_RSP && cops[0].number != REG_RBP) ||
+	    (int64_t)cops[0].number2 < INT32_MIN || (int64_t)cops[0].number2 > INT32_MAX)
+		return;
+	r.cfa_reg = (uint8_t)cops[0].number;
+	r.cfa_off = (int32_t)(int64_t)cops[0].number2;
+	if (dwarf_frame_register(fr, ra, mem, &ops, &n) != 0 || !cfa_offset(ops, n, &r.ra_off))
+		return;
+	ops = NULL;
+	n = 0;
+	if (dwarf_frame_register(fr, REG_RBP, mem, &ops, &n) != 0)
+		return;
+	if (n != 0) {
+		if (!cfa_offset(ops, n, &r.fp_off))
+			return;
+		r.fp_saved = 1;
+	}
+	c->rules[vaddr % RULES] = r;
+}
+
+/* A step by a cached rule: 0, -EFAULT, -ENODATA, or 1 when vaddr has none cached. */
+static int cached_step(const struct elfcfi *c, uint64_t vaddr, const struct elfcfi_regs *in,
+		       elfcfi_read_fn read, void *arg, struct elfcfi_regs *out)
+{
+	const struct rule *r = &c->rules[vaddr % RULES];
+	uint64_t cfa;
+
+	if (r->vaddr != vaddr + 1)
+		return 1;
+	cfa = (r->cfa_reg == REG_RSP ? in->sp : in->fp) + (uint64_t)(int64_t)r->cfa_off;
+	if (!read(arg, cfa + (uint64_t)(int64_t)r->ra_off, &out->pc))
+		return -EFAULT;
+	if (out->pc == 0)
+		return -ENODATA;
+	out->fp = in->fp;
+	if (r->fp_saved && !read(arg, cfa + (uint64_t)(int64_t)r->fp_off, &out->fp))
+		return -EFAULT;
+	out->sp = cfa;
+	return 0;
+}
+
 int elfcfi_step(struct elfcfi *c, uint64_t vaddr, const struct elfcfi_regs *in, elfcfi_read_fn read,
 		void *arg, struct elfcfi_regs *out)
 {
@@ -293,6 +372,8 @@ int elfcfi_step(struct elfcfi *c, uint64_t vaddr, const struct elfcfi_regs *in, 
 	bool is_value;
 	int ra, rv;
 
+	if ((rv = cached_step(c, vaddr, in, read, arg, out)) <= 0)
+		return rv;
 	if (dwarf_cfi_addrframe(c->cfi, vaddr, &fr) != 0)
 		return -ENOENT;
 	ra = dwarf_frame_info(fr, NULL, NULL, NULL);
@@ -318,6 +399,8 @@ int elfcfi_step(struct elfcfi *c, uint64_t vaddr, const struct elfcfi_regs *in, 
 		rv = 0;
 	}
 	out->sp = e.cfa;
+	if (ra == REG_RIP)
+		remember(c, fr, ra, vaddr);
 out:
 	free(fr);
 	return rv;

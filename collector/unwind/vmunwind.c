@@ -120,7 +120,18 @@ static bool step_framed(struct walk *w, struct unw_frame *cur, const struct fgp_
 	if (!leaf)
 		return via_frame(w, cur, sp, f->frame_size, UNW_HOW_FRAME, next);
 	if (f->frame_complete >= 0 && cur->pc < f->code_begin + (uint64_t)f->frame_complete) {
-		/* Prologue: nothing pushed yet, or the caller's rbp pushed. */
+		/*
+		 * Prologue: the frame may be built already (HotSpot records frame_complete after
+		 * its nmethod entry barrier), which the saved-rbp slot shows: it holds rbp, or
+		 * rbp points at it (PreserveFramePointer). Else nothing is pushed yet, or only
+		 * the caller's rbp.
+		 */
+		uint64_t saved, top = sp + f->frame_size;
+
+		if (f->frame_size >= 16 && word(w, top - 16, &saved) &&
+		    (saved == cur->fp || cur->fp == top - 16) &&
+		    via_frame(w, cur, sp, f->frame_size, UNW_HOW_PARTIAL, next))
+			return true;
 		return via_ra_slot(w, cur, sp, UNW_HOW_PARTIAL, next) ||
 		       via_ra_slot(w, cur, sp + 8, UNW_HOW_PARTIAL, next);
 	}

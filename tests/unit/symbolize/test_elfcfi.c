@@ -80,7 +80,25 @@ static void test_three_frames_without_frame_pointers_unwind_by_cfi(void **state)
 
 	r = (struct elfcfi_regs){ cap.pc, cap.sp, cap.bp };
 	assert_string_equal(sym_of(r.pc + 1), "fx_cfi_leaf");
-	/* leaf -> mid -> outer -> call_outer (this executable) */
+	/* leaf -> mid -> outer -> call_outer (this executable); every step twice: the second
+	 * comes from the rule cache and must give the same caller */
+	for (int i = 0; i < 3; i++) {
+		struct elfcfi_regs a, b, cur = r;
+
+		for (int k = 0; k < i; k++) {
+			assert_int_equal(elfcfi_step(lib, vaddr_of(cur.pc - (k ? 1 : 0), &di), &cur,
+						     read_cap, &cap, &a),
+					 0);
+			cur = a;
+		}
+		assert_int_equal(elfcfi_step(lib, vaddr_of(cur.pc - (i ? 1 : 0), &di), &cur,
+					     read_cap, &cap, &a),
+				 0);
+		assert_int_equal(elfcfi_step(lib, vaddr_of(cur.pc - (i ? 1 : 0), &di), &cur,
+					     read_cap, &cap, &b),
+				 0);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
 	assert_int_equal(elfcfi_step(lib, vaddr_of(r.pc, &di), &r, read_cap, &cap, &next), 0);
 	assert_string_equal(sym_of(next.pc), "fx_cfi_mid");
 	assert_true(next.sp > r.sp);

@@ -201,6 +201,24 @@ static void test_prologue_and_epilogue_leaves_find_the_return_address(void **sta
 	assert_true(run(A_CODE + 0x8, GARBAGE_FP, 40, f, 2, &res) == 2);
 	assert_int_equal(f[1].pc, B_CODE + 0x40);
 	assert_int_equal(f[1].sp, at(2));
+	/* Prologue after the frame is built (before frame_complete: the entry barrier): the
+	 * saved-rbp slot holds rbp, which has not changed yet. */
+	memset(words, 0, sizeof(words));
+	words[0] = B_CODE + 0x44; /* a stale return address in the new frame */
+	words[4] = GARBAGE_FP;
+	words[5] = B_CODE + 0x40;
+	assert_true(run(A_CODE + 0x18, GARBAGE_FP, 40, f, 2, &res) == 2);
+	assert_int_equal(f[1].pc, B_CODE + 0x40);
+	assert_int_equal(f[1].sp, at(6));
+	/* ... and with PreserveFramePointer, rbp points at that slot */
+	assert_true(run(A_CODE + 0x18, at(4), 40, f, 2, &res) == 2);
+	assert_int_equal(f[1].pc, B_CODE + 0x40);
+	/* a slot that does not hold rbp: not built yet, the return address is on top */
+	words[4] = 0x77;
+	assert_true(run(A_CODE + 0x18, GARBAGE_FP, 40, f, 2, &res) == 2);
+	assert_int_equal(f[1].pc, B_CODE + 0x44);
+	words[0] = GARBAGE_FP;
+	words[1] = B_CODE + 0x40;
 	/* Epilogue after add rsp: the full frame's slot holds data, ra at [sp + 8]. */
 	words[5] = 0x99;
 	assert_true(run(A_CODE + 0x3f0, GARBAGE_FP, 40, f, 2, &res) == 2);
