@@ -174,8 +174,8 @@ void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
 static int heap_of(const struct codeheap *h, uint64_t addr, uint64_t *low, uint64_t *segmap,
 		   uint32_t *log2)
 {
-	uint64_t ga, data;
-	int32_t len;
+	uint64_t ga = 0, data = 0;
+	int32_t len = 0;
 
 	if (peek64(h->heaps_slot, &ga) || peek(&len, ga + h->ga_len, 4) ||
 	    peek64(ga + h->ga_data, &data))
@@ -183,7 +183,7 @@ static int heap_of(const struct codeheap *h, uint64_t addr, uint64_t *low, uint6
 	if (len <= 0 || len > CODEHEAP_MAX_HEAPS)
 		return -ENOENT;
 	for (int32_t i = 0; i < len; i++) {
-		uint64_t heap, lo, hi;
+		uint64_t heap = 0, lo = 0, hi = 0;
 
 		if (peek64(data + 8 * (uint64_t)i, &heap) ||
 		    peek64(heap + h->heap_memory + h->vs_low, &lo) ||
@@ -205,9 +205,9 @@ static int heap_of(const struct codeheap *h, uint64_t addr, uint64_t *low, uint6
 /* The CodeBlob whose block holds addr: 0 with *blob, -ENOENT or -EFAULT. */
 static int blob_of(const struct codeheap *h, uint64_t addr, uint64_t *blob)
 {
-	uint64_t low, segmap, idx;
-	uint32_t log2;
-	uint8_t hop, used;
+	uint64_t low = 0, segmap = 0, idx;
+	uint32_t log2 = 0;
+	uint8_t hop = 0, used = 0;
 	int rv;
 
 	if ((rv = heap_of(h, addr, &low, &segmap, &log2)) != 0)
@@ -235,8 +235,8 @@ static int blob_of(const struct codeheap *h, uint64_t addr, uint64_t *blob)
 static enum fgp_cf_kind kind_of(const struct codeheap *h, uint64_t blob, bool nmethod)
 {
 	char name[32] = { 0 };
-	uint64_t p;
-	uint8_t k;
+	uint64_t p = 0;
+	uint8_t k = 0;
 
 	if (h->has_kind)
 		return peek(&k, blob + h->cb_kind, 1) || k >= sizeof(h->kinds) ? FGP_CF_UNKNOWN
@@ -255,7 +255,7 @@ static enum fgp_cf_kind kind_of(const struct codeheap *h, uint64_t blob, bool nm
 static void deopt_of(const struct codeheap *h, uint64_t blob, struct fgp_code_frame *f)
 {
 	uint64_t d = 0, dmh = 0;
-	int32_t orig;
+	int32_t orig = 0;
 
 	if (!h->has_deopt || peek(&orig, blob + h->nm_orig_pc, 4))
 		return;
@@ -263,7 +263,7 @@ static void deopt_of(const struct codeheap *h, uint64_t blob, struct fgp_code_fr
 		if (peek64(blob + h->nm_deopt, &d) || peek64(blob + h->nm_deopt_mh, &dmh))
 			return;
 	} else {
-		int32_t o, omh;
+		int32_t o = 0, omh = 0;
 
 		if (peek(&o, blob + h->nm_deopt, 4) || peek(&omh, blob + h->nm_deopt_mh, 4))
 			return;
@@ -287,8 +287,8 @@ int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
 		   struct fgp_code_frame *out)
 {
 	struct fgp_code_frame f = { .addr = addr };
-	uint64_t blob, begin, end;
-	int32_t fs, fc = -1;
+	uint64_t blob = 0, begin = 0, end = 0;
+	int32_t fs = 0, fc = -1;
 	int rv;
 
 	if (!h->ok)
@@ -299,7 +299,7 @@ int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
 		if (peek64(blob + h->cb_code_begin, &begin) || peek64(blob + h->cb_code_end, &end))
 			return -EFAULT;
 	} else {
-		int32_t ob, oe;
+		int32_t ob = 0, oe = 0;
 
 		if (peek(&ob, blob + h->cb_code_begin, 4) || peek(&oe, blob + h->cb_code_end, 4))
 			return -EFAULT;
@@ -311,7 +311,7 @@ int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
 	if (peek(&fs, blob + h->cb_frame_size, 4))
 		return -EFAULT;
 	if (h->fc_width == 2) {
-		int16_t v;
+		int16_t v = 0;
 
 		if (peek(&v, blob + h->cb_frame_complete, 2))
 			return -EFAULT;

@@ -309,16 +309,13 @@ static void unwind_subtitle(const struct session_summary *sm, char *buf, size_t 
 	const struct stackagg_stats *a = &sm->agg;
 	double root = a->user_stacks ? 100.0 * (double)a->rooted / (double)a->user_stacks : 0;
 
-	if (!all)
+	if (!sm->unwound_vm)
 		snprintf(buf, len, "user stacks: frame pointers | %.1f%% reached a thread root",
 			 root);
 	else if (!sm->unwound_fp)
 		snprintf(buf, len,
 			 "user stacks: stack copy + JVM frame facts (no frame pointers needed) | "
 			 "%.1f%% reached a thread root",
-			 root);
-	else if (!sm->unwound_vm)
-		snprintf(buf, len, "user stacks: frame pointers | %.1f%% reached a thread root",
 			 root);
 	else
 		snprintf(buf, len,
@@ -360,7 +357,8 @@ static void print_unwind_summary(const struct session_summary *sm)
 		       (unsigned long long)v->end[UNW_END_MAX],
 		       (unsigned long long)v->end[UNW_END_LOST],
 		       (unsigned long long)v->lost_at[UNW_COMPILED],
-		       (unsigned long long)(v->lost_at[UNW_STUB] + v->lost_at[UNW_CALL_STUB]),
+		       (unsigned long long)v->lost_at[UNW_STUB] +
+			       (unsigned long long)v->lost_at[UNW_CALL_STUB],
 		       (unsigned long long)v->lost_at[UNW_INTERP],
 		       (unsigned long long)v->lost_at[UNW_NATIVE],
 		       (unsigned long long)v->lost_at[UNW_ANON],
