@@ -12,7 +12,6 @@
 # Env: REPS (default 5), JDK (default JDK 17), SECONDS (recording, default 10).
 set -eu
 build=$(cd "${1:-build}" && pwd)
-src=$(cd "$(dirname "$0")/.." && pwd)
 reps=${REPS:-5}
 jdk=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 secs=${SECONDS_REC:-10}
@@ -25,10 +24,10 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-for f in "$fgcollect" "$agent"; do
+classes=$build/tests/java/fg-workloads.jar # the Java workloads (tests/e2e.cmake)
+for f in "$fgcollect" "$agent" "$classes"; do
 	[ -e "$f" ] || { echo "bench/unwind.sh: $f not built" >&2; exit 1; }
 done
-classes=$(JAVA_HOME=$jdk "$src/tests/java/build.sh" "$build/tests/java-classes")
 echo "== unwinding without frame pointers (bench/unwind.sh, $(basename "$jdk"))"
 
 # ---- 1. cost per sample, both ways on the same samples ---------------------------------------
@@ -46,17 +45,24 @@ jpid=
 grep -E 'samples in|vm unwinder|unwind check|unwind cost' "$tmp/rec.err" | sed 's/^fgcollect record: /  /'
 
 # ---- 2. throughput of a JIT-heavy workload, without against with frame pointers --------------
-run() { # run FLAG: the warm rounds' total ms
-	"$jdk/bin/java" "$1" -cp "$classes" JavacWorkload 200 4 2>/dev/null |
-		awk '/round [2-4]:/ { for (i = 1; i <= NF; i++) if ($i == "in") t += $(i + 1) } END { print t }'
+# run FLAG: "WARM_MS CPU_MS": the warm rounds' own wall time, and the JVM's CPU time (user +
+# system, every thread: a shared machine's preemption inflates wall time, not CPU time).
+run() {
+	/usr/bin/time -f 'cpu %U %S' -o "$tmp/time" "$jdk/bin/java" "$1" -cp "$classes" \
+		JavacWorkload 200 4 >"$tmp/javac.out" 2>/dev/null
+	awk '/round [2-4]:/ { for (i = 1; i <= NF; i++) if ($i == "in") t += $(i + 1) } END { printf "%d ", t }' "$tmp/javac.out"
+	awk '/^cpu/ { printf "%d\n", ($2 + $3) * 1000 }' "$tmp/time"
 }
-on=() off=()
+on_w=() on_c=() off_w=() off_c=()
 for r in $(seq "$reps"); do
-	off+=("$(run -XX:-PreserveFramePointer)")
-	on+=("$(run -XX:+PreserveFramePointer)")
+	read -r w c < <(run -XX:-PreserveFramePointer)
+	off_w+=("$w") off_c+=("$c")
+	read -r w c < <(run -XX:+PreserveFramePointer)
+	on_w+=("$w") on_c+=("$c")
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-m_on=$(median "${on[@]}")
-m_off=$(median "${off[@]}")
-echo "  javac, 3 warm rounds of 200 classes, $reps interleaved runs each: without frame pointers ${m_off} ms, with ${m_on} ms (medians; runs: off ${off[*]}, on ${on[*]})"
-awk -v a="$m_off" -v b="$m_on" 'BEGIN { printf "  with frame pointers / without: %.3f (%.1f%% more time with -XX:+PreserveFramePointer)\n", b / a, (b / a - 1) * 100 }'
+echo "  javac (200 classes x 4 rounds), $reps interleaved runs each, medians:"
+echo "    warm rounds' wall time: without frame pointers $(median "${off_w[@]}") ms, with $(median "${on_w[@]}") ms (runs: off ${off_w[*]}; on ${on_w[*]})"
+echo "    JVM CPU time:           without frame pointers $(median "${off_c[@]}") ms, with $(median "${on_c[@]}") ms (runs: off ${off_c[*]}; on ${on_c[*]})"
+awk -v a="$(median "${off_c[@]}")" -v b="$(median "${on_c[@]}")" -v x="$(median "${off_w[@]}")" -v y="$(median "${on_w[@]}")" \
+	'BEGIN { printf "    with / without frame pointers: CPU %.3f, warm wall %.3f\n", b / a, y / x }'
