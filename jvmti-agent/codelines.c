@@ -22,9 +22,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
 #include <jvmticmlr.h>
 
+#include "fghash.h"
 #include "fgproto.h"
 #include "names.h"
 
@@ -87,12 +87,7 @@ void codelines_stats(struct codelines *c, struct codelines_stats *out)
 
 static size_t hash_key(const void *key)
 {
-	uint64_t h = (uint64_t)(uintptr_t)key;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (size_t)h;
+	return (size_t)fg_hash64((uint64_t)(uintptr_t)key);
 }
 
 /* The slot of key, or the free slot where it goes (lock held, cap > 0). */

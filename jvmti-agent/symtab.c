@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fghash.h"
 #define CHUNK_SLOTS 4096u
 #define MAX_CHUNKS 1024u /* 4M names */
 
@@ -59,12 +60,7 @@ void symtab_free(struct symtab *t)
 
 static size_t hash_key(const void *key)
 {
-	uint64_t h = (uint64_t)(uintptr_t)key;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (size_t)h;
+	return (size_t)fg_hash64((uint64_t)(uintptr_t)key);
 }
 
 /* The slot of key, or the free slot where it goes (lock held, cap > 0). */

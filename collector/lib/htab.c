@@ -12,13 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fghash.h"
 /* A 64-bit finalizer: good spread for sequential ids and tids as well as for hashes. */
 static size_t home(const struct htab *t, uint64_t key)
 {
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (size_t)key & (t->cap - 1);
+	return (size_t)fg_hash64(key) & (t->cap - 1);
 }
 
 void htab_init(struct htab *t)

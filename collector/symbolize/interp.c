@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fghash.h"
 #define OFF_MAX 4096u
 #define HDR_MAX 256u	      /* largest ConstMethod header we accept */
 #define SYM_PEEK 256u	      /* bytes of a Symbol read before its length is known */
@@ -324,12 +325,7 @@ static bool name_ok(const uint8_t *p, size_t len)
 
 static uint64_t hkey(uint32_t pid, uint64_t method)
 {
-	uint64_t x = method ^ ((uint64_t)pid << 48) ^ pid;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
+	return fg_hash64(method ^ ((uint64_t)pid << 48) ^ pid);
 }
 
 static void ment_clear(struct ment *e)
