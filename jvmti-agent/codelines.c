@@ -26,6 +26,7 @@
 
 #include "fghash.h"
 #include "fgproto.h"
+#include "methodset.h"
 #include "names.h"
 
 #define MAX_FRAMES_TOTAL (1u << 20) /* as events.c: beyond this the compile has no lines */
@@ -272,31 +273,6 @@ static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const str
 
 /* ---- building the record ------------------------------------------------------------------ */
 
-static int cmp_ptr(const void *a, const void *b)
-{
-	const void *pa = *(void *const *)a;
-	const void *pb = *(void *const *)b;
-	uintptr_t x = (uintptr_t)pa, y = (uintptr_t)pb;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Index of m in the sorted ids[0..n) (it is there). */
-static size_t index_of(jmethodID *ids, size_t n, jmethodID m)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if ((uintptr_t)ids[mid] < (uintptr_t)m)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 struct build {
 	jmethodID *ids;
 	const struct mlines **tabs;
@@ -330,19 +306,12 @@ static bool same_lines(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
 static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
 			 const jvmtiCompiledMethodLoadInlineRecord *r, size_t frames)
 {
-	size_t n = 0;
 	int rv;
 
 	b->ids = malloc(frames * sizeof(*b->ids));
 	if (!b->ids)
 		return -ENOMEM;
-	for (jint i = 0; i < r->numpcs; i++)
-		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++)
-			b->ids[n++] = r->pcinfo[i].methods[k];
-	qsort(b->ids, n, sizeof(*b->ids), cmp_ptr);
-	for (size_t i = 0; i < n; i++)
-		if (b->n_ids == 0 || b->ids[b->n_ids - 1] != b->ids[i])
-			b->ids[b->n_ids++] = b->ids[i];
+	b->n_ids = methodset_collect(r, b->ids);
 	b->tabs = calloc(b->n_ids, sizeof(*b->tabs));
 	b->owned = calloc(b->n_ids, sizeof(*b->owned));
 	if (!b->tabs || !b->owned)
@@ -380,7 +349,8 @@ static int build_pcs(struct build *b, const jvmtiCompiledMethodLoadInlineRecord 
 			b->truncated = true;
 		}
 		for (uint16_t k = 0; k < depth; k++) {
-			const struct mlines *t = b->tabs[index_of(b->ids, b->n_ids, p->methods[k])];
+			const struct mlines *t =
+				b->tabs[methodset_index(b->ids, b->n_ids, p->methods[k])];
 			uint16_t line = p->bcis ? line_at(t, p->bcis[k]) : 0;
 
 			b->lines[nl + k] = line;

@@ -18,6 +18,7 @@
 
 #include "codeheap.h"
 #include "fgproto.h"
+#include "methodset.h"
 #include "names.h"
 
 #define MAX_FRAMES_TOTAL (1u << 20) /* beyond this many frames the inline table is dropped */
@@ -58,31 +59,6 @@ static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 		c->flags |= FGP_REC_INLINE_TRUNCATED;
 	}
 	queue_count_drop(q);
-}
-
-static int cmp_ptr(const void *a, const void *b)
-{
-	/* One dereference per line: clang-format reads `(T) *p` as a multiplication. */
-	const void *pa = *(void *const *)a;
-	const void *pb = *(void *const *)b;
-	uintptr_t x = (uintptr_t)pa, y = (uintptr_t)pb;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint16_t index_of(jmethodID *ids, size_t n, jmethodID m)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if ((uintptr_t)ids[mid] < (uintptr_t)m)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (uint16_t)lo;
 }
 
 static bool same_chain(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
@@ -147,7 +123,7 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 			struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
 			uintptr_t addr, uint32_t size)
 {
-	size_t frames = 0, n = 0, nc = 0;
+	size_t frames = 0, nc = 0;
 
 	if (r->numpcs <= 0 || r->pcinfo == NULL)
 		return 0;
@@ -163,13 +139,7 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 	t->chains = malloc(frames * sizeof(*t->chains));
 	if (!t->ids || !t->pcs || !t->chains)
 		return -ENOMEM;
-	for (jint i = 0; i < r->numpcs; i++)
-		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++)
-			t->ids[n++] = r->pcinfo[i].methods[k];
-	qsort(t->ids, n, sizeof(jmethodID), cmp_ptr);
-	for (size_t i = 0; i < n; i++)
-		if (t->n_ids == 0 || t->ids[t->n_ids - 1] != t->ids[i])
-			t->ids[t->n_ids++] = t->ids[i];
+	t->n_ids = methodset_collect(r, t->ids);
 	if (t->n_ids > FGP_MAX_INLINE_METHODS) {
 		t->truncated = true;
 		t->n_ids = 0;
@@ -201,7 +171,8 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 			t->truncated = true;
 		}
 		for (uint16_t k = 0; k < depth; k++)
-			t->chains[nc + k] = index_of(t->ids, t->n_ids, p->methods[k]);
+			t->chains[nc + k] =
+				(uint16_t)methodset_index(t->ids, t->n_ids, p->methods[k]);
 		t->pcs[t->n_pcs] = (struct fgp_pc_in){ off, depth, &t->chains[nc] };
 		nc += depth;
 		/* Entry n-1 covers (pc[n-2], pc[n-1]]; with the same chain as entry n it is
