@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -137,6 +138,29 @@ static void build_deopt(const struct vmstructs *vs, struct codeheap *h)
 		h->has_deopt = false;
 }
 
+static uint32_t field_end(uint32_t now, uint32_t off, uint32_t width)
+{
+	return off + width > now ? off + width : now;
+}
+
+/* How many bytes from a block's start hold the header and every CodeBlob field we read. */
+static uint32_t hdr_len(const struct codeheap *h)
+{
+	uint32_t n = h->hb_used + 1, w = h->code_abs ? 8 : 4, d = h->deopt_abs ? 8 : 4;
+
+	n = field_end(n, h->hb_size + h->cb_frame_size, 4);
+	n = field_end(n, h->hb_size + h->cb_frame_complete, h->fc_width);
+	n = field_end(n, h->hb_size + h->cb_code_begin, w);
+	n = field_end(n, h->hb_size + h->cb_code_end, w);
+	n = field_end(n, h->hb_size + (h->has_kind ? h->cb_kind : h->cb_name), 8);
+	if (h->has_deopt) {
+		n = field_end(n, h->hb_size + h->nm_orig_pc, 4);
+		n = field_end(n, h->hb_size + h->nm_deopt, d);
+		n = field_end(n, h->hb_size + h->nm_deopt_mh, d);
+	}
+	return n;
+}
+
 void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
 {
 	const char *fc_type = NULL;
@@ -167,83 +191,172 @@ void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
 		      field(vs, "CodeBlob", "_data_offset", &h->cb_code_end, NULL);
 	build_kinds(vs, h);
 	build_deopt(vs, h);
+	h->hdr_len = hdr_len(h);
+	pthread_mutex_init(&h->lock, NULL);
 	h->ok = ok;
 }
 
-/* The heap (VirtualSpace bounds and segment map) holding addr: 0, -ENOENT or -EFAULT. */
-static int heap_of(const struct codeheap *h, uint64_t addr, uint64_t *low, uint64_t *segmap,
-		   uint32_t *log2)
+/* Every heap of the JVM into out[]: 0 with *n, -EFAULT or -ENOENT. */
+static int heaps_read(const struct codeheap *h, struct codeheap_ref *out, uint32_t *n)
 {
-	uint64_t ga = 0, data = 0;
+	uint64_t ga = 0, data = 0, heap[CODEHEAP_MAX_HEAPS];
 	int32_t len = 0;
 
+	*n = 0;
 	if (peek64(h->heaps_slot, &ga) || peek(&len, ga + h->ga_len, 4) ||
 	    peek64(ga + h->ga_data, &data))
 		return -EFAULT;
 	if (len <= 0 || len > CODEHEAP_MAX_HEAPS)
 		return -ENOENT;
+	if (peek(heap, data, 8 * (size_t)len))
+		return -EFAULT;
 	for (int32_t i = 0; i < len; i++) {
-		uint64_t heap = 0, lo = 0, hi = 0;
+		struct codeheap_ref *r = &out[i];
 
-		if (peek64(data + 8 * (uint64_t)i, &heap) ||
-		    peek64(heap + h->heap_memory + h->vs_low, &lo) ||
-		    peek64(heap + h->heap_memory + h->vs_high, &hi))
+		if (peek64(heap[i] + h->heap_memory + h->vs_low, &r->lo) ||
+		    peek64(heap[i] + h->heap_memory + h->vs_high, &r->hi) ||
+		    peek64(heap[i] + h->heap_segmap + h->vs_low, &r->segmap) ||
+		    peek32(heap[i] + h->heap_log2, &r->log2))
 			return -EFAULT;
-		if (addr < lo || addr >= hi)
+	}
+	*n = (uint32_t)len;
+	return 0;
+}
+
+static int heap_match(const struct codeheap_ref *heaps, uint32_t n, uint64_t addr,
+		      struct codeheap_ref *r)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (addr < heaps[i].lo || addr >= heaps[i].hi)
 			continue;
-		if (peek64(heap + h->heap_segmap + h->vs_low, segmap) ||
-		    peek32(heap + h->heap_log2, log2))
-			return -EFAULT;
-		if (*log2 < 4 || *log2 > 16)
+		if (heaps[i].log2 < 4 || heaps[i].log2 > 16)
 			return -ENOENT;
-		*low = lo;
+		*r = heaps[i];
 		return 0;
 	}
 	return -ENOENT;
 }
 
-/* The CodeBlob whose block holds addr: 0 with *blob, -ENOENT or -EFAULT. */
-static int blob_of(const struct codeheap *h, uint64_t addr, uint64_t *blob)
+/* The heap holding addr: from the cache, or read again (see codeheap.h). 0, -ENOENT, -EFAULT. */
+static int heap_of(struct codeheap *h, uint64_t addr, struct codeheap_ref *r)
 {
-	uint64_t low = 0, segmap = 0, idx;
-	uint32_t log2 = 0;
-	uint8_t hop = 0, used = 0;
+	struct codeheap_ref mine[CODEHEAP_MAX_HEAPS];
+	uint32_t n = 0;
 	int rv;
 
-	if ((rv = heap_of(h, addr, &low, &segmap, &log2)) != 0)
-		return rv;
-	idx = (addr - low) >> log2;
-	for (int i = 0;; i++) {
-		if (i == MAX_HOPS || peek(&hop, segmap + idx, 1))
-			return i == MAX_HOPS ? -ENOENT : -EFAULT;
+	if (pthread_mutex_trylock(&h->lock) != 0) {
+		if ((rv = heaps_read(h, mine, &n)) != 0)
+			return rv;
+		return heap_match(mine, n, addr, r);
+	}
+	if (heap_match(h->heaps, h->nheaps, addr, r) == 0) {
+		pthread_mutex_unlock(&h->lock);
+		return 0;
+	}
+	h->heap_reads++;
+	rv = heaps_read(h, h->heaps, &h->nheaps);
+	if (rv == 0)
+		rv = heap_match(h->heaps, h->nheaps, addr, r);
+	pthread_mutex_unlock(&h->lock);
+	return rv;
+}
+
+/* The first segment of the block holding segment idx: 0 with *first, -ENOENT or -EFAULT. */
+static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first)
+{
+	uint8_t win[64];
+	uint64_t base = 0, have = 0; /* win[] holds segmap[base, base + have) */
+
+	for (int i = 0; i < MAX_HOPS; i++) {
+		uint8_t hop;
+
+		if (idx < base || idx >= base + have) {
+			base = idx >= sizeof(win) - 1 ? idx - (sizeof(win) - 1) : 0;
+			have = idx - base + 1;
+			if (peek(win, r->segmap + base, have))
+				return -EFAULT;
+		}
+		hop = win[idx - base];
 		if (hop == 0xff)
 			return -ENOENT; /* a free segment */
-		if (hop == 0)
-			break;
+		if (hop == 0) {
+			*first = idx;
+			return 0;
+		}
 		if (hop > idx)
 			return -ENOENT;
 		idx -= hop;
 	}
-	if (peek(&used, low + (idx << log2) + h->hb_used, 1))
-		return -EFAULT;
-	if (!used)
-		return -ENOENT;
-	*blob = low + (idx << log2) + h->hb_size;
-	return 0;
+	return -ENOENT;
 }
 
-static enum fgp_cf_kind kind_of(const struct codeheap *h, uint64_t blob, bool nmethod)
+/*
+ * A block's first bytes, read at once: HeapBlock header and the CodeBlob fields. A field past
+ * what one read got (the end of committed memory, or a layout wider than buf) is peeked alone.
+ */
+struct hdr {
+	uint64_t at; /* the block's address */
+	size_t got;
+	uint8_t buf[512];
+};
+
+static int hdr_load(const struct codeheap *h, struct hdr *b, uint64_t at)
+{
+	struct iovec l = { b->buf, h->hdr_len < sizeof(b->buf) ? h->hdr_len : sizeof(b->buf) };
+	struct iovec rmt = { (void *)(uintptr_t)at, l.iov_len };
+	ssize_t n = process_vm_readv(getpid(), &l, 1, &rmt, 1, 0);
+
+	b->at = at;
+	b->got = n > 0 ? (size_t)n : 0;
+	return b->got > 0 ? 0 : -EFAULT;
+}
+
+/* n bytes at offset off of the block (HeapBlock header included). */
+static int hdr_get(const struct hdr *b, uint64_t off, void *dst, size_t n)
+{
+	if (off + n <= b->got) {
+		memcpy(dst, b->buf + off, n);
+		return 0;
+	}
+	return peek(dst, b->at + off, n);
+}
+
+/* A CodeBlob field at offset off: the same, counted from the blob. */
+static int blob_get(const struct codeheap *h, const struct hdr *b, uint32_t off, void *dst,
+		    size_t n)
+{
+	return hdr_get(b, (uint64_t)h->hb_size + off, dst, n);
+}
+
+/* The CodeBlob whose block holds addr, its first bytes in *b: 0, -ENOENT or -EFAULT. */
+static int blob_of(struct codeheap *h, uint64_t addr, struct hdr *b)
+{
+	struct codeheap_ref r;
+	uint64_t idx;
+	uint8_t used = 0;
+	int rv;
+
+	if ((rv = heap_of(h, addr, &r)) != 0)
+		return rv;
+	if ((rv = block_of(&r, (addr - r.lo) >> r.log2, &idx)) != 0)
+		return rv;
+	if (hdr_load(h, b, r.lo + (idx << r.log2)) || hdr_get(b, h->hb_used, &used, 1))
+		return -EFAULT;
+	return used ? 0 : -ENOENT;
+}
+
+static enum fgp_cf_kind kind_of(const struct codeheap *h, const struct hdr *b, bool nmethod)
 {
 	char name[32] = { 0 };
 	uint64_t p = 0;
 	uint8_t k = 0;
 
 	if (h->has_kind)
-		return peek(&k, blob + h->cb_kind, 1) || k >= sizeof(h->kinds) ? FGP_CF_UNKNOWN
-									       : h->kinds[k];
+		return blob_get(h, b, h->cb_kind, &k, 1) || k >= sizeof(h->kinds) ? FGP_CF_UNKNOWN
+										  : h->kinds[k];
 	if (nmethod)
 		return FGP_CF_NMETHOD;
-	if (peek64(blob + h->cb_name, &p) || peek(name, p, sizeof(name) - 1))
+	if (blob_get(h, b, h->cb_name, &p, 8) || peek(name, p, sizeof(name) - 1))
 		return FGP_CF_UNKNOWN;
 	for (size_t i = 0; i < sizeof(blob_names) / sizeof(blob_names[0]); i++)
 		if (strcmp(name, blob_names[i].name) == 0)
@@ -252,20 +365,20 @@ static enum fgp_cf_kind kind_of(const struct codeheap *h, uint64_t blob, bool nm
 }
 
 /* The nmethod's deopt handlers and orig pc slot; left 0 when they do not check out. */
-static void deopt_of(const struct codeheap *h, uint64_t blob, struct fgp_code_frame *f)
+static void deopt_of(const struct codeheap *h, const struct hdr *b, struct fgp_code_frame *f)
 {
-	uint64_t d = 0, dmh = 0;
+	uint64_t blob = b->at + h->hb_size, d = 0, dmh = 0;
 	int32_t orig = 0;
 
-	if (!h->has_deopt || peek(&orig, blob + h->nm_orig_pc, 4))
+	if (!h->has_deopt || blob_get(h, b, h->nm_orig_pc, &orig, 4))
 		return;
 	if (h->deopt_abs) {
-		if (peek64(blob + h->nm_deopt, &d) || peek64(blob + h->nm_deopt_mh, &dmh))
+		if (blob_get(h, b, h->nm_deopt, &d, 8) || blob_get(h, b, h->nm_deopt_mh, &dmh, 8))
 			return;
 	} else {
 		int32_t o = 0, omh = 0;
 
-		if (peek(&o, blob + h->nm_deopt, 4) || peek(&omh, blob + h->nm_deopt_mh, 4))
+		if (blob_get(h, b, h->nm_deopt, &o, 4) || blob_get(h, b, h->nm_deopt_mh, &omh, 4))
 			return;
 		d = o > 0 ? blob + (uint64_t)o : 0;
 		dmh = omh > 0 ? blob + (uint64_t)omh : 0;
@@ -283,46 +396,53 @@ static void deopt_of(const struct codeheap *h, uint64_t blob, struct fgp_code_fr
 	f->orig_pc_offset = 0;
 }
 
-int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
-		   struct fgp_code_frame *out)
+/* The blob's code range [*begin, *end): 0, -EFAULT or -EBADMSG. */
+static int code_of(const struct codeheap *h, const struct hdr *b, uint64_t *begin, uint64_t *end)
+{
+	uint64_t blob = b->at + h->hb_size;
+	int32_t ob = 0, oe = 0;
+
+	if (h->code_abs)
+		return blob_get(h, b, h->cb_code_begin, begin, 8) ||
+				       blob_get(h, b, h->cb_code_end, end, 8)
+			       ? -EFAULT
+			       : 0;
+	if (blob_get(h, b, h->cb_code_begin, &ob, 4) || blob_get(h, b, h->cb_code_end, &oe, 4))
+		return -EFAULT;
+	if (ob < 0 || oe < ob)
+		return -EBADMSG;
+	*begin = blob + (uint64_t)ob;
+	*end = blob + (uint64_t)oe;
+	return 0;
+}
+
+int codeheap_frame(struct codeheap *h, uint64_t addr, bool nmethod, struct fgp_code_frame *out)
 {
 	struct fgp_code_frame f = { .addr = addr };
-	uint64_t blob = 0, begin = 0, end = 0;
+	struct hdr b;
+	uint64_t begin = 0, end = 0;
 	int32_t fs = 0, fc = -1;
 	int rv;
 
 	if (!h->ok)
 		return -ENOTSUP;
-	if ((rv = blob_of(h, addr, &blob)) != 0)
+	if ((rv = blob_of(h, addr, &b)) != 0 || (rv = code_of(h, &b, &begin, &end)) != 0)
 		return rv;
-	if (h->code_abs) {
-		if (peek64(blob + h->cb_code_begin, &begin) || peek64(blob + h->cb_code_end, &end))
-			return -EFAULT;
-	} else {
-		int32_t ob = 0, oe = 0;
-
-		if (peek(&ob, blob + h->cb_code_begin, 4) || peek(&oe, blob + h->cb_code_end, 4))
-			return -EFAULT;
-		if (ob < 0 || oe < ob)
-			return -EBADMSG;
-		begin = blob + (uint64_t)ob;
-		end = blob + (uint64_t)oe;
-	}
-	if (peek(&fs, blob + h->cb_frame_size, 4))
+	if (blob_get(h, &b, h->cb_frame_size, &fs, 4))
 		return -EFAULT;
 	if (h->fc_width == 2) {
 		int16_t v = 0;
 
-		if (peek(&v, blob + h->cb_frame_complete, 2))
+		if (blob_get(h, &b, h->cb_frame_complete, &v, 2))
 			return -EFAULT;
 		fc = v;
-	} else if (peek(&fc, blob + h->cb_frame_complete, 4)) {
+	} else if (blob_get(h, &b, h->cb_frame_complete, &fc, 4)) {
 		return -EFAULT;
 	}
 	if (end <= begin || end - begin > UINT32_MAX || (nmethod && begin != addr) || fs < 0 ||
 	    (uint64_t)fs * 8 > FGP_CF_MAX_FRAME)
 		return -EBADMSG;
-	f.kind = (uint16_t)kind_of(h, blob, nmethod);
+	f.kind = (uint16_t)kind_of(h, &b, nmethod);
 	f.frame_size = (uint32_t)fs * 8;
 	f.code_begin = begin;
 	f.code_size = (uint32_t)(end - begin);
@@ -330,7 +450,7 @@ int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
 	if (fgp_code_frame_check(&f) != 0)
 		return -EBADMSG;
 	if (nmethod)
-		deopt_of(h, blob, &f);
+		deopt_of(h, &b, &f);
 	*out = f;
 	return 0;
 }

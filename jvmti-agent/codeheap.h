@@ -17,6 +17,7 @@
 #ifndef FG_CODEHEAP_H
 #define FG_CODEHEAP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -24,6 +25,12 @@
 #include "vmstructs.h"
 
 #define CODEHEAP_MAX_HEAPS 16
+
+/* One CodeHeap as read from the JVM: reserved memory [lo, hi), its segment map. */
+struct codeheap_ref {
+	uint64_t lo, hi, segmap;
+	uint32_t log2;
+};
 
 struct codeheap {
 	bool ok;
@@ -42,6 +49,17 @@ struct codeheap {
 	bool deopt_abs; /* JDK < 23: CompiledMethod::_deopt_handler_begin pointers */
 	bool has_deopt;
 	uint32_t nm_deopt, nm_deopt_mh, nm_orig_pc;
+	uint32_t hdr_len; /* bytes from a block's start that hold every field above */
+	/*
+	 * The heaps, cached: CodeCache::_heaps and each heap's reserved low end never change in a
+	 * running JVM; _high grows as code is committed, so an address past every cached range
+	 * reads them again. Taken with trylock: a thread that finds it busy reads the heaps
+	 * itself, and no event ever waits for another.
+	 */
+	pthread_mutex_t lock;
+	uint32_t nheaps;
+	struct codeheap_ref heaps[CODEHEAP_MAX_HEAPS];
+	uint64_t heap_reads; /* times the heaps were read from the JVM (tests, benchmarks) */
 };
 
 /* Build *out from vs. Never fails: out->ok says whether blobs can be found. */
@@ -53,8 +71,7 @@ void codeheap_build(const struct vmstructs *vs, struct codeheap *out);
  * holds addr, -EFAULT unreadable memory, -EBADMSG facts that do not check out, -ENOTSUP the
  * layout is not usable.
  */
-int codeheap_frame(const struct codeheap *h, uint64_t addr, bool nmethod,
-		   struct fgp_code_frame *out);
+int codeheap_frame(struct codeheap *h, uint64_t addr, bool nmethod, struct fgp_code_frame *out);
 
 /*
  * codeheap_build() for the JVM this agent runs in: jvm_addr is any address inside libjvm.so.

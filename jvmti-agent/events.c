@@ -318,7 +318,7 @@ void events_dynamic_code(struct queue *q, const char *name, const void *addr, ji
 	queue_push(q, e);
 }
 
-int events_frame_read(const struct codeheap *h, const void *addr, bool nmethod,
+int events_frame_read(struct codeheap *h, const void *addr, bool nmethod,
 		      struct fgp_code_frame *out)
 {
 	if (h == NULL || !h->ok)

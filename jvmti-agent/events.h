@@ -47,7 +47,7 @@ struct codeheap;
  * events_frame_push() right after, so the two travel together. read returns 0, or a negative
  * errno when the facts cannot be read (h NULL or unusable: then nothing is pushed).
  */
-int events_frame_read(const struct codeheap *h, const void *addr, bool nmethod,
+int events_frame_read(struct codeheap *h, const void *addr, bool nmethod,
 		      struct fgp_code_frame *out);
 void events_frame_push(struct queue *q, const struct fgp_code_frame *f);
 

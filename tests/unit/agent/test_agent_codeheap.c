@@ -268,13 +268,73 @@ static void test_free_segments_and_wild_pointers_are_refused(void **state)
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -ENOENT);
 	J.mem[(BLOB_SEG << SEG_LOG2) + 8] = 1;
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
-	/* a segment map pointer into nowhere: -EFAULT, no crash */
+	/* a segment map pointer into nowhere (read by a fresh agent): -EFAULT, no crash */
 	put64(J.heap + 64 + 16, 0x10);
+	codeheap_build(&vs, &h);
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -EFAULT);
-	/* a code range that runs backwards */
+	/* a heap list pointer into nowhere */
 	put64(J.heap + 64 + 16, (uint64_t)(uintptr_t)J.segmap);
+	J.ga.data = (void **)0x10;
+	codeheap_build(&vs, &h);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -EFAULT);
+	J.ga.data = J.heap_ptrs;
+	/* a code range that runs backwards */
 	put32(blob() + 40, 64);
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -EBADMSG);
+}
+
+static void test_heaps_are_read_once_until_an_address_lies_past_them(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk25();
+	/* the heap committed up to the blob's end only: _high grows later */
+	put64(J.heap + 24, (uint64_t)(uintptr_t)(J.mem + ((BLOB_SEG + BLOB_SEGS) << SEG_LOG2)));
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(h.heap_reads, 1);
+	/* a second blob in newly committed segments 20..23 */
+	J.segmap[20] = 0;
+	J.segmap[21] = 1;
+	J.segmap[22] = 2;
+	J.segmap[23] = 1;
+	memcpy(J.mem + (20 << SEG_LOG2), J.mem + (BLOB_SEG << SEG_LOG2), 128 + HB_SIZE);
+	put32(J.mem + (20 << SEG_LOG2) + HB_SIZE + 40, 200);
+	put64(J.heap + 24, (uint64_t)(uintptr_t)(J.mem + sizeof(J.mem)));
+	/* an address in segment 22, inside the new blob's code */
+	assert_int_equal(
+		codeheap_frame(&h, (uint64_t)(uintptr_t)J.mem + (22 << SEG_LOG2) + 40, false, &f),
+		0);
+	assert_int_equal(f.code_begin,
+			 (uint64_t)(uintptr_t)J.mem + (20 << SEG_LOG2) + HB_SIZE + 128);
+	assert_int_equal(f.code_size, 72);
+	assert_int_equal(h.heap_reads, 2);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(h.heap_reads, 2);
+}
+
+static void test_a_field_past_the_first_read_is_read_alone(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk25();
+	/* _orig_pc_offset 700 bytes into the blob, past the 512 read at once */
+	J.s[J.ns - 1].offset = 700;
+	put32(blob() + 700, 24);
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_true(h.hdr_len > 700);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.orig_pc_offset, 24);
+	assert_int_equal(f.deopt, code_at(220));
 }
 
 static void test_a_layout_without_the_heap_fields_is_not_usable(void **state)
@@ -299,6 +359,8 @@ int main(void)
 		cmocka_unit_test(test_jdk25_offsets_and_kinds),
 		cmocka_unit_test(test_free_segments_and_wild_pointers_are_refused),
 		cmocka_unit_test(test_a_layout_without_the_heap_fields_is_not_usable),
+		cmocka_unit_test(test_heaps_are_read_once_until_an_address_lies_past_them),
+		cmocka_unit_test(test_a_field_past_the_first_read_is_read_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
