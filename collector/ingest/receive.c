@@ -16,14 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/pull.h>
-#include <nng/protocol/pipeline0/push.h>
 
 #include "array.h"
 #include "fgproto.h"
@@ -174,26 +176,91 @@ static int listen_now(struct receive *rx)
 	return 0;
 }
 
-/* Dial ourselves; true if the pipe reached the socket within the probe timeout. */
+/* ms left until dl (CLOCK_MONOTONIC), 0 when past. */
+static int ms_left(const struct timespec *dl)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(dl->tv_sec - now.tv_sec) * 1000 + (dl->tv_nsec - now.tv_nsec) / 1000000;
+	return ms <= 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/*
+ * One self-probe, by hand rather than with an nng dialer: connect (never blocking: a full
+ * backlog is a failed probe), send push0's SP header, read the listener's header back, and only
+ * then wait for the pipe to reach the socket. 0 once it did, -ETIMEDOUT, or a negative errno.
+ *
+ * Why by hand: nng 1.5.2's epoll loop drops EPOLLHUP from the events it hands on (nng #2100),
+ * and a socket it has accepted but not yet armed is registered without EPOLLONESHOT. A peer
+ * that hangs up in that window makes the poll thread spin until the socket is armed. An nng
+ * dialer re-dials every 20 ms after our pipe_cb closes its pipe, and closing it left such
+ * sockets behind: 1-2 s of a spinning core, a few times a minute under load. Here the
+ * listener has sent its header, so it has armed the socket, before we can hang up.
+ */
+static int probe_once(struct receive *rx, const struct timespec *dl, uint64_t before)
+{
+	static const uint8_t hdr[8] = { 0, 'S', 'P', 0, 0x00, 0x50 /* push0 */, 0, 0 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint8_t peer[8];
+	size_t got = 0;
+	int fd, rv = 0;
+
+	if (strlen(rx->o.path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, rx->o.path, strlen(rx->o.path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr)) {
+		rv = -errno;
+		goto out;
+	}
+	while (got < sizeof(peer)) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, ms_left(dl)) <= 0) {
+			rv = -ETIMEDOUT;
+			goto out;
+		}
+		n = read(fd, peer + got, sizeof(peer) - got);
+		if (n <= 0) {
+			rv = n == 0 ? -ECONNRESET : errno == EAGAIN ? 0 : -errno;
+			if (rv)
+				goto out;
+			continue;
+		}
+		got += (size_t)n;
+	}
+	if (memcmp(peer, hdr, 4) != 0) {
+		rv = -EPROTO;
+		goto out;
+	}
+	pthread_mutex_lock(&rx->mu);
+	while (rx->probe_hits == before && !rx->wd_stop)
+		if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, dl) == ETIMEDOUT)
+			break;
+	rv = rx->probe_hits != before || rx->wd_stop ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&rx->mu);
+out:
+	close(fd);
+	return rv;
+}
+
+/* Probe ourselves; true if a pipe reached the socket within the probe timeout. */
 static bool probe(struct receive *rx)
 {
 	struct timespec dl;
-	nng_socket s;
 	uint64_t before;
-	bool ok = false;
+	bool ok;
 
-	if (nng_push0_open(&s) != 0)
-		return true; /* cannot probe: do not tear the listener down for our own failure */
-	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 20);
-	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 100);
 	pthread_mutex_lock(&rx->mu);
 	before = rx->probe_hits;
 	rx->st.probes++;
 	pthread_mutex_unlock(&rx->mu);
-	if (nng_dial(s, rx->url, NULL, NNG_FLAG_NONBLOCK) != 0) {
-		nng_close(s);
-		return false;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &dl);
 	dl.tv_sec += rx->o.probe_timeout_ms / 1000;
 	dl.tv_nsec += (long)(rx->o.probe_timeout_ms % 1000) * 1000000L;
@@ -201,15 +268,11 @@ static bool probe(struct receive *rx)
 		dl.tv_sec++;
 		dl.tv_nsec -= 1000000000L;
 	}
+	ok = probe_once(rx, &dl, before) == 0;
 	pthread_mutex_lock(&rx->mu);
-	while (rx->probe_hits == before && !rx->wd_stop)
-		if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, &dl) == ETIMEDOUT)
-			break;
-	ok = rx->probe_hits != before || rx->wd_stop;
 	if (!ok)
 		rx->st.probe_fail++;
 	pthread_mutex_unlock(&rx->mu);
-	nng_close(s);
 	return ok;
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -616,6 +617,43 @@ static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
 	nng_close(s);
 }
 
+/*
+ * A healthy listener passes every self-probe, and a probe costs the process next to nothing:
+ * no re-listen, no spinning nng thread (nng 1.5.2 spun on a probe dialer's abandoned sockets).
+ */
+static void test_probes_of_a_healthy_listener_pass_cheaply(void **state)
+{
+	struct fx *f = *state;
+	struct receive_opts ro = { .watchdog_ms = 20, .probe_timeout_ms = 500 };
+	struct receive_stats rs;
+	struct receive *rx;
+	struct rusage r0, r1;
+	char path[128];
+	double cpu_ms;
+
+	snprintf(path, sizeof(path), "%s/probe.sock", f->dir);
+	ro.path = path;
+	assert_int_equal(receive_open(&ro, &rx), 0);
+	getrusage(RUSAGE_SELF, &r0);
+	usleep(1000 * 1000);
+	getrusage(RUSAGE_SELF, &r1);
+	receive_stats(rx, &rs);
+	receive_close(rx);
+	cpu_ms = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+			  r0.ru_stime.tv_sec) *
+			 1e3 +
+		 (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+			  r0.ru_stime.tv_usec) /
+			 1e3;
+	print_message("%llu probes in 1 s: %.1f ms of CPU\n", (unsigned long long)rs.probes,
+		      cpu_ms);
+	assert_true(rs.probes >= 10);
+	assert_int_equal(rs.probe_fail, 0);
+	assert_int_equal(rs.relistens, 0);
+	/* ~50 probes at tens of microseconds each; a spinning poll thread burns the whole second */
+	assert_true(cpu_ms < 500);
+}
+
 static void test_socket_file_is_world_connectable(void **state)
 {
 	struct fx *f = *state;
@@ -663,6 +701,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_message_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes_do_not_wedge_the_listener,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probes_of_a_healthy_listener_pass_cheaply,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_file_is_world_connectable, setup,
 						teardown),
