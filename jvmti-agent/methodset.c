@@ -5,8 +5,14 @@
  */
 #include "methodset.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "fghash.h"
+
+/* Distinct methods the set holds before a record takes the plain way (8 KiB of stack). */
+#define METHODSET_SLOTS 1024
 
 static int cmp_ptr(const void *a, const void *b)
 {
@@ -18,10 +24,58 @@ static int cmp_ptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sort ids[0..n): insertion sort for the usual handful, qsort beyond. */
+static void sort_ids(jmethodID *ids, size_t n)
+{
+	if (n > 32) {
+		qsort(ids, n, sizeof(*ids), cmp_ptr);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		jmethodID x = ids[i];
+		size_t j = i;
+
+		for (; j > 0 && (uintptr_t)ids[j - 1] > (uintptr_t)x; j--)
+			ids[j] = ids[j - 1];
+		ids[j] = x;
+	}
+}
+
+/*
+ * A compiled method's pcs repeat the same few methods hundreds of times: keep one of each with
+ * a small open-addressing set and sort only those. A record with more distinct methods than
+ * the set holds takes the plain way: all of them, sorted, then the repeats dropped.
+ */
 size_t methodset_collect(const jvmtiCompiledMethodLoadInlineRecord *r, jmethodID *ids)
 {
+	uintptr_t set[METHODSET_SLOTS] = { 0 }; /* 0: a free slot; a NULL id is kept aside */
 	size_t n = 0, d = 0;
+	bool null_seen = false;
 
+	for (jint i = 0; i < r->numpcs; i++)
+		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++) {
+			uintptr_t m = (uintptr_t)r->pcinfo[i].methods[k];
+			size_t h = (size_t)fg_hash64(m) & (METHODSET_SLOTS - 1);
+
+			if (m == 0) {
+				if (null_seen)
+					continue;
+				null_seen = true;
+			} else {
+				while (set[h] && set[h] != m)
+					h = (h + 1) & (METHODSET_SLOTS - 1);
+				if (set[h] == m)
+					continue;
+				set[h] = m;
+			}
+			if (n == METHODSET_SLOTS / 2)
+				goto all;
+			ids[n++] = (jmethodID)m;
+		}
+	sort_ids(ids, n);
+	return n;
+all:
+	n = 0;
 	for (jint i = 0; i < r->numpcs; i++)
 		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++)
 			ids[n++] = r->pcinfo[i].methods[k];

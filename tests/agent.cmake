@@ -17,6 +17,7 @@ set_property(TEST test_agent_link APPEND PROPERTY ENVIRONMENT
 fg_unit_test(test_agent_events SOURCES unit/agent/test_agent_events.c LIBS fgagent_core)
 fg_unit_test(test_agent_vmlayout SOURCES unit/agent/test_agent_vmlayout.c LIBS fgagent_core)
 fg_unit_test(test_agent_codeheap SOURCES unit/agent/test_agent_codeheap.c LIBS fgagent_core)
+fg_unit_test(test_agent_methodset SOURCES unit/agent/test_agent_methodset.c LIBS fgagent_core)
 fg_unit_test(test_agent_codelines SOURCES unit/agent/test_agent_codelines.c LIBS fgagent_core)
 
 # A minimal receiver printing decoded records, for the JVM tests.
