@@ -55,6 +55,20 @@ static void put_rec_header(uint8_t *p, uint16_t type, uint16_t flags, uint32_t s
 	fgle_put32(p + 4, size);
 }
 
+/*
+ * Every encoder's opening: a record over FGP_MAX_RECORD is -EINVAL, one over cap -ENOSPC,
+ * else its header is written at dst and 0 returned.
+ */
+static int begin_record(uint8_t *dst, size_t cap, uint16_t type, uint16_t flags, size_t size)
+{
+	if (size > FGP_MAX_RECORD)
+		return -EINVAL;
+	if (size > cap)
+		return -ENOSPC;
+	put_rec_header(dst, type, flags, (uint32_t)size);
+	return 0;
+}
+
 size_t fgp_msg_header_size(void)
 {
 	return FGP_MSG_HEADER_SIZE;
@@ -81,9 +95,10 @@ int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h)
 	size_t size = fgp_hello_size(h);
 	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
 
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_HELLO, 0, (uint32_t)size);
+	int rv = begin_record(dst, cap, FGP_HELLO, 0, size);
+
+	if (rv != 0)
+		return rv;
 	fgle_put32(p, h->proto_version);
 	fgle_put32(p + 4, h->pid);
 	fgle_put32(p + 8, h->flags);
@@ -146,11 +161,8 @@ int fgp_encode_code_load(uint8_t *dst, size_t cap, const struct fgp_code_load_in
 	if ((rv = check_inline_in(c)) != 0)
 		return rv;
 	size = fgp_code_load_size(c);
-	if (size > FGP_MAX_RECORD)
-		return -EINVAL;
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_CODE_LOAD, c->flags, (uint32_t)size);
+	if ((rv = begin_record(dst, cap, FGP_CODE_LOAD, c->flags, size)) != 0)
+		return rv;
 	p = dst + FGP_REC_HEADER_SIZE;
 	fgle_put64(p, c->addr);
 	fgle_put32(p + 8, c->size);
@@ -178,9 +190,10 @@ int fgp_encode_code_load(uint8_t *dst, size_t cap, const struct fgp_code_load_in
 
 int fgp_encode_code_unload(uint8_t *dst, size_t cap, const struct fgp_code_unload *u)
 {
-	if (cap < FGP_CODE_UNLOAD_SIZE)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_CODE_UNLOAD, 0, FGP_CODE_UNLOAD_SIZE);
+	int rv = begin_record(dst, cap, FGP_CODE_UNLOAD, 0, FGP_CODE_UNLOAD_SIZE);
+
+	if (rv != 0)
+		return rv;
 	fgle_put64(dst + FGP_REC_HEADER_SIZE, u->addr);
 	fgle_put64(dst + FGP_REC_HEADER_SIZE + 8, u->ts);
 	return FGP_CODE_UNLOAD_SIZE;
@@ -196,9 +209,10 @@ int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_c
 	size_t size = fgp_dynamic_code_size(d);
 	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
 
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_DYNAMIC_CODE, 0, (uint32_t)size);
+	int rv = begin_record(dst, cap, FGP_DYNAMIC_CODE, 0, size);
+
+	if (rv != 0)
+		return rv;
 	fgle_put64(p, d->addr);
 	fgle_put32(p + 8, d->size);
 	fgle_put32(p + 12, 0);
@@ -209,11 +223,12 @@ int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_c
 
 int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fgp_snapshot *s)
 {
+	int rv;
+
 	if (type != FGP_SNAPSHOT_BEGIN && type != FGP_SNAPSHOT_END)
 		return -EINVAL;
-	if (cap < FGP_SNAPSHOT_SIZE)
-		return -ENOSPC;
-	put_rec_header(dst, type, 0, FGP_SNAPSHOT_SIZE);
+	if ((rv = begin_record(dst, cap, type, 0, FGP_SNAPSHOT_SIZE)) != 0)
+		return rv;
 	fgle_put64(dst + FGP_REC_HEADER_SIZE, s->ts);
 	fgle_put32(dst + FGP_REC_HEADER_SIZE + 8, s->count);
 	fgle_put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
@@ -222,9 +237,10 @@ int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fg
 
 int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
 {
-	if (cap < FGP_DROPPED_SIZE)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_DROPPED, 0, FGP_DROPPED_SIZE);
+	int rv = begin_record(dst, cap, FGP_DROPPED, 0, FGP_DROPPED_SIZE);
+
+	if (rv != 0)
+		return rv;
 	fgle_put64(dst + FGP_REC_HEADER_SIZE, d->ts);
 	fgle_put64(dst + FGP_REC_HEADER_SIZE + 8, d->queue_full);
 	fgle_put64(dst + FGP_REC_HEADER_SIZE + 16, d->table_full);
@@ -239,12 +255,12 @@ size_t fgp_name_size(struct fgp_str name)
 int fgp_encode_name(uint8_t *dst, size_t cap, uint32_t id, struct fgp_str name)
 {
 	size_t size = fgp_name_size(name);
+	int rv;
 
 	if (id == 0)
 		return -EINVAL;
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_NAME, 0, (uint32_t)size);
+	if ((rv = begin_record(dst, cap, FGP_NAME, 0, size)) != 0)
+		return rv;
 	fgle_put32(dst + FGP_REC_HEADER_SIZE, id);
 	fgle_put32(dst + FGP_REC_HEADER_SIZE + 4, 0);
 	put_str(dst + FGP_REC_HEADER_SIZE + 8, name);
@@ -300,11 +316,8 @@ int fgp_encode_code_load_ids(uint8_t *dst, size_t cap, const struct fgp_code_loa
 	if ((rv = check_inline(c->size, c->n_methods, c->method_ids, c->pcs, c->n_pcs)) != 0)
 		return rv;
 	size = fgp_code_load_ids_size(c);
-	if (size > FGP_MAX_RECORD)
-		return -EINVAL;
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_CODE_LOAD_IDS, c->flags, (uint32_t)size);
+	if ((rv = begin_record(dst, cap, FGP_CODE_LOAD_IDS, c->flags, size)) != 0)
+		return rv;
 	p = dst + FGP_REC_HEADER_SIZE;
 	fgle_put64(p, c->addr);
 	fgle_put32(p + 8, c->size);
@@ -326,6 +339,7 @@ int fgp_encode_code_load_resolved(uint8_t *dst, size_t cap, const struct fgp_cod
 	struct fgp_str m;
 	size_t size = FGP_REC_HEADER_SIZE + 24 + str_size(l->name) + 2 + 4 + l->pcs_len;
 	uint8_t *p;
+	int rv;
 
 	if (l->name_id && !l->name.ptr)
 		return -EINVAL;
@@ -334,11 +348,8 @@ int fgp_encode_code_load_resolved(uint8_t *dst, size_t cap, const struct fgp_cod
 	fgp_methods_begin(l, &it);
 	while (fgp_methods_next(&it, &m) == 1)
 		size += str_size(m);
-	if (size > FGP_MAX_RECORD)
-		return -EINVAL;
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_CODE_LOAD, flags, (uint32_t)size);
+	if ((rv = begin_record(dst, cap, FGP_CODE_LOAD, flags, size)) != 0)
+		return rv;
 	p = dst + FGP_REC_HEADER_SIZE;
 	fgle_put64(p, l->addr);
 	fgle_put32(p + 8, l->size);
@@ -393,9 +404,10 @@ int fgp_encode_vm_layout(uint8_t *dst, size_t cap, const struct fgp_vm_layout *l
 	size_t size = fgp_vm_layout_size(l);
 	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
 
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_VM_LAYOUT, 0, (uint32_t)size);
+	int rv = begin_record(dst, cap, FGP_VM_LAYOUT, 0, size);
+
+	if (rv != 0)
+		return rv;
 	fgle_put32(p, l->caps);
 	fgle_put32(p + 4, vml_count(l));
 	p += 8;
@@ -437,11 +449,12 @@ int fgp_encode_code_frame(uint8_t *dst, size_t cap, const struct fgp_code_frame 
 {
 	uint8_t *p = dst + FGP_REC_HEADER_SIZE;
 
+	int rv;
+
 	if (fgp_code_frame_check(f) != 0)
 		return -EINVAL;
-	if (cap < FGP_CODE_FRAME_SIZE)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_CODE_FRAME, 0, FGP_CODE_FRAME_SIZE);
+	if ((rv = begin_record(dst, cap, FGP_CODE_FRAME, 0, FGP_CODE_FRAME_SIZE)) != 0)
+		return rv;
 	fgle_put64(p, f->addr);
 	fgle_put16(p + 8, f->kind);
 	fgle_put16(p + 10, f->flags);
@@ -465,6 +478,7 @@ int fgp_encode_code_lines(uint8_t *dst, size_t cap, const struct fgp_code_lines_
 {
 	size_t size;
 	uint8_t *p;
+	int rv;
 
 	if (l->n_pcs == 0 || l->n_pcs > FGP_MAX_INLINE_PCS || !l->pcs || l->size == 0 ||
 	    l->addr + l->size < l->addr)
@@ -477,11 +491,8 @@ int fgp_encode_code_lines(uint8_t *dst, size_t cap, const struct fgp_code_lines_
 			return -EINVAL;
 	}
 	size = fgp_code_lines_size(l);
-	if (size > FGP_MAX_RECORD)
-		return -EINVAL;
-	if (size > cap)
-		return -ENOSPC;
-	put_rec_header(dst, FGP_CODE_LINES, l->flags, (uint32_t)size);
+	if ((rv = begin_record(dst, cap, FGP_CODE_LINES, l->flags, size)) != 0)
+		return rv;
 	p = dst + FGP_REC_HEADER_SIZE;
 	fgle_put64(p, l->addr);
 	fgle_put32(p + 8, l->size);
