@@ -171,6 +171,28 @@ static void test_bci_lookup_matches_hotspot_for_every_bci(void **state)
 	queue_free(q);
 }
 
+/* Neighbouring pcs of one method share a line only where they share the bci. */
+static void test_neighbouring_pcs_take_their_own_bci_lines(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	struct fgp_record rec;
+	struct compile c;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	add_pc(&c, ADDR + 0x10, 2, (int[]){ 1, 2 }, (int[]){ 0, 0 });
+	add_pc(&c, ADDR + 0x20, 2, (int[]){ 1, 2 }, (int[]){ 4, 0 });
+	add_pc(&c, ADDR + 0x30, 2, (int[]){ 1, 2 }, (int[]){ 4, 0 }); /* folds 0x20 */
+	add_pc(&c, ADDR + 0x40, 2, (int[]){ 1, 2 }, (int[]){ 8, 0 });
+	add_pc(&c, ADDR + 0x50, 1, (int[]){ 1 }, (int[]){ 9 });
+	codelines_push(NULL, q, fake_jvmti(), 0x100, (void *)ADDR, &c.rec, 1);
+	decode_one(q, buf, sizeof(buf), &rec);
+	assert_string_equal(table_text(&rec.u.lines), "10:10,20 30:11,20 40:12,20 50:99");
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+}
+
 static void test_nothing_is_sent_without_lines_or_inline_info(void **state)
 {
 	struct codelines *cl = codelines_new(1 << 20);
@@ -261,6 +283,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_follow_hotspot_rules_and_the_inline_filter),
 		cmocka_unit_test(test_bci_lookup_matches_hotspot_for_every_bci),
+		cmocka_unit_test(test_neighbouring_pcs_take_their_own_bci_lines),
 		cmocka_unit_test(test_nothing_is_sent_without_lines_or_inline_info),
 		cmocka_unit_test(test_deep_chains_keep_the_innermost_and_are_flagged),
 		cmocka_unit_test(test_a_full_cache_still_gives_lines),
