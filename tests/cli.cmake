@@ -15,3 +15,9 @@ add_test(NAME test_flame_browser
 		--index $<TARGET_FILE:profdir_fixture>)
 set_tests_properties(test_flame_browser PROPERTIES LABELS "unit;browser" TIMEOUT 120
 	SKIP_RETURN_CODE 77 ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+
+# `record` and `top` option parsing: statuses and messages for every bad option, value and
+# argument (no root, no JVM).
+add_test(NAME cli_args COMMAND sh ${PROJECT_SOURCE_DIR}/tests/cli/args-test.sh
+	$<TARGET_FILE:fgcollect>)
+set_tests_properties(cli_args PROPERTIES LABELS unit TIMEOUT 60)

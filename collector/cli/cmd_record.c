@@ -488,9 +488,14 @@ struct env {
 enum { OPT_CODE_LOG = SESSION_OPT_END };
 
 /* One of record's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
-static int record_opt(int c, const char *arg, struct env *env)
+static int record_opt(int c, const char *arg, void *ctx)
 {
+	struct env *env = ctx;
+
 	switch (c) {
+	case 'p':
+		env->ntargets++;
+		return 0; /* a shared option: counted here, applied by session_cli */
 	case 'c':
 		if (!*arg || strspn(arg, "0123456789abcdef") != strlen(arg) || strlen(arg) > 64) {
 			fg_err(CMD, "--container '%s' is not a container id (hex digits)", arg);
@@ -539,31 +544,11 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c, rv;
+	int rv = session_cli_parse(CMD, argc, argv, ":p:c:aF:d:o:h", longopts, record_opt, env,
+				   &env->so, usage);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:aF:d:o:h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return -1;
-		}
-		if ((rv = record_opt(c, optarg, env)) == 0)
-			rv = session_cli_opt(CMD, c, optarg, &env->so);
-		if (rv < 0)
-			return FG_EXIT_USAGE;
-		if (rv == 0) {
-			rv = session_cli_bad_opt(CMD, c, argv);
-			usage(stderr);
-			return rv;
-		}
-		if (c == 'p')
-			env->ntargets++;
-	}
-	if (optind < argc) {
-		fg_err(CMD, "unexpected argument '%s'", argv[optind]);
-		return FG_EXIT_USAGE;
-	}
+	if (rv != 0)
+		return rv;
 	if (env->ntargets != 1) {
 		fg_err(CMD, "give exactly one of --pid, --container or --all");
 		usage(stderr);

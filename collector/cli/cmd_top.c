@@ -101,9 +101,14 @@ struct env {
 };
 
 /* One of top's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
-static int top_opt(int c, const char *arg, struct env *env)
+static int top_opt(int c, const char *arg, void *ctx)
 {
+	struct env *env = ctx;
+
 	switch (c) {
+	case 'p':
+		env->have_pid = true;
+		return 0; /* a shared option: noted here, applied by session_cli */
 	case 'i':
 		if (fg_parse_u64(arg, 1, 3600, &env->interval_s) != 0) {
 			fg_err(CMD, "--interval '%s' must be 1..3600 seconds", arg);
@@ -138,30 +143,11 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c, rv;
+	int rv = session_cli_parse(CMD, argc, argv, ":p:F:i:n:r:h", longopts, top_opt, env,
+				   &env->so, usage);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:F:i:n:r:h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return -1;
-		}
-		if ((rv = top_opt(c, optarg, env)) == 0)
-			rv = session_cli_opt(CMD, c, optarg, &env->so);
-		if (rv < 0)
-			return FG_EXIT_USAGE;
-		if (rv == 0) {
-			rv = session_cli_bad_opt(CMD, c, argv);
-			usage(stderr);
-			return rv;
-		}
-		env->have_pid = env->have_pid || c == 'p';
-	}
-	if (optind < argc) {
-		fg_err(CMD, "unexpected argument '%s'", argv[optind]);
-		return FG_EXIT_USAGE;
-	}
+	if (rv != 0)
+		return rv;
 	if (!env->have_pid) {
 		fg_err(CMD, "--pid HOSTPID is required");
 		usage(stderr);

@@ -78,3 +78,33 @@ int session_cli_bad_opt(const char *cmd, int c, char **argv)
 		fg_err(cmd, "unknown option '%s'", argv[optind - 1]);
 	return FG_EXIT_USAGE;
 }
+
+int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstring,
+		      const struct option *longopts, session_cli_local_fn local, void *ctx,
+		      struct session_opts *so, void (*usage)(FILE *))
+{
+	int c, rv;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return -1;
+		}
+		if ((rv = local(c, optarg, ctx)) == 0)
+			rv = session_cli_opt(cmd, c, optarg, so);
+		if (rv < 0)
+			return FG_EXIT_USAGE;
+		if (rv == 0) {
+			rv = session_cli_bad_opt(cmd, c, argv);
+			usage(stderr);
+			return rv;
+		}
+	}
+	if (optind < argc) {
+		fg_err(cmd, "unexpected argument '%s'", argv[optind]);
+		return FG_EXIT_USAGE;
+	}
+	return 0;
+}

@@ -9,6 +9,7 @@
 #define FG_SESSION_CLI_H
 
 #include <getopt.h>
+#include <stdio.h>
 
 #include "session.h"
 
@@ -62,5 +63,20 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
  * optstring starting with ':'). Always returns FG_EXIT_USAGE; the caller prints its usage.
  */
 int session_cli_bad_opt(const char *cmd, int c, char **argv);
+
+/*
+ * A command's own options: 1 when c was applied, 0 when c is not one of them (it may still
+ * look at it, as record counts --pid), -1 for a bad value (printed).
+ */
+typedef int (*session_cli_local_fn)(int c, const char *arg, void *ctx);
+
+/*
+ * getopt_long over argv (optstring starting with ':'): each option goes to local first, then to
+ * the shared ones in so; no positional arguments. 0 when all were taken, -1 after --help ('h',
+ * usage(stdout) printed), or FG_EXIT_USAGE (the error and usage(stderr) printed).
+ */
+int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstring,
+		      const struct option *longopts, session_cli_local_fn local, void *ctx,
+		      struct session_opts *so, void (*usage)(FILE *));
 
 #endif

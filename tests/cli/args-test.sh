@@ -1,0 +1,57 @@
+#!/bin/sh
+# args-test.sh FGCOLLECT - `record` and `top` option parsing as users meet it: every bad option,
+# value or argument is exit status 64 with a message naming it; --help is 0 on stdout; a good
+# command line gets past parsing (here to a PID that does not exist, which is not status 64).
+set -u
+fg=$1
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect STATUS PATTERN ARGS...: the status, and PATTERN in stderr (or in stdout for status 0).
+expect() {
+	want=$1 pat=$2
+	shift 2
+	"$fg" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$want" = 0 ]; then f=$tmp/out; else f=$tmp/err; fi
+	if [ "$got" != "$want" ] || ! grep -q -- "$pat" "$f"; then
+		echo "FAIL: fgcollect $* -> status $got (want $want), $(head -c 200 "$f")"
+		fails=$((fails + 1))
+	fi
+}
+
+# parses PATTERN ARGS...: parsing accepted the line (status is not 64), PATTERN in stderr.
+parses() {
+	pat=$1
+	shift
+	"$fg" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" = 64 ] || ! grep -q -- "$pat" "$tmp/err"; then
+		echo "FAIL: fgcollect $* -> status $got, $(head -c 200 "$tmp/err")"
+		fails=$((fails + 1))
+	fi
+}
+
+nopid=2147483646
+expect 64 'exactly one of' record --pid 1 --pid 2
+expect 64 'exactly one of' record --pid 1 --all
+expect 64 'exactly one of' record -d 1
+expect 64 "'abc' is not a process id" record --pid abc
+expect 64 "unknown option '--bogus'" record --bogus
+expect 64 "option '-p' needs a value" record -p
+expect 64 "unexpected argument 'extra'" record --pid 1 extra
+expect 64 'not a container id' record --container xyz
+expect 64 'whole seconds' record --pid 1 --duration 0
+expect 64 'unknown extension' record --pid 1 -o out.txt
+expect 64 "freq" record --pid 1 -F 0
+expect 0 'Usage: fgcollect record' record --help
+parses "$nopid" record --pid "$nopid" -d 1 -o "$tmp/x.folded"
+expect 64 '--pid HOSTPID is required' top
+expect 64 "'0' must be 1..10000" top --pid 1 --rows 0
+expect 64 "unknown option '--all'" top --all
+expect 64 "unexpected argument 'x'" top --pid 1 x
+expect 0 'Usage: fgcollect top' top --help
+parses "$nopid" top --pid "$nopid" -n 1
+[ "$fails" = 0 ] && echo "record/top arguments: all cases pass"
+exit $((fails != 0))
