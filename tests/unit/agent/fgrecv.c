@@ -100,6 +100,29 @@ static void print_record(const struct fgp_record *r)
 		       f->orig_pc_offset);
 		break;
 	}
+	case FGP_VM_LAYOUT: {
+		unsigned n = 0;
+
+		for (unsigned k = 1; k < FGP_VML_NKEYS; k++)
+			n += fgp_vml_has(&r->u.layout, (enum fgp_vml_key)k);
+		printf("layout caps=%#x keys=%u\n", r->u.layout.caps, n);
+		break;
+	}
+	case FGP_CODE_LINES: {
+		struct fgp_inline_iter it;
+		struct fgp_pc pc;
+
+		printf("lines addr=%llx size=%u pcs=%u\n", (unsigned long long)r->u.lines.addr,
+		       r->u.lines.size, r->u.lines.n_pcs);
+		fgp_lines_begin(&r->u.lines, &it);
+		while (fgp_pcs_next(&it, &pc) == 1) {
+			printf("  +%x:", pc.pc_off);
+			for (unsigned d = 0; d < pc.depth; d++)
+				printf("%s%u", d ? "," : "", fgp_pc_line(&pc, d));
+			printf("\n");
+		}
+		break;
+	}
 	default:
 		printf("unknown type=%u\n", r->type);
 	}
