@@ -264,7 +264,7 @@ static int heap_of(struct codeheap *h, uint64_t addr, struct codeheap_ref *r)
 /* The first segment of the block holding segment idx: 0 with *first, -ENOENT or -EFAULT. */
 static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first)
 {
-	uint8_t win[64];
+	uint8_t win[64] = { 0 };
 	uint64_t base = 0, have = 0; /* win[] holds segmap[base, base + have) */
 
 	for (int i = 0; i < MAX_HOPS; i++) {
