@@ -13,12 +13,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -625,6 +627,44 @@ static int serve(struct daemon *d)
 	return 0;
 }
 
+/*
+ * nng 1.5.2's nng_close() can wait forever for a pipe its poll loop lost track of: seen after the
+ * daemon was frozen (SIGSTOP) while agents re-dialled (gdb: the main thread in nng_close, every
+ * nng thread idle). By then every map is written and the summary printed, so the sockets get
+ * CLOSE_GUARD_MS to close and the process exits without them after that.
+ */
+#define CLOSE_GUARD_MS 2000
+
+static int guard_status;
+
+static void *close_guard(void *arg)
+{
+	struct timespec ts = { CLOSE_GUARD_MS / 1000, (CLOSE_GUARD_MS % 1000) * 1000000L };
+
+	(void)arg;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	fg_err("watch",
+	       "nng did not close its sockets within %d ms (nng 1.5.2); exiting without them",
+	       CLOSE_GUARD_MS);
+	fflush(stdout);
+	_exit(guard_status);
+}
+
+static void start_close_guard(int status)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	guard_status = status;
+	if (pthread_attr_init(&a) != 0)
+		return;
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &a, close_guard, NULL) != 0)
+		fg_err("watch", "cannot start the close guard: exit may wait for nng");
+	pthread_attr_destroy(&a);
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	struct env env = { .socket = FG_DEFAULT_SOCKET,
@@ -661,6 +701,7 @@ int cmd_watch(int argc, char **argv)
 	if (d.rx && d.set)
 		summary(d.set, d.rx, d.ctl);
 	ctl_server_close(d.ctl);
+	start_close_guard(status);
 	receive_close(d.rx);
 	jvmset_free(d.set);
 	perfmap_dir_close(d.maps);

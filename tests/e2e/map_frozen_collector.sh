@@ -50,11 +50,13 @@ fg_log "map complete $(($(fg_ms) - t_done)) ms after the storm: coverage $(fg_ma
 connects=$(grep -cE "connect: pid $pid " "$FG_WATCH_LOG" || true)
 fg_log "the agent connected $connects time(s) (2 or more: it gave up on the frozen connection and replayed)"
 fg_container_stop storm || true
-# Not checked: whether watch then exits on SIGTERM. After a freeze, the agent's abandoned dials
-# (it replaces a socket that stays unconnected for 2 s) sit in the frozen listener's backlog;
-# nng 1.5.2 sometimes wedges on them (upstream #1518) and shutdown then hangs until SIGKILL.
-# Logged, so a run shows it; the README's limits say so.
+# watch must then exit on SIGTERM. After a freeze, nng 1.5.2 sometimes never returns from
+# nng_close() (the agent's abandoned dials sat in the frozen listener's backlog); the maps are
+# written by then and watch exits anyway after 2 s, saying so.
 rc=0
 fg_watch_stop TERM || rc=$?
-((rc == 0 || rc == 143)) || fg_log "note: watch needed SIGKILL to exit after the freeze (status $rc: nng 1.5.2 wedge)"
-fg_pass "JVM ran on during a 5 s freeze ($cpu_ms ms CPU); map complete after resume"
+((rc == 0 || rc == 143)) || fg_fail "watch did not exit on SIGTERM after the freeze (status $rc)"
+if grep -q 'nng did not close its sockets' "$FG_WATCH_LOG"; then
+	fg_log "note: nng_close() hung after the freeze; watch exited without it (status $rc)"
+fi
+fg_pass "JVM kept ${cpu_ms} ms of CPU in a 5 s freeze; map complete after the storm; watch exited on SIGTERM"
