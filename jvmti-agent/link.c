@@ -52,6 +52,8 @@ struct link {
 	atomic_uint_fast64_t conn_id; /* current connection, 0 if none */
 	atomic_uint_fast64_t next_id;
 	atomic_uint_fast64_t down_since; /* when the socket opened or its last pipe went */
+	atomic_bool had_pipe;		 /* the current socket has had a connection */
+	atomic_bool stale;		 /* ... and its dialer brought a second: replace it */
 };
 
 static atomic_bool forked;
@@ -89,7 +91,21 @@ static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 
 	if ((uint32_t)nng_socket_id(s) != atomic_load(&l->sock_id))
 		return; /* a pipe of a socket already closed */
-	if (ev == NNG_PIPE_EV_ADD_POST)
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		/*
+		 * One connection per socket. nng's dialer redials by itself after a pipe is lost,
+		 * and push0 would start the new pipe with what it still buffers for the old one
+		 * (the rest of a snapshot): a collector would see records before the HELLO. Refused
+		 * here, before any byte goes out; the sender thread replaces the socket, which
+		 * drops that buffer, and syncs the next connection from its HELLO.
+		 */
+		if (atomic_exchange(&l->had_pipe, true)) {
+			nng_pipe_close(p);
+			atomic_store(&l->stale, true);
+		} else {
+			return;
+		}
+	} else if (ev == NNG_PIPE_EV_ADD_POST)
 		atomic_store(&l->conn_id, atomic_fetch_add(&l->next_id, 1) + 1);
 	else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_store(&l->down_since, fg_now_ns());
@@ -107,10 +123,13 @@ static int open_socket(struct link *l)
 	atomic_store(&l->down_since, l->last_open_try);
 	if ((rv = nng_push0_open(&l->sock)) != 0)
 		return errno_of(rv);
+	atomic_store(&l->had_pipe, false);
+	atomic_store(&l->stale, false);
 	atomic_store(&l->sock_id, (uint32_t)nng_socket_id(l->sock));
 	if ((rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMINT, RECONNECT_MIN_MS)) != 0 ||
 	    (rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMAXT, RECONNECT_MAX_MS)) != 0 ||
 	    (rv = nng_socket_set_int(l->sock, NNG_OPT_SENDBUF, SEND_BUFFER_MSGS)) != 0 ||
+	    (rv = nng_pipe_notify(l->sock, NNG_PIPE_EV_ADD_PRE, pipe_event, l)) != 0 ||
 	    (rv = nng_pipe_notify(l->sock, NNG_PIPE_EV_ADD_POST, pipe_event, l)) != 0 ||
 	    (rv = nng_pipe_notify(l->sock, NNG_PIPE_EV_REM_POST, pipe_event, l)) != 0 ||
 	    /* NONBLOCK: a missing collector is retried in the background, never waited for. */
@@ -197,6 +216,8 @@ static uint64_t link_state(void *arg)
 		return 0;
 	if (!l->open && fg_now_ns() - l->last_open_try >= REOPEN_EVERY_NS)
 		open_if_there(l);
+	else if (l->open && atomic_load(&l->stale))
+		link_reset(l); /* its dialer connected again: see pipe_event */
 	else if (l->open && atomic_load(&l->conn_id) == 0 &&
 		 fg_now_ns() - atomic_load(&l->down_since) >= REDIAL_STALL_NS)
 		link_reset(l); /* a fresh socket, so a fresh dialer (see the top of this file) */

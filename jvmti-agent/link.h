@@ -5,7 +5,10 @@
  * Dials ipc://PATH without blocking and keeps redialing (100 ms .. 500 ms), so a collector that
  * starts late or restarts is found within half a second; a socket that stayed unconnected for
  * 2 s is replaced, because nng 1.5.2 stops redialing after a dial that a collector dropped in
- * the SP handshake (see link.c). Sends never block. Connections are
+ * the SP handshake (see link.c). A socket carries one connection: when its dialer brings a
+ * second, that pipe is refused before any byte goes out and the socket is replaced, so nothing
+ * queued for the old connection reaches the new one ahead of its HELLO. Sends never block.
+ * Connections are
  * numbered by the pipe callbacks; link_reset() closes the socket (dropping every queued message)
  * and opens a fresh one.
  *

@@ -56,6 +56,10 @@ fg_container_stop storm || true
 rc=0
 fg_watch_stop TERM || rc=$?
 ((rc == 0 || rc == 143)) || fg_fail "watch did not exit on SIGTERM after the freeze (status $rc)"
+# Reconnecting after the freeze, the agent starts every connection with its HELLO: a collector
+# must never see records before it (they were counted as malformed and the JVM dropped).
+bad=$(sed -nE 's/.* ([0-9]+) dropped for malformed input.*/\1/p' "$FG_WATCH_LOG" | tail -n 1)
+[[ $bad == 0 ]] || fg_fail "watch dropped the agent's connections as malformed ${bad:-?} time(s): $(grep -m3 'malformed' "$FG_WATCH_LOG")"
 if grep -q 'nng did not close its sockets' "$FG_WATCH_LOG"; then
 	fg_log "note: nng_close() hung after the freeze; watch exited without it (status $rc)"
 fi
