@@ -216,11 +216,12 @@ static uint64_t link_state(void *arg)
 		return 0;
 	if (!l->open && fg_now_ns() - l->last_open_try >= REOPEN_EVERY_NS)
 		open_if_there(l);
-	else if (l->open && atomic_load(&l->stale))
-		link_reset(l); /* its dialer connected again: see pipe_event */
-	else if (l->open && atomic_load(&l->conn_id) == 0 &&
-		 fg_now_ns() - atomic_load(&l->down_since) >= REDIAL_STALL_NS)
-		link_reset(l); /* a fresh socket, so a fresh dialer (see the top of this file) */
+	else if (l->open && (atomic_load(&l->stale) ||
+			     (atomic_load(&l->conn_id) == 0 &&
+			      fg_now_ns() - atomic_load(&l->down_since) >= REDIAL_STALL_NS)))
+		/* Its dialer connected again (see pipe_event), or it stayed down so long that the
+		 * dialer may be dead (see the top of this file): a fresh socket. */
+		link_reset(l);
 	return l->open ? atomic_load(&l->conn_id) : 0;
 }
 
