@@ -11,8 +11,9 @@
  * defends against the listener wedge of nng issue #1518 (fixed in 1.6): a peer that disconnects
  * during the SP handshake makes the negotiation fail with NNG_ECLOSED, which the listener's accept
  * loop mistakes for its own closing and stops accepting for good. Every watchdog_ms the watchdog
- * dials the listener from inside this process and waits for a pipe (its own, or any other) to
- * reach the socket. Only after probe_failures consecutive probes got no pipe within
+ * connects to the listener from inside this process, does the SP handshake by hand (an nng
+ * dialer's redials made nng's poll thread spin, see receive.c) and waits for a pipe (its own, or
+ * any other) to reach the socket. Only after probe_failures consecutive probes got no pipe within
  * probe_timeout_ms is the listener closed and listened again (its existing pipes close too, and
  * agents reconnect and replay): the wedge is permanent, while one slow probe is what a burst
  * of connections from a noisy or hostile container looks like, and must not cost every agent
@@ -34,7 +35,7 @@ struct receive_opts {
 	const char *path;	   /* socket file; its directory must exist */
 	unsigned max_peers;	   /* connections beyond this are closed at once; 0 = 1024 */
 	size_t max_msg;		   /* NNG_OPT_RECVMAXSZ; 0 = FGP_MAX_MSG */
-	unsigned watchdog_ms;	   /* self-dial period; 0 = no watchdog */
+	unsigned watchdog_ms;	   /* self-probe period; 0 = no watchdog */
 	unsigned probe_timeout_ms; /* 0 = 500 */
 	unsigned probe_failures;   /* consecutive failed probes before re-listening; 0 = 3 */
 	int socket_mode;	   /* 0 = 0666 */
@@ -57,8 +58,8 @@ struct receive_stats {
 	uint64_t accepted;     /* pipes admitted */
 	uint64_t refused_cap;  /* pipes closed because max_peers were connected */
 	uint64_t gone;	       /* pipes ended */
-	uint64_t probes;       /* watchdog self-dials */
-	uint64_t probe_fail;   /* self-dials that did not reach the socket in time */
+	uint64_t probes;       /* watchdog self-probes */
+	uint64_t probe_fail;   /* self-probes that did not reach the socket in time */
 	uint64_t relistens;    /* listeners re-created after a failed probe */
 	uint64_t relisten_err; /* ... that failed (retried next period) */
 	unsigned connected;    /* pipes now */
