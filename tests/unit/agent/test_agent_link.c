@@ -99,74 +99,6 @@ static void test_collector_started_late_is_found(void **state)
 	nng_close(c);
 }
 
-static _Atomic uint32_t last_pipe;
-
-static void note_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	(void)ev;
-	(void)arg;
-	atomic_store(&last_pipe, nng_pipe_id(p));
-}
-
-/*
- * A collector that drops a connection while the agent still has messages queued for it: nng's
- * dialer redials by itself, and push0 would start the new connection with those stale messages,
- * before the HELLO the agent sends on every connection. The link refuses that second pipe and
- * replaces its socket, so what reaches the new connection first is what was sent after it came.
- */
-static void test_a_new_connection_starts_with_no_stale_message(void **state)
-{
-	struct fx *fx = *state;
-	static uint8_t big[64 * 1024];
-	struct link *l;
-	nng_socket c;
-	uint64_t id1, id2 = 0, t0;
-	uint32_t old_pipe;
-	int sent = 0;
-	nng_msg *m;
-
-	assert_int_equal(link_open(&l, fx->path, NULL, NULL), 0);
-	c = collector_start(fx->path);
-	assert_int_equal(nng_pipe_notify(c, NNG_PIPE_EV_ADD_POST, note_pipe, NULL), 0);
-	id1 = wait_up(l, 2000);
-	assert_true(id1 != 0);
-	old_pipe = atomic_load(&last_pipe);
-	assert_true(old_pipe != 0);
-	/* The collector reads nothing: fill every buffer with stale messages ('S'). */
-	memset(big, 'S', sizeof(big));
-	while (sent < 4000 && link_nng_ops.send(l, big, sizeof(big)) == 0)
-		sent++;
-	assert_true(sent > 0 && sent < 4000);
-	/* ...and drops the connection. */
-	assert_int_equal(nng_pipe_close((nng_pipe){ .id = old_pipe }), 0);
-	t0 = fg_now_ns();
-	while (fg_now_ns() - t0 < 3000 * MS) {
-		id2 = link_nng_ops.state(l);
-		if (id2 != 0 && id2 != id1)
-			break;
-		usleep(5000);
-	}
-	assert_true(id2 != 0 && id2 != id1);
-	assert_int_equal(link_nng_ops.send(l, (const uint8_t *)"F", 1), 0);
-	/* The first message of any newer connection is the fresh one. */
-	for (;;) {
-		assert_int_equal(nng_socket_set_ms(c, NNG_OPT_RECVTIMEO, 2000), 0);
-		assert_int_equal(nng_recvmsg(c, &m, 0), 0);
-		if ((uint32_t)nng_pipe_id(nng_msg_get_pipe(m)) == old_pipe) {
-			nng_msg_free(m); /* delivered before the drop */
-			continue;
-		}
-		assert_int_equal(nng_msg_len(m), 1);
-		assert_int_equal(((char *)nng_msg_body(m))[0], 'F');
-		nng_msg_free(m);
-		break;
-	}
-	print_message("%d stale messages queued; reconnected as connection %llu\n", sent,
-		      (unsigned long long)id2);
-	link_close(l);
-	nng_close(c);
-}
-
 /*
  * A dying collector: accepts and closes at once, so a dial lands in a socket that is gone
  * before the agent wrote its SP header (what a SIGKILLed collector's listener does to a dial
@@ -256,8 +188,6 @@ static void test_redials_after_connections_dropped_in_the_handshake(void **state
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_a_new_connection_starts_with_no_stale_message,
-						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collector_started_late_is_found, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(
