@@ -295,6 +295,19 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
+/* The first target whose /proc entry is still there, or 0. */
+static uint32_t first_alive(const struct targets *t)
+{
+	char path[32];
+
+	for (size_t i = 0; i < t->n; i++) {
+		snprintf(path, sizeof(path), "/proc/%u/task", (unsigned int)t->v[i].pid);
+		if (access(path, F_OK) == 0)
+			return (uint32_t)t->v[i].pid;
+	}
+	return 0;
+}
+
 static int open_sampler(struct session *s, char *why, size_t whylen)
 {
 	struct sampler_opts smo = { .freq_hz = s->o.freq_hz,
@@ -302,6 +315,7 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 				    .stack_copy = s->o.stack_copy };
 	size_t n = s->targets.n;
 	pid_t *pids = calloc(n ? n : 1, sizeof(*pids));
+	uint32_t alive;
 	int rv;
 
 	if (!pids)
@@ -316,6 +330,11 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 			 "perf_event_open refused (%s): run as root or lower "
 			 "kernel.perf_event_paranoid",
 			 strerror(-rv));
+	else if (rv == -ESRCH && (alive = first_alive(&s->targets)) != 0)
+		snprintf(why, whylen,
+			 "perf_event_open found no thread to sample (ESRCH) although PID %u "
+			 "still runs",
+			 alive);
 	else if (rv == -ESRCH)
 		snprintf(why, whylen, "the target process%s exited before sampling started",
 			 n > 1 ? "es" : "");

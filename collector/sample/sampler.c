@@ -360,8 +360,10 @@ static int open_threads(struct sampler *s, pid_t pid)
 			if (htab_get(&s->opened, key | (uint64_t)tid))
 				continue;
 			rv = open_task(s, pid, (pid_t)tid);
-			if (rv == -ESRCH) /* exited meanwhile */
+			if (rv == -ESRCH) { /* exited meanwhile */
+				rv = 0;
 				continue;
+			}
 			if (rv == 0)
 				rv = htab_put(&s->opened, key | (uint64_t)tid, 1);
 			if (rv != 0)

@@ -200,10 +200,13 @@ fg_log "rolling profiles: $(ls "$FG_TMP/profiles" | grep -c '\.svg$') SVGs for b
 # A one-shot collector (record without a daemon, on an empty socket directory) per capability
 # left out; what it cannot do without it is what docker/README.md gives as the reason.
 mkdir -m 0755 "$FG_TMP/empty"
+alive() { [[ -d /proc/$1/task ]]; }
+now() { echo "app2 now runs $(find "/proc/${HP[app2]}/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) threads"; }
 for drop in "${CAPS[@]}"; do
 	keep=()
 	for c in "${CAPS[@]}"; do [[ $c == "$drop" ]] || keep+=("$c"); done
 	collector_args "${keep[@]}"
+	alive "${HP[app2]}" || fg_fail "app2 (host pid ${HP[app2]}) is gone before the run without $drop: $(ct_podman ps -a --filter "name=$P-app2" --format '{{.Status}}')"
 	rc=0
 	ct_podman run --rm "${COLL[@]}" -v "$FG_TMP/empty:/var/run/fgcollect" -v /tmp:/tmp \
 		"$CT_COLLECTOR" record --pid "${HP[app2]}" --duration 2 -o "$FG_TMP/nocap-$drop.folded" \
@@ -212,7 +215,7 @@ for drop in "${CAPS[@]}"; do
 	PERFMON)
 		# perf_event_open of another process with kernel stacks at perf_event_paranoid 2.
 		((rc != 0)) && grep -q 'perf_event_open refused' "$FG_TMP/nocap-$drop.err" ||
-			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without PERFMON record should be refused perf_event_open (rc $rc)"; } ;;
+			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without PERFMON record should be refused perf_event_open (rc $rc; $(now))"; } ;;
 	SYS_PTRACE)
 		# /proc/<pid>/maps and /proc/<pid>/root of another uid's process: every native frame
 		# is unknown without them, except the vDSO's (__vdso_*), which the collector names
@@ -222,12 +225,12 @@ for drop in "${CAPS[@]}"; do
 			"$FG_TMP/nocap-$drop.folded" 2>/dev/null || echo 0)
 		((rc == 0)) && [[ -n $nat ]] && read -r u n <<<"$nat" && ((n > 0 && u + vdso == n)) ||
 			{ cat "$FG_TMP/nocap-$drop.err" >&2; grep -v '^[^;]*\(;\[unknown\] ([^)]*)\|;__vdso_[^;]*\|;[^;]*_\[k\]\)* [0-9]*$' "$FG_TMP/nocap-$drop.folded" >&2
-			fg_fail "without SYS_PTRACE every native frame but the vDSO's should be unknown (rc $rc, $vdso vDSO frames)"; }
+			fg_fail "without SYS_PTRACE every native frame but the vDSO's should be unknown (rc $rc, $vdso vDSO frames; $(now))"; }
 		echo "every native frame unknown ($u/$n, $vdso more in the vDSO): /proc/<pid>/maps and /proc/<pid>/root refused" >>"$FG_TMP/nocap-$drop.err" ;;
 	SYSLOG)
 		# /proc/kallsyms shows zero addresses without it (kptr_restrict, perf_event_paranoid 2)
 		((rc == 0)) && grep -q 'kernel symbols unavailable' "$FG_TMP/nocap-$drop.err" ||
-			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without SYSLOG kernel symbols should be unavailable (rc $rc)"; } ;;
+			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without SYSLOG kernel symbols should be unavailable (rc $rc; $(now))"; } ;;
 	*) fg_fail "no check for capability $drop: add one here and a reason in docker/README.md" ;;
 	esac
 	fg_log "without $drop: $(grep -E 'refused|unavailable' "$FG_TMP/nocap-$drop.err" | tail -n 1)"

@@ -453,6 +453,52 @@ static void test_gone_process_is_refused(void **state)
 	assert_null(sp);
 }
 
+static void *thread_nothing(void *arg)
+{
+	return arg;
+}
+
+/* Short-lived threads one after another, for ever: the newest tid comes and goes. */
+static void child_thread_churn(void)
+{
+	for (;;) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, thread_nothing, NULL) != 0)
+			_exit(2);
+		pthread_join(t, NULL);
+	}
+}
+
+/*
+ * A thread that exits between the listing of /proc/PID/task and its perf_event_open (ESRCH)
+ * is skipped, wherever it comes in the listing: the newest tid, listed last, is the one
+ * most often gone (a JVM's HTTP keep-alive timer). It once made a whole record fail with
+ * "the target process exited" on a live JVM.
+ */
+static void test_thread_exiting_while_opened_is_skipped(void **state)
+{
+	struct sampler_opts o = { .scope = SAMPLER_SCOPE_THREADS };
+	pid_t child = fork_or_die();
+	int refused = 0, status;
+
+	(void)state;
+	if (child == 0)
+		child_thread_churn();
+	usleep(20 * 1000);
+	for (int i = 0; i < 300; i++) {
+		struct sampler *sp = NULL;
+		int rv = sampler_open(&o, &child, 1, &sp);
+
+		if (rv != 0)
+			refused++;
+		sampler_close(sp);
+	}
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(refused, 0);
+}
+
 /* What the stack-copy samples of one process show. */
 struct copies {
 	pid_t want_pid;
@@ -624,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_no_kernel_leaves_kernel_frames_out),
 		cmocka_unit_test(test_several_processes_are_sampled),
 		cmocka_unit_test(test_gone_process_is_refused),
+		cmocka_unit_test(test_thread_exiting_while_opened_is_skipped),
 		cmocka_unit_test(test_stack_copies_come_with_registers_and_match_the_chain),
 		cmocka_unit_test(test_bad_options_are_refused),
 		cmocka_unit_test(test_full_ring_counts_lost_records),
