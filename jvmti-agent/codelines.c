@@ -7,10 +7,10 @@
  * line number table, written before it is published and never changed or freed until
  * codelines_free.
  *
- * The pcs are walked with the rule events.c's inline table uses (pcs outside the blob, out of
- * order or repeated are skipped, chains cut to the innermost FGP_MAX_INLINE_DEPTH frames), so the
- * line table's entries refine the inline table's: an entry is folded into the next only when
- * both its depth and its lines repeat.
+ * The pcs are walked by methodset_pcs(), as for events.c's inline table (pcs outside the blob,
+ * out of order or repeated are skipped, chains cut to the innermost FGP_MAX_INLINE_DEPTH frames),
+ * so the line table's entries refine the inline table's: an entry is folded into the next only
+ * when both its depth and its lines repeat.
  *
  * Invariant: no I/O, no waiting, every JVMTI buffer deallocated (names_lines) before returning.
  */
@@ -28,8 +28,6 @@
 #include "fgproto.h"
 #include "methodset.h"
 #include "names.h"
-
-#define MAX_FRAMES_TOTAL (1u << 20) /* as events.c: beyond this the compile has no lines */
 
 /* A method's line table sorted by bci, ties in the class file's order. n == 0: no lines. */
 struct mlines {
@@ -296,12 +294,6 @@ static void build_fini(struct build *b)
 	free(b->lines);
 }
 
-static bool same_lines(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
-{
-	return a->depth == b->depth &&
-	       memcmp(a->chain, b->chain, a->depth * sizeof(a->chain[0])) == 0;
-}
-
 /* The distinct methods of r and their tables. 0, -ENOMEM, or -E2BIG (too many frames). */
 static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
 			 const jvmtiCompiledMethodLoadInlineRecord *r, size_t frames)
@@ -322,51 +314,29 @@ static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
 	return 0;
 }
 
+/* A pc's lines: each frame's line at its bci, 0 where its method has none. */
+static void fill_lines(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
+{
+	struct build *b = arg;
+
+	for (uint16_t k = 0; k < depth; k++) {
+		const struct mlines *t = b->tabs[methodset_index(b->ids, b->n_ids, p->methods[k])];
+		uint16_t line = p->bcis ? line_at(t, p->bcis[k]) : 0;
+
+		out[k] = line;
+		b->any_line |= line != 0;
+	}
+}
+
 /* The pc entries: lines per (method, bci), folded where they repeat. 0 or -ENOMEM. */
 static int build_pcs(struct build *b, const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
 		     uint32_t size, size_t frames)
 {
-	size_t nl = 0, np = 0; /* lines used, entries kept */
-
 	b->pcs = malloc((size_t)r->numpcs * sizeof(*b->pcs));
 	b->lines = malloc(frames * sizeof(*b->lines));
 	if (!b->pcs || !b->lines)
 		return -ENOMEM;
-	for (jint i = 0; i < r->numpcs; i++) {
-		const PCStackInfo *p = &r->pcinfo[i];
-		uintptr_t pc = (uintptr_t)p->pc;
-		uint16_t depth;
-		uint32_t off;
-
-		if (p->numstackframes <= 0 || pc < addr || pc - addr > size)
-			continue;
-		off = (uint32_t)(pc - addr);
-		if (np > 0 && off <= b->pcs[np - 1].pc_off)
-			continue; /* out of order or a second desc for the same pc: first wins */
-		depth = (uint16_t)p->numstackframes;
-		if (depth > FGP_MAX_INLINE_DEPTH) {
-			depth = FGP_MAX_INLINE_DEPTH; /* the innermost, as the inline table */
-			b->truncated = true;
-		}
-		for (uint16_t k = 0; k < depth; k++) {
-			const struct mlines *t =
-				b->tabs[methodset_index(b->ids, b->n_ids, p->methods[k])];
-			uint16_t line = p->bcis ? line_at(t, p->bcis[k]) : 0;
-
-			b->lines[nl + k] = line;
-			b->any_line |= line != 0;
-		}
-		b->pcs[np] = (struct fgp_pc_in){ off, depth, &b->lines[nl] };
-		nl += depth;
-		/* Entry n-1 covers (pc[n-2], pc[n-1]]: with the same lines as entry n it adds
-		 * nothing. */
-		if (np > 0 && same_lines(&b->pcs[np - 1], &b->pcs[np])) {
-			b->pcs[np - 1] = b->pcs[np];
-			continue;
-		}
-		np++;
-	}
-	b->n_pcs = np;
+	b->n_pcs = methodset_pcs(r, addr, size, fill_lines, b, b->pcs, b->lines, &b->truncated);
 	return 0;
 }
 
@@ -401,7 +371,8 @@ void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint 
 {
 	const jvmtiCompiledMethodLoadInlineRecord *r = NULL;
 	struct build b = { 0 };
-	size_t frames = 0;
+	size_t frames;
+	bool too_big;
 
 	if (code_size <= 0)
 		return;
@@ -410,13 +381,11 @@ void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint 
 			r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
 			break;
 		}
-	if (!r || r->numpcs <= 0 || !r->pcinfo)
+	if (!r)
 		return;
-	for (jint i = 0; i < r->numpcs; i++)
-		if (r->pcinfo[i].numstackframes > 0)
-			frames += (size_t)r->pcinfo[i].numstackframes;
-	if (frames == 0 || frames > MAX_FRAMES_TOTAL || (size_t)r->numpcs > FGP_MAX_INLINE_PCS) {
-		if (c && frames)
+	frames = methodset_frames(r, &too_big);
+	if (frames == 0) {
+		if (c && too_big)
 			atomic_fetch_add(&c->too_big, 1);
 		return;
 	}

@@ -21,8 +21,6 @@
 #include "methodset.h"
 #include "names.h"
 
-#define MAX_FRAMES_TOTAL (1u << 20) /* beyond this many frames the inline table is dropped */
-
 static struct fgp_str str_of(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
@@ -59,11 +57,6 @@ static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 		c->flags |= FGP_REC_INLINE_TRUNCATED;
 	}
 	queue_count_drop(q);
-}
-
-static bool same_chain(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
-{
-	return a->depth == b->depth && memcmp(a->chain, b->chain, a->depth * sizeof(uint16_t)) == 0;
 }
 
 /* The inline part of a code load, all heap-allocated, freed by inline_fini. */
@@ -119,21 +112,23 @@ static uint32_t method_name(struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, boo
 	return id;
 }
 
+/* A pc's chain: the index of each of its methods among t->ids. */
+static void fill_chain(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
+{
+	const struct inline_tab *t = arg;
+
+	for (uint16_t k = 0; k < depth; k++)
+		out[k] = (uint16_t)methodset_index(t->ids, t->n_ids, p->methods[k]);
+}
+
 static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlineRecord *r,
 			struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
 			uintptr_t addr, uint32_t size)
 {
-	size_t frames = 0, nc = 0;
+	size_t frames = methodset_frames(r, &t->truncated);
 
-	if (r->numpcs <= 0 || r->pcinfo == NULL)
+	if (frames == 0)
 		return 0;
-	for (jint i = 0; i < r->numpcs; i++)
-		if (r->pcinfo[i].numstackframes > 0)
-			frames += (size_t)r->pcinfo[i].numstackframes;
-	if (frames == 0 || frames > MAX_FRAMES_TOTAL || (size_t)r->numpcs > FGP_MAX_INLINE_PCS) {
-		t->truncated = frames != 0;
-		return 0;
-	}
 	t->ids = malloc(frames * sizeof(jmethodID));
 	t->pcs = malloc((size_t)r->numpcs * sizeof(*t->pcs));
 	t->chains = malloc(frames * sizeof(*t->chains));
@@ -153,36 +148,7 @@ static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlin
 	for (size_t i = 0; i < t->n_ids; i++)
 		t->sym[i] = method_name(st, jvmti, jni, signatures, t->ids[i], &t->methods[i],
 					&t->names[i]);
-	for (jint i = 0; i < r->numpcs; i++) {
-		const PCStackInfo *p = &r->pcinfo[i];
-		uintptr_t pc = (uintptr_t)p->pc;
-		uint32_t off;
-		uint16_t depth;
-
-		if (p->numstackframes <= 0 || pc < addr || pc - addr > size)
-			continue;
-		off = (uint32_t)(pc - addr);
-		if (t->n_pcs > 0 && off <= t->pcs[t->n_pcs - 1].pc_off)
-			continue; /* out of order or a second desc for the same pc: first one wins
-				   */
-		depth = (uint16_t)p->numstackframes;
-		if (depth > FGP_MAX_INLINE_DEPTH) {
-			depth = FGP_MAX_INLINE_DEPTH; /* keep the innermost frames */
-			t->truncated = true;
-		}
-		for (uint16_t k = 0; k < depth; k++)
-			t->chains[nc + k] =
-				(uint16_t)methodset_index(t->ids, t->n_ids, p->methods[k]);
-		t->pcs[t->n_pcs] = (struct fgp_pc_in){ off, depth, &t->chains[nc] };
-		nc += depth;
-		/* Entry n-1 covers (pc[n-2], pc[n-1]]; with the same chain as entry n it is
-		 * redundant. */
-		if (t->n_pcs > 0 && same_chain(&t->pcs[t->n_pcs - 1], &t->pcs[t->n_pcs])) {
-			t->pcs[t->n_pcs - 1] = t->pcs[t->n_pcs];
-			continue;
-		}
-		t->n_pcs++;
-	}
+	t->n_pcs = methodset_pcs(r, addr, size, fill_chain, t, t->pcs, t->chains, &t->truncated);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * methodset.c - sorted, distinct jmethodIDs of an inline record (see methodset.h).
+ * methodset.c - sorted, distinct jmethodIDs of an inline record, and its pcs as the inline and
+ * line tables keep them (see methodset.h).
  * jmethodIDs are compared as addresses: only their identity matters, never their order.
  */
 #include "methodset.h"
@@ -8,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fghash.h"
 
@@ -99,4 +101,61 @@ size_t methodset_index(const jmethodID *ids, size_t n, jmethodID m)
 			hi = mid;
 	}
 	return lo;
+}
+
+size_t methodset_frames(const jvmtiCompiledMethodLoadInlineRecord *r, bool *too_big)
+{
+	size_t frames = 0;
+
+	*too_big = false;
+	if (r->numpcs <= 0 || r->pcinfo == NULL)
+		return 0;
+	for (jint i = 0; i < r->numpcs; i++)
+		if (r->pcinfo[i].numstackframes > 0)
+			frames += (size_t)r->pcinfo[i].numstackframes;
+	if (frames > METHODSET_MAX_FRAMES || (size_t)r->numpcs > FGP_MAX_INLINE_PCS) {
+		*too_big = frames != 0;
+		return 0;
+	}
+	return frames;
+}
+
+static bool same_values(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
+{
+	return a->depth == b->depth &&
+	       memcmp(a->chain, b->chain, a->depth * sizeof(a->chain[0])) == 0;
+}
+
+size_t methodset_pcs(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr, uint32_t size,
+		     methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
+		     bool *truncated)
+{
+	size_t nv = 0, np = 0; /* values used, entries kept */
+
+	for (jint i = 0; i < r->numpcs; i++) {
+		const PCStackInfo *p = &r->pcinfo[i];
+		uintptr_t pc = (uintptr_t)p->pc;
+		uint16_t depth;
+		uint32_t off;
+
+		if (p->numstackframes <= 0 || pc < addr || pc - addr > size)
+			continue;
+		off = (uint32_t)(pc - addr);
+		if (np > 0 && off <= pcs[np - 1].pc_off)
+			continue;
+		depth = (uint16_t)p->numstackframes;
+		if (depth > FGP_MAX_INLINE_DEPTH) {
+			depth = FGP_MAX_INLINE_DEPTH;
+			*truncated = true;
+		}
+		fill(arg, p, depth, &vals[nv]);
+		pcs[np] = (struct fgp_pc_in){ off, depth, &vals[nv] };
+		nv += depth;
+		if (np > 0 && same_values(&pcs[np - 1], &pcs[np])) {
+			pcs[np - 1] = pcs[np];
+			continue;
+		}
+		np++;
+	}
+	return np;
 }

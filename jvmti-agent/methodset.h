@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * methodset.h - the distinct methods of a compiled method's inline record, sorted by
- * jmethodID, so a pc's chain of methods becomes a chain of indexes. The inline table
- * (events.c) and the line table (codelines.c) both index into it.
+ * jmethodID, so a pc's chain of methods becomes a chain of indexes, and the pcs of that record
+ * as both tables made from it keep them: the inline table (events.c) and the line table
+ * (codelines.c).
  */
 #ifndef FG_AGENT_METHODSET_H
 #define FG_AGENT_METHODSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jvmti.h>
 #include <jvmticmlr.h>
+
+#include "fgproto.h"
+
+/* Beyond this many frames over all pcs, a compiled method gets neither table. */
+#define METHODSET_MAX_FRAMES (1u << 20)
 
 /*
  * Writes every method of r's pcs into ids (room for the sum of r's numstackframes), sorts
@@ -20,5 +28,28 @@ size_t methodset_collect(const jvmtiCompiledMethodLoadInlineRecord *r, jmethodID
 
 /* The index of m in the sorted, distinct ids[0..n), where m must be. */
 size_t methodset_index(const jmethodID *ids, size_t n, jmethodID m);
+
+/*
+ * The frames of r's pcs (the sum of their numstackframes), or 0 when there are none or too many
+ * to tabulate (over METHODSET_MAX_FRAMES frames or FGP_MAX_INLINE_PCS pcs: *too_big is then
+ * set, else cleared).
+ */
+size_t methodset_frames(const jvmtiCompiledMethodLoadInlineRecord *r, bool *too_big);
+
+/* Writes one value per frame of p, innermost first, for its `depth` innermost frames. */
+typedef void (*methodset_fill_fn)(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out);
+
+/*
+ * r's pcs as a table keeps them. A pc outside [addr, addr + size], without frames, or not above
+ * the previous one kept (out of order, or a second desc for the same pc: the first wins) is
+ * skipped; a chain deeper than FGP_MAX_INLINE_DEPTH keeps its innermost frames and sets
+ * *truncated. fill() writes each pc's values into vals; an entry whose values repeat the
+ * previous entry's replaces it (entry n-1 covers (pc[n-2], pc[n-1]], so it adds nothing).
+ * pcs has room for r->numpcs entries, vals for methodset_frames(r) values. Returns the entries
+ * written, each pointing into vals.
+ */
+size_t methodset_pcs(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr, uint32_t size,
+		     methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
+		     bool *truncated);
 
 #endif

@@ -2,7 +2,8 @@
 /*
  * test_agent_methodset.c - the distinct methods of an inline record, sorted, against a plain
  * sort-and-unique of the same ids: records with heavy repetition (the usual case), a NULL id,
- * and more distinct methods than the set holds (the fallback path).
+ * and more distinct methods than the set holds (the fallback path). Then the pcs as the inline
+ * and line tables keep them: filtered, first wins, chains capped, repeats folded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,12 +98,175 @@ static void test_more_methods_than_the_set_holds(void **state)
 	check(3000, 2, 5000, 6, true);
 }
 
+/* ---- methodset_pcs ---- */
+
+#define BLOB 0x10000u
+#define BLOB_SIZE 0x400u
+
+/* Values: the low 16 bits of each frame's method id. */
+static void fill_low(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
+{
+	(*(int *)arg)++;
+	for (uint16_t k = 0; k < depth; k++)
+		out[k] = (uint16_t)(uintptr_t)p->methods[k];
+}
+
+struct pcspec {
+	uintptr_t pc;
+	jint depth;
+	uint16_t first; /* methods first, first + 1, ... */
+};
+
+static jvmtiCompiledMethodLoadInlineRecord *pcs_record(const struct pcspec *spec, size_t n)
+{
+	jvmtiCompiledMethodLoadInlineRecord *r = calloc(1, sizeof(*r));
+	PCStackInfo *pcs = calloc(n, sizeof(*pcs));
+
+	for (size_t i = 0; i < n; i++) {
+		jmethodID *m = calloc(spec[i].depth > 0 ? (size_t)spec[i].depth : 1, sizeof(*m));
+
+		for (jint k = 0; k < spec[i].depth; k++)
+			m[k] = (jmethodID)(uintptr_t)(spec[i].first + k);
+		pcs[i] = (PCStackInfo){ .pc = (void *)spec[i].pc,
+					.methods = m,
+					.numstackframes = spec[i].depth };
+	}
+	r->numpcs = (jint)n;
+	r->pcinfo = pcs;
+	return r;
+}
+
+static void pcs_free(jvmtiCompiledMethodLoadInlineRecord *r)
+{
+	for (jint i = 0; i < r->numpcs; i++)
+		free(r->pcinfo[i].methods);
+	free(r->pcinfo);
+	free(r);
+}
+
+static void test_pcs_outside_out_of_order_or_empty_are_skipped(void **state)
+{
+	static const struct pcspec spec[] = {
+		{ BLOB - 1, 1, 1 },	       /* before the blob */
+		{ BLOB + 0x10, 0, 2 },	       /* no frames */
+		{ BLOB + 0x10, 1, 3 },	       /* kept */
+		{ BLOB + 0x10, 1, 4 },	       /* the same pc again: the first wins */
+		{ BLOB + 0x08, 1, 5 },	       /* out of order */
+		{ BLOB + 0x20, 2, 6 },	       /* kept */
+		{ BLOB + BLOB_SIZE, 1, 8 },    /* the blob's end itself: kept */
+		{ BLOB + BLOB_SIZE + 1, 1, 9 } /* past it */
+	};
+	jvmtiCompiledMethodLoadInlineRecord *r = pcs_record(spec, 8);
+	struct fgp_pc_in pcs[8];
+	uint16_t vals[16];
+	bool too_big, truncated = false;
+	int fills = 0;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(methodset_frames(r, &too_big), 8);
+	assert_false(too_big);
+	n = methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated);
+	assert_int_equal(n, 3);
+	assert_false(truncated);
+	assert_int_equal(fills, 3);
+	assert_int_equal(pcs[0].pc_off, 0x10);
+	assert_int_equal(pcs[0].depth, 1);
+	assert_int_equal(pcs[0].chain[0], 3);
+	assert_int_equal(pcs[1].pc_off, 0x20);
+	assert_int_equal(pcs[1].depth, 2);
+	assert_int_equal(pcs[1].chain[0], 6);
+	assert_int_equal(pcs[1].chain[1], 7);
+	assert_int_equal(pcs[2].pc_off, BLOB_SIZE);
+	assert_int_equal(pcs[2].chain[0], 8);
+	pcs_free(r);
+}
+
+static void test_repeated_values_fold_into_the_later_pc(void **state)
+{
+	static const struct pcspec spec[] = {
+		{ BLOB + 0x10, 2, 1 },
+		{ BLOB + 0x18, 2, 1 }, /* the same chain: one entry at 0x18 */
+		{ BLOB + 0x20, 1, 1 }, /* shallower: its own entry */
+		{ BLOB + 0x28, 2, 1 }, /* deeper again */
+	};
+	jvmtiCompiledMethodLoadInlineRecord *r = pcs_record(spec, 4);
+	struct fgp_pc_in pcs[4];
+	uint16_t vals[8];
+	bool truncated = false;
+	int fills = 0;
+	size_t n;
+
+	(void)state;
+	n = methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated);
+	assert_int_equal(n, 3);
+	assert_int_equal(pcs[0].pc_off, 0x18);
+	assert_int_equal(pcs[0].depth, 2);
+	assert_int_equal(pcs[1].pc_off, 0x20);
+	assert_int_equal(pcs[1].depth, 1);
+	assert_int_equal(pcs[2].pc_off, 0x28);
+	assert_int_equal(pcs[2].depth, 2);
+	pcs_free(r);
+}
+
+static void test_deep_chains_keep_the_innermost_frames(void **state)
+{
+	static const struct pcspec spec[] = {
+		{ BLOB + 0x10, (jint)FGP_MAX_INLINE_DEPTH + 5, 100 },
+	};
+	jvmtiCompiledMethodLoadInlineRecord *r = pcs_record(spec, 1);
+	struct fgp_pc_in pcs[1];
+	uint16_t vals[FGP_MAX_INLINE_DEPTH + 5];
+	bool truncated = false;
+	int fills = 0;
+
+	(void)state;
+	assert_int_equal(methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated),
+			 1);
+	assert_true(truncated);
+	assert_int_equal(pcs[0].depth, FGP_MAX_INLINE_DEPTH);
+	assert_int_equal(pcs[0].chain[0], 100); /* innermost first */
+	assert_int_equal(pcs[0].chain[FGP_MAX_INLINE_DEPTH - 1], 100 + FGP_MAX_INLINE_DEPTH - 1);
+	pcs_free(r);
+}
+
+static void test_too_many_frames_or_pcs_are_too_big(void **state)
+{
+	jvmtiCompiledMethodLoadInlineRecord r = { 0 };
+	PCStackInfo one = { .numstackframes = (jint)METHODSET_MAX_FRAMES + 1 };
+	bool too_big = true;
+
+	(void)state;
+	assert_int_equal(methodset_frames(&r, &too_big), 0); /* no pcs: not too big */
+	assert_false(too_big);
+	r.numpcs = 1;
+	r.pcinfo = &one;
+	assert_int_equal(methodset_frames(&r, &too_big), 0);
+	assert_true(too_big);
+	one.numstackframes = 0;
+	assert_int_equal(methodset_frames(&r, &too_big), 0); /* no frames at all: nothing */
+	assert_false(too_big);
+	one.numstackframes = 1;
+	r.numpcs = (jint)FGP_MAX_INLINE_PCS + 1;
+	r.pcinfo = calloc((size_t)r.numpcs, sizeof(PCStackInfo));
+	assert_int_equal(methodset_frames(&r, &too_big), 0);
+	assert_false(too_big); /* none of those pcs has frames */
+	((PCStackInfo *)r.pcinfo)[7].numstackframes = 1;
+	assert_int_equal(methodset_frames(&r, &too_big), 0);
+	assert_true(too_big);
+	free(r.pcinfo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repeated_methods_are_kept_once_in_order),
 		cmocka_unit_test(test_a_null_method_is_one_entry),
 		cmocka_unit_test(test_more_methods_than_the_set_holds),
+		cmocka_unit_test(test_pcs_outside_out_of_order_or_empty_are_skipped),
+		cmocka_unit_test(test_repeated_values_fold_into_the_later_pc),
+		cmocka_unit_test(test_deep_chains_keep_the_innermost_frames),
+		cmocka_unit_test(test_too_many_frames_or_pcs_are_too_big),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
