@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_opt.h"
 #include "cmds.h"
 #include "flame_fold.h"
 #include "flame_svg.h"
@@ -510,12 +511,8 @@ static int record_opt(int c, const char *arg, void *ctx)
 		env->ntargets++;
 		return 1;
 	case 'd':
-		if (fg_parse_u64(arg, 1, MAX_DURATION_S, &env->duration_s) != 0) {
-			fg_err(CMD, "--duration '%s' must be whole seconds, 1..%llu", arg,
-			       MAX_DURATION_S);
-			return -1;
-		}
-		return 1;
+		return cli_u64(CMD, "duration", arg, 1, MAX_DURATION_S, "whole seconds",
+			       &env->duration_s);
 	case 'o':
 		env->out = arg;
 		if (out_format(arg, &env->fmt) != 0) {

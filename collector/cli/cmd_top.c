@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_opt.h"
 #include "cmds.h"
 #include "session.h"
 #include "session_cli.h"
@@ -110,23 +111,11 @@ static int top_opt(int c, const char *arg, void *ctx)
 		env->have_pid = true;
 		return 0; /* a shared option: noted here, applied by session_cli */
 	case 'i':
-		if (fg_parse_u64(arg, 1, 3600, &env->interval_s) != 0) {
-			fg_err(CMD, "--interval '%s' must be 1..3600 seconds", arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64(CMD, "interval", arg, 1, 3600, "seconds", &env->interval_s);
 	case 'n':
-		if (fg_parse_u64(arg, 1, UINT32_MAX, &env->count) != 0) {
-			fg_err(CMD, "--count '%s' must be a positive number", arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64(CMD, "count", arg, 1, UINT32_MAX, NULL, &env->count);
 	case 'r':
-		if (fg_parse_u64(arg, 1, 10000, &env->rows) != 0) {
-			fg_err(CMD, "--rows '%s' must be 1..10000", arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64(CMD, "rows", arg, 1, 10000, NULL, &env->rows);
 	default:
 		return 0;
 	}

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_opt.h"
 #include "cmds.h"
 #include "ctl_server.h"
 #include "fgproto.h"
@@ -236,11 +237,7 @@ static int daemon_opt(int c, const char *arg, struct env *env)
 		}
 		return 1;
 	case 'n':
-		if (fg_parse_u64(arg, 1, 65536, &env->max_jvms) != 0) {
-			fg_err("watch", "--max-jvms '%s': expected a number from 1 to 65536", arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64("watch", "max-jvms", arg, 1, 65536, NULL, &env->max_jvms);
 	case 'c':
 		env->ctl = arg;
 		return 1;
@@ -248,11 +245,7 @@ static int daemon_opt(int c, const char *arg, struct env *env)
 		env->map_dir = arg;
 		return 1;
 	case 'W':
-		if (fg_parse_u64(arg, 0, 3600000, &env->watchdog_ms) != 0) {
-			fg_err("watch", "--watchdog-ms '%s': expected milliseconds", arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64("watch", "watchdog-ms", arg, 0, 3600000, "ms", &env->watchdog_ms);
 	case 'q':
 		env->quiet = true;
 		return 1;
@@ -279,12 +272,8 @@ static int profile_opt(int c, const char *arg, struct env *env)
 		env->pprof = true;
 		return 1;
 	case 'K':
-		if (fg_parse_u64(arg, 1, 1000000, &env->keep_profiles) != 0) {
-			fg_err("watch", "--keep-profiles '%s': expected a number from 1 to 1000000",
-			       arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64("watch", "keep-profiles", arg, 1, 1000000, NULL,
+			       &env->keep_profiles);
 	case 'X':
 		if (parse_size(arg, &env->max_bytes) != 0) {
 			fg_err("watch",
@@ -300,18 +289,9 @@ static int profile_opt(int c, const char *arg, struct env *env)
 		env->push_app = arg;
 		return 1;
 	case 'Q':
-		if (fg_parse_u64(arg, 1, 100000, &env->push_queue) != 0) {
-			fg_err("watch", "--push-queue '%s': expected a number from 1 to 100000",
-			       arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64("watch", "push-queue", arg, 1, 100000, "profiles", &env->push_queue);
 	case 'F':
-		if (fg_parse_u64(arg, 1, 10000, &env->freq) != 0) {
-			fg_err("watch", "--freq '%s' must be 1..10000 Hz", arg);
-			return -1;
-		}
-		return 1;
+		return cli_u64("watch", "freq", arg, 1, 10000, "Hz", &env->freq);
 	case 'H':
 		env->host_name = arg;
 		return 1;

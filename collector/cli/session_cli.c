@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cli_opt.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -22,10 +23,8 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 		so->pid = (uint32_t)v;
 		return 1;
 	case 'F':
-		if (fg_parse_u64(arg, 1, 10000, &v) != 0) {
-			fg_err(cmd, "--freq '%s' must be 1..10000 Hz", arg);
+		if (cli_u64(cmd, "freq", arg, 1, 10000, "Hz", &v) < 0)
 			return -1;
-		}
 		so->freq_hz = (unsigned int)v;
 		return 1;
 	case SESSION_OPT_NO_KERNEL:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# args-test.sh FGCOLLECT - `record` and `top` option parsing as users meet it: every bad option,
+# args-test.sh FGCOLLECT - `record`, `top` and `watch` option parsing as users meet it: every bad option,
 # value or argument is exit status 64 with a message naming it; --help is 0 on stdout; a good
 # command line gets past parsing (here to a PID that does not exist, which is not status 64).
 set -u
@@ -42,16 +42,23 @@ expect 64 "unknown option '--bogus'" record --bogus
 expect 64 "option '-p' needs a value" record -p
 expect 64 "unexpected argument 'extra'" record --pid 1 extra
 expect 64 'not a container id' record --container xyz
-expect 64 'whole seconds' record --pid 1 --duration 0
+expect 64 "--duration '0' must be 1..604800 whole seconds" record --pid 1 --duration 0
 expect 64 'unknown extension' record --pid 1 -o out.txt
-expect 64 "freq" record --pid 1 -F 0
+expect 64 "--freq '0' must be 1..10000 Hz" record --pid 1 -F 0
 expect 0 'Usage: fgcollect record' record --help
 parses "$nopid" record --pid "$nopid" -d 1 -o "$tmp/x.folded"
 expect 64 '--pid HOSTPID is required' top
-expect 64 "'0' must be 1..10000" top --pid 1 --rows 0
+expect 64 "--rows '0' must be 1..10000" top --pid 1 --rows 0
+expect 64 "--count '-3' must be 1..4294967295" top --pid 1 --count -3
+expect 64 "--interval '3601' must be 1..3600 seconds" top --pid 1 --interval 3601
 expect 64 "unknown option '--all'" top --all
 expect 64 "unexpected argument 'x'" top --pid 1 x
 expect 0 'Usage: fgcollect top' top --help
 parses "$nopid" top --pid "$nopid" -n 1
-[ "$fails" = 0 ] && echo "record/top arguments: all cases pass"
+expect 64 "--max-jvms '0' must be 1..65536" watch --max-jvms 0
+expect 64 "--watchdog-ms '1e3' must be 0..3600000 ms" watch --watchdog-ms 1e3
+expect 64 "--keep-profiles '0' must be 1..1000000" watch --keep-profiles 0
+expect 64 "--push-queue 'x' must be 1..100000 profiles" watch --push-queue x
+expect 64 "--freq '10001' must be 1..10000 Hz" watch --freq 10001
+[ "$fails" = 0 ] && echo "record/top/watch arguments: all cases pass"
 exit $((fails != 0))

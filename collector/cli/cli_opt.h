@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_opt.h - a numeric option's argument, checked against its range with one wording for every
+ * subcommand: "<cmd>: --<opt> '<arg>' must be <lo>..<hi> [unit]". For cmd_*.c only: it prints the
+ * error it finds.
+ */
+#ifndef FG_CLI_OPT_H
+#define FG_CLI_OPT_H
+
+#include <stdint.h>
+
+/*
+ * Parse arg as a whole number in [lo, hi] into *out: 1 (getopt handlers' "taken"), or -1 with the
+ * error printed (unit, e.g. "Hz", may be NULL). *out is left alone on error.
+ */
+int cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint64_t hi,
+	    const char *unit, uint64_t *out);
+
+#endif
