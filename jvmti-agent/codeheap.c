@@ -52,33 +52,6 @@ static bool field(const struct vmstructs *vs, const char *type, const char *name
 	return true;
 }
 
-/* The address a static field lives at (VMStructs' address column). */
-static bool static_addr(const struct vmstructs *vs, const char *type, const char *name,
-			uint64_t *addr)
-{
-	const char *e = vs->structs;
-
-	if (!e || vs->s_stride < 8 || vs->s_stride > VMSTRUCTS_MAX_STRIDE ||
-	    vs->s_address > vs->s_stride - 8 || vs->s_type > vs->s_stride - 8 ||
-	    vs->s_field > vs->s_stride - 8 || vs->s_static > vs->s_stride - 4)
-		return false;
-	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->s_stride) {
-		const char *tn, *fn;
-		int32_t is_static;
-
-		memcpy(&tn, e + vs->s_type, sizeof(tn));
-		memcpy(&fn, e + vs->s_field, sizeof(fn));
-		if (tn == NULL)
-			return false;
-		memcpy(&is_static, e + vs->s_static, sizeof(is_static));
-		if (!is_static || fn == NULL || strcmp(tn, type) || strcmp(fn, name))
-			continue;
-		memcpy(addr, e + vs->s_address, sizeof(*addr));
-		return *addr != 0;
-	}
-	return false;
-}
-
 static const struct {
 	const char *name;
 	enum fgp_cf_kind kind;
@@ -168,7 +141,7 @@ void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
 	bool ok = true;
 
 	memset(h, 0, sizeof(*h));
-	ok &= static_addr(vs, "CodeCache", "_heaps", &h->heaps_slot);
+	ok &= vmstructs_static(vs, "CodeCache", "_heaps", &h->heaps_slot) == 0;
 	ok &= field(vs, "GrowableArrayBase", "_len", &h->ga_len, NULL);
 	ok &= field(vs, "GrowableArray<int>", "_data", &h->ga_data, NULL);
 	ok &= field(vs, "CodeHeap", "_memory", &h->heap_memory, NULL);
@@ -458,19 +431,14 @@ int codeheap_frame(struct codeheap *h, uint64_t addr, bool nmethod, struct fgp_c
 int codeheap_read(const void *jvm_addr, struct codeheap *out)
 {
 	struct vmstructs vs;
-	Dl_info info;
 	void *h;
 	int rv;
 
 	memset(out, 0, sizeof(*out));
-	if (dladdr(jvm_addr, &info) == 0 || info.dli_fname == NULL)
-		return -ENOENT;
-	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (h == NULL)
-		return -ENOENT;
-	rv = vmstructs_from_dl(h, &vs);
-	if (rv == 0)
+	rv = vmstructs_of(jvm_addr, &vs, &h);
+	if (rv == 0) {
 		codeheap_build(&vs, out);
-	dlclose(h);
+		dlclose(h);
+	}
 	return rv == 0 && !out->ok ? -ENOENT : rv;
 }

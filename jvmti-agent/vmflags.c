@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * vmflags.c - walk HotSpot's exported vmStructs to find two flag values.
+ * vmflags.c - two flag values from HotSpot's flag table, found through its VMStructs.
  *
  * Invariant: nothing is dereferenced before the exported descriptors said where it is, and every
  * size read from them is sanity-checked first, so a JVM with a different layout yields -ENOENT,
@@ -15,113 +15,42 @@
 #include <string.h>
 
 #include "fgproto.h"
+#include "vmstructs.h"
 
-struct vmstructs {
-	const char *base; /* gHotSpotVMStructs */
-	uint64_t stride, type_name, field_name, is_static, offset, address;
-	const char *types;
-	uint64_t t_stride, t_name, t_size;
-};
+#define MAX_FLAGS 10000u
+#define MAX_FLAG_SIZE 256u
 
-static bool sym_u64(void *h, const char *name, uint64_t *out)
+int vmflags_from(const struct vmstructs *vs, uint32_t *flags)
 {
-	const uint64_t *p = dlsym(h, name);
-
-	if (p == NULL)
-		return false;
-	*out = *p;
-	return true;
-}
-
-static bool sym_ptr(void *h, const char *name, const char **out)
-{
-	const char *const *p = dlsym(h, name);
-
-	if (p == NULL || *p == NULL)
-		return false;
-	*out = *p;
-	return true;
-}
-
-static const char *str_at(const char *entry, uint64_t off)
-{
-	return *(const char *const *)(entry + off);
-}
-
-/* The struct entry for type.field, or NULL. */
-static const char *find_field(const struct vmstructs *vs, const char *type, const char *field)
-{
-	for (const char *e = vs->base;; e += vs->stride) {
-		const char *tn = str_at(e, vs->type_name);
-		const char *fn = str_at(e, vs->field_name);
-
-		if (tn == NULL)
-			return NULL;
-		if (fn && strcmp(tn, type) == 0 && strcmp(fn, field) == 0)
-			return e;
-	}
-}
-
-static uint64_t type_size(const struct vmstructs *vs, const char *type)
-{
-	for (const char *e = vs->types;; e += vs->t_stride) {
-		const char *tn = str_at(e, vs->t_name);
-
-		if (tn == NULL)
-			return 0;
-		if (strcmp(tn, type) == 0)
-			return *(const uint64_t *)(e + vs->t_size);
-	}
-}
-
-static int read_flags(void *h, uint32_t *flags)
-{
-	struct vmstructs vs;
-	const char *e_flags, *e_num, *e_name, *e_addr, *e_orig;
-	const char *table;
-	uint64_t n, size, off_name, off_addr, off_orig;
-	bool pfp = false, dns = true;
-
-	if (!sym_ptr(h, "gHotSpotVMStructs", &vs.base) ||
-	    !sym_u64(h, "gHotSpotVMStructEntryArrayStride", &vs.stride) ||
-	    !sym_u64(h, "gHotSpotVMStructEntryTypeNameOffset", &vs.type_name) ||
-	    !sym_u64(h, "gHotSpotVMStructEntryFieldNameOffset", &vs.field_name) ||
-	    !sym_u64(h, "gHotSpotVMStructEntryIsStaticOffset", &vs.is_static) ||
-	    !sym_u64(h, "gHotSpotVMStructEntryOffsetOffset", &vs.offset) ||
-	    !sym_u64(h, "gHotSpotVMStructEntryAddressOffset", &vs.address) ||
-	    !sym_ptr(h, "gHotSpotVMTypes", &vs.types) ||
-	    !sym_u64(h, "gHotSpotVMTypeEntryArrayStride", &vs.t_stride) ||
-	    !sym_u64(h, "gHotSpotVMTypeEntryTypeNameOffset", &vs.t_name) ||
-	    !sym_u64(h, "gHotSpotVMTypeEntrySizeOffset", &vs.t_size))
-		return -ENOENT;
-	if (vs.stride == 0 || vs.stride > 256 || vs.t_stride == 0 || vs.t_stride > 256)
-		return -ENOENT;
 	/* JDK 11+ calls the class JVMFlag; older releases call it Flag. */
 	const char *cls = "JVMFlag";
+	uint64_t table_slot, num_slot, size, off_name, off_addr, off_orig = 0;
+	const char *table;
+	bool pfp = false, dns = true, orig;
+	size_t n;
 
-	if (find_field(&vs, cls, "flags") == NULL)
+	*flags = FGP_HELLO_DEBUG_NON_SAFEPOINTS;
+	if (vmstructs_static(vs, cls, "flags", &table_slot) != 0)
 		cls = "Flag";
-	e_flags = find_field(&vs, cls, "flags");
-	e_num = find_field(&vs, cls, "numFlags");
-	e_name = find_field(&vs, cls, "_name");
-	e_addr = find_field(&vs, cls, "_addr");
-	e_orig = find_field(&vs, cls, "_flags");
-	size = type_size(&vs, cls);
-	if (!e_flags || !e_num || !e_name || !e_addr || size < 16 || size > 256)
+	if (vmstructs_static(vs, cls, "flags", &table_slot) != 0 ||
+	    vmstructs_static(vs, cls, "numFlags", &num_slot) != 0 ||
+	    vmstructs_field(vs, cls, "_name", &off_name, NULL) != 0 ||
+	    vmstructs_field(vs, cls, "_addr", &off_addr, NULL) != 0 ||
+	    vmstructs_type_size(vs, cls, &size) != 0)
 		return -ENOENT;
-	table = *(const char *const *)str_at(e_flags, vs.address);
-	n = *(const size_t *)str_at(e_num, vs.address);
-	off_name = *(const uint64_t *)(e_name + vs.offset);
-	off_addr = *(const uint64_t *)(e_addr + vs.offset);
-	off_orig = e_orig ? *(const uint64_t *)(e_orig + vs.offset) : 0;
-	if (table == NULL || n == 0 || n > 10000 || off_name >= size || off_addr >= size ||
-	    off_orig >= size)
+	orig = vmstructs_field(vs, cls, "_flags", &off_orig, NULL) == 0;
+	memcpy(&table, (const void *)(uintptr_t)table_slot, sizeof(table));
+	memcpy(&n, (const void *)(uintptr_t)num_slot, sizeof(n));
+	if (size < 16 || size > MAX_FLAG_SIZE || table == NULL || n == 0 || n > MAX_FLAGS ||
+	    off_name > size - 8 || off_addr > size - 8 || (orig && off_orig >= size))
 		return -ENOENT;
-	for (uint64_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const char *f = table + i * size;
-		const char *name = str_at(f, off_name);
-		const bool *val = *(const bool *const *)(f + off_addr);
+		const char *name;
+		const bool *val;
 
+		memcpy(&name, f + off_name, sizeof(name));
+		memcpy(&val, f + off_addr, sizeof(val));
 		if (name == NULL || val == NULL)
 			continue;
 		if (strcmp(name, "PreserveFramePointer") == 0) {
@@ -130,7 +59,7 @@ static int read_flags(void *h, uint32_t *flags)
 			/* Origin is the low 4 bits of _flags (0 = default); little-endian low byte.
 			 */
 			bool is_default =
-				e_orig ? (*(const uint8_t *)(f + off_orig) & 0xf) == 0 : true;
+				orig ? (*(const uint8_t *)(f + off_orig) & 0xf) == 0 : true;
 
 			dns = *val || is_default;
 		}
@@ -142,17 +71,14 @@ static int read_flags(void *h, uint32_t *flags)
 
 int vmflags_read(const void *jvm_addr, uint32_t *flags)
 {
-	Dl_info info;
+	struct vmstructs vs;
 	void *h;
 	int rv;
 
 	*flags = FGP_HELLO_DEBUG_NON_SAFEPOINTS;
-	if (dladdr(jvm_addr, &info) == 0 || info.dli_fname == NULL)
+	if (vmstructs_of(jvm_addr, &vs, &h) != 0)
 		return -ENOENT;
-	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (h == NULL)
-		return -ENOENT;
-	rv = read_flags(h, flags);
+	rv = vmflags_from(&vs, flags);
 	dlclose(h);
 	return rv;
 }

@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+struct vmstructs;
+
 /*
  * Find the flag table of the libjvm.so that contains the code at jvm_addr and return the
  * FGP_HELLO_PRESERVE_FRAME_POINTER / FGP_HELLO_DEBUG_NON_SAFEPOINTS bits in *flags.
@@ -24,5 +26,8 @@
  * the defaults (PreserveFramePointer off, DebugNonSafepoints on).
  */
 int vmflags_read(const void *jvm_addr, uint32_t *flags);
+
+/* The same from VMStructs tables already found (tests give fake ones). */
+int vmflags_from(const struct vmstructs *vs, uint32_t *flags);
 
 #endif

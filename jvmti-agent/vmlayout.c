@@ -135,19 +135,14 @@ void vmlayout_set_gc_clock(struct fgp_vm_layout *l, uint64_t addr)
 int vmlayout_read(const void *jvm_addr, const char *version, struct fgp_vm_layout *out)
 {
 	struct vmstructs vs;
-	Dl_info info;
 	void *h;
 	int rv;
 
 	memset(out, 0, sizeof(*out));
-	if (dladdr(jvm_addr, &info) == 0 || info.dli_fname == NULL)
-		return -ENOENT;
-	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (h == NULL)
-		return -ENOENT;
-	rv = vmstructs_from_dl(h, &vs);
-	if (rv == 0)
+	rv = vmstructs_of(jvm_addr, &vs, &h);
+	if (rv == 0) {
 		vmlayout_build(&vs, vmlayout_jdk_major(version), out);
-	dlclose(h);
+		dlclose(h);
+	}
 	return rv;
 }

@@ -85,33 +85,73 @@ int vmstructs_from_dl(void *h, struct vmstructs *vs)
 	return 0;
 }
 
-int vmstructs_field(const struct vmstructs *vs, const char *type, const char *field, uint64_t *off,
-		    const char **typestr)
+int vmstructs_of(const void *jvm_addr, struct vmstructs *out, void **handle)
+{
+	Dl_info info;
+	void *h;
+
+	*handle = NULL;
+	memset(out, 0, sizeof(*out));
+	if (dladdr(jvm_addr, &info) == 0 || info.dli_fname == NULL)
+		return -ENOENT;
+	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL)
+		return -ENOENT;
+	if (vmstructs_from_dl(h, out) != 0) {
+		dlclose(h);
+		return -ENOENT;
+	}
+	*handle = h;
+	return 0;
+}
+
+/* The entry of type::field, static or not as asked, or NULL. */
+static const char *find_entry(const struct vmstructs *vs, const char *type, const char *field,
+			      bool want_static)
 {
 	const char *e = vs->structs;
 
 	if (!e || !slot_ok(vs->s_stride, vs->s_type) || !slot_ok(vs->s_stride, vs->s_field) ||
 	    !slot_ok(vs->s_stride, vs->s_offset) || !slot_ok(vs->s_stride, vs->s_typestr) ||
-	    vs->s_static > vs->s_stride - 4)
-		return -ENOENT;
+	    !slot_ok(vs->s_stride, vs->s_address) || vs->s_static > vs->s_stride - 4)
+		return NULL;
 	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->s_stride) {
 		const char *tn = str_at(e, vs->s_type);
 		const char *fn = str_at(e, vs->s_field);
 		int32_t is_static;
 
 		if (tn == NULL)
-			return -ENOENT;
+			return NULL;
 		if (fn == NULL || strcmp(tn, type) != 0 || strcmp(fn, field) != 0)
 			continue;
 		memcpy(&is_static, e + vs->s_static, sizeof(is_static));
-		if (is_static)
-			continue;
-		*off = u64_at(e, vs->s_offset);
-		if (typestr)
-			*typestr = str_at(e, vs->s_typestr);
-		return 0;
+		if ((is_static != 0) == want_static)
+			return e;
 	}
-	return -ENOENT;
+	return NULL;
+}
+
+int vmstructs_static(const struct vmstructs *vs, const char *type, const char *field,
+		     uint64_t *addr)
+{
+	const char *e = find_entry(vs, type, field, true);
+
+	if (!e || (*addr = u64_at(e, vs->s_address)) == 0)
+		return -ENOENT;
+	return 0;
+}
+
+int vmstructs_field(const struct vmstructs *vs, const char *type, const char *field, uint64_t *off,
+		    const char **typestr)
+{
+	const char *e = find_entry(vs, type, field, false);
+
+	if (!e)
+		return -ENOENT;
+	*off = u64_at(e, vs->s_offset);
+	if (typestr)
+		*typestr = str_at(e, vs->s_typestr);
+	return 0;
 }
 
 int vmstructs_type_size(const struct vmstructs *vs, const char *type, uint64_t *size)

@@ -35,11 +35,21 @@ struct vmstructs {
 int vmstructs_from_dl(void *handle, struct vmstructs *out);
 
 /*
+ * Fill *out from the libjvm.so that holds the code at jvm_addr (a JVMTI function, say), already
+ * loaded: 0 with *handle to dlclose() once done with *out, or -ENOENT (*handle NULL).
+ */
+int vmstructs_of(const void *jvm_addr, struct vmstructs *out, void **handle);
+
+/*
  * The offset of non-static field type::field: 0 with *off (and *typestr, may be NULL: the
  * field's C type as HotSpot names it, e.g. "u2") set, or -ENOENT.
  */
 int vmstructs_field(const struct vmstructs *vs, const char *type, const char *field, uint64_t *off,
 		    const char **typestr);
+
+/* The address static field type::field lives at: 0 with *addr set (never 0), or -ENOENT. */
+int vmstructs_static(const struct vmstructs *vs, const char *type, const char *field,
+		     uint64_t *addr);
 
 /* sizeof(type): 0 with *size set, or -ENOENT. */
 int vmstructs_type_size(const struct vmstructs *vs, const char *type, uint64_t *size);

@@ -19,6 +19,7 @@ fg_unit_test(test_agent_vmlayout SOURCES unit/agent/test_agent_vmlayout.c LIBS f
 fg_unit_test(test_agent_codeheap SOURCES unit/agent/test_agent_codeheap.c LIBS fgagent_core)
 fg_unit_test(test_agent_methodset SOURCES unit/agent/test_agent_methodset.c LIBS fgagent_core)
 fg_unit_test(test_agent_codelines SOURCES unit/agent/test_agent_codelines.c LIBS fgagent_core)
+fg_unit_test(test_agent_vmflags SOURCES unit/agent/test_agent_vmflags.c LIBS fgagent_core)
 
 # A minimal receiver printing decoded records, for the JVM tests.
 add_executable(fgrecv unit/agent/fgrecv.c)

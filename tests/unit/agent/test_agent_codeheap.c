@@ -16,36 +16,15 @@
 #include <cmocka.h>
 
 #include "codeheap.h"
+#include "fake_vmstructs.h"
 #include "vmstructs.h"
 
-struct fstruct {
-	const char *type, *field, *typestr;
-	int32_t is_static;
-	uint64_t offset;
-	void *address;
-};
-
-struct ftype {
-	const char *name, *super, *is_oop;
-	int32_t a, b, c;
-	uint64_t size;
-};
-
-struct fint {
-	const char *name;
-	int32_t value;
-};
-
-#define MAXF 48
 #define SEG_LOG2 6 /* 64-byte segments */
 #define NSEG 64
 
 /* The fake JVM: one heap of NSEG segments holding a blob in segments 4..11. */
 static struct {
-	struct fstruct s[MAXF];
-	struct ftype t[MAXF];
-	struct fint i[MAXF];
-	unsigned ns, nt, ni;
+	struct fake_vm vm;
 	/* CodeCache::_heaps -> GrowableArray { int len, int max, CodeHeap **data } */
 	void *heaps;
 	struct {
@@ -62,7 +41,7 @@ static struct {
 
 static void add_f(const char *type, const char *field, const char *ts, uint64_t off)
 {
-	J.s[J.ns++] = (struct fstruct){ type, field, ts, 0, off, NULL };
+	fake_vm_field(&J.vm, type, field, ts, off);
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -102,8 +81,7 @@ static void fake_heap(void)
 		J.segmap[BLOB_SEG + i] = (uint8_t)(i < 3 ? i : 1 + i % 2); /* hops of 1 and 2 */
 	J.mem[(BLOB_SEG << SEG_LOG2) + 8] = 1; /* HeapBlock::Header::_used */
 
-	J.s[J.ns++] = (struct fstruct){ "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*",
-					1,	     0,	       &J.heaps };
+	fake_vm_static(&J.vm, "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", &J.heaps);
 	add_f("GrowableArrayBase", "_len", "int", 0);
 	add_f("GrowableArray<int>", "_data", "int*", 8);
 	add_f("CodeHeap", "_memory", "VirtualSpace", 0);
@@ -112,7 +90,7 @@ static void fake_heap(void)
 	add_f("VirtualSpace", "_low", "char*", 16);
 	add_f("VirtualSpace", "_high", "char*", 24);
 	add_f("HeapBlock::Header", "_used", "bool", 8);
-	J.t[J.nt++] = (struct ftype){ .name = "HeapBlock", .size = HB_SIZE };
+	fake_vm_type(&J.vm, "HeapBlock", HB_SIZE);
 }
 
 static uint64_t code_at(unsigned off)
@@ -155,8 +133,8 @@ static void fake_jdk25(void)
 	add_f("nmethod", "_deopt_handler_offset", "int", 64);
 	add_f("nmethod", "_deopt_mh_handler_offset", "int", 68);
 	add_f("nmethod", "_orig_pc_offset", "int", 72);
-	J.i[J.ni++] = (struct fint){ "CodeBlobKind::Nmethod", 1 };
-	J.i[J.ni++] = (struct fint){ "CodeBlobKind::RuntimeStub", 6 };
+	fake_vm_int(&J.vm, "CodeBlobKind::Nmethod", 1);
+	fake_vm_int(&J.vm, "CodeBlobKind::RuntimeStub", 6);
 	put32(blob() + 36, 128);
 	put32(blob() + 40, 128 + 256);
 	put32(blob() + 44, 4);
@@ -170,23 +148,7 @@ static void fake_jdk25(void)
 
 static void vs_of(struct vmstructs *vs)
 {
-	memset(vs, 0, sizeof(*vs));
-	vs->structs = (const char *)J.s;
-	vs->s_stride = sizeof(struct fstruct);
-	vs->s_type = offsetof(struct fstruct, type);
-	vs->s_field = offsetof(struct fstruct, field);
-	vs->s_typestr = offsetof(struct fstruct, typestr);
-	vs->s_static = offsetof(struct fstruct, is_static);
-	vs->s_offset = offsetof(struct fstruct, offset);
-	vs->s_address = offsetof(struct fstruct, address);
-	vs->types = (const char *)J.t;
-	vs->t_stride = sizeof(struct ftype);
-	vs->t_name = offsetof(struct ftype, name);
-	vs->t_size = offsetof(struct ftype, size);
-	vs->ints = (const char *)J.i;
-	vs->i_stride = sizeof(struct fint);
-	vs->i_name = offsetof(struct fint, name);
-	vs->i_value = offsetof(struct fint, value);
+	fake_vm_tables(&J.vm, vs);
 }
 
 static void test_jdk17_nmethod_facts_come_from_its_blob(void **state)
@@ -327,7 +289,7 @@ static void test_a_field_past_the_first_read_is_read_alone(void **state)
 	(void)state;
 	fake_jdk25();
 	/* _orig_pc_offset 700 bytes into the blob, past the 512 read at once */
-	J.s[J.ns - 1].offset = 700;
+	J.vm.s[J.vm.ns - 1].offset = 700;
 	put32(blob() + 700, 24);
 	vs_of(&vs);
 	codeheap_build(&vs, &h);
@@ -345,7 +307,7 @@ static void test_a_layout_without_the_heap_fields_is_not_usable(void **state)
 
 	(void)state;
 	fake_jdk25();
-	J.s[0].field = "_heaps_renamed";
+	J.vm.s[0].field = "_heaps_renamed";
 	vs_of(&vs);
 	codeheap_build(&vs, &h);
 	assert_false(h.ok);

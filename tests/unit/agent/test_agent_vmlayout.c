@@ -14,109 +14,51 @@
 
 #include <cmocka.h>
 
+#include "fake_vmstructs.h"
 #include "vmlayout.h"
 #include "vmstructs.h"
 
-/* HotSpot's VMStructEntry / VMTypeEntry / VMIntConstantEntry shapes. */
-struct fstruct {
-	const char *type, *field, *typestr;
-	int32_t is_static;
-	uint64_t offset;
-	void *address;
-};
-
-struct ftype {
-	const char *name, *super, *is_oop;
-	int32_t a, b, c;
-	uint64_t size;
-};
-
-struct fint {
-	const char *name;
-	int32_t value;
-};
-
-#define MAXF 32
-
-struct fake {
-	struct fstruct s[MAXF];
-	struct ftype t[MAXF];
-	struct fint i[MAXF];
-	unsigned ns, nt, ni;
-};
-
-static void add_f(struct fake *f, const char *type, const char *field, const char *ts, uint64_t off)
-{
-	f->s[f->ns++] = (struct fstruct){ type, field, ts, 0, off, NULL };
-}
-
-static void add_t(struct fake *f, const char *name, uint64_t size)
-{
-	f->t[f->nt++] = (struct ftype){ .name = name, .size = size };
-}
-
 /* JDK 17's offsets; jdk25 switches to that release's. */
-static void fake_jdk(struct fake *f, bool jdk25)
+static void fake_jdk(struct fake_vm *f, bool jdk25)
 {
 	memset(f, 0, sizeof(*f));
-	add_f(f, "Method", "_constMethod", "ConstMethod*", 8);
-	add_f(f, "ConstMethod", "_constants", "ConstantPool*", 8);
+	fake_vm_field(f, "Method", "_constMethod", "ConstMethod*", 8);
+	fake_vm_field(f, "ConstMethod", "_constants", "ConstantPool*", 8);
 	if (jdk25) {
-		add_f(f, "ConstMethod", "_flags._flags", "u4", 28);
-		add_f(f, "ConstMethod", "_code_size", "u2", 34);
-		add_f(f, "ConstMethod", "_name_index", "u2", 36);
-		add_f(f, "ConstMethod", "_signature_index", "u2", 38);
-		add_f(f, "ConstMethod", "_method_idnum", "u2", 40);
-		f->i[f->ni++] = (struct fint){ "ConstMethodFlags::_misc_has_linenumber_table", 1 };
+		fake_vm_field(f, "ConstMethod", "_flags._flags", "u4", 28);
+		fake_vm_field(f, "ConstMethod", "_code_size", "u2", 34);
+		fake_vm_field(f, "ConstMethod", "_name_index", "u2", 36);
+		fake_vm_field(f, "ConstMethod", "_signature_index", "u2", 38);
+		fake_vm_field(f, "ConstMethod", "_method_idnum", "u2", 40);
+		fake_vm_int(f, "ConstMethodFlags::_misc_has_linenumber_table", 1);
 	} else {
-		add_f(f, "ConstMethod", "_flags", "u2", 28);
-		add_f(f, "ConstMethod", "_code_size", "u2", 32);
-		add_f(f, "ConstMethod", "_name_index", "u2", 34);
-		add_f(f, "ConstMethod", "_signature_index", "u2", 36);
-		add_f(f, "ConstMethod", "_method_idnum", "u2", 38);
-		f->i[f->ni++] = (struct fint){ "ConstMethod::_has_linenumber_table", 1 };
+		fake_vm_field(f, "ConstMethod", "_flags", "u2", 28);
+		fake_vm_field(f, "ConstMethod", "_code_size", "u2", 32);
+		fake_vm_field(f, "ConstMethod", "_name_index", "u2", 34);
+		fake_vm_field(f, "ConstMethod", "_signature_index", "u2", 36);
+		fake_vm_field(f, "ConstMethod", "_method_idnum", "u2", 38);
+		fake_vm_int(f, "ConstMethod::_has_linenumber_table", 1);
 	}
-	add_f(f, "ConstantPool", "_pool_holder", "InstanceKlass*", 24);
-	add_f(f, "Klass", "_name", "Symbol*", 24);
-	add_f(f, "Symbol", "_length", "u2", 4);
-	add_f(f, "Symbol", "_body[0]", "u1", 6);
-	add_t(f, "ConstMethod", jdk25 ? 56 : 48);
-	add_t(f, "ConstantPool", 72);
-	add_t(f, "Method", 88);
-}
-
-static void vs_of(struct fake *f, struct vmstructs *vs)
-{
-	memset(vs, 0, sizeof(*vs));
-	vs->structs = (const char *)f->s;
-	vs->s_stride = sizeof(struct fstruct);
-	vs->s_type = offsetof(struct fstruct, type);
-	vs->s_field = offsetof(struct fstruct, field);
-	vs->s_typestr = offsetof(struct fstruct, typestr);
-	vs->s_static = offsetof(struct fstruct, is_static);
-	vs->s_offset = offsetof(struct fstruct, offset);
-	vs->s_address = offsetof(struct fstruct, address);
-	vs->types = (const char *)f->t;
-	vs->t_stride = sizeof(struct ftype);
-	vs->t_name = offsetof(struct ftype, name);
-	vs->t_size = offsetof(struct ftype, size);
-	vs->ints = (const char *)f->i;
-	vs->i_stride = sizeof(struct fint);
-	vs->i_name = offsetof(struct fint, name);
-	vs->i_value = offsetof(struct fint, value);
+	fake_vm_field(f, "ConstantPool", "_pool_holder", "InstanceKlass*", 24);
+	fake_vm_field(f, "Klass", "_name", "Symbol*", 24);
+	fake_vm_field(f, "Symbol", "_length", "u2", 4);
+	fake_vm_field(f, "Symbol", "_body[0]", "u1", 6);
+	fake_vm_type(f, "ConstMethod", jdk25 ? 56 : 48);
+	fake_vm_type(f, "ConstantPool", 72);
+	fake_vm_type(f, "Method", 88);
 }
 
 #define ALL_CAPS (FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME | FGP_VML_CAP_LINES)
 
 static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
 {
-	struct fake f;
+	struct fake_vm f;
 	struct vmstructs vs;
 	struct fgp_vm_layout l;
 
 	(void)state;
 	fake_jdk(&f, false);
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 17, &l);
 	assert_int_equal(l.caps, ALL_CAPS);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_JDK_MAJOR), 17);
@@ -142,13 +84,13 @@ static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
 
 static void test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion(void **state)
 {
-	struct fake f;
+	struct fake_vm f;
 	struct vmstructs vs;
 	struct fgp_vm_layout l;
 
 	(void)state;
 	fake_jdk(&f, true);
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 25, &l);
 	assert_int_equal(l.caps, ALL_CAPS);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTMETHOD_SIZE), 56);
@@ -159,14 +101,14 @@ static void test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion(void **
 
 static void test_a_missing_field_turns_names_and_frames_off(void **state)
 {
-	struct fake f;
+	struct fake_vm f;
 	struct vmstructs vs;
 	struct fgp_vm_layout l;
 
 	(void)state;
 	fake_jdk(&f, false);
 	f.s[8].field = "_name_renamed"; /* Klass::_name */
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 17, &l);
 	assert_false(l.caps & FGP_VML_CAP_NAMES);
 	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
@@ -177,12 +119,12 @@ static void test_a_missing_field_turns_names_and_frames_off(void **state)
 	/* A static field of that name does not count, nor does an offset beyond any class. */
 	fake_jdk(&f, false);
 	f.s[8].is_static = 1;
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 17, &l);
 	assert_false(l.caps & FGP_VML_CAP_NAMES);
 	fake_jdk(&f, false);
 	f.s[0].offset = 1u << 20;
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 17, &l);
 	assert_false(l.caps & FGP_VML_CAP_NAMES);
 	assert_false(fgp_vml_has(&l, FGP_VML_METHOD_CONSTMETHOD));
@@ -190,13 +132,13 @@ static void test_a_missing_field_turns_names_and_frames_off(void **state)
 
 static void test_unknown_releases_get_no_frame_slots_or_lines(void **state)
 {
-	struct fake f;
+	struct fake_vm f;
 	struct vmstructs vs;
 	struct fgp_vm_layout l;
 
 	(void)state;
 	fake_jdk(&f, true);
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 26, &l);
 	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_LINES);
 	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_METHOD_SLOT));
@@ -207,30 +149,30 @@ static void test_unknown_releases_get_no_frame_slots_or_lines(void **state)
 	/* A line-table flag that is not one bit is not trusted. */
 	fake_jdk(&f, false);
 	f.i[0].value = 3;
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 17, &l);
 	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME);
 }
 
 static void test_insane_strides_find_nothing(void **state)
 {
-	struct fake f;
+	struct fake_vm f;
 	struct vmstructs vs;
 	struct fgp_vm_layout l;
 	uint64_t off;
 
 	(void)state;
 	fake_jdk(&f, false);
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vs.s_stride = 4;
 	assert_int_equal(vmstructs_field(&vs, "Method", "_constMethod", &off, NULL), -ENOENT);
 	vs.s_stride = 1u << 20;
 	assert_int_equal(vmstructs_field(&vs, "Method", "_constMethod", &off, NULL), -ENOENT);
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vs.s_offset = vs.s_stride; /* the value would lie past the entry */
 	vmlayout_build(&vs, 17, &l);
 	assert_int_equal(l.caps, 0);
-	vs_of(&f, &vs);
+	fake_vm_tables(&f, &vs);
 	vs.ints = NULL; /* no constants exported: names still work, lines do not */
 	vmlayout_build(&vs, 17, &l);
 	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME);
