@@ -15,8 +15,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
+
+#include "selfmem.h"
 
 #define MAX_HOPS 4096
 #define OFF_MAX 4096u
@@ -24,11 +24,7 @@
 /* Copy n bytes of our own memory at src, or -EFAULT: never a SIGSEGV in the JVM. */
 static int peek(void *dst, uint64_t src, size_t n)
 {
-	struct iovec l = { dst, n }, r = { (void *)(uintptr_t)src, n };
-
-	if (src == 0)
-		return -EFAULT;
-	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+	return selfmem_read(dst, src, n) == (ssize_t)n ? 0 : -EFAULT;
 }
 
 static int peek64(uint64_t src, uint64_t *v)
@@ -275,9 +271,8 @@ struct hdr {
 
 static int hdr_load(const struct codeheap *h, struct hdr *b, uint64_t at)
 {
-	struct iovec l = { b->buf, h->hdr_len < sizeof(b->buf) ? h->hdr_len : sizeof(b->buf) };
-	struct iovec rmt = { (void *)(uintptr_t)at, l.iov_len };
-	ssize_t n = process_vm_readv(getpid(), &l, 1, &rmt, 1, 0);
+	ssize_t n =
+		selfmem_read(b->buf, at, h->hdr_len < sizeof(b->buf) ? h->hdr_len : sizeof(b->buf));
 
 	b->at = at;
 	b->got = n > 0 ? (size_t)n : 0;

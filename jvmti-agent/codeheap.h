@@ -10,8 +10,9 @@
  * gives no nmethod pointer, and a blob found this way is checked against the address JVMTI
  * gave (code_begin equal for a compiled method, containing it for a stub).
  *
- * Invariant: every read of JVM memory goes through process_vm_readv of our own process, so a
- * wrong offset from an unknown JDK yields -EFAULT or a refused record, never a crash; a layout
+ * Invariant: every read of JVM memory goes through selfmem_read() (a pipe, or process_vm_readv of
+ * our own process), so a wrong offset from an unknown JDK yields -EFAULT or a refused record,
+ * never a crash; a layout
  * without every field it needs is not usable (codeheap_ok false) and nothing is sent.
  */
 #ifndef FG_CODEHEAP_H

@@ -20,6 +20,7 @@ fg_unit_test(test_agent_codeheap SOURCES unit/agent/test_agent_codeheap.c LIBS f
 fg_unit_test(test_agent_methodset SOURCES unit/agent/test_agent_methodset.c LIBS fgagent_core)
 fg_unit_test(test_agent_codelines SOURCES unit/agent/test_agent_codelines.c LIBS fgagent_core)
 fg_unit_test(test_agent_vmflags SOURCES unit/agent/test_agent_vmflags.c LIBS fgagent_core)
+fg_unit_test(test_agent_selfmem SOURCES unit/agent/test_agent_selfmem.c LIBS fgagent_core Threads::Threads)
 
 # A minimal receiver printing decoded records, for the JVM tests.
 add_executable(fgrecv unit/agent/fgrecv.c)
