@@ -154,6 +154,48 @@ static void test_inline_table_dedups_folds_and_bounds(void **state)
 	queue_free(q);
 }
 
+/* Neighbouring pcs of one depth with another method in a frame keep their own chains. */
+static void test_neighbouring_pcs_keep_their_own_methods(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	uintptr_t base = 0x6000;
+	jmethodID a[2] = { FAKE_M(3), FAKE_M(1) }, b[2] = { FAKE_M(2), FAKE_M(1) };
+	PCStackInfo pcs[] = {
+		{ (void *)(base + 0x10), 2, a, NULL },
+		{ (void *)(base + 0x20), 2, b, NULL },
+		{ (void *)(base + 0x30), 2, a, NULL },
+	};
+	jvmtiCompiledMethodLoadInlineRecord inl = { { JVMTI_CMLR_INLINE_INFO, 1, 0, NULL },
+						    3,
+						    pcs };
+	static const char *const inner[] = { "java.lang.Math::max", "com.acme.Hot$Inner::step",
+					     "java.lang.Math::max" };
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_str names[4];
+	struct fgp_pc pc;
+	unsigned nm = 0, np = 0;
+
+	(void)state;
+	events_code_load(q, NULL, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)base,
+			 &inl.header, 7);
+	rec = decode_one(q, buf, sizeof(buf));
+	fgp_methods_begin(&rec.u.load, &it);
+	while (nm < 4 && fgp_methods_next(&it, &names[nm]))
+		nm++;
+	fgp_pcs_begin(&rec.u.load, &it);
+	while (fgp_pcs_next(&it, &pc)) {
+		assert_true(np < 3);
+		assert_int_equal(pc.depth, 2);
+		assert_true(str_is(names[fgp_pc_method(&pc, 0)], inner[np]));
+		assert_true(str_is(names[fgp_pc_method(&pc, 1)], "com.acme.Hot::loop"));
+		np++;
+	}
+	assert_int_equal(np, 3);
+	queue_free(q);
+}
+
 static void test_too_deep_chain_is_cut_and_flagged(void **state)
 {
 	struct queue *q = queue_new(1 << 20);
@@ -224,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_code_load_without_inline_info),
 		cmocka_unit_test(test_code_load_with_signatures_and_unknown_method),
 		cmocka_unit_test(test_inline_table_dedups_folds_and_bounds),
+		cmocka_unit_test(test_neighbouring_pcs_keep_their_own_methods),
 		cmocka_unit_test(test_too_deep_chain_is_cut_and_flagged),
 		cmocka_unit_test(test_unload_and_dynamic_code_records),
 		cmocka_unit_test(test_full_queue_drops_and_counts),
