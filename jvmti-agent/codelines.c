@@ -280,10 +280,6 @@ struct build {
 	uint16_t *lines;
 	size_t n_pcs;
 	bool any_line, truncated;
-	/* The last pc filled and its lines: a frame it shares (method and bci) keeps its line. */
-	const PCStackInfo *prev;
-	const uint16_t *prev_lines;
-	uint16_t prev_depth;
 };
 
 static void build_fini(struct build *b)
@@ -318,33 +314,18 @@ static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
 	return 0;
 }
 
-/*
- * A pc's lines: each frame's line at its bci, 0 where its method has none. Neighbouring pcs
- * mostly share their outer frames: a frame with the previous pc's method and bci at the same
- * depth takes its line from there instead of two binary searches.
- */
+/* A pc's lines: each frame's line at its bci, 0 where its method has none. */
 static void fill_lines(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
 	struct build *b = arg;
-	const PCStackInfo *q = b->prev;
-	bool near = q && b->prev_depth == depth && p->bcis && q->bcis;
 
 	for (uint16_t k = 0; k < depth; k++) {
-		const struct mlines *t;
-		uint16_t line;
+		const struct mlines *t = b->tabs[methodset_index(b->ids, b->n_ids, p->methods[k])];
+		uint16_t line = p->bcis ? line_at(t, p->bcis[k]) : 0;
 
-		if (near && q->methods[k] == p->methods[k] && q->bcis[k] == p->bcis[k]) {
-			out[k] = b->prev_lines[k];
-			continue;
-		}
-		t = b->tabs[methodset_index(b->ids, b->n_ids, p->methods[k])];
-		line = p->bcis ? line_at(t, p->bcis[k]) : 0;
 		out[k] = line;
 		b->any_line |= line != 0;
 	}
-	b->prev = p;
-	b->prev_lines = out;
-	b->prev_depth = depth;
 }
 
 /* The pc entries: lines per (method, bci), folded where they repeat. 0 or -ENOMEM. */

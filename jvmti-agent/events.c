@@ -69,10 +69,6 @@ struct inline_tab {
 	uint16_t *chains;
 	size_t n_ids, n_pcs;
 	bool truncated;
-	/* The last pc filled and its chain: a frame with its method keeps its index. */
-	const PCStackInfo *prev;
-	const uint16_t *prev_chain;
-	uint16_t prev_depth;
 };
 
 static void inline_fini(struct inline_tab *t)
@@ -116,22 +112,13 @@ static uint32_t method_name(struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, boo
 	return id;
 }
 
-/*
- * A pc's chain: the index of each of its methods among t->ids, taken from the previous pc where
- * it has the same method at the same depth (neighbouring pcs mostly share their outer frames).
- */
+/* A pc's chain: the index of each of its methods among t->ids. */
 static void fill_chain(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
-	struct inline_tab *t = arg;
-	const PCStackInfo *q = t->prev_depth == depth ? t->prev : NULL;
+	const struct inline_tab *t = arg;
 
 	for (uint16_t k = 0; k < depth; k++)
-		out[k] = q && q->methods[k] == p->methods[k]
-				 ? t->prev_chain[k]
-				 : (uint16_t)methodset_index(t->ids, t->n_ids, p->methods[k]);
-	t->prev = p;
-	t->prev_chain = out;
-	t->prev_depth = depth;
+		out[k] = (uint16_t)methodset_index(t->ids, t->n_ids, p->methods[k]);
 }
 
 static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlineRecord *r,
