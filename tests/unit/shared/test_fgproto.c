@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -545,6 +546,57 @@ static int drain(const uint8_t *buf, size_t len)
 	return good;
 }
 
+/*
+ * Every truncation of all[0..len), each in a fresh heap copy of exactly that many bytes so ASan
+ * sees any over-read, decodes safely and yields fewer than the full message's `full` records.
+ */
+static void check_truncations(const uint8_t *all, size_t len, int full)
+{
+	for (size_t cut = 0; cut < len; cut++) {
+		uint8_t *p = malloc(cut ? cut : 1);
+
+		assert_non_null(p);
+		memcpy(p, all, cut);
+		assert_true(drain(p, cut) < full);
+		free(p);
+	}
+}
+
+/* n copies of all[0..len) with a bit flipped (two in every other copy when both) decode safely. */
+static void check_flips(const uint8_t *all, size_t len, unsigned seed, int n, bool both)
+{
+	for (int iter = 0; iter < n; iter++) {
+		uint8_t *p = malloc(len);
+
+		assert_non_null(p);
+		memcpy(p, all, len);
+		p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		if (both && (iter & 1)) /* a second flip: shapes one flip cannot reach */
+			p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		drain(p, len);
+		free(p);
+	}
+}
+
+/*
+ * buf[0..len) holds UNLOAD, a record X, UNLOAD(addr 3): write v (width bytes, little-endian) at
+ * offset off of X's body; X must be refused alone and the reader stay in step.
+ */
+static void check_bad_middle(uint8_t *buf, size_t len, size_t off, int width, uint64_t v)
+{
+	uint8_t *body = buf + FGP_MSG_HEADER_SIZE + FGP_CODE_UNLOAD_SIZE + FGP_REC_HEADER_SIZE;
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	for (int b = 0; b < width; b++)
+		body[off + (size_t)b] = (uint8_t)(v >> (8 * b));
+	assert_int_equal(fgp_reader_init(&r, buf, len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	assert_int_equal(fgp_next(&r, &rec), 1); /* in sync after the bad record */
+	assert_int_equal(rec.u.unload.addr, 3);
+}
+
 static void test_every_truncation_is_decoded_safely(void **state)
 {
 	uint8_t all[1024];
@@ -553,17 +605,7 @@ static void test_every_truncation_is_decoded_safely(void **state)
 
 	(void)state;
 	assert_int_equal(full, 10);
-	for (size_t cut = 0; cut < len; cut++) {
-		/* a fresh heap copy of exactly cut bytes so ASan sees any over-read */
-		uint8_t *p = malloc(cut ? cut : 1);
-		int got;
-
-		assert_non_null(p);
-		memcpy(p, all, cut);
-		got = drain(p, cut);
-		assert_true(got < full);
-		free(p);
-	}
+	check_truncations(all, len, full);
 }
 
 static void test_random_mutations_are_decoded_safely(void **state)
@@ -776,16 +818,7 @@ static void test_vm_layout_unknown_keys_are_ignored_and_bad_entries_refused(void
 	assert_int_equal(decode_one(b2, len, &rec), -EBADMSG);
 
 	/* Every truncation of the message decodes safely and never yields the record. */
-	for (size_t cut = 0; cut < len; cut++) {
-		uint8_t *p = malloc(cut ? cut : 1);
-		struct fgp_reader r;
-
-		assert_non_null(p);
-		memcpy(p, buf, cut);
-		if (fgp_reader_init(&r, p, cut) == 0)
-			assert_true(fgp_next(&r, &rec) <= 0);
-		free(p);
-	}
+	check_truncations(buf, len, 1);
 	assert_int_equal(fgp_encode_vm_layout(b2, fgp_vm_layout_size(&l) - 1, &l), -ENOSPC);
 }
 
@@ -881,18 +914,8 @@ static void test_invalid_code_frames_are_refused_both_ways(void **state)
 	for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
 		uint8_t buf[256];
 		size_t len = build_frame_msg(buf, sizeof(buf), &good_frame);
-		uint8_t *body =
-			buf + FGP_MSG_HEADER_SIZE + FGP_CODE_UNLOAD_SIZE + FGP_REC_HEADER_SIZE;
-		struct fgp_reader r;
-		struct fgp_record rec;
 
-		for (int b = 0; b < muts[i].width; b++)
-			body[muts[i].off + (size_t)b] = (uint8_t)(muts[i].v >> (8 * b));
-		assert_int_equal(fgp_reader_init(&r, buf, len), 0);
-		assert_int_equal(fgp_next(&r, &rec), 1);
-		assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
-		assert_int_equal(fgp_next(&r, &rec), 1); /* in sync after the bad record */
-		assert_int_equal(rec.u.unload.addr, 3);
+		check_bad_middle(buf, len, muts[i].off, muts[i].width, muts[i].v);
 		if (muts[i].off != 52) {
 			/* the decoded struct (before validation) would not encode either */
 			struct fgp_code_frame f = good_frame;
@@ -935,27 +958,11 @@ static void test_code_frame_truncations_and_mutations_are_decoded_safely(void **
 {
 	uint8_t all[256];
 	size_t len = build_frame_msg(all, sizeof(all), &good_frame);
-	unsigned seed = 777;
 
 	(void)state;
 	assert_int_equal(drain(all, len), 3);
-	for (size_t cut = 0; cut < len; cut++) {
-		uint8_t *p = malloc(cut ? cut : 1);
-
-		assert_non_null(p);
-		memcpy(p, all, cut);
-		assert_true(drain(p, cut) < 3);
-		free(p);
-	}
-	for (int iter = 0; iter < 100000; iter++) {
-		uint8_t *p = malloc(len);
-
-		assert_non_null(p);
-		memcpy(p, all, len);
-		p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
-		drain(p, len);
-		free(p);
-	}
+	check_truncations(all, len, 3);
+	check_flips(all, len, 777, 100000, false);
 }
 
 /* ---- CODE_LINES ------------------------------------------------------------------------ */
@@ -1098,18 +1105,8 @@ static void test_invalid_code_lines_are_refused_both_ways(void **state)
 	};
 	for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
 		size_t len = build_lines_msg(buf, sizeof(buf), &good_lines);
-		uint8_t *body =
-			buf + FGP_MSG_HEADER_SIZE + FGP_CODE_UNLOAD_SIZE + FGP_REC_HEADER_SIZE;
-		struct fgp_reader r;
-		struct fgp_record rec;
 
-		for (int b = 0; b < muts[i].width; b++)
-			body[muts[i].off + (size_t)b] = (uint8_t)(muts[i].v >> (8 * b));
-		assert_int_equal(fgp_reader_init(&r, buf, len), 0);
-		assert_int_equal(fgp_next(&r, &rec), 1);
-		assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
-		assert_int_equal(fgp_next(&r, &rec), 1); /* in sync after the bad record */
-		assert_int_equal(rec.u.unload.addr, 3);
+		check_bad_middle(buf, len, muts[i].off, muts[i].width, muts[i].v);
 	}
 }
 
@@ -1117,29 +1114,11 @@ static void test_code_lines_truncations_and_mutations_are_decoded_safely(void **
 {
 	uint8_t all[512];
 	size_t len = build_lines_msg(all, sizeof(all), &good_lines);
-	unsigned seed = 4242;
 
 	(void)state;
 	assert_int_equal(drain(all, len), 3);
-	for (size_t cut = 0; cut < len; cut++) {
-		uint8_t *p = malloc(cut ? cut : 1);
-
-		assert_non_null(p);
-		memcpy(p, all, cut);
-		assert_true(drain(p, cut) < 3);
-		free(p);
-	}
-	for (int iter = 0; iter < 100000; iter++) {
-		uint8_t *p = malloc(len);
-
-		assert_non_null(p);
-		memcpy(p, all, len);
-		p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
-		if (iter & 1) /* and a second flip: shapes one flip cannot reach */
-			p[(size_t)rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
-		drain(p, len);
-		free(p);
-	}
+	check_truncations(all, len, 3);
+	check_flips(all, len, 4242, 100000, true);
 }
 
 int main(void)
