@@ -24,7 +24,7 @@
  */
 ssize_t selfmem_read(void *dst, uint64_t src, size_t n);
 
-/* The same through process_vm_readv() only (the fallback; tests compare the two). */
+/* The same through process_vm_readv() only: the fallback, for a range the pipe refuses. */
 ssize_t selfmem_read_vm(void *dst, uint64_t src, size_t n);
 
 /* Reads that went through the pipe and through process_vm_readv(), since the start. */
