@@ -145,6 +145,9 @@ void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
 	ok &= field(vs, "CodeHeap", "_log2_segment_size", &h->heap_log2, NULL);
 	ok &= field(vs, "VirtualSpace", "_low", &h->vs_low, NULL);
 	ok &= field(vs, "VirtualSpace", "_high", &h->vs_high, NULL);
+	/* The reserved end, where the JVM exports it: committed memory grows up to it. */
+	if (field(vs, "VirtualSpace", "_high_boundary", &h->vs_high_boundary, NULL))
+		h->vs_high = h->vs_high_boundary;
 	ok &= field(vs, "HeapBlock::Header", "_used", &h->hb_used, NULL);
 	ok &= vmstructs_type_size(vs, "HeapBlock", &hb) == 0 && hb > 0 && hb < 64;
 	h->hb_size = (uint32_t)hb;
@@ -230,18 +233,35 @@ static int heap_of(struct codeheap *h, uint64_t addr, struct codeheap_ref *r)
 	return rv;
 }
 
-/* The first segment of the block holding segment idx: 0 with *first, -ENOENT or -EFAULT. */
-static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first)
+/* A window on the segment map: win[] holds segmap[base, base + have). */
+struct segwin {
+	uint8_t win[64];
+	uint64_t base, have;
+};
+
+/* Where a window ending at segment idx starts, and its length. */
+static void segwin_span(struct segwin *w, uint64_t idx)
 {
-	uint8_t win[64] = { 0 };
-	uint64_t base = 0, have = 0; /* win[] holds segmap[base, base + have) */
+	w->base = idx >= sizeof(w->win) - 1 ? idx - (sizeof(w->win) - 1) : 0;
+	w->have = idx - w->base + 1;
+}
+
+/*
+ * The first segment of the block holding segment idx: 0 with *first, -ENOENT or -EFAULT. w may
+ * already hold a window (have > 0); windows further back are read as the hops need them.
+ */
+static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first, struct segwin *w)
+{
+	uint8_t *win = w->win;
+	uint64_t base = w->base, have = w->have;
 
 	for (int i = 0; i < MAX_HOPS; i++) {
 		uint8_t hop;
 
 		if (idx < base || idx >= base + have) {
-			base = idx >= sizeof(win) - 1 ? idx - (sizeof(win) - 1) : 0;
-			have = idx - base + 1;
+			segwin_span(w, idx);
+			base = w->base;
+			have = w->have;
 			if (peek(win, r->segmap + base, have))
 				return -EFAULT;
 		}
@@ -296,19 +316,53 @@ static int blob_get(const struct codeheap *h, const struct hdr *b, uint32_t off,
 	return hdr_get(b, (uint64_t)h->hb_size + off, dst, n);
 }
 
+/*
+ * The segment map window ending at addr's segment and the CODEHEAP_BEHIND bytes before addr, in
+ * one round trip (*back_at: where back[] starts). A compiled method's header lies right before
+ * its code, so its block usually starts inside back[]: then the block's first bytes need no read
+ * of their own. 0, or -EAGAIN (read them the usual way).
+ */
+static int prefetch(const struct codeheap_ref *r, uint64_t addr, struct segwin *w, uint8_t *back,
+		    uint64_t *back_at)
+{
+	uint64_t idx = (addr - r->lo) >> r->log2;
+
+	*back_at = addr - r->lo > CODEHEAP_BEHIND ? addr - CODEHEAP_BEHIND : r->lo;
+	segwin_span(w, idx);
+	if (addr > *back_at && selfmem_read2(w->win, r->segmap + w->base, w->have, back, *back_at,
+					     addr - *back_at) == 0)
+		return 0;
+	w->have = 0; /* nothing in the window: block_of reads it */
+	return -EAGAIN;
+}
+
 /* The CodeBlob whose block holds addr, its first bytes in *b: 0, -ENOENT or -EFAULT. */
 static int blob_of(struct codeheap *h, uint64_t addr, struct hdr *b)
 {
 	struct codeheap_ref r;
-	uint64_t idx;
+	struct segwin w = { .have = 0 };
+	uint8_t back[CODEHEAP_BEHIND];
+	uint64_t idx, at, back_at = 0;
 	uint8_t used = 0;
+	bool pre;
 	int rv;
 
 	if ((rv = heap_of(h, addr, &r)) != 0)
 		return rv;
-	if ((rv = block_of(&r, (addr - r.lo) >> r.log2, &idx)) != 0)
+	pre = prefetch(&r, addr, &w, back, &back_at) == 0;
+	if ((rv = block_of(&r, (addr - r.lo) >> r.log2, &idx, &w)) != 0)
 		return rv;
-	if (hdr_load(h, b, r.lo + (idx << r.log2)) || hdr_get(b, h->hb_used, &used, 1))
+	at = r.lo + (idx << r.log2);
+	if (pre && at >= back_at && at < addr) {
+		/* The block starts inside back[]: its first bytes are there (the rest, if a field
+		 * lies past addr, is peeked alone by hdr_get). */
+		b->at = at;
+		b->got = addr - at < sizeof(b->buf) ? addr - at : sizeof(b->buf);
+		memcpy(b->buf, back + (at - back_at), b->got);
+	} else if (hdr_load(h, b, at)) {
+		return -EFAULT;
+	}
+	if (hdr_get(b, h->hb_used, &used, 1))
 		return -EFAULT;
 	return used ? 0 : -ENOENT;
 }

@@ -99,6 +99,42 @@ ssize_t selfmem_read(void *dst, uint64_t src, size_t n)
 	return selfmem_read_vm(dst, src, n);
 }
 
+int selfmem_read2(void *d0, uint64_t s0, size_t n0, void *d1, uint64_t s1, size_t n1)
+{
+	struct iovec src[2] = { { (void *)(uintptr_t)s0, n0 }, { (void *)(uintptr_t)s1, n1 } };
+	struct iovec dst[2] = { { d0, n0 }, { d1, n1 } };
+	ssize_t w, r;
+	int rv = -EAGAIN;
+
+	pthread_once(&once, setup);
+	if (s0 == 0 || s1 == 0 || n0 == 0 || n1 == 0 || n0 + n1 > PIPED_MAX ||
+	    pthread_mutex_trylock(&lock) != 0)
+		return -EAGAIN;
+	if (pfd[1] < 0)
+		goto out;
+	/* Both ranges fit one pipe page: a fault in either commits nothing (see piped()). */
+	w = syscall(SYS_writev, pfd[1], src, 2);
+	if (w <= 0) {
+		drain();
+		goto out;
+	}
+	r = readv(pfd[0], dst, 2);
+	if (r != w) {
+		/* As in piped(): never leave bytes behind for the next read. */
+		close(pfd[0]);
+		close(pfd[1]);
+		pfd[0] = pfd[1] = -1;
+		goto out;
+	}
+	if ((size_t)w == n0 + n1) {
+		atomic_fetch_add_explicit(&n_piped, 1, memory_order_relaxed);
+		rv = 0;
+	}
+out:
+	pthread_mutex_unlock(&lock);
+	return rv;
+}
+
 void selfmem_counts(uint64_t *p, uint64_t *vm)
 {
 	*p = atomic_load_explicit(&n_piped, memory_order_relaxed);

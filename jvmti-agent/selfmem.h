@@ -24,6 +24,13 @@
  */
 ssize_t selfmem_read(void *dst, uint64_t src, size_t n);
 
+/*
+ * Two ranges in one pipe round trip (one writev, one readv): 0 when both were copied whole,
+ * -EAGAIN otherwise (together over 4 KiB, the pipe busy or gone, or either range not wholly
+ * readable): then read each with selfmem_read(), which says how much of it can be read.
+ */
+int selfmem_read2(void *d0, uint64_t s0, size_t n0, void *d1, uint64_t s1, size_t n1);
+
 /* The same through process_vm_readv() only: the fallback, for a range the pipe refuses. */
 ssize_t selfmem_read_vm(void *dst, uint64_t src, size_t n);
 

@@ -17,6 +17,7 @@
 
 #include "codeheap.h"
 #include "fake_vmstructs.h"
+#include "selfmem.h"
 #include "vmstructs.h"
 
 #define SEG_LOG2 6 /* 64-byte segments */
@@ -278,6 +279,70 @@ static void test_heaps_are_read_once_until_an_address_lies_past_them(void **stat
 	assert_int_equal(h.heap_reads, 2);
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
 	assert_int_equal(h.heap_reads, 2);
+	/* A JVM that exports the reserved end: the heaps are read once, however far the
+	 * committed end grows. */
+	add_f("VirtualSpace", "_high_boundary", "char*", 32);
+	put64(J.heap + 32, (uint64_t)(uintptr_t)(J.mem + sizeof(J.mem)));
+	put64(J.heap + 24, (uint64_t)(uintptr_t)(J.mem + ((BLOB_SEG + BLOB_SEGS) << SEG_LOG2)));
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	put64(J.heap + 24, (uint64_t)(uintptr_t)(J.mem + sizeof(J.mem)));
+	assert_int_equal(
+		codeheap_frame(&h, (uint64_t)(uintptr_t)J.mem + (22 << SEG_LOG2) + 40, false, &f),
+		0);
+	assert_int_equal(f.code_size, 72);
+	assert_int_equal(h.heap_reads, 1);
+	/* and an address in the reserved part not yet in use is refused, not read wildly */
+	assert_int_equal(
+		codeheap_frame(&h, (uint64_t)(uintptr_t)J.mem + (40 << SEG_LOG2), false, &f),
+		-ENOENT);
+}
+
+static uint64_t piped_reads(void)
+{
+	uint64_t p, v;
+
+	selfmem_counts(&p, &v);
+	return p + v;
+}
+
+static void test_a_compiled_method_costs_one_read_a_deep_stub_address_two(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+	uint64_t n0, deep;
+
+	(void)state;
+	fake_jdk17();
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0); /* reads the heaps */
+	n0 = piped_reads();
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(piped_reads() - n0, 1);
+	assert_int_equal(f.frame_size, 48);
+	assert_int_equal(f.deopt, code_at(200));
+	/* A blob in segments 24..63 whose code runs from its header to the heap's end: an address
+	 * CODEHEAP_BEHIND + 200 bytes past the block's start needs its own header read. */
+	memset(J.segmap + 24, 1, NSEG - 24);
+	J.segmap[24] = 0;
+	memcpy(J.mem + (24 << SEG_LOG2), J.mem + (BLOB_SEG << SEG_LOG2), 128 + HB_SIZE);
+	put64(J.mem + (24 << SEG_LOG2) + HB_SIZE + 32,
+	      (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + HB_SIZE + 128);
+	put64(J.mem + (24 << SEG_LOG2) + HB_SIZE + 40, (uint64_t)(uintptr_t)J.mem + sizeof(J.mem));
+	deep = (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + CODEHEAP_BEHIND + 200;
+	n0 = piped_reads();
+	assert_int_equal(codeheap_frame(&h, deep, false, &f), 0);
+	assert_true(piped_reads() - n0 >= 2);
+	assert_int_equal(f.code_begin,
+			 (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + HB_SIZE + 128);
+	assert_int_equal(f.kind, FGP_CF_DEOPTIMIZATION);
+	/* the same blob's start, a compiled method's way: one read again */
+	n0 = piped_reads();
+	assert_int_equal(codeheap_frame(&h, f.code_begin, true, &f), 0);
+	assert_int_equal(piped_reads() - n0, 1);
 }
 
 static void test_a_field_past_the_first_read_is_read_alone(void **state)
@@ -323,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_a_layout_without_the_heap_fields_is_not_usable),
 		cmocka_unit_test(test_heaps_are_read_once_until_an_address_lies_past_them),
 		cmocka_unit_test(test_a_field_past_the_first_read_is_read_alone),
+		cmocka_unit_test(test_a_compiled_method_costs_one_read_a_deep_stub_address_two),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,6 +96,51 @@ static void test_large_reads_take_process_vm_readv(void **state)
 	assert_int_equal(v1 - v0, 1);
 }
 
+static void test_two_ranges_come_in_one_round_trip_or_not_at_all(void **state)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	static uint8_t a[1024], b[3072];
+	uint8_t da[1024], db[3072], after[64];
+	uint64_t p0, v0, p1, v1;
+	uint8_t *m = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	fill(a, sizeof(a), 4);
+	fill(b, sizeof(b), 5);
+	fill(m, (size_t)page, 6);
+	selfmem_counts(&p0, &v0);
+	assert_int_equal(selfmem_read2(da, (uint64_t)(uintptr_t)a, sizeof(a), db,
+				       (uint64_t)(uintptr_t)b, sizeof(b)),
+			 0);
+	assert_memory_equal(da, a, sizeof(a));
+	assert_memory_equal(db, b, sizeof(b));
+	selfmem_counts(&p1, &v1);
+	assert_int_equal(p1 - p0, 1);
+	assert_int_equal(v1 - v0, 0);
+	/* over 4 KiB together, a NULL range, either range running into an unreadable page */
+	assert_int_equal(selfmem_read2(da, (uint64_t)(uintptr_t)a, sizeof(a), db,
+				       (uint64_t)(uintptr_t)b, sizeof(b) + 1),
+			 -EAGAIN);
+	assert_int_equal(selfmem_read2(da, 0, 8, db, (uint64_t)(uintptr_t)b, 8), -EAGAIN);
+	assert_int_equal(mprotect(m + page, (size_t)page, PROT_NONE), 0);
+	assert_int_equal(selfmem_read2(da, (uint64_t)(uintptr_t)a, 64, db,
+				       (uint64_t)(uintptr_t)(m + page - 24), 64),
+			 -EAGAIN);
+	assert_int_equal(selfmem_read2(da, (uint64_t)(uintptr_t)(m + page - 24), 64, db,
+				       (uint64_t)(uintptr_t)a, 64),
+			 -EAGAIN);
+	/* and nothing of a refused pair is left for the next read */
+	assert_int_equal(selfmem_read(after, (uint64_t)(uintptr_t)m, 64), 64);
+	assert_memory_equal(after, m, 64);
+	assert_int_equal(
+		selfmem_read2(da, (uint64_t)(uintptr_t)m, 16, db, (uint64_t)(uintptr_t)b, 16), 0);
+	assert_memory_equal(da, m, 16);
+	assert_memory_equal(db, b, 16);
+	munmap(m, (size_t)page * 2);
+}
+
 #define THREADS 4
 #define ROUNDS 20000
 
@@ -149,6 +194,7 @@ int main(void)
 		cmocka_unit_test(
 			test_a_range_running_into_an_unreadable_page_gives_its_readable_part),
 		cmocka_unit_test(test_large_reads_take_process_vm_readv),
+		cmocka_unit_test(test_two_ranges_come_in_one_round_trip_or_not_at_all),
 		cmocka_unit_test(test_concurrent_reads_never_see_each_others_bytes),
 	};
 
