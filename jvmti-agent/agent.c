@@ -24,6 +24,7 @@
 #include "fgclock.h"
 #include "fgproto.h"
 #include "link.h"
+#include "methodset.h"
 #include "nng_stdio.h"
 #include "options.h"
 #include "queue.h"
@@ -95,6 +96,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	uint64_t ts = fg_now_ns();
 	JNIEnv *jni = NULL;
 	struct fgp_code_frame f;
+	struct methodset set;
 	bool framed;
 
 	BENCH_BEGIN();
@@ -105,12 +107,14 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	/* The frame facts first: then the CODE_FRAME follows its CODE_LOAD at once, and a
 	 * collector never sees the code for long without them. */
 	framed = events_frame_read(&agent.ch, code_addr, true, &f) == 0;
-	events_code_load(agent.q, agent.st, jvmti, jni, agent.opt.signatures, method, code_size,
-			 code_addr, compile_info, ts);
+	methodset_of(&set, compile_info); /* one for the inline table and the line table */
+	events_code_load_set(agent.q, agent.st, jvmti, jni, agent.opt.signatures, method, code_size,
+			     code_addr, &set, ts);
 	if (framed)
 		events_frame_push(agent.q, &f);
 	if (agent.lines)
-		codelines_push(agent.lines, agent.q, jvmti, code_size, code_addr, compile_info, ts);
+		codelines_push_set(agent.lines, agent.q, jvmti, code_size, code_addr, &set, ts);
+	methodset_fini(&set);
 	BENCH_END(0);
 }
 

@@ -29,9 +29,20 @@
 #include "methodset.h"
 #include "names.h"
 
-/* A method's line table sorted by bci, ties in the class file's order. n == 0: no lines. */
+/*
+ * Bcis a method's table is also kept for as a direct bci -> line array (2 bytes each): up to
+ * its last entry's bci, when that is below this.
+ */
+#define DENSE_MAX 4096
+
+/*
+ * A method's line table sorted by bci, ties in the class file's order. n == 0: no lines.
+ * dense[0, nd): the line of each bci up to the last entry's (nd == 0: none kept, look it up in
+ * e[]); a bci past them has the last entry's line. dense follows e[] in the same allocation.
+ */
 struct mlines {
-	uint32_t n;
+	uint32_t n, nd;
+	const uint16_t *dense;
 	struct names_line e[];
 };
 
@@ -178,6 +189,11 @@ static int line_cmp(const void *x, const void *y)
 	return a->bci < b->bci ? -1 : a->bci > b->bci;
 }
 
+static uint16_t line_value(int32_t line)
+{
+	return line > 0 && line <= UINT16_MAX ? (uint16_t)line : 0;
+}
+
 /*
  * The line of bci in t, as HotSpot's Method::line_number_from_bci: the first entry (in class
  * file order) starting at bci, else the last one with the largest start below bci; 0 if none.
@@ -191,6 +207,8 @@ static uint16_t line_at(const struct mlines *t, int32_t bci)
 		return 0;
 	if (bci < 0)
 		bci = 0; /* the synchronization entry (-1) counts as bci 0 */
+	if (t->nd)
+		return (uint32_t)bci < t->nd ? t->dense[bci] : line_value(t->e[t->n - 1].line);
 	hi = t->n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -206,7 +224,76 @@ static uint16_t line_at(const struct mlines *t, int32_t bci)
 		line = t->e[lo - 1].line;
 	else
 		return 0;
-	return line > 0 && line <= UINT16_MAX ? (uint16_t)line : 0;
+	return line_value(line);
+}
+
+/* How many dense entries a sorted table gets: its last bci + 1, or 0 (see DENSE_MAX). */
+static uint32_t dense_len(const struct names_line *e, uint32_t n)
+{
+	if (n == 0 || e[0].bci < 0 || e[n - 1].bci >= DENSE_MAX)
+		return 0;
+	return (uint32_t)e[n - 1].bci + 1;
+}
+
+/*
+ * Fill d[0, nd) from the sorted table e[] (all bcis >= 0): a bci where entries start takes the
+ * first of them, the bcis after it up to the next start the last of them, the bcis before the
+ * first start 0: line_at()'s binary search, answered once per bci.
+ */
+static void dense_fill(uint16_t *d, uint32_t nd, const struct names_line *e, uint32_t n)
+{
+	for (uint32_t b = 0; b < (uint32_t)e[0].bci; b++)
+		d[b] = 0;
+	for (uint32_t i = 0; i < n;) {
+		uint32_t j = i, s = (uint32_t)e[i].bci, next;
+
+		while (j + 1 < n && e[j + 1].bci == e[i].bci)
+			j++;
+		next = j + 1 < n ? (uint32_t)e[j + 1].bci : nd;
+		d[s] = line_value(e[i].line);
+		for (uint32_t b = s + 1; b < next; b++)
+			d[b] = line_value(e[j].line);
+		i = j + 1;
+	}
+}
+
+/* Sort v[0, n) by bci, stably: ties keep the class file's order (the tables are short). */
+static void sort_lines(struct names_line *v, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct names_line x = v[i];
+		uint32_t j = i;
+
+		while (j > 0 && line_cmp(&v[j - 1], &x) > 0) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+/* A table from n sorted entries (v may be NULL when n is 0), or NULL; *bytes its size. */
+static struct mlines *mlines_new(const struct names_line *v, uint32_t n, size_t *bytes)
+{
+	uint32_t nd = dense_len(v, n);
+	struct mlines *t;
+
+	*bytes = sizeof(*t) + (size_t)n * sizeof(t->e[0]) + (size_t)nd * sizeof(uint16_t);
+	t = malloc(*bytes);
+	if (!t)
+		return NULL;
+	t->n = n;
+	t->nd = nd;
+	t->dense = NULL;
+	if (n)
+		memcpy(t->e, v, (size_t)n * sizeof(t->e[0]));
+	if (nd) {
+		uint16_t *d = (uint16_t *)(t->e + n);
+
+		dense_fill(d, nd, t->e, n);
+		t->dense = d;
+	}
+	return t;
 }
 
 /*
@@ -234,31 +321,13 @@ static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const str
 		return 0; /* JVMTI cannot answer now: no lines, and not cached */
 	if (rv != 0)
 		return rv;
-	bytes = sizeof(*t) + (size_t)n * sizeof(t->e[0]);
-	t = malloc(bytes);
-	if (!t) {
-		free(v);
-		return -ENOMEM;
-	}
-	t->n = n;
-	if (n) {
-		memcpy(t->e, v, (size_t)n * sizeof(t->e[0]));
-		/* Stable: ties keep the class file's order (merge by index would do the same; the
-		 * tables are short, an insertion sort is enough). */
-		for (uint32_t i = 1; i < n; i++) {
-			struct names_line x = t->e[i];
-			uint32_t j = i;
-
-			while (j > 0 && line_cmp(&t->e[j - 1], &x) > 0) {
-				t->e[j] = t->e[j - 1];
-				j--;
-			}
-			t->e[j] = x;
-		}
-	} else if (c) {
-		atomic_fetch_add(&c->no_table, 1);
-	}
+	sort_lines(v, n);
+	t = mlines_new(v, n, &bytes);
 	free(v);
+	if (!t)
+		return -ENOMEM;
+	if (n == 0 && c)
+		atomic_fetch_add(&c->no_table, 1);
 	got = c ? cache_add(c, m, t, bytes) : NULL;
 	if (got) {
 		*out = got;
@@ -271,8 +340,16 @@ static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const str
 
 /* ---- building the record ------------------------------------------------------------------ */
 
+/* The last frame seen at a depth counted from the outermost method (see fill_lines). */
+struct seen {
+	jmethodID m;
+	const struct mlines *t;
+	jint bci;
+	uint16_t line;
+};
+
 struct build {
-	jmethodID *ids;
+	const jmethodID *ids; /* the compile's methodset */
 	const struct mlines **tabs;
 	struct mlines **owned;
 	size_t n_ids;
@@ -280,6 +357,7 @@ struct build {
 	uint16_t *lines;
 	size_t n_pcs;
 	bool any_line, truncated;
+	struct seen seen[FGP_MAX_INLINE_DEPTH];
 };
 
 static void build_fini(struct build *b)
@@ -287,23 +365,20 @@ static void build_fini(struct build *b)
 	if (b->owned)
 		for (size_t i = 0; i < b->n_ids; i++)
 			free(b->owned[i]);
-	free(b->ids);
 	free((void *)b->tabs);
 	free(b->owned);
 	free(b->pcs);
 	free(b->lines);
 }
 
-/* The distinct methods of r and their tables. 0, -ENOMEM, or -E2BIG (too many frames). */
+/* The tables of the compile's distinct methods. 0 or -ENOMEM. */
 static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
-			 const jvmtiCompiledMethodLoadInlineRecord *r, size_t frames)
+			 const struct methodset *set)
 {
 	int rv;
 
-	b->ids = malloc(frames * sizeof(*b->ids));
-	if (!b->ids)
-		return -ENOMEM;
-	b->n_ids = methodset_collect(r, b->ids);
+	b->ids = set->ids;
+	b->n_ids = set->n_ids;
 	b->tabs = calloc(b->n_ids, sizeof(*b->tabs));
 	b->owned = calloc(b->n_ids, sizeof(*b->owned));
 	if (!b->tabs || !b->owned)
@@ -314,17 +389,36 @@ static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
 	return 0;
 }
 
-/* A pc's lines: each frame's line at its bci, 0 where its method has none. */
+/*
+ * A pc's lines: each frame's line at its bci, 0 where its method has none. Neighbouring pcs
+ * mostly share their outer frames (the same call sites, inlined into the same method), so each
+ * frame is first compared with the last one seen at its depth counted from the outermost end:
+ * the same method keeps its table, the same bci too its line.
+ */
 static void fill_lines(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
 	struct build *b = arg;
 
+	if (!p->bcis) {
+		memset(out, 0, depth * sizeof(*out));
+		return;
+	}
 	for (uint16_t k = 0; k < depth; k++) {
-		const struct mlines *t = b->tabs[methodset_index(b->ids, b->n_ids, p->methods[k])];
-		uint16_t line = p->bcis ? line_at(t, p->bcis[k]) : 0;
+		struct seen *s = &b->seen[depth - 1 - k];
+		jmethodID m = p->methods[k];
+		jint bci = p->bcis[k];
 
-		out[k] = line;
-		b->any_line |= line != 0;
+		if (s->m != m || s->t == NULL) {
+			s->m = m;
+			s->t = b->tabs[methodset_index(b->ids, b->n_ids, m)];
+			s->bci = bci;
+			s->line = line_at(s->t, bci);
+		} else if (s->bci != bci) {
+			s->bci = bci;
+			s->line = line_at(s->t, bci);
+		}
+		out[k] = s->line;
+		b->any_line |= s->line != 0;
 	}
 }
 
@@ -369,28 +463,27 @@ static void push_record(struct codelines *c, struct queue *q, const struct fgp_c
 void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
 		    const void *code_addr, const void *compile_info, uint64_t ts)
 {
-	const jvmtiCompiledMethodLoadInlineRecord *r = NULL;
-	struct build b = { 0 };
-	size_t frames;
-	bool too_big;
+	struct methodset set;
 
-	if (code_size <= 0)
+	methodset_of(&set, compile_info);
+	codelines_push_set(c, q, jvmti, code_size, code_addr, &set, ts);
+	methodset_fini(&set);
+}
+
+void codelines_push_set(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
+			const void *code_addr, const struct methodset *set, uint64_t ts)
+{
+	struct build b = { 0 };
+
+	if (code_size <= 0 || !set->r || set->failed)
 		return;
-	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next)
-		if (h->kind == JVMTI_CMLR_INLINE_INFO) {
-			r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
-			break;
-		}
-	if (!r)
-		return;
-	frames = methodset_frames(r, &too_big);
-	if (frames == 0) {
-		if (c && too_big)
+	if (set->frames == 0) {
+		if (c && set->too_big)
 			atomic_fetch_add(&c->too_big, 1);
 		return;
 	}
-	if (build_methods(&b, c, jvmti, r, frames) == 0 &&
-	    build_pcs(&b, r, (uintptr_t)code_addr, (uint32_t)code_size, frames) == 0 &&
+	if (build_methods(&b, c, jvmti, set) == 0 &&
+	    build_pcs(&b, set->r, (uintptr_t)code_addr, (uint32_t)code_size, set->frames) == 0 &&
 	    b.n_pcs > 0 && b.any_line) {
 		struct fgp_code_lines_in in = {
 			.addr = (uint64_t)(uintptr_t)code_addr,

@@ -46,6 +46,12 @@ void codelines_free(struct codelines *c);
 void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
 		    const void *code_addr, const void *compile_info, uint64_t ts);
 
+struct methodset;
+
+/* The same with the compile's methodset already collected (methodset.h), for the inline table. */
+void codelines_push_set(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
+			const void *code_addr, const struct methodset *set, uint64_t ts);
+
 struct codelines_stats {
 	uint64_t records;  /* CODE_LINES pushed */
 	uint64_t too_big;  /* compiles whose lines did not fit a record */

@@ -59,9 +59,16 @@ static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 	queue_count_drop(q);
 }
 
-/* The inline part of a code load, all heap-allocated, freed by inline_fini. */
+/* The last frame seen at a depth counted from the outermost method (see fill_chain). */
+struct seen_id {
+	jmethodID m;
+	uint16_t idx;
+	bool set;
+};
+
+/* The inline part of a code load, heap-allocated (ids borrowed), freed by inline_fini. */
 struct inline_tab {
-	jmethodID *ids;
+	const jmethodID *ids; /* the compile's methodset */
 	char **names;
 	struct fgp_str *methods;
 	uint32_t *sym; /* interned ids of methods[], 0 where a name could not be interned */
@@ -69,6 +76,7 @@ struct inline_tab {
 	uint16_t *chains;
 	size_t n_ids, n_pcs;
 	bool truncated;
+	struct seen_id seen[FGP_MAX_INLINE_DEPTH];
 };
 
 static void inline_fini(struct inline_tab *t)
@@ -76,7 +84,6 @@ static void inline_fini(struct inline_tab *t)
 	if (t->names)
 		for (size_t i = 0; i < t->n_ids; i++)
 			free(t->names[i]);
-	free(t->ids);
 	free(t->names);
 	free(t->methods);
 	free(t->sym);
@@ -112,29 +119,45 @@ static uint32_t method_name(struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, boo
 	return id;
 }
 
-/* A pc's chain: the index of each of its methods among t->ids. */
+/*
+ * A pc's chain: the index of each of its methods among t->ids. Neighbouring pcs mostly share
+ * their outer frames, so a frame is first compared with the last one seen at its depth counted
+ * from the outermost end; only a different method is searched for.
+ */
 static void fill_chain(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
-	const struct inline_tab *t = arg;
+	struct inline_tab *t = arg;
 
-	for (uint16_t k = 0; k < depth; k++)
-		out[k] = (uint16_t)methodset_index(t->ids, t->n_ids, p->methods[k]);
+	for (uint16_t k = 0; k < depth; k++) {
+		struct seen_id *s = &t->seen[depth - 1 - k];
+		jmethodID m = p->methods[k];
+
+		if (!s->set || s->m != m) {
+			s->m = m;
+			s->idx = (uint16_t)methodset_index(t->ids, t->n_ids, m);
+			s->set = true;
+		}
+		out[k] = s->idx;
+	}
 }
 
-static int inline_build(struct inline_tab *t, const jvmtiCompiledMethodLoadInlineRecord *r,
-			struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
-			uintptr_t addr, uint32_t size)
+static int inline_build(struct inline_tab *t, const struct methodset *set, struct symtab *st,
+			jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, uintptr_t addr,
+			uint32_t size)
 {
-	size_t frames = methodset_frames(r, &t->truncated);
+	const jvmtiCompiledMethodLoadInlineRecord *r = set->r;
 
-	if (frames == 0)
-		return 0;
-	t->ids = malloc(frames * sizeof(jmethodID));
-	t->pcs = malloc((size_t)r->numpcs * sizeof(*t->pcs));
-	t->chains = malloc(frames * sizeof(*t->chains));
-	if (!t->ids || !t->pcs || !t->chains)
+	t->truncated = set->too_big;
+	if (set->failed)
 		return -ENOMEM;
-	t->n_ids = methodset_collect(r, t->ids);
+	if (set->frames == 0)
+		return 0;
+	t->pcs = malloc((size_t)r->numpcs * sizeof(*t->pcs));
+	t->chains = malloc(set->frames * sizeof(*t->chains));
+	if (!t->pcs || !t->chains)
+		return -ENOMEM;
+	t->ids = set->ids;
+	t->n_ids = set->n_ids;
 	if (t->n_ids > FGP_MAX_INLINE_METHODS) {
 		t->truncated = true;
 		t->n_ids = 0;
@@ -199,6 +222,17 @@ void events_code_load(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEn
 		      bool signatures, jmethodID method, jint code_size, const void *code_addr,
 		      const void *compile_info, uint64_t ts)
 {
+	struct methodset set;
+
+	methodset_of(&set, compile_info);
+	events_code_load_set(q, st, jvmti, jni, signatures, method, code_size, code_addr, &set, ts);
+	methodset_fini(&set);
+}
+
+void events_code_load_set(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni,
+			  bool signatures, jmethodID method, jint code_size, const void *code_addr,
+			  const struct methodset *set, uint64_t ts)
+{
 	struct inline_tab it = { 0 };
 	char *name = NULL;
 	uint32_t name_id;
@@ -213,16 +247,11 @@ void events_code_load(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEn
 		return;
 	}
 	name_id = method_name(st, jvmti, jni, signatures, method, &c.name, &name);
-	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next) {
-		if (h->kind != JVMTI_CMLR_INLINE_INFO)
-			continue;
-		if (inline_build(&it, (const jvmtiCompiledMethodLoadInlineRecord *)h, st, jvmti,
-				 jni, signatures, (uintptr_t)code_addr, c.size) != 0) {
-			inline_fini(&it);
-			memset(&it, 0, sizeof(it));
-			it.truncated = true;
-		}
-		break;
+	if (set->r &&
+	    inline_build(&it, set, st, jvmti, jni, signatures, (uintptr_t)code_addr, c.size) != 0) {
+		inline_fini(&it);
+		memset(&it, 0, sizeof(it));
+		it.truncated = true;
 	}
 	c.n_methods = (uint16_t)it.n_ids;
 	c.methods = it.methods;

@@ -32,6 +32,13 @@ void events_code_load(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEn
 		      bool signatures, jmethodID method, jint code_size, const void *code_addr,
 		      const void *compile_info, uint64_t ts);
 
+struct methodset;
+
+/* The same with the compile's methodset already collected (methodset.h), for the line table. */
+void events_code_load_set(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni,
+			  bool signatures, jmethodID method, jint code_size, const void *code_addr,
+			  const struct methodset *set, uint64_t ts);
+
 /* CompiledMethodUnload: only the address (the jmethodID may already be invalid). */
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts);
 

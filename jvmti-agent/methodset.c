@@ -120,6 +120,30 @@ size_t methodset_frames(const jvmtiCompiledMethodLoadInlineRecord *r, bool *too_
 	return frames;
 }
 
+void methodset_of(struct methodset *s, const void *compile_info)
+{
+	memset(s, 0, sizeof(*s));
+	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next)
+		if (h->kind == JVMTI_CMLR_INLINE_INFO) {
+			s->r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
+			break;
+		}
+	if (!s->r || (s->frames = methodset_frames(s->r, &s->too_big)) == 0)
+		return;
+	s->ids = malloc(s->frames * sizeof(*s->ids));
+	if (!s->ids) {
+		s->failed = true;
+		return;
+	}
+	s->n_ids = methodset_collect(s->r, s->ids);
+}
+
+void methodset_fini(struct methodset *s)
+{
+	free(s->ids);
+	s->ids = NULL;
+}
+
 static bool same_values(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
 {
 	return a->depth == b->depth &&

@@ -36,6 +36,24 @@ size_t methodset_index(const jmethodID *ids, size_t n, jmethodID m);
  */
 size_t methodset_frames(const jvmtiCompiledMethodLoadInlineRecord *r, bool *too_big);
 
+/*
+ * A compile's inline record and its distinct methods, collected once for both tables.
+ * r NULL: the compile has no inline record. frames 0: no pcs to tabulate (too_big as in
+ * methodset_frames). failed: memory was short, the tables are left out as if truncated.
+ */
+struct methodset {
+	const jvmtiCompiledMethodLoadInlineRecord *r;
+	jmethodID *ids; /* sorted, distinct: n_ids of them */
+	size_t n_ids, frames;
+	bool too_big, failed;
+};
+
+/* *s for a CompiledMethodLoad's compile_info (JVMTI_CMLR_INLINE_INFO, other kinds ignored). */
+void methodset_of(struct methodset *s, const void *compile_info);
+
+/* Free what methodset_of() allocated. */
+void methodset_fini(struct methodset *s);
+
 /* Writes one value per frame of p, innermost first, for its `depth` innermost frames. */
 typedef void (*methodset_fill_fn)(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out);
 

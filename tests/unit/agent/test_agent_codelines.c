@@ -171,6 +171,97 @@ static void test_bci_lookup_matches_hotspot_for_every_bci(void **state)
 	queue_free(q);
 }
 
+/* HotSpot's Method::line_number_from_bci over fake_t5, written the way HotSpot does it. */
+static unsigned hotspot_line(int bci)
+{
+	int best_bci = 0, best_line = -1;
+
+	if (bci < 0)
+		bci = 0;
+	for (int i = 0; i < fake_n5; i++) {
+		if (fake_t5[i].start_location == bci) {
+			best_line = fake_t5[i].line_number;
+			break;
+		}
+		if (fake_t5[i].start_location < bci && fake_t5[i].start_location >= best_bci) {
+			best_bci = (int)fake_t5[i].start_location;
+			best_line = fake_t5[i].line_number;
+		}
+	}
+	return best_line > 0 && best_line <= UINT16_MAX ? (unsigned)best_line : 0;
+}
+
+#define PROBES 160
+
+/*
+ * Random tables (ties, gaps, lines past u16, short ones and ones reaching past the direct
+ * array's bcis), probed at every bci near their starts: the record says what HotSpot says.
+ */
+static void test_random_tables_give_hotspots_line_for_every_bci(void **state)
+{
+	static jmethodID m[2 * PROBES][1];
+	static jint bci[2 * PROBES][1];
+	static PCStackInfo pcs[2 * PROBES];
+	static uint8_t buf[1 << 16];
+	struct queue *q = queue_new(1 << 22);
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int round = 0; round < 400; round++) {
+		jvmtiCompiledMethodLoadInlineRecord rec = { .header.kind = JVMTI_CMLR_INLINE_INFO };
+		int span = round % 3 == 0 ? 9000 : round % 3 == 1 ? 60 : 5;
+		int probe[PROBES], np = 0;
+		struct fgp_inline_iter it;
+		struct fgp_record r;
+		struct fgp_pc pc;
+
+		fake_n5 = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 12;
+		for (int i = 0; i < fake_n5; i++) {
+			seed = seed * 1103515245 + 12345;
+			fake_t5[i].start_location = (jlocation)((seed >> 8) % (unsigned)span);
+			/* never 20: method 2's line, which would fold into it */
+			fake_t5[i].line_number =
+				(jint)(21 + (seed >> 4) % (round % 5 ? 500 : 70000));
+		}
+		for (int i = 0; i < fake_n5 && np + 3 <= PROBES; i++)
+			for (int d = -1; d <= 1; d++)
+				probe[np++] = (int)fake_t5[i].start_location + d;
+		while (np < PROBES) {
+			seed = seed * 1103515245 + 12345;
+			probe[np++] = (int)((seed >> 8) % (unsigned)(span + 8)) - 1;
+		}
+		for (int i = 0; i < np; i++) {
+			/* each probe is followed by a pc in method 2 (line 20): nothing folds */
+			m[2 * i][0] = FAKE_M(5);
+			bci[2 * i][0] = probe[i];
+			m[2 * i + 1][0] = FAKE_M(2);
+			bci[2 * i + 1][0] = 0;
+			pcs[2 * i] =
+				(PCStackInfo){ (void *)(uintptr_t)(ADDR + 16 * (uint64_t)i + 4), 1,
+					       m[2 * i], bci[2 * i] };
+			pcs[2 * i + 1] =
+				(PCStackInfo){ (void *)(uintptr_t)(ADDR + 16 * (uint64_t)i + 8), 1,
+					       m[2 * i + 1], bci[2 * i + 1] };
+		}
+		rec.numpcs = 2 * np;
+		rec.pcinfo = pcs;
+		codelines_push(NULL, q, fake_jvmti(), 16 * PROBES, (void *)ADDR, &rec.header, 1);
+		decode_one(q, buf, sizeof(buf), &r);
+		fgp_lines_begin(&r.u.lines, &it);
+		for (int i = 0; i < np; i++) {
+			assert_int_equal(fgp_pcs_next(&it, &pc), 1);
+			assert_int_equal(pc.pc_off, 16 * i + 4);
+			if (fgp_pc_line(&pc, 0) != hotspot_line(probe[i]))
+				fail_msg("round %d: bci %d: line %u, HotSpot says %u", round,
+					 probe[i], fgp_pc_line(&pc, 0), hotspot_line(probe[i]));
+			assert_int_equal(fgp_pcs_next(&it, &pc), 1);
+			assert_int_equal(fgp_pc_line(&pc, 0), 20);
+		}
+	}
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+}
+
 /* Neighbouring pcs of one method share a line only where they share the bci. */
 static void test_neighbouring_pcs_take_their_own_bci_lines(void **state)
 {
@@ -283,6 +374,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_follow_hotspot_rules_and_the_inline_filter),
 		cmocka_unit_test(test_bci_lookup_matches_hotspot_for_every_bci),
+		cmocka_unit_test(test_random_tables_give_hotspots_line_for_every_bci),
 		cmocka_unit_test(test_neighbouring_pcs_take_their_own_bci_lines),
 		cmocka_unit_test(test_nothing_is_sent_without_lines_or_inline_info),
 		cmocka_unit_test(test_deep_chains_keep_the_innermost_and_are_flagged),

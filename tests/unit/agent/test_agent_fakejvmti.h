@@ -92,10 +92,14 @@ static jvmtiError JNICALL fake_deallocate(jvmtiEnv *env, unsigned char *p)
 /*
  * Line number tables: method 1 out of bci order with a repeated bci (HotSpot takes the first
  * exact match, else the last entry with the largest bci below), 2 and 4 plain, 3 has none
- * (ABSENT_INFORMATION), FAKE_FAIL_LINES fails. fake_line_calls counts the calls.
+ * (ABSENT_INFORMATION), 5 is whatever fake_t5/fake_n5 hold, FAKE_FAIL_LINES fails.
+ * fake_line_calls counts the calls.
  */
 #define FAKE_FAIL_LINES 96
 static int fake_line_calls;
+/* Method 5's table, set by a test. */
+static jvmtiLineNumberEntry fake_t5[64];
+static jint fake_n5;
 
 static jvmtiError JNICALL fake_get_line_number_table(jvmtiEnv *env, jmethodID m, jint *count,
 						     jvmtiLineNumberEntry **tab)
@@ -117,6 +121,9 @@ static jvmtiError JNICALL fake_get_line_number_table(jvmtiEnv *env, jmethodID m,
 		break;
 	case 4:
 		src = t4, n = 1;
+		break;
+	case 5:
+		src = fake_t5, n = fake_n5;
 		break;
 	case 3:
 		return JVMTI_ERROR_ABSENT_INFORMATION;

@@ -257,6 +257,48 @@ static void test_too_many_frames_or_pcs_are_too_big(void **state)
 	free(r.pcinfo);
 }
 
+/* The set of a compile_info list: its inline record found among others, or none. */
+static void test_the_set_of_a_compile_is_its_inline_records(void **state)
+{
+	jmethodID *all;
+	size_t nall;
+	jvmtiCompiledMethodLoadInlineRecord *r = record(50, 3, 7, 9, &all, &nall);
+	jvmtiCompiledMethodLoadDummyRecord dummy = { .header.kind = JVMTI_CMLR_DUMMY };
+	struct methodset s;
+
+	(void)state;
+	dummy.header.next = &r->header;
+	r->header.kind = JVMTI_CMLR_INLINE_INFO;
+	methodset_of(&s, &dummy.header);
+	assert_ptr_equal(s.r, r);
+	assert_int_equal(s.frames, 150);
+	assert_false(s.too_big);
+	assert_false(s.failed);
+	assert_true(s.n_ids >= 1 && s.n_ids <= 7);
+	for (size_t i = 1; i < s.n_ids; i++)
+		assert_true((uintptr_t)s.ids[i - 1] < (uintptr_t)s.ids[i]);
+	for (size_t i = 0; i < nall; i++)
+		assert_ptr_equal(s.ids[methodset_index(s.ids, s.n_ids, all[i])], all[i]);
+	methodset_fini(&s);
+	/* no inline record at all; an inline record without frames */
+	dummy.header.next = NULL;
+	methodset_of(&s, &dummy.header);
+	assert_null(s.r);
+	assert_null(s.ids);
+	methodset_fini(&s);
+	methodset_of(&s, NULL);
+	assert_null(s.r);
+	r->numpcs = 0;
+	methodset_of(&s, &r->header);
+	assert_ptr_equal(s.r, r);
+	assert_int_equal(s.frames, 0);
+	assert_null(s.ids);
+	methodset_fini(&s);
+	free(all);
+	free(r->pcinfo);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_repeated_values_fold_into_the_later_pc),
 		cmocka_unit_test(test_deep_chains_keep_the_innermost_frames),
 		cmocka_unit_test(test_too_many_frames_or_pcs_are_too_big),
+		cmocka_unit_test(test_the_set_of_a_compile_is_its_inline_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
