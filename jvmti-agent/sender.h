@@ -27,9 +27,9 @@
 
 #include "queue.h"
 
-#define SENDER_MSG_MAX (64u << 10)
+#define SENDER_MSG_MAX (256u << 10)
 #define SENDER_FLUSH_GAP_NS 4000000ull	    /* shortest gap between messages while events flow */
-#define SENDER_FLUSH_GAP_MAX_NS 32000000ull /* longest, reached in a sustained storm */
+#define SENDER_FLUSH_GAP_MAX_NS 64000000ull /* longest, reached in a sustained storm */
 #define SENDER_AFTER_HELLO_MAX 4096u	    /* longer after_hello blobs are not sent */
 
 struct link_ops {

@@ -26,7 +26,9 @@
 
 /* ---- fake transport: records every message, decoded ---------------------------------------- */
 
-#define MAX_RECS 20000
+#define MAX_RECS 80000
+/* Record counts below that fill several batches scale with the batch size (64 KiB: 1). */
+#define SCALE ((int)(SENDER_MSG_MAX / (64u << 10)))
 
 struct got {
 	uint16_t type, flags;
@@ -408,7 +410,7 @@ static void test_step_resets_when_a_refused_batch_overflows(void **state)
 	f->conn = 1;
 	sender_poll(x->s, 1000);
 	f->eagain = 1;
-	for (int i = 0; i < 3000; i++)
+	for (int i = 0; i < 3000 * SCALE; i++)
 		push_load(x->q, 0x10000 + (uint64_t)i * 0x100, 0x100, "a.B::many_methods_here");
 	usleep(10000);
 	sender_step(x->s);
@@ -420,7 +422,7 @@ static void test_step_resets_when_a_refused_batch_overflows(void **state)
 
 	sender_poll(x->s, 1000);
 	assert_int_equal(f->rec[before].type, FGP_HELLO);
-	assert_int_equal(f->rec[before + 1].count, 3000);
+	assert_int_equal(f->rec[before + 1].count, 3000 * SCALE);
 }
 
 static void test_a_burst_of_events_shares_messages(void **state)
@@ -660,7 +662,7 @@ static void test_failed_send_during_snapshot_resets(void **state)
 	struct fix *x = *state;
 	struct fake *f = x->f;
 
-	for (int i = 0; i < 2000; i++)
+	for (int i = 0; i < 2000 * SCALE; i++)
 		push_load(x->q, 0x10000 + (uint64_t)i * 0x100, 0x100, "a.B::many_methods_here");
 	sender_poll(x->s, 10);
 	f->conn = 1;
@@ -728,21 +730,21 @@ static void test_large_snapshot_is_split_into_bounded_messages(void **state)
 	struct fake *f = x->f;
 	long b, e;
 
-	for (int i = 0; i < 5000; i++)
+	for (int i = 0; i < 5000 * SCALE; i++)
 		push_load(x->q, 0x100000 + (uint64_t)i * 0x100, 0x100,
 			  "com.example.Something::run");
 	/* One blob with an inline table too big for a batch travels alone. */
-	push_load_pcs(x->q, 0x1000, 0x1000, "a.B::huge", 20000);
+	push_load_pcs(x->q, 0x1000, 0x1000, "a.B::huge", 30000); /* ~300 KB */
 	sender_poll(x->s, 10);
 	f->conn = 1;
 	sender_poll(x->s, 10);
 	b = find(f, 0, FGP_SNAPSHOT_BEGIN);
 	e = find(f, 0, FGP_SNAPSHOT_END);
-	assert_int_equal(e - b - 1, 5001);
-	assert_int_equal(f->rec[b].count, 5001);
+	assert_int_equal(e - b - 1, 5000 * SCALE + 1);
+	assert_int_equal(f->rec[b].count, 5000 * SCALE + 1);
 	assert_true(f->msgs > 5);
 	assert_true(f->max_msg_len > SENDER_MSG_MAX); /* the huge one */
-	assert_int_equal(f->rec[b + 1].n_pcs, 20000);
+	assert_int_equal(f->rec[b + 1].n_pcs, 30000);
 	for (long i = b + 1; i < e; i++)
 		assert_true(f->rec[i].flags & FGP_REC_REPLAY);
 }
