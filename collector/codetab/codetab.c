@@ -62,7 +62,8 @@ struct codetab {
 
 	struct codeblob **hist;
 	uint64_t *maxend;
-	size_t n_hist, cap_hist, cap_maxend;
+	uint64_t *hend; /* hend[i] = blob_end(hist[i]): the tree is built without a pointer chase */
+	size_t n_hist, cap_hist, cap_maxend, cap_hend;
 
 	struct codeblob *pend[PEND_MAX];
 	size_t n_pend;
@@ -247,7 +248,7 @@ static uint64_t tree_build(struct codetab *t, size_t lo, size_t hi)
 	if (lo >= hi)
 		return 0;
 	mid = lo + (hi - lo) / 2;
-	m = blob_end(t->hist[mid]);
+	m = t->hend[mid];
 	l = tree_build(t, lo, mid);
 	r = tree_build(t, mid + 1, hi);
 	if (l > m)
@@ -263,13 +264,16 @@ static int hist_merge(struct codetab *t)
 {
 	size_t n = t->n_hist + t->n_pend;
 
-	size_t ch = t->cap_hist, cm = t->cap_maxend;
+	size_t ch = t->cap_hist, cm = t->cap_maxend, ce = t->cap_hend;
 	int rv = ARRAY_GROW(t->hist, t->cap_hist, n);
 
 	if (rv == 0)
 		rv = ARRAY_GROW(t->maxend, t->cap_maxend, n);
-	t->st.bytes +=
-		(t->cap_hist - ch) * sizeof(*t->hist) + (t->cap_maxend - cm) * sizeof(*t->maxend);
+	if (rv == 0)
+		rv = ARRAY_GROW(t->hend, t->cap_hend, n);
+	t->st.bytes += (t->cap_hist - ch) * sizeof(*t->hist) +
+		       (t->cap_maxend - cm) * sizeof(*t->maxend) +
+		       (t->cap_hend - ce) * sizeof(*t->hend);
 	if (rv != 0)
 		return rv;
 	qsort(t->pend, t->n_pend, sizeof(t->pend[0]), blob_cmp);
@@ -277,10 +281,13 @@ static int hist_merge(struct codetab *t)
 	size_t i = t->n_hist, j = t->n_pend, k = n;
 
 	while (j > 0) {
-		if (i > 0 && blob_cmp(&t->hist[i - 1], &t->pend[j - 1]) > 0)
+		if (i > 0 && blob_cmp(&t->hist[i - 1], &t->pend[j - 1]) > 0) {
 			t->hist[--k] = t->hist[--i];
-		else
+			t->hend[k] = t->hend[i];
+		} else {
 			t->hist[--k] = t->pend[--j];
+			t->hend[k] = blob_end(t->hist[k]);
+		}
 	}
 	t->n_hist = n;
 	t->n_pend = 0;
@@ -366,6 +373,7 @@ static size_t prune_where(struct codetab *t, uint64_t before_ts)
 			blob_free(t, b);
 			n++;
 		} else {
+			t->hend[k] = t->hend[i];
 			t->hist[k++] = b;
 		}
 	}
@@ -992,6 +1000,7 @@ void codetab_free(struct codetab *t)
 		blob_free(t, t->pend[i]);
 	free(t->hist);
 	free(t->maxend);
+	free(t->hend);
 	free(t->live);
 	htab_fini(&t->names);
 	free(t);
