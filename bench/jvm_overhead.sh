@@ -24,7 +24,8 @@
 # own threads (fg-sender, nng:*) and, for `watch`, every thread of the daemon. That sum over
 # the floor's CPU is "ours": its noise is a share of our cost, not of the JVM's.
 # Env: REPS (default 7), CLASSES (300), JDK (default JDK 17), VARIANTS (default all five; floor
-# must be one of them).
+# must be one of them), BASELINE (the build directory of an earlier version: adds the variant
+# `older`, its agent streaming to its own live watch, measured like `watch` in the same rounds).
 set -eu
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,11 +36,20 @@ fgcollect=$build/collector/fgcollect
 agent=$build/jvmti-agent/libfgagent.so
 floor=$build/bench/libfg_null_agent.so
 variants=${VARIANTS:-base floor alone frozen watch}
+baseline=${BASELINE:+$(cd "$BASELINE" && pwd)}
+if [ -n "$baseline" ]; then
+	for f in "$baseline/collector/fgcollect" "$baseline/jvmti-agent/libfgagent.so"; do
+		[ -e "$f" ] || { echo "jvm_overhead: BASELINE has no $f"; exit 1; }
+	done
+	case " $variants " in *" older "*) ;; *) variants="$variants older" ;; esac
+fi
 tmp=$(mktemp -d /tmp/fg-bench-jvm.XXXXXX)
 watch_pid=
+older_pid=
 frozen_pid=
 cleanup() {
 	[ -n "$frozen_pid" ] && kill -CONT "$frozen_pid" 2>/dev/null && kill "$frozen_pid" 2>/dev/null
+	[ -n "$older_pid" ] && kill "$older_pid" 2>/dev/null && wait "$older_pid" 2>/dev/null
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -52,10 +62,10 @@ hz=$(getconf CLK_TCK)
 workloads=$build/tests/java/fg-workloads.jar # tests/e2e.cmake builds it (Java 11 classes)
 [ -f "$workloads" ] || { echo "jvm_overhead: $workloads not built (make bench builds it)"; exit 1; }
 
-# start_watch NAME: a daemon on $tmp/NAME/fgcollect.sock, its pid in $started.
+# start_watch NAME [FGCOLLECT]: a daemon on $tmp/NAME/fgcollect.sock, its pid in $started.
 start_watch() {
 	mkdir -p "$tmp/d-$1"
-	"$fgcollect" watch --socket "$tmp/d-$1/fgcollect.sock" --ctl "$tmp/d-$1-ctl/ctl.sock" \
+	"${2:-$fgcollect}" watch --socket "$tmp/d-$1/fgcollect.sock" --ctl "$tmp/d-$1-ctl/ctl.sock" \
 		2>"$tmp/d-$1.log" &
 	started=$!
 	for _ in $(seq 50); do [ -S "$tmp/d-$1/fgcollect.sock" ] && return 0; sleep 0.1; done
@@ -65,6 +75,10 @@ start_watch() {
 }
 start_watch live
 watch_pid=$started
+if [ -n "$baseline" ]; then
+	start_watch older "$baseline/collector/fgcollect"
+	older_pid=$started
+fi
 mkdir -p "$tmp/d-nobody"
 
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -98,7 +112,7 @@ snap() {
 # run VARIANT: one JVM run; appends wall ms to $tmp/VARIANT, CPU ms to $tmp/VARIANT.cpu and
 # our threads' CPU ms ("sender nng") to $tmp/VARIANT.own.
 run() {
-	local extra=() t0 t1 w0 w1 n0 n1 u s tpid jpid
+	local extra=() t0 t1 w0 w1 n0 n1 u s tpid jpid dpid=$watch_pid
 	case $1 in
 	floor) extra=("-agentpath:$floor") ;;
 	alone) extra=("-agentpath:$agent=socket=$tmp/d-nobody/fgcollect.sock") ;;
@@ -108,9 +122,13 @@ run() {
 		extra=("-agentpath:$agent=socket=$tmp/d-frozen/fgcollect.sock")
 		;;
 	watch) extra=("-agentpath:$agent=socket=$tmp/d-live/fgcollect.sock") ;;
+	older)
+		extra=("-agentpath:$baseline/jvmti-agent/libfgagent.so=socket=$tmp/d-older/fgcollect.sock")
+		dpid=$older_pid
+		;;
 	esac
-	w0=$(cpu_of "$watch_pid")
-	n0=$(ns_of "$watch_pid")
+	w0=$(cpu_of "$dpid")
+	n0=$(ns_of "$dpid")
 	t0=$(date +%s%N)
 	/usr/bin/time -f '%U %S' -o "$tmp/time" "$jdk/bin/java" -XX:+PreserveFramePointer \
 		"${extra[@]}" -cp "$workloads" JavacWorkload "$classes" 1 >/dev/null &
@@ -134,8 +152,8 @@ run() {
 	local poller=$!
 	wait "$tpid"
 	t1=$(date +%s%N)
-	w1=$(cpu_of "$watch_pid")
-	n1=$(ns_of "$watch_pid")
+	w1=$(cpu_of "$dpid")
+	n1=$(ns_of "$dpid")
 	wait "$poller" || true
 	if [ "$1" = frozen ]; then
 		kill -CONT "$frozen_pid"
@@ -146,13 +164,15 @@ run() {
 	read -r u s <"$tmp/time"
 	echo $(((t1 - t0) / 1000000)) >>"$tmp/$1"
 	awk -v u="$u" -v s="$s" -v w=$((w1 - w0)) -v hz="$hz" -v v="$1" \
-		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" ? w * 1000 / hz : 0)}' >>"$tmp/$1.cpu"
+		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" || v == "older" ? w * 1000 / hz : 0)}' \
+		>>"$tmp/$1.cpu"
 	# The last snapshot of each thread counts: threads end before the JVM does. Per run, in
 	# microseconds: Service Thread, fg-sender, nng threads, daemon (watch only).
 	awk -v d=$(((n1 - n0) / 1000)) -v v="$1" '{ t[$1] = $3; c[$1] = $2 }
 		END { for (i in t) { if (c[i] == "Service_Thread") st += t[i];
 				     else if (c[i] == "fg-sender") s += t[i]; else n += t[i] }
-		      printf "%d %d %d %d\n", st / 1000, s / 1000, n / 1000, v == "watch" ? d : 0 }' \
+		      printf "%d %d %d %d\n", st / 1000, s / 1000, n / 1000,
+			     v == "watch" || v == "older" ? d : 0 }' \
 		"$tmp/own" >>"$tmp/$1.own"
 }
 
@@ -186,6 +206,7 @@ label_of() {
 	alone) echo "fgagent, no collector" ;;
 	frozen) echo "fgagent, frozen collector" ;;
 	watch) echo "fgagent + live watch (CPU: + daemon)" ;;
+	older) echo "BASELINE's fgagent + its watch" ;;
 	esac
 }
 
