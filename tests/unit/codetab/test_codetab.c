@@ -95,6 +95,46 @@ static void test_lookup_respects_load_and_unload_times(void **state)
 	codetab_free(t);
 }
 
+/*
+ * Names handed in through one buffer whose bytes change (a connection's table does that when an
+ * id is defined again) are each interned as they read then, and a name freed by pruning is never
+ * handed out again (the ASan build checks that no freed name is touched).
+ */
+static void test_names_through_one_buffer_stay_right(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	char name[32], last[32];
+
+	(void)state;
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 50; i++) {
+			uint64_t addr = 0x100000 * (uint64_t)(round + 1) + 0x100 * (uint64_t)i;
+
+			snprintf(name, sizeof(name), "N%d::m%d", i % 7, round);
+			assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, addr, 0x80,
+						     (uint64_t)(1000 * (round + 1) + i) * MS, name),
+					 1);
+		}
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 50; i++) {
+			uint64_t addr = 0x100000 * (uint64_t)(round + 1) + 0x100 * (uint64_t)i;
+
+			snprintf(name, sizeof(name), "N%d::m%d", i % 7, round);
+			assert_string_equal(name_at(t, addr + 8, 5000 * MS), name);
+			assert_int_equal(codetab_unload(t, addr, 6000 * MS), 1);
+		}
+	assert_int_equal(codetab_prune(t, 7000 * MS), 150);
+	/* every name is gone; the buffer still holds the last one, which comes back fresh */
+	memcpy(last, name, sizeof(last));
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x9000, 0x80, 8000 * MS, name), 1);
+	assert_string_equal(name_at(t, 0x9010, 8000 * MS), name);
+	snprintf(name, sizeof(name), "Other::x");
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0xa000, 0x80, 8000 * MS, name), 1);
+	assert_string_equal(name_at(t, 0xa010, 8000 * MS), "Other::x");
+	assert_string_equal(name_at(t, 0x9010, 8000 * MS), last);
+	codetab_free(t);
+}
+
 static void test_address_reuse_keeps_each_generation(void **state)
 {
 	struct codetab *t = codetab_new(NULL);
@@ -609,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_many_blobs_lookup_matches_linear_scan),
 		cmocka_unit_test(test_lines_attach_to_their_load_and_follow_hotspot_ranges),
 		cmocka_unit_test(test_lines_at_a_reused_address_stay_with_their_load),
+		cmocka_unit_test(test_names_through_one_buffer_stay_right),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
