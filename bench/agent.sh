@@ -5,6 +5,9 @@
 #   2. real JVMTI callbacks timed inside the JVM (libfgagent_bench.so) while in-process javac
 #      compiles generated classes with fgrecv listening: median and p99 per event kind, and the
 #      callbacks' total time as a share of the JVM's wall time (the baseline).
+#   3. with BASELINE=DIR (the build directory of an earlier version): its callbacks against ours,
+#      REPS (default 5) interleaved javac runs per JDK, each agent's CPU per run; the median of
+#      the per-pair ratios says what changed (single runs drift by 10-20% on a shared machine).
 #   bench/agent.sh BUILD_DIR        (FG_BENCH_QUICK=1 for a short run)
 set -eu
 BUILD=${1:?usage: bench/agent.sh BUILD_DIR}
@@ -88,4 +91,36 @@ for d in /usr/lib/jvm/*/; do
 	printf 'callbacks: %.1f ms CPU (%.1f ms wall, preemption included) in a %.0f ms JVM run = %.2f%% of its wall time in CPU\n' \
 		"$(echo "$ctotal / 1000000" | bc -l)" "$(echo "$total / 1000000" | bc -l)" \
 		"$(echo "$wall / 1000000" | bc -l)" "$(echo "100 * $ctotal / $wall" | bc -l)"
+done
+
+[ -n "${BASELINE:-}" ] || exit 0
+OLD=$(cd "$BASELINE" && pwd)/jvmti-agent/libfgagent_bench.so
+[ -e "$OLD" ] || { echo "bench/agent.sh: BASELINE has no $OLD" >&2; exit 1; }
+reps=${REPS:-5}
+# one_run LIB JDK: "CompiledMethodLoad CPU median (us) and all callbacks' CPU (ms)" of a run.
+one_run() {
+	rm -f "$work/samples"
+	FGAGENT_BENCH_OUT=$work/samples "$2/bin/java" -XX:+PreserveFramePointer \
+		"-agentpath:$1=socket=$work/fg.sock" \
+		-m jdk.compiler/com.sun.tools.javac.Main -d "$work/out" "$work"/src/*.java
+	[ -s "$work/samples" ] || { echo "no samples written" >&2; exit 1; }
+	awk '$1 == 0 {print $3}' "$work/samples" | sort -n |
+		awk -v t="$(awk '{s += $3} END {print s + 0}' "$work/samples")" \
+			'{a[NR] = $1} END {printf "%.2f %.1f\n", a[int((NR + 1) / 2)] / 1000, t / 1e6}'
+}
+for jdk in "${!seen[@]}"; do
+	echo "== BASELINE $BASELINE against this build, $(basename "$jdk"), $reps interleaved pairs"
+	: >"$work/pairs"
+	for _ in $(seq "$reps"); do
+		read -r om ot < <(one_run "$OLD" "$jdk")
+		read -r nm nt < <(one_run "$LIB" "$jdk")
+		echo "$om $ot $nm $nt" >>"$work/pairs"
+		printf '  baseline: CompiledMethodLoad CPU median %6.2f us, callbacks %6.1f ms | this build: %6.2f us, %6.1f ms\n' \
+			"$om" "$ot" "$nm" "$nt"
+	done
+	awk '{print $3 / $1, $4 / $2}' "$work/pairs" | sort -n -k2 >"$work/r"
+	printf 'this build / baseline, median of %d pairs: CompiledMethodLoad CPU median %.3f, all callbacks %.3f (pairs %.3f..%.3f)\n' \
+		"$reps" "$(cut -d' ' -f1 "$work/r" | sort -n | sed -n "$(((reps + 1) / 2))p")" \
+		"$(cut -d' ' -f2 "$work/r" | sed -n "$(((reps + 1) / 2))p")" \
+		"$(head -n 1 "$work/r" | cut -d' ' -f2)" "$(tail -n 1 "$work/r" | cut -d' ' -f2)"
 done

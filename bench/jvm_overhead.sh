@@ -25,7 +25,10 @@
 # the floor's CPU is "ours": its noise is a share of our cost, not of the JVM's.
 # Env: REPS (default 7), CLASSES (300), JDK (default JDK 17), VARIANTS (default all five; floor
 # must be one of them), BASELINE (the build directory of an earlier version: adds the variant
-# `older`, its agent streaming to its own live watch, measured like `watch` in the same rounds).
+# `older`, its agent streaming to its own live watch, measured like `watch` in the same rounds),
+# TIMED=1 (the agents' benchmark builds, libfgagent_bench.so, which time each callback with the
+# thread's CPU clock: the callbacks column is then that sum, not the Service Thread's noisy
+# difference; the clock reads add ~0.4 us per callback).
 set -eu
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,9 +39,12 @@ fgcollect=$build/collector/fgcollect
 agent=$build/jvmti-agent/libfgagent.so
 floor=$build/bench/libfg_null_agent.so
 variants=${VARIANTS:-base floor alone frozen watch}
+timed=${TIMED:-0}
+lib=libfgagent.so
+[ "$timed" = 1 ] && lib=libfgagent_bench.so && agent=$build/jvmti-agent/$lib
 baseline=${BASELINE:+$(cd "$BASELINE" && pwd)}
 if [ -n "$baseline" ]; then
-	for f in "$baseline/collector/fgcollect" "$baseline/jvmti-agent/libfgagent.so"; do
+	for f in "$baseline/collector/fgcollect" "$baseline/jvmti-agent/$lib"; do
 		[ -e "$f" ] || { echo "jvm_overhead: BASELINE has no $f"; exit 1; }
 	done
 	case " $variants " in *" older "*) ;; *) variants="$variants older" ;; esac
@@ -123,14 +129,16 @@ run() {
 		;;
 	watch) extra=("-agentpath:$agent=socket=$tmp/d-live/fgcollect.sock") ;;
 	older)
-		extra=("-agentpath:$baseline/jvmti-agent/libfgagent.so=socket=$tmp/d-older/fgcollect.sock")
+		extra=("-agentpath:$baseline/jvmti-agent/$lib=socket=$tmp/d-older/fgcollect.sock")
 		dpid=$older_pid
 		;;
 	esac
 	w0=$(cpu_of "$dpid")
 	n0=$(ns_of "$dpid")
 	t0=$(date +%s%N)
-	/usr/bin/time -f '%U %S' -o "$tmp/time" "$jdk/bin/java" -XX:+PreserveFramePointer \
+	rm -f "$tmp/bs"
+	FGAGENT_BENCH_OUT=$tmp/bs /usr/bin/time -f '%U %S' -o "$tmp/time" "$jdk/bin/java" \
+		-XX:+PreserveFramePointer \
 		"${extra[@]}" -cp "$workloads" JavacWorkload "$classes" 1 >/dev/null &
 	tpid=$!
 	jpid=
@@ -167,12 +175,15 @@ run() {
 		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" || v == "older" ? w * 1000 / hz : 0)}' \
 		>>"$tmp/$1.cpu"
 	# The last snapshot of each thread counts: threads end before the JVM does. Per run, in
-	# microseconds: Service Thread, fg-sender, nng threads, daemon (watch only).
-	awk -v d=$(((n1 - n0) / 1000)) -v v="$1" '{ t[$1] = $3; c[$1] = $2 }
+	# microseconds: Service Thread, fg-sender, nng threads, daemon (watch, older), and the
+	# callbacks' own clock (TIMED=1; else -1).
+	cb=-1
+	[ -s "$tmp/bs" ] && cb=$(awk '{s += $3} END {printf "%d", s / 1000}' "$tmp/bs")
+	awk -v d=$(((n1 - n0) / 1000)) -v v="$1" -v cb="$cb" '{ t[$1] = $3; c[$1] = $2 }
 		END { for (i in t) { if (c[i] == "Service_Thread") st += t[i];
 				     else if (c[i] == "fg-sender") s += t[i]; else n += t[i] }
-		      printf "%d %d %d %d\n", st / 1000, s / 1000, n / 1000,
-			     v == "watch" || v == "older" ? d : 0 }' \
+		      printf "%d %d %d %d %d\n", st / 1000, s / 1000, n / 1000,
+			     v == "watch" || v == "older" ? d : 0, cb }' \
 		"$tmp/own" >>"$tmp/$1.own"
 }
 
@@ -240,11 +251,12 @@ done
 # median, our JVM threads, and the daemon; its median, and over the floor's median CPU.
 st_floor=$(cut -d' ' -f1 "$tmp/floor.own" | median)
 echo "our CPU counted directly (schedstat), medians per run; the floor's Service Thread: $(awk -v u="$st_floor" 'BEGIN {printf "%.1f", u / 1000}') ms (noise $(cut -d' ' -f1 "$tmp/floor.own" >"$tmp/st"; noise "$tmp/st")%)"
+[ "$timed" = 1 ] && echo "callbacks: the sum of their own thread CPU clock (TIMED=1, $lib)"
 printf "%-34s %9s %7s %7s %7s %9s %6s %9s   %s\n" variant "callbacks" sender nng daemon "ours ms" noise "1+ours/flr" "95% CI of the median (bootstrap)"
 for v in $variants; do
 	case $v in base | floor) continue ;; esac
-	awk -v f="$st_floor" '{printf "%d %d %d %d %d\n", $1 - f, $2, $3, $4, $1 - f + $2 + $3 + $4}' \
-		"$tmp/$v.own" >"$tmp/$v.ours"
+	awk -v f="$st_floor" '{ c = $5 >= 0 ? $5 : $1 - f
+		printf "%d %d %d %d %d\n", c, $2, $3, $4, c + $2 + $3 + $4 }' "$tmp/$v.own" >"$tmp/$v.ours"
 	for k in 1 2 3 4 5; do cut -d' ' -f"$k" "$tmp/$v.ours" | median >"$tmp/m$k"; done
 	cut -d' ' -f5 "$tmp/$v.ours" >"$tmp/o5"
 	awk -v c="$fc" '{printf "%.4f\n", 1 + $1 / 1000 / c}' "$tmp/o5" >"$tmp/r5"
