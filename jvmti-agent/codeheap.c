@@ -145,9 +145,8 @@ void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
 	ok &= field(vs, "CodeHeap", "_log2_segment_size", &h->heap_log2, NULL);
 	ok &= field(vs, "VirtualSpace", "_low", &h->vs_low, NULL);
 	ok &= field(vs, "VirtualSpace", "_high", &h->vs_high, NULL);
-	/* The reserved end, where the JVM exports it: committed memory grows up to it. */
-	if (field(vs, "VirtualSpace", "_high_boundary", &h->vs_high_boundary, NULL))
-		h->vs_high = h->vs_high_boundary;
+	/* The reserved end instead, where the JVM exports it: committed memory grows up to it. */
+	(void)field(vs, "VirtualSpace", "_high_boundary", &h->vs_high, NULL);
 	ok &= field(vs, "HeapBlock::Header", "_used", &h->hb_used, NULL);
 	ok &= vmstructs_type_size(vs, "HeapBlock", &hb) == 0 && hb > 0 && hb < 64;
 	h->hb_size = (uint32_t)hb;
@@ -252,20 +251,15 @@ static void segwin_span(struct segwin *w, uint64_t idx)
  */
 static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first, struct segwin *w)
 {
-	uint8_t *win = w->win;
-	uint64_t base = w->base, have = w->have;
-
 	for (int i = 0; i < MAX_HOPS; i++) {
 		uint8_t hop;
 
-		if (idx < base || idx >= base + have) {
+		if (idx < w->base || idx >= w->base + w->have) {
 			segwin_span(w, idx);
-			base = w->base;
-			have = w->have;
-			if (peek(win, r->segmap + base, have))
+			if (peek(w->win, r->segmap + w->base, w->have))
 				return -EFAULT;
 		}
-		hop = win[idx - base];
+		hop = w->win[idx - w->base];
 		if (hop == 0xff)
 			return -ENOENT; /* a free segment */
 		if (hop == 0) {

@@ -45,8 +45,8 @@ struct codeheap {
 	uint64_t heaps_slot; /* address of CodeCache::_heaps (a GrowableArray<CodeHeap*>*) */
 	uint32_t ga_len, ga_data;
 	uint32_t heap_memory, heap_segmap, heap_log2; /* CodeHeap fields */
-	/* VirtualSpace::_low, and _high_boundary where exported (else _high) */
-	uint32_t vs_low, vs_high, vs_high_boundary;
+	uint32_t vs_low,
+		vs_high; /* VirtualSpace::_low, _high_boundary where exported, else _high */
 	uint32_t hb_size, hb_used;			     /* sizeof(HeapBlock), Header::_used */
 	uint32_t cb_frame_size, cb_frame_complete, fc_width; /* fc_width: 2 or 4 bytes */
 	bool code_abs; /* JDK < 23: _code_begin/_code_end pointers, else offsets */

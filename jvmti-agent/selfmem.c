@@ -54,20 +54,23 @@ static void drain(void)
 }
 
 /*
- * Through the pipe, with the lock held: n bytes, or -EAGAIN (use the other way). A fault
- * anywhere in the range makes write() copy nothing (the pipe's page is committed only whole),
- * so a range that is partly readable is left to process_vm_readv, which says how much was.
+ * Through the pipe, with the lock held: the n source ranges gathered, then read back into the n
+ * destinations. The bytes copied, or -EAGAIN (use the other way). As long as they fit one pipe
+ * page (PIPED_MAX), a fault anywhere in the ranges makes the write copy nothing (the page is
+ * committed only whole), so a range that is partly readable is left to process_vm_readv, which
+ * says how much was.
  */
-static ssize_t piped(void *dst, uint64_t src, size_t n)
+static ssize_t piped(const struct iovec *src, const struct iovec *dst, int n)
 {
-	/* A raw write(2): a sanitizer's wrapper would check src as a C object, which it is not. */
-	ssize_t w = syscall(SYS_write, pfd[1], (const void *)(uintptr_t)src, n), r;
+	/* A raw writev(2): a sanitizer's wrapper would check src as C objects, which they are not.
+	 */
+	ssize_t w = syscall(SYS_writev, pfd[1], src, n), r;
 
 	if (w <= 0) {
 		drain();
 		return -EAGAIN;
 	}
-	r = read(pfd[0], dst, (size_t)w);
+	r = readv(pfd[0], dst, n);
 	if (r != w) {
 		/* Cannot happen with an empty pipe; never leave bytes behind for the next read. */
 		close(pfd[0]);
@@ -88,8 +91,10 @@ ssize_t selfmem_read(void *dst, uint64_t src, size_t n)
 	if (n == 0)
 		return 0;
 	if (n <= PIPED_MAX && pthread_mutex_trylock(&lock) == 0) {
+		struct iovec from = { (void *)(uintptr_t)src, n }, to = { dst, n };
+
 		if (pfd[1] >= 0)
-			got = piped(dst, src, n);
+			got = piped(&from, &to, 1);
 		pthread_mutex_unlock(&lock);
 	}
 	if (got > 0) {
@@ -103,34 +108,16 @@ int selfmem_read2(void *d0, uint64_t s0, size_t n0, void *d1, uint64_t s1, size_
 {
 	struct iovec src[2] = { { (void *)(uintptr_t)s0, n0 }, { (void *)(uintptr_t)s1, n1 } };
 	struct iovec dst[2] = { { d0, n0 }, { d1, n1 } };
-	ssize_t w, r;
 	int rv = -EAGAIN;
 
 	pthread_once(&once, setup);
 	if (s0 == 0 || s1 == 0 || n0 == 0 || n1 == 0 || n0 + n1 > PIPED_MAX ||
 	    pthread_mutex_trylock(&lock) != 0)
 		return -EAGAIN;
-	if (pfd[1] < 0)
-		goto out;
-	/* Both ranges fit one pipe page: a fault in either commits nothing (see piped()). */
-	w = syscall(SYS_writev, pfd[1], src, 2);
-	if (w <= 0) {
-		drain();
-		goto out;
-	}
-	r = readv(pfd[0], dst, 2);
-	if (r != w) {
-		/* As in piped(): never leave bytes behind for the next read. */
-		close(pfd[0]);
-		close(pfd[1]);
-		pfd[0] = pfd[1] = -1;
-		goto out;
-	}
-	if ((size_t)w == n0 + n1) {
+	if (pfd[1] >= 0 && piped(src, dst, 2) == (ssize_t)(n0 + n1)) {
 		atomic_fetch_add_explicit(&n_piped, 1, memory_order_relaxed);
 		rv = 0;
 	}
-out:
 	pthread_mutex_unlock(&lock);
 	return rv;
 }
