@@ -92,8 +92,9 @@ static void inline_fini(struct inline_tab *t)
 }
 
 /*
- * m's name: its interned id when st has it or takes it (*out then borrows the table's copy), else
- * 0 and a string resolved here (*owned, for the caller to free) or "[unknown]". A name is
+ * m's name: its interned id when st has it or takes it (*out is then left empty: a CODE_LOAD_IDS
+ * needs only the id, and names_of_ids() fills it for a load that goes out with names), else 0
+ * and a string resolved here (*owned, for the caller to free) or "[unknown]". A name is
  * resolved through JVMTI only the first time st sees m.
  */
 static uint32_t method_name(struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
@@ -115,8 +116,19 @@ static uint32_t method_name(struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni, boo
 		free(*owned);
 		*owned = NULL;
 	}
-	*out = symtab_name(st, id);
+	*out = (struct fgp_str){ NULL, 0 };
 	return id;
+}
+
+/* The names method_name() left empty, for a load that goes out with its names inline. */
+static void names_of_ids(const struct symtab *st, struct fgp_code_load_in *c, uint32_t name_id,
+			 const uint32_t *sym, struct fgp_str *methods)
+{
+	if (name_id)
+		c->name = symtab_name(st, name_id);
+	for (uint16_t i = 0; i < c->n_methods; i++)
+		if (sym[i])
+			methods[i] = symtab_name(st, sym[i]);
 }
 
 /*
@@ -263,8 +275,10 @@ void events_code_load_set(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, J
 		c.n_methods = 0;
 		c.methods = NULL;
 	}
-	if (!push_code_load_ids(q, &c, name_id, it.sym))
+	if (!push_code_load_ids(q, &c, name_id, it.sym)) {
+		names_of_ids(st, &c, name_id, it.sym, it.methods);
 		push_code_load(q, &c);
+	}
 	inline_fini(&it);
 	free(name);
 }

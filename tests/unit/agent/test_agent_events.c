@@ -5,6 +5,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "events.h"
 #include "fgproto.h"
 #include "queue.h"
+#include "symtab.h"
 #include "test_agent_fakejvmti.h"
 
 /* Pop one entry and decode it as the only record of a message. */
@@ -196,6 +198,56 @@ static void test_neighbouring_pcs_keep_their_own_methods(void **state)
 	queue_free(q);
 }
 
+/*
+ * With a symtab, a compile whose names all have ids goes out as a CODE_LOAD_IDS; one with a name
+ * that cannot be interned (here: JVMTI cannot name an inlined method) goes out with every name
+ * inline, the interned ones included.
+ */
+static void test_a_load_with_an_unnamed_method_carries_every_name_inline(void **state)
+{
+	struct queue *q = queue_new(1 << 20);
+	struct symtab *st = symtab_new(1 << 20);
+	static uint8_t buf[1 << 16];
+	uintptr_t base = 0x8000;
+	jmethodID a[2] = { FAKE_M(2), FAKE_M(1) }, b[2] = { FAKE_M(FAKE_FAIL_NAME), FAKE_M(1) };
+	PCStackInfo pcs[] = {
+		{ (void *)(base + 0x10), 2, a, NULL },
+		{ (void *)(base + 0x20), 2, b, NULL },
+	};
+	jvmtiCompiledMethodLoadInlineRecord inl = { { JVMTI_CMLR_INLINE_INFO, 1, 0, NULL },
+						    1,
+						    pcs };
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_str names[4];
+	unsigned nm = 0;
+	bool loop = false, step = false, unknown = false;
+
+	(void)state;
+	events_code_load(q, st, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)base,
+			 &inl.header, 7);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_int_equal(rec.type, FGP_CODE_LOAD_IDS);
+	inl.numpcs = 2;
+	events_code_load(q, st, fake_jvmti(), NULL, false, FAKE_M(1), 0x100, (void *)base,
+			 &inl.header, 8);
+	rec = decode_one(q, buf, sizeof(buf));
+	assert_int_equal(rec.type, FGP_CODE_LOAD);
+	assert_true(str_is(rec.u.load.name, "com.acme.Hot::loop"));
+	fgp_methods_begin(&rec.u.load, &it);
+	while (nm < 4 && fgp_methods_next(&it, &names[nm])) {
+		loop |= str_is(names[nm], "com.acme.Hot::loop");
+		step |= str_is(names[nm], "com.acme.Hot$Inner::step");
+		unknown |= str_is(names[nm], "[unknown]");
+		nm++;
+	}
+	assert_int_equal(nm, 3);
+	assert_true(loop && step && unknown);
+	assert_int_equal(fake_live_strings, 0);
+	queue_free(q);
+	symtab_free(st);
+}
+
 static void test_too_deep_chain_is_cut_and_flagged(void **state)
 {
 	struct queue *q = queue_new(1 << 20);
@@ -270,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_too_deep_chain_is_cut_and_flagged),
 		cmocka_unit_test(test_unload_and_dynamic_code_records),
 		cmocka_unit_test(test_full_queue_drops_and_counts),
+		cmocka_unit_test(test_a_load_with_an_unnamed_method_carries_every_name_inline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
