@@ -342,10 +342,11 @@ static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const str
 
 /* The last frame seen at a depth counted from the outermost method (see fill_lines). */
 struct seen {
-	jmethodID m;
-	const struct mlines *t;
+	struct methodset_seen ms;
+	size_t idx; /* of the method whose line is kept */
 	jint bci;
 	uint16_t line;
+	bool has_line;
 };
 
 struct build {
@@ -390,10 +391,8 @@ static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
 }
 
 /*
- * A pc's lines: each frame's line at its bci, 0 where its method has none. Neighbouring pcs
- * mostly share their outer frames (the same call sites, inlined into the same method), so each
- * frame is first compared with the last one seen at its depth counted from the outermost end:
- * the same method keeps its table, the same bci too its line.
+ * A pc's lines: each frame's line at its bci, 0 where its method has none. A frame that repeats
+ * the method and bci last seen at its depth, counted from the outermost end, keeps that line.
  */
 static void fill_lines(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
@@ -405,17 +404,14 @@ static void fill_lines(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t
 	}
 	for (uint16_t k = 0; k < depth; k++) {
 		struct seen *s = &b->seen[depth - 1 - k];
-		jmethodID m = p->methods[k];
+		size_t i = methodset_index_seen(&s->ms, b->ids, b->n_ids, p->methods[k]);
 		jint bci = p->bcis[k];
 
-		if (s->m != m || s->t == NULL) {
-			s->m = m;
-			s->t = b->tabs[methodset_index(b->ids, b->n_ids, m)];
+		if (!s->has_line || s->idx != i || s->bci != bci) {
+			s->idx = i;
 			s->bci = bci;
-			s->line = line_at(s->t, bci);
-		} else if (s->bci != bci) {
-			s->bci = bci;
-			s->line = line_at(s->t, bci);
+			s->line = line_at(b->tabs[i], bci);
+			s->has_line = true;
 		}
 		out[k] = s->line;
 		b->any_line |= s->line != 0;

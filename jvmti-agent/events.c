@@ -59,13 +59,6 @@ static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 	queue_count_drop(q);
 }
 
-/* The last frame seen at a depth counted from the outermost method (see fill_chain). */
-struct seen_id {
-	jmethodID m;
-	uint16_t idx;
-	bool set;
-};
-
 /* The inline part of a code load, heap-allocated (ids borrowed), freed by inline_fini. */
 struct inline_tab {
 	const jmethodID *ids; /* the compile's methodset */
@@ -76,7 +69,7 @@ struct inline_tab {
 	uint16_t *chains;
 	size_t n_ids, n_pcs;
 	bool truncated;
-	struct seen_id seen[FGP_MAX_INLINE_DEPTH];
+	struct methodset_seen seen[FGP_MAX_INLINE_DEPTH]; /* see fill_chain */
 };
 
 static void inline_fini(struct inline_tab *t)
@@ -131,26 +124,15 @@ static void names_of_ids(const struct symtab *st, struct fgp_code_load_in *c, ui
 			methods[i] = symtab_name(st, sym[i]);
 }
 
-/*
- * A pc's chain: the index of each of its methods among t->ids. Neighbouring pcs mostly share
- * their outer frames, so a frame is first compared with the last one seen at its depth counted
- * from the outermost end; only a different method is searched for.
+/* A pc's chain: the index of each of its methods among t->ids, depth by depth from the outermost.
  */
 static void fill_chain(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
 	struct inline_tab *t = arg;
 
-	for (uint16_t k = 0; k < depth; k++) {
-		struct seen_id *s = &t->seen[depth - 1 - k];
-		jmethodID m = p->methods[k];
-
-		if (!s->set || s->m != m) {
-			s->m = m;
-			s->idx = (uint16_t)methodset_index(t->ids, t->n_ids, m);
-			s->set = true;
-		}
-		out[k] = s->idx;
-	}
+	for (uint16_t k = 0; k < depth; k++)
+		out[k] = (uint16_t)methodset_index_seen(&t->seen[depth - 1 - k], t->ids, t->n_ids,
+							p->methods[k]);
 }
 
 static int inline_build(struct inline_tab *t, const struct methodset *set, struct symtab *st,

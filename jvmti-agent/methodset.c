@@ -103,6 +103,16 @@ size_t methodset_index(const jmethodID *ids, size_t n, jmethodID m)
 	return lo;
 }
 
+size_t methodset_index_seen(struct methodset_seen *s, const jmethodID *ids, size_t n, jmethodID m)
+{
+	if (!s->set || s->m != m) {
+		s->m = m;
+		s->idx = methodset_index(ids, n, m);
+		s->set = true;
+	}
+	return s->idx;
+}
+
 size_t methodset_frames(const jvmtiCompiledMethodLoadInlineRecord *r, bool *too_big)
 {
 	size_t frames = 0;

@@ -30,6 +30,20 @@ size_t methodset_collect(const jvmtiCompiledMethodLoadInlineRecord *r, jmethodID
 size_t methodset_index(const jmethodID *ids, size_t n, jmethodID m);
 
 /*
+ * The last method seen at one depth of a pc's chain, counted from the outermost frame: neighbouring
+ * pcs mostly share their outer frames (the same call sites inlined into the same method). Zeroed:
+ * nothing seen yet.
+ */
+struct methodset_seen {
+	jmethodID m;
+	size_t idx;
+	bool set;
+};
+
+/* methodset_index() through *s: a repeat of the method last seen there costs one compare. */
+size_t methodset_index_seen(struct methodset_seen *s, const jmethodID *ids, size_t n, jmethodID m);
+
+/*
  * The frames of r's pcs (the sum of their numstackframes), or 0 when there are none or too many
  * to tabulate (over METHODSET_MAX_FRAMES frames or FGP_MAX_INLINE_PCS pcs: *too_big is then
  * set, else cleared).

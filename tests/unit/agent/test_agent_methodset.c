@@ -257,6 +257,25 @@ static void test_too_many_frames_or_pcs_are_too_big(void **state)
 	free(r.pcinfo);
 }
 
+/* Through a seen slot, every method gets the index a search gives, repeats and changes alike. */
+static void test_index_through_a_seen_slot_matches_the_search(void **state)
+{
+	jmethodID ids[5], seq[12];
+	struct methodset_seen seen = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		ids[i] = (jmethodID)(uintptr_t)(0x1000 + 16 * i);
+	for (int i = 0; i < 12; i++)
+		seq[i] = ids[(i * 7 / 3) % 5]; /* runs of repeats, then changes */
+	for (int i = 0; i < 12; i++)
+		assert_int_equal(methodset_index_seen(&seen, ids, 5, seq[i]),
+				 methodset_index(ids, 5, seq[i]));
+	/* index 0 is a real answer, not "nothing seen" */
+	assert_int_equal(methodset_index_seen(&seen, ids, 5, ids[0]), 0);
+	assert_int_equal(methodset_index_seen(&seen, ids, 5, ids[4]), 4);
+}
+
 /* The set of a compile_info list: its inline record found among others, or none. */
 static void test_the_set_of_a_compile_is_its_inline_records(void **state)
 {
@@ -310,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_deep_chains_keep_the_innermost_frames),
 		cmocka_unit_test(test_too_many_frames_or_pcs_are_too_big),
 		cmocka_unit_test(test_the_set_of_a_compile_is_its_inline_records),
+		cmocka_unit_test(test_index_through_a_seen_slot_matches_the_search),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
