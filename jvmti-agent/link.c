@@ -35,7 +35,7 @@
 
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 500
-#define SEND_BUFFER_MSGS 4 /* x SENDER_MSG_MAX: at most 1 MiB waiting in nng */
+#define SEND_BUFFER_MSGS 2 /* x SENDER_MSG_MAX: about 1 MiB at most waiting in nng */
 #define REOPEN_EVERY_NS 500000000ull
 /* Down this long (4 x the longest redial interval): the dialer may be dead, start a new one. */
 #define REDIAL_STALL_NS 2000000000ull

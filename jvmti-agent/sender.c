@@ -35,6 +35,8 @@
 #define IDLE_WAIT_MS 100	    /* sleep between rounds when nothing happens */
 #define WAIT_NAP_NS 1000000L	    /* while a snapshot waits for the transport */
 
+_Static_assert(SENDER_MSG_MAX <= FGP_MAX_MSG, "a message a collector refuses");
+
 struct sender {
 	struct queue *q;
 	struct table *t;
@@ -199,38 +201,21 @@ static int flush(struct sender *s)
 }
 
 /*
- * Append one encoded record, flushing first if it does not fit. flags are OR-ed into it.
- * -ENOBUFS when the batch is full and the transport refuses it: this connection cannot take
- * the record any more.
+ * Append one encoded record (at most FGP_MAX_RECORD bytes, as our encoders make them), flushing
+ * first if it does not fit. flags are OR-ed into it. -ENOBUFS when the batch is full and the
+ * transport refuses it: this connection cannot take the record any more.
  */
 static int append(struct sender *s, const uint8_t *rec, size_t len, uint16_t flags)
 {
 	int rv;
 
+	if (len > FGP_MAX_RECORD)
+		return 0; /* never ours; a collector would refuse it anyway */
+	if (s->batch_len + len > SENDER_MSG_MAX && (rv = flush(s)) != 0)
+		return rv == -EAGAIN ? -ENOBUFS : rv;
 	if (s->batch_len == 0) {
 		fgp_encode_msg_header(s->batch, SENDER_MSG_MAX);
 		s->batch_len = FGP_MSG_HEADER_SIZE;
-	}
-	if (s->batch_len + len > SENDER_MSG_MAX) {
-		if ((rv = flush(s)) != 0)
-			return rv == -EAGAIN ? -ENOBUFS : rv;
-		if (FGP_MSG_HEADER_SIZE + len > SENDER_MSG_MAX) {
-			/* A record with a huge inline table travels alone. */
-			uint8_t *big = malloc(FGP_MSG_HEADER_SIZE + len);
-			bool wait = s->wait;
-
-			if (big == NULL)
-				return 0; /* lost for this connection; the table still has it */
-			fgp_encode_msg_header(big, FGP_MSG_HEADER_SIZE);
-			memcpy(big + FGP_MSG_HEADER_SIZE, rec, len);
-			fgp_rec_add_flags(big + FGP_MSG_HEADER_SIZE, flags);
-			s->wait = true;
-			rv = send_msg(s, big, FGP_MSG_HEADER_SIZE + len);
-			s->wait = wait;
-			free(big);
-			return rv;
-		}
-		return append(s, rec, len, flags);
 	}
 	memcpy(s->batch + s->batch_len, rec, len);
 	fgp_rec_add_flags(s->batch + s->batch_len, flags);
