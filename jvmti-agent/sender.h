@@ -30,14 +30,14 @@
 
 /* Every record fits one message: our encoders cap a record at FGP_MAX_RECORD. */
 #define SENDER_MSG_MAX (FGP_MAX_RECORD + FGP_MSG_HEADER_SIZE)
-#define SENDER_FLUSH_GAP_NS 4000000ull	    /* shortest gap between messages while events flow */
+#define SENDER_FLUSH_GAP_NS 4000000ull /* shortest gap between messages while events flow */
 /*
  * The longest gap, reached in a sustained storm: each message costs ~0.3 ms of CPU on the two
  * sides (mostly thread wake-ups), so fewer, larger messages are what a storm needs; it stays
  * well inside the 300 ms a collector's profile waits for late code events (its settle window).
  */
 #define SENDER_FLUSH_GAP_MAX_NS 128000000ull
-#define SENDER_AFTER_HELLO_MAX 4096u	    /* longer after_hello blobs are not sent */
+#define SENDER_AFTER_HELLO_MAX 4096u /* longer after_hello blobs are not sent */
 
 struct link_ops {
 	/*

@@ -68,6 +68,12 @@ struct codetab {
 	struct codeblob *pend[PEND_MAX];
 	size_t n_pend;
 
+	/*
+	 * The blob add_blob made last, while it exists: its CODE_FRAME and CODE_LINES follow it at
+	 * once, and find it without a search.
+	 */
+	struct codeblob *last;
+
 	struct htab names; /* name hash -> struct name * */
 
 	uint32_t gen;	    /* replay generation */
@@ -166,6 +172,8 @@ static size_t blob_bytes(const struct codeblob *b)
 
 static void blob_free(struct codetab *t, struct codeblob *b)
 {
+	if (t->last == b)
+		t->last = NULL;
 	t->st.bytes -= blob_bytes(b);
 	t->st.blobs--;
 	if (b->inl) {
@@ -617,6 +625,8 @@ static int add_blob(struct codetab *t, const struct blob_in *in)
 	rv = insert_blob(t, b);
 	if (rv < 0)
 		blob_discard(t, b);
+	else
+		t->last = b;
 	return rv;
 }
 
@@ -673,9 +683,12 @@ static int snapshot_end(struct codetab *t)
 /* Attach a CODE_FRAME to the live blob starting at its address (replacing older facts). */
 static int attach_frame(struct codetab *t, const struct fgp_code_frame *f)
 {
-	struct codeblob *b = (struct codeblob *)codetab_lookup_live(t, f->addr);
+	struct codeblob *b = t->last;
 	struct fgp_code_frame *copy;
 
+	/* The live set never overlaps: a live blob starting at addr is the one found there. */
+	if (!b || b->addr != f->addr || b->unload_ts != CODETAB_LIVE)
+		b = (struct codeblob *)codetab_lookup_live(t, f->addr);
 	if (!b || b->addr != f->addr) {
 		t->st.frames_orphan++;
 		return 0;
@@ -701,13 +714,16 @@ static int attach_frame(struct codetab *t, const struct fgp_code_frame *f)
 static int attach_lines(struct codetab *t, const struct fgp_record *rec)
 {
 	const struct fgp_code_lines *l = &rec->u.lines;
-	struct codeblob *b = (struct codeblob *)codetab_lookup(t, l->addr, l->ts);
+	struct codeblob *b = t->last;
 	struct fgp_inline_iter it;
 	struct codetab_lines *cl;
 	size_t nl = 0, sz, pos = 0;
 	struct fgp_pc pc;
 	uint32_t i = 0;
 
+	/* A blob still live since it was loaded at ts is the one live at ts. */
+	if (!b || b->addr != l->addr || b->load_ts != l->ts || b->unload_ts != CODETAB_LIVE)
+		b = (struct codeblob *)codetab_lookup(t, l->addr, l->ts);
 	if (!b || b->addr != l->addr || b->size != l->size || b->load_ts != l->ts ||
 	    b->kind != CODEBLOB_COMPILED) {
 		t->st.lines_orphan++;

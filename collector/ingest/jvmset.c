@@ -60,6 +60,7 @@ struct jvmset {
 	struct jvmset_opts o;
 	struct jvmset_observer obs[MAX_OBSERVERS];
 	unsigned n_obs;
+	unsigned n_rec_obs;  /* of them with a record callback */
 	struct conn **conns; /* sorted by pipe id */
 	size_t n_conns, cap_conns;
 	struct jvm **jvms;
@@ -150,6 +151,7 @@ int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob)
 	if (s->n_obs == MAX_OBSERVERS)
 		return -ENOSPC;
 	s->obs[s->n_obs++] = *ob;
+	s->n_rec_obs += ob->record != NULL;
 	return 0;
 }
 
@@ -554,8 +556,8 @@ static void forward_resolved(struct jvmset *s, const struct jvm *j, const struct
 {
 	int n;
 
-	if (!s->n_obs)
-		return;
+	if (!s->n_rec_obs)
+		return; /* nobody takes records (watch's log): no re-encoding */
 	if (!s->scratch && !(s->scratch = malloc(FGP_MAX_RECORD)))
 		return;
 	n = fgp_encode_code_load_resolved(s->scratch, FGP_MAX_RECORD, &rec->u.load, rec->flags);

@@ -630,6 +630,44 @@ static void test_lines_at_a_reused_address_stay_with_their_load(void **state)
 	codetab_free(t);
 }
 
+/*
+ * Facts and lines usually follow their load at once (found without a search); when they do not
+ * (the load ended, went to history only, or was freed), they go where a search says.
+ */
+static void test_frames_and_lines_follow_a_load_that_ended_or_went(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct codetab_stats st;
+
+	(void)state;
+	/* live B, then a late older load A at the same address: A is history only */
+	load_inline(t, 0x2000, 0x40, 20 * MS, "B::b", 0);
+	load_inline(t, 0x2000, 0x40, 10 * MS, "A::a", 0);
+	assert_int_equal(apply_frame(t, 0x2000, 48), 0);
+	assert_non_null(codetab_lookup(t, 0x2010, 21 * MS)->frame); /* B's */
+	assert_null(codetab_lookup(t, 0x2010, 11 * MS)->frame);	    /* not A's */
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 10 * MS, 0), 0);
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "7,42,31");
+	assert_string_equal(lines_at(t, 0x2014, 21 * MS), "");
+	/* C loaded and unloaded: its facts come too late, its lines still find it */
+	load_inline(t, 0x3000, 0x40, 30 * MS, "C::c", 0);
+	assert_int_equal(codetab_unload(t, 0x3000, 35 * MS), 1);
+	assert_int_equal(apply_frame(t, 0x3000, 48), 0);
+	assert_int_equal(apply_lines(t, 0x3000, 0x40, 30 * MS, 0), 0);
+	assert_string_equal(lines_at(t, 0x3014, 31 * MS), "7,42,31");
+	codetab_stats(t, &st);
+	assert_int_equal(st.frames, 1);
+	assert_int_equal(st.frames_orphan, 1);
+	/* pruned with history: what comes for it then is orphaned (ASan: no use after free) */
+	assert_true(codetab_prune(t, 40 * MS) >= 1);
+	assert_int_equal(apply_frame(t, 0x3000, 48), 0);
+	assert_int_equal(apply_lines(t, 0x3000, 0x40, 30 * MS, 0), 0);
+	codetab_stats(t, &st);
+	assert_int_equal(st.frames_orphan, 2);
+	assert_int_equal(st.lines_orphan, 1);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_lines_attach_to_their_load_and_follow_hotspot_ranges),
 		cmocka_unit_test(test_lines_at_a_reused_address_stay_with_their_load),
 		cmocka_unit_test(test_names_through_one_buffer_stay_right),
+		cmocka_unit_test(test_frames_and_lines_follow_a_load_that_ended_or_went),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -444,6 +444,79 @@ static void test_map_writes_are_spaced_by_min_write(void **state)
 	perfmap_dir_close(maps);
 }
 
+/* What a record observer got: the last record's type and its decoded name and method 0. */
+struct seen_rec {
+	unsigned n;
+	uint16_t type;
+	char name[64], method[64];
+};
+
+static void on_record(void *arg, const struct jvm *j, const uint8_t *raw, size_t len)
+{
+	struct seen_rec *r = arg;
+	struct fgp_record rec;
+	struct fgp_inline_iter it;
+	struct fgp_str m = { "", 0 };
+
+	(void)j;
+	assert_int_equal(fgp_decode_record(raw, len, &rec), 1);
+	r->n++;
+	r->type = rec.type;
+	if (rec.type != FGP_CODE_LOAD)
+		return;
+	snprintf(r->name, sizeof(r->name), "%.*s", rec.u.load.name.len, rec.u.load.name.ptr);
+	fgp_methods_begin(&rec.u.load, &it);
+	assert_int_equal(fgp_methods_next(&it, &m), 1);
+	snprintf(r->method, sizeof(r->method), "%.*s", m.len, m.ptr);
+}
+
+/*
+ * An interned load reaches a record observer as a plain CODE_LOAD with its names resolved, with
+ * an observer of events only registered first (watch's log, which needs no records).
+ */
+static void test_interned_load_reaches_record_observers_resolved(void **state)
+{
+	struct fx *fx = *state;
+	struct jvmset *s = set_new(fx, NULL, 0, 0);
+	struct seen_rec seen = { 0 };
+	struct jvmset_observer ob = { .record = on_record, .arg = &seen };
+	static const uint16_t chain[2] = { 0, 1 };
+	uint32_t ids[2] = { 7, 9 };
+	struct fgp_pc_in pc = { 0x10, 2, chain };
+	struct fgp_code_load_ids_in in = { .addr = 0x7f0000002000ull,
+					   .size = 0x100,
+					   .ts = 3,
+					   .name_id = 9,
+					   .n_methods = 2,
+					   .method_ids = ids,
+					   .n_pcs = 1,
+					   .pcs = &pc };
+	uint8_t buf[8192];
+	size_t len;
+	int rv;
+
+	assert_int_equal(jvmset_observe(s, &ob), 0);
+	proc_add(fx, 4100, 4100, 100);
+	assert_int_equal(connect_as(s, 1, 4100, 4100, 0, fg_now_ns()), 0);
+	len = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	rv = fgp_encode_name(buf + len, sizeof(buf) - len, 7, (struct fgp_str){ "a.B::inner", 10 });
+	assert_true(rv > 0);
+	len += (size_t)rv;
+	rv = fgp_encode_name(buf + len, sizeof(buf) - len, 9, (struct fgp_str){ "a.B::outer", 10 });
+	assert_true(rv > 0);
+	len += (size_t)rv;
+	rv = fgp_encode_code_load_ids(buf + len, sizeof(buf) - len, &in);
+	assert_true(rv > 0);
+	len += (size_t)rv;
+	seen.n = 0;
+	assert_int_equal(jvmset_msg(s, 1, 4100, buf, len, fg_now_ns()), 0);
+	assert_int_equal(seen.type, FGP_CODE_LOAD);
+	assert_string_equal(seen.name, "a.B::outer");
+	assert_string_equal(seen.method, "a.B::inner");
+	assert_int_equal(live_of(s, 4100), 1);
+	jvmset_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +535,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk_backs_off_100ms_and_reports_once,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_interned_load_reaches_record_observers_resolved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_writes_are_spaced_by_min_write, setup,
 						teardown),
 	};
