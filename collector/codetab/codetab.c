@@ -443,11 +443,14 @@ static bool name_eq(const char *s, const struct fgp_str *n)
 	return name_of(s)->len == n->len && !memcmp(s, n->ptr, n->len);
 }
 
-/* Insert b (its fields set, unload_ts = LIVE) into live/hist. Returns 1 if the live set changed. */
-static int insert_blob(struct codetab *t, struct codeblob *b)
+/*
+ * Insert b (its fields set, unload_ts = LIVE) into live/hist; lo is
+ * live_first_ending_after(t, b->addr). Returns 1 if the live set changed.
+ */
+static int insert_blob(struct codetab *t, struct codeblob *b, size_t lo)
 {
 	uint64_t end = blob_end(b);
-	size_t lo = live_first_ending_after(t, b->addr), k = lo, i;
+	size_t k = lo, i;
 	bool goes_live = true;
 	int changed = 0;
 
@@ -472,7 +475,8 @@ static int insert_blob(struct codetab *t, struct codeblob *b)
 		t->n_live -= i - k;
 	}
 	if (goes_live) {
-		size_t pos = live_first_ending_after(t, b->addr);
+		/* Every overlapping blob left: b goes where they were. */
+		size_t pos = lo;
 
 		memmove(&t->live[pos + 1], &t->live[pos], (t->n_live - pos) * sizeof(*t->live));
 		t->live[pos] = b;
@@ -571,18 +575,20 @@ static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_
 static int add_blob(struct codetab *t, const struct blob_in *in)
 {
 	struct codeblob *b;
-	size_t need = sizeof(*b) + in->name.len + 1 + sizeof(*b);
+	size_t need = sizeof(*b) + in->name.len + 1 + sizeof(*b), pos;
 	int rv;
 
 	if (in->size == 0 || in->addr + in->size < in->addr) {
 		t->st.bad++;
 		return -EINVAL;
 	}
+	/* Where b goes in the live set; nothing below changes the live set before it does. */
+	pos = live_first_ending_after(t, in->addr);
 	/* The same load again (a replay, or a delta resent after a reconnect) is one event. */
-	{
-		const struct codeblob *l = codetab_lookup_live(t, in->addr);
+	if (pos < t->n_live && t->live[pos]->addr <= in->addr) {
+		const struct codeblob *l = t->live[pos];
 
-		if (l && l->addr == in->addr && l->size == in->size && l->load_ts == in->ts &&
+		if (l->addr == in->addr && l->size == in->size && l->load_ts == in->ts &&
 		    name_eq(l->name, &in->name)) {
 			((struct codeblob *)l)->seen_gen = t->gen;
 			t->st.replay_dups++;
@@ -622,7 +628,7 @@ static int add_blob(struct codetab *t, const struct blob_in *in)
 		t->st.loads++;
 	else
 		t->st.dynamic++;
-	rv = insert_blob(t, b);
+	rv = insert_blob(t, b, pos);
 	if (rv < 0)
 		blob_discard(t, b);
 	else
