@@ -340,28 +340,7 @@ static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const str
 
 /* ---- building the record ------------------------------------------------------------------ */
 
-/* The last frame seen at a depth counted from the outermost method (see fill_lines). */
-struct seen {
-	struct methodset_seen ms;
-	size_t idx; /* of the method whose line is kept */
-	jint bci;
-	uint16_t line;
-	bool has_line;
-};
-
-struct build {
-	const jmethodID *ids; /* the compile's methodset */
-	const struct mlines **tabs;
-	struct mlines **owned;
-	size_t n_ids;
-	struct fgp_pc_in *pcs;
-	uint16_t *lines;
-	size_t n_pcs;
-	bool any_line, truncated;
-	struct seen seen[FGP_MAX_INLINE_DEPTH];
-};
-
-static void build_fini(struct build *b)
+static void build_fini(struct codelines_load *b)
 {
 	if (b->owned)
 		for (size_t i = 0; i < b->n_ids; i++)
@@ -373,7 +352,7 @@ static void build_fini(struct build *b)
 }
 
 /* The tables of the compile's distinct methods. 0 or -ENOMEM. */
-static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
+static int build_methods(struct codelines_load *b, struct codelines *c, jvmtiEnv *jvmti,
 			 const struct methodset *set)
 {
 	int rv;
@@ -396,14 +375,14 @@ static int build_methods(struct build *b, struct codelines *c, jvmtiEnv *jvmti,
  */
 static void fill_lines(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
-	struct build *b = arg;
+	struct codelines_load *b = arg;
 
 	if (!p->bcis) {
 		memset(out, 0, depth * sizeof(*out));
 		return;
 	}
 	for (uint16_t k = 0; k < depth; k++) {
-		struct seen *s = &b->seen[depth - 1 - k];
+		struct codelines_seen *s = &b->seen[depth - 1 - k];
 		size_t i = methodset_index_seen(&s->ms, b->ids, b->n_ids, p->methods[k]);
 		jint bci = p->bcis[k];
 
@@ -416,18 +395,6 @@ static void fill_lines(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t
 		out[k] = s->line;
 		b->any_line |= s->line != 0;
 	}
-}
-
-/* The pc entries: lines per (method, bci), folded where they repeat. 0 or -ENOMEM. */
-static int build_pcs(struct build *b, const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
-		     uint32_t size, size_t frames)
-{
-	b->pcs = malloc((size_t)r->numpcs * sizeof(*b->pcs));
-	b->lines = malloc(frames * sizeof(*b->lines));
-	if (!b->pcs || !b->lines)
-		return -ENOMEM;
-	b->n_pcs = methodset_pcs(r, addr, size, fill_lines, b, b->pcs, b->lines, &b->truncated);
-	return 0;
 }
 
 static void push_record(struct codelines *c, struct queue *q, const struct fgp_code_lines_in *in)
@@ -469,28 +436,58 @@ void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint 
 void codelines_push_set(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
 			const void *code_addr, const struct methodset *set, uint64_t ts)
 {
-	struct build b = { 0 };
+	struct codelines_load l;
+	struct methodset_table tab;
 
+	if (codelines_begin(c, &l, jvmti, code_size, code_addr, set, ts, &tab))
+		methodset_pcs_tables(set->r, (uintptr_t)code_addr, (uint32_t)code_size, &tab, 1);
+	codelines_load_push(&l, q, &tab);
+}
+
+bool codelines_begin(struct codelines *c, struct codelines_load *b, jvmtiEnv *jvmti, jint code_size,
+		     const void *code_addr, const struct methodset *set, uint64_t ts,
+		     struct methodset_table *tab)
+{
+	memset(b, 0, sizeof(*b));
+	memset(tab, 0, sizeof(*tab));
+	b->c = c;
+	b->addr = (uint64_t)(uintptr_t)code_addr;
+	b->size = code_size > 0 ? (uint32_t)code_size : 0;
+	b->ts = ts;
 	if (code_size <= 0 || !set->r || set->failed)
-		return;
+		return false;
 	if (set->frames == 0) {
 		if (c && set->too_big)
 			atomic_fetch_add(&c->too_big, 1);
-		return;
+		return false;
 	}
-	if (build_methods(&b, c, jvmti, set) == 0 &&
-	    build_pcs(&b, set->r, (uintptr_t)code_addr, (uint32_t)code_size, set->frames) == 0 &&
-	    b.n_pcs > 0 && b.any_line) {
+	if (build_methods(b, c, jvmti, set) != 0)
+		return false;
+	b->pcs = malloc((size_t)set->r->numpcs * sizeof(*b->pcs));
+	b->lines = malloc(set->frames * sizeof(*b->lines));
+	if (!b->pcs || !b->lines)
+		return false;
+	*tab = (struct methodset_table){
+		.fill = fill_lines, .arg = b, .pcs = b->pcs, .vals = b->lines
+	};
+	b->walked = true;
+	return true;
+}
+
+void codelines_load_push(struct codelines_load *b, struct queue *q,
+			 const struct methodset_table *tab)
+{
+	if (b->walked && tab->n_pcs > 0 && b->any_line) {
 		struct fgp_code_lines_in in = {
-			.addr = (uint64_t)(uintptr_t)code_addr,
-			.size = (uint32_t)code_size,
-			.ts = ts,
-			.flags = b.truncated ? FGP_REC_INLINE_TRUNCATED : 0,
-			.n_pcs = (uint32_t)b.n_pcs,
-			.pcs = b.pcs,
+			.addr = b->addr,
+			.size = b->size,
+			.ts = b->ts,
+			.flags = tab->truncated ? FGP_REC_INLINE_TRUNCATED : 0,
+			.n_pcs = (uint32_t)tab->n_pcs,
+			.pcs = b->pcs,
 		};
 
-		push_record(c, q, &in);
+		push_record(b->c, q, &in);
 	}
-	build_fini(&b);
+	build_fini(b);
 }

@@ -26,6 +26,8 @@
 
 #include <jvmti.h>
 
+#include "fgproto.h"
+#include "methodset.h"
 #include "queue.h"
 
 struct codelines;
@@ -46,11 +48,47 @@ void codelines_free(struct codelines *c);
 void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
 		    const void *code_addr, const void *compile_info, uint64_t ts);
 
-struct methodset;
-
-/* The same with the compile's methodset already collected (methodset.h), for the inline table. */
+/* The same with the compile's methodset already collected (methodset.h). */
 void codelines_push_set(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
 			const void *code_addr, const struct methodset *set, uint64_t ts);
+
+struct mlines;
+
+/* The last frame seen at a depth counted from the outermost method (see fill_lines). */
+struct codelines_seen {
+	struct methodset_seen ms;
+	size_t idx; /* of the method whose line is kept */
+	jint bci;
+	uint16_t line;
+	bool has_line;
+};
+
+/* A CODE_LINES in the making: codelines_begin, the walk, codelines_load_push. */
+struct codelines_load {
+	struct codelines *c;
+	uint64_t addr, ts;
+	uint32_t size;
+	const jmethodID *ids; /* the compile's methodset */
+	const struct mlines **tabs;
+	struct mlines **owned;
+	size_t n_ids;
+	struct fgp_pc_in *pcs;
+	uint16_t *lines;
+	bool walked, any_line;
+	struct codelines_seen seen[FGP_MAX_INLINE_DEPTH];
+};
+
+/*
+ * codelines_push_set() in two steps around one walk over the compile's pcs, which the inline
+ * table shares (methodset_pcs_tables). begin gets the methods' line tables; true when *tab is to
+ * be filled by the walk (else *tab stays empty). push encodes and queues the record when the
+ * walk found lines, and frees what begin took: call it after every begin.
+ */
+bool codelines_begin(struct codelines *c, struct codelines_load *l, jvmtiEnv *jvmti, jint code_size,
+		     const void *code_addr, const struct methodset *set, uint64_t ts,
+		     struct methodset_table *tab);
+void codelines_load_push(struct codelines_load *l, struct queue *q,
+			 const struct methodset_table *tab);
 
 struct codelines_stats {
 	uint64_t records;  /* CODE_LINES pushed */

@@ -59,20 +59,7 @@ static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 	queue_count_drop(q);
 }
 
-/* The inline part of a code load, heap-allocated (ids borrowed), freed by inline_fini. */
-struct inline_tab {
-	const jmethodID *ids; /* the compile's methodset */
-	char **names;
-	struct fgp_str *methods;
-	uint32_t *sym; /* interned ids of methods[], 0 where a name could not be interned */
-	struct fgp_pc_in *pcs;
-	uint16_t *chains;
-	size_t n_ids, n_pcs;
-	bool truncated;
-	struct methodset_seen seen[FGP_MAX_INLINE_DEPTH]; /* see fill_chain */
-};
-
-static void inline_fini(struct inline_tab *t)
+static void inline_fini(struct events_inline *t)
 {
 	if (t->names)
 		for (size_t i = 0; i < t->n_ids; i++)
@@ -128,25 +115,26 @@ static void names_of_ids(const struct symtab *st, struct fgp_code_load_in *c, ui
  */
 static void fill_chain(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
 {
-	struct inline_tab *t = arg;
+	struct events_inline *t = arg;
 
 	for (uint16_t k = 0; k < depth; k++)
 		out[k] = (uint16_t)methodset_index_seen(&t->seen[depth - 1 - k], t->ids, t->n_ids,
 							p->methods[k]);
 }
 
-static int inline_build(struct inline_tab *t, const struct methodset *set, struct symtab *st,
-			jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, uintptr_t addr,
-			uint32_t size)
+/*
+ * Everything of the inline table but its pcs: 0 and *walk set when the pcs are to be filled
+ * into t->pcs by a walk (fill_chain), -ENOMEM.
+ */
+static int inline_prepare(struct events_inline *t, const struct methodset *set, struct symtab *st,
+			  jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, bool *walk)
 {
-	const jvmtiCompiledMethodLoadInlineRecord *r = set->r;
-
 	t->truncated = set->too_big;
 	if (set->failed)
 		return -ENOMEM;
 	if (set->frames == 0)
 		return 0;
-	t->pcs = malloc((size_t)r->numpcs * sizeof(*t->pcs));
+	t->pcs = malloc((size_t)set->r->numpcs * sizeof(*t->pcs));
 	t->chains = malloc(set->frames * sizeof(*t->chains));
 	if (!t->pcs || !t->chains)
 		return -ENOMEM;
@@ -165,7 +153,7 @@ static int inline_build(struct inline_tab *t, const struct methodset *set, struc
 	for (size_t i = 0; i < t->n_ids; i++)
 		t->sym[i] = method_name(st, jvmti, jni, signatures, t->ids[i], &t->methods[i],
 					&t->names[i]);
-	t->n_pcs = methodset_pcs(r, addr, size, fill_chain, t, t->pcs, t->chains, &t->truncated);
+	*walk = true;
 	return 0;
 }
 
@@ -227,42 +215,73 @@ void events_code_load_set(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, J
 			  bool signatures, jmethodID method, jint code_size, const void *code_addr,
 			  const struct methodset *set, uint64_t ts)
 {
-	struct inline_tab it = { 0 };
-	char *name = NULL;
-	uint32_t name_id;
-	struct fgp_code_load_in c = {
+	struct events_load l;
+	struct methodset_table tab;
+
+	if (events_load_begin(&l, st, jvmti, jni, signatures, method, code_size, code_addr, set, ts,
+			      &tab))
+		methodset_pcs_tables(set->r, (uintptr_t)code_addr, (uint32_t)code_size, &tab, 1);
+	events_load_push(&l, q, &tab);
+}
+
+bool events_load_begin(struct events_load *l, struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni,
+		       bool signatures, jmethodID method, jint code_size, const void *code_addr,
+		       const struct methodset *set, uint64_t ts, struct methodset_table *tab)
+{
+	bool walk = false;
+
+	memset(l, 0, sizeof(*l));
+	memset(tab, 0, sizeof(*tab));
+	l->st = st;
+	l->c = (struct fgp_code_load_in){
 		.addr = (uint64_t)(uintptr_t)code_addr,
 		.size = code_size > 0 ? (uint32_t)code_size : 0,
 		.ts = ts,
 	};
+	if (code_size <= 0)
+		return false;
+	l->name_id = method_name(st, jvmti, jni, signatures, method, &l->c.name, &l->name);
+	if (set->r && inline_prepare(&l->it, set, st, jvmti, jni, signatures, &walk) != 0) {
+		inline_fini(&l->it);
+		memset(&l->it, 0, sizeof(l->it));
+		l->it.truncated = true;
+		walk = false;
+	}
+	if (!walk)
+		return false;
+	*tab = (struct methodset_table){
+		.fill = fill_chain, .arg = &l->it, .pcs = l->it.pcs, .vals = l->it.chains
+	};
+	return true;
+}
 
-	if (code_size <= 0) {
+void events_load_push(struct events_load *l, struct queue *q, const struct methodset_table *tab)
+{
+	struct fgp_code_load_in *c = &l->c;
+	struct events_inline *it = &l->it;
+
+	if (c->size == 0) {
 		queue_count_drop(q);
 		return;
 	}
-	name_id = method_name(st, jvmti, jni, signatures, method, &c.name, &name);
-	if (set->r &&
-	    inline_build(&it, set, st, jvmti, jni, signatures, (uintptr_t)code_addr, c.size) != 0) {
-		inline_fini(&it);
-		memset(&it, 0, sizeof(it));
-		it.truncated = true;
+	it->n_pcs = tab->n_pcs;
+	it->truncated |= tab->truncated;
+	c->n_methods = (uint16_t)it->n_ids;
+	c->methods = it->methods;
+	c->n_pcs = (uint32_t)it->n_pcs;
+	c->pcs = it->pcs;
+	if (it->truncated)
+		c->flags |= FGP_REC_INLINE_TRUNCATED;
+	if (c->n_pcs == 0) {
+		c->n_methods = 0;
+		c->methods = NULL;
 	}
-	c.n_methods = (uint16_t)it.n_ids;
-	c.methods = it.methods;
-	c.n_pcs = (uint32_t)it.n_pcs;
-	c.pcs = it.pcs;
-	if (it.truncated)
-		c.flags |= FGP_REC_INLINE_TRUNCATED;
-	if (c.n_pcs == 0) {
-		c.n_methods = 0;
-		c.methods = NULL;
+	if (!push_code_load_ids(q, c, l->name_id, it->sym)) {
+		names_of_ids(l->st, c, l->name_id, it->sym, it->methods);
+		push_code_load(q, c);
 	}
-	if (!push_code_load_ids(q, &c, name_id, it.sym)) {
-		names_of_ids(st, &c, name_id, it.sym, it.methods);
-		push_code_load(q, &c);
-	}
-	inline_fini(&it);
-	free(name);
+	inline_fini(it);
+	free(l->name);
 }
 
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts)

@@ -18,6 +18,7 @@
 #include <jvmti.h>
 
 #include "fgproto.h"
+#include "methodset.h"
 #include "queue.h"
 #include "symtab.h"
 
@@ -32,12 +33,43 @@ void events_code_load(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEn
 		      bool signatures, jmethodID method, jint code_size, const void *code_addr,
 		      const void *compile_info, uint64_t ts);
 
-struct methodset;
-
-/* The same with the compile's methodset already collected (methodset.h), for the line table. */
+/* The same with the compile's methodset already collected (methodset.h). */
 void events_code_load_set(struct queue *q, struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni,
 			  bool signatures, jmethodID method, jint code_size, const void *code_addr,
 			  const struct methodset *set, uint64_t ts);
+
+/* The inline part of a load in the making (ids borrowed from the methodset). */
+struct events_inline {
+	const jmethodID *ids;
+	char **names;
+	struct fgp_str *methods;
+	uint32_t *sym; /* interned ids of methods[], 0 where a name could not be interned */
+	struct fgp_pc_in *pcs;
+	uint16_t *chains;
+	size_t n_ids, n_pcs;
+	bool truncated;
+	struct methodset_seen seen[FGP_MAX_INLINE_DEPTH]; /* see fill_chain */
+};
+
+/* A CODE_LOAD in the making: events_load_begin, the walk, events_load_push. */
+struct events_load {
+	struct symtab *st;
+	struct fgp_code_load_in c;
+	uint32_t name_id;
+	char *name; /* the name's string when it is not interned, freed by the push */
+	struct events_inline it;
+};
+
+/*
+ * events_code_load_set() in two steps around one walk over the compile's pcs, which the line
+ * table shares (methodset_pcs_tables). begin resolves the names; true when *tab is to be filled
+ * by the walk (else *tab stays empty). push encodes and queues the record (after the walk, which
+ * filled *tab, or without one) and frees what begin took: call it after every begin.
+ */
+bool events_load_begin(struct events_load *l, struct symtab *st, jvmtiEnv *jvmti, JNIEnv *jni,
+		       bool signatures, jmethodID method, jint code_size, const void *code_addr,
+		       const struct methodset *set, uint64_t ts, struct methodset_table *tab);
+void events_load_push(struct events_load *l, struct queue *q, const struct methodset_table *tab);
 
 /* CompiledMethodUnload: only the address (the jmethodID may already be invalid). */
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts);

@@ -160,36 +160,57 @@ static bool same_values(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
 	       memcmp(a->chain, b->chain, a->depth * sizeof(a->chain[0])) == 0;
 }
 
-size_t methodset_pcs(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr, uint32_t size,
-		     methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
-		     bool *truncated)
+void methodset_pcs_tables(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
+			  uint32_t size, struct methodset_table *tabs, size_t n)
 {
-	size_t nv = 0, np = 0; /* values used, entries kept */
+	bool kept = false; /* a pc was kept: last is its offset */
+	uint32_t last = 0;
 
+	for (size_t t = 0; t < n; t++)
+		tabs[t].n_pcs = tabs[t].n_vals = 0;
 	for (jint i = 0; i < r->numpcs; i++) {
 		const PCStackInfo *p = &r->pcinfo[i];
 		uintptr_t pc = (uintptr_t)p->pc;
+		bool cut = false;
 		uint16_t depth;
 		uint32_t off;
 
 		if (p->numstackframes <= 0 || pc < addr || pc - addr > size)
 			continue;
 		off = (uint32_t)(pc - addr);
-		if (np > 0 && off <= pcs[np - 1].pc_off)
+		if (kept && off <= last)
 			continue;
+		kept = true;
+		last = off;
 		depth = (uint16_t)p->numstackframes;
 		if (depth > FGP_MAX_INLINE_DEPTH) {
 			depth = FGP_MAX_INLINE_DEPTH;
-			*truncated = true;
+			cut = true;
 		}
-		fill(arg, p, depth, &vals[nv]);
-		pcs[np] = (struct fgp_pc_in){ off, depth, &vals[nv] };
-		nv += depth;
-		if (np > 0 && same_values(&pcs[np - 1], &pcs[np])) {
-			pcs[np - 1] = pcs[np];
-			continue;
+		for (size_t t = 0; t < n; t++) {
+			struct methodset_table *tb = &tabs[t];
+			size_t np = tb->n_pcs;
+
+			tb->truncated |= cut;
+			tb->fill(tb->arg, p, depth, &tb->vals[tb->n_vals]);
+			tb->pcs[np] = (struct fgp_pc_in){ off, depth, &tb->vals[tb->n_vals] };
+			tb->n_vals += depth;
+			/* entry np-1 covers (pc[np-2], pc[np-1]]: equal values add nothing */
+			if (np > 0 && same_values(&tb->pcs[np - 1], &tb->pcs[np]))
+				tb->pcs[np - 1] = tb->pcs[np];
+			else
+				tb->n_pcs = np + 1;
 		}
-		np++;
 	}
-	return np;
+}
+
+size_t methodset_pcs(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr, uint32_t size,
+		     methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
+		     bool *truncated)
+{
+	struct methodset_table tab = { .fill = fill, .arg = arg, .pcs = pcs, .vals = vals };
+
+	methodset_pcs_tables(r, addr, size, &tab, 1);
+	*truncated |= tab.truncated;
+	return tab.n_pcs;
 }

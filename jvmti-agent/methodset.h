@@ -84,4 +84,25 @@ size_t methodset_pcs(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t add
 		     methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
 		     bool *truncated);
 
+/*
+ * One table of a walk over a compile's pcs: fill, arg, pcs and vals as for methodset_pcs(), which
+ * writes n_pcs and sets truncated when a chain was cut (it never clears it).
+ */
+struct methodset_table {
+	methodset_fill_fn fill;
+	void *arg;
+	struct fgp_pc_in *pcs;
+	uint16_t *vals;
+	size_t n_pcs, n_vals; /* out */
+	bool truncated;	      /* out */
+};
+
+/*
+ * methodset_pcs() for n tables in one walk over r's pcs (the inline table and the line table of
+ * a compile read the same frames): the same pcs are kept for all, and each table folds the
+ * entries whose own values repeat.
+ */
+void methodset_pcs_tables(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
+			  uint32_t size, struct methodset_table *tabs, size_t n);
+
 #endif

@@ -318,6 +318,93 @@ static void test_the_set_of_a_compile_is_its_inline_records(void **state)
 	free(r);
 }
 
+/* Values that repeat more often than fill_low's: method ids / 8 (folds other entries). */
+static void fill_coarse(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out)
+{
+	(*(int *)arg)++;
+	for (uint16_t k = 0; k < depth; k++)
+		out[k] = (uint16_t)((uintptr_t)p->methods[k] / 8);
+}
+
+static void assert_same_table(const struct fgp_pc_in *a, size_t na, const struct fgp_pc_in *b,
+			      size_t nb)
+{
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		assert_int_equal(a[i].pc_off, b[i].pc_off);
+		assert_int_equal(a[i].depth, b[i].depth);
+		assert_memory_equal(a[i].chain, b[i].chain, a[i].depth * sizeof(a[i].chain[0]));
+	}
+}
+
+/*
+ * Two tables filled in one walk are the tables of two walks: random records (pcs outside the
+ * blob, repeated, out of order, chains past FGP_MAX_INLINE_DEPTH), each table folding its own
+ * repeats; one table alone in the walk too.
+ */
+static void test_one_walk_fills_each_table_as_its_own_walk(void **state)
+{
+	(void)state;
+	srand(7);
+	for (int round = 0; round < 300; round++) {
+		size_t n = 1 + (size_t)(rand() % 200), frames, na, nb;
+		struct pcspec *spec = calloc(n, sizeof(*spec));
+		jvmtiCompiledMethodLoadInlineRecord *r;
+		struct fgp_pc_in *pa = calloc(n, sizeof(*pa)), *pb = calloc(n, sizeof(*pb));
+		struct fgp_pc_in *pc = calloc(n, sizeof(*pc)), *pd = calloc(n, sizeof(*pd));
+		uint16_t *va, *vb, *vc, *vd;
+		struct methodset_table tabs[2];
+		bool ta = false, tb = false, too_big;
+		uintptr_t at = BLOB - 8;
+		int fills = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			int k = rand() % 10;
+
+			/* mostly forward, some repeats and steps back; past the blob's end too */
+			at += k < 1 ? 0 : k < 2 ? (uintptr_t)-4 : (uintptr_t)(1 + rand() % 24);
+			spec[i].pc = at;
+			spec[i].depth = rand() % 16 == 0 ? 60 + rand() % 10 : rand() % 5;
+			spec[i].first = (uint16_t)(rand() % 3 == 0 ? 16 : rand() % 40);
+		}
+		r = pcs_record(spec, n);
+		frames = methodset_frames(r, &too_big) + 1;
+		va = calloc(frames, sizeof(*va));
+		vb = calloc(frames, sizeof(*vb));
+		vc = calloc(frames, sizeof(*vc));
+		vd = calloc(frames, sizeof(*vd));
+		na = methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pa, va, &ta);
+		nb = methodset_pcs(r, BLOB, BLOB_SIZE, fill_coarse, &fills, pb, vb, &tb);
+		tabs[0] = (struct methodset_table){
+			.fill = fill_low, .arg = &fills, .pcs = pc, .vals = vc
+		};
+		tabs[1] = (struct methodset_table){
+			.fill = fill_coarse, .arg = &fills, .pcs = pd, .vals = vd
+		};
+		methodset_pcs_tables(r, BLOB, BLOB_SIZE, tabs, 2);
+		assert_same_table(pa, na, tabs[0].pcs, tabs[0].n_pcs);
+		assert_same_table(pb, nb, tabs[1].pcs, tabs[1].n_pcs);
+		assert_int_equal(tabs[0].truncated, ta);
+		assert_int_equal(tabs[1].truncated, tb);
+		/* the second table alone */
+		memset(vd, 0, frames * sizeof(*vd));
+		tabs[1].truncated = false;
+		methodset_pcs_tables(r, BLOB, BLOB_SIZE, &tabs[1], 1);
+		assert_same_table(pb, nb, tabs[1].pcs, tabs[1].n_pcs);
+		assert_int_equal(tabs[1].truncated, tb);
+		free(pa);
+		free(pb);
+		free(pc);
+		free(pd);
+		free(va);
+		free(vb);
+		free(vc);
+		free(vd);
+		free(spec);
+		pcs_free(r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_too_many_frames_or_pcs_are_too_big),
 		cmocka_unit_test(test_the_set_of_a_compile_is_its_inline_records),
 		cmocka_unit_test(test_index_through_a_seen_slot_matches_the_search),
+		cmocka_unit_test(test_one_walk_fills_each_table_as_its_own_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
