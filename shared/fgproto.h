@@ -548,6 +548,15 @@ void fgp_pcs_begin(const struct fgp_code_load *c, struct fgp_inline_iter *it);
 /* 1 and the next pc entry in *out, or 0 after the last. */
 int fgp_pcs_next(struct fgp_inline_iter *it, struct fgp_pc *out);
 
+/*
+ * The values (method indexes, or lines) all n_pcs entries of a decoded table of pcs_len bytes
+ * hold together: each entry is 6 bytes and 2 per value. Counts them without walking the table.
+ */
+static inline size_t fgp_pcs_values(size_t pcs_len, uint32_t n_pcs)
+{
+	return (pcs_len - 6 * (size_t)n_pcs) / 2;
+}
+
 /* Method index i (0 = innermost) of a pc entry's chain; i < pc->depth. */
 uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i);
 

@@ -531,9 +531,7 @@ static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_
 	uint32_t i = 0, pos = 0;
 	uint16_t m = 0;
 
-	fgp_pcs_begin(c, &it);
-	while (fgp_pcs_next(&it, &pc) == 1)
-		nchain += pc.depth;
+	nchain = fgp_pcs_values(c->pcs_len, c->n_pcs);
 	sz = sizeof(*inl) + c->n_methods * sizeof(char *) +
 	     (2 * (size_t)c->n_pcs + 1) * sizeof(uint32_t) + nchain * sizeof(uint16_t);
 	inl = calloc(1, sz);
@@ -556,6 +554,10 @@ static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_
 	while (i < c->n_pcs && fgp_pcs_next(&it, &pc) == 1) {
 		inl->pc_off[i] = pc.pc_off;
 		inl->chain_start[i] = pos;
+		if (pc.depth > nchain - pos) { /* the decoder's sizes: never trust blindly */
+			t->st.bad++;
+			return -EINVAL;
+		}
 		for (unsigned d = 0; d < pc.depth; d++) {
 			uint16_t mi = fgp_pc_method(&pc, d);
 
@@ -735,9 +737,7 @@ static int attach_lines(struct codetab *t, const struct fgp_record *rec)
 		t->st.lines_orphan++;
 		return 0;
 	}
-	fgp_lines_begin(l, &it);
-	while (fgp_pcs_next(&it, &pc) == 1)
-		nl += pc.depth;
+	nl = fgp_pcs_values(l->pcs_len, l->n_pcs);
 	sz = lines_bytes(l->n_pcs, nl);
 	if (t->st.bytes + sz > t->lim.max_bytes) {
 		prune_for_space(t, sz);
@@ -763,6 +763,8 @@ static int attach_lines(struct codetab *t, const struct fgp_record *rec)
 	while (i < l->n_pcs && fgp_pcs_next(&it, &pc) == 1) {
 		cl->pc_off[i] = pc.pc_off;
 		cl->start[i] = (uint32_t)pos;
+		if (pc.depth > nl - pos) /* the decoder's sizes: never trust blindly */
+			break;
 		for (unsigned d = 0; d < pc.depth; d++)
 			cl->line[pos++] = fgp_pc_line(&pc, d);
 		cl->start[++i] = (uint32_t)pos;

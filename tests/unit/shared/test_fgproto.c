@@ -489,6 +489,7 @@ static int drain(const uint8_t *buf, size_t len)
 	struct fgp_str s;
 	struct fgp_pc pc;
 	int rv, good = 0, guard = 0;
+	size_t values;
 
 	if (fgp_reader_init(&r, buf, len) != 0)
 		return -1;
@@ -510,6 +511,8 @@ static int drain(const uint8_t *buf, size_t len)
 		if (rec.type == FGP_CODE_LINES) {
 			uint32_t prev = 0, n = 0;
 
+			values = 0;
+
 			assert_true(rec.u.lines.pcs_raw + rec.u.lines.pcs_len <= buf + len);
 			fgp_lines_begin(&rec.u.lines, &it);
 			while (fgp_pcs_next(&it, &pc)) {
@@ -521,8 +524,10 @@ static int drain(const uint8_t *buf, size_t len)
 					(void)fgp_pc_line(&pc, d);
 				prev = pc.pc_off;
 				n++;
+				values += pc.depth;
 			}
 			assert_int_equal(n, rec.u.lines.n_pcs);
+			assert_int_equal(values, fgp_pcs_values(rec.u.lines.pcs_len, n));
 			continue;
 		}
 		if (rec.type != FGP_CODE_LOAD && rec.type != FGP_CODE_LOAD_IDS)
@@ -537,11 +542,14 @@ static int drain(const uint8_t *buf, size_t len)
 			assert_true((const uint8_t *)s.ptr + s.len <= buf + len);
 		}
 		fgp_pcs_begin(&rec.u.load, &it);
+		values = 0;
 		while (fgp_pcs_next(&it, &pc)) {
 			assert_true(pc.chain_raw + 2 * pc.depth <= buf + len);
 			for (unsigned d = 0; d < pc.depth; d++)
 				assert_true(fgp_pc_method(&pc, d) < rec.u.load.n_methods);
+			values += pc.depth;
 		}
+		assert_int_equal(values, fgp_pcs_values(rec.u.load.pcs_len, rec.u.load.n_pcs));
 	}
 	return good;
 }
