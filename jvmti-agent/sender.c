@@ -6,7 +6,8 @@
  * gap between messages doubles from SENDER_FLUSH_GAP_NS up to SENDER_FLUSH_GAP_MAX_NS, and
  * between messages the thread sleeps without being woken by each event, so a JIT storm costs a
  * few dozen wake-ups and messages a second instead of one per compiled method. A transport that
- * refuses a message (-EAGAIN: the collector is behind or frozen) is retried without blocking; when
+ * refuses a message (-EAGAIN: the collector is behind or frozen) is retried without blocking, less
+ * and less often while the refusal lasts; when
  * the batch is full or the refusal lasts send_wait_ms the connection is reset: the records are in
  * the table, and the next connection's snapshot carries them. The thread never waits on the
  * collector outside a snapshot.
@@ -30,7 +31,8 @@
 #include "symtab.h"
 #include "table.h"
 
-#define RETRY_NS 2000000ull	    /* retry a refused message after 2 ms */
+#define RETRY_NS 2000000ull	    /* retry a refused message after 2 ms at first ... */
+#define RETRY_MAX_NS 64000000ull    /* ... and at most 64 ms (see retry_after) */
 #define UNSYNCED_NAP_NS 50000000ull /* no collector: fold the queue into the table every 50 ms */
 #define IDLE_WAIT_MS 100	    /* sleep between rounds when nothing happens */
 #define WAIT_NAP_NS 1000000L	    /* while a snapshot waits for the transport */
@@ -185,6 +187,18 @@ static void reset_conn(struct sender *s)
 	s->synced = 0;
 	s->batch_len = 0;
 	s->stalled_since = 0;
+}
+
+/*
+ * When to try a refused batch again: after as long as the refusal has lasted, from RETRY_NS up
+ * to RETRY_MAX_NS. Each attempt copies the whole batch into a message; a collector frozen for
+ * the second before its reset costs ~20 attempts instead of 500.
+ */
+static uint64_t retry_after(const struct sender *s, uint64_t now)
+{
+	uint64_t d = s->stalled_since && now > s->stalled_since ? now - s->stalled_since : 0;
+
+	return now + (d < RETRY_NS ? RETRY_NS : d > RETRY_MAX_NS ? RETRY_MAX_NS : d);
 }
 
 /* Send the batch. 0 (sent or empty), -EAGAIN (kept: the transport refused it) or -errno. */
@@ -536,7 +550,7 @@ uint64_t sender_step(struct sender *s)
 	}
 	rv = flush(s);
 	if (rv == -EAGAIN)
-		return now + RETRY_NS;
+		return retry_after(s, fg_now_ns());
 	if (rv != 0) {
 		atomic_fetch_add(&s->resets, 1);
 		reset_conn(s);

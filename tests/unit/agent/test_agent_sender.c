@@ -46,9 +46,10 @@ struct got {
 
 struct fake {
 	uint64_t conn;
-	int eagain;	/* answer -EAGAIN to every send */
-	int fail_after; /* >0: the n-th send from now fails with -EPIPE */
-	int intern;	/* the collector reads interned records */
+	int eagain;	 /* answer -EAGAIN to every send */
+	size_t attempts; /* sends tried, refused ones included */
+	int fail_after;	 /* >0: the n-th send from now fails with -EPIPE */
+	int intern;	 /* the collector reads interned records */
 	int resets;
 	size_t msgs, max_msg_len;
 	struct got rec[MAX_RECS];
@@ -62,6 +63,7 @@ static int fake_send(void *link, const uint8_t *buf, size_t len)
 	struct fgp_record rec;
 	int rv;
 
+	f->attempts++;
 	if (f->eagain)
 		return -EAGAIN;
 	if (f->fail_after > 0 && --f->fail_after == 0)
@@ -402,6 +404,53 @@ static void test_step_keeps_a_refused_batch_without_blocking(void **state)
 	assert_int_equal(sender_step(x->s), 0);
 	assert_int_equal(f->n, before + 1);
 	assert_string_equal(f->rec[before].name, "a.B::one");
+}
+
+/*
+ * A refused batch is tried again after as long as the refusal has lasted (2 ms, then longer, at
+ * most 64 ms): each attempt copies the whole batch, and a frozen collector must not cost one
+ * every 2 ms. A sent batch starts the count again.
+ */
+static void test_refused_batch_is_retried_less_and_less_often(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	uint64_t t0, at, prev = 0;
+	size_t tries;
+
+	f->conn = 1;
+	sender_poll(x->s, 1000); /* synced; a refusal may last 1 s before a reset */
+	f->eagain = 1;
+	push_load(x->q, 0x1000, 0x100, "a.B::one");
+	usleep(10000); /* past the gap */
+	tries = f->attempts;
+	t0 = fg_now_ns();
+	at = sender_step(x->s);
+	while (fg_now_ns() - t0 < 500000000ull) {
+		uint64_t now = fg_now_ns(), wait = at > now ? at - now : 0;
+
+		assert_true(wait <= 64000000ull + 1000000ull);
+		assert_true(wait + 1000000ull >= prev); /* never sooner than the last time */
+		prev = wait;
+		usleep((useconds_t)(wait / 1000));
+		at = sender_step(x->s);
+	}
+	/* 0, 2, 4, 8, 16, 32, 64 ms, then every 64 ms: ~12 in 0.5 s (250 at a 2 ms pace) */
+	assert_true(f->attempts - tries >= 8);
+	assert_true(f->attempts - tries <= 16);
+	assert_true(prev >= 32000000ull);
+	assert_int_equal(f->resets, 0);
+	/* accepted again: sent, and the next refusal starts over at 2 ms */
+	f->eagain = 0;
+	usleep((useconds_t)((at > fg_now_ns() ? at - fg_now_ns() : 0) / 1000));
+	assert_int_equal(sender_step(x->s), 0);
+	assert_string_equal(f->rec[f->n - 1].name, "a.B::one");
+	f->eagain = 1;
+	push_load(x->q, 0x2000, 0x100, "a.B::two");
+	usleep(300000); /* past the longest gap */
+	t0 = fg_now_ns();
+	at = sender_step(x->s);
+	assert_true(at > t0 && at - t0 <= 3000000ull);
 }
 
 static void test_step_resets_when_a_refused_batch_overflows(void **state)
@@ -813,6 +862,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_send_during_snapshot_resets, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_step_keeps_a_refused_batch_without_blocking,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_batch_is_retried_less_and_less_often,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_resets_when_a_refused_batch_overflows,
 						setup, teardown),
