@@ -350,6 +350,17 @@ static void on_record(void *arg, const struct jvm *j, const uint8_t *raw, size_t
 			append_record(srv, srv->cl[i], pid, raw, len);
 }
 
+static bool on_wants(void *arg, const struct jvm *j)
+{
+	struct ctl_server *srv = arg;
+	uint32_t pid = jvm_host_pid(j);
+
+	for (unsigned i = 0; i < srv->n_cl; i++)
+		if (wants(srv->cl[i], pid))
+			return true;
+	return false;
+}
+
 static int check_dir(const char *path)
 {
 	char dir[108], *slash;
@@ -371,7 +382,7 @@ static int check_dir(const char *path)
 
 int ctl_server_open(const char *path, struct jvmset *set, struct ctl_server **out)
 {
-	struct jvmset_observer ob = { .event = on_event, .record = on_record };
+	struct jvmset_observer ob = { .event = on_event, .record = on_record, .wants = on_wants };
 	struct ctl_server *srv;
 	struct sockaddr_un sa;
 	struct stat st;

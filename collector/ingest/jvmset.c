@@ -151,7 +151,6 @@ int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob)
 	if (s->n_obs == MAX_OBSERVERS)
 		return -ENOSPC;
 	s->obs[s->n_obs++] = *ob;
-	s->n_rec_obs += ob->record != NULL;
 	return 0;
 }
 
@@ -393,11 +392,25 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 	return 0;
 }
 
+static bool obs_wants(const struct jvmset_observer *o, const struct jvm *j)
+{
+	return o->record && (!o->wants || o->wants(o->arg, j));
+}
+
 static void forward(struct jvmset *s, const struct jvm *j, const uint8_t *raw, size_t len)
 {
 	for (unsigned i = 0; i < s->n_obs; i++)
-		if (s->obs[i].record)
+		if (obs_wants(&s->obs[i], j))
 			s->obs[i].record(s->obs[i].arg, j, raw, len);
+}
+
+/* Does any observer take j's records now? */
+static bool any_wants(const struct jvmset *s, const struct jvm *j)
+{
+	for (unsigned i = 0; i < s->n_obs; i++)
+		if (obs_wants(&s->obs[i], j))
+			return true;
+	return false;
 }
 
 static void make_dirty(struct jvm *j, uint64_t now)
@@ -556,8 +569,8 @@ static void forward_resolved(struct jvmset *s, const struct jvm *j, const struct
 {
 	int n;
 
-	if (!s->n_rec_obs)
-		return; /* nobody takes records (watch's log): no re-encoding */
+	if (!any_wants(s, j))
+		return; /* nobody takes this JVM's records now: no re-encoding */
 	if (!s->scratch && !(s->scratch = malloc(FGP_MAX_RECORD)))
 		return;
 	n = fgp_encode_code_load_resolved(s->scratch, FGP_MAX_RECORD, &rec->u.load, rec->flags);

@@ -79,6 +79,12 @@ struct jvmset_observer {
 		      const char *why);
 	/* A valid record applied to jvm's table (raw bytes of the record, header included). */
 	void (*record)(void *arg, const struct jvm *j, const uint8_t *raw, size_t len);
+	/*
+	 * Optional: whether record wants j's records now (someone is subscribed to them). A
+	 * record of a JVM nobody wants is neither passed on nor prepared (an interned load is
+	 * spelled out only for observers that take it). NULL: every record.
+	 */
+	bool (*wants)(void *arg, const struct jvm *j);
 	void *arg;
 };
 

@@ -447,6 +447,7 @@ static void test_map_writes_are_spaced_by_min_write(void **state)
 /* What a record observer got: the last record's type and its decoded name and method 0. */
 struct seen_rec {
 	unsigned n;
+	bool off; /* the observer wants no records now */
 	uint16_t type;
 	char name[64], method[64];
 };
@@ -470,16 +471,25 @@ static void on_record(void *arg, const struct jvm *j, const uint8_t *raw, size_t
 	snprintf(r->method, sizeof(r->method), "%.*s", m.len, m.ptr);
 }
 
+static bool on_wants(void *arg, const struct jvm *j)
+{
+	const struct seen_rec *r = arg;
+
+	(void)j;
+	return !r->off;
+}
+
 /*
  * An interned load reaches a record observer as a plain CODE_LOAD with its names resolved, with
- * an observer of events only registered first (watch's log, which needs no records).
+ * an observer of events only registered first (watch's log, which needs no records); an
+ * observer that wants no records at the moment gets none.
  */
 static void test_interned_load_reaches_record_observers_resolved(void **state)
 {
 	struct fx *fx = *state;
 	struct jvmset *s = set_new(fx, NULL, 0, 0);
 	struct seen_rec seen = { 0 };
-	struct jvmset_observer ob = { .record = on_record, .arg = &seen };
+	struct jvmset_observer ob = { .record = on_record, .wants = on_wants, .arg = &seen };
 	static const uint16_t chain[2] = { 0, 1 };
 	uint32_t ids[2] = { 7, 9 };
 	struct fgp_pc_in pc = { 0x10, 2, chain };
@@ -509,7 +519,14 @@ static void test_interned_load_reaches_record_observers_resolved(void **state)
 	assert_true(rv > 0);
 	len += (size_t)rv;
 	seen.n = 0;
+	seen.off = true;
 	assert_int_equal(jvmset_msg(s, 1, 4100, buf, len, fg_now_ns()), 0);
+	assert_int_equal(seen.n, 0);
+	assert_int_equal(live_of(s, 4100), 1);
+	/* the same load again, now wanted (the NAMEs are sent again too: ids may be redefined) */
+	seen.off = false;
+	assert_int_equal(jvmset_msg(s, 1, 4100, buf, len, fg_now_ns()), 0);
+	assert_true(seen.n >= 1);
 	assert_int_equal(seen.type, FGP_CODE_LOAD);
 	assert_string_equal(seen.name, "a.B::outer");
 	assert_string_equal(seen.method, "a.B::inner");
