@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "fghash.h"
 #include "htab.h"
 
 #define PENDING_JIT (1ull << 63)
@@ -94,43 +95,16 @@ struct stackagg {
 
 /* ---- hashing --------------------------------------------------------------------------- */
 
-static inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t hash_bytes(const char *p, size_t n, uint64_t seed)
-{
-	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull);
-	uint64_t w;
-
-	while (n >= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ull;
-		p += 8;
-		n -= 8;
-	}
-	w = 0;
-	memcpy(&w, p, n);
-	h = (h ^ mix64(w ^ n)) * 0x9e3779b97f4a7c15ull;
-	return mix64(h);
-}
-
 static uint64_t hash_ids(const uint32_t *ids, size_t n)
 {
 	uint64_t h = 0x243f6a8885a308d3ull ^ n;
 	size_t i = 0;
 
 	for (; i + 2 <= n; i += 2)
-		h = (h ^ mix64(((uint64_t)ids[i] << 32) | ids[i + 1])) * 0x9e3779b97f4a7c15ull;
+		h = (h ^ fg_mix64(((uint64_t)ids[i] << 32) | ids[i + 1])) * 0x9e3779b97f4a7c15ull;
 	if (i < n)
-		h = (h ^ mix64(ids[i] | (1ull << 40))) * 0x9e3779b97f4a7c15ull;
-	return mix64(h);
+		h = (h ^ fg_mix64(ids[i] | (1ull << 40))) * 0x9e3779b97f4a7c15ull;
+	return fg_mix64(h);
 }
 
 /* ---- frames ---------------------------------------------------------------------------- */
@@ -220,7 +194,7 @@ static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolv
 			break;
 		}
 	}
-	h = hash_bytes(name, len, kind);
+	h = fg_hash_bytes(name, len, kind);
 	while ((v = htab_next(&a->fidx, h & HTAB_KEY_MASK, &pos))) {
 		const struct frame *f = &a->frames[*v];
 
@@ -344,7 +318,7 @@ void stackagg_jit_changed(struct stackagg *a)
 static int64_t intern_jit(struct stackagg *a, enum stackagg_kind kind, const char *name,
 			  uint16_t line)
 {
-	uint64_t key = mix64((uint64_t)(uintptr_t)name ^ kind ^ ((uint64_t)line << 40));
+	uint64_t key = fg_mix64((uint64_t)(uintptr_t)name ^ kind ^ ((uint64_t)line << 40));
 	struct ptrent *e = &a->pcache[key & (CACHE_SIZE - 1)];
 	char buf[STACKAGG_MAX_NAME + 8];
 	int64_t id;
@@ -430,7 +404,7 @@ static void note_frame(struct stackagg *a, enum stackagg_class c, bool unresolve
 
 static int64_t resolve_kernel(struct stackagg *a, uint64_t addr)
 {
-	uint64_t key = mix64(addr ^ 0x6b65726eull);
+	uint64_t key = fg_mix64(addr ^ 0x6b65726eull);
 	struct cacheent *c = &a->kcache[key & (CACHE_SIZE - 1)];
 	const char *name = NULL, *module = NULL;
 	int64_t id;
@@ -453,7 +427,7 @@ static int64_t resolve_kernel(struct stackagg *a, uint64_t addr)
 /* A frame id, or CACHE_JIT for an address to look up in the code table later. */
 static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, bool ret)
 {
-	uint64_t key = mix64(addr ^ ((uint64_t)pid << 40) ^ ret);
+	uint64_t key = fg_mix64(addr ^ ((uint64_t)pid << 40) ^ ret);
 	struct cacheent *c = &a->ncache[key & (CACHE_SIZE - 1)];
 	struct stackagg_nsym ns = { 0 };
 	int64_t id;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "fghash.h"
 #include "htab.h"
 
 #define PEND_MAX 64
@@ -86,15 +87,6 @@ struct codetab {
 
 /* ---- interned names ------------------------------------------------------------------ */
 
-static uint32_t hash_bytes(const char *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)p[i]) * 16777619u;
-	return h;
-}
-
 static struct name *name_of(const char *s)
 {
 	return (struct name *)(void *)(s - offsetof(struct name, s));
@@ -103,7 +95,7 @@ static struct name *name_of(const char *s)
 /* A counted reference to the interned copy of p[0..len), or NULL (out of memory). */
 static const char *name_get(struct codetab *t, const char *p, size_t len)
 {
-	uint32_t h = hash_bytes(p, len);
+	uint32_t h = (uint32_t)fg_hash_bytes(p, len, 0);
 	size_t pos = 0, cap = t->names.cap;
 	const uint64_t *v;
 	struct name *e;
