@@ -59,6 +59,7 @@ static void push_code_load(struct queue *q, struct fgp_code_load_in *c)
 	queue_count_drop(q);
 }
 
+/* Free what t holds and leave it empty (no table). */
 static void inline_fini(struct events_inline *t)
 {
 	if (t->names)
@@ -69,6 +70,12 @@ static void inline_fini(struct events_inline *t)
 	free(t->sym);
 	free(t->pcs);
 	free(t->chains);
+	t->names = NULL;
+	t->methods = NULL;
+	t->sym = NULL;
+	t->pcs = NULL;
+	t->chains = NULL;
+	t->n_ids = t->n_pcs = 0;
 }
 
 /*
@@ -243,7 +250,6 @@ bool events_load_begin(struct events_load *l, struct symtab *st, jvmtiEnv *jvmti
 	l->name_id = method_name(st, jvmti, jni, signatures, method, &l->c.name, &l->name);
 	if (set->r && inline_prepare(&l->it, set, st, jvmti, jni, signatures, &walk) != 0) {
 		inline_fini(&l->it);
-		memset(&l->it, 0, sizeof(l->it));
 		l->it.truncated = true;
 		walk = false;
 	}
@@ -255,15 +261,12 @@ bool events_load_begin(struct events_load *l, struct symtab *st, jvmtiEnv *jvmti
 	return true;
 }
 
-void events_load_push(struct events_load *l, struct queue *q, const struct methodset_table *tab)
+/* The record of l, after the walk filled tab (or without one). */
+static void push_load(struct events_load *l, struct queue *q, const struct methodset_table *tab)
 {
 	struct fgp_code_load_in *c = &l->c;
 	struct events_inline *it = &l->it;
 
-	if (c->size == 0) {
-		queue_count_drop(q);
-		return;
-	}
 	it->n_pcs = tab->n_pcs;
 	it->truncated |= tab->truncated;
 	c->n_methods = (uint16_t)it->n_ids;
@@ -280,8 +283,20 @@ void events_load_push(struct events_load *l, struct queue *q, const struct metho
 		names_of_ids(l->st, c, l->name_id, it->sym, it->methods);
 		push_code_load(q, c);
 	}
+}
+
+void events_load_push(struct events_load *l, struct queue *q, const struct methodset_table *tab)
+{
+	struct fgp_code_load_in *c = &l->c;
+	struct events_inline *it = &l->it;
+
+	if (c->size == 0)
+		queue_count_drop(q);
+	else
+		push_load(l, q, tab);
 	inline_fini(it);
 	free(l->name);
+	l->name = NULL;
 }
 
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts)
