@@ -154,10 +154,15 @@ void methodset_fini(struct methodset *s)
 	s->ids = NULL;
 }
 
+/* Chains are a few values long: a loop, not a call to memcmp per pc and table. */
 static bool same_values(const struct fgp_pc_in *a, const struct fgp_pc_in *b)
 {
-	return a->depth == b->depth &&
-	       memcmp(a->chain, b->chain, a->depth * sizeof(a->chain[0])) == 0;
+	if (a->depth != b->depth)
+		return false;
+	for (uint16_t k = 0; k < a->depth; k++)
+		if (a->chain[k] != b->chain[k])
+			return false;
+	return true;
 }
 
 void methodset_pcs_tables(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
