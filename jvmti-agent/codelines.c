@@ -7,7 +7,7 @@
  * line number table, written before it is published and never changed or freed until
  * codelines_free.
  *
- * The pcs are walked by methodset_pcs(), as for events.c's inline table (pcs outside the blob,
+ * The pcs are walked by methodset_pcs_tables(), with events.c's inline table (pcs outside the blob,
  * out of order or repeated are skipped, chains cut to the innermost FGP_MAX_INLINE_DEPTH frames),
  * so the line table's entries refine the inline table's: an entry is folded into the next only
  * when both its depth and its lines repeat.

@@ -208,14 +208,3 @@ void methodset_pcs_tables(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_
 		}
 	}
 }
-
-size_t methodset_pcs(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr, uint32_t size,
-		     methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
-		     bool *truncated)
-{
-	struct methodset_table tab = { .fill = fill, .arg = arg, .pcs = pcs, .vals = vals };
-
-	methodset_pcs_tables(r, addr, size, &tab, 1);
-	*truncated |= tab.truncated;
-	return tab.n_pcs;
-}

@@ -72,21 +72,10 @@ void methodset_fini(struct methodset *s);
 typedef void (*methodset_fill_fn)(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *out);
 
 /*
- * r's pcs as a table keeps them. A pc outside [addr, addr + size], without frames, or not above
- * the previous one kept (out of order, or a second desc for the same pc: the first wins) is
- * skipped; a chain deeper than FGP_MAX_INLINE_DEPTH keeps its innermost frames and sets
- * *truncated. fill() writes each pc's values into vals; an entry whose values repeat the
- * previous entry's replaces it (entry n-1 covers (pc[n-2], pc[n-1]], so it adds nothing).
- * pcs has room for r->numpcs entries, vals for methodset_frames(r) values. Returns the entries
- * written, each pointing into vals.
- */
-size_t methodset_pcs(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr, uint32_t size,
-		     methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
-		     bool *truncated);
-
-/*
- * One table of a walk over a compile's pcs: fill, arg, pcs and vals as for methodset_pcs(), which
- * writes n_pcs and sets truncated when a chain was cut (it never clears it).
+ * One table filled by a walk over a compile's pcs: fill() writes each kept pc's values into
+ * vals (room for methodset_frames(r) values), its entries go to pcs (room for r->numpcs), each
+ * pointing into vals. The walk writes n_pcs and sets truncated when a chain was cut (it never
+ * clears it).
  */
 struct methodset_table {
 	methodset_fill_fn fill;
@@ -98,9 +87,12 @@ struct methodset_table {
 };
 
 /*
- * methodset_pcs() for n tables in one walk over r's pcs (the inline table and the line table of
- * a compile read the same frames): the same pcs are kept for all, and each table folds the
- * entries whose own values repeat.
+ * r's pcs as the n tables keep them, in one walk (the inline table and the line table of a
+ * compile read the same frames). A pc outside [addr, addr + size], without frames, or not
+ * above the previous one kept (out of order, or a second desc for the same pc: the first wins)
+ * is skipped, for all tables alike; a chain deeper than FGP_MAX_INLINE_DEPTH keeps its
+ * innermost frames and sets truncated. In each table, an entry whose values repeat the
+ * previous entry's replaces it (entry n-1 covers (pc[n-2], pc[n-1]], so it adds nothing).
  */
 void methodset_pcs_tables(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr,
 			  uint32_t size, struct methodset_table *tabs, size_t n);

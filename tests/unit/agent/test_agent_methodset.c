@@ -98,7 +98,7 @@ static void test_more_methods_than_the_set_holds(void **state)
 	check(3000, 2, 5000, 6, true);
 }
 
-/* ---- methodset_pcs ---- */
+/* ---- methodset_pcs_tables ---- */
 
 #define BLOB 0x10000u
 #define BLOB_SIZE 0x400u
@@ -109,6 +109,18 @@ static void fill_low(void *arg, const PCStackInfo *p, uint16_t depth, uint16_t *
 	(*(int *)arg)++;
 	for (uint16_t k = 0; k < depth; k++)
 		out[k] = (uint16_t)(uintptr_t)p->methods[k];
+}
+
+/* One table alone through the walk: its entries, *truncated set when a chain was cut. */
+static size_t walk_one(const jvmtiCompiledMethodLoadInlineRecord *r, uintptr_t addr, uint32_t size,
+		       methodset_fill_fn fill, void *arg, struct fgp_pc_in *pcs, uint16_t *vals,
+		       bool *truncated)
+{
+	struct methodset_table tab = { .fill = fill, .arg = arg, .pcs = pcs, .vals = vals };
+
+	methodset_pcs_tables(r, addr, size, &tab, 1);
+	*truncated |= tab.truncated;
+	return tab.n_pcs;
 }
 
 struct pcspec {
@@ -166,7 +178,7 @@ static void test_pcs_outside_out_of_order_or_empty_are_skipped(void **state)
 	(void)state;
 	assert_int_equal(methodset_frames(r, &too_big), 8);
 	assert_false(too_big);
-	n = methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated);
+	n = walk_one(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated);
 	assert_int_equal(n, 3);
 	assert_false(truncated);
 	assert_int_equal(fills, 3);
@@ -198,7 +210,7 @@ static void test_repeated_values_fold_into_the_later_pc(void **state)
 	size_t n;
 
 	(void)state;
-	n = methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated);
+	n = walk_one(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated);
 	assert_int_equal(n, 3);
 	assert_int_equal(pcs[0].pc_off, 0x18);
 	assert_int_equal(pcs[0].depth, 2);
@@ -221,8 +233,7 @@ static void test_deep_chains_keep_the_innermost_frames(void **state)
 	int fills = 0;
 
 	(void)state;
-	assert_int_equal(methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated),
-			 1);
+	assert_int_equal(walk_one(r, BLOB, BLOB_SIZE, fill_low, &fills, pcs, vals, &truncated), 1);
 	assert_true(truncated);
 	assert_int_equal(pcs[0].depth, FGP_MAX_INLINE_DEPTH);
 	assert_int_equal(pcs[0].chain[0], 100); /* innermost first */
@@ -373,8 +384,8 @@ static void test_one_walk_fills_each_table_as_its_own_walk(void **state)
 		vb = calloc(frames, sizeof(*vb));
 		vc = calloc(frames, sizeof(*vc));
 		vd = calloc(frames, sizeof(*vd));
-		na = methodset_pcs(r, BLOB, BLOB_SIZE, fill_low, &fills, pa, va, &ta);
-		nb = methodset_pcs(r, BLOB, BLOB_SIZE, fill_coarse, &fills, pb, vb, &tb);
+		na = walk_one(r, BLOB, BLOB_SIZE, fill_low, &fills, pa, va, &ta);
+		nb = walk_one(r, BLOB, BLOB_SIZE, fill_coarse, &fills, pb, vb, &tb);
 		tabs[0] = (struct methodset_table){
 			.fill = fill_low, .arg = &fills, .pcs = pc, .vals = vc
 		};
