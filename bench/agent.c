@@ -338,18 +338,8 @@ static double table_round(jvmtiCompiledMethodLoadInlineRecord **recs, bool one_w
 
 		methodset_of(&set, recs[i]);
 		if (one_walk) {
-			struct events_load l;
-			struct codelines_load b;
-			struct methodset_table t[2];
-			bool a = events_load_begin(&l, st, jvmti, NULL, false, FAKE_M(1), 0x4000,
-						   addr, &set, 1, &t[0]);
-			bool c = codelines_begin(cl, &b, jvmti, 0x4000, addr, &set, 1, &t[1]);
-
-			if (a || c)
-				methodset_pcs_tables(set.r, (uintptr_t)addr, 0x4000,
-						     a ? &t[0] : &t[1], (size_t)a + (size_t)c);
-			events_load_push(&l, q, &t[0]);
-			codelines_load_push(&b, q, &t[1]);
+			events_code_load_all(q, st, cl, jvmti, NULL, false, FAKE_M(1), 0x4000, addr,
+					     &set, 1, NULL);
 		} else {
 			events_code_load_set(q, st, jvmti, NULL, false, FAKE_M(1), 0x4000, addr,
 					     &set, 1);

@@ -97,10 +97,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	JNIEnv *jni = NULL;
 	struct fgp_code_frame f;
 	struct methodset set;
-	struct events_load load;
-	struct codelines_load lines;
-	struct methodset_table tabs[2]; /* the inline table's, the line table's */
-	bool framed, walk_inline, walk_lines = false;
+	bool framed;
 
 	BENCH_BEGIN();
 	(void)map_length;
@@ -112,20 +109,8 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	framed = events_frame_read(&agent.ch, code_addr, true, &f) == 0;
 	/* One methodset and one walk over the compile's pcs for the inline and the line table. */
 	methodset_of(&set, compile_info);
-	walk_inline = events_load_begin(&load, agent.st, jvmti, jni, agent.opt.signatures, method,
-					code_size, code_addr, &set, ts, &tabs[0]);
-	if (agent.lines)
-		walk_lines = codelines_begin(agent.lines, &lines, jvmti, code_size, code_addr, &set,
-					     ts, &tabs[1]);
-	if (walk_inline || walk_lines)
-		methodset_pcs_tables(set.r, (uintptr_t)code_addr, (uint32_t)code_size,
-				     walk_inline ? &tabs[0] : &tabs[1],
-				     (size_t)walk_inline + (size_t)walk_lines);
-	events_load_push(&load, agent.q, &tabs[0]);
-	if (framed)
-		events_frame_push(agent.q, &f);
-	if (agent.lines)
-		codelines_load_push(&lines, agent.q, &tabs[1]);
+	events_code_load_all(agent.q, agent.st, agent.lines, jvmti, jni, agent.opt.signatures,
+			     method, code_size, code_addr, &set, ts, framed ? &f : NULL);
 	methodset_fini(&set);
 	BENCH_END(0);
 }

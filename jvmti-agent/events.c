@@ -17,6 +17,7 @@
 #include <jvmticmlr.h>
 
 #include "codeheap.h"
+#include "codelines.h"
 #include "fgproto.h"
 #include "methodset.h"
 #include "names.h"
@@ -297,6 +298,32 @@ void events_load_push(struct events_load *l, struct queue *q, const struct metho
 	inline_fini(it);
 	free(l->name);
 	l->name = NULL;
+}
+
+void events_code_load_all(struct queue *q, struct symtab *st, struct codelines *lines,
+			  jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, jmethodID method,
+			  jint code_size, const void *code_addr, const struct methodset *set,
+			  uint64_t ts, const struct fgp_code_frame *f)
+{
+	struct events_load load;
+	struct codelines_load cl;
+	struct methodset_table tabs[2]; /* the inline table's, the line table's */
+	bool walk_inline, walk_lines = false;
+
+	walk_inline = events_load_begin(&load, st, jvmti, jni, signatures, method, code_size,
+					code_addr, set, ts, &tabs[0]);
+	if (lines)
+		walk_lines =
+			codelines_begin(lines, &cl, jvmti, code_size, code_addr, set, ts, &tabs[1]);
+	if (walk_inline || walk_lines)
+		methodset_pcs_tables(set->r, (uintptr_t)code_addr, (uint32_t)code_size,
+				     walk_inline ? &tabs[0] : &tabs[1],
+				     (size_t)walk_inline + (size_t)walk_lines);
+	events_load_push(&load, q, &tabs[0]);
+	if (f)
+		events_frame_push(q, f);
+	if (lines)
+		codelines_load_push(&cl, q, &tabs[1]);
 }
 
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts)

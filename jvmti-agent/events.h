@@ -71,6 +71,18 @@ bool events_load_begin(struct events_load *l, struct symtab *st, jvmtiEnv *jvmti
 		       const struct methodset *set, uint64_t ts, struct methodset_table *tab);
 void events_load_push(struct events_load *l, struct queue *q, const struct methodset_table *tab);
 
+struct codelines;
+
+/*
+ * A CompiledMethodLoad as the callback sends it: the load (as events_code_load_set), then f's
+ * CODE_FRAME when f is not NULL, then the CODE_LINES when lines is not NULL (codelines.h), the
+ * inline and the line table filled in one walk over the compile's pcs.
+ */
+void events_code_load_all(struct queue *q, struct symtab *st, struct codelines *lines,
+			  jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, jmethodID method,
+			  jint code_size, const void *code_addr, const struct methodset *set,
+			  uint64_t ts, const struct fgp_code_frame *f);
+
 /* CompiledMethodUnload: only the address (the jmethodID may already be invalid). */
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts);
 

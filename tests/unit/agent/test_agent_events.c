@@ -15,8 +15,10 @@
 #include <jvmti.h>
 #include <jvmticmlr.h>
 
+#include "codelines.h"
 #include "events.h"
 #include "fgproto.h"
+#include "methodset.h"
 #include "queue.h"
 #include "symtab.h"
 #include "test_agent_fakejvmti.h"
@@ -312,6 +314,74 @@ static void test_full_queue_drops_and_counts(void **state)
 	queue_free(q);
 }
 
+/* Pop every entry of a and b: the same records, byte for byte, in the same order. n: how many. */
+static void assert_same_records(struct queue *a, struct queue *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct qentry *x = queue_pop(a), *y = queue_pop(b);
+
+		assert_non_null(x);
+		assert_non_null(y);
+		assert_int_equal(x->len, y->len);
+		assert_memory_equal(x->data, y->data, x->len);
+		queue_release(a, x);
+		queue_release(b, y);
+	}
+	assert_null(queue_pop(a));
+	assert_null(queue_pop(b));
+}
+
+/*
+ * The callback's way (events_code_load_all: both tables in one walk) sends what the tables
+ * built one by one send: the load, the frame facts, the lines, with and without each of them.
+ */
+static void test_one_walk_sends_what_separate_tables_send(void **state)
+{
+	uintptr_t base = 0x9000;
+	jmethodID a[3] = { FAKE_M(2), FAKE_M(1), FAKE_M(4) }, b[2] = { FAKE_M(1), FAKE_M(4) };
+	jint ba[3] = { 5, 0, 8 }, bb[2] = { 4, 8 }, bc[3] = { 0, 8, 8 };
+	PCStackInfo pcs[] = {
+		{ (void *)(base + 0x10), 3, a, ba }, { (void *)(base + 0x18), 3, a, bc },
+		{ (void *)(base + 0x20), 2, b, bb }, { (void *)(base + 0x30), 2, b, bb },
+		{ (void *)(base + 0x38), 3, a, ba },
+	};
+	jvmtiCompiledMethodLoadInlineRecord inl = { { JVMTI_CMLR_INLINE_INFO, 1, 0, NULL },
+						    5,
+						    pcs };
+	struct fgp_code_frame f = { .addr = base,
+				    .kind = FGP_CF_NMETHOD,
+				    .frame_size = 32,
+				    .code_begin = base,
+				    .code_size = 0x100,
+				    .frame_complete = 0x10 };
+	struct symtab *st = symtab_new(1 << 20);
+	struct codelines *c1 = codelines_new(1 << 20), *c2 = codelines_new(1 << 20);
+	struct methodset set;
+
+	(void)state;
+	methodset_of(&set, &inl.header);
+	for (int with = 0; with < 4; with++) {
+		struct queue *one = queue_new(1 << 20), *two = queue_new(1 << 20);
+		bool lines = with & 1, frame = with & 2;
+
+		events_code_load_all(one, st, lines ? c1 : NULL, fake_jvmti(), NULL, false,
+				     FAKE_M(4), 0x100, (void *)base, &set, 11, frame ? &f : NULL);
+		events_code_load_set(two, st, fake_jvmti(), NULL, false, FAKE_M(4), 0x100,
+				     (void *)base, &set, 11);
+		if (frame)
+			events_frame_push(two, &f);
+		if (lines)
+			codelines_push_set(c2, two, fake_jvmti(), 0x100, (void *)base, &set, 11);
+		assert_same_records(one, two, 1 + frame + lines);
+		queue_free(one);
+		queue_free(two);
+	}
+	methodset_fini(&set);
+	codelines_free(c1);
+	codelines_free(c2);
+	symtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_too_deep_chain_is_cut_and_flagged),
 		cmocka_unit_test(test_unload_and_dynamic_code_records),
 		cmocka_unit_test(test_full_queue_drops_and_counts),
+		cmocka_unit_test(test_one_walk_sends_what_separate_tables_send),
 		cmocka_unit_test(test_a_load_with_an_unnamed_method_carries_every_name_inline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
