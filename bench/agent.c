@@ -339,7 +339,7 @@ static double table_round(jvmtiCompiledMethodLoadInlineRecord **recs, bool one_w
 		methodset_of(&set, recs[i]);
 		if (one_walk) {
 			events_code_load_all(q, st, cl, jvmti, NULL, false, FAKE_M(1), 0x4000, addr,
-					     &set, 1, NULL);
+					     &set, 1, NULL, 0);
 		} else {
 			events_code_load_set(q, st, jvmti, NULL, false, FAKE_M(1), 0x4000, addr,
 					     &set, 1);

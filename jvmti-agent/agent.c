@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <jvmti.h>
@@ -31,6 +32,7 @@
 #include "sender.h"
 #include "symtab.h"
 #include "service.h"
+#include "tables.h"
 #include "vmflags.h"
 #include "vmlayout.h"
 
@@ -64,6 +66,7 @@ static struct {
 	struct sender *s;
 	struct link *l;
 	struct codeheap ch; /* written once in Agent_OnLoad, before any event is enabled */
+	struct tables tabs; /* tables on demand (tables.h) */
 	atomic_bool stopped;
 } agent;
 
@@ -87,7 +90,21 @@ static void null_reset(void *link)
 	(void)link;
 }
 
-static const struct link_ops null_ops = { null_send, null_state, null_reset, NULL };
+static const struct link_ops null_ops = { .send = null_send,
+					  .state = null_state,
+					  .reset = null_reset };
+
+/*
+ * The tables worker while the VM announces the live code again (generate_loads): its loads
+ * are flagged FGP_REC_AGAIN. (No thread-local variable: it would need the dynamic loader.)
+ */
+static pthread_t round_thread;
+static atomic_bool round_running;
+
+static bool in_round(void)
+{
+	return atomic_load(&round_running) && pthread_equal(pthread_self(), round_thread);
+}
 
 static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 				 const void *code_addr, jint map_length,
@@ -104,15 +121,74 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	(void)map;
 	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
 		jni = NULL;
+	if (!tables_begin(&agent.tabs)) {
+		/* Nobody profiles this JVM: the name and the range, all a perf map needs. */
+		methodset_of(&set, NULL);
+		events_code_load_all(agent.q, agent.st, NULL, jvmti, jni, agent.opt.signatures,
+				     method, code_size, code_addr, &set, ts, NULL,
+				     in_round() ? FGP_REC_AGAIN : 0);
+		methodset_fini(&set);
+		tables_lean_done(&agent.tabs);
+		BENCH_END(0);
+		return;
+	}
 	/* The frame facts first: then the CODE_FRAME follows its CODE_LOAD at once, and a
 	 * collector never sees the code for long without them. */
 	framed = events_frame_read(&agent.ch, code_addr, true, &f) == 0;
 	/* One methodset and one walk over the compile's pcs for the inline and the line table. */
 	methodset_of(&set, compile_info);
 	events_code_load_all(agent.q, agent.st, agent.lines, jvmti, jni, agent.opt.signatures,
-			     method, code_size, code_addr, &set, ts, framed ? &f : NULL);
+			     method, code_size, code_addr, &set, ts, framed ? &f : NULL,
+			     in_round() ? FGP_REC_AGAIN : 0);
 	methodset_fini(&set);
 	BENCH_END(0);
+}
+
+/*
+ * The tables worker (tables.h): on a thread of its own, attached to the VM as a daemon the first
+ * time, the VM announces every live compiled method again through on_code_load.
+ */
+static int generate_loads(void *arg)
+{
+	JavaVMAttachArgs a = { JNI_VERSION_1_6, (char *)"fgagent tables", NULL };
+	JNIEnv *jni = NULL;
+	jvmtiError err;
+
+	(void)arg;
+	if (atomic_load(&agent.stopped))
+		return -ECANCELED;
+	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK &&
+	    (*agent.vm)->AttachCurrentThreadAsDaemon(agent.vm, (void **)&jni, &a) != JNI_OK)
+		return -EAGAIN; /* not live yet */
+	round_thread = pthread_self();
+	atomic_store(&round_running, true);
+	err = (*agent.jvmti)->GenerateEvents(agent.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+	atomic_store(&round_running, false);
+	if (err == JVMTI_ERROR_WRONG_PHASE)
+		return atomic_load(&agent.stopped) ? -ECANCELED : -EAGAIN;
+	return err == JVMTI_ERROR_NONE ? 0 : -EIO;
+}
+
+static void announce_tables(void *arg, bool on, uint64_t ts)
+{
+	(void)arg;
+	events_tables(agent.q, on, ts);
+}
+
+static void on_want(void *arg, bool want)
+{
+	(void)arg;
+	tables_want(&agent.tabs, want);
+}
+
+/* The HELLO's token: random, so no two agents on a host share one. */
+static uint64_t new_token(void)
+{
+	uint64_t t = 0;
+
+	if (getrandom(&t, sizeof(t), GRND_NONBLOCK) != (ssize_t)sizeof(t))
+		t = fg_now_ns() ^ ((uint64_t)getpid() << 32);
+	return t ? t : 1;
 }
 
 static void JNICALL on_code_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr)
@@ -158,6 +234,8 @@ static void stop_agent(void)
 
 	if (atomic_exchange(&agent.stopped, true) || agent.s == NULL)
 		return;
+	/* A worker still inside the VM is left to the process's exit. */
+	(void)tables_stop(&agent.tabs, 100);
 	if (sender_stop(agent.s, STOP_WAIT_MS) != 0)
 		return; /* still inside nng: leave it to process exit rather than free under it */
 	link_close(agent.l);
@@ -303,8 +381,10 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 		ops = &null_ops;
 	}
 	agent.s = sender_new(agent.q, table_budget, hello, ops, agent.l);
-	if (agent.s)
+	if (agent.s) {
 		sender_set_symtab(agent.s, agent.st);
+		sender_on_want(agent.s, on_want, NULL);
+	}
 	rv = agent.s ? sender_start(agent.s) : -ENOMEM;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rv;
@@ -315,6 +395,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	char err[512];
 	struct sender_hello hello = { 0 };
 	struct fgp_vm_layout layout;
+	struct tables_ops tops = { generate_loads, announce_tables, NULL };
 	uint8_t layout_rec[512];
 	int layout_len;
 	char *version, service[SERVICE_MAX + 1];
@@ -342,6 +423,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	vmflags_read((const void *)(*agent.jvmti)->GetVersionNumber, &hello.flags);
 	if (agent.opt.signatures)
 		hello.flags |= FGP_HELLO_SIGNATURES;
+	hello.flags |= FGP_HELLO_TABLES_ON_DEMAND;
+	hello.token = new_token();
 	version = jvm_version(agent.jvmti);
 	hello.jvm_version = version;
 	/* How to name interpreted frames from outside: sent after every HELLO. A JVM whose
@@ -365,6 +448,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		return JNI_ERR;
 	}
 	pthread_atfork(NULL, NULL, on_fork_child);
+	if (tables_init(&agent.tabs, &tops) != 0) {
+		free(version);
+		fprintf(stderr, "fgagent: out of memory at startup\n");
+		return JNI_ERR;
+	}
 	rv = start_sender(&hello, (size_t)agent.opt.maxmem - queue_budget -
 					  (size_t)(agent.opt.maxmem / 8) -
 					  (size_t)(agent.opt.maxmem / 16));

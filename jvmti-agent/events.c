@@ -303,7 +303,7 @@ void events_load_push(struct events_load *l, struct queue *q, const struct metho
 void events_code_load_all(struct queue *q, struct symtab *st, struct codelines *lines,
 			  jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, jmethodID method,
 			  jint code_size, const void *code_addr, const struct methodset *set,
-			  uint64_t ts, const struct fgp_code_frame *f)
+			  uint64_t ts, const struct fgp_code_frame *f, uint16_t flags)
 {
 	struct events_load load;
 	struct codelines_load cl;
@@ -319,11 +319,27 @@ void events_code_load_all(struct queue *q, struct symtab *st, struct codelines *
 		methodset_pcs_tables(set->r, (uintptr_t)code_addr, (uint32_t)code_size,
 				     walk_inline ? &tabs[0] : &tabs[1],
 				     (size_t)walk_inline + (size_t)walk_lines);
+	load.c.flags |= flags;
 	events_load_push(&load, q, &tabs[0]);
 	if (f)
 		events_frame_push(q, f);
 	if (lines)
 		codelines_load_push(&cl, q, &tabs[1]);
+}
+
+void events_tables(struct queue *q, bool on, uint64_t ts)
+{
+	struct fgp_tables t = { ts, on ? 1u : 0u };
+	struct qentry *e = queue_reserve(q, FGP_TABLES_SIZE);
+
+	if (e == NULL)
+		return;
+	if (fgp_encode_tables(e->data, FGP_TABLES_SIZE, &t) < 0) {
+		queue_cancel(q, e);
+		queue_count_drop(q);
+		return;
+	}
+	queue_push(q, e);
 }
 
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts)

@@ -76,12 +76,16 @@ struct codelines;
 /*
  * A CompiledMethodLoad as the callback sends it: the load (as events_code_load_set), then f's
  * CODE_FRAME when f is not NULL, then the CODE_LINES when lines is not NULL (codelines.h), the
- * inline and the line table filled in one walk over the compile's pcs.
+ * inline and the line table filled in one walk over the compile's pcs. flags (FGP_REC_*) are
+ * added to the load's.
  */
 void events_code_load_all(struct queue *q, struct symtab *st, struct codelines *lines,
 			  jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, jmethodID method,
 			  jint code_size, const void *code_addr, const struct methodset *set,
-			  uint64_t ts, const struct fgp_code_frame *f);
+			  uint64_t ts, const struct fgp_code_frame *f, uint16_t flags);
+
+/* TABLES (fgproto.h): the tables of compiled methods are on, or off, from ts on. */
+void events_tables(struct queue *q, bool on, uint64_t ts);
 
 /* CompiledMethodUnload: only the address (the jmethodID may already be invalid). */
 void events_code_unload(struct queue *q, const void *code_addr, uint64_t ts);

@@ -32,6 +32,7 @@
 
 #include "fgclock.h"
 #include "fgsocket.h"
+#include "tables.h"
 
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 500
@@ -42,7 +43,11 @@
 
 struct link {
 	char url[128];
-	char features[128]; /* the collector's features file (fgsocket.h) */
+	char features[128];  /* the collector's features file (fgsocket.h) */
+	char want[128];	     /* its want file */
+	char *want_buf;	     /* FG_WANT_MAX bytes, allocated at the first read */
+	struct stat want_st; /* the want file as last read (st_ino 0: never) */
+	int want_answer;     /* what it said then */
 	nng_socket sock;
 	bool open;
 	uint64_t last_open_try;
@@ -173,7 +178,9 @@ int link_open(struct link **out, const char *socket_path, void (*kick)(void *), 
 		return -ENOMEM;
 	if ((size_t)snprintf(l->url, sizeof(l->url), "ipc://%s", socket_path) >= sizeof(l->url) ||
 	    (size_t)snprintf(l->features, sizeof(l->features), "%s%s", socket_path,
-			     FG_FEATURES_SUFFIX) >= sizeof(l->features)) {
+			     FG_FEATURES_SUFFIX) >= sizeof(l->features) ||
+	    (size_t)snprintf(l->want, sizeof(l->want), "%s%s", socket_path, FG_WANT_SUFFIX) >=
+		    sizeof(l->want)) {
 		free(l);
 		return -ENAMETOOLONG;
 	}
@@ -194,6 +201,7 @@ void link_close(struct link *l)
 		return;
 	if (l->open && !atomic_load(&forked))
 		nng_close(l->sock);
+	free(l->want_buf);
 	free(l);
 }
 
@@ -262,9 +270,43 @@ static bool link_reads(void *arg, const char *feature)
 	return false;
 }
 
+/*
+ * Polled on the sender thread every 100 ms while connected: a stat, and a read only when the
+ * file changed (another inode, size or time).
+ */
+static int link_wanted(void *arg, uint64_t token)
+{
+	struct link *l = arg;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat(l->want, &st) != 0 || !S_ISREG(st.st_mode)) {
+		l->want_st.st_ino = 0;
+		return 0;
+	}
+	if (l->want_st.st_ino && st.st_ino == l->want_st.st_ino &&
+	    st.st_size == l->want_st.st_size && st.st_mtim.tv_sec == l->want_st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == l->want_st.st_mtim.tv_nsec)
+		return l->want_answer;
+	if (!l->want_buf && !(l->want_buf = malloc(FG_WANT_MAX)))
+		return 0;
+	fd = open(l->want, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, l->want_buf, FG_WANT_MAX);
+	close(fd);
+	if (n < 0)
+		return 0;
+	l->want_st = st;
+	l->want_answer = tables_listed(l->want_buf, (size_t)n, token);
+	return l->want_answer;
+}
+
 const struct link_ops link_nng_ops = {
 	.send = link_send,
 	.state = link_state,
 	.reset = link_reset,
 	.reads = link_reads,
+	.wanted = link_wanted,
 };

@@ -49,6 +49,12 @@ struct sender {
 	int send_wait_ms;
 	bool wait;	      /* flushes wait out -EAGAIN (snapshots, sender_poll) */
 	bool intern;	      /* this connection's collector reads NAME + CODE_LOAD_IDS */
+	bool ondemand;	      /* this connection's collector reads FG_FEATURE_TABLES */
+	bool want;	      /* what on_want was last told */
+	uint64_t want_polled; /* when the want file was last asked */
+	uint64_t token;
+	void (*on_want)(void *arg, bool want);
+	void *want_arg;
 	uint8_t *after_hello; /* records sent after HELLO, or NULL */
 	size_t after_hello_len;
 
@@ -90,6 +96,7 @@ struct sender *sender_new(struct queue *q, size_t table_budget, const struct sen
 	s->ops = ops;
 	s->link = link;
 	s->pid = hello->pid;
+	s->token = hello->token;
 	s->send_wait_ms = 1000;
 	s->gap = SENDER_FLUSH_GAP_NS;
 	s->hello_flags = hello->flags;
@@ -181,8 +188,30 @@ static int send_msg(struct sender *s, const uint8_t *buf, size_t len)
 	}
 }
 
+static void set_want(struct sender *s, bool want)
+{
+	if (s->want == want)
+		return;
+	s->want = want;
+	if (s->on_want)
+		s->on_want(s->want_arg, want);
+}
+
+static void poll_want(struct sender *s, uint64_t now)
+{
+	s->want_polled = now;
+	set_want(s, s->ops->wanted && s->ops->wanted(s->link, s->token) == 1);
+}
+
+void sender_on_want(struct sender *s, void (*fn)(void *arg, bool want), void *arg)
+{
+	s->on_want = fn;
+	s->want_arg = arg;
+}
+
 static void reset_conn(struct sender *s)
 {
+	set_want(s, false);
 	s->ops->reset(s->link);
 	s->synced = 0;
 	s->batch_len = 0;
@@ -413,6 +442,7 @@ static int sync_conn(struct sender *s)
 		.agent_version = { s->agent_version,
 				   (uint16_t)strnlen(s->agent_version, FGP_MAX_STR) },
 		.service = { s->service, (uint16_t)strnlen(s->service, FGP_MAX_STR) },
+		.token = s->token,
 	};
 	struct fgp_snapshot snap = { h.ts, (uint32_t)table_count(s->t) };
 	uint8_t small[FGP_SNAPSHOT_SIZE];
@@ -425,6 +455,9 @@ static int sync_conn(struct sender *s)
 	if (s->sent_ids)
 		memset(s->sent_ids, 0, s->sent_words * sizeof(*s->sent_ids));
 	s->intern = s->symtab && s->ops->reads && s->ops->reads(s->link, FG_FEATURE_INTERN);
+	/* A new connection starts with the tables off (fgproto.h). */
+	set_want(s, false);
+	s->ondemand = s->ops->reads && s->ops->reads(s->link, FG_FEATURE_TABLES);
 	n = fgp_encode_hello(hello, sizeof(hello), &h);
 	if (n < 0)
 		return n;
@@ -484,6 +517,11 @@ static size_t drain(struct sender *s)
 			}
 			s->synced = cur;
 			atomic_fetch_add(&s->connections, 1);
+			/* An older collector reads every table; a newer one says whose it wants. */
+			if (s->ondemand)
+				poll_want(s, fg_now_ns());
+			else
+				set_want(s, true);
 		}
 		e = queue_pop(s->q);
 		if (e == NULL)
@@ -501,6 +539,12 @@ static size_t drain(struct sender *s)
 		}
 		apply(s, e); /* after the append: the table may own (or free) e from here */
 		consumed++;
+	}
+	if (s->synced && s->ondemand) {
+		uint64_t now = fg_now_ns();
+
+		if (now - s->want_polled >= SENDER_WANT_POLL_NS)
+			poll_want(s, now);
 	}
 	return consumed;
 }
@@ -530,6 +574,7 @@ uint64_t sender_step(struct sender *s)
 	now = fg_now_ns();
 	if (!s->synced)
 		return now + UNSYNCED_NAP_NS;
+
 	if (append_dropped(s, false) != 0) {
 		atomic_fetch_add(&s->resets, 1);
 		reset_conn(s);

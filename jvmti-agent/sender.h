@@ -15,6 +15,7 @@
  * when the batch is full or the refusal lasts a second; a connection replaced by a new one is reset
  * too, so no message meant for an old connection ever precedes a new connection's HELLO.
  *
+ * What the collector wants (tables on demand, see sender_on_want) is followed on this thread too.
  * The transport sits behind struct link_ops, so the logic runs in tests without nng.
  * Invariant: on one connection, HELLO is the first record and the snapshot the complete table.
  */
@@ -55,7 +56,15 @@ struct link_ops {
 	 * sender thread at every new connection. NULL: no feature.
 	 */
 	bool (*reads)(void *link, const char *feature);
+	/*
+	 * Optional: does the collector's want file (fgsocket.h) list token? 1 yes, 0 no (no file,
+	 * unreadable: no). Asked on the sender thread, at most every SENDER_WANT_POLL_NS while a
+	 * connection to a collector that reads FG_FEATURE_TABLES is up. NULL: never.
+	 */
+	int (*wanted)(void *link, uint64_t token);
 };
+
+#define SENDER_WANT_POLL_NS 100000000ull
 
 struct sender_hello {
 	uint32_t pid;
@@ -67,6 +76,7 @@ struct sender_hello {
 	const uint8_t *after_hello;
 	size_t after_hello_len;
 	const char *service; /* may be NULL or "" */
+	uint64_t token;	     /* HELLO's token: this agent's name in the want file */
 };
 
 struct sender_stats {
@@ -126,6 +136,14 @@ void sender_get_stats(struct sender *s, struct sender_stats *out);
  */
 struct symtab;
 void sender_set_symtab(struct sender *s, struct symtab *st);
+
+/*
+ * Tables on demand: fn(arg, want) on the sender thread whenever what this connection's
+ * collector wants changes. A new connection starts with false; a collector that does not read
+ * FG_FEATURE_TABLES wants them (true right after its snapshot); one that does wants them while
+ * its want file lists our token. Losing the connection is false. Set before sender_start.
+ */
+void sender_on_want(struct sender *s, void (*fn)(void *arg, bool want), void *arg);
 
 /* The table, for tests and benchmarks on the polling thread. */
 struct table *sender_table(struct sender *s);

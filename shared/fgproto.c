@@ -87,7 +87,7 @@ int fgp_encode_msg_header(uint8_t *dst, size_t cap)
 size_t fgp_hello_size(const struct fgp_hello *h)
 {
 	return FGP_REC_HEADER_SIZE + 24 + str_size(h->jvm_version) + str_size(h->agent_version) +
-	       str_size(h->service);
+	       str_size(h->service) + 8;
 }
 
 int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h)
@@ -107,7 +107,8 @@ int fgp_encode_hello(uint8_t *dst, size_t cap, const struct fgp_hello *h)
 	p += 24;
 	p += put_str(p, h->jvm_version);
 	p += put_str(p, h->agent_version);
-	put_str(p, h->service);
+	p += put_str(p, h->service);
+	fgle_put64(p, h->token);
 	return (int)size;
 }
 
@@ -233,6 +234,20 @@ int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fg
 	fgle_put32(dst + FGP_REC_HEADER_SIZE + 8, s->count);
 	fgle_put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
 	return FGP_SNAPSHOT_SIZE;
+}
+
+int fgp_encode_tables(uint8_t *dst, size_t cap, const struct fgp_tables *t)
+{
+	int rv;
+
+	if (t->on > 1)
+		return -EINVAL;
+	if ((rv = begin_record(dst, cap, FGP_TABLES, 0, FGP_TABLES_SIZE)) != 0)
+		return rv;
+	fgle_put64(dst + FGP_REC_HEADER_SIZE, t->ts);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE + 8, t->on);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
+	return FGP_TABLES_SIZE;
 }
 
 int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
@@ -626,6 +641,8 @@ static int decode_hello(struct cur *c, struct fgp_hello *h)
 	/* Optional trailing fields: present only when the agent knows them. */
 	if (c->p < c->end)
 		h->service = take_str(c);
+	if (c->end - c->p >= 8)
+		h->token = take64(c);
 	if (c->bad || h->pid == 0)
 		return -EBADMSG;
 	c->p = c->end; /* fields of a newer agent: ignored */
@@ -808,6 +825,13 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		rec->u.snap.count = take32(c);
 		take32(c);
 		break;
+	case FGP_TABLES:
+		rec->u.tables.ts = take64(c);
+		rec->u.tables.on = take32(c);
+		take32(c);
+		if (!c->bad && rec->u.tables.on > 1)
+			rv = -EBADMSG;
+		break;
 	case FGP_DROPPED:
 		rec->u.dropped.ts = take64(c);
 		rec->u.dropped.queue_full = take64(c);
@@ -964,6 +988,8 @@ const char *fgp_type_name(uint16_t type)
 		return "snapshot-begin";
 	case FGP_SNAPSHOT_END:
 		return "snapshot-end";
+	case FGP_TABLES:
+		return "tables";
 	case FGP_DROPPED:
 		return "dropped";
 	case FGP_VM_LAYOUT:

@@ -26,7 +26,7 @@
  *
  *   HELLO         u32 proto_version | u32 pid (as the agent sees it) | u32 flags (FGP_HELLO_*)
  *                 | u32 reserved | u64 ts | str jvm_version | str agent_version
- *                 [| str service]  [| fields of later versions ...]
+ *                 [| str service] [| u64 token]  [| fields of later versions ...]
  *   CODE_LOAD     u64 addr | u32 size | u32 reserved | u64 ts | str name | inline table
  *   CODE_UNLOAD   u64 addr | u64 ts
  *   DYNAMIC_CODE  u64 addr | u32 size | u32 reserved | u64 ts | str name
@@ -39,7 +39,22 @@
  *                 | u32 code_size | i32 frame_complete | u64 deopt | u64 deopt_mh
  *                 | i32 orig_pc_offset | u32 reserved
  *   CODE_LINES    u64 addr | u32 size | u32 n_pcs | u64 ts | line table
+ *   TABLES        u64 ts | u32 on | u32 reserved
  *
+ * Tables on demand (FGP_HELLO_TABLES_ON_DEMAND): an agent that says so in its HELLO sends a
+ * compiled method's inline table, CODE_FRAME and CODE_LINES only while its collector asks for
+ * them (fgsocket.h: the want file, which names the agent by the HELLO's token); otherwise its
+ * CODE_LOADs carry no inline table (n_methods 0, n_pcs 0) and neither record follows. When
+ * asked, the agent turns its tables on and announces every live compiled method again, with
+ * its tables, as a CODE_LOAD flagged FGP_REC_AGAIN (with its CODE_FRAME and CODE_LINES keyed
+ * by that load's ts): a collector that has a live blob of the same range and name takes the
+ * tables for that blob, which keeps its load time (older collectors take it as a load at a
+ * reused address); then it sends TABLES with on = 1: from that record on, every
+ * compiled method the collector knows has its tables and every later one will. TABLES with
+ * on = 0 says later loads come without them again (tables already sent stay valid). A new
+ * connection starts with the tables off: a TABLES with on = 1 follows if and when its
+ * collector asks. An agent without the flag always sends every table; the token is 0 when the
+ * agent has none.
  * CODE_LINES: source lines of the code announced by the CODE_LOAD (or CODE_LOAD_IDS) with the
  * same addr, size and ts (the load's timestamp: lines never attach to another blob that reused
  * the address), computed by the agent at compile time from each pc's (method, bci) chain and the
@@ -149,6 +164,7 @@ enum fgp_type {
 	FGP_CODE_LINES = 10,
 	FGP_CODE_FRAME = 15,
 	FGP_CODE_LOAD_IDS = 11,
+	FGP_TABLES = 12,
 };
 
 /* CODE_FRAME kinds: HotSpot's CodeBlobKind (JDK 23+), named the same way. */
@@ -215,11 +231,14 @@ enum fgp_vml_key {
 /* HELLO flags: the JVM flags that decide what a profile can show. */
 #define FGP_HELLO_PRESERVE_FRAME_POINTER (1u << 0)
 #define FGP_HELLO_DEBUG_NON_SAFEPOINTS (1u << 1)
-#define FGP_HELLO_SIGNATURES (1u << 2) /* names carry JVM signatures */
+#define FGP_HELLO_SIGNATURES (1u << 2)	     /* names carry JVM signatures */
+#define FGP_HELLO_TABLES_ON_DEMAND (1u << 3) /* tables only when asked (see TABLES above) */
 
 /* Record header flags. */
 #define FGP_REC_REPLAY (1u << 0)	   /* part of a snapshot replay, not a new event */
 #define FGP_REC_INLINE_TRUNCATED (1u << 1) /* the agent dropped inline info to fit limits */
+/* CODE_LOAD, CODE_LINES: live code announced again (tables on demand, see TABLES above). */
+#define FGP_REC_AGAIN (1u << 2)
 
 /* A borrowed string: points into the decoded buffer (or the encoder's input), no terminator. */
 struct fgp_str {
@@ -236,6 +255,8 @@ struct fgp_hello {
 	struct fgp_str agent_version;
 	/* Optional (empty when absent): the service the JVM runs, for profile labels. */
 	struct fgp_str service;
+	/* Optional (0 when absent): the agent's random name in the want file (fgsocket.h). */
+	uint64_t token;
 };
 
 /*
@@ -316,6 +337,12 @@ struct fgp_snapshot {
 	uint32_t count;
 };
 
+/* TABLES: on = 1, every known compiled method has its tables from here on; 0, no more. */
+struct fgp_tables {
+	uint64_t ts;
+	uint32_t on;
+};
+
 struct fgp_dropped {
 	uint64_t ts;
 	uint64_t queue_full;
@@ -382,6 +409,7 @@ struct fgp_record {
 		struct fgp_code_frame frame;
 		struct fgp_name name;
 		struct fgp_code_lines lines;
+		struct fgp_tables tables;
 	} u;
 };
 
@@ -412,6 +440,9 @@ int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_c
 int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fgp_snapshot *s);
 
 int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d);
+
+/* TABLES: -EINVAL for on other than 0 or 1. */
+int fgp_encode_tables(uint8_t *dst, size_t cap, const struct fgp_tables *t);
 
 /* NAME: -EINVAL for id 0. */
 size_t fgp_name_size(struct fgp_str name);
@@ -454,6 +485,7 @@ uint32_t fgp_vml_get(const struct fgp_vm_layout *l, enum fgp_vml_key k);
 /* Sizes of the fixed-size records. */
 #define FGP_CODE_UNLOAD_SIZE (FGP_REC_HEADER_SIZE + 16)
 #define FGP_SNAPSHOT_SIZE (FGP_REC_HEADER_SIZE + 16)
+#define FGP_TABLES_SIZE (FGP_REC_HEADER_SIZE + 16)
 #define FGP_DROPPED_SIZE (FGP_REC_HEADER_SIZE + 24)
 
 /* ---- fields of an encoded record (ours: already valid) ----------------------------------- */

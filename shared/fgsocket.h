@@ -16,5 +16,15 @@
  */
 #define FG_FEATURES_SUFFIX ".features"
 #define FG_FEATURE_INTERN "intern" /* NAME + CODE_LOAD_IDS records (fgproto.h) */
+/*
+ * Tables on demand (fgproto.h: FGP_HELLO_TABLES_ON_DEMAND, TABLES): the collector says which
+ * agents should send their compiled methods' tables in PATH FG_WANT_SUFFIX beside the socket,
+ * one HELLO token per line as 16 lower-case hex digits, replaced atomically (rename) whenever
+ * the set changes; no file means none. An agent polls it while connected. A collector that does
+ * not list this feature gets every table from every agent, as before.
+ */
+#define FG_FEATURE_TABLES "tables"
+#define FG_WANT_SUFFIX ".want"
+#define FG_WANT_MAX (64u << 10) /* an agent reads at most this much of the want file */
 
 #endif

@@ -8,6 +8,7 @@ target_link_options(test_agent_queue PRIVATE -Wl,--wrap=malloc,--wrap=calloc,--w
 fg_unit_test(test_agent_table SOURCES unit/agent/test_agent_table.c LIBS fgagent_core)
 fg_unit_test(test_agent_symtab SOURCES unit/agent/test_agent_symtab.c LIBS fgagent_core)
 fg_unit_test(test_agent_sender SOURCES unit/agent/test_agent_sender.c LIBS fgagent_core)
+fg_unit_test(test_agent_tables SOURCES unit/agent/test_agent_tables.c LIBS fgagent_core)
 # The nng link (link.c, otherwise only in libfgagent.so) against real ipc sockets.
 fg_unit_test(test_agent_link SOURCES unit/agent/test_agent_link.c
 	${PROJECT_SOURCE_DIR}/jvmti-agent/link.c LIBS fgagent_core ${NNG_SHARED} Threads::Threads)

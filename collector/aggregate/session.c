@@ -5,7 +5,8 @@
  * The code tables of the listen source live in a jvmset fed by our own receive socket (the same
  * modules `watch` uses, without perf maps). The settle watermark (the time up to which JIT
  * lookups are final) is now - settle_ns, held back while a target's agent replays its code set,
- * or while a target has no agent yet and agent_wait_ns has not passed since the start.
+ * or, until agent_wait_ns has passed since the start, while a target has no agent yet or its
+ * agent has not turned its tables on (tables on demand: the recording asked for them).
  *
  * Targets live in targets.c, thread names in threadnames.c, the code-table sources in
  * session_src.c, the --code-log text in codelog.c.
@@ -139,7 +140,8 @@ static uint64_t watermark(const struct session *s, uint64_t now)
 
 		if (t->replaying)
 			return 0;
-		if (t->jvm && !t->connected && !t->exited && now - s->start_ns < s->o.agent_wait_ns)
+		if (t->jvm && !t->exited && (!t->connected || t->tables_pending) &&
+		    now - s->start_ns < s->o.agent_wait_ns)
 			return 0;
 	}
 	return w;
@@ -416,7 +418,7 @@ static bool hold_samples(const struct session *s, uint64_t now)
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
 
-		if (t->jvm && !t->exited && (!t->connected || t->replaying))
+		if (t->jvm && !t->exited && (!t->connected || t->replaying || t->tables_pending))
 			return true;
 	}
 	return false;

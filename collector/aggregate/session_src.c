@@ -43,11 +43,27 @@ static void target_label(struct target *t, const struct jvm_info *info)
 	if (info->connected || info->hello_flags) {
 		t->hello_known = true;
 		t->hello_flags = info->hello_flags;
+		t->tables_pending = info->connected &&
+				    (info->hello_flags & FGP_HELLO_TABLES_ON_DEMAND) &&
+				    !info->tables;
 	}
 	if (info->service[0])
 		snprintf(t->service, sizeof(t->service), "%s", info->service);
 	if (info->container_id[0])
 		snprintf(t->container_id, sizeof(t->container_id), "%s", info->container_id);
+}
+
+/* Its agent said its tables are on (or off again). */
+static void target_tables(struct session *s, struct target *t, bool on)
+{
+	bool was = t->tables_pending;
+
+	t->tables_pending = !on && (t->hello_flags & FGP_HELLO_TABLES_ON_DEMAND);
+	if (was && on)
+		session_note(
+			s,
+			"PID %u: agent sends its inline and line tables (%.0f ms after the start)",
+			t->pid, (double)(fg_now_ns() - s->start_ns) / 1e6);
 }
 
 static void on_jvm_event(void *arg, enum jvmset_event ev, const struct jvm_info *info, int err,
@@ -86,20 +102,33 @@ static void on_jvm_record(void *arg, const struct jvm *j, const uint8_t *raw, si
 	struct target *t;
 	uint16_t type;
 
-	if (len < 2)
+	if (len < FGP_REC_HEADER_SIZE)
 		return;
 	type = (uint16_t)(raw[0] | raw[1] << 8);
-	if (type != FGP_SNAPSHOT_BEGIN && type != FGP_SNAPSHOT_END)
+	if (type != FGP_SNAPSHOT_BEGIN && type != FGP_SNAPSHOT_END && type != FGP_TABLES)
 		return;
 	t = targets_find(&s->targets, jvm_host_pid(j));
-	if (t)
+	if (!t)
+		return;
+	if (type == FGP_TABLES)
+		target_tables(s, t, len >= FGP_TABLES_SIZE && raw[FGP_REC_HEADER_SIZE + 8] != 0);
+	else
 		t->replaying = type == FGP_SNAPSHOT_BEGIN;
+}
+
+/* A recording wants the tables of every JVM that talks to it. */
+static void tell_want(void *arg, const uint64_t *tokens, size_t n)
+{
+	struct session *s = arg;
+
+	if (s->rx)
+		(void)receive_want(s->rx, tokens, n);
 }
 
 static int open_listen(struct session *s, char *why, size_t whylen)
 {
 	struct receive_opts ro = { .path = s->o.socket_path, .watchdog_ms = 1000 };
-	struct jvmset_opts jo = { 0 };
+	struct jvmset_opts jo = { .want = tell_want, .want_arg = s };
 	struct jvmset_observer ob = { .event = on_jvm_event, .record = on_jvm_record, .arg = s };
 	int rv;
 
@@ -161,9 +190,20 @@ static void on_ctl_dropped(void *arg, uint32_t host_pid, const struct fgp_droppe
 	t->table_full = d->table_full;
 }
 
+static void on_ctl_tables(void *arg, uint32_t host_pid, bool on)
+{
+	struct session *s = arg;
+	struct target *t = targets_find(&s->targets, host_pid);
+
+	if (t)
+		target_tables(s, t, on);
+}
+
 static void pump_ctl(struct session *s)
 {
-	struct ctl_handler h = { .jvm = on_ctl_jvm, .dropped = on_ctl_dropped, .arg = s };
+	struct ctl_handler h = {
+		.jvm = on_ctl_jvm, .dropped = on_ctl_dropped, .tables = on_ctl_tables, .arg = s
+	};
 	int rv;
 
 	if (!s->ctl)

@@ -28,9 +28,12 @@ struct target {
 	char root[48];	     /* "comm-pid", the process root frame of multi-target sessions */
 	bool drops_known;    /* ctl source: the daemon sent the agent's drop counters */
 	uint64_t queue_full, table_full;
-	char service[JVM_SERVICE_MAX];		      /* from its agent's HELLO, "" unknown */
-	bool hello_known;			      /* hello_flags came from its agent */
-	uint32_t hello_flags;			      /* FGP_HELLO_* */
+	char service[JVM_SERVICE_MAX]; /* from its agent's HELLO, "" unknown */
+	bool hello_known;	       /* hello_flags came from its agent */
+	uint32_t hello_flags;	       /* FGP_HELLO_* */
+	/* Tables on demand: its agent sends tables only when asked and has not said they are
+	 * on (TABLES) yet; samples wait for them as for a replay (at most agent_wait_ns). */
+	bool tables_pending;
 	char container_id[PEER_CONTAINER_ID_MAX + 1]; /* "" none or unknown */
 };
 

@@ -537,9 +537,20 @@ struct daemon {
 };
 
 /* Open the map directory, the JVM set, the agent socket and the control socket (errors printed). */
+/* Tables on demand: whose tables the ctl clients want now, for the agents (fgsocket.h). */
+static void tell_want(void *arg, const uint64_t *tokens, size_t n)
+{
+	struct daemon *d = arg;
+
+	if (d->rx)
+		(void)receive_want(d->rx, tokens, n);
+}
+
 static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
 {
-	struct jvmset_opts jo = { .keep_exited_ns = env->keep_exited_ns };
+	struct jvmset_opts jo = { .keep_exited_ns = env->keep_exited_ns,
+				  .want = tell_want,
+				  .want_arg = d };
 	struct receive_opts ro = { .path = env->socket,
 				   .max_peers = (unsigned)env->max_jvms,
 				   .watchdog_ms = (unsigned)env->watchdog_ms };

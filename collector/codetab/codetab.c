@@ -162,17 +162,22 @@ static size_t blob_bytes(const struct codeblob *b)
 	return n;
 }
 
+static void inline_free(struct codetab *t, struct codetab_inline *inl)
+{
+	if (!inl)
+		return;
+	for (unsigned i = 0; i < inl->n_methods; i++)
+		name_put(t, inl->methods[i]);
+	free(inl);
+}
+
 static void blob_free(struct codetab *t, struct codeblob *b)
 {
 	if (t->last == b)
 		t->last = NULL;
 	t->st.bytes -= blob_bytes(b);
 	t->st.blobs--;
-	if (b->inl) {
-		for (unsigned i = 0; i < b->inl->n_methods; i++)
-			name_put(t, b->inl->methods[i]);
-		free(b->inl);
-	}
+	inline_free(t, b->inl);
 	name_put(t, b->name);
 	free((void *)b->frame);
 	free(b->lines);
@@ -566,6 +571,42 @@ static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_
 	return 0;
 }
 
+/*
+ * A load of the code that live blob b already is (same range, same name), announced again by an
+ * agent that now sends its tables: b keeps its load time and takes the new inline table, and
+ * the CODE_LINES keyed by the new load's ts (tables_ts). The live set does not change: 0, or
+ * -ENOSPC / -ENOMEM / -EINVAL with b as it was.
+ */
+static int refresh_blob(struct codetab *t, struct codeblob *b, const struct blob_in *in)
+{
+	struct codeblob tmp = { 0 };
+	size_t need;
+	int rv;
+
+	b->seen_gen = t->gen;
+	b->tables_ts = in->ts;
+	t->last = b;
+	t->st.refreshed++;
+	if (!in->load || in->load->n_pcs == 0)
+		return 0;
+	need = in->load->n_pcs * 8u + in->load->n_methods * 8u;
+	prune_for_space(t, need);
+	if (t->st.bytes + need > t->lim.max_bytes) {
+		t->st.refused++;
+		return -ENOSPC;
+	}
+	if ((rv = build_inline(t, &tmp, in->load)) != 0) {
+		inline_free(t, tmp.inl);
+		return rv;
+	}
+	t->st.bytes -= blob_bytes(b);
+	inline_free(t, b->inl);
+	b->inl = tmp.inl;
+	b->inline_truncated = (in->flags & FGP_REC_INLINE_TRUNCATED) != 0;
+	t->st.bytes += blob_bytes(b);
+	return 0;
+}
+
 static int add_blob(struct codetab *t, const struct blob_in *in)
 {
 	struct codeblob *b;
@@ -588,6 +629,11 @@ static int add_blob(struct codetab *t, const struct blob_in *in)
 			t->st.replay_dups++;
 			return 0;
 		}
+		/* The same code announced again later (tables on demand, fgproto.h). */
+		if ((in->flags & FGP_REC_AGAIN) && l->addr == in->addr && l->size == in->size &&
+		    l->kind == in->kind && in->kind == CODEBLOB_COMPILED && in->ts > l->load_ts &&
+		    name_eq(l->name, &in->name))
+			return refresh_blob(t, t->live[pos], in);
 	}
 	if (in->load)
 		need += in->load->n_pcs * 8u + in->load->n_methods * 8u;
@@ -707,6 +753,12 @@ static int attach_frame(struct codetab *t, const struct fgp_code_frame *f)
 	return 0;
 }
 
+/* Are lines computed at ts for b: its load's, or the one that announced it again (refresh)? */
+static bool lines_key(const struct codeblob *b, uint64_t ts)
+{
+	return b->load_ts == ts || (b->tables_ts && b->tables_ts == ts);
+}
+
 /*
  * Attach a CODE_LINES to the blob it was computed for: loaded at its addr, with its size, at its
  * ts (live or history: the lookup's interval rule finds the blob live at that ts).
@@ -722,9 +774,9 @@ static int attach_lines(struct codetab *t, const struct fgp_record *rec)
 	uint32_t i = 0;
 
 	/* A blob still live since it was loaded at ts is the one live at ts. */
-	if (!b || b->addr != l->addr || b->load_ts != l->ts || b->unload_ts != CODETAB_LIVE)
+	if (!b || b->addr != l->addr || !lines_key(b, l->ts) || b->unload_ts != CODETAB_LIVE)
 		b = (struct codeblob *)codetab_lookup(t, l->addr, l->ts);
-	if (!b || b->addr != l->addr || b->size != l->size || b->load_ts != l->ts ||
+	if (!b || b->addr != l->addr || b->size != l->size || !lines_key(b, l->ts) ||
 	    b->kind != CODEBLOB_COMPILED) {
 		t->st.lines_orphan++;
 		return 0;
@@ -739,7 +791,7 @@ static int attach_lines(struct codetab *t, const struct fgp_record *rec)
 		}
 		/* Pruning frees only ended history: b may be gone if it had ended. */
 		b = (struct codeblob *)codetab_lookup(t, l->addr, l->ts);
-		if (!b || b->addr != l->addr || b->load_ts != l->ts) {
+		if (!b || b->addr != l->addr || !lines_key(b, l->ts)) {
 			t->st.lines_orphan++;
 			return 0;
 		}

@@ -212,6 +212,8 @@ static int dispatch(struct ctl_client *c, const struct ctl_hdr *fh, const struct
 			}
 			if (rec.type == FGP_DROPPED && h->dropped)
 				h->dropped(h->arg, pid, &rec.u.dropped);
+			if (rec.type == FGP_TABLES && h->tables)
+				h->tables(h->arg, pid, rec.u.tables.on != 0);
 			codetab_apply(*slot, &rec);
 		}
 	}

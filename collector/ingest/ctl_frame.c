@@ -92,7 +92,8 @@ size_t ctl_jvm_encode(uint8_t *buf, const struct jvm_info *ji)
 	fgle_put64(buf + 24, ji->exit_ts);
 	buf[32] = ji->connected;
 	buf[33] = ji->exited;
-	fgle_put16(buf + 34, 0);
+	buf[34] = ji->tables ? 2 : 1; /* 0 from older daemons: unknown */
+	buf[35] = 0;
 	n = CTL_JVM_FIXED;
 	n += put_str(buf + n, ji->container_id);
 	n += put_str(buf + n, ji->jvm_version);
@@ -135,6 +136,8 @@ int ctl_jvm_decode(const uint8_t *payload, size_t len, uint32_t host_pid, struct
 	ji.exit_ts = fgle_get64(p + 24);
 	ji.connected = p[32] != 0;
 	ji.exited = p[33] != 0;
+	/* An older daemon does not say: take the tables as on (it forwards no TABLES). */
+	ji.tables = p[34] != 1;
 	p += CTL_JVM_FIXED;
 	if (get_str(&p, end, ji.container_id, sizeof(ji.container_id)) ||
 	    get_str(&p, end, ji.jvm_version, sizeof(ji.jvm_version)) ||

@@ -67,8 +67,11 @@ struct jvmset {
 	size_t n_jvms, cap_jvms;
 	uint64_t next_prune;
 	struct jvmset_counters c;
-	struct fgp_str *resolved; /* FGP_MAX_INLINE_METHODS names of the load being applied */
-	uint8_t *scratch;	  /* FGP_MAX_RECORD: a resolved load re-encoded for observers */
+	struct fgp_str *resolved;  /* FGP_MAX_INLINE_METHODS names of the load being applied */
+	uint8_t *scratch;	   /* FGP_MAX_RECORD: a resolved load re-encoded for observers */
+	uint64_t *want, *want_new; /* MAX_JVMS tokens: the set last told, the one being built */
+	size_t n_want;
+	bool want_told;
 };
 
 static void conn_free(struct conn *c)
@@ -143,6 +146,8 @@ void jvmset_free(struct jvmset *s)
 	free(s->jvms);
 	free(s->resolved);
 	free(s->scratch);
+	free(s->want);
+	free(s->want_new);
 	free(s);
 }
 
@@ -385,6 +390,9 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 	copy_str(j->info.agent_version, sizeof(j->info.agent_version), &h->agent_version);
 	copy_str(j->info.service, sizeof(j->info.service), &h->service);
 	j->info.hello_flags = h->flags;
+	j->info.token = h->token;
+	/* An agent with tables on demand starts each connection without them (fgproto.h). */
+	j->info.tables = !(h->flags & FGP_HELLO_TABLES_ON_DEMAND);
 	j->info.exited = false;
 	j->info.connect_ts = now;
 	s->c.connects++;
@@ -466,6 +474,10 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 	switch (rec->type) {
 	case FGP_HELLO:
 		return 0; /* a repeated HELLO changes nothing */
+	case FGP_TABLES:
+		if (j->info.hello_flags & FGP_HELLO_TABLES_ON_DEMAND)
+			j->info.tables = rec->u.tables.on != 0;
+		return 1;
 	case FGP_DROPPED:
 		j->info.agent_queue_full = rec->u.dropped.queue_full;
 		j->info.agent_table_full = rec->u.dropped.table_full;
@@ -704,11 +716,50 @@ void jvmset_gone(struct jvmset *s, uint32_t pipe, uint64_t now)
 	if (!current)
 		return;
 	j->conn = NULL;
+	if (j->info.hello_flags & FGP_HELLO_TABLES_ON_DEMAND)
+		j->info.tables = false;
 	s->c.disconnects++;
 	if (!jvm_alive(s, j))
 		mark_exited(s, j, now);
 	j->next_check = now + CHECK_EVERY_NS;
 	emit_jvm(s, JVMSET_DISCONNECT, j, 0, NULL);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Tell opts.want whose tables are wanted, if that changed (see jvmset.h). */
+static void update_wants(struct jvmset *s)
+{
+	size_t n = 0;
+	uint64_t *t;
+
+	if (!s->o.want)
+		return;
+	if (!s->want && !(s->want = calloc(MAX_JVMS, sizeof(*s->want))))
+		return;
+	if (!s->want_new && !(s->want_new = calloc(MAX_JVMS, sizeof(*s->want_new))))
+		return;
+	for (size_t i = 0; i < s->n_jvms && n < MAX_JVMS; i++) {
+		const struct jvm *j = s->jvms[i];
+
+		if (j->conn && j->info.token &&
+		    (j->info.hello_flags & FGP_HELLO_TABLES_ON_DEMAND) && any_wants(s, j))
+			s->want_new[n++] = j->info.token;
+	}
+	qsort(s->want_new, n, sizeof(*s->want_new), cmp_u64);
+	if (s->want_told && n == s->n_want && !memcmp(s->want, s->want_new, n * sizeof(*s->want)))
+		return;
+	t = s->want;
+	s->want = s->want_new;
+	s->want_new = t;
+	s->n_want = n;
+	s->want_told = true;
+	s->o.want(s->o.want_arg, s->want, n);
 }
 
 size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)
@@ -729,6 +780,7 @@ size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)
 		if (jvmset_msg(s, ev.pipe, pid, ev.data, ev.len, now) != 0)
 			receive_drop_pipe(rx, ev.pipe);
 	}
+	update_wants(s);
 	return n;
 }
 
@@ -823,6 +875,7 @@ uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
 	uint64_t next = now + CHECK_EVERY_NS;
 	bool prune = now >= s->next_prune;
 
+	update_wants(s);
 	if (prune)
 		s->next_prune = now + CHECK_EVERY_NS;
 	for (size_t i = 0; i < s->n_jvms; i++) {

@@ -36,6 +36,7 @@ struct receive {
 	nng_listener lst;
 	char url[128 + 8];
 	char features[128 + 16]; /* what we read, for agents (fgsocket.h); "" when not written */
+	char want[128 + 16];	 /* whose tables we want (fgsocket.h); "" when not written */
 	struct receive_opts o;
 	int efd; /* signalled when a gone event is queued */
 	nng_msg *cur;
@@ -323,36 +324,67 @@ static void *watchdog(void *arg)
 }
 
 /*
- * Tell agents what we read: PATH.features beside the socket, created under a temporary name
- * with O_CREAT|O_EXCL|O_NOFOLLOW and renamed into place (the directory is shared with
- * containers). Failing to write it only means agents send what every collector reads.
+ * Write text[0..len) to PATH + suffix beside the socket (path[cap] gets its name, "" on failure),
+ * created under a temporary name with O_CREAT|O_EXCL|O_NOFOLLOW and renamed into place (the
+ * directory is shared with containers), readable by the agents' users whatever our umask.
  */
-static void write_features(struct receive *rx)
+static int write_beside(struct receive *rx, const char *suffix, char *path, size_t cap,
+			const char *text, size_t len)
 {
-	char tmp[sizeof(rx->features) + 8];
-	static const char text[] = FG_FEATURE_INTERN "\n";
-	int fd;
+	char tmp[sizeof(rx->features) + 24];
+	int fd, rv = 0;
 
-	if ((size_t)snprintf(rx->features, sizeof(rx->features), "%s%s", rx->o.path,
-			     FG_FEATURES_SUFFIX) >= sizeof(rx->features) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s.%d", rx->features, (int)rx->self) >=
-		    sizeof(tmp)) {
-		rx->features[0] = '\0';
-		return;
+	if ((size_t)snprintf(path, cap, "%s%s", rx->o.path, suffix) >= cap ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)rx->self) >= sizeof(tmp)) {
+		path[0] = '\0';
+		return -ENAMETOOLONG;
 	}
 	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		rx->features[0] = '\0';
-		return;
+		path[0] = '\0';
+		return -errno;
 	}
-	fchmod(fd, 0644); /* readable by the agents' users whatever our umask */
-	if (write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1) ||
-	    rename(tmp, rx->features) != 0) {
+	fchmod(fd, 0644);
+	if (write(fd, text, len) != (ssize_t)len || rename(tmp, path) != 0) {
+		rv = errno ? -errno : -EIO;
 		unlink(tmp);
-		rx->features[0] = '\0';
+		path[0] = '\0';
 	}
 	close(fd);
+	return rv;
+}
+
+/*
+ * Tell agents what we read: PATH.features. Failing to write it only means agents send what
+ * every collector reads. An empty PATH.want first: a want file a killed collector left behind
+ * names no agent to us.
+ */
+static void write_features(struct receive *rx)
+{
+	static const char text[] = FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n";
+
+	(void)write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want), "", 0);
+	(void)write_beside(rx, FG_FEATURES_SUFFIX, rx->features, sizeof(rx->features), text,
+			   sizeof(text) - 1);
+}
+
+int receive_want(struct receive *rx, const uint64_t *tokens, size_t n)
+{
+	char *text;
+	size_t len = 0;
+	int rv;
+
+	if (n > FG_WANT_MAX / 17)
+		n = FG_WANT_MAX / 17; /* what an agent reads */
+	text = malloc(n * 17 + 1);
+	if (!text)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, 18, "%016llx\n", (unsigned long long)tokens[i]);
+	rv = write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want), text, len);
+	free(text);
+	return rv;
 }
 
 int receive_open(const struct receive_opts *o, struct receive **out)
@@ -437,6 +469,8 @@ void receive_close(struct receive *rx)
 	/* An older collector started here next must not be sent what it cannot read. */
 	if (rx->features[0])
 		unlink(rx->features);
+	if (rx->want[0])
+		unlink(rx->want);
 	close(rx->efd);
 	pthread_cond_destroy(&rx->wd_cv);
 	pthread_mutex_destroy(&rx->mu);

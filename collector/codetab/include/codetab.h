@@ -49,6 +49,7 @@ struct codeblob {
 	 * table; the facts are the blob's whole CodeBlob (code_begin may precede addr). */
 	const struct fgp_code_frame *frame;
 	/* private */
+	uint64_t tables_ts; /* the load that announced it again with its tables, or 0 */
 	uint32_t seen_gen;
 	struct codetab_inline *inl;
 	struct codetab_lines *lines; /* the agent's CODE_LINES for this load, or NULL */
@@ -63,6 +64,7 @@ struct codetab_limits {
 struct codetab_stats {
 	uint64_t loads, dynamic, unloads;
 	uint64_t replay_dups;	  /* loads we already had (replays, resends) */
+	uint64_t refreshed;	  /* loads of live code announced again (tables on demand) */
 	uint64_t replay_gone;	  /* live blobs missing from a replay: ended at its start */
 	uint64_t overlap_ended;	  /* live blobs ended by an overlapping load */
 	uint64_t unknown_unloads; /* unload of an address with no live blob */

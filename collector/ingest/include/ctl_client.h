@@ -48,6 +48,8 @@ struct ctl_handler {
 	 * NULL; d is borrowed for the call.
 	 */
 	void (*dropped)(void *arg, uint32_t host_pid, const struct fgp_dropped *d);
+	/* Its agent's TABLES record (tables on demand: on or off from here). May be NULL. */
+	void (*tables)(void *arg, uint32_t host_pid, bool on);
 	void *arg;
 };
 

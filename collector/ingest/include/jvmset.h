@@ -54,6 +54,11 @@ struct jvm_info {
 	char agent_version[64];
 	char service[JVM_SERVICE_MAX]; /* the HELLO's service label; "" when the agent sent none */
 	uint32_t hello_flags;	       /* FGP_HELLO_* */
+	uint64_t token;		       /* the HELLO's token (want file); 0 when none */
+	/* The agent sends its compiled methods' tables now: always for one without
+	 * FGP_HELLO_TABLES_ON_DEMAND, else from its TABLES on until TABLES off or its connection
+	 * ends. */
+	bool tables;
 	bool connected;
 	bool exited;
 	uint64_t connect_ts, exit_ts;
@@ -97,6 +102,15 @@ struct jvmset_opts {
 	uint64_t min_write_ns;	  /* 0 = 2 ms */
 	uint64_t max_write_ns;	  /* 0 = 500 ms */
 	struct codetab_limits limits;
+	/*
+	 * Tables on demand: told, sorted, the tokens of the connected agents that send tables
+	 * only when asked (FGP_HELLO_TABLES_ON_DEMAND) and whose records an observer takes now (a
+	 * record callback whose wants says yes), at the first jvmset_pump or jvmset_tick and
+	 * whenever that set changes; the receiving socket writes them to the want file
+	 * (receive_want). NULL: nobody is told.
+	 */
+	void (*want)(void *arg, const uint64_t *tokens, size_t n);
+	void *want_arg;
 };
 
 struct jvmset_counters {

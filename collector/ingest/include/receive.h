@@ -89,4 +89,11 @@ void receive_drop_pipe(struct receive *rx, uint32_t pipe);
 
 void receive_stats(struct receive *rx, struct receive_stats *out);
 
+/*
+ * Tables on demand: write the want file beside the socket (fgsocket.h), listing tokens[0..n)
+ * (at most what an agent reads), atomically. 0 or a negative errno (agents then keep the
+ * previous list).
+ */
+int receive_want(struct receive *rx, const uint64_t *tokens, size_t n);
+
 #endif

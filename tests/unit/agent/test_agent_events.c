@@ -365,7 +365,8 @@ static void test_one_walk_sends_what_separate_tables_send(void **state)
 		bool lines = with & 1, frame = with & 2;
 
 		events_code_load_all(one, st, lines ? c1 : NULL, fake_jvmti(), NULL, false,
-				     FAKE_M(4), 0x100, (void *)base, &set, 11, frame ? &f : NULL);
+				     FAKE_M(4), 0x100, (void *)base, &set, 11, frame ? &f : NULL,
+				     0);
 		events_code_load_set(two, st, fake_jvmti(), NULL, false, FAKE_M(4), 0x100,
 				     (void *)base, &set, 11);
 		if (frame)

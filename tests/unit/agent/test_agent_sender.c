@@ -41,7 +41,8 @@ struct got {
 	char service[64];
 	uint64_t queue_full, table_full;
 	uint32_t n_pcs;
-	size_t msg; /* index of the message it came in */
+	uint64_t token; /* HELLO */
+	size_t msg;	/* index of the message it came in */
 };
 
 struct fake {
@@ -50,6 +51,9 @@ struct fake {
 	size_t attempts; /* sends tried, refused ones included */
 	int fail_after;	 /* >0: the n-th send from now fails with -EPIPE */
 	int intern;	 /* the collector reads interned records */
+	int tables;	 /* the collector reads FG_FEATURE_TABLES ... */
+	uint64_t listed; /* ... and its want file lists this token (0: none) */
+	size_t wanted_calls;
 	int resets;
 	size_t msgs, max_msg_len;
 	struct got rec[MAX_RECS];
@@ -85,6 +89,7 @@ static int fake_send(void *link, const uint8_t *buf, size_t len)
 		case FGP_HELLO:
 			g->pid = rec.u.hello.pid;
 			g->hello_flags = rec.u.hello.flags;
+			g->token = rec.u.hello.token;
 			snprintf(g->name, sizeof(g->name), "%.*s", rec.u.hello.jvm_version.len,
 				 rec.u.hello.jvm_version.ptr);
 			snprintf(g->service, sizeof(g->service), "%.*s", rec.u.hello.service.len,
@@ -152,10 +157,22 @@ static void fake_reset(void *link)
 
 static bool fake_reads(void *link, const char *feature)
 {
-	return ((struct fake *)link)->intern && strcmp(feature, FG_FEATURE_INTERN) == 0;
+	const struct fake *f = link;
+
+	return (f->intern && strcmp(feature, FG_FEATURE_INTERN) == 0) ||
+	       (f->tables && strcmp(feature, FG_FEATURE_TABLES) == 0);
 }
 
-static const struct link_ops fake_ops = { fake_send, fake_state, fake_reset, fake_reads };
+static int fake_wanted(void *link, uint64_t token)
+{
+	struct fake *f = link;
+
+	f->wanted_calls++;
+	return f->listed && f->listed == token;
+}
+
+static const struct link_ops fake_ops = { fake_send, fake_state, fake_reset, fake_reads,
+					  fake_wanted };
 
 /* ---- producing events --------------------------------------------------------------------- */
 
@@ -226,7 +243,8 @@ static const struct sender_hello hello = { .pid = 4242,
 					   .flags = FGP_HELLO_PRESERVE_FRAME_POINTER,
 					   .jvm_version = "17.0.99+1",
 					   .agent_version = "fgagent test",
-					   .service = "shop-web" };
+					   .service = "shop-web",
+					   .token = 0xfeedf00d12345678ull };
 
 static int setup(void **state)
 {
@@ -848,6 +866,85 @@ static void test_thread_starts_and_stops_within_bound(void **state)
 	assert_int_equal(table_count(sender_table(x->s)), 1);
 }
 
+/* What on_want was told, in order: 'Y' for true, 'N' for false. */
+struct wants {
+	char seq[32];
+	size_t n;
+};
+
+static void note_want(void *arg, bool want)
+{
+	struct wants *w = arg;
+
+	assert_true(w->n < sizeof(w->seq) - 1);
+	w->seq[w->n++] = want ? 'Y' : 'N';
+}
+
+static void nap_past_want_poll(void)
+{
+	struct timespec ts = { 0, (long)SENDER_WANT_POLL_NS + 20000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void test_want_follows_the_collector(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct wants w = { 0 };
+
+	sender_on_want(x->s, note_want, &w);
+	/* No collector: nobody wants anything. */
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "");
+	/* An older collector (no "tables" feature) reads every table: wanted after its sync. */
+	f->conn = 1;
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "Y");
+	assert_int_equal(f->rec[0].type, FGP_HELLO);
+	assert_int_equal(f->rec[0].token, hello.token);
+	assert_int_equal(f->wanted_calls, 0); /* its want file is never read */
+	/* Lost: not wanted. */
+	f->conn = 0;
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YN");
+	/* A newer collector that does not list us: still not wanted, and it is asked. */
+	f->tables = 1;
+	f->conn = 2;
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YN");
+	assert_true(f->wanted_calls >= 1);
+	/* Another agent's token is listed: not us. */
+	f->listed = hello.token + 1;
+	nap_past_want_poll();
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YN");
+	/* Listed: wanted at the next poll, not before the poll interval. */
+	f->listed = hello.token;
+	nap_past_want_poll();
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YNY");
+	f->listed = 0;
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YNY");
+	nap_past_want_poll();
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YNYN");
+	/* A new connection of a collector that lists us: off at its start, on after its sync. */
+	f->listed = hello.token;
+	f->conn = 3;
+	sender_poll(x->s, 10); /* the old connection is reset (the fake drops the new one too) */
+	f->conn = 3;
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YNYNY");
+	f->conn = 4;
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YNYNYN");
+	f->conn = 4;
+	sender_poll(x->s, 10);
+	assert_string_equal(w.seq, "YNYNYNY");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -885,6 +982,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_after_hello_records_follow_every_hello, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_want_follows_the_collector, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_starts_and_stops_within_bound, setup,
 						teardown),
 	};

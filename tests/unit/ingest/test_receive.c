@@ -333,7 +333,7 @@ static void test_interned_names_resolve_per_connection(void **state)
 	close(fd);
 	assert_true(n > 0);
 	text[n] = '\0';
-	assert_string_equal(text, "intern\n");
+	assert_string_equal(text, "intern\ntables\n");
 
 	m_init(&m);
 	m_hello(&m, (uint32_t)getpid());

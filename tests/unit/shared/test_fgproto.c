@@ -31,10 +31,14 @@ static size_t build_all(uint8_t *buf, size_t cap)
 		{ 0x40, 3, chain1 },
 		{ 0x80, 1, chain2 },
 	};
-	struct fgp_hello h = {
-		FGP_VERSION,  1, FGP_HELLO_PRESERVE_FRAME_POINTER, 111, S("17.0.15+6"), S("0.1.0"),
-		S("checkout")
-	};
+	struct fgp_hello h = { FGP_VERSION,
+			       1,
+			       FGP_HELLO_PRESERVE_FRAME_POINTER,
+			       111,
+			       S("17.0.15+6"),
+			       S("0.1.0"),
+			       S("checkout"),
+			       0x1234567890abcdefull };
 	struct fgp_code_load_in l = { 0x7f0000001000, 0x100, 222, 0, S("Hot::loop"), 3,
 				      methods,	      3,     pcs };
 	struct fgp_code_unload u = { 0x7f0000001000, 333 };
@@ -222,7 +226,7 @@ static void test_encoder_reports_no_space_for_every_short_buffer(void **state)
 {
 	uint8_t all[1024], buf[1024];
 	size_t len = build_all(all, sizeof(all));
-	struct fgp_hello h = { FGP_VERSION, 42, 0, 1, S("17"), S("x"), S("svc") };
+	struct fgp_hello h = { FGP_VERSION, 42, 0, 1, S("17"), S("x"), S("svc"), 7 };
 	size_t need = fgp_hello_size(&h);
 
 	(void)state;
