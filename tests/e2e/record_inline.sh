@@ -13,7 +13,9 @@
 # samples show every inlined caller at its call-site line
 # (`JitLines::loop:L_[j];JitLines::outer:L_[i];JitLines::mid:L_[i];JitLines::spin:L_[i]`), the
 # lines read from the "@line" markers of JitLines.java. Once recorded by listening on the agent
-# socket, once through a `watch` daemon's control channel (its history replay and live stream).
+# socket, once through a `watch` daemon's control channel (its history replay and live stream),
+# and once more through the daemon for a JVM whose agent sent names alone until the recording
+# asked for its tables (tables on demand).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_inline
@@ -112,6 +114,26 @@ for jdk in $(fg_jdks); do
 			{ cat "$FG_TMP/watch$major.err" >&2; fg_fail "JDK $major: record --lines via watch failed"; }
 		cat "$FG_TMP/watch$major.err" >&2
 		check_lines "watch$major" "$FG_TMP/watch$major.folded"
+		# Tables on demand: a JVM that only ever talked to this daemon, while nobody
+		# recorded it, sent names alone; the recording's subscription makes its agent
+		# announce its live code again with the tables (and say so), and the perf map
+		# keeps every name meanwhile.
+		fg_container_stop lines$major || true
+		FG_JVM_OPTS=(-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints)
+		FG_JDK=$jdk fg_jvm_start lazy$major JitLines 60
+		FG_JVM_OPTS=()
+		fg_wait_log lazy$major 30 'JitLines ready'
+		fg_wait 10 fg_map_ok "$FG_HOSTPID" 'JitLines::loop' || fg_fail "the watch daemon got no JitLines::loop"
+		sleep 1
+		"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 4 --freq 499 --lines --ctl "$FG_CTL" \
+			-o "$FG_TMP/lazy$major.folded" 2>"$FG_TMP/lazy$major.err" ||
+			{ cat "$FG_TMP/lazy$major.err" >&2; fg_fail "JDK $major: record --lines of a JVM without tables failed"; }
+		cat "$FG_TMP/lazy$major.err" >&2
+		grep -q 'agent sends its inline and line tables' "$FG_TMP/lazy$major.err" ||
+			fg_fail "JDK $major: the agent never said its tables were on"
+		check_lines "lazy$major" "$FG_TMP/lazy$major.folded"
+		fg_map_ok "$FG_HOSTPID" 'JitLines::loop' || fg_fail "the map lost JitLines::loop after the tables came"
+		fg_container_stop lazy$major || true
 		fg_watch_stop || true
 	fi
 	fg_container_stop lines$major || true
