@@ -668,6 +668,49 @@ static void test_frames_and_lines_follow_a_load_that_ended_or_went(void **state)
 	codetab_free(t);
 }
 
+/* Tables on demand: live code announced again (FGP_REC_AGAIN) gets its tables, keeps its time. */
+static void test_code_announced_again_takes_its_tables_and_keeps_its_load_time(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	const struct codeblob *b;
+	struct codetab_stats st;
+	const char *names[8];
+
+	(void)state;
+	/* Names only, as an agent sends while nobody profiles. */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x2000, 0x40, 10 * MS, "Hot::loop"), 1);
+	b = codetab_lookup(t, 0x2014, 11 * MS);
+	assert_non_null(b);
+	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 0); /* no inline table */
+	/* Announced again with its tables at 50 ms: the same blob, loaded at 10 ms. */
+	load_inline(t, 0x2000, 0x40, 50 * MS, "Hot::loop", FGP_REC_AGAIN);
+	codetab_stats(t, &st);
+	assert_int_equal(st.refreshed, 1);
+	assert_int_equal(st.live, 1);
+	assert_int_equal(st.blobs, 1);
+	b = codetab_lookup(t, 0x2014, 11 * MS); /* a sample taken before the tables came */
+	assert_non_null(b);
+	assert_int_equal(b->load_ts, 10 * MS);
+	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 3);
+	assert_string_equal(names[0], "Math::abs");
+	/* Its lines are keyed by the load that announced it again. */
+	assert_int_equal(apply_lines(t, 0x2000, 0x40, 50 * MS, 0), 0);
+	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "7,42,31");
+	codetab_stats(t, &st);
+	assert_int_equal(st.lines, 1);
+	/* Another name, or a load not flagged again, is new code at a reused address. */
+	load_inline(t, 0x2000, 0x40, 60 * MS, "Hot::other", FGP_REC_AGAIN);
+	assert_string_equal(name_at(t, 0x2014, 61 * MS), "Hot::other");
+	assert_string_equal(name_at(t, 0x2014, 59 * MS), "Hot::loop");
+	load_inline(t, 0x2000, 0x40, 70 * MS, "Hot::other", 0);
+	codetab_stats(t, &st);
+	assert_int_equal(st.refreshed, 1);
+	assert_int_equal(st.blobs, 3);
+	b = codetab_lookup(t, 0x2014, 65 * MS);
+	assert_int_equal(b->load_ts, 60 * MS);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -689,6 +732,8 @@ int main(void)
 		cmocka_unit_test(test_lines_at_a_reused_address_stay_with_their_load),
 		cmocka_unit_test(test_names_through_one_buffer_stay_right),
 		cmocka_unit_test(test_frames_and_lines_follow_a_load_that_ended_or_went),
+		cmocka_unit_test(
+			test_code_announced_again_takes_its_tables_and_keeps_its_load_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,16 @@ static void test_jvm_payload_round_trips(void **state)
 	assert_string_equal(out.jvm_version, in.jvm_version);
 	assert_string_equal(out.agent_version, in.agent_version);
 	assert_string_equal(out.service, in.service);
+	assert_false(out.tables);
+	/* Tables on demand: whether the agent sends its tables now; an older daemon (0 there)
+	 * forwards every table it has, so they count as on. */
+	in.tables = true;
+	n = ctl_jvm_encode(buf, &in);
+	assert_int_equal(ctl_jvm_decode(buf, n, 4242, &out), 0);
+	assert_true(out.tables);
+	buf[34] = 0;
+	assert_int_equal(ctl_jvm_decode(buf, n, 4242, &out), 0);
+	assert_true(out.tables);
 }
 
 /*

@@ -534,6 +534,115 @@ static void test_interned_load_reaches_record_observers_resolved(void **state)
 	jvmset_free(s);
 }
 
+/* What jvmset_opts.want was told last, and how often. */
+struct told {
+	uint64_t tokens[8];
+	size_t n, calls;
+};
+
+static void on_want(void *arg, const uint64_t *tokens, size_t n)
+{
+	struct told *t = arg;
+
+	assert_true(n <= 8);
+	memcpy(t->tokens, tokens, n * sizeof(*tokens));
+	t->n = n;
+	t->calls++;
+}
+
+/* A message: HELLO from pid with flags and token, then a TABLES when tables >= 0. */
+static size_t hello_msg(uint8_t *buf, size_t cap, uint32_t pid, uint32_t flags, uint64_t token,
+			int tables)
+{
+	struct fgp_hello h = { .proto_version = FGP_VERSION,
+			       .pid = pid,
+			       .flags = flags,
+			       .ts = 1,
+			       .jvm_version = { "17.0.9", 6 },
+			       .agent_version = { "test", 4 },
+			       .token = token };
+	size_t off = (size_t)fgp_encode_msg_header(buf, cap);
+	int rv = fgp_encode_hello(buf + off, cap - off, &h);
+
+	assert_true(rv > 0);
+	off += (size_t)rv;
+	if (tables >= 0) {
+		struct fgp_tables t = { 5, (uint32_t)tables };
+
+		rv = fgp_encode_tables(buf + off, cap - off, &t);
+		assert_int_equal(rv, FGP_TABLES_SIZE);
+		off += (size_t)rv;
+	}
+	return off;
+}
+
+static bool tables_of(struct jvmset *s, uint32_t pid)
+{
+	struct jvm_info info;
+
+	jvm_info(jvmset_find(s, pid), &info);
+	return info.tables;
+}
+
+static void test_want_names_the_wanted_agents_with_tables_on_demand(void **state)
+{
+	struct fx *fx = *state;
+	struct told told = { 0 };
+	struct seen_rec seen = { 0 };
+	struct jvmset_opts o = { .proc_root = fx->root, .want = on_want, .want_arg = &told };
+	struct jvmset_observer log = { .event = on_event, .arg = fx };
+	struct jvmset_observer ob = { .record = on_record, .wants = on_wants, .arg = &seen };
+	struct jvmset *s;
+	uint8_t buf[1024];
+	size_t len;
+
+	assert_int_equal(jvmset_new(&o, &s), 0);
+	assert_int_equal(jvmset_observe(s, &log), 0); /* no record callback: wants nothing */
+	proc_add(fx, 4100, 4100, 100);
+	proc_add(fx, 4200, 4200, 100);
+	proc_add(fx, 4300, 4300, 100);
+	len = hello_msg(buf, sizeof(buf), 4200, FGP_HELLO_TABLES_ON_DEMAND, 0xdef, -1);
+	assert_int_equal(jvmset_msg(s, 2, 4200, buf, len, fg_now_ns()), 0);
+	len = hello_msg(buf, sizeof(buf), 4100, FGP_HELLO_TABLES_ON_DEMAND, 0xabc, -1);
+	assert_int_equal(jvmset_msg(s, 1, 4100, buf, len, fg_now_ns()), 0);
+	len = hello_msg(buf, sizeof(buf), 4300, 0, 0x123, -1); /* an agent that always sends */
+	assert_int_equal(jvmset_msg(s, 3, 4300, buf, len, fg_now_ns()), 0);
+	/* Nobody takes records: told once, nobody. */
+	jvmset_tick(s, fg_now_ns());
+	jvmset_tick(s, fg_now_ns());
+	assert_int_equal(told.calls, 1);
+	assert_int_equal(told.n, 0);
+	assert_false(tables_of(s, 4100));
+	assert_true(tables_of(s, 4300));
+	/* An observer that takes records: both agents with tables on demand, sorted. */
+	assert_int_equal(jvmset_observe(s, &ob), 0);
+	jvmset_tick(s, fg_now_ns());
+	assert_int_equal(told.calls, 2);
+	assert_int_equal(told.n, 2);
+	assert_int_equal(told.tokens[0], 0xabc);
+	assert_int_equal(told.tokens[1], 0xdef);
+	/* It stops wanting them: nobody again. */
+	seen.off = true;
+	jvmset_tick(s, fg_now_ns());
+	assert_int_equal(told.calls, 3);
+	assert_int_equal(told.n, 0);
+	seen.off = false;
+	/* An agent's TABLES on / off shows in its info; its connection's end turns them off. */
+	len = hello_msg(buf, sizeof(buf), 4100, FGP_HELLO_TABLES_ON_DEMAND, 0xabc, 1);
+	assert_int_equal(jvmset_msg(s, 1, 4100, buf, len, fg_now_ns()), 0);
+	assert_true(tables_of(s, 4100));
+	assert_int_equal(seen.type, FGP_TABLES);	      /* observers see it */
+	len = hello_msg(buf, sizeof(buf), 4300, 0, 0x123, 0); /* not on demand: ignored */
+	assert_int_equal(jvmset_msg(s, 3, 4300, buf, len, fg_now_ns()), 0);
+	assert_true(tables_of(s, 4300));
+	jvmset_gone(s, 1, fg_now_ns());
+	assert_false(tables_of(s, 4100));
+	jvmset_tick(s, fg_now_ns());
+	assert_int_equal(told.n, 1);
+	assert_int_equal(told.tokens[0], 0xdef);
+	jvmset_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,6 +665,8 @@ int main(void)
 			test_interned_load_reaches_record_observers_resolved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_map_writes_are_spaced_by_min_write, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_want_names_the_wanted_agents_with_tables_on_demand, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,6 +118,7 @@ static void test_every_record_type_round_trips(void **state)
 	assert_true(str_eq(rec.u.hello.jvm_version, "17.0.15+6"));
 	assert_true(str_eq(rec.u.hello.agent_version, "0.1.0"));
 	assert_true(str_eq(rec.u.hello.service, "checkout"));
+	assert_int_equal(rec.u.hello.token, 0x1234567890abcdefull);
 
 	assert_int_equal(fgp_next(&r, &rec), 1);
 	assert_int_equal(rec.type, FGP_SNAPSHOT_BEGIN);
@@ -427,7 +428,43 @@ static void test_hello_of_an_older_agent_decodes_with_no_service(void **state)
 	assert_int_equal(rec.u.hello.pid, 7);
 	assert_true(str_eq(rec.u.hello.agent_version, "a"));
 	assert_int_equal(rec.u.hello.service.len, 0);
+	assert_int_equal(rec.u.hello.token, 0);
 	assert_int_equal(fgp_next(&r, &rec), 0);
+}
+
+static void test_tables_records_round_trip_and_bad_ones_are_refused(void **state)
+{
+	struct fgp_tables on = { 1000, 1 }, off = { 2000, 0 }, bad = { 3000, 2 };
+	uint8_t buf[256], body[16] = { 0 };
+	size_t off_len;
+	struct fgp_reader r;
+	struct fgp_record rec;
+	int n;
+
+	(void)state;
+	off_len = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	n = fgp_encode_tables(buf + off_len, sizeof(buf) - off_len, &on);
+	assert_int_equal(n, FGP_TABLES_SIZE);
+	off_len += (size_t)n;
+	off_len += (size_t)fgp_encode_tables(buf + off_len, sizeof(buf) - off_len, &off);
+	assert_int_equal(fgp_encode_tables(buf + off_len, sizeof(buf) - off_len, &bad), -EINVAL);
+	assert_int_equal(fgp_encode_tables(buf + off_len, FGP_TABLES_SIZE - 1, &on), -ENOSPC);
+	body[8] = 2; /* on = 2: neither */
+	put_raw(buf, &off_len, FGP_TABLES, FGP_TABLES_SIZE, body, sizeof(body));
+	body[8] = 1;
+	put_raw(buf, &off_len, FGP_TABLES, FGP_TABLES_SIZE - 4, body, 12); /* short */
+	assert_int_equal(fgp_reader_init(&r, buf, off_len), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_TABLES);
+	assert_int_equal(rec.u.tables.ts, 1000);
+	assert_int_equal(rec.u.tables.on, 1);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.tables.ts, 2000);
+	assert_int_equal(rec.u.tables.on, 0);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	assert_int_equal(fgp_next(&r, &rec), 0);
+	assert_string_equal(fgp_type_name(FGP_TABLES), "tables");
 }
 
 static void test_hello_fields_of_a_newer_agent_are_ignored(void **state)
@@ -1147,6 +1184,7 @@ int main(void)
 		cmocka_unit_test(test_known_records_with_trailing_bytes_are_refused),
 		cmocka_unit_test(test_zero_sized_or_wrapping_code_is_refused),
 		cmocka_unit_test(test_hello_of_an_older_agent_decodes_with_no_service),
+		cmocka_unit_test(test_tables_records_round_trip_and_bad_ones_are_refused),
 		cmocka_unit_test(test_hello_fields_of_a_newer_agent_are_ignored),
 		cmocka_unit_test(test_hello_with_a_broken_service_is_refused),
 		cmocka_unit_test(test_every_truncation_is_decoded_safely),
