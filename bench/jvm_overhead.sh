@@ -11,7 +11,12 @@
 #   alone   fgagent with no collector listening (socket path with nobody behind it);
 #   frozen  fgagent connected to a `fgcollect watch` that is SIGSTOPped 0.5 s into the run
 #           (a hung daemon) and resumed after it;
-#   watch   fgagent streaming to a live `fgcollect watch` (maps written).
+#   watch   fgagent streaming to a live `fgcollect watch` (maps written); nobody profiles the
+#           JVM, so its agent sends names alone (tables on demand);
+#   profiled  the same with a recording subscribed to that daemon all along (`fgcollect record
+#           --all` through its control socket, sampling at 1 Hz): the agent sends every table
+#           (inline, frame facts, lines), as while someone profiles. The recording's own CPU
+#           is not counted (it is the profiler's, not the agent's); the daemon's is.
 # Wall time and CPU time (user + sys of the JVM; for `watch`, plus the daemon's CPU during the
 # run) are reported as medians with their noise (median absolute deviation, in % of the median),
 # and as ratios over the floor: the ratio of the medians and the median of the per-round ratios
@@ -38,7 +43,7 @@ jdk=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 fgcollect=$build/collector/fgcollect
 agent=$build/jvmti-agent/libfgagent.so
 floor=$build/bench/libfg_null_agent.so
-variants=${VARIANTS:-base floor alone frozen watch}
+variants=${VARIANTS:-base floor alone frozen watch profiled}
 timed=${TIMED:-0}
 lib=libfgagent.so
 [ "$timed" = 1 ] && lib=libfgagent_bench.so && agent=$build/jvmti-agent/$lib
@@ -52,10 +57,14 @@ fi
 tmp=$(mktemp -d /tmp/fg-bench-jvm.XXXXXX)
 watch_pid=
 older_pid=
+prof_pid=
+rec_pid=
 frozen_pid=
 cleanup() {
 	[ -n "$frozen_pid" ] && kill -CONT "$frozen_pid" 2>/dev/null && kill "$frozen_pid" 2>/dev/null
 	[ -n "$older_pid" ] && kill "$older_pid" 2>/dev/null && wait "$older_pid" 2>/dev/null
+	[ -n "$rec_pid" ] && kill -INT "$rec_pid" 2>/dev/null && wait "$rec_pid" 2>/dev/null
+	[ -n "$prof_pid" ] && kill "$prof_pid" 2>/dev/null && wait "$prof_pid" 2>/dev/null
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -85,6 +94,17 @@ if [ -n "$baseline" ]; then
 	start_watch older "$baseline/collector/fgcollect"
 	older_pid=$started
 fi
+case " $variants " in
+*" profiled "*)
+	start_watch prof
+	prof_pid=$started
+	"$fgcollect" record --all --ctl "$tmp/d-prof-ctl/ctl.sock" --freq 1 --duration 86400 \
+		-o "$tmp/prof.folded" 2>"$tmp/rec.log" &
+	rec_pid=$!
+	sleep 1
+	kill -0 "$rec_pid" 2>/dev/null || { echo "the profiling record did not start"; cat "$tmp/rec.log"; exit 1; }
+	;;
+esac
 mkdir -p "$tmp/d-nobody"
 
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -128,6 +148,10 @@ run() {
 		extra=("-agentpath:$agent=socket=$tmp/d-frozen/fgcollect.sock")
 		;;
 	watch) extra=("-agentpath:$agent=socket=$tmp/d-live/fgcollect.sock") ;;
+	profiled)
+		extra=("-agentpath:$agent=socket=$tmp/d-prof/fgcollect.sock")
+		dpid=$prof_pid
+		;;
 	older)
 		extra=("-agentpath:$baseline/jvmti-agent/$lib=socket=$tmp/d-older/fgcollect.sock")
 		dpid=$older_pid
@@ -172,7 +196,7 @@ run() {
 	read -r u s <"$tmp/time"
 	echo $(((t1 - t0) / 1000000)) >>"$tmp/$1"
 	awk -v u="$u" -v s="$s" -v w=$((w1 - w0)) -v hz="$hz" -v v="$1" \
-		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" || v == "older" ? w * 1000 / hz : 0)}' \
+		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" || v == "older" || v == "profiled" ? w * 1000 / hz : 0)}' \
 		>>"$tmp/$1.cpu"
 	# The last snapshot of each thread counts: threads end before the JVM does. Per run, in
 	# microseconds: Service Thread, fg-sender, nng threads, daemon (watch, older), and the
@@ -183,7 +207,7 @@ run() {
 		END { for (i in t) { if (c[i] == "Service_Thread") st += t[i];
 				     else if (c[i] == "fg-sender") s += t[i]; else n += t[i] }
 		      printf "%d %d %d %d %d\n", st / 1000, s / 1000, n / 1000,
-			     v == "watch" || v == "older" ? d : 0, cb }' \
+			     v == "watch" || v == "older" || v == "profiled" ? d : 0, cb }' \
 		"$tmp/own" >>"$tmp/$1.own"
 }
 
@@ -217,6 +241,7 @@ label_of() {
 	alone) echo "fgagent, no collector" ;;
 	frozen) echo "fgagent, frozen collector" ;;
 	watch) echo "fgagent + live watch (CPU: + daemon)" ;;
+	profiled) echo "fgagent + watch + a recording" ;;
 	older) echo "BASELINE's fgagent + its watch" ;;
 	esac
 }
@@ -273,4 +298,10 @@ watch_pid=
 records=$(sed -nE 's/.* messages, ([0-9]+) records .*/\1/p' "$tmp/d-live.log" | tail -n 1)
 msgs=$(sed -nE 's/.*summary: .* ([0-9]+) messages, .*/\1/p' "$tmp/d-live.log" | tail -n 1)
 echo "watch daemon CPU during the rounds: $(((watch_cpu1 - watch_cpu0) * 1000 / hz / reps)) ms per round (one JVM run streams to it per round); ${records:-?} records in ${msgs:-?} messages in all: $(awk -v c=$(((watch_cpu1 - watch_cpu0) * 1000000 / hz)) -v n="${records:-0}" 'BEGIN {printf "%.1f", n ? c / n : 0}') us of daemon CPU per record received"
+if [ -n "$rec_pid" ]; then
+	kill -INT "$rec_pid"
+	wait "$rec_pid" 2>/dev/null || true
+	rec_pid=
+	echo "profiled: $(grep -c 'agent sends its inline and line tables' "$tmp/rec.log") of $reps JVM runs turned their tables on for the recording"
+fi
 echo "target: fgagent + live watch CPU/floor <= 1.01 (median of per-round ratios above)"
