@@ -67,6 +67,8 @@ static struct {
 	struct link *l;
 	struct codeheap ch; /* written once in Agent_OnLoad, before any event is enabled */
 	struct tables tabs; /* tables on demand (tables.h) */
+	bool on_demand;	    /* else the tables are always on */
+	atomic_bool live;   /* VMInit has run: a thread may attach to the VM */
 	atomic_bool stopped;
 } agent;
 
@@ -157,6 +159,10 @@ static int generate_loads(void *arg)
 	(void)arg;
 	if (atomic_load(&agent.stopped))
 		return -ECANCELED;
+	/* Attaching a thread while the VM is still being created crashes HotSpot (SIGFPE in
+	 * ThreadLocalAllocBuffer::initial_desired_size, JDK 17 and 25): wait for VMInit. */
+	if (!atomic_load(&agent.live))
+		return -EAGAIN;
 	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK &&
 	    (*agent.vm)->AttachCurrentThreadAsDaemon(agent.vm, (void **)&jni, &a) != JNI_OK)
 		return -EAGAIN; /* not live yet */
@@ -169,6 +175,16 @@ static int generate_loads(void *arg)
 	return err == JVMTI_ERROR_NONE ? 0 : -EIO;
 }
 
+/* The tables worker leaves: a thread attached to the VM detaches before it exits. */
+static void leave_vm(void *arg)
+{
+	JNIEnv *jni = NULL;
+
+	(void)arg;
+	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) == JNI_OK)
+		(*agent.vm)->DetachCurrentThread(agent.vm);
+}
+
 static void announce_tables(void *arg, bool on, uint64_t ts)
 {
 	(void)arg;
@@ -179,6 +195,19 @@ static void on_want(void *arg, bool want)
 {
 	(void)arg;
 	tables_want(&agent.tabs, want);
+}
+
+/*
+ * May the tables worker ask the VM to announce its live code again? JVMTI's own version is the
+ * JDK's feature release from JDK 9 on (1.2 on JDK 8).
+ */
+static bool regenerate_is_safe(jvmtiEnv *jvmti)
+{
+	jint v = 0;
+
+	if ((*jvmti)->GetVersionNumber(jvmti, &v) != JVMTI_ERROR_NONE)
+		return false;
+	return ((v & JVMTI_VERSION_MASK_MAJOR) >> JVMTI_VERSION_SHIFT_MAJOR) >= 17;
 }
 
 /* The HELLO's token: random, so no two agents on a host share one. */
@@ -258,6 +287,14 @@ static void stop_agent(void)
 #endif
 }
 
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	(void)jvmti;
+	(void)jni;
+	(void)thread;
+	atomic_store(&agent.live, true);
+}
+
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	(void)jvmti;
@@ -314,9 +351,13 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 	jvmtiEventCallbacks cb;
 	jvmtiError err;
 	static const jvmtiEvent events[] = {
-		JVMTI_EVENT_COMPILED_METHOD_LOAD,     JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-		JVMTI_EVENT_DYNAMIC_CODE_GENERATED,   JVMTI_EVENT_VM_DEATH,
-		JVMTI_EVENT_GARBAGE_COLLECTION_START, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+		JVMTI_EVENT_COMPILED_METHOD_LOAD,
+		JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+		JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+		JVMTI_EVENT_VM_INIT,
+		JVMTI_EVENT_VM_DEATH,
+		JVMTI_EVENT_GARBAGE_COLLECTION_START,
+		JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
 	};
 
 	memset(&caps, 0, sizeof(caps));
@@ -338,6 +379,7 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 	cb.CompiledMethodLoad = on_code_load;
 	cb.CompiledMethodUnload = on_code_unload;
 	cb.DynamicCodeGenerated = on_dynamic_code;
+	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
 	cb.GarbageCollectionStart = on_gc_start;
 	cb.GarbageCollectionFinish = on_gc_finish;
@@ -383,7 +425,8 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 	agent.s = sender_new(agent.q, table_budget, hello, ops, agent.l);
 	if (agent.s) {
 		sender_set_symtab(agent.s, agent.st);
-		sender_on_want(agent.s, on_want, NULL);
+		if (agent.on_demand)
+			sender_on_want(agent.s, on_want, NULL);
 	}
 	rv = agent.s ? sender_start(agent.s) : -ENOMEM;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -395,7 +438,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	char err[512];
 	struct sender_hello hello = { 0 };
 	struct fgp_vm_layout layout;
-	struct tables_ops tops = { generate_loads, announce_tables, NULL };
+	struct tables_ops tops = { generate_loads, announce_tables, leave_vm, NULL };
 	uint8_t layout_rec[512];
 	int layout_len;
 	char *version, service[SERVICE_MAX + 1];
@@ -423,7 +466,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	vmflags_read((const void *)(*agent.jvmti)->GetVersionNumber, &hello.flags);
 	if (agent.opt.signatures)
 		hello.flags |= FGP_HELLO_SIGNATURES;
-	hello.flags |= FGP_HELLO_TABLES_ON_DEMAND;
+	/* Tables on demand need GenerateEvents, which crashed JVMs before JDK 17 (JDK-8173361,
+	 * JDK-8212160, JDK-8268524): older JVMs build every table all the time instead. */
+	agent.on_demand = regenerate_is_safe(agent.jvmti);
+	if (agent.on_demand)
+		hello.flags |= FGP_HELLO_TABLES_ON_DEMAND;
 	hello.token = new_token();
 	version = jvm_version(agent.jvmti);
 	hello.jvm_version = version;
@@ -453,6 +500,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		fprintf(stderr, "fgagent: out of memory at startup\n");
 		return JNI_ERR;
 	}
+	if (!agent.on_demand)
+		atomic_store(&agent.tabs.on, true);
 	rv = start_sender(&hello, (size_t)agent.opt.maxmem - queue_budget -
 					  (size_t)(agent.opt.maxmem / 8) -
 					  (size_t)(agent.opt.maxmem / 16));

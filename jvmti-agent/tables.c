@@ -80,6 +80,10 @@ static void *worker(void *arg)
 		if (p->gen == gen && p->want && atomic_load(&t->on) && !atomic_load(&p->stop))
 			p->ops.announce(p->ops.arg, true, fg_now_ns());
 	}
+	pthread_mutex_unlock(&p->mu);
+	if (p->ops.leave)
+		p->ops.leave(p->ops.arg);
+	pthread_mutex_lock(&p->mu);
 	p->exited = true;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);

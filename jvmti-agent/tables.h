@@ -33,6 +33,8 @@ struct tables_ops {
 	int (*generate)(void *arg);
 	/* Push a TABLES record (on or off, with its CLOCK_MONOTONIC time). */
 	void (*announce)(void *arg, bool on, uint64_t ts);
+	/* Optional: the worker is about to exit (detach it from the VM). */
+	void (*leave)(void *arg);
 	void *arg;
 };
 

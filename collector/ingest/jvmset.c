@@ -25,6 +25,12 @@
 #define CHECK_EVERY_NS NSEC
 #define MAX_OBSERVERS 4
 #define MAX_JVMS 4096
+/*
+ * A JVM's tables stay wanted this long after the last observer let go: a subscriber that
+ * reconnects (the roller's hourly new session) does not make agents turn them off and announce
+ * all their code again.
+ */
+#define WANT_LINGER_NS (3 * NSEC)
 
 struct conn {
 	uint32_t pipe;
@@ -53,6 +59,7 @@ struct jvm {
 	int last_err;
 	uint64_t dirty_since, replay_since, last_write, interval, next_check;
 	uint64_t last_compact, compact_interval;
+	uint64_t wanted_at; /* when an observer last took its records (tables on demand), or 0 */
 	struct perfmap_writer *map; /* NULL when the set writes no maps */
 };
 
@@ -733,7 +740,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Tell opts.want whose tables are wanted, if that changed (see jvmset.h). */
-static void update_wants(struct jvmset *s)
+static void update_wants(struct jvmset *s, uint64_t now)
 {
 	size_t n = 0;
 	uint64_t *t;
@@ -745,10 +752,16 @@ static void update_wants(struct jvmset *s)
 	if (!s->want_new && !(s->want_new = calloc(MAX_JVMS, sizeof(*s->want_new))))
 		return;
 	for (size_t i = 0; i < s->n_jvms && n < MAX_JVMS; i++) {
-		const struct jvm *j = s->jvms[i];
+		struct jvm *j = s->jvms[i];
 
-		if (j->conn && j->info.token &&
-		    (j->info.hello_flags & FGP_HELLO_TABLES_ON_DEMAND) && any_wants(s, j))
+		if (!j->conn || !j->info.token ||
+		    !(j->info.hello_flags & FGP_HELLO_TABLES_ON_DEMAND)) {
+			j->wanted_at = 0;
+			continue;
+		}
+		if (any_wants(s, j))
+			j->wanted_at = now ? now : 1;
+		if (j->wanted_at && now - j->wanted_at < WANT_LINGER_NS)
 			s->want_new[n++] = j->info.token;
 	}
 	qsort(s->want_new, n, sizeof(*s->want_new), cmp_u64);
@@ -780,7 +793,7 @@ size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)
 		if (jvmset_msg(s, ev.pipe, pid, ev.data, ev.len, now) != 0)
 			receive_drop_pipe(rx, ev.pipe);
 	}
-	update_wants(s);
+	update_wants(s, now);
 	return n;
 }
 
@@ -875,7 +888,7 @@ uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
 	uint64_t next = now + CHECK_EVERY_NS;
 	bool prune = now >= s->next_prune;
 
-	update_wants(s);
+	update_wants(s, now);
 	if (prune)
 		s->next_prune = now + CHECK_EVERY_NS;
 	for (size_t i = 0; i < s->n_jvms; i++) {

@@ -27,6 +27,7 @@ struct fakevm {
 	bool in_round; /* generate() is waiting */
 	bool saw_on;   /* the tables were on during every round */
 	struct tables *t;
+	int left;     /* leave() calls */
 	char seq[32]; /* announcements: 'T' on, 'F' off */
 	size_t n;
 };
@@ -67,6 +68,15 @@ static void fake_announce(void *arg, bool on, uint64_t ts)
 	pthread_mutex_unlock(&v->mu);
 }
 
+static void fake_leave(void *arg)
+{
+	struct fakevm *v = arg;
+
+	pthread_mutex_lock(&v->mu);
+	v->left++;
+	pthread_mutex_unlock(&v->mu);
+}
+
 static void nap_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -101,7 +111,7 @@ struct fix {
 static int setup(void **state)
 {
 	struct fix *x = calloc(1, sizeof(*x));
-	struct tables_ops ops = { fake_generate, fake_announce, &x->v };
+	struct tables_ops ops = { fake_generate, fake_announce, fake_leave, &x->v };
 
 	pthread_mutex_init(&x->v.mu, NULL);
 	pthread_cond_init(&x->v.cv, NULL);
@@ -204,6 +214,19 @@ static void test_vm_not_live_yet_is_asked_again(void **state)
 	assert_int_equal(x->v.rounds, 1);
 }
 
+static void test_worker_leaves_the_vm_once_when_stopped(void **state)
+{
+	struct fix *x = *state;
+
+	tables_want(&x->t, true);
+	wait_seq(&x->v, "T");
+	assert_int_equal(x->v.left, 0);
+	assert_int_equal(tables_stop(&x->t, 2000), 0);
+	assert_int_equal(x->v.left, 1);
+	tables_want(&x->t, false); /* stopped: no change, nothing said */
+	assert_string_equal(x->v.seq, "T");
+}
+
 static void test_want_file_lists_tokens_by_line(void **state)
 {
 	static const char f[] = "0000000000000001\n00000000deadbeef\nfeedf00d12345678";
@@ -230,6 +253,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_overtaken_round_announces_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_vm_not_live_yet_is_asked_again, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_worker_leaves_the_vm_once_when_stopped, setup,
 						teardown),
 		cmocka_unit_test(test_want_file_lists_tokens_by_line),
 	};

@@ -621,9 +621,14 @@ static void test_want_names_the_wanted_agents_with_tables_on_demand(void **state
 	assert_int_equal(told.n, 2);
 	assert_int_equal(told.tokens[0], 0xabc);
 	assert_int_equal(told.tokens[1], 0xdef);
-	/* It stops wanting them: nobody again. */
+	/* It stops wanting them: still wanted for 3 s (a subscriber reconnecting does not turn
+	 * tables off), then nobody. */
 	seen.off = true;
 	jvmset_tick(s, fg_now_ns());
+	assert_int_equal(told.calls, 2);
+	jvmset_tick(s, fg_now_ns() + 2000000000ull);
+	assert_int_equal(told.calls, 2);
+	jvmset_tick(s, fg_now_ns() + 3100000000ull);
 	assert_int_equal(told.calls, 3);
 	assert_int_equal(told.n, 0);
 	seen.off = false;
@@ -637,8 +642,8 @@ static void test_want_names_the_wanted_agents_with_tables_on_demand(void **state
 	assert_true(tables_of(s, 4300));
 	jvmset_gone(s, 1, fg_now_ns());
 	assert_false(tables_of(s, 4100));
-	jvmset_tick(s, fg_now_ns());
-	assert_int_equal(told.n, 1);
+	jvmset_tick(s, fg_now_ns() + 3200000000ull);
+	assert_int_equal(told.n, 1); /* a connection's end needs no lingering */
 	assert_int_equal(told.tokens[0], 0xdef);
 	jvmset_free(s);
 }
