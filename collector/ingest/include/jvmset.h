@@ -106,8 +106,8 @@ struct jvmset_opts {
 	 * Tables on demand: told, sorted, the tokens of the connected agents that send tables
 	 * only when asked (FGP_HELLO_TABLES_ON_DEMAND) and whose records an observer takes (a
 	 * record callback whose wants says yes) now or did within the last 3 s, at the first
-	 * jvmset_pump or jvmset_tick and whenever that set changes; the receiving socket writes them to the want file
-	 * (receive_want). NULL: nobody is told.
+	 * jvmset_pump or jvmset_tick and whenever that set changes; the receiving socket writes
+	 * them to the want file (receive_want). NULL: nobody is told.
 	 */
 	void (*want)(void *arg, const uint64_t *tokens, size_t n);
 	void *want_arg;
