@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jvmti.h>
@@ -102,6 +103,7 @@ static const struct link_ops null_ops = { .send = null_send,
  */
 static pthread_t round_thread;
 static atomic_bool round_running;
+static atomic_uint round_loads; /* loads announced in the current round */
 
 static bool in_round(void)
 {
@@ -121,6 +123,8 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	BENCH_BEGIN();
 	(void)map_length;
 	(void)map;
+	if (in_round())
+		atomic_fetch_add(&round_loads, 1);
 	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
 		jni = NULL;
 	if (!tables_begin(&agent.tabs)) {
@@ -146,6 +150,15 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	BENCH_END(0);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * The tables worker (tables.h): on a thread of its own, attached to the VM as a daemon the first
  * time, the VM announces every live compiled method again through on_code_load.
@@ -154,6 +167,7 @@ static int generate_loads(void *arg)
 {
 	JavaVMAttachArgs a = { JNI_VERSION_1_6, (char *)"fgagent tables", NULL };
 	JNIEnv *jni = NULL;
+	uint64_t t0, c0;
 	jvmtiError err;
 
 	(void)arg;
@@ -167,9 +181,18 @@ static int generate_loads(void *arg)
 	    (*agent.vm)->AttachCurrentThreadAsDaemon(agent.vm, (void **)&jni, &a) != JNI_OK)
 		return -EAGAIN; /* not live yet */
 	round_thread = pthread_self();
+	atomic_store(&round_loads, 0);
+	t0 = fg_now_ns();
+	c0 = thread_cpu_ns();
 	atomic_store(&round_running, true);
 	err = (*agent.jvmti)->GenerateEvents(agent.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 	atomic_store(&round_running, false);
+	if (err == JVMTI_ERROR_NONE && agent.opt.log >= OPTIONS_LOG_INFO)
+		fprintf(stderr,
+			"fgagent: tables on: %u compiled methods announced again in %.1f ms (%.1f ms "
+			"of CPU)\n",
+			atomic_load(&round_loads), (double)(fg_now_ns() - t0) / 1e6,
+			(double)(thread_cpu_ns() - c0) / 1e6);
 	if (err == JVMTI_ERROR_WRONG_PHASE)
 		return atomic_load(&agent.stopped) ? -ECANCELED : -EAGAIN;
 	return err == JVMTI_ERROR_NONE ? 0 : -EIO;

@@ -43,6 +43,7 @@ struct session {
 	/* listen source */
 	struct receive *rx;
 	struct jvmset *js;
+	bool want_failed; /* the last want file could not be written (said once) */
 
 	/* ctl source */
 	struct ctl_client *ctl;

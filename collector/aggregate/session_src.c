@@ -120,9 +120,17 @@ static void on_jvm_record(void *arg, const struct jvm *j, const uint8_t *raw, si
 static void tell_want(void *arg, const uint64_t *tokens, size_t n)
 {
 	struct session *s = arg;
+	int rv;
 
-	if (s->rx)
-		(void)receive_want(s->rx, tokens, n);
+	if (!s->rx)
+		return;
+	rv = receive_want(s->rx, tokens, n);
+	if (rv != 0 && !s->want_failed)
+		session_note(s,
+			     "cannot write the want file beside the agent socket (%s): agents send "
+			     "names only, no inline, frame or line tables",
+			     strerror(-rv));
+	s->want_failed = rv != 0;
 }
 
 static int open_listen(struct session *s, char *why, size_t whylen)

@@ -534,17 +534,30 @@ struct daemon {
 	struct profdir *pdir; /* rolling profiles, when asked for */
 	struct push *push;
 	struct roller *roller;
+	bool want_failed; /* the last want file could not be written */
 };
 
-/* Open the map directory, the JVM set, the agent socket and the control socket (errors printed). */
-/* Tables on demand: whose tables the ctl clients want now, for the agents (fgsocket.h). */
+/*
+ * Tables on demand: whose tables the ctl clients want now, for the agents (fgsocket.h). A file
+ * that cannot be written is said once (and again after it could be written).
+ */
 static void tell_want(void *arg, const uint64_t *tokens, size_t n)
 {
 	struct daemon *d = arg;
+	int rv;
 
-	if (d->rx)
-		(void)receive_want(d->rx, tokens, n);
+	if (!d->rx)
+		return;
+	rv = receive_want(d->rx, tokens, n);
+	if (rv != 0 && !d->want_failed)
+		fg_err("watch",
+		       "cannot write the want file beside the agent socket: %s; the agents of "
+		       "recorded JVMs keep sending names only (no inline, frame or line tables)",
+		       strerror(-rv));
+	d->want_failed = rv != 0;
 }
+
+/* Open the map directory, the JVM set, the agent socket and the control socket (errors printed). */
 
 static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
 {

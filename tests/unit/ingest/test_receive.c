@@ -664,6 +664,51 @@ static void test_socket_file_is_world_connectable(void **state)
 	assert_int_equal(st.st_mode & 0777, 0666);
 }
 
+/* PATH.want's text, or "-" when it cannot be read. */
+static const char *want_text(struct fx *f)
+{
+	static char text[256];
+	char path[160];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.want", f->sock);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return "-";
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return text;
+}
+
+static void test_want_file_lists_tokens_and_says_when_it_cannot(void **state)
+{
+	struct fx *f = *state;
+	static const uint64_t tokens[] = { 0xabc, 0xfeedf00d12345678ull };
+	char tmp[180], path[160];
+	struct stat st;
+
+	/* Empty from the start: a file a killed collector left names nobody to us. */
+	assert_string_equal(want_text(f), "");
+	assert_int_equal(receive_want(f->rx, tokens, 2), 0);
+	assert_string_equal(want_text(f), "0000000000000abc\nfeedf00d12345678\n");
+	snprintf(path, sizeof(path), "%s.want", f->sock);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644); /* readable by the agents' users */
+	/* Its temporary cannot be created (a directory in the way): an error, the old list kept. */
+	snprintf(tmp, sizeof(tmp), "%s.want.%d", f->sock, (int)getpid());
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	assert_true(receive_want(f->rx, tokens, 1) < 0);
+	assert_string_equal(want_text(f), "0000000000000abc\nfeedf00d12345678\n");
+	assert_int_equal(rmdir(tmp), 0);
+	assert_int_equal(receive_want(f->rx, NULL, 0), 0);
+	assert_string_equal(want_text(f), "");
+	receive_close(f->rx); /* stopping removes it */
+	f->rx = NULL;
+	assert_string_equal(want_text(f), "-");
+}
+
 static void test_stale_socket_file_does_not_block_a_restart(void **state)
 {
 	struct fx *f = *state;
@@ -703,6 +748,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes_do_not_wedge_the_listener,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probes_of_a_healthy_listener_pass_cheaply,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_want_file_lists_tokens_and_says_when_it_cannot,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_file_is_world_connectable, setup,
 						teardown),
