@@ -879,7 +879,8 @@ void jvmset_flush(struct jvmset *s, uint64_t now)
 	if (!s->o.maps)
 		return;
 	for (size_t i = 0; i < s->n_jvms; i++)
-		if (s->jvms[i]->dirty)
+		if (s->jvms[i]->dirty &&
+		    (s->jvms[i]->info.map_writes || codetab_live_count(s->jvms[i]->tab)))
 			write_map(s, s->jvms[i], true);
 }
 
@@ -894,6 +895,12 @@ uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
 	for (size_t i = 0; i < s->n_jvms; i++) {
 		struct jvm *j = s->jvms[i];
 
+		/*
+		 * No first map without a line: an agent that connects at the JVM's start replays an
+		 * empty table, and its first code follows within milliseconds.
+		 */
+		if (j->dirty && j->map && !j->info.map_writes && !codetab_live_count(j->tab))
+			j->dirty = j->fresh = false;
 		if (j->dirty && j->map) {
 			uint64_t due = j->last_write + j->interval;
 			uint64_t compact_due = j->last_compact + j->compact_interval;

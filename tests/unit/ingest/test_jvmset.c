@@ -534,6 +534,45 @@ static void test_interned_load_reaches_record_observers_resolved(void **state)
 	jvmset_free(s);
 }
 
+/* An agent that connects at its JVM's start replays an empty table: no empty map for it. */
+static void test_no_first_map_without_a_line(void **state)
+{
+	struct fx *fx = *state;
+	struct perfmap_dir *maps;
+	struct fgp_snapshot snap = { 1, 0 };
+	struct jvmset *s;
+	struct jvmset_counters c;
+	char path[300];
+	uint8_t buf[4096];
+	size_t len;
+	int rv;
+
+	assert_int_equal(perfmap_dir_open(fx->maps, &maps), 0);
+	s = set_new(fx, maps, 0, 0);
+	proc_add(fx, 4800, 4800, 500);
+	len = msg(buf, sizeof(buf), 4800, 0, 0);
+	rv = fgp_encode_snapshot(buf + len, sizeof(buf) - len, FGP_SNAPSHOT_BEGIN, &snap);
+	len += (size_t)rv;
+	rv = fgp_encode_snapshot(buf + len, sizeof(buf) - len, FGP_SNAPSHOT_END, &snap);
+	len += (size_t)rv;
+	assert_int_equal(jvmset_msg(s, 1, 4800, buf, len, fg_now_ns()), 0);
+	jvmset_tick(s, fg_now_ns());
+	jvmset_flush(s, fg_now_ns());
+	jvmset_counters(s, &c);
+	assert_int_equal(c.map_writes, 0);
+	snprintf(path, sizeof(path), "%s/perf-4800.map", fx->maps);
+	assert_int_equal(access(path, F_OK), -1);
+	/* Its first code is written at once. */
+	len = msg(buf, sizeof(buf), 0, 0x7f0000100000ull, 1);
+	assert_int_equal(jvmset_msg(s, 1, 4800, buf, len, fg_now_ns()), 0);
+	jvmset_tick(s, fg_now_ns());
+	jvmset_counters(s, &c);
+	assert_int_equal(c.map_writes, 1);
+	assert_int_equal(access(path, F_OK), 0);
+	jvmset_free(s);
+	perfmap_dir_close(maps);
+}
+
 /* What jvmset_opts.want was told last, and how often. */
 struct told {
 	uint64_t tokens[8];
@@ -672,6 +711,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_want_names_the_wanted_agents_with_tables_on_demand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_first_map_without_a_line, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
