@@ -657,13 +657,7 @@ int sender_stop(struct sender *s, int timeout_ms)
 		return 0;
 	atomic_store(&s->stop, true);
 	queue_kick(s->q);
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	fg_deadline_ms(&deadline, timeout_ms);
 	rv = pthread_timedjoin_np(s->thread, NULL, &deadline);
 	if (rv != 0)
 		return -ETIMEDOUT;

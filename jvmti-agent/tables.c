@@ -165,13 +165,7 @@ int tables_stop(struct tables *t, int timeout_ms)
 		pthread_mutex_unlock(&p->mu);
 		return 0;
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	fg_deadline_ms(&deadline, timeout_ms);
 	while (!p->exited && rv == 0)
 		rv = pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
 	rv = p->exited ? 0 : -ETIMEDOUT;

@@ -20,4 +20,19 @@ static inline uint64_t fg_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * *ts = CLOCK_REALTIME now + ms: the deadline of a pthread timed wait or join (those take the
+ * realtime clock).
+ */
+static inline void fg_deadline_ms(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 #endif

@@ -222,32 +222,34 @@ int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_c
 	return (int)size;
 }
 
+/* A record whose body is u64 ts | u32 v | u32 reserved (SNAPSHOT_BEGIN/END, TABLES). */
+_Static_assert(FGP_SNAPSHOT_SIZE == FGP_REC_HEADER_SIZE + 16 &&
+		       FGP_TABLES_SIZE == FGP_REC_HEADER_SIZE + 16,
+	       "SNAPSHOT and TABLES share one body layout");
+static int encode_ts_u32(uint8_t *dst, size_t cap, uint16_t type, uint64_t ts, uint32_t v)
+{
+	int rv = begin_record(dst, cap, type, 0, FGP_REC_HEADER_SIZE + 16);
+
+	if (rv != 0)
+		return rv;
+	fgle_put64(dst + FGP_REC_HEADER_SIZE, ts);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE + 8, v);
+	fgle_put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
+	return FGP_REC_HEADER_SIZE + 16;
+}
+
 int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fgp_snapshot *s)
 {
-	int rv;
-
 	if (type != FGP_SNAPSHOT_BEGIN && type != FGP_SNAPSHOT_END)
 		return -EINVAL;
-	if ((rv = begin_record(dst, cap, type, 0, FGP_SNAPSHOT_SIZE)) != 0)
-		return rv;
-	fgle_put64(dst + FGP_REC_HEADER_SIZE, s->ts);
-	fgle_put32(dst + FGP_REC_HEADER_SIZE + 8, s->count);
-	fgle_put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
-	return FGP_SNAPSHOT_SIZE;
+	return encode_ts_u32(dst, cap, type, s->ts, s->count);
 }
 
 int fgp_encode_tables(uint8_t *dst, size_t cap, const struct fgp_tables *t)
 {
-	int rv;
-
 	if (t->on > 1)
 		return -EINVAL;
-	if ((rv = begin_record(dst, cap, FGP_TABLES, 0, FGP_TABLES_SIZE)) != 0)
-		return rv;
-	fgle_put64(dst + FGP_REC_HEADER_SIZE, t->ts);
-	fgle_put32(dst + FGP_REC_HEADER_SIZE + 8, t->on);
-	fgle_put32(dst + FGP_REC_HEADER_SIZE + 12, 0);
-	return FGP_TABLES_SIZE;
+	return encode_ts_u32(dst, cap, FGP_TABLES, t->ts, t->on);
 }
 
 int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
