@@ -170,9 +170,11 @@ static void test_round_waits_for_callbacks_begun_without_tables(void **state)
 
 	assert_false(tables_begin(&x->t)); /* a load callback under way, tables off */
 	tables_want(&x->t, true);
-	nap_ms(50);
+	for (int i = 0; i < 400 && !atomic_load(&x->t.on); i++)
+		nap_ms(5);
 	assert_true(atomic_load(&x->t.on)); /* later callbacks build them already ... */
-	assert_int_equal(x->v.rounds, 0);   /* ... but the VM is asked only after this one */
+	nap_ms(50);
+	assert_int_equal(x->v.rounds, 0); /* ... but the VM is asked only after this one */
 	tables_lean_done(&x->t);
 	wait_seq(&x->v, "T");
 	assert_int_equal(x->v.rounds, 1);
