@@ -115,6 +115,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 				 const jvmtiAddrLocationMap *map, const void *compile_info)
 {
 	uint64_t ts = fg_now_ns();
+	bool again = in_round(); /* the tables worker's round: live code announced again */
 	JNIEnv *jni = NULL;
 	struct fgp_code_frame f;
 	struct methodset set;
@@ -123,7 +124,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	BENCH_BEGIN();
 	(void)map_length;
 	(void)map;
-	if (in_round())
+	if (again)
 		atomic_fetch_add(&round_loads, 1);
 	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
 		jni = NULL;
@@ -132,7 +133,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 		methodset_of(&set, NULL);
 		events_code_load_all(agent.q, agent.st, NULL, jvmti, jni, agent.opt.signatures,
 				     method, code_size, code_addr, &set, ts, NULL,
-				     in_round() ? FGP_REC_AGAIN : 0);
+				     again ? FGP_REC_AGAIN : 0);
 		methodset_fini(&set);
 		tables_lean_done(&agent.tabs);
 		BENCH_END(0);
@@ -145,7 +146,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	methodset_of(&set, compile_info);
 	events_code_load_all(agent.q, agent.st, agent.lines, jvmti, jni, agent.opt.signatures,
 			     method, code_size, code_addr, &set, ts, framed ? &f : NULL,
-			     in_round() ? FGP_REC_AGAIN : 0);
+			     again ? FGP_REC_AGAIN : 0);
 	methodset_fini(&set);
 	BENCH_END(0);
 }
