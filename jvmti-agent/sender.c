@@ -209,6 +209,10 @@ void sender_on_want(struct sender *s, void (*fn)(void *arg, bool want), void *ar
 	s->want_arg = arg;
 }
 
+/*
+ * The only way out of a synced connection: tables go off here, so a new connection, synced only
+ * after this, starts with them off (fgproto.h).
+ */
 static void reset_conn(struct sender *s)
 {
 	set_want(s, false);
@@ -455,8 +459,6 @@ static int sync_conn(struct sender *s)
 	if (s->sent_ids)
 		memset(s->sent_ids, 0, s->sent_words * sizeof(*s->sent_ids));
 	s->intern = s->symtab && s->ops->reads && s->ops->reads(s->link, FG_FEATURE_INTERN);
-	/* A new connection starts with the tables off (fgproto.h). */
-	set_want(s, false);
 	s->ondemand = s->ops->reads && s->ops->reads(s->link, FG_FEATURE_TABLES);
 	n = fgp_encode_hello(hello, sizeof(hello), &h);
 	if (n < 0)
@@ -574,7 +576,6 @@ uint64_t sender_step(struct sender *s)
 	now = fg_now_ns();
 	if (!s->synced)
 		return now + UNSYNCED_NAP_NS;
-
 	if (append_dropped(s, false) != 0) {
 		atomic_fetch_add(&s->resets, 1);
 		reset_conn(s);
