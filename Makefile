@@ -47,9 +47,10 @@ bench: build
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# libFuzzer targets only (build-fuzz/fuzz/fuzz_*; see fuzz/CMakeLists.txt for how to run them).
 fuzz: deps
 	CC=clang cmake -S . -B build-fuzz -DFG_FUZZ=ON -DFG_E2E=OFF >/dev/null
-	cmake --build build-fuzz -j$(JOBS)
+	cmake --build build-fuzz -j$(JOBS) --target fuzz_targets
 
 lint: build
 	scripts/lint.sh $(BUILD)

@@ -5,12 +5,15 @@
  *   callback path   events_code_load() with a fake JVMTI (name formatting, inline table,
  *                   encoding, queue push) vs. the design we rejected: one nng send per event
  *                   from the callback (the baseline, measured against a live pull0 socket);
- *   table           table_put() at N live entries;
+ *   table           livecode_put() at N live entries;
  *   replay          sender sync of N methods over nng ipc to a receiving thread that decodes
  *                   every record: time per method, and time until the receiver has them all;
  *   tables          a compile's inline table and line table filled in one walk over its pcs
  *                   (the callback's way) vs. a walk for each (the baseline), over 3000
- *                   different compiles of 50..350 pcs (cold, as HotSpot hands them over).
+ *                   different compiles of 50..350 pcs (cold, as HotSpot hands them over);
+ *   interning       intern_add/intern_find (names/intern.c: try-locked index, names read
+ *                   without a lock) vs. the collector's htab (collector/lib/htab.c) behind the
+ *                   same try-lock, on the same N jmethodID-like keys: ns per insert and find.
  *
  *   bench_agent [N]     (default 20000)
  */
@@ -34,12 +37,13 @@
 #include "events.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "htab.h"
+#include "intern.h"
 #include "link.h"
+#include "livecode.h"
 #include "methodset.h"
 #include "queue.h"
 #include "sender.h"
-#include "symtab.h"
-#include "table.h"
 #include "test_agent_fakejvmti.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -150,6 +154,25 @@ static void recv_stop(struct recv *r)
 
 /* ---- benches ----------------------------------------------------------------------------- */
 
+/* One load as the callback makes it (methodset_of included), without lines or frame. */
+static void bench_load(struct queue *q, struct intern *st, jvmtiEnv *jvmti, jmethodID m, jint size,
+		       const void *addr, const void *compile_info, uint64_t ts)
+{
+	struct methodset set;
+	struct events_load_ctx ctx = { .q = q,
+				       .names = st,
+				       .jvmti = jvmti,
+				       .method = m,
+				       .code_size = size,
+				       .code_addr = addr,
+				       .set = &set,
+				       .ts = ts };
+
+	methodset_of(&set, compile_info);
+	events_code_load(&ctx);
+	methodset_fini(&set);
+}
+
 static void bench_callback(const char *url, size_t n)
 {
 	struct queue *q = queue_new(256u << 20);
@@ -164,8 +187,8 @@ static void bench_callback(const char *url, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t0 = fg_now_ns();
 
-		events_code_load(q, NULL, jvmti, NULL, false, FAKE_M(1 + i % 4), 0x200,
-				 (void *)0x7f0000000000, &inl, t0);
+		bench_load(q, NULL, jvmti, FAKE_M(1 + i % 4), 0x200, (void *)0x7f0000000000, &inl,
+			   t0);
 		t[i] = fg_now_ns() - t0;
 	}
 	stats("callback: resolve+encode+queue (ours)", t, n, &ours);
@@ -173,20 +196,20 @@ static void bench_callback(const char *url, size_t n)
 	/* The same events with names interned (the agent's default): JVMTI only on first sight. */
 	{
 		struct queue *qi = queue_new(256u << 20);
-		struct symtab *st = symtab_new(64u << 20);
+		struct intern *st = intern_new(64u << 20);
 		double interned;
 
 		for (size_t i = 0; i < n; i++) {
 			uint64_t t0 = fg_now_ns();
 
-			events_code_load(qi, st, jvmti, NULL, false, FAKE_M(1 + i % 4), 0x200,
-					 (void *)0x7f0000000000, &inl, t0);
+			bench_load(qi, st, jvmti, FAKE_M(1 + i % 4), 0x200, (void *)0x7f0000000000,
+				   &inl, t0);
 			t[i] = fg_now_ns() - t0;
 		}
 		stats("callback: same, names interned (CODE_LOAD_IDS)", t, n, &interned);
 		printf("  interning: %.2fx the time per event\n", interned / ours);
 		queue_free(qi);
-		symtab_free(st);
+		intern_free(st);
 	}
 
 	/*
@@ -224,7 +247,7 @@ static void bench_callback(const char *url, size_t n)
 
 static void bench_table(size_t n)
 {
-	struct table *tb = table_new(1u << 30);
+	struct livecode *tb = livecode_new(1u << 30);
 	uint8_t rec[300] = { 0 };
 	uint64_t *t = malloc(n * sizeof(*t));
 	uint64_t x = 88172645463325252ull;
@@ -236,12 +259,12 @@ static void bench_table(size_t n)
 		x ^= x >> 7;
 		x ^= x << 17;
 		t0 = fg_now_ns();
-		table_put(tb, (x % (240u << 20)) & ~0x3full, 0x200, rec, sizeof(rec));
+		livecode_put(tb, (x % (240u << 20)) & ~0x3full, 0x200, rec, sizeof(rec));
 		t[i] = fg_now_ns() - t0;
 	}
-	printf("table: %zu live entries after %zu random inserts\n", table_count(tb), n);
-	stats("table_put (sender thread)", t, n, NULL);
-	table_free(tb);
+	printf("table: %zu live entries after %zu random inserts\n", livecode_count(tb), n);
+	stats("livecode_put (sender thread)", t, n, NULL);
+	livecode_free(tb);
 	free(t);
 }
 
@@ -258,7 +281,7 @@ static void bench_replay(const char *url, size_t n)
 	uint64_t t0, t_sent, t_recv;
 
 	/* The agent runs while no collector listens: the table fills, nothing is sent. */
-	if (link_open(&l, url + strlen("ipc://"), NULL, NULL) != 0) {
+	if (link_open(&l, url + strlen("ipc://"), NULL, NULL, NULL) != 0) {
 		fprintf(stderr, "bench_agent: cannot open the link\n");
 		exit(1);
 	}
@@ -267,8 +290,7 @@ static void bench_replay(const char *url, size_t n)
 		uintptr_t base = 0x7f0000000000 + i * 0x400;
 
 		make_event(base);
-		events_code_load(q, NULL, jvmti, NULL, false, FAKE_M(1 + i % 4), 0x200,
-				 (void *)base, &inl, i);
+		bench_load(q, NULL, jvmti, FAKE_M(1 + i % 4), 0x200, (void *)base, &inl, i);
 	}
 	sender_poll(s, 1000);
 	/* Then the collector starts: time the replay of the whole table to it. */
@@ -286,8 +308,8 @@ static void bench_replay(const char *url, size_t n)
 	t_recv = fg_now_ns() - t0;
 	printf("replay of %zu methods (%.1f MB table): sent in %.1f ms = %.2f us/method; received "
 	       "and decoded by %.1f ms = %.2f us/method\n",
-	       table_count(sender_table(s)), table_used(sender_table(s)) / 1e6, t_sent / 1e6,
-	       t_sent / 1e3 / (double)n, t_recv / 1e6, t_recv / 1e3 / (double)n);
+	       livecode_count(sender_livecode(s)), livecode_used(sender_livecode(s)) / 1e6,
+	       t_sent / 1e6, t_sent / 1e3 / (double)n, t_recv / 1e6, t_recv / 1e3 / (double)n);
 	sender_free(s);
 	link_close(l);
 	recv_stop(&r);
@@ -325,7 +347,7 @@ static jvmtiCompiledMethodLoadInlineRecord *table_compile(void)
 }
 
 static double table_round(jvmtiCompiledMethodLoadInlineRecord **recs, bool one_walk,
-			  struct symtab *st, struct codelines *cl)
+			  struct intern *st, struct codelines *cl)
 {
 	struct queue *q = queue_new(1u << 30);
 	jvmtiEnv *jvmti = fake_jvmti();
@@ -336,15 +358,20 @@ static double table_round(jvmtiCompiledMethodLoadInlineRecord **recs, bool one_w
 	for (int i = 0; i < TABLE_COMPILES; i++) {
 		struct methodset set;
 
+		struct events_load_ctx ctx = { .q = q,
+					       .names = st,
+					       .lines = one_walk ? cl : NULL,
+					       .jvmti = jvmti,
+					       .method = FAKE_M(1),
+					       .code_size = 0x4000,
+					       .code_addr = addr,
+					       .set = &set,
+					       .ts = 1 };
+
 		methodset_of(&set, recs[i]);
-		if (one_walk) {
-			events_code_load_all(q, st, cl, jvmti, NULL, false, FAKE_M(1), 0x4000, addr,
-					     &set, 1, NULL, 0);
-		} else {
-			events_code_load_set(q, st, jvmti, NULL, false, FAKE_M(1), 0x4000, addr,
-					     &set, 1);
+		events_code_load(&ctx);
+		if (!one_walk)
 			codelines_push_set(cl, q, jvmti, 0x4000, addr, &set, 1);
-		}
 		methodset_fini(&set);
 		while ((e = queue_pop(q)))
 			queue_release(q, e);
@@ -356,7 +383,7 @@ static double table_round(jvmtiCompiledMethodLoadInlineRecord **recs, bool one_w
 static void bench_tables(void)
 {
 	jvmtiCompiledMethodLoadInlineRecord **recs = calloc(TABLE_COMPILES, sizeof(*recs));
-	struct symtab *st = symtab_new(64u << 20);
+	struct intern *st = intern_new(64u << 20);
 	struct codelines *cl = codelines_new(64u << 20);
 	double one[5], two[5], r[5];
 
@@ -388,7 +415,94 @@ static void bench_tables(void)
 	}
 	free(recs);
 	codelines_free(cl);
-	symtab_free(st);
+	intern_free(st);
+}
+
+/* ---- interning vs. the collector's htab ------------------------------------------------------ */
+
+#define INTERN_FINDS 8 /* finds per key: a storm inlines the same methods again and again */
+
+#define INTERN_ROUNDS 5
+
+static double intern_ns(uint64_t t0, size_t ops)
+{
+	return (double)(fg_now_ns() - t0) / (double)ops;
+}
+
+static int dbl_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* One round: ns per intern add, intern find, htab put, htab get (into out[0..3]). */
+static uint64_t intern_round(const void **keys, size_t n, double *out)
+{
+	struct intern *in = intern_new(1u << 30);
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	struct htab h;
+	uint64_t t0, sum = 0;
+
+	t0 = fg_now_ns();
+	for (size_t i = 0; i < n; i++)
+		sum += intern_add(in, keys[i], "a.B::method", 11);
+	out[0] = intern_ns(t0, n);
+	t0 = fg_now_ns();
+	for (int r = 0; r < INTERN_FINDS; r++)
+		for (size_t i = 0; i < n; i++)
+			sum += intern_find(in, keys[i]);
+	out[1] = intern_ns(t0, n * INTERN_FINDS);
+	htab_init(&h);
+	t0 = fg_now_ns();
+	for (size_t i = 0; i < n; i++) {
+		if (pthread_mutex_trylock(&mu) != 0)
+			continue;
+		if (htab_put(&h, (uint64_t)(uintptr_t)keys[i], i + 1) == 0)
+			sum++;
+		pthread_mutex_unlock(&mu);
+	}
+	out[2] = intern_ns(t0, n);
+	t0 = fg_now_ns();
+	for (int r = 0; r < INTERN_FINDS; r++)
+		for (size_t i = 0; i < n; i++) {
+			uint64_t *v;
+
+			if (pthread_mutex_trylock(&mu) != 0)
+				continue;
+			v = htab_get(&h, (uint64_t)(uintptr_t)keys[i]);
+			sum += v ? *v : 0;
+			pthread_mutex_unlock(&mu);
+		}
+	out[3] = intern_ns(t0, n * INTERN_FINDS);
+	htab_fini(&h);
+	intern_free(in);
+	return sum;
+}
+
+static void bench_intern(size_t n)
+{
+	const void **keys = malloc(n * sizeof(*keys));
+	double v[4][INTERN_ROUNDS], one[4], med[4];
+	uint64_t sum = 0;
+
+	/* jmethodIDs are pointers to 8-byte slots in blocks the VM allocates per class. */
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (const void *)(uintptr_t)(0x7f1200000000ull + (i / 64) * 4096 +
+						    (i % 64) * 8);
+	for (int r = 0; r < INTERN_ROUNDS; r++) {
+		sum += intern_round(keys, n, one);
+		for (int k = 0; k < 4; k++)
+			v[k][r] = one[k];
+	}
+	for (int k = 0; k < 4; k++) {
+		qsort(v[k], INTERN_ROUNDS, sizeof(double), dbl_cmp);
+		med[k] = v[k][INTERN_ROUNDS / 2];
+	}
+	printf("interning, %zu keys (median of %d rounds): intern add %.1f ns, find %.1f ns; htab "
+	       "put %.1f ns, get %.1f ns (same try-lock; check %llu)\n",
+	       n, INTERN_ROUNDS, med[0], med[1], med[2], med[3], (unsigned long long)(sum & 1));
+	free(keys);
 }
 
 int main(int argc, char **argv)
@@ -405,6 +519,7 @@ int main(int argc, char **argv)
 	bench_replay(url, n);
 	unlink(url + 6);
 	bench_tables();
+	bench_intern(n * 10);
 	snprintf(url, sizeof(url), "/tmp/fgbench-agent-%d.sock", (int)getpid());
 	unlink(url);
 	return 0;

@@ -73,8 +73,8 @@ for d in /usr/lib/jvm/*/; do
 	fi
 	for k in 0 1 2; do
 		name=(CompiledMethodLoad CompiledMethodUnload DynamicCodeGenerated)
-		awk -v k=$k '$1 == k {print $2}' "$work/samples" | sort -n >"$work/k$k"
-		awk -v k=$k '$1 == k {print $3}' "$work/samples" | sort -n >"$work/c$k"
+		k=$k awk 'BEGIN { k = ENVIRON["k"] } $1 == k {print $2}' "$work/samples" | sort -n >"$work/k$k"
+		k=$k awk 'BEGIN { k = ENVIRON["k"] } $1 == k {print $3}' "$work/samples" | sort -n >"$work/c$k"
 		cnt=$(wc -l <"$work/k$k")
 		[ "$cnt" -eq 0 ] && { printf '%-22s no events\n' "${name[$k]}"; continue; }
 		med=$(sed -n "$(((cnt + 1) / 2))p" "$work/k$k")
@@ -105,8 +105,8 @@ one_run() {
 		-m jdk.compiler/com.sun.tools.javac.Main -d "$work/out" "$work"/src/*.java
 	[ -s "$work/samples" ] || { echo "no samples written" >&2; exit 1; }
 	awk '$1 == 0 {print $3}' "$work/samples" | sort -n |
-		awk -v t="$(awk '{s += $3} END {print s + 0}' "$work/samples")" \
-			'{a[NR] = $1} END {printf "%.2f %.1f\n", a[int((NR + 1) / 2)] / 1000, t / 1e6}'
+		t="$(awk '{s += $3} END {print s + 0}' "$work/samples")" awk \
+			'BEGIN { t = ENVIRON["t"] } {a[NR] = $1} END {printf "%.2f %.1f\n", a[int((NR + 1) / 2)] / 1000, t / 1e6}'
 }
 for jdk in "${!seen[@]}"; do
 	echo "== BASELINE $BASELINE against this build, $(basename "$jdk"), $reps interleaved pairs"

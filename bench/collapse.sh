@@ -42,7 +42,7 @@ for c in $cases; do
 	ours_kb=$3
 	uniq=$(wc -l <"$tmp/ours.folded")
 	echo "collapse ${mb} MB perf script, ${stacks} stack paths (depth 20-80) -> ${uniq} folded stacks"
-	awk -v s="$ours_s" -v cpu="$ours_cpu" -v kb="$ours_kb" -v b="$bytes" 'BEGIN {
+	s="$ours_s" cpu="$ours_cpu" kb="$ours_kb" b="$bytes" awk 'BEGIN { s = ENVIRON["s"]; cpu = ENVIRON["cpu"]; kb = ENVIRON["kb"]; b = ENVIRON["b"]
 		if (s < 0.01) s = 0.01
 		if (cpu < 0.01) cpu = 0.01
 		printf "  fgcollect collapse --all:     %6.2f s wall %6.2f s CPU  %7.1f MB/s (CPU %7.1f)  peak RSS %6.1f MB (%.2fx input)\n",
@@ -53,8 +53,7 @@ for c in $cases; do
 		perl_cpu=$2
 		perl_kb=$3
 		if cmp -s "$tmp/ours.folded" "$tmp/perl.folded"; then same=identical; else same=DIFFERENT; fi
-		awk -v s="$perl_s" -v cpu="$perl_cpu" -v kb="$perl_kb" -v b="$bytes" -v o="$ours_s" \
-		    -v ocpu="$ours_cpu" -v same="$same" 'BEGIN {
+		s="$perl_s" cpu="$perl_cpu" kb="$perl_kb" b="$bytes" o="$ours_s" ocpu="$ours_cpu" same="$same" awk 'BEGIN { s = ENVIRON["s"]; cpu = ENVIRON["cpu"]; kb = ENVIRON["kb"]; b = ENVIRON["b"]; o = ENVIRON["o"]; ocpu = ENVIRON["ocpu"]; same = ENVIRON["same"]
 			if (o < 0.01) o = 0.01
 			if (ocpu < 0.01) ocpu = 0.01
 			printf "  stackcollapse-perf.pl --all: %6.2f s wall %6.2f s CPU  %7.1f MB/s (CPU %7.1f)  peak RSS %6.1f MB\n",

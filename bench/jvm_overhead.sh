@@ -195,15 +195,15 @@ run() {
 	fi
 	read -r u s <"$tmp/time"
 	echo $(((t1 - t0) / 1000000)) >>"$tmp/$1"
-	awk -v u="$u" -v s="$s" -v w=$((w1 - w0)) -v hz="$hz" -v v="$1" \
-		'BEGIN {printf "%d\n", (u + s) * 1000 + (v == "watch" || v == "older" || v == "profiled" ? w * 1000 / hz : 0)}' \
+	u="$u" s="$s" w=$((w1 - w0)) hz="$hz" v="$1" awk \
+		'BEGIN { u = ENVIRON["u"]; s = ENVIRON["s"]; w = ENVIRON["w"]; hz = ENVIRON["hz"]; v = ENVIRON["v"]; printf "%d\n", (u + s) * 1000 + (v == "watch" || v == "older" || v == "profiled" ? w * 1000 / hz : 0)}' \
 		>>"$tmp/$1.cpu"
 	# The last snapshot of each thread counts: threads end before the JVM does. Per run, in
 	# microseconds: Service Thread, fg-sender, nng threads, daemon (watch, older), and the
 	# callbacks' own clock (TIMED=1; else -1).
 	cb=-1
 	[ -s "$tmp/bs" ] && cb=$(awk '{s += $3} END {printf "%d", s / 1000}' "$tmp/bs")
-	awk -v d=$(((n1 - n0) / 1000)) -v v="$1" -v cb="$cb" '{ t[$1] = $3; c[$1] = $2 }
+	d=$(((n1 - n0) / 1000)) v="$1" cb="$cb" awk 'BEGIN { d = ENVIRON["d"]; v = ENVIRON["v"]; cb = ENVIRON["cb"] } { t[$1] = $3; c[$1] = $2 }
 		END { for (i in t) { if (c[i] == "Service_Thread") st += t[i];
 				     else if (c[i] == "fg-sender") s += t[i]; else n += t[i] }
 		      printf "%d %d %d %d %d\n", st / 1000, s / 1000, n / 1000,
@@ -216,8 +216,8 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 noise() {
 	local m
 	m=$(median <"$1")
-	awk -v m="$m" '{d = $1 - m; print (d < 0 ? -d : d)}' "$1" | median |
-		awk -v m="$m" '{printf "%.1f", m ? $1 * 100 / m : 0}'
+	m="$m" awk 'BEGIN { m = ENVIRON["m"] } {d = $1 - m; print (d < 0 ? -d : d)}' "$1" | median |
+		m="$m" awk 'BEGIN { m = ENVIRON["m"] } {printf "%.1f", m ? $1 * 100 / m : 0}'
 }
 # ratios FILE_A FILE_B: per-round ratios A/B, one per line.
 ratios() { paste "$1" "$2" | awk '{printf "%.4f\n", $2 ? $1 / $2 : 0}'; }
@@ -269,22 +269,22 @@ for v in $variants; do
 	read -r clo chi < <(echo "$r" | boot_ci)
 	printf "%-34s %9.0f %5s%% %9.0f %5s%% %9.4f %9.4f   %.4f (%.4f..%.4f) CI %s..%s\n" "$label" "$w" \
 		"$(noise "$tmp/$v")" "$c" "$(noise "$tmp/$v.cpu")" \
-		"$(awk -v a="$w" -v b="$fw" 'BEGIN {print a / b}')" \
-		"$(awk -v a="$c" -v b="$fc" 'BEGIN {print a / b}')" "$rm_" "$rlo" "$rhi" "$clo" "$chi"
+		"$(a="$w" b="$fw" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; print a / b}')" \
+		"$(a="$c" b="$fc" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; print a / b}')" "$rm_" "$rlo" "$rhi" "$clo" "$chi"
 done
 # Ours counted directly (see the header), per run: the Service Thread over the floor runs'
 # median, our JVM threads, and the daemon; its median, and over the floor's median CPU.
 st_floor=$(cut -d' ' -f1 "$tmp/floor.own" | median)
-echo "our CPU counted directly (schedstat), medians per run; the floor's Service Thread: $(awk -v u="$st_floor" 'BEGIN {printf "%.1f", u / 1000}') ms (noise $(cut -d' ' -f1 "$tmp/floor.own" >"$tmp/st"; noise "$tmp/st")%)"
+echo "our CPU counted directly (schedstat), medians per run; the floor's Service Thread: $(u="$st_floor" awk 'BEGIN { u = ENVIRON["u"]; printf "%.1f", u / 1000}') ms (noise $(cut -d' ' -f1 "$tmp/floor.own" >"$tmp/st"; noise "$tmp/st")%)"
 [ "$timed" = 1 ] && echo "callbacks: the sum of their own thread CPU clock (TIMED=1, $lib)"
 printf "%-34s %9s %7s %7s %7s %9s %6s %9s   %s\n" variant "callbacks" sender nng daemon "ours ms" noise "1+ours/flr" "95% CI of the median (bootstrap)"
 for v in $variants; do
 	case $v in base | floor) continue ;; esac
-	awk -v f="$st_floor" '{ c = $5 >= 0 ? $5 : $1 - f
+	f="$st_floor" awk 'BEGIN { f = ENVIRON["f"] } { c = $5 >= 0 ? $5 : $1 - f
 		printf "%d %d %d %d %d\n", c, $2, $3, $4, c + $2 + $3 + $4 }' "$tmp/$v.own" >"$tmp/$v.ours"
 	for k in 1 2 3 4 5; do cut -d' ' -f"$k" "$tmp/$v.ours" | median >"$tmp/m$k"; done
 	cut -d' ' -f5 "$tmp/$v.ours" >"$tmp/o5"
-	awk -v c="$fc" '{printf "%.4f\n", 1 + $1 / 1000 / c}' "$tmp/o5" >"$tmp/r5"
+	c="$fc" awk 'BEGIN { c = ENVIRON["c"] } {printf "%.4f\n", 1 + $1 / 1000 / c}' "$tmp/o5" >"$tmp/r5"
 	read -r clo chi < <(boot_ci <"$tmp/r5")
 	printf "%-34s %9.1f %7.1f %7.1f %7.1f %9.1f %5s%% %9.4f   %s..%s\n" "$(label_of "$v")" \
 		"$(awk '{print $1 / 1000}' "$tmp/m1")" "$(awk '{print $1 / 1000}' "$tmp/m2")" \
@@ -297,7 +297,7 @@ wait "$watch_pid" 2>/dev/null || true
 watch_pid=
 records=$(sed -nE 's/.* messages, ([0-9]+) records .*/\1/p' "$tmp/d-live.log" | tail -n 1)
 msgs=$(sed -nE 's/.*summary: .* ([0-9]+) messages, .*/\1/p' "$tmp/d-live.log" | tail -n 1)
-echo "watch daemon CPU during the rounds: $(((watch_cpu1 - watch_cpu0) * 1000 / hz / reps)) ms per round (one JVM run streams to it per round); ${records:-?} records in ${msgs:-?} messages in all: $(awk -v c=$(((watch_cpu1 - watch_cpu0) * 1000000 / hz)) -v n="${records:-0}" 'BEGIN {printf "%.1f", n ? c / n : 0}') us of daemon CPU per record received"
+echo "watch daemon CPU during the rounds: $(((watch_cpu1 - watch_cpu0) * 1000 / hz / reps)) ms per round (one JVM run streams to it per round); ${records:-?} records in ${msgs:-?} messages in all: $(c=$(((watch_cpu1 - watch_cpu0) * 1000000 / hz)) n="${records:-0}" awk 'BEGIN { c = ENVIRON["c"]; n = ENVIRON["n"]; printf "%.1f", n ? c / n : 0}') us of daemon CPU per record received"
 if [ -n "$rec_pid" ]; then
 	kill -INT "$rec_pid"
 	wait "$rec_pid" 2>/dev/null || true

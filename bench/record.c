@@ -574,7 +574,7 @@ int main(int argc, char **argv)
 			const struct codeblob *cb = codetab_lookup(x.tab, a, 3000);
 
 			if (cb)
-				sink += (uint64_t)codetab_inline_chain(cb, a, i != 0, names, 64);
+				sink += (uint64_t)codetab_inline_chain(cb, a, names, 64);
 		}
 		for (int i = 0; i < DEPTH_NATIVE && nnative; i++) {
 			symbolizer_lookup(x.sz, x.pid, native[rand_r(&seed) % nnative], true, &r);

@@ -41,7 +41,7 @@ for hz in 99 999; do
 		-o "$FG_TMP/b$hz.folded" 2>"$FG_TMP/rec.$hz.err"
 	read -r u s rss <"$FG_TMP/time.$hz"
 	samples=$(grep -o '^fgcollect record: [0-9]* samples' "$FG_TMP/rec.$hz.err" | grep -o '[0-9]*' | head -n 1)
-	awk -v hz="$hz" -v u="$u" -v s="$s" -v rss="$rss" -v d="$dur" -v n="$samples" 'BEGIN {
+	hz="$hz" u="$u" s="$s" rss="$rss" d="$dur" n="$samples" awk 'BEGIN { hz = ENVIRON["hz"]; u = ENVIRON["u"]; s = ENVIRON["s"]; rss = ENVIRON["rss"]; d = ENVIRON["d"]; n = ENVIRON["n"]
 		printf "  record %4d Hz: CPU %.2f s user + %.2f s sys = %.2f%% of one core, peak RSS %.1f MiB, %d samples (%.1f us CPU per sample)\n",
 			hz, u, s, 100 * (u + s) / d, rss / 1024, n, n ? 1e6 * (u + s) / n : 0 }'
 done
@@ -55,7 +55,7 @@ read -r -a st </proc/"$FG_WATCH_PID"/stat
 t1=$((st[13] + st[14]))
 rss=$(awk '/^VmRSS/ { print $2 }' /proc/"$FG_WATCH_PID"/status)
 hwm=$(awk '/^VmHWM/ { print $2 }' /proc/"$FG_WATCH_PID"/status)
-awk -v t="$((t1 - t0))" -v tck="$tck" -v d="$dur" -v rss="$rss" -v hwm="$hwm" 'BEGIN {
+t="$((t1 - t0))" tck="$tck" d="$dur" rss="$rss" hwm="$hwm" awk 'BEGIN { t = ENVIRON["t"]; tck = ENVIRON["tck"]; d = ENVIRON["d"]; rss = ENVIRON["rss"]; hwm = ENVIRON["hwm"]
 	printf "  watch (1 JVM, steady state): CPU %.2f%% of one core, RSS %.1f MiB (peak %.1f MiB)\n",
 		100 * t / tck / d, rss / 1024, hwm / 1024 }'
 fg_watch_stop || true

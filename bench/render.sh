@@ -27,7 +27,7 @@ run() {
 	rm -f "$tmp/out.svg" # outside the timing: dropping the last 10-30 MB SVG is not rendering
 	/usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" > "$tmp/out.svg" 2>/dev/null
 	read -r wall rss usr sys < "$tmp/time"
-	cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+	cpu=$(u="$usr" s="$sys" awk 'BEGIN { u = ENVIRON["u"]; s = ENVIRON["s"]; printf "%.2f", u + s }')
 }
 
 # run_median CMD... : like run, $reps times, keeping the run of median wall time. Wall time
@@ -44,9 +44,9 @@ run_median() {
 	read -r ms cpu rss <<EOF2
 $(sort -n "$tmp/runs" | sed -n "$(( (reps + 1) / 2 ))p")
 EOF2
-	wall=$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')
+	wall=$(m="$ms" awk 'BEGIN { m = ENVIRON["m"]; printf "%.3f", m / 1000 }')
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }'; }
+ratio() { a="$1" b="$2" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; printf "%.1fx", a / (b > 0 ? b : 0.01) }'; }
 
 printf '%-6s %-7s %7s %8s %7s %9s %7s %7s %7s %8s %8s %s\n' input unique ours_s ours_cpu \
 	ours_MB rss/input pl_s pl_cpu pl_MB speedup cpu_x frames
@@ -69,7 +69,7 @@ for s in $sizes; do
 		[ "$pframes" = "$frames" ] || frames="$frames(pl:$pframes)"
 	fi
 	printf '%-6s %-7s %7s %8s %7s %9s %7s %7s %7s %8s %8s %s\n' "${mb}MB" "$uniq" "$ow" "$oc" \
-		"$((orss / 1024))" "$(awk -v r="$orss" -v b="$bytes" 'BEGIN { printf "%.2f", r * 1024 / b }')" \
+		"$((orss / 1024))" "$(r="$orss" b="$bytes" awk 'BEGIN { r = ENVIRON["r"]; b = ENVIRON["b"]; printf "%.2f", r * 1024 / b }')" \
 		"$pw" "$pc" "$prss" "$wr" "$cr" "$frames"
 done
 echo "ours: median of $reps runs; flamegraph.pl: one run"

@@ -47,7 +47,7 @@ run() {
 	n1=$(grep -c 'served .* at' "$tmp/out" || true)
 	wait "$jpid" || true
 	# Requests between the report lines n0 and n1 (1 s apart): requests per second.
-	awk -v a="$n0" -v b="$n1" '/served .* at/ { i++; if (i == a) { s0 = $3; t0 = $5 } if (i == b) { s1 = $3; t1 = $5 } }
+	a="$n0" b="$n1" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"] } /served .* at/ { i++; if (i == a) { s0 = $3; t0 = $5 } if (i == b) { s1 = $3; t1 = $5 } }
 		END { printf "%.1f\n", (s1 - s0) * 1000 / (t1 - t0) }' "$tmp/out" >>"$tmp/$1"
 	[ "$1" = agent ] || w1=$w0 # the daemon's CPU counts for the agent only
 	echo $(((c1 - c0 + w1 - w0) * 1000 / hz)) >>"$tmp/$1.cpu"
@@ -86,6 +86,6 @@ w2=$(ticks "$watch_pid")
 sleep "$rest"
 w3=$(ticks "$watch_pid")
 wait "$jpid" || true
-awk -v a=$((w1 - w0)) -v b=$((w3 - w2)) -v hz="$hz" -v r="$rest" 'BEGIN {
+a=$((w1 - w0)) b=$((w3 - w2)) hz="$hz" r="$rest" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; hz = ENVIRON["hz"]; r = ENVIRON["r"]
 	printf "watch daemon at rest: %.2f%% of a core with no JVM, %.2f%% with one idle JVM connected (%+.3f%% per JVM; %d s each, clock ticks of %d ms)\n",
 		a * 100 / hz / r, b * 100 / hz / r, (b - a) * 100 / hz / r, r, 1000 / hz }'

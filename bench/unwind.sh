@@ -64,5 +64,5 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 
 echo "  javac (200 classes x 4 rounds), $reps interleaved runs each, medians:"
 echo "    warm rounds' wall time: without frame pointers $(median "${off_w[@]}") ms, with $(median "${on_w[@]}") ms (runs: off ${off_w[*]}; on ${on_w[*]})"
 echo "    JVM CPU time:           without frame pointers $(median "${off_c[@]}") ms, with $(median "${on_c[@]}") ms (runs: off ${off_c[*]}; on ${on_c[*]})"
-awk -v a="$(median "${off_c[@]}")" -v b="$(median "${on_c[@]}")" -v x="$(median "${off_w[@]}")" -v y="$(median "${on_w[@]}")" \
-	'BEGIN { printf "    with / without frame pointers: CPU %.3f, warm wall %.3f\n", b / a, y / x }'
+a="$(median "${off_c[@]}")" b="$(median "${on_c[@]}")" x="$(median "${off_w[@]}")" y="$(median "${on_w[@]}")" awk \
+	'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; x = ENVIRON["x"]; y = ENVIRON["y"]; printf "    with / without frame pointers: CPU %.3f, warm wall %.3f\n", b / a, y / x }'

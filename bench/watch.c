@@ -161,7 +161,7 @@ static void latency(int gap_us, int n_events)
 	/* A realistic JVM: 10k methods compiled before the collector (the replay), then steady
 	 * compiles. */
 	push_loads(q, 0, BASE_METHODS, "Base::m", 0x7f0000000000ull);
-	if (!q || link_open(&l, sock, kick, q) != 0 ||
+	if (!q || link_open(&l, sock, NULL, kick, q) != 0 ||
 	    !(snd = sender_new(q, 64u << 20, &h, &link_nng_ops, l)) || sender_start(snd) != 0) {
 		fprintf(stderr, "bench: cannot start the agent's sender for %s\n", sock);
 		exit(1);

@@ -25,15 +25,16 @@
 #include "events.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "intern.h"
 #include "link.h"
 #include "methodset.h"
 #include "nng_stdio.h"
 #include "options.h"
 #include "queue.h"
 #include "sender.h"
-#include "symtab.h"
 #include "service.h"
 #include "tables.h"
+#include "unloadcount.h"
 #include "vmflags.h"
 #include "vmlayout.h"
 
@@ -57,12 +58,18 @@ static struct {
 	_Atomic uint64_t start_ns, end_ns;
 } gc_clock;
 
+/*
+ * The slot the collector reads (VM_LAYOUT's FGP_VML_UNLOAD_SLOT_*): 0 until VMInit found the
+ * JVM's count of unloaded classes (unloadcount.h), then its address. Written once.
+ */
+static _Atomic uint64_t unload_slot;
+
 static struct {
 	JavaVM *vm;
 	jvmtiEnv *jvmti;
 	struct options opt;
 	struct queue *q;
-	struct symtab *st;
+	struct intern *names;	 /* NULL: names travel inline */
 	struct codelines *lines; /* NULL: no line numbers (no capability, no memory) */
 	struct sender *s;
 	struct link *l;
@@ -110,44 +117,50 @@ static bool in_round(void)
 	return atomic_load(&round_running) && pthread_equal(pthread_self(), round_thread);
 }
 
+/*
+ * CompiledMethodLoad, top to bottom: one load context, one entry point (events.h). Outside a
+ * tables round nobody profiles this JVM: the name and the range, all a perf map needs.
+ */
 static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 				 const void *code_addr, jint map_length,
 				 const jvmtiAddrLocationMap *map, const void *compile_info)
 {
-	uint64_t ts = fg_now_ns();
-	bool again = in_round(); /* the tables worker's round: live code announced again */
-	JNIEnv *jni = NULL;
+	struct events_load_ctx ctx = {
+		.q = agent.q,
+		.names = agent.names,
+		.jvmti = jvmti,
+		.signatures = agent.opt.signatures,
+		.method = method,
+		.code_size = code_size,
+		.code_addr = code_addr,
+		.ts = fg_now_ns(),
+	};
+	bool tables = tables_begin(&agent.tabs);
 	struct fgp_code_frame f;
 	struct methodset set;
-	bool framed;
 
 	BENCH_BEGIN();
 	(void)map_length;
 	(void)map;
-	if (again)
+	if (in_round()) { /* the tables worker's round: live code announced again */
 		atomic_fetch_add(&round_loads, 1);
-	if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
-		jni = NULL;
-	if (!tables_begin(&agent.tabs)) {
-		/* Nobody profiles this JVM: the name and the range, all a perf map needs. */
-		methodset_of(&set, NULL);
-		events_code_load_all(agent.q, agent.st, NULL, jvmti, jni, agent.opt.signatures,
-				     method, code_size, code_addr, &set, ts, NULL,
-				     again ? FGP_REC_AGAIN : 0);
-		methodset_fini(&set);
-		tables_lean_done(&agent.tabs);
-		BENCH_END(0);
-		return;
+		ctx.flags = FGP_REC_AGAIN;
 	}
-	/* The frame facts first: then the CODE_FRAME follows its CODE_LOAD at once, and a
-	 * collector never sees the code for long without them. */
-	framed = events_frame_read(&agent.ch, code_addr, true, &f) == 0;
+	if ((*agent.vm)->GetEnv(agent.vm, (void **)&ctx.jni, JNI_VERSION_1_6) != JNI_OK)
+		ctx.jni = NULL;
+	/* The frame facts are read first: the CODE_FRAME then follows its CODE_LOAD at once, and
+	 * a collector never sees the code for long without them. */
+	if (tables && events_frame_read(&agent.ch, code_addr, true, &f) == 0)
+		ctx.frame = &f;
+	if (tables)
+		ctx.lines = agent.lines;
 	/* One methodset and one walk over the compile's pcs for the inline and the line table. */
-	methodset_of(&set, compile_info);
-	events_code_load_all(agent.q, agent.st, agent.lines, jvmti, jni, agent.opt.signatures,
-			     method, code_size, code_addr, &set, ts, framed ? &f : NULL,
-			     again ? FGP_REC_AGAIN : 0);
+	methodset_of(&set, tables ? compile_info : NULL);
+	ctx.set = &set;
+	events_code_load(&ctx);
 	methodset_fini(&set);
+	if (!tables)
+		tables_lean_done(&agent.tabs);
 	BENCH_END(0);
 }
 
@@ -313,9 +326,13 @@ static void stop_agent(void)
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-	(void)jvmti;
+	uint64_t count;
+
 	(void)jni;
 	(void)thread;
+	/* PerfData memory exists from here on. Without it the collector keeps its GC clock rule. */
+	if (unloadcount_find((const void *)(*jvmti)->GetVersionNumber, &count) == 0)
+		atomic_store(&unload_slot, count);
 	atomic_store(&agent.live, true);
 }
 
@@ -437,7 +454,7 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 	nng_stdio_init();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rv = link_open(&agent.l, agent.opt.socket, kick, agent.q);
+	rv = link_open(&agent.l, agent.opt.socket, NULL, kick, agent.q);
 	if (rv != 0) {
 		if (agent.opt.log >= OPTIONS_LOG_WARN)
 			fprintf(stderr,
@@ -448,7 +465,7 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 	}
 	agent.s = sender_new(agent.q, table_budget, hello, ops, agent.l);
 	if (agent.s) {
-		sender_set_symtab(agent.s, agent.st);
+		sender_set_intern(agent.s, agent.names);
 		if (agent.on_demand)
 			sender_on_want(agent.s, on_want, NULL);
 	}
@@ -462,11 +479,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	char err[512];
 	struct sender_hello hello = { 0 };
 	struct fgp_vm_layout layout;
-	struct tables_ops tops = { generate_loads, announce_tables, leave_vm, NULL };
+	struct tables_ops tops = { generate_loads, announce_tables, leave_vm, NULL, NULL };
 	uint8_t layout_rec[512];
 	int layout_len;
 	char *version, service[SERVICE_MAX + 1];
-	size_t queue_budget;
+	struct options_budget budget;
 	int rv;
 
 	(void)reserved;
@@ -479,13 +496,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		fprintf(stderr, "fgagent: this JVM offers no JVMTI 1.2 environment\n");
 		return JNI_ERR;
 	}
-	/* A quarter for events in flight, an eighth for interned names, the rest for the table. */
-	queue_budget = (size_t)(agent.opt.maxmem / 4);
-	agent.q = queue_new(queue_budget);
-	/* Without a symtab (out of memory) names simply travel inline. */
-	agent.st = symtab_new((size_t)(agent.opt.maxmem / 8));
-	/* A sixteenth for cached line number tables, taken from the table's share. */
-	agent.lines = codelines_new((size_t)(agent.opt.maxmem / 16));
+	options_budget(&agent.opt, &budget); /* the one split of maxmem= (options.h) */
+	agent.q = queue_new(budget.queue);
+	/* Without interned names (out of memory) names simply travel inline. */
+	agent.names = intern_new(budget.names);
+	agent.lines = codelines_new(budget.lines);
 	hello.pid = (uint32_t)getpid();
 	vmflags_read((const void *)(*agent.jvmti)->GetVersionNumber, &hello.flags);
 	if (agent.opt.signatures)
@@ -502,6 +517,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	 * tables we cannot read gets a layout without capabilities (the collector says why). */
 	(void)vmlayout_read((const void *)(*agent.jvmti)->GetVersionNumber, version, &layout);
 	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
+	vmlayout_set_unload_slot(&layout, (uint64_t)(uintptr_t)&unload_slot);
 	/* How to unwind compiled frames without frame pointers: CODE_FRAME records. Without a
 	 * usable layout none are sent and the collector unwinds what it can without them. */
 	(void)codeheap_read((const void *)(*agent.jvmti)->GetVersionNumber, &agent.ch);
@@ -526,9 +542,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	}
 	if (!agent.on_demand)
 		atomic_store(&agent.tabs.on, true);
-	rv = start_sender(&hello, (size_t)agent.opt.maxmem - queue_budget -
-					  (size_t)(agent.opt.maxmem / 8) -
-					  (size_t)(agent.opt.maxmem / 16));
+	rv = start_sender(&hello, budget.livecode);
 	free(version);
 	if (rv != 0) {
 		fprintf(stderr, "fgagent: cannot start the sender thread: %s\n", strerror(-rv));

@@ -229,3 +229,13 @@ int options_parse(const char *s, struct options *out, char *err, size_t errlen)
 	*out = o;
 	return 0;
 }
+
+void options_budget(const struct options *o, struct options_budget *out)
+{
+	size_t all = (size_t)o->maxmem;
+
+	out->queue = all / 4;
+	out->names = all / 8;
+	out->lines = all / 16;
+	out->livecode = all - out->queue - out->names - out->lines;
+}

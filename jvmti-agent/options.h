@@ -9,7 +9,7 @@
  *   socket=PATH            absolute path of the collector's socket, at most 107 bytes
  *                          (default /var/run/fgcollect/fgcollect.sock)
  *   signatures=true|false  add JVM signatures to method names (default false)
- *   maxmem=N[k|m|g]        cap for the event queue plus the live code table, 1m..1g (default 32m)
+ *   maxmem=N[k|m|g]        cap for the agent's memory, 1m..1g (default 32m): see options_budget
  *   log=quiet|warn|info    what the agent may print on stderr (default warn: drop summary)
  *   service=NAME           the service name profiles are labelled with, 1..128 characters of
  *                          A-Z a-z 0-9 . _ - : / (default: OTEL_SERVICE_NAME, else the main
@@ -54,5 +54,20 @@ void options_defaults(struct options *o);
  * fault and what is valid. *o is written only on success.
  */
 int options_parse(const char *s, struct options *o, char *err, size_t errlen);
+
+/*
+ * The one split of maxmem= (all of it, nothing more):
+ *   queue     1/4   records in flight between JVM threads and the sender (queue.h)
+ *   names     1/8   interned method names (intern.h)
+ *   lines     1/16  cached line number tables of compiled methods (codelines.h)
+ *   livecode  the rest, 9/16 (plus rounding)   the live code table replayed on connect
+ *                                              (livecode.h), frame facts and lines included
+ * With the default 32m: 8 MiB queue, 4 MiB names, 2 MiB lines, 18 MiB live code.
+ */
+struct options_budget {
+	size_t queue, names, lines, livecode;
+};
+
+void options_budget(const struct options *o, struct options_budget *out);
 
 #endif

@@ -36,7 +36,8 @@ srcs=$(git ls-files '*.c' | grep -v '^fuzz/')
 # shellcheck disable=SC2046,SC2086
 cppcheck --quiet --error-exitcode=1 -j "$jobs" --enable=warning,portability,performance \
 	--std=c11 --inline-suppr --suppress=missingIncludeSystem \
-	-I shared -I jvmti-agent $(for d in collector/*/; do printf -- '-I %s -I %sinclude ' $d $d; done) \
+	-I shared -I jvmti-agent $(for d in jvmti-agent/*/; do printf -- '-I %s -I %sinclude ' $d $d; done) \
+	$(for d in collector/*/; do printf -- '-I %s -I %sinclude ' $d $d; done) \
 	$srcs || {
 	echo "lint: cppcheck findings (above)" >&2
 	status=1

@@ -192,6 +192,7 @@ enum fgp_cf_kind {
 #define FGP_VML_CAP_INTERP_FRAME (1u << 1) /* Method* and bcp slots of interpreter frames */
 #define FGP_VML_CAP_LINES (1u << 2)	   /* compressed line number tables */
 #define FGP_VML_CAP_GC_CLOCK (1u << 3)	   /* the agent's GC clock (see FGP_VML_GC_CLOCK_LO) */
+#define FGP_VML_CAP_UNLOAD_EPOCH (1u << 4) /* the unloading count's slot (FGP_VML_UNLOAD_*) */
 
 /*
  * VM_LAYOUT keys. Offsets and sizes in bytes; slots in words relative to the frame pointer,
@@ -223,7 +224,15 @@ enum fgp_vml_key {
 	 * started after a sample may have been unloaded and reused since that sample. */
 	FGP_VML_GC_CLOCK_LO = 20,
 	FGP_VML_GC_CLOCK_HI = 21,
-	FGP_VML_NKEYS = 22, /* keys below this are decoded */
+	/* Address (low and high 32 bits) in the JVM of a u64 slot that holds 0 until the agent
+	 * found the JVM's count of unloaded classes (PerfData java.cls.unloadedClasses), then that
+	 * count's address (a jlong, 8-byte aligned). The count grows before class unloading frees
+	 * any metadata and never otherwise: metadata read while it stayed what it was at a sample
+	 * is what the sample saw. A collector without these keys, or a slot that stays 0, falls
+	 * back on the GC clock. */
+	FGP_VML_UNLOAD_SLOT_LO = 22,
+	FGP_VML_UNLOAD_SLOT_HI = 23,
+	FGP_VML_NKEYS = 24, /* keys below this are decoded */
 };
 
 #define FGP_VML_MAX_ENTRIES 1024u
@@ -417,7 +426,8 @@ struct fgp_record {
 
 /*
  * Each fgp_encode_* writes one record at dst (cap bytes available) and returns the number of
- * bytes written, or -ENOSPC if it does not fit (dst is then unspecified), or -EINVAL for input
+ * bytes written, or -ENOSPC if it does not fit (dst's bytes are then unspecified;
+ * nothing past dst + cap is written), or -EINVAL for input
  * that cannot be encoded (a pc chain index >= n_methods, pcs out of order, depth 0 or too deep,
  * a record over FGP_MAX_RECORD). Strings are sanitised and truncated as described above.
  * fgp_*_size() returns the exact size the matching encode will write.
@@ -565,7 +575,7 @@ struct fgp_inline_iter {
 	const struct fgp_str *names; /* resolved names of a CODE_LOAD_IDS, or NULL */
 };
 
-/* One pc entry; method indexes are read with fgp_pc_method(). */
+/* One pc entry; its chain values (method indexes or lines) are read with fgp_pc_at(). */
 struct fgp_pc {
 	uint32_t pc_off;
 	uint16_t depth;
@@ -589,14 +599,27 @@ static inline size_t fgp_pcs_values(size_t pcs_len, uint32_t n_pcs)
 	return (pcs_len - 6 * (size_t)n_pcs) / 2;
 }
 
-/* Method index i (0 = innermost) of a pc entry's chain; i < pc->depth. */
-uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i);
+/*
+ * Value i (0 = innermost) of a pc entry's chain; i < pc->depth. In an inline table (CODE_LOAD,
+ * CODE_LOAD_IDS) it is a method index (< n_methods); in a CODE_LINES it is a line (0: no line
+ * known). Both tables share one entry layout, so one reader serves both.
+ */
+uint16_t fgp_pc_at(const struct fgp_pc *pc, unsigned i);
+
+/* fgp_pc_at, named for what an inline table's chain holds. */
+static inline uint16_t fgp_pc_method(const struct fgp_pc *pc, unsigned i)
+{
+	return fgp_pc_at(pc, i);
+}
 
 /* The pc entries of a CODE_LINES, walked with fgp_pcs_next; lines read with fgp_pc_line(). */
 void fgp_lines_begin(const struct fgp_code_lines *l, struct fgp_inline_iter *it);
 
-/* Line i (0 = innermost) of a CODE_LINES pc entry; i < pc->depth. 0: no line known. */
-uint16_t fgp_pc_line(const struct fgp_pc *pc, unsigned i);
+/* fgp_pc_at, named for what a CODE_LINES chain holds. */
+static inline uint16_t fgp_pc_line(const struct fgp_pc *pc, unsigned i)
+{
+	return fgp_pc_at(pc, i);
+}
 
 /* Method id i of a decoded CODE_LOAD_IDS (i < n_methods; never 0). */
 uint32_t fgp_load_method_id(const struct fgp_code_load *c, unsigned i);

@@ -21,7 +21,7 @@
  * agents should send their compiled methods' tables in PATH FG_WANT_SUFFIX beside the socket,
  * one HELLO token per line as 16 lower-case hex digits, replaced atomically (rename) whenever
  * the set changes; no file means none. An agent polls it while connected. A collector that does
- * not list this feature gets every table from every agent, as before.
+ * not list this feature gets every table from every agent, all the time.
  */
 #define FG_FEATURE_TABLES "tables"
 #define FG_WANT_SUFFIX ".want"

@@ -13,3 +13,6 @@ endif()
 # index.html in a real browser (tests/browser/flame_browser.py --index): a fixture directory.
 add_executable(profdir_fixture unit/export/profdir_fixture.c)
 target_link_libraries(profdir_fixture PRIVATE fg_export)
+# The roller over the session's seams (fakes in tests/unit/session/session_fakes.h).
+fg_unit_test(test_roller SOURCES unit/export/test_roller.c LIBS fg_export
+	PRIVATE collector/session tests/unit/session)

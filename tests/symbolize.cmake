@@ -6,13 +6,18 @@
 set(FX_SRC ${PROJECT_SOURCE_DIR}/tests/fixtures/elf)
 set(FX_DIR ${CMAKE_CURRENT_BINARY_DIR}/fixtures/elf)
 
+# Functions in source order (fx_lib.c's last function must stay last): gcc needs
+# -fno-toplevel-reorder for that; clang emits them in source order already and has no such flag
+# (the `make fuzz` build compiles these fixtures with clang).
+set(FX_KEEP_ORDER "$<$<OR:$<COMPILE_LANG_AND_ID:C,GNU>,$<COMPILE_LANG_AND_ID:CXX,GNU>>:-fno-toplevel-reorder>")
+
 function(fx_fixture target)
 	set_target_properties(${target} PROPERTIES
 		LIBRARY_OUTPUT_DIRECTORY ${FX_DIR}
 		RUNTIME_OUTPUT_DIRECTORY ${FX_DIR}
 		C_VISIBILITY_PRESET default
 		CXX_VISIBILITY_PRESET default
-		COMPILE_OPTIONS "-O1;-g;-fno-omit-frame-pointer;-fno-inline;-fno-toplevel-reorder"
+		COMPILE_OPTIONS "-O1;-g;-fno-omit-frame-pointer;-fno-inline;${FX_KEEP_ORDER}"
 		LINK_OPTIONS "")
 endfunction()
 
@@ -72,12 +77,16 @@ set(FX_DEFS
 	FX_STATIC="$<TARGET_FILE:fx_static>"
 	FX_CFI="$<TARGET_FILE:fx_cfi>")
 
-foreach(t procmaps rootfs elfsym demangle kallsyms symcache dbgfetch symbolizer interp elfcfi)
+foreach(t procmaps rootfs elfsym demangle kallsyms symcache dbgfetch symbolizer interp
+		interp_layout interp_lines)
 	fg_unit_test(test_${t} SOURCES unit/symbolize/test_${t}.c
 		LIBS fg_symbolize ${CMAKE_DL_LIBS} PRIVATE collector/symbolize)
 	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})
 	add_dependencies(test_${t} fx_elf_fixtures)
 endforeach()
+# unwind's test_elfcfi (tests/unwind.cmake) steps through fx_cfi.
+target_compile_definitions(test_elfcfi PRIVATE ${FX_DEFS})
+add_dependencies(test_elfcfi fx_elf_fixtures)
 
 # What only root or an unrestricted kernel can test runs as its own ctest entry, so that a run
 # without them is reported as skipped (exit 77), not as passed.

@@ -1,5 +1,10 @@
-# unwind: the no-frame-pointer unwinder on synthetic stacks (unit).
+# unwind: the no-frame-pointer unwinder on synthetic stacks, the frame-pointer walk in a stack
+# copy, and .eh_frame steps on a real stack (unit; test_elfcfi's ELF fixture is built in
+# symbolize.cmake with the other fixtures, which gives it its FX_* paths).
 fg_unit_test(test_vmunwind SOURCES unit/unwind/test_vmunwind.c LIBS fg_unwind)
+fg_unit_test(test_framewalk SOURCES unit/unwind/test_framewalk.c LIBS fg_unwind)
+fg_unit_test(test_vmstack SOURCES unit/unwind/test_vmstack.c LIBS fg_unwind)
+fg_unit_test(test_elfcfi SOURCES unit/unwind/test_elfcfi.c LIBS fg_symbolize ${CMAKE_DL_LIBS})
 
 if(FG_E2E)
 	# The JNI half of UnwindMix's jni mode, built without frame pointers (data, not project

@@ -21,6 +21,7 @@
 
 #define MAX_JVMS 64
 #define RESCAN_NS 100000000ull
+#define EPOCH_NS 2000000ull /* the unloaded-class count is read at most this often per JVM */
 #define ARENA (64u << 10)
 #define UNKNOWN_NAME "[unknown] (interpreted)"
 
@@ -33,6 +34,9 @@ struct jvmstate {
 	uint64_t lo, hi;    /* interpreter blob, [lo, hi); hi == 0: not found yet */
 	uint64_t next_scan; /* when to look for it again */
 	const struct codetab *tab;
+	uint64_t unload_count;	/* address of the JVM's unloaded-class count, 0 = not known */
+	struct interp_epoch ep; /* when each value of that count held */
+	uint64_t epoch_read;	/* when it was last read */
 };
 
 struct javaframes {
@@ -170,6 +174,9 @@ static void count_refusal(struct javaframes_stats *st, int rv)
 	case -EBADMSG:
 		st->invalid++;
 		break;
+	case -ESTALE:
+		st->gc_since++; /* classes were unloaded while it was read */
+		break;
 	default:
 		st->unreadable++;
 		break;
@@ -237,25 +244,85 @@ static uint32_t find_interpreted(struct javaframes *jf, struct jvmstate *j,
 	return named;
 }
 
+/* Read j's unloaded-class count into its window: 0 with *v, -ENOENT (none), a read error. */
+static int read_epoch(struct javaframes *jf, struct jvmstate *j, uint32_t pid, uint64_t *v)
+{
+	uint64_t t0 = fg_now_ns(), t1;
+	int rv = interp_unload_count(jf->namer, pid, &j->l, &j->unload_count, v);
+
+	t1 = fg_now_ns();
+	j->epoch_read = t1;
+	if (rv == 0)
+		interp_epoch_note(&j->ep, t0, *v, t1);
+	return rv;
+}
+
+/* All nreq requests stay unknown for a GC or unloading since the sample. */
+static bool unknown_since(struct javaframes *jf, uint32_t nreq)
+{
+	jf->st.gc_since += nreq;
+	jf->st.unknown += nreq;
+	return false;
+}
+
 /*
- * Then the names. Metadata is freed only by class unloading, inside a GC: with the agent's GC
- * clock (read before and, if memory was read, after), a sample taken before a GC that has
- * begun since is not named at all, and cached methods read since the last GC began are
- * trusted without a read; without the clock every cached method is re-read. False when the
- * requests must stay unknown (counted).
+ * With the JVM's unloaded-class count: metadata is freed only after the count moved, so a sample
+ * taken while the count held its current value is named from memory read now, as long as the
+ * count still holds that value after the reads. Names read across a move are taken back.
+ * -ENOENT when the JVM has no count (the GC clock decides).
+ */
+static int name_by_epoch(struct javaframes *jf, struct jvmstate *j, const struct javaframes_in *in,
+			 uint32_t nreq)
+{
+	uint64_t stamp, v, ets, v2, reads;
+	struct interp_stats ns;
+	int rv = read_epoch(jf, j, in->pid, &v);
+
+	if (rv == -ENOENT)
+		return rv;
+	if (rv != 0) {
+		jf->st.unreadable += nreq;
+		jf->st.unknown += nreq;
+		return -EAGAIN;
+	}
+	/* Unloading since the sample, or no read vouches for its time: nothing to trust. */
+	if (interp_epoch_at(&j->ep, in->ts, &ets) != 0 || ets != v) {
+		unknown_since(jf, nreq);
+		return -EAGAIN;
+	}
+	stamp = fg_now_ns();
+	interp_stats(jf->namer, &ns);
+	reads = ns.reads;
+	interp_name_many_epoch(jf->namer, in->pid, &j->l, jf->req, nreq, jf->lines, ets, stamp);
+	interp_stats(jf->namer, &ns);
+	if (ns.reads == reads)
+		return 0; /* every name trusted under the sample's epoch */
+	rv = read_epoch(jf, j, in->pid, &v2);
+	interp_epoch_settle(jf->namer, in->pid, jf->req, nreq, rv == 0 && v2 == ets);
+	return 0;
+}
+
+/*
+ * Then the names. Metadata is freed only by class unloading, inside a GC. With the JVM's
+ * unloaded-class count, see name_by_epoch(). Without it, with the agent's GC clock (read before
+ * and, if memory was read, after), a sample taken before a GC that has begun since is not named
+ * at all, and cached methods read since the last GC began are trusted without a read; without
+ * the clock every cached method is re-read. False when the requests must stay unknown
+ * (counted).
  */
 static bool name_requests(struct javaframes *jf, struct jvmstate *j, const struct javaframes_in *in,
 			  uint32_t nreq)
 {
-	uint64_t stamp = fg_now_ns(), start = 0, end = 0, s2, e2, reads;
-	int rv = interp_gc_clock(jf->namer, in->pid, &j->l, &start, &end);
+	uint64_t stamp, start = 0, end = 0, s2, e2, reads;
+	int rv = name_by_epoch(jf, j, in, nreq);
 	struct interp_stats ns;
 
-	if (rv == 0 && (start > in->ts || start > end)) {
-		jf->st.gc_since += nreq;
-		jf->st.unknown += nreq;
-		return false;
-	}
+	if (rv != -ENOENT)
+		return rv == 0;
+	stamp = fg_now_ns();
+	rv = interp_gc_clock(jf->namer, in->pid, &j->l, &start, &end);
+	if (rv == 0 && (start > in->ts || start > end))
+		return unknown_since(jf, nreq);
 	if (rv != 0 && rv != -ENOENT) {
 		jf->st.unreadable += nreq;
 		jf->st.unknown += nreq;
@@ -267,12 +334,8 @@ static bool name_requests(struct javaframes *jf, struct jvmstate *j, const struc
 			 rv == 0 ? start : UINT64_MAX, stamp);
 	interp_stats(jf->namer, &ns);
 	if (rv == 0 && ns.reads != reads &&
-	    (interp_gc_clock(jf->namer, in->pid, &j->l, &s2, &e2) != 0 || s2 != start || s2 > e2)) {
-		/* A GC began while we read: what we read may be half old, half new. */
-		jf->st.gc_since += nreq;
-		jf->st.unknown += nreq;
-		return false;
-	}
+	    (interp_gc_clock(jf->namer, in->pid, &j->l, &s2, &e2) != 0 || s2 != start || s2 > e2))
+		return unknown_since(jf, nreq); /* a GC began while we read: half old, half new */
 	return true;
 }
 
@@ -292,6 +355,13 @@ uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 	j = jvm_of(jf, in->pid, in->tab);
 	refresh(jf, j);
 	interp_begin_sample(jf->namer);
+	/* Every sample of the JVM keeps the count's window current (at most every EPOCH_NS): a
+	 * sample is named only inside it. */
+	if (j->usable && j->l.unload_slot && fg_now_ns() - j->epoch_read >= EPOCH_NS) {
+		uint64_t v;
+
+		(void)read_epoch(jf, j, in->pid, &v);
+	}
 	named = find_interpreted(jf, j, in, n, out, &nreq);
 	if (nreq && !name_requests(jf, j, in, nreq))
 		return named;

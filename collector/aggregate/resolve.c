@@ -37,6 +37,10 @@ static int resolve_native(void *ctx, uint32_t pid, uint64_t addr, bool ret,
 		break;
 	case SYM_UNKNOWN_IN_MODULE:
 		out->module = r.module;
+		/* "libc.so.6+0x8a9b2": where to look it up, still counted as unresolved. */
+		symbolizer_format(&r, SYMBOLIZER_STYLE_PERF, rc->label, sizeof(rc->label));
+		out->name = rc->label;
+		out->unresolved = true;
 		break;
 	case SYM_ANON_EXEC:
 	case SYM_NO_MAPPING:
@@ -89,7 +93,7 @@ static int resolve_jit(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool
 		return 1;
 	}
 	*kind = STACKAGG_JIT_COMPILED;
-	n = no_inline ? 0 : codetab_inline_chain(b, addr, ret, names, max);
+	n = no_inline ? 0 : codetab_inline_chain(b, addr, names, max);
 	if (n <= 0) {
 		names[0] = b->name;
 		n = 1;

@@ -21,6 +21,7 @@
 
 #include "array.h"
 #include "fghash.h"
+#include "framelabel.h"
 #include "htab.h"
 
 #define PENDING_JIT (1ull << 63)
@@ -146,7 +147,7 @@ enum stackagg_class stackagg_kind_class(enum stackagg_kind kind)
  * Where a thread's stack begins: the C library's thread and process entries, the launcher's
  * JavaMain, HotSpot's thread entry, or StubRoutines::call_stub (the VM's entry into Java).
  */
-static bool is_root_name(enum stackagg_kind kind, const char *name, size_t len)
+bool stackagg_root_name(const char *name, size_t len)
 {
 	static const char *const roots[] = {
 		"start_thread", "clone3",
@@ -156,12 +157,15 @@ static bool is_root_name(enum stackagg_kind kind, const char *name, size_t len)
 		"call_stub",	"StubRoutines::call_stub",
 	};
 
-	if (kind != STACKAGG_NATIVE && kind != STACKAGG_STUB)
-		return false;
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
 		if (strlen(roots[i]) == len && memcmp(roots[i], name, len) == 0)
 			return true;
 	return false;
+}
+
+static bool is_root_name(enum stackagg_kind kind, const char *name, size_t len)
+{
+	return (kind == STACKAGG_NATIVE || kind == STACKAGG_STUB) && stackagg_root_name(name, len);
 }
 
 static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolved,
@@ -443,7 +447,7 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 		id = CACHE_JIT;
 	} else {
 		if (ns.name)
-			id = intern_str(a, STACKAGG_NATIVE, ns.name);
+			id = intern(a, STACKAGG_NATIVE, ns.unresolved, ns.name, strlen(ns.name));
 		else
 			id = intern_unknown(a, STACKAGG_NATIVE, ns.module, "unmapped");
 		if (id < 0)
@@ -836,14 +840,11 @@ int stackagg_write_folded(const struct stackagg *a, FILE *f)
 		for (uint32_t k = 0; k < e->n; k++) {
 			const struct frame *fr = &a->frames[a->ids[e->off + k]];
 			const char *suf = stackagg_suffix((enum stackagg_kind)fr->kind);
-			size_t sl = strlen(suf);
 
 			if (k)
 				*p++ = ';';
-			memcpy(p, fr->name, fr->len);
-			p += fr->len;
-			memcpy(p, suf, sl);
-			p += sl;
+			/* room: len counts name + 5 per frame (';' and the suffix) and 24 more */
+			p += framelabel_format(fr->name, suf, p, len - (size_t)(p - lines[nl].s));
 		}
 		p += snprintf(p, 24, " %llu", (unsigned long long)e->count);
 		lines[nl].len = (size_t)(p - lines[nl].s);
@@ -870,4 +871,52 @@ void stackagg_stats(const struct stackagg *a, struct stackagg_stats *out)
 	*out = a->st;
 	out->stacks = a->nstacks;
 	out->interned = a->nframes;
+}
+
+struct stackagg_labels {
+	const struct stackagg *a;
+	size_t n;
+	char **v; /* frame id -> label, NULL until asked for */
+};
+
+struct stackagg_labels *stackagg_labels_new(const struct stackagg *a)
+{
+	struct stackagg_labels *fl = calloc(1, sizeof(*fl));
+	size_t n = stackagg_frame_count(a);
+
+	if (!fl || !(fl->v = calloc(n ? n : 1, sizeof(*fl->v)))) {
+		free(fl);
+		return NULL;
+	}
+	fl->a = a;
+	fl->n = n;
+	return fl;
+}
+
+void stackagg_labels_free(struct stackagg_labels *fl)
+{
+	if (!fl)
+		return;
+	for (size_t i = 0; i < fl->n; i++)
+		free(fl->v[i]);
+	free(fl->v);
+	free(fl);
+}
+
+const char *stackagg_labels_get(struct stackagg_labels *fl, uint32_t id)
+{
+	const char *name, *suf;
+	size_t len;
+
+	if (id >= fl->n)
+		return NULL;
+	if (fl->v[id])
+		return fl->v[id];
+	name = stackagg_frame_name(fl->a, id);
+	suf = stackagg_suffix(stackagg_frame_kind(fl->a, id));
+	len = strlen(name) + strlen(suf) + 1;
+	if (!(fl->v[id] = malloc(len)))
+		return NULL;
+	framelabel_format(name, suf, fl->v[id], len);
+	return fl->v[id];
 }

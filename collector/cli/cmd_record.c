@@ -24,6 +24,7 @@
 #include "cmds.h"
 #include "flame_fold.h"
 #include "flame_svg.h"
+#include "labels.h"
 #include "pprof.h"
 #include "session.h"
 #include "session_cli.h"
@@ -91,51 +92,8 @@ static int out_format(const char *path, enum out_fmt *fmt)
 
 /* ---- writers --------------------------------------------------------------------------- */
 
-struct names {
-	const struct stackagg *a;
-	const char **v;
-	char **owned;
-	size_t n;
-};
-
-/* Frame names with their FlameGraph suffix, computed once per frame id. */
-static int names_init(struct names *nm, const struct stackagg *a)
-{
-	size_t nf = stackagg_frame_count(a);
-
-	nm->a = a;
-	nm->n = nf;
-	nm->v = calloc(nf ? nf : 1, sizeof(*nm->v));
-	nm->owned = calloc(nf ? nf : 1, sizeof(*nm->owned));
-	if (!nm->v || !nm->owned)
-		return -ENOMEM;
-	for (size_t i = 0; i < nf; i++) {
-		const char *name = stackagg_frame_name(a, (uint32_t)i);
-		const char *suf = stackagg_suffix(stackagg_frame_kind(a, (uint32_t)i));
-
-		if (!*suf) {
-			nm->v[i] = name;
-			continue;
-		}
-		if (asprintf(&nm->owned[i], "%s%s", name, suf) < 0) {
-			nm->owned[i] = NULL;
-			return -ENOMEM;
-		}
-		nm->v[i] = nm->owned[i];
-	}
-	return 0;
-}
-
-static void names_fini(struct names *nm)
-{
-	for (size_t i = 0; nm->owned && i < nm->n; i++)
-		free(nm->owned[i]);
-	free(nm->owned);
-	free(nm->v);
-}
-
 struct emit {
-	struct names nm;
+	struct stackagg_labels *labels; /* frame id -> label (stackagg.h) */
 	const char *buf[STACKAGG_MAX_FRAMES];
 	struct flame *flame;
 	struct pprof *pprof;
@@ -147,7 +105,8 @@ static int emit_flame(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	struct emit *e = arg;
 
 	for (size_t i = 0; i < n; i++)
-		e->buf[i] = e->nm.v[ids[i]];
+		if (!(e->buf[i] = stackagg_labels_get(e->labels, ids[i])))
+			return -ENOMEM;
 	return flame_add(e->flame, e->buf, n, count);
 }
 
@@ -157,7 +116,8 @@ static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	size_t th = e->multi && n > 1 ? 1 : 0; /* the thread root frame */
 
 	for (size_t i = 0; i < n; i++)
-		e->buf[i] = e->nm.v[ids[i]];
+		if (!(e->buf[i] = stackagg_labels_get(e->labels, ids[i])))
+			return -ENOMEM;
 	return pprof_add(e->pprof, e->buf, n, (int64_t)count, e->buf[th]);
 }
 
@@ -182,9 +142,11 @@ static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi
 			rv = -EIO;
 		goto out;
 	}
-	rv = names_init(&e->nm, a);
-	if (rv != 0)
+	e->labels = stackagg_labels_new(a);
+	if (!e->labels) {
+		rv = -ENOMEM;
 		goto out;
+	}
 	if (fmt == OUT_SVG) {
 		struct flame_opts o;
 
@@ -225,7 +187,7 @@ static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi
 out:
 	flame_free(e->flame);
 	pprof_free(e->pprof);
-	names_fini(&e->nm);
+	stackagg_labels_free(e->labels);
 	free(e);
 	return rv;
 }
@@ -345,17 +307,25 @@ static void print_unwind_summary(const struct session_summary *sm)
 	       "user stacks: %s unwound from the stack copy and the JVM's frame facts, the rest "
 	       "by frame pointers; reached a thread root (start_thread, JavaMain, call_stub): %s",
 	       vm, root);
+	if (v->hybrid)
+		fg_err(CMD,
+		       "  frame pointers stopped short of a thread root in %llu samples; continued "
+		       "from the stack copy (CFI and frame facts) to the root: %llu (the vm "
+		       "unwinder's walks below include them)",
+		       (unsigned long long)v->hybrid, (unsigned long long)v->hybrid_rooted);
 	if (v->samples)
 		fg_err(CMD,
 		       "  vm unwinder: %llu walks, %.1f frames each, %.2f us each; ended at the "
-		       "root %llu, [truncated] by the %u-byte copy %llu, at max depth %llu, lost "
+		       "root %llu, [truncated] by the %u-byte copy %llu (continued to the root by "
+		       "the kernel's chain %llu), at max depth %llu, lost "
 		       "%llu (in compiled code %llu, stubs %llu, the interpreter %llu, native code "
-		       "%llu, code not announced yet %llu, not code %llu); deoptimised frames %llu",
+		       "%llu, code not announced yet %llu, not code %llu); deoptimised frames %llu; "
+		       "walked again once the code tables were complete up to their time %llu",
 		       (unsigned long long)v->samples, (double)v->frames / (double)v->samples,
 		       (double)v->ns / 1e3 / (double)v->samples,
 		       (unsigned long long)v->end[UNW_END_ROOT], sm->stack_copy,
 		       (unsigned long long)v->end[UNW_END_TRUNCATED],
-		       (unsigned long long)v->end[UNW_END_MAX],
+		       (unsigned long long)v->past_copy, (unsigned long long)v->end[UNW_END_MAX],
 		       (unsigned long long)v->end[UNW_END_LOST],
 		       (unsigned long long)v->lost_at[UNW_COMPILED],
 		       (unsigned long long)v->lost_at[UNW_STUB] +
@@ -363,7 +333,8 @@ static void print_unwind_summary(const struct session_summary *sm)
 		       (unsigned long long)v->lost_at[UNW_INTERP],
 		       (unsigned long long)v->lost_at[UNW_NATIVE],
 		       (unsigned long long)v->lost_at[UNW_ANON],
-		       (unsigned long long)v->lost_at[UNW_NOT_CODE], (unsigned long long)v->deopt);
+		       (unsigned long long)v->lost_at[UNW_NOT_CODE], (unsigned long long)v->deopt,
+		       (unsigned long long)v->deferred);
 	if (v->checked || v->check_broken) {
 		pct(agree, sizeof(agree), v->agreed, v->checked);
 		fg_err(CMD,
@@ -560,8 +531,16 @@ static void run(struct session *s, uint64_t duration_s)
 	uint64_t deadline = duration_s ? fg_now_ns() + duration_s * 1000000000ull : UINT64_MAX;
 	int rv;
 
-	while (!stop_flag && fg_now_ns() < deadline && !session_done(s)) {
-		rv = session_step(s, 100);
+	while (!stop_flag && !session_done(s)) {
+		uint64_t now = fg_now_ns();
+
+		if (now >= deadline)
+			break;
+		/* Until the deadline: the recording wakes for its own work (session.h); the
+		 * second's cap only bounds a wake-up the kernel might not give. */
+		rv = session_step(s, deadline - now > 1000000000ull
+					     ? 1000
+					     : (int)((deadline - now + 999999ull) / 1000000ull));
 		print_notes(s);
 		if (rv != 0 && rv != -EINTR) {
 			fg_err(CMD, "sampling failed: %s; writing what was recorded",
@@ -602,16 +581,12 @@ static int report(struct session *s, const struct env *env)
 	/* The labels of rolling profiles: service, container, host PID, host. */
 	if (so->target == SESSION_TARGET_PID) {
 		struct session_target_info ti = { .service = "", .container_id = "" };
-		char svc[160];
+		struct prof_labels pl;
 
 		if (session_target_count(s) > 0)
 			session_target_at(s, 0, &ti);
-		if (ti.service[0])
-			snprintf(svc, sizeof(svc), "%s", ti.service);
-		else
-			snprintf(svc, sizeof(svc), "pid-%u", so->pid);
-		snprintf(title, sizeof(title), "CPU: %s | container %.12s | PID %u | host %s", svc,
-			 ti.container_id[0] ? ti.container_id : "none", so->pid, host);
+		prof_labels_set(&pl, ti.service, ti.container_id, so->pid, host);
+		prof_labels_title(&pl, title, sizeof(title));
 	} else if (so->target == SESSION_TARGET_CONTAINER) {
 		snprintf(title, sizeof(title), "CPU: container %.12s | host %s", so->container,
 			 host);

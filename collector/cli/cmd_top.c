@@ -156,7 +156,7 @@ static void run(struct session *s, const struct env *env, bool tty, unsigned int
 		uint64_t now = fg_now_ns();
 		int wait_ms = now >= next ? 0 : (int)((next - now) / 1000000ull);
 
-		rv = session_step(s, wait_ms < 100 ? wait_ms : 100);
+		rv = session_step(s, wait_ms < 1000 ? wait_ms : 1000); /* see cmd_record.c */
 		while (!tty && session_next_note(s, note, sizeof(note)))
 			fg_err(CMD, "%s", note);
 		if (rv != 0 && rv != -EINTR) {

@@ -874,14 +874,12 @@ const struct fgp_vm_layout *codetab_layout(const struct codetab *t, uint32_t *ge
 
 /* ---- queries ------------------------------------------------------------------------- */
 
-int codetab_inline_chain(const struct codeblob *b, uint64_t addr, bool is_return_addr,
-			 const char **names, size_t max)
+int codetab_inline_chain(const struct codeblob *b, uint64_t addr, const char **names, size_t max)
 {
 	const struct codetab_inline *inl = b->inl;
 	uint64_t off;
 	size_t lo = 0, hi, n;
 
-	(void)is_return_addr;
 	if (!inl || inl->n_pcs == 0 || addr < b->addr || addr >= blob_end(b) + 1)
 		return 0;
 	off = addr - b->addr;

@@ -32,6 +32,15 @@ const char *prof_labels_service(const struct prof_labels *l, char *buf, size_t c
 	return buf;
 }
 
+void prof_labels_title(const struct prof_labels *l, char *out, size_t cap)
+{
+	char sb[24];
+
+	snprintf(out, cap, "CPU: %s | container %.12s | PID %u | host %s",
+		 prof_labels_service(l, sb, sizeof(sb)),
+		 l->container_id[0] ? l->container_id : "none", l->host_pid, l->hostname);
+}
+
 static int alnum(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');

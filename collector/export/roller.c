@@ -25,6 +25,7 @@
 #include "profdir.h"
 #include "push.h"
 #include "session.h"
+#include "session_seam.h"
 #include "stackagg.h"
 #include "util.h"
 
@@ -41,6 +42,7 @@ struct roller {
 	atomic_bool stop;
 	pthread_mutex_t mu;
 	struct roller_stats st;
+	uint64_t (*now)(void); /* the monotonic clock (o.seams) */
 };
 
 static void say(struct roller *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -92,31 +94,11 @@ struct cut {
 	size_t nt;
 	struct jprof *jp;
 	uint32_t *rootmap; /* frame id -> target + 1; UINT32_MAX: not a target; 0: not looked up */
-	char **labels;	   /* frame id -> name with suffix, computed once */
+	struct stackagg_labels *labels; /* frame id -> label (stackagg.h), built once */
 	size_t nframes;
 	const char *buf[STACKAGG_MAX_FRAMES];
 	uint64_t other;
 };
-
-static const char *label(struct cut *c, uint32_t id)
-{
-	if (!c->labels[id]) {
-		const char *name = stackagg_frame_name(c->agg, id);
-		const char *suf = stackagg_suffix(stackagg_frame_kind(c->agg, id));
-
-		if (asprintf(&c->labels[id], "%s%s", name, suf) < 0) {
-			c->labels[id] = NULL;
-			return NULL;
-		}
-		/* Keep folded lines parseable (as stackagg_write_folded does). */
-		for (char *p = c->labels[id]; *p; p++)
-			if (*p == ';')
-				*p = ':';
-			else if (*p == '\n')
-				*p = ' ';
-	}
-	return c->labels[id];
-}
 
 static uint32_t target_of(struct cut *c, uint32_t root)
 {
@@ -161,7 +143,7 @@ static int on_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 		}
 	}
 	for (size_t i = 1; i < n; i++) {
-		c->buf[i - 1] = label(c, ids[i]);
+		c->buf[i - 1] = stackagg_labels_get(c->labels, ids[i]);
 		if (!c->buf[i - 1]) {
 			j->failed = true;
 			return 0;
@@ -196,11 +178,10 @@ static int render_svg(struct jprof *j, const char *title, const char *subtitle, 
 }
 
 /* The SVG's title and subtitle: the labels, then the interval in UTC and the samples. */
-static void titles(const struct roller *r, const struct prof_labels *pl, uint32_t pid,
-		   const struct jprof *j, int64_t start, int64_t end, unsigned hz, char *title,
-		   size_t tlen, char *subtitle, size_t slen)
+static void titles(const struct prof_labels *pl, const struct jprof *j, int64_t start, int64_t end,
+		   unsigned hz, char *title, size_t tlen, char *subtitle, size_t slen)
 {
-	char t0[32], t1[32], sb[24];
+	char t0[32], t1[32];
 	time_t ts;
 	struct tm tm;
 
@@ -210,9 +191,7 @@ static void titles(const struct roller *r, const struct prof_labels *pl, uint32_
 	ts = (time_t)(end / (int64_t)NSEC);
 	gmtime_r(&ts, &tm);
 	strftime(t1, sizeof(t1), "%H:%M:%S", &tm);
-	snprintf(title, tlen, "CPU: %s | container %.12s | PID %u | host %s",
-		 prof_labels_service(pl, sb, sizeof(sb)),
-		 pl->container_id[0] ? pl->container_id : "none", pid, r->hostname);
+	prof_labels_title(pl, title, tlen);
 	snprintf(subtitle, slen, "%s - %s UTC, %llu samples at %u Hz", t0, t1,
 		 (unsigned long long)j->samples, hz);
 }
@@ -290,8 +269,7 @@ static void emit_one(struct cut *c, const struct session_target_info *ti, struct
 		return;
 	}
 	prof_labels_set(&pl, ti->service, ti->container_id, ti->pid, r->hostname);
-	titles(r, &pl, ti->pid, j, start, end, hz, title, sizeof(title), subtitle,
-	       sizeof(subtitle));
+	titles(&pl, j, start, end, hz, title, sizeof(title), subtitle, sizeof(subtitle));
 	pprof_set_time(j->pprof, start, end - start);
 	label_pprof(j->pprof, &pl, ti->pid, r->hostname);
 	if ((r->o.push || r->o.pprof_files) && (rv = pprof_encode_gz(j->pprof, &gz, &gz_len))) {
@@ -327,7 +305,7 @@ static void cut(struct roller *r, struct session *s, int64_t start, int64_t end)
 	c.nframes = stackagg_frame_count(agg);
 	c.jp = calloc(c.nt ? c.nt : 1, sizeof(*c.jp));
 	c.rootmap = calloc(c.nframes ? c.nframes : 1, sizeof(*c.rootmap));
-	c.labels = calloc(c.nframes ? c.nframes : 1, sizeof(*c.labels));
+	c.labels = stackagg_labels_new(agg);
 	if (c.jp && c.rootmap && c.labels) {
 		(void)stackagg_foreach(agg, on_stack, &c);
 		for (size_t i = 0; i < c.nt; i++) {
@@ -349,9 +327,7 @@ static void cut(struct roller *r, struct session *s, int64_t start, int64_t end)
 		flame_free(c.jp[i].flame);
 		pprof_free(c.jp[i].pprof);
 	}
-	for (size_t i = 0; c.labels && i < c.nframes; i++)
-		free(c.labels[i]);
-	free(c.labels);
+	stackagg_labels_free(c.labels);
 	free(c.rootmap);
 	free(c.jp);
 	stackagg_free(agg);
@@ -371,7 +347,7 @@ static struct session *open_session(struct roller *r)
 	};
 	struct session *s;
 	char why[512];
-	int rv = session_open(&so, &s, why, sizeof(why));
+	int rv = session_open_seams(&so, r->o.seams, &s, why, sizeof(why));
 
 	if (rv != 0) {
 		say(r, "profiles: cannot start sampling: %s; retrying in %llu s", why,
@@ -417,7 +393,7 @@ static bool ensure_session(struct roller *r, struct loop *l)
 {
 	if (l->s)
 		return true;
-	if (fg_now_ns() < l->retry_at) {
+	if (r->now() < l->retry_at) {
 		struct timespec ts = { 0, 100000000 };
 
 		nanosleep(&ts, NULL);
@@ -425,10 +401,10 @@ static bool ensure_session(struct roller *r, struct loop *l)
 	}
 	l->s = open_session(r);
 	if (!l->s) {
-		l->retry_at = fg_now_ns() + RETRY_NS;
+		l->retry_at = r->now() + RETRY_NS;
 		return false;
 	}
-	l->born = fg_now_ns();
+	l->born = r->now();
 	l->next_cut = l->born + r->o.interval_ns;
 	l->start = wall_ns();
 	return true;
@@ -480,7 +456,7 @@ static void next_interval(struct roller *r, struct loop *l, uint64_t now)
 		if (fresh) {
 			session_close(l->s);
 			l->s = fresh;
-			l->born = fg_now_ns();
+			l->born = r->now();
 			l->start = wall_ns();
 		}
 	}
@@ -500,7 +476,7 @@ static void *run(void *arg)
 			continue;
 		rv = session_step(l.s, 100);
 		notes(r, l.s);
-		now = fg_now_ns();
+		now = r->now();
 		if ((rv != 0 && rv != -EINTR) || session_source_lost(l.s))
 			lose_session(r, &l, rv, now);
 		else if (now >= l.next_cut)
@@ -528,6 +504,7 @@ int roller_start(const struct roller_opts *o, struct roller **out)
 		return -EINVAL;
 	}
 	r->o = *o;
+	r->now = o->seams && o->seams->now ? o->seams->now : fg_now_ns;
 	if (!r->o.recycle_ns)
 		r->o.recycle_ns = 3600 * NSEC;
 	r->ctl_path = strdup(o->ctl_path);

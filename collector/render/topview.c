@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framelabel.h"
 #include "stackagg.h"
 
 struct build {
@@ -108,25 +109,29 @@ int topview_print(FILE *f, const struct stackagg *a, const struct topview *tv, s
 		return -EIO;
 	for (size_t i = 0; i < tv->n && i < max_rows; i++) {
 		const struct topview_row *r = &tv->rows[i];
-		enum stackagg_kind k = stackagg_frame_kind(a, r->id);
-		const char *name = stackagg_frame_name(a, r->id);
-		const char *suf = stackagg_suffix(k);
-		int nl = (int)strlen(name), sl = (int)strlen(suf);
+		const char *suf = stackagg_suffix(stackagg_frame_kind(a, r->id));
+		char lab[STACKAGG_MAX_NAME + 8];
+		int ll = (int)framelabel_format(stackagg_frame_name(a, r->id), suf, lab,
+						sizeof(lab));
+		int sl = (int)strlen(suf), nl;
 
-		if (nl + sl > namew) {
+		if (ll > (int)sizeof(lab) - 1)
+			ll = (int)sizeof(lab) - 1;
+		nl = ll - sl;
+		if (ll > namew) {
 			/* Keep the end of the name: for Java, Class::method is what matters. */
 			int keep = namew - sl - 3;
 
 			if (keep < 1)
 				keep = 1;
-			if (fprintf(f, "%6.2f%% %6.2f%% %9llu  ...%s%s\n", 100.0 * r->self / all,
+			if (fprintf(f, "%6.2f%% %6.2f%% %9llu  ...%s\n", 100.0 * r->self / all,
 				    100.0 * r->total / all, (unsigned long long)r->self,
-				    name + nl - (keep < nl ? keep : nl), suf) < 0)
+				    lab + nl - (keep < nl ? keep : nl)) < 0)
 				return -EIO;
 			continue;
 		}
-		if (fprintf(f, "%6.2f%% %6.2f%% %9llu  %s%s\n", 100.0 * r->self / all,
-			    100.0 * r->total / all, (unsigned long long)r->self, name, suf) < 0)
+		if (fprintf(f, "%6.2f%% %6.2f%% %9llu  %s\n", 100.0 * r->self / all,
+			    100.0 * r->total / all, (unsigned long long)r->self, lab) < 0)
 			return -EIO;
 	}
 	return 0;

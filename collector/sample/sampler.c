@@ -81,6 +81,8 @@ struct sampler {
 	struct htab lock;    /* tid -> owner tid, | LOCK_EXITED once it exited */
 	struct htab opened;  /* pid << 32 | tid -> 1: threads covered (own or inherited) */
 	struct htab targets; /* pid -> 1 */
+	void (*listed)(void *arg, pid_t pid, pid_t tid); /* sampler_opts.listed */
+	void *listed_arg;
 };
 
 static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
@@ -188,8 +190,9 @@ static int ring_open(struct sampler *s, struct ring *r, int cpu)
 	a.sample_period = 0;
 	a.disabled = 0;
 	a.exclude_kernel = 1; /* counts nothing; no need to ask for kernel privileges */
+	/* Readable at every record: the reader decides how often to drain (sampler.h). */
 	a.watermark = 1;
-	a.wakeup_watermark = (uint32_t)(data / 4);
+	a.wakeup_watermark = 1;
 	/* On our main thread, which lives as long as we do: an owner whose task exited would
 	 * make the fd report POLLHUP for ever. */
 	fd = sys_perf_event_open(&a, getpid(), cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -359,6 +362,8 @@ static int open_threads(struct sampler *s, pid_t pid)
 				continue;
 			if (htab_get(&s->opened, key | (uint64_t)tid))
 				continue;
+			if (s->listed)
+				s->listed(s->listed_arg, pid, (pid_t)tid);
 			rv = open_task(s, pid, (pid_t)tid);
 			if (rv == -ESRCH) { /* exited meanwhile */
 				rv = 0;
@@ -520,6 +525,8 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, s
 	if (!s)
 		return -ENOMEM;
 	s->epfd = -1;
+	s->listed = opts->listed;
+	s->listed_arg = opts->listed_arg;
 	if ((rv = setup(s, opts)) != 0)
 		goto fail;
 	s->info.scope = pick_scope(opts, pids, n, s->info.ncpus);

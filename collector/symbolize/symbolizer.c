@@ -18,6 +18,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,7 +411,8 @@ static void lookup_user(struct symbolizer *sz, pid_t pid, uint64_t a, uint64_t a
 	}
 	if (elfsym_offset_to_vaddr(es, out->offset, (m->prot & PROCMAP_X) != 0, &vaddr) != 0)
 		return;
-	out->offset = vaddr + (addr - a);
+	/* Unnamed: the looked-up instruction (the call of a return address), for addr2line. */
+	out->offset = vaddr;
 	if (elfsym_lookup(es, vaddr, ELFSYM_DEMANGLE, &name, &soff) != 0)
 		return;
 	out->name = name;
@@ -436,11 +438,19 @@ int symbolizer_lookup(struct symbolizer *sz, pid_t pid, uint64_t addr, bool is_r
 int symbolizer_format(const struct sym_result *r, enum symbolizer_style style, char *buf,
 		      size_t len)
 {
+	bool fg = style == SYMBOLIZER_STYLE_FLAMEGRAPH;
+
 	if (r->status == SYM_RESOLVED && r->name)
 		return snprintf(buf, len, "%s", r->name);
 	if (!r->module || !r->module[0])
 		return snprintf(buf, len, "[unknown]");
-	if (style == SYMBOLIZER_STYLE_FLAMEGRAPH)
+	/* A file's (or the vDSO's) offset is what addr2line and perf take; anonymous memory's
+	 * or the kernel's would mean nothing to them. */
+	if (r->status == SYM_UNKNOWN_IN_MODULE && !r->kernel &&
+	    (r->module[0] != '[' || strcmp(r->module, "[vdso]") == 0))
+		return snprintf(buf, len, fg ? "[%s+0x%" PRIx64 "]" : "%s+0x%" PRIx64, r->module,
+				r->offset);
+	if (fg)
 		return snprintf(buf, len, r->module[0] == '[' ? "%s" : "[%s]", r->module);
 	return snprintf(buf, len, "[unknown] (%s)", r->module);
 }

@@ -11,9 +11,13 @@
 #     no capabilities, a read-only root, the socket directory mounted read-only;
 #   * stock `perf record -g -p HOSTPID` on the host names >= 95% of each JVM's JIT frames;
 #   * `fgcollect record --container ID` through `podman exec` names Java, native and kernel
-#     frames, each < 5% unknown, with glibc's stripped frames named from a debuginfod server
-#     (Debian's debuginfod serving libc6-dbg, reachable only on the collector's own loopback);
-#     the same recording without DEBUGINFOD_URLS is measured and shown for comparison;
+#     frames, each < 5% unknown, with glibc's stripped frames (start_thread, the root of every
+#     thread) named from the collector image's libc6-dbg, no network needed;
+#   * a one-shot collector without those local debug files (a tmpfs over /usr/lib/debug) shows
+#     the frames it cannot name as module+offset (libc.so.6+0x...), never a bare [unknown], and
+#     names them again from a debuginfod server (Debian's debuginfod serving libc6-dbg,
+#     reachable only on the collector's own loopback); the native unknown share without and with
+#     the local debug files is measured and shown;
 #   * `fgcollect top` through `podman exec` shows Java names;
 #   * the collector's `watch --profile-every` writes rolling profiles of both app containers
 #     while the recordings above run beside it;
@@ -85,7 +89,9 @@ collector_args "${CAPS[@]}"
 # Rolling profiles too (the host's /tmp is the container's): sampling for them runs beside the
 # recordings below, as on a node where someone records while watch keeps profiles.
 mkdir -m 0755 "$FG_TMP/profiles"
-ct_podman run -d --name "$P-collector" "${COLL[@]}" \
+# The daemon's control socket directory comes from the host, for the one-shot record below.
+mkdir -m 0700 "$FG_TMP/ctl"
+ct_podman run -d --name "$P-collector" "${COLL[@]}" -v "$FG_TMP/ctl:/run/fgcollect-ctl" \
 	-v "$SOCK:/var/run/fgcollect" -v /tmp:/tmp "$CT_COLLECTOR" \
 	watch --socket /var/run/fgcollect/fgcollect.sock --profile-every 5s --out "$FG_TMP/profiles" \
 	>/dev/null || fg_fail "podman run of the collector failed"
@@ -147,38 +153,62 @@ dbg_ready() {
 fg_wait 60 dbg_ready || fg_fail "debuginfod does not serve libc's debug file: $(tail -n 5 "$FG_TMP/debuginfod.log")"
 
 # ---- fgcollect record --container through podman exec ---------------------------------------
-# record_ct APP OUT [ENV...]: sets U_JAVA/U_NATIVE/U_KERNEL ("unknown total") from the summary.
+# record_ct APP OUT [exec|oneshot] [ENV...]: sets U_JAVA/U_NATIVE/U_KERNEL ("unknown total") from
+# the summary. exec: in the collector container; oneshot: a collector of its own beside it, with
+# the same capabilities, sockets and network namespace but no local debug files (an empty
+# tmpfs: podman would copy the image's files into it by default).
 record_ct() {
-	local a=$1 out=$2 line
-	shift 2
-	ct_podman exec "$@" "$P-collector" fgcollect record --container "${ID[$a]:0:12}" \
-		--duration 4 --freq 499 -o "$out.folded" 2>"$out.err" ||
-		{ cat "$out.err" >&2; fg_fail "$a: fgcollect record --container ${ID[$a]:0:12} failed"; }
+	local a=$1 out=$2 how=${3:-exec} line
+	local args=(record --container "${ID[$a]:0:12}" --duration 4 --freq 499 -o "$out.folded")
+	shift 3 || shift $#
+	if [[ $how == exec ]]; then
+		ct_podman exec "$@" "$P-collector" fgcollect "${args[@]}" 2>"$out.err"
+	else
+		collector_args "${CAPS[@]}"
+		COLL=("${COLL[@]/#none/container:$P-collector}")
+		ct_podman run --rm "${COLL[@]}" --tmpfs /usr/lib/debug:notmpcopyup "$@" \
+			-v "$FG_TMP/ctl:/run/fgcollect-ctl" -v "$SOCK:/var/run/fgcollect" -v /tmp:/tmp \
+			"$CT_COLLECTOR" "${args[@]}" 2>"$out.err"
+	fi || { cat "$out.err" >&2; fg_fail "$a: fgcollect record --container ${ID[$a]:0:12} ($how) failed"; }
 	line=$(grep 'unresolved frames:' "$out.err") || { cat "$out.err" >&2; fg_fail "$a: record printed no summary"; }
 	read -r U_JAVA U_NATIVE U_KERNEL < <(sed -E 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*native [^(]*\(([0-9]+)/([0-9]+)\).*kernel [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2 \3/\4 \5/\6|' <<<"$line")
 	[[ $U_KERNEL == */* ]] || { cat "$out.err" >&2; fg_fail "$a: no kernel frames recorded ($line)"; }
-	fg_log "$a ($*): $line"
+	fg_log "$a ($how${*:+ $*}): $line"
 }
-pct() { awk -v f="$1" 'BEGIN { split(f, x, "/"); printf "%.1f", x[2] ? 100 * x[1] / x[2] : 100 }'; }
-below5() { awk -v f="$1" 'BEGIN { split(f, x, "/"); exit !(x[2] > 0 && x[1] * 100 < 5 * x[2]) }'; }
+pct() { f="$1" awk 'BEGIN { f = ENVIRON["f"]; split(f, x, "/"); printf "%.1f", x[2] ? 100 * x[1] / x[2] : 100 }'; }
+below5() { f="$1" awk 'BEGIN { f = ENVIRON["f"]; split(f, x, "/"); exit !(x[2] > 0 && x[1] * 100 < 5 * x[2]) }'; }
 
-record_ct app2 "$FG_TMP/rec-app2-plain"
+# Without local debug files (the image's /usr/lib/debug hidden) and without a debuginfod server:
+# glibc's internal frames cannot be named; they show where to look them up.
+record_ct app2 "$FG_TMP/rec-app2-nodebug" oneshot
 before=$U_NATIVE
+f=$FG_TMP/rec-app2-nodebug.folded
+grep -q ';libc\.so\.6+0x[0-9a-f]*;' "$f" ||
+	fg_fail "app2 without debug files: no unnamed glibc frame shown as libc.so.6+0x... in $f"
+! grep -q '\[unknown\] (libc\.so\.6)' "$f" ||
+	fg_fail "app2 without debug files: a bare [unknown] (libc.so.6) in $f"
+# The same, asking the debuginfod server: it has what the local files had.
+record_ct app2 "$FG_TMP/rec-app2-debuginfod" oneshot -e "DEBUGINFOD_URLS=http://127.0.0.1:$DBG_PORT"
+grep -q ';start_thread;' "$FG_TMP/rec-app2-debuginfod.folded" ||
+	fg_fail "app2: glibc's start_thread not named in $FG_TMP/rec-app2-debuginfod.folded (debuginfod)"
+grep -q 'debuginfod: [0-9]* lookups.* [1-9][0-9]* debug files found' "$FG_TMP/rec-app2-debuginfod.err" ||
+	fg_fail "app2: record found no debug file on the debuginfod server: $(grep debuginfod "$FG_TMP/rec-app2-debuginfod.err")"
+fg_log "app2: debuginfod named start_thread ($(pct "$U_NATIVE")% native unknown)"
+# The collector image as shipped: its libc6-dbg names glibc's frames of the apps' base image.
 for a in app1 app2; do
-	record_ct "$a" "$FG_TMP/rec-$a" -e "DEBUGINFOD_URLS=http://127.0.0.1:$DBG_PORT"
+	record_ct "$a" "$FG_TMP/rec-$a" exec
+	f=$FG_TMP/rec-$a.folded
+	grep -Eq '^([^;]*;){1,2}start_thread;' "$f" ||
+		fg_fail "$a: glibc's start_thread is not the root frame of any thread in $f (the collector image's libc6-dbg): $(grep -Eo '^([^;]*;){1,2}[^;]*' "$f" | sort | uniq -c | sort -rn | head -3)"
 	for k in JAVA NATIVE KERNEL; do
 		v=U_$k
 		below5 "${!v}" || { cat "$FG_TMP/rec-$a.err" >&2; fg_fail "$a: ${!v} ${k,,} frames unknown (>= 5%, or none)"; }
 	done
-	f=$FG_TMP/rec-$a.folded
 	grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$f" || fg_fail "$a: no named Java frame in $f"
-	grep -q ';start_thread;' "$f" || fg_fail "$a: glibc's start_thread not named in $f (debuginfod)"
 	grep -q '_\[k\]' "$f" || fg_fail "$a: no kernel frame in $f"
-	grep -q 'debuginfod: [0-9]* lookups.* [1-9][0-9]* debug files found' "$FG_TMP/rec-$a.err" ||
-		fg_fail "$a: record found no debug file on the debuginfod server: $(grep debuginfod "$FG_TMP/rec-$a.err")"
 	[[ $a == app2 ]] && after=$U_NATIVE
 done
-fg_log "native frames unknown in app2: $before ($(pct "$before")%) without debuginfod, $after ($(pct "$after")%) with it"
+fg_log "native frames unknown in app2: $before ($(pct "$before")%) without debug files, $after ($(pct "$after")%) with the collector image's"
 
 # ---- fgcollect top through podman exec -------------------------------------------------------
 timeout 60 podman --runtime runc --cgroup-manager cgroupfs exec "$P-collector" \
@@ -224,7 +254,7 @@ for drop in "${CAPS[@]}"; do
 		vdso=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";"); for (i = 1; i <= n; i++) if (f[i] ~ /^__vdso_/) v += $NF } END { print v + 0 }' \
 			"$FG_TMP/nocap-$drop.folded" 2>/dev/null || echo 0)
 		((rc == 0)) && [[ -n $nat ]] && read -r u n <<<"$nat" && ((n > 0 && u + vdso == n)) ||
-			{ cat "$FG_TMP/nocap-$drop.err" >&2; grep -v '^[^;]*\(;\[unknown\] ([^)]*)\|;__vdso_[^;]*\|;[^;]*_\[k\]\)* [0-9]*$' "$FG_TMP/nocap-$drop.folded" >&2
+			{ cat "$FG_TMP/nocap-$drop.err" >&2; grep -v '^[^;]*\(;\[unknown\] ([^)]*)\|;[^;]*+0x[0-9a-f]*\|;__vdso_[^;]*\|;[^;]*_\[k\]\)* [0-9]*$' "$FG_TMP/nocap-$drop.folded" >&2
 			fg_fail "without SYS_PTRACE every native frame but the vDSO's should be unknown (rc $rc, $vdso vDSO frames; $(now))"; }
 		echo "every native frame unknown ($u/$n, $vdso more in the vDSO): /proc/<pid>/maps and /proc/<pid>/root refused" >>"$FG_TMP/nocap-$drop.err" ;;
 	SYSLOG)
@@ -236,4 +266,4 @@ for drop in "${CAPS[@]}"; do
 	fg_log "without $drop: $(grep -E 'refused|unavailable' "$FG_TMP/nocap-$drop.err" | tail -n 1)"
 done
 
-fg_pass "podman: 2 JVM containers + collector, perf named JIT frames, record unknown java $(pct "$U_JAVA")% native $(pct "$after")% (was $(pct "$before")% without debuginfod) kernel $(pct "$U_KERNEL")%, top ok, caps ${CAPS[*]} each needed; $((SECONDS - T0)) s"
+fg_pass "podman: 2 JVM containers + collector, perf named JIT frames, record unknown java $(pct "$U_JAVA")% native $(pct "$after")% (was $(pct "$before")% without debug files) kernel $(pct "$U_KERNEL")%, top ok, caps ${CAPS[*]} each needed; $((SECONDS - T0)) s"

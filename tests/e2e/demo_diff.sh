@@ -28,12 +28,12 @@ read -r pa pb < <(sed -E 's/.*: ([0-9.]+)% of samples with trial division, ([0-9
 # Recompute from the two runs' comparable stacks (the diff's inputs): the named frame's shares
 # must be what the summary says.
 share() { # FILE FRAME: inclusive share (%) of FRAME in FILE
-	LC_ALL=C awk -v fr="$2" '{
+	LC_ALL=C fr="$2" awk 'BEGIN { fr = ENVIRON["fr"] } {
 		c = $NF; st = $0; sub(/ [^ ]+$/, "", st)
 		t += c; n = split(st, f, ";"); for (i = 1; i <= n; i++) if (f[i] == fr) { m += c; break }
 	} END { printf "%.1f\n", t ? 100 * m / t : -1 }' "$1"
 }
-near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 0.05 && d >= -0.05) }'; }
+near() { a="$1" b="$2" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; d = a - b; exit !(d <= 0.05 && d >= -0.05) }'; }
 s_a=$(share "$out/primes.cmp.folded" "$frame")
 s_b=$(share "$out/primes-sieve.cmp.folded" "$frame")
 near "$s_a" "$pa" || fg_fail "summary says $frame is $pa% of the trial run; primes.cmp.folded says $s_a%"
@@ -46,6 +46,6 @@ done
 [[ $frame =~ ^PrimeService::(countPrimes|isPrime)$ ]] ||
 	fg_fail "the biggest difference should be trial division's frame, not '$frame'"
 grep -qE "(^|;)${frame}_\[[ji0]\][; ]" "$out/primes.folded" || fg_fail "$frame is not a Java frame of primes.folded"
-awk -v a="$pa" -v b="$pb" 'BEGIN { exit !(a - b >= 30) }' ||
+a="$pa" b="$pb" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; exit !(a - b >= 30) }' ||
 	fg_fail "trial division should lose >= 30 points of share to the sieve ($pa% -> $pb%)"
 fg_pass "$line"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_collector_restart - issue 2 item 5(c): `fgcollect watch` is killed with SIGKILL (leaving
+# map_collector_restart - `fgcollect watch` is killed with SIGKILL (leaving
 # its socket file behind) and restarted, twice. The JVM keeps running unharmed, the agent
 # reconnects and replays, and the map (deleted while the collector was down, so it must be
 # rewritten from the replay) is complete again within 2 s: >= 95% of the methods the JVM itself

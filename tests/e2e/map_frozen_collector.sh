@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_frozen_collector - issue 9 item 3: `fgcollect watch` is frozen (SIGSTOP, a hung daemon)
+# map_frozen_collector - `fgcollect watch` is frozen (SIGSTOP, a hung daemon)
 # in the middle of a JIT storm (in-process javac in a namespace container) for 5 s. The JVM must
 # keep running at full speed meanwhile (it never waits for the collector), and once the daemon
 # is resumed (SIGCONT) it must catch up completely: after the storm, the map holds the full live

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_hostile_client - issue 2 item 5(e): hostile peers on the agent socket while a real JVM
+# map_hostile_client - hostile peers on the agent socket while a real JVM
 # still gets its map. Peers (tests/e2e/hostile_client.py): connect floods, disconnects in the
 # middle of the SP handshake (the nng 1.5.2 listener wedge), the wrong SP protocol, length
 # prefixes of 1 GiB and 2^40, random messages, 64 silent connections held open, and a valid

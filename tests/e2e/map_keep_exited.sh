@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_keep_exited - issue 2 item 4: when a JVM exits, `fgcollect watch --keep-exited D` keeps
+# map_keep_exited - when a JVM exits, `fgcollect watch --keep-exited D` keeps
 # its /tmp/perf-<hostpid>.map (stock perf can still report on a recording of the dead JVM) for
 # D, then removes it; and it never removes a file that is no longer the one it wrote.
 set -euo pipefail
@@ -25,18 +25,19 @@ gone_after=$(($(fg_ms) - t_exit))
 ((gone_after >= 2500)) || fg_fail "$map removed after $gone_after ms, before --keep-exited 3s"
 fg_log "map of exited JVM $pid kept, then removed $gone_after ms after the exit"
 
-# 2. A JVM that exits after someone replaced its map: the replacement is not ours, so it stays.
+# 2. A JVM whose map someone replaced after it exited: at expiry the file at the path is no
+# longer the one watch wrote, so it stays.
 fg_jvm_start other HotLoop 60
 pid2=$FG_HOSTPID
 map2=$(fg_map_path "$pid2")
 fg_wait_log other 20 'HotLoop ready'
 fg_wait 10 fg_map_ok "$pid2" 'HotLoop::' || fg_fail "no map naming HotLoop:: for $pid2"
 fg_container_stop other || true
-sleep 0.5
+fg_wait 10 grep -qE "exit: pid $pid2 " "$FG_WATCH_LOG" || fg_fail "watch never noted that $pid2 exited"
 echo "7f0000000000 10 not-ours" >"$map2.tmp" && mv -f "$map2.tmp" "$map2"
-sleep 6
+fg_wait 15 grep -qE "expire: pid $pid2:" "$FG_WATCH_LOG" ||
+	fg_fail "watch never expired $pid2 (--keep-exited 3s)"
+fg_watch_stop_clean # after this no removal can still be under way
 [[ -f $map2 ]] && grep -q not-ours "$map2" || fg_fail "watch removed $map2 although it was no longer its file"
 rm -f "$map2"
-grep -q "$pid" "$FG_WATCH_LOG" || fg_fail "the watch log never mentions $pid"
-fg_watch_stop_clean
 fg_pass "exited JVM's map kept for --keep-exited, then removed; a foreign file at the path left alone"

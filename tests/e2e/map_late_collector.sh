@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_late_collector - issue 2 item 5(b): the JVM starts 5 s before the collector. The agent
+# map_late_collector - the JVM starts 5 s before the collector. The agent
 # must neither block nor fail the JVM meanwhile, and once `fgcollect watch` starts, the agent's
 # replay must make the map complete (>= 95% of the methods the JVM itself reports compiled, via
 # jcmd Compiler.perfmap) within 2 s, and perf must name >= 95% of JIT frames.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_perf_names - issue 2 item 5(a): a JVM in a namespace container (PID 1, uid 4242, own
+# map_perf_names - a JVM in a namespace container (PID 1, uid 4242, own
 # /tmp, JDK at /opt/jdk) with the agent; `fgcollect watch` on the host; stock
 # `perf record -g -p HOSTPID` + `perf script` name >= 95% of the JIT frames of a hot loop.
 # Runs once per JDK under /usr/lib/jvm. Also: the agent writes no map inside the container, the

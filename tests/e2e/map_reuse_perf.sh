@@ -48,7 +48,7 @@ old=$(grep -cE 'ChurnGen000[1-4]::' "$FG_TMP/perf.script" || true)
 }
 
 # Reuse: a ChurnGen0005 line overlapping a line of an earlier generation in an earlier snapshot.
-reused=$(cat "$FG_TMP"/gen[1-4].map | LC_ALL=C awk -v now="$FG_TMP/gen5.map" '
+reused=$(cat "$FG_TMP"/gen[1-4].map | LC_ALL=C now="$FG_TMP/gen5.map" awk 'BEGIN { now = ENVIRON["now"] }
 	function hex(s,   i, v) {
 		v = 0; s = tolower(s)
 		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_symlink_attack - issue 2 item 5(f): /tmp is world-writable (and fs.protected_symlinks may
+# map_symlink_attack - /tmp is world-writable (and fs.protected_symlinks may
 # be 0), so anyone can plant /tmp/perf-<hostpid>.map before the root collector writes it.
 #   JVM 1: a symlink to a precious file, which must stay byte-for-byte and inode intact;
 #   JVM 2: a dangling symlink, whose target must never be created;
 #   JVM 3: a hard link to a second precious file (same filesystem), which must stay intact.
-# Each map must end up a regular file owned by root with the JVM's methods, and perf must name
-# >= 95% of JVM 1's JIT frames.
+# Each map must end up a regular file owned by root with the JVM's methods (a new inode, not
+# the planted one), be rewritten again while the JVM compiles more (the victims still intact
+# after that), and perf must name >= 95% of JVM 1's JIT frames.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init map_symlink_attack
@@ -36,6 +37,7 @@ for p in "$p1" "$p2" "$p3"; do rm -f "/tmp/perf-$p.map"; done
 ln -s "$victims/precious" "/tmp/perf-$p1.map"
 ln -s "$victims/created-by-collector" "/tmp/perf-$p2.map"
 ln "$victims/precious2" "/tmp/perf-$p3.map"
+planted=$(stat -c '%i' "/tmp/perf-$p1.map" "/tmp/perf-$p2.map" "/tmp/perf-$p3.map" | paste -sd' ')
 fg_log "planted: perf-$p1.map -> precious, perf-$p2.map -> (dangling), perf-$p3.map == hard link of precious2 ($(sysctl -n fs.protected_symlinks 2>/dev/null || echo ?) protected_symlinks)"
 
 fg_watch_start
@@ -47,7 +49,21 @@ regular() { # PID REGEX: the map is now a regular root-owned file with the JVM's
 fg_wait 15 regular "$p1" 'HotLoop::' || fg_fail "map of pid $p1 is not a regular file naming HotLoop:: ($(ls -l "/tmp/perf-$p1.map" 2>&1))"
 fg_wait 15 regular "$p2" 'InlineChain::' || fg_fail "map of pid $p2 is not a regular file naming InlineChain:: ($(ls -l "/tmp/perf-$p2.map" 2>&1))"
 fg_wait 15 regular "$p3" '::' || fg_fail "map of pid $p3 is not a regular file ($(ls -l "/tmp/perf-$p3.map" 2>&1))"
-sleep 1 # let a few more map rewrites happen
+now=$(stat -c '%i' "/tmp/perf-$p1.map" "/tmp/perf-$p2.map" "/tmp/perf-$p3.map" | paste -sd' ')
+read -r -a a <<<"$planted"
+read -r -a b <<<"$now"
+for i in 0 1 2; do
+	[[ ${a[i]} != "${b[i]}" ]] || fg_fail "map $((i + 1)) still has the planted inode ${a[i]}"
+done
+# Later writes (appends or a rewrite under a new name) must go to the collector's own file too:
+# wait for one more change of the inode, size or mtime of the maps of the two JVMs that keep
+# compiling (InlineChain settles within a second), then check the victims.
+state() { stat -c '%i %s %y' "$(fg_map_path "$1")" 2>/dev/null; }
+changed() { [[ $(state "$1") != "$2" ]]; }
+s1=$(state "$p1") s3=$(state "$p3")
+fg_wait 30 changed "$p1" "$s1" || fg_fail "map of pid $p1 not written again in 30 s"
+fg_wait 30 changed "$p3" "$s3" || fg_fail "map of pid $p3 not written again in 30 s"
+fg_log "maps written again after they replaced the plants: $s1 -> $(state "$p1"); $s3 -> $(state "$p3")"
 
 [[ $(sha256sum <"$victims/precious") == "$sum1" && $(stat -c '%i %s %Y' "$victims/precious") == "$ino1" ]] ||
 	fg_fail "the symlink target was modified"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# map_two_pid1 - issue 2 item 5(d): two containers whose JVMs are both PID 1 inside (one in a
+# map_two_pid1 - two containers whose JVMs are both PID 1 inside (one in a
 # Docker-like cgroup, one in a Kubernetes-like one), plus a third JVM that is a child of a
 # PID-1 shell. Each gets its own map under its own host PID with only its own methods, and perf
 # names >= 95% of each hot JVM's JIT frames.

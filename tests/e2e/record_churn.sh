@@ -58,13 +58,13 @@ read -r _ jit unk < <(grep '^jit ' "$FG_TMP/counts")
 ((unk * 100 < jit)) || fg_fail "$unk of $jit JIT samples have an [unknown] JIT frame (>= 1%)"
 total=0
 for ((g = 1; g <= GENS; g++)); do
-	n=$(awk -v g="$g" '$1 == "gen" && $2 == g { print $3 }' "$FG_TMP/counts")
+	n=$(g="$g" awk 'BEGIN { g = ENVIRON["g"] } $1 == "gen" && $2 == g { print $3 }' "$FG_TMP/counts")
 	((${n:-0} > 0)) || fg_fail "generation $g got no samples"
 	total=$((total + n))
 done
 mean=$((total / GENS))
 for ((g = 1; g <= GENS; g++)); do
-	n=$(awk -v g="$g" '$1 == "gen" && $2 == g { print $3 }' "$FG_TMP/counts")
+	n=$(g="$g" awk 'BEGIN { g = ENVIRON["g"] } $1 == "gen" && $2 == g { print $3 }' "$FG_TMP/counts")
 	((n * 100 >= mean * 40)) || fg_fail "generation $g got $n samples, under 40% of the mean $mean"
 done
 fg_pass "$reused reused addresses; $GENS generations with fair shares (mean $mean); $unk/$jit JIT samples unknown"

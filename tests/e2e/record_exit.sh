@@ -3,8 +3,9 @@
 #
 # record_exit.sh - a JVM that exits during the recording: `record --duration 30` ends when the
 # process is gone, still writes its output (an SVG here, with the Java names of what ran),
-# exits 0, and says so on stderr. Ctrl-C (SIGINT) ends a recording early and still writes it. Also: an unknown output extension is a usage error (64) naming
-# the file, and a PID that does not exist is a runtime failure (1) naming the PID.
+# exits 0, and says so on stderr. Ctrl-C (SIGINT) ends a recording early and still writes it.
+# Also: an unknown output extension is a usage error (64) naming the file, and a PID that does
+# not exist is a runtime failure (1) naming the PID.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_exit
@@ -39,14 +40,21 @@ grep -q '</svg>' "$svg" || fg_fail "$svg is not a complete SVG"
 grep -q 'HotLoop::' "$svg" || fg_fail "the SVG has no HotLoop Java frame"
 fg_container_wait short 10 || true
 
-# SIGINT: a 30 s recording of a live JVM interrupted after ~3 s still writes its output.
+# SIGINT: a 30 s recording of a live JVM, interrupted 1 s after the JVM's agent connected to
+# it (record notes the connection), still writes its output.
 fg_jvm_start long HotLoop 40
 fg_wait_log long 20 'HotLoop ready'
 folded=$FG_TMP/int.folded
 "$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 30 --socket "$FG_SOCK_DIR/fgcollect.sock" \
 	-o "$folded" 2>"$FG_TMP/int.err" &
 rec=$!
-sleep 3
+fg_wait 20 grep -q "PID $FG_HOSTPID: agent connected" "$FG_TMP/int.err" || {
+	kill -INT "$rec"
+	wait "$rec" || true
+	cat "$FG_TMP/int.err" >&2
+	fg_fail "record never noted that the agent of $FG_HOSTPID connected"
+}
+sleep 1 # samples of the named code
 kill -INT "$rec"
 rc=0
 wait "$rec" || rc=$?

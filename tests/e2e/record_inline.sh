@@ -66,7 +66,7 @@ Lspin=$(line_of spin) Lmid=$(line_of mid) Louter=$(line_of outer) Lloop=$(line_o
 # check_lines NAME FOLDED: "LEAVES AT_LINE CHAIN MAIN" of the main thread, and the checks.
 check_lines() {
 	local name=$1 f=$2 leaves at chain main
-	read -r main leaves at chain < <(awk -v ls="$Lspin" -v lm="$Lmid" -v lo="$Louter" -v ll="$Lloop" '
+	read -r main leaves at chain < <(ls="$Lspin" lm="$Lmid" lo="$Louter" ll="$Lloop" awk 'BEGIN { ls = ENVIRON["ls"]; lm = ENVIRON["lm"]; lo = ENVIRON["lo"]; ll = ENVIRON["ll"] }
 		BEGIN { want = "JitLines::loop:" ll "_[j];JitLines::outer:" lo "_[i];JitLines::mid:" lm "_[i];JitLines::spin:" ls "_[i]" }
 		{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
 		s ~ /;JavaMain;/ { m += n; k = split(s, fr, ";"); leaf = fr[k]

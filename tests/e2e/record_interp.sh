@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# record_interp.sh - interpreted Java frames are named (issue 7), on every JDK under /usr/lib/jvm,
+# record_interp.sh - interpreted Java frames are named, on every JDK under /usr/lib/jvm,
 # each JVM in a namespace container, `record` listening on its own agent socket:
 #  - -Xint, InterpChain's fixed chain main -> ChainA.enter -> ChainB.relay -> ChainC.pass ->
 #    ChainD.descend -> ChainE.spin in five classes: >= 95% of the main thread's samples show the
@@ -36,7 +36,7 @@ record() {
 
 # count FILE STACK_REGEX [LEAF_REGEX]: "MAIN CHAIN LEAF" sample counts of the main thread.
 count() {
-	awk -v re="$2" -v leaf="${3:-^$}" '
+	re="$2" leaf="${3:-^$}" awk 'BEGIN { re = ENVIRON["re"]; leaf = ENVIRON["leaf"] }
 		{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
 		s ~ /;JavaMain;/ { m += n; if (s ~ re) { c += n; if (s ~ leaf) l += n } }
 		END { print m + 0, c + 0, l + 0 }' "$1"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# record_unwind.sh - whole Java stacks without -XX:+PreserveFramePointer (issue 8), on every JDK
+# record_unwind.sh - whole Java stacks without -XX:+PreserveFramePointer, on every JDK
 # under /usr/lib/jvm, each JVM in a namespace container, `record` on its own agent socket:
 #  - answer key: with frame pointers on, UnwindMix's mixed workload (deep Java chain, libz,
 #    writes to /dev/null) recorded with --unwind-check: the vm unwinder agrees frame for frame
@@ -54,7 +54,7 @@ start() {
 # share FILE REGEX [SCOPE_REGEX]: "SCOPE MATCH" sample counts (scope: lines matching
 # SCOPE_REGEX, default every line).
 share() {
-	awk -v re="$2" -v scope="${3:-.}" '
+	re="$2" scope="${3:-.}" awk 'BEGIN { re = ENVIRON["re"]; scope = ENVIRON["scope"] }
 		{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
 		s ~ scope { m += n; if (s ~ re) c += n }
 		END { print m + 0, c + 0 }' "$1"

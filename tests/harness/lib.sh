@@ -499,7 +499,7 @@ fg_perf_jit() {
 	((rc == 0)) || { cat "$out.record.err" >&2; fg_fail "perf record -p $pid failed"; }
 	perf script -i "$out.data" -F comm,tid,time,ip,sym,dso >"$out.script" 2>"$out.script.err" ||
 		{ cat "$out.script.err" >&2; fg_fail "perf script failed"; }
-	stats=$(LC_ALL=C awk -v re="$re" '
+	stats=$(LC_ALL=C re="$re" awk 'BEGIN { re = ENVIRON["re"] }
 	function hex(s,   i, v) {
 		v = 0; s = tolower(s)
 		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * UnwindMix - workloads whose stacks only a complete unwinder gets right (issue 8):
+ * UnwindMix - workloads whose stacks only a complete unwinder gets right:
  *
  *   java UnwindMix MODE [DEPTH=40] [SECONDS=30] [JNI_LIB]
  *

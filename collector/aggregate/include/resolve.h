@@ -22,6 +22,8 @@ struct resolve_ctx {
 	/* The code table of process pid, or NULL when it is not a JVM we have a table for. */
 	const struct codetab *(*table_of)(void *arg, uint32_t pid);
 	void *arg;
+	/* The label of the last unnamed native frame (symbolizer_format()). */
+	char label[320];
 };
 
 /* Point res at rc's resolvers. rc is borrowed: it must outlive every use of res. */

@@ -7,7 +7,8 @@
  * frames. Frames have a kind that the folded output shows with FlameGraph's suffixes:
  * `_[j]` compiled Java, `_[i]` inlined Java, `_[0]` interpreted Java (named by the caller, see
  * stackagg_sample.uframes), `_[k]` kernel; stubs/interpreter blobs (DYNAMIC_CODE)
- * and native frames carry no suffix. An unresolved frame is named `[unknown] (<module>)`.
+ * and native frames carry no suffix. An unresolved frame is named `[unknown] (<module>)`, or
+ * by the label its resolver gives (stackagg_nsym.unresolved).
  *
  * Symbolization is done through the caller's struct stackagg_resolver, so this module knows
  * nothing about ELF, kallsyms or code tables. Kernel and native frames are resolved when the
@@ -62,6 +63,7 @@ struct stackagg_nsym {
 	const char *name;   /* symbol (demangled), or NULL when unresolved */
 	const char *module; /* basename of the mapped file; NULL for no/anon mapping */
 	bool jit_candidate; /* not file-backed: look it up in the process's code table later */
+	bool unresolved;    /* name is the unnamed frame's label ("libc.so.6+0x8a9b2") */
 };
 
 /* A JIT lookup result: names innermost first (names[n-1] the compiled method itself). */
@@ -179,6 +181,12 @@ size_t stackagg_settle(struct stackagg *a, uint64_t upto);
 void stackagg_maps_changed(struct stackagg *a);
 
 /*
+ * Is name[0..len) a function where a thread's stack begins (start_thread, clone3, _start,
+ * JavaMain, thread_native_entry, call_stub)? What stats.rooted counts as a root.
+ */
+bool stackagg_root_name(const char *name, size_t len);
+
+/*
  * The strings the jit resolver returns may have changed or been freed (a code table was
  * modified). Until this is called, stackagg may map a name pointer it saw before straight to
  * its interned frame without reading the string again. O(1).
@@ -198,6 +206,18 @@ size_t stackagg_frame_count(const struct stackagg *a);
 
 /* The FlameGraph suffix of a kind: "_[j]", "_[i]", "_[0]", "_[k]" or "". */
 const char *stackagg_suffix(enum stackagg_kind kind);
+
+/*
+ * The labels of an aggregate's frames as every output prints them (framelabel_format: name,
+ * suffix, ';' and control bytes replaced), each built on first use and kept.
+ * stackagg_labels_new: a is borrowed and must outlive the labels; NULL when out of memory.
+ * stackagg_labels_get: frame id's label, valid until stackagg_labels_free; NULL when out of
+ * memory or id is not a frame. stackagg_labels_free accepts NULL.
+ */
+struct stackagg_labels;
+struct stackagg_labels *stackagg_labels_new(const struct stackagg *a);
+void stackagg_labels_free(struct stackagg_labels *fl);
+const char *stackagg_labels_get(struct stackagg_labels *fl, uint32_t id);
 
 /*
  * Visit every distinct stack (frame ids root first) with its count, in no particular order.

@@ -126,14 +126,19 @@ const struct codeblob *codetab_lookup_live(const struct codetab *t, uint64_t add
 /*
  * Method names at addr inside blob b, innermost first (names[0] the method whose code is at
  * addr, the last the outermost, normally b's own method), at most max of them. HotSpot
- * semantics: pc entry i covers (pc[i-1], pc[i]]; a return address is looked up as is (it equals a
- * pc offset exactly), and so is a leaf sample pc (it lies inside the range its entry covers).
- * Returns the number of names written; 0 when b has no inline table or addr is past its last pc
- * (the caller then uses b->name alone). is_return_addr is accepted for callers' clarity; both
- * kinds of address use the same rule.
+ * semantics: pc entry i covers (pc[i-1], pc[i]]. Returns the number of names written; 0 when b
+ * has no inline table or addr is past its last pc (the caller then uses b->name alone).
+ *
+ * One rule for every kind of address, so there is no is_return_addr parameter: HotSpot records a
+ * call's PcDesc at the return address (the pc after the call), so a return address is looked up
+ * as is and lands on its call's entry exactly; a leaf sample pc lies inside the range its entry
+ * covers. The "look up ret - 1" rule of perf and async-profiler is for DWARF line tables, where a
+ * return address may already belong to the next statement; here it would give the same entry
+ * (a call is at least 2 bytes long, so ret - 1 > pc[i-1]) and is not applied: addr = pc[i] + 1
+ * is in entry i + 1, whatever kind of address it is. (A return address one past the end of a
+ * blob is found by the caller looking up the blob at ret - 1; it then matches the last entry.)
  */
-int codetab_inline_chain(const struct codeblob *b, uint64_t addr, bool is_return_addr,
-			 const char **names, size_t max);
+int codetab_inline_chain(const struct codeblob *b, uint64_t addr, const char **names, size_t max);
 
 /*
  * Source lines at addr inside blob b, innermost first, as the agent's CODE_LINES gives them:

@@ -35,6 +35,14 @@ void prof_labels_set(struct prof_labels *l, const char *service, const char *con
 const char *prof_labels_service(const struct prof_labels *l, char *buf, size_t cap);
 
 /*
+ * The title of one JVM's profile (the SVG's title, the pprof comment), the same for `record
+ * --pid` and rolling profiles: "CPU: SERVICE | container CID12 | PID N | host HOST", SERVICE as
+ * prof_labels_service, CID12 "none" outside a container. Cut to cap - 1 bytes; a title, not
+ * sanitised (the SVG writer escapes it).
+ */
+void prof_labels_title(const struct prof_labels *l, char *out, size_t cap);
+
+/*
  * The file-name stem of a profile that started at start_unix (seconds, UTC):
  * "20261122T093000Z_SERVICE_CID12_PID_HOST" with CID12 the first 12 digits of the container id
  * or "host"; SERVICE and HOST keep A-Z a-z 0-9 . - and turn anything else into '-', so '_'

@@ -26,6 +26,7 @@ struct profdir;
 struct push;
 struct roller;
 struct roller_stats;
+struct session_seams;
 
 struct roller_opts {
 	const char *ctl_path; /* the daemon's control socket */
@@ -40,6 +41,9 @@ struct roller_opts {
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	bool verbose; /* also pass on the session's notes (connects, exits) */
+	/* Tests: the session's sampler, source and clock, and the roller's monotonic clock
+	 * (session_seam.h). NULL: the real ones. Borrowed until roller_stop. */
+	const struct session_seams *seams;
 };
 
 /* Start the thread. 0 or a negative errno. */

@@ -87,6 +87,10 @@ struct sampler_opts {
 	 * With a copy, ring_kib 0 means 128 copies per ring (at least the usual default, at
 	 * most 256 MiB over all CPUs). */
 	unsigned int stack_copy;
+	/* Test seam: called after a thread tid of pid was listed in /proc/PID/task and before
+	 * its events are opened (the window in which a thread may exit). NULL: none. */
+	void (*listed)(void *arg, pid_t pid, pid_t tid);
+	void *listed_arg;
 };
 
 /* What was opened, for the caller's messages ("cycles unsupported ..., using cpu-clock"). */
@@ -155,13 +159,18 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n,
 int sampler_add_pid(struct sampler *s, pid_t pid);
 
 /*
- * Wait up to timeout_ms (0: do not wait, -1: forever) for a ring to pass its watermark, then
+ * Wait up to timeout_ms (0: do not wait, -1: forever) for a record in a ring, then
  * drain every ring, calling cb per record. Returns the number of records delivered, -EINTR
  * if a signal interrupted the wait (nothing drained), or cb's negative return.
  */
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx);
 
-/* An fd that is readable when sampler_poll() has data: for the caller's own poll loop. */
+/*
+ * An fd that is readable when sampler_poll() has data: for the caller's own poll loop. Every
+ * record makes it readable (no watermark): a caller that must not wake at every sample of a
+ * busy target leaves it out of its poll for a while after a drain, for less than the time the
+ * rings take to fill (info.ring_bytes at info.freq_hz samples per second per CPU).
+ */
 int sampler_fd(const struct sampler *s);
 
 /* Stop counting (before the final drain, so the end is well defined). */

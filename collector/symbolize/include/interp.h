@@ -48,9 +48,10 @@ struct interp_layout {
 	uint32_t cp_holder, cp_size;
 	uint32_t k_name;
 	uint32_t sym_len, sym_body;
-	uint32_t u5_x;
+	uint32_t lines_excluded;       /* byte values below it are not UNSIGNED5 digits (0 or 1) */
 	int32_t slot_method, slot_bcp; /* words from the frame pointer */
 	uint64_t gc_clock;	       /* the agent's GC clock in the JVM, 0 = none */
+	uint64_t unload_slot; /* the agent's slot of the unloaded-class count's address, 0 = none */
 };
 
 /*
@@ -61,14 +62,14 @@ struct interp_layout {
 int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *out, const char **why);
 
 struct interp_stats {
-	uint64_t lookups;     /* interp_name calls */
-	uint64_t hits;	      /* served from the cache after revalidation */
-	uint64_t trusted;     /* ... of which without a read (no GC since it was read) */
-	uint64_t misses;      /* resolved from scratch (new Method*) */
-	uint64_t changed;     /* cached entries whose memory changed (unloading/reuse) */
-	uint64_t unreadable;  /* reads that failed (EFAULT, ESRCH, partial) */
-	uint64_t invalid;     /* read but not believable (names, sizes) */
-	uint64_t bad_bcp;     /* bcp outside the method's bytecode */
+	uint64_t lookups;    /* interp_name calls */
+	uint64_t hits;	     /* served from the cache after revalidation */
+	uint64_t trusted;    /* ... of which without a read (no GC / unloading since it was read) */
+	uint64_t misses;     /* resolved from scratch (new Method*) */
+	uint64_t changed;    /* cached entries whose memory changed (unloading/reuse) */
+	uint64_t unreadable; /* reads that failed (EFAULT, ESRCH, partial) */
+	uint64_t invalid;    /* read but not believable (names, sizes) */
+	uint64_t bad_bcp;    /* bcp outside the method's bytecode */
 	uint64_t over_budget; /* refused: the sample's read budget was spent */
 	uint64_t reads;	      /* read calls */
 	uint64_t read_bytes;  /* bytes read */
@@ -94,7 +95,8 @@ void interp_begin_sample(struct interp_namer *n);
  *   -EFAULT   memory could not be read (also -ESRCH: the process is gone);
  *   -EBADMSG  what was read is not a believable method (freed or reused memory);
  *   -ERANGE   no bcp lies inside the method's bytecode;
- *   -EDQUOT   the sample's read budget is spent.
+ *   -EDQUOT   the sample's read budget is spent;
+ *   -ESTALE   (interp_epoch_settle() only) classes were unloaded while the name was read.
  */
 int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
 		uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
@@ -132,6 +134,54 @@ void interp_name_many(struct interp_namer *n, uint32_t pid, const struct interp_
  */
 int interp_gc_clock(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
 		    uint64_t *start_ns, uint64_t *end_ns);
+
+/*
+ * Read the JVM's count of unloaded classes (the epoch of its metadata): *addr caches the
+ * count's address, read from l->unload_slot while it is 0. 0 with *v set; -ENOENT when l has no
+ * slot or the agent has not (or could not) fill it; a read error. Not budgeted.
+ */
+int interp_unload_count(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+			uint64_t *addr, uint64_t *v);
+
+/*
+ * When each value of a JVM's unloaded-class count was certainly current: the current value
+ * from the read that first saw it (cur_since) to the start of the latest read (cur_last), and
+ * the same for the value before it.
+ */
+struct interp_epoch {
+	bool any, has_prev;
+	uint64_t cur, cur_since, cur_last;
+	uint64_t prev, prev_since, prev_last;
+};
+
+/*
+ * Note one read of the count: t0 just before it, v the value, t1 just after (CLOCK_MONOTONIC
+ * ns). The first value seen is current since t1, or since forever when it is 0 (the count only
+ * grows).
+ */
+void interp_epoch_note(struct interp_epoch *w, uint64_t t0, uint64_t v, uint64_t t1);
+
+/* The count at time ts: 0 with *v set, or -ENOENT when no read vouches for it. */
+int interp_epoch_at(const struct interp_epoch *w, uint64_t ts, uint64_t *v);
+
+/*
+ * interp_name_many() with the unloaded-class count instead of the GC clock: epoch is the
+ * count, read before this call and current at the sample. Cached methods tagged with epoch
+ * (interp_epoch_settle()) and read less than INTERP_TRUST_NS before stamp are trusted without
+ * a read; the rest are read as interp_name_many() does.
+ */
+void interp_name_many_epoch(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+			    struct interp_req *reqs, size_t nreq, bool want_line, uint64_t epoch,
+			    uint64_t stamp);
+
+/*
+ * After interp_name_many_epoch(), with the count read again: still (unchanged) tags every
+ * method named by the call with its epoch; otherwise memory read during the call may have
+ * been freed, and every name that came from such a read (not trusted from its tag) is taken
+ * back: its rv becomes -ESTALE. Returns how many were taken back.
+ */
+size_t interp_epoch_settle(struct interp_namer *n, uint32_t pid, struct interp_req *reqs,
+			   size_t nreq, bool still);
 
 /* Forget pid's cached methods (the process exited or its layout changed). */
 void interp_forget(struct interp_namer *n, uint32_t pid);

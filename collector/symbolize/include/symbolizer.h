@@ -10,9 +10,11 @@
  * JIT code is not resolved here: an address in an executable anonymous mapping comes back as
  * SYM_ANON_EXEC and the caller asks its per-JVM code table (which it may also ask first).
  *
- * Unresolved frames keep their module; symbolizer_format() renders them as
- * "[unknown] (libfoo.so)" (perf script's display, module as basename), or FlameGraph's
- * "[libfoo.so]" with SYMBOLIZER_STYLE_FLAMEGRAPH; "[unknown]" when there is no module.
+ * Unresolved frames keep their module; symbolizer_format() renders a frame of a file (or the
+ * vDSO) as "libfoo.so+0x1a2b", the module-relative address addr2line and perf take, or
+ * FlameGraph's "[libfoo.so+0x1a2b]" with SYMBOLIZER_STYLE_FLAMEGRAPH; other modules (anonymous
+ * memory, the kernel) as "[unknown] (module)" (perf script's display) or "[module]";
+ * "[unknown]" when there is no module.
  *
  * Invariant: the per-frame path does no I/O once a mapping's file has been tried: the outcome
  * (a table, or the error) is remembered in the mapping until the process's maps change.
@@ -54,7 +56,8 @@ struct sym_result {
 	const char *module;
 	/*
 	 * SYM_RESOLVED: addr - function start. SYM_UNKNOWN_IN_MODULE: the module-relative
-	 * address (the ELF virtual address if known, else the file offset) for addr2line; for
+	 * address of the instruction looked up (addr - 1 for a return address: the call), the
+	 * ELF virtual address if the file was read, else the file offset, for addr2line; for
 	 * kernel frames, addr. SYM_ANON_EXEC and SYM_NO_MAPPING: addr unchanged (the caller's
 	 * code table applies the same addr - 1 for return addresses).
 	 */
@@ -107,8 +110,8 @@ struct symbolizer_stats {
 
 /* Style of symbolizer_format() for unresolved frames. */
 enum symbolizer_style {
-	SYMBOLIZER_STYLE_PERF,	     /* "[unknown] (libfoo.so)" */
-	SYMBOLIZER_STYLE_FLAMEGRAPH, /* "[libfoo.so]", as stackcollapse-perf.pl */
+	SYMBOLIZER_STYLE_PERF,	     /* "libfoo.so+0x1a2b", "[unknown] ([anon])" */
+	SYMBOLIZER_STYLE_FLAMEGRAPH, /* "[libfoo.so+0x1a2b]", "[anon]" (stackcollapse-perf.pl) */
 };
 
 struct symbolizer;

@@ -200,6 +200,31 @@ static void test_long_bad_item_is_shown_bounded(void **state)
 	assert_true(strlen(err) < 400);
 }
 
+/* maxmem= is split once: 1/4 queue, 1/8 names, 1/16 lines, the rest live code; all of it. */
+static void test_maxmem_is_split_once_and_whole(void **state)
+{
+	static const char *const opts[] = { NULL, "maxmem=1m", "maxmem=1048583", "maxmem=1g" };
+	struct options o;
+	struct options_budget b;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(options_parse(NULL, &o, err, sizeof(err)), 0);
+	options_budget(&o, &b);
+	assert_int_equal(b.queue, 8u << 20);
+	assert_int_equal(b.names, 4u << 20);
+	assert_int_equal(b.lines, 2u << 20);
+	assert_int_equal(b.livecode, 18u << 20);
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		assert_int_equal(options_parse(opts[i], &o, err, sizeof(err)), 0);
+		options_budget(&o, &b);
+		assert_int_equal(b.queue + b.names + b.lines + b.livecode, o.maxmem);
+		assert_int_equal(b.queue, o.maxmem / 4);
+		assert_int_equal(b.names, o.maxmem / 8);
+		assert_int_equal(b.lines, o.maxmem / 16);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_socket_path_length_limit),
 		cmocka_unit_test(test_failed_parse_leaves_output_untouched),
 		cmocka_unit_test(test_long_bad_item_is_shown_bounded),
+		cmocka_unit_test(test_maxmem_is_split_once_and_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "codetab.h"
+#include "fgclock.h"
 #include "javaframes.h"
 #include "symbolize/fakevm.h"
 
@@ -38,7 +39,9 @@ struct fix {
 	struct uregs regs;
 	struct ustack st;
 	struct stackagg_uframe out[4];
-	uint64_t ts; /* sample time */
+	uint64_t ts;	/* sample time */
+	uint8_t *count; /* the JVM's unloaded-class count (add_unload_count) */
+	bool bump;	/* every metadata read bumps it (classes unloaded while we read) */
 };
 
 static void put(struct fix *f, uint64_t addr, uint64_t v)
@@ -259,12 +262,109 @@ static void test_a_gc_after_the_sample_makes_its_names_unknown(void **state)
 	assert_int_equal(st.unknown, 6);
 }
 
+/* Reads of the fake JVM; with f->bump, a read of metadata first moves the unload count. */
+static ssize_t bump_readv(void *ctx, pid_t pid, const struct iovec *local, unsigned long nl,
+			  const struct iovec *remote, unsigned long nr)
+{
+	struct fix *f = ctx;
+
+	uint64_t v;
+
+	if (f->bump && (uint64_t)(uintptr_t)remote[0].iov_base < 0x900000) {
+		memcpy(&v, f->count, 8);
+		fv_put64(f->count, v + 1);
+	}
+	return fv_readv(&f->vm, pid, local, nl, remote, nr);
+}
+
+/* A layout with the GC clock at 0x900000 and the unload count's slot at 0x910000, the count at
+ * 0x920000 (0: nothing unloaded yet), read through bump_readv. */
+static uint8_t *add_unload_count(struct fix *f)
+{
+	struct fgp_record rec = { .type = FGP_VM_LAYOUT };
+	uint8_t *clock = fv_region(&f->vm, 0x900000, 16);
+
+	fv_put64(fv_region(&f->vm, 0x910000, 8), 0x920000);
+	f->count = fv_region(&f->vm, 0x920000, 8);
+	fv_layout17(&rec.u.layout);
+	rec.u.layout.caps |= FGP_VML_CAP_GC_CLOCK | FGP_VML_CAP_UNLOAD_EPOCH;
+	fgp_vml_set(&rec.u.layout, FGP_VML_GC_CLOCK_LO, 0x900000);
+	fgp_vml_set(&rec.u.layout, FGP_VML_GC_CLOCK_HI, 0);
+	fgp_vml_set(&rec.u.layout, FGP_VML_UNLOAD_SLOT_LO, 0x910000);
+	fgp_vml_set(&rec.u.layout, FGP_VML_UNLOAD_SLOT_HI, 0);
+	assert_int_equal(codetab_apply(f->tab, &rec), 0);
+	f->ops = (struct vmmem_ops){ bump_readv, f };
+	javaframes_free(f->jf);
+	f->jf = javaframes_new(&f->ops, true);
+	assert_non_null(f->jf);
+	return clock;
+}
+
+static void test_gcs_that_unload_nothing_keep_names(void **state)
+{
+	struct fix *f = *state;
+	uint8_t *clock = add_unload_count(f);
+	struct javaframes_stats st;
+
+	f->ts = 5000;
+	fv_put64(clock, 1000);
+	fv_put64(clock + 8, 2000);
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[1].name, "Middle::run:12");
+	/* A young GC after the sample: the count did not move, names stand. */
+	fv_put64(clock, 6000);
+	fv_put64(clock + 8, 7000);
+	f->ts = 5100;
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[0].name, "Leaf::run:40");
+	assert_string_equal(f->out[2].name, "Outer::run:40");
+	/* Classes unloaded after the sample: unknown. */
+	fv_put64(f->count, 1);
+	assert_int_equal(run(f), 3);
+	for (int k = 0; k < 3; k++)
+		assert_string_equal(f->out[k].name, "[unknown] (interpreted)");
+	/* A sample after the new count was seen is named again. */
+	f->ts = fg_now_ns();
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[1].name, "Middle::run:12");
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.gc_since, 3);
+	assert_int_equal(st.named, 9);
+}
+
+static void test_names_read_while_classes_unload_are_taken_back(void **state)
+{
+	struct fix *f = *state;
+	struct javaframes_stats st;
+
+	add_unload_count(f);
+	f->ts = 5000;
+	f->bump = true;
+	assert_int_equal(run(f), 3);
+	for (int k = 0; k < 3; k++) {
+		assert_string_equal(f->out[k].name, "[unknown] (interpreted)");
+		assert_true(f->out[k].unresolved);
+	}
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.gc_since, 3);
+	assert_int_equal(st.named, 0);
+	/* Nothing moves any more: a later sample is named. */
+	f->bump = false;
+	f->ts = fg_now_ns();
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[2].name, "Outer::run:40");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_a_given_walk_replaces_the_frame_pointer_chain,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_gc_after_the_sample_makes_its_names_unknown,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gcs_that_unload_nothing_keep_names, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_names_read_while_classes_unload_are_taken_back,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interpreted_frames_are_named_with_lines, setup,
 						teardown),

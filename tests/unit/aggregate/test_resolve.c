@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -18,6 +19,7 @@
 #include "codetab.h"
 #include "fgproto.h"
 #include "resolve.h"
+#include "symbolizer.h"
 
 #define PID 77
 #define MS 1000000ull
@@ -198,11 +200,55 @@ static void test_mismatched_or_foreign_lines_are_not_used(void **state)
 	codetab_free(t);
 }
 
+/*
+ * A native frame with no name shows where to look it up, module+offset (the call instruction
+ * for a return address), and still counts as unresolved, never as a thread's root.
+ */
+static void test_unnamed_native_frame_is_module_plus_offset(void **state)
+{
+	static const char maps[] =
+		"7f1000000000-7f1000010000 r-xp 00003000 00:00 0 /nonexistent/libgone.so\n";
+	struct resolve_ctx rc = { .table_of = table_of };
+	uint64_t user[] = { 0x7f1000001235, 0x7f1000002001 };
+	struct stackagg_sample s = {
+		.pid = PID, .tid = PID, .user = user, .nr_user = 2, .thread = "main"
+	};
+	struct stackagg_resolver r;
+	struct stackagg_stats st;
+	struct stackagg *a;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	rc.sz = symbolizer_new(NULL);
+	assert_non_null(rc.sz);
+	assert_int_equal(symbolizer_add_process_maps(rc.sz, PID, -1, maps, strlen(maps)), 0);
+	resolve_init(&r, &rc);
+	a = stackagg_new(NULL, &r);
+	assert_non_null(a);
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_settle(a, UINT64_MAX);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(a, f), 0);
+	fclose(f);
+	assert_string_equal(out, "main;libgone.so+0x5000;libgone.so+0x4235 1\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.frames[STACKAGG_CLASS_NATIVE], 2);
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_NATIVE], 2);
+	assert_int_equal(st.rooted, 0);
+	stackagg_free(a);
+	symbolizer_free(rc.sz);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_frame_gets_its_own_line),
 		cmocka_unit_test(test_mismatched_or_foreign_lines_are_not_used),
+		cmocka_unit_test(test_unnamed_native_frame_is_module_plus_offset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -236,19 +236,22 @@ static void test_inline_chain_follows_hotspot_ranges(void **state)
 	b = codetab_lookup(t, 0x2014, 10 * MS);
 	assert_non_null(b);
 	/* (0x10, 0x18] is Math::abs <- Hot::step <- Hot::loop. */
-	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 3);
+	assert_int_equal(codetab_inline_chain(b, 0x2014, names, 8), 3);
 	assert_string_equal(names[0], "Math::abs");
 	assert_string_equal(names[1], "Hot::step");
 	assert_string_equal(names[2], "Hot::loop");
 	/* A return address equal to a pc offset belongs to that entry. */
-	assert_int_equal(codetab_inline_chain(b, 0x2018, true, names, 8), 3);
-	assert_int_equal(codetab_inline_chain(b, 0x2010, true, names, 8), 2);
+	assert_int_equal(codetab_inline_chain(b, 0x2018, names, 8), 3);
+	assert_int_equal(codetab_inline_chain(b, 0x2010, names, 8), 2);
 	assert_string_equal(names[0], "Hot::step");
-	assert_int_equal(codetab_inline_chain(b, 0x2019, false, names, 8), 2);
-	assert_int_equal(codetab_inline_chain(b, 0x2000, false, names, 8), 1);
+	/* No ret - 1: one past a pc offset is the next entry, for a return address too. */
+	assert_int_equal(codetab_inline_chain(b, 0x2011, names, 8), 3);
+	assert_string_equal(names[0], "Math::abs");
+	assert_int_equal(codetab_inline_chain(b, 0x2019, names, 8), 2);
+	assert_int_equal(codetab_inline_chain(b, 0x2000, names, 8), 1);
 	assert_string_equal(names[0], "Hot::loop");
 	/* max truncates, innermost kept. */
-	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 1), 1);
+	assert_int_equal(codetab_inline_chain(b, 0x2014, names, 1), 1);
 	assert_string_equal(names[0], "Math::abs");
 	codetab_free(t);
 }
@@ -548,7 +551,7 @@ static void test_lines_attach_to_their_load_and_follow_hotspot_ranges(void **sta
 	/* (0x10, 0x18]: Math::abs:7 <- Hot::step:42 <- Hot::loop:31, as deep as the chain */
 	assert_string_equal(lines_at(t, 0x2014, 11 * MS), "7,42,31");
 	b = codetab_lookup(t, 0x2014, 11 * MS);
-	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 3);
+	assert_int_equal(codetab_inline_chain(b, 0x2014, names, 8), 3);
 	/* a return address equal to a pc offset belongs to that entry; the finer pcs split
 	 * the inline table's (0x08, 0x10] */
 	assert_string_equal(lines_at(t, 0x2018, 11 * MS), "7,42,31");
@@ -681,7 +684,7 @@ static void test_code_announced_again_takes_its_tables_and_keeps_its_load_time(v
 	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x2000, 0x40, 10 * MS, "Hot::loop"), 1);
 	b = codetab_lookup(t, 0x2014, 11 * MS);
 	assert_non_null(b);
-	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 0); /* no inline table */
+	assert_int_equal(codetab_inline_chain(b, 0x2014, names, 8), 0); /* no inline table */
 	/* Announced again with its tables at 50 ms: the same blob, loaded at 10 ms. */
 	load_inline(t, 0x2000, 0x40, 50 * MS, "Hot::loop", FGP_REC_AGAIN);
 	codetab_stats(t, &st);
@@ -691,7 +694,7 @@ static void test_code_announced_again_takes_its_tables_and_keeps_its_load_time(v
 	b = codetab_lookup(t, 0x2014, 11 * MS); /* a sample taken before the tables came */
 	assert_non_null(b);
 	assert_int_equal(b->load_ts, 10 * MS);
-	assert_int_equal(codetab_inline_chain(b, 0x2014, false, names, 8), 3);
+	assert_int_equal(codetab_inline_chain(b, 0x2014, names, 8), 3);
 	assert_string_equal(names[0], "Math::abs");
 	/* Its lines are keyed by the load that announced it again. */
 	assert_int_equal(apply_lines(t, 0x2000, 0x40, 50 * MS, 0), 0);

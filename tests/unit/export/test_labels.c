@@ -102,6 +102,21 @@ static void test_label_values_keep_their_alphabet(void **state)
 	assert_string_equal(out, "abc");
 }
 
+/* `record --pid` and rolling profiles print the same title for the same JVM. */
+static void test_title_names_service_container_pid_and_host(void **state)
+{
+	struct prof_labels l;
+	char out[256];
+
+	(void)state;
+	prof_labels_set(&l, "shop", "0123456789abcdef0123", 42, "node1");
+	prof_labels_title(&l, out, sizeof(out));
+	assert_string_equal(out, "CPU: shop | container 0123456789ab | PID 42 | host node1");
+	prof_labels_set(&l, NULL, NULL, 7, "node1");
+	prof_labels_title(&l, out, sizeof(out));
+	assert_string_equal(out, "CPU: pid-7 | container none | PID 7 | host node1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -109,6 +124,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_names_cannot_add_fields_or_paths),
 		cmocka_unit_test(test_foreign_names_are_not_stems),
 		cmocka_unit_test(test_label_values_keep_their_alphabet),
+		cmocka_unit_test(test_title_names_service_container_pid_and_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

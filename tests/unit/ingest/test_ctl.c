@@ -193,9 +193,9 @@ static void test_list_and_subscribe_replay_history_then_stream(void **state)
 	/* History arrived with its times: A at 15 ms, B at 35 ms, nothing at 25 ms. */
 	assert_string_equal(codetab_lookup(client_tab, 0x5010, 15 * MS)->name, "A::a");
 	assert_string_equal(codetab_lookup(client_tab, 0x5010, 35 * MS)->name, "B::b");
-	assert_int_equal(codetab_inline_chain(codetab_lookup(client_tab, 0x5010, 35 * MS), 0x5010,
-					      false, names, 4),
-			 2);
+	assert_int_equal(
+		codetab_inline_chain(codetab_lookup(client_tab, 0x5010, 35 * MS), 0x5010, names, 4),
+		2);
 	assert_string_equal(names[0], "Inner::i");
 	/* Each load's lines came with it, at the same reused address. */
 	assert_int_equal(client_line(0x5010, 15 * MS), 100);

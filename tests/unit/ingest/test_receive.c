@@ -345,7 +345,7 @@ static void test_interned_names_resolve_per_connection(void **state)
 	b = codetab_lookup_live(jvm_table(jvmset_find(f->set, (uint32_t)getpid())), 0x7f0000005008);
 	assert_non_null(b);
 	assert_string_equal(b->name, "Hot::loop");
-	assert_int_equal(codetab_inline_chain(b, 0x7f0000005008, false, chain, 4), 2);
+	assert_int_equal(codetab_inline_chain(b, 0x7f0000005008, chain, 4), 2);
 	assert_string_equal(chain[0], "Hot::inner");
 	assert_string_equal(chain[1], "Hot::loop");
 	/* An id never defined on this connection is refused. */

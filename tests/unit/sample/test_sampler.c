@@ -453,50 +453,87 @@ static void test_gone_process_is_refused(void **state)
 	assert_null(sp);
 }
 
-static void *thread_nothing(void *arg)
+/* Blocks until its pipe says go, then exits (the rest of the process runs on). */
+static void *thread_wait_then_exit(void *arg)
 {
-	return arg;
+	int *p = arg;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	char c;
+
+	if (write(p[1], &tid, sizeof(tid)) != sizeof(tid) || read(p[2], &c, 1) != 1)
+		_exit(2);
+	return NULL;
 }
 
-/* Short-lived threads one after another, for ever: the newest tid comes and goes. */
-static void child_thread_churn(void)
-{
-	for (;;) {
-		pthread_t t;
+/* The test's side of the race: the thread `tid` exits right after it was listed. */
+struct race {
+	pid_t pid, tid;
+	int go; /* write end: the thread exits when a byte arrives */
+	int hits;
+};
 
-		if (pthread_create(&t, NULL, thread_nothing, NULL) != 0)
-			_exit(2);
-		pthread_join(t, NULL);
-	}
+static void exit_when_listed(void *arg, pid_t pid, pid_t tid)
+{
+	struct race *r = arg;
+	char path[64];
+
+	if (pid != r->pid || tid != r->tid || r->hits++)
+		return;
+	if (write(r->go, "x", 1) != 1)
+		return;
+	/* A thread other than the leader is released as it exits: its task entry goes. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	for (int i = 0; i < 2000 && access(path, F_OK) == 0; i++)
+		usleep(1000);
 }
 
 /*
  * A thread that exits between the listing of /proc/PID/task and its perf_event_open (ESRCH)
- * is skipped, wherever it comes in the listing: the newest tid, listed last, is the one
- * most often gone (a JVM's HTTP keep-alive timer). It once made a whole record fail with
- * "the target process exited" on a live JVM.
+ * is skipped: the newest tid, listed last, is the one most often gone (a JVM's HTTP
+ * keep-alive timer). It once made a whole record fail with "the target process exited" on a
+ * live JVM. The listing seam makes that thread exit exactly there, every run.
  */
 static void test_thread_exiting_while_opened_is_skipped(void **state)
 {
-	struct sampler_opts o = { .scope = SAMPLER_SCOPE_THREADS };
-	pid_t child = fork_or_die();
-	int refused = 0, status;
+	struct race r = { 0 };
+	struct sampler_opts o = { .scope = SAMPLER_SCOPE_THREADS,
+				  .listed = exit_when_listed,
+				  .listed_arg = &r };
+	struct sampler *sp = NULL;
+	int tidp[2], gop[2], status;
+	char path[64];
 
 	(void)state;
-	if (child == 0)
-		child_thread_churn();
-	usleep(20 * 1000);
-	for (int i = 0; i < 300; i++) {
-		struct sampler *sp = NULL;
-		int rv = sampler_open(&o, &child, 1, &sp);
+	assert_int_equal(pipe(tidp), 0);
+	assert_int_equal(pipe(gop), 0);
+	r.pid = fork_or_die();
+	if (r.pid == 0) {
+		int p[3] = { tidp[0], tidp[1], gop[0] };
+		pthread_t t;
 
-		if (rv != 0)
-			refused++;
-		sampler_close(sp);
+		/* gone with the test, even when an assertion ends it early */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (pthread_create(&t, NULL, thread_wait_then_exit, p) != 0)
+			_exit(2);
+		pthread_join(t, NULL);
+		for (;;)
+			pause();
 	}
-	kill(child, SIGKILL);
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_int_equal(refused, 0);
+	close(gop[0]);
+	close(tidp[1]);
+	assert_int_equal(read(tidp[0], &r.tid, sizeof(r.tid)), sizeof(r.tid));
+	r.go = gop[1];
+	assert_int_equal(sampler_open(&o, &r.pid, 1, &sp), 0);
+	/* The path was taken: the thread was listed, then gone before its events opened. */
+	assert_int_equal(r.hits, 1);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)r.pid, (int)r.tid);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_true(sampler_info(sp)->ncpus > 0);
+	sampler_close(sp);
+	kill(r.pid, SIGKILL);
+	assert_int_equal(waitpid(r.pid, &status, 0), r.pid);
+	close(tidp[0]);
+	close(gop[1]);
 }
 
 /* What the stack-copy samples of one process show. */

@@ -1170,6 +1170,155 @@ static void test_code_lines_truncations_and_mutations_are_decoded_safely(void **
 	check_flips(all, len, 4242, 100000, true);
 }
 
+/* ---- one byte short: every encoder refuses cleanly ----------------------------------- */
+
+static const struct fgp_str short_methods[] = { S("Hot::loop"), S("Hot::inner"), S("Hot::leaf") };
+static const struct fgp_pc_in short_pcs[] = {
+	{ 0x10, 2, chain0 },
+	{ 0x40, 3, chain1 },
+	{ 0x80, 1, chain2 },
+};
+
+static int enc_msg_header(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_msg_header(dst, cap);
+}
+
+static int enc_hello(uint8_t *dst, size_t cap)
+{
+	struct fgp_hello h = { FGP_VERSION, 42, 0, 1, S("17"), S("x"), S("svc"), 7 };
+
+	return fgp_encode_hello(dst, cap, &h);
+}
+
+static int enc_code_load(uint8_t *dst, size_t cap)
+{
+	struct fgp_code_load_in l = { 0x7f0000001000, 0x100, 222,      0, S("Hot::loop"), 3,
+				      short_methods,  3,     short_pcs };
+
+	return fgp_encode_code_load(dst, cap, &l);
+}
+
+static int enc_code_unload(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_code_unload(dst, cap, &(struct fgp_code_unload){ 1, 2 });
+}
+
+static int enc_dynamic_code(uint8_t *dst, size_t cap)
+{
+	struct fgp_dynamic_code d = { 0x7f0000002000, 0x40, 444, S("Interpreter") };
+
+	return fgp_encode_dynamic_code(dst, cap, &d);
+}
+
+static int enc_snapshot_begin(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_snapshot(dst, cap, FGP_SNAPSHOT_BEGIN, &(struct fgp_snapshot){ 5, 2 });
+}
+
+static int enc_snapshot_end(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_snapshot(dst, cap, FGP_SNAPSHOT_END, &(struct fgp_snapshot){ 6, 2 });
+}
+
+static int enc_tables(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_tables(dst, cap, &(struct fgp_tables){ 7, 1 });
+}
+
+static int enc_dropped(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_dropped(dst, cap, &(struct fgp_dropped){ 8, 1, 2 });
+}
+
+static int enc_name(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_name(dst, cap, 7, S("Hot::caller"));
+}
+
+static int enc_code_load_ids(uint8_t *dst, size_t cap)
+{
+	static const uint32_t ids[] = { 3, 5, 4 };
+	struct fgp_code_load_ids_in li = { 0x7f0000001000, 0x100, 222, 0, 3, 3, ids, 3, short_pcs };
+
+	return fgp_encode_code_load_ids(dst, cap, &li);
+}
+
+static int enc_code_load_resolved(uint8_t *dst, size_t cap)
+{
+	uint8_t rec_buf[512];
+	struct fgp_record rec;
+	int n = enc_code_load(rec_buf, sizeof(rec_buf));
+
+	assert_true(n > 0);
+	assert_int_equal(fgp_decode_record(rec_buf, (size_t)n, &rec), 1);
+	return fgp_encode_code_load_resolved(dst, cap, &rec.u.load, FGP_REC_REPLAY);
+}
+
+static int enc_vm_layout(uint8_t *dst, size_t cap)
+{
+	struct fgp_vm_layout l;
+
+	sample_layout(&l);
+	return fgp_encode_vm_layout(dst, cap, &l);
+}
+
+static int enc_code_frame(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_code_frame(dst, cap, &good_frame);
+}
+
+static int enc_code_lines(uint8_t *dst, size_t cap)
+{
+	return fgp_encode_code_lines(dst, cap, &good_lines);
+}
+
+static void test_every_encoder_refuses_a_buffer_one_byte_short(void **state)
+{
+	static const struct {
+		const char *what;
+		int (*encode)(uint8_t *dst, size_t cap);
+	} encoders[] = {
+		{ "msg-header", enc_msg_header },
+		{ "hello", enc_hello },
+		{ "code-load", enc_code_load },
+		{ "code-unload", enc_code_unload },
+		{ "dynamic-code", enc_dynamic_code },
+		{ "snapshot-begin", enc_snapshot_begin },
+		{ "snapshot-end", enc_snapshot_end },
+		{ "tables", enc_tables },
+		{ "dropped", enc_dropped },
+		{ "name", enc_name },
+		{ "code-load-ids", enc_code_load_ids },
+		{ "code-load-resolved", enc_code_load_resolved },
+		{ "vm-layout", enc_vm_layout },
+		{ "code-frame", enc_code_frame },
+		{ "code-lines", enc_code_lines },
+	};
+	uint8_t want[512], buf[512], untouched[512];
+
+	(void)state;
+	memset(untouched, 0xa5, sizeof(untouched));
+	for (size_t i = 0; i < sizeof(encoders) / sizeof(encoders[0]); i++) {
+		const char *what = encoders[i].what;
+		int n = encoders[i].encode(want, sizeof(want));
+
+		if (n <= 0 || (size_t)n >= sizeof(buf))
+			fail_msg("%s: encoded %d bytes", what, n);
+		/* One byte short: -ENOSPC and not a byte written past the buffer (the encoder
+		 * writes in one pass, so the buffer's own bytes are unspecified). */
+		memset(buf, 0xa5, sizeof(buf));
+		if (encoders[i].encode(buf, (size_t)n - 1) != -ENOSPC)
+			fail_msg("%s: %d bytes fit in %d", what, n, n - 1);
+		if (memcmp(buf + n - 1, untouched, sizeof(buf) - (size_t)n + 1) != 0)
+			fail_msg("%s: a refused encode wrote past its buffer", what);
+		/* Exactly enough: the same bytes as with room to spare, and nothing past them. */
+		if (encoders[i].encode(buf, (size_t)n) != n || memcmp(buf, want, (size_t)n) != 0 ||
+		    memcmp(buf + n, untouched, sizeof(buf) - (size_t)n) != 0)
+			fail_msg("%s: an exact-size encode differs", what);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1199,6 +1348,7 @@ int main(void)
 		cmocka_unit_test(test_code_lines_round_trip),
 		cmocka_unit_test(test_invalid_code_lines_are_refused_both_ways),
 		cmocka_unit_test(test_code_lines_truncations_and_mutations_are_decoded_safely),
+		cmocka_unit_test(test_every_encoder_refuses_a_buffer_one_byte_short),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

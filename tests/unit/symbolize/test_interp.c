@@ -2,8 +2,9 @@
 /*
  * test_interp.c - naming interpreted frames from a fake JVM's memory: names and lines from
  * HotSpot's metadata, cache hits revalidated in one read, class unloading (freed or reused
- * memory) never giving a stale name, bcp checks, the per-sample read budget, and layouts from a
- * hostile peer that are refused or only make reads fail.
+ * memory) never giving a stale name, the cache keyed by (pid, Method*), bcp checks, the
+ * per-sample read budget, and wild in-range offsets from a hostile peer that only make reads
+ * fail. The layout checks and the line tables alone: test_interp_layout.c, test_interp_lines.c.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,7 +25,6 @@
 
 /* bci 0 -> line 10, bci 4 -> 12, bci 8 -> 40 (short and escaped pairs), x = 0. */
 static const uint8_t lines_x0[] = { 0xff, 0x00, 0x14, 0x22, 0xff, 0x08, 0x38, 0x00 };
-static const uint8_t lines_x1[] = { 0xff, 0x01, 0x15, 0x22, 0xff, 0x09, 0x39, 0x00 };
 
 struct fix {
 	struct fakevm vm;
@@ -118,6 +118,65 @@ static void test_cache_hit_costs_one_read(void **state)
 	interp_stats(f->n, &st);
 	assert_int_equal(st.misses, 1);
 	assert_int_equal(st.hits, 100);
+}
+
+/* Two JVMs, each with its own fake memory, read through one vmmem_ops. */
+struct two_vms {
+	struct fakevm *a, *b;
+};
+
+static ssize_t two_readv(void *ctx, pid_t pid, const struct iovec *local, unsigned long nl,
+			 const struct iovec *remote, unsigned long nr)
+{
+	struct two_vms *t = ctx;
+
+	return fv_readv((uint32_t)pid == t->b->pid ? t->b : t->a, pid, local, nl, remote, nr);
+}
+
+/* The cache is keyed by (pid, Method*): the same address in two processes is two methods. */
+static void test_same_method_address_in_two_processes_is_two_entries(void **state)
+{
+	struct fix *f = *state;
+	struct fakevm *other = calloc(1, sizeof(*other));
+	struct two_vms both = { &f->vm, other };
+	struct vmmem_ops ops = { two_readv, &both };
+	struct interp_namer *n = interp_namer_new(&ops);
+	uint64_t code_a, code_b, ma, mb;
+	struct interp_stats st;
+	const char *name;
+	int line;
+
+	(void)state;
+	assert_non_null(other);
+	assert_non_null(n);
+	other->pid = PID + 1;
+	ma = fv_method(&f->vm, 0x100000, "a/B", "c", 4, NULL, 0, &code_a);
+	mb = fv_method(other, 0x100000, "x/Y", "z", 4, NULL, 0, &code_b);
+	assert_int_equal(ma, mb);
+	for (int round = 0; round < 2; round++) {
+		interp_begin_sample(n);
+		assert_int_equal(interp_name(n, PID, &f->l, ma, &code_a, 1, false, &name, &line),
+				 0);
+		assert_string_equal(name, "a.B::c");
+		assert_int_equal(
+			interp_name(n, PID + 1, &f->l, mb, &code_b, 1, false, &name, &line), 0);
+		assert_string_equal(name, "x.Y::z");
+	}
+	interp_stats(n, &st);
+	assert_int_equal(st.misses, 2);
+	assert_int_equal(st.hits, 2);
+	/* Forgetting one process keeps the other's entry. */
+	interp_forget(n, PID + 1);
+	assert_int_equal(interp_name(n, PID, &f->l, ma, &code_a, 1, false, &name, &line), 0);
+	interp_stats(n, &st);
+	assert_int_equal(st.hits, 3); /* still cached */
+	assert_int_equal(interp_name(n, PID + 1, &f->l, mb, &code_b, 1, false, &name, &line), 0);
+	assert_string_equal(name, "x.Y::z");
+	interp_stats(n, &st);
+	assert_int_equal(st.misses, 3); /* read again */
+	interp_namer_free(n);
+	fv_free(other);
+	free(other);
 }
 
 static void test_reused_memory_gives_the_new_name_never_the_cached_one(void **state)
@@ -235,7 +294,7 @@ static void test_reads_per_sample_are_capped(void **state)
 	assert_int_equal(name_of(f, m[39], code[39], false, &name, &line), 0);
 }
 
-static void test_hostile_layouts_are_refused_or_only_fail_reads(void **state)
+static void test_wild_offsets_in_range_only_fail_reads(void **state)
 {
 	struct fix *f = *state;
 	struct fgp_vm_layout l;
@@ -243,29 +302,6 @@ static void test_hostile_layouts_are_refused_or_only_fail_reads(void **state)
 	const char *why = NULL, *name;
 	uint64_t code, m;
 	int line;
-
-	/* Refused outright: no capability, a missing key, offsets past 4 KiB, inconsistencies. */
-	fv_layout17(&l);
-	l.caps = 0;
-	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
-	assert_non_null(why);
-	fv_layout17(&l);
-	l.present &= ~(1ull << FGP_VML_KLASS_NAME);
-	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
-	fv_layout17(&l);
-	fgp_vml_set(&l, FGP_VML_CONSTPOOL_HOLDER, 1u << 30);
-	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
-	fv_layout17(&l);
-	fgp_vml_set(&l, FGP_VML_CONSTMETHOD_NAME_INDEX, 47); /* u2 past a 48-byte header */
-	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
-	fv_layout17(&l);
-	fgp_vml_set(&l, FGP_VML_SYMBOL_BODY, 2); /* body before the length */
-	assert_int_equal(interp_layout_init(&l, &il, &why), -ENOTSUP);
-	/* Frame slots far from the frame: names yes, frames no. */
-	fv_layout17(&l);
-	fgp_vml_set(&l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)-100000);
-	assert_int_equal(interp_layout_init(&l, &il, &why), 0);
-	assert_false(il.frames);
 
 	/* Wild but in-range offsets: every read of every frame fails or validates nothing, and
 	 * no sample costs more than the budget. */
@@ -293,38 +329,6 @@ static void test_hostile_layouts_are_refused_or_only_fail_reads(void **state)
 		interp_forget(f->n, PID);
 	}
 	assert_int_equal(f->vm.bad_pid_calls, 0);
-}
-
-static void test_line_tables_decode_both_codings_and_refuse_garbage(void **state)
-{
-	/* bci 0 -> 10, +2 -> +300 (a two-byte UNSIGNED5 value) */
-	static const uint8_t big[] = { 0xff, 0x00, 0x14, 0xff, 0x04, 0xd8, 0x06, 0x00 };
-	static const uint8_t unterminated[] = { 0x22, 0x22 };
-	static const uint8_t excluded[] = { 0xff, 0x00, 0x14, 0x00 }; /* byte 0 in X=1 coding */
-	int line;
-
-	(void)state;
-	assert_int_equal(interp_line_of(lines_x0, sizeof(lines_x0), 0, 5, &line), 0);
-	assert_int_equal(line, 12);
-	assert_int_equal(interp_line_of(lines_x1, sizeof(lines_x1), 1, 9, &line), 0);
-	assert_int_equal(line, 40);
-	assert_int_equal(interp_line_of(lines_x1, sizeof(lines_x1), 1, 0, &line), 0);
-	assert_int_equal(line, 10);
-	assert_int_equal(interp_line_of(big, sizeof(big), 0, 1, &line), 0);
-	assert_int_equal(line, 10);
-	assert_int_equal(interp_line_of(big, sizeof(big), 0, 2, &line), 0);
-	assert_int_equal(line, 310);
-	assert_int_equal(interp_line_of(unterminated, sizeof(unterminated), 0, 0, &line), -EBADMSG);
-	assert_int_equal(interp_line_of(excluded, sizeof(excluded), 1, 0, &line), -EBADMSG);
-	assert_int_equal(interp_line_of((const uint8_t *)"", 1, 0, 0, &line), -ENOENT);
-	/* Every truncation is refused, never read past. */
-	for (size_t cut = 0; cut < sizeof(big); cut++) {
-		uint8_t *p = malloc(cut ? cut : 1);
-
-		memcpy(p, big, cut);
-		assert_int_equal(interp_line_of(p, cut, 0, 2, &line), -EBADMSG);
-		free(p);
-	}
 }
 
 static void test_a_sample_revalidates_its_cached_methods_in_one_read(void **state)
@@ -410,9 +414,49 @@ static void test_methods_read_since_the_last_gc_are_trusted_without_a_read(void 
 #undef REQ
 }
 
+/* When each unloaded-class count held: only between reads that saw it, 0 since the start. */
+static void test_epoch_at_vouches_only_between_reads(void **state)
+{
+	struct interp_epoch w = { 0 };
+	uint64_t v = 99;
+
+	(void)state;
+	assert_int_equal(interp_epoch_at(&w, 10, &v), -ENOENT);
+	interp_epoch_note(&w, 100, 0, 110); /* 0: nothing was ever unloaded */
+	assert_int_equal(interp_epoch_at(&w, 5, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(interp_epoch_at(&w, 101, &v), -ENOENT); /* after the last read began */
+	interp_epoch_note(&w, 200, 0, 210);
+	assert_int_equal(interp_epoch_at(&w, 150, &v), 0);
+	interp_epoch_note(&w, 300, 4, 310); /* moved somewhere in (200, 310] */
+	assert_int_equal(interp_epoch_at(&w, 200, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(interp_epoch_at(&w, 250, &v), -ENOENT);
+	assert_int_equal(interp_epoch_at(&w, 305, &v), -ENOENT);
+	interp_epoch_note(&w, 400, 4, 410);
+	assert_int_equal(interp_epoch_at(&w, 310, &v), 0);
+	assert_int_equal(v, 4);
+	assert_int_equal(interp_epoch_at(&w, 401, &v), -ENOENT);
+	interp_epoch_note(&w, 500, 7, 510); /* 0 is forgotten: two values are kept */
+	assert_int_equal(interp_epoch_at(&w, 150, &v), -ENOENT);
+	assert_int_equal(interp_epoch_at(&w, 350, &v), 0);
+	assert_int_equal(v, 4);
+	interp_epoch_note(&w, 600, 7, 610);
+	assert_int_equal(interp_epoch_at(&w, 550, &v), 0);
+	assert_int_equal(v, 7);
+	/* A first value other than 0 holds only from its read on. */
+	w = (struct interp_epoch){ 0 };
+	interp_epoch_note(&w, 100, 3, 110);
+	interp_epoch_note(&w, 200, 3, 210);
+	assert_int_equal(interp_epoch_at(&w, 105, &v), -ENOENT);
+	assert_int_equal(interp_epoch_at(&w, 110, &v), 0);
+	assert_int_equal(v, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_epoch_at_vouches_only_between_reads),
 		cmocka_unit_test_setup_teardown(
 			test_methods_read_since_the_last_gc_are_trusted_without_a_read, setup,
 			teardown),
@@ -424,6 +468,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_costs_one_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(
+			test_same_method_address_in_two_processes_is_two_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(
 			test_reused_memory_gives_the_new_name_never_the_cached_one, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_freed_memory_and_garbage_are_errors_not_names,
@@ -431,9 +477,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bcp_must_lie_inside_the_bytecode, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reads_per_sample_are_capped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hostile_layouts_are_refused_or_only_fail_reads,
-						setup, teardown),
-		cmocka_unit_test(test_line_tables_decode_both_codings_and_refuse_garbage),
+		cmocka_unit_test_setup_teardown(test_wild_offsets_in_range_only_fail_reads, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 
 /* A function of this test binary, looked up by its own address. */
 __attribute__((noinline, used)) int symtest_local_function(int x);
@@ -120,7 +121,7 @@ static void test_stripped_static_function_is_unknown_with_module(void **state)
 	uint64_t base = 0x7f5500000000, hidden = fx_sym_value(FX_FULL, "fx_hidden");
 	struct symbolizer_stats st;
 	struct sym_result r;
-	char maps[4096] = "", buf[128];
+	char maps[4096] = "", buf[128], want[128];
 	int rootfd = open("/", O_PATH | O_DIRECTORY);
 
 	(void)state;
@@ -137,22 +138,35 @@ static void test_stripped_static_function_is_unknown_with_module(void **state)
 	assert_int_equal(r.error, 0);
 	assert_string_equal(r.module, "libfx_stripped.so");
 	assert_int_equal(r.offset, hidden + 1);
+	/* Unnamed: module+offset, the ELF address addr2line takes. */
+	snprintf(want, sizeof(want), "libfx_stripped.so+0x%" PRIx64, hidden + 1);
 	assert_int_equal(symbolizer_format(&r, SYMBOLIZER_STYLE_PERF, buf, sizeof(buf)),
-			 (int)strlen("[unknown] (libfx_stripped.so)"));
-	assert_string_equal(buf, "[unknown] (libfx_stripped.so)");
+			 (int)strlen(want));
+	assert_string_equal(buf, want);
+	snprintf(want, sizeof(want), "[libfx_stripped.so+0x%" PRIx64 "]", hidden + 1);
 	symbolizer_format(&r, SYMBOLIZER_STYLE_FLAMEGRAPH, buf, sizeof(buf));
-	assert_string_equal(buf, "[libfx_stripped.so]");
+	assert_string_equal(buf, want);
+	/* A return address: the call instruction before it, as the lookup itself uses. */
+	r = look(sz, 0x3fffff43, base + hidden + 2, true);
+	assert_int_equal(r.status, SYM_UNKNOWN_IN_MODULE);
+	assert_int_equal(r.offset, hidden + 1);
 	/* JIT candidates and nothing at all. */
 	r = look(sz, 0x3fffff43, 0x7f6600000040, true);
 	assert_int_equal(r.status, SYM_ANON_EXEC);
 	assert_string_equal(r.module, "[anon]");
+	/* No file: an offset would mean nothing to addr2line. */
+	r.status = SYM_UNKNOWN_IN_MODULE;
+	symbolizer_format(&r, SYMBOLIZER_STYLE_PERF, buf, sizeof(buf));
+	assert_string_equal(buf, "[unknown] ([anon])");
+	symbolizer_format(&r, SYMBOLIZER_STYLE_FLAMEGRAPH, buf, sizeof(buf));
+	assert_string_equal(buf, "[anon]");
 	r = look(sz, 0x3fffff43, 0x1000, false);
 	assert_int_equal(r.status, SYM_NO_MAPPING);
 	symbolizer_format(&r, SYMBOLIZER_STYLE_PERF, buf, sizeof(buf));
 	assert_string_equal(buf, "[unknown]");
 	symbolizer_stats(sz, &st);
 	assert_int_equal(st.frames[0][SYM_RESOLVED], 1);
-	assert_int_equal(st.frames[0][SYM_UNKNOWN_IN_MODULE], 1);
+	assert_int_equal(st.frames[0][SYM_UNKNOWN_IN_MODULE], 2);
 	assert_int_equal(st.frames[0][SYM_ANON_EXEC], 1);
 	assert_int_equal(st.frames[0][SYM_NO_MAPPING], 1);
 	assert_int_equal(st.files_via_path, 1);

@@ -82,10 +82,18 @@ static void test_lru_eviction_invalidates_old_handles(void **state)
 	symcache_stats(sc, &st);
 	assert_int_equal(st.evictions, 1);
 	assert_int_equal(st.files, 2);
-	/* A reload of the evicted file reuses its slot with a new generation. */
+	/*
+	 * Reloading the evicted file evicts the least recent one, full (cxx was resolved after
+	 * it), and takes full's slot with a new generation; full then comes back in cxx's slot.
+	 * Its old handle names a slot that now holds vaddr: it misses.
+	 */
 	get(sc, FX_VADDR);
 	full2 = get(sc, FX_FULL);
-	assert_true(full2 == full || symcache_resolve(sc, full) == NULL);
+	assert_true(full2 != full);
+	assert_null(symcache_resolve(sc, full));
+	assert_non_null(symcache_resolve(sc, full2));
+	symcache_stats(sc, &st);
+	assert_int_equal(st.evictions, 3);
 	assert_null(symcache_resolve(sc, 0));
 	assert_null(symcache_resolve(sc, (uint64_t)99 << 32 | 1));
 	symcache_free(sc);
@@ -123,8 +131,8 @@ static void test_non_elf_is_an_error_and_counted(void **state)
 	symcache_free(sc);
 }
 
-/* Place FX_DEBUG as <dir>/.build-id/xx/yyyy.debug for the stripped fixture's build id. */
-static void install_debug_file(const char *dir)
+/* Place file as <dir>/.build-id/xx/yyyy.debug for the stripped fixture's build id. */
+static void install_as_debug_file(const char *dir, const char *file)
 {
 	uint8_t bid[64];
 	char path[512], cmd[700];
@@ -141,7 +149,12 @@ static void install_debug_file(const char *dir)
 	for (size_t i = 1; i < len; i++)
 		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", bid[i]);
 	snprintf(path + o, sizeof(path) - o, ".debug");
-	assert_int_equal(fx_copy(FX_DEBUG, path), 0);
+	assert_int_equal(fx_copy(file, path), 0);
+}
+
+static void install_debug_file(const char *dir)
+{
+	install_as_debug_file(dir, FX_DEBUG);
 }
 
 static const char *lookup_hidden(struct symcache *sc, uint64_t h)
@@ -219,6 +232,80 @@ static void test_debug_file_with_another_build_id_is_ignored(void **state)
 	close(dfd);
 	close(fd);
 	elfsym_free(es);
+}
+
+/* FX_DEBUG with fx_hidden renamed fx_hiddeX: the same build id, told apart by the name. */
+static void write_renamed_debug_file(const char *path)
+{
+	static char img[1 << 20];
+	int fd = open(FX_DEBUG, O_RDONLY);
+	ssize_t n = read(fd, img, sizeof(img));
+	size_t hits = 0;
+
+	close(fd);
+	assert_true(n > 0 && n < (ssize_t)sizeof(img));
+	for (char *p = img; (p = memmem(p, (size_t)(img + n - p), "fx_hidden", 10)) != NULL; p++) {
+		p[8] = 'X';
+		hits++;
+	}
+	assert_true(hits > 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(write(fd, img, (size_t)n), n);
+	close(fd);
+}
+
+/* The collector's own debug directory (an absolute path in both roots) after the target's. */
+static const char *lookup_in_roots(const char *top, const char *dbg, struct symcache_stats *st)
+{
+	struct symcache_limits lim = { .debug_dir = dbg };
+	static char name[32];
+	const char *found;
+	struct symcache *sc = symcache_new(&lim);
+	int rootfd = open(top, O_PATH | O_DIRECTORY), fd = open(FX_STRIPPED, O_RDONLY);
+	uint64_t h;
+
+	assert_int_equal(symcache_get_fd(sc, fd, rootfd, &h), 0);
+	close(fd);
+	close(rootfd);
+	found = lookup_hidden(sc, h);
+	snprintf(name, sizeof(name), "%s", found ? found : "");
+	symcache_stats(sc, st);
+	symcache_free(sc);
+	return name;
+}
+
+/*
+ * The target's root is searched first; a file at the build-id path whose build id is another
+ * (a stale -dbg package) is refused there and the collector's copy is used.
+ */
+static void test_target_root_debug_file_first_and_checked(void **state)
+{
+	char top[128], host[128], dbg[300], in_root[600], renamed[700];
+	struct symcache_stats st;
+
+	(void)state;
+	assert_int_equal(fx_tmpdir(top, sizeof(top), "dbgtop"), 0);
+	assert_int_equal(fx_tmpdir(host, sizeof(host), "dbghost"), 0);
+	snprintf(dbg, sizeof(dbg), "%s/usr/lib/debug", host);
+	snprintf(in_root, sizeof(in_root), "%s%s", top, dbg);
+	/* The collector's: renamed; the target's: the real one, which wins. */
+	install_debug_file(dbg);
+	snprintf(renamed, sizeof(renamed), "%s/renamed.debug", host);
+	write_renamed_debug_file(renamed);
+	install_as_debug_file(dbg, renamed);
+	install_debug_file(in_root);
+	assert_string_equal(lookup_in_roots(top, dbg, &st), "fx_hidden");
+	assert_int_equal(st.debug_files, 1);
+	/* The target's is another library's: refused, the collector's used. */
+	install_as_debug_file(in_root, FX_CXX);
+	assert_string_equal(lookup_in_roots(top, dbg, &st), "fx_hiddeX");
+	assert_int_equal(st.debug_files, 1);
+	/* Nothing else: no debug file, the static function stays unnamed. */
+	install_as_debug_file(dbg, FX_CXX);
+	assert_string_equal(lookup_in_roots(top, dbg, &st), "");
+	assert_int_equal(st.debug_files, 0);
+	fx_rm_rf(top);
+	fx_rm_rf(host);
 }
 
 /* A fake debuginfod: counts calls, remembers the build id, answers with fetch_path or err. */
@@ -339,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_file_takes_symbols_from_its_debug_file),
 		cmocka_unit_test(test_debug_file_is_found_inside_the_process_root),
 		cmocka_unit_test(test_debug_file_with_another_build_id_is_ignored),
+		cmocka_unit_test(test_target_root_debug_file_first_and_checked),
 		cmocka_unit_test(test_fetcher_supplies_a_missing_debug_file),
 		cmocka_unit_test(test_fetcher_is_not_asked_when_symbols_are_local),
 		cmocka_unit_test(test_fetch_failure_keeps_the_dynamic_symbols),

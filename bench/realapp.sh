@@ -1,0 +1,211 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# realapp.sh BUILD_DIR - what profiling costs a real service: the Jetty 9 + JDBC service of
+# tests/java/realapp (Debian's jars) on a throwaway PostgreSQL on loopback
+# (tests/e2e/realapp_db.sh), one JVM with libfgagent.so for the whole run, loaded by
+# `ab -k -c 4` in rounds after WARM seconds of warm-up. Three variants, interleaved (none,
+# watch, record, none, ...) so drift on a shared machine hits all alike:
+#   none    the agent loaded, no collector listening;
+#   watch   `fgcollect watch` on the agent's socket: the agent connects and sends its names
+#           (tables on demand, so off);
+#   record  `fgcollect record --pid --freq FREQ` on that socket (no daemon): the agent
+#           connects and turns its tables on, and every sample copies user stack in the
+#           kernel, charged to the JVM's threads.
+# Each round starts the variant's fgcollect, loads the service SETTLE seconds (the one-off
+# costs of a start: connection, names and tables, fgcollect's setup; reported apart), then
+# ROUND seconds measured (the steady state), then stops it.
+# Measured: requests/s (ab), the JVM's CPU (utime + stime of /proc/PID/stat) and CPU per
+# request; our own CPU counted directly: the agent's threads (fg-sender, nng:*) and every
+# thread of fgcollect, on-CPU time from /proc/PID/task/*/schedstat.
+# Printed: medians, ratios against `none` (ratio of medians and per-round ratios), and
+# "ours" as % of the service's CPU in the same window: agent threads + fgcollect, and, for
+# record, the JVM's extra CPU per request over `none` (the kernel's sampling and stack
+# copies land there; by difference, so as noisy as the JVM's CPU). Goal: <= 1% at 99 Hz.
+# Needs root (the database servers run as postgres, perf_event_open for record).
+# Env: REPS (3), ROUND (10 s), SETTLE (3 s), WARM (15 s), FREQ (99), STACK (fgcollect's default),
+# JDK (JDK 17), PFP (on|off: -XX:+/-PreserveFramePointer, default on), DB (pg|maria).
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
+reps=${REPS:-3}
+round=${ROUND:-10}
+settle=${SETTLE:-3}
+warm=${WARM:-15}
+freq=${FREQ:-99}
+jdk=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
+pfp=${PFP:-on}
+db=${DB:-pg}
+fgcollect=$build/collector/fgcollect
+agent=$build/jvmti-agent/libfgagent.so
+jar=$build/tests/java/fg-realapp.jar
+for f in "$fgcollect" "$agent" "$jar"; do
+	[[ -e $f ]] || { echo "realapp: $f not built (make build builds it; the jar needs libjetty9-java, libpostgresql-jdbc-java, libmariadb-java)"; exit 1; }
+done
+[[ $(id -u) == 0 ]] || { echo "realapp: run as root (database servers, perf_event_open)"; exit 1; }
+command -v ab >/dev/null || { echo "realapp: ab is not installed (apache2-utils)"; exit 1; }
+. "$src/tests/e2e/realapp_db.sh"
+
+tmp=$(mktemp -d /tmp/fg-bench-realapp.XXXXXX)
+chmod 0755 "$tmp"
+jpid=
+fgpid=
+cleanup() {
+	set +e
+	[[ -n $fgpid ]] && kill -TERM "$fgpid" 2>/dev/null
+	[[ -n $jpid ]] && kill -TERM "$jpid" 2>/dev/null && wait "$jpid" 2>/dev/null
+	ra_db_stop_all
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [[ $db == maria ]]; then
+	ra_maria_start "$tmp/maria" || { echo "realapp: MariaDB did not start"; exit 1; }
+	port=$RA_MARIA_PORT
+else
+	ra_pg_start "$tmp/pg" || { echo "realapp: PostgreSQL did not start"; exit 1; }
+	port=$RA_PG_PORT
+fi
+mkdir -p "$tmp/sock" "$tmp/noctl"
+mkdir -m 0700 "$tmp/ctl" # the daemon wants its control directory private
+sock=$tmp/sock/fgcollect.sock
+popt=-XX:+PreserveFramePointer
+[[ $pfp == off ]] && popt=-XX:-PreserveFramePointer
+"$jdk/bin/java" "$popt" "-agentpath:$agent=socket=$sock" -cp "$jar" RealApp "$db" "$port" 4 \
+	>"$tmp/app.log" 2>&1 &
+jpid=$!
+for _ in $(seq 600); do
+	grep -q 'RealApp ready port=' "$tmp/app.log" && break
+	kill -0 "$jpid" 2>/dev/null || { cat "$tmp/app.log"; exit 1; }
+	sleep 0.1
+done
+hp=$(sed -n 's/.*RealApp ready port=\([0-9]*\).*/\1/p' "$tmp/app.log" | head -n 1)
+[[ -n $hp ]] || { echo "realapp: the service did not start"; tail "$tmp/app.log"; exit 1; }
+url=http://127.0.0.1:$hp/q
+hz=$(getconf CLK_TCK)
+
+jvm_ticks() { awk '{print $14 + $15}' "/proc/$jpid/stat"; }
+# agent_ns: on-CPU nanoseconds of the agent's threads (fg-sender, nng:*) alive now.
+agent_ns() {
+	local t c ns _ sum=0
+	for t in /proc/"$jpid"/task/*; do
+		read -r c 2>/dev/null <"$t/comm" || continue
+		case $c in
+		fg-sender | nng:*) read -r ns _ 2>/dev/null <"$t/schedstat" && sum=$((sum + ns)) ;;
+		esac
+	done
+	echo "$sum"
+}
+# load SECONDS: ab on the service; prints its requests/s (fails on errors).
+load() {
+	ab -k -c 4 -t "$1" -n 100000000 -s 10 "$url" >"$tmp/ab.out" 2>&1 || { cat "$tmp/ab.out"; return 1; }
+	! grep -q '^Non-2xx' "$tmp/ab.out" || { grep -E '^(Complete|Non-2xx)' "$tmp/ab.out"; tail "$tmp/app.log"; return 1; }
+	sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$tmp/ab.out"
+}
+
+# our_ns PID: on-CPU nanoseconds of all threads of PID (fgcollect), 0 when it is gone.
+our_ns() {
+	local t ns _ sum=0
+	for t in /proc/"$1"/task/*; do
+		read -r ns _ 2>/dev/null <"$t/schedstat" && sum=$((sum + ns))
+	done
+	echo "$sum"
+}
+
+# run VARIANT: one round: the variant's fgcollect starts, SETTLE s of load (its connection,
+# the agent's names and tables, its symbol loading: the one-off costs), then ROUND s of load
+# measured (the steady state), then it stops. Appends to $tmp/VARIANT
+# "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS" of the measured window and to
+# $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
+run() {
+	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 fp=
+	a0=$(agent_ns)
+	case $v in
+	watch)
+		"$fgcollect" watch --socket "$sock" --ctl "$tmp/ctl/ctl.sock" >/dev/null 2>"$tmp/watch.log" &
+		fp=$!
+		;;
+	record)
+		"$fgcollect" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
+			--freq "$freq" ${STACK:+--stack-copy "$STACK"} --duration $((settle + round + 30)) \
+			-o "$tmp/rec.folded" 2>"$tmp/rec.log" &
+		fp=$!
+		;;
+	esac
+	fgpid=$fp
+	load "$settle" >/dev/null
+	[[ -n $fp ]] && fs=$(our_ns "$fp")
+	as=$(agent_ns)
+	c0=$(jvm_ticks)
+	f0=$fs
+	rps=$(load "$round")
+	c1=$(jvm_ticks)
+	a1=$(agent_ns)
+	if [[ -n $fp ]]; then
+		f1=$(our_ns "$fp")
+		kill -0 "$fp" 2>/dev/null || { echo "realapp: fgcollect $v ended early"; cat "$tmp/rec.log" "$tmp/watch.log" 2>/dev/null; return 1; }
+		kill "-$([[ $v == record ]] && echo INT || echo TERM)" "$fp"
+		wait "$fp" || true
+		fgpid=
+		[[ $v == record ]] && cp "$tmp/rec.log" "$tmp/rec.last.log"
+	fi
+	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}')" >>"$tmp/$v"
+	echo "$(((as - a0) / 1000)) $((fs / 1000))" >>"$tmp/$v.start"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+col() { cut -d' ' -f"$2" "$tmp/$1"; }
+ratio() { a=$1 b=$2 awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; print b ? a / b : 0 }'; }
+
+variants="none watch record"
+load "$warm" >/dev/null # JIT warm-up
+for v in $variants; do : >"$tmp/$v"; : >"$tmp/$v.start"; done
+for _ in $(seq "$reps"); do
+	for v in $variants; do run "$v"; done
+done
+
+echo "service: Jetty 9 + JDBC ($db) on $(basename "$jdk"), PreserveFramePointer $pfp, ab -k -c 4, $reps interleaved rounds of $settle s settling + $round s measured, after $warm s of warm-up; record at $freq Hz; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-8s %9s %9s %10s %10s %10s %9s %9s\n" variant "req/s" "JVM ms" "JVM us/req" "agent ms" "fgcoll ms" "rps/none" "cpu/req/none"
+# Per round "cpu per request" in microseconds, for the ratios.
+for v in $variants; do
+	awk '{printf "%.2f\n", $5 ? $2 * 1000 / $5 : 0}' "$tmp/$v" >"$tmp/$v.cpr"
+done
+nr=$(col none 1 | median)
+nc=$(median <"$tmp/none.cpr")
+for v in $variants; do
+	r=$(col "$v" 1 | median)
+	c=$(median <"$tmp/$v.cpr")
+	printf "%-8s %9.1f %9.0f %10.1f %10.1f %10.1f %9.4f %9.4f\n" "$v" "$r" "$(col "$v" 2 | median)" "$c" \
+		"$(col "$v" 3 | median | awk '{print $1 / 1000}')" "$(col "$v" 4 | median | awk '{print $1 / 1000}')" \
+		"$(ratio "$r" "$nr")" \
+		"$(ratio "$c" "$nc")"
+done
+echo "per-round ratios against the none round before them (rps, JVM CPU per request):"
+for v in watch record; do
+	paste -d' ' "$tmp/none" "$tmp/$v" "$tmp/none.cpr" "$tmp/$v.cpr" |
+		v=$v awk '{ printf "  %-7s rps %.4f  cpu/req %.4f\n", ENVIRON["v"], $1 ? $6 / $1 : 0, $11 ? $12 / $11 : 0 }'
+done
+echo "ours as % of the service's CPU (medians of per-round figures; service = the JVM's CPU less the agent's threads):"
+for v in watch record; do
+	paste -d' ' "$tmp/$v" "$tmp/none.cpr" | v=$v awk '
+	{ v = ENVIRON["v"]; svc = $2 - $3 / 1000; agent = $3 / 10 / svc; fg = $4 / 10 / svc
+	  extra = svc - $6 * $5 / 1000   # the JVM beyond none at this round'"'"'s requests
+	  printf "%s %.3f %.3f %.3f %.3f\n", v, agent, fg, agent + fg, extra * 100 / svc }' >"$tmp/$v.ours"
+	printf "  %-7s agent threads %.3f%%  fgcollect %.3f%%  together %.3f%%" "$v" \
+		"$(cut -d' ' -f2 "$tmp/$v.ours" | median)" "$(cut -d' ' -f3 "$tmp/$v.ours" | median)" \
+		"$(cut -d' ' -f4 "$tmp/$v.ours" | median)"
+	if [[ $v == record ]]; then
+		printf "; the JVM's extra CPU per request over none (sampling, stack copies; by difference): %.2f%%" \
+			"$(cut -d' ' -f5 "$tmp/$v.ours" | median)"
+	fi
+	echo
+done
+echo "one-off per start, the first $settle s (connection, the agent's names and tables, fgcollect's setup), medians:"
+for v in watch record; do
+	printf "  %-7s agent threads %.1f ms, fgcollect %.1f ms\n" "$v" "$(cut -d' ' -f1 "$tmp/$v.start" | median | awk '{print $1 / 1000}')" \
+		"$(cut -d' ' -f2 "$tmp/$v.start" | median | awk '{print $1 / 1000}')"
+done
+[[ -s $tmp/rec.last.log ]] && sed -n 's/^fgcollect record: /  last record: /p' "$tmp/rec.last.log" | grep -E 'samples in|tables' || true
+echo "goal: ours <= 1% of the service's CPU at 99 Hz"

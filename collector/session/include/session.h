@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h - one recording: sample target processes, keep their code tables current, and turn
+ * every sample into a symbolized stack (struct stackagg). Used by `record` and `top`.
+ *
+ * Code tables come from one of two sources:
+ *  - SESSION_SRC_CTL: a running `fgcollect watch` daemon, through its root-only control
+ *    channel (not in the directory shared with containers);
+ *  - SESSION_SRC_LISTEN: no daemon; the session listens on the agents' socket itself and the
+ *    agents, which redial, replay their live code set to it.
+ * Kernel and native frames are symbolized as samples arrive (while the process and its files
+ * are still there); JIT frames are looked up by (address, sample time) once the code table is
+ * known to be complete up to that time (a settle delay after it, the end of a running replay,
+ * or the end of the recording), so code loaded, unloaded or moved during the recording is
+ * attributed to the method that occupied the address when the sample was taken.
+ *
+ * Invariant: library code, never prints; what the user should know is queued as notes
+ * (session_next_note) and counters (session_summary). Single-threaded.
+ */
+#ifndef FG_SESSION_H
+#define FG_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dbgfetch.h"
+#include "fgsocket.h"
+#include "javaframes.h"
+#include "vmstack.h"
+#include "stackagg.h"
+
+#define SESSION_MAX_TARGETS 4096
+#define SESSION_NOTE_MAX 256
+/*
+ * What record and top ask for unless told. Measured on tests/e2e/realapp.sh (Jetty + JDBC, JDK
+ * 17 and 25, frame pointers on and off, 2 kHz, 6 s, one run each on a busy 2-core machine):
+ * rooted 99.4-99.8% at 16 KiB, 99.0-100% at 32 KiB, 98.9-99.9% at 64 KiB (65528); record's
+ * CPU per sample (start-up included) 91-110 us, 84-150 us, 90-139 us. A walk the copy cuts
+ * goes on along the kernel's chain where that one is rooted (C2 compiler threads: all but 0-6
+ * samples a run at 16 KiB), so a larger copy bought no measurable rooting, only cost.
+ */
+#define SESSION_DEFAULT_STACK_COPY 16384
+
+enum session_target {
+	SESSION_TARGET_PID,	  /* one process */
+	SESSION_TARGET_CONTAINER, /* every process whose container id starts with `container` */
+	SESSION_TARGET_ALL,	  /* every JVM whose agent is connected */
+};
+
+enum session_src {
+	SESSION_SRC_AUTO, /* ctl when the daemon answers, else listen */
+	SESSION_SRC_LISTEN,
+	SESSION_SRC_CTL,
+};
+
+/* How user stacks are unwound (--unwind). */
+enum session_unwind {
+	SESSION_UNWIND_AUTO = 0, /* per JVM: fp when its agent says PreserveFramePointer, else vm */
+	SESSION_UNWIND_FP = 1,	 /* the kernel's frame-pointer chain */
+	SESSION_UNWIND_VM = 2,	 /* vmstack.h: the stack copy and the JVM's frame facts */
+};
+
+struct session_opts {
+	enum session_target target;
+	uint32_t pid;
+	const char *container;
+	unsigned int freq_hz; /* 0 = 99 */
+	bool no_kernel;
+	bool no_inline;
+	bool live_view; /* top: count JIT misses at once instead of retrying them at the end */
+	/* Bytes of user stack copied per sample to name interpreted frames (0 = none: they stay
+	 * `Interpreter`); a multiple of 8 up to SAMPLER_MAX_STACK_COPY. Never stored anywhere. */
+	unsigned int stack_copy;
+	bool lines; /* Java frames get :LINE */
+	enum session_unwind unwind;
+	/* Keep the kernel's chain but also unwind each sample the vm way and count agreement
+	 * (vmstack_check): the answer key with -XX:+PreserveFramePointer. */
+	bool unwind_check;
+	enum session_src src;
+	const char *socket_path; /* NULL = FG_DEFAULT_SOCKET */
+	const char *ctl_path;	 /* NULL = the ctl module's default */
+	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = 300 ms */
+	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */
+};
+
+struct session_jvm_summary {
+	uint32_t pid;
+	bool connected_ever;
+	bool jvm; /* maps libjvm.so */
+	bool exited;
+	bool drops_known; /* the source reported the agent's DROPPED counts */
+	uint64_t agent_queue_full, agent_table_full; /* DROPPED: events the agent lost */
+	uint64_t blobs, live;
+};
+
+struct session_summary {
+	enum session_src src;
+	const char *event_name; /* "cpu-clock" / "cycles" */
+	int cycles_err;		/* 0 when cycles is used */
+	unsigned int freq_hz;
+	unsigned int max_stack;
+	uint64_t duration_ns;
+	uint64_t samples; /* delivered by the sampler */
+	uint64_t lost;	  /* records the kernel said were lost */
+	uint64_t lost_records;
+	uint64_t lost_samples;
+	uint64_t truncated;
+	uint64_t targets, exited;
+	struct stackagg_stats agg;
+	size_t njvms;
+	struct session_jvm_summary jvms[16]; /* the first 16 */
+	int kernel_error;		     /* why kernel symbols are unavailable, 0 if they are */
+	unsigned int stack_copy;	     /* bytes of user stack asked for per sample */
+	uint64_t stack_samples;		     /* samples that came with a stack copy */
+	struct javaframes_stats java;	     /* interpreted frames (zero without a copy) */
+	bool debuginfod;		     /* DEBUGINFOD_URLS set: debug files fetched */
+	struct dbgfetch_stats debuginfod_st; /* lookups of the debuginfod servers */
+	uint64_t debug_fetched;		     /* stripped libraries named from fetched files */
+	uint64_t unwound_fp, unwound_vm;     /* samples by the kernel's chain / by vmstack */
+	struct vmstack_stats vm;	     /* vmstack's own counts (zero when unused) */
+};
+
+struct session;
+
+/*
+ * Start: find the targets, get their code tables (or start listening), open the sampler.
+ * 0 or a negative errno, with why[0..whylen) saying what failed naming the PID, path or
+ * container at fault: -ESRCH (no such PID / no process in the container), -EADDRINUSE (a
+ * daemon owns the socket but its control channel is unavailable), -EACCES/-EPERM (not root),
+ * or another errno of the sampler or the socket.
+ */
+int session_open(const struct session_opts *o, struct session **out, char *why, size_t whylen);
+
+/*
+ * Wait up to timeout_ms (-1: no limit) for samples or agent messages, handle them, settle what
+ * can be settled. It wakes for work, not on a tick: a record in the rings, a message, or the end
+ * of a short wait that bounds how long a sample stays in its ring (10 ms with a stack copy,
+ * 100 ms without, less when the rings are small) and how late a target's exit is seen; so pass
+ * the caller's own deadline, not a polling interval. 0, -EINTR (a signal arrived; call again or
+ * finish), or a negative errno of the sampler.
+ */
+int session_step(struct session *s, int timeout_ms);
+
+/* True when every target of a PID/container session has exited (the recording can end). */
+bool session_done(const struct session *s);
+
+/*
+ * End the recording: stop sampling, drain the rings, let late code events arrive (grace_ms),
+ * then symbolize every waiting sample with the full history.
+ */
+void session_finish(struct session *s, int grace_ms);
+
+/* Settle samples now for a view (top): everything older than the settle delay. */
+void session_settle_now(struct session *s);
+
+struct stackagg *session_agg(struct session *s);
+void session_summary(const struct session *s, struct session_summary *out);
+
+/* The next queued note for the user (connects, exits, missing agents): 1 with buf set, or 0. */
+int session_next_note(struct session *s, char *buf, size_t len);
+
+/*
+ * Write the code-table history of every target JVM, one event per line in time order:
+ *   "<pid> <ts_ns> load <addr hex> <size> <compiled|dynamic> <name>"
+ *   "<pid> <ts_ns> unload <addr hex> <size> <compiled|dynamic> <name>"
+ * (for --code-log: which method occupied which address when). 0 or -EIO/-ENOMEM.
+ */
+int session_write_code_log(const struct session *s, FILE *f);
+
+/*
+ * End the current aggregation and start a new one, for rolling profiles: drain the rings,
+ * settle every waiting sample with what the code tables hold now, and return the aggregator
+ * (the caller reads it and frees it with stackagg_free); samples from now on go to a fresh
+ * one, so memory is bounded by one interval. NULL, and nothing changed, without memory.
+ */
+struct stackagg *session_rotate(struct session *s);
+
+/* The daemon's control channel closed during the session: its code tables stopped updating. */
+bool session_source_lost(const struct session *s);
+
+/*
+ * The targets of the session (multi-target sessions grow as JVMs connect). Strings are
+ * borrowed: valid until the next session_* call. A target's stacks start with the frame root.
+ */
+struct session_target_info {
+	uint32_t pid;
+	const char *root;	  /* process root frame of its stacks: "comm-pid" */
+	const char *service;	  /* its agent's service label, "" unknown */
+	const char *container_id; /* "" none or unknown */
+	bool connected;		  /* its agent said hello */
+	bool exited;
+};
+
+size_t session_target_count(const struct session *s);
+void session_target_at(const struct session *s, size_t i, struct session_target_info *out);
+
+void session_close(struct session *s);
+
+#endif

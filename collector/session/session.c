@@ -1,0 +1,968 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session.c - a recording: sampler -> symbolizer/code tables -> stackagg.
+ *
+ * The code tables of the listen source live in a jvmset fed by our own receive socket (the same
+ * modules `watch` uses, without perf maps). The settle watermark (the time up to which JIT
+ * lookups are final) is now - settle_ns, held back while a target's agent replays its code set,
+ * or, until agent_wait_ns has passed since the start, while a target has no agent yet or its
+ * agent has not turned its tables on (tables on demand: the recording asked for them).
+ *
+ * Targets live in targets.c, thread names in threadnames.c, the notes for the user in notes.c,
+ * the --code-log text in codelog.c. The code tables come from a source (session_src.h) driven
+ * through its ops vector: it reports what to do (tables changed, targets to sample) and never
+ * calls back into this file.
+ *
+ * Invariant: a sample is symbolized against code tables that are complete up to its time (or,
+ * at session_finish, against everything that ever arrived); never against a partial replay.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codelog.h"
+#include "codetab.h"
+#include "jvmset.h"
+#include "perfring.h"
+#include "sampler.h"
+#include "javaframes.h"
+#include "notes.h"
+#include "resolve.h"
+#include "session_seam.h"
+#include "session_src.h"
+#include "stackagg.h"
+#include "symbolizer.h"
+#include "targets.h"
+#include "threadnames.h"
+#include "util.h"
+#include "vmmem.h"
+
+#define ROOTMEMO 512  /* outermost frames remembered (struct rootmemo) */
+#define DEFER_MAX 256 /* samples waiting for their code at once (struct deferred) */
+
+/* A sample whose walk stopped in code not announced yet, copied out of the ring. */
+struct deferred {
+	struct perfring_rec r; /* its chains, registers and stack point into buf */
+	void *buf;
+};
+
+struct session {
+	struct session_opts o;
+	uint64_t start_ns, end_ns;
+
+	struct targets targets;
+	bool multi; /* more than one process possible: process root frames */
+	struct threadnames names;
+
+	const struct session_sampler_ops *so; /* the sampler's calls (session_seam.h) */
+	void *sampler;
+	uint64_t (*now)(void); /* the clock */
+	struct symbolizer *sz;
+	struct resolve_ctx rc; /* the resolvers' view of sz and the code tables */
+	struct stackagg *agg;
+	struct stackagg_opts agg_opts; /* for session_rotate's fresh aggregators */
+	struct stackagg_resolver agg_res;
+	struct javaframes *jf; /* interpreted frames; NULL without a stack copy */
+	struct stackagg_uframe uframes[STACKAGG_MAX_FRAMES];
+	struct vmstack *vs; /* unwinding without frame pointers; NULL without a stack copy */
+	uint64_t unwound_fp, unwound_vm;
+	/* Is a kernel chain's outermost frame a thread root? Remembered per (pid, pc) for
+	 * native code (state 1 no, 2 yes). */
+	struct rootmemo {
+		uint64_t pc;
+		uint32_t pid;
+		uint8_t state;
+	} roots[ROOTMEMO];
+	struct deferred *defer; /* DEFER_MAX of them, allocated at the first use */
+	size_t ndefer;
+
+	/* where the code tables come from (session_src.h) */
+	struct session_src_env src_env;
+	struct session_source *src;
+
+	/* session_step's waits: the shortest time between two drains of the rings, and when the
+	 * last drain that delivered records ran */
+	uint64_t drain_gap_ns, drained_ns;
+
+	struct notes notes;
+};
+
+int session_next_note(struct session *s, char *buf, size_t len)
+{
+	return notes_next(&s->notes, buf, len);
+}
+
+/* ---- targets --------------------------------------------------------------------------- */
+
+/*
+ * pid as a target: known already, or added (thread names loaded, symbolizer told). NULL when
+ * the target set is full.
+ */
+static struct target *session_target_add(struct session *s, uint32_t pid)
+{
+	bool added;
+	struct target *t = targets_add(&s->targets, pid, &added);
+
+	if (t && added) {
+		threadnames_load(&s->names, pid);
+		if (s->sz)
+			(void)symbolizer_add_process(s->sz, (pid_t)pid);
+	}
+	return t;
+}
+
+/* --all: a target a source added is sampled from now on. */
+static void adopt(struct session *s, uint32_t pid)
+{
+	int rv;
+
+	threadnames_load(&s->names, pid);
+	if (s->sz)
+		(void)symbolizer_add_process(s->sz, (pid_t)pid);
+	rv = s->so->add_pid(s->sampler, (pid_t)pid);
+	if (rv != 0 && rv != -EEXIST)
+		notes_add(&s->notes, "PID %u: cannot sample it: %s", pid, strerror(-rv));
+}
+
+/* Let the source handle what is ready, and act on what it reports. */
+static void pump_src(struct session *s)
+{
+	struct session_src_events ev;
+
+	if (!s->src)
+		return;
+	s->src->ops->pump(s->src, &ev);
+	for (size_t i = 0; i < ev.nadopted; i++)
+		adopt(s, ev.adopted[i]);
+	if (ev.changed)
+		stackagg_jit_changed(s->agg);
+}
+
+/* The code table of pid from the source, NULL when none (yet). */
+static const struct codetab *src_table(const struct session *s, uint32_t pid)
+{
+	return s->src ? s->src->ops->table(s->src, pid) : NULL;
+}
+
+static nfds_t src_pollfds(const struct session *s, struct pollfd *fds)
+{
+	return s->src ? s->src->ops->pollfds(s->src, fds) : 0;
+}
+
+/* The daemon is still streaming its tables' history. */
+static bool src_streaming(const struct session *s)
+{
+	return s->src && s->src->ops->streaming(s->src);
+}
+
+static int add_cb(void *arg, uint32_t pid)
+{
+	return session_target_add(arg, pid) ? 0 : -ENOSPC;
+}
+
+/* The targets of a PID or container session (an --all session adopts them as they come). */
+static int find_targets(struct session *s, char *why, size_t whylen)
+{
+	const struct session_opts *o = &s->o;
+	char path[32];
+	int rv;
+
+	switch (o->target) {
+	case SESSION_TARGET_PID:
+		snprintf(path, sizeof(path), "/proc/%u/exe", o->pid);
+		if (access(path, F_OK) != 0 && errno == ENOENT) {
+			snprintf(why, whylen, "no process with PID %u", o->pid);
+			return -ESRCH;
+		}
+		session_target_add(s, o->pid);
+		return 0;
+	case SESSION_TARGET_CONTAINER:
+		rv = targets_scan_container(o->container, add_cb, s);
+		if (rv == 0 && !s->targets.n)
+			rv = -ESRCH;
+		if (rv != 0)
+			snprintf(why, whylen, "no process in a container whose id starts with '%s'",
+				 o->container);
+		return rv;
+	case SESSION_TARGET_ALL:
+		break;
+	}
+	return 0;
+}
+
+static const struct codetab *table_of_cb(void *arg, uint32_t pid)
+{
+	return src_table(arg, pid);
+}
+
+/* Time up to which JIT lookups are final now. */
+static uint64_t watermark(const struct session *s, uint64_t now)
+{
+	uint64_t w = now > s->o.settle_ns ? now - s->o.settle_ns : 0;
+
+	if (src_streaming(s))
+		return 0; /* the daemon is still streaming the history */
+
+	for (size_t i = 0; i < s->targets.n; i++) {
+		const struct target *t = &s->targets.v[i];
+
+		if (t->replaying)
+			return 0;
+		if (t->jvm && !t->exited && (!t->connected || t->tables_pending) &&
+		    now - s->start_ns < s->o.agent_wait_ns)
+			return 0;
+	}
+	return w;
+}
+
+/* ---- sampler records ------------------------------------------------------------------- */
+
+/* The sample's user registers and stack copy; false when it carries none. */
+static bool sample_regs(const struct perfring_rec *r, struct uregs *regs, struct ustack *st)
+{
+	*regs = (struct uregs){ 0 };
+	*st = (struct ustack){ r->u.sample.stack, 0, r->u.sample.stack_dyn };
+	regs->valid = perfring_user_reg(r, SAMPLER_REG_IP, &regs->ip) &&
+		      perfring_user_reg(r, SAMPLER_REG_SP, &regs->sp) &&
+		      perfring_user_reg(r, SAMPLER_REG_BP, &regs->bp);
+	(void)perfring_user_reg(r, SAMPLER_REG_BX, &regs->bx);
+	(void)perfring_user_reg(r, SAMPLER_REG_R13, &regs->r13);
+	st->sp = regs->sp;
+	return regs->valid && st->bytes && st->len;
+}
+
+/* ---- the real sampler (session_seam.h) -------------------------------------------------- */
+
+static int real_open(const struct sampler_opts *o, const pid_t *pids, size_t n, void **smp)
+{
+	struct sampler *sp = NULL;
+	int rv = sampler_open(o, pids, n, &sp);
+
+	*smp = sp;
+	return rv;
+}
+
+static int real_fd(const void *smp)
+{
+	return sampler_fd(smp);
+}
+
+static int real_poll(void *smp, int timeout_ms, sampler_cb cb, void *ctx)
+{
+	return sampler_poll(smp, timeout_ms, cb, ctx);
+}
+
+static void real_disable(void *smp)
+{
+	sampler_disable(smp);
+}
+
+static int real_add_pid(void *smp, pid_t pid)
+{
+	return sampler_add_pid(smp, pid);
+}
+
+static const struct sampler_info *real_info(const void *smp)
+{
+	return sampler_info(smp);
+}
+
+static void real_stats(const void *smp, struct sampler_stats *out)
+{
+	sampler_stats(smp, out);
+}
+
+static void real_close(void *smp)
+{
+	sampler_close(smp);
+}
+
+static const struct session_sampler_ops real_sampler = {
+	real_open,    real_fd,	 real_poll,  real_disable,
+	real_add_pid, real_info, real_stats, real_close,
+};
+
+/* ---- the process's mappings for vmstack, from the symbolizer ----------------------------- */
+
+static enum unw_code maps_exec_at(void *arg, uint32_t pid, uint64_t addr)
+{
+	const struct session *s = arg;
+
+	switch (symbolizer_exec_at(s->sz, (pid_t)pid, addr)) {
+	case SYMBOLIZER_EXEC_FILE:
+		return UNW_NATIVE;
+	case SYMBOLIZER_EXEC_ANON:
+		return UNW_ANON;
+	default:
+		return UNW_NOT_CODE;
+	}
+}
+
+static int maps_cfi_step(void *arg, uint32_t pid, const struct elfcfi_regs *in, bool ret,
+			 elfcfi_read_fn read, void *rarg, struct elfcfi_regs *out)
+{
+	const struct session *s = arg;
+
+	return symbolizer_cfi_step(s->sz, (pid_t)pid, in, ret, read, rarg, out);
+}
+
+/* Unwind this sample the vm way (not by the kernel's frame pointers)? */
+static bool use_vm(const struct session *s, uint32_t pid)
+{
+	const struct target *t;
+
+	switch (s->o.unwind) {
+	case SESSION_UNWIND_FP:
+		return false;
+	case SESSION_UNWIND_VM:
+		return true;
+	default:
+		t = targets_find(&s->targets, pid);
+		return t && t->hello_known && !(t->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER);
+	}
+}
+
+/*
+ * Where a thread's stack begins (a function stackagg counts as a root)? Native verdicts are
+ * remembered per (pid, pc); code-table ones are not (a JIT address gets new code).
+ */
+static bool maps_root_at(void *arg, uint32_t pid, uint64_t ts, uint64_t pc, bool ret)
+{
+	struct session *s = arg;
+	uint64_t h = (pc ^ (pc >> 13)) * 0x9e3779b97f4a7c15ull;
+	struct rootmemo *m = &s->roots[(h ^ pid) % ROOTMEMO];
+	const struct codetab *tab = src_table(s, pid);
+	const struct codeblob *b;
+	struct sym_result sr;
+	bool root;
+
+	if (m->state && m->pc == pc && m->pid == pid)
+		return m->state == 2;
+	b = tab ? codetab_lookup(tab, ret && pc ? pc - 1 : pc, ts) : NULL;
+	if (b)
+		return stackagg_root_name(b->name, strlen(b->name));
+	if (symbolizer_lookup(s->sz, (pid_t)pid, pc, ret, &sr) != 0 || sr.status != SYM_RESOLVED ||
+	    !sr.name)
+		return false;
+	root = stackagg_root_name(sr.name, strcspn(sr.name, "("));
+	*m = (struct rootmemo){ pc, pid, root ? 2 : 1 };
+	return root;
+}
+
+/*
+ * Keep a copy of sample r until the code tables are complete up to its time (walk_deferred).
+ * false when DEFER_MAX wait already or memory is short.
+ */
+static bool defer_sample(struct session *s, const struct perfring_rec *r)
+{
+	size_t nk = r->u.sample.nr_kernel, nu = r->u.sample.nr_user, ns = r->u.sample.stack_dyn;
+	size_t nr = r->u.sample.regs ? (size_t)__builtin_popcountll(r->u.sample.regs_mask) : 0;
+	struct deferred *d;
+	uint64_t *w;
+
+	if (s->ndefer == DEFER_MAX ||
+	    (!s->defer && !(s->defer = calloc(DEFER_MAX, sizeof(*s->defer)))))
+		return false;
+	d = &s->defer[s->ndefer];
+	if (!(d->buf = malloc((nk + nu + nr) * sizeof(uint64_t) + ns + 1)))
+		return false;
+	d->r = *r;
+	w = d->buf;
+	d->r.u.sample.kernel = nk ? memcpy(w, r->u.sample.kernel, nk * sizeof(*w)) : NULL;
+	d->r.u.sample.user = memcpy(w + nk, r->u.sample.user, nu * sizeof(*w));
+	d->r.u.sample.regs = nr ? memcpy(w + nk + nu, r->u.sample.regs, nr * sizeof(*w)) : NULL;
+	d->r.u.sample.stack = memcpy(w + nk + nu + nr, r->u.sample.stack, ns);
+	d->r.u.sample.stack_len = ns;
+	s->ndefer++;
+	return true;
+}
+
+/*
+ * The user part of a sample: the kernel's chain, or the vm unwinder's (smp->user replaced);
+ * interpreted frames named and a `[truncated]` marker set in s->uframes (smp->uframes).
+ * true when the sample waits instead (may_defer: its walk stopped in code not announced yet,
+ * and the code tables are not complete up to its time).
+ */
+static bool user_frames(struct session *s, const struct perfring_rec *r,
+			struct stackagg_sample *smp, bool may_defer)
+{
+	const struct codetab *tab = src_table(s, r->pid);
+	struct uregs regs;
+	struct ustack st;
+	struct vmstack_out vo = { 0 };
+	const struct vmstack_maps maps = { s, maps_exec_at, maps_cfi_step, maps_root_at };
+	struct vmstack_in vi = { .pid = r->pid,
+				 .ts = r->time,
+				 .tab = tab,
+				 .maps = &maps,
+				 .regs = &regs,
+				 .stack = &st,
+				 .kernel = r->u.sample.user,
+				 .nr_kernel = r->u.sample.nr_user };
+	bool regs_ok = sample_regs(r, &regs, &st), vm = false, named = false;
+	int rv;
+
+	if (s->o.unwind_check && !use_vm(s, r->pid))
+		vi.kernel = NULL; /* the check compares the walk alone with the kernel's chain */
+	if (s->vs && tab && regs_ok && (use_vm(s, r->pid) || s->o.unwind_check)) {
+		/* Code may be announced a little after it first runs: walk such a sample once
+		 * the tables are complete up to its time, as symbolization waits for them. */
+		vi.may_defer = may_defer && use_vm(s, r->pid) && r->time > watermark(s, s->now());
+		rv = vmstack_unwind(s->vs, &vi, &vo);
+		if (rv == -EAGAIN) {
+			if (defer_sample(s, r))
+				return true;
+			vi.may_defer = false;
+			rv = vmstack_unwind(s->vs, &vi, &vo);
+		}
+		if (rv == 0 && s->o.unwind_check && !use_vm(s, r->pid)) {
+			vmstack_check(s->vs, &vo, r->u.sample.user, r->u.sample.nr_user);
+			vmstack_fp_walk(s->vs, &regs, &st, r->u.sample.user, r->u.sample.nr_user);
+		} else if (rv == 0)
+			vm = true;
+	} else if (s->vs && tab && regs_ok && !use_vm(s, r->pid)) {
+		/* Frame pointers, and the stack copy where their chain stops short of a root. */
+		vm = vmstack_hybrid(s->vs, &vi, &vo) == 1;
+	}
+	if (vm) {
+		smp->user = vo.user;
+		smp->nr_user = vo.nr_user;
+		s->unwound_vm++;
+	} else {
+		s->unwound_fp++;
+	}
+	if (s->jf && tab && smp->nr_user) {
+		struct javaframes_in in = {
+			.pid = r->pid,
+			.ts = r->time,
+			.tab = tab,
+			.user = smp->user,
+			.nr_user = smp->nr_user,
+			.regs = &regs,
+			.stack = &st,
+			.walk = vm ? vo.walk : NULL,
+		};
+
+		named = javaframes_name(s->jf, &in, s->uframes) > 0;
+	}
+	if (vm && vo.truncated) {
+		if (!named)
+			memset(s->uframes, 0, smp->nr_user * sizeof(s->uframes[0]));
+		s->uframes[smp->nr_user - 1] =
+			(struct stackagg_uframe){ "[truncated]", true, true };
+		named = true;
+	}
+	smp->uframes = named ? s->uframes : NULL;
+	return false;
+}
+
+/* One sample into the aggregate (or, may_defer, kept to be walked later). */
+static void on_sample(struct session *s, const struct perfring_rec *r, bool may_defer)
+{
+	struct target *t = s->multi ? targets_find(&s->targets, r->pid) : NULL;
+	struct stackagg_sample smp = {
+		.pid = r->pid,
+		.tid = r->tid,
+		.ts = r->time,
+		.kernel = r->u.sample.kernel,
+		.nr_kernel = r->u.sample.nr_kernel,
+		.user = r->u.sample.user,
+		.nr_user = r->u.sample.nr_user,
+		.process = s->multi ? (t ? t->root : "[other]") : NULL,
+		.thread = threadnames_get(&s->names, r->pid, r->tid),
+	};
+
+	if (s->jf && r->u.sample.nr_user && user_frames(s, r, &smp, may_defer))
+		return;
+	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
+}
+
+/* The deferred samples the code tables are complete for now (w: their watermark), walked. */
+static void walk_deferred(struct session *s, uint64_t w)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->ndefer; i++) {
+		struct deferred *d = &s->defer[i];
+
+		if (d->r.time > w) {
+			s->defer[k++] = *d;
+			continue;
+		}
+		on_sample(s, &d->r, false);
+		free(d->buf);
+	}
+	s->ndefer = k;
+}
+
+/* Settle the aggregate up to w, the deferred samples walked first. */
+static void settle(struct session *s, uint64_t w)
+{
+	walk_deferred(s, w);
+	stackagg_settle(s->agg, w);
+}
+
+static int on_record(void *ctx, const struct perfring_rec *r)
+{
+	struct session *s = ctx;
+
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE:
+		on_sample(s, r, true);
+		break;
+	case PERF_RECORD_MMAP2: {
+		struct procmap_update u = {
+			.start = r->u.mmap2.addr,
+			.len = r->u.mmap2.len,
+			.pgoff = r->u.mmap2.pgoff,
+			.maj = r->u.mmap2.maj,
+			.min = r->u.mmap2.min,
+			.ino = r->u.mmap2.ino,
+			.prot = r->u.mmap2.prot,
+			.filename = r->u.mmap2.filename,
+		};
+
+		(void)symbolizer_mmap2(s->sz, (pid_t)r->u.mmap2.pid, &u);
+		stackagg_maps_changed(s->agg);
+		break;
+	}
+	case PERF_RECORD_COMM:
+		threadnames_set(&s->names, r->u.comm.tid, r->u.comm.comm);
+		break;
+	case PERF_RECORD_EXIT:
+		if (r->u.task.pid == r->u.task.tid) {
+			struct target *t = targets_find(&s->targets, r->u.task.pid);
+
+			if (t && !t->exited) {
+				t->exited = true;
+				if (s->jf)
+					javaframes_forget(s->jf, t->pid);
+				notes_add(&s->notes, "PID %u exited after %.1f s of recording",
+					  t->pid, (double)(s->now() - s->start_ns) / 1e9);
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The longest a sample waits in its ring with a stack copy: interpreted frames are named when
+ * their sample is drained, from the JVM's metadata, which a GC in between voids. */
+#define JAVA_DRAIN_MS 10
+/* Without a stack copy nothing is read from the target at drain time: a target's exit is
+ * noticed (session_done) this long after its exit record at the latest. */
+#define DRAIN_GAP_MS 100
+/* While samples are held, how often the source's state is looked at again. */
+#define HOLD_POLL_MS 10
+/* A sample's bytes besides its stack copy and call chain: header, ids, time, period, the user
+ * registers, the copy's size words (perfring.h); generously rounded up. */
+#define SAMPLE_FIXED_BYTES 512
+
+/*
+ * The shortest time between two drains of the rings. The rings wake us at every record
+ * (sampler.h); to keep a busy target from waking us at every sample, a drain that delivered
+ * records is followed by a wait of drain_gap without the rings. While the rings are not
+ * watched they must not overflow: each ring is one CPU's, and the threads on a CPU are sampled
+ * at most freq_hz times per second of that CPU, so a ring fills in at least
+ *	ring_bytes / (freq_hz * (stack_copy + 8 * max_stack + SAMPLE_FIXED_BYTES))
+ * seconds; the gap is at most a quarter of that (the kernel's old watermark), e.g. 2 MiB rings
+ * with 16 KiB copies and 256 frames at 99 Hz fill in >= 1.1 s, at 999 Hz in >= 111 ms.
+ */
+static uint64_t drain_gap(const struct session *s)
+{
+	const struct sampler_info *si = s->so->info(s->sampler);
+	uint64_t gap = (s->jf ? JAVA_DRAIN_MS : DRAIN_GAP_MS) * 1000000ull;
+	uint64_t rate = (uint64_t)(si->freq_hz ? si->freq_hz : 1) *
+			(si->stack_copy + 8ull * si->max_stack + SAMPLE_FIXED_BYTES);
+	uint64_t fill_ns = (uint64_t)si->ring_bytes * 1000000000ull / rate;
+
+	if (gap > fill_ns / 4)
+		gap = fill_ns / 4;
+	return gap > 1000000ull ? gap : 1000000ull; /* a millisecond: poll's resolution */
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------- */
+
+/* The first target whose /proc entry is still there, or 0. */
+static uint32_t first_alive(const struct targets *t)
+{
+	char path[32];
+
+	for (size_t i = 0; i < t->n; i++) {
+		snprintf(path, sizeof(path), "/proc/%u/task", (unsigned int)t->v[i].pid);
+		if (access(path, F_OK) == 0)
+			return (uint32_t)t->v[i].pid;
+	}
+	return 0;
+}
+
+static int open_sampler(struct session *s, char *why, size_t whylen)
+{
+	struct sampler_opts smo = { .freq_hz = s->o.freq_hz,
+				    .exclude_kernel = s->o.no_kernel,
+				    .stack_copy = s->o.stack_copy };
+	size_t n = s->targets.n;
+	pid_t *pids = calloc(n ? n : 1, sizeof(*pids));
+	uint32_t alive;
+	int rv;
+
+	if (!pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		pids[i] = (pid_t)s->targets.v[i].pid;
+	s->start_ns = s->now();
+	rv = s->so->open(&smo, pids, n, &s->sampler);
+	free(pids);
+	if (rv == -EACCES || rv == -EPERM)
+		snprintf(why, whylen,
+			 "perf_event_open refused (%s): run as root or lower "
+			 "kernel.perf_event_paranoid",
+			 strerror(-rv));
+	else if (rv == -ESRCH && (alive = first_alive(&s->targets)) != 0)
+		snprintf(why, whylen,
+			 "perf_event_open found no thread to sample (ESRCH) although PID %u "
+			 "still runs",
+			 alive);
+	else if (rv == -ESRCH)
+		snprintf(why, whylen, "the target process%s exited before sampling started",
+			 n > 1 ? "es" : "");
+	else if (rv != 0)
+		snprintf(why, whylen, "cannot start sampling: %s", strerror(-rv));
+	return rv;
+}
+
+int session_open(const struct session_opts *o, struct session **out, char *why, size_t whylen)
+{
+	return session_open_seams(o, NULL, out, why, whylen);
+}
+
+int session_open_seams(const struct session_opts *o, const struct session_seams *seams,
+		       struct session **out, char *why, size_t whylen)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	struct stackagg_resolver res;
+	struct stackagg_opts ao = { .no_inline = o->no_inline,
+				    .no_kernel = o->no_kernel,
+				    .retry_misses = !o->live_view,
+				    .lines = o->lines };
+	struct symbolizer_opts so = { .preload = true, .debuginfod = true };
+	int (*src_open)(const struct session_src_env *, struct session_source **, char *, size_t);
+	int rv = -ENOMEM;
+
+	snprintf(why, whylen, "out of memory");
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	s->so = seams && seams->sampler ? seams->sampler : &real_sampler;
+	s->now = seams && seams->now ? seams->now : fg_now_ns;
+	src_open = seams && seams->src_open ? seams->src_open : session_src_open;
+	if (!s->o.socket_path)
+		s->o.socket_path = FG_DEFAULT_SOCKET;
+	if (!s->o.settle_ns)
+		s->o.settle_ns = 300000000ull;
+	if (!s->o.agent_wait_ns)
+		s->o.agent_wait_ns = 3000000000ull;
+	s->multi = o->target != SESSION_TARGET_PID;
+	threadnames_init(&s->names);
+	s->src_env = (struct session_src_env){ .o = &s->o,
+					       .targets = &s->targets,
+					       .notes = &s->notes,
+					       .now = s->now,
+					       .start_ns = &s->start_ns };
+	s->rc = (struct resolve_ctx){ .table_of = table_of_cb, .arg = s };
+	resolve_init(&res, &s->rc);
+	s->agg_opts = ao;
+	s->agg_res = res;
+	s->sz = symbolizer_new(&so);
+	s->rc.sz = s->sz;
+	s->agg = stackagg_new(&ao, &res);
+	if (targets_init(&s->targets) != 0 || !s->sz || !s->agg)
+		goto fail;
+	/* Interpreted frames are named by reading the sampled JVM's memory: process_vm_readv of
+	 * the sample's own (kernel-given) PID, with the layout its own verified agent sent. */
+	if (o->stack_copy && !(s->vs = vmstack_new()))
+		goto fail;
+	if (o->stack_copy && !(s->jf = javaframes_new(&vmmem_process, o->lines)))
+		goto fail;
+	/*
+	 * Code tables first, so agents can start replaying while the sampler opens. A running
+	 * daemon is asked first: it may serve any agent socket (its --socket), and listening
+	 * on ours would then fail or, worse, wait for agents that talk to the daemon. Only when
+	 * no daemon answers on the control path do we listen on the agent socket ourselves.
+	 */
+	if ((rv = find_targets(s, why, whylen)) != 0 ||
+	    (rv = src_open(&s->src_env, &s->src, why, whylen)) != 0 ||
+	    (rv = open_sampler(s, why, whylen)) != 0)
+		goto fail;
+	s->drain_gap_ns = drain_gap(s);
+	*out = s;
+	why[0] = '\0';
+	return 0;
+fail:
+	session_close(s);
+	return rv;
+}
+
+/*
+ * Leave samples in the rings while a target JVM's agent has not connected or is replaying, or
+ * the watch daemon is still sending its tables (at most agent_wait_ns from the start): their
+ * interpreted frames can only be named from their stack copies once the JVM's layout and
+ * interpreter blob are known.
+ */
+static bool hold_samples(const struct session *s, uint64_t now)
+{
+	if (!s->jf || now - s->start_ns >= s->o.agent_wait_ns)
+		return false;
+	if (src_streaming(s))
+		return true; /* the daemon is still streaming the tables' history */
+	for (size_t i = 0; i < s->targets.n; i++) {
+		const struct target *t = &s->targets.v[i];
+
+		if (t->jvm && !t->exited && (!t->connected || t->replaying || t->tables_pending))
+			return true;
+	}
+	return false;
+}
+
+/* How long session_step waits, and whether the rings may wake it (session_seam.h). */
+static int step_wait(const struct session *s, uint64_t now, bool held, int timeout_ms, bool *rings)
+{
+	uint64_t next = s->drained_ns + s->drain_gap_ns;
+	int gap_ms;
+
+	*rings = false;
+	if (held) /* the source's state changes without a message: look again soon */
+		return timeout_ms < 0 || timeout_ms > HOLD_POLL_MS ? HOLD_POLL_MS : timeout_ms;
+	if (now >= next) {
+		*rings = true; /* the next record wakes us */
+		return timeout_ms;
+	}
+	gap_ms = (int)((next - now + 999999ull) / 1000000ull);
+	return timeout_ms >= 0 && timeout_ms < gap_ms ? timeout_ms : gap_ms;
+}
+
+int session_step_wait(const struct session *s, int timeout_ms, bool *rings)
+{
+	uint64_t now = s->now();
+
+	return step_wait(s, now, hold_samples(s, now), timeout_ms, rings);
+}
+
+int session_step(struct session *s, int timeout_ms)
+{
+	struct pollfd fds[4];
+	nfds_t n = src_pollfds(s, fds);
+	uint64_t now = s->now();
+	bool held = hold_samples(s, now), rings;
+	int rv;
+
+	timeout_ms = step_wait(s, now, held, timeout_ms, &rings);
+	if (rings) {
+		fds[n].fd = s->so->fd(s->sampler);
+		fds[n].events = POLLIN;
+		n++;
+	}
+	rv = poll(fds, n, timeout_ms);
+	if (rv < 0 && errno == EINTR)
+		return -EINTR;
+	pump_src(s);
+	if (!held) {
+		rv = s->so->poll(s->sampler, 0, on_record, s);
+		if (rv < 0 && rv != -EINTR)
+			return rv;
+		if (rv > 0)
+			s->drained_ns = s->now();
+	}
+	settle(s, watermark(s, s->now()));
+	return 0;
+}
+
+void session_settle_now(struct session *s)
+{
+	settle(s, watermark(s, s->now()));
+}
+
+bool session_done(const struct session *s)
+{
+	if (s->o.target == SESSION_TARGET_ALL || !s->targets.n)
+		return false;
+	for (size_t i = 0; i < s->targets.n; i++)
+		if (!s->targets.v[i].exited)
+			return false;
+	return true;
+}
+
+void session_finish(struct session *s, int grace_ms)
+{
+	uint64_t until;
+
+	s->end_ns = s->now();
+	s->so->disable(s->sampler);
+	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
+		;
+	/* Late code events: the JVM reports a compile a little after the code first runs. */
+	until = s->now() + (uint64_t)grace_ms * 1000000ull;
+	while (s->now() < until) {
+		struct pollfd fds[3];
+		int left = (int)((until - s->now()) / 1000000ull);
+		nfds_t n = src_pollfds(s, fds);
+
+		if (!n)
+			break; /* nothing more can come */
+		if (poll(fds, n, left > 0 ? left : 0) < 0 && errno != EINTR)
+			break;
+		pump_src(s);
+	}
+	pump_src(s);
+	settle(s, UINT64_MAX);
+}
+
+struct stackagg *session_agg(struct session *s)
+{
+	return s->agg;
+}
+
+struct stackagg *session_rotate(struct session *s)
+{
+	struct stackagg *fresh = stackagg_new(&s->agg_opts, &s->agg_res), *done;
+
+	if (!fresh)
+		return NULL;
+	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
+		;
+	pump_src(s);
+	settle(s, UINT64_MAX);
+	done = s->agg;
+	s->agg = fresh;
+	return done;
+}
+
+bool session_source_lost(const struct session *s)
+{
+	return s->src && s->src->ops->lost(s->src);
+}
+
+size_t session_target_count(const struct session *s)
+{
+	return s->targets.n;
+}
+
+void session_target_at(const struct session *s, size_t i, struct session_target_info *out)
+{
+	const struct target *t = &s->targets.v[i];
+
+	out->pid = t->pid;
+	out->root = t->root;
+	out->service = t->service;
+	out->container_id = t->container_id;
+	out->connected = t->connected;
+	out->exited = t->exited;
+}
+
+void session_summary(const struct session *s, struct session_summary *out)
+{
+	const struct sampler_info *si = s->so->info(s->sampler);
+	struct sampler_stats ss;
+	struct symbolizer_stats zs;
+
+	memset(out, 0, sizeof(*out));
+	s->so->stats(s->sampler, &ss);
+	symbolizer_stats(s->sz, &zs);
+	out->src = s->src ? s->src->kind : SESSION_SRC_AUTO;
+	out->event_name = si->event_name;
+	out->cycles_err = si->cycles_err;
+	out->freq_hz = si->freq_hz;
+	out->max_stack = si->max_stack;
+	out->duration_ns = (s->end_ns ? s->end_ns : s->now()) - s->start_ns;
+	out->samples = ss.samples;
+	out->lost = ss.lost;
+	out->lost_records = ss.lost_records;
+	out->lost_samples = ss.lost_samples;
+	out->truncated = ss.truncated;
+	out->targets = s->targets.n;
+	out->kernel_error = zs.kernel_error;
+	out->debuginfod = zs.debuginfod;
+	out->debuginfod_st = zs.debuginfod_st;
+	out->debug_fetched = zs.cache.debug_fetched;
+	stackagg_stats(s->agg, &out->agg);
+	out->stack_copy = si->stack_copy;
+	out->stack_samples = ss.stack_samples;
+	if (s->jf)
+		javaframes_stats(s->jf, &out->java);
+	if (s->vs)
+		vmstack_stats(s->vs, &out->vm);
+	out->unwound_fp = s->unwound_fp;
+	out->unwound_vm = s->unwound_vm;
+	for (size_t i = 0; i < s->targets.n; i++) {
+		const struct target *t = &s->targets.v[i];
+		struct jvm_info ji;
+		struct session_jvm_summary *js;
+
+		if (t->exited)
+			out->exited++;
+		if (out->njvms == FG_ARRAY_SIZE(out->jvms))
+			continue;
+		js = &out->jvms[out->njvms++];
+		js->pid = t->pid;
+		js->exited = t->exited;
+		js->connected_ever = t->connected;
+		js->jvm = t->jvm;
+		if (t->tab) {
+			struct codetab_stats cs;
+
+			codetab_stats(t->tab, &cs);
+			js->blobs = cs.blobs;
+			js->live = cs.live;
+			js->drops_known = t->drops_known;
+			js->agent_queue_full = t->queue_full;
+			js->agent_table_full = t->table_full;
+		} else if (s->src && s->src->ops->jvm_info(s->src, t->pid, &ji)) {
+			js->drops_known = true;
+			js->agent_queue_full = ji.agent_queue_full;
+			js->agent_table_full = ji.agent_table_full;
+			js->blobs = ji.tab.blobs;
+			js->live = ji.tab.live;
+		}
+	}
+}
+
+int session_write_code_log(const struct session *s, FILE *f)
+{
+	for (size_t i = 0; i < s->targets.n; i++) {
+		uint32_t pid = s->targets.v[i].pid;
+		const struct codetab *tab = src_table(s, pid);
+		int rv;
+
+		if (tab && (rv = codelog_write(f, pid, tab)) != 0)
+			return rv;
+	}
+	return fflush(f) == 0 ? 0 : -EIO;
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	if (s->so)
+		s->so->close(s->sampler);
+	if (s->src)
+		s->src->ops->close(s->src);
+	targets_fini(&s->targets);
+	stackagg_free(s->agg);
+	javaframes_free(s->jf);
+	vmstack_free(s->vs);
+	for (size_t i = 0; i < s->ndefer; i++)
+		free(s->defer[i].buf);
+	free(s->defer);
+	symbolizer_free(s->sz);
+	threadnames_fini(&s->names);
+	free(s);
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/*
+ * interp_layout.c - the agent's VM layout (HotSpot's VMStructs offsets) checked before any read
+ * of the target relies on it (see interp.h).
+ *
+ * Invariant: every offset a reader adds to a remote pointer is below INTERP_OFF_MAX, and every
+ * ConstMethod field lies inside a header of at most INTERP_HDR_MAX bytes, so no layout can make
+ * a reader wander or overrun its buffers.
+ */
+#include "interp_namer.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* A field of width bytes at off lies inside a structure of size bytes. */
+static bool fits(uint32_t off, uint32_t width, uint32_t size)
+{
+	return off < size && width <= size - off;
+}
+
+int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *o, const char **why)
+{
+	static const enum fgp_vml_key need[] = {
+		FGP_VML_METHOD_CONSTMETHOD,	FGP_VML_CONSTMETHOD_CONSTANTS,
+		FGP_VML_CONSTMETHOD_NAME_INDEX, FGP_VML_CONSTMETHOD_SIGNATURE_INDEX,
+		FGP_VML_CONSTMETHOD_CODE_SIZE,	FGP_VML_CONSTMETHOD_IDNUM,
+		FGP_VML_CONSTMETHOD_SIZE,	FGP_VML_CONSTPOOL_HOLDER,
+		FGP_VML_CONSTPOOL_SIZE,		FGP_VML_KLASS_NAME,
+		FGP_VML_SYMBOL_LENGTH,		FGP_VML_SYMBOL_BODY,
+	};
+
+	memset(o, 0, sizeof(*o));
+	if (!(l->caps & FGP_VML_CAP_NAMES)) {
+		*why = "the agent could not read this JVM's VMStructs";
+		return -ENOTSUP;
+	}
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		if (!fgp_vml_has(l, need[i]) || fgp_vml_get(l, need[i]) >= INTERP_OFF_MAX) {
+			*why = "the agent's VM layout lacks a field or has an insane offset";
+			return -ENOTSUP;
+		}
+	}
+	o->m_cm = fgp_vml_get(l, FGP_VML_METHOD_CONSTMETHOD);
+	o->cm_cp = fgp_vml_get(l, FGP_VML_CONSTMETHOD_CONSTANTS);
+	o->cm_name = fgp_vml_get(l, FGP_VML_CONSTMETHOD_NAME_INDEX);
+	o->cm_sig = fgp_vml_get(l, FGP_VML_CONSTMETHOD_SIGNATURE_INDEX);
+	o->cm_code_size = fgp_vml_get(l, FGP_VML_CONSTMETHOD_CODE_SIZE);
+	o->cm_idnum = fgp_vml_get(l, FGP_VML_CONSTMETHOD_IDNUM);
+	o->cm_size = fgp_vml_get(l, FGP_VML_CONSTMETHOD_SIZE);
+	o->cp_holder = fgp_vml_get(l, FGP_VML_CONSTPOOL_HOLDER);
+	o->cp_size = fgp_vml_get(l, FGP_VML_CONSTPOOL_SIZE);
+	o->k_name = fgp_vml_get(l, FGP_VML_KLASS_NAME);
+	o->sym_len = fgp_vml_get(l, FGP_VML_SYMBOL_LENGTH);
+	o->sym_body = fgp_vml_get(l, FGP_VML_SYMBOL_BODY);
+	if (o->cm_size > INTERP_HDR_MAX || !fits(o->cm_cp, 8, o->cm_size) ||
+	    !fits(o->cm_name, 2, o->cm_size) || !fits(o->cm_sig, 2, o->cm_size) ||
+	    !fits(o->cm_code_size, 2, o->cm_size) || !fits(o->cm_idnum, 2, o->cm_size) ||
+	    o->sym_len + 2 > o->sym_body || o->sym_body > 64 || o->cp_size == 0) {
+		*why = "the agent's VM layout is inconsistent";
+		return -ENOTSUP;
+	}
+	o->names = true;
+	if ((l->caps & FGP_VML_CAP_LINES) && fgp_vml_has(l, FGP_VML_CONSTMETHOD_FLAGS) &&
+	    fgp_vml_has(l, FGP_VML_CONSTMETHOD_FLAGS_SIZE) &&
+	    fgp_vml_has(l, FGP_VML_CONSTMETHOD_HAS_LINES) &&
+	    fgp_vml_has(l, FGP_VML_LINES_UNSIGNED5_X)) {
+		o->cm_flags = fgp_vml_get(l, FGP_VML_CONSTMETHOD_FLAGS);
+		o->cm_flags_size = fgp_vml_get(l, FGP_VML_CONSTMETHOD_FLAGS_SIZE);
+		o->cm_has_lines = fgp_vml_get(l, FGP_VML_CONSTMETHOD_HAS_LINES);
+		o->lines_excluded = fgp_vml_get(l, FGP_VML_LINES_UNSIGNED5_X);
+		o->lines = (o->cm_flags_size == 2 || o->cm_flags_size == 4) &&
+			   fits(o->cm_flags, o->cm_flags_size, o->cm_size) && o->cm_has_lines &&
+			   o->lines_excluded <= 1;
+	}
+	if ((l->caps & FGP_VML_CAP_INTERP_FRAME) && fgp_vml_has(l, FGP_VML_INTERP_METHOD_SLOT) &&
+	    fgp_vml_has(l, FGP_VML_INTERP_BCP_SLOT)) {
+		o->slot_method = (int32_t)fgp_vml_get(l, FGP_VML_INTERP_METHOD_SLOT);
+		o->slot_bcp = (int32_t)fgp_vml_get(l, FGP_VML_INTERP_BCP_SLOT);
+		o->frames = o->slot_method >= -INTERP_SLOT_MAX &&
+			    o->slot_method <= INTERP_SLOT_MAX && o->slot_bcp >= -INTERP_SLOT_MAX &&
+			    o->slot_bcp <= INTERP_SLOT_MAX && o->slot_method != 0 &&
+			    o->slot_bcp != 0;
+	}
+	if ((l->caps & FGP_VML_CAP_GC_CLOCK) && fgp_vml_has(l, FGP_VML_GC_CLOCK_LO) &&
+	    fgp_vml_has(l, FGP_VML_GC_CLOCK_HI)) {
+		o->gc_clock = (uint64_t)fgp_vml_get(l, FGP_VML_GC_CLOCK_HI) << 32 |
+			      fgp_vml_get(l, FGP_VML_GC_CLOCK_LO);
+		if (!interp_ptr_ok(o->gc_clock))
+			o->gc_clock = 0;
+	}
+	if ((l->caps & FGP_VML_CAP_UNLOAD_EPOCH) && fgp_vml_has(l, FGP_VML_UNLOAD_SLOT_LO) &&
+	    fgp_vml_has(l, FGP_VML_UNLOAD_SLOT_HI)) {
+		o->unload_slot = (uint64_t)fgp_vml_get(l, FGP_VML_UNLOAD_SLOT_HI) << 32 |
+				 fgp_vml_get(l, FGP_VML_UNLOAD_SLOT_LO);
+		if (!interp_ptr_ok(o->unload_slot))
+			o->unload_slot = 0;
+	}
+	if (!o->frames)
+		*why = "the agent does not know this JDK's interpreter frame layout";
+	return 0;
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * interp_reval.c - revalidation of a cached interpreted-method name: everything the name was
+ * made from (the ConstMethod pointer and header, the pool's holder and name slot, the holder's
+ * name Symbol pointer, both Symbols' lengths and bytes) re-read in one read call, INTERP_REVAL_IOVS
+ * ranges, and compared (see interp.h).
+ *
+ * Invariant: a check passes only when every re-read range equals what the entry holds; class
+ * unloading that freed the Method* and reused its memory changes at least one of them.
+ */
+#include "interp_namer.h"
+
+#include <errno.h>
+#include <string.h>
+
+void interp_reval_plan(const struct interp_layout *l, const struct interp_cached_method *e,
+		       struct interp_reval_buf *buf, struct iovec *local, struct iovec *remote)
+{
+	interp_iov(local, remote, 0, e->method + l->m_cm, &buf->const_method, 8);
+	interp_iov(local, remote, 1, e->const_method, buf->header, l->cm_size);
+	interp_iov(local, remote, 2, e->header.pool + l->cp_holder, &buf->holder, 8);
+	interp_iov(local, remote, 3, e->header.pool + l->cp_size + 8ull * e->header.name_index,
+		   &buf->name_sym, 8);
+	interp_iov(local, remote, 4, e->holder + l->k_name, &buf->holder_sym, 8);
+	interp_iov(local, remote, 5, e->holder_sym, buf->holder_symbol,
+		   l->sym_body + e->holder_len);
+	interp_iov(local, remote, 6, e->name_sym, buf->name_symbol, l->sym_body + e->name_len);
+}
+
+int interp_reval_check(const struct interp_layout *l, const struct interp_cached_method *e,
+		       const struct interp_reval_buf *buf)
+{
+	struct interp_const_method h;
+
+	if (buf->const_method != e->const_method || interp_read_header(l, buf->header, &h) != 0 ||
+	    h.pool != e->header.pool || h.code_size != e->header.code_size ||
+	    h.name_index != e->header.name_index || h.sig_index != e->header.sig_index ||
+	    h.idnum != e->header.idnum || h.flags != e->header.flags || buf->holder != e->holder ||
+	    buf->name_sym != e->name_sym || buf->holder_sym != e->holder_sym ||
+	    interp_get16(buf->holder_symbol + l->sym_len) != e->holder_len ||
+	    interp_get16(buf->name_symbol + l->sym_len) != e->name_len ||
+	    memcmp(buf->holder_symbol + l->sym_body, e->bytes, e->holder_len) != 0 ||
+	    memcmp(buf->name_symbol + l->sym_body, e->bytes + e->holder_len, e->name_len) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
+int interp_reval_one(struct interp_namer *n, const struct interp_layout *l,
+		     const struct interp_cached_method *e)
+{
+	struct iovec local[INTERP_REVAL_IOVS], remote[INTERP_REVAL_IOVS];
+	int rv;
+
+	interp_reval_plan(l, e, n->reval, local, remote);
+	if ((rv = interp_read_all(n, e->pid, local, remote, INTERP_REVAL_IOVS)) != 0)
+		return rv;
+	return interp_reval_check(l, e, n->reval);
+}
+
+void interp_reval_batch(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
+			const struct interp_req *reqs, size_t nreq, uint64_t trust_since,
+			uint64_t stamp)
+{
+	struct interp_cached_method *sched[INTERP_BATCH];
+	size_t ns = 0, got = 0, at = 0;
+
+	for (size_t i = 0; i < nreq && l->names && pid; i++) {
+		struct interp_cached_method *e;
+
+		if (!interp_ptr_ok(reqs[i].method))
+			continue;
+		e = interp_cache_find(n, pid, reqs[i].method);
+		if (!e || e->sched_gen == n->call_gen)
+			continue;
+		e->sched_gen = n->call_gen;
+		e->stale = false;
+		/* Read after the last GC began (or under the sample's unloading epoch), recently:
+		 * its memory cannot have been freed. */
+		if ((n->by_epoch ? e->tagged && e->epoch == n->epoch
+				 : trust_since != UINT64_MAX && e->stamp > trust_since) &&
+		    stamp >= e->stamp && stamp - e->stamp < INTERP_TRUST_NS) {
+			e->valid_gen = n->call_gen;
+			e->trust_gen = n->call_gen;
+			n->st.trusted++;
+			continue;
+		}
+		if (ns == INTERP_BATCH)
+			continue;
+		interp_reval_plan(l, e, &n->reval[ns], n->reval_local + ns * INTERP_REVAL_IOVS,
+				  n->reval_remote + ns * INTERP_REVAL_IOVS);
+		sched[ns++] = e;
+	}
+	if (ns == 0 || interp_read_ranges(n, pid, n->reval_local, n->reval_remote,
+					  (unsigned)(ns * INTERP_REVAL_IOVS), &got) != 0)
+		return;
+	for (size_t j = 0; j < ns; j++) {
+		size_t len = 0;
+
+		for (unsigned k = 0; k < INTERP_REVAL_IOVS; k++)
+			len += n->reval_remote[j * INTERP_REVAL_IOVS + k].iov_len;
+		if (at + len > got)
+			break; /* not covered by the partial read: checked alone later */
+		at += len;
+		if (interp_reval_check(l, sched[j], &n->reval[j]) == 0) {
+			sched[j]->valid_gen = n->call_gen;
+			sched[j]->stamp = stamp;
+		} else {
+			sched[j]->stale = true;
+		}
+	}
+}

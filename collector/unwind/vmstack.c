@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmstack.c - vmunwind's callbacks over a JVM's code table and the process's mappings
+ * (vmstack.h).
+ *
+ * Invariant: an address is classified from the code table at the sample's own time first
+ * (a blob that was there then), and only when no blob covered it from the process's mappings.
+ */
+#include "vmstack.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codetab.h"
+#include "util.h"
+
+#define TRUNCATED_PC 1 /* a placeholder address for the marker frame */
+
+struct vmstack {
+	const struct vmstack_in *in; /* the sample being unwound */
+	struct unw_frame frames[VMSTACK_MAX_FRAMES];
+	uint64_t chain[VMSTACK_MAX_FRAMES + 1];
+	struct framewalk_frame walk[VMSTACK_MAX_FRAMES + 1];
+	struct vmstack_stats st;
+};
+
+struct vmstack *vmstack_new(void)
+{
+	return calloc(1, sizeof(struct vmstack));
+}
+
+void vmstack_free(struct vmstack *v)
+{
+	free(v);
+}
+
+void vmstack_stats(const struct vmstack *v, struct vmstack_stats *out)
+{
+	*out = v->st;
+}
+
+static enum unw_code classify(void *ctx, uint64_t pc, bool ret, const struct fgp_code_frame **f)
+{
+	struct vmstack *v = ctx;
+	uint64_t a = ret && pc ? pc - 1 : pc;
+	const struct codeblob *b = v->in->tab ? codetab_lookup(v->in->tab, a, v->in->ts) : NULL;
+
+	*f = NULL;
+	if (b) {
+		*f = b->frame;
+		if (b->kind == CODEBLOB_COMPILED)
+			return UNW_COMPILED;
+		if (strcmp(b->name, "Interpreter") == 0)
+			return UNW_INTERP;
+		if (strcmp(b->name, "call_stub") == 0)
+			return UNW_CALL_STUB;
+		return UNW_STUB;
+	}
+	return v->in->maps->exec_at(v->in->maps->arg, v->in->pid, a);
+}
+
+static bool read_copy(void *arg, uint64_t addr, uint64_t *out)
+{
+	return ustack_word(arg, addr, out);
+}
+
+static int native_step(void *ctx, const struct ustack *s, uint64_t pc, bool ret, uint64_t sp,
+		       uint64_t fp, uint64_t *cpc, uint64_t *csp, uint64_t *cfp)
+{
+	struct vmstack *v = ctx;
+	struct elfcfi_regs in = { pc, sp, fp }, out;
+	int rv = v->in->maps->cfi_step(v->in->maps->arg, v->in->pid, &in, ret, read_copy, (void *)s,
+				       &out);
+
+	if (rv == -ENOTSUP)
+		rv = -ENOENT; /* a rule we cannot evaluate: try rbp */
+	if (rv != 0)
+		return rv;
+	*cpc = out.pc;
+	*csp = out.sp;
+	*cfp = out.fp;
+	return 0;
+}
+
+static bool root_at(const struct vmstack_in *in, uint64_t pc, bool ret)
+{
+	return in->maps->root_at && in->maps->root_at(in->maps->arg, in->pid, in->ts, pc, ret);
+}
+
+/*
+ * The walk's n frames, cut by the copy's end, continued by the kernel's chain: the new frame
+ * count, or n when the kernel's chain does not reach a root or does not hold the walk's last
+ * two frames at or above their depth in the walk.
+ */
+static uint32_t past_copy(struct vmstack *v, const struct vmstack_in *in, uint32_t n)
+{
+	const uint64_t *k = in->kernel;
+	uint32_t nk = in->nr_kernel, i;
+
+	if (!k || nk < 3 || n < 3 || !root_at(in, k[nk - 1], true))
+		return n;
+	for (i = n - 1 < nk - 2 ? n - 1 : nk - 2; i >= 2; i--)
+		if (k[i] == v->chain[n - 1] && k[i - 1] == v->chain[n - 2])
+			break;
+	if (i < 2)
+		return n;
+	for (i++; i < nk && n < VMSTACK_MAX_FRAMES; i++, n++) {
+		v->chain[n] = k[i];
+		v->frames[n] = (struct unw_frame){ .pc = k[i] };
+		v->walk[n] = (struct framewalk_frame){ 0, FRAMEWALK_NO_STACK };
+	}
+	return n;
+}
+
+int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out)
+{
+	int rv;
+
+	if (!in->kernel || !in->nr_kernel)
+		return -ENODATA;
+	if (root_at(in, in->kernel[in->nr_kernel - 1], in->nr_kernel > 1))
+		return 0;
+	if ((rv = vmstack_unwind(v, in, out)) != 0)
+		return rv;
+	v->st.hybrid++;
+	if (out->end != UNW_END_ROOT)
+		return 0;
+	v->st.hybrid_rooted++;
+	return 1;
+}
+
+int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out)
+{
+	const struct unw_ops ops = { v, classify, native_step };
+	uint64_t t0 = fg_now_ns();
+	struct unw_result res;
+	uint32_t n;
+
+	memset(out, 0, sizeof(*out));
+	v->in = in;
+	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
+	v->in = NULL;
+	if (res.end == UNW_END_NO_REGS)
+		return -ENODATA;
+	if (in->may_defer && res.end == UNW_END_LOST && res.stop_code == UNW_ANON) {
+		v->st.deferred++;
+		return -EAGAIN;
+	}
+	v->st.samples++;
+	v->st.frames += n;
+	v->st.end[res.end]++;
+	v->st.deopt += res.deopt;
+	if (res.end == UNW_END_LOST)
+		v->st.lost_at[res.stop_code <= UNW_ANON ? res.stop_code : 0]++;
+	for (uint32_t k = 0; k < n; k++) {
+		v->chain[k] = v->frames[k].pc;
+		/* The interpreter keeps rbp: that is where its Method* and bcp are. */
+		v->walk[k].fp = v->frames[k].fp;
+		v->walk[k].state = v->frames[k].code == UNW_INTERP && v->frames[k].fp
+					   ? FRAMEWALK_OK
+					   : FRAMEWALK_NO_STACK;
+		if ((v->frames[k].code == UNW_COMPILED) && k + 1 < n &&
+		    v->frames[k + 1].how != UNW_HOW_FRAME &&
+		    v->frames[k + 1].how != UNW_HOW_DEOPT &&
+		    v->frames[k + 1].how != UNW_HOW_PARTIAL)
+			v->st.no_facts++;
+	}
+	out->end = res.end;
+	if (res.end == UNW_END_TRUNCATED && (n = past_copy(v, in, n)) > res.n) {
+		out->end = UNW_END_ROOT;
+		out->past_copy = true;
+		v->st.past_copy++;
+	}
+	if (out->end == UNW_END_TRUNCATED || out->end == UNW_END_MAX) {
+		v->chain[n] = TRUNCATED_PC;
+		v->walk[n] = (struct framewalk_frame){ 0, FRAMEWALK_NO_STACK };
+		n++;
+		out->truncated = true;
+	}
+	out->user = v->chain;
+	out->nr_user = n;
+	out->walk = v->walk;
+	v->st.ns += fg_now_ns() - t0;
+	return 0;
+}
+
+/*
+ * kernel[1..n) against user[j..m): equal frame for frame, except that frames in the leaf's run
+ * of native code may be missing from the kernel's chain (code without frame pointers hides
+ * its caller from an rbp walk).
+ */
+static bool match_from(const struct vmstack *v, const uint64_t *kernel, uint32_t n,
+		       const uint64_t *user, uint32_t m, uint32_t j)
+{
+	bool native_run = v->frames[0].code == UNW_NATIVE;
+
+	for (uint32_t i = 1; i < n; i++, j++) {
+		while (native_run && j < m && kernel[i] != user[j] &&
+		       v->frames[j].code == UNW_NATIVE)
+			j++;
+		if (j >= m || kernel[i] != user[j])
+			return false;
+		native_run = native_run && v->frames[j].code == UNW_NATIVE;
+	}
+	return true;
+}
+
+int vmstack_check(struct vmstack *v, const struct vmstack_out *out, const uint64_t *kernel,
+		  uint32_t n)
+{
+	uint32_t m = out->nr_user - (out->truncated ? 1 : 0);
+	bool ok;
+
+	/* The kernel's chain is the truth only where it is intact: it reached the thread's start
+	 * (our outermost frame, or the one below it: glibc's clone3 keeps no frame pointer). */
+	if (out->end != UNW_END_ROOT || n < 2 || m < 2 ||
+	    (kernel[n - 1] != out->user[m - 1] && kernel[n - 1] != out->user[m - 2])) {
+		v->st.check_broken++;
+		return -ENODATA;
+	}
+	/* A leaf in a prologue or epilogue (its frame pointer not yet or no longer set), or in
+	 * native code without one: the kernel's walk starts at the caller's caller. */
+	ok = kernel[0] == out->user[0] &&
+	     (match_from(v, kernel, n, out->user, m, 1) ||
+	      ((v->frames[1].how == UNW_HOW_PARTIAL || v->frames[0].code == UNW_NATIVE) &&
+	       match_from(v, kernel, n, out->user, m, 2)));
+	v->st.checked++;
+	v->st.agreed += ok;
+	return ok ? 1 : 0;
+}
+
+void vmstack_fp_walk(struct vmstack *v, const struct uregs *r, const struct ustack *s,
+		     const uint64_t *kernel, uint32_t n)
+{
+	uint64_t t0 = fg_now_ns();
+
+	if (n > VMSTACK_MAX_FRAMES)
+		n = VMSTACK_MAX_FRAMES;
+	framewalk_fp(r, s, kernel, n, v->walk);
+	v->st.fp_ns += fg_now_ns() - t0;
+	v->st.fp_samples++;
+	v->st.fp_frames += n;
+}

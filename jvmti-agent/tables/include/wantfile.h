@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wantfile.h - the agent's side of the collector's want file (fgsocket.h), in one place: where
+ * it is (beside the socket), when it is asked (at the sync of a connection whose collector reads
+ * FG_FEATURE_TABLES, then every WANTFILE_POLL_NS while it lasts: wantfile_due), how it is read
+ * (a stat, and a read only when the file changed) and how it is parsed (one token per line).
+ *
+ * Invariant: a file that cannot be found, read or parsed says "not wanted".
+ */
+#ifndef FG_WANTFILE_H
+#define FG_WANTFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#define WANTFILE_POLL_NS 100000000ull
+
+struct wantfile {
+	char path[128];
+	char *buf;	/* FG_WANT_MAX bytes, allocated at the first read */
+	struct stat st; /* the file as last read (st_ino 0: never) */
+	int answer;	/* what it said then */
+};
+
+/* The want file of the collector listening on socket_path. 0 or -ENAMETOOLONG. */
+int wantfile_init(struct wantfile *w, const char *socket_path);
+
+/* Free what w holds. */
+void wantfile_fini(struct wantfile *w);
+
+/* Is it time to ask again, last asked at last_ns? */
+static inline bool wantfile_due(uint64_t last_ns, uint64_t now_ns)
+{
+	return now_ns - last_ns >= WANTFILE_POLL_NS;
+}
+
+/*
+ * Does the file list token? 1 yes, 0 no (no file, not a regular file, a symlink, unreadable).
+ * Costs a stat when the file is unchanged since the last read (inode, size, mtime).
+ */
+int wantfile_read(struct wantfile *w, uint64_t token);
+
+/*
+ * Does the text buf[0..len) (one token per line, 16 lower-case hex digits) list token (never
+ * 0)? A cut-off last line lists nothing.
+ */
+bool wantfile_listed(const char *buf, size_t len, uint64_t token);
+
+#endif

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tables.c - tables on demand (see tables.h): the switch, and the worker that has the VM announce
+ * every live compiled method again when the tables are turned on.
+ */
+#include "tables.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agentclock.h"
+
+#define LEAN_NAP_NS 1000000ull	  /* while callbacks begun with the tables off finish */
+#define AGAIN_NAP_NS 100000000ull /* while the VM is not live yet */
+
+struct tables_priv {
+	struct tables_ops ops;
+	pthread_mutex_t mu; /* covers what follows and every announce() */
+	pthread_cond_t cv;
+	bool want, started, exited;
+	atomic_bool stop;
+	uint64_t gen; /* bumped by every change of want */
+	pthread_t thread;
+	struct tables_stats st;
+};
+
+/* Is the round of generation gen still wanted? */
+static bool current(struct tables_priv *p, uint64_t gen)
+{
+	bool cur;
+
+	pthread_mutex_lock(&p->mu);
+	cur = p->gen == gen && p->want && !atomic_load(&p->stop);
+	pthread_mutex_unlock(&p->mu);
+	return cur;
+}
+
+static void *worker(void *arg)
+{
+	struct tables *t = arg;
+	struct tables_priv *p = t->p;
+
+	pthread_mutex_lock(&p->mu);
+	while (!atomic_load(&p->stop)) {
+		uint64_t gen, t0;
+		int rv;
+
+		if (!p->want || atomic_load(&t->on)) {
+			pthread_cond_wait(&p->cv, &p->mu);
+			continue;
+		}
+		gen = p->gen;
+		atomic_store(&t->on, true); /* new loads carry their tables from here on */
+		pthread_mutex_unlock(&p->mu);
+		/* Loads begun without tables are pushed before the VM announces them again. */
+		while (atomic_load(&t->lean) && !atomic_load(&p->stop))
+			agentclock_nap(p->ops.clock, LEAN_NAP_NS);
+		t0 = agentclock_now(p->ops.clock);
+		while ((rv = p->ops.generate(p->ops.arg)) == -EAGAIN && current(p, gen))
+			agentclock_nap(p->ops.clock, AGAIN_NAP_NS);
+		pthread_mutex_lock(&p->mu);
+		if (rv != 0) {
+			p->st.failures++;
+			continue;
+		}
+		p->st.rounds++;
+		p->st.last_round_ns = agentclock_now(p->ops.clock) - t0;
+		if (p->gen == gen && p->want && atomic_load(&t->on) && !atomic_load(&p->stop))
+			p->ops.announce(p->ops.arg, true, agentclock_now(p->ops.clock));
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (p->ops.leave)
+		p->ops.leave(p->ops.arg);
+	pthread_mutex_lock(&p->mu);
+	p->exited = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+int tables_init(struct tables *t, const struct tables_ops *ops)
+{
+	struct tables_priv *p = calloc(1, sizeof(*p));
+
+	atomic_init(&t->on, false);
+	atomic_init(&t->lean, 0);
+	t->p = p;
+	if (p == NULL)
+		return -ENOMEM;
+	p->ops = *ops;
+	atomic_init(&p->stop, false);
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	return 0;
+}
+
+/* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
+static int start_worker(struct tables *t)
+{
+	struct tables_priv *p = t->p;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rv;
+
+	if ((rv = pthread_attr_init(&attr)) != 0)
+		return -rv;
+	pthread_attr_setstacksize(&attr, 512u << 10);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rv = pthread_create(&p->thread, &attr, worker, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rv != 0)
+		return -rv;
+	p->started = true;
+	return 0;
+}
+
+void tables_want(struct tables *t, bool want)
+{
+	struct tables_priv *p = t->p;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (p->want != want && !atomic_load(&p->stop)) {
+		p->want = want;
+		p->gen++;
+		if (!want && atomic_load(&t->on)) {
+			atomic_store(&t->on, false);
+			p->ops.announce(p->ops.arg, false, agentclock_now(p->ops.clock));
+		}
+		/* Without a worker the tables stay off: the collector waits for TABLES on only
+		 * so long, then profiles with names alone. */
+		if (want && (p->started || start_worker(t) == 0))
+			pthread_cond_signal(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+int tables_stop(struct tables *t, int timeout_ms)
+{
+	struct tables_priv *p = t->p;
+	struct timespec deadline;
+	int rv = 0;
+
+	if (p == NULL)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->stop, true);
+	pthread_cond_broadcast(&p->cv);
+	if (!p->started) {
+		pthread_mutex_unlock(&p->mu);
+		return 0;
+	}
+	fg_deadline_ms(&deadline, timeout_ms);
+	while (!p->exited && rv == 0)
+		rv = pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
+	rv = p->exited ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&p->mu);
+	if (rv == 0) {
+		pthread_join(p->thread, NULL);
+		p->started = false;
+	}
+	return rv;
+}
+
+void tables_fini(struct tables *t)
+{
+	if (t->p == NULL)
+		return;
+	pthread_mutex_destroy(&t->p->mu);
+	pthread_cond_destroy(&t->p->cv);
+	free(t->p);
+	t->p = NULL;
+}
+
+void tables_get_stats(struct tables *t, struct tables_stats *out)
+{
+	*out = (struct tables_stats){ 0 };
+	if (t->p == NULL)
+		return;
+	pthread_mutex_lock(&t->p->mu);
+	*out = t->p->st;
+	pthread_mutex_unlock(&t->p->mu);
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmlayout.c - the VM_LAYOUT record from HotSpot's VMStructs and per-release knowledge.
+ *
+ * Per-release facts (x86-64), from HotSpot's frame_x86.hpp and compressedStream/unsigned5:
+ *  - an interpreter frame keeps Method* at fp - 3 words and the bcp it saved at its last call
+ *    at fp - 8 words since JDK 9 (trusted here for 9..25, the releases this was checked on);
+ *  - line number tables are coded with UNSIGNED5; JDK 20 (from 20.0.?) and later exclude the
+ *    zero byte (X = 1), earlier releases do not (X = 0); JDK 20 itself is not trusted.
+ *
+ * Invariant: see vmlayout.h; offsets are accepted only below OFF_MAX and sizes below SIZE_MAX_.
+ */
+#include "vmlayout.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OFF_MAX 4096u	/* no field of these classes lies further in */
+#define SIZE_MAX_ 4096u /* nor is any of them bigger */
+#define INTERP_SLOTS_MIN_JDK 9u
+#define INTERP_SLOTS_MAX_JDK 25u
+
+unsigned vmlayout_jdk_major(const char *v)
+{
+	char *end;
+	unsigned long major;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return 0;
+	major = strtoul(v, &end, 10);
+	if (major == 1 && *end == '.') /* 1.8.0_402 */
+		major = strtoul(end + 1, &end, 10);
+	return major > 0 && major < 1000 ? (unsigned)major : 0;
+}
+
+/* Key k = offset of type::field when found and sane; the field's C type in *ts if asked. */
+static bool field(const struct vmstructs *vs, struct fgp_vm_layout *l, enum fgp_vml_key k,
+		  const char *type, const char *name, const char **ts)
+{
+	uint64_t off;
+
+	if (vmstructs_field(vs, type, name, &off, ts) != 0 || off >= OFF_MAX)
+		return false;
+	fgp_vml_set(l, k, (uint32_t)off);
+	return true;
+}
+
+static bool type_size(const struct vmstructs *vs, struct fgp_vm_layout *l, enum fgp_vml_key k,
+		      const char *type)
+{
+	uint64_t size;
+
+	if (vmstructs_type_size(vs, type, &size) != 0 || size == 0 || size >= SIZE_MAX_)
+		return false;
+	fgp_vml_set(l, k, (uint32_t)size);
+	return true;
+}
+
+static bool flags_field(const struct vmstructs *vs, struct fgp_vm_layout *l)
+{
+	const char *ts = NULL;
+	int32_t bit;
+
+	/* JDK <= 20: u2 _flags and ConstMethod::_has_linenumber_table; 21+: ConstMethodFlags. */
+	if (!field(vs, l, FGP_VML_CONSTMETHOD_FLAGS, "ConstMethod", "_flags._flags", &ts) &&
+	    !field(vs, l, FGP_VML_CONSTMETHOD_FLAGS, "ConstMethod", "_flags", &ts))
+		return false;
+	if (ts && strcmp(ts, "u2") == 0)
+		fgp_vml_set(l, FGP_VML_CONSTMETHOD_FLAGS_SIZE, 2);
+	else if (ts && strcmp(ts, "u4") == 0)
+		fgp_vml_set(l, FGP_VML_CONSTMETHOD_FLAGS_SIZE, 4);
+	else
+		return false;
+	if (vmstructs_int(vs, "ConstMethodFlags::_misc_has_linenumber_table", &bit) != 0 &&
+	    vmstructs_int(vs, "ConstMethod::_has_linenumber_table", &bit) != 0)
+		return false;
+	if (bit <= 0 || (bit & (bit - 1)) != 0)
+		return false;
+	if (fgp_vml_get(l, FGP_VML_CONSTMETHOD_FLAGS_SIZE) == 2 && bit > 0x8000)
+		return false;
+	fgp_vml_set(l, FGP_VML_CONSTMETHOD_HAS_LINES, (uint32_t)bit);
+	return true;
+}
+
+void vmlayout_build(const struct vmstructs *vs, unsigned jdk, struct fgp_vm_layout *l)
+{
+	bool names = true, lines;
+
+	memset(l, 0, sizeof(*l));
+	if (jdk)
+		fgp_vml_set(l, FGP_VML_JDK_MAJOR, jdk);
+	names &= field(vs, l, FGP_VML_METHOD_CONSTMETHOD, "Method", "_constMethod", NULL);
+	names &= field(vs, l, FGP_VML_CONSTMETHOD_CONSTANTS, "ConstMethod", "_constants", NULL);
+	names &= field(vs, l, FGP_VML_CONSTMETHOD_NAME_INDEX, "ConstMethod", "_name_index", NULL);
+	names &= field(vs, l, FGP_VML_CONSTMETHOD_SIGNATURE_INDEX, "ConstMethod",
+		       "_signature_index", NULL);
+	names &= field(vs, l, FGP_VML_CONSTMETHOD_CODE_SIZE, "ConstMethod", "_code_size", NULL);
+	names &= field(vs, l, FGP_VML_CONSTMETHOD_IDNUM, "ConstMethod", "_method_idnum", NULL);
+	names &= type_size(vs, l, FGP_VML_CONSTMETHOD_SIZE, "ConstMethod");
+	names &= field(vs, l, FGP_VML_CONSTPOOL_HOLDER, "ConstantPool", "_pool_holder", NULL);
+	names &= type_size(vs, l, FGP_VML_CONSTPOOL_SIZE, "ConstantPool");
+	names &= field(vs, l, FGP_VML_KLASS_NAME, "Klass", "_name", NULL);
+	names &= field(vs, l, FGP_VML_SYMBOL_LENGTH, "Symbol", "_length", NULL);
+	/* _body is an array: JDK 17 and 25 list it as "_body[0]" (and "_body" without type). */
+	names &= field(vs, l, FGP_VML_SYMBOL_BODY, "Symbol", "_body[0]", NULL) ||
+		 field(vs, l, FGP_VML_SYMBOL_BODY, "Symbol", "_body", NULL);
+	lines = flags_field(vs, l);
+	if (names)
+		l->caps |= FGP_VML_CAP_NAMES;
+
+	if (jdk >= INTERP_SLOTS_MIN_JDK && jdk <= INTERP_SLOTS_MAX_JDK) {
+		fgp_vml_set(l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)-3);
+		fgp_vml_set(l, FGP_VML_INTERP_BCP_SLOT, (uint32_t)-8);
+		if (names)
+			l->caps |= FGP_VML_CAP_INTERP_FRAME;
+	}
+	if (jdk == 0 || jdk == 20)
+		lines = false;
+	else
+		fgp_vml_set(l, FGP_VML_LINES_UNSIGNED5_X, jdk >= 21 ? 1 : 0);
+	if (names && lines)
+		l->caps |= FGP_VML_CAP_LINES;
+}
+
+void vmlayout_set_gc_clock(struct fgp_vm_layout *l, uint64_t addr)
+{
+	fgp_vml_set(l, FGP_VML_GC_CLOCK_LO, (uint32_t)addr);
+	fgp_vml_set(l, FGP_VML_GC_CLOCK_HI, (uint32_t)(addr >> 32));
+	l->caps |= FGP_VML_CAP_GC_CLOCK;
+}
+
+void vmlayout_set_unload_slot(struct fgp_vm_layout *l, uint64_t addr)
+{
+	fgp_vml_set(l, FGP_VML_UNLOAD_SLOT_LO, (uint32_t)addr);
+	fgp_vml_set(l, FGP_VML_UNLOAD_SLOT_HI, (uint32_t)(addr >> 32));
+	l->caps |= FGP_VML_CAP_UNLOAD_EPOCH;
+}
+
+int vmlayout_read(const void *jvm_addr, const char *version, struct fgp_vm_layout *out)
+{
+	struct vmstructs vs;
+	void *h;
+	int rv;
+
+	memset(out, 0, sizeof(*out));
+	rv = vmstructs_of(jvm_addr, &vs, &h);
+	if (rv == 0) {
+		vmlayout_build(&vs, vmlayout_jdk_major(version), out);
+		dlclose(h);
+	}
+	return rv;
+}

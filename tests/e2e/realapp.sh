@@ -1,0 +1,237 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# realapp.sh - the truth of a recording on a real service nobody here wrote the frameworks of:
+# embedded Jetty 9 whose servlet runs JDBC queries (Debian's jetty9, servlet-api, PostgreSQL
+# and MariaDB drivers; tests/java/realapp) against a real PostgreSQL and MariaDB server this
+# test starts on loopback (tests/e2e/realapp_db.sh), the JVM in a namespace container as uid
+# 4242 (sharing the host's network to reach them), loaded by `ab -k -c 4` on loopback.
+# After a warm-up, `fgcollect record --pid` records it, and the test computes from the
+# folded profile itself:
+#   request samples  stacks with the servlet's method (RealAppServlet::doGet);
+#   whole chain      request samples showing, in order from the root, a thread root
+#                    (start_thread), Thread.run, Jetty's QueuedThreadPool, HttpChannel.handle,
+#                    the servlet API's HttpServlet.service and the servlet;
+#   unknown          request samples with any [unknown] frame;
+#   rooted           samples of every thread whose stack starts at a thread root.
+# Matrix: JDK 17 and 25 (when installed) x -XX:+/-PreserveFramePointer (record's default
+# unwinding follows: frame pointers, or the stack copy and the JVM's frame facts) against
+# PostgreSQL, and one run against MariaDB (the last JDK, without frame pointers).
+#
+# Thresholds (percent), from the environment; the defaults are the goals:
+#   FG_REALAPP_MIN_CHAIN=99.5  FG_REALAPP_MAX_UNKNOWN=0.5  FG_REALAPP_MIN_ROOTED=99
+# Other knobs: FG_REALAPP_WARM (s, default 8), FG_REALAPP_SECS (record, 6),
+# FG_REALAPP_FREQ (Hz, 1999: the JVM gets a fraction of a CPU under this load, and 0.5% of
+# the request samples must be a few samples, not a fraction of one), FG_REALAPP_MIN_REQ
+# (request samples a run needs to count, 200), FG_REALAPP_STACK (record's --stack-copy bytes,
+# default record's own), FG_REALAPP_VERBOSE=1 (record's unwinding summary after each line).
+# Each line also gives record's own CPU time (user + system, start-up included) per sample.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/realapp_db.sh"
+fg_init realapp
+fg_require_built
+
+min_chain=${FG_REALAPP_MIN_CHAIN:-99.5}
+max_unknown=${FG_REALAPP_MAX_UNKNOWN:-0.5}
+min_rooted=${FG_REALAPP_MIN_ROOTED:-99}
+warm=${FG_REALAPP_WARM:-8}
+secs=${FG_REALAPP_SECS:-6}
+freq=${FG_REALAPP_FREQ:-1999}
+min_req=${FG_REALAPP_MIN_REQ:-200}
+stack=${FG_REALAPP_STACK:-}
+
+# The service's jar replaces the workloads' jar for fg_jvm_start (its manifest names the
+# framework jars in /usr/share/java, which the containers see).
+FG_JAVA_JAR=$FG_BUILD_DIR/tests/java/fg-realapp.jar
+[[ -f $FG_JAVA_JAR ]] || fg_missing_tool "fg-realapp.jar ($FG_JAVA_JAR, built when libjetty9-java, libpostgresql-jdbc-java and libmariadb-java are)"
+command -v ab >/dev/null || fg_missing_tool "ab (apache2-utils)"
+ra_pg_bin >/dev/null || fg_missing_tool "PostgreSQL (postgresql)"
+{ command -v mariadbd && command -v mariadb-install-db; } >/dev/null || fg_missing_tool "MariaDB (mariadb-server)"
+
+realapp_cleanup() {
+	local rc=$?
+	set +e
+	ra_db_stop_all
+	(exit "$rc")
+	fg_cleanup
+}
+trap realapp_cleanup EXIT
+
+ra_pg_start "$FG_TMP/pg" || fg_fail "PostgreSQL did not start"
+fg_log "PostgreSQL on 127.0.0.1:$RA_PG_PORT"
+ra_maria_start "$FG_TMP/maria" || fg_fail "MariaDB did not start"
+fg_log "MariaDB on 127.0.0.1:$RA_MARIA_PORT"
+
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR"
+chmod 0755 "$FG_SOCK_DIR"
+sock=$FG_SOCK_DIR/fgcollect.sock
+noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
+
+jdks=()
+for jdk in $(fg_jdks); do
+	case $(fg_jdk_major "$jdk") in 17 | 25) jdks+=("$jdk") ;; esac
+done
+[[ ${#jdks[@]} -ge 1 && $(fg_jdk_major "${jdks[0]}") == 17 ]] || fg_fail "no JDK 17 under /usr/lib/jvm"
+((${#jdks[@]} == 2)) || fg_log "note: no JDK 25 under /usr/lib/jvm, JDK 17 only"
+
+# The whole chain, root first: the thread root (start_thread, under clone3 when the unwinder
+# reaches it), Thread.run, Jetty's pool, HttpChannel.handle, HttpServlet.service, the
+# servlet. awk reads it from ENVIRON, not -v, so no escape is processed twice (mawk and gawk
+# differ there).
+export RA_CHAIN='^[^;]*;(_*clone3?;)?start_thread;.*;java\.lang\.Thread::run_\[[0-9a-z]+\];.*;org\.eclipse\.jetty\.util\.thread\.QueuedThreadPool[$A-Za-z]*::run[A-Za-z]*_\[[0-9a-z]+\];.*;org\.eclipse\.jetty\.server\.HttpChannel::handle_\[[0-9a-z]+\];.*;javax\.servlet\.http\.HttpServlet::service_\[[0-9a-z]+\];.*;RealAppServlet::doGet_\['
+
+# stats FOLDED: "ALL ROOTED REQ CHAIN UNKNOWN" sample counts (see the header).
+stats() {
+	LC_ALL=C awk '
+	{
+		n = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += n
+		root = s; sub(/^[^;]*;/, "", root); sub(/;.*/, "", root)
+		if (root == "start_thread" || root == "clone3" || root == "__clone3" || root == "_start")
+			rooted += n
+		if (s !~ /;RealAppServlet::doGet_\[/)
+			next
+		req += n
+		if (s ~ ENVIRON["RA_CHAIN"])
+			chain += n
+		if (s ~ /\[unknown\]/)
+			unknown += n
+	}
+	END { print all + 0, rooted + 0, req + 0, chain + 0, unknown + 0 }' "$1"
+}
+
+# examples FOLDED KIND: up to 5 of the heaviest stacks of a kind (unknown: request stacks with
+# an [unknown] frame; unchained: request stacks without the whole chain; unrooted), the
+# middle of long stacks elided.
+examples() {
+	RA_KIND="$2" LC_ALL=C awk '
+	BEGIN { kind = ENVIRON["RA_KIND"] }
+	{
+		n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		root = s; sub(/^[^;]*;/, "", root); sub(/;.*/, "", root)
+		isreq = index(s, ";RealAppServlet::doGet_[") > 0
+		if (kind == "unknown" && !(isreq && index(s, "[unknown]")))
+			next
+		if (kind == "unrooted" && (root == "start_thread" || root == "clone3" || root == "__clone3" || root == "_start"))
+			next
+		if (kind == "unchained" && !(isreq && !(s ~ ENVIRON["RA_CHAIN"])))
+			next
+		# Long stacks: the thread and its root, "...", and the frames around the first
+		# [unknown] one (kind unknown) or the leaf end.
+		k = split(s, f, ";")
+		if (k > 14) {
+			e = k
+			if (kind == "unknown")
+				for (i = 1; i <= k; i++)
+					if (index(f[i], "[unknown]")) { e = (i + 3 < k) ? i + 3 : k; break }
+			t = f[1] ";" f[2] ";" f[3] ";...;"
+			for (i = e - 7; i < e; i++) t = t f[i] ";"
+			s = t f[e] (e < k ? ";..." : "")
+		}
+		print n, s
+	}' "$1" | sort -k1,1nr | sed -n 's/^/    /; 1,5p'
+}
+
+# run DB JDK PFP(on|off): one service, loaded, recorded and measured; appends its line to
+# $summary and its failures to $failed.
+summary=""
+failed=""
+hung=""
+n=0
+run() {
+	local db=$1 jdk=$2 pfp=$3 major name port hp abpid folded all rooted req chain unknown cpct upct rpct cpu bad=""
+	major=$(fg_jdk_major "$jdk")
+	n=$((n + 1))
+	name=svc$n
+	port=$RA_PG_PORT
+	[[ $db == maria ]] && port=$RA_MARIA_PORT
+	FG_CT_OPTS=(--host-net)
+	FG_JVM_OPTS=()
+	[[ $pfp == off ]] && FG_JVM_OPTS=(-XX:-PreserveFramePointer)
+	FG_JDK=$jdk fg_jvm_start "$name" RealApp "$db" "$port" 4
+	FG_CT_OPTS=()
+	FG_JVM_OPTS=()
+	fg_wait_log "$name" 60 'RealApp ready port='
+	hp=$(sed -n 's/.*RealApp ready port=\([0-9]*\).*/\1/p' "${FG_CT_LOG[$name]}" | head -n 1)
+	# Bounded by time and count; stopped (SIGINT: it prints its figures) once the record ends.
+	ab -k -c 4 -t $((warm + secs + 30)) -n 2000000 -s 10 "http://127.0.0.1:$hp/q" \
+		>"$FG_TMP/$name.ab" 2>&1 &
+	abpid=$!
+	sleep "$warm"
+	folded=$FG_TMP/$name.folded
+	# record's own CPU time (user + system) from the shell's `time`, for the cost column.
+	{ TIMEFORMAT='%U %S'; time "$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" \
+		--duration "$secs" --freq "$freq" ${stack:+--stack-copy "$stack"} -o "$folded" 2>"$FG_TMP/$name.err"; } \
+		2>"$FG_TMP/$name.time" &
+	local recpid=$! t=0 rc=0
+	# A record that wrote its profile but does not exit is a teardown hang, not a wrong
+	# profile: its threads' stacks go to the log and the run is counted in $hung (reported at
+	# the end, with the stacks, so the hang can be found), the profile is still checked.
+	while kill -0 "$recpid" 2>/dev/null && ((t < secs + 60)); do sleep 1; t=$((t + 1)); done
+	if kill -0 "$recpid" 2>/dev/null; then
+		local fp
+		fp=$(pgrep -P "$recpid" -f 'fgcollect record' | head -n 1)
+		grep -q '^fgcollect record: wrote ' "$FG_TMP/$name.err" ||
+			{ cat "$FG_TMP/$name.err" >&2; kill -KILL "$fp" 2>/dev/null; fg_fail "$name: record did not finish"; }
+		hung+="$name: record wrote its profile but did not exit within 60 s; its threads:"$'\n'
+		if [[ -n $fp ]]; then
+			for t in /proc/"$fp"/task/*; do hung+="  $(cat "$t/comm" 2>/dev/null) $(cat "$t/wchan" 2>/dev/null)"$'\n'; done
+			command -v gdb >/dev/null &&
+				hung+=$(timeout 30 gdb -batch -ex 'thread apply all bt' -p "$fp" 2>/dev/null | grep -E '^(Thread|#)')$'\n'
+			kill -KILL "$fp" 2>/dev/null
+		fi
+		wait "$recpid" 2>/dev/null || true
+		cpu=-
+	else
+		wait "$recpid" || rc=$?
+		((rc == 0)) || { cat "$FG_TMP/$name.err" >&2; kill -INT "$abpid" 2>/dev/null; fg_fail "$name: record failed"; }
+		cpu=$(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$FG_TMP/$name.time")
+	fi
+	kill -INT "$abpid" 2>/dev/null || true
+	wait "$abpid" || true
+	grep -q '^Complete requests' "$FG_TMP/$name.ab" || { cat "$FG_TMP/$name.ab" >&2; fg_fail "$name: ab failed"; }
+	! grep -q '^Non-2xx responses' "$FG_TMP/$name.ab" ||
+		{ grep -E '^(Complete|Non-2xx)' "$FG_TMP/$name.ab" >&2; tail -n 20 "${FG_CT_LOG[$name]}" >&2; fg_fail "$name: the service answered errors"; }
+	fg_container_stop "$name" || true
+	read -r all rooted req chain unknown < <(stats "$folded")
+	read -r cpct upct rpct < <(a=$all r=$rooted q=$req c=$chain u=$unknown \
+		awk 'BEGIN { a = ENVIRON["a"]; r = ENVIRON["r"]; q = ENVIRON["q"]; c = ENVIRON["c"]; u = ENVIRON["u"]
+		printf "%.2f %.2f %.2f\n", q ? c * 100 / q : 0, q ? u * 100 / q : 0, a ? r * 100 / a : 0 }')
+	local line
+	line="JDK $major $db PreserveFramePointer $pfp: whole chain $cpct% ($chain/$req request samples), [unknown] $upct% ($unknown), rooted $rpct% ($rooted/$all samples), $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s, record CPU $cpu ms ($(c=$cpu a=$all awk 'BEGIN { printf "%.1f", ENVIRON["a"] ? ENVIRON["c"] * 1000 / ENVIRON["a"] : 0 }') us/sample)"
+	fg_log "$line"
+	[[ ${FG_REALAPP_VERBOSE:-0} == 1 ]] && grep -E '^fgcollect record: (user stacks|  vm unwinder|  frame pointers)' "$FG_TMP/$name.err" >&2 || true
+	summary+="$line"$'\n'
+	((req >= min_req)) || bad+=" only $req request samples (< $min_req: a busy machine?);"
+	p=$cpct m=$min_chain awk 'BEGIN { exit !(ENVIRON["p"] + 0 >= ENVIRON["m"] + 0) }' || {
+		bad+=" whole chain $cpct% < $min_chain%;"
+		echo "  request stacks without the whole chain:" >&2
+		examples "$folded" unchained >&2
+	}
+	p=$upct m=$max_unknown awk 'BEGIN { exit !(ENVIRON["p"] + 0 <= ENVIRON["m"] + 0) }' || {
+		bad+=" [unknown] $upct% > $max_unknown%;"
+		echo "  request stacks with [unknown]:" >&2
+		examples "$folded" unknown >&2
+	}
+	p=$rpct m=$min_rooted awk 'BEGIN { exit !(ENVIRON["p"] + 0 >= ENVIRON["m"] + 0) }' || {
+		bad+=" rooted $rpct% < $min_rooted%;"
+		echo "  unrooted stacks:" >&2
+		examples "$folded" unrooted >&2
+	}
+	[[ -z $bad ]] || failed+="JDK $major $db PFP $pfp:$bad"$'\n'
+}
+
+t0=$(fg_ms)
+for jdk in "${jdks[@]}"; do
+	for pfp in on off; do
+		run pg "$jdk" "$pfp"
+	done
+done
+run maria "${jdks[-1]}" off
+elapsed=$((($(fg_ms) - t0) / 1000))
+printf '%s' "$summary" >&2
+fg_log "thresholds: whole chain >= $min_chain%, [unknown] <= $max_unknown%, rooted >= $min_rooted%; $n runs in $elapsed s"
+[[ -z $hung ]] || printf 'realapp: WARNING: a recording hung at exit after writing its profile (a teardown bug, not a profile check):\n%s' "$hung" >&2
+[[ -z $failed ]] || fg_fail $'\n'"$failed"
+fg_pass "$n runs: whole chain, [unknown] and rooted shares within the thresholds${hung:+ (a recording hung at exit: see the warning above)}"

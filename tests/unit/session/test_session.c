@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_session.c - the conductor of `record` and `top` over its seams (session_seam.h): a fake
+ * sampler that delivers records the test made, a fake code-table source driven through its ops
+ * vector, and a clock the test moves. No JVM, no perf: what the recording does with what its
+ * parts report is pinned here.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <linux/perf_event.h>
+
+#include "session_fakes.h"
+#include "stackagg.h"
+
+static struct session *open_all(void)
+{
+	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .no_kernel = true,
+				  .live_view = true,
+				  .settle_ns = 300 * MS };
+	struct session *s = NULL;
+	char why[256];
+
+	memset(&fs, 0, sizeof(fs));
+	clock_ns = 1000 * MS;
+	if (session_open_seams(&o, &seams, &s, why, sizeof(why)) != 0)
+		fail_msg("session_open_seams: %s", why);
+	assert_non_null(src);
+	return s;
+}
+
+static uint64_t pending(struct session *s)
+{
+	struct session_summary sm;
+
+	session_summary(s, &sm);
+	return sm.agg.pending;
+}
+
+/* ---- tests ---- */
+
+static void test_a_jvm_the_source_announces_is_sampled(void **state)
+{
+	struct session *s = open_all();
+	char note[SESSION_NOTE_MAX];
+
+	(void)state;
+	fs.add_rv = -EPERM;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fs.nadded, 1);
+	assert_int_equal(fs.added[0], (pid_t)JVM_PID);
+	assert_int_equal(session_target_count(s), 1);
+	assert_int_equal(session_next_note(s, note, sizeof(note)), 1);
+	assert_string_equal(note, "PID 2100000000: agent connected");
+	assert_int_equal(session_next_note(s, note, sizeof(note)), 1);
+	assert_string_equal(note, "PID 2100000000: cannot sample it: Operation not permitted");
+	assert_int_equal(session_next_note(s, note, sizeof(note)), 0);
+	/* Once only: a later pump adds nothing. */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fs.nadded, 1);
+	session_close(s);
+}
+
+static void test_samples_wait_while_the_source_streams_its_history(void **state)
+{
+	struct session *s = open_all();
+
+	(void)state;
+	assert_int_equal(session_step(s, 0), 0); /* the JVM is adopted */
+	src->streaming = true;
+	queue_sample(1100 * MS);
+	clock_ns = 2000 * MS; /* the settle delay (300 ms) has long passed */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 1);
+	src->streaming = false;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 0);
+	session_close(s);
+}
+
+static void test_samples_settle_by_the_clock(void **state)
+{
+	struct session *s = open_all();
+
+	(void)state;
+	assert_int_equal(session_step(s, 0), 0);
+	queue_sample(1100 * MS);
+	clock_ns = 1300 * MS; /* watermark 1000 ms: the sample is newer */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 1);
+	clock_ns = 1401 * MS; /* watermark 1101 ms */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 0);
+	session_close(s);
+}
+
+static void test_exit_and_duration_follow_the_clock(void **state)
+{
+	struct session *s = open_all();
+	struct session_summary sm;
+	char note[SESSION_NOTE_MAX];
+
+	(void)state;
+	assert_int_equal(session_step(s, 0), 0);
+	while (session_next_note(s, note, sizeof(note)))
+		;
+	clock_ns = 2500 * MS;
+	queue_exit();
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_next_note(s, note, sizeof(note)), 1);
+	assert_string_equal(note, "PID 2100000000 exited after 1.5 s of recording");
+	assert_false(session_done(s)); /* --all: more JVMs may come */
+	clock_ns = 3000 * MS;
+	session_finish(s, 0);
+	assert_true(fs.disabled);
+	session_summary(s, &sm);
+	assert_int_equal(sm.duration_ns, 2000 * MS);
+	assert_int_equal(sm.exited, 1);
+	assert_int_equal(sm.src, SESSION_SRC_CTL);
+	session_close(s);
+}
+
+static void test_a_lost_source_is_reported(void **state)
+{
+	struct session *s = open_all();
+
+	(void)state;
+	assert_false(session_source_lost(s));
+	src->lost = true;
+	assert_true(session_source_lost(s));
+	session_close(s);
+}
+
+/* A --all recording over a sampler whose rings hold ring_bytes at freq_hz. */
+static struct session *open_rings(unsigned int stack_copy, size_t ring_bytes, unsigned int freq_hz)
+{
+	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .no_kernel = true,
+				  .stack_copy = stack_copy,
+				  .settle_ns = 300 * MS };
+	struct session *s = NULL;
+	char why[256];
+
+	memset(&fs, 0, sizeof(fs));
+	fs.info.stack_copy = stack_copy;
+	fs.info.ring_bytes = ring_bytes;
+	fs.info.freq_hz = freq_hz;
+	fs.info.max_stack = 256;
+	clock_ns = 1000 * MS;
+	if (session_open_seams(&o, &seams, &s, why, sizeof(why)) != 0)
+		fail_msg("session_open_seams: %s", why);
+	return s;
+}
+
+static void test_an_idle_recording_sleeps_until_a_record_or_the_deadline(void **state)
+{
+	struct session *s = open_rings(0, 8u << 20, 99);
+	bool rings;
+
+	(void)state;
+	/* Nothing came yet: the rings wake us, no tick. */
+	assert_int_equal(session_step_wait(s, -1, &rings), -1);
+	assert_true(rings);
+	assert_int_equal(session_step_wait(s, 5000, &rings), 5000);
+	assert_true(rings);
+	/* A drain that found records: the rings rest for 100 ms (no stack copy)... */
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 100);
+	assert_false(rings);
+	assert_int_equal(session_step_wait(s, 30, &rings), 30);
+	clock_ns += 60 * MS;
+	assert_int_equal(session_step_wait(s, -1, &rings), 40);
+	assert_false(rings);
+	/* ...then a drain that found nothing leaves them watched again. */
+	clock_ns += 40 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), -1);
+	assert_true(rings);
+	session_close(s);
+}
+
+static void test_a_busy_ring_is_drained_before_it_can_overflow(void **state)
+{
+	struct session *s = open_rings(16384, 2u << 20, 99);
+	bool rings;
+
+	(void)state;
+	/* With stack copies: interpreted frames are named at drain time, 10 ms at most. */
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 10);
+	assert_false(rings);
+	session_close(s);
+	/* 256 KiB rings of 16 KiB copies and 256 frames at 999 Hz fill in 13.9 ms: a quarter. */
+	s = open_rings(16384, 256u << 10, 999);
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 4);
+	assert_false(rings);
+	session_close(s);
+	/* 64 KiB rings without copies at 999 Hz fill in 25.6 ms. */
+	s = open_rings(0, 64u << 10, 999);
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 7);
+	assert_false(rings);
+	session_close(s);
+}
+
+static void test_held_samples_look_at_the_source_every_10_ms(void **state)
+{
+	struct session *s = open_rings(16384, 2u << 20, 99);
+	bool rings;
+
+	(void)state;
+	src->streaming = true;
+	assert_int_equal(session_step_wait(s, -1, &rings), 10);
+	assert_false(rings);
+	assert_int_equal(session_step_wait(s, 3, &rings), 3);
+	session_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_jvm_the_source_announces_is_sampled),
+		cmocka_unit_test(test_samples_wait_while_the_source_streams_its_history),
+		cmocka_unit_test(test_samples_settle_by_the_clock),
+		cmocka_unit_test(test_exit_and_duration_follow_the_clock),
+		cmocka_unit_test(test_a_lost_source_is_reported),
+		cmocka_unit_test(test_an_idle_recording_sleeps_until_a_record_or_the_deadline),
+		cmocka_unit_test(test_a_busy_ring_is_drained_before_it_can_overflow),
+		cmocka_unit_test(test_held_samples_look_at_the_source_every_10_ms),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
