@@ -31,8 +31,7 @@ fg_unit_test(test_agent_selfmem SOURCES unit/agent/vm/test_agent_selfmem.c LIBS 
 
 # A minimal receiver printing decoded records, for the JVM tests.
 add_executable(fgrecv unit/agent/fgrecv.c)
-target_include_directories(fgrecv SYSTEM PRIVATE ${NNG_INCLUDE})
-target_link_libraries(fgrecv PRIVATE fgproto ${NNG_SHARED} Threads::Threads)
+target_link_libraries(fgrecv PRIVATE fg_ingest fgproto Threads::Threads)
 
 # Only Agent_* may leave libfgagent.so (static nng/mbedtls stay hidden), and it needs only libc.
 add_test(NAME agent_exports_only_agent_symbols

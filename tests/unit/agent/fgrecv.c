@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * fgrecv.c - a minimal collector for the agent's tests: listens on ipc://SOCKET with nng pull0,
- * decodes every message with the shared decoder and prints one line per record on stdout
- * (flushed), plus "connect"/"disconnect" lines for pipes. Runs until SIGTERM/SIGINT.
+ * fgrecv.c - a minimal collector for the agent's tests: listens on SOCKET with the collector's
+ * own listener (ingest/receive.c, watchdog included: an agent that refuses its dialer's redial
+ * closes a connection during the SP handshake, which wedges a bare nng 1.5.2 listener), decodes
+ * every message with the shared decoder and prints one line per record on stdout (flushed),
+ * plus a "disconnect" line when a connection ends. Runs until SIGTERM/SIGINT.
  *
  *   fgrecv SOCKET
  *
@@ -13,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/pipeline0/pull.h>
+#include <poll.h>
 
 #include "fgproto.h"
+#include "fgsocket.h"
+#include "receive.h"
 
 static volatile sig_atomic_t quit;
 
@@ -25,14 +29,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	quit = 1;
-}
-
-static void on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	(void)p;
-	(void)arg;
-	printf("%s\n", ev == NNG_PIPE_EV_ADD_POST ? "connect" : "disconnect");
-	fflush(stdout);
 }
 
 static void print_record(const struct fgp_record *r)
@@ -130,8 +126,10 @@ static void print_record(const struct fgp_record *r)
 
 int main(int argc, char **argv)
 {
-	char url[256];
-	nng_socket s;
+	struct receive_opts o = { .watchdog_ms = 1000 };
+	struct receive_stats st;
+	struct receive *rx;
+	char features[4096];
 	struct sigaction sa;
 	int rv;
 
@@ -143,29 +141,38 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	snprintf(url, sizeof(url), "ipc://%s", argv[1]);
-	if ((rv = nng_pull0_open(&s)) != 0 ||
-	    (rv = nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, FGP_MAX_MSG)) != 0 ||
-	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 100)) != 0 ||
-	    (rv = nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, on_pipe, NULL)) != 0 ||
-	    (rv = nng_pipe_notify(s, NNG_PIPE_EV_REM_POST, on_pipe, NULL)) != 0 ||
-	    (rv = nng_listen(s, url, NULL, 0)) != 0) {
-		fprintf(stderr, "fgrecv: %s: %s\n", argv[1], nng_strerror(rv));
+	o.path = argv[1];
+	if ((rv = receive_open(&o, &rx)) != 0) {
+		fprintf(stderr, "fgrecv: %s: %s\n", argv[1], strerror(-rv));
+		return 1;
+	}
+	/*
+	 * Play a collector that reads every table (one without the features file): agents then
+	 * send CODE_LOAD records with names and tables, which this tool prints as they come.
+	 */
+	snprintf(features, sizeof(features), "%s%s", argv[1], FG_FEATURES_SUFFIX);
+	if (unlink(features) != 0 && errno != ENOENT) {
+		fprintf(stderr, "fgrecv: %s: %s\n", features, strerror(errno));
+		receive_close(rx);
 		return 1;
 	}
 	printf("listening\n");
 	fflush(stdout);
 	while (!quit) {
+		struct pollfd fds[2];
+		struct receive_ev ev;
 		struct fgp_reader rd;
 		struct fgp_record rec;
-		nng_msg *msg;
 
-		rv = nng_recvmsg(s, &msg, 0);
-		if (rv == NNG_ETIMEDOUT)
+		if (receive_next(rx, &ev) == 0) {
+			int n = receive_pollfds(rx, fds);
+
+			poll(fds, (nfds_t)n, 100);
 			continue;
-		if (rv != 0)
-			break;
-		if (fgp_reader_init(&rd, nng_msg_body(msg), nng_msg_len(msg)) != 0) {
+		}
+		if (ev.type == RECEIVE_GONE) {
+			printf("disconnect\n");
+		} else if (fgp_reader_init(&rd, ev.data, ev.len) != 0) {
 			printf("bad message\n");
 		} else {
 			while ((rv = fgp_next(&rd, &rec)) != 0) {
@@ -176,8 +183,12 @@ int main(int argc, char **argv)
 			}
 		}
 		fflush(stdout);
-		nng_msg_free(msg);
 	}
-	nng_close(s);
+	receive_stats(rx, &st);
+	fprintf(stderr, "fgrecv: %llu accepted, %llu gone, watchdog %llu probes / %llu failed / %llu relistens\n",
+		(unsigned long long)st.accepted, (unsigned long long)st.gone,
+		(unsigned long long)st.probes, (unsigned long long)st.probe_fail,
+		(unsigned long long)st.relistens);
+	receive_close(rx);
 	return 0;
 }
