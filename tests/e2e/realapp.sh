@@ -24,7 +24,10 @@
 # FG_REALAPP_FREQ (Hz, 1999: the JVM gets a fraction of a CPU under this load, and 0.5% of
 # the request samples must be a few samples, not a fraction of one), FG_REALAPP_MIN_REQ
 # (request samples a run needs to count, 200), FG_REALAPP_STACK (record's --stack-copy bytes,
-# default record's own), FG_REALAPP_VERBOSE=1 (record's unwinding summary after each line).
+# default record's own), FG_REALAPP_VERBOSE=1 (record's unwinding summary and why frames stayed
+# unknown, after each line), FG_REALAPP_JVM_OPTS (more JVM options, split on spaces, e.g.
+# -XX:-UsePerfData), FG_REALAPP_RUNS (the runs as DB:JDK:PFP words, e.g. "pg:25:off maria:17:on";
+# default: pg on every JDK with PreserveFramePointer on and off, and maria on the newest JDK off).
 # Each line also gives record's own CPU time (user + system, start-up included) per sample.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -147,8 +150,8 @@ run() {
 	port=$RA_PG_PORT
 	[[ $db == maria ]] && port=$RA_MARIA_PORT
 	FG_CT_OPTS=(--host-net)
-	FG_JVM_OPTS=()
-	[[ $pfp == off ]] && FG_JVM_OPTS=(-XX:-PreserveFramePointer)
+	read -r -a FG_JVM_OPTS <<<"${FG_REALAPP_JVM_OPTS:-}"
+	[[ $pfp == off ]] && FG_JVM_OPTS+=(-XX:-PreserveFramePointer)
 	FG_JDK=$jdk fg_jvm_start "$name" RealApp "$db" "$port" 4
 	FG_CT_OPTS=()
 	FG_JVM_OPTS=()
@@ -201,7 +204,7 @@ run() {
 	local line
 	line="JDK $major $db PreserveFramePointer $pfp: whole chain $cpct% ($chain/$req request samples), [unknown] $upct% ($unknown), rooted $rpct% ($rooted/$all samples), $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s, record CPU $cpu ms ($(c=$cpu a=$all awk 'BEGIN { printf "%.1f", ENVIRON["a"] ? ENVIRON["c"] * 1000 / ENVIRON["a"] : 0 }') us/sample)"
 	fg_log "$line"
-	[[ ${FG_REALAPP_VERBOSE:-0} == 1 ]] && grep -E '^fgcollect record: (user stacks|  vm unwinder|  frame pointers)' "$FG_TMP/$name.err" >&2 || true
+	[[ ${FG_REALAPP_VERBOSE:-0} == 1 ]] && grep -E '^fgcollect record: (user stacks|  vm unwinder|  frame pointers|interpreted frames|  unknown because)' "$FG_TMP/$name.err" >&2 || true
 	summary+="$line"$'\n'
 	((req >= min_req)) || bad+=" only $req request samples (< $min_req: a busy machine?);"
 	p=$cpct m=$min_chain awk 'BEGIN { exit !(ENVIRON["p"] + 0 >= ENVIRON["m"] + 0) }' || {
@@ -223,12 +226,23 @@ run() {
 }
 
 t0=$(fg_ms)
-for jdk in "${jdks[@]}"; do
-	for pfp in on off; do
-		run pg "$jdk" "$pfp"
+if [[ -n ${FG_REALAPP_RUNS:-} ]]; then
+	for w in $FG_REALAPP_RUNS; do
+		IFS=: read -r db major pfp <<<"$w"
+		jdk=""
+		for j in "${jdks[@]}"; do [[ $(fg_jdk_major "$j") == "$major" ]] && jdk=$j; done
+		[[ -n $jdk && ($db == pg || $db == maria) && ($pfp == on || $pfp == off) ]] ||
+			fg_fail "FG_REALAPP_RUNS: bad run '$w' (DB pg|maria, JDK 17|25, PFP on|off)"
+		run "$db" "$jdk" "$pfp"
 	done
-done
-run maria "${jdks[-1]}" off
+else
+	for jdk in "${jdks[@]}"; do
+		for pfp in on off; do
+			run pg "$jdk" "$pfp"
+		done
+	done
+	run maria "${jdks[-1]}" off
+fi
 elapsed=$((($(fg_ms) - t0) / 1000))
 printf '%s' "$summary" >&2
 fg_log "thresholds: whole chain >= $min_chain%, [unknown] <= $max_unknown%, rooted >= $min_rooted%; $n runs in $elapsed s"
