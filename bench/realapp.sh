@@ -44,6 +44,7 @@ for f in "$fgcollect" "$agent" "$jar"; do
 done
 [[ $(id -u) == 0 ]] || { echo "realapp: run as root (database servers, perf_event_open)"; exit 1; }
 command -v ab >/dev/null || { echo "realapp: ab is not installed (apache2-utils)"; exit 1; }
+. "$src/tests/harness/lib.sh"
 . "$src/tests/e2e/realapp_db.sh"
 
 tmp=$(mktemp -d /tmp/fg-bench-realapp.XXXXXX)
@@ -105,15 +106,6 @@ load() {
 	sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$tmp/ab.out"
 }
 
-# our_ns PID: on-CPU nanoseconds of all threads of PID (fgcollect), 0 when it is gone.
-our_ns() {
-	local t ns _ sum=0
-	for t in /proc/"$1"/task/*; do
-		read -r ns _ 2>/dev/null <"$t/schedstat" && sum=$((sum + ns))
-	done
-	echo "$sum"
-}
-
 # run VARIANT: one round: the variant's fgcollect starts, SETTLE s of load (its connection,
 # the agent's names and tables, its symbol loading: the one-off costs), then ROUND s of load
 # measured (the steady state), then it stops. Appends to $tmp/VARIANT
@@ -136,7 +128,7 @@ run() {
 	esac
 	fgpid=$fp
 	load "$settle" >/dev/null
-	[[ -n $fp ]] && fs=$(our_ns "$fp")
+	[[ -n $fp ]] && fs=$(fg_cpu_ns "$fp")
 	as=$(agent_ns)
 	c0=$(jvm_ticks)
 	f0=$fs
@@ -144,7 +136,7 @@ run() {
 	c1=$(jvm_ticks)
 	a1=$(agent_ns)
 	if [[ -n $fp ]]; then
-		f1=$(our_ns "$fp")
+		f1=$(fg_cpu_ns "$fp")
 		kill -0 "$fp" 2>/dev/null || { echo "realapp: fgcollect $v ended early"; cat "$tmp/rec.log" "$tmp/watch.log" 2>/dev/null; return 1; }
 		kill "-$([[ $v == record ]] && echo INT || echo TERM)" "$fp"
 		wait "$fp" || true
