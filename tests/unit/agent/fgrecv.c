@@ -185,7 +185,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	receive_stats(rx, &st);
-	fprintf(stderr, "fgrecv: %llu accepted, %llu gone, watchdog %llu probes / %llu failed / %llu relistens\n",
+	fprintf(stderr,
+		"fgrecv: %llu accepted, %llu gone, watchdog %llu probes / %llu failed / %llu relistens\n",
 		(unsigned long long)st.accepted, (unsigned long long)st.gone,
 		(unsigned long long)st.probes, (unsigned long long)st.probe_fail,
 		(unsigned long long)st.relistens);
