@@ -38,7 +38,8 @@ struct receive {
 	char features[128 + 16]; /* what we read, for agents (fgsocket.h); "" when not written */
 	char want[128 + 16];	 /* whose tables we want (fgsocket.h); "" when not written */
 	struct receive_opts o;
-	int efd; /* signalled when a gone event is queued */
+	int efd;     /* signalled when a gone event is queued */
+	int recv_fd; /* nng's NNG_OPT_RECVFD: readable while a message waits; -1 unknown */
 	nng_msg *cur;
 	pid_t self;
 
@@ -433,6 +434,8 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 		nng_close(rx->sock);
 		goto fail;
 	}
+	if (nng_socket_get_int(rx->sock, NNG_OPT_RECVFD, &rx->recv_fd) != 0)
+		rx->recv_fd = -1;
 	if (rx->o.watchdog_ms) {
 		if (pthread_create(&rx->wd, NULL, watchdog, rx) != 0) {
 			nng_close(rx->sock);
@@ -570,10 +573,7 @@ int receive_close(struct receive *rx)
 
 int receive_pollfds(struct receive *rx, struct pollfd *fds)
 {
-	int fd = -1;
-
-	nng_socket_get_int(rx->sock, NNG_OPT_RECVFD, &fd);
-	fds[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	fds[0] = (struct pollfd){ .fd = rx->recv_fd, .events = POLLIN };
 	fds[1] = (struct pollfd){ .fd = rx->efd, .events = POLLIN };
 	return 2;
 }
@@ -587,7 +587,15 @@ int receive_next(struct receive *rx, struct receive_ev *ev)
 		nng_msg_free(rx->cur);
 		rx->cur = NULL;
 	}
-	if (nng_recvmsg(rx->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
+	/*
+	 * Ask nng only when its descriptor says a message waits: a non-blocking nng_recvmsg with
+	 * nothing queued hands its aio to nng's expiry thread and waits for it (a futex round trip
+	 * between two threads), once per pump, i.e. per sample.
+	 */
+	struct pollfd pf = { .fd = rx->recv_fd, .events = POLLIN };
+
+	if ((rx->recv_fd < 0 || poll(&pf, 1, 0) > 0) &&
+	    nng_recvmsg(rx->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
 		rx->cur = m;
 		ev->type = RECEIVE_MSG;
 		ev->pipe = nng_pipe_id(nng_msg_get_pipe(m));
