@@ -37,6 +37,7 @@
 set -eu
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
+. "$src/tests/harness/lib.sh"
 reps=${REPS:-7}
 classes=${CLASSES:-300}
 jdk=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
@@ -108,14 +109,6 @@ esac
 mkdir -p "$tmp/d-nobody"
 
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# ns_of PID: CPU nanoseconds of all its threads (schedstat; bash builtins only, no fork).
-ns_of() {
-	local t ns _ sum=0
-	for t in /proc/"$1"/task/*; do
-		read -r ns _ 2>/dev/null <"$t/schedstat" && sum=$((sum + ns))
-	done
-	echo "$sum"
-}
 # snap PID: "TID COMM NS" of the threads we count (Service Thread, fg-sender, nng:*), only
 # while the Service Thread lives: once the JVM exits, its last thread tears the address space
 # down, and that CPU is the JVM's whoever pays it.
@@ -158,7 +151,7 @@ run() {
 		;;
 	esac
 	w0=$(cpu_of "$dpid")
-	n0=$(ns_of "$dpid")
+	n0=$(fg_cpu_ns "$dpid")
 	t0=$(date +%s%N)
 	rm -f "$tmp/bs"
 	FGAGENT_BENCH_OUT=$tmp/bs /usr/bin/time -f '%U %S' -o "$tmp/time" "$jdk/bin/java" \
@@ -185,7 +178,7 @@ run() {
 	wait "$tpid"
 	t1=$(date +%s%N)
 	w1=$(cpu_of "$dpid")
-	n1=$(ns_of "$dpid")
+	n1=$(fg_cpu_ns "$dpid")
 	wait "$poller" || true
 	if [ "$1" = frozen ]; then
 		kill -CONT "$frozen_pid"

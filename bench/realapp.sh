@@ -23,8 +23,10 @@
 # record, the JVM's extra CPU per request over `none` (the kernel's sampling and stack
 # copies land there; by difference, so as noisy as the JVM's CPU). Goal: <= 1% at 99 Hz.
 # Needs root (the database servers run as postgres, perf_event_open for record).
+# With BASELINE=DIR (another build directory) a fourth variant, base, records with DIR's
+# fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both.
 # Env: REPS (3), ROUND (10 s), SETTLE (3 s), WARM (15 s), FREQ (99), STACK (fgcollect's default),
-# JDK (JDK 17), PFP (on|off: -XX:+/-PreserveFramePointer, default on), DB (pg|maria).
+# JDK (JDK 17), PFP (on|off: -XX:+/-PreserveFramePointer, default on), DB (pg|maria), BASELINE.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +39,11 @@ jdk=${JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
 pfp=${PFP:-on}
 db=${DB:-pg}
 fgcollect=$build/collector/fgcollect
+base_fgcollect=
+if [[ -n ${BASELINE:-} ]]; then
+	base_fgcollect=$(cd "$BASELINE" && pwd)/collector/fgcollect
+	[[ -x $base_fgcollect ]] || { echo "realapp: $base_fgcollect not built"; exit 1; }
+fi
 agent=$build/jvmti-agent/libfgagent.so
 jar=$build/tests/java/fg-realapp.jar
 for f in "$fgcollect" "$agent" "$jar"; do
@@ -44,6 +51,7 @@ for f in "$fgcollect" "$agent" "$jar"; do
 done
 [[ $(id -u) == 0 ]] || { echo "realapp: run as root (database servers, perf_event_open)"; exit 1; }
 command -v ab >/dev/null || { echo "realapp: ab is not installed (apache2-utils)"; exit 1; }
+. "$src/tests/harness/lib.sh"
 . "$src/tests/e2e/realapp_db.sh"
 
 tmp=$(mktemp -d /tmp/fg-bench-realapp.XXXXXX)
@@ -105,15 +113,6 @@ load() {
 	sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$tmp/ab.out"
 }
 
-# our_ns PID: on-CPU nanoseconds of all threads of PID (fgcollect), 0 when it is gone.
-our_ns() {
-	local t ns _ sum=0
-	for t in /proc/"$1"/task/*; do
-		read -r ns _ 2>/dev/null <"$t/schedstat" && sum=$((sum + ns))
-	done
-	echo "$sum"
-}
-
 # run VARIANT: one round: the variant's fgcollect starts, SETTLE s of load (its connection,
 # the agent's names and tables, its symbol loading: the one-off costs), then ROUND s of load
 # measured (the steady state), then it stops. Appends to $tmp/VARIANT
@@ -127,8 +126,8 @@ run() {
 		"$fgcollect" watch --socket "$sock" --ctl "$tmp/ctl/ctl.sock" >/dev/null 2>"$tmp/watch.log" &
 		fp=$!
 		;;
-	record)
-		"$fgcollect" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
+	record | base)
+		"$([[ $v == base ]] && echo "$base_fgcollect" || echo "$fgcollect")" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
 			--freq "$freq" ${STACK:+--stack-copy "$STACK"} --duration $((settle + round + 30)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.log" &
 		fp=$!
@@ -136,7 +135,7 @@ run() {
 	esac
 	fgpid=$fp
 	load "$settle" >/dev/null
-	[[ -n $fp ]] && fs=$(our_ns "$fp")
+	[[ -n $fp ]] && fs=$(fg_cpu_ns "$fp")
 	as=$(agent_ns)
 	c0=$(jvm_ticks)
 	f0=$fs
@@ -144,12 +143,17 @@ run() {
 	c1=$(jvm_ticks)
 	a1=$(agent_ns)
 	if [[ -n $fp ]]; then
-		f1=$(our_ns "$fp")
+		f1=$(fg_cpu_ns "$fp")
 		kill -0 "$fp" 2>/dev/null || { echo "realapp: fgcollect $v ended early"; cat "$tmp/rec.log" "$tmp/watch.log" 2>/dev/null; return 1; }
-		kill "-$([[ $v == record ]] && echo INT || echo TERM)" "$fp"
+		kill "-$([[ $v == watch ]] && echo TERM || echo INT)" "$fp"
 		wait "$fp" || true
 		fgpid=
-		[[ $v == record ]] && cp "$tmp/rec.log" "$tmp/rec.last.log"
+		if [[ $v != watch ]]; then
+			cp "$tmp/rec.log" "$tmp/$v.last.log"
+			# Samples in the measured window: the recording's rate over its whole run.
+			sed -n 's/^fgcollect record: \([0-9]*\) samples in \([0-9.]*\) s.*/\1 \2/p' "$tmp/rec.log" |
+				f=$((f1 - f0)) r=$round awk '{ n = $1 * ENVIRON["r"] / $2; if (n > 0) printf "%.1f\n", ENVIRON["f"] / 1000 / n }' >>"$tmp/$v.us"
+		fi
 	fi
 	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}')" >>"$tmp/$v"
 	echo "$(((as - a0) / 1000)) $((fs / 1000))" >>"$tmp/$v.start"
@@ -160,8 +164,9 @@ col() { cut -d' ' -f"$2" "$tmp/$1"; }
 ratio() { a=$1 b=$2 awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; print b ? a / b : 0 }'; }
 
 variants="none watch record"
+[[ -n $base_fgcollect ]] && variants="$variants base"
 load "$warm" >/dev/null # JIT warm-up
-for v in $variants; do : >"$tmp/$v"; : >"$tmp/$v.start"; done
+for v in $variants; do : >"$tmp/$v"; : >"$tmp/$v.start"; : >"$tmp/$v.us"; done
 for _ in $(seq "$reps"); do
 	for v in $variants; do run "$v"; done
 done
@@ -183,12 +188,12 @@ for v in $variants; do
 		"$(ratio "$c" "$nc")"
 done
 echo "per-round ratios against the none round before them (rps, JVM CPU per request):"
-for v in watch record; do
+for v in ${variants#none }; do
 	paste -d' ' "$tmp/none" "$tmp/$v" "$tmp/none.cpr" "$tmp/$v.cpr" |
 		v=$v awk '{ printf "  %-7s rps %.4f  cpu/req %.4f\n", ENVIRON["v"], $1 ? $6 / $1 : 0, $11 ? $12 / $11 : 0 }'
 done
 echo "ours as % of the service's CPU (medians of per-round figures; service = the JVM's CPU less the agent's threads):"
-for v in watch record; do
+for v in ${variants#none }; do
 	paste -d' ' "$tmp/$v" "$tmp/none.cpr" | v=$v awk '
 	{ v = ENVIRON["v"]; svc = $2 - $3 / 1000; agent = $3 / 10 / svc; fg = $4 / 10 / svc
 	  extra = svc - $6 * $5 / 1000   # the JVM beyond none at this round'"'"'s requests
@@ -196,16 +201,17 @@ for v in watch record; do
 	printf "  %-7s agent threads %.3f%%  fgcollect %.3f%%  together %.3f%%" "$v" \
 		"$(cut -d' ' -f2 "$tmp/$v.ours" | median)" "$(cut -d' ' -f3 "$tmp/$v.ours" | median)" \
 		"$(cut -d' ' -f4 "$tmp/$v.ours" | median)"
-	if [[ $v == record ]]; then
+	if [[ $v != watch ]]; then
+		printf "; record %.1f us of CPU per sample" "$(median <"$tmp/$v.us")"
 		printf "; the JVM's extra CPU per request over none (sampling, stack copies; by difference): %.2f%%" \
 			"$(cut -d' ' -f5 "$tmp/$v.ours" | median)"
 	fi
 	echo
 done
 echo "one-off per start, the first $settle s (connection, the agent's names and tables, fgcollect's setup), medians:"
-for v in watch record; do
+for v in ${variants#none }; do
 	printf "  %-7s agent threads %.1f ms, fgcollect %.1f ms\n" "$v" "$(cut -d' ' -f1 "$tmp/$v.start" | median | awk '{print $1 / 1000}')" \
 		"$(cut -d' ' -f2 "$tmp/$v.start" | median | awk '{print $1 / 1000}')"
 done
-[[ -s $tmp/rec.last.log ]] && sed -n 's/^fgcollect record: /  last record: /p' "$tmp/rec.last.log" | grep -E 'samples in|tables' || true
+[[ -s $tmp/record.last.log ]] && sed -n 's/^fgcollect record: /  last record: /p' "$tmp/record.last.log" | grep -E 'samples in|tables' || true
 echo "goal: ours <= 1% of the service's CPU at 99 Hz"

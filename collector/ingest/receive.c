@@ -38,7 +38,8 @@ struct receive {
 	char features[128 + 16]; /* what we read, for agents (fgsocket.h); "" when not written */
 	char want[128 + 16];	 /* whose tables we want (fgsocket.h); "" when not written */
 	struct receive_opts o;
-	int efd; /* signalled when a gone event is queued */
+	int efd;     /* signalled when a gone event is queued */
+	int recv_fd; /* nng's NNG_OPT_RECVFD: readable while a message waits; -1 unknown */
 	nng_msg *cur;
 	pid_t self;
 
@@ -418,6 +419,8 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rx->wd_cv, &ca);
 	pthread_condattr_destroy(&ca);
+	if (!rx->o.close_timeout_ms)
+		rx->o.close_timeout_ms = 2000;
 	if (!rx->pipes || rx->efd < 0) {
 		rv = rx->efd < 0 ? -errno : -ENOMEM;
 		goto fail;
@@ -431,6 +434,8 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 		nng_close(rx->sock);
 		goto fail;
 	}
+	if (nng_socket_get_int(rx->sock, NNG_OPT_RECVFD, &rx->recv_fd) != 0)
+		rx->recv_fd = -1;
 	if (rx->o.watchdog_ms) {
 		if (pthread_create(&rx->wd, NULL, watchdog, rx) != 0) {
 			nng_close(rx->sock);
@@ -452,10 +457,88 @@ fail:
 	return rv;
 }
 
-void receive_close(struct receive *rx)
+/* nng_close on a thread of its own, so that a close nng never finishes cannot keep us. */
+struct closer {
+	nng_socket sock;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	atomic_int refs; /* the closing thread and the waiter: the last one frees */
+};
+
+static void closer_put(struct closer *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1) {
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+		free(c);
+	}
+}
+
+static void *closer_run(void *arg)
+{
+	struct closer *c = arg;
+
+	nng_close(c->sock);
+	pthread_mutex_lock(&c->mu);
+	c->done = true;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	closer_put(c);
+	return NULL;
+}
+
+/* nng_close(sock) within ms: true, or false with the close left running. */
+static bool close_within(nng_socket sock, unsigned ms)
+{
+	struct closer *c = calloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+	pthread_attr_t a;
+	struct timespec dl;
+	bool done;
+
+	if (!c || pthread_attr_init(&a) != 0) {
+		free(c);
+		nng_close(sock); /* no thread to spare: wait as nng does */
+		return true;
+	}
+	c->sock = sock;
+	atomic_init(&c->refs, 2);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&(pthread_t){ 0 }, &a, closer_run, c) != 0) {
+		pthread_attr_destroy(&a);
+		atomic_store(&c->refs, 1);
+		closer_put(c);
+		nng_close(sock);
+		return true;
+	}
+	pthread_attr_destroy(&a);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += ms / 1000;
+	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&c->mu);
+	while (!c->done)
+		if (pthread_cond_timedwait(&c->cv, &c->mu, &dl) == ETIMEDOUT)
+			break;
+	done = c->done;
+	pthread_mutex_unlock(&c->mu);
+	closer_put(c);
+	return done;
+}
+
+int receive_close(struct receive *rx)
 {
 	if (!rx)
-		return;
+		return 0;
 	if (rx->wd_running) {
 		pthread_mutex_lock(&rx->mu);
 		rx->wd_stop = true;
@@ -463,28 +546,34 @@ void receive_close(struct receive *rx)
 		pthread_mutex_unlock(&rx->mu);
 		pthread_join(rx->wd, NULL);
 	}
-	if (rx->cur)
+	if (rx->cur) {
 		nng_msg_free(rx->cur);
-	nng_close(rx->sock);
+		rx->cur = NULL;
+	}
 	/* An older collector started here next must not be sent what it cannot read. */
 	if (rx->features[0])
 		unlink(rx->features);
 	if (rx->want[0])
 		unlink(rx->want);
+	if (!close_within(rx->sock, rx->o.close_timeout_ms)) {
+		/*
+		 * nng's threads may still call pipe_cb with rx: it stays allocated. The caller
+		 * exits.
+		 */
+		return -ETIMEDOUT;
+	}
 	close(rx->efd);
 	pthread_cond_destroy(&rx->wd_cv);
 	pthread_mutex_destroy(&rx->mu);
 	free(rx->pipes);
 	free(rx->gone);
 	free(rx);
+	return 0;
 }
 
 int receive_pollfds(struct receive *rx, struct pollfd *fds)
 {
-	int fd = -1;
-
-	nng_socket_get_int(rx->sock, NNG_OPT_RECVFD, &fd);
-	fds[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	fds[0] = (struct pollfd){ .fd = rx->recv_fd, .events = POLLIN };
 	fds[1] = (struct pollfd){ .fd = rx->efd, .events = POLLIN };
 	return 2;
 }
@@ -498,7 +587,15 @@ int receive_next(struct receive *rx, struct receive_ev *ev)
 		nng_msg_free(rx->cur);
 		rx->cur = NULL;
 	}
-	if (nng_recvmsg(rx->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
+	/*
+	 * Ask nng only when its descriptor says a message waits: a non-blocking nng_recvmsg with
+	 * nothing queued hands its aio to nng's expiry thread and waits for it (a futex round trip
+	 * between two threads), once per pump, i.e. per sample.
+	 */
+	struct pollfd pf = { .fd = rx->recv_fd, .events = POLLIN };
+
+	if ((rx->recv_fd < 0 || poll(&pf, 1, 0) > 0) &&
+	    nng_recvmsg(rx->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
 		rx->cur = m;
 		ev->type = RECEIVE_MSG;
 		ev->pipe = nng_pipe_id(nng_msg_get_pipe(m));

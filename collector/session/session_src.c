@@ -21,6 +21,7 @@
 #include "notes.h"
 #include "receive.h"
 #include "targets.h"
+#include "util.h"
 
 /* What both sources keep: the environment and the targets a pump added. */
 struct src_common {
@@ -207,8 +208,9 @@ static void listen_close(struct session_source *src)
 		return;
 	if (l->js)
 		jvmset_free(l->js);
-	if (l->rx)
-		receive_close(l->rx);
+	if (l->rx && receive_close(l->rx) == -ETIMEDOUT)
+		fg_err("session", "the agent socket did not close within 2 s (nng 1.5.2); "
+				  "exiting without waiting for it");
 	free(l);
 }
 

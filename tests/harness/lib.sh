@@ -181,6 +181,16 @@ fg_wait_file() {
 	fg_wait "$1" test -s "$2"
 }
 
+# fg_cpu_ns PID: on-CPU nanoseconds of all threads of PID (schedstat; bash builtins only, no
+# fork, so it costs the measured machine next to nothing), 0 when it is gone.
+fg_cpu_ns() {
+	local t ns _ sum=0
+	for t in /proc/"$1"/task/*; do
+		read -r ns _ 2>/dev/null <"$t/schedstat" && sum=$((sum + ns))
+	done
+	echo "$sum"
+}
+
 # fg_ms: CLOCK_REALTIME in milliseconds (for measuring intervals in tests).
 fg_ms() {
 	echo $(($(date +%s%N) / 1000000))

@@ -40,6 +40,7 @@ struct receive_opts {
 	unsigned probe_failures;   /* consecutive failed probes before re-listening; 0 = 3 */
 	int socket_mode;	   /* 0 = 0666 */
 	int allow_self_peer;	   /* tests: admit connections from this very process */
+	unsigned close_timeout_ms; /* receive_close waits this long for nng; 0 = 2000 */
 };
 
 enum receive_ev_type {
@@ -72,8 +73,12 @@ struct receive_stats {
  */
 int receive_open(const struct receive_opts *o, struct receive **out);
 
-/* Stop the watchdog, close every pipe and the listener (which unlinks the socket file). */
-void receive_close(struct receive *rx);
+/*
+ * Stop the watchdog, close every pipe and the listener (which unlinks the socket file). 0, or
+ * -ETIMEDOUT when nng (1.5.2) did not finish closing within close_timeout_ms: the close goes on
+ * in the background with rx left allocated for it, and the caller should exit soon.
+ */
+int receive_close(struct receive *rx);
 
 /* Fill fds[0..2) with descriptors to poll for POLLIN; returns 2. */
 int receive_pollfds(struct receive *rx, struct pollfd *fds);

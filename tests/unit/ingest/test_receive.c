@@ -29,6 +29,7 @@
 #include "codetab.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "fgsocket.h"
 #include "jvmset.h"
 #include "perfmap.h"
 #include "receive.h"
@@ -654,6 +655,88 @@ static void test_probes_of_a_healthy_listener_pass_cheaply(void **state)
 	assert_true(cpu_ms < 500);
 }
 
+/*
+ * A seam on nng_close (the test links with -Wl,--wrap=nng_close): while close_wedged is set, a
+ * close waits, as nng 1.5.2's close does when its reaper is stuck, until it is cleared.
+ */
+void __real_nng_close(nng_socket s);
+void __wrap_nng_close(nng_socket s);
+static atomic_bool close_wedged;
+static atomic_int closes_done;
+
+void __wrap_nng_close(nng_socket s)
+{
+	while (atomic_load(&close_wedged))
+		usleep(1000);
+	__real_nng_close(s);
+	atomic_fetch_add(&closes_done, 1);
+}
+
+/*
+ * Closing while the watchdog probes (every millisecond, so closes land before, in and right
+ * after probes at every phase) returns every time, and leaves nothing behind: the socket path
+ * listens again at once.
+ */
+static void test_close_racing_the_watchdog_probe_returns(void **state)
+{
+	struct fx *f = *state;
+	uint64_t probes = 0;
+	unsigned abandoned = 0;
+	int i;
+
+	for (i = 0; i < 300 && !abandoned; i++) {
+		struct receive_opts ro = { .watchdog_ms = 1 };
+		struct receive_stats rs;
+		struct receive *rx;
+		char path[128];
+		int rv;
+
+		/* A path of its own: nng unlinks a closed listener's file when it reaps it. */
+		snprintf(path, sizeof(path), "%s/race%d.sock", f->dir, i);
+		ro.path = path;
+		assert_int_equal(receive_open(&ro, &rx), 0);
+		if (i % 3)
+			usleep((unsigned)(i % 7) * 700);
+		receive_stats(rx, &rs);
+		probes += rs.probes;
+		rv = receive_close(rx);
+		assert_true(rv == 0 || rv == -ETIMEDOUT);
+		abandoned += rv != 0;
+		unlink(path);
+	}
+	print_message("%d closes racing %llu probes: %u abandoned after the close timeout\n", i,
+		      (unsigned long long)probes, abandoned);
+	/* The race was run: most closes met a probe in some phase. */
+	assert_true(probes >= 60);
+}
+
+/* A close that nng never finishes is given up after close_timeout_ms, and said so. */
+static void test_a_close_nng_never_finishes_is_abandoned(void **state)
+{
+	struct fx *f = *state;
+	struct receive_opts ro = { .watchdog_ms = 1, .close_timeout_ms = 50 };
+	struct receive *rx;
+	char path[128], feat[160];
+	int before;
+
+	snprintf(path, sizeof(path), "%s/wedge.sock", f->dir);
+	snprintf(feat, sizeof(feat), "%s%s", path, FG_FEATURES_SUFFIX);
+	ro.path = path;
+	assert_int_equal(receive_open(&ro, &rx), 0);
+	assert_int_equal(access(feat, F_OK), 0);
+	usleep(5000);
+	before = atomic_load(&closes_done);
+	atomic_store(&close_wedged, true);
+	assert_int_equal(receive_close(rx), -ETIMEDOUT);
+	/* Agents must not be told of a reader that is leaving. */
+	assert_int_equal(access(feat, F_OK), -1);
+	assert_int_equal(atomic_load(&closes_done), before);
+	/* The close goes on in the background and finishes once nng does. */
+	atomic_store(&close_wedged, false);
+	while (atomic_load(&closes_done) == before)
+		usleep(1000);
+}
+
 static void test_socket_file_is_world_connectable(void **state)
 {
 	struct fx *f = *state;
@@ -755,6 +838,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket_file_does_not_block_a_restart,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_racing_the_watchdog_probe_returns, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_close_nng_never_finishes_is_abandoned, setup,
+						teardown),
 	};
 
 	int rv = cmocka_run_group_tests(tests, NULL, NULL);
