@@ -34,11 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A stack in the middle of the image so that CFA-relative reads find words. */
 	in.sp = size / 2 & ~7ul;
 	in.fp = in.sp + 16;
-	for (uint64_t pc = 0; pc < 0x20000; pc += 0x7b) {
-		in.pc = pc;
-		if (elfcfi_step(c, pc, &in, rd, &m, &out) == 0)
-			acc += out.pc ^ out.sp ^ out.fp;
-	}
+	/* Addresses where shared objects (from 0) and static executables (0x400000) keep code. */
+	for (uint64_t base = 0; base <= 0x400000; base += 0x400000)
+		for (uint64_t pc = base; pc < base + 0x2000; pc += 0x13) {
+			in.pc = pc;
+			if (elfcfi_step(c, pc, &in, rd, &m, &out) == 0)
+				acc += out.pc ^ out.sp ^ out.fp;
+		}
 	(void)acc;
 	elfcfi_free(c);
 	return 0;

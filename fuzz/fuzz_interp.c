@@ -10,6 +10,7 @@
  * Input after the layout: mode byte, request count, per request (Method*, two bcps, nbcp),
  * the byte to change and its new value.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fuzz_vm.h"
@@ -19,7 +20,14 @@
 
 static void check(const struct interp_req *r, size_t n)
 {
+	static int verbose = -1;
+
+	if (verbose < 0)
+		verbose = getenv("FG_FUZZ_VERBOSE") != NULL;
 	for (size_t i = 0; i < n; i++) {
+		if (verbose)
+			fprintf(stderr, "req %zu: %d %s:%d\n", i, r[i].rv, r[i].rv ? "" : r[i].name,
+				r[i].rv ? 0 : r[i].line);
 		if (r[i].rv != 0)
 			continue;
 		if (!r[i].name ||

@@ -63,9 +63,9 @@ static inline void fvm_layout(struct fz *f, struct fgp_vm_layout *l)
 {
 	fv_layout17(l);
 	l->caps |= FGP_VML_CAP_GC_CLOCK | FGP_VML_CAP_UNLOAD_EPOCH;
-	fgp_vml_set(l, FGP_VML_GC_CLOCK_LO, (uint32_t)FV_BASE + 0x40);
+	fgp_vml_set(l, FGP_VML_GC_CLOCK_LO, (uint32_t)FV_BASE + 0x400);
 	fgp_vml_set(l, FGP_VML_GC_CLOCK_HI, 0);
-	fgp_vml_set(l, FGP_VML_UNLOAD_SLOT_LO, (uint32_t)FV_BASE + 0x50);
+	fgp_vml_set(l, FGP_VML_UNLOAD_SLOT_LO, (uint32_t)FV_BASE + 0x410);
 	fgp_vml_set(l, FGP_VML_UNLOAD_SLOT_HI, 0);
 	l->caps ^= fz_u8(f);
 	l->present ^= fz_u32(f);

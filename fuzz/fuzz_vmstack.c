@@ -12,6 +12,7 @@
  * ingest path applies them, so the table's own checks run); native code at NATIVE (16 pages, a
  * CFI rule each from the input); anonymous executable memory at ANON.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "codetab.h"
@@ -153,10 +154,16 @@ static struct codetab *table(struct fz *f, const struct fgp_vm_layout *lay)
 
 static struct stackagg_uframe names[VMSTACK_MAX_FRAMES + 8];
 
+/* The target's memory: the current input. */
+static struct fvm m;
+static const struct vmmem_ops ops = { fvm_readv, &m };
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fvm m = { data, size };
-	struct vmmem_ops ops = { fvm_readv, &m };
+	/* One unwinder and one namer for all inputs, as in a collector (each input's process is
+	 * forgotten at its end, so no input sees another's cache). */
+	static struct vmstack *v;
+	static struct javaframes *jf;
 	struct vmstack_maps maps = { NULL, exec_at, cfi_step, root_at };
 	struct fz f = { data, size, 0 };
 	struct fgp_vm_layout lay;
@@ -167,8 +174,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vmstack_stats vst;
 	struct javaframes_stats jst;
 	struct codetab *tab;
-	struct vmstack *v = NULL;
-	struct javaframes *jf = NULL;
 	uint32_t nk;
 	uint8_t mode;
 	uint16_t stack_len;
@@ -195,7 +200,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (stack.len > stack_len)
 		stack.len = stack_len;
 
-	if (!(v = vmstack_new()) || !(jf = javaframes_new(&ops, mode & 1)))
+	m.mem = data;
+	m.len = size;
+	if ((!v && !(v = vmstack_new())) || (!jf && !(jf = javaframes_new(&ops, true))))
 		goto out;
 	struct vmstack_in in = { .pid = FV_PID,
 				 .ts = 100,
@@ -235,9 +242,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	vmstack_stats(v, &vst);
 	javaframes_stats(jf, &jst);
+	if (getenv("FG_FUZZ_VERBOSE"))
+		fprintf(stderr,
+			"frames %lu end %s named %lu/%lu interp (unreadable %lu invalid %lu bcp %lu desync %lu nostack %lu gc %lu), %s\n",
+			(unsigned long)vst.frames, unw_end_name(out.end), (unsigned long)jst.named,
+			(unsigned long)jst.interp, (unsigned long)jst.unreadable,
+			(unsigned long)jst.invalid, (unsigned long)jst.bad_bcp,
+			(unsigned long)jst.desync, (unsigned long)jst.no_stack,
+			(unsigned long)jst.gc_since, names[0].name ? names[0].name : "-");
+	javaframes_forget(jf, FV_PID);
 out:
-	javaframes_free(jf);
-	vmstack_free(v);
 	codetab_free(tab);
 	return 0;
 }
