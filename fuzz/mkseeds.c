@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * mkseeds.c - writes the structured seed inputs of the libFuzzer targets whose input is more
- * than one decoder's bytes (fuzz/corpus/ingest, interp and vmstack), so that mutation starts
- * from a working JVM: valid records of every type, and a memory image with a real interpreted
- * frame over a compiled frame and call_stub. Run by scripts/fuzz.sh --seeds DIR.
+ * than one decoder's bytes (fuzz/corpus/ingest, ctl_frame, interp and vmstack), so that
+ * mutation starts from a working JVM: valid records of every type, a daemon's control frames,
+ * and a memory image with a real interpreted frame over a compiled frame and call_stub.
+ * Run by scripts/fuzz.sh --seeds.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_frame.h"
 #include "fgproto.h"
 
 static uint8_t buf[1 << 16];
@@ -230,6 +232,44 @@ static void vmstack(const char *dir, const char *name, uint8_t sel, uint16_t ip)
 	save(dir, name, buf, 0xc00);
 }
 
+/* A daemon's answers: a JVM, a batch of records, the list's end, a JVM gone. */
+static void ctl(const char *dir)
+{
+	struct jvm_info ji = { .host_pid = 4242,
+			       .ns_pid = 7,
+			       .hello_flags = 3,
+			       .start_time = 99,
+			       .connected = true,
+			       .container_id = "0123abcd",
+			       .jvm_version = "17.0.9",
+			       .agent_version = "0.1.0",
+			       .service = "checkout" };
+	struct ctl_hdr h = { 0, CTL_JVM, 0, 4242 };
+	uint8_t msg[8192];
+	size_t n;
+
+	len = 0;
+	n = ctl_jvm_encode(buf + CTL_HDR_SIZE, &ji);
+	h.size = (uint32_t)(CTL_HDR_SIZE + n);
+	ctl_hdr_encode(buf, &h);
+	len = h.size;
+	n = records(msg, sizeof(msg));
+	h = (struct ctl_hdr){ (uint32_t)(CTL_HDR_SIZE + n), CTL_RECORDS, 0, 4242 };
+	ctl_hdr_encode(buf + len, &h);
+	memcpy(buf + len + CTL_HDR_SIZE, msg, n);
+	len += h.size;
+	h = (struct ctl_hdr){ CTL_HDR_SIZE, CTL_LIST_END, 0, 0 };
+	ctl_hdr_encode(buf + len, &h);
+	len += CTL_HDR_SIZE;
+	h = (struct ctl_hdr){ CTL_HDR_SIZE, CTL_GONE, CTL_GONE_EXITED, 4242 };
+	ctl_hdr_encode(buf + len, &h);
+	len += CTL_HDR_SIZE;
+	save(dir, "answers", buf, len);
+	h = (struct ctl_hdr){ CTL_HDR_SIZE, CTL_SUBSCRIBE, 0, 4242 };
+	ctl_hdr_encode(buf, &h);
+	save(dir, "request", buf, CTL_HDR_SIZE);
+}
+
 int main(int argc, char **argv)
 {
 	char d[400];
@@ -240,6 +280,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(d, sizeof(d), "%s/ingest", argv[1]);
 	ingest(d);
+	snprintf(d, sizeof(d), "%s/ctl_frame", argv[1]);
+	ctl(d);
 	snprintf(d, sizeof(d), "%s/interp", argv[1]);
 	interp(d);
 	snprintf(d, sizeof(d), "%s/vmstack", argv[1]);

@@ -2,8 +2,9 @@
 # Run the libFuzzer targets (fuzz/fuzz_*.c, ASan+UBSan) for a set time each and print, per target,
 # the executions and libFuzzer's final coverage (cov: edges, ft: features).
 #
-#   scripts/fuzz.sh [--build] [--dir DIR] [--seconds N] [--jobs N] [--seeds] [TARGET...]
+#   scripts/fuzz.sh [--build] [--no-run] [--dir DIR] [--seconds N] [--jobs N] [--seeds] [TARGET...]
 #     --build    configure DIR with clang (FG_FUZZ=ON) and build the targets first
+#     --no-run   stop after --build
 #     --dir      the fuzz build tree (default build-fuzz)
 #     --seconds  time per target (default $FUZZ_SECONDS, else 60)
 #     --jobs     targets run at once (default $FUZZ_JOBS, else 1)
@@ -20,15 +21,17 @@ seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
 build=0
 seeds=0
+norun=0
 targets=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=1 ;;
+	--no-run) norun=1 ;;
 	--dir) dir=$2; shift ;;
 	--seconds) seconds=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	--seeds) seeds=1 ;;
-	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
 	*) targets+=("$1") ;;
 	esac
@@ -55,6 +58,7 @@ if [ $build -eq 1 ]; then
 		exit 1
 	}
 fi
+[ $norun -eq 1 ] && exit 0
 if [ $seeds -eq 1 ]; then
 	exec "$dir/fuzz/fuzz_mkseeds" "$here/fuzz/corpus"
 fi
