@@ -29,7 +29,7 @@ build-asan: deps
 # end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake).
 # The plain build's unit label includes the lint (scripts/lint.sh) and the Release /
 # BUILD_TESTING=OFF build check; its fuzz label builds the libFuzzer targets with clang and runs
-# each for 3 s (tests/fuzz.cmake).
+# each for 2 s (tests/fuzz.cmake).
 test: build build-asan
 	ctest --test-dir $(ASAN) --output-on-failure -L unit
 	ctest --test-dir $(BUILD) --output-on-failure

@@ -36,6 +36,21 @@ static void put(const char *path, const char *text)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* The fake /proc goes when the fuzzer exits. */
+static void cleanup(void)
+{
+	static const char *const files[] = { "status", "stat", "cgroup" };
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%u/%s", root, PEER, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/%u", root, PEER);
+	rmdir(path);
+	rmdir(root);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char path[128];
@@ -55,6 +70,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		  "100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n");
 	snprintf(path, sizeof(path), "%s/%u/cgroup", root, PEER);
 	put(path, "0::/user.slice\n");
+	atexit(cleanup);
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 # fuzz: the libFuzzer targets (fuzz/, ASan+UBSan) built with clang into <build>/fuzz-clang
-# (fuzz_build, scripts/fuzz.sh --build), then each run for 3 s from its corpus in fuzz/corpus: a
+# (fuzz_build, scripts/fuzz.sh --build), then each run for 2 s from its corpus in fuzz/corpus: a
 # target that stops building, or crashes, leaks or trips a sanitizer at once, fails here. Only
 # in the plain build (the sanitizer builds would run the same again). `make fuzz` runs them
 # longer (FUZZ_SECONDS).
@@ -12,7 +12,7 @@ if(NOT FG_SANITIZE AND NOT FG_FUZZ)
 	foreach(t fgproto ingest ctl_frame wantfile procmaps elfsym elfcfi perfring collapse
 			folded interp vmstack)
 		add_test(NAME fuzz_${t} COMMAND ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh
-			--dir ${FG_FUZZ_DIR} --seconds 3 ${t})
+			--dir ${FG_FUZZ_DIR} --seconds 2 ${t})
 		set_tests_properties(fuzz_${t} PROPERTIES LABELS fuzz FIXTURES_REQUIRED fuzz_targets
 			TIMEOUT 120)
 	endforeach()
