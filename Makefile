@@ -4,6 +4,8 @@ JOBS    ?= 2
 BUILD   ?= build
 ASAN    ?= build-asan
 PREFIX  ?= /opt/fgcollect
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
 
 .PHONY: all deps build build-asan test test-unit test-e2e demo bench install fuzz clean lint
 
@@ -26,7 +28,8 @@ build-asan: deps
 # Unit tests twice (plain and ASan+UBSan), the end-to-end tests, then the collector-stressing
 # end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake).
 # The plain build's unit label includes the lint (scripts/lint.sh) and the Release /
-# BUILD_TESTING=OFF build check.
+# BUILD_TESTING=OFF build check; its fuzz label builds the libFuzzer targets with clang and runs
+# each for 2 s (tests/fuzz.cmake).
 test: build build-asan
 	ctest --test-dir $(ASAN) --output-on-failure -L unit
 	ctest --test-dir $(BUILD) --output-on-failure
@@ -47,10 +50,10 @@ bench: build
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# libFuzzer targets only (build-fuzz/fuzz/fuzz_*; see fuzz/CMakeLists.txt for how to run them).
+# The libFuzzer targets (build-fuzz/fuzz/fuzz_*), each run FUZZ_SECONDS (FUZZ_JOBS at once);
+# prints executions and coverage per target and fails on any finding (scripts/fuzz.sh).
 fuzz: deps
-	CC=clang cmake -S . -B build-fuzz -DFG_FUZZ=ON -DFG_E2E=OFF >/dev/null
-	cmake --build build-fuzz -j$(JOBS) --target fuzz_targets
+	JOBS=$(JOBS) scripts/fuzz.sh --build --dir build-fuzz --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
 lint: build
 	scripts/lint.sh $(BUILD)

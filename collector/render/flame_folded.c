@@ -322,7 +322,8 @@ static int cmp_names(const void *x, const void *y, void *arg)
 
 static void put_count(FILE *out, double v)
 {
-	if (v == (double)(int64_t)v && v < 9007199254740992.0 && v > -9007199254740992.0)
+	/* In range before the conversion: a huge count (or NaN) has no int64_t. */
+	if (v < 9007199254740992.0 && v > -9007199254740992.0 && v == (double)(int64_t)v)
 		fprintf(out, " %lld", (long long)v);
 	else
 		fprintf(out, " %.17g", v);

@@ -239,7 +239,8 @@ static int64_t intern(struct flame *f, const char *p, size_t len, uint32_t h)
 		if (ARRAY_GROW(f->names, f->cap_names, f->nnames + 1) != 0)
 			return -ENOMEM;
 	}
-	if (f->pool_len + len > f->pool_cap) {
+	/* The pool exists once any name does (an empty first name too): names point into it. */
+	if (!f->pool || f->pool_len + len > f->pool_cap) {
 		size_t cap = f->pool_cap ? f->pool_cap : 65536;
 		char *pool;
 

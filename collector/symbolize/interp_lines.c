@@ -68,10 +68,12 @@ int interp_lines_walk(const uint8_t *tab, size_t len, uint32_t excluded, uint32_
 			    unsigned5_read(tab, len, &pos, excluded, &line_delta))
 				return -EBADMSG;
 			cur_bci += (uint32_t)zigzag_decode(bci_delta);
-			cur_line += zigzag_decode(line_delta);
+			/* A hostile table's deltas may sum past INT32_MAX: wrap, never overflow. */
+			cur_line =
+				(int32_t)((uint32_t)cur_line + (uint32_t)zigzag_decode(line_delta));
 		} else {
 			cur_bci += b >> 3;
-			cur_line += b & 7;
+			cur_line = (int32_t)((uint32_t)cur_line + (b & 7u));
 		}
 		if (cur_bci <= bci && (best_line < 0 || cur_bci >= best_bci)) {
 			best_bci = cur_bci;

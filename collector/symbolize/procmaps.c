@@ -90,7 +90,7 @@ static int procmap_set_path(struct procmap *m, const char *raw, size_t len)
 		return -EINVAL;
 	m->kind = procmaps_classify(raw, len, &del);
 	keep = del ? len - (sizeof(deleted_suffix) - 1) : len;
-	if (m->kind == PROCMAP_ANON && raw[0] != '[')
+	if (m->kind == PROCMAP_ANON && (len == 0 || raw[0] != '['))
 		keep = 0; /* "", "//anon" and /dev/zero all mean anonymous memory */
 	m->path = malloc(keep + 1);
 	if (!m->path)

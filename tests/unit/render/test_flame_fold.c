@@ -276,6 +276,52 @@ static void test_big_file_read_equals_the_same_lines_added_one_by_one(void **sta
 	flame_free(by_line);
 }
 
+/*
+ * Stacks whose frames are all empty names: written back out as they came, with no name taken
+ * from a pool that was never allocated (clang's UBSan aborts on that null-pointer arithmetic).
+ */
+static void test_empty_frame_names_only_write_back(void **state)
+{
+	const char *st[] = { "", "" };
+	struct flame *f = flame_new();
+	char out[64] = { 0 };
+	FILE *tmp = tmpfile();
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(tmp);
+	assert_int_equal(flame_add(f, st, 2, 3), 0);
+	assert_int_equal(flame_write_folded(f, tmp), 0);
+	rewind(tmp);
+	assert_true(fread(out, 1, sizeof(out) - 1, tmp) > 0);
+	assert_string_equal(out, "; 3\n");
+	fclose(tmp);
+	flame_free(f);
+}
+
+/*
+ * A count too large for an integer is written as a double, never converted to one first
+ * (clang's UBSan aborts on that out-of-range conversion).
+ */
+static void test_huge_count_is_written_without_integer_conversion(void **state)
+{
+	static const char line[] = "a;b 7777777777777777777777777777777777777777";
+	struct flame *f = flame_new();
+	char out[128] = { 0 };
+	FILE *tmp = tmpfile();
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(tmp);
+	assert_int_equal(flame_add_line(f, line, sizeof(line) - 1), 0);
+	assert_int_equal(flame_write_folded(f, tmp), 0);
+	rewind(tmp);
+	assert_true(fread(out, 1, sizeof(out) - 1, tmp) > 0);
+	assert_string_equal(out, "a;b 7.7777777777777783e+39\n");
+	fclose(tmp);
+	flame_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +336,8 @@ int main(void)
 		cmocka_unit_test(test_too_deep_stack_is_refused),
 		cmocka_unit_test(test_read_fd_joins_lines_across_blocks),
 		cmocka_unit_test(test_big_file_read_equals_the_same_lines_added_one_by_one),
+		cmocka_unit_test(test_empty_frame_names_only_write_back),
+		cmocka_unit_test(test_huge_count_is_written_without_integer_conversion),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

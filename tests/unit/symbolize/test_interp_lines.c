@@ -50,10 +50,28 @@ static void test_line_tables_decode_both_codings_and_refuse_garbage(void **state
 	}
 }
 
+/*
+ * Line deltas a hostile table sums past INT32_MAX (two of +0x7fffffff): the walk wraps instead of
+ * overflowing (the sanitizer build aborts on the overflow) and a line that is not positive is
+ * not given.
+ */
+static void test_line_deltas_past_int_max_wrap_and_give_no_line(void **state)
+{
+	static const uint8_t tab[] = { 0xff, 0x00, 0xfe, 0xfc, 0xfc, 0xfc, 0xfc, 0xff,
+				       0x00, 0xfe, 0xfc, 0xfc, 0xfc, 0xfc, 0x08, 0x00 };
+	int line = 42;
+
+	(void)state;
+	assert_int_equal(interp_line_of(tab, sizeof(tab), 0, 0, &line), -ENOENT);
+	assert_int_equal(interp_line_of(tab, sizeof(tab), 0, 1, &line), -ENOENT);
+	assert_int_equal(line, 42);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_line_tables_decode_both_codings_and_refuse_garbage),
+		cmocka_unit_test(test_line_deltas_past_int_max_wrap_and_give_no_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

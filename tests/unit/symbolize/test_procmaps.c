@@ -8,6 +8,7 @@
 #include "procmaps.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -129,6 +130,28 @@ static void test_empty_text_and_missing_final_newline(void **state)
 	assert_int_equal(procmaps_parse(pm, one, strlen(one)), 0);
 	assert_int_equal(procmaps_count(pm), 1);
 	assert_string_equal(procmaps_find(pm, 0x1800)->path, "/bin/x");
+	procmaps_free(pm);
+}
+
+/*
+ * A last line without a path, at the very end of the text: nothing past the text is read (the
+ * text lies in a buffer of its exact size, so the ASan build sees any read beyond it).
+ */
+static void test_pathless_last_line_reads_nothing_past_the_text(void **state)
+{
+	static const char line[] = "1000-2000 rw-p 00000000 00:00 0";
+	const size_t len = sizeof(line) - 1;
+	struct procmaps *pm = parsed("");
+	char *text = malloc(len);
+
+	(void)state;
+	assert_non_null(text);
+	memcpy(text, line, len);
+	assert_int_equal(procmaps_parse(pm, text, len), 0);
+	assert_int_equal(procmaps_count(pm), 1);
+	assert_int_equal(procmaps_find(pm, 0x1000)->kind, PROCMAP_ANON);
+	assert_string_equal(procmaps_find(pm, 0x1000)->path, "");
+	free(text);
 	procmaps_free(pm);
 }
 
@@ -291,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_boundaries_are_half_open),
 		cmocka_unit_test(test_malformed_lines_are_refused_and_keep_contents),
 		cmocka_unit_test(test_empty_text_and_missing_final_newline),
+		cmocka_unit_test(test_pathless_last_line_reads_nothing_past_the_text),
 		cmocka_unit_test(test_unsorted_overlapping_input_is_normalised),
 		cmocka_unit_test(test_mmap2_splits_middle_of_mapping),
 		cmocka_unit_test(test_mmap2_replaces_covered_and_trims_partial),
