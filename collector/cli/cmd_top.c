@@ -66,7 +66,8 @@ static void usage(FILE *f)
 		"  fgcollect top --all\n");
 }
 
-/* What the view shows: "PID 4242", "container 3f2a9c0d1e2b (2 processes)", "every JVM (3 processes)". */
+/* What the view shows: "PID 4242", "container 3f2a9c0d1e2b (2 processes)", "every JVM (3
+ * processes)". */
 static void what(struct session *s, const struct session_opts *so, char *buf, size_t len)
 {
 	size_t n = session_target_count(s);
@@ -215,6 +216,7 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	cli_warn_privs(CMD);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);
