@@ -242,7 +242,8 @@ fg_log "tracefs: sched_switch id $got in the collector; without the mount: $(tai
 
 # ---- rolling profiles of both containers, written by the collector container ------------------
 for a in app1 app2; do
-	ls "$FG_TMP/profiles" | grep -q "_${ID[$a]:0:12}_${HP[$a]}_.*\.svg$" ||
+	# grep -c reads all of ls (grep -q may stop early: SIGPIPE, a failure under pipefail)
+	(($(ls "$FG_TMP/profiles" | grep -c "_${ID[$a]:0:12}_${HP[$a]}_.*\.svg$") > 0)) ||
 		fg_fail "$a: no rolling profile (*_${ID[$a]:0:12}_${HP[$a]}_*.svg) in $FG_TMP/profiles: $(ls "$FG_TMP/profiles" | head -5)"
 done
 [[ -s $FG_TMP/profiles/index.html ]] || fg_fail "no index.html among the rolling profiles"
