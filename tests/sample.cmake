@@ -1,7 +1,8 @@
-# sample: ring-buffer records (captured bytes), the perf sysctls (plain files) and the
-# sampler (real perf_event_open).
+# sample: ring-buffer records (captured bytes), the perf sysctls and the capabilities (plain
+# files) and the sampler (real perf_event_open).
 fg_unit_test(test_perfring SOURCES unit/sample/test_perfring.c LIBS fg_sample)
 fg_unit_test(test_perfsysctl SOURCES unit/sample/test_perfsysctl.c LIBS fg_sample)
+fg_unit_test(test_privs SOURCES unit/sample/test_privs.c LIBS fg_sample)
 fg_unit_test(test_sampler SOURCES unit/sample/test_sampler.c LIBS fg_sample Threads::Threads)
 set_tests_properties(test_sampler PROPERTIES SKIP_RETURN_CODE 77)
 

@@ -2,7 +2,8 @@
 /*
  * cli_opt.h - a numeric option's argument, checked against its range with one wording for every
  * subcommand: "<cmd>: --<opt> '<arg>' must be <lo>..<hi> [unit]". For cmd_*.c only: it prints the
- * error it finds.
+ * error it finds. Also the start-up check every sampling command prints: the capabilities it
+ * lacks.
  */
 #ifndef FG_CLI_OPT_H
 #define FG_CLI_OPT_H
@@ -15,5 +16,11 @@
  */
 int cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint64_t hi,
 	    const char *unit, uint64_t *out);
+
+/*
+ * Say at start what this process lacks for sampling other processes (privs.h): one line per
+ * missing capability, naming it and how to add it. The number of lines printed.
+ */
+int cli_warn_privs(const char *cmd);
 
 #endif

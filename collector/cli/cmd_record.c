@@ -51,10 +51,7 @@ static void usage(FILE *f)
 		"\n"
 		"Sample JVMs (every thread, user and kernel stacks) and write a profile whose Java\n"
 		"frames are named as they were when each sample was taken.\n"
-		"\n"
-		"  -p, --pid=HOSTPID      the process to sample (its PID on this host)\n"
-		"  -c, --container=ID     every process of the container whose id starts with ID\n"
-		"  -a, --all              every JVM whose agent is connected\n"
+		"\n" SESSION_CLI_HELP_TARGETS
 		"  -F, --freq=HZ          samples per second per thread (default 99, max 10000)\n"
 		"  -d, --duration=S       seconds to record (default: until Ctrl-C or exit)\n"
 		"  -o, --output=FILE      .folded, .svg or .pb.gz (default: folded on stdout)\n"
@@ -454,7 +451,6 @@ struct env {
 	enum out_fmt fmt;
 	const char *out, *code_log;
 	uint64_t duration_s;
-	int ntargets;
 };
 
 enum { OPT_CODE_LOG = SESSION_OPT_END };
@@ -465,22 +461,6 @@ static int record_opt(int c, const char *arg, void *ctx)
 	struct env *env = ctx;
 
 	switch (c) {
-	case 'p':
-		env->ntargets++;
-		return 0; /* a shared option: counted here, applied by session_cli */
-	case 'c':
-		if (!*arg || strspn(arg, "0123456789abcdef") != strlen(arg) || strlen(arg) > 64) {
-			fg_err(CMD, "--container '%s' is not a container id (hex digits)", arg);
-			return -1;
-		}
-		env->so.target = SESSION_TARGET_CONTAINER;
-		env->so.container = arg;
-		env->ntargets++;
-		return 1;
-	case 'a':
-		env->so.target = SESSION_TARGET_ALL;
-		env->ntargets++;
-		return 1;
 	case 'd':
 		return cli_u64(CMD, "duration", arg, 1, MAX_DURATION_S, "whole seconds",
 			       &env->duration_s);
@@ -504,25 +484,14 @@ static int parse_args(int argc, char **argv, struct env *env)
 {
 	static const struct option longopts[] = {
 		SESSION_CLI_LONGOPTS,
-		{ "container", required_argument, NULL, 'c' },
-		{ "all", no_argument, NULL, 'a' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "code-log", required_argument, NULL, OPT_CODE_LOG },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int rv = session_cli_parse(CMD, argc, argv, ":p:c:aF:d:o:h", longopts, record_opt, env,
-				   &env->so, usage);
-
-	if (rv != 0)
-		return rv;
-	if (env->ntargets != 1) {
-		fg_err(CMD, "give exactly one of --pid, --container or --all");
-		usage(stderr);
-		return FG_EXIT_USAGE;
-	}
-	return 0;
+	return session_cli_parse(CMD, argc, argv, ":p:c:aF:d:o:h", longopts, record_opt, env,
+				 &env->so, usage);
 }
 
 /* Sample until the duration ends, a signal arrives or every target has exited. */
@@ -629,6 +598,7 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	cli_warn_privs(CMD);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_top.c - `fgcollect top`: a live view of a JVM's hottest symbols with Java names.
+ * cmd_top.c - `fgcollect top`: a live view of the hottest symbols of a JVM, a container or
+ * every JVM, with Java names.
  *
- *   fgcollect top --pid HOSTPID [--freq HZ] [--interval S] [--count N] [--rows N]
- *                 [--no-kernel] [--no-inline] [--stack-copy BYTES] [--lines] [--socket PATH] [--ctl
- * PATH]
+ *   fgcollect top (--pid HOSTPID | --container ID | --all) [--freq HZ] [--interval S]
+ *                 [--count N] [--rows N] [--no-kernel] [--no-inline] [--stack-copy BYTES]
+ *                 [--lines] [--socket PATH] [--ctl PATH]
+ *
+ * The targets are found as `record` finds them (session_cli.h, targets.h); the symbols of every
+ * target process are counted together.
  *
  * On a terminal the screen is redrawn every interval; otherwise one snapshot per interval is
  * appended (for pipes and logs). Each snapshot covers the samples of its own interval (JIT
@@ -40,12 +44,12 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: fgcollect top --pid HOSTPID [OPTION...]\n"
+		"Usage: fgcollect top (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
 		"\n"
-		"Live view of the hottest symbols of a process (self and total share of its\n"
-		"samples), with Java method names from the fgcollect agent.\n"
-		"\n"
-		"  -p, --pid=HOSTPID      the process (its PID on this host)\n"
+		"Live view of the hottest symbols of a process, a container or every JVM (self\n"
+		"and total share of their samples), with Java method names from the fgcollect\n"
+		"agent.\n"
+		"\n" SESSION_CLI_HELP_TARGETS
 		"  -F, --freq=HZ          samples per second per thread (default 99)\n"
 		"  -i, --interval=S       seconds between refreshes (default 1)\n"
 		"  -n, --count=N          stop after N refreshes (default: until Ctrl-C or exit)\n"
@@ -58,12 +62,29 @@ static void usage(FILE *f)
 		"\n"
 		"Examples:\n"
 		"  fgcollect top --pid 4242\n"
-		"  fgcollect top --pid 4242 --interval 5 --count 3 | tee top.log\n");
+		"  fgcollect top --container 3f2a --interval 5 --count 3 | tee top.log\n"
+		"  fgcollect top --all\n");
 }
 
-static void show(struct session *s, uint32_t pid, bool tty, size_t rows, unsigned int width,
-		 uint64_t interval_no)
+/* What the view shows: "PID 4242", "container 3f2a9c0d1e2b (2 processes)", "every JVM (3
+ * processes)". */
+static void what(struct session *s, const struct session_opts *so, char *buf, size_t len)
 {
+	size_t n = session_target_count(s);
+
+	if (so->target == SESSION_TARGET_PID)
+		snprintf(buf, len, "PID %u", so->pid);
+	else if (so->target == SESSION_TARGET_CONTAINER)
+		snprintf(buf, len, "container %.12s (%zu process%s)", so->container, n,
+			 n == 1 ? "" : "es");
+	else
+		snprintf(buf, len, "every JVM (%zu process%s)", n, n == 1 ? "" : "es");
+}
+
+static void show(struct session *s, const struct session_opts *so, bool tty, size_t rows,
+		 unsigned int width, uint64_t interval_no)
+{
+	char whom[64];
 	struct stackagg *a = session_agg(s);
 	struct stackagg_stats st;
 	struct topview tv;
@@ -81,9 +102,10 @@ static void show(struct session *s, uint32_t pid, bool tty, size_t rows, unsigne
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
-	printf("fgcollect top - PID %u - %s - interval %llu: %llu samples, java unresolved "
+	what(s, so, whom, sizeof(whom));
+	printf("fgcollect top - %s - %s - interval %llu: %llu samples, java unresolved "
 	       "%llu/%llu\n",
-	       pid, when, (unsigned long long)interval_no, (unsigned long long)tv.samples,
+	       whom, when, (unsigned long long)interval_no, (unsigned long long)tv.samples,
 	       (unsigned long long)st.unresolved[STACKAGG_CLASS_JAVA],
 	       (unsigned long long)st.frames[STACKAGG_CLASS_JAVA]);
 	topview_print(stdout, a, &tv, rows, width);
@@ -98,7 +120,6 @@ static void show(struct session *s, uint32_t pid, bool tty, size_t rows, unsigne
 struct env {
 	struct session_opts so;
 	uint64_t interval_s, count, rows;
-	bool have_pid;
 };
 
 /* One of top's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
@@ -107,9 +128,6 @@ static int top_opt(int c, const char *arg, void *ctx)
 	struct env *env = ctx;
 
 	switch (c) {
-	case 'p':
-		env->have_pid = true;
-		return 0; /* a shared option: noted here, applied by session_cli */
 	case 'i':
 		return cli_u64(CMD, "interval", arg, 1, 3600, "seconds", &env->interval_s);
 	case 'n':
@@ -132,17 +150,8 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int rv = session_cli_parse(CMD, argc, argv, ":p:F:i:n:r:h", longopts, top_opt, env,
-				   &env->so, usage);
-
-	if (rv != 0)
-		return rv;
-	if (!env->have_pid) {
-		fg_err(CMD, "--pid HOSTPID is required");
-		usage(stderr);
-		return FG_EXIT_USAGE;
-	}
-	return 0;
+	return session_cli_parse(CMD, argc, argv, ":p:c:aF:i:n:r:h", longopts, top_opt, env,
+				 &env->so, usage);
 }
 
 /* Sample and show a table every interval until a signal, --count tables, or the target exits. */
@@ -164,14 +173,16 @@ static void run(struct session *s, const struct env *env, bool tty, unsigned int
 			break;
 		}
 		if (fg_now_ns() >= next) {
-			show(s, env->so.pid, tty, env->rows, width, ++shown);
+			show(s, &env->so, tty, env->rows, width, ++shown);
 			next += env->interval_s * 1000000000ull;
 			if (env->count && shown >= env->count)
 				break;
 		}
 	}
-	if (session_done(s))
+	if (session_done(s) && env->so.target == SESSION_TARGET_PID)
 		fg_err(CMD, "PID %u exited", env->so.pid);
+	else if (session_done(s))
+		fg_err(CMD, "every process of container %.12s exited", env->so.container);
 }
 
 int cmd_top(int argc, char **argv)
@@ -205,6 +216,7 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	cli_warn_privs(CMD);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

@@ -22,6 +22,17 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 		so->target = SESSION_TARGET_PID;
 		so->pid = (uint32_t)v;
 		return 1;
+	case 'c':
+		if (!*arg || strspn(arg, "0123456789abcdef") != strlen(arg) || strlen(arg) > 64) {
+			fg_err(cmd, "--container '%s' is not a container id (hex digits)", arg);
+			return -1;
+		}
+		so->target = SESSION_TARGET_CONTAINER;
+		so->container = arg;
+		return 1;
+	case 'a':
+		so->target = SESSION_TARGET_ALL;
+		return 1;
 	case 'F':
 		if (cli_u64(cmd, "freq", arg, 1, 10000, "Hz", &v) < 0)
 			return -1;
@@ -82,7 +93,7 @@ int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstr
 		      const struct option *longopts, session_cli_local_fn local, void *ctx,
 		      struct session_opts *so, void (*usage)(FILE *))
 {
-	int c, rv;
+	int c, rv, targets = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -100,9 +111,15 @@ int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstr
 			usage(stderr);
 			return rv;
 		}
+		targets += c == 'p' || c == 'c' || c == 'a';
 	}
 	if (optind < argc) {
 		fg_err(cmd, "unexpected argument '%s'", argv[optind]);
+		return FG_EXIT_USAGE;
+	}
+	if (targets != 1) {
+		fg_err(cmd, "give exactly one of --pid, --container or --all");
+		usage(stderr);
 		return FG_EXIT_USAGE;
 	}
 	return 0;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * session_cli.h - the command-line options `record` and `top` share (the sampling session's:
- * --pid, --freq, --no-kernel, --no-inline, --stack-copy, --lines, --unwind, --socket, --ctl) and
- * getopt's error reporting, so the two commands validate them in one place. For cmd_*.c only: it
- * prints the errors it finds.
+ * its target, one of --pid, --container or --all; --freq, --no-kernel, --no-inline, --stack-copy,
+ * --lines, --unwind, --socket, --ctl) and getopt's error reporting, so the two commands validate
+ * them in one place. For cmd_*.c only: it prints the errors it finds.
  */
 #ifndef FG_SESSION_CLI_H
 #define FG_SESSION_CLI_H
@@ -27,7 +27,8 @@ enum {
 };
 
 #define SESSION_CLI_LONGOPTS                                                                       \
-	{ "pid", required_argument, NULL, 'p' }, { "freq", required_argument, NULL, 'F' },         \
+	{ "pid", required_argument, NULL, 'p' }, { "container", required_argument, NULL, 'c' },    \
+		{ "all", no_argument, NULL, 'a' }, { "freq", required_argument, NULL, 'F' },       \
 		{ "no-kernel", no_argument, NULL, SESSION_OPT_NO_KERNEL },                         \
 		{ "no-inline", no_argument, NULL, SESSION_OPT_NO_INLINE },                         \
 		{ "socket", required_argument, NULL, SESSION_OPT_SOCKET },                         \
@@ -38,6 +39,12 @@ enum {
 	{                                                                                          \
 		"ctl", required_argument, NULL, SESSION_OPT_CTL                                    \
 	}
+
+/* The usage lines of the target options, for both commands' help. */
+#define SESSION_CLI_HELP_TARGETS                                                                   \
+	"  -p, --pid=HOSTPID      the process to sample (its PID on this host)\n"                  \
+	"  -c, --container=ID     every process of the container whose id starts with ID\n"        \
+	"  -a, --all              every JVM whose agent is connected\n"
 
 /* The usage lines of --stack-copy and --lines, for both commands' help. */
 #define SESSION_CLI_HELP_JAVA                                                                      \
@@ -53,7 +60,7 @@ enum {
 
 /*
  * Apply c (getopt_long's return, arg its optarg) to so if it is a shared option: 1 when applied
- * (--pid also sets so->target = SESSION_TARGET_PID), 0 when c is not a shared option, -1 for a
+ * (--pid, --container and --all set so->target), 0 when c is not a shared option, -1 for a
  * bad value (printed, naming cmd, the option and the value: exit with FG_EXIT_USAGE).
  */
 int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts *so);
@@ -65,14 +72,15 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 int session_cli_bad_opt(const char *cmd, int c, char **argv);
 
 /*
- * A command's own options: 1 when c was applied, 0 when c is not one of them (it may still
- * look at it, as record counts --pid), -1 for a bad value (printed).
+ * A command's own options: 1 when c was applied, 0 when c is not one of them, -1 for a bad value
+ * (printed).
  */
 typedef int (*session_cli_local_fn)(int c, const char *arg, void *ctx);
 
 /*
  * getopt_long over argv (optstring starting with ':'): each option goes to local first, then to
- * the shared ones in so; no positional arguments. 0 when all were taken, -1 after --help ('h',
+ * the shared ones in so; no positional arguments, exactly one target option ('p', 'c' or 'a'; the
+ * optstring must have "p:c:a"). 0 when all were taken, -1 after --help ('h',
  * usage(stdout) printed), or FG_EXIT_USAGE (the error and usage(stderr) printed).
  */
 int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstring,

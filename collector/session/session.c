@@ -623,7 +623,8 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 	free(pids);
 	if (rv == -EACCES || rv == -EPERM)
 		snprintf(why, whylen,
-			 "perf_event_open refused (%s): run as root or lower "
+			 "perf_event_open refused (%s): run as root with CAP_PERFMON (Docker "
+			 "Engine before 23.0, Linux before 5.8: CAP_SYS_ADMIN) or lower "
 			 "kernel.perf_event_paranoid",
 			 strerror(-rv));
 	else if (rv == -ESRCH && (alive = first_alive(&s->targets)) != 0)

@@ -47,14 +47,17 @@ expect 64 'unknown extension' record --pid 1 -o out.txt
 expect 64 "--freq '0' must be 1..10000 Hz" record --pid 1 -F 0
 expect 0 'Usage: fgcollect record' record --help
 parses "$nopid" record --pid "$nopid" -d 1 -o "$tmp/x.folded"
-expect 64 '--pid HOSTPID is required' top
+expect 64 'exactly one of' top
+expect 64 'exactly one of' top --pid 1 --container 3f2a
+expect 64 'not a container id' top --container 3F2A-
 expect 64 "--rows '0' must be 1..10000" top --pid 1 --rows 0
 expect 64 "--count '-3' must be 1..4294967295" top --pid 1 --count -3
 expect 64 "--interval '3601' must be 1..3600 seconds" top --pid 1 --interval 3601
-expect 64 "unknown option '--all'" top --all
+expect 64 "unknown option '--duration'" top --all --duration 1
 expect 64 "unexpected argument 'x'" top --pid 1 x
 expect 0 'Usage: fgcollect top' top --help
 parses "$nopid" top --pid "$nopid" -n 1
+parses "no process in a container whose id starts with 'ffffffffffff'" top --container ffffffffffff -n 1
 expect 64 "--max-jvms '0' must be 1..65536" watch --max-jvms 0
 expect 64 "--watchdog-ms '1e3' must be 0..3600000 ms" watch --watchdog-ms 1e3
 expect 64 "--keep-profiles '0' must be 1..1000000" watch --keep-profiles 0

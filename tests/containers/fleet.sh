@@ -21,8 +21,13 @@
 #   * `fgcollect top` through `podman exec` shows Java names;
 #   * the collector's `watch --profile-every` writes rolling profiles of both app containers
 #     while the recordings above run beside it;
-#   * each listed capability is needed: without it a one-shot collector fails the way the
-#     README says.
+#   * the collector container reads the scheduler tracepoint's id from the host's tracefs
+#     (mounted read-only, as docker-compose.yml and the DaemonSet do); without the mount it
+#     cannot;
+#   * each listed capability is needed: without it a one-shot collector says at start that it
+#     lacks it (naming the capability and --cap-add) and fails the way the README says.
+#
+# tests/containers/docker.sh runs the same images on Docker Engine.
 #
 # Exit 0 pass, 1 fail, 77 only when the kernel refuses namespaces or perf_event_open.
 set -euo pipefail
@@ -54,9 +59,10 @@ done
 # ---- the capability set: docker-compose.yml's, and the DaemonSet must agree -----------------
 compose=$FG_SOURCE_DIR/docker/docker-compose.yml
 daemonset=$FG_SOURCE_DIR/docker/k8s/fgcollect-daemonset.yaml
-caps_of() { # FILE KEY: the list after the first "KEY: [", one capability a line, sorted
+caps_of() { # FILE KEY: the list after the first "KEY: [", one capability a line, sorted;
+	# a "${VAR:-DEFAULT}" item is its default
 	sed -n "s/^[[:space:]]*$2:[[:space:]]*\[\([^]]*\)\].*/\1/p" "$1" | head -n 1 |
-		tr -d '" ' | tr ',' '\n' | sort
+		tr -d '" ' | tr ',' '\n' | sed 's/^\${[A-Za-z_]*:-\(.*\)}$/\1/' | sort
 }
 mapfile -t CAPS < <(caps_of "$compose" cap_add)
 ((${#CAPS[@]} > 0)) || fg_fail "$compose: no 'cap_add: [...]' line"
@@ -66,6 +72,9 @@ mapfile -t CAPS < <(caps_of "$compose" cap_add)
 [[ $(caps_of "$daemonset" drop) == ALL ]] || fg_fail "$daemonset: capabilities must drop ALL first"
 grep -q 'seccomp=unconfined' "$compose" || fg_fail "$compose: no seccomp=unconfined"
 grep -q 'type: Unconfined' "$daemonset" || fg_fail "$daemonset: no seccompProfile Unconfined"
+grep -q -- '- /sys/kernel/tracing:/sys/kernel/tracing:ro' "$compose" || fg_fail "$compose: no read-only tracefs mount"
+grep -q 'path: /sys/kernel/tracing' "$daemonset" && grep -q 'mountPath: /sys/kernel/tracing' "$daemonset" ||
+	fg_fail "$daemonset: no tracefs mount"
 fg_log "capabilities (compose = DaemonSet): ${CAPS[*]}"
 
 # ---- images ----------------------------------------------------------------------------------
@@ -73,11 +82,13 @@ t=$SECONDS
 ct_images || fg_fail "building the images from docker/ failed (above)"
 fg_log "images ready in $((SECONDS - t)) s"
 
-# collector_args CAP...: the `podman run` options of a collector with exactly these caps.
+# collector_args CAP...: the `podman run` options of a collector with exactly these caps, and
+# the host's tracefs read-only unless TRACEFS=0.
 collector_args() {
 	local c
 	COLL=(--pid host --network none "${CT_ULIMITS[@]}" --cap-drop ALL
 		--security-opt seccomp=unconfined)
+	[[ ${TRACEFS:-1} == 0 ]] || COLL+=(-v /sys/kernel/tracing:/sys/kernel/tracing:ro)
 	for c in "$@"; do
 		COLL+=(--cap-add "$c")
 	done
@@ -218,9 +229,21 @@ timeout 60 podman --runtime runc --cgroup-manager cgroupfs exec "$P-collector" \
 grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$FG_TMP/top.out" || fg_fail "top names no PrimeService method: $(head -8 "$FG_TMP/top.out")"
 fg_log "top: $(grep -m1 'PrimeService::' "$FG_TMP/top.out" | tr -s ' ')"
 
+# ---- tracefs: the scheduler tracepoint's id, through the read-only mount ---------------------
+tp=events/sched/sched_switch/id
+want=$(cat "/sys/kernel/tracing/$tp") || fg_fail "the host has no /sys/kernel/tracing/$tp"
+got=$(ct_podman exec "$P-collector" cat "/sys/kernel/tracing/$tp" 2>&1) || true
+[[ $got == "$want" ]] || fg_fail "the collector reads '$got' from /sys/kernel/tracing/$tp, the host $want"
+TRACEFS=0 collector_args "${CAPS[@]}"
+rc=0
+ct_podman run --rm "${COLL[@]}" --entrypoint cat "$CT_COLLECTOR" "/sys/kernel/tracing/$tp" >"$FG_TMP/notracefs.out" 2>&1 || rc=$?
+((rc != 0)) || fg_fail "without the tracefs mount the collector container still reads $tp"
+fg_log "tracefs: sched_switch id $got in the collector; without the mount: $(tail -n 1 "$FG_TMP/notracefs.out")"
+
 # ---- rolling profiles of both containers, written by the collector container ------------------
 for a in app1 app2; do
-	ls "$FG_TMP/profiles" | grep -q "_${ID[$a]:0:12}_${HP[$a]}_.*\.svg$" ||
+	# grep -c reads all of ls (grep -q may stop early: SIGPIPE, a failure under pipefail)
+	(($(ls "$FG_TMP/profiles" | grep -c "_${ID[$a]:0:12}_${HP[$a]}_.*\.svg$") > 0)) ||
 		fg_fail "$a: no rolling profile (*_${ID[$a]:0:12}_${HP[$a]}_*.svg) in $FG_TMP/profiles: $(ls "$FG_TMP/profiles" | head -5)"
 done
 [[ -s $FG_TMP/profiles/index.html ]] || fg_fail "no index.html among the rolling profiles"
@@ -241,6 +264,8 @@ for drop in "${CAPS[@]}"; do
 	ct_podman run --rm "${COLL[@]}" -v "$FG_TMP/empty:/var/run/fgcollect" -v /tmp:/tmp \
 		"$CT_COLLECTOR" record --pid "${HP[app2]}" --duration 2 -o "$FG_TMP/nocap-$drop.folded" \
 		>"$FG_TMP/nocap-$drop.err" 2>&1 || rc=$?
+	grep -q "warning: no CAP_$drop.*--cap-add $drop" "$FG_TMP/nocap-$drop.err" ||
+		{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without $drop the collector does not say at start that it lacks CAP_$drop"; }
 	case $drop in
 	PERFMON)
 		# perf_event_open of another process with kernel stacks at perf_event_paranoid 2.
@@ -266,4 +291,4 @@ for drop in "${CAPS[@]}"; do
 	fg_log "without $drop: $(grep -E 'refused|unavailable' "$FG_TMP/nocap-$drop.err" | tail -n 1)"
 done
 
-fg_pass "podman: 2 JVM containers + collector, perf named JIT frames, record unknown java $(pct "$U_JAVA")% native $(pct "$after")% (was $(pct "$before")% without debug files) kernel $(pct "$U_KERNEL")%, top ok, caps ${CAPS[*]} each needed; $((SECONDS - T0)) s"
+fg_pass "podman: 2 JVM containers + collector, perf named JIT frames, record unknown java $(pct "$U_JAVA")% native $(pct "$after")% (was $(pct "$before")% without debug files) kernel $(pct "$U_KERNEL")%, top ok, tracefs mount and caps ${CAPS[*]} each needed; $((SECONDS - T0)) s"

@@ -5,7 +5,9 @@
 # containers (HotLoop and InlineChain, both PID 1 inside):
 #   --container (a 12-digit prefix of the first's id) samples that container only, with the
 #     process as the root frame ("java-HOSTPID") above the thread;
-#   --all samples every JVM whose agent connects, both showing with Java names.
+#   --all samples every JVM whose agent connects, both showing with Java names;
+#   `top --container` and `top --all` find the same targets: the first container's JVM only,
+#     then both.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_targets
@@ -38,4 +40,18 @@ all=$FG_TMP/all.folded
 cat "$FG_TMP/rec2.err" >&2
 grep -q "^java-$pid1;.*HotLoop::[a-z]*_\[[ji]\]" "$all" || fg_fail "--all: no HotLoop frames under java-$pid1"
 grep -q "^java-$pid2;.*InlineChain::[a-z]*_\[[ji]\]" "$all" || fg_fail "--all: no InlineChain frames under java-$pid2"
-fg_pass "--container sampled only its JVM; --all sampled both with Java names"
+# top: the same targets, counted together in one table per interval.
+"$FGCOLLECT" top --container "${cid1:0:12}" --count 2 --rows 200 --socket "$sock" \
+	>"$FG_TMP/top1.out" 2>"$FG_TMP/top1.err" || { cat "$FG_TMP/top1.err" >&2; fg_fail "top --container failed"; }
+[[ $(grep -Ec "^fgcollect top - container ${cid1:0:12} \\([0-9]+ process(es)?\\) - " "$FG_TMP/top1.out") == 2 ]] ||
+	fg_fail "top --container: no 2 snapshots of container ${cid1:0:12}: $(head -3 "$FG_TMP/top1.out")"
+grep -q 'HotLoop::[a-z]*_\[[ji]\]' "$FG_TMP/top1.out" || fg_fail "top --container names no HotLoop method: $(head -8 "$FG_TMP/top1.out")"
+! grep -q 'InlineChain::' "$FG_TMP/top1.out" || fg_fail "top --container shows the other container's JVM"
+"$FGCOLLECT" top --all --count 3 --rows 200 --socket "$sock" >"$FG_TMP/top2.out" 2>"$FG_TMP/top2.err" ||
+	{ cat "$FG_TMP/top2.err" >&2; fg_fail "top --all failed"; }
+grep -q '^fgcollect top - every JVM (2 processes) - ' "$FG_TMP/top2.out" ||
+	fg_fail "top --all: no snapshot of 2 processes: $(grep '^fgcollect top' "$FG_TMP/top2.out")"
+for m in HotLoop InlineChain; do
+	grep -q "$m::[a-zA-Z]*_\[[ji]\]" "$FG_TMP/top2.out" || fg_fail "top --all names no $m method: $(head -8 "$FG_TMP/top2.out")"
+done
+fg_pass "--container sampled only its JVM; --all sampled both with Java names; top likewise"
