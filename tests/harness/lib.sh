@@ -137,9 +137,9 @@ fg_cleanup() {
 		rm -f -- "$p"
 	done
 	# A sanitizer report in any daemon's or command's log fails the test, passed or not, and
-	# is shown (the e2e-asan tests' FAIL_REGULAR_EXPRESSION matches it too).
+	# is shown (the e2e-asan and e2e-tsan tests' FAIL_REGULAR_EXPRESSION matches it too).
 	if [[ -n $FG_TMP && -d $FG_TMP ]]; then
-		for p in $(grep -rlIE 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+		for p in $(grep -rlIE 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:' \
 			--include='*.log' --include='*.err' --include='*.out' "$FG_TMP" 2>/dev/null); do
 			echo "[$FG_TEST] FAIL: sanitizer report in $p:" >&2
 			head -n 60 "$p" >&2
