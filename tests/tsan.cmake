@@ -39,6 +39,6 @@ if(FG_PLAIN_BUILD_DIR)
 		set_tests_properties(e2e_tsan_${t} PROPERTIES LABELS e2e-tsan RUN_SERIAL ON
 			TIMEOUT 300 SKIP_RETURN_CODE 77
 			FAIL_REGULAR_EXPRESSION "WARNING: ThreadSanitizer"
-			ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR};FG_BUILD_DIR=${FG_PLAIN_BUILD_DIR};FGCOLLECT=$<TARGET_FILE:fgcollect>;FGAGENT=${FG_PLAIN_BUILD_DIR}/jvmti-agent/libfgagent.so;FG_HOSTILE_PEER=${FG_PLAIN_BUILD_DIR}/tests/hostile_fp_peer;TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=${FG_TSAN_SUPP}")
+			ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR};FG_BUILD_DIR=${FG_PLAIN_BUILD_DIR};FGCOLLECT=$<TARGET_FILE:fgcollect>;FGAGENT=${FG_PLAIN_BUILD_DIR}/jvmti-agent/libfgagent.so;FG_HOSTILE_PEER=${FG_PLAIN_BUILD_DIR}/tests/hostile_fp_peer;FG_WATCH_START_S=30;TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=${FG_TSAN_SUPP}")
 	endforeach()
 endif()

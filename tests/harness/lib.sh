@@ -220,7 +220,8 @@ fg_java_jar() {
 # ---------------------------------------------------------------------------------------------
 # fg_watch_start [--dir DIR] [WATCH_ARG...]: start `fgcollect watch --socket DIR/fgcollect.sock`
 # (DIR defaults to $FG_TMP/sock, created 0755) with its stderr in $FG_WATCH_LOG; wait up to 5 s
-# for the socket. Sets FG_SOCK_DIR, FG_SOCK, FG_WATCH_PID, and FG_CTL (the daemon's private
+# (FG_WATCH_START_S: a sanitizer build starts slower) for the socket. Sets FG_SOCK_DIR, FG_SOCK,
+# FG_WATCH_PID, and FG_CTL (the daemon's private
 # control socket, when this fgcollect has --ctl).
 fg_watch_start() {
 	if [[ ${1-} == --dir ]]; then
@@ -243,9 +244,9 @@ fg_watch_start() {
 	fi
 	"$FGCOLLECT" watch --socket "$FG_SOCK" "${ctl[@]}" "$@" >"$FG_TMP/watch.$FG_WATCH_N.out" 2>"$FG_WATCH_LOG" &
 	FG_WATCH_PID=$!
-	fg_wait 5 test -S "$FG_SOCK" || {
+	fg_wait "${FG_WATCH_START_S:-5}" test -S "$FG_SOCK" || {
 		kill -0 "$FG_WATCH_PID" 2>/dev/null || { wait "$FG_WATCH_PID"; FG_WATCH_PID=; }
-		fg_fail "fgcollect watch did not create $FG_SOCK within 5 s"
+		fg_fail "fgcollect watch did not create $FG_SOCK within ${FG_WATCH_START_S:-5} s"
 	}
 	fg_log "watch started (pid $FG_WATCH_PID, socket $FG_SOCK)"
 }
