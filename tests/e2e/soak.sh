@@ -122,7 +122,7 @@ sampler() {
 		if read -r w i <"$cur" 2>/dev/null; then
 			rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$w/status" 2>/dev/null) || rss=
 			fds=$(find "/proc/$w/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-			[[ -n $rss ]] && echo "$SECONDS $i $rss $fds" >>"$samples"
+			[[ -n $rss && $fds -gt 0 ]] && echo "$SECONDS $i $rss $fds" >>"$samples"
 		fi
 		sleep 2
 	done
@@ -276,7 +276,15 @@ fg_log "soak: profiles: $profiles made, $notwritten not written; push: $sent sen
 
 # Checks.
 grep -lE 'SIGSEGV|SIGBUS|hs_err_pid|Internal Error' "$FG_TMP"/j*.log && fg_fail "a JVM crashed (see above)"
-((${#left[@]} == 0)) || fg_fail "maps left behind for exited JVMs: ${left[*]}"
+if ((${#left[@]})); then
+	why=
+	for p in "${left[@]}"; do
+		w=$(grep -l "exit: pid $p " "$FG_TMP"/watch.*.log | head -n 1)
+		[[ -n $w && $w != "$FG_TMP/watch.$FG_WATCH_N.log" ]] &&
+			why+=" $p exited under ${w##*/} and was not expired before that collector stopped;"
+	done
+	fg_fail "maps left behind for exited JVMs: ${left[*]}${why:+ (}${why}${why:+ a later collector does not remove them)}"
+fi
 ((checked >= 1)) || fg_fail "no JVM reached its end"
 ((sent == received)) || fg_fail "watch says $sent profiles sent, the server has $received"
 ((sent + pdropped + punsent + prejected == profiles)) ||
