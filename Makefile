@@ -3,11 +3,12 @@
 JOBS    ?= 2
 BUILD   ?= build
 ASAN    ?= build-asan
+TSAN    ?= build-tsan
 PREFIX  ?= /opt/fgcollect
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
 
-.PHONY: all deps build build-asan test test-unit test-e2e demo bench install fuzz clean lint
+.PHONY: all deps build build-asan build-tsan soak test test-unit test-e2e demo bench install fuzz clean lint
 
 all: build
 
@@ -25,15 +26,32 @@ build-asan: deps
 		-DFG_WERROR=ON -DFG_PLAIN_BUILD_DIR=$(abspath $(BUILD)) >/dev/null
 	cmake --build $(ASAN) -j$(JOBS)
 
+# The TSan build: only what its tsan and e2e-tsan labels run (tests/tsan.cmake); the e2e-tsan
+# tests too use the plain build's agent and Java workloads.
+build-tsan: deps
+	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_TSAN=ON -DFG_E2E=OFF \
+		-DFG_WERROR=ON -DFG_PLAIN_BUILD_DIR=$(abspath $(BUILD)) >/dev/null
+	cmake --build $(TSAN) -j$(JOBS) --target fg_tsan_targets
+
 # Unit tests twice (plain and ASan+UBSan), the end-to-end tests, then the collector-stressing
-# end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake).
+# end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake),
+# then the threaded parts under ThreadSanitizer: their unit tests (label tsan) and the watch
+# daemon's end-to-end tests with the TSan fgcollect (label e2e-tsan, tests/tsan.cmake).
 # The plain build's unit label includes the lint (scripts/lint.sh) and the Release /
 # BUILD_TESTING=OFF build check; its fuzz label builds the libFuzzer targets with clang and runs
 # each for 2 s (tests/fuzz.cmake).
-test: build build-asan
+test: build build-asan build-tsan
 	ctest --test-dir $(ASAN) --output-on-failure -L unit
 	ctest --test-dir $(BUILD) --output-on-failure
 	ctest --test-dir $(ASAN) --output-on-failure -L e2e-asan
+	ctest --test-dir $(TSAN) --output-on-failure -L '^(tsan|e2e-tsan)$$'
+
+# The soak (tests/e2e/soak.sh) for SOAK_MINUTES (a 3-minute version runs in `make test`).
+SOAK_MINUTES ?= 30
+soak: build
+	SOAK_MINUTES=$(SOAK_MINUTES) FG_SOURCE_DIR=$(CURDIR) FG_BUILD_DIR=$(abspath $(BUILD)) \
+		FGCOLLECT=$(abspath $(BUILD))/collector/fgcollect \
+		FGAGENT=$(abspath $(BUILD))/jvmti-agent/libfgagent.so tests/e2e/soak.sh
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -L unit
@@ -59,4 +77,4 @@ lint: build
 	scripts/lint.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) build-fuzz
+	rm -rf $(BUILD) $(ASAN) $(TSAN) build-fuzz

@@ -36,10 +36,14 @@ target_link_libraries(fgrecv PRIVATE fg_ingest fgproto Threads::Threads)
 # Only Agent_* may leave libfgagent.so (static nng/mbedtls stay hidden), and it needs only libc.
 add_test(NAME agent_exports_only_agent_symbols
 	COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/agent_exports.sh $<TARGET_FILE:fgagent>
-		$<BOOL:${FG_SANITIZE}>)
+		$<OR:$<BOOL:${FG_SANITIZE}>,$<BOOL:${FG_TSAN}>>)
 set_tests_properties(agent_exports_only_agent_symbols PROPERTIES LABELS unit)
 
 if(FG_E2E AND NOT FG_SANITIZE)
 	fg_e2e_test(agent_jvm agent_jvm.sh TIMEOUT 240)
 	set_property(TEST agent_jvm APPEND PROPERTY ENVIRONMENT "FGRECV=$<TARGET_FILE:fgrecv>")
 endif()
+# Callbacks on several threads against the real sender thread and tables worker (a fake link):
+# also part of the tsan label (tests/tsan.cmake).
+fg_unit_test(test_agent_stress SOURCES unit/agent/stream/test_agent_stress.c LIBS fgagent_core
+	Threads::Threads)

@@ -67,3 +67,10 @@ fg_e2e_test(e2e_map_frozen_collector map_frozen_collector.sh TIMEOUT 300)
 fg_e2e_test(e2e_realapp realapp.sh TIMEOUT 240)
 set_property(TEST e2e_realapp APPEND PROPERTY ENVIRONMENT
 	FG_REALAPP_MIN_CHAIN=95 FG_REALAPP_MAX_UNKNOWN=3 FG_REALAPP_MIN_ROOTED=97.5)
+
+# The soak (tests/e2e/soak.sh): JVMs with class-loader churn coming and going, the collector
+# restarted, rogue peers, recordings, rolling profiles pushed to a local server; at the end the
+# collector's RSS and descriptor slopes, every JVM's map, no map left behind, every drop
+# counted. Three minutes here (about 4 with its checks); `make soak` runs it for 30.
+fg_e2e_test(e2e_soak soak.sh TIMEOUT 600)
+set_property(TEST e2e_soak APPEND PROPERTY ENVIRONMENT "SOAK_MINUTES=3")

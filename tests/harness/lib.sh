@@ -137,9 +137,9 @@ fg_cleanup() {
 		rm -f -- "$p"
 	done
 	# A sanitizer report in any daemon's or command's log fails the test, passed or not, and
-	# is shown (the e2e-asan tests' FAIL_REGULAR_EXPRESSION matches it too).
+	# is shown (the e2e-asan and e2e-tsan tests' FAIL_REGULAR_EXPRESSION matches it too).
 	if [[ -n $FG_TMP && -d $FG_TMP ]]; then
-		for p in $(grep -rlIE 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+		for p in $(grep -rlIE 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:' \
 			--include='*.log' --include='*.err' --include='*.out' "$FG_TMP" 2>/dev/null); do
 			echo "[$FG_TEST] FAIL: sanitizer report in $p:" >&2
 			head -n 60 "$p" >&2
@@ -230,7 +230,8 @@ fg_java_jar() {
 # ---------------------------------------------------------------------------------------------
 # fg_watch_start [--dir DIR] [WATCH_ARG...]: start `fgcollect watch --socket DIR/fgcollect.sock`
 # (DIR defaults to $FG_TMP/sock, created 0755) with its stderr in $FG_WATCH_LOG; wait up to 5 s
-# for the socket. Sets FG_SOCK_DIR, FG_SOCK, FG_WATCH_PID, and FG_CTL (the daemon's private
+# (FG_WATCH_START_S: a sanitizer build starts slower) for the socket. Sets FG_SOCK_DIR, FG_SOCK,
+# FG_WATCH_PID, and FG_CTL (the daemon's private
 # control socket, when this fgcollect has --ctl).
 fg_watch_start() {
 	if [[ ${1-} == --dir ]]; then
@@ -253,9 +254,9 @@ fg_watch_start() {
 	fi
 	"$FGCOLLECT" watch --socket "$FG_SOCK" "${ctl[@]}" "$@" >"$FG_TMP/watch.$FG_WATCH_N.out" 2>"$FG_WATCH_LOG" &
 	FG_WATCH_PID=$!
-	fg_wait 5 test -S "$FG_SOCK" || {
+	fg_wait "${FG_WATCH_START_S:-5}" test -S "$FG_SOCK" || {
 		kill -0 "$FG_WATCH_PID" 2>/dev/null || { wait "$FG_WATCH_PID"; FG_WATCH_PID=; }
-		fg_fail "fgcollect watch did not create $FG_SOCK within 5 s"
+		fg_fail "fgcollect watch did not create $FG_SOCK within ${FG_WATCH_START_S:-5} s"
 	}
 	fg_log "watch started (pid $FG_WATCH_PID, socket $FG_SOCK)"
 }

@@ -2,11 +2,13 @@
 /*
  * test_agent_fakejvmti.h - a fake jvmtiEnv for the agent's unit tests: a few methods with
  * known classes and signatures, failure injection by method id, and a count of strings
- * allocated and not yet Deallocate'd (must be 0 after every call under test).
+ * allocated and not yet Deallocate'd (must be 0 after every call under test). Safe to call from
+ * several threads at once, as JVMTI is.
  */
 #ifndef FG_TEST_AGENT_FAKEJVMTI_H
 #define FG_TEST_AGENT_FAKEJVMTI_H
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +29,7 @@ static const struct {
 	{ "LHot;", "main", "([Ljava/lang/String;)V" },
 };
 
-static int fake_live_strings;
+static atomic_int fake_live_strings;
 
 static char *fake_dup(const char *s)
 {
@@ -96,7 +98,7 @@ static jvmtiError JNICALL fake_deallocate(jvmtiEnv *env, unsigned char *p)
  * fake_line_calls counts the calls.
  */
 #define FAKE_FAIL_LINES 96
-static int fake_line_calls;
+static atomic_int fake_line_calls;
 /* Method 5's table, set by a test. */
 static jvmtiLineNumberEntry fake_t5[64];
 static jint fake_n5;

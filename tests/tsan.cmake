@@ -1,0 +1,44 @@
+# tsan / e2e-tsan: the threaded parts under ThreadSanitizer (FG_TSAN=ON; `make build-tsan`,
+# build dir build-tsan; `make test` runs both labels).
+#
+# tsan: the unit tests that run the agent's threads (JVMTI callbacks on many threads against the
+# queue, the interned names, the live code table, the real sender thread and the tables worker;
+# the nng link) and the collector's (the push queue and its sender thread against a local HTTP
+# server, the rolling-profile thread, the receiver's watchdog and nng callbacks).
+# e2e-tsan: `fgcollect watch` with its profiling thread, its push queue against a local ingest
+# server, its receiver under hostile peers and its control channel, with the TSan fgcollect; the
+# agent, the Java workloads and the hostile peer come from the plain build named by
+# FG_PLAIN_BUILD_DIR (a TSan libfgagent.so cannot load into a stock JVM).
+#
+# Any report fails a test: the unit tests stop at the first (halt_on_error), the e2e tests'
+# daemons report every race and lib.sh fails the test on a report in any log. The only
+# suppressions (unit/tsan.supp) are for libraries we do not build, each with its reason.
+if(NOT FG_TSAN)
+	return()
+endif()
+
+set(FG_TSAN_SUPP ${CMAKE_CURRENT_LIST_DIR}/unit/tsan.supp)
+set(FG_TSAN_UNIT test_agent_queue test_agent_intern test_agent_sender test_agent_tables
+	test_agent_link test_agent_selfmem test_agent_stress test_push test_roller test_receive)
+foreach(t ${FG_TSAN_UNIT})
+	set_property(TEST ${t} APPEND PROPERTY LABELS tsan)
+	set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT
+		"TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${FG_TSAN_SUPP}")
+	set_property(TEST ${t} APPEND PROPERTY FAIL_REGULAR_EXPRESSION "WARNING: ThreadSanitizer")
+endforeach()
+# `make build-tsan` builds only what the two labels run.
+add_custom_target(fg_tsan_targets DEPENDS fgcollect ${FG_TSAN_UNIT})
+
+# FG_PLAIN_BUILD_DIR: declared in e2e_asan.cmake.
+if(FG_PLAIN_BUILD_DIR)
+	# watch_threads: every thread of the daemon busy at once, with no step that depends on
+	# speed (the other watch tests measure intervals a TSan build, several times slower,
+	# cannot keep).
+	foreach(t watch_threads)
+		add_test(NAME e2e_tsan_${t} COMMAND ${PROJECT_SOURCE_DIR}/tests/e2e/${t}.sh)
+		set_tests_properties(e2e_tsan_${t} PROPERTIES LABELS e2e-tsan RUN_SERIAL ON
+			TIMEOUT 300 SKIP_RETURN_CODE 77
+			FAIL_REGULAR_EXPRESSION "WARNING: ThreadSanitizer"
+			ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR};FG_BUILD_DIR=${FG_PLAIN_BUILD_DIR};FGCOLLECT=$<TARGET_FILE:fgcollect>;FGAGENT=${FG_PLAIN_BUILD_DIR}/jvmti-agent/libfgagent.so;FG_HOSTILE_PEER=${FG_PLAIN_BUILD_DIR}/tests/hostile_fp_peer;FG_WATCH_START_S=30;TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=${FG_TSAN_SUPP}")
+	endforeach()
+endif()
