@@ -28,6 +28,7 @@
 #include "ctl_server.h"
 #include "fgproto.h"
 #include "fgsocket.h"
+#include "handoff.h"
 #include "jvmset.h"
 #include "perfmap.h"
 #include "profdir.h"
@@ -559,6 +560,64 @@ static void tell_want(void *arg, const uint64_t *tokens, size_t n)
 
 /* Open the map directory, the JVM set, the agent socket and the control socket (errors printed). */
 
+/* The control socket's directory (ctl_server_open made sure it is ours, mode 0700). */
+static int ctl_dir(const struct env *env, char *buf, size_t cap)
+{
+	const char *slash = strrchr(env->ctl, '/');
+	size_t len = slash ? (size_t)(slash - env->ctl) : 0;
+
+	if (!slash || len == 0 || len >= cap)
+		return -EINVAL;
+	memcpy(buf, env->ctl, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+/* The maps an earlier watch left (handoff.h): expired here as if they were ours. */
+static void adopt_leftovers(struct jvmset *set, const struct env *env)
+{
+	struct handoff_entry *e;
+	char dir[4096];
+	size_t n;
+	int rv;
+
+	if (ctl_dir(env, dir, sizeof(dir)) != 0)
+		return;
+	if ((rv = handoff_load(dir, &e, &n)) != 0)
+		fg_err("watch", "ignoring %s/%s: %s", dir, HANDOFF_NAME,
+		       rv == -EBADMSG ? "not a list this collector wrote" : strerror(-rv));
+	else if (n && (rv = jvmset_adopt(set, e, n, fg_now_ns())) != 0)
+		fg_err("watch", "cannot adopt the maps an earlier collector left: %s",
+		       strerror(-rv));
+	else if (n && !env->quiet)
+		fg_err("watch",
+		       "adopted %zu maps an earlier collector left (removed once their JVMs "
+		       "have been gone for --keep-exited)",
+		       n);
+	free(e);
+}
+
+/* At a stop: tell the next watch which maps stay behind, so that it expires them. */
+static void save_leftovers(const struct jvmset *set, const struct env *env)
+{
+	struct handoff_entry *e = calloc(HANDOFF_MAX, sizeof(*e));
+	char dir[4096];
+	size_t n;
+	int rv;
+
+	if (!e || ctl_dir(env, dir, sizeof(dir)) != 0) {
+		free(e);
+		return;
+	}
+	n = jvmset_leftovers(set, e, HANDOFF_MAX);
+	if ((rv = handoff_save(dir, e, n)) != 0)
+		fg_err("watch",
+		       "cannot leave the list of %zu maps for the next collector in %s: %s "
+		       "(their JVMs' maps stay until removed by hand)",
+		       n, dir, strerror(-rv));
+	free(e);
+}
+
 static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
 {
 	struct jvmset_opts jo = { .keep_exited_ns = env->keep_exited_ns,
@@ -595,6 +654,7 @@ static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
 		       rv == -EPERM ? " (its directory must be ours and mode 0700)" : "");
 		return rv;
 	}
+	adopt_leftovers(d->set, env);
 	if (!env->quiet)
 		fg_err("watch", "listening on %s (control %s), maps in %s", env->socket, env->ctl,
 		       env->map_dir);
@@ -706,6 +766,8 @@ int cmd_watch(int argc, char **argv)
 	stop_profiles(d.roller, d.pdir, d.push);
 	if (d.rx && d.set)
 		summary(d.set, d.rx, d.ctl);
+	if (d.set && d.ctl)
+		save_leftovers(d.set, &env);
 	ctl_server_close(d.ctl);
 	start_close_guard(status);
 	if (receive_close(d.rx) == -ETIMEDOUT)

@@ -16,6 +16,7 @@
 #include "array.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "handoff.h"
 #include "htab.h"
 #include "perfmap.h"
 #include "receive.h"
@@ -79,6 +80,15 @@ struct jvmset {
 	uint64_t *want, *want_new; /* MAX_JVMS tokens: the set last told, the one being built */
 	size_t n_want;
 	bool want_told;
+	struct orphan *orphans; /* maps an earlier collector left (jvmset_adopt) */
+	size_t n_orphans;
+};
+
+/* A map an earlier collector left: removed once its JVM has been gone for keep_exited_ns. */
+struct orphan {
+	struct handoff_entry e;
+	uint64_t expire_at; /* 0 while the JVM lives */
+	uint64_t next_check;
 };
 
 static void conn_free(struct conn *c)
@@ -155,6 +165,7 @@ void jvmset_free(struct jvmset *s)
 	free(s->scratch);
 	free(s->want);
 	free(s->want_new);
+	free(s->orphans);
 	free(s);
 }
 
@@ -884,10 +895,107 @@ void jvmset_flush(struct jvmset *s, uint64_t now)
 			write_map(s, s->jvms[i], true);
 }
 
+/* Is a JVM of this set the orphan's process? Then the map is its again. */
+static bool orphan_claimed(const struct jvmset *s, const struct orphan *o)
+{
+	for (size_t i = 0; i < s->n_jvms; i++)
+		if (s->jvms[i]->info.host_pid == o->e.pid &&
+		    s->jvms[i]->info.start_time == o->e.start_time)
+			return true;
+	return false;
+}
+
+/* Earlier collectors' maps: expire them as ours. Returns the next time to look. */
+static uint64_t tick_orphans(struct jvmset *s, uint64_t now, uint64_t next)
+{
+	for (size_t i = 0; i < s->n_orphans; i++) {
+		struct orphan *o = &s->orphans[i];
+		struct peer_info p;
+
+		if (orphan_claimed(s, o)) {
+			s->orphans[i--] = s->orphans[--s->n_orphans];
+			continue;
+		}
+		if (!o->expire_at && now >= o->next_check) {
+			o->next_check = now + CHECK_EVERY_NS;
+			if (peer_read(s->o.proc_root, o->e.pid, &p) != 0 ||
+			    p.start_time != o->e.start_time) {
+				o->e.exited = true;
+				o->e.exit_ts = now;
+				o->expire_at = now + s->o.keep_exited_ns;
+				s->c.exits++;
+			}
+		}
+		if (o->expire_at && now >= o->expire_at) {
+			if (s->o.maps && perfmap_remove(s->o.maps, o->e.pid, &o->e.file) > 0)
+				s->c.expired++;
+			s->orphans[i--] = s->orphans[--s->n_orphans];
+			continue;
+		}
+		next = min_u64(next, o->expire_at ? o->expire_at : o->next_check);
+	}
+	return next;
+}
+
+int jvmset_adopt(struct jvmset *s, const struct handoff_entry *e, size_t n, uint64_t now)
+{
+	struct orphan *grown;
+
+	if (n > MAX_JVMS - s->n_orphans)
+		n = MAX_JVMS - s->n_orphans;
+	if (n == 0)
+		return 0;
+	grown = realloc(s->orphans, (s->n_orphans + n) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	s->orphans = grown;
+	for (size_t i = 0; i < n; i++) {
+		struct orphan *o = &s->orphans[s->n_orphans++];
+
+		*o = (struct orphan){ .e = e[i], .next_check = now };
+		if (e[i].exited) {
+			/* A time to come is no exit time of ours: the list is older than the clock.
+			 */
+			uint64_t at = e[i].exit_ts <= now ? e[i].exit_ts : now;
+
+			o->e.exit_ts = at;
+			o->expire_at = at + s->o.keep_exited_ns;
+			o->expire_at += o->expire_at == 0; /* 0 means alive */
+		}
+	}
+	return 0;
+}
+
+size_t jvmset_leftovers(const struct jvmset *s, struct handoff_entry *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_jvms && n < cap; i++) {
+		const struct jvm *j = s->jvms[i];
+		const struct perfmap_file *f = j->map ? perfmap_writer_file(j->map) : NULL;
+
+		if (!f || !f->valid)
+			continue;
+		out[n++] = (struct handoff_entry){
+			.pid = j->info.host_pid,
+			.start_time = j->info.start_time,
+			.file = *f,
+			.exited = j->info.exited,
+			.exit_ts = j->info.exited ? j->info.exit_ts : 0,
+		};
+	}
+	for (size_t i = 0; i < s->n_orphans && n < cap; i++)
+		out[n++] = s->orphans[i].e;
+	return n;
+}
+
 uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
 {
 	uint64_t next = now + CHECK_EVERY_NS;
 	bool prune = now >= s->next_prune;
+
+	if (s->n_orphans)
+		next = tick_orphans(s, now, next);
 
 	update_wants(s, now);
 	if (prune)

@@ -283,7 +283,7 @@ if ((${#left[@]})); then
 		[[ -n $w && $w != "$FG_TMP/watch.$FG_WATCH_N.log" ]] &&
 			why+=" $p exited under ${w##*/} and was not expired before that collector stopped;"
 	done
-	fg_fail "maps left behind for exited JVMs: ${left[*]}${why:+ (}${why}${why:+ a later collector does not remove them)}"
+	fg_fail "maps left behind for exited JVMs: ${left[*]}${why:+ (}${why}${why:+ the next collector did not remove it either)}"
 fi
 ((checked >= 1)) || fg_fail "no JVM reached its end"
 ((sent == received)) || fg_fail "watch says $sent profiles sent, the server has $received"
