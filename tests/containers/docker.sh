@@ -70,7 +70,7 @@ fg_log "images ready in $((SECONDS - t)) s"
 # A short path: containerd's socket lives under the exec root (sun_path is 108 bytes).
 DK=$(mktemp -d /var/tmp/fgdk.XXXXXX)
 mkdir "$DK/data"
-mount -t tmpfs -o size=4g,mode=0711 fgdk "$DK/data" || fg_fail "cannot mount a tmpfs for dockerd's data root"
+mount -t tmpfs -o size=16g,mode=0711 fgdk "$DK/data" || fg_fail "cannot mount a tmpfs for dockerd's data root"
 t=$(fg_ms)
 dockerd --storage-driver vfs --iptables=false --ip6tables=false --bridge=none \
 	--data-root "$DK/data" --exec-root "$DK/exec" --pidfile "$DK/dockerd.pid" \
