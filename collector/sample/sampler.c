@@ -534,8 +534,12 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	s->info.ncpus = ncpus;
 	if (o->stack_copy && !o->ring_kib) {
 		/* Room for 128 copies per ring between drains (a slow drain at 999 Hz on a busy
-		 * machine), but at most STACK_RINGS_MAX over all rings. */
-		while (s->info.ring_bytes < (size_t)o->stack_copy * 128 &&
+		 * machine), 1024 when every switch takes one (a few hundred switches per second
+		 * and CPU while the recording waits for an agent's tables), but at most
+		 * STACK_RINGS_MAX over all rings. */
+		size_t copies = o->mode != SAMPLER_MODE_CPU ? 1024 : 128;
+
+		while (s->info.ring_bytes < (size_t)o->stack_copy * copies &&
 		       s->info.ring_bytes * 2 * ncpus <= STACK_RINGS_MAX)
 			s->info.ring_bytes *= 2;
 	}

@@ -34,19 +34,20 @@ j='_\[[0ij]\]'                    # any Java frame's mark
 # the JVM printed just before and after go to $FG_TMP/NAME.t0 / .t1.
 record() {
 	local name=$1 ev=$2 log=${FG_CT_LOG[$cur]}
-	grep '^truth ' "$log" | tail -n 5 >"$FG_TMP/$name.t0"
+	grep '^truth ' "$log" | tail -n 6 >"$FG_TMP/$name.t0"
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event "$ev" \
 		--duration "$D" -o "$FG_TMP/$name.folded" 2>"$FG_TMP/$name.err" ||
 		{ cat "$FG_TMP/$name.err" >&2; fg_fail "$name: record failed"; }
 	grep -E 'off-CPU|wall:|unresolved' "$FG_TMP/$name.err" >&2
 	sleep 1.2 # the next truth line covers the end of the window
-	grep '^truth ' "$log" | tail -n 5 >"$FG_TMP/$name.t1"
+	grep '^truth ' "$log" | tail -n 6 >"$FG_TMP/$name.t1"
 	grep -q 'off-CPU dropped: ' "$FG_TMP/$name.err" || fg_fail "$name: no drop counts in the summary"
 }
 
-# truth NAME THREAD METHOD: milliseconds THREAD spent in METHOD during the recording NAME
-# (difference of the cumulative counters around it; they tick once a second, so the window
-# seen is D + up to 2 s: callers compare shares, or scale by the window).
+# truth NAME THREAD METHOD: milliseconds THREAD spent in METHOD around the recording NAME
+# (difference of the cumulative counters before and after it; they tick once a second, so
+# this window is longer than the recording: callers compare shares, `truth NAME clock now`
+# being the window's length).
 truth() {
 	local a b
 	a=$(awk -v t="$2" -v m="$3" '$2 == t && $3 == m { print $4 }' "$FG_TMP/$1.t0")
@@ -54,13 +55,22 @@ truth() {
 	echo $((b - a))
 }
 
-# us FILE THREAD [REGEX]: microseconds of THREAD's stacks (matching REGEX).
+# rec_ms NAME: the length of the recording NAME in ms, as its summary says.
+rec_ms() {
+	sed -n 's/.* samples in \([0-9]*\)\.\([0-9]\) s at.*/\1\200/p' "$FG_TMP/$1.err"
+}
+
+# us FILE THREAD [REGEX [NOT_REGEX]]: microseconds of THREAD's stacks (matching REGEX, not
+# matching NOT_REGEX).
 us() {
-	th="$2" re="${3:-.}" awk 'BEGIN { th = ENVIRON["th"]; re = ENVIRON["re"] }
+	th="$2" re="${3:-.}" nre="${4:-^$}" awk 'BEGIN { th = ENVIRON["th"]; re = ENVIRON["re"]; nre = ENVIRON["nre"] }
 		{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";") }
-		f[1] == th && s ~ re { c += n }
+		f[1] == th && s ~ re && s !~ nre { c += n }
 		END { printf "%d\n", c + 0 }' "$1"
 }
+# The waits a thread chose (sleeping, blocked, disk); a busy machine adds preemptions wherever
+# the thread happened to run, which are checked apart.
+pre='\[off-cpu: preempted\]'
 
 # need LABEL PART ALL PCT: PART >= PCT% of ALL (ALL > 0).
 need() {
@@ -100,24 +110,29 @@ for jdk in $(fg_jdks); do
 		f=$FG_TMP/$r.folded
 		! grep -q ';\[unknown\] (anon)' "$f" ||
 			grep ';\[unknown\] (anon)' "$f" | head -n 3 >&2
-		all=$(us "$f" fg-sleeper)
+		all=$(us "$f" fg-sleeper . "$pre")
 		part=$(us "$f" fg-sleeper "OffCpuTruth::sleeper$j;.*OffCpuTruth::sleepB$j;.*\\[off-cpu: sleeping\\]")
-		need "fg-sleeper off-CPU under sleeper;sleepB (sleeping)" "$part" "$all" 95
+		need "fg-sleeper off-CPU (preemptions apart) under sleeper;sleepB (sleeping)" "$part" "$all" 95
+		# Preempted while computing: under computeA (the machine's load decides how much).
+		pall=$(us "$f" fg-sleeper "$pre")
+		ppart=$(us "$f" fg-sleeper "OffCpuTruth::computeA$j;.*$pre")
+		((pall < 20000)) || need "fg-sleeper preempted time under computeA" "$ppart" "$pall" 90
 		# The truth's share of the window in sleepB, applied to the recording's length.
 		ta=$(truth "$r" fg-sleeper computeA) tb=$(truth "$r" fg-sleeper sleepB)
-		near "fg-sleeper off-CPU in sleepB, ms" $((part / 1000)) $((D * 1000 * tb / (ta + tb))) 15
+		win=$(truth "$r" clock now) rec=$(rec_ms "$r")
+		near "fg-sleeper off-CPU in sleepB, ms" $((part / 1000)) $((rec * tb / win)) 15
 
-		all=$(us "$f" fg-contender)
-		part=$(us "$f" fg-contender "OffCpuTruth::contender$j;(.*;)?OffCpuTruth::contend$j;")
+		all=$(us "$f" fg-contender . "$pre")
+		part=$(us "$f" fg-contender "OffCpuTruth::contender$j;(.*;)?OffCpuTruth::contend$j;" "$pre")
 		need "fg-contender off-CPU under contend (monitor)" "$part" "$all" 90
 
-		all=$(us "$f" fg-reader)
+		all=$(us "$f" fg-reader . "$pre")
 		part=$(us "$f" fg-reader "OffCpuTruth::readReply$j;.*(tcp_recvmsg|sock_recvmsg|sock_read_iter)_\\[k\\];.*\\[off-cpu: sleeping\\]")
 		need "fg-reader off-CPU under readReply and the socket read path" "$part" "$all" 90
-		# The reader waits the server's 40 ms per round: all but a few hundred us of its time.
-		near "fg-reader off-CPU under readReply, ms" $((part / 1000)) $((D * 1000)) 15
+		near "fg-reader off-CPU under readReply, ms" $((part / 1000)) \
+			$((rec * $(truth "$r" fg-reader readReply) / win)) 15
 
-		all=$(us "$f" fg-syncer)
+		all=$(us "$f" fg-syncer . "$pre")
 		part=$(us "$f" fg-syncer "OffCpuTruth::syncDisk$j;.*\\[off-cpu: uninterruptible \\(disk I/O\\)\\]")
 		fg_log "$cfg fg-syncer: $part of $all us off-CPU under syncDisk in D state"
 		((part > 0)) || fg_fail "$cfg fg-syncer: no uninterruptible wait under syncDisk"
@@ -138,7 +153,7 @@ for jdk in $(fg_jdks); do
 		((d < 0)) && d=$((-d))
 		((d <= 50)) || fg_fail "$cfg wall: computeA:sleepB split $got per mille, truth $want (> 5 points)"
 		# The whole thread is accounted for: its wall time is the recording's length, +-10%.
-		near "fg-sleeper wall time, ms" $(($(us "$f" fg-sleeper) / 1000)) $((D * 1000)) 10
+		near "fg-sleeper wall time, ms" $(($(us "$f" fg-sleeper) / 1000)) "$(rec_ms "$r")" 10
 		fg_container_stop "$cur" || true
 	done
 done

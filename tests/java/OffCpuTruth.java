@@ -14,7 +14,7 @@
  *   fg-syncer     syncDisk(): writes 256 KiB to DISK_DIR/sync.dat and fsyncs it (only with
  *                 DISK_DIR).
  * Each measures with System.nanoTime the time spent in its methods and prints, once a second,
- * "truth NAME METHOD MS" cumulative since its start, so that a test can compare the profile of
+ * "truth NAME METHOD MS" cumulative since its start and "truth clock now MS", so that a test can compare the profile of
  * a window against these shares. Prints "OffCpuTruth ready" once every thread is running.
  */
 import java.io.File;
@@ -185,9 +185,10 @@ public final class OffCpuTruth {
 			start("fg-syncer", () -> syncer(args[1]));
 		Thread.sleep(2000); /* compiled by now: computeA runs hot */
 		System.out.println("OffCpuTruth ready");
-		long end = System.nanoTime() + seconds * 1_000_000_000L;
+		long t0 = System.nanoTime(), end = t0 + seconds * 1_000_000_000L;
 		while (System.nanoTime() < end) {
 			Thread.sleep(1000);
+			System.out.printf("truth clock now %d%n", (System.nanoTime() - t0) / 1_000_000);
 			System.out.printf("truth fg-sleeper computeA %d%n", aNs.get() / 1_000_000);
 			System.out.printf("truth fg-sleeper sleepB %d%n", bNs.get() / 1_000_000);
 			System.out.printf("truth fg-contender contend %d%n", contendNs.get() / 1_000_000);

@@ -96,8 +96,8 @@ struct sampler_opts {
 	/* Bytes of user stack copied with every sample (PERF_SAMPLE_STACK_USER) together with
 	 * SAMPLER_REGS_MASK (PERF_SAMPLE_REGS_USER): 0 = none, else a multiple of 8 up to
 	 * SAMPLER_MAX_STACK_COPY. The kernel shrinks a copy that would not fit in a record.
-	 * With a copy, ring_kib 0 means 128 copies per ring (at least the usual default, at
-	 * most 256 MiB over all CPUs). */
+	 * With a copy, ring_kib 0 means 128 copies per ring (1024 off-CPU) (at least the usual
+	 * default, at most 256 MiB over all CPUs). */
 	unsigned int stack_copy;
 	enum sampler_mode mode;
 	/* Off-CPU: a stack at every Nth switch-out of a thread (the tracepoint's sample_period;
