@@ -467,6 +467,11 @@ static int switch_setup(struct sampler *s, const struct sampler_opts *o)
 	s->info.tracefs_mounted = ts.mounted;
 	s->info.switch_period = o->switch_period ? o->switch_period : 1;
 	s->attr.sample_type |= PERF_SAMPLE_RAW;
+	/* With PERF_SAMPLE_PERIOD and a fixed period the kernel samples every tracepoint hit
+	 * (perf_swevent_event): leave it out when only every Nth switch is wanted. CPU samples
+	 * then weigh the nominal interval (1 / freq_hz). */
+	if (s->info.switch_period > 1)
+		s->attr.sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	s->sw_attr = s->attr;
 	s->sw_attr.type = PERF_TYPE_TRACEPOINT;
 	s->sw_attr.config = ts.id;

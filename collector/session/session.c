@@ -99,6 +99,7 @@ struct session {
 	struct offcpu oc;
 	bool oc_on;
 	uint64_t cpu_ns, thread_filtered;
+	uint64_t cpu_interval_ns; /* wall: a CPU sample's weight when it carries no period */
 	regex_t threads_re;
 	bool threads_re_on;
 };
@@ -581,8 +582,9 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 			/* cpu-clock's period: the nanoseconds since the thread's last sample. */
 			struct perfring_rec c = *r;
 
-			c.u.sample.weight_ns = r->u.sample.period;
-			s->cpu_ns += r->u.sample.period;
+			c.u.sample.weight_ns =
+				r->u.sample.period ? r->u.sample.period : s->cpu_interval_ns;
+			s->cpu_ns += c.u.sample.weight_ns;
 			on_sample(s, &c, true);
 			break;
 		}
@@ -816,6 +818,9 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	    (rv = open_sampler(s, why, whylen)) != 0)
 		goto fail;
 	s->drain_gap_ns = drain_gap(s);
+	s->cpu_interval_ns =
+		1000000000ull /
+		(s->so->info(s->sampler)->freq_hz ? s->so->info(s->sampler)->freq_hz : 99);
 	*out = s;
 	why[0] = '\0';
 	return 0;
