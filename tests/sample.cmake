@@ -3,6 +3,7 @@
 fg_unit_test(test_perfring SOURCES unit/sample/test_perfring.c LIBS fg_sample)
 fg_unit_test(test_perfsysctl SOURCES unit/sample/test_perfsysctl.c LIBS fg_sample)
 fg_unit_test(test_privs SOURCES unit/sample/test_privs.c LIBS fg_sample)
+fg_unit_test(test_tracefs SOURCES unit/sample/test_tracefs.c LIBS fg_sample)
 fg_unit_test(test_sampler SOURCES unit/sample/test_sampler.c LIBS fg_sample Threads::Threads)
 set_tests_properties(test_sampler PROPERTIES SKIP_RETURN_CODE 77)
 

@@ -8,7 +8,8 @@
  *  - two direct-mapped caches of address resolutions (kernel; pid+native), cleared when
  *    mappings change, so a hot address costs one hash probe instead of a symbol search.
  * Samples with JIT candidates wait in a FIFO of u64 words until stackagg_settle():
- *   [ts] [pid | n << 32] n x entry,  entry = frame id, or PENDING_JIT | ret << 62 | address.
+ *   [ts] [pid | n << 32] [weight] n x entry,  entry = frame id, or PENDING_JIT | ret << 62 |
+ * address.
  *
  * Invariant: stats.samples == counted (since the last reset, plus earlier resets) + dropped +
  * pending; checked by the unit tests.
@@ -25,6 +26,7 @@
 #include "htab.h"
 
 #define PENDING_JIT (1ull << 63)
+#define PEND_HDR 3 /* words before a pending record's entries */
 #define PENDING_RET (1ull << 62)
 #define PENDING_ADDR_MASK ((1ull << 62) - 1)
 
@@ -359,7 +361,7 @@ void stackagg_reset(struct stackagg *a)
 
 /* ---- counting stacks ------------------------------------------------------------------- */
 
-static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
+static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w)
 {
 	uint64_t h = hash_ids(ids, n) & HTAB_KEY_MASK;
 	const uint64_t *v;
@@ -376,7 +378,7 @@ static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
 		struct stackent *e = &a->stacks[*v];
 
 		if (e->n == n && !memcmp(&a->ids[e->off], ids, n * sizeof(*ids))) {
-			e->count++;
+			e->count += w;
 			a->st.counted++;
 			return 0;
 		}
@@ -389,7 +391,7 @@ static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n)
 		return -ENOMEM;
 	memcpy(&a->ids[a->nids], ids, n * sizeof(*ids));
 	a->stacks[a->nstacks] =
-		(struct stackent){ .count = 1, .off = (uint32_t)a->nids, .n = (uint32_t)n };
+		(struct stackent){ .count = w, .off = (uint32_t)a->nids, .n = (uint32_t)n };
 	(void)htab_add(&a->stackidx, h, a->nstacks); /* reserved above */
 	a->nids += n;
 	a->nstacks++;
@@ -527,9 +529,10 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 
 /* ---- pending samples ------------------------------------------------------------------- */
 
-static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, const uint64_t *e, size_t n)
+static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, uint64_t w, const uint64_t *e,
+		     size_t n)
 {
-	size_t need = n + 2;
+	size_t need = n + PEND_HDR;
 
 	if ((a->pend_len - a->pend_head + a->retry_len + need) * sizeof(uint64_t) >
 	    STACKAGG_MAX_PENDING)
@@ -547,14 +550,15 @@ static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, const uint64
 	}
 	a->pend[a->pend_len++] = ts;
 	a->pend[a->pend_len++] = pid | ((uint64_t)n << 32);
+	a->pend[a->pend_len++] = w;
 	memcpy(&a->pend[a->pend_len], e, n * sizeof(*e));
 	a->pend_len += n;
 	return 0;
 }
 
 /*
- * Resolve and count the pending record at rec (ts, pid|n, n entries). A record with a JIT miss
- * is not counted when it may be retried (retry_misses, not final): it goes to the retry list
+ * Resolve and count the pending record at rec (ts, pid|n, weight, n entries). A record with a JIT
+ * miss is not counted when it may be retried (retry_misses, not final): it goes to the retry list
  * for the end of the recording, when the code table has every late event, and the frame
  * statistics of this attempt are rolled back. Returns the record's length in words.
  */
@@ -563,7 +567,8 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 	uint64_t ts = rec[0];
 	uint32_t pid = (uint32_t)rec[1];
 	size_t ne = rec[1] >> 32;
-	const uint64_t *e = &rec[2];
+	uint64_t w = rec[2];
+	const uint64_t *e = &rec[PEND_HDR];
 	struct stackagg_stats before = a->st;
 	bool missed = false;
 	size_t n = 0;
@@ -580,16 +585,17 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 		}
 	}
 	if (missed && !final && a->opts.retry_misses) {
-		size_t words = a->retry_len + 2 + ne;
+		size_t words = a->retry_len + PEND_HDR + ne;
 
 		if ((words + a->pend_len - a->pend_head) * sizeof(uint64_t) <=
 		    STACKAGG_MAX_PENDING) {
 			if (ARRAY_GROW(a->retry, a->retry_cap, words) == 0) {
-				memcpy(&a->retry[a->retry_len], rec, (2 + ne) * sizeof(*rec));
+				memcpy(&a->retry[a->retry_len], rec,
+				       (PEND_HDR + ne) * sizeof(*rec));
 				a->retry_len = words;
 				before.retried++;
 				a->st = before; /* this attempt did not happen */
-				return 2 + ne;
+				return PEND_HDR + ne;
 			}
 		}
 		a->st.forced++; /* no room to wait: counted with what we know now */
@@ -601,11 +607,11 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 		rv = 0;
 	}
 	if (rv == 0)
-		rv = count_stack(a, a->buf, n);
+		rv = count_stack(a, a->buf, n, w);
 	if (rv != 0)
 		a->st.dropped++;
 	a->st.pending--;
-	return 2 + ne;
+	return PEND_HDR + ne;
 }
 
 /* Settle the record at the head of the pending FIFO. */
@@ -735,22 +741,22 @@ static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 	if (en->njit == 0) {
 		for (size_t i = 0; i < en->n; i++)
 			a->buf[i] = (uint32_t)en->e[i];
-		rv = count_stack(a, a->buf, en->n);
+		rv = count_stack(a, a->buf, en->n, s->weight ? s->weight : 1);
 		if (rv != 0)
 			a->st.dropped++;
 		return rv;
 	}
 	a->st.deferred++;
-	rv = pend_push(a, s->ts, s->pid, en->e, en->n);
+	rv = pend_push(a, s->ts, s->pid, s->weight ? s->weight : 1, en->e, en->n);
 	if (rv == -E2BIG && a->pend_head < a->pend_len) {
 		/* Over the pending cap: settle the oldest early (with the history we have). */
 		while (a->pend_head < a->pend_len &&
-		       (a->pend_len - a->pend_head + en->n + 2) * sizeof(uint64_t) >
+		       (a->pend_len - a->pend_head + en->n + PEND_HDR) * sizeof(uint64_t) >
 			       STACKAGG_MAX_PENDING) {
 			settle_one(a, true);
 			a->st.forced++;
 		}
-		rv = pend_push(a, s->ts, s->pid, en->e, en->n);
+		rv = pend_push(a, s->ts, s->pid, s->weight ? s->weight : 1, en->e, en->n);
 	}
 	if (rv != 0) {
 		a->st.dropped++;
@@ -775,6 +781,12 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 				goto drop;
 			push(&en, (uint64_t)id);
 		}
+	}
+	if (s->leaf) {
+		id = intern_str(a, STACKAGG_KERNEL, s->leaf);
+		if (id < 0)
+			goto drop;
+		push(&en, (uint64_t)id);
 	}
 	if (en.truncated)
 		a->st.truncated++;

@@ -6,6 +6,8 @@
  *                    [-o FILE.folded|.svg|.pb.gz] [--no-kernel] [--no-inline] [--stack-copy BYTES]
  * [--lines]
  *                    [--socket PATH] [--ctl PATH]
+ *                    [--event cpu|offcpu|wall] [--min-block US] [--switch-period N]
+ *                    [--threads REGEX]
  *
  * Only routing and printing: the recording is session.c, the formats are stackagg (folded),
  * flame_svg (SVG) and pprof. Ctrl-C ends the recording early; the output is still written.
@@ -61,12 +63,22 @@ static void usage(FILE *f)
 		"                         (default " FG_DEFAULT_SOCKET ")\n"
 		"      --ctl=PATH         control channel of a running watch daemon\n"
 		"      --code-log=FILE    also write the JVMs' code load/unload history (text)\n"
+		"  -e, --event=EVENT      cpu (default): CPU samples; offcpu: time off the CPU,\n"
+		"                         a stack at each switch-out weighed by the time until\n"
+		"                         the thread runs again; wall: both on one time scale.\n"
+		"                         offcpu and wall count microseconds\n"
+		"      --min-block=US     offcpu/wall: leave out waits shorter than US\n"
+		"                         microseconds (counted; default 0: every wait)\n"
+		"      --switch-period=N  offcpu/wall: a stack at every Nth switch of a thread,\n"
+		"                         weighed N times (default 1)\n"
+		"      --threads=REGEX    only threads whose name matches (extended regex)\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"Examples:\n"
 		"  fgcollect record --pid 4242 --duration 30 -o app.svg\n"
 		"  fgcollect record --container 3f2a --freq 999 -d 10 -o app.pb.gz\n"
-		"  fgcollect record --all -o all.folded      # until Ctrl-C\n");
+		"  fgcollect record --all -o all.folded      # until Ctrl-C\n"
+		"  fgcollect record --pid 4242 --event wall --threads 'http-.*' -d 10 -o wall.svg\n");
 }
 
 /* The format FILE's extension picks; -EINVAL for an unknown one. */
@@ -118,8 +130,15 @@ static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	return pprof_add(e->pprof, e->buf, n, (int64_t)count, e->buf[th]);
 }
 
+/* The pprof sample type of a time profile. */
+static const char *event_pprof_type(enum session_event ev)
+{
+	return ev == SESSION_EVENT_OFFCPU ? "off_cpu" : "wall";
+}
+
 static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi, unsigned int freq,
-			uint64_t duration_ns, const char *title, const char *subtitle)
+			uint64_t duration_ns, const char *title, const char *subtitle,
+			enum session_event ev)
 {
 	struct emit *e = calloc(1, sizeof(*e));
 	FILE *f = NULL;
@@ -159,6 +178,8 @@ static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi
 		o.title = title;
 		o.subtitle = subtitle;
 		o.palette = FLAME_PALETTE_JAVA;
+		if (ev != SESSION_EVENT_CPU)
+			o.countname = "us"; /* counts are microseconds */
 		f = fdopen(dup(fd), "w");
 		if (!f) {
 			rv = -errno;
@@ -170,11 +191,16 @@ static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi
 		if (fclose(f) != 0 && rv == 0)
 			rv = -EIO;
 	} else {
-		e->pprof = pprof_new(1000000000ull / (freq ? freq : 99));
+		/* A time profile counts microseconds: 1000 ns each. */
+		e->pprof = pprof_new(ev != SESSION_EVENT_CPU ? 1000
+							     : 1000000000ull / (freq ? freq : 99));
 		if (!e->pprof) {
 			rv = -ENOMEM;
 			goto out;
 		}
+		if (ev != SESSION_EVENT_CPU &&
+		    (rv = pprof_set_time_type(e->pprof, event_pprof_type(ev))) != 0)
+			goto out;
 		pprof_set_time(e->pprof, 0, (int64_t)duration_ns);
 		(void)pprof_add_comment(e->pprof, title); /* the labels, as in the SVG's title */
 		rv = stackagg_foreach(a, emit_pprof, e);
@@ -192,7 +218,7 @@ out:
 /* Write to a temporary file next to path, then rename it over path. */
 static int write_file(const char *path, struct stackagg *a, enum out_fmt fmt, bool multi,
 		      unsigned int freq, uint64_t duration_ns, const char *title,
-		      const char *subtitle)
+		      const char *subtitle, enum session_event ev)
 {
 	char *tmp = NULL;
 	int fd, rv;
@@ -205,7 +231,7 @@ static int write_file(const char *path, struct stackagg *a, enum out_fmt fmt, bo
 		free(tmp);
 		return rv;
 	}
-	rv = write_output(a, fmt, fd, multi, freq, duration_ns, title, subtitle);
+	rv = write_output(a, fmt, fd, multi, freq, duration_ns, title, subtitle, ev);
 	if (rv == 0 && fsync(fd) != 0)
 		rv = -errno;
 	if (close(fd) != 0 && rv == 0)
@@ -353,6 +379,41 @@ static void print_unwind_summary(const struct session_summary *sm)
 	}
 }
 
+/* Off-CPU and wall: what was recorded and every switch not counted, by cause. */
+static void print_offcpu_summary(const struct session_summary *sm)
+{
+	uint64_t skipped =
+		sm->switches_out > sm->switch_samples ? sm->switches_out - sm->switch_samples : 0;
+
+	if (sm->event == SESSION_EVENT_CPU)
+		return;
+	fg_err(CMD,
+	       "off-CPU: %llu switch-outs, %llu stacks taken (every %u%s), tracepoint from %s%s",
+	       (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
+	       sm->switch_period, sm->switch_period == 1 ? "" : ", weighed that many times",
+	       sm->tracefs_dir ? sm->tracefs_dir : "?",
+	       sm->tracefs_mounted ? " (mounted by us)" : "");
+	fg_err(CMD,
+	       "off-CPU: %llu waits counted, %.3f s (%llu up to their thread's exit, %llu still "
+	       "waiting at the end, counted up to it)",
+	       (unsigned long long)sm->offcpu_emitted, (double)sm->offcpu_ns / 1e9,
+	       (unsigned long long)sm->offcpu_exited, (unsigned long long)sm->offcpu_open_at_end);
+	fg_err(CMD,
+	       "off-CPU dropped: %llu shorter than --min-block %llu us (%.3f s), %llu skipped by "
+	       "--switch-period (the stacks taken stand for them), %llu whose switch-in was "
+	       "lost, %llu over the waiting cap",
+	       (unsigned long long)sm->offcpu_under_min,
+	       (unsigned long long)(sm->min_block_ns / 1000), (double)sm->offcpu_under_min_ns / 1e9,
+	       (unsigned long long)skipped, (unsigned long long)sm->offcpu_unmatched,
+	       (unsigned long long)sm->offcpu_full);
+	if (sm->event == SESSION_EVENT_WALL)
+		fg_err(CMD, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
+		       (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
+	if (sm->thread_filtered)
+		fg_err(CMD, "--threads left out %llu samples of other threads",
+		       (unsigned long long)sm->thread_filtered);
+}
+
 static void print_summary(const struct session_summary *sm)
 {
 	char j[64], n[64], k[64];
@@ -389,6 +450,7 @@ static void print_summary(const struct session_summary *sm)
 		       "or a chain that did not match)",
 		       j, (unsigned long long)sm->agg.jit_no_line);
 	}
+	print_offcpu_summary(sm);
 	print_java_summary(sm);
 	if (sm->debuginfod)
 		fg_err(CMD,
@@ -453,7 +515,7 @@ struct env {
 	uint64_t duration_s;
 };
 
-enum { OPT_CODE_LOG = SESSION_OPT_END };
+enum { OPT_CODE_LOG = SESSION_OPT_END, OPT_MIN_BLOCK, OPT_SWITCH_PERIOD, OPT_THREADS };
 
 /* One of record's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
 static int record_opt(int c, const char *arg, void *ctx)
@@ -474,6 +536,37 @@ static int record_opt(int c, const char *arg, void *ctx)
 	case OPT_CODE_LOG:
 		env->code_log = arg;
 		return 1;
+	case 'e':
+		if (!strcmp(arg, "cpu")) {
+			env->so.event = SESSION_EVENT_CPU;
+		} else if (!strcmp(arg, "offcpu")) {
+			env->so.event = SESSION_EVENT_OFFCPU;
+		} else if (!strcmp(arg, "wall")) {
+			env->so.event = SESSION_EVENT_WALL;
+		} else {
+			fg_err(CMD, "--event '%s': use cpu, offcpu or wall", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_MIN_BLOCK: {
+		uint64_t us;
+		int rv = cli_u64(CMD, "min-block", arg, 0, 3600ull * 1000000, "microseconds", &us);
+
+		if (rv == 1)
+			env->so.min_block_ns = us * 1000;
+		return rv;
+	}
+	case OPT_SWITCH_PERIOD: {
+		uint64_t n;
+		int rv = cli_u64(CMD, "switch-period", arg, 1, 1000000, NULL, &n);
+
+		if (rv == 1)
+			env->so.switch_period = (unsigned int)n;
+		return rv;
+	}
+	case OPT_THREADS:
+		env->so.threads_regex = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -487,10 +580,14 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "code-log", required_argument, NULL, OPT_CODE_LOG },
+		{ "event", required_argument, NULL, 'e' },
+		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+		{ "switch-period", required_argument, NULL, OPT_SWITCH_PERIOD },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	return session_cli_parse(CMD, argc, argv, ":p:c:aF:d:o:h", longopts, record_opt, env,
+	return session_cli_parse(CMD, argc, argv, ":p:c:aF:d:o:e:h", longopts, record_opt, env,
 				 &env->so, usage);
 }
 
@@ -562,14 +659,24 @@ static int report(struct session *s, const struct env *env)
 	} else {
 		snprintf(title, sizeof(title), "CPU: every JVM | host %s", host);
 	}
+	if (so->event != SESSION_EVENT_CPU) {
+		/* "Off-CPU time (us): ..." / "Wall-clock time (us): ..." in place of "CPU: ". */
+		char t[sizeof(title)];
+		const char *rest = strncmp(title, "CPU: ", 5) ? title : title + 5;
+		int k = snprintf(t, sizeof(t), "%s time (us): ",
+				 so->event == SESSION_EVENT_OFFCPU ? "Off-CPU" : "Wall-clock");
+
+		strncat(t, rest, sizeof(t) - (size_t)k - 1);
+		memcpy(title, t, sizeof(title));
+	}
 	unwind_subtitle(&sm, subtitle, sizeof(subtitle));
 	if (env->out)
 		rv = write_file(env->out, session_agg(s), env->fmt,
 				so->target != SESSION_TARGET_PID, sm.freq_hz, sm.duration_ns, title,
-				subtitle);
+				subtitle, so->event);
 	else
 		rv = write_output(session_agg(s), OUT_FOLDED, STDOUT_FILENO, false, sm.freq_hz,
-				  sm.duration_ns, title, subtitle);
+				  sm.duration_ns, title, subtitle, so->event);
 	print_summary(&sm);
 	if (env->code_log)
 		write_code_log(s, env->code_log);

@@ -72,6 +72,7 @@ struct pprof {
 	size_t nstacks, capstacks;
 	struct htab stacktab; /* stack hash -> index */
 	uint32_t s_samples, s_count, s_cpu, s_ns, s_thread;
+	bool time_only;			       /* pprof_set_time_type: only (s_cpu, s_ns) */
 	uint32_t comments[PPROF_MAX_COMMENTS]; /* string indexes */
 	size_t ncomments;
 };
@@ -163,6 +164,17 @@ struct pprof *pprof_new(uint64_t period_ns)
 fail:
 	pprof_free(p);
 	return NULL;
+}
+
+int pprof_set_time_type(struct pprof *p, const char *type)
+{
+	int64_t id = intern(p, type, strlen(type));
+
+	if (id < 0)
+		return (int)id;
+	p->s_cpu = (uint32_t)id;
+	p->time_only = true;
+	return 0;
 }
 
 void pprof_free(struct pprof *p)
@@ -382,7 +394,8 @@ int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
 {
 	struct buf b = { 0 }, m = { 0 }, pk = { 0 };
 
-	put_value_type(&b, PROFILE_SAMPLE_TYPE, &m, p->s_samples, p->s_count);
+	if (!p->time_only)
+		put_value_type(&b, PROFILE_SAMPLE_TYPE, &m, p->s_samples, p->s_count);
 	put_value_type(&b, PROFILE_SAMPLE_TYPE, &m, p->s_cpu, p->s_ns);
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct stack *st = &p->stacks[i];
@@ -392,7 +405,8 @@ int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
 			put_varint(&pk, st->fn[k]);
 		put_bytes(&m, SAMPLE_LOCATION_ID, pk.p, pk.n);
 		pk.n = 0;
-		put_varint(&pk, (uint64_t)st->count);
+		if (!p->time_only)
+			put_varint(&pk, (uint64_t)st->count);
 		put_varint(&pk, cpu);
 		put_bytes(&m, SAMPLE_VALUE, pk.p, pk.n);
 		pk.n = 0;

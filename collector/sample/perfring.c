@@ -176,7 +176,31 @@ static void decode_sample(const struct perfring_format *fmt, struct cur *c, stru
 		split_callchain(r, (const uint64_t *)(const void *)c->p, (uint32_t)nr);
 		c->p += nr * 8;
 	}
-	/* RAW and BRANCH_STACK would come here: never asked for (refused by decode). */
+	if (t & PERF_SAMPLE_RAW) {
+		/* u32 size, then size bytes, padded so that the record stays 8-aligned. */
+		uint32_t sz = 0;
+
+		if (c->bad || (size_t)(c->end - c->p) < 4) {
+			c->bad = true;
+			return;
+		}
+		memcpy(&sz, c->p, 4);
+		if (sz > (size_t)(c->end - c->p) - 4) {
+			c->bad = true;
+			return;
+		}
+		r->u.sample.raw = sz ? c->p + 4 : NULL;
+		r->u.sample.raw_len = sz;
+		/* The kernel pads u32 + data to a multiple of 8. */
+		size_t adv = ((size_t)sz + 4 + 7) & ~(size_t)7;
+
+		if (adv > (size_t)(c->end - c->p)) {
+			c->bad = true;
+			return;
+		}
+		c->p += adv;
+	}
+	/* BRANCH_STACK would come here: never asked for (refused by decode). */
 	if (t & PERF_SAMPLE_REGS_USER) {
 		uint64_t abi = cur_u64(c);
 		size_t n = (size_t)__builtin_popcountll(fmt->sample_regs_user);

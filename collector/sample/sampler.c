@@ -18,6 +18,7 @@
 #include "array.h"
 #include "htab.h"
 #include "perfsysctl.h"
+#include "tracefs.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -72,6 +73,7 @@ struct sampler {
 	struct sampler_stats st;
 	struct perfring_format fmt;
 	struct perf_event_attr attr;
+	struct perf_event_attr sw_attr; /* the sched_switch event (off-CPU, wall) */
 	int epfd;
 	struct ring *rings;
 	unsigned int nrings;
@@ -81,6 +83,8 @@ struct sampler {
 	struct htab lock;    /* tid -> owner tid, | LOCK_EXITED once it exited */
 	struct htab opened;  /* pid << 32 | tid -> 1: threads covered (own or inherited) */
 	struct htab targets; /* pid -> 1 */
+	struct htab swids;   /* event id -> 1: a sched_switch event */
+	char tracefs_dir[64];
 	void (*listed)(void *arg, pid_t pid, pid_t tid); /* sampler_opts.listed */
 	void *listed_arg;
 };
@@ -255,40 +259,50 @@ static void evts_truncate(struct sampler *s, size_t from)
 static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 {
 	size_t first = s->nevts;
+	bool cpu = s->info.mode != SAMPLER_MODE_OFFCPU, sw = s->info.mode != SAMPLER_MODE_CPU;
 	int rv;
 
 	for (unsigned int i = 0; i < s->nrings; i++) {
-		struct perf_event_attr a = s->attr;
-		uint64_t id;
-		int fd;
+		for (int k = 0; k < 2; k++) {
+			struct perf_event_attr a = k == 0 ? s->attr : s->sw_attr;
+			uint64_t id;
+			int fd;
 
-		a.inherit = tid != -1;
-		/* In CPU scope the side band is every process's, filtered in user space. */
-		a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
-		fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if ((fd == -EACCES || fd == -EPERM) && a.exclude_callchain_kernel &&
-		    !a.exclude_kernel) {
-			/* Unprivileged (perf_event_paranoid >= 2): count user time only. */
-			s->attr.exclude_kernel = a.exclude_kernel = 1;
-			s->info.kernel_time_excluded = true;
+			if ((k == 0 && !cpu) || (k == 1 && !sw))
+				continue;
+			a.inherit = tid != -1;
+			/* The side band once per (thread, CPU): on the first event opened. In CPU
+			 * scope it is every process's, filtered in user space. */
+			if (k == 0 || !cpu)
+				a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
 			fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1,
 						 PERF_FLAG_FD_CLOEXEC);
+			if (k == 0 && (fd == -EACCES || fd == -EPERM) &&
+			    a.exclude_callchain_kernel && !a.exclude_kernel) {
+				/* Unprivileged (perf_event_paranoid >= 2): count user time only. */
+				s->attr.exclude_kernel = a.exclude_kernel = 1;
+				s->info.kernel_time_excluded = true;
+				fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1,
+							 PERF_FLAG_FD_CLOEXEC);
+			}
+			if (fd < 0) {
+				rv = fd;
+				goto fail;
+			}
+			if ((rv = evt_push(s, fd, pid)) != 0) {
+				close(fd);
+				goto fail;
+			}
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[i].fd) < 0 ||
+			    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+				rv = -errno;
+				goto fail;
+			}
+			if ((rv = htab_put(&s->owner, id, (uint64_t)(uint32_t)tid)) != 0)
+				goto fail;
+			if (k == 1 && (rv = htab_put(&s->swids, id, 1)) != 0)
+				goto fail;
 		}
-		if (fd < 0) {
-			rv = fd;
-			goto fail;
-		}
-		if ((rv = evt_push(s, fd, pid)) != 0) {
-			close(fd);
-			goto fail;
-		}
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[i].fd) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
-			rv = -errno;
-			goto fail;
-		}
-		if ((rv = htab_put(&s->owner, id, (uint64_t)(uint32_t)tid)) != 0)
-			goto fail;
 	}
 	for (size_t i = first; i < s->nevts; i++) {
 		if (ioctl(s->evts[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
@@ -431,6 +445,44 @@ int sampler_add_pid(struct sampler *s, pid_t pid)
 	return htab_put(&s->targets, (uint64_t)pid, 1);
 }
 
+/*
+ * The sched_switch event: a sample in the context of the thread switched out, with the same
+ * call chain, user registers and stack copy as a CPU sample, plus the tracepoint's raw record
+ * (prev_state); context_switch adds a PERF_RECORD_SWITCH at every switch in and out of the
+ * thread, which times the wait. Every event of the rings then carries PERF_SAMPLE_RAW, so
+ * that one record format fits them all.
+ */
+static int switch_setup(struct sampler *s, const struct sampler_opts *o)
+{
+	struct tracefs_switch ts;
+	int rv = tracefs_sched_switch(&ts);
+
+	if (rv != 0)
+		return rv;
+	s->info.switch_id = ts.id;
+	s->info.state_off = ts.state_off;
+	s->info.state_size = ts.state_size;
+	snprintf(s->tracefs_dir, sizeof(s->tracefs_dir), "%s", ts.dir);
+	s->info.tracefs_dir = s->tracefs_dir;
+	s->info.tracefs_mounted = ts.mounted;
+	s->info.switch_period = o->switch_period ? o->switch_period : 1;
+	s->attr.sample_type |= PERF_SAMPLE_RAW;
+	/* With PERF_SAMPLE_PERIOD and a fixed period the kernel samples every tracepoint hit
+	 * (perf_swevent_event): leave it out when only every Nth switch is wanted. CPU samples
+	 * then weigh the nominal interval (1 / freq_hz). */
+	if (s->info.switch_period > 1)
+		s->attr.sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+	s->sw_attr = s->attr;
+	s->sw_attr.type = PERF_TYPE_TRACEPOINT;
+	s->sw_attr.config = ts.id;
+	s->sw_attr.freq = 0;
+	s->sw_attr.sample_period = s->info.switch_period;
+	s->sw_attr.context_switch = 1;
+	/* A switch happens in the kernel: excluding it would drop every sample. */
+	s->sw_attr.exclude_kernel = 0;
+	return 0;
+}
+
 static int setup(struct sampler *s, const struct sampler_opts *o)
 {
 	int cpus[MAX_CPUS];
@@ -459,8 +511,16 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	s->info.raise_err = fit.raise_err;
 	s->info.max_stack = fit.depth;
 	attr_init(&s->attr, o, freq, fit.depth);
+	if (o->mode > SAMPLER_MODE_WALL)
+		return -EINVAL;
+	s->info.mode = o->mode;
+	if (o->mode != SAMPLER_MODE_CPU && (rv = switch_setup(s, o)) != 0)
+		return rv;
 
-	s->info.cycles_err = o->force_cpu_clock ? -ECANCELED : sampler_probe_cycles();
+	/* Wall: a CPU sample weighs its period, which is nanoseconds only for cpu-clock. */
+	s->info.cycles_err = o->force_cpu_clock || o->mode == SAMPLER_MODE_WALL
+				     ? -ECANCELED
+				     : sampler_probe_cycles();
 	if (s->info.cycles_err == 0) {
 		s->attr.type = PERF_TYPE_HARDWARE;
 		s->attr.config = PERF_COUNT_HW_CPU_CYCLES;
@@ -479,8 +539,12 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	s->info.ncpus = ncpus;
 	if (o->stack_copy && !o->ring_kib) {
 		/* Room for 128 copies per ring between drains (a slow drain at 999 Hz on a busy
-		 * machine), but at most STACK_RINGS_MAX over all rings. */
-		while (s->info.ring_bytes < (size_t)o->stack_copy * 128 &&
+		 * machine), 1024 when every switch takes one (a few hundred switches per second
+		 * and CPU while the recording waits for an agent's tables), but at most
+		 * STACK_RINGS_MAX over all rings. */
+		size_t copies = o->mode != SAMPLER_MODE_CPU ? 1024 : 128;
+
+		while (s->info.ring_bytes < (size_t)o->stack_copy * copies &&
 		       s->info.ring_bytes * 2 * ncpus <= STACK_RINGS_MAX)
 			s->info.ring_bytes *= 2;
 	}
@@ -530,6 +594,11 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, s
 	if ((rv = setup(s, opts)) != 0)
 		goto fail;
 	s->info.scope = pick_scope(opts, pids, n, s->info.ncpus);
+	if (s->info.scope == SAMPLER_SCOPE_CPUS && s->info.mode != SAMPLER_MODE_CPU) {
+		/* Switch records of every task would be CPU-wide ones: not handled. */
+		rv = -EOPNOTSUPP;
+		goto fail;
+	}
 	if (s->info.scope == SAMPLER_SCOPE_CPUS && (rv = open_task(s, -1, -1)) != 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
@@ -582,6 +651,7 @@ void sampler_close(struct sampler *s)
 	htab_fini(&s->lock);
 	htab_fini(&s->opened);
 	htab_fini(&s->targets);
+	htab_fini(&s->swids);
 	free(s);
 }
 
@@ -672,6 +742,7 @@ static void ring_advance(struct sampler *s, struct ring *r)
 		case PERF_RECORD_COMM:
 		case PERF_RECORD_FORK:
 		case PERF_RECORD_EXIT:
+		case PERF_RECORD_SWITCH:
 			break;
 		default:
 			continue;
@@ -685,7 +756,20 @@ static void ring_advance(struct sampler *s, struct ring *r)
 	}
 }
 
-static int deliver(struct sampler *s, const struct perfring_rec *r, sampler_cb cb, void *ctx)
+/* prev_state of a switch sample, from its raw record (0, runnable, when it has none). */
+static uint64_t raw_state(const struct sampler *s, const struct perfring_rec *r)
+{
+	uint64_t v = 0;
+	uint32_t off = s->info.state_off, sz = s->info.state_size;
+
+	if (!r->u.sample.raw || sz > 8 || off > r->u.sample.raw_len ||
+	    sz > r->u.sample.raw_len - off)
+		return 0;
+	memcpy(&v, r->u.sample.raw + off, sz); /* little-endian: the low bytes */
+	return v;
+}
+
+static int deliver(struct sampler *s, struct perfring_rec *r, sampler_cb cb, void *ctx)
 {
 	bool ok = s->info.scope == SAMPLER_SCOPE_CPUS ? filter_accept(s, r) : dedup_accept(s, r);
 
@@ -700,6 +784,11 @@ static int deliver(struct sampler *s, const struct perfring_rec *r, sampler_cb c
 	}
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
+		if (r->has_id && htab_get(&s->swids, r->id)) {
+			r->u.sample.kind = SAMPLER_KIND_SWITCH;
+			r->u.sample.state = raw_state(s, r);
+			s->st.switch_samples++;
+		}
 		s->st.samples++;
 		if (r->u.sample.stack) {
 			s->st.stack_samples++;
@@ -719,6 +808,12 @@ static int deliver(struct sampler *s, const struct perfring_rec *r, sampler_cb c
 		break;
 	case PERF_RECORD_EXIT:
 		s->st.exit++;
+		break;
+	case PERF_RECORD_SWITCH:
+		if (r->misc & PERF_RECORD_MISC_SWITCH_OUT)
+			s->st.switch_out++;
+		else
+			s->st.switch_in++;
 		break;
 	}
 	int rv = cb(ctx, r);

@@ -19,6 +19,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <regex.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,7 +40,9 @@
 #include "stackagg.h"
 #include "symbolizer.h"
 #include "targets.h"
+#include "offcpu.h"
 #include "threadnames.h"
+#include "tracefs.h"
 #include "util.h"
 #include "vmmem.h"
 
@@ -91,6 +94,14 @@ struct session {
 	uint64_t drain_gap_ns, drained_ns;
 
 	struct notes notes;
+
+	/* off-CPU and wall (offcpu.h); thread filter */
+	struct offcpu oc;
+	bool oc_on;
+	uint64_t cpu_ns, thread_filtered;
+	uint64_t cpu_interval_ns; /* wall: a CPU sample's weight when it carries no period */
+	regex_t threads_re;
+	bool threads_re_on;
 };
 
 int session_next_note(struct session *s, char *buf, size_t len)
@@ -359,17 +370,12 @@ static bool maps_root_at(void *arg, uint32_t pid, uint64_t ts, uint64_t pc, bool
  * Keep a copy of sample r until the code tables are complete up to its time (walk_deferred).
  * false when DEFER_MAX wait already or memory is short.
  */
-static bool defer_sample(struct session *s, const struct perfring_rec *r)
+static bool rec_copy(struct deferred *d, const struct perfring_rec *r)
 {
 	size_t nk = r->u.sample.nr_kernel, nu = r->u.sample.nr_user, ns = r->u.sample.stack_dyn;
 	size_t nr = r->u.sample.regs ? (size_t)__builtin_popcountll(r->u.sample.regs_mask) : 0;
-	struct deferred *d;
 	uint64_t *w;
 
-	if (s->ndefer == DEFER_MAX ||
-	    (!s->defer && !(s->defer = calloc(DEFER_MAX, sizeof(*s->defer)))))
-		return false;
-	d = &s->defer[s->ndefer];
 	if (!(d->buf = malloc((nk + nu + nr) * sizeof(uint64_t) + ns + 1)))
 		return false;
 	d->r = *r;
@@ -379,6 +385,18 @@ static bool defer_sample(struct session *s, const struct perfring_rec *r)
 	d->r.u.sample.regs = nr ? memcpy(w + nk + nu, r->u.sample.regs, nr * sizeof(*w)) : NULL;
 	d->r.u.sample.stack = memcpy(w + nk + nu + nr, r->u.sample.stack, ns);
 	d->r.u.sample.stack_len = ns;
+	d->r.u.sample.raw = NULL; /* read by the sampler already (u.sample.state) */
+	d->r.u.sample.raw_len = 0;
+	return true;
+}
+
+static bool defer_sample(struct session *s, const struct perfring_rec *r)
+{
+	if (s->ndefer == DEFER_MAX ||
+	    (!s->defer && !(s->defer = calloc(DEFER_MAX, sizeof(*s->defer)))))
+		return false;
+	if (!rec_copy(&s->defer[s->ndefer], r))
+		return false;
 	s->ndefer++;
 	return true;
 }
@@ -478,6 +496,19 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 		.thread = threadnames_get(&s->names, r->pid, r->tid),
 	};
 
+	if (s->threads_re_on &&
+	    (!smp.thread || regexec(&s->threads_re, smp.thread, 0, NULL, 0) != 0)) {
+		s->thread_filtered++;
+		return;
+	}
+	if (s->o.event != SESSION_EVENT_CPU) {
+		/* Microseconds, rounded; never 0 (that would count as one). */
+		uint64_t us = (r->u.sample.weight_ns + 500) / 1000;
+
+		smp.weight = us ? us : 1;
+	}
+	if (r->u.sample.kind == SAMPLER_KIND_SWITCH)
+		smp.leaf = tracefs_state_frame(r->u.sample.state);
 	if (s->jf && r->u.sample.nr_user && user_frames(s, r, &smp, may_defer))
 		return;
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
@@ -508,13 +539,60 @@ static void settle(struct session *s, uint64_t w)
 	stackagg_settle(s->agg, w);
 }
 
+/* offcpu.h's callback: a switch-out sample weighed (or dropped: weight 0). */
+static void on_weighed(void *ctx, void *payload, uint64_t weight_ns)
+{
+	struct session *s = ctx;
+	struct deferred *d = payload;
+
+	if (weight_ns) {
+		d->r.u.sample.weight_ns = weight_ns;
+		on_sample(s, &d->r, true);
+	}
+	free(d->buf);
+	free(d);
+}
+
+/* A switch-out sample: kept until its thread runs again. */
+static void on_switch_sample(struct session *s, const struct perfring_rec *r)
+{
+	struct deferred *d = malloc(sizeof(*d));
+
+	if (!d || !rec_copy(d, r)) {
+		free(d);
+		s->oc.st.samples++;
+		s->oc.st.full++;
+		return;
+	}
+	offcpu_out(&s->oc, r->tid, r->time, d);
+}
+
 static int on_record(void *ctx, const struct perfring_rec *r)
 {
 	struct session *s = ctx;
 
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
+		if (r->u.sample.kind == SAMPLER_KIND_SWITCH) {
+			if (s->oc_on)
+				on_switch_sample(s, r);
+			break;
+		}
+		if (s->o.event == SESSION_EVENT_WALL) {
+			/* cpu-clock's period: the nanoseconds since the thread's last sample. */
+			struct perfring_rec c = *r;
+
+			c.u.sample.weight_ns =
+				r->u.sample.period ? r->u.sample.period : s->cpu_interval_ns;
+			s->cpu_ns += c.u.sample.weight_ns;
+			on_sample(s, &c, true);
+			break;
+		}
 		on_sample(s, r, true);
+		break;
+	case PERF_RECORD_SWITCH:
+		if (s->oc_on && !(r->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			offcpu_in(&s->oc, r->tid, r->time);
 		break;
 	case PERF_RECORD_MMAP2: {
 		struct procmap_update u = {
@@ -536,6 +614,8 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		threadnames_set(&s->names, r->u.comm.tid, r->u.comm.comm);
 		break;
 	case PERF_RECORD_EXIT:
+		if (s->oc_on)
+			offcpu_exit(&s->oc, r->u.task.tid, r->u.task.time);
 		if (r->u.task.pid == r->u.task.tid) {
 			struct target *t = targets_find(&s->targets, r->u.task.pid);
 
@@ -608,7 +688,8 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 {
 	struct sampler_opts smo = { .freq_hz = s->o.freq_hz,
 				    .exclude_kernel = s->o.no_kernel,
-				    .stack_copy = s->o.stack_copy };
+				    .stack_copy = s->o.stack_copy,
+				    .switch_period = s->o.switch_period };
 	size_t n = s->targets.n;
 	pid_t *pids = calloc(n ? n : 1, sizeof(*pids));
 	uint32_t alive;
@@ -618,10 +699,26 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		pids[i] = (pid_t)s->targets.v[i].pid;
+	smo.mode = s->o.event == SESSION_EVENT_OFFCPU ? SAMPLER_MODE_OFFCPU
+		   : s->o.event == SESSION_EVENT_WALL ? SAMPLER_MODE_WALL
+						      : SAMPLER_MODE_CPU;
+	if (smo.mode != SAMPLER_MODE_CPU)
+		smo.scope = SAMPLER_SCOPE_THREADS;
 	s->start_ns = s->now();
 	rv = s->so->open(&smo, pids, n, &s->sampler);
 	free(pids);
-	if (rv == -EACCES || rv == -EPERM)
+	if (rv == -ENOENT && smo.mode != SAMPLER_MODE_CPU)
+		snprintf(why, whylen,
+			 "off-CPU needs the sched:sched_switch tracepoint: no tracefs at "
+			 "/sys/kernel/tracing or /sys/kernel/debug/tracing, and mounting it failed "
+			 "(mount -t tracefs nodev /sys/kernel/tracing, or give the container "
+			 "/sys/kernel/tracing)");
+	else if ((rv == -EACCES || rv == -EPERM) && smo.mode != SAMPLER_MODE_CPU)
+		snprintf(why, whylen,
+			 "perf_event_open refused the sched_switch tracepoint (%s): off-CPU needs "
+			 "root, CAP_PERFMON (or CAP_SYS_ADMIN) and read access to tracefs",
+			 strerror(-rv));
+	else if (rv == -EACCES || rv == -EPERM)
 		snprintf(why, whylen,
 			 "perf_event_open refused (%s): run as root with CAP_PERFMON (Docker "
 			 "Engine before 23.0, Linux before 5.8: CAP_SYS_ADMIN) or lower "
@@ -672,6 +769,24 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (!s->o.agent_wait_ns)
 		s->o.agent_wait_ns = 3000000000ull;
 	s->multi = o->target != SESSION_TARGET_PID;
+	if (o->event > SESSION_EVENT_WALL) {
+		snprintf(why, whylen, "unknown event");
+		free(s);
+		return -EINVAL;
+	}
+	if (o->threads_regex) {
+		if (regcomp(&s->threads_re, o->threads_regex, REG_EXTENDED | REG_NOSUB) != 0) {
+			snprintf(why, whylen, "--threads: not a regular expression: %s",
+				 o->threads_regex);
+			free(s);
+			return -EINVAL;
+		}
+		s->threads_re_on = true;
+	}
+	if (o->event != SESSION_EVENT_CPU) {
+		offcpu_init(&s->oc, o->min_block_ns, o->switch_period, on_weighed, s);
+		s->oc_on = true;
+	}
 	threadnames_init(&s->names);
 	s->src_env = (struct session_src_env){ .o = &s->o,
 					       .targets = &s->targets,
@@ -704,6 +819,9 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	    (rv = open_sampler(s, why, whylen)) != 0)
 		goto fail;
 	s->drain_gap_ns = drain_gap(s);
+	s->cpu_interval_ns =
+		1000000000ull /
+		(s->so->info(s->sampler)->freq_hz ? s->so->info(s->sampler)->freq_hz : 99);
 	*out = s;
 	why[0] = '\0';
 	return 0;
@@ -809,6 +927,9 @@ void session_finish(struct session *s, int grace_ms)
 	s->so->disable(s->sampler);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
+	/* Threads still off the CPU: their wait so far. */
+	if (s->oc_on)
+		offcpu_end(&s->oc, s->end_ns);
 	/* Late code events: the JVM reports a compile a little after the code first runs. */
 	until = s->now() + (uint64_t)grace_ms * 1000000ull;
 	while (s->now() < until) {
@@ -902,6 +1023,25 @@ void session_summary(const struct session *s, struct session_summary *out)
 		vmstack_stats(s->vs, &out->vm);
 	out->unwound_fp = s->unwound_fp;
 	out->unwound_vm = s->unwound_vm;
+	out->event = s->o.event;
+	out->thread_filtered = s->thread_filtered;
+	if (s->oc_on) {
+		out->switch_period = si->switch_period;
+		out->min_block_ns = s->o.min_block_ns;
+		out->tracefs_dir = si->tracefs_dir;
+		out->tracefs_mounted = si->tracefs_mounted;
+		out->switches_out = ss.switch_out;
+		out->switch_samples = ss.switch_samples;
+		out->offcpu_emitted = s->oc.st.emitted;
+		out->offcpu_ns = s->oc.st.emitted_ns;
+		out->offcpu_under_min = s->oc.st.under_min;
+		out->offcpu_under_min_ns = s->oc.st.under_min_ns;
+		out->offcpu_unmatched = s->oc.st.unmatched;
+		out->offcpu_full = s->oc.st.full;
+		out->offcpu_exited = s->oc.st.exited;
+		out->offcpu_open_at_end = s->oc.st.open_at_end;
+		out->cpu_ns = s->cpu_ns;
+	}
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
 		struct jvm_info ji;
@@ -956,6 +1096,10 @@ void session_close(struct session *s)
 		s->so->close(s->sampler);
 	if (s->src)
 		s->src->ops->close(s->src);
+	if (s->oc_on)
+		offcpu_fini(&s->oc);
+	if (s->threads_re_on)
+		regfree(&s->threads_re);
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
 	javaframes_free(s->jf);

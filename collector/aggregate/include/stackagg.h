@@ -133,11 +133,18 @@ struct stackagg_sample {
 		*uframes;    /* NULL, or nr_user entries: STACKAGG_INTERP frames */
 	const char *process; /* root frame above the thread, or NULL for none */
 	const char *thread;  /* thread name; NULL or "" gives "[tid N]" */
+	/* What the sample adds to its stack's count: 0 = 1 (a CPU sample), else a time in the
+	 * caller's unit (off-CPU and wall profiles: microseconds). */
+	uint64_t weight;
+	/* A frame after the kernel frames (kind STACKAGG_KERNEL): why an off-CPU sample's thread
+	 * waited, "[off-cpu: sleeping]"; NULL for none. */
+	const char *leaf;
 };
 
 struct stackagg_stats {
 	uint64_t samples;		  /* given to stackagg_sample() */
-	uint64_t counted;		  /* in stacks now (stackagg_reset() clears it) */
+	uint64_t counted;		  /* in stacks now (stackagg_reset() clears it); a stack's
+					   * count is the sum of its samples' weights */
 	uint64_t dropped;		  /* refused by a memory cap */
 	uint64_t deferred;		  /* samples that waited for stackagg_settle() */
 	uint64_t forced;		  /* deferred samples settled early by the pending cap */

@@ -29,6 +29,13 @@ struct pprof;
 struct pprof *pprof_new(uint64_t period_ns);
 void pprof_free(struct pprof *p);
 
+/*
+ * Make it a time profile (off-CPU, wall): one sample type (type, "nanoseconds"), e.g.
+ * ("off_cpu", "nanoseconds") or ("wall", "nanoseconds"), whose value is count x period_ns
+ * (counts in microseconds: period 1000); no ("samples", "count"). 0, -ENOMEM, -E2BIG.
+ */
+int pprof_set_time_type(struct pprof *p, const char *type);
+
 /* Wall-clock start (Unix ns) and length of the recording; both default to 0 (unknown). */
 void pprof_set_time(struct pprof *p, int64_t start_unix_ns, int64_t duration_ns);
 

@@ -24,7 +24,7 @@
 #define PERFRING_SAMPLE_TYPES                                                                      \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |             \
-	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                      \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |    \
 	 PERF_SAMPLE_STACK_USER)
 
 /* Largest record the kernel can write (header.size is 16 bits): the bounce buffer size. */
@@ -79,6 +79,17 @@ struct perfring_rec {
 			 * copied. */
 			const uint8_t *stack;
 			uint64_t stack_len, stack_dyn;
+			/* PERF_SAMPLE_RAW: the tracepoint's record (raw_len bytes; NULL/0 for an
+			 * event that has none, e.g. a CPU clock sample in the same ring). */
+			const uint8_t *raw;
+			uint32_t raw_len;
+			/* Not decoded; set by the sampler: which of its events took the sample
+			 * (SAMPLER_KIND_*, sampler.h) and, for a switch, the prev_state read
+			 * from raw; set by the recording: the time the sample stands for, in ns
+			 * (0: one CPU sample of the sampling interval). */
+			uint8_t kind;
+			uint64_t state;
+			uint64_t weight_ns;
 		} sample;
 		/* PERF_RECORD_MMAP2; build_id is set (and maj/min/ino zero) when misc has
 		 * PERF_RECORD_MISC_MMAP_BUILD_ID. filename is NUL-terminated inside the record. */
@@ -107,6 +118,8 @@ struct perfring_rec {
 		struct {
 			uint64_t id, lost;
 		} lost;
+		/* PERF_RECORD_SWITCH: the thread of the trailer's tid was switched out (misc has
+		 * PERF_RECORD_MISC_SWITCH_OUT) or in at the trailer's time; no body. */
 		/* PERF_RECORD_LOST_SAMPLES: samples the PMU or the kernel dropped. */
 		struct {
 			uint64_t lost;

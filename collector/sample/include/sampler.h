@@ -65,6 +65,18 @@ enum sampler_event {
 	SAMPLER_EVENT_CPU_CLOCK, /* PERF_TYPE_SOFTWARE / PERF_COUNT_SW_CPU_CLOCK */
 };
 
+/* What the sampler records (--event). */
+enum sampler_mode {
+	SAMPLER_MODE_CPU = 0, /* CPU samples at freq_hz */
+	SAMPLER_MODE_OFFCPU,  /* a sample at every switch-out (sched:sched_switch), and the
+			       * switch records that say when each thread runs again */
+	SAMPLER_MODE_WALL,    /* both; the CPU clock is cpu-clock so a sample's period is ns */
+};
+
+/* perfring_rec.u.sample.kind: the event a delivered sample came from. */
+#define SAMPLER_KIND_CPU 0
+#define SAMPLER_KIND_SWITCH 1
+
 enum sampler_scope {
 	SAMPLER_SCOPE_AUTO,
 	SAMPLER_SCOPE_THREADS,
@@ -84,9 +96,13 @@ struct sampler_opts {
 	/* Bytes of user stack copied with every sample (PERF_SAMPLE_STACK_USER) together with
 	 * SAMPLER_REGS_MASK (PERF_SAMPLE_REGS_USER): 0 = none, else a multiple of 8 up to
 	 * SAMPLER_MAX_STACK_COPY. The kernel shrinks a copy that would not fit in a record.
-	 * With a copy, ring_kib 0 means 128 copies per ring (at least the usual default, at
-	 * most 256 MiB over all CPUs). */
+	 * With a copy, ring_kib 0 means 128 copies per ring (1024 off-CPU) (at least the usual
+	 * default, at most 256 MiB over all CPUs). */
 	unsigned int stack_copy;
+	enum sampler_mode mode;
+	/* Off-CPU: a stack at every Nth switch-out of a thread (the tracepoint's sample_period;
+	 * 0 = 1). The switch records that time each wait are not sampled. */
+	unsigned int switch_period;
 	/* Test seam: called after a thread tid of pid was listed in /proc/PID/task and before
 	 * its events are opened (the window in which a thread may exit). NULL: none. */
 	void (*listed)(void *arg, pid_t pid, pid_t tid);
@@ -113,6 +129,13 @@ struct sampler_info {
 	unsigned int ncpus, nfds;
 	size_t ring_bytes;	 /* data bytes per ring */
 	unsigned int stack_copy; /* bytes of user stack asked for per sample, 0 = none */
+	enum sampler_mode mode;
+	unsigned int switch_period;
+	/* Off-CPU: sched_switch's event id and prev_state in its raw record (tracefs.h). */
+	uint64_t switch_id;
+	uint32_t state_off, state_size;
+	const char *tracefs_dir; /* where they were read; NULL in CPU mode */
+	bool tracefs_mounted;	 /* we mounted it */
 };
 
 struct sampler_stats {
@@ -131,12 +154,14 @@ struct sampler_stats {
 	uint64_t bytes;			  /* ring bytes consumed */
 	uint64_t stack_samples;		  /* delivered samples with a user stack copy */
 	uint64_t stack_bytes;		  /* ... and the valid bytes copied (dyn_size) */
+	uint64_t switch_samples;	  /* delivered samples of the switch event (off-CPU) */
+	uint64_t switch_out, switch_in;	  /* PERF_RECORD_SWITCH delivered, each direction */
 };
 
 struct sampler;
 
 /*
- * Called for every PERF_RECORD_SAMPLE, MMAP2, COMM, FORK and EXIT of the targets, in time
+ * Called for every PERF_RECORD_SAMPLE, MMAP2, COMM, FORK, EXIT and SWITCH of the targets, in time
  * order within one sampler_poll() (records from different drains can be out of order by at
  * most the drain interval across CPUs). `rec` and everything it points to (call chain,
  * file name, comm) is borrowed: valid only during the call. LOST and THROTTLE records are
@@ -149,8 +174,9 @@ typedef int (*sampler_cb)(void *ctx, const struct perfring_rec *rec);
  * Start sampling processes `pids[0..n)` (host PIDs; n may be 0 to add them later).
  * Raises kernel.perf_event_max_stack when lower than max_stack and we may (see info).
  * Returns 0 with *out set, or -EINVAL (bad option), -ESRCH (a pid has no thread left),
- * -EACCES/-EPERM (perf_event_paranoid, not root), -EMFILE, -ENOMEM, or another -errno of
- * perf_event_open/mmap. The caller owns *out and frees it with sampler_close().
+ * -EACCES/-EPERM (perf_event_paranoid, not root), -EMFILE, -ENOMEM, -ENOENT (off-CPU: no
+ * tracefs or no sched_switch tracepoint), -EOPNOTSUPP (off-CPU with SCOPE_CPUS), or another -errno
+ * of perf_event_open/mmap. The caller owns *out and frees it with sampler_close().
  */
 int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n,
 		 struct sampler **out);

@@ -62,6 +62,19 @@ enum session_unwind {
 	SESSION_UNWIND_VM = 2,	 /* vmstack.h: the stack copy and the JVM's frame facts */
 };
 
+/* What a recording measures (--event). */
+enum session_event {
+	SESSION_EVENT_CPU = 0, /* CPU samples; a stack's count is samples */
+	SESSION_EVENT_OFFCPU,  /* time off the CPU, from each switch-out to the next switch-in;
+				* counts are microseconds */
+	SESSION_EVENT_WALL,    /* both on one scale: CPU samples weigh their interval;
+				* counts are microseconds */
+};
+
+/* Off-CPU defaults (see README, "Off-CPU and wall-clock profiles", for the measurement). */
+#define SESSION_DEFAULT_MIN_BLOCK_NS 0ull
+#define SESSION_DEFAULT_SWITCH_PERIOD 1u
+
 struct session_opts {
 	enum session_target target;
 	uint32_t pid;
@@ -83,6 +96,13 @@ struct session_opts {
 	const char *ctl_path;	 /* NULL = the ctl module's default */
 	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = 300 ms */
 	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */
+	enum session_event event;
+	/* Off-CPU and wall: waits shorter than this are dropped (counted); 0 keeps every one. */
+	uint64_t min_block_ns;
+	/* Off-CPU and wall: a stack at every Nth switch, weighed N times (0 = 1). */
+	unsigned int switch_period;
+	/* Keep only samples of threads whose name matches this POSIX extended regex (NULL: all). */
+	const char *threads_regex;
 };
 
 struct session_jvm_summary {
@@ -120,6 +140,24 @@ struct session_summary {
 	uint64_t debug_fetched;		     /* stripped libraries named from fetched files */
 	uint64_t unwound_fp, unwound_vm;     /* samples by the kernel's chain / by vmstack */
 	struct vmstack_stats vm;	     /* vmstack's own counts (zero when unused) */
+	/* Off-CPU and wall (zero in CPU mode). */
+	enum session_event event;
+	unsigned int switch_period;
+	uint64_t min_block_ns;
+	const char *tracefs_dir;      /* where sched_switch was found */
+	bool tracefs_mounted;	      /* ... after we mounted it */
+	uint64_t switches_out;	      /* switch-outs of the targets' threads seen */
+	uint64_t switch_samples;      /* stacks taken at a switch-out */
+	uint64_t offcpu_emitted;      /* weighed and counted */
+	uint64_t offcpu_ns;	      /* their time off the CPU, sampling weight included */
+	uint64_t offcpu_under_min;    /* dropped: shorter than min_block_ns ... */
+	uint64_t offcpu_under_min_ns; /* ... and their time */
+	uint64_t offcpu_unmatched;    /* dropped: the switch-in record was lost */
+	uint64_t offcpu_full;	      /* dropped: too many waiting at once */
+	uint64_t offcpu_exited;	      /* weighed up to their thread's exit */
+	uint64_t offcpu_open_at_end;  /* weighed up to the end of the recording */
+	uint64_t cpu_ns;	      /* wall: the CPU samples' time */
+	uint64_t thread_filtered;     /* samples of threads --threads left out */
 };
 
 struct session;

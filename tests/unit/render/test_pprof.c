@@ -297,6 +297,34 @@ static void test_file_is_gzip_profile_with_cpu_sample_types(void **state)
 	pprof_free(pp);
 }
 
+/* Off-CPU and wall profiles: one sample type in nanoseconds, counts given in microseconds. */
+static void test_time_profiles_have_their_own_sample_type(void **state)
+{
+	static const char *const types[] = { "off_cpu", "wall" };
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct pprof *pp = pprof_new(1000);
+		struct prof p;
+
+		assert_non_null(pp);
+		assert_int_equal(pprof_set_time_type(pp, types[i]), 0);
+		assert_int_equal(pprof_add(pp, stack_a, 3, 1500, "java-main"), 0);
+		roundtrip(pp, &p);
+		assert_int_equal(p.nst, 1);
+		assert_string_equal(S(&p, p.st_type[0]), types[i]);
+		assert_string_equal(S(&p, p.st_unit[0]), "nanoseconds");
+		assert_string_equal(S(&p, p.pt_type), types[i]);
+		assert_string_equal(S(&p, p.pt_unit), "nanoseconds");
+		assert_string_equal(S(&p, p.default_type), types[i]);
+		assert_int_equal(p.nsmp, 1);
+		assert_int_equal(p.smp[0].nval, 1);
+		assert_int_equal(p.smp[0].val[0], 1500ll * 1000);
+		prof_free(&p);
+		pprof_free(pp);
+	}
+}
+
 static void test_comments_carry_the_labels(void **state)
 {
 	struct pprof *pp = pprof_new(PERIOD_NS);
@@ -561,6 +589,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_is_gzip_profile_with_cpu_sample_types),
+		cmocka_unit_test(test_time_profiles_have_their_own_sample_type),
 		cmocka_unit_test(test_locations_are_leaf_first),
 		cmocka_unit_test(test_comments_carry_the_labels),
 		cmocka_unit_test(test_functions_are_deduplicated_by_name),

@@ -363,7 +363,7 @@ static void test_callchain_longer_than_record_is_refused(void **state)
 
 static void test_unknown_sample_type_is_refused(void **state)
 {
-	struct perfring_format fmt = { .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+	struct perfring_format fmt = { .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_BRANCH_STACK,
 				       .sample_id_all = true };
 	uint64_t rec[2] = { 0 };
 	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 16 };
@@ -372,6 +372,41 @@ static void test_unknown_sample_type_is_refused(void **state)
 	(void)state;
 	memcpy(rec, &h, sizeof(h));
 	assert_int_equal(perfring_decode(&fmt, rec, 16, &r), -ENOTSUP);
+}
+
+/* A tracepoint's raw record between the call chain and the user registers, padded to 8. */
+static void test_raw_record(void **state)
+{
+	struct perfring_format fmt = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+						      PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER,
+				       .sample_regs_user = 1ull << 8 };
+	uint64_t rec[16] = { 0 };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
+	struct perfring_rec r;
+	uint32_t raw_size = 12;
+	uint8_t *p;
+	uint64_t ip;
+
+	(void)state;
+	rec[1] = 7ull << 32 | 7;	/* pid, tid */
+	rec[2] = 1;			/* callchain nr */
+	rec[3] = 0xffffffff81000000ull; /* no marker: "other" */
+	p = (uint8_t *)&rec[4];
+	memcpy(p, &raw_size, 4);
+	memcpy(p + 4, "abcdefghijkl", 12); /* 4 + 12 = 16: two words, no padding */
+	rec[6] = PERF_SAMPLE_REGS_ABI_64;
+	rec[7] = 0x401000;
+	h.size = 8 * 8;
+	memcpy(rec, &h, sizeof(h));
+	assert_int_equal(perfring_decode(&fmt, rec, h.size, &r), 0);
+	assert_int_equal(r.u.sample.raw_len, 12);
+	assert_memory_equal(r.u.sample.raw, "abcdefghijkl", 12);
+	assert_true(perfring_user_reg(&r, 8, &ip));
+	assert_int_equal(ip, 0x401000);
+	/* A raw size that runs past the record is refused. */
+	raw_size = 100;
+	memcpy(p, &raw_size, 4);
+	assert_int_equal(perfring_decode(&fmt, rec, h.size, &r), -EBADMSG);
 }
 
 /* The trailer of a non-sample record, in the kernel's order: TID, TIME, CPU, IDENTIFIER. */
@@ -629,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_callchain_is_split_at_context_markers),
 		cmocka_unit_test(test_callchain_longer_than_record_is_refused),
 		cmocka_unit_test(test_unknown_sample_type_is_refused),
+		cmocka_unit_test(test_raw_record),
 		cmocka_unit_test(test_sample_id_trailer_of_lost_record),
 		cmocka_unit_test(test_mmap2_with_build_id_decodes),
 		cmocka_unit_test(test_straddling_record_is_copied_whole),

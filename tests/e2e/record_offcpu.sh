@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# record_offcpu.sh - off-CPU and wall-clock profiles against known answers, on every JDK under
+# /usr/lib/jvm, with and without -XX:+PreserveFramePointer, each JVM in a namespace container
+# running OffCpuTruth (threads whose waits it times itself with System.nanoTime):
+#  - fg-sleeper computes in computeA for 20 ms, sleeps in sleepB for 60 ms: >= 95% of its
+#    off-CPU time sits under sleepB with the Java chain (sleeper;sleepB), that time is the
+#    truth's within 15%, and its wall profile splits computeA:sleepB within 5 points of the
+#    truth's split;
+#  - fg-contender blocked on a monitor fg-holder keeps: >= 90% of its off-CPU time under
+#    OffCpuTruth::contend;
+#  - fg-reader waiting for a local server's answer (40 ms): >= 90% of its off-CPU time under
+#    readReply with the kernel's read path, the time within 15% of the truth's;
+#  - fg-syncer in fsync on the host's disk: the share of its off-CPU time in the
+#    uninterruptible state is printed (the kernel and file system decide whether fsync waits
+#    in D state); at least some of it must be there.
+# The record summaries must count every switch (drops printed).
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init record_offcpu
+fg_require_built
+
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR" "$FG_TMP/disk"
+chmod 0755 "$FG_SOCK_DIR"
+chmod 0777 "$FG_TMP/disk"
+sock=$FG_SOCK_DIR/fgcollect.sock
+noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
+D=4                               # seconds per recording
+j='_\[[0ij]\]'                    # any Java frame's mark
+
+# record NAME EVENT: fgcollect record --event EVENT into $FG_TMP/NAME.folded; the truth lines
+# the JVM printed just before and after go to $FG_TMP/NAME.t0 / .t1.
+record() {
+	local name=$1 ev=$2 log=${FG_CT_LOG[$cur]}
+	grep '^truth ' "$log" | tail -n 6 >"$FG_TMP/$name.t0"
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event "$ev" \
+		--duration "$D" -o "$FG_TMP/$name.folded" 2>"$FG_TMP/$name.err" ||
+		{ cat "$FG_TMP/$name.err" >&2; fg_fail "$name: record failed"; }
+	grep -E 'off-CPU|wall:|unresolved' "$FG_TMP/$name.err" >&2
+	sleep 1.2 # the next truth line covers the end of the window
+	grep '^truth ' "$log" | tail -n 6 >"$FG_TMP/$name.t1"
+	grep -q 'off-CPU dropped: ' "$FG_TMP/$name.err" || fg_fail "$name: no drop counts in the summary"
+}
+
+# truth NAME THREAD METHOD: milliseconds THREAD spent in METHOD around the recording NAME
+# (difference of the cumulative counters before and after it; they tick once a second, so
+# this window is longer than the recording: callers compare shares, `truth NAME clock now`
+# being the window's length).
+truth() {
+	local a b
+	a=$(awk -v t="$2" -v m="$3" '$2 == t && $3 == m { print $4 }' "$FG_TMP/$1.t0")
+	b=$(awk -v t="$2" -v m="$3" '$2 == t && $3 == m { print $4 }' "$FG_TMP/$1.t1")
+	echo $((b - a))
+}
+
+# rec_ms NAME: the length of the recording NAME in ms, as its summary says.
+rec_ms() {
+	sed -n 's/.* samples in \([0-9]*\)\.\([0-9]\) s at.*/\1\200/p' "$FG_TMP/$1.err"
+}
+
+# us FILE THREAD [REGEX [NOT_REGEX]]: microseconds of THREAD's stacks (matching REGEX, not
+# matching NOT_REGEX).
+us() {
+	th="$2" re="${3:-.}" nre="${4:-^$}" awk 'BEGIN { th = ENVIRON["th"]; re = ENVIRON["re"]; nre = ENVIRON["nre"] }
+		{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";") }
+		f[1] == th && s ~ re && s !~ nre { c += n }
+		END { printf "%d\n", c + 0 }' "$1"
+}
+# The waits a thread chose (sleeping, blocked, disk); a busy machine adds preemptions wherever
+# the thread happened to run, which are checked apart.
+pre='\[off-cpu: preempted\]'
+
+# need LABEL PART ALL PCT: PART >= PCT% of ALL (ALL > 0).
+need() {
+	fg_log "$cfg $1: $2 of $3 us"
+	(($3 > 0)) || fg_fail "$cfg $1: nothing recorded"
+	(($2 * 100 >= $3 * $4)) || fg_fail "$cfg $1: $2 of $3 us (< $4%)"
+}
+
+# near LABEL GOT WANT PCT: GOT within PCT% of WANT.
+near() {
+	fg_log "$cfg $1: $2 (truth $3)"
+	(($3 > 0)) || fg_fail "$cfg $1: the truth is 0"
+	local d=$(($2 - $3))
+	((d < 0)) && d=$((-d))
+	((d * 100 <= $3 * $4)) || fg_fail "$cfg $1: $2, truth $3 (off by more than $4%)"
+}
+
+dsum=0 dall=0
+for jdk in $(fg_jdks); do
+	major=$(fg_jdk_major "$jdk")
+	for fp in on off; do
+		cfg="JDK $major fp $fp"
+		cur=oc$major$fp
+		opt=-XX:+PreserveFramePointer
+		[[ $fp == off ]] && opt=-XX:-PreserveFramePointer
+		FG_JVM_OPTS=("$opt")
+		FG_CT_OPTS=(--bind "$FG_TMP/disk:/disk")
+		FG_JDK=$jdk fg_jvm_start "$cur" OffCpuTruth 60 /disk
+		FG_JVM_OPTS=()
+		FG_CT_OPTS=()
+		fg_wait_log "$cur" 60 'OffCpuTruth ready'
+		sleep 1.1 # a first truth line
+
+		# ---- off-CPU ------------------------------------------------------------------------
+		r=$cur.off
+		record "$r" offcpu
+		f=$FG_TMP/$r.folded
+		! grep -q ';\[unknown\] (anon)' "$f" ||
+			grep ';\[unknown\] (anon)' "$f" | head -n 3 >&2
+		all=$(us "$f" fg-sleeper . "$pre")
+		part=$(us "$f" fg-sleeper "OffCpuTruth::sleeper$j;.*OffCpuTruth::sleepB$j;.*\\[off-cpu: sleeping\\]")
+		need "fg-sleeper off-CPU (preemptions apart) under sleeper;sleepB (sleeping)" "$part" "$all" 95
+		# Preempted while computing: under computeA (the machine's load decides how much).
+		pall=$(us "$f" fg-sleeper "$pre")
+		ppart=$(us "$f" fg-sleeper "OffCpuTruth::computeA$j;.*$pre")
+		((pall < 20000)) || need "fg-sleeper preempted time under computeA" "$ppart" "$pall" 90
+		# The truth's share of the window in sleepB, applied to the recording's length.
+		ta=$(truth "$r" fg-sleeper computeA) tb=$(truth "$r" fg-sleeper sleepB)
+		win=$(truth "$r" clock now) rec=$(rec_ms "$r")
+		near "fg-sleeper off-CPU in sleepB, ms" $((part / 1000)) $((rec * tb / win)) 15
+
+		all=$(us "$f" fg-contender . "$pre")
+		part=$(us "$f" fg-contender "OffCpuTruth::contender$j;(.*;)?OffCpuTruth::contend$j;" "$pre")
+		need "fg-contender off-CPU under contend (monitor)" "$part" "$all" 90
+
+		all=$(us "$f" fg-reader . "$pre")
+		part=$(us "$f" fg-reader "OffCpuTruth::readReply$j;.*(tcp_recvmsg|sock_recvmsg|sock_read_iter)_\\[k\\];.*\\[off-cpu: sleeping\\]")
+		need "fg-reader off-CPU under readReply and the socket read path" "$part" "$all" 90
+		near "fg-reader off-CPU under readReply, ms" $((part / 1000)) \
+			$((rec * $(truth "$r" fg-reader readReply) / win)) 15
+
+		all=$(us "$f" fg-syncer . "$pre")
+		part=$(us "$f" fg-syncer "OffCpuTruth::syncDisk$j;.*\\[off-cpu: uninterruptible \\(disk I/O\\)\\]")
+		fg_log "$cfg fg-syncer: $part of $all us off-CPU under syncDisk in D state"
+		((part > 0)) || fg_fail "$cfg fg-syncer: no uninterruptible wait under syncDisk"
+		dsum=$((dsum + part)) dall=$((dall + all))
+
+		# ---- wall ---------------------------------------------------------------------------
+		r=$cur.wall
+		record "$r" wall
+		f=$FG_TMP/$r.folded
+		grep -q 'wall: .* s on the CPU' "$FG_TMP/$r.err" || fg_fail "$cfg wall: no CPU share in the summary"
+		a=$(us "$f" fg-sleeper "OffCpuTruth::computeA$j")
+		b=$(us "$f" fg-sleeper "OffCpuTruth::sleepB$j")
+		ta=$(truth "$r" fg-sleeper computeA) tb=$(truth "$r" fg-sleeper sleepB)
+		((a + b > 0 && ta + tb > 0)) || fg_fail "$cfg wall: fg-sleeper has no computeA/sleepB time"
+		got=$((a * 1000 / (a + b))) want=$((ta * 1000 / (ta + tb)))
+		fg_log "$cfg wall fg-sleeper computeA share: $got per mille (truth $want)"
+		d=$((got - want))
+		((d < 0)) && d=$((-d))
+		((d <= 50)) || fg_fail "$cfg wall: computeA:sleepB split $got per mille, truth $want (> 5 points)"
+		# The whole thread is accounted for: its wall time is the recording's length, +-10%.
+		near "fg-sleeper wall time, ms" $(($(us "$f" fg-sleeper) / 1000)) "$(rec_ms "$r")" 10
+		fg_container_stop "$cur" || true
+	done
+done
+fg_pass "off-CPU and wall profiles match the known answers; fsync: $dsum of $dall us in D state"
