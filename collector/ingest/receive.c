@@ -469,6 +469,9 @@ struct closer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool done;
+	bool abandoned;		/* the waiter gave up: fin is the closing thread's to call */
+	void (*fin)(void *arg); /* frees what nng's threads could still use */
+	void *fin_arg;
 	atomic_int refs; /* the closing thread and the waiter: the last one frees */
 };
 
@@ -484,18 +487,25 @@ static void closer_put(struct closer *c)
 static void *closer_run(void *arg)
 {
 	struct closer *c = arg;
+	bool abandoned;
 
 	nng_close(c->sock);
 	pthread_mutex_lock(&c->mu);
 	c->done = true;
+	abandoned = c->abandoned;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
+	if (abandoned && c->fin)
+		c->fin(c->fin_arg); /* the close did finish, late: nng is done with it now */
 	closer_put(c);
 	return NULL;
 }
 
-/* nng_close(sock) within ms: true, or false with the close left running. */
-static bool close_within(nng_socket sock, unsigned ms)
+/*
+ * nng_close(sock) within ms: true, or false with the close left running, which then calls
+ * fin(fin_arg) if it ever finishes.
+ */
+static bool close_within(nng_socket sock, unsigned ms, void (*fin)(void *), void *fin_arg)
 {
 	struct closer *c = calloc(1, sizeof(*c));
 	pthread_condattr_t ca;
@@ -509,6 +519,8 @@ static bool close_within(nng_socket sock, unsigned ms)
 		return true;
 	}
 	c->sock = sock;
+	c->fin = fin;
+	c->fin_arg = fin_arg;
 	atomic_init(&c->refs, 2);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -536,9 +548,23 @@ static bool close_within(nng_socket sock, unsigned ms)
 		if (pthread_cond_timedwait(&c->cv, &c->mu, &dl) == ETIMEDOUT)
 			break;
 	done = c->done;
+	c->abandoned = !done;
 	pthread_mutex_unlock(&c->mu);
 	closer_put(c);
 	return done;
+}
+
+/* What receive_open allocated, once nng has closed the socket. */
+static void receive_free(void *arg)
+{
+	struct receive *rx = arg;
+
+	close(rx->efd);
+	pthread_cond_destroy(&rx->wd_cv);
+	pthread_mutex_destroy(&rx->mu);
+	free(rx->pipes);
+	free(rx->gone);
+	free(rx);
 }
 
 int receive_close(struct receive *rx)
@@ -561,19 +587,14 @@ int receive_close(struct receive *rx)
 		unlink(rx->features);
 	if (rx->want[0])
 		unlink(rx->want);
-	if (!close_within(rx->sock, rx->o.close_timeout_ms)) {
+	if (!close_within(rx->sock, rx->o.close_timeout_ms, receive_free, rx)) {
 		/*
-		 * nng's threads may still call pipe_cb with rx: it stays allocated. The caller
-		 * exits.
+		 * nng's threads may still call pipe_cb with rx: it stays allocated, and is freed
+		 * by the closing thread if the close ever finishes. The caller exits.
 		 */
 		return -ETIMEDOUT;
 	}
-	close(rx->efd);
-	pthread_cond_destroy(&rx->wd_cv);
-	pthread_mutex_destroy(&rx->mu);
-	free(rx->pipes);
-	free(rx->gone);
-	free(rx);
+	receive_free(rx);
 	return 0;
 }
 
