@@ -343,30 +343,15 @@ static Elf_Scn *section(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *
 	return NULL;
 }
 
-/* 0 when libdw may run this file's CFI, else -EBADMSG (or -ENOENT: no .eh_frame). */
-static int check_eh_frame(Elf *elf)
+/* The walk of .eh_frame (FDE starts marked in fdes), then the .eh_frame_hdr table. */
+static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const uint8_t *sec,
+			 size_t size, uint8_t *fdes)
 {
-	GElf_Shdr sh, hsh;
+	GElf_Shdr hsh;
 	Elf_Scn *scn;
 	Elf_Data *d;
-	const uint8_t *sec;
-	const char *id;
-	size_t shstrndx, size, idlen;
 	uint64_t off = 0;
 
-	id = elf_getident(elf, &idlen);
-	if (!id || idlen < EI_NIDENT || id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB)
-		return -EBADMSG;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return -ENOENT;
-	scn = section(elf, shstrndx, ".eh_frame", &sh);
-	if (!scn || sh.sh_type != SHT_PROGBITS)
-		return -ENOENT;
-	d = elf_rawdata(scn, NULL);
-	if (!d || !d->d_buf || d->d_size != sh.sh_size)
-		return -EBADMSG;
-	sec = d->d_buf;
-	size = d->d_size;
 	while (off < size) {
 		struct cur k;
 		uint32_t cid;
@@ -383,8 +368,10 @@ static int check_eh_frame(Elf *elf)
 			if (!check_cie(sec, size, off, &enc, &z))
 				return -EBADMSG;
 			off = (uint64_t)(k.end - sec);
-		} else if (!check_fde(sec, size, off, &off)) {
-			return -EBADMSG;
+		} else {
+			fdes[off / 8] |= (uint8_t)(1u << (off % 8));
+			if (!check_fde(sec, size, off, &off))
+				return -EBADMSG;
 		}
 	}
 	/* libdw looks FDEs up through .eh_frame_hdr's table when it has the usual encoding */
@@ -407,18 +394,49 @@ static int check_eh_frame(Elf *elf)
 		    !get_u32(&k, &cnt) || (uint64_t)cnt * 8 > (uint64_t)(k.end - k.p))
 			return -EBADMSG;
 		for (uint32_t i = 0; i < cnt; i++) {
-			int32_t pc, fde;
+			int32_t fde;
 
-			memcpy(&pc, k.p + 8 * (size_t)i, 4);
 			memcpy(&fde, k.p + 8 * (size_t)i + 4, 4);
-			(void)pc;
-			/* datarel: from the start of .eh_frame_hdr */
-			if (!check_fde(sec, size, hsh.sh_addr + (uint64_t)(int64_t)fde - sh.sh_addr,
-				       NULL))
+			/* datarel: from the start of .eh_frame_hdr; an FDE the walk checked */
+			off = hsh.sh_addr + (uint64_t)(int64_t)fde - sh->sh_addr;
+			if (off >= size || !(fdes[off / 8] & (1u << (off % 8))))
 				return -EBADMSG;
 		}
 	}
 	return 0;
+}
+
+/* 0 when libdw may run this file's CFI, else -EBADMSG (or -ENOENT: no .eh_frame). */
+static int check_eh_frame(Elf *elf)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	const uint8_t *sec;
+	const char *id;
+	size_t shstrndx, size, idlen;
+	uint8_t *fdes; /* a bit per byte of .eh_frame: an FDE checked starts there */
+	int rv;
+
+	id = elf_getident(elf, &idlen);
+	if (!id || idlen < EI_NIDENT || id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB)
+		return -EBADMSG;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -ENOENT;
+	scn = section(elf, shstrndx, ".eh_frame", &sh);
+	if (!scn || sh.sh_type != SHT_PROGBITS)
+		return -ENOENT;
+	d = elf_rawdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size != sh.sh_size)
+		return -EBADMSG;
+	sec = d->d_buf;
+	size = d->d_size;
+	fdes = calloc(size / 8 + 1, 1);
+	if (!fdes)
+		return -ENOMEM;
+	rv = check_entries(elf, shstrndx, &sh, sec, size, fdes);
+	free(fdes);
+	return rv;
 }
 
 static int finish(struct elfcfi *c, struct elfcfi **out)
