@@ -11,7 +11,8 @@
 #     --seeds    write the structured seeds (fuzz_mkseeds) into fuzz/corpus and stop
 #     TARGET     names without fuzz_ (default: all)
 #
-# Each target starts from fuzz/corpus/<corpus> (kept small, in the repository) and adds what it
+# Each target starts from fuzz/corpus/<corpus> (kept small, in the repository; plus
+# fuzz/corpus/<target> when the corpus is shared) and adds what it
 # finds to DIR/corpus/<target>; a crash, leak or sanitizer report leaves its input in
 # DIR/artifacts/ and makes the script fail. Exit status: 0 when no target failed.
 set -u
@@ -65,8 +66,11 @@ fi
 
 mkdir -p "$dir/corpus" "$dir/artifacts" "$dir/logs"
 run_one() {
-	local t=$1 bin=$dir/fuzz/fuzz_$1 log=$dir/logs/$1.log seed
+	local t=$1 bin=$dir/fuzz/fuzz_$1 log=$dir/logs/$1.log seed own
 	seed=$here/fuzz/corpus/$(corpus_of "$1")
+	own=()
+	# a target sharing a corpus may keep inputs of its own too (e.g. fixed findings)
+	[ "$(corpus_of "$1")" != "$1" ] && [ -d "$here/fuzz/corpus/$1" ] && own=("$here/fuzz/corpus/$1")
 	if [ ! -x "$bin" ]; then
 		echo "missing: $bin" >"$log"
 		echo 99 >"$log.rc"
@@ -74,7 +78,7 @@ run_one() {
 	fi
 	mkdir -p "$dir/corpus/$t"
 	"$bin" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix="$dir/artifacts/$t-" "$dir/corpus/$t" "$seed" >"$log" 2>&1
+		-artifact_prefix="$dir/artifacts/$t-" "$dir/corpus/$t" "$seed" "${own[@]}" >"$log" 2>&1
 	echo $? >"$log.rc"
 }
 

@@ -13,6 +13,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdint.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -46,11 +47,410 @@ struct elfcfi {
 	struct rule rules[RULES];
 };
 
+/* ---- .eh_frame check before libdw sees it ---------------------------------------------- */
+
+/*
+ * libdw sizes a frame's register table by the largest register number a CIE or FDE program
+ * names (or the CIE's return address column) and clears it: one DW_CFA_offset_extended with a
+ * register number near 2^32 in a hostile file costs gigabytes and a minute. So every entry of
+ * .eh_frame is decoded once at load, and the file's CFI refused if any register number passes
+ * CFI_REG_MAX (x86-64 numbers 0..66), an instruction is unknown or runs past its entry, or the
+ * .eh_frame_hdr search table points at an entry that does not pass the same check. .eh_frame is
+ * found by its section header only: libdw would otherwise find it through PT_GNU_EH_FRAME with
+ * no size to bound the walk, so a file without section headers gets no CFI (real shared
+ * objects, executables and the vDSO all have them).
+ */
+#define CFI_REG_MAX 128
+
+struct cur {
+	const uint8_t *p, *end;
+};
+
+static bool get_bytes(struct cur *k, size_t n, const uint8_t **out)
+{
+	if ((size_t)(k->end - k->p) < n)
+		return false;
+	if (out)
+		*out = k->p;
+	k->p += n;
+	return true;
+}
+
+static bool get_u8(struct cur *k, uint8_t *v)
+{
+	const uint8_t *b;
+
+	if (!get_bytes(k, 1, &b))
+		return false;
+	*v = *b;
+	return true;
+}
+
+static bool get_u32(struct cur *k, uint32_t *v)
+{
+	const uint8_t *b;
+
+	if (!get_bytes(k, 4, &b))
+		return false;
+	memcpy(v, b, 4);
+	return true;
+}
+
+/* An unsigned or signed LEB128 of at most 10 bytes; *v gets the unsigned value. */
+static bool get_leb(struct cur *k, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned int i = 0; i < 10; i++) {
+		uint8_t b;
+
+		if (!get_u8(k, &b))
+			return false;
+		r |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			if (v)
+				*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool get_reg(struct cur *k)
+{
+	uint64_t r;
+
+	return get_leb(k, &r) && r <= CFI_REG_MAX;
+}
+
+/* Skips one pointer of DW_EH_PE encoding enc (aligned and indirect-less forms only). */
+static bool skip_ptr(struct cur *k, uint8_t enc)
+{
+	static const uint8_t size[16] = { 8, 0, 2, 4, 8, 0, 0, 0, 0, 0, 2, 4, 8, 0, 0, 0 };
+
+	if (enc == DW_EH_PE_omit)
+		return true;
+	if ((enc & 0x70) == DW_EH_PE_aligned)
+		return false;
+	if ((enc & 0x0f) == DW_EH_PE_uleb128 || (enc & 0x0f) == DW_EH_PE_sleb128)
+		return get_leb(k, NULL);
+	return size[enc & 0x0f] && get_bytes(k, size[enc & 0x0f], NULL);
+}
+
+/* One CFA program, [p, end): every instruction known, in bounds, with small registers. */
+static bool check_program(struct cur k, uint8_t fde_enc)
+{
+	while (k.p < k.end) {
+		uint8_t op = *k.p++;
+		uint64_t n;
+
+		switch (op >> 6) {
+		case 1: /* DW_CFA_advance_loc */
+		case 3: /* DW_CFA_restore */
+			continue;
+		case 2: /* DW_CFA_offset */
+			if (!get_leb(&k, NULL))
+				return false;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc:
+			if (!skip_ptr(&k, fde_enc))
+				return false;
+			break;
+		case DW_CFA_advance_loc1:
+			if (!get_bytes(&k, 1, NULL))
+				return false;
+			break;
+		case DW_CFA_advance_loc2:
+			if (!get_bytes(&k, 2, NULL))
+				return false;
+			break;
+		case DW_CFA_advance_loc4:
+			if (!get_bytes(&k, 4, NULL))
+				return false;
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf:
+		case DW_CFA_GNU_args_size:
+			if (!get_leb(&k, NULL))
+				return false;
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			if (!get_reg(&k))
+				return false;
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			if (!get_reg(&k) || !get_leb(&k, NULL))
+				return false;
+			break;
+		case DW_CFA_register:
+			if (!get_reg(&k) || !get_reg(&k))
+				return false;
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			if (!get_reg(&k))
+				return false;
+			/* fall through */
+		case DW_CFA_def_cfa_expression:
+			if (!get_leb(&k, &n) || n > (uint64_t)(k.end - k.p))
+				return false;
+			k.p += n;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The entry at offset off of sec: its body in *body (after the length), false when bad. */
+static bool entry_at(const uint8_t *sec, size_t size, uint64_t off, struct cur *body)
+{
+	struct cur k;
+	uint32_t len;
+
+	if (off > size)
+		return false;
+	k = (struct cur){ sec + off, sec + size };
+	if (!get_u32(&k, &len) || len == 0xffffffff || len > (size_t)(k.end - k.p))
+		return false;
+	*body = (struct cur){ k.p, k.p + len };
+	return true;
+}
+
+/* The CIE at off: checks its program, gives its FDEs' pointer encoding and 'z' flag. */
+static bool check_cie(const uint8_t *sec, size_t size, uint64_t off, uint8_t *fde_enc, bool *z)
+{
+	struct cur k, aug;
+	uint32_t id;
+	uint8_t ver, b;
+	uint64_t n, ra;
+	const char *s;
+	size_t slen;
+
+	if (!entry_at(sec, size, off, &k) || !get_u32(&k, &id) || id != 0 || !get_u8(&k, &ver) ||
+	    (ver != 1 && ver != 3 && ver != 4))
+		return false;
+	s = (const char *)k.p;
+	slen = strnlen(s, (size_t)(k.end - k.p));
+	if (!get_bytes(&k, slen + 1, NULL)) /* no NUL within the entry */
+		return false;
+	if (ver == 4 && !get_bytes(&k, 2, NULL)) /* address and segment selector sizes */
+		return false;
+	if (!get_leb(&k, NULL) || !get_leb(&k, NULL)) /* code and data alignment */
+		return false;
+	if (ver == 1) {
+		if (!get_u8(&k, &b))
+			return false;
+		ra = b;
+	} else if (!get_leb(&k, &ra)) {
+		return false;
+	}
+	if (ra > CFI_REG_MAX)
+		return false;
+	*fde_enc = DW_EH_PE_absptr;
+	*z = slen > 0 && s[0] == 'z';
+	if (slen > 0) {
+		/* only 'z' augmentations say where the program starts */
+		if (!*z || !get_leb(&k, &n) || n > (uint64_t)(k.end - k.p))
+			return false;
+		aug = (struct cur){ k.p, k.p + n };
+		k.p += n;
+		for (size_t i = 1; i < slen; i++) {
+			switch (s[i]) {
+			case 'R':
+				if (!get_u8(&aug, fde_enc))
+					return false;
+				break;
+			case 'L':
+				if (!get_u8(&aug, &b))
+					return false;
+				break;
+			case 'P':
+				if (!get_u8(&aug, &b) || !skip_ptr(&aug, b & 0x7f))
+					return false;
+				break;
+			case 'S':
+			case 'B':
+				break;
+			default:
+				return false;
+			}
+		}
+	}
+	return check_program(k, *fde_enc);
+}
+
+/* The FDE at off (its CIE too); *next gets the following entry's offset. */
+static bool check_fde(const uint8_t *sec, size_t size, uint64_t off, uint64_t *next)
+{
+	struct cur k;
+	const uint8_t *at;
+	uint32_t ptr;
+	uint64_t n, cie;
+	uint8_t enc;
+	bool z;
+
+	if (!entry_at(sec, size, off, &k))
+		return false;
+	if (next)
+		*next = (uint64_t)(k.end - sec);
+	at = k.p;
+	if (!get_u32(&k, &ptr) || ptr == 0)
+		return false;
+	cie = (uint64_t)(at - sec);
+	if (ptr > cie)
+		return false;
+	cie -= ptr;
+	if (!check_cie(sec, size, cie, &enc, &z) || !skip_ptr(&k, enc) || !skip_ptr(&k, enc & 0x0f))
+		return false;
+	if (z && (!get_leb(&k, &n) || n > (uint64_t)(k.end - k.p)))
+		return false;
+	if (z)
+		k.p += n;
+	return check_program(k, enc);
+}
+
+static Elf_Scn *section(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+/* The walk of .eh_frame (FDE starts marked in fdes), then the .eh_frame_hdr table. */
+static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const uint8_t *sec,
+			 size_t size, uint8_t *fdes)
+{
+	GElf_Shdr hsh;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	uint64_t off = 0;
+
+	while (off < size) {
+		struct cur k;
+		uint32_t cid;
+		uint8_t enc;
+		bool z;
+
+		if (!entry_at(sec, size, off, &k))
+			return -EBADMSG;
+		if (k.end == k.p) /* the zero terminator */
+			break;
+		if (!get_u32(&k, &cid))
+			return -EBADMSG;
+		if (cid == 0) {
+			if (!check_cie(sec, size, off, &enc, &z))
+				return -EBADMSG;
+			off = (uint64_t)(k.end - sec);
+		} else {
+			fdes[off / 8] |= (uint8_t)(1u << (off % 8));
+			if (!check_fde(sec, size, off, &off))
+				return -EBADMSG;
+		}
+	}
+	/* libdw looks FDEs up through .eh_frame_hdr's table when it has the usual encoding */
+	scn = section(elf, shstrndx, ".eh_frame_hdr", &hsh);
+	if (scn && hsh.sh_type == SHT_PROGBITS) {
+		struct cur k;
+		uint8_t ver, ptr_enc, cnt_enc, tab_enc;
+		uint32_t cnt;
+
+		d = elf_rawdata(scn, NULL);
+		if (!d || !d->d_buf)
+			return -EBADMSG;
+		k = (struct cur){ d->d_buf, (const uint8_t *)d->d_buf + d->d_size };
+		if (!get_u8(&k, &ver) || !get_u8(&k, &ptr_enc) || !get_u8(&k, &cnt_enc) ||
+		    !get_u8(&k, &tab_enc))
+			return -EBADMSG;
+		if (tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+			return 0; /* libdw searches .eh_frame itself, as checked above */
+		if (ver != 1 || cnt_enc != DW_EH_PE_udata4 || !skip_ptr(&k, ptr_enc) ||
+		    !get_u32(&k, &cnt) || (uint64_t)cnt * 8 > (uint64_t)(k.end - k.p))
+			return -EBADMSG;
+		for (uint32_t i = 0; i < cnt; i++) {
+			int32_t fde;
+
+			memcpy(&fde, k.p + 8 * (size_t)i + 4, 4);
+			/* datarel: from the start of .eh_frame_hdr; an FDE the walk checked */
+			off = hsh.sh_addr + (uint64_t)(int64_t)fde - sh->sh_addr;
+			if (off >= size || !(fdes[off / 8] & (1u << (off % 8))))
+				return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* 0 when libdw may run this file's CFI, else -EBADMSG (or -ENOENT: no .eh_frame). */
+static int check_eh_frame(Elf *elf)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	const uint8_t *sec;
+	const char *id;
+	size_t shstrndx, size, idlen;
+	uint8_t *fdes; /* a bit per byte of .eh_frame: an FDE checked starts there */
+	int rv;
+
+	id = elf_getident(elf, &idlen);
+	if (!id || idlen < EI_NIDENT || id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB)
+		return -EBADMSG;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -ENOENT;
+	scn = section(elf, shstrndx, ".eh_frame", &sh);
+	if (!scn || sh.sh_type != SHT_PROGBITS)
+		return -ENOENT;
+	d = elf_rawdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size != sh.sh_size)
+		return -EBADMSG;
+	sec = d->d_buf;
+	size = d->d_size;
+	fdes = calloc(size / 8 + 1, 1);
+	if (!fdes)
+		return -ENOMEM;
+	rv = check_entries(elf, shstrndx, &sh, sec, size, fdes);
+	free(fdes);
+	return rv;
+}
+
 static int finish(struct elfcfi *c, struct elfcfi **out)
 {
+	int rv;
+
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
 		elfcfi_free(c);
 		return -ENOEXEC;
+	}
+	rv = check_eh_frame(c->elf);
+	if (rv != 0) {
+		elfcfi_free(c);
+		return rv;
 	}
 	c->cfi = dwarf_getcfi_elf(c->elf);
 	if (!c->cfi) {
