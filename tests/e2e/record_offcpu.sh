@@ -50,8 +50,8 @@ record() {
 # being the window's length).
 truth() {
 	local a b
-	a=$(awk -v t="$2" -v m="$3" '$2 == t && $3 == m { print $4 }' "$FG_TMP/$1.t0")
-	b=$(awk -v t="$2" -v m="$3" '$2 == t && $3 == m { print $4 }' "$FG_TMP/$1.t1")
+	a=$(T="$2" M="$3" awk '$2 == ENVIRON["T"] && $3 == ENVIRON["M"] { print $4 }' "$FG_TMP/$1.t0")
+	b=$(T="$2" M="$3" awk '$2 == ENVIRON["T"] && $3 == ENVIRON["M"] { print $4 }' "$FG_TMP/$1.t1")
 	echo $((b - a))
 }
 
