@@ -57,10 +57,17 @@ for i in 0 1 2; do
 done
 # Later writes (appends or a rewrite under a new name) must go to the collector's own file too:
 # wait for one more change of the inode, size or mtime of the maps of the two JVMs that keep
-# compiling (InlineChain settles within a second), then check the victims.
+# compiling (InlineChain settles within a second), then check the victims. A JVM may have
+# compiled all it will by then (a loaded machine starts the collector late): a restarted
+# collector writes every map again from the agents' replay, so the check never waits on the JIT.
 state() { stat -c '%i %s %y' "$(fg_map_path "$1")" 2>/dev/null; }
 changed() { [[ $(state "$1") != "$2" ]]; }
 s1=$(state "$p1") s3=$(state "$p3")
+if ! fg_wait 10 changed "$p1" "$s1" || ! fg_wait 10 changed "$p3" "$s3"; then
+	fg_log "no new code within 10 s: restarting the collector to have the maps written again"
+	fg_watch_stop_clean
+	fg_watch_start
+fi
 fg_wait 30 changed "$p1" "$s1" || fg_fail "map of pid $p1 not written again in 30 s"
 fg_wait 30 changed "$p3" "$s3" || fg_fail "map of pid $p3 not written again in 30 s"
 fg_log "maps written again after they replaced the plants: $s1 -> $(state "$p1"); $s3 -> $(state "$p3")"
