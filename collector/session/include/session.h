@@ -94,7 +94,7 @@ struct session_opts {
 	enum session_src src;
 	const char *socket_path; /* NULL = FG_DEFAULT_SOCKET */
 	const char *ctl_path;	 /* NULL = the ctl module's default */
-	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = 300 ms */
+	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = 1.3 s */
 	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */
 	enum session_event event;
 	/* Off-CPU and wall: waits shorter than this are dropped (counted); 0 keeps every one. */

@@ -35,7 +35,7 @@
 /*
  * The longest gap, reached in a sustained storm: each message costs ~0.3 ms of CPU on the two
  * sides (mostly thread wake-ups), so fewer, larger messages are what a storm needs; it stays
- * well inside the 300 ms a collector's profile waits for late code events (its settle window).
+ * well inside the 1.3 s a collector's profile waits for late code events (its settle window).
  */
 #define SENDER_FLUSH_GAP_MAX_NS 128000000ull
 #define SENDER_AFTER_HELLO_MAX 4096u /* longer after_hello blobs are not sent */

@@ -79,9 +79,17 @@ static const char *name_at(const struct codetab *t, uint64_t a, uint64_t ts)
 	return b ? b->name : NULL;
 }
 
+/* A table with a 50 ms late-load window, which the window tests below are written for. */
+static struct codetab *new50(void)
+{
+	const struct codetab_limits lim = { .grace_ns = 50 * MS };
+
+	return codetab_new(&lim);
+}
+
 static void test_lookup_respects_load_and_unload_times(void **state)
 {
-	struct codetab *t = codetab_new(NULL);
+	struct codetab *t = new50();
 
 	(void)state;
 	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "A::a"), 1);
@@ -194,7 +202,7 @@ static void test_older_overlapping_load_is_history_only(void **state)
 
 static void test_grace_window_accepts_a_late_callback(void **state)
 {
-	struct codetab *t = codetab_new(NULL);
+	struct codetab *t = new50();
 
 	(void)state;
 	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "Old::a");
@@ -211,9 +219,21 @@ static void test_grace_window_accepts_a_late_callback(void **state)
 	codetab_free(t);
 }
 
-static void test_grace_never_overrides_a_live_occupant(void **state)
+/* The default window is a second: the JVM's ServiceThread posts load events that late. */
+static void test_default_grace_covers_a_slow_service_thread(void **state)
 {
 	struct codetab *t = codetab_new(NULL);
+
+	(void)state;
+	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 2000 * MS, "Late::a");
+	assert_string_equal(name_at(t, 0x1010, 1100 * MS), "Late::a"); /* 900 ms before */
+	assert_null(name_at(t, 0x1010, 900 * MS));			/* 1.1 s before */
+	codetab_free(t);
+}
+
+static void test_grace_never_overrides_a_live_occupant(void **state)
+{
+	struct codetab *t = new50();
 
 	(void)state;
 	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 100 * MS, "Old::a");
@@ -723,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_overlapping_load_ends_the_old_blob),
 		cmocka_unit_test(test_older_overlapping_load_is_history_only),
 		cmocka_unit_test(test_grace_window_accepts_a_late_callback),
+		cmocka_unit_test(test_default_grace_covers_a_slow_service_thread),
 		cmocka_unit_test(test_grace_never_overrides_a_live_occupant),
 		cmocka_unit_test(test_inline_chain_follows_hotspot_ranges),
 		cmocka_unit_test(test_names_are_interned_and_freed_with_history),
