@@ -771,8 +771,7 @@ int cmd_watch(int argc, char **argv)
 	ctl_server_close(d.ctl);
 	start_close_guard(status);
 	if (receive_close(d.rx) == -ETIMEDOUT)
-		fg_err("watch", "the agent socket did not close within 2 s (nng 1.5.2); exiting "
-				"without it");
+		fg_err("watch", "%s", RECEIVE_CLOSE_LATE);
 	jvmset_free(d.set);
 	perfmap_dir_close(d.maps);
 	close(d.sfd);

@@ -324,6 +324,25 @@ static void reject(struct jvmset *s, struct conn *c, const char *why)
 }
 
 /* A new JVM for c's peer, making room at MAX_JVMS by expiring the oldest exited one. */
+/* Is a JVM of this set the orphan's process? Then the map is its again. */
+static bool orphan_claimed(const struct jvmset *s, const struct orphan *o)
+{
+	for (size_t i = 0; i < s->n_jvms; i++)
+		if (s->jvms[i]->info.host_pid == o->e.pid &&
+		    s->jvms[i]->info.start_time == o->e.start_time)
+			return true;
+	return false;
+}
+
+/* A JVM joined the set: an earlier collector's map of the same process is its again. */
+static void orphans_claim(struct jvmset *s, const struct jvm *j)
+{
+	for (size_t i = 0; i < s->n_orphans; i++)
+		if (s->orphans[i].e.pid == j->info.host_pid &&
+		    s->orphans[i].e.start_time == j->info.start_time)
+			s->orphans[i--] = s->orphans[--s->n_orphans];
+}
+
 static int jvm_create(struct jvmset *s, struct conn *c, struct jvm **out)
 {
 	struct jvm *j;
@@ -355,6 +374,7 @@ static int jvm_create(struct jvmset *s, struct conn *c, struct jvm **out)
 	j->interval = s->o.min_write_ns;
 	j->compact_interval = s->o.min_write_ns;
 	s->jvms[s->n_jvms++] = j;
+	orphans_claim(s, j);
 	*out = j;
 	return 0;
 }
@@ -895,16 +915,6 @@ void jvmset_flush(struct jvmset *s, uint64_t now)
 			write_map(s, s->jvms[i], true);
 }
 
-/* Is a JVM of this set the orphan's process? Then the map is its again. */
-static bool orphan_claimed(const struct jvmset *s, const struct orphan *o)
-{
-	for (size_t i = 0; i < s->n_jvms; i++)
-		if (s->jvms[i]->info.host_pid == o->e.pid &&
-		    s->jvms[i]->info.start_time == o->e.start_time)
-			return true;
-	return false;
-}
-
 /* Earlier collectors' maps: expire them as ours. Returns the next time to look. */
 static uint64_t tick_orphans(struct jvmset *s, uint64_t now, uint64_t next)
 {
@@ -912,10 +922,6 @@ static uint64_t tick_orphans(struct jvmset *s, uint64_t now, uint64_t next)
 		struct orphan *o = &s->orphans[i];
 		struct peer_info p;
 
-		if (orphan_claimed(s, o)) {
-			s->orphans[i--] = s->orphans[--s->n_orphans];
-			continue;
-		}
 		if (!o->expire_at && now >= o->next_check) {
 			o->next_check = now + CHECK_EVERY_NS;
 			if (peer_read(s->o.proc_root, o->e.pid, &p) != 0 ||
@@ -950,9 +956,12 @@ int jvmset_adopt(struct jvmset *s, const struct handoff_entry *e, size_t n, uint
 		return -ENOMEM;
 	s->orphans = grown;
 	for (size_t i = 0; i < n; i++) {
-		struct orphan *o = &s->orphans[s->n_orphans++];
+		struct orphan *o = &s->orphans[s->n_orphans];
 
 		*o = (struct orphan){ .e = e[i], .next_check = now };
+		if (orphan_claimed(s, o))
+			continue; /* already connected: its map is ours */
+		s->n_orphans++;
 		if (e[i].exited) {
 			/* A time to come is no exit time of ours: the list is older than the clock.
 			 */

@@ -209,8 +209,7 @@ static void listen_close(struct session_source *src)
 	if (l->js)
 		jvmset_free(l->js);
 	if (l->rx && receive_close(l->rx) == -ETIMEDOUT)
-		fg_err("session", "the agent socket did not close within 2 s (nng 1.5.2); "
-				  "exiting without waiting for it");
+		fg_err("session", "%s", RECEIVE_CLOSE_LATE);
 	free(l);
 }
 

@@ -80,6 +80,10 @@ int receive_open(const struct receive_opts *o, struct receive **out);
  */
 int receive_close(struct receive *rx);
 
+/* What a command says when receive_close() returned -ETIMEDOUT with the default time limit. */
+#define RECEIVE_CLOSE_LATE                                                                         \
+	"the agent socket did not close within 2 s (nng 1.5.2); exiting without it"
+
 /* Fill fds[0..2) with descriptors to poll for POLLIN; returns 2. */
 int receive_pollfds(struct receive *rx, struct pollfd *fds);
 

@@ -438,6 +438,13 @@ static void test_a_reconnecting_jvm_takes_its_map_back(void **state)
 	/* One entry: the JVM's own (its map is written anew), the adopted one is gone. */
 	assert_int_equal(jvmset_leftovers(s, e, 2), 1);
 	jvmset_free(s);
+	/* The same when the JVM connects before the list is adopted. */
+	s = set_new(fx, maps, 10 * SEC, 0);
+	assert_int_equal(connect_as(s, 1, 4420, 4420, 4, now), 0);
+	assert_int_equal(jvmset_adopt(s, e, n, now), 0);
+	jvmset_tick(s, now);
+	assert_int_equal(jvmset_leftovers(s, e, 2), 1);
+	jvmset_free(s);
 	perfmap_dir_close(maps);
 }
 
