@@ -29,16 +29,12 @@ endforeach()
 # `make build-tsan` builds only what the two labels run.
 add_custom_target(fg_tsan_targets DEPENDS fgcollect ${FG_TSAN_UNIT})
 
-# FG_PLAIN_BUILD_DIR: declared in e2e_asan.cmake.
+# FG_PLAIN_BUILD_DIR and fg_plain_e2e: declared in e2e_asan.cmake.
 if(FG_PLAIN_BUILD_DIR)
 	# watch_threads: every thread of the daemon busy at once, with no step that depends on
 	# speed (the other watch tests measure intervals a TSan build, several times slower,
 	# cannot keep).
-	foreach(t watch_threads)
-		add_test(NAME e2e_tsan_${t} COMMAND ${PROJECT_SOURCE_DIR}/tests/e2e/${t}.sh)
-		set_tests_properties(e2e_tsan_${t} PROPERTIES LABELS e2e-tsan RUN_SERIAL ON
-			TIMEOUT 300 SKIP_RETURN_CODE 77
-			FAIL_REGULAR_EXPRESSION "WARNING: ThreadSanitizer"
-			ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR};FG_BUILD_DIR=${FG_PLAIN_BUILD_DIR};FGCOLLECT=$<TARGET_FILE:fgcollect>;FGAGENT=${FG_PLAIN_BUILD_DIR}/jvmti-agent/libfgagent.so;FG_HOSTILE_PEER=${FG_PLAIN_BUILD_DIR}/tests/hostile_fp_peer;FG_WATCH_START_S=30;TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=${FG_TSAN_SUPP}")
-	endforeach()
+	fg_plain_e2e(e2e_tsan e2e-tsan "WARNING: ThreadSanitizer"
+		"FG_WATCH_START_S=30;TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:suppressions=${FG_TSAN_SUPP}"
+		watch_threads)
 endif()
