@@ -445,6 +445,56 @@ int sampler_add_pid(struct sampler *s, pid_t pid)
 	return htab_put(&s->targets, (uint64_t)pid, 1);
 }
 
+int sampler_remove_pid(struct sampler *s, pid_t pid)
+{
+	uint64_t *v = htab_get(&s->targets, (uint64_t)pid), key;
+	struct htab kept;
+	size_t k = 0, pos = 0;
+	int rv = 0;
+
+	if (pid <= 0 || !v)
+		return -ENOENT;
+	htab_remove(&s->targets, v);
+	for (size_t i = 0; i < s->nevts; i++) {
+		struct evt *e = &s->evts[i];
+		uint64_t id;
+
+		if (e->pid != pid) {
+			s->evts[k++] = *e;
+			continue;
+		}
+		if (ioctl(e->fd, PERF_EVENT_IOC_ID, &id) == 0) {
+			if ((v = htab_get(&s->owner, id)))
+				htab_remove(&s->owner, v);
+			if ((v = htab_get(&s->swids, id)))
+				htab_remove(&s->swids, v);
+		}
+		close(e->fd);
+		s->info.nfds--;
+	}
+	s->nevts = k;
+	/* The threads it covered: the set is rebuilt without them (no removal while walking). */
+	htab_init(&kept);
+	while ((v = htab_each(&s->opened, &pos, &key))) {
+		if (key >> 32 == (uint64_t)(uint32_t)pid) {
+			uint64_t *lk = htab_get(&s->lock, key & 0xffffffffu);
+
+			if (lk)
+				htab_remove(&s->lock, lk);
+			continue;
+		}
+		if (rv == 0)
+			rv = htab_put(&kept, key, *v);
+	}
+	if (rv == 0) {
+		htab_fini(&s->opened);
+		s->opened = kept;
+	} else {
+		htab_fini(&kept); /* out of memory: the old set stays, a little too large */
+	}
+	return 0;
+}
+
 /*
  * The sched_switch event: a sample in the context of the thread switched out, with the same
  * call chain, user registers and stack copy as a CPU sample, plus the tracepoint's raw record

@@ -55,12 +55,17 @@ struct deferred {
 	void *buf;
 };
 
+/* A target's events are closed this long after its exit, when its last records were drained. */
+#define FORGET_AFTER_NS 2000000000ull
+
 struct session {
 	struct session_opts o;
 	uint64_t start_ns, end_ns;
 
 	struct targets targets;
-	bool multi; /* more than one process possible: process root frames */
+	size_t nforget;	    /* targets with forget_at set */
+	uint64_t forgotten; /* targets whose events were closed after their exit */
+	bool multi;	    /* more than one process possible: process root frames */
 	struct threadnames names;
 
 	const struct session_sampler_ops *so; /* the sampler's calls (session_seam.h) */
@@ -279,6 +284,11 @@ static int real_add_pid(void *smp, pid_t pid)
 	return sampler_add_pid(smp, pid);
 }
 
+static int real_remove_pid(void *smp, pid_t pid)
+{
+	return sampler_remove_pid(smp, pid);
+}
+
 static const struct sampler_info *real_info(const void *smp)
 {
 	return sampler_info(smp);
@@ -295,8 +305,15 @@ static void real_close(void *smp)
 }
 
 static const struct session_sampler_ops real_sampler = {
-	real_open,    real_fd,	 real_poll,  real_disable,
-	real_add_pid, real_info, real_stats, real_close,
+	.open = real_open,
+	.fd = real_fd,
+	.poll = real_poll,
+	.disable = real_disable,
+	.add_pid = real_add_pid,
+	.remove_pid = real_remove_pid,
+	.info = real_info,
+	.stats = real_stats,
+	.close = real_close,
 };
 
 /* ---- the process's mappings for vmstack, from the symbolizer ----------------------------- */
@@ -621,6 +638,11 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 
 			if (t && !t->exited) {
 				t->exited = true;
+				/* Its events closed once the rings hold nothing more of it. */
+				if (s->so->remove_pid) {
+					t->forget_at = s->now() + FORGET_AFTER_NS;
+					s->nforget++;
+				}
 				if (s->jf)
 					javaframes_forget(s->jf, t->pid);
 				notes_add(&s->notes, "PID %u exited after %.1f s of recording",
@@ -875,6 +897,21 @@ int session_step_wait(const struct session *s, int timeout_ms, bool *rings)
 	return step_wait(s, now, hold_samples(s, now), timeout_ms, rings);
 }
 
+/* Close the sampling events of targets that exited a while ago (long runs of --all, watch). */
+static void forget_exited(struct session *s, uint64_t now)
+{
+	for (size_t i = 0; i < s->targets.n && s->nforget; i++) {
+		struct target *t = &s->targets.v[i];
+
+		if (!t->forget_at || now < t->forget_at)
+			continue;
+		(void)s->so->remove_pid(s->sampler, (pid_t)t->pid);
+		t->forget_at = 0;
+		s->nforget--;
+		s->forgotten++;
+	}
+}
+
 int session_step(struct session *s, int timeout_ms)
 {
 	struct pollfd fds[4];
@@ -901,6 +938,8 @@ int session_step(struct session *s, int timeout_ms)
 			s->drained_ns = s->now();
 	}
 	settle(s, watermark(s, s->now()));
+	if (s->nforget)
+		forget_exited(s, s->now());
 	return 0;
 }
 

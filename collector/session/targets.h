@@ -21,6 +21,7 @@ struct codetab;
 struct target {
 	uint32_t pid;
 	bool exited;
+	uint64_t forget_at;  /* when its sampling events are closed after its exit; 0 none due */
 	bool connected;	     /* its agent has said hello to our source */
 	bool replaying;	     /* between SNAPSHOT_BEGIN and END */
 	struct codetab *tab; /* ctl source: our copy of the daemon's table (owned) */

@@ -185,6 +185,13 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n,
 int sampler_add_pid(struct sampler *s, pid_t pid);
 
 /*
+ * Stop sampling a target process that exited: its events are closed (records already in the
+ * rings are still delivered) and it is forgotten, so a long-running sampler of many short-lived
+ * processes holds no descriptor or memory for the dead. 0, or -ENOENT (not a target).
+ */
+int sampler_remove_pid(struct sampler *s, pid_t pid);
+
+/*
  * Wait up to timeout_ms (0: do not wait, -1: forever) for a record in a ring, then
  * drain every ring, calling cb per record. Returns the number of records delivered, -EINTR
  * if a signal interrupted the wait (nothing drained), or cb's negative return.

@@ -25,6 +25,7 @@ struct session_sampler_ops {
 	int (*poll)(void *smp, int timeout_ms, sampler_cb cb, void *ctx);
 	void (*disable)(void *smp);
 	int (*add_pid)(void *smp, pid_t pid);
+	int (*remove_pid)(void *smp, pid_t pid); /* NULL: targets are never closed early */
 	const struct sampler_info *(*info)(const void *smp);
 	void (*stats)(const void *smp, struct sampler_stats *out);
 	void (*close)(void *smp); /* accepts NULL */

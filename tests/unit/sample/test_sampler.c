@@ -6,6 +6,7 @@
  *
  * Exits 77 (skipped) only when the kernel refuses perf_event_open itself.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -117,6 +118,19 @@ static void child_two_spinners(unsigned int ms)
 	spin_ms(ms);
 	pthread_join(t, NULL);
 	_exit(0);
+}
+
+/* Descriptors open in this process now. */
+static int fds_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3; /* ".", ".." and the listing's own */
 }
 
 static pid_t fork_or_die(void)
@@ -433,6 +447,19 @@ static void test_several_processes_are_sampled(void **state)
 			done++;
 	}
 	sampler_poll(sp, 0, on_record, &a);
+	/* Both exited: their events are closed when they are removed, the targets forgotten. */
+	{
+		size_t nfds = sampler_info(sp)->nfds;
+		int open0 = fds_open();
+
+		assert_true(nfds > 0);
+		assert_int_equal(sampler_remove_pid(sp, kids[1]), 0);
+		assert_int_equal(sampler_remove_pid(sp, kids[1]), -ENOENT);
+		assert_int_equal(sampler_remove_pid(sp, kids[0]), 0);
+		assert_int_equal(sampler_info(sp)->nfds, 0);
+		assert_int_equal(fds_open(), open0 - (int)nfds);
+		assert_int_equal(sampler_add_pid(sp, kids[1]), -ESRCH); /* not -EEXIST */
+	}
 	sampler_close(sp);
 	/* `a` counted kids[0]'s samples and the rest as other-pid: kids[1]'s. */
 	assert_true(a.samples > 50);

@@ -35,6 +35,8 @@ struct fake_sampler {
 	size_t nq;
 	pid_t added[8];
 	size_t nadded;
+	pid_t removed[8];
+	size_t nremoved;
 	int add_rv;
 	bool disabled;
 	/* A tick: the clock moves by step_ns and (sample_per_poll) one more sample of the JVM is
@@ -98,6 +100,15 @@ static int fs_add_pid(void *smp, pid_t pid)
 	return f->add_rv;
 }
 
+static int fs_remove_pid(void *smp, pid_t pid)
+{
+	struct fake_sampler *f = smp;
+
+	if (f->nremoved < 8)
+		f->removed[f->nremoved++] = pid;
+	return 0;
+}
+
 static const struct sampler_info *fs_info(const void *smp)
 {
 	return &((const struct fake_sampler *)smp)->info;
@@ -115,7 +126,15 @@ static void fs_close(void *smp)
 }
 
 static const struct session_sampler_ops fake_sampler = {
-	fs_open, fs_fd, fs_poll, fs_disable, fs_add_pid, fs_info, fs_stats, fs_close,
+	.open = fs_open,
+	.fd = fs_fd,
+	.poll = fs_poll,
+	.disable = fs_disable,
+	.add_pid = fs_add_pid,
+	.remove_pid = fs_remove_pid,
+	.info = fs_info,
+	.stats = fs_stats,
+	.close = fs_close,
 };
 
 static const uint64_t jit_chain[] = { JIT_PC };

@@ -118,11 +118,21 @@ static void test_exit_and_duration_follow_the_clock(void **state)
 	assert_int_equal(session_next_note(s, note, sizeof(note)), 1);
 	assert_string_equal(note, "PID 2100000000 exited after 1.5 s of recording");
 	assert_false(session_done(s)); /* --all: more JVMs may come */
-	clock_ns = 3000 * MS;
+	/* Its events are closed 2 s after its exit, not before. */
+	clock_ns = 4400 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fs.nremoved, 0);
+	clock_ns = 4500 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fs.nremoved, 1);
+	assert_int_equal(fs.removed[0], JVM_PID);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fs.nremoved, 1);
+	clock_ns = 5000 * MS;
 	session_finish(s, 0);
 	assert_true(fs.disabled);
 	session_summary(s, &sm);
-	assert_int_equal(sm.duration_ns, 2000 * MS);
+	assert_int_equal(sm.duration_ns, 4000 * MS);
 	assert_int_equal(sm.exited, 1);
 	assert_int_equal(sm.src, SESSION_SRC_CTL);
 	session_close(s);
