@@ -59,8 +59,8 @@ demo_db_summary() {
 # demo_db_figures CPU WALL RPS HZ: "READS_US SHARE_PCT CPU_US" per request (see above).
 demo_db_figures() {
 	cpu_hz=$4 rps=$3 LC_ALL=C awk '
-	function is_req(s) { return s ~ /(^|;)RealAppServlet::doGet_\[[ji0]\];/ }
-	function is_read(s) { return s ~ /;(java\.net\.Socket\$SocketInputStream|sun\.nio\.ch\.NioSocketImpl)::read_\[[ji0]\];/ }
+	function is_req(s) { return s ~ /(^|;)RealAppServlet::doGet_\[[ji0]\](;|$)/ }
+	function is_read(s) { return s ~ /;(java\.net\.Socket\$SocketInputStream|sun\.nio\.ch\.NioSocketImpl)::read_\[[ji0]\](;|$)/ }
 	FNR == 1 { file++ }
 	{
 		n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
