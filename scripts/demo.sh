@@ -75,7 +75,7 @@ demo_exit() {
 trap demo_exit EXIT
 fg_require_built
 mkdir -p "$OUT"
-rm -f "$OUT"/primes.* "$OUT"/primes-* "$OUT"/perf-*.map
+want primes && rm -f "$OUT"/primes.* "$OUT"/primes-* "$OUT"/perf-*.map
 
 say() {
 	printf 'demo: %s\n' "$*" >&2
