@@ -20,8 +20,15 @@
 #      calls) changed most;
 #   6. prints where everything is, and cleans up.
 #
+#   7. then a service that waits on something real, in two configurations: the Jetty + JDBC
+#      service of tests/java/realapp on PostgreSQL and on MariaDB (servers on 127.0.0.1 from
+#      Debian's packages), each recorded with `fgcollect record --event cpu` and `--event wall`
+#      at once, their CPU and wall flame graphs, the differential of the two wall profiles and a
+#      per-request summary line (scripts/demo_db.sh).
+#
 # OUT is BUILD_DIR/demo, or FG_DEMO_OUT. FG_DEMO_SHORT=1 (the make test variant) shortens the
-# warm-up; FG_DEMO_SECONDS sets each recording's length.
+# warm-up; FG_DEMO_SECONDS sets each recording's length. FG_DEMO_PARTS (default "primes db")
+# picks the parts: primes (steps 2-5) and db (step 7).
 #
 # Profiling (FG_DEMO_MODE, default auto):
 #   record  fgcollect record --pid HOSTPID --duration S -o primes.folded   (its own sampler)
@@ -46,14 +53,29 @@ MODE=${FG_DEMO_MODE:-auto}
 OUT=${FG_DEMO_OUT:-$BUILD_DIR/demo}
 WARMUP=2
 [[ ${FG_DEMO_SHORT:-0} == 1 ]] && WARMUP=1
+PARTS=${FG_DEMO_PARTS:-primes db}
+want() {
+	[[ " $PARTS " == *" $1 "* ]]
+}
+want primes || want db || { echo "demo: FG_DEMO_PARTS names neither primes nor db" >&2; exit 64; }
 
 # shellcheck source=tests/harness/lib.sh
 . "$SRC/tests/harness/lib.sh"
+# shellcheck source=scripts/demo_db.sh
+. "$SRC/scripts/demo_db.sh"
 FG_KEEP_TMP=0
 fg_init demo
+demo_exit() {
+	local rc=$?
+	set +e
+	demo_db_cleanup
+	(exit "$rc")
+	fg_cleanup
+}
+trap demo_exit EXIT
 fg_require_built
 mkdir -p "$OUT"
-rm -f "$OUT"/primes.* "$OUT"/primes-* "$OUT"/perf-*.map
+want primes && rm -f "$OUT"/primes.* "$OUT"/primes-* "$OUT"/perf-*.map
 
 say() {
 	printf 'demo: %s\n' "$*" >&2
@@ -66,6 +88,12 @@ has() {
 # 1. The host daemon, on a private socket directory (the containers' /var/run/fgcollect).
 fg_watch_start
 say "fgcollect watch is serving $FG_SOCK (log: $FG_WATCH_LOG)"
+if ! want primes; then
+	demo_db_run
+	fg_watch_stop || true
+	printf 'fgcollect demo (record pipeline):%s\n' "$DB_REPORT"
+	exit 0
+fi
 
 # 2. The sample service, under load, in its container.
 # start_service NAME IMPL: PrimeService --impl IMPL as PID 1 of container NAME; sets pid.
@@ -173,6 +201,7 @@ esac
 [[ -s $OUT/primes-sieve.folded ]] || fg_fail "no stacks collected from pid $pid"
 render primes-sieve "PrimeService with the sieve (host PID $pid)"
 fg_container_stop primes-sieve || true
+want db && demo_db_run
 fg_watch_stop || true
 
 # The differential, from the two runs' stacks made comparable (OUT/NAME.cmp.folded):
@@ -253,3 +282,4 @@ The same endpoint counting primes with a sieve instead of trial division (same a
                   primes-sieve.cmp.folded: the two runs' stacks made comparable)
   biggest difference: $summary
 EOF
+[[ -z $DB_REPORT ]] || printf '%s\n' "$DB_REPORT"

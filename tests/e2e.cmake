@@ -58,6 +58,8 @@ fg_e2e_test(e2e_map_symlink_attack map_symlink_attack.sh TIMEOUT 120)
 fg_e2e_test(e2e_map_keep_exited map_keep_exited.sh TIMEOUT 120)
 fg_e2e_test(e2e_map_reuse_perf map_reuse_perf.sh TIMEOUT 120)
 fg_e2e_test(e2e_demo_diff demo_diff.sh TIMEOUT 240)
+# The demo's second part: Jetty + JDBC on PostgreSQL and MariaDB, CPU and wall (about 45 s).
+fg_e2e_test(e2e_demo_db demo_db.sh TIMEOUT 240)
 fg_e2e_test(e2e_map_frozen_collector map_frozen_collector.sh TIMEOUT 300)
 # A Jetty + JDBC service on PostgreSQL and MariaDB under load, JDK 17 and 25, with and
 # without frame pointers. The script's defaults are the goals (whole chain >= 99.5% of the

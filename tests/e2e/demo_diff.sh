@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# demo_diff - `make demo` in its short mode (1 s warm-up, 3 s per recording): the two
-# implementations of PrimeService's endpoint are profiled, both flame graphs and the
-# differential one are written, and the printed summary names the biggest difference as the
+# demo_diff - `make demo`'s first part in its short mode (1 s warm-up, 3 s per recording; the
+# second part is tests/e2e/demo_db.sh): the two implementations of PrimeService's endpoint
+# are profiled, both flame graphs and the differential one are written, and the printed summary names the biggest difference as the
 # folded data show it: trial division's frames lose the most share to the sieve.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init demo_diff
 fg_require_built
 out=$FG_TMP/demo
-FG_DEMO_OUT=$out FG_DEMO_SHORT=1 FG_DEMO_SECONDS=3 "$FG_SOURCE_DIR/scripts/demo.sh" "$FG_BUILD_DIR" \
+FG_DEMO_PARTS=primes FG_DEMO_OUT=$out FG_DEMO_SHORT=1 FG_DEMO_SECONDS=3 "$FG_SOURCE_DIR/scripts/demo.sh" "$FG_BUILD_DIR" \
 	>"$FG_TMP/demo.out" 2>"$FG_TMP/demo.err" ||
 	{ cat "$FG_TMP/demo.err" "$FG_TMP/demo.out" >&2; fg_fail "scripts/demo.sh failed"; }
 cat "$FG_TMP/demo.out" >&2
