@@ -8,9 +8,10 @@
  * The ingest loop never waits for it: the roller is just another client of the control
  * channel, which never blocks the daemon (a client that falls behind is disconnected; the
  * roller then opens a new session, backing off from 10 s to 5 min when sessions keep failing
- * soon, since each one makes the daemon send every JVM's code history). Every recycle_ns, if
- * some JVM has exited, the session is replaced by a new one so that exited JVMs' tables,
- * sampler descriptors and caches are let go (a few milliseconds of samples are lost then).
+ * soon, since each one makes the daemon send every JVM's code history). An exited JVM's
+ * sampling descriptors are closed by the session 2 s after its exit; every recycle_ns, if some
+ * JVM has exited, the session is replaced by a new one so that exited JVMs' tables and caches
+ * are let go too (a few milliseconds of samples are lost then).
  *
  * Invariant: memory is bounded by one interval's stacks (session_rotate hands them over and
  * they are freed after writing) plus the live code tables.
