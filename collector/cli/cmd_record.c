@@ -340,7 +340,7 @@ static void print_unwind_summary(const struct session_summary *sm)
 		fg_err(CMD,
 		       "  vm unwinder: %llu walks, %.1f frames each, %.2f us each; ended at the "
 		       "root %llu, [truncated] by the %u-byte copy %llu (continued to the root by "
-		       "the kernel's chain %llu), at max depth %llu, lost "
+		       "the kernel's chain %llu, not where it held what is not code %llu), at max depth %llu, lost "
 		       "%llu (in compiled code %llu, stubs %llu, the interpreter %llu, native code "
 		       "%llu, code not announced yet %llu, not code %llu); deoptimised frames %llu; "
 		       "walked again once the code tables were complete up to their time %llu",
@@ -348,7 +348,8 @@ static void print_unwind_summary(const struct session_summary *sm)
 		       (double)v->ns / 1e3 / (double)v->samples,
 		       (unsigned long long)v->end[UNW_END_ROOT], sm->stack_copy,
 		       (unsigned long long)v->end[UNW_END_TRUNCATED],
-		       (unsigned long long)v->past_copy, (unsigned long long)v->end[UNW_END_MAX],
+		       (unsigned long long)v->past_copy, (unsigned long long)v->past_copy_refused,
+		       (unsigned long long)v->end[UNW_END_MAX],
 		       (unsigned long long)v->end[UNW_END_LOST],
 		       (unsigned long long)v->lost_at[UNW_COMPILED],
 		       (unsigned long long)v->lost_at[UNW_STUB] +

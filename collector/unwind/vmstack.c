@@ -105,6 +105,23 @@ static uint32_t past_copy(struct vmstack *v, const struct vmstack_in *in, uint32
 			break;
 	if (i < 2)
 		return n;
+	/*
+	 * Without frame pointers in compiled Java code the kernel's chain can resync on a saved
+	 * rbp after a few values that are no return addresses at all (heap or stack addresses):
+	 * such a chain is refused whole, the walk stays [truncated].
+	 */
+	v->in = in; /* classify()'s view */
+	for (uint32_t j = i + 1; j < nk; j++) {
+		const struct fgp_code_frame *f;
+		enum unw_code c = classify(v, k[j], true, &f);
+
+		if (c == UNW_NOT_CODE || c == UNW_ANON) {
+			v->in = NULL;
+			v->st.past_copy_refused++;
+			return n;
+		}
+	}
+	v->in = NULL;
 	for (i++; i < nk && n < VMSTACK_MAX_FRAMES; i++, n++) {
 		v->chain[n] = k[i];
 		v->frames[n] = (struct unw_frame){ .pc = k[i] };

@@ -59,6 +59,8 @@ struct vmstack_stats {
 	uint64_t fp_samples, fp_frames, fp_ns;
 	/* a walk [truncated] by the copy's end, continued by the kernel's chain to the root */
 	uint64_t past_copy;
+	/* ... not continued: the kernel's chain past the walk held a value that is not code */
+	uint64_t past_copy_refused;
 	/* vmstack_hybrid: kernel chains short of a root, walked; and those walks that rooted */
 	uint64_t hybrid, hybrid_rooted;
 	uint64_t deferred; /* walks answered -EAGAIN (in->may_defer), to be walked again */
@@ -101,8 +103,10 @@ struct vmstack_out {
  * lets wait (not counted in stats but in stats.deferred). A walk the copy's end cut goes on
  * with the kernel's chain (in->kernel) when that chain reaches a root (maps->root_at) and
  * holds the walk's last two frames, in order, no deeper than the walk found them (the kernel's
- * chain can miss frames, never add one): the frames past them are appended, out->past_copy
- * set and out->end UNW_END_ROOT (stats.past_copy; stats.end still counts the walk's own end).
+ * chain can miss frames, never add one), and every frame past them is code (not an anonymous
+ * or unmapped address; else stats.past_copy_refused): the frames past them are appended,
+ * out->past_copy set and out->end UNW_END_ROOT (stats.past_copy; stats.end still counts the walk's
+ * own end).
  */
 int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out);
 

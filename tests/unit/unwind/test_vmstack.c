@@ -230,6 +230,40 @@ static void test_a_walk_cut_by_the_copy_goes_on_along_a_rooted_kernel_chain(void
 	assert_chain(&o, cut, 4);
 	vmstack_stats(v, &st);
 	assert_int_equal(st.past_copy, 1);
+	assert_int_equal(st.past_copy_refused, 0);
+	vmstack_free(v);
+}
+
+/* Past the walk's frames the kernel's chain holds a value that is no code: not continued. */
+static void test_a_kernel_chain_with_a_non_code_value_is_not_continued(void **state)
+{
+	static const uint64_t garbled[] = { LIBC + 0x10, LIBJVM + 0x100, LIBJVM + 0x200, 0x1000,
+					    CLONE3 + 0x10 };
+	static const uint64_t clean[] = { LIBC + 0x10, LIBJVM + 0x100, LIBJVM + 0x200,
+					  LIBJVM + 0x200, CLONE3 + 0x10 };
+	const uint64_t cut[] = { LIBC + 0x10, LIBJVM + 0x100, LIBJVM + 0x200, 1 };
+	struct vmstack *v = vmstack_new();
+	struct vmstack_out o;
+	struct vmstack_stats st;
+	struct sample x;
+
+	(void)state;
+	build();
+	sample(&x, 3, garbled, 5);
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_TRUNCATED);
+	assert_true(o.truncated);
+	assert_false(o.past_copy);
+	assert_chain(&o, cut, 4);
+	vmstack_stats(v, &st);
+	assert_int_equal(st.past_copy_refused, 1);
+	/* The same chain with code there is continued. */
+	sample(&x, 3, clean, 5);
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_true(o.past_copy);
+	vmstack_stats(v, &st);
+	assert_int_equal(st.past_copy, 1);
+	assert_int_equal(st.past_copy_refused, 1);
 	vmstack_free(v);
 }
 
@@ -279,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_a_rooted_kernel_chain_is_kept_without_a_walk),
 		cmocka_unit_test(test_a_walk_that_does_not_root_keeps_the_kernel_chain),
 		cmocka_unit_test(test_a_walk_cut_by_the_copy_goes_on_along_a_rooted_kernel_chain),
+		cmocka_unit_test(test_a_kernel_chain_with_a_non_code_value_is_not_continued),
 		cmocka_unit_test(test_a_walk_into_code_not_announced_yet_waits_and_roots_later),
 	};
 
