@@ -17,7 +17,7 @@ const char *session_cli_event_name(enum session_event ev)
 	return (unsigned)ev < 3 ? event_names[ev] : "?";
 }
 
-int session_cli_event(const char *cmd, const char *arg, enum session_event *out)
+static int event_of(const char *arg, enum session_event *out)
 {
 	for (unsigned i = 0; i < 3; i++) {
 		if (!strcmp(arg, event_names[i])) {
@@ -25,6 +25,13 @@ int session_cli_event(const char *cmd, const char *arg, enum session_event *out)
 			return 0;
 		}
 	}
+	return -1;
+}
+
+int session_cli_event(const char *cmd, const char *arg, enum session_event *out)
+{
+	if (event_of(arg, out) == 0)
+		return 0;
 	fg_err(cmd, "--event '%s': use cpu, offcpu or wall", arg);
 	return -1;
 }
@@ -46,8 +53,10 @@ int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask)
 		}
 		memcpy(one, p, n);
 		one[n] = '\0';
-		if (session_cli_event(cmd, one, &ev) != 0)
+		if (event_of(one, &ev) != 0) {
+			fg_err(cmd, "--event '%s': '%s' is not cpu, offcpu or wall", arg, one);
 			return -1;
+		}
 		if (m & (1u << ev)) {
 			fg_err(cmd, "--event '%s': %s given twice", arg, one);
 			return -1;

@@ -44,7 +44,7 @@ grep -m1 'fgcollect top' "$FG_TMP/top.out" >&2
 grep -q "^fgcollect top - PID $pid - .* - event offcpu (time, ms) - interval 2: [0-9.]* ms off the CPU" "$FG_TMP/top.out" ||
 	fg_fail "top's header does not say the event and its unit: $(grep 'fgcollect top' "$FG_TMP/top.out")"
 grep -q 'SELF-MS' "$FG_TMP/top.out" || fg_fail "top's columns do not say milliseconds"
-grep -q 'OffCpuTruth::sleepB_\[j\]' "$FG_TMP/top.out" || fg_fail "top --event offcpu does not list OffCpuTruth::sleepB"
+grep -q 'OffCpuTruth::sleepB_\[[0ij]\]' "$FG_TMP/top.out" || fg_fail "top --event offcpu does not list OffCpuTruth::sleepB"
 
 sets() { find "$out" -maxdepth 1 -name "*_${pid}_test-node$1" -size +0 | wc -l; }
 enough() { (($(sets .folded) >= 3 && $(sets .offcpu.folded) >= 3)); }
@@ -62,18 +62,19 @@ for f in "$out"/*_"${pid}"_test-node.folded; do
 	[[ -s $stem.svg && -s $stem.pb.gz ]] || fg_fail "incomplete cpu set $stem"
 	[[ -s $stem.offcpu.folded && -s $stem.offcpu.svg && -s $stem.offcpu.pb.gz ]] || continue
 	pairs=$((pairs + 1))
-	grep -q 'OffCpuTruth::computeA_\[j\]' "$f" || fg_fail "the cpu profile $f lacks computeA"
+	grep -q 'OffCpuTruth::computeA_\[[0ij]\]' "$f" || fg_fail "the cpu profile $f lacks computeA"
 done
 ((pairs >= 2)) || { ls "$out" >&2; fg_fail "only $pairs intervals have both a cpu and an off-CPU profile"; }
 off=$(find "$out" -maxdepth 1 -name "*_${pid}_test-node.offcpu.folded" | sort | tail -n 2 | head -n 1)
 stem=${off%.offcpu.folded}
 # fg-sleeper's sleep, in microseconds: 60 ms out of every 80 of a ~2 s interval.
-slept=$(awk '/^fg-sleeper;.*OffCpuTruth::sleepB_\[j\];.*\[off-cpu: sleeping\]/ { s += $NF } END { print s + 0 }' "$off")
+slept=$(awk '/^fg-sleeper;.*OffCpuTruth::sleepB_\[[0ij]\];.*\[off-cpu: sleeping\]/ { s += $NF } END { print s + 0 }' "$off")
 fg_log "fg-sleeper slept $slept us under sleepB in $(basename "$off")"
 ((slept >= 500000)) || fg_fail "the off-CPU profile has $slept us of fg-sleeper under sleepB (want >= 0.5 s of ~1.5 s)"
 grep -q "Off-CPU time (us): truth | container .* | PID $pid | host test-node" "$stem.offcpu.svg" ||
 	fg_fail "the off-CPU SVG's title does not say the unit"
-grep -q ' us (' "$stem.offcpu.svg" || fg_fail "the off-CPU SVG does not count microseconds"
+grep -q 'countname: "us"' "$stem.offcpu.svg" && grep -q '<title>all ([0-9,]* us, 100%)' "$stem.offcpu.svg" ||
+	fg_fail "the off-CPU SVG does not count microseconds"
 grep -q "CPU: truth | container" "$stem.svg" || fg_fail "the cpu SVG's title changed"
 grep -q 'class="event">offcpu<' "$out/index.html" || fg_fail "index.html has no offcpu row"
 grep -q 'class="event">cpu<' "$out/index.html" || fg_fail "index.html has no cpu row"

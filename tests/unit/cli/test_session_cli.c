@@ -29,18 +29,19 @@ static int no_local(int c, const char *arg, void *ctx)
 	return 0;
 }
 
-/* Parse args (NULL-terminated, after the command name) as top does. */
-static int parse(struct session_opts *so, ...)
+/* Parse args (after the command name) as top does. */
+#define parse(so, ...) parse_args(so, (const char *[]){ __VA_ARGS__, NULL })
+
+static int parse_args(struct session_opts *so, const char *const *args)
 {
 	static const struct option longopts[] = { SESSION_CLI_LONGOPTS, { 0 } };
-	char *argv[32] = { "top" };
+	char *argv[32] = { (char *)"top" };
 	int argc = 1;
-	va_list ap;
 
-	va_start(ap, so);
-	while (argc < 31 && (argv[argc] = va_arg(ap, char *)))
+	while (argc < 31 && args[argc - 1]) {
+		argv[argc] = (char *)args[argc - 1];
 		argc++;
-	va_end(ap);
+	}
 	memset(so, 0, sizeof(*so));
 	return session_cli_parse("top", argc, argv, ":p:c:aF:e:", longopts, no_local, NULL, so,
 				 no_usage);
@@ -51,26 +52,26 @@ static void test_event_and_its_options_parse_for_every_command(void **state)
 	struct session_opts so;
 
 	(void)state;
-	assert_int_equal(parse(&so, "--pid", "42", NULL), 0);
+	assert_int_equal(parse(&so, "--pid", "42"), 0);
 	assert_int_equal(so.event, SESSION_EVENT_CPU);
 	assert_false(so.merge_threads);
 	assert_int_equal(parse(&so, "--pid", "42", "--event", "offcpu", "--min-block", "250",
-			       "--switch-period", "4", "--threads", "http-.*", NULL),
+			       "--switch-period", "4", "--threads", "http-.*"),
 			 0);
 	assert_int_equal(so.event, SESSION_EVENT_OFFCPU);
 	assert_int_equal(so.min_block_ns, 250000);
 	assert_int_equal(so.switch_period, 4);
 	assert_string_equal(so.threads_regex, "http-.*");
-	assert_int_equal(parse(&so, "-a", "-e", "wall", NULL), 0);
+	assert_int_equal(parse(&so, "-a", "-e", "wall"), 0);
 	assert_int_equal(so.event, SESSION_EVENT_WALL);
-	assert_int_equal(parse(&so, "-a", "-e", "cpu", NULL), 0);
+	assert_int_equal(parse(&so, "-a", "-e", "cpu"), 0);
 	assert_int_equal(so.event, SESSION_EVENT_CPU);
 	/* Bad values: usage errors, whatever the command. */
-	assert_int_equal(parse(&so, "-a", "--event", "offcpu,cpu", NULL), FG_EXIT_USAGE);
-	assert_int_equal(parse(&so, "-a", "--event", "OFFCPU", NULL), FG_EXIT_USAGE);
-	assert_int_equal(parse(&so, "-a", "--event", NULL), FG_EXIT_USAGE);
-	assert_int_equal(parse(&so, "-a", "--min-block", "-1", NULL), FG_EXIT_USAGE);
-	assert_int_equal(parse(&so, "-a", "--switch-period", "0", NULL), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--event", "offcpu,cpu"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--event", "OFFCPU"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--event"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--min-block", "-1"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--switch-period", "0"), FG_EXIT_USAGE);
 }
 
 static void test_per_thread_is_the_default_and_no_per_thread_merges(void **state)
@@ -78,16 +79,16 @@ static void test_per_thread_is_the_default_and_no_per_thread_merges(void **state
 	struct session_opts so;
 
 	(void)state;
-	assert_int_equal(parse(&so, "-a", "--no-per-thread", NULL), 0);
+	assert_int_equal(parse(&so, "-a", "--no-per-thread"), 0);
 	assert_true(so.merge_threads);
-	assert_int_equal(parse(&so, "-a", "--per-thread", NULL), 0);
+	assert_int_equal(parse(&so, "-a", "--per-thread"), 0);
 	assert_false(so.merge_threads);
 	/* The last one given wins. */
-	assert_int_equal(parse(&so, "-a", "--per-thread", "--no-per-thread", NULL), 0);
+	assert_int_equal(parse(&so, "-a", "--per-thread", "--no-per-thread"), 0);
 	assert_true(so.merge_threads);
-	assert_int_equal(parse(&so, "-a", "--no-per-thread", "--per-thread", NULL), 0);
+	assert_int_equal(parse(&so, "-a", "--no-per-thread", "--per-thread"), 0);
 	assert_false(so.merge_threads);
-	assert_int_equal(parse(&so, "-a", "--per-thread=yes", NULL), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--per-thread=yes"), FG_EXIT_USAGE);
 }
 
 static void test_event_lists_for_watch(void **state)
