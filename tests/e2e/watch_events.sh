@@ -55,18 +55,29 @@ wait "$rpid" 2>/dev/null || true
 rpid=
 grep -E 'profiles: [0-9]+ intervals' "$FG_WATCH_LOG" >&2 || fg_fail "no profiles summary line"
 
-# Per interval, both events; cpu names as before (no suffix).
-pairs=0
+# Per interval, both events; cpu names as before (no suffix). Each event samples in a session of
+# its own, started apart: an interval's two sets start within a second of each other.
 for f in "$out"/*_"${pid}"_test-node.folded; do
-	stem=${f%.folded}
-	[[ -s $stem.svg && -s $stem.pb.gz ]] || fg_fail "incomplete cpu set $stem"
-	[[ -s $stem.offcpu.folded && -s $stem.offcpu.svg && -s $stem.offcpu.pb.gz ]] || continue
-	pairs=$((pairs + 1))
-	grep -q 'OffCpuTruth::computeA_\[[0ij]\]' "$f" || fg_fail "the cpu profile $f lacks computeA"
+	[[ -s ${f%.folded}.svg && -s ${f%.folded}.pb.gz ]] || fg_fail "incomplete cpu set ${f%.folded}"
 done
+for f in "$out"/*_"${pid}"_test-node.offcpu.folded; do
+	[[ -s ${f%.folded}.svg && -s ${f%.folded}.pb.gz ]] || fg_fail "incomplete off-CPU set ${f%.folded}"
+done
+pairs=$(cd "$out" && python3 - "$pid" <<'PY'
+import calendar, glob, sys, time
+def starts(pat):
+    return [calendar.timegm(time.strptime(f[:16], "%Y%m%dT%H%M%SZ")) for f in glob.glob(pat)]
+cpu = starts("*_%s_test-node.folded" % sys.argv[1])
+off = starts("*_%s_test-node.offcpu.folded" % sys.argv[1])
+print(sum(1 for c in cpu if any(abs(c - o) <= 1 for o in off)))
+PY
+)
 ((pairs >= 2)) || { ls "$out" >&2; fg_fail "only $pairs intervals have both a cpu and an off-CPU profile"; }
 off=$(find "$out" -maxdepth 1 -name "*_${pid}_test-node.offcpu.folded" | sort | tail -n 2 | head -n 1)
+cpu=$(find "$out" -maxdepth 1 -name "*_${pid}_test-node.folded" | sort | tail -n 2 | head -n 1)
 stem=${off%.offcpu.folded}
+cstem=${cpu%.folded}
+grep -q '^fg-sleeper;.*OffCpuTruth::computeA_\[[0ij]\]' "$cpu" || fg_fail "the cpu profile $cpu lacks fg-sleeper's computeA"
 # fg-sleeper's sleep, in microseconds: 60 ms out of every 80 of a ~2 s interval.
 slept=$(awk '/^fg-sleeper;.*OffCpuTruth::sleepB_\[[0ij]\];.*\[off-cpu: sleeping\]/ { s += $NF } END { print s + 0 }' "$off")
 fg_log "fg-sleeper slept $slept us under sleepB in $(basename "$off")"
@@ -75,17 +86,17 @@ grep -q "Off-CPU time (us): truth | container .* | PID $pid | host test-node" "$
 	fg_fail "the off-CPU SVG's title does not say the unit"
 grep -q 'countname: "us"' "$stem.offcpu.svg" && grep -q '<title>all ([0-9,]* us, 100%)' "$stem.offcpu.svg" ||
 	fg_fail "the off-CPU SVG does not count microseconds"
-grep -q "CPU: truth | container" "$stem.svg" || fg_fail "the cpu SVG's title changed"
+grep -q "CPU: truth | container" "$cstem.svg" || fg_fail "the cpu SVG's title changed"
 grep -q 'class="event">offcpu<' "$out/index.html" || fg_fail "index.html has no offcpu row"
 grep -q 'class="event">cpu<' "$out/index.html" || fg_fail "index.html has no cpu row"
 export HOME=$FG_TMP GOCACHE=$FG_TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 go tool pprof -raw "$stem.offcpu.pb.gz" >"$FG_TMP/off.raw" 2>"$FG_TMP/pprof.err" ||
 	{ cat "$FG_TMP/pprof.err" >&2; fg_fail "go tool pprof cannot read $stem.offcpu.pb.gz"; }
-go tool pprof -raw "$stem.pb.gz" >"$FG_TMP/cpu.raw" 2>>"$FG_TMP/pprof.err" ||
-	{ cat "$FG_TMP/pprof.err" >&2; fg_fail "go tool pprof cannot read $stem.pb.gz"; }
-grep -A1 '^Samples:' "$FG_TMP/off.raw" | grep -qx 'off_cpu/nanoseconds' ||
+go tool pprof -raw "$cstem.pb.gz" >"$FG_TMP/cpu.raw" 2>>"$FG_TMP/pprof.err" ||
+	{ cat "$FG_TMP/pprof.err" >&2; fg_fail "go tool pprof cannot read $cstem.pb.gz"; }
+grep -A1 '^Samples:' "$FG_TMP/off.raw" | grep -qE '^off_cpu/nanoseconds(\[dflt\])?$' ||
 	fg_fail "off-CPU pprof sample types: $(grep -A1 '^Samples:' "$FG_TMP/off.raw" | tr '\n' ' ')"
-grep -A1 '^Samples:' "$FG_TMP/cpu.raw" | grep -qE '^samples/count +cpu/nanoseconds$' ||
+grep -A1 '^Samples:' "$FG_TMP/cpu.raw" | grep -qE '^samples/count(\[dflt\])? +cpu/nanoseconds(\[dflt\])?$' ||
 	fg_fail "cpu pprof sample types: $(grep -A1 '^Samples:' "$FG_TMP/cpu.raw" | tr '\n' ' ')"
 go tool pprof -top "$stem.offcpu.pb.gz" 2>/dev/null | grep -q 'OffCpuTruth::sleepB' ||
 	fg_fail "go tool pprof -top of the off-CPU profile lists no sleepB"
