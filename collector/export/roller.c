@@ -363,6 +363,10 @@ static struct session *open_session(struct roller *r)
 		.min_block_ns = r->o.min_block_ns,
 		.switch_period = r->o.switch_period,
 		.merge_threads = r->o.merge_threads,
+		/* A thread waits inside libc (futex, nanosleep), which keeps no frame pointers:
+		 * off-CPU stacks reach the Java frames above it only through the stack copy and the
+		 * vm unwinder (record's default), which also names interpreted frames. */
+		.stack_copy = r->o.event != PROF_EVENT_CPU ? SESSION_DEFAULT_STACK_COPY : 0,
 	};
 	struct session *s;
 	char why[512];
