@@ -8,6 +8,8 @@ if(FG_E2E)
 	fg_e2e_test(e2e_watch_profiles watch_profiles.sh TIMEOUT 180)
 	fg_e2e_test(e2e_watch_push watch_push.sh TIMEOUT 180)
 	fg_e2e_test(e2e_watch_profiles_stall watch_profiles_stall.sh TIMEOUT 180)
+	# --event cpu,offcpu: both profiles per interval, their units, pushes and top (~30 s).
+	fg_e2e_test(e2e_watch_events watch_events.sh TIMEOUT 120)
 endif()
 
 # index.html in a real browser (tests/browser/flame_browser.py --index): a fixture directory.

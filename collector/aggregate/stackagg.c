@@ -668,6 +668,8 @@ static int64_t push_roots(struct stackagg *a, const struct stackagg_sample *s, s
 			return id;
 		push(en, (uint64_t)id);
 	}
+	if (a->opts.no_thread)
+		return 0;
 	if (s->thread && *s->thread) {
 		id = intern_str(a, STACKAGG_ROOT, s->thread);
 	} else {

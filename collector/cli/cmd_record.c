@@ -7,7 +7,7 @@
  * [--lines]
  *                    [--socket PATH] [--ctl PATH]
  *                    [--event cpu|offcpu|wall] [--min-block US] [--switch-period N]
- *                    [--threads REGEX]
+ *                    [--threads REGEX] [--per-thread | --no-per-thread]
  *
  * Only routing and printing: the recording is session.c, the formats are stackagg (folded),
  * flame_svg (SVG) and pprof. Ctrl-C ends the recording early; the output is still written.
@@ -62,16 +62,7 @@ static void usage(FILE *f)
 		"      --socket=PATH      agent socket when no watch daemon runs\n"
 		"                         (default " FG_DEFAULT_SOCKET ")\n"
 		"      --ctl=PATH         control channel of a running watch daemon\n"
-		"      --code-log=FILE    also write the JVMs' code load/unload history (text)\n"
-		"  -e, --event=EVENT      cpu (default): CPU samples; offcpu: time off the CPU,\n"
-		"                         a stack at each switch-out weighed by the time until\n"
-		"                         the thread runs again; wall: both on one time scale.\n"
-		"                         offcpu and wall count microseconds\n"
-		"      --min-block=US     offcpu/wall: leave out waits shorter than US\n"
-		"                         microseconds (counted; default 0: every wait)\n"
-		"      --switch-period=N  offcpu/wall: a stack at every Nth switch of a thread,\n"
-		"                         weighed N times (default 1)\n"
-		"      --threads=REGEX    only threads whose name matches (extended regex)\n"
+		"      --code-log=FILE    also write the JVMs' code load/unload history (text)\n" SESSION_CLI_HELP_EVENT
 		"  -h, --help             this text\n"
 		"\n"
 		"Examples:\n"
@@ -106,7 +97,8 @@ struct emit {
 	const char *buf[STACKAGG_MAX_FRAMES];
 	struct flame *flame;
 	struct pprof *pprof;
-	bool multi; /* roots are process then thread */
+	bool multi;  /* roots are process then thread */
+	bool merged; /* no thread root frame (--no-per-thread) */
 };
 
 static int emit_flame(void *arg, const uint32_t *ids, size_t n, uint64_t count)
@@ -127,7 +119,7 @@ static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	for (size_t i = 0; i < n; i++)
 		if (!(e->buf[i] = stackagg_labels_get(e->labels, ids[i])))
 			return -ENOMEM;
-	return pprof_add(e->pprof, e->buf, n, (int64_t)count, e->buf[th]);
+	return pprof_add(e->pprof, e->buf, n, (int64_t)count, e->merged ? NULL : e->buf[th]);
 }
 
 /* The pprof sample type of a time profile. */
@@ -136,9 +128,9 @@ static const char *event_pprof_type(enum session_event ev)
 	return ev == SESSION_EVENT_OFFCPU ? "off_cpu" : "wall";
 }
 
-static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi, unsigned int freq,
-			uint64_t duration_ns, const char *title, const char *subtitle,
-			enum session_event ev)
+static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi, bool merged,
+			unsigned int freq, uint64_t duration_ns, const char *title,
+			const char *subtitle, enum session_event ev)
 {
 	struct emit *e = calloc(1, sizeof(*e));
 	FILE *f = NULL;
@@ -147,6 +139,7 @@ static int write_output(struct stackagg *a, enum out_fmt fmt, int fd, bool multi
 	if (!e)
 		return -ENOMEM;
 	e->multi = multi;
+	e->merged = merged;
 	if (fmt == OUT_FOLDED) {
 		f = fdopen(dup(fd), "w");
 		if (!f) {
@@ -217,7 +210,7 @@ out:
 
 /* Write to a temporary file next to path, then rename it over path. */
 static int write_file(const char *path, struct stackagg *a, enum out_fmt fmt, bool multi,
-		      unsigned int freq, uint64_t duration_ns, const char *title,
+		      bool merged, unsigned int freq, uint64_t duration_ns, const char *title,
 		      const char *subtitle, enum session_event ev)
 {
 	char *tmp = NULL;
@@ -231,7 +224,7 @@ static int write_file(const char *path, struct stackagg *a, enum out_fmt fmt, bo
 		free(tmp);
 		return rv;
 	}
-	rv = write_output(a, fmt, fd, multi, freq, duration_ns, title, subtitle, ev);
+	rv = write_output(a, fmt, fd, multi, merged, freq, duration_ns, title, subtitle, ev);
 	if (rv == 0 && fsync(fd) != 0)
 		rv = -errno;
 	if (close(fd) != 0 && rv == 0)
@@ -516,7 +509,7 @@ struct env {
 	uint64_t duration_s;
 };
 
-enum { OPT_CODE_LOG = SESSION_OPT_END, OPT_MIN_BLOCK, OPT_SWITCH_PERIOD, OPT_THREADS };
+enum { OPT_CODE_LOG = SESSION_OPT_END };
 
 /* One of record's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
 static int record_opt(int c, const char *arg, void *ctx)
@@ -537,37 +530,6 @@ static int record_opt(int c, const char *arg, void *ctx)
 	case OPT_CODE_LOG:
 		env->code_log = arg;
 		return 1;
-	case 'e':
-		if (!strcmp(arg, "cpu")) {
-			env->so.event = SESSION_EVENT_CPU;
-		} else if (!strcmp(arg, "offcpu")) {
-			env->so.event = SESSION_EVENT_OFFCPU;
-		} else if (!strcmp(arg, "wall")) {
-			env->so.event = SESSION_EVENT_WALL;
-		} else {
-			fg_err(CMD, "--event '%s': use cpu, offcpu or wall", arg);
-			return -1;
-		}
-		return 1;
-	case OPT_MIN_BLOCK: {
-		uint64_t us;
-		int rv = cli_u64(CMD, "min-block", arg, 0, 3600ull * 1000000, "microseconds", &us);
-
-		if (rv == 1)
-			env->so.min_block_ns = us * 1000;
-		return rv;
-	}
-	case OPT_SWITCH_PERIOD: {
-		uint64_t n;
-		int rv = cli_u64(CMD, "switch-period", arg, 1, 1000000, NULL, &n);
-
-		if (rv == 1)
-			env->so.switch_period = (unsigned int)n;
-		return rv;
-	}
-	case OPT_THREADS:
-		env->so.threads_regex = arg;
-		return 1;
 	default:
 		return 0;
 	}
@@ -581,10 +543,6 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "code-log", required_argument, NULL, OPT_CODE_LOG },
-		{ "event", required_argument, NULL, 'e' },
-		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
-		{ "switch-period", required_argument, NULL, OPT_SWITCH_PERIOD },
-		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -673,11 +631,11 @@ static int report(struct session *s, const struct env *env)
 	unwind_subtitle(&sm, subtitle, sizeof(subtitle));
 	if (env->out)
 		rv = write_file(env->out, session_agg(s), env->fmt,
-				so->target != SESSION_TARGET_PID, sm.freq_hz, sm.duration_ns, title,
-				subtitle, so->event);
+				so->target != SESSION_TARGET_PID, so->merge_threads, sm.freq_hz,
+				sm.duration_ns, title, subtitle, so->event);
 	else
-		rv = write_output(session_agg(s), OUT_FOLDED, STDOUT_FILENO, false, sm.freq_hz,
-				  sm.duration_ns, title, subtitle, so->event);
+		rv = write_output(session_agg(s), OUT_FOLDED, STDOUT_FILENO, false, false,
+				  sm.freq_hz, sm.duration_ns, title, subtitle, so->event);
 	print_summary(&sm);
 	if (env->code_log)
 		write_code_log(s, env->code_log);

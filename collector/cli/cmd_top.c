@@ -5,7 +5,9 @@
  *
  *   fgcollect top (--pid HOSTPID | --container ID | --all) [--freq HZ] [--interval S]
  *                 [--count N] [--rows N] [--no-kernel] [--no-inline] [--stack-copy BYTES]
- *                 [--lines] [--socket PATH] [--ctl PATH]
+ *                 [--lines] [--socket PATH] [--ctl PATH] [--event cpu|offcpu|wall]
+ *                 [--min-block US] [--switch-period N] [--threads REGEX]
+ *                 [--per-thread | --no-per-thread]
  *
  * The targets are found as `record` finds them (session_cli.h, targets.h); the symbols of every
  * target process are counted together.
@@ -47,8 +49,8 @@ static void usage(FILE *f)
 		"Usage: fgcollect top (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
 		"\n"
 		"Live view of the hottest symbols of a process, a container or every JVM (self\n"
-		"and total share of their samples), with Java method names from the fgcollect\n"
-		"agent.\n"
+		"and total share of their samples, or of their time off the CPU with --event\n"
+		"offcpu|wall), with Java method names from the fgcollect agent.\n"
 		"\n" SESSION_CLI_HELP_TARGETS
 		"  -F, --freq=HZ          samples per second per thread (default 99)\n"
 		"  -i, --interval=S       seconds between refreshes (default 1)\n"
@@ -57,13 +59,14 @@ static void usage(FILE *f)
 		"      --no-kernel        leave kernel frames out\n"
 		"      --no-inline        keep inlined Java methods folded into their caller\n" SESSION_CLI_HELP_JAVA
 		"      --socket=PATH      agent socket when no watch daemon runs\n"
-		"      --ctl=PATH         control channel of a running watch daemon\n"
+		"      --ctl=PATH         control channel of a running watch daemon\n" SESSION_CLI_HELP_EVENT
 		"  -h, --help             this text\n"
 		"\n"
 		"Examples:\n"
 		"  fgcollect top --pid 4242\n"
 		"  fgcollect top --container 3f2a --interval 5 --count 3 | tee top.log\n"
-		"  fgcollect top --all\n");
+		"  fgcollect top --all\n"
+		"  fgcollect top --pid 4242 --event offcpu --min-block 1000\n");
 }
 
 /* What the view shows: "PID 4242", "container 3f2a9c0d1e2b (2 processes)", "every JVM (3
@@ -88,7 +91,7 @@ static void show(struct session *s, const struct session_opts *so, bool tty, siz
 	struct stackagg *a = session_agg(s);
 	struct stackagg_stats st;
 	struct topview tv;
-	char when[32];
+	char when[32], amount[64];
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -98,14 +101,22 @@ static void show(struct session *s, const struct session_opts *so, bool tty, siz
 		fg_err(CMD, "out of memory building the view");
 		return;
 	}
+	tv.time_us = so->event != SESSION_EVENT_CPU;
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
 	what(s, so, whom, sizeof(whom));
-	printf("fgcollect top - %s - %s - interval %llu: %llu samples, java unresolved "
+	if (so->event == SESSION_EVENT_CPU)
+		snprintf(amount, sizeof(amount), "%llu samples", (unsigned long long)tv.samples);
+	else
+		snprintf(amount, sizeof(amount), "%.1f ms %s", (double)tv.samples / 1000.0,
+			 so->event == SESSION_EVENT_OFFCPU ? "off the CPU" : "on and off the CPU");
+	printf("fgcollect top - %s - %s - event %s (%s) - interval %llu: %s, java unresolved "
 	       "%llu/%llu\n",
-	       whom, when, (unsigned long long)interval_no, (unsigned long long)tv.samples,
+	       whom, when, session_cli_event_name(so->event),
+	       so->event == SESSION_EVENT_CPU ? "samples" : "time, ms",
+	       (unsigned long long)interval_no, amount,
 	       (unsigned long long)st.unresolved[STACKAGG_CLASS_JAVA],
 	       (unsigned long long)st.frames[STACKAGG_CLASS_JAVA]);
 	topview_print(stdout, a, &tv, rows, width);
@@ -150,7 +161,7 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	return session_cli_parse(CMD, argc, argv, ":p:c:aF:i:n:r:h", longopts, top_opt, env,
+	return session_cli_parse(CMD, argc, argv, ":p:c:aF:i:n:r:e:h", longopts, top_opt, env,
 				 &env->so, usage);
 }
 

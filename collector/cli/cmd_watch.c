@@ -35,6 +35,7 @@
 #include "push.h"
 #include "receive.h"
 #include "roller.h"
+#include "session_cli.h"
 #include "util.h"
 
 #define NSEC 1000000000ull
@@ -59,6 +60,10 @@ struct env {
 	uint64_t freq;
 	const char *host_name;
 	char host_buf[65];
+	unsigned events; /* 1 << PROF_EVENT_x each: one roller per event */
+	uint64_t min_block_ns;
+	uint64_t switch_period;
+	bool merge_threads;
 };
 
 static const char usage_text[] =
@@ -76,12 +81,21 @@ static const char usage_text[] =
 	"      --watchdog-ms MS      listener self-check period (default 1000, 0 = off)\n"
 	"  -q, --quiet               no per-JVM log lines\n"
 	"\nRolling profiles (a sampling thread of its own; map upkeep never waits for it):\n"
-	"  -P, --profile-every DURATION  cut one CPU profile per connected JVM every DURATION\n"
-	"                            (10s, 1m, ...); needs --out and/or --push\n"
-	"  -o, --out DIR             write STEM.folded and STEM.svg per JVM and interval, and\n"
-	"                            DIR/index.html (DIR is created 0755; it must be ours and\n"
-	"                            writable by nobody else). STEM = UTC start _ service _\n"
-	"                            container (12) _ host PID _ host name\n"
+	"  -P, --profile-every DURATION  cut one profile per connected JVM and event every\n"
+	"                            DURATION (10s, 1m, ...); needs --out and/or --push\n"
+	"  -e, --event LIST          what the profiles measure: cpu, offcpu, wall, or several\n"
+	"                            comma-separated (cpu,offcpu: one profile of each per JVM\n"
+	"                            and interval); default cpu. offcpu and wall count\n"
+	"                            microseconds (see record --help)\n"
+	"      --min-block US        offcpu/wall: leave out waits shorter than US microseconds\n"
+	"      --switch-period N     offcpu/wall: a stack at every Nth switch, weighed N times\n"
+	"      --per-thread          each thread's stacks under its name (the default)\n"
+	"      --no-per-thread       no thread-name root frame: the threads' stacks merge\n"
+	"  -o, --out DIR             write STEM.folded and STEM.svg per JVM, interval and event,\n"
+	"                            and DIR/index.html (DIR is created 0755; it must be ours\n"
+	"                            and writable by nobody else). STEM = UTC start _ service _\n"
+	"                            container (12) _ host PID _ host name, then .offcpu or\n"
+	"                            .wall for those events (nothing for cpu)\n"
 	"      --pprof               also write STEM.pb.gz\n"
 	"      --keep-profiles N     keep at most N profiles in DIR, oldest removed (default 1000)\n"
 	"      --max-bytes SIZE      keep at most SIZE bytes in DIR (k, m, g; default 1g)\n"
@@ -96,7 +110,8 @@ static const char usage_text[] =
 	"  fgcollect watch\n"
 	"  fgcollect --watch --keep-exited 10m\n"
 	"  fgcollect watch --profile-every 1m --out /var/lib/fgcollect/profiles\n"
-	"  fgcollect watch --profile-every 15s --push http://pyroscope:4040\n";
+	"  fgcollect watch --profile-every 15s --push http://pyroscope:4040\n"
+	"  fgcollect watch --profile-every 1m --event cpu,offcpu --out /var/lib/fgcollect/p\n";
 
 /* "30s", "10m", "1h", "2d" or plain seconds -> ns. 0 or -EINVAL. */
 static int parse_duration(const char *s, uint64_t *ns)
@@ -296,6 +311,26 @@ static int profile_opt(int c, const char *arg, struct env *env)
 	case 'H':
 		env->host_name = arg;
 		return 1;
+	case 'e':
+		return session_cli_event_list("watch", arg, &env->events) == 0 ? 1 : -1;
+	case 'm': {
+		uint64_t us;
+		int rv = cli_u64("watch", "min-block", arg, 0, 3600ull * 1000000, "microseconds",
+				 &us);
+
+		if (rv == 1)
+			env->min_block_ns = us * 1000;
+		return rv;
+	}
+	case 'S':
+		return cli_u64("watch", "switch-period", arg, 1, 1000000, NULL,
+			       &env->switch_period);
+	case 'T':
+		env->merge_threads = false;
+		return 1;
+	case 'N':
+		env->merge_threads = true;
+		return 1;
 	default:
 		return 0;
 	}
@@ -350,13 +385,18 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "push-queue", required_argument, NULL, 'Q' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "host-name", required_argument, NULL, 'H' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "min-block", required_argument, NULL, 'm' },
+		{ "switch-period", required_argument, NULL, 'S' },
+		{ "per-thread", no_argument, NULL, 'T' },
+		{ "no-per-thread", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int c, rv;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:k:n:c:qP:o:F:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:k:n:c:qP:o:F:e:h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_text, stdout);
 			return -1;
@@ -388,6 +428,7 @@ static void roller_log(void *arg, const char *line)
 static int start_profiles(struct env *env, struct profdir **dir, struct push **push,
 			  struct roller **roller)
 {
+	char evs[32] = "";
 	int rv;
 
 	if (!env->host_name) {
@@ -420,40 +461,78 @@ static int start_profiles(struct env *env, struct profdir **dir, struct push **p
 			return rv;
 		}
 	}
-	struct roller_opts ro = { .ctl_path = env->ctl,
-				  .interval_ns = env->profile_ns,
-				  .freq_hz = (unsigned)env->freq,
-				  .pprof_files = env->pprof,
-				  .dir = *dir,
-				  .push = *push,
-				  .hostname = env->host_name,
-				  .log = roller_log,
-				  .verbose = !env->quiet };
+	for (unsigned ev = 0, first = 1; ev < PROF_NEVENTS; ev++) {
+		struct roller_opts ro = { .ctl_path = env->ctl,
+					  .interval_ns = env->profile_ns,
+					  .freq_hz = (unsigned)env->freq,
+					  .pprof_files = env->pprof,
+					  .dir = *dir,
+					  .push = *push,
+					  .hostname = env->host_name,
+					  .log = roller_log,
+					  /* connects and exits said once, by the first */
+					  .verbose = !env->quiet && first,
+					  .event = ev,
+					  .min_block_ns = env->min_block_ns,
+					  .switch_period = (unsigned)env->switch_period,
+					  .merge_threads = env->merge_threads };
 
-	if ((rv = roller_start(&ro, roller)) != 0) {
-		fg_err("watch", "cannot start the profiling thread: %s", strerror(-rv));
-		return rv;
+		if (!(env->events & (1u << ev)))
+			continue;
+		/* One sampling session (a control-channel client) per event. */
+		if ((rv = roller_start(&ro, &roller[ev])) != 0) {
+			fg_err("watch", "cannot start the profiling thread of %s: %s",
+			       prof_event_name((enum prof_event)ev), strerror(-rv));
+			return rv;
+		}
+		snprintf(evs + strlen(evs), sizeof(evs) - strlen(evs), "%s%s", first ? "" : ",",
+			 prof_event_name((enum prof_event)ev));
+		first = 0;
 	}
 	if (!env->quiet)
-		fg_err("watch", "rolling profiles every %.0f s%s%s%s%s (host %s)",
-		       (double)env->profile_ns / 1e9, env->out_dir ? " to " : "",
+		fg_err("watch", "rolling profiles every %.0f s (%s)%s%s%s%s (host %s)",
+		       (double)env->profile_ns / 1e9, evs, env->out_dir ? " to " : "",
 		       env->out_dir ? env->out_dir : "", env->push_url ? ", pushed to " : "",
 		       env->push_url ? env->push_url : "", env->host_name);
 	return 0;
 }
 
-static void stop_profiles(struct roller *roller, struct profdir *dir, struct push *push)
+static void stop_profiles(struct roller **roller, struct profdir *dir, struct push *push)
 {
-	struct roller_stats rs;
+	struct roller_stats rs = { 0 };
 	struct profdir_stats ds = { 0 };
 	struct push_stats ps = { 0 };
+	bool any = false;
+	char times[160] = "";
 
-	if (!roller) {
+	for (unsigned ev = 0; ev < PROF_NEVENTS; ev++) {
+		struct roller_stats one;
+
+		if (!roller[ev])
+			continue;
+		roller_stop(roller[ev], &one); /* cuts the last interval */
+		roller[ev] = NULL;
+		if (!any)
+			rs.intervals = one.intervals; /* the rollers cut the same intervals */
+		any = true;
+		rs.profiles += one.profiles;
+		if (ev == PROF_EVENT_CPU) {
+			rs.samples += one.samples;
+			rs.other_samples += one.other_samples;
+		} else {
+			/* Time profiles count microseconds, not samples. */
+			snprintf(times + strlen(times), sizeof(times) - strlen(times),
+				 ", %s %.3f s in %llu profiles",
+				 prof_event_name((enum prof_event)ev), (double)one.samples / 1e6,
+				 (unsigned long long)one.profiles);
+		}
+		rs.write_errors += one.write_errors;
+	}
+	if (!any) {
 		push_close(push, 0, NULL);
 		profdir_close(dir);
 		return;
 	}
-	roller_stop(roller, &rs); /* cuts the last interval */
 	if (push) {
 		push_close(push, 2000, &ps);
 		fg_err("watch",
@@ -468,11 +547,11 @@ static void stop_profiles(struct roller *roller, struct profdir *dir, struct pus
 		profdir_stats(dir, &ds);
 
 	fg_err("watch",
-	       "profiles: %llu intervals, %llu profiles, %llu samples (%llu outside known JVMs), "
+	       "profiles: %llu intervals, %llu profiles, %llu samples (%llu outside known JVMs)%s, "
 	       "%llu not written; directory %zu profiles, %.1f MiB (%llu removed by retention, "
 	       "%llu errors)",
 	       (unsigned long long)rs.intervals, (unsigned long long)rs.profiles,
-	       (unsigned long long)rs.samples, (unsigned long long)rs.other_samples,
+	       (unsigned long long)rs.samples, (unsigned long long)rs.other_samples, times,
 	       (unsigned long long)rs.write_errors, ds.sets, (double)ds.bytes / 1048576.0,
 	       (unsigned long long)ds.removed, (unsigned long long)ds.errors);
 	profdir_close(dir);
@@ -534,8 +613,8 @@ struct daemon {
 	struct ctl_server *ctl;
 	struct profdir *pdir; /* rolling profiles, when asked for */
 	struct push *push;
-	struct roller *roller;
-	bool want_failed; /* the last want file could not be written */
+	struct roller *roller[PROF_NEVENTS]; /* one per event asked for */
+	bool want_failed;		     /* the last want file could not be written */
 };
 
 /*
@@ -660,7 +739,7 @@ static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
 		       env->map_dir);
 	/* Serving agents needs none of them; rolling profiles and record/top here do. */
 	cli_warn_privs("watch");
-	if (env->profile_ns && start_profiles(env, &d->pdir, &d->push, &d->roller) != 0)
+	if (env->profile_ns && start_profiles(env, &d->pdir, &d->push, d->roller) != 0)
 		return -1;
 	return 0;
 }
@@ -740,7 +819,8 @@ int cmd_watch(int argc, char **argv)
 			   .max_jvms = 1024,
 			   .watchdog_ms = 1000,
 			   .push_queue = 64,
-			   .freq = 99 };
+			   .freq = 99,
+			   .events = 1u << PROF_EVENT_CPU };
 	struct jvmset_observer log = { .event = log_event, .arg = &env };
 	struct daemon d = { .sfd = -1 };
 	sigset_t sigs;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* session_cli.c - the options `record` and `top` share, validated in one place. */
+/* session_cli.c - the options `record` and `top` share (and `watch`'s --event), validated in
+ * one place. */
 #include "session_cli.h"
 
 #include <stdint.h>
@@ -8,6 +9,66 @@
 #include "cli_opt.h"
 #include "sampler.h"
 #include "util.h"
+
+static const char *const event_names[] = { "cpu", "offcpu", "wall" };
+
+const char *session_cli_event_name(enum session_event ev)
+{
+	return (unsigned)ev < 3 ? event_names[ev] : "?";
+}
+
+static int event_of(const char *arg, enum session_event *out)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		if (!strcmp(arg, event_names[i])) {
+			*out = (enum session_event)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int session_cli_event(const char *cmd, const char *arg, enum session_event *out)
+{
+	if (event_of(arg, out) == 0)
+		return 0;
+	fg_err(cmd, "--event '%s': use cpu, offcpu or wall", arg);
+	return -1;
+}
+
+int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask)
+{
+	unsigned m = 0;
+	const char *p = arg;
+
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		char one[16];
+		enum session_event ev;
+
+		if (n == 0 || n >= sizeof(one)) {
+			fg_err(cmd, "--event '%s': a comma-separated list of cpu, offcpu and wall",
+			       arg);
+			return -1;
+		}
+		memcpy(one, p, n);
+		one[n] = '\0';
+		if (event_of(one, &ev) != 0) {
+			fg_err(cmd, "--event '%s': '%s' is not cpu, offcpu or wall", arg, one);
+			return -1;
+		}
+		if (m & (1u << ev)) {
+			fg_err(cmd, "--event '%s': %s given twice", arg, one);
+			return -1;
+		}
+		m |= 1u << ev;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*mask = m;
+	return 0;
+}
 
 int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts *so)
 {
@@ -74,6 +135,27 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 		return 1;
 	case SESSION_OPT_UNWIND_CHECK:
 		so->unwind_check = true;
+		return 1;
+	case 'e':
+		return session_cli_event(cmd, arg, &so->event) == 0 ? 1 : -1;
+	case SESSION_OPT_MIN_BLOCK:
+		if (cli_u64(cmd, "min-block", arg, 0, 3600ull * 1000000, "microseconds", &v) < 0)
+			return -1;
+		so->min_block_ns = v * 1000;
+		return 1;
+	case SESSION_OPT_SWITCH_PERIOD:
+		if (cli_u64(cmd, "switch-period", arg, 1, 1000000, NULL, &v) < 0)
+			return -1;
+		so->switch_period = (unsigned int)v;
+		return 1;
+	case SESSION_OPT_THREADS:
+		so->threads_regex = arg;
+		return 1;
+	case SESSION_OPT_PER_THREAD:
+		so->merge_threads = false;
+		return 1;
+	case SESSION_OPT_NO_PER_THREAD:
+		so->merge_threads = true;
 		return 1;
 	default:
 		return 0;

@@ -23,6 +23,11 @@ enum {
 	SESSION_OPT_LINES,
 	SESSION_OPT_UNWIND,
 	SESSION_OPT_UNWIND_CHECK,
+	SESSION_OPT_MIN_BLOCK,
+	SESSION_OPT_SWITCH_PERIOD,
+	SESSION_OPT_THREADS,
+	SESSION_OPT_PER_THREAD,
+	SESSION_OPT_NO_PER_THREAD,
 	SESSION_OPT_END,
 };
 
@@ -36,6 +41,12 @@ enum {
 		{ "lines", no_argument, NULL, SESSION_OPT_LINES },                                 \
 		{ "unwind", required_argument, NULL, SESSION_OPT_UNWIND },                         \
 		{ "unwind-check", no_argument, NULL, SESSION_OPT_UNWIND_CHECK },                   \
+		{ "event", required_argument, NULL, 'e' },                                         \
+		{ "min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK },                   \
+		{ "switch-period", required_argument, NULL, SESSION_OPT_SWITCH_PERIOD },           \
+		{ "threads", required_argument, NULL, SESSION_OPT_THREADS },                       \
+		{ "per-thread", no_argument, NULL, SESSION_OPT_PER_THREAD },                       \
+		{ "no-per-thread", no_argument, NULL, SESSION_OPT_NO_PER_THREAD },                 \
 	{                                                                                          \
 		"ctl", required_argument, NULL, SESSION_OPT_CTL                                    \
 	}
@@ -57,6 +68,35 @@ enum {
 	"                         frame pointers, else vm)\n"                                      \
 	"      --unwind-check     with frame pointers, also unwind every sample the vm way and\n"  \
 	"                         count how many agree with the kernel's chain frame for frame\n"
+
+/* The usage lines of --event and its options, for both commands' help. */
+#define SESSION_CLI_HELP_EVENT                                                                     \
+	"  -e, --event=EVENT      cpu (default): CPU samples; offcpu: time off the CPU,\n"         \
+	"                         a stack at each switch-out weighed by the time until\n"          \
+	"                         the thread runs again; wall: both on one time scale.\n"          \
+	"                         offcpu and wall count microseconds\n"                            \
+	"      --min-block=US     offcpu/wall: leave out waits shorter than US\n"                  \
+	"                         microseconds (counted; default 0: every wait)\n"                 \
+	"      --switch-period=N  offcpu/wall: a stack at every Nth switch of a thread,\n"         \
+	"                         weighed N times (default 1)\n"                                   \
+	"      --threads=REGEX    only threads whose name matches (extended regex)\n"              \
+	"      --per-thread       each thread's stacks under its name (the default)\n"             \
+	"      --no-per-thread    no thread-name root frame: the threads' stacks merge\n"
+
+/* An --event value: cpu, offcpu or wall. 0, or -1 (printed, naming cmd). */
+int session_cli_event(const char *cmd, const char *arg, enum session_event *out);
+
+/* The events --event takes, for lists: bit (1 << SESSION_EVENT_x) each. */
+#define SESSION_CLI_EVENTS_ALL 7u
+
+/*
+ * A comma-separated --event list ("cpu,offcpu"): the set of events as bits (1 << event), each
+ * at most once. 0, or -1 (printed, naming cmd: empty, unknown or repeated event).
+ */
+int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask);
+
+/* The name --event takes for ev ("cpu", "offcpu", "wall"). */
+const char *session_cli_event_name(enum session_event ev);
 
 /*
  * Apply c (getopt_long's return, arg its optarg) to so if it is a shared option: 1 when applied

@@ -15,6 +15,19 @@ static void copy(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
+static const char *const event_names[PROF_NEVENTS] = { "cpu", "offcpu", "wall" };
+static const char *const event_suffixes[PROF_NEVENTS] = { "", ".offcpu", ".wall" };
+
+const char *prof_event_name(enum prof_event e)
+{
+	return (unsigned)e < PROF_NEVENTS ? event_names[e] : "cpu";
+}
+
+const char *prof_event_suffix(enum prof_event e)
+{
+	return (unsigned)e < PROF_NEVENTS ? event_suffixes[e] : "";
+}
+
 void prof_labels_set(struct prof_labels *l, const char *service, const char *container_id,
 		     uint32_t host_pid, const char *hostname)
 {
@@ -22,6 +35,7 @@ void prof_labels_set(struct prof_labels *l, const char *service, const char *con
 	copy(l->container_id, sizeof(l->container_id), container_id);
 	l->host_pid = host_pid;
 	copy(l->hostname, sizeof(l->hostname), hostname);
+	l->event = PROF_EVENT_CPU;
 }
 
 const char *prof_labels_service(const struct prof_labels *l, char *buf, size_t cap)
@@ -36,7 +50,10 @@ void prof_labels_title(const struct prof_labels *l, char *out, size_t cap)
 {
 	char sb[24];
 
-	snprintf(out, cap, "CPU: %s | container %.12s | PID %u | host %s",
+	snprintf(out, cap, "%s: %s | container %.12s | PID %u | host %s",
+		 l->event == PROF_EVENT_OFFCPU ? "Off-CPU time (us)"
+		 : l->event == PROF_EVENT_WALL ? "Wall-clock time (us)"
+					       : "CPU",
 		 prof_labels_service(l, sb, sizeof(sb)),
 		 l->container_id[0] ? l->container_id : "none", l->host_pid, l->hostname);
 }
@@ -73,7 +90,8 @@ void prof_labels_stem(const struct prof_labels *l, int64_t start_unix, char *out
 		snprintf(cid, sizeof(cid), "host");
 	gmtime_r(&t, &tm);
 	strftime(tbuf, sizeof(tbuf), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(out, LABELS_STEM_MAX, "%s_%s_%s_%u_%s", tbuf, svc, cid, l->host_pid, host);
+	snprintf(out, LABELS_STEM_MAX, "%s_%s_%s_%u_%s%s", tbuf, svc, cid, l->host_pid, host,
+		 prof_event_suffix(l->event));
 }
 
 /* The next '_'-separated field of s[*off..len) into out (cap bytes); 0 or -EINVAL. */
@@ -111,6 +129,16 @@ int prof_stem_parse(const char *stem, size_t len, struct prof_stem *out)
 	unsigned long v;
 
 	memset(&p, 0, sizeof(p));
+	/* A trailing event suffix (a host name ending so is read as one: hosts do not). */
+	for (unsigned e = 1; e < PROF_NEVENTS; e++) {
+		size_t sl = strlen(event_suffixes[e]);
+
+		if (len > sl && !memcmp(stem + len - sl, event_suffixes[e], sl)) {
+			p.event = (enum prof_event)e;
+			len -= sl;
+			break;
+		}
+	}
 	if (next_field(stem, len, &off, tbuf, sizeof(tbuf)) ||
 	    next_field(stem, len, &off, p.service, sizeof(p.service)) ||
 	    next_field(stem, len, &off, p.cid12, sizeof(p.cid12)) ||

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ struct set {
 };
 
 struct profdir {
+	pthread_mutex_t mu; /* one roller per event writes here */
 	int dfd;
 	size_t keep;
 	uint64_t max_bytes;
@@ -298,12 +300,16 @@ static void write_row(FILE *f, const struct set *s)
 		snprintf(t1, sizeof(t1), "-");
 	fputs("<tr class=\"profile\" data-stem=\"", f);
 	html(f, s->stem);
+	fprintf(f, "\" data-event=\"%s", prof_event_name(s->meta.event));
 	fprintf(f, "\"><td class=\"start\">%s</td><td>%s</td><td class=\"service\">", t0, t1);
 	html(f, s->service);
-	fprintf(f, "</td><td class=\"pid\">%u</td><td class=\"host\">", s->meta.host_pid);
+	fprintf(f, "</td><td class=\"event\">%s</td><td class=\"pid\">%u</td><td class=\"host\">",
+		prof_event_name(s->meta.event), s->meta.host_pid);
 	html(f, s->meta.hostname);
 	fputs("</td><td class=\"samples\">", f);
-	if (s->samples)
+	if (s->samples && s->meta.event != PROF_EVENT_CPU)
+		fprintf(f, "%.1f ms", (double)s->samples / 1000.0); /* microseconds */
+	else if (s->samples)
 		fprintf(f, "%llu", (unsigned long long)s->samples);
 	else
 		fputs("-", f);
@@ -360,7 +366,7 @@ static int render_index(struct profdir *d, FILE *f)
 			fputs("</code>", f);
 		}
 		fputs("</h2>\n<table>\n<thead><tr><th>Start (UTC)</th><th>End</th><th>Service</th>"
-		      "<th>Host PID</th><th>Host</th><th>Samples</th><th>Size</th><th>Files</th>"
+		      "<th>Event</th><th>Host PID</th><th>Host</th><th>Samples / time</th><th>Size</th><th>Files</th>"
 		      "</tr></thead>\n<tbody>\n",
 		      f);
 		for (size_t j = i + 1; j-- > 0;) {
@@ -378,7 +384,7 @@ static int render_index(struct profdir *d, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-int profdir_write_index(struct profdir *d)
+static int write_index(struct profdir *d)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -413,6 +419,7 @@ int profdir_open(const struct profdir_opts *o, struct profdir **out)
 		free(d);
 		return rv;
 	}
+	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = scan(d)) != 0) {
 		profdir_close(d);
 		return rv;
@@ -427,11 +434,12 @@ void profdir_close(struct profdir *d)
 	if (!d)
 		return;
 	close(d->dfd);
+	pthread_mutex_destroy(&d->mu);
 	free(d->sets);
 	free(d);
 }
 
-int profdir_add(struct profdir *d, const struct profdir_prof *p)
+static int add(struct profdir *d, const struct profdir_prof *p)
 {
 	const struct {
 		unsigned bit;
@@ -497,12 +505,34 @@ int profdir_add(struct profdir *d, const struct profdir_prof *p)
 	if (d->n > 1 && strcmp(d->sets[d->n - 2].stem, slot->stem) > 0)
 		qsort(d->sets, d->n, sizeof(d->sets[0]), set_cmp);
 	d->st.written++;
-	return profdir_write_index(d);
+	return write_index(d);
+}
+
+int profdir_add(struct profdir *d, const struct profdir_prof *p)
+{
+	int rv;
+
+	pthread_mutex_lock(&d->mu);
+	rv = add(d, p);
+	pthread_mutex_unlock(&d->mu);
+	return rv;
+}
+
+int profdir_write_index(struct profdir *d)
+{
+	int rv;
+
+	pthread_mutex_lock(&d->mu);
+	rv = write_index(d);
+	pthread_mutex_unlock(&d->mu);
+	return rv;
 }
 
 void profdir_stats(const struct profdir *d, struct profdir_stats *out)
 {
+	pthread_mutex_lock((pthread_mutex_t *)&d->mu);
 	*out = d->st;
 	out->sets = d->n;
 	out->bytes = d->bytes;
+	pthread_mutex_unlock((pthread_mutex_t *)&d->mu);
 }

@@ -27,13 +27,34 @@
 #define DEFAULT_BACKOFF_MIN_MS 1000
 #define DEFAULT_BACKOFF_MAX_MS 60000
 
-/* Our pprof's first sample type, ("samples", "count"): CPU samples, summed, sampled. */
-static const char sample_type_config[] =
-	"{\"samples\":{\"units\":\"samples\",\"aggregation\":\"sum\",\"display-name\":\"cpu\","
-	"\"sampled\":true}}";
+/*
+ * Per event, the sample type of our pprof the server reads and how: CPU profiles' first
+ * sample type ("samples", "count") as cpu samples; time profiles' one sample type ("off_cpu" or
+ * "wall", "nanoseconds") as time, summed. The display name is the profile type's name
+ * (APP.cpu, APP.off_cpu, APP.wall), the units also go in the query's `units`.
+ */
+static const struct {
+	const char *config, *units;
+} ptypes[PROF_NEVENTS] = {
+	[PROF_EVENT_CPU] = { "{\"samples\":{\"units\":\"samples\",\"aggregation\":\"sum\","
+			     "\"display-name\":\"cpu\",\"sampled\":true}}",
+			     "samples" },
+	[PROF_EVENT_OFFCPU] = { "{\"off_cpu\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
+				"\"display-name\":\"off_cpu\",\"sampled\":false}}",
+				"nanoseconds" },
+	[PROF_EVENT_WALL] = { "{\"wall\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
+			      "\"display-name\":\"wall\",\"sampled\":false}}",
+			      "nanoseconds" },
+};
+
+const char *push_sample_type_config(enum prof_event e)
+{
+	return ptypes[(unsigned)e < PROF_NEVENTS ? e : PROF_EVENT_CPU].config;
+}
 
 struct item {
 	struct item *next;
+	enum prof_event event;
 	char *url;
 	uint8_t *body;
 	size_t len;
@@ -132,6 +153,9 @@ int push_ingest_url(const char *base, const char *app, const struct prof_labels 
 	puts_(&b, num);
 	snprintf(num, sizeof(num), "&format=pprof&sampleRate=%u&spyName=fgcollect", sample_hz);
 	puts_(&b, num);
+	puts_(&b, "&units=");
+	puts_(&b, ptypes[(unsigned)l->event < PROF_NEVENTS ? l->event : PROF_EVENT_CPU].units);
+	puts_(&b, "&aggregationType=sum");
 	free(name);
 	if (b.oom || nb.oom || !b.p) {
 		free(b.p);
@@ -189,6 +213,7 @@ int push_enqueue(struct push *p, const struct prof_labels *l, int64_t from_unix,
 	}
 	memcpy(it->body, pprof_gz, len);
 	it->len = len;
+	it->event = l->event;
 	pthread_mutex_lock(&p->mu);
 	/* Make room: the oldest waiting profiles go first. */
 	while (p->head && (p->n + 1 > p->o.max_queue || p->bytes + len > p->o.max_bytes)) {
@@ -255,7 +280,7 @@ static int post(struct push *p, CURL *c, const struct item *it, long *status, ch
 	curl_mime_name(part, "sample_type_config");
 	curl_mime_filename(part, "sample_type_config.json");
 	curl_mime_type(part, "application/json");
-	curl_mime_data(part, sample_type_config, CURL_ZERO_TERMINATED);
+	curl_mime_data(part, push_sample_type_config(it->event), CURL_ZERO_TERMINATED);
 
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, it->url);

@@ -134,10 +134,16 @@ static int on_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	if (j->failed)
 		return 0;
 	if (!j->flame) {
+		bool time = c->r->o.event != PROF_EVENT_CPU;
+
 		j->flame = flame_new();
-		j->pprof = pprof_new(NSEC / (c->r->o.freq_hz ? c->r->o.freq_hz : 99));
+		/* Time profiles count microseconds: 1000 ns each. */
+		j->pprof = pprof_new(time ? 1000 : NSEC / (c->r->o.freq_hz ? c->r->o.freq_hz : 99));
 		j->folded = open_memstream(&j->folded_buf, &j->folded_len);
-		if (!j->flame || !j->pprof || !j->folded) {
+		if (!j->flame || !j->pprof || !j->folded ||
+		    (time && pprof_set_time_type(j->pprof, c->r->o.event == PROF_EVENT_OFFCPU
+								   ? "off_cpu"
+								   : "wall") != 0)) {
 			j->failed = true;
 			return 0;
 		}
@@ -152,14 +158,15 @@ static int on_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	}
 	fprintf(j->folded, " %llu\n", (unsigned long long)count);
 	if (flame_add(j->flame, c->buf, n - 1, count) != 0 ||
-	    pprof_add(j->pprof, c->buf, n - 1, (int64_t)count, c->buf[0]) != 0)
+	    pprof_add(j->pprof, c->buf, n - 1, (int64_t)count,
+		      c->r->o.merge_threads ? NULL : c->buf[0]) != 0)
 		j->failed = true;
 	j->samples += count;
 	return 0;
 }
 
-static int render_svg(struct jprof *j, const char *title, const char *subtitle, char **svg,
-		      size_t *len)
+static int render_svg(struct jprof *j, bool time, const char *title, const char *subtitle,
+		      char **svg, size_t *len)
 {
 	struct flame_opts fo;
 	FILE *f = open_memstream(svg, len);
@@ -171,6 +178,8 @@ static int render_svg(struct jprof *j, const char *title, const char *subtitle, 
 	fo.title = title;
 	fo.subtitle = subtitle;
 	fo.palette = FLAME_PALETTE_JAVA;
+	if (time)
+		fo.countname = "us"; /* counts are microseconds */
 	rv = flame_render_svg(j->flame, &fo, f);
 	if (fclose(f) != 0 && rv == 0)
 		rv = -ENOMEM;
@@ -192,8 +201,13 @@ static void titles(const struct prof_labels *pl, const struct jprof *j, int64_t 
 	gmtime_r(&ts, &tm);
 	strftime(t1, sizeof(t1), "%H:%M:%S", &tm);
 	prof_labels_title(pl, title, tlen);
-	snprintf(subtitle, slen, "%s - %s UTC, %llu samples at %u Hz", t0, t1,
-		 (unsigned long long)j->samples, hz);
+	if (pl->event == PROF_EVENT_CPU)
+		snprintf(subtitle, slen, "%s - %s UTC, %llu samples at %u Hz", t0, t1,
+			 (unsigned long long)j->samples, hz);
+	else
+		snprintf(subtitle, slen, "%s - %s UTC, %.1f ms %s", t0, t1,
+			 (double)j->samples / 1000.0,
+			 pl->event == PROF_EVENT_OFFCPU ? "off the CPU" : "on and off the CPU");
 }
 
 /* The labels in the profile itself (`go tool pprof -comments`). */
@@ -229,7 +243,7 @@ static void write_dir(struct roller *r, const struct prof_labels *pl, uint32_t p
 	};
 	char *svg = NULL;
 	size_t svg_len = 0;
-	int rv = render_svg(j, title, subtitle, &svg, &svg_len);
+	int rv = render_svg(j, pl->event != PROF_EVENT_CPU, title, subtitle, &svg, &svg_len);
 
 	if (rv == 0) {
 		pp.svg = svg;
@@ -269,6 +283,7 @@ static void emit_one(struct cut *c, const struct session_target_info *ti, struct
 		return;
 	}
 	prof_labels_set(&pl, ti->service, ti->container_id, ti->pid, r->hostname);
+	pl.event = (enum prof_event)r->o.event;
 	titles(&pl, j, start, end, hz, title, sizeof(title), subtitle, sizeof(subtitle));
 	pprof_set_time(j->pprof, start, end - start);
 	label_pprof(j->pprof, &pl, ti->pid, r->hostname);
@@ -344,6 +359,14 @@ static struct session *open_session(struct roller *r)
 			true, /* JIT misses are counted at once: nothing waits for a final retry */
 		.src = SESSION_SRC_CTL,
 		.ctl_path = r->ctl_path,
+		.event = (enum session_event)r->o.event,
+		.min_block_ns = r->o.min_block_ns,
+		.switch_period = r->o.switch_period,
+		.merge_threads = r->o.merge_threads,
+		/* A thread waits inside libc (futex, nanosleep), which keeps no frame pointers:
+		 * off-CPU stacks reach the Java frames above it only through the stack copy and the
+		 * vm unwinder (record's default), which also names interpreted frames. */
+		.stack_copy = r->o.event != PROF_EVENT_CPU ? SESSION_DEFAULT_STACK_COPY : 0,
 	};
 	struct session *s;
 	char why[512];
@@ -467,7 +490,10 @@ static void *run(void *arg)
 	struct roller *r = arg;
 	struct loop l = { 0 };
 
-	pthread_setname_np(pthread_self(), "fg-roller"); /* for top -H and /proc/PID/task */
+	/* for top -H and /proc/PID/task */
+	pthread_setname_np(pthread_self(), r->o.event == PROF_EVENT_CPU	     ? "fg-roller"
+					   : r->o.event == PROF_EVENT_OFFCPU ? "fg-roller-off"
+									     : "fg-roller-wall");
 	while (!atomic_load(&r->stop)) {
 		uint64_t now;
 		int rv;
@@ -499,7 +525,10 @@ int roller_start(const struct roller_opts *o, struct roller **out)
 
 	if (!r)
 		return -ENOMEM;
-	if (!o->interval_ns || !o->ctl_path) {
+	_Static_assert((int)PROF_EVENT_OFFCPU == (int)SESSION_EVENT_OFFCPU &&
+			       (int)PROF_EVENT_WALL == (int)SESSION_EVENT_WALL,
+		       "labels.h and session.h number the events alike");
+	if (!o->interval_ns || !o->ctl_path || o->event >= PROF_NEVENTS) {
 		free(r);
 		return -EINVAL;
 	}

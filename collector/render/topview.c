@@ -105,7 +105,8 @@ int topview_print(FILE *f, const struct stackagg *a, const struct topview *tv, s
 	if (width < 40)
 		width = 40;
 	namew = (int)width - 28;
-	if (fprintf(f, "%7s %7s %9s  %s\n", "SELF%", "TOTAL%", "SAMPLES", "SYMBOL") < 0)
+	if (fprintf(f, "%7s %7s %9s  %s\n", "SELF%", "TOTAL%", tv->time_us ? "SELF-MS" : "SAMPLES",
+		    "SYMBOL") < 0)
 		return -EIO;
 	for (size_t i = 0; i < tv->n && i < max_rows; i++) {
 		const struct topview_row *r = &tv->rows[i];
@@ -114,7 +115,12 @@ int topview_print(FILE *f, const struct stackagg *a, const struct topview *tv, s
 		int ll = (int)framelabel_format(stackagg_frame_name(a, r->id), suf, lab,
 						sizeof(lab));
 		int sl = (int)strlen(suf), nl;
+		char self[32];
 
+		if (tv->time_us)
+			snprintf(self, sizeof(self), "%9.1f", (double)r->self / 1000.0);
+		else
+			snprintf(self, sizeof(self), "%9llu", (unsigned long long)r->self);
 		if (ll > (int)sizeof(lab) - 1)
 			ll = (int)sizeof(lab) - 1;
 		nl = ll - sl;
@@ -124,14 +130,14 @@ int topview_print(FILE *f, const struct stackagg *a, const struct topview *tv, s
 
 			if (keep < 1)
 				keep = 1;
-			if (fprintf(f, "%6.2f%% %6.2f%% %9llu  ...%s\n", 100.0 * r->self / all,
-				    100.0 * r->total / all, (unsigned long long)r->self,
+			if (fprintf(f, "%6.2f%% %6.2f%% %s  ...%s\n", 100.0 * r->self / all,
+				    100.0 * r->total / all, self,
 				    lab + nl - (keep < nl ? keep : nl)) < 0)
 				return -EIO;
 			continue;
 		}
-		if (fprintf(f, "%6.2f%% %6.2f%% %9llu  %s\n", 100.0 * r->self / all,
-			    100.0 * r->total / all, (unsigned long long)r->self, lab) < 0)
+		if (fprintf(f, "%6.2f%% %6.2f%% %s  %s\n", 100.0 * r->self / all,
+			    100.0 * r->total / all, self, lab) < 0)
 			return -EIO;
 	}
 	return 0;

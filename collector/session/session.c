@@ -772,7 +772,8 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	struct stackagg_opts ao = { .no_inline = o->no_inline,
 				    .no_kernel = o->no_kernel,
 				    .retry_misses = !o->live_view,
-				    .lines = o->lines };
+				    .lines = o->lines,
+				    .no_thread = o->merge_threads };
 	struct symbolizer_opts so = { .preload = true, .debuginfod = true };
 	int (*src_open)(const struct session_src_env *, struct session_source **, char *, size_t);
 	int rv = -ENOMEM;

@@ -63,5 +63,16 @@ expect 64 "--watchdog-ms '1e3' must be 0..3600000 ms" watch --watchdog-ms 1e3
 expect 64 "--keep-profiles '0' must be 1..1000000" watch --keep-profiles 0
 expect 64 "--push-queue 'x' must be 1..100000 profiles" watch --push-queue x
 expect 64 "--freq '10001' must be 1..10000 Hz" watch --freq 10001
+expect 64 "--event 'gpu': use cpu, offcpu or wall" record --pid 1 --event gpu
+expect 64 "--event 'cpu,offcpu': use cpu, offcpu or wall" top --pid 1 --event cpu,offcpu
+expect 64 "--switch-period '0' must be 1..1000000" top --pid 1 --event offcpu --switch-period 0
+expect 64 "--min-block 'x' must be 0..3600000000 microseconds" top --pid 1 --min-block x
+expect 64 "unknown option '--per-thread=no'" top --pid 1 --per-thread=no
+expect 64 "--event 'cpu,cpu': cpu given twice" watch --event cpu,cpu
+expect 64 "--event 'cpu,': a comma-separated list of cpu, offcpu and wall" watch --event cpu,
+expect 64 "--event 'cpu,bogus': 'bogus' is not cpu, offcpu or wall" watch --event cpu,bogus
+expect 0 '--no-per-thread' top --help
+expect 0 '--event LIST' watch --help
+parses "$nopid" top --pid "$nopid" -n 1 --event wall --no-per-thread --threads 'x.*'
 [ "$fails" = 0 ] && echo "record/top/watch arguments: all cases pass"
 exit $((fails != 0))

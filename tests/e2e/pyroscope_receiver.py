@@ -10,6 +10,10 @@ Checks every request against Pyroscope's documented HTTP ingest API for format=p
   "profile" holds the gzip'd profile.proto and whose "sample_type_config" is the JSON sample
   type configuration. The labels fgcollect promises (service_name, container_id, host_pid,
   hostname) must be there.
+The optional units and aggregationType parameters, when given, must agree with the sample
+type configuration (units) and be sum or average. With format=pprof the server names the profile
+type after the sample type's display name (an original Pyroscope server stores APP.cpu,
+APP.off_cpu, APP.wall): saved as "profile_type", with "sample_type" and "units".
 An accepted request is answered 200 and saved as OUTDIR/N.pb.gz plus OUTDIR/N.json (the
 query); a refused one is answered 400 and its reason appended to OUTDIR/errors.log.
 """
@@ -78,11 +82,22 @@ def check(handler, body):
         cfg = json.loads(parts["sample_type_config"])
     except (OSError, ValueError) as e:
         return "unreadable profile or sample_type_config: %s" % e, None
-    st = cfg.get("samples") if isinstance(cfg, dict) else None
-    if not isinstance(st, dict) or st.get("units") not in ("samples", "objects", "bytes") or \
+    if not isinstance(cfg, dict) or len(cfg) != 1:
+        return "sample_type_config %r does not name one sample type" % cfg, None
+    stype, st = next(iter(cfg.items()))
+    if stype not in ("samples", "off_cpu", "wall") or not isinstance(st, dict) or \
+            st.get("units") not in ("samples", "objects", "bytes", "nanoseconds") or \
             st.get("aggregation") not in ("sum", "average") or \
-            not isinstance(st.get("sampled"), bool):
+            not isinstance(st.get("sampled"), bool) or not st.get("display-name"):
         return "sample_type_config %r does not follow the documented form" % cfg, None
+    if "units" in q and q["units"] != st["units"]:
+        return "units=%s but the sample type's units are %s" % (q["units"], st["units"]), None
+    if q.get("aggregationType", "sum") not in ("sum", "average"):
+        return "aggregationType %r is not sum or average" % q["aggregationType"], None
+    if stype.encode() not in gzip.decompress(prof):
+        return "the profile has no sample type %r" % stype, None
+    q["sample_type"] = stype
+    q["profile_type"] = m.group(1) + "." + st["display-name"]
     q["labels"] = labels
     q["app"] = m.group(1)
     q["received"] = time.time()

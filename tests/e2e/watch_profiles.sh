@@ -67,7 +67,7 @@ for c in "$c1" "$c2"; do
 	grep -q "data-container=\"${c:0:12}\"" "$idx" || fg_fail "index.html has no section for container $c"
 	grep -q "<code>$c</code>" "$idx" || fg_fail "index.html does not name container $c"
 done
-grep -q "<td class=\"service\">checkout</td><td class=\"pid\">$p1</td><td class=\"host\">test-node</td>" "$idx" ||
+grep -q "<td class=\"service\">checkout</td><td class=\"event\">cpu</td><td class=\"pid\">$p1</td><td class=\"host\">test-node</td>" "$idx" ||
 	fg_fail "index.html lacks checkout's labels"
 grep -q "href=\"$(basename "${f1%.folded}").svg\"" "$idx" || fg_fail "index.html does not link $f1's SVG"
 # rows newest first within the first section

@@ -106,6 +106,9 @@ struct stackagg_opts {
 	bool retry_misses;
 	/* Compiled and inlined frames get ":LINE" from the jit resolver's lines (--lines). */
 	bool lines;
+	/* No thread root frame (sample.thread ignored): the stacks of all threads merge, as in
+	 * async-profiler's default view. The process root frame stays. */
+	bool no_thread;
 };
 
 /*

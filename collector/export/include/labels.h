@@ -17,17 +17,35 @@
 #define LABELS_SERVICE_MAX 128
 #define LABELS_CID_MAX 64
 #define LABELS_HOST_MAX 64
-/* "YYYYmmddTHHMMSSZ_service_cid12_pid_host" at most */
-#define LABELS_STEM_MAX (16 + 1 + LABELS_SERVICE_MAX + 1 + 12 + 1 + 10 + 1 + LABELS_HOST_MAX + 1)
+/* "YYYYmmddTHHMMSSZ_service_cid12_pid_host.offcpu" at most */
+#define LABELS_STEM_MAX                                                                            \
+	(16 + 1 + LABELS_SERVICE_MAX + 1 + 12 + 1 + 10 + 1 + LABELS_HOST_MAX + 7 + 1)
+
+/* What a profile measures (the values of session.h's enum session_event). */
+enum prof_event {
+	PROF_EVENT_CPU = 0,    /* CPU samples: counts are samples */
+	PROF_EVENT_OFFCPU = 1, /* time off the CPU: counts are microseconds */
+	PROF_EVENT_WALL = 2,   /* on and off the CPU: counts are microseconds */
+};
+#define PROF_NEVENTS 3
+
+/* "cpu", "offcpu", "wall" (the --event names; index.html's Event column). */
+const char *prof_event_name(enum prof_event e);
+
+/* What a file name carries after the stem: "" (cpu, as before events existed), ".offcpu",
+ * ".wall". */
+const char *prof_event_suffix(enum prof_event e);
 
 struct prof_labels {
 	char service[LABELS_SERVICE_MAX + 1];  /* "" unknown */
 	char container_id[LABELS_CID_MAX + 1]; /* "" when not in a container */
 	uint32_t host_pid;
 	char hostname[LABELS_HOST_MAX + 1];
+	enum prof_event event; /* PROF_EVENT_CPU unless set after prof_labels_set */
 };
 
-/* Fill l from its parts (any string may be NULL); values are truncated, not sanitised. */
+/* Fill l from its parts (any string may be NULL; event CPU); values are truncated, not
+ * sanitised. */
 void prof_labels_set(struct prof_labels *l, const char *service, const char *container_id,
 		     uint32_t host_pid, const char *hostname);
 
@@ -37,7 +55,8 @@ const char *prof_labels_service(const struct prof_labels *l, char *buf, size_t c
 /*
  * The title of one JVM's profile (the SVG's title, the pprof comment), the same for `record
  * --pid` and rolling profiles: "CPU: SERVICE | container CID12 | PID N | host HOST", SERVICE as
- * prof_labels_service, CID12 "none" outside a container. Cut to cap - 1 bytes; a title, not
+ * prof_labels_service, CID12 "none" outside a container; "Off-CPU time (us): ..." and
+ * "Wall-clock time (us): ..." for those events. Cut to cap - 1 bytes; a title, not
  * sanitised (the SVG writer escapes it).
  */
 void prof_labels_title(const struct prof_labels *l, char *out, size_t cap);
@@ -46,7 +65,8 @@ void prof_labels_title(const struct prof_labels *l, char *out, size_t cap);
  * The file-name stem of a profile that started at start_unix (seconds, UTC):
  * "20261122T093000Z_SERVICE_CID12_PID_HOST" with CID12 the first 12 digits of the container id
  * or "host"; SERVICE and HOST keep A-Z a-z 0-9 . - and turn anything else into '-', so '_'
- * separates the five fields unambiguously. out must hold LABELS_STEM_MAX bytes.
+ * separates the five fields unambiguously; then prof_event_suffix(l->event) (".offcpu",
+ * ".wall"; nothing for cpu). out must hold LABELS_STEM_MAX bytes.
  */
 void prof_labels_stem(const struct prof_labels *l, int64_t start_unix, char *out);
 
@@ -57,6 +77,7 @@ struct prof_stem {
 	char cid12[13]; /* "host" when none */
 	uint32_t host_pid;
 	char hostname[LABELS_HOST_MAX + 1];
+	enum prof_event event; /* from a trailing ".offcpu" / ".wall", else cpu */
 };
 int prof_stem_parse(const char *stem, size_t len, struct prof_stem *out);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * profdir.h - the directory of rolling profiles: one set of files per JVM and interval
- * (STEM.folded, STEM.svg, and STEM.pb.gz on request; STEM from labels.h), an index.html that
+ * profdir.h - the directory of rolling profiles: one set of files per JVM, interval and event
+ * (STEM.folded, STEM.svg, and STEM.pb.gz on request; STEM from labels.h, ending in .offcpu or
+ * .wall for those events), an index.html that
  * lists them per container, newest first, and retention bounded by count and by bytes.
  *
  * Safety: the directory is created 0755 if missing and must be a real directory (not a
@@ -15,7 +16,7 @@
  *
  * Invariant: at any moment the sets in the directory number at most keep and weigh at most
  * max_bytes (index.html not counted): room is made, oldest sets first, before a set is written.
- * Library code: never prints. Not thread-safe: one owner thread.
+ * Library code: never prints. Thread-safe: one roller per event adds to the same directory.
  */
 #ifndef FG_PROFDIR_H
 #define FG_PROFDIR_H
@@ -42,7 +43,7 @@ void profdir_close(struct profdir *d);
 
 /* One profile: its labels, interval, and the file contents (pb may be NULL: no .pb.gz). */
 struct profdir_prof {
-	struct prof_labels labels;
+	struct prof_labels labels; /* labels.event: the file names' suffix, the index's Event */
 	int64_t start_unix, end_unix;
 	uint64_t samples;
 	unsigned freq_hz;

@@ -6,8 +6,16 @@
  * Request (Pyroscope's documented ingest API, format pprof):
  *   POST BASE/ingest?name=APP{service_name=..,container_id=..,host_pid=..,hostname=..}
  *        &from=UNIX_S&until=UNIX_S&format=pprof&sampleRate=HZ&spyName=fgcollect
+ *        &units=UNITS&aggregationType=sum
  *   Content-Type: multipart/form-data, file field "profile" = the gzip'd profile.proto,
- *   file field "sample_type_config" = JSON naming our "samples" sample type as cpu samples.
+ *   file field "sample_type_config" = JSON naming the profile's sample type and its profile
+ *   type (push_sample_type_config).
+ * Per event (the labels' event): cpu: sample type "samples" shown as "cpu", units samples;
+ * offcpu: sample type "off_cpu" shown as "off_cpu", units nanoseconds; wall: "wall", units
+ * nanoseconds. With format=pprof the server takes the profile type from the sample type (an
+ * original Pyroscope server stores APP.cpu, APP.off_cpu, APP.wall; Grafana Pyroscope names the
+ * "wall" sample type its wall profile type and the others by name), so APP itself carries no
+ * type suffix.
  * APP is the service unless push_opts.app says otherwise; label values keep A-Z a-z 0-9 . - _.
  *
  * Delivery: a bounded queue (count and bytes, plus the one profile being sent). A full queue
@@ -72,5 +80,8 @@ int push_ingest_url(const char *base, const char *app, const struct prof_labels 
 		    int64_t from_unix, int64_t until_unix, unsigned sample_hz, char **out);
 
 void push_stats(struct push *p, struct push_stats *out);
+
+/* The sample_type_config JSON sent with a profile of event e (static). */
+const char *push_sample_type_config(enum prof_event e);
 
 #endif

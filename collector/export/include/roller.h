@@ -42,6 +42,13 @@ struct roller_opts {
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	bool verbose; /* also pass on the session's notes (connects, exits) */
+	/* What the profiles measure (PROF_EVENT_*, labels.h): cpu samples, or time off the CPU /
+	 * on and off it in microseconds (pprof: ("off_cpu"|"wall", "nanoseconds")). One roller
+	 * per event: watch --event cpu,offcpu runs two. */
+	unsigned event;
+	uint64_t min_block_ns;	/* offcpu/wall: waits shorter than this are left out */
+	unsigned switch_period; /* offcpu/wall: a stack at every Nth switch (0 = 1) */
+	bool merge_threads;	/* no thread-name root frame (--no-per-thread) */
 	/* Tests: the session's sampler, source and clock, and the roller's monotonic clock
 	 * (session_seam.h). NULL: the real ones. Borrowed until roller_stop. */
 	const struct session_seams *seams;

@@ -12,6 +12,7 @@
 #ifndef FG_TOPVIEW_H
 #define FG_TOPVIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +27,10 @@ struct topview_row {
 struct topview {
 	struct topview_row *rows; /* sorted: self desc, then total desc, then name */
 	size_t n;
-	uint64_t samples; /* samples counted in the aggregate */
+	uint64_t samples; /* samples counted in the aggregate (its counts' sum) */
+	/* The counts are microseconds (off-CPU and wall profiles): topview_print shows the self
+	 * time in milliseconds ("SELF-MS") instead of SAMPLES. Set by the caller. */
+	bool time_us;
 };
 
 /* Compute the rows of a's counted stacks into *tv (freed with topview_fini). 0 or -ENOMEM. */
@@ -35,7 +39,7 @@ void topview_fini(struct topview *tv);
 
 /*
  * Print a header line and at most max_rows rows, each no wider than width columns (>= 40):
- *   "  SELF%  TOTAL%  SAMPLES  SYMBOL"
+ *   "  SELF%  TOTAL%  SAMPLES  SYMBOL" (SELF-MS with tv->time_us)
  * Names carry their FlameGraph suffix (_[j], _[i], _[k]). 0 or -EIO.
  */
 int topview_print(FILE *f, const struct stackagg *a, const struct topview *tv, size_t max_rows,

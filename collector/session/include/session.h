@@ -103,6 +103,8 @@ struct session_opts {
 	unsigned int switch_period;
 	/* Keep only samples of threads whose name matches this POSIX extended regex (NULL: all). */
 	const char *threads_regex;
+	/* No thread-name root frame: the stacks of all threads merge (--no-per-thread). */
+	bool merge_threads;
 };
 
 struct session_jvm_summary {

@@ -407,6 +407,57 @@ static void test_process_root_and_missing_thread_name(void **state)
 	stackagg_free(a);
 }
 
+/*
+ * --no-per-thread: no thread-name root frame, so two threads' identical stacks are one stack
+ * (async-profiler's merged view); the process root frame stays. By default (--per-thread) they
+ * are two stacks under their names.
+ */
+static void test_no_thread_merges_the_threads_stacks(void **state)
+{
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x20 };
+	struct stackagg_resolver r = {
+		.ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit
+	};
+	struct stackagg_opts o = { .no_thread = true };
+	const char *threads[] = { "worker-1", "worker-2", "main" };
+	struct stackagg *per, *merged;
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	per = new_agg(false, false);
+	merged = stackagg_new(&o, &r);
+	assert_non_null(merged);
+	for (int i = 0; i < 6; i++) {
+		struct stackagg_sample s = { .pid = 100,
+					     .tid = 101 + (uint32_t)(i % 3),
+					     .ts = 100,
+					     .user = user,
+					     .nr_user = 2,
+					     .thread = threads[i % 3],
+					     .process = i % 3 == 2 ? "java-100" : NULL };
+
+		assert_int_equal(stackagg_sample(per, &s), 0);
+		assert_int_equal(stackagg_sample(merged, &s), 0);
+	}
+	stackagg_settle(per, UINT64_MAX);
+	stackagg_settle(merged, UINT64_MAX);
+	out = folded(per);
+	assert_non_null(strstr(out, "worker-1;JavaThread::run();Gen1::work_[j] 2\n"));
+	assert_non_null(strstr(out, "worker-2;JavaThread::run();Gen1::work_[j] 2\n"));
+	assert_non_null(strstr(out, "java-100;main;JavaThread::run();Gen1::work_[j] 2\n"));
+	free(out);
+	out = folded(merged);
+	assert_string_equal(out, "JavaThread::run();Gen1::work_[j] 4\n"
+				 "java-100;JavaThread::run();Gen1::work_[j] 2\n");
+	free(out);
+	stackagg_stats(merged, &st);
+	assert_int_equal(st.stacks, 2);
+	assert_int_equal(st.counted, 6);
+	stackagg_free(per);
+	stackagg_free(merged);
+}
+
 static void test_identical_stacks_are_counted_together(void **state)
 {
 	uint64_t u1[] = { LIBJVM + 0x10 };
@@ -713,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_separator_and_control_bytes_in_names_are_replaced),
 		cmocka_unit_test(test_process_root_and_missing_thread_name),
 		cmocka_unit_test(test_identical_stacks_are_counted_together),
+		cmocka_unit_test(test_no_thread_merges_the_threads_stacks),
 		cmocka_unit_test(test_maps_changed_forgets_cached_resolutions),
 		cmocka_unit_test(test_every_sample_is_counted_exactly_once),
 		cmocka_unit_test(test_overlong_stacks_are_truncated_and_counted),

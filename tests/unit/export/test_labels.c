@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -32,6 +33,45 @@ static void test_stem_round_trips(void **state)
 	assert_string_equal(p.cid12, "3f2a1b4c5d6e");
 	assert_int_equal(p.host_pid, 4242);
 	assert_string_equal(p.hostname, "node-7.eu");
+}
+
+/* Off-CPU and wall files carry their event before the extension; cpu names stay as they were. */
+static void test_event_suffix_round_trips(void **state)
+{
+	static const char *const sfx[] = { "", ".offcpu", ".wall" };
+	struct prof_labels l;
+	struct prof_stem p;
+	char stem[LABELS_STEM_MAX], want[LABELS_STEM_MAX], title[256];
+
+	(void)state;
+	for (int e = 0; e < PROF_NEVENTS; e++) {
+		prof_labels_set(&l, "checkout", "", 4242, "node-7.eu");
+		l.event = (enum prof_event)e;
+		prof_labels_stem(&l, T0, stem);
+		snprintf(want, sizeof(want), "20261122T081000Z_checkout_host_4242_node-7.eu%s",
+			 sfx[e]);
+		assert_string_equal(stem, want);
+		assert_string_equal(prof_event_suffix(l.event), sfx[e]);
+		assert_int_equal(prof_stem_parse(stem, strlen(stem), &p), 0);
+		assert_int_equal(p.event, e);
+		assert_string_equal(p.hostname, "node-7.eu");
+		assert_int_equal(p.host_pid, 4242);
+	}
+	assert_string_equal(prof_event_name(PROF_EVENT_CPU), "cpu");
+	assert_string_equal(prof_event_name(PROF_EVENT_OFFCPU), "offcpu");
+	assert_string_equal(prof_event_name(PROF_EVENT_WALL), "wall");
+	/* The title says the unit. */
+	l.event = PROF_EVENT_OFFCPU;
+	prof_labels_title(&l, title, sizeof(title));
+	assert_string_equal(
+		title, "Off-CPU time (us): checkout | container none | PID 4242 | host node-7.eu");
+	l.event = PROF_EVENT_WALL;
+	prof_labels_title(&l, title, sizeof(title));
+	assert_non_null(strstr(title, "Wall-clock time (us): checkout"));
+	/* Only a whole suffix is one: ".offcpuX" is part of a host name that does not parse. */
+	assert_int_equal(prof_stem_parse("20261122T081000Z_c_host_1_h.offcpux", 35, &p), 0);
+	assert_int_equal(p.event, PROF_EVENT_CPU);
+	assert_string_equal(p.hostname, "h.offcpux");
 }
 
 static void test_hostile_names_cannot_add_fields_or_paths(void **state)
@@ -121,6 +161,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stem_round_trips),
+		cmocka_unit_test(test_event_suffix_round_trips),
 		cmocka_unit_test(test_hostile_names_cannot_add_fields_or_paths),
 		cmocka_unit_test(test_foreign_names_are_not_stems),
 		cmocka_unit_test(test_label_values_keep_their_alphabet),

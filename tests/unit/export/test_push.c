@@ -37,14 +37,46 @@ static void test_ingest_url_has_the_documented_parameters(void **state)
 	assert_string_equal(url, "http://py:4040/ingest?name=shop_web%7Bservice_name%3Dshop_web%2C"
 				 "container_id%3D3f2a1b4c5d6e%2Chost_pid%3D4242%2Chostname%3D"
 				 "node-1%7D&from=100&until=110&format=pprof&sampleRate=99"
-				 "&spyName=fgcollect");
+				 "&spyName=fgcollect&units=samples&aggregationType=sum");
 	free(url);
 	prof_labels_set(&l, "", "", 7, "");
 	assert_int_equal(push_ingest_url("https://x/prefix", "fleet", &l, 1, 2, 49, &url), 0);
 	assert_string_equal(url, "https://x/prefix/ingest?name=fleet%7Bservice_name%3Dpid-7%2C"
 				 "container_id%3Dnone%2Chost_pid%3D7%2Chostname%3Dunknown%7D"
-				 "&from=1&until=2&format=pprof&sampleRate=49&spyName=fgcollect");
+				 "&from=1&until=2&format=pprof&sampleRate=49&spyName=fgcollect"
+				 "&units=samples&aggregationType=sum");
 	free(url);
+}
+
+/* Per event: the same name (the service), the units of its counts, and a sample type
+ * configuration naming the pprof's sample type and the profile type. */
+static void test_each_event_has_its_units_and_profile_type(void **state)
+{
+	struct prof_labels l;
+	char *url;
+
+	(void)state;
+	prof_labels_set(&l, "shop", "", 42, "n");
+	l.event = PROF_EVENT_OFFCPU;
+	assert_int_equal(push_ingest_url("http://py", NULL, &l, 1, 2, 99, &url), 0);
+	assert_string_equal(url, "http://py/ingest?name=shop%7Bservice_name%3Dshop%2C"
+				 "container_id%3Dnone%2Chost_pid%3D42%2Chostname%3Dn%7D"
+				 "&from=1&until=2&format=pprof&sampleRate=99&spyName=fgcollect"
+				 "&units=nanoseconds&aggregationType=sum");
+	free(url);
+	l.event = PROF_EVENT_WALL;
+	assert_int_equal(push_ingest_url("http://py", NULL, &l, 1, 2, 99, &url), 0);
+	assert_non_null(strstr(url, "&units=nanoseconds&aggregationType=sum"));
+	free(url);
+	assert_string_equal(push_sample_type_config(PROF_EVENT_CPU),
+			    "{\"samples\":{\"units\":\"samples\",\"aggregation\":\"sum\","
+			    "\"display-name\":\"cpu\",\"sampled\":true}}");
+	assert_string_equal(push_sample_type_config(PROF_EVENT_OFFCPU),
+			    "{\"off_cpu\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
+			    "\"display-name\":\"off_cpu\",\"sampled\":false}}");
+	assert_string_equal(push_sample_type_config(PROF_EVENT_WALL),
+			    "{\"wall\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
+			    "\"display-name\":\"wall\",\"sampled\":false}}");
 }
 
 /* ---- a scripted HTTP server on 127.0.0.1 ---------------------------------------------- */
@@ -278,6 +310,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ingest_url_has_the_documented_parameters),
+		cmocka_unit_test(test_each_event_has_its_units_and_profile_type),
 		cmocka_unit_test(test_requests_are_multipart_and_5xx_is_retried),
 		cmocka_unit_test(test_4xx_drops_the_profile),
 		cmocka_unit_test(test_server_down_keeps_the_queue_bounded_and_counts_everything),

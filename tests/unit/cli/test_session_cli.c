@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_session_cli.c - the options record, top and watch share: --event (one, or watch's list),
+ * --min-block, --switch-period, --threads, --per-thread and --no-per-thread, parsed the same
+ * way for every command.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "session_cli.h"
+#include "util.h"
+
+static void no_usage(FILE *f)
+{
+	(void)f;
+}
+
+static int no_local(int c, const char *arg, void *ctx)
+{
+	(void)c;
+	(void)arg;
+	(void)ctx;
+	return 0;
+}
+
+/* Parse args (after the command name) as top does. */
+#define parse(so, ...) parse_args(so, (const char *[]){ __VA_ARGS__, NULL })
+
+static int parse_args(struct session_opts *so, const char *const *args)
+{
+	static const struct option longopts[] = { SESSION_CLI_LONGOPTS, { 0 } };
+	char *argv[32] = { (char *)"top" };
+	int argc = 1;
+
+	while (argc < 31 && args[argc - 1]) {
+		argv[argc] = (char *)args[argc - 1];
+		argc++;
+	}
+	memset(so, 0, sizeof(*so));
+	return session_cli_parse("top", argc, argv, ":p:c:aF:e:", longopts, no_local, NULL, so,
+				 no_usage);
+}
+
+static void test_event_and_its_options_parse_for_every_command(void **state)
+{
+	struct session_opts so;
+
+	(void)state;
+	assert_int_equal(parse(&so, "--pid", "42"), 0);
+	assert_int_equal(so.event, SESSION_EVENT_CPU);
+	assert_false(so.merge_threads);
+	assert_int_equal(parse(&so, "--pid", "42", "--event", "offcpu", "--min-block", "250",
+			       "--switch-period", "4", "--threads", "http-.*"),
+			 0);
+	assert_int_equal(so.event, SESSION_EVENT_OFFCPU);
+	assert_int_equal(so.min_block_ns, 250000);
+	assert_int_equal(so.switch_period, 4);
+	assert_string_equal(so.threads_regex, "http-.*");
+	assert_int_equal(parse(&so, "-a", "-e", "wall"), 0);
+	assert_int_equal(so.event, SESSION_EVENT_WALL);
+	assert_int_equal(parse(&so, "-a", "-e", "cpu"), 0);
+	assert_int_equal(so.event, SESSION_EVENT_CPU);
+	/* Bad values: usage errors, whatever the command. */
+	assert_int_equal(parse(&so, "-a", "--event", "offcpu,cpu"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--event", "OFFCPU"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--event"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--min-block", "-1"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--switch-period", "0"), FG_EXIT_USAGE);
+}
+
+static void test_per_thread_is_the_default_and_no_per_thread_merges(void **state)
+{
+	struct session_opts so;
+
+	(void)state;
+	assert_int_equal(parse(&so, "-a", "--no-per-thread"), 0);
+	assert_true(so.merge_threads);
+	assert_int_equal(parse(&so, "-a", "--per-thread"), 0);
+	assert_false(so.merge_threads);
+	/* The last one given wins. */
+	assert_int_equal(parse(&so, "-a", "--per-thread", "--no-per-thread"), 0);
+	assert_true(so.merge_threads);
+	assert_int_equal(parse(&so, "-a", "--no-per-thread", "--per-thread"), 0);
+	assert_false(so.merge_threads);
+	assert_int_equal(parse(&so, "-a", "--per-thread=yes"), FG_EXIT_USAGE);
+}
+
+static void test_event_lists_for_watch(void **state)
+{
+	unsigned m = 99;
+
+	(void)state;
+	assert_int_equal(session_cli_event_list("watch", "cpu", &m), 0);
+	assert_int_equal(m, 1u << SESSION_EVENT_CPU);
+	assert_int_equal(session_cli_event_list("watch", "cpu,offcpu", &m), 0);
+	assert_int_equal(m, (1u << SESSION_EVENT_CPU) | (1u << SESSION_EVENT_OFFCPU));
+	assert_int_equal(session_cli_event_list("watch", "wall,offcpu,cpu", &m), 0);
+	assert_int_equal(m, SESSION_CLI_EVENTS_ALL);
+	m = 99;
+	assert_int_equal(session_cli_event_list("watch", "", &m), -1);
+	assert_int_equal(session_cli_event_list("watch", "cpu,", &m), -1);
+	assert_int_equal(session_cli_event_list("watch", ",cpu", &m), -1);
+	assert_int_equal(session_cli_event_list("watch", "cpu,,offcpu", &m), -1);
+	assert_int_equal(session_cli_event_list("watch", "cpu,cpu", &m), -1);
+	assert_int_equal(session_cli_event_list("watch", "cpu,gpu", &m), -1);
+	assert_int_equal(session_cli_event_list("watch", "offcpuoffcpuoffcpu", &m), -1);
+	assert_int_equal(m, 99); /* left alone on error */
+	assert_string_equal(session_cli_event_name(SESSION_EVENT_OFFCPU), "offcpu");
+	assert_string_equal(session_cli_event_name(SESSION_EVENT_WALL), "wall");
+	assert_string_equal(session_cli_event_name(SESSION_EVENT_CPU), "cpu");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_and_its_options_parse_for_every_command),
+		cmocka_unit_test(test_per_thread_is_the_default_and_no_per_thread_merges),
+		cmocka_unit_test(test_event_lists_for_watch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
