@@ -497,7 +497,10 @@ int profdir_add(struct profdir *d, const struct profdir_prof *p)
 	if (d->n > 1 && strcmp(d->sets[d->n - 2].stem, slot->stem) > 0)
 		qsort(d->sets, d->n, sizeof(d->sets[0]), set_cmp);
 	d->st.written++;
-	return profdir_write_index(d);
+	/* The set is written: an index that cannot be rewritten now (counted in errors) is
+	 * rewritten with the next set. */
+	(void)profdir_write_index(d);
+	return 0;
 }
 
 void profdir_stats(const struct profdir *d, struct profdir_stats *out)
