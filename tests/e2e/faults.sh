@@ -29,8 +29,9 @@ fg_require_built
 command -v strace >/dev/null || fg_missing_tool "strace"
 command -v prlimit >/dev/null || fg_missing_tool "prlimit (util-linux)"
 
-holder= rpid= sockdir=
+holder='' rpid='' sockdir=''
 # (set +e: under errexit a failing kill would end the trap before fg_cleanup)
+# shellcheck disable=SC2154
 trap 'rc=$?; set +e; [[ -n $rpid ]] && kill "$rpid" 2>/dev/null; [[ -n $FG_WATCH_PID ]] && fg_watch_stop KILL
 	[[ -n $holder ]] && kill "$holder" 2>/dev/null; [[ -n $sockdir ]] && rm -rf "$sockdir"; (exit $rc); fg_cleanup' EXIT
 
@@ -148,7 +149,7 @@ mkdir -m 0755 "$sockdir"
 wait_log 15 "listening again on $sockdir/fgcollect.sock"
 fg_wait 5 test -S "$sockdir/fgcollect.sock" || fg_fail "no socket in the recreated directory"
 fg_wait 5 test -s "$sockdir/fgcollect.sock.features" || fg_fail "no features file in the recreated directory"
-FG_SOCK_DIR=$sockdir
+FG_SOCK_DIR=$sockdir # the volume of the JVMs from here on (lib.sh)
 fg_jvm_start b InlineChain 150
 pb=$FG_HOSTPID
 fg_wait 15 map_ok "$pb" 'InlineChain::' || fg_fail "no map for a JVM started after the directory was recreated"
@@ -159,7 +160,7 @@ fg_log "5. socket directory recreated: new JVM $pb mapped, map of $pa kept"
 fg_container_stop a 5 || true
 
 # ---- 6. descriptors exhausted ------------------------------------------------------------
-nfd=$(ls "/proc/$FG_WATCH_PID/fd" | wc -l)
+nfd=$(find "/proc/$FG_WATCH_PID/fd" -mindepth 1 | wc -l)
 lim=$(prlimit --pid "$FG_WATCH_PID" --nofile --raw --noheadings -o SOFT,HARD | awk '{print $1 ":" $2}')
 prlimit --pid "$FG_WATCH_PID" --nofile=$((nfd + 1)):"${lim#*:}"
 fg_jvm_start c PrimeService --seconds 60
@@ -193,7 +194,6 @@ fg_container_stop d 2 || true
 fg_jvm_start e InlineChain 60
 pe=$FG_HOSTPID
 fg_wait 15 map_ok "$pe" 'InlineChain::' || fg_fail "no map for pid $pe"
-before=$(sha256sum <"$(nsmap "$pe")")
 fg_container_stop e 5 || true
 # The next map write (a new JVM's) renames its complete temporary file into place: SIGKILL then.
 strace -f -qq -p "$FG_WATCH_PID" -e trace=renameat2 -e inject=renameat2:signal=SIGKILL \
@@ -207,8 +207,9 @@ wait "$spid" 2>/dev/null || true
 fg_watch_stop KILL || true
 temps=$(find "$root/tmp" -maxdepth 1 -name ".perf-*.map.*" | wc -l)
 ((temps >= 1)) || fg_fail "no temporary map file left by the killed watch: the kill missed the write"
-[[ ! -e $(nsmap "$pf") ]] || fg_lint_partial=$(fg_map_lint "$(nsmap "$pf")")
-[[ -z ${fg_lint_partial:-} ]] || fg_fail "a partial map at the name after the kill: $fg_lint_partial"
+if [[ -e $(nsmap "$pf") ]]; then
+	fg_map_lint "$(nsmap "$pf")" >/dev/null || fg_fail "a partial map at the name after the kill: $(fg_map_lint "$(nsmap "$pf")")"
+fi
 # The killed daemon's files are older than anything a running one is writing.
 find "$root/tmp" -maxdepth 1 -name ".perf-*.map.*" -exec touch -d '-1 min' {} +
 fg_watch_start --dir "$sockdir" "${watch_args[@]}"
