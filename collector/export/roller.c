@@ -330,8 +330,8 @@ static void check_push(struct roller *r)
 	} else if (r->push_failing && ps.sent > r->push_sent_seen && !ps.last_error[0]) {
 		r->push_failing = false;
 		say(r,
-		    "push: delivering again to %s after %llu failed attempts; %llu profiles "
-		    "wait, %llu dropped with the queue full so far",
+		    "push: delivering again to %s (%llu attempts had failed; %llu profiles "
+		    "wait, %llu dropped at the queue cap so far)",
 		    url, (unsigned long long)(ps.attempts_failed - r->push_failed_told),
 		    (unsigned long long)ps.queued, (unsigned long long)ps.dropped_full);
 		r->push_failed_told = ps.attempts_failed;
@@ -345,7 +345,7 @@ static void check_push(struct roller *r)
 	} else if (r->push_dropping && ps.queued <= 1 && ps.dropped_full == r->push_dropped_seen) {
 		r->push_dropping = false;
 		say(r,
-		    "push: %s keeps up again, the queue is empty (%llu dropped with the queue full "
+		    "push: %s keeps up again, the queue is empty (%llu dropped at the queue cap "
 		    "so far)",
 		    url, (unsigned long long)ps.dropped_full);
 	}
