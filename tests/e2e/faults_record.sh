@@ -44,7 +44,7 @@ DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$FG_TMP/dcache \
 cat "$FG_TMP/hang.rec.err" >&2
 ((rc == 0)) || fg_fail "record exited $rc with a hanging debuginfod"
 grep -q 'HotLoop::' "$FG_TMP/hang.folded" || fg_fail "the recording has no HotLoop frames"
-line=$(grep 'debuginfod:' "$FG_TMP/hang.rec.err") || fg_fail "no debuginfod line in the summary"
+line=$(grep 'debuginfod: [0-9]* lookups' "$FG_TMP/hang.rec.err") || fg_fail "no debuginfod line in the summary"
 lookups=$(sed -n 's/.*debuginfod: \([0-9]*\) lookups.*/\1/p' <<<"$line")
 timeouts=$(sed -n 's/.* \([0-9]*\) timed out.*/\1/p' <<<"$line")
 refused=$(sed -n "s/.* \([0-9]*\) over the limits.*/\1/p" <<<"$line")
