@@ -459,6 +459,12 @@ static void print_summary(const struct session_summary *sm)
 		       (unsigned long long)sm->debuginfod_st.timeouts,
 		       (unsigned long long)sm->debuginfod_st.errors,
 		       (unsigned long long)sm->debuginfod_st.refused);
+	if (sm->debuginfod && sm->debuginfod_st.timeouts && !sm->debuginfod_st.found &&
+	    !sm->debuginfod_st.not_found)
+		fg_err(CMD,
+		       "debuginfod: %s did not answer within the lookup timeout: not asked again "
+		       "in this run (check DEBUGINFOD_URLS)",
+		       getenv("DEBUGINFOD_URLS") ? getenv("DEBUGINFOD_URLS") : "the server");
 	print_unwind_summary(sm);
 	for (size_t i = 0; i < sm->njvms; i++) {
 		const struct session_jvm_summary *v = &sm->jvms[i];

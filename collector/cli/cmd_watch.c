@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -231,6 +232,10 @@ static void log_event(void *arg, enum jvmset_event ev, const struct jvm_info *ji
 	case JVMSET_MAP_ERROR:
 		fg_err("watch", "cannot write the perf map of pid %u: %s (old map kept, retrying)",
 		       ji->host_pid, strerror(-err));
+		break;
+	case JVMSET_MAP_OK:
+		fg_err("watch", "perf map of pid %u written again (%llu writes failed: %s)",
+		       ji->host_pid, (unsigned long long)ji->map_errors, strerror(-err));
 		break;
 	case JVMSET_BAD_PEER:
 		fg_err("watch", "dropped pid %u: %s", ji->host_pid, why ? why : "malformed input");
@@ -469,6 +474,8 @@ static int start_profiles(struct env *env, struct profdir **dir, struct push **p
 					  .dir = *dir,
 					  .push = *push,
 					  .hostname = env->host_name,
+					  .dir_name = env->out_dir,
+					  .push_url = env->push_url,
 					  .log = roller_log,
 					  /* connects and exits said once, by the first */
 					  .verbose = !env->quiet && first,
@@ -615,6 +622,8 @@ struct daemon {
 	struct push *push;
 	struct roller *roller[PROF_NEVENTS]; /* one per event asked for */
 	bool want_failed;		     /* the last want file could not be written */
+	struct receive_stats seen;	     /* the listener's, at the last check */
+	bool told_relisten_err, told_nofd;
 };
 
 /*
@@ -744,13 +753,79 @@ static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
 	return 0;
 }
 
+/*
+ * The listener's health, once a second: a re-listen (the socket file was removed, or the
+ * listener stopped accepting) is told and the files beside the socket are written again; a
+ * failing re-listen and running out of descriptors are told once per episode.
+ */
+static void check_listener(struct daemon *d, const char *socket)
+{
+	struct receive_stats r;
+
+	receive_stats(d->rx, &r);
+	if (r.relistens > d->seen.relistens) {
+		fg_err("watch",
+		       "listening again on %s (the socket file was gone or the listener stopped "
+		       "accepting); agents reconnect and replay",
+		       socket);
+		if (receive_refresh(d->rx) != 0)
+			fg_err("watch", "cannot write the files beside %s again", socket);
+		d->told_relisten_err = false;
+	}
+	if (r.relisten_err > d->seen.relisten_err && !d->told_relisten_err) {
+		fg_err("watch", "cannot listen on %s again: %s; retrying every second", socket,
+		       strerror(-r.last_err));
+		d->told_relisten_err = true;
+	}
+	if (r.probe_nofd > d->seen.probe_nofd && !d->told_nofd) {
+		struct rlimit rl = { 0 };
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		fg_err("watch",
+		       "out of file descriptors (%s, limit %llu): new agents cannot connect and maps "
+		       "cannot be written until some are free (raise `ulimit -n`)",
+		       strerror(-r.last_err), (unsigned long long)rl.rlim_cur);
+		d->told_nofd = true;
+	} else if (r.probe_nofd == d->seen.probe_nofd && r.probes > d->seen.probes &&
+		   d->told_nofd) {
+		fg_err("watch", "file descriptors available again");
+		d->told_nofd = false;
+	}
+	d->seen = r;
+}
+
+/* A killed collector's temporary map files: older than this, no live writer's. */
+#define TEMP_MIN_AGE_S 10
+#define SWEEP_NS (60 * NSEC)
+
+static void sweep_temps(struct daemon *d, const char *map_dir)
+{
+	int n = perfmap_sweep(d->maps, TEMP_MIN_AGE_S);
+
+	if (n > 0)
+		fg_err("watch", "removed %d temporary map file%s a killed collector left in %s", n,
+		       n == 1 ? "" : "s", map_dir);
+}
+
 /* Serve agents and control clients until SIGINT/SIGTERM. 0, or -errno of poll (printed). */
-static int serve(struct daemon *d)
+static int serve(struct daemon *d, const struct env *env)
 {
 	struct pollfd fds[3 + CTL_MAX_CLIENTS + 1];
+	uint64_t next_check = 0, next_sweep = 0;
 
 	for (;;) {
 		uint64_t now = fg_now_ns(), next = jvmset_tick(d->set, now);
+
+		if (now >= next_check) {
+			check_listener(d, env->socket);
+			next_check = now + NSEC;
+		}
+		if (now >= next_sweep) {
+			sweep_temps(d, env->map_dir);
+			next_sweep = now + SWEEP_NS;
+		}
+		if (next > next_check)
+			next = next_check;
 		int timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
 		size_t n = 0, ctl0;
 
@@ -840,7 +915,7 @@ int cmd_watch(int argc, char **argv)
 		fg_err("watch", "signalfd: %s", strerror(errno));
 		return FG_EXIT_FAIL;
 	}
-	if (start(&d, &env, &log) == 0 && serve(&d) == 0)
+	if (start(&d, &env, &log) == 0 && serve(&d, &env) == 0)
 		status = FG_EXIT_OK;
 	/* The roller is a client of ctl: stopped first (its last cut reads from ctl's tables). */
 	stop_profiles(d.roller, d.pdir, d.push);

@@ -7,6 +7,7 @@
  */
 #include "perfmap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "array.h"
@@ -541,4 +543,51 @@ int perfmap_remove(struct perfmap_dir *d, uint32_t pid, const struct perfmap_fil
 	if (unlinkat(d->fd, target, 0) != 0)
 		return errno == ENOENT ? 0 : -errno;
 	return 1;
+}
+
+/* ".perf-<digits>.map.<16 hex>": a name open_temp makes. */
+static bool temp_name(const char *n)
+{
+	size_t i = 6, d;
+
+	if (strncmp(n, ".perf-", 6) != 0)
+		return false;
+	for (d = 0; n[i] >= '0' && n[i] <= '9'; i++)
+		d++;
+	if (!d || d > 10 || strncmp(n + i, ".map.", 5) != 0)
+		return false;
+	i += 5;
+	for (d = 0; (n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f'); i++)
+		d++;
+	return d == 16 && !n[i];
+}
+
+int perfmap_sweep(struct perfmap_dir *d, unsigned min_age_s)
+{
+	int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
+	time_t now = time(NULL);
+	struct dirent *e;
+	DIR *dir;
+
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((e = readdir(dir))) {
+		struct stat st;
+
+		if (!temp_name(e->d_name) ||
+		    fstatat(d->fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		    st.st_mtim.tv_sec + (time_t)min_age_s > now)
+			continue;
+		if (unlinkat(d->fd, e->d_name, 0) == 0)
+			n++;
+	}
+	closedir(dir);
+	return n;
 }

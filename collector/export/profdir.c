@@ -505,7 +505,10 @@ static int add(struct profdir *d, const struct profdir_prof *p)
 	if (d->n > 1 && strcmp(d->sets[d->n - 2].stem, slot->stem) > 0)
 		qsort(d->sets, d->n, sizeof(d->sets[0]), set_cmp);
 	d->st.written++;
-	return write_index(d);
+	/* The set is written: an index that cannot be rewritten now (counted in errors) is
+	 * rewritten with the next set. */
+	(void)write_index(d);
+	return 0;
 }
 
 int profdir_add(struct profdir *d, const struct profdir_prof *p)

@@ -23,7 +23,9 @@
 
 #define DEFAULT_QUEUE 64
 #define DEFAULT_BYTES (32u << 20)
-#define DEFAULT_TIMEOUT_MS 10000
+/* Longer than a loaded server's answer: a request given up on while the server still takes it
+ * in is sent again, and reaches it twice. */
+#define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_BACKOFF_MIN_MS 1000
 #define DEFAULT_BACKOFF_MAX_MS 60000
 

@@ -43,6 +43,12 @@ struct roller {
 	pthread_mutex_t mu;
 	struct roller_stats st;
 	uint64_t (*now)(void); /* the monotonic clock (o.seams) */
+	/* Told once per episode (the roller's thread only): profiles not written since the last
+	 * one that was and the error of the first; the pusher's state at the last cut. */
+	uint64_t dir_failed;
+	int dir_err;
+	bool push_failing, push_dropping;
+	uint64_t push_failed_seen, push_sent_seen, push_dropped_seen, push_failed_told;
 };
 
 static void say(struct roller *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -255,9 +261,22 @@ static void write_dir(struct roller *r, const struct prof_labels *pl, uint32_t p
 		rv = profdir_add(r->o.dir, &pp);
 	}
 	if (rv != 0) {
-		say(r, "profiles: cannot write the profile of PID %u (%s): %s", pid,
-		    pl->service[0] ? pl->service : "no service", strerror(-rv));
+		/* Once per episode and kind of error: a full disk would say it every interval. */
+		if (!r->dir_failed || rv != r->dir_err)
+			say(r,
+			    "profiles: cannot write the profile of PID %u (%s) to %s: %s; profiles "
+			    "are not written until it works again (said once)",
+			    pid, pl->service[0] ? pl->service : "no service",
+			    r->o.dir_name ? r->o.dir_name : "the profile directory", strerror(-rv));
+		r->dir_failed++;
+		r->dir_err = rv;
 		STAT_ADD(r, write_errors, 1);
+	} else if (r->dir_failed) {
+		say(r, "profiles: writing again to %s after %llu profiles could not be written",
+		    r->o.dir_name ? r->o.dir_name : "the profile directory",
+		    (unsigned long long)r->dir_failed);
+		r->dir_failed = 0;
+		r->dir_err = 0;
 	}
 	free(svg);
 }
@@ -304,6 +323,52 @@ static void emit_one(struct cut *c, const struct session_target_info *ti, struct
 	free(gz);
 }
 
+/*
+ * What the pusher went through since the last cut, told when it changes: the server failing
+ * (once, until a profile is delivered again), delivering again, the queue dropping profiles
+ * (once per episode: until the queue is empty again) and when it is.
+ */
+static void check_push(struct roller *r)
+{
+	const char *url = r->o.push_url ? r->o.push_url : "the server";
+	struct push_stats ps;
+
+	if (!r->o.push)
+		return;
+	push_stats(r->o.push, &ps);
+	if (ps.attempts_failed > r->push_failed_seen && !r->push_failing) {
+		r->push_failing = true;
+		say(r,
+		    "push: %s fails (%s); %llu profiles wait and are retried with a backoff "
+		    "(said once, until it delivers again)",
+		    url, ps.last_error[0] ? ps.last_error : "?", (unsigned long long)ps.queued);
+	} else if (r->push_failing && ps.sent > r->push_sent_seen && !ps.last_error[0]) {
+		r->push_failing = false;
+		say(r,
+		    "push: delivering again to %s (%llu attempts had failed; %llu profiles "
+		    "wait, %llu dropped at the queue cap so far)",
+		    url, (unsigned long long)(ps.attempts_failed - r->push_failed_told),
+		    (unsigned long long)ps.queued, (unsigned long long)ps.dropped_full);
+		r->push_failed_told = ps.attempts_failed;
+	}
+	if (ps.dropped_full > r->push_dropped_seen && !r->push_dropping) {
+		r->push_dropping = true;
+		say(r,
+		    "push: the queue is full: the oldest waiting profiles are dropped until %s "
+		    "keeps up (%llu dropped so far)",
+		    url, (unsigned long long)ps.dropped_full);
+	} else if (r->push_dropping && ps.queued <= 1 && ps.dropped_full == r->push_dropped_seen) {
+		r->push_dropping = false;
+		say(r,
+		    "push: %s keeps up again, the queue is empty (%llu dropped at the queue cap "
+		    "so far)",
+		    url, (unsigned long long)ps.dropped_full);
+	}
+	r->push_failed_seen = ps.attempts_failed;
+	r->push_sent_seen = ps.sent;
+	r->push_dropped_seen = ps.dropped_full;
+}
+
 /* Cut the interval [start, end) (Unix ns): rotate the session and emit every JVM's profile. */
 static void cut(struct roller *r, struct session *s, int64_t start, int64_t end)
 {
@@ -311,6 +376,7 @@ static void cut(struct roller *r, struct session *s, int64_t start, int64_t end)
 	struct cut c = { .r = r, .s = s };
 
 	STAT_ADD(r, intervals, 1);
+	check_push(r);
 	if (!agg) {
 		say(r, "profiles: out of memory at the end of an interval; its samples carry over");
 		return;

@@ -878,6 +878,8 @@ static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
 	}
 	if (rv >= 0) {
 		j->dirty = rv == 1; /* 1: blobs wait for a compaction not allowed yet */
+		if (j->last_err)
+			emit_jvm(s, JVMSET_MAP_OK, j, j->last_err, NULL);
 		j->last_err = 0;
 		j->info.map_writes++;
 		s->c.map_writes++;

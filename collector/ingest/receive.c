@@ -37,6 +37,8 @@ struct receive {
 	char url[128 + 8];
 	char features[128 + 16]; /* what we read, for agents (fgsocket.h); "" when not written */
 	char want[128 + 16];	 /* whose tables we want (fgsocket.h); "" when not written */
+	char *want_text;	 /* the want file's last text, for receive_refresh */
+	size_t want_len;
 	struct receive_opts o;
 	int efd;     /* signalled when a gone event is queued */
 	int recv_fd; /* nng's NNG_OPT_RECVFD: readable while a message waits; -1 unknown */
@@ -214,7 +216,7 @@ static int probe_once(struct receive *rx, const struct timespec *dl, uint64_t be
 	memcpy(sa.sun_path, rx->o.path, strlen(rx->o.path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
+		return -errno; /* -EMFILE/-ENFILE: says nothing of the listener */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 	    write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr)) {
 		rv = -errno;
@@ -258,6 +260,7 @@ static bool probe(struct receive *rx)
 	struct timespec dl;
 	uint64_t before;
 	bool ok;
+	int rv;
 
 	pthread_mutex_lock(&rx->mu);
 	before = rx->probe_hits;
@@ -270,12 +273,34 @@ static bool probe(struct receive *rx)
 		dl.tv_sec++;
 		dl.tv_nsec -= 1000000000L;
 	}
-	ok = probe_once(rx, &dl, before) == 0;
+	rv = probe_once(rx, &dl, before);
+	ok = rv == 0;
 	pthread_mutex_lock(&rx->mu);
-	if (!ok)
+	if (rv == -EMFILE || rv == -ENFILE) {
+		/* Out of descriptors: a new listener could not be made either. */
+		rx->st.probe_nofd++;
+		rx->st.last_err = rv;
+		ok = true;
+	} else if (!ok) {
 		rx->st.probe_fail++;
+	}
 	pthread_mutex_unlock(&rx->mu);
 	return ok;
+}
+
+/* The socket's directory, made again (0755, like at the start) when it was removed. */
+static void make_dir(const char *path)
+{
+	char dir[128];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) == 0)
+		(void)chmod(dir, 0755); /* whatever our umask */
 }
 
 static void *watchdog(void *arg)
@@ -309,13 +334,16 @@ static void *watchdog(void *arg)
 			 * replay.
 			 */
 			nng_listener_close(rx->lst);
+			make_dir(rx->o.path);
 			int rv = listen_now(rx);
 
 			pthread_mutex_lock(&rx->mu);
-			if (rv == 0)
+			if (rv == 0) {
 				rx->st.relistens++;
-			else
+			} else {
 				rx->st.relisten_err++;
+				rx->st.last_err = rv;
+			}
 			pthread_mutex_unlock(&rx->mu);
 		}
 		pthread_mutex_lock(&rx->mu);
@@ -384,7 +412,22 @@ int receive_want(struct receive *rx, const uint64_t *tokens, size_t n)
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(text + len, 18, "%016llx\n", (unsigned long long)tokens[i]);
 	rv = write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want), text, len);
-	free(text);
+	free(rx->want_text);
+	rx->want_text = text;
+	rx->want_len = len;
+	return rv;
+}
+
+int receive_refresh(struct receive *rx)
+{
+	static const char text[] = FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n";
+	int rv;
+
+	rv = write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want),
+			  rx->want_text ? rx->want_text : "", rx->want_text ? rx->want_len : 0);
+	if (rv == 0)
+		rv = write_beside(rx, FG_FEATURES_SUFFIX, rx->features, sizeof(rx->features), text,
+				  sizeof(text) - 1);
 	return rv;
 }
 
@@ -564,6 +607,7 @@ static void receive_free(void *arg)
 	pthread_mutex_destroy(&rx->mu);
 	free(rx->pipes);
 	free(rx->gone);
+	free(rx->want_text);
 	free(rx);
 }
 

@@ -87,7 +87,9 @@ int dbgfetch_find(struct dbgfetch *df, const uint8_t *bid, size_t len)
 	if (!len)
 		return -EINVAL; /* libdebuginfod would read bid as a hex string */
 	spent_ms = df->st.ns / 1000000u;
-	if (df->st.lookups >= df->o.max_lookups || spent_ms >= df->o.budget_ms) {
+	/* Servers that have only ever timed out hang: each lookup would cost timeout_ms more. */
+	if (df->st.lookups >= df->o.max_lookups || spent_ms >= df->o.budget_ms ||
+	    (df->st.timeouts && !df->st.found && !df->st.not_found)) {
 		df->st.refused++;
 		return -EDQUOT;
 	}

@@ -16,6 +16,11 @@ type after the sample type's display name (an original Pyroscope server stores A
 APP.off_cpu, APP.wall): saved as "profile_type", with "sample_type" and "units".
 An accepted request is answered 200 and saved as OUTDIR/N.pb.gz plus OUTDIR/N.json (the
 query); a refused one is answered 400 and its reason appended to OUTDIR/errors.log.
+
+pyroscope_receiver.py PORT OUTDIR MODEFILE - the same, misbehaving as MODEFILE says when a
+request arrives (read each time, so a test switches modes while it runs): "500" answers HTTP 500
+and keeps nothing (counted in OUTDIR/refused.count), "slow S" waits S seconds before it reads and
+answers the request, anything else (or no file) is the normal service.
 """
 import email.parser
 import gzip
@@ -32,6 +37,7 @@ NAME_RE = re.compile(r"^([A-Za-z0-9._-]+)\{((?:[A-Za-z_][A-Za-z0-9_]*=[^,{}=]+)"
 LABELS = ("service_name", "container_id", "host_pid", "hostname")
 OUT = sys.argv[2]
 count = 0
+refused = 0
 
 
 def check(handler, body):
@@ -115,10 +121,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def mode(self):
+        try:
+            with open(sys.argv[3]) as f:
+                return f.read().split()
+        except (IndexError, OSError):
+            return []
+
     def do_POST(self):
-        global count
+        global count, refused
+        m = self.mode()
+        if m[:1] == ["slow"]:
+            time.sleep(float(m[1]))
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
+        if m[:1] == ["500"]:
+            refused += 1
+            with open(os.path.join(OUT, "refused.count"), "w") as f:
+                f.write("%d\n" % refused)
+            self.reply(500, "overloaded")
+            return
         why, got = check(self, body)
         if why:
             with open(os.path.join(OUT, "errors.log"), "a") as f:

@@ -121,6 +121,14 @@ void perfmap_writer_stats(const struct perfmap_writer *w, struct perfmap_writer_
  */
 int perfmap_remove(struct perfmap_dir *d, uint32_t pid, const struct perfmap_file *f);
 
+/*
+ * Remove the temporary files a killed writer left: ".perf-<pid>.map.<16 hex>" regular files of
+ * ours last written min_age_s or more ago (a live writer's is younger: it renames it
+ * within milliseconds). Nothing else is touched, nothing followed. The number removed, or a
+ * negative errno when the directory cannot be read.
+ */
+int perfmap_sweep(struct perfmap_dir *d, unsigned min_age_s);
+
 /* The map's file name for pid: "perf-<pid>.map" (buf of at least 32 bytes). */
 void perfmap_name(uint32_t pid, char *buf, size_t cap);
 

@@ -56,7 +56,8 @@ struct profdir_prof {
 };
 
 /*
- * Write p's files, apply retention, rewrite index.html. 0; -EFBIG when the set alone is over
+ * Write p's files, apply retention, rewrite index.html (a failure there is only counted in
+ * errors: the next set rewrites it). 0; -EFBIG when the set alone is over
  * max_bytes (nothing written); -EEXIST when a set with the same stem exists (same JVM started
  * twice in one second: nothing written); or the -errno of a write (no partial set is left).
  */

@@ -43,7 +43,7 @@ struct push_opts {
 	const char *app;	 /* application name for every profile; NULL = the service */
 	size_t max_queue;	 /* profiles waiting at most; 0 = 64 */
 	size_t max_bytes;	 /* bytes waiting at most; 0 = 32 MiB */
-	unsigned timeout_ms;	 /* per request; 0 = 10 s */
+	unsigned timeout_ms;	 /* per request; 0 = 30 s */
 	unsigned backoff_min_ms; /* 0 = 1 s */
 	unsigned backoff_max_ms; /* 0 = 60 s */
 };

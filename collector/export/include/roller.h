@@ -37,6 +37,9 @@ struct roller_opts {
 	struct profdir *dir;  /* NULL: no files (the roller owns it from here: it writes) */
 	struct push *push;    /* NULL: no push */
 	const char *hostname;
+	/* For messages: the profile directory's and the push server's names (borrowed until
+	 * roller_stop; NULL: none). */
+	const char *dir_name, *push_url;
 	uint64_t recycle_ns; /* 0 = 1 h */
 	/* Log lines (one per call, no newline), called from the roller's thread. May be NULL. */
 	void (*log)(void *arg, const char *line);

@@ -76,6 +76,7 @@ enum jvmset_event {
 	JVMSET_REJECT,	   /* a connection refused: why says so; info has what we knew */
 	JVMSET_MAP_ERROR,  /* a map write failed: err */
 	JVMSET_BAD_PEER,   /* a connection dropped after too many malformed messages */
+	JVMSET_MAP_OK,	   /* a map written again after failed writes: err is the last failure */
 };
 
 struct jvmset_observer {

@@ -32,7 +32,8 @@
 struct receive;
 
 struct receive_opts {
-	const char *path;	   /* socket file; its directory must exist */
+	const char *path;	   /* socket file; its directory must exist (a re-listen makes it
+				    * again, 0755, when it was removed) */
 	unsigned max_peers;	   /* connections beyond this are closed at once; 0 = 1024 */
 	size_t max_msg;		   /* NNG_OPT_RECVMAXSZ; 0 = FGP_MAX_MSG */
 	unsigned watchdog_ms;	   /* self-probe period; 0 = no watchdog */
@@ -63,6 +64,8 @@ struct receive_stats {
 	uint64_t probe_fail;   /* self-probes that did not reach the socket in time */
 	uint64_t relistens;    /* listeners re-created after a failed probe */
 	uint64_t relisten_err; /* ... that failed (retried next period) */
+	uint64_t probe_nofd;   /* probes we could not make: no descriptor left (not a failure) */
+	int last_err;	       /* the last failed re-listen's or probe's -errno, 0 none */
 	unsigned connected;    /* pipes now */
 };
 
@@ -104,5 +107,12 @@ void receive_stats(struct receive *rx, struct receive_stats *out);
  * previous list).
  */
 int receive_want(struct receive *rx, const uint64_t *tokens, size_t n);
+
+/*
+ * After a re-listen (receive_stats' relistens grew): write the features and want files beside
+ * the socket again (its directory may be a new one). Called from the thread that calls
+ * receive_want. 0 or a negative errno.
+ */
+int receive_refresh(struct receive *rx);
 
 #endif

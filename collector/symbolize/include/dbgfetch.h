@@ -9,7 +9,8 @@
  *
  * Invariant: a lookup never blocks its caller longer than timeout_ms, the lookups of one
  * dbgfetch never take longer than budget_ms in all, and at most max_lookups reach the network;
- * past a limit lookups fail at once with -EDQUOT.
+ * past a limit lookups fail at once with -EDQUOT, and so do all lookups after one timed out when
+ * no server has answered any (a hanging server costs one timeout_ms, not one per library).
  *
  * Not thread-safe: one owner (the symbol cache). Library code: never prints.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* test_perfmap.c - map format, order, symlink safety, ENOSPC, inode-checked removal, appends
- * and compaction. */
+ * and compaction, the sweep of a killed writer's temporary files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <stdbool.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,6 +158,66 @@ static void test_full_disk_keeps_the_old_map_and_no_temp_file(void **state)
 	perfmap_dir_set_write(f->d, NULL);
 	assert_int_equal(perfmap_write(f->d, 5, f->t, NULL, NULL), 0);
 	assert_string_equal(slurp(path), "1000 10 Old::map\n2000 10 New::entry\n");
+}
+
+/* Create dir/name (a regular file, or a symlink to target), last written age_s ago. */
+static void plant(const char *dir, const char *name, const char *target, int age_s)
+{
+	struct timespec ts[2];
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (target) {
+		assert_int_equal(symlink(target, path), 0);
+	} else {
+		FILE *o = fopen(path, "w");
+
+		assert_non_null(o);
+		fputs("1000 10 Half::written\n", o);
+		fclose(o);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= age_s;
+	ts[1] = ts[0];
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return lstat(path, &st) == 0;
+}
+
+static void test_sweep_removes_only_a_dead_writers_temporary_files(void **state)
+{
+	struct fx *f = *state;
+	char victim[96];
+
+	snprintf(victim, sizeof(victim), "%s/victim", f->dir);
+	plant(f->dir, "victim", NULL, 0);
+	plant(f->dir, ".perf-12.map.0123456789abcdef", NULL, 60);   /* a killed writer's */
+	plant(f->dir, ".perf-13.map.0123456789abcdef", NULL, 0);    /* a live writer's */
+	plant(f->dir, ".perf-14.map.0123456789abcdeg", NULL, 60);   /* not our name */
+	plant(f->dir, ".perf-15.map.0123456789abcdef0", NULL, 60);  /* not our name */
+	plant(f->dir, ".perf-.map.0123456789abcdef", NULL, 60);	    /* not our name */
+	plant(f->dir, "perf-17.map", NULL, 60);			    /* a map */
+	plant(f->dir, ".perf-16.map.0123456789abcdef", victim, 60); /* a symlink */
+	plant(f->dir, ".perf-18.map.fedcba9876543210", NULL, 3600); /* a killed writer's */
+	assert_int_equal(perfmap_sweep(f->d, 10), 2);
+	assert_false(exists(f->dir, ".perf-12.map.0123456789abcdef"));
+	assert_false(exists(f->dir, ".perf-18.map.fedcba9876543210"));
+	assert_true(exists(f->dir, ".perf-13.map.0123456789abcdef"));
+	assert_true(exists(f->dir, ".perf-14.map.0123456789abcdeg"));
+	assert_true(exists(f->dir, ".perf-15.map.0123456789abcdef0"));
+	assert_true(exists(f->dir, ".perf-.map.0123456789abcdef"));
+	assert_true(exists(f->dir, "perf-17.map"));
+	assert_true(exists(f->dir, ".perf-16.map.0123456789abcdef"));
+	assert_string_equal(slurp(victim), "1000 10 Half::written\n");
+	/* Nothing left to remove. */
+	assert_int_equal(perfmap_sweep(f->d, 10), 0);
 }
 
 static void test_removal_only_removes_our_inode(void **state)
@@ -505,6 +567,8 @@ int main(void)
 			test_writer_failed_append_is_repaired_by_a_compaction, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_writer_random_churn_never_shows_perf_an_overlap, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_sweep_removes_only_a_dead_writers_temporary_files, setup, teardown),
 		cmocka_unit_test(test_unsafe_directory_is_refused),
 	};
 

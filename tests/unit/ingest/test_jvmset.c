@@ -31,8 +31,8 @@
 struct fx {
 	char root[64]; /* the fake /proc */
 	char maps[64]; /* perf map directory */
-	unsigned events[JVMSET_BAD_PEER + 1];
-	uint32_t last_pid[JVMSET_BAD_PEER + 1];
+	unsigned events[JVMSET_MAP_OK + 1];
+	uint32_t last_pid[JVMSET_MAP_OK + 1];
 	int last_err;
 };
 
@@ -548,6 +548,9 @@ static void test_full_disk_backs_off_100ms_and_reports_once(void **state)
 	jvmset_tick(s, fg_now_ns() + 100 * MS);
 	jvmset_counters(s, &c);
 	assert_int_equal(c.map_writes, 1);
+	/* ...and is told once, with the failure it ends. */
+	assert_int_equal(fx->events[JVMSET_MAP_OK], 1);
+	assert_int_equal(fx->last_err, -ENOSPC);
 	jvmset_free(s);
 	perfmap_dir_close(maps);
 }

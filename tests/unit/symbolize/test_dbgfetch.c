@@ -261,6 +261,35 @@ static void test_silent_server_times_out_and_budget_is_kept(void **state)
 	server_stop(&sv, cache);
 }
 
+/* A server that never answered anything is not asked again after its first timeout. */
+static void test_hanging_server_is_asked_once(void **state)
+{
+	struct dbgfetch_opts o = { .timeout_ms = 1000 };
+	static const uint8_t other[20] = { 0x01, 0x02 };
+	struct server sv;
+	struct dbgfetch *df;
+	struct dbgfetch_stats st;
+	uint8_t bid[64];
+	char cache[128];
+	size_t len = stripped_build_id(bid);
+	uint64_t t0;
+
+	(void)state;
+	server_start(&sv, SILENT, cache, sizeof(cache));
+	assert_int_equal(dbgfetch_new(&o, &df), 0);
+	assert_int_equal(dbgfetch_find(df, bid, len), -ETIMEDOUT);
+	t0 = fg_now_ns() / 1000000;
+	assert_int_equal(dbgfetch_find(df, other, sizeof(other)), -EDQUOT);
+	assert_true((fg_now_ns() / 1000000) - t0 < 100);
+	dbgfetch_stats(df, &st);
+	assert_int_equal(st.lookups, 1);
+	assert_int_equal(st.timeouts, 1);
+	assert_int_equal(st.refused, 1);
+	assert_int_equal(atomic_load(&sv.requests), 1);
+	dbgfetch_free(df);
+	server_stop(&sv, cache);
+}
+
 static void test_lookup_count_is_capped(void **state)
 {
 	struct dbgfetch_opts o = { .max_lookups = 1 };
@@ -290,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_debug_file_is_fetched_by_build_id),
 		cmocka_unit_test(test_unknown_build_id_is_not_found),
 		cmocka_unit_test(test_silent_server_times_out_and_budget_is_kept),
+		cmocka_unit_test(test_hanging_server_is_asked_once),
 		cmocka_unit_test(test_lookup_count_is_capped),
 	};
 
