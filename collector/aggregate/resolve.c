@@ -36,6 +36,15 @@ static int resolve_native(void *ctx, uint32_t pid, uint64_t addr, bool ret,
 		out->module = r.module;
 		break;
 	case SYM_UNKNOWN_IN_MODULE:
+		if (r.module && strcmp(r.module, "[anon]") == 0) {
+			/*
+			 * Anonymous memory not executable in our view of the maps: a JVM's code
+			 * cache commits its reserved (---p) range as it grows, and the mmap record
+			 * that says so can be lost with a full ring. The code table decides.
+			 */
+			out->jit_candidate = true;
+			break;
+		}
 		out->module = r.module;
 		/* "libc.so.6+0x8a9b2": where to look it up, still counted as unresolved. */
 		symbolizer_format(&r, SYMBOLIZER_STYLE_PERF, rc->label, sizeof(rc->label));

@@ -243,12 +243,55 @@ static void test_unnamed_native_frame_is_module_plus_offset(void **state)
 	symbolizer_free(rc.sz);
 }
 
+/*
+ * JIT code in a part of the code cache that the maps still show reserved (---p: its commit's
+ * mmap record was lost) is named from the code table, not shown as "[unknown] ([anon])".
+ */
+static void test_jit_code_in_reserved_looking_memory_is_named(void **state)
+{
+	static const char maps[] = "7f2000000000-7f2000100000 ---p 00000000 00:00 0 \n";
+	struct codetab *t = codetab_new(NULL);
+	struct resolve_ctx rc = { .table_of = table_of, .arg = t };
+	uint64_t user[] = { 0x7f2000000018, 0x7f2000080000 };
+	struct stackagg_sample s = {
+		.pid = PID, .tid = PID, .ts = 10 * MS, .user = user, .nr_user = 2, .thread = "main"
+	};
+	struct stackagg_resolver r;
+	struct stackagg *a;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(
+		codetab_add(t, CODEBLOB_COMPILED, 0x7f2000000000, 0x100, 1 * MS, "Hot::loop"), 1);
+	rc.sz = symbolizer_new(NULL);
+	assert_non_null(rc.sz);
+	assert_int_equal(symbolizer_add_process_maps(rc.sz, PID, -1, maps, strlen(maps)), 0);
+	resolve_init(&r, &rc);
+	a = stackagg_new(NULL, &r);
+	assert_non_null(a);
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_settle(a, UINT64_MAX);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(a, f), 0);
+	fclose(f);
+	/* The table's code is named; reserved memory it does not cover is unknown JIT. */
+	assert_string_equal(out, "main;[unknown] (jit)_[j];Hot::loop_[j] 1\n");
+	free(out);
+	stackagg_free(a);
+	symbolizer_free(rc.sz);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_frame_gets_its_own_line),
 		cmocka_unit_test(test_mismatched_or_foreign_lines_are_not_used),
 		cmocka_unit_test(test_unnamed_native_frame_is_module_plus_offset),
+		cmocka_unit_test(test_jit_code_in_reserved_looking_memory_is_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
