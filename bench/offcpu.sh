@@ -141,7 +141,7 @@ run() {
 	kill -TERM "$ppid_"
 	wait "$ppid_" || true
 	ppid_=
-	local counts="0 0 0 0 0 0"
+	local counts="0 0 0 0 - 0"
 	if [[ $v != none && $v != bpf ]]; then
 		cp "$log" "$tmp/$f.last.log"
 		counts=$(awk '
@@ -166,7 +166,7 @@ done
 
 echo "target: bench_pingpong, two threads over pipes, $work ns of CPU per hop; $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 [[ -n $bpf_why ]] && echo "bpf: $bpf_why"
-printf "%-12s %16s %20s %18s %18s %14s %14s %s\n" variant "switches/s" "target CPU +% (spread)" "target us/switch" "target us/stack" "rec us/switch" "rec us/stack" "drops (lost records, switch-ins lost; all rounds)"
+printf "%-12s %16s %20s %18s %18s %14s %14s %s\n" variant "switches/s" "target CPU +% (spread)" "target us/switch" "target us/stack" "rec us/switch" "rec us/stack" "drops (lost records, switch-ins lost; all rounds); stacks reaching a thread root"
 # per round figures against the none round of the same pass
 for v in $variants; do
 	f=${v//\//_}
@@ -175,15 +175,16 @@ for v in $variants; do
 	  cpr0 = rt0 ? c0 / rt0 : 0; cpr = rt ? c / rt : 0; spr = rt ? sw / rt : 0
 	  stacks = (so > 0) ? sw * st / so : sw          # stacks taken in the window
 	  extra = cpr - cpr0
-	  printf "%.0f %.3f %.3f %.3f %.3f %.3f %d %d\n", ns ? sw * 1e9 / ns : 0, cpr0 ? 100 * extra / cpr0 : 0,
+	  printf "%.0f %.3f %.3f %.3f %.3f %.3f %d %d %s\n", ns ? sw * 1e9 / ns : 0, cpr0 ? 100 * extra / cpr0 : 0,
 		spr ? extra / spr / 1000 : 0, (stacks && rt) ? extra * rt / stacks / 1000 : 0,
-		sw ? rec / sw / 1000 : 0, stacks ? rec / stacks / 1000 : 0, $19, $20 }' >"$tmp/$f.fig"
+		sw ? rec / sw / 1000 : 0, stacks ? rec / stacks / 1000 : 0, $19, $20, $21 }' >"$tmp/$f.fig"
 	col() { cut -d' ' -f"$1" "$tmp/$f.fig"; }
-	printf "%-12s %9.0f %-6s %7.2f %-12s %7.2f %-10s %7.2f %-10s %6.2f %-7s %6.2f %-7s %d, %d\n" "$v" \
+	printf "%-12s %9.0f %-6s %7.2f %-12s %7.2f %-10s %7.2f %-10s %6.2f %-7s %6.2f %-7s %d, %d; rooted %s%%\n" "$v" \
 		"$(col 1 | median)" "" "$(col 2 | median)" "($(col 2 | spread))" \
 		"$(col 3 | median)" "($(col 3 | spread))" "$(col 4 | median)" "($(col 4 | spread))" \
 		"$(col 5 | median)" "" "$(col 6 | median)" "" \
-		"$(col 7 | awk '{s += $1} END {print s + 0}')" "$(col 8 | awk '{s += $1} END {print s + 0}')"
+		"$(col 7 | awk '{s += $1} END {print s + 0}')" "$(col 8 | awk '{s += $1} END {print s + 0}')" \
+		"$(col 9 | grep -v -- - | median)"
 done
 echo "goal: a few % of the target's CPU at most on a switch-heavy target, drops counted"
 

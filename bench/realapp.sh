@@ -128,7 +128,7 @@ load() {
 # "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS" of the measured window and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
-	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 fp=
+	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp=
 	a0=$(agent_ns)
 	case $v in
 	watch)
@@ -136,8 +136,9 @@ run() {
 		fp=$!
 		;;
 	record | base | offcpu | wall)
+		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
 		"$([[ $v == base ]] && echo "$base_fgcollect" || echo "$fgcollect")" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
-			$([[ $v == offcpu || $v == wall ]] && echo "--event $v") \
+			${ev[@]+"${ev[@]}"} \
 			--freq "$freq" ${STACK:+--stack-copy "$STACK"} --duration $((settle + round + 30)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.log" &
 		fp=$!
