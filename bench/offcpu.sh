@@ -179,12 +179,12 @@ for v in $variants; do
 		spr ? extra / spr / 1000 : 0, (stacks && rt) ? extra * rt / stacks / 1000 : 0,
 		sw ? rec / sw / 1000 : 0, stacks ? rec / stacks / 1000 : 0, $19, $20, $21 }' >"$tmp/$f.fig"
 	col() { cut -d' ' -f"$1" "$tmp/$f.fig"; }
-	printf "%-12s %9.0f %-6s %7.2f %-12s %7.2f %-10s %7.2f %-10s %6.2f %-7s %6.2f %-7s %d, %d; rooted %s%%\n" "$v" \
+	printf "%-12s %9.0f %-6s %7.2f %-12s %7.2f %-10s %7.2f %-10s %6.2f %-7s %6.2f %-7s %d, %d; rooted %s\n" "$v" \
 		"$(col 1 | median)" "" "$(col 2 | median)" "($(col 2 | spread))" \
 		"$(col 3 | median)" "($(col 3 | spread))" "$(col 4 | median)" "($(col 4 | spread))" \
 		"$(col 5 | median)" "" "$(col 6 | median)" "" \
 		"$(col 7 | awk '{s += $1} END {print s + 0}')" "$(col 8 | awk '{s += $1} END {print s + 0}')" \
-		"$(col 9 | grep -v -- - | median)"
+		"$(col 9 | grep -v -- - | median | awk '{ print $1 == "nan" ? "-" : $1 "%" }')"
 done
 echo "goal: a few % of the target's CPU at most on a switch-heavy target, drops counted"
 
