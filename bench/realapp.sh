@@ -23,10 +23,11 @@
 # record, the JVM's extra CPU per request over `none` (the kernel's sampling and stack
 # copies land there; by difference, so as noisy as the JVM's CPU). Goal: <= 1% at 99 Hz.
 # Needs root (the database servers run as postgres, perf_event_open for record).
-# VARIANTS picks and orders the variants (default "none watch record"); two more record the
-# off-CPU and wall-clock profiles at their defaults: offcpu (`record --event offcpu`) and wall
-# (`record --event wall --freq FREQ`). With LOCK=FILE each pass over the variants holds flock
-# FILE (others' heavy runs wait between passes, not for the whole bench).
+# VARIANTS picks and orders the variants (default "none watch record"); more record the
+# off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults), offcpu-pN
+# (the same at every Nth switch: --switch-period N) and wall (`record --event wall --freq
+# FREQ`). With LOCK=FILE each pass over the variants holds flock FILE (others' heavy runs wait
+# between passes, not for the whole bench).
 # With BASELINE=DIR (another build directory) a fourth variant, base, records with DIR's
 # fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both.
 # Env: REPS (3), ROUND (10 s), SETTLE (3 s), WARM (15 s), FREQ (99), STACK (fgcollect's default),
@@ -135,8 +136,9 @@ run() {
 		"$fgcollect" watch --socket "$sock" --ctl "$tmp/ctl/ctl.sock" >/dev/null 2>"$tmp/watch.log" &
 		fp=$!
 		;;
-	record | base | offcpu | wall)
+	record | base | offcpu | wall | offcpu-p*)
 		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
+		[[ $v == offcpu-p* ]] && ev=(--event offcpu --switch-period "${v#offcpu-p}")
 		"$([[ $v == base ]] && echo "$base_fgcollect" || echo "$fgcollect")" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
 			${ev[@]+"${ev[@]}"} \
 			--freq "$freq" ${STACK:+--stack-copy "$STACK"} --duration $((settle + round + 30)) \
