@@ -83,7 +83,8 @@ enum session_event {
  * above). On the Jetty + JDBC service (bench/offcpu.sh, ~1 000 switches/s, 99.8% of the stacks
  * whole to a thread root) the collector's CPU per Java stack dominates instead: ~70 us (the
  * unwinding and naming of a CPU sample), 21% of the service's CPU at every switch on this
- * loaded VM; a period divides that part but not the kernel's per-switch part. A fixed period
+ * loaded VM, 9.7% at every 32nd switch (the switch records are still read at every switch),
+ * so no period reaches 1% there; a period leaves the kernel's per-switch part. A fixed period
  * also samples a thread's periodic waits in step with them. So: every switch, exact
  * per-thread times and counts; --switch-period for a switch-heavy target or a long recording.
  * --min-block saves nothing (the kernel copies before the wait's length is known).
