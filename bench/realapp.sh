@@ -23,10 +23,16 @@
 # record, the JVM's extra CPU per request over `none` (the kernel's sampling and stack
 # copies land there; by difference, so as noisy as the JVM's CPU). Goal: <= 1% at 99 Hz.
 # Needs root (the database servers run as postgres, perf_event_open for record).
+# VARIANTS picks and orders the variants (default "none watch record"); more record the
+# off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults), offcpu-pN
+# (the same at every Nth switch: --switch-period N) and wall (`record --event wall --freq
+# FREQ`). With LOCK=FILE each pass over the variants holds flock FILE (others' heavy runs wait
+# between passes, not for the whole bench).
 # With BASELINE=DIR (another build directory) a fourth variant, base, records with DIR's
 # fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both.
 # Env: REPS (3), ROUND (10 s), SETTLE (3 s), WARM (15 s), FREQ (99), STACK (fgcollect's default),
-# JDK (JDK 17), PFP (on|off: -XX:+/-PreserveFramePointer, default on), DB (pg|maria), BASELINE.
+# JDK (JDK 17), PFP (on|off: -XX:+/-PreserveFramePointer, default on), DB (pg|maria), BASELINE,
+# VARIANTS, LOCK.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,6 +85,10 @@ fi
 mkdir -p "$tmp/sock" "$tmp/noctl"
 mkdir -m 0700 "$tmp/ctl" # the daemon wants its control directory private
 sock=$tmp/sock/fgcollect.sock
+if [[ -n ${LOCK:-} ]]; then # held for the JVM's start and warm-up, then per pass
+	exec {lk}>"$LOCK"
+	flock "$lk"
+fi
 popt=-XX:+PreserveFramePointer
 [[ $pfp == off ]] && popt=-XX:-PreserveFramePointer
 "$jdk/bin/java" "$popt" "-agentpath:$agent=socket=$sock" -cp "$jar" RealApp "$db" "$port" 4 \
@@ -119,15 +129,18 @@ load() {
 # "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS" of the measured window and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
-	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 fp=
+	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp=
 	a0=$(agent_ns)
 	case $v in
 	watch)
 		"$fgcollect" watch --socket "$sock" --ctl "$tmp/ctl/ctl.sock" >/dev/null 2>"$tmp/watch.log" &
 		fp=$!
 		;;
-	record | base)
+	record | base | offcpu | wall | offcpu-p*)
+		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
+		[[ $v == offcpu-p* ]] && ev=(--event offcpu --switch-period "${v#offcpu-p}")
 		"$([[ $v == base ]] && echo "$base_fgcollect" || echo "$fgcollect")" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
+			${ev[@]+"${ev[@]}"} \
 			--freq "$freq" ${STACK:+--stack-copy "$STACK"} --duration $((settle + round + 30)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.log" &
 		fp=$!
@@ -163,12 +176,16 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 col() { cut -d' ' -f"$2" "$tmp/$1"; }
 ratio() { a=$1 b=$2 awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; print b ? a / b : 0 }'; }
 
-variants="none watch record"
+variants=${VARIANTS:-none watch record}
 [[ -n $base_fgcollect ]] && variants="$variants base"
+[[ ${variants%% *} == none ]] || { echo "realapp: VARIANTS must start with none (the baseline)"; exit 1; }
 load "$warm" >/dev/null # JIT warm-up
+[[ -n ${LOCK:-} ]] && flock -u "$lk"
 for v in $variants; do : >"$tmp/$v"; : >"$tmp/$v.start"; : >"$tmp/$v.us"; done
 for _ in $(seq "$reps"); do
+	[[ -n ${LOCK:-} ]] && flock "$lk"
 	for v in $variants; do run "$v"; done
+	[[ -n ${LOCK:-} ]] && flock -u "$lk"
 done
 
 echo "service: Jetty 9 + JDBC ($db) on $(basename "$jdk"), PreserveFramePointer $pfp, ab -k -c 4, $reps interleaved rounds of $settle s settling + $round s measured, after $warm s of warm-up; record at $freq Hz; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -213,5 +230,8 @@ for v in ${variants#none }; do
 	printf "  %-7s agent threads %.1f ms, fgcollect %.1f ms\n" "$v" "$(cut -d' ' -f1 "$tmp/$v.start" | median | awk '{print $1 / 1000}')" \
 		"$(cut -d' ' -f2 "$tmp/$v.start" | median | awk '{print $1 / 1000}')"
 done
-[[ -s $tmp/record.last.log ]] && sed -n 's/^fgcollect record: /  last record: /p' "$tmp/record.last.log" | grep -E 'samples in|tables' || true
+for v in $variants; do
+	[[ -s $tmp/$v.last.log ]] || continue
+	sed -n "s/^fgcollect record: /  last $v: /p" "$tmp/$v.last.log" | grep -E 'samples in|tables|off-CPU|reached a thread root|wall:' || true
+done
 echo "goal: ours <= 1% of the service's CPU at 99 Hz"
