@@ -20,6 +20,7 @@
 
 #include "array.h"
 #include "codetab.h"
+#include "util.h"
 
 struct perfmap_dir {
 	int fd;
@@ -564,18 +565,13 @@ static bool temp_name(const char *n)
 
 int perfmap_sweep(struct perfmap_dir *d, unsigned min_age_s)
 {
-	int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
 	time_t now = time(NULL);
 	struct dirent *e;
 	DIR *dir;
+	int n = 0, rv = fg_opendir_at(d->fd, &dir);
 
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -ENOMEM;
-	}
+	if (rv != 0)
+		return rv;
 	while ((e = readdir(dir))) {
 		struct stat st;
 

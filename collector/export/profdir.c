@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "util.h"
 
 #define EXT_FOLDED 1u
 #define EXT_SVG 2u
@@ -123,17 +124,12 @@ static unsigned name_ext(const char *name, size_t *stem_len)
 /* Take over the sets an earlier run left, and remove its temporary files. */
 static int scan(struct profdir *d)
 {
-	int fd = dup(d->dfd);
 	struct dirent *de;
 	DIR *dir;
+	int rv = fg_opendir_at(d->dfd, &dir);
 
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
+	if (rv != 0)
+		return rv;
 	while ((de = readdir(dir))) {
 		struct prof_stem meta;
 		struct stat st;

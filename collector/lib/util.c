@@ -53,6 +53,22 @@ int fg_read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int fg_opendir_at(int dfd, DIR **out)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	*out = fdopendir(fd);
+	if (!*out) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return 0;
+}
+
 int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_t *len)
 {
 	size_t cap = initial, n = 0;

@@ -7,6 +7,7 @@
 #ifndef FG_UTIL_H
 #define FG_UTIL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,5 +41,11 @@ int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_
  * newlines removed, always NUL-terminated. 0 or the negative errno of fopen.
  */
 int fg_read_small(const char *path, char *buf, size_t len);
+
+/*
+ * A directory stream over the directory open at dfd (which stays open and is not moved: the
+ * stream reads a descriptor of its own). 0 with *out, or -errno.
+ */
+int fg_opendir_at(int dfd, DIR **out);
 
 #endif
