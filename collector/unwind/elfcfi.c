@@ -56,9 +56,9 @@ struct elfcfi {
  * .eh_frame is decoded once at load, and the file's CFI refused if any register number passes
  * CFI_REG_MAX (x86-64 numbers 0..66), an instruction is unknown or runs past its entry, or the
  * .eh_frame_hdr search table points at an entry that does not pass the same check. .eh_frame is
- * found by its section header only: libdw would otherwise find it through PT_GNU_EH_FRAME with
- * no size to bound the walk, so a file without section headers gets no CFI (real shared
- * objects, executables and the vDSO all have them).
+ * found by its section header only, so a file without section headers gets no CFI (real shared
+ * objects, executables and the vDSO all have them); a PT_GNU_EH_FRAME segment, which libdw
+ * reads instead of the sections, must lead to the same bytes (check_phdrs).
  */
 #define CFI_REG_MAX 128
 
@@ -406,6 +406,68 @@ static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const u
 	return 0;
 }
 
+/*
+ * libdw takes a file's CFI from its first PT_GNU_EH_FRAME segment when it has one (not from
+ * the sections): the header at that segment's file offset, and .eh_frame at the address its
+ * eh_frame_ptr gives, read at that address's offset under the same segment's delta. Every such
+ * segment must then be exactly the .eh_frame_hdr section checked here, with the search table
+ * (libdw would otherwise walk .eh_frame with no end), pointing at the .eh_frame checked here.
+ */
+static int check_phdrs(Elf *elf, size_t shstrndx, const GElf_Shdr *eh)
+{
+	GElf_Shdr hsh;
+	Elf_Scn *hscn = NULL;
+	Elf_Data *d = NULL;
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		struct cur k;
+		uint8_t ver, ptr_enc, cnt_enc, tab_enc;
+		uint64_t ptr;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -EBADMSG;
+		if (ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		if (!hscn) {
+			hscn = section(elf, shstrndx, ".eh_frame_hdr", &hsh);
+			if (!hscn || hsh.sh_type != SHT_PROGBITS ||
+			    !(d = elf_rawdata(hscn, NULL)) || !d->d_buf || d->d_size != hsh.sh_size)
+				return -EBADMSG;
+		}
+		if (ph.p_offset != hsh.sh_offset || ph.p_vaddr != hsh.sh_addr ||
+		    ph.p_filesz != hsh.sh_size ||
+		    eh->sh_addr - eh->sh_offset != hsh.sh_addr - hsh.sh_offset)
+			return -EBADMSG;
+		k = (struct cur){ d->d_buf, (const uint8_t *)d->d_buf + d->d_size };
+		if (!get_u8(&k, &ver) || !get_u8(&k, &ptr_enc) || !get_u8(&k, &cnt_enc) ||
+		    !get_u8(&k, &tab_enc) || ver != 1 ||
+		    tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+			return -EBADMSG;
+		if (ptr_enc == (DW_EH_PE_pcrel | DW_EH_PE_sdata4)) {
+			uint32_t v;
+
+			if (!get_u32(&k, &v))
+				return -EBADMSG;
+			ptr = hsh.sh_addr + 4 + (uint64_t)(int64_t)(int32_t)v;
+		} else if (ptr_enc == DW_EH_PE_absptr || ptr_enc == DW_EH_PE_udata8) {
+			const uint8_t *b;
+
+			if (!get_bytes(&k, 8, &b))
+				return -EBADMSG;
+			memcpy(&ptr, b, 8);
+		} else {
+			return -EBADMSG;
+		}
+		if (ptr != eh->sh_addr)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
 /* 0 when libdw may run this file's CFI, else -EBADMSG (or -ENOENT: no .eh_frame). */
 static int check_eh_frame(Elf *elf)
 {
@@ -436,7 +498,7 @@ static int check_eh_frame(Elf *elf)
 		return -ENOMEM;
 	rv = check_entries(elf, shstrndx, &sh, sec, size, fdes);
 	free(fdes);
-	return rv;
+	return rv ? rv : check_phdrs(elf, shstrndx, &sh);
 }
 
 static int finish(struct elfcfi *c, struct elfcfi **out)

@@ -227,7 +227,7 @@ static void test_default_grace_covers_a_slow_service_thread(void **state)
 	(void)state;
 	codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 2000 * MS, "Late::a");
 	assert_string_equal(name_at(t, 0x1010, 1100 * MS), "Late::a"); /* 900 ms before */
-	assert_null(name_at(t, 0x1010, 900 * MS));			/* 1.1 s before */
+	assert_null(name_at(t, 0x1010, 900 * MS));		       /* 1.1 s before */
 	codetab_free(t);
 }
 

@@ -193,11 +193,31 @@ static void test_eh_frame_without_section_headers_is_refused(void **state)
 	free(img);
 }
 
-/* The same file with section headers (.eh_frame, .shstrtab) appended: refused by its register. */
+/*
+ * A mutated shared object (a libFuzzer find): its sections' .eh_frame passes the check, but its
+ * PT_GNU_EH_FRAME segment, which libdw reads instead, leads to other bytes, where libdw spent
+ * over a minute clearing a register table. What libdw would read must be what was checked.
+ */
+static void test_eh_frame_segment_elsewhere_than_the_sections_is_refused(void **state)
+{
+	struct elfcfi *c = NULL;
+	size_t size;
+	uint8_t *img = read_fixture("eh-frame-hdr-elsewhere.so", 0, &size);
+
+	(void)state;
+	assert_int_equal(elfcfi_load_mem(img, size, &c), -EBADMSG);
+	assert_null(c);
+	free(img);
+}
+
+/*
+ * The same file with section headers (.eh_frame, .shstrtab, .eh_frame_hdr) appended: refused by
+ * its register.
+ */
 static void test_huge_register_number_is_refused(void **state)
 {
-	static const char names[] = "\0.eh_frame\0.shstrtab";
-	Elf64_Shdr sh[3] = { { 0 } };
+	static const char names[] = "\0.eh_frame\0.shstrtab\0.eh_frame_hdr";
+	Elf64_Shdr sh[4] = { { 0 } };
 	Elf64_Ehdr eh;
 	struct elfcfi *c = NULL;
 	size_t size, shoff, stroff;
@@ -219,10 +239,18 @@ static void test_huge_register_number_is_refused(void **state)
 			      .sh_offset = stroff,
 			      .sh_size = sizeof(names),
 			      .sh_addralign = 1 };
+	/* .eh_frame_hdr: where its PT_GNU_EH_FRAME segment says (0x3c0, 0x2c bytes) */
+	sh[3] = (Elf64_Shdr){ .sh_name = 21,
+			      .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC,
+			      .sh_addr = 0x3c0,
+			      .sh_offset = 0x3c0,
+			      .sh_size = 0x2c,
+			      .sh_addralign = 4 };
 	memcpy(img + shoff, sh, sizeof(sh));
 	memcpy(&eh, img, sizeof(eh));
 	eh.e_shoff = shoff;
-	eh.e_shnum = 3;
+	eh.e_shnum = 4;
 	eh.e_shstrndx = 2;
 	eh.e_shentsize = sizeof(Elf64_Shdr);
 	memcpy(img, &eh, sizeof(eh));
@@ -335,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_not_elf_is_refused),
 		cmocka_unit_test(test_eh_frame_without_section_headers_is_refused),
 		cmocka_unit_test(test_huge_register_number_is_refused),
+		cmocka_unit_test(test_eh_frame_segment_elsewhere_than_the_sections_is_refused),
 		cmocka_unit_test(test_real_libraries_load_and_step),
 		cmocka_unit_test(test_symbolizer_steps_through_the_process_mappings),
 	};
