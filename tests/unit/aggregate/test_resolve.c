@@ -201,6 +201,34 @@ static void test_mismatched_or_foreign_lines_are_not_used(void **state)
 }
 
 /*
+ * One sample of a process whose maps are `maps` into a fresh aggregate over the resolvers
+ * (rc->sz is created here), settled; returns its folded text (free it) and leaves the
+ * aggregate in *out.
+ */
+static char *fold_one(struct resolve_ctx *rc, const char *maps, const struct stackagg_sample *s,
+		      struct stackagg **out)
+{
+	struct stackagg_resolver r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	rc->sz = symbolizer_new(NULL);
+	assert_non_null(rc->sz);
+	assert_int_equal(symbolizer_add_process_maps(rc->sz, PID, -1, maps, strlen(maps)), 0);
+	resolve_init(&r, rc);
+	*out = stackagg_new(NULL, &r);
+	assert_non_null(*out);
+	assert_int_equal(stackagg_sample(*out, s), 0);
+	stackagg_settle(*out, UINT64_MAX);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(*out, f), 0);
+	fclose(f);
+	return text;
+}
+
+/*
  * A native frame with no name shows where to look it up, module+offset (the call instruction
  * for a return address), and still counts as unresolved, never as a thread's root.
  */
@@ -213,26 +241,12 @@ static void test_unnamed_native_frame_is_module_plus_offset(void **state)
 	struct stackagg_sample s = {
 		.pid = PID, .tid = PID, .user = user, .nr_user = 2, .thread = "main"
 	};
-	struct stackagg_resolver r;
 	struct stackagg_stats st;
 	struct stackagg *a;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out;
 
 	(void)state;
-	rc.sz = symbolizer_new(NULL);
-	assert_non_null(rc.sz);
-	assert_int_equal(symbolizer_add_process_maps(rc.sz, PID, -1, maps, strlen(maps)), 0);
-	resolve_init(&r, &rc);
-	a = stackagg_new(NULL, &r);
-	assert_non_null(a);
-	assert_int_equal(stackagg_sample(a, &s), 0);
-	stackagg_settle(a, UINT64_MAX);
-	f = open_memstream(&out, &len);
-	assert_non_null(f);
-	assert_int_equal(stackagg_write_folded(a, f), 0);
-	fclose(f);
+	out = fold_one(&rc, maps, &s, &a);
 	assert_string_equal(out, "main;libgone.so+0x5000;libgone.so+0x4235 1\n");
 	free(out);
 	stackagg_stats(a, &st);
@@ -256,27 +270,13 @@ static void test_jit_code_in_reserved_looking_memory_is_named(void **state)
 	struct stackagg_sample s = {
 		.pid = PID, .tid = PID, .ts = 10 * MS, .user = user, .nr_user = 2, .thread = "main"
 	};
-	struct stackagg_resolver r;
 	struct stackagg *a;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out;
 
 	(void)state;
 	assert_int_equal(
 		codetab_add(t, CODEBLOB_COMPILED, 0x7f2000000000, 0x100, 1 * MS, "Hot::loop"), 1);
-	rc.sz = symbolizer_new(NULL);
-	assert_non_null(rc.sz);
-	assert_int_equal(symbolizer_add_process_maps(rc.sz, PID, -1, maps, strlen(maps)), 0);
-	resolve_init(&r, &rc);
-	a = stackagg_new(NULL, &r);
-	assert_non_null(a);
-	assert_int_equal(stackagg_sample(a, &s), 0);
-	stackagg_settle(a, UINT64_MAX);
-	f = open_memstream(&out, &len);
-	assert_non_null(f);
-	assert_int_equal(stackagg_write_folded(a, f), 0);
-	fclose(f);
+	out = fold_one(&rc, maps, &s, &a);
 	/* The table's code is named; reserved memory it does not cover is unknown JIT. */
 	assert_string_equal(out, "main;[unknown] (jit)_[j];Hot::loop_[j] 1\n");
 	free(out);
