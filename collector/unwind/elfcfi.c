@@ -327,10 +327,10 @@ static bool check_fde(const uint8_t *sec, size_t size, uint64_t off, uint64_t *n
 	return check_program(k, enc);
 }
 
-static Elf_Scn *section(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *sh)
+/* The next section after scn (NULL: the first) named name, or NULL. */
+static Elf_Scn *next_named(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name,
+			   GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL;
-
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
 
@@ -343,12 +343,17 @@ static Elf_Scn *section(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *
 	return NULL;
 }
 
+static Elf_Scn *section(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *sh)
+{
+	return next_named(elf, shstrndx, NULL, name, sh);
+}
+
 /* The walk of .eh_frame (FDE starts marked in fdes), then the .eh_frame_hdr table. */
 static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const uint8_t *sec,
 			 size_t size, uint8_t *fdes)
 {
 	GElf_Shdr hsh;
-	Elf_Scn *scn;
+	Elf_Scn *scn = NULL;
 	Elf_Data *d;
 	uint64_t off = 0;
 
@@ -374,9 +379,11 @@ static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const u
 				return -EBADMSG;
 		}
 	}
-	/* libdw looks FDEs up through .eh_frame_hdr's table when it has the usual encoding */
-	scn = section(elf, shstrndx, ".eh_frame_hdr", &hsh);
-	if (scn && hsh.sh_type == SHT_PROGBITS) {
+	/*
+	 * libdw looks FDEs up through the table of the .eh_frame_hdr section named before
+	 * .eh_frame, whatever that section's type: every section of that name is checked.
+	 */
+	while ((scn = next_named(elf, shstrndx, scn, ".eh_frame_hdr", &hsh))) {
 		struct cur k;
 		uint8_t ver, ptr_enc, cnt_enc, tab_enc;
 		uint32_t cnt;
@@ -389,7 +396,7 @@ static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const u
 		    !get_u8(&k, &tab_enc))
 			return -EBADMSG;
 		if (tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-			return 0; /* libdw searches .eh_frame itself, as checked above */
+			continue; /* libdw searches .eh_frame itself, as checked above */
 		if (ver != 1 || cnt_enc != DW_EH_PE_udata4 || !skip_ptr(&k, ptr_enc) ||
 		    !get_u32(&k, &cnt) || (uint64_t)cnt * 8 > (uint64_t)(k.end - k.p))
 			return -EBADMSG;

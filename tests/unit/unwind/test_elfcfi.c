@@ -211,6 +211,24 @@ static void test_eh_frame_segment_elsewhere_than_the_sections_is_refused(void **
 }
 
 /*
+ * A mutated shared object (a libFuzzer find): its .eh_frame ends at a zero terminator after one
+ * CIE, but its .eh_frame_hdr, of a type no linker writes (0x10000001), holds a search table
+ * whose entries point past the terminator at an FDE naming register 245366783. libdw takes the
+ * table of a section by that name whatever its type; so must the check.
+ */
+static void test_eh_frame_hdr_of_another_type_is_checked(void **state)
+{
+	struct elfcfi *c = NULL;
+	size_t size;
+	uint8_t *img = read_fixture("eh-frame-hdr-other-type.so", 0, &size);
+
+	(void)state;
+	assert_int_equal(elfcfi_load_mem(img, size, &c), -EBADMSG);
+	assert_null(c);
+	free(img);
+}
+
+/*
  * The same file with section headers (.eh_frame, .shstrtab, .eh_frame_hdr) appended: refused by
  * its register.
  */
@@ -364,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_eh_frame_without_section_headers_is_refused),
 		cmocka_unit_test(test_huge_register_number_is_refused),
 		cmocka_unit_test(test_eh_frame_segment_elsewhere_than_the_sections_is_refused),
+		cmocka_unit_test(test_eh_frame_hdr_of_another_type_is_checked),
 		cmocka_unit_test(test_real_libraries_load_and_step),
 		cmocka_unit_test(test_symbolizer_steps_through_the_process_mappings),
 	};
