@@ -2,12 +2,13 @@
 # Run the libFuzzer targets (fuzz/fuzz_*.c, ASan+UBSan) for a set time each and print, per target,
 # the executions and libFuzzer's final coverage (cov: edges, ft: features).
 #
-#   scripts/fuzz.sh [--build] [--no-run] [--dir DIR] [--seconds N] [--seed N] [--jobs N] [--seeds]
-#                   [TARGET...]
+#   scripts/fuzz.sh [--build] [--no-run] [--dir DIR] [--seconds N] [--runs N] [--seed N]
+#                   [--jobs N] [--seeds] [TARGET...]
 #     --build    configure DIR with clang (FG_FUZZ=ON) and build the targets first
 #     --no-run   stop after --build
 #     --dir      the fuzz build tree (default build-fuzz)
 #     --seconds  time per target (default $FUZZ_SECONDS, else 60)
+#     --runs     stop each target after N executions instead (--seconds is then no limit)
 #     --seed     libFuzzer's random seed (default: a new one each run); with a fixed seed a
 #                run repeats the same mutations, so a gate finds nothing a longer run of that
 #                seed did not find first
@@ -29,6 +30,7 @@ seeds=0
 norun=0
 targets=()
 seed_opt=()
+runs=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=1 ;;
@@ -37,8 +39,9 @@ while [ $# -gt 0 ]; do
 	--seconds) seconds=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	--seed) seed_opt=(-seed="$2"); shift ;;
+	--runs) runs=$2; shift ;;
 	--seeds) seeds=1 ;;
-	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
 	*) targets+=("$1") ;;
 	esac
@@ -83,7 +86,9 @@ run_one() {
 		return
 	fi
 	mkdir -p "$dir/corpus/$t"
-	"$bin" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+	local limit=(-max_total_time="$seconds")
+	[ "$runs" -gt 0 ] && limit=(-runs="$runs")
+	"$bin" "${limit[@]}" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
 		"${seed_opt[@]}" -artifact_prefix="$dir/artifacts/$t-" "$dir/corpus/$t" "$seed" "${own[@]}" >"$log" 2>&1
 	echo $? >"$log.rc"
 }

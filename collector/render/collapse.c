@@ -32,6 +32,7 @@
 #define DEF_MAX_LINE ((size_t)1 << 20)
 #define DEF_MAX_STACK ((size_t)16 << 20)
 #define DEF_MAX_MEMORY ((size_t)4 << 30)
+#define ARENA_FIRST ((size_t)16 << 10)
 #define ARENA_CHUNK ((size_t)1 << 20)
 #define TABLE_MIN 1024
 
@@ -229,9 +230,16 @@ static char *arena_alloc(struct collapse *c, size_t n)
 	char *p;
 
 	if (!ch || ch->size - ch->used < n) {
-		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		/* chunks double from 16 KiB to 1 MiB: a short input costs little */
+		size_t size = !ch		       ? ARENA_FIRST
+			      : ch->size < ARENA_CHUNK ? 2 * ch->size
+						       : ARENA_CHUNK;
 
+		if (size < n)
+			size = n;
 		if (size > c->o.max_memory - c->memory)
+			size = c->o.max_memory - c->memory; /* the last chunk the cap allows */
+		if (size < n)
 			return NULL;
 		ch = malloc(sizeof(*ch) + size);
 		if (!ch)
@@ -363,6 +371,8 @@ static inline bool frames_add(struct collapse *c, const void *s, size_t n)
 {
 	if (c->oversized)
 		return false;
+	if (n == 0) /* frames.p may be NULL yet */
+		return true;
 	if (n <= c->frames.cap - c->frames.len) {
 		memcpy(c->frames.p + c->frames.len, s, n);
 		c->frames.len += n;
@@ -713,7 +723,8 @@ static int mod_kind(struct collapse *c, const char *mod, size_t len)
 {
 	int kind = MOD_OTHER;
 
-	if (c->mod_last.len == len && c->mod_last_kind >= 0 && !memcmp(c->mod_last.p, mod, len))
+	if (c->mod_last.len == len && c->mod_last_kind >= 0 &&
+	    (len == 0 || !memcmp(c->mod_last.p, mod, len)))
 		return c->mod_last_kind;
 	if (len && (mod[0] == '[' || (len >= 7 && !memcmp(mod + len - 7, "vmlinux", 7))) &&
 	    !mem_has(mod, len, "unknown"))
@@ -762,11 +773,18 @@ static void add_piece(struct collapse *c, const char *piece, size_t plen, unsign
 	} else if (!frames_add(c, piece, plen)) {
 		return;
 	}
-	s = c->frames.p + start;
-	n = tidy(s, c->frames.len - start, c->java, &skip);
-	if (skip)
-		memmove(s, s + skip, n);
-	c->frames.len = start + n;
+	if (c->frames.len > start) {
+		s = c->frames.p + start;
+		n = tidy(s, c->frames.len - start, c->java, &skip);
+		if (skip)
+			memmove(s, s + skip, n);
+		c->frames.len = start + n;
+	} else { /* an empty piece (frames.p may still be NULL) */
+		static char none[1];
+
+		s = none;
+		n = 0;
+	}
 
 	if (index > 0) {
 		if (!has_tag(s, n, 'i'))
