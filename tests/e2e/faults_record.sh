@@ -8,6 +8,9 @@
 #      timeout, not one per library).
 #   2. a process that exits during an off-CPU recording (--event offcpu): record ends when it
 #      is gone, says so, writes what it recorded (the JVM's Java frames) and exits 0.
+#   3. a container root whose debug file for a stripped binary is an absolute symlink to a file
+#      that exists only on the host: that file's names never reach the profile (the same debug
+#      file as a regular file in the container's root does name the frame: the control).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init faults_record
@@ -70,4 +73,55 @@ cat "$FG_TMP/off.err" >&2
 grep -q "PID $FG_HOSTPID exited" "$FG_TMP/off.err" || fg_fail "no note that the JVM exited"
 grep -q 'OffCpuTruth' "$FG_TMP/off.folded" || fg_fail "the off-CPU recording has no OffCpuTruth frames"
 fg_log "2. JVM exited during record --event offcpu: $(grep -c '' "$FG_TMP/off.folded") stacks written"
-fg_pass "hanging debuginfod asked once, recording written; off-CPU recording of an exiting JVM written"
+
+# ---- 3. a container's absolute symlink to a host-only file -------------------------------
+# A stripped binary (its local function only in its debug file), a debug tree for it bound over
+# the container's /usr/lib/debug/.build-id, and a host-only file under $FG_TMP (the container's
+# /tmp is its own) that names the function HOST_SECRET.
+app=$FG_TMP/app
+mkdir -p "$app" "$FG_TMP/dbg" "$FG_TMP/hostonly"
+cat >"$app/spin.c" <<'C'
+#include <stdint.h>
+static volatile uint64_t sink;
+static void __attribute__((noinline)) spin_local(void)
+{
+	for (uint64_t i = 0; i < 1000000; i++)
+		sink += i * i;
+}
+int main(void)
+{
+	for (;;)
+		spin_local();
+}
+C
+gcc -O1 -g -fno-omit-frame-pointer -Wl,--build-id=sha1 -o "$app/spin.full" "$app/spin.c" ||
+	fg_fail "cannot build the test binary"
+objcopy --only-keep-debug "$app/spin.full" "$FG_TMP/spin.debug"
+objcopy --redefine-sym spin_local=HOST_SECRET "$FG_TMP/spin.debug" "$FG_TMP/hostonly/secret.debug"
+strip --strip-all -o "$app/spin" "$app/spin.full"
+bid=$(readelf -n "$app/spin" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[[ ${#bid} -ge 4 ]] || fg_fail "no build-id in the test binary"
+mkdir -p "$FG_TMP/dbg/${bid:0:2}"
+dbgfile=$FG_TMP/dbg/${bid:0:2}/${bid:2}.debug
+spin_record() { # NAME: record the spinning binary in a container, folded into $FG_TMP/NAME.folded
+	FG_CT_OPTS=(--app "$app" --bind "$FG_TMP/dbg:/usr/lib/debug/.build-id:ro")
+	fg_container_start "$1" "${FG_CT_OPTS[@]}" -- /app/spin
+	FG_CT_OPTS=()
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 2 --socket "$sock" \
+		--ctl "$FG_TMP/no-daemon/ctl.sock" -o "$FG_TMP/$1.folded" 2>"$FG_TMP/$1.err" ||
+		{ cat "$FG_TMP/$1.err" >&2; fg_fail "record of the $1 binary failed"; }
+	fg_container_stop "$1" 5 || true
+}
+cp "$FG_TMP/spin.debug" "$dbgfile"
+spin_record spinreg
+grep -q 'spin_local' "$FG_TMP/spinreg.folded" ||
+	fg_fail "control: the container's own debug file did not name spin_local: $(head -c 600 "$FG_TMP/spinreg.folded")"
+rm -f "$dbgfile"
+ln -s "$FG_TMP/hostonly/secret.debug" "$dbgfile"
+spin_record spinlink
+if grep -q 'HOST_SECRET' "$FG_TMP/spinlink.folded"; then
+	fg_fail "a host-only file reached through the container's absolute symlink named frames"
+fi
+grep -q 'spin' "$FG_TMP/spinlink.folded" || fg_fail "the symlink recording has no frames of the binary"
+fg_log "3. container symlink to a host-only debug file: not followed ($(grep -c '' "$FG_TMP/spinlink.folded") stacks, control named spin_local)"
+fg_pass "hanging debuginfod asked once, recording written; off-CPU recording of an exiting JVM written; no host file through a container symlink"
