@@ -81,6 +81,6 @@ set_property(TEST e2e_soak APPEND PROPERTY ENVIRONMENT "SOAK_MINUTES=3")
 # full /tmp and --out, a push server failing and slow, the socket directory recreated, no
 # descriptors left, a JVM and the daemon SIGKILLed; about 100 s) and record's
 # (tests/e2e/faults_record.sh: a hanging debuginfod, a JVM exiting during an off-CPU
-# recording; about 30 s).
+# recording, a container's absolute symlink to a host-only debug file; about 40 s).
 fg_e2e_test(e2e_faults faults.sh TIMEOUT 300)
 fg_e2e_test(e2e_faults_record faults_record.sh TIMEOUT 180)
