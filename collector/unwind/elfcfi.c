@@ -328,8 +328,7 @@ static bool check_fde(const uint8_t *sec, size_t size, uint64_t off, uint64_t *n
 }
 
 /* The next section after scn (NULL: the first) named name, or NULL. */
-static Elf_Scn *next_named(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name,
-			   GElf_Shdr *sh)
+static Elf_Scn *next_named(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name, GElf_Shdr *sh)
 {
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
