@@ -3,7 +3,7 @@
 # the executions and libFuzzer's final coverage (cov: edges, ft: features).
 #
 #   scripts/fuzz.sh [--build] [--no-run] [--dir DIR] [--seconds N] [--runs N] [--seed N]
-#                   [--jobs N] [--seeds] [TARGET...]
+#                   [--timeout S] [--jobs N] [--seeds] [TARGET...]
 #     --build    configure DIR with clang (FG_FUZZ=ON) and build the targets first
 #     --no-run   stop after --build
 #     --dir      the fuzz build tree (default build-fuzz)
@@ -12,6 +12,8 @@
 #     --seed     libFuzzer's random seed (default: a new one each run); with a fixed seed a
 #                run repeats the same mutations, so a gate finds nothing a longer run of that
 #                seed did not find first
+#     --timeout  seconds one input may take before it counts as a finding (default 10; raise
+#                it for runs at a low priority on a busy machine, where a starved run is slow)
 #     --jobs     targets run at once (default $FUZZ_JOBS, else 1)
 #     --seeds    write the structured seeds (fuzz_mkseeds) into fuzz/corpus and stop
 #     TARGET     names without fuzz_ (default: all)
@@ -31,6 +33,7 @@ norun=0
 targets=()
 seed_opt=()
 runs=0
+timeout=10
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=1 ;;
@@ -40,8 +43,9 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2; shift ;;
 	--seed) seed_opt=(-seed="$2"); shift ;;
 	--runs) runs=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
 	--seeds) seeds=1 ;;
-	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
 	*) targets+=("$1") ;;
 	esac
@@ -88,7 +92,7 @@ run_one() {
 	mkdir -p "$dir/corpus/$t"
 	local limit=(-max_total_time="$seconds")
 	[ "$runs" -gt 0 ] && limit=(-runs="$runs")
-	"$bin" "${limit[@]}" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+	"$bin" "${limit[@]}" -print_final_stats=1 -timeout="$timeout" -rss_limit_mb=2048 \
 		"${seed_opt[@]}" -artifact_prefix="$dir/artifacts/$t-" "$dir/corpus/$t" "$seed" "${own[@]}" >"$log" 2>&1
 	echo $? >"$log.rc"
 }
