@@ -14,7 +14,10 @@
 #      when it delivers again; profiles that waited are delivered once each, the rest counted
 #      as dropped at the queue cap (sent + dropped + unsent + rejected = made).
 #   5. the socket directory removed and recreated: watch says it listens again, writes its
-#      features file again, and a JVM started after gets its map.
+#      features file again, and a JVM started after gets its map. The JVM whose container still
+#      mounts the removed directory lives on through every later fault (checked after each, and
+#      its exit status on SIGTERM at the end); a JVM that dies is reported with its exit status
+#      and output.
 #   6. descriptors exhausted (RLIMIT_NOFILE lowered on the running daemon): a clear message,
 #      and the JVM that came meanwhile gets its map once the limit is raised.
 #   7. a JVM SIGKILLed while it streams its code: its connection ends without a malformed
@@ -28,6 +31,9 @@ fg_init faults
 fg_require_built
 command -v strace >/dev/null || fg_missing_tool "strace"
 command -v prlimit >/dev/null || fg_missing_tool "prlimit (util-linux)"
+# A JVM's fatal error report goes to its output (kept in $FG_TMP), not to its container's /tmp.
+major=$(fg_jdk_major "${FG_JDK:-$FG_DEFAULT_JDK}")
+((${major:-0} >= 13)) && FG_JVM_OPTS=(-XX:+ErrorFileToStderr)
 
 holder='' rpid='' sockdir=''
 # (set +e: under errexit a failing kill would end the trap before fg_cleanup)
@@ -58,6 +64,8 @@ map_ok() { fg_map_lint "$(nsmap "$1")" >/dev/null && grep -qE -- "$2" "$(nsmap "
 # fill DIR: write DIR/fill until the filesystem is full
 fill() { dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null || true; }
 log_has() { grep -qE -- "$1" "$FG_WATCH_LOG"; }
+# alive NAME WHEN: the JVM of container NAME still runs, else fail with its status and output.
+alive() { fg_container_alive "$1" || fg_fail "JVM ${FG_CT_HOSTPID[$1]} (container $1) died $2"; }
 wait_log() { fg_wait "$1" log_has "$2" || fg_fail "watch never said /$2/ within $1 s"; }
 count_log() { grep -cE -- "$1" "$FG_WATCH_LOG" || true; }
 
@@ -77,7 +85,11 @@ logs=("$FG_WATCH_LOG")
 
 # ---- 1. /tmp full: no map while full, a complete one after -------------------------------
 fill "$root/tmp"
-fg_jvm_start a HotLoop 170
+# Runs until the end of the test, which stops it (the duration is only a bound) and wants its
+# exit status for SIGTERM: 20 s before fgcontainer's SIGKILL on a loaded machine.
+FG_CT_OPTS=(--stop-timeout 20)
+fg_jvm_start a HotLoop 1800
+FG_CT_OPTS=()
 pa=$FG_HOSTPID
 fg_wait_log a 25 'HotLoop ready'
 wait_log 15 "cannot write the perf map of pid $pa: No space left on device \(old map kept, retrying\)"
@@ -150,14 +162,14 @@ wait_log 15 "listening again on $sockdir/fgcollect.sock"
 fg_wait 5 test -S "$sockdir/fgcollect.sock" || fg_fail "no socket in the recreated directory"
 fg_wait 5 test -s "$sockdir/fgcollect.sock.features" || fg_fail "no features file in the recreated directory"
 FG_SOCK_DIR=$sockdir # the volume of the JVMs from here on (lib.sh)
-fg_jvm_start b InlineChain 150
+fg_jvm_start b InlineChain 1800
 pb=$FG_HOSTPID
 fg_wait 15 map_ok "$pb" 'InlineChain::' || fg_fail "no map for a JVM started after the directory was recreated"
 map_ok "$pa" 'HotLoop::' || fg_fail "map of pid $pa lost when the socket directory went"
-kill -0 "$pa" || fg_fail "JVM $pa died when the socket directory went"
+alive a "when the socket directory went"
 fg_log "5. socket directory recreated: new JVM $pb mapped, map of $pa kept"
-# JVM a's container still mounts the removed directory: it can never reach the collector again.
-fg_container_stop a 5 || true
+# JVM a's container still mounts the removed directory: it can never reach the collector again,
+# and must live on unharmed; checked after every later fault, stopped at the end.
 
 # ---- 6. descriptors exhausted ------------------------------------------------------------
 # A limit below the descriptors open: every new one fails (EMFILE) while the low ones stay used.
@@ -173,7 +185,8 @@ sleep 2
 prlimit --pid "$FG_WATCH_PID" --nofile="$lim"
 fg_wait 20 map_ok "$pc" '::' || fg_fail "no map of pid $pc 20 s after the descriptor limit was raised"
 wait_log 10 "file descriptors available again"
-kill -0 "$pb" || fg_fail "JVM $pb died while the daemon had no descriptors"
+alive b "while the daemon had no descriptors"
+alive a "after its socket directory went (6.)"
 fg_log "6. descriptors back: map of pid $pc written"
 
 # ---- 7. a JVM SIGKILLed while it streams -------------------------------------------------
@@ -190,6 +203,8 @@ fg_map_lint "$(nsmap "$pd")" >/dev/null || fg_fail "map of the killed JVM not ke
 wait_log 10 "expire: pid $pd: map removed"
 [[ ! -e $(nsmap "$pd") ]] || fg_fail "map of the killed JVM still there after --keep-exited"
 map_ok "$pb" 'InlineChain::' || fg_fail "map of pid $pb broke when pid $pd was killed"
+alive b "when JVM $pd was SIGKILLed"
+alive a "after its socket directory went (7.)"
 fg_log "7. JVM $pd SIGKILLed mid-stream: map kept, then expired; no malformed record"
 fg_container_stop d 2 || true
 
@@ -221,7 +236,13 @@ fg_wait 15 map_ok "$pf" 'HotLoop::' || fg_fail "no map of pid $pf after the rest
 fg_wait 10 bash -c "[[ -z \$(find '$root/tmp' -maxdepth 1 -name '.perf-*.map.*' -print -quit) ]]" ||
 	fg_fail "the restarted watch left the killed one's temporary map files: $(ls -a "$root/tmp")"
 wait_log 5 "removed [0-9]+ temporary map files? a killed collector left"
+alive b "when watch was SIGKILLed"
+alive a "after its socket directory went (8.)"
 fg_log "8. watch SIGKILLed at a rename: $temps temporary file(s) left, removed by the next one; map of $pf complete"
+# The JVM cut off from the collector since 5. ends as any JVM does on SIGTERM.
+rc=0
+fg_container_stop a 30 || rc=$?
+((rc == 143)) || fg_fail "JVM $pa (cut off from the collector since 5.) ended with $(fg_status_text "$rc") on SIGTERM (want 143); its output: $(tail -n 5 "${FG_CT_LOG[a]}")"
 
 # ---- the books -----------------------------------------------------------------------------
 fg_watch_stop_clean

@@ -349,6 +349,58 @@ fg_container_wait() {
 	return "$rc"
 }
 
+# fg_status_text STATUS: an exit status in words ("exit 1", "killed by SIGABRT (134)").
+fg_status_text() {
+	local rc=$1 sig
+	if ((rc > 128 && rc < 160)) && sig=$(kill -l $((rc - 128)) 2>/dev/null); then
+		echo "killed by SIG$sig ($rc)"
+	else
+		echo "exit $rc"
+	fi
+}
+
+# fg_container_alive NAME: 0 while the container's command runs. Once it has ended: reap the
+# container, print its exit status in words, the JVM's fatal error report if it wrote one to
+# its output (-XX:+ErrorFileToStderr) and the last lines of its output, and return 1. The
+# container is then stopped as far as fg_container_stop is concerned.
+fg_container_alive() {
+	local name=$1 fpid hostpid rc=0 log how
+	fpid=${FG_CT_FPID[$name]:-}
+	hostpid=${FG_CT_HOSTPID[$name]:-}
+	log=${FG_CT_LOG[$name]:-}
+	if [[ -z $fpid ]]; then
+		echo "container $name: not running (stopped before)" >&2
+		return 1
+	fi
+	if [[ -n $hostpid ]] && ! fg__dead "$hostpid" && ! fg__dead "$fpid"; then
+		return 0
+	fi
+	# The command is gone: fgcontainer tears the namespace down, then exits with its status.
+	fg_wait 10 fg__dead "$fpid" || {
+		echo "container $name: command $hostpid gone, fgcontainer $fpid still running" >&2
+		return 1
+	}
+	wait "$fpid" 2>/dev/null || rc=$?
+	unset "FG_CT_FPID[$name]"
+	how=$(fg_status_text "$rc")
+	# unshare passes a command's fatal signal on by raising it, which it cannot for SIGKILL.
+	if [[ $rc == 1 && -n $log ]] && grep -q '^unshare: sigprocmask unblock failed' "$log"; then
+		how="killed by SIGKILL (unshare says 'sigprocmask unblock failed' and exits 1)"
+	fi
+	echo "container $name (host pid $hostpid) ended: $how" >&2
+	if [[ -n $log && -s $log ]]; then
+		if grep -q 'A fatal error has been detected' "$log"; then
+			echo "--- its fatal error report:" >&2
+			grep -A 25 -m 1 'A fatal error has been detected' "$log" >&2
+		fi
+		echo "--- last lines of its output:" >&2
+		tail -n 15 "$log" >&2
+	else
+		echo "--- it printed nothing" >&2
+	fi
+	return 1
+}
+
 # fg_container_cid NAME: the container's 64-hex id (as in /proc/PID/cgroup).
 fg_container_cid() {
 	cat "$FG_TMP/$1.cid"
