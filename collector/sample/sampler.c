@@ -876,12 +876,11 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx)
 	struct epoll_event evs[16];
 	int delivered = 0, rv = 0;
 
-	if (timeout_ms != 0) {
-		int n = epoll_wait(s->epfd, evs, (int)FG_ARRAY_SIZE(evs), timeout_ms);
-
-		if (n < 0)
-			return -errno;
-	}
+	/* Also without a wait: a ring's wake-up that this drain empties would otherwise stay
+	 * pending in the epoll set and wake the caller's next poll for nothing. Taken before the
+	 * heads are read, so a record written after them wakes again. */
+	if (epoll_wait(s->epfd, evs, (int)FG_ARRAY_SIZE(evs), timeout_ms) < 0)
+		return -errno;
 	s->st.drains++;
 	for (unsigned int i = 0; i < s->nrings; i++) {
 		struct ring *r = &s->rings[i];

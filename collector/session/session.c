@@ -656,12 +656,22 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 	return 0;
 }
 
-/* The longest a sample waits in its ring with a stack copy: interpreted frames are named when
- * their sample is drained, from the JVM's metadata, which a GC in between voids. */
-#define JAVA_DRAIN_MS 10
-/* Without a stack copy nothing is read from the target at drain time: a target's exit is
- * noticed (session_done) this long after its exit record at the latest. */
+/*
+ * The longest a sample waits in its ring after the first record of a busy spell has woken us,
+ * with or without a stack copy. With a stack copy, interpreted frames are named when their
+ * sample is drained, from the JVM's metadata: a class unloaded (a GC) between the sample and its
+ * drain voids those names (they are counted as `[unknown]`, "a GC (class unloading) since the
+ * sample", never misnamed), so the gap is the window in which an unloading costs names; 100 ms
+ * is under a tenth of the settle window (1.3 s) the samples wait anyway, and it keeps a busy target
+ * from waking us more than ~10 times a second, each wake-up costing us a few times what a
+ * sample's walk does on a VM. Without a stack copy nothing is read from the target at drain
+ * time: a target's exit is noticed (session_done) this long after its exit record at the latest.
+ */
 #define DRAIN_GAP_MS 100
+/* Off-CPU and wall recordings take a stack at context switches, whose rate no frequency bounds
+ * (tens of thousands a second): their rings, sized for 1024 copies per CPU, are drained at
+ * least this often. */
+#define SWITCH_DRAIN_GAP_MS 10
 /* While samples are held, how often the source's state is looked at again. */
 #define HOLD_POLL_MS 10
 /* A sample's bytes besides its stack copy and call chain: header, ids, time, period, the user
@@ -671,17 +681,22 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 /*
  * The shortest time between two drains of the rings. The rings wake us at every record
  * (sampler.h); to keep a busy target from waking us at every sample, a drain that delivered
- * records is followed by a wait of drain_gap without the rings. While the rings are not
- * watched they must not overflow: each ring is one CPU's, and the threads on a CPU are sampled
- * at most freq_hz times per second of that CPU, so a ring fills in at least
- *	ring_bytes / (freq_hz * (stack_copy + 8 * max_stack + SAMPLE_FIXED_BYTES))
- * seconds; the gap is at most a quarter of that (the kernel's old watermark), e.g. 2 MiB rings
- * with 16 KiB copies and 256 frames at 99 Hz fill in >= 1.1 s, at 999 Hz in >= 111 ms.
+ * records is followed by a wait of drain_gap without the rings, and without the source's
+ * messages (the agent's code events wait in its socket: the samples they name wait for the
+ * settle window anyway, and the agent resets a link only after 1 s of refusals). A busy spell
+ * thus costs one wake-up per gap whatever the rate of samples and messages. While the rings
+ * are not watched they must not overflow: each ring is one CPU's, and the threads on a CPU are
+ *sampled at most freq_hz times per second of that CPU, so a ring fills in at least ring_bytes /
+ *(freq_hz * (stack_copy + 8 * max_stack + SAMPLE_FIXED_BYTES)) seconds; the gap is at most a
+ *quarter of that (the kernel's old watermark), e.g. 2 MiB rings with 16 KiB copies and 256 frames
+ *at 99 Hz fill in >= 1.1 s, at 999 Hz in >= 111 ms.
  */
 static uint64_t drain_gap(const struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
-	uint64_t gap = (s->jf ? JAVA_DRAIN_MS : DRAIN_GAP_MS) * 1000000ull;
+	uint64_t gap =
+		(s->jf && s->o.event != SESSION_EVENT_CPU ? SWITCH_DRAIN_GAP_MS : DRAIN_GAP_MS) *
+		1000000ull;
 	uint64_t rate = (uint64_t)(si->freq_hz ? si->freq_hz : 1) *
 			(si->stack_copy + 8ull * si->max_stack + SAMPLE_FIXED_BYTES);
 	uint64_t fill_ns = (uint64_t)si->ring_bytes * 1000000000ull / rate;
@@ -916,12 +931,14 @@ static void forget_exited(struct session *s, uint64_t now)
 int session_step(struct session *s, int timeout_ms)
 {
 	struct pollfd fds[4];
-	nfds_t n = src_pollfds(s, fds);
+	nfds_t n = 0;
 	uint64_t now = s->now();
 	bool held = hold_samples(s, now), rings;
 	int rv;
 
 	timeout_ms = step_wait(s, now, held, timeout_ms, &rings);
+	if (held || rings)
+		n = src_pollfds(s, fds);
 	if (rings) {
 		fds[n].fd = s->so->fd(s->sampler);
 		fds[n].events = POLLIN;

@@ -202,7 +202,9 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx);
  * An fd that is readable when sampler_poll() has data: for the caller's own poll loop. Every
  * record makes it readable (no watermark): a caller that must not wake at every sample of a
  * busy target leaves it out of its poll for a while after a drain, for less than the time the
- * rings take to fill (info.ring_bytes at info.freq_hz samples per second per CPU).
+ * rings take to fill (info.ring_bytes at info.freq_hz samples per second per CPU). A drain
+ * (sampler_poll) takes back the readiness the records it delivered caused: the fd is quiet
+ * after it until a new record comes.
  */
 int sampler_fd(const struct sampler *s);
 

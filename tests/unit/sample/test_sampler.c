@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -706,6 +707,41 @@ static void test_999hz_two_busy_threads_lose_nothing(void **state)
 	sampler_close(sp);
 }
 
+/* A drain leaves no wake-up pending for the records it took: the fd is quiet until a new one. */
+static void test_a_drain_leaves_the_fd_quiet(void **state)
+{
+	struct sampler_opts o = { .freq_hz = 999 };
+	struct seen seen = { 0 };
+	struct sampler *sp;
+	struct pollfd pfd;
+	int status, came, stopped, drained = 0, after = -1;
+	pid_t child;
+
+	(void)state;
+	child = fork_or_die();
+	if (child == 0)
+		child_two_spinners(5000);
+	seen.want_pid = child;
+	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+	pfd = (struct pollfd){ .fd = sampler_fd(sp), .events = POLLIN };
+	came = poll(&pfd, 1, 5000); /* a record came */
+	usleep(20 * 1000);
+	/* Stopped: no record comes any more, but the rings hold some. */
+	kill(child, SIGSTOP);
+	stopped = waitpid(child, &status, WUNTRACED) == child && WIFSTOPPED(status);
+	if (stopped) {
+		drained = sampler_poll(sp, 0, on_record, &seen);
+		after = poll(&pfd, 1, 0);
+	}
+	kill(child, SIGKILL); /* before any assertion: a stopped child would outlive the test */
+	waitpid(child, &status, 0);
+	sampler_close(sp);
+	assert_int_equal(came, 1);
+	assert_true(stopped);
+	assert_true(drained > 0);
+	assert_int_equal(after, 0);
+}
+
 int main(void)
 {
 	struct sampler_opts o = { 0 };
@@ -739,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options_are_refused),
 		cmocka_unit_test(test_full_ring_counts_lost_records),
 		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
+		cmocka_unit_test(test_a_drain_leaves_the_fd_quiet),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,10 +149,12 @@ static void test_a_lost_source_is_reported(void **state)
 	session_close(s);
 }
 
-/* A --all recording over a sampler whose rings hold ring_bytes at freq_hz. */
-static struct session *open_rings(unsigned int stack_copy, size_t ring_bytes, unsigned int freq_hz)
+/* A --all recording of `event` over a sampler whose rings hold ring_bytes at freq_hz. */
+static struct session *open_event(enum session_event event, unsigned int stack_copy,
+				  size_t ring_bytes, unsigned int freq_hz)
 {
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .event = event,
 				  .no_kernel = true,
 				  .stack_copy = stack_copy,
 				  .settle_ns = 300 * MS };
@@ -168,6 +170,11 @@ static struct session *open_rings(unsigned int stack_copy, size_t ring_bytes, un
 	if (session_open_seams(&o, &seams, &s, why, sizeof(why)) != 0)
 		fail_msg("session_open_seams: %s", why);
 	return s;
+}
+
+static struct session *open_rings(unsigned int stack_copy, size_t ring_bytes, unsigned int freq_hz)
+{
+	return open_event(SESSION_EVENT_CPU, stack_copy, ring_bytes, freq_hz);
 }
 
 static void test_an_idle_recording_sleeps_until_a_record_or_the_deadline(void **state)
@@ -190,9 +197,14 @@ static void test_an_idle_recording_sleeps_until_a_record_or_the_deadline(void **
 	clock_ns += 60 * MS;
 	assert_int_equal(session_step_wait(s, -1, &rings), 40);
 	assert_false(rings);
-	/* ...then a drain that found nothing leaves them watched again. */
+	/* ...and so do the source's messages: a step in the gap does not wait on its fds... */
+	fsrc_pollfds_calls = 0;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fsrc_pollfds_calls, 0);
+	/* ...then a drain that found nothing leaves both watched again. */
 	clock_ns += 40 * MS;
 	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fsrc_pollfds_calls, 1);
 	assert_int_equal(session_step_wait(s, -1, &rings), -1);
 	assert_true(rings);
 	session_close(s);
@@ -204,7 +216,21 @@ static void test_a_busy_ring_is_drained_before_it_can_overflow(void **state)
 	bool rings;
 
 	(void)state;
-	/* With stack copies: interpreted frames are named at drain time, 10 ms at most. */
+	/* With stack copies too: 100 ms, a fraction of the settle window (2 MiB rings of 16 KiB
+	 * copies at 99 Hz fill in 1.1 s). */
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 100);
+	assert_false(rings);
+	session_close(s);
+	/* Off-CPU and wall stacks come at every switch, which no frequency bounds: 10 ms. */
+	s = open_event(SESSION_EVENT_OFFCPU, 16384, 2u << 20, 99);
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 10);
+	assert_false(rings);
+	session_close(s);
+	s = open_event(SESSION_EVENT_WALL, 16384, 2u << 20, 99);
 	queue_sample(clock_ns);
 	assert_int_equal(session_step(s, 0), 0);
 	assert_int_equal(session_step_wait(s, -1, &rings), 10);
