@@ -63,7 +63,11 @@ for ((g = 1; g <= GENS; g++)); do
 	total=$((total + n))
 done
 mean=$((total / GENS))
-for ((g = 1; g <= GENS; g++)); do
+# Generation 1 runs while the recording starts and waits for the agent's tables (~0.5 s): at
+# 499 Hz its rings can overflow then (lost records, counted in the summary; README "Limits"),
+# so its share of samples depends on the start. It must be named (above); the even share is
+# checked from generation 2 on.
+for ((g = 2; g <= GENS; g++)); do
 	n=$(g="$g" awk 'BEGIN { g = ENVIRON["g"] } $1 == "gen" && $2 == g { print $3 }' "$FG_TMP/counts")
 	((n * 100 >= mean * 40)) || fg_fail "generation $g got $n samples, under 40% of the mean $mean"
 done
