@@ -686,10 +686,10 @@ static int on_record(void *ctx, const struct perfring_rec *r)
  * settle window anyway, and the agent resets a link only after 1 s of refusals). A busy spell
  * thus costs one wake-up per gap whatever the rate of samples and messages. While the rings
  * are not watched they must not overflow: each ring is one CPU's, and the threads on a CPU are
- *sampled at most freq_hz times per second of that CPU, so a ring fills in at least ring_bytes /
- *(freq_hz * (stack_copy + 8 * max_stack + SAMPLE_FIXED_BYTES)) seconds; the gap is at most a
- *quarter of that (the kernel's old watermark), e.g. 2 MiB rings with 16 KiB copies and 256 frames
- *at 99 Hz fill in >= 1.1 s, at 999 Hz in >= 111 ms.
+ * sampled at most freq_hz times per second of that CPU, so a ring fills in at least
+ * ring_bytes / (freq_hz * (stack_copy + 8 * max_stack + SAMPLE_FIXED_BYTES)) seconds; the gap
+ * is at most a quarter of that (the kernel's old watermark), e.g. 2 MiB rings with 16 KiB
+ * copies and 256 frames at 99 Hz fill in >= 1.1 s, at 999 Hz in >= 111 ms.
  */
 static uint64_t drain_gap(const struct session *s)
 {
