@@ -347,6 +347,17 @@ static Elf_Scn *section(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *
 	return next_named(elf, shstrndx, NULL, name, sh);
 }
 
+/* The four encoding bytes that open an .eh_frame_hdr (version, eh_frame_ptr, count, table). */
+struct hdr_head {
+	uint8_t ver, ptr_enc, cnt_enc, tab_enc;
+};
+
+static bool get_hdr_head(struct cur *k, struct hdr_head *h)
+{
+	return get_u8(k, &h->ver) && get_u8(k, &h->ptr_enc) && get_u8(k, &h->cnt_enc) &&
+	       get_u8(k, &h->tab_enc);
+}
+
 /* The walk of .eh_frame (FDE starts marked in fdes), then the .eh_frame_hdr table. */
 static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const uint8_t *sec,
 			 size_t size, uint8_t *fdes)
@@ -384,19 +395,18 @@ static int check_entries(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const u
 	 */
 	while ((scn = next_named(elf, shstrndx, scn, ".eh_frame_hdr", &hsh))) {
 		struct cur k;
-		uint8_t ver, ptr_enc, cnt_enc, tab_enc;
+		struct hdr_head h;
 		uint32_t cnt;
 
 		d = elf_rawdata(scn, NULL);
 		if (!d || !d->d_buf)
 			return -EBADMSG;
 		k = (struct cur){ d->d_buf, (const uint8_t *)d->d_buf + d->d_size };
-		if (!get_u8(&k, &ver) || !get_u8(&k, &ptr_enc) || !get_u8(&k, &cnt_enc) ||
-		    !get_u8(&k, &tab_enc))
+		if (!get_hdr_head(&k, &h))
 			return -EBADMSG;
-		if (tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		if (h.tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
 			continue; /* libdw searches .eh_frame itself, as checked above */
-		if (ver != 1 || cnt_enc != DW_EH_PE_udata4 || !skip_ptr(&k, ptr_enc) ||
+		if (h.ver != 1 || h.cnt_enc != DW_EH_PE_udata4 || !skip_ptr(&k, h.ptr_enc) ||
 		    !get_u32(&k, &cnt) || (uint64_t)cnt * 8 > (uint64_t)(k.end - k.p))
 			return -EBADMSG;
 		for (uint32_t i = 0; i < cnt; i++) {
@@ -431,7 +441,7 @@ static int check_phdrs(Elf *elf, size_t shstrndx, const GElf_Shdr *eh)
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		struct cur k;
-		uint8_t ver, ptr_enc, cnt_enc, tab_enc;
+		struct hdr_head h;
 		uint64_t ptr;
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
@@ -449,17 +459,16 @@ static int check_phdrs(Elf *elf, size_t shstrndx, const GElf_Shdr *eh)
 		    eh->sh_addr - eh->sh_offset != hsh.sh_addr - hsh.sh_offset)
 			return -EBADMSG;
 		k = (struct cur){ d->d_buf, (const uint8_t *)d->d_buf + d->d_size };
-		if (!get_u8(&k, &ver) || !get_u8(&k, &ptr_enc) || !get_u8(&k, &cnt_enc) ||
-		    !get_u8(&k, &tab_enc) || ver != 1 ||
-		    tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		if (!get_hdr_head(&k, &h) || h.ver != 1 ||
+		    h.tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
 			return -EBADMSG;
-		if (ptr_enc == (DW_EH_PE_pcrel | DW_EH_PE_sdata4)) {
+		if (h.ptr_enc == (DW_EH_PE_pcrel | DW_EH_PE_sdata4)) {
 			uint32_t v;
 
 			if (!get_u32(&k, &v))
 				return -EBADMSG;
 			ptr = hsh.sh_addr + 4 + (uint64_t)(int64_t)(int32_t)v;
-		} else if (ptr_enc == DW_EH_PE_absptr || ptr_enc == DW_EH_PE_udata8) {
+		} else if (h.ptr_enc == DW_EH_PE_absptr || h.ptr_enc == DW_EH_PE_udata8) {
 			const uint8_t *b;
 
 			if (!get_bytes(&k, 8, &b))
