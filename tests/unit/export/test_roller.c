@@ -3,7 +3,8 @@
  * test_roller.c - rolling profiles over the session's seams (session_fakes.h): a fake source
  * announces one JVM, a fake sampler delivers one of its samples every other poll and moves the
  * clock by 500 ms then, so an interval of 2 s holds exactly four samples, cut into one profile
- * of that JVM.
+ * of that JVM. The clock stops at 4 s, before a second interval could end while the test reads
+ * the counters.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -56,6 +57,8 @@ static void test_an_interval_is_cut_by_the_clock_into_one_profile_per_jvm(void *
 	memset(&fs, 0, sizeof(fs));
 	fs.step_ns = 500 * MS;
 	fs.sample_per_poll = true;
+	fs.sample_limit = 4;
+	fs.tick_limit = 6;
 	clock_ns = 1000 * MS;
 	assert_int_equal(roller_start(&o, &r), 0);
 	wait_profiles(r, 1, &st);

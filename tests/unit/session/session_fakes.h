@@ -9,6 +9,7 @@
 #define FG_SESSION_FAKES_H
 
 #include <linux/perf_event.h>
+#include <time.h>
 
 #include "codetab.h"
 #include "notes.h"
@@ -44,6 +45,10 @@ struct fake_sampler {
 	uint64_t step_ns;
 	bool sample_per_poll;
 	bool ticked; /* the last poll ticked */
+	/* When set, the clock stops after tick_limit ticks and samples after sample_limit, so a
+	 * test that waits for a result knows how far the recording went (idle polls then sleep
+	 * 1 ms, as a poll with nothing to deliver would). */
+	unsigned tick_limit, sample_limit, ticks, samples;
 	struct sampler_info info;
 };
 
@@ -74,10 +79,20 @@ static int fs_poll(void *smp, int timeout_ms, sampler_cb cb, void *ctx)
 
 	(void)timeout_ms;
 	f->ticked = !f->ticked && (f->step_ns || f->sample_per_poll);
+	if (f->ticked && f->tick_limit && f->ticks >= f->tick_limit) {
+		struct timespec ms = { 0, 1000 * 1000 };
+
+		f->ticked = false;
+		nanosleep(&ms, NULL);
+	}
 	if (f->ticked) {
+		f->ticks++;
 		clock_ns += f->step_ns;
-		if (f->sample_per_poll && f->nq < 16)
+		if (f->sample_per_poll && f->nq < 16 &&
+		    (!f->sample_limit || f->samples < f->sample_limit)) {
+			f->samples++;
 			queue_sample(clock_ns);
+		}
 	}
 	n = f->nq;
 	for (size_t i = 0; i < n; i++)
