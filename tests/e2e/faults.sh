@@ -69,7 +69,7 @@ alive() { fg_container_alive "$1" || fg_fail "JVM ${FG_CT_HOSTPID[$1]} (containe
 wait_log() { fg_wait "$1" log_has "$2" || fg_fail "watch never said /$2/ within $1 s"; }
 count_log() { grep -cE -- "$1" "$FG_WATCH_LOG" || true; }
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(fg_free_port)
 recv=$FG_TMP/received
 mode=$FG_TMP/recv.mode
 echo ok >"$mode"

@@ -11,18 +11,14 @@
 #   ra_pg_start DIR      sets RA_PG_PORT      ra_maria_start DIR   sets RA_MARIA_PORT
 #   ra_db_stop_all       stops every server started here (call it from the EXIT trap)
 #
-# Each start function returns 1 with a message on stderr when the server does not come up.
+# The caller sources tests/harness/lib.sh first (fg_free_port). Each start function returns 1
+# with a message on stderr when the server does not come up.
 
 RA_PG_DIR=
 RA_PG_BIN=
 RA_PG_PORT=
 RA_MARIA_PID=
 RA_MARIA_PORT=
-
-# ra_free_port: a TCP port on 127.0.0.1 nobody listens on now.
-ra_free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # ra_pg_bin: the newest PostgreSQL server's bin directory (Debian keeps them per version).
 ra_pg_bin() {
@@ -41,7 +37,7 @@ ra_pg_start() {
 		>"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
 	# A port taken between the probe and the server's bind is tried again.
 	for _ in 1 2 3; do
-		RA_PG_PORT=$(ra_free_port)
+		RA_PG_PORT=$(fg_free_port)
 		if runuser -u postgres -- "$RA_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
 			-o "-c listen_addresses=127.0.0.1 -p $RA_PG_PORT -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
 			start >"$dir/pg_ctl.log" 2>&1; then
@@ -62,7 +58,7 @@ ra_maria_start() {
 		--auth-root-authentication-method=socket >"$dir/install.log" 2>&1 ||
 		{ tail -n 20 "$dir/install.log" >&2; return 1; }
 	for _ in 1 2 3; do
-		RA_MARIA_PORT=$(ra_free_port)
+		RA_MARIA_PORT=$(fg_free_port)
 		# No grant tables: any user, "fg" included, connects without a password (loopback only).
 		mariadbd --no-defaults --user=mysql --datadir="$dir/data" --socket="$dir/sock" \
 			--port="$RA_MARIA_PORT" --bind-address=127.0.0.1 --skip-grant-tables \

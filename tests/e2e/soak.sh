@@ -44,7 +44,7 @@ FD_LIVES_MAX=${SOAK_FD_LIVES_MIN:-32}
 RSS_PEAK_MAX=${SOAK_RSS_PEAK_KB:-131072} # bounds of any sample: 128 MiB, 1024 descriptors
 FD_PEAK_MAX=${SOAK_FD_PEAK:-1024}
 hostile=$FG_SOURCE_DIR/tests/e2e/hostile_client.py
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(fg_free_port)
 recv=$FG_TMP/received
 samples=$FG_TMP/samples.txt # t_s instance rss_kb fds
 rpid=

@@ -20,7 +20,7 @@ command -v go >/dev/null || fg_fail "go (golang-go) is not installed: needed for
 
 rpid=
 trap 'rc=$?; set +e; [[ -n $rpid ]] && kill "$rpid" 2>/dev/null; (exit $rc); fg_cleanup' EXIT
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(fg_free_port)
 recv=$FG_TMP/received
 out=$FG_TMP/profiles
 python3 "$FG_SOURCE_DIR/tests/e2e/pyroscope_receiver.py" "$port" "$recv" >"$FG_TMP/recv.log" 2>&1 &

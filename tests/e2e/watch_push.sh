@@ -19,7 +19,7 @@ command -v go >/dev/null || fg_fail "go (golang-go) is not installed: needed for
 rpid=
 # (set +e: under errexit a failing kill or `(exit $rc)` would end the trap before fg_cleanup)
 trap 'rc=$?; set +e; [[ -n $rpid ]] && kill "$rpid" 2>/dev/null; (exit $rc); fg_cleanup' EXIT
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(fg_free_port)
 recv=$FG_TMP/received
 
 FG_CT_OPTS=(--env OTEL_SERVICE_NAME=checkout)

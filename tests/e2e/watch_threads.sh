@@ -14,7 +14,7 @@ set -euo pipefail
 fg_init watch_threads
 fg_require_built
 hostile=$FG_SOURCE_DIR/tests/e2e/hostile_client.py
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(fg_free_port)
 recv=$FG_TMP/received
 rpid=
 stop_receiver() {

@@ -191,6 +191,11 @@ fg_cpu_ns() {
 	echo "$sum"
 }
 
+# fg_free_port: a TCP port on 127.0.0.1 that nobody listens on now (for a server the test starts).
+fg_free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # fg_ms: CLOCK_REALTIME in milliseconds (for measuring intervals in tests).
 fg_ms() {
 	echo $(($(date +%s%N) / 1000000))
