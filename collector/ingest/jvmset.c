@@ -286,11 +286,10 @@ static void expire(struct jvmset *s, struct jvm *j)
 /* Is the process behind j still the one that connected? */
 static bool jvm_alive(struct jvmset *s, const struct jvm *j)
 {
-	struct peer_info now;
+	uint64_t start;
 
-	if (peer_read(s->o.proc_root, j->info.host_pid, &now) != 0)
-		return false;
-	return now.start_time == j->info.start_time;
+	return peer_start_time(s->o.proc_root, j->info.host_pid, &start) == 0 &&
+	       start == j->info.start_time;
 }
 
 static void mark_exited(struct jvmset *s, struct jvm *j, uint64_t now)
@@ -922,12 +921,12 @@ static uint64_t tick_orphans(struct jvmset *s, uint64_t now, uint64_t next)
 {
 	for (size_t i = 0; i < s->n_orphans; i++) {
 		struct orphan *o = &s->orphans[i];
-		struct peer_info p;
+		uint64_t start;
 
 		if (!o->expire_at && now >= o->next_check) {
 			o->next_check = now + CHECK_EVERY_NS;
-			if (peer_read(s->o.proc_root, o->e.pid, &p) != 0 ||
-			    p.start_time != o->e.start_time) {
+			if (peer_start_time(s->o.proc_root, o->e.pid, &start) != 0 ||
+			    start != o->e.start_time) {
 				o->e.exited = true;
 				o->e.exit_ts = now;
 				o->expire_at = now + s->o.keep_exited_ns;

@@ -189,6 +189,18 @@ static int read_small(const char *proc_root, uint32_t pid, const char *name, cha
 	return 0;
 }
 
+int peer_start_time(const char *proc_root, uint32_t pid, uint64_t *start_time)
+{
+	char buf[1024]; /* starttime, field 22, lies within the first ~450 bytes */
+	int rv;
+
+	if (pid == 0)
+		return -EINVAL;
+	if ((rv = read_small(proc_root, pid, "stat", buf, sizeof(buf))) != 0)
+		return rv;
+	return peer_parse_start_time(buf, start_time);
+}
+
 int peer_read(const char *proc_root, uint32_t pid, struct peer_info *out)
 {
 	struct peer_info pi = { .host_pid = pid };

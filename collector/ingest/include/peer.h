@@ -56,4 +56,10 @@ int peer_parse_container_id(const char *cgroup, char *out, size_t cap);
  */
 int peer_read(const char *proc_root, uint32_t pid, struct peer_info *out);
 
+/*
+ * Only the start time of pid (its /proc/<pid>/stat): what tells whether the process that
+ * connected is still the one behind its PID. 0, -ESRCH when it is gone, or as peer_read.
+ */
+int peer_start_time(const char *proc_root, uint32_t pid, uint64_t *start_time);
+
 #endif

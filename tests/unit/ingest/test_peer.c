@@ -100,6 +100,7 @@ static void test_peer_read_on_a_captured_proc(void **state)
 {
 	char root[] = "/tmp/fgproc.XXXXXX", pdir[64], cmd[96];
 	struct peer_info pi;
+	uint64_t start = 0;
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
@@ -116,6 +117,11 @@ static void test_peer_read_on_a_captured_proc(void **state)
 	assert_int_equal(pi.start_time, 987654);
 	assert_string_equal(pi.container_id, ID);
 	assert_int_equal(peer_read(root, 999, &pi), -ESRCH);
+	assert_int_equal(peer_start_time(root, 4321, &start), 0);
+	assert_int_equal(start, 987654);
+	assert_int_equal(peer_start_time(root, 999, &start), -ESRCH);
+	put(pdir, "stat", "4321 (java) S 1\n");
+	assert_int_equal(peer_start_time(root, 4321, &start), -EINVAL);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
 }
@@ -123,11 +129,14 @@ static void test_peer_read_on_a_captured_proc(void **state)
 static void test_peer_read_of_ourselves(void **state)
 {
 	struct peer_info pi;
+	uint64_t start = 0;
 
 	(void)state;
 	assert_int_equal(peer_read("/proc", (uint32_t)getpid(), &pi), 0);
 	assert_int_equal(pi.host_pid, (uint32_t)getpid());
 	assert_true(pi.start_time > 0);
+	assert_int_equal(peer_start_time("/proc", (uint32_t)getpid(), &start), 0);
+	assert_int_equal(start, pi.start_time);
 }
 
 int main(void)
