@@ -21,7 +21,6 @@
 
 #define MAX_JVMS 64
 #define RESCAN_NS 100000000ull
-#define EPOCH_NS 2000000ull /* the unloaded-class count is read at most this often per JVM */
 #define ARENA (64u << 10)
 #define UNKNOWN_NAME "[unknown] (interpreted)"
 
@@ -36,7 +35,8 @@ struct jvmstate {
 	const struct codetab *tab;
 	uint64_t unload_count;	/* address of the JVM's unloaded-class count, 0 = not known */
 	struct interp_epoch ep; /* when each value of that count held */
-	uint64_t epoch_read;	/* when it was last read */
+	uint64_t epoch_t0;	/* when its last read began (0: not read in this drain) */
+	int epoch_rv;		/* that read's result */
 };
 
 struct javaframes {
@@ -251,10 +251,18 @@ static int read_epoch(struct javaframes *jf, struct jvmstate *j, uint32_t pid, u
 	int rv = interp_unload_count(jf->namer, pid, &j->l, &j->unload_count, v);
 
 	t1 = fg_now_ns();
-	j->epoch_read = t1;
+	j->epoch_t0 = t0 ? t0 : 1;
+	j->epoch_rv = rv;
+	jf->st.epoch_reads++;
 	if (rv == 0)
 		interp_epoch_note(&j->ep, t0, *v, t1);
 	return rv;
+}
+
+void javaframes_drain(struct javaframes *jf)
+{
+	for (unsigned i = 0; i < MAX_JVMS; i++)
+		jf->jvms[i].epoch_t0 = 0;
 }
 
 /* All nreq requests stay unknown for a GC or unloading since the sample. */
@@ -267,26 +275,28 @@ static bool unknown_since(struct javaframes *jf, uint32_t nreq)
 
 /*
  * With the JVM's unloaded-class count: metadata is freed only after the count moved, so a sample
- * taken while the count held its current value is named from memory read now, as long as the
- * count still holds that value after the reads. Names read across a move are taken back.
- * -ENOENT when the JVM has no count (the GC clock decides).
+ * taken while the count held the value its latest read saw (a read that began after the
+ * sample: javaframes_name() sees to it) is named from memory read now, as long as the count
+ * still holds that value after the reads (it only grows: unchanged at both ends, it did not
+ * move in between). Names read across a move are taken back; cached names tagged with the
+ * value need no read at all. -ENOENT when the JVM has no count (the GC clock decides).
  */
 static int name_by_epoch(struct javaframes *jf, struct jvmstate *j, const struct javaframes_in *in,
 			 uint32_t nreq)
 {
-	uint64_t stamp, v, ets, v2, reads;
+	uint64_t stamp, ets, v2, reads;
 	struct interp_stats ns;
-	int rv = read_epoch(jf, j, in->pid, &v);
+	int rv;
 
-	if (rv == -ENOENT)
-		return rv;
-	if (rv != 0) {
+	if (!j->l.unload_slot || j->epoch_rv == -ENOENT)
+		return -ENOENT;
+	if (!j->epoch_t0 || j->epoch_rv != 0) {
 		jf->st.unreadable += nreq;
 		jf->st.unknown += nreq;
 		return -EAGAIN;
 	}
 	/* Unloading since the sample, or no read vouches for its time: nothing to trust. */
-	if (interp_epoch_at(&j->ep, in->ts, &ets) != 0 || ets != v) {
+	if (interp_epoch_at(&j->ep, in->ts, &ets) != 0 || ets != j->ep.cur) {
 		unknown_since(jf, nreq);
 		return -EAGAIN;
 	}
@@ -355,9 +365,9 @@ uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 	j = jvm_of(jf, in->pid, in->tab);
 	refresh(jf, j);
 	interp_begin_sample(jf->namer);
-	/* Every sample of the JVM keeps the count's window current (at most every EPOCH_NS): a
-	 * sample is named only inside it. */
-	if (j->usable && j->l.unload_slot && fg_now_ns() - j->epoch_read >= EPOCH_NS) {
+	/* The count is read once per drain and JVM, and again for a sample taken after that
+	 * read began: a sample is named only under a read that began after it. */
+	if (j->usable && j->l.unload_slot && (!j->epoch_t0 || j->epoch_t0 <= in->ts)) {
 		uint64_t v;
 
 		(void)read_epoch(jf, j, in->pid, &v);

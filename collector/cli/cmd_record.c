@@ -273,6 +273,9 @@ static void print_java_summary(const struct session_summary *sm)
 		       (unsigned long long)j->desync, (unsigned long long)j->unreadable,
 		       (unsigned long long)j->invalid, (unsigned long long)j->bad_bcp,
 		       (unsigned long long)j->over_budget, (unsigned long long)j->gc_since);
+	if (j->epoch_reads)
+		fg_err(CMD, "  the JVM's unloaded-class count read %llu times for %llu samples",
+		       (unsigned long long)j->epoch_reads, (unsigned long long)j->samples);
 	if (j->no_layout)
 		fg_err(CMD, "  left as Interpreter: %s",
 		       j->layout_why ? j->layout_why : "no VM layout from the agent");

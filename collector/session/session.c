@@ -948,6 +948,8 @@ int session_step(struct session *s, int timeout_ms)
 	if (rv < 0 && errno == EINTR)
 		return -EINTR;
 	pump_src(s);
+	if (s->jf)
+		javaframes_drain(s->jf);
 	if (!held) {
 		rv = s->so->poll(s->sampler, 0, on_record, s);
 		if (rv < 0 && rv != -EINTR)
@@ -982,6 +984,8 @@ void session_finish(struct session *s, int grace_ms)
 
 	s->end_ns = s->now();
 	s->so->disable(s->sampler);
+	if (s->jf)
+		javaframes_drain(s->jf);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
 	/* Threads still off the CPU: their wait so far. */
@@ -1015,6 +1019,8 @@ struct stackagg *session_rotate(struct session *s)
 
 	if (!fresh)
 		return NULL;
+	if (s->jf)
+		javaframes_drain(s->jf);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
 	pump_src(s);

@@ -37,8 +37,9 @@ struct javaframes_stats {
 	uint64_t no_stack;  /* the frame lies beyond the stack copy */
 	uint64_t desync;    /* the stack copy disagrees with the kernel's chain */
 	uint64_t unreadable, invalid, bad_bcp, over_budget; /* the namer's refusals */
-	uint64_t gc_since; /* a GC (class unloading) started between the sample and its naming */
-	uint64_t lines;	   /* frames given a line */
+	uint64_t gc_since;    /* a GC (class unloading) started between the sample and its naming */
+	uint64_t lines;	      /* frames given a line */
+	uint64_t epoch_reads; /* reads of the JVMs' unloaded-class counts */
 	const char *layout_why; /* why a JVM's layout was unusable (static), or NULL */
 	struct interp_stats namer;
 };
@@ -68,6 +69,13 @@ struct javaframes_in {
  */
 uint32_t javaframes_name(struct javaframes *jf, const struct javaframes_in *in,
 			 struct stackagg_uframe *out);
+
+/*
+ * A new batch of samples (a drain of the rings) begins: each JVM's unloaded-class count is read
+ * again at its first sample, so that samples taken before the batch are checked against a read
+ * made after them, once per batch instead of once per sample.
+ */
+void javaframes_drain(struct javaframes *jf);
 
 /* Forget what is cached for pid (it exited). */
 void javaframes_forget(struct javaframes *jf, uint32_t pid);

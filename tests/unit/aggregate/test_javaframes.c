@@ -109,11 +109,18 @@ static int teardown(void **state)
 	return 0;
 }
 
-static uint32_t run(struct fix *f)
+static uint32_t run_in_drain(struct fix *f)
 {
 	struct javaframes_in in = { PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st, NULL };
 
 	return javaframes_name(f->jf, &in, f->out);
+}
+
+/* One sample as the only one of its drain. */
+static uint32_t run(struct fix *f)
+{
+	javaframes_drain(f->jf);
+	return run_in_drain(f);
 }
 
 /* The caller's own unwind (vmstack) gives the frame pointers: they are used as given. */
@@ -355,6 +362,47 @@ static void test_names_read_while_classes_unload_are_taken_back(void **state)
 	assert_string_equal(f->out[2].name, "Outer::run:40");
 }
 
+/* The count is read once per drain, and again only for a sample taken after that read. */
+static void test_the_count_is_read_once_per_drain(void **state)
+{
+	struct fix *f = *state;
+	struct javaframes_stats st;
+	uint64_t reads;
+
+	add_unload_count(f);
+	f->ts = 5000;
+	assert_int_equal(run(f), 3); /* names read from memory: the count before and after */
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.epoch_reads, 2);
+	javaframes_drain(f->jf);
+	for (int i = 0; i < 10; i++) {
+		f->ts = 5000 + (uint64_t)i;
+		assert_int_equal(run_in_drain(f), 3);
+		assert_string_equal(f->out[1].name, "Middle::run:12");
+	}
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.epoch_reads, 3); /* cached names: one read for the drain */
+	reads = st.epoch_reads;
+	/* Classes unloaded during the drain: an earlier sample's cached names still hold (read
+	 * under its count), a sample taken since is checked by a new read. */
+	fv_put64(f->count, 1);
+	assert_int_equal(run_in_drain(f), 3);
+	assert_string_equal(f->out[0].name, "Leaf::run:40");
+	f->ts = fg_now_ns();
+	assert_int_equal(run_in_drain(f), 3);
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.epoch_reads, reads + 1);
+	/* ... which sees the move, at an unknown time before it: the sample is not trusted. */
+	assert_string_equal(f->out[2].name, "[unknown] (interpreted)");
+	f->ts = fg_now_ns();
+	assert_int_equal(run_in_drain(f), 3);
+	assert_string_equal(f->out[2].name, "Outer::run:40");
+	/* The next drain sees the move: a sample from before it is not trusted. */
+	f->ts = 5100;
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[1].name, "[unknown] (interpreted)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +411,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_gc_after_the_sample_makes_its_names_unknown,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gcs_that_unload_nothing_keep_names, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_the_count_is_read_once_per_drain, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_names_read_while_classes_unload_are_taken_back,
 						setup, teardown),
