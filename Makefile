@@ -37,15 +37,15 @@ build-tsan: deps
 # end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake),
 # then the threaded parts under ThreadSanitizer: their unit tests (label tsan) and the watch
 # daemon's end-to-end tests with the TSan fgcollect (label e2e-tsan, tests/tsan.cmake).
-# The plain build's tests run JOBS at a time, except the end-to-end ones (RUN_SERIAL: one at a
+# Every pass runs JOBS tests at a time, except the end-to-end ones (RUN_SERIAL: one at a
 # time, alone). The plain build's unit label includes the lint (scripts/lint.sh) and the Release /
 # BUILD_TESTING=OFF build check; its fuzz label builds the libFuzzer targets with clang and runs
 # each for 2 s (tests/fuzz.cmake).
 test: build build-asan build-tsan
-	ctest --test-dir $(ASAN) --output-on-failure -L unit
+	ctest --test-dir $(ASAN) --output-on-failure -j$(JOBS) -L unit
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 	ctest --test-dir $(ASAN) --output-on-failure -L e2e-asan
-	ctest --test-dir $(TSAN) --output-on-failure -L '^(tsan|e2e-tsan)$$'
+	ctest --test-dir $(TSAN) --output-on-failure -j$(JOBS) -L '^(tsan|e2e-tsan)$$'
 
 # The soak (tests/e2e/soak.sh) for SOAK_MINUTES (a 3-minute version runs in `make test`).
 SOAK_MINUTES ?= 30

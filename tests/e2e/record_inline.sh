@@ -29,9 +29,10 @@ fg_wait_log inl 25 'InlineChain ready'
 sock=$FG_SOCK_DIR/fgcollect.sock
 
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
-# 499 Hz: enough samples even when the machine is busy (the checks are shares).
+# 499 Hz: enough samples even when the machine is busy (the checks are shares); 2 s give
+# about 300 main-thread samples on a loaded machine where a check needs 60 to 80.
 unfolded=$FG_TMP/unfolded.folded
-"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 4 --freq 499 --socket "$sock" --ctl "$noctl" -o "$unfolded" \
+"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 2 --freq 499 --socket "$sock" --ctl "$noctl" -o "$unfolded" \
 	2>"$FG_TMP/rec1.err" || { cat "$FG_TMP/rec1.err" >&2; fg_fail "record failed"; }
 cat "$FG_TMP/rec1.err" >&2
 read -r main chain < <(awk '
@@ -45,7 +46,7 @@ fg_log "unfolded: $chain of $main main-thread samples show ..._[j];a_[i];b_[i];c
 	{ sort -t' ' -k2 -nr "$unfolded" | head -n 5 | cut -c1-400 >&2; fg_fail "the inline chain is not unfolded in most samples"; }
 
 folded=$FG_TMP/folded.folded
-"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 3 --freq 499 --no-inline --socket "$sock" --ctl "$noctl" -o "$folded" \
+"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 2 --freq 499 --no-inline --socket "$sock" --ctl "$noctl" -o "$folded" \
 	2>"$FG_TMP/rec2.err" || { cat "$FG_TMP/rec2.err" >&2; fg_fail "record --no-inline failed"; }
 ! grep -q '_\[i\]' "$folded" || fg_fail "--no-inline output still has inlined (_[i]) frames"
 read -r main2 java2 < <(awk '
@@ -99,7 +100,7 @@ for jdk in $(fg_jdks); do
 	FG_JDK=$jdk fg_jvm_start lines$major JitLines 60
 	FG_JVM_OPTS=()
 	fg_wait_log lines$major 30 'JitLines ready'
-	"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 4 --freq 499 --lines --socket "$sock" --ctl "$noctl" \
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 2 --freq 499 --lines --socket "$sock" --ctl "$noctl" \
 		-o "$FG_TMP/lines$major.folded" 2>"$FG_TMP/lines$major.err" ||
 		{ cat "$FG_TMP/lines$major.err" >&2; fg_fail "JDK $major: record --lines failed"; }
 	cat "$FG_TMP/lines$major.err" >&2
@@ -109,7 +110,7 @@ for jdk in $(fg_jdks); do
 		# gets the lines from the daemon's history.
 		fg_watch_start
 		fg_wait 10 fg_map_ok "$FG_HOSTPID" 'JitLines::' || fg_fail "the watch daemon got no JitLines code"
-		"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 4 --freq 499 --lines --ctl "$FG_CTL" \
+		"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 2 --freq 499 --lines --ctl "$FG_CTL" \
 			-o "$FG_TMP/watch$major.folded" 2>"$FG_TMP/watch$major.err" ||
 			{ cat "$FG_TMP/watch$major.err" >&2; fg_fail "JDK $major: record --lines via watch failed"; }
 		cat "$FG_TMP/watch$major.err" >&2
@@ -125,7 +126,7 @@ for jdk in $(fg_jdks); do
 		fg_wait_log lazy$major 30 'JitLines ready'
 		fg_wait 10 fg_map_ok "$FG_HOSTPID" 'JitLines::loop' || fg_fail "the watch daemon got no JitLines::loop"
 		sleep 1
-		"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 4 --freq 499 --lines --ctl "$FG_CTL" \
+		"$FGCOLLECT" record --pid "$FG_HOSTPID" --duration 2 --freq 499 --lines --ctl "$FG_CTL" \
 			-o "$FG_TMP/lazy$major.folded" 2>"$FG_TMP/lazy$major.err" ||
 			{ cat "$FG_TMP/lazy$major.err" >&2; fg_fail "JDK $major: record --lines of a JVM without tables failed"; }
 		cat "$FG_TMP/lazy$major.err" >&2

@@ -29,7 +29,9 @@ sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 nofp=(-XX:-PreserveFramePointer)
 
-# record NAME ARGS...: fgcollect record on $FG_HOSTPID into $FG_TMP/NAME.folded.
+# record NAME ARGS...: fgcollect record on $FG_HOSTPID into $FG_TMP/NAME.folded. At record's
+# 99 Hz, 3 s give about 300 samples of the busy main thread (150 on a loaded machine) where a
+# check needs 40; 5 s for the answer key: about 400 compared (300 loaded) where it needs 100.
 record() {
 	local name=$1
 	shift
@@ -82,7 +84,7 @@ for jdk in $(fg_jdks); do
 
 	# ---- answer key: frame pointers on, the kernel's chain is the truth ---------------------
 	start key$major mix 30
-	record key$major --duration 8 --unwind-check
+	record key$major --duration 5 --unwind-check
 	read -r agree checked < <(sed -n 's/.*unwind check: [0-9.]*% (\([0-9]*\)\/\([0-9]*\)).*/\1 \2/p' "$FG_TMP/key$major.err")
 	[[ -n ${checked:-} ]] || fg_fail "JDK $major: no unwind check line in the summary"
 	fg_log "JDK $major answer key: $agree/$checked samples agree frame for frame"
@@ -93,7 +95,7 @@ for jdk in $(fg_jdks); do
 
 	# ---- frame pointers off: the deep chain and the demo service ----------------------------
 	start deep$major deep 40 "${nofp[@]}"
-	record deep$major --duration 5
+	record deep$major --duration 3
 	read -r part all < <(rooted "$FG_TMP/deep$major.err")
 	need "deep chain: samples that reached a thread root" "$part" "$all" 90
 	# Samples are walked the vm way; one the walk cannot take (the kernel gave it no registers
@@ -112,7 +114,7 @@ for jdk in $(fg_jdks); do
 	FG_JVM_OPTS=()
 	fg_wait_log prime$major 30 'PrimeService listening'
 	sleep 3 # the load warms up and compiles
-	record prime$major --duration 5
+	record prime$major --duration 3
 	read -r part all < <(rooted "$FG_TMP/prime$major.err")
 	need "demo service: samples that reached a thread root" "$part" "$all" 90
 	read -r all part < <(share "$FG_TMP/prime$major.folded" \
@@ -124,7 +126,7 @@ for jdk in $(fg_jdks); do
 	# ---- hard cases -------------------------------------------------------------------------
 	start deopt$major deopt 10 "${nofp[@]}" -XX:CompileCommand=quiet \
 		-XX:CompileCommand=dontinline,UnwindMix::inner
-	record deopt$major --duration 4
+	record deopt$major --duration 3
 	deopt=$(sed -n 's/.*deoptimised frames \([0-9]*\).*/\1/p' "$FG_TMP/deopt$major.err")
 	((${deopt:-0} > 0)) || fg_fail "JDK $major deopt: no deoptimised frame was met"
 	read -r all part < <(share "$FG_TMP/deopt$major.folded" \
@@ -133,7 +135,7 @@ for jdk in $(fg_jdks); do
 	fg_container_stop deopt$major || true
 
 	start mega$major mega 10 "${nofp[@]}"
-	record mega$major --duration 4
+	record mega$major --duration 3
 	read -r all part < <(share "$FG_TMP/mega$major.folded" \
 		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::mega${j}" '^java;')
 	need "megamorphic: main-thread samples with main;mega, rooted" "$part" "$all" 95
@@ -142,7 +144,7 @@ for jdk in $(fg_jdks); do
 	fg_container_stop mega$major || true
 
 	start jni$major jni 10 "${nofp[@]}"
-	record jni$major --duration 4
+	record jni$major --duration 3
 	read -r all part < <(share "$FG_TMP/jni$major.folded" \
 		"${main}.*call_stub;UnwindMix::main${j}(UnwindMix::jni${j})?UnwindMix::nativeSum_\\[j\\];Java_UnwindMix_nativeSum;" '^java;')
 	need "JNI: main-thread samples with main;jni;nativeSum (C), rooted" "$part" "$all" 95
@@ -152,7 +154,7 @@ for jdk in $(fg_jdks); do
 	fg_container_stop jni$major || true
 
 	start exc$major exc 12 "${nofp[@]}"
-	record exc$major --duration 4
+	record exc$major --duration 3
 	read -r all part < <(share "$FG_TMP/exc$major.folded" "${main}.*call_stub;UnwindMix::main${j}" '^java;')
 	# 90%: a few samples inside HotSpot's exception blob or rethrow stub, or in libjvm under
 	# them, still end early (counted as lost or [truncated], never guessed)
@@ -166,7 +168,7 @@ for jdk in $(fg_jdks); do
 
 	# ---- deeper than the copy ---------------------------------------------------------------
 	start trunc$major deep 3000 "${nofp[@]}" -Xss64m
-	record trunc$major --duration 4 --stack-copy 4096
+	record trunc$major --duration 3 --stack-copy 4096
 	cut=$(sed -n 's/.*\[truncated\] by the 4096-byte copy \([0-9]*\).*/\1/p' "$FG_TMP/trunc$major.err")
 	((${cut:-0} > 0)) || fg_fail "JDK $major: no walk counted as [truncated] with a 4096-byte copy"
 	read -r all part < <(share "$FG_TMP/trunc$major.folded" '^[^;]*;\[truncated\];' 'UnwindMix::level_')
