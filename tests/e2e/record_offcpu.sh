@@ -30,17 +30,26 @@ noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 D=4                               # seconds per recording
 j='_\[[0ij]\]'                    # any Java frame's mark
 
+# truth_group LOG: the last complete group of truth lines in LOG (the JVM prints a group of six
+# lines, "truth clock now" first, one line at a time: the log may end inside a group, whose
+# lines must not be mixed with the previous group's).
+truth_group() {
+	awk '/^truth clock now / { n = 0 }
+	     /^truth / { g[n++] = $0; if (n == 6) { for (i = 0; i < 6; i++) last[i] = g[i]; ok = 1 } }
+	     END { if (ok) for (i = 0; i < 6; i++) print last[i] }' "$1"
+}
+
 # record NAME EVENT: fgcollect record --event EVENT into $FG_TMP/NAME.folded; the truth lines
 # the JVM printed just before and after go to $FG_TMP/NAME.t0 / .t1.
 record() {
 	local name=$1 ev=$2 log=${FG_CT_LOG[$cur]}
-	grep '^truth ' "$log" | tail -n 6 >"$FG_TMP/$name.t0"
+	truth_group "$log" >"$FG_TMP/$name.t0"
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event "$ev" \
 		--duration "$D" -o "$FG_TMP/$name.folded" 2>"$FG_TMP/$name.err" ||
 		{ cat "$FG_TMP/$name.err" >&2; fg_fail "$name: record failed"; }
 	grep -E 'off-CPU|wall:|unresolved' "$FG_TMP/$name.err" >&2
 	sleep 1.2 # the next truth line covers the end of the window
-	grep '^truth ' "$log" | tail -n 6 >"$FG_TMP/$name.t1"
+	truth_group "$log" >"$FG_TMP/$name.t1"
 	grep -q 'off-CPU dropped: ' "$FG_TMP/$name.err" || fg_fail "$name: no drop counts in the summary"
 }
 
