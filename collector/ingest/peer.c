@@ -215,8 +215,7 @@ int peer_read(const char *proc_root, uint32_t pid, struct peer_info *out)
 	if ((rv = read_small(proc_root, pid, "status", buf, 16384)) != 0 ||
 	    (rv = peer_parse_nspid(buf, &pi.ns_pid, &pi.ns_depth)) != 0)
 		goto out;
-	if ((rv = read_small(proc_root, pid, "stat", buf, 16384)) != 0 ||
-	    (rv = peer_parse_start_time(buf, &pi.start_time)) != 0)
+	if ((rv = peer_start_time(proc_root, pid, &pi.start_time)) != 0)
 		goto out;
 	/* A process without a readable cgroup file is simply not in a container we know. */
 	if (read_small(proc_root, pid, "cgroup", buf, 16384) == 0)
