@@ -32,11 +32,17 @@
 #include "livecode.h"
 #include "wantfile.h"
 
-#define RETRY_NS 2000000ull	    /* retry a refused message after 2 ms at first ... */
-#define RETRY_MAX_NS 64000000ull    /* ... and at most 64 ms (see retry_after) */
-#define UNSYNCED_NAP_NS 50000000ull /* no collector: fold the queue into the table every 50 ms */
-#define IDLE_WAIT_MS 100	    /* sleep between rounds when nothing happens */
-#define WAIT_NAP_NS 1000000ull	    /* while a snapshot waits for the transport */
+#define RETRY_NS 2000000ull	 /* retry a refused message after 2 ms at first ... */
+#define RETRY_MAX_NS 64000000ull /* ... and at most 64 ms (see retry_after) */
+/*
+ * No collector: look for one every 500 ms (the link opens its socket once the collector's file is
+ * there, LINK_REOPEN_EVERY_NS, and a new connection kicks us). Events wait in the queue until
+ * then, or until it is half full, and are folded into the table in one go.
+ */
+#define UNSYNCED_NAP_NS 500000000ull
+/* Nothing queued on a synced connection: the next event, pipe change or want-file ask wakes us. */
+#define IDLE_WAIT_NS 1000000000ull
+#define WAIT_NAP_NS 1000000ull /* while a snapshot waits for the transport */
 
 _Static_assert(SENDER_MSG_MAX <= FGP_MAX_MSG, "a message a collector refuses");
 
@@ -53,6 +59,7 @@ struct sender {
 	bool ondemand;	      /* this connection's collector reads FG_FEATURE_TABLES */
 	bool want;	      /* what on_want was last told */
 	uint64_t want_polled; /* when the want file was last asked */
+	uint64_t synced_at;   /* when this connection was synced */
 	uint64_t token;
 	void (*on_want)(void *arg, bool want);
 	void *want_arg;
@@ -524,10 +531,11 @@ static size_t drain(struct sender *s)
 				return consumed;
 			}
 			s->synced = cur;
+			s->synced_at = agentclock_now(s->clock);
 			atomic_fetch_add(&s->connections, 1);
 			/* An older collector reads every table; a newer one says whose it wants. */
 			if (s->ondemand)
-				poll_want(s, agentclock_now(s->clock));
+				poll_want(s, s->synced_at);
 			else
 				set_want(s, true);
 		}
@@ -551,7 +559,7 @@ static size_t drain(struct sender *s)
 	if (s->synced && s->ondemand) {
 		uint64_t now = agentclock_now(s->clock);
 
-		if (wantfile_due(s->want_polled, now))
+		if (wantfile_due(s->synced_at, s->want_polled, now))
 			poll_want(s, now);
 	}
 	return consumed;
@@ -614,6 +622,19 @@ uint64_t sender_step(struct sender *s)
 	return 0;
 }
 
+uint64_t sender_idle_ns(const struct sender *s)
+{
+	uint64_t now, next;
+
+	if (!s->synced || !s->ondemand)
+		return IDLE_WAIT_NS;
+	now = agentclock_now(s->clock);
+	next = wantfile_next(s->synced_at, s->want_polled);
+	if (next <= now)
+		return 0;
+	return next - now < IDLE_WAIT_NS ? next - now : IDLE_WAIT_NS;
+}
+
 /* ---- the thread --------------------------------------------------------------------------- */
 
 static void *sender_main(void *arg)
@@ -627,7 +648,8 @@ static void *sender_main(void *arg)
 		uint64_t at = sender_step(s), now;
 
 		if (at == 0) {
-			queue_wait(s->q, IDLE_WAIT_MS); /* the next event wakes us */
+			/* The next event wakes us. */
+			queue_wait(s->q, (int)((sender_idle_ns(s) + 999999) / 1000000));
 			continue;
 		}
 		now = agentclock_now(s->clock);

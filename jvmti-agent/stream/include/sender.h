@@ -107,6 +107,13 @@ void sender_free(struct sender *s);
 size_t sender_poll(struct sender *s, int send_wait_ms);
 
 /*
+ * How long the thread may sleep when a round left nothing to do (sender_step returned 0): until
+ * the want file is next due on a connection whose collector reads FG_FEATURE_TABLES, else up to
+ * a second (events, and a connection that comes or goes, wake it before).
+ */
+uint64_t sender_idle_ns(const struct sender *s);
+
+/*
  * One round of the thread, without ever waiting for the transport outside a snapshot: follow
  * the connection, drain the queue, and send the batch if the current gap passed since the last
  * message (or retry a refused one). Returns the CLOCK_MONOTONIC time at which to run again

@@ -2,8 +2,15 @@
 /*
  * wantfile.h - the agent's side of the collector's want file (fgsocket.h), in one place: where
  * it is (beside the socket), when it is asked (at the sync of a connection whose collector reads
- * FG_FEATURE_TABLES, then every WANTFILE_POLL_NS while it lasts: wantfile_due), how it is read
- * (a stat, and a read only when the file changed) and how it is parsed (one token per line).
+ * FG_FEATURE_TABLES, then every WANTFILE_POLL_NS for WANTFILE_FAST_FOR_NS and every
+ * WANTFILE_POLL_SLOW_NS after that while it lasts: wantfile_due), how it is read (a stat, and a
+ * read only when the file changed) and how it is parsed (one token per line).
+ *
+ * Why two paces: a collector of its own (`record --pid`) writes the file before the agent
+ * connects, so the first asks find it; a daemon that the agent has served for hours writes it
+ * when a recording starts, and a slower pace there costs that recording's tables up to
+ * WANTFILE_POLL_SLOW_NS, while each ask is a wake-up of the sender thread in every JVM on the
+ * host, all day.
  *
  * Invariant: a file that cannot be found, read or parsed says "not wanted".
  */
@@ -15,7 +22,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#define WANTFILE_POLL_NS 100000000ull
+#define WANTFILE_POLL_NS 100000000ull	   /* at the start of a connection ... */
+#define WANTFILE_FAST_FOR_NS 2000000000ull /* ... for its first 2 s, */
+#define WANTFILE_POLL_SLOW_NS 500000000ull /* then every 500 ms */
 
 struct wantfile {
 	char path[128];
@@ -30,10 +39,17 @@ int wantfile_init(struct wantfile *w, const char *socket_path);
 /* Free what w holds. */
 void wantfile_fini(struct wantfile *w);
 
-/* Is it time to ask again, last asked at last_ns? */
-static inline bool wantfile_due(uint64_t last_ns, uint64_t now_ns)
+/* When to ask next, last asked at last_ns on a connection synced at since_ns. */
+static inline uint64_t wantfile_next(uint64_t since_ns, uint64_t last_ns)
 {
-	return now_ns - last_ns >= WANTFILE_POLL_NS;
+	return last_ns + (last_ns - since_ns < WANTFILE_FAST_FOR_NS ? WANTFILE_POLL_NS
+								    : WANTFILE_POLL_SLOW_NS);
+}
+
+/* Is it time to ask again, last asked at last_ns on a connection synced at since_ns? */
+static inline bool wantfile_due(uint64_t since_ns, uint64_t last_ns, uint64_t now_ns)
+{
+	return now_ns >= wantfile_next(since_ns, last_ns);
 }
 
 /*

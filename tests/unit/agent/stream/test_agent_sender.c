@@ -914,7 +914,48 @@ static void note_want(void *arg, bool want)
 
 static void nap_past_want_poll(struct fix *x)
 {
-	tick(x, WANTFILE_POLL_NS + 20000000ull);
+	tick(x, WANTFILE_POLL_SLOW_NS + 20000000ull);
+}
+
+/*
+ * An idle thread wakes only for the want file: every WANTFILE_POLL_NS in a connection's first
+ * WANTFILE_FAST_FOR_NS, every WANTFILE_POLL_SLOW_NS after, and at most once a second without
+ * a collector that reads it.
+ */
+static void test_an_idle_sender_sleeps_until_the_want_file_is_due(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	uint64_t t0, wakes = 0;
+
+	assert_int_equal(sender_idle_ns(x->s), 1000000000ull); /* no collector */
+	f->tables = 1;
+	f->conn = 1;
+	assert_int_equal(sender_step(x->s), 0);
+	assert_int_equal(f->wanted_calls, 1); /* asked at the sync */
+	assert_int_equal(sender_idle_ns(x->s), WANTFILE_POLL_NS);
+	/* Ten idle seconds, sleeping as the thread does. */
+	t0 = now(x);
+	while (now(x) - t0 < 10000000000ull) {
+		uint64_t ns = sender_idle_ns(x->s);
+
+		assert_true(ns > 0);
+		tick(x, ns);
+		assert_int_equal(sender_step(x->s), 0);
+		wakes++;
+	}
+	/* 20 in the first 2 s, then one per 500 ms: 16 more (100 at a 100 ms pace). */
+	assert_int_equal(f->wanted_calls - 1,
+			 WANTFILE_FAST_FOR_NS / WANTFILE_POLL_NS +
+				 (10000000000ull - WANTFILE_FAST_FOR_NS) / WANTFILE_POLL_SLOW_NS);
+	assert_int_equal(wakes, f->wanted_calls - 1);
+	/* An older collector is never asked: the thread sleeps a second at a time. */
+	f->tables = 0;
+	f->conn = 2;
+	sender_step(x->s);
+	f->conn = 2;
+	sender_step(x->s);
+	assert_int_equal(sender_idle_ns(x->s), 1000000000ull);
 }
 
 static void test_want_follows_the_collector(void **state)
@@ -1008,6 +1049,8 @@ int main(void)
 		cmocka_unit_test(test_table_full_is_counted_but_delta_still_sent),
 		cmocka_unit_test_setup_teardown(test_large_snapshot_is_split_into_bounded_messages,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_idle_sender_sleeps_until_the_want_file_is_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_after_hello_records_follow_every_hello, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_want_follows_the_collector, setup, teardown),

@@ -77,11 +77,20 @@ static void test_want_file_is_read_beside_the_socket_and_followed(void **state)
 	wantfile_fini(&w); /* twice: harmless */
 }
 
-static void test_polls_are_due_every_interval(void **state)
+static void test_polls_are_fast_at_a_connection_start_then_slow(void **state)
 {
+	const uint64_t t0 = 1000, late = t0 + WANTFILE_FAST_FOR_NS;
+
 	(void)state;
-	assert_false(wantfile_due(1000, 1000 + WANTFILE_POLL_NS - 1));
-	assert_true(wantfile_due(1000, 1000 + WANTFILE_POLL_NS));
+	assert_true(WANTFILE_POLL_SLOW_NS > WANTFILE_POLL_NS);
+	/* Synced at t0 and asked then: the next ask is one fast period later. */
+	assert_false(wantfile_due(t0, t0, t0 + WANTFILE_POLL_NS - 1));
+	assert_true(wantfile_due(t0, t0, t0 + WANTFILE_POLL_NS));
+	assert_int_equal(wantfile_next(t0, t0 + WANTFILE_POLL_NS), t0 + 2 * WANTFILE_POLL_NS);
+	/* Asked once the fast spell is over: the slow period. */
+	assert_false(wantfile_due(t0, late, late + WANTFILE_POLL_SLOW_NS - 1));
+	assert_true(wantfile_due(t0, late, late + WANTFILE_POLL_SLOW_NS));
+	assert_int_equal(wantfile_next(t0, late), late + WANTFILE_POLL_SLOW_NS);
 }
 
 int main(void)
@@ -89,7 +98,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_want_file_lists_tokens_by_line),
 		cmocka_unit_test(test_want_file_is_read_beside_the_socket_and_followed),
-		cmocka_unit_test(test_polls_are_due_every_interval),
+		cmocka_unit_test(test_polls_are_fast_at_a_connection_start_then_slow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
