@@ -194,9 +194,10 @@ static int ring_open(struct sampler *s, struct ring *r, int cpu)
 	a.sample_period = 0;
 	a.disabled = 0;
 	a.exclude_kernel = 1; /* counts nothing; no need to ask for kernel privileges */
-	/* Readable at every record: the reader decides how often to drain (sampler.h). */
+	/* CPU samples: readable at every record, the reader decides how often to drain; switch
+	 * records: readable a quarter full (sampler.h, ring_wakeup_bytes). */
 	a.watermark = 1;
-	a.wakeup_watermark = 1;
+	a.wakeup_watermark = (uint32_t)s->info.ring_wakeup_bytes;
 	/* On our main thread, which lives as long as we do: an owner whose task exited would
 	 * make the fd report POLLHUP for ever. */
 	fd = sys_perf_event_open(&a, getpid(), cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -598,6 +599,7 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 		       s->info.ring_bytes * 2 * ncpus <= STACK_RINGS_MAX)
 			s->info.ring_bytes *= 2;
 	}
+	s->info.ring_wakeup_bytes = o->mode != SAMPLER_MODE_CPU ? s->info.ring_bytes / 4 : 1;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;

@@ -97,6 +97,7 @@ struct session {
 	/* session_step's waits: the shortest time between two drains of the rings, and when the
 	 * last drain that delivered records ran */
 	uint64_t drain_gap_ns, drained_ns;
+	bool drain_busy; /* the last drain delivered records */
 
 	struct notes notes;
 
@@ -668,10 +669,13 @@ static int on_record(void *ctx, const struct perfring_rec *r)
  * time: a target's exit is noticed (session_done) this long after its exit record at the latest.
  */
 #define DRAIN_GAP_MS 100
-/* Off-CPU and wall recordings take a stack at context switches, whose rate no frequency bounds
- * (tens of thousands a second): their rings, sized for 1024 copies per CPU, are drained at
- * least this often. */
-#define SWITCH_DRAIN_GAP_MS 10
+/*
+ * Off-CPU and wall recordings take a stack at context switches, whose rate no frequency bounds
+ * (tens of thousands a second). Their rings (sized for 1024 copies per CPU) wake us only a
+ * quarter full (sampler.h, ring_wakeup_bytes), so they are watched all the time, and a busy one
+ * is drained at least every DRAIN_GAP_MS besides: a wake-up per gap, not per switch, for us and
+ * for the target (whose CPU pays the kernel's wake-up of every record otherwise).
+ */
 /* While samples are held, how often the source's state is looked at again. */
 #define HOLD_POLL_MS 10
 /* A sample's bytes besides its stack copy and call chain: header, ids, time, period, the user
@@ -694,13 +698,13 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 static uint64_t drain_gap(const struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
-	uint64_t gap =
-		(s->jf && s->o.event != SESSION_EVENT_CPU ? SWITCH_DRAIN_GAP_MS : DRAIN_GAP_MS) *
-		1000000ull;
+	uint64_t gap = DRAIN_GAP_MS * 1000000ull;
 	uint64_t rate = (uint64_t)(si->freq_hz ? si->freq_hz : 1) *
 			(si->stack_copy + 8ull * si->max_stack + SAMPLE_FIXED_BYTES);
 	uint64_t fill_ns = (uint64_t)si->ring_bytes * 1000000000ull / rate;
 
+	if (si->ring_wakeup_bytes > 1)
+		return gap; /* the ring wakes us before it can overflow */
 	if (gap > fill_ns / 4)
 		gap = fill_ns / 4;
 	return gap > 1000000ull ? gap : 1000000ull; /* a millisecond: poll's resolution */
@@ -898,6 +902,15 @@ static int step_wait(const struct session *s, uint64_t now, bool held, int timeo
 	*rings = false;
 	if (held) /* the source's state changes without a message: look again soon */
 		return timeout_ms < 0 || timeout_ms > HOLD_POLL_MS ? HOLD_POLL_MS : timeout_ms;
+	if (s->so->info(s->sampler)->ring_wakeup_bytes > 1) {
+		/* Rings that wake us a quarter full: always watched; while busy, a timer drains
+		 * what stays under the mark. */
+		*rings = true;
+		if (!s->drain_busy)
+			return timeout_ms;
+		gap_ms = now >= next ? 0 : (int)((next - now + 999999ull) / 1000000ull);
+		return timeout_ms >= 0 && timeout_ms < gap_ms ? timeout_ms : gap_ms;
+	}
 	if (now >= next) {
 		*rings = true; /* the next record wakes us */
 		return timeout_ms;
@@ -956,6 +969,7 @@ int session_step(struct session *s, int timeout_ms)
 			return rv;
 		if (rv > 0)
 			s->drained_ns = s->now();
+		s->drain_busy = rv > 0;
 	}
 	settle(s, watermark(s, s->now()));
 	if (s->nforget)

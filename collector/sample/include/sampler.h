@@ -127,7 +127,13 @@ struct sampler_info {
 	bool kernel_time_excluded;     /* exclude_kernel was refused (not privileged): the
 					* kernel's time is not sampled at all */
 	unsigned int ncpus, nfds;
-	size_t ring_bytes;	 /* data bytes per ring */
+	size_t ring_bytes; /* data bytes per ring */
+	/* Bytes a ring holds before it wakes a reader: 1 (every record) for CPU samples; a
+	 * quarter of ring_bytes for off-CPU and wall, whose switches come at rates no frequency
+	 * bounds and whose per-record wake-ups the target's CPU would pay (the kernel queues one
+	 * for every record otherwise): their reader drains on a timer and is woken early only
+	 * by a ring a quarter full. */
+	size_t ring_wakeup_bytes;
 	unsigned int stack_copy; /* bytes of user stack asked for per sample, 0 = none */
 	enum sampler_mode mode;
 	unsigned int switch_period;

@@ -742,6 +742,57 @@ static void test_a_drain_leaves_the_fd_quiet(void **state)
 	assert_int_equal(after, 0);
 }
 
+static int count_switch_samples(void *ctx, const struct perfring_rec *r)
+{
+	if (r->type == PERF_RECORD_SAMPLE && r->u.sample.kind == SAMPLER_KIND_SWITCH)
+		(*(int *)ctx)++;
+	return 0;
+}
+
+/*
+ * Switch rings wake their reader only a quarter full: a thread that sleeps 50 times leaves ~50
+ * stack copies (200 KiB of a 4 MiB ring) that do not make the fd readable, and a drain still
+ * delivers them all. CPU rings wake at every record (test_a_drain_leaves_the_fd_quiet).
+ */
+static void test_switch_rings_wake_the_reader_a_quarter_full(void **state)
+{
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
+	struct sampler_opts c = { .freq_hz = 99 };
+	struct sampler *sp;
+	struct pollfd pfd;
+	int status, readable, switches = 0, rv;
+	pid_t child;
+
+	(void)state;
+	child = fork_or_die();
+	if (child == 0) {
+		usleep(100 * 1000);
+		for (int i = 0; i < 50; i++)
+			usleep(1000);
+		_exit(0);
+	}
+	rv = sampler_open(&o, &child, 1, &sp);
+	if (rv == -ENOENT) { /* no tracefs here: nothing to check */
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		skip();
+	}
+	assert_int_equal(rv, 0);
+	assert_int_equal(sampler_info(sp)->ring_wakeup_bytes, sampler_info(sp)->ring_bytes / 4);
+	assert_true(sampler_info(sp)->ring_bytes / 4 > 60 * 4096);
+	pfd = (struct pollfd){ .fd = sampler_fd(sp), .events = POLLIN };
+	waitpid(child, &status, 0);
+	readable = poll(&pfd, 1, 0);
+	while (sampler_poll(sp, 0, count_switch_samples, &switches) > 0)
+		;
+	sampler_close(sp);
+	assert_int_equal(readable, 0);
+	assert_true(switches >= 40);
+	assert_int_equal(sampler_open(&c, &child, 0, &sp), 0);
+	assert_int_equal(sampler_info(sp)->ring_wakeup_bytes, 1);
+	sampler_close(sp);
+}
+
 int main(void)
 {
 	struct sampler_opts o = { 0 };
@@ -776,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_full_ring_counts_lost_records),
 		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
 		cmocka_unit_test(test_a_drain_leaves_the_fd_quiet),
+		cmocka_unit_test(test_switch_rings_wake_the_reader_a_quarter_full),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,6 +164,8 @@ static struct session *open_event(enum session_event event, unsigned int stack_c
 	memset(&fs, 0, sizeof(fs));
 	fs.info.stack_copy = stack_copy;
 	fs.info.ring_bytes = ring_bytes;
+	/* As the sampler does: switch rings wake their reader a quarter full. */
+	fs.info.ring_wakeup_bytes = event == SESSION_EVENT_CPU ? 1 : ring_bytes / 4;
 	fs.info.freq_hz = freq_hz;
 	fs.info.max_stack = 256;
 	clock_ns = 1000 * MS;
@@ -223,19 +225,29 @@ static void test_a_busy_ring_is_drained_before_it_can_overflow(void **state)
 	assert_int_equal(session_step_wait(s, -1, &rings), 100);
 	assert_false(rings);
 	session_close(s);
-	/* Off-CPU and wall stacks come at every switch, which no frequency bounds: 10 ms. */
-	s = open_event(SESSION_EVENT_OFFCPU, 16384, 2u << 20, 99);
-	queue_sample(clock_ns);
-	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 10);
-	assert_false(rings);
-	session_close(s);
-	s = open_event(SESSION_EVENT_WALL, 16384, 2u << 20, 99);
-	queue_sample(clock_ns);
-	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 10);
-	assert_false(rings);
-	session_close(s);
+	/*
+	 * Off-CPU and wall stacks come at every switch, which no frequency bounds: their rings
+	 * wake us a quarter full, so they are always watched; a busy one is drained every 100 ms
+	 * besides, an idle one waits for the mark or the caller.
+	 */
+	for (int e = 0; e < 2; e++) {
+		s = open_event(e ? SESSION_EVENT_WALL : SESSION_EVENT_OFFCPU, 16384, 2u << 20, 99);
+		assert_int_equal(session_step_wait(s, -1, &rings), -1);
+		assert_true(rings);
+		queue_sample(clock_ns);
+		assert_int_equal(session_step(s, 0), 0);
+		assert_int_equal(session_step_wait(s, -1, &rings), 100);
+		assert_true(rings);
+		assert_int_equal(session_step_wait(s, 30, &rings), 30);
+		clock_ns += 100 * MS;
+		assert_int_equal(session_step_wait(s, -1, &rings), 0);
+		assert_true(rings);
+		/* A drain that finds nothing: idle again. */
+		assert_int_equal(session_step(s, 0), 0);
+		assert_int_equal(session_step_wait(s, 5000, &rings), 5000);
+		assert_true(rings);
+		session_close(s);
+	}
 	/* 256 KiB rings of 16 KiB copies and 256 frames at 999 Hz fill in 13.9 ms: a quarter. */
 	s = open_rings(16384, 256u << 10, 999);
 	queue_sample(clock_ns);
