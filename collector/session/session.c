@@ -698,13 +698,13 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 static uint64_t drain_gap(const struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
-	uint64_t gap = DRAIN_GAP_MS * 1000000ull;
-	uint64_t rate = (uint64_t)(si->freq_hz ? si->freq_hz : 1) *
-			(si->stack_copy + 8ull * si->max_stack + SAMPLE_FIXED_BYTES);
-	uint64_t fill_ns = (uint64_t)si->ring_bytes * 1000000000ull / rate;
+	uint64_t gap = DRAIN_GAP_MS * 1000000ull, rate, fill_ns;
 
 	if (si->ring_wakeup_bytes > 1)
 		return gap; /* the ring wakes us before it can overflow */
+	rate = (uint64_t)(si->freq_hz ? si->freq_hz : 1) *
+	       (si->stack_copy + 8ull * si->max_stack + SAMPLE_FIXED_BYTES);
+	fill_ns = (uint64_t)si->ring_bytes * 1000000000ull / rate;
 	if (gap > fill_ns / 4)
 		gap = fill_ns / 4;
 	return gap > 1000000ull ? gap : 1000000ull; /* a millisecond: poll's resolution */
