@@ -26,7 +26,8 @@
 # VARIANTS picks and orders the variants (default "none watch record"); more record the
 # off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults), offcpu-pN
 # (the same at every Nth switch: --switch-period N) and wall (`record --event wall --freq
-# FREQ`). With LOCK=FILE each pass over the variants holds flock FILE (others' heavy runs wait
+# FREQ`); record-sN records CPU samples with an N-byte stack copy (--stack-copy N), so copy
+# sizes compare in the same rounds. With LOCK=FILE each pass over the variants holds flock FILE (others' heavy runs wait
 # between passes, not for the whole bench).
 # With BASELINE=DIR (another build directory) a fourth variant, base, records with DIR's
 # fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both.
@@ -129,19 +130,21 @@ load() {
 # "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS" of the measured window and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
-	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp=
+	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st
 	a0=$(agent_ns)
 	case $v in
 	watch)
 		"$fgcollect" watch --socket "$sock" --ctl "$tmp/ctl/ctl.sock" >/dev/null 2>"$tmp/watch.log" &
 		fp=$!
 		;;
-	record | base | offcpu | wall | offcpu-p*)
+	record | record-s* | base | offcpu | wall | offcpu-p*)
 		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
 		[[ $v == offcpu-p* ]] && ev=(--event offcpu --switch-period "${v#offcpu-p}")
+		st=${STACK:-}
+		[[ $v == record-s* ]] && st=${v#record-s}
 		"$([[ $v == base ]] && echo "$base_fgcollect" || echo "$fgcollect")" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
 			${ev[@]+"${ev[@]}"} \
-			--freq "$freq" ${STACK:+--stack-copy "$STACK"} --duration $((settle + round + 30)) \
+			--freq "$freq" ${st:+--stack-copy "$st"} --duration $((settle + round + 30)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.log" &
 		fp=$!
 		;;
