@@ -417,6 +417,13 @@ static void print_summary(const struct session_summary *sm)
 
 	if (sm->cycles_err && sm->cycles_err != -ECANCELED)
 		fg_err(CMD, "cycles not supported here, using %s", sm->event_name);
+	if (sm->ring_bytes < sm->ring_bytes_wanted)
+		fg_err(CMD,
+		       "rings of %zu KiB per CPU, not the %zu KiB that %u-byte stack copies ask for: "
+		       "the kernel granted no more locked memory (kernel.perf_event_mlock_kb per CPU, "
+		       "then RLIMIT_MEMLOCK; CAP_IPC_LOCK lifts both); records lost for it are "
+		       "counted below",
+		       sm->ring_bytes >> 10, sm->ring_bytes_wanted >> 10, sm->stack_copy);
 	fg_err(CMD,
 	       "%llu samples in %.1f s at %u Hz (event %s, stack depth %u), "
 	       "%llu lost records (%llu events lost), %llu dropped",

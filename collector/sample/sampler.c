@@ -534,11 +534,32 @@ static int switch_setup(struct sampler *s, const struct sampler_opts *o)
 	return 0;
 }
 
+static void close_rings(struct sampler *s)
+{
+	for (unsigned int i = 0; i < s->nrings; i++)
+		ring_close(&s->rings[i]);
+	memset(s->rings, 0, s->nrings * sizeof(*s->rings));
+	s->nrings = 0;
+}
+
+static int open_rings(struct sampler *s, const int *cpus, unsigned int ncpus)
+{
+	int rv;
+
+	for (unsigned int i = 0; i < ncpus; i++) {
+		s->nrings = i + 1;
+		if ((rv = ring_open(s, &s->rings[i], cpus[i])) != 0)
+			return rv;
+	}
+	return 0;
+}
+
 static int setup(struct sampler *s, const struct sampler_opts *o)
 {
 	int cpus[MAX_CPUS];
 	struct perfsysctl_stack fit;
 	unsigned int ncpus, stack, freq;
+	size_t base;
 	int rv;
 
 	freq = o->freq_hz ? o->freq_hz : SAMPLER_DEFAULT_FREQ;
@@ -588,6 +609,7 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	if ((rv = online_cpus(cpus, MAX_CPUS, &ncpus)) != 0)
 		return rv;
 	s->info.ncpus = ncpus;
+	base = s->info.ring_bytes;
 	if (o->stack_copy && !o->ring_kib) {
 		/* Room for 128 copies per ring between drains (a slow drain at 999 Hz on a busy
 		 * machine), 1024 when every switch takes one (a few hundred switches per second
@@ -599,19 +621,25 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 		       s->info.ring_bytes * 2 * ncpus <= STACK_RINGS_MAX)
 			s->info.ring_bytes *= 2;
 	}
-	s->info.ring_wakeup_bytes = o->mode != SAMPLER_MODE_CPU ? s->info.ring_bytes / 4 : 1;
+	s->info.ring_bytes_wanted = s->info.ring_bytes;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;
 	s->rings = calloc(ncpus, sizeof(*s->rings));
 	if (!s->rings)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < ncpus; i++) {
-		s->nrings = i + 1;
-		if ((rv = ring_open(s, &s->rings[i], cpus[i])) != 0)
+	for (;;) {
+		s->info.ring_wakeup_bytes =
+			o->mode != SAMPLER_MODE_CPU ? s->info.ring_bytes / 4 : 1;
+		rv = open_rings(s, cpus, ncpus);
+		/* Grown rings beyond the locked memory the kernel grants us (perf_event_mlock_kb
+		 * per CPU, then RLIMIT_MEMLOCK, without CAP_IPC_LOCK: a container): halve them,
+		 * down to the size asked for, before giving up. */
+		if (rv != -EPERM || s->info.ring_bytes / 2 < base)
 			return rv;
+		close_rings(s);
+		s->info.ring_bytes /= 2;
 	}
-	return 0;
 }
 
 static enum sampler_scope pick_scope(const struct sampler_opts *o, const pid_t *pids, size_t n,

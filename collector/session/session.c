@@ -1093,6 +1093,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->debug_fetched = zs.cache.debug_fetched;
 	stackagg_stats(s->agg, &out->agg);
 	out->stack_copy = si->stack_copy;
+	out->ring_bytes = si->ring_bytes;
+	out->ring_bytes_wanted = si->ring_bytes_wanted;
 	out->stack_samples = ss.stack_samples;
 	if (s->jf)
 		javaframes_stats(s->jf, &out->java);

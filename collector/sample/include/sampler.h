@@ -97,7 +97,8 @@ struct sampler_opts {
 	 * SAMPLER_REGS_MASK (PERF_SAMPLE_REGS_USER): 0 = none, else a multiple of 8 up to
 	 * SAMPLER_MAX_STACK_COPY. The kernel shrinks a copy that would not fit in a record.
 	 * With a copy, ring_kib 0 means 128 copies per ring (1024 off-CPU) (at least the usual
-	 * default, at most 256 MiB over all CPUs). */
+	 * default, at most 256 MiB over all CPUs), halved while the kernel refuses that much
+	 * locked memory (info.ring_bytes_wanted). */
 	unsigned int stack_copy;
 	enum sampler_mode mode;
 	/* Off-CPU: a stack at every Nth switch-out of a thread (the tracepoint's sample_period;
@@ -128,6 +129,10 @@ struct sampler_info {
 					* kernel's time is not sampled at all */
 	unsigned int ncpus, nfds;
 	size_t ring_bytes; /* data bytes per ring */
+	/* What the stack copies asked for: larger than ring_bytes when the kernel refused rings
+	 * that large (locked memory: perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK, without
+	 * CAP_IPC_LOCK) and they were halved until it granted them. */
+	size_t ring_bytes_wanted;
 	/* Bytes a ring holds before it wakes a reader: 1 (every record) for CPU samples; a
 	 * quarter of ring_bytes for off-CPU and wall, whose switches come at rates no frequency
 	 * bounds and whose per-record wake-ups the target's CPU would pay (the kernel queues one

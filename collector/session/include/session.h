@@ -39,7 +39,10 @@
  * rooted 99.4-99.8% at 16 KiB, 99.0-100% at 32 KiB, 98.9-99.9% at 64 KiB (65528); record's
  * CPU per sample (start-up included) 91-110 us, 84-150 us, 90-139 us. A walk the copy cuts
  * goes on along the kernel's chain where that one is rooted (C2 compiler threads: all but 0-6
- * samples a run at 16 KiB), so a larger copy bought no measurable rooting, only cost.
+ * samples a run at 16 KiB), so a larger copy bought little rooting. It does name what lies
+ * beyond 16 KiB: interpreted frames near a pool thread's root (README, "The stack copy's size
+ * on this service": [unknown] 0-1% of request samples at 16 KiB, 0 at 64 KiB), for ~15-30%
+ * more of record's CPU per sample.
  */
 #define SESSION_DEFAULT_STACK_COPY 16384
 
@@ -152,13 +155,14 @@ struct session_summary {
 	struct session_jvm_summary jvms[16]; /* the first 16 */
 	int kernel_error;		     /* why kernel symbols are unavailable, 0 if they are */
 	unsigned int stack_copy;	     /* bytes of user stack asked for per sample */
-	uint64_t stack_samples;		     /* samples that came with a stack copy */
-	struct javaframes_stats java;	     /* interpreted frames (zero without a copy) */
-	bool debuginfod;		     /* DEBUGINFOD_URLS set: debug files fetched */
-	struct dbgfetch_stats debuginfod_st; /* lookups of the debuginfod servers */
-	uint64_t debug_fetched;		     /* stripped libraries named from fetched files */
-	uint64_t unwound_fp, unwound_vm;     /* samples by the kernel's chain / by vmstack */
-	struct vmstack_stats vm;	     /* vmstack's own counts (zero when unused) */
+	size_t ring_bytes, ring_bytes_wanted; /* per CPU: granted, and what the copies asked */
+	uint64_t stack_samples;		      /* samples that came with a stack copy */
+	struct javaframes_stats java;	      /* interpreted frames (zero without a copy) */
+	bool debuginfod;		      /* DEBUGINFOD_URLS set: debug files fetched */
+	struct dbgfetch_stats debuginfod_st;  /* lookups of the debuginfod servers */
+	uint64_t debug_fetched;		      /* stripped libraries named from fetched files */
+	uint64_t unwound_fp, unwound_vm;      /* samples by the kernel's chain / by vmstack */
+	struct vmstack_stats vm;	      /* vmstack's own counts (zero when unused) */
 	/* Off-CPU and wall (zero in CPU mode). */
 	enum session_event event;
 	unsigned int switch_period;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -808,6 +809,53 @@ static void test_switch_rings_wake_the_reader_a_quarter_full(void **state)
 	sampler_close(sp);
 }
 
+/*
+ * Rings grown for large stack copies beyond the locked memory the kernel grants (a collector
+ * container: no CAP_IPC_LOCK) are halved until granted, and the summary can say so. In a
+ * child turned into a fresh user with no capabilities and RLIMIT_MEMLOCK 0: the kernel grants
+ * kernel.perf_event_mlock_kb per CPU, less than 128 copies of 64 KiB.
+ */
+static void test_rings_shrink_to_the_locked_memory_granted(void **state)
+{
+	int status;
+	pid_t child;
+
+	(void)state;
+	child = fork_or_die();
+	if (child == 0) {
+		struct sampler_opts o = { .stack_copy = 65528,
+					  .exclude_kernel = true,
+					  .force_cpu_clock = true,
+					  .no_raise_max_stack = true };
+		struct rlimit rl = { 0, 0 };
+		const struct sampler_info *si;
+		struct sampler *sp;
+		pid_t self = getpid();
+		int rv;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0 || setresgid(4243, 4243, 4243) != 0 ||
+		    setresuid(4243, 4243, 4243) != 0)
+			_exit(10);
+		rv = sampler_open(&o, &self, 1, &sp);
+		if (rv == -EACCES) /* perf_event_paranoid > 2: no unprivileged sampling here */
+			_exit(77);
+		if (rv != 0)
+			_exit(11);
+		si = sampler_info(sp);
+		if (si->ring_bytes_wanted < 65528u * 128 ||
+		    si->ring_bytes >= si->ring_bytes_wanted ||
+		    si->ring_bytes < SAMPLER_DEFAULT_RING_KIB * 1024u)
+			_exit(12);
+		sampler_close(sp);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	struct sampler_opts o = { 0 };
@@ -843,6 +891,7 @@ int main(void)
 		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
 		cmocka_unit_test(test_a_drain_leaves_the_fd_quiet),
 		cmocka_unit_test(test_switch_rings_wake_the_reader_a_quarter_full),
+		cmocka_unit_test(test_rings_shrink_to_the_locked_memory_granted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
