@@ -27,8 +27,8 @@
 # off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults), offcpu-pN
 # (the same at every Nth switch: --switch-period N) and wall (`record --event wall --freq
 # FREQ`); record-sN records CPU samples with an N-byte stack copy (--stack-copy N), so copy
-# sizes compare in the same rounds. With LOCK=FILE each pass over the variants holds flock FILE (others' heavy runs wait
-# between passes, not for the whole bench).
+# sizes compare in the same rounds. With LOCK=FILE each pass over the variants holds flock
+# FILE (others' heavy runs wait between passes, not for the whole bench).
 # With BASELINE=DIR (another build directory) a fourth variant, base, records with DIR's
 # fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both.
 # Env: REPS (3), ROUND (10 s), SETTLE (3 s), WARM (15 s), FREQ (99), STACK (fgcollect's default),

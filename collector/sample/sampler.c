@@ -536,9 +536,10 @@ static int switch_setup(struct sampler *s, const struct sampler_opts *o)
 
 static void close_rings(struct sampler *s)
 {
-	for (unsigned int i = 0; i < s->nrings; i++)
+	for (unsigned int i = 0; i < s->nrings; i++) {
 		ring_close(&s->rings[i]);
-	memset(s->rings, 0, s->nrings * sizeof(*s->rings));
+		memset(&s->rings[i], 0, sizeof(s->rings[i]));
+	}
 	s->nrings = 0;
 }
 
@@ -721,8 +722,7 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	evts_truncate(s, 0);
-	for (unsigned int i = 0; i < s->nrings; i++)
-		ring_close(&s->rings[i]);
+	close_rings(s);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	free(s->rings);
