@@ -667,7 +667,7 @@ static int report(struct session *s, const struct env *env)
 int cmd_record(int argc, char **argv)
 {
 	struct env env = { .so = { .src = SESSION_SRC_AUTO,
-				   .stack_copy = SESSION_DEFAULT_STACK_COPY,
+				   .stack_copy = SESSION_STACK_COPY_AUTO,
 				   .switch_period = SESSION_DEFAULT_SWITCH_PERIOD,
 				   .min_block_ns = SESSION_DEFAULT_MIN_BLOCK_NS },
 			   .fmt = OUT_FOLDED };

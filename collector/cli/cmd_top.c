@@ -201,7 +201,7 @@ int cmd_top(int argc, char **argv)
 	struct env env = { .so = { .target = SESSION_TARGET_PID,
 				   .src = SESSION_SRC_AUTO,
 				   .live_view = true,
-				   .stack_copy = SESSION_DEFAULT_STACK_COPY },
+				   .stack_copy = SESSION_STACK_COPY_AUTO },
 			   .interval_s = 1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

@@ -204,5 +204,8 @@ int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstr
 		usage(stderr);
 		return FG_EXIT_USAGE;
 	}
+	if (so->stack_copy == SESSION_STACK_COPY_AUTO)
+		so->stack_copy = so->event == SESSION_EVENT_CPU ? SESSION_DEFAULT_STACK_COPY
+								: SESSION_DEFAULT_SWITCH_STACK_COPY;
 	return 0;
 }

@@ -60,7 +60,8 @@ enum {
 /* The usage lines of --stack-copy and --lines, for both commands' help. */
 #define SESSION_CLI_HELP_JAVA                                                                      \
 	"      --stack-copy=BYTES user stack copied per sample to name interpreted Java\n"         \
-	"                         frames (multiple of 8, 0..65528, 0 = off; default 16384)\n"      \
+	"                         frames and unwind (multiple of 8, 0..65528, 0 = off;\n"          \
+	"                         default 65528, 16384 with --event offcpu|wall)\n"                \
 	"      --lines            add the source line to Java frames (Class::method:LINE)\n"       \
 	"      --unwind=fp|vm     user stacks from frame pointers (the kernel's chain) or from\n"  \
 	"                         the stack copy and the JVM's frame facts, which needs no\n"      \
@@ -120,7 +121,8 @@ typedef int (*session_cli_local_fn)(int c, const char *arg, void *ctx);
 /*
  * getopt_long over argv (optstring starting with ':'): each option goes to local first, then to
  * the shared ones in so; no positional arguments, exactly one target option ('p', 'c' or 'a'; the
- * optstring must have "p:c:a"). 0 when all were taken, -1 after --help ('h',
+ * optstring must have "p:c:a"). A stack_copy left at SESSION_STACK_COPY_AUTO becomes the event's
+ * default (session.h). 0 when all were taken, -1 after --help ('h',
  * usage(stdout) printed), or FG_EXIT_USAGE (the error and usage(stderr) printed).
  */
 int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstring,

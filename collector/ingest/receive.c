@@ -55,6 +55,7 @@ struct receive {
 	/* watchdog */
 	pthread_t wd;
 	bool wd_running, wd_stop;
+	bool wd_paused; /* receive_watchdog_pause */
 	pthread_cond_t wd_cv;
 	uint64_t probe_hits;
 };
@@ -324,6 +325,10 @@ static void *watchdog(void *arg)
 				break;
 		if (rx->wd_stop)
 			break;
+		if (rx->wd_paused) {
+			fails = 0;
+			continue;
+		}
 		pthread_mutex_unlock(&rx->mu);
 		fails = probe(rx) ? 0 : fails + 1;
 		if (fails >= rx->o.probe_failures) {
@@ -714,6 +719,13 @@ void receive_drop_pipe(struct receive *rx, uint32_t pipe)
 
 	(void)rx;
 	nng_pipe_close(p);
+}
+
+void receive_watchdog_pause(struct receive *rx, bool paused)
+{
+	pthread_mutex_lock(&rx->mu);
+	rx->wd_paused = paused;
+	pthread_mutex_unlock(&rx->mu);
 }
 
 void receive_stats(struct receive *rx, struct receive_stats *out)

@@ -662,19 +662,23 @@ static int on_record(void *ctx, const struct perfring_rec *r)
  * with or without a stack copy. With a stack copy, interpreted frames are named when their
  * sample is drained, from the JVM's metadata: a class unloaded (a GC) between the sample and its
  * drain voids those names (they are counted as `[unknown]`, "a GC (class unloading) since the
- * sample", never misnamed), so the gap is the window in which an unloading costs names; 100 ms
- * is under a tenth of the settle window (1.3 s) the samples wait anyway, and it keeps a busy target
- * from waking us more than ~10 times a second, each wake-up costing us a few times what a
- * sample's walk does on a VM. Without a stack copy nothing is read from the target at drain
- * time: a target's exit is noticed (session_done) this long after its exit record at the latest.
+ * sample", never misnamed), so the gap is the window in which an unloading costs names; 250 ms
+ * is under a fifth of the settle window (1.3 s) the samples wait anyway, and it keeps a busy target
+ * from waking us more than ~4 times a second, each wake-up costing us a few times what a
+ * sample's walk does on a VM (a 99 Hz recording of a service using a tenth of a core cost ~1.0%
+ * of the service's CPU at 100 ms, ~0.6% at 250 ms). Without a stack copy nothing
+ * is read from the target at drain time: a target's exit is noticed (session_done) this long
+ * after its exit record at the latest.
  */
-#define DRAIN_GAP_MS 100
+#define DRAIN_GAP_MS 250
+/* A busy off-CPU or wall recording's timer drain (below). */
+#define SWITCH_DRAIN_GAP_MS 100
 /*
  * Off-CPU and wall recordings take a stack at context switches, whose rate no frequency bounds
  * (tens of thousands a second). Their rings (sized for 1024 copies per CPU) wake us only a
  * quarter full (sampler.h, ring_wakeup_bytes), so they are watched all the time, and a busy one
- * is drained at least every DRAIN_GAP_MS besides: a wake-up per gap, not per switch, for us and
- * for the target (whose CPU pays the kernel's wake-up of every record otherwise).
+ * is drained at least every SWITCH_DRAIN_GAP_MS besides: a wake-up per gap, not per switch, for us
+ * and for the target (whose CPU pays the kernel's wake-up of every record otherwise).
  */
 /* While samples are held, how often the source's state is looked at again. */
 #define HOLD_POLL_MS 10
@@ -700,8 +704,8 @@ static uint64_t drain_gap(const struct session *s)
 	const struct sampler_info *si = s->so->info(s->sampler);
 	uint64_t gap = DRAIN_GAP_MS * 1000000ull, rate, fill_ns;
 
-	if (si->ring_wakeup_bytes > 1)
-		return gap; /* the ring wakes us before it can overflow */
+	if (si->ring_wakeup_bytes > 1) /* the ring wakes us before it can overflow */
+		return SWITCH_DRAIN_GAP_MS * 1000000ull;
 	rate = (uint64_t)(si->freq_hz ? si->freq_hz : 1) *
 	       (si->stack_copy + 8ull * si->max_stack + SAMPLE_FIXED_BYTES);
 	fill_ns = (uint64_t)si->ring_bytes * 1000000000ull / rate;

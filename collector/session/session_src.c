@@ -84,6 +84,7 @@ struct listen_src {
 	struct receive *rx;
 	struct jvmset *js;
 	bool want_failed; /* the last want file could not be written (said once) */
+	bool probing;	  /* the receive's watchdog probes (listen_needed) */
 };
 
 static void on_jvm_event(void *arg, enum jvmset_event ev, const struct jvm_info *info, int err,
@@ -170,13 +171,48 @@ static nfds_t listen_pollfds(const struct session_source *src, struct pollfd *fd
 	return 2;
 }
 
+/*
+ * Whether the listener must take new connections: always for --all and --container (a JVM may
+ * start), for --pid while a target's agent is expected and not connected (a first connection, or
+ * one after the agent lost its link). The watchdog that guards the listener against nng's wedge
+ * probes only then.
+ */
+static bool listen_needed(const struct listen_src *l)
+{
+	const struct session_src_env *env = l->c.env;
+
+	if (env->o->target != SESSION_TARGET_PID)
+		return true;
+	for (size_t i = 0; i < env->targets->n; i++) {
+		const struct target *t = &env->targets->v[i];
+		struct jvm *j;
+		struct jvm_info info;
+
+		if (!t->jvm || t->exited)
+			continue;
+		j = jvmset_find(l->js, t->pid);
+		if (!j)
+			return true;
+		jvm_info(j, &info);
+		if (!info.connected)
+			return true;
+	}
+	return false;
+}
+
 static void listen_pump(struct session_source *src, struct session_src_events *ev)
 {
 	struct listen_src *l = (struct listen_src *)src;
+	bool needed;
 
 	pump_begin(&l->c, ev);
 	ev->changed = jvmset_pump(l->js, l->rx, l->c.env->now()) > 0;
 	ev->nadopted = l->c.nadopted;
+	needed = listen_needed(l);
+	if (needed != l->probing) {
+		receive_watchdog_pause(l->rx, !needed);
+		l->probing = needed;
+	}
 }
 
 static bool listen_streaming(const struct session_source *src)
@@ -238,6 +274,7 @@ static int open_listen(const struct session_src_env *env, struct session_source 
 		return -ENOMEM;
 	}
 	l->c = (struct src_common){ .base = { &listen_ops, SESSION_SRC_LISTEN }, .env = env };
+	l->probing = true;
 	rv = receive_open(&ro, &l->rx);
 	if (rv != 0) {
 		l->rx = NULL;

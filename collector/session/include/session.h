@@ -20,6 +20,7 @@
 #ifndef FG_SESSION_H
 #define FG_SESSION_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,17 +35,23 @@
 #define SESSION_MAX_TARGETS 4096
 #define SESSION_NOTE_MAX 256
 /*
- * What record and top ask for unless told. Measured on tests/e2e/realapp.sh (Jetty + JDBC, JDK
- * 17 and 25, frame pointers on and off, 2 kHz, 6 s, one run each on a busy 2-core machine):
- * rooted 99.4-99.8% at 16 KiB, 99.0-100% at 32 KiB, 98.9-99.9% at 64 KiB (65528); record's
- * CPU per sample (start-up included) 91-110 us, 84-150 us, 90-139 us. A walk the copy cuts
- * goes on along the kernel's chain where that one is rooted (C2 compiler threads: all but 0-6
- * samples a run at 16 KiB), so a larger copy bought little rooting. It does name what lies
- * beyond 16 KiB: interpreted frames near a pool thread's root (README, "The stack copy's size
- * on this service": [unknown] 0-1% of request samples at 16 KiB, 0 at 64 KiB), for ~15-30%
- * more of record's CPU per sample.
+ * The user-stack copy record and top ask for unless told: the kernel's largest (65528 bytes)
+ * for CPU samples, 16 KiB for the stacks of off-CPU and wall recordings. Measured on
+ * tests/e2e/realapp.sh (Jetty + JDBC on PostgreSQL and MariaDB, JDK 17 and 25, frame pointers on
+ * and off, 2 kHz, 6 s, a busy 2-core machine): at 16 KiB the whole request chain was 98.9-100%
+ * of request samples and 0-1.1% of them had an `[unknown]` frame (interpreted frames near a pool
+ * thread's root, beyond the copy); at 64 KiB 100% and 0-0.1% in every run, rooted 99.6-100%.
+ * What it costs: the target ~0.4 us more per sample at 999 Hz (bench/stackcopy.sh: the kernel
+ * copies from the stack pointer up to the copy's size or the mapping's end), and record's own
+ * CPU at 99 Hz did not differ between 16 and 64 KiB (bench/realapp.sh). The rings grow with the
+ * copy (128 copies per CPU, sampler.h). Off-CPU and wall recordings copy at every switch, tens of
+ * thousands a second, into rings of 1024 copies per CPU: there 16 KiB keeps Java chains whole at a
+ * quarter of the memory (bench/offcpu.sh).
  */
-#define SESSION_DEFAULT_STACK_COPY 16384
+#define SESSION_DEFAULT_STACK_COPY 65528
+#define SESSION_DEFAULT_SWITCH_STACK_COPY 16384
+/* session_opts.stack_copy before the options are read: the event's default above. */
+#define SESSION_STACK_COPY_AUTO UINT_MAX
 
 enum session_target {
 	SESSION_TARGET_PID,	  /* one process */
@@ -82,13 +89,13 @@ enum session_event {
  * switch (the tracepoint, the switch records and their ring wakeups) stays whatever the
  * period, so a period buys at most a halving, and it leaves 1/N of the stacks of a thread
  * that switches a few times a second (a sleeper's 12 waits/s over seconds). The copy costs
- * 1-6 us per stack at 16 KiB over 4 KiB and keeps Java chains whole (SESSION_DEFAULT_STACK_COPY
- * above). On the Jetty + JDBC service (bench/offcpu.sh, ~1 000 switches/s, 99.8% of the stacks
- * whole to a thread root) the collector's CPU per Java stack dominates instead: ~70 us (the
- * unwinding and naming of a CPU sample), 21% of the service's CPU at every switch on this
- * loaded VM, 9.7% at every 32nd switch (the switch records are still read at every switch),
- * so no period reaches 1% there; a period leaves the kernel's per-switch part. A fixed period
- * also samples a thread's periodic waits in step with them. So: every switch, exact
+ * 1-6 us per stack at 16 KiB over 4 KiB and keeps Java chains whole
+ * (SESSION_DEFAULT_SWITCH_STACK_COPY above). On the Jetty + JDBC service (bench/offcpu.sh, ~1 000
+ * switches/s, 99.8% of the stacks whole to a thread root) the collector's CPU per Java stack
+ * dominates instead: ~70 us (the unwinding and naming of a CPU sample), 21% of the service's CPU at
+ * every switch on this loaded VM, 9.7% at every 32nd switch (the switch records are still read at
+ * every switch), so no period reaches 1% there; a period leaves the kernel's per-switch part. A
+ * fixed period also samples a thread's periodic waits in step with them. So: every switch, exact
  * per-thread times and counts; --switch-period for a switch-heavy target or a long recording.
  * --min-block saves nothing (the kernel copies before the wait's length is known).
  */

@@ -655,6 +655,36 @@ static void test_probes_of_a_healthy_listener_pass_cheaply(void **state)
 	assert_true(cpu_ms < 500);
 }
 
+/* A paused watchdog makes no probe; resumed, it probes again at its period. */
+static void test_a_paused_watchdog_does_not_probe(void **state)
+{
+	struct fx *f = *state;
+	struct receive_opts ro = { .watchdog_ms = 10, .probe_timeout_ms = 500 };
+	struct receive_stats r0, r1, r2;
+	struct receive *rx;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/pause.sock", f->dir);
+	ro.path = path;
+	assert_int_equal(receive_open(&ro, &rx), 0);
+	receive_watchdog_pause(rx, true);
+	usleep(50 * 1000); /* a probe begun before the pause ends */
+	receive_stats(rx, &r0);
+	usleep(300 * 1000);
+	receive_stats(rx, &r1);
+	receive_watchdog_pause(rx, false);
+	usleep(300 * 1000);
+	receive_stats(rx, &r2);
+	receive_close(rx);
+	print_message("probes: %llu paused for 300 ms, %llu in the next 300 ms resumed\n",
+		      (unsigned long long)(r1.probes - r0.probes),
+		      (unsigned long long)(r2.probes - r1.probes));
+	assert_int_equal(r1.probes, r0.probes);
+	assert_true(r2.probes - r1.probes >= 5);
+	assert_int_equal(r2.probe_fail, 0);
+	assert_int_equal(r2.relistens, 0);
+}
+
 /*
  * A seam on nng_close (the test links with -Wl,--wrap=nng_close): while close_wedged is set, a
  * close waits, as nng 1.5.2's close does when its reaper is stuck, until it is cleared.
@@ -857,6 +887,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probes_of_a_healthy_listener_pass_cheaply,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_paused_watchdog_does_not_probe, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_want_file_lists_tokens_and_says_when_it_cannot,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_file_is_world_connectable, setup,

@@ -190,21 +190,21 @@ static void test_an_idle_recording_sleeps_until_a_record_or_the_deadline(void **
 	assert_true(rings);
 	assert_int_equal(session_step_wait(s, 5000, &rings), 5000);
 	assert_true(rings);
-	/* A drain that found records: the rings rest for 100 ms (no stack copy)... */
+	/* A drain that found records: the rings rest for 250 ms (no stack copy)... */
 	queue_sample(clock_ns);
 	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 100);
+	assert_int_equal(session_step_wait(s, -1, &rings), 250);
 	assert_false(rings);
 	assert_int_equal(session_step_wait(s, 30, &rings), 30);
 	clock_ns += 60 * MS;
-	assert_int_equal(session_step_wait(s, -1, &rings), 40);
+	assert_int_equal(session_step_wait(s, -1, &rings), 190);
 	assert_false(rings);
 	/* ...and so do the source's messages: a step in the gap does not wait on its fds... */
 	fsrc_pollfds_calls = 0;
 	assert_int_equal(session_step(s, 0), 0);
 	assert_int_equal(fsrc_pollfds_calls, 0);
 	/* ...then a drain that found nothing leaves both watched again. */
-	clock_ns += 40 * MS;
+	clock_ns += 190 * MS;
 	assert_int_equal(session_step(s, 0), 0);
 	assert_int_equal(fsrc_pollfds_calls, 1);
 	assert_int_equal(session_step_wait(s, -1, &rings), -1);
@@ -218,11 +218,25 @@ static void test_a_busy_ring_is_drained_before_it_can_overflow(void **state)
 	bool rings;
 
 	(void)state;
-	/* With stack copies too: 100 ms, a fraction of the settle window (2 MiB rings of 16 KiB
-	 * copies at 99 Hz fill in 1.1 s). */
+	/* With stack copies too: 250 ms, a fraction of the settle window (2 MiB rings of 16 KiB
+	 * copies at 99 Hz fill in 1.1 s)... */
 	queue_sample(clock_ns);
 	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 100);
+	assert_int_equal(session_step_wait(s, -1, &rings), 250);
+	assert_false(rings);
+	session_close(s);
+	/* ...and with the default copy (8 MiB rings of 65528-byte copies at 99 Hz: 1.24 s). */
+	s = open_rings(65528, 8u << 20, 99);
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 250);
+	assert_false(rings);
+	session_close(s);
+	/* 2 MiB rings of 65528-byte copies at 99 Hz fill in 311 ms: a quarter. */
+	s = open_rings(65528, 2u << 20, 99);
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step_wait(s, -1, &rings), 78);
 	assert_false(rings);
 	session_close(s);
 	/*
