@@ -63,12 +63,13 @@ fg_e2e_test(e2e_demo_db demo_db.sh TIMEOUT 240)
 fg_e2e_test(e2e_map_frozen_collector map_frozen_collector.sh TIMEOUT 300)
 # A Jetty + JDBC service on PostgreSQL and MariaDB under load, JDK 17 and 25, with and
 # without frame pointers. The script's defaults are the goals (whole chain >= 99.5% of the
-# request samples, [unknown] <= 0.5%, rooted >= 99% of all samples); registered with the
-# floors this build meets with a margin (worst runs seen: chain 97.8%, [unknown] 1.7%, rooted
-# 98.5%, MariaDB on JDK 25 without frame pointers), until it meets the goals.
+# request samples, [unknown] <= 0.5%, rooted >= 99% of all samples), which 16 of 17 runs of
+# this build met; registered with floors under the one that did not (chain 98.2%, rooted
+# 98.4%, MariaDB on JDK 25 without frame pointers: walks lost at a compiled method the agent
+# sent no frame facts for).
 fg_e2e_test(e2e_realapp realapp.sh TIMEOUT 240)
 set_property(TEST e2e_realapp APPEND PROPERTY ENVIRONMENT
-	FG_REALAPP_MIN_CHAIN=95 FG_REALAPP_MAX_UNKNOWN=3 FG_REALAPP_MIN_ROOTED=97.5)
+	FG_REALAPP_MIN_CHAIN=97.5 FG_REALAPP_MAX_UNKNOWN=1 FG_REALAPP_MIN_ROOTED=98)
 
 # The soak (tests/e2e/soak.sh): JVMs with class-loader churn coming and going, the collector
 # restarted, rogue peers, recordings, rolling profiles pushed to a local server; at the end the

@@ -132,8 +132,18 @@ static bool step_framed(struct walk *w, struct unw_frame *cur, const struct fgp_
 		    (saved == cur->fp || cur->fp == top - 16) &&
 		    via_frame(w, cur, sp, f->frame_size, UNW_HOW_PARTIAL, next))
 			return true;
-		return via_ra_slot(w, cur, sp, UNW_HOW_PARTIAL, next) ||
-		       via_ra_slot(w, cur, sp + 8, UNW_HOW_PARTIAL, next);
+		if (via_ra_slot(w, cur, sp, UNW_HOW_PARTIAL, next) ||
+		    via_ra_slot(w, cur, sp + 8, UNW_HOW_PARTIAL, next))
+			return true;
+		/*
+		 * A method without a stack bang allocates its whole frame first (sub rsp, imm32)
+		 * and saves rbp into it next: between the two the return address is at the top
+		 * and rbp still the caller's.
+		 */
+		uint64_t ra;
+
+		return f->frame_size >= 16 && word(w, top - 8, &ra) &&
+		       caller(w, cur, ra, top, cur->fp, UNW_HOW_PARTIAL, next);
 	}
 	/* Body, or an epilogue that has released the frame (before or after popping rbp). */
 	return via_frame(w, cur, sp, f->frame_size, UNW_HOW_FRAME, next) ||

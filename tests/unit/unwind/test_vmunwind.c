@@ -217,6 +217,21 @@ static void test_prologue_and_epilogue_leaves_find_the_return_address(void **sta
 	words[4] = 0x77;
 	assert_true(run(A_CODE + 0x18, GARBAGE_FP, 40, f, 2, &res) == 2);
 	assert_int_equal(f[1].pc, B_CODE + 0x44);
+	/*
+	 * Prologue without a stack bang: sub rsp has built the whole frame and rbp is not saved
+	 * yet: the top holds the return address, the saved-rbp slot and [sp], [sp + 8] data, and
+	 * rbp is still the caller's.
+	 */
+	memset(words, 0, sizeof(words));
+	words[0] = at(3);
+	words[1] = 0x600000012;
+	words[4] = 0x55;
+	words[5] = B_CODE + 0x40;
+	assert_true(run(A_CODE + 0x7, GARBAGE_FP, 40, f, 2, &res) == 2);
+	assert_int_equal(f[1].pc, B_CODE + 0x40);
+	assert_int_equal(f[1].sp, at(6));
+	assert_int_equal(f[1].fp, GARBAGE_FP);
+	assert_int_equal(f[1].how, UNW_HOW_PARTIAL);
 	words[0] = GARBAGE_FP;
 	words[1] = B_CODE + 0x40;
 	/* Epilogue after add rsp: the full frame's slot holds data, ra at [sp + 8]. */
