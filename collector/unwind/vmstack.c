@@ -147,6 +147,19 @@ int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	return 1;
 }
 
+/*
+ * Whether the walk's last frame (of n) has frame facts. A compiled method's CODE_FRAME follows
+ * its CODE_LOAD, possibly in the agent's next message: a walk that stopped at a method known
+ * without its facts may wait for them, as one in code not announced yet does.
+ */
+static bool facts_at(struct vmstack *v, uint32_t n)
+{
+	const struct fgp_code_frame *f = NULL;
+
+	(void)classify(v, v->frames[n - 1].pc, n > 1, &f);
+	return f != NULL;
+}
+
 int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out)
 {
 	const struct unw_ops ops = { v, classify, native_step };
@@ -157,13 +170,17 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	memset(out, 0, sizeof(*out));
 	v->in = in;
 	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
-	v->in = NULL;
-	if (res.end == UNW_END_NO_REGS)
+	if (res.end == UNW_END_NO_REGS) {
+		v->in = NULL;
 		return -ENODATA;
-	if (in->may_defer && res.end == UNW_END_LOST && res.stop_code == UNW_ANON) {
+	}
+	if (in->may_defer && res.end == UNW_END_LOST &&
+	    (res.stop_code == UNW_ANON || (res.stop_code == UNW_COMPILED && !facts_at(v, n)))) {
+		v->in = NULL;
 		v->st.deferred++;
 		return -EAGAIN;
 	}
+	v->in = NULL;
 	v->st.samples++;
 	v->st.frames += n;
 	v->st.end[res.end]++;

@@ -83,8 +83,9 @@ struct vmstack_in {
 	const uint64_t *kernel;
 	uint32_t nr_kernel;
 	/* The code table may not be complete up to ts yet: a walk that stops in code nobody
-	 * announced (UNW_ANON) is not counted but answered -EAGAIN (stats.deferred), for the
-	 * caller to walk again once the table is complete. */
+	 * announced (UNW_ANON), or at a compiled method whose frame facts have not come (they
+	 * follow its load, perhaps in the agent's next message), is not counted but answered
+	 * -EAGAIN (stats.deferred), for the caller to walk again once the table is complete. */
 	bool may_defer;
 };
 

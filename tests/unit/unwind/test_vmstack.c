@@ -2,8 +2,8 @@
 /*
  * test_vmstack.c - vmstack over fake mappings (struct vmstack_maps): frame pointers first and
  * the stack copy where the kernel's chain stops short of a root (vmstack_hybrid), and a walk
- * cut by the copy's end continued by the kernel's chain (vmstack_unwind). Native code only:
- * no code table.
+ * cut by the copy's end continued by the kernel's chain (vmstack_unwind). Native code, and a
+ * compiled method whose frame facts come after its load.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "codetab.h"
 #include "vmstack.h"
 
 #define LIBC 0x50000   /* native without frame pointers: CFA = sp + 8, rbp untouched */
@@ -305,6 +306,79 @@ static void test_a_walk_into_code_not_announced_yet_waits_and_roots_later(void *
 	vmstack_free(v);
 }
 
+#define JIT_A 0x90000	  /* a compiled method, frame 32 bytes */
+#define CALL_STUB 0x91000 /* HotSpot's call_stub (keeps rbp) */
+
+static int add_frame(struct codetab *t, uint64_t addr, uint32_t frame_size)
+{
+	struct fgp_record rec = { .type = FGP_CODE_FRAME, .size = FGP_CODE_FRAME_SIZE };
+
+	rec.u.frame = (struct fgp_code_frame){ .addr = addr,
+					       .kind = FGP_CF_NMETHOD,
+					       .frame_size = frame_size,
+					       .code_begin = addr,
+					       .code_size = 0x100,
+					       .frame_complete = 0x10 };
+	return codetab_apply(t, &rec);
+}
+
+/*
+ * A compiled method known by its load but not yet by its frame facts (its CODE_FRAME comes in
+ * the agent's next message): the walk waits, then goes through it to the root.
+ */
+static void test_a_walk_at_a_method_without_its_frame_facts_waits_for_them(void **state)
+{
+	static const uint64_t want[] = { LIBC + 0x10, JIT_A + 0x40, CALL_STUB + 0x20,
+					 LIBJVM + 0x200, CLONE3 + 0x10 };
+	struct codetab *t = codetab_new(NULL);
+	struct vmstack *v = vmstack_new();
+	struct vmstack_out o;
+	struct vmstack_stats st;
+	struct sample x;
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 1, "A::a"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, CALL_STUB, 0x100, 1, "call_stub"), 1);
+	memset(words, 0, sizeof(words));
+	words[0] = JIT_A + 0x40;     /* the C leaf's return address */
+	words[3] = at(6);	     /* A's frame at at(1): its saved rbp (the call stub's) */
+	words[4] = CALL_STUB + 0x20; /* ... and return address */
+	words[6] = at(20);	     /* the call stub's rbp frame */
+	words[7] = LIBJVM + 0x200;
+	words[8] = at(20); /* libjvm frame at at(8) */
+	words[9] = CLONE3 + 0x10;
+	sample(&x, 32, NULL, 0);
+	x.in.tab = t;
+	x.in.ts = 2;
+	x.in.may_defer = true;
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), -EAGAIN);
+	vmstack_stats(v, &st);
+	assert_int_equal(st.deferred, 1);
+	assert_int_equal(st.samples, 0);
+
+	/* The facts came: walked again, to the root. */
+	assert_int_equal(add_frame(t, JIT_A, 32), 0);
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_ROOT);
+	assert_chain(&o, want, 5);
+	vmstack_free(v);
+	codetab_free(t);
+
+	/* They never come, and the tables are complete up to its time: lost, and counted. */
+	t = codetab_new(NULL);
+	v = vmstack_new();
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 1, "A::a"), 1);
+	x.in.tab = t;
+	x.in.may_defer = false;
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_LOST);
+	vmstack_stats(v, &st);
+	assert_int_equal(st.lost_at[UNW_COMPILED], 1);
+	assert_int_equal(st.deferred, 0);
+	vmstack_free(v);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_a_walk_cut_by_the_copy_goes_on_along_a_rooted_kernel_chain),
 		cmocka_unit_test(test_a_kernel_chain_with_a_non_code_value_is_not_continued),
 		cmocka_unit_test(test_a_walk_into_code_not_announced_yet_waits_and_roots_later),
+		cmocka_unit_test(test_a_walk_at_a_method_without_its_frame_facts_waits_for_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
