@@ -212,33 +212,38 @@ static void test_an_idle_recording_sleeps_until_a_record_or_the_deadline(void **
 	session_close(s);
 }
 
+/* How long a CPU recording's rings rest after a drain that found a sample. */
+static int rest_after_a_sample(unsigned int stack_copy, size_t ring_bytes, unsigned int freq_hz)
+{
+	struct session *s = open_rings(stack_copy, ring_bytes, freq_hz);
+	bool rings;
+	int ms;
+
+	queue_sample(clock_ns);
+	assert_int_equal(session_step(s, 0), 0);
+	ms = session_step_wait(s, -1, &rings);
+	assert_false(rings);
+	session_close(s);
+	return ms;
+}
+
 static void test_a_busy_ring_is_drained_before_it_can_overflow(void **state)
 {
-	struct session *s = open_rings(16384, 2u << 20, 99);
+	struct session *s;
 	bool rings;
 
 	(void)state;
 	/* With stack copies too: 250 ms, a fraction of the settle window (2 MiB rings of 16 KiB
-	 * copies at 99 Hz fill in 1.1 s)... */
-	queue_sample(clock_ns);
-	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 250);
-	assert_false(rings);
-	session_close(s);
-	/* ...and with the default copy (8 MiB rings of 65528-byte copies at 99 Hz: 1.24 s). */
-	s = open_rings(65528, 8u << 20, 99);
-	queue_sample(clock_ns);
-	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 250);
-	assert_false(rings);
-	session_close(s);
-	/* 2 MiB rings of 65528-byte copies at 99 Hz fill in 311 ms: a quarter. */
-	s = open_rings(65528, 2u << 20, 99);
-	queue_sample(clock_ns);
-	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 78);
-	assert_false(rings);
-	session_close(s);
+	 * copies at 99 Hz fill in 1.1 s; 8 MiB rings of the default 65528-byte copies in
+	 * 1.24 s)... */
+	assert_int_equal(rest_after_a_sample(16384, 2u << 20, 99), 250);
+	assert_int_equal(rest_after_a_sample(65528, 8u << 20, 99), 250);
+	/* ...or a quarter of the time the rings take to fill: 2 MiB rings of 65528-byte copies
+	 * at 99 Hz fill in 311 ms, 256 KiB rings of 16 KiB copies and 256 frames at 999 Hz in
+	 * 13.9 ms, 64 KiB rings without copies at 999 Hz in 25.6 ms. */
+	assert_int_equal(rest_after_a_sample(65528, 2u << 20, 99), 78);
+	assert_int_equal(rest_after_a_sample(16384, 256u << 10, 999), 4);
+	assert_int_equal(rest_after_a_sample(0, 64u << 10, 999), 7);
 	/*
 	 * Off-CPU and wall stacks come at every switch, which no frequency bounds: their rings
 	 * wake us a quarter full, so they are always watched; a busy one is drained every 100 ms
@@ -262,20 +267,6 @@ static void test_a_busy_ring_is_drained_before_it_can_overflow(void **state)
 		assert_true(rings);
 		session_close(s);
 	}
-	/* 256 KiB rings of 16 KiB copies and 256 frames at 999 Hz fill in 13.9 ms: a quarter. */
-	s = open_rings(16384, 256u << 10, 999);
-	queue_sample(clock_ns);
-	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 4);
-	assert_false(rings);
-	session_close(s);
-	/* 64 KiB rings without copies at 999 Hz fill in 25.6 ms. */
-	s = open_rings(0, 64u << 10, 999);
-	queue_sample(clock_ns);
-	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 7);
-	assert_false(rings);
-	session_close(s);
 }
 
 static void test_held_samples_look_at_the_source_every_10_ms(void **state)
