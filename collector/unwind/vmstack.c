@@ -166,21 +166,20 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	uint64_t t0 = fg_now_ns();
 	struct unw_result res;
 	uint32_t n;
+	bool wait;
 
 	memset(out, 0, sizeof(*out));
 	v->in = in;
 	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
-	if (res.end == UNW_END_NO_REGS) {
-		v->in = NULL;
+	wait = in->may_defer && res.end == UNW_END_LOST &&
+	       (res.stop_code == UNW_ANON || (res.stop_code == UNW_COMPILED && !facts_at(v, n)));
+	v->in = NULL;
+	if (res.end == UNW_END_NO_REGS)
 		return -ENODATA;
-	}
-	if (in->may_defer && res.end == UNW_END_LOST &&
-	    (res.stop_code == UNW_ANON || (res.stop_code == UNW_COMPILED && !facts_at(v, n)))) {
-		v->in = NULL;
+	if (wait) {
 		v->st.deferred++;
 		return -EAGAIN;
 	}
-	v->in = NULL;
 	v->st.samples++;
 	v->st.frames += n;
 	v->st.end[res.end]++;

@@ -105,8 +105,8 @@ void receive_stats(struct receive *rx, struct receive_stats *out);
 /*
  * Pause (or resume) the watchdog's self-probes: for a user that needs no new connection while
  * paused (a recording whose every target's agent is connected). A probe costs ~0.5 ms of CPU,
- * mostly nng's threads waking: half of a 99 Hz recording's own CPU on a service that uses a
- * tenth of a core. Resuming starts the count of failed probes afresh.
+ * mostly nng's threads waking: a quarter to a third of a 99 Hz recording's own CPU on a service
+ * that uses a tenth of a core. Resuming starts the count of failed probes afresh.
  */
 void receive_watchdog_pause(struct receive *rx, bool paused);
 
