@@ -70,7 +70,10 @@ fg_log "generation 5 lines on addresses an earlier generation had: $reused"
 fg_wait_log churn 60 'ClassChurn done'
 wait "$linter" || true
 [[ ! -e $FG_TMP/lint.fail ]] || fg_fail "the map had overlapping or malformed entries: $(cat "$FG_TMP/lint.fail")"
-fg_map_ok "$pid" 'ChurnGen' || fg_fail "final map: $(fg_map_lint "$map")"
+# Well formed at the end; no generation's name is required: every generation is unloaded
+# before the end, and whether its lines are still there depends on when HotSpot posts the
+# unload of its code (at the class unloading, or later when the code is flushed).
+fg_map_ok "$pid" || fg_fail "final map: $(fg_map_lint "$map")"
 fg_watch_stop_clean
 read -r writes compactions < <(sed -nE 's/.* ([0-9]+) map writes \(([0-9]+) compactions.*/\1 \2/p' "$FG_WATCH_LOG")
 fg_log "watch: $writes map writes, $compactions compactions"
