@@ -194,8 +194,7 @@ static int ring_open(struct sampler *s, struct ring *r, int cpu)
 	a.sample_period = 0;
 	a.disabled = 0;
 	a.exclude_kernel = 1; /* counts nothing; no need to ask for kernel privileges */
-	/* CPU samples: readable at every record, the reader decides how often to drain; switch
-	 * records: readable a quarter full (sampler.h, ring_wakeup_bytes). */
+	/* Readable a quarter full (sampler.h, ring_wakeup_bytes): the reader drains on a timer. */
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)s->info.ring_wakeup_bytes;
 	/* On our main thread, which lives as long as we do: an owner whose task exited would
@@ -630,8 +629,7 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	if (!s->rings)
 		return -ENOMEM;
 	for (;;) {
-		s->info.ring_wakeup_bytes =
-			o->mode != SAMPLER_MODE_CPU ? s->info.ring_bytes / 4 : 1;
+		s->info.ring_wakeup_bytes = s->info.ring_bytes / 4;
 		rv = open_rings(s, cpus, ncpus);
 		/* Grown rings beyond the locked memory the kernel grants us (perf_event_mlock_kb
 		 * per CPU, then RLIMIT_MEMLOCK, without CAP_IPC_LOCK: a container): halve them,

@@ -658,60 +658,34 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 }
 
 /*
- * The longest a sample waits in its ring after the first record of a busy spell has woken us,
- * with or without a stack copy. With a stack copy, interpreted frames are named when their
- * sample is drained, from the JVM's metadata: a class unloaded (a GC) between the sample and its
- * drain voids those names (they are counted as `[unknown]`, "a GC (class unloading) since the
- * sample", never misnamed), so the gap is the window in which an unloading costs names; 250 ms
- * is under a fifth of the settle window (1.3 s) the samples wait anyway, and it keeps a busy target
- * from waking us more than ~4 times a second, each wake-up costing us a few times what a
- * sample's walk does on a VM (a 99 Hz recording of a service using a tenth of a core cost ~1.0%
- * of the service's CPU at 100 ms, ~0.6% at 250 ms). Without a stack copy nothing
- * is read from the target at drain time: a target's exit is noticed (session_done) this long
- * after its exit record at the latest.
+ * How long a sample waits in its ring while the target is busy: the rings wake us only a
+ * quarter full (sampler.h, ring_wakeup_bytes) and a busy one is drained on this timer, so a busy
+ * spell costs one wake-up per gap whatever the rate of samples, for us and for the target (the
+ * kernel would otherwise queue a wake-up, an interrupt on the sampled CPU, for every record).
+ * With a stack copy, interpreted frames are named when their sample is drained, from the JVM's
+ * metadata: a class unloaded (a GC) between the sample and its drain voids those names (they are
+ * counted as `[unknown]`, "a GC (class unloading) since the sample", never misnamed), so the gap
+ * is the window in which an unloading costs names; 500 ms is under half the settle window
+ * (1.3 s) the samples wait anyway. Each drain costs us a few times what a sample's walk does on
+ * a VM: a 99 Hz recording of a service using a tenth of a core cost ~1.0% of the service's CPU
+ * with a drain every 100 ms, ~0.6% every 250 ms (bench/realapp.sh).
  */
-#define DRAIN_GAP_MS 250
-/* A busy off-CPU or wall recording's timer drain (below). */
-#define SWITCH_DRAIN_GAP_MS 100
+#define DRAIN_GAP_MS 500
 /*
- * Off-CPU and wall recordings take a stack at context switches, whose rate no frequency bounds
- * (tens of thousands a second). Their rings (sized for 1024 copies per CPU) wake us only a
- * quarter full (sampler.h, ring_wakeup_bytes), so they are watched all the time, and a busy one
- * is drained at least every SWITCH_DRAIN_GAP_MS besides: a wake-up per gap, not per switch, for us
- * and for the target (whose CPU pays the kernel's wake-up of every record otherwise).
+ * A busy off-CPU or wall recording's timer drain: switches come at rates no frequency bounds
+ * (tens of thousands a second), and a drain's records are joined with the switches that end
+ * their waits, so they are drained more often.
  */
+#define SWITCH_DRAIN_GAP_MS 100
 /* While samples are held, how often the source's state is looked at again. */
 #define HOLD_POLL_MS 10
-/* A sample's bytes besides its stack copy and call chain: header, ids, time, period, the user
- * registers, the copy's size words (perfring.h); generously rounded up. */
-#define SAMPLE_FIXED_BYTES 512
 
-/*
- * The shortest time between two drains of the rings. The rings wake us at every record
- * (sampler.h); to keep a busy target from waking us at every sample, a drain that delivered
- * records is followed by a wait of drain_gap without the rings, and without the source's
- * messages (the agent's code events wait in its socket: the samples they name wait for the
- * settle window anyway, and the agent resets a link only after 1 s of refusals). A busy spell
- * thus costs one wake-up per gap whatever the rate of samples and messages. While the rings
- * are not watched they must not overflow: each ring is one CPU's, and the threads on a CPU are
- * sampled at most freq_hz times per second of that CPU, so a ring fills in at least
- * ring_bytes / (freq_hz * (stack_copy + 8 * max_stack + SAMPLE_FIXED_BYTES)) seconds; the gap
- * is at most a quarter of that (the kernel's old watermark), e.g. 2 MiB rings with 16 KiB
- * copies and 256 frames at 99 Hz fill in >= 1.1 s, at 999 Hz in >= 111 ms.
- */
+/* The time between two drains of a busy target's rings. */
 static uint64_t drain_gap(const struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
-	uint64_t gap = DRAIN_GAP_MS * 1000000ull, rate, fill_ns;
 
-	if (si->ring_wakeup_bytes > 1) /* the ring wakes us before it can overflow */
-		return SWITCH_DRAIN_GAP_MS * 1000000ull;
-	rate = (uint64_t)(si->freq_hz ? si->freq_hz : 1) *
-	       (si->stack_copy + 8ull * si->max_stack + SAMPLE_FIXED_BYTES);
-	fill_ns = (uint64_t)si->ring_bytes * 1000000000ull / rate;
-	if (gap > fill_ns / 4)
-		gap = fill_ns / 4;
-	return gap > 1000000ull ? gap : 1000000ull; /* a millisecond: poll's resolution */
+	return (si->mode == SAMPLER_MODE_CPU ? DRAIN_GAP_MS : SWITCH_DRAIN_GAP_MS) * 1000000ull;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
@@ -897,7 +871,11 @@ static bool hold_samples(const struct session *s, uint64_t now)
 	return false;
 }
 
-/* How long session_step waits, and whether the rings may wake it (session_seam.h). */
+/*
+ * How long session_step waits, and whether the rings may wake it (session_seam.h): the rings
+ * and the source are watched all the time; while the target is busy (the last drain had
+ * records), a timer drains what stays under the rings' mark.
+ */
 static int step_wait(const struct session *s, uint64_t now, bool held, int timeout_ms, bool *rings)
 {
 	uint64_t next = s->drained_ns + s->drain_gap_ns;
@@ -906,20 +884,10 @@ static int step_wait(const struct session *s, uint64_t now, bool held, int timeo
 	*rings = false;
 	if (held) /* the source's state changes without a message: look again soon */
 		return timeout_ms < 0 || timeout_ms > HOLD_POLL_MS ? HOLD_POLL_MS : timeout_ms;
-	if (s->so->info(s->sampler)->ring_wakeup_bytes > 1) {
-		/* Rings that wake us a quarter full: always watched; while busy, a timer drains
-		 * what stays under the mark. */
-		*rings = true;
-		if (!s->drain_busy)
-			return timeout_ms;
-		gap_ms = now >= next ? 0 : (int)((next - now + 999999ull) / 1000000ull);
-		return timeout_ms >= 0 && timeout_ms < gap_ms ? timeout_ms : gap_ms;
-	}
-	if (now >= next) {
-		*rings = true; /* the next record wakes us */
+	*rings = true;
+	if (!s->drain_busy)
 		return timeout_ms;
-	}
-	gap_ms = (int)((next - now + 999999ull) / 1000000ull);
+	gap_ms = now >= next ? 0 : (int)((next - now + 999999ull) / 1000000ull);
 	return timeout_ms >= 0 && timeout_ms < gap_ms ? timeout_ms : gap_ms;
 }
 

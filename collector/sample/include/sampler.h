@@ -133,11 +133,10 @@ struct sampler_info {
 	 * that large (locked memory: perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK, without
 	 * CAP_IPC_LOCK) and they were halved until it granted them. */
 	size_t ring_bytes_wanted;
-	/* Bytes a ring holds before it wakes a reader: 1 (every record) for CPU samples; a
-	 * quarter of ring_bytes for off-CPU and wall, whose switches come at rates no frequency
-	 * bounds and whose per-record wake-ups the target's CPU would pay (the kernel queues one
-	 * for every record otherwise): their reader drains on a timer and is woken early only
-	 * by a ring a quarter full. */
+	/* Bytes a ring holds before it wakes a reader: a quarter of ring_bytes. A wake-up per
+	 * record would be paid by the target's CPU (the kernel queues one, an interrupt on the
+	 * CPU it sampled, for every record) at whatever rate switches come, and at every CPU
+	 * sample: the reader drains on a timer and is woken early only by a ring a quarter full. */
 	size_t ring_wakeup_bytes;
 	unsigned int stack_copy; /* bytes of user stack asked for per sample, 0 = none */
 	enum sampler_mode mode;

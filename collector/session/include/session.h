@@ -203,12 +203,12 @@ int session_open(const struct session_opts *o, struct session **out, char *why, 
 
 /*
  * Wait up to timeout_ms (-1: no limit) for samples or agent messages, handle them, settle what
- * can be settled. It wakes for work, not on a tick: a record in the rings, a message, or the end
- * of a short wait that bounds how long a sample stays in its ring (100 ms; less when the rings are
- * small) and how late a target's exit is seen; during that wait neither the rings nor the source's
- * messages wake it, except off-CPU and wall rings a quarter full; so pass
- * the caller's own deadline, not a polling interval. 0, -EINTR (a signal arrived; call again or
- * finish), or a negative errno of the sampler.
+ * can be settled. It wakes for work, not on a tick: a ring a quarter full, a message, or, while
+ * the target is busy (the last drain had records), the timer that bounds how long a sample stays
+ * in its ring (500 ms for CPU samples, 100 ms for off-CPU and wall); so pass the caller's own
+ * deadline, not a polling interval: it also bounds how late a sample of an idle target, and a
+ * target's exit, are seen. 0, -EINTR (a signal arrived; call again or finish), or a negative
+ * errno of the sampler.
  */
 int session_step(struct session *s, int timeout_ms);
 

@@ -737,7 +737,7 @@ static void test_a_drain_leaves_the_fd_quiet(void **state)
 	seen.want_pid = child;
 	assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
 	pfd = (struct pollfd){ .fd = sampler_fd(sp), .events = POLLIN };
-	came = poll(&pfd, 1, 5000); /* a record came */
+	came = poll(&pfd, 1, 5000); /* a quarter of the ring came */
 	usleep(20 * 1000);
 	/* Stopped: no record comes any more, but the rings hold some. */
 	kill(child, SIGSTOP);
@@ -766,17 +766,20 @@ static int count_switch_samples(void *ctx, const struct perfring_rec *r)
 }
 
 /*
- * Switch rings wake their reader only a quarter full: a thread that sleeps 50 times leaves ~50
- * stack copies (200 KiB of a 4 MiB ring) that do not make the fd readable, and a drain still
- * delivers them all. CPU rings wake at every record (test_a_drain_leaves_the_fd_quiet).
+ * Rings wake their reader only a quarter full. Switch rings: a thread that sleeps 50 times
+ * leaves ~50 stack copies (200 KiB of a 4 MiB ring) that do not make the fd readable, and a
+ * drain still delivers them all. CPU rings: 150 ms of CPU at 999 Hz leave ~150 samples without
+ * a copy (a few hundred bytes each, under a quarter of 256 KiB), the same.
  */
-static void test_switch_rings_wake_the_reader_a_quarter_full(void **state)
+static void test_rings_wake_the_reader_a_quarter_full(void **state)
 {
 	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
-	struct sampler_opts c = { .freq_hz = 99 };
+	struct sampler_opts c = { .freq_hz = 999 };
+	struct seen seen = { 0 };
 	struct sampler *sp;
 	struct pollfd pfd;
-	int status, readable, switches = 0, rv;
+	int status, readable, switches = 0, rv, go[2];
+	char ch = 0;
 	pid_t child;
 
 	(void)state;
@@ -804,9 +807,30 @@ static void test_switch_rings_wake_the_reader_a_quarter_full(void **state)
 	sampler_close(sp);
 	assert_int_equal(readable, 0);
 	assert_true(switches >= 40);
-	assert_int_equal(sampler_open(&c, &child, 0, &sp), 0);
-	assert_int_equal(sampler_info(sp)->ring_wakeup_bytes, 1);
+
+	assert_int_equal(pipe(go), 0);
+	child = fork_or_die();
+	if (child == 0) {
+		if (read(go[0], &ch, 1) != 1) /* only once sampled */
+			_exit(2);
+		spin_ms(150);
+		_exit(0);
+	}
+	seen.want_pid = child;
+	assert_int_equal(sampler_open(&c, &child, 1, &sp), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	close(go[0]);
+	close(go[1]);
+	assert_int_equal(sampler_info(sp)->ring_wakeup_bytes, sampler_info(sp)->ring_bytes / 4);
+	pfd = (struct pollfd){ .fd = sampler_fd(sp), .events = POLLIN };
+	waitpid(child, &status, 0);
+	usleep(20 * 1000); /* the last records' irq_work, as above */
+	readable = poll(&pfd, 1, 0);
+	while (sampler_poll(sp, 0, on_record, &seen) > 0)
+		;
 	sampler_close(sp);
+	assert_int_equal(readable, 0);
+	assert_true(seen.samples >= 100);
 }
 
 /*
@@ -890,7 +914,7 @@ int main(void)
 		cmocka_unit_test(test_full_ring_counts_lost_records),
 		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
 		cmocka_unit_test(test_a_drain_leaves_the_fd_quiet),
-		cmocka_unit_test(test_switch_rings_wake_the_reader_a_quarter_full),
+		cmocka_unit_test(test_rings_wake_the_reader_a_quarter_full),
 		cmocka_unit_test(test_rings_shrink_to_the_locked_memory_granted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -164,8 +164,11 @@ static struct session *open_event(enum session_event event, unsigned int stack_c
 	memset(&fs, 0, sizeof(fs));
 	fs.info.stack_copy = stack_copy;
 	fs.info.ring_bytes = ring_bytes;
-	/* As the sampler does: switch rings wake their reader a quarter full. */
-	fs.info.ring_wakeup_bytes = event == SESSION_EVENT_CPU ? 1 : ring_bytes / 4;
+	/* As the sampler does: rings wake their reader a quarter full. */
+	fs.info.ring_wakeup_bytes = ring_bytes / 4;
+	fs.info.mode = event == SESSION_EVENT_OFFCPU ? SAMPLER_MODE_OFFCPU
+		       : event == SESSION_EVENT_WALL ? SAMPLER_MODE_WALL
+						     : SAMPLER_MODE_CPU;
 	fs.info.freq_hz = freq_hz;
 	fs.info.max_stack = 256;
 	clock_ns = 1000 * MS;
@@ -185,34 +188,32 @@ static void test_an_idle_recording_sleeps_until_a_record_or_the_deadline(void **
 	bool rings;
 
 	(void)state;
-	/* Nothing came yet: the rings wake us, no tick. */
+	/* Nothing came yet: the rings (a quarter full) and the source wake us, no tick. */
 	assert_int_equal(session_step_wait(s, -1, &rings), -1);
 	assert_true(rings);
 	assert_int_equal(session_step_wait(s, 5000, &rings), 5000);
 	assert_true(rings);
-	/* A drain that found records: the rings rest for 250 ms (no stack copy)... */
+	/* A drain that found records: the next one 500 ms later, the rings and the source still
+	 * watched (a ring a quarter full, an agent's message wake us before)... */
 	queue_sample(clock_ns);
 	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(session_step_wait(s, -1, &rings), 250);
-	assert_false(rings);
+	assert_int_equal(session_step_wait(s, -1, &rings), 500);
+	assert_true(rings);
 	assert_int_equal(session_step_wait(s, 30, &rings), 30);
 	clock_ns += 60 * MS;
-	assert_int_equal(session_step_wait(s, -1, &rings), 190);
-	assert_false(rings);
-	/* ...and so do the source's messages: a step in the gap does not wait on its fds... */
+	assert_int_equal(session_step_wait(s, -1, &rings), 440);
 	fsrc_pollfds_calls = 0;
 	assert_int_equal(session_step(s, 0), 0);
-	assert_int_equal(fsrc_pollfds_calls, 0);
-	/* ...then a drain that found nothing leaves both watched again. */
-	clock_ns += 190 * MS;
-	assert_int_equal(session_step(s, 0), 0);
 	assert_int_equal(fsrc_pollfds_calls, 1);
+	/* ...then a drain that found nothing leaves them to wake us alone. */
+	clock_ns += 440 * MS;
+	assert_int_equal(session_step(s, 0), 0);
 	assert_int_equal(session_step_wait(s, -1, &rings), -1);
 	assert_true(rings);
 	session_close(s);
 }
 
-/* How long a CPU recording's rings rest after a drain that found a sample. */
+/* How long a CPU recording waits for its next drain after a drain that found a sample. */
 static int rest_after_a_sample(unsigned int stack_copy, size_t ring_bytes, unsigned int freq_hz)
 {
 	struct session *s = open_rings(stack_copy, ring_bytes, freq_hz);
@@ -222,32 +223,25 @@ static int rest_after_a_sample(unsigned int stack_copy, size_t ring_bytes, unsig
 	queue_sample(clock_ns);
 	assert_int_equal(session_step(s, 0), 0);
 	ms = session_step_wait(s, -1, &rings);
-	assert_false(rings);
+	assert_true(rings);
 	session_close(s);
 	return ms;
 }
 
-static void test_a_busy_ring_is_drained_before_it_can_overflow(void **state)
+static void test_a_busy_ring_is_drained_on_a_timer(void **state)
 {
 	struct session *s;
 	bool rings;
 
 	(void)state;
-	/* With stack copies too: 250 ms, a fraction of the settle window (2 MiB rings of 16 KiB
-	 * copies at 99 Hz fill in 1.1 s; 8 MiB rings of the default 65528-byte copies in
-	 * 1.24 s)... */
-	assert_int_equal(rest_after_a_sample(16384, 2u << 20, 99), 250);
-	assert_int_equal(rest_after_a_sample(65528, 8u << 20, 99), 250);
-	/* ...or a quarter of the time the rings take to fill: 2 MiB rings of 65528-byte copies
-	 * at 99 Hz fill in 311 ms, 256 KiB rings of 16 KiB copies and 256 frames at 999 Hz in
-	 * 13.9 ms, 64 KiB rings without copies at 999 Hz in 25.6 ms. */
-	assert_int_equal(rest_after_a_sample(65528, 2u << 20, 99), 78);
-	assert_int_equal(rest_after_a_sample(16384, 256u << 10, 999), 4);
-	assert_int_equal(rest_after_a_sample(0, 64u << 10, 999), 7);
+	/* CPU samples: every 500 ms, whatever the copy, the rings and the rate (a ring a quarter
+	 * full wakes us before it can overflow)... */
+	assert_int_equal(rest_after_a_sample(65528, 8u << 20, 99), 500);
+	assert_int_equal(rest_after_a_sample(16384, 256u << 10, 999), 500);
+	assert_int_equal(rest_after_a_sample(0, 64u << 10, 999), 500);
 	/*
-	 * Off-CPU and wall stacks come at every switch, which no frequency bounds: their rings
-	 * wake us a quarter full, so they are always watched; a busy one is drained every 100 ms
-	 * besides, an idle one waits for the mark or the caller.
+	 * ...off-CPU and wall stacks, which come at every switch, every 100 ms; an idle ring
+	 * waits for the mark or the caller.
 	 */
 	for (int e = 0; e < 2; e++) {
 		s = open_event(e ? SESSION_EVENT_WALL : SESSION_EVENT_OFFCPU, 16384, 2u << 20, 99);
@@ -291,7 +285,7 @@ int main(void)
 		cmocka_unit_test(test_exit_and_duration_follow_the_clock),
 		cmocka_unit_test(test_a_lost_source_is_reported),
 		cmocka_unit_test(test_an_idle_recording_sleeps_until_a_record_or_the_deadline),
-		cmocka_unit_test(test_a_busy_ring_is_drained_before_it_can_overflow),
+		cmocka_unit_test(test_a_busy_ring_is_drained_on_a_timer),
 		cmocka_unit_test(test_held_samples_look_at_the_source_every_10_ms),
 	};
 
