@@ -27,8 +27,12 @@
 # off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults), offcpu-pN
 # (the same at every Nth switch: --switch-period N) and wall (`record --event wall --freq
 # FREQ`); record-sN records CPU samples with an N-byte stack copy (--stack-copy N), so copy
-# sizes compare in the same rounds. With LOCK=FILE each pass over the variants holds flock
-# FILE (others' heavy runs wait between passes, not for the whole bench).
+# sizes compare in the same rounds; record-threads records with per-thread sampling events
+# (--scope threads, what an unprivileged recording falls back to) instead of per-CPU ones. With LOCK=FILE each pass over the variants holds flock
+# FILE (others' heavy runs wait between passes, not for the whole bench). perf is stock
+# `perf record -e cpu-clock -F FREQ -g -p JPID`: the same per-thread sampling events without a
+# stack copy, so the JVM's extra CPU that any per-thread sampler costs shows apart from ours
+# ("fgcollect" is perf's own CPU then).
 # With BASELINE=DIR (another build directory) a fourth variant, base, records with DIR's
 # fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both.
 # Env: REPS (3), ROUND (10 s), SETTLE (3 s), WARM (15 s), FREQ (99), STACK (fgcollect's default),
@@ -137,8 +141,13 @@ run() {
 		"$fgcollect" watch --socket "$sock" --ctl "$tmp/ctl/ctl.sock" >/dev/null 2>"$tmp/watch.log" &
 		fp=$!
 		;;
-	record | record-s* | base | offcpu | wall | offcpu-p*)
+	perf)
+		perf record -q -e cpu-clock -F "$freq" -g -p "$jpid" -o "$tmp/perf.data" 2>"$tmp/perf.log" &
+		fp=$!
+		;;
+	record | record-s* | record-threads | base | offcpu | wall | offcpu-p*)
 		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
+		[[ $v == record-threads ]] && ev=(--scope threads)
 		[[ $v == offcpu-p* ]] && ev=(--event offcpu --switch-period "${v#offcpu-p}")
 		st=${STACK:-}
 		[[ $v == record-s* ]] && st=${v#record-s}
@@ -164,7 +173,7 @@ run() {
 		kill "-$([[ $v == watch ]] && echo TERM || echo INT)" "$fp"
 		wait "$fp" || true
 		fgpid=
-		if [[ $v != watch ]]; then
+		if [[ $v != watch && $v != perf ]]; then
 			cp "$tmp/rec.log" "$tmp/$v.last.log"
 			# Samples in the measured window: the recording's rate over its whole run.
 			sed -n 's/^fgcollect record: \([0-9]*\) samples in \([0-9.]*\) s.*/\1 \2/p' "$tmp/rec.log" |
@@ -221,7 +230,10 @@ for v in ${variants#none }; do
 	printf "  %-7s agent threads %.3f%%  fgcollect %.3f%%  together %.3f%%" "$v" \
 		"$(cut -d' ' -f2 "$tmp/$v.ours" | median)" "$(cut -d' ' -f3 "$tmp/$v.ours" | median)" \
 		"$(cut -d' ' -f4 "$tmp/$v.ours" | median)"
-	if [[ $v != watch ]]; then
+	if [[ $v == perf ]]; then
+		printf "; the JVM's extra CPU per request over none (by difference): %.2f%%" \
+			"$(cut -d' ' -f5 "$tmp/$v.ours" | median)"
+	elif [[ $v != watch ]]; then
 		printf "; record %.1f us of CPU per sample" "$(median <"$tmp/$v.us")"
 		printf "; the JVM's extra CPU per request over none (sampling, stack copies; by difference): %.2f%%" \
 			"$(cut -d' ' -f5 "$tmp/$v.ours" | median)"

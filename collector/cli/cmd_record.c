@@ -424,11 +424,17 @@ static void print_summary(const struct session_summary *sm)
 		       "then RLIMIT_MEMLOCK; CAP_IPC_LOCK lifts both); records lost for it are "
 		       "counted below",
 		       sm->ring_bytes >> 10, sm->ring_bytes_wanted >> 10, sm->stack_copy);
+	if (sm->cpus_err)
+		fg_err(CMD,
+		       "sampling per thread: CPU-wide events refused (%s; root or CAP_PERFMON "
+		       "allows them), so the JVM pays for its events at each context switch",
+		       strerror(-sm->cpus_err));
 	fg_err(CMD,
-	       "%llu samples in %.1f s at %u Hz (event %s, stack depth %u), "
+	       "%llu samples in %.1f s at %u Hz (event %s %s, stack depth %u), "
 	       "%llu lost records (%llu events lost), %llu dropped",
 	       (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9, sm->freq_hz,
-	       sm->event_name, sm->max_stack, (unsigned long long)sm->lost_records,
+	       sm->event_name, sm->per_cpu ? "per CPU" : "per thread", sm->max_stack,
+	       (unsigned long long)sm->lost_records,
 	       (unsigned long long)sm->lost + (unsigned long long)sm->lost_samples,
 	       (unsigned long long)sm->agg.dropped);
 	pct(j, sizeof(j), sm->agg.unresolved[STACKAGG_CLASS_JAVA],

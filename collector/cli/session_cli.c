@@ -157,6 +157,17 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 	case SESSION_OPT_NO_PER_THREAD:
 		so->merge_threads = true;
 		return 1;
+	case SESSION_OPT_SCOPE:
+		if (strcmp(arg, "cpus") == 0) {
+			so->scope = SESSION_SCOPE_CPUS;
+		} else if (strcmp(arg, "threads") == 0) {
+			so->scope = SESSION_SCOPE_THREADS;
+		} else {
+			fg_err(cmd, "--scope '%s' must be cpus (one event per CPU) or threads",
+			       arg);
+			return -1;
+		}
+		return 1;
 	default:
 		return 0;
 	}
@@ -202,6 +213,10 @@ int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstr
 	if (targets != 1) {
 		fg_err(cmd, "give exactly one of --pid, --container or --all");
 		usage(stderr);
+		return FG_EXIT_USAGE;
+	}
+	if (so->scope == SESSION_SCOPE_CPUS && so->event != SESSION_EVENT_CPU) {
+		fg_err(cmd, "--scope cpus is for --event cpu: off-CPU and wall sample per thread");
 		return FG_EXIT_USAGE;
 	}
 	if (so->stack_copy == SESSION_STACK_COPY_AUTO)

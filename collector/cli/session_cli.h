@@ -2,8 +2,8 @@
 /*
  * session_cli.h - the command-line options `record` and `top` share (the sampling session's:
  * its target, one of --pid, --container or --all; --freq, --no-kernel, --no-inline, --stack-copy,
- * --lines, --unwind, --socket, --ctl) and getopt's error reporting, so the two commands validate
- * them in one place. For cmd_*.c only: it prints the errors it finds.
+ * --lines, --unwind, --socket, --ctl, --scope) and getopt's error reporting, so the two commands
+ * validate them in one place. For cmd_*.c only: it prints the errors it finds.
  */
 #ifndef FG_SESSION_CLI_H
 #define FG_SESSION_CLI_H
@@ -28,6 +28,7 @@ enum {
 	SESSION_OPT_THREADS,
 	SESSION_OPT_PER_THREAD,
 	SESSION_OPT_NO_PER_THREAD,
+	SESSION_OPT_SCOPE,
 	SESSION_OPT_END,
 };
 
@@ -47,6 +48,7 @@ enum {
 		{ "threads", required_argument, NULL, SESSION_OPT_THREADS },                       \
 		{ "per-thread", no_argument, NULL, SESSION_OPT_PER_THREAD },                       \
 		{ "no-per-thread", no_argument, NULL, SESSION_OPT_NO_PER_THREAD },                 \
+		{ "scope", required_argument, NULL, SESSION_OPT_SCOPE },                           \
 	{                                                                                          \
 		"ctl", required_argument, NULL, SESSION_OPT_CTL                                    \
 	}
@@ -82,7 +84,12 @@ enum {
 	"                         weighed N times (default 1)\n"                                   \
 	"      --threads=REGEX    only threads whose name matches (extended regex)\n"              \
 	"      --per-thread       each thread's stacks under its name (the default)\n"             \
-	"      --no-per-thread    no thread-name root frame: the threads' stacks merge\n"
+	"      --no-per-thread    no thread-name root frame: the threads' stacks merge\n"          \
+	"      --scope=cpus|threads\n"                                                             \
+	"                         cpu: one sampling event per CPU, other processes' samples\n"     \
+	"                         dropped here (the default when privileged), or one per\n"        \
+	"                         thread, which costs the JVM at each context switch (the\n"       \
+	"                         fallback)\n"
 
 /* An --event value: cpu, offcpu or wall. 0, or -1 (printed, naming cmd). */
 int session_cli_event(const char *cmd, const char *arg, enum session_event *out);

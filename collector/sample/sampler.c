@@ -275,6 +275,9 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 			 * scope it is every process's, filtered in user space. */
 			if (k == 0 || !cpu)
 				a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
+			/* Every task: an idle CPU's ticks would be samples of the idle task. */
+			if (tid == -1 && k == 0 && a.type == PERF_TYPE_SOFTWARE)
+				a.exclude_idle = 1;
 			fd = sys_perf_event_open(&a, tid, s->rings[i].cpu, -1,
 						 PERF_FLAG_FD_CLOEXEC);
 			if (k == 0 && (fd == -EACCES || fd == -EPERM) &&
@@ -649,6 +652,8 @@ static enum sampler_scope pick_scope(const struct sampler_opts *o, const pid_t *
 
 	if (o->scope != SAMPLER_SCOPE_AUTO)
 		return o->scope;
+	if (o->mode == SAMPLER_MODE_CPU)
+		return SAMPLER_SCOPE_CPUS; /* THREADS if the kernel refuses: see open_cpus() */
 	for (size_t i = 0; i < n; i++) {
 		int t = count_threads(pids[i]);
 
@@ -658,6 +663,27 @@ static enum sampler_scope pick_scope(const struct sampler_opts *o, const pid_t *
 	    threads * ncpus > rl.rlim_cur / 2)
 		return SAMPLER_SCOPE_CPUS;
 	return SAMPLER_SCOPE_THREADS;
+}
+
+/*
+ * SCOPE_CPUS: the events for every task. When the scope was the sampler's choice and the
+ * kernel refuses CPU-wide events (not privileged: perf_event_paranoid > 0 without
+ * CAP_PERFMON), fall back to THREADS, undoing what the refused attempt changed.
+ */
+static int open_cpus(struct sampler *s, enum sampler_scope asked)
+{
+	struct perf_event_attr attr = s->attr;
+	bool excluded = s->info.kernel_time_excluded;
+	int rv = open_task(s, -1, -1);
+
+	if ((rv == -EACCES || rv == -EPERM) && asked == SAMPLER_SCOPE_AUTO) {
+		s->attr = attr;
+		s->info.kernel_time_excluded = excluded;
+		s->info.scope = SAMPLER_SCOPE_THREADS;
+		s->info.cpus_err = rv;
+		return 0;
+	}
+	return rv;
 }
 
 int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, struct sampler **out)
@@ -678,7 +704,7 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, s
 		rv = -EOPNOTSUPP;
 		goto fail;
 	}
-	if (s->info.scope == SAMPLER_SCOPE_CPUS && (rv = open_task(s, -1, -1)) != 0)
+	if (s->info.scope == SAMPLER_SCOPE_CPUS && (rv = open_cpus(s, opts->scope)) != 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		rv = sampler_add_pid(s, pids[i]);
@@ -853,9 +879,10 @@ static int deliver(struct sampler *s, struct perfring_rec *r, sampler_cb cb, voi
 
 	if (!ok) {
 		if (r->type == PERF_RECORD_SAMPLE) {
-			if (s->info.scope == SAMPLER_SCOPE_CPUS)
+			if (s->info.scope == SAMPLER_SCOPE_CPUS) {
 				s->st.samples_foreign++;
-			else
+				s->st.samples_idle += r->pid == 0;
+			} else
 				s->st.samples_dup++;
 		}
 		return 0;

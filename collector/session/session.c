@@ -703,12 +703,18 @@ static uint32_t first_alive(const struct targets *t)
 	return 0;
 }
 
+_Static_assert(SESSION_SCOPE_AUTO == (int)SAMPLER_SCOPE_AUTO &&
+		       SESSION_SCOPE_THREADS == (int)SAMPLER_SCOPE_THREADS &&
+		       SESSION_SCOPE_CPUS == (int)SAMPLER_SCOPE_CPUS,
+	       "session and sampler scopes differ");
+
 static int open_sampler(struct session *s, char *why, size_t whylen)
 {
 	struct sampler_opts smo = { .freq_hz = s->o.freq_hz,
 				    .exclude_kernel = s->o.no_kernel,
 				    .stack_copy = s->o.stack_copy,
-				    .switch_period = s->o.switch_period };
+				    .switch_period = s->o.switch_period,
+				    .scope = (enum sampler_scope)s->o.scope };
 	size_t n = s->targets.n;
 	pid_t *pids = calloc(n ? n : 1, sizeof(*pids));
 	uint32_t alive;
@@ -1050,6 +1056,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->src = s->src ? s->src->kind : SESSION_SRC_AUTO;
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;
+	out->per_cpu = si->scope == SAMPLER_SCOPE_CPUS;
+	out->cpus_err = si->cpus_err;
 	out->freq_hz = si->freq_hz;
 	out->max_stack = si->max_stack;
 	out->duration_ns = (s->end_ns ? s->end_ns : s->now()) - s->start_ns;

@@ -9,17 +9,25 @@
  * through a callback, merged in time order across its rings within one drain.
  *
  * How threads are covered (measured on kernel 6.18, see bench/sample.sh):
- *  SAMPLER_SCOPE_THREADS (default): one event per (existing thread, CPU) with inherit=1, all
+ *  SAMPLER_SCOPE_THREADS: one event per (existing thread, CPU) with inherit=1, all
  *    redirected (PERF_EVENT_IOC_SET_OUTPUT) into one ring per CPU owned by a dummy event. New
  *    threads and children inherit the events and write to the same rings. The kernel refuses
  *    to mmap an inherited per-thread (cpu=-1) event (EINVAL), hence per CPU. Only the targets
- *    are sampled: no cost for the rest of the machine. Costs threads x CPUs descriptors.
+ *    are sampled: nothing is copied for the rest of the machine. Costs threads x CPUs
+ *    descriptors, and the targets pay for it: the kernel schedules a thread's events out and
+ *    in at each of its context switches, which stops and restarts cpu-clock's timer (measured
+ *    on the Jetty + JDBC service, bench/realapp.sh's perf variant: +12-20% of the JVM's CPU
+ *    per request, with stock `perf record -p` alike).
  *    A thread created while the events are being opened can be covered twice (inherited and
  *    opened directly); samples are then deduplicated per thread by the event they came from.
  *  SAMPLER_SCOPE_CPUS: one event per CPU for every task (pid=-1), filtered to the targets (and
- *    their child processes, followed by FORK) in user space. CPUs descriptors only, but every
- *    process of the machine is sampled and unwound.
- *  SAMPLER_SCOPE_AUTO: THREADS unless its descriptors would exceed half of RLIMIT_NOFILE.
+ *    their child processes, followed by FORK) in user space. CPUs descriptors only and nothing
+ *    at a context switch, but every busy CPU's samples (not its idle time: exclude_idle) are
+ *    taken, stack copy included, and the other processes' are dropped here. Needs privilege
+ *    (perf_event_paranoid <= 0, or CAP_PERFMON / CAP_SYS_ADMIN).
+ *  SAMPLER_SCOPE_AUTO: CPU samples: CPUS, or THREADS when the kernel refuses CPU-wide events
+ *    (info.cpus_err says why). Off-CPU and wall: THREADS unless its descriptors would exceed
+ *    half of RLIMIT_NOFILE.
  *
  * Opening costs about 4 system calls per (thread, CPU): ~3 ms for a 2-thread process on 2
  * CPUs here. Records written meanwhile wait in the rings (ring_kib per CPU) until the first
@@ -118,6 +126,8 @@ struct sampler_info {
 				   * (-ENOENT/-EOPNOTSUPP: no such hardware event here), or
 				   * -ECANCELED when force_cpu_clock skipped it */
 	enum sampler_scope scope; /* THREADS or CPUS, never AUTO */
+	int cpus_err;		  /* AUTO fell back to THREADS: the kernel's -errno for the
+				   * CPU-wide events; else 0 */
 	unsigned int freq_hz;
 	unsigned int max_stack;	       /* the depth asked of the kernel */
 	unsigned int sysctl_max_stack; /* kernel.perf_event_max_stack before opening */
@@ -152,6 +162,7 @@ struct sampler_stats {
 	uint64_t samples;		  /* delivered */
 	uint64_t samples_dup;		  /* dropped: the same thread seen through a second event */
 	uint64_t samples_foreign;	  /* dropped: SCOPE_CPUS samples of other processes */
+	uint64_t samples_idle;		  /* ... of which the idle task's (exclude_idle: none) */
 	uint64_t truncated;		  /* delivered samples whose chain hit max_stack */
 	uint64_t lost_records;		  /* PERF_RECORD_LOST records ... */
 	uint64_t lost;			  /* ... and the records they say were lost */

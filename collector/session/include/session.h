@@ -132,7 +132,15 @@ struct session_opts {
 	const char *threads_regex;
 	/* No thread-name root frame: the stacks of all threads merge (--no-per-thread). */
 	bool merge_threads;
+	/* Where CPU samples' events live (--scope): 0 (AUTO) = per CPU when the kernel allows,
+	 * else per thread; SESSION_SCOPE_THREADS or SESSION_SCOPE_CPUS forces one (see
+	 * sampler.h). Off-CPU and wall are always per thread. */
+	int scope;
 };
+
+#define SESSION_SCOPE_AUTO 0
+#define SESSION_SCOPE_THREADS 1 /* SAMPLER_SCOPE_THREADS */
+#define SESSION_SCOPE_CPUS 2	/* SAMPLER_SCOPE_CPUS */
 
 struct session_jvm_summary {
 	uint32_t pid;
@@ -148,6 +156,8 @@ struct session_summary {
 	enum session_src src;
 	const char *event_name; /* "cpu-clock" / "cycles" */
 	int cycles_err;		/* 0 when cycles is used */
+	bool per_cpu;		/* CPU-wide events, filtered to the targets; else per thread */
+	int cpus_err;		/* per thread because the kernel refused CPU-wide events */
 	unsigned int freq_hz;
 	unsigned int max_stack;
 	uint64_t duration_ns;

@@ -425,7 +425,8 @@ static void test_no_kernel_leaves_kernel_frames_out(void **state)
 
 static void test_several_processes_are_sampled(void **state)
 {
-	struct sampler_opts o = { .freq_hz = 499 };
+	/* Per thread: each process's events are its own, and leave with it. */
+	struct sampler_opts o = { .freq_hz = 499, .scope = SAMPLER_SCOPE_THREADS };
 	struct seen a = { 0 };
 	struct sampler *sp;
 	pid_t kids[2];
@@ -568,7 +569,8 @@ static void test_thread_exiting_while_opened_is_skipped(void **state)
 /* What the stack-copy samples of one process show. */
 struct copies {
 	pid_t want_pid;
-	uint64_t samples, with_regs, with_stack, ip_matches, fp_checked, fp_agrees, too_long;
+	uint64_t samples, with_regs, with_stack, ip_matches, fp_checked, fp_agrees, too_long,
+		no_user;
 };
 
 static int on_copy(void *ctx, const struct perfring_rec *r)
@@ -581,8 +583,11 @@ static int on_copy(void *ctx, const struct perfring_rec *r)
 	c->samples++;
 	if (!perfring_user_reg(r, SAMPLER_REG_IP, &ip) ||
 	    !perfring_user_reg(r, SAMPLER_REG_SP, &sp) ||
-	    !perfring_user_reg(r, SAMPLER_REG_BP, &bp))
+	    !perfring_user_reg(r, SAMPLER_REG_BP, &bp)) {
+		/* Per CPU, an exiting task is sampled after its user memory went: kernel only. */
+		c->no_user += r->u.sample.nr_user == 0;
 		return 0;
+	}
 	c->with_regs++;
 	if (r->u.sample.nr_user && r->u.sample.user[0] == ip)
 		c->ip_matches++;
@@ -629,7 +634,8 @@ static void test_stack_copies_come_with_registers_and_match_the_chain(void **sta
 	while (sampler_poll(sp, 0, on_copy, &c) > 0)
 		;
 	assert_true(c.samples > 50);
-	assert_int_equal(c.with_regs, c.samples);
+	assert_int_equal(c.with_regs + c.no_user, c.samples);
+	assert_true(c.no_user * 50 <= c.samples);
 	assert_true(c.with_stack * 10 >= c.samples * 9);
 	assert_true(c.ip_matches * 10 >= c.samples * 9);
 	assert_int_equal(c.too_long, 0);
@@ -839,6 +845,78 @@ static void test_rings_wake_the_reader_a_quarter_full(void **state)
  * child turned into a fresh user with no capabilities and RLIMIT_MEMLOCK 0: the kernel grants
  * kernel.perf_event_mlock_kb per CPU, less than 128 copies of 64 KiB.
  */
+/*
+ * CPU samples are taken per CPU when the kernel allows CPU-wide events (root here): nothing
+ * for the target at its context switches, the other processes' samples dropped here and the
+ * idle task never sampled. Unprivileged, the same options fall back to per-thread events and
+ * say why.
+ */
+static void test_auto_scope_is_per_cpu_when_allowed(void **state)
+{
+	struct sampler_opts o = { .freq_hz = 499 };
+	const struct sampler_info *si;
+	struct sampler_stats st;
+	struct seen a = { 0 };
+	struct sampler *sp;
+	pid_t kid, other;
+	int status;
+
+	(void)state;
+	other = fork_or_die();
+	if (other == 0) {
+		spin_ms(300);
+		_exit(0);
+	}
+	kid = fork_or_die();
+	if (kid == 0) {
+		spin_ms(300);
+		usleep(200 * 1000); /* a CPU idle for a while */
+		_exit(0);
+	}
+	a.want_pid = kid;
+	assert_int_equal(sampler_open(&o, &kid, 1, &sp), 0);
+	si = sampler_info(sp);
+	assert_int_equal(si->scope, SAMPLER_SCOPE_CPUS);
+	assert_int_equal(si->cpus_err, 0);
+	assert_int_equal(si->nfds, si->ncpus);
+	drain_until_exit(sp, kid, &a, 50);
+	assert_int_equal(waitpid(other, &status, 0), other);
+	sampler_stats(sp, &st);
+	sampler_close(sp);
+	assert_true(a.samples > 50);
+	assert_int_equal(a.samples_other_pid, 0);
+	assert_true(st.samples_foreign > 0); /* the other spinner's, at least */
+	assert_int_equal(st.samples_idle, 0);
+
+	kid = fork_or_die();
+	if (kid == 0) {
+		struct sampler_opts u = { .freq_hz = 499,
+					  .exclude_kernel = true,
+					  .no_raise_max_stack = true };
+		pid_t self = getpid();
+		int rv;
+
+		if (setresgid(4243, 4243, 4243) != 0 || setresuid(4243, 4243, 4243) != 0)
+			_exit(10);
+		rv = sampler_open(&u, &self, 1, &sp);
+		if (rv == -EACCES) /* perf_event_paranoid > 2: no unprivileged sampling here */
+			_exit(77);
+		if (rv != 0)
+			_exit(11);
+		si = sampler_info(sp);
+		if (si->scope != SAMPLER_SCOPE_THREADS ||
+		    (si->cpus_err != -EACCES && si->cpus_err != -EPERM))
+			_exit(12);
+		sampler_close(sp);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(kid, &status, 0), kid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_rings_shrink_to_the_locked_memory_granted(void **state)
 {
 	int status;
@@ -915,6 +993,7 @@ int main(void)
 		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
 		cmocka_unit_test(test_a_drain_leaves_the_fd_quiet),
 		cmocka_unit_test(test_rings_wake_the_reader_a_quarter_full),
+		cmocka_unit_test(test_auto_scope_is_per_cpu_when_allowed),
 		cmocka_unit_test(test_rings_shrink_to_the_locked_memory_granted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
