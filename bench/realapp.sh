@@ -16,7 +16,8 @@
 # costs of a start: connection, names and tables, fgcollect's setup; reported apart), then
 # ROUND seconds measured (the steady state), then stops it.
 # Measured: requests/s (ab), the JVM's CPU (utime + stime of /proc/PID/stat) and CPU per
-# request; our own CPU counted directly: the agent's threads (fg-sender, nng:*) and every
+# request, and the whole machine's busy CPU per request (host us/req: the database, ab, and the
+# kernel's work for samples of other processes included); our own CPU counted directly: the agent's threads (fg-sender, nng:*) and every
 # thread of fgcollect, on-CPU time from /proc/PID/task/*/schedstat.
 # Printed: medians, ratios against `none` (ratio of medians and per-round ratios), and
 # "ours" as % of the service's CPU in the same window: agent threads + fgcollect, and, for
@@ -110,6 +111,9 @@ url=http://127.0.0.1:$hp/q
 hz=$(getconf CLK_TCK)
 
 jvm_ticks() { awk '{print $14 + $15}' "/proc/$jpid/stat"; }
+# host_ticks: the machine's busy CPU (user, nice, system, irq, softirq, steal): the database,
+# ab and the kernel's work for samples of other processes count too.
+host_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
 # agent_ns: on-CPU nanoseconds of the agent's threads (fg-sender, nng:*) alive now.
 agent_ns() {
 	local t c ns _ sum=0
@@ -131,10 +135,10 @@ load() {
 # run VARIANT: one round: the variant's fgcollect starts, SETTLE s of load (its connection,
 # the agent's names and tables, its symbol loading: the one-off costs), then ROUND s of load
 # measured (the steady state), then it stops. Appends to $tmp/VARIANT
-# "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS" of the measured window and to
+# "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS HOST_MS" of the measured window and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
-	local v=$1 c0 c1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st
+	local v=$1 c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st
 	a0=$(agent_ns)
 	case $v in
 	watch)
@@ -163,9 +167,11 @@ run() {
 	[[ -n $fp ]] && fs=$(fg_cpu_ns "$fp")
 	as=$(agent_ns)
 	c0=$(jvm_ticks)
+	h0=$(host_ticks)
 	f0=$fs
 	rps=$(load "$round")
 	c1=$(jvm_ticks)
+	h1=$(host_ticks)
 	a1=$(agent_ns)
 	if [[ -n $fp ]]; then
 		f1=$(fg_cpu_ns "$fp")
@@ -180,7 +186,7 @@ run() {
 				f=$((f1 - f0)) r=$round awk '{ n = $1 * ENVIRON["r"] / $2; if (n > 0) printf "%.1f\n", ENVIRON["f"] / 1000 / n }' >>"$tmp/$v.us"
 		fi
 	fi
-	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}')" >>"$tmp/$v"
+	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}') $(((h1 - h0) * 1000 / hz))" >>"$tmp/$v"
 	echo "$(((as - a0) / 1000)) $((fs / 1000))" >>"$tmp/$v.start"
 }
 
@@ -201,31 +207,34 @@ for _ in $(seq "$reps"); do
 done
 
 echo "service: Jetty 9 + JDBC ($db) on $(basename "$jdk"), PreserveFramePointer $pfp, ab -k -c 4, $reps interleaved rounds of $settle s settling + $round s measured, after $warm s of warm-up; record at $freq Hz; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-8s %9s %9s %10s %10s %10s %9s %9s\n" variant "req/s" "JVM ms" "JVM us/req" "agent ms" "fgcoll ms" "rps/none" "cpu/req/none"
+printf "%-14s %9s %9s %10s %10s %10s %9s %9s %11s %9s\n" variant "req/s" "JVM ms" "JVM us/req" "agent ms" "fgcoll ms" "rps/none" "cpu/req/none" "host us/req" "host/none"
 # Per round "cpu per request" in microseconds, for the ratios.
 for v in $variants; do
 	awk '{printf "%.2f\n", $5 ? $2 * 1000 / $5 : 0}' "$tmp/$v" >"$tmp/$v.cpr"
+	awk '{printf "%.2f\n", $5 ? $6 * 1000 / $5 : 0}' "$tmp/$v" >"$tmp/$v.hpr"
 done
+nh=$(median <"$tmp/none.hpr")
 nr=$(col none 1 | median)
 nc=$(median <"$tmp/none.cpr")
 for v in $variants; do
 	r=$(col "$v" 1 | median)
 	c=$(median <"$tmp/$v.cpr")
-	printf "%-8s %9.1f %9.0f %10.1f %10.1f %10.1f %9.4f %9.4f\n" "$v" "$r" "$(col "$v" 2 | median)" "$c" \
+	h=$(median <"$tmp/$v.hpr")
+	printf "%-14s %9.1f %9.0f %10.1f %10.1f %10.1f %9.4f %9.4f %11.1f %9.4f\n" "$v" "$r" "$(col "$v" 2 | median)" "$c" \
 		"$(col "$v" 3 | median | awk '{print $1 / 1000}')" "$(col "$v" 4 | median | awk '{print $1 / 1000}')" \
 		"$(ratio "$r" "$nr")" \
-		"$(ratio "$c" "$nc")"
+		"$(ratio "$c" "$nc")" "$h" "$(ratio "$h" "$nh")"
 done
 echo "per-round ratios against the none round before them (rps, JVM CPU per request):"
 for v in ${variants#none }; do
 	paste -d' ' "$tmp/none" "$tmp/$v" "$tmp/none.cpr" "$tmp/$v.cpr" |
-		v=$v awk '{ printf "  %-7s rps %.4f  cpu/req %.4f\n", ENVIRON["v"], $1 ? $6 / $1 : 0, $11 ? $12 / $11 : 0 }'
+		v=$v awk '{ printf "  %-7s rps %.4f  cpu/req %.4f\n", ENVIRON["v"], $1 ? $7 / $1 : 0, $13 ? $14 / $13 : 0 }'
 done
 echo "ours as % of the service's CPU (medians of per-round figures; service = the JVM's CPU less the agent's threads):"
 for v in ${variants#none }; do
 	paste -d' ' "$tmp/$v" "$tmp/none.cpr" | v=$v awk '
 	{ v = ENVIRON["v"]; svc = $2 - $3 / 1000; agent = $3 / 10 / svc; fg = $4 / 10 / svc
-	  extra = svc - $6 * $5 / 1000   # the JVM beyond none at this round'"'"'s requests
+	  extra = svc - $7 * $5 / 1000   # the JVM beyond none at this round'"'"'s requests
 	  printf "%s %.3f %.3f %.3f %.3f\n", v, agent, fg, agent + fg, extra * 100 / svc }' >"$tmp/$v.ours"
 	printf "  %-7s agent threads %.3f%%  fgcollect %.3f%%  together %.3f%%" "$v" \
 		"$(cut -d' ' -f2 "$tmp/$v.ours" | median)" "$(cut -d' ' -f3 "$tmp/$v.ours" | median)" \
