@@ -11,14 +11,16 @@
 #           (tables on demand, so off);
 #   record  `fgcollect record --pid --freq FREQ` on that socket (no daemon): the agent
 #           connects and turns its tables on, and every sample copies user stack in the
-#           kernel, charged to the JVM's threads.
+#           kernel, charged to the JVM's threads (per-CPU events, the other processes'
+#           samples dropped by the kernel's BPF filter before any copy).
 # Each round starts the variant's fgcollect, loads the service SETTLE seconds (the one-off
 # costs of a start: connection, names and tables, fgcollect's setup; reported apart), then
 # ROUND seconds measured (the steady state), then stops it.
 # Measured: requests/s (ab), the JVM's CPU (utime + stime of /proc/PID/stat) and CPU per
 # request, and the whole machine's busy CPU per request (host us/req: the database, ab, and the
-# kernel's work for samples of other processes included); our own CPU counted directly: the agent's threads (fg-sender, nng:*) and every
-# thread of fgcollect, on-CPU time from /proc/PID/task/*/schedstat.
+# kernel's work for samples of other processes included); our own CPU counted directly: the
+# agent's threads (fg-sender, nng:*) and every thread of fgcollect, on-CPU time from
+# /proc/PID/task/*/schedstat.
 # Printed: medians, ratios against `none` (ratio of medians and per-round ratios), and
 # "ours" as % of the service's CPU in the same window: agent threads + fgcollect, and, for
 # record, the JVM's extra CPU per request over `none` (the kernel's sampling and stack

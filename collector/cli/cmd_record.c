@@ -429,6 +429,11 @@ static void print_summary(const struct session_summary *sm)
 		       "sampling per thread: CPU-wide events refused (%s; root or CAP_PERFMON "
 		       "allows them), so the JVM pays for its events at each context switch",
 		       strerror(-sm->cpus_err));
+	if (sm->per_cpu && sm->filter_err)
+		fg_err(CMD,
+		       "sampling per CPU without the kernel's filter by process (BPF: %s; "
+		       "CAP_BPF allows it): %llu samples of other processes were taken and dropped",
+		       strerror(-sm->filter_err), (unsigned long long)sm->samples_foreign);
 	fg_err(CMD,
 	       "%llu samples in %.1f s at %u Hz (event %s %s, stack depth %u), "
 	       "%llu lost records (%llu events lost), %llu dropped",

@@ -18,6 +18,7 @@
 #include "array.h"
 #include "htab.h"
 #include "perfsysctl.h"
+#include "pidfilter.h"
 #include "tracefs.h"
 #include "util.h"
 
@@ -79,11 +80,12 @@ struct sampler {
 	unsigned int nrings;
 	struct evt *evts;
 	size_t nevts, capevts;
-	struct htab owner;   /* event id -> tid it was opened for */
-	struct htab lock;    /* tid -> owner tid, | LOCK_EXITED once it exited */
-	struct htab opened;  /* pid << 32 | tid -> 1: threads covered (own or inherited) */
-	struct htab targets; /* pid -> 1 */
-	struct htab swids;   /* event id -> 1: a sched_switch event */
+	struct htab owner;    /* event id -> tid it was opened for */
+	struct htab lock;     /* tid -> owner tid, | LOCK_EXITED once it exited */
+	struct htab opened;   /* pid << 32 | tid -> 1: threads covered (own or inherited) */
+	struct htab targets;  /* pid -> 1 */
+	struct htab swids;    /* event id -> 1: a sched_switch event */
+	struct pidfilter *pf; /* SCOPE_CPUS: the targets' samples kept in the kernel, or NULL */
 	char tracefs_dir[64];
 	void (*listed)(void *arg, pid_t pid, pid_t tid); /* sampler_opts.listed */
 	void *listed_arg;
@@ -307,6 +309,8 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 				goto fail;
 		}
 	}
+	if (tid == -1)
+		return 0; /* every task's: enabled once the targets' filter is on (enable_cpus) */
 	for (size_t i = first; i < s->nevts; i++) {
 		if (ioctl(s->evts[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 			rv = -errno;
@@ -436,6 +440,8 @@ int sampler_add_pid(struct sampler *s, pid_t pid)
 		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 		if (access(path, F_OK) != 0)
 			return -ESRCH;
+		if (s->pf && (rv = pidfilter_add(s->pf, (uint32_t)pid)) != 0)
+			return rv;
 		return htab_put(&s->targets, (uint64_t)pid, 1);
 	}
 	rv = open_threads(s, pid);
@@ -458,6 +464,8 @@ int sampler_remove_pid(struct sampler *s, pid_t pid)
 	if (pid <= 0 || !v)
 		return -ENOENT;
 	htab_remove(&s->targets, v);
+	if (s->pf)
+		(void)pidfilter_remove(s->pf, (uint32_t)pid); /* its samples then dropped here */
 	for (size_t i = 0; i < s->nevts; i++) {
 		struct evt *e = &s->evts[i];
 		uint64_t id;
@@ -670,7 +678,7 @@ static enum sampler_scope pick_scope(const struct sampler_opts *o, const pid_t *
  * kernel refuses CPU-wide events (not privileged: perf_event_paranoid > 0 without
  * CAP_PERFMON), fall back to THREADS, undoing what the refused attempt changed.
  */
-static int open_cpus(struct sampler *s, enum sampler_scope asked)
+static int open_cpus(struct sampler *s, enum sampler_scope asked, bool no_filter)
 {
 	struct perf_event_attr attr = s->attr;
 	bool excluded = s->info.kernel_time_excluded;
@@ -683,7 +691,36 @@ static int open_cpus(struct sampler *s, enum sampler_scope asked)
 		s->info.cpus_err = rv;
 		return 0;
 	}
-	return rv;
+	if (rv != 0)
+		return rv;
+	/* The kernel-side filter is loaded now and filled as targets are added; it is attached,
+	 * and the events enabled, once they are in (enable_cpus). */
+	s->info.filter_err = no_filter ? -ECANCELED : pidfilter_open(&s->pf);
+	return 0;
+}
+
+/*
+ * SCOPE_CPUS, the targets added: attach the filter to every event (one that refuses it, or
+ * the first one: then none, and the filter is dropped, has its samples filtered in user
+ * space), then enable them.
+ */
+static int enable_cpus(struct sampler *s)
+{
+	int rv;
+
+	for (size_t i = 0; s->pf && i < s->nevts; i++) {
+		if ((rv = pidfilter_attach(s->pf, s->evts[i].fd)) == 0)
+			continue;
+		s->info.filter_err = rv;
+		if (i == 0) {
+			pidfilter_close(s->pf);
+			s->pf = NULL;
+		}
+	}
+	for (size_t i = 0; i < s->nevts; i++)
+		if (ioctl(s->evts[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+	return 0;
 }
 
 int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, struct sampler **out)
@@ -704,7 +741,8 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, s
 		rv = -EOPNOTSUPP;
 		goto fail;
 	}
-	if (s->info.scope == SAMPLER_SCOPE_CPUS && (rv = open_cpus(s, opts->scope)) != 0)
+	if (s->info.scope == SAMPLER_SCOPE_CPUS &&
+	    (rv = open_cpus(s, opts->scope, opts->no_kernel_filter)) != 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		rv = sampler_add_pid(s, pids[i]);
@@ -713,6 +751,8 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, s
 		if (rv != 0)
 			goto fail;
 	}
+	if (s->info.scope == SAMPLER_SCOPE_CPUS && (rv = enable_cpus(s)) != 0)
+		goto fail;
 	*out = s;
 	return 0;
 fail:
@@ -746,6 +786,7 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	evts_truncate(s, 0);
+	pidfilter_close(s->pf);
 	close_rings(s);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -796,7 +837,8 @@ static bool filter_accept(struct sampler *s, const struct perfring_rec *r)
 	uint32_t pid = r->pid;
 
 	if (r->type == PERF_RECORD_FORK && r->u.task.pid != r->u.task.ppid &&
-	    htab_get(&s->targets, r->u.task.ppid) && htab_count(&s->targets) < MAX_TARGETS)
+	    htab_get(&s->targets, r->u.task.ppid) && htab_count(&s->targets) < MAX_TARGETS &&
+	    (!s->pf || pidfilter_add(s->pf, r->u.task.pid) == 0))
 		(void)htab_put(&s->targets, r->u.task.pid, 1);
 	if (r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT)
 		pid = r->u.task.pid;

@@ -1058,6 +1058,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->cycles_err = si->cycles_err;
 	out->per_cpu = si->scope == SAMPLER_SCOPE_CPUS;
 	out->cpus_err = si->cpus_err;
+	out->filter_err = si->filter_err;
+	out->samples_foreign = ss.samples_foreign;
 	out->freq_hz = si->freq_hz;
 	out->max_stack = si->max_stack;
 	out->duration_ns = (s->end_ns ? s->end_ns : s->now()) - s->start_ns;

@@ -23,7 +23,10 @@
  *  SAMPLER_SCOPE_CPUS: one event per CPU for every task (pid=-1), filtered to the targets (and
  *    their child processes, followed by FORK) in user space. CPUs descriptors only and nothing
  *    at a context switch, but every busy CPU's samples (not its idle time: exclude_idle) are
- *    taken, stack copy included, and the other processes' are dropped here. Needs privilege
+ *    taken. The other processes' are dropped by a BPF filter before the kernel walks or copies
+ *    anything (pidfilter.h; CAP_BPF), else here, stack copy included. A child process of a
+ *    target is followed from its FORK record on, as the collector reads it: with the kernel
+ *    filter, its samples before that (up to a drain interval) are not taken. Needs privilege
  *    (perf_event_paranoid <= 0, or CAP_PERFMON / CAP_SYS_ADMIN).
  *  SAMPLER_SCOPE_AUTO: CPU samples: CPUS, or THREADS when the kernel refuses CPU-wide events
  *    (info.cpus_err says why). Off-CPU and wall: THREADS unless its descriptors would exceed
@@ -101,6 +104,9 @@ struct sampler_opts {
 	bool force_cpu_clock;	 /* do not try cycles */
 	bool no_raise_max_stack; /* never write kernel.perf_event_max_stack */
 	enum sampler_scope scope;
+	/* SCOPE_CPUS: filter the other processes' samples in user space only, not in the kernel
+	 * first (see pidfilter.h): for tests and benchmarks. */
+	bool no_kernel_filter;
 	/* Bytes of user stack copied with every sample (PERF_SAMPLE_STACK_USER) together with
 	 * SAMPLER_REGS_MASK (PERF_SAMPLE_REGS_USER): 0 = none, else a multiple of 8 up to
 	 * SAMPLER_MAX_STACK_COPY. The kernel shrinks a copy that would not fit in a record.
@@ -128,6 +134,9 @@ struct sampler_info {
 	enum sampler_scope scope; /* THREADS or CPUS, never AUTO */
 	int cpus_err;		  /* AUTO fell back to THREADS: the kernel's -errno for the
 				   * CPU-wide events; else 0 */
+	int filter_err;		  /* SCOPE_CPUS: 0 when the kernel drops the other processes'
+				   * samples (pidfilter.h), else why not (-EPERM: no CAP_BPF;
+				   * -ECANCELED: no_kernel_filter) and they are dropped here */
 	unsigned int freq_hz;
 	unsigned int max_stack;	       /* the depth asked of the kernel */
 	unsigned int sysctl_max_stack; /* kernel.perf_event_max_stack before opening */

@@ -154,10 +154,12 @@ struct session_jvm_summary {
 
 struct session_summary {
 	enum session_src src;
-	const char *event_name; /* "cpu-clock" / "cycles" */
-	int cycles_err;		/* 0 when cycles is used */
-	bool per_cpu;		/* CPU-wide events, filtered to the targets; else per thread */
-	int cpus_err;		/* per thread because the kernel refused CPU-wide events */
+	const char *event_name;	  /* "cpu-clock" / "cycles" */
+	int cycles_err;		  /* 0 when cycles is used */
+	bool per_cpu;		  /* CPU-wide events, filtered to the targets; else per thread */
+	int cpus_err;		  /* per thread because the kernel refused CPU-wide events */
+	int filter_err;		  /* per CPU: 0 if the kernel drops other processes' samples */
+	uint64_t samples_foreign; /* per CPU: other processes' samples dropped here */
 	unsigned int freq_hz;
 	unsigned int max_stack;
 	uint64_t duration_ns;

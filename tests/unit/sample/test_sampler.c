@@ -847,13 +847,14 @@ static void test_rings_wake_the_reader_a_quarter_full(void **state)
  */
 /*
  * CPU samples are taken per CPU when the kernel allows CPU-wide events (root here): nothing
- * for the target at its context switches, the other processes' samples dropped here and the
- * idle task never sampled. Unprivileged, the same options fall back to per-thread events and
- * say why.
+ * for the target at its context switches, the other processes' samples dropped by the kernel
+ * (state: 0) or, without the BPF filter (state: 1), here; the idle task never sampled.
+ * Unprivileged, the same options fall back to per-thread events and say why.
  */
 static void test_auto_scope_is_per_cpu_when_allowed(void **state)
 {
-	struct sampler_opts o = { .freq_hz = 499 };
+	bool user_filter = *state != NULL;
+	struct sampler_opts o = { .freq_hz = 499, .no_kernel_filter = user_filter };
 	const struct sampler_info *si;
 	struct sampler_stats st;
 	struct seen a = { 0 };
@@ -879,13 +880,17 @@ static void test_auto_scope_is_per_cpu_when_allowed(void **state)
 	assert_int_equal(si->scope, SAMPLER_SCOPE_CPUS);
 	assert_int_equal(si->cpus_err, 0);
 	assert_int_equal(si->nfds, si->ncpus);
+	assert_int_equal(si->filter_err, user_filter ? -ECANCELED : 0);
 	drain_until_exit(sp, kid, &a, 50);
 	assert_int_equal(waitpid(other, &status, 0), other);
 	sampler_stats(sp, &st);
 	sampler_close(sp);
 	assert_true(a.samples > 50);
 	assert_int_equal(a.samples_other_pid, 0);
-	assert_true(st.samples_foreign > 0); /* the other spinner's, at least */
+	if (user_filter)
+		assert_true(st.samples_foreign > 0); /* the other spinner's, at least */
+	else
+		assert_int_equal(st.samples_foreign, 0);
 	assert_int_equal(st.samples_idle, 0);
 
 	kid = fork_or_die();
@@ -993,7 +998,8 @@ int main(void)
 		cmocka_unit_test(test_999hz_two_busy_threads_lose_nothing),
 		cmocka_unit_test(test_a_drain_leaves_the_fd_quiet),
 		cmocka_unit_test(test_rings_wake_the_reader_a_quarter_full),
-		cmocka_unit_test(test_auto_scope_is_per_cpu_when_allowed),
+		cmocka_unit_test_prestate(test_auto_scope_is_per_cpu_when_allowed, NULL),
+		cmocka_unit_test_prestate(test_auto_scope_is_per_cpu_when_allowed, (void *)1),
 		cmocka_unit_test(test_rings_shrink_to_the_locked_memory_granted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
