@@ -846,6 +846,38 @@ static void test_rings_wake_the_reader_a_quarter_full(void **state)
  * kernel.perf_event_mlock_kb per CPU, less than 128 copies of 64 KiB.
  */
 /*
+ * In a forked child: become uid/gid 4243 (no capabilities) and open a sampler on itself.
+ * Exits 10 if that fails, 77 when the kernel refuses unprivileged sampling altogether.
+ */
+static struct sampler *open_unprivileged(const struct sampler_opts *o)
+{
+	struct sampler *sp;
+	pid_t self = getpid();
+	int rv;
+
+	if (setresgid(4243, 4243, 4243) != 0 || setresuid(4243, 4243, 4243) != 0)
+		_exit(10);
+	rv = sampler_open(o, &self, 1, &sp);
+	if (rv == -EACCES) /* perf_event_paranoid > 2: no unprivileged sampling here */
+		_exit(77);
+	if (rv != 0)
+		_exit(11);
+	return sp;
+}
+
+/* The child's verdict: exit 0 passes, 77 skips, anything else fails. */
+static void assert_child_passed(pid_t child)
+{
+	int status;
+
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
  * CPU samples are taken per CPU when the kernel allows CPU-wide events (root here): nothing
  * for the target at its context switches, the other processes' samples dropped by the kernel
  * (state: 0) or, without the BPF filter (state: 1), here; the idle task never sampled.
@@ -898,16 +930,8 @@ static void test_auto_scope_is_per_cpu_when_allowed(void **state)
 		struct sampler_opts u = { .freq_hz = 499,
 					  .exclude_kernel = true,
 					  .no_raise_max_stack = true };
-		pid_t self = getpid();
-		int rv;
 
-		if (setresgid(4243, 4243, 4243) != 0 || setresuid(4243, 4243, 4243) != 0)
-			_exit(10);
-		rv = sampler_open(&u, &self, 1, &sp);
-		if (rv == -EACCES) /* perf_event_paranoid > 2: no unprivileged sampling here */
-			_exit(77);
-		if (rv != 0)
-			_exit(11);
+		sp = open_unprivileged(&u);
 		si = sampler_info(sp);
 		if (si->scope != SAMPLER_SCOPE_THREADS ||
 		    (si->cpus_err != -EACCES && si->cpus_err != -EPERM))
@@ -915,16 +939,11 @@ static void test_auto_scope_is_per_cpu_when_allowed(void **state)
 		sampler_close(sp);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(kid, &status, 0), kid);
-	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77)
-		skip();
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_child_passed(kid);
 }
 
 static void test_rings_shrink_to_the_locked_memory_granted(void **state)
 {
-	int status;
 	pid_t child;
 
 	(void)state;
@@ -937,17 +956,10 @@ static void test_rings_shrink_to_the_locked_memory_granted(void **state)
 		struct rlimit rl = { 0, 0 };
 		const struct sampler_info *si;
 		struct sampler *sp;
-		pid_t self = getpid();
-		int rv;
 
-		if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0 || setresgid(4243, 4243, 4243) != 0 ||
-		    setresuid(4243, 4243, 4243) != 0)
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
 			_exit(10);
-		rv = sampler_open(&o, &self, 1, &sp);
-		if (rv == -EACCES) /* perf_event_paranoid > 2: no unprivileged sampling here */
-			_exit(77);
-		if (rv != 0)
-			_exit(11);
+		sp = open_unprivileged(&o);
 		si = sampler_info(sp);
 		if (si->ring_bytes_wanted < 65528u * 128 ||
 		    si->ring_bytes >= si->ring_bytes_wanted ||
@@ -956,11 +968,7 @@ static void test_rings_shrink_to_the_locked_memory_granted(void **state)
 		sampler_close(sp);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77)
-		skip();
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_child_passed(child);
 }
 
 int main(void)
