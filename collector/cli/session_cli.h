@@ -86,10 +86,10 @@ enum {
 	"      --per-thread       each thread's stacks under its name (the default)\n"             \
 	"      --no-per-thread    no thread-name root frame: the threads' stacks merge\n"          \
 	"      --scope=cpus|threads\n"                                                             \
-	"                         cpu: one sampling event per CPU, other processes' samples\n"     \
-	"                         dropped here (the default when privileged), or one per\n"        \
-	"                         thread, which costs the JVM at each context switch (the\n"       \
-	"                         fallback)\n"
+	"                         CPU samples' events: cpus, one per CPU, the targets'\n"          \
+	"                         samples kept by a BPF filter in the kernel (the default\n"       \
+	"                         when privileged); threads, one per thread, which costs\n"        \
+	"                         the JVM at each context switch (the fallback)\n"
 
 /* An --event value: cpu, offcpu or wall. 0, or -1 (printed, naming cmd). */
 int session_cli_event(const char *cmd, const char *arg, enum session_event *out);

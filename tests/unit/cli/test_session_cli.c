@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_session_cli.c - the options record, top and watch share: --event (one, or watch's list),
- * --min-block, --switch-period, --threads, --per-thread and --no-per-thread, parsed the same
- * way for every command.
+ * --min-block, --switch-period, --threads, --per-thread, --no-per-thread and --scope, parsed the
+ * same way for every command.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,6 +91,26 @@ static void test_per_thread_is_the_default_and_no_per_thread_merges(void **state
 	assert_int_equal(parse(&so, "-a", "--per-thread=yes"), FG_EXIT_USAGE);
 }
 
+/* --scope: per CPU or per thread for CPU samples; the sampler's choice when not given. */
+static void test_scope_is_for_cpu_samples(void **state)
+{
+	struct session_opts so;
+
+	(void)state;
+	assert_int_equal(parse(&so, "-a"), 0);
+	assert_int_equal(so.scope, SESSION_SCOPE_AUTO);
+	assert_int_equal(parse(&so, "-a", "--scope", "threads"), 0);
+	assert_int_equal(so.scope, SESSION_SCOPE_THREADS);
+	assert_int_equal(parse(&so, "-p", "42", "--scope", "cpus"), 0);
+	assert_int_equal(so.scope, SESSION_SCOPE_CPUS);
+	assert_int_equal(parse(&so, "-a", "--scope", "threads", "--event", "offcpu"), 0);
+	/* Off-CPU and wall sample per thread: asking for CPUs is a usage error. */
+	assert_int_equal(parse(&so, "-a", "--scope", "cpus", "--event", "offcpu"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--event", "wall", "--scope", "cpus"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--scope", "cpu"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--scope"), FG_EXIT_USAGE);
+}
+
 static void test_event_lists_for_watch(void **state)
 {
 	unsigned m = 99;
@@ -121,6 +141,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_and_its_options_parse_for_every_command),
 		cmocka_unit_test(test_per_thread_is_the_default_and_no_per_thread_merges),
+		cmocka_unit_test(test_scope_is_for_cpu_samples),
 		cmocka_unit_test(test_event_lists_for_watch),
 	};
 
