@@ -16,12 +16,12 @@
  *    are sampled: nothing is copied for the rest of the machine. Costs threads x CPUs
  *    descriptors, and the targets pay for it: the kernel schedules a thread's events out and
  *    in at each of its context switches, which stops and restarts cpu-clock's timer (measured
- *    on the Jetty + JDBC service, bench/realapp.sh's perf variant: +12-20% of the JVM's CPU
- *    per request, with stock `perf record -p` alike).
+ *    on the Jetty + JDBC service by bench/realapp.sh: +7-13% of the JVM's CPU per request,
+ *    stock `perf record -p` +10-16%).
  *    A thread created while the events are being opened can be covered twice (inherited and
  *    opened directly); samples are then deduplicated per thread by the event they came from.
  *  SAMPLER_SCOPE_CPUS: one event per CPU for every task (pid=-1), filtered to the targets (and
- *    their child processes, followed by FORK) in user space. CPUs descriptors only and nothing
+ *    their child processes, followed by FORK). CPUs descriptors only and nothing
  *    at a context switch, but every busy CPU's samples (not its idle time: exclude_idle) are
  *    taken. The other processes' are dropped by a BPF filter before the kernel walks or copies
  *    anything (pidfilter.h; CAP_BPF), else here, stack copy included. A child process of a
