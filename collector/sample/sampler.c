@@ -254,6 +254,15 @@ static void evts_truncate(struct sampler *s, size_t from)
 	}
 }
 
+/* Enable the events from index `from` on. 0 or -errno. */
+static int evts_enable(struct sampler *s, size_t from)
+{
+	for (size_t i = from; i < s->nevts; i++)
+		if (ioctl(s->evts[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+	return 0;
+}
+
 /*
  * One event per CPU for `tid` (or for every task if tid == -1), each into its CPU's ring,
  * enabled only once all of them are in place. Rolls back on failure.
@@ -311,13 +320,8 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 	}
 	if (tid == -1)
 		return 0; /* every task's: enabled once the targets' filter is on (enable_cpus) */
-	for (size_t i = first; i < s->nevts; i++) {
-		if (ioctl(s->evts[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-			rv = -errno;
-			goto fail;
-		}
-	}
-	return 0;
+	if ((rv = evts_enable(s, first)) == 0)
+		return 0;
 fail:
 	evts_truncate(s, first);
 	return rv;
@@ -717,10 +721,7 @@ static int enable_cpus(struct sampler *s)
 			s->pf = NULL;
 		}
 	}
-	for (size_t i = 0; i < s->nevts; i++)
-		if (ioctl(s->evts[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			return -errno;
-	return 0;
+	return evts_enable(s, 0);
 }
 
 int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, struct sampler **out)
