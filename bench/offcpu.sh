@@ -4,12 +4,15 @@
 # offcpu.sh BUILD_DIR - what `fgcollect record --event offcpu|wall` costs.
 #  1. A switch-heavy target: bench_pingpong, two threads passing a byte over pipes with WORK_NS
 #     of CPU per hop (default 5000 ns: well over 50 000 switches/s on this kind of machine; its
-#     measured switch rate is printed). Variants, interleaved per round so that drift on a shared
-#     machine hits all alike, each against the `none` round of the same pass:
+#     measured switch rate is printed). Variants (VARIANTS), interleaved per round so that drift
+#     on a shared machine hits all alike, each against the `none` round of the same pass:
 #       none      nothing attached;
-#       default   `record --event offcpu` with the defaults;
-#       alt       the same with the fgcollect binary ALT (another build), when ALT is set;
-#       pN/S      `record --event offcpu --switch-period N --stack-copy S` (PERIODS x STACKS);
+#       default   `record --event offcpu` with the defaults (the BPF program, ~50 stacks/s);
+#       rN        the same with --switch-rate N (r0: every switch-out's stack);
+#       threads   `record --event offcpu --scope threads`: the per-thread tracepoint events of
+#                 a collector without CAP_BPF, at their default (every switch-out);
+#       tN        the same with --switch-period N;
+#       alt       `record --event offcpu` with the fgcollect binary ALT (another build);
 #       bpf       bpftrace on the same tracepoint taking a user and a kernel stack per switch of
 #                 the target (`@[ustack, kstack] = count()`, aggregated in the kernel), when
 #                 bpftrace can attach here (otherwise its error is printed instead).
@@ -27,7 +30,8 @@
 # Needs root (perf_event_open on a tracepoint). Each pass over the variants holds
 # /tmp/fg-e2e.lock (others' heavy runs wait between passes, not for the whole bench).
 # Env: REPS (5), ROUND (4 s measured), SETTLE (1 s after the recorder starts), WORK_NS (5000),
-#      PERIODS ("1 4 16"), STACKS ("16384 4096"), BPF (1), REALAPP (1), and realapp.sh's.
+#      VARIANTS ("none default r0 threads t16 bpf"; alt when ALT is set), REALAPP (1), and
+#      realapp.sh's (REALAPP_VARIANTS: its variants, "none offcpu wall").
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,8 +39,6 @@ reps=${REPS:-5}
 round=${ROUND:-4}
 settle=${SETTLE:-1}
 work=${WORK_NS:-5000}
-periods=${PERIODS:-1 4 16}
-stacks=${STACKS:-16384 4096}
 lock=/tmp/fg-e2e.lock
 fgcollect=$build/collector/fgcollect
 pp=$build/bench/bench_pingpong
@@ -89,12 +91,11 @@ elif ! timeout 60 bpftrace -e 'tracepoint:sched:sched_switch { exit(); }' >"$tmp
 	bpf_why="bpftrace cannot attach: $(grep -v -i 'RLIMIT_MEMLOCK\|^Attaching' "$tmp/bt.try" | head -n 3 | tr '\n' ' ')"
 fi
 
-variants="none default"
-[[ -n ${ALT:-} ]] && variants="$variants alt"
-for p in $periods; do
-	for s in $stacks; do variants="$variants p$p/$s"; done
+variants=
+for v in ${VARIANTS:-none default r0 threads t16 bpf} $([[ -n ${ALT:-} ]] && echo alt); do
+	[[ $v == bpf && -n $bpf_why ]] && continue
+	variants="$variants $v"
 done
-[[ -z $bpf_why ]] && variants="$variants bpf"
 for v in $variants; do : >"$tmp/${v//\//_}"; done
 
 # run VARIANT: one round with a fresh target; appends "RT CPU_NS SW NS REC_NS SWOUT STACKS LOST
@@ -114,10 +115,11 @@ run() {
 		fg_wait 60 grep -q '^Attaching' "$tmp/bt.out" || { echo "offcpu: bpftrace did not attach"; cat "$tmp/bt.out"; return 1; }
 		;;
 	*)
-		if [[ $v != default && $v != alt ]]; then
-			p=${v%%/*}
-			args=(--switch-period "${p#p}" --stack-copy "${v#*/}")
-		fi
+		case $v in
+		r*) args=(--switch-rate "${v#r}") ;;
+		threads) args=(--scope threads) ;;
+		t*) args=(--scope threads --switch-period "${v#t}") ;;
+		esac
 		"$([[ $v == alt ]] && echo "$ALT" || echo "$fgcollect")" record --pid "$ppid_" --event offcpu ${args[@]+"${args[@]}"} \
 			--socket "$tmp/nosock/s.sock" --ctl "$tmp/nosock/c.sock" \
 			--duration $((settle + round + 30)) -o "$tmp/rec.folded" 2>"$log" &
@@ -190,8 +192,8 @@ echo "goal: a few % of the target's CPU at most on a switch-heavy target, drops 
 
 if [[ ${REALAPP:-1} != 0 ]]; then
 	echo
-	echo "realistic service (bench/realapp.sh, variants none, offcpu, wall at the defaults):"
-	VARIANTS="none offcpu wall" LOCK=$lock "$src/bench/realapp.sh" "$build" ||
+	echo "realistic service (bench/realapp.sh, variants ${REALAPP_VARIANTS:-none offcpu wall}):"
+	VARIANTS=${REALAPP_VARIANTS:-none offcpu wall} LOCK=$lock "$src/bench/realapp.sh" "$build" ||
 		echo "offcpu: the realistic service's part failed (see above)"
 	echo "goal: offcpu and wall <= 1% of the service's CPU (fgcollect + the JVM's extra CPU)"
 fi

@@ -6,7 +6,7 @@
  *                    [-o FILE.folded|.svg|.pb.gz] [--no-kernel] [--no-inline] [--stack-copy BYTES]
  * [--lines]
  *                    [--socket PATH] [--ctl PATH]
- *                    [--event cpu|offcpu|wall] [--min-block US] [--switch-period N]
+ *                    [--event cpu|offcpu|wall] [--min-block US] [--switch-rate HZ]
  *                    [--threads REGEX] [--per-thread | --no-per-thread]
  *
  * Only routing and printing: the recording is session.c, the formats are stackagg (folded),
@@ -384,21 +384,55 @@ static void print_offcpu_summary(const struct session_summary *sm)
 
 	if (sm->event == SESSION_EVENT_CPU)
 		return;
-	fg_err(CMD,
-	       "off-CPU: %llu switch-outs, %llu stacks taken (every %u%s), tracepoint from %s%s",
-	       (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
-	       sm->switch_period, sm->switch_period == 1 ? "" : ", weighed that many times",
-	       sm->tracefs_dir ? sm->tracefs_dir : "?",
-	       sm->tracefs_mounted ? " (mounted by us)" : "");
+	if (sm->switch_bpf_err == 0) {
+		char how[64];
+
+		if (sm->switch_rate)
+			snprintf(how, sizeof(how), "about %u a second asked", sm->switch_rate);
+		else
+			snprintf(how, sizeof(how), "each by chance 1/%u", sm->switch_period);
+		skipped = sm->switches_skipped;
+		fg_err(CMD,
+		       "off-CPU: %llu switch-outs, %llu stacks taken in the kernel by BPF (%s; each "
+		       "weighed by the switch-outs it stands for), %llu lost in full rings",
+		       (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
+		       how, (unsigned long long)sm->switches_lost);
+		if (sm->switch_ends_late)
+			fg_err(CMD,
+			       "off-CPU: %llu waits' ends timed at their thread's next switch-out by "
+			       "the CPU time it had used (switches from the idle task this kernel "
+			       "does not trace)",
+			       (unsigned long long)sm->switch_ends_late);
+		if (sm->switches_filtered)
+			fg_err(CMD,
+			       "off-CPU: %llu switch-outs of threads --threads leaves out were left "
+			       "out in the kernel",
+			       (unsigned long long)sm->switches_filtered);
+		if (sm->stacks_short || sm->stacks_none)
+			fg_err(CMD,
+			       "off-CPU: %llu stack copies cut short at the end of the readable "
+			       "stack, %llu stacks with no copy (stack unreadable)",
+			       (unsigned long long)sm->stacks_short,
+			       (unsigned long long)sm->stacks_none);
+	} else {
+		fg_err(CMD,
+		       "off-CPU: %llu switch-outs, %llu stacks taken (every %u%s) by tracepoint "
+		       "events per thread from %s%s: no BPF (%s)",
+		       (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
+		       sm->switch_period, sm->switch_period == 1 ? "" : ", weighed that many times",
+		       sm->tracefs_dir ? sm->tracefs_dir : "?",
+		       sm->tracefs_mounted ? " (mounted by us)" : "",
+		       sm->switch_bpf_why ? sm->switch_bpf_why : "?");
+	}
 	fg_err(CMD,
 	       "off-CPU: %llu waits counted, %.3f s (%llu up to their thread's exit, %llu still "
 	       "waiting at the end, counted up to it)",
 	       (unsigned long long)sm->offcpu_emitted, (double)sm->offcpu_ns / 1e9,
 	       (unsigned long long)sm->offcpu_exited, (unsigned long long)sm->offcpu_open_at_end);
 	fg_err(CMD,
-	       "off-CPU dropped: %llu shorter than --min-block %llu us (%.3f s), %llu skipped by "
-	       "--switch-period (the stacks taken stand for them), %llu whose switch-in was "
-	       "lost, %llu over the waiting cap",
+	       "off-CPU dropped: %llu shorter than --min-block %llu us (%.3f s), %llu not taken "
+	       "(the stacks taken stand for them), %llu whose switch-in was lost, %llu over the "
+	       "waiting cap",
 	       (unsigned long long)sm->offcpu_under_min,
 	       (unsigned long long)(sm->min_block_ns / 1000), (double)sm->offcpu_under_min_ns / 1e9,
 	       (unsigned long long)skipped, (unsigned long long)sm->offcpu_unmatched,
@@ -679,7 +713,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct env env = { .so = { .src = SESSION_SRC_AUTO,
 				   .stack_copy = SESSION_STACK_COPY_AUTO,
-				   .switch_period = SESSION_DEFAULT_SWITCH_PERIOD,
+				   .switch_rate = SESSION_SWITCH_RATE_AUTO,
 				   .min_block_ns = SESSION_DEFAULT_MIN_BLOCK_NS },
 			   .fmt = OUT_FOLDED };
 	struct sigaction sa = { .sa_handler = on_signal };

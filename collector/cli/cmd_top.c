@@ -6,7 +6,7 @@
  *   fgcollect top (--pid HOSTPID | --container ID | --all) [--freq HZ] [--interval S]
  *                 [--count N] [--rows N] [--no-kernel] [--no-inline] [--stack-copy BYTES]
  *                 [--lines] [--socket PATH] [--ctl PATH] [--event cpu|offcpu|wall]
- *                 [--min-block US] [--switch-period N] [--threads REGEX]
+ *                 [--min-block US] [--switch-rate HZ] [--threads REGEX]
  *                 [--per-thread | --no-per-thread]
  *
  * The targets are found as `record` finds them (session_cli.h, targets.h); the symbols of every
@@ -201,7 +201,8 @@ int cmd_top(int argc, char **argv)
 	struct env env = { .so = { .target = SESSION_TARGET_PID,
 				   .src = SESSION_SRC_AUTO,
 				   .live_view = true,
-				   .stack_copy = SESSION_STACK_COPY_AUTO },
+				   .stack_copy = SESSION_STACK_COPY_AUTO,
+				   .switch_rate = SESSION_SWITCH_RATE_AUTO },
 			   .interval_s = 1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

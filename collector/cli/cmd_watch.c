@@ -37,6 +37,7 @@
 #include "receive.h"
 #include "roller.h"
 #include "session_cli.h"
+#include "switchbpf.h"
 #include "util.h"
 
 #define NSEC 1000000000ull
@@ -63,7 +64,8 @@ struct env {
 	char host_buf[65];
 	unsigned events; /* 1 << PROF_EVENT_x each: one roller per event */
 	uint64_t min_block_ns;
-	uint64_t switch_period;
+	uint64_t switch_period; /* 0: not given */
+	uint64_t switch_rate;	/* SESSION_SWITCH_RATE_AUTO: not given */
 	bool merge_threads;
 };
 
@@ -89,7 +91,10 @@ static const char usage_text[] =
 	"                            and interval); default cpu. offcpu and wall count\n"
 	"                            microseconds (see record --help)\n"
 	"      --min-block US        offcpu/wall: leave out waits shorter than US microseconds\n"
-	"      --switch-period N     offcpu/wall: a stack at every Nth switch, weighed N times\n"
+	"      --switch-rate HZ      offcpu/wall: about HZ stacks a second in all, each by a\n"
+	"                            chance its weight undoes (default 50; 0: every switch)\n"
+	"      --switch-period N     offcpu/wall: instead, each switch by chance 1/N, weighed\n"
+	"                            N times (per thread without BPF: every Nth)\n"
 	"      --per-thread          each thread's stacks under its name (the default)\n"
 	"      --no-per-thread       no thread-name root frame: the threads' stacks merge\n"
 	"  -o, --out DIR             write STEM.folded and STEM.svg per JVM, interval and event,\n"
@@ -328,8 +333,19 @@ static int profile_opt(int c, const char *arg, struct env *env)
 		return rv;
 	}
 	case 'S':
+		if (env->switch_rate != SESSION_SWITCH_RATE_AUTO) {
+			fg_err("watch", "give --switch-rate or --switch-period, not both");
+			return -1;
+		}
 		return cli_u64("watch", "switch-period", arg, 1, 1000000, NULL,
 			       &env->switch_period);
+	case 'R':
+		if (env->switch_period) {
+			fg_err("watch", "give --switch-rate or --switch-period, not both");
+			return -1;
+		}
+		return cli_u64("watch", "switch-rate", arg, 0, SWITCHBPF_MAX_RATE,
+			       "stacks a second", &env->switch_rate);
 	case 'T':
 		env->merge_threads = false;
 		return 1;
@@ -393,6 +409,7 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "event", required_argument, NULL, 'e' },
 		{ "min-block", required_argument, NULL, 'm' },
 		{ "switch-period", required_argument, NULL, 'S' },
+		{ "switch-rate", required_argument, NULL, 'R' },
 		{ "per-thread", no_argument, NULL, 'T' },
 		{ "no-per-thread", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -482,6 +499,7 @@ static int start_profiles(struct env *env, struct profdir **dir, struct push **p
 					  .event = ev,
 					  .min_block_ns = env->min_block_ns,
 					  .switch_period = (unsigned)env->switch_period,
+					  .switch_rate = (unsigned)env->switch_rate,
 					  .merge_threads = env->merge_threads };
 
 		if (!(env->events & (1u << ev)))
@@ -895,6 +913,7 @@ int cmd_watch(int argc, char **argv)
 			   .watchdog_ms = 1000,
 			   .push_queue = 64,
 			   .freq = 99,
+			   .switch_rate = SESSION_SWITCH_RATE_AUTO,
 			   .events = 1u << PROF_EVENT_CPU };
 	struct jvmset_observer log = { .event = log_event, .arg = &env };
 	struct daemon d = { .sfd = -1 };

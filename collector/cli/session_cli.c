@@ -8,6 +8,7 @@
 
 #include "cli_opt.h"
 #include "sampler.h"
+#include "switchbpf.h"
 #include "util.h"
 
 static const char *const event_names[] = { "cpu", "offcpu", "wall" };
@@ -146,7 +147,21 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 	case SESSION_OPT_SWITCH_PERIOD:
 		if (cli_u64(cmd, "switch-period", arg, 1, 1000000, NULL, &v) < 0)
 			return -1;
+		if (so->switch_rate != SESSION_SWITCH_RATE_AUTO) {
+			fg_err(cmd, "give --switch-rate or --switch-period, not both");
+			return -1;
+		}
 		so->switch_period = (unsigned int)v;
+		return 1;
+	case SESSION_OPT_SWITCH_RATE:
+		if (cli_u64(cmd, "switch-rate", arg, 0, SWITCHBPF_MAX_RATE, "stacks a second", &v) <
+		    0)
+			return -1;
+		if (so->switch_period != 0) {
+			fg_err(cmd, "give --switch-rate or --switch-period, not both");
+			return -1;
+		}
+		so->switch_rate = (unsigned int)v;
 		return 1;
 	case SESSION_OPT_THREADS:
 		so->threads_regex = arg;
@@ -215,10 +230,10 @@ int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstr
 		usage(stderr);
 		return FG_EXIT_USAGE;
 	}
-	if (so->scope == SESSION_SCOPE_CPUS && so->event != SESSION_EVENT_CPU) {
-		fg_err(cmd, "--scope cpus is for --event cpu: off-CPU and wall sample per thread");
-		return FG_EXIT_USAGE;
-	}
+	if (so->switch_rate == SESSION_SWITCH_RATE_AUTO)
+		so->switch_rate = so->switch_period ? 0 : SESSION_DEFAULT_SWITCH_RATE;
+	if (so->switch_period == 0)
+		so->switch_period = SESSION_DEFAULT_SWITCH_PERIOD;
 	if (so->stack_copy == SESSION_STACK_COPY_AUTO)
 		so->stack_copy = so->event == SESSION_EVENT_CPU ? SESSION_DEFAULT_STACK_COPY
 								: SESSION_DEFAULT_SWITCH_STACK_COPY;

@@ -25,6 +25,7 @@ enum {
 	SESSION_OPT_UNWIND_CHECK,
 	SESSION_OPT_MIN_BLOCK,
 	SESSION_OPT_SWITCH_PERIOD,
+	SESSION_OPT_SWITCH_RATE,
 	SESSION_OPT_THREADS,
 	SESSION_OPT_PER_THREAD,
 	SESSION_OPT_NO_PER_THREAD,
@@ -45,6 +46,7 @@ enum {
 		{ "event", required_argument, NULL, 'e' },                                         \
 		{ "min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK },                   \
 		{ "switch-period", required_argument, NULL, SESSION_OPT_SWITCH_PERIOD },           \
+		{ "switch-rate", required_argument, NULL, SESSION_OPT_SWITCH_RATE },               \
 		{ "threads", required_argument, NULL, SESSION_OPT_THREADS },                       \
 		{ "per-thread", no_argument, NULL, SESSION_OPT_PER_THREAD },                       \
 		{ "no-per-thread", no_argument, NULL, SESSION_OPT_NO_PER_THREAD },                 \
@@ -80,16 +82,19 @@ enum {
 	"                         offcpu and wall count microseconds\n"                            \
 	"      --min-block=US     offcpu/wall: leave out waits shorter than US\n"                  \
 	"                         microseconds (counted; default 0: every wait)\n"                 \
-	"      --switch-period=N  offcpu/wall: a stack at every Nth switch of a thread,\n"         \
-	"                         weighed N times (default 1)\n"                                   \
+	"      --switch-rate=HZ   offcpu/wall: about HZ stacks a second in all, each\n"            \
+	"                         switch-out taken by a chance its weight undoes (default\n"       \
+	"                         50; 0: every switch-out, exact)\n"                               \
+	"      --switch-period=N  offcpu/wall: instead, each switch-out by chance 1/N,\n"          \
+	"                         weighed N times (per thread without BPF: every Nth)\n"           \
 	"      --threads=REGEX    only threads whose name matches (extended regex)\n"              \
 	"      --per-thread       each thread's stacks under its name (the default)\n"             \
 	"      --no-per-thread    no thread-name root frame: the threads' stacks merge\n"          \
 	"      --scope=cpus|threads\n"                                                             \
-	"                         CPU samples' events: cpus, one per CPU, the targets'\n"          \
-	"                         samples kept by a BPF filter in the kernel (the default\n"       \
-	"                         when privileged); threads, one per thread, which costs\n"        \
-	"                         the JVM at each context switch (the fallback)\n"
+	"                         cpus: events per CPU, the targets' samples kept by BPF\n"        \
+	"                         in the kernel (the default when privileged; offcpu and\n"        \
+	"                         wall: needs CAP_BPF); threads: events per thread, which\n"       \
+	"                         cost the JVM at each context switch (the fallback)\n"
 
 /* An --event value: cpu, offcpu or wall. 0, or -1 (printed, naming cmd). */
 int session_cli_event(const char *cmd, const char *arg, enum session_event *out);
@@ -129,8 +134,10 @@ typedef int (*session_cli_local_fn)(int c, const char *arg, void *ctx);
  * getopt_long over argv (optstring starting with ':'): each option goes to local first, then to
  * the shared ones in so; no positional arguments, exactly one target option ('p', 'c' or 'a'; the
  * optstring must have "p:c:a"). A stack_copy left at SESSION_STACK_COPY_AUTO becomes the event's
- * default (session.h). 0 when all were taken, -1 after --help ('h',
- * usage(stdout) printed), or FG_EXIT_USAGE (the error and usage(stderr) printed).
+ * default (session.h); a switch_rate left at SESSION_SWITCH_RATE_AUTO becomes 0 when
+ * --switch-period was given, else SESSION_DEFAULT_SWITCH_RATE (both given: a usage error). 0 when
+ * all were taken, -1 after --help ('h', usage(stdout) printed), or FG_EXIT_USAGE (the error and
+ * usage(stderr) printed).
  */
 int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstring,
 		      const struct option *longopts, session_cli_local_fn local, void *ctx,

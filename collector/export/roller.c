@@ -427,7 +427,10 @@ static struct session *open_session(struct roller *r)
 		.ctl_path = r->ctl_path,
 		.event = (enum session_event)r->o.event,
 		.min_block_ns = r->o.min_block_ns,
-		.switch_period = r->o.switch_period,
+		.switch_period = r->o.switch_period ? r->o.switch_period : 1,
+		.switch_rate = r->o.switch_rate != SESSION_SWITCH_RATE_AUTO ? r->o.switch_rate
+			       : r->o.switch_period			    ? 0
+						    : SESSION_DEFAULT_SWITCH_RATE,
 		.merge_threads = r->o.merge_threads,
 		/* A thread waits inside libc (futex, nanosleep), which keeps no frame pointers:
 		 * off-CPU stacks reach the Java frames above it only through the stack copy and the

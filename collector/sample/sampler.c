@@ -19,6 +19,7 @@
 #include "htab.h"
 #include "perfsysctl.h"
 #include "pidfilter.h"
+#include "switchbpf.h"
 #include "tracefs.h"
 #include "util.h"
 
@@ -26,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +61,15 @@ struct ring {
 	bool has_cur;
 	uint64_t cur_start; /* ring position of `cur` */
 	uint64_t last_time;
+	uint64_t *payload; /* off-CPU by BPF: `cur`'s record, copied 8-byte aligned */
 };
+
+enum evt_kind { EVT_CPU, EVT_SWITCH, EVT_BPF_OUTPUT };
 
 struct evt {
 	int fd;
 	pid_t pid; /* the target process */
+	enum evt_kind kind;
 };
 
 /* Per-thread dedup state (SCOPE_THREADS): the event owner a thread is locked to. */
@@ -74,7 +80,8 @@ struct sampler {
 	struct sampler_stats st;
 	struct perfring_format fmt;
 	struct perf_event_attr attr;
-	struct perf_event_attr sw_attr; /* the sched_switch event (off-CPU, wall) */
+	struct perf_event_attr sw_attr; /* off-CPU, wall: the sched_switch event per thread, or
+					 * the BPF program's output event per CPU */
 	int epfd;
 	struct ring *rings;
 	unsigned int nrings;
@@ -85,7 +92,13 @@ struct sampler {
 	struct htab opened;   /* pid << 32 | tid -> 1: threads covered (own or inherited) */
 	struct htab targets;  /* pid -> 1 */
 	struct htab swids;    /* event id -> 1: a sched_switch event */
+	struct htab bpfids;   /* event id -> 1: a BPF output event (off-CPU by BPF) */
 	struct pidfilter *pf; /* SCOPE_CPUS: the targets' samples kept in the kernel, or NULL */
+	struct switchbpf *sb; /* off-CPU by BPF, or NULL */
+	bool disabled;	      /* sampler_disable(): every record is in the rings */
+	bool thread_filter;   /* ... which leaves out threads by name */
+	uint64_t sched_lo, sched_hi; /* __schedule's text: where a BPF kernel chain starts */
+	int cpus[MAX_CPUS];	     /* online CPUs: a ring each */
 	char tracefs_dir[64];
 	void (*listed)(void *arg, pid_t pid, pid_t tid); /* sampler_opts.listed */
 	void *listed_arg;
@@ -215,6 +228,8 @@ static int ring_open(struct sampler *s, struct ring *r, int cpu)
 	r->bounce = aligned_alloc(8, PERFRING_MAX_RECORD);
 	if (!r->bounce)
 		return -ENOMEM;
+	if (s->sb && !(r->payload = aligned_alloc(8, PERFRING_MAX_RECORD)))
+		return -ENOMEM;
 	ev.data.u32 = (uint32_t)(r - s->rings);
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
@@ -228,9 +243,10 @@ static void ring_close(struct ring *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->bounce);
+	free(r->payload);
 }
 
-static int evt_push(struct sampler *s, int fd, pid_t pid)
+static int evt_push(struct sampler *s, int fd, pid_t pid, enum evt_kind kind)
 {
 	int rv;
 
@@ -240,6 +256,7 @@ static int evt_push(struct sampler *s, int fd, pid_t pid)
 		return rv;
 	s->evts[s->nevts].fd = fd;
 	s->evts[s->nevts].pid = pid;
+	s->evts[s->nevts].kind = kind;
 	s->nevts++;
 	s->info.nfds++;
 	return 0;
@@ -276,6 +293,7 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 	for (unsigned int i = 0; i < s->nrings; i++) {
 		for (int k = 0; k < 2; k++) {
 			struct perf_event_attr a = k == 0 ? s->attr : s->sw_attr;
+			enum evt_kind kind;
 			uint64_t id;
 			int fd;
 
@@ -303,7 +321,8 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 				rv = fd;
 				goto fail;
 			}
-			if ((rv = evt_push(s, fd, pid)) != 0) {
+			kind = k == 0 ? EVT_CPU : s->sb ? EVT_BPF_OUTPUT : EVT_SWITCH;
+			if ((rv = evt_push(s, fd, pid, kind)) != 0) {
 				close(fd);
 				goto fail;
 			}
@@ -314,7 +333,11 @@ static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 			}
 			if ((rv = htab_put(&s->owner, id, (uint64_t)(uint32_t)tid)) != 0)
 				goto fail;
-			if (k == 1 && (rv = htab_put(&s->swids, id, 1)) != 0)
+			if (kind == EVT_SWITCH && (rv = htab_put(&s->swids, id, 1)) != 0)
+				goto fail;
+			if (kind == EVT_BPF_OUTPUT &&
+			    ((rv = htab_put(&s->bpfids, id, 1)) != 0 ||
+			     (rv = switchbpf_set_output(s->sb, s->rings[i].cpu, fd)) != 0))
 				goto fail;
 		}
 	}
@@ -410,24 +433,6 @@ static int open_threads(struct sampler *s, pid_t pid)
 	return total;
 }
 
-static int count_threads(pid_t pid)
-{
-	char path[64];
-	DIR *d;
-	struct dirent *de;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -ESRCH;
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
-			n++;
-	closedir(d);
-	return n;
-}
-
 int sampler_add_pid(struct sampler *s, pid_t pid)
 {
 	size_t first = s->nevts;
@@ -445,6 +450,8 @@ int sampler_add_pid(struct sampler *s, pid_t pid)
 		if (access(path, F_OK) != 0)
 			return -ESRCH;
 		if (s->pf && (rv = pidfilter_add(s->pf, (uint32_t)pid)) != 0)
+			return rv;
+		if (s->sb && (rv = switchbpf_add(s->sb, (uint32_t)pid)) != 0)
 			return rv;
 		return htab_put(&s->targets, (uint64_t)pid, 1);
 	}
@@ -470,6 +477,8 @@ int sampler_remove_pid(struct sampler *s, pid_t pid)
 	htab_remove(&s->targets, v);
 	if (s->pf)
 		(void)pidfilter_remove(s->pf, (uint32_t)pid); /* its samples then dropped here */
+	if (s->sb)
+		(void)switchbpf_remove(s->sb, (uint32_t)pid);
 	for (size_t i = 0; i < s->nevts; i++) {
 		struct evt *e = &s->evts[i];
 		uint64_t id;
@@ -483,6 +492,8 @@ int sampler_remove_pid(struct sampler *s, pid_t pid)
 				htab_remove(&s->owner, v);
 			if ((v = htab_get(&s->swids, id)))
 				htab_remove(&s->swids, v);
+			if ((v = htab_get(&s->bpfids, id)))
+				htab_remove(&s->bpfids, v);
 		}
 		close(e->fd);
 		s->info.nfds--;
@@ -548,6 +559,50 @@ static int switch_setup(struct sampler *s, const struct sampler_opts *o)
 	return 0;
 }
 
+/*
+ * Off-CPU by BPF (switchbpf.h): the program loaded (attached once the events are enabled), and
+ * the output event per CPU whose samples carry its records as raw data. It has the rings' record
+ * format, with neither call chain nor stack copy of its own (the records hold the thread's).
+ */
+static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
+{
+	unsigned int depth = s->info.max_stack;
+	struct switchbpf_opts bo = {
+		.stack_bytes =
+			o->stack_copy < SWITCHREC_MAX_STACK ? o->stack_copy : SWITCHREC_MAX_STACK,
+		.kernel_depth = o->exclude_kernel	       ? 0
+				: depth < SWITCHREC_MAX_KDEPTH ? depth
+							       : SWITCHREC_MAX_KDEPTH,
+		.user_depth = depth < SWITCHREC_MAX_UDEPTH ? depth : SWITCHREC_MAX_UDEPTH,
+		.rate_hz = o->switch_rate,
+		.period = o->switch_period,
+		.name_filter = o->thread_filter,
+	};
+	char *text = NULL;
+	size_t len = 0;
+	int rv = switchbpf_open(&bo, &s->sb, &s->info.switch_bpf_why);
+
+	if (rv != 0)
+		return rv;
+	s->thread_filter = o->thread_filter;
+	s->info.switch_period = o->switch_period ? o->switch_period : 1;
+	s->info.switch_rate = o->switch_rate;
+	s->attr.sample_type |= PERF_SAMPLE_RAW;
+	s->sw_attr = s->attr;
+	s->sw_attr.type = PERF_TYPE_SOFTWARE;
+	s->sw_attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	s->sw_attr.freq = 0;
+	s->sw_attr.sample_period = 1;
+	s->sw_attr.exclude_callchain_kernel = 1;
+	s->sw_attr.exclude_callchain_user = 1;
+	s->sw_attr.sample_stack_user = 0;
+	/* Without kallsyms (hidden addresses) the tracing frames stay at the chains' leaf. */
+	if (fg_read_file("/proc/kallsyms", 4u << 20, 256u << 20, &text, &len) == 0)
+		(void)switchbpf_sched_range(text, len, &s->sched_lo, &s->sched_hi);
+	free(text);
+	return 0;
+}
+
 static void close_rings(struct sampler *s)
 {
 	for (unsigned int i = 0; i < s->nrings; i++) {
@@ -571,10 +626,8 @@ static int open_rings(struct sampler *s, const int *cpus, unsigned int ncpus)
 
 static int setup(struct sampler *s, const struct sampler_opts *o)
 {
-	int cpus[MAX_CPUS];
 	struct perfsysctl_stack fit;
 	unsigned int ncpus, stack, freq;
-	size_t base;
 	int rv;
 
 	freq = o->freq_hz ? o->freq_hz : SAMPLER_DEFAULT_FREQ;
@@ -601,8 +654,6 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	if (o->mode > SAMPLER_MODE_WALL)
 		return -EINVAL;
 	s->info.mode = o->mode;
-	if (o->mode != SAMPLER_MODE_CPU && (rv = switch_setup(s, o)) != 0)
-		return rv;
 
 	/* Wall: a CPU sample weighs its period, which is nanoseconds only for cpu-clock. */
 	s->info.cycles_err = o->force_cpu_clock || o->mode == SAMPLER_MODE_WALL
@@ -617,20 +668,30 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 		s->info.event = SAMPLER_EVENT_CPU_CLOCK;
 		s->info.event_name = "cpu-clock";
 	}
+	if ((rv = online_cpus(s->cpus, MAX_CPUS, &ncpus)) != 0)
+		return rv;
+	s->info.ncpus = ncpus;
+	return 0;
+}
+
+/* The rings, sized for the records to come, once the events' format is settled. */
+static int setup_rings(struct sampler *s, const struct sampler_opts *o)
+{
+	unsigned int ncpus = s->info.ncpus;
+	size_t base;
+	int rv;
+
 	s->fmt.sample_type = s->attr.sample_type;
 	s->fmt.sample_id_all = true;
 	s->fmt.sample_regs_user = s->attr.sample_regs_user;
-
-	if ((rv = online_cpus(cpus, MAX_CPUS, &ncpus)) != 0)
-		return rv;
-	s->info.ncpus = ncpus;
 	base = s->info.ring_bytes;
 	if (o->stack_copy && !o->ring_kib) {
 		/* Room for 128 copies per ring between drains (a slow drain at 999 Hz on a busy
 		 * machine), 1024 when every switch takes one (a few hundred switches per second
 		 * and CPU while the recording waits for an agent's tables), but at most
 		 * STACK_RINGS_MAX over all rings. */
-		size_t copies = o->mode != SAMPLER_MODE_CPU ? 1024 : 128;
+		bool every = o->mode != SAMPLER_MODE_CPU && !(s->sb && o->switch_rate);
+		size_t copies = every ? 1024 : 128;
 
 		while (s->info.ring_bytes < (size_t)o->stack_copy * copies &&
 		       s->info.ring_bytes * 2 * ncpus <= STACK_RINGS_MAX)
@@ -645,7 +706,7 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 		return -ENOMEM;
 	for (;;) {
 		s->info.ring_wakeup_bytes = s->info.ring_bytes / 4;
-		rv = open_rings(s, cpus, ncpus);
+		rv = open_rings(s, s->cpus, ncpus);
 		/* Grown rings beyond the locked memory the kernel grants us (perf_event_mlock_kb
 		 * per CPU, then RLIMIT_MEMLOCK, without CAP_IPC_LOCK: a container): halve them,
 		 * down to the size asked for, before giving up. */
@@ -654,27 +715,6 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 		close_rings(s);
 		s->info.ring_bytes /= 2;
 	}
-}
-
-static enum sampler_scope pick_scope(const struct sampler_opts *o, const pid_t *pids, size_t n,
-				     unsigned int ncpus)
-{
-	struct rlimit rl;
-	uint64_t threads = 0;
-
-	if (o->scope != SAMPLER_SCOPE_AUTO)
-		return o->scope;
-	if (o->mode == SAMPLER_MODE_CPU)
-		return SAMPLER_SCOPE_CPUS; /* THREADS if the kernel refuses: see open_cpus() */
-	for (size_t i = 0; i < n; i++) {
-		int t = count_threads(pids[i]);
-
-		threads += t > 0 ? (uint64_t)t : 0;
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    threads * ncpus > rl.rlim_cur / 2)
-		return SAMPLER_SCOPE_CPUS;
-	return SAMPLER_SCOPE_THREADS;
 }
 
 /*
@@ -697,9 +737,12 @@ static int open_cpus(struct sampler *s, enum sampler_scope asked, bool no_filter
 	}
 	if (rv != 0)
 		return rv;
-	/* The kernel-side filter is loaded now and filled as targets are added; it is attached,
-	 * and the events enabled, once they are in (enable_cpus). */
-	s->info.filter_err = no_filter ? -ECANCELED : pidfilter_open(&s->pf);
+	/* The kernel-side filter of CPU samples is loaded now and filled as targets are added; it
+	 * is attached, and the events enabled, once they are in (enable_cpus). */
+	if (s->info.mode == SAMPLER_MODE_OFFCPU)
+		s->info.filter_err = -ECANCELED;
+	else
+		s->info.filter_err = no_filter ? -ECANCELED : pidfilter_open(&s->pf);
 	return 0;
 }
 
@@ -710,18 +753,49 @@ static int open_cpus(struct sampler *s, enum sampler_scope asked, bool no_filter
  */
 static int enable_cpus(struct sampler *s)
 {
+	bool first = true;
 	int rv;
 
 	for (size_t i = 0; s->pf && i < s->nevts; i++) {
-		if ((rv = pidfilter_attach(s->pf, s->evts[i].fd)) == 0)
+		if (s->evts[i].kind != EVT_CPU)
 			continue;
-		s->info.filter_err = rv;
-		if (i == 0) {
-			pidfilter_close(s->pf);
-			s->pf = NULL;
+		rv = pidfilter_attach(s->pf, s->evts[i].fd);
+		if (rv != 0) {
+			s->info.filter_err = rv;
+			if (first) {
+				pidfilter_close(s->pf);
+				s->pf = NULL;
+			}
 		}
+		first = false;
 	}
-	return evts_enable(s, 0);
+	if ((rv = evts_enable(s, 0)) != 0)
+		return rv;
+	/* Its records have somewhere to go now. */
+	return s->sb ? switchbpf_attach(s->sb) : 0;
+}
+
+/*
+ * Off-CPU and wall: the BPF program in CPU scope, or the tracepoint per thread (asked, or the
+ * program refused: info.switch_bpf_err). An explicit SCOPE_CPUS takes no fallback.
+ */
+static int switch_pick(struct sampler *s, const struct sampler_opts *o)
+{
+	int rv;
+
+	if (s->info.scope == SAMPLER_SCOPE_CPUS) {
+		rv = switch_bpf_setup(s, o);
+		s->info.switch_bpf_err = rv;
+		if (rv == 0)
+			return 0;
+		if (o->scope == SAMPLER_SCOPE_CPUS)
+			return rv;
+		s->info.scope = SAMPLER_SCOPE_THREADS;
+	} else {
+		s->info.switch_bpf_err = -ECANCELED;
+		s->info.switch_bpf_why = "per-thread events were asked for";
+	}
+	return switch_setup(s, o);
 }
 
 int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, struct sampler **out)
@@ -736,15 +810,26 @@ int sampler_open(const struct sampler_opts *opts, const pid_t *pids, size_t n, s
 	s->listed_arg = opts->listed_arg;
 	if ((rv = setup(s, opts)) != 0)
 		goto fail;
-	s->info.scope = pick_scope(opts, pids, n, s->info.ncpus);
-	if (s->info.scope == SAMPLER_SCOPE_CPUS && s->info.mode != SAMPLER_MODE_CPU) {
-		/* Switch records of every task would be CPU-wide ones: not handled. */
-		rv = -EOPNOTSUPP;
+	/* AUTO: CPU-wide, or THREADS when the kernel refuses (open_cpus, switch_pick). */
+	s->info.scope = opts->scope == SAMPLER_SCOPE_AUTO ? SAMPLER_SCOPE_CPUS : opts->scope;
+	if (s->info.mode != SAMPLER_MODE_CPU && (rv = switch_pick(s, opts)) != 0)
 		goto fail;
-	}
+	if ((rv = setup_rings(s, opts)) != 0)
+		goto fail;
 	if (s->info.scope == SAMPLER_SCOPE_CPUS &&
 	    (rv = open_cpus(s, opts->scope, opts->no_kernel_filter)) != 0)
 		goto fail;
+	if (s->sb && s->info.scope == SAMPLER_SCOPE_THREADS) {
+		/* The program loaded but CPU-wide events were refused: tracepoints per thread. */
+		switchbpf_close(s->sb);
+		s->sb = NULL;
+		s->info.switch_bpf_err = s->info.cpus_err;
+		s->info.switch_bpf_why = "CPU-wide events were refused";
+		s->attr.sample_type &= ~(uint64_t)PERF_SAMPLE_RAW;
+		if ((rv = switch_setup(s, opts)) != 0)
+			goto fail;
+		s->fmt.sample_type = s->attr.sample_type;
+	}
 	for (size_t i = 0; i < n; i++) {
 		rv = sampler_add_pid(s, pids[i]);
 		if (rv == -EEXIST)
@@ -773,11 +858,34 @@ const struct sampler_info *sampler_info(const struct sampler *s)
 
 void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 {
+	struct switchstats b;
+
 	*out = s->st;
+	if (!s->sb)
+		return;
+	switchbpf_stats(s->sb, &b);
+	out->switch_filtered = b.filtered;
+	out->switch_seen = b.outs;
+	out->switch_skipped = b.skipped;
+	out->switch_taken = b.taken;
+	out->switch_ends = b.ins;
+	out->switch_ends_late = b.ins_late;
+	out->switch_lost = b.out_lost + b.in_lost;
+	out->stack_short = b.stack_short;
+	out->stack_none = b.stack_none;
+}
+
+int sampler_keep_name(struct sampler *s, const char *comm, bool keep)
+{
+	if (!s->sb || !s->thread_filter)
+		return 0;
+	return switchbpf_keep_name(s->sb, comm, keep);
 }
 
 void sampler_disable(struct sampler *s)
 {
+	s->disabled = true;
+	switchbpf_detach(s->sb);
 	for (size_t i = 0; i < s->nevts; i++)
 		(void)ioctl(s->evts[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 }
@@ -786,6 +894,7 @@ void sampler_close(struct sampler *s)
 {
 	if (!s)
 		return;
+	switchbpf_close(s->sb); /* detached first: no record to a closed event */
 	evts_truncate(s, 0);
 	pidfilter_close(s->pf);
 	close_rings(s);
@@ -798,6 +907,7 @@ void sampler_close(struct sampler *s)
 	htab_fini(&s->opened);
 	htab_fini(&s->targets);
 	htab_fini(&s->swids);
+	htab_fini(&s->bpfids);
 	free(s);
 }
 
@@ -839,7 +949,8 @@ static bool filter_accept(struct sampler *s, const struct perfring_rec *r)
 
 	if (r->type == PERF_RECORD_FORK && r->u.task.pid != r->u.task.ppid &&
 	    htab_get(&s->targets, r->u.task.ppid) && htab_count(&s->targets) < MAX_TARGETS &&
-	    (!s->pf || pidfilter_add(s->pf, r->u.task.pid) == 0))
+	    (!s->pf || pidfilter_add(s->pf, r->u.task.pid) == 0) &&
+	    (!s->sb || switchbpf_add(s->sb, r->u.task.pid) == 0))
 		(void)htab_put(&s->targets, r->u.task.pid, 1);
 	if (r->type == PERF_RECORD_FORK || r->type == PERF_RECORD_EXIT)
 		pid = r->u.task.pid;
@@ -848,6 +959,58 @@ static bool filter_accept(struct sampler *s, const struct perfring_rec *r)
 	else if (r->type == PERF_RECORD_COMM)
 		pid = r->u.comm.pid;
 	return htab_get(&s->targets, pid) != NULL;
+}
+
+/*
+ * A BPF output sample (off-CPU by BPF) turned into what the per-thread path delivers: its
+ * SWITCHREC_OUT as a switch sample of the thread switched out (at the switch-out's time, its
+ * kernel chain from __schedule), its SWITCHREC_IN as a PERF_RECORD_SWITCH switch-in. The
+ * record is copied 8-byte aligned into r->payload, which the result points into.
+ * 0, or -EBADMSG (a record of the program that does not decode).
+ */
+_Static_assert(offsetof(struct switchrec, regs) % 8 == 0, "switchrec.regs is not aligned");
+
+static int bpf_record(struct sampler *s, struct ring *r)
+{
+	struct perfring_rec *c = &r->cur;
+	struct switchrec_view v;
+	uint32_t skip;
+
+	if (!c->u.sample.raw || c->u.sample.raw_len > PERFRING_MAX_RECORD)
+		return -EBADMSG;
+	memcpy(r->payload, c->u.sample.raw, c->u.sample.raw_len);
+	if (switchrec_decode(r->payload, c->u.sample.raw_len, &v) != 0)
+		return -EBADMSG;
+	c->pid = v.h.pid;
+	c->tid = v.h.tid;
+	c->time = v.h.time;
+	c->has_tid = c->has_time = true;
+	if (v.h.kind == SWITCHREC_IN) {
+		c->type = PERF_RECORD_SWITCH;
+		c->misc = 0; /* a switch-in */
+		memset(&c->u, 0, sizeof(c->u));
+		return 0;
+	}
+	skip = switchrec_kernel_skip(v.kernel, v.h.nr_kernel, s->sched_lo, s->sched_hi);
+	memset(&c->u.sample, 0, sizeof(c->u.sample));
+	c->u.sample.kernel = v.kernel ? v.kernel + skip : NULL;
+	c->u.sample.nr_kernel = v.h.nr_kernel - skip;
+	c->u.sample.user = v.user;
+	c->u.sample.nr_user = v.h.nr_user;
+	c->u.sample.nr = c->u.sample.nr_kernel + c->u.sample.nr_user;
+	c->u.sample.ip = c->u.sample.kernel && c->u.sample.nr_kernel ? c->u.sample.kernel[0] : 0;
+	c->u.sample.period = 1;
+	if (v.h.flags & SWITCHREC_F_REGS) {
+		c->u.sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+		c->u.sample.regs = r->payload + offsetof(struct switchrec, regs) / 8;
+		c->u.sample.regs_mask = SAMPLER_REGS_MASK;
+	}
+	c->u.sample.stack = v.stack;
+	c->u.sample.stack_len = c->u.sample.stack_dyn = v.h.stack_len;
+	c->u.sample.kind = SAMPLER_KIND_SWITCH;
+	c->u.sample.state = switchrec_state(v.h.prev_state, v.h.flags);
+	c->u.sample.scale = (double)SWITCHREC_ONE / (double)v.h.thr;
+	return 0;
 }
 
 /*
@@ -873,6 +1036,11 @@ static void ring_advance(struct sampler *s, struct ring *r)
 			return;
 		}
 		s->st.bytes += len;
+		if (r->cur.type == PERF_RECORD_SAMPLE && r->cur.has_id &&
+		    htab_get(&s->bpfids, r->cur.id) && bpf_record(s, r) != 0) {
+			s->st.bad_records++; /* that record only: its neighbours are sound */
+			continue;
+		}
 		switch (r->cur.type) {
 		case PERF_RECORD_LOST:
 			s->st.lost_records++;
@@ -935,8 +1103,10 @@ static int deliver(struct sampler *s, struct perfring_rec *r, sampler_cb cb, voi
 		if (r->has_id && htab_get(&s->swids, r->id)) {
 			r->u.sample.kind = SAMPLER_KIND_SWITCH;
 			r->u.sample.state = raw_state(s, r);
-			s->st.switch_samples++;
+			r->u.sample.scale = s->info.switch_period;
 		}
+		if (r->u.sample.kind == SAMPLER_KIND_SWITCH)
+			s->st.switch_samples++;
 		s->st.samples++;
 		if (r->u.sample.stack) {
 			s->st.stack_samples++;
@@ -969,10 +1139,21 @@ static int deliver(struct sampler *s, struct perfring_rec *r, sampler_cb cb, voi
 	return rv < 0 ? rv : 1;
 }
 
+/*
+ * How recent a record may be and still be delivered by a drain: rings are read one after
+ * another, so a record written to one ring after it was read could be older than one delivered
+ * from a ring read later; records younger than this are left for the next drain, by which time
+ * everything older is in its ring (a record is written within microseconds of its timestamp,
+ * in the context that took it). A thread's switch-in then never reaches the caller after its
+ * next switch-out.
+ */
+#define SETTLE_NS 2000000ull
+
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx)
 {
 	struct epoll_event evs[16];
 	int delivered = 0, rv = 0;
+	uint64_t cutoff;
 
 	/* Also without a wait: a ring's wake-up that this drain empties would otherwise stay
 	 * pending in the epoll set and wake the caller's next poll for nothing. Taken before the
@@ -980,6 +1161,7 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx)
 	if (epoll_wait(s->epfd, evs, (int)FG_ARRAY_SIZE(evs), timeout_ms) < 0)
 		return -errno;
 	s->st.drains++;
+	cutoff = s->disabled ? UINT64_MAX : fg_now_ns() - SETTLE_NS;
 	for (unsigned int i = 0; i < s->nrings; i++) {
 		struct ring *r = &s->rings[i];
 		uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
@@ -1005,7 +1187,7 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx)
 			if (r->has_cur && (!best || r->cur.time < best->cur.time))
 				best = r;
 		}
-		if (!best)
+		if (!best || best->cur.time > cutoff)
 			break;
 		int d = deliver(s, &best->cur, cb, ctx);
 

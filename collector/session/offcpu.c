@@ -7,12 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void offcpu_init(struct offcpu *m, uint64_t min_block_ns, unsigned int period, offcpu_emit emit,
-		 void *ctx)
+void offcpu_init(struct offcpu *m, uint64_t min_block_ns, offcpu_emit emit, void *ctx)
 {
 	memset(m, 0, sizeof(*m));
 	m->min_block_ns = min_block_ns;
-	m->period = period ? period : 1;
 	m->emit = emit;
 	m->ctx = ctx;
 	htab_init(&m->pend);
@@ -34,10 +32,11 @@ void offcpu_fini(struct offcpu *m)
 }
 
 /* Hand the sample back weighed by t_out..t_in, or dropped under the minimum. */
-static void weigh(struct offcpu *m, void *payload, uint64_t t_out, uint64_t t_in)
+static void weigh(struct offcpu *m, void *payload, uint64_t t_out, uint64_t t_in, double scale)
 {
 	uint64_t d = t_in > t_out ? t_in - t_out : 0;
-	uint64_t w = d * m->period;
+	double x = (double)d * scale + 0.5;
+	uint64_t w = x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
 
 	if (d < m->min_block_ns || w == 0) {
 		m->st.under_min++;
@@ -51,30 +50,34 @@ static void weigh(struct offcpu *m, void *payload, uint64_t t_out, uint64_t t_in
 }
 
 /* Take tid's waiting sample out (and its slot back). */
-static void *take(struct offcpu *m, uint64_t *v, uint64_t *t_out)
+static void *take(struct offcpu *m, uint64_t *v, uint64_t *t_out, double *scale)
 {
 	uint32_t i = (uint32_t)*v;
 	void *p = m->slots[i].payload;
 
 	*t_out = m->slots[i].t_out;
+	*scale = m->slots[i].scale;
 	m->slots[i].payload = NULL;
 	m->free[m->nfree++] = i;
 	htab_remove(&m->pend, v);
 	return p;
 }
 
-void offcpu_out(struct offcpu *m, uint32_t tid, uint64_t t, void *payload)
+void offcpu_out(struct offcpu *m, uint32_t tid, uint64_t t, double scale, void *payload)
 {
 	uint64_t *v = htab_get(&m->pend, tid), *li = htab_get(&m->lastin, tid);
 	uint32_t i;
 
 	m->st.samples++;
+	if (!(scale >= 1.0)) /* NaN included */
+		scale = 1.0;
 	if (v) {
 		/* A second switch-out without a switch-in between: that one was lost. */
 		uint64_t t0;
+		double s0;
 
 		m->st.unmatched++;
-		m->emit(m->ctx, take(m, v, &t0), 0);
+		m->emit(m->ctx, take(m, v, &t0, &s0), 0);
 	}
 	if (li && *li >= t) {
 		/* Its switch-in came through another CPU's ring first. */
@@ -82,7 +85,7 @@ void offcpu_out(struct offcpu *m, uint32_t tid, uint64_t t, void *payload)
 
 		htab_remove(&m->lastin, li);
 		m->st.early_in++;
-		weigh(m, payload, t, t_in);
+		weigh(m, payload, t, t_in, scale);
 		return;
 	}
 	if (m->nfree) {
@@ -104,6 +107,7 @@ void offcpu_out(struct offcpu *m, uint32_t tid, uint64_t t, void *payload)
 		goto full;
 	}
 	m->slots[i].t_out = t;
+	m->slots[i].scale = scale;
 	m->slots[i].payload = payload;
 	return;
 full:
@@ -114,11 +118,12 @@ full:
 void offcpu_in(struct offcpu *m, uint32_t tid, uint64_t t)
 {
 	uint64_t *v = htab_get(&m->pend, tid), t_out;
+	double scale;
 
 	if (v && m->slots[*v].t_out <= t) {
-		void *p = take(m, v, &t_out);
+		void *p = take(m, v, &t_out, &scale);
 
-		weigh(m, p, t_out, t);
+		weigh(m, p, t_out, t, scale);
 		return;
 	}
 	/* No sample waits (a skipped switch, or its sample is still in another ring). The
@@ -129,15 +134,16 @@ void offcpu_in(struct offcpu *m, uint32_t tid, uint64_t t)
 void offcpu_exit(struct offcpu *m, uint32_t tid, uint64_t t)
 {
 	uint64_t *v = htab_get(&m->pend, tid), *li = htab_get(&m->lastin, tid), t_out;
+	double scale;
 
 	if (li)
 		htab_remove(&m->lastin, li);
 	if (!v)
 		return;
 	m->st.exited++;
-	void *p = take(m, v, &t_out);
+	void *p = take(m, v, &t_out, &scale);
 
-	weigh(m, p, t_out, t);
+	weigh(m, p, t_out, t, scale);
 }
 
 void offcpu_end(struct offcpu *m, uint64_t t)
@@ -151,7 +157,7 @@ void offcpu_end(struct offcpu *m, uint64_t t)
 
 		sl->payload = NULL;
 		m->st.open_at_end++;
-		weigh(m, p, sl->t_out, t);
+		weigh(m, p, sl->t_out, t, sl->scale);
 	}
 	htab_clear(&m->pend);
 	m->nfree = 0;

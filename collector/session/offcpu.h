@@ -2,12 +2,12 @@
 /*
  * offcpu.h - weigh each switch-out sample by how long its thread stayed off the CPU.
  *
- * The sampler gives, per target thread, a stack at a switch-out (the sched_switch event, every
- * Nth switch with a switch period N) and a PERF_RECORD_SWITCH at every switch in and out. A
- * sample waits here, keyed by thread, until that thread's next switch-in; its weight is then
- * (switch-in time - sample time) x N, so that a sampled switch stands for the N - 1 skipped ones
- * and totals stay unbiased. A thread that exits while off the CPU is weighed up to its exit, one
- * still off the CPU at the end of the recording up to the end; both are counted.
+ * The sampler gives, per target thread, a stack at some switch-outs and a switch-in record that
+ * ends each wait (sampler.h). A sample waits here, keyed by thread, until that thread's next
+ * switch-in; its weight is then (switch-in time - sample time) x scale, where scale is the
+ * switch-outs it stands for (1 / the chance it was taken, known before its wait's length was),
+ * so that totals stay unbiased. A thread that exits while off the CPU is weighed up to its exit,
+ * one still off the CPU at the end of the recording up to the end; both are counted.
  *
  * Records of different CPUs can reach us out of order by up to one drain: a switch-in seen
  * before the sample of the same wait is remembered (last switch-in per thread) and the sample
@@ -44,12 +44,12 @@ struct offcpu_stats {
 
 struct offcpu_pend {
 	uint64_t t_out;
+	double scale;
 	void *payload;
 };
 
 struct offcpu {
 	uint64_t min_block_ns;
-	unsigned int period;
 	offcpu_emit emit;
 	void *ctx;
 	struct htab pend;   /* tid -> index in slots */
@@ -60,13 +60,12 @@ struct offcpu {
 	struct offcpu_stats st;
 };
 
-void offcpu_init(struct offcpu *m, uint64_t min_block_ns, unsigned int period, offcpu_emit emit,
-		 void *ctx);
+void offcpu_init(struct offcpu *m, uint64_t min_block_ns, offcpu_emit emit, void *ctx);
 /* Hand back every waiting sample as dropped (weight 0) and free the state. */
 void offcpu_fini(struct offcpu *m);
 
-/* A switch-out sample of tid at time t. */
-void offcpu_out(struct offcpu *m, uint32_t tid, uint64_t t, void *payload);
+/* A switch-out sample of tid at time t that stands for `scale` (>= 1) switch-outs. */
+void offcpu_out(struct offcpu *m, uint32_t tid, uint64_t t, double scale, void *payload);
 /* tid switched in at time t. */
 void offcpu_in(struct offcpu *m, uint32_t tid, uint64_t t);
 /* tid exited at time t. */

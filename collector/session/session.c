@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "codelog.h"
+#include "fghash.h"
 #include "codetab.h"
 #include "jvmset.h"
 #include "perfring.h"
@@ -108,6 +109,7 @@ struct session {
 	uint64_t cpu_interval_ns; /* wall: a CPU sample's weight when it carries no period */
 	regex_t threads_re;
 	bool threads_re_on;
+	struct htab names_told; /* hashes of the thread names the sampler was told about */
 };
 
 int session_next_note(struct session *s, char *buf, size_t len)
@@ -134,12 +136,37 @@ static struct target *session_target_add(struct session *s, uint32_t pid)
 	return t;
 }
 
+/*
+ * --threads with off-CPU by BPF: tell the sampler whether to take the switch-outs of threads
+ * named `name` (once per name), so that the kernel spends neither its work nor the stack budget
+ * on threads the profile leaves out.
+ */
+static void tell_name(struct session *s, const char *name)
+{
+	uint64_t h = fg_hash_bytes(name, strlen(name), 0);
+	bool keep;
+
+	if (!s->threads_re_on || !s->sampler || !s->so->keep_name || htab_get(&s->names_told, h))
+		return;
+	keep = regexec(&s->threads_re, name, 0, NULL, 0) == 0;
+	if (s->so->keep_name(s->sampler, name, keep) == 0)
+		(void)htab_put(&s->names_told, h, 1);
+}
+
+/* tell_name() of every thread name known. */
+static void tell_names(struct session *s)
+{
+	for (size_t i = 0; i < s->names.n; i++)
+		tell_name(s, s->names.names[i]);
+}
+
 /* --all: a target a source added is sampled from now on. */
 static void adopt(struct session *s, uint32_t pid)
 {
 	int rv;
 
 	threadnames_load(&s->names, pid);
+	tell_names(s);
 	if (s->sz)
 		(void)symbolizer_add_process(s->sz, (pid_t)pid);
 	rv = s->so->add_pid(s->sampler, (pid_t)pid);
@@ -290,6 +317,11 @@ static int real_remove_pid(void *smp, pid_t pid)
 	return sampler_remove_pid(smp, pid);
 }
 
+static int real_keep_name(void *smp, const char *comm, bool keep)
+{
+	return sampler_keep_name(smp, comm, keep);
+}
+
 static const struct sampler_info *real_info(const void *smp)
 {
 	return sampler_info(smp);
@@ -315,6 +347,7 @@ static const struct session_sampler_ops real_sampler = {
 	.info = real_info,
 	.stats = real_stats,
 	.close = real_close,
+	.keep_name = real_keep_name,
 };
 
 /* ---- the process's mappings for vmstack, from the symbolizer ----------------------------- */
@@ -582,7 +615,7 @@ static void on_switch_sample(struct session *s, const struct perfring_rec *r)
 		s->oc.st.full++;
 		return;
 	}
-	offcpu_out(&s->oc, r->tid, r->time, d);
+	offcpu_out(&s->oc, r->tid, r->time, r->u.sample.scale, d);
 }
 
 static int on_record(void *ctx, const struct perfring_rec *r)
@@ -630,6 +663,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 	}
 	case PERF_RECORD_COMM:
 		threadnames_set(&s->names, r->u.comm.tid, r->u.comm.comm);
+		tell_name(s, r->u.comm.comm);
 		break;
 	case PERF_RECORD_EXIT:
 		if (s->oc_on)
@@ -714,6 +748,7 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 				    .exclude_kernel = s->o.no_kernel,
 				    .stack_copy = s->o.stack_copy,
 				    .switch_period = s->o.switch_period,
+				    .switch_rate = s->o.switch_rate,
 				    .scope = (enum sampler_scope)s->o.scope };
 	size_t n = s->targets.n;
 	pid_t *pids = calloc(n ? n : 1, sizeof(*pids));
@@ -727,11 +762,12 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 	smo.mode = s->o.event == SESSION_EVENT_OFFCPU ? SAMPLER_MODE_OFFCPU
 		   : s->o.event == SESSION_EVENT_WALL ? SAMPLER_MODE_WALL
 						      : SAMPLER_MODE_CPU;
-	if (smo.mode != SAMPLER_MODE_CPU)
-		smo.scope = SAMPLER_SCOPE_THREADS;
+	smo.thread_filter = s->threads_re_on;
 	s->start_ns = s->now();
 	rv = s->so->open(&smo, pids, n, &s->sampler);
 	free(pids);
+	if (rv == 0)
+		tell_names(s);
 	if (rv == -ENOENT && smo.mode != SAMPLER_MODE_CPU)
 		snprintf(why, whylen,
 			 "off-CPU needs the sched:sched_switch tracepoint: no tracefs at "
@@ -810,10 +846,11 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		s->threads_re_on = true;
 	}
 	if (o->event != SESSION_EVENT_CPU) {
-		offcpu_init(&s->oc, o->min_block_ns, o->switch_period, on_weighed, s);
+		offcpu_init(&s->oc, o->min_block_ns, on_weighed, s);
 		s->oc_on = true;
 	}
 	threadnames_init(&s->names);
+	htab_init(&s->names_told);
 	s->src_env = (struct session_src_env){ .o = &s->o,
 					       .targets = &s->targets,
 					       .notes = &s->notes,
@@ -1091,8 +1128,18 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->min_block_ns = s->o.min_block_ns;
 		out->tracefs_dir = si->tracefs_dir;
 		out->tracefs_mounted = si->tracefs_mounted;
-		out->switches_out = ss.switch_out;
+		out->switch_rate = si->switch_rate;
+		out->switch_bpf_err = si->switch_bpf_err;
+		out->switch_bpf_why = si->switch_bpf_why;
+		/* Per thread every switch-out has a record; by BPF the program counts them. */
+		out->switches_out = si->switch_bpf_err == 0 ? ss.switch_seen : ss.switch_out;
 		out->switch_samples = ss.switch_samples;
+		out->switches_skipped = ss.switch_skipped;
+		out->switches_filtered = ss.switch_filtered;
+		out->switches_lost = ss.switch_lost;
+		out->switch_ends_late = ss.switch_ends_late;
+		out->stacks_short = ss.stack_short;
+		out->stacks_none = ss.stack_none;
 		out->offcpu_emitted = s->oc.st.emitted;
 		out->offcpu_ns = s->oc.st.emitted_ns;
 		out->offcpu_under_min = s->oc.st.under_min;
@@ -1161,6 +1208,7 @@ void session_close(struct session *s)
 		offcpu_fini(&s->oc);
 	if (s->threads_re_on)
 		regfree(&s->threads_re);
+	htab_fini(&s->names_told);
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
 	javaframes_free(s->jf);

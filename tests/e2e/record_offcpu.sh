@@ -3,7 +3,8 @@
 #
 # record_offcpu.sh - off-CPU and wall-clock profiles against known answers, on every JDK under
 # /usr/lib/jvm, with and without -XX:+PreserveFramePointer, each JVM in a namespace container
-# running OffCpuTruth (threads whose waits it times itself with System.nanoTime):
+# running OffCpuTruth (threads whose waits it times itself with System.nanoTime). Exact
+# recordings (--switch-rate 0: the BPF program takes every switch-out's stack):
 #  - fg-sleeper computes in computeA for 20 ms, sleeps in sleepB for 60 ms: >= 95% of its
 #    off-CPU time sits under sleepB with the Java chain (sleeper;sleepB), that time is the
 #    truth's within 15%, and its wall profile splits computeA:sleepB within 5 points of the
@@ -15,6 +16,9 @@
 #  - fg-syncer in fsync on the host's disk: the share of its off-CPU time in the
 #    uninterruptible state is printed (the kernel and file system decide whether fsync waits
 #    in D state); at least some of it must be there.
+# Sampled recordings of the fg-* threads (--threads, left out in the kernel): at the default
+# rate the sleeper's and the reader's shares hold as above; at 400 stacks/s their times are
+# the truth's within 30% (about four standard errors of ~200 stacks).
 # The record summaries must count every switch (drops printed).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -39,13 +43,14 @@ truth_group() {
 	     END { if (ok) for (i = 0; i < 6; i++) print last[i] }' "$1"
 }
 
-# record NAME EVENT: fgcollect record --event EVENT into $FG_TMP/NAME.folded; the truth lines
-# the JVM printed just before and after go to $FG_TMP/NAME.t0 / .t1.
+# record NAME EVENT [OPTION...]: fgcollect record --event EVENT into $FG_TMP/NAME.folded; the
+# truth lines the JVM printed just before and after go to $FG_TMP/NAME.t0 / .t1.
 record() {
 	local name=$1 ev=$2 log=${FG_CT_LOG[$cur]}
+	shift 2
 	truth_group "$log" >"$FG_TMP/$name.t0"
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event "$ev" \
-		--duration "$D" -o "$FG_TMP/$name.folded" 2>"$FG_TMP/$name.err" ||
+		--duration "$D" -o "$FG_TMP/$name.folded" "$@" 2>"$FG_TMP/$name.err" ||
 		{ cat "$FG_TMP/$name.err" >&2; fg_fail "$name: record failed"; }
 	grep -E 'off-CPU|wall:|unresolved' "$FG_TMP/$name.err" >&2
 	sleep 1.2 # the next truth line covers the end of the window
@@ -113,9 +118,11 @@ for jdk in $(fg_jdks); do
 		fg_wait_log "$cur" 60 'OffCpuTruth ready'
 		sleep 1.1 # a first truth line
 
-		# ---- off-CPU ------------------------------------------------------------------------
+		# ---- off-CPU, every switch-out taken: exact ------------------------------------------
 		r=$cur.off
-		record "$r" offcpu
+		record "$r" offcpu --switch-rate 0
+		grep -q 'stacks taken in the kernel by BPF' "$FG_TMP/$r.err" ||
+			fg_fail "$cfg: off-CPU stacks were not taken by BPF: $(grep 'off-CPU:' "$FG_TMP/$r.err" | head -n 1)"
 		f=$FG_TMP/$r.folded
 		! grep -q ';\[unknown\] (anon)' "$f" ||
 			grep ';\[unknown\] (anon)' "$f" | head -n 3 >&2
@@ -147,9 +154,35 @@ for jdk in $(fg_jdks); do
 		((part > 0)) || fg_fail "$cfg fg-syncer: no uninterruptible wait under syncDisk"
 		dsum=$((dsum + part)) dall=$((dall + all))
 
+		# ---- off-CPU sampled: the default rate, and 400 stacks/s, of the fg-* threads -------
+		r=$cur.offd
+		record "$r" offcpu --threads 'fg-.*'
+		grep -q 'left out in the kernel' "$FG_TMP/$r.err" ||
+			fg_fail "$cfg: --threads left no switch-out out in the kernel"
+		f=$FG_TMP/$r.folded
+		! grep -v '^fg-' "$f" | head -n 3 | grep . ||
+			fg_fail "$cfg: --threads 'fg-.*' kept other threads' stacks"
+		all=$(us "$f" fg-sleeper . "$pre")
+		part=$(us "$f" fg-sleeper "OffCpuTruth::sleeper$j;.*OffCpuTruth::sleepB$j;.*\\[off-cpu: sleeping\\]")
+		need "default rate: fg-sleeper off-CPU under sleeper;sleepB (sleeping)" "$part" "$all" 95
+		all=$(us "$f" fg-reader . "$pre")
+		part=$(us "$f" fg-reader "OffCpuTruth::readReply$j;.*(tcp_recvmsg|sock_recvmsg|sock_read_iter)_\\[k\\];.*\\[off-cpu: sleeping\\]")
+		need "default rate: fg-reader off-CPU under readReply and the socket read path" "$part" "$all" 90
+		# The time, from about 200 stacks per thread: within 30% (about 4 standard errors).
+		r=$cur.off400
+		record "$r" offcpu --threads 'fg-.*' --switch-rate 400
+		f=$FG_TMP/$r.folded
+		ta=$(truth "$r" fg-sleeper computeA) tb=$(truth "$r" fg-sleeper sleepB)
+		win=$(truth "$r" clock now) rec=$(rec_ms "$r")
+		part=$(us "$f" fg-sleeper "OffCpuTruth::sleeper$j;.*OffCpuTruth::sleepB$j;.*\\[off-cpu: sleeping\\]")
+		near "400/s: fg-sleeper off-CPU in sleepB, ms" $((part / 1000)) $((rec * tb / win)) 30
+		part=$(us "$f" fg-reader "OffCpuTruth::readReply$j;.*(tcp_recvmsg|sock_recvmsg|sock_read_iter)_\\[k\\];.*\\[off-cpu: sleeping\\]")
+		near "400/s: fg-reader off-CPU under readReply, ms" $((part / 1000)) \
+			$((rec * $(truth "$r" fg-reader readReply) / win)) 30
+
 		# ---- wall ---------------------------------------------------------------------------
 		r=$cur.wall
-		record "$r" wall
+		record "$r" wall --switch-rate 0
 		f=$FG_TMP/$r.folded
 		grep -q 'wall: .* s on the CPU' "$FG_TMP/$r.err" || fg_fail "$cfg wall: no CPU share in the summary"
 		a=$(us "$f" fg-sleeper "OffCpuTruth::computeA$j")

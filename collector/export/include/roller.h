@@ -50,7 +50,9 @@ struct roller_opts {
 	 * per event: watch --event cpu,offcpu runs two. */
 	unsigned event;
 	uint64_t min_block_ns;	/* offcpu/wall: waits shorter than this are left out */
-	unsigned switch_period; /* offcpu/wall: a stack at every Nth switch (0 = 1) */
+	unsigned switch_period; /* offcpu/wall: session_opts' (0 = 1) ... */
+	unsigned switch_rate;	/* ... (SESSION_SWITCH_RATE_AUTO: the default, or 0 with a
+				 * switch_period) */
 	bool merge_threads;	/* no thread-name root frame (--no-per-thread) */
 	/* Tests: the session's sampler, source and clock, and the roller's monotonic clock
 	 * (session_seam.h). NULL: the real ones. Borrowed until roller_stop. */

@@ -85,10 +85,13 @@ struct perfring_rec {
 			uint32_t raw_len;
 			/* Not decoded; set by the sampler: which of its events took the sample
 			 * (SAMPLER_KIND_*, sampler.h) and, for a switch, the prev_state read
-			 * from raw; set by the recording: the time the sample stands for, in ns
+			 * from raw, and the switch-outs it stands for; set by the recording: the
+			 * time the sample stands for, in ns
 			 * (0: one CPU sample of the sampling interval). */
 			uint8_t kind;
 			uint64_t state;
+			double scale; /* a switch: the switch-outs it stands for (1 / the
+				       * chance it was taken), >= 1 */
 			uint64_t weight_ns;
 		} sample;
 		/* PERF_RECORD_MMAP2; build_id is set (and maj/min/ino zero) when misc has

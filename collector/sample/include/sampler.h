@@ -28,9 +28,18 @@
  *    target is followed from its FORK record on, as the collector reads it: with the kernel
  *    filter, its samples before that (up to a drain interval) are not taken. Needs privilege
  *    (perf_event_paranoid <= 0, or CAP_PERFMON / CAP_SYS_ADMIN).
- *  SAMPLER_SCOPE_AUTO: CPU samples: CPUS, or THREADS when the kernel refuses CPU-wide events
- *    (info.cpus_err says why). Off-CPU and wall: THREADS unless its descriptors would exceed
- *    half of RLIMIT_NOFILE.
+ *  SAMPLER_SCOPE_AUTO: CPUS, or THREADS when the kernel refuses CPU-wide events (CPU samples:
+ *    info.cpus_err says why) or the off-CPU BPF program (info.switch_bpf_err).
+ *
+ * Off-CPU and wall, SCOPE_CPUS: a BPF program at the sched_switch raw tracepoint
+ * (switchbpf.h) takes the targets' switch-outs by chance and writes a stack and, when the thread
+ * runs again, its wait's end into the rings through a PERF_COUNT_SW_BPF_OUTPUT event per CPU;
+ * they are delivered as switch samples (u.sample.scale: the switch-outs each stands for) and
+ * PERF_RECORD_SWITCH switch-ins, as the per-thread path's are. Side-band records come from a
+ * dummy event per CPU. ~0.1 us per context switch of the machine and a few us per stack taken,
+ * nothing at a target's switch for being followed. SCOPE_THREADS: a sched:sched_switch
+ * tracepoint event per (thread, CPU) with inherit takes a stack at every switch_period-th
+ * switch-out, context_switch records time every wait: ~10 us per target switch here.
  *
  * Opening costs about 4 system calls per (thread, CPU): ~3 ms for a 2-thread process on 2
  * CPUs here. Records written meanwhile wait in the rings (ring_kib per CPU) until the first
@@ -79,8 +88,8 @@ enum sampler_event {
 /* What the sampler records (--event). */
 enum sampler_mode {
 	SAMPLER_MODE_CPU = 0, /* CPU samples at freq_hz */
-	SAMPLER_MODE_OFFCPU,  /* a sample at every switch-out (sched:sched_switch), and the
-			       * switch records that say when each thread runs again */
+	SAMPLER_MODE_OFFCPU,  /* a sample at switch-outs (sched_switch), and records that say
+			       * when each thread runs again */
 	SAMPLER_MODE_WALL,    /* both; the CPU clock is cpu-clock so a sample's period is ns */
 };
 
@@ -115,9 +124,18 @@ struct sampler_opts {
 	 * locked memory (info.ring_bytes_wanted). */
 	unsigned int stack_copy;
 	enum sampler_mode mode;
-	/* Off-CPU: a stack at every Nth switch-out of a thread (the tracepoint's sample_period;
-	 * 0 = 1). The switch records that time each wait are not sampled. */
+	/* Off-CPU: which switch-outs of the targets' threads get a stack. In CPU scope (the BPF
+	 * program, switchbpf.h): with switch_rate, about that many stacks a second in all, each
+	 * switch-out taken by a chance known before its wait's length (from the switch rate of the
+	 * last 100 ms), so that weighing each by 1 / chance keeps totals unbiased; else each by
+	 * chance 1 / switch_period (0 = 1: every one). Per-thread events (SCOPE_THREADS) take
+	 * every switch_period-th switch-out of a thread (the tracepoint's sample_period) and
+	 * ignore switch_rate. The waits' ends are never sampled. */
 	unsigned int switch_period;
+	unsigned int switch_rate;
+	/* Off-CPU by BPF: leave out, in the kernel, the threads sampler_keep_name() names (the
+	 * caller's --threads). */
+	bool thread_filter;
 	/* Test seam: called after a thread tid of pid was listed in /proc/PID/task and before
 	 * its events are opened (the window in which a thread may exit). NULL: none. */
 	void (*listed)(void *arg, pid_t pid, pid_t tid);
@@ -160,7 +178,15 @@ struct sampler_info {
 	unsigned int stack_copy; /* bytes of user stack asked for per sample, 0 = none */
 	enum sampler_mode mode;
 	unsigned int switch_period;
-	/* Off-CPU: sched_switch's event id and prev_state in its raw record (tracefs.h). */
+	/* Off-CPU: how switch-outs are taken. switch_bpf_err is 0 when the BPF program takes
+	 * them (scope CPUS), else why it could not (-EPERM: no CAP_BPF; -ENOENT: no BTF;
+	 * -EOPNOTSUPP: kernel too old; -ECANCELED: SCOPE_THREADS asked) with switch_bpf_why's
+	 * one-line reason, and tracepoint events per thread take them. */
+	int switch_bpf_err;
+	const char *switch_bpf_why;
+	unsigned int switch_rate; /* as asked (BPF only), 0: switch_period's chance */
+	/* Off-CPU per thread: sched_switch's event id and prev_state in its raw record
+	 * (tracefs.h). */
 	uint64_t switch_id;
 	uint32_t state_off, state_size;
 	const char *tracefs_dir; /* where they were read; NULL in CPU mode */
@@ -185,18 +211,31 @@ struct sampler_stats {
 	uint64_t stack_samples;		  /* delivered samples with a user stack copy */
 	uint64_t stack_bytes;		  /* ... and the valid bytes copied (dyn_size) */
 	uint64_t switch_samples;	  /* delivered samples of the switch event (off-CPU) */
-	uint64_t switch_out, switch_in;	  /* PERF_RECORD_SWITCH delivered, each direction */
+	uint64_t switch_out, switch_in;	  /* PERF_RECORD_SWITCH delivered, each direction
+					   * (BPF: the ends of taken waits, as switch-ins) */
+	/* Off-CPU by BPF (info.switch_bpf_err == 0), the program's own counts: */
+	uint64_t switch_filtered;  /* switch-outs of threads the name filter left out */
+	uint64_t switch_seen;	   /* switch-outs of the targets' (other) threads */
+	uint64_t switch_skipped;   /* ... not taken by chance (the taken ones stand for them) */
+	uint64_t switch_taken;	   /* ... whose stack was written */
+	uint64_t switch_ends;	   /* the switch-ins that end them, written ... */
+	uint64_t switch_ends_late; /* ... of which seen only at the thread's next switch-out
+				    * (switches the kernel does not trace: from the idle task,
+				    * on some kernels), timed by the CPU time it had used */
+	uint64_t switch_lost;	   /* stacks or ends that did not fit in a ring */
+	uint64_t stack_short;	   /* stack copies cut at the end of the readable stack */
+	uint64_t stack_none;	   /* stacks taken with no copy (stack unreadable) */
 };
 
 struct sampler;
 
 /*
  * Called for every PERF_RECORD_SAMPLE, MMAP2, COMM, FORK, EXIT and SWITCH of the targets, in time
- * order within one sampler_poll() (records from different drains can be out of order by at
- * most the drain interval across CPUs). `rec` and everything it points to (call chain,
- * file name, comm) is borrowed: valid only during the call. LOST and THROTTLE records are
- * counted in the stats, not delivered. Return 0 to go on, a negative errno to stop the drain
- * (sampler_poll() returns it; undelivered records stay in the rings for the next call).
+ * order across drains (sampler_poll() leaves the records too recent to order for the next one).
+ * `rec` and everything it points to (call chain, file name, comm) is borrowed: valid only during
+ * the call. LOST and THROTTLE records are counted in the stats, not delivered. Return 0 to go on, a
+ * negative errno to stop the drain (sampler_poll() returns it; undelivered records stay in the
+ * rings for the next call).
  */
 typedef int (*sampler_cb)(void *ctx, const struct perfring_rec *rec);
 
@@ -223,8 +262,10 @@ int sampler_remove_pid(struct sampler *s, pid_t pid);
 
 /*
  * Wait up to timeout_ms (0: do not wait, -1: forever) for a record in a ring, then
- * drain every ring, calling cb per record. Returns the number of records delivered, -EINTR
- * if a signal interrupted the wait (nothing drained), or cb's negative return.
+ * drain every ring, calling cb per record. Records of the last 2 ms stay for the next call
+ * (the rings are read one after another: an older record may still land in a ring read
+ * earlier), unless sampler_disable() was called. Returns the number of records delivered,
+ * -EINTR if a signal interrupted the wait (nothing drained), or cb's negative return.
  */
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx);
 
@@ -237,6 +278,13 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_cb cb, void *ctx);
  * after it until a new record comes.
  */
 int sampler_fd(const struct sampler *s);
+
+/*
+ * Off-CPU by BPF with opts.thread_filter: keep or leave out, from now on, the switch-outs of
+ * threads named comm (a thread's name as the kernel keeps it). 0 (also when there is no such
+ * filter: nothing to do) or -errno.
+ */
+int sampler_keep_name(struct sampler *s, const char *comm, bool keep);
 
 /* Stop counting (before the final drain, so the end is well defined). */
 void sampler_disable(struct sampler *s);

@@ -101,6 +101,8 @@ enum session_event {
  */
 #define SESSION_DEFAULT_MIN_BLOCK_NS 0ull
 #define SESSION_DEFAULT_SWITCH_PERIOD 1u
+#define SESSION_DEFAULT_SWITCH_RATE 50u
+#define SESSION_SWITCH_RATE_AUTO UINT_MAX /* session_cli: not given */
 
 struct session_opts {
 	enum session_target target;
@@ -126,15 +128,18 @@ struct session_opts {
 	enum session_event event;
 	/* Off-CPU and wall: waits shorter than this are dropped (counted); 0 keeps every one. */
 	uint64_t min_block_ns;
-	/* Off-CPU and wall: a stack at every Nth switch, weighed N times (0 = 1). */
+	/* Off-CPU and wall: which switch-outs get a stack (sampler.h): about switch_rate a second
+	 * in all, each by a chance its weight undoes; 0: each by chance 1 / switch_period (0 = 1,
+	 * every one); per thread, every switch_period-th. */
 	unsigned int switch_period;
+	unsigned int switch_rate;
 	/* Keep only samples of threads whose name matches this POSIX extended regex (NULL: all). */
 	const char *threads_regex;
 	/* No thread-name root frame: the stacks of all threads merge (--no-per-thread). */
 	bool merge_threads;
-	/* Where CPU samples' events live (--scope): 0 (AUTO) = per CPU when the kernel allows,
-	 * else per thread; SESSION_SCOPE_THREADS or SESSION_SCOPE_CPUS forces one (see
-	 * sampler.h). Off-CPU and wall are always per thread. */
+	/* Where the events live (--scope): 0 (AUTO) = per CPU when the kernel allows (off-CPU and
+	 * wall: the BPF program), else per thread; SESSION_SCOPE_THREADS or SESSION_SCOPE_CPUS
+	 * forces one (see sampler.h). */
 	int scope;
 };
 
@@ -185,7 +190,16 @@ struct session_summary {
 	/* Off-CPU and wall (zero in CPU mode). */
 	enum session_event event;
 	unsigned int switch_period;
+	unsigned int switch_rate;
 	uint64_t min_block_ns;
+	int switch_bpf_err;	      /* 0: the BPF program took the stacks; else why not ... */
+	const char *switch_bpf_why;   /* ... in words (static) */
+	uint64_t switches_skipped;    /* BPF: switch-outs not taken (the taken stand for them) */
+	uint64_t switches_filtered;   /* BPF: switch-outs of threads --threads leaves out */
+	uint64_t switches_lost;	      /* BPF: stacks or wait ends that did not fit in a ring */
+	uint64_t switch_ends_late;    /* BPF: wait ends timed at the next switch-out */
+	uint64_t stacks_short;	      /* BPF: copies cut at the end of the readable stack */
+	uint64_t stacks_none;	      /* BPF: stacks taken without a copy */
 	const char *tracefs_dir;      /* where sched_switch was found */
 	bool tracefs_mounted;	      /* ... after we mounted it */
 	uint64_t switches_out;	      /* switch-outs of the targets' threads seen */

@@ -29,6 +29,8 @@ struct session_sampler_ops {
 	const struct sampler_info *(*info)(const void *smp);
 	void (*stats)(const void *smp, struct sampler_stats *out);
 	void (*close)(void *smp); /* accepts NULL */
+	/* sampler_keep_name; NULL: the sampler filters no thread names */
+	int (*keep_name)(void *smp, const char *comm, bool keep);
 };
 
 struct session_seams {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_session_cli.c - the options record, top and watch share: --event (one, or watch's list),
- * --min-block, --switch-period, --threads, --per-thread, --no-per-thread and --scope, parsed the
- * same way for every command.
+ * --min-block, --switch-rate, --switch-period, --threads, --per-thread, --no-per-thread and
+ * --scope, parsed the same way for every command.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,6 +43,7 @@ static int parse_args(struct session_opts *so, const char *const *args)
 		argc++;
 	}
 	memset(so, 0, sizeof(*so));
+	so->switch_rate = SESSION_SWITCH_RATE_AUTO; /* as record and top start */
 	return session_cli_parse("top", argc, argv, ":p:c:aF:e:", longopts, no_local, NULL, so,
 				 no_usage);
 }
@@ -74,6 +75,32 @@ static void test_event_and_its_options_parse_for_every_command(void **state)
 	assert_int_equal(parse(&so, "-a", "--switch-period", "0"), FG_EXIT_USAGE);
 }
 
+/* Which switch-outs get a stack: a rate by default, a fixed chance when a period is given, every
+ * one at rate 0; the two options exclude each other. */
+static void test_switch_rate_is_the_default_and_a_period_replaces_it(void **state)
+{
+	struct session_opts so;
+
+	(void)state;
+	assert_int_equal(parse(&so, "-a", "-e", "offcpu"), 0);
+	assert_int_equal(so.switch_rate, SESSION_DEFAULT_SWITCH_RATE);
+	assert_int_equal(so.switch_period, 1);
+	assert_int_equal(parse(&so, "-a", "-e", "offcpu", "--switch-rate", "200"), 0);
+	assert_int_equal(so.switch_rate, 200);
+	assert_int_equal(parse(&so, "-a", "-e", "wall", "--switch-rate", "0"), 0);
+	assert_int_equal(so.switch_rate, 0);
+	assert_int_equal(so.switch_period, 1);
+	assert_int_equal(parse(&so, "-a", "-e", "offcpu", "--switch-period", "8"), 0);
+	assert_int_equal(so.switch_rate, 0);
+	assert_int_equal(so.switch_period, 8);
+	assert_int_equal(parse(&so, "-a", "--switch-rate", "10", "--switch-period", "8"),
+			 FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--switch-period", "8", "--switch-rate", "10"),
+			 FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--switch-rate", "-1"), FG_EXIT_USAGE);
+	assert_int_equal(parse(&so, "-a", "--switch-rate", "100001"), FG_EXIT_USAGE);
+}
+
 static void test_per_thread_is_the_default_and_no_per_thread_merges(void **state)
 {
 	struct session_opts so;
@@ -91,8 +118,8 @@ static void test_per_thread_is_the_default_and_no_per_thread_merges(void **state
 	assert_int_equal(parse(&so, "-a", "--per-thread=yes"), FG_EXIT_USAGE);
 }
 
-/* --scope: per CPU or per thread for CPU samples; the sampler's choice when not given. */
-static void test_scope_is_for_cpu_samples(void **state)
+/* --scope: per CPU or per thread; the sampler's choice when not given. */
+static void test_scope_parses_for_every_event(void **state)
 {
 	struct session_opts so;
 
@@ -104,9 +131,10 @@ static void test_scope_is_for_cpu_samples(void **state)
 	assert_int_equal(parse(&so, "-p", "42", "--scope", "cpus"), 0);
 	assert_int_equal(so.scope, SESSION_SCOPE_CPUS);
 	assert_int_equal(parse(&so, "-a", "--scope", "threads", "--event", "offcpu"), 0);
-	/* Off-CPU and wall sample per thread: asking for CPUs is a usage error. */
-	assert_int_equal(parse(&so, "-a", "--scope", "cpus", "--event", "offcpu"), FG_EXIT_USAGE);
-	assert_int_equal(parse(&so, "-a", "--event", "wall", "--scope", "cpus"), FG_EXIT_USAGE);
+	/* Off-CPU and wall per CPU: the BPF program, with no fallback to per-thread events. */
+	assert_int_equal(parse(&so, "-a", "--scope", "cpus", "--event", "offcpu"), 0);
+	assert_int_equal(so.scope, SESSION_SCOPE_CPUS);
+	assert_int_equal(parse(&so, "-a", "--event", "wall", "--scope", "cpus"), 0);
 	assert_int_equal(parse(&so, "-a", "--scope", "cpu"), FG_EXIT_USAGE);
 	assert_int_equal(parse(&so, "-a", "--scope"), FG_EXIT_USAGE);
 }
@@ -141,7 +169,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_and_its_options_parse_for_every_command),
 		cmocka_unit_test(test_per_thread_is_the_default_and_no_per_thread_merges),
-		cmocka_unit_test(test_scope_is_for_cpu_samples),
+		cmocka_unit_test(test_switch_rate_is_the_default_and_a_period_replaces_it),
+		cmocka_unit_test(test_scope_parses_for_every_event),
 		cmocka_unit_test(test_event_lists_for_watch),
 	};
 

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * switch.bpf.c - off-CPU stacks of the target processes, decided in the kernel at each context
+ * switch (the sched_switch raw tracepoint: no perf event per thread, nothing per CPU but this).
+ *
+ * Per switch, in the context of the task switched out (`prev`):
+ *  1. if `next` is a target's thread, note when it came back; if its last switch-out's stack
+ *     was taken, write its SWITCHREC_IN (that wait ends now);
+ *  2. if `prev` belongs to a target process, take its stack by a chance and write a
+ *     SWITCHREC_OUT (registers, kernel chain, user chain, a copy of the user stack).
+ *
+ * The chance. Each taken stack is weighed by 1 / its chance, known before the wait's length is,
+ * so totals stay unbiased whatever the chance; what the chance decides is how good the profile
+ * is for a given number of stacks. With one chance p_T for all of a thread's waits of a kind
+ * (voluntary, or preempted), the variance of the totals for the stacks spent is least when p_T
+ * is in proportion to the root mean square of those waits (a thread that sleeps 60 ms at a time
+ * gets one stack per `period` of its sleep, each weighing `period`; a thread that reads a
+ * socket many times briefly and then waits long for the next request is taken in proportion to
+ * its long waits, which hold its time). So each thread keeps the RMS of its recent waits of each
+ * kind (sums halved every DECAY ns), and a switch-out is taken with chance
+ * min(1, max(rms, FLOOR_NS) / period); a kind not seen yet is taken for sure.
+ * `period` is set per CPU so that about `quota` stacks are expected per window, from two
+ * bounds. The waiting predicted (the sum of the max(rms, FLOOR_NS) of each switch-out) over
+ * the last window, or this one so far if more, divided by `quota`, is the period that expects
+ * at most quota stacks: it holds from the first switch-out on, so a start or a burst costs at
+ * most a few quotas and no chance is ever near zero (a long first period would take nearly
+ * none of the first waits: unbiased on average, but most recordings short of them). Waits
+ * longer than the period are taken for sure and count only once, so that bound can leave the
+ * quota unspent: after each window a second period moves halfway towards the quota
+ * (x (1 + r) / 2, r = the windows' moving average of expected stacks / quota, at most 4; a
+ * window holds few stacks, so a full step would swing with their noise). The lesser of the two
+ * is used, within [PERIOD_MIN, PERIOD_MAX]. Without a quota the chance is fixed_thr for every
+ * switch-out.
+ *
+ * Invariant: everything here is bounded for the verifier and for the scheduler: no loop but the
+ * stack copy's page walk (at most SWITCHREC_MAX_STACK / 4096 + 1 reads), no lock, no sleep.
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "switchrec.h"
+
+struct sched_entity {
+	__u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	unsigned int __state;
+	struct sched_entity se;
+} __attribute__((preserve_access_index));
+
+/* Before Linux 5.14 the field was `long state`. */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+struct pt_regs {
+	unsigned long bx, bp, sp, ip, r13;
+} __attribute__((preserve_access_index));
+
+/* Set by the loader before the program is loaded (read-only: the verifier sees constants). */
+const volatile __u32 stack_bytes = 0;  /* multiple of 8, at most SWITCHREC_MAX_STACK */
+const volatile __u32 kernel_depth = 0; /* frames, at most SWITCHREC_MAX_KDEPTH */
+const volatile __u32 user_depth = 0;   /* frames, at most SWITCHREC_MAX_UDEPTH */
+const volatile __u32 state_arg = 1;    /* the tracepoint passes prev_state (Linux >= 5.18) */
+const volatile __u64 window_ns = 100000000;
+const volatile __u64 quota = 0; /* stacks per window and CPU, x 2^32; 0: fixed_thr */
+const volatile __u64 fixed_thr = SWITCHREC_ONE;
+const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are left out */
+
+#define FLOOR_NS 20000ull	  /* the least wait predicted: a short one may turn out long */
+#define TASK_DEAD 0x80		  /* prev_state of an exiting task's last switch */
+#define DECAY_SHIFT 30		  /* a thread's wait sums halve every 2^30 ns (~1.07 s) */
+#define WAIT_MAX_US (1ull << 28)  /* waits count up to ~4.5 min in the sums */
+#define PERIOD_MIN 10000ull	  /* 10 us */
+#define PERIOD_MAX 60000000000ull /* 60 s */
+
+#define PAGE 4096
+#define KMASK 1023  /* >= SWITCHREC_MAX_KDEPTH * 8 */
+#define UMASK 4095  /* >= SWITCHREC_MAX_UDEPTH * 8 */
+#define CMASK 8191  /* >= both chains */
+#define SMASK 65535 /* >= SWITCHREC_MAX_STACK */
+
+/* The masks only bound offsets for the verifier: every value they mask is already in range. */
+struct scratch {
+	struct switchrec h;
+	/* the chains, then the stack; sized for the masked offsets plus one read's length */
+	__u8 data[CMASK + 1 + SMASK + 1 + 2 * PAGE];
+};
+
+/* A thread's recent waits of one kind: the sum of their squares (us^2) and their count (x 16),
+ * both halved every 2^DECAY_SHIFT ns, and their root mean square (us; 0: none yet). */
+struct waits {
+	__u64 s2, seen;
+	__u32 n16, rms;
+};
+
+/* A target's thread: its last switch-out and its CPU time then, of which kind (0 voluntary, 1
+ * preempted), whether it is off the CPU since, whether that switch-out's stack was taken (its
+ * switch-in is then written), and its waits of each kind. */
+struct thread {
+	__u64 t_out, ran;
+	struct waits w[2];
+	__u32 kind;
+	__u16 waiting, pending;
+};
+
+/* Count a wait of d ns that ended at now. */
+static __always_inline void learn(struct waits *w, __u64 d, __u64 now)
+{
+	__u64 us = d / 1000, h = (now - w->seen) >> DECAY_SHIFT, v, x;
+
+	if (us > WAIT_MAX_US)
+		us = WAIT_MAX_US;
+	if (h >= 32) {
+		w->s2 = 0;
+		w->n16 = 0;
+	} else {
+		w->s2 >>= h;
+		w->n16 >>= h;
+	}
+	w->seen = now;
+	w->s2 = w->s2 + us * us < w->s2 ? ~0ull : w->s2 + us * us;
+	if (w->n16 < 0xfff00000u)
+		w->n16 += 16;
+	v = w->s2 / w->n16 * 16 + w->s2 % w->n16 * 16 / w->n16; /* the mean square */
+	/* its square root by Newton's method from the last one (or this wait) */
+	x = w->rms ? w->rms : us ? us : 1;
+	for (int i = 0; i < 8; i++)
+		x = (x + v / x) / 2 ? (x + v / x) / 2 : 1;
+	w->rms = x > 0xffffffffu ? 0xffffffffu : (__u32)x;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u32); /* 1 */
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct thread);
+} threads SEC(".maps");
+
+/* Thread names (comm, NUL-padded) the collector has decided on: 1 keep, 0 leave out; a name
+ * not in it is kept (the collector leaves its stacks out itself, and then tells us). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCHREC_MAX_NAMES);
+	__type(key, char[16]);
+	__type(value, __u8);
+} names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* the loader sets the number of possible CPUs */
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} out SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct switchstats);
+} stats SEC(".maps");
+
+static __always_inline __u64 clamp_period(__u64 p)
+{
+	return p < PERIOD_MIN ? PERIOD_MIN : p > PERIOD_MAX ? PERIOD_MAX : p;
+}
+
+/* The period that expects at most quota stacks for the waiting predicted, in ns. */
+static __always_inline __u64 mass_period(const struct switchstats *st)
+{
+	/* mass (us) * 1000 / (quota / 2^32), the quota in 2^-12 stacks: mass < 2^44 us and the
+	 * quota at least 1/2^12 stacks (the loader's bounds on the rate), nothing overflows */
+	__u64 m = st->mass_prev > st->mass_cur ? st->mass_prev : st->mass_cur;
+	__u64 q = quota >> 20 ? quota >> 20 : 1;
+
+	if (m > (1ull << 44))
+		m = 1ull << 44;
+	return clamp_period((m * 1000 / q) << 12);
+}
+
+/* The window's end: move the second period halfway towards quota stacks a window,
+ * x (1 + expected / quota) / 2, `expected` the windows' moving average (a quarter of each new
+ * one), from the period the window ended with. */
+static __always_inline void rescale(struct switchstats *st, __u64 used)
+{
+	__u64 p = used, e, r;
+
+	st->avg_expect = st->avg_expect - st->avg_expect / 4 + st->win_expect / 4;
+	e = st->avg_expect;
+	/* r = e / quota in 12 fraction bits, at most 4 (quota < 2^46: the loader's bound on the
+	 * rate; p <= PERIOD_MAX < 2^36: nothing overflows) */
+	r = e > 4 * quota ? 4 << 12 : (e << 12) / quota;
+	r = (r + (1 << 12)) / 2;
+	p = (p >> 12) * r + (((p & 0xfff) * r) >> 12);
+	st->period = clamp_period(p);
+}
+
+/* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait. */
+static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred)
+{
+	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p, m;
+
+	if (!quota)
+		return fixed_thr;
+	if (!st->period) {
+		st->period = PERIOD_MAX;
+		st->win_start = now;
+		st->avg_expect = quota;
+	}
+	if (now - st->win_start >= window_ns) {
+		m = mass_period(st);
+		/* a window with nothing expected says nothing: the period stays */
+		if (st->win_expect)
+			rescale(st, m < st->period ? m : st->period);
+		st->mass_prev = now - st->win_start < 2 * window_ns ? st->mass_cur : 0;
+		st->mass_cur = 0;
+		st->win_start = now;
+		st->win_expect = 0;
+	}
+	st->mass_cur += x / 1000;
+	m = mass_period(st);
+	p = m < st->period ? m : st->period;
+	if (!pred || x >= p)
+		thr = SWITCHREC_ONE; /* a first wait of the kind: nothing to predict from */
+	else
+		thr = (x << 32) / p; /* x < p <= 60 s < 2^36: no overflow */
+	if (thr == 0)
+		thr = 1;
+	st->win_expect += thr;
+	return thr;
+}
+
+static __always_inline __u32 prev_state(struct bpf_raw_tracepoint_args *ctx,
+					struct task_struct *prev)
+{
+	if (state_arg)
+		return (__u32)ctx->args[3];
+	if (bpf_core_field_exists(prev->__state))
+		return BPF_CORE_READ(prev, __state);
+	return (__u32)BPF_CORE_READ((struct task_struct___old *)prev, state);
+}
+
+/* Copy the user stack from sp up: all of it at once, else page by page up to the first page
+ * that cannot be read (the end of the stack's mapping, or a page not present). */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
+{
+	__u32 got = 0;
+
+	if (bpf_probe_read_user(dst, stack_bytes, (const void *)sp) == 0)
+		return stack_bytes;
+	for (int i = 0; i < SWITCHREC_MAX_STACK / PAGE + 1; i++) {
+		__u32 chunk = PAGE - ((sp + got) & (PAGE - 1));
+
+		if (chunk > stack_bytes - got)
+			chunk = stack_bytes - got;
+		if (chunk == 0)
+			break;
+		if (bpf_probe_read_user(dst + (got & SMASK), chunk & (2 * PAGE - 1),
+					(const void *)(sp + got)) != 0)
+			break;
+		got += chunk;
+	}
+	return got;
+}
+
+/* Write prev's OUT record. 0, or -1 when it could not be written. */
+static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
+				__u64 now, __u64 id, __u64 thr)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct scratch *b = bpf_map_lookup_elem(&scratch, &cpu);
+	struct pt_regs *regs;
+	long nk = 0, nu = 0;
+	__u32 off, got = 0, size;
+
+	if (!b)
+		return -1;
+	b->h.kind = SWITCHREC_OUT;
+	b->h.tid = (__u32)id;
+	b->h.pid = (__u32)(id >> 32);
+	b->h.prev_state = prev_state(ctx, prev);
+	b->h.flags = ctx->args[0] ? SWITCHREC_F_PREEMPT : 0;
+	b->h.time = now;
+	b->h.t_out = 0;
+	b->h.thr = thr;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (regs) {
+		b->h.regs[0] = BPF_CORE_READ(regs, bx);
+		b->h.regs[1] = BPF_CORE_READ(regs, bp);
+		b->h.regs[2] = BPF_CORE_READ(regs, sp);
+		b->h.regs[3] = BPF_CORE_READ(regs, ip);
+		b->h.regs[4] = BPF_CORE_READ(regs, r13);
+		b->h.flags |= SWITCHREC_F_REGS;
+	}
+	if (kernel_depth) {
+		nk = bpf_get_stack(ctx, b->data, kernel_depth * 8, 0);
+		if (nk < 0)
+			nk = 0;
+		nk &= KMASK;
+	}
+	if (user_depth) {
+		nu = bpf_get_stack(ctx, b->data + nk, user_depth * 8, BPF_F_USER_STACK);
+		if (nu < 0)
+			nu = 0;
+		nu &= UMASK;
+	}
+	off = (__u32)(nk + nu) & CMASK;
+	if (stack_bytes && (b->h.flags & SWITCHREC_F_REGS) && b->h.regs[2])
+		got = copy_stack(b->data + off, b->h.regs[2]);
+	if (stack_bytes && got < stack_bytes) {
+		if (got)
+			st->stack_short++;
+		else
+			st->stack_none++;
+	}
+	b->h.nr_kernel = (__u16)(nk / 8);
+	b->h.nr_user = (__u16)(nu / 8);
+	b->h.stack_len = got;
+	size = (__u32)sizeof(b->h) + off + (got & SMASK);
+	if (size > sizeof(*b))
+		return -1;
+	if (bpf_perf_event_output(ctx, &out, BPF_F_CURRENT_CPU, b, size) != 0) {
+		st->out_lost++;
+		return -1;
+	}
+	st->taken++;
+	return 0;
+}
+
+/* th's wait ended at t_in (now, or earlier): learn it, and write its end if its stack was
+ * taken. */
+static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
+				       struct thread *th, __u32 tid, __u32 pid, __u64 t_in,
+				       __u64 now)
+{
+	if (th->waiting) {
+		learn(&th->w[th->kind & 1], t_in - th->t_out, now);
+		th->waiting = 0;
+	}
+	if (!th->pending)
+		return;
+	th->pending = 0;
+	struct switchrec in = {
+		.kind = SWITCHREC_IN, .tid = tid, .pid = pid, .time = t_in, .t_out = th->t_out
+	};
+
+	if (bpf_perf_event_output(ctx, &out, BPF_F_CURRENT_CPU, &in, sizeof(in)) == 0)
+		st->ins++;
+	else
+		st->in_lost++;
+}
+
+/* next's switch-in: its wait ends now. */
+static __always_inline void switch_in(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
+				      __u64 now)
+{
+	struct task_struct *next = (struct task_struct *)ctx->args[2];
+	__u32 tid = (__u32)BPF_CORE_READ(next, pid);
+	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	if (th) /* else not a target's thread, or not seen leaving yet */
+		wait_ended(ctx, st, th, tid, (__u32)BPF_CORE_READ(next, tgid), now, now);
+}
+
+SEC("raw_tp/sched_switch")
+int fg_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	__u64 now = bpf_ktime_get_ns(), id, thr, ran;
+	__u32 zero = 0, tgid, tid, kind = ctx->args[0] ? 1 : 0;
+	struct switchstats *st = bpf_map_lookup_elem(&stats, &zero);
+	struct thread *th, fresh = { 0 };
+
+	if (!st)
+		return 0;
+	switch_in(ctx, st, now);
+	id = bpf_get_current_pid_tgid();
+	tgid = (__u32)(id >> 32);
+	tid = (__u32)id;
+	if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	if (name_filter) {
+		char comm[16] = { 0 };
+		__u8 *keep;
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		keep = bpf_map_lookup_elem(&names, comm);
+		if (keep && !*keep) {
+			st->filtered++;
+			return 0;
+		}
+	}
+	if (!kind && (prev_state(ctx, prev) & TASK_DEAD)) {
+		/* an exiting thread's last switch: no wait, it never runs again */
+		bpf_map_delete_elem(&threads, &tid);
+		return 0;
+	}
+	st->outs++;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th) {
+		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
+		th = bpf_map_lookup_elem(&threads, &tid);
+		if (!th)
+			return 0;
+	}
+	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	if (th->waiting) {
+		/* Its switch-in was not seen (some kernels do not trace every switch from the
+		 * idle task): it has run for ran - th->ran since, up to now, so it came back at
+		 * now - that. */
+		__u64 d = ran - th->ran, t_in = d < now - th->t_out ? now - d : th->t_out;
+
+		st->ins_late++;
+		wait_ended(ctx, st, th, tid, tgid, t_in, now);
+	}
+	th->t_out = now;
+	th->ran = ran;
+	th->kind = kind;
+	th->waiting = 1;
+	th->pending = 0;
+	thr = chance(st, now, (__u64)th->w[kind].rms * 1000);
+	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
+		st->skipped++;
+		return 0;
+	}
+	if (take(ctx, st, now, id, thr) == 0)
+		th->pending = 1;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchbpf.h - off-CPU stacks taken in the kernel by a BPF program at every context switch
+ * (bpf/switch.bpf.c, records in switchrec.h), loaded with libbpf from the skeleton built with
+ * the collector.
+ *
+ * What it costs (measured here, bench/offcpu.sh): ~0.1 us per context switch of the machine
+ * with no stack taken, a few us per stack taken, in the context of the thread switched out; no
+ * perf event per thread, so the targets pay nothing at their switches for being followed.
+ *
+ * Needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), BTF (/sys/kernel/btf/vmlinux) and Linux
+ * 5.15 or later (bpf_task_pt_regs); switchbpf_open's error says which is missing, and the
+ * sampler then falls back to per-thread tracepoint events (sampler.h).
+ *
+ * The decoding half (switchrec_decode, switchrec_state, switchbpf_sched_range) is pure: tests
+ * and the fuzzer feed it bytes.
+ *
+ * Not thread-safe: one thread opens, fills, attaches and closes it.
+ */
+#ifndef FG_SWITCHBPF_H
+#define FG_SWITCHBPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "switchrec.h"
+
+#define SWITCHBPF_MAX_RATE 100000 /* stacks a second */
+
+struct switchbpf_opts {
+	uint32_t stack_bytes;  /* multiple of 8, at most SWITCHREC_MAX_STACK */
+	uint32_t kernel_depth; /* at most SWITCHREC_MAX_KDEPTH; 0: no kernel chain */
+	uint32_t user_depth;   /* at most SWITCHREC_MAX_UDEPTH */
+	/* Which switch-outs get a stack: with rate_hz (at most SWITCHBPF_MAX_RATE), about
+	 * rate_hz stacks a second over all CPUs, each switch-out by a chance in proportion to the
+	 * wait its thread's previous one predicts (bpf/switch.bpf.c); else each by chance
+	 * 1 / period (0 or 1: every one). */
+	uint32_t rate_hz;
+	uint32_t period;
+	/* Leave out the threads whose names switchbpf_keep_name() says to (--threads). */
+	bool name_filter;
+};
+
+struct switchbpf;
+
+/*
+ * Load the program and its maps (not attached yet). 0, or -EPERM (no CAP_BPF/CAP_PERFMON),
+ * -ENOENT (no BTF for the kernel), -EOPNOTSUPP (a kernel without the raw tracepoint or the
+ * helpers it needs), -EINVAL (opts), -ENOMEM, or another -errno from the bpf() system call.
+ * *why gets a one-line reason for the caller's message (static storage).
+ */
+int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const char **why);
+
+/* Where the records of CPU cpu go: perf_fd, a PERF_COUNT_SW_BPF_OUTPUT event on that CPU. */
+int switchbpf_set_output(struct switchbpf *b, int cpu, int perf_fd);
+
+/* Follow (add) or stop following (remove) the threads of process tgid. 0 or -errno; removing
+ * one that is not there is 0. */
+int switchbpf_add(struct switchbpf *b, uint32_t tgid);
+int switchbpf_remove(struct switchbpf *b, uint32_t tgid);
+
+/* With opts.name_filter: keep (or leave out) the threads named comm (at most 15 characters:
+ * the kernel's comm; longer is cut). 0 or -errno (-ENOSPC: SWITCHREC_MAX_NAMES decided
+ * already: the rest are kept, and left out by the caller). */
+int switchbpf_keep_name(struct switchbpf *b, const char *comm, bool keep);
+
+/* Attach to sched_switch: records start. 0 or -errno. */
+int switchbpf_attach(struct switchbpf *b);
+/* Detach: no record after it returns. Idempotent. */
+void switchbpf_detach(struct switchbpf *b);
+
+/* The program's counters, summed over CPUs (zero if they cannot be read). */
+void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum);
+
+/* Detach and free. NULL is fine. */
+void switchbpf_close(struct switchbpf *b);
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+/* One record, decoded from the raw data of a BPF output sample. Pointers borrow `raw`. */
+struct switchrec_view {
+	struct switchrec h;
+	const uint64_t *kernel; /* h.nr_kernel entries, or NULL */
+	const uint64_t *user;	/* h.nr_user entries, or NULL */
+	const uint8_t *stack;	/* h.stack_len bytes, or NULL */
+};
+
+/*
+ * Decode len bytes at raw (8-byte aligned; a perf sample's raw data is not: copy it first).
+ * Every count is checked against len and the limits of switchrec.h. 0, or -EBADMSG (short,
+ * unknown kind, counts that do not fit), -EINVAL (misaligned).
+ */
+int switchrec_decode(const void *raw, size_t len, struct switchrec_view *out);
+
+/*
+ * The state of a switched-out thread as the sched_switch tracepoint reports it (tracefs.h's
+ * TRACEFS_TASK_* bits: one bit, 0x100 when preempted), from the kernel's prev_state and the
+ * record's flags, the way the kernel's __trace_sched_switch_state() does.
+ */
+uint64_t switchrec_state(uint32_t prev_state, uint32_t flags);
+
+/*
+ * The kernel text range of __schedule in kallsyms text [text, text + len): the frames a
+ * record's kernel chain holds above it are the tracing machinery's (the BPF program,
+ * bpf_trace_run4, ...), not the thread's. 0 with [*lo, *hi), or -ENOENT (not there, or the
+ * addresses are hidden: all zero).
+ */
+int switchbpf_sched_range(const char *text, size_t len, uint64_t *lo, uint64_t *hi);
+
+/*
+ * How many leading frames of a kernel chain to leave out: up to the first in [lo, hi); 0 when
+ * none is (or lo == hi == 0).
+ */
+uint32_t switchrec_kernel_skip(const uint64_t *kernel, uint32_t n, uint64_t lo, uint64_t hi);
+
+#endif

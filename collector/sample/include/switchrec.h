@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchrec.h - the records the off-CPU BPF program (bpf/switch.bpf.c) writes into the
+ * sampler's rings, and its counters: compiled into both the program and the collector.
+ *
+ * The program runs at every context switch of the machine (the sched_switch raw tracepoint),
+ * in the context of the task switched out. For a target's thread it decides, by a chance known
+ * before the wait's length is (switchrec.thr, see bpf/switch.bpf.c), whether to take the stack;
+ * a taken one is written as one SWITCHREC_OUT record (user registers, kernel and user call
+ * chains, a copy of the user stack), and when that thread is switched in again, on whatever
+ * CPU, one SWITCHREC_IN record ends the wait. Both reach the rings as the raw data of a
+ * PERF_COUNT_SW_BPF_OUTPUT sample.
+ *
+ * Invariant: an IN record is written only for a thread whose OUT record was written (the
+ * program marks exactly those pending), so every IN ends a wait the collector holds a stack for,
+ * unless that OUT was lost in a full ring (counted by the kernel as lost records).
+ */
+#ifndef FG_SWITCHREC_H
+#define FG_SWITCHREC_H
+
+#include <linux/types.h>
+
+#define SWITCHREC_OUT 1 /* a stack at a switch-out */
+#define SWITCHREC_IN 2	/* the switch-in that ends a taken wait */
+
+#define SWITCHREC_F_PREEMPT 0x1 /* switched out by preemption: it could have run */
+#define SWITCHREC_F_REGS 0x2	/* regs[] hold the thread's user registers */
+
+#define SWITCHREC_MAX_KDEPTH 127 /* kernel frames per record */
+#define SWITCHREC_MAX_UDEPTH 256 /* user frames per record */
+#define SWITCHREC_MAX_STACK                                                                        \
+	61440			   /* bytes of user stack per record: the whole fits in one        \
+				    * perf record (16-bit size) */
+#define SWITCHREC_NREGS 5	   /* bx, bp, sp, ip, r13: sampler.h's SAMPLER_REGS_MASK order */
+#define SWITCHREC_ONE (1ull << 32) /* thr of a switch taken for sure */
+#define SWITCHREC_MAX_NAMES 4096   /* thread names the filter holds */
+
+struct switchrec {
+	__u32 kind;
+	__u32 tid;	  /* the thread switched out (OUT) or in (IN); initial PID namespace */
+	__u32 pid;	  /* its process */
+	__u32 prev_state; /* OUT: the kernel's prev_state (TASK_* bits of include/linux/sched.h) */
+	__u32 flags;	  /* SWITCHREC_F_* */
+	__u16 nr_kernel, nr_user; /* OUT: entries of the chains that follow, leaf first */
+	__u32 stack_len;	  /* OUT: bytes of user stack that follow the chains */
+	__u32 reserved;
+	__u64 time;  /* OUT: the switch-out; IN: the switch-in (CLOCK_MONOTONIC ns) */
+	__u64 t_out; /* IN: the switch-out of the wait it ends */
+	__u64 thr;   /* OUT: the chance it was taken, x 2^32 (SWITCHREC_ONE: every switch) */
+	__u64 regs[SWITCHREC_NREGS];
+	/* OUT: __u64 kernel[nr_kernel], __u64 user[nr_user], __u8 stack[stack_len] */
+};
+
+/* Per CPU: the chance's state (the program's own), then counts the collector sums. */
+struct switchstats {
+	__u64 period; /* ns of expected waiting one taken stack stands for, from feedback */
+	__u64 mass_prev, mass_cur; /* waiting predicted in the last window and this one, us */
+	__u64 win_start;	   /* the window the budget is checked over */
+	__u64 win_expect;	   /* stacks expected in it so far, x 2^32 */
+	__u64 avg_expect;	   /* stacks expected per window, moving average, x 2^32 */
+	__u64 filtered;		   /* switch-outs of threads the name filter leaves out */
+	__u64 outs;		   /* switch-outs of the targets' (other) threads */
+	__u64 taken;		   /* ... whose stack was written */
+	__u64 skipped;		   /* ... not taken by chance */
+	__u64 out_lost;		   /* ... taken, but the ring was full */
+	__u64 ins;		   /* switch-ins written ... */
+	__u64 ins_late;		   /* ... of which seen only at the next switch-out */
+	__u64 in_lost;		   /* ... that did not fit in the ring */
+	__u64 stack_short;	   /* copies that stopped before stack_bytes */
+	__u64 stack_none;	   /* taken with no stack copy (unreadable) */
+};
+
+#endif

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * switchbpf.c - load, feed and read the off-CPU BPF program (see switchbpf.h), and decode its
+ * records.
+ *
+ * libbpf's error space stops here: its calls return -errno (1.x) or NULL with errno set, and
+ * it prints nothing (its print callback is silenced once: library modules never print).
+ */
+#include "switchbpf.h"
+
+#include "switch.skel.h"
+#include "util.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define WINDOW_NS 250000000ull /* the chance's window (switch.bpf.c) */
+
+struct switchbpf {
+	struct switch_bpf *skel;
+	struct bpf_link *link;
+	int ncpus; /* possible CPUs: the per-CPU maps' width */
+};
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+/* Linux >= 5.18 passes prev_state to sched_switch's probes. */
+static bool state_is_an_arg(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major > 5 || (major == 5 && minor >= 18);
+}
+
+int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const char **why)
+{
+	static bool silenced;
+	struct switchbpf *b;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int rv;
+
+	*why = NULL;
+	if (o->rate_hz > SWITCHBPF_MAX_RATE || o->stack_bytes % 8 != 0 ||
+	    o->stack_bytes > SWITCHREC_MAX_STACK || o->kernel_depth > SWITCHREC_MAX_KDEPTH ||
+	    o->user_depth > SWITCHREC_MAX_UDEPTH) {
+		*why = "bad options";
+		return -EINVAL;
+	}
+	if (!silenced) {
+		libbpf_set_print(quiet);
+		silenced = true;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		*why = "the kernel has no BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)";
+		return -ENOENT;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0 || online <= 0) {
+		rv = b->ncpus < 0 ? b->ncpus : -ENODEV;
+		*why = "cannot count the CPUs";
+		goto fail;
+	}
+	b->skel = switch_bpf__open();
+	if (!b->skel) {
+		rv = -errno;
+		*why = "libbpf cannot open the program";
+		goto fail;
+	}
+	b->skel->rodata->stack_bytes = o->stack_bytes;
+	b->skel->rodata->kernel_depth = o->kernel_depth;
+	b->skel->rodata->user_depth = o->user_depth;
+	b->skel->rodata->state_arg = state_is_an_arg();
+	b->skel->rodata->window_ns = WINDOW_NS;
+	b->skel->rodata->name_filter = o->name_filter;
+	if (o->rate_hz) {
+		/* rate_hz stacks a second over all CPUs: per window and CPU, x 2^32 */
+		uint64_t q = ((uint64_t)o->rate_hz << 32) / (1000000000ull / WINDOW_NS) /
+			     (uint64_t)online;
+
+		b->skel->rodata->quota = q ? q : 1;
+	} else {
+		b->skel->rodata->quota = 0;
+		b->skel->rodata->fixed_thr =
+			o->period > 1 ? SWITCHREC_ONE / o->period : SWITCHREC_ONE;
+	}
+	if ((rv = bpf_map__set_max_entries(b->skel->maps.scratch, (uint32_t)b->ncpus)) != 0) {
+		*why = "libbpf refused the scratch map's size";
+		goto fail;
+	}
+	rv = switch_bpf__load(b->skel);
+	if (rv == -EPERM || rv == -EACCES) {
+		*why = "the kernel refused to load BPF (needs CAP_BPF and CAP_PERFMON, or "
+		       "CAP_SYS_ADMIN)";
+		rv = -EPERM;
+		goto fail;
+	}
+	if (rv != 0) {
+		*why = "the kernel refused the program (Linux 5.15 or later with BTF is needed)";
+		rv = -EOPNOTSUPP;
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	switchbpf_close(b);
+	return rv;
+}
+
+int switchbpf_set_output(struct switchbpf *b, int cpu, int perf_fd)
+{
+	uint32_t key = (uint32_t)cpu;
+
+	if (cpu < 0)
+		return -EINVAL;
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.out), &key, &perf_fd, BPF_ANY) < 0
+		       ? -errno
+		       : 0;
+}
+
+int switchbpf_add(struct switchbpf *b, uint32_t tgid)
+{
+	uint32_t one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &tgid, &one, BPF_ANY) < 0
+		       ? -errno
+		       : 0;
+}
+
+int switchbpf_remove(struct switchbpf *b, uint32_t tgid)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(b->skel->maps.targets), &tgid) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int switchbpf_keep_name(struct switchbpf *b, const char *comm, bool keep)
+{
+	char key[16] = { 0 };
+	uint8_t v = keep;
+
+	strncpy(key, comm, sizeof(key) - 1);
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.names), key, &v, BPF_ANY) < 0 ? -errno
+											   : 0;
+}
+
+int switchbpf_attach(struct switchbpf *b)
+{
+	if (b->link)
+		return 0;
+	b->link = bpf_program__attach_raw_tracepoint(b->skel->progs.fg_switch, "sched_switch");
+	return b->link ? 0 : -errno;
+}
+
+void switchbpf_detach(struct switchbpf *b)
+{
+	if (b && b->link) {
+		bpf_link__destroy(b->link);
+		b->link = NULL;
+	}
+}
+
+void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
+{
+	struct switchstats *per = calloc((size_t)b->ncpus, sizeof(*per));
+	uint32_t zero = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.stats), &zero, per) == 0) {
+		for (int c = 0; c < b->ncpus; c++) {
+			sum->filtered += per[c].filtered;
+			sum->outs += per[c].outs;
+			sum->taken += per[c].taken;
+			sum->skipped += per[c].skipped;
+			sum->out_lost += per[c].out_lost;
+			sum->ins += per[c].ins;
+			sum->ins_late += per[c].ins_late;
+			sum->in_lost += per[c].in_lost;
+			sum->stack_short += per[c].stack_short;
+			sum->stack_none += per[c].stack_none;
+		}
+	}
+	free(per);
+}
+
+void switchbpf_close(struct switchbpf *b)
+{
+	if (!b)
+		return;
+	switchbpf_detach(b);
+	switch_bpf__destroy(b->skel);
+	free(b);
+}
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+int switchrec_decode(const void *raw, size_t len, struct switchrec_view *out)
+{
+	const uint8_t *p = raw;
+	size_t need;
+
+	if (((uintptr_t)raw & 7) != 0)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(out->h))
+		return -EBADMSG;
+	memcpy(&out->h, p, sizeof(out->h));
+	if (out->h.kind == SWITCHREC_IN) {
+		/* an end carries nothing after the header */
+		if (out->h.nr_kernel || out->h.nr_user || out->h.stack_len)
+			return -EBADMSG;
+		return 0;
+	}
+	if (out->h.kind != SWITCHREC_OUT || out->h.nr_kernel > SWITCHREC_MAX_KDEPTH ||
+	    out->h.nr_user > SWITCHREC_MAX_UDEPTH || out->h.stack_len > SWITCHREC_MAX_STACK ||
+	    out->h.thr == 0 || out->h.thr > SWITCHREC_ONE)
+		return -EBADMSG;
+	need = sizeof(out->h) + ((size_t)out->h.nr_kernel + out->h.nr_user) * 8 + out->h.stack_len;
+	if (need > len)
+		return -EBADMSG;
+	p += sizeof(out->h);
+	if (out->h.nr_kernel)
+		out->kernel = (const uint64_t *)(const void *)p;
+	p += (size_t)out->h.nr_kernel * 8;
+	if (out->h.nr_user)
+		out->user = (const uint64_t *)(const void *)p;
+	p += (size_t)out->h.nr_user * 8;
+	if (out->h.stack_len)
+		out->stack = p;
+	return 0;
+}
+
+/* include/linux/sched.h's TASK_* bits the tracepoint's report is made of. */
+#define TASK_REPORT 0x7f
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_NOLOAD 0x400
+#define TASK_RTLOCK_WAIT 0x1000
+#define REPORT_IDLE 0x80
+#define REPORT_PREEMPTED 0x100
+
+uint64_t switchrec_state(uint32_t prev_state, uint32_t flags)
+{
+	uint32_t s;
+
+	if (flags & SWITCHREC_F_PREEMPT)
+		return REPORT_PREEMPTED;
+	if ((prev_state & (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) ==
+	    (TASK_UNINTERRUPTIBLE | TASK_NOLOAD))
+		return REPORT_IDLE;
+	if (prev_state & TASK_RTLOCK_WAIT)
+		return TASK_UNINTERRUPTIBLE;
+	s = prev_state & TASK_REPORT;
+	if (!s)
+		return 0;
+	/* the highest bit, as fls() picks it */
+	while (s & (s - 1))
+		s &= s - 1;
+	return s;
+}
+
+/* The address at the start of a kallsyms line, and where its name begins (NULL: no such line). */
+static const char *sym_line(const char *p, const char *le, uint64_t *addr, char *type)
+{
+	uint64_t a = 0;
+	int digits = 0;
+
+	for (; p < le && *p != ' '; p++, digits++) {
+		int c = *p, v = c >= '0' && c <= '9'   ? c - '0'
+				: c >= 'a' && c <= 'f' ? c - 'a' + 10
+				: c >= 'A' && c <= 'F' ? c - 'A' + 10
+						       : -1;
+
+		if (v < 0 || digits >= 16)
+			return NULL;
+		a = a << 4 | (uint64_t)v;
+	}
+	if (digits == 0 || le - p < 4 || p[2] != ' ')
+		return NULL;
+	*addr = a;
+	*type = p[1];
+	return p + 3;
+}
+
+int switchbpf_sched_range(const char *text, size_t len, uint64_t *lo, uint64_t *hi)
+{
+	static const char name[] = "__schedule";
+	const char *end = text + len;
+	uint64_t at = 0, next = UINT64_MAX;
+	bool found = false;
+
+	/* Two passes over the lines: the symbol's address, then the least address above it. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (const char *p = text; p < end;) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			const char *le = nl ? nl : end;
+			const char *nm;
+			uint64_t a;
+			char type;
+
+			if ((nm = sym_line(p, le, &a, &type)) != NULL) {
+				if (pass == 0 && (type == 't' || type == 'T') &&
+				    (size_t)(le - nm) == sizeof(name) - 1 &&
+				    memcmp(nm, name, sizeof(name) - 1) == 0) {
+					at = a;
+					found = true;
+					break;
+				}
+				if (pass == 1 && a > at && a < next)
+					next = a;
+			}
+			p = nl ? nl + 1 : end;
+		}
+		if (!found || at == 0)
+			return -ENOENT;
+	}
+	if (next == UINT64_MAX)
+		return -ENOENT;
+	*lo = at;
+	*hi = next;
+	return 0;
+}
+
+uint32_t switchrec_kernel_skip(const uint64_t *kernel, uint32_t n, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (kernel[i] >= lo && kernel[i] < hi)
+			return i;
+	return 0;
+}

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_switch_sampler.c - off-CPU sampling against the real kernel: the BPF program's stacks and
+ * wait ends as the sampler delivers them (timed, in the right state, with registers, stack and
+ * a kernel chain from __schedule), its rate kept with totals unbiased against an exact
+ * recording of the same switches, threads left out by name in the kernel, and the fallback to
+ * per-thread tracepoint events without CAP_BPF.
+ *
+ * Exits 77 (skipped) only when the kernel refuses the program for want of BTF or a recent
+ * enough kernel (the sampler's fallback is then what runs, tested in test_sampler).
+ */
+#include <errno.h>
+#include <math.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sampler.h"
+#include "switchbpf.h"
+#include "tracefs.h"
+#include "util.h"
+
+#define MAX_TIDS 16
+#define MAX_PEND 64
+
+/* ---- workloads, run in forked children ---------------------------------------------------- */
+
+struct sleeper {
+	const char *name;
+	unsigned int us; /* each sleep */
+	unsigned int n;	 /* sleeps; 0: until killed */
+	int out;	 /* (idx, tid) is written here */
+	int idx;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	int msg[2] = { s->idx, (int)syscall(SYS_gettid) };
+
+	prctl(PR_SET_NAME, s->name);
+	if (write(s->out, msg, sizeof(msg)) != sizeof(msg))
+		_exit(3);
+	for (unsigned int i = 0; s->n == 0 || i < s->n; i++)
+		usleep(s->us);
+	return NULL;
+}
+
+static int pp_ab[2], pp_ba[2];
+
+/* Two threads passing a byte: a switch at every hop, tens of thousands a second. */
+static void *pinger(void *arg)
+{
+	char c = 0;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "pinger");
+	for (;;)
+		if (write(pp_ab[1], &c, 1) != 1 || read(pp_ba[0], &c, 1) != 1)
+			_exit(4);
+	return NULL;
+}
+
+static void *ponger(void *arg)
+{
+	char c = 0;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "ponger");
+	for (;;)
+		if (read(pp_ab[0], &c, 1) != 1 || write(pp_ba[1], &c, 1) != 1)
+			_exit(4);
+	return NULL;
+}
+
+/*
+ * Fork a child running the sleepers (and the ping-pong pair if pingpong), started once the
+ * parent writes a byte on *go_fd; each sleeper writes its tid on *tid_fd's pipe.
+ */
+static pid_t start_child(struct sleeper *sl, size_t n, bool pingpong, int *go_fd, int *tid_fd)
+{
+	int tid_pipe[2], go[2];
+	pid_t child;
+	char c;
+
+	assert_int_equal(pipe(tid_pipe), 0);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pthread_t t;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		for (size_t i = 0; i < n; i++) {
+			sl[i].out = tid_pipe[1];
+			sl[i].idx = (int)i;
+			if (pthread_create(&t, NULL, sleeper_main, &sl[i]) != 0)
+				_exit(2);
+		}
+		if (pingpong && (pipe(pp_ab) != 0 || pipe(pp_ba) != 0 ||
+				 pthread_create(&t, NULL, pinger, NULL) != 0 ||
+				 pthread_create(&t, NULL, ponger, NULL) != 0))
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(go[0]);
+	close(tid_pipe[1]);
+	*go_fd = go[1];
+	*tid_fd = tid_pipe[0];
+	return child;
+}
+
+/* Let the child's threads start (after the sampler is open) and read their tids (they come in
+ * the order the threads ran). */
+static void go_and_read_tids(int go_fd, int tid_fd, pid_t *tids, size_t n)
+{
+	int msg[2];
+
+	assert_int_equal(write(go_fd, "g", 1), 1);
+	close(go_fd);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(read(tid_fd, msg, sizeof(msg)), sizeof(msg));
+		assert_true(msg[0] >= 0 && (size_t)msg[0] < n);
+		tids[msg[0]] = msg[1];
+	}
+	close(tid_fd);
+}
+
+static void stop_child(pid_t child)
+{
+	int status;
+
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+}
+
+static struct sampler *open_or_skip(const struct sampler_opts *o, pid_t child)
+{
+	struct sampler *sp = NULL;
+	int rv = sampler_open(o, &child, 1, &sp);
+
+	if (rv == 0 && sampler_info(sp)->switch_bpf_err != 0 &&
+	    (sampler_info(sp)->switch_bpf_err == -ENOENT ||
+	     sampler_info(sp)->switch_bpf_err == -EOPNOTSUPP)) {
+		print_message("no BPF off-CPU here: %s\n", sampler_info(sp)->switch_bpf_why);
+		sampler_close(sp);
+		stop_child(child);
+		skip();
+	}
+	assert_int_equal(rv, 0);
+	assert_int_equal(sampler_info(sp)->switch_bpf_err, 0);
+	assert_int_equal(sampler_info(sp)->scope, SAMPLER_SCOPE_CPUS);
+	return sp;
+}
+
+/* ---- what the records say, per thread ------------------------------------------------------ */
+
+struct per_thread {
+	pid_t tid;
+	unsigned int stacks, waits, in_sleep, with_regs, with_stack, in_schedule;
+	double total_ns; /* the waits weighed by their scale */
+	uint64_t min_ns, max_ns;
+	/* the taken switch-out waiting for its switch-in */
+	bool pending;
+	uint64_t t_out;
+	double scale;
+};
+
+struct seen {
+	pid_t pid;
+	struct per_thread t[MAX_TIDS];
+	size_t n;
+	uint64_t lo, hi;   /* __schedule, when kallsyms shows it */
+	uint64_t from, to; /* the waits counted: switch-outs in [from, to) */
+	unsigned int unmatched, other_pid;
+};
+
+static struct per_thread *thread_of(struct seen *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].tid == tid)
+			return &s->t[i];
+	if (s->n == MAX_TIDS)
+		return NULL;
+	s->t[s->n].tid = tid;
+	return &s->t[s->n++];
+}
+
+static int on_record(void *ctx, const struct perfring_rec *r)
+{
+	struct seen *s = ctx;
+	struct per_thread *t;
+
+	if (r->type == PERF_RECORD_SAMPLE && r->u.sample.kind == SAMPLER_KIND_SWITCH) {
+		if ((pid_t)r->pid != s->pid) {
+			s->other_pid++;
+			return 0;
+		}
+		if (!(t = thread_of(s, (pid_t)r->tid)))
+			return 0;
+		s->unmatched += t->pending; /* the last one's end never came */
+		t->pending = r->time >= s->from && (s->to == 0 || r->time < s->to);
+		t->t_out = r->time;
+		t->scale = r->u.sample.scale;
+		t->stacks++;
+		t->in_sleep += r->u.sample.state == TRACEFS_TASK_INTERRUPTIBLE;
+		t->with_regs += r->u.sample.regs && r->u.sample.regs_abi == PERF_SAMPLE_REGS_ABI_64;
+		t->with_stack += r->u.sample.stack_len > 0;
+		t->in_schedule += r->u.sample.nr_kernel > 0 && s->lo < s->hi &&
+				  r->u.sample.kernel[0] >= s->lo && r->u.sample.kernel[0] < s->hi;
+	} else if (r->type == PERF_RECORD_SWITCH && !(r->misc & PERF_RECORD_MISC_SWITCH_OUT)) {
+		if (!(t = thread_of(s, (pid_t)r->tid)) || !t->pending)
+			return 0;
+		uint64_t d = r->time - t->t_out;
+
+		t->pending = false;
+		t->waits++;
+		t->total_ns += (double)d * t->scale;
+		if (!t->min_ns || d < t->min_ns)
+			t->min_ns = d;
+		if (d > t->max_ns)
+			t->max_ns = d;
+	}
+	return 0;
+}
+
+static void drain_for(struct sampler *sp, struct seen *s, unsigned int ms)
+{
+	uint64_t end = fg_now_ns() + (uint64_t)ms * 1000000u;
+
+	while (fg_now_ns() < end)
+		assert_true(sampler_poll(sp, 50, on_record, s) >= 0);
+}
+
+static void find_schedule(struct seen *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if (fg_read_file("/proc/kallsyms", 4u << 20, 256u << 20, &text, &len) == 0)
+		(void)switchbpf_sched_range(text, len, &s->lo, &s->hi);
+	free(text);
+}
+
+/* ---- tests ----------------------------------------------------------------------------------- */
+
+/*
+ * Every switch-out (rate 0): a thread sleeping 20 ms 30 times gives a stack per sleep with its
+ * registers, a copy of its stack and a kernel chain that starts in __schedule, in the sleeping
+ * state, each ended by its switch-in about 20 ms later.
+ */
+static void test_every_wait_is_timed_with_its_stack(void **state)
+{
+	struct sleeper sl[] = { { .name = "sleep20", .us = 20000, .n = 30 } };
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
+	static struct seen seen;
+	struct sampler_stats st;
+	struct sampler *sp;
+	struct per_thread *t;
+	pid_t tids[1], child;
+	int go, tfd;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	find_schedule(&seen);
+	child = start_child(sl, 1, false, &go, &tfd);
+	seen.pid = child;
+	sp = open_or_skip(&o, child);
+	go_and_read_tids(go, tfd, tids, 1);
+	drain_for(sp, &seen, 900);
+	sampler_stats(sp, &st);
+	sampler_close(sp);
+	stop_child(child);
+
+	t = thread_of(&seen, tids[0]);
+	print_message("sleep20: %u stacks, %u waits %.1f..%.1f ms, %u in sleep, %u with regs, %u "
+		      "with a stack, %u from __schedule (%s); seen %llu taken %llu\n",
+		      t->stacks, t->waits, (double)t->min_ns / 1e6, (double)t->max_ns / 1e6,
+		      t->in_sleep, t->with_regs, t->with_stack, t->in_schedule,
+		      seen.lo ? "kallsyms" : "no kallsyms", (unsigned long long)st.switch_seen,
+		      (unsigned long long)st.switch_taken);
+	assert_true(t->waits >= 25);
+	assert_true(t->min_ns >= 19000000 && t->max_ns < 200000000);
+	assert_true(t->in_sleep >= t->waits);
+	assert_int_equal(t->with_regs, t->stacks);
+	assert_int_equal(t->with_stack, t->stacks);
+	if (seen.lo)
+		assert_int_equal(t->in_schedule, t->stacks);
+	assert_int_equal(seen.other_pid, 0);
+	assert_int_equal(st.switch_skipped, 0);
+	assert_int_equal(st.switch_taken, st.switch_seen);
+	assert_int_equal(st.switch_lost, 0);
+}
+
+/*
+ * A rate: two recordings of the same child at once, one of every switch-out (exact), one at
+ * --switch-rate RATE. The rate is kept (the ping-pong pair switches tens of thousands of times
+ * a second), and each thread's time off the CPU weighed by 1 / chance matches the exact one.
+ */
+#define RATE 400
+static void test_a_rate_is_kept_and_totals_stay_unbiased(void **state)
+{
+	struct sleeper sl[] = {
+		{ .name = "s1ms", .us = 1000 },	    { .name = "s3ms", .us = 3000 },
+		{ .name = "s10ms", .us = 10000 },   { .name = "s30ms", .us = 30000 },
+		{ .name = "s100ms", .us = 100000 },
+	};
+	/* every switch-out: rings for a second of them */
+	struct sampler_opts ox = { .mode = SAMPLER_MODE_OFFCPU, .ring_kib = 32768 };
+	struct sampler_opts or = { .mode = SAMPLER_MODE_OFFCPU, .switch_rate = RATE };
+	static struct seen ex, ra;
+	struct sampler_stats sx, sr;
+	struct sampler *px, *pr;
+	pid_t tids[5], child;
+	uint64_t t0, t1, t2;
+	double tex = 0, tra = 0;
+	int go, tfd;
+
+	(void)state;
+	memset(&ex, 0, sizeof(ex));
+	memset(&ra, 0, sizeof(ra));
+	child = start_child(sl, 5, true, &go, &tfd);
+	ex.pid = ra.pid = child;
+	px = open_or_skip(&ox, child);
+	pr = open_or_skip(& or, child);
+	go_and_read_tids(go, tfd, tids, 5);
+	/* Count the switch-outs of a window well after the start (the rate's first window). */
+	t0 = fg_now_ns();
+	ex.from = ra.from = t0 + 1000000000ull;
+	ex.to = ra.to = t0 + 4000000000ull;
+	while ((t1 = fg_now_ns()) < ex.to + 300000000ull) {
+		assert_true(sampler_poll(px, 10, on_record, &ex) >= 0);
+		assert_true(sampler_poll(pr, 0, on_record, &ra) >= 0);
+	}
+	sampler_stats(px, &sx);
+	sampler_stats(pr, &sr);
+	t2 = fg_now_ns();
+	sampler_close(pr);
+	sampler_close(px);
+	stop_child(child);
+
+	print_message("exact: %llu switch-outs; rate %d: %llu taken of %llu in %.1f s\n",
+		      (unsigned long long)sx.switch_seen, RATE, (unsigned long long)sr.switch_taken,
+		      (unsigned long long)sr.switch_seen, (double)(t2 - t0) / 1e9);
+	/* The rate is kept, give or take its windows' noise (the first one takes every
+	 * thread's first wait of each kind; a loaded machine makes bursts). */
+	assert_int_equal(sx.lost, 0); /* else the exact one is not */
+	assert_int_equal(sx.switch_lost, 0);
+	assert_true(sr.switch_seen > 20000);
+	assert_true(sr.switch_taken * 10 > RATE * (t2 - t0) / 1000000000ull * 4);
+	assert_true(sr.switch_taken * 10 < RATE * (t2 - t0) / 1000000000ull * 25);
+	for (size_t i = 0; i < 5; i++) {
+		struct per_thread *x = thread_of(&ex, tids[i]), *r = thread_of(&ra, tids[i]);
+
+		print_message("%-7s exact %6.3f s in %5u waits, sampled %6.3f s in %4u stacks\n",
+			      sl[i].name, x->total_ns / 1e9, x->waits, r->total_ns / 1e9, r->waits);
+		/* Within four standard errors: each stack stands for about the same time, so the
+		 * relative error of n stacks is about 1 / sqrt(n). */
+		double tol = r->waits ? 4 / sqrt(r->waits) : 1;
+
+		tol = tol < 0.15 ? 0.15 : tol;
+		assert_true(x->total_ns > 2.5e9); /* the whole window, nearly */
+		assert_true(r->waits >= 16);
+		assert_true(r->total_ns > x->total_ns * (1 - tol) &&
+			    r->total_ns < x->total_ns * (1 + tol));
+		tex += x->total_ns;
+		tra += r->total_ns;
+	}
+	print_message("exact: %llu ends written (%llu only at the next switch-out), %llu "
+		      "delivered so far\n",
+		      (unsigned long long)sx.switch_ends, (unsigned long long)sx.switch_ends_late,
+		      (unsigned long long)sx.switch_in);
+	/* every wait's end reaches the caller before that thread's next stack */
+	assert_int_equal(ex.unmatched, 0);
+	assert_true(tra > tex * 0.85 && tra < tex * 1.15);
+	assert_int_equal(ra.unmatched, 0);
+}
+
+/* Threads named as left out are left out in the kernel, and counted there. */
+static void test_threads_are_left_out_by_name_in_the_kernel(void **state)
+{
+	struct sleeper sl[] = { { .name = "keepme", .us = 5000 },
+				{ .name = "dropme", .us = 5000 } };
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .thread_filter = true };
+	static struct seen seen;
+	struct sampler_stats st;
+	struct sampler *sp;
+	pid_t tids[2], child;
+	int go, tfd;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	child = start_child(sl, 2, false, &go, &tfd);
+	seen.pid = child;
+	sp = open_or_skip(&o, child);
+	assert_int_equal(sampler_keep_name(sp, "dropme", false), 0);
+	assert_int_equal(sampler_keep_name(sp, "keepme", true), 0);
+	go_and_read_tids(go, tfd, tids, 2);
+	drain_for(sp, &seen, 500);
+	sampler_stats(sp, &st);
+	sampler_close(sp);
+	stop_child(child);
+	print_message("keepme %u stacks, dropme %u, %llu left out in the kernel\n",
+		      thread_of(&seen, tids[0])->stacks, thread_of(&seen, tids[1])->stacks,
+		      (unsigned long long)st.switch_filtered);
+	assert_true(thread_of(&seen, tids[0])->stacks >= 40);
+	assert_int_equal(thread_of(&seen, tids[1])->stacks, 0);
+	assert_true(st.switch_filtered >= 40);
+}
+
+/*
+ * Without CAP_BPF (and CAP_SYS_ADMIN, which stands for it) but with CAP_PERFMON: the program
+ * cannot load, the sampler says why and takes the stacks with tracepoint events per thread.
+ */
+static void test_without_cap_bpf_tracepoints_per_thread_take_over(void **state)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	pid_t child, worker;
+	int status;
+
+	(void)state;
+	worker = fork();
+	assert_true(worker >= 0);
+	if (worker == 0) {
+		for (;;)
+			usleep(2000);
+	}
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 1024 };
+		static struct seen seen;
+		struct sampler *sp;
+		int rv;
+
+		if (syscall(SYS_capget, &hdr, data) != 0)
+			_exit(10);
+		for (int i = 0; i < 2; i++) {
+			uint32_t drop = 0;
+
+			if (i == CAP_TO_INDEX(CAP_BPF))
+				drop |= CAP_TO_MASK(CAP_BPF);
+			if (i == CAP_TO_INDEX(CAP_SYS_ADMIN))
+				drop |= CAP_TO_MASK(CAP_SYS_ADMIN);
+			data[i].effective &= ~drop;
+			data[i].permitted &= ~drop;
+			data[i].inheritable &= ~drop;
+		}
+		if (syscall(SYS_capset, &hdr, data) != 0)
+			_exit(11);
+		seen.pid = worker;
+		rv = sampler_open(&o, &worker, 1, &sp);
+		if (rv == -ENOENT)
+			_exit(77); /* no tracefs: nothing to fall back to here */
+		if (rv != 0)
+			_exit(12);
+		if (sampler_info(sp)->scope != SAMPLER_SCOPE_THREADS ||
+		    sampler_info(sp)->switch_bpf_err != -EPERM || !sampler_info(sp)->switch_bpf_why)
+			_exit(13);
+		drain_for(sp, &seen, 300);
+		sampler_close(sp);
+		_exit(seen.n == 1 && seen.t[0].waits >= 20 ? 0 : 14);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	stop_child(worker);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_wait_is_timed_with_its_stack),
+		cmocka_unit_test(test_a_rate_is_kept_and_totals_stay_unbiased),
+		cmocka_unit_test(test_threads_are_left_out_by_name_in_the_kernel),
+		cmocka_unit_test(test_without_cap_bpf_tracepoints_per_thread_take_over),
+	};
+
+	if (getuid() != 0) {
+		fprintf(stderr,
+			"test_switch_sampler: needs root (perf events of every CPU, BPF)\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
