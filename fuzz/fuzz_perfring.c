@@ -3,15 +3,18 @@
  * fuzz_perfring.c - libFuzzer target: the perf ring buffer (written by the kernel, but records of
  * any shape must never make the reader stray): a ring of any bytes with a head and tail from the
  * input walked record by record, each record decoded with a sample format from the input, and
- * every pointer the decoder returns checked to lie inside its record.
+ * every pointer the decoder returns checked to lie inside its record; a sample's raw data is
+ * also decoded as the off-CPU BPF program's record (switchrec), its pointers checked the same.
  */
 #include <linux/perf_event.h>
 #include <stdlib.h>
 
 #include "fuzz_input.h"
 #include "perfring.h"
+#include "switchbpf.h"
 
 static uint8_t bounce[PERFRING_MAX_RECORD];
+static uint64_t raw_copy[PERFRING_MAX_RECORD / 8];
 
 static void inside(const void *p, size_t n, const void *rec, size_t len)
 {
@@ -60,6 +63,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				inside(rec.u.sample.stack, rec.u.sample.stack_len, r, n);
 				if (rec.u.sample.stack_dyn > rec.u.sample.stack_len)
 					abort();
+				inside(rec.u.sample.raw, rec.u.sample.raw_len, r, n);
+				if (rec.u.sample.raw && rec.u.sample.raw_len <= sizeof(raw_copy)) {
+					struct switchrec_view sv;
+					size_t rl = rec.u.sample.raw_len;
+
+					memcpy(raw_copy, rec.u.sample.raw, rl);
+					if (switchrec_decode(raw_copy, rl, &sv) == 0) {
+						inside(sv.kernel, sv.h.nr_kernel * 8ul, raw_copy,
+						       rl);
+						inside(sv.user, sv.h.nr_user * 8ul, raw_copy, rl);
+						inside(sv.stack, sv.h.stack_len, raw_copy, rl);
+						if (switchrec_kernel_skip(sv.kernel, sv.h.nr_kernel,
+									  0xffffffff81000000ull,
+									  0xffffffff82000000ull) >
+						    sv.h.nr_kernel)
+							abort();
+						(void)switchrec_state(sv.h.prev_state, sv.h.flags);
+					}
+				}
 				for (unsigned reg = 0; reg < 24; reg++)
 					(void)perfring_user_reg(&rec, reg, &v);
 			} else if (rec.type == PERF_RECORD_MMAP2) {

@@ -7,6 +7,7 @@ PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format cla
  openjdk-17-jdk-headless linux-perf util-linux procps iproute2 perl python3
  golang-go chromium chromium-driver nodejs time bc strace
  libdebuginfod-dev debuginfod libc6-dbg podman runc mmdebstrap docker.io docker-compose
+ libbpf-dev bpftool
  libjetty9-java libpostgresql-jdbc-java libmariadb-java postgresql mariadb-server apache2-utils"
 missing=""
 for p in $PKGS; do

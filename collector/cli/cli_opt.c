@@ -15,7 +15,7 @@ int cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint
 	return -1;
 }
 
-int cli_warn_privs(const char *cmd)
+int cli_warn_privs(const char *cmd, bool offcpu)
 {
 	struct privs p;
 	char line[512];
@@ -24,7 +24,7 @@ int cli_warn_privs(const char *cmd)
 	if (privs_read("/proc", &p) != 0)
 		return 0; /* no /proc: the sampler's own errors will say more */
 	for (int need = 0; need < PRIVS_NNEEDS; need++) {
-		if (privs_has(&p, (enum privs_need)need))
+		if (privs_has(&p, (enum privs_need)need) || (need == PRIVS_BPF && !offcpu))
 			continue;
 		privs_explain(&p, (enum privs_need)need, line, sizeof(line));
 		fg_err(cmd, "warning: %s", line);

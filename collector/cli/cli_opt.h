@@ -8,6 +8,7 @@
 #ifndef FG_CLI_OPT_H
 #define FG_CLI_OPT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -19,8 +20,9 @@ int cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint
 
 /*
  * Say at start what this process lacks for sampling other processes (privs.h): one line per
- * missing capability, naming it and how to add it. The number of lines printed.
+ * missing capability, naming it and how to add it; CAP_BPF only when it records off-CPU or
+ * wall profiles (offcpu), whose cost depends on it. The number of lines printed.
  */
-int cli_warn_privs(const char *cmd);
+int cli_warn_privs(const char *cmd, bool offcpu);
 
 #endif

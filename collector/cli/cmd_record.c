@@ -408,11 +408,11 @@ static void print_offcpu_summary(const struct session_summary *sm)
 			       "off-CPU: %llu switch-outs of threads --threads leaves out were left "
 			       "out in the kernel",
 			       (unsigned long long)sm->switches_filtered);
-		if (sm->stacks_short || sm->stacks_none)
+		if (sm->stacks_none)
 			fg_err(CMD,
-			       "off-CPU: %llu stack copies cut short at the end of the readable "
-			       "stack, %llu stacks with no copy (stack unreadable)",
-			       (unsigned long long)sm->stacks_short,
+			       "off-CPU: %llu stacks taken without a copy of the user stack "
+			       "(unreadable: their interpreted frames and frames without frame "
+			       "pointers cannot be named)",
 			       (unsigned long long)sm->stacks_none);
 	} else {
 		fg_err(CMD,
@@ -727,7 +727,7 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	cli_warn_privs(CMD);
+	cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

@@ -228,7 +228,7 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	cli_warn_privs(CMD);
+	cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

@@ -765,7 +765,7 @@ static int start(struct daemon *d, struct env *env, struct jvmset_observer *log)
 		fg_err("watch", "listening on %s (control %s), maps in %s", env->socket, env->ctl,
 		       env->map_dir);
 	/* Serving agents needs none of them; rolling profiles and record/top here do. */
-	cli_warn_privs("watch");
+	cli_warn_privs("watch", env->profile_ns && (env->events & ~(1u << PROF_EVENT_CPU)));
 	if (env->profile_ns && start_profiles(env, &d->pdir, &d->push, d->roller) != 0)
 		return -1;
 	return 0;

@@ -79,6 +79,8 @@ bool privs_has(const struct privs *p, enum privs_need need)
 		if (kptr(p) >= 2)
 			return false;
 		return cap(p, PRIVS_CAP_SYSLOG) || (kptr(p) <= 0 && paranoid(p) <= 1);
+	case PRIVS_BPF:
+		return cap(p, PRIVS_CAP_BPF) || cap(p, PRIVS_CAP_SYS_ADMIN);
 	default:
 		return true;
 	}
@@ -125,6 +127,21 @@ int privs_explain(const struct privs *p, enum privs_need need, char *buf, size_t
 			"kernel.perf_event_paranoid %d: /proc/kallsyms shows no addresses, "
 			"kernel frames will be [unknown]; add CAP_SYSLOG (--cap-add SYSLOG)",
 			kptr(p), paranoid(p));
+	case PRIVS_BPF:
+		if (p->cap_last_cap != PRIVS_UNKNOWN && p->cap_last_cap < PRIVS_CAP_BPF)
+			return snprintf(
+				buf, len,
+				"no CAP_SYS_ADMIN: off-CPU and wall stacks will be taken by "
+				"perf events per thread, which cost the target at each "
+				"context switch, not in the kernel by BPF; this kernel "
+				"(before Linux 5.8) has no CAP_BPF: add CAP_SYS_ADMIN "
+				"(--cap-add SYS_ADMIN)");
+		return snprintf(buf, len,
+				"no CAP_BPF (nor CAP_SYS_ADMIN): off-CPU and wall stacks will be "
+				"taken by perf events per thread, which cost the target at each "
+				"context switch, not in the kernel by BPF; add CAP_BPF (--cap-add "
+				"BPF; Docker Engine before 23.0 does not know it: --cap-add "
+				"SYS_ADMIN there)");
 	default:
 		return snprintf(buf, len, "?");
 	}

@@ -691,7 +691,11 @@ static int setup_rings(struct sampler *s, const struct sampler_opts *o)
 		 * and CPU while the recording waits for an agent's tables), but at most
 		 * STACK_RINGS_MAX over all rings. */
 		bool every = o->mode != SAMPLER_MODE_CPU && !(s->sb && o->switch_rate);
-		size_t copies = every ? 1024 : 128;
+		/* at a switch rate, room for a drain gap's stacks and a start's (a few quotas) */
+		size_t copies = every ? 1024 : o->switch_rate / 2 > 128 ? o->switch_rate / 2 : 128;
+
+		if (copies > 1024)
+			copies = 1024;
 
 		while (s->info.ring_bytes < (size_t)o->stack_copy * copies &&
 		       s->info.ring_bytes * 2 * ncpus <= STACK_RINGS_MAX)

@@ -706,9 +706,10 @@ static int on_record(void *ctx, const struct perfring_rec *r)
  */
 #define DRAIN_GAP_MS 500
 /*
- * A busy off-CPU or wall recording's timer drain: switches come at rates no frequency bounds
- * (tens of thousands a second), and a drain's records are joined with the switches that end
- * their waits, so they are drained more often.
+ * A busy off-CPU or wall recording's timer drain when every switch-out (or every Nth) brings a
+ * record: switches come at rates no frequency bounds (tens of thousands a second), so they are
+ * drained more often. The BPF program at a --switch-rate writes at about that rate: the CPU
+ * samples' gap.
  */
 #define SWITCH_DRAIN_GAP_MS 100
 /* While samples are held, how often the source's state is looked at again. */
@@ -718,8 +719,10 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 static uint64_t drain_gap(const struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
+	/* Off-CPU by BPF at a rate: stacks come at about that rate, not at every switch. */
+	bool every = si->mode != SAMPLER_MODE_CPU && !(si->switch_bpf_err == 0 && si->switch_rate);
 
-	return (si->mode == SAMPLER_MODE_CPU ? DRAIN_GAP_MS : SWITCH_DRAIN_GAP_MS) * 1000000ull;
+	return (every ? SWITCH_DRAIN_GAP_MS : DRAIN_GAP_MS) * 1000000ull;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------- */

@@ -19,18 +19,16 @@
  * its long waits, which hold its time). So each thread keeps the RMS of its recent waits of each
  * kind (sums halved every DECAY ns), and a switch-out is taken with chance
  * min(1, max(rms, FLOOR_NS) / period); a kind not seen yet is taken for sure.
- * `period` is set per CPU so that about `quota` stacks are expected per window, from two
- * bounds. The waiting predicted (the sum of the max(rms, FLOOR_NS) of each switch-out) over
- * the last window, or this one so far if more, divided by `quota`, is the period that expects
- * at most quota stacks: it holds from the first switch-out on, so a start or a burst costs at
- * most a few quotas and no chance is ever near zero (a long first period would take nearly
- * none of the first waits: unbiased on average, but most recordings short of them). Waits
- * longer than the period are taken for sure and count only once, so that bound can leave the
- * quota unspent: after each window a second period moves halfway towards the quota
- * (x (1 + r) / 2, r = the windows' moving average of expected stacks / quota, at most 4; a
- * window holds few stacks, so a full step would swing with their noise). The lesser of the two
- * is used, within [PERIOD_MIN, PERIOD_MAX]. Without a quota the chance is fixed_thr for every
- * switch-out.
+ * `period` is set per CPU so that about `quota` stacks are expected per window: the sum of
+ * min(predicted, period) over a window's switch-outs, divided by `quota` (a wait longer than
+ * the period is taken for sure and counts as one stack: the period is the level that fills the
+ * quota). The last window's sum is used, or this one's so far if more: the bound holds from the
+ * first switch-out on, so a burst costs a few quotas at most and the chances fall smoothly as
+ * the period rises. The first window starts at PERIOD_START: a recording's start costs a few
+ * quotas too, and no kind of wait holding more than PERIOD_START of it has less than one stack
+ * to expect (a long first period would take nearly none of the first waits: unbiased on
+ * average, but most recordings short of them). Within [PERIOD_MIN, PERIOD_MAX].
+ * Without a quota the chance is fixed_thr for every switch-out.
  *
  * Invariant: everything here is bounded for the verifier and for the scheduler: no loop but the
  * stack copy's page walk (at most SWITCHREC_MAX_STACK / 4096 + 1 reads), no lock, no sleep.
@@ -79,6 +77,7 @@ const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are lef
 #define WAIT_MAX_US (1ull << 28)  /* waits count up to ~4.5 min in the sums */
 #define PERIOD_MIN 10000ull	  /* 10 us */
 #define PERIOD_MAX 60000000000ull /* 60 s */
+#define PERIOD_START 10000000ull  /* 10 ms */
 
 #define PAGE 4096
 #define KMASK 1023  /* >= SWITCHREC_MAX_KDEPTH * 8 */
@@ -185,69 +184,50 @@ static __always_inline __u64 clamp_period(__u64 p)
 	return p < PERIOD_MIN ? PERIOD_MIN : p > PERIOD_MAX ? PERIOD_MAX : p;
 }
 
-/* The period that expects at most quota stacks for the waiting predicted, in ns. */
-static __always_inline __u64 mass_period(const struct switchstats *st)
+/* The period that fills the quota, in ns: mass (us) * 1000 / (quota / 2^32), the quota taken in
+ * 2^-12 stacks (mass < 2^44 us and the quota at least 2^-12 stacks: the loader's bounds on the
+ * rate; nothing overflows). */
+static __always_inline __u64 period_of(const struct switchstats *st)
 {
-	/* mass (us) * 1000 / (quota / 2^32), the quota in 2^-12 stacks: mass < 2^44 us and the
-	 * quota at least 1/2^12 stacks (the loader's bounds on the rate), nothing overflows */
 	__u64 m = st->mass_prev > st->mass_cur ? st->mass_prev : st->mass_cur;
-	__u64 q = quota >> 20 ? quota >> 20 : 1;
+	__u64 q = quota >> 20 ? quota >> 20 : 1, p;
 
 	if (m > (1ull << 44))
 		m = 1ull << 44;
-	return clamp_period((m * 1000 / q) << 12);
+	p = (m * 1000 / q) << 12;
+	if (st->first && p < PERIOD_START)
+		p = PERIOD_START;
+	return clamp_period(p);
 }
 
-/* The window's end: move the second period halfway towards quota stacks a window,
- * x (1 + expected / quota) / 2, `expected` the windows' moving average (a quarter of each new
- * one), from the period the window ended with. */
-static __always_inline void rescale(struct switchstats *st, __u64 used)
-{
-	__u64 p = used, e, r;
-
-	st->avg_expect = st->avg_expect - st->avg_expect / 4 + st->win_expect / 4;
-	e = st->avg_expect;
-	/* r = e / quota in 12 fraction bits, at most 4 (quota < 2^46: the loader's bound on the
-	 * rate; p <= PERIOD_MAX < 2^36: nothing overflows) */
-	r = e > 4 * quota ? 4 << 12 : (e << 12) / quota;
-	r = (r + (1 << 12)) / 2;
-	p = (p >> 12) * r + (((p & 0xfff) * r) >> 12);
-	st->period = clamp_period(p);
-}
-
-/* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait. */
+/* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait (0: none
+ * yet). */
 static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred)
 {
-	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p, m;
+	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p;
 
 	if (!quota)
 		return fixed_thr;
-	if (!st->period) {
-		st->period = PERIOD_MAX;
+	if (!st->win_start) {
 		st->win_start = now;
-		st->avg_expect = quota;
+		st->first = 1;
 	}
 	if (now - st->win_start >= window_ns) {
-		m = mass_period(st);
-		/* a window with nothing expected says nothing: the period stays */
-		if (st->win_expect)
-			rescale(st, m < st->period ? m : st->period);
+		st->first = 0;
 		st->mass_prev = now - st->win_start < 2 * window_ns ? st->mass_cur : 0;
 		st->mass_cur = 0;
 		st->win_start = now;
-		st->win_expect = 0;
+	}
+	p = period_of(st);
+	st->period = p;
+	if (!pred || x >= p) {
+		thr = SWITCHREC_ONE; /* a first wait of the kind: nothing to predict from */
+		x = p;
+	} else {
+		thr = (x << 32) / p; /* x < p <= 60 s < 2^36: no overflow */
 	}
 	st->mass_cur += x / 1000;
-	m = mass_period(st);
-	p = m < st->period ? m : st->period;
-	if (!pred || x >= p)
-		thr = SWITCHREC_ONE; /* a first wait of the kind: nothing to predict from */
-	else
-		thr = (x << 32) / p; /* x < p <= 60 s < 2^36: no overflow */
-	if (thr == 0)
-		thr = 1;
-	st->win_expect += thr;
-	return thr;
+	return thr ? thr : 1;
 }
 
 static __always_inline __u32 prev_state(struct bpf_raw_tracepoint_args *ctx,

@@ -14,6 +14,10 @@
  *   PRIVS_SYSLOG  real addresses in /proc/kallsyms (kernel frame names): CAP_SYSLOG when
  *                 kernel.kptr_restrict is 1, or 0 with perf_event_paranoid >= 2; at 2 nothing
  *                 helps.
+ *   PRIVS_BPF     the BPF programs (off-CPU and wall stacks taken in the kernel, the kernel's
+ *                 filter of CPU samples): CAP_BPF or CAP_SYS_ADMIN. Kernels before 5.8
+ *                 (cap_last_cap < 39) and Docker Engines before 23.0 know no CAP_BPF:
+ *                 SYS_ADMIN there. Without it off-CPU falls back to perf events per thread.
  */
 #ifndef FG_PRIVS_H
 #define FG_PRIVS_H
@@ -26,6 +30,7 @@
 #define PRIVS_CAP_SYS_ADMIN 21
 #define PRIVS_CAP_SYSLOG 34
 #define PRIVS_CAP_PERFMON 38
+#define PRIVS_CAP_BPF 39
 
 #define PRIVS_UNKNOWN (-1000) /* a sysctl that could not be read */
 
@@ -36,7 +41,7 @@ struct privs {
 	int kptr_restrict;	 /* or PRIVS_UNKNOWN */
 };
 
-enum privs_need { PRIVS_PERF, PRIVS_PTRACE, PRIVS_SYSLOG, PRIVS_NNEEDS };
+enum privs_need { PRIVS_PERF, PRIVS_PTRACE, PRIVS_SYSLOG, PRIVS_BPF, PRIVS_NNEEDS };
 
 /*
  * Read the privileges of this process from proc (normally "/proc": <proc>/self/status,

@@ -53,11 +53,10 @@ struct switchrec {
 
 /* Per CPU: the chance's state (the program's own), then counts the collector sums. */
 struct switchstats {
-	__u64 period; /* ns of expected waiting one taken stack stands for, from feedback */
+	__u64 period;		   /* ns of predicted waiting a taken stack stands for, lately */
 	__u64 mass_prev, mass_cur; /* waiting predicted in the last window and this one, us */
-	__u64 win_start;	   /* the window the budget is checked over */
-	__u64 win_expect;	   /* stacks expected in it so far, x 2^32 */
-	__u64 avg_expect;	   /* stacks expected per window, moving average, x 2^32 */
+	__u64 win_start;	   /* the window the quota is kept over (0: none yet) */
+	__u64 first;		   /* in the first window */
 	__u64 filtered;		   /* switch-outs of threads the name filter leaves out */
 	__u64 outs;		   /* switch-outs of the targets' (other) threads */
 	__u64 taken;		   /* ... whose stack was written */

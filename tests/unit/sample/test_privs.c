@@ -81,7 +81,9 @@ static void proc(uint64_t caps, int last_cap, int paranoid, int kptr)
 }
 
 #define CAP(c) (1ull << (c))
-#define THREE (CAP(PRIVS_CAP_PERFMON) | CAP(PRIVS_CAP_SYS_PTRACE) | CAP(PRIVS_CAP_SYSLOG))
+#define THREE                                                                                      \
+	(CAP(PRIVS_CAP_PERFMON) | CAP(PRIVS_CAP_SYS_PTRACE) | CAP(PRIVS_CAP_SYSLOG) |              \
+	 CAP(PRIVS_CAP_BPF))
 
 static void test_the_documented_set_meets_every_need(void **state)
 {
@@ -147,6 +149,31 @@ static void test_a_kernel_without_perfmon_asks_for_sys_admin(void **state)
 	assert_null(strstr(buf, "--cap-add PERFMON"));
 }
 
+/* CAP_BPF, or SYS_ADMIN for it; the line names Docker before 23 and kernels before 5.8. */
+static void test_bpf_is_named_with_its_stand_in(void **state)
+{
+	struct privs p;
+	char buf[512];
+
+	(void)state;
+	proc(CAP(PRIVS_CAP_PERFMON), 40, 2, 0);
+	assert_int_equal(privs_read(root, &p), 0);
+	assert_false(privs_has(&p, PRIVS_BPF));
+	privs_explain(&p, PRIVS_BPF, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "no CAP_BPF"));
+	assert_non_null(strstr(buf, "--cap-add BPF"));
+	assert_non_null(strstr(buf, "Docker Engine before 23.0"));
+	assert_non_null(strstr(buf, "--cap-add SYS_ADMIN"));
+	proc(CAP(PRIVS_CAP_SYS_ADMIN), 40, 2, 0);
+	assert_int_equal(privs_read(root, &p), 0);
+	assert_true(privs_has(&p, PRIVS_BPF));
+	proc(0, 37, 2, 0);
+	assert_int_equal(privs_read(root, &p), 0);
+	privs_explain(&p, PRIVS_BPF, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "has no CAP_BPF"));
+	assert_null(strstr(buf, "--cap-add BPF"));
+}
+
 static void test_syslog_depends_on_kptr_restrict(void **state)
 {
 	struct privs p;
@@ -201,6 +228,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(test_a_kernel_without_perfmon_asks_for_sys_admin,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bpf_is_named_with_its_stand_in, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_syslog_depends_on_kptr_restrict, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_sysctls_count_as_the_defaults,
