@@ -385,9 +385,13 @@ static void print_offcpu_summary(const struct session_summary *sm)
 	if (sm->event == SESSION_EVENT_CPU)
 		return;
 	if (sm->switch_bpf_err == 0) {
-		char how[64];
+		char how[96];
 
-		if (sm->switch_rate)
+		if (sm->switch_rate && sm->switch_period_ns)
+			snprintf(how, sizeof(how),
+				 "about %u a second asked, each standing for ~%.3g ms of waiting",
+				 sm->switch_rate, (double)sm->switch_period_ns / 1e6);
+		else if (sm->switch_rate)
 			snprintf(how, sizeof(how), "about %u a second asked", sm->switch_rate);
 		else
 			snprintf(how, sizeof(how), "each by chance 1/%u", sm->switch_period);

@@ -92,7 +92,7 @@ static const char usage_text[] =
 	"                            microseconds (see record --help)\n"
 	"      --min-block US        offcpu/wall: leave out waits shorter than US microseconds\n"
 	"      --switch-rate HZ      offcpu/wall: about HZ stacks a second in all, each by a\n"
-	"                            chance its weight undoes (default 50; 0: every switch)\n"
+	"                            chance its weight undoes (default 25; 0: every switch)\n"
 	"      --switch-period N     offcpu/wall: instead, each switch by chance 1/N, weighed\n"
 	"                            N times (per thread without BPF: every Nth)\n"
 	"      --per-thread          each thread's stacks under its name (the default)\n"

@@ -84,7 +84,7 @@ enum {
 	"                         microseconds (counted; default 0: every wait)\n"                 \
 	"      --switch-rate=HZ   offcpu/wall: about HZ stacks a second in all, each\n"            \
 	"                         switch-out taken by a chance its weight undoes (default\n"       \
-	"                         50; 0: every switch-out, exact)\n"                               \
+	"                         25; 0: every switch-out, exact)\n"                               \
 	"      --switch-period=N  offcpu/wall: instead, each switch-out by chance 1/N,\n"          \
 	"                         weighed N times (per thread without BPF: every Nth)\n"           \
 	"      --threads=REGEX    only threads whose name matches (extended regex)\n"              \

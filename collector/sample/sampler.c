@@ -877,6 +877,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->switch_lost = b.out_lost + b.in_lost;
 	out->stack_short = b.stack_short;
 	out->stack_none = b.stack_none;
+	out->switch_period_ns = b.period;
 }
 
 int sampler_keep_name(struct sampler *s, const char *comm, bool keep)

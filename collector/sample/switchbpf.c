@@ -183,11 +183,18 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 	struct switchstats *per = calloc((size_t)b->ncpus, sizeof(*per));
 	uint32_t zero = 0;
 
+	uint64_t periods = 0;
+
 	memset(sum, 0, sizeof(*sum));
 	if (!per)
 		return;
 	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.stats), &zero, per) == 0) {
 		for (int c = 0; c < b->ncpus; c++) {
+			/* the period: the mean over the CPUs that have one */
+			if (per[c].period) {
+				sum->period += per[c].period;
+				periods++;
+			}
 			sum->filtered += per[c].filtered;
 			sum->outs += per[c].outs;
 			sum->taken += per[c].taken;
@@ -200,6 +207,8 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 			sum->stack_none += per[c].stack_none;
 		}
 	}
+	if (periods)
+		sum->period /= periods;
 	free(per);
 }
 

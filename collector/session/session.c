@@ -1141,6 +1141,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->switches_filtered = ss.switch_filtered;
 		out->switches_lost = ss.switch_lost;
 		out->switch_ends_late = ss.switch_ends_late;
+		out->switch_period_ns = ss.switch_period_ns;
 		out->stacks_short = ss.stack_short;
 		out->stacks_none = ss.stack_none;
 		out->offcpu_emitted = s->oc.st.emitted;

@@ -225,6 +225,8 @@ struct sampler_stats {
 	uint64_t switch_lost;	   /* stacks or ends that did not fit in a ring */
 	uint64_t stack_short;	   /* stack copies cut at the end of the readable stack */
 	uint64_t stack_none;	   /* stacks taken with no copy (stack unreadable) */
+	uint64_t switch_period_ns; /* at a rate: the waiting a stack stood for lately (the mean of
+				    * the CPUs'), 0 if none */
 };
 
 struct sampler;

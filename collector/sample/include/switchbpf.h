@@ -70,7 +70,8 @@ int switchbpf_attach(struct switchbpf *b);
 /* Detach: no record after it returns. Idempotent. */
 void switchbpf_detach(struct switchbpf *b);
 
-/* The program's counters, summed over CPUs (zero if they cannot be read). */
+/* The program's counters, summed over CPUs, and its latest period averaged over them (zero if
+ * they cannot be read). */
 void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum);
 
 /* Detach and free. NULL is fine. */

@@ -82,26 +82,22 @@ enum session_event {
 };
 
 /*
- * Off-CPU and wall, unless told (bench/offcpu.sh, a 2-core VM, a pipe ping-pong of ~80 000
- * switches/s, medians of 3 interleaved rounds): the target pays ~30 us of CPU per switch at
- * every switch with a 16 KiB copy, ~24 us with 4 KiB, ~12.5 us at every 16th (16 or 4 KiB
- * alike), bpftrace taking a user and a kernel stack at every switch ~11 us: a fixed ~11 us per
- * switch (the tracepoint, the switch records and their ring wakeups) stays whatever the
- * period, so a period buys at most a halving, and it leaves 1/N of the stacks of a thread
- * that switches a few times a second (a sleeper's 12 waits/s over seconds). The copy costs
- * 1-6 us per stack at 16 KiB over 4 KiB and keeps Java chains whole
- * (SESSION_DEFAULT_SWITCH_STACK_COPY above). On the Jetty + JDBC service (bench/offcpu.sh, ~1 000
- * switches/s, 99.8% of the stacks whole to a thread root) the collector's CPU per Java stack
- * dominates instead: ~70 us (the unwinding and naming of a CPU sample), 21% of the service's CPU at
- * every switch on this loaded VM, 9.7% at every 32nd switch (the switch records are still read at
- * every switch), so no period reaches 1% there; a period leaves the kernel's per-switch part. A
- * fixed period also samples a thread's periodic waits in step with them. So: every switch, exact
- * per-thread times and counts; --switch-period for a switch-heavy target or a long recording.
- * --min-block saves nothing (the kernel copies before the wait's length is known).
+ * Off-CPU and wall, unless told (bench/offcpu.sh and bench/realapp.sh, a 2-core VM): the BPF
+ * program (sampler.h) costs the machine ~0.1 us per context switch and the target nothing
+ * measurable at its switches; what costs is each stack taken, a few us in the kernel and ~20 us
+ * in the collector (unwinding and naming it as a CPU sample). At every switch-out
+ * (--switch-rate 0) the Jetty + JDBC service (~3 000 switch-outs/s) paid ~12% of its CPU in the
+ * collector; at 50 stacks/s ~1.4%, at 25 ~0.9% with the agent's threads. So: 25 stacks a
+ * second, spread over the waits in proportion to their predicted length (a stack stands for
+ * about the same time off the CPU whatever the switch rate; the summary says how much), which
+ * keeps the cost bounded on any target and totals unbiased. --switch-rate 0 for exact
+ * per-thread times and counts; --threads to spend the budget on the threads that matter (they
+ * are left out in the kernel). --min-block saves nothing (the stack is copied before the wait's
+ * length is known).
  */
 #define SESSION_DEFAULT_MIN_BLOCK_NS 0ull
 #define SESSION_DEFAULT_SWITCH_PERIOD 1u
-#define SESSION_DEFAULT_SWITCH_RATE 50u
+#define SESSION_DEFAULT_SWITCH_RATE 25u
 #define SESSION_SWITCH_RATE_AUTO UINT_MAX /* session_cli: not given */
 
 struct session_opts {
@@ -198,6 +194,7 @@ struct session_summary {
 	uint64_t switches_filtered;   /* BPF: switch-outs of threads --threads leaves out */
 	uint64_t switches_lost;	      /* BPF: stacks or wait ends that did not fit in a ring */
 	uint64_t switch_ends_late;    /* BPF: wait ends timed at the next switch-out */
+	uint64_t switch_period_ns;    /* BPF at a rate: the waiting a stack stood for lately */
 	uint64_t stacks_short;	      /* BPF: copies cut at the end of the readable stack */
 	uint64_t stacks_none;	      /* BPF: stacks taken without a copy */
 	const char *tracefs_dir;      /* where sched_switch was found */
