@@ -2,7 +2,7 @@
 # (tests/golden/render), `collapse` on stdin and files with its exit codes, and the SVG's
 # script in a real browser.
 fg_unit_test(test_flame_golden SOURCES unit/cli/test_flame_golden.c LIBS fg_cli PRIVATE collector/cli)
-# --event, --min-block, --switch-period, --threads, --(no-)per-thread of record/top/watch.
+# --event, --min-block, --switch-rate, --switch-period, --threads, --(no-)per-thread of record/top/watch.
 fg_unit_test(test_session_cli SOURCES unit/cli/test_session_cli.c LIBS fg_cli PRIVATE collector/cli)
 
 add_test(NAME collapse_cli COMMAND sh ${PROJECT_SOURCE_DIR}/tests/golden/collapse/cli-test.sh

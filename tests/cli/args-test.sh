@@ -66,6 +66,10 @@ expect 64 "--freq '10001' must be 1..10000 Hz" watch --freq 10001
 expect 64 "--event 'gpu': use cpu, offcpu or wall" record --pid 1 --event gpu
 expect 64 "--event 'cpu,offcpu': use cpu, offcpu or wall" top --pid 1 --event cpu,offcpu
 expect 64 "--switch-period '0' must be 1..1000000" top --pid 1 --event offcpu --switch-period 0
+expect 64 "--switch-rate '100001' must be 0..100000 stacks a second" record --pid 1 --event offcpu --switch-rate 100001
+expect 64 "give --switch-rate or --switch-period, not both" record --pid 1 --switch-rate 5 --switch-period 2
+expect 64 "give --switch-rate or --switch-period, not both" watch --switch-period 2 --switch-rate 5
+expect 0 '--switch-rate' watch --help
 expect 64 "--min-block 'x' must be 0..3600000000 microseconds" top --pid 1 --min-block x
 expect 64 "unknown option '--per-thread=no'" top --pid 1 --per-thread=no
 expect 64 "--event 'cpu,cpu': cpu given twice" watch --event cpu,cpu

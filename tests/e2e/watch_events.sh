@@ -32,13 +32,14 @@ pid=$FG_HOSTPID
 FG_CT_OPTS=()
 fg_wait_log one 30 'OffCpuTruth ready'
 fg_wait 5 grep -q listening "$FG_TMP/recv.log" || fg_fail "the receiver did not start: $(cat "$FG_TMP/recv.log")"
-fg_watch_start --profile-every 2s --event cpu,offcpu --out "$out" --pprof \
+# Every switch-out's stack (--switch-rate 0): the 2 s profiles' times are exact, not sampled.
+fg_watch_start --profile-every 2s --event cpu,offcpu --switch-rate 0 --out "$out" --pprof \
 	--push "http://127.0.0.1:$port" --host-name test-node
 fg_wait 5 grep -q 'rolling profiles every 2 s (cpu,offcpu)' "$FG_WATCH_LOG" ||
 	fg_fail "watch did not start both events: $(cat "$FG_WATCH_LOG")"
 
 # top --event offcpu through the daemon's control channel, two 1 s tables (not a terminal).
-"$FGCOLLECT" top --pid "$pid" --ctl "$FG_CTL" --event offcpu --interval 1 --count 2 --rows 400 \
+"$FGCOLLECT" top --pid "$pid" --ctl "$FG_CTL" --event offcpu --threads 'fg-.*' --interval 1 --count 2 --rows 400 \
 	>"$FG_TMP/top.out" 2>"$FG_TMP/top.err" || { cat "$FG_TMP/top.err" >&2; fg_fail "top --event offcpu failed"; }
 grep -m1 'fgcollect top' "$FG_TMP/top.out" >&2
 grep -q "^fgcollect top - PID $pid - .* - event offcpu (time, ms) - interval 2: [0-9.]* ms off the CPU" "$FG_TMP/top.out" ||
