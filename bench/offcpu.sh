@@ -23,7 +23,9 @@
 #     CPU over none in %, µs of the target's CPU per switch and per stack taken (the extra CPU
 #     per round trip / switches or stacks per round trip), µs of the recorder's CPU per switch
 #     and per stack, and record's counted drops (lost records, switch-ins lost, stacks that
-#     reached no thread root) summed over the rounds.
+#     reached no thread root) summed over the rounds; for the variants that run the BPF
+#     program, its own time per run (a run per context switch of the machine, counted by the
+#     kernel with kernel.bpf_stats_enabled for the bench's length).
 #  2. A realistic service: bench/realapp.sh with the variants none, offcpu and wall (record with
 #     --event at the defaults), same interleaving; its "ours as %" lines give fgcollect's CPU and
 #     the JVM's extra CPU as % of the service's CPU (REALAPP=0 skips it).
@@ -134,6 +136,18 @@ run() {
 	sleep "$round"
 	m1=$(mark)
 	[[ -n $rpid ]] && r1=$(fg_cpu_ns "$rpid")
+	# The BPF program's own time per run (kernel.bpf_stats_enabled): a run per context switch
+	# of the machine, in the context of the task switched out.
+	if [[ $v != none && $v != bpf && -n $bpfstats ]]; then
+		bpftool -j prog show name fg_switch 2>/dev/null | python3 -c '
+import json, sys
+try:
+    p = json.load(sys.stdin)
+    p = p[0] if isinstance(p, list) else p
+    print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
+except Exception:
+    pass' >>"$tmp/$f.bpf" || true
+	fi
 	if [[ -n $rpid ]]; then
 		kill -0 "$rpid" 2>/dev/null || { echo "offcpu: the recorder of $v ended early"; cat "$log" "$tmp/bt.out" 2>/dev/null | tail; return 1; }
 		kill -INT "$rpid"
@@ -157,6 +171,14 @@ run() {
 	echo "$m1 $m0 $((r1 - r0)) $counts" |
 		awk '{ printf "%d %d %d %d %d %s %s %s %s %s %s\n", $1-$5, $2-$6, $3-$7, $4-$8, $9, $10, $11, $12, $13, $14, $15 }' >>"$tmp/$f"
 }
+
+# The BPF program's run time, counted by the kernel while the bench runs (restored after).
+bpfstats=
+if command -v bpftool >/dev/null && [[ -w /proc/sys/kernel/bpf_stats_enabled ]]; then
+	bpfstats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	trap 'echo "$bpfstats" >/proc/sys/kernel/bpf_stats_enabled; cleanup' EXIT
+fi
 
 exec {lk}>"$lock"
 for rep in $(seq "$reps"); do
@@ -187,6 +209,11 @@ for v in $variants; do
 		"$(col 5 | median)" "" "$(col 6 | median)" "" \
 		"$(col 7 | awk '{s += $1} END {print s + 0}')" "$(col 8 | awk '{s += $1} END {print s + 0}')" \
 		"$(col 9 | grep -v -- - | median | awk '{ print $1 == "nan" ? "-" : $1 "%" }')"
+done
+for v in $variants; do
+	f=${v//\//_}
+	[[ -s $tmp/$f.bpf ]] || continue
+	awk -v v="$v" '$2 > 0 { ns += $1; n += $2 } END { if (n) printf "%-12s BPF program: %.0f ns per context switch of the machine (%d runs)\n", v, ns / n, n }' "$tmp/$f.bpf"
 done
 echo "goal: a few % of the target's CPU at most on a switch-heavy target, drops counted"
 
