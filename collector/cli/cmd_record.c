@@ -398,7 +398,7 @@ static void print_offcpu_summary(const struct session_summary *sm)
 		skipped = sm->switches_skipped;
 		fg_err(CMD,
 		       "off-CPU: %llu switch-outs, %llu stacks taken in the kernel by BPF (%s; each "
-		       "weighed by the switch-outs it stands for), %llu lost in full rings",
+		       "weighed by 1 / the chance it was taken), %llu lost in full rings",
 		       (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
 		       how, (unsigned long long)sm->switches_lost);
 		if (sm->switch_ends_late)
