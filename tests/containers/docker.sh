@@ -6,18 +6,23 @@
 # its own data root and socket) with the images tests/containers/lib.sh builds with podman,
 # moved over by `podman save | docker load`:
 #
-#   * docker-compose reads docker/docker-compose.yml; as written (PERFMON) the engine refuses to
-#     start the collector ("unknown capability: CAP_PERFMON": Docker before 23.0), and with
-#     FGCOLLECT_PERF_CAP=SYS_ADMIN, as the compose file and docker/README.md say, it starts,
-#     serves its socket and warns of no missing capability;
+#   * docker-compose reads docker/docker-compose.yml; as written (PERFMON, BPF) the engine
+#     refuses to start the collector ("unknown capability: CAP_PERFMON", or CAP_BPF: compose
+#     sorts the list it merges with the override below; Docker before 23.0), and with
+#     FGCOLLECT_PERF_CAP=SYS_ADMIN, as the compose file and docker/README.md say, it starts
+#     with SYS_ADMIN, SYS_PTRACE and SYSLOG and nothing else, serves its socket and warns of no
+#     missing capability;
 #   * an app container (JVM PID 1, uid 4242, no capabilities, read-only root, the socket
 #     directory read-only) connects; `fgcollect record --container ID` through `docker exec`
 #     names Java, native and kernel frames (< 5% unknown each) and `top --container` shows Java
 #     names;
-#   * the collector container reads the scheduler tracepoint's id from the host's tracefs (the
-#     compose file's read-only mount); without that mount the file is not there;
-#   * without SYS_ADMIN (its PERFMON stand-in) a one-shot collector says at start which
-#     capability it lacks and how to add it, and record is refused perf_event_open.
+#   * `fgcollect record --event offcpu` through `docker exec` takes the app's off-CPU stacks in
+#     the kernel by BPF (SYS_ADMIN standing for BPF), with no tracefs in the container: Java
+#     frames named (< 5% unknown), the waits' states as leaves;
+#   * without SYS_ADMIN (the stand-in for PERFMON and BPF) a one-shot collector says at start
+#     which capabilities it lacks and how to add them on this engine; record is refused
+#     perf_event_open, and record --event offcpu takes no stack by BPF (it fails for want of
+#     tracefs, which its fallback needs).
 #
 # Exit 0 pass, 1 fail, 77 only when the kernel refuses namespaces or perf_event_open.
 set -euo pipefail
@@ -107,14 +112,14 @@ compose config -q 2>"$FG_TMP/compose-config.err" ||
 	fg_fail "docker-compose $(docker-compose version --short) cannot read docker/docker-compose.yml: $(cat "$FG_TMP/compose-config.err")"
 t=$(fg_ms)
 if compose up -d --no-build --no-deps fgcollect >"$FG_TMP/compose-perfmon.out" 2>&1; then
-	# An engine that knows PERFMON: the documented variant is not needed there.
+	# An engine that knows PERFMON and BPF: the documented variant is not needed there.
 	[[ $(dk version -f '{{.Server.Version}}') != 2[0-2].* ]] ||
-		fg_fail "docker $engine started the collector with PERFMON: docker/README.md says it refuses"
+		fg_fail "docker $engine started the collector with PERFMON and BPF: docker/README.md says it refuses"
 	compose down -t 0 >/dev/null 2>&1
 else
-	grep -q 'unknown capability: "\?CAP_PERFMON' "$FG_TMP/compose-perfmon.out" ||
-		fg_fail "docker-compose up with PERFMON failed otherwise than docker/README.md says: $(tail -n 3 "$FG_TMP/compose-perfmon.out")"
-	fg_log "as written (PERFMON): $(grep -o 'invalid CapAdd: unknown capability: "\?CAP_PERFMON"\?' "$FG_TMP/compose-perfmon.out" | head -n 1)"
+	grep -q 'unknown capability: "\?CAP_\(PERFMON\|BPF\)' "$FG_TMP/compose-perfmon.out" ||
+		fg_fail "docker-compose up with PERFMON and BPF failed otherwise than docker/README.md says: $(tail -n 3 "$FG_TMP/compose-perfmon.out")"
+	fg_log "as written (PERFMON, BPF): $(grep -o 'invalid CapAdd: unknown capability: "\?CAP_[A-Z]*"\?' "$FG_TMP/compose-perfmon.out" | head -n 1)"
 	compose rm -f -s >/dev/null 2>&1 || true
 fi
 t=$(fg_ms)
@@ -124,26 +129,18 @@ COLL=$(compose ps -q fgcollect)
 [[ -n $COLL ]] || fg_fail "docker-compose started no fgcollect container"
 fg_wait 30 test -S "$SOCK/fgcollect.sock" ||
 	fg_fail "the collector made no socket: $(dk logs "$COLL" 2>&1 | tail -n 5)"
-fg_log "collector (docker-compose, SYS_ADMIN for PERFMON) serving in $(($(fg_ms) - t)) ms"
-[[ $(dk inspect -f '{{.HostConfig.CapAdd}}' "$COLL") == *SYS_ADMIN* ]] ||
-	fg_fail "the collector runs without SYS_ADMIN: $(dk inspect -f '{{.HostConfig.CapAdd}}' "$COLL")"
+fg_log "collector (docker-compose, SYS_ADMIN for PERFMON and BPF) serving in $(($(fg_ms) - t)) ms"
+# The compose file names SYS_ADMIN twice then, spelled two ways: the process gets it once,
+# with SYS_PTRACE and SYSLOG, and nothing else.
+cp=$(dk inspect -f '{{.State.Pid}}' "$COLL")
+want=$(printf '%016x' $(((1 << 21) | (1 << 19) | (1 << 34)))) # SYS_ADMIN, SYS_PTRACE, SYSLOG
+got=$(awk '/^CapEff:/ {print $2}' "/proc/$cp/status")
+[[ $got == "$want" ]] ||
+	fg_fail "the collector's effective capabilities are $got, not $want (SYS_ADMIN SYS_PTRACE SYSLOG): CapAdd $(dk inspect -f '{{.HostConfig.CapAdd}}' "$COLL")"
+fg_log "collector capabilities: CapAdd $(dk inspect -f '{{.HostConfig.CapAdd}}' "$COLL"), CapEff $got"
 dk logs "$COLL" >"$FG_TMP/collector.log" 2>&1
 ! grep -q 'warning: no CAP_\|warning: kernel' "$FG_TMP/collector.log" ||
 	fg_fail "the collector warns of a missing capability: $(grep warning "$FG_TMP/collector.log")"
-
-# ---- tracefs: the scheduler tracepoint's id, through the read-only mount ----------------------
-tp=events/sched/sched_switch/id
-want=$(cat "/sys/kernel/tracing/$tp") || fg_fail "the host has no /sys/kernel/tracing/$tp"
-got=$(dk exec "$COLL" cat "/sys/kernel/tracing/$tp" 2>&1) || true
-[[ $got == "$want" ]] || fg_fail "the collector reads '$got' from /sys/kernel/tracing/$tp, the host $want"
-! dk exec "$COLL" sh -c ": >/sys/kernel/tracing/$tp" 2>/dev/null ||
-	fg_fail "tracefs is writable in the collector container"
-rc=0
-dk run --rm --network none --cap-drop ALL --cap-add SYS_ADMIN --cap-add SYS_PTRACE --cap-add SYSLOG \
-	"${CT_ULIMITS[@]}" --entrypoint cat fgcollect/collector "/sys/kernel/tracing/$tp" \
-	>"$FG_TMP/notracefs.out" 2>&1 || rc=$?
-((rc != 0)) || fg_fail "without the tracefs mount the collector container still reads $tp: $(cat "$FG_TMP/notracefs.out")"
-fg_log "tracefs: sched_switch id $got in the collector; without the mount: $(tail -n 1 "$FG_TMP/notracefs.out")"
 
 # ---- an app container ------------------------------------------------------------------------
 APP=$(dk run -d --name "$P-app" --network none "${CT_ULIMITS[@]}" --user 4242:4242 --cap-drop ALL \
@@ -181,17 +178,52 @@ timeout 60 "$DOCKER" -H "unix://$DK/docker.sock" exec "$COLL" fgcollect top --co
 grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$FG_TMP/top.out" || fg_fail "top names no PrimeService method: $(head -8 "$FG_TMP/top.out")"
 fg_log "top --container: $(grep -m1 'PrimeService::' "$FG_TMP/top.out" | tr -s ' ')"
 
-# ---- without SYS_ADMIN (PERFMON's stand-in here) ---------------------------------------------
+# ---- off-CPU through docker exec: stacks taken in the kernel by BPF, no tracefs ---------------
+tp=/sys/kernel/tracing/events/sched/sched_switch/id
+! dk exec "$COLL" test -e "$tp" || fg_fail "the collector container sees tracefs ($tp)"
+t=$(fg_ms)
+dk exec "$COLL" fgcollect record --container "${APP:0:12}" --event offcpu --duration 4 \
+	-o "$FG_TMP/off.folded" 2>"$FG_TMP/off.err" ||
+	{ cat "$FG_TMP/off.err" >&2; fg_fail "fgcollect record --event offcpu through docker exec failed"; }
+t=$(($(fg_ms) - t))
+bpf=$(grep -m1 'off-CPU: .* stacks taken in the kernel by BPF' "$FG_TMP/off.err") ||
+	{ cat "$FG_TMP/off.err" >&2; fg_fail "off-CPU stacks were not taken by BPF in the collector container"; }
+line=$(grep 'unresolved frames:' "$FG_TMP/off.err") || { cat "$FG_TMP/off.err" >&2; fg_fail "off-CPU record printed no summary"; }
+OJ=$(sed -nE 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2|p' <<<"$line")
+below5 "$OJ" || { cat "$FG_TMP/off.err" >&2; fg_fail "off-CPU: $OJ Java frames unknown (>= 5%, or none): $line"; }
+grep -q 'PrimeService::load_\[[0ij]\];.*;\[off-cpu: sleeping\]_\[k\] [0-9]*$' "$FG_TMP/off.folded" ||
+	fg_fail "off-CPU: no load thread waiting for its answer ([off-cpu: sleeping] under PrimeService::load) in $FG_TMP/off.folded"
+unk=$(awk '{ a += $NF } /\[unknown\]/ { u += $NF } END { printf "%.1f", a ? 100 * u / a : 100 }' "$FG_TMP/off.folded")
+states=$(grep -o '\[off-cpu: [^]]*\]' "$FG_TMP/off.folded" | sort | uniq -c | sort -rn | awk '{ $1 = $1 } 1' | paste -sd, -)
+fg_log "off-CPU in $t ms: ${bpf#*off-CPU: }"
+fg_log "off-CPU: $line; $unk% of the time under an [unknown] frame; leaves: $states"
+
+# ---- without SYS_ADMIN (the stand-in for PERFMON and BPF here) -------------------------------
 mkdir -m 0755 "$FG_TMP/empty"
-rc=0
-dk run --rm --pid host --network none "${CT_ULIMITS[@]}" --cap-drop ALL --cap-add SYS_PTRACE \
-	--cap-add SYSLOG --security-opt seccomp=unconfined -v "$FG_TMP/empty:/var/run/fgcollect" \
-	-v /tmp:/tmp fgcollect/collector record --pid "$HP" --duration 2 -o "$FG_TMP/nocap.folded" \
-	>"$FG_TMP/nocap.err" 2>&1 || rc=$?
-((rc != 0)) && grep -q 'perf_event_open refused' "$FG_TMP/nocap.err" ||
-	{ cat "$FG_TMP/nocap.err" >&2; fg_fail "without SYS_ADMIN record should be refused perf_event_open (rc $rc)"; }
+# nocap NAME [OPTION...]: a one-shot record of the app by a collector without SYS_ADMIN; rc in RC.
+nocap() {
+	local name=$1
+	shift
+	RC=0
+	dk run --rm --pid host --network none "${CT_ULIMITS[@]}" --cap-drop ALL --cap-add SYS_PTRACE \
+		--cap-add SYSLOG --security-opt seccomp=unconfined -v "$FG_TMP/empty:/var/run/fgcollect" \
+		-v /tmp:/tmp fgcollect/collector record --pid "$HP" "$@" --duration 2 \
+		-o "$FG_TMP/$name.folded" >"$FG_TMP/$name.err" 2>&1 || RC=$?
+}
+nocap nocap
+((RC != 0)) && grep -q 'perf_event_open refused' "$FG_TMP/nocap.err" ||
+	{ cat "$FG_TMP/nocap.err" >&2; fg_fail "without SYS_ADMIN record should be refused perf_event_open (rc $RC)"; }
 grep -q 'warning: no CAP_PERFMON.*--cap-add SYS_ADMIN' "$FG_TMP/nocap.err" ||
 	{ cat "$FG_TMP/nocap.err" >&2; fg_fail "without SYS_ADMIN the collector does not say at start what it lacks"; }
 fg_log "without SYS_ADMIN: $(grep -m1 'warning: no CAP_PERFMON' "$FG_TMP/nocap.err" | cut -c1-110)..."
+# Off-CPU: the kernel refuses the BPF program; its fallback needs tracefs, which is not there.
+nocap nocap-offcpu --event offcpu
+err=$FG_TMP/nocap-offcpu.err
+grep -q 'warning: no CAP_BPF.*--cap-add SYS_ADMIN' "$err" ||
+	{ cat "$err" >&2; fg_fail "without SYS_ADMIN record --event offcpu does not say at start that it lacks CAP_BPF"; }
+((RC != 0)) && grep -q 'off-CPU needs the sched:sched_switch tracepoint: no tracefs' "$err" &&
+	! grep -q 'taken in the kernel by BPF' "$err" ||
+	{ cat "$err" >&2; fg_fail "without SYS_ADMIN record --event offcpu should fail for want of tracefs (rc $RC)"; }
+fg_log "without SYS_ADMIN, off-CPU: $(grep -m1 'warning: no CAP_BPF' "$err" | cut -c1-80)...; $(grep -o 'no tracefs at [^,]*' "$err")"
 
-fg_pass "docker $engine: compose as written refused (PERFMON), with SYS_ADMIN serves a uid-4242 read-only JVM; record unknown java $UJ native $UN kernel $UK, top ok, tracefs and SYS_ADMIN each needed; $((SECONDS - T0)) s"
+fg_pass "docker $engine: compose as written refused (PERFMON, BPF), with SYS_ADMIN serves a uid-4242 read-only JVM; record unknown java $UJ native $UN kernel $UK, off-CPU by BPF without tracefs (java unknown $OJ), top ok, SYS_ADMIN needed; $((SECONDS - T0)) s"

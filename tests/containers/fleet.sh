@@ -21,11 +21,15 @@
 #   * `fgcollect top` through `podman exec` shows Java names;
 #   * the collector's `watch --profile-every` writes rolling profiles of both app containers
 #     while the recordings above run beside it;
-#   * the collector container reads the scheduler tracepoint's id from the host's tracefs
-#     (mounted read-only, as docker-compose.yml and the DaemonSet do); without the mount it
-#     cannot;
+#   * `fgcollect record --event offcpu` through `podman exec` takes app1's off-CPU stacks in the
+#     kernel by BPF, with no tracefs in the collector container (docker-compose.yml and the
+#     DaemonSet mount none): Java frames named (< 5% unknown), the waits' states as leaves
+#     ([off-cpu: sleeping] under the load threads' socket reads);
 #   * each listed capability is needed: without it a one-shot collector says at start that it
-#     lacks it (naming the capability and --cap-add) and fails the way the README says.
+#     lacks it (naming the capability and --cap-add) and fails the way the README says; without
+#     BPF an off-CPU recording takes no stack by BPF: it fails for want of tracefs, and with the
+#     host's tracefs mounted it falls back to tracepoint events per thread (what the mount
+#     would be for).
 #
 # tests/containers/docker.sh runs the same images on Docker Engine.
 #
@@ -60,9 +64,9 @@ done
 compose=$FG_SOURCE_DIR/docker/docker-compose.yml
 daemonset=$FG_SOURCE_DIR/docker/k8s/fgcollect-daemonset.yaml
 caps_of() { # FILE KEY: the list after the first "KEY: [", one capability a line, sorted;
-	# a "${VAR:-DEFAULT}" item is its default
+	# a "${VAR:-DEFAULT}" item is its default, "CAP_${VAR:-DEFAULT}" too
 	sed -n "s/^[[:space:]]*$2:[[:space:]]*\[\([^]]*\)\].*/\1/p" "$1" | head -n 1 |
-		tr -d '" ' | tr ',' '\n' | sed 's/^\${[A-Za-z_]*:-\(.*\)}$/\1/' | sort
+		tr -d '" ' | tr ',' '\n' | sed 's/^\(CAP_\)\{0,1\}\${[A-Za-z_]*:-\(.*\)}$/\2/' | sort
 }
 mapfile -t CAPS < <(caps_of "$compose" cap_add)
 ((${#CAPS[@]} > 0)) || fg_fail "$compose: no 'cap_add: [...]' line"
@@ -72,9 +76,11 @@ mapfile -t CAPS < <(caps_of "$compose" cap_add)
 [[ $(caps_of "$daemonset" drop) == ALL ]] || fg_fail "$daemonset: capabilities must drop ALL first"
 grep -q 'seccomp=unconfined' "$compose" || fg_fail "$compose: no seccomp=unconfined"
 grep -q 'type: Unconfined' "$daemonset" || fg_fail "$daemonset: no seccompProfile Unconfined"
-grep -q -- '- /sys/kernel/tracing:/sys/kernel/tracing:ro' "$compose" || fg_fail "$compose: no read-only tracefs mount"
-grep -q 'path: /sys/kernel/tracing' "$daemonset" && grep -q 'mountPath: /sys/kernel/tracing' "$daemonset" ||
-	fg_fail "$daemonset: no tracefs mount"
+# No tracefs: off-CPU by BPF needs none (shown below); only the fallback without BPF would.
+! grep -q -- '^[[:space:]]*- /sys/kernel/tracing:' "$compose" ||
+	fg_fail "$compose mounts tracefs: off-CPU by BPF needs none (this test records without it)"
+! grep -q 'ath: /sys/kernel/tracing' "$daemonset" ||
+	fg_fail "$daemonset mounts tracefs: off-CPU by BPF needs none (this test records without it)"
 fg_log "capabilities (compose = DaemonSet): ${CAPS[*]}"
 
 # ---- images ----------------------------------------------------------------------------------
@@ -83,12 +89,12 @@ ct_images || fg_fail "building the images from docker/ failed (above)"
 fg_log "images ready in $((SECONDS - t)) s"
 
 # collector_args CAP...: the `podman run` options of a collector with exactly these caps, and
-# the host's tracefs read-only unless TRACEFS=0.
+# the host's tracefs read-only if TRACEFS=1.
 collector_args() {
 	local c
 	COLL=(--pid host --network none "${CT_ULIMITS[@]}" --cap-drop ALL
 		--security-opt seccomp=unconfined)
-	[[ ${TRACEFS:-1} == 0 ]] || COLL+=(-v /sys/kernel/tracing:/sys/kernel/tracing:ro)
+	[[ ${TRACEFS:-0} == 0 ]] || COLL+=(-v /sys/kernel/tracing:/sys/kernel/tracing:ro)
 	for c in "$@"; do
 		COLL+=(--cap-add "$c")
 	done
@@ -229,16 +235,28 @@ timeout 60 podman --runtime runc --cgroup-manager cgroupfs exec "$P-collector" \
 grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$FG_TMP/top.out" || fg_fail "top names no PrimeService method: $(head -8 "$FG_TMP/top.out")"
 fg_log "top: $(grep -m1 'PrimeService::' "$FG_TMP/top.out" | tr -s ' ')"
 
-# ---- tracefs: the scheduler tracepoint's id, through the read-only mount ---------------------
-tp=events/sched/sched_switch/id
-want=$(cat "/sys/kernel/tracing/$tp") || fg_fail "the host has no /sys/kernel/tracing/$tp"
-got=$(ct_podman exec "$P-collector" cat "/sys/kernel/tracing/$tp" 2>&1) || true
-[[ $got == "$want" ]] || fg_fail "the collector reads '$got' from /sys/kernel/tracing/$tp, the host $want"
-TRACEFS=0 collector_args "${CAPS[@]}"
-rc=0
-ct_podman run --rm "${COLL[@]}" --entrypoint cat "$CT_COLLECTOR" "/sys/kernel/tracing/$tp" >"$FG_TMP/notracefs.out" 2>&1 || rc=$?
-((rc != 0)) || fg_fail "without the tracefs mount the collector container still reads $tp"
-fg_log "tracefs: sched_switch id $got in the collector; without the mount: $(tail -n 1 "$FG_TMP/notracefs.out")"
+# ---- off-CPU through podman exec: stacks taken in the kernel by BPF, no tracefs -------------
+tp=/sys/kernel/tracing/events/sched/sched_switch/id
+[[ -r $tp ]] || fg_fail "the host has no $tp (the fallback checks below need it)"
+! ct_podman exec "$P-collector" test -e "$tp" || fg_fail "the collector container sees tracefs ($tp)"
+t=$(fg_ms)
+ct_podman exec "$P-collector" fgcollect record --container "${ID[app1]:0:12}" --event offcpu \
+	--duration 4 -o "$FG_TMP/off-app1.folded" 2>"$FG_TMP/off-app1.err" ||
+	{ cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1: fgcollect record --event offcpu through podman exec failed"; }
+t=$(($(fg_ms) - t))
+f=$FG_TMP/off-app1.folded
+bpf=$(grep -m1 'off-CPU: .* stacks taken in the kernel by BPF' "$FG_TMP/off-app1.err") ||
+	{ cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1: off-CPU stacks were not taken by BPF in the collector container"; }
+line=$(grep 'unresolved frames:' "$FG_TMP/off-app1.err") || { cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1: off-CPU record printed no summary"; }
+OFF_JAVA=$(sed -nE 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2|p' <<<"$line")
+below5 "$OFF_JAVA" || { cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1 off-CPU: $OFF_JAVA Java frames unknown (>= 5%, or none): $line"; }
+grep -q 'PrimeService::load_\[[0ij]\];.*;\[off-cpu: sleeping\]_\[k\] [0-9]*$' "$f" ||
+	fg_fail "app1 off-CPU: no load thread waiting for its answer ([off-cpu: sleeping] under PrimeService::load) in $f"
+# Share of the off-CPU time whose stack has an [unknown] frame, and the states at the leaves.
+unk=$(awk '{ a += $NF } /\[unknown\]/ { u += $NF } END { printf "%.1f", a ? 100 * u / a : 100 }' "$f")
+states=$(grep -o '\[off-cpu: [^]]*\]' "$f" | sort | uniq -c | sort -rn | awk '{ $1 = $1 } 1' | paste -sd, -)
+fg_log "app1 off-CPU in $t ms: ${bpf#*off-CPU: }"
+fg_log "app1 off-CPU: $line; $unk% of the time under an [unknown] frame; leaves: $states"
 
 # ---- rolling profiles of both containers, written by the collector container ------------------
 for a in app1 app2; do
@@ -260,10 +278,12 @@ for drop in "${CAPS[@]}"; do
 	for c in "${CAPS[@]}"; do [[ $c == "$drop" ]] || keep+=("$c"); done
 	collector_args "${keep[@]}"
 	alive "${HP[app2]}" || fg_fail "app2 (host pid ${HP[app2]}) is gone before the run without $drop: $(ct_podman ps -a --filter "name=$P-app2" --format '{{.Status}}')"
+	ev=()
+	[[ $drop == BPF ]] && ev=(--event offcpu) # only off-CPU and wall stacks need it
 	rc=0
 	ct_podman run --rm "${COLL[@]}" -v "$FG_TMP/empty:/var/run/fgcollect" -v /tmp:/tmp \
-		"$CT_COLLECTOR" record --pid "${HP[app2]}" --duration 2 -o "$FG_TMP/nocap-$drop.folded" \
-		>"$FG_TMP/nocap-$drop.err" 2>&1 || rc=$?
+		"$CT_COLLECTOR" record --pid "${HP[app2]}" "${ev[@]}" --duration 2 \
+		-o "$FG_TMP/nocap-$drop.folded" >"$FG_TMP/nocap-$drop.err" 2>&1 || rc=$?
 	grep -q "warning: no CAP_$drop.*--cap-add $drop" "$FG_TMP/nocap-$drop.err" ||
 		{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without $drop the collector does not say at start that it lacks CAP_$drop"; }
 	case $drop in
@@ -286,9 +306,26 @@ for drop in "${CAPS[@]}"; do
 		# /proc/kallsyms shows zero addresses without it (kptr_restrict, perf_event_paranoid 2)
 		((rc == 0)) && grep -q 'kernel symbols unavailable' "$FG_TMP/nocap-$drop.err" ||
 			{ cat "$FG_TMP/nocap-$drop.err" >&2; fg_fail "without SYSLOG kernel symbols should be unavailable (rc $rc; $(now))"; } ;;
+	BPF)
+		# The kernel refuses the off-CPU program: its fallback, tracepoint events per thread,
+		# needs tracefs, which the set does not mount: record says so and fails. With the
+		# host's tracefs mounted it records by those events.
+		err=$FG_TMP/nocap-$drop.err
+		((rc != 0)) && grep -q 'off-CPU needs the sched:sched_switch tracepoint: no tracefs' "$err" &&
+			! grep -q 'taken in the kernel by BPF' "$err" ||
+			{ cat "$err" >&2; fg_fail "without BPF record --event offcpu should fail for want of tracefs (rc $rc; $(now))"; }
+		TRACEFS=1 collector_args "${keep[@]}"
+		rc=0
+		ct_podman run --rm "${COLL[@]}" -v "$FG_TMP/empty:/var/run/fgcollect" -v /tmp:/tmp \
+			"$CT_COLLECTOR" record --pid "${HP[app2]}" --event offcpu --duration 2 \
+			-o "$FG_TMP/nocap-$drop-tracefs.folded" >"$FG_TMP/nocap-$drop-tracefs.err" 2>&1 || rc=$?
+		fb=$(grep -m1 'off-CPU: .* stacks taken (every [0-9]*) by tracepoint events per thread from /sys/kernel/tracing: no BPF' \
+			"$FG_TMP/nocap-$drop-tracefs.err") && ((rc == 0)) ||
+			{ cat "$FG_TMP/nocap-$drop-tracefs.err" >&2; fg_fail "without BPF, with tracefs, record --event offcpu should fall back to tracepoint events (rc $rc; $(now))"; }
+		echo "BPF refused: $(grep -o 'no tracefs at [^,]*' "$err"), record failed; with the host's tracefs: ${fb#*off-CPU: }" >>"$err" ;;
 	*) fg_fail "no check for capability $drop: add one here and a reason in docker/README.md" ;;
 	esac
 	fg_log "without $drop: $(grep -E 'refused|unavailable' "$FG_TMP/nocap-$drop.err" | tail -n 1)"
 done
 
-fg_pass "podman: 2 JVM containers + collector, perf named JIT frames, record unknown java $(pct "$U_JAVA")% native $(pct "$after")% (was $(pct "$before")% without debug files) kernel $(pct "$U_KERNEL")%, top ok, tracefs mount and caps ${CAPS[*]} each needed; $((SECONDS - T0)) s"
+fg_pass "podman: 2 JVM containers + collector, perf named JIT frames, record unknown java $(pct "$U_JAVA")% native $(pct "$after")% (was $(pct "$before")% without debug files) kernel $(pct "$U_KERNEL")%, off-CPU by BPF without tracefs (java unknown $(pct "$OFF_JAVA")%), top ok, caps ${CAPS[*]} each needed; $((SECONDS - T0)) s"
