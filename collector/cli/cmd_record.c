@@ -467,19 +467,30 @@ static void print_summary(const struct session_summary *sm)
 		       "sampling per thread: CPU-wide events refused (%s; root or CAP_PERFMON "
 		       "allows them), so the JVM pays for its events at each context switch",
 		       strerror(-sm->cpus_err));
-	if (sm->per_cpu && sm->filter_err)
+	/* Off-CPU alone takes no CPU samples: no filter of them to speak of. */
+	if (sm->per_cpu && sm->filter_err && sm->event != SESSION_EVENT_OFFCPU)
 		fg_err(CMD,
 		       "sampling per CPU without the kernel's filter by process (BPF: %s; "
 		       "CAP_BPF allows it): %llu samples of other processes were taken and dropped",
 		       strerror(-sm->filter_err), (unsigned long long)sm->samples_foreign);
-	fg_err(CMD,
-	       "%llu samples in %.1f s at %u Hz (event %s %s, stack depth %u), "
-	       "%llu lost records (%llu events lost), %llu dropped",
-	       (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9, sm->freq_hz,
-	       sm->event_name, sm->per_cpu ? "per CPU" : "per thread", sm->max_stack,
-	       (unsigned long long)sm->lost_records,
-	       (unsigned long long)sm->lost + (unsigned long long)sm->lost_samples,
-	       (unsigned long long)sm->agg.dropped);
+	if (sm->event == SESSION_EVENT_OFFCPU)
+		fg_err(CMD,
+		       "%llu samples in %.1f s at switch-outs (off-CPU stacks %s, stack depth "
+		       "%u), %llu lost records (%llu events lost), %llu dropped",
+		       (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9,
+		       sm->switch_bpf_err == 0 ? "by BPF" : "by tracepoint events per thread",
+		       sm->max_stack, (unsigned long long)sm->lost_records,
+		       (unsigned long long)sm->lost + (unsigned long long)sm->lost_samples,
+		       (unsigned long long)sm->agg.dropped);
+	else
+		fg_err(CMD,
+		       "%llu samples in %.1f s at %u Hz (event %s %s, stack depth %u), "
+		       "%llu lost records (%llu events lost), %llu dropped",
+		       (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9, sm->freq_hz,
+		       sm->event_name, sm->per_cpu ? "per CPU" : "per thread", sm->max_stack,
+		       (unsigned long long)sm->lost_records,
+		       (unsigned long long)sm->lost + (unsigned long long)sm->lost_samples,
+		       (unsigned long long)sm->agg.dropped);
 	pct(j, sizeof(j), sm->agg.unresolved[STACKAGG_CLASS_JAVA],
 	    sm->agg.frames[STACKAGG_CLASS_JAVA]);
 	pct(n, sizeof(n), sm->agg.unresolved[STACKAGG_CLASS_NATIVE],
