@@ -385,12 +385,14 @@ static void print_offcpu_summary(const struct session_summary *sm)
 	if (sm->event == SESSION_EVENT_CPU)
 		return;
 	if (sm->switch_bpf_err == 0) {
-		char how[96];
+		char how[128];
 
-		if (sm->switch_rate && sm->switch_period_ns)
+		if (sm->switch_rate && sm->offcpu_emitted)
 			snprintf(how, sizeof(how),
-				 "about %u a second asked, each standing for ~%.3g ms of waiting",
-				 sm->switch_rate, (double)sm->switch_period_ns / 1e6);
+				 "about %u a second asked, each standing for %.3g ms of waiting on "
+				 "average",
+				 sm->switch_rate,
+				 (double)sm->offcpu_ns / 1e6 / (double)sm->offcpu_emitted);
 		else if (sm->switch_rate)
 			snprintf(how, sizeof(how), "about %u a second asked", sm->switch_rate);
 		else
