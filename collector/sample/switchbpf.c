@@ -166,7 +166,7 @@ int switchbpf_attach(struct switchbpf *b)
 {
 	if (b->link)
 		return 0;
-	b->link = bpf_program__attach_raw_tracepoint(b->skel->progs.fg_switch, "sched_switch");
+	b->link = bpf_program__attach(b->skel->progs.fg_switch);
 	return b->link ? 0 : -errno;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
  * switch.bpf.c - off-CPU stacks of the target processes, decided in the kernel at each context
- * switch (the sched_switch raw tracepoint: no perf event per thread, nothing per CPU but this).
+ * switch (the sched_switch tracepoint, BTF-typed: no perf event per thread, nothing per CPU but
+ * this).
  *
  * Per switch, in the context of the task switched out (`prev`):
  *  1. if `next` is a target's thread, note when it came back; if its last switch-out's stack
@@ -74,7 +75,8 @@ const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are lef
 #define FLOOR_NS 20000ull	  /* the least wait predicted: a short one may turn out long */
 #define TASK_DEAD 0x80		  /* prev_state of an exiting task's last switch */
 #define DECAY_SHIFT 30		  /* a thread's wait sums halve every 2^30 ns (~1.07 s) */
-#define WAIT_MAX_US (1ull << 28)  /* waits count up to ~4.5 min in the sums */
+#define WAIT_MAX_US (1ull << 28)  /* waits count up to ~4.6 min in the sums (units of 1.024 us) */
+#define S2_MAX (1ull << 59)	  /* the sum of squares, so that << 4 cannot overflow */
 #define PERIOD_MIN 10000ull	  /* 10 us */
 #define PERIOD_MAX 60000000000ull /* 60 s */
 #define PERIOD_START 10000000ull  /* 10 ms */
@@ -92,8 +94,9 @@ struct scratch {
 	__u8 data[CMASK + 1 + SMASK + 1 + 2 * PAGE];
 };
 
-/* A thread's recent waits of one kind: the sum of their squares (us^2) and their count (x 16),
- * both halved every 2^DECAY_SHIFT ns, and their root mean square (us; 0: none yet). */
+/* A thread's recent waits of one kind: the sum of their squares and their count (x 16), both
+ * halved every 2^DECAY_SHIFT ns, and their root mean square (0: none yet); waits in units of
+ * 1024 ns. */
 struct waits {
 	__u64 s2, seen;
 	__u32 n16, rms;
@@ -112,7 +115,7 @@ struct thread {
 /* Count a wait of d ns that ended at now. */
 static __always_inline void learn(struct waits *w, __u64 d, __u64 now)
 {
-	__u64 us = d / 1000, h = (now - w->seen) >> DECAY_SHIFT, v, x;
+	__u64 us = d >> 10, h = (now - w->seen) >> DECAY_SHIFT, v, x;
 
 	if (us > WAIT_MAX_US)
 		us = WAIT_MAX_US;
@@ -124,15 +127,18 @@ static __always_inline void learn(struct waits *w, __u64 d, __u64 now)
 		w->n16 >>= h;
 	}
 	w->seen = now;
-	w->s2 = w->s2 + us * us < w->s2 ? ~0ull : w->s2 + us * us;
+	w->s2 += us * us;
+	if (w->s2 > S2_MAX)	/* waits stay below 2^28 units, so this is many of them: the mean */
+		w->s2 = S2_MAX; /* is what counts, and it stays of the same size */
 	if (w->n16 < 0xfff00000u)
 		w->n16 += 16;
-	v = w->s2 / w->n16 * 16 + w->s2 % w->n16 * 16 / w->n16; /* the mean square */
-	/* its square root by Newton's method from the last one (or this wait) */
+	v = (w->s2 << 4) / w->n16; /* the mean square */
+	/* Its square root: one step of Newton's method from the last one (or from this wait): the
+	 * mean square moves little from one wait to the next, and a root a step behind only moves
+	 * a chance, never a weight. */
 	x = w->rms ? w->rms : us ? us : 1;
-	for (int i = 0; i < 8; i++)
-		x = (x + v / x) / 2 ? (x + v / x) / 2 : 1;
-	w->rms = x > 0xffffffffu ? 0xffffffffu : (__u32)x;
+	x = (x + v / x) >> 1;
+	w->rms = x == 0 ? 1 : x > 0xffffffffu ? 0xffffffffu : (__u32)x;
 }
 
 struct {
@@ -184,9 +190,9 @@ static __always_inline __u64 clamp_period(__u64 p)
 	return p < PERIOD_MIN ? PERIOD_MIN : p > PERIOD_MAX ? PERIOD_MAX : p;
 }
 
-/* The period that fills the quota, in ns: mass (us) * 1000 / (quota / 2^32), the quota taken in
- * 2^-12 stacks (mass < 2^44 us and the quota at least 2^-12 stacks: the loader's bounds on the
- * rate; nothing overflows). */
+/* The period that fills the quota, in ns: mass (units of 1024 ns) * 1024 / (quota / 2^32), the
+ * quota taken in 2^-12 stacks (mass < 2^44 and the quota at least 2^-12 stacks: the loader's
+ * bounds on the rate; nothing overflows). */
 static __always_inline __u64 period_of(const struct switchstats *st)
 {
 	__u64 m = st->mass_prev > st->mass_cur ? st->mass_prev : st->mass_cur;
@@ -194,7 +200,7 @@ static __always_inline __u64 period_of(const struct switchstats *st)
 
 	if (m > (1ull << 44))
 		m = 1ull << 44;
-	p = (m * 1000 / q) << 12;
+	p = ((m << 10) / q) << 12;
 	if (st->first && p < PERIOD_START)
 		p = PERIOD_START;
 	return clamp_period(p);
@@ -218,15 +224,18 @@ static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pre
 		st->mass_cur = 0;
 		st->win_start = now;
 	}
-	p = period_of(st);
-	st->period = p;
+	/* The bound moves only while this window's waiting passes the last one's: else the period
+	 * worked out at the window's start holds (a division less per switch-out). */
+	if (!st->period || st->mass_cur >= st->mass_prev)
+		st->period = period_of(st);
+	p = st->period;
 	if (!pred || x >= p) {
 		thr = SWITCHREC_ONE; /* a first wait of the kind: nothing to predict from */
 		x = p;
 	} else {
 		thr = (x << 32) / p; /* x < p <= 60 s < 2^36: no overflow */
 	}
-	st->mass_cur += x / 1000;
+	st->mass_cur += x >> 10;
 	return thr ? thr : 1;
 }
 
@@ -356,14 +365,14 @@ static __always_inline void switch_in(struct bpf_raw_tracepoint_args *ctx, struc
 				      __u64 now)
 {
 	struct task_struct *next = (struct task_struct *)ctx->args[2];
-	__u32 tid = (__u32)BPF_CORE_READ(next, pid);
+	__u32 tid = (__u32)next->pid;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 
 	if (th) /* else not a target's thread, or not seen leaving yet */
-		wait_ended(ctx, st, th, tid, (__u32)BPF_CORE_READ(next, tgid), now, now);
+		wait_ended(ctx, st, th, tid, (__u32)next->tgid, now, now);
 }
 
-SEC("raw_tp/sched_switch")
+SEC("tp_btf/sched_switch")
 int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
@@ -404,7 +413,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		if (!th)
 			return 0;
 	}
-	ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	ran = prev->se.sum_exec_runtime;
 	if (th->waiting) {
 		/* Its switch-in was not seen (some kernels do not trace every switch from the
 		 * idle task): it has run for ran - th->ran since, up to now, so it came back at
@@ -419,7 +428,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	th->kind = kind;
 	th->waiting = 1;
 	th->pending = 0;
-	thr = chance(st, now, (__u64)th->w[kind].rms * 1000);
+	thr = chance(st, now, (__u64)th->w[kind].rms << 10);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
 		st->skipped++;
 		return 0;

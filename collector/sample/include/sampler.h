@@ -31,7 +31,7 @@
  *  SAMPLER_SCOPE_AUTO: CPUS, or THREADS when the kernel refuses CPU-wide events (CPU samples:
  *    info.cpus_err says why) or the off-CPU BPF program (info.switch_bpf_err).
  *
- * Off-CPU and wall, SCOPE_CPUS: a BPF program at the sched_switch raw tracepoint
+ * Off-CPU and wall, SCOPE_CPUS: a BPF program at the sched_switch tracepoint (tp_btf)
  * (switchbpf.h) takes the targets' switch-outs by chance and writes a stack and, when the thread
  * runs again, its wait's end into the rings through a PERF_COUNT_SW_BPF_OUTPUT event per CPU;
  * they are delivered as switch samples (u.sample.scale: the switch-outs each stands for) and

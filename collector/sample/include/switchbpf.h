@@ -46,7 +46,7 @@ struct switchbpf;
 
 /*
  * Load the program and its maps (not attached yet). 0, or -EPERM (no CAP_BPF/CAP_PERFMON),
- * -ENOENT (no BTF for the kernel), -EOPNOTSUPP (a kernel without the raw tracepoint or the
+ * -ENOENT (no BTF for the kernel), -EOPNOTSUPP (a kernel without BTF-typed tracepoints or the
  * helpers it needs), -EINVAL (opts), -ENOMEM, or another -errno from the bpf() system call.
  * *why gets a one-line reason for the caller's message (static storage).
  */

@@ -3,7 +3,7 @@
  * switchrec.h - the records the off-CPU BPF program (bpf/switch.bpf.c) writes into the
  * sampler's rings, and its counters: compiled into both the program and the collector.
  *
- * The program runs at every context switch of the machine (the sched_switch raw tracepoint),
+ * The program runs at every context switch of the machine (the sched_switch tracepoint),
  * in the context of the task switched out. For a target's thread it decides, by a chance known
  * before the wait's length is (switchrec.thr, see bpf/switch.bpf.c), whether to take the stack;
  * a taken one is written as one SWITCHREC_OUT record (user registers, kernel and user call
@@ -54,7 +54,7 @@ struct switchrec {
 /* Per CPU: the chance's state (the program's own), then counts the collector sums. */
 struct switchstats {
 	__u64 period;		   /* ns of predicted waiting a taken stack stands for, lately */
-	__u64 mass_prev, mass_cur; /* waiting predicted in the last window and this one, us */
+	__u64 mass_prev, mass_cur; /* waiting predicted in the last window and this one (1024 ns) */
 	__u64 win_start;	   /* the window the quota is kept over (0: none yet) */
 	__u64 first;		   /* in the first window */
 	__u64 filtered;		   /* switch-outs of threads the name filter leaves out */
