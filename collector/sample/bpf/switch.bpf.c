@@ -149,10 +149,11 @@ struct {
 	__type(value, __u32); /* 1 */
 } targets SEC(".maps");
 
+/* Kept with the task itself (freed with it): a look-up is a pointer, not a hash. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct thread);
 } threads SEC(".maps");
 
@@ -365,11 +366,10 @@ static __always_inline void switch_in(struct bpf_raw_tracepoint_args *ctx, struc
 				      __u64 now)
 {
 	struct task_struct *next = (struct task_struct *)ctx->args[2];
-	__u32 tid = (__u32)next->pid;
-	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct thread *th = bpf_task_storage_get(&threads, next, 0, 0);
 
 	if (th) /* else not a target's thread, or not seen leaving yet */
-		wait_ended(ctx, st, th, tid, (__u32)next->tgid, now, now);
+		wait_ended(ctx, st, th, (__u32)next->pid, (__u32)next->tgid, now, now);
 }
 
 SEC("tp_btf/sched_switch")
@@ -379,7 +379,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u64 now = bpf_ktime_get_ns(), id, thr, ran;
 	__u32 zero = 0, tgid, tid, kind = ctx->args[0] ? 1 : 0;
 	struct switchstats *st = bpf_map_lookup_elem(&stats, &zero);
-	struct thread *th, fresh = { 0 };
+	struct thread *th;
 
 	if (!st)
 		return 0;
@@ -387,8 +387,15 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	id = bpf_get_current_pid_tgid();
 	tgid = (__u32)(id >> 32);
 	tid = (__u32)id;
-	if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
-		return 0;
+	/* A thread followed already has its storage; else it is one if its process is. */
+	th = bpf_task_storage_get(&threads, prev, 0, 0);
+	if (!th) {
+		if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+			return 0;
+		th = bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!th)
+			return 0;
+	}
 	if (name_filter) {
 		char comm[16] = { 0 };
 		__u8 *keep;
@@ -400,19 +407,9 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 			return 0;
 		}
 	}
-	if (!kind && (prev_state(ctx, prev) & TASK_DEAD)) {
-		/* an exiting thread's last switch: no wait, it never runs again */
-		bpf_map_delete_elem(&threads, &tid);
-		return 0;
-	}
+	if (!kind && (prev_state(ctx, prev) & TASK_DEAD))
+		return 0; /* an exiting thread's last switch: no wait, it never runs again */
 	st->outs++;
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th) {
-		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
-		th = bpf_map_lookup_elem(&threads, &tid);
-		if (!th)
-			return 0;
-	}
 	ran = prev->se.sum_exec_runtime;
 	if (th->waiting) {
 		/* Its switch-in was not seen (some kernels do not trace every switch from the
