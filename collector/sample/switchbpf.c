@@ -21,7 +21,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define WINDOW_NS 250000000ull /* the chance's window (switch.bpf.c) */
+#define WINDOW_NS 1000000000ull /* the chance's window (switch.bpf.c) */
 
 struct switchbpf {
 	struct switch_bpf *skel;
