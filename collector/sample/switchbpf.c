@@ -8,7 +8,7 @@
  */
 #include "switchbpf.h"
 
-#include "switch.skel.h"
+#include "switchbpf_skel.h"
 #include "util.h"
 
 #include <bpf/bpf.h>
@@ -79,7 +79,7 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 		*why = "cannot count the CPUs";
 		goto fail;
 	}
-	b->skel = switch_bpf__open();
+	b->skel = switchbpf_skel_open();
 	if (!b->skel) {
 		rv = -errno;
 		*why = "libbpf cannot open the program";
@@ -106,7 +106,7 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 		*why = "libbpf refused the scratch map's size";
 		goto fail;
 	}
-	rv = switch_bpf__load(b->skel);
+	rv = switchbpf_skel_load(b->skel);
 	if (rv == -EPERM || rv == -EACCES) {
 		*why = "the kernel refused to load BPF (needs CAP_BPF and CAP_PERFMON, or "
 		       "CAP_SYS_ADMIN)";
@@ -217,7 +217,7 @@ void switchbpf_close(struct switchbpf *b)
 	if (!b)
 		return;
 	switchbpf_detach(b);
-	switch_bpf__destroy(b->skel);
+	switchbpf_skel_destroy(b->skel);
 	free(b);
 }
 
@@ -294,10 +294,10 @@ static const char *sym_line(const char *p, const char *le, uint64_t *addr, char 
 	int digits = 0;
 
 	for (; p < le && *p != ' '; p++, digits++) {
-		int c = *p, v = c >= '0' && c <= '9'   ? c - '0'
-				: c >= 'a' && c <= 'f' ? c - 'a' + 10
-				: c >= 'A' && c <= 'F' ? c - 'A' + 10
-						       : -1;
+		int c = (unsigned char)*p, v = c >= '0' && c <= '9'   ? c - '0'
+					       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+					       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+								      : -1;
 
 		if (v < 0 || digits >= 16)
 			return NULL;
