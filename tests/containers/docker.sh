@@ -163,7 +163,6 @@ dk exec "$COLL" fgcollect record --container "${APP:0:12}" --duration 4 --freq 4
 	{ cat "$FG_TMP/rec.err" >&2; fg_fail "fgcollect record --container ${APP:0:12} through docker exec failed"; }
 line=$(grep 'unresolved frames:' "$FG_TMP/rec.err") || { cat "$FG_TMP/rec.err" >&2; fg_fail "record printed no summary"; }
 read -r UJ UN UK < <(sed -E 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*native [^(]*\(([0-9]+)/([0-9]+)\).*kernel [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2 \3/\4 \5/\6|' <<<"$line")
-below5() { f="$1" awk 'BEGIN { f = ENVIRON["f"]; split(f, x, "/"); exit !(x[2] > 0 && x[1] * 100 < 5 * x[2]) }'; }
 for k in UJ UN UK; do
 	below5 "${!k}" || { cat "$FG_TMP/rec.err" >&2; fg_fail "record: ${!k} $k frames unknown (>= 5%, or none): $line"; }
 done
@@ -186,17 +185,8 @@ dk exec "$COLL" fgcollect record --container "${APP:0:12}" --event offcpu --dura
 	-o "$FG_TMP/off.folded" 2>"$FG_TMP/off.err" ||
 	{ cat "$FG_TMP/off.err" >&2; fg_fail "fgcollect record --event offcpu through docker exec failed"; }
 t=$(($(fg_ms) - t))
-bpf=$(grep -m1 'off-CPU: .* stacks taken in the kernel by BPF' "$FG_TMP/off.err") ||
-	{ cat "$FG_TMP/off.err" >&2; fg_fail "off-CPU stacks were not taken by BPF in the collector container"; }
-line=$(grep 'unresolved frames:' "$FG_TMP/off.err") || { cat "$FG_TMP/off.err" >&2; fg_fail "off-CPU record printed no summary"; }
-OJ=$(sed -nE 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2|p' <<<"$line")
-below5 "$OJ" || { cat "$FG_TMP/off.err" >&2; fg_fail "off-CPU: $OJ Java frames unknown (>= 5%, or none): $line"; }
-grep -q 'PrimeService::load_\[[0ij]\];.*;\[off-cpu: sleeping\]_\[k\] [0-9]*$' "$FG_TMP/off.folded" ||
-	fg_fail "off-CPU: no load thread waiting for its answer ([off-cpu: sleeping] under PrimeService::load) in $FG_TMP/off.folded"
-unk=$(awk '{ a += $NF } /\[unknown\]/ { u += $NF } END { printf "%.1f", a ? 100 * u / a : 100 }' "$FG_TMP/off.folded")
-states=$(grep -o '\[off-cpu: [^]]*\]' "$FG_TMP/off.folded" | sort | uniq -c | sort -rn | awk '{ $1 = $1 } 1' | paste -sd, -)
-fg_log "off-CPU in $t ms: ${bpf#*off-CPU: }"
-fg_log "off-CPU: $line; $unk% of the time under an [unknown] frame; leaves: $states"
+ct_offcpu_check app "$FG_TMP/off.err" "$FG_TMP/off.folded" "$t"
+OJ=$CT_OFF_JAVA
 
 # ---- without SYS_ADMIN (the stand-in for PERFMON and BPF here) -------------------------------
 mkdir -m 0755 "$FG_TMP/empty"

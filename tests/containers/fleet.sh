@@ -193,7 +193,6 @@ record_ct() {
 	fg_log "$a ($how${*:+ $*}): $line"
 }
 pct() { f="$1" awk 'BEGIN { f = ENVIRON["f"]; split(f, x, "/"); printf "%.1f", x[2] ? 100 * x[1] / x[2] : 100 }'; }
-below5() { f="$1" awk 'BEGIN { f = ENVIRON["f"]; split(f, x, "/"); exit !(x[2] > 0 && x[1] * 100 < 5 * x[2]) }'; }
 
 # Without local debug files (the image's /usr/lib/debug hidden) and without a debuginfod server:
 # glibc's internal frames cannot be named; they show where to look them up.
@@ -244,19 +243,8 @@ ct_podman exec "$P-collector" fgcollect record --container "${ID[app1]:0:12}" --
 	--duration 4 -o "$FG_TMP/off-app1.folded" 2>"$FG_TMP/off-app1.err" ||
 	{ cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1: fgcollect record --event offcpu through podman exec failed"; }
 t=$(($(fg_ms) - t))
-f=$FG_TMP/off-app1.folded
-bpf=$(grep -m1 'off-CPU: .* stacks taken in the kernel by BPF' "$FG_TMP/off-app1.err") ||
-	{ cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1: off-CPU stacks were not taken by BPF in the collector container"; }
-line=$(grep 'unresolved frames:' "$FG_TMP/off-app1.err") || { cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1: off-CPU record printed no summary"; }
-OFF_JAVA=$(sed -nE 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2|p' <<<"$line")
-below5 "$OFF_JAVA" || { cat "$FG_TMP/off-app1.err" >&2; fg_fail "app1 off-CPU: $OFF_JAVA Java frames unknown (>= 5%, or none): $line"; }
-grep -q 'PrimeService::load_\[[0ij]\];.*;\[off-cpu: sleeping\]_\[k\] [0-9]*$' "$f" ||
-	fg_fail "app1 off-CPU: no load thread waiting for its answer ([off-cpu: sleeping] under PrimeService::load) in $f"
-# Share of the off-CPU time whose stack has an [unknown] frame, and the states at the leaves.
-unk=$(awk '{ a += $NF } /\[unknown\]/ { u += $NF } END { printf "%.1f", a ? 100 * u / a : 100 }' "$f")
-states=$(grep -o '\[off-cpu: [^]]*\]' "$f" | sort | uniq -c | sort -rn | awk '{ $1 = $1 } 1' | paste -sd, -)
-fg_log "app1 off-CPU in $t ms: ${bpf#*off-CPU: }"
-fg_log "app1 off-CPU: $line; $unk% of the time under an [unknown] frame; leaves: $states"
+ct_offcpu_check app1 "$FG_TMP/off-app1.err" "$FG_TMP/off-app1.folded" "$t"
+OFF_JAVA=$CT_OFF_JAVA
 
 # ---- rolling profiles of both containers, written by the collector container ------------------
 for a in app1 app2; do

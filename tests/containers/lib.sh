@@ -104,3 +104,27 @@ ct_images() {
 	# Layers of superseded builds: keep the disk bounded across many runs.
 	ct_podman image prune -f >/dev/null 2>&1 || true
 }
+
+# below5 "U/N": U unknown frames of N, N > 0, are under 5%.
+below5() { f="$1" awk 'BEGIN { f = ENVIRON["f"]; split(f, x, "/"); exit !(x[2] > 0 && x[1] * 100 < 5 * x[2]) }'; }
+
+# ct_offcpu_check LABEL ERR FOLDED MS: what `record --event offcpu` of a PrimeService container,
+# run in the collector container in MS ms, must show in its summary ERR and profile FOLDED:
+# stacks taken in the kernel by BPF, under 5% of the Java frames unknown, a load thread waiting
+# for its answer ([off-cpu: sleeping] under PrimeService::load). Logs its figures; sets
+# CT_OFF_JAVA to the unknown Java frames ("U/N").
+ct_offcpu_check() {
+	local label=$1 err=$2 f=$3 t=$4 bpf line unk states
+	bpf=$(grep -m1 'off-CPU: .* stacks taken in the kernel by BPF' "$err") ||
+		{ cat "$err" >&2; fg_fail "$label: off-CPU stacks were not taken by BPF in the collector container"; }
+	line=$(grep 'unresolved frames:' "$err") || { cat "$err" >&2; fg_fail "$label: off-CPU record printed no summary"; }
+	CT_OFF_JAVA=$(sed -nE 's|.*java [^(]*\(([0-9]+)/([0-9]+)\).*|\1/\2|p' <<<"$line")
+	below5 "$CT_OFF_JAVA" || { cat "$err" >&2; fg_fail "$label off-CPU: $CT_OFF_JAVA Java frames unknown (>= 5%, or none): $line"; }
+	grep -q 'PrimeService::load_\[[0ij]\];.*;\[off-cpu: sleeping\]_\[k\] [0-9]*$' "$f" ||
+		fg_fail "$label off-CPU: no load thread waiting for its answer ([off-cpu: sleeping] under PrimeService::load) in $f"
+	# Share of the off-CPU time whose stack has an [unknown] frame, and the states at the leaves.
+	unk=$(awk '{ a += $NF } /\[unknown\]/ { u += $NF } END { printf "%.1f", a ? 100 * u / a : 100 }' "$f")
+	states=$(grep -o '\[off-cpu: [^]]*\]' "$f" | sort | uniq -c | sort -rn | awk '{ $1 = $1 } 1' | paste -sd, -)
+	fg_log "$label off-CPU in $t ms: ${bpf#*off-CPU: }"
+	fg_log "$label off-CPU: $line; $unk% of the time under an [unknown] frame; leaves: $states"
+}
