@@ -213,7 +213,7 @@ done
 for v in $variants; do
 	f=${v//\//_}
 	[[ -s $tmp/$f.bpf ]] || continue
-	awk -v v="$v" '$2 > 0 { ns += $1; n += $2 } END { if (n) printf "%-12s BPF program: %.0f ns per context switch of the machine (%d runs)\n", v, ns / n, n }' "$tmp/$f.bpf"
+	v="$v" awk '$2 > 0 { ns += $1; n += $2 } END { if (n) printf "%-12s BPF program: %.0f ns per context switch of the machine (%d runs)\n", ENVIRON["v"], ns / n, n }' "$tmp/$f.bpf"
 done
 echo "goal: a few % of the target's CPU at most on a switch-heavy target, drops counted"
 
