@@ -8,6 +8,7 @@
 #include "perfring.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A bounded cursor over one record. */
@@ -398,4 +399,24 @@ int perfring_reader_next(struct perfring_reader *r, const void **rec, size_t *le
 	*len = h.size;
 	r->pos += h.size;
 	return 1;
+}
+
+void *perfring_sample_copy(const struct perfring_rec *r, struct perfring_rec *out)
+{
+	size_t nk = r->u.sample.nr_kernel, nu = r->u.sample.nr_user, ns = r->u.sample.stack_dyn;
+	size_t nr = r->u.sample.regs ? (size_t)__builtin_popcountll(r->u.sample.regs_mask) : 0;
+	uint64_t *w = malloc((nk + nu + nr) * sizeof(uint64_t) + ns + 1);
+
+	if (!w)
+		return NULL;
+	*out = *r;
+	/* Empty parts stay NULL: memcpy is never handed the NULL of a part the sample lacks. */
+	out->u.sample.kernel = nk ? memcpy(w, r->u.sample.kernel, nk * sizeof(*w)) : NULL;
+	out->u.sample.user = nu ? memcpy(w + nk, r->u.sample.user, nu * sizeof(*w)) : NULL;
+	out->u.sample.regs = nr ? memcpy(w + nk + nu, r->u.sample.regs, nr * sizeof(*w)) : NULL;
+	out->u.sample.stack = ns ? memcpy(w + nk + nu + nr, r->u.sample.stack, ns) : NULL;
+	out->u.sample.stack_len = ns;
+	out->u.sample.raw = NULL;
+	out->u.sample.raw_len = 0;
+	return w;
 }

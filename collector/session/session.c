@@ -419,26 +419,12 @@ static bool maps_root_at(void *arg, uint32_t pid, uint64_t ts, uint64_t pc, bool
 
 /*
  * Keep a copy of sample r until the code tables are complete up to its time (walk_deferred).
- * false when DEFER_MAX wait already or memory is short.
+ * false when memory is short.
  */
 static bool rec_copy(struct deferred *d, const struct perfring_rec *r)
 {
-	size_t nk = r->u.sample.nr_kernel, nu = r->u.sample.nr_user, ns = r->u.sample.stack_dyn;
-	size_t nr = r->u.sample.regs ? (size_t)__builtin_popcountll(r->u.sample.regs_mask) : 0;
-	uint64_t *w;
-
-	if (!(d->buf = malloc((nk + nu + nr) * sizeof(uint64_t) + ns + 1)))
-		return false;
-	d->r = *r;
-	w = d->buf;
-	d->r.u.sample.kernel = nk ? memcpy(w, r->u.sample.kernel, nk * sizeof(*w)) : NULL;
-	d->r.u.sample.user = memcpy(w + nk, r->u.sample.user, nu * sizeof(*w));
-	d->r.u.sample.regs = nr ? memcpy(w + nk + nu, r->u.sample.regs, nr * sizeof(*w)) : NULL;
-	d->r.u.sample.stack = memcpy(w + nk + nu + nr, r->u.sample.stack, ns);
-	d->r.u.sample.stack_len = ns;
-	d->r.u.sample.raw = NULL; /* read by the sampler already (u.sample.state) */
-	d->r.u.sample.raw_len = 0;
-	return true;
+	d->buf = perfring_sample_copy(r, &d->r);
+	return d->buf != NULL;
 }
 
 static bool defer_sample(struct session *s, const struct perfring_rec *r)

@@ -145,6 +145,13 @@ int perfring_decode(const struct perfring_format *fmt, const void *buf, size_t l
  */
 bool perfring_user_reg(const struct perfring_rec *r, unsigned int regno, uint64_t *out);
 
+/*
+ * A copy of decoded sample r that outlives the ring: *out is r with its chains, registers and
+ * stack copy in one buffer, returned (free() it); the raw record is not kept. NULL when memory
+ * is short.
+ */
+void *perfring_sample_copy(const struct perfring_rec *r, struct perfring_rec *out);
+
 /* Size of the sample_id trailer that sample_id_all appends to non-sample records. */
 size_t perfring_sample_id_size(const struct perfring_format *fmt);
 

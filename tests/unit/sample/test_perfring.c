@@ -628,6 +628,47 @@ static void test_user_registers_and_stack_copy_decode(void **state)
 	assert_int_equal(r.u.sample.stack_dyn, 16);
 }
 
+static void test_a_sample_copy_outlives_the_ring(void **state)
+{
+	uint64_t buf[64];
+	size_t len = build_stack_sample(buf, PERF_SAMPLE_REGS_ABI_64, 32, 24);
+	struct perfring_rec r, c;
+	uint64_t v;
+	void *own;
+
+	(void)state;
+	assert_int_equal(perfring_decode(&stack_fmt, buf, len, &r), 0);
+	own = perfring_sample_copy(&r, &c);
+	assert_non_null(own);
+	memset(buf, 0xee, sizeof(buf)); /* the ring moves on */
+	assert_int_equal(c.u.sample.nr_user, 1);
+	assert_true(perfring_user_reg(&c, 7, &v));
+	assert_int_equal(v, 0x7ffd0000);
+	assert_int_equal(c.u.sample.stack_len, 24); /* what the kernel filled, no more */
+	memcpy(&v, c.u.sample.stack + 8, 8);
+	assert_int_equal(v, 0x5001);
+	free(own);
+
+	/* A thread switched out while it exits: kernel frames only, no registers, no stack. */
+	{
+		static const uint64_t kchain[] = { 0xffffffff81000000ull, 0xffffffff81000100ull };
+		struct perfring_rec k = { .type = PERF_RECORD_SAMPLE };
+
+		k.u.sample.kernel = kchain;
+		k.u.sample.nr_kernel = 2;
+		own = perfring_sample_copy(&k, &c);
+		assert_non_null(own);
+		assert_int_equal(c.u.sample.nr_kernel, 2);
+		assert_int_equal(c.u.sample.kernel[1], kchain[1]);
+		assert_true(c.u.sample.kernel != kchain);
+		assert_null(c.u.sample.user);
+		assert_null(c.u.sample.regs);
+		assert_null(c.u.sample.stack);
+		assert_int_equal(c.u.sample.stack_len, 0);
+		free(own);
+	}
+}
+
 static void test_short_registers_or_stack_are_refused(void **state)
 {
 	uint64_t buf[64];
@@ -671,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_headers_are_refused),
 		cmocka_unit_test(test_bad_ring_geometry_is_refused),
 		cmocka_unit_test(test_user_registers_and_stack_copy_decode),
+		cmocka_unit_test(test_a_sample_copy_outlives_the_ring),
 		cmocka_unit_test(test_short_registers_or_stack_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
