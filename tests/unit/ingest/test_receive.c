@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -486,31 +487,6 @@ static bool connected_and_loaded(struct fx *f)
 	return live_count(f) >= 1;
 }
 
-static void test_oversized_message_is_refused(void **state)
-{
-	struct fx *f = *state;
-	nng_socket s = client(f);
-	size_t big = FGP_MAX_MSG + 4096;
-	uint8_t *p = calloc(1, big);
-	struct jvmset_counters c;
-	struct msg m;
-
-	memcpy(p, "FGCP", 4);
-	nng_send(s, p, big, 0); /* the collector closes the pipe instead of allocating it */
-	free(p);
-	pump_until(f, connected_and_loaded, 300);
-	jvmset_counters(f->set, &c);
-	assert_int_equal(c.msgs, 0);
-	nng_close(s);
-	s = client(f);
-	m_init(&m);
-	m_hello(&m, (uint32_t)getpid());
-	m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "After::big", 0);
-	send_msg(s, &m);
-	assert_true(pump_until(f, connected_and_loaded, 3000));
-	nng_close(s);
-}
-
 static int raw_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -519,6 +495,60 @@ static int raw_connect(const char *path)
 	strcpy(sa.sun_path, path);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	return fd;
+}
+
+/*
+ * A peer announcing a message past FGP_MAX_MSG is hung up on before anything is allocated.
+ * Spoken over a raw socket in SP's wire format (an nng client with such a message in flight
+ * can wedge in its own close), so the hang-up itself is seen.
+ */
+static void test_oversized_message_is_refused(void **state)
+{
+	struct fx *f = *state;
+	static const uint8_t sp[8] = { 0, 'S', 'P', 0, 0x00, 0x50, 0, 0 }; /* push0 */
+	uint64_t big = FGP_MAX_MSG + 4096, t0;
+	uint8_t len[9] = { 1 }, chunk[4096] = { 'F', 'G', 'C', 'P' }, peer[8];
+	struct jvmset_counters c;
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 10000 };
+	nng_socket s;
+	struct msg m;
+	size_t got = 0;
+	bool hung_up = false;
+	int fd = raw_connect(f->sock);
+
+	/* nng's IPC frame: a message type (1), then the length, big-endian. */
+	for (int i = 0; i < 8; i++)
+		len[1 + i] = (uint8_t)(big >> (56 - 8 * i));
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(send(fd, sp, sizeof(sp), MSG_NOSIGNAL), (ssize_t)sizeof(sp));
+	assert_int_equal(send(fd, len, sizeof(len), MSG_NOSIGNAL), (ssize_t)sizeof(len));
+	(void)!send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL); /* a first part of the body */
+	t0 = fg_now_ns();
+	while (!hung_up && fg_now_ns() - t0 < 5000 * MS) {
+		ssize_t n;
+
+		pump_until(f, connected_and_loaded, 10);
+		n = recv(fd, peer + (got < 8 ? got : 0), got < 8 ? 8 - got : 8, 0);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+			hung_up = true;
+		else if (n > 0)
+			got += (size_t)n;
+	}
+	close(fd);
+	assert_true(hung_up);
+	assert_true(got >= 8); /* it was a real handshake that the collector answered */
+	assert_memory_equal(peer, "\0SP\0\0\x51\0\0", 8); /* pull0 */
+	jvmset_counters(f->set, &c);
+	assert_int_equal(c.msgs, 0);
+
+	/* The listener serves the next peer as usual. */
+	s = client(f);
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid());
+	m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "After::big", 0);
+	send_msg(s, &m);
+	assert_true(pump_until(f, connected_and_loaded, 3000));
+	nng_close(s);
 }
 
 static atomic_int client_pipes;
