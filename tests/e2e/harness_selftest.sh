@@ -107,4 +107,15 @@ fg_container_stop plain 10 || true
 fg_container_stop child 10 || true
 ! kill -0 "$pid" 2>/dev/null || fg_fail "JVM $pid survived its container"
 ! ls -d /sys/fs/cgroup/*/docker/"$cid" 2>/dev/null || fg_fail "cgroup of $cid left behind"
+# A watch that dies at start fails the test with its status and its log, never silently (the
+# test scripts run under errexit, where a bare `wait` of the dead watch would end them).
+printf '#!/bin/sh\n[ "$1 $2" = "watch --help" ] && exit 0\necho "cannot listen here" >&2\nexit 3\n' \
+	>"$FG_TMP/deadwatch"
+chmod 0755 "$FG_TMP/deadwatch"
+out=$(FGCOLLECT=$FG_TMP/deadwatch FG_WATCH_START_S=1 bash -c 'set -euo pipefail
+	. "$1"; FG_TEST=deadwatch FG_TMP=$2; trap - EXIT; fg_watch_start --dir "$2/dead"
+	echo "started anyway"' _ "$FG_SOURCE_DIR/tests/harness/lib.sh" "$FG_TMP" 2>&1) && st=0 || st=$?
+[[ $st == 1 && $out == *"exited with status 3"* && $out == *"cannot listen here"* ]] ||
+	fg_fail "a watch that died at start was reported as: status $st, output: $out"
+fg_log "a watch that dies at start: reported with its status and log"
 fg_pass "container: pid 1, uid 4242, pivot_root, private /tmp, docker cgroup, ro socket volume; perf: $FG_JIT_FRAMES JIT frames, 0 named without a map"

@@ -260,8 +260,15 @@ fg_watch_start() {
 	"$FGCOLLECT" watch --socket "$FG_SOCK" "${ctl[@]}" "$@" >"$FG_TMP/watch.$FG_WATCH_N.out" 2>"$FG_WATCH_LOG" &
 	FG_WATCH_PID=$!
 	fg_wait "${FG_WATCH_START_S:-5}" test -S "$FG_SOCK" || {
-		kill -0 "$FG_WATCH_PID" 2>/dev/null || { wait "$FG_WATCH_PID"; FG_WATCH_PID=; }
-		fg_fail "fgcollect watch did not create $FG_SOCK within ${FG_WATCH_START_S:-5} s"
+		local why=''
+		if ! kill -0 "$FG_WATCH_PID" 2>/dev/null; then
+			# (its status must not end an errexit script before fg_fail shows its log)
+			local st=0
+			wait "$FG_WATCH_PID" || st=$?
+			why=" (it exited with status $st)"
+			FG_WATCH_PID=
+		fi
+		fg_fail "fgcollect watch did not create $FG_SOCK within ${FG_WATCH_START_S:-5} s$why"
 	}
 	fg_log "watch started (pid $FG_WATCH_PID, socket $FG_SOCK)"
 }
