@@ -52,9 +52,11 @@ nsenter -t "$holder" -m -- sh -c "mount -t tmpfs -o size=2m,mode=1777 fgfaults-t
 	mkdir -m 0755 /tmp/out && mount -t tmpfs -o size=1m,mode=0755 fgfaults-out /tmp/out &&
 	mkdir -p -m 0700 '$FG_TMP/ctl'" || fg_fail "cannot mount the daemon's tmpfs"
 root=/proc/$holder/root
-real=$FGCOLLECT
+# The daemon's /tmp hides a build tree under /tmp (a CI checkout): it runs the binary through
+# this script's root, /proc/$$/root, which names the host's files from any mount namespace.
+real=$(realpath "$FGCOLLECT")
 FGCOLLECT=$FG_TMP/fgcollect-ns
-printf '#!/bin/sh\nexec nsenter -t %s -m -- %s "$@"\n' "$holder" "$real" >"$FGCOLLECT"
+printf '#!/bin/sh\nexec nsenter -t %s -m -- /proc/%s/root%s "$@"\n' "$holder" "$$" "$real" >"$FGCOLLECT"
 chmod 0755 "$FGCOLLECT"
 sockdir=$(mktemp -d /run/fgfaults.XXXXXX)
 chmod 0755 "$sockdir"
