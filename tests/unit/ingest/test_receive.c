@@ -487,6 +487,9 @@ static bool connected_and_loaded(struct fx *f)
 	return live_count(f) >= 1;
 }
 
+/* The SP header a push0 peer (protocol 0x50) opens its connection with. */
+static const uint8_t sp[8] = { 0, 'S', 'P', 0, 0x00, 0x50, 0, 0 };
+
 static int raw_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -505,7 +508,6 @@ static int raw_connect(const char *path)
 static void test_oversized_message_is_refused(void **state)
 {
 	struct fx *f = *state;
-	static const uint8_t sp[8] = { 0, 'S', 'P', 0, 0x00, 0x50, 0, 0 }; /* push0 */
 	uint64_t big = FGP_MAX_MSG + 4096, t0;
 	uint8_t len[9] = { 1 }, chunk[4096] = { 'F', 'G', 'C', 'P' }, peer[8];
 	struct jvmset_counters c;
@@ -564,8 +566,7 @@ static void count_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
 {
 	struct fx *f = *state;
-	/* SP header of a push0 peer (protocol 0x50), then a big-endian length. */
-	static const uint8_t sp[8] = { 0, 'S', 'P', 0, 0x00, 0x50, 0, 0 };
+	/* SP header of a push0 peer, then a big-endian length. */
 	static const uint8_t huge[8] = { 0, 0, 0, 0, 0x40, 0, 0, 0 };	  /* 1 GiB */
 	static const uint8_t short_len[8] = { 0, 0, 0, 0, 0, 0, 0, 100 }; /* 100 bytes */
 	struct receive_stats rs;
