@@ -30,6 +30,9 @@
 #define PENDING_RET (1ull << 62)
 #define PENDING_ADDR_MASK ((1ull << 62) - 1)
 
+/* A stack's last id with this bit is its stratum (stackagg_sample.stratum), not a frame. */
+#define STRATUM_BIT (1u << 31)
+
 #define CACHE_BITS 16
 #define CACHE_SIZE (1u << CACHE_BITS)
 #define CACHE_JIT UINT32_MAX /* native cache value: a JIT candidate, resolve later */
@@ -361,25 +364,24 @@ void stackagg_reset(struct stackagg *a)
 
 /* ---- counting stacks ------------------------------------------------------------------- */
 
-static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w)
+/* The frames of a stack of n ids: all but a stratum at the end. */
+static size_t frames_of(const uint32_t *ids, size_t n)
+{
+	return n && (ids[n - 1] & STRATUM_BIT) ? n - 1 : n;
+}
+
+/* Add w to the stack ids[0..n), a new one if need be. 0, -E2BIG or -ENOMEM. */
+static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w)
 {
 	uint64_t h = hash_ids(ids, n) & HTAB_KEY_MASK;
 	const uint64_t *v;
-	size_t pos = 0, j;
+	size_t pos = 0;
 
-	/* The outermost frame below the process/thread roots: did the stack reach its start? */
-	for (j = 0; j < n && a->frames[ids[j]].kind == STACKAGG_ROOT; j++)
-		;
-	if (j < n && a->frames[ids[j]].kind != STACKAGG_KERNEL) {
-		a->st.user_stacks++;
-		a->st.rooted += a->frames[ids[j]].root;
-	}
 	while ((v = htab_next(&a->stackidx, h, &pos))) {
 		struct stackent *e = &a->stacks[*v];
 
 		if (e->n == n && !memcmp(&a->ids[e->off], ids, n * sizeof(*ids))) {
 			e->count += w;
-			a->st.counted++;
 			return 0;
 		}
 	}
@@ -395,8 +397,59 @@ static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64
 	(void)htab_add(&a->stackidx, h, a->nstacks); /* reserved above */
 	a->nids += n;
 	a->nstacks++;
-	a->st.counted++;
 	return 0;
+}
+
+static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w)
+{
+	size_t nf = frames_of(ids, n), j;
+	int rv;
+
+	/* The outermost frame below the process/thread roots: did the stack reach its start? */
+	for (j = 0; j < nf && a->frames[ids[j]].kind == STACKAGG_ROOT; j++)
+		;
+	if (j < nf && a->frames[ids[j]].kind != STACKAGG_KERNEL) {
+		a->st.user_stacks++;
+		a->st.rooted += a->frames[ids[j]].root;
+	}
+	rv = add_stack(a, ids, n, w);
+	if (rv == 0)
+		a->st.counted++;
+	return rv;
+}
+
+int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t stratum),
+			 void *arg)
+{
+	struct stackent *old = a->stacks;
+	uint32_t *oids = a->ids;
+	size_t nold = a->nstacks;
+	int rv = 0;
+
+	a->stacks = NULL;
+	a->ids = NULL;
+	a->nstacks = a->stacks_cap = a->nids = a->ids_cap = 0;
+	htab_fini(&a->stackidx);
+	for (size_t i = 0; i < nold; i++) {
+		const uint32_t *ids = &oids[old[i].off];
+		size_t n = old[i].n, nf = frames_of(ids, n);
+		uint64_t w = old[i].count;
+
+		if (nf < n) {
+			double x = (double)w * scale(arg, ids[n - 1] & ~STRATUM_BIT) + 0.5;
+
+			w = !(x > 0) ? 0 : x >= 1.8e19 ? UINT64_MAX : (uint64_t)x;
+		}
+		if (w == 0)
+			continue;
+		if (add_stack(a, ids, nf, w) != 0) {
+			a->st.dropped++;
+			rv = -ENOMEM;
+		}
+	}
+	free(old);
+	free(oids);
+	return rv;
 }
 
 /* ---- resolution ------------------------------------------------------------------------ */
@@ -774,7 +827,17 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 	int64_t id;
 
 	a->st.samples++;
-	if ((id = push_roots(a, s, &en)) < 0 || (id = push_user(a, s, &en)) < 0)
+	if ((id = push_roots(a, s, &en)) < 0)
+		goto drop;
+	if (s->mark) {
+		/* In place of the stack (none was taken): a frame that says so. */
+		id = intern(a, STACKAGG_STUB, true, s->mark, strlen(s->mark));
+		if (id < 0)
+			goto drop;
+		a->st.markers++;
+		push(&en, (uint64_t)id);
+	}
+	if ((id = push_user(a, s, &en)) < 0)
 		goto drop;
 	if (!a->opts.no_kernel) {
 		for (uint32_t i = s->nr_kernel; i-- > 0;) {
@@ -789,6 +852,11 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		if (id < 0)
 			goto drop;
 		push(&en, (uint64_t)id);
+	}
+	if (s->stratum && !en.truncated) {
+		if (en.n >= STACKAGG_MAX_FRAMES)
+			en.n--; /* the stratum counts more than the innermost frame */
+		push(&en, STRATUM_BIT | (s->stratum & ~STRATUM_BIT));
 	}
 	if (en.truncated)
 		a->st.truncated++;
@@ -807,7 +875,7 @@ int stackagg_foreach(const struct stackagg *a,
 		const struct stackent *e = &a->stacks[i];
 		int rv;
 
-		rv = fn(arg, &a->ids[e->off], e->n, e->count);
+		rv = fn(arg, &a->ids[e->off], frames_of(&a->ids[e->off], e->n), e->count);
 		if (rv)
 			return rv;
 	}
@@ -840,10 +908,10 @@ int stackagg_write_folded(const struct stackagg *a, FILE *f)
 		return -ENOMEM;
 	for (size_t i = 0; i < a->nstacks && rv == 0; i++) {
 		const struct stackent *e = &a->stacks[i];
-		size_t len = 24;
+		size_t len = 24, nf = frames_of(&a->ids[e->off], e->n);
 		char *p;
 
-		for (uint32_t k = 0; k < e->n; k++)
+		for (uint32_t k = 0; k < nf; k++)
 			len += a->frames[a->ids[e->off + k]].len + 5;
 		p = malloc(len);
 		if (!p) {
@@ -851,7 +919,7 @@ int stackagg_write_folded(const struct stackagg *a, FILE *f)
 			break;
 		}
 		lines[nl].s = p;
-		for (uint32_t k = 0; k < e->n; k++) {
+		for (uint32_t k = 0; k < nf; k++) {
 			const struct frame *fr = &a->frames[a->ids[e->off + k]];
 			const char *suf = stackagg_suffix((enum stackagg_kind)fr->kind);
 

@@ -376,6 +376,39 @@ static void print_unwind_summary(const struct session_summary *sm)
 	}
 }
 
+/* Off-CPU and wall: each thread's exact time, and how its stacks were scaled to it. */
+static void print_exact_summary(const struct session_summary *sm)
+{
+	const struct session_exact *x = &sm->exact;
+	const uint64_t *ns = x->ns;
+	double off = (double)(ns[0] + ns[1] + ns[2] + ns[3]) / 1e9;
+
+	if (!x->on) {
+		fg_err(CMD,
+		       "exact times: off (%s): the widths are the sampled stacks' weights, unbiased "
+		       "but not exact",
+		       x->why_off ? x->why_off : "?");
+		return;
+	}
+	fg_err(CMD,
+	       "exact times: %llu threads counted at every switch: %.3f s off the CPU (sleeping "
+	       "%.3f, preempted %.3f, disk I/O %.3f, other %.3f)",
+	       (unsigned long long)x->threads, off, (double)ns[1] / 1e9, (double)ns[0] / 1e9,
+	       (double)ns[2] / 1e9, (double)ns[3] / 1e9);
+	fg_err(CMD,
+	       "exact times: the stacks of %llu (thread, kind) pairs scaled to their time (they "
+	       "weighed %.3f s); %llu pairs got no stack, %.3f s shown under [no stack "
+	       "sampled]",
+	       (unsigned long long)x->strata, (double)x->sampled_us / 1e6,
+	       (unsigned long long)x->nostack, (double)x->nostack_ns / 1e9);
+	if (x->over)
+		fg_err(CMD, "exact times: %llu threads not counted (over the limits)",
+		       (unsigned long long)x->over);
+	if (x->filtered)
+		fg_err(CMD, "exact times: %llu threads left out by --threads",
+		       (unsigned long long)x->filtered);
+}
+
 /* Off-CPU and wall: what was recorded and every switch not counted, by cause. */
 static void print_offcpu_summary(const struct session_summary *sm)
 {
@@ -443,9 +476,19 @@ static void print_offcpu_summary(const struct session_summary *sm)
 	       (unsigned long long)(sm->min_block_ns / 1000), (double)sm->offcpu_under_min_ns / 1e9,
 	       (unsigned long long)skipped, (unsigned long long)sm->offcpu_unmatched,
 	       (unsigned long long)sm->offcpu_full);
-	if (sm->event == SESSION_EVENT_WALL)
+	if (sm->event == SESSION_EVENT_WALL && sm->exact.on)
+		fg_err(CMD,
+		       "wall: %.3f s on the CPU + %.3f s off it, every thread's exact time (the "
+		       "samples weighed %.3f s + %.3f s)",
+		       (double)sm->exact.ns[4] / 1e9,
+		       (double)(sm->exact.ns[0] + sm->exact.ns[1] + sm->exact.ns[2] +
+				sm->exact.ns[3]) /
+			       1e9,
+		       (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
+	else if (sm->event == SESSION_EVENT_WALL)
 		fg_err(CMD, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
 		       (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
+	print_exact_summary(sm);
 	if (sm->thread_filtered)
 		fg_err(CMD, "--threads left out %llu samples of other threads",
 		       (unsigned long long)sm->thread_filtered);

@@ -95,7 +95,7 @@ static void show(struct session *s, const struct session_opts *so, bool tty, siz
 	time_t now = time(NULL);
 	struct tm tm;
 
-	session_settle_now(s);
+	session_close_window(s);
 	stackagg_stats(a, &st);
 	if (topview_build(a, &tv) != 0) {
 		fg_err(CMD, "out of memory building the view");

@@ -878,6 +878,17 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->stack_short = b.stack_short;
 	out->stack_none = b.stack_none;
 	out->switch_period_ns = b.period;
+	out->totals_full = b.tot_full;
+}
+
+int sampler_totals(const struct sampler *s, switchbpf_total_cb cb, void *ctx)
+{
+	return s->sb ? switchbpf_totals(s->sb, cb, ctx) : -EOPNOTSUPP;
+}
+
+int sampler_forget_thread(struct sampler *s, uint32_t tid)
+{
+	return s->sb ? switchbpf_forget(s->sb, tid) : 0;
 }
 
 int sampler_keep_name(struct sampler *s, const char *comm, bool keep)

@@ -12,13 +12,13 @@
 #include "util.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #define WINDOW_NS 1000000000ull /* the chance's window (switch.bpf.c) */
@@ -37,15 +37,30 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* Linux >= 5.18 passes prev_state to sched_switch's probes. */
+/*
+ * Does the kernel pass prev_state to sched_switch's probes (Linux 5.18's fa2c3254d7cf)? Its
+ * BTF says: the probe's type, typedef btf_trace_sched_switch, is a pointer to a function of
+ * (void *, bool preempt, prev, next, unsigned int prev_state) there, of four parameters before.
+ * Without an answer the program reads the task's own state field (CO-RE), right on every kernel
+ * but for a race prev_state was added to close.
+ */
 static bool state_is_an_arg(void)
 {
-	struct utsname u;
-	unsigned int major = 0, minor = 0;
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	bool yes = false;
+	int id;
 
-	if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return true;
-	return major > 5 || (major == 5 && minor >= 18);
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* the pointer */
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	if (t && btf_is_func_proto(t))
+		yes = btf_vlen(t) >= 5;
+	btf__free(btf);
+	return yes;
 }
 
 int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const char **why)
@@ -205,11 +220,53 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 			sum->in_lost += per[c].in_lost;
 			sum->stack_short += per[c].stack_short;
 			sum->stack_none += per[c].stack_none;
+			sum->tot_full += per[c].tot_full;
 		}
 	}
 	if (periods)
 		sum->period /= periods;
 	free(per);
+}
+
+/* One consistent copy of tid's entry: two copies that agree, with an even seq. */
+static int read_total(int fd, uint32_t tid, struct switchtot *out)
+{
+	struct switchtot a, b;
+
+	for (int i = 0; i < 8; i++) {
+		if (bpf_map_lookup_elem(fd, &tid, &a) != 0 || bpf_map_lookup_elem(fd, &tid, &b) != 0)
+			return -errno;
+		if (!(a.seq & 1) && !memcmp(&a, &b, sizeof(a))) {
+			*out = a;
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+int switchbpf_totals(const struct switchbpf *b, switchbpf_total_cb cb, void *ctx)
+{
+	int fd = bpf_map__fd(b->skel->maps.totals), rv;
+	uint32_t key, next, n = 0;
+	bool first = true;
+	struct switchtot t;
+
+	while (n++ < SWITCHTOT_MAX + 1) {
+		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next) != 0)
+			return errno == ENOENT ? 0 : -errno;
+		first = false;
+		key = next;
+		if (read_total(fd, key, &t) == 0 && (rv = cb(ctx, key, &t)) != 0)
+			return rv;
+	}
+	return 0;
+}
+
+int switchbpf_forget(struct switchbpf *b, uint32_t tid)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(b->skel->maps.totals), &tid) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
 }
 
 void switchbpf_close(struct switchbpf *b)

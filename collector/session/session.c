@@ -42,6 +42,8 @@
 #include "symbolizer.h"
 #include "targets.h"
 #include "offcpu.h"
+#include "threadtime.h"
+#include "array.h"
 #include "threadnames.h"
 #include "tracefs.h"
 #include "util.h"
@@ -110,6 +112,24 @@ struct session {
 	regex_t threads_re;
 	bool threads_re_on;
 	struct htab names_told; /* hashes of the thread names the sampler was told about */
+
+	/*
+	 * Exact totals, sampled shapes (off-CPU and wall by BPF): each thread's time in a window,
+	 * per kind, is known exactly (threadtime.h); its stacks of a kind form a stratum whose
+	 * weights are scaled, when the window closes, so that they add up to that time.
+	 */
+	struct threadtime tt;
+	bool tt_on;
+	struct htab strata_idx; /* tid << 3 | kind -> index into strata */
+	struct stratum {
+		uint32_t tid;
+		uint8_t kind; /* SWITCHTOT_*, or THREADTIME_CPU */
+		uint64_t sum_us;
+		double scale;
+	} *strata;
+	size_t nstrata, strata_cap;
+	uint32_t strata_base; /* stratum ids of this window are strata_base + 1 + index */
+	struct session_exact exact;
 };
 
 int session_next_note(struct session *s, char *buf, size_t len)
@@ -322,6 +342,16 @@ static int real_keep_name(void *smp, const char *comm, bool keep)
 	return sampler_keep_name(smp, comm, keep);
 }
 
+static int real_totals(const void *smp, switchbpf_total_cb cb, void *ctx)
+{
+	return sampler_totals(smp, cb, ctx);
+}
+
+static int real_forget_thread(void *smp, uint32_t tid)
+{
+	return sampler_forget_thread(smp, tid);
+}
+
 static const struct sampler_info *real_info(const void *smp)
 {
 	return sampler_info(smp);
@@ -348,6 +378,8 @@ static const struct session_sampler_ops real_sampler = {
 	.stats = real_stats,
 	.close = real_close,
 	.keep_name = real_keep_name,
+	.totals = real_totals,
+	.forget_thread = real_forget_thread,
 };
 
 /* ---- the process's mappings for vmstack, from the symbolizer ----------------------------- */
@@ -517,6 +549,130 @@ static bool user_frames(struct session *s, const struct perfring_rec *r,
 	return false;
 }
 
+/* ---- exact totals, sampled shapes ------------------------------------------------------ */
+
+/* The stratum id of tid's stacks of a kind, w more us of them counted; 0 when none can be kept
+ * (the stack is then counted as it was weighed). */
+static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w)
+{
+	uint64_t key = (uint64_t)tid << 3 | kind, *v = htab_get(&s->strata_idx, key);
+	size_t i;
+
+	if (v) {
+		i = *v;
+	} else {
+		if (s->strata_base + s->nstrata + 1 >= (1u << 31) ||
+		    ARRAY_GROW(s->strata, s->strata_cap, s->nstrata + 1) != 0 ||
+		    htab_put(&s->strata_idx, key, s->nstrata) != 0)
+			return 0;
+		i = s->nstrata++;
+		s->strata[i] = (struct stratum){ .tid = tid, .kind = (uint8_t)kind, .scale = 1.0 };
+	}
+	s->strata[i].sum_us += w;
+	return s->strata_base + 1 + (uint32_t)i;
+}
+
+/* stackagg_fold_strata's scale: a stratum of an earlier window (a sample settled late) 1. */
+static double stratum_scale(void *arg, uint32_t id)
+{
+	const struct session *s = arg;
+
+	if (id <= s->strata_base || id - s->strata_base - 1 >= s->nstrata)
+		return 1.0;
+	return s->strata[id - s->strata_base - 1].scale;
+}
+
+/* The snapshot that ends the window at t: the program's counts, then /proc's. */
+static void tt_snapshot(struct session *s, uint64_t t)
+{
+	threadtime_begin(&s->tt, t);
+	(void)s->so->totals(s->sampler, threadtime_add_count, &s->tt);
+	for (size_t i = 0; i < s->targets.n; i++)
+		if (!s->targets.v[i].exited)
+			threadtime_read_proc(&s->tt, s->targets.v[i].pid);
+}
+
+/* threadtime_end's callback: one thread's exact window, its strata scaled to it. */
+static void on_thread_time(void *ctx, const struct threadtime_res *r)
+{
+	struct session *s = ctx;
+	const char *name = threadnames_get(&s->names, r->pid, r->tid);
+	unsigned last = s->o.event == SESSION_EVENT_WALL ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
+
+	if (r->exited && s->so->forget_thread)
+		(void)s->so->forget_thread(s->sampler, r->tid);
+	if (s->threads_re_on && (!name || regexec(&s->threads_re, name, 0, NULL, 0) != 0)) {
+		s->exact.filtered++;
+		return;
+	}
+	s->exact.threads++;
+	for (unsigned k = 0; k <= last; k++) {
+		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
+		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 3 | k);
+		struct target *t;
+
+		s->exact.ns[k] += ns;
+		if (v && s->strata[*v].sum_us) {
+			s->strata[*v].scale = (double)us / (double)s->strata[*v].sum_us;
+			s->exact.strata++;
+			s->exact.sampled_us += s->strata[*v].sum_us;
+			continue;
+		}
+		if (!us)
+			continue;
+		/* Time with no stack: under the thread, a frame that says so, and the kind. */
+		t = s->multi ? targets_find(&s->targets, r->pid) : NULL;
+		struct stackagg_sample smp = {
+			.pid = r->pid,
+			.tid = r->tid,
+			.ts = s->tt.b.t,
+			.process = s->multi ? (t ? t->root : "[other]") : NULL,
+			.thread = name,
+			.weight = us,
+			.mark = "[no stack sampled]",
+			.leaf = threadtime_kind_frame(k),
+		};
+
+		(void)stackagg_sample(s->agg, &smp);
+		s->exact.nostack++;
+		s->exact.nostack_ns += ns;
+	}
+}
+
+/* The window's snapshot was taken (tt_snapshot): count it and scale the aggregate's strata. */
+static void close_window(struct session *s)
+{
+	(void)threadtime_end(&s->tt, on_thread_time, s);
+	(void)stackagg_fold_strata(s->agg, stratum_scale, s);
+	s->exact.windows++;
+	s->strata_base += (uint32_t)s->nstrata;
+	s->nstrata = 0;
+	htab_clear(&s->strata_idx);
+}
+
+/* Count each thread's time exactly when the BPF program takes the stacks (and no minimum
+ * wait leaves some out): the first snapshot begins the first window. */
+static void exact_start(struct session *s)
+{
+	const struct sampler_info *si = s->so->info(s->sampler);
+
+	if (s->o.event == SESSION_EVENT_CPU)
+		return;
+	if (!s->so->totals || si->switch_bpf_err != 0) {
+		s->exact.why_off = "the BPF program is not running (stacks by tracepoint events)";
+		return;
+	}
+	if (s->o.min_block_ns) {
+		s->exact.why_off = "--min-block leaves short waits out of the stacks";
+		return;
+	}
+	s->tt_on = true;
+	s->exact.on = true;
+	s->start_ns = s->now();
+	tt_snapshot(s, s->start_ns);
+	(void)threadtime_end(&s->tt, on_thread_time, s);
+}
+
 /* One sample into the aggregate (or, may_defer, kept to be walked later). */
 static void on_sample(struct session *s, const struct perfring_rec *r, bool may_defer)
 {
@@ -548,6 +704,12 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 		smp.leaf = tracefs_state_frame(r->u.sample.state);
 	if (s->jf && r->u.sample.nr_user && user_frames(s, r, &smp, may_defer))
 		return;
+	if (s->tt_on)
+		smp.stratum = stratum_of(s, r->tid,
+					 r->u.sample.kind == SAMPLER_KIND_SWITCH
+						 ? threadtime_kind_of_state(r->u.sample.state)
+						 : THREADTIME_CPU,
+					 smp.weight);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
 }
 
@@ -840,6 +1002,8 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	}
 	threadnames_init(&s->names);
 	htab_init(&s->names_told);
+	threadtime_init(&s->tt);
+	htab_init(&s->strata_idx);
 	s->src_env = (struct session_src_env){ .o = &s->o,
 					       .targets = &s->targets,
 					       .notes = &s->notes,
@@ -870,6 +1034,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	    (rv = src_open(&s->src_env, &s->src, why, whylen)) != 0 ||
 	    (rv = open_sampler(s, why, whylen)) != 0)
 		goto fail;
+	exact_start(s);
 	s->drain_gap_ns = drain_gap(s);
 	s->cpu_interval_ns =
 		1000000000ull /
@@ -986,6 +1151,15 @@ void session_settle_now(struct session *s)
 	settle(s, watermark(s, s->now()));
 }
 
+void session_close_window(struct session *s)
+{
+	if (s->tt_on)
+		tt_snapshot(s, s->now());
+	session_settle_now(s);
+	if (s->tt_on)
+		close_window(s);
+}
+
 bool session_done(const struct session *s)
 {
 	if (s->o.target == SESSION_TARGET_ALL || !s->targets.n)
@@ -1002,6 +1176,8 @@ void session_finish(struct session *s, int grace_ms)
 
 	s->end_ns = s->now();
 	s->so->disable(s->sampler);
+	if (s->tt_on)
+		tt_snapshot(s, s->end_ns);
 	if (s->jf)
 		javaframes_drain(s->jf);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
@@ -1024,6 +1200,8 @@ void session_finish(struct session *s, int grace_ms)
 	}
 	pump_src(s);
 	settle(s, UINT64_MAX);
+	if (s->tt_on)
+		close_window(s);
 }
 
 struct stackagg *session_agg(struct session *s)
@@ -1037,12 +1215,16 @@ struct stackagg *session_rotate(struct session *s)
 
 	if (!fresh)
 		return NULL;
+	if (s->tt_on)
+		tt_snapshot(s, s->now());
 	if (s->jf)
 		javaframes_drain(s->jf);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
 	pump_src(s);
 	settle(s, UINT64_MAX);
+	if (s->tt_on)
+		close_window(s);
 	done = s->agg;
 	s->agg = fresh;
 	return done;
@@ -1112,6 +1294,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->unwound_vm = s->unwound_vm;
 	out->event = s->o.event;
 	out->thread_filtered = s->thread_filtered;
+	out->exact = s->exact;
+	out->exact.over += s->tt.over + ss.totals_full;
 	if (s->oc_on) {
 		out->switch_period = si->switch_period;
 		out->min_block_ns = s->o.min_block_ns;
@@ -1199,6 +1383,9 @@ void session_close(struct session *s)
 	if (s->threads_re_on)
 		regfree(&s->threads_re);
 	htab_fini(&s->names_told);
+	threadtime_fini(&s->tt);
+	htab_fini(&s->strata_idx);
+	free(s->strata);
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
 	javaframes_free(s->jf);

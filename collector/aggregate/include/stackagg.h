@@ -142,6 +142,12 @@ struct stackagg_sample {
 	/* A frame after the kernel frames (kind STACKAGG_KERNEL): why an off-CPU sample's thread
 	 * waited, "[off-cpu: sleeping]"; NULL for none. */
 	const char *leaf;
+	/* A frame right below the roots, before the user frames (unresolved, STACKAGG_STUB, counted
+	 * in stats.markers): "[no stack sampled]" for time known without a stack; NULL for none. */
+	const char *mark;
+	/* 0, or the stratum (< 2^31) the sample's weight is scaled with by stackagg_fold_strata():
+	 * until then a stack of each stratum is counted apart from the same frames of another. */
+	uint32_t stratum;
 };
 
 struct stackagg_stats {
@@ -203,6 +209,15 @@ bool stackagg_root_name(const char *name, size_t len);
  */
 void stackagg_jit_changed(struct stackagg *a);
 
+/*
+ * Scale every counted stack of a stratum by scale(arg, stratum) (its count rounded; 0 drops it)
+ * and merge it with the same frames of other strata and of none: after it, no stack has a
+ * stratum (samples still pending keep theirs: settle first). 0, or -ENOMEM (a stack that could
+ * not be kept is counted in stats.dropped).
+ */
+int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t stratum),
+			 void *arg);
+
 /* Drop every counted stack (pending samples stay); the interned frames are kept. For `top`. */
 void stackagg_reset(struct stackagg *a);
 
@@ -230,7 +245,8 @@ void stackagg_labels_free(struct stackagg_labels *fl);
 const char *stackagg_labels_get(struct stackagg_labels *fl, uint32_t id);
 
 /*
- * Visit every distinct stack (frame ids root first) with its count, in no particular order.
+ * Visit every distinct stack (frame ids root first) with its count, in no particular order (a
+ * stack of a stratum not folded yet is visited apart from the same frames of another).
  * Stops at fn's first nonzero return and returns it; else 0. ids is borrowed for the call.
  */
 int stackagg_foreach(const struct stackagg *a,

@@ -31,6 +31,10 @@
  * average, but most recordings short of them). Within [PERIOD_MIN, PERIOD_MAX].
  * Without a quota the chance is fixed_thr for every switch-out.
  *
+ * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in the
+ * `totals` map (switchrec.h's struct switchtot): the collector reads it at the edges of a
+ * profile's window and scales the stacks of each thread and kind to the exact time.
+ *
  * Invariant: everything here is bounded for the verifier and for the scheduler: no loop but the
  * stack copy's page walk (at most SWITCHREC_MAX_STACK / 4096 + 1 reads), no lock, no sleep.
  */
@@ -108,7 +112,7 @@ struct waits {
 struct thread {
 	__u64 t_out, ran;
 	struct waits w[2];
-	__u32 kind;
+	__u32 kind, tkind; /* tkind: the SWITCHTOT_* kind of the wait */
 	__u16 waiting, pending;
 };
 
@@ -165,6 +169,15 @@ struct {
 	__type(key, char[16]);
 	__type(value, __u8);
 } names SEC(".maps");
+
+/* Every target thread's waits, counted (switchrec.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCHTOT_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* tid */
+	__type(value, struct switchtot);
+} totals SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -338,14 +351,78 @@ static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct swit
 	return 0;
 }
 
-/* th's wait ended at t_in (now, or earlier): learn it, and write its end if its stack was
- * taken. */
+/* A reader copies a totals entry twice and keeps it when both copies agree with an even seq:
+ * seq is odd while the program writes the entry. */
+#define TOT_BEGIN(t)                                                                               \
+	do {                                                                                       \
+		(t)->seq++;                                                                        \
+		asm volatile("" ::: "memory");                                                     \
+	} while (0)
+#define TOT_END(t)                                                                                 \
+	do {                                                                                       \
+		asm volatile("" ::: "memory");                                                     \
+		(t)->seq++;                                                                        \
+	} while (0)
+
+/* tid's wait of kind k, from t_out, ended at t_in. */
+static __always_inline void tot_wait_ended(__u32 tid, __u64 t_out, __u64 t_in, __u32 k)
+{
+	struct switchtot *t = bpf_map_lookup_elem(&totals, &tid);
+
+	if (!t)
+		return;
+	TOT_BEGIN(t);
+	if (t_in > t_out)
+		t->off[k & (SWITCHTOT_NKINDS - 1)] += t_in - t_out;
+	t->waiting = 0;
+	TOT_END(t);
+}
+
+/* tid (of process pid) leaves the CPU at now, having run ran ns in all, for a wait of kind k. */
+static __always_inline void tot_out(struct switchstats *st, __u32 tid, __u32 pid, __u64 now,
+				    __u64 ran, __u32 k)
+{
+	struct switchtot *t = bpf_map_lookup_elem(&totals, &tid);
+
+	if (!t) {
+		struct switchtot z = { .pid = pid, .t_first = now, .ran_first = ran };
+
+		(void)bpf_map_update_elem(&totals, &tid, &z, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&totals, &tid);
+		if (!t) {
+			st->tot_full++;
+			return;
+		}
+	}
+	TOT_BEGIN(t);
+	t->t_out = now;
+	t->ran = ran;
+	t->waiting = 1 + k;
+	TOT_END(t);
+}
+
+/* tid's last switch: it exited at now. */
+static __always_inline void tot_exit(__u32 tid, __u64 now)
+{
+	struct switchtot *t = bpf_map_lookup_elem(&totals, &tid);
+
+	if (!t)
+		return;
+	TOT_BEGIN(t);
+	t->t_exit = now;
+	t->waiting = 0;
+	TOT_END(t);
+}
+
+/* th's wait ended at t_in (now, or earlier): count and learn it, and write its end if its stack
+ * was taken. */
 static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
 				       struct thread *th, __u32 tid, __u32 pid, __u64 t_in,
 				       __u64 now)
 {
 	if (th->waiting) {
 		learn(&th->w[th->kind & 1], t_in - th->t_out, now);
+		tot_wait_ended(tid, th->t_out, t_in, th->tkind);
 		th->waiting = 0;
 	}
 	if (!th->pending)
@@ -377,7 +454,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
 	__u64 now = bpf_ktime_get_ns(), id, thr, ran;
-	__u32 zero = 0, tgid, tid, kind = ctx->args[0] ? 1 : 0;
+	__u32 zero = 0, tgid, tid, kind = ctx->args[0] ? 1 : 0, state;
 	struct switchstats *st = bpf_map_lookup_elem(&stats, &zero);
 	struct thread *th;
 
@@ -407,8 +484,11 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 			return 0;
 		}
 	}
-	if (!kind && (prev_state(ctx, prev) & TASK_DEAD))
-		return 0; /* an exiting thread's last switch: no wait, it never runs again */
+	state = prev_state(ctx, prev);
+	if (!kind && (state & TASK_DEAD)) {
+		tot_exit(tid, now); /* an exiting thread's last switch: no wait, it never runs again */
+		return 0;
+	}
 	st->outs++;
 	ran = prev->se.sum_exec_runtime;
 	if (th->waiting) {
@@ -423,7 +503,9 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	th->t_out = now;
 	th->ran = ran;
 	th->kind = kind;
+	th->tkind = switchtot_kind(state, kind);
 	th->waiting = 1;
+	tot_out(st, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
 	thr = chance(st, now, (__u64)th->w[kind].rms << 10);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {

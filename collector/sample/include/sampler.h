@@ -62,6 +62,7 @@
 #include <sys/types.h>
 
 #include "perfring.h"
+#include "switchbpf.h"
 
 #define SAMPLER_DEFAULT_FREQ 99
 #define SAMPLER_MAX_FREQ 10000
@@ -227,6 +228,7 @@ struct sampler_stats {
 	uint64_t stack_none;	   /* stacks taken with no copy (stack unreadable) */
 	uint64_t switch_period_ns; /* at a rate: the waiting a stack stood for lately (the mean of
 				    * the CPUs'), 0 if none */
+	uint64_t totals_full;	   /* threads whose waits went uncounted: the totals map was full */
 };
 
 struct sampler;
@@ -287,6 +289,13 @@ int sampler_fd(const struct sampler *s);
  * filter: nothing to do) or -errno.
  */
 int sampler_keep_name(struct sampler *s, const char *comm, bool keep);
+
+/*
+ * Off-CPU by BPF: every followed thread's waits as counted now (switchbpf_totals), and the
+ * forgetting of an exited thread's count. -EOPNOTSUPP without BPF (sampler_forget_thread: 0).
+ */
+int sampler_totals(const struct sampler *s, switchbpf_total_cb cb, void *ctx);
+int sampler_forget_thread(struct sampler *s, uint32_t tid);
 
 /* Stop counting (before the final drain, so the end is well defined). */
 void sampler_disable(struct sampler *s);

@@ -74,6 +74,16 @@ void switchbpf_detach(struct switchbpf *b);
  * they cannot be read). */
 void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum);
 
+/*
+ * Every followed thread's waits as counted now (switchrec.h's struct switchtot), one call of cb
+ * per thread (a copy consistent in itself; threads are read one after another). Stops at cb's
+ * first nonzero return and returns it; else 0, or -errno when the map cannot be walked.
+ */
+typedef int (*switchbpf_total_cb)(void *ctx, uint32_t tid, const struct switchtot *t);
+int switchbpf_totals(const struct switchbpf *b, switchbpf_total_cb cb, void *ctx);
+/* Drop tid's entry (an exited thread, once its last window is counted). 0 or -errno. */
+int switchbpf_forget(struct switchbpf *b, uint32_t tid);
+
 /* Detach and free. NULL is fine. */
 void switchbpf_close(struct switchbpf *b);
 

@@ -51,6 +51,52 @@ struct switchrec {
 	/* OUT: __u64 kernel[nr_kernel], __u64 user[nr_user], __u8 stack[stack_len] */
 };
 
+/*
+ * Every target thread's time off the CPU, counted by the program at each of its switches whether
+ * or not a stack is taken (a hash map keyed by thread id, read by the collector at the edges of
+ * each profile's window, bpf/switch.bpf.c). Kinds, by the state the thread left the CPU in:
+ */
+#define SWITCHTOT_PREEMPTED 0 /* runnable: preempted, or yielded */
+#define SWITCHTOT_SLEEPING 1  /* TASK_INTERRUPTIBLE: a sleep, a park, a read */
+#define SWITCHTOT_DISK 2      /* TASK_UNINTERRUPTIBLE (and RT-lock waits): disk I/O, page faults */
+#define SWITCHTOT_OTHER 3     /* stopped, traced, parked kthreads, TASK_IDLE */
+#define SWITCHTOT_NKINDS 4
+#define SWITCHTOT_MAX 65536 /* threads the map holds */
+
+struct switchtot {
+	__u64 off[SWITCHTOT_NKINDS]; /* ns off the CPU in the waits that ended, per kind */
+	__u64 t_out;		     /* the wait under way began (valid while waiting) */
+	__u64 ran;		     /* its CPU time (sum_exec_runtime, ns) at t_out */
+	__u64 t_first;		     /* the program first saw it leave the CPU ... */
+	__u64 ran_first;	     /* ... with this much CPU time */
+	__u64 t_exit;		     /* its last switch (it exited), else 0 */
+	__u64 seq;		     /* updates: a reader takes two copies that agree */
+	__u32 pid;
+	__u32 waiting; /* 0: on the CPU, else 1 + the kind of the wait under way */
+};
+
+/*
+ * The kind of a wait from the kernel's prev_state (TASK_* bits of include/linux/sched.h) and
+ * whether the switch was a preemption: the state the sched_switch tracepoint reports (its
+ * highest TASK_REPORT bit, TASK_IDLE and RT-lock waits told apart), folded into four kinds.
+ */
+static inline __u32 switchtot_kind(__u32 prev_state, int preempt)
+{
+	__u32 s = prev_state & 0x7f;
+
+	if (preempt)
+		return SWITCHTOT_PREEMPTED;
+	if ((prev_state & 0x402) == 0x402)
+		return SWITCHTOT_OTHER; /* TASK_IDLE */
+	if (prev_state & 0x1000)
+		return SWITCHTOT_DISK; /* TASK_RTLOCK_WAIT reports as uninterruptible */
+	if (!s)
+		return SWITCHTOT_PREEMPTED;
+	if (s & ~0x3u)
+		return SWITCHTOT_OTHER;
+	return s & 0x2 ? SWITCHTOT_DISK : SWITCHTOT_SLEEPING;
+}
+
 /* Per CPU: the chance's state (the program's own), then counts the collector sums. */
 struct switchstats {
 	__u64 period;		   /* ns of predicted waiting a taken stack stands for, lately */
@@ -67,6 +113,7 @@ struct switchstats {
 	__u64 in_lost;		   /* ... that did not fit in the ring */
 	__u64 stack_short;	   /* copies that stopped before stack_bytes */
 	__u64 stack_none;	   /* taken with no stack copy (unreadable) */
+	__u64 tot_full;		   /* threads the totals map had no room for */
 };
 
 #endif

@@ -153,6 +153,23 @@ struct session_jvm_summary {
 	uint64_t blobs, live;
 };
 
+/* Exact totals (off-CPU and wall by BPF): kinds of time, as threadtime.h counts them. */
+#define SESSION_EXACT_KINDS 5 /* preempted, sleeping, disk I/O, other waits; on the CPU (wall) */
+
+struct session_exact {
+	bool on;		  /* each thread's time was counted exactly; else ... */
+	const char *why_off;	  /* ... why not (static), NULL in CPU mode */
+	uint64_t windows;	  /* windows closed (1 for record; one per interval) */
+	uint64_t threads;	  /* thread windows counted */
+	uint64_t filtered;	  /* ... left out by --threads */
+	uint64_t over;		  /* threads left uncounted: over the limits (map or snapshot) */
+	uint64_t ns[SESSION_EXACT_KINDS]; /* the exact time, per kind */
+	uint64_t strata;	  /* (thread, kind) with stacks, scaled to their time */
+	uint64_t sampled_us;	  /* ... what their stacks weighed before, in all */
+	uint64_t nostack;	  /* (thread, kind) with time but no stack: a frame says so */
+	uint64_t nostack_ns;	  /* ... and their time */
+};
+
 struct session_summary {
 	enum session_src src;
 	const char *event_name;	  /* "cpu-clock" / "cycles" */
@@ -211,6 +228,7 @@ struct session_summary {
 	uint64_t offcpu_open_at_end;  /* weighed up to the end of the recording */
 	uint64_t cpu_ns;	      /* wall: the CPU samples' time */
 	uint64_t thread_filtered;     /* samples of threads --threads left out */
+	struct session_exact exact;
 };
 
 struct session;
@@ -246,6 +264,13 @@ void session_finish(struct session *s, int grace_ms);
 
 /* Settle samples now for a view (top): everything older than the settle delay. */
 void session_settle_now(struct session *s);
+
+/*
+ * session_settle_now(), and close the view's window: off-CPU and wall stacks scaled to each
+ * thread's exact time since the last call (or the start). For `top`, before it reads the
+ * aggregate and resets it.
+ */
+void session_close_window(struct session *s);
 
 struct stackagg *session_agg(struct session *s);
 void session_summary(const struct session *s, struct session_summary *out);

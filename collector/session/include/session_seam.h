@@ -17,6 +17,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "session_src.h"
+#include "switchbpf.h"
 
 /* The sampler's calls as the recording makes them; smp is what open returned. */
 struct session_sampler_ops {
@@ -31,6 +32,9 @@ struct session_sampler_ops {
 	void (*close)(void *smp); /* accepts NULL */
 	/* sampler_keep_name; NULL: the sampler filters no thread names */
 	int (*keep_name)(void *smp, const char *comm, bool keep);
+	/* sampler_totals and sampler_forget_thread; NULL: no thread's waits are counted */
+	int (*totals)(const void *smp, switchbpf_total_cb cb, void *ctx);
+	int (*forget_thread)(void *smp, uint32_t tid);
 };
 
 struct session_seams {
