@@ -1,6 +1,6 @@
 # session: a recording's parts (unit), and `fgcollect record` / `top` end to end on JVMs in
 # namespace containers (e2e, each well under 60 s).
-foreach(t threadnames targets codelog session offcpu)
+foreach(t threadnames targets codelog session offcpu threadtime)
 	fg_unit_test(test_${t} SOURCES unit/session/test_${t}.c LIBS fg_session
 		PRIVATE collector/session)
 endforeach()
@@ -13,7 +13,7 @@ if(FG_E2E)
 	fg_e2e_test(e2e_record_targets record_targets.sh TIMEOUT 90)
 	fg_e2e_test(e2e_record_pid_socket record_pid_socket.sh TIMEOUT 300)
 	fg_e2e_test(e2e_record_interp record_interp.sh TIMEOUT 300)
-	fg_e2e_test(e2e_record_offcpu record_offcpu.sh TIMEOUT 240)
+	fg_e2e_test(e2e_record_offcpu record_offcpu.sh TIMEOUT 420)
 	# A hostile peer with a frame-pointer chain of its own, built like our code (-fno-omit-
 	# frame-pointer) but never installed.
 	add_executable(hostile_fp_peer e2e/hostile_fp_peer.c)

@@ -17,8 +17,11 @@
 #    uninterruptible state is printed (the kernel and file system decide whether fsync waits
 #    in D state); at least some of it must be there.
 # Sampled recordings of the fg-* threads (--threads, left out in the kernel): at the default
-# rate the sleeper's and the reader's shares hold as above; at 400 stacks/s their times are
-# the truth's within 30% (about four standard errors of ~200 stacks).
+# rate the sleeper's and the reader's shares hold as above and, each thread's time being counted
+# exactly at every switch with the stacks scaled to it, their times are the truth's within 5%;
+# at 400 stacks/s likewise. Wall at the defaults: every fg-* thread's total is the recording's
+# length (within its printed precision) and the sleeper's split holds. The first configuration
+# records at the defaults again under a load it makes itself (8 busy processes on the machine).
 # The record summaries must count every switch (drops printed).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -53,15 +56,15 @@ record() {
 		--duration "$D" -o "$FG_TMP/$name.folded" "$@" 2>"$FG_TMP/$name.err" ||
 		{ cat "$FG_TMP/$name.err" >&2; fg_fail "$name: record failed"; }
 	grep -E 'off-CPU|wall:|unresolved' "$FG_TMP/$name.err" >&2
-	sleep 1.2 # the next truth line covers the end of the window
+	sleep 0.3 # the next truth line covers the end of the window
 	truth_group "$log" >"$FG_TMP/$name.t1"
 	grep -q 'off-CPU dropped: ' "$FG_TMP/$name.err" || fg_fail "$name: no drop counts in the summary"
 }
 
 # truth NAME THREAD METHOD: milliseconds THREAD spent in METHOD around the recording NAME
-# (difference of the cumulative counters before and after it; they tick once a second, so
-# this window is longer than the recording: callers compare shares, `truth NAME clock now`
-# being the window's length).
+# (difference of the cumulative counters before and after it; they tick every 100 ms, and a
+# recording starts a little after its command, so this window is longer than the recording:
+# callers compare shares, `truth NAME clock now` being the window's length).
 truth() {
 	local a b
 	a=$(T="$2" M="$3" awk '$2 == ENVIRON["T"] && $3 == ENVIRON["M"] { print $4 }' "$FG_TMP/$1.t0")
@@ -102,7 +105,50 @@ near() {
 	((d * 100 <= $3 * $4)) || fg_fail "$cfg $1: $2, truth $3 (off by more than $4%)"
 }
 
-dsum=0 dall=0
+# A load of its own: 8 busy processes, stopped by burn_stop (and at exit).
+burners=()
+burn_start() {
+	local i
+	for i in 1 2 3 4 5 6 7 8; do
+		sh -c 'while :; do :; done' &
+		burners+=($!)
+	done
+}
+burn_stop() {
+	((${#burners[@]})) && kill "${burners[@]}" 2>/dev/null
+	wait "${burners[@]}" 2>/dev/null || true
+	burners=()
+}
+trap 'burn_stop' EXIT
+
+# defaults LABEL: off-CPU and wall at the defaults (all threads): the sleeper's sleepB and the
+# reader's readReply time the truth's within 5%, every fg-* thread's wall time the recording's.
+defaults() {
+	local r=$cur.def$1 f all part rec win t D=8 # the default recordings: 8 s
+	record "$r" offcpu
+	grep -q 'exact times: .* threads counted at every switch' "$FG_TMP/$r.err" ||
+		fg_fail "$cfg $1: the summary has no exact times: $(grep 'exact times' "$FG_TMP/$r.err")"
+	f=$FG_TMP/$r.folded
+	win=$(truth "$r" clock now) rec=$(rec_ms "$r")
+	all=$(us "$f" fg-sleeper . "$pre")
+	part=$(us "$f" fg-sleeper "OffCpuTruth::sleeper$j;.*OffCpuTruth::sleepB$j;.*\\[off-cpu: sleeping\\]")
+	need "$1 defaults: fg-sleeper off-CPU under sleeper;sleepB (sleeping)" "$part" "$all" 95
+	near "$1 defaults: fg-sleeper off-CPU in sleepB, ms" $((part / 1000)) \
+		$((rec * $(truth "$r" fg-sleeper sleepB) / win)) 5
+	part=$(us "$f" fg-reader "OffCpuTruth::readReply$j;.*\\[off-cpu: sleeping\\]")
+	near "$1 defaults: fg-reader off-CPU under readReply, ms" $((part / 1000)) \
+		$((rec * $(truth "$r" fg-reader readReply) / win)) 5
+	r=$cur.defw$1
+	record "$r" wall
+	f=$FG_TMP/$r.folded
+	rec=$(rec_ms "$r")
+	for t in fg-sleeper fg-reader fg-contender fg-holder; do
+		# rec_ms has 100 ms steps
+		near "$1 defaults: $t wall time, ms" $(($(us "$f" "$t") / 1000)) "$rec" 2
+	done
+}
+
+dsum=0 dall=0 loaded=0
 for jdk in $(fg_jdks); do
 	major=$(fg_jdk_major "$jdk")
 	for fp in on off; do
@@ -175,10 +221,21 @@ for jdk in $(fg_jdks); do
 		ta=$(truth "$r" fg-sleeper computeA) tb=$(truth "$r" fg-sleeper sleepB)
 		win=$(truth "$r" clock now) rec=$(rec_ms "$r")
 		part=$(us "$f" fg-sleeper "OffCpuTruth::sleeper$j;.*OffCpuTruth::sleepB$j;.*\\[off-cpu: sleeping\\]")
-		near "400/s: fg-sleeper off-CPU in sleepB, ms" $((part / 1000)) $((rec * tb / win)) 30
+		near "400/s: fg-sleeper off-CPU in sleepB, ms" $((part / 1000)) $((rec * tb / win)) 5
 		part=$(us "$f" fg-reader "OffCpuTruth::readReply$j;.*(tcp_recvmsg|sock_recvmsg|sock_read_iter)_\\[k\\];.*\\[off-cpu: sleeping\\]")
 		near "400/s: fg-reader off-CPU under readReply, ms" $((part / 1000)) \
-			$((rec * $(truth "$r" fg-reader readReply) / win)) 30
+			$((rec * $(truth "$r" fg-reader readReply) / win)) 5
+
+		# ---- the defaults, on this machine and (once) under a load of 8 busy processes -------
+		defaults quiet
+		if ((!loaded)); then
+			burn_start
+			sleep 2
+			fg_log "$cfg: $(awk '/^procs_running/ { print $2 }' /proc/stat) runnable tasks on $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg)"
+			defaults loaded
+			burn_stop
+			loaded=1
+		fi
 
 		# ---- wall ---------------------------------------------------------------------------
 		r=$cur.wall

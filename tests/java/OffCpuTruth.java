@@ -13,7 +13,7 @@
  *                 which the server thread (fg-server) sends 40 ms later;
  *   fg-syncer     syncDisk(): writes 256 KiB to DISK_DIR/sync.dat and fsyncs it (only with
  *                 DISK_DIR).
- * Each measures with System.nanoTime the time spent in its methods and prints, once a second,
+ * Each measures with System.nanoTime the time spent in its methods and prints, every 100 ms,
  * "truth NAME METHOD MS" cumulative since its start and "truth clock now MS", so that a test can compare the profile of
  * a window against these shares. Prints "OffCpuTruth ready" once every thread is running.
  */
@@ -187,7 +187,7 @@ public final class OffCpuTruth {
 		System.out.println("OffCpuTruth ready");
 		long t0 = System.nanoTime(), end = t0 + seconds * 1_000_000_000L;
 		while (System.nanoTime() < end) {
-			Thread.sleep(1000);
+			Thread.sleep(100);
 			System.out.printf("truth clock now %d%n", (System.nanoTime() - t0) / 1_000_000);
 			System.out.printf("truth fg-sleeper computeA %d%n", aNs.get() / 1_000_000);
 			System.out.printf("truth fg-sleeper sleepB %d%n", bNs.get() / 1_000_000);

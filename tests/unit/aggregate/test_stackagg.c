@@ -747,6 +747,86 @@ static void test_markers_and_stacks_that_reach_a_thread_root(void **state)
 	stackagg_free(a);
 }
 
+static double half_and_triple(void *arg, uint32_t stratum)
+{
+	(void)arg;
+	return stratum == 1 ? 0.5 : stratum == 2 ? 3.0 : 1.0;
+}
+
+static void test_strata_are_scaled_and_merged_when_folded(void **state)
+{
+	uint64_t u1[] = { LIBJVM + 0x10 };
+	uint64_t u2[] = { JIT + 0x10 };
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_sample s = { .pid = 100, .tid = 101, .thread = "main", .nr_user = 1 };
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	/* The same frames in strata 1 and 2 and in none; a JIT stack of stratum 2 waits. */
+	s.user = u1;
+	s.weight = 100;
+	s.stratum = 1;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.stratum = 2;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.stratum = 0;
+	s.weight = 7;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.user = u2;
+	s.weight = 10;
+	s.stratum = 2;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.stacks, 3); /* unfolded: each stratum apart */
+	assert_int_equal(st.user_stacks, 3);
+	stackagg_settle(a, UINT64_MAX);
+	assert_int_equal(stackagg_fold_strata(a, half_and_triple, NULL), 0);
+	out = folded(a);
+	/* 100 x 0.5 + 100 x 3 + 7; 10 x 3 */
+	assert_string_equal(out, "main;Gen1::work_[j] 30\nmain;JavaThread::run() 357\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.stacks, 2);
+	assert_int_equal(st.counted, 4); /* samples, not weight */
+	stackagg_free(a);
+}
+
+static double zero(void *arg, uint32_t stratum)
+{
+	(void)arg;
+	(void)stratum;
+	return 0.0;
+}
+
+static void test_a_mark_stands_in_for_a_stack_and_a_stratum_scaled_to_zero_goes(void **state)
+{
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_sample s = { .pid = 100,
+				     .tid = 101,
+				     .thread = "idle",
+				     .mark = "[no stack sampled]",
+				     .leaf = "[off-cpu: sleeping]",
+				     .weight = 8000000 };
+	uint64_t u1[] = { LIBJVM + 0x10 };
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s = (struct stackagg_sample){
+		.pid = 100, .tid = 102, .thread = "w", .user = u1, .nr_user = 1, .stratum = 9
+	};
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	assert_int_equal(stackagg_fold_strata(a, zero, NULL), 0);
+	out = folded(a);
+	assert_string_equal(out, "idle;[no stack sampled];[off-cpu: sleeping]_[k] 8000000\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.markers, 1);
+	stackagg_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -771,6 +851,8 @@ int main(void)
 		cmocka_unit_test(test_jit_names_are_reread_after_jit_changed),
 		cmocka_unit_test(test_jit_miss_is_retried_at_the_end_with_the_whole_history),
 		cmocka_unit_test(test_jit_miss_without_retry_is_unknown_at_once),
+		cmocka_unit_test(test_strata_are_scaled_and_merged_when_folded),
+		cmocka_unit_test(test_a_mark_stands_in_for_a_stack_and_a_stratum_scaled_to_zero_goes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

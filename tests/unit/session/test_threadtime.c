@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_threadtime.c - each thread's exact time in a window, from the BPF program's counts and
+ * /proc's at the window's edges: waits under way at either edge, threads never seen switching,
+ * seen first after the start, born or exited in the window, switch-ins the kernel did not trace,
+ * and the kinds of wait from the kernel's states.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "threadtime.h"
+
+#define MS 1000000ull
+#define MAXR 8
+
+struct got {
+	struct threadtime_res r[MAXR];
+	size_t n;
+};
+
+static void collect(void *ctx, const struct threadtime_res *r)
+{
+	struct got *g = ctx;
+
+	assert_true(g->n < MAXR);
+	g->r[g->n++] = *r;
+}
+
+static const struct threadtime_res *find(const struct got *g, uint32_t tid)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->r[i].tid == tid)
+			return &g->r[i];
+	fail_msg("thread %u not reported", tid);
+	return NULL;
+}
+
+/* A count as the program keeps it. */
+static struct switchtot count(uint64_t sleep, uint64_t pre, uint32_t waiting, uint64_t t_out,
+			      uint64_t ran)
+{
+	struct switchtot e = { .pid = 7, .waiting = waiting, .t_out = t_out, .ran = ran };
+
+	e.off[SWITCHTOT_SLEEPING] = sleep;
+	e.off[SWITCHTOT_PREEMPTED] = pre;
+	return e;
+}
+
+static void test_waits_under_way_count_up_to_each_edge(void **state)
+{
+	struct threadtime tt;
+	struct got g = { 0 };
+	struct switchtot e;
+
+	(void)state;
+	threadtime_init(&tt);
+	/* At 1000 ms: 300 ms asleep in waits that ended, asleep since 900 ms. */
+	threadtime_begin(&tt, 1000 * MS);
+	e = count(300 * MS, 0, 1 + SWITCHTOT_SLEEPING, 900 * MS, 50 * MS);
+	e.t_first = 10 * MS;
+	threadtime_add_count(&tt, 11, &e);
+	threadtime_add_proc(&tt, 7, 11, 50 * MS, 'S');
+	assert_int_equal(threadtime_end(&tt, collect, &g), 0); /* the first edge only begins */
+	/* At 3000 ms: that sleep ended at 1500 (500 ms), it ran 200 ms, was preempted 100 ms,
+	 * and sleeps since 2500 ms. */
+	threadtime_begin(&tt, 3000 * MS);
+	e = count(800 * MS, 100 * MS, 1 + SWITCHTOT_SLEEPING, 2500 * MS, 250 * MS);
+	e.t_first = 10 * MS;
+	threadtime_add_count(&tt, 11, &e);
+	threadtime_add_proc(&tt, 7, 11, 250 * MS, 'S');
+	assert_int_equal(threadtime_end(&tt, collect, &g), 1);
+	/* Asleep: 800 + 500 under way - (300 + 100 under way) = 900 ms of the window. */
+	assert_int_equal(find(&g, 11)->off[SWITCHTOT_SLEEPING], 900 * MS);
+	assert_int_equal(find(&g, 11)->off[SWITCHTOT_PREEMPTED], 100 * MS);
+	assert_int_equal(find(&g, 11)->life, 2000 * MS);
+	assert_int_equal(find(&g, 11)->cpu, 1000 * MS);
+	assert_false(find(&g, 11)->exited);
+	threadtime_fini(&tt);
+}
+
+static void test_a_thread_never_seen_switching_is_told_by_proc(void **state)
+{
+	struct threadtime tt;
+	struct got g = { 0 };
+
+	(void)state;
+	threadtime_init(&tt);
+	threadtime_begin(&tt, 1000 * MS);
+	threadtime_add_proc(&tt, 7, 21, 40 * MS, 'S'); /* asleep all along */
+	threadtime_add_proc(&tt, 7, 22, 40 * MS, 'R'); /* spins, never switched out */
+	threadtime_end(&tt, collect, &g);
+	threadtime_begin(&tt, 9000 * MS);
+	threadtime_add_proc(&tt, 7, 21, 40 * MS, 'S');
+	threadtime_add_proc(&tt, 7, 22, 8050 * MS, 'R');
+	assert_int_equal(threadtime_end(&tt, collect, &g), 2);
+	assert_int_equal(find(&g, 21)->off[SWITCHTOT_SLEEPING], 8000 * MS);
+	assert_int_equal(find(&g, 21)->cpu, 0);
+	/* It ran more than the window (clocks apart): all of it on the CPU, nothing off. */
+	assert_int_equal(find(&g, 22)->off[SWITCHTOT_PREEMPTED], 0);
+	assert_int_equal(find(&g, 22)->cpu, 8000 * MS);
+	threadtime_fini(&tt);
+}
+
+static void test_seen_first_after_the_start_waited_before_in_the_start_state(void **state)
+{
+	struct threadtime tt;
+	struct got g = { 0 };
+	struct switchtot e;
+
+	(void)state;
+	threadtime_init(&tt);
+	threadtime_begin(&tt, 1000 * MS);
+	threadtime_add_proc(&tt, 7, 31, 100 * MS, 'S');
+	threadtime_end(&tt, collect, &g);
+	/* Woke unseen, ran 20 ms, left the CPU at 2000 ms for a sleep that ended at 2100. */
+	threadtime_begin(&tt, 3000 * MS);
+	e = count(100 * MS, 0, 0, 2000 * MS, 120 * MS);
+	e.t_first = 2000 * MS;
+	e.ran_first = 120 * MS;
+	threadtime_add_count(&tt, 31, &e);
+	threadtime_add_proc(&tt, 7, 31, 130 * MS, 'R');
+	threadtime_end(&tt, collect, &g);
+	/* 1000 ms before the first switch-out less 20 ms run, and the 100 ms sleep. */
+	assert_int_equal(find(&g, 31)->off[SWITCHTOT_SLEEPING], 1080 * MS);
+	assert_int_equal(find(&g, 31)->cpu, 920 * MS);
+	threadtime_fini(&tt);
+}
+
+static void test_born_and_exited_in_the_window(void **state)
+{
+	struct threadtime tt;
+	struct got g = { 0 };
+	struct switchtot e;
+
+	(void)state;
+	threadtime_init(&tt);
+	threadtime_begin(&tt, 1000 * MS);
+	threadtime_end(&tt, collect, &g);
+	/* Born at 1500 (ran 10 ms to its first switch-out at 1510), slept 400 ms, exited at 2000. */
+	threadtime_begin(&tt, 3000 * MS);
+	e = count(400 * MS, 0, 0, 1510 * MS, 10 * MS);
+	e.t_first = 1510 * MS;
+	e.ran_first = 10 * MS;
+	e.t_exit = 2000 * MS;
+	threadtime_add_count(&tt, 41, &e);
+	threadtime_end(&tt, collect, &g);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(find(&g, 41)->life, 500 * MS);
+	assert_int_equal(find(&g, 41)->off[SWITCHTOT_SLEEPING], 400 * MS);
+	assert_int_equal(find(&g, 41)->cpu, 100 * MS);
+	assert_true(find(&g, 41)->exited);
+	/* Gone from the next window, even if the program still reports it. */
+	g.n = 0;
+	threadtime_begin(&tt, 5000 * MS);
+	threadtime_add_count(&tt, 41, &e);
+	assert_int_equal(threadtime_end(&tt, collect, &g), 0);
+	threadtime_fini(&tt);
+}
+
+static void test_an_untraced_switch_in_ends_the_wait_by_the_cpu_time_since(void **state)
+{
+	struct threadtime tt;
+	struct got g = { 0 };
+	struct switchtot e = count(0, 0, 0, 0, 0);
+
+	(void)state;
+	threadtime_init(&tt);
+	threadtime_begin(&tt, 1000 * MS);
+	e.t_first = 500 * MS;
+	threadtime_add_count(&tt, 51, &e);
+	threadtime_add_proc(&tt, 7, 51, 0, 'R');
+	threadtime_end(&tt, collect, &g);
+	/* "Asleep since 1200" by the count, but it has run 300 ms since: it woke at 1700. */
+	threadtime_begin(&tt, 2000 * MS);
+	e = count(0, 0, 1 + SWITCHTOT_SLEEPING, 1200 * MS, 100 * MS);
+	e.t_first = 500 * MS;
+	threadtime_add_count(&tt, 51, &e);
+	threadtime_add_proc(&tt, 7, 51, 400 * MS, 'R');
+	threadtime_end(&tt, collect, &g);
+	assert_int_equal(find(&g, 51)->off[SWITCHTOT_SLEEPING], 500 * MS);
+	assert_int_equal(find(&g, 51)->cpu, 500 * MS);
+	threadtime_fini(&tt);
+}
+
+static void test_waits_are_capped_at_the_life_in_the_window(void **state)
+{
+	struct threadtime tt;
+	struct got g = { 0 };
+	struct switchtot e = count(0, 0, 0, 0, 0);
+
+	(void)state;
+	threadtime_init(&tt);
+	threadtime_begin(&tt, 1000 * MS);
+	threadtime_add_count(&tt, 61, &e);
+	threadtime_end(&tt, collect, &g);
+	threadtime_begin(&tt, 2000 * MS);
+	e = count(5000 * MS, 0, 0, 0, 0); /* a forged count: more than the window */
+	threadtime_add_count(&tt, 61, &e);
+	threadtime_end(&tt, collect, &g);
+	assert_int_equal(find(&g, 61)->off[SWITCHTOT_SLEEPING], 1000 * MS);
+	assert_int_equal(find(&g, 61)->cpu, 0);
+	threadtime_fini(&tt);
+}
+
+static void test_kinds_of_wait(void **state)
+{
+	(void)state;
+	/* the kernel's prev_state, as the program sees it */
+	assert_int_equal(switchtot_kind(0x1, 0), SWITCHTOT_SLEEPING);
+	assert_int_equal(switchtot_kind(0x2, 0), SWITCHTOT_DISK);
+	assert_int_equal(switchtot_kind(0x402, 0), SWITCHTOT_OTHER); /* TASK_IDLE */
+	assert_int_equal(switchtot_kind(0x1000, 0), SWITCHTOT_DISK); /* RT-lock wait */
+	assert_int_equal(switchtot_kind(0x1, 1), SWITCHTOT_PREEMPTED);
+	assert_int_equal(switchtot_kind(0, 0), SWITCHTOT_PREEMPTED); /* a yield */
+	assert_int_equal(switchtot_kind(0x4, 0), SWITCHTOT_OTHER);   /* stopped */
+	/* a sample's reported state (tracefs bits), the same kinds */
+	assert_int_equal(threadtime_kind_of_state(0x1), SWITCHTOT_SLEEPING);
+	assert_int_equal(threadtime_kind_of_state(0x2), SWITCHTOT_DISK);
+	assert_int_equal(threadtime_kind_of_state(0x80), SWITCHTOT_OTHER);
+	assert_int_equal(threadtime_kind_of_state(0x100), SWITCHTOT_PREEMPTED);
+	assert_int_equal(threadtime_kind_of_state(0), SWITCHTOT_PREEMPTED);
+	assert_int_equal(threadtime_kind_of_letter('D'), SWITCHTOT_DISK);
+	assert_int_equal(threadtime_kind_of_letter('T'), SWITCHTOT_OTHER);
+	assert_string_equal(threadtime_kind_frame(SWITCHTOT_SLEEPING), "[off-cpu: sleeping]");
+	assert_string_equal(threadtime_kind_frame(THREADTIME_CPU), "[on-cpu]");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_waits_under_way_count_up_to_each_edge),
+		cmocka_unit_test(test_a_thread_never_seen_switching_is_told_by_proc),
+		cmocka_unit_test(test_seen_first_after_the_start_waited_before_in_the_start_state),
+		cmocka_unit_test(test_born_and_exited_in_the_window),
+		cmocka_unit_test(test_an_untraced_switch_in_ends_the_wait_by_the_cpu_time_since),
+		cmocka_unit_test(test_waits_are_capped_at_the_life_in_the_window),
+		cmocka_unit_test(test_kinds_of_wait),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
