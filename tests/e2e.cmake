@@ -78,7 +78,7 @@ set_property(TEST e2e_realapp APPEND PROPERTY ENVIRONMENT
 fg_e2e_test(e2e_soak soak.sh TIMEOUT 600)
 set_property(TEST e2e_soak APPEND PROPERTY ENVIRONMENT "SOAK_MINUTES=3")
 
-# The fault matrix (README "Reliability", table "Faults"): the daemon's (tests/e2e/faults.sh: a
+# The fault matrix (docs/reliability-security.md, table "Faults"): the daemon's (tests/e2e/faults.sh: a
 # full /tmp and --out, a push server failing and slow, the socket directory recreated, no
 # descriptors left, a JVM and the daemon SIGKILLed; about 100 s) and record's
 # (tests/e2e/faults_record.sh: a hanging debuginfod, a JVM exiting during an off-CPU

@@ -9,7 +9,7 @@
 #   * docker-compose reads docker/docker-compose.yml; as written (PERFMON, BPF) the engine
 #     refuses to start the collector ("unknown capability: CAP_PERFMON", or CAP_BPF: compose
 #     sorts the list it merges with the override below; Docker before 23.0), and with
-#     FGCOLLECT_PERF_CAP=SYS_ADMIN, as the compose file and docker/README.md say, it starts
+#     FGCOLLECT_PERF_CAP=SYS_ADMIN, as the compose file and docs/containers.md say, it starts
 #     with SYS_ADMIN, SYS_PTRACE and SYSLOG and nothing else, serves its socket and warns of no
 #     missing capability;
 #   * an app container (JVM PID 1, uid 4242, no capabilities, read-only root, the socket
@@ -114,11 +114,11 @@ t=$(fg_ms)
 if compose up -d --no-build --no-deps fgcollect >"$FG_TMP/compose-perfmon.out" 2>&1; then
 	# An engine that knows PERFMON and BPF: the documented variant is not needed there.
 	[[ $(dk version -f '{{.Server.Version}}') != 2[0-2].* ]] ||
-		fg_fail "docker $engine started the collector with PERFMON and BPF: docker/README.md says it refuses"
+		fg_fail "docker $engine started the collector with PERFMON and BPF: docs/containers.md says it refuses"
 	compose down -t 0 >/dev/null 2>&1
 else
 	grep -q 'unknown capability: "\?CAP_\(PERFMON\|BPF\)' "$FG_TMP/compose-perfmon.out" ||
-		fg_fail "docker-compose up with PERFMON and BPF failed otherwise than docker/README.md says: $(tail -n 3 "$FG_TMP/compose-perfmon.out")"
+		fg_fail "docker-compose up with PERFMON and BPF failed otherwise than docs/containers.md says: $(tail -n 3 "$FG_TMP/compose-perfmon.out")"
 	fg_log "as written (PERFMON, BPF): $(grep -o 'invalid CapAdd: unknown capability: "\?CAP_[A-Z]*"\?' "$FG_TMP/compose-perfmon.out" | head -n 1)"
 	compose rm -f -s >/dev/null 2>&1 || true
 fi

@@ -26,7 +26,7 @@
 #     DaemonSet mount none): Java frames named (< 5% unknown), the waits' states as leaves
 #     ([off-cpu: sleeping] under the load threads' socket reads);
 #   * each listed capability is needed: without it a one-shot collector says at start that it
-#     lacks it (naming the capability and --cap-add) and fails the way the README says; without
+#     lacks it (naming the capability and --cap-add) and fails the way docs/containers.md says; without
 #     BPF an off-CPU recording takes no stack by BPF: it fails for want of tracefs, and with the
 #     host's tracefs mounted it falls back to tracepoint events per thread (what the mount
 #     would be for).
@@ -257,7 +257,7 @@ fg_log "rolling profiles: $(ls "$FG_TMP/profiles" | grep -c '\.svg$') SVGs for b
 
 # ---- each capability is needed ---------------------------------------------------------------
 # A one-shot collector (record without a daemon, on an empty socket directory) per capability
-# left out; what it cannot do without it is what docker/README.md gives as the reason.
+# left out; what it cannot do without it is what docs/containers.md gives as the reason.
 mkdir -m 0755 "$FG_TMP/empty"
 alive() { [[ -d /proc/$1/task ]]; }
 now() { echo "app2 now runs $(find "/proc/${HP[app2]}/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) threads"; }
@@ -318,7 +318,7 @@ for drop in "${CAPS[@]}"; do
 			"$FG_TMP/nocap-$drop-tracefs.err") && ((rc == 0)) ||
 			{ cat "$FG_TMP/nocap-$drop-tracefs.err" >&2; fg_fail "without BPF, with tracefs, record --event offcpu should fall back to tracepoint events (rc $rc; $(now))"; }
 		echo "BPF refused: $(grep -o 'no tracefs at [^,]*' "$err"), record failed; with the host's tracefs: ${fb#*off-CPU: }" >>"$err" ;;
-	*) fg_fail "no check for capability $drop: add one here and a reason in docker/README.md" ;;
+	*) fg_fail "no check for capability $drop: add one here and a reason in docs/containers.md" ;;
 	esac
 	fg_log "without $drop: $(grep -E 'refused|unavailable' "$FG_TMP/nocap-$drop.err" | tail -n 1)"
 done

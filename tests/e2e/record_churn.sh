@@ -64,7 +64,7 @@ for ((g = 1; g <= GENS; g++)); do
 done
 mean=$((total / GENS))
 # Generation 1 runs while the recording starts and waits for the agent's tables (~0.5 s): at
-# 499 Hz its rings can overflow then (lost records, counted in the summary; README "Limits"),
+# 499 Hz its rings can overflow then (lost records, counted in the summary; docs/limits-troubleshooting.md),
 # so its share of samples depends on the start. It must be named (above); the even share is
 # checked from generation 2 on.
 for ((g = 2; g <= GENS; g++)); do
