@@ -30,6 +30,9 @@
 #define PENDING_RET (1ull << 62)
 #define PENDING_ADDR_MASK ((1ull << 62) - 1)
 
+#define MARK_STOP 1    /* a marker frame: "[truncated]" */
+#define MARK_NOSTACK 2 /* stackagg_sample.mark: no stack was taken */
+
 /* A stack's last id with this bit is its stratum (stackagg_sample.stratum), not a frame. */
 #define STRATUM_BIT (1u << 31)
 
@@ -43,6 +46,7 @@ struct frame {
 	uint8_t kind;
 	uint8_t unresolved;
 	uint8_t root; /* a thread's outermost function (is_root_name) */
+	uint8_t mark; /* MARK_*: where an unwind stopped, or in place of a stack */
 	uint64_t hash;
 };
 
@@ -400,17 +404,32 @@ static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t
 	return 0;
 }
 
-static int count_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w)
+/*
+ * ids[0..n) in a->buf. opts.mark_unrooted: a user stack that stops before its thread's start
+ * gets a "[truncated]" frame below the roots (n grows by one; not when it is at the most).
+ */
+static int count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w)
 {
 	size_t nf = frames_of(ids, n), j;
+	const struct frame *f;
+	int64_t id;
 	int rv;
 
 	/* The outermost frame below the process/thread roots: did the stack reach its start? */
 	for (j = 0; j < nf && a->frames[ids[j]].kind == STACKAGG_ROOT; j++)
 		;
-	if (j < nf && a->frames[ids[j]].kind != STACKAGG_KERNEL) {
+	f = j < nf ? &a->frames[ids[j]] : NULL;
+	if (f && f->kind != STACKAGG_KERNEL && f->mark != MARK_NOSTACK) {
 		a->st.user_stacks++;
-		a->st.rooted += a->frames[ids[j]].root;
+		a->st.rooted += f->root;
+		if (!f->root && !f->mark && a->opts.mark_unrooted && n < STACKAGG_MAX_FRAMES &&
+		    (id = intern(a, STACKAGG_STUB, true, "[truncated]", 11)) >= 0) {
+			a->frames[id].mark = MARK_STOP;
+			memmove(&ids[j + 1], &ids[j], (n - j) * sizeof(*ids));
+			ids[j] = (uint32_t)id;
+			n++;
+			a->st.unrooted_marked++;
+		}
 	}
 	rv = add_stack(a, ids, n, w);
 	if (rv == 0)
@@ -759,6 +778,7 @@ static int64_t push_user(struct stackagg *a, const struct stackagg_sample *s, st
 				    strlen(s->uframes[i].name));
 			if (id < 0)
 				return id;
+			a->frames[id].mark = MARK_STOP;
 			a->st.markers++;
 			push(en, (uint64_t)id);
 			continue;
@@ -834,6 +854,7 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		id = intern(a, STACKAGG_STUB, true, s->mark, strlen(s->mark));
 		if (id < 0)
 			goto drop;
+		a->frames[id].mark = MARK_NOSTACK;
 		a->st.markers++;
 		push(&en, (uint64_t)id);
 	}

@@ -324,8 +324,9 @@ static void print_unwind_summary(const struct session_summary *sm)
 	pct(vm, sizeof(vm), sm->unwound_vm, all);
 	fg_err(CMD,
 	       "user stacks: %s unwound from the stack copy and the JVM's frame facts, the rest "
-	       "by frame pointers; reached a thread root (start_thread, JavaMain, call_stub): %s",
-	       vm, root);
+	       "by frame pointers; reached a thread root (start_thread, JavaMain, call_stub): %s; "
+	       "%llu that stopped short shown under a [truncated] frame",
+	       vm, root, (unsigned long long)sm->agg.unrooted_marked);
 	if (v->hybrid)
 		fg_err(CMD,
 		       "  frame pointers stopped short of a thread root in %llu samples; continued "

@@ -234,7 +234,8 @@ static int read_total(int fd, uint32_t tid, struct switchtot *out)
 	struct switchtot a, b;
 
 	for (int i = 0; i < 8; i++) {
-		if (bpf_map_lookup_elem(fd, &tid, &a) != 0 || bpf_map_lookup_elem(fd, &tid, &b) != 0)
+		if (bpf_map_lookup_elem(fd, &tid, &a) != 0 ||
+		    bpf_map_lookup_elem(fd, &tid, &b) != 0)
 			return -errno;
 		if (!(a.seq & 1) && !memcmp(&a, &b, sizeof(a))) {
 			*out = a;

@@ -126,7 +126,7 @@ struct session {
 		uint8_t kind; /* SWITCHTOT_*, or THREADTIME_CPU */
 		uint64_t sum_us;
 		double scale;
-	} *strata;
+	} * strata;
 	size_t nstrata, strata_cap;
 	uint32_t strata_base; /* stratum ids of this window are strata_base + 1 + index */
 	struct session_exact exact;
@@ -963,7 +963,8 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 				    .no_kernel = o->no_kernel,
 				    .retry_misses = !o->live_view,
 				    .lines = o->lines,
-				    .no_thread = o->merge_threads };
+				    .no_thread = o->merge_threads,
+				    .mark_unrooted = true };
 	struct symbolizer_opts so = { .preload = true, .debuginfod = true };
 	int (*src_open)(const struct session_src_env *, struct session_source **, char *, size_t);
 	int rv = -ENOMEM;

@@ -59,10 +59,10 @@ struct threadtime {
 /* One thread's window. */
 struct threadtime_res {
 	uint32_t pid, tid;
-	uint64_t life;			   /* ns it existed in the window */
+	uint64_t life;			 /* ns it existed in the window */
 	uint64_t off[THREADTIME_NKINDS]; /* ns off the CPU, per kind */
-	uint64_t cpu;			   /* life less the waits */
-	bool exited;			   /* it exited in the window: forget it */
+	uint64_t cpu;			 /* life less the waits */
+	bool exited;			 /* it exited in the window: forget it */
 };
 
 void threadtime_init(struct threadtime *tt);
@@ -83,8 +83,8 @@ void threadtime_read_proc(struct threadtime *tt, uint32_t pid);
  * is called for every thread of the window, then the snapshot begins the next window. Returns
  * the number of threads reported.
  */
-size_t threadtime_end(struct threadtime *tt,
-		      void (*cb)(void *ctx, const struct threadtime_res *r), void *ctx);
+size_t threadtime_end(struct threadtime *tt, void (*cb)(void *ctx, const struct threadtime_res *r),
+		      void *ctx);
 
 /* The kind of a wait from the state letter /proc gives ('R': runnable, preempted). */
 unsigned threadtime_kind_of_letter(char state);

@@ -158,7 +158,7 @@ for jdk in $(fg_jdks); do
 		[[ $fp == off ]] && opt=-XX:-PreserveFramePointer
 		FG_JVM_OPTS=("$opt")
 		FG_CT_OPTS=(--bind "$FG_TMP/disk:/disk")
-		FG_JDK=$jdk fg_jvm_start "$cur" OffCpuTruth 60 /disk
+		FG_JDK=$jdk fg_jvm_start "$cur" OffCpuTruth 150 /disk
 		FG_JVM_OPTS=()
 		FG_CT_OPTS=()
 		fg_wait_log "$cur" 60 'OffCpuTruth ready'

@@ -109,6 +109,10 @@ struct stackagg_opts {
 	/* No thread root frame (sample.thread ignored): the stacks of all threads merge, as in
 	 * async-profiler's default view. The process root frame stays. */
 	bool no_thread;
+	/* A user stack that stops before its thread's start (stats.rooted counts those that do not)
+	 * gets a "[truncated]" frame right below the roots, so that a break shows and is never
+	 * read as a thread's outermost method (stats.unrooted_marked). */
+	bool mark_unrooted;
 };
 
 /*
@@ -171,8 +175,9 @@ struct stackagg_stats {
 	uint64_t user_stacks; /* counted stacks with user frames ... */
 	uint64_t rooted;      /* ... whose outermost one is a thread's start (start_thread, clone3,
 			       * _start, JavaMain, thread_native_entry, call_stub) */
-	size_t stacks;	      /* distinct stacks */
-	size_t interned;      /* distinct frames */
+	uint64_t unrooted_marked; /* ... not, given a "[truncated]" frame (opts.mark_unrooted) */
+	size_t stacks;		  /* distinct stacks */
+	size_t interned;	  /* distinct frames */
 };
 
 struct stackagg;

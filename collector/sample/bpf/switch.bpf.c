@@ -29,6 +29,11 @@
  * quotas too, and no kind of wait holding more than PERIOD_START of it has less than one stack
  * to expect (a long first period would take nearly none of the first waits: unbiased on
  * average, but most recordings short of them). Within [PERIOD_MIN, PERIOD_MAX].
+ * Stratified by thread: the prediction is raised by what the thread has waited since its last
+ * stack was taken (`owed`, known before this wait is), so a thread gets a stack at least once
+ * per period of its own waiting whatever its waits' lengths (a thread that sleeps 60 ms at a
+ * time beside idle threads of seconds-long waits still gets its share, not a chance of none);
+ * the chance stays known before the wait's length, so the weights stay unbiased.
  * Without a quota the chance is fixed_thr for every switch-out.
  *
  * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in the
@@ -111,6 +116,7 @@ struct waits {
  * switch-in is then written), and its waits of each kind. */
 struct thread {
 	__u64 t_out, ran;
+	__u64 owed; /* ns waited since its last stack was taken */
 	struct waits w[2];
 	__u32 kind, tkind; /* tkind: the SWITCHTOT_* kind of the wait */
 	__u16 waiting, pending;
@@ -221,10 +227,12 @@ static __always_inline __u64 period_of(const struct switchstats *st)
 }
 
 /* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait (0: none
- * yet). */
-static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred)
+ * yet); owed: the thread's waiting since its last stack was taken. */
+static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
 {
-	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p;
+	__u64 thr,
+		x = (pred > FLOOR_NS ? pred : FLOOR_NS) + (owed < PERIOD_MAX ? owed : PERIOD_MAX),
+		p;
 
 	if (!quota)
 		return fixed_thr;
@@ -422,6 +430,8 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 {
 	if (th->waiting) {
 		learn(&th->w[th->kind & 1], t_in - th->t_out, now);
+		if (!th->pending && t_in > th->t_out)
+			th->owed += t_in - th->t_out;
 		tot_wait_ended(tid, th->t_out, t_in, th->tkind);
 		th->waiting = 0;
 	}
@@ -486,7 +496,8 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	}
 	state = prev_state(ctx, prev);
 	if (!kind && (state & TASK_DEAD)) {
-		tot_exit(tid, now); /* an exiting thread's last switch: no wait, it never runs again */
+		tot_exit(tid,
+			 now); /* an exiting thread's last switch: no wait, it never runs again */
 		return 0;
 	}
 	st->outs++;
@@ -507,11 +518,12 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	th->waiting = 1;
 	tot_out(st, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
-	thr = chance(st, now, (__u64)th->w[kind].rms << 10);
+	thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
 		st->skipped++;
 		return 0;
 	}
+	th->owed = 0;
 	if (take(ctx, st, now, id, thr) == 0)
 		th->pending = 1;
 	return 0;

@@ -157,17 +157,17 @@ struct session_jvm_summary {
 #define SESSION_EXACT_KINDS 5 /* preempted, sleeping, disk I/O, other waits; on the CPU (wall) */
 
 struct session_exact {
-	bool on;		  /* each thread's time was counted exactly; else ... */
-	const char *why_off;	  /* ... why not (static), NULL in CPU mode */
-	uint64_t windows;	  /* windows closed (1 for record; one per interval) */
-	uint64_t threads;	  /* thread windows counted */
-	uint64_t filtered;	  /* ... left out by --threads */
-	uint64_t over;		  /* threads left uncounted: over the limits (map or snapshot) */
+	bool on;	     /* each thread's time was counted exactly; else ... */
+	const char *why_off; /* ... why not (static), NULL in CPU mode */
+	uint64_t windows;    /* windows closed (1 for record; one per interval) */
+	uint64_t threads;    /* thread windows counted */
+	uint64_t filtered;   /* ... left out by --threads */
+	uint64_t over;	     /* threads left uncounted: over the limits (map or snapshot) */
 	uint64_t ns[SESSION_EXACT_KINDS]; /* the exact time, per kind */
-	uint64_t strata;	  /* (thread, kind) with stacks, scaled to their time */
-	uint64_t sampled_us;	  /* ... what their stacks weighed before, in all */
-	uint64_t nostack;	  /* (thread, kind) with time but no stack: a frame says so */
-	uint64_t nostack_ns;	  /* ... and their time */
+	uint64_t strata;		  /* (thread, kind) with stacks, scaled to their time */
+	uint64_t sampled_us;		  /* ... what their stacks weighed before, in all */
+	uint64_t nostack;    /* (thread, kind) with time but no stack: a frame says so */
+	uint64_t nostack_ns; /* ... and their time */
 };
 
 struct session_summary {

@@ -852,7 +852,8 @@ int main(void)
 		cmocka_unit_test(test_jit_miss_is_retried_at_the_end_with_the_whole_history),
 		cmocka_unit_test(test_jit_miss_without_retry_is_unknown_at_once),
 		cmocka_unit_test(test_strata_are_scaled_and_merged_when_folded),
-		cmocka_unit_test(test_a_mark_stands_in_for_a_stack_and_a_stratum_scaled_to_zero_goes),
+		cmocka_unit_test(
+			test_a_mark_stands_in_for_a_stack_and_a_stratum_scaled_to_zero_goes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,7 +141,8 @@ static void test_born_and_exited_in_the_window(void **state)
 	threadtime_init(&tt);
 	threadtime_begin(&tt, 1000 * MS);
 	threadtime_end(&tt, collect, &g);
-	/* Born at 1500 (ran 10 ms to its first switch-out at 1510), slept 400 ms, exited at 2000. */
+	/* Born at 1500 (ran 10 ms to its first switch-out at 1510), slept 400 ms, exited at 2000.
+	 */
 	threadtime_begin(&tt, 3000 * MS);
 	e = count(400 * MS, 0, 0, 1510 * MS, 10 * MS);
 	e.t_first = 1510 * MS;
