@@ -30,8 +30,8 @@
  * to expect (a long first period would take nearly none of the first waits: unbiased on
  * average, but most recordings short of them). Within [PERIOD_MIN, PERIOD_MAX].
  * Stratified by thread: the prediction is raised by what the thread has waited since its last
- * stack was taken (`owed`, known before this wait is), so a thread gets a stack at least once
- * per period of its own waiting whatever its waits' lengths (a thread that sleeps 60 ms at a
+ * stack of the kind was taken (`owed`, known before this wait is), so a thread gets a stack at
+ * least once per period of its own waiting of each kind, whatever its waits' lengths (a thread that sleeps 60 ms at a
  * time beside idle threads of seconds-long waits still gets its share, not a chance of none);
  * the chance stays known before the wait's length, so the weights stay unbiased.
  * Without a quota the chance is fixed_thr for every switch-out.
@@ -116,7 +116,7 @@ struct waits {
  * switch-in is then written), and its waits of each kind. */
 struct thread {
 	__u64 t_out, ran;
-	__u64 owed; /* ns waited since its last stack was taken */
+	__u64 owed[2]; /* ns waited, per kind, since its last stack of the kind was taken */
 	struct waits w[2];
 	__u32 kind, tkind; /* tkind: the SWITCHTOT_* kind of the wait */
 	__u16 waiting, pending;
@@ -431,7 +431,7 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 	if (th->waiting) {
 		learn(&th->w[th->kind & 1], t_in - th->t_out, now);
 		if (!th->pending && t_in > th->t_out)
-			th->owed += t_in - th->t_out;
+			th->owed[th->kind & 1] += t_in - th->t_out;
 		tot_wait_ended(tid, th->t_out, t_in, th->tkind);
 		th->waiting = 0;
 	}
@@ -518,12 +518,12 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	th->waiting = 1;
 	tot_out(st, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
-	thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed);
+	thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
 		st->skipped++;
 		return 0;
 	}
-	th->owed = 0;
+	th->owed[kind] = 0;
 	if (take(ctx, st, now, id, thr) == 0)
 		th->pending = 1;
 	return 0;
