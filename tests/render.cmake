@@ -1,9 +1,8 @@
-# render: the flame_* modules, pprof (decoded back, and read by `go tool pprof`), the top view
-# and collapse (against stackcollapse-perf.pl goldens in tests/golden/collapse).
+# render: the flame_* modules, pprof (decoded back, and read by `go tool pprof`) and the top view
+# (collapse, the perf script reader, is input's: tests/input.cmake).
 foreach(t flame_fold flame_layout flame_palette flame_svg topview pprof)
 	fg_unit_test(test_${t} SOURCES unit/render/test_${t}.c LIBS fg_render PRIVATE collector/render)
 endforeach()
-fg_unit_test(test_collapse SOURCES unit/render/test_collapse.c LIBS fg_render)
 
 # `go tool pprof -top` must read our file and list the Java names. Without go it fails, or
 # skips (77) when FG_ALLOW_MISSING_TOOLS=1.

@@ -77,12 +77,16 @@ set(FX_DEFS
 	FX_STATIC="$<TARGET_FILE:fx_static>"
 	FX_CFI="$<TARGET_FILE:fx_cfi>")
 
-foreach(t procmaps rootfs elfsym demangle kallsyms symcache dbgfetch symbolizer interp
-		interp_layout interp_lines)
+foreach(t procmaps rootfs elfsym demangle kallsyms symcache dbgfetch symbolizer)
 	fg_unit_test(test_${t} SOURCES unit/symbolize/test_${t}.c
 		LIBS fg_symbolize ${CMAKE_DL_LIBS} PRIVATE collector/symbolize)
 	target_compile_definitions(test_${t} PRIVATE ${FX_DEFS})
 	add_dependencies(test_${t} fx_elf_fixtures)
+endforeach()
+# The interpreter namer (symbolize/interp): over a fake JVM's memory (fakevm.h).
+foreach(t interp interp_layout interp_lines)
+	fg_unit_test(test_${t} SOURCES unit/symbolize/interp/test_${t}.c LIBS fg_interp
+		PRIVATE collector/symbolize/interp)
 endforeach()
 # unwind's test_elfcfi (tests/unwind.cmake) steps through fx_cfi.
 target_compile_definitions(test_elfcfi PRIVATE ${FX_DEFS})
