@@ -15,7 +15,7 @@
 
 #include "fgproto.h"
 #include "fuzz_input.h"
-#include "symbolize/fakevm.h"
+#include "symbolize/interp/fakevm.h"
 #include "vmmem.h"
 
 #define FV_BASE 0x100000ull /* where the input is mapped in the fake target */

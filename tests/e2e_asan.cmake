@@ -8,19 +8,7 @@
 # (-fno-sanitize-recover); LeakSanitizer ignores only what libnng allocates
 # (unit/lsan-nng.supp: nng 1.5.2 reaps closed listeners on its own thread and does not drain
 # them at exit). A failure is a failure: nothing is retried.
-set(FG_PLAIN_BUILD_DIR "" CACHE PATH
-	"Plain (non-sanitizer) build whose agent and Java workloads the e2e-asan tests use")
-# fg_plain_e2e(PREFIX LABEL FAIL_REGEX EXTRA_ENV TEST...): tests/e2e/TEST.sh as PREFIX_TEST with
-# this build's fgcollect and everything else from FG_PLAIN_BUILD_DIR (also used by tsan.cmake).
-function(fg_plain_e2e prefix label fail_regex extra_env)
-	foreach(t ${ARGN})
-		add_test(NAME ${prefix}_${t} COMMAND ${PROJECT_SOURCE_DIR}/tests/e2e/${t}.sh)
-		set_tests_properties(${prefix}_${t} PROPERTIES LABELS ${label} RUN_SERIAL ON
-			TIMEOUT 300 SKIP_RETURN_CODE 77
-			FAIL_REGULAR_EXPRESSION "${fail_regex}"
-			ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR};FG_BUILD_DIR=${FG_PLAIN_BUILD_DIR};FGCOLLECT=$<TARGET_FILE:fgcollect>;FGAGENT=${FG_PLAIN_BUILD_DIR}/jvmti-agent/libfgagent.so;FG_HOSTILE_PEER=${FG_PLAIN_BUILD_DIR}/tests/hostile_fp_peer;${extra_env}")
-	endforeach()
-endfunction()
+# FG_PLAIN_BUILD_DIR and fg_plain_e2e: cmake/fgtargets.cmake.
 
 if(FG_SANITIZE AND FG_PLAIN_BUILD_DIR)
 	fg_plain_e2e(e2e_asan e2e-asan

@@ -18,18 +18,14 @@ if(NOT FG_TSAN)
 endif()
 
 set(FG_TSAN_SUPP ${CMAKE_CURRENT_LIST_DIR}/unit/tsan.supp)
-set(FG_TSAN_UNIT test_agent_queue test_agent_intern test_agent_sender test_agent_tables
-	test_agent_link test_agent_selfmem test_agent_stress test_push test_roller test_receive)
-foreach(t ${FG_TSAN_UNIT})
-	set_property(TEST ${t} APPEND PROPERTY LABELS tsan)
-	set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT
-		"TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${FG_TSAN_SUPP}")
-	set_property(TEST ${t} APPEND PROPERTY FAIL_REGULAR_EXPRESSION "WARNING: ThreadSanitizer")
-endforeach()
+# The unit tests are those registered with TSAN (fg_unit_test gives them the label, the
+# options and the failure pattern).
+get_property(FG_TSAN_UNIT GLOBAL PROPERTY FG_TSAN_UNIT)
 # `make build-tsan` builds only what the two labels run.
-add_custom_target(fg_tsan_targets DEPENDS fgcollect ${FG_TSAN_UNIT})
+add_custom_target(fg_tsan_targets)
+add_dependencies(fg_tsan_targets fgcollect ${FG_TSAN_UNIT})
 
-# FG_PLAIN_BUILD_DIR and fg_plain_e2e: declared in e2e_asan.cmake.
+# FG_PLAIN_BUILD_DIR and fg_plain_e2e: cmake/fgtargets.cmake.
 if(FG_PLAIN_BUILD_DIR)
 	# watch_threads: every thread of the daemon busy at once, with no step that depends on
 	# speed (the other watch tests measure intervals a TSan build, several times slower,

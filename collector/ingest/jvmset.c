@@ -16,7 +16,6 @@
 #include "array.h"
 #include "fgclock.h"
 #include "fgproto.h"
-#include "handoff.h"
 #include "htab.h"
 #include "perfmap.h"
 #include "receive.h"
@@ -80,15 +79,6 @@ struct jvmset {
 	uint64_t *want, *want_new; /* MAX_JVMS tokens: the set last told, the one being built */
 	size_t n_want;
 	bool want_told;
-	struct orphan *orphans; /* maps an earlier collector left (jvmset_adopt) */
-	size_t n_orphans;
-};
-
-/* A map an earlier collector left: removed once its JVM has been gone for keep_exited_ns. */
-struct orphan {
-	struct handoff_entry e;
-	uint64_t expire_at; /* 0 while the JVM lives */
-	uint64_t next_check;
 };
 
 static void conn_free(struct conn *c)
@@ -165,7 +155,6 @@ void jvmset_free(struct jvmset *s)
 	free(s->scratch);
 	free(s->want);
 	free(s->want_new);
-	free(s->orphans);
 	free(s);
 }
 
@@ -260,6 +249,11 @@ uint32_t jvm_host_pid(const struct jvm *j)
 	return j->info.host_pid;
 }
 
+const struct perfmap_file *jvm_map_file(const struct jvm *j)
+{
+	return j->map ? perfmap_writer_file(j->map) : NULL;
+}
+
 /* Remove j from the set (its map if still ours), freeing it. */
 static void jvm_forget(struct jvmset *s, struct jvm *j, bool remove_map)
 {
@@ -323,25 +317,6 @@ static void reject(struct jvmset *s, struct conn *c, const char *why)
 }
 
 /* A new JVM for c's peer, making room at MAX_JVMS by expiring the oldest exited one. */
-/* Is a JVM of this set the orphan's process? Then the map is its again. */
-static bool orphan_claimed(const struct jvmset *s, const struct orphan *o)
-{
-	for (size_t i = 0; i < s->n_jvms; i++)
-		if (s->jvms[i]->info.host_pid == o->e.pid &&
-		    s->jvms[i]->info.start_time == o->e.start_time)
-			return true;
-	return false;
-}
-
-/* A JVM joined the set: an earlier collector's map of the same process is its again. */
-static void orphans_claim(struct jvmset *s, const struct jvm *j)
-{
-	for (size_t i = 0; i < s->n_orphans; i++)
-		if (s->orphans[i].e.pid == j->info.host_pid &&
-		    s->orphans[i].e.start_time == j->info.start_time)
-			s->orphans[i--] = s->orphans[--s->n_orphans];
-}
-
 static int jvm_create(struct jvmset *s, struct conn *c, struct jvm **out)
 {
 	struct jvm *j;
@@ -373,7 +348,6 @@ static int jvm_create(struct jvmset *s, struct conn *c, struct jvm **out)
 	j->interval = s->o.min_write_ns;
 	j->compact_interval = s->o.min_write_ns;
 	s->jvms[s->n_jvms++] = j;
-	orphans_claim(s, j);
 	*out = j;
 	return 0;
 }
@@ -916,96 +890,10 @@ void jvmset_flush(struct jvmset *s, uint64_t now)
 			write_map(s, s->jvms[i], true);
 }
 
-/* Earlier collectors' maps: expire them as ours. Returns the next time to look. */
-static uint64_t tick_orphans(struct jvmset *s, uint64_t now, uint64_t next)
-{
-	for (size_t i = 0; i < s->n_orphans; i++) {
-		struct orphan *o = &s->orphans[i];
-		uint64_t start;
-
-		if (!o->expire_at && now >= o->next_check) {
-			o->next_check = now + CHECK_EVERY_NS;
-			if (peer_start_time(s->o.proc_root, o->e.pid, &start) != 0 ||
-			    start != o->e.start_time) {
-				o->e.exited = true;
-				o->e.exit_ts = now;
-				o->expire_at = now + s->o.keep_exited_ns;
-				s->c.exits++;
-			}
-		}
-		if (o->expire_at && now >= o->expire_at) {
-			if (s->o.maps && perfmap_remove(s->o.maps, o->e.pid, &o->e.file) > 0)
-				s->c.expired++;
-			s->orphans[i--] = s->orphans[--s->n_orphans];
-			continue;
-		}
-		next = min_u64(next, o->expire_at ? o->expire_at : o->next_check);
-	}
-	return next;
-}
-
-int jvmset_adopt(struct jvmset *s, const struct handoff_entry *e, size_t n, uint64_t now)
-{
-	struct orphan *grown;
-
-	if (n > MAX_JVMS - s->n_orphans)
-		n = MAX_JVMS - s->n_orphans;
-	if (n == 0)
-		return 0;
-	grown = realloc(s->orphans, (s->n_orphans + n) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	s->orphans = grown;
-	for (size_t i = 0; i < n; i++) {
-		struct orphan *o = &s->orphans[s->n_orphans];
-
-		*o = (struct orphan){ .e = e[i], .next_check = now };
-		if (orphan_claimed(s, o))
-			continue; /* already connected: its map is ours */
-		s->n_orphans++;
-		if (e[i].exited) {
-			/* A time to come is no exit time of ours: the list is older than the clock.
-			 */
-			uint64_t at = e[i].exit_ts <= now ? e[i].exit_ts : now;
-
-			o->e.exit_ts = at;
-			o->expire_at = at + s->o.keep_exited_ns;
-			o->expire_at += o->expire_at == 0; /* 0 means alive */
-		}
-	}
-	return 0;
-}
-
-size_t jvmset_leftovers(const struct jvmset *s, struct handoff_entry *out, size_t cap)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->n_jvms && n < cap; i++) {
-		const struct jvm *j = s->jvms[i];
-		const struct perfmap_file *f = j->map ? perfmap_writer_file(j->map) : NULL;
-
-		if (!f || !f->valid)
-			continue;
-		out[n++] = (struct handoff_entry){
-			.pid = j->info.host_pid,
-			.start_time = j->info.start_time,
-			.file = *f,
-			.exited = j->info.exited,
-			.exit_ts = j->info.exited ? j->info.exit_ts : 0,
-		};
-	}
-	for (size_t i = 0; i < s->n_orphans && n < cap; i++)
-		out[n++] = s->orphans[i].e;
-	return n;
-}
-
 uint64_t jvmset_tick(struct jvmset *s, uint64_t now)
 {
 	uint64_t next = now + CHECK_EVERY_NS;
 	bool prune = now >= s->next_prune;
-
-	if (s->n_orphans)
-		next = tick_orphans(s, now, next);
 
 	update_wants(s, now);
 	if (prune)

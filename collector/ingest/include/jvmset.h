@@ -37,6 +37,7 @@
 #include "peer.h"
 
 struct perfmap_dir;
+struct perfmap_file;
 struct receive;
 struct jvm;
 struct jvmset;
@@ -130,22 +131,6 @@ int jvmset_new(const struct jvmset_opts *o, struct jvmset **out);
 /* Frees everything; maps stay in place (valid for stock perf until a collector replaces them). */
 void jvmset_free(struct jvmset *s);
 
-struct handoff_entry;
-
-/*
- * The maps this set would leave in place (handoff.h): its JVMs' (alive or exited) and those it
- * adopted and has not removed yet. Fills out[0..cap), returns the count.
- */
-size_t jvmset_leftovers(const struct jvmset *s, struct handoff_entry *out, size_t cap);
-
-/*
- * Adopt maps an earlier collector left (e[0..n), copied; at most MAX_JVMS kept): each is
- * removed once its JVM has been gone for keep_exited_ns (an exited one's age counts; a live one
- * is checked every second), if the file is still the one it names; a JVM of this set with the
- * same PID and start time takes its map back. 0 or -ENOMEM.
- */
-int jvmset_adopt(struct jvmset *s, const struct handoff_entry *e, size_t n, uint64_t now);
-
 /* Add an observer (at most 4). */
 int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob);
 
@@ -193,6 +178,8 @@ struct jvm *jvmset_at(const struct jvmset *s, size_t i);
 void jvm_info(const struct jvm *j, struct jvm_info *out);
 const struct codetab *jvm_table(const struct jvm *j);
 uint32_t jvm_host_pid(const struct jvm *j);
+/* The identity of j's map as last written (perfmap.h), or NULL when the set writes no maps. */
+const struct perfmap_file *jvm_map_file(const struct jvm *j);
 
 void jvmset_counters(const struct jvmset *s, struct jvmset_counters *out);
 

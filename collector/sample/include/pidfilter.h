@@ -7,8 +7,8 @@
  * the user stack, so other processes' samples cost neither the machine nor the collector.
  *
  * Needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): a collector without them filters in user
- * space instead (pidfilter_open's error says so). The program is 13 instructions written here;
- * no BPF toolchain or library is involved.
+ * space instead (pidfilter_open's error says so). The program is bpf/pidfilter.bpf.c, built
+ * and loaded like every BPF program here: clang for the BPF target, bpftool's skeleton, libbpf.
  *
  * Not thread-safe: one thread opens, fills and closes it.
  */

@@ -19,7 +19,7 @@
 #include "codetab.h"
 #include "fgclock.h"
 #include "javaframes.h"
-#include "symbolize/fakevm.h"
+#include "symbolize/interp/fakevm.h"
 
 #define PID 777
 #define INTERP 0x7f0000010000ull

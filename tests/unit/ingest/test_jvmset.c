@@ -20,136 +20,12 @@
 
 #include "fgclock.h"
 #include "fgproto.h"
-#include "handoff.h"
 #include "jvmset.h"
 #include "perfmap.h"
 
-#define MS 1000000ull
-#define SEC 1000000000ull
+#include "ingest/jvmset_fakes.h"
+
 #define CAP 4096 /* jvmset's MAX_JVMS */
-
-struct fx {
-	char root[64]; /* the fake /proc */
-	char maps[64]; /* perf map directory */
-	unsigned events[JVMSET_MAP_OK + 1];
-	uint32_t last_pid[JVMSET_MAP_OK + 1];
-	int last_err;
-};
-
-static void on_event(void *arg, enum jvmset_event ev, const struct jvm_info *info, int err,
-		     const char *why)
-{
-	struct fx *fx = arg;
-
-	(void)why;
-	fx->events[ev]++;
-	fx->last_pid[ev] = info->host_pid;
-	fx->last_err = err;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-/* A process in the fake /proc: host PID pid, PID nspid in its namespace, started at start. */
-static void proc_add(struct fx *fx, uint32_t pid, uint32_t nspid, uint64_t start)
-{
-	char dir[128], text[512];
-
-	snprintf(dir, sizeof(dir), "%s/%u", fx->root, pid);
-	mkdir(dir, 0755);
-	if (nspid == pid)
-		snprintf(text, sizeof(text), "Name:\tjava\nPid:\t%u\nNSpid:\t%u\n", pid, pid);
-	else
-		snprintf(text, sizeof(text), "Name:\tjava\nPid:\t%u\nNSpid:\t%u\t%u\n", pid, pid,
-			 nspid);
-	put(dir, "status", text);
-	snprintf(text, sizeof(text),
-		 "%u (java) S 1 %u %u 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 12 0 %llu 1000 "
-		 "100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-		 pid, pid, pid, (unsigned long long)start);
-	put(dir, "stat", text);
-	put(dir, "cgroup", "0::/user.slice\n");
-}
-
-static void proc_remove(struct fx *fx, uint32_t pid)
-{
-	char dir[128];
-
-	snprintf(dir, sizeof(dir), "%s/%u", fx->root, pid);
-	rm_rf(dir);
-}
-
-/* A message: HELLO from pid (as the agent sees itself) and n CODE_LOADs from addr up. */
-static size_t msg(uint8_t *buf, size_t cap, uint32_t hello_pid, uint64_t addr, unsigned n)
-{
-	size_t off = (size_t)fgp_encode_msg_header(buf, cap);
-	int rv;
-
-	if (hello_pid) {
-		struct fgp_hello h = { .proto_version = FGP_VERSION,
-				       .pid = hello_pid,
-				       .ts = 1,
-				       .jvm_version = { "17.0.9", 6 },
-				       .agent_version = { "test", 4 } };
-
-		rv = fgp_encode_hello(buf + off, cap - off, &h);
-		assert_true(rv > 0);
-		off += (size_t)rv;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		char name[48];
-		struct fgp_code_load_in c = { .addr = addr + i * 0x100ull, .size = 0x80, .ts = 2 };
-
-		c.name.ptr = name;
-		c.name.len = (uint16_t)snprintf(name, sizeof(name), "Demo::m%u", i);
-		rv = fgp_encode_code_load(buf + off, cap - off, &c);
-		assert_true(rv > 0);
-		off += (size_t)rv;
-	}
-	return off;
-}
-
-static struct jvmset *set_new(struct fx *fx, struct perfmap_dir *maps, uint64_t keep_ns,
-			      uint64_t min_write_ns)
-{
-	struct jvmset_opts o = { .maps = maps,
-				 .proc_root = fx->root,
-				 .keep_exited_ns = keep_ns,
-				 .min_write_ns = min_write_ns };
-	struct jvmset_observer ob = { .event = on_event, .arg = fx };
-	struct jvmset *s;
-
-	assert_int_equal(jvmset_new(&o, &s), 0);
-	assert_int_equal(jvmset_observe(s, &ob), 0);
-	return s;
-}
-
-/* Connect pipe as pid (its HELLO says hello_pid) with n loads; jvmset_msg's result. */
-static int connect_as(struct jvmset *s, uint32_t pipe, uint32_t pid, uint32_t hello_pid, unsigned n,
-		      uint64_t now)
-{
-	uint8_t buf[8192];
-	size_t len = msg(buf, sizeof(buf), hello_pid, 0x7f0000001000ull, n);
-
-	return jvmset_msg(s, pipe, pid, buf, len, now);
-}
 
 static size_t live_of(struct jvmset *s, uint32_t pid)
 {
@@ -159,29 +35,6 @@ static size_t live_of(struct jvmset *s, uint32_t pid)
 	assert_non_null(j);
 	jvm_info(j, &info);
 	return info.tab.live;
-}
-
-static int setup(void **state)
-{
-	struct fx *fx = calloc(1, sizeof(*fx));
-
-	assert_non_null(fx);
-	strcpy(fx->root, "/dev/shm/fg_jvmset_proc_XXXXXX");
-	strcpy(fx->maps, "/dev/shm/fg_jvmset_maps_XXXXXX");
-	assert_non_null(mkdtemp(fx->root));
-	assert_non_null(mkdtemp(fx->maps));
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-
-	rm_rf(fx->root);
-	rm_rf(fx->maps);
-	free(fx);
-	return 0;
 }
 
 static void test_hello_pid_must_be_the_peers_namespace_pid(void **state)
@@ -337,146 +190,6 @@ static void test_exited_jvm_keeps_its_map_until_keep_exited(void **state)
 	assert_int_equal(access(map, F_OK), -1);
 	jvmset_free(s);
 	perfmap_dir_close(maps);
-}
-
-/*
- * A collector that stops leaves its maps: an exited JVM's (kept for keep_exited) and a live
- * one's. The next collector adopts the list: the exited JVM's map goes when its keep_exited
- * runs out (the time before the stop counts), the live JVM's once it has been gone that long,
- * and a map no longer the file written is left alone.
- */
-static void test_maps_left_at_a_stop_are_expired_by_the_next_collector(void **state)
-{
-	struct fx *fx = *state;
-	struct handoff_entry e[8], *back;
-	struct perfmap_dir *maps;
-	struct jvmset *s;
-	char map1[160], map2[160], map3[160];
-	uint64_t now = fg_now_ns();
-	size_t n, nback;
-
-	assert_int_equal(perfmap_dir_open(fx->maps, &maps), 0);
-	snprintf(map1, sizeof(map1), "%s/perf-4410.map", fx->maps);
-	snprintf(map2, sizeof(map2), "%s/perf-4411.map", fx->maps);
-	snprintf(map3, sizeof(map3), "%s/perf-4412.map", fx->maps);
-	s = set_new(fx, maps, 10 * SEC, 0);
-	proc_add(fx, 4410, 4410, 500);
-	proc_add(fx, 4411, 4411, 600);
-	proc_add(fx, 4412, 4412, 700);
-	assert_int_equal(connect_as(s, 1, 4410, 4410, 2, now), 0);
-	assert_int_equal(connect_as(s, 2, 4411, 4411, 2, now), 0);
-	assert_int_equal(connect_as(s, 3, 4412, 4412, 2, now), 0);
-	jvmset_tick(s, now);
-	/* 4410 exits before the stop; 4411 and 4412 live on. */
-	proc_remove(fx, 4410);
-	jvmset_gone(s, 1, now);
-	jvmset_tick(s, now + SEC);
-	n = jvmset_leftovers(s, e, 8);
-	assert_int_equal(n, 3);
-	assert_int_equal(handoff_save(fx->maps, e, n), 0);
-	jvmset_free(s);
-
-	/* The next collector: the list is read once. */
-	assert_int_equal(handoff_load(fx->maps, &back, &nback), 0);
-	assert_int_equal(nback, 3);
-	free(back);
-	assert_int_equal(handoff_load(fx->maps, &back, &n), 0);
-	assert_int_equal(n, 0);
-	assert_null(back);
-	assert_int_equal(handoff_save(fx->maps, e, 3), 0);
-	assert_int_equal(handoff_load(fx->maps, &back, &nback), 0);
-	s = set_new(fx, maps, 10 * SEC, 0);
-	now += 20 * SEC; /* the new collector starts 20 s after 4410's exit */
-	assert_int_equal(jvmset_adopt(s, back, nback, now), 0);
-	free(back);
-	/* 4412's map is replaced by someone else's file: not ours to remove. */
-	assert_int_equal(unlink(map3), 0);
-	put(fx->maps, "perf-4412.map", "1000 10 other\n");
-	/* 4410 exited 20 s ago: past its 10 s, removed at the first tick. */
-	jvmset_tick(s, now);
-	assert_int_equal(access(map1, F_OK), -1);
-	assert_int_equal(access(map2, F_OK), 0);
-	/* 4411 and 4412 still live; then they exit: removed 10 s after that is seen. */
-	jvmset_tick(s, now + SEC);
-	assert_int_equal(access(map2, F_OK), 0);
-	proc_remove(fx, 4411);
-	proc_remove(fx, 4412);
-	jvmset_tick(s, now + 2 * SEC);
-	jvmset_tick(s, now + 12 * SEC - 1);
-	assert_int_equal(access(map2, F_OK), 0);
-	jvmset_tick(s, now + 12 * SEC);
-	assert_int_equal(access(map2, F_OK), -1);
-	assert_int_equal(access(map3, F_OK), 0);
-	assert_int_equal(jvmset_leftovers(s, e, 8), 0);
-	jvmset_free(s);
-	perfmap_dir_close(maps);
-}
-
-/* A list whose JVM came back (same PID and start time) is the new connection's map again. */
-static void test_a_reconnecting_jvm_takes_its_map_back(void **state)
-{
-	struct fx *fx = *state;
-	struct handoff_entry e[2];
-	struct perfmap_dir *maps;
-	struct jvmset *s;
-	uint64_t now = fg_now_ns();
-	size_t n;
-
-	assert_int_equal(perfmap_dir_open(fx->maps, &maps), 0);
-	s = set_new(fx, maps, 10 * SEC, 0);
-	proc_add(fx, 4420, 4420, 500);
-	assert_int_equal(connect_as(s, 1, 4420, 4420, 2, now), 0);
-	jvmset_tick(s, now);
-	n = jvmset_leftovers(s, e, 2);
-	assert_int_equal(n, 1);
-	assert_false(e[0].exited);
-	jvmset_free(s);
-	s = set_new(fx, maps, 10 * SEC, 0);
-	assert_int_equal(jvmset_adopt(s, e, n, now), 0);
-	assert_int_equal(connect_as(s, 1, 4420, 4420, 3, now), 0);
-	jvmset_tick(s, now);
-	/* One entry: the JVM's own (its map is written anew), the adopted one is gone. */
-	assert_int_equal(jvmset_leftovers(s, e, 2), 1);
-	jvmset_free(s);
-	/* The same when the JVM connects before the list is adopted. */
-	s = set_new(fx, maps, 10 * SEC, 0);
-	assert_int_equal(connect_as(s, 1, 4420, 4420, 4, now), 0);
-	assert_int_equal(jvmset_adopt(s, e, n, now), 0);
-	jvmset_tick(s, now);
-	assert_int_equal(jvmset_leftovers(s, e, 2), 1);
-	jvmset_free(s);
-	perfmap_dir_close(maps);
-}
-
-static void test_handoff_text_is_parsed_strictly(void **state)
-{
-	struct handoff_entry e[2];
-	size_t n;
-	static const char *bad[] = {
-		"",
-		"fgcollect-maps-left 2\n",
-		"fgcollect-maps-left 1\n0 1 2 3 4 5 a 0\n",
-		"fgcollect-maps-left 1\n4294967296 1 2 3 4 5 a 0\n",
-		"fgcollect-maps-left 1\n1 1 2 3 4 1000000000 a 0\n",
-		"fgcollect-maps-left 1\n1 1 2 3 4 5 z 0\n",
-		"fgcollect-maps-left 1\n1 1 2 3 4 5 a 0",
-		"fgcollect-maps-left 1\n1 1 2 3 4 -5 a 0\n",
-		"fgcollect-maps-left 1\n1 18446744073709551616 2 3 4 5 a 0\n",
-	};
-	const char *good = "fgcollect-maps-left 1\n7 1 2 3 4 5 x 99\n8 1 2 3 4 5 a 0\n";
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(handoff_parse(bad[i], strlen(bad[i]), e, 2, &n), -EBADMSG);
-	assert_int_equal(handoff_parse(good, strlen(good), e, 2, &n), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(e[0].pid, 7);
-	assert_true(e[0].exited);
-	assert_int_equal(e[0].exit_ts, 99);
-	assert_false(e[1].exited);
-	/* At most cap entries. */
-	assert_int_equal(handoff_parse(good, strlen(good), e, 1, &n), 0);
-	assert_int_equal(n, 1);
 }
 
 static void test_gone_process_is_exited_at_disconnect(void **state)
@@ -845,12 +558,6 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exited_jvm_keeps_its_map_until_keep_exited,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(
-			test_maps_left_at_a_stop_are_expired_by_the_next_collector, setup,
-			teardown),
-		cmocka_unit_test_setup_teardown(test_a_reconnecting_jvm_takes_its_map_back, setup,
-						teardown),
-		cmocka_unit_test(test_handoff_text_is_parsed_strictly),
 		cmocka_unit_test_setup_teardown(test_gone_process_is_exited_at_disconnect, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk_backs_off_100ms_and_reports_once,

@@ -16,7 +16,8 @@
 
 /*
  * Allocations still live, counted by wrappers the linker puts in place of malloc, calloc and
- * free for every object of this binary, queue.c included (-Wl,--wrap, tests/agent.cmake).
+ * free for every object of this binary, queue.c included (-Wl,--wrap, tests/unit/agent/
+ * CMakeLists.txt).
  */
 static atomic_long live_allocs;
 

@@ -7,7 +7,7 @@
  * would never hear of a JVM that exited meanwhile. So a clean stop writes, in the control
  * socket's directory (root's, mode 0700), each map it leaves: the JVM (PID and start time), the
  * file's identity (device, inode, change time), and whether and how long ago the JVM exited. The
- * next collector adopts them (jvmset_adopt): it removes each map once its JVM has been gone for
+ * next collector adopts them (leftovers.h): it removes each map once its JVM has been gone for
  * --keep-exited, and only if the file is still the one written.
  *
  * The file is ours (created O_EXCL|O_NOFOLLOW, renamed into place), but read as untrusted:

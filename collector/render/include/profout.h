@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profout.h - a recording's counted stacks (stackagg.h) written as one profile: FlameGraph's
+ * folded text, an interactive SVG (flame_svg.h, Java palette) or gzipped pprof (pprof.h); the
+ * format picked by a file name's extension, the file replaced atomically.
+ */
+#ifndef FG_PROFOUT_H
+#define FG_PROFOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stackagg.h"
+
+enum profout_fmt { PROFOUT_FOLDED, PROFOUT_SVG, PROFOUT_PPROF };
+
+/* What a profile says besides its stacks. Strings are borrowed for the call. */
+struct profout {
+	enum profout_fmt fmt;
+	bool multi;	      /* roots are process then thread (pprof: the thread label) */
+	bool merged;	      /* no thread root frame (--no-per-thread): no thread label */
+	unsigned int freq;    /* CPU samples per second (pprof's period; 0 = 99) */
+	uint64_t duration_ns; /* the recording's length (pprof) */
+	const char *title;    /* SVG title, pprof comment */
+	const char *subtitle; /* SVG subtitle */
+	/*
+	 * NULL: counts are CPU samples. Else a time profile whose counts are microseconds: SVG
+	 * counts say "us" and pprof's sample type is this ("off_cpu", "wall").
+	 */
+	const char *time_type;
+};
+
+/* The format path's extension picks (.folded, .svg, .pb.gz): 0, or -EINVAL for another. */
+int profout_format(const char *path, enum profout_fmt *fmt);
+
+/* Write a's stacks to fd (not closed) as p says. 0 or a negative errno. */
+int profout_write(struct stackagg *a, const struct profout *p, int fd);
+
+/*
+ * Write to a new temporary file next to path (O_EXCL, no symlink followed), fsync it and rename
+ * it over path; on error nothing is left but an older path. 0 or a negative errno.
+ */
+int profout_write_file(const char *path, struct stackagg *a, const struct profout *p);
+
+#endif

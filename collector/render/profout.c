@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profout.c - a recording's stacks written as a profile file: folded, SVG or pprof (see
+ * profout.h).
+ */
+#include "profout.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flame_fold.h"
+#include "flame_svg.h"
+#include "pprof.h"
+
+/* The format FILE's extension picks; -EINVAL for an unknown one. */
+int profout_format(const char *path, enum profout_fmt *fmt)
+{
+	size_t n = strlen(path);
+
+#define ENDS(s) (n > strlen(s) && !strcmp(path + n - strlen(s), s))
+	if (ENDS(".folded"))
+		*fmt = PROFOUT_FOLDED;
+	else if (ENDS(".svg"))
+		*fmt = PROFOUT_SVG;
+	else if (ENDS(".pb.gz"))
+		*fmt = PROFOUT_PPROF;
+	else
+		return -EINVAL;
+#undef ENDS
+	return 0;
+}
+
+struct emit {
+	struct stackagg_labels *labels; /* frame id -> label (stackagg.h) */
+	const char *buf[STACKAGG_MAX_FRAMES];
+	struct flame *flame;
+	struct pprof *pprof;
+	bool multi;  /* roots are process then thread */
+	bool merged; /* no thread root frame (--no-per-thread) */
+};
+
+static int emit_flame(void *arg, const uint32_t *ids, size_t n, uint64_t count)
+{
+	struct emit *e = arg;
+
+	for (size_t i = 0; i < n; i++)
+		if (!(e->buf[i] = stackagg_labels_get(e->labels, ids[i])))
+			return -ENOMEM;
+	return flame_add(e->flame, e->buf, n, count);
+}
+
+static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
+{
+	struct emit *e = arg;
+	size_t th = e->multi && n > 1 ? 1 : 0; /* the thread root frame */
+
+	for (size_t i = 0; i < n; i++)
+		if (!(e->buf[i] = stackagg_labels_get(e->labels, ids[i])))
+			return -ENOMEM;
+	return pprof_add(e->pprof, e->buf, n, (int64_t)count, e->merged ? NULL : e->buf[th]);
+}
+
+int profout_write(struct stackagg *a, const struct profout *p, int fd)
+{
+	enum profout_fmt fmt = p->fmt;
+	unsigned int freq = p->freq;
+	struct emit *e = calloc(1, sizeof(*e));
+	FILE *f = NULL;
+	int rv;
+
+	if (!e)
+		return -ENOMEM;
+	e->multi = p->multi;
+	e->merged = p->merged;
+	if (fmt == PROFOUT_FOLDED) {
+		f = fdopen(dup(fd), "w");
+		if (!f) {
+			rv = -errno;
+			goto out;
+		}
+		rv = stackagg_write_folded(a, f);
+		if (fclose(f) != 0 && rv == 0)
+			rv = -EIO;
+		goto out;
+	}
+	e->labels = stackagg_labels_new(a);
+	if (!e->labels) {
+		rv = -ENOMEM;
+		goto out;
+	}
+	if (fmt == PROFOUT_SVG) {
+		struct flame_opts o;
+
+		e->flame = flame_new();
+		if (!e->flame) {
+			rv = -ENOMEM;
+			goto out;
+		}
+		rv = stackagg_foreach(a, emit_flame, e);
+		if (rv != 0)
+			goto out;
+		flame_opts_init(&o);
+		o.title = p->title;
+		o.subtitle = p->subtitle;
+		o.palette = FLAME_PALETTE_JAVA;
+		if (p->time_type)
+			o.countname = "us"; /* counts are microseconds */
+		f = fdopen(dup(fd), "w");
+		if (!f) {
+			rv = -errno;
+			goto out;
+		}
+		rv = flame_render_svg(e->flame, &o, f);
+		if (rv == -ENODATA)
+			rv = 0; /* an SVG saying "no samples" was written */
+		if (fclose(f) != 0 && rv == 0)
+			rv = -EIO;
+	} else {
+		/* A time profile counts microseconds: 1000 ns each. */
+		e->pprof = pprof_new(p->time_type ? 1000 : 1000000000ull / (freq ? freq : 99));
+		if (!e->pprof) {
+			rv = -ENOMEM;
+			goto out;
+		}
+		if (p->time_type && (rv = pprof_set_time_type(e->pprof, p->time_type)) != 0)
+			goto out;
+		pprof_set_time(e->pprof, 0, (int64_t)p->duration_ns);
+		(void)pprof_add_comment(e->pprof, p->title); /* the labels, as in the SVG's title */
+		rv = stackagg_foreach(a, emit_pprof, e);
+		if (rv == 0)
+			rv = pprof_write_gz(e->pprof, fd);
+	}
+out:
+	flame_free(e->flame);
+	pprof_free(e->pprof);
+	stackagg_labels_free(e->labels);
+	free(e);
+	return rv;
+}
+
+int profout_write_file(const char *path, struct stackagg *a, const struct profout *p)
+{
+	char *tmp = NULL;
+	int fd, rv;
+
+	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rv = -errno;
+		free(tmp);
+		return rv;
+	}
+	rv = profout_write(a, p, fd);
+	if (rv == 0 && fsync(fd) != 0)
+		rv = -errno;
+	if (close(fd) != 0 && rv == 0)
+		rv = -errno;
+	if (rv == 0 && rename(tmp, path) != 0)
+		rv = -errno;
+	if (rv != 0)
+		unlink(tmp);
+	free(tmp);
+	return rv;
+}

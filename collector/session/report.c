@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report.c - what a recording tells its user at the end (see session_report.h): its counters,
+ * why frames were not named, how user stacks were unwound, and off-CPU accounting.
+ */
+#include "session_report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where the lines go. */
+struct report_out {
+	void (*line)(void *arg, const char *text);
+	void *arg;
+};
+
+__attribute__((format(printf, 2, 3))) static void say(const struct report_out *out, const char *fmt,
+						      ...)
+{
+	char text[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	out->line(out->arg, text);
+}
+
+static void pct(char *buf, size_t len, uint64_t part, uint64_t all)
+{
+	if (!all)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%% (%llu/%llu)", 100.0 * (double)part / (double)all,
+			 (unsigned long long)part, (unsigned long long)all);
+}
+
+/* What became of interpreted frames, and why some were not named. */
+static void report_java_summary(const struct session_summary *sm, const struct report_out *out)
+{
+	const struct javaframes_stats *j = &sm->java;
+	uint64_t left = j->no_layout + j->no_regs;
+	char named[64];
+
+	if (!j->interp)
+		return;
+	pct(named, sizeof(named), j->named, j->interp);
+	say(out,
+	    "interpreted frames: %s named (%llu with a line), %llu [unknown] (interpreted), "
+	    "%llu left as Interpreter",
+	    named, (unsigned long long)j->lines, (unsigned long long)j->unknown,
+	    (unsigned long long)left);
+	if (j->unknown)
+		say(out,
+		    "  unknown because: beyond the %u-byte stack copy %llu, stack copy and "
+		    "kernel chain disagreed %llu, memory unreadable %llu, not a valid method "
+		    "(class unloaded?) %llu, bcp outside the method %llu, read budget spent "
+		    "%llu, a GC (class unloading) since the sample %llu",
+		    sm->stack_copy, (unsigned long long)j->no_stack, (unsigned long long)j->desync,
+		    (unsigned long long)j->unreadable, (unsigned long long)j->invalid,
+		    (unsigned long long)j->bad_bcp, (unsigned long long)j->over_budget,
+		    (unsigned long long)j->gc_since);
+	if (j->epoch_reads)
+		say(out, "  the JVM's unloaded-class count read %llu times for %llu samples",
+		    (unsigned long long)j->epoch_reads, (unsigned long long)j->samples);
+	if (j->no_layout)
+		say(out, "  left as Interpreter: %s",
+		    j->layout_why ? j->layout_why : "no VM layout from the agent");
+	if (j->no_regs)
+		say(out, "  left as Interpreter: %llu frames of samples without a stack copy",
+		    (unsigned long long)j->no_regs);
+}
+
+/* How user stacks were unwound and how many reached their thread's start, for the SVG. */
+void session_report_subtitle(const struct session_summary *sm, char *buf, size_t len)
+{
+	uint64_t all = sm->unwound_fp + sm->unwound_vm;
+	const struct stackagg_stats *a = &sm->agg;
+	double root = a->user_stacks ? 100.0 * (double)a->rooted / (double)a->user_stacks : 0;
+
+	if (!sm->unwound_vm)
+		snprintf(buf, len, "user stacks: frame pointers | %.1f%% reached a thread root",
+			 root);
+	else if (!sm->unwound_fp)
+		snprintf(buf, len,
+			 "user stacks: stack copy + JVM frame facts (no frame pointers needed) | "
+			 "%.1f%% reached a thread root",
+			 root);
+	else
+		snprintf(buf, len,
+			 "user stacks: %.1f%% by stack copy + JVM frame facts, %.1f%% by frame "
+			 "pointers | %.1f%% reached a thread root",
+			 100.0 * (double)sm->unwound_vm / (double)all,
+			 100.0 * (double)sm->unwound_fp / (double)all, root);
+}
+
+/* How user stacks were unwound, how far they got, and why some stopped short. */
+static void report_unwind_summary(const struct session_summary *sm, const struct report_out *out)
+{
+	const struct vmstack_stats *v = &sm->vm;
+	uint64_t all = sm->unwound_fp + sm->unwound_vm;
+	char vm[64], root[64], agree[64];
+
+	pct(root, sizeof(root), sm->agg.rooted, sm->agg.user_stacks);
+	if (!all) {
+		say(out, "user stacks: frame pointers (no stack copy); reached a thread root: %s",
+		    root);
+		return;
+	}
+	pct(vm, sizeof(vm), sm->unwound_vm, all);
+	say(out,
+	    "user stacks: %s unwound from the stack copy and the JVM's frame facts, the rest "
+	    "by frame pointers; reached a thread root (start_thread, JavaMain, call_stub): %s; "
+	    "%llu that stopped short shown under a [truncated] frame",
+	    vm, root, (unsigned long long)sm->agg.unrooted_marked);
+	if (v->hybrid)
+		say(out,
+		    "  frame pointers stopped short of a thread root in %llu samples; continued "
+		    "from the stack copy (CFI and frame facts) to the root: %llu (the vm "
+		    "unwinder's walks below include them)",
+		    (unsigned long long)v->hybrid, (unsigned long long)v->hybrid_rooted);
+	if (v->samples)
+		say(out,
+		    "  vm unwinder: %llu walks, %.1f frames each, %.2f us each; ended at the "
+		    "root %llu, [truncated] by the %u-byte copy %llu (continued to the root by "
+		    "the kernel's chain %llu, not where it held what is not code %llu), at max depth %llu, lost "
+		    "%llu (in compiled code %llu, stubs %llu, the interpreter %llu, native code "
+		    "%llu, code not announced yet %llu, not code %llu); deoptimised frames %llu; "
+		    "walked again once the code tables were complete up to their time %llu",
+		    (unsigned long long)v->samples, (double)v->frames / (double)v->samples,
+		    (double)v->ns / 1e3 / (double)v->samples,
+		    (unsigned long long)v->end[UNW_END_ROOT], sm->stack_copy,
+		    (unsigned long long)v->end[UNW_END_TRUNCATED], (unsigned long long)v->past_copy,
+		    (unsigned long long)v->past_copy_refused,
+		    (unsigned long long)v->end[UNW_END_MAX],
+		    (unsigned long long)v->end[UNW_END_LOST],
+		    (unsigned long long)v->lost_at[UNW_COMPILED],
+		    (unsigned long long)v->lost_at[UNW_STUB] +
+			    (unsigned long long)v->lost_at[UNW_CALL_STUB],
+		    (unsigned long long)v->lost_at[UNW_INTERP],
+		    (unsigned long long)v->lost_at[UNW_NATIVE],
+		    (unsigned long long)v->lost_at[UNW_ANON],
+		    (unsigned long long)v->lost_at[UNW_NOT_CODE], (unsigned long long)v->deopt,
+		    (unsigned long long)v->deferred);
+	if (v->checked || v->check_broken) {
+		pct(agree, sizeof(agree), v->agreed, v->checked);
+		say(out,
+		    "unwind check: %s samples agree frame for frame with the kernel's "
+		    "frame-pointer chain (%llu more not compared: their chain broke before the "
+		    "thread's start)",
+		    agree, (unsigned long long)v->check_broken);
+		if (v->fp_samples && v->samples && v->ns && v->fp_ns)
+			say(out,
+			    "unwind cost on the same samples: vm %.2f us/sample (%.2f M frames/s), "
+			    "frame pointers walked again in the copy %.2f us/sample (%.2f M frames/s), "
+			    "%.1fx",
+			    (double)v->ns / 1e3 / (double)v->samples,
+			    (double)v->frames * 1e3 / (double)v->ns,
+			    (double)v->fp_ns / 1e3 / (double)v->fp_samples,
+			    (double)v->fp_frames * 1e3 / (double)v->fp_ns,
+			    ((double)v->ns / (double)v->samples) /
+				    ((double)v->fp_ns / (double)v->fp_samples));
+	}
+}
+
+/* Off-CPU and wall: each thread's exact time, and how its stacks were scaled to it. */
+static void exact_summary(const struct session_summary *sm, const struct report_out *out)
+{
+	const struct session_exact *x = &sm->exact;
+	const uint64_t *ns = x->ns;
+	double off = (double)(ns[0] + ns[1] + ns[2] + ns[3]) / 1e9;
+
+	if (!x->on) {
+		say(out,
+		    "exact times: off (%s): the widths are the sampled stacks' weights, unbiased but "
+		    "not exact",
+		    x->why_off ? x->why_off : "?");
+		return;
+	}
+	say(out,
+	    "exact times: %llu threads counted at every switch: %.3f s off the CPU (sleeping "
+	    "%.3f, preempted %.3f, disk I/O %.3f, other %.3f)",
+	    (unsigned long long)x->threads, off, (double)ns[1] / 1e9, (double)ns[0] / 1e9,
+	    (double)ns[2] / 1e9, (double)ns[3] / 1e9);
+	say(out,
+	    "exact times: the stacks of %llu (thread, kind) pairs scaled to their time (they "
+	    "weighed %.3f s); %llu pairs got no stack, %.3f s shown under [no stack sampled]",
+	    (unsigned long long)x->strata, (double)x->sampled_us / 1e6,
+	    (unsigned long long)x->nostack, (double)x->nostack_ns / 1e9);
+	if (x->over)
+		say(out, "exact times: %llu threads not counted (over the limits)",
+		    (unsigned long long)x->over);
+	if (x->filtered)
+		say(out, "exact times: %llu threads left out by --threads",
+		    (unsigned long long)x->filtered);
+}
+
+/* Off-CPU and wall: what was recorded and every switch not counted, by cause. */
+static void report_offcpu_summary(const struct session_summary *sm, const struct report_out *out)
+{
+	uint64_t skipped =
+		sm->switches_out > sm->switch_samples ? sm->switches_out - sm->switch_samples : 0;
+
+	if (sm->event == SESSION_EVENT_CPU)
+		return;
+	if (sm->switch_bpf_err == 0) {
+		char how[128];
+
+		if (sm->switch_rate && sm->offcpu_emitted)
+			snprintf(how, sizeof(how),
+				 "about %u a second asked, each standing for %.3g ms of waiting on "
+				 "average",
+				 sm->switch_rate,
+				 (double)sm->offcpu_ns / 1e6 / (double)sm->offcpu_emitted);
+		else if (sm->switch_rate)
+			snprintf(how, sizeof(how), "about %u a second asked", sm->switch_rate);
+		else
+			snprintf(how, sizeof(how), "each by chance 1/%u", sm->switch_period);
+		skipped = sm->switches_skipped;
+		say(out,
+		    "off-CPU: %llu switch-outs, %llu stacks taken in the kernel by BPF (%s; each "
+		    "weighed by 1 / the chance it was taken), %llu lost in full rings",
+		    (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
+		    how, (unsigned long long)sm->switches_lost);
+		if (sm->switch_ends_late)
+			say(out,
+			    "off-CPU: %llu waits' ends timed at their thread's next switch-out by "
+			    "the CPU time it had used (switches from the idle task this kernel "
+			    "does not trace)",
+			    (unsigned long long)sm->switch_ends_late);
+		if (sm->switches_filtered)
+			say(out,
+			    "off-CPU: %llu switch-outs of threads --threads leaves out were left "
+			    "out in the kernel",
+			    (unsigned long long)sm->switches_filtered);
+		if (sm->stacks_none)
+			say(out,
+			    "off-CPU: %llu stacks taken without a copy of the user stack "
+			    "(unreadable: their interpreted frames and frames without frame "
+			    "pointers cannot be named)",
+			    (unsigned long long)sm->stacks_none);
+	} else {
+		say(out,
+		    "off-CPU: %llu switch-outs, %llu stacks taken (every %u%s) by tracepoint "
+		    "events per thread from %s%s: no BPF (%s)",
+		    (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
+		    sm->switch_period, sm->switch_period == 1 ? "" : ", weighed that many times",
+		    sm->tracefs_dir ? sm->tracefs_dir : "?",
+		    sm->tracefs_mounted ? " (mounted by us)" : "",
+		    sm->switch_bpf_why ? sm->switch_bpf_why : "?");
+	}
+	say(out,
+	    "off-CPU: %llu waits counted, %.3f s (%llu up to their thread's exit, %llu still "
+	    "waiting at the end, counted up to it)",
+	    (unsigned long long)sm->offcpu_emitted, (double)sm->offcpu_ns / 1e9,
+	    (unsigned long long)sm->offcpu_exited, (unsigned long long)sm->offcpu_open_at_end);
+	say(out,
+	    "off-CPU dropped: %llu shorter than --min-block %llu us (%.3f s), %llu not taken "
+	    "(the stacks taken stand for them), %llu whose switch-in was lost, %llu over the "
+	    "waiting cap",
+	    (unsigned long long)sm->offcpu_under_min, (unsigned long long)(sm->min_block_ns / 1000),
+	    (double)sm->offcpu_under_min_ns / 1e9, (unsigned long long)skipped,
+	    (unsigned long long)sm->offcpu_unmatched, (unsigned long long)sm->offcpu_full);
+	if (sm->event == SESSION_EVENT_WALL && sm->exact.on)
+		say(out,
+		    "wall: %.3f s on the CPU + %.3f s off it, every thread's exact time (the "
+		    "samples weighed %.3f s + %.3f s)",
+		    (double)sm->exact.ns[4] / 1e9,
+		    (double)(sm->exact.ns[0] + sm->exact.ns[1] + sm->exact.ns[2] +
+			     sm->exact.ns[3]) /
+			    1e9,
+		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
+	else if (sm->event == SESSION_EVENT_WALL)
+		say(out, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
+		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
+	exact_summary(sm, out);
+	if (sm->thread_filtered)
+		say(out, "--threads left out %llu samples of other threads",
+		    (unsigned long long)sm->thread_filtered);
+}
+
+void session_report(const struct session_summary *sm, void (*line)(void *arg, const char *text),
+		    void *arg)
+{
+	const struct report_out o = { line, arg }, *out = &o;
+	char j[64], n[64], k[64];
+
+	if (sm->cycles_err && sm->cycles_err != -ECANCELED)
+		say(out, "cycles not supported here, using %s", sm->event_name);
+	if (sm->ring_bytes < sm->ring_bytes_wanted)
+		say(out,
+		    "rings of %zu KiB per CPU, not the %zu KiB that %u-byte stack copies ask for: "
+		    "the kernel granted no more locked memory (kernel.perf_event_mlock_kb per CPU, "
+		    "then RLIMIT_MEMLOCK; CAP_IPC_LOCK lifts both); records lost for it are "
+		    "counted below",
+		    sm->ring_bytes >> 10, sm->ring_bytes_wanted >> 10, sm->stack_copy);
+	if (sm->cpus_err)
+		say(out,
+		    "sampling per thread: CPU-wide events refused (%s; root or CAP_PERFMON "
+		    "allows them), so the JVM pays for its events at each context switch",
+		    strerror(-sm->cpus_err));
+	/* Off-CPU alone takes no CPU samples: no filter of them to speak of. */
+	if (sm->per_cpu && sm->filter_err && sm->event != SESSION_EVENT_OFFCPU)
+		say(out,
+		    "sampling per CPU without the kernel's filter by process (BPF: %s; "
+		    "CAP_BPF allows it): %llu samples of other processes were taken and dropped",
+		    strerror(-sm->filter_err), (unsigned long long)sm->samples_foreign);
+	if (sm->event == SESSION_EVENT_OFFCPU)
+		say(out,
+		    "%llu samples in %.1f s at switch-outs (off-CPU stacks %s, stack depth "
+		    "%u), %llu lost records (%llu events lost), %llu dropped",
+		    (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9,
+		    sm->switch_bpf_err == 0 ? "by BPF" : "by tracepoint events per thread",
+		    sm->max_stack, (unsigned long long)sm->lost_records,
+		    (unsigned long long)sm->lost + (unsigned long long)sm->lost_samples,
+		    (unsigned long long)sm->agg.dropped);
+	else
+		say(out,
+		    "%llu samples in %.1f s at %u Hz (event %s %s, stack depth %u), "
+		    "%llu lost records (%llu events lost), %llu dropped",
+		    (unsigned long long)sm->samples, (double)sm->duration_ns / 1e9, sm->freq_hz,
+		    sm->event_name, sm->per_cpu ? "per CPU" : "per thread", sm->max_stack,
+		    (unsigned long long)sm->lost_records,
+		    (unsigned long long)sm->lost + (unsigned long long)sm->lost_samples,
+		    (unsigned long long)sm->agg.dropped);
+	pct(j, sizeof(j), sm->agg.unresolved[STACKAGG_CLASS_JAVA],
+	    sm->agg.frames[STACKAGG_CLASS_JAVA]);
+	pct(n, sizeof(n), sm->agg.unresolved[STACKAGG_CLASS_NATIVE],
+	    sm->agg.frames[STACKAGG_CLASS_NATIVE]);
+	pct(k, sizeof(k), sm->agg.unresolved[STACKAGG_CLASS_KERNEL],
+	    sm->agg.frames[STACKAGG_CLASS_KERNEL]);
+	say(out, "unresolved frames: java %s, native %s, kernel %s", j, n, k);
+	if (sm->agg.retried)
+		say(out,
+		    "%llu samples had a JIT address with no code yet when first looked up; "
+		    "%llu of them resolved at the end with the late code events",
+		    (unsigned long long)sm->agg.retried, (unsigned long long)sm->agg.late_resolved);
+	if (sm->kernel_error)
+		say(out, "kernel symbols unavailable: %s", strerror(-sm->kernel_error));
+	if (sm->agg.jit_lines + sm->agg.jit_no_line) {
+		pct(j, sizeof(j), sm->agg.jit_lines, sm->agg.jit_lines + sm->agg.jit_no_line);
+		say(out,
+		    "compiled and inlined frames with a line: %s; %llu without (no line from "
+		    "the agent for that code: an older agent, a method without a line table, "
+		    "or a chain that did not match)",
+		    j, (unsigned long long)sm->agg.jit_no_line);
+	}
+	report_offcpu_summary(sm, out);
+	report_java_summary(sm, out);
+	if (sm->debuginfod)
+		say(out,
+		    "debuginfod: %llu lookups in %.1f s, %llu debug files found (%llu libraries "
+		    "named from them), %llu not found, %llu timed out, %llu failed, %llu over "
+		    "the limits",
+		    (unsigned long long)sm->debuginfod_st.lookups,
+		    (double)sm->debuginfod_st.ns / 1e9, (unsigned long long)sm->debuginfod_st.found,
+		    (unsigned long long)sm->debug_fetched,
+		    (unsigned long long)sm->debuginfod_st.not_found,
+		    (unsigned long long)sm->debuginfod_st.timeouts,
+		    (unsigned long long)sm->debuginfod_st.errors,
+		    (unsigned long long)sm->debuginfod_st.refused);
+	if (sm->debuginfod && sm->debuginfod_st.timeouts && !sm->debuginfod_st.found &&
+	    !sm->debuginfod_st.not_found)
+		say(out,
+		    "debuginfod: %s did not answer within the lookup timeout: not asked again "
+		    "in this run (check DEBUGINFOD_URLS)",
+		    getenv("DEBUGINFOD_URLS") ? getenv("DEBUGINFOD_URLS") : "the server");
+	report_unwind_summary(sm, out);
+	for (size_t i = 0; i < sm->njvms; i++) {
+		const struct session_jvm_summary *v = &sm->jvms[i];
+
+		if (!v->connected_ever && !v->jvm)
+			continue; /* not a JVM (a shell, a sidecar): nothing to say */
+		if (!v->connected_ever) {
+			say(out,
+			    "PID %u: no fgcollect agent connected; Java frames are [unknown] "
+			    "(start the JVM with -agentpath:.../libfgagent.so)",
+			    v->pid);
+			continue;
+		}
+		if (!v->drops_known) {
+			say(out,
+			    "PID %u: %llu code blobs (%llu live)%s; events the agent dropped: "
+			    "unknown (the watch daemon did not report them)",
+			    v->pid, (unsigned long long)v->blobs, (unsigned long long)v->live,
+			    v->exited ? ", exited" : "");
+			continue;
+		}
+		say(out,
+		    "PID %u: %llu code blobs (%llu live), agent dropped %llu events "
+		    "(queue full %llu, table full %llu)%s",
+		    v->pid, (unsigned long long)v->blobs, (unsigned long long)v->live,
+		    (unsigned long long)v->agent_queue_full +
+			    (unsigned long long)v->agent_table_full,
+		    (unsigned long long)v->agent_queue_full,
+		    (unsigned long long)v->agent_table_full, v->exited ? ", exited" : "");
+	}
+}
