@@ -111,6 +111,8 @@ struct session {
 	uint64_t cpu_interval_ns; /* wall: a CPU sample's weight when it carries no period */
 	regex_t threads_re;
 	bool threads_re_on;
+	bool tt_on;		/* exact totals (below) */
+	uint32_t strata_base;	/* stratum ids of this window are strata_base + 1 + index */
 	struct htab names_told; /* hashes of the thread names the sampler was told about */
 
 	/*
@@ -119,7 +121,6 @@ struct session {
 	 * weights are scaled, when the window closes, so that they add up to that time.
 	 */
 	struct threadtime tt;
-	bool tt_on;
 	struct htab strata_idx; /* tid << 3 | kind -> index into strata */
 	struct stratum {
 		uint32_t tid;
@@ -128,7 +129,6 @@ struct session {
 		double scale;
 	} * strata;
 	size_t nstrata, strata_cap;
-	uint32_t strata_base; /* stratum ids of this window are strata_base + 1 + index */
 	struct session_exact exact;
 };
 

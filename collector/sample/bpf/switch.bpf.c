@@ -31,9 +31,9 @@
  * average, but most recordings short of them). Within [PERIOD_MIN, PERIOD_MAX].
  * Stratified by thread: the prediction is raised by what the thread has waited since its last
  * stack of the kind was taken (`owed`, known before this wait is), so a thread gets a stack at
- * least once per period of its own waiting of each kind, whatever its waits' lengths (a thread that sleeps 60 ms at a
- * time beside idle threads of seconds-long waits still gets its share, not a chance of none);
- * the chance stays known before the wait's length, so the weights stay unbiased.
+ * least once per period of its own waiting of each kind, whatever its waits' lengths (a thread that
+ * sleeps 60 ms at a time beside idle threads of seconds-long waits still gets its share, not a
+ * chance of none); the chance stays known before the wait's length, so the weights stay unbiased.
  * Without a quota the chance is fixed_thr for every switch-out.
  *
  * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in the
