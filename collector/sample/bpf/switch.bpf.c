@@ -29,11 +29,12 @@
  * quotas too, and no kind of wait holding more than PERIOD_START of it has less than one stack
  * to expect (a long first period would take nearly none of the first waits: unbiased on
  * average, but most recordings short of them). Within [PERIOD_MIN, PERIOD_MAX].
- * Stratified by thread: the prediction is raised by what the thread has waited since its last
- * stack of the kind was taken (`owed`, known before this wait is), so a thread gets a stack at
- * least once per period of its own waiting of each kind, whatever its waits' lengths (a thread that
- * sleeps 60 ms at a time beside idle threads of seconds-long waits still gets its share, not a
- * chance of none); the chance stays known before the wait's length, so the weights stay unbiased.
+ * Stratified by thread: a thread that has waited a whole period since its last stack of a kind
+ * was taken (`owed`, known before this wait is) has its next wait of that kind taken for sure,
+ * so every thread gets a stack at least once per period of its own waiting of each kind, not
+ * by luck (a thread that sleeps 60 ms at a time beside idle threads of seconds-long waits still
+ * gets its share); below that the chance is the prediction's, so the allocation stays in
+ * proportion to the waiting, and known before the wait's length, so the weights stay unbiased.
  * Without a quota the chance is fixed_thr for every switch-out.
  *
  * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in the
@@ -230,9 +231,7 @@ static __always_inline __u64 period_of(const struct switchstats *st)
  * yet); owed: the thread's waiting since its last stack was taken. */
 static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
 {
-	__u64 thr,
-		x = (pred > FLOOR_NS ? pred : FLOOR_NS) + (owed < PERIOD_MAX ? owed : PERIOD_MAX),
-		p;
+	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p;
 
 	if (!quota)
 		return fixed_thr;
@@ -251,7 +250,7 @@ static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pre
 	if (!st->period || st->mass_cur >= st->mass_prev)
 		st->period = period_of(st);
 	p = st->period;
-	if (!pred || x >= p) {
+	if (!pred || x >= p || owed >= p) {
 		thr = SWITCHREC_ONE; /* a first wait of the kind: nothing to predict from */
 		x = p;
 	} else {
