@@ -1,5 +1,7 @@
-# Thin wrapper: `make demo` and `make test` install what they need (as root, via apt-get),
-# configure with CMake and run. Everything real lives in CMakeLists.txt and scripts/.
+# Thin wrapper: `make` (= `make build`) needs only the build's dependencies: it checks them and
+# names what is missing with the apt-get line to run (as root it installs them, and says so).
+# `make demo` and `make test` install everything they need (as root, via apt-get), configure
+# with CMake and run. Everything real lives in CMakeLists.txt and scripts/.
 JOBS    ?= 2
 BUILD   ?= build
 ASAN    ?= build-asan
@@ -8,27 +10,36 @@ PREFIX  ?= /opt/fgcollect
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
 
-.PHONY: all deps build build-asan build-tsan soak test test-unit test-e2e demo bench install fuzz clean lint
+.PHONY: all deps build-deps build build-asan build-tsan soak test test-unit test-e2e demo bench install fuzz clean lint
 
 all: build
 
+# What the goals asked for need installed (scripts/install-deps.sh): the build's dependencies
+# for `make`, `build`, `install` and the sanitizer builds; everything for a goal that runs
+# tests, the demo, the benchmarks, the fuzzer or the linters, before the build (CMake looks for
+# some of it when it configures: the Jetty and JDBC jars of the real-application service).
+RUN_GOALS := test test-unit test-e2e demo soak bench fuzz lint
+build-deps:
+	@scripts/install-deps.sh $(if $(filter $(RUN_GOALS),$(MAKECMDGOALS)),all,build)
+
+# Everything the build, the tests and the demo need.
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh all
 
 # Developer builds: warnings are errors here (FG_WERROR), not in a plain `cmake` build.
-build: deps
+build: build-deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_WERROR=ON >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
 # The ASan build's e2e-asan tests use the plain build's agent and Java workloads.
-build-asan: deps
+build-asan: build-deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DFG_SANITIZE=ON -DFG_E2E=OFF \
 		-DFG_WERROR=ON -DFG_PLAIN_BUILD_DIR=$(abspath $(BUILD)) >/dev/null
 	cmake --build $(ASAN) -j$(JOBS)
 
 # The TSan build: only what its tsan and e2e-tsan labels run (tests/tsan.cmake); the e2e-tsan
 # tests too use the plain build's agent and Java workloads.
-build-tsan: deps
+build-tsan: build-deps
 	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_TSAN=ON -DFG_E2E=OFF \
 		-DFG_WERROR=ON -DFG_PLAIN_BUILD_DIR=$(abspath $(BUILD)) >/dev/null
 	cmake --build $(TSAN) -j$(JOBS) --target fg_tsan_targets
@@ -71,7 +82,7 @@ install: build
 
 # The libFuzzer targets (build-fuzz/fuzz/fuzz_*), each run FUZZ_SECONDS (FUZZ_JOBS at once);
 # prints executions and coverage per target and fails on any finding (scripts/fuzz.sh).
-fuzz: deps
+fuzz: build-deps
 	JOBS=$(JOBS) scripts/fuzz.sh --build --dir build-fuzz --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
 lint: build

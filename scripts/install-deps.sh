@@ -1,14 +1,31 @@
 #!/bin/sh
-# Install the Debian packages the build, the tests and the demo need, if any is missing.
-# Runs apt-get only when something is absent, so repeated `make test` stays quick.
+# install-deps.sh [build|all] - the Debian packages fgcollect needs, checked and, as root,
+# installed when missing.
+#   build  what `make` and `make build` need: a C compiler, CMake, the libraries fgcollect and
+#          libfgagent.so link, clang and bpftool for the off-CPU BPF program, a JDK (the JNI
+#          headers, the Java test workloads) and cmocka (`make build` builds the unit tests);
+#   all    (the default; `make test`, `make demo`) the same and what the tests and the demo
+#          run: perf, the linters, podman and Docker, browsers, databases, debug files.
+# Nothing missing: exits 0 at once, so a repeated `make` stays quick. Missing, not root: lists
+# them with the apt-get line that installs them and exits 1. Missing, root: says so and runs
+# apt-get.
 set -eu
-PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy cppcheck
- libnng-dev libelf-dev libdw-dev libcmocka-dev zlib1g-dev libcurl4-openssl-dev
- openjdk-17-jdk-headless linux-perf util-linux procps iproute2 perl python3
+BUILD_PKGS="build-essential cmake pkg-config clang libbpf-dev bpftool
+ libnng-dev libmbedtls-dev libelf-dev libdw-dev libdebuginfod-dev libcurl4-openssl-dev zlib1g-dev
+ openjdk-17-jdk-headless libcmocka-dev"
+TEST_PKGS="libclang-rt-14-dev clang-format clang-tidy cppcheck
+ linux-perf util-linux procps iproute2 perl python3
  golang-go chromium chromium-driver nodejs time bc strace
- libdebuginfod-dev debuginfod libc6-dbg podman runc mmdebstrap docker.io docker-compose
- libbpf-dev bpftool
+ debuginfod libc6-dbg podman runc mmdebstrap docker.io docker-compose
  libjetty9-java libpostgresql-jdbc-java libmariadb-java postgresql mariadb-server apache2-utils"
+case ${1:-all} in
+build) PKGS=$BUILD_PKGS what="the build needs" ;;
+all) PKGS="$BUILD_PKGS $TEST_PKGS" what="the build, the tests and the demo need" ;;
+*)
+	echo "usage: install-deps.sh [build|all]" >&2
+	exit 64
+	;;
+esac
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
@@ -16,11 +33,11 @@ for p in $PKGS; do
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: missing Debian packages:$missing" >&2
-	echo "install-deps: run as root, or install them with: apt-get install$missing" >&2
+	echo "install-deps: $what Debian packages that are not installed:$missing" >&2
+	echo "install-deps: install them as root with: apt-get install$missing" >&2
 	exit 1
 fi
-echo "install-deps: installing$missing" >&2
+echo "install-deps: installing what $what (as root, with apt-get):$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086

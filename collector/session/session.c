@@ -919,12 +919,20 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 	free(pids);
 	if (rv == 0)
 		tell_names(s);
+	/* The BPF program was refused (or not asked for) and its fallback found no tracefs: say
+	 * what to do, on a host and in a container (a collector there cannot mount one). */
 	if (rv == -ENOENT && smo.mode != SAMPLER_MODE_CPU)
-		snprintf(why, whylen,
-			 "off-CPU needs the sched:sched_switch tracepoint: no tracefs at "
-			 "/sys/kernel/tracing or /sys/kernel/debug/tracing, and mounting it failed "
-			 "(mount -t tracefs nodev /sys/kernel/tracing, or give the container "
-			 "/sys/kernel/tracing)");
+		snprintf(
+			why, whylen,
+			"off-CPU needs the sched:sched_switch tracepoint: no tracefs at "
+			"/sys/kernel/tracing or /sys/kernel/debug/tracing, and mounting it failed "
+			"(that takes root with CAP_SYS_ADMIN). On the host, as root: mount -t "
+			"tracefs nodev /sys/kernel/tracing. In a container: mount it on the host, "
+			"then into the container (-v /sys/kernel/tracing:/sys/kernel/tracing:ro)%s",
+			smo.scope == SAMPLER_SCOPE_THREADS
+				? ""
+				: ", or give the container CAP_BPF (--cap-add BPF; Docker Engine "
+				  "before 23.0: SYS_ADMIN): off-CPU by BPF needs no tracefs");
 	else if ((rv == -EACCES || rv == -EPERM) && smo.mode != SAMPLER_MODE_CPU)
 		snprintf(why, whylen,
 			 "perf_event_open refused the sched_switch tracepoint (%s): off-CPU needs "

@@ -320,8 +320,9 @@ def main():
         if fixture:
             check_index(wd, fixture, tmp, svg, folded, count(root))
     except Exception as e:  # report, never pass silently
-        failures.append("exception: %s" % e)
-        print("FAIL exception: %s" % e)
+        # repr: an exception without a message (a bare timeout) still names its type
+        failures.append("exception: %r" % e)
+        print("FAIL exception: %r" % e)
     finally:
         if wd and wd.sid:
             try:
@@ -336,7 +337,7 @@ def main():
                 driver_proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
-        print("%d check(s) failed" % len(failures))
+        print("FAIL: %d check(s) failed: %s" % (len(failures), "; ".join(failures)))
         return 1
     print("all browser checks passed")
     return 0

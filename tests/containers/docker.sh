@@ -214,6 +214,8 @@ grep -q 'warning: no CAP_BPF.*--cap-add SYS_ADMIN' "$err" ||
 ((RC != 0)) && grep -q 'off-CPU needs the sched:sched_switch tracepoint: no tracefs' "$err" &&
 	! grep -q 'taken in the kernel by BPF' "$err" ||
 	{ cat "$err" >&2; fg_fail "without SYS_ADMIN record --event offcpu should fail for want of tracefs (rc $RC)"; }
+grep -q 'no tracefs.*mount -t tracefs nodev /sys/kernel/tracing.*-v /sys/kernel/tracing:/sys/kernel/tracing:ro.*Docker Engine before 23.0: SYS_ADMIN' "$err" ||
+	{ cat "$err" >&2; fg_fail "without SYS_ADMIN and tracefs record --event offcpu does not say how to mount tracefs or which capability to add"; }
 fg_log "without SYS_ADMIN, off-CPU: $(grep -m1 'warning: no CAP_BPF' "$err" | cut -c1-80)...; $(grep -o 'no tracefs at [^,]*' "$err")"
 
 fg_pass "docker $engine: compose as written refused (PERFMON, BPF), with SYS_ADMIN serves a uid-4242 read-only JVM; record unknown java $UJ native $UN kernel $UK, off-CPU by BPF without tracefs (java unknown $OJ), top ok, SYS_ADMIN needed; $((SECONDS - T0)) s"

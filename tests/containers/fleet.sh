@@ -29,7 +29,7 @@
 #     lacks it (naming the capability and --cap-add) and fails the way docs/containers.md says; without
 #     BPF an off-CPU recording takes no stack by BPF: it fails for want of tracefs, and with the
 #     host's tracefs mounted it falls back to tracepoint events per thread (what the mount
-#     would be for).
+#     would be for; the test mounts tracefs on the host when none is, and unmounts it after).
 #
 # tests/containers/docker.sh runs the same images on Docker Engine.
 #
@@ -44,6 +44,7 @@ P=fgct-$$
 SOCK=$FG_TMP/sock
 DBG_PORT=8002
 DBG_PID=
+TRACEFS_MOUNTED= # 1: this test mounted the host's tracefs (unmounted at the end)
 
 ct_cleanup() {
 	local rc=$? c
@@ -51,6 +52,9 @@ ct_cleanup() {
 		ct_podman rm -f -t 0 "$P-$c" >/dev/null 2>&1 || true
 	done
 	[[ -n $DBG_PID ]] && kill "$DBG_PID" 2>/dev/null && wait "$DBG_PID" 2>/dev/null
+	if [[ -n $TRACEFS_MOUNTED ]]; then
+		umount /sys/kernel/tracing 2>/dev/null || umount -l /sys/kernel/tracing 2>/dev/null || true
+	fi
 	(exit "$rc")
 	fg_cleanup
 }
@@ -235,8 +239,16 @@ grep -q 'PrimeService::[a-zA-Z]*_\[[ji]\]' "$FG_TMP/top.out" || fg_fail "top nam
 fg_log "top: $(grep -m1 'PrimeService::' "$FG_TMP/top.out" | tr -s ' ')"
 
 # ---- off-CPU through podman exec: stacks taken in the kernel by BPF, no tracefs -------------
+# The fallback checks below give a collector the host's tracefs: an untouched host has none
+# mounted (nothing on it needs one), so the test mounts it and unmounts it at the end.
 tp=/sys/kernel/tracing/events/sched/sched_switch/id
-[[ -r $tp ]] || fg_fail "the host has no $tp (the fallback checks below need it)"
+if [[ ! -e $tp ]] && ! mountpoint -q /sys/kernel/tracing; then
+	mount -t tracefs nodev /sys/kernel/tracing ||
+		fg_fail "the host has no tracefs at /sys/kernel/tracing and mounting one failed (the fallback checks below need it)"
+	TRACEFS_MOUNTED=1
+	fg_log "mounted tracefs at /sys/kernel/tracing (none was; the fallback checks below need it; unmounted at the end)"
+fi
+[[ -r $tp ]] || fg_fail "the host's tracefs at /sys/kernel/tracing has no readable $tp (the fallback checks below need it)"
 ! ct_podman exec "$P-collector" test -e "$tp" || fg_fail "the collector container sees tracefs ($tp)"
 t=$(fg_ms)
 ct_podman exec "$P-collector" fgcollect record --container "${ID[app1]:0:12}" --event offcpu \
@@ -309,6 +321,9 @@ for drop in "${CAPS[@]}"; do
 		((rc != 0)) && grep -q 'off-CPU needs the sched:sched_switch tracepoint: no tracefs' "$err" &&
 			! grep -q 'taken in the kernel by BPF' "$err" ||
 			{ cat "$err" >&2; fg_fail "without BPF record --event offcpu should fail for want of tracefs (rc $rc; $(now))"; }
+		# ... and say what to do: mount it (on the host, then into the container) or give BPF.
+		grep -q 'no tracefs.*mount -t tracefs nodev /sys/kernel/tracing.*-v /sys/kernel/tracing:/sys/kernel/tracing:ro.*CAP_BPF (--cap-add BPF' "$err" ||
+			{ cat "$err" >&2; fg_fail "without BPF and tracefs record --event offcpu does not say how to mount tracefs or to add CAP_BPF"; }
 		TRACEFS=1 collector_args "${keep[@]}"
 		rc=0
 		ct_podman run --rm "${COLL[@]}" -v "$FG_TMP/empty:/var/run/fgcollect" -v /tmp:/tmp \

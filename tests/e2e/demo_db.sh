@@ -50,7 +50,7 @@ line=$(grep '^  per request: ' "$FG_TMP/demo.out") || fg_fail "no per-request su
 # Recompute: N = RPS x (wall time / threads of the wall profile); reads = wall (us) of the stacks
 # under RealAppServlet::doGet that reach the JDK's socket stream read; share = reads / doGet's
 # wall; CPU = CPU samples under doGet / 499 Hz.
-check=$(python3 - "$line" "$out" <<'EOF'
+check=$(python3 - "$line" "$out" 2>"$FG_TMP/check.err" <<'EOF'
 import re, sys
 line, out = sys.argv[1], sys.argv[2]
 m = re.fullmatch(r"  per request: PostgreSQL (\d+) µs of wall in the JDBC driver's socket reads \((\d+)% of the servlet's wall\), (\d+) µs of CPU in the servlet; MariaDB (\d+) µs \((\d+)%\), (\d+) µs CPU \(([0-9.]+) and ([0-9.]+) requests/s\)", line)
@@ -87,6 +87,6 @@ for db in ("pg", "maria"):
         bad.append(f"{db}: a zero figure")
 print("; ".join(bad) if bad else "ok")
 EOF
-) || fg_fail "summary check failed: $check"
+) || { cat "$FG_TMP/check.err" >&2; fg_fail "summary check failed: $(tail -n 1 "$FG_TMP/check.err")"; }
 [[ $check == ok ]] || fg_fail "$check"
 fg_pass "$line"

@@ -118,4 +118,23 @@ out=$(FGCOLLECT=$FG_TMP/deadwatch FG_WATCH_START_S=1 bash -c 'set -euo pipefail
 [[ $st == 1 && $out == *"exited with status 3"* && $out == *"cannot listen here"* ]] ||
 	fg_fail "a watch that died at start was reported as: status $st, output: $out"
 fg_log "a watch that dies at start: reported with its status and log"
+# Every failure says why on its FAIL line: a blank reason, a reason on a later line, a capture
+# that came back empty, a command that ends the test under errexit.
+fail_line() { # BODY: the FAIL line of a test script whose body is BODY
+	printf 'set -euo pipefail\n. "%s"\nFG_TEST=t\ntrap fg_cleanup EXIT\n%s\n' \
+		"$FG_SOURCE_DIR/tests/harness/lib.sh" "$1" >"$FG_TMP/failcase.sh"
+	bash "$FG_TMP/failcase.sh" 2>&1 | grep -m1 'FAIL' || true
+}
+for c in 'fg_fail ""' 'fg_fail $'"'"'\n'"'"'"two runs missed"' 'x=$(true); fg_fail "check failed: $x"' \
+	'read -r a </dev/null'; do
+	l=$(fail_line "$c")
+	case $c in
+	*missed*) want='FAIL: two runs missed' ;;
+	*read*) want='FAIL: status 1 from `read -r a' ;;
+	*'check failed'*) want='FAIL: check failed: (nothing: an empty value at' ;;
+	*) want='FAIL: no reason given (fg_fail called with an empty message at' ;;
+	esac
+	[[ $l == *"$want"* ]] || fg_fail "the harness reported '$c' as '$l' (want '$want')"
+done
+fg_log "a blank or late reason, an empty capture, an errexit: each on its FAIL line"
 fg_pass "container: pid 1, uid 4242, pivot_root, private /tmp, docker cgroup, ro socket volume; perf: $FG_JIT_FRAMES JIT frames, 0 named without a map"

@@ -247,5 +247,10 @@ elapsed=$((($(fg_ms) - t0) / 1000))
 printf '%s' "$summary" >&2
 fg_log "thresholds: whole chain >= $min_chain%, [unknown] <= $max_unknown%, rooted >= $min_rooted%; $n runs in $elapsed s"
 [[ -z $hung ]] || printf 'realapp: WARNING: a recording hung at exit after writing its profile (a teardown bug, not a profile check):\n%s' "$hung" >&2
-[[ -z $failed ]] || fg_fail $'\n'"$failed"
+# One line: how many runs missed, and each run's misses (each run's figures are above).
+if [[ -n $failed ]]; then
+	missed=$(printf '%s' "$failed" | grep -c .)
+	failed=${failed//$'\n'/ }
+	fg_fail "$missed of $n runs below the thresholds: ${failed%;*}"
+fi
 fg_pass "$n runs: whole chain, [unknown] and rooted shares within the thresholds${hung:+ (a recording hung at exit: see the warning above)}"

@@ -46,6 +46,7 @@ declare -gA FG_CT_FPID=()   # name -> PID of its fgcontainer process
 declare -gA FG_CT_HOSTPID=() # name -> host PID of the container's command (the JVM)
 declare -gA FG_CT_LOG=()    # name -> file with the container's stdout and stderr
 FG_CLEAN_FILES=()
+FG_VERDICT= # fail, skip or pass once fg_fail, fg_skip or fg_pass said so
 
 # ---------------------------------------------------------------------------------------------
 # Reporting
@@ -55,9 +56,27 @@ fg_log() {
 }
 
 # fg_fail MSG: print MSG, the tail of the watch log and of every container log, exit 1.
+# The FAIL line always carries a reason: MSG's first line that is not blank (the rest follows
+# it); a blank MSG, or one ending in a colon (a capture that came back empty), names the line
+# of the script that called fg_fail.
 fg_fail() {
-	local n
-	printf '[%s] FAIL: %s\n' "$FG_TEST" "$*" >&2
+	local n msg=$* rest= at="${BASH_SOURCE[1]:-$0}:${BASH_LINENO[0]:-?}"
+	at=${at##*/}
+	FG_VERDICT=fail
+	msg=${msg#"${msg%%[![:space:]]*}"} # leading blanks and empty lines
+	if [[ $msg == *$'\n'* ]]; then
+		rest=${msg#*$'\n'}
+		msg=${msg%%$'\n'*}
+	fi
+	msg=${msg%"${msg##*[![:space:]]}"} # trailing blanks
+	if [[ -z $msg ]]; then
+		msg="no reason given (fg_fail called with an empty message at $at)"
+	elif [[ $msg == *: ]]; then
+		msg="$msg (nothing: an empty value at $at)"
+	fi
+	printf '[%s] FAIL: %s\n' "$FG_TEST" "$msg" >&2
+	rest=${rest%"${rest##*[![:space:]]}"}
+	[[ -z $rest ]] || printf '%s\n' "$rest" >&2
 	if [[ -n $FG_WATCH_LOG && -s $FG_WATCH_LOG ]]; then
 		echo "--- last lines of the watch log ($FG_WATCH_LOG):" >&2
 		tail -n 20 "$FG_WATCH_LOG" >&2
@@ -72,6 +91,7 @@ fg_fail() {
 
 # fg_skip REASON: exit 77 (ctest SKIP_RETURN_CODE). Only for what the kernel refuses.
 fg_skip() {
+	FG_VERDICT=skip
 	printf '[%s] SKIP: %s\n' "$FG_TEST" "$*" >&2
 	exit 77
 }
@@ -85,6 +105,7 @@ fg_missing_tool() {
 
 # fg_pass MSG: the closing line of a passing test.
 fg_pass() {
+	FG_VERDICT=pass
 	printf '[%s] PASS: %s\n' "$FG_TEST" "$*" >&2
 	exit 0
 }
@@ -125,9 +146,19 @@ fg_require_built() {
 }
 
 fg_cleanup() {
-	local rc=$? n p
+	local rc=$? n p cmd=$BASH_COMMAND
 	trap - EXIT INT TERM
 	set +e # teardown is best effort; the test's own status is what counts
+	# Ended non-zero with no verdict: a command failed under errexit (its own message, if any,
+	# is above), or a signal. Say which, in the one line a reader looks for.
+	if [[ $rc != 0 && $rc != 77 && -z $FG_VERDICT ]]; then
+		cmd=${cmd//$'\n'/ }
+		case $rc in
+		130 | 143) printf '[%s] FAIL: interrupted (status %s)\n' "$FG_TEST" "$rc" >&2 ;;
+		*) printf '[%s] FAIL: status %s from `%s`, which ended the test (errexit)\n' \
+			"$FG_TEST" "$rc" "${cmd:0:300}" >&2 ;;
+		esac
+	fi
 	for n in "${!FG_CT_FPID[@]}"; do
 		fg_container_stop "$n" 1 >/dev/null 2>&1 || true
 	done

@@ -39,6 +39,7 @@ struct fake_sampler {
 	pid_t removed[8];
 	size_t nremoved;
 	int add_rv;
+	int open_rv; /* fs_open's answer when not 0 (as the sampler's, e.g. -ENOENT: no tracefs) */
 	bool disabled;
 	/* A tick: the clock moves by step_ns and (sample_per_poll) one more sample of the JVM is
 	 * delivered. Every other poll ticks, so a drain (poll until nothing comes) ends. */
@@ -59,6 +60,8 @@ static int fs_open(const struct sampler_opts *o, const pid_t *pids, size_t n, vo
 	(void)o;
 	(void)pids;
 	assert_int_equal(n, 0); /* --all: targets come from the source */
+	if (fs.open_rv)
+		return fs.open_rv;
 	fs.info.event_name = "cpu-clock";
 	*smp = &fs;
 	return 0;

@@ -276,6 +276,43 @@ static void test_held_samples_look_at_the_source_every_10_ms(void **state)
 	session_close(s);
 }
 
+/*
+ * Off-CPU whose BPF program was refused and whose fallback, tracepoint events per thread,
+ * found no tracefs it could mount: record says what to do on the host and in a container
+ * (CAP_BPF only where the BPF path was not ruled out by --scope threads), in one message that
+ * fits record's buffer.
+ */
+static void test_no_tracefs_says_how_to_mount_it(void **state)
+{
+	static const char *const mount_host = "mount -t tracefs nodev /sys/kernel/tracing";
+	static const char *const mount_ct = "-v /sys/kernel/tracing:/sys/kernel/tracing:ro";
+	struct session *s = NULL;
+	char why[512];
+
+	(void)state;
+	for (int scope = SESSION_SCOPE_AUTO; scope <= SESSION_SCOPE_THREADS; scope++) {
+		struct session_opts o = { .target = SESSION_TARGET_ALL,
+					  .event = SESSION_EVENT_OFFCPU,
+					  .scope = scope };
+
+		memset(&fs, 0, sizeof(fs));
+		fs.open_rv = -ENOENT;
+		clock_ns = 1000 * MS;
+		assert_int_equal(session_open_seams(&o, &seams, &s, why, sizeof(why)), -ENOENT);
+		assert_null(s);
+		print_message("scope %d: %s\n", scope, why);
+		assert_non_null(strstr(why, "off-CPU needs the sched:sched_switch tracepoint: no "
+					    "tracefs at /sys/kernel/tracing"));
+		assert_non_null(strstr(why, mount_host));
+		assert_non_null(strstr(why, mount_ct));
+		if (scope == SESSION_SCOPE_AUTO)
+			assert_non_null(strstr(why, "CAP_BPF (--cap-add BPF"));
+		else
+			assert_null(strstr(why, "CAP_BPF"));
+		assert_true(strlen(why) < sizeof(why) - 1); /* not cut short */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_an_idle_recording_sleeps_until_a_record_or_the_deadline),
 		cmocka_unit_test(test_a_busy_ring_is_drained_on_a_timer),
 		cmocka_unit_test(test_held_samples_look_at_the_source_every_10_ms),
+		cmocka_unit_test(test_no_tracefs_says_how_to_mount_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
