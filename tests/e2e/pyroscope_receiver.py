@@ -135,6 +135,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(float(m[1]))
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
+        if len(body) < n:
+            # The client hung up before sending it all (a push that gave up on the "slow"
+            # mode's server): no request was made, so nothing to judge.
+            with open(os.path.join(OUT, "abandoned.log"), "a") as f:
+                f.write("%d of %d bytes\n" % (len(body), n))
+            return
         if m[:1] == ["500"]:
             refused += 1
             with open(os.path.join(OUT, "refused.count"), "w") as f:
