@@ -123,10 +123,8 @@ struct session {
 	struct threadtime tt;
 	struct htab strata_idx; /* tid << 3 | kind -> index into strata */
 	struct stratum {
-		uint32_t tid;
-		uint8_t kind; /* SWITCHTOT_*, or THREADTIME_CPU */
-		uint64_t sum_us;
-		double scale;
+		uint64_t sum_us; /* the weights of its stacks */
+		double scale;	 /* what they are multiplied by when the window closes */
 	} * strata;
 	size_t nstrata, strata_cap;
 	struct session_exact exact;
@@ -549,6 +547,14 @@ static bool user_frames(struct session *s, const struct perfring_rec *r,
 	return false;
 }
 
+/* The process root frame of pid's stacks: NULL when one process is recorded. */
+static const char *process_root(struct session *s, uint32_t pid)
+{
+	struct target *t = s->multi ? targets_find(&s->targets, pid) : NULL;
+
+	return s->multi ? (t ? t->root : "[other]") : NULL;
+}
+
 /* ---- exact totals, sampled shapes ------------------------------------------------------ */
 
 /* The stratum id of tid's stacks of a kind, w more us of them counted; 0 when none can be kept
@@ -566,7 +572,7 @@ static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint6
 		    htab_put(&s->strata_idx, key, s->nstrata) != 0)
 			return 0;
 		i = s->nstrata++;
-		s->strata[i] = (struct stratum){ .tid = tid, .kind = (uint8_t)kind, .scale = 1.0 };
+		s->strata[i] = (struct stratum){ .scale = 1.0 };
 	}
 	s->strata[i].sum_us += w;
 	return s->strata_base + 1 + (uint32_t)i;
@@ -609,7 +615,6 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
 		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 3 | k);
-		struct target *t;
 
 		s->exact.ns[k] += ns;
 		if (v && s->strata[*v].sum_us) {
@@ -621,12 +626,11 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		if (!us)
 			continue;
 		/* Time with no stack: under the thread, a frame that says so, and the kind. */
-		t = s->multi ? targets_find(&s->targets, r->pid) : NULL;
 		struct stackagg_sample smp = {
 			.pid = r->pid,
 			.tid = r->tid,
 			.ts = s->tt.b.t,
-			.process = s->multi ? (t ? t->root : "[other]") : NULL,
+			.process = process_root(s, r->pid),
 			.thread = name,
 			.weight = us,
 			.mark = "[no stack sampled]",
@@ -676,7 +680,6 @@ static void exact_start(struct session *s)
 /* One sample into the aggregate (or, may_defer, kept to be walked later). */
 static void on_sample(struct session *s, const struct perfring_rec *r, bool may_defer)
 {
-	struct target *t = s->multi ? targets_find(&s->targets, r->pid) : NULL;
 	struct stackagg_sample smp = {
 		.pid = r->pid,
 		.tid = r->tid,
@@ -685,7 +688,7 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 		.nr_kernel = r->u.sample.nr_kernel,
 		.user = r->u.sample.user,
 		.nr_user = r->u.sample.nr_user,
-		.process = s->multi ? (t ? t->root : "[other]") : NULL,
+		.process = process_root(s, r->pid),
 		.thread = threadnames_get(&s->names, r->pid, r->tid),
 	};
 
