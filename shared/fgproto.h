@@ -40,6 +40,12 @@
  *                 | i32 orig_pc_offset | u32 reserved
  *   CODE_LINES    u64 addr | u32 size | u32 n_pcs | u64 ts | line table
  *   TABLES        u64 ts | u32 on | u32 reserved
+ *   STACK_EVENT   u64 ts | u32 tid | u16 kind | u16 depth | u64 value | u64 interval | u64 tag
+ *                 | str class | depth x { u32 method id | i32 line }
+ *   OBJECT_FREE   u32 n | u32 reserved | n x u64 tag
+ *   EVENTS        u64 ts | u32 on (FGP_EVM_*) | u32 reserved | u64 alloc_interval
+ *                 | u64 lock_threshold_ns | u64 dropped_queue | u64 dropped_other
+ *                 | u64 lock_short | u64 lock_short_ns
  *
  * Tables on demand (FGP_HELLO_TABLES_ON_DEMAND): an agent that says so in its HELLO sends a
  * compiled method's inline table, CODE_FRAME and CODE_LINES only while its collector asks for
@@ -93,6 +99,37 @@
  * The decoder checks addr lies in the code, frame_size is a multiple of 8 up to
  * FGP_CF_MAX_FRAME, frame_complete <= code_size, the handlers lie in the code, and
  * orig_pc_offset is a multiple of 8 inside the frame when a handler is given.
+ *
+ * Events on demand (FGP_HELLO_EVENTS; fgsocket.h: the want file's "events" lines): an agent that
+ * says so in its HELLO samples allocations, tracks the sampled objects that stay live and times
+ * contended monitor entries only while its collector asks, and says what it does in EVENTS
+ * records: one whenever the set turns (on = 0 when all are off), and one at most every second
+ * while any is on and its drop counters moved. The counters are cumulative since the agent
+ * started: dropped_queue counts events lost to a full queue, dropped_other events lost for any
+ * other cause (no stack, no name, the live set full); lock_short and lock_short_ns count the
+ * contended entries shorter than the lock threshold and the time they waited.
+ * STACK_EVENT: one event on one Java thread, at ts. tid is the thread's id as the agent sees it
+ * (gettid() inside the JVM's PID namespace: a collector maps it to the host's tid itself, by the
+ * NSpid lines of the kernel-verified JVM's tasks). kind is enum fgp_ev_kind:
+ *   FGP_EV_ALLOC  one object sampled by JVMTI SampledObjectAlloc: value = its size in bytes,
+ *                 interval = the mean sampling interval in bytes it was sampled with (> 0; the
+ *                 reader weighs the sample: it stands for value / p bytes and 1 / p objects,
+ *                 p = 1 - exp(-value / interval)), tag = non-zero when the agent tracks the
+ *                 object for the live profile (unique for the agent's life; an OBJECT_FREE
+ *                 names it when the JVM frees it), class = the allocated class as Java writes
+ *                 it ("byte[]", "java.lang.String", "java.util.HashMap$Node[]");
+ *   FGP_EV_LOCK   one contended monitor entry (MonitorContendedEnter to ...Entered): value = the
+ *                 nanoseconds waited (>= the lock threshold), interval = that threshold in ns
+ *                 (waits below it are not sent, only counted in EVENTS' lock_short and
+ *                 lock_short_ns), tag = 0, class = the monitor object's class.
+ * frames are innermost first (frame 0 the allocating method, or the one entering the monitor),
+ * method ids are NAME ids of this connection (the same names as CODE_LOAD_IDS'), line is the
+ * frame's source line, 0 when unknown; depth 0..FGP_MAX_EVENT_DEPTH; FGP_REC_STACK_TRUNCATED:
+ * the thread's stack was deeper than the agent's depth cap (the outermost frames are missing).
+ * OBJECT_FREE: tags of tracked objects the JVM freed (ObjectFree), 1..FGP_MAX_FREE_TAGS of them.
+ * Events are never replayed (FGP_REC_REPLAY is not set on them); after a reconnection the
+ * agent's tags of the earlier connection may still be freed: a reader ignores tags it does not
+ * know.
  *
  * Interned names (NAME, CODE_LOAD_IDS): a method name is sent once per connection as a NAME
  * record giving it an id (non-zero, chosen by the agent), then referenced by id. A connection
@@ -165,7 +202,24 @@ enum fgp_type {
 	FGP_CODE_FRAME = 15,
 	FGP_CODE_LOAD_IDS = 11,
 	FGP_TABLES = 12,
+	FGP_STACK_EVENT = 16,
+	FGP_OBJECT_FREE = 17,
+	FGP_EVENTS = 18,
 };
+
+/* STACK_EVENT kinds. */
+enum fgp_ev_kind {
+	FGP_EV_ALLOC = 1,
+	FGP_EV_LOCK = 2,
+};
+
+/* EVENTS' on: what the agent does from that record on. */
+#define FGP_EVM_ALLOC (1u << 0) /* STACK_EVENT FGP_EV_ALLOC */
+#define FGP_EVM_LIVE (1u << 1)	/* tags on allocation samples, OBJECT_FREE */
+#define FGP_EVM_LOCK (1u << 2)	/* STACK_EVENT FGP_EV_LOCK */
+
+#define FGP_MAX_EVENT_DEPTH 2048u
+#define FGP_MAX_FREE_TAGS 4096u
 
 /* CODE_FRAME kinds: HotSpot's CodeBlobKind (JDK 23+), named the same way. */
 enum fgp_cf_kind {
@@ -242,12 +296,15 @@ enum fgp_vml_key {
 #define FGP_HELLO_DEBUG_NON_SAFEPOINTS (1u << 1)
 #define FGP_HELLO_SIGNATURES (1u << 2)	     /* names carry JVM signatures */
 #define FGP_HELLO_TABLES_ON_DEMAND (1u << 3) /* tables only when asked (see TABLES above) */
+#define FGP_HELLO_EVENTS (1u << 4)	     /* alloc, live and lock events when asked */
 
 /* Record header flags. */
 #define FGP_REC_REPLAY (1u << 0)	   /* part of a snapshot replay, not a new event */
 #define FGP_REC_INLINE_TRUNCATED (1u << 1) /* the agent dropped inline info to fit limits */
 /* CODE_LOAD, CODE_LINES: live code announced again (tables on demand, see TABLES above). */
 #define FGP_REC_AGAIN (1u << 2)
+/* STACK_EVENT: the stack was cut at the agent's depth cap (outermost frames missing). */
+#define FGP_REC_STACK_TRUNCATED (1u << 3)
 
 /* A borrowed string: points into the decoded buffer (or the encoder's input), no terminator. */
 struct fgp_str {
@@ -403,6 +460,66 @@ struct fgp_code_lines {
 	size_t pcs_len;
 };
 
+/* A STACK_EVENT frame as an encoder takes it. */
+struct fgp_frame_in {
+	uint32_t method_id; /* a NAME id of the connection, non-zero */
+	int32_t line;	    /* >= 0; 0 when unknown */
+};
+
+struct fgp_stack_event_in {
+	uint64_t ts;
+	uint32_t tid;
+	uint16_t kind;	/* enum fgp_ev_kind */
+	uint16_t flags; /* FGP_REC_STACK_TRUNCATED or 0 */
+	uint64_t value, interval, tag;
+	struct fgp_str cls;
+	uint16_t depth;
+	const struct fgp_frame_in *frames; /* depth of them, innermost first */
+};
+
+/*
+ * A decoded STACK_EVENT, validated: a known kind, ALLOC with value and interval > 0, LOCK with
+ * value >= interval and tag 0, a non-empty class, depth <= FGP_MAX_EVENT_DEPTH, method ids
+ * non-zero, lines >= 0. Its frames stay raw: read them with fgp_event_frame().
+ */
+struct fgp_stack_event {
+	uint64_t ts;
+	uint32_t tid;
+	uint16_t kind;
+	uint16_t depth;
+	uint64_t value, interval, tag;
+	struct fgp_str cls;
+	const uint8_t *frames_raw; /* depth x 8 bytes */
+};
+
+static inline void fgp_event_frame(const struct fgp_stack_event *e, uint16_t i, uint32_t *id,
+				   int32_t *line)
+{
+	*id = fgle_get32(e->frames_raw + 8 * (size_t)i);
+	*line = (int32_t)fgle_get32(e->frames_raw + 8 * (size_t)i + 4);
+}
+
+/* A decoded OBJECT_FREE: n (1..FGP_MAX_FREE_TAGS) tags, read with fgp_free_tag(). */
+struct fgp_object_free {
+	uint32_t n;
+	const uint8_t *tags_raw;
+};
+
+static inline uint64_t fgp_free_tag(const struct fgp_object_free *f, uint32_t i)
+{
+	return fgle_get64(f->tags_raw + 8 * (size_t)i);
+}
+
+/* EVENTS: the decoder refuses bits of on outside FGP_EVM_*, and ALLOC or LIVE on with an
+ * alloc_interval of 0. */
+struct fgp_events {
+	uint64_t ts;
+	uint32_t on; /* FGP_EVM_* */
+	uint64_t alloc_interval, lock_threshold_ns;
+	uint64_t dropped_queue, dropped_other;
+	uint64_t lock_short, lock_short_ns;
+};
+
 struct fgp_record {
 	uint16_t type;	/* enum fgp_type, or an unknown type (body not decoded) */
 	uint16_t flags; /* FGP_REC_* */
@@ -419,6 +536,9 @@ struct fgp_record {
 		struct fgp_name name;
 		struct fgp_code_lines lines;
 		struct fgp_tables tables;
+		struct fgp_stack_event ev;
+		struct fgp_object_free freed;
+		struct fgp_events events;
 	} u;
 };
 
@@ -453,6 +573,17 @@ int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d);
 
 /* TABLES: -EINVAL for on other than 0 or 1. */
 int fgp_encode_tables(uint8_t *dst, size_t cap, const struct fgp_tables *t);
+
+/* STACK_EVENT: -EINVAL for an event the decoder would refuse (see struct fgp_stack_event). */
+size_t fgp_stack_event_size(const struct fgp_stack_event_in *e);
+int fgp_encode_stack_event(uint8_t *dst, size_t cap, const struct fgp_stack_event_in *e);
+
+/* OBJECT_FREE: -EINVAL for n of 0 or over FGP_MAX_FREE_TAGS. */
+size_t fgp_object_free_size(uint32_t n);
+int fgp_encode_object_free(uint8_t *dst, size_t cap, const uint64_t *tags, uint32_t n);
+
+/* EVENTS: -EINVAL for one the decoder would refuse. */
+int fgp_encode_events(uint8_t *dst, size_t cap, const struct fgp_events *e);
 
 /* NAME: -EINVAL for id 0. */
 size_t fgp_name_size(struct fgp_str name);
@@ -497,6 +628,7 @@ uint32_t fgp_vml_get(const struct fgp_vm_layout *l, enum fgp_vml_key k);
 #define FGP_SNAPSHOT_SIZE (FGP_REC_HEADER_SIZE + 16)
 #define FGP_TABLES_SIZE (FGP_REC_HEADER_SIZE + 16)
 #define FGP_DROPPED_SIZE (FGP_REC_HEADER_SIZE + 24)
+#define FGP_EVENTS_SIZE (FGP_REC_HEADER_SIZE + 64)
 
 /* ---- fields of an encoded record (ours: already valid) ----------------------------------- */
 

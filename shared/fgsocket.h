@@ -26,5 +26,24 @@
 #define FG_FEATURE_TABLES "tables"
 #define FG_WANT_SUFFIX ".want"
 #define FG_WANT_MAX (64u << 10) /* an agent reads at most this much of the want file */
+/*
+ * Events on demand (fgproto.h: FGP_HELLO_EVENTS, STACK_EVENT, EVENTS): the same want file holds,
+ * for an agent asked for events, a line of its own (an agent of before events skips it: it
+ * matches whole 16-digit lines only):
+ *
+ *   <16 hex digits of the token> events [alloc=BYTES] [live] [lock=US] [depth=N]
+ *
+ * words separated by one space, in any order: alloc= turns allocation sampling on with that
+ * mean interval (1..2^30 bytes), live tracks the sampled objects (needs alloc=), lock= times
+ * contended monitor entries of at least US microseconds (0: all), depth= caps the stacks the
+ * agent takes (1..FGP_MAX_EVENT_DEPTH, the agent's own default when absent). A word the agent
+ * does not know, or a bad value, is ignored (the rest of the line holds). No line for a token:
+ * every event off. The tables line and the events line of one token are independent. A
+ * collector lists this feature in its features file.
+ */
+#define FG_FEATURE_EVENTS "events"
+#define FG_WANT_EVENTS_WORD "events"
+#define FG_ALLOC_INTERVAL_DEFAULT (512u << 10) /* bytes, as Grafana Alloy's Java profiling */
+#define FG_LOCK_THRESHOLD_DEFAULT_US 0u
 
 #endif
