@@ -853,7 +853,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
  * is the window in which an unloading costs names; 500 ms is under half the settle window
  * (1.3 s) the samples wait anyway. Each drain costs us a few times what a sample's walk does on
  * a VM: a 99 Hz recording of a service using a tenth of a core cost ~1.0% of the service's CPU
- * with a drain every 100 ms, ~0.6% every 250 ms (bench/realapp.sh).
+ * with a drain every 100 ms, ~0.6% every 250 ms (bench/record/realapp.sh).
  */
 #define DRAIN_GAP_MS 500
 /*

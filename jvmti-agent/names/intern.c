@@ -7,9 +7,9 @@
  * written before the id is published and never moved, so readers need no lock.
  * Invariant: every id in [1, next_id) has a complete slot.
  *
- * Why not the collector's htab (collector/lib/htab.h): not for speed. bench/agent.c times both on
- * the same 20000 jmethodID-like keys behind the same try-lock: a find costs ~14 ns in either
- * (median of 5 rounds, 14.2 vs 13.7 ns); an add here ~51 ns against htab_put's ~37 ns, the
+ * Why not the collector's htab (collector/lib/htab.h): not for speed. bench/agent/agent.c times
+ * both on the same 20000 jmethodID-like keys behind the same try-lock: a find costs ~14 ns in
+ * either (median of 5 rounds, 14.2 vs 13.7 ns); an add here ~51 ns against htab_put's ~37 ns, the
  * difference being the copy of the name, which htab would need too. The reasons are concurrency
  * and memory: the sender thread reads names by id with no lock while callbacks add, which needs
  * names that never move (fixed chunks), where htab's values move at every growth (valid only

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # realapp_db.sh - throwaway PostgreSQL and MariaDB servers on loopback for the real-application
-# service (tests/java/realapp), sourced by tests/e2e/realapp.sh and bench/realapp.sh. Run as
+# service (tests/java/realapp), sourced by tests/e2e/realapp.sh and bench/record/realapp.sh. Run as
 # root; the servers run as Debian's postgres and mysql users, each with its data directory,
 # socket and log under a directory the caller gives, listening on 127.0.0.1 on a free port,
 # with a database "fg" that user "fg" reaches without a password. Durability is off (fsync,

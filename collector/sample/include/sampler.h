@@ -8,7 +8,7 @@
  * It delivers samples and the side-band records the symbolizer needs (MMAP2, COMM, FORK, EXIT)
  * through a callback, merged in time order across its rings within one drain.
  *
- * How threads are covered (measured on kernel 6.18, see bench/sample.sh):
+ * How threads are covered (measured on kernel 6.18, see bench/record/sample.sh):
  *  SAMPLER_SCOPE_THREADS: one event per (existing thread, CPU) with inherit=1, all
  *    redirected (PERF_EVENT_IOC_SET_OUTPUT) into one ring per CPU owned by a dummy event. New
  *    threads and children inherit the events and write to the same rings. The kernel refuses
@@ -16,7 +16,7 @@
  *    are sampled: nothing is copied for the rest of the machine. Costs threads x CPUs
  *    descriptors, and the targets pay for it: the kernel schedules a thread's events out and
  *    in at each of its context switches, which stops and restarts cpu-clock's timer (measured
- *    on the Jetty + JDBC service by bench/realapp.sh: +7-13% of the JVM's CPU per request,
+ *    on the Jetty + JDBC service by bench/record/realapp.sh: +7-13% of the JVM's CPU per request,
  *    stock `perf record -p` +10-16%).
  *    A thread created while the events are being opened can be covered twice (inherited and
  *    opened directly); samples are then deduplicated per thread by the event they came from.

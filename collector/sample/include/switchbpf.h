@@ -4,7 +4,7 @@
  * (bpf/switch.bpf.c, records in switchrec.h), loaded with libbpf from the skeleton built with
  * the collector.
  *
- * What it costs (measured here, bench/offcpu.sh): ~0.1 us per context switch of the machine
+ * What it costs (measured here, bench/record/offcpu.sh): ~0.1 us per context switch of the machine
  * with no stack taken, a few us per stack taken, in the context of the thread switched out; no
  * perf event per thread, so the targets pay nothing at their switches for being followed.
  *

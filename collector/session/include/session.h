@@ -41,12 +41,12 @@
  * and off, 2 kHz, 6 s, a busy 2-core machine): at 16 KiB the whole request chain was 98.9-100%
  * of request samples and 0-1.1% of them had an `[unknown]` frame (interpreted frames near a pool
  * thread's root, beyond the copy); at 64 KiB 100% and 0-0.1% in every run, rooted 99.6-100%.
- * What it costs: the target ~0.4 us more per sample at 999 Hz (bench/stackcopy.sh: the kernel
- * copies from the stack pointer up to the copy's size or the mapping's end), and record's own
- * CPU at 99 Hz did not differ between 16 and 64 KiB (bench/realapp.sh). The rings grow with the
- * copy (128 copies per CPU, sampler.h). Off-CPU and wall recordings copy at every switch, tens of
- * thousands a second, into rings of 1024 copies per CPU: there 16 KiB keeps Java chains whole at a
- * quarter of the memory (bench/offcpu.sh).
+ * What it costs: the target ~0.4 us more per sample at 999 Hz (bench/record/stackcopy.sh: the
+ * kernel copies from the stack pointer up to the copy's size or the mapping's end), and record's
+ * own CPU at 99 Hz did not differ between 16 and 64 KiB (bench/record/realapp.sh). The rings grow
+ * with the copy (128 copies per CPU, sampler.h). Off-CPU and wall recordings copy at every switch,
+ * tens of thousands a second, into rings of 1024 copies per CPU: there 16 KiB keeps Java chains
+ * whole at a quarter of the memory (bench/record/offcpu.sh).
  */
 #define SESSION_DEFAULT_STACK_COPY 65528
 #define SESSION_DEFAULT_SWITCH_STACK_COPY 16384
@@ -82,8 +82,8 @@ enum session_event {
 };
 
 /*
- * Off-CPU and wall, unless told (bench/offcpu.sh and bench/realapp.sh, a 2-core VM): the BPF
- * program (sampler.h) costs the machine ~0.1 us per context switch and the target nothing
+ * Off-CPU and wall, unless told (bench/record/offcpu.sh and bench/record/realapp.sh, a 2-core VM):
+ * the BPF program (sampler.h) costs the machine ~0.1 us per context switch and the target nothing
  * measurable at its switches; what costs is each stack taken, a few us in the kernel and ~20 us
  * in the collector (unwinding and naming it as a CPU sample). At every switch-out
  * (--switch-rate 0) the Jetty + JDBC service (~3 000 switch-outs/s) paid ~12% of its CPU in the

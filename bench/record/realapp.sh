@@ -44,7 +44,7 @@
 # VARIANTS, LOCK.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 reps=${REPS:-3}
 round=${ROUND:-10}
 settle=${SETTLE:-3}

@@ -7,7 +7,7 @@
 #   COLLAPSE_CASES   "MB:STACKS ..." inputs (default "25:10000 250:100000"; depths 20-80)
 #   TMPDIR           where the inputs go (needs ~2x the largest case)
 set -eu
-build=${1:?usage: bench/collapse.sh BUILD_DIR}
+build=${1:?usage: bench/render/collapse.sh BUILD_DIR}
 fg=$build/collector/fgcollect
 gen=$build/bench/collapse-gen
 fgdir=${FLAMEGRAPH_DIR:-/work/FlameGraph}

@@ -26,7 +26,7 @@
 #     reached no thread root) summed over the rounds; for the variants that run the BPF
 #     program, its own time per run (a run per context switch of the machine, counted by the
 #     kernel with kernel.bpf_stats_enabled for the bench's length).
-#  2. A realistic service: bench/realapp.sh with the variants none, offcpu and wall (record with
+#  2. A realistic service: bench/record/realapp.sh with the variants none, offcpu and wall (record with
 #     --event at the defaults), same interleaving; its "ours as %" lines give fgcollect's CPU and
 #     the JVM's extra CPU as % of the service's CPU (REALAPP=0 skips it).
 # Needs root (perf_event_open on a tracepoint). Each pass over the variants holds
@@ -36,7 +36,7 @@
 #      realapp.sh's (REALAPP_VARIANTS: its variants, "none offcpu wall").
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 reps=${REPS:-5}
 round=${ROUND:-4}
 settle=${SETTLE:-1}
@@ -219,8 +219,8 @@ echo "goal: a few % of the target's CPU at most on a switch-heavy target, drops 
 
 if [[ ${REALAPP:-1} != 0 ]]; then
 	echo
-	echo "realistic service (bench/realapp.sh, variants ${REALAPP_VARIANTS:-none offcpu wall}):"
-	VARIANTS=${REALAPP_VARIANTS:-none offcpu wall} LOCK=$lock "$src/bench/realapp.sh" "$build" ||
+	echo "realistic service (bench/record/realapp.sh, variants ${REALAPP_VARIANTS:-none offcpu wall}):"
+	VARIANTS=${REALAPP_VARIANTS:-none offcpu wall} LOCK=$lock "$src/bench/record/realapp.sh" "$build" ||
 		echo "offcpu: the realistic service's part failed (see above)"
 	echo "goal: offcpu and wall <= 1% of the service's CPU (fgcollect + the JVM's extra CPU)"
 fi

@@ -6,7 +6,7 @@
 #   LIBJVM   libjvm.so to load (default: the Debian JDK 17's)
 #   FRAMES   frames per mix (default 4000000)
 set -eu
-build=${1:?usage: bench/symbol.sh BUILD_DIR}
+build=${1:?usage: bench/symbolize/symbol.sh BUILD_DIR}
 bin=$build/bench/bench_symbol
 [ -x "$bin" ] || { echo "symbol bench: build the bench_symbol target first" >&2; exit 1; }
 jvm=${LIBJVM:-/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so}

@@ -8,15 +8,15 @@
 #   3. with BASELINE=DIR (the build directory of an earlier version): its callbacks against ours,
 #      REPS (default 5) interleaved javac runs per JDK, each agent's CPU per run; the median of
 #      the per-pair ratios says what changed (single runs drift by 10-20% on a shared machine).
-#   bench/agent.sh BUILD_DIR        (FG_BENCH_QUICK=1 for a short run)
+#   bench/agent/agent.sh BUILD_DIR        (FG_BENCH_QUICK=1 for a short run)
 set -eu
-BUILD=${1:?usage: bench/agent.sh BUILD_DIR}
+BUILD=${1:?usage: bench/agent/agent.sh BUILD_DIR}
 BENCH=$BUILD/bench/fg_bench_agent
 LIB=$BUILD/jvmti-agent/libfgagent_bench.so
 RECV=$BUILD/tests/fgrecv
 for f in "$BENCH" "$LIB" "$RECV"; do
 	if [ ! -e "$f" ]; then
-		echo "bench/agent.sh: $f not built (cmake --build $BUILD --target fg_bench_agent fgagent_bench fgrecv)" >&2
+		echo "bench/agent/agent.sh: $f not built (cmake --build $BUILD --target fg_bench_agent fgagent_bench fgrecv)" >&2
 		exit 1
 	fi
 done
@@ -95,7 +95,7 @@ done
 
 [ -n "${BASELINE:-}" ] || exit 0
 OLD=$(cd "$BASELINE" && pwd)/jvmti-agent/libfgagent_bench.so
-[ -e "$OLD" ] || { echo "bench/agent.sh: BASELINE has no $OLD" >&2; exit 1; }
+[ -e "$OLD" ] || { echo "bench/agent/agent.sh: BASELINE has no $OLD" >&2; exit 1; }
 reps=${REPS:-5}
 # one_run LIB JDK: "CompiledMethodLoad CPU median (us) and all callbacks' CPU (ms)" of a run.
 one_run() {

@@ -5,7 +5,7 @@
 #     ways in the same run: the vm unwinder (stack copy + frame facts + CFI) against the
 #     frame-pointer path's own work in the collector (the kernel's chain walked again in the
 #     copy); µs per sample and frames per second of each. (The kernel's own chain walk is
-#     part of every sample's cost either way: bench/sample.sh measures it.)
+#     part of every sample's cost either way: bench/record/sample.sh measures it.)
 #  2. What users gain: a JIT-heavy workload (in-process javac, tests/java/JavacWorkload) with
 #     -XX:-PreserveFramePointer against -XX:+PreserveFramePointer, interleaved repetitions in
 #     the same run, medians of its own timing of the warm rounds.
@@ -26,9 +26,9 @@ cleanup() {
 trap cleanup EXIT
 classes=$build/tests/java/fg-workloads.jar # the Java workloads (tests/e2e.cmake)
 for f in "$fgcollect" "$agent" "$classes"; do
-	[ -e "$f" ] || { echo "bench/unwind.sh: $f not built" >&2; exit 1; }
+	[ -e "$f" ] || { echo "bench/record/unwind.sh: $f not built" >&2; exit 1; }
 done
-echo "== unwinding without frame pointers (bench/unwind.sh, $(basename "$jdk"))"
+echo "== unwinding without frame pointers (bench/record/unwind.sh, $(basename "$jdk"))"
 
 # ---- 1. cost per sample, both ways on the same samples ---------------------------------------
 "$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$tmp/s.sock" -cp "$classes" \

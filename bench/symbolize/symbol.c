@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * symbol.c - symbolization throughput of native and kernel frames (bench/symbol.sh).
+ * symbol.c - symbolization throughput of native and kernel frames (bench/symbolize/symbol.sh).
  *
  * This process dlopen()s the JDK's libjvm.so (without starting a VM), then symbolizes a
  * realistic mix of addresses: functions of libjvm.so (.symtab, ~58k symbols, C++ names

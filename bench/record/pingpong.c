@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * pingpong.c - a switch-heavy target for bench/offcpu.sh: two threads pass a byte back and forth
- * over two pipes, each spinning WORK_NS of CPU (a few frames deep) per hop, so every hop is a
+ * pingpong.c - a switch-heavy target for bench/record/offcpu.sh: two threads pass a byte back and
+ * forth over two pipes, each spinning WORK_NS of CPU (a few frames deep) per hop, so every hop is a
  * switch-out of the thread that waits. It runs until SIGTERM; at each SIGUSR1 it prints one
  * line "mark ROUND_TRIPS CPU_NS SWITCHES MONO_NS": round trips so far, the process's CPU time
  * (both threads, user + system: the kernel's sampling work in their context lands there), the

@@ -13,7 +13,7 @@
 #   SAMPLES   samples for part 1 (default 200000)
 #   DURATION  seconds per measurement in part 2 (default 10)
 set -euo pipefail
-build=${1:?usage: bench/record.sh BUILD_DIR}
+build=${1:?usage: bench/record/record.sh BUILD_DIR}
 bin=$build/bench/bench_record
 [[ -x $bin ]] || { echo "record bench: build the bench_record target first" >&2; exit 1; }
 jvm=${LIBJVM:-/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so}
@@ -22,7 +22,7 @@ jvm=${LIBJVM:-/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so}
 export FGCOLLECT=${FGCOLLECT:-$build/collector/fgcollect}
 export FGAGENT=${FGAGENT:-$build/jvmti-agent/libfgagent.so}
 export FG_BUILD_DIR=$build
-. "$(dirname "$0")/../tests/harness/lib.sh"
+. "$(dirname "$0")/../../tests/harness/lib.sh"
 fg_init bench_record
 fg_require_built
 dur=${DURATION:-10}

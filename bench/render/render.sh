@@ -1,8 +1,8 @@
 #!/bin/sh
 # Render benchmark: `fgcollect flamegraph` vs FlameGraph's flamegraph.pl on generated Java-like
-# folded stacks (bench/gen_folded.c): 25 MB / 10k unique stacks and 250 MB / 100k unique stacks,
+# folded stacks (bench/render/gen_folded.c): 25 MB / 10k unique stacks and 250 MB / 100k unique stacks,
 # depths 20-80. Prints wall and CPU time, peak RSS (GNU time) and ratios from the same run.
-#   bench/render.sh BUILD_DIR        env: FLAMEGRAPH_DIR (default /work/FlameGraph),
+#   bench/render/render.sh BUILD_DIR        env: FLAMEGRAPH_DIR (default /work/FlameGraph),
 #                                         RENDER_BENCH_SIZES (default "25:10000 250:100000"),
 #                                         RENDER_BENCH_REPS (default 5: ours is the median run)
 set -u

@@ -7,7 +7,7 @@
 # Env: REPS (default 3), WARM (20), WINDOW (60), JDK (default JDK 17).
 set -eu
 build=$(cd "${1:-build}" && pwd)
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 reps=${REPS:-3}
 warm=${WARM:-20}
 window=${WINDOW:-60}

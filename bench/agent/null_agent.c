@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * null_agent.c - the floor of any JIT-symbol agent, for bench/jvm_overhead.sh only.
+ * null_agent.c - the floor of any JIT-symbol agent, for bench/agent/jvm_overhead.sh only.
  *
  * Asks for exactly the events libfgagent.so uses (CompiledMethodLoad/Unload with compile info,
  * DynamicCodeGenerated) and does nothing in them, so a JVM run with it measures what HotSpot

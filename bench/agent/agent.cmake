@@ -1,4 +1,4 @@
-# Agent benchmarks (bench/agent.sh): fg_bench_agent measures the callback path, the table and
+# Agent benchmarks (bench/agent/agent.sh): fg_bench_agent measures the callback path, the table and
 # the replay without a JVM; libfgagent_bench.so (jvmti-agent/) times real JVMTI callbacks.
 add_executable(fg_bench_agent ${CMAKE_CURRENT_LIST_DIR}/agent.c
 	${PROJECT_SOURCE_DIR}/jvmti-agent/stream/link.c)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench/watch.c - figures for the watch stage, all in one process over a real nng socket:
+ * bench/watch/watch.c - figures for the watch stage, all in one process over a real nng socket:
  *   1. latency from a JIT event (the moment the agent's callback queues its record) to its map
  *      line being visible (inotify watcher), median and p99, at a steady rate and with
  *      10k-method tables, through the agent's own queue, sender thread (with its batching)

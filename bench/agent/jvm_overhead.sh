@@ -6,7 +6,7 @@
 # Five variants, interleaved (base, floor, alone, frozen, watch, base, ...) so drift on a shared
 # machine hits all alike:
 #   base    the JVM without an agent;
-#   floor   the JVM with bench/null_agent.c: the same JVMTI events, empty callbacks: what
+#   floor   the JVM with bench/agent/null_agent.c: the same JVMTI events, empty callbacks: what
 #           HotSpot itself spends producing and posting them, the floor for any such agent;
 #   alone   fgagent with no collector listening (socket path with nobody behind it);
 #   frozen  fgagent connected to a `fgcollect watch` that is SIGSTOPped 0.5 s into the run
@@ -36,7 +36,7 @@
 # difference; the clock reads add ~0.4 us per callback).
 set -eu
 build=$(cd "${1:-build}" && pwd)
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/harness/lib.sh"
 reps=${REPS:-7}
 classes=${CLASSES:-300}

@@ -1,4 +1,4 @@
-# The JVMTI floor agent for bench/jvm_overhead.sh (never installed).
-add_library(fg_null_agent SHARED ${CMAKE_CURRENT_SOURCE_DIR}/null_agent.c)
+# The JVMTI floor agent for bench/agent/jvm_overhead.sh (never installed).
+add_library(fg_null_agent SHARED ${CMAKE_CURRENT_LIST_DIR}/null_agent.c)
 target_include_directories(fg_null_agent SYSTEM PRIVATE ${FG_JNI_INCLUDE})
 set_target_properties(fg_null_agent PROPERTIES C_VISIBILITY_PRESET default)
