@@ -2,7 +2,7 @@
 # README.md, CONTRIBUTING.md and docs/ present fgcollect as it is, and the benchmarks print
 # figures of this build: none tells the story of how it got there (development sessions, issue
 # numbers or limits, earlier builds' figures, what was tried and left out). This check fails on
-# such wording in those documents and in bench/*.sh (their output text and comments).
+# such wording in those documents and in bench/*/*.sh (their output text and comments).
 # Usage: tests/readme_history.sh [SOURCE_DIR]
 set -u
 src=${1:-${FG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}}
@@ -17,7 +17,7 @@ patterns=(
 	'tried and left out'
 	'before (this|the) (session|change|fix)'
 )
-files=(README.md CONTRIBUTING.md docs/*.md docker/README.md bench/*.sh)
+files=(README.md CONTRIBUTING.md docs/*.md docker/README.md bench/*/*.sh)
 fail=0
 for re in "${patterns[@]}"; do
 	if hits=$(grep -niE -- "$re" "${files[@]}"); then
