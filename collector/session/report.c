@@ -166,6 +166,40 @@ static void report_unwind_summary(const struct session_summary *sm, const struct
 	}
 }
 
+static int points_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How far each thread's split among its stacks can be trusted (session_precision). */
+static void precision_summary(const struct session_exact *x, const struct report_out *out)
+{
+	enum { SHOWN = 8 };
+	double pts[SESSION_MAX_PRECISION];
+
+	if (!x->nprec)
+		return;
+	for (size_t i = 0; i < x->nprec; i++)
+		pts[i] = x->prec[i].points;
+	qsort(pts, x->nprec, sizeof(pts[0]), points_cmp);
+	say(out,
+	    "precision: a share of a thread's time read off its stacks is within +-%.1f points "
+	    "at 95%% (median of %zu threads; best +-%.1f, worst +-%.1f); the threads with the "
+	    "most time (then the most stacks):",
+	    pts[x->nprec / 2], x->nprec, pts[0], pts[x->nprec - 1]);
+	for (size_t i = 0; i < x->nprec && i < SHOWN; i++) {
+		const struct session_precision *p = &x->prec[i];
+
+		say(out, "precision:   %s/%u: %.3f s in %u stacks (%.1f effective): +-%.1f points",
+		    p->thread ? p->thread : "?", p->tid, (double)p->ns / 1e9, p->stacks,
+		    p->effective, p->points);
+	}
+	if (x->nprec > SHOWN)
+		say(out, "precision:   (%zu more threads)", x->nprec - SHOWN);
+}
+
 /* Off-CPU and wall: each thread's exact time, and how its stacks were scaled to it. */
 static void exact_summary(const struct session_summary *sm, const struct report_out *out)
 {
@@ -196,6 +230,7 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	if (x->filtered)
 		say(out, "exact times: %llu threads left out by --threads",
 		    (unsigned long long)x->filtered);
+	precision_summary(x, out);
 }
 
 /* Off-CPU and wall: what was recorded and every switch not counted, by cause. */

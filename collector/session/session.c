@@ -19,6 +19,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <math.h>
 #include <regex.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -124,8 +125,12 @@ struct session {
 	struct htab strata_idx; /* tid << 3 | kind -> index into strata */
 	struct stratum {
 		uint64_t sum_us; /* the weights of its stacks */
+		double var;	 /* ... sum c w^2, us^2 (see keep_precision) */
+		uint32_t n;	 /* ... how many */
 		double scale;	 /* what they are multiplied by when the window closes */
 	} * strata;
+	struct session_precision prec[SESSION_MAX_PRECISION]; /* the last window's (summary) */
+	size_t nprec;
 	size_t nstrata, strata_cap;
 	struct session_exact exact;
 };
@@ -557,9 +562,11 @@ static const char *process_root(struct session *s, uint32_t pid)
 
 /* ---- exact totals, sampled shapes ------------------------------------------------------ */
 
-/* The stratum id of tid's stacks of a kind, w more us of them counted; 0 when none can be kept
- * (the stack is then counted as it was weighed). */
-static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w)
+/* The stratum id of tid's stacks of a kind, w more us of them counted, taken with that chance
+ * (0 for a CPU tick, see keep_precision); 0 when none can be kept (the stack is then counted
+ * as it was weighed). */
+static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w,
+			   double chance)
 {
 	uint64_t key = (uint64_t)tid << 3 | kind, *v = htab_get(&s->strata_idx, key);
 	size_t i;
@@ -575,6 +582,8 @@ static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint6
 		s->strata[i] = (struct stratum){ .scale = 1.0 };
 	}
 	s->strata[i].sum_us += w;
+	s->strata[i].var += (double)w * (double)w * (1.0 - chance);
+	s->strata[i].n++;
 	return s->strata_base + 1 + (uint32_t)i;
 }
 
@@ -598,6 +607,42 @@ static void tt_snapshot(struct session *s, uint64_t t)
 			threadtime_read_proc(&s->tt, s->targets.v[i].pid);
 }
 
+/*
+ * Keep how precise a thread's split is. Each kind's time is exact; within a kind, the share p of
+ * a frame is estimated from stacks of weight w (W their sum) with the variance
+ * sum c w^2 (1[frame] - p)^2 / W^2, at most a quarter of V = sum c w^2 / W^2 (p = 1/2): c is
+ * 1 - pi for a switch-out taken with chance pi (the Horvitz-Thompson estimate; 0 for a wait
+ * taken for sure), 1 for a CPU tick (n ticks of equal weight: p (1 - p) / n). Over the kinds, a
+ * share of the thread's time tot has the variance 1/4 sum (t_k / tot)^2 V_k: q is sum t_k^2 V_k,
+ * the 95% bound 1.96 x sqrt(q) / (2 tot), and tot^2 / q the number of equally weighed CPU
+ * ticks that would be as precise.
+ */
+static void keep_precision(struct session *s, const struct threadtime_res *r, const char *name,
+			   double tot, double q, uint32_t n)
+{
+	struct session_precision *p;
+
+	if (!n || q <= 0 || s->nprec == SESSION_MAX_PRECISION)
+		return;
+	p = &s->prec[s->nprec++];
+	*p = (struct session_precision){ .thread = name, .tid = r->tid, .stacks = n };
+	p->ns = (uint64_t)(tot * 1000.0);
+	p->effective = tot * tot / q;
+	p->points = 98.0 / sqrt(p->effective);
+	if (p->points > 100.0)
+		p->points = 100.0;
+}
+
+static int precision_cmp(const void *a, const void *b)
+{
+	const struct session_precision *x = a, *y = b;
+	uint64_t xs = x->ns / 10000000, ys = y->ns / 10000000; /* 10 ms: wall's threads tie */
+
+	if (xs != ys)
+		return xs < ys ? 1 : -1;
+	return x->stacks < y->stacks ? 1 : x->stacks > y->stacks ? -1 : 0;
+}
+
 /* threadtime_end's callback: one thread's exact window, its strata scaled to it. */
 static void on_thread_time(void *ctx, const struct threadtime_res *r)
 {
@@ -612,15 +657,24 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		return;
 	}
 	s->exact.threads++;
+	double tot = 0, q = 0;
+	uint32_t n = 0;
+
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
 		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 3 | k);
 
 		s->exact.ns[k] += ns;
+		tot += (double)us;
 		if (v && s->strata[*v].sum_us) {
-			s->strata[*v].scale = (double)us / (double)s->strata[*v].sum_us;
+			const struct stratum *st = &s->strata[*v];
+
+			s->strata[*v].scale = (double)us / (double)st->sum_us;
 			s->exact.strata++;
-			s->exact.sampled_us += s->strata[*v].sum_us;
+			s->exact.sampled_us += st->sum_us;
+			q += (double)us * (double)us * st->var /
+			     ((double)st->sum_us * (double)st->sum_us);
+			n += st->n;
 			continue;
 		}
 		if (!us)
@@ -641,12 +695,15 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		s->exact.nostack++;
 		s->exact.nostack_ns += ns;
 	}
+	keep_precision(s, r, name, tot, q, n);
 }
 
 /* The window's snapshot was taken (tt_snapshot): count it and scale the aggregate's strata. */
 static void close_window(struct session *s)
 {
+	s->nprec = 0;
 	(void)threadtime_end(&s->tt, on_thread_time, s);
+	qsort(s->prec, s->nprec, sizeof(s->prec[0]), precision_cmp);
 	(void)stackagg_fold_strata(s->agg, stratum_scale, s);
 	s->exact.windows++;
 	s->strata_base += (uint32_t)s->nstrata;
@@ -707,12 +764,12 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 		smp.leaf = tracefs_state_frame(r->u.sample.state);
 	if (s->jf && r->u.sample.nr_user && user_frames(s, r, &smp, may_defer))
 		return;
-	if (s->tt_on)
-		smp.stratum = stratum_of(s, r->tid,
-					 r->u.sample.kind == SAMPLER_KIND_SWITCH
-						 ? threadtime_kind_of_state(r->u.sample.state)
-						 : THREADTIME_CPU,
-					 smp.weight);
+	if (s->tt_on && r->u.sample.kind == SAMPLER_KIND_SWITCH)
+		smp.stratum = stratum_of(s, r->tid, threadtime_kind_of_state(r->u.sample.state),
+					 smp.weight,
+					 r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0);
+	else if (s->tt_on)
+		smp.stratum = stratum_of(s, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
 }
 
@@ -1307,6 +1364,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->event = s->o.event;
 	out->thread_filtered = s->thread_filtered;
 	out->exact = s->exact;
+	out->exact.prec = s->prec;
+	out->exact.nprec = s->nprec;
 	out->exact.over += s->tt.over + ss.totals_full;
 	if (s->oc_on) {
 		out->switch_period = si->switch_period;

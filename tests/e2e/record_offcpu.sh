@@ -146,6 +146,27 @@ defaults() {
 		# rec_ms has 100 ms steps
 		near "$1 defaults: $t wall time, ms" $(($(us "$f" "$t") / 1000)) "$rec" 2
 	done
+	precise "$1 defaults" "$r"
+}
+
+# precise LABEL REC: the summary says how precise fg-sleeper's split is (+-P points at 95%),
+# and its computeA:sleepB split in REC is within 1.5 P of the truth.
+precise() {
+	local line p a b ta tb got want d
+	line=$(grep -m 1 -E 'precision: +fg-sleeper/' "$FG_TMP/$2.err") ||
+		fg_fail "$cfg $1: the summary says nothing of fg-sleeper's precision: $(grep -m 1 'precision:' "$FG_TMP/$2.err")"
+	p=$(sed -E 's/.*\+-([0-9]+)\.([0-9]) points$/\1\2/' <<<"$line") # tenths of a point
+	[[ $p =~ ^[0-9]+$ ]] || fg_fail "$cfg $1: unreadable precision line: $line"
+	a=$(us "$FG_TMP/$2.folded" fg-sleeper "OffCpuTruth::computeA$j")
+	b=$(us "$FG_TMP/$2.folded" fg-sleeper "OffCpuTruth::sleepB$j")
+	ta=$(truth "$2" fg-sleeper computeA) tb=$(truth "$2" fg-sleeper sleepB)
+	((a + b > 0 && ta + tb > 0)) || fg_fail "$cfg $1: fg-sleeper has no computeA/sleepB time"
+	got=$((a * 1000 / (a + b))) want=$((ta * 1000 / (ta + tb)))
+	d=$((got - want))
+	((d < 0)) && d=$((-d))
+	fg_log "$cfg $1: fg-sleeper computeA share $got per mille (truth $want), stated +-$p per mille"
+	((d * 2 <= p * 3)) ||
+		fg_fail "$cfg $1: fg-sleeper's computeA share $got per mille, truth $want: off by more than 1.5 x the stated +-$p"
 }
 
 dsum=0 dall=0 loaded=0

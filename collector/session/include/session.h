@@ -156,6 +156,21 @@ struct session_jvm_summary {
 /* Exact totals (off-CPU and wall by BPF): kinds of time, as threadtime.h counts them. */
 #define SESSION_EXACT_KINDS 5 /* preempted, sleeping, disk I/O, other waits; on the CPU (wall) */
 
+/*
+ * How precise one thread's split of its time among its stacks is: a share read off its frames
+ * is within +-points of the truth at 95% (the worst case: a share of one half within each kind
+ * of time; each kind's total is exact). effective: how many equally weighed stacks would be as
+ * precise.
+ */
+struct session_precision {
+	const char *thread; /* its name (the session's, valid until session_free) or NULL */
+	uint32_t tid;
+	uint64_t ns;	  /* its time under stacks */
+	uint32_t stacks;  /* stacks taken */
+	double effective; /* effective number of stacks */
+	double points;	  /* +- points at 95% */
+};
+
 struct session_exact {
 	bool on;	     /* each thread's time was counted exactly; else ... */
 	const char *why_off; /* ... why not (static), NULL in CPU mode */
@@ -168,7 +183,13 @@ struct session_exact {
 	uint64_t sampled_us;		  /* ... what their stacks weighed before, in all */
 	uint64_t nostack;    /* (thread, kind) with time but no stack: a frame says so */
 	uint64_t nostack_ns; /* ... and their time */
+	/* The last window's threads with stacks, most time first (at most SESSION_MAX_PRECISION;
+	 * valid until the next session call). */
+	const struct session_precision *prec;
+	size_t nprec;
 };
+
+#define SESSION_MAX_PRECISION 4096
 
 struct session_summary {
 	enum session_src src;
