@@ -149,6 +149,28 @@ defaults() {
 	precise "$1 defaults" "$r"
 }
 
+# same_window: off-CPU and wall recorded at once, each on a socket of its own (without the
+# agent's names, so that both wait for an agent alike and their windows match: only their
+# totals are read): the JVM's time off the CPU, counted exactly in both, is the same within 1%
+# (the windows start a few ms apart; the JVM's threads are steady).
+same_window() {
+	local o=$cur.sameo w=$cur.samew bg a b
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$FG_TMP/wall-alone.sock" --ctl "$noctl" \
+		--event wall --duration 4 -o "$FG_TMP/$w.folded" 2>"$FG_TMP/$w.err" &
+	bg=$!
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$FG_TMP/offcpu-alone.sock" --ctl "$noctl" --event offcpu \
+		--duration 4 -o "$FG_TMP/$o.folded" 2>"$FG_TMP/$o.err" ||
+		{ cat "$FG_TMP/$o.err" >&2; fg_fail "$cfg same window: the off-CPU recording failed"; }
+	wait "$bg" || { cat "$FG_TMP/$w.err" >&2; fg_fail "$cfg same window: the wall recording failed"; }
+	a=$(sed -nE 's/.*exact times: [0-9]+ threads counted at every switch: ([0-9.]+) s off the CPU.*/\1/p' "$FG_TMP/$o.err")
+	b=$(sed -nE 's/.*exact times: [0-9]+ threads counted at every switch: ([0-9.]+) s off the CPU.*/\1/p' "$FG_TMP/$w.err")
+	[[ -n $a && -n $b ]] || fg_fail "$cfg same window: no exact off-CPU times (offcpu '$a', wall '$b')"
+	fg_log "$cfg same window: off-CPU $a s, wall's off-CPU part $b s"
+	A=$a B=$b awk 'BEGIN { a = ENVIRON["A"]; b = ENVIRON["B"]; d = a - b; if (d < 0) d = -d
+		exit !(a > 0 && d <= a / 100) }' ||
+		fg_fail "$cfg same window: off-CPU $a s but wall's off-CPU part $b s (more than 1% apart)"
+}
+
 # precise LABEL REC: the summary says how precise fg-sleeper's split is (+-P points at 95%),
 # and its computeA:sleepB split in REC is within 1.5 P of the truth.
 precise() {
@@ -249,6 +271,7 @@ for jdk in $(fg_jdks); do
 
 		# ---- the defaults, on this machine and (once) under a load of 8 busy processes -------
 		defaults quiet
+		((loaded)) || same_window
 		if ((!loaded)); then
 			burn_start
 			sleep 2
