@@ -95,9 +95,15 @@ static void child_new_thread(int go, int out)
 	_exit(0);
 }
 
-static void child_syscalls(unsigned int ms)
+/* Once a byte arrives on go (the sampler is open): ms of CPU in getppid() calls. */
+static void child_syscalls(int go, unsigned int ms)
 {
-	uint64_t end = thread_cpu_ns() + (uint64_t)ms * 1000000u;
+	uint64_t end;
+	char ch;
+
+	if (read(go, &ch, 1) != 1)
+		_exit(2);
+	end = thread_cpu_ns() + (uint64_t)ms * 1000000u;
 
 	while (thread_cpu_ns() < end)
 		(void)syscall(SYS_getppid);
@@ -408,12 +414,19 @@ static void test_no_kernel_leaves_kernel_frames_out(void **state)
 	for (int pass = 0; pass < 2; pass++) {
 		struct sampler_opts o = { .freq_hz = 999, .exclude_kernel = pass == 1 };
 		struct seen *s = pass ? &without : &with;
+		int go[2];
 
+		/* The child starts once sampled: on a busy machine it could otherwise spend part
+		 * of its time before the sampler opens, and the two passes would differ. */
+		assert_int_equal(pipe(go), 0);
 		child = fork_or_die();
 		if (child == 0)
-			child_syscalls(300);
+			child_syscalls(go[0], 300);
 		s->want_pid = child;
 		assert_int_equal(sampler_open(&o, &child, 1, &sp), 0);
+		assert_int_equal(write(go[1], "g", 1), 1);
+		close(go[0]);
+		close(go[1]);
 		drain_until_exit(sp, child, s, 50);
 		sampler_close(sp);
 	}
