@@ -230,7 +230,8 @@ static void summary(struct daemon *d)
  * Tables on demand: whose tables the ctl clients want now, for the agents (fgsocket.h). A file
  * that cannot be written is said once (and again after it could be written).
  */
-static void tell_want(void *arg, const uint64_t *tokens, size_t n)
+static void tell_want(void *arg, const uint64_t *tokens, size_t n, const struct jvm_evwant_tok *ev,
+		      size_t nev)
 {
 	struct daemon *d = arg;
 	const struct daemon_opts *o = d->o;
@@ -238,12 +239,13 @@ static void tell_want(void *arg, const uint64_t *tokens, size_t n)
 
 	if (!d->rx)
 		return;
-	rv = receive_want(d->rx, tokens, n);
+	rv = receive_want(d->rx, tokens, n, ev, nev);
 	if (rv != 0 && !d->want_failed)
 		daemon_say(
 			o,
 			"cannot write the want file beside the agent socket: %s; the agents of "
-			"recorded JVMs keep sending names only (no inline, frame or line tables)",
+			"recorded JVMs keep sending names only (no inline, frame or line tables, "
+			"no allocation or lock events)",
 			strerror(-rv));
 	d->want_failed = rv != 0;
 }
