@@ -175,7 +175,8 @@ int push_ingest_url(const char *base, const char *app, const struct prof_labels 
 	puts_(&b, num);
 	puts_(&b, "&units=");
 	puts_(&b, ptypes[(unsigned)l->event < PROF_NEVENTS ? l->event : PROF_EVENT_CPU].units);
-	puts_(&b, l->event == PROF_EVENT_LIVE ? "&aggregationType=average" : "&aggregationType=sum");
+	puts_(&b,
+	      l->event == PROF_EVENT_LIVE ? "&aggregationType=average" : "&aggregationType=sum");
 	free(name);
 	if (b.oom || nb.oom || !b.p) {
 		free(b.p);

@@ -151,15 +151,17 @@ static int jprof_open(const struct roller *r, struct jprof *j)
 
 	j->flame = flame_new();
 	/* Time profiles count microseconds: 1000 ns each. */
-	j->pprof = pprof_new(t ? t->period : time ? 1000 : NSEC / (r->o.freq_hz ? r->o.freq_hz : 99));
+	j->pprof = pprof_new(t	    ? t->period
+			     : time ? 1000
+				    : NSEC / (r->o.freq_hz ? r->o.freq_hz : 99));
 	j->folded = open_memstream(&j->folded_buf, &j->folded_len);
 	if (!j->flame || !j->pprof || !j->folded)
 		return -ENOMEM;
-	if (t && pprof_set_event_types(j->pprof, t->t1, t->u1, t->t2, t->u2, t->ptype,
-				       t->punit) != 0)
+	if (t &&
+	    pprof_set_event_types(j->pprof, t->t1, t->u1, t->t2, t->u2, t->ptype, t->punit) != 0)
 		return -ENOMEM;
-	if (time && pprof_set_time_type(j->pprof, r->o.event == PROF_EVENT_OFFCPU ? "off_cpu"
-										 : "wall") != 0)
+	if (time && pprof_set_time_type(j->pprof,
+					r->o.event == PROF_EVENT_OFFCPU ? "off_cpu" : "wall") != 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -288,8 +290,11 @@ static void write_dir(struct roller *r, const struct prof_labels *pl, uint32_t p
 	char *svg = NULL;
 	size_t svg_len = 0;
 	const struct profout_types *t = event_types(pl->event);
-	int rv = render_svg(j, t ? t->countname : pl->event != PROF_EVENT_CPU ? "us" : NULL, title,
-			    subtitle, &svg, &svg_len);
+	int rv = render_svg(j,
+			    t				  ? t->countname
+			    : pl->event != PROF_EVENT_CPU ? "us"
+							  : NULL,
+			    title, subtitle, &svg, &svg_len);
 
 	if (rv == 0) {
 		pp.svg = svg;
