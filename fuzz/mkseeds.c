@@ -202,6 +202,15 @@ static void ingest(const char *dir)
 		len += n - hdr;
 	}
 	save(dir, "reconnect", buf, len);
+	/* An agent with events, asked for them: names, then its events, then more. */
+	n += event_records(msg + n, sizeof(msg) - n);
+	len = 0;
+	w8(0x09);
+	w16((uint16_t)n);
+	w8(0x04);
+	memcpy(buf + len, msg, n);
+	len += n;
+	save(dir, "events", buf, len);
 }
 
 /* The interpreted method both memory seeds share (fuzz_vm.h's JDK 17 layout). */
@@ -289,6 +298,34 @@ static void vmstack(const char *dir, const char *name, uint8_t sel, uint16_t ip)
 	save(dir, name, buf, 0xc00);
 }
 
+/* An events request, and a daemon's EVENTS frame: a stack, freed tags, an agent's state. */
+static void ctl_events(const char *dir)
+{
+	static const struct jvm_ev_frame frames[] = { { "Alloc::fill", 11, 12 },
+						       { "Main::main", 10, 0 } };
+	static const uint64_t tags[] = { 1, 2, 3 };
+	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LIVE, .alloc_interval = 524288,
+				.depth = 128 };
+	struct jvm_event st = { .type = JVM_EV_STACK, .host_tid = 4250, .ts = 5,
+				.kind = FGP_EV_ALLOC, .value = 4096, .interval = 524288,
+				.tag = 1, .cls = { "byte[]", 6 }, .frames = frames, .depth = 2 };
+	struct jvm_event fr = { .type = JVM_EV_FREE, .tags = tags, .ntags = 3 };
+	struct jvm_event sv = { .type = JVM_EV_STATE, .state = { .ts = 4, .on = FGP_EVM_ALLOC,
+								  .alloc_interval = 524288 } };
+	struct ctl_hdr h = { CTL_HDR_SIZE + CTL_EVWANT_SIZE, CTL_EVENTS_REQ, 0, 0 };
+
+	ctl_hdr_encode(buf, &h);
+	ctl_evwant_encode(buf + CTL_HDR_SIZE, &w);
+	save(dir, "events_request", buf, h.size);
+	len = CTL_HDR_SIZE;
+	len += ctl_event_encode(buf + len, sizeof(buf) - len, &st);
+	len += ctl_event_encode(buf + len, sizeof(buf) - len, &fr);
+	len += ctl_event_encode(buf + len, sizeof(buf) - len, &sv);
+	h = (struct ctl_hdr){ (uint32_t)len, CTL_EVENTS, 0, 4242 };
+	ctl_hdr_encode(buf, &h);
+	save(dir, "events", buf, len);
+}
+
 /* A daemon's answers: a JVM, a batch of records, the list's end, a JVM gone. */
 static void ctl(const char *dir)
 {
@@ -325,6 +362,7 @@ static void ctl(const char *dir)
 	h = (struct ctl_hdr){ CTL_HDR_SIZE, CTL_SUBSCRIBE, 0, 4242 };
 	ctl_hdr_encode(buf, &h);
 	save(dir, "request", buf, CTL_HDR_SIZE);
+	ctl_events(dir);
 }
 
 int main(int argc, char **argv)

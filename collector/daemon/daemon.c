@@ -224,6 +224,16 @@ static void summary(struct daemon *d)
 		(unsigned long long)r.probes, (unsigned long long)r.probe_fail,
 		(unsigned long long)r.relistens, (unsigned long long)cs.accepted,
 		(unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed);
+	if (c.ev_stacks || c.ev_states || c.ev_drops.unknown_id || c.ev_drops.unwanted)
+		daemon_say(o,
+			   "events: %llu stacks and %llu frees handed on, %llu agent reports; "
+			   "dropped %llu with an unknown method id, %llu nobody asked for; %llu "
+			   "with a thread not found among the JVM's tasks",
+			   (unsigned long long)c.ev_stacks, (unsigned long long)c.ev_frees,
+			   (unsigned long long)c.ev_states,
+			   (unsigned long long)c.ev_drops.unknown_id,
+			   (unsigned long long)c.ev_drops.unwanted,
+			   (unsigned long long)c.ev_drops.unknown_tid);
 }
 
 /*
