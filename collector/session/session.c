@@ -115,6 +115,7 @@ struct session {
 	regex_t threads_re;
 	bool threads_re_on;
 	bool tt_on;		/* exact totals (below) */
+	bool agent_ev;		/* the agents' events (below), no perf sampling */
 	uint32_t strata_base;	/* stratum ids of this window are strata_base + 1 + index */
 	struct htab names_told; /* hashes of the thread names the sampler was told about */
 
@@ -134,7 +135,6 @@ struct session {
 
 	/* Agent events (alloc, live, lock): what is asked of the agents, the weighing, the live
 	 * table, the frames of the event being counted. */
-	bool agent_ev;
 	struct jvm_evwant evw;
 	struct evweigh wg;
 	struct evlive live;
@@ -1539,6 +1539,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 	symbolizer_stats(s->sz, &zs);
 	out->src = s->src ? s->src->kind : SESSION_SRC_AUTO;
 	out->ev = s->ev;
+	out->ev.alloc_interval = s->evw.alloc_interval;
+	out->ev.lock_threshold_us = s->evw.lock_us;
+	out->ev.depth = s->evw.depth;
 	evlive_stats(&s->live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;

@@ -203,12 +203,15 @@ struct session_exact {
 
 /* Alloc, live and lock recordings: what the events added up to and what was lost. */
 struct session_ev_summary {
-	uint64_t events;    /* stack events of the recording's kind received */
-	uint64_t counted;   /* ... counted in the profile */
-	uint64_t bytes;	    /* alloc, live: the bytes they stand for */
-	uint64_t objects;   /* ... and the objects */
-	uint64_t waits;	    /* lock: contended entries counted */
-	uint64_t waited_us; /* ... and their time */
+	uint64_t alloc_interval;    /* what the recording asked of the agents: bytes ... */
+	uint64_t lock_threshold_us; /* ... microseconds ... */
+	unsigned int depth;	    /* ... and frames */
+	uint64_t events;	    /* stack events of the recording's kind received */
+	uint64_t counted;	    /* ... counted in the profile */
+	uint64_t bytes;		    /* alloc, live: the bytes they stand for */
+	uint64_t objects;	    /* ... and the objects */
+	uint64_t waits;		    /* lock: contended entries counted */
+	uint64_t waited_us;	    /* ... and their time */
 	uint64_t short_own; /* lock: waits under --lock-threshold (another consumer's were sent) */
 	uint64_t filtered;  /* left out by --threads */
 	uint64_t bad;	    /* refused: an absurd size or interval */
