@@ -4,6 +4,7 @@
  * than one decoder's bytes (fuzz/corpus/ingest, ctl_frame, interp and vmstack), so that
  * mutation starts from a working JVM: valid records of every type, a daemon's control frames,
  * and a memory image with a real interpreted frame over a compiled frame and call_stub.
+ * Also the event records' seeds (fuzz/corpus/fgevents, fuzz/corpus/fgproto/events.bin).
  * Run by scripts/fuzz.sh --seeds.
  */
 #include <stdio.h>
@@ -119,6 +120,62 @@ static size_t records(uint8_t *out, size_t cap)
 	ENC(fgp_encode_dropped(out + m, cap - m, &drop));
 	ENC(fgp_encode_code_unload(out + m, cap - m, &un));
 	return m;
+}
+
+/* The event records: an alloc sample cut at the depth cap, a lock wait, freed tags, EVENTS. */
+static size_t event_records(uint8_t *out, size_t cap)
+{
+	static const struct fgp_frame_in frames[] = { { 7, 12 }, { 9, 0 }, { 7, 40 } };
+	static const uint64_t tags[] = { 1, 2, 0x8000000000000000ull };
+	struct fgp_stack_event_in alloc = { .ts = 10,
+					    .tid = 77,
+					    .kind = FGP_EV_ALLOC,
+					    .flags = FGP_REC_STACK_TRUNCATED,
+					    .value = 4096,
+					    .interval = 512 << 10,
+					    .tag = 1,
+					    .cls = { "byte[]", 6 },
+					    .depth = 3,
+					    .frames = frames };
+	struct fgp_stack_event_in lock = { .ts = 11,
+					   .tid = 78,
+					   .kind = FGP_EV_LOCK,
+					   .value = 250000,
+					   .interval = 10000,
+					   .cls = { "java.lang.Object", 16 },
+					   .depth = 2,
+					   .frames = frames };
+	struct fgp_events ev = { .ts = 9,
+				 .on = FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK,
+				 .alloc_interval = 512 << 10,
+				 .lock_threshold_ns = 10000,
+				 .dropped_queue = 1,
+				 .dropped_other = 2,
+				 .lock_short = 3,
+				 .lock_short_ns = 4000 };
+	size_t m = 0;
+
+	ENC(fgp_encode_events(out + m, cap - m, &ev));
+	ENC(fgp_encode_stack_event(out + m, cap - m, &alloc));
+	ENC(fgp_encode_stack_event(out + m, cap - m, &lock));
+	ENC(fgp_encode_object_free(out + m, cap - m, tags, 3));
+	return m;
+}
+
+/* fgevents: the event records alone (the target adds the header); fgproto: them in a message. */
+static void events(const char *corpus)
+{
+	uint8_t msg[4096];
+	char d[512];
+	size_t hdr = fgp_msg_header_size(), n;
+
+	if (fgp_encode_msg_header(msg, sizeof(msg)) < 0)
+		abort();
+	n = hdr + event_records(msg + hdr, sizeof(msg) - hdr);
+	snprintf(d, sizeof(d), "%s/fgevents", corpus);
+	save(d, "records", msg + hdr, n - hdr);
+	snprintf(d, sizeof(d), "%s/fgproto", corpus);
+	save(d, "events.bin", msg, n);
 }
 
 static void ingest(const char *dir)
@@ -287,5 +344,6 @@ int main(int argc, char **argv)
 	snprintf(d, sizeof(d), "%s/vmstack", argv[1]);
 	vmstack(d, "interpreted-leaf", 0, 0x100);
 	vmstack(d, "compiled-leaf", 4 + 5 * 4, 0x20);
+	events(argv[1]);
 	return 0;
 }
