@@ -314,16 +314,26 @@ static void report_events(const struct session_summary *sm, const struct report_
 {
 	const struct session_ev_summary *e = &sm->ev;
 
-	if (sm->event == SESSION_EVENT_LOCK)
-		say(out, "%llu contended monitor entries in %.1f s, %.3f ms waited in all",
+	if (sm->event == SESSION_EVENT_LOCK) {
+		say(out,
+		    "%llu contended monitor entries in %.1f s, %.3f ms waited in all (waits of at "
+		    "least %llu us, stacks of at most %u frames)",
 		    (unsigned long long)e->waits, (double)sm->duration_ns / 1e9,
-		    (double)e->waited_us / 1e3);
-	else
+		    (double)e->waited_us / 1e3, (unsigned long long)e->lock_threshold_us, e->depth);
+	} else {
+		say(out,
+		    "allocations sampled every %llu bytes on average (%.0f KiB), stacks of at most "
+		    "%u frames",
+		    (unsigned long long)e->alloc_interval, (double)e->alloc_interval / 1024.0,
+		    e->depth);
 		say(out,
 		    "%llu allocation samples in %.1f s standing for %.1f MiB in %llu objects%s",
-		    (unsigned long long)e->counted, (double)sm->duration_ns / 1e9,
-		    (double)e->bytes / 1048576.0, (unsigned long long)e->objects,
+		    (unsigned long long)(sm->event == SESSION_EVENT_LIVE ? e->live.flushed
+									 : e->counted),
+		    (double)sm->duration_ns / 1e9, (double)e->bytes / 1048576.0,
+		    (unsigned long long)e->objects,
 		    sm->event == SESSION_EVENT_LIVE ? " still live at the end" : "");
+	}
 	if (sm->event == SESSION_EVENT_LIVE)
 		say(out,
 		    "live: %llu samples tracked, %llu freed before the end (%llu frees received, "
