@@ -101,7 +101,7 @@ static const struct profout_types *event_types(enum session_event ev)
  */
 static bool events_missing(const struct session_summary *sm)
 {
-	bool any = false;
+	bool any = false, old = false;
 
 	for (size_t i = 0; i < sm->njvms; i++)
 		any = any || sm->jvms[i].ev.state_known || sm->jvms[i].ev.stacks;
@@ -110,25 +110,22 @@ static bool events_missing(const struct session_summary *sm)
 	for (size_t i = 0; i < sm->njvms; i++) {
 		const struct session_jvm_summary *v = &sm->jvms[i];
 
-		if (!v->connected_ever && !v->jvm)
-			continue;
-		if (!v->connected_ever)
+		if (!v->connected_ever && v->jvm)
 			fg_err(CMD,
 			       "PID %u: no agent connected: no allocation, live or lock events",
 			       v->pid);
-		else if (!v->ev.hello_events)
-			fg_err(CMD,
-			       "PID %u: its agent cannot send allocation, live or lock events (an "
-			       "older libfgagent.so): nothing recorded",
-			       v->pid);
-		else
+		else if (v->connected_ever && v->ev.hello_events)
 			fg_err(CMD,
 			       "PID %u: its agent never answered the request for events (is the "
 			       "want file beside the agent socket writable?): nothing recorded",
 			       v->pid);
+		else if (v->connected_ever)
+			old = true; /* said when it connected */
+		any = any || v->jvm || v->connected_ever;
 	}
-	if (!sm->njvms)
-		fg_err(CMD, "no JVM with an agent was found: no allocation, live or lock events");
+	if (!any && !old)
+		fg_err(CMD, "no agent of a target connected: no allocation, live or lock events "
+			    "recorded");
 	return true;
 }
 

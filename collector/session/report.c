@@ -290,12 +290,8 @@ static void report_jvm_events(const struct session_jvm_summary *v, const struct 
 
 	if (!v->connected_ever)
 		return;
-	if (!v->ev.state_known && !v->ev.stacks) {
-		say(out, "PID %u: %s", v->pid,
-		    v->ev.hello_events ? "its agent sent no events (it did not answer the request)"
-				       : "its agent cannot send allocation, live or lock events");
-		return;
-	}
+	if (!v->ev.state_known && !v->ev.stacks)
+		return; /* an agent that cannot send them was said at its hello; record says why */
 	say(out,
 	    "PID %u: %llu events; the agent dropped %llu (queue full %llu, other %llu) and left "
 	    "out %llu short lock waits (%.3f ms); the collector dropped %llu (unknown method id "
