@@ -24,8 +24,7 @@ static void events(const uint8_t *p, size_t len, uint32_t pid)
 
 		if (!n || ctl_event_decode(&q, enc + n, pid, &again, &b2) != 1 || q != enc + n ||
 		    again.type != ev.type || again.depth != ev.depth || again.ntags != ev.ntags ||
-		    again.value != ev.value || again.tag != ev.tag ||
-		    again.state.on != ev.state.on)
+		    again.value != ev.value || again.tag != ev.tag || again.state.on != ev.state.on)
 			abort();
 	}
 }

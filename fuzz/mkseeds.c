@@ -302,16 +302,25 @@ static void vmstack(const char *dir, const char *name, uint8_t sel, uint16_t ip)
 static void ctl_events(const char *dir)
 {
 	static const struct jvm_ev_frame frames[] = { { "Alloc::fill", 11, 12 },
-						       { "Main::main", 10, 0 } };
+						      { "Main::main", 10, 0 } };
 	static const uint64_t tags[] = { 1, 2, 3 };
-	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LIVE, .alloc_interval = 524288,
+	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LIVE,
+				.alloc_interval = 524288,
 				.depth = 128 };
-	struct jvm_event st = { .type = JVM_EV_STACK, .host_tid = 4250, .ts = 5,
-				.kind = FGP_EV_ALLOC, .value = 4096, .interval = 524288,
-				.tag = 1, .cls = { "byte[]", 6 }, .frames = frames, .depth = 2 };
+	struct jvm_event st = { .type = JVM_EV_STACK,
+				.host_tid = 4250,
+				.ts = 5,
+				.kind = FGP_EV_ALLOC,
+				.value = 4096,
+				.interval = 524288,
+				.tag = 1,
+				.cls = { "byte[]", 6 },
+				.frames = frames,
+				.depth = 2 };
 	struct jvm_event fr = { .type = JVM_EV_FREE, .tags = tags, .ntags = 3 };
-	struct jvm_event sv = { .type = JVM_EV_STATE, .state = { .ts = 4, .on = FGP_EVM_ALLOC,
-								  .alloc_interval = 524288 } };
+	struct jvm_event sv = { .type = JVM_EV_STATE,
+				.state = {
+					.ts = 4, .on = FGP_EVM_ALLOC, .alloc_interval = 524288 } };
 	struct ctl_hdr h = { CTL_HDR_SIZE + CTL_EVWANT_SIZE, CTL_EVENTS_REQ, 0, 0 };
 
 	ctl_hdr_encode(buf, &h);

@@ -261,9 +261,9 @@ size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
 		buf[5] = 0;
 		fgle_put16(buf + 6, 0);
 		fgle_put32(buf + 8, ev->state.on);
-		for (unsigned i = 0; i < 7; i++)
+		for (size_t i = 0; i < 7; i++)
 			fgle_put64(buf + 12 + 8 * i, st[i]);
-		for (unsigned i = 0; i < 4; i++)
+		for (size_t i = 0; i < 4; i++)
 			fgle_put64(buf + 68 + 8 * i, dr[i]);
 		break;
 	}

@@ -297,12 +297,12 @@ static void report_jvm_events(const struct session_jvm_summary *v, const struct 
 	    "out %llu short lock waits (%.3f ms); the collector dropped %llu (unknown method id "
 	    "%llu, not asked for %llu) and put %llu under an unknown thread%s",
 	    v->pid, (unsigned long long)v->ev.stacks,
-	    (unsigned long long)(st->dropped_queue + st->dropped_other),
+	    (unsigned long long)st->dropped_queue + (unsigned long long)st->dropped_other,
 	    (unsigned long long)st->dropped_queue, (unsigned long long)st->dropped_other,
 	    (unsigned long long)st->lock_short, (double)st->lock_short_ns / 1e6,
-	    (unsigned long long)(d->unknown_id + d->unwanted), (unsigned long long)d->unknown_id,
-	    (unsigned long long)d->unwanted, (unsigned long long)d->unknown_tid,
-	    v->exited ? ", exited" : "");
+	    (unsigned long long)d->unknown_id + (unsigned long long)d->unwanted,
+	    (unsigned long long)d->unknown_id, (unsigned long long)d->unwanted,
+	    (unsigned long long)d->unknown_tid, v->exited ? ", exited" : "");
 }
 
 /* Alloc, live and lock recordings: their totals and what was lost, by cause. */
