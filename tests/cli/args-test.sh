@@ -63,8 +63,8 @@ expect 64 "--watchdog-ms '1e3' must be 0..3600000 ms" watch --watchdog-ms 1e3
 expect 64 "--keep-profiles '0' must be 1..1000000" watch --keep-profiles 0
 expect 64 "--push-queue 'x' must be 1..100000 profiles" watch --push-queue x
 expect 64 "--freq '10001' must be 1..10000 Hz" watch --freq 10001
-expect 64 "--event 'gpu': use cpu, offcpu or wall" record --pid 1 --event gpu
-expect 64 "--event 'cpu,offcpu': use cpu, offcpu or wall" top --pid 1 --event cpu,offcpu
+expect 64 "--event 'gpu': use cpu, offcpu, wall, alloc, live or lock" record --pid 1 --event gpu
+expect 64 "--event 'cpu,offcpu': use cpu, offcpu, wall, alloc, live or lock" top --pid 1 --event cpu,offcpu
 expect 64 "--switch-period '0' must be 1..1000000" top --pid 1 --event offcpu --switch-period 0
 expect 64 "--switch-rate '100001' must be 0..100000 stacks a second" record --pid 1 --event offcpu --switch-rate 100001
 expect 64 "give --switch-rate or --switch-period, not both" record --pid 1 --switch-rate 5 --switch-period 2
@@ -73,8 +73,13 @@ expect 0 '--switch-rate' watch --help
 expect 64 "--min-block 'x' must be 0..3600000000 microseconds" top --pid 1 --min-block x
 expect 64 "unknown option '--per-thread=no'" top --pid 1 --per-thread=no
 expect 64 "--event 'cpu,cpu': cpu given twice" watch --event cpu,cpu
-expect 64 "--event 'cpu,': a comma-separated list of cpu, offcpu and wall" watch --event cpu,
-expect 64 "--event 'cpu,bogus': 'bogus' is not cpu, offcpu or wall" watch --event cpu,bogus
+expect 64 "--event 'cpu,': a comma-separated list of cpu, offcpu, wall, alloc, live or lock" watch --event cpu,
+expect 64 "--event 'cpu,bogus': 'bogus' is not cpu, offcpu, wall, alloc, live or lock" watch --event cpu,bogus
+expect 64 "--alloc-interval" record --pid 1 --event alloc --alloc-interval 0
+expect 64 "--alloc-interval" record --pid 1 --event alloc --alloc-interval 2147483648
+expect 64 "--alloc-depth" record --pid 1 --event alloc --alloc-depth 4096
+expect 64 "--lock-threshold" top --pid 1 --event lock --lock-threshold x
+expect 64 "--alloc-depth" watch --alloc-depth 0
 expect 0 '--no-per-thread' top --help
 expect 0 '--event LIST' watch --help
 parses "$nopid" top --pid "$nopid" -n 1 --event wall --no-per-thread --threads 'x.*'

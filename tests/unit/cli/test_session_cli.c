@@ -149,6 +149,10 @@ static void test_event_lists_for_watch(void **state)
 	assert_int_equal(session_cli_event_list("watch", "cpu,offcpu", &m), 0);
 	assert_int_equal(m, (1u << SESSION_EVENT_CPU) | (1u << SESSION_EVENT_OFFCPU));
 	assert_int_equal(session_cli_event_list("watch", "wall,offcpu,cpu", &m), 0);
+	assert_int_equal(m, 7u);
+	assert_int_equal(session_cli_event_list("watch", "cpu,offcpu,wall,alloc,lock", &m), 0);
+	assert_int_equal(m, 7u | (1u << SESSION_EVENT_ALLOC) | (1u << SESSION_EVENT_LOCK));
+	assert_int_equal(session_cli_event_list("watch", "lock,live,alloc,wall,offcpu,cpu", &m), 0);
 	assert_int_equal(m, SESSION_CLI_EVENTS_ALL);
 	m = 99;
 	assert_int_equal(session_cli_event_list("watch", "", &m), -1);

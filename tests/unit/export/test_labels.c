@@ -38,7 +38,7 @@ static void test_stem_round_trips(void **state)
 /* Off-CPU and wall files carry their event before the extension; cpu names stay as they were. */
 static void test_event_suffix_round_trips(void **state)
 {
-	static const char *const sfx[] = { "", ".offcpu", ".wall" };
+	static const char *const sfx[] = { "", ".offcpu", ".wall", ".alloc", ".live", ".lock" };
 	struct prof_labels l;
 	struct prof_stem p;
 	char stem[LABELS_STEM_MAX], want[LABELS_STEM_MAX], title[256];
@@ -60,6 +60,15 @@ static void test_event_suffix_round_trips(void **state)
 	assert_string_equal(prof_event_name(PROF_EVENT_CPU), "cpu");
 	assert_string_equal(prof_event_name(PROF_EVENT_OFFCPU), "offcpu");
 	assert_string_equal(prof_event_name(PROF_EVENT_WALL), "wall");
+	assert_string_equal(prof_event_name(PROF_EVENT_ALLOC), "alloc");
+	assert_string_equal(prof_event_name(PROF_EVENT_LIVE), "live");
+	assert_string_equal(prof_event_name(PROF_EVENT_LOCK), "lock");
+	l.event = PROF_EVENT_ALLOC;
+	prof_labels_title(&l, title, sizeof(title));
+	assert_non_null(strstr(title, "Allocated bytes: checkout"));
+	l.event = PROF_EVENT_LOCK;
+	prof_labels_title(&l, title, sizeof(title));
+	assert_non_null(strstr(title, "Lock wait time (us): checkout"));
 	/* The title says the unit. */
 	l.event = PROF_EVENT_OFFCPU;
 	prof_labels_title(&l, title, sizeof(title));

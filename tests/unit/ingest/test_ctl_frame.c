@@ -357,6 +357,174 @@ static void test_requests_of_the_wrong_length_are_refused(void **state)
 	}
 }
 
+/* An events request: its payload round trips, clamped; one of another length is refused. */
+static void test_events_request_round_trips_and_is_clamped(void **state)
+{
+	uint8_t p[CTL_REQ_MAX + 8];
+	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LOCK | 0x80,
+				.alloc_interval = 1ull << 40,
+				.lock_us = 250,
+				.depth = 100000 },
+			  got;
+	struct ctl_hdr h = { CTL_HDR_SIZE + CTL_EVWANT_SIZE, CTL_EVENTS_REQ, 0, 0 }, hd;
+
+	(void)state;
+	ctl_hdr_encode(p, &h);
+	ctl_evwant_encode(p + CTL_HDR_SIZE, &w);
+	assert_int_equal(ctl_request_decode(p, h.size, &hd), 0);
+	assert_int_equal(hd.kind, CTL_EVENTS_REQ);
+	assert_int_equal(ctl_evwant_decode(p + CTL_HDR_SIZE, CTL_EVWANT_SIZE, &got), 0);
+	assert_int_equal(got.on, FGP_EVM_ALLOC | FGP_EVM_LOCK); /* unknown bits dropped */
+	assert_int_equal(got.alloc_interval, 1u << 30);
+	assert_int_equal(got.lock_us, 250);
+	assert_int_equal(got.depth, FGP_MAX_EVENT_DEPTH);
+	for (size_t len = 0; len < CTL_EVWANT_SIZE + 4; len++)
+		if (len != CTL_EVWANT_SIZE)
+			assert_int_equal(ctl_evwant_decode(p + CTL_HDR_SIZE, len, &got), -EPROTO);
+	/* A request longer than the longest there is: refused before it is read. */
+	h.size = CTL_REQ_MAX + 1;
+	ctl_hdr_encode(p, &h);
+	assert_int_equal(ctl_request_decode(p, h.size, &hd), -EPROTO);
+}
+
+static const struct jvm_ev_frame ev_frames[] = { { "Alloc::fill", 11, 12 },
+						 { "Main::main", 10, 0 } };
+static const uint64_t ev_tags[] = { 1, 2, UINT64_MAX };
+
+/* Three items (a stack, frees, a state) in buf; their length. */
+static size_t three_events(uint8_t *buf, size_t cap)
+{
+	struct jvm_event st = { .type = JVM_EV_STACK,
+				.host_tid = 4250,
+				.ts = 5,
+				.kind = FGP_EV_ALLOC,
+				.truncated = true,
+				.value = 4096,
+				.interval = 524288,
+				.tag = 9,
+				.cls = { "byte[]", 6 },
+				.frames = ev_frames,
+				.depth = 2 };
+	struct jvm_event fr = { .type = JVM_EV_FREE, .tags = ev_tags, .ntags = 3 };
+	struct jvm_event sv = { .type = JVM_EV_STATE,
+				.state = { .ts = 4, .on = FGP_EVM_LOCK, .lock_short = 7 },
+				.drops = { .unknown_id = 3, .unwanted = 2 } };
+	size_t n = 0;
+
+	n += ctl_event_encode(buf + n, cap - n, &st);
+	n += ctl_event_encode(buf + n, cap - n, &fr);
+	n += ctl_event_encode(buf + n, cap - n, &sv);
+	return n;
+}
+
+static void test_events_round_trip(void **state)
+{
+	static struct ctl_ev_buf b;
+	uint8_t buf[1024];
+	size_t n = three_events(buf, sizeof(buf));
+	const uint8_t *p = buf;
+	struct jvm_event ev;
+
+	(void)state;
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 1);
+	assert_int_equal(ev.type, JVM_EV_STACK);
+	assert_int_equal(ev.host_pid, 42);
+	assert_int_equal(ev.host_tid, 4250);
+	assert_true(ev.truncated);
+	assert_int_equal(ev.tag, 9);
+	assert_int_equal(ev.depth, 2);
+	assert_memory_equal(ev.frames[0].name, "Alloc::fill", 11);
+	assert_int_equal(ev.frames[0].line, 12);
+	assert_memory_equal(ev.cls.ptr, "byte[]", 6);
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 1);
+	assert_int_equal(ev.type, JVM_EV_FREE);
+	assert_int_equal(ev.ntags, 3);
+	assert_true(ev.tags[2] == UINT64_MAX);
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 1);
+	assert_int_equal(ev.type, JVM_EV_STATE);
+	assert_int_equal(ev.state.lock_short, 7);
+	assert_int_equal(ev.drops.unknown_id, 3);
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 0);
+}
+
+/* Every truncation of the three items: what decodes is whole, the rest is refused. */
+static void test_every_truncated_events_payload(void **state)
+{
+	static struct ctl_ev_buf b;
+	uint8_t buf[1024];
+	size_t n = three_events(buf, sizeof(buf));
+
+	(void)state;
+	for (size_t len = 0; len < n; len++) {
+		uint8_t *c = exact(buf, len);
+		const uint8_t *p = c;
+		struct jvm_event ev;
+		int rv, items = 0;
+
+		while ((rv = ctl_event_decode(&p, c + len, 1, &ev, &b)) == 1)
+			items++;
+		assert_true(items < 3);
+		/* Cut at an item's end: a clean end; anywhere else: refused. */
+		assert_int_equal(rv, p == c + len ? 0 : -EPROTO);
+		free(c);
+	}
+}
+
+/* Every single-byte mutation: decoding stays inside the payload (ASan) and stops or goes on. */
+static void test_every_single_byte_mutation_of_events(void **state)
+{
+	static struct ctl_ev_buf b;
+	uint8_t buf[1024];
+	size_t n = three_events(buf, sizeof(buf));
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned v = 0; v < 256; v += 17) {
+			uint8_t *c = exact(buf, n);
+			const uint8_t *p = c;
+			struct jvm_event ev;
+
+			c[i] = (uint8_t)v;
+			while (ctl_event_decode(&p, c + n, 1, &ev, &b) == 1) {
+				assert_true(p <= c + n);
+				if (ev.type == JVM_EV_STACK)
+					assert_true(ev.depth <= FGP_MAX_EVENT_DEPTH);
+				if (ev.type == JVM_EV_FREE)
+					assert_true(ev.ntags >= 1 && ev.ntags <= FGP_MAX_FREE_TAGS);
+			}
+			free(c);
+		}
+	}
+}
+
+/* A stack too deep for the room left loses its outermost frames, and says so. */
+static void test_a_stack_that_does_not_fit_is_cut_at_its_outer_end(void **state)
+{
+	static struct ctl_ev_buf b;
+	struct jvm_ev_frame fr[100];
+	struct jvm_event st = { .type = JVM_EV_STACK,
+				.kind = FGP_EV_LOCK,
+				.value = 10,
+				.cls = { "java.lang.Object", 16 },
+				.frames = fr,
+				.depth = 100 };
+	uint8_t buf[400];
+	const uint8_t *p = buf;
+	struct jvm_event ev;
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		fr[i] = (struct jvm_ev_frame){ "Deep::frame", 11, i };
+	n = ctl_event_encode(buf, sizeof(buf), &st);
+	assert_true(n > 0 && n <= sizeof(buf));
+	assert_int_equal(ctl_event_decode(&p, buf + n, 1, &ev, &b), 1);
+	assert_true(ev.depth > 0 && ev.depth < 100);
+	assert_true(ev.truncated);
+	assert_int_equal(ev.frames[0].line, 0); /* the innermost ones are kept */
+	assert_int_equal(ctl_event_encode(buf, 20, &st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +537,11 @@ int main(void)
 		cmocka_unit_test(test_frame_sizes_out_of_range_are_refused),
 		cmocka_unit_test(test_every_mutation_of_a_header),
 		cmocka_unit_test(test_requests_of_the_wrong_length_are_refused),
+		cmocka_unit_test(test_events_request_round_trips_and_is_clamped),
+		cmocka_unit_test(test_events_round_trip),
+		cmocka_unit_test(test_every_truncated_events_payload),
+		cmocka_unit_test(test_every_single_byte_mutation_of_events),
+		cmocka_unit_test(test_a_stack_that_does_not_fit_is_cut_at_its_outer_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
