@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,13 +160,21 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Take the lock within INTERN_SPIN tries: 0, or -EBUSY. */
+/*
+ * Take the lock within INTERN_SPIN tries, then INTERN_YIELDS more with the CPU given up in
+ * between (a holder preempted on a busy machine gets to finish): 0, or -EBUSY.
+ */
 static int lock_spin(struct intern *t)
 {
 	for (int i = 0; i < INTERN_SPIN; i++) {
 		if (pthread_mutex_trylock(&t->mu) == 0)
 			return 0;
 		cpu_relax();
+	}
+	for (int i = 0; i < INTERN_YIELDS; i++) {
+		sched_yield();
+		if (pthread_mutex_trylock(&t->mu) == 0)
+			return 0;
 	}
 	return -EBUSY;
 }

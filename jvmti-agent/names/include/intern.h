@@ -45,10 +45,12 @@ uint32_t intern_add(struct intern *t, const void *key, const char *name, size_t 
 /*
  * For the event callbacks, which name a whole stack at once: the ids of keys[0..n) in one pass
  * through the table (ids[i] = 0: not interned). A thread inside the table is waited for a
- * moment (INTERN_SPIN tries of the lock, a few microseconds), no longer: -EBUSY then (ids not
+ * moment (INTERN_SPIN tries of the lock, a few microseconds, then INTERN_YIELDS more each after
+ * a sched_yield, for a holder preempted on a busy machine), no longer: -EBUSY then (ids not
  * written); 0 otherwise.
  */
 #define INTERN_SPIN 256
+#define INTERN_YIELDS 16
 int intern_find_many(struct intern *t, const void *const *keys, size_t n, uint32_t *ids);
 
 /* intern_add with the same short wait for a thread inside the table. */

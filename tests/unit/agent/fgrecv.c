@@ -8,9 +8,10 @@
  *
  *   fgrecv [--events WORDS] SOCKET
  *
- * --events plays a collector that reads interned names and events (fgsocket.h) and asks every
- * agent that says hello for the events WORDS name ("alloc=524288 live lock=10 depth=64", the
- * words of the want file's events line); stack events then print with their frames' names.
+ * --events plays a collector that reads interned names, tables on demand (never asked for) and
+ * events (fgsocket.h), and asks every agent that says hello for the events WORDS name
+ * ("alloc=524288 live lock=10 depth=64", the words of the want file's events line); stack events
+ * then print with their frames' names.
  *
  * Invariant: it prints only what the decoder accepted; invalid records print "bad".
  */
@@ -252,10 +253,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (events_words) {
-		/* A collector that reads interned names and events (and every table). */
+		/* A collector that reads interned names, tables on demand (it never asks for them)
+		 * and events. */
 		FILE *f = fopen(features, "w");
 
-		if (!f || fprintf(f, "%s\n%s\n", FG_FEATURE_INTERN, FG_FEATURE_EVENTS) < 0 ||
+		if (!f ||
+		    fprintf(f, "%s\n%s\n%s\n", FG_FEATURE_INTERN, FG_FEATURE_TABLES,
+			    FG_FEATURE_EVENTS) < 0 ||
 		    fclose(f) != 0) {
 			fprintf(stderr, "fgrecv: %s: cannot write\n", features);
 			receive_close(rx);
