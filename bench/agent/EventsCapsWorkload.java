@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * EventsCapsWorkload.java - fixed work for bench/events_caps.sh: THREADS threads each doing N
+ * EventsCapsWorkload.java - fixed work for bench/agent/events_caps.sh: THREADS threads each doing N
  * iterations of one kind of work, so a run's CPU time measures what the JVM spends on it.
  *
  *   java EventsCapsWorkload alloc|lock THREADS N

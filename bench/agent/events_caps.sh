@@ -14,7 +14,7 @@
 #           defaults (tests' fgrecv --events "alloc=524288 live lock=0"): every event enabled.
 # Workloads, each with fixed work: javac (JavacWorkload, a JIT storm: the agent's code events),
 # alloc (4 threads allocating mixed objects and arrays) and lock (8 threads on one monitor,
-# contended) from bench/java/EventsCapsWorkload.java, compiled here with the JDK under test.
+# contended) from bench/agent/EventsCapsWorkload.java, compiled here with the JDK under test.
 # For each JDK and workload: the JVM's CPU (user + sys) and wall time, medians and noise (median
 # absolute deviation in % of the median), and the CPU over nocaps's: the median of the per-round
 # ratios with its 95% bootstrap interval. The capabilities cost nothing measurable when that
@@ -23,7 +23,7 @@
 # (default "nocaps caps on"), WORKLOADS (default "javac alloc lock"), ALLOC_N, LOCK_N, CLASSES.
 set -eu
 build=$(cd "${1:-build}" && pwd)
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 reps=${REPS:-9}
 jdks=${JDKS:-/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64}
 variants=${VARIANTS:-nocaps caps on}
@@ -106,7 +106,7 @@ label_of() {
 for jdk in $jdks; do
 	rm -rf "$tmp/cls"
 	mkdir -p "$tmp/cls"
-	"$jdk/bin/javac" -d "$tmp/cls" "$src/bench/java/EventsCapsWorkload.java"
+	"$jdk/bin/javac" -d "$tmp/cls" "$src/bench/agent/EventsCapsWorkload.java"
 	for w in $workloads; do
 		run "$jdk" "$w" nocaps # warm the page cache
 		for v in $variants; do : >"$tmp/$w.$v"; : >"$tmp/$w.$v.cpu"; done
