@@ -91,6 +91,39 @@ static bool wants(void *arg, const struct jvm *j)
 	return *(const bool *)arg;
 }
 
+/* Events (alloc, live, lock) of every agent while records are wanted. */
+static void evwant(void *arg, const struct jvm *j, struct jvm_evwant *out)
+{
+	(void)j;
+	if (*(const bool *)arg)
+		*out = (struct jvm_evwant){ .on = FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK,
+					    .alloc_interval = 4096 };
+}
+
+/* An event handed on names only memory that is there: every byte of it is read. */
+static void on_ev(void *arg, const struct jvm *j, const struct jvm_event *ev)
+{
+	volatile unsigned sum = 0;
+
+	(void)arg;
+	(void)j;
+	if (ev->type == JVM_EV_STACK) {
+		if (ev->depth > FGP_MAX_EVENT_DEPTH || !ev->cls.len)
+			abort();
+		for (size_t i = 0; i < ev->cls.len; i++)
+			sum += (unsigned char)ev->cls.ptr[i];
+		for (uint16_t i = 0; i < ev->depth; i++)
+			for (uint16_t k = 0; k < ev->frames[i].len; k++)
+				sum += (unsigned char)ev->frames[i].name[k];
+	} else if (ev->type == JVM_EV_FREE) {
+		if (!ev->ntags || ev->ntags > FGP_MAX_FREE_TAGS)
+			abort();
+		for (uint32_t i = 0; i < ev->ntags; i++)
+			sum += (unsigned)ev->tags[i];
+	}
+	(void)sum;
+}
+
 static size_t hello(uint8_t *buf, size_t cap, uint32_t flags)
 {
 	struct fgp_hello h = { .proto_version = FGP_VERSION,
@@ -112,7 +145,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t mode = fz_u8(&f);
 	bool want = mode & 1;
 	struct jvmset_opts o = { .proc_root = root, .max_bad_msgs = 4 };
-	struct jvmset_observer ob = { .record = on_record, .wants = wants, .arg = &want };
+	struct jvmset_observer ob = {
+		.record = on_record, .wants = wants, .evwant = evwant, .ev = on_ev, .arg = &want
+	};
 	struct jvmset *s;
 	uint32_t pipe = 1;
 	uint64_t now = 1000;
@@ -128,7 +163,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t rest;
 
 		if (!open && !(mode & 0x80)) {
-			n = hello(msg, sizeof(msg), (mode >> 1) & 3);
+			n = hello(msg, sizeof(msg),
+				  ((mode >> 1) & 3) | (mode & 8 ? FGP_HELLO_EVENTS : 0));
 			if (jvmset_msg(s, pipe, PEER, msg, n, now) != 0)
 				abort(); /* a valid HELLO from the verified peer is admitted */
 		}

@@ -4,6 +4,7 @@
  * than one decoder's bytes (fuzz/corpus/ingest, ctl_frame, interp and vmstack), so that
  * mutation starts from a working JVM: valid records of every type, a daemon's control frames,
  * and a memory image with a real interpreted frame over a compiled frame and call_stub.
+ * Also the event records' seeds (fuzz/corpus/fgevents, fuzz/corpus/fgproto/events.bin).
  * Run by scripts/fuzz.sh --seeds.
  */
 #include <stdio.h>
@@ -121,6 +122,62 @@ static size_t records(uint8_t *out, size_t cap)
 	return m;
 }
 
+/* The event records: an alloc sample cut at the depth cap, a lock wait, freed tags, EVENTS. */
+static size_t event_records(uint8_t *out, size_t cap)
+{
+	static const struct fgp_frame_in frames[] = { { 7, 12 }, { 9, 0 }, { 7, 40 } };
+	static const uint64_t tags[] = { 1, 2, 0x8000000000000000ull };
+	struct fgp_stack_event_in alloc = { .ts = 10,
+					    .tid = 77,
+					    .kind = FGP_EV_ALLOC,
+					    .flags = FGP_REC_STACK_TRUNCATED,
+					    .value = 4096,
+					    .interval = 512 << 10,
+					    .tag = 1,
+					    .cls = { "byte[]", 6 },
+					    .depth = 3,
+					    .frames = frames };
+	struct fgp_stack_event_in lock = { .ts = 11,
+					   .tid = 78,
+					   .kind = FGP_EV_LOCK,
+					   .value = 250000,
+					   .interval = 10000,
+					   .cls = { "java.lang.Object", 16 },
+					   .depth = 2,
+					   .frames = frames };
+	struct fgp_events ev = { .ts = 9,
+				 .on = FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK,
+				 .alloc_interval = 512 << 10,
+				 .lock_threshold_ns = 10000,
+				 .dropped_queue = 1,
+				 .dropped_other = 2,
+				 .lock_short = 3,
+				 .lock_short_ns = 4000 };
+	size_t m = 0;
+
+	ENC(fgp_encode_events(out + m, cap - m, &ev));
+	ENC(fgp_encode_stack_event(out + m, cap - m, &alloc));
+	ENC(fgp_encode_stack_event(out + m, cap - m, &lock));
+	ENC(fgp_encode_object_free(out + m, cap - m, tags, 3));
+	return m;
+}
+
+/* fgevents: the event records alone (the target adds the header); fgproto: them in a message. */
+static void events(const char *corpus)
+{
+	uint8_t msg[4096];
+	char d[512];
+	size_t hdr = fgp_msg_header_size(), n;
+
+	if (fgp_encode_msg_header(msg, sizeof(msg)) < 0)
+		abort();
+	n = hdr + event_records(msg + hdr, sizeof(msg) - hdr);
+	snprintf(d, sizeof(d), "%s/fgevents", corpus);
+	save(d, "records", msg + hdr, n - hdr);
+	snprintf(d, sizeof(d), "%s/fgproto", corpus);
+	save(d, "events.bin", msg, n);
+}
+
 static void ingest(const char *dir)
 {
 	uint8_t msg[8192];
@@ -145,6 +202,15 @@ static void ingest(const char *dir)
 		len += n - hdr;
 	}
 	save(dir, "reconnect", buf, len);
+	/* An agent with events, asked for them: names, then its events, then more. */
+	n += event_records(msg + n, sizeof(msg) - n);
+	len = 0;
+	w8(0x09);
+	w16((uint16_t)n);
+	w8(0x04);
+	memcpy(buf + len, msg, n);
+	len += n;
+	save(dir, "events", buf, len);
 }
 
 /* The interpreted method both memory seeds share (fuzz_vm.h's JDK 17 layout). */
@@ -232,6 +298,34 @@ static void vmstack(const char *dir, const char *name, uint8_t sel, uint16_t ip)
 	save(dir, name, buf, 0xc00);
 }
 
+/* An events request, and a daemon's EVENTS frame: a stack, freed tags, an agent's state. */
+static void ctl_events(const char *dir)
+{
+	static const struct jvm_ev_frame frames[] = { { "Alloc::fill", 11, 12 },
+						       { "Main::main", 10, 0 } };
+	static const uint64_t tags[] = { 1, 2, 3 };
+	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LIVE, .alloc_interval = 524288,
+				.depth = 128 };
+	struct jvm_event st = { .type = JVM_EV_STACK, .host_tid = 4250, .ts = 5,
+				.kind = FGP_EV_ALLOC, .value = 4096, .interval = 524288,
+				.tag = 1, .cls = { "byte[]", 6 }, .frames = frames, .depth = 2 };
+	struct jvm_event fr = { .type = JVM_EV_FREE, .tags = tags, .ntags = 3 };
+	struct jvm_event sv = { .type = JVM_EV_STATE, .state = { .ts = 4, .on = FGP_EVM_ALLOC,
+								  .alloc_interval = 524288 } };
+	struct ctl_hdr h = { CTL_HDR_SIZE + CTL_EVWANT_SIZE, CTL_EVENTS_REQ, 0, 0 };
+
+	ctl_hdr_encode(buf, &h);
+	ctl_evwant_encode(buf + CTL_HDR_SIZE, &w);
+	save(dir, "events_request", buf, h.size);
+	len = CTL_HDR_SIZE;
+	len += ctl_event_encode(buf + len, sizeof(buf) - len, &st);
+	len += ctl_event_encode(buf + len, sizeof(buf) - len, &fr);
+	len += ctl_event_encode(buf + len, sizeof(buf) - len, &sv);
+	h = (struct ctl_hdr){ (uint32_t)len, CTL_EVENTS, 0, 4242 };
+	ctl_hdr_encode(buf, &h);
+	save(dir, "events", buf, len);
+}
+
 /* A daemon's answers: a JVM, a batch of records, the list's end, a JVM gone. */
 static void ctl(const char *dir)
 {
@@ -268,6 +362,7 @@ static void ctl(const char *dir)
 	h = (struct ctl_hdr){ CTL_HDR_SIZE, CTL_SUBSCRIBE, 0, 4242 };
 	ctl_hdr_encode(buf, &h);
 	save(dir, "request", buf, CTL_HDR_SIZE);
+	ctl_events(dir);
 }
 
 int main(int argc, char **argv)
@@ -287,5 +382,6 @@ int main(int argc, char **argv)
 	snprintf(d, sizeof(d), "%s/vmstack", argv[1]);
 	vmstack(d, "interpreted-leaf", 0, 0x100);
 	vmstack(d, "compiled-leaf", 4 + 5 * 4, 0x20);
+	events(argv[1]);
 	return 0;
 }

@@ -23,6 +23,8 @@
 #include "codeheap.h"
 #include "codelines.h"
 #include "events.h"
+#include "evctl.h"
+#include "evjvmti.h"
 #include "fgclock.h"
 #include "fgproto.h"
 #include "intern.h"
@@ -38,7 +40,9 @@
 #include "vmflags.h"
 #include "vmlayout.h"
 
-#define STOP_WAIT_MS 300 /* how long VM death waits for the last records to leave */
+#define STOP_WAIT_MS 300	   /* how long VM death waits for the last records to leave */
+#define FREED_RING_SLOTS 16384u	   /* freed tags waiting for the events worker (256 KiB) */
+#define LIVE_BYTES_PER_OBJECT 512u /* maxmem= / this: objects the live set tracks at most */
 
 #ifdef FG_AGENT_BENCH
 #include "benchstat.h"
@@ -75,6 +79,8 @@ static struct {
 	struct link *l;
 	struct codeheap ch; /* written once in Agent_OnLoad, before any event is enabled */
 	struct tables tabs; /* tables on demand (tables.h) */
+	struct evctl evs;   /* alloc, live and lock events on demand (evctl.h) */
+	uint32_t ev_caps;   /* FGP_EVM_* this JVM can run (0: never offered) */
 	bool on_demand;	    /* else the tables are always on */
 	atomic_bool live;   /* VMInit has run: a thread may attach to the VM */
 	atomic_bool stopped;
@@ -234,6 +240,12 @@ static void on_want(void *arg, bool want)
 	tables_want(&agent.tabs, want);
 }
 
+static void on_events(void *arg, const struct want_events *w, uint64_t conn)
+{
+	(void)arg;
+	evctl_want(&agent.evs, w, conn);
+}
+
 /*
  * May the tables worker ask the VM to announce its live code again? JVMTI's own version is the
  * JDK's feature release from JDK 9 on (1.2 on JDK 8).
@@ -294,6 +306,31 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	atomic_store(&gc_clock.end_ns, fg_now_ns());
 }
 
+/* What the events lost, by cause, when any was lost (log=warn), and what they sent (info). */
+static void log_events(void)
+{
+	struct evctl_stats st;
+	uint64_t lost = 0;
+
+	if (!agent.ev_caps)
+		return;
+	evctl_get_stats(&agent.evs, &st);
+	for (int i = 0; i < EVCTL_DROP_NCAUSES; i++)
+		lost += st.drops[i];
+	if ((lost && agent.opt.log >= OPTIONS_LOG_WARN) || agent.opt.log >= OPTIONS_LOG_INFO)
+		fprintf(stderr,
+			"fgagent: events: %llu sent, %llu freed tags; lost %llu (queue %llu, no "
+			"stack %llu, no name %llu, no class %llu, live set full %llu, freed tags "
+			"%llu)\n",
+			(unsigned long long)st.events, (unsigned long long)st.freed,
+			(unsigned long long)lost, (unsigned long long)st.drops[EVCTL_DROP_QUEUE],
+			(unsigned long long)st.drops[EVCTL_DROP_NO_STACK],
+			(unsigned long long)st.drops[EVCTL_DROP_NO_NAME],
+			(unsigned long long)st.drops[EVCTL_DROP_NO_CLASS],
+			(unsigned long long)st.drops[EVCTL_DROP_LIVE_FULL],
+			(unsigned long long)st.drops[EVCTL_DROP_FREE_LOST]);
+}
+
 static void stop_agent(void)
 {
 	struct sender_stats st;
@@ -302,6 +339,7 @@ static void stop_agent(void)
 		return;
 	/* A worker still inside the VM is left to the process's exit. */
 	(void)tables_stop(&agent.tabs, 100);
+	(void)evctl_stop(&agent.evs, 100);
 	if (sender_stop(agent.s, STOP_WAIT_MS) != 0)
 		return; /* still inside nng: leave it to process exit rather than free under it */
 	link_close(agent.l);
@@ -318,7 +356,8 @@ static void stop_agent(void)
 			"fgagent: %llu connections, %llu records sent, %llu replayed, %llu resets\n",
 			(unsigned long long)st.connections, (unsigned long long)st.records_sent,
 			(unsigned long long)st.replayed, (unsigned long long)st.resets);
-		/* The queue stays: a callback still running on another thread may push into it. */
+	log_events();
+	/* The queue stays: a callback still running on another thread may push into it. */
 #ifdef FG_AGENT_BENCH
 	benchstat_dump();
 #endif
@@ -424,6 +463,7 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 	cb.VMDeath = on_vm_death;
 	cb.GarbageCollectionStart = on_gc_start;
 	cb.GarbageCollectionFinish = on_gc_finish;
+	evjvmti_callbacks(&cb, agent.ev_caps);
 	if ((err = (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb))) != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "fgagent: JVMTI SetEventCallbacks failed: %d\n", err);
 		return JNI_ERR;
@@ -438,6 +478,26 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 		}
 	}
 	return JNI_OK;
+}
+
+/*
+ * Alloc, live and lock events: the capabilities (OnLoad only), unless events=false or names
+ * cannot be interned (event frames are interned names), and the switch. 0 or -ENOMEM.
+ */
+static int setup_events(void)
+{
+	static const struct evctl_ops ops = { .apply = evjvmti_apply, .leave = evjvmti_leave };
+	uint64_t live_max = agent.opt.maxmem / LIVE_BYTES_PER_OBJECT;
+	int rv;
+
+	if (!agent.q)
+		return -ENOMEM; /* OnLoad fails anyway */
+	agent.ev_caps = agent.opt.events && agent.names ? evjvmti_caps(agent.jvmti) : 0;
+	rv = evctl_init(&agent.evs, agent.q, &ops, agent.ev_caps, agent.opt.depth, live_max,
+			FREED_RING_SLOTS);
+	if (rv != 0)
+		agent.ev_caps = 0; /* capabilities held, never used: events are never turned on */
+	return rv;
 }
 
 /*
@@ -468,6 +528,8 @@ static int start_sender(const struct sender_hello *hello, size_t table_budget)
 		sender_set_intern(agent.s, agent.names);
 		if (agent.on_demand)
 			sender_on_want(agent.s, on_want, NULL);
+		if (agent.ev_caps)
+			sender_on_events(agent.s, on_events, NULL);
 	}
 	rv = agent.s ? sender_start(agent.s) : -ENOMEM;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -511,6 +573,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	if (agent.on_demand)
 		hello.flags |= FGP_HELLO_TABLES_ON_DEMAND;
 	hello.token = new_token();
+	if (setup_events() == 0 && agent.ev_caps)
+		hello.flags |= FGP_HELLO_EVENTS;
 	version = jvm_version(agent.jvmti);
 	hello.jvm_version = version;
 	/* How to name interpreted frames from outside: sent after every HELLO. A JVM whose
@@ -550,6 +614,13 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	}
 	if ((rv = setup_jvmti(agent.jvmti)) != JNI_OK)
 		return rv;
+	evjvmti_init(&(struct evjvmti_cfg){ .vm = vm,
+					    .jvmti = agent.jvmti,
+					    .ctl = &agent.evs,
+					    .names = agent.names,
+					    .lines = agent.lines,
+					    .signatures = agent.opt.signatures,
+					    .live = &agent.live });
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
 		fprintf(stderr, "fgagent: pid %d (service %s) streaming code events to %s\n",
 			(int)hello.pid, service[0] ? service : "unknown", agent.opt.socket);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VALID_KEYS "socket, signatures, maxmem, log, service"
+#define VALID_KEYS "socket, signatures, maxmem, log, service, events, depth"
 
 enum {
 	KEY_SOCKET,
@@ -20,11 +20,13 @@ enum {
 	KEY_MAXMEM,
 	KEY_LOG,
 	KEY_SERVICE,
+	KEY_EVENTS,
+	KEY_DEPTH,
 	KEY_COUNT,
 };
 
-static const char *const key_names[KEY_COUNT] = { "socket", "signatures", "maxmem", "log",
-						  "service" };
+static const char *const key_names[KEY_COUNT] = { "socket",  "signatures", "maxmem", "log",
+						  "service", "events",	   "depth" };
 
 void options_defaults(struct options *o)
 {
@@ -33,6 +35,26 @@ void options_defaults(struct options *o)
 	o->signatures = false;
 	o->maxmem = OPTIONS_MAXMEM_DEFAULT;
 	o->log = OPTIONS_LOG_WARN;
+	o->events = true;
+	o->depth = OPTIONS_DEPTH_DEFAULT;
+}
+
+/* A whole decimal number in [1, OPTIONS_DEPTH_MAX]. */
+static int parse_depth(const char *v, size_t len, unsigned *out)
+{
+	unsigned n = 0;
+
+	if (len == 0 || len > 4)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -EINVAL;
+		n = n * 10 + (unsigned)(v[i] - '0');
+	}
+	if (n < 1 || n > OPTIONS_DEPTH_MAX)
+		return -ERANGE;
+	*out = n;
+	return 0;
 }
 
 /* A whole decimal number with an optional k/m/g suffix, in [MIN, MAX]. */
@@ -164,6 +186,15 @@ static int apply_value(struct options *o, int key, const char *v, size_t vlen, c
 		memcpy(o->service, v, vlen);
 		o->service[vlen] = '\0';
 		return 0;
+	case KEY_EVENTS:
+		if (!value_is(v, vlen, "true") && !value_is(v, vlen, "false"))
+			break;
+		o->events = value_is(v, vlen, "true");
+		return 0;
+	case KEY_DEPTH:
+		if (parse_depth(v, vlen, &o->depth) != 0)
+			break;
+		return 0;
 	}
 	switch (key) {
 	case KEY_SOCKET:
@@ -184,6 +215,15 @@ static int apply_value(struct options *o, int key, const char *v, size_t vlen, c
 	case KEY_LOG:
 		snprintf(err, errlen, "bad value in '%.*s': log= takes quiet, warn or info", shown,
 			 item);
+		break;
+	case KEY_EVENTS:
+		snprintf(err, errlen, "bad value in '%.*s': events= takes true or false", shown,
+			 item);
+		break;
+	case KEY_DEPTH:
+		snprintf(err, errlen,
+			 "bad value in '%.*s': depth= takes a whole number from 1 to %u", shown,
+			 item, OPTIONS_DEPTH_MAX);
 		break;
 	default:
 		snprintf(err, errlen,

@@ -14,6 +14,11 @@
  *   service=NAME           the service name profiles are labelled with, 1..128 characters of
  *                          A-Z a-z 0-9 . _ - : / (default: OTEL_SERVICE_NAME, else the main
  *                          class or jar)
+ *   events=true|false      hold the JVMTI capabilities of alloc, live and lock events, so a
+ *                          collector may turn them on (default true); false: this JVM never
+ *                          offers them (no FGP_HELLO_EVENTS)
+ *   depth=N                frames an alloc or lock event's stack keeps, 1..2048 (default
+ *                          128; a collector may ask another depth)
  *
  * Values cannot contain ','.
  */
@@ -30,6 +35,8 @@
 #define OPTIONS_MAXMEM_DEFAULT (32ull << 20)
 #define OPTIONS_MAXMEM_MIN (1ull << 20)
 #define OPTIONS_MAXMEM_MAX (1ull << 30)
+#define OPTIONS_DEPTH_DEFAULT 128u
+#define OPTIONS_DEPTH_MAX 2048u /* FGP_MAX_EVENT_DEPTH */
 
 enum options_log {
 	OPTIONS_LOG_QUIET = 0,
@@ -43,6 +50,8 @@ struct options {
 	unsigned long long maxmem;
 	enum options_log log;
 	char service[OPTIONS_SERVICE_MAX + 1]; /* "" = not given */
+	bool events;			       /* hold the capabilities of the events */
+	unsigned depth;			       /* default stack depth of events */
 };
 
 /* Fill *o with the defaults. */

@@ -52,8 +52,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-all=(fgproto ingest ctl_frame wantfile procmaps elfsym elfcfi perfring collapse folded interp
-	vmstack)
+all=(fgproto fgevents ingest ctl_frame wantfile procmaps elfsym elfcfi perfring collapse folded
+	interp vmstack)
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
 # The seed corpus of a target (the ELF readers share theirs).

@@ -595,6 +595,125 @@ int fgp_encode_code_lines(uint8_t *dst, size_t cap, const struct fgp_code_lines_
 	return encode_record(dst, cap, FGP_CODE_LINES, l->flags, put_code_lines, l);
 }
 
+/* ---- events (STACK_EVENT, OBJECT_FREE, EVENTS) ------------------------------------------ */
+
+/* The checks fgp_next makes of a STACK_EVENT's fields (frames apart): 0 or -1. */
+static int stack_event_check(uint16_t kind, uint64_t value, uint64_t interval, uint64_t tag,
+			     uint16_t depth)
+{
+	if (depth > FGP_MAX_EVENT_DEPTH)
+		return -1;
+	if (kind == FGP_EV_ALLOC)
+		return value > 0 && interval > 0 ? 0 : -1;
+	if (kind == FGP_EV_LOCK)
+		return value >= interval && tag == 0 ? 0 : -1;
+	return -1;
+}
+
+static void put_stack_event(struct put *w, const void *arg)
+{
+	const struct fgp_stack_event_in *e = arg;
+	uint8_t *p;
+
+	put64(w, e->ts);
+	put32(w, e->tid);
+	put16(w, e->kind);
+	put16(w, e->depth);
+	put64(w, e->value);
+	put64(w, e->interval);
+	put64(w, e->tag);
+	put_str(w, e->cls);
+	p = give(w, 8 * (size_t)e->depth);
+	if (!p)
+		return;
+	for (uint16_t i = 0; i < e->depth; i++) {
+		fgle_put32(p + 8 * (size_t)i, e->frames[i].method_id);
+		fgle_put32(p + 8 * (size_t)i + 4, (uint32_t)e->frames[i].line);
+	}
+}
+
+size_t fgp_stack_event_size(const struct fgp_stack_event_in *e)
+{
+	return record_size(put_stack_event, e);
+}
+
+int fgp_encode_stack_event(uint8_t *dst, size_t cap, const struct fgp_stack_event_in *e)
+{
+	if (e->flags & ~FGP_REC_STACK_TRUNCATED || str_len(e->cls) == 0 ||
+	    stack_event_check(e->kind, e->value, e->interval, e->tag, e->depth) != 0 ||
+	    (e->depth && !e->frames))
+		return -EINVAL;
+	for (uint16_t i = 0; i < e->depth; i++)
+		if (e->frames[i].method_id == 0 || e->frames[i].line < 0)
+			return -EINVAL;
+	return encode_record(dst, cap, FGP_STACK_EVENT, e->flags, put_stack_event, e);
+}
+
+struct free_body {
+	const uint64_t *tags;
+	uint32_t n;
+};
+
+static void put_object_free(struct put *w, const void *arg)
+{
+	const struct free_body *b = arg;
+	uint8_t *p;
+
+	put32(w, b->n);
+	put32(w, 0);
+	p = give(w, 8 * (size_t)b->n);
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < b->n; i++)
+		fgle_put64(p + 8 * (size_t)i, b->tags[i]);
+}
+
+size_t fgp_object_free_size(uint32_t n)
+{
+	return FGP_REC_HEADER_SIZE + 8 + 8 * (size_t)n;
+}
+
+int fgp_encode_object_free(uint8_t *dst, size_t cap, const uint64_t *tags, uint32_t n)
+{
+	struct free_body b = { tags, n };
+
+	if (n == 0 || n > FGP_MAX_FREE_TAGS || !tags)
+		return -EINVAL;
+	return encode_record(dst, cap, FGP_OBJECT_FREE, 0, put_object_free, &b);
+}
+
+/* The checks fgp_next makes of an EVENTS record: 0 or -1. */
+static int events_check(const struct fgp_events *e)
+{
+	if (e->on & ~(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK))
+		return -1;
+	if (e->on & (FGP_EVM_ALLOC | FGP_EVM_LIVE) && e->alloc_interval == 0)
+		return -1;
+	return 0;
+}
+
+static void put_events(struct put *w, const void *arg)
+{
+	const struct fgp_events *e = arg;
+
+	put64(w, e->ts);
+	put32(w, e->on);
+	put32(w, 0);
+	put64(w, e->alloc_interval);
+	put64(w, e->lock_threshold_ns);
+	put64(w, e->dropped_queue);
+	put64(w, e->dropped_other);
+	put64(w, e->lock_short);
+	put64(w, e->lock_short_ns);
+}
+
+int fgp_encode_events(uint8_t *dst, size_t cap, const struct fgp_events *e)
+{
+	if (events_check(e) != 0)
+		return -EINVAL;
+	return encode_record(dst, cap, FGP_EVENTS, 0, put_events, e);
+}
+
 int fgp_rec_code_ts(const uint8_t *rec, size_t len, uint64_t *ts)
 {
 	uint16_t type;
@@ -864,6 +983,62 @@ static int decode_code_lines(struct cur *c, struct fgp_code_lines *l)
 	return 0;
 }
 
+/* STACK_EVENT: flags FGP_REC_STACK_TRUNCATED or none, fields as stack_event_check, a class,
+ * frames with non-zero ids and lines >= 0. */
+static int decode_stack_event(struct cur *c, uint16_t flags, struct fgp_stack_event *e)
+{
+	e->ts = take64(c);
+	e->tid = take32(c);
+	e->kind = take16(c);
+	e->depth = take16(c);
+	e->value = take64(c);
+	e->interval = take64(c);
+	e->tag = take64(c);
+	e->cls = take_str(c);
+	if (c->bad || flags & ~FGP_REC_STACK_TRUNCATED || e->cls.len == 0 ||
+	    stack_event_check(e->kind, e->value, e->interval, e->tag, e->depth) != 0)
+		return -EBADMSG;
+	e->frames_raw = take(c, 8 * (size_t)e->depth);
+	if (!e->frames_raw)
+		return -EBADMSG;
+	for (uint16_t i = 0; i < e->depth; i++) {
+		uint32_t id;
+		int32_t line;
+
+		fgp_event_frame(e, i, &id, &line);
+		if (id == 0 || line < 0)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+/* OBJECT_FREE: no flags, 1..FGP_MAX_FREE_TAGS tags, exactly as many as the record holds. */
+static int decode_object_free(struct cur *c, uint16_t flags, struct fgp_object_free *f)
+{
+	f->n = take32(c);
+	take32(c);
+	if (c->bad || flags != 0 || f->n == 0 || f->n > FGP_MAX_FREE_TAGS)
+		return -EBADMSG;
+	f->tags_raw = take(c, 8 * (size_t)f->n);
+	return f->tags_raw ? 0 : -EBADMSG;
+}
+
+static int decode_events(struct cur *c, uint16_t flags, struct fgp_events *e)
+{
+	e->ts = take64(c);
+	e->on = take32(c);
+	take32(c);
+	e->alloc_interval = take64(c);
+	e->lock_threshold_ns = take64(c);
+	e->dropped_queue = take64(c);
+	e->dropped_other = take64(c);
+	e->lock_short = take64(c);
+	e->lock_short_ns = take64(c);
+	if (c->bad || flags != 0 || events_check(e) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
 static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 {
 	int rv = 0;
@@ -923,6 +1098,15 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		break;
 	case FGP_CODE_LINES:
 		rv = decode_code_lines(c, &rec->u.lines);
+		break;
+	case FGP_STACK_EVENT:
+		rv = decode_stack_event(c, rec->flags, &rec->u.ev);
+		break;
+	case FGP_OBJECT_FREE:
+		rv = decode_object_free(c, rec->flags, &rec->u.freed);
+		break;
+	case FGP_EVENTS:
+		rv = decode_events(c, rec->flags, &rec->u.events);
 		break;
 	default:
 		return 0; /* unknown type: skipped by size, body not decoded */
@@ -1075,6 +1259,12 @@ const char *fgp_type_name(uint16_t type)
 		return "name";
 	case FGP_CODE_LOAD_IDS:
 		return "code-load-ids";
+	case FGP_STACK_EVENT:
+		return "stack-event";
+	case FGP_OBJECT_FREE:
+		return "object-free";
+	case FGP_EVENTS:
+		return "events";
 	default:
 		return "unknown";
 	}

@@ -127,9 +127,10 @@
  * frame's source line, 0 when unknown; depth 0..FGP_MAX_EVENT_DEPTH; FGP_REC_STACK_TRUNCATED:
  * the thread's stack was deeper than the agent's depth cap (the outermost frames are missing).
  * OBJECT_FREE: tags of tracked objects the JVM freed (ObjectFree), 1..FGP_MAX_FREE_TAGS of them.
- * Events are never replayed (FGP_REC_REPLAY is not set on them); after a reconnection the
- * agent's tags of the earlier connection may still be freed: a reader ignores tags it does not
- * know.
+ * Events are never replayed (FGP_REC_REPLAY is not set on them: the decoder refuses any header
+ * flag on OBJECT_FREE and EVENTS, and any but FGP_REC_STACK_TRUNCATED on STACK_EVENT); after a
+ * reconnection the agent's tags of the earlier connection may still be freed: a reader ignores
+ * tags it does not know.
  *
  * Interned names (NAME, CODE_LOAD_IDS): a method name is sent once per connection as a NAME
  * record giving it an id (non-zero, chosen by the agent), then referenced by id. A connection

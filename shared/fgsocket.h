@@ -37,9 +37,10 @@
  * mean interval (1..2^30 bytes), live tracks the sampled objects (needs alloc=), lock= times
  * contended monitor entries of at least US microseconds (0: all), depth= caps the stacks the
  * agent takes (1..FGP_MAX_EVENT_DEPTH, the agent's own default when absent). A word the agent
- * does not know, or a bad value, is ignored (the rest of the line holds). No line for a token:
- * every event off. The tables line and the events line of one token are independent. A
- * collector lists this feature in its features file.
+ * does not know, or a bad value, is ignored (the rest of the line holds). The line ends with a
+ * newline (one without is taken as cut off, and asks nothing); of several lines for a token the
+ * first holds. No line for a token: every event off. The tables line and the events line of one
+ * token are independent. A collector lists this feature in its features file.
  */
 #define FG_FEATURE_EVENTS "events"
 #define FG_WANT_EVENTS_WORD "events"

@@ -52,6 +52,7 @@ struct frame {
 
 struct stackent {
 	uint64_t count;
+	uint64_t aux; /* a second value (named stacks: objects, contentions), 0 for samples */
 	uint32_t off; /* into ids */
 	uint32_t n;
 };
@@ -374,8 +375,8 @@ static size_t frames_of(const uint32_t *ids, size_t n)
 	return n && (ids[n - 1] & STRATUM_BIT) ? n - 1 : n;
 }
 
-/* Add w to the stack ids[0..n), a new one if need be. 0, -E2BIG or -ENOMEM. */
-static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w)
+/* Add w (and aux) to the stack ids[0..n), a new one if need be. 0, -E2BIG or -ENOMEM. */
+static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux)
 {
 	uint64_t h = hash_ids(ids, n) & HTAB_KEY_MASK;
 	const uint64_t *v;
@@ -386,6 +387,7 @@ static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t
 
 		if (e->n == n && !memcmp(&a->ids[e->off], ids, n * sizeof(*ids))) {
 			e->count += w;
+			e->aux += aux;
 			return 0;
 		}
 	}
@@ -396,8 +398,9 @@ static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t
 	    ARRAY_GROW(a->ids, a->ids_cap, a->nids + n) != 0)
 		return -ENOMEM;
 	memcpy(&a->ids[a->nids], ids, n * sizeof(*ids));
-	a->stacks[a->nstacks] =
-		(struct stackent){ .count = w, .off = (uint32_t)a->nids, .n = (uint32_t)n };
+	a->stacks[a->nstacks] = (struct stackent){
+		.count = w, .aux = aux, .off = (uint32_t)a->nids, .n = (uint32_t)n
+	};
 	(void)htab_add(&a->stackidx, h, a->nstacks); /* reserved above */
 	a->nids += n;
 	a->nstacks++;
@@ -431,7 +434,7 @@ static int count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w)
 			a->st.unrooted_marked++;
 		}
 	}
-	rv = add_stack(a, ids, n, w);
+	rv = add_stack(a, ids, n, w, 0);
 	if (rv == 0)
 		a->st.counted++;
 	return rv;
@@ -461,7 +464,7 @@ int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t
 		}
 		if (w == 0)
 			continue;
-		if (add_stack(a, ids, nf, w) != 0) {
+		if (add_stack(a, ids, nf, w, old[i].aux) != 0) {
 			a->st.dropped++;
 			rv = -ENOMEM;
 		}
@@ -887,20 +890,137 @@ drop:
 	return (int)id;
 }
 
+/* ---- stacks named by the caller ------------------------------------------------------- */
+
+/* A Java frame as the CPU profiles label a compiled one: name (":LINE" with opts.lines). */
+static int64_t intern_named(struct stackagg *a, const struct stackagg_nframe *f)
+{
+	char buf[STACKAGG_MAX_NAME + 16];
+	size_t len = f->len < STACKAGG_MAX_NAME ? f->len : STACKAGG_MAX_NAME;
+	int n;
+
+	if (!a->opts.lines || f->line <= 0)
+		return intern(a, STACKAGG_JAVA, false, f->name, len);
+	/* A name at the length cap loses its tail, not its line. */
+	n = snprintf(buf, sizeof(buf), "%.*s:%d",
+		     (int)(len < STACKAGG_MAX_NAME - 12 ? len : STACKAGG_MAX_NAME - 12), f->name,
+		     (int)f->line);
+	return n > 0 ? intern(a, STACKAGG_JAVA, false, buf, (size_t)n) : -EINVAL;
+}
+
+int stackagg_named_ids(struct stackagg *a, const struct stackagg_named *s, uint32_t *ids, size_t *n)
+{
+	struct entries en = { .e = a->ebuf };
+	struct stackagg_sample roots = { .tid = s->tid,
+					 .process = s->process,
+					 .thread = s->thread };
+	int64_t id;
+
+	if ((id = push_roots(a, &roots, &en)) < 0)
+		return (int)id;
+	if (s->truncated) {
+		id = intern(a, STACKAGG_STUB, true, "[truncated]", 11);
+		if (id < 0)
+			return (int)id;
+		a->frames[id].mark = MARK_STOP;
+		a->st.markers++;
+		push(&en, (uint64_t)id);
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if ((id = intern_named(a, &s->frames[i])) < 0)
+			return (int)id;
+		note_frame(a, STACKAGG_CLASS_JAVA, false);
+		if (a->opts.lines && s->frames[i].line > 0)
+			a->st.jit_lines++;
+		else if (a->opts.lines)
+			a->st.jit_no_line++;
+		push(&en, (uint64_t)id);
+	}
+	if (s->leaf) {
+		if ((id = intern(a, STACKAGG_STUB, false, s->leaf, strlen(s->leaf))) < 0)
+			return (int)id;
+		if (en.n == STACKAGG_MAX_FRAMES)
+			en.n--; /* the leaf says more than the outermost-but-one frame */
+		en.e[en.n++] = (uint64_t)id;
+	}
+	if (en.truncated)
+		a->st.truncated++;
+	for (size_t i = 0; i < en.n; i++)
+		ids[i] = (uint32_t)en.e[i];
+	*n = en.n;
+	return 0;
+}
+
+int stackagg_add_ids(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux)
+{
+	int rv;
+
+	a->st.samples++;
+	for (size_t i = 0; i < n; i++) {
+		if (ids[i] >= a->nframes) {
+			a->st.dropped++;
+			return -EINVAL;
+		}
+	}
+	rv = n ? add_stack(a, ids, n, w, aux) : -EINVAL;
+	if (rv != 0) {
+		a->st.dropped++;
+		return rv;
+	}
+	a->st.counted++;
+	return 0;
+}
+
+int stackagg_named(struct stackagg *a, const struct stackagg_named *s, uint64_t w, uint64_t aux)
+{
+	size_t n = 0;
+	int rv = stackagg_named_ids(a, s, a->buf, &n);
+
+	if (rv != 0) {
+		a->st.samples++;
+		a->st.dropped++;
+		return rv;
+	}
+	return stackagg_add_ids(a, a->buf, n, w, aux);
+}
+
 /* ---- output ---------------------------------------------------------------------------- */
 
-int stackagg_foreach(const struct stackagg *a,
-		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count), void *arg)
+int stackagg_foreach_aux(const struct stackagg *a,
+			 int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count,
+				   uint64_t aux),
+			 void *arg)
 {
 	for (size_t i = 0; i < a->nstacks; i++) {
 		const struct stackent *e = &a->stacks[i];
 		int rv;
 
-		rv = fn(arg, &a->ids[e->off], frames_of(&a->ids[e->off], e->n), e->count);
+		rv = fn(arg, &a->ids[e->off], frames_of(&a->ids[e->off], e->n), e->count, e->aux);
 		if (rv)
 			return rv;
 	}
 	return 0;
+}
+
+struct foreach_plain {
+	int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count);
+	void *arg;
+};
+
+static int foreach_plain_cb(void *arg, const uint32_t *ids, size_t n, uint64_t count, uint64_t aux)
+{
+	const struct foreach_plain *p = arg;
+
+	(void)aux;
+	return p->fn(p->arg, ids, n, count);
+}
+
+int stackagg_foreach(const struct stackagg *a,
+		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count), void *arg)
+{
+	struct foreach_plain p = { fn, arg };
+
+	return stackagg_foreach_aux(a, foreach_plain_cb, &p);
 }
 
 struct line {
@@ -932,6 +1052,9 @@ int stackagg_write_folded(const struct stackagg *a, FILE *f)
 		size_t len = 24, nf = frames_of(&a->ids[e->off], e->n);
 		char *p;
 
+		if (!e->count)
+			continue; /* a named stack whose weight rounded to nothing (its aux stays)
+				   */
 		for (uint32_t k = 0; k < nf; k++)
 			len += a->frames[a->ids[e->off + k]].len + 5;
 		p = malloc(len);

@@ -6,7 +6,9 @@
  *                    [-o FILE.folded|.svg|.pb.gz] [--no-kernel] [--no-inline] [--stack-copy BYTES]
  * [--lines]
  *                    [--socket PATH] [--ctl PATH]
- *                    [--event cpu|offcpu|wall] [--min-block US] [--switch-rate HZ]
+ *                    [--event cpu|offcpu|wall|alloc|live|lock] [--min-block US]
+ *                    [--switch-rate HZ] [--alloc-interval BYTES] [--alloc-depth N]
+ *                    [--lock-threshold US]
  *                    [--threads REGEX] [--per-thread | --no-per-thread]
  *
  * Only routing and printing: the recording is session.c, its summary session_report.h, the
@@ -65,15 +67,69 @@ static void usage(FILE *f)
 		"  fgcollect record --pid 4242 --duration 30 -o app.svg\n"
 		"  fgcollect record --container 3f2a --freq 999 -d 10 -o app.pb.gz\n"
 		"  fgcollect record --all -o all.folded      # until Ctrl-C\n"
-		"  fgcollect record --pid 4242 --event wall --threads 'http-.*' -d 10 -o wall.svg\n");
+		"  fgcollect record --pid 4242 --event wall --threads 'http-.*' -d 10 -o wall.svg\n"
+		"  fgcollect record --pid 4242 --event alloc -d 30 -o alloc.svg\n"
+		"  fgcollect record --pid 4242 --event lock --lock-threshold 1000 -o lock.pb.gz\n");
 }
 
-/* The pprof sample type of a time profile; NULL for CPU samples. */
+/* The pprof sample type of a time profile; NULL for CPU samples and agent events. */
 static const char *event_time_type(enum session_event ev)
 {
-	if (ev == SESSION_EVENT_CPU)
+	if (ev != SESSION_EVENT_OFFCPU && ev != SESSION_EVENT_WALL)
 		return NULL;
 	return ev == SESSION_EVENT_OFFCPU ? "off_cpu" : "wall";
+}
+
+/* The units of an agent event's profile; NULL for the others. */
+static const struct profout_types *event_types(enum session_event ev)
+{
+	switch (ev) {
+	case SESSION_EVENT_ALLOC:
+		return &profout_alloc;
+	case SESSION_EVENT_LIVE:
+		return &profout_live;
+	case SESSION_EVENT_LOCK:
+		return &profout_lock;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * An agent-event recording that got nothing because no target's agent could or did send
+ * events: said in one line per cause. True when that is so (record then fails).
+ */
+static bool events_missing(const struct session_summary *sm)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < sm->njvms; i++)
+		any = any || sm->jvms[i].ev.state_known || sm->jvms[i].ev.stacks;
+	if (any || sm->ev.events)
+		return false;
+	for (size_t i = 0; i < sm->njvms; i++) {
+		const struct session_jvm_summary *v = &sm->jvms[i];
+
+		if (!v->connected_ever && !v->jvm)
+			continue;
+		if (!v->connected_ever)
+			fg_err(CMD,
+			       "PID %u: no agent connected: no allocation, live or lock events",
+			       v->pid);
+		else if (!v->ev.hello_events)
+			fg_err(CMD,
+			       "PID %u: its agent cannot send allocation, live or lock events (an "
+			       "older libfgagent.so): nothing recorded",
+			       v->pid);
+		else
+			fg_err(CMD,
+			       "PID %u: its agent never answered the request for events (is the "
+			       "want file beside the agent socket writable?): nothing recorded",
+			       v->pid);
+	}
+	if (!sm->njvms)
+		fg_err(CMD, "no JVM with an agent was found: no allocation, live or lock events");
+	return true;
 }
 
 static void report_line(void *arg, const char *text)
@@ -202,22 +258,14 @@ static int report(struct session *s, const struct env *env)
 		if (session_target_count(s) > 0)
 			session_target_at(s, 0, &ti);
 		prof_labels_set(&pl, ti.service, ti.container_id, so->pid, host);
+		pl.event = (enum prof_event)so->event;
 		prof_labels_title(&pl, title, sizeof(title));
 	} else if (so->target == SESSION_TARGET_CONTAINER) {
-		snprintf(title, sizeof(title), "CPU: container %.12s | host %s", so->container,
-			 host);
+		snprintf(title, sizeof(title), "%s: container %.12s | host %s",
+			 prof_event_title((enum prof_event)so->event), so->container, host);
 	} else {
-		snprintf(title, sizeof(title), "CPU: every JVM | host %s", host);
-	}
-	if (so->event != SESSION_EVENT_CPU) {
-		/* "Off-CPU time (us): ..." / "Wall-clock time (us): ..." in place of "CPU: ". */
-		char t[sizeof(title)];
-		const char *rest = strncmp(title, "CPU: ", 5) ? title : title + 5;
-		int k = snprintf(t, sizeof(t), "%s time (us): ",
-				 so->event == SESSION_EVENT_OFFCPU ? "Off-CPU" : "Wall-clock");
-
-		strncat(t, rest, sizeof(t) - (size_t)k - 1);
-		memcpy(title, t, sizeof(title));
+		snprintf(title, sizeof(title), "%s: every JVM | host %s",
+			 prof_event_title((enum prof_event)so->event), host);
 	}
 	session_report_subtitle(&sm, subtitle, sizeof(subtitle));
 	if (env->out) {
@@ -228,7 +276,8 @@ static int report(struct session *s, const struct env *env)
 				      .duration_ns = sm.duration_ns,
 				      .title = title,
 				      .subtitle = subtitle,
-				      .time_type = event_time_type(so->event) };
+				      .time_type = event_time_type(so->event),
+				      .types = event_types(so->event) };
 
 		rv = profout_write_file(env->out, session_agg(s), &po);
 	} else {
@@ -245,6 +294,8 @@ static int report(struct session *s, const struct env *env)
 	}
 	if (env->out)
 		fg_err(CMD, "wrote %s (%zu distinct stacks)", env->out, sm.agg.stacks);
+	if (SESSION_EVENT_FROM_AGENT(so->event) && events_missing(&sm))
+		return FG_EXIT_FAIL;
 	return FG_EXIT_OK;
 }
 
@@ -266,7 +317,8 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
+	if (!SESSION_EVENT_FROM_AGENT(env.so.event)) /* the agents' events need no perf */
+		cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

@@ -5,7 +5,8 @@
  *
  *   fgcollect top (--pid HOSTPID | --container ID | --all) [--freq HZ] [--interval S]
  *                 [--count N] [--rows N] [--no-kernel] [--no-inline] [--stack-copy BYTES]
- *                 [--lines] [--socket PATH] [--ctl PATH] [--event cpu|offcpu|wall]
+ *                 [--lines] [--socket PATH] [--ctl PATH]
+ *                 [--event cpu|offcpu|wall|alloc|live|lock]
  *                 [--min-block US] [--switch-rate HZ] [--threads REGEX]
  *                 [--per-thread | --no-per-thread]
  *
@@ -101,7 +102,8 @@ static void show(struct session *s, const struct session_opts *so, bool tty, siz
 		fg_err(CMD, "out of memory building the view");
 		return;
 	}
-	tv.time_us = so->event != SESSION_EVENT_CPU;
+	tv.bytes = so->event == SESSION_EVENT_ALLOC || so->event == SESSION_EVENT_LIVE;
+	tv.time_us = so->event != SESSION_EVENT_CPU && !tv.bytes;
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	if (tty)
@@ -109,13 +111,20 @@ static void show(struct session *s, const struct session_opts *so, bool tty, siz
 	what(s, so, whom, sizeof(whom));
 	if (so->event == SESSION_EVENT_CPU)
 		snprintf(amount, sizeof(amount), "%llu samples", (unsigned long long)tv.samples);
+	else if (tv.bytes)
+		snprintf(amount, sizeof(amount), "%.1f MiB %s", (double)tv.samples / 1048576.0,
+			 so->event == SESSION_EVENT_LIVE ? "live" : "allocated");
 	else
 		snprintf(amount, sizeof(amount), "%.1f ms %s", (double)tv.samples / 1000.0,
-			 so->event == SESSION_EVENT_OFFCPU ? "off the CPU" : "on and off the CPU");
+			 so->event == SESSION_EVENT_OFFCPU ? "off the CPU"
+			 : so->event == SESSION_EVENT_LOCK ? "waited for monitors"
+							   : "on and off the CPU");
 	printf("fgcollect top - %s - %s - event %s (%s) - interval %llu: %s, java unresolved "
 	       "%llu/%llu\n",
 	       whom, when, session_cli_event_name(so->event),
-	       so->event == SESSION_EVENT_CPU ? "samples" : "time, ms",
+	       so->event == SESSION_EVENT_CPU ? "samples"
+	       : tv.bytes		      ? "bytes, KiB"
+					      : "time, ms",
 	       (unsigned long long)interval_no, amount,
 	       (unsigned long long)st.unresolved[STACKAGG_CLASS_JAVA],
 	       (unsigned long long)st.frames[STACKAGG_CLASS_JAVA]);
@@ -228,7 +237,8 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
+	if (!SESSION_EVENT_FROM_AGENT(env.so.event)) /* the agents' events need no perf */
+		cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

@@ -39,10 +39,14 @@ static const char usage_text[] =
 	"\nRolling profiles (a sampling thread of its own; map upkeep never waits for it):\n"
 	"  -P, --profile-every DURATION  cut one profile per connected JVM and event every\n"
 	"                            DURATION (10s, 1m, ...); needs --out and/or --push\n"
-	"  -e, --event LIST          what the profiles measure: cpu, offcpu, wall, or several\n"
-	"                            comma-separated (cpu,offcpu: one profile of each per JVM\n"
-	"                            and interval); default cpu. offcpu and wall count\n"
-	"                            microseconds (see record --help)\n"
+	"  -e, --event LIST          what the profiles measure: cpu, offcpu, wall, alloc, live,\n"
+	"                            lock, or several comma-separated (cpu,alloc: one profile\n"
+	"                            of each per JVM and interval); default cpu. offcpu, wall\n"
+	"                            and lock count microseconds, alloc and live bytes (see\n"
+	"                            record --help)\n"
+	"      --alloc-interval BYTES alloc/live: mean bytes between samples (default 524288)\n"
+	"      --alloc-depth N       alloc/live/lock: frames taken of a stack (default 128)\n"
+	"      --lock-threshold US   lock: leave out waits shorter than US microseconds\n"
 	"      --min-block US        offcpu/wall: leave out waits shorter than US microseconds\n"
 	"      --switch-rate HZ      offcpu/wall: about HZ stacks a second in all, each by a\n"
 	"                            chance its weight undoes (default 25; 0: every switch)\n"
@@ -53,8 +57,8 @@ static const char usage_text[] =
 	"  -o, --out DIR             write STEM.folded and STEM.svg per JVM, interval and event,\n"
 	"                            and DIR/index.html (DIR is created 0755; it must be ours\n"
 	"                            and writable by nobody else). STEM = UTC start _ service _\n"
-	"                            container (12) _ host PID _ host name, then .offcpu or\n"
-	"                            .wall for those events (nothing for cpu)\n"
+	"                            container (12) _ host PID _ host name, then .offcpu,\n"
+	"                            .wall, .alloc, .live or .lock (nothing for cpu)\n"
 	"      --pprof               also write STEM.pb.gz\n"
 	"      --keep-profiles N     keep at most N profiles in DIR, oldest removed (default 1000)\n"
 	"      --max-bytes SIZE      keep at most SIZE bytes in DIR (k, m, g; default 1g)\n"
@@ -70,7 +74,8 @@ static const char usage_text[] =
 	"  fgcollect --watch --keep-exited 10m\n"
 	"  fgcollect watch --profile-every 1m --out /var/lib/fgcollect/profiles\n"
 	"  fgcollect watch --profile-every 15s --push http://pyroscope:4040\n"
-	"  fgcollect watch --profile-every 1m --event cpu,offcpu --out /var/lib/fgcollect/p\n";
+	"  fgcollect watch --profile-every 1m --event cpu,offcpu --out /var/lib/fgcollect/p\n"
+	"  fgcollect watch --profile-every 15s --event cpu,alloc,lock --push http://pyroscope:4040\n";
 
 /* "30s", "10m", "1h", "2d" or plain seconds -> ns. 0 or -EINVAL. */
 static int parse_duration(const char *s, uint64_t *ns)
@@ -224,6 +229,15 @@ static int profile_opt(int c, const char *arg, struct daemon_opts *o)
 		}
 		return cli_u64("watch", "switch-rate", arg, 0, SWITCHBPF_MAX_RATE,
 			       "stacks a second", &o->switch_rate);
+	case 'I':
+		return cli_u64("watch", "alloc-interval", arg, 1, 1ull << 30, "bytes",
+			       &o->alloc_interval);
+	case 'D':
+		return cli_u64("watch", "alloc-depth", arg, 1, FGP_MAX_EVENT_DEPTH, "frames",
+			       &o->alloc_depth);
+	case 'L':
+		return cli_u64("watch", "lock-threshold", arg, 0, 3600ull * 1000000, "microseconds",
+			       &o->lock_threshold_us);
 	case 'T':
 		o->merge_threads = false;
 		return 1;
@@ -290,6 +304,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "switch-rate", required_argument, NULL, 'R' },
 		{ "per-thread", no_argument, NULL, 'T' },
 		{ "no-per-thread", no_argument, NULL, 'N' },
+		{ "alloc-interval", required_argument, NULL, 'I' },
+		{ "alloc-depth", required_argument, NULL, 'D' },
+		{ "lock-threshold", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};

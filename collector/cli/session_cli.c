@@ -11,16 +11,19 @@
 #include "switchbpf.h"
 #include "util.h"
 
-static const char *const event_names[] = { "cpu", "offcpu", "wall" };
+static const char *const event_names[SESSION_NEVENTS] = { "cpu",   "offcpu", "wall",
+							  "alloc", "live",   "lock" };
+
+#define EVENT_LIST "cpu, offcpu, wall, alloc, live or lock"
 
 const char *session_cli_event_name(enum session_event ev)
 {
-	return (unsigned)ev < 3 ? event_names[ev] : "?";
+	return (unsigned)ev < SESSION_NEVENTS ? event_names[ev] : "?";
 }
 
 static int event_of(const char *arg, enum session_event *out)
 {
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < SESSION_NEVENTS; i++) {
 		if (!strcmp(arg, event_names[i])) {
 			*out = (enum session_event)i;
 			return 0;
@@ -33,7 +36,7 @@ int session_cli_event(const char *cmd, const char *arg, enum session_event *out)
 {
 	if (event_of(arg, out) == 0)
 		return 0;
-	fg_err(cmd, "--event '%s': use cpu, offcpu or wall", arg);
+	fg_err(cmd, "--event '%s': use " EVENT_LIST, arg);
 	return -1;
 }
 
@@ -48,14 +51,13 @@ int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask)
 		enum session_event ev;
 
 		if (n == 0 || n >= sizeof(one)) {
-			fg_err(cmd, "--event '%s': a comma-separated list of cpu, offcpu and wall",
-			       arg);
+			fg_err(cmd, "--event '%s': a comma-separated list of " EVENT_LIST, arg);
 			return -1;
 		}
 		memcpy(one, p, n);
 		one[n] = '\0';
 		if (event_of(one, &ev) != 0) {
-			fg_err(cmd, "--event '%s': '%s' is not cpu, offcpu or wall", arg, one);
+			fg_err(cmd, "--event '%s': '%s' is not " EVENT_LIST, arg, one);
 			return -1;
 		}
 		if (m & (1u << ev)) {
@@ -171,6 +173,22 @@ int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts
 		return 1;
 	case SESSION_OPT_NO_PER_THREAD:
 		so->merge_threads = true;
+		return 1;
+	case SESSION_OPT_ALLOC_INTERVAL:
+		if (cli_u64(cmd, "alloc-interval", arg, 1, 1ull << 30, "bytes", &v) < 0)
+			return -1;
+		so->alloc_interval = v;
+		return 1;
+	case SESSION_OPT_ALLOC_DEPTH:
+		if (cli_u64(cmd, "alloc-depth", arg, 1, FGP_MAX_EVENT_DEPTH, "frames", &v) < 0)
+			return -1;
+		so->alloc_depth = (unsigned int)v;
+		return 1;
+	case SESSION_OPT_LOCK_THRESHOLD:
+		if (cli_u64(cmd, "lock-threshold", arg, 0, 3600ull * 1000000, "microseconds", &v) <
+		    0)
+			return -1;
+		so->lock_threshold_us = v;
 		return 1;
 	case SESSION_OPT_SCOPE:
 		if (strcmp(arg, "cpus") == 0) {

@@ -30,6 +30,9 @@ enum {
 	SESSION_OPT_PER_THREAD,
 	SESSION_OPT_NO_PER_THREAD,
 	SESSION_OPT_SCOPE,
+	SESSION_OPT_ALLOC_INTERVAL,
+	SESSION_OPT_ALLOC_DEPTH,
+	SESSION_OPT_LOCK_THRESHOLD,
 	SESSION_OPT_END,
 };
 
@@ -51,6 +54,9 @@ enum {
 		{ "per-thread", no_argument, NULL, SESSION_OPT_PER_THREAD },                       \
 		{ "no-per-thread", no_argument, NULL, SESSION_OPT_NO_PER_THREAD },                 \
 		{ "scope", required_argument, NULL, SESSION_OPT_SCOPE },                           \
+		{ "alloc-interval", required_argument, NULL, SESSION_OPT_ALLOC_INTERVAL },         \
+		{ "alloc-depth", required_argument, NULL, SESSION_OPT_ALLOC_DEPTH },               \
+		{ "lock-threshold", required_argument, NULL, SESSION_OPT_LOCK_THRESHOLD },         \
 	{                                                                                          \
 		"ctl", required_argument, NULL, SESSION_OPT_CTL                                    \
 	}
@@ -79,7 +85,17 @@ enum {
 	"  -e, --event=EVENT      cpu (default): CPU samples; offcpu: time off the CPU,\n"         \
 	"                         a stack at each switch-out weighed by the time until\n"          \
 	"                         the thread runs again; wall: both on one time scale.\n"          \
-	"                         offcpu and wall count microseconds\n"                            \
+	"                         offcpu and wall count microseconds. From the JVM's\n"            \
+	"                         agent: alloc: allocated bytes (sampled, weighed to\n"            \
+	"                         unbiased totals), the allocated class as the leaf;\n"            \
+	"                         live: the sampled objects not freed at the end;\n"               \
+	"                         lock: contended monitor entries, microseconds waited,\n"         \
+	"                         the monitor's class as the leaf\n"                               \
+	"      --alloc-interval=BYTES  alloc/live: mean bytes between samples (default\n"          \
+	"                         524288)\n"                                                       \
+	"      --alloc-depth=N    alloc/live/lock: frames taken of a stack (default 128)\n"        \
+	"      --lock-threshold=US  lock: leave out waits shorter than US microseconds\n"          \
+	"                         (counted; default 0: every wait)\n"                              \
 	"      --min-block=US     offcpu/wall: leave out waits shorter than US\n"                  \
 	"                         microseconds (counted; default 0: every wait)\n"                 \
 	"      --switch-rate=HZ   offcpu/wall: about HZ stacks a second in all, each\n"            \
@@ -96,11 +112,11 @@ enum {
 	"                         wall: needs CAP_BPF); threads: events per thread, which\n"       \
 	"                         cost the JVM at each context switch (the fallback)\n"
 
-/* An --event value: cpu, offcpu or wall. 0, or -1 (printed, naming cmd). */
+/* An --event value: cpu, offcpu, wall, alloc, live or lock. 0, or -1 (printed, naming cmd). */
 int session_cli_event(const char *cmd, const char *arg, enum session_event *out);
 
 /* The events --event takes, for lists: bit (1 << SESSION_EVENT_x) each. */
-#define SESSION_CLI_EVENTS_ALL 7u
+#define SESSION_CLI_EVENTS_ALL 63u
 
 /*
  * A comma-separated --event list ("cpu,offcpu"): the set of events as bits (1 << event), each

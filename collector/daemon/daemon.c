@@ -224,13 +224,24 @@ static void summary(struct daemon *d)
 		(unsigned long long)r.probes, (unsigned long long)r.probe_fail,
 		(unsigned long long)r.relistens, (unsigned long long)cs.accepted,
 		(unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed);
+	if (c.ev_stacks || c.ev_states || c.ev_drops.unknown_id || c.ev_drops.unwanted)
+		daemon_say(o,
+			   "events: %llu stacks and %llu frees handed on, %llu agent reports; "
+			   "dropped %llu with an unknown method id, %llu nobody asked for; %llu "
+			   "with a thread not found among the JVM's tasks",
+			   (unsigned long long)c.ev_stacks, (unsigned long long)c.ev_frees,
+			   (unsigned long long)c.ev_states,
+			   (unsigned long long)c.ev_drops.unknown_id,
+			   (unsigned long long)c.ev_drops.unwanted,
+			   (unsigned long long)c.ev_drops.unknown_tid);
 }
 
 /*
  * Tables on demand: whose tables the ctl clients want now, for the agents (fgsocket.h). A file
  * that cannot be written is said once (and again after it could be written).
  */
-static void tell_want(void *arg, const uint64_t *tokens, size_t n)
+static void tell_want(void *arg, const uint64_t *tokens, size_t n, const struct jvm_evwant_tok *ev,
+		      size_t nev)
 {
 	struct daemon *d = arg;
 	const struct daemon_opts *o = d->o;
@@ -238,12 +249,13 @@ static void tell_want(void *arg, const uint64_t *tokens, size_t n)
 
 	if (!d->rx)
 		return;
-	rv = receive_want(d->rx, tokens, n);
+	rv = receive_want(d->rx, tokens, n, ev, nev);
 	if (rv != 0 && !d->want_failed)
 		daemon_say(
 			o,
 			"cannot write the want file beside the agent socket: %s; the agents of "
-			"recorded JVMs keep sending names only (no inline, frame or line tables)",
+			"recorded JVMs keep sending names only (no inline, frame or line tables, "
+			"no allocation or lock events)",
 			strerror(-rv));
 	d->want_failed = rv != 0;
 }

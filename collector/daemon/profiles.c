@@ -27,7 +27,7 @@ int daemon_profiles_start(const struct daemon_opts *o, struct daemon_profiles *p
 	struct push **push = &p->push;
 	struct roller **roller = p->roller;
 	const char *host_name = o->host_name;
-	char evs[32] = "";
+	char evs[64] = "";
 	int rv;
 
 	if (!host_name) {
@@ -78,7 +78,10 @@ int daemon_profiles_start(const struct daemon_opts *o, struct daemon_profiles *p
 					  .min_block_ns = o->min_block_ns,
 					  .switch_period = (unsigned)o->switch_period,
 					  .switch_rate = (unsigned)o->switch_rate,
-					  .merge_threads = o->merge_threads };
+					  .merge_threads = o->merge_threads,
+					  .alloc_interval = o->alloc_interval,
+					  .alloc_depth = (unsigned)o->alloc_depth,
+					  .lock_threshold_us = o->lock_threshold_us };
 
 		if (!(o->events & (1u << ev)))
 			continue;
@@ -109,7 +112,7 @@ void daemon_profiles_stop(const struct daemon_opts *o, struct daemon_profiles *p
 	struct profdir_stats ds = { 0 };
 	struct push_stats ps = { 0 };
 	bool any = false;
-	char times[160] = "";
+	char times[400] = "";
 
 	for (unsigned ev = 0; ev < PROF_NEVENTS; ev++) {
 		struct roller_stats one;
@@ -125,6 +128,15 @@ void daemon_profiles_stop(const struct daemon_opts *o, struct daemon_profiles *p
 		if (ev == PROF_EVENT_CPU) {
 			rs.samples += one.samples;
 			rs.other_samples += one.other_samples;
+		} else if (PROF_EVENT_FROM_AGENT(ev)) {
+			/* Bytes (alloc, live) or microseconds waited (lock). */
+			snprintf(times + strlen(times), sizeof(times) - strlen(times),
+				 ev == PROF_EVENT_LOCK ? ", %s %.3f s waited in %llu profiles"
+						       : ", %s %.1f MiB in %llu profiles",
+				 prof_event_name((enum prof_event)ev),
+				 ev == PROF_EVENT_LOCK ? (double)one.samples / 1e6
+						       : (double)one.samples / 1048576.0,
+				 (unsigned long long)one.profiles);
 		} else {
 			/* Time profiles count microseconds, not samples. */
 			snprintf(times + strlen(times), sizeof(times) - strlen(times),

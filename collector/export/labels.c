@@ -15,8 +15,21 @@ static void copy(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
-static const char *const event_names[PROF_NEVENTS] = { "cpu", "offcpu", "wall" };
-static const char *const event_suffixes[PROF_NEVENTS] = { "", ".offcpu", ".wall" };
+static const char *const event_names[PROF_NEVENTS] = { "cpu",	"offcpu", "wall",
+						       "alloc", "live",	  "lock" };
+static const char *const event_suffixes[PROF_NEVENTS] = { "",	    ".offcpu", ".wall",
+							  ".alloc", ".live",   ".lock" };
+static const char *const event_titles[PROF_NEVENTS] = { "CPU",
+							"Off-CPU time (us)",
+							"Wall-clock time (us)",
+							"Allocated bytes",
+							"Live bytes (not freed)",
+							"Lock wait time (us)" };
+
+const char *prof_event_title(enum prof_event e)
+{
+	return event_titles[(unsigned)e < PROF_NEVENTS ? e : PROF_EVENT_CPU];
+}
 
 const char *prof_event_name(enum prof_event e)
 {
@@ -51,9 +64,7 @@ void prof_labels_title(const struct prof_labels *l, char *out, size_t cap)
 	char sb[24];
 
 	snprintf(out, cap, "%s: %s | container %.12s | PID %u | host %s",
-		 l->event == PROF_EVENT_OFFCPU ? "Off-CPU time (us)"
-		 : l->event == PROF_EVENT_WALL ? "Wall-clock time (us)"
-					       : "CPU",
+		 event_titles[(unsigned)l->event < PROF_NEVENTS ? l->event : PROF_EVENT_CPU],
 		 prof_labels_service(l, sb, sizeof(sb)),
 		 l->container_id[0] ? l->container_id : "none", l->host_pid, l->hostname);
 }

@@ -47,6 +47,24 @@ static const struct {
 	[PROF_EVENT_WALL] = { "{\"wall\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
 			      "\"display-name\":\"wall\",\"sampled\":false}}",
 			      "nanoseconds" },
+	/* The agents' events under the names pyroscope-java's profiles have (async-profiler's
+	 * JFR events as Pyroscope converts them): memory and mutex profiles. */
+	[PROF_EVENT_ALLOC] = { "{\"alloc_objects\":{\"units\":\"objects\",\"aggregation\":"
+			       "\"sum\",\"display-name\":\"alloc_in_new_tlab_objects\","
+			       "\"sampled\":false},\"alloc_space\":{\"units\":\"bytes\","
+			       "\"aggregation\":\"sum\",\"display-name\":"
+			       "\"alloc_in_new_tlab_bytes\",\"sampled\":false}}",
+			       "bytes" },
+	[PROF_EVENT_LIVE] = { "{\"inuse_objects\":{\"units\":\"objects\",\"aggregation\":"
+			      "\"average\",\"display-name\":\"inuse_objects\",\"sampled\":"
+			      "false},\"inuse_space\":{\"units\":\"bytes\",\"aggregation\":"
+			      "\"average\",\"display-name\":\"inuse_space\",\"sampled\":false}}",
+			      "bytes" },
+	[PROF_EVENT_LOCK] = { "{\"contentions\":{\"units\":\"lock_samples\",\"aggregation\":"
+			      "\"sum\",\"display-name\":\"lock_count\",\"sampled\":false},"
+			      "\"delay\":{\"units\":\"lock_nanoseconds\",\"aggregation\":\"sum\","
+			      "\"display-name\":\"lock_duration\",\"sampled\":false}}",
+			      "lock_nanoseconds" },
 };
 
 const char *push_sample_type_config(enum prof_event e)
@@ -157,7 +175,8 @@ int push_ingest_url(const char *base, const char *app, const struct prof_labels 
 	puts_(&b, num);
 	puts_(&b, "&units=");
 	puts_(&b, ptypes[(unsigned)l->event < PROF_NEVENTS ? l->event : PROF_EVENT_CPU].units);
-	puts_(&b, "&aggregationType=sum");
+	puts_(&b,
+	      l->event == PROF_EVENT_LIVE ? "&aggregationType=average" : "&aggregationType=sum");
 	free(name);
 	if (b.oom || nb.oom || !b.p) {
 		free(b.p);

@@ -23,6 +23,7 @@
 #include "labels.h"
 #include "pprof.h"
 #include "profdir.h"
+#include "profout.h"
 #include "push.h"
 #include "session.h"
 #include "session_seam.h"
@@ -89,7 +90,8 @@ struct jprof {
 	FILE *folded;
 	char *folded_buf;
 	size_t folded_len;
-	uint64_t samples;
+	uint64_t samples; /* counts: samples, microseconds or bytes */
+	uint64_t aux;	  /* agent events: objects or contentions */
 	bool failed;
 };
 
@@ -126,7 +128,45 @@ static uint32_t target_of(struct cut *c, uint32_t root)
 	return c->rootmap[root];
 }
 
-static int on_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count)
+/* The units of an agent event's profiles; NULL for CPU samples and time. */
+static const struct profout_types *event_types(unsigned event)
+{
+	switch (event) {
+	case PROF_EVENT_ALLOC:
+		return &profout_alloc;
+	case PROF_EVENT_LIVE:
+		return &profout_live;
+	case PROF_EVENT_LOCK:
+		return &profout_lock;
+	default:
+		return NULL;
+	}
+}
+
+/* A JVM's profile builders, made at its first stack. 0 or -ENOMEM. */
+static int jprof_open(const struct roller *r, struct jprof *j)
+{
+	const struct profout_types *t = event_types(r->o.event);
+	bool time = r->o.event == PROF_EVENT_OFFCPU || r->o.event == PROF_EVENT_WALL;
+
+	j->flame = flame_new();
+	/* Time profiles count microseconds: 1000 ns each. */
+	j->pprof = pprof_new(t	    ? t->period
+			     : time ? 1000
+				    : NSEC / (r->o.freq_hz ? r->o.freq_hz : 99));
+	j->folded = open_memstream(&j->folded_buf, &j->folded_len);
+	if (!j->flame || !j->pprof || !j->folded)
+		return -ENOMEM;
+	if (t &&
+	    pprof_set_event_types(j->pprof, t->t1, t->u1, t->t2, t->u2, t->ptype, t->punit) != 0)
+		return -ENOMEM;
+	if (time && pprof_set_time_type(j->pprof,
+					r->o.event == PROF_EVENT_OFFCPU ? "off_cpu" : "wall") != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int on_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count, uint64_t aux)
 {
 	struct cut *c = arg;
 	struct jprof *j;
@@ -139,20 +179,9 @@ static int on_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	j = &c->jp[t - 1];
 	if (j->failed)
 		return 0;
-	if (!j->flame) {
-		bool time = c->r->o.event != PROF_EVENT_CPU;
-
-		j->flame = flame_new();
-		/* Time profiles count microseconds: 1000 ns each. */
-		j->pprof = pprof_new(time ? 1000 : NSEC / (c->r->o.freq_hz ? c->r->o.freq_hz : 99));
-		j->folded = open_memstream(&j->folded_buf, &j->folded_len);
-		if (!j->flame || !j->pprof || !j->folded ||
-		    (time && pprof_set_time_type(j->pprof, c->r->o.event == PROF_EVENT_OFFCPU
-								   ? "off_cpu"
-								   : "wall") != 0)) {
-			j->failed = true;
-			return 0;
-		}
+	if (!j->flame && jprof_open(c->r, j) != 0) {
+		j->failed = true;
+		return 0;
 	}
 	for (size_t i = 1; i < n; i++) {
 		c->buf[i - 1] = stackagg_labels_get(c->labels, ids[i]);
@@ -160,19 +189,23 @@ static int on_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 			j->failed = true;
 			return 0;
 		}
-		fprintf(j->folded, "%s%s", i > 1 ? ";" : "", c->buf[i - 1]);
+		if (count)
+			fprintf(j->folded, "%s%s", i > 1 ? ";" : "", c->buf[i - 1]);
 	}
-	fprintf(j->folded, " %llu\n", (unsigned long long)count);
-	if (flame_add(j->flame, c->buf, n - 1, count) != 0 ||
-	    pprof_add(j->pprof, c->buf, n - 1, (int64_t)count,
-		      c->r->o.merge_threads ? NULL : c->buf[0]) != 0)
+	/* An event stack whose weight rounded to nothing keeps only its second value. */
+	if (count)
+		fprintf(j->folded, " %llu\n", (unsigned long long)count);
+	if ((count && flame_add(j->flame, c->buf, n - 1, count) != 0) ||
+	    pprof_add2(j->pprof, c->buf, n - 1, (int64_t)count, (int64_t)aux,
+		       c->r->o.merge_threads ? NULL : c->buf[0]) != 0)
 		j->failed = true;
 	j->samples += count;
+	j->aux += aux;
 	return 0;
 }
 
-static int render_svg(struct jprof *j, bool time, const char *title, const char *subtitle,
-		      char **svg, size_t *len)
+static int render_svg(struct jprof *j, const char *countname, const char *title,
+		      const char *subtitle, char **svg, size_t *len)
 {
 	struct flame_opts fo;
 	FILE *f = open_memstream(svg, len);
@@ -184,8 +217,8 @@ static int render_svg(struct jprof *j, bool time, const char *title, const char 
 	fo.title = title;
 	fo.subtitle = subtitle;
 	fo.palette = FLAME_PALETTE_JAVA;
-	if (time)
-		fo.countname = "us"; /* counts are microseconds */
+	if (countname)
+		fo.countname = countname;
 	rv = flame_render_svg(j->flame, &fo, f);
 	if (fclose(f) != 0 && rv == 0)
 		rv = -ENOMEM;
@@ -210,6 +243,13 @@ static void titles(const struct prof_labels *pl, const struct jprof *j, int64_t 
 	if (pl->event == PROF_EVENT_CPU)
 		snprintf(subtitle, slen, "%s - %s UTC, %llu samples at %u Hz", t0, t1,
 			 (unsigned long long)j->samples, hz);
+	else if (pl->event == PROF_EVENT_LOCK)
+		snprintf(subtitle, slen, "%s - %s UTC, %llu contended entries, %.1f ms waited", t0,
+			 t1, (unsigned long long)j->aux, (double)j->samples / 1000.0);
+	else if (PROF_EVENT_FROM_AGENT(pl->event))
+		snprintf(subtitle, slen, "%s - %s UTC, %.1f MiB in %llu objects%s", t0, t1,
+			 (double)j->samples / 1048576.0, (unsigned long long)j->aux,
+			 pl->event == PROF_EVENT_LIVE ? " not freed" : " allocated");
 	else
 		snprintf(subtitle, slen, "%s - %s UTC, %.1f ms %s", t0, t1,
 			 (double)j->samples / 1000.0,
@@ -249,7 +289,12 @@ static void write_dir(struct roller *r, const struct prof_labels *pl, uint32_t p
 	};
 	char *svg = NULL;
 	size_t svg_len = 0;
-	int rv = render_svg(j, pl->event != PROF_EVENT_CPU, title, subtitle, &svg, &svg_len);
+	const struct profout_types *t = event_types(pl->event);
+	int rv = render_svg(j,
+			    t				  ? t->countname
+			    : pl->event != PROF_EVENT_CPU ? "us"
+							  : NULL,
+			    title, subtitle, &svg, &svg_len);
 
 	if (rv == 0) {
 		pp.svg = svg;
@@ -388,11 +433,11 @@ static void cut(struct roller *r, struct session *s, int64_t start, int64_t end)
 	c.rootmap = calloc(c.nframes ? c.nframes : 1, sizeof(*c.rootmap));
 	c.labels = stackagg_labels_new(agg);
 	if (c.jp && c.rootmap && c.labels) {
-		(void)stackagg_foreach(agg, on_stack, &c);
+		(void)stackagg_foreach_aux(agg, on_stack, &c);
 		for (size_t i = 0; i < c.nt; i++) {
 			struct session_target_info ti;
 
-			if (!c.jp[i].samples)
+			if (!c.jp[i].samples && !c.jp[i].aux)
 				continue;
 			session_target_at(s, i, &ti);
 			emit_one(&c, &ti, &c.jp[i], start, end);
@@ -432,10 +477,15 @@ static struct session *open_session(struct roller *r)
 			       : r->o.switch_period			    ? 0
 						    : SESSION_DEFAULT_SWITCH_RATE,
 		.merge_threads = r->o.merge_threads,
+		.alloc_interval = r->o.alloc_interval,
+		.alloc_depth = r->o.alloc_depth,
+		.lock_threshold_us = r->o.lock_threshold_us,
 		/* A thread waits inside libc (futex, nanosleep), which keeps no frame pointers:
 		 * off-CPU stacks reach the Java frames above it only through the stack copy and the
 		 * vm unwinder (record's default), which also names interpreted frames. */
-		.stack_copy = r->o.event != PROF_EVENT_CPU ? SESSION_DEFAULT_SWITCH_STACK_COPY : 0,
+		.stack_copy = r->o.event == PROF_EVENT_OFFCPU || r->o.event == PROF_EVENT_WALL
+				      ? SESSION_DEFAULT_SWITCH_STACK_COPY
+				      : 0,
 	};
 	struct session *s;
 	char why[512];

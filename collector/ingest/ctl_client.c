@@ -31,6 +31,7 @@ struct ctl_client {
 	size_t len;
 	struct pid_tab *tabs;
 	size_t n_tabs, cap_tabs;
+	struct ctl_ev_buf *evb; /* a decoded event's frames and tags, at the first EVENTS */
 };
 
 int ctl_connect(const char *path, struct ctl_client **out)
@@ -67,6 +68,7 @@ void ctl_close(struct ctl_client *c)
 	close(c->fd);
 	free(c->buf);
 	free(c->tabs);
+	free(c->evb);
 	free(c);
 }
 
@@ -75,15 +77,20 @@ int ctl_fd(const struct ctl_client *c)
 	return c->fd;
 }
 
-static int send_req(struct ctl_client *c, uint16_t kind, uint32_t pid)
+static int send_req_payload(struct ctl_client *c, uint16_t kind, uint32_t pid,
+			    const uint8_t *payload, size_t len)
 {
-	struct ctl_hdr h = { CTL_HDR_SIZE, kind, 0, pid };
-	uint8_t f[CTL_HDR_SIZE];
+	struct ctl_hdr h = { (uint32_t)(CTL_HDR_SIZE + len), kind, 0, pid };
+	uint8_t f[CTL_REQ_MAX];
 	size_t off = 0;
 
+	if (len > CTL_REQ_MAX - CTL_HDR_SIZE)
+		return -EINVAL;
 	ctl_hdr_encode(f, &h);
-	while (off < CTL_HDR_SIZE) {
-		ssize_t n = send(c->fd, f + off, CTL_HDR_SIZE - off, MSG_NOSIGNAL);
+	if (len)
+		memcpy(f + CTL_HDR_SIZE, payload, len);
+	while (off < h.size) {
+		ssize_t n = send(c->fd, f + off, h.size - off, MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -95,9 +102,41 @@ static int send_req(struct ctl_client *c, uint16_t kind, uint32_t pid)
 	return 0;
 }
 
+static int send_req(struct ctl_client *c, uint16_t kind, uint32_t pid)
+{
+	return send_req_payload(c, kind, pid, NULL, 0);
+}
+
 int ctl_subscribe(struct ctl_client *c, uint32_t host_pid)
 {
 	return send_req(c, CTL_SUBSCRIBE, host_pid);
+}
+
+int ctl_events(struct ctl_client *c, const struct jvm_evwant *w)
+{
+	uint8_t p[CTL_EVWANT_SIZE];
+
+	ctl_evwant_encode(p, w);
+	return send_req_payload(c, CTL_EVENTS_REQ, 0, p, sizeof(p));
+}
+
+/* An EVENTS frame: every item to h->ev; a malformed rest is counted once in *bad. */
+static int dispatch_events(struct ctl_client *c, uint32_t pid, const uint8_t *p, size_t len,
+			   const struct ctl_handler *h, uint64_t *bad)
+{
+	const uint8_t *end = p + len;
+	struct jvm_event ev;
+	int rv;
+
+	if (!h->ev)
+		return 0;
+	if (!c->evb && !(c->evb = malloc(sizeof(*c->evb))))
+		return -ENOMEM;
+	while ((rv = ctl_event_decode(&p, end, pid, &ev, c->evb)) == 1)
+		h->ev(h->arg, &ev);
+	if (rv < 0 && bad)
+		(*bad)++;
+	return 0;
 }
 
 /* Drop the frame h at the start of the buffer. */
@@ -194,6 +233,8 @@ static int dispatch(struct ctl_client *c, const struct ctl_hdr *fh, const struct
 	} else if (fh->kind == CTL_GONE) {
 		if (h->gone)
 			h->gone(h->arg, pid, (fh->flags & CTL_GONE_EXITED) != 0);
+	} else if (fh->kind == CTL_EVENTS) {
+		return dispatch_events(c, pid, payload, len, h, bad);
 	} else if (fh->kind == CTL_RECORDS) {
 		struct fgp_reader r;
 		struct fgp_record rec;

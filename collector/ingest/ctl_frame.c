@@ -63,10 +63,10 @@ int ctl_request_decode(const uint8_t *buf, size_t len, struct ctl_hdr *h)
 {
 	struct ctl_hdr x;
 
-	if (len != CTL_HDR_SIZE)
+	if (len < CTL_HDR_SIZE || len > CTL_REQ_MAX)
 		return -EPROTO;
 	hdr_decode(buf, &x);
-	if (x.size != CTL_HDR_SIZE)
+	if (x.size != len)
 		return -EPROTO;
 	*h = x;
 	return 0;
@@ -148,4 +148,234 @@ int ctl_jvm_decode(const uint8_t *payload, size_t len, uint32_t host_pid, struct
 		return -EPROTO;
 	*out = ji;
 	return 0;
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+void ctl_evwant_encode(uint8_t *buf, const struct jvm_evwant *w)
+{
+	fgle_put32(buf, w->on);
+	fgle_put32(buf + 4, w->lock_us);
+	fgle_put64(buf + 8, w->alloc_interval);
+	fgle_put32(buf + 16, w->depth);
+	fgle_put32(buf + 20, 0);
+}
+
+int ctl_evwant_decode(const uint8_t *payload, size_t len, struct jvm_evwant *out)
+{
+	struct jvm_evwant w;
+
+	if (len != CTL_EVWANT_SIZE)
+		return -EPROTO;
+	w.on = fgle_get32(payload) & (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK);
+	w.lock_us = fgle_get32(payload + 4);
+	w.alloc_interval = fgle_get64(payload + 8);
+	w.depth = fgle_get32(payload + 16);
+	if (w.on & (FGP_EVM_ALLOC | FGP_EVM_LIVE)) {
+		if (w.alloc_interval == 0)
+			w.alloc_interval = 1;
+		if (w.alloc_interval > JVM_EVWANT_MAX_INTERVAL)
+			w.alloc_interval = JVM_EVWANT_MAX_INTERVAL;
+	}
+	if (w.depth > FGP_MAX_EVENT_DEPTH)
+		w.depth = FGP_MAX_EVENT_DEPTH;
+	*out = w;
+	return 0;
+}
+
+static size_t put_bytes(uint8_t *p, const char *s, size_t n)
+{
+	if (n > CTL_STR_MAX)
+		n = CTL_STR_MAX;
+	fgle_put16(p, (uint16_t)n);
+	memcpy(p + 2, s, n);
+	return 2 + n;
+}
+
+static size_t ev_stack_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
+{
+	size_t n = 4 + CTL_EV_STACK_FIXED,
+	       cls = ev->cls.len < CTL_STR_MAX ? ev->cls.len : CTL_STR_MAX;
+	uint16_t depth = 0;
+
+	if (cap < n + 2 + cls)
+		return 0;
+	buf[4] = 1;
+	buf[5] = (uint8_t)ev->kind;
+	buf[7] = 0;
+	fgle_put32(buf + 8, ev->host_tid);
+	fgle_put64(buf + 12, ev->ts);
+	fgle_put64(buf + 20, ev->value);
+	fgle_put64(buf + 28, ev->interval);
+	fgle_put64(buf + 36, ev->tag);
+	memset(buf + 46, 0, 6); /* after depth: reserved */
+	n += put_bytes(buf + n, ev->cls.ptr, cls);
+	for (; depth < ev->depth; depth++) {
+		const struct jvm_ev_frame *f = &ev->frames[depth];
+		size_t k = f->len < CTL_STR_MAX ? f->len : CTL_STR_MAX;
+
+		if (n + 2 + k + 4 > cap)
+			break;
+		n += put_bytes(buf + n, f->name, k);
+		fgle_put32(buf + n, (uint32_t)f->line);
+		n += 4;
+	}
+	buf[6] = ev->truncated || depth < ev->depth;
+	fgle_put16(buf + 44, depth);
+	return n;
+}
+
+size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
+{
+	size_t n = 0;
+	const uint64_t st[7] = { ev->state.ts,
+				 ev->state.alloc_interval,
+				 ev->state.lock_threshold_ns,
+				 ev->state.dropped_queue,
+				 ev->state.dropped_other,
+				 ev->state.lock_short,
+				 ev->state.lock_short_ns };
+	const uint64_t dr[4] = { ev->drops.unknown_id, ev->drops.unknown_tid, ev->drops.unwanted,
+				 ev->drops.bad };
+
+	switch (ev->type) {
+	case JVM_EV_STACK:
+		n = ev_stack_encode(buf, cap, ev);
+		break;
+	case JVM_EV_FREE:
+		n = 4 + 8 + 8 * (size_t)ev->ntags;
+		if (n > cap || !ev->ntags || ev->ntags > FGP_MAX_FREE_TAGS)
+			return 0;
+		buf[4] = 2;
+		buf[5] = 0;
+		fgle_put16(buf + 6, 0);
+		fgle_put32(buf + 8, ev->ntags);
+		for (uint32_t i = 0; i < ev->ntags; i++)
+			fgle_put64(buf + 12 + 8 * (size_t)i, ev->tags[i]);
+		break;
+	case JVM_EV_STATE:
+		n = 4 + 8 + 8 * 11;
+		if (n > cap)
+			return 0;
+		buf[4] = 3;
+		buf[5] = 0;
+		fgle_put16(buf + 6, 0);
+		fgle_put32(buf + 8, ev->state.on);
+		for (unsigned i = 0; i < 7; i++)
+			fgle_put64(buf + 12 + 8 * i, st[i]);
+		for (unsigned i = 0; i < 4; i++)
+			fgle_put64(buf + 68 + 8 * i, dr[i]);
+		break;
+	}
+	if (n)
+		fgle_put32(buf, (uint32_t)(n - 4));
+	return n;
+}
+
+static int get_bytes(const uint8_t **p, const uint8_t *end, const char **s, uint16_t *len)
+{
+	uint16_t n;
+
+	if (end - *p < 2)
+		return -EPROTO;
+	n = fgle_get16(*p);
+	if (n > CTL_STR_MAX || end - *p - 2 < n)
+		return -EPROTO;
+	*s = (const char *)*p + 2;
+	*len = n;
+	*p += 2 + n;
+	return 0;
+}
+
+static int ev_stack_decode(const uint8_t *p, const uint8_t *end, struct jvm_event *ev,
+			   struct ctl_ev_buf *b)
+{
+	const char *cls;
+	uint16_t cls_len;
+
+	if (end - p < CTL_EV_STACK_FIXED)
+		return -EPROTO;
+	ev->kind = p[1];
+	ev->truncated = p[2] != 0;
+	ev->host_tid = fgle_get32(p + 4);
+	ev->ts = fgle_get64(p + 8);
+	ev->value = fgle_get64(p + 16);
+	ev->interval = fgle_get64(p + 24);
+	ev->tag = fgle_get64(p + 32);
+	ev->depth = fgle_get16(p + 40);
+	if ((ev->kind != FGP_EV_ALLOC && ev->kind != FGP_EV_LOCK) ||
+	    ev->depth > FGP_MAX_EVENT_DEPTH)
+		return -EPROTO;
+	p += CTL_EV_STACK_FIXED;
+	if (get_bytes(&p, end, &cls, &cls_len) != 0 || !cls_len)
+		return -EPROTO;
+	ev->cls = (struct fgp_str){ cls, cls_len };
+	for (uint16_t i = 0; i < ev->depth; i++) {
+		struct jvm_ev_frame *f = &b->frames[i];
+
+		if (get_bytes(&p, end, &f->name, &f->len) != 0 || end - p < 4)
+			return -EPROTO;
+		f->line = (int32_t)fgle_get32(p);
+		p += 4;
+	}
+	ev->frames = b->frames;
+	return p == end ? 0 : -EPROTO;
+}
+
+int ctl_event_decode(const uint8_t **pp, const uint8_t *end, uint32_t host_pid,
+		     struct jvm_event *out, struct ctl_ev_buf *b)
+{
+	const uint8_t *p = *pp, *iend;
+	struct jvm_event ev = { .host_pid = host_pid };
+	uint32_t len;
+
+	if (p == end)
+		return 0;
+	if (end - p < 8)
+		return -EPROTO;
+	len = fgle_get32(p);
+	if (len < 4 || (size_t)(end - p - 4) < len)
+		return -EPROTO;
+	p += 4;
+	iend = p + len;
+	switch (p[0]) {
+	case 1:
+		ev.type = JVM_EV_STACK;
+		if (ev_stack_decode(p, iend, &ev, b) != 0)
+			return -EPROTO;
+		break;
+	case 2:
+		ev.type = JVM_EV_FREE;
+		if (len < 8)
+			return -EPROTO;
+		ev.ntags = fgle_get32(p + 4);
+		if (!ev.ntags || ev.ntags > FGP_MAX_FREE_TAGS || len != 8 + 8 * (size_t)ev.ntags)
+			return -EPROTO;
+		for (uint32_t i = 0; i < ev.ntags; i++)
+			b->tags[i] = fgle_get64(p + 8 + 8 * (size_t)i);
+		ev.tags = b->tags;
+		break;
+	case 3:
+		ev.type = JVM_EV_STATE;
+		if (len != 8 + 8 * 11)
+			return -EPROTO;
+		ev.state.on = fgle_get32(p + 4);
+		ev.state.ts = fgle_get64(p + 8);
+		ev.state.alloc_interval = fgle_get64(p + 16);
+		ev.state.lock_threshold_ns = fgle_get64(p + 24);
+		ev.state.dropped_queue = fgle_get64(p + 32);
+		ev.state.dropped_other = fgle_get64(p + 40);
+		ev.state.lock_short = fgle_get64(p + 48);
+		ev.state.lock_short_ns = fgle_get64(p + 56);
+		ev.drops.unknown_id = fgle_get64(p + 64);
+		ev.drops.unknown_tid = fgle_get64(p + 72);
+		ev.drops.unwanted = fgle_get64(p + 80);
+		ev.drops.bad = fgle_get64(p + 88);
+		break;
+	default:
+		return -EPROTO;
+	}
+	*out = ev;
+	*pp = iend;
+	return 1;
 }

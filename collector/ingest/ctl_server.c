@@ -40,10 +40,12 @@ struct client {
 	uint8_t *out;
 	size_t out_len, out_off, out_cap;
 	bool dead;
-	uint8_t in[CTL_HDR_SIZE];
+	uint8_t in[CTL_REQ_MAX];
 	size_t in_len;
 	bool batching;
+	uint16_t batch_kind; /* CTL_RECORDS or CTL_EVENTS */
 	uint32_t batch_pid;
+	struct jvm_evwant evw; /* the events it wants of the JVMs it subscribed to */
 	size_t batch_start;
 	uint32_t *pending; /* JVMs (host PIDs) whose history is still to be sent, in order */
 	size_t pending_off, pending_n, pending_cap;
@@ -56,7 +58,7 @@ struct ctl_server {
 	struct client *cl[CTL_MAX_CLIENTS];
 	unsigned n_cl;
 	struct ctl_server_stats st;
-	uint8_t *scratch; /* one encoded record */
+	uint8_t *scratch; /* one encoded record or event item */
 	struct fgp_str *methods;
 	struct fgp_pc_in *pcs;
 };
@@ -101,28 +103,40 @@ static void frame(struct ctl_server *srv, struct client *c, uint16_t kind, uint1
 	srv->st.frames_out++;
 }
 
-/* Append one encoded record to c's current RECORDS frame for pid, opening one if needed. */
-static void append_record(struct ctl_server *srv, struct client *c, uint32_t pid,
-			  const uint8_t *raw, size_t len)
+/*
+ * Append one item to c's current frame of kind for pid (RECORDS: an encoded record; EVENTS:
+ * an event item), opening one if needed.
+ */
+static void append_item(struct ctl_server *srv, struct client *c, uint16_t kind, uint32_t pid,
+			const uint8_t *raw, size_t len)
 {
-	struct ctl_hdr h = { 0, CTL_RECORDS, 0, pid };
+	struct ctl_hdr h = { 0, kind, 0, pid };
+	size_t head = kind == CTL_RECORDS ? FGP_MSG_HEADER_SIZE : 0;
 	uint8_t *p;
 
-	if (c->batching &&
-	    (c->batch_pid != pid || c->out_len - c->batch_start + len > CTL_MAX_FRAME))
+	if (c->batching && (c->batch_pid != pid || c->batch_kind != kind ||
+			    c->out_len - c->batch_start + len > CTL_MAX_FRAME))
 		batch_close(c);
 	if (!c->batching) {
-		if (!(p = out_reserve(srv, c, CTL_HDR_SIZE + FGP_MSG_HEADER_SIZE)))
+		if (!(p = out_reserve(srv, c, CTL_HDR_SIZE + head)))
 			return;
 		c->batch_start = (size_t)(p - c->out);
 		ctl_hdr_encode(p, &h); /* its size is set by batch_close() */
-		fgp_encode_msg_header(p + CTL_HDR_SIZE, FGP_MSG_HEADER_SIZE);
+		if (head)
+			fgp_encode_msg_header(p + CTL_HDR_SIZE, FGP_MSG_HEADER_SIZE);
 		c->batching = true;
+		c->batch_kind = kind;
 		c->batch_pid = pid;
 		srv->st.frames_out++;
 	}
 	if ((p = out_reserve(srv, c, len)))
 		memcpy(p, raw, len);
+}
+
+static void append_record(struct ctl_server *srv, struct client *c, uint32_t pid,
+			  const uint8_t *raw, size_t len)
+{
+	append_item(srv, c, CTL_RECORDS, pid, raw, len);
 }
 
 static void send_jvm(struct ctl_server *srv, struct client *c, const struct jvm_info *ji)
@@ -350,6 +364,38 @@ static void on_record(void *arg, const struct jvm *j, const uint8_t *raw, size_t
 			append_record(srv, srv->cl[i], pid, raw, len);
 }
 
+/* The events the clients subscribed to j want of it. */
+static void on_evwant(void *arg, const struct jvm *j, struct jvm_evwant *out)
+{
+	struct ctl_server *srv = arg;
+	uint32_t pid = jvm_host_pid(j);
+
+	for (unsigned i = 0; i < srv->n_cl; i++)
+		if (wants(srv->cl[i], pid))
+			jvm_evwant_merge(out, &srv->cl[i]->evw);
+}
+
+static void on_ev(void *arg, const struct jvm *j, const struct jvm_event *ev)
+{
+	struct ctl_server *srv = arg;
+	uint32_t pid = jvm_host_pid(j), need;
+	size_t n = 0;
+
+	need = ev->type == JVM_EV_FREE	  ? FGP_EVM_LIVE
+	       : ev->type == JVM_EV_STATE ? FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK
+	       : ev->kind == FGP_EV_LOCK  ? FGP_EVM_LOCK
+					  : FGP_EVM_ALLOC | FGP_EVM_LIVE;
+	for (unsigned i = 0; i < srv->n_cl; i++) {
+		struct client *c = srv->cl[i];
+
+		if (!wants(c, pid) || !(c->evw.on & need))
+			continue;
+		if (!n && !(n = ctl_event_encode(srv->scratch, FGP_MAX_RECORD, ev)))
+			return;
+		append_item(srv, c, CTL_EVENTS, pid, srv->scratch, n);
+	}
+}
+
 static bool on_wants(void *arg, const struct jvm *j)
 {
 	struct ctl_server *srv = arg;
@@ -382,7 +428,11 @@ static int check_dir(const char *path)
 
 int ctl_server_open(const char *path, struct jvmset *set, struct ctl_server **out)
 {
-	struct jvmset_observer ob = { .event = on_event, .record = on_record, .wants = on_wants };
+	struct jvmset_observer ob = { .event = on_event,
+				      .record = on_record,
+				      .wants = on_wants,
+				      .evwant = on_evwant,
+				      .ev = on_ev };
 	struct ctl_server *srv;
 	struct sockaddr_un sa;
 	struct stat st;
@@ -503,33 +553,58 @@ static void accept_one(struct ctl_server *srv)
 	srv->st.accepted++;
 }
 
+/* The bytes of c's request still to read: its header first, then what the header says. */
+static size_t request_need(const struct client *c)
+{
+	uint32_t size;
+
+	if (c->in_len < CTL_HDR_SIZE)
+		return CTL_HDR_SIZE - c->in_len;
+	size = (uint32_t)c->in[0] | (uint32_t)c->in[1] << 8 | (uint32_t)c->in[2] << 16 |
+	       (uint32_t)c->in[3] << 24;
+	if (size < CTL_HDR_SIZE || size > CTL_REQ_MAX)
+		return 0; /* refused below */
+	return size - c->in_len;
+}
+
+static void request(struct ctl_server *srv, struct client *c, const struct ctl_hdr *h)
+{
+	struct jvm_evwant w;
+
+	if (h->kind == CTL_LIST && h->size == CTL_HDR_SIZE)
+		list(srv, c);
+	else if (h->kind == CTL_SUBSCRIBE && h->size == CTL_HDR_SIZE)
+		subscribe(srv, c, h->host_pid);
+	else if (h->kind == CTL_EVENTS_REQ &&
+		 ctl_evwant_decode(c->in + CTL_HDR_SIZE, h->size - CTL_HDR_SIZE, &w) == 0)
+		c->evw = w; /* the jvmset asks for it at its next pump (the want file follows) */
+	else
+		srv->st.bad_requests++;
+}
+
 static void client_read(struct ctl_server *srv, struct client *c)
 {
 	for (;;) {
-		ssize_t n = read(c->fd, c->in + c->in_len, CTL_HDR_SIZE - c->in_len);
+		size_t need = request_need(c);
+		ssize_t n = need ? read(c->fd, c->in + c->in_len, need) : 0;
 		struct ctl_hdr h;
 
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		if (need && (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))) {
 			c->dead = true;
 			return;
 		}
 		if (n < 0)
 			return;
 		c->in_len += (size_t)n;
-		if (c->in_len < CTL_HDR_SIZE)
+		if (need && request_need(c))
 			continue;
-		c->in_len = 0;
-		if (ctl_request_decode(c->in, CTL_HDR_SIZE, &h) != 0) {
+		if (ctl_request_decode(c->in, c->in_len, &h) != 0) {
 			srv->st.bad_requests++;
 			c->dead = true;
 			return;
 		}
-		if (h.kind == CTL_LIST)
-			list(srv, c);
-		else if (h.kind == CTL_SUBSCRIBE)
-			subscribe(srv, c, h.host_pid);
-		else
-			srv->st.bad_requests++;
+		c->in_len = 0;
+		request(srv, c, &h);
 	}
 }
 

@@ -17,6 +17,7 @@
 #include "fgclock.h"
 #include "fgproto.h"
 #include "htab.h"
+#include "nstid.h"
 #include "perfmap.h"
 #include "receive.h"
 
@@ -60,7 +61,9 @@ struct jvm {
 	uint64_t dirty_since, replay_since, last_write, interval, next_check;
 	uint64_t last_compact, compact_interval;
 	uint64_t wanted_at; /* when an observer last took its records (tables on demand), or 0 */
-	struct perfmap_writer *map; /* NULL when the set writes no maps */
+	struct perfmap_writer *map;    /* NULL when the set writes no maps */
+	uint32_t ev_on[MAX_OBSERVERS]; /* FGP_EVM_* each observer wants of it (update_wants) */
+	struct nstid *tids;	       /* agent tid -> host tid, made at its first event */
 };
 
 struct jvmset {
@@ -79,6 +82,11 @@ struct jvmset {
 	uint64_t *want, *want_new; /* MAX_JVMS tokens: the set last told, the one being built */
 	size_t n_want;
 	bool want_told;
+	/* MAX_JVMS events lines: the set last told, the one being built */
+	struct jvm_evwant_tok *evw, *evw_new;
+	size_t n_evw;
+	struct jvm_ev_frame *evframes; /* FGP_MAX_EVENT_DEPTH: the event being handed on */
+	uint64_t *evtags;	       /* FGP_MAX_FREE_TAGS */
 };
 
 static void conn_free(struct conn *c)
@@ -138,6 +146,9 @@ static void jvm_free(struct jvm *j)
 		return;
 	codetab_free(j->tab);
 	perfmap_writer_free(j->map);
+	if (j->tids)
+		nstid_fini(j->tids);
+	free(j->tids);
 	free(j);
 }
 
@@ -155,6 +166,10 @@ void jvmset_free(struct jvmset *s)
 	free(s->scratch);
 	free(s->want);
 	free(s->want_new);
+	free(s->evw);
+	free(s->evw_new);
+	free(s->evframes);
+	free(s->evtags);
 	free(s);
 }
 
@@ -601,6 +616,132 @@ static void forward_resolved(struct jvmset *s, const struct jvm *j, const struct
 		forward(s, j, s->scratch, (size_t)n);
 }
 
+/* ---- events (jvmevent.h) ------------------------------------------------------------- */
+
+/* What the observers want of j's events, as FGP_EVM_* bits (as of the last update_wants). */
+static uint32_t ev_wanted(const struct jvmset *s, const struct jvm *j)
+{
+	uint32_t on = 0;
+
+	for (unsigned i = 0; i < s->n_obs; i++)
+		on |= j->ev_on[i];
+	return on;
+}
+
+static void ev_emit(struct jvmset *s, const struct jvm *j, uint32_t need,
+		    const struct jvm_event *ev)
+{
+	for (unsigned i = 0; i < s->n_obs; i++)
+		if (s->obs[i].ev && (j->ev_on[i] & need))
+			s->obs[i].ev(s->obs[i].arg, j, ev);
+}
+
+static void ev_drop(struct jvmset *s, struct jvm *j, uint64_t *jc, uint64_t *sc)
+{
+	(void)s;
+	(void)j;
+	(*jc)++;
+	(*sc)++;
+}
+
+/* The host tid of the agent's tid, looked up among j's own tasks: 0 when not found. */
+static uint32_t ev_host_tid(struct jvmset *s, struct jvm *j, uint32_t ns_tid, uint64_t now)
+{
+	uint32_t tid = 0;
+
+	if (!j->tids) {
+		if (!(j->tids = malloc(sizeof(*j->tids))))
+			return 0;
+		nstid_init(j->tids, s->o.proc_root, j->info.host_pid);
+	}
+	return nstid_lookup(j->tids, ns_tid, now, &tid) == 0 ? tid : 0;
+}
+
+/* STACK_EVENT: names resolved with c's, the thread mapped; handed on or dropped and counted. */
+static void ev_stack(struct jvmset *s, struct conn *c, const struct fgp_record *rec, uint64_t now)
+{
+	struct jvm *j = c->jvm;
+	const struct fgp_stack_event *e = &rec->u.ev;
+	uint32_t need = e->kind == FGP_EV_LOCK ? FGP_EVM_LOCK : FGP_EVM_ALLOC | FGP_EVM_LIVE;
+	struct jvm_event ev = { .type = JVM_EV_STACK,
+				.host_pid = j->info.host_pid,
+				.ts = e->ts,
+				.kind = e->kind,
+				.truncated = (rec->flags & FGP_REC_STACK_TRUNCATED) != 0,
+				.value = e->value,
+				.interval = e->interval,
+				.tag = e->tag,
+				.cls = e->cls,
+				.depth = e->depth };
+
+	if (!(ev_wanted(s, j) & need)) {
+		ev_drop(s, j, &j->info.ev_drops.unwanted, &s->c.ev_drops.unwanted);
+		return;
+	}
+	if (!s->evframes && !(s->evframes = malloc(FGP_MAX_EVENT_DEPTH * sizeof(*s->evframes))))
+		return;
+	for (uint16_t i = 0; i < e->depth && i < FGP_MAX_EVENT_DEPTH; i++) {
+		struct fgp_str name;
+		uint32_t id;
+		int32_t line;
+
+		fgp_event_frame(e, i, &id, &line);
+		if (!conn_lookup(c, id, &name)) {
+			ev_drop(s, j, &j->info.ev_drops.unknown_id, &s->c.ev_drops.unknown_id);
+			return;
+		}
+		s->evframes[i] = (struct jvm_ev_frame){ name.ptr, name.len, line };
+	}
+	ev.frames = s->evframes;
+	ev.host_tid = ev_host_tid(s, j, e->tid, now);
+	if (!ev.host_tid)
+		ev_drop(s, j, &j->info.ev_drops.unknown_tid, &s->c.ev_drops.unknown_tid);
+	j->info.ev_stacks++;
+	s->c.ev_stacks++;
+	ev_emit(s, j, need, &ev);
+}
+
+static void ev_free(struct jvmset *s, struct jvm *j, const struct fgp_object_free *f)
+{
+	struct jvm_event ev = { .type = JVM_EV_FREE, .host_pid = j->info.host_pid };
+
+	if (!(ev_wanted(s, j) & FGP_EVM_LIVE))
+		return; /* frees after the live profile ended: nothing to take out */
+	if (!s->evtags && !(s->evtags = malloc(FGP_MAX_FREE_TAGS * sizeof(*s->evtags))))
+		return;
+	for (uint32_t i = 0; i < f->n && i < FGP_MAX_FREE_TAGS; i++)
+		s->evtags[i] = fgp_free_tag(f, i);
+	ev.tags = s->evtags;
+	ev.ntags = f->n < FGP_MAX_FREE_TAGS ? f->n : FGP_MAX_FREE_TAGS;
+	j->info.ev_frees++;
+	s->c.ev_frees++;
+	ev_emit(s, j, FGP_EVM_LIVE, &ev);
+}
+
+static void on_event_rec(struct jvmset *s, struct conn *c, const struct fgp_record *rec,
+			 uint64_t now)
+{
+	struct jvm *j = c->jvm;
+	struct jvm_event ev = { .type = JVM_EV_STATE, .host_pid = j->info.host_pid };
+
+	switch (rec->type) {
+	case FGP_STACK_EVENT:
+		ev_stack(s, c, rec, now);
+		break;
+	case FGP_OBJECT_FREE:
+		ev_free(s, j, &rec->u.freed);
+		break;
+	default: /* FGP_EVENTS */
+		j->info.events_known = true;
+		j->info.events = rec->u.events;
+		ev.state = rec->u.events;
+		ev.drops = j->info.ev_drops;
+		s->c.ev_states++;
+		ev_emit(s, j, FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK, &ev);
+		break;
+	}
+}
+
 /*
  * Decoding: every record of one message, in order. *bad says whether any of it was malformed
  * (a record before the HELLO included). 0, or the negative errno of a refused HELLO.
@@ -640,6 +781,11 @@ static int decode(struct jvmset *s, struct conn *c, const uint8_t *data, size_t 
 			continue;
 		}
 		c->jvm->info.records++;
+		if (rec.type == FGP_STACK_EVENT || rec.type == FGP_OBJECT_FREE ||
+		    rec.type == FGP_EVENTS) {
+			on_event_rec(s, c, &rec, now);
+			continue;
+		}
 		if (rec.type == FGP_NAME || rec.type == FGP_CODE_LOAD_IDS) {
 			rv = rec.type == FGP_NAME ? conn_name(s, c, &rec.u.name)
 						  : resolve(s, c, &rec);
@@ -743,18 +889,78 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Tell opts.want whose tables are wanted, if that changed (see jvmset.h). */
-static void update_wants(struct jvmset *s, uint64_t now)
+/* What the observers want of j's events now: each one's bits in j->ev_on, merged into *w. */
+static void ev_want_of(struct jvmset *s, struct jvm *j, struct jvm_evwant *w)
+{
+	*w = (struct jvm_evwant){ 0 };
+	for (unsigned i = 0; i < s->n_obs; i++) {
+		struct jvm_evwant one = { 0 };
+
+		if (j->conn && (j->info.hello_flags & FGP_HELLO_EVENTS) && s->obs[i].evwant)
+			s->obs[i].evwant(s->obs[i].arg, j, &one);
+		j->ev_on[i] = one.on;
+		jvm_evwant_merge(w, &one);
+	}
+}
+
+/* The events lines into s->evw_new; their count. */
+static size_t ev_wants(struct jvmset *s)
 {
 	size_t n = 0;
-	uint64_t *t;
 
-	if (!s->o.want)
+	for (size_t i = 0; i < s->n_jvms; i++) {
+		struct jvm *j = s->jvms[i];
+		struct jvm_evwant w;
+
+		ev_want_of(s, j, &w);
+		if (w.on && j->info.token && n < MAX_JVMS)
+			s->evw_new[n++] = (struct jvm_evwant_tok){ j->info.token, w };
+	}
+	return n;
+}
+
+static int cmp_evw(const void *a, const void *b)
+{
+	uint64_t x = ((const struct jvm_evwant_tok *)a)->token;
+	uint64_t y = ((const struct jvm_evwant_tok *)b)->token;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool evw_same(const struct jvm_evwant_tok *a, const struct jvm_evwant_tok *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].token != b[i].token || a[i].w.on != b[i].w.on ||
+		    a[i].w.alloc_interval != b[i].w.alloc_interval ||
+		    a[i].w.lock_us != b[i].w.lock_us || a[i].w.depth != b[i].w.depth)
+			return false;
+	return true;
+}
+
+/* Tell opts.want whose tables and events are wanted, if that changed (see jvmset.h). */
+static void update_wants(struct jvmset *s, uint64_t now)
+{
+	size_t n = 0, nev;
+	uint64_t *t;
+	struct jvm_evwant_tok *et;
+
+	if (!s->o.want) {
+		struct jvm_evwant w;
+
+		for (size_t i = 0; i < s->n_jvms; i++)
+			ev_want_of(s, s->jvms[i], &w); /* who gets the events, all the same */
 		return;
+	}
 	if (!s->want && !(s->want = calloc(MAX_JVMS, sizeof(*s->want))))
 		return;
 	if (!s->want_new && !(s->want_new = calloc(MAX_JVMS, sizeof(*s->want_new))))
 		return;
+	if (!s->evw && !(s->evw = calloc(MAX_JVMS, sizeof(*s->evw))))
+		return;
+	if (!s->evw_new && !(s->evw_new = calloc(MAX_JVMS, sizeof(*s->evw_new))))
+		return;
+	nev = ev_wants(s);
+	qsort(s->evw_new, nev, sizeof(*s->evw_new), cmp_evw);
 	for (size_t i = 0; i < s->n_jvms && n < MAX_JVMS; i++) {
 		struct jvm *j = s->jvms[i];
 
@@ -769,14 +975,19 @@ static void update_wants(struct jvmset *s, uint64_t now)
 			s->want_new[n++] = j->info.token;
 	}
 	qsort(s->want_new, n, sizeof(*s->want_new), cmp_u64);
-	if (s->want_told && n == s->n_want && !memcmp(s->want, s->want_new, n * sizeof(*s->want)))
+	if (s->want_told && n == s->n_want && !memcmp(s->want, s->want_new, n * sizeof(*s->want)) &&
+	    nev == s->n_evw && evw_same(s->evw, s->evw_new, nev))
 		return;
 	t = s->want;
 	s->want = s->want_new;
 	s->want_new = t;
 	s->n_want = n;
+	et = s->evw;
+	s->evw = s->evw_new;
+	s->evw_new = et;
+	s->n_evw = nev;
 	s->want_told = true;
-	s->o.want(s->o.want_arg, s->want, n);
+	s->o.want(s->o.want_arg, s->want, n, s->evw, nev);
 }
 
 size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)

@@ -396,25 +396,35 @@ static int write_beside(struct receive *rx, const char *suffix, char *path, size
  */
 static void write_features(struct receive *rx)
 {
-	static const char text[] = FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n";
+	static const char text[] =
+		FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n" FG_FEATURE_EVENTS "\n";
 
 	(void)write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want), "", 0);
 	(void)write_beside(rx, FG_FEATURES_SUFFIX, rx->features, sizeof(rx->features), text,
 			   sizeof(text) - 1);
 }
 
-int receive_want(struct receive *rx, const uint64_t *tokens, size_t n)
+int receive_want(struct receive *rx, const uint64_t *tokens, size_t n,
+		 const struct jvm_evwant_tok *ev, size_t nev)
 {
-	char *text;
+	char *text, line[160];
 	size_t len = 0;
 	int rv;
 
-	if (n > FG_WANT_MAX / 17)
-		n = FG_WANT_MAX / 17; /* what an agent reads */
-	text = malloc(n * 17 + 1);
+	text = malloc(FG_WANT_MAX + 1);
 	if (!text)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
+	/* Events lines first, then the tables' tokens, within what an agent reads. */
+	for (size_t i = 0; i < nev; i++) {
+		size_t k = jvm_evwant_line(&ev[i].w, ev[i].token, line, sizeof(line));
+
+		if (k && len + k + 1 <= FG_WANT_MAX) {
+			memcpy(text + len, line, k);
+			len += k;
+			text[len++] = '\n';
+		}
+	}
+	for (size_t i = 0; i < n && len + 17 <= FG_WANT_MAX; i++)
 		len += (size_t)snprintf(text + len, 18, "%016llx\n", (unsigned long long)tokens[i]);
 	rv = write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want), text, len);
 	free(rx->want_text);
@@ -425,7 +435,8 @@ int receive_want(struct receive *rx, const uint64_t *tokens, size_t n)
 
 int receive_refresh(struct receive *rx)
 {
-	static const char text[] = FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n";
+	static const char text[] =
+		FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n" FG_FEATURE_EVENTS "\n";
 	int rv;
 
 	rv = write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want),

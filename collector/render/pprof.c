@@ -54,6 +54,7 @@ struct stack {
 	uint32_t thread; /* string index, 0 = none */
 	uint64_t hash;
 	int64_t count;
+	int64_t aux; /* event profiles: the first sample type's value */
 };
 
 struct pprof {
@@ -73,6 +74,9 @@ struct pprof {
 	struct htab stacktab; /* stack hash -> index */
 	uint32_t s_samples, s_count, s_cpu, s_ns, s_thread;
 	bool time_only;			       /* pprof_set_time_type: only (s_cpu, s_ns) */
+	bool event;			       /* pprof_set_event_types: (s_samples, s_count) is
+						* the aux value, (s_cpu, s_ns) count x period */
+	uint32_t s_ptype, s_punit;	       /* event profiles: the period type */
 	uint32_t comments[PPROF_MAX_COMMENTS]; /* string indexes */
 	size_t ncomments;
 };
@@ -177,6 +181,26 @@ int pprof_set_time_type(struct pprof *p, const char *type)
 	return 0;
 }
 
+int pprof_set_event_types(struct pprof *p, const char *t1, const char *u1, const char *t2,
+			  const char *u2, const char *ptype, const char *punit)
+{
+	const char *v[6] = { t1, u1, t2, u2, ptype, punit };
+	int64_t id[6];
+
+	for (size_t i = 0; i < 6; i++)
+		if ((id[i] = intern(p, v[i], strlen(v[i]))) < 0)
+			return (int)id[i];
+	p->s_samples = (uint32_t)id[0];
+	p->s_count = (uint32_t)id[1];
+	p->s_cpu = (uint32_t)id[2];
+	p->s_ns = (uint32_t)id[3];
+	p->s_ptype = (uint32_t)id[4];
+	p->s_punit = (uint32_t)id[5];
+	p->event = true;
+	p->time_only = false;
+	return 0;
+}
+
 void pprof_free(struct pprof *p)
 {
 	if (!p)
@@ -201,7 +225,8 @@ void pprof_set_time(struct pprof *p, int64_t start_unix_ns, int64_t duration_ns)
 }
 
 /* Merge or append the stack fn[0..n) (leaf first) with thread label `thread`. */
-static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread, int64_t count)
+static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread, int64_t count,
+		     int64_t aux)
 {
 	uint64_t h = fnv(fn, n * sizeof(*fn), fnv(&thread, sizeof(thread), 0xcbf29ce484222325ull));
 	const uint64_t *v;
@@ -213,6 +238,7 @@ static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread,
 		if (st->hash == h && st->n == n && st->thread == thread &&
 		    memcmp(st->fn, fn, n * sizeof(*fn)) == 0) {
 			st->count = count > INT64_MAX - st->count ? INT64_MAX : st->count + count;
+			st->aux = aux > INT64_MAX - st->aux ? INT64_MAX : st->aux + aux;
 			return 0;
 		}
 	}
@@ -230,6 +256,7 @@ static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread,
 	st->thread = thread;
 	st->hash = h;
 	st->count = count;
+	st->aux = aux;
 	(void)htab_add(&p->stacktab, h & HTAB_KEY_MASK, p->nstacks); /* reserved above */
 	p->nstacks++;
 	return 0;
@@ -237,13 +264,15 @@ static int add_stack(struct pprof *p, uint32_t *fn, uint32_t n, uint32_t thread,
 
 /* Shared by pprof_add and pprof_add_folded: frames given as (ptr, len) pairs, root first. */
 static int add_frames(struct pprof *p, const char *const *s, const size_t *len, size_t n,
-		      int64_t count, const char *thread, size_t thread_len)
+		      int64_t count, int64_t aux, const char *thread, size_t thread_len)
 {
 	uint32_t *fn;
 	int64_t t = 0;
 	int rv = 0;
 
-	if (n == 0 || count <= 0)
+	if (n == 0 || count < 0 || aux < 0 || (count == 0 && aux == 0))
+		return -EINVAL;
+	if (count == 0 && !p->event)
 		return -EINVAL;
 	if (n > PPROF_MAX_DEPTH)
 		return -E2BIG;
@@ -264,7 +293,7 @@ static int add_frames(struct pprof *p, const char *const *s, const size_t *len, 
 		}
 		fn[n - 1 - i] = (uint32_t)f; /* root first in, leaf first out */
 	}
-	rv = add_stack(p, fn, (uint32_t)n, (uint32_t)t, count);
+	rv = add_stack(p, fn, (uint32_t)n, (uint32_t)t, count, aux);
 out:
 	free(fn);
 	return rv;
@@ -272,6 +301,12 @@ out:
 
 int pprof_add(struct pprof *p, const char *const *frames, size_t n, int64_t count,
 	      const char *thread)
+{
+	return pprof_add2(p, frames, n, count, 0, thread);
+}
+
+int pprof_add2(struct pprof *p, const char *const *frames, size_t n, int64_t count, int64_t aux,
+	       const char *thread)
 {
 	size_t *len;
 	int rv;
@@ -285,7 +320,7 @@ int pprof_add(struct pprof *p, const char *const *frames, size_t n, int64_t coun
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		len[i] = frames[i] ? strnlen(frames[i], PPROF_MAX_NAME + 1) : 0;
-	rv = add_frames(p, frames, len, n, count, thread,
+	rv = add_frames(p, frames, len, n, count, aux, thread,
 			thread ? strnlen(thread, PPROF_MAX_NAME + 1) : 0);
 	free(len);
 	return rv;
@@ -316,7 +351,8 @@ int pprof_add_folded(struct pprof *p, const char *stack, size_t len, int64_t cou
 			start = i + 1;
 		}
 	}
-	rv = add_frames(p, s, l, n, count, root_is_thread ? s[0] : NULL, root_is_thread ? l[0] : 0);
+	rv = add_frames(p, s, l, n, count, 0, root_is_thread ? s[0] : NULL,
+			root_is_thread ? l[0] : 0);
 	free(s);
 	free(l);
 	return rv;
@@ -405,7 +441,9 @@ int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
 			put_varint(&pk, st->fn[k]);
 		put_bytes(&m, SAMPLE_LOCATION_ID, pk.p, pk.n);
 		pk.n = 0;
-		if (!p->time_only)
+		if (p->event)
+			put_varint(&pk, (uint64_t)st->aux);
+		else if (!p->time_only)
 			put_varint(&pk, (uint64_t)st->count);
 		put_varint(&pk, cpu);
 		put_bytes(&m, SAMPLE_VALUE, pk.p, pk.n);
@@ -433,7 +471,10 @@ int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
 		put_bytes(&b, PROFILE_STRING_TABLE, p->str[i], strlen(p->str[i]));
 	put_uint(&b, PROFILE_TIME_NANOS, (uint64_t)p->start);
 	put_uint(&b, PROFILE_DURATION_NANOS, (uint64_t)p->duration);
-	put_value_type(&b, PROFILE_PERIOD_TYPE, &m, p->s_cpu, p->s_ns);
+	if (p->event)
+		put_value_type(&b, PROFILE_PERIOD_TYPE, &m, p->s_ptype, p->s_punit);
+	else
+		put_value_type(&b, PROFILE_PERIOD_TYPE, &m, p->s_cpu, p->s_ns);
 	put_uint(&b, PROFILE_PERIOD, p->period);
 	for (size_t i = 0; i < p->ncomments; i++)
 		put_uint(&b, PROFILE_COMMENT, p->comments[i]);

@@ -34,6 +34,15 @@ int profout_format(const char *path, enum profout_fmt *fmt)
 	return 0;
 }
 
+const struct profout_types profout_alloc = {
+	"alloc_objects", "count", "alloc_space", "bytes", "space", "bytes", 1, "bytes"
+};
+const struct profout_types profout_live = {
+	"inuse_objects", "count", "inuse_space", "bytes", "space", "bytes", 1, "bytes"
+};
+const struct profout_types profout_lock = { "contentions", "count", "delay", "nanoseconds",
+					    "contentions", "count", 1000,    "us" };
+
 struct emit {
 	struct stackagg_labels *labels; /* frame id -> label (stackagg.h) */
 	const char *buf[STACKAGG_MAX_FRAMES];
@@ -47,13 +56,15 @@ static int emit_flame(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 {
 	struct emit *e = arg;
 
+	if (!count)
+		return 0; /* an event stack whose weight rounded to nothing */
 	for (size_t i = 0; i < n; i++)
 		if (!(e->buf[i] = stackagg_labels_get(e->labels, ids[i])))
 			return -ENOMEM;
 	return flame_add(e->flame, e->buf, n, count);
 }
 
-static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
+static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count, uint64_t aux)
 {
 	struct emit *e = arg;
 	size_t th = e->multi && n > 1 ? 1 : 0; /* the thread root frame */
@@ -61,13 +72,38 @@ static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count)
 	for (size_t i = 0; i < n; i++)
 		if (!(e->buf[i] = stackagg_labels_get(e->labels, ids[i])))
 			return -ENOMEM;
-	return pprof_add(e->pprof, e->buf, n, (int64_t)count, e->merged ? NULL : e->buf[th]);
+	if (!count && !aux)
+		return 0; /* an event stack whose weight rounded to nothing */
+	return pprof_add2(e->pprof, e->buf, n, (int64_t)count, (int64_t)aux,
+			  e->merged ? NULL : e->buf[th]);
+}
+
+/* pprof's units: CPU samples, a time profile (microseconds) or an event profile. */
+static int pprof_units(struct pprof **out, const struct profout *p)
+{
+	unsigned int freq = p->freq;
+	const struct profout_types *t = p->types;
+	uint64_t period = t ? t->period : p->time_type ? 1000 : 1000000000ull / (freq ? freq : 99);
+	struct pprof *pp = pprof_new(period);
+	int rv = 0;
+
+	if (!pp)
+		return -ENOMEM;
+	if (t)
+		rv = pprof_set_event_types(pp, t->t1, t->u1, t->t2, t->u2, t->ptype, t->punit);
+	else if (p->time_type)
+		rv = pprof_set_time_type(pp, p->time_type);
+	if (rv != 0) {
+		pprof_free(pp);
+		return rv;
+	}
+	*out = pp;
+	return 0;
 }
 
 int profout_write(struct stackagg *a, const struct profout *p, int fd)
 {
 	enum profout_fmt fmt = p->fmt;
-	unsigned int freq = p->freq;
 	struct emit *e = calloc(1, sizeof(*e));
 	FILE *f = NULL;
 	int rv;
@@ -107,7 +143,9 @@ int profout_write(struct stackagg *a, const struct profout *p, int fd)
 		o.title = p->title;
 		o.subtitle = p->subtitle;
 		o.palette = FLAME_PALETTE_JAVA;
-		if (p->time_type)
+		if (p->types)
+			o.countname = p->types->countname;
+		else if (p->time_type)
 			o.countname = "us"; /* counts are microseconds */
 		f = fdopen(dup(fd), "w");
 		if (!f) {
@@ -121,16 +159,11 @@ int profout_write(struct stackagg *a, const struct profout *p, int fd)
 			rv = -EIO;
 	} else {
 		/* A time profile counts microseconds: 1000 ns each. */
-		e->pprof = pprof_new(p->time_type ? 1000 : 1000000000ull / (freq ? freq : 99));
-		if (!e->pprof) {
-			rv = -ENOMEM;
-			goto out;
-		}
-		if (p->time_type && (rv = pprof_set_time_type(e->pprof, p->time_type)) != 0)
+		if ((rv = pprof_units(&e->pprof, p)) != 0)
 			goto out;
 		pprof_set_time(e->pprof, 0, (int64_t)p->duration_ns);
 		(void)pprof_add_comment(e->pprof, p->title); /* the labels, as in the SVG's title */
-		rv = stackagg_foreach(a, emit_pprof, e);
+		rv = stackagg_foreach_aux(a, emit_pprof, e);
 		if (rv == 0)
 			rv = pprof_write_gz(e->pprof, fd);
 	}

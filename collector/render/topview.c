@@ -105,7 +105,10 @@ int topview_print(FILE *f, const struct stackagg *a, const struct topview *tv, s
 	if (width < 40)
 		width = 40;
 	namew = (int)width - 28;
-	if (fprintf(f, "%7s %7s %9s  %s\n", "SELF%", "TOTAL%", tv->time_us ? "SELF-MS" : "SAMPLES",
+	if (fprintf(f, "%7s %7s %9s  %s\n", "SELF%", "TOTAL%",
+		    tv->bytes	  ? "SELF-KB"
+		    : tv->time_us ? "SELF-MS"
+				  : "SAMPLES",
 		    "SYMBOL") < 0)
 		return -EIO;
 	for (size_t i = 0; i < tv->n && i < max_rows; i++) {
@@ -117,7 +120,9 @@ int topview_print(FILE *f, const struct stackagg *a, const struct topview *tv, s
 		int sl = (int)strlen(suf), nl;
 		char self[32];
 
-		if (tv->time_us)
+		if (tv->bytes)
+			snprintf(self, sizeof(self), "%9.1f", (double)r->self / 1024.0);
+		else if (tv->time_us)
 			snprintf(self, sizeof(self), "%9.1f", (double)r->self / 1000.0);
 		else
 			snprintf(self, sizeof(self), "%9llu", (unsigned long long)r->self);

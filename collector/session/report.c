@@ -282,11 +282,78 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 		    (unsigned long long)sm->thread_filtered);
 }
 
+/* One JVM's agent events: its drops and short lock waits, the collector's drops. */
+static void report_jvm_events(const struct session_jvm_summary *v, const struct report_out *out)
+{
+	const struct fgp_events *st = &v->ev.state;
+	const struct jvm_ev_drops *d = &v->ev.drops;
+
+	if (!v->connected_ever)
+		return;
+	if (!v->ev.state_known && !v->ev.stacks) {
+		say(out, "PID %u: %s", v->pid,
+		    v->ev.hello_events ? "its agent sent no events (it did not answer the request)"
+				       : "its agent cannot send allocation, live or lock events");
+		return;
+	}
+	say(out,
+	    "PID %u: %llu events; the agent dropped %llu (queue full %llu, other %llu) and left "
+	    "out %llu short lock waits (%.3f ms); the collector dropped %llu (unknown method id "
+	    "%llu, not asked for %llu) and put %llu under an unknown thread%s",
+	    v->pid, (unsigned long long)v->ev.stacks,
+	    (unsigned long long)(st->dropped_queue + st->dropped_other),
+	    (unsigned long long)st->dropped_queue, (unsigned long long)st->dropped_other,
+	    (unsigned long long)st->lock_short, (double)st->lock_short_ns / 1e6,
+	    (unsigned long long)(d->unknown_id + d->unwanted), (unsigned long long)d->unknown_id,
+	    (unsigned long long)d->unwanted, (unsigned long long)d->unknown_tid,
+	    v->exited ? ", exited" : "");
+}
+
+/* Alloc, live and lock recordings: their totals and what was lost, by cause. */
+static void report_events(const struct session_summary *sm, const struct report_out *out)
+{
+	const struct session_ev_summary *e = &sm->ev;
+
+	if (sm->event == SESSION_EVENT_LOCK)
+		say(out, "%llu contended monitor entries in %.1f s, %.3f ms waited in all",
+		    (unsigned long long)e->waits, (double)sm->duration_ns / 1e9,
+		    (double)e->waited_us / 1e3);
+	else
+		say(out,
+		    "%llu allocation samples in %.1f s standing for %.1f MiB in %llu objects%s",
+		    (unsigned long long)e->counted, (double)sm->duration_ns / 1e9,
+		    (double)e->bytes / 1048576.0, (unsigned long long)e->objects,
+		    sm->event == SESSION_EVENT_LIVE ? " still live at the end" : "");
+	if (sm->event == SESSION_EVENT_LIVE)
+		say(out,
+		    "live: %llu samples tracked, %llu freed before the end (%llu frees received, "
+		    "%llu of untracked objects), %llu not tracked for a full table (%.1f MiB), "
+		    "%llu untagged",
+		    (unsigned long long)e->live.added, (unsigned long long)e->live.freed,
+		    (unsigned long long)e->frees, (unsigned long long)e->live.unknown_free,
+		    (unsigned long long)e->live.overflow,
+		    (double)e->live.overflow_bytes / 1048576.0, (unsigned long long)e->untagged);
+	say(out,
+	    "events dropped here: %llu left out by --threads, %llu under --lock-threshold, %llu "
+	    "malformed (size or interval), %llu over the profile's caps; %llu counted under an "
+	    "unknown thread",
+	    (unsigned long long)e->filtered, (unsigned long long)e->short_own,
+	    (unsigned long long)e->bad, (unsigned long long)e->dropped,
+	    (unsigned long long)e->no_thread);
+	for (size_t i = 0; i < sm->njvms; i++)
+		report_jvm_events(&sm->jvms[i], out);
+}
+
 void session_report(const struct session_summary *sm, void (*line)(void *arg, const char *text),
 		    void *arg)
 {
 	const struct report_out o = { line, arg }, *out = &o;
 	char j[64], n[64], k[64];
+
+	if (SESSION_EVENT_FROM_AGENT(sm->event)) {
+		report_events(sm, out);
+		return;
+	}
 
 	if (sm->cycles_err && sm->cycles_err != -ECANCELED)
 		say(out, "cycles not supported here, using %s", sm->event_name);

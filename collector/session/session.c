@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "codelog.h"
+#include "evlive.h"
+#include "evweigh.h"
 #include "fghash.h"
 #include "codetab.h"
 #include "jvmset.h"
@@ -49,8 +51,9 @@
 #include "util.h"
 #include "vmmem.h"
 
-#define ROOTMEMO 512  /* outermost frames remembered (struct rootmemo) */
-#define DEFER_MAX 256 /* samples waiting for their code at once (struct deferred) */
+#define ROOTMEMO 512	   /* outermost frames remembered (struct rootmemo) */
+#define CTL_CLASS_MAX 1024 /* bytes of an event's class name kept as its leaf frame */
+#define DEFER_MAX 256	   /* samples waiting for their code at once (struct deferred) */
 
 /* A sample whose walk stopped in code not announced yet, copied out of the ring. */
 struct deferred {
@@ -128,6 +131,17 @@ struct session {
 	} * strata;
 	size_t nstrata, strata_cap;
 	struct session_exact exact;
+
+	/* Agent events (alloc, live, lock): what is asked of the agents, the weighing, the live
+	 * table, the frames of the event being counted. */
+	bool agent_ev;
+	struct jvm_evwant evw;
+	struct evweigh wg;
+	struct evlive live;
+	struct session_ev_summary ev;
+	struct stackagg_nframe *nframes; /* FGP_MAX_EVENT_DEPTH */
+	uint32_t *ids;			 /* STACKAGG_MAX_FRAMES */
+	char leaf[CTL_CLASS_MAX + 1];
 };
 
 int session_next_note(struct session *s, char *buf, size_t len)
@@ -378,6 +392,70 @@ static const struct session_sampler_ops real_sampler = {
 	.keep_name = real_keep_name,
 	.totals = real_totals,
 	.forget_thread = real_forget_thread,
+};
+
+/* ---- no sampler: the agents' events need none ---------------------------------------- */
+
+static const struct sampler_info null_info = { .event_name = "jvmti" };
+
+static int null_open(const struct sampler_opts *o, const pid_t *pids, size_t n, void **smp)
+{
+	(void)o;
+	(void)pids;
+	(void)n;
+	*smp = NULL;
+	return 0;
+}
+
+static int null_fd(const void *smp)
+{
+	(void)smp;
+	return -1; /* poll() skips it */
+}
+
+static int null_poll(void *smp, int timeout_ms, sampler_cb cb, void *ctx)
+{
+	(void)smp;
+	(void)timeout_ms;
+	(void)cb;
+	(void)ctx;
+	return 0;
+}
+
+static void null_void(void *smp)
+{
+	(void)smp;
+}
+
+static int null_pid(void *smp, pid_t pid)
+{
+	(void)smp;
+	(void)pid;
+	return 0;
+}
+
+static const struct sampler_info *null_info_of(const void *smp)
+{
+	(void)smp;
+	return &null_info;
+}
+
+static void null_stats(const void *smp, struct sampler_stats *out)
+{
+	(void)smp;
+	memset(out, 0, sizeof(*out));
+}
+
+static const struct session_sampler_ops null_sampler = {
+	.open = null_open,
+	.fd = null_fd,
+	.poll = null_poll,
+	.disable = null_void,
+	.add_pid = null_pid,
+	.remove_pid = null_pid,
+	.info = null_info_of,
+	.stats = null_stats,
+	.close = null_void,
 };
 
 /* ---- the process's mappings for vmstack, from the symbolizer ----------------------------- */
@@ -660,7 +738,7 @@ static void exact_start(struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
 
-	if (s->o.event == SESSION_EVENT_CPU)
+	if (s->o.event == SESSION_EVENT_CPU || s->agent_ev)
 		return;
 	if (!s->so->totals || si->switch_bpf_err != 0) {
 		s->exact.why_off = "the BPF program is not running (stacks by tracepoint events)";
@@ -876,6 +954,168 @@ static uint64_t drain_gap(const struct session *s)
 	return (every ? SWITCH_DRAIN_GAP_MS : DRAIN_GAP_MS) * 1000000ull;
 }
 
+/* ---- agent events (alloc, live, lock) ------------------------------------------------- */
+
+/* What the recording asks of its targets' agents. */
+static void evwant_init(struct session *s)
+{
+	const struct session_opts *o = &s->o;
+
+	s->evw = (struct jvm_evwant){
+		.on = o->event == SESSION_EVENT_ALLOC  ? FGP_EVM_ALLOC
+		      : o->event == SESSION_EVENT_LIVE ? FGP_EVM_ALLOC | FGP_EVM_LIVE
+						       : FGP_EVM_LOCK,
+		.alloc_interval = o->alloc_interval ? o->alloc_interval : FG_ALLOC_INTERVAL_DEFAULT,
+		.lock_us = (uint32_t)(o->lock_threshold_us > UINT32_MAX ? UINT32_MAX
+									: o->lock_threshold_us),
+		.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH,
+	};
+}
+
+/* The event's frames outermost first (at most the recording's depth: the innermost ones). */
+static size_t ev_frames(struct session *s, const struct jvm_event *ev, bool *truncated)
+{
+	size_t n = ev->depth;
+
+	if (n > s->evw.depth) {
+		n = s->evw.depth; /* another consumer asked the agent for deeper stacks */
+		*truncated = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct jvm_ev_frame *f = &ev->frames[n - 1 - i];
+
+		s->nframes[i] = (struct stackagg_nframe){ f->name, f->len, f->line };
+	}
+	return n;
+}
+
+/* What one stack event weighs: 0 with *w and *aux, or -EINVAL (counted as bad). */
+static int ev_weigh(struct session *s, const struct jvm_event *ev, uint64_t *w, uint64_t *aux)
+{
+	if (ev->kind == FGP_EV_LOCK) {
+		*w = evweigh_lock_us(&s->wg, ev->value);
+		*aux = 1;
+		return 0;
+	}
+	return evweigh_alloc(&s->wg, ev->value, ev->interval, w, aux);
+}
+
+/* Count what an event added to the totals. */
+static void ev_total(struct session *s, const struct jvm_event *ev, uint64_t w, uint64_t aux)
+{
+	s->ev.counted++;
+	if (ev->kind == FGP_EV_LOCK) {
+		s->ev.waits += aux;
+		s->ev.waited_us += w;
+	} else if (s->o.event == SESSION_EVENT_ALLOC) {
+		s->ev.bytes += w;
+		s->ev.objects += aux;
+	}
+}
+
+/* One stack event of a target: weighed and counted (alloc, lock) or kept (live). */
+static void ev_stack(struct session *s, struct target *t, const struct jvm_event *ev)
+{
+	bool lock = s->o.event == SESSION_EVENT_LOCK, truncated = ev->truncated;
+	struct stackagg_named nm = { .tid = ev->host_tid };
+	uint64_t w, aux;
+	size_t len, nids;
+
+	if (lock != (ev->kind == FGP_EV_LOCK))
+		return; /* another consumer's kind */
+	s->ev.events++;
+	t->ev.stacks++;
+	if (lock && ev->value < s->o.lock_threshold_us * 1000) {
+		s->ev.short_own++;
+		return;
+	}
+	nm.thread = ev->host_tid ? threadnames_get(&s->names, t->pid, ev->host_tid) : "[tid ?]";
+	if (!ev->host_tid)
+		s->ev.no_thread++;
+	if (s->threads_re_on && (!nm.thread || regexec(&s->threads_re, nm.thread, 0, NULL, 0))) {
+		s->ev.filtered++;
+		return;
+	}
+	if (ev_weigh(s, ev, &w, &aux) != 0) {
+		s->ev.bad++;
+		return;
+	}
+	len = ev->cls.len < CTL_CLASS_MAX ? ev->cls.len : CTL_CLASS_MAX;
+	memcpy(s->leaf, ev->cls.ptr, len);
+	s->leaf[len] = '\0';
+	nm.process = process_root(s, t->pid);
+	nm.frames = s->nframes;
+	nm.n = ev_frames(s, ev, &truncated);
+	nm.truncated = truncated;
+	nm.leaf = s->leaf;
+	if (s->o.event != SESSION_EVENT_LIVE) {
+		if (stackagg_named(s->agg, &nm, w, aux) != 0)
+			s->ev.dropped++;
+		else
+			ev_total(s, ev, w, aux);
+		return;
+	}
+	if (!ev->tag) {
+		s->ev.untagged++;
+		return;
+	}
+	if (stackagg_named_ids(s->agg, &nm, s->ids, &nids) != 0) {
+		s->ev.dropped++;
+		return;
+	}
+	if (evlive_add(&s->live, t->pid, ev->tag, s->ids, nids, w, aux) == 0)
+		s->ev.counted++;
+}
+
+/* The sources' sink (session_src_env.ev): an event of a target's agent. */
+static void on_agent_ev(void *arg, const struct jvm_event *ev)
+{
+	struct session *s = arg;
+	struct target *t = targets_find(&s->targets, ev->host_pid);
+
+	if (!t)
+		return;
+	switch (ev->type) {
+	case JVM_EV_STATE:
+		t->ev.state_known = true;
+		t->ev.state = ev->state;
+		t->ev.drops = ev->drops;
+		break;
+	case JVM_EV_FREE:
+		if (s->o.event != SESSION_EVENT_LIVE)
+			break;
+		s->ev.frees += ev->ntags;
+		for (uint32_t i = 0; i < ev->ntags; i++)
+			(void)evlive_free(&s->live, t->pid, ev->tags[i]);
+		break;
+	case JVM_EV_STACK:
+		if (s->agent_ev)
+			ev_stack(s, t, ev);
+		break;
+	}
+}
+
+/* Live: what is still live goes into a (clear: the window ends, the table starts afresh). */
+static void live_into(struct session *s, struct stackagg *a, bool clear)
+{
+	if (s->o.event != SESSION_EVENT_LIVE)
+		return;
+	for (size_t i = 0; i < s->live.n; i++) {
+		const struct evlive_ent *e = &s->live.v[i];
+
+		if (!e->ids)
+			continue;
+		if (clear) {
+			s->ev.bytes += e->bytes;
+			s->ev.objects += e->objects;
+		} else {
+			(void)stackagg_add_ids(a, e->ids, e->n, e->bytes, e->objects);
+		}
+	}
+	if (clear)
+		(void)evlive_flush(&s->live, a);
+}
+
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
 /* The first target whose /proc entry is still there, or 0. */
@@ -994,7 +1234,25 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (!s->o.agent_wait_ns)
 		s->o.agent_wait_ns = 3000000000ull;
 	s->multi = o->target != SESSION_TARGET_PID;
-	if (o->event > SESSION_EVENT_WALL) {
+	if (SESSION_EVENT_FROM_AGENT(o->event) && o->event < SESSION_NEVENTS) {
+		/* The agents' events: no perf sampling, no stack copies. */
+		s->agent_ev = true;
+		s->o.stack_copy = 0;
+		if (!(seams && seams->sampler))
+			s->so = &null_sampler;
+		evwant_init(s);
+		evweigh_init(&s->wg, fg_now_ns() ^ (uint64_t)getpid() << 32);
+		evlive_init(&s->live, 0, 0);
+		s->nframes = calloc(FGP_MAX_EVENT_DEPTH, sizeof(*s->nframes));
+		s->ids = calloc(STACKAGG_MAX_FRAMES, sizeof(*s->ids));
+		if (!s->nframes || !s->ids) {
+			free(s->nframes);
+			free(s->ids);
+			free(s);
+			return -ENOMEM;
+		}
+	}
+	if (o->event >= SESSION_NEVENTS) {
 		snprintf(why, whylen, "unknown event");
 		free(s);
 		return -EINVAL;
@@ -1008,7 +1266,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		}
 		s->threads_re_on = true;
 	}
-	if (o->event != SESSION_EVENT_CPU) {
+	if (o->event == SESSION_EVENT_OFFCPU || o->event == SESSION_EVENT_WALL) {
 		offcpu_init(&s->oc, o->min_block_ns, on_weighed, s);
 		s->oc_on = true;
 	}
@@ -1020,7 +1278,10 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 					       .targets = &s->targets,
 					       .notes = &s->notes,
 					       .now = s->now,
-					       .start_ns = &s->start_ns };
+					       .start_ns = &s->start_ns,
+					       .evw = s->agent_ev ? &s->evw : NULL,
+					       .ev = on_agent_ev,
+					       .ev_arg = s };
 	s->rc = (struct resolve_ctx){ .table_of = table_of_cb, .arg = s };
 	resolve_init(&res, &s->rc);
 	s->agg_opts = ao;
@@ -1170,6 +1431,7 @@ void session_close_window(struct session *s)
 	session_settle_now(s);
 	if (s->tt_on)
 		close_window(s);
+	live_into(s, s->agg, false); /* top: what is live now, the table kept */
 }
 
 bool session_done(const struct session *s)
@@ -1214,6 +1476,7 @@ void session_finish(struct session *s, int grace_ms)
 	settle(s, UINT64_MAX);
 	if (s->tt_on)
 		close_window(s);
+	live_into(s, s->agg, true);
 }
 
 struct stackagg *session_agg(struct session *s)
@@ -1237,6 +1500,7 @@ struct stackagg *session_rotate(struct session *s)
 	settle(s, UINT64_MAX);
 	if (s->tt_on)
 		close_window(s);
+	live_into(s, s->agg, true); /* the window's samples not freed by its end */
 	done = s->agg;
 	s->agg = fresh;
 	return done;
@@ -1274,6 +1538,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	s->so->stats(s->sampler, &ss);
 	symbolizer_stats(s->sz, &zs);
 	out->src = s->src ? s->src->kind : SESSION_SRC_AUTO;
+	out->ev = s->ev;
+	evlive_stats(&s->live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;
 	out->per_cpu = si->scope == SAMPLER_SCOPE_CPUS;
@@ -1347,6 +1613,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 			continue;
 		js = &out->jvms[out->njvms++];
 		js->pid = t->pid;
+		js->ev = t->ev;
+		js->ev.hello_events = t->hello_known && (t->hello_flags & FGP_HELLO_EVENTS);
 		js->exited = t->exited;
 		js->connected_ever = t->connected;
 		js->jvm = t->jvm;
@@ -1398,6 +1666,9 @@ void session_close(struct session *s)
 	threadtime_fini(&s->tt);
 	htab_fini(&s->strata_idx);
 	free(s->strata);
+	evlive_fini(&s->live);
+	free(s->nframes);
+	free(s->ids);
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
 	javaframes_free(s->jf);

@@ -64,6 +64,17 @@ static void target_label(struct target *t, const struct jvm_info *info)
 		snprintf(t->container_id, sizeof(t->container_id), "%s", info->container_id);
 }
 
+/* A recording of agent events whose target's agent cannot send them: said once, at its hello. */
+static void note_no_events(const struct session_src_env *env, const struct jvm_info *info)
+{
+	if (env->evw && env->evw->on && info->connected && !(info->hello_flags & FGP_HELLO_EVENTS))
+		notes_add(env->notes,
+			  "PID %u: its agent (%s) cannot send allocation, live or lock events: "
+			  "nothing recorded from it (start the JVM with a libfgagent.so of this "
+			  "release)",
+			  info->host_pid, info->agent_version[0] ? info->agent_version : "unknown");
+}
+
 /* Its agent said its tables are on (or off again). */
 static void target_tables(const struct session_src_env *env, struct target *t, bool on)
 {
@@ -101,6 +112,7 @@ static void on_jvm_event(void *arg, enum jvmset_event ev, const struct jvm_info 
 		if (t) {
 			t->connected = true;
 			target_label(t, info);
+			note_no_events(env, info);
 			notes_add(env->notes,
 				  "PID %u: agent connected (service %s, %s, container %s)",
 				  info->host_pid, info->service[0] ? info->service : "-",
@@ -140,19 +152,40 @@ static void on_jvm_record(void *arg, const struct jvm *j, const uint8_t *raw, si
 		t->replaying = type == FGP_SNAPSHOT_BEGIN;
 }
 
+/* The recording's events, of its targets' agents. */
+static void on_evwant(void *arg, const struct jvm *j, struct jvm_evwant *out)
+{
+	struct listen_src *l = arg;
+	const struct session_src_env *env = l->c.env;
+
+	if (env->evw && env->evw->on && targets_find(env->targets, jvm_host_pid(j)))
+		*out = *env->evw;
+}
+
+static void on_jvm_ev(void *arg, const struct jvm *j, const struct jvm_event *ev)
+{
+	struct listen_src *l = arg;
+	const struct session_src_env *env = l->c.env;
+
+	if (env->ev && targets_find(env->targets, jvm_host_pid(j)))
+		env->ev(env->ev_arg, ev);
+}
+
 /* A recording wants the tables of every JVM that talks to it. */
-static void tell_want(void *arg, const uint64_t *tokens, size_t n)
+static void tell_want(void *arg, const uint64_t *tokens, size_t n, const struct jvm_evwant_tok *ev,
+		      size_t nev)
 {
 	struct listen_src *l = arg;
 	int rv;
 
 	if (!l->rx)
 		return;
-	rv = receive_want(l->rx, tokens, n);
+	rv = receive_want(l->rx, tokens, n, ev, nev);
 	if (rv != 0 && !l->want_failed)
 		notes_add(l->c.env->notes,
 			  "cannot write the want file beside the agent socket (%s): agents send "
-			  "names only, no inline, frame or line tables",
+			  "names only, no inline, frame or line tables, no allocation or lock "
+			  "events",
 			  strerror(-rv));
 	l->want_failed = rv != 0;
 }
@@ -266,7 +299,11 @@ static int open_listen(const struct session_src_env *env, struct session_source 
 	struct listen_src *l = calloc(1, sizeof(*l));
 	struct receive_opts ro = { .path = path, .watchdog_ms = 1000 };
 	struct jvmset_opts jo = { .want = tell_want, .want_arg = l };
-	struct jvmset_observer ob = { .event = on_jvm_event, .record = on_jvm_record, .arg = l };
+	struct jvmset_observer ob = { .event = on_jvm_event,
+				      .record = on_jvm_record,
+				      .evwant = on_evwant,
+				      .ev = on_jvm_ev,
+				      .arg = l };
 	int rv;
 
 	if (!l) {
@@ -317,12 +354,14 @@ static struct codetab *on_ctl_jvm(void *arg, const struct jvm_info *info)
 		return NULL;
 	if (!t->tab && !(t->tab = codetab_new(NULL)))
 		return NULL;
-	if (info->connected && !t->connected)
+	if (info->connected && !t->connected) {
 		notes_add(env->notes,
 			  "PID %u: code table from the watch daemon (service %s, %s, container %s)",
 			  info->host_pid, info->service[0] ? info->service : "-",
 			  info->jvm_version[0] ? info->jvm_version : "JVM",
 			  info->container_id[0] ? info->container_id : "none");
+		note_no_events(env, info);
+	}
 	t->connected = t->connected || info->connected;
 	target_label(t, info);
 	return t->tab;
@@ -349,6 +388,15 @@ static void on_ctl_tables(void *arg, uint32_t host_pid, bool on)
 		target_tables(cs->c.env, t, on);
 }
 
+static void on_ctl_ev(void *arg, const struct jvm_event *ev)
+{
+	struct ctl_src *cs = arg;
+	const struct session_src_env *env = cs->c.env;
+
+	if (env->ev && targets_find(env->targets, ev->host_pid))
+		env->ev(env->ev_arg, ev);
+}
+
 static const struct codetab *ctl_table(const struct session_source *src, uint32_t pid)
 {
 	const struct ctl_src *cs = (const struct ctl_src *)src;
@@ -371,9 +419,11 @@ static nfds_t ctl_pollfds(const struct session_source *src, struct pollfd *fds)
 static void ctl_src_pump(struct session_source *src, struct session_src_events *ev)
 {
 	struct ctl_src *cs = (struct ctl_src *)src;
-	struct ctl_handler h = {
-		.jvm = on_ctl_jvm, .dropped = on_ctl_dropped, .tables = on_ctl_tables, .arg = cs
-	};
+	struct ctl_handler h = { .jvm = on_ctl_jvm,
+				 .dropped = on_ctl_dropped,
+				 .tables = on_ctl_tables,
+				 .ev = on_ctl_ev,
+				 .arg = cs };
 	int rv;
 
 	pump_begin(&cs->c, ev);
@@ -468,6 +518,8 @@ static int open_ctl(const struct session_src_env *env, struct ctl_client *ctl,
 	struct ctl_src *cs;
 	int rv = ctl_subscribe(ctl, pid);
 
+	if (rv == 0 && env->evw && env->evw->on)
+		rv = ctl_events(ctl, env->evw);
 	if (rv != 0) {
 		snprintf(why, whylen, "control channel %s: subscribe failed: %s", ctl_path(env),
 			 strerror(-rv));

@@ -15,6 +15,7 @@
 
 #include "jvmset.h"
 #include "peer.h"
+#include "session.h"
 
 struct codetab;
 
@@ -36,6 +37,7 @@ struct target {
 	 * on (TABLES) yet; samples wait for them as for a replay (at most agent_wait_ns). */
 	bool tables_pending;
 	char container_id[PEER_CONTAINER_ID_MAX + 1]; /* "" none or unknown */
+	struct session_jvm_events ev;		      /* its agent's events (alloc, live, lock) */
 };
 
 struct targets {

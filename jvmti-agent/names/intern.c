@@ -150,6 +150,47 @@ static uint32_t add_locked(struct intern *t, const void *key, const char *name, 
 	return id;
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* Take the lock within INTERN_SPIN tries: 0, or -EBUSY. */
+static int lock_spin(struct intern *t)
+{
+	for (int i = 0; i < INTERN_SPIN; i++) {
+		if (pthread_mutex_trylock(&t->mu) == 0)
+			return 0;
+		cpu_relax();
+	}
+	return -EBUSY;
+}
+
+int intern_find_many(struct intern *t, const void *const *keys, size_t n, uint32_t *ids)
+{
+	if (lock_spin(t) != 0)
+		return -EBUSY;
+	for (size_t i = 0; i < n; i++)
+		ids[i] = t->cap && keys[i] ? probe(t, keys[i])->id : 0;
+	pthread_mutex_unlock(&t->mu);
+	return 0;
+}
+
+uint32_t intern_add_spin(struct intern *t, const void *key, const char *name, size_t len)
+{
+	uint32_t id;
+
+	if (!key || lock_spin(t) != 0)
+		return 0;
+	id = add_locked(t, key, name, len > FGP_MAX_STR ? FGP_MAX_STR : len);
+	pthread_mutex_unlock(&t->mu);
+	return id;
+}
+
 uint32_t intern_add(struct intern *t, const void *key, const char *name, size_t len)
 {
 	uint32_t id;

@@ -343,6 +343,19 @@ static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const str
 	return 0;
 }
 
+uint16_t codelines_line(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, jint bci)
+{
+	const struct mlines *t;
+	struct mlines *owned;
+	uint16_t line;
+
+	if (table_of(c, jvmti, m, &t, &owned) != 0)
+		return 0;
+	line = line_at(t, bci);
+	free(owned);
+	return line;
+}
+
 /* ---- building the record ------------------------------------------------------------------ */
 
 static void build_fini(struct codelines_load *b)

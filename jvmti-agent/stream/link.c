@@ -284,10 +284,19 @@ static int link_wanted(void *arg, uint64_t token)
 	return wantfile_read(&l->want, token);
 }
 
+/* Asked on the sender thread, with link_wanted. */
+static void link_wanted_events(void *arg, uint64_t token, struct want_events *out)
+{
+	struct link *l = arg;
+
+	wantfile_read_events(&l->want, token, out);
+}
+
 const struct link_ops link_nng_ops = {
 	.send = link_send,
 	.state = link_state,
 	.reset = link_reset,
 	.reads = link_reads,
 	.wanted = link_wanted,
+	.wanted_events = link_wanted_events,
 };

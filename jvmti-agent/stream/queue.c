@@ -61,30 +61,41 @@ void queue_free(struct queue *q)
 	free(q);
 }
 
-struct qentry *queue_reserve(struct queue *q, size_t len)
+/* Reserve an entry charged within limit: NULL (nothing counted) when it does not fit. */
+static struct qentry *reserve(struct queue *q, size_t len, size_t limit)
 {
 	size_t charge = sizeof(struct qentry) + len;
 	struct qentry *e;
 
-	if (len > UINT32_MAX || charge > q->budget) {
-		atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
+	if (len > UINT32_MAX || charge > limit)
 		return NULL;
-	}
-	if (atomic_fetch_add(&q->used, charge) + charge > q->budget) {
+	if (atomic_fetch_add(&q->used, charge) + charge > limit) {
 		atomic_fetch_sub(&q->used, charge);
-		atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
 		return NULL;
 	}
 	e = malloc(charge);
 	if (e == NULL) {
 		atomic_fetch_sub(&q->used, charge);
-		atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
 		return NULL;
 	}
 	atomic_init(&e->next, NULL);
 	e->len = (uint32_t)len;
 	e->charge = (uint32_t)charge;
 	return e;
+}
+
+struct qentry *queue_reserve(struct queue *q, size_t len)
+{
+	struct qentry *e = reserve(q, len, q->budget);
+
+	if (e == NULL)
+		atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
+	return e;
+}
+
+struct qentry *queue_reserve_below(struct queue *q, size_t len, size_t limit)
+{
+	return reserve(q, len, limit < q->budget ? limit : q->budget);
 }
 
 void queue_cancel(struct queue *q, struct qentry *e)

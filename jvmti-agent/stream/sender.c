@@ -63,6 +63,11 @@ struct sender {
 	uint64_t token;
 	void (*on_want)(void *arg, bool want);
 	void *want_arg;
+	bool evread;	       /* this connection's collector reads FG_FEATURE_EVENTS */
+	bool ev_open;	       /* an EVENTS on went out on this connection (and no off since) */
+	struct want_events ev; /* what on_events was last told */
+	void (*on_events)(void *arg, const struct want_events *w, uint64_t conn);
+	void *events_arg;
 	uint8_t *after_hello; /* records sent after HELLO, or NULL */
 	size_t after_hello_len;
 
@@ -84,7 +89,8 @@ struct sender {
 	struct fgp_str *resolved; /* FGP_MAX_INLINE_METHODS names */
 
 	/* Read by other threads. */
-	atomic_uint_fast64_t table_full, connections, resets, records_sent, replayed, names_sent;
+	atomic_uint_fast64_t table_full, connections, resets, records_sent, replayed, names_sent,
+		events_unsent;
 	pthread_t thread;
 	atomic_bool stop, running;
 };
@@ -167,6 +173,7 @@ void sender_get_stats(struct sender *s, struct sender_stats *out)
 	out->records_sent = atomic_load(&s->records_sent);
 	out->replayed = atomic_load(&s->replayed);
 	out->names_sent = atomic_load(&s->names_sent);
+	out->events_unsent = atomic_load(&s->events_unsent);
 }
 
 /* ---- transport ---------------------------------------------------------------------------- */
@@ -209,10 +216,41 @@ static void set_want(struct sender *s, bool want)
 		s->on_want(s->want_arg, want);
 }
 
-static void poll_want(struct sender *s, uint64_t now)
+static bool want_events_eq(const struct want_events *a, const struct want_events *b)
 {
+	return a->on == b->on && a->alloc_interval == b->alloc_interval &&
+	       a->lock_ns == b->lock_ns && a->depth == b->depth;
+}
+
+/* What connection conn asks of events is w (all zero: nothing). */
+static void set_events(struct sender *s, const struct want_events *w, uint64_t conn)
+{
+	if (want_events_eq(&s->ev, w))
+		return;
+	s->ev = *w;
+	if (s->on_events)
+		s->on_events(s->events_arg, w, conn);
+}
+
+/* Ask the want file what this connection's collector wants: tables, events, or both. */
+static void poll_want(struct sender *s, uint64_t now, uint64_t conn)
+{
+	struct want_events w = { 0 };
+
 	s->want_polled = now;
-	set_want(s, s->ops->wanted && s->ops->wanted(s->link, s->token) == 1);
+	if (s->ondemand)
+		set_want(s, s->ops->wanted && s->ops->wanted(s->link, s->token) == 1);
+	if (s->evread && s->ops->wanted_events) {
+		s->ops->wanted_events(s->link, s->token, &w);
+		set_events(s, &w, conn);
+	}
+}
+
+void sender_on_events(struct sender *s,
+		      void (*fn)(void *arg, const struct want_events *w, uint64_t conn), void *arg)
+{
+	s->on_events = fn;
+	s->events_arg = arg;
 }
 
 void sender_on_want(struct sender *s, void (*fn)(void *arg, bool want), void *arg)
@@ -227,7 +265,11 @@ void sender_on_want(struct sender *s, void (*fn)(void *arg, bool want), void *ar
  */
 static void reset_conn(struct sender *s)
 {
+	static const struct want_events none = { 0 };
+
 	set_want(s, false);
+	set_events(s, &none, 0);
+	s->ev_open = false;
 	s->ops->reset(s->link);
 	s->synced = 0;
 	s->batch_len = 0;
@@ -382,6 +424,36 @@ static int append_name(struct sender *s, uint32_t id)
  * has not had yet, or, to a collector that does not read interned records, spelled out as a
  * CODE_LOAD.
  */
+static int append_event(struct sender *s, const uint8_t *rec, size_t len)
+{
+	struct fgp_record r;
+	uint32_t id;
+	int32_t line;
+	int rv;
+
+	switch (fgp_rec_type(rec)) {
+	case FGP_EVENTS:
+		if (len >= FGP_EVENTS_SIZE)
+			s->ev_open = fgle_get32(rec + FGP_REC_HEADER_SIZE + 8) != 0;
+		return append(s, rec, len, 0);
+	case FGP_OBJECT_FREE:
+		break;
+	default: /* STACK_EVENT: its frames' names first */
+		if (!s->ev_open || !s->names || !s->intern || fgp_decode_record(rec, len, &r) != 1)
+			break;
+		for (uint16_t i = 0; i < r.u.ev.depth; i++) {
+			fgp_event_frame(&r.u.ev, i, &id, &line);
+			if ((rv = append_name(s, id)) != 0)
+				return rv;
+		}
+		return append(s, rec, len, 0);
+	}
+	if (s->ev_open)
+		return append(s, rec, len, 0);
+	atomic_fetch_add(&s->events_unsent, 1);
+	return 0;
+}
+
 static int append_rec(struct sender *s, const uint8_t *rec, size_t len, uint16_t flags)
 {
 	struct fgp_record r;
@@ -389,8 +461,11 @@ static int append_rec(struct sender *s, const uint8_t *rec, size_t len, uint16_t
 	int n, rv;
 
 	size_t own = fgp_rec_size(rec);
+	uint16_t type = fgp_rec_type(rec);
 
-	if (fgp_rec_type(rec) != FGP_CODE_LOAD_IDS || !s->names)
+	if (type == FGP_STACK_EVENT || type == FGP_OBJECT_FREE || type == FGP_EVENTS)
+		return append_event(s, rec, len);
+	if (type != FGP_CODE_LOAD_IDS || !s->names)
 		return append(s, rec, len, flags);
 	/* A replayed record may carry attachments (its CODE_FRAME) after its own bytes. */
 	if (own > len || fgp_decode_record(rec, own, &r) != 1)
@@ -473,6 +548,8 @@ static int sync_conn(struct sender *s)
 		memset(s->sent_ids, 0, s->sent_words * sizeof(*s->sent_ids));
 	s->intern = s->names && s->ops->reads && s->ops->reads(s->link, FG_FEATURE_INTERN);
 	s->ondemand = s->ops->reads && s->ops->reads(s->link, FG_FEATURE_TABLES);
+	s->evread = s->intern && s->ops->reads(s->link, FG_FEATURE_EVENTS);
+	s->ev_open = false;
 	n = fgp_encode_hello(hello, sizeof(hello), &h);
 	if (n < 0)
 		return n;
@@ -534,10 +611,9 @@ static size_t drain(struct sender *s)
 			s->synced_at = agentclock_now(s->clock);
 			atomic_fetch_add(&s->connections, 1);
 			/* An older collector reads every table; a newer one says whose it wants. */
-			if (s->ondemand)
-				poll_want(s, s->synced_at);
-			else
+			if (!s->ondemand)
 				set_want(s, true);
+			poll_want(s, s->synced_at, cur);
 		}
 		e = queue_pop(s->q);
 		if (e == NULL)
@@ -556,11 +632,11 @@ static size_t drain(struct sender *s)
 		apply(s, e); /* after the append: the table may own (or free) e from here */
 		consumed++;
 	}
-	if (s->synced && s->ondemand) {
+	if (s->synced && (s->ondemand || s->evread)) {
 		uint64_t now = agentclock_now(s->clock);
 
 		if (wantfile_due(s->synced_at, s->want_polled, now))
-			poll_want(s, now);
+			poll_want(s, now, s->synced);
 	}
 	return consumed;
 }
@@ -626,7 +702,7 @@ uint64_t sender_idle_ns(const struct sender *s)
 {
 	uint64_t now, next;
 
-	if (!s->synced || !s->ondemand)
+	if (!s->synced || !(s->ondemand || s->evread))
 		return IDLE_WAIT_NS;
 	now = agentclock_now(s->clock);
 	next = wantfile_next(s->synced_at, s->want_polled);

@@ -13,7 +13,12 @@ Checks every request against Pyroscope's documented HTTP ingest API for format=p
 The optional units and aggregationType parameters, when given, must agree with the sample
 type configuration (units) and be sum or average. With format=pprof the server names the profile
 type after the sample type's display name (an original Pyroscope server stores APP.cpu,
-APP.off_cpu, APP.wall): saved as "profile_type", with "sample_type" and "units".
+APP.off_cpu, APP.wall): saved as "profile_type", with "sample_type" and "units". Allocation,
+live and lock profiles carry two sample types, each named as pyroscope-java's Java profiles
+are (alloc_space as alloc_in_new_tlab_bytes, alloc_objects as alloc_in_new_tlab_objects,
+delay as lock_duration, contentions as lock_count; inuse_space and inuse_objects averaged):
+every one is checked and saved in "profile_types"; "profile_type" is the one whose units the
+query names.
 An accepted request is answered 200 and saved as OUTDIR/N.pb.gz plus OUTDIR/N.json (the
 query); a refused one is answered 400 and its reason appended to OUTDIR/errors.log.
 
@@ -35,6 +40,14 @@ import urllib.parse
 NAME_RE = re.compile(r"^([A-Za-z0-9._-]+)\{((?:[A-Za-z_][A-Za-z0-9_]*=[^,{}=]+)"
                      r"(?:,[A-Za-z_][A-Za-z0-9_]*=[^,{}=]+)*)\}$")
 LABELS = ("service_name", "container_id", "host_pid", "hostname")
+# Sample types and the display name each must have ("" when any will do).
+DISPLAY = {"samples": "", "off_cpu": "", "wall": "",
+           "alloc_objects": "alloc_in_new_tlab_objects", "alloc_space": "alloc_in_new_tlab_bytes",
+           "inuse_objects": "inuse_objects", "inuse_space": "inuse_space",
+           "contentions": "lock_count", "delay": "lock_duration"}
+PAIRS = [{"alloc_objects", "alloc_space"}, {"inuse_objects", "inuse_space"},
+         {"contentions", "delay"}]
+UNITS = ("samples", "objects", "bytes", "nanoseconds", "lock_samples", "lock_nanoseconds")
 OUT = sys.argv[2]
 count = 0
 refused = 0
@@ -88,22 +101,33 @@ def check(handler, body):
         cfg = json.loads(parts["sample_type_config"])
     except (OSError, ValueError) as e:
         return "unreadable profile or sample_type_config: %s" % e, None
-    if not isinstance(cfg, dict) or len(cfg) != 1:
-        return "sample_type_config %r does not name one sample type" % cfg, None
-    stype, st = next(iter(cfg.items()))
-    if stype not in ("samples", "off_cpu", "wall") or not isinstance(st, dict) or \
-            st.get("units") not in ("samples", "objects", "bytes", "nanoseconds") or \
-            st.get("aggregation") not in ("sum", "average") or \
-            not isinstance(st.get("sampled"), bool) or not st.get("display-name"):
-        return "sample_type_config %r does not follow the documented form" % cfg, None
-    if "units" in q and q["units"] != st["units"]:
-        return "units=%s but the sample type's units are %s" % (q["units"], st["units"]), None
+    if not isinstance(cfg, dict) or not 1 <= len(cfg) <= 2:
+        return "sample_type_config %r does not name one or two sample types" % cfg, None
+    if len(cfg) == 2 and set(cfg) not in PAIRS:
+        return "sample_type_config %r is not one of the Java profiles' pairs" % cfg, None
+    types = {}
+    for stype, st in cfg.items():
+        if stype not in DISPLAY or not isinstance(st, dict) or \
+                st.get("units") not in UNITS or \
+                st.get("aggregation") not in ("sum", "average") or \
+                not isinstance(st.get("sampled"), bool) or not st.get("display-name"):
+            return "sample_type_config %r does not follow the documented form" % cfg, None
+        if DISPLAY[stype] and st["display-name"] != DISPLAY[stype]:
+            return "sample type %s shown as %r, not as pyroscope-java's %r" % (
+                stype, st["display-name"], DISPLAY[stype]), None
+        if stype.encode() not in gzip.decompress(prof):
+            return "the profile has no sample type %r" % stype, None
+        types[stype] = st
+    if "units" in q and q["units"] not in [st["units"] for st in types.values()]:
+        return "units=%s but the sample types' units are %s" % (
+            q["units"], [st["units"] for st in types.values()]), None
     if q.get("aggregationType", "sum") not in ("sum", "average"):
         return "aggregationType %r is not sum or average" % q["aggregationType"], None
-    if stype.encode() not in gzip.decompress(prof):
-        return "the profile has no sample type %r" % stype, None
+    stype = next((k for k, st in types.items() if st["units"] == q.get("units")),
+                 next(iter(types)))
     q["sample_type"] = stype
-    q["profile_type"] = m.group(1) + "." + st["display-name"]
+    q["profile_type"] = m.group(1) + "." + types[stype]["display-name"]
+    q["profile_types"] = sorted(m.group(1) + "." + st["display-name"] for st in types.values())
     q["labels"] = labels
     q["app"] = m.group(1)
     q["received"] = time.time()

@@ -226,6 +226,50 @@ int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t
 /* Drop every counted stack (pending samples stay); the interned frames are kept. For `top`. */
 void stackagg_reset(struct stackagg *a);
 
+/* ---- stacks named by the caller (events from a JVM's agent) ----------------------------- */
+
+/* A Java frame named by the agent: len bytes of name (no terminator), its source line. */
+struct stackagg_nframe {
+	const char *name;
+	size_t len;
+	int32_t line; /* > 0: the frame is "name:LINE" with opts.lines; else the name alone */
+};
+
+/*
+ * A stack whose frames are names already (allocation and lock events): the roots as
+ * stackagg_sample's (process, thread or "[tid N]", none with opts.no_thread), a "[truncated]"
+ * marker below them when the stack was cut at its outermost end, the frames outermost first
+ * labelled as compiled Java frames (kind STACKAGG_JAVA, "_[j]"), then leaf (kind STACKAGG_STUB,
+ * no suffix: the allocated class, the monitor's class). Borrowed for the call.
+ */
+struct stackagg_named {
+	uint32_t tid;
+	const char *process, *thread;
+	bool truncated;
+	const struct stackagg_nframe *frames;
+	size_t n;
+	const char *leaf; /* NUL-terminated, or NULL for none */
+};
+
+/*
+ * Intern s's frames into ids (room for STACKAGG_MAX_FRAMES; a stack over it loses frames next
+ * to its leaf, counted in stats.truncated) and their count into *n; counts nothing. The ids
+ * stay valid for the life of the aggregator (for a caller that counts the stack later:
+ * stackagg_add_ids). 0 or -ENOMEM / -E2BIG (the caller counts its drop).
+ */
+int stackagg_named_ids(struct stackagg *a, const struct stackagg_named *s, uint32_t *ids,
+		       size_t *n);
+
+/*
+ * Count one stack of ids (from stackagg_named_ids of this aggregator) with weight w and a
+ * second value aux (stackagg_foreach_aux gives both back, summed per stack). 0, or -EINVAL /
+ * -ENOMEM / -E2BIG, counted in stats.dropped.
+ */
+int stackagg_add_ids(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux);
+
+/* stackagg_named_ids and stackagg_add_ids in one. */
+int stackagg_named(struct stackagg *a, const struct stackagg_named *s, uint64_t w, uint64_t aux);
+
 /* ---- reading the result ---------------------------------------------------------------- */
 
 /* Name (without suffix, NUL-terminated, valid until stackagg_free) and kind of frame id. */
@@ -257,6 +301,12 @@ const char *stackagg_labels_get(struct stackagg_labels *fl, uint32_t id);
 int stackagg_foreach(const struct stackagg *a,
 		     int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count),
 		     void *arg);
+
+/* stackagg_foreach, with each stack's second value (0 for stacks of samples). */
+int stackagg_foreach_aux(const struct stackagg *a,
+			 int (*fn)(void *arg, const uint32_t *ids, size_t n, uint64_t count,
+				   uint64_t aux),
+			 void *arg);
 
 /*
  * Write FlameGraph folded stacks: one "f1;f2;...;fn COUNT\n" per distinct stack, sorted by the

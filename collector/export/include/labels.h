@@ -17,7 +17,7 @@
 #define LABELS_SERVICE_MAX 128
 #define LABELS_CID_MAX 64
 #define LABELS_HOST_MAX 64
-/* "YYYYmmddTHHMMSSZ_service_cid12_pid_host.offcpu" at most */
+/* "YYYYmmddTHHMMSSZ_service_cid12_pid_host.offcpu" at most (the longest suffix) */
 #define LABELS_STEM_MAX                                                                            \
 	(16 + 1 + LABELS_SERVICE_MAX + 1 + 12 + 1 + 10 + 1 + LABELS_HOST_MAX + 7 + 1)
 
@@ -26,14 +26,23 @@ enum prof_event {
 	PROF_EVENT_CPU = 0,    /* CPU samples: counts are samples */
 	PROF_EVENT_OFFCPU = 1, /* time off the CPU: counts are microseconds */
 	PROF_EVENT_WALL = 2,   /* on and off the CPU: counts are microseconds */
+	PROF_EVENT_ALLOC = 3,  /* allocated bytes (the agent's samples, weighed) */
+	PROF_EVENT_LIVE = 4,   /* bytes of the samples not freed at the profile's end */
+	PROF_EVENT_LOCK = 5,   /* time waited to enter contended monitors: microseconds */
 };
-#define PROF_NEVENTS 3
+#define PROF_NEVENTS 6
+/* Does e count something else than CPU samples or time (alloc, live, lock)? */
+#define PROF_EVENT_FROM_AGENT(e) ((e) >= PROF_EVENT_ALLOC)
 
-/* "cpu", "offcpu", "wall" (the --event names; index.html's Event column). */
+/* "cpu", "offcpu", "wall", "alloc", "live", "lock" (the --event names; index.html's Event
+ * column). */
 const char *prof_event_name(enum prof_event e);
 
+/* What a profile's title starts with: "CPU", "Off-CPU time (us)", "Wall-clock time (us)",
+ * "Allocated bytes", "Live bytes (not freed)", "Lock wait time (us)". */
+const char *prof_event_title(enum prof_event e);
 /* What a file name carries after the stem: "" (cpu, as before events existed), ".offcpu",
- * ".wall". */
+ * ".wall", ".alloc", ".live", ".lock". */
 const char *prof_event_suffix(enum prof_event e);
 
 struct prof_labels {

@@ -12,11 +12,15 @@
  *   type (push_sample_type_config).
  * Per event (the labels' event): cpu: sample type "samples" shown as "cpu", units samples;
  * offcpu: sample type "off_cpu" shown as "off_cpu", units nanoseconds; wall: "wall", units
- * nanoseconds. With format=pprof the server takes the profile type from the sample type (an
- * original Pyroscope server stores APP.cpu, APP.off_cpu, APP.wall; Grafana Pyroscope names the
- * "wall" sample type its wall profile type and the others by name), so APP itself carries no
- * type suffix.
- * APP is the service unless push_opts.app says otherwise; label values keep A-Z a-z 0-9 . - _.
+ * nanoseconds; the agents' events under the profile types pyroscope-java's Java profiles have:
+ * alloc: "alloc_objects" (objects) shown as "alloc_in_new_tlab_objects" and "alloc_space"
+ * (bytes) as "alloc_in_new_tlab_bytes"; lock: "contentions" (lock_samples) as "lock_count"
+ * and "delay" (lock_nanoseconds) as "lock_duration"; live: "inuse_objects" and "inuse_space",
+ * averaged (aggregationType=average: a live profile is a state, not a sum). With format=pprof the
+ * server takes the profile type from the sample type (an original Pyroscope server stores APP.cpu,
+ * APP.off_cpu, APP.wall; Grafana Pyroscope names the "wall" sample type its wall profile type and
+ * the others by name), so APP itself carries no type suffix. APP is the service unless
+ * push_opts.app says otherwise; label values keep A-Z a-z 0-9 . - _.
  *
  * Delivery: a bounded queue (count and bytes, plus the one profile being sent). A full queue
  * drops its oldest profile (counted).

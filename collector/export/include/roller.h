@@ -46,14 +46,19 @@ struct roller_opts {
 	void *log_arg;
 	bool verbose; /* also pass on the session's notes (connects, exits) */
 	/* What the profiles measure (PROF_EVENT_*, labels.h): cpu samples, or time off the CPU /
-	 * on and off it in microseconds (pprof: ("off_cpu"|"wall", "nanoseconds")). One roller
-	 * per event: watch --event cpu,offcpu runs two. */
+	 * on and off it in microseconds (pprof: ("off_cpu"|"wall", "nanoseconds")), or the agents'
+	 * events: allocated or live bytes, lock waits in microseconds (pprof: profout.h's event
+	 * types). One roller per event: watch --event cpu,offcpu runs two. */
 	unsigned event;
 	uint64_t min_block_ns;	/* offcpu/wall: waits shorter than this are left out */
 	unsigned switch_period; /* offcpu/wall: session_opts' (0 = 1) ... */
 	unsigned switch_rate;	/* ... (SESSION_SWITCH_RATE_AUTO: the default, or 0 with a
 				 * switch_period) */
 	bool merge_threads;	/* no thread-name root frame (--no-per-thread) */
+	/* alloc, live, lock (session_opts'): 0 = the defaults */
+	uint64_t alloc_interval;
+	unsigned alloc_depth;
+	uint64_t lock_threshold_us;
 	/* Tests: the session's sampler, source and clock, and the roller's monotonic clock
 	 * (session_seam.h). NULL: the real ones. Borrowed until roller_stop. */
 	const struct session_seams *seams;

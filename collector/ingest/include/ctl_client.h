@@ -50,11 +50,20 @@ struct ctl_handler {
 	void (*dropped)(void *arg, uint32_t host_pid, const struct fgp_dropped *d);
 	/* Its agent's TABLES record (tables on demand: on or off from here). May be NULL. */
 	void (*tables)(void *arg, uint32_t host_pid, bool on);
+	/* One of its agent's events (ctl_events asked for them); borrowed for the call. May be
+	 * NULL. */
+	void (*ev)(void *arg, const struct jvm_event *ev);
 	void *arg;
 };
 
 /* Ask for host_pid's history and live records (0 = every JVM). 0 or negative errno. */
 int ctl_subscribe(struct ctl_client *c, uint32_t host_pid);
+
+/*
+ * Ask for the events w says (jvmevent.h) of the JVMs subscribed to, from now on (on 0: none);
+ * the daemon asks their agents through the want file. 0 or negative errno.
+ */
+int ctl_events(struct ctl_client *c, const struct jvm_evwant *w);
 
 /* The fd to poll for POLLIN. */
 int ctl_fd(const struct ctl_client *c);

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "codetab.h"
+#include "jvmevent.h"
 #include "peer.h"
 
 struct perfmap_dir;
@@ -67,6 +68,12 @@ struct jvm_info {
 	uint64_t agent_queue_full, agent_table_full; /* last DROPPED record */
 	uint64_t map_writes, map_errors, map_enospc;
 	struct codetab_stats tab;
+	/* Events (FGP_HELLO_EVENTS): the agent's last EVENTS record, if any, and what the
+	 * collector dropped of this JVM's events. */
+	bool events_known;
+	struct fgp_events events;
+	struct jvm_ev_drops ev_drops;
+	uint64_t ev_stacks, ev_frees; /* events handed on */
 };
 
 enum jvmset_event {
@@ -92,6 +99,18 @@ struct jvmset_observer {
 	 * spelled out only for observers that take it). NULL: every record.
 	 */
 	bool (*wants)(void *arg, const struct jvm *j);
+	/*
+	 * Optional: the events (jvmevent.h) it wants of j now; out is zeroed by the caller, on 0
+	 * means none. Asked at every jvmset_pump and jvmset_tick; what all observers want goes
+	 * to opts.want (the want file's events line) for agents with FGP_HELLO_EVENTS.
+	 */
+	void (*evwant)(void *arg, const struct jvm *j, struct jvm_evwant *out);
+	/*
+	 * Optional: one of j's events, given to an observer whose last evwant asked for its kind
+	 * (FREE: live; STATE: any). ev and everything it points to are borrowed for the call,
+	 * which must not block (the receive path waits for it).
+	 */
+	void (*ev)(void *arg, const struct jvm *j, const struct jvm_event *ev);
 	void *arg;
 };
 
@@ -108,10 +127,13 @@ struct jvmset_opts {
 	 * Tables on demand: told, sorted, the tokens of the connected agents that send tables
 	 * only when asked (FGP_HELLO_TABLES_ON_DEMAND) and whose records an observer takes (a
 	 * record callback whose wants says yes) now or did within the last 3 s, at the first
-	 * jvmset_pump or jvmset_tick and whenever that set changes; the receiving socket writes
-	 * them to the want file (receive_want). NULL: nobody is told.
+	 * jvmset_pump or jvmset_tick and whenever that set changes; with them ev[0..nev), the
+	 * connected agents with FGP_HELLO_EVENTS and a token whose events an observer wants now
+	 * (evwant), merged. The receiving socket writes them to the want file (receive_want).
+	 * NULL: nobody is told.
 	 */
-	void (*want)(void *arg, const uint64_t *tokens, size_t n);
+	void (*want)(void *arg, const uint64_t *tokens, size_t n, const struct jvm_evwant_tok *ev,
+		     size_t nev);
 	void *want_arg;
 };
 
@@ -122,8 +144,10 @@ struct jvmset_counters {
 	uint64_t bad_peers;  /* connections dropped for malformed input */
 	uint64_t connects, disconnects, exits, expired;
 	uint64_t map_writes, map_errors, map_enospc;
-	uint64_t map_compactions; /* map writes that rewrote the whole file */
-	uint64_t map_write_ns;	  /* total time spent writing maps */
+	uint64_t map_compactions;		 /* map writes that rewrote the whole file */
+	uint64_t ev_stacks, ev_frees, ev_states; /* events handed on */
+	struct jvm_ev_drops ev_drops;		 /* events dropped, by cause */
+	uint64_t map_write_ns;			 /* total time spent writing maps */
 	unsigned jvms, connected;
 };
 

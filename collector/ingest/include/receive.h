@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jvmevent.h"
+
 struct receive;
 
 struct receive_opts {
@@ -111,11 +113,13 @@ void receive_stats(struct receive *rx, struct receive_stats *out);
 void receive_watchdog_pause(struct receive *rx, bool paused);
 
 /*
- * Tables on demand: write the want file beside the socket (fgsocket.h), listing tokens[0..n)
- * (at most what an agent reads), atomically. 0 or a negative errno (agents then keep the
- * previous list).
+ * Tables and events on demand: write the want file beside the socket (fgsocket.h): an events
+ * line for each of ev[0..nev) that wants any event, then tokens[0..n) (whose tables are
+ * wanted), at most what an agent reads (FG_WANT_MAX), atomically. 0 or a negative errno
+ * (agents then keep the previous list).
  */
-int receive_want(struct receive *rx, const uint64_t *tokens, size_t n);
+int receive_want(struct receive *rx, const uint64_t *tokens, size_t n,
+		 const struct jvm_evwant_tok *ev, size_t nev);
 
 /*
  * After a re-listen (receive_stats' relistens grew): write the features and want files beside

@@ -36,6 +36,16 @@ void pprof_free(struct pprof *p);
  */
 int pprof_set_time_type(struct pprof *p, const char *type);
 
+/*
+ * Make it an event profile (allocations, locks): two sample types, (t1, u1) whose value is a
+ * stack's aux (pprof_add2: objects, contentions) and (t2, u2) whose value is its count x
+ * period_ns (bytes with period 1; nanoseconds of microsecond counts with period 1000), the
+ * default; the period type (ptype, punit). E.g. ("alloc_objects", "count", "alloc_space",
+ * "bytes", "space", "bytes"). 0, -ENOMEM, -E2BIG.
+ */
+int pprof_set_event_types(struct pprof *p, const char *t1, const char *u1, const char *t2,
+			  const char *u2, const char *ptype, const char *punit);
+
 /* Wall-clock start (Unix ns) and length of the recording; both default to 0 (unknown). */
 void pprof_set_time(struct pprof *p, int64_t start_unix_ns, int64_t duration_ns);
 
@@ -47,6 +57,13 @@ void pprof_set_time(struct pprof *p, int64_t start_unix_ns, int64_t duration_ns)
  */
 int pprof_add(struct pprof *p, const char *const *frames, size_t n, int64_t count,
 	      const char *thread);
+
+/*
+ * pprof_add with a second value aux >= 0 (event profiles: the first sample type's; ignored by
+ * other profiles). In an event profile count may be 0 when aux is not.
+ */
+int pprof_add2(struct pprof *p, const char *const *frames, size_t n, int64_t count, int64_t aux,
+	       const char *thread);
 
 /*
  * A free-text comment of the whole profile (profile.proto's comment; `go tool pprof -comments`

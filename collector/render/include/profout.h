@@ -14,6 +14,21 @@
 
 enum profout_fmt { PROFOUT_FOLDED, PROFOUT_SVG, PROFOUT_PPROF };
 
+/*
+ * An event profile's units (allocations, live objects, locks): each stack has a count (bytes,
+ * or microseconds waited) and a second value (objects, contentions); pprof gets two sample
+ * types, (t1, u1) the second value and (t2, u2) the count x period, and the period type.
+ */
+struct profout_types {
+	const char *t1, *u1, *t2, *u2, *ptype, *punit;
+	uint64_t period;       /* t2's value per count: 1 (bytes), 1000 (microseconds -> ns) */
+	const char *countname; /* what the SVG says a count is ("bytes", "us") */
+};
+
+/* alloc: alloc_objects/count, alloc_space/bytes; live: inuse_objects/count,
+ * inuse_space/bytes; lock: contentions/count, delay/nanoseconds. */
+extern const struct profout_types profout_alloc, profout_live, profout_lock;
+
 /* What a profile says besides its stacks. Strings are borrowed for the call. */
 struct profout {
 	enum profout_fmt fmt;
@@ -28,6 +43,8 @@ struct profout {
 	 * counts say "us" and pprof's sample type is this ("off_cpu", "wall").
 	 */
 	const char *time_type;
+	/* NULL, or an event profile's units (time_type is then ignored). */
+	const struct profout_types *types;
 };
 
 /* The format path's extension picks (.folded, .svg, .pb.gz): 0, or -EINVAL for another. */

@@ -31,6 +31,8 @@ struct topview {
 	/* The counts are microseconds (off-CPU and wall profiles): topview_print shows the self
 	 * time in milliseconds ("SELF-MS") instead of SAMPLES. Set by the caller. */
 	bool time_us;
+	/* The counts are bytes (allocation and live profiles): "SELF-KB", in KiB. */
+	bool bytes;
 };
 
 /* Compute the rows of a's counted stacks into *tv (freed with topview_fini). 0 or -ENOMEM. */

@@ -28,7 +28,9 @@
 
 #include "dbgfetch.h"
 #include "fgsocket.h"
+#include "evlive.h"
 #include "javaframes.h"
+#include "jvmevent.h"
 #include "vmstack.h"
 #include "stackagg.h"
 
@@ -79,7 +81,20 @@ enum session_event {
 				* counts are microseconds */
 	SESSION_EVENT_WALL,    /* both on one scale: CPU samples weigh their interval;
 				* counts are microseconds */
+	/* From the JVMs' agents (jvmevent.h), no perf sampling: */
+	SESSION_EVENT_ALLOC, /* allocation samples weighed to the bytes and objects they stand
+			      * for (evweigh.h); counts are bytes */
+	SESSION_EVENT_LIVE,  /* the allocation samples not freed at the end of the recording (or
+			      * of each rolling profile); counts are bytes */
+	SESSION_EVENT_LOCK,  /* contended monitor entries, each by the time it waited; counts
+			      * are microseconds */
 };
+
+#define SESSION_NEVENTS 6
+/* Is ev one of the agents' events (no perf sampling)? */
+#define SESSION_EVENT_FROM_AGENT(ev) ((ev) >= SESSION_EVENT_ALLOC)
+/* --alloc-depth unless told: the frames the agent takes of a stack. */
+#define SESSION_DEFAULT_ALLOC_DEPTH 128u
 
 /*
  * Off-CPU and wall, unless told (bench/offcpu.sh and bench/realapp.sh, a 2-core VM): the BPF
@@ -133,6 +148,12 @@ struct session_opts {
 	const char *threads_regex;
 	/* No thread-name root frame: the stacks of all threads merge (--no-per-thread). */
 	bool merge_threads;
+	/* alloc and live: the mean sampling interval in bytes (0 = FG_ALLOC_INTERVAL_DEFAULT);
+	 * alloc, live and lock: the stack depth the agent takes (0 = the default above); lock:
+	 * waits shorter than lock_threshold_us are left out (counted by the agent). */
+	uint64_t alloc_interval;
+	unsigned int alloc_depth;
+	uint64_t lock_threshold_us;
 	/* Where the events live (--scope): 0 (AUTO) = per CPU when the kernel allows (off-CPU and
 	 * wall: the BPF program), else per thread; SESSION_SCOPE_THREADS or SESSION_SCOPE_CPUS
 	 * forces one (see sampler.h). */
@@ -143,8 +164,18 @@ struct session_opts {
 #define SESSION_SCOPE_THREADS 1 /* SAMPLER_SCOPE_THREADS */
 #define SESSION_SCOPE_CPUS 2	/* SAMPLER_SCOPE_CPUS */
 
+/* A JVM's agent events (alloc, live, lock recordings). */
+struct session_jvm_events {
+	bool hello_events;	   /* its agent can send events (FGP_HELLO_EVENTS) */
+	bool state_known;	   /* it said what it does (EVENTS) */
+	struct fgp_events state;   /* its last EVENTS: what is on, its drops (cumulative) */
+	struct jvm_ev_drops drops; /* what the collector dropped of its events */
+	uint64_t stacks;	   /* its stack events that reached the recording */
+};
+
 struct session_jvm_summary {
 	uint32_t pid;
+	struct session_jvm_events ev;
 	bool connected_ever;
 	bool jvm; /* maps libjvm.so */
 	bool exited;
@@ -170,8 +201,28 @@ struct session_exact {
 	uint64_t nostack_ns; /* ... and their time */
 };
 
+/* Alloc, live and lock recordings: what the events added up to and what was lost. */
+struct session_ev_summary {
+	uint64_t events;    /* stack events of the recording's kind received */
+	uint64_t counted;   /* ... counted in the profile */
+	uint64_t bytes;	    /* alloc, live: the bytes they stand for */
+	uint64_t objects;   /* ... and the objects */
+	uint64_t waits;	    /* lock: contended entries counted */
+	uint64_t waited_us; /* ... and their time */
+	uint64_t short_own; /* lock: waits under --lock-threshold (another consumer's were sent) */
+	uint64_t filtered;  /* left out by --threads */
+	uint64_t bad;	    /* refused: an absurd size or interval */
+	uint64_t untagged;  /* live: samples the agent did not tag (not tracked) */
+	uint64_t no_thread; /* counted under "[tid ?]": the thread was not found */
+	uint64_t frees;	    /* live: freed tags received */
+	uint64_t dropped;   /* refused by the aggregator's caps */
+	struct evlive_stats live;
+	uint64_t src_bad; /* the watch daemon's event frames that could not be read */
+};
+
 struct session_summary {
 	enum session_src src;
+	struct session_ev_summary ev;
 	const char *event_name;	  /* "cpu-clock" / "cycles" */
 	int cycles_err;		  /* 0 when cycles is used */
 	bool per_cpu;		  /* CPU-wide events, filtered to the targets; else per thread */

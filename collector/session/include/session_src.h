@@ -21,6 +21,8 @@
 #include "session.h"
 
 struct codetab;
+struct jvm_event;
+struct jvm_evwant;
 struct jvm_info;
 struct notes;
 struct targets;
@@ -34,6 +36,11 @@ struct session_src_env {
 	uint64_t (*now)(void);	      /* the clock (fg_now_ns) */
 	const uint64_t *start_ns;     /* when the recording started, on that clock (set when
 					 sampling starts, after the source opened) */
+	/* Agent events: what the recording wants of its targets' agents (on 0: none), and where
+	 * the source hands their events (a target's only; called from pump, borrowed). */
+	const struct jvm_evwant *evw;
+	void (*ev)(void *arg, const struct jvm_event *ev);
+	void *ev_arg;
 };
 
 /* What one pump asks the recording to do. */

@@ -43,6 +43,18 @@ uint32_t intern_find(struct intern *t, const void *key);
 uint32_t intern_add(struct intern *t, const void *key, const char *name, size_t len);
 
 /*
+ * For the event callbacks, which name a whole stack at once: the ids of keys[0..n) in one pass
+ * through the table (ids[i] = 0: not interned). A thread inside the table is waited for a
+ * moment (INTERN_SPIN tries of the lock, a few microseconds), no longer: -EBUSY then (ids not
+ * written); 0 otherwise.
+ */
+#define INTERN_SPIN 256
+int intern_find_many(struct intern *t, const void *const *keys, size_t n, uint32_t *ids);
+
+/* intern_add with the same short wait for a thread inside the table. */
+uint32_t intern_add_spin(struct intern *t, const void *key, const char *name, size_t len);
+
+/*
  * The name of id, which must be one intern_find or intern_add returned (to this thread, or to a
  * thread that handed it over with a release/acquire pair, as the event queue does).
  */

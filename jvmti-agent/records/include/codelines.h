@@ -52,6 +52,13 @@ void codelines_push(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint 
 void codelines_push_set(struct codelines *c, struct queue *q, jvmtiEnv *jvmti, jint code_size,
 			const void *code_addr, const struct methodset *set, uint64_t ts);
 
+/*
+ * The source line of bytecode index bci of m (a frame of a stack JVMTI gave), from the cache,
+ * else from JVMTI (then cached when the budget allows): 0 when m has no line there, or none is
+ * known. Any JVM thread; c may be NULL (no cache).
+ */
+uint16_t codelines_line(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, jint bci);
+
 struct mlines;
 
 /* The last frame seen at a depth counted from the outermost method (see fill_lines). */

@@ -39,6 +39,13 @@ void queue_free(struct queue *q);
  */
 struct qentry *queue_reserve(struct queue *q, size_t len);
 
+/*
+ * Producer: the same, but only while the bytes charged stay within limit (<= the budget), and a
+ * refusal is not counted: for records that must leave the rest of the budget to others (the
+ * alloc and lock events leave code events room) and count their own drops.
+ */
+struct qentry *queue_reserve_below(struct queue *q, size_t len, size_t limit);
+
 /* Producer: give back a reserved entry that will not be pushed (not counted as a drop). */
 void queue_cancel(struct queue *q, struct qentry *e);
 

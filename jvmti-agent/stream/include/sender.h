@@ -28,6 +28,7 @@
 
 #include "fgproto.h"
 #include "queue.h"
+#include "wantfile.h"
 
 /* Every record fits one message: our encoders cap a record at FGP_MAX_RECORD. */
 #define SENDER_MSG_MAX (FGP_MAX_RECORD + FGP_MSG_HEADER_SIZE)
@@ -62,6 +63,12 @@ struct link_ops {
 	 * connection to a collector that reads FG_FEATURE_TABLES is up. NULL: never.
 	 */
 	int (*wanted)(void *link, uint64_t token);
+	/*
+	 * Optional: the events the collector's want file asks of token (its events line; all
+	 * zero: none, no file). Asked as wanted is, while a connection to a collector that reads
+	 * FG_FEATURE_EVENTS (and interned names) is up. NULL: never.
+	 */
+	void (*wanted_events)(void *link, uint64_t token, struct want_events *out);
 };
 
 struct sender_hello {
@@ -85,6 +92,7 @@ struct sender_stats {
 	uint64_t records_sent;	/* delta records sent (replays not included) */
 	uint64_t replayed;	/* records sent in snapshots */
 	uint64_t names_sent;	/* NAME records (interned names, once per connection) */
+	uint64_t events_unsent; /* STACK_EVENT, OBJECT_FREE for a connection that asked none */
 };
 
 struct sender;
@@ -156,6 +164,17 @@ void sender_set_clock(struct sender *s, const struct agentclock *clock);
  * its want file lists our token. Losing the connection is false. Set before sender_start.
  */
 void sender_on_want(struct sender *s, void (*fn)(void *arg, bool want), void *arg);
+
+/*
+ * Events on demand: fn(arg, w, conn) on the sender thread whenever what connection conn's
+ * collector asks changes (its want file's events line, polled with the tables' line). A new
+ * connection starts with nothing; losing it is nothing (conn 0). Only a collector that reads
+ * FG_FEATURE_EVENTS and interned names is asked. STACK_EVENT and OBJECT_FREE records go out on
+ * a connection only after an EVENTS record that turned events on, and before one that turned
+ * them off; NAMEs of their frames' ids go first. Set before sender_start.
+ */
+void sender_on_events(struct sender *s,
+		      void (*fn)(void *arg, const struct want_events *w, uint64_t conn), void *arg);
 
 /* The table, for tests and benchmarks on the polling thread. */
 struct livecode *sender_livecode(struct sender *s);

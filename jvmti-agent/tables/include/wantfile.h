@@ -12,7 +12,11 @@
  * WANTFILE_POLL_SLOW_NS, while each ask is a wake-up of the sender thread in every JVM on the
  * host, all day.
  *
- * Invariant: a file that cannot be found, read or parsed says "not wanted".
+ * The same file may hold an events line per agent (fgsocket.h: "<token> events [alloc=BYTES]
+ * [live] [lock=US] [depth=N]"): wantfile_events parses it, wantfile_read keeps its answer.
+ *
+ * Invariant: a file that cannot be found, read or parsed says "not wanted" (no tables, no
+ * events).
  */
 #ifndef FG_WANTFILE_H
 #define FG_WANTFILE_H
@@ -26,11 +30,23 @@
 #define WANTFILE_FAST_FOR_NS 2000000000ull /* ... for its first 2 s, */
 #define WANTFILE_POLL_SLOW_NS 500000000ull /* then every 500 ms */
 
+/* What an events line asks of one agent; on == 0: nothing. */
+struct want_events {
+	uint32_t on;		 /* FGP_EVM_*; LIVE only with ALLOC */
+	uint64_t alloc_interval; /* bytes (1..WANT_ALLOC_MAX) when ALLOC is on */
+	uint64_t lock_ns;	 /* the lock threshold when LOCK is on */
+	uint32_t depth;		 /* 1..FGP_MAX_EVENT_DEPTH, 0: the agent's own */
+};
+
+#define WANT_ALLOC_MAX (1ull << 30)    /* bytes */
+#define WANT_LOCK_MAX_US 3600000000ull /* an hour */
+
 struct wantfile {
 	char path[128];
-	char *buf;	/* FG_WANT_MAX bytes, allocated at the first read */
-	struct stat st; /* the file as last read (st_ino 0: never) */
-	int answer;	/* what it said then */
+	char *buf;		   /* FG_WANT_MAX bytes, allocated at the first read */
+	struct stat st;		   /* the file as last read (st_ino 0: never) */
+	int answer;		   /* what it said then */
+	struct want_events events; /* ... and its events line */
 };
 
 /* The want file of the collector listening on socket_path. 0 or -ENAMETOOLONG. */
@@ -57,6 +73,20 @@ static inline bool wantfile_due(uint64_t since_ns, uint64_t last_ns, uint64_t no
  * Costs a stat when the file is unchanged since the last read (inode, size, mtime).
  */
 int wantfile_read(struct wantfile *w, uint64_t token);
+
+/*
+ * What the file asks of token's events (its events line; no file, no line: all off), at the
+ * cost of wantfile_read (which it calls).
+ */
+void wantfile_read_events(struct wantfile *w, uint64_t token, struct want_events *out);
+
+/*
+ * The events line of token (never 0) in buf[0..len), in *out: the first line that starts with
+ * token's 16 hex digits, then " events", then words each after one space. Words it does not
+ * know, bad values and live without alloc= are ignored; a cut-off last line, or none, asks for
+ * nothing.
+ */
+void wantfile_events(const char *buf, size_t len, uint64_t token, struct want_events *out);
 
 /*
  * Does the text buf[0..len) (one token per line, 16 lower-case hex digits) list token (never

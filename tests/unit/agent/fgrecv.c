@@ -6,7 +6,11 @@
  * every message with the shared decoder and prints one line per record on stdout (flushed),
  * plus a "disconnect" line when a connection ends. Runs until SIGTERM/SIGINT.
  *
- *   fgrecv SOCKET
+ *   fgrecv [--events WORDS] SOCKET
+ *
+ * --events plays a collector that reads interned names and events (fgsocket.h) and asks every
+ * agent that says hello for the events WORDS name ("alloc=524288 live lock=10 depth=64", the
+ * words of the want file's events line); stack events then print with their frames' names.
  *
  * Invariant: it prints only what the decoder accepted; invalid records print "bad".
  */
@@ -24,6 +28,63 @@
 #include "receive.h"
 
 static volatile sig_atomic_t quit;
+
+/* --events: the names of this connection's ids, and the want file's events words. */
+static char **names;
+static uint32_t n_names;
+static const char *events_words;
+static char want_path[4200];
+
+static void name_define(uint32_t id, struct fgp_str s)
+{
+	if (id >= FGP_MAX_NAMES)
+		return;
+	if (id >= n_names) {
+		uint32_t n = id + 1024;
+		char **v = realloc(names, n * sizeof(*v));
+
+		if (!v)
+			return;
+		memset(v + n_names, 0, (n - n_names) * sizeof(*v));
+		names = v;
+		n_names = n;
+	}
+	free(names[id]);
+	names[id] = strndup(s.ptr, s.len);
+}
+
+static const char *name_of(uint32_t id)
+{
+	return id < n_names && names[id] ? names[id] : "?";
+}
+
+/* --events: ask the agent of this HELLO (by its token) for the events. */
+static void ask_events(uint64_t token)
+{
+	FILE *f;
+
+	if (!events_words || !token || !(f = fopen(want_path, "w")))
+		return;
+	fprintf(f, "%016llx %s %s\n", (unsigned long long)token, FG_WANT_EVENTS_WORD, events_words);
+	fclose(f);
+}
+
+static void print_event(const struct fgp_record *r)
+{
+	const struct fgp_stack_event *e = &r->u.ev;
+
+	printf("event kind=%s tid=%u value=%llu interval=%llu tag=%llu class=%.*s depth=%u%s\n",
+	       e->kind == FGP_EV_ALLOC ? "alloc" : "lock", e->tid, (unsigned long long)e->value,
+	       (unsigned long long)e->interval, (unsigned long long)e->tag, e->cls.len, e->cls.ptr,
+	       e->depth, (r->flags & FGP_REC_STACK_TRUNCATED) ? " truncated" : "");
+	for (uint16_t i = 0; i < e->depth; i++) {
+		uint32_t id;
+		int32_t line;
+
+		fgp_event_frame(e, i, &id, &line);
+		printf("  frame %s:%d\n", name_of(id), line);
+	}
+}
 
 static void on_signal(int sig)
 {
@@ -45,6 +106,34 @@ static void print_record(const struct fgp_record *r)
 		       r->u.hello.jvm_version.ptr, r->u.hello.agent_version.len,
 		       r->u.hello.agent_version.ptr, r->u.hello.service.len,
 		       r->u.hello.service.ptr);
+		if (r->u.hello.flags & FGP_HELLO_EVENTS)
+			printf("hello-events token=%016llx\n",
+			       (unsigned long long)r->u.hello.token);
+		ask_events(r->u.hello.token);
+		break;
+	case FGP_NAME:
+		name_define(r->u.name.id, r->u.name.name);
+		break;
+	case FGP_CODE_LOAD_IDS:
+		printf("load-ids addr=%llx size=%u name=%s\n", (unsigned long long)r->u.load.addr,
+		       r->u.load.size, name_of(r->u.load.name_id));
+		break;
+	case FGP_STACK_EVENT:
+		print_event(r);
+		break;
+	case FGP_OBJECT_FREE:
+		printf("object-free n=%u first=%llu\n", r->u.freed.n,
+		       (unsigned long long)fgp_free_tag(&r->u.freed, 0));
+		break;
+	case FGP_EVENTS:
+		printf("events on=%u alloc=%llu lock_ns=%llu dropped_queue=%llu dropped_other=%llu "
+		       "lock_short=%llu lock_short_ns=%llu\n",
+		       r->u.events.on, (unsigned long long)r->u.events.alloc_interval,
+		       (unsigned long long)r->u.events.lock_threshold_ns,
+		       (unsigned long long)r->u.events.dropped_queue,
+		       (unsigned long long)r->u.events.dropped_other,
+		       (unsigned long long)r->u.events.lock_short,
+		       (unsigned long long)r->u.events.lock_short_ns);
 		break;
 	case FGP_CODE_LOAD: {
 		struct fgp_inline_iter it;
@@ -133,8 +222,13 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int rv;
 
+	if (argc == 4 && strcmp(argv[1], "--events") == 0) {
+		events_words = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: fgrecv SOCKET\n");
+		fprintf(stderr, "usage: fgrecv [--events WORDS] SOCKET\n");
 		return 64;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -151,10 +245,22 @@ int main(int argc, char **argv)
 	 * send CODE_LOAD records with names and tables, which this tool prints as they come.
 	 */
 	snprintf(features, sizeof(features), "%s%s", argv[1], FG_FEATURES_SUFFIX);
+	snprintf(want_path, sizeof(want_path), "%s%s", argv[1], FG_WANT_SUFFIX);
 	if (unlink(features) != 0 && errno != ENOENT) {
 		fprintf(stderr, "fgrecv: %s: %s\n", features, strerror(errno));
 		receive_close(rx);
 		return 1;
+	}
+	if (events_words) {
+		/* A collector that reads interned names and events (and every table). */
+		FILE *f = fopen(features, "w");
+
+		if (!f || fprintf(f, "%s\n%s\n", FG_FEATURE_INTERN, FG_FEATURE_EVENTS) < 0 ||
+		    fclose(f) != 0) {
+			fprintf(stderr, "fgrecv: %s: cannot write\n", features);
+			receive_close(rx);
+			return 1;
+		}
 	}
 	printf("listening\n");
 	fflush(stdout);
@@ -172,6 +278,10 @@ int main(int argc, char **argv)
 		}
 		if (ev.type == RECEIVE_GONE) {
 			printf("disconnect\n");
+			for (uint32_t i = 0; i < n_names; i++) {
+				free(names[i]);
+				names[i] = NULL; /* ids are per connection */
+			}
 		} else if (fgp_reader_init(&rd, ev.data, ev.len) != 0) {
 			printf("bad message\n");
 		} else {

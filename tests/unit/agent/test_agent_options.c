@@ -55,6 +55,8 @@ static void test_null_and_empty_give_defaults(void **state)
 	assert_false(o.signatures);
 	assert_int_equal(o.maxmem, 32ull << 20);
 	assert_int_equal(o.log, OPTIONS_LOG_WARN);
+	assert_true(o.events);
+	assert_int_equal(o.depth, 128);
 	assert_int_equal(options_parse("", &o, err, sizeof(err)), 0);
 	assert_string_equal(o.socket, FG_DEFAULT_SOCKET);
 }
@@ -66,14 +68,19 @@ static void test_every_key_is_parsed(void **state)
 
 	(void)state;
 	assert_int_equal(options_parse("socket=/run/x.sock,signatures=true,maxmem=64m,log=info,"
-				       "service=shop-web.eu/1:a_b",
+				       "service=shop-web.eu/1:a_b,events=false,depth=2048",
 				       &o, err, sizeof(err)),
 			 0);
+	assert_false(o.events);
+	assert_int_equal(o.depth, 2048);
 	assert_string_equal(o.service, "shop-web.eu/1:a_b");
 	assert_string_equal(o.socket, "/run/x.sock");
 	assert_true(o.signatures);
 	assert_int_equal(o.maxmem, 64ull << 20);
 	assert_int_equal(o.log, OPTIONS_LOG_INFO);
+	assert_int_equal(options_parse("depth=1,events=true", &o, err, sizeof(err)), 0);
+	assert_true(o.events);
+	assert_int_equal(o.depth, 1);
 }
 
 static void test_maxmem_suffixes_and_bounds(void **state)
@@ -123,7 +130,17 @@ static void test_malformed_strings_are_refused_naming_the_item(void **state)
 		const char *msg; /* must appear in the message */
 	} cases[] = {
 		{ "sockt=/x",
-		  "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service)" },
+		  "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service, "
+		  "events, depth)" },
+		{ "events=yes", "events= takes true or false" },
+		{ "events=", "events= takes true or false" },
+		{ "depth=0", "depth= takes a whole number from 1 to 2048" },
+		{ "depth=2049", "depth= takes a whole number from 1 to 2048" },
+		{ "depth=", "depth= takes a whole number from 1 to 2048" },
+		{ "depth=12k", "depth= takes a whole number from 1 to 2048" },
+		{ "depth=-1", "depth= takes a whole number from 1 to 2048" },
+		{ "depth=00128", "depth= takes a whole number from 1 to 2048" },
+		{ "depth=1,depth=2", "option 'depth' given twice" },
 		{ "service=", "service= takes 1 to 128 characters" },
 		{ "service=my app", "service= takes 1 to 128 characters" },
 		{ "service=a{b}", "service= takes 1 to 128 characters" },

@@ -436,10 +436,13 @@ struct told {
 	size_t n, calls;
 };
 
-static void on_want(void *arg, const uint64_t *tokens, size_t n)
+static void on_want(void *arg, const uint64_t *tokens, size_t n, const struct jvm_evwant_tok *ev,
+		    size_t nev)
 {
 	struct told *t = arg;
 
+	(void)ev;
+	(void)nev;
 	assert_true(n <= 8);
 	memcpy(t->tokens, tokens, n * sizeof(*tokens));
 	t->n = n;

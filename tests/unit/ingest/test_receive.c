@@ -335,7 +335,7 @@ static void test_interned_names_resolve_per_connection(void **state)
 	close(fd);
 	assert_true(n > 0);
 	text[n] = '\0';
-	assert_string_equal(text, "intern\ntables\n");
+	assert_string_equal(text, "intern\ntables\nevents\n");
 
 	m_init(&m);
 	m_hello(&m, (uint32_t)getpid());
@@ -860,7 +860,7 @@ static void test_want_file_lists_tokens_and_says_when_it_cannot(void **state)
 
 	/* Empty from the start: a file a killed collector left names nobody to us. */
 	assert_string_equal(want_text(f), "");
-	assert_int_equal(receive_want(f->rx, tokens, 2), 0);
+	assert_int_equal(receive_want(f->rx, tokens, 2, NULL, 0), 0);
 	assert_string_equal(want_text(f), "0000000000000abc\nfeedf00d12345678\n");
 	snprintf(path, sizeof(path), "%s.want", f->sock);
 	assert_int_equal(stat(path, &st), 0);
@@ -868,10 +868,10 @@ static void test_want_file_lists_tokens_and_says_when_it_cannot(void **state)
 	/* Its temporary cannot be created (a directory in the way): an error, the old list kept. */
 	snprintf(tmp, sizeof(tmp), "%s.want.%d", f->sock, (int)getpid());
 	assert_int_equal(mkdir(tmp, 0700), 0);
-	assert_true(receive_want(f->rx, tokens, 1) < 0);
+	assert_true(receive_want(f->rx, tokens, 1, NULL, 0) < 0);
 	assert_string_equal(want_text(f), "0000000000000abc\nfeedf00d12345678\n");
 	assert_int_equal(rmdir(tmp), 0);
-	assert_int_equal(receive_want(f->rx, NULL, 0), 0);
+	assert_int_equal(receive_want(f->rx, NULL, 0, NULL, 0), 0);
 	assert_string_equal(want_text(f), "");
 	receive_close(f->rx); /* stopping removes it */
 	f->rx = NULL;

@@ -325,6 +325,52 @@ static void test_time_profiles_have_their_own_sample_type(void **state)
 	}
 }
 
+/* Allocation, live and lock profiles: two sample types, the aux value first. */
+static void test_event_profiles_have_two_sample_types(void **state)
+{
+	static const struct {
+		const char *t1, *u1, *t2, *u2, *pt, *pu;
+		uint64_t period;
+	} ev[] = {
+		{ "alloc_objects", "count", "alloc_space", "bytes", "space", "bytes", 1 },
+		{ "inuse_objects", "count", "inuse_space", "bytes", "space", "bytes", 1 },
+		{ "contentions", "count", "delay", "nanoseconds", "contentions", "count", 1000 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		struct pprof *pp = pprof_new(ev[i].period);
+		struct prof p;
+
+		assert_non_null(pp);
+		assert_int_equal(pprof_set_event_types(pp, ev[i].t1, ev[i].u1, ev[i].t2, ev[i].u2,
+						       ev[i].pt, ev[i].pu),
+				 0);
+		assert_int_equal(pprof_add2(pp, stack_a, 3, 4096, 3, "java-main"), 0);
+		assert_int_equal(pprof_add2(pp, stack_a, 3, 1000, 2, "java-main"), 0);
+		/* A weight that rounded to nothing keeps its count of objects or contentions. */
+		assert_int_equal(pprof_add2(pp, stack_b, 3, 0, 1, "java-main"), 0);
+		assert_int_equal(pprof_add2(pp, stack_b, 3, 0, 0, "java-main"), -EINVAL);
+		roundtrip(pp, &p);
+		assert_int_equal(p.nst, 2);
+		assert_string_equal(S(&p, p.st_type[0]), ev[i].t1);
+		assert_string_equal(S(&p, p.st_unit[0]), ev[i].u1);
+		assert_string_equal(S(&p, p.st_type[1]), ev[i].t2);
+		assert_string_equal(S(&p, p.st_unit[1]), ev[i].u2);
+		assert_string_equal(S(&p, p.pt_type), ev[i].pt);
+		assert_string_equal(S(&p, p.pt_unit), ev[i].pu);
+		assert_string_equal(S(&p, p.default_type), ev[i].t2);
+		assert_int_equal(p.nsmp, 2);
+		assert_int_equal(p.smp[0].nval, 2);
+		assert_int_equal(p.smp[0].val[0], 5);
+		assert_int_equal(p.smp[0].val[1], 5096 * (int64_t)ev[i].period);
+		assert_int_equal(p.smp[1].val[0], 1);
+		assert_int_equal(p.smp[1].val[1], 0);
+		prof_free(&p);
+		pprof_free(pp);
+	}
+}
+
 static void test_comments_carry_the_labels(void **state)
 {
 	struct pprof *pp = pprof_new(PERIOD_NS);
@@ -590,6 +636,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_is_gzip_profile_with_cpu_sample_types),
 		cmocka_unit_test(test_time_profiles_have_their_own_sample_type),
+		cmocka_unit_test(test_event_profiles_have_two_sample_types),
 		cmocka_unit_test(test_locations_are_leaf_first),
 		cmocka_unit_test(test_comments_carry_the_labels),
 		cmocka_unit_test(test_functions_are_deduplicated_by_name),

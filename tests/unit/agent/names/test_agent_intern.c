@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_agent_intern.c - interned method names: one id per key, names that stay put while the
- * table grows, a budget that stops growth, and distinct ids under concurrent adds.
+ * table grows, a budget that stops growth, distinct ids under concurrent adds, and the stack
+ * lookups of the event callbacks (many keys at once, a short wait for a busy table).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,6 +132,36 @@ static void test_concurrent_adds_get_distinct_ids(void **state)
 	intern_free(t);
 }
 
+static void test_many_keys_are_found_at_once_and_a_busy_table_waits_briefly(void **state)
+{
+	struct intern *t = intern_new(1 << 20);
+	const void *keys[4] = { KEY(1), KEY(2), NULL, KEY(3) };
+	uint32_t ids[4] = { 9, 9, 9, 9 }, a, c;
+
+	(void)state;
+	assert_int_equal(intern_find_many(t, keys, 4, ids), 0); /* empty table */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(ids[i], 0);
+	a = intern_add_spin(t, KEY(1), "pkg.A::run", 10);
+	c = intern_add_spin(t, KEY(3), "pkg.C::go", 9);
+	assert_true(a && c && a != c);
+	assert_int_equal(intern_find_many(t, keys, 4, ids), 0);
+	assert_int_equal(ids[0], a);
+	assert_int_equal(ids[1], 0);
+	assert_int_equal(ids[2], 0);
+	assert_int_equal(ids[3], c);
+	assert_int_equal(intern_add_spin(t, NULL, "x", 1), 0);
+	/* Another thread inside the table for good (its lock is struct intern's first member,
+	 * intern.c): both give up instead of waiting. */
+	assert_int_equal(pthread_mutex_lock((pthread_mutex_t *)(void *)t), 0);
+	ids[0] = 77;
+	assert_int_equal(intern_find_many(t, keys, 4, ids), -EBUSY);
+	assert_int_equal(ids[0], 77);
+	assert_int_equal(intern_add_spin(t, KEY(2), "pkg.B::x", 8), 0);
+	pthread_mutex_unlock((pthread_mutex_t *)(void *)t);
+	intern_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -137,6 +169,7 @@ int main(void)
 		cmocka_unit_test(test_names_stay_put_while_the_index_grows),
 		cmocka_unit_test(test_the_budget_stops_growth),
 		cmocka_unit_test(test_concurrent_adds_get_distinct_ids),
+		cmocka_unit_test(test_many_keys_are_found_at_once_and_a_busy_table_waits_briefly),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -369,10 +369,32 @@ static void test_a_full_cache_still_gives_lines(void **state)
 	codelines_free(cl);
 }
 
+/* A stack frame's line: HotSpot's rule, cached after the first ask, 0 where none is known. */
+static void test_a_frames_line_is_looked_up_once(void **state)
+{
+	struct codelines *cl = codelines_new(1 << 20);
+
+	(void)state;
+	fake_line_calls = 0;
+	/* method 1: { 0 10 } { 8 12 } { 4 11 } { 8 99 } (out of order, bci 8 twice) */
+	assert_int_equal(codelines_line(cl, fake_jvmti(), FAKE_M(1), 0), 10);
+	assert_int_equal(codelines_line(cl, fake_jvmti(), FAKE_M(1), 5), 11);
+	assert_int_equal(codelines_line(cl, fake_jvmti(), FAKE_M(1), 8), 12);
+	assert_int_equal(codelines_line(cl, fake_jvmti(), FAKE_M(1), 100), 99);
+	assert_int_equal(codelines_line(cl, fake_jvmti(), FAKE_M(1), -1), 10); /* native / entry */
+	assert_int_equal(fake_line_calls, 1);
+	assert_int_equal(codelines_line(cl, fake_jvmti(), FAKE_M(3), 4), 0); /* no table */
+	assert_int_equal(codelines_line(cl, fake_jvmti(), FAKE_M(FAKE_FAIL_LINES), 4), 0);
+	assert_int_equal(codelines_line(NULL, fake_jvmti(), FAKE_M(2), 6), 21); /* no cache */
+	assert_int_equal(fake_live_strings, 0);
+	codelines_free(cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_follow_hotspot_rules_and_the_inline_filter),
+		cmocka_unit_test(test_a_frames_line_is_looked_up_once),
 		cmocka_unit_test(test_bci_lookup_matches_hotspot_for_every_bci),
 		cmocka_unit_test(test_random_tables_give_hotspots_line_for_every_bci),
 		cmocka_unit_test(test_neighbouring_pcs_take_their_own_bci_lines),

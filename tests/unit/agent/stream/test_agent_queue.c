@@ -124,6 +124,35 @@ static void test_budget_refuses_and_counts_drops(void **state)
 	queue_free(q);
 }
 
+/* A reservation below a limit leaves the rest of the budget to others and counts no drop. */
+static void test_reserve_below_leaves_the_rest_and_counts_nothing(void **state)
+{
+	size_t per = sizeof(struct qentry) + 100;
+	struct queue *q = queue_new(per * 4);
+	struct qentry *a, *b, *c, *d;
+
+	(void)state;
+	a = queue_reserve_below(q, 100, per * 2);
+	b = queue_reserve_below(q, 100, per * 2);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_null(queue_reserve_below(q, 100, per * 2)); /* over the limit */
+	assert_null(queue_reserve_below(q, 1, per * 2));
+	assert_int_equal(queue_dropped(q), 0);
+	c = queue_reserve(q, 100); /* the others still have their half */
+	d = queue_reserve(q, 100);
+	assert_non_null(c);
+	assert_non_null(d);
+	assert_null(queue_reserve_below(q, 1, per * 100)); /* a limit over the budget: the budget */
+	assert_int_equal(queue_dropped(q), 0);
+	queue_cancel(q, a);
+	queue_cancel(q, b);
+	queue_cancel(q, c);
+	queue_cancel(q, d);
+	assert_int_equal(queue_used(q), 0);
+	queue_free(q);
+}
+
 static void test_free_releases_entries_still_queued(void **state)
 {
 	long before = atomic_load(&live_allocs);
@@ -295,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_many_producers_lose_nothing_with_room),
 		cmocka_unit_test(test_many_producers_with_small_budget_count_every_drop),
 		cmocka_unit_test(test_push_wakes_a_sleeping_consumer),
+		cmocka_unit_test(test_reserve_below_leaves_the_rest_and_counts_nothing),
 		cmocka_unit_test(test_wait_returns_at_once_when_ready_and_after_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

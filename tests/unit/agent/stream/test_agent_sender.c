@@ -2,7 +2,8 @@
 /*
  * test_agent_sender.c - the sender over a fake transport: nothing leaves while disconnected,
  * every connection starts with HELLO + a complete snapshot (decoded with the shared decoder),
- * deltas follow, stalled or replaced connections are reset, drops are reported.
+ * deltas follow, stalled or replaced connections are reset, drops are reported; events go
+ * out only between the EVENTS records that open and close them, after their frames' NAMEs.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -47,12 +48,14 @@ struct got {
 
 struct fake {
 	uint64_t conn;
-	int eagain;	 /* answer -EAGAIN to every send */
-	size_t attempts; /* sends tried, refused ones included */
-	int fail_after;	 /* >0: the n-th send from now fails with -EPIPE */
-	int intern;	 /* the collector reads interned records */
-	int tables;	 /* the collector reads FG_FEATURE_TABLES ... */
-	uint64_t listed; /* ... and its want file lists this token (0: none) */
+	int eagain;	       /* answer -EAGAIN to every send */
+	size_t attempts;       /* sends tried, refused ones included */
+	int fail_after;	       /* >0: the n-th send from now fails with -EPIPE */
+	int intern;	       /* the collector reads interned records */
+	int tables;	       /* the collector reads FG_FEATURE_TABLES ... */
+	uint64_t listed;       /* ... and its want file lists this token (0: none) */
+	int events;	       /* the collector reads FG_FEATURE_EVENTS ... */
+	struct want_events ev; /* ... and asks these of every token */
 	size_t wanted_calls;
 	int resets;
 	size_t msgs, max_msg_len;
@@ -160,7 +163,16 @@ static bool fake_reads(void *link, const char *feature)
 	const struct fake *f = link;
 
 	return (f->intern && strcmp(feature, FG_FEATURE_INTERN) == 0) ||
-	       (f->tables && strcmp(feature, FG_FEATURE_TABLES) == 0);
+	       (f->tables && strcmp(feature, FG_FEATURE_TABLES) == 0) ||
+	       (f->events && strcmp(feature, FG_FEATURE_EVENTS) == 0);
+}
+
+static void fake_wanted_events(void *link, uint64_t token, struct want_events *out)
+{
+	struct fake *f = link;
+
+	(void)token;
+	*out = f->ev;
 }
 
 static int fake_wanted(void *link, uint64_t token)
@@ -171,8 +183,8 @@ static int fake_wanted(void *link, uint64_t token)
 	return f->listed && f->listed == token;
 }
 
-static const struct link_ops fake_ops = { fake_send, fake_state, fake_reset, fake_reads,
-					  fake_wanted };
+static const struct link_ops fake_ops = { fake_send,  fake_state,  fake_reset,
+					  fake_reads, fake_wanted, fake_wanted_events };
 
 /* ---- producing events --------------------------------------------------------------------- */
 
@@ -1014,6 +1026,157 @@ static void test_want_follows_the_collector(void **state)
 	assert_string_equal(w.seq, "YNYNYNY");
 }
 
+/* Events on demand: what on_events was told, in order. */
+struct evs {
+	int n;
+	struct want_events w[8];
+	uint64_t conn[8];
+};
+
+static void note_events(void *arg, const struct want_events *w, uint64_t conn)
+{
+	struct evs *e = arg;
+
+	assert_true(e->n < 8);
+	e->w[e->n] = *w;
+	e->conn[e->n++] = conn;
+}
+
+static void push_rec(struct queue *q, const uint8_t *rec, int n)
+{
+	struct qentry *e;
+
+	assert_true(n > 0);
+	e = queue_reserve(q, (size_t)n);
+	assert_non_null(e);
+	memcpy(e->data, rec, (size_t)n);
+	queue_push(q, e);
+}
+
+static void push_events_rec(struct queue *q, uint32_t on)
+{
+	struct fgp_events ev = { .ts = 1, .on = on, .alloc_interval = on ? 512 : 0 };
+	uint8_t rec[FGP_EVENTS_SIZE];
+	int n = fgp_encode_events(rec, sizeof(rec), &ev);
+
+	push_rec(q, rec, n);
+}
+
+static void push_alloc(struct queue *q, uint32_t id0, uint32_t id1)
+{
+	struct fgp_frame_in fr[2] = { { id0, 12 }, { id1, 0 } };
+	struct fgp_stack_event_in e = { .ts = 2,
+					.tid = 7,
+					.kind = FGP_EV_ALLOC,
+					.value = 16,
+					.interval = 512,
+					.cls = { "byte[]", 6 },
+					.depth = 2,
+					.frames = fr };
+	uint8_t rec[256];
+	int n = fgp_encode_stack_event(rec, sizeof(rec), &e);
+
+	push_rec(q, rec, n);
+}
+
+static void push_free(struct queue *q)
+{
+	static const uint64_t tags[] = { 1, 2 };
+	uint8_t rec[64];
+	int n = fgp_encode_object_free(rec, sizeof(rec), tags, 2);
+
+	push_rec(q, rec, n);
+}
+
+static void test_events_follow_the_collector_between_their_events_records(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct intern *st = intern_new(1 << 20);
+	uint32_t a = intern_add(st, (void *)0x10, "a.B::alloc", 10);
+	uint32_t b = intern_add(st, (void *)0x20, "a.B::main", 9);
+	struct sender_stats ss;
+	struct evs evs = { 0 };
+	size_t before;
+
+	sender_set_intern(x->s, st);
+	sender_on_events(x->s, note_events, &evs);
+	f->intern = 1;
+	f->events = 1;
+	f->ev = (struct want_events){ FGP_EVM_ALLOC | FGP_EVM_LIVE, 512, 0, 16 };
+	f->conn = 1;
+	sender_poll(x->s, 10);
+	assert_int_equal(evs.n, 1); /* asked at the sync, with the connection's id */
+	assert_int_equal(evs.w[0].on, FGP_EVM_ALLOC | FGP_EVM_LIVE);
+	assert_int_equal(evs.w[0].depth, 16);
+	assert_int_equal(evs.conn[0], 1);
+	/* Before the agent's EVENTS on: nothing of them goes out. */
+	before = f->n;
+	push_alloc(x->q, a, b);
+	push_free(x->q);
+	sender_poll(x->s, 10);
+	assert_int_equal(f->n, before);
+	sender_get_stats(x->s, &ss);
+	assert_int_equal(ss.events_unsent, 2);
+	/* EVENTS on, then the names of the frames, the event, the frees. */
+	push_events_rec(x->q, FGP_EVM_ALLOC | FGP_EVM_LIVE);
+	push_alloc(x->q, a, b);
+	push_free(x->q);
+	push_alloc(x->q, b, a); /* the names are not sent again */
+	sender_poll(x->s, 10);
+	assert_int_equal(f->n - before, 6);
+	assert_int_equal(f->rec[before].type, FGP_EVENTS);
+	assert_int_equal(f->rec[before + 1].type, FGP_NAME);
+	assert_int_equal(f->rec[before + 1].count, a);
+	assert_int_equal(f->rec[before + 2].type, FGP_NAME);
+	assert_int_equal(f->rec[before + 2].count, b);
+	assert_int_equal(f->rec[before + 3].type, FGP_STACK_EVENT);
+	assert_int_equal(f->rec[before + 4].type, FGP_OBJECT_FREE);
+	assert_int_equal(f->rec[before + 5].type, FGP_STACK_EVENT);
+	/* EVENTS off closes them again. */
+	before = f->n;
+	push_events_rec(x->q, 0);
+	push_alloc(x->q, a, b);
+	sender_poll(x->s, 10);
+	assert_int_equal(f->n - before, 1);
+	assert_int_equal(f->rec[before].type, FGP_EVENTS);
+	/* The ask changes at the next poll; losing the connection asks nothing. */
+	f->ev.on = FGP_EVM_LOCK;
+	nap_past_want_poll(x);
+	sender_poll(x->s, 10);
+	assert_int_equal(evs.n, 2);
+	assert_int_equal(evs.w[1].on, FGP_EVM_LOCK);
+	f->conn = 0;
+	sender_poll(x->s, 10);
+	assert_int_equal(evs.n, 3);
+	assert_int_equal(evs.w[2].on, 0);
+	assert_int_equal(evs.conn[2], 0);
+	/* A new connection opens nothing by itself: its names go again after its EVENTS on. */
+	f->conn = 2;
+	sender_poll(x->s, 10);
+	assert_int_equal(evs.n, 4);
+	assert_int_equal(evs.conn[3], 2);
+	before = f->n;
+	push_alloc(x->q, a, b);
+	push_events_rec(x->q, FGP_EVM_ALLOC);
+	push_alloc(x->q, a, b);
+	sender_poll(x->s, 10);
+	assert_int_equal(f->n - before, 4);
+	assert_int_equal(f->rec[before].type, FGP_EVENTS);
+	assert_int_equal(f->rec[before + 1].type, FGP_NAME);
+	/* A collector that does not read events is never asked. */
+	f->events = 0;
+	f->conn = 3;
+	sender_poll(x->s, 10);
+	f->conn = 3;
+	sender_poll(x->s, 10);
+	assert_int_equal(evs.n, 5); /* the reset of connection 2 */
+	assert_int_equal(evs.w[4].on, 0);
+	sender_free(x->s);
+	x->s = NULL;
+	intern_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1037,6 +1200,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_interned_names_go_once_per_connection_before_use, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_events_follow_the_collector_between_their_events_records, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_interned_loads_are_spelled_out_for_an_older_collector, setup,
 			teardown),

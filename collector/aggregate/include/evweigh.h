@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evweigh.h - what one allocation or lock event from a JVM's agent stands for.
+ *
+ * Allocation samples (JVMTI SampledObjectAlloc with a mean interval of I bytes between
+ * samples, exponentially distributed): an object of s bytes is sampled with probability
+ * p = 1 - exp(-s / I), so weighing it 1 / p objects and s / p bytes makes the totals
+ * unbiased (Horvitz-Thompson), whatever the mix of sizes. Lock events are not sampled: each
+ * contended entry counts once, with the time it waited.
+ *
+ * Counts are integers (folded stacks, pprof): a weight is rounded up or down at random in
+ * proportion to its fraction (1.3 becomes 2 three times in ten), so rounding adds no bias;
+ * the generator is the caller's, seeded, so tests are repeatable.
+ *
+ * Invariant: pure arithmetic and a generator state: no allocation, no I/O.
+ */
+#ifndef FG_EVWEIGH_H
+#define FG_EVWEIGH_H
+
+#include <stdint.h>
+
+/* Sizes above this are refused (no Java object is that large): the caller drops the event. */
+#define EVWEIGH_MAX_SIZE (1ull << 48)
+
+struct evweigh {
+	uint64_t rng; /* xorshift64* state, never 0 */
+};
+
+/* Seed the rounding generator (0 is replaced by a fixed non-zero seed). */
+void evweigh_init(struct evweigh *w, uint64_t seed);
+
+/* 1 / p for an object of size bytes sampled at a mean interval (both > 0). */
+double evweigh_inv_p(uint64_t size, uint64_t interval);
+
+/* x >= 0 rounded to an integer at random, unbiased: floor(x) + (u < frac(x)). */
+uint64_t evweigh_round(struct evweigh *w, double x);
+
+/*
+ * One allocation sample of size bytes at a mean interval: the bytes and objects it stands for,
+ * rounded as above. 0, or -EINVAL for size or interval 0 or size over EVWEIGH_MAX_SIZE.
+ */
+int evweigh_alloc(struct evweigh *w, uint64_t size, uint64_t interval, uint64_t *bytes,
+		  uint64_t *objects);
+
+/* A lock wait of ns nanoseconds in microseconds, rounded as above. */
+uint64_t evweigh_lock_us(struct evweigh *w, uint64_t ns);
+
+#endif

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+/*
+ * evctl.c - alloc, live and lock events on demand: the switch, the worker that applies it and
+ * reports it, and what the callbacks share (see evctl.h).
+ *
+ * The worker owns cur (what the JVM runs) and announced (the last EVENTS sent); the sender thread
+ * only writes want under the lock and signals. The callbacks see the atomics of struct evctl.
+ */
+#include "evctl.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agentclock.h"
+#include "freering.h"
+
+#define QUIESCE_NAP_NS 1000000ull /* while callbacks leave */
+#define AGAIN_NAP_MS 100	  /* while the VM is not live yet */
+#define TICK_MS 100		  /* the worker's pace while events are on */
+
+struct evctl_priv {
+	struct evctl_ops ops;
+	pthread_mutex_t mu; /* covers want, gen, stop, started, exited */
+	pthread_cond_t cv;
+	struct want_events want;
+	uint64_t gen;	 /* bumped by every evctl_want */
+	uint64_t conn;	 /* the connection the ask came on */
+	bool reannounce; /* a new connection: EVENTS again, even when nothing changes */
+	bool started, exited;
+	atomic_bool stop;
+	pthread_t thread;
+	/* The worker's own. */
+	struct evset cur;    /* what the JVM runs */
+	struct evset failed; /* a set the JVM refused: not tried again until the ask changes */
+	bool has_failed;
+	bool announce;		 /* EVENTS for cur still to send */
+	struct fgp_events sent;	 /* the last EVENTS sent */
+	uint64_t last_events_ns; /* when */
+	uint64_t last_free_ns;
+	uint64_t tags[FGP_MAX_FREE_TAGS];
+	atomic_uint_fast64_t changes, apply_failures;
+};
+
+static bool want_eq(const struct want_events *a, const struct want_events *b)
+{
+	return a->on == b->on && a->alloc_interval == b->alloc_interval &&
+	       a->lock_ns == b->lock_ns && a->depth == b->depth;
+}
+
+static bool evset_eq(const struct evset *a, const struct evset *b)
+{
+	return a->on == b->on && a->alloc_interval == b->alloc_interval &&
+	       a->lock_ns == b->lock_ns && a->depth == b->depth;
+}
+
+void evctl_target(const struct evctl *c, const struct want_events *w, struct evset *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->on = w->on & c->caps & (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK);
+	if (!(out->on & FGP_EVM_ALLOC) || w->alloc_interval == 0)
+		out->on &= ~(FGP_EVM_ALLOC | FGP_EVM_LIVE); /* live samples what alloc samples */
+	if (out->on & FGP_EVM_ALLOC)
+		out->alloc_interval = w->alloc_interval;
+	if (out->on & FGP_EVM_LOCK)
+		out->lock_ns = w->lock_ns;
+	if (out->on)
+		out->depth = w->depth ? w->depth : c->depth_dflt;
+}
+
+/* ---- what the callbacks call -------------------------------------------------------------- */
+
+uint64_t evctl_new_tag(struct evctl *c)
+{
+	if (atomic_fetch_add(&c->live_count, 1) >= c->live_max) {
+		atomic_fetch_sub(&c->live_count, 1);
+		evctl_drop(c, EVCTL_DROP_LIVE_FULL);
+		return 0;
+	}
+	return atomic_fetch_add(&c->next_tag, 1);
+}
+
+void evctl_untrack(struct evctl *c)
+{
+	uint_fast64_t n = atomic_load(&c->live_count);
+
+	while (n && !atomic_compare_exchange_weak(&c->live_count, &n, n - 1))
+		;
+}
+
+void evctl_freed(struct evctl *c, uint64_t tag)
+{
+	if (tag < atomic_load(&c->live_first) || tag >= atomic_load(&c->next_tag))
+		return; /* of an earlier live set (its collector is gone), or not ours */
+	evctl_untrack(c);
+	if (!freering_push(c->ring, tag))
+		evctl_drop(c, EVCTL_DROP_FREE_LOST);
+}
+
+void evctl_lock_short(struct evctl *c, uint64_t ns)
+{
+	atomic_fetch_add_explicit(&c->lock_short, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->lock_short_ns, ns, memory_order_relaxed);
+}
+
+int evctl_push_event(struct evctl *c, const struct fgp_stack_event_in *e)
+{
+	size_t size = fgp_stack_event_size(e);
+	struct qentry *q = queue_reserve_below(c->q, size, c->qlimit);
+	int n;
+
+	if (!q) {
+		evctl_drop(c, EVCTL_DROP_QUEUE);
+		return -ENOBUFS;
+	}
+	n = fgp_encode_stack_event(q->data, size, e);
+	if (n < 0) {
+		queue_cancel(c->q, q);
+		evctl_drop(c, EVCTL_DROP_BAD);
+		return -EINVAL;
+	}
+	q->len = (uint32_t)n;
+	queue_push(c->q, q);
+	atomic_fetch_add_explicit(&c->events, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* ---- records of the worker ---------------------------------------------------------------- */
+
+static void events_now(struct evctl *c, struct fgp_events *e)
+{
+	const struct evset *cur = &c->p->cur;
+	uint64_t other = 0;
+
+	for (int i = 0; i < EVCTL_DROP_NCAUSES; i++)
+		if (i != EVCTL_DROP_QUEUE)
+			other += atomic_load(&c->drops[i]);
+	*e = (struct fgp_events){
+		.ts = agentclock_now(c->p->ops.clock),
+		.on = cur->on,
+		.alloc_interval = cur->alloc_interval,
+		.lock_threshold_ns = cur->lock_ns,
+		.dropped_queue = atomic_load(&c->drops[EVCTL_DROP_QUEUE]),
+		.dropped_other = other,
+		.lock_short = atomic_load(&c->lock_short),
+		.lock_short_ns = atomic_load(&c->lock_short_ns),
+	};
+}
+
+/* Push EVENTS with what is on now. 0, or -ENOBUFS (the queue is full: try again later). */
+static int push_events(struct evctl *c)
+{
+	struct evctl_priv *p = c->p;
+	struct fgp_events e;
+	struct qentry *q;
+
+	events_now(c, &e);
+	q = queue_reserve_below(c->q, FGP_EVENTS_SIZE, queue_budget(c->q));
+	if (!q)
+		return -ENOBUFS;
+	if (fgp_encode_events(q->data, FGP_EVENTS_SIZE, &e) != FGP_EVENTS_SIZE) {
+		queue_cancel(c->q, q);
+		return -EINVAL;
+	}
+	queue_push(c->q, q);
+	p->sent = e;
+	p->last_events_ns = e.ts;
+	return 0;
+}
+
+/* The freed tags waiting, in OBJECT_FREE records; tags the queue cannot take are counted. */
+static void send_frees(struct evctl *c)
+{
+	struct evctl_priv *p = c->p;
+	uint32_t n;
+
+	p->last_free_ns = agentclock_now(p->ops.clock);
+	do {
+		struct qentry *q;
+
+		for (n = 0; n < FGP_MAX_FREE_TAGS && freering_pop(c->ring, &p->tags[n]); n++)
+			;
+		if (n == 0)
+			return;
+		q = queue_reserve_below(c->q, fgp_object_free_size(n), c->qlimit);
+		if (!q) {
+			atomic_fetch_add(&c->drops[EVCTL_DROP_QUEUE], n);
+			continue;
+		}
+		q->len = (uint32_t)fgp_encode_object_free(q->data, fgp_object_free_size(n), p->tags,
+							  n);
+		queue_push(c->q, q);
+		atomic_fetch_add(&c->freed, n);
+	} while (n == FGP_MAX_FREE_TAGS);
+}
+
+/* ---- the worker --------------------------------------------------------------------------- */
+
+/* Wait (briefly) for the callbacks inside to leave. */
+static void quiesce(struct evctl *c)
+{
+	const struct agentclock *clk = c->p->ops.clock;
+	uint64_t t0 = agentclock_now(clk);
+
+	while (atomic_load(&c->active) && agentclock_now(clk) - t0 < EVCTL_QUIESCE_NS)
+		agentclock_nap(clk, QUIESCE_NAP_NS);
+}
+
+/* The settings of the kinds in t, for the callbacks. */
+static void store_params(struct evctl *c, const struct evset *t)
+{
+	atomic_store(&c->alloc_interval, t->alloc_interval);
+	atomic_store(&c->lock_ns, t->lock_ns);
+	atomic_store(&c->depth, t->depth);
+}
+
+/* What the callbacks read for the kinds in t (written before they are opened). */
+static void publish(struct evctl *c, const struct evset *old, const struct evset *t)
+{
+	uint64_t now = agentclock_now(c->p->ops.clock);
+
+	store_params(c, t);
+	if ((t->on & FGP_EVM_LOCK) && !(old->on & FGP_EVM_LOCK))
+		atomic_store(&c->lock_since, now);
+	if ((t->on & FGP_EVM_LIVE) && !(old->on & FGP_EVM_LIVE)) {
+		atomic_store(&c->live_count, 0);
+		atomic_store(&c->live_first, atomic_load(&c->next_tag));
+	}
+}
+
+/* Apply t (evctl.h's steps 1 to 4). -EAGAIN when the VM is not live yet. */
+static int change(struct evctl *c, const struct evset *t)
+{
+	struct evctl_priv *p = c->p;
+	struct evset old = p->cur, got = old;
+	int rv;
+
+	atomic_store(&c->on, old.on & t->on & atomic_load(&c->on));
+	quiesce(c);
+	publish(c, &old, t);
+	rv = p->ops.apply(p->ops.arg, t, &got);
+	if (rv == -EAGAIN)
+		return rv; /* the JVM runs old still: asked again */
+	p->cur = got;
+	p->has_failed = rv != 0;
+	if (rv != 0) {
+		p->failed = *t;
+		store_params(c, &got);
+		atomic_fetch_add(&p->apply_failures, 1);
+	}
+	atomic_fetch_add(&p->changes, 1);
+	if ((old.on & FGP_EVM_LIVE) && !(got.on & FGP_EVM_LIVE))
+		send_frees(c); /* the last of that live set, before its EVENTS off */
+	if (!evset_eq(&old, &got))
+		p->announce = true;
+	if (p->announce && push_events(c) == 0)
+		p->announce = false;
+	/* Opened only once announced: an event never precedes its EVENTS on. */
+	atomic_store(&c->on, p->announce ? old.on & got.on : got.on);
+	return 0;
+}
+
+/* The periodic part while events are on: freed tags, EVENTS when due and moved. */
+static void tick(struct evctl *c)
+{
+	struct evctl_priv *p = c->p;
+	uint64_t now = agentclock_now(p->ops.clock);
+	struct fgp_events e;
+
+	if (p->announce && push_events(c) == 0) {
+		p->announce = false;
+		atomic_store(&c->on, p->cur.on);
+	}
+	if ((p->cur.on & FGP_EVM_LIVE) && now - p->last_free_ns >= EVCTL_FREE_EVERY_NS)
+		send_frees(c);
+	if (!p->cur.on || p->announce || now - p->last_events_ns < EVCTL_EVENTS_EVERY_NS)
+		return;
+	events_now(c, &e);
+	if (e.dropped_queue != p->sent.dropped_queue || e.dropped_other != p->sent.dropped_other ||
+	    e.lock_short != p->sent.lock_short)
+		(void)push_events(c);
+}
+
+/* Sleep until the ask changes, or for tick_ms (0: until the ask changes). Locked. */
+static void nap_locked(struct evctl_priv *p, uint64_t gen, int tick_ms)
+{
+	struct timespec deadline;
+
+	if (tick_ms == 0) {
+		while (p->gen == gen && !atomic_load(&p->stop))
+			pthread_cond_wait(&p->cv, &p->mu);
+		return;
+	}
+	fg_deadline_ms(&deadline, tick_ms);
+	if (p->gen == gen && !atomic_load(&p->stop))
+		pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
+}
+
+static void *worker(void *arg)
+{
+	struct evctl *c = arg;
+	struct evctl_priv *p = c->p;
+
+	pthread_mutex_lock(&p->mu);
+	while (!atomic_load(&p->stop)) {
+		uint64_t gen = p->gen;
+		struct evset t;
+		int rv = 0;
+
+		evctl_target(c, &p->want, &t);
+		if (p->reannounce && p->cur.on)
+			p->announce = true; /* sent by tick() if change() does not */
+		p->reannounce = false;
+		pthread_mutex_unlock(&p->mu);
+		if (!evset_eq(&t, &p->cur) && !(p->has_failed && evset_eq(&t, &p->failed)))
+			rv = change(c, &t);
+		else
+			tick(c);
+		pthread_mutex_lock(&p->mu);
+		if (rv == -EAGAIN)
+			nap_locked(p, gen, AGAIN_NAP_MS);
+		else if (p->gen == gen)
+			nap_locked(p, gen, p->cur.on || p->announce ? TICK_MS : 0);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (p->ops.leave)
+		p->ops.leave(p->ops.arg);
+	pthread_mutex_lock(&p->mu);
+	p->exited = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
+static int start_worker(struct evctl *c)
+{
+	struct evctl_priv *p = c->p;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rv;
+
+	if ((rv = pthread_attr_init(&attr)) != 0)
+		return -rv;
+	pthread_attr_setstacksize(&attr, 256u << 10);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rv = pthread_create(&p->thread, &attr, worker, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rv != 0)
+		return -rv;
+	p->started = true;
+	return 0;
+}
+
+int evctl_init(struct evctl *c, struct queue *q, const struct evctl_ops *ops, uint32_t caps,
+	       uint32_t depth, uint64_t live_max, size_t ring_slots)
+{
+	struct evctl_priv *p;
+
+	memset(c, 0, sizeof(*c));
+	atomic_init(&c->next_tag, 1);
+	c->q = q;
+	c->qlimit = queue_budget(q) / EVCTL_QUEUE_SHARE;
+	c->caps = caps;
+	c->depth_dflt = depth ? depth : EVCTL_DEPTH_DEFAULT;
+	c->live_max = live_max;
+	c->p = p = calloc(1, sizeof(*p));
+	c->ring = freering_new(ring_slots);
+	if (!p || !c->ring) {
+		evctl_fini(c);
+		return -ENOMEM;
+	}
+	p->ops = *ops;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	return 0;
+}
+
+void evctl_want(struct evctl *c, const struct want_events *w, uint64_t conn)
+{
+	struct evctl_priv *p = c->p;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if ((!want_eq(&p->want, w) || (conn != p->conn && w->on)) && !atomic_load(&p->stop)) {
+		p->reannounce |= conn != p->conn;
+		p->conn = conn;
+		p->want = *w;
+		p->gen++;
+		/* Without a worker nothing is ever on (the collector reads EVENTS to know). */
+		if (p->started || (w->on && start_worker(c) == 0))
+			pthread_cond_signal(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+int evctl_stop(struct evctl *c, int timeout_ms)
+{
+	struct evctl_priv *p = c->p;
+	struct timespec deadline;
+	int rv = 0;
+
+	if (p == NULL)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->stop, true);
+	atomic_store(&c->on, 0);
+	pthread_cond_broadcast(&p->cv);
+	if (!p->started) {
+		pthread_mutex_unlock(&p->mu);
+		return 0;
+	}
+	fg_deadline_ms(&deadline, timeout_ms);
+	while (!p->exited && rv == 0)
+		rv = pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
+	rv = p->exited ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&p->mu);
+	if (rv == 0) {
+		pthread_join(p->thread, NULL);
+		p->started = false;
+	}
+	return rv;
+}
+
+void evctl_fini(struct evctl *c)
+{
+	freering_free(c->ring);
+	c->ring = NULL;
+	if (c->p == NULL)
+		return;
+	pthread_mutex_destroy(&c->p->mu);
+	pthread_cond_destroy(&c->p->cv);
+	free(c->p);
+	c->p = NULL;
+}
+
+void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < EVCTL_DROP_NCAUSES; i++)
+		out->drops[i] = atomic_load(&c->drops[i]);
+	out->events = atomic_load(&c->events);
+	out->freed = atomic_load(&c->freed);
+	out->lock_short = atomic_load(&c->lock_short);
+	out->lock_short_ns = atomic_load(&c->lock_short_ns);
+	if (c->p) {
+		out->changes = atomic_load(&c->p->changes);
+		out->apply_failures = atomic_load(&c->p->apply_failures);
+	}
+}

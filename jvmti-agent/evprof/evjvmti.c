@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+/*
+ * evjvmti.c - JVMTI callbacks of alloc, live and lock events, and their switch (see evjvmti.h).
+ */
+#include "evjvmti.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "codelines.h"
+#include "fgclock.h"
+#include "intern.h"
+#include "names.h"
+
+#define CLASS_MAX 1024 /* bytes of a class name kept (the wire allows FGP_MAX_STR) */
+
+static struct evjvmti_cfg cfg;
+static const char unknown_key; /* the name table's key of "[unknown]" frames */
+static uint32_t enabled;       /* FGP_EVM_* enabled in the JVM (the worker's own) */
+
+void evjvmti_init(const struct evjvmti_cfg *c)
+{
+	cfg = *c;
+}
+
+uint32_t evjvmti_caps(jvmtiEnv *jvmti)
+{
+	jvmtiCapabilities want;
+	uint32_t on = 0;
+
+	memset(&want, 0, sizeof(want));
+	want.can_generate_sampled_object_alloc_events = 1;
+	if ((*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE)
+		on |= FGP_EVM_ALLOC;
+	memset(&want, 0, sizeof(want));
+	want.can_tag_objects = 1;
+	want.can_generate_object_free_events = 1;
+	if ((on & FGP_EVM_ALLOC) && (*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE)
+		on |= FGP_EVM_LIVE;
+	memset(&want, 0, sizeof(want));
+	want.can_generate_monitor_events = 1;
+	if ((*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE)
+		on |= FGP_EVM_LOCK;
+	return on;
+}
+
+/* ---- names -------------------------------------------------------------------------------- */
+
+static const char *prim_name(char c)
+{
+	switch (c) {
+	case 'B':
+		return "byte";
+	case 'C':
+		return "char";
+	case 'D':
+		return "double";
+	case 'F':
+		return "float";
+	case 'I':
+		return "int";
+	case 'J':
+		return "long";
+	case 'S':
+		return "short";
+	case 'Z':
+		return "boolean";
+	case 'V':
+		return "void";
+	default:
+		return NULL;
+	}
+}
+
+static void put_c(char *dst, size_t cap, size_t *n, char c)
+{
+	if (*n + 1 < cap)
+		dst[(*n)++] = c;
+}
+
+size_t evjvmti_class_name(const char *sig, char *dst, size_t cap)
+{
+	size_t dims = 0, n = 0, len;
+	const char *p, *prim;
+
+	if (cap == 0)
+		return 0;
+	if (!sig)
+		sig = "";
+	len = strlen(sig);
+	while (sig[dims] == '[')
+		dims++;
+	p = sig + dims;
+	prim = p[0] && !p[1] ? prim_name(p[0]) : NULL;
+	if (prim && dims) {
+		for (; *prim; prim++)
+			put_c(dst, cap, &n, *prim);
+	} else if (p[0] == 'L' && len - dims >= 3 && sig[len - 1] == ';') {
+		for (const char *q = p + 1; q < sig + len - 1; q++)
+			put_c(dst, cap, &n, *q == '/' ? '.' : *q);
+	} else {
+		dims = 0; /* not a signature: as it is */
+		for (; *sig; sig++)
+			put_c(dst, cap, &n, *sig);
+	}
+	for (size_t d = 0; d < dims; d++) {
+		put_c(dst, cap, &n, '[');
+		put_c(dst, cap, &n, ']');
+	}
+	dst[n] = '\0';
+	return n;
+}
+
+/* The class of k as Java writes it into dst: its length, or 0 when JVMTI cannot say. */
+static size_t class_of(jclass k, char *dst, size_t cap)
+{
+	char *sig = NULL;
+	size_t n;
+
+	if (!k || (*cfg.jvmti)->GetClassSignature(cfg.jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
+		return 0;
+	n = evjvmti_class_name(sig, dst, cap);
+	(*cfg.jvmti)->Deallocate(cfg.jvmti, (unsigned char *)sig);
+	return n;
+}
+
+/* m's interned id: resolved and added the first time. 0 when the table cannot take it. */
+static uint32_t method_id(JNIEnv *jni, jmethodID m)
+{
+	char *name = NULL;
+	uint32_t id;
+
+	if (names_resolve(cfg.jvmti, jni, m, cfg.signatures, &name) != 0) {
+		static const char unknown[] = "[unknown]";
+
+		return intern_add_spin(cfg.names, &unknown_key, unknown, sizeof(unknown) - 1);
+	}
+	id = intern_add_spin(cfg.names, m, name, strlen(name));
+	free(name);
+	return id;
+}
+
+int evjvmti_frames(JNIEnv *jni, const jvmtiFrameInfo *fi, int n, struct fgp_frame_in *out)
+{
+	const void **keys;
+	uint32_t *ids;
+	int rv = 0;
+
+	if (n <= 0)
+		return 0;
+	keys = calloc((size_t)n, sizeof(*keys) + sizeof(*ids));
+	if (!keys)
+		return -ENOSPC;
+	ids = (uint32_t *)(keys + n);
+	for (int i = 0; i < n; i++)
+		keys[i] = fi[i].method;
+	if (intern_find_many(cfg.names, keys, (size_t)n, ids) != 0) {
+		free(keys);
+		return -EBUSY;
+	}
+	for (int i = 0; i < n && rv == 0; i++) {
+		if (!ids[i] && !(ids[i] = method_id(jni, fi[i].method)))
+			rv = -ENOSPC;
+		out[i].method_id = ids[i];
+		out[i].line =
+			codelines_line(cfg.lines, cfg.jvmti, fi[i].method, (jint)fi[i].location);
+	}
+	free(keys);
+	return rv;
+}
+
+/* ---- one event ---------------------------------------------------------------------------- */
+
+/* An event in the making: its record and the buffers behind it. */
+struct ev {
+	struct fgp_stack_event_in in;
+	char cls[CLASS_MAX];
+	jvmtiFrameInfo *fi;
+	struct fgp_frame_in *frames;
+};
+
+/* The calling thread's stack into e (at most the depth asked). 0, or the drop's cause. */
+static int take_stack(JNIEnv *jni, struct ev *e)
+{
+	uint32_t depth = atomic_load(&cfg.ctl->depth);
+	jint count = 0;
+	int rv;
+
+	if (depth == 0 || depth > FGP_MAX_EVENT_DEPTH)
+		depth = EVCTL_DEPTH_DEFAULT;
+	/* One frame more than kept: a stack cut at the cap is flagged. */
+	e->fi = malloc((depth + 1) * (sizeof(*e->fi) + sizeof(*e->frames)));
+	if (!e->fi)
+		return EVCTL_DROP_NO_STACK;
+	e->frames = (struct fgp_frame_in *)(e->fi + depth + 1);
+	if ((*cfg.jvmti)->GetStackTrace(cfg.jvmti, NULL, 0, (jint)depth + 1, e->fi, &count) !=
+	    JVMTI_ERROR_NONE)
+		return EVCTL_DROP_NO_STACK;
+	if ((uint32_t)count > depth) {
+		count = (jint)depth;
+		e->in.flags |= FGP_REC_STACK_TRUNCATED;
+	}
+	rv = evjvmti_frames(jni, e->fi, count, e->frames);
+	if (rv != 0)
+		return EVCTL_DROP_NO_NAME;
+	e->in.depth = (uint16_t)count;
+	e->in.frames = e->frames;
+	return -1;
+}
+
+/* Take the stack and push the event (e's class, kind and values are set). */
+static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
+{
+	int why;
+
+	e->in.ts = fg_now_ns();
+	e->in.tid = (uint32_t)syscall(SYS_gettid);
+	e->in.cls = (struct fgp_str){ e->cls, (uint16_t)strlen(e->cls) };
+	why = take_stack(jni, e);
+	if (why >= 0)
+		evctl_drop(cfg.ctl, (enum evctl_drop)why);
+	else if (evctl_push_event(cfg.ctl, &e->in) == 0)
+		tagged = NULL; /* sent: the tag stays */
+	if (tagged && e->in.tag) {
+		(*cfg.jvmti)->SetTag(cfg.jvmti, tagged, 0); /* never sent: not tracked */
+		evctl_untrack(cfg.ctl);
+	}
+	free(e->fi);
+}
+
+static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, uint32_t on)
+{
+	struct ev e = { .in = { .kind = FGP_EV_ALLOC } };
+
+	if (size <= 0)
+		return;
+	if (!class_of(klass, e.cls, sizeof(e.cls))) {
+		evctl_drop(cfg.ctl, EVCTL_DROP_NO_CLASS);
+		return;
+	}
+	e.in.value = (uint64_t)size;
+	e.in.interval = atomic_load(&cfg.ctl->alloc_interval);
+	if (e.in.interval == 0)
+		return;
+	if ((on & FGP_EVM_LIVE) && (e.in.tag = evctl_new_tag(cfg.ctl)) != 0 &&
+	    (*cfg.jvmti)->SetTag(cfg.jvmti, object, (jlong)e.in.tag) != JVMTI_ERROR_NONE) {
+		evctl_untrack(cfg.ctl); /* never tracked after all */
+		e.in.tag = 0;
+		evctl_drop(cfg.ctl, EVCTL_DROP_LIVE_FULL);
+	}
+	finish(jni, &e, e.in.tag ? object : NULL);
+}
+
+static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+				     jclass klass, jlong size)
+{
+	uint32_t on = evctl_enter(cfg.ctl);
+
+	(void)jvmti;
+	(void)thread;
+	if (on & FGP_EVM_ALLOC)
+		alloc_event(jni, object, klass, size, on);
+	evctl_leave(cfg.ctl);
+}
+
+static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+	uint32_t on = evctl_enter(cfg.ctl);
+
+	(void)jvmti;
+	if (on & FGP_EVM_LIVE)
+		evctl_freed(cfg.ctl, (uint64_t)tag);
+	evctl_leave(cfg.ctl);
+}
+
+static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+	uint32_t on = evctl_enter(cfg.ctl);
+
+	(void)jni;
+	(void)thread;
+	(void)object;
+	if (on & FGP_EVM_LOCK)
+		(*jvmti)->SetThreadLocalStorage(jvmti, NULL, (const void *)(uintptr_t)fg_now_ns());
+	evctl_leave(cfg.ctl);
+}
+
+static void lock_event(jvmtiEnv *jvmti, JNIEnv *jni, jobject object)
+{
+	struct ev e = { .in = { .kind = FGP_EV_LOCK } };
+	void *start = NULL;
+	uint64_t t0, now = fg_now_ns();
+	jclass k;
+
+	if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &start) != JVMTI_ERROR_NONE || !start)
+		return;
+	(*jvmti)->SetThreadLocalStorage(jvmti, NULL, NULL);
+	t0 = (uint64_t)(uintptr_t)start;
+	if (t0 < atomic_load(&cfg.ctl->lock_since) || now < t0)
+		return; /* entered before lock went on: not timed whole */
+	e.in.value = now - t0;
+	e.in.interval = atomic_load(&cfg.ctl->lock_ns);
+	if (e.in.value < e.in.interval) {
+		evctl_lock_short(cfg.ctl, e.in.value);
+		return;
+	}
+	k = (*jni)->GetObjectClass(jni, object);
+	if (!class_of(k, e.cls, sizeof(e.cls))) {
+		evctl_drop(cfg.ctl, EVCTL_DROP_NO_CLASS);
+		if (k)
+			(*jni)->DeleteLocalRef(jni, k);
+		return;
+	}
+	(*jni)->DeleteLocalRef(jni, k);
+	finish(jni, &e, NULL);
+}
+
+static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+					 jobject object)
+{
+	uint32_t on = evctl_enter(cfg.ctl);
+
+	(void)thread;
+	if (on & FGP_EVM_LOCK)
+		lock_event(jvmti, jni, object);
+	evctl_leave(cfg.ctl);
+}
+
+void evjvmti_callbacks(jvmtiEventCallbacks *cb, uint32_t caps)
+{
+	if (caps & FGP_EVM_ALLOC)
+		cb->SampledObjectAlloc = on_sampled_alloc;
+	if (caps & FGP_EVM_LIVE)
+		cb->ObjectFree = on_object_free;
+	if (caps & FGP_EVM_LOCK) {
+		cb->MonitorContendedEnter = on_contended_enter;
+		cb->MonitorContendedEntered = on_contended_entered;
+	}
+}
+
+/* ---- the switch --------------------------------------------------------------------------- */
+
+/* Turn the JVMTI events of kind (FGP_EVM_*) on or off: 0 or -EIO. */
+static int set_kind(uint32_t kind, bool on)
+{
+	static const struct {
+		uint32_t kind;
+		jvmtiEvent ev;
+	} evs[] = {
+		{ FGP_EVM_ALLOC, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC },
+		{ FGP_EVM_LIVE, JVMTI_EVENT_OBJECT_FREE },
+		{ FGP_EVM_LOCK, JVMTI_EVENT_MONITOR_CONTENDED_ENTER },
+		{ FGP_EVM_LOCK, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED },
+	};
+	jvmtiEventMode mode = on ? JVMTI_ENABLE : JVMTI_DISABLE;
+	int rv = 0;
+
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (evs[i].kind == kind &&
+		    (*cfg.jvmti)->SetEventNotificationMode(cfg.jvmti, mode, evs[i].ev, NULL) !=
+			    JVMTI_ERROR_NONE)
+			rv = -EIO;
+	if (rv != 0 && on)
+		(void)set_kind(kind, false); /* all of a kind's events or none */
+	return rv;
+}
+
+/* The worker's thread, attached to the VM (as a daemon) the first time. */
+static int attach(void)
+{
+	JavaVMAttachArgs a = { JNI_VERSION_1_6, (char *)"fgagent events", NULL };
+	JNIEnv *jni = NULL;
+
+	if (!cfg.live || !atomic_load(cfg.live))
+		return -EAGAIN; /* attaching before VMInit crashes HotSpot (agent.c) */
+	if ((*cfg.vm)->GetEnv(cfg.vm, (void **)&jni, JNI_VERSION_1_6) == JNI_OK ||
+	    (*cfg.vm)->AttachCurrentThreadAsDaemon(cfg.vm, (void **)&jni, &a) == JNI_OK)
+		return 0;
+	return -EAGAIN;
+}
+
+int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
+{
+	static const uint32_t kinds[] = { FGP_EVM_LIVE, FGP_EVM_ALLOC, FGP_EVM_LOCK };
+	int rv = 0, r;
+
+	(void)arg;
+	if ((r = attach()) != 0)
+		return r;
+	if ((want->on & FGP_EVM_ALLOC) &&
+	    (*cfg.jvmti)->SetHeapSamplingInterval(cfg.jvmti, (jint)want->alloc_interval) !=
+		    JVMTI_ERROR_NONE)
+		rv = -EIO;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		bool on = (want->on & kinds[i]) && !(kinds[i] == FGP_EVM_ALLOC && rv);
+
+		if (on == !!(enabled & kinds[i]))
+			continue;
+		if ((r = set_kind(kinds[i], on)) == 0)
+			enabled = on ? enabled | kinds[i] : enabled & ~kinds[i];
+		else
+			rv = r;
+	}
+	/* Live without alloc tracks nothing: off too. */
+	if ((enabled & FGP_EVM_LIVE) && !(enabled & FGP_EVM_ALLOC) &&
+	    set_kind(FGP_EVM_LIVE, false) == 0)
+		enabled &= ~FGP_EVM_LIVE;
+	*got = *want;
+	got->on = enabled;
+	if (!(enabled & FGP_EVM_ALLOC))
+		got->alloc_interval = 0;
+	if (!(enabled & FGP_EVM_LOCK))
+		got->lock_ns = 0;
+	if (!enabled)
+		got->depth = 0;
+	return rv;
+}
+
+void evjvmti_leave(void *arg)
+{
+	JNIEnv *jni = NULL;
+
+	(void)arg;
+	if ((*cfg.vm)->GetEnv(cfg.vm, (void **)&jni, JNI_VERSION_1_6) == JNI_OK)
+		(*cfg.vm)->DetachCurrentThread(cfg.vm);
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evjvmti.h - the JVMTI side of alloc, live and lock events: the capabilities, the callbacks
+ * that turn SampledObjectAlloc, MonitorContendedEnter/Entered and ObjectFree into STACK_EVENT
+ * records and freed tags (evctl.h), and the switch the events worker turns them with.
+ *
+ * A callback takes its thread's stack (GetStackTrace, innermost first, at most the depth the
+ * collector asked, FGP_REC_STACK_TRUNCATED when cut), names its frames with the agent's
+ * interned method names (intern.h: the ids and names CODE_LOAD_IDS uses, so alloc and CPU
+ * frames read alike), gives each frame its source line (codelines_line: the line tables the
+ * code loads cache), names the class as Java writes it ("byte[]", "java.lang.String") and
+ * pushes the record. A lock wait is timed from MonitorContendedEnter to ...Entered on the same
+ * thread (JVMTI thread-local storage holds the start).
+ *
+ * Invariant: a callback never waits on another thread for long (the name table's brief spin at
+ * most), never blocks on the sender, and deallocates every JVMTI buffer before returning;
+ * ObjectFree touches atomics and the freed ring only.
+ */
+#ifndef FG_EVJVMTI_H
+#define FG_EVJVMTI_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jvmti.h>
+
+#include "evctl.h"
+
+struct intern;
+struct codelines;
+
+struct evjvmti_cfg {
+	JavaVM *vm;
+	jvmtiEnv *jvmti;
+	struct evctl *ctl;
+	struct intern *names;	 /* the agent's interned names; NULL: no events */
+	struct codelines *lines; /* NULL: lines 0 */
+	bool signatures;	 /* names as the code loads name them */
+	const atomic_bool *live; /* the VM is initialised: the worker may attach */
+};
+
+/*
+ * Add the capabilities events need, each on its own (a JVM may lack some): the FGP_EVM_* kinds
+ * this JVM can then run (alloc: can_generate_sampled_object_alloc_events; live: alloc and
+ * can_tag_objects and can_generate_object_free_events; lock: can_generate_monitor_events).
+ * Only in the OnLoad phase.
+ */
+uint32_t evjvmti_caps(jvmtiEnv *jvmti);
+
+/* The one configuration the callbacks use (borrowed for the agent's life). */
+void evjvmti_init(const struct evjvmti_cfg *cfg);
+
+/* Set the callbacks of the kinds in caps in *cb (the others stay as they are). */
+void evjvmti_callbacks(jvmtiEventCallbacks *cb, uint32_t caps);
+
+/* evctl_ops.apply and .leave: on the events worker (attached to the VM here). */
+int evjvmti_apply(void *arg, const struct evset *want, struct evset *got);
+void evjvmti_leave(void *arg);
+
+/*
+ * The class of JVM signature sig as Java writes it: "Ljava/lang/String;" -> "java.lang.String",
+ * "[B" -> "byte[]", "[[Ljava/util/HashMap$Node;" -> "java.util.HashMap$Node[][]"; anything
+ * else as it is. Into dst[0..cap) with a terminator (truncated if need be); returns the length
+ * written.
+ */
+size_t evjvmti_class_name(const char *sig, char *dst, size_t cap);
+
+/*
+ * The frames of a stack JVMTI gave (fi[0..n), innermost first) as the record carries them, in
+ * out[0..n): interned method ids (a method that cannot be resolved is "[unknown]") and lines.
+ * 0, or -EBUSY (the name table stayed busy) / -ENOSPC (a name could not be interned).
+ */
+int evjvmti_frames(JNIEnv *jni, const jvmtiFrameInfo *fi, int n, struct fgp_frame_in *out);
+
+#endif

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_agent_evjvmti.c - the JVMTI side of events (evjvmti.h) on a fake JVMTI: class names as
+ * Java writes them, and a stack's frames named with the interned names code loads use (one id
+ * per method, resolved once) and given their lines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codelines.h"
+#include "evjvmti.h"
+#include "intern.h"
+#include "agent/test_agent_fakejvmti.h"
+
+static void test_class_names_are_written_as_java_writes_them(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "Ljava/lang/String;", "java.lang.String" },
+		{ "[B", "byte[]" },
+		{ "[[I", "int[][]" },
+		{ "[Z", "boolean[]" },
+		{ "[J", "long[]" },
+		{ "[Ljava/util/HashMap$Node;", "java.util.HashMap$Node[]" },
+		{ "[[Ljava/lang/Object;", "java.lang.Object[][]" },
+		{ "LHot;", "Hot" },
+		{ "Lcom/acme/Foo$$Lambda.0x0000000800c01000;",
+		  "com.acme.Foo$$Lambda.0x0000000800c01000" },
+		/* not signatures: as they are */
+		{ "I", "I" },
+		{ "[", "[" },
+		{ "[Q", "[Q" },
+		{ "L;", "L;" },
+		{ "Lnoend", "Lnoend" },
+		{ "", "" },
+	};
+	char out[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = evjvmti_class_name(cases[i][0], out, sizeof(out));
+
+		assert_string_equal(out, cases[i][1]);
+		assert_int_equal(n, strlen(cases[i][1]));
+	}
+	/* Truncated to the room given, always terminated. */
+	assert_int_equal(evjvmti_class_name("[Ljava/lang/String;", out, 8), 7);
+	assert_string_equal(out, "java.la");
+	assert_int_equal(evjvmti_class_name(NULL, out, sizeof(out)), 0);
+	assert_int_equal(evjvmti_class_name("[B", out, 0), 0);
+}
+
+static void test_frames_get_interned_ids_and_lines(void **state)
+{
+	struct intern *names = intern_new(1 << 20);
+	struct codelines *lines = codelines_new(1 << 20);
+	struct evctl ctl = { 0 };
+	struct evjvmti_cfg cfg = {
+		.jvmti = fake_jvmti(), .ctl = &ctl, .names = names, .lines = lines
+	};
+	jvmtiFrameInfo fi[] = { { FAKE_M(2), 6 },
+				{ FAKE_M(1), 5 },
+				{ FAKE_M(2), 0 },
+				{ FAKE_M(FAKE_FAIL_NAME), 3 },
+				{ FAKE_M(3), 1 } };
+	struct fgp_frame_in out[5];
+	uint32_t code_id;
+
+	(void)state;
+	/* A method a code load named first keeps its id. */
+	code_id = intern_add(names, FAKE_M(1), "com.acme.Hot::loop", 18);
+	evjvmti_init(&cfg);
+	assert_int_equal(evjvmti_frames(NULL, fi, 5, out), 0);
+	assert_int_equal(out[1].method_id, code_id);
+	assert_int_equal(out[0].method_id, out[2].method_id); /* one id per method */
+	assert_true(out[0].method_id != code_id && out[0].method_id != 0);
+	assert_int_equal(intern_name(names, out[0].method_id).len, 24);
+	assert_memory_equal(intern_name(names, out[0].method_id).ptr, "com.acme.Hot$Inner::step",
+			    24);
+	assert_int_equal(intern_name(names, out[3].method_id).len, 9);
+	assert_memory_equal(intern_name(names, out[3].method_id).ptr, "[unknown]", 9);
+	/* lines: method 2 { 0 20 } { 5 21 }, method 1 { 4 11 } ..., method 3 none */
+	assert_int_equal(out[0].line, 21);
+	assert_int_equal(out[1].line, 11);
+	assert_int_equal(out[2].line, 20);
+	assert_int_equal(out[4].line, 0);
+	assert_int_equal(fake_live_strings, 0);
+	assert_int_equal(evjvmti_frames(NULL, fi, 0, out), 0);
+	codelines_free(lines);
+	intern_free(names);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_class_names_are_written_as_java_writes_them),
+		cmocka_unit_test(test_frames_get_interned_ids_and_lines),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
