@@ -2,47 +2,91 @@
 # shellcheck shell=bash
 #
 # events_lib.sh - what the allocation, live and lock tests (record_alloc.sh, record_live.sh,
-# record_lock.sh) share: recordings stamped with CLOCK_MONOTONIC, the truth their workloads
-# (tests/java/AllocTruth, LeakTruth, LockTruth) print over exactly a recording's window, sums of
-# folded profiles, and the checks. Sourced after tests/harness/lib.sh and fg_init; uses $cfg
-# (the configuration's label, e.g. "JDK 17") in its messages.
+# record_lock.sh) share: recordings around a burst of their workloads' work (tests/java:
+# AllocTruth, LeakTruth, LockTruth), the workloads' own count of the burst, sums of folded
+# profiles, and the checks. Sourced after tests/harness/lib.sh and fg_init; uses $cfg (the
+# configuration's label, e.g. "JDK 17") in its messages.
 #
-# The workloads print, every 100 ms, one line of cumulative counters stamped with System.nanoTime
-# (CLOCK_MONOTONIC on Linux, the clock the agent stamps its events with):
-#   PREFIX NANOTIME KEY VALUE KEY VALUE ... end
-# ev_truth interpolates them at the two ends of a window.
+# The workloads (tests/java/Burst.java) work only during bursts a test asks for by writing
+# "N MS" to the file burst of a directory the container sees at /ctl; for each they print the
+# JVM's own counts of exactly that burst, "PREFIX-burst N KEY VALUE ... end". A recording starts,
+# its agent connects and turns its events on, then the test asks for a burst that ends well
+# before the recording does: the profile must hold all of the burst, whenever the events turned
+# on and however loaded the machine.
+#
+# Set before use: $sock (the agent socket record listens on), $noctl (a control socket nobody
+# serves), $cur (the container's name), $ctldir (the directory the container sees at /ctl).
 
-# ev_mono_ns: CLOCK_MONOTONIC now, in nanoseconds.
+EV_BURSTS=0
+
+# ev_ctl_dir: an empty directory for the bursts' requests (a workload started with a request
+# already there would run it at once), for FG_CT_OPTS=(--bind "$ctldir:/ctl:ro").
+ev_ctl_dir() {
+	ctldir=$FG_TMP/ctl-bursts
+	mkdir -p "$ctldir"
+	chmod 0755 "$ctldir"
+	rm -f "$ctldir/burst"
+}
+
+# ev_burst MS: ask the workload for a burst of MS milliseconds; its number in EV_BURST (the
+# workload's lines PREFIX-burst EV_BURST ...).
+ev_burst() {
+	EV_BURSTS=$((EV_BURSTS + 1))
+	EV_BURST=$EV_BURSTS
+	echo "$EV_BURST $1" >"$ctldir/burst.tmp"
+	mv -f "$ctldir/burst.tmp" "$ctldir/burst"
+}
+
+# ev_record NAME OUT PREFIX MS [OPTION...]: `fgcollect record --pid $FG_HOSTPID` on the agent
+# socket $sock (no daemon) into OUT for MS/1000 + 4 seconds, its stderr in $FG_TMP/NAME.err;
+# once its agent has connected (and 1 s more for the events to turn on), a burst of MS
+# milliseconds, whose line goes to $FG_TMP/NAME.burst. Fails unless the burst ended while
+# the recording still ran.
+ev_record() {
+	local name=$1 out=$2 prefix=$3 ms=$4 rpid t0 rc=0 log=${FG_CT_LOG[$cur]}
+	shift 4
+	t0=$(fg_ms)
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" \
+		--duration $((ms / 1000 + 4)) -o "$out" "$@" 2>"$FG_TMP/$name.err" &
+	rpid=$!
+	fg_wait 10 grep -q 'agent connected' "$FG_TMP/$name.err" || {
+		kill "$rpid" 2>/dev/null || true
+		wait "$rpid" || true
+		cat "$FG_TMP/$name.err" >&2
+		fg_fail "$cfg $name: the agent did not connect to record within 10 s"
+	}
+	fg_log "$cfg $name: the agent connected $(($(fg_ms) - t0)) ms after record started"
+	sleep 1
+	ev_burst "$ms"
+	fg_wait $((ms / 1000 + 10)) grep -qE "^$prefix-burst $EV_BURST .* end\$" "$log" ||
+		fg_fail "$cfg $name: burst $EV_BURST did not end within $((ms / 1000 + 10)) s"
+	kill -0 "$rpid" 2>/dev/null ||
+		fg_fail "$cfg $name: the recording ended before burst $EV_BURST did ($(($(fg_ms) - t0)) ms after it started)"
+	grep -E "^$prefix-burst $EV_BURST .* end\$" "$log" >"$FG_TMP/$name.burst"
+	wait "$rpid" || rc=$?
+	((rc == 0)) || { cat "$FG_TMP/$name.err" >&2; fg_fail "$cfg $name: fgcollect record $* failed ($rc)"; }
+	fg_log "$cfg $name: record took $(($(fg_ms) - t0)) ms"
+	grep -v '^fgcollect record: note' "$FG_TMP/$name.err" | head -n 12 >&2 || true
+}
+
+# ev_truth NAME KEY: the value of KEY in the burst of the recording NAME.
+ev_truth() {
+	local v
+	v=$(K="$2" awk '{ for (i = 3; i < NF; i += 2) if ($i == ENVIRON["K"]) print $(i + 1) }' "$FG_TMP/$1.burst")
+	[[ -n $v ]] || fg_fail "$cfg $1: no $2 in the burst's line: $(cat "$FG_TMP/$1.burst")"
+	echo "$v"
+}
+
+# ev_mono_ns: CLOCK_MONOTONIC now, in nanoseconds (the clock of System.nanoTime on Linux).
 ev_mono_ns() {
 	python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'
 }
 
-# ev_record NAME OUT [OPTION...]: `fgcollect record --pid $FG_HOSTPID` on the agent socket $sock
-# (no daemon: --ctl $noctl) for $D seconds into OUT, its stderr in $FG_TMP/NAME.err; the window
-# (CLOCK_MONOTONIC ns when it started and ended) in $FG_TMP/NAME.win. Waits 300 ms after, so that
-# the workload's next truth line lies past the window.
-ev_record() {
-	local name=$1 out=$2 t0 t1
-	shift 2
-	t0=$(ev_mono_ns)
-	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --duration "$D" \
-		-o "$out" "$@" 2>"$FG_TMP/$name.err" ||
-		{ cat "$FG_TMP/$name.err" >&2; fg_fail "$cfg $name: fgcollect record $* failed"; }
-	t1=$(ev_mono_ns)
-	echo "$t0 $t1" >"$FG_TMP/$name.win"
-	grep -v '^fgcollect record: note' "$FG_TMP/$name.err" | head -n 12 >&2 || true
-	sleep 0.3
-}
-
-# ev_window NAME: "START END" in CLOCK_MONOTONIC ns: the window the recording NAME covered.
-ev_window() {
-	cat "$FG_TMP/$1.win"
-}
-
-# ev_truth LOG PREFIX START END KEY: the increase of counter KEY over [START, END] (ns), each end
-# interpolated linearly between the complete truth lines around it. Fails when the log does not
-# cover the window.
-ev_truth() {
+# ev_interp LOG PREFIX START END KEY: the increase of counter KEY over [START, END] (ns) from
+# the lines "PREFIX NANOTIME KEY VALUE ... end" a workload prints every 100 ms (System.nanoTime),
+# each end interpolated linearly between the lines around it. Fails when the log does not cover
+# the window.
+ev_interp() {
 	local v
 	v=$(P="$2" S="$3" E="$4" K="$5" awk '
 	function at(t,   i) {
@@ -61,7 +105,7 @@ ev_truth() {
 		a = at(ENVIRON["S"] + 0); b = at(ENVIRON["E"] + 0)
 		if (a == "none" || b == "none") print "none"; else printf "%.0f\n", b - a
 	}' "$1")
-	[[ $v != none ]] || fg_fail "$cfg: the truth ($2 $5) in $1 does not cover the window $3..$4"
+	[[ $v != none ]] || fg_fail "$cfg: the counts ($2 $5) in $1 do not cover the window $3..$4"
 	echo "$v"
 }
 

@@ -3,22 +3,27 @@
  * LeakTruth - a leak that grows by a known number of bytes per second beside garbage, for live
  * (leak) profiles.
  *
- *   java LeakTruth SECONDS
+ *   java LeakTruth SECONDS DIR
  *
  * Threads (by name):
- *   fg-leaker  leak(): stores a byte[4096] in an array allocated at the start (so nothing else
- *              is allocated on the way) 1000 times a second, 4.1 MB/s, all kept, until the
- *              array is full (65536 of them, 65 s); allocates nothing else;
- *   fg-churn   churn(): byte[] of 16 B .. 16 KiB at 64 MB/s, kept in a ring of 64: garbage.
- * Every 100 ms the main thread prints one line: the JVM's own count
- * (com.sun.management.ThreadMXBean.getThreadAllocatedBytes) of each thread's bytes since it
- * started and the number of arrays kept, stamped with System.nanoTime (CLOCK_MONOTONIC on
- * Linux, the clock of the profiles' events):
- *   leak-truth NANOTIME fg-leaker B fg-churn B kept N end
- * ("end" closes a complete line). Prints "LeakTruth ready" once both threads ran 2 s (compiled).
- * Needs a heap of 300 MB or more (-Xmx).
+ *   fg-leaker  leak(): during bursts only (Burst: a test writes "N MS" to DIR/burst), stores a
+ *              byte[4096] in an array allocated at the start (so nothing else is allocated on
+ *              the way) 1000 times a second, 4.1 MB/s, all kept, until the array is full
+ *              (65536 of them, 65 s of bursts); allocates nothing else;
+ *   fg-churn   churn(): all the time, byte[] of 16 B .. 16 KiB at 64 MB/s, kept in a ring of
+ *              64: garbage (and young collections all along).
+ * For each burst the main thread prints the JVM's own count
+ * (com.sun.management.ThreadMXBean.getThreadAllocatedBytes) of each thread's bytes in it and
+ * the number of arrays the leaker kept:
+ *   leak-burst N start
+ *   leak-burst N fg-leaker B fg-churn B kept K end
+ * Between bursts, every 100 ms, the same since the start, stamped with System.nanoTime:
+ *   leak-truth NANOTIME fg-leaker B fg-churn B kept K end
+ * Prints "LeakTruth ready" after a 2 s warm-up burst (its leak is kept too). Needs a heap of
+ * 300 MB or more (-Xmx).
  */
 import java.lang.management.ManagementFactory;
+import java.util.concurrent.locks.LockSupport;
 
 public final class LeakTruth {
 	static final int CHUNK = 4096, MAX_KEPT = 65536, RING = 64;
@@ -32,18 +37,22 @@ public final class LeakTruth {
 		kept[i] = new byte[CHUNK];
 	}
 
-	static void leaker()
+	static void leaker(Burst b)
 	{
-		long t0 = System.nanoTime();
-
 		try {
-			for (int i = 0; i < MAX_KEPT; i++) {
-				long due = t0 + 1_000_000L * i; /* the i-th array at i ms */
-				long wait = due - System.nanoTime();
-				if (wait > 0)
-					Thread.sleep(wait / 1_000_000, (int)(wait % 1_000_000));
-				leak(i);
-				nKept = i + 1;
+			for (int g = 0, i = 0;;) {
+				g = b.awaitStart(g);
+				long t0 = System.nanoTime();
+				for (long k = 0; b.active() && i < MAX_KEPT; k++, i++) {
+					long wait = t0 + 1_000_000L * k - System.nanoTime(); /* one a ms */
+					if (wait > 0) /* parks: Thread.sleep allocates a little on some JDKs */
+						LockSupport.parkNanos(wait);
+					if (!b.active())
+						break;
+					leak(i);
+					nKept = i + 1;
+				}
+				b.done();
 			}
 		} catch (InterruptedException e) {
 		}
@@ -97,25 +106,46 @@ public final class LeakTruth {
 		return t;
 	}
 
+	static String line(long[] b, long kept)
+	{
+		return " fg-leaker " + b[0] + " fg-churn " + b[1] + " kept " + kept + " end";
+	}
+
 	public static void main(String[] args) throws Exception
 	{
 		long seconds = Long.parseLong(args[0]);
+		Burst b = new Burst(args[1], 1);
 		com.sun.management.ThreadMXBean mx =
 			(com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
 		mx.setThreadAllocatedMemoryEnabled(true);
-		Thread l = start("fg-leaker", LeakTruth::leaker);
+		Thread l = start("fg-leaker", () -> leaker(b));
 		Thread c = start("fg-churn", LeakTruth::churner);
 		long[] ids = { l.getId(), c.getId() };
-		Thread.sleep(2000);
+		b.run(2000); /* compiled by now */
 		System.out.println("LeakTruth ready");
-		long end = System.nanoTime() + seconds * 1_000_000_000L;
+		System.out.flush();
+		long end = System.nanoTime() + seconds * 1_000_000_000L, next = 0;
 		while (System.nanoTime() < end) {
-			Thread.sleep(100);
+			Thread.sleep(10);
+			long ms = b.poll();
+			if (ms > 0) {
+				System.out.println("leak-burst " + b.asked() + " start");
+				System.out.flush();
+				long[] b0 = mx.getThreadAllocatedBytes(ids);
+				int k0 = nKept;
+				b.run(ms);
+				long[] b1 = mx.getThreadAllocatedBytes(ids);
+				for (int i = 0; i < 2; i++)
+					b1[i] -= b0[i];
+				System.out.println("leak-burst " + b.asked() + line(b1, nKept - k0));
+				System.out.flush();
+			}
 			long now = System.nanoTime();
-			long[] b = mx.getThreadAllocatedBytes(ids);
-			System.out.println("leak-truth " + now + " fg-leaker " + b[0] + " fg-churn " + b[1] +
-					   " kept " + nKept + " end");
-			System.out.flush();
+			if (now >= next) {
+				next = now + 100_000_000L;
+				System.out.println("leak-truth " + now + line(mx.getThreadAllocatedBytes(ids), nKept));
+				System.out.flush();
+			}
 		}
 	}
 }
