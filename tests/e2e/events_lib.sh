@@ -158,12 +158,74 @@ ev_line() {
 	echo "$n"
 }
 
-# ev_pprof_types FILE: the sample types of the pprof profile FILE as `go tool pprof -raw` lists
-# them ("alloc_objects/count alloc_space/bytes"), the default mark dropped.
+# ev_pprof_types FILE: the sample types of the pprof profile FILE ("alloc_objects/count
+# alloc_space/bytes"); FILE.raw gets its function names, one a line, then "total TYPE SUM" per
+# sample type. Read here (a gzipped protobuf, the fields profile.proto numbers) rather than by
+# `go tool pprof`, whose first run in a fresh cache costs about 10 s.
 ev_pprof_types() {
-	command -v go >/dev/null || fg_missing_tool "go (golang-go), for go tool pprof"
-	HOME=$FG_TMP GOCACHE=$FG_TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local \
-		go tool pprof -raw "$1" >"$1.raw" 2>"$1.rawerr" ||
-		{ cat "$1.rawerr" >&2; fg_fail "$cfg: go tool pprof cannot read $1"; }
-	grep -A1 '^Samples:' "$1.raw" | tail -n 1 | sed 's/\[dflt\]//g; s/  */ /g; s/^ //; s/ $//'
+	python3 - "$1" >"$1.raw" 2>"$1.rawerr" <<'PY' || { cat "$1.rawerr" >&2; fg_fail "$cfg: cannot read the pprof profile $1"; }
+import gzip, sys
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+
+def fields(b):
+    i = 0
+    while i < len(b):
+        k, i = varint(b, i)
+        if k & 7 == 0:
+            v, i = varint(b, i)
+        elif k & 7 == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        elif k & 7 == 1:
+            v = b[i:i + 8]; i += 8
+        elif k & 7 == 5:
+            v = b[i:i + 4]; i += 4
+        else:
+            sys.exit("bad wire type %d" % (k & 7))
+        yield k >> 3, k & 7, v
+
+def ints(wt, v):  # a repeated int64, packed or not
+    if wt == 0:
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i); out.append(x)
+    return out
+
+p = gzip.open(sys.argv[1]).read()
+strs, types, funcs, sums = [], [], [], []
+for f, wt, v in fields(p):
+    if f == 6:
+        strs.append(v.decode())
+    elif f == 1:
+        t = dict((g, x) for g, _, x in fields(v)); types.append((t.get(1, 0), t.get(2, 0)))
+    elif f == 5:
+        funcs.append(dict((g, x) for g, _, x in fields(v)).get(2, 0))
+    elif f == 2:
+        vals = []
+        for g, w, x in fields(v):
+            if g == 2:
+                vals += ints(w, x)
+        sums = [a + b for a, b in zip(sums, vals)] if sums else vals
+print(" ".join("%s/%s" % (strs[t], strs[u]) for t, u in types))
+for n in funcs:
+    print(strs[n])
+for (t, u), n in zip(types, sums):
+    print("total %s %d" % (strs[t], n))
+PY
+	head -n 1 "$1.raw"
+}
+
+# ev_pprof_total FILE TYPE: the sum of sample type TYPE's values in the pprof profile FILE (read
+# by ev_pprof_types first).
+ev_pprof_total() {
+	local v
+	v=$(T="$2" awk '$1 == "total" && $2 == ENVIRON["T"] { print $3 }' "$1.raw")
+	[[ -n $v ]] || fg_fail "$cfg: the pprof profile $1 has no sample type $2"
+	echo "$v"
 }

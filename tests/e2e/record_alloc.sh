@@ -19,7 +19,8 @@
 #    recording);
 #  - --lines --threads 'fg-bytes|fg-strings': only those threads, >= 99% of fg-bytes' bytes at
 #    the source line of its `new byte[len]`;
-#  - pprof: sample types alloc_objects/count and alloc_space/bytes.
+#  - pprof: sample types alloc_objects/count and alloc_space/bytes, alloc_space's sum the bytes
+#    of its 1 s burst within 25% (a few hundred samples: bytes, not KiB or samples).
 # Then, on the first JDK only, `watch --event cpu,alloc --profile-every 2s`: rolling allocation
 # profiles (STEM.alloc.folded beside the cpu ones) hold fg-bytes' byte[] under makeBytes, and
 # `top --event alloc` through the daemon names makeBytes.
@@ -134,6 +135,10 @@ for jdk in $(fg_jdks); do
 		fg_fail "$cfg: the pprof sample types are '$types', not 'alloc_objects/count alloc_space/bytes'"
 	grep -q 'AllocTruth::makeBytes' "$FG_TMP/alloc$major.pb.gz.raw" ||
 		fg_fail "$cfg: the pprof profile has no AllocTruth::makeBytes"
+	want=0
+	for t in $threads; do want=$((want + $(ev_truth pprof "$t"))); done
+	ev_near "pprof: alloc_space in all (a 1 s burst at the defaults: ~330 samples)" \
+		"$(ev_pprof_total "$FG_TMP/alloc$major.pb.gz" alloc_space)" "$want" 25
 
 	# ---- watch: rolling allocation profiles, top (once) -------------------------------------
 	if ((first)); then

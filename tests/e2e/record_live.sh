@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: MIT
 #
 # record_live.sh - live-heap (leak) profiles against known answers, on every JDK under
-# /usr/lib/jvm, each JVM in a namespace container running LeakTruth (tests/java) with a 16 MB
+# /usr/lib/jvm, each JVM in a namespace container running LeakTruth (tests/java) with an 8 MB
 # young generation: fg-leaker keeps a byte[4096] a millisecond (leak), fg-churn allocates
-# 64 MB/s of byte[] garbage (churn); the JVM's own count of each thread's bytes is taken over
-# exactly each recording's window (events_lib.sh). `record --event live --alloc-interval 32768`
-# (about 1000 samples of the leak), 8 s:
-#  - the leak's live bytes within 15% of what fg-leaker allocated in the window (all of it is
+# 64 MB/s of byte[] garbage (churn) all along; the leak runs in a burst inside each recording,
+# whose bytes the JVM counts (events_lib.sh). `record --event live --alloc-interval 16384`
+# (about 1000 samples of the leak) around a 7 s burst:
+#  - the leak's live bytes within 15% of what fg-leaker allocated in the burst (all of it is
 #    kept; about 5 standard errors), >= 95% of them under LeakTruth::leak with byte[] as the leaf;
-#  - the garbage mostly absent: fg-churn's live bytes under 5% of what it allocated in the window
-#    (a young collection every ~0.2 s frees it);
+#  - the garbage mostly absent: fg-churn's live bytes under 5% of what it allocated in the burst
+#    alone (a young collection every ~0.2 s frees it);
 #  - pprof: sample types inuse_objects/count and inuse_space/bytes, LeakTruth::leak in it.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -25,34 +25,28 @@ sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 j='_\[[0ij]\]'                    # any Java frame's mark
 
-# truth NAME KEY: the growth of KEY's counter over the recording NAME's window.
-truth() {
-	local s0 s1
-	read -r s0 s1 < <(ev_window "$1")
-	ev_truth "${FG_CT_LOG[$cur]}" leak-truth "$s0" "$s1" "$2"
-}
-
 for jdk in $(fg_jdks); do
 	major=$(fg_jdk_major "$jdk")
 	cfg="JDK $major"
 	cur=live$major
-	FG_JVM_OPTS=(-Xmx512m -Xmn16m)
-	FG_JDK=$jdk fg_jvm_start "$cur" LeakTruth 60
+	ev_ctl_dir
+	FG_CT_OPTS=(--bind "$ctldir:/ctl:ro")
+	FG_JVM_OPTS=(-Xmx512m -Xmn8m)
+	FG_JDK=$jdk fg_jvm_start "$cur" LeakTruth 300 /ctl
 	FG_JVM_OPTS=()
+	FG_CT_OPTS=()
 	fg_wait_log "$cur" 60 'LeakTruth ready'
 
-	D=8
-	ev_record live "$FG_TMP/live.folded" --event live --alloc-interval 32768
+	ev_record live "$FG_TMP/live.folded" leak 7000 --event live --alloc-interval 16384
 	f=$FG_TMP/live.folded
 	leak=$(ev_sum "$f" fg-leaker)
-	ev_near "fg-leaker live bytes" "$leak" "$(truth live fg-leaker)" 15
+	ev_near "fg-leaker live bytes" "$leak" "$(ev_truth live fg-leaker)" 15
 	ev_need "fg-leaker live bytes under LeakTruth::leak with byte[] as the leaf" \
 		"$(ev_sum "$f" fg-leaker "LeakTruth::leak$j;[^;]*\$" 'byte[]')" "$leak" 95
-	churn=$(truth live fg-churn)
+	churn=$(ev_truth live fg-churn)
 	ev_at_most "fg-churn live bytes (garbage), of $churn allocated" "$(ev_sum "$f" fg-churn)" $((churn / 20))
 
-	D=2
-	ev_record pprof "$FG_TMP/live$major.pb.gz" --event live --alloc-interval 32768
+	ev_record pprof "$FG_TMP/live$major.pb.gz" leak 1000 --event live --alloc-interval 16384
 	types=$(ev_pprof_types "$FG_TMP/live$major.pb.gz")
 	fg_log "$cfg pprof sample types: $types"
 	[[ $types == "inuse_objects/count inuse_space/bytes" ]] ||
