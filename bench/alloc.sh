@@ -10,17 +10,22 @@
 #     both alike:
 #       none   nobody records: the agent connected, its events off;
 #       alloc  `fgcollect record --pid JVM --event alloc` (the defaults: a sample every 512 KiB)
-#              through the daemon, started SETTLE seconds before the measured window.
+#              through the daemon, started SETTLE seconds before the measured window and
+#              stopped (Ctrl-C) right after it.
 #     Each round measures ROUND seconds: the JVM's CPU (schedstat of all its threads), the
 #     requests it answered and the bytes its workers allocated (its own marks, interpolated at
 #     the window's ends), and fgcollect's CPU (the daemon's and record's). Printed: medians per
 #     variant (CPU us per request, MB/s, requests/s), the per-round ratio of CPU per request
-#     alloc/none (median, spread, 95% bootstrap interval of the median), and fgcollect's CPU as
-#     % of the JVM's.
+#     alloc/none (median, spread, 95% bootstrap interval of the median), the JVM's CPU by kind
+#     of thread (the workers, where the sampling callbacks run; the agent's own threads; the
+#     rest), the JVM's extra CPU per allocation sample, and fgcollect's CPU (daemon and record)
+#     as % of the JVM's. AllocService allocates ~1.9 GB per second of its CPU, far more per
+#     unit of work than most services: the cost per sample says what another service pays
+#     (samples/s x cost per sample over its CPU).
 #  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes)
-#     recorded QREPS times at the defaults for QDUR seconds: each thread's share of the bytes
-#     against the JVM's own count (ThreadMXBean, over exactly the window), the total, and the
-#     share of bytes under the allocating method with its class as the leaf.
+#     recorded QREPS times at the defaults around a burst of QDUR seconds of its allocation:
+#     each thread's share of the bytes against the JVM's own count of the burst (ThreadMXBean),
+#     the total, and the share of bytes under the allocating method with its class as the leaf.
 # Needs root only for nothing in particular (no perf events for alloc); the JVMs run on the host.
 # Env: JDKS (default every JDK under /usr/lib/jvm), REPS (5), ROUND (8 s), SETTLE (2 s),
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
@@ -63,7 +68,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-# The shared helpers' fg_fail reports and exits; no containers here.
+# The shared helpers' fg_fail reports and exits; no containers here. ev_truth reads
+# $FG_TMP/NAME.burst.
 FG_TMP=$tmp
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; else print "nan"}'; }
@@ -101,31 +107,66 @@ jvm_stop() {
 	jpid=
 }
 
-# round VARIANT: one measured window; appends "CPU_NS REQUESTS BYTES WINDOW_NS FGCOLLECT_NS" to
-# $tmp/VARIANT.
+# proc_cpu_ns PID: the CPU the process used since it started, exited threads included
+# (/proc/PID/stat utime + stime, in clock ticks), in ns; 0 when it is gone.
+proc_cpu_ns() {
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	st=${st##*) }
+	read -r -a f <<<"$st"
+	echo $(((f[11] + f[12]) * 1000000000 / hz))
+}
+hz=$(getconf CLK_TCK)
+
+# split PID: "WORKERS AGENT OTHER" ns of CPU of the JVM's threads by kind: the service's
+# workers (fg-svc-*: the sampling callbacks run there), the agent's own (fg-sender, nng:*), the
+# rest (GC, JIT, ...). schedstat of the live threads.
+split() {
+	local t c ns _ w=0 a=0 o=0
+	for t in /proc/"$1"/task/*; do
+		read -r c 2>/dev/null <"$t/comm" || continue
+		read -r ns _ 2>/dev/null <"$t/schedstat" || continue
+		case $c in
+		fg-svc-*) w=$((w + ns)) ;;
+		fg-sender | nng:*) a=$((a + ns)) ;;
+		*) o=$((o + ns)) ;;
+		esac
+	done
+	echo "$w $a $o"
+}
+
+# round VARIANT: one measured window; appends "CPU_NS REQUESTS BYTES WINDOW_NS FGCOLLECT_NS
+# WORKERS_NS AGENT_NS OTHER_NS" to $tmp/VARIANT.
 round() {
-	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0
+	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1
 	if [[ $v == alloc ]]; then
-		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((settle + round + 2)) \
+		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((settle + round + 60)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
 		rpid=$!
 	fi
 	sleep "$settle"
 	t0=$(ev_mono_ns)
-	c0=$(fg_cpu_ns "$jpid") f0=$(fg_cpu_ns "$wpid")
-	[[ -n $rpid ]] && r0=$(fg_cpu_ns "$rpid")
+	c0=$(fg_cpu_ns "$jpid") f0=$(proc_cpu_ns "$wpid")
+	read -r w0 a0 o0 < <(split "$jpid")
+	[[ -n $rpid ]] && r0=$(proc_cpu_ns "$rpid")
 	sleep "$round"
 	t1=$(ev_mono_ns)
-	c1=$(fg_cpu_ns "$jpid") f1=$(fg_cpu_ns "$wpid")
-	[[ -n $rpid ]] && r1=$(fg_cpu_ns "$rpid")
+	c1=$(fg_cpu_ns "$jpid") f1=$(proc_cpu_ns "$wpid")
+	read -r w1 a1 o1 < <(split "$jpid")
+	[[ -n $rpid ]] && r1=$(proc_cpu_ns "$rpid")
 	if [[ -n $rpid ]]; then
+		kill -0 "$rpid" 2>/dev/null || { echo "alloc: record ended early"; cat "$tmp/rec.err"; exit 1; }
+		kill -INT "$rpid"
 		wait "$rpid" || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
 		rpid=
 		cp "$tmp/rec.err" "$tmp/rec.last.err"
+		sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
+			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples"
 	fi
 	sleep 0.2 # a mark past the window
-	echo "$((c1 - c0)) $(ev_truth "$tmp/jvm.out" svc-truth "$t0" "$t1" requests)" \
-		"$(ev_truth "$tmp/jvm.out" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $((f1 - f0 + r1 - r0))" >>"$tmp/$v"
+	echo "$((c1 - c0)) $(ev_interp "$tmp/jvm.out" svc-truth "$t0" "$t1" requests)" \
+		"$(ev_interp "$tmp/jvm.out" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $((f1 - f0 + r1 - r0))" \
+		"$((w1 - w0)) $((a1 - a0)) $((o1 - o0))" >>"$tmp/$v"
 }
 
 # cost: part 1 for $jdk.
@@ -133,6 +174,7 @@ cost() {
 	local v
 	: >"$tmp/none"
 	: >"$tmp/alloc"
+	: >"$tmp/samples"
 	jvm_start AllocService 100000 "$rate"
 	sleep "$warm"
 	[[ -n ${LOCK:-} ]] && exec {lk}>"$LOCK"
@@ -144,39 +186,56 @@ cost() {
 	done
 	jvm_stop
 	echo "== cost: AllocService at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	printf "%-8s %12s %10s %12s %14s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" "(medians over rounds)"
+	printf "%-8s %12s %10s %12s %14s %12s %12s %12s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" \
+		"workers/req" "agent/req" "other/req" "(medians over rounds; us of the JVM's threads by kind)"
 	for v in none alloc; do
-		awk '{ printf "%.1f %.1f %.3f %.3f\n", $2 * 1e9 / $4, $3 * 1e3 / $4, $1 / 1e3 / $2, $5 * 100 / $1 }' \
-			"$tmp/$v" >"$tmp/$v.fig"
+		awk '{ printf "%.1f %.1f %.3f %.3f %.3f %.3f %.3f\n", $2 * 1e9 / $4, $3 * 1e3 / $4, $1 / 1e3 / $2,
+			$5 * 100 / $1, $6 / 1e3 / $2, $7 / 1e3 / $2, $8 / 1e3 / $2 }' "$tmp/$v" >"$tmp/$v.fig"
 		col() { cut -d' ' -f"$1" "$tmp/$v.fig" | median; }
-		printf "%-8s %12.0f %10.0f %12.2f %14.3f\n" "$v" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)"
+		printf "%-8s %12.0f %10.0f %12.2f %14.3f %12.2f %12.2f %12.2f\n" "$v" "$(col 1)" "$(col 2)" "$(col 3)" \
+			"$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)"
 	done
-	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $7 ? $3 / $7 : 0 }' >"$tmp/ratio"
+	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
 	read -r lo hi < <(boot_ci <"$tmp/ratio")
 	echo "JVM CPU per request, alloc/none per round: median $(median <"$tmp/ratio") ($(spread <"$tmp/ratio")), 95% CI of the median $lo..$hi"
+	# What one sample costs the JVM: the extra CPU per second over the samples per second
+	# (record's count over its whole duration, the first ~0.5 s before the events turned on
+	# included: an upper bound).
+	echo "about $(median <"$tmp/samples") samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/alloc.fig" | median) \
+		b=$(cut -d' ' -f3 "$tmp/none.fig" | median) r=$(cut -d' ' -f1 "$tmp/none.fig" | median) \
+		n=$(median <"$tmp/samples") awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
 	echo "record's summary (last alloc round):"
 	grep -v 'note' "$tmp/rec.last.err" | sed 's/^/  /' | head -n 12
 }
 
-# quality: part 2 for $jdk.
+# quality: part 2 for $jdk: QREPS recordings of QDUR + 4 s through the daemon, each around a
+# burst of AllocTruth's allocation of QDUR seconds asked for 1.5 s after it started (its agent,
+# connected to the daemon for a while, reads the want file every 500 ms).
 quality() {
-	local q t f t0 t1 th m c
-	jvm_start AllocTruth 100000
-	sleep 2
-	echo "== quality: AllocTruth, $(basename "$jdk"), record --event alloc at the defaults, ${QDUR:-10} s, ${QREPS:-3} times"
+	local q t f th m c rp qd=${QDUR:-10}
+	mkdir -p "$tmp/ctl-bursts"
+	rm -f "$tmp/ctl-bursts/burst"
+	ctldir=$tmp/ctl-bursts
+	jvm_start AllocTruth 100000 "$ctldir"
+	echo "== quality: AllocTruth, $(basename "$jdk"), record --event alloc at the defaults around a $qd s burst, ${QREPS:-3} times"
 	printf "%-4s %-46s %10s %10s %14s\n" rec "shares, profile/truth % (fg-bytes longs particles strings)" "max |d| pt" "total %" "under method+class %"
 	for q in $(seq "${QREPS:-3}"); do
-		t0=$(ev_mono_ns)
-		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration "${QDUR:-10}" \
-			-o "$tmp/q.folded" 2>"$tmp/q.err" || { echo "alloc: record failed"; cat "$tmp/q.err"; exit 1; }
-		t1=$(ev_mono_ns)
-		sleep 0.3
+		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((qd + 4)) \
+			-o "$tmp/q.folded" 2>"$tmp/q.err" &
+		rp=$!
+		sleep 1.5
+		ev_burst $((qd * 1000))
+		fg_wait $((qd + 10)) grep -qE "^alloc-burst $EV_BURST .* end\$" "$tmp/jvm.out" ||
+			{ echo "alloc: burst $EV_BURST did not end"; exit 1; }
+		kill -0 "$rp" 2>/dev/null || { echo "alloc: the recording ended before the burst"; exit 1; }
+		grep -E "^alloc-burst $EV_BURST .* end\$" "$tmp/jvm.out" >"$tmp/q.burst"
+		wait "$rp" || { echo "alloc: record failed"; cat "$tmp/q.err"; exit 1; }
 		f=$tmp/q.folded
 		: >"$tmp/q.rows"
 		for t in fg-bytes:makeBytes:'byte[]' fg-longs:makeLongs:'long[]' \
 			fg-particles:makeParticles:'AllocTruth$Particle' fg-strings:makeStrings:java.lang.String; do
 			IFS=: read -r th m c <<<"$t"
-			echo "$(ev_sum "$f" "$th") $(ev_truth "$tmp/jvm.out" alloc-truth "$t0" "$t1" "$th")" \
+			echo "$(ev_sum "$f" "$th") $(ev_truth q "$th")" \
 				"$(ev_sum "$f" "$th" "AllocTruth::$m"'_\[[0ij]\];[^;]*$' "$c")" >>"$tmp/q.rows"
 		done
 		q="$q" awk '{ g[NR] = $1; w[NR] = $2; u += $3; G += $1; W += $2 }

@@ -38,16 +38,16 @@ ev_burst() {
 }
 
 # ev_record NAME OUT PREFIX MS [OPTION...]: `fgcollect record --pid $FG_HOSTPID` on the agent
-# socket $sock (no daemon) into OUT for MS/1000 + 4 seconds, its stderr in $FG_TMP/NAME.err;
-# once its agent has connected (and 1 s more for the events to turn on), a burst of MS
-# milliseconds, whose line goes to $FG_TMP/NAME.burst. Fails unless the burst ended while
-# the recording still ran.
+# socket $sock (no daemon) into OUT, its stderr in $FG_TMP/NAME.err; once its agent has
+# connected (and 1 s more for the events to turn on), a burst of MS milliseconds, whose line
+# goes to $FG_TMP/NAME.burst; 0.5 s after the burst, Ctrl-C (SIGINT) ends the recording, which
+# writes OUT. Fails unless the burst ended while the recording still ran.
 ev_record() {
 	local name=$1 out=$2 prefix=$3 ms=$4 rpid t0 rc=0 log=${FG_CT_LOG[$cur]}
 	shift 4
 	t0=$(fg_ms)
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" \
-		--duration $((ms / 1000 + 4)) -o "$out" "$@" 2>"$FG_TMP/$name.err" &
+		--duration $((ms / 1000 + 30)) -o "$out" "$@" 2>"$FG_TMP/$name.err" &
 	rpid=$!
 	fg_wait 10 grep -q 'agent connected' "$FG_TMP/$name.err" || {
 		kill "$rpid" 2>/dev/null || true
@@ -63,6 +63,8 @@ ev_record() {
 	kill -0 "$rpid" 2>/dev/null ||
 		fg_fail "$cfg $name: the recording ended before burst $EV_BURST did ($(($(fg_ms) - t0)) ms after it started)"
 	grep -E "^$prefix-burst $EV_BURST .* end\$" "$log" >"$FG_TMP/$name.burst"
+	sleep 0.5 # the burst's last events on their way
+	kill -INT "$rpid"
 	wait "$rpid" || rc=$?
 	((rc == 0)) || { cat "$FG_TMP/$name.err" >&2; fg_fail "$cfg $name: fgcollect record $* failed ($rc)"; }
 	fg_log "$cfg $name: record took $(($(fg_ms) - t0)) ms"
