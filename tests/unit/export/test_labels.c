@@ -35,7 +35,7 @@ static void test_stem_round_trips(void **state)
 	assert_string_equal(p.hostname, "node-7.eu");
 }
 
-/* Off-CPU and wall files carry their event before the extension; cpu names stay as they were. */
+/* Every event but cpu carries its name before the extension; cpu names stay as they were. */
 static void test_event_suffix_round_trips(void **state)
 {
 	static const char *const sfx[] = { "", ".offcpu", ".wall", ".alloc", ".live", ".lock" };

@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# alloc.sh BUILD_DIR - what allocation profiling costs a JVM that allocates fast, and how close
+# its profile comes to the JVM's own count.
+#  1. Cost: AllocService (tests/java: worker threads answering synthetic requests at a fixed
+#     RATE, ~105 KB allocated per request: 500+ MB/s at the default rate) with libfgagent.so,
+#     streaming to a `fgcollect watch` for the whole run, one JVM per JDK. Two variants,
+#     interleaved per round (none, alloc, none, alloc, ...) so drift on a shared machine hits
+#     both alike:
+#       none   nobody records: the agent connected, its events off;
+#       alloc  `fgcollect record --pid JVM --event alloc` (the defaults: a sample every 512 KiB)
+#              through the daemon, started SETTLE seconds before the measured window and
+#              stopped (Ctrl-C) right after it.
+#     Each round measures ROUND seconds: the JVM's CPU (schedstat of all its threads), the
+#     requests it answered and the bytes its workers allocated (its own marks, interpolated at
+#     the window's ends), and fgcollect's CPU (the daemon's and record's). Printed: medians per
+#     variant (CPU us per request, MB/s, requests/s), the per-round ratio of CPU per request
+#     alloc/none (median, spread, 95% bootstrap interval of the median), the JVM's CPU by kind
+#     of thread (the workers, where the sampling callbacks run; the agent's own threads; the
+#     rest), the JVM's extra CPU per allocation sample, and fgcollect's CPU (daemon and record)
+#     as % of the JVM's. AllocService allocates ~1.9 GB per second of its CPU, far more per
+#     unit of work than most services: the cost per sample says what another service pays
+#     (samples/s x cost per sample over its CPU).
+#  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes)
+#     recorded QREPS times at the defaults around a burst of QDUR seconds of its allocation:
+#     each thread's share of the bytes against the JVM's own count of the burst (ThreadMXBean),
+#     the total, and the share of bytes under the allocating method with its class as the leaf.
+# Needs root only for nothing in particular (no perf events for alloc); the JVMs run on the host.
+# Env: JDKS (default every JDK under /usr/lib/jvm), REPS (5), ROUND (8 s), SETTLE (2 s),
+#      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
+#      flock around each pass of the variants).
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
+reps=${REPS:-5}
+round=${ROUND:-8}
+settle=${SETTLE:-2}
+warm=${WARM:-5}
+rate=${RATE:-5000}
+fgcollect=$build/collector/fgcollect
+agent=$build/jvmti-agent/libfgagent.so
+jar=$build/tests/java/fg-workloads.jar
+for f in "$fgcollect" "$agent" "$jar"; do
+	[[ -e $f ]] || { echo "alloc: $f not built (cmake --build $build)"; exit 1; }
+done
+. "$src/tests/harness/lib.sh"
+. "$src/tests/e2e/events_lib.sh"
+FG_TEST=alloc
+cfg=bench
+
+tmp=$(mktemp -d /tmp/fg-bench-alloc.XXXXXX)
+chmod 0755 "$tmp"
+mkdir -m 0755 "$tmp/sock"
+mkdir -m 0700 "$tmp/ctl"
+sock=$tmp/sock/fgcollect.sock
+ctlsock=$tmp/ctl/ctl.sock
+wpid=
+jpid=
+rpid=
+cleanup() {
+	set +e
+	[[ -n $rpid ]] && kill -INT "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
+	[[ -n $jpid ]] && kill -TERM "$jpid" 2>/dev/null && wait "$jpid" 2>/dev/null
+	[[ -n $wpid ]] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# The shared helpers' fg_fail reports and exits; no containers here. ev_truth reads
+# $FG_TMP/NAME.burst.
+FG_TMP=$tmp
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; else print "nan"}'; }
+spread() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {if (NR) printf "%.4g..%.4g", lo, hi; else printf "-"}'; }
+# boot_ci: "LO HI", a 95% bootstrap interval of the median of the values on stdin (2000
+# resamples, fixed seed).
+boot_ci() {
+	awk 'function isort(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]
+			for (j = i - 1; j > 0 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
+	function med(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	{ x[NR] = $1 }
+	END { if (NR == 0) { print "0 0"; exit } srand(1); B = 2000
+	      for (b = 1; b <= B; b++) { for (i = 1; i <= NR; i++) y[i] = x[int(rand() * NR) + 1]
+					 isort(y, NR); m[b] = med(y, NR) }
+	      isort(m, B); printf "%.4f %.4f\n", m[int(B * 0.025) + 1], m[int(B * 0.975)] }'
+}
+
+"$fgcollect" watch --socket "$sock" --ctl "$ctlsock" 2>"$tmp/watch.log" &
+wpid=$!
+fg_wait 5 test -S "$sock" || { echo "alloc: watch did not start"; cat "$tmp/watch.log"; exit 1; }
+
+# jvm_start MAINCLASS ARG...: the JVM with the agent on the daemon's socket, its output in
+# $tmp/jvm.out; waits for "MAINCLASS ready".
+jvm_start() {
+	local cls=$1
+	shift
+	"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$sock" -cp "$jar" "$cls" "$@" \
+		>"$tmp/jvm.out" 2>&1 &
+	jpid=$!
+	fg_wait 60 grep -q "$cls ready" "$tmp/jvm.out" || { echo "alloc: $cls did not start"; cat "$tmp/jvm.out"; exit 1; }
+}
+jvm_stop() {
+	kill -TERM "$jpid" 2>/dev/null || true
+	wait "$jpid" 2>/dev/null || true
+	jpid=
+}
+
+# proc_cpu_ns PID: the CPU the process used since it started, exited threads included
+# (/proc/PID/stat utime + stime, in clock ticks), in ns; 0 when it is gone.
+proc_cpu_ns() {
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	st=${st##*) }
+	read -r -a f <<<"$st"
+	echo $(((f[11] + f[12]) * 1000000000 / hz))
+}
+hz=$(getconf CLK_TCK)
+
+# split PID: "WORKERS AGENT OTHER" ns of CPU of the JVM's threads by kind: the service's
+# workers (fg-svc-*: the sampling callbacks run there), the agent's own (fg-sender, nng:*), the
+# rest (GC, JIT, ...). schedstat of the live threads.
+split() {
+	local t c ns _ w=0 a=0 o=0
+	for t in /proc/"$1"/task/*; do
+		read -r c 2>/dev/null <"$t/comm" || continue
+		read -r ns _ 2>/dev/null <"$t/schedstat" || continue
+		case $c in
+		fg-svc-*) w=$((w + ns)) ;;
+		fg-sender | nng:*) a=$((a + ns)) ;;
+		*) o=$((o + ns)) ;;
+		esac
+	done
+	echo "$w $a $o"
+}
+
+# round VARIANT: one measured window; appends "CPU_NS REQUESTS BYTES WINDOW_NS FGCOLLECT_NS
+# WORKERS_NS AGENT_NS OTHER_NS" to $tmp/VARIANT.
+round() {
+	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1
+	if [[ $v == alloc ]]; then
+		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((settle + round + 60)) \
+			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
+		rpid=$!
+	fi
+	sleep "$settle"
+	t0=$(ev_mono_ns)
+	c0=$(fg_cpu_ns "$jpid") f0=$(proc_cpu_ns "$wpid")
+	read -r w0 a0 o0 < <(split "$jpid")
+	[[ -n $rpid ]] && r0=$(proc_cpu_ns "$rpid")
+	sleep "$round"
+	t1=$(ev_mono_ns)
+	c1=$(fg_cpu_ns "$jpid") f1=$(proc_cpu_ns "$wpid")
+	read -r w1 a1 o1 < <(split "$jpid")
+	[[ -n $rpid ]] && r1=$(proc_cpu_ns "$rpid")
+	if [[ -n $rpid ]]; then
+		kill -0 "$rpid" 2>/dev/null || { echo "alloc: record ended early"; cat "$tmp/rec.err"; exit 1; }
+		kill -INT "$rpid"
+		wait "$rpid" || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
+		rpid=
+		cp "$tmp/rec.err" "$tmp/rec.last.err"
+		sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
+			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples"
+	fi
+	sleep 0.2 # a mark past the window
+	echo "$((c1 - c0)) $(ev_interp "$tmp/jvm.out" svc-truth "$t0" "$t1" requests)" \
+		"$(ev_interp "$tmp/jvm.out" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $((f1 - f0 + r1 - r0))" \
+		"$((w1 - w0)) $((a1 - a0)) $((o1 - o0))" >>"$tmp/$v"
+}
+
+# cost: part 1 for $jdk.
+cost() {
+	local v
+	: >"$tmp/none"
+	: >"$tmp/alloc"
+	: >"$tmp/samples"
+	jvm_start AllocService 100000 "$rate"
+	sleep "$warm"
+	[[ -n ${LOCK:-} ]] && exec {lk}>"$LOCK"
+	for rep in $(seq "$reps"); do
+		[[ -n ${LOCK:-} ]] && flock "$lk"
+		for v in none alloc; do round "$v"; done
+		[[ -n ${LOCK:-} ]] && flock -u "$lk"
+		echo "alloc: $(basename "$jdk") round $rep of $reps done" >&2
+	done
+	jvm_stop
+	echo "== cost: AllocService at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	printf "%-8s %12s %10s %12s %14s %12s %12s %12s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" \
+		"workers/req" "agent/req" "other/req" "(medians over rounds; us of the JVM's threads by kind)"
+	for v in none alloc; do
+		awk '{ printf "%.1f %.1f %.3f %.3f %.3f %.3f %.3f\n", $2 * 1e9 / $4, $3 * 1e3 / $4, $1 / 1e3 / $2,
+			$5 * 100 / $1, $6 / 1e3 / $2, $7 / 1e3 / $2, $8 / 1e3 / $2 }' "$tmp/$v" >"$tmp/$v.fig"
+		col() { cut -d' ' -f"$1" "$tmp/$v.fig" | median; }
+		printf "%-8s %12.0f %10.0f %12.2f %14.3f %12.2f %12.2f %12.2f\n" "$v" "$(col 1)" "$(col 2)" "$(col 3)" \
+			"$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)"
+	done
+	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
+	read -r lo hi < <(boot_ci <"$tmp/ratio")
+	echo "JVM CPU per request, alloc/none per round: median $(median <"$tmp/ratio") ($(spread <"$tmp/ratio")), 95% CI of the median $lo..$hi"
+	# What one sample costs the JVM: the extra CPU per second over the samples per second
+	# (record's count over its whole duration, the first ~0.5 s before the events turned on
+	# included: an upper bound).
+	echo "about $(median <"$tmp/samples") samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/alloc.fig" | median) \
+		b=$(cut -d' ' -f3 "$tmp/none.fig" | median) r=$(cut -d' ' -f1 "$tmp/none.fig" | median) \
+		n=$(median <"$tmp/samples") awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
+	echo "record's summary (last alloc round):"
+	grep -v 'note' "$tmp/rec.last.err" | sed 's/^/  /' | head -n 12
+}
+
+# quality: part 2 for $jdk: QREPS recordings of QDUR + 4 s through the daemon, each around a
+# burst of AllocTruth's allocation of QDUR seconds asked for 1.5 s after it started (its agent,
+# connected to the daemon for a while, reads the want file every 500 ms).
+quality() {
+	local q t f th m c rp qd=${QDUR:-10}
+	mkdir -p "$tmp/ctl-bursts"
+	rm -f "$tmp/ctl-bursts/burst"
+	ctldir=$tmp/ctl-bursts
+	jvm_start AllocTruth 100000 "$ctldir"
+	echo "== quality: AllocTruth, $(basename "$jdk"), record --event alloc at the defaults around a $qd s burst, ${QREPS:-3} times"
+	printf "%-4s %-46s %10s %10s %14s\n" rec "shares, profile/truth % (fg-bytes longs particles strings)" "max |d| pt" "total %" "under method+class %"
+	for q in $(seq "${QREPS:-3}"); do
+		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((qd + 4)) \
+			-o "$tmp/q.folded" 2>"$tmp/q.err" &
+		rp=$!
+		sleep 1.5
+		ev_burst $((qd * 1000))
+		fg_wait $((qd + 10)) grep -qE "^alloc-burst $EV_BURST .* end\$" "$tmp/jvm.out" ||
+			{ echo "alloc: burst $EV_BURST did not end"; exit 1; }
+		kill -0 "$rp" 2>/dev/null || { echo "alloc: the recording ended before the burst"; exit 1; }
+		grep -E "^alloc-burst $EV_BURST .* end\$" "$tmp/jvm.out" >"$tmp/q.burst"
+		wait "$rp" || { echo "alloc: record failed"; cat "$tmp/q.err"; exit 1; }
+		f=$tmp/q.folded
+		: >"$tmp/q.rows"
+		for t in fg-bytes:makeBytes:'byte[]' fg-longs:makeLongs:'long[]' \
+			fg-particles:makeParticles:'AllocTruth$Particle' fg-strings:makeStrings:java.lang.String; do
+			IFS=: read -r th m c <<<"$t"
+			echo "$(ev_sum "$f" "$th") $(ev_truth q "$th")" \
+				"$(ev_sum "$f" "$th" "AllocTruth::$m"'_\[[0ij]\];[^;]*$' "$c")" >>"$tmp/q.rows"
+		done
+		q="$q" awk '{ g[NR] = $1; w[NR] = $2; u += $3; G += $1; W += $2 }
+		END { for (i = 1; i <= NR; i++) { a = 100 * g[i] / G; b = 100 * w[i] / W; d = a - b
+				 if (d < 0) d = -d; if (d > m) m = d; s = s sprintf("%.1f/%.1f ", a, b) }
+		      printf "%-4s %-46s %10.2f %10.1f %14.2f\n", ENVIRON["q"], s, m, 100 * (G - W) / W, 100 * u / G }' \
+			"$tmp/q.rows"
+	done
+	jvm_stop
+}
+
+for jdk in ${JDKS:-$(fg_jdks)}; do
+	cost
+	[[ ${QUALITY:-1} == 0 ]] || quality
+	echo
+done
+echo "goals: alloc/none CPU per request <= 1.01; shares within 2 points, total within 5%, >= 99% under the method and class"
