@@ -32,7 +32,7 @@
 #      flock around each pass of the variants).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 reps=${REPS:-5}
 round=${ROUND:-8}
 settle=${SETTLE:-2}
