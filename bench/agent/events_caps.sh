@@ -91,8 +91,8 @@ run() {
 	/usr/bin/time -f '%e %U %S' -o "$tmp/time" "$jdk/bin/java" "-agentpath:$agent=$opts" \
 		"${cmd[@]}" >/dev/null
 	read -r e u s <"$tmp/time"
-	awk -v e="$e" 'BEGIN { printf "%d\n", e * 1000 }' >>"$tmp/$w.$v"
-	awk -v u="$u" -v s="$s" 'BEGIN { printf "%d\n", (u + s) * 1000 }' >>"$tmp/$w.$v.cpu"
+	E=$e awk 'BEGIN { printf "%d\n", ENVIRON["E"] * 1000 }' >>"$tmp/$w.$v"
+	U=$u S=$s awk 'BEGIN { printf "%d\n", (ENVIRON["U"] + ENVIRON["S"]) * 1000 }' >>"$tmp/$w.$v.cpu"
 }
 
 label_of() {
