@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "agentclock.h"
+#include "agentthread.h"
 #include "freering.h"
 
 #define QUIESCE_NAP_NS 1000000ull /* while callbacks leave */
@@ -339,20 +340,10 @@ static void *worker(void *arg)
 static int start_worker(struct evctl *c)
 {
 	struct evctl_priv *p = c->p;
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int rv;
+	int rv = agentthread_start(&p->thread, 256u << 10, worker, c);
 
-	if ((rv = pthread_attr_init(&attr)) != 0)
-		return -rv;
-	pthread_attr_setstacksize(&attr, 256u << 10);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rv = pthread_create(&p->thread, &attr, worker, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 	if (rv != 0)
-		return -rv;
+		return rv;
 	p->started = true;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "agentclock.h"
+#include "agentthread.h"
 
 #define LEAN_NAP_NS 1000000ull	  /* while callbacks begun with the tables off finish */
 #define AGAIN_NAP_NS 100000000ull /* while the VM is not live yet */
@@ -103,20 +104,10 @@ int tables_init(struct tables *t, const struct tables_ops *ops)
 static int start_worker(struct tables *t)
 {
 	struct tables_priv *p = t->p;
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int rv;
+	int rv = agentthread_start(&p->thread, 512u << 10, worker, t);
 
-	if ((rv = pthread_attr_init(&attr)) != 0)
-		return -rv;
-	pthread_attr_setstacksize(&attr, 512u << 10);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rv = pthread_create(&p->thread, &attr, worker, t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 	if (rv != 0)
-		return -rv;
+		return rv;
 	p->started = true;
 	return 0;
 }
