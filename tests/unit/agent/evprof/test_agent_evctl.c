@@ -337,8 +337,11 @@ static void test_events_leave_half_the_queue_to_code_events(void **state)
 	evctl_get_stats(&x->c, &st);
 	assert_int_equal(st.drops[EVCTL_DROP_QUEUE], 1);
 	assert_int_equal(st.events, pushed);
-	assert_int_equal(queue_dropped(x->q), 0);	/* not a code event's drop */
-	assert_non_null(queue_reserve(x->q, 16 << 10)); /* code events still have room */
+	assert_int_equal(queue_dropped(x->q), 0);	     /* not a code event's drop */
+	struct qentry *code = queue_reserve(x->q, 16 << 10); /* code events still have room */
+
+	assert_non_null(code);
+	queue_cancel(x->q, code);
 	fix_free(x);
 }
 
