@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-all=(fgproto fgevents ingest ctl_frame wantfile procmaps elfsym elfcfi perfring collapse folded
+all=(fgproto fgevents ingest ctl_frame rxchan wantfile procmaps elfsym elfcfi perfring collapse folded
 	interp vmstack)
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 

@@ -10,7 +10,7 @@ if(NOT FG_SANITIZE AND NOT FG_FUZZ)
 		--dir ${FG_FUZZ_DIR})
 	set_tests_properties(fuzz_build PROPERTIES LABELS fuzz FIXTURES_SETUP fuzz_targets
 		TIMEOUT 900)
-	foreach(t fgproto fgevents ingest ctl_frame wantfile procmaps elfsym elfcfi perfring collapse
+	foreach(t fgproto fgevents ingest ctl_frame rxchan wantfile procmaps elfsym elfcfi perfring collapse
 			folded interp vmstack)
 		add_test(NAME fuzz_${t} COMMAND ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh
 			--dir ${FG_FUZZ_DIR} --seconds 2 --seed 1 ${t})

@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"                            (default " CTL_DEFAULT_PATH ")\n"
 	"      --map-dir DIR         write maps in DIR instead of /tmp (testing)\n"
 	"      --watchdog-ms MS      listener self-check period (default 1000, 0 = off)\n"
+	"      --sandbox-uid U[:G]   ids of the socket's confined process (65534)\n"
+	"      --no-sandbox          serve the socket here, unconfined\n"
 	"  -q, --quiet               no per-JVM log lines\n"
 	"\nRolling profiles (a sampling thread of its own; map upkeep never waits for it):\n"
 	"  -P, --profile-every DURATION  cut one profile per connected JVM and event every\n"
@@ -134,6 +136,28 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 /* One of the daemon's options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
+/* --sandbox-uid UID[:GID]: neither 0 (GID defaults to UID). 1, or -1 (said). */
+static int sandbox_ids(const char *arg, struct daemon_opts *o)
+{
+	char uid[16];
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+
+	if (n >= sizeof(uid)) {
+		fg_err("watch", "--sandbox-uid '%s': expected UID or UID:GID", arg);
+		return -1;
+	}
+	memcpy(uid, arg, n);
+	uid[n] = '\0';
+	if (cli_u64("watch", "sandbox-uid", uid, 1, 4294967294u, NULL, &o->sandbox_uid) < 0)
+		return -1;
+	o->sandbox_gid = o->sandbox_uid;
+	if (colon &&
+	    cli_u64("watch", "sandbox-uid", colon + 1, 1, 4294967294u, NULL, &o->sandbox_gid) < 0)
+		return -1;
+	return 1;
+}
+
 static int daemon_opt(int c, const char *arg, struct daemon_opts *o)
 {
 	switch (c) {
@@ -159,6 +183,11 @@ static int daemon_opt(int c, const char *arg, struct daemon_opts *o)
 		return cli_u64("watch", "watchdog-ms", arg, 0, 3600000, "ms", &o->watchdog_ms);
 	case 'q':
 		o->quiet = true;
+		return 1;
+	case 'u':
+		return sandbox_ids(arg, o);
+	case 'N':
+		o->no_sandbox = true;
 		return 1;
 	default:
 		return 0;
@@ -288,6 +317,8 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "map-dir", required_argument, NULL, 'M' },
 		{ "watchdog-ms", required_argument, NULL, 'W' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "sandbox-uid", required_argument, NULL, 'u' },
+		{ "no-sandbox", no_argument, NULL, 'N' },
 		{ "profile-every", required_argument, NULL, 'P' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "pprof", no_argument, NULL, 'B' },

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "receive.h"
 #include "util.h"
 
 static const struct {
@@ -42,6 +43,8 @@ int main(int argc, char **argv)
 		return FG_EXIT_USAGE;
 	}
 	name = argv[1];
+	if (!strcmp(name, RECEIVE_CHILD_ARG)) /* the agent socket's sandboxed process */
+		return receive_child_main(argc, argv);
 	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
 		usage(stdout);
 		return FG_EXIT_OK;

@@ -11,7 +11,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +36,6 @@
 
 #define NSEC 1000000000ull
 
-void daemon_say(const struct daemon_opts *o, const char *fmt, ...)
-{
-	char line[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	o->log(o->log_arg, line);
-}
-
 void daemon_opts_init(struct daemon_opts *o)
 {
 	*o = (struct daemon_opts){ .socket = FG_DEFAULT_SOCKET,
@@ -60,6 +48,25 @@ void daemon_opts_init(struct daemon_opts *o)
 				   .freq = 99,
 				   .switch_rate = SESSION_SWITCH_RATE_AUTO,
 				   .events = 1u << PROF_EVENT_CPU };
+}
+
+/* What the agent socket's process could not shed, and the capability that would let it. */
+static void warn_sandbox(const struct daemon_opts *o, struct receive *rx)
+{
+	struct receive_stats r;
+
+	receive_stats(rx, &r);
+	if (r.sandbox_partial & RECEIVE_SANDBOX_NO_IDS)
+		daemon_say(
+			o,
+			"warning: the agent socket's process runs as uid 0 (with no capability): "
+			"switching to --sandbox-uid needs CAP_SETUID and CAP_SETGID "
+			"(--cap-add SETUID --cap-add SETGID)");
+	if (r.sandbox_partial & RECEIVE_SANDBOX_NO_CHROOT)
+		daemon_say(
+			o,
+			"warning: the agent socket's process keeps the file system in sight (it "
+			"may open nothing): a chroot needs CAP_SYS_CHROOT (--cap-add SYS_CHROOT)");
 }
 
 /*
@@ -213,7 +220,9 @@ static void summary(struct daemon *d)
 		"messages), %llu map writes (%llu compactions, %llu failed, %llu out of space, %.1f "
 		"ms writing), "
 		"%llu JVMs exited, %llu expired, watchdog %llu probes / %llu failed / %llu "
-		"re-listens, control %llu clients (%llu refused uid, %llu overflowed)",
+		"re-listens, control %llu clients (%llu refused uid, %llu overflowed), sandbox %llu "
+		"restarts (%llu crashed, %llu forbidden system calls, %llu hung, %llu wedged, %llu "
+		"other), %llu messages refused",
 		(unsigned long long)r.accepted, (unsigned long long)r.refused_cap,
 		(unsigned long long)c.rejected, (unsigned long long)c.bad_peers,
 		(unsigned long long)c.msgs, (unsigned long long)c.records,
@@ -223,7 +232,11 @@ static void summary(struct daemon *d)
 		c.map_write_ns / 1e6, (unsigned long long)c.exits, (unsigned long long)c.expired,
 		(unsigned long long)r.probes, (unsigned long long)r.probe_fail,
 		(unsigned long long)r.relistens, (unsigned long long)cs.accepted,
-		(unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed);
+		(unsigned long long)cs.refused_uid, (unsigned long long)cs.overflowed,
+		(unsigned long long)r.restarts, (unsigned long long)r.died_crash,
+		(unsigned long long)r.died_syscall, (unsigned long long)r.died_hung,
+		(unsigned long long)r.died_wedge, (unsigned long long)r.died_other,
+		(unsigned long long)r.refused_msgs);
 	if (c.ev_stacks || c.ev_states || c.ev_drops.unknown_id || c.ev_drops.unwanted)
 		daemon_say(o,
 			   "events: %llu stacks and %llu frees handed on, %llu agent reports; "
@@ -330,7 +343,10 @@ static int start(struct daemon *d)
 	struct leftovers_opts lo = { .keep_exited_ns = o->keep_exited_ns };
 	struct receive_opts ro = { .path = o->socket,
 				   .max_peers = (unsigned)o->max_jvms,
-				   .watchdog_ms = (unsigned)o->watchdog_ms };
+				   .watchdog_ms = (unsigned)o->watchdog_ms,
+				   .in_process = o->no_sandbox,
+				   .sandbox_uid = (unsigned)o->sandbox_uid,
+				   .sandbox_gid = (unsigned)o->sandbox_gid };
 	int rv;
 
 	if ((rv = perfmap_dir_open(o->map_dir, &d->maps)) != 0) {
@@ -366,11 +382,28 @@ static int start(struct daemon *d)
 	if (!o->quiet)
 		daemon_say(o, "listening on %s (control %s), maps in %s", o->socket, o->ctl,
 			   o->map_dir);
+	warn_sandbox(o, d->rx);
 	/* Serving agents needs none of them; rolling profiles and record/top here do. */
 	warn_privs(o, o->profile_ns && (o->events & ~(1u << PROF_EVENT_CPU)));
 	if (o->profile_ns && daemon_profiles_start(o, &d->prof) != 0)
 		return -1;
 	return 0;
+}
+
+/* The agent socket's confined process was started again: why (said once per restart). */
+static void say_restart(struct daemon *d, const struct receive_stats *r)
+{
+	const struct receive_stats *s = &d->seen;
+	const char *why = r->died_syscall > s->died_syscall ? "killed for a forbidden system call"
+			  : r->died_crash > s->died_crash   ? "killed by a signal"
+			  : r->died_hung > s->died_hung	    ? "no heartbeat for a second"
+			  : r->died_wedge > s->died_wedge   ? "its listener stopped accepting"
+							    : "it exited";
+
+	daemon_say(d->o,
+		   "the agent socket's sandboxed process ended (%s); started again (%llu restarts "
+		   "so far), agents reconnect and replay",
+		   why, (unsigned long long)r->restarts);
 }
 
 /*
@@ -384,12 +417,13 @@ static void check_listener(struct daemon *d, const char *socket)
 	struct receive_stats r;
 
 	receive_stats(d->rx, &r);
+	if (r.restarts > d->seen.restarts)
+		say_restart(d, &r);
 	if (r.relistens > d->seen.relistens) {
-		daemon_say(
-			o,
-			"listening again on %s (the socket file was gone or the listener stopped "
-			"accepting); agents reconnect and replay",
-			socket);
+		daemon_say(o, "listening again on %s (%s); agents reconnect and replay", socket,
+			   r.restarts
+				   ? "a new sandboxed process"
+				   : "the socket file was gone or the listener stopped accepting");
 		if (receive_refresh(d->rx) != 0)
 			daemon_say(o, "cannot write the files beside %s again", socket);
 		d->told_relisten_err = false;
@@ -482,6 +516,9 @@ static int serve(struct daemon *d)
 #define CLOSE_GUARD_MS 2000
 
 static int guard_status;
+/* Set once the close is over: the guard then neither speaks (o is the caller's) nor exits. */
+static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool guard_off;
 
 static void *close_guard(void *arg)
 {
@@ -490,11 +527,25 @@ static void *close_guard(void *arg)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
-	daemon_say(o,
-		   "nng did not close its sockets within %d ms (nng 1.5.2); exiting without them",
-		   CLOSE_GUARD_MS);
-	fflush(stdout);
-	_exit(guard_status);
+	pthread_mutex_lock(&guard_mu);
+	if (!guard_off) {
+		daemon_say(o,
+			   "nng did not close its sockets within %d ms (nng 1.5.2); exiting "
+			   "without them",
+			   CLOSE_GUARD_MS);
+		fflush(stdout);
+		_exit(guard_status);
+	}
+	pthread_mutex_unlock(&guard_mu);
+	return NULL;
+}
+
+/* The close is over: the guard stands down for good. */
+static void stop_close_guard(void)
+{
+	pthread_mutex_lock(&guard_mu);
+	guard_off = true;
+	pthread_mutex_unlock(&guard_mu);
 }
 
 static void start_close_guard(const struct daemon_opts *o, int status)
@@ -544,5 +595,6 @@ int daemon_run(const struct daemon_opts *o)
 	leftovers_free(d.left);
 	perfmap_dir_close(d.maps);
 	close(d.sfd);
+	stop_close_guard();
 	return status;
 }

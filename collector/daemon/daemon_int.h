@@ -7,10 +7,10 @@
 
 #include "daemon.h"
 #include "labels.h"
+#include "util.h"
 
-/* One log line to o->log (cut at 4 KiB). */
-void daemon_say(const struct daemon_opts *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* One log line to o->log (util.h's fg_say: cut at 4 KiB). */
+#define daemon_say(o, ...) fg_say((o)->log, (o)->log_arg, __VA_ARGS__)
 
 /* The rolling profiles of `watch --profile-every`. */
 struct daemon_profiles {

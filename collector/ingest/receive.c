@@ -1,104 +1,531 @@
 // SPDX-License-Identifier: MIT
 /*
- * receive.c - the nng pull0 listener for agents (see receive.h). The only file that speaks nng
- * on the collector's receive path; NNG_E* codes stop here.
+ * receive.c - the agents' socket behind receive.h, run by a sandboxed child (privilege
+ * separation). The child listens (as root, so nng makes the socket file as before), confines
+ * itself (sandbox.h), runs the nng listener (rxnng.c), and forwards over a SOCK_SEQPACKET
+ * socketpair (rxchan.h) only the messages that decode whole, each with its pipe and the kernel's
+ * peer PID. This side, which keeps its privileges, decodes every frame strictly, gives pipes ids
+ * of its own (unique for the life of the process, across children), writes the files beside the
+ * socket, and restarts a child that died, hung (no heartbeat for HUNG_MS) or exited on a wedged
+ * listener, reporting every pipe of the old child gone. receive_opts.in_process runs the
+ * listener in this process instead (tests, --no-sandbox).
  *
- * Invariant: a pipe is in the admitted set from its ADD_PRE (if admitted) to its REM_POST, and
- * exactly one RECEIVE_GONE is queued for every admitted pipe.
+ * Invariant: a pipe is in the table from its first MSG to its GONE or the child's end, and
+ * exactly one RECEIVE_GONE is queued for every pipe that was in the table.
  */
 #include "receive.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/pipeline0/pull.h>
-
 #include "array.h"
+#include "fgclock.h"
 #include "fgproto.h"
 #include "fgsocket.h"
+#include "rxchan.h"
+#include "rxnng.h"
+#include "sandbox.h"
+
+#define MS 1000000ull
+#define BEAT_MS 200		/* the child's heartbeat period */
+#define HUNG_MS 1000		/* no frame for this long: the child is killed and restarted */
+#define START_MS 10000		/* ... before its READY: exec, nng and listen on a loaded host */
+#define TICK_MS 250		/* our timer, so that a silent child is noticed */
+#define RESPAWN_BACKOFF_MS 1000 /* after a child that never got ready */
+#define CHAN_BUF (8u << 20)	/* socket buffer: a few whole messages in flight */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CHILD_DATA 0 /* the sanitizers map terabytes of shadow: no RLIMIT_DATA under them */
+#else
+#define CHILD_DATA (1ull << 30) /* the child's RLIMIT_DATA */
+#endif
+#define CHILD_EXIT_WEDGE 3 /* the listener stopped accepting */
+#define CHILD_EXIT_SETUP 4 /* could not listen or confine itself */
+#define CHILD_EXIT_PROTO 5 /* the parent sent what it must not */
+#define CHILD_ARGS 11
+#define FORWARD_BATCH 256
+#define CHILD_ARENAS 4
+#define RECEIVE_CHILD_FD 3
+
+struct rxpipe {
+	uint32_t cid; /* the child's nng pipe id */
+	uint32_t id;  /* ours, handed to the consumer */
+	uint32_t pid; /* the kernel's peer PID the child read */
+};
 
 struct receive {
-	nng_socket sock;
-	nng_listener lst;
-	char url[128 + 8];
+	struct receive_opts o;
+	struct rxnng *n; /* in_process: the listener here */
+	pid_t self;
 	char features[128 + 16]; /* what we read, for agents (fgsocket.h); "" when not written */
 	char want[128 + 16];	 /* whose tables we want (fgsocket.h); "" when not written */
 	char *want_text;	 /* the want file's last text, for receive_refresh */
 	size_t want_len;
-	struct receive_opts o;
-	int efd;     /* signalled when a gone event is queued */
-	int recv_fd; /* nng's NNG_OPT_RECVFD: readable while a message waits; -1 unknown */
-	nng_msg *cur;
-	pid_t self;
 
-	pthread_mutex_t mu; /* protects everything below */
-	uint32_t *pipes;    /* admitted pipe ids, sorted */
+	/* the child */
+	pid_t child; /* 0: none (respawn at respawn_at) */
+	int sp;	     /* our end of the socketpair, -1 with no child */
+	int tfd;     /* TICK_MS timer */
+	bool ready, paused;
+	uint64_t last_frame, respawn_at;
+	uint8_t *buf;	      /* the frame being read: RXCHAN_HDR + max_msg */
+	struct rxpipe *pipes; /* sorted by cid */
 	unsigned n_pipes;
-	uint32_t *gone; /* queued RECEIVE_GONE pipe ids */
+	uint32_t next_id;
+	uint32_t *gone; /* queued RECEIVE_GONE ids */
 	size_t n_gone, cap_gone;
-	struct receive_stats st;
-
-	/* watchdog */
-	pthread_t wd;
-	bool wd_running, wd_stop;
-	bool wd_paused; /* receive_watchdog_pause */
-	pthread_cond_t wd_cv;
-	uint64_t probe_hits;
+	struct rxchan_beat beat, base; /* the child's last counters; the dead children's sum */
+	struct receive_stats st;       /* ours: restarts, causes, relisten_err, last_err */
 };
 
-static int nng_to_errno(int rv)
+/* ---- the child ------------------------------------------------------------------------ */
+
+static void wedged_exit(void *arg)
 {
-	if (rv & NNG_ESYSERR)
-		return -(rv & ~NNG_ESYSERR);
-	switch (rv) {
-	case 0:
-		return 0;
-	case NNG_ENOMEM:
-		return -ENOMEM;
-	case NNG_EADDRINUSE:
-		return -EADDRINUSE;
-	case NNG_EADDRINVAL:
-	case NNG_EINVAL:
-		return -EINVAL;
-	case NNG_EPERM:
-		return -EACCES;
-	case NNG_ENOENT:
-		return -ENOENT;
-	case NNG_EAGAIN:
-		return -EAGAIN;
-	case NNG_ECLOSED:
-	case NNG_ECONNSHUT:
-		return -ENOTCONN;
-	case NNG_ENOTSUP:
-		return -ENOTSUP;
-	default:
-		return -EIO;
+	(void)arg;
+	_exit(CHILD_EXIT_WEDGE);
+}
+
+static void child_send(int sp, enum rxchan_type t, uint32_t pipe, uint32_t arg, const void *data,
+		       size_t len)
+{
+	uint8_t hdr[RXCHAN_HDR];
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)data, len } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+
+	rxchan_header(hdr, t, pipe, arg, (uint32_t)len);
+	while (sendmsg(sp, &mh, MSG_NOSIGNAL) < 0)
+		if (errno != EINTR)
+			_exit(0); /* the parent is gone */
+}
+
+#ifdef FG_TEST_HOOKS
+/* Tests: after SIGUSR1 the loop makes a system call the filter forbids (FG_TEST_SANDBOX_TRIP=1). */
+static volatile sig_atomic_t tripped;
+
+static void trip(int sig)
+{
+	(void)sig;
+	tripped = 1;
+}
+
+static void trip_now(void)
+{
+	if (tripped)
+		(void)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+}
+#else
+static void trip_now(void)
+{
+}
+#endif
+
+/* Signals: the parent stops us (EXIT, or its end closing), never a terminal's. */
+static void child_signals(void)
+{
+	sigset_t all;
+
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+#ifdef FG_TEST_HOOKS
+	if (getenv("FG_TEST_SANDBOX_TRIP"))
+		signal(SIGUSR1, trip);
+#endif
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
+static void child_beat(int sp, struct rxnng *n, uint64_t refused)
+{
+	struct receive_stats s;
+	struct rxchan_beat b;
+	uint8_t p[RXCHAN_BEAT_SIZE];
+
+	rxnng_stats(n, &s);
+	b = (struct rxchan_beat){ .accepted = s.accepted,
+				  .refused_cap = s.refused_cap,
+				  .gone = s.gone,
+				  .probes = s.probes,
+				  .probe_fail = s.probe_fail,
+				  .probe_nofd = s.probe_nofd,
+				  .connected = s.connected,
+				  .refused_msgs = refused,
+				  .last_err = s.last_err };
+	rxchan_beat_encode(p, &b);
+	child_send(sp, RXC_BEAT, 0, 0, p, sizeof(p));
+}
+
+/* The parent's commands, without blocking. */
+static void child_commands(int sp, struct rxnng *n)
+{
+	uint8_t b[RXCHAN_HDR + 1];
+	struct rxchan_frame f;
+	ssize_t k;
+
+	while ((k = recv(sp, b, sizeof(b), MSG_DONTWAIT)) != 0) {
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			_exit(0);
+		}
+		if (rxchan_decode(b, (size_t)k, false, 0, &f) != 0)
+			_exit(CHILD_EXIT_PROTO);
+		if (f.type == RXC_EXIT)
+			_exit(0);
+		if (f.type == RXC_DROP)
+			rxnng_drop_pipe(n, f.pipe);
+		else if (f.type == RXC_PAUSE)
+			rxnng_watchdog_pause(n, f.arg != 0);
+	}
+	_exit(0); /* the parent's end closed */
+}
+
+/*
+ * Forward what the listener has: whole valid messages with their peer's PID, and ends. At most
+ * FORWARD_BATCH events a call, so that a flood of refused messages (nothing sent) cannot hold
+ * back the heartbeat.
+ */
+static void child_forward(int sp, struct rxnng *n, uint64_t *refused)
+{
+	struct receive_ev ev;
+	uint32_t pid;
+
+	for (unsigned k = 0; k < FORWARD_BATCH && rxnng_next(n, &ev) == 1; k++) {
+		if (ev.type == RECEIVE_GONE) {
+			child_send(sp, RXC_GONE, ev.pipe, 0, NULL, 0);
+			continue;
+		}
+		if (!ev.pipe || !rxchan_msg_ok(ev.data, ev.len) ||
+		    rxnng_peer_pid(n, ev.pipe, &pid) != 0 || !pid || pid > RXCHAN_MAX_PID) {
+			(*refused)++;
+			continue;
+		}
+		child_send(sp, RXC_MSG, ev.pipe, pid, ev.data, ev.len);
 	}
 }
 
-/* Index of the first admitted pipe id >= id (lock held). */
-static unsigned pipes_find(const struct receive *rx, uint32_t id)
+static _Noreturn void child_loop(int sp, struct rxnng *n)
+{
+	uint64_t refused = 0, next_beat = 0;
+
+	for (;;) {
+		struct pollfd p[3];
+		uint64_t now;
+
+		rxnng_pollfds(n, p);
+		p[2] = (struct pollfd){ .fd = sp, .events = POLLIN };
+		if (poll(p, 3, BEAT_MS) < 0 && errno != EINTR)
+			_exit(CHILD_EXIT_SETUP);
+		if (p[2].revents)
+			child_commands(sp, n);
+		child_forward(sp, n, &refused);
+		trip_now();
+		now = fg_now_ns();
+		if (now >= next_beat) {
+			child_beat(sp, n, refused);
+			next_beat = now + BEAT_MS * MS;
+		}
+	}
+}
+
+/*
+ * The socket's directory and its file name in it. After a restart the directory is made again
+ * (0755) when it is missing, as the listener's re-listen did; at the start it must exist.
+ */
+static int split_path(const char *path, char *dir, size_t dcap, const char **base, bool make)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		snprintf(dir, dcap, ".");
+		*base = path;
+	} else {
+		if ((size_t)(slash - path) >= dcap)
+			return -ENAMETOOLONG;
+		snprintf(dir, dcap, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+		*base = slash + 1;
+	}
+	if (make && mkdir(dir, 0755) == 0)
+		(void)chmod(dir, 0755); /* whatever our umask */
+	return **base ? 0 : -EINVAL;
+}
+
+static _Noreturn void child_main(int sp, pid_t parent, const struct receive_opts *o,
+				 bool mkdir_again)
+{
+	struct sandbox_opts so = { .uid = o->sandbox_uid,
+				   .gid = o->sandbox_gid,
+				   .nofile = o->max_peers + 64,
+				   .data_bytes = CHILD_DATA };
+	struct receive_opts lo = *o;
+	struct rxnng *n;
+	char dir[128];
+	int rv, partial = 0;
+
+	child_signals();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+		_exit(0);
+	(void)prctl(PR_SET_NAME, "fg-sandbox", 0, 0, 0);
+	/* Nothing of the parent's: its maps, profiles, control socket stay out of reach. */
+	if (sp > 3)
+		(void)syscall(SYS_close_range, 3, sp - 1, 0);
+	(void)syscall(SYS_close_range, sp + 1, ~0u, 0);
+	/*
+	 * glibc loads libgcc_s (dlopen: openat) the first time a thread unwinds or exits through
+	 * cancellation; outside the chroot and before the filter, so that it is loaded already.
+	 */
+	(void)dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
+	if ((rv = split_path(o->path, dir, sizeof(dir), &lo.path, mkdir_again)) != 0 ||
+	    (rv = partial = sandbox_chroot(dir)) < 0 || (rv = sandbox_bound()) != 0 ||
+	    (rv = rxnng_open(&lo, &n)) != 0) {
+		child_send(sp, RXC_READY, 0, (uint32_t)rv, NULL, 0);
+		_exit(CHILD_EXIT_SETUP);
+	}
+	rxnng_on_wedge(n, wedged_exit, NULL);
+	/*
+	 * glibc's malloc reads /sys/devices/system/cpu/online (openat) the first time a thread
+	 * needs a new arena unless the arenas are capped: a flood of connections would have nng's
+	 * threads do that under the filter.
+	 */
+	(void)mallopt(M_ARENA_MAX, CHILD_ARENAS);
+	/* glibc's fatal messages (heap corruption) to stderr, not by opening /dev/tty. */
+	(void)setenv("LIBC_FATAL_STDERR_", "1", 1);
+	if ((rv = sandbox_enter(&so)) < 0) {
+		fprintf(stderr, "fgcollect: cannot confine the agent socket's process: %s\n",
+			strerror(-rv));
+		child_send(sp, RXC_READY, 0, (uint32_t)rv, NULL, 0);
+		_exit(CHILD_EXIT_SETUP);
+	}
+	/* READY with what the confinement could not do (SANDBOX_NO_*), 0 when nothing. */
+	child_send(sp, RXC_READY, 0, (uint32_t)(partial | rv), NULL, 0);
+	child_loop(sp, n);
+}
+
+/* ---- the parent: the child's life ---------------------------------------------------- */
+
+/* argv of the child: the program, RECEIVE_CHILD_ARG, the options in numbers, the path. */
+static void child_argv(const struct receive *rx, char args[CHILD_ARGS][24], char **argv)
+{
+	const unsigned long v[CHILD_ARGS] = {
+		(unsigned long)rx->self,
+		rx->o.max_peers,
+		rx->o.max_msg,
+		rx->o.watchdog_ms,
+		rx->o.probe_timeout_ms,
+		rx->o.probe_failures,
+		(unsigned long)rx->o.socket_mode,
+		(unsigned long)rx->o.allow_self_peer,
+		rx->o.sandbox_uid,
+		rx->o.sandbox_gid,
+		rx->st.restarts != 0, /* a restart makes the directory again */
+	};
+
+	argv[0] = "fgcollect-sandbox";
+	argv[1] = RECEIVE_CHILD_ARG;
+	for (unsigned i = 0; i < CHILD_ARGS; i++) {
+		snprintf(args[i], sizeof(args[i]), "%lu", v[i]);
+		argv[2 + i] = args[i];
+	}
+	argv[2 + CHILD_ARGS] = (char *)rx->o.path;
+	argv[3 + CHILD_ARGS] = NULL;
+}
+
+/* A number of the child's argv: 0, or -EINVAL. */
+static int arg_num(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || end == s || *end || *s == '-' || *out > max ? -EINVAL : 0;
+}
+
+int receive_child_main(int argc, char **argv)
+{
+	bool mkdir_again;
+	unsigned long v[CHILD_ARGS];
+	struct receive_opts o = { 0 };
+
+	if (argc != 3 + CHILD_ARGS || strcmp(argv[1], RECEIVE_CHILD_ARG) != 0 ||
+	    strlen(argv[2 + CHILD_ARGS]) >= 108)
+		return CHILD_EXIT_SETUP;
+	for (unsigned i = 0; i < CHILD_ARGS; i++)
+		if (arg_num(argv[2 + i], UINT32_MAX, &v[i]) != 0)
+			return CHILD_EXIT_SETUP;
+	o.max_peers = (unsigned)v[1];
+	o.max_msg = v[2];
+	o.watchdog_ms = (unsigned)v[3];
+	o.probe_timeout_ms = (unsigned)v[4];
+	o.probe_failures = (unsigned)v[5];
+	o.socket_mode = (int)v[6];
+	o.allow_self_peer = (int)v[7];
+	o.sandbox_uid = (unsigned)v[8];
+	o.sandbox_gid = (unsigned)v[9];
+	o.path = argv[2 + CHILD_ARGS];
+	mkdir_again = v[10] != 0;
+	child_main(RECEIVE_CHILD_FD, (pid_t)v[0], &o, mkdir_again);
+}
+
+enum end_cause { END_DIED, END_HUNG, END_PROTO };
+
+static void set_buf(int fd, int opt_force, int opt, int bytes)
+{
+	if (setsockopt(fd, SOL_SOCKET, opt_force, &bytes, sizeof(bytes)) != 0)
+		(void)setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof(bytes));
+}
+
+/* Start a child. 0, or a negative errno (nothing started). */
+static int spawn(struct receive *rx)
+{
+	char args[CHILD_ARGS][24], *argv[CHILD_ARGS + 4];
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -errno;
+	set_buf(sv[1], SO_SNDBUFFORCE, SO_SNDBUF, CHAN_BUF);
+	set_buf(sv[0], SO_RCVBUFFORCE, SO_RCVBUF, CHAN_BUF);
+	child_argv(rx, args, argv);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		return e;
+	}
+	if (pid == 0) {
+		/* Async-signal-safe only until execve: the parent has threads. */
+		if (sv[1] == RECEIVE_CHILD_FD ? fcntl(sv[1], F_SETFD, 0) == 0
+					      : dup2(sv[1], RECEIVE_CHILD_FD) == RECEIVE_CHILD_FD)
+			execve("/proc/self/exe", argv, environ);
+		_exit(CHILD_EXIT_SETUP);
+	}
+	close(sv[1]);
+	(void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	rx->sp = sv[0];
+	rx->child = pid;
+	rx->ready = false;
+	rx->last_frame = fg_now_ns();
+	rx->beat = (struct rxchan_beat){ 0 };
+	if (rx->paused) {
+		uint8_t h[RXCHAN_HDR];
+
+		rxchan_header(h, RXC_PAUSE, 0, 1, 0);
+		(void)send(rx->sp, h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	return 0;
+}
+
+static void add_beat(struct rxchan_beat *to, const struct rxchan_beat *b)
+{
+	to->accepted += b->accepted;
+	to->refused_cap += b->refused_cap;
+	to->gone += b->gone;
+	to->probes += b->probes;
+	to->probe_fail += b->probe_fail;
+	to->probe_nofd += b->probe_nofd;
+	to->refused_msgs += b->refused_msgs;
+}
+
+/* Count how the child ended (status from waitpid). */
+static void count_end(struct receive *rx, enum end_cause cause, int status)
+{
+	bool died = cause == END_DIED;
+
+	if (cause == END_HUNG)
+		rx->st.died_hung++;
+	else if (died && WIFSIGNALED(status))
+		(*(WTERMSIG(status) == SIGSYS ? &rx->st.died_syscall : &rx->st.died_crash))++;
+	else if (died && WIFEXITED(status) && WEXITSTATUS(status) == CHILD_EXIT_WEDGE)
+		rx->st.died_wedge++;
+	else
+		rx->st.died_other++;
+}
+
+/*
+ * The child is gone or must go: kill it if it still runs, reap it, queue a GONE for each of
+ * its pipes, and start the next one now (after RESPAWN_BACKOFF_MS when it never got ready).
+ */
+static void end_child(struct receive *rx, enum end_cause cause)
+{
+	int status = 0;
+
+	if (!rx->child)
+		return;
+	if (cause != END_DIED)
+		kill(rx->child, SIGKILL);
+	while (waitpid(rx->child, &status, 0) < 0 && errno == EINTR)
+		;
+	count_end(rx, cause, status);
+	add_beat(&rx->base, &rx->beat);
+	rx->beat = (struct rxchan_beat){ 0 };
+	close(rx->sp);
+	rx->sp = -1;
+	rx->child = 0;
+	rx->st.restarts++;
+	if (ARRAY_GROW(rx->gone, rx->cap_gone, rx->n_gone + rx->n_pipes) == 0)
+		for (unsigned i = 0; i < rx->n_pipes; i++)
+			rx->gone[rx->n_gone++] = rx->pipes[i].id;
+	rx->n_pipes = 0;
+	rx->respawn_at = fg_now_ns() + (rx->ready ? 0 : RESPAWN_BACKOFF_MS * MS);
+}
+
+static void respawn(struct receive *rx, uint64_t now)
+{
+	int rv;
+
+	if (rx->child || now < rx->respawn_at)
+		return;
+	if ((rv = spawn(rx)) != 0) {
+		rx->st.relisten_err++;
+		rx->st.last_err = rv;
+		rx->respawn_at = now + RESPAWN_BACKOFF_MS * MS;
+	}
+}
+
+/* Tell the child cmd; a child that cannot take it is ended. */
+static void command(struct receive *rx, enum rxchan_type t, uint32_t pipe, uint32_t arg)
+{
+	uint8_t h[RXCHAN_HDR];
+
+	if (!rx->child)
+		return;
+	rxchan_header(h, t, pipe, arg, 0);
+	if (send(rx->sp, h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
+		end_child(rx, END_DIED);
+}
+
+/* ---- the parent: pipes ------------------------------------------------------------------ */
+
+static unsigned pipe_find(const struct receive *rx, uint32_t cid)
 {
 	unsigned lo = 0, hi = rx->n_pipes;
 
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
 
-		if (rx->pipes[mid] < id)
+		if (rx->pipes[mid].cid < cid)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -106,256 +533,132 @@ static unsigned pipes_find(const struct receive *rx, uint32_t id)
 	return lo;
 }
 
-static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+/* Our pipe for the child's cid with peer pid, admitted now if new; NULL at the cap. */
+static const struct rxpipe *pipe_get(struct receive *rx, uint32_t cid, uint32_t pid)
 {
-	struct receive *rx = arg;
-	uint32_t id = nng_pipe_id(p);
-	uint64_t pid = 0;
-	unsigned i;
+	unsigned i = pipe_find(rx, cid);
 
-	if (ev == NNG_PIPE_EV_ADD_PRE) {
-		/* Any pipe reaching the socket proves the listener still accepts. */
-		pthread_mutex_lock(&rx->mu);
-		rx->probe_hits++;
-		pthread_cond_broadcast(&rx->wd_cv);
-		/* Our own watchdog's probe has done its job. */
-		if (!rx->o.allow_self_peer &&
-		    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
-		    pid == (uint64_t)rx->self) {
-			pthread_mutex_unlock(&rx->mu);
-			nng_pipe_close(p);
-			return;
-		}
-		if (rx->n_pipes >= rx->o.max_peers) {
-			rx->st.refused_cap++;
-			pthread_mutex_unlock(&rx->mu);
-			nng_pipe_close(p);
-			return;
-		}
-		i = pipes_find(rx, id);
-		memmove(&rx->pipes[i + 1], &rx->pipes[i], (rx->n_pipes - i) * sizeof(*rx->pipes));
-		rx->pipes[i] = id;
-		rx->n_pipes++;
-		rx->st.accepted++;
-		pthread_mutex_unlock(&rx->mu);
-		return;
-	}
-	if (ev != NNG_PIPE_EV_REM_POST)
-		return;
-	pthread_mutex_lock(&rx->mu);
-	i = pipes_find(rx, id);
-	if (i < rx->n_pipes && rx->pipes[i] == id) {
-		memmove(&rx->pipes[i], &rx->pipes[i + 1],
-			(rx->n_pipes - i - 1) * sizeof(*rx->pipes));
-		rx->n_pipes--;
-		rx->st.gone++;
-		(void)ARRAY_GROW(rx->gone, rx->cap_gone, rx->n_gone + 1);
-		/* Without memory the consumer never hears of this pipe's end; it is still closed.
-		 */
-		if (rx->n_gone < rx->cap_gone)
-			rx->gone[rx->n_gone++] = id;
-		pthread_mutex_unlock(&rx->mu);
-		uint64_t one = 1;
-		if (write(rx->efd, &one, sizeof(one)) < 0) {
-			/* EAGAIN: the counter is saturated, so the fd is readable anyway. */
-		}
-		return;
-	}
-	pthread_mutex_unlock(&rx->mu);
+	if (i < rx->n_pipes && rx->pipes[i].cid == cid)
+		return &rx->pipes[i];
+	if (rx->n_pipes >= rx->o.max_peers)
+		return NULL;
+	memmove(&rx->pipes[i + 1], &rx->pipes[i], (rx->n_pipes - i) * sizeof(*rx->pipes));
+	rx->pipes[i] = (struct rxpipe){ .cid = cid, .id = ++rx->next_id, .pid = pid };
+	if (!rx->next_id) /* 2^32 pipes: 0 is no pipe */
+		rx->pipes[i].id = ++rx->next_id;
+	rx->n_pipes++;
+	return &rx->pipes[i];
 }
 
-static int listen_now(struct receive *rx)
+static const struct rxpipe *pipe_by_id(const struct receive *rx, uint32_t id)
 {
-	nng_listener l;
+	for (unsigned i = 0; i < rx->n_pipes; i++)
+		if (rx->pipes[i].id == id)
+			return &rx->pipes[i];
+	return NULL;
+}
+
+/* The child's GONE for cid: our id in *id and 1, or 0 when we never handed it on. */
+static int pipe_gone(struct receive *rx, uint32_t cid, uint32_t *id)
+{
+	unsigned i = pipe_find(rx, cid);
+
+	if (i >= rx->n_pipes || rx->pipes[i].cid != cid)
+		return 0;
+	*id = rx->pipes[i].id;
+	memmove(&rx->pipes[i], &rx->pipes[i + 1], (rx->n_pipes - i - 1) * sizeof(*rx->pipes));
+	rx->n_pipes--;
+	return 1;
+}
+
+/* ---- the parent: frames ----------------------------------------------------------------- */
+
+/* One frame read and acted on: 1 with *ev to hand on, 0 read (nothing to hand on), -1 none. */
+static int read_frame(struct receive *rx, struct receive_ev *ev)
+{
+	struct rxchan_frame f;
+	const struct rxpipe *p;
+	ssize_t k = recv(rx->sp, rx->buf, RXCHAN_HDR + rx->o.max_msg, MSG_DONTWAIT | MSG_TRUNC);
+
+	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+		return -1;
+	if (k <= 0) {
+		end_child(rx, END_DIED);
+		return 0;
+	}
+	rx->last_frame = fg_now_ns();
+	if ((size_t)k > RXCHAN_HDR + rx->o.max_msg ||
+	    rxchan_decode(rx->buf, (size_t)k, true, rx->o.max_msg, &f) != 0) {
+		rx->st.refused_frames++;
+		end_child(rx, END_PROTO);
+		return 0;
+	}
+	switch (f.type) {
+	case RXC_READY:
+		if ((int32_t)f.arg < 0) {
+			rx->st.relisten_err++;
+			rx->st.last_err = (int32_t)f.arg;
+		} else if (!rx->ready) {
+			rx->ready = true;
+			rx->st.sandbox_partial = f.arg;
+			if (rx->st.restarts)
+				rx->st.relistens++;
+		}
+		return 0;
+	case RXC_BEAT:
+		rx->beat = f.beat;
+		return 0;
+	case RXC_GONE:
+		if (!pipe_gone(rx, f.pipe, &ev->pipe))
+			return 0;
+		*ev = (struct receive_ev){ .type = RECEIVE_GONE, .pipe = ev->pipe };
+		return 1;
+	case RXC_MSG:
+		if (!(p = pipe_get(rx, f.pipe, f.arg))) {
+			command(rx, RXC_DROP, f.pipe, 0);
+			return 0;
+		}
+		*ev = (struct receive_ev){
+			.type = RECEIVE_MSG, .pipe = p->id, .data = f.data, .len = f.len
+		};
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int next_sep(struct receive *rx, struct receive_ev *ev)
+{
+	uint64_t junk, now = fg_now_ns();
 	int rv;
 
-	if ((rv = nng_listener_create(&l, rx->sock, rx->url)) != 0)
-		return nng_to_errno(rv);
-	if ((rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, rx->o.socket_mode)) != 0 ||
-	    (rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ, rx->o.max_msg)) != 0 ||
-	    (rv = nng_listener_start(l, 0)) != 0) {
-		nng_listener_close(l);
-		return nng_to_errno(rv);
+	if (read(rx->tfd, &junk, sizeof(junk)) < 0) {
+		/* EAGAIN: the timer has not fired since. */
 	}
-	rx->lst = l;
+	for (;;) {
+		if (rx->n_gone) {
+			*ev = (struct receive_ev){ .type = RECEIVE_GONE, .pipe = rx->gone[0] };
+			memmove(&rx->gone[0], &rx->gone[1], (rx->n_gone - 1) * sizeof(*rx->gone));
+			rx->n_gone--;
+			return 1;
+		}
+		respawn(rx, now);
+		if (!rx->child)
+			return 0;
+		rv = read_frame(rx, ev);
+		if (rv == 1)
+			return 1;
+		if (rv < 0)
+			break;
+	}
+	if (fg_now_ns() - rx->last_frame > (rx->ready ? HUNG_MS : START_MS) * MS) {
+		end_child(rx, END_HUNG);
+		return next_sep(rx, ev);
+	}
 	return 0;
 }
 
-/* ms left until dl (CLOCK_MONOTONIC), 0 when past. */
-static int ms_left(const struct timespec *dl)
-{
-	struct timespec now;
-	long long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (long long)(dl->tv_sec - now.tv_sec) * 1000 + (dl->tv_nsec - now.tv_nsec) / 1000000;
-	return ms <= 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
-}
-
-/*
- * One self-probe, by hand rather than with an nng dialer: connect (never blocking: a full
- * backlog is a failed probe), send push0's SP header, read the listener's header back, and only
- * then wait for the pipe to reach the socket. 0 once it did, -ETIMEDOUT, or a negative errno.
- *
- * Why by hand: nng 1.5.2's epoll loop drops EPOLLHUP from the events it hands on (nng #2100),
- * and a socket it has accepted but not yet armed is registered without EPOLLONESHOT. A peer
- * that hangs up in that window makes the poll thread spin until the socket is armed. An nng
- * dialer re-dials every 20 ms after our pipe_cb closes its pipe, and closing it left such
- * sockets behind: 1-2 s of a spinning core, a few times a minute under load. Here the
- * listener has sent its header, so it has armed the socket, before we can hang up.
- */
-static int probe_once(struct receive *rx, const struct timespec *dl, uint64_t before)
-{
-	static const uint8_t hdr[8] = { 0, 'S', 'P', 0, 0x00, 0x50 /* push0 */, 0, 0 };
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	uint8_t peer[8];
-	size_t got = 0;
-	int fd, rv = 0;
-
-	if (strlen(rx->o.path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, rx->o.path, strlen(rx->o.path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno; /* -EMFILE/-ENFILE: says nothing of the listener */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr)) {
-		rv = -errno;
-		goto out;
-	}
-	while (got < sizeof(peer)) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&pfd, 1, ms_left(dl)) <= 0) {
-			rv = -ETIMEDOUT;
-			goto out;
-		}
-		n = read(fd, peer + got, sizeof(peer) - got);
-		if (n <= 0) {
-			rv = n == 0 ? -ECONNRESET : errno == EAGAIN ? 0 : -errno;
-			if (rv)
-				goto out;
-			continue;
-		}
-		got += (size_t)n;
-	}
-	if (memcmp(peer, hdr, 4) != 0) {
-		rv = -EPROTO;
-		goto out;
-	}
-	pthread_mutex_lock(&rx->mu);
-	while (rx->probe_hits == before && !rx->wd_stop)
-		if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, dl) == ETIMEDOUT)
-			break;
-	rv = rx->probe_hits != before || rx->wd_stop ? 0 : -ETIMEDOUT;
-	pthread_mutex_unlock(&rx->mu);
-out:
-	close(fd);
-	return rv;
-}
-
-/* Probe ourselves; true if a pipe reached the socket within the probe timeout. */
-static bool probe(struct receive *rx)
-{
-	struct timespec dl;
-	uint64_t before;
-	bool ok;
-	int rv;
-
-	pthread_mutex_lock(&rx->mu);
-	before = rx->probe_hits;
-	rx->st.probes++;
-	pthread_mutex_unlock(&rx->mu);
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += rx->o.probe_timeout_ms / 1000;
-	dl.tv_nsec += (long)(rx->o.probe_timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	rv = probe_once(rx, &dl, before);
-	ok = rv == 0;
-	pthread_mutex_lock(&rx->mu);
-	if (rv == -EMFILE || rv == -ENFILE) {
-		/* Out of descriptors: a new listener could not be made either. */
-		rx->st.probe_nofd++;
-		rx->st.last_err = rv;
-		ok = true;
-	} else if (!ok) {
-		rx->st.probe_fail++;
-	}
-	pthread_mutex_unlock(&rx->mu);
-	return ok;
-}
-
-/* The socket's directory, made again (0755, like at the start) when it was removed. */
-static void make_dir(const char *path)
-{
-	char dir[128];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return;
-	*slash = '\0';
-	if (mkdir(dir, 0755) == 0)
-		(void)chmod(dir, 0755); /* whatever our umask */
-}
-
-static void *watchdog(void *arg)
-{
-	struct receive *rx = arg;
-	unsigned fails = 0;
-
-	pthread_mutex_lock(&rx->mu);
-	while (!rx->wd_stop) {
-		struct timespec dl;
-
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += rx->o.watchdog_ms / 1000;
-		dl.tv_nsec += (long)(rx->o.watchdog_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		while (!rx->wd_stop)
-			if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, &dl) == ETIMEDOUT)
-				break;
-		if (rx->wd_stop)
-			break;
-		if (rx->wd_paused) {
-			fails = 0;
-			continue;
-		}
-		pthread_mutex_unlock(&rx->mu);
-		fails = probe(rx) ? 0 : fails + 1;
-		if (fails >= rx->o.probe_failures) {
-			fails = 0;
-			/*
-			 * Wedged (or gone): closing the listener unlinks the socket file and closes
-			 * its pipes; listening again binds a fresh file. Agents reconnect and
-			 * replay.
-			 */
-			nng_listener_close(rx->lst);
-			make_dir(rx->o.path);
-			int rv = listen_now(rx);
-
-			pthread_mutex_lock(&rx->mu);
-			if (rv == 0) {
-				rx->st.relistens++;
-			} else {
-				rx->st.relisten_err++;
-				rx->st.last_err = rv;
-			}
-			pthread_mutex_unlock(&rx->mu);
-		}
-		pthread_mutex_lock(&rx->mu);
-	}
-	pthread_mutex_unlock(&rx->mu);
-	return NULL;
-}
+/* ---- the files beside the socket (this side writes them, whichever runs the listener) -- */
 
 /*
  * Write text[0..len) to PATH + suffix beside the socket (path[cap] gets its name, "" on failure),
@@ -389,6 +692,9 @@ static int write_beside(struct receive *rx, const char *suffix, char *path, size
 	return rv;
 }
 
+static const char features_text[] =
+	FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n" FG_FEATURE_EVENTS "\n";
+
 /*
  * Tell agents what we read: PATH.features. Failing to write it only means agents send what
  * every collector reads. An empty PATH.want first: a want file a killed collector left behind
@@ -396,12 +702,9 @@ static int write_beside(struct receive *rx, const char *suffix, char *path, size
  */
 static void write_features(struct receive *rx)
 {
-	static const char text[] =
-		FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n" FG_FEATURE_EVENTS "\n";
-
 	(void)write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want), "", 0);
-	(void)write_beside(rx, FG_FEATURES_SUFFIX, rx->features, sizeof(rx->features), text,
-			   sizeof(text) - 1);
+	(void)write_beside(rx, FG_FEATURES_SUFFIX, rx->features, sizeof(rx->features),
+			   features_text, sizeof(features_text) - 1);
 }
 
 int receive_want(struct receive *rx, const uint64_t *tokens, size_t n,
@@ -435,23 +738,92 @@ int receive_want(struct receive *rx, const uint64_t *tokens, size_t n,
 
 int receive_refresh(struct receive *rx)
 {
-	static const char text[] =
-		FG_FEATURE_INTERN "\n" FG_FEATURE_TABLES "\n" FG_FEATURE_EVENTS "\n";
 	int rv;
 
 	rv = write_beside(rx, FG_WANT_SUFFIX, rx->want, sizeof(rx->want),
 			  rx->want_text ? rx->want_text : "", rx->want_text ? rx->want_len : 0);
 	if (rv == 0)
-		rv = write_beside(rx, FG_FEATURES_SUFFIX, rx->features, sizeof(rx->features), text,
-				  sizeof(text) - 1);
+		rv = write_beside(rx, FG_FEATURES_SUFFIX, rx->features, sizeof(rx->features),
+				  features_text, sizeof(features_text) - 1);
 	return rv;
+}
+
+/* ---- receive.h ------------------------------------------------------------------------ */
+
+static void rx_free(struct receive *rx)
+{
+	if (rx->tfd >= 0)
+		close(rx->tfd);
+	free(rx->buf);
+	free(rx->pipes);
+	free(rx->gone);
+	free(rx->want_text);
+	free(rx);
+}
+
+/* The first child's READY: 0, or why it could not listen or confine itself. */
+static int await_ready(struct receive *rx)
+{
+	uint64_t end = fg_now_ns() + (uint64_t)rx->o.close_timeout_ms * MS * 2;
+	struct receive_ev ev;
+
+	while (!rx->ready) {
+		struct pollfd p = { .fd = rx->sp, .events = POLLIN };
+		uint64_t now = fg_now_ns();
+
+		if (now >= end)
+			return -ETIMEDOUT;
+		(void)poll(&p, 1, (int)((end - now) / MS) + 1);
+		if (read_frame(rx, &ev) == 0 && !rx->child)
+			return rx->st.last_err ? rx->st.last_err : -ECHILD;
+	}
+	return 0;
+}
+
+static int open_sep(struct receive *rx)
+{
+	struct itimerspec it = { .it_interval = { 0, TICK_MS * 1000000L },
+				 .it_value = { 0, TICK_MS * 1000000L } };
+	int rv;
+
+	rx->buf = malloc(RXCHAN_HDR + rx->o.max_msg);
+	rx->pipes = calloc(rx->o.max_peers + 1, sizeof(*rx->pipes));
+	rx->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!rx->buf || !rx->pipes || rx->tfd < 0)
+		return rx->tfd < 0 ? -errno : -ENOMEM;
+	if (timerfd_settime(rx->tfd, 0, &it, NULL) != 0)
+		return -errno;
+	if ((rv = spawn(rx)) != 0)
+		return rv;
+	if ((rv = await_ready(rx)) != 0) {
+		if (rx->child)
+			end_child(rx, END_PROTO);
+		return rv;
+	}
+	return 0;
+}
+
+/* Fill in o's defaults where it left 0 (receive.h: receive_opts). */
+static void opts_defaults(struct receive_opts *o)
+{
+	if (!o->max_peers)
+		o->max_peers = 1024;
+	if (!o->max_msg)
+		o->max_msg = FGP_MAX_MSG;
+	if (!o->probe_timeout_ms)
+		o->probe_timeout_ms = 500;
+	if (!o->probe_failures)
+		o->probe_failures = 3;
+	if (!o->socket_mode)
+		o->socket_mode = 0666;
+	if (!o->close_timeout_ms)
+		o->close_timeout_ms = 2000;
 }
 
 int receive_open(const struct receive_opts *o, struct receive **out)
 {
 	struct receive *rx;
-	pthread_condattr_t ca;
-	int rv, fd;
+	int rv;
 
 	if (!o->path || strlen(o->path) >= 108)
 		return -ENAMETOOLONG;
@@ -459,290 +831,139 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 	if (!rx)
 		return -ENOMEM;
 	rx->o = *o;
-	if (!rx->o.max_peers)
-		rx->o.max_peers = 1024;
-	if (!rx->o.max_msg)
-		rx->o.max_msg = FGP_MAX_MSG;
-	if (!rx->o.probe_timeout_ms)
-		rx->o.probe_timeout_ms = 500;
-	if (!rx->o.probe_failures)
-		rx->o.probe_failures = 3;
-	if (!rx->o.socket_mode)
-		rx->o.socket_mode = 0666;
+	rx->sp = rx->tfd = -1;
 	rx->self = getpid();
-	snprintf(rx->url, sizeof(rx->url), "ipc://%s", o->path);
-	rx->pipes = calloc(rx->o.max_peers + 1, sizeof(*rx->pipes));
-	rx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	pthread_mutex_init(&rx->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&rx->wd_cv, &ca);
-	pthread_condattr_destroy(&ca);
-	if (!rx->o.close_timeout_ms)
-		rx->o.close_timeout_ms = 2000;
-	if (!rx->pipes || rx->efd < 0) {
-		rv = rx->efd < 0 ? -errno : -ENOMEM;
-		goto fail;
-	}
-	if ((rv = nng_to_errno(nng_pull0_open(&rx->sock))) != 0)
-		goto fail;
-	/*
-	 * The descriptor poll() waits on is made now, before a peer can connect: nng makes it on
-	 * first use, and hands it to the thread that signals a message only through atomics of
-	 * its own, which ThreadSanitizer cannot see (a report at every start otherwise).
-	 */
-	if ((rv = nng_to_errno(nng_socket_set_size(rx->sock, NNG_OPT_RECVMAXSZ, rx->o.max_msg))) ||
-	    (rv = nng_to_errno(nng_socket_get_int(rx->sock, NNG_OPT_RECVFD, &fd))) ||
-	    (rv = nng_to_errno(nng_pipe_notify(rx->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, rx))) ||
-	    (rv = nng_to_errno(nng_pipe_notify(rx->sock, NNG_PIPE_EV_REM_POST, pipe_cb, rx))) ||
-	    (rv = listen_now(rx)) != 0) {
-		nng_close(rx->sock);
-		goto fail;
-	}
-	if (nng_socket_get_int(rx->sock, NNG_OPT_RECVFD, &rx->recv_fd) != 0)
-		rx->recv_fd = -1;
-	if (rx->o.watchdog_ms) {
-		if (pthread_create(&rx->wd, NULL, watchdog, rx) != 0) {
-			nng_close(rx->sock);
-			rv = -EAGAIN;
-			goto fail;
-		}
-		rx->wd_running = true;
+	opts_defaults(&rx->o);
+	rv = o->in_process ? rxnng_open(&rx->o, &rx->n) : open_sep(rx);
+	if (rv != 0) {
+		rx_free(rx);
+		return rv;
 	}
 	write_features(rx);
 	*out = rx;
 	return 0;
-fail:
-	if (rx->efd >= 0)
-		close(rx->efd);
-	pthread_cond_destroy(&rx->wd_cv);
-	pthread_mutex_destroy(&rx->mu);
-	free(rx->pipes);
-	free(rx);
-	return rv;
 }
 
-/* nng_close on a thread of its own, so that a close nng never finishes cannot keep us. */
-struct closer {
-	nng_socket sock;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool done;
-	bool abandoned;		/* the waiter gave up: fin is the closing thread's to call */
-	void (*fin)(void *arg); /* frees what nng's threads could still use */
-	void *fin_arg;
-	atomic_int refs; /* the closing thread and the waiter: the last one frees */
-};
-
-static void closer_put(struct closer *c)
+/* Ask the child to exit; SIGKILL after half a second. */
+static void stop_child(struct receive *rx)
 {
-	if (atomic_fetch_sub(&c->refs, 1) == 1) {
-		pthread_cond_destroy(&c->cv);
-		pthread_mutex_destroy(&c->mu);
-		free(c);
-	}
-}
+	/* The child holds nothing that needs a clean close: half a second, then SIGKILL (well
+	 * within the 2 s a command gives the whole close). */
+	unsigned ms = rx->o.close_timeout_ms < 500 ? rx->o.close_timeout_ms : 500;
+	uint64_t end = fg_now_ns() + (uint64_t)ms * MS;
+	struct stat st;
+	int status;
 
-static void *closer_run(void *arg)
-{
-	struct closer *c = arg;
-	bool abandoned;
-
-	nng_close(c->sock);
-	pthread_mutex_lock(&c->mu);
-	c->done = true;
-	abandoned = c->abandoned;
-	pthread_cond_broadcast(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-	if (abandoned && c->fin)
-		c->fin(c->fin_arg); /* the close did finish, late: nng is done with it now */
-	closer_put(c);
-	return NULL;
-}
-
-/*
- * nng_close(sock) within ms: true, or false with the close left running, which then calls
- * fin(fin_arg) if it ever finishes.
- */
-static bool close_within(nng_socket sock, unsigned ms, void (*fin)(void *), void *fin_arg)
-{
-	struct closer *c = calloc(1, sizeof(*c));
-	pthread_condattr_t ca;
-	pthread_attr_t a;
-	struct timespec dl;
-	bool done;
-
-	if (!c || pthread_attr_init(&a) != 0) {
-		free(c);
-		nng_close(sock); /* no thread to spare: wait as nng does */
-		return true;
-	}
-	c->sock = sock;
-	c->fin = fin;
-	c->fin_arg = fin_arg;
-	atomic_init(&c->refs, 2);
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&(pthread_t){ 0 }, &a, closer_run, c) != 0) {
-		pthread_attr_destroy(&a);
-		atomic_store(&c->refs, 1);
-		closer_put(c);
-		nng_close(sock);
-		return true;
-	}
-	pthread_attr_destroy(&a);
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&c->mu);
-	while (!c->done)
-		if (pthread_cond_timedwait(&c->cv, &c->mu, &dl) == ETIMEDOUT)
+	command(rx, RXC_EXIT, 0, 0);
+	/* Our end closed also ends a child blocked sending to us. */
+	if (rx->sp >= 0)
+		close(rx->sp);
+	rx->sp = -1;
+	while (rx->child && waitpid(rx->child, &status, WNOHANG) == 0) {
+		if (fg_now_ns() >= end) {
+			kill(rx->child, SIGKILL);
+			(void)waitpid(rx->child, &status, 0);
 			break;
-	done = c->done;
-	c->abandoned = !done;
-	pthread_mutex_unlock(&c->mu);
-	closer_put(c);
-	return done;
-}
-
-/* What receive_open allocated, once nng has closed the socket. */
-static void receive_free(void *arg)
-{
-	struct receive *rx = arg;
-
-	close(rx->efd);
-	pthread_cond_destroy(&rx->wd_cv);
-	pthread_mutex_destroy(&rx->mu);
-	free(rx->pipes);
-	free(rx->gone);
-	free(rx->want_text);
-	free(rx);
+		}
+		(void)poll(NULL, 0, 5);
+	}
+	rx->child = 0;
+	/* nng unlinked the file when it closed the listener; the child never closes it. */
+	if (lstat(rx->o.path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(rx->o.path);
 }
 
 int receive_close(struct receive *rx)
 {
+	int rv = 0;
+
 	if (!rx)
 		return 0;
-	if (rx->wd_running) {
-		pthread_mutex_lock(&rx->mu);
-		rx->wd_stop = true;
-		pthread_cond_broadcast(&rx->wd_cv);
-		pthread_mutex_unlock(&rx->mu);
-		pthread_join(rx->wd, NULL);
-	}
-	if (rx->cur) {
-		nng_msg_free(rx->cur);
-		rx->cur = NULL;
-	}
 	/* An older collector started here next must not be sent what it cannot read. */
 	if (rx->features[0])
 		unlink(rx->features);
 	if (rx->want[0])
 		unlink(rx->want);
-	if (!close_within(rx->sock, rx->o.close_timeout_ms, receive_free, rx)) {
-		/*
-		 * nng's threads may still call pipe_cb with rx: it stays allocated, and is freed
-		 * by the closing thread if the close ever finishes. The caller exits.
-		 */
-		return -ETIMEDOUT;
+	if (rx->n) {
+		rv = rxnng_close(rx->n);
+		rx->n = NULL;
+		if (rv == -ETIMEDOUT) {
+			free(rx->want_text);
+			free(rx); /* rxnng keeps what nng's threads may still use */
+			return rv;
+		}
+	} else {
+		stop_child(rx);
 	}
-	receive_free(rx);
-	return 0;
+	rx_free(rx);
+	return rv;
 }
 
 int receive_pollfds(struct receive *rx, struct pollfd *fds)
 {
-	fds[0] = (struct pollfd){ .fd = rx->recv_fd, .events = POLLIN };
-	fds[1] = (struct pollfd){ .fd = rx->efd, .events = POLLIN };
+	if (rx->n)
+		return rxnng_pollfds(rx->n, fds);
+	fds[0] = (struct pollfd){ .fd = rx->sp, .events = POLLIN };
+	fds[1] = (struct pollfd){ .fd = rx->tfd, .events = POLLIN };
 	return 2;
 }
 
 int receive_next(struct receive *rx, struct receive_ev *ev)
 {
-	nng_msg *m;
-	uint64_t junk;
-
-	if (rx->cur) {
-		nng_msg_free(rx->cur);
-		rx->cur = NULL;
-	}
-	/*
-	 * Ask nng only when its descriptor says a message waits: a non-blocking nng_recvmsg with
-	 * nothing queued hands its aio to nng's expiry thread and waits for it (a futex round trip
-	 * between two threads), once per pump, i.e. per sample.
-	 */
-	struct pollfd pf = { .fd = rx->recv_fd, .events = POLLIN };
-
-	if ((rx->recv_fd < 0 || poll(&pf, 1, 0) > 0) &&
-	    nng_recvmsg(rx->sock, &m, NNG_FLAG_NONBLOCK) == 0) {
-		rx->cur = m;
-		ev->type = RECEIVE_MSG;
-		ev->pipe = nng_pipe_id(nng_msg_get_pipe(m));
-		ev->data = nng_msg_body(m);
-		ev->len = nng_msg_len(m);
-		return 1;
-	}
-	/* Clear the eventfd before looking at the queue so a new event re-arms it. */
-	if (read(rx->efd, &junk, sizeof(junk)) < 0) {
-		/* EAGAIN: nothing signalled since the last read. */
-	}
-	pthread_mutex_lock(&rx->mu);
-	if (rx->n_gone) {
-		ev->type = RECEIVE_GONE;
-		ev->pipe = rx->gone[0];
-		ev->data = NULL;
-		ev->len = 0;
-		memmove(&rx->gone[0], &rx->gone[1], (rx->n_gone - 1) * sizeof(*rx->gone));
-		rx->n_gone--;
-		pthread_mutex_unlock(&rx->mu);
-		return 1;
-	}
-	pthread_mutex_unlock(&rx->mu);
-	return 0;
+	return rx->n ? rxnng_next(rx->n, ev) : next_sep(rx, ev);
 }
 
 int receive_peer_pid(struct receive *rx, uint32_t pipe, uint32_t *pid)
 {
-	nng_pipe p = { .id = pipe };
-	uint64_t v;
-	int rv;
+	const struct rxpipe *p;
 
-	(void)rx;
-	if ((rv = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &v)) != 0)
-		return rv == NNG_ENOTSUP ? -ENOTSUP : -ENOTCONN;
-	if (v == 0 || v > UINT32_MAX)
+	if (rx->n)
+		return rxnng_peer_pid(rx->n, pipe, pid);
+	if (!(p = pipe_by_id(rx, pipe)))
 		return -ENOTCONN;
-	*pid = (uint32_t)v;
+	*pid = p->pid;
 	return 0;
 }
 
 void receive_drop_pipe(struct receive *rx, uint32_t pipe)
 {
-	nng_pipe p = { .id = pipe };
+	const struct rxpipe *p;
 
-	(void)rx;
-	nng_pipe_close(p);
+	if (rx->n)
+		rxnng_drop_pipe(rx->n, pipe);
+	else if ((p = pipe_by_id(rx, pipe)))
+		command(rx, RXC_DROP, p->cid, 0);
 }
 
 void receive_watchdog_pause(struct receive *rx, bool paused)
 {
-	pthread_mutex_lock(&rx->mu);
-	rx->wd_paused = paused;
-	pthread_mutex_unlock(&rx->mu);
+	if (rx->n) {
+		rxnng_watchdog_pause(rx->n, paused);
+		return;
+	}
+	rx->paused = paused;
+	command(rx, RXC_PAUSE, 0, paused);
 }
 
 void receive_stats(struct receive *rx, struct receive_stats *out)
 {
-	pthread_mutex_lock(&rx->mu);
+	struct rxchan_beat t = rx->base;
+
+	if (rx->n) {
+		rxnng_stats(rx->n, out);
+		return;
+	}
+	add_beat(&t, &rx->beat);
 	*out = rx->st;
-	out->connected = rx->n_pipes;
-	pthread_mutex_unlock(&rx->mu);
+	out->accepted = t.accepted;
+	out->refused_cap = t.refused_cap;
+	out->gone = t.gone;
+	out->probes = t.probes;
+	out->probe_fail = t.probe_fail;
+	out->probe_nofd = t.probe_nofd;
+	out->refused_msgs = t.refused_msgs;
+	out->connected = (unsigned)rx->beat.connected;
+	if (rx->beat.last_err)
+		out->last_err = rx->beat.last_err;
+	out->child = rx->child;
 }

@@ -10,6 +10,8 @@
 #   * `fgcollect watch` with rolling profiles every 10 s written to a directory and pushed to a
 #     local ingest server (pyroscope_receiver.py), restarted (SIGTERM, clean stop required)
 #     every SOAK_RESTART_S (40 s; 180 s when SOAK_MINUTES > 5);
+#   * the daemon's sandboxed child (the agent socket's process) killed once a minute, SIGSEGV
+#     and SIGKILL in turn;
 #   * rogue peers (hostile_client.py: floods, half handshakes, wrong protocols, oversize and
 #     garbage messages, forged hellos, idle connections) every 10 s;
 #   * a `fgcollect record --all` through the daemon 10 s into each collector's life (cpu, and
@@ -158,11 +160,28 @@ rogue_now() {
 		fg_fail "rogue peer (${mode[*]}) did not run: $(tail -n 3 "$FG_TMP/rogue.out")"
 }
 
+# Once a minute the daemon's sandboxed child (the agent socket's process) is killed, SIGSEGV and
+# SIGKILL in turn: the daemon starts another, agents reconnect and replay, and every check
+# below holds all the same.
+child_kills=0
+kill_child_now() {
+	local p sig=SEGV
+	((child_kills % 2)) && sig=KILL
+	for p in $(pgrep -P "$FG_WATCH_PID"); do
+		[[ $(cat "/proc/$p/comm" 2>/dev/null) == fg-sandbox ]] || continue
+		kill "-$sig" "$p" && child_kills=$((child_kills + 1))
+		fg_log "soak: killed the sandboxed child $p with SIG$sig"
+		return 0
+	done
+	return 1 # a daemon between lives, or its child between two: tried again shortly
+}
+
 start_watch
 sampler &
 spid=$!
 end=$((SECONDS + MINUTES * 60))
 next_rogue=$((SECONDS + 5))
+next_child_kill=$((SECONDS + 60))
 fg_log "soak: $MINUTES min, $LANES JVM lanes, collector restarted every $RESTART_S s, offcpu recordings: $offcpu"
 while ((SECONDS < end)); do
 	for ((l = 0; l < LANES; l++)); do
@@ -173,6 +192,10 @@ while ((SECONDS < end)); do
 		fi
 	done
 	((SECONDS >= next_rogue)) && { rogue_now; next_rogue=$((SECONDS + 10)); }
+	if ((SECONDS >= next_child_kill)); then
+		next_child_kill=$((SECONDS + 2))
+		kill_child_now && next_child_kill=$((SECONDS + 60))
+	fi
 	if ((!recorded && SECONDS - born >= 10)); then
 		record_now
 		recorded=1
@@ -309,4 +332,7 @@ if ((RESTART_S >= 120)); then
 	flat "$rss_slope" "$RSS_MAX" || fg_fail "collector RSS grows $rss_slope KiB/min within a life (limit $RSS_MAX)"
 	flat "$fd_slope" "$FD_MAX" || fg_fail "collector descriptors drift $fd_slope /min within a life (limit $FD_MAX)"
 fi
-fg_pass "$MINUTES min: peak RSS slope $run_rss_slope KiB/min, peak fd slope $run_fd_slope /min across lives, $jvms JVMs with complete maps (worst $coverage_min%), no map left behind, $instance clean collector stops, every drop counted"
+# One kill a minute, the last minute's perhaps not yet.
+((child_kills >= MINUTES - 1)) ||
+	fg_fail "the sandboxed child was killed $child_kills times in $MINUTES min (one a minute expected)"
+fg_pass "$MINUTES min: peak RSS slope $run_rss_slope KiB/min, peak fd slope $run_fd_slope /min across lives, $jvms JVMs with complete maps (worst $coverage_min%), no map left behind, $instance clean collector stops, every drop counted, $child_kills sandboxed children killed"

@@ -26,7 +26,10 @@ struct daemon_opts {
 	uint64_t keep_exited_ns; /* an exited JVM's map is kept this long */
 	uint64_t max_jvms;	 /* connections served at once */
 	uint64_t watchdog_ms;	 /* listener self-check period, 0 = off */
-	bool quiet;		 /* no per-JVM log lines */
+	uint64_t sandbox_uid;	 /* the agent socket's process: uid, gid (0 = 65534) */
+	uint64_t sandbox_gid;
+	bool no_sandbox; /* the agent socket in this process (not confined) */
+	bool quiet;	 /* no per-JVM log lines */
 	/* Rolling profiles (export/roller.h): none when profile_ns is 0. */
 	uint64_t profile_ns;
 	const char *out_dir; /* profile directory, or NULL */

@@ -19,8 +19,18 @@
  * of connections from a noisy or hostile container looks like, and must not cost every agent
  * its connection.
  *
- * Invariant: one consumer thread calls receive_next/receive_drop_pipe; the pipe callbacks and
- * the watchdog run on other threads and share only the locked pipe set and the gone queue.
+ * Privilege separation: all of the above runs in a child process (receive.c) that listens
+ * as root, then confines itself (sandbox.h: chroot into the socket's directory, another uid
+ * and gid, no capabilities, no new privileges, seccomp allowlist, rlimits) and forwards over a
+ * socketpair only messages that decode whole, with their pipe and the kernel's peer PID. This
+ * side decodes every frame again, writes the files beside the socket, and restarts a child
+ * that died, stopped its heartbeat for a second or found its listener wedged (its re-listen):
+ * every pipe of the old child is reported RECEIVE_GONE, and agents reconnect and replay.
+ * Pipe ids are this side's, unique for the life of the process across children.
+ *
+ * Invariant: one consumer thread calls every function here; with in_process, the pipe
+ * callbacks and the watchdog run on other threads and share only the locked pipe set and the
+ * gone queue.
  */
 #ifndef FG_RECEIVE_H
 #define FG_RECEIVE_H
@@ -45,7 +55,17 @@ struct receive_opts {
 	int socket_mode;	   /* 0 = 0666 */
 	int allow_self_peer;	   /* tests: admit connections from this very process */
 	unsigned close_timeout_ms; /* receive_close waits this long for nng; 0 = 2000 */
+	int in_process;		   /* run the listener in this process: no sandboxed child */
+	unsigned sandbox_uid;	   /* the child's uid and gid when we are root; 0 = 65534 */
+	unsigned sandbox_gid;
 };
+
+/*
+ * What the child's confinement could not do for want of a capability (a collector in a container
+ * with only the capabilities it profiles with); the rest is done all the same.
+ */
+#define RECEIVE_SANDBOX_NO_CHROOT 0x1u /* no CAP_SYS_CHROOT: the file system stays in sight */
+#define RECEIVE_SANDBOX_NO_IDS 0x2u    /* no CAP_SETUID/CAP_SETGID: uid 0, no capability */
 
 enum receive_ev_type {
 	RECEIVE_MSG = 1,  /* a message from pipe */
@@ -70,6 +90,17 @@ struct receive_stats {
 	uint64_t probe_nofd;   /* probes we could not make: no descriptor left (not a failure) */
 	int last_err;	       /* the last failed re-listen's or probe's -errno, 0 none */
 	unsigned connected;    /* pipes now */
+	/* the sandboxed child (0 with in_process): */
+	unsigned sandbox_partial; /* what its confinement could not do: RECEIVE_SANDBOX_NO_* */
+	uint64_t restarts;	  /* children ended and started again, for any of: */
+	uint64_t died_crash;	  /* killed by a signal (SIGSEGV, SIGKILL, ...) */
+	uint64_t died_syscall;	  /* killed by its seccomp filter (a forbidden system call) */
+	uint64_t died_wedge;	  /* exited on its wedged listener */
+	uint64_t died_hung;	  /* no heartbeat within a second: killed */
+	uint64_t died_other;	  /* exited otherwise, or broke the channel's framing */
+	uint64_t refused_msgs;	  /* agent messages that did not decode whole: not forwarded */
+	uint64_t refused_frames;  /* channel frames this side refused (the child is ended) */
+	int child;		  /* the child's PID now, 0 none */
 };
 
 /*
@@ -122,10 +153,19 @@ int receive_want(struct receive *rx, const uint64_t *tokens, size_t n,
 		 const struct jvm_evwant_tok *ev, size_t nev);
 
 /*
- * After a re-listen (receive_stats' relistens grew): write the features and want files beside
- * the socket again (its directory may be a new one). Called from the thread that calls
- * receive_want. 0 or a negative errno.
+ * After a re-listen or a child's restart (receive_stats' relistens grew): write the features and
+ * want files beside the socket again (its directory may be a new one). Called from the thread that
+ * calls receive_want. 0 or a negative errno.
  */
 int receive_refresh(struct receive *rx);
+
+/*
+ * The sandboxed child is this very program executed again (/proc/self/exe: a fresh address
+ * space, nothing of the parent's memory) with argv[1] RECEIVE_CHILD_ARG: a program that opens a
+ * receive without in_process calls receive_child_main first thing in main when it sees it.
+ * It does not return but on bad arguments (an exit status).
+ */
+#define RECEIVE_CHILD_ARG "--fg-receive-child"
+int receive_child_main(int argc, char **argv);
 
 #endif

@@ -216,7 +216,7 @@ static void print_record(const struct fgp_record *r)
 
 int main(int argc, char **argv)
 {
-	struct receive_opts o = { .watchdog_ms = 1000 };
+	struct receive_opts o = { .watchdog_ms = 1000, .in_process = 1 };
 	struct receive_stats st;
 	struct receive *rx;
 	char features[4096];

@@ -47,9 +47,9 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct receive_opts ro = { .allow_self_peer = 1,
-				   .watchdog_ms = 200,
-				   .probe_timeout_ms = 300 };
+	struct receive_opts ro = {
+		.allow_self_peer = 1, .in_process = 1, .watchdog_ms = 200, .probe_timeout_ms = 300
+	};
 	struct jvmset_opts jo = { 0 };
 
 	strcpy(f->dir, "/tmp/fgrx.XXXXXX");
@@ -656,7 +656,7 @@ static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
 static void test_probes_of_a_healthy_listener_pass_cheaply(void **state)
 {
 	struct fx *f = *state;
-	struct receive_opts ro = { .watchdog_ms = 20, .probe_timeout_ms = 500 };
+	struct receive_opts ro = { .in_process = 1, .watchdog_ms = 20, .probe_timeout_ms = 500 };
 	struct receive_stats rs;
 	struct receive *rx;
 	struct rusage r0, r1;
@@ -690,7 +690,7 @@ static void test_probes_of_a_healthy_listener_pass_cheaply(void **state)
 static void test_a_paused_watchdog_does_not_probe(void **state)
 {
 	struct fx *f = *state;
-	struct receive_opts ro = { .watchdog_ms = 10, .probe_timeout_ms = 500 };
+	struct receive_opts ro = { .in_process = 1, .watchdog_ms = 10, .probe_timeout_ms = 500 };
 	struct receive_stats r0, r1, r2;
 	struct receive *rx;
 	char path[128];
@@ -748,7 +748,7 @@ static void test_close_racing_the_watchdog_probe_returns(void **state)
 	/* At least 300 closes, and on until 60 of them met a probe (a loaded machine runs the
 	 * watchdog late): the count of closes is bounded, not the time. */
 	for (i = 0; (i < 300 || probes < 60) && i < 20000 && !abandoned; i++) {
-		struct receive_opts ro = { .watchdog_ms = 1 };
+		struct receive_opts ro = { .in_process = 1, .watchdog_ms = 1 };
 		struct receive_stats rs;
 		struct receive *rx;
 		char path[128];
@@ -796,7 +796,7 @@ static int eventfds(void)
 static void test_a_close_nng_never_finishes_is_abandoned(void **state)
 {
 	struct fx *f = *state;
-	struct receive_opts ro = { .watchdog_ms = 1, .close_timeout_ms = 50 };
+	struct receive_opts ro = { .in_process = 1, .watchdog_ms = 1, .close_timeout_ms = 50 };
 	struct receive *rx;
 	char path[128], feat[160];
 	int before, efds;
@@ -881,7 +881,7 @@ static void test_want_file_lists_tokens_and_says_when_it_cannot(void **state)
 static void test_stale_socket_file_does_not_block_a_restart(void **state)
 {
 	struct fx *f = *state;
-	struct receive_opts ro = { .path = f->sock };
+	struct receive_opts ro = { .path = f->sock, .in_process = 1 };
 	struct receive *rx2;
 	char stale[128];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# watch_sandbox - the agent socket's confined process. `watch` serves a JVM compiling new code
+# all the time (ClassChurn: a class generation every 700 ms); its child that runs the socket
+# must hold no privilege (/proc/PID/status: uid and gid not 0, no capability in the effective,
+# permitted and bounding sets, seccomp filter mode, no_new_privs). The child is killed with
+# SIGSEGV, then SIGKILL, then made to call a system call its filter forbids (test trigger:
+# FG_TEST_SANDBOX_TRIP, SIGUSR1): each time a new child runs within 1 s, the parent never dies,
+# the map covers >= 95% of what jcmd Compiler.perfmap lists within 2 s, and a class generation
+# compiled after the kill is in the map within 2 s. The exit summary counts every restart by
+# its cause.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init watch_sandbox
+fg_require_built
+
+export FG_TEST_SANDBOX_TRIP=1
+fg_watch_start
+unset FG_TEST_SANDBOX_TRIP
+
+# The child of watch whose name is fg-sandbox (empty when none).
+sandbox_pid() {
+	local p
+	for p in $(pgrep -P "$FG_WATCH_PID" 2>/dev/null); do
+		[[ $(cat "/proc/$p/comm" 2>/dev/null) == fg-sandbox ]] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+field() { K="$2:" awk '$1 == ENVIRON["K"] {$1 = ""; print substr($0, 2)}' "/proc/$1/status"; }
+confined() {
+	local p=$1 f
+	for f in Uid Gid; do
+		for v in $(field "$p" $f); do
+			[[ $v != 0 ]] || fg_fail "child $p: $f is '$(field "$p" $f)' (a 0 in it)"
+		done
+	done
+	for f in CapEff CapPrm CapBnd CapAmb; do
+		[[ $(field "$p" $f) == 0000000000000000 ]] || fg_fail "child $p: $f $(field "$p" $f)"
+	done
+	[[ $(field "$p" Seccomp) == 2 ]] || fg_fail "child $p: Seccomp $(field "$p" Seccomp), not 2 (filter)"
+	[[ $(field "$p" NoNewPrivs) == 1 ]] || fg_fail "child $p: NoNewPrivs $(field "$p" NoNewPrivs)"
+	[[ $(readlink "/proc/$p/root") == "$FG_SOCK_DIR" ]] || fg_fail "child $p: root is $(readlink "/proc/$p/root"), not $FG_SOCK_DIR"
+}
+alive() { kill -0 "$FG_WATCH_PID" 2>/dev/null || fg_fail "fgcollect watch died: $1"; }
+
+fg_wait 3 sandbox_pid >/dev/null || fg_fail "no fg-sandbox child of watch $FG_WATCH_PID"
+c=$(sandbox_pid)
+confined "$c"
+fg_log "child $c: uid/gid $(field "$c" Uid | cut -f1)/$(field "$c" Gid | cut -f1), no capability, seccomp filter, no_new_privs, root $FG_SOCK_DIR"
+
+fg_jvm_start churn ClassChurn 400 700
+pid=$FG_HOSTPID
+map=$(fg_map_path "$pid")
+fg_wait_log churn 30 'ClassChurn gen 2 start'
+fg_wait 10 fg_map_ok "$pid" 'ChurnGen' || fg_fail "no map naming ChurnGen for pid $pid"
+
+gen_now() { sed -n 's/^ClassChurn gen \([0-9]*\) start.*/\1/p' "${FG_CT_LOG[churn]}" | tail -1; }
+gen_after() { (($(gen_now) > $1)); }
+complete() {
+	local cov
+	fg_map_ok "$pid" 'ChurnGen' || return 1
+	read -r cov _ <<<"$(fg_map_coverage "$FG_TMP/truth.map" "$map")"
+	((cov >= 95))
+}
+in_map() { grep -q "ChurnGen$(printf %04d "$1")" "$map" 2>/dev/null; }
+worst=0
+for how in SEGV KILL USR1; do
+	old=$(sandbox_pid) || fg_fail "$how: no child before the kill"
+	g0=$(gen_now)
+	t0=$(fg_ms)
+	kill "-$how" "$old"
+	new_child() { local n; n=$(sandbox_pid) && [[ $n != "$old" ]]; }
+	fg_wait 1 new_child || fg_fail "$how: no new child within 1 s of the kill (old $old)"
+	c=$(sandbox_pid)
+	fg_log "$how: child $old replaced by $c in $(($(fg_ms) - t0)) ms"
+	alive "after $how"
+	confined "$c"
+	# A generation started after the kill: its code is compiled after it, and must be named.
+	fg_wait 5 gen_after "$((g0 + 1))" || fg_fail "$how: ClassChurn made no new generation"
+	g=$(gen_now)
+	t1=$(fg_ms)
+	fg_wait 3 in_map "$g" || fg_fail "$how: ChurnGen$(printf %04d "$g"), compiled after the kill, not in the map within 3 s"
+	lat=$(($(fg_ms) - t1))
+	fg_jvm_truth "$pid" "$FG_TMP/truth.map" || fg_fail "jcmd Compiler.perfmap failed"
+	t2=$(fg_ms)
+	fg_wait 2 complete || fg_fail "$how: map below 95% of jcmd's within 2 s: $(fg_map_coverage "$FG_TMP/truth.map" "$map") ($(fg_map_lint "$map"))"
+	cov_ms=$(($(fg_ms) - t2))
+	fg_log "$how: generation $g named $lat ms after it started; coverage $(fg_map_coverage "$FG_TMP/truth.map" "$map") after $cov_ms ms"
+	((lat > worst)) && worst=$lat
+	((lat <= 2000)) || fg_fail "$how: generation $g took $lat ms (> 2000) to reach the map"
+done
+grep -q 'killed for a forbidden system call' "$FG_WATCH_LOG" || fg_fail "watch did not say the child was killed for a forbidden system call"
+grep -q 'killed by a signal' "$FG_WATCH_LOG" || fg_fail "watch did not say the child was killed by a signal"
+alive "at the end"
+fg_watch_stop_clean
+grep -q 'sandbox 3 restarts (2 crashed, 1 forbidden system calls' "$FG_WATCH_LOG" ||
+	fg_fail "summary does not count 3 restarts by cause: $(grep summary "$FG_WATCH_LOG")"
+fg_pass "child confined; SIGSEGV, SIGKILL and a forbidden system call each restarted it within 1 s; new code named within $worst ms"
