@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* util.c - small helpers shared by the collector's stages. */
+/* util.c - small helpers shared by the collector's stages (see util.h). */
 #include "util.h"
 
 #include <errno.h>
@@ -19,6 +19,19 @@ void fg_err(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void fg_say(void (*line)(void *arg, const char *text), void *arg, const char *fmt, ...)
+{
+	char text[FG_SAY_MAX];
+	va_list ap;
+
+	if (!line)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	line(arg, text);
 }
 
 int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)

@@ -25,6 +25,15 @@
  */
 void fg_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * Format one line for the user (cut at FG_SAY_MAX - 1 bytes, no newline) and hand it to
+ * line(arg, text): how modules that never print speak, through the log callback their caller
+ * gave them (the daemon, its rollers, a recording's report). Nothing when line is NULL.
+ */
+#define FG_SAY_MAX 4096
+void fg_say(void (*line)(void *arg, const char *text), void *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Parse a whole decimal unsigned integer in [min, max]; 0 or -EINVAL/-ERANGE. */
 int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

@@ -2,8 +2,9 @@
 /*
  * flame_diff.h - differential flame graphs with difffolded.pl semantics.
  *
- * A diff is one struct flame holding both profiles: the baseline A read with FLAME_IN_A, the
- * profile B read with FLAME_IN_B (FLAME_STRIP_HEX for difffolded -s). The graph has the shape
+ * A diff is one struct flame holding both profiles: the baseline A read with FOLDED_IN_A, the
+ * profile B read with FOLDED_IN_B (input's folded.h; FOLDED_STRIP_HEX for difffolded -s),
+ * their stacks merged with flame_add_spans(). The graph has the shape
  * of B; each frame's colour is the change of its own (self) samples, B - A: red where B grew,
  * blue where it shrank (flame_opts.negate swaps them). flame_write_folded() then prints
  * difffolded.pl's `stack A B` lines.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flame_fold.h - folded stacks merged into a trie of frames: the input side of every flame graph.
- * The trie is flame_trie.c; the folded text read into it and written out of it, flame_folded.c.
+ * The trie is flame_trie.c; the folded text written out of it, flame_folded.c. Folded text is
+ * read by the input stage (input/folded.h), whose stacks come in through flame_add_spans().
  *
  * A `struct flame` is a trie rooted at the implicit frame "all" (node 0). Each node is one
  * (parent, name) pair, hash-consed: adding a stack walks the trie and creates the missing
@@ -33,24 +34,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "framespan.h"
+
 /* Caps on what an input can make us allocate; exceeding one fails with -E2BIG. */
-#define FLAME_MAX_LINE (64u << 20)  /* bytes in one folded line */
-#define FLAME_MAX_DEPTH 65536u	    /* frames in one stack */
-#define FLAME_MAX_NODES (1u << 28)  /* distinct (parent, name) frames */
-#define FLAME_MAX_POOL (4ull << 30) /* bytes of distinct frame names */
+#define FLAME_MAX_LINE STACK_MAX_LINE	/* bytes of one stack's names */
+#define FLAME_MAX_DEPTH STACK_MAX_DEPTH /* frames in one stack */
+#define FLAME_MAX_NODES (1u << 28)	/* distinct (parent, name) frames */
+#define FLAME_MAX_POOL (4ull << 30)	/* bytes of distinct frame names */
 
 /* flame_new_flags() flags. */
-#define FLAME_REVERSE 0x1u   /* reverse every stack (flamegraph.pl --reverse) */
-#define FLAME_CHART 0x2u     /* flame chart: keep input order, merge only consecutive stacks */
-#define FLAME_STRIP_HEX 0x4u /* rewrite 0x[0-9a-fA-F]+ to 0x... before merging (difffolded -s) */
-
-/*
- * Which count(s) a folded line carries.
- *   FLAME_IN_AUTO  `stack N` or the differential `stack A B` (flamegraph.pl's input)
- *   FLAME_IN_A     `stack N` is the baseline (first file of a diff)
- *   FLAME_IN_B     `stack N` is the profile drawn (second file of a diff, or a plain graph)
- */
-enum flame_in { FLAME_IN_AUTO, FLAME_IN_A, FLAME_IN_B };
+#define FLAME_REVERSE 0x1u /* flame_add(): reverse every stack (flamegraph.pl --reverse) */
+#define FLAME_CHART 0x2u   /* flame chart: keep input order, merge only consecutive stacks */
 
 /* Trie internals, shared by the flame_* modules only; other code uses the functions below. */
 #define FLAME_NODE_LEAF 0x1u /* some stack ended here (it has a self part, maybe 0) */
@@ -95,13 +89,8 @@ struct flame {
 	double time;   /* total samples of the drawn side */
 	double time_a; /* total samples of the baseline */
 	bool diff;     /* some baseline (A) count was added */
-	uint64_t lines, ignored;
-	/* scratch, reused across lines: frame spans, strip-hex copy, previous path (charts) */
-	struct flame_span {
-		const char *p;
-		size_t len;
-		uint32_t hash; /* of the name bytes (flame_trie.h's name hash) */
-	} * spans;
+	/* scratch, reused across stacks: flame_add()'s spans and names, previous path (charts) */
+	struct frame_span *spans;
 	size_t cap_spans;
 	char *hexbuf;
 	size_t cap_hexbuf;
@@ -128,27 +117,22 @@ void flame_free(struct flame *f);
 int flame_add(struct flame *f, const char *const *frames, size_t n, uint64_t count);
 
 /*
- * Add one folded line `f1;f2;...;fn COUNT` (no trailing newline needed; a trailing "\r\n" or
- * "\n" is ignored). Parsing follows flamegraph.pl: COUNT is the last whitespace-separated
- * `\d+(\.\d*)?`, a second trailing count makes a differential line `stack A B`, empty trailing
- * frames are dropped. Returns 0, -EINVAL for a line flamegraph.pl would ignore (counted, see
- * flame_ignored()), -E2BIG or -ENOMEM.
+ * Merge one stack already split into names, as a folded-text reader hands it over: n frames
+ * sp[0..n) root first, each hashed as framespan.h says (FLAME_REVERSE does not apply: the
+ * reader reverses), with drawn count b and, when has_a, baseline count a (a differential
+ * line). Names are copied. 0, -E2BIG (a cap above) or -ENOMEM.
  */
-int flame_add_line(struct flame *f, const char *line, size_t len);
-/* Same, saying which side the count belongs to (FLAME_IN_A/B read exactly one count). */
-int flame_add_line_in(struct flame *f, const char *line, size_t len, enum flame_in in);
+int flame_add_spans(struct flame *f, const struct frame_span *sp, size_t n, double a, double b,
+		    bool has_a);
 
 /*
- * Read folded lines from fd until EOF (the fd is not closed). Invalid lines are counted and
- * skipped. Returns 0 or a negative errno; on -E2BIG/-ENOMEM/-EIO, *lineno (if not NULL) is the
- * 1-based line at fault within this fd.
+ * A sink (framespan.h) for a folded-text reader: its stacks merged with flame_add_spans(), its
+ * input size a hint to size the trie up front. Valid while f is.
  */
-int flame_read_fd(struct flame *f, int fd, enum flame_in in, uint64_t *lineno);
+struct stack_sink flame_sink(struct flame *f);
 
-/* Total samples of the drawn side, lines read and lines ignored as invalid. */
+/* Total samples of the drawn side. */
 double flame_total(const struct flame *f);
-uint64_t flame_lines(const struct flame *f);
-uint64_t flame_ignored(const struct flame *f);
 
 /*
  * Write the merged stacks as folded lines, one per distinct stack, depth first with siblings

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* test_flame_fold.c - folded-line parsing and trie merging (flame_fold). */
+/*
+ * test_flame_fold.c - the trie (flame_fold.h): stacks merged, differential counts, flame charts,
+ * folded text written back out. Lines come through input's reader (flame_lines.h); parsing
+ * them is tested with the reader, tests/unit/input/test_folded.c.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +18,7 @@
 #include <cmocka.h>
 
 #include "flame_fold.h"
+#include "flame_lines.h"
 
 /* The merged stacks as folded text (caller frees). */
 static char *folded(const struct flame *f)
@@ -30,44 +35,7 @@ static char *folded(const struct flame *f)
 
 static void add(struct flame *f, const char *line, int want)
 {
-	assert_int_equal(flame_add_line(f, line, strlen(line)), want);
-}
-
-static void test_lines_parse_like_flamegraph_pl(void **state)
-{
-	static const struct {
-		const char *line, *out; /* out NULL: the line is ignored */
-		double total;
-	} cases[] = {
-		{ "a;b 5", "a;b 5\n", 5 },
-		{ "a;b 5.5", "a;b 5.5\n", 5.5 },
-		{ "a;b 7.", "a;b 7\n", 7 },
-		{ "a;b\t4", "a;b 4\n", 4 },
-		{ "a;b  3", "a;b  3\n", 3 }, /* (.*) is greedy: the stack keeps one space */
-		{ "a;b;; 2", "a;b 2\n", 2 }, /* Perl's split drops trailing empty fields */
-		{ ";a 2", ";a 2\n", 2 },     /* ... but not leading ones */
-		{ "a;;b 1", "a;;b 1\n", 1 },
-		{ "a;b 6\r\n", "a;b 6\n", 6 },
-		{ "no count", NULL, 0 },
-		{ "a;b 1.2.3", NULL, 0 },
-		{ "a;b .5", NULL, 0 },
-		{ "5", NULL, 0 },
-		{ "", NULL, 0 },
-	};
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct flame *f = flame_new();
-		char *out;
-
-		assert_non_null(f);
-		add(f, cases[i].line, cases[i].out ? 0 : -EINVAL);
-		out = folded(f);
-		assert_string_equal(out, cases[i].out ? cases[i].out : "");
-		assert_true(flame_total(f) == cases[i].total);
-		assert_int_equal(flame_ignored(f), cases[i].out ? 0 : 1);
-		free(out);
-		flame_free(f);
-	}
+	assert_int_equal(add_folded(f, line), want);
 }
 
 static void test_identical_stacks_merge(void **state)
@@ -94,23 +62,10 @@ static void test_two_counts_make_a_differential_line(void **state)
 	(void)state;
 	add(f, "a;b 3 5", 0);
 	add(f, "a;c 2 0", 0);
+	add(f, "a;d 7", 0); /* no baseline: 0 there */
 	out = folded(f);
-	assert_string_equal(out, "a;b 3 5\na;c 2 0\n");
-	assert_true(flame_total(f) == 5); /* the graph has the shape of the second count */
-	free(out);
-	flame_free(f);
-}
-
-static void test_diff_sides_fill_baseline_and_profile(void **state)
-{
-	struct flame *f = flame_new();
-	char *out;
-
-	(void)state;
-	assert_int_equal(flame_add_line_in(f, "a;b 4", 5, FLAME_IN_A), 0);
-	assert_int_equal(flame_add_line_in(f, "a;b 1 7", 7, FLAME_IN_B), 0); /* "b 1" is a frame */
-	out = folded(f);
-	assert_string_equal(out, "a;b 4 0\na;b 1 0 7\n");
+	assert_string_equal(out, "a;b 3 5\na;c 2 0\na;d 0 7\n");
+	assert_true(flame_total(f) == 12); /* the graph has the shape of the second count */
 	free(out);
 	flame_free(f);
 }
@@ -130,19 +85,78 @@ static void test_api_frames_keep_folded_output_parseable(void **state)
 	flame_free(f);
 }
 
-static void test_reverse_merges_from_the_leaves(void **state)
+static void test_api_reverse_merges_from_the_leaves(void **state)
 {
 	struct flame *f = flame_new_flags(FLAME_REVERSE);
+	const char *st1[] = { "a", "b", "c" }, *st2[] = { "x", "b", "c" };
 	char *out;
 
 	(void)state;
-	add(f, "a;b;c 1", 0);
-	add(f, "x;b;c 2", 0);
-	add(f, ";;a;b;; 4", 0); /* both ends' empty frames go */
+	assert_int_equal(flame_add(f, st1, 3, 1), 0);
+	assert_int_equal(flame_add(f, st2, 3, 2), 0);
 	out = folded(f);
-	assert_string_equal(out, "b;a 4\nc;b;a 1\nc;b;x 2\n");
+	assert_string_equal(out, "c;b;a 1\nc;b;x 2\n");
 	free(out);
 	flame_free(f);
+}
+
+/* n spans of the name "a" (hashed as framespan.h says), malloc'd. */
+static struct frame_span *spans_of_a(size_t n)
+{
+	struct frame_span *sp = malloc(n * sizeof(*sp));
+
+	assert_non_null(sp);
+	for (size_t i = 0; i < n; i++)
+		sp[i] = (struct frame_span){ "a", 1, frame_hash_bytes("a", 1) };
+	return sp;
+}
+
+static void test_too_deep_stack_is_refused(void **state)
+{
+	struct frame_span *sp = spans_of_a(FLAME_MAX_DEPTH + 1);
+	struct flame *f = flame_new();
+	char *out;
+
+	(void)state;
+	assert_int_equal(flame_add_spans(f, sp, FLAME_MAX_DEPTH + 1, 0, 1, false), -E2BIG);
+	out = folded(f);
+	assert_string_equal(out, ""); /* nothing half-added */
+	assert_true(flame_total(f) == 0);
+	free(out);
+	assert_int_equal(flame_add_spans(f, sp, 3, 2, 1, true), 0);
+	out = folded(f);
+	assert_string_equal(out, "a;a;a 2 1\n");
+	free(out);
+	free(sp);
+	flame_free(f);
+}
+
+/* The sink's size hint sizes the trie up front and changes nothing else. */
+static void test_size_hint_changes_nothing(void **state)
+{
+	struct flame *hinted = flame_new(), *plain = flame_new();
+	struct stack_sink s = flame_sink(hinted);
+	char line[128], *a, *b;
+
+	(void)state;
+	s.expect(s.arg, 1u << 20); /* too little to act on */
+	assert_true(hinted->cap_nodes < 8192);
+	s.expect(s.arg, 64u << 20); /* room for a node per 128 bytes */
+	assert_true(hinted->cap_nodes >= (64u << 20) / 128);
+	for (unsigned i = 0; i < 20000; i++) {
+		snprintf(line, sizeof(line), "java;Svc%u.handle;Mid%u.step;Leaf%u.work %u", i % 13,
+			 i % 97, i, i % 7 + 1);
+		add(hinted, line, 0);
+		add(plain, line, 0);
+	}
+	assert_true(flame_total(hinted) == flame_total(plain));
+	a = folded(hinted);
+	b = folded(plain);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	flame_free(hinted);
+	flame_free(plain);
 }
 
 static void test_flamechart_merges_only_consecutive_stacks(void **state)
@@ -159,121 +173,6 @@ static void test_flamechart_merges_only_consecutive_stacks(void **state)
 	assert_string_equal(out, "a 1\na;b 3\na;b 4\n");
 	free(out);
 	flame_free(f);
-}
-
-static void test_strip_hex_rewrites_addresses(void **state)
-{
-	struct flame *f = flame_new_flags(FLAME_STRIP_HEX);
-	char *out;
-
-	(void)state;
-	add(f, "lib`0x1f2E;0xzz;x0x12 1", 0);
-	add(f, "lib`0xABC;0xzz;x0x9 2", 0);
-	out = folded(f);
-	assert_string_equal(out, "lib`0x...;0xzz;x0x... 3\n");
-	free(out);
-	flame_free(f);
-}
-
-static void test_too_deep_stack_is_refused(void **state)
-{
-	size_t n = FLAME_MAX_DEPTH + 1;
-	char *line = malloc(n * 2 + 8);
-	struct flame *f = flame_new();
-	char *out;
-
-	(void)state;
-	for (size_t i = 0; i < n; i++)
-		memcpy(line + 2 * i, "a;", 2);
-	strcpy(line + 2 * n - 1, " 1");
-	assert_int_equal(flame_add_line(f, line, strlen(line)), -E2BIG);
-	out = folded(f);
-	assert_string_equal(out, ""); /* nothing half-added */
-	assert_true(flame_total(f) == 0);
-	free(out);
-	free(line);
-	flame_free(f);
-}
-
-static void test_read_fd_joins_lines_across_blocks(void **state)
-{
-	char path[] = "/tmp/fg_fold_XXXXXX";
-	int fd = mkstemp(path);
-	size_t big = 9u << 20; /* longer than one 4 MiB read block */
-	char *name = malloc(big + 1);
-	FILE *w;
-	struct flame *f = flame_new();
-	uint64_t line = 0;
-
-	(void)state;
-	assert_true(fd >= 0);
-	memset(name, 'x', big);
-	name[big] = '\0';
-	w = fdopen(dup(fd), "w");
-	fprintf(w, "a;b 1\n%s;c 2\nbad\na;b 3", name); /* no final newline */
-	fclose(w);
-	assert_int_equal(lseek(fd, 0, SEEK_SET), 0); /* the dup shares the offset */
-	assert_int_equal(flame_read_fd(f, fd, FLAME_IN_AUTO, &line), 0);
-	assert_int_equal(line, 4);
-	assert_int_equal(flame_lines(f), 4);
-	assert_int_equal(flame_ignored(f), 1);
-	assert_true(flame_total(f) == 6);
-	close(fd);
-	unlink(path);
-	free(name);
-	flame_free(f);
-}
-
-/* Folded text of everything in f, malloc'd. */
-static char *folded_text(const struct flame *f, size_t *len)
-{
-	char *buf = NULL;
-	FILE *m = open_memstream(&buf, len);
-
-	assert_non_null(m);
-	assert_int_equal(flame_write_folded(f, m), 0);
-	assert_int_equal(fclose(m), 0);
-	return buf;
-}
-
-static void test_big_file_read_equals_the_same_lines_added_one_by_one(void **state)
-{
-	char path[] = "/tmp/fg_fold_XXXXXX";
-	int fd = mkstemp(path);
-	FILE *w = fdopen(dup(fd), "w");
-	struct flame *from_file = flame_new(), *by_line = flame_new();
-	char line[256], *a, *b;
-	size_t alen, blen, bytes = 0;
-	uint64_t lineno = 0;
-
-	(void)state;
-	assert_true(fd >= 0 && w);
-	/* > 4 MiB of distinct stacks: big enough that the reader sizes its tables from st_size. */
-	for (unsigned i = 0; bytes < (5u << 20); i++) {
-		int n = snprintf(
-			line, sizeof(line),
-			"java;pkg/Svc%u.handle_[j];pkg/Mid%u.step_[j];pkg/Leaf%u.work_[i] %u\n",
-			i % 13, i % 97, i, i % 7 + 1);
-
-		fputs(line, w);
-		assert_int_equal(flame_add_line(by_line, line, (size_t)n - 1), 0);
-		bytes += (size_t)n;
-	}
-	fclose(w);
-	assert_int_equal(lseek(fd, 0, SEEK_SET), 0); /* the dup shares the offset */
-	assert_int_equal(flame_read_fd(from_file, fd, FLAME_IN_AUTO, &lineno), 0);
-	assert_true(lineno > 50000);
-	assert_true(flame_total(from_file) == flame_total(by_line));
-	a = folded_text(from_file, &alen);
-	b = folded_text(by_line, &blen);
-	assert_int_equal(alen, blen);
-	assert_memory_equal(a, b, alen);
-	free(a);
-	free(b);
-	close(fd);
-	unlink(path);
-	flame_free(from_file);
-	flame_free(by_line);
 }
 
 /*
@@ -313,7 +212,7 @@ static void test_huge_count_is_written_without_integer_conversion(void **state)
 	(void)state;
 	assert_non_null(f);
 	assert_non_null(tmp);
-	assert_int_equal(flame_add_line(f, line, sizeof(line) - 1), 0);
+	assert_int_equal(add_folded(f, line), 0);
 	assert_int_equal(flame_write_folded(f, tmp), 0);
 	rewind(tmp);
 	assert_true(fread(out, 1, sizeof(out) - 1, tmp) > 0);
@@ -325,17 +224,13 @@ static void test_huge_count_is_written_without_integer_conversion(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lines_parse_like_flamegraph_pl),
 		cmocka_unit_test(test_identical_stacks_merge),
 		cmocka_unit_test(test_two_counts_make_a_differential_line),
-		cmocka_unit_test(test_diff_sides_fill_baseline_and_profile),
 		cmocka_unit_test(test_api_frames_keep_folded_output_parseable),
-		cmocka_unit_test(test_reverse_merges_from_the_leaves),
-		cmocka_unit_test(test_flamechart_merges_only_consecutive_stacks),
-		cmocka_unit_test(test_strip_hex_rewrites_addresses),
+		cmocka_unit_test(test_api_reverse_merges_from_the_leaves),
 		cmocka_unit_test(test_too_deep_stack_is_refused),
-		cmocka_unit_test(test_read_fd_joins_lines_across_blocks),
-		cmocka_unit_test(test_big_file_read_equals_the_same_lines_added_one_by_one),
+		cmocka_unit_test(test_size_hint_changes_nothing),
+		cmocka_unit_test(test_flamechart_merges_only_consecutive_stacks),
 		cmocka_unit_test(test_empty_frame_names_only_write_back),
 		cmocka_unit_test(test_huge_count_is_written_without_integer_conversion),
 	};

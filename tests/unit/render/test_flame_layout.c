@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "flame_layout.h"
+#include "flame_lines.h"
 
 static struct flame *from(const char *const *lines, size_t n)
 {
@@ -19,7 +20,7 @@ static struct flame *from(const char *const *lines, size_t n)
 
 	assert_non_null(f);
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(flame_add_line(f, lines[i], strlen(lines[i])), 0);
+		assert_int_equal(add_folded(f, lines[i]), 0);
 	return f;
 }
 
@@ -111,7 +112,7 @@ static void test_flamechart_keeps_input_order(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(flame_add_line(f, in[i], strlen(in[i])), 0);
+		assert_int_equal(add_folded(f, in[i]), 0);
 	assert_int_equal(flame_layout_build(f, 0, false, &l), 0);
 	describe(f, &l, got, sizeof(got));
 	assert_string_equal(got, "all@0:0+6 b@1:0+1 a@1:1+2 b@1:3+3");

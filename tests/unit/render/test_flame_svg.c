@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "flame_lines.h"
 #include "flame_svg.h"
 
 /*
@@ -182,7 +183,7 @@ static void test_no_samples_writes_an_error_svg(void **state)
 	char *svg;
 
 	(void)state;
-	assert_int_equal(flame_add_line(f, "a;b 0", 5), 0);
+	assert_int_equal(add_folded(f, "a;b 0"), 0);
 	flame_opts_init(&o);
 	svg = render(f, &o, -ENODATA);
 	assert_non_null(strstr(svg, "ERROR: no stack counts"));
@@ -198,7 +199,7 @@ static void test_invalid_options_are_refused(void **state)
 	char *svg;
 
 	(void)state;
-	assert_int_equal(flame_add_line(f, "a 1", 3), 0);
+	assert_int_equal(add_folded(f, "a 1"), 0);
 	flame_opts_init(&o);
 	o.width = 20;
 	svg = render(f, &o, -EINVAL);
@@ -218,8 +219,8 @@ static void test_diff_titles_carry_the_delta(void **state)
 	char *svg;
 
 	(void)state;
-	assert_int_equal(flame_add_line(f, "a;b 10 30", 9), 0);
-	assert_int_equal(flame_add_line(f, "a;c 50 20", 9), 0);
+	assert_int_equal(add_folded(f, "a;b 10 30"), 0);
+	assert_int_equal(add_folded(f, "a;c 50 20"), 0);
 	flame_opts_init(&o);
 	svg = render(f, &o, 0);
 	assert_non_null(strstr(svg, "<title>b (30 samples, 60.00%; +40.00%)</title>"));
