@@ -26,10 +26,18 @@
 #     recorded QREPS times at the defaults around a burst of QDUR seconds of its allocation:
 #     each thread's share of the bytes against the JVM's own count of the burst (ThreadMXBean),
 #     the total, and the share of bytes under the allocating method with its class as the leaf.
+#  3. async-profiler in the same runs, when ASPROF names its libasyncProfiler.so (built apart
+#     from this repository; its options as of its 4.x docs/ProfilerOptions.md): a second
+#     AllocService JVM with -agentpath:$ASPROF=start,event=alloc,alloc=512k,file=...,collapsed
+#     (and no fgagent), alive beside the first for all the rounds, is the third variant of
+#     every round (asprof, against the first JVM's none), printed beside ours; and an AllocTruth
+#     JVM with the same options plus threads,total, profiled from its start through QREPS
+#     bursts, whose profile is held to the JVM's own count since its start (its last
+#     alloc-truth line) as ours is. Without ASPROF one line says the comparison was not run.
 # Needs root only for nothing in particular (no perf events for alloc); the JVMs run on the host.
 # Env: JDKS (default every JDK under /usr/lib/jvm), REPS (5), ROUND (8 s), SETTLE (2 s),
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
-#      flock around each pass of the variants).
+#      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,6 +52,13 @@ jar=$build/tests/java/fg-workloads.jar
 for f in "$fgcollect" "$agent" "$jar"; do
 	[[ -e $f ]] || { echo "alloc: $f not built (cmake --build $build)"; exit 1; }
 done
+asprof=${ASPROF:-}
+if [[ -n $asprof && ! -r $asprof ]]; then
+	echo "alloc: ASPROF=$asprof is not a readable file"
+	exit 1
+fi
+variants="none alloc"
+[[ -n $asprof ]] && variants="none alloc asprof"
 . "$src/tests/harness/lib.sh"
 . "$src/tests/e2e/events_lib.sh"
 FG_TEST=alloc
@@ -57,19 +72,20 @@ sock=$tmp/sock/fgcollect.sock
 ctlsock=$tmp/ctl/ctl.sock
 wpid=
 jpid=
+apid=
 rpid=
 cleanup() {
 	set +e
 	[[ -n $rpid ]] && kill -INT "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
 	[[ -n $jpid ]] && kill -TERM "$jpid" 2>/dev/null && wait "$jpid" 2>/dev/null
+	[[ -n $apid ]] && kill -TERM "$apid" 2>/dev/null && wait "$apid" 2>/dev/null
 	[[ -n $wpid ]] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-# The shared helpers' fg_fail reports and exits; no containers here. ev_truth reads
-# $FG_TMP/NAME.burst.
+# The shared helpers' fg_fail reports and exits; no containers here.
 FG_TMP=$tmp
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; else print "nan"}'; }
@@ -107,6 +123,25 @@ jvm_stop() {
 	jpid=
 }
 
+# asprof_start OUT MAINCLASS ARG...: the JVM with async-profiler (from its start: alloc at
+# 512 KiB, collapsed into $tmp/OUT.collapsed at its exit; QOPTS more of its options) and no
+# fgagent, its output in $tmp/OUT.out, its pid in apid; waits for "MAINCLASS ready".
+asprof_start() {
+	local out=$1 cls=$2
+	shift 2
+	"$jdk/bin/java" -XX:+PreserveFramePointer \
+		"-agentpath:$asprof=start,event=alloc,alloc=512k,${QOPTS:-}file=$tmp/$out.collapsed,collapsed" \
+		-cp "$jar" "$cls" "$@" >"$tmp/$out.out" 2>&1 &
+	apid=$!
+	fg_wait 60 grep -q "$cls ready" "$tmp/$out.out" ||
+		{ echo "alloc: $cls with async-profiler did not start"; cat "$tmp/$out.out"; exit 1; }
+}
+asprof_stop() {
+	kill -TERM "$apid" 2>/dev/null || true
+	wait "$apid" 2>/dev/null || true
+	apid=
+}
+
 # proc_cpu_ns PID: the CPU the process used since it started, exited threads included
 # (/proc/PID/stat utime + stime, in clock ticks), in ns; 0 when it is gone.
 proc_cpu_ns() {
@@ -138,7 +173,8 @@ split() {
 # round VARIANT: one measured window; appends "CPU_NS REQUESTS BYTES WINDOW_NS FGCOLLECT_NS
 # WORKERS_NS AGENT_NS OTHER_NS" to $tmp/VARIANT.
 round() {
-	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1
+	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1 pid=$jpid log=$tmp/jvm.out
+	[[ $v == asprof ]] && pid=$apid log=$tmp/asprof.out
 	if [[ $v == alloc ]]; then
 		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((settle + round + 60)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
@@ -146,14 +182,15 @@ round() {
 	fi
 	sleep "$settle"
 	t0=$(ev_mono_ns)
-	c0=$(fg_cpu_ns "$jpid") f0=$(proc_cpu_ns "$wpid")
-	read -r w0 a0 o0 < <(split "$jpid")
+	c0=$(fg_cpu_ns "$pid") f0=$(proc_cpu_ns "$wpid")
+	read -r w0 a0 o0 < <(split "$pid")
 	[[ -n $rpid ]] && r0=$(proc_cpu_ns "$rpid")
 	sleep "$round"
 	t1=$(ev_mono_ns)
-	c1=$(fg_cpu_ns "$jpid") f1=$(proc_cpu_ns "$wpid")
-	read -r w1 a1 o1 < <(split "$jpid")
+	c1=$(fg_cpu_ns "$pid") f1=$(proc_cpu_ns "$wpid")
+	read -r w1 a1 o1 < <(split "$pid")
 	[[ -n $rpid ]] && r1=$(proc_cpu_ns "$rpid")
+	[[ $v == asprof ]] && f1=$f0 # its profiler runs in the JVM: no fgcollect
 	if [[ -n $rpid ]]; then
 		kill -0 "$rpid" 2>/dev/null || { echo "alloc: record ended early"; cat "$tmp/rec.err"; exit 1; }
 		kill -INT "$rpid"
@@ -164,40 +201,45 @@ round() {
 			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples"
 	fi
 	sleep 0.2 # a mark past the window
-	echo "$((c1 - c0)) $(ev_interp "$tmp/jvm.out" svc-truth "$t0" "$t1" requests)" \
-		"$(ev_interp "$tmp/jvm.out" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $((f1 - f0 + r1 - r0))" \
+	echo "$((c1 - c0)) $(ev_interp "$log" svc-truth "$t0" "$t1" requests)" \
+		"$(ev_interp "$log" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $((f1 - f0 + r1 - r0))" \
 		"$((w1 - w0)) $((a1 - a0)) $((o1 - o0))" >>"$tmp/$v"
 }
 
 # cost: part 1 for $jdk.
 cost() {
 	local v
-	: >"$tmp/none"
-	: >"$tmp/alloc"
+	for v in none alloc asprof; do : >"$tmp/$v"; done
 	: >"$tmp/samples"
 	jvm_start AllocService 100000 "$rate"
+	[[ -n $asprof ]] && QOPTS= asprof_start asprof AllocService 100000 "$rate"
 	sleep "$warm"
 	[[ -n ${LOCK:-} ]] && exec {lk}>"$LOCK"
 	for rep in $(seq "$reps"); do
 		[[ -n ${LOCK:-} ]] && flock "$lk"
-		for v in none alloc; do round "$v"; done
+		for v in $variants; do round "$v"; done
 		[[ -n ${LOCK:-} ]] && flock -u "$lk"
 		echo "alloc: $(basename "$jdk") round $rep of $reps done" >&2
 	done
 	jvm_stop
+	[[ -n $asprof ]] && asprof_stop
 	echo "== cost: AllocService at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	[[ -n $asprof ]] && echo "(asprof: a second AllocService JVM with async-profiler's alloc at 512 KiB from its start, alive beside the first in every round)"
 	printf "%-8s %12s %10s %12s %14s %12s %12s %12s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" \
 		"workers/req" "agent/req" "other/req" "(medians over rounds; us of the JVM's threads by kind)"
-	for v in none alloc; do
+	for v in $variants; do
 		awk '{ printf "%.1f %.1f %.3f %.3f %.3f %.3f %.3f\n", $2 * 1e9 / $4, $3 * 1e3 / $4, $1 / 1e3 / $2,
 			$5 * 100 / $1, $6 / 1e3 / $2, $7 / 1e3 / $2, $8 / 1e3 / $2 }' "$tmp/$v" >"$tmp/$v.fig"
 		col() { cut -d' ' -f"$1" "$tmp/$v.fig" | median; }
 		printf "%-8s %12.0f %10.0f %12.2f %14.3f %12.2f %12.2f %12.2f\n" "$v" "$(col 1)" "$(col 2)" "$(col 3)" \
 			"$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)"
 	done
-	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
-	read -r lo hi < <(boot_ci <"$tmp/ratio")
-	echo "JVM CPU per request, alloc/none per round: median $(median <"$tmp/ratio") ($(spread <"$tmp/ratio")), 95% CI of the median $lo..$hi"
+	for v in $variants; do
+		[[ $v == none ]] && continue
+		paste -d' ' "$tmp/$v.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
+		read -r lo hi < <(boot_ci <"$tmp/ratio")
+		echo "JVM CPU per request, $v/none per round: median $(median <"$tmp/ratio") ($(spread <"$tmp/ratio")), 95% CI of the median $lo..$hi"
+	done
 	# What one sample costs the JVM: the extra CPU per second over the samples per second
 	# (record's count over its whole duration, the first ~0.5 s before the events turned on
 	# included: an upper bound).
@@ -212,7 +254,7 @@ cost() {
 # burst of AllocTruth's allocation of QDUR seconds asked for 1.5 s after it started (its agent,
 # connected to the daemon for a while, reads the want file every 500 ms).
 quality() {
-	local q t f th m c rp qd=${QDUR:-10}
+	local q rp qd=${QDUR:-10}
 	mkdir -p "$tmp/ctl-bursts"
 	rm -f "$tmp/ctl-bursts/burst"
 	ctldir=$tmp/ctl-bursts
@@ -230,26 +272,68 @@ quality() {
 		kill -0 "$rp" 2>/dev/null || { echo "alloc: the recording ended before the burst"; exit 1; }
 		grep -E "^alloc-burst $EV_BURST .* end\$" "$tmp/jvm.out" >"$tmp/q.burst"
 		wait "$rp" || { echo "alloc: record failed"; cat "$tmp/q.err"; exit 1; }
-		f=$tmp/q.folded
-		: >"$tmp/q.rows"
-		for t in fg-bytes:makeBytes:'byte[]' fg-longs:makeLongs:'long[]' \
-			fg-particles:makeParticles:'AllocTruth$Particle' fg-strings:makeStrings:java.lang.String; do
-			IFS=: read -r th m c <<<"$t"
-			echo "$(ev_sum "$f" "$th") $(ev_truth q "$th")" \
-				"$(ev_sum "$f" "$th" "AllocTruth::$m"'_\[[0ij]\];[^;]*$' "$c")" >>"$tmp/q.rows"
-		done
-		q="$q" awk '{ g[NR] = $1; w[NR] = $2; u += $3; G += $1; W += $2 }
-		END { for (i = 1; i <= NR; i++) { a = 100 * g[i] / G; b = 100 * w[i] / W; d = a - b
-				 if (d < 0) d = -d; if (d > m) m = d; s = s sprintf("%.1f/%.1f ", a, b) }
-		      printf "%-4s %-46s %10.2f %10.1f %14.2f\n", ENVIRON["q"], s, m, 100 * (G - W) / W, 100 * u / G }' \
-			"$tmp/q.rows"
+		q_rows "$tmp/q.folded" "$tmp/q.burst" 'AllocTruth::METHOD_\[[0ij]\];[^;]*$'
+		q_print "$q"
 	done
 	jvm_stop
+}
+
+# q_rows FOLDED TRUTHLINE REGEX_OF_METHOD: a row per AllocTruth thread of FOLDED ("PROFILE
+# TRUTH UNDER": its bytes, the JVM's count in TRUTHLINE, its bytes under the method, METHOD
+# standing for its name, with the class as the leaf) into $tmp/q.rows.
+q_rows() {
+	local t th m c
+	: >"$tmp/q.rows"
+	for t in fg-bytes:makeBytes:'byte[]' fg-longs:makeLongs:'long[]' \
+		fg-particles:makeParticles:'AllocTruth$Particle' fg-strings:makeStrings:java.lang.String; do
+		IFS=: read -r th m c <<<"$t"
+		echo "$(ev_sum "$1" "$th") $(K="$th" awk '{ for (i = 3; i < NF; i += 2) if ($i == ENVIRON["K"]) print $(i + 1) }' "$2")" \
+			"$(ev_sum "$1" "$th" "${3//METHOD/$m}" "$c")" >>"$tmp/q.rows"
+	done
+}
+
+# q_print LABEL: the row of the figures of $tmp/q.rows (the quality table's columns).
+q_print() {
+	q="$1" awk '{ g[NR] = $1; w[NR] = $2; u += $3; G += $1; W += $2 }
+	END { if (!G || !W) { printf "%-4s nothing recorded\n", ENVIRON["q"]; exit }
+	      for (i = 1; i <= NR; i++) { a = 100 * g[i] / G; b = 100 * w[i] / W; d = a - b
+			 if (d < 0) d = -d; if (d > m) m = d; s = s sprintf("%.1f/%.1f ", a, b) }
+	      printf "%-4s %-46s %10.2f %10.1f %14.2f\n", ENVIRON["q"], s, m, 100 * (G - W) / W, 100 * u / G }' \
+		"$tmp/q.rows"
+}
+
+# asprof_quality: part 3's quality for $jdk: AllocTruth with async-profiler from its start
+# (threads apart, bytes in total) through QREPS bursts of QDUR s, held to the JVM's own count
+# since its start (its last alloc-truth line, after the last burst).
+asprof_quality() {
+	local b qd=${QDUR:-10} n=${QREPS:-3}
+	mkdir -p "$tmp/ctl-asprof"
+	rm -f "$tmp/ctl-asprof/burst"
+	ctldir=$tmp/ctl-asprof
+	QOPTS=threads,total, asprof_start asprof-q AllocTruth 100000 "$ctldir"
+	for b in $(seq "$n"); do
+		ev_burst $((qd * 1000))
+		fg_wait $((qd + 10)) grep -qE "^alloc-burst $EV_BURST .* end\$" "$tmp/asprof-q.out" ||
+			{ echo "alloc: burst $EV_BURST with async-profiler did not end"; exit 1; }
+	done
+	sleep 0.5 # a truth line past the last burst
+	asprof_stop
+	grep '^alloc-truth ' "$tmp/asprof-q.out" | tail -n 1 >"$tmp/asprof-q.truth"
+	[[ -s $tmp/asprof-q.collapsed && -s $tmp/asprof-q.truth ]] ||
+		{ echo "alloc: async-profiler wrote no profile"; cat "$tmp/asprof-q.out"; exit 1; }
+	# Its thread frame "[NAME tid=N]" as the thread's name, the root as in ours.
+	sed -E 's/^\[(.*) tid=[0-9]+\];/\1;/' "$tmp/asprof-q.collapsed" >"$tmp/asprof-q.folded"
+	q_rows "$tmp/asprof-q.folded" "$tmp/asprof-q.truth" 'AllocTruth\.METHOD;[^;]*$'
+	echo "async-profiler (alloc=512k, threads, total) from AllocTruth's start through its $n bursts of $qd s, against the JVM's count since its start:"
+	q_print asp
 }
 
 for jdk in ${JDKS:-$(fg_jdks)}; do
 	cost
 	[[ ${QUALITY:-1} == 0 ]] || quality
+	[[ ${QUALITY:-1} == 0 || -z $asprof ]] || asprof_quality
 	echo
 done
+[[ -n $asprof ]] ||
+	echo "async-profiler: not compared (set ASPROF to the path of a libasyncProfiler.so to run it beside the agent in the same rounds)"
 echo "goals: alloc/none CPU per request <= 1.01; shares within 2 points, total within 5%, >= 99% under the method and class"

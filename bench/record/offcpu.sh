@@ -7,12 +7,13 @@
 #     measured switch rate is printed). Variants (VARIANTS), interleaved per round so that drift
 #     on a shared machine hits all alike, each against the `none` round of the same pass:
 #       none      nothing attached;
-#       default   `record --event offcpu` with the defaults (the BPF program, ~50 stacks/s);
+#       default   `record --event offcpu` with the defaults (the BPF program, --switch-rate 25);
 #       rN        the same with --switch-rate N (r0: every switch-out's stack);
 #       threads   `record --event offcpu --scope threads`: the per-thread tracepoint events of
 #                 a collector without CAP_BPF, at their default (every switch-out);
 #       tN        the same with --switch-period N;
 #       alt       `record --event offcpu` with the fgcollect binary ALT (another build);
+#       alt-rN    the same with --switch-rate N;
 #       bpf       bpftrace on the same tracepoint taking a user and a kernel stack per switch of
 #                 the target (`@[ustack, kstack] = count()`, aggregated in the kernel), when
 #                 bpftrace can attach here (otherwise its error is printed instead).
@@ -94,7 +95,7 @@ elif ! timeout 60 bpftrace -e 'tracepoint:sched:sched_switch { exit(); }' >"$tmp
 fi
 
 variants=
-for v in ${VARIANTS:-none default r0 threads t16 bpf} $([[ -n ${ALT:-} ]] && echo alt); do
+for v in ${VARIANTS:-none default r0 threads t16 bpf} $([[ -n ${ALT:-} && " ${VARIANTS:-} " != *" alt"* ]] && echo alt); do
 	[[ $v == bpf && -n $bpf_why ]] && continue
 	variants="$variants $v"
 done
@@ -118,11 +119,11 @@ run() {
 		;;
 	*)
 		case $v in
-		r*) args=(--switch-rate "${v#r}") ;;
+		r* | alt-r*) args=(--switch-rate "${v#*r}") ;;
 		threads) args=(--scope threads) ;;
 		t*) args=(--scope threads --switch-period "${v#t}") ;;
 		esac
-		"$([[ $v == alt ]] && echo "$ALT" || echo "$fgcollect")" record --pid "$ppid_" --event offcpu ${args[@]+"${args[@]}"} \
+		"$([[ $v == alt* ]] && echo "$ALT" || echo "$fgcollect")" record --pid "$ppid_" --event offcpu ${args[@]+"${args[@]}"} \
 			--socket "$tmp/nosock/s.sock" --ctl "$tmp/nosock/c.sock" \
 			--duration $((settle + round + 30)) -o "$tmp/rec.folded" 2>"$log" &
 		rpid=$!

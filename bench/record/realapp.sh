@@ -38,7 +38,8 @@
 # stack copy, so the JVM's extra CPU that any per-thread sampler costs shows apart from ours
 # ("fgcollect" is perf's own CPU then).
 # With BASELINE=DIR (another build directory) a fourth variant, base, records with DIR's
-# fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both.
+# fgcollect in the same interleaved rounds, and record's CPU per sample is printed for both;
+# base-V (e.g. base-offcpu-r400) is variant V with DIR's fgcollect.
 # Env: REPS (3), ROUND (10 s), SETTLE (3 s), WARM (15 s), FREQ (99), STACK (fgcollect's default),
 # JDK (JDK 17), PFP (on|off: -XX:+/-PreserveFramePointer, default on), DB (pg|maria), BASELINE,
 # VARIANTS, LOCK.
@@ -141,8 +142,15 @@ load() {
 # "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS HOST_MS" of the measured window and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
-	local v=$1 c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st
+	local name=$1 v=$1 c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st bin=$fgcollect
 	a0=$(agent_ns)
+	if [[ $v == base* ]]; then
+		[[ -n $base_fgcollect ]] || { echo "realapp: $v needs BASELINE"; return 1; }
+		bin=$base_fgcollect
+		v=${v#base}
+		v=${v#-}
+		v=${v:-record}
+	fi
 	case $v in
 	watch)
 		"$fgcollect" watch --socket "$sock" --ctl "$tmp/ctl/ctl.sock" >/dev/null 2>"$tmp/watch.log" &
@@ -152,7 +160,7 @@ run() {
 		perf record -q -e cpu-clock -F "$freq" -g -p "$jpid" -o "$tmp/perf.data" 2>"$tmp/perf.log" &
 		fp=$!
 		;;
-	record | record-s* | record-threads | base | offcpu | wall | offcpu-*)
+	record | record-s* | record-threads | offcpu | wall | offcpu-*)
 		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
 		[[ $v == record-threads ]] && ev=(--scope threads)
 		[[ $v == offcpu-p* ]] && ev=(--event offcpu --switch-period "${v#offcpu-p}")
@@ -160,7 +168,7 @@ run() {
 		[[ $v == offcpu-threads ]] && ev=(--event offcpu --scope threads)
 		st=${STACK:-}
 		[[ $v == record-s* ]] && st=${v#record-s}
-		"$([[ $v == base ]] && echo "$base_fgcollect" || echo "$fgcollect")" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
+		"$bin" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
 			${ev[@]+"${ev[@]}"} \
 			--freq "$freq" ${st:+--stack-copy "$st"} --duration $((settle + round + 30)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.log" &
@@ -185,14 +193,14 @@ run() {
 		wait "$fp" || true
 		fgpid=
 		if [[ $v != watch && $v != perf ]]; then
-			cp "$tmp/rec.log" "$tmp/$v.last.log"
+			cp "$tmp/rec.log" "$tmp/$name.last.log"
 			# Samples in the measured window: the recording's rate over its whole run.
 			sed -n 's/^fgcollect record: \([0-9]*\) samples in \([0-9.]*\) s.*/\1 \2/p' "$tmp/rec.log" |
-				f=$((f1 - f0)) r=$round awk '{ n = $1 * ENVIRON["r"] / $2; if (n > 0) printf "%.1f\n", ENVIRON["f"] / 1000 / n }' >>"$tmp/$v.us"
+				f=$((f1 - f0)) r=$round awk '{ n = $1 * ENVIRON["r"] / $2; if (n > 0) printf "%.1f\n", ENVIRON["f"] / 1000 / n }' >>"$tmp/$name.us"
 		fi
 	fi
-	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}') $(((h1 - h0) * 1000 / hz))" >>"$tmp/$v"
-	echo "$(((as - a0) / 1000)) $((fs / 1000))" >>"$tmp/$v.start"
+	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}') $(((h1 - h0) * 1000 / hz))" >>"$tmp/$name"
+	echo "$(((as - a0) / 1000)) $((fs / 1000))" >>"$tmp/$name.start"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -200,7 +208,7 @@ col() { cut -d' ' -f"$2" "$tmp/$1"; }
 ratio() { a=$1 b=$2 awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; print b ? a / b : 0 }'; }
 
 variants=${VARIANTS:-none watch record}
-[[ -n $base_fgcollect ]] && variants="$variants base"
+[[ -n $base_fgcollect && " $variants " != *" base"* ]] && variants="$variants base"
 [[ ${variants%% *} == none ]] || { echo "realapp: VARIANTS must start with none (the baseline)"; exit 1; }
 load "$warm" >/dev/null # JIT warm-up
 [[ -n ${LOCK:-} ]] && flock -u "$lk"

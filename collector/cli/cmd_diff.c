@@ -41,7 +41,7 @@ static void usage(FILE *f)
 struct env {
 	struct flame_opts o;
 	unsigned flags;
-	bool normalize, folded;
+	bool normalize, folded, strip_hex;
 	const char *output;
 };
 
@@ -64,7 +64,7 @@ static int parse_args(int argc, char **argv, struct env *env)
 		if (c == 'n') {
 			env->normalize = true;
 		} else if (c == 's') {
-			env->flags |= FLAME_STRIP_HEX;
+			env->strip_hex = true;
 		} else if (c == OPT_FOLDED) {
 			env->folded = true;
 		} else if (c == 'o') {
@@ -123,6 +123,7 @@ int cmd_diff(int argc, char **argv)
 {
 	struct env env = { 0 };
 	struct flame *f;
+	struct folded *rd = NULL;
 	uint64_t ignored;
 	const char *a, *b;
 	int rv;
@@ -134,16 +135,18 @@ int cmd_diff(int argc, char **argv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	a = argv[optind];
 	b = argv[optind + 1];
-	if (!(f = flame_new_flags(env.flags))) {
+	f = flame_new_flags(env.flags);
+	if (!f || !(rd = flame_cli_reader(f, env.flags, env.strip_hex))) {
 		fg_err(CMD, "out of memory");
+		flame_free(f);
 		return FG_EXIT_FAIL;
 	}
-	rv = flame_cli_read(CMD, f, a, FLAME_IN_A);
+	rv = flame_cli_read(CMD, rd, a, FOLDED_IN_A);
 	if (rv == FG_EXIT_OK)
-		rv = flame_cli_read(CMD, f, b, FLAME_IN_B);
+		rv = flame_cli_read(CMD, rd, b, FOLDED_IN_B);
 	if (rv != FG_EXIT_OK)
 		goto out;
-	if ((ignored = flame_ignored(f)) != 0)
+	if ((ignored = folded_ignored(rd)) != 0)
 		fg_err(CMD, "ignored %llu lines with invalid format", (unsigned long long)ignored);
 	if (env.normalize && flame_diff_normalize(f) != 0) {
 		fg_err(CMD, "cannot normalize: %s has no samples", a);
@@ -152,6 +155,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	rv = write_out(f, &env, b);
 out:
+	folded_free(rd);
 	flame_free(f);
 	return rv;
 }

@@ -107,6 +107,7 @@ int cmd_flamegraph(int argc, char **argv)
 	const char *output = NULL;
 	unsigned flags = 0;
 	struct flame *f;
+	struct folded *rd;
 	int rv;
 
 	flame_opts_init(&o);
@@ -114,20 +115,22 @@ int cmd_flamegraph(int argc, char **argv)
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	f = flame_new_flags(flags);
-	if (!f) {
+	if (!f || !(rd = flame_cli_reader(f, flags, false))) {
 		fg_err(CMD, "out of memory");
+		flame_free(f);
 		return FG_EXIT_FAIL;
 	}
 	if (optind == argc)
-		rv = flame_cli_read(CMD, f, "-", FLAME_IN_AUTO);
+		rv = flame_cli_read(CMD, rd, "-", FOLDED_IN_AUTO);
 	for (int i = optind; i < argc && rv == FG_EXIT_OK; i++)
-		rv = flame_cli_read(CMD, f, argv[i], FLAME_IN_AUTO);
+		rv = flame_cli_read(CMD, rd, argv[i], FOLDED_IN_AUTO);
 	if (rv == FG_EXIT_OK) {
-		if (flame_ignored(f))
+		if (folded_ignored(rd))
 			fg_err(CMD, "ignored %llu lines with invalid format",
-			       (unsigned long long)flame_ignored(f));
+			       (unsigned long long)folded_ignored(rd));
 		rv = write_svg(f, &o, output);
 	}
+	folded_free(rd);
 	flame_free(f);
 	return rv;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * flame_cli.c - parse flamegraph.pl-style rendering options into struct flame_opts.
+ * flame_cli.c - parse flamegraph.pl-style rendering options into struct flame_opts; read
+ * folded files into a flame graph, input's reader (folded.h) handing its stacks to render's
+ * trie (flame_fold.h).
  *
  * Invariant: a rejected value leaves o and *flags unchanged.
  */
@@ -142,7 +144,16 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 	}
 }
 
-int flame_cli_read(const char *cmd, struct flame *f, const char *path, enum flame_in in)
+struct folded *flame_cli_reader(struct flame *f, unsigned flags, bool strip_hex)
+{
+	const struct stack_sink sink = flame_sink(f);
+
+	return folded_new((flags & FLAME_REVERSE ? FOLDED_REVERSE : 0) |
+				  (strip_hex ? FOLDED_STRIP_HEX : 0),
+			  &sink);
+}
+
+int flame_cli_read(const char *cmd, struct folded *rd, const char *path, enum folded_in in)
 {
 	bool std = !strcmp(path, "-");
 	int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
@@ -153,7 +164,7 @@ int flame_cli_read(const char *cmd, struct flame *f, const char *path, enum flam
 		fg_err(cmd, "cannot open %s: %s", path, strerror(errno));
 		return FG_EXIT_FAIL;
 	}
-	rv = flame_read_fd(f, fd, in, &line);
+	rv = folded_read_fd(rd, fd, in, &line);
 	if (!std)
 		close(fd);
 	if (rv == -E2BIG)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flame_cli.h - the rendering options shared by `flamegraph`, `diff` (and `record`), with
- * flamegraph.pl's names, for getopt_long().
+ * flamegraph.pl's names, for getopt_long(); and folded files read into a flame graph (input's
+ * reader connected to render's trie).
  *
  * Put FLAME_CLI_OPTIONS in a struct option array and hand every option value >= FLAME_CLI_BASE
  * to flame_cli_apply(). Usage text for them: FLAME_CLI_USAGE.
@@ -10,8 +11,10 @@
 #define FG_FLAME_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 
 #include "flame_svg.h"
+#include "folded.h"
 
 enum {
 	FLAME_CLI_BASE = 0x100,
@@ -95,9 +98,16 @@ enum {
 int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *flags);
 
 /*
- * Read folded stacks from path ("-" = standard input) into f as input side in, for command
+ * A folded-text reader whose stacks go into f: reversed when flags (f's) has FLAME_REVERSE,
+ * hex numbers rewritten when strip_hex (diff -s). NULL if out of memory; free with
+ * folded_free() before f.
+ */
+struct folded *flame_cli_reader(struct flame *f, unsigned flags, bool strip_hex);
+
+/*
+ * Read folded stacks from path ("-" = standard input) with rd as input side in, for command
  * cmd. Prints the error itself, naming the file (or stdin) and line. 0 or FG_EXIT_FAIL.
  */
-int flame_cli_read(const char *cmd, struct flame *f, const char *path, enum flame_in in);
+int flame_cli_read(const char *cmd, struct folded *rd, const char *path, enum folded_in in);
 
 #endif

@@ -70,10 +70,13 @@ struct codetab {
 
 	struct codeblob **hist;
 	uint64_t *maxend;
-	uint64_t *hend; /* hend[i] = blob_end(hist[i]): the tree is built without a pointer chase */
-	size_t n_hist, cap_hist, cap_maxend, cap_hend;
+	/* hend[i] = blob_end(hist[i]), haddr[i] = hist[i]->addr: the tree is built and searched
+	 * without a pointer chase (a blob is read only when it covers the address) */
+	uint64_t *hend, *haddr;
+	size_t n_hist, cap_hist, cap_maxend, cap_hend, cap_haddr;
 
 	struct codeblob *pend[PEND_MAX];
+	uint64_t pend_lo[PEND_MAX], pend_hi[PEND_MAX]; /* each pend blob's [addr, end) */
 	size_t n_pend;
 
 	/*
@@ -276,16 +279,18 @@ static int hist_merge(struct codetab *t)
 {
 	size_t n = t->n_hist + t->n_pend;
 
-	size_t ch = t->cap_hist, cm = t->cap_maxend, ce = t->cap_hend;
+	size_t ch = t->cap_hist, cm = t->cap_maxend, ce = t->cap_hend, ca = t->cap_haddr;
 	int rv = ARRAY_GROW(t->hist, t->cap_hist, n);
 
 	if (rv == 0)
 		rv = ARRAY_GROW(t->maxend, t->cap_maxend, n);
 	if (rv == 0)
 		rv = ARRAY_GROW(t->hend, t->cap_hend, n);
-	t->st.bytes += (t->cap_hist - ch) * sizeof(*t->hist) +
-		       (t->cap_maxend - cm) * sizeof(*t->maxend) +
-		       (t->cap_hend - ce) * sizeof(*t->hend);
+	if (rv == 0)
+		rv = ARRAY_GROW(t->haddr, t->cap_haddr, n);
+	t->st.bytes +=
+		(t->cap_hist - ch) * sizeof(*t->hist) + (t->cap_maxend - cm) * sizeof(*t->maxend) +
+		(t->cap_hend - ce) * sizeof(*t->hend) + (t->cap_haddr - ca) * sizeof(*t->haddr);
 	if (rv != 0)
 		return rv;
 	qsort(t->pend, t->n_pend, sizeof(t->pend[0]), blob_cmp);
@@ -296,9 +301,11 @@ static int hist_merge(struct codetab *t)
 		if (i > 0 && blob_cmp(&t->hist[i - 1], &t->pend[j - 1]) > 0) {
 			t->hist[--k] = t->hist[--i];
 			t->hend[k] = t->hend[i];
+			t->haddr[k] = t->haddr[i];
 		} else {
 			t->hist[--k] = t->pend[--j];
 			t->hend[k] = blob_end(t->hist[k]);
+			t->haddr[k] = t->hist[k]->addr;
 		}
 	}
 	t->n_hist = n;
@@ -334,9 +341,10 @@ static void tree_query(const struct codetab *t, size_t lo, size_t hi, struct loo
 		if (t->maxend[mid] <= q->addr)
 			return;
 		tree_query(t, lo, mid, q);
-		if (t->hist[mid]->addr > q->addr)
+		if (t->haddr[mid] > q->addr)
 			return;
-		lookup_check(q, t->hist[mid]);
+		if (q->addr < t->hend[mid])
+			lookup_check(q, t->hist[mid]);
 		lo = mid + 1;
 	}
 }
@@ -347,7 +355,8 @@ const struct codeblob *codetab_lookup(const struct codetab *t, uint64_t addr, ui
 
 	tree_query(t, 0, t->n_hist, &q);
 	for (size_t i = 0; i < t->n_pend; i++)
-		lookup_check(&q, t->pend[i]);
+		if (addr >= t->pend_lo[i] && addr < t->pend_hi[i])
+			lookup_check(&q, t->pend[i]);
 	return q.live ? q.live : q.early;
 }
 
@@ -373,6 +382,8 @@ static size_t prune_where(struct codetab *t, uint64_t before_ts)
 			blob_free(t, b);
 			n++;
 		} else {
+			t->pend_lo[k] = t->pend_lo[i];
+			t->pend_hi[k] = t->pend_hi[i];
 			t->pend[k++] = b;
 		}
 	}
@@ -386,6 +397,7 @@ static size_t prune_where(struct codetab *t, uint64_t before_ts)
 			n++;
 		} else {
 			t->hend[k] = t->hend[i];
+			t->haddr[k] = t->haddr[i];
 			t->hist[k++] = b;
 		}
 	}
@@ -489,6 +501,8 @@ static int insert_blob(struct codetab *t, struct codeblob *b, size_t lo)
 	} else if (b->unload_ts == CODETAB_LIVE) {
 		b->unload_ts = b->load_ts;
 	}
+	t->pend_lo[t->n_pend] = b->addr;
+	t->pend_hi[t->n_pend] = blob_end(b);
 	t->pend[t->n_pend++] = b;
 	t->st.blobs++;
 	t->st.bytes += blob_bytes(b);
@@ -1074,6 +1088,7 @@ void codetab_free(struct codetab *t)
 	free(t->hist);
 	free(t->maxend);
 	free(t->hend);
+	free(t->haddr);
 	free(t->live);
 	htab_fini(&t->names);
 	free(t);

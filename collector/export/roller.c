@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,20 +51,8 @@ struct roller {
 	uint64_t push_failed_seen, push_sent_seen, push_dropped_seen, push_failed_told;
 };
 
-static void say(struct roller *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void say(struct roller *r, const char *fmt, ...)
-{
-	char line[768];
-	va_list ap;
-
-	if (!r->o.log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	r->o.log(r->o.log_arg, line);
-}
+/* One line to the caller's log, if any (util.h's fg_say). */
+#define say(r, ...) fg_say((r)->o.log, (r)->o.log_arg, __VA_ARGS__)
 
 #define STAT_ADD(r, field, v)                                                                      \
 	do {                                                                                       \

@@ -981,7 +981,9 @@ static bool filter_accept(struct sampler *s, const struct perfring_rec *r)
  * A BPF output sample (off-CPU by BPF) turned into what the per-thread path delivers: its
  * SWITCHREC_OUT as a switch sample of the thread switched out (at the switch-out's time, its
  * kernel chain from __schedule), its SWITCHREC_IN as a PERF_RECORD_SWITCH switch-in. The
- * record is copied 8-byte aligned into r->payload, which the result points into.
+ * record's header and chains are copied 8-byte aligned into r->payload, which the result points
+ * into; its user stack copy (bytes, read with memcpy) is left where it lies, in the ring or its
+ * bounce buffer, both valid until the ring moves on past this record.
  * 0, or -EBADMSG (a record of the program that does not decode).
  */
 _Static_assert(offsetof(struct switchrec, regs) % 8 == 0, "switchrec.regs is not aligned");
@@ -989,14 +991,22 @@ _Static_assert(offsetof(struct switchrec, regs) % 8 == 0, "switchrec.regs is not
 static int bpf_record(struct sampler *s, struct ring *r)
 {
 	struct perfring_rec *c = &r->cur;
+	const uint8_t *raw = c->u.sample.raw;
 	struct switchrec_view v;
+	struct switchrec h;
+	size_t head;
 	uint32_t skip;
 
-	if (!c->u.sample.raw || c->u.sample.raw_len > PERFRING_MAX_RECORD)
+	if (!raw || c->u.sample.raw_len > PERFRING_MAX_RECORD || c->u.sample.raw_len < sizeof(h))
 		return -EBADMSG;
-	memcpy(r->payload, c->u.sample.raw, c->u.sample.raw_len);
+	/* The header and both chains (decode checks their bounds against raw_len). */
+	memcpy(&h, raw, sizeof(h));
+	head = sizeof(h) + ((size_t)h.nr_kernel + h.nr_user) * 8;
+	memcpy(r->payload, raw, head < c->u.sample.raw_len ? head : c->u.sample.raw_len);
 	if (switchrec_decode(r->payload, c->u.sample.raw_len, &v) != 0)
 		return -EBADMSG;
+	if (v.stack)
+		v.stack = raw + (v.stack - (const uint8_t *)r->payload);
 	c->pid = v.h.pid;
 	c->tid = v.h.tid;
 	c->time = v.h.time;

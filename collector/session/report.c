@@ -6,10 +6,11 @@
 #include "session_report.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 /* Where the lines go. */
 struct report_out {
@@ -17,17 +18,8 @@ struct report_out {
 	void *arg;
 };
 
-__attribute__((format(printf, 2, 3))) static void say(const struct report_out *out, const char *fmt,
-						      ...)
-{
-	char text[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	out->line(out->arg, text);
-}
+/* One line to out (util.h's fg_say). */
+#define say(out, ...) fg_say((out)->line, (out)->arg, __VA_ARGS__)
 
 static void pct(char *buf, size_t len, uint64_t part, uint64_t all)
 {
@@ -317,24 +309,38 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 		    (unsigned long long)sm->thread_filtered);
 }
 
+/* How much a cumulative count of the agent grew since the recording's first EVENTS (all of it
+ * when it went down: a new agent behind the same PID). */
+static unsigned long long grew(uint64_t last, uint64_t first)
+{
+	return (unsigned long long)(last >= first ? last - first : last);
+}
+
 /* One JVM's agent events: its drops and short lock waits, the collector's drops. */
 static void report_jvm_events(const struct session_jvm_summary *v, const struct report_out *out)
 {
-	const struct fgp_events *st = &v->ev.state;
+	const struct fgp_events *st = &v->ev.state, *f0 = &v->ev.first;
 	const struct jvm_ev_drops *d = &v->ev.drops;
+	unsigned long long queue = grew(st->dropped_queue, f0->dropped_queue);
+	unsigned long long other = grew(st->dropped_other, f0->dropped_other);
+	char on[64];
 
 	if (!v->connected_ever)
 		return;
 	if (!v->ev.state_known && !v->ev.stacks)
 		return; /* an agent that cannot send them was said at its hello; record says why */
+	if (v->ev.on_after_ns)
+		snprintf(on, sizeof(on), "its events on %.3f s after the start",
+			 (double)(v->ev.on_after_ns - 1) / 1e9);
+	else
+		snprintf(on, sizeof(on), "its events never on");
 	say(out,
-	    "PID %u: %llu events; the agent dropped %llu (queue full %llu, other %llu) and left "
-	    "out %llu short lock waits (%.3f ms); the collector dropped %llu (unknown method id "
-	    "%llu, not asked for %llu) and put %llu under an unknown thread%s",
-	    v->pid, (unsigned long long)v->ev.stacks,
-	    (unsigned long long)st->dropped_queue + (unsigned long long)st->dropped_other,
-	    (unsigned long long)st->dropped_queue, (unsigned long long)st->dropped_other,
-	    (unsigned long long)st->lock_short, (double)st->lock_short_ns / 1e6,
+	    "PID %u: %s; %llu events; the agent dropped %llu (queue full %llu, other %llu) and "
+	    "left out %llu short lock waits (%.3f ms); the collector dropped %llu (unknown method "
+	    "id %llu, not asked for %llu) and put %llu under an unknown thread%s",
+	    v->pid, on, (unsigned long long)v->ev.stacks, queue + other, queue, other,
+	    grew(st->lock_short, f0->lock_short),
+	    (double)grew(st->lock_short_ns, f0->lock_short_ns) / 1e6,
 	    (unsigned long long)d->unknown_id + (unsigned long long)d->unwanted,
 	    (unsigned long long)d->unknown_id, (unsigned long long)d->unwanted,
 	    (unsigned long long)d->unknown_tid, v->exited ? ", exited" : "");

@@ -890,12 +890,18 @@ static void on_weighed(void *ctx, void *payload, uint64_t weight_ns)
 	free(d);
 }
 
-/* A switch-out sample: kept until its thread runs again. */
+/* A switch-out sample: kept until its thread runs again. Its user stack copy only serves the
+ * JVM's frame facts (user_frames): a process without a code table keeps none. */
 static void on_switch_sample(struct session *s, const struct perfring_rec *r)
 {
 	struct deferred *d = malloc(sizeof(*d));
+	struct perfring_rec c = *r;
 
-	if (!d || !rec_copy(d, r)) {
+	if (!src_table(s, r->pid)) {
+		c.u.sample.stack = NULL;
+		c.u.sample.stack_len = c.u.sample.stack_dyn = 0;
+	}
+	if (!d || !rec_copy(d, &c)) {
 		free(d);
 		s->oc.st.samples++;
 		s->oc.st.full++;
@@ -1134,6 +1140,10 @@ static void on_agent_ev(void *arg, const struct jvm_event *ev)
 		return;
 	switch (ev->type) {
 	case JVM_EV_STATE:
+		if (!t->ev.state_known)
+			t->ev.first = ev->state;
+		if (!t->ev.on_after_ns && (ev->state.on & s->evw.on) == s->evw.on)
+			t->ev.on_after_ns = s->now() - s->start_ns + 1;
 		t->ev.state_known = true;
 		t->ev.state = ev->state;
 		t->ev.drops = ev->drops;

@@ -17,8 +17,18 @@
 
 #define TRUNCATED_PC 1 /* a placeholder address for the marker frame */
 
+/* classify()'s last answer within one sample's walk (cleared when the sample changes): each
+ * caller is classified when found and again when stepped from, the same code lookup twice. */
+struct classmemo {
+	bool ok;
+	uint64_t a;
+	enum unw_code c;
+	const struct fgp_code_frame *f;
+};
+
 struct vmstack {
 	const struct vmstack_in *in; /* the sample being unwound */
+	struct classmemo memo;
 	struct unw_frame frames[VMSTACK_MAX_FRAMES];
 	uint64_t chain[VMSTACK_MAX_FRAMES + 1];
 	struct framewalk_frame walk[VMSTACK_MAX_FRAMES + 1];
@@ -40,24 +50,40 @@ void vmstack_stats(const struct vmstack *v, struct vmstack_stats *out)
 	*out = v->st;
 }
 
+/* The sample classify() answers for (NULL: none); its memo starts empty. */
+static void set_in(struct vmstack *v, const struct vmstack_in *in)
+{
+	v->in = in;
+	v->memo.ok = false;
+}
+
+static enum unw_code classify_blob(const struct codeblob *b)
+{
+	if (b->kind == CODEBLOB_COMPILED)
+		return UNW_COMPILED;
+	if (strcmp(b->name, "Interpreter") == 0)
+		return UNW_INTERP;
+	if (strcmp(b->name, "call_stub") == 0)
+		return UNW_CALL_STUB;
+	return UNW_STUB;
+}
+
 static enum unw_code classify(void *ctx, uint64_t pc, bool ret, const struct fgp_code_frame **f)
 {
 	struct vmstack *v = ctx;
 	uint64_t a = ret && pc ? pc - 1 : pc;
-	const struct codeblob *b = v->in->tab ? codetab_lookup(v->in->tab, a, v->in->ts) : NULL;
+	const struct codeblob *b;
+	enum unw_code c;
 
-	*f = NULL;
-	if (b) {
-		*f = b->frame;
-		if (b->kind == CODEBLOB_COMPILED)
-			return UNW_COMPILED;
-		if (strcmp(b->name, "Interpreter") == 0)
-			return UNW_INTERP;
-		if (strcmp(b->name, "call_stub") == 0)
-			return UNW_CALL_STUB;
-		return UNW_STUB;
+	if (v->memo.ok && v->memo.a == a) {
+		*f = v->memo.f;
+		return v->memo.c;
 	}
-	return v->in->maps->exec_at(v->in->maps->arg, v->in->pid, a);
+	b = v->in->tab ? codetab_lookup(v->in->tab, a, v->in->ts) : NULL;
+	*f = b ? b->frame : NULL;
+	c = b ? classify_blob(b) : v->in->maps->exec_at(v->in->maps->arg, v->in->pid, a);
+	v->memo = (struct classmemo){ true, a, c, *f };
+	return c;
 }
 
 static bool read_copy(void *arg, uint64_t addr, uint64_t *out)
@@ -110,18 +136,18 @@ static uint32_t past_copy(struct vmstack *v, const struct vmstack_in *in, uint32
 	 * rbp after a few values that are no return addresses at all (heap or stack addresses):
 	 * such a chain is refused whole, the walk stays [truncated].
 	 */
-	v->in = in; /* classify()'s view */
+	set_in(v, in); /* classify()'s view */
 	for (uint32_t j = i + 1; j < nk; j++) {
 		const struct fgp_code_frame *f;
 		enum unw_code c = classify(v, k[j], true, &f);
 
 		if (c == UNW_NOT_CODE || c == UNW_ANON) {
-			v->in = NULL;
+			set_in(v, NULL);
 			v->st.past_copy_refused++;
 			return n;
 		}
 	}
-	v->in = NULL;
+	set_in(v, NULL);
 	for (i++; i < nk && n < VMSTACK_MAX_FRAMES; i++, n++) {
 		v->chain[n] = k[i];
 		v->frames[n] = (struct unw_frame){ .pc = k[i] };
@@ -169,11 +195,11 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	bool wait;
 
 	memset(out, 0, sizeof(*out));
-	v->in = in;
+	set_in(v, in);
 	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
 	wait = in->may_defer && res.end == UNW_END_LOST &&
 	       (res.stop_code == UNW_ANON || (res.stop_code == UNW_COMPILED && !facts_at(v, n)));
-	v->in = NULL;
+	set_in(v, NULL);
 	if (res.end == UNW_END_NO_REGS)
 		return -ENODATA;
 	if (wait) {

@@ -5,6 +5,7 @@
 #include "evjvmti.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -16,6 +17,8 @@
 #include "names.h"
 
 #define CLASS_MAX 1024 /* bytes of a class name kept (the wire allows FGP_MAX_STR) */
+/* Frames a callback keeps on its own stack (the default depth and its flag frame fit). */
+#define FRAMES_ON_STACK ((int)EVCTL_DEPTH_DEFAULT + 1)
 
 static struct evjvmti_cfg cfg;
 static const char unknown_key; /* the name table's key of "[unknown]" frames */
@@ -145,21 +148,23 @@ static uint32_t method_id(JNIEnv *jni, jmethodID m)
 
 int evjvmti_frames(JNIEnv *jni, const jvmtiFrameInfo *fi, int n, struct fgp_frame_in *out)
 {
-	const void **keys;
-	uint32_t *ids;
+	const void *keys_here[FRAMES_ON_STACK], **keys = keys_here;
+	uint32_t ids_here[FRAMES_ON_STACK], *ids = ids_here;
 	int rv = 0;
 
 	if (n <= 0)
 		return 0;
-	keys = calloc((size_t)n, sizeof(*keys) + sizeof(*ids));
-	if (!keys)
-		return -ENOSPC;
-	ids = (uint32_t *)(keys + n);
+	if (n > FRAMES_ON_STACK) {
+		keys = calloc((size_t)n, sizeof(*keys) + sizeof(*ids));
+		if (!keys)
+			return -ENOSPC;
+		ids = (uint32_t *)(keys + n);
+	}
 	for (int i = 0; i < n; i++)
 		keys[i] = fi[i].method;
 	if (intern_find_many(cfg.names, keys, (size_t)n, ids) != 0) {
-		free(keys);
-		return -EBUSY;
+		rv = -EBUSY;
+		goto out;
 	}
 	for (int i = 0; i < n && rv == 0; i++) {
 		if (!ids[i] && !(ids[i] = method_id(jni, fi[i].method)))
@@ -168,7 +173,9 @@ int evjvmti_frames(JNIEnv *jni, const jvmtiFrameInfo *fi, int n, struct fgp_fram
 		out[i].line =
 			codelines_line(cfg.lines, cfg.jvmti, fi[i].method, (jint)fi[i].location);
 	}
-	free(keys);
+out:
+	if (keys != keys_here)
+		free(keys);
 	return rv;
 }
 
@@ -178,8 +185,10 @@ int evjvmti_frames(JNIEnv *jni, const jvmtiFrameInfo *fi, int n, struct fgp_fram
 struct ev {
 	struct fgp_stack_event_in in;
 	char cls[CLASS_MAX];
-	jvmtiFrameInfo *fi;
+	jvmtiFrameInfo *fi; /* fi_here, or malloc'ed for a deeper stack */
 	struct fgp_frame_in *frames;
+	jvmtiFrameInfo fi_here[FRAMES_ON_STACK];
+	struct fgp_frame_in frames_here[FRAMES_ON_STACK];
 };
 
 /* The calling thread's stack into e (at most the depth asked). 0, or the drop's cause. */
@@ -192,10 +201,14 @@ static int take_stack(JNIEnv *jni, struct ev *e)
 	if (depth == 0 || depth > FGP_MAX_EVENT_DEPTH)
 		depth = EVCTL_DEPTH_DEFAULT;
 	/* One frame more than kept: a stack cut at the cap is flagged. */
-	e->fi = malloc((depth + 1) * (sizeof(*e->fi) + sizeof(*e->frames)));
-	if (!e->fi)
-		return EVCTL_DROP_NO_STACK;
-	e->frames = (struct fgp_frame_in *)(e->fi + depth + 1);
+	e->fi = e->fi_here;
+	e->frames = e->frames_here;
+	if (depth + 1 > (uint32_t)FRAMES_ON_STACK) {
+		e->fi = malloc((depth + 1) * (sizeof(*e->fi) + sizeof(*e->frames)));
+		if (!e->fi)
+			return EVCTL_DROP_NO_STACK;
+		e->frames = (struct fgp_frame_in *)(e->fi + depth + 1);
+	}
 	if ((*cfg.jvmti)->GetStackTrace(cfg.jvmti, NULL, 0, (jint)depth + 1, e->fi, &count) !=
 	    JVMTI_ERROR_NONE)
 		return EVCTL_DROP_NO_STACK;
@@ -211,13 +224,37 @@ static int take_stack(JNIEnv *jni, struct ev *e)
 	return -1;
 }
 
+/* The calling thread's tid, kept in a thread-specific slot: asked of the kernel once per thread,
+ * not once per event. (A _Thread_local would make the agent need ld.so's __tls_get_addr.) */
+static pthread_key_t tid_key;
+static bool tid_key_ok;
+static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
+
+static void tid_key_make(void)
+{
+	tid_key_ok = pthread_key_create(&tid_key, NULL) == 0;
+}
+
+static uint32_t my_tid(void)
+{
+	uint32_t tid;
+
+	(void)pthread_once(&tid_once, tid_key_make);
+	if (tid_key_ok && (tid = (uint32_t)(uintptr_t)pthread_getspecific(tid_key)) != 0)
+		return tid;
+	tid = (uint32_t)syscall(SYS_gettid);
+	if (tid_key_ok)
+		(void)pthread_setspecific(tid_key, (void *)(uintptr_t)tid);
+	return tid;
+}
+
 /* Take the stack and push the event (e's class, kind and values are set). */
 static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
 {
 	int why;
 
 	e->in.ts = fg_now_ns();
-	e->in.tid = (uint32_t)syscall(SYS_gettid);
+	e->in.tid = my_tid();
 	e->in.cls = (struct fgp_str){ e->cls, (uint16_t)strlen(e->cls) };
 	why = take_stack(jni, e);
 	if (why >= 0)
@@ -228,7 +265,8 @@ static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
 		(*cfg.jvmti)->SetTag(cfg.jvmti, tagged, 0); /* never sent: not tracked */
 		evctl_untrack(cfg.ctl);
 	}
-	free(e->fi);
+	if (e->fi != e->fi_here)
+		free(e->fi);
 }
 
 static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, uint32_t on)

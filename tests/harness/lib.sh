@@ -283,7 +283,8 @@ fg_watch_start() {
 	# A private control channel (root-only directory, outside the shared one), so a test's
 	# daemon never meets another daemon's or a user's; `fgcollect record --ctl $FG_CTL` uses it.
 	local -a ctl=()
-	if "$FGCOLLECT" watch --help 2>/dev/null | grep -q -- '--ctl'; then
+	# (the whole help first: grep -q leaving early would SIGPIPE a long one, failing the pipe)
+	if grep -q -- '--ctl' <<<"$("$FGCOLLECT" watch --help 2>/dev/null)"; then
 		mkdir -p -m 0700 "$FG_TMP/ctl"
 		FG_CTL=$FG_TMP/ctl/ctl.sock
 		ctl=(--ctl "$FG_CTL")

@@ -169,6 +169,8 @@ struct session_jvm_events {
 	bool hello_events;	   /* its agent can send events (FGP_HELLO_EVENTS) */
 	bool state_known;	   /* it said what it does (EVENTS) */
 	struct fgp_events state;   /* its last EVENTS: what is on, its drops (cumulative) */
+	struct fgp_events first;   /* its first EVENTS here: the drops before this recording */
+	uint64_t on_after_ns;	   /* its events were on this long after the start (EVENTS) */
 	struct jvm_ev_drops drops; /* what the collector dropped of its events */
 	uint64_t stacks;	   /* its stack events that reached the recording */
 };

@@ -89,12 +89,46 @@ static void test_parse_u64_takes_whole_numbers_in_range_only(void **state)
 	}
 }
 
+/* What fg_say handed over: the last line and how many. */
+struct heard {
+	char text[FG_SAY_MAX + 16];
+	unsigned n;
+};
+
+static void hear(void *arg, const char *text)
+{
+	struct heard *h = arg;
+
+	snprintf(h->text, sizeof(h->text), "%s", text);
+	h->n++;
+}
+
+static void test_say_hands_one_formatted_line_cut_at_its_cap(void **state)
+{
+	struct heard h = { .n = 0 };
+	char *big = malloc(2 * FG_SAY_MAX);
+
+	(void)state;
+	fg_say(hear, &h, "pid %u: %s", 42u, "gone");
+	assert_int_equal(h.n, 1);
+	assert_string_equal(h.text, "pid 42: gone");
+	memset(big, 'x', 2 * FG_SAY_MAX - 1);
+	big[2 * FG_SAY_MAX - 1] = '\0';
+	fg_say(hear, &h, "%s", big);
+	assert_int_equal(h.n, 2);
+	assert_int_equal(strlen(h.text), FG_SAY_MAX - 1);
+	fg_say(NULL, &h, "%s", "nobody listens"); /* no log: nothing, no crash */
+	assert_int_equal(h.n, 2);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_file_grows_its_buffer_and_returns_every_byte),
 		cmocka_unit_test(test_read_file_refuses_files_over_the_cap_and_sets_nothing),
 		cmocka_unit_test(test_parse_u64_takes_whole_numbers_in_range_only),
+		cmocka_unit_test(test_say_hands_one_formatted_line_cut_at_its_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,7 @@
 #include <linux/perf_event.h>
 
 #include "session_fakes.h"
+#include "session_report.h"
 #include "stackagg.h"
 
 static struct session *open_all(void)
@@ -313,6 +314,48 @@ static void test_no_tracefs_says_how_to_mount_it(void **state)
 	}
 }
 
+static void add_line(void *arg, const char *text)
+{
+	char *all = arg;
+	size_t n = strlen(all);
+
+	snprintf(all + n, 4096 - n, "%s\n", text);
+}
+
+/* The agent's counts are cumulative since its JVM started: a recording says what it lost. */
+static void test_agent_drops_are_the_recordings_own(void **state)
+{
+	static struct session_summary sm;
+	struct session_jvm_summary *v = &sm.jvms[0];
+	char all[4096] = "";
+
+	(void)state;
+	sm.event = SESSION_EVENT_ALLOC;
+	sm.njvms = 1;
+	v->pid = 42;
+	v->connected_ever = true;
+	v->ev.state_known = true;
+	v->ev.stacks = 10;
+	v->ev.first = (struct fgp_events){
+		.dropped_queue = 100, .dropped_other = 7, .lock_short = 5, .lock_short_ns = 2000000
+	};
+	v->ev.state = (struct fgp_events){
+		.dropped_queue = 102, .dropped_other = 8, .lock_short = 9, .lock_short_ns = 5000000
+	};
+	session_report(&sm, add_line, all);
+	print_message("%s", all);
+	assert_non_null(strstr(all, "PID 42: its events never on; 10 events; the agent dropped 3 "
+				    "(queue full 2, other 1) and left out 4 short lock waits "
+				    "(3.000 ms)"));
+	/* A new agent behind the same PID started its counts again: all of them are ours. */
+	v->ev.state.dropped_queue = 4;
+	v->ev.on_after_ns = 250000000 + 1;
+	all[0] = '\0';
+	session_report(&sm, add_line, all);
+	assert_non_null(strstr(all, "its events on 0.250 s after the start; 10 events; the agent "
+				    "dropped 5 (queue full 4, other 1)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_a_busy_ring_is_drained_on_a_timer),
 		cmocka_unit_test(test_held_samples_look_at_the_source_every_10_ms),
 		cmocka_unit_test(test_no_tracefs_says_how_to_mount_it),
+		cmocka_unit_test(test_agent_drops_are_the_recordings_own),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,11 +94,49 @@ static void test_frames_get_interned_ids_and_lines(void **state)
 	intern_free(names);
 }
 
+/* Stacks past the default depth (their buffers on the heap) and at it (on the callback's
+ * stack) are named alike, frame by frame. */
+static void test_deep_stacks_are_named_whole(void **state)
+{
+	static const int depths[] = { 129, 130, 300, 2049 };
+	struct intern *names = intern_new(1 << 20);
+	struct codelines *lines = codelines_new(1 << 20);
+	struct evctl ctl = { 0 };
+	struct evjvmti_cfg cfg = {
+		.jvmti = fake_jvmti(), .ctl = &ctl, .names = names, .lines = lines
+	};
+	static jvmtiFrameInfo fi[2049];
+	static struct fgp_frame_in out[2049];
+	uint32_t id1, id2;
+
+	(void)state;
+	evjvmti_init(&cfg);
+	for (int i = 0; i < 2049; i++)
+		fi[i] = i % 2 ? (jvmtiFrameInfo){ FAKE_M(1), 5 } : (jvmtiFrameInfo){ FAKE_M(2), 6 };
+	for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		memset(out, 0, sizeof(out));
+		assert_int_equal(evjvmti_frames(NULL, fi, depths[d], out), 0);
+		id2 = out[0].method_id;
+		id1 = out[1].method_id;
+		assert_true(id1 != 0 && id2 != 0 && id1 != id2);
+		for (int i = 0; i < depths[d]; i++) {
+			assert_int_equal(out[i].method_id, i % 2 ? id1 : id2);
+			assert_int_equal(out[i].line, i % 2 ? 11 : 21);
+		}
+		if (depths[d] < 2049)
+			assert_int_equal(out[depths[d]].method_id, 0); /* nothing past n */
+	}
+	assert_int_equal(fake_live_strings, 0);
+	codelines_free(lines);
+	intern_free(names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_class_names_are_written_as_java_writes_them),
 		cmocka_unit_test(test_frames_get_interned_ids_and_lines),
+		cmocka_unit_test(test_deep_stacks_are_named_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
