@@ -10,8 +10,8 @@
 #     refuses to start the collector ("unknown capability: CAP_PERFMON", or CAP_BPF: compose
 #     sorts the list it merges with the override below; Docker before 23.0), and with
 #     FGCOLLECT_PERF_CAP=SYS_ADMIN, as the compose file and docs/containers.md say, it starts
-#     with SYS_ADMIN, SYS_PTRACE and SYSLOG and nothing else, serves its socket and warns of no
-#     missing capability;
+#     with SYS_ADMIN, SYS_PTRACE, SYSLOG, SETUID, SETGID and SYS_CHROOT and nothing else, serves
+#     its socket from a child of uid 65534 with no capability and warns of no missing capability;
 #   * an app container (JVM PID 1, uid 4242, no capabilities, read-only root, the socket
 #     directory read-only) connects; `fgcollect record --container ID` through `docker exec`
 #     names Java, native and kernel frames (< 5% unknown each) and `top --container` shows Java
@@ -131,16 +131,18 @@ fg_wait 30 test -S "$SOCK/fgcollect.sock" ||
 	fg_fail "the collector made no socket: $(dk logs "$COLL" 2>&1 | tail -n 5)"
 fg_log "collector (docker-compose, SYS_ADMIN for PERFMON and BPF) serving in $(($(fg_ms) - t)) ms"
 # The compose file names SYS_ADMIN twice then, spelled two ways: the process gets it once,
-# with SYS_PTRACE and SYSLOG, and nothing else.
+# with SYS_PTRACE, SYSLOG, SETUID, SETGID and SYS_CHROOT, and nothing else.
 cp=$(dk inspect -f '{{.State.Pid}}' "$COLL")
-want=$(printf '%016x' $(((1 << 21) | (1 << 19) | (1 << 34)))) # SYS_ADMIN, SYS_PTRACE, SYSLOG
+# SYS_ADMIN, SYS_PTRACE, SYSLOG, SETUID, SETGID, SYS_CHROOT
+want=$(printf '%016x' $(((1 << 21) | (1 << 19) | (1 << 34) | (1 << 7) | (1 << 6) | (1 << 18))))
 got=$(awk '/^CapEff:/ {print $2}' "/proc/$cp/status")
 [[ $got == "$want" ]] ||
-	fg_fail "the collector's effective capabilities are $got, not $want (SYS_ADMIN SYS_PTRACE SYSLOG): CapAdd $(dk inspect -f '{{.HostConfig.CapAdd}}' "$COLL")"
+	fg_fail "the collector's effective capabilities are $got, not $want (SYS_ADMIN SYS_PTRACE SYSLOG SETUID SETGID SYS_CHROOT): CapAdd $(dk inspect -f '{{.HostConfig.CapAdd}}' "$COLL")"
 fg_log "collector capabilities: CapAdd $(dk inspect -f '{{.HostConfig.CapAdd}}' "$COLL"), CapEff $got"
 dk logs "$COLL" >"$FG_TMP/collector.log" 2>&1
 ! grep -q 'warning: no CAP_\|warning: kernel' "$FG_TMP/collector.log" ||
 	fg_fail "the collector warns of a missing capability: $(grep warning "$FG_TMP/collector.log")"
+ct_sandbox_check "collector (docker-compose)" "$cp" "$FG_TMP/collector.log"
 
 # ---- an app container ------------------------------------------------------------------------
 APP=$(dk run -d --name "$P-app" --network none "${CT_ULIMITS[@]}" --user 4242:4242 --cap-drop ALL \

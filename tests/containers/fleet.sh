@@ -25,7 +25,9 @@
 #     kernel by BPF, with no tracefs in the collector container (docker-compose.yml and the
 #     DaemonSet mount none): Java frames named (< 5% unknown), the waits' states as leaves
 #     ([off-cpu: sleeping] under the load threads' socket reads);
-#   * each listed capability is needed: without it a one-shot collector says at start that it
+#   * the collector serves the agent socket from a child that gave up root (uid 65534, no
+#     capability, seccomp): SETUID, SETGID and SYS_CHROOT are for that;
+#   * each other listed capability is needed: without it a one-shot collector says at start that it
 #     lacks it (naming the capability and --cap-add) and fails the way docs/containers.md says; without
 #     BPF an off-CPU recording takes no stack by BPF: it fails for want of tracefs, and with the
 #     host's tracefs mounted it falls back to tracepoint events per thread (what the mount
@@ -143,6 +145,7 @@ for a in app1 app2; do
 		fg_fail "$a: the collector's log has no connect line for host pid $p, container ${ID[$a]:0:12}"
 done
 fg_log "two JVMs, PID 1, uid 4242, read-only socket directory: host pids ${HP[app1]} ${HP[app2]}"
+ct_sandbox_check "collector (podman)" "$(ct_podman inspect -f '{{.State.Pid}}' "$P-collector")" "$FG_TMP/collector.log"
 sleep 3 # warm-up: the load's hot methods compiled
 
 # ---- stock perf on the host ------------------------------------------------------------------
@@ -274,6 +277,9 @@ mkdir -m 0755 "$FG_TMP/empty"
 alive() { [[ -d /proc/$1/task ]]; }
 now() { echo "app2 now runs $(find "/proc/${HP[app2]}/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) threads"; }
 for drop in "${CAPS[@]}"; do
+	# The agent socket's process needs these to give up root: the collector's was checked
+	# above; without them watch says so and the child stays uid 0 (e2e_watch_sandbox).
+	case $drop in SETUID | SETGID | SYS_CHROOT) continue ;; esac
 	keep=()
 	for c in "${CAPS[@]}"; do [[ $c == "$drop" ]] || keep+=("$c"); done
 	collector_args "${keep[@]}"

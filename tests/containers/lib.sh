@@ -128,3 +128,29 @@ ct_offcpu_check() {
 	fg_log "$label off-CPU in $t ms: ${bpf#*off-CPU: }"
 	fg_log "$label off-CPU: $line; $unk% of the time under an [unknown] frame; leaves: $states"
 }
+
+# ct_sandbox_check LABEL PID LOG: the collector at host PID PID (watch, its log in LOG) serves
+# the agent socket from a child that gave up root: uid and gid 65534, no capability in its
+# effective, permitted and bounding sets, seccomp filter mode, no_new_privs; and the log warns
+# of no partial confinement. Logs what it found.
+ct_sandbox_check() {
+	local label=$1 pid=$2 log=$3 c p= f
+	for c in $(pgrep -P "$pid" 2>/dev/null); do
+		[[ $(cat "/proc/$c/comm" 2>/dev/null) == fg-sandbox ]] && p=$c
+	done
+	[[ -n $p ]] || fg_fail "$label: the collector (host pid $pid) has no fg-sandbox child"
+	for f in Uid Gid; do
+		[[ $(K=$f: awk '$1 == ENVIRON["K"] { print $2 $3 $4 $5 }' "/proc/$p/status") == 65534655346553465534 ]] ||
+			fg_fail "$label: the socket's process $p has $(grep "^$f:" "/proc/$p/status")"
+	done
+	for f in CapEff CapPrm CapBnd; do
+		[[ $(K=$f: awk '$1 == ENVIRON["K"] { print $2 }' "/proc/$p/status") == 0000000000000000 ]] ||
+			fg_fail "$label: the socket's process $p has $(grep "^$f:" "/proc/$p/status")"
+	done
+	[[ $(awk '$1 == "Seccomp:" { print $2 }' "/proc/$p/status") == 2 &&
+		$(awk '$1 == "NoNewPrivs:" { print $2 }' "/proc/$p/status") == 1 ]] ||
+		fg_fail "$label: the socket's process $p: $(grep -E '^(Seccomp|NoNewPrivs):' "/proc/$p/status" | paste -sd' ')"
+	! grep -q "warning: the agent socket's process" "$log" ||
+		fg_fail "$label: $(grep -m1 "warning: the agent socket's process" "$log")"
+	fg_log "$label: the agent socket's process $p runs as uid 65534, no capability, seccomp filter, no_new_privs"
+}

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # record_offcpu.sh - off-CPU and wall-clock profiles against known answers, on every JDK under
-# /usr/lib/jvm, with and without -XX:+PreserveFramePointer, each JVM in a namespace container
+# /usr/lib/jvm, the first without -XX:+PreserveFramePointer, the next with it, and so on
+# (FG_OFFCPU_FP="on off": both on each), each JVM in a namespace container
 # running OffCpuTruth (threads whose waits it times itself with System.nanoTime). Exact
 # recordings (--switch-rate 0: the BPF program takes every switch-out's stack):
 #  - fg-sleeper computes in computeA for 20 ms, sleeps in sleepB for 60 ms: >= 95% of its
@@ -192,9 +193,14 @@ precise() {
 }
 
 dsum=0 dall=0 loaded=0
+# Each JDK once: without -XX:+PreserveFramePointer first (what services run), then with it, in
+# turn (FG_OFFCPU_FP="on off" runs both on every JDK).
+fp_next=off
 for jdk in $(fg_jdks); do
 	major=$(fg_jdk_major "$jdk")
-	for fp in on off; do
+	fps=${FG_OFFCPU_FP:-$fp_next}
+	[[ $fp_next == off ]] && fp_next=on || fp_next=off
+	for fp in $fps; do
 		cfg="JDK $major fp $fp"
 		cur=oc$major$fp
 		opt=-XX:+PreserveFramePointer

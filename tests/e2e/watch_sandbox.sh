@@ -9,7 +9,8 @@
 # FG_TEST_SANDBOX_TRIP, SIGUSR1): each time a new child runs within 1 s, the parent never dies,
 # the map covers >= 95% of what jcmd Compiler.perfmap lists within 2 s, and a class generation
 # compiled after the kill is in the map within 2 s. The exit summary counts every restart by
-# its cause.
+# its cause. Without CAP_SETUID, CAP_SETGID and CAP_SYS_CHROOT (setpriv drops them) watch warns
+# of each and the child stays uid 0 with no capability and seccomp on.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init watch_sandbox
@@ -96,4 +97,29 @@ alive "at the end"
 fg_watch_stop_clean
 grep -q 'sandbox 3 restarts (2 crashed, 1 forbidden system calls' "$FG_WATCH_LOG" ||
 	fg_fail "summary does not count 3 restarts by cause: $(grep summary "$FG_WATCH_LOG")"
+
+# Without CAP_SETUID, CAP_SETGID and CAP_SYS_CHROOT (a container given only what profiling
+# needs): watch says what the child could not shed and how to lift it; the child stays uid 0,
+# with no capability and seccomp on, and the JVM's agent reconnects to it.
+real=$FGCOLLECT
+printf '#!/bin/sh\nexec setpriv --bounding-set -setuid,-setgid,-sys_chroot "%s" "$@"\n' "$real" >"$FG_TMP/nocaps"
+chmod +x "$FG_TMP/nocaps"
+FGCOLLECT=$FG_TMP/nocaps fg_watch_start
+fg_wait 3 sandbox_pid >/dev/null || fg_fail "without SETUID/SETGID/SYS_CHROOT: no fg-sandbox child"
+c=$(sandbox_pid)
+for w in 'runs as uid 0 .*--cap-add SETUID --cap-add SETGID' 'a chroot needs CAP_SYS_CHROOT (--cap-add SYS_CHROOT)'; do
+	grep -q "warning: the agent socket's process .*$w" "$FG_WATCH_LOG" ||
+		fg_fail "without SETUID/SETGID/SYS_CHROOT watch does not warn '$w': $(grep warning "$FG_WATCH_LOG")"
+done
+read -r u _ <<<"$(field "$c" Uid)"
+[[ $u == 0 ]] || fg_fail "without SETUID: child $c has uid $(field "$c" Uid)"
+for f in CapEff CapPrm CapBnd; do
+	[[ $(field "$c" $f) == 0000000000000000 ]] || fg_fail "without SETUID: child $c $f $(field "$c" $f)"
+done
+[[ $(field "$c" Seccomp) == 2 ]] || fg_fail "without SETUID: child $c Seccomp $(field "$c" Seccomp)"
+fg_wait 10 grep -q "connect: pid $pid (" "$FG_WATCH_LOG" || fg_fail "without SETUID: the JVM (pid $pid) did not reconnect"
+fg_log "without SETUID/SETGID/SYS_CHROOT: child $c uid 0, no capability, seccomp filter; $(grep -c "warning: the agent socket's process" "$FG_WATCH_LOG") warnings; the JVM reconnected"
+fg_watch_stop_clean
+FGCOLLECT=$real
+
 fg_pass "child confined; SIGSEGV, SIGKILL and a forbidden system call each restarted it within 1 s; new code named within $worst ms"
