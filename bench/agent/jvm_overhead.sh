@@ -26,8 +26,9 @@
 # ten times the target, so the script also counts our cost directly, in nanoseconds of CPU
 # from /proc/PID/task/TID/schedstat, sampled every 50 ms: the Service Thread (where HotSpot
 # posts CompiledMethodLoad, so our callbacks run there; its floor-run median is subtracted), our
-# own threads (fg-sender, nng:*) and, for `watch`, every thread of the daemon. That sum over
-# the floor's CPU is "ours": its noise is a share of our cost, not of the JVM's.
+# own threads (fg-sender, nng:*) and, for `watch`, the daemon's processes (itself and the agent
+# socket's confined child). That sum over the floor's CPU is "ours": its noise is a share of our
+# cost, not of the JVM's.
 # Env: REPS (default 7), CLASSES (300), JDK (default JDK 17), VARIANTS (default all five; floor
 # must be one of them), BASELINE (the build directory of an earlier version: adds the variant
 # `older`, its agent streaming to its own live watch, measured like `watch` in the same rounds),
@@ -108,7 +109,16 @@ case " $variants " in
 esac
 mkdir -p "$tmp/d-nobody"
 
-cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# cpu_of PID: clock ticks of CPU of a daemon: itself, its live children (the agent socket's
+# confined process) and the children it reaped.
+cpu_of() {
+	local p t=0 c
+	for p in "$1" $(pgrep -P "$1"); do
+		c=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null) || c=0
+		t=$((t + ${c:-0}))
+	done
+	echo "$t"
+}
 # snap PID: "TID COMM NS" of the threads we count (Service Thread, fg-sender, nng:*), only
 # while the Service Thread lives: once the JVM exits, its last thread tears the address space
 # down, and that CPU is the JVM's whoever pays it.

@@ -48,14 +48,18 @@ done
 
 fg_watch_start
 fg_wait 10 fg_map_ok "$FG_HOSTPID" 'HotLoop::' || fg_fail "the agent did not connect to watch"
-read -r -a st </proc/"$FG_WATCH_PID"/stat
-t0=$((st[13] + st[14]))
+# watch's processes: itself and its children (the agent socket's confined process).
+watch_pids() { echo "$FG_WATCH_PID" $(pgrep -P "$FG_WATCH_PID"); }
+pids=$(watch_pids)
+# ticks PID...: their user + system CPU, in clock ticks
+ticks() { local p t=0; for p; do read -r -a st <"/proc/$p/stat"; t=$((t + st[13] + st[14])); done; echo $t; }
+t0=$(ticks $pids)
 sleep "$dur"
-read -r -a st </proc/"$FG_WATCH_PID"/stat
-t1=$((st[13] + st[14]))
-rss=$(awk '/^VmRSS/ { print $2 }' /proc/"$FG_WATCH_PID"/status)
-hwm=$(awk '/^VmHWM/ { print $2 }' /proc/"$FG_WATCH_PID"/status)
+[[ $(watch_pids) == "$pids" ]] || fg_fail "watch's processes changed during the measurement ($pids, now $(watch_pids))"
+t1=$(ticks $pids)
+rss=$(for p in $pids; do awk '/^VmRSS/ { print $2 }' "/proc/$p/status"; done | awk '{ s += $1 } END { print s }')
+hwm=$(for p in $pids; do awk '/^VmHWM/ { print $2 }' "/proc/$p/status"; done | awk '{ s += $1 } END { print s }')
 t="$((t1 - t0))" tck="$tck" d="$dur" rss="$rss" hwm="$hwm" awk 'BEGIN { t = ENVIRON["t"]; tck = ENVIRON["tck"]; d = ENVIRON["d"]; rss = ENVIRON["rss"]; hwm = ENVIRON["hwm"]
-	printf "  watch (1 JVM, steady state): CPU %.2f%% of one core, RSS %.1f MiB (peak %.1f MiB)\n",
+	printf "  watch (1 JVM, steady state; its processes together): CPU %.2f%% of one core, RSS %.1f MiB (peak %.1f MiB)\n",
 		100 * t / tck / d, rss / 1024, hwm / 1024 }'
 fg_watch_stop || true

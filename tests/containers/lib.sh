@@ -131,8 +131,10 @@ ct_offcpu_check() {
 
 # ct_sandbox_check LABEL PID LOG: the collector at host PID PID (watch, its log in LOG) serves
 # the agent socket from a child that gave up root: uid and gid 65534, no capability in its
-# effective, permitted and bounding sets, seccomp filter mode, no_new_privs; and the log warns
-# of no partial confinement. Logs what it found.
+# effective, permitted, inheritable and ambient sets, seccomp filter mode, no_new_privs; and the
+# log warns of no partial confinement. (Its bounding set stays the container's: dropping it
+# needs CAP_SETPCAP, which the container does not give; with no_new_privs and execve forbidden
+# nothing can be gained from it.) Logs what it found.
 ct_sandbox_check() {
 	local label=$1 pid=$2 log=$3 c p= f
 	for c in $(pgrep -P "$pid" 2>/dev/null); do
@@ -143,7 +145,7 @@ ct_sandbox_check() {
 		[[ $(K=$f: awk '$1 == ENVIRON["K"] { print $2 $3 $4 $5 }' "/proc/$p/status") == 65534655346553465534 ]] ||
 			fg_fail "$label: the socket's process $p has $(grep "^$f:" "/proc/$p/status")"
 	done
-	for f in CapEff CapPrm CapBnd; do
+	for f in CapEff CapPrm CapInh CapAmb; do
 		[[ $(K=$f: awk '$1 == ENVIRON["K"] { print $2 }' "/proc/$p/status") == 0000000000000000 ]] ||
 			fg_fail "$label: the socket's process $p has $(grep "^$f:" "/proc/$p/status")"
 	done
@@ -152,5 +154,5 @@ ct_sandbox_check() {
 		fg_fail "$label: the socket's process $p: $(grep -E '^(Seccomp|NoNewPrivs):' "/proc/$p/status" | paste -sd' ')"
 	! grep -q "warning: the agent socket's process" "$log" ||
 		fg_fail "$label: $(grep -m1 "warning: the agent socket's process" "$log")"
-	fg_log "$label: the agent socket's process $p runs as uid 65534, no capability, seccomp filter, no_new_privs"
+	fg_log "$label: the agent socket's process $p runs as uid 65534, no capability (bounding set $(awk '$1 == "CapBnd:" { print $2 }' "/proc/$p/status")), seccomp filter, no_new_privs"
 }
