@@ -7,7 +7,8 @@
 #      in frames/s on one core, against the bare lookups in the same run; target >= 1M/core;
 #   2. collector CPU and peak RSS per JVM: `record` of one busy JVM (HotLoop in a namespace
 #      container with the agent) at 99 and 999 Hz for DURATION s, and a `watch` daemon serving
-#      that JVM (CPU over DURATION s, RSS), each as % of one core.
+#      that JVM (CPU over DURATION s, PSS and RSS; watch's processes together: itself and the
+#      agent socket's confined child), each as % of one core.
 #
 #   LIBJVM    libjvm.so for part 1 (default: Debian JDK 17's)
 #   SAMPLES   samples for part 1 (default 200000)
@@ -26,7 +27,6 @@ export FG_BUILD_DIR=$build
 fg_init bench_record
 fg_require_built
 dur=${DURATION:-10}
-tck=$(getconf CLK_TCK)
 
 FG_SOCK_DIR=$FG_TMP/sock
 mkdir -p "$FG_SOCK_DIR"
@@ -51,15 +51,17 @@ fg_wait 10 fg_map_ok "$FG_HOSTPID" 'HotLoop::' || fg_fail "the agent did not con
 # watch's processes: itself and its children (the agent socket's confined process).
 watch_pids() { echo "$FG_WATCH_PID" $(pgrep -P "$FG_WATCH_PID"); }
 pids=$(watch_pids)
-# ticks PID...: their user + system CPU, in clock ticks
-ticks() { local p t=0; for p; do read -r -a st <"/proc/$p/stat"; t=$((t + st[13] + st[14])); done; echo $t; }
-t0=$(ticks $pids)
+# cpu_ns PID...: the CPU time of their threads, in ns (schedstat: finer than clock ticks)
+cpu_ns() { cat $(for p; do echo /proc/"$p"/task/*/schedstat; done) | awk '{ s += $1 } END { printf "%d", s }'; }
+t0=$(cpu_ns $pids)
 sleep "$dur"
 [[ $(watch_pids) == "$pids" ]] || fg_fail "watch's processes changed during the measurement ($pids, now $(watch_pids))"
-t1=$(ticks $pids)
+t1=$(cpu_ns $pids)
 rss=$(for p in $pids; do awk '/^VmRSS/ { print $2 }' "/proc/$p/status"; done | awk '{ s += $1 } END { print s }')
 hwm=$(for p in $pids; do awk '/^VmHWM/ { print $2 }' "/proc/$p/status"; done | awk '{ s += $1 } END { print s }')
-t="$((t1 - t0))" tck="$tck" d="$dur" rss="$rss" hwm="$hwm" awk 'BEGIN { t = ENVIRON["t"]; tck = ENVIRON["tck"]; d = ENVIRON["d"]; rss = ENVIRON["rss"]; hwm = ENVIRON["hwm"]
-	printf "  watch (1 JVM, steady state; its processes together): CPU %.2f%% of one core, RSS %.1f MiB (peak %.1f MiB)\n",
-		100 * t / tck / d, rss / 1024, hwm / 1024 }'
+# Proportional set size: pages the processes share (the same binary and libraries) counted once.
+pss=$(for p in $pids; do awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup"; done | awk '{ s += $1 } END { print s }')
+t="$((t1 - t0))" d="$dur" rss="$rss" hwm="$hwm" pss="$pss" n="$(echo $pids | wc -w)" awk 'BEGIN { t = ENVIRON["t"]; d = ENVIRON["d"]; rss = ENVIRON["rss"]; hwm = ENVIRON["hwm"]; pss = ENVIRON["pss"]
+	printf "  watch (1 JVM, steady state; its %d processes together): CPU %.3f%% of one core, PSS %.1f MiB, RSS %.1f MiB (peak %.1f MiB)\n",
+		ENVIRON["n"], 100 * t / 1e9 / d, pss / 1024, rss / 1024, hwm / 1024 }'
 fg_watch_stop || true

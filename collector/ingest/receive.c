@@ -44,7 +44,7 @@
 #define BEAT_MS 200		/* the child's heartbeat period */
 #define HUNG_MS 1000		/* no frame for this long: the child is killed and restarted */
 #define START_MS 10000		/* ... before its READY: exec, nng and listen on a loaded host */
-#define TICK_MS 250		/* our timer, so that a silent child is noticed */
+#define TICK_MS 250		/* our timer's first expiry; then it is set to the next deadline */
 #define RESPAWN_BACKOFF_MS 1000 /* after a child that never got ready */
 #define CHAN_BUF (8u << 20)	/* socket buffer: a few whole messages in flight */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -78,7 +78,7 @@ struct receive {
 	/* the child */
 	pid_t child; /* 0: none (respawn at respawn_at) */
 	int sp;	     /* our end of the socketpair, -1 with no child */
-	int tfd;     /* TICK_MS timer */
+	int tfd;     /* one-shot timer at the next deadline: a silent child, a respawn */
 	bool ready, paused;
 	uint64_t last_frame, respawn_at;
 	uint8_t *buf;	      /* the frame being read: RXCHAN_HDR + max_msg */
@@ -627,14 +627,34 @@ static int read_frame(struct receive *rx, struct receive_ev *ev)
 	}
 }
 
+/*
+ * Set the timer to the next moment something is due without a frame: the child silent for too
+ * long, or a respawn after the backoff. While the child beats the timer never fires: the parent
+ * wakes only for its frames. Always armed once it has fired (next_sep re-arms it at once).
+ */
+static void arm(struct receive *rx)
+{
+	uint64_t now = fg_now_ns(), due, d;
+	struct itimerspec it = { 0 };
+
+	if (rx->child)
+		due = rx->last_frame + (uint64_t)(rx->ready ? HUNG_MS : START_MS) * MS;
+	else
+		due = rx->respawn_at;
+	d = due > now + MS ? due - now : MS;
+	it.it_value.tv_sec = (time_t)(d / 1000000000ull);
+	it.it_value.tv_nsec = (long)(d % 1000000000ull);
+	(void)timerfd_settime(rx->tfd, 0, &it, NULL);
+}
+
 static int next_sep(struct receive *rx, struct receive_ev *ev)
 {
 	uint64_t junk, now = fg_now_ns();
 	int rv;
 
-	if (read(rx->tfd, &junk, sizeof(junk)) < 0) {
-		/* EAGAIN: the timer has not fired since. */
-	}
+	/* Fired (else EAGAIN): armed again at once, so that it never stays disarmed. */
+	if (read(rx->tfd, &junk, sizeof(junk)) == (ssize_t)sizeof(junk))
+		arm(rx);
 	for (;;) {
 		if (rx->n_gone) {
 			*ev = (struct receive_ev){ .type = RECEIVE_GONE, .pipe = rx->gone[0] };
@@ -643,8 +663,10 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 			return 1;
 		}
 		respawn(rx, now);
-		if (!rx->child)
+		if (!rx->child) {
+			arm(rx); /* at the respawn */
 			return 0;
+		}
 		rv = read_frame(rx, ev);
 		if (rv == 1)
 			return 1;
@@ -655,6 +677,7 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 		end_child(rx, END_HUNG);
 		return next_sep(rx, ev);
 	}
+	arm(rx);
 	return 0;
 }
 
@@ -782,8 +805,7 @@ static int await_ready(struct receive *rx)
 
 static int open_sep(struct receive *rx)
 {
-	struct itimerspec it = { .it_interval = { 0, TICK_MS * 1000000L },
-				 .it_value = { 0, TICK_MS * 1000000L } };
+	struct itimerspec it = { .it_value = { 0, TICK_MS * 1000000L } };
 	int rv;
 
 	rx->buf = malloc(RXCHAN_HDR + rx->o.max_msg);

@@ -6,7 +6,8 @@
 # must hold no privilege (/proc/PID/status: uid and gid not 0, no capability in the effective,
 # permitted and bounding sets, seccomp filter mode, no_new_privs). The child is killed with
 # SIGSEGV, then SIGKILL, then made to call a system call its filter forbids (test trigger:
-# FG_TEST_SANDBOX_TRIP, SIGUSR1): each time a new child runs within 1 s, the parent never dies,
+# FG_TEST_SANDBOX_TRIP, SIGUSR1), then stopped (SIGSTOP: hung): each time a new child runs within
+# 1 s (1.6 s for the hang, found out by a second without heartbeat), the parent never dies,
 # the map covers >= 95% of what jcmd Compiler.perfmap lists within 2 s, and a class generation
 # compiled after the kill is in the map within 2 s. The exit summary counts every restart by
 # its cause. Without CAP_SETUID, CAP_SETGID and CAP_SYS_CHROOT (setpriv drops them) watch warns
@@ -66,15 +67,21 @@ complete() {
 }
 in_map() { grep -q "ChurnGen$(printf %04d "$1")" "$map" 2>/dev/null; }
 worst=0
-for how in SEGV KILL USR1; do
+for how in SEGV KILL USR1 STOP; do
 	old=$(sandbox_pid) || fg_fail "$how: no child before the kill"
 	g0=$(gen_now)
 	t0=$(fg_ms)
 	kill "-$how" "$old"
 	new_child() { local n; n=$(sandbox_pid) && [[ $n != "$old" ]]; }
-	fg_wait 1 new_child || fg_fail "$how: no new child within 1 s of the kill (old $old)"
+	# A stopped child is a hung one: found out after a second without its heartbeat.
+	lim=1
+	[[ $how == STOP ]] && lim=2
+	fg_wait "$lim" new_child || fg_fail "$how: no new child within $lim s of the signal (old $old)"
 	c=$(sandbox_pid)
-	fg_log "$how: child $old replaced by $c in $(($(fg_ms) - t0)) ms"
+	ms=$(($(fg_ms) - t0))
+	fg_log "$how: child $old replaced by $c in $ms ms"
+	# the hang: a second of silence, then the restart, as fast as after a crash
+	[[ $how != STOP ]] || ((ms <= 1600)) || fg_fail "STOP: the hung child was replaced after $ms ms (> 1600)"
 	alive "after $how"
 	confined "$c"
 	# A generation started after the kill: its code is compiled after it, and must be named.
@@ -93,10 +100,11 @@ for how in SEGV KILL USR1; do
 done
 grep -q 'killed for a forbidden system call' "$FG_WATCH_LOG" || fg_fail "watch did not say the child was killed for a forbidden system call"
 grep -q 'killed by a signal' "$FG_WATCH_LOG" || fg_fail "watch did not say the child was killed by a signal"
+grep -q 'no heartbeat for a second' "$FG_WATCH_LOG" || fg_fail "watch did not say the stopped child was hung"
 alive "at the end"
 fg_watch_stop_clean
-grep -q 'sandbox 3 restarts (2 crashed, 1 forbidden system calls' "$FG_WATCH_LOG" ||
-	fg_fail "summary does not count 3 restarts by cause: $(grep summary "$FG_WATCH_LOG")"
+grep -q 'sandbox 4 restarts (2 crashed, 1 forbidden system calls, 1 hung' "$FG_WATCH_LOG" ||
+	fg_fail "summary does not count 4 restarts by cause: $(grep summary "$FG_WATCH_LOG")"
 
 # Without CAP_SETUID, CAP_SETGID and CAP_SYS_CHROOT (a container given only what profiling
 # needs): watch says what the child could not shed and how to lift it; the child stays uid 0,
@@ -122,4 +130,4 @@ fg_log "without SETUID/SETGID/SYS_CHROOT: child $c uid 0, no capability, seccomp
 fg_watch_stop_clean
 FGCOLLECT=$real
 
-fg_pass "child confined; SIGSEGV, SIGKILL and a forbidden system call each restarted it within 1 s; new code named within $worst ms"
+fg_pass "child confined; SIGSEGV, SIGKILL and a forbidden system call each restarted it within 1 s, SIGSTOP (a hang) within 1.6 s; new code named within $worst ms"
