@@ -21,9 +21,9 @@
 #   DB share         wall time of the stacks under doGet that hold queryDb / under doGet,
 #                    against db_ns / doget_ns of the service's counters;
 #   render share     likewise with render and render_ns.
-# Matrix: JDK 17 without -XX:+PreserveFramePointer and JDK 25 with it (when installed; record's
-# default unwinding follows: the stack copy and the JVM's frame facts, or frame pointers)
-# against PostgreSQL, and one run against MariaDB (the last JDK, without frame pointers).
+# Matrix: JDK 17 and 25 (when installed) x -XX:+/-PreserveFramePointer (record's default
+# unwinding follows: frame pointers, or the stack copy and the JVM's frame facts) against
+# PostgreSQL, and one run against MariaDB (the last JDK, without frame pointers).
 #
 # Thresholds (percent), from the environment; the defaults are the goals:
 #   FG_REALAPP_MIN_CHAIN=99.5  FG_REALAPP_MAX_UNKNOWN=0.5  FG_REALAPP_MIN_ROOTED=99
@@ -342,12 +342,10 @@ if [[ -n ${FG_REALAPP_RUNS:-} ]]; then
 		run "$db" "$jdk" "$pfp"
 	done
 else
-	# Each JDK once on PostgreSQL, without frame pointers first (what services run), with them
-	# next; MariaDB on the last JDK without them.
-	pfp=off
 	for jdk in "${jdks[@]}"; do
-		run pg "$jdk" "$pfp"
-		[[ $pfp == off ]] && pfp=on || pfp=off
+		for pfp in on off; do
+			run pg "$jdk" "$pfp"
+		done
 	done
 	run maria "${jdks[-1]}" off
 fi
