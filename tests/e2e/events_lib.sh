@@ -45,6 +45,7 @@ ev_burst() {
 ev_record() {
 	local name=$1 out=$2 prefix=$3 ms=$4 rpid t0 rc=0 log=${FG_CT_LOG[$cur]}
 	shift 4
+	EV_LAST=$name
 	t0=$(fg_ms)
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" \
 		--duration $((ms / 1000 + 30)) -o "$out" "$@" 2>"$FG_TMP/$name.err" &
@@ -52,7 +53,6 @@ ev_record() {
 	fg_wait 10 grep -q 'agent connected' "$FG_TMP/$name.err" || {
 		kill "$rpid" 2>/dev/null || true
 		wait "$rpid" || true
-		cat "$FG_TMP/$name.err" >&2
 		fg_fail "$cfg $name: the agent did not connect to record within 10 s"
 	}
 	fg_log "$cfg $name: the agent connected $(($(fg_ms) - t0)) ms after record started"
@@ -66,10 +66,18 @@ ev_record() {
 	sleep 0.5 # the burst's last events on their way
 	kill -INT "$rpid"
 	wait "$rpid" || rc=$?
-	((rc == 0)) || { cat "$FG_TMP/$name.err" >&2; fg_fail "$cfg $name: fgcollect record $* failed ($rc)"; }
+	((rc == 0)) || fg_fail "$cfg $name: fgcollect record $* failed ($rc)"
 	fg_log "$cfg $name: record took $(($(fg_ms) - t0)) ms"
-	grep -v '^fgcollect record: note' "$FG_TMP/$name.err" | head -n 12 >&2 || true
 }
+
+# On a failure: what the last recording said (its summary), the workload's line of its burst.
+ev_on_fail() {
+	[[ -n ${EV_LAST:-} && -s $FG_TMP/$EV_LAST.err ]] || return 0
+	echo "--- fgcollect record ($cfg $EV_LAST) said:"
+	grep -v '^fgcollect record: note' "$FG_TMP/$EV_LAST.err" | head -n 14
+	[[ ! -s $FG_TMP/$EV_LAST.burst ]] || echo "--- its burst: $(cat "$FG_TMP/$EV_LAST.burst")"
+}
+FG_ON_FAIL=ev_on_fail
 
 # ev_truth NAME KEY: the value of KEY in the burst of the recording NAME.
 ev_truth() {

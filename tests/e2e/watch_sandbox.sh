@@ -21,13 +21,25 @@ export FG_TEST_SANDBOX_TRIP=1
 fg_watch_start
 unset FG_TEST_SANDBOX_TRIP
 
-# The child of watch whose name is fg-sandbox (empty when none).
+# The running child of watch whose name is fg-sandbox (none: status 1). A child that ended and
+# is not reaped yet (a zombie) is not it; two running at once is a failure.
 sandbox_pid() {
-	local p
+	local p st found=
 	for p in $(pgrep -P "$FG_WATCH_PID" 2>/dev/null); do
-		[[ $(cat "/proc/$p/comm" 2>/dev/null) == fg-sandbox ]] && { echo "$p"; return 0; }
+		[[ $(cat "/proc/$p/comm" 2>/dev/null) == fg-sandbox ]] || continue
+		st=$(state "$p")
+		[[ -n $st && $st != [ZX] ]] || continue
+		[[ -z $found ]] || fg_fail "two fg-sandbox children of watch run: $found and $p"
+		found=$p
 	done
-	return 1
+	[[ -n $found ]] && echo "$found"
+}
+# state PID: the one-letter state of PID (/proc/PID/stat, after the name), empty when gone.
+state() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	echo "${s%% *}"
 }
 field() { K="$2:" awk '$1 == ENVIRON["K"] {$1 = ""; print substr($0, 2)}' "/proc/$1/status"; }
 confined() {
@@ -66,12 +78,24 @@ complete() {
 	((cov >= 95))
 }
 in_map() { grep -q "ChurnGen$(printf %04d "$1")" "$map" 2>/dev/null; }
+# What the map holds of ClassChurn: its lines, and the generations it names (a failure's detail).
+map_gens() {
+	echo "$(wc -l <"$map" 2>/dev/null || echo no) lines, generations $(grep -o 'ChurnGen[0-9]*' "$map" 2>/dev/null | sort -u | sed 's/ChurnGen0*//' | sort -n | tr '\n' ' ')"
+}
 worst=0
+declare -A why=([SEGV]='killed by a signal' [KILL]='killed by a signal'
+	[USR1]='killed for a forbidden system call' [STOP]='no heartbeat for a second')
+n=0
 for how in SEGV KILL USR1 STOP; do
+	n=$((n + 1))
 	old=$(sandbox_pid) || fg_fail "$how: no child before the kill"
 	g0=$(gen_now)
 	t0=$(fg_ms)
 	kill "-$how" "$old"
+	if [[ $how == STOP ]]; then
+		stopped() { [[ $(state "$old") == [Tt] ]]; }
+		fg_wait 1 stopped || fg_fail "STOP: child $old is not stopped (state '$(state "$old")')"
+	fi
 	new_child() { local n; n=$(sandbox_pid) && [[ $n != "$old" ]]; }
 	# A stopped child is a hung one: found out after a second without its heartbeat.
 	lim=1
@@ -84,11 +108,13 @@ for how in SEGV KILL USR1 STOP; do
 	[[ $how != STOP ]] || ((ms <= 1600)) || fg_fail "STOP: the hung child was replaced after $ms ms (> 1600)"
 	alive "after $how"
 	confined "$c"
+	said="the agent socket's sandboxed process ended (${why[$how]}); started again ($n restarts so far)"
+	fg_wait 2 grep -qF "$said" "$FG_WATCH_LOG" || fg_fail "$how: watch did not say '$said' within 2 s of the new child"
 	# A generation started after the kill: its code is compiled after it, and must be named.
 	fg_wait 5 gen_after "$((g0 + 1))" || fg_fail "$how: ClassChurn made no new generation"
 	g=$(gen_now)
 	t1=$(fg_ms)
-	fg_wait 3 in_map "$g" || fg_fail "$how: ChurnGen$(printf %04d "$g"), compiled after the kill, not in the map within 3 s"
+	fg_wait 3 in_map "$g" || fg_fail "$how: ChurnGen$(printf %04d "$g"), compiled after the kill, not in the map within 3 s (map: $(map_gens); ClassChurn at generation $(gen_now))"
 	lat=$(($(fg_ms) - t1))
 	fg_jvm_truth "$pid" "$FG_TMP/truth.map" || fg_fail "jcmd Compiler.perfmap failed"
 	t2=$(fg_ms)
@@ -98,9 +124,6 @@ for how in SEGV KILL USR1 STOP; do
 	((lat > worst)) && worst=$lat
 	((lat <= 2000)) || fg_fail "$how: generation $g took $lat ms (> 2000) to reach the map"
 done
-grep -q 'killed for a forbidden system call' "$FG_WATCH_LOG" || fg_fail "watch did not say the child was killed for a forbidden system call"
-grep -q 'killed by a signal' "$FG_WATCH_LOG" || fg_fail "watch did not say the child was killed by a signal"
-grep -q 'no heartbeat for a second' "$FG_WATCH_LOG" || fg_fail "watch did not say the stopped child was hung"
 alive "at the end"
 fg_watch_stop_clean
 grep -q 'sandbox 4 restarts (2 crashed, 1 forbidden system calls, 1 hung' "$FG_WATCH_LOG" ||

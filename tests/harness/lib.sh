@@ -86,6 +86,8 @@ fg_fail() {
 		echo "--- last lines of container $n:" >&2
 		tail -n 10 "${FG_CT_LOG[$n]}" >&2
 	done
+	# A test's own detail of the failure (a function it names in FG_ON_FAIL).
+	[[ -z ${FG_ON_FAIL:-} ]] || "$FG_ON_FAIL" >&2 || true
 	# Once more as the last line: a log cut in the middle (CI keeps a test's head and tail)
 	# still shows why.
 	printf '[%s] FAIL (%s): %s\n' "$FG_TEST" "$at" "$msg" >&2
