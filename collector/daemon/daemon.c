@@ -396,7 +396,7 @@ static void say_restart(struct daemon *d, const struct receive_stats *r)
 	const struct receive_stats *s = &d->seen;
 	const char *why = r->died_syscall > s->died_syscall ? "killed for a forbidden system call"
 			  : r->died_crash > s->died_crash   ? "killed by a signal"
-			  : r->died_hung > s->died_hung	    ? "no heartbeat for a second"
+			  : r->died_hung > s->died_hung	    ? "hung: no answer to a ping"
 			  : r->died_wedge > s->died_wedge   ? "its listener stopped accepting"
 							    : "it exited";
 
@@ -478,7 +478,8 @@ static int serve(struct daemon *d)
 		next = leftovers_tick(d->left, now, next);
 		if (now >= next_check) {
 			check_listener(d, o->socket);
-			next_check = now + NSEC;
+			/* on whole seconds, where receive's ping falls */
+			next_check = (now / NSEC + 1) * NSEC;
 		}
 		if (now >= next_sweep) {
 			sweep_temps(d, o->map_dir);

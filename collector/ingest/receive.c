@@ -6,8 +6,11 @@
  * socketpair (rxchan.h) only the messages that decode whole, each with its pipe and the kernel's
  * peer PID. This side, which keeps its privileges, decodes every frame strictly, gives pipes ids
  * of its own (unique for the life of the process, across children), writes the files beside the
- * socket, and restarts a child that died, hung (no heartbeat for HUNG_MS) or exited on a wedged
- * listener, reporting every pipe of the old child gone. receive_opts.in_process runs the
+ * socket, and restarts a child that died, hung (quiet for PING_MS, it is asked for a heartbeat on
+ * the next whole second, and none came within PONG_MS) or exited on a wedged listener, reporting
+ * every pipe of the old child gone. An idle child wakes once a second, for the ping, which falls
+ * on the daemon's own once-a-second check: an idle parent wakes for both at once, and for the
+ * answer. receive_opts.in_process runs the
  * listener in this process instead (tests, --no-sandbox).
  *
  * Invariant: a pipe is in the table from its first MSG to its GONE or the child's end, and
@@ -41,8 +44,9 @@
 #include "sandbox.h"
 
 #define MS 1000000ull
-#define BEAT_MS 200		/* the child's heartbeat period */
-#define HUNG_MS 1000		/* no frame for this long: the child is killed and restarted */
+#define BEAT_MS 1000		/* a busy child's counters, at most this often (unasked) */
+#define PING_MS 500		/* no frame for this long: a heartbeat asked on the next second */
+#define PONG_MS 500		/* ... and no frame this long after: it is killed and restarted */
 #define START_MS 10000		/* ... before its READY: exec, nng and listen on a loaded host */
 #define TICK_MS 250		/* our timer's first expiry; then it is set to the next deadline */
 #define RESPAWN_BACKOFF_MS 1000 /* after a child that never got ready */
@@ -81,6 +85,8 @@ struct receive {
 	int tfd;     /* one-shot timer at the next deadline: a silent child, a respawn */
 	bool ready, paused;
 	uint64_t last_frame, respawn_at;
+	uint64_t pinged;      /* the last_frame when we sent our last PING (0: none since) */
+	uint64_t ping_at;     /* when we sent it */
 	uint8_t *buf;	      /* the frame being read: RXCHAN_HDR + max_msg */
 	struct rxpipe *pipes; /* sorted by cid */
 	unsigned n_pipes;
@@ -173,7 +179,7 @@ static void child_beat(int sp, struct rxnng *n, uint64_t refused)
 }
 
 /* The parent's commands, without blocking. */
-static void child_commands(int sp, struct rxnng *n)
+static void child_commands(int sp, struct rxnng *n, bool *ping)
 {
 	uint8_t b[RXCHAN_HDR + 1];
 	struct rxchan_frame f;
@@ -191,6 +197,8 @@ static void child_commands(int sp, struct rxnng *n)
 			_exit(CHILD_EXIT_PROTO);
 		if (f.type == RXC_EXIT)
 			_exit(0);
+		if (f.type == RXC_PING)
+			*ping = true;
 		if (f.type == RXC_DROP)
 			rxnng_drop_pipe(n, f.pipe);
 		else if (f.type == RXC_PAUSE)
@@ -223,24 +231,30 @@ static void child_forward(int sp, struct rxnng *n, uint64_t *refused)
 	}
 }
 
+/*
+ * No timer of its own: the child wakes for the listener and for the parent. It beats when asked
+ * (PING), and once a second while it is awake anyway, so that a busy child's counters reach the
+ * parent, which then never needs to ask.
+ */
 static _Noreturn void child_loop(int sp, struct rxnng *n)
 {
 	uint64_t refused = 0, next_beat = 0;
 
 	for (;;) {
 		struct pollfd p[3];
+		bool ping = false;
 		uint64_t now;
 
 		rxnng_pollfds(n, p);
 		p[2] = (struct pollfd){ .fd = sp, .events = POLLIN };
-		if (poll(p, 3, BEAT_MS) < 0 && errno != EINTR)
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
 			_exit(CHILD_EXIT_SETUP);
 		if (p[2].revents)
-			child_commands(sp, n);
+			child_commands(sp, n, &ping);
 		child_forward(sp, n, &refused);
 		trip_now();
 		now = fg_now_ns();
-		if (now >= next_beat) {
+		if (ping || now >= next_beat) {
 			child_beat(sp, n, refused);
 			next_beat = now + BEAT_MS * MS;
 		}
@@ -427,6 +441,7 @@ static int spawn(struct receive *rx)
 	rx->child = pid;
 	rx->ready = false;
 	rx->last_frame = fg_now_ns();
+	rx->pinged = rx->ping_at = 0;
 	rx->beat = (struct rxchan_beat){ 0 };
 	if (rx->paused) {
 		uint8_t h[RXCHAN_HDR];
@@ -627,10 +642,32 @@ static int read_frame(struct receive *rx, struct receive_ev *ev)
 	}
 }
 
+/* Is a PING out that no frame answered yet? */
+static bool ping_out(const struct receive *rx)
+{
+	return rx->pinged && rx->pinged == rx->last_frame;
+}
+
 /*
- * Set the timer to the next moment something is due without a frame: the child silent for too
- * long, or a respawn after the backoff. While the child beats the timer never fires: the parent
- * wakes only for its frames. Always armed once it has fired (next_sep re-arms it at once).
+ * When the child is due to be asked (no PING out: on a whole second of the monotonic clock, as
+ * the daemon's check) or ended (one out, or before its READY).
+ */
+static uint64_t due_at(const struct receive *rx)
+{
+	const uint64_t sec = 1000 * MS;
+
+	if (!rx->ready)
+		return rx->last_frame + START_MS * MS;
+	if (ping_out(rx))
+		return rx->ping_at + PONG_MS * MS;
+	return (rx->last_frame + PING_MS * MS + sec - 1) / sec * sec;
+}
+
+/*
+ * Set the timer to the next moment something is due without a frame: a ping to a quiet child,
+ * the child silent for too long, or a respawn after the backoff. While frames come the timer
+ * never fires: the parent wakes only for them. Always armed once it has fired (next_sep re-arms
+ * it at once).
  */
 static void arm(struct receive *rx)
 {
@@ -638,7 +675,7 @@ static void arm(struct receive *rx)
 	struct itimerspec it = { 0 };
 
 	if (rx->child)
-		due = rx->last_frame + (uint64_t)(rx->ready ? HUNG_MS : START_MS) * MS;
+		due = due_at(rx);
 	else
 		due = rx->respawn_at;
 	d = due > now + MS ? due - now : MS;
@@ -673,9 +710,17 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 		if (rv < 0)
 			break;
 	}
-	if (fg_now_ns() - rx->last_frame > (rx->ready ? HUNG_MS : START_MS) * MS) {
-		end_child(rx, END_HUNG);
-		return next_sep(rx, ev);
+	now = fg_now_ns();
+	if (now >= due_at(rx)) {
+		if (!rx->ready || ping_out(rx)) {
+			end_child(rx, END_HUNG);
+			return next_sep(rx, ev);
+		}
+		rx->pinged = rx->last_frame;
+		rx->ping_at = now;
+		command(rx, RXC_PING, 0, 0);
+		if (!rx->child) /* it could not take the ping */
+			return next_sep(rx, ev);
 	}
 	arm(rx);
 	return 0;

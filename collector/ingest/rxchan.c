@@ -71,6 +71,7 @@ static int check(struct rxchan_frame *f, size_t max_msg)
 	case RXC_PAUSE:
 		return f->pipe || f->arg > 1 || f->len ? -EBADMSG : 0;
 	case RXC_EXIT:
+	case RXC_PING:
 		return f->pipe || f->arg || f->len ? -EBADMSG : 0;
 	}
 	return -EBADMSG;
@@ -86,7 +87,7 @@ int rxchan_decode(const uint8_t *buf, size_t len, bool from_child, size_t max_ms
 	    fgle_get32(buf + 12) != len - RXCHAN_HDR)
 		return -EBADMSG;
 	type = fgle_get16(buf + 2);
-	if (from_child ? type < RXC_READY || type > RXC_BEAT : type < RXC_DROP || type > RXC_EXIT)
+	if (from_child ? type < RXC_READY || type > RXC_BEAT : type < RXC_DROP || type > RXC_PING)
 		return -EBADMSG;
 	f->type = (enum rxchan_type)type;
 	f->pipe = fgle_get32(buf + 4);

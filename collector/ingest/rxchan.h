@@ -12,9 +12,11 @@
  *   MSG    pipe (the child's nng pipe id, != 0), arg = the kernel's peer PID (!= 0), payload =
  *          one agent message that decoded whole (fgproto), 1..max bytes
  *   GONE   pipe: no more messages from it
- *   BEAT   payload = the listener's counters (RXCHAN_BEAT_SIZE bytes): the heartbeat
+ *   BEAT   payload = the listener's counters (RXCHAN_BEAT_SIZE bytes): the answer to a PING,
+ *          and at most once a second while the child is awake anyway
  * parent -> child:
  *   DROP   pipe: close it      PAUSE  arg 0/1: the watchdog      EXIT  stop now
+ *   PING   answer with a BEAT now (the parent heard nothing for a while)
  *
  * The decoder trusts nothing (the child runs what peers send): every field is checked.
  */
@@ -41,6 +43,7 @@ enum rxchan_type {
 	RXC_DROP = 16,
 	RXC_PAUSE = 17,
 	RXC_EXIT = 18,
+	RXC_PING = 19,
 };
 
 /* The child's counters a BEAT carries. */

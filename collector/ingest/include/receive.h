@@ -24,7 +24,7 @@
  * and gid, no capabilities, no new privileges, seccomp allowlist, rlimits) and forwards over a
  * socketpair only messages that decode whole, with their pipe and the kernel's peer PID. This
  * side decodes every frame again, writes the files beside the socket, and restarts a child
- * that died, stopped its heartbeat for a second or found its listener wedged (its re-listen):
+ * that died, did not answer a ping (hung) or found its listener wedged (its re-listen):
  * every pipe of the old child is reported RECEIVE_GONE, and agents reconnect and replay.
  * Pipe ids are this side's, unique for the life of the process across children.
  *
@@ -96,7 +96,7 @@ struct receive_stats {
 	uint64_t died_crash;	  /* killed by a signal (SIGSEGV, SIGKILL, ...) */
 	uint64_t died_syscall;	  /* killed by its seccomp filter (a forbidden system call) */
 	uint64_t died_wedge;	  /* exited on its wedged listener */
-	uint64_t died_hung;	  /* no heartbeat within a second: killed */
+	uint64_t died_hung;	  /* quiet, and no answer to a ping within 0.5 s: killed */
 	uint64_t died_other;	  /* exited otherwise, or broke the channel's framing */
 	uint64_t refused_msgs;	  /* agent messages that did not decode whole: not forwarded */
 	uint64_t refused_frames;  /* channel frames this side refused (the child is ended) */

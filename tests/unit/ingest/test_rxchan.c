@@ -71,6 +71,9 @@ static void test_frames_round_trip(void **state)
 	assert_int_equal(rxchan_decode(b, n, false, 0, &f), 0);
 	n = frame(b, RXC_EXIT, 0, 0, NULL, 0);
 	assert_int_equal(rxchan_decode(b, n, false, 0, &f), 0);
+	n = frame(b, RXC_PING, 0, 0, NULL, 0);
+	assert_int_equal(rxchan_decode(b, n, false, 0, &f), 0);
+	assert_int_equal(f.type, RXC_PING);
 }
 
 static void test_bad_frames_refused(void **state)
@@ -114,6 +117,14 @@ static void test_bad_frames_refused(void **state)
 	assert_int_equal(rxchan_decode(b, n, false, 0, &f), -EBADMSG);
 	n = frame(b, (enum rxchan_type)5, 0, 0, NULL, 0);
 	assert_int_equal(rxchan_decode(b, n, true, 64, &f), -EBADMSG);
+	n = frame(b, RXC_PING, 0, 0, NULL, 0);
+	assert_int_equal(rxchan_decode(b, n, true, 64, &f), -EBADMSG); /* wrong direction */
+	n = frame(b, RXC_PING, 0, 1, NULL, 0);
+	assert_int_equal(rxchan_decode(b, n, false, 0, &f), -EBADMSG);
+	n = frame(b, RXC_PING, 0, 0, "x", 1);
+	assert_int_equal(rxchan_decode(b, n, false, 0, &f), -EBADMSG);
+	n = frame(b, (enum rxchan_type)(RXC_PING + 1), 0, 0, NULL, 0);
+	assert_int_equal(rxchan_decode(b, n, false, 0, &f), -EBADMSG);
 }
 
 static void test_msg_ok_needs_every_record(void **state)
