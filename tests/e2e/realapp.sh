@@ -28,8 +28,10 @@
 # Thresholds (percent), from the environment; the defaults are the goals:
 #   FG_REALAPP_MIN_CHAIN=99.5  FG_REALAPP_MAX_UNKNOWN=0.5  FG_REALAPP_MIN_ROOTED=99
 # The DB and render shares, in points of doGet's wall time (the profile's less the service's):
-#   FG_REALAPP_MAX_SHARE_DIFF=20 in every run, FG_REALAPP_MAX_SHARE_MEDIAN=3 in the median run
-# (of each run's larger difference). The goal, 2 points in every run, does not hold at the
+#   FG_REALAPP_MAX_SHARE_DIFF=20 in every run; FG_REALAPP_MAX_SHARE_BIAS=3 for the median of
+# the runs' signed DB share differences (render's mirror it): a bias, such as a steady lean
+# toward waiting, moves every run the same way and fails it, while one run's sampling error
+# does not. The goal, 2 points in every run, does not hold at the
 # defaults in 6 s: how a request thread's waiting splits between its JDBC reads (under doGet)
 # and its idle waits for work (outside) comes from a few stacks (25 a second share the waiting
 # of all ~40 threads), and an idle wait much longer than its thread's recent ones weighs many
@@ -39,7 +41,9 @@
 # within 2 in 16 of 31, within 3 in 24, and 7.8, 9.2 and 14.3 in three (about one request
 # thread's database waits moved out of doGet: the DB share / 5 threads). Hence 20 per run
 # (what no sampling error reaches: the shares swapped or a frame lost), and 3 for the median
-# run (0.2-1.8 in 9 runs of the test), which a systematic error of that size fails.
+# signed difference. The median run's larger absolute difference (0.2-1.8 in 9 runs of the
+# test, 3.87 in one: -7.2, -0.7, +3.9, +3.9 and -0.3 DB points) is printed, not checked: with
+# two or three runs off by 3-4 points by chance it passes 3.
 # Other knobs: FG_REALAPP_WARM (s, default 8), FG_REALAPP_SECS (record, 6),
 # FG_REALAPP_FREQ (Hz, 1999: the JVM gets a fraction of a CPU under this load, and 0.5% of
 # the request samples must be a few samples, not a fraction of one), FG_REALAPP_MIN_REQ
@@ -61,7 +65,7 @@ min_chain=${FG_REALAPP_MIN_CHAIN:-99.5}
 max_unknown=${FG_REALAPP_MAX_UNKNOWN:-0.5}
 min_rooted=${FG_REALAPP_MIN_ROOTED:-99}
 max_share_diff=${FG_REALAPP_MAX_SHARE_DIFF:-20}
-max_share_median=${FG_REALAPP_MAX_SHARE_MEDIAN:-3}
+max_share_bias=${FG_REALAPP_MAX_SHARE_BIAS:-3}
 warm=${FG_REALAPP_WARM:-8}
 secs=${FG_REALAPP_SECS:-6}
 freq=${FG_REALAPP_FREQ:-1999}
@@ -233,6 +237,7 @@ summary=""
 failed=""
 nfailed=0
 share_diffs=() # each run's larger share difference, in points (absolute)
+db_diffs=()    # each run's DB share difference, in points (signed: the profile's less the service's)
 hung=""
 n=0
 run() {
@@ -318,6 +323,7 @@ run() {
 	if ((wreq == 0 || tdoget == 0)); then
 		bad+=" no doGet time to share (wall profile $wreq us, service $tdoget ns);"
 	else
+		db_diffs+=("$sdb")
 		share_diffs+=("$(a=$sdb b=$srender awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]
 			a = a < 0 ? -a : a; b = b < 0 ? -b : b; printf "%.2f\n", (a > b ? a : b) }')")
 		d=$sdb m=$max_share_diff awk 'BEGIN { d = ENVIRON["d"]; exit !(d <= ENVIRON["m"] && -d <= ENVIRON["m"]) }' ||
@@ -351,13 +357,15 @@ else
 fi
 elapsed=$((($(fg_ms) - t0) / 1000))
 printf '%s' "$summary" >&2
-fg_log "thresholds: whole chain >= $min_chain%, [unknown] <= $max_unknown%, rooted >= $min_rooted%, wall DB and render shares within $max_share_diff points of the service's in every run, $max_share_median in the median run; $n runs in $elapsed s"
+fg_log "thresholds: whole chain >= $min_chain%, [unknown] <= $max_unknown%, rooted >= $min_rooted%, wall DB and render shares within $max_share_diff points of the service's in every run, the median signed DB difference within $max_share_bias; $n runs in $elapsed s"
 [[ -z $hung ]] || printf 'realapp: WARNING: a recording hung at exit after writing its profile (a teardown bug, not a profile check):\n%s' "$hung" >&2
-# The median run's share difference (the upper one of an even count).
-share_median=$(printf '%s\n' "${share_diffs[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int(NR / 2) + 1] : "" }')
-fg_log "DB and render shares of doGet, wall profile vs the service: larger difference per run ${share_diffs[*]} points, median $share_median"
+# median VALUES...: the middle value (the upper one of an even count), "" when none.
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int(NR / 2) + 1] : "" }'; }
+share_median=$(median "${share_diffs[@]}")
+bias=$(median "${db_diffs[@]}")
+fg_log "DB and render shares of doGet, wall profile vs the service: larger difference per run ${share_diffs[*]} points, median $share_median; signed DB difference per run ${db_diffs[*]}, median $bias"
 [[ -z $failed ]] || fg_fail "$nfailed of $n runs out of bounds$failed"
-[[ -n $share_median ]] || fg_fail "no run had doGet time to compare shares with"
-m=$max_share_median d=$share_median awk 'BEGIN { exit !(ENVIRON["d"] + 0 <= ENVIRON["m"] + 0) }' ||
-	fg_fail "the median run's DB or render share of doGet is $share_median points from the service's (> $max_share_median; per run: ${share_diffs[*]})"
-fg_pass "$n runs: whole chain, [unknown] and rooted shares within the thresholds, DB and render shares of doGet's wall time within $share_median points of the service's in the median run${hung:+ (a recording hung at exit: see the warning above)}"
+[[ -n $bias ]] || fg_fail "no run had doGet time to compare shares with"
+m=$max_share_bias d=$bias awk 'BEGIN { d = ENVIRON["d"] + 0; exit !(d <= ENVIRON["m"] + 0 && -d <= ENVIRON["m"] + 0) }' ||
+	fg_fail "the wall profile's DB share of doGet leans $bias points from the service's in the median run (> $max_share_bias either way; per run: ${db_diffs[*]})"
+fg_pass "$n runs: whole chain, [unknown] and rooted shares within the thresholds, DB and render shares of doGet's wall time within $share_median points of the service's in the median run, the DB share's median lean $bias points${hung:+ (a recording hung at exit: see the warning above)}"
