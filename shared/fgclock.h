@@ -21,6 +21,17 @@ static inline uint64_t fg_now_ns(void)
 }
 
 /*
+ * The first whole second of CLOCK_MONOTONIC at or after t (ns). The daemon's once-a-second
+ * check and the agent socket's ping fall there, so an idle collector wakes once for both.
+ */
+static inline uint64_t fg_whole_second_ns(uint64_t t)
+{
+	const uint64_t sec = 1000000000ull;
+
+	return (t + sec - 1) / sec * sec;
+}
+
+/*
  * *ts = CLOCK_REALTIME now + ms: the deadline of a pthread timed wait or join (those take the
  * realtime clock).
  */

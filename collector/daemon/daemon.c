@@ -478,8 +478,7 @@ static int serve(struct daemon *d)
 		next = leftovers_tick(d->left, now, next);
 		if (now >= next_check) {
 			check_listener(d, o->socket);
-			/* on whole seconds, where receive's ping falls */
-			next_check = (now / NSEC + 1) * NSEC;
+			next_check = fg_whole_second_ns(now + 1);
 		}
 		if (now >= next_sweep) {
 			sweep_temps(d, o->map_dir);

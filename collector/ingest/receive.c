@@ -9,9 +9,9 @@
  * socket, and restarts a child that died, hung (quiet for PING_MS, it is asked for a heartbeat on
  * the next whole second, and none came within PONG_MS) or exited on a wedged listener, reporting
  * every pipe of the old child gone. An idle child wakes once a second, for the ping, which falls
- * on the daemon's own once-a-second check: an idle parent wakes for both at once, and for the
- * answer. receive_opts.in_process runs the
- * listener in this process instead (tests, --no-sandbox).
+ * on the daemon's own once-a-second check (fg_whole_second_ns): an idle parent wakes for both at
+ * once, and for the answer. receive_opts.in_process runs the listener in this process instead
+ * (tests, --no-sandbox).
  *
  * Invariant: a pipe is in the table from its first MSG to its GONE or the child's end, and
  * exactly one RECEIVE_GONE is queued for every pipe that was in the table.
@@ -85,8 +85,7 @@ struct receive {
 	int tfd;     /* one-shot timer at the next deadline: a silent child, a respawn */
 	bool ready, paused;
 	uint64_t last_frame, respawn_at;
-	uint64_t pinged;      /* the last_frame when we sent our last PING (0: none since) */
-	uint64_t ping_at;     /* when we sent it */
+	uint64_t ping_at;     /* when we sent our last PING (0: none since the child started) */
 	uint8_t *buf;	      /* the frame being read: RXCHAN_HDR + max_msg */
 	struct rxpipe *pipes; /* sorted by cid */
 	unsigned n_pipes;
@@ -441,7 +440,7 @@ static int spawn(struct receive *rx)
 	rx->child = pid;
 	rx->ready = false;
 	rx->last_frame = fg_now_ns();
-	rx->pinged = rx->ping_at = 0;
+	rx->ping_at = 0;
 	rx->beat = (struct rxchan_beat){ 0 };
 	if (rx->paused) {
 		uint8_t h[RXCHAN_HDR];
@@ -642,10 +641,10 @@ static int read_frame(struct receive *rx, struct receive_ev *ev)
 	}
 }
 
-/* Is a PING out that no frame answered yet? */
+/* Is a PING out that no frame answered yet? (Frames are read before a PING is sent.) */
 static bool ping_out(const struct receive *rx)
 {
-	return rx->pinged && rx->pinged == rx->last_frame;
+	return rx->ping_at && rx->ping_at >= rx->last_frame;
 }
 
 /*
@@ -654,13 +653,11 @@ static bool ping_out(const struct receive *rx)
  */
 static uint64_t due_at(const struct receive *rx)
 {
-	const uint64_t sec = 1000 * MS;
-
 	if (!rx->ready)
 		return rx->last_frame + START_MS * MS;
 	if (ping_out(rx))
 		return rx->ping_at + PONG_MS * MS;
-	return (rx->last_frame + PING_MS * MS + sec - 1) / sec * sec;
+	return fg_whole_second_ns(rx->last_frame + PING_MS * MS);
 }
 
 /*
@@ -716,7 +713,6 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 			end_child(rx, END_HUNG);
 			return next_sep(rx, ev);
 		}
-		rx->pinged = rx->last_frame;
 		rx->ping_at = now;
 		command(rx, RXC_PING, 0, 0);
 		if (!rx->child) /* it could not take the ping */
