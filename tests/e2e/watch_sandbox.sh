@@ -10,9 +10,9 @@
 # 1 s (2.5 s for the hang: pinged on the next whole second after 0.5 s without a frame, no
 # answer within 0.5 s), watch says why, the parent never dies, the JVM reconnects within 4 s,
 # the map covers >= 95% of what jcmd Compiler.perfmap lists within 2 s, and a class generation
-# compiled after the reconnect is in the map within 2 s. The exit summary counts every restart by its cause. Without CAP_SETUID,
-# CAP_SETGID and CAP_SYS_CHROOT (setpriv drops them) watch warns of each and the child stays
-# uid 0 with no capability and seccomp on.
+# compiled after the reconnect is in the map within 2 s. The exit summary counts every restart
+# by its cause. Without CAP_SETUID, CAP_SETGID and CAP_SYS_CHROOT (setpriv drops them) watch
+# warns of each and the child stays uid 0 with no capability and seccomp on.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init watch_sandbox
@@ -28,19 +28,12 @@ sandbox_pid() {
 	local p st found=
 	for p in $(pgrep -P "$FG_WATCH_PID" 2>/dev/null); do
 		[[ $(cat "/proc/$p/comm" 2>/dev/null) == fg-sandbox ]] || continue
-		st=$(state "$p")
+		st=$(fg_proc_state "$p")
 		[[ -n $st && $st != [ZX] ]] || continue
 		[[ -z $found ]] || fg_fail "two fg-sandbox children of watch run: $found and $p"
 		found=$p
 	done
 	[[ -n $found ]] && echo "$found"
-}
-# state PID: the one-letter state of PID (/proc/PID/stat, after the name), empty when gone.
-state() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-	s=${s##*) }
-	echo "${s%% *}"
 }
 field() { K="$2:" awk '$1 == ENVIRON["K"] {$1 = ""; print substr($0, 2)}' "/proc/$1/status"; }
 confined() {
@@ -106,8 +99,8 @@ for how in SEGV KILL USR1 STOP; do
 	t0=$(fg_ms)
 	kill "-$how" "$old"
 	if [[ $how == STOP ]]; then
-		stopped() { [[ $(state "$old") == [Tt] ]]; }
-		fg_wait 1 stopped || fg_fail "STOP: child $old is not stopped (state '$(state "$old")')"
+		stopped() { [[ $(fg_proc_state "$old") == [Tt] ]]; }
+		fg_wait 1 stopped || fg_fail "STOP: child $old is not stopped (state '$(fg_proc_state "$old")')"
 	fi
 	new_child() { local n; n=$(sandbox_pid) && [[ $n != "$old" ]]; }
 	# A stopped child is a hung one: found out by a ping it does not answer (within 2 s of

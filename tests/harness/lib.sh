@@ -324,8 +324,17 @@ fg_watch_stop() {
 	return "$rc"
 }
 
+# fg_proc_state PID: the one-letter state of PID (/proc/PID/stat, after the name, which may
+# hold spaces), empty when it is gone.
+fg_proc_state() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	echo "${s%% *}"
+}
+
 fg__dead() {
-	! kill -0 "$1" 2>/dev/null || [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]
+	! kill -0 "$1" 2>/dev/null || [[ $(fg_proc_state "$1") == Z ]]
 }
 
 # fg_watch_stop_clean: SIGTERM must end the daemon within 5 s, by exiting 0 or by the default
