@@ -56,7 +56,8 @@ int daemon_profiles_start(const struct daemon_opts *o, struct daemon_profiles *p
 					.max_queue = (size_t)o->push_queue };
 
 		if ((rv = push_open(&pu, push)) != 0) {
-			daemon_say(o, "cannot push to %s: %s", o->push_url, strerror(-rv));
+			daemon_say(o, "cannot push to %s: %s", o->push_url,
+				   rv == -ELIBACC ? push_unavailable() : strerror(-rv));
 			return rv;
 		}
 	}

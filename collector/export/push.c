@@ -4,7 +4,7 @@
  *
  * Invariant: the queue holds at most max_queue profiles and max_bytes bytes of bodies at any
  * time; enqueue evicts the oldest waiting profile (never the one being sent) to stay inside.
- * CURLcode and curl_* stay in this file.
+ * CURLcode and curl_* stay in this file; libcurl is opened on the first push_open (dynlib.h).
  */
 #include "push.h"
 
@@ -19,8 +19,12 @@
 #include <time.h>
 
 #include "array.h"
+#include "dynlib.h"
 #include "fgclock.h"
+#include "util.h"
 
+/* libcurl's soname since 7.16 (2006), as Debian's libcurl4 installs it. */
+#define PUSH_LIBCURL "libcurl.so.4"
 #define DEFAULT_QUEUE 64
 #define DEFAULT_BYTES (32u << 20)
 /* Longer than a loaded server's answer: a request given up on while the server still takes it
@@ -28,6 +32,47 @@
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_BACKOFF_MIN_MS 1000
 #define DEFAULT_BACKOFF_MAX_MS 60000
+
+/* libcurl's functions this file calls, filled by the first push_open. */
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *c);
+	void (*easy_reset)(CURL *c);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode rc);
+	curl_mime *(*mime_init)(CURL *c);
+	void (*mime_free)(curl_mime *m);
+	curl_mimepart *(*mime_addpart)(curl_mime *m);
+	CURLcode (*mime_name)(curl_mimepart *part, const char *name);
+	CURLcode (*mime_filename)(curl_mimepart *part, const char *name);
+	CURLcode (*mime_type)(curl_mimepart *part, const char *type);
+	CURLcode (*mime_data)(curl_mimepart *part, const char *data, size_t len);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} cu;
+
+static const struct fg_dynsym cu_syms[] = {
+	{ "curl_global_init", (void **)&cu.global_init },
+	{ "curl_easy_init", (void **)&cu.easy_init },
+	{ "curl_easy_cleanup", (void **)&cu.easy_cleanup },
+	{ "curl_easy_reset", (void **)&cu.easy_reset },
+	{ "curl_easy_setopt", (void **)&cu.easy_setopt },
+	{ "curl_easy_perform", (void **)&cu.easy_perform },
+	{ "curl_easy_getinfo", (void **)&cu.easy_getinfo },
+	{ "curl_easy_strerror", (void **)&cu.easy_strerror },
+	{ "curl_mime_init", (void **)&cu.mime_init },
+	{ "curl_mime_free", (void **)&cu.mime_free },
+	{ "curl_mime_addpart", (void **)&cu.mime_addpart },
+	{ "curl_mime_name", (void **)&cu.mime_name },
+	{ "curl_mime_filename", (void **)&cu.mime_filename },
+	{ "curl_mime_type", (void **)&cu.mime_type },
+	{ "curl_mime_data", (void **)&cu.mime_data },
+	{ "curl_slist_append", (void **)&cu.slist_append },
+	{ "curl_slist_free_all", (void **)&cu.slist_free_all },
+};
 
 /*
  * Per event, the sample type of our pprof the server reads and how: CPU profiles' first
@@ -280,50 +325,50 @@ static int post(struct push *p, CURL *c, const struct item *it, long *status, ch
 		size_t errlen)
 {
 	char ebuf[CURL_ERROR_SIZE] = "";
-	curl_mime *mime = curl_mime_init(c);
+	curl_mime *mime = cu.mime_init(c);
 	curl_mimepart *part;
-	struct curl_slist *hdrs = curl_slist_append(NULL, "Expect:"); /* no 100-continue wait */
+	struct curl_slist *hdrs = cu.slist_append(NULL, "Expect:"); /* no 100-continue wait */
 	CURLcode rc;
 
 	*status = 0;
 	if (!mime || !hdrs) {
-		curl_mime_free(mime);
-		curl_slist_free_all(hdrs);
+		cu.mime_free(mime);
+		cu.slist_free_all(hdrs);
 		snprintf(err, errlen, "out of memory");
 		return 0;
 	}
-	part = curl_mime_addpart(mime);
-	curl_mime_name(part, "profile");
-	curl_mime_filename(part, "profile.pb.gz");
-	curl_mime_type(part, "application/octet-stream");
-	curl_mime_data(part, (const char *)it->body, it->len);
-	part = curl_mime_addpart(mime);
-	curl_mime_name(part, "sample_type_config");
-	curl_mime_filename(part, "sample_type_config.json");
-	curl_mime_type(part, "application/json");
-	curl_mime_data(part, push_sample_type_config(it->event), CURL_ZERO_TERMINATED);
+	part = cu.mime_addpart(mime);
+	cu.mime_name(part, "profile");
+	cu.mime_filename(part, "profile.pb.gz");
+	cu.mime_type(part, "application/octet-stream");
+	cu.mime_data(part, (const char *)it->body, it->len);
+	part = cu.mime_addpart(mime);
+	cu.mime_name(part, "sample_type_config");
+	cu.mime_filename(part, "sample_type_config.json");
+	cu.mime_type(part, "application/json");
+	cu.mime_data(part, push_sample_type_config(it->event), CURL_ZERO_TERMINATED);
 
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, it->url);
-	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->o.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)p->o.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "fgcollect/" FG_VERSION);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
-	rc = curl_easy_perform(c);
+	cu.easy_reset(c);
+	cu.easy_setopt(c, CURLOPT_URL, it->url);
+	cu.easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	cu.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->o.timeout_ms);
+	cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)p->o.timeout_ms);
+	cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+	cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	cu.easy_setopt(c, CURLOPT_USERAGENT, "fgcollect/" FG_VERSION);
+	cu.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	cu.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
+	cu.easy_setopt(c, CURLOPT_XFERINFODATA, p);
+	rc = cu.easy_perform(c);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-	curl_mime_free(mime);
-	curl_slist_free_all(hdrs);
+		cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	cu.mime_free(mime);
+	cu.slist_free_all(hdrs);
 	if (rc != CURLE_OK) {
-		snprintf(err, errlen, "%s", ebuf[0] ? ebuf : curl_easy_strerror(rc));
+		snprintf(err, errlen, "%s", ebuf[0] ? ebuf : cu.easy_strerror(rc));
 		return 0;
 	}
 	if (*status >= 200 && *status < 300) {
@@ -348,7 +393,7 @@ static void wait_until(struct push *p, uint64_t deadline)
 static void *run(void *arg)
 {
 	struct push *p = arg;
-	CURL *c = curl_easy_init();
+	CURL *c = cu.easy_init();
 	unsigned backoff = 0;
 
 	pthread_setname_np(pthread_self(), "fg-push"); /* for top -H and /proc/PID/task */
@@ -420,18 +465,29 @@ static void *run(void *arg)
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (c)
-		curl_easy_cleanup(c);
+		cu.easy_cleanup(c);
 	return NULL;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_ok;
+static int curl_rv = -ELIBACC;
+static char curl_why[256] = "libcurl not opened";
 
 static void curl_init_once(void)
 {
-	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+	curl_rv = fg_dynlib_open(PUSH_LIBCURL, cu_syms, FG_ARRAY_SIZE(cu_syms), curl_why,
+				 sizeof(curl_why));
+	if (curl_rv == 0 && cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(curl_why, sizeof(curl_why), "curl_global_init failed");
+		curl_rv = -ENOMEM;
+	}
+}
+
+const char *push_unavailable(void)
+{
+	return curl_rv ? curl_why : NULL;
 }
 
 int push_open(const struct push_opts *o, struct push **out)
@@ -445,8 +501,8 @@ int push_open(const struct push_opts *o, struct push **out)
 	    strchr(o->url, '?') || strchr(o->url, '#'))
 		return -EINVAL;
 	pthread_once(&curl_once, curl_init_once);
-	if (!curl_ok)
-		return -ENOMEM;
+	if (curl_rv)
+		return curl_rv;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbgfetch.h"
 #include "util.h"
 
 /* Where the lines go. */
@@ -476,6 +477,9 @@ void session_report(const struct session_summary *sm, void (*line)(void *arg, co
 		    (unsigned long long)sm->debuginfod_st.timeouts,
 		    (unsigned long long)sm->debuginfod_st.errors,
 		    (unsigned long long)sm->debuginfod_st.refused);
+	if (!sm->debuginfod && dbgfetch_unavailable())
+		say(out, "debuginfod: DEBUGINFOD_URLS is set, but %s: local debug files only",
+		    dbgfetch_unavailable());
 	if (sm->debuginfod && sm->debuginfod_st.timeouts && !sm->debuginfod_st.found &&
 	    !sm->debuginfod_st.not_found)
 		say(out,

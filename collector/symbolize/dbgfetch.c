@@ -5,20 +5,61 @@
  * Invariant: libdebuginfod is only entered with a deadline set; its progress callback (called
  * at least once a second while a transfer runs) cancels the transfer past the deadline.
  * libdebuginfod's error space (negative errnos, but -EINTR/-ECANCELED for a cancel) stops here.
+ * The library is opened by the first dbgfetch_new that has servers to ask (dynlib.h).
  */
 #include "dbgfetch.h"
 
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynlib.h"
 #include "util.h"
 
 #define DEFAULT_TIMEOUT_MS 5000u
 #define DEFAULT_BUDGET_MS 20000u
 #define DEFAULT_MAX_LOOKUPS 64u
+
+/* libdebuginfod's functions this file calls, filled by the first dbgfetch_new with servers. */
+static struct {
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *bid, int len, char **path);
+	void *(*get_user_data)(debuginfod_client *c);
+	void (*set_user_data)(debuginfod_client *c, void *data);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+} dd;
+
+static const struct fg_dynsym dd_syms[] = {
+	{ "debuginfod_begin", (void **)&dd.begin },
+	{ "debuginfod_end", (void **)&dd.end },
+	{ "debuginfod_find_debuginfo", (void **)&dd.find_debuginfo },
+	{ "debuginfod_get_user_data", (void **)&dd.get_user_data },
+	{ "debuginfod_set_user_data", (void **)&dd.set_user_data },
+	{ "debuginfod_set_progressfn", (void **)&dd.set_progressfn },
+};
+
+static pthread_once_t dd_once = PTHREAD_ONCE_INIT;
+static int dd_rv;
+static char dd_why[256];
+static atomic_bool dd_tried; /* dd_rv and dd_why are set */
+
+static void dd_open_once(void)
+{
+	dd_rv = fg_dynlib_open(DEBUGINFOD_SONAME, dd_syms, FG_ARRAY_SIZE(dd_syms), dd_why,
+			       sizeof(dd_why));
+	dd_tried = true;
+}
+
+const char *dbgfetch_unavailable(void)
+{
+	return dd_tried && dd_rv ? dd_why : NULL;
+}
 
 struct dbgfetch {
 	struct dbgfetch_opts o;
@@ -30,7 +71,7 @@ struct dbgfetch {
 
 static int on_progress(debuginfod_client *c, long done, long total)
 {
-	struct dbgfetch *df = debuginfod_get_user_data(c);
+	struct dbgfetch *df = dd.get_user_data(c);
 
 	(void)done;
 	(void)total;
@@ -47,6 +88,9 @@ int dbgfetch_new(const struct dbgfetch_opts *o, struct dbgfetch **out)
 
 	if (!urls || !urls[strspn(urls, " \t")])
 		return -ENOENT;
+	pthread_once(&dd_once, dd_open_once);
+	if (dd_rv)
+		return dd_rv;
 	df = calloc(1, sizeof(*df));
 	if (!df)
 		return -ENOMEM;
@@ -58,14 +102,14 @@ int dbgfetch_new(const struct dbgfetch_opts *o, struct dbgfetch **out)
 		df->o.budget_ms = DEFAULT_BUDGET_MS;
 	if (!df->o.max_lookups)
 		df->o.max_lookups = DEFAULT_MAX_LOOKUPS;
-	df->client = debuginfod_begin();
+	df->client = dd.begin();
 	if (!df->client) {
 		free(df);
 		return -ENOMEM;
 	}
-	debuginfod_set_user_data(df->client, df);
+	dd.set_user_data(df->client, df);
 	/* Also replaces the default callback that DEBUGINFOD_PROGRESS would print with. */
-	debuginfod_set_progressfn(df->client, on_progress);
+	dd.set_progressfn(df->client, on_progress);
 	*out = df;
 	return 0;
 }
@@ -74,7 +118,7 @@ void dbgfetch_free(struct dbgfetch *df)
 {
 	if (!df)
 		return;
-	debuginfod_end(df->client);
+	dd.end(df->client);
 	free(df);
 }
 
@@ -99,7 +143,7 @@ int dbgfetch_find(struct dbgfetch *df, const uint8_t *bid, size_t len)
 		t0 + (left_ms < df->o.timeout_ms ? left_ms : df->o.timeout_ms) * 1000000ull;
 	df->cancelled = false;
 	df->st.lookups++;
-	fd = debuginfod_find_debuginfo(df->client, bid, (int)len, &path);
+	fd = dd.find_debuginfo(df->client, bid, (int)len, &path);
 	free(path);
 	df->st.ns += fg_now_ns() - t0;
 	if (fd >= 0) {

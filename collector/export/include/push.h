@@ -52,8 +52,14 @@ struct push_opts {
 	unsigned backoff_max_ms; /* 0 = 60 s */
 };
 
-/* Start the sender thread. 0, -EINVAL (not an http(s) URL), -ENOMEM, or -errno. */
+/*
+ * Start the sender thread. 0, -EINVAL (not an http(s) URL), -ELIBACC (libcurl could not be
+ * opened: push_unavailable() says why), -ENOMEM, or -errno.
+ */
 int push_open(const struct push_opts *o, struct push **out);
+
+/* Why libcurl could not be opened (the loader's words), or NULL: after a push_open. */
+const char *push_unavailable(void);
 
 /*
  * Stop: try what is queued for at most drain_ms more, then count the rest as dropped, join the

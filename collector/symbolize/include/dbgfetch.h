@@ -40,9 +40,13 @@ struct dbgfetch;
 
 /*
  * A fetcher for the servers in DEBUGINFOD_URLS. o may be NULL (defaults). 0 with *out, -ENOENT
- * when DEBUGINFOD_URLS is unset or empty (nothing to ask), -ENOMEM.
+ * when DEBUGINFOD_URLS is unset or empty (nothing to ask), -ELIBACC when libdebuginfod could
+ * not be opened (dbgfetch_unavailable() says why), -ENOMEM.
  */
 int dbgfetch_new(const struct dbgfetch_opts *o, struct dbgfetch **out);
+
+/* Why libdebuginfod could not be opened (the loader's words), or NULL: opened, or not tried. */
+const char *dbgfetch_unavailable(void);
 void dbgfetch_free(struct dbgfetch *df);
 
 /*
