@@ -210,6 +210,7 @@ static void summary(struct daemon *d)
 	/* Adopted maps count as the JVMs' own. */
 	c.exits += lc.exits;
 	c.expired += lc.expired;
+	receive_stats_sync(d->rx, 200);
 	receive_stats(d->rx, &r);
 	if (d->ctl)
 		ctl_server_stats(d->ctl, &cs);

@@ -6,12 +6,12 @@
  * socketpair (rxchan.h) only the messages that decode whole, each with its pipe and the kernel's
  * peer PID. This side, which keeps its privileges, decodes every frame strictly, gives pipes ids
  * of its own (unique for the life of the process, across children), writes the files beside the
- * socket, and restarts a child that died, hung (quiet for PING_MS, it is asked for a heartbeat on
- * the next whole second, and none came within PONG_MS) or exited on a wedged listener, reporting
- * every pipe of the old child gone. An idle child wakes once a second, for the ping, which falls
- * on the daemon's own once-a-second check (fg_whole_second_ns): an idle parent wakes for both at
- * once, and for the answer. receive_opts.in_process runs the listener in this process instead
- * (tests, --no-sandbox).
+ * socket, and restarts a child that died, hung or exited on a wedged listener, reporting every
+ * pipe of the old child gone. Hung: quiet for PING_MS, it is looked at on the next whole second
+ * (the daemon's own once-a-second check, fg_whole_second_ns, so an idle parent wakes once for
+ * both); asleep in its poll it is well and left alone, else it is asked for a heartbeat (PING)
+ * and none came within PONG_MS. An idle child never wakes for us. receive_opts.in_process runs
+ * the listener in this process instead (tests, --no-sandbox).
  *
  * Invariant: a pipe is in the table from its first MSG to its GONE or the child's end, and
  * exactly one RECEIVE_GONE is queued for every pipe that was in the table.
@@ -42,6 +42,7 @@
 #include "rxchan.h"
 #include "rxnng.h"
 #include "sandbox.h"
+#include "util.h"
 
 #define MS 1000000ull
 #define BEAT_MS 1000		/* a busy child's counters, at most this often (unasked) */
@@ -86,6 +87,8 @@ struct receive {
 	bool ready, paused;
 	uint64_t last_frame, respawn_at;
 	uint64_t ping_at;     /* when we sent our last PING (0: none since the child started) */
+	uint64_t asleep_at;   /* when we last saw it asleep in its poll (then it needs no PING) */
+	uint64_t beats;	      /* BEATs read */
 	uint8_t *buf;	      /* the frame being read: RXCHAN_HDR + max_msg */
 	struct rxpipe *pipes; /* sorted by cid */
 	unsigned n_pipes;
@@ -231,9 +234,9 @@ static void child_forward(int sp, struct rxnng *n, uint64_t *refused)
 }
 
 /*
- * No timer of its own: the child wakes for the listener and for the parent. It beats when asked
- * (PING), and once a second while it is awake anyway, so that a busy child's counters reach the
- * parent, which then never needs to ask.
+ * No timer of its own: the child wakes for the listener (and its watchdog's failed probes) and
+ * for the parent. It beats when asked (PING), and once a second while it is awake anyway, so
+ * that a busy child's counters reach the parent, which then never needs to ask.
  */
 static _Noreturn void child_loop(int sp, struct rxnng *n)
 {
@@ -441,6 +444,7 @@ static int spawn(struct receive *rx)
 	rx->ready = false;
 	rx->last_frame = fg_now_ns();
 	rx->ping_at = 0;
+	rx->asleep_at = 0;
 	rx->beat = (struct rxchan_beat){ 0 };
 	if (rx->paused) {
 		uint8_t h[RXCHAN_HDR];
@@ -621,6 +625,7 @@ static int read_frame(struct receive *rx, struct receive_ev *ev)
 		return 0;
 	case RXC_BEAT:
 		rx->beat = f.beat;
+		rx->beats++;
 		return 0;
 	case RXC_GONE:
 		if (!pipe_gone(rx, f.pipe, &ev->pipe))
@@ -641,6 +646,31 @@ static int read_frame(struct receive *rx, struct receive_ev *ev)
 	}
 }
 
+/*
+ * Is the child's main thread asleep in its poll: sleeping (state S) in poll or ppoll, its only
+ * wait? Then it is not hung, and it needs no PING: the kernel wakes it for whatever it must
+ * serve. Read from /proc/PID/syscall and /proc/PID/stat, which wake nobody; the PID is our own
+ * child's, not reaped yet. Unreadable (no ptrace right over it), or anywhere else (running,
+ * stopped, in a futex): false, and a PING decides.
+ */
+static bool child_asleep_in_poll(pid_t pid)
+{
+	char path[64], sc[128], st[512];
+	const char *rp;
+	long nr;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	if (fg_read_small(path, sc, sizeof(sc)) != 0)
+		return false;
+	nr = strtol(sc, NULL, 10);
+	if (nr != SYS_poll && nr != SYS_ppoll)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (fg_read_small(path, st, sizeof(st)) != 0 || !(rp = strrchr(st, ')')))
+		return false;
+	return rp[1] == ' ' && rp[2] == 'S';
+}
+
 /* Is a PING out that no frame answered yet? (Frames are read before a PING is sent.) */
 static bool ping_out(const struct receive *rx)
 {
@@ -657,7 +687,8 @@ static uint64_t due_at(const struct receive *rx)
 		return rx->last_frame + START_MS * MS;
 	if (ping_out(rx))
 		return rx->ping_at + PONG_MS * MS;
-	return fg_whole_second_ns(rx->last_frame + PING_MS * MS);
+	return fg_whole_second_ns(
+		(rx->asleep_at > rx->last_frame ? rx->asleep_at : rx->last_frame) + PING_MS * MS);
 }
 
 /*
@@ -713,10 +744,14 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 			end_child(rx, END_HUNG);
 			return next_sep(rx, ev);
 		}
-		rx->ping_at = now;
-		command(rx, RXC_PING, 0, 0);
-		if (!rx->child) /* it could not take the ping */
-			return next_sep(rx, ev);
+		if (child_asleep_in_poll(rx->child)) {
+			rx->asleep_at = now;
+		} else {
+			rx->ping_at = now;
+			command(rx, RXC_PING, 0, 0);
+			if (!rx->child) /* it could not take the ping */
+				return next_sep(rx, ev);
+		}
 	}
 	arm(rx);
 	return 0;
@@ -1006,6 +1041,22 @@ void receive_watchdog_pause(struct receive *rx, bool paused)
 	}
 	rx->paused = paused;
 	command(rx, RXC_PAUSE, 0, paused);
+}
+
+void receive_stats_sync(struct receive *rx, unsigned timeout_ms)
+{
+	uint64_t end = fg_now_ns() + (uint64_t)timeout_ms * MS, b0 = rx->beats, now;
+	struct receive_ev ev;
+
+	if (rx->n || !rx->child || !rx->ready)
+		return;
+	command(rx, RXC_PING, 0, 0);
+	while (rx->child && rx->beats == b0 && (now = fg_now_ns()) < end) {
+		struct pollfd p = { .fd = rx->sp, .events = POLLIN };
+
+		if (read_frame(rx, &ev) < 0)
+			(void)poll(&p, 1, (int)((end - now) / MS) + 1);
+	}
 }
 
 void receive_stats(struct receive *rx, struct receive_stats *out)

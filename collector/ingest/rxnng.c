@@ -103,6 +103,16 @@ static unsigned pipes_find(const struct rxnng *rx, uint32_t id)
 	return lo;
 }
 
+/* Wake the owner's poll (the eventfd): a gone pipe is queued, or a counter it reports moved. */
+static void wake(struct rxnng *rx)
+{
+	uint64_t one = 1;
+
+	if (write(rx->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, so the fd is readable anyway. */
+	}
+}
+
 static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct rxnng *rx = arg;
@@ -152,10 +162,7 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 		if (rx->n_gone < rx->cap_gone)
 			rx->gone[rx->n_gone++] = id;
 		pthread_mutex_unlock(&rx->mu);
-		uint64_t one = 1;
-		if (write(rx->efd, &one, sizeof(one)) < 0) {
-			/* EAGAIN: the counter is saturated, so the fd is readable anyway. */
-		}
+		wake(rx);
 		return;
 	}
 	pthread_mutex_unlock(&rx->mu);
@@ -283,6 +290,9 @@ static bool probe(struct rxnng *rx)
 		rx->st.probe_fail++;
 	}
 	pthread_mutex_unlock(&rx->mu);
+	/* A sandboxed owner sleeps until something wakes it: a failed probe is worth a word. */
+	if (rv)
+		wake(rx);
 	return ok;
 }
 

@@ -57,15 +57,38 @@ c=$(sandbox_pid)
 confined "$c"
 fg_log "child $c: uid/gid $(field "$c" Uid | cut -f1)/$(field "$c" Gid | cut -f1), no capability, seccomp filter, no_new_privs, root $FG_SOCK_DIR"
 
-# Idle (no JVM yet): the child answers its pings and is never taken for hung. Each side's
-# wakeups (its main thread's runs, /proc/PID/schedstat) are logged: about 2 a second for the
-# parent (its check with the ping, the answer) and 1 for the child.
+# Neither process maps libcurl or libdebuginfod (nor the TLS, Kerberos and LDAP libraries they
+# bring): a watch without --push and without DEBUGINFOD_URLS never opens them.
+libs() { awk '$6 ~ /\.so/ {print $6}' "/proc/$1/maps" | sort -u; }
+for p in "$FG_WATCH_PID" "$c"; do
+	if libs "$p" | grep -E 'lib(curl|debuginfod)'; then
+		fg_fail "process $p maps libcurl or libdebuginfod (above), which only --push and DEBUGINFOD_URLS need"
+	fi
+done
+fg_log "libraries mapped: parent $(libs "$FG_WATCH_PID" | wc -l), child $(libs "$c" | wc -l)"
+
+# Idle (no JVM yet): the child is never taken for hung, and it is not woken to prove it: the
+# parent sees it asleep in its poll (/proc/PID/syscall). Each side's wakeups (its main thread's
+# runs, /proc/PID/schedstat): about 1 a second for the parent (its check), none for the child
+# (at most 1 in 4 s is let pass).
 runs() { local r; read -r _ _ r <"/proc/$1/schedstat" && echo "$r"; }
 rp0=$(runs "$FG_WATCH_PID")
 rc0=$(runs "$c")
 sleep 4
 [[ $(sandbox_pid) == "$c" ]] || fg_fail "idle for 4 s, the child $c was replaced by $(sandbox_pid): $(grep 'sandboxed process ended' "$FG_WATCH_LOG")"
-fg_log "idle 4 s: the same child; wakeups a second: parent $(awk "BEGIN { printf \"%.1f\", ($(runs "$FG_WATCH_PID") - $rp0) / 4 }"), child $(awk "BEGIN { printf \"%.1f\", ($(runs "$c") - $rc0) / 4 }")"
+rc=$(($(runs "$c") - rc0))
+((rc <= 1)) || fg_fail "idle for 4 s, the child's main thread ran $rc times (woken for nothing)"
+fg_log "idle 4 s: the same child; wakeups a second: parent $(awk "BEGIN { printf \"%.1f\", ($(runs "$FG_WATCH_PID") - $rp0) / 4 }"), child $(awk "BEGIN { printf \"%.2f\", $rc / 4 }")"
+# Its counters still reach the exit summary: asked for them at the end, the idle child tells
+# the probes its watchdog made (one a second).
+fg_watch_stop_clean
+np=$(sed -n 's/.*watchdog \([0-9]*\) probes.*/\1/p' "$FG_WATCH_LOG" | tail -1)
+((${np:-0} >= 3)) || fg_fail "after 4 s idle the summary counts ${np:-no} watchdog probes (the child's counters were not asked for): $(grep summary "$FG_WATCH_LOG")"
+fg_log "idle child's counters in the summary: $np watchdog probes"
+export FG_TEST_SANDBOX_TRIP=1
+fg_watch_start
+unset FG_TEST_SANDBOX_TRIP
+fg_wait 3 sandbox_pid >/dev/null || fg_fail "no fg-sandbox child of the second watch $FG_WATCH_PID"
 
 fg_jvm_start churn ClassChurn 400 700
 pid=$FG_HOSTPID

@@ -136,6 +136,14 @@ void receive_drop_pipe(struct receive *rx, uint32_t pipe);
 void receive_stats(struct receive *rx, struct receive_stats *out);
 
 /*
+ * Bring the sandboxed child's counters up to date for a last summary: an idle child is never
+ * asked for them (it sleeps in its poll), so ask it, and read its frames until it answers, at
+ * most timeout_ms. The messages read meanwhile are not handed on: call it only before
+ * receive_close. Nothing to do in process.
+ */
+void receive_stats_sync(struct receive *rx, unsigned timeout_ms);
+
+/*
  * Pause (or resume) the watchdog's self-probes: for a user that needs no new connection while
  * paused (a recording whose every target's agent is connected). A probe costs ~0.5 ms of CPU,
  * mostly nng's threads waking: a quarter to a third of a 99 Hz recording's own CPU on a service
