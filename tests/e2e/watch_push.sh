@@ -9,7 +9,9 @@
 #   - once it is up, the queued profiles arrive in one burst at the next retry, then the new ones,
 #     in order; sent + dropped + unsent = profiles made;
 #   - every request passed the API checks, carries the JVM's labels, and `go tool pprof` reads
-#     its body and lists the JVM's Java methods.
+#     its body and lists the JVM's Java methods;
+#   - libcurl is opened only to push: without it (an empty file bound over it in a mount
+#     namespace of its own) `watch --push` says why and exits 1.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init watch_push
@@ -91,4 +93,15 @@ last=$(got)
 go tool pprof -top "$recv/$last.pb.gz" >"$FG_TMP/top.txt" 2>"$FG_TMP/pprof.err" ||
 	{ cat "$FG_TMP/pprof.err" >&2; fg_fail "go tool pprof cannot read a pushed profile"; }
 grep -q 'HotLoop::' "$FG_TMP/top.txt" || { head "$FG_TMP/top.txt" >&2; fg_fail "the pushed profile lists no HotLoop method"; }
+# Without libcurl: the loader's words, and status 1.
+lib=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ {print $NF; exit}')
+[[ -n $lib ]] || fg_fail "ldconfig lists no libcurl.so.4"
+: >"$FG_TMP/empty.so"
+mkdir -p "$FG_TMP/nc/sock" "$FG_TMP/nc/ctl" && chmod 700 "$FG_TMP/nc/ctl"
+rc=0
+unshare -m sh -c 'mount --bind "$1" "$2" && exec timeout 10 "$3" watch --socket "$4/sock/fg.sock" --ctl "$4/ctl/ctl.sock" --profile-every 1s --push http://127.0.0.1:9' \
+	_ "$FG_TMP/empty.so" "$(readlink -f "$lib")" "$FGCOLLECT" "$FG_TMP/nc" >"$FG_TMP/nc.log" 2>&1 || rc=$?
+((rc == 1)) && grep -q "cannot push to http://127.0.0.1:9: .*libcurl.so.4" "$FG_TMP/nc.log" ||
+	fg_fail "without libcurl, watch --push exited $rc and did not say why: $(head -3 "$FG_TMP/nc.log")"
+fg_log "without libcurl: $(grep 'cannot push' "$FG_TMP/nc.log")"
 fg_pass "receiver down then up: $sent sent ($early queued ones in a burst), $dropped dropped at the queue cap, $failed failed attempts, every request per the ingest API"
