@@ -45,6 +45,7 @@
 #include "util.h"
 
 #define MS 1000000ull
+#define SEC 1000000000ull
 #define BEAT_MS 1000		/* a busy child's counters, at most this often (unasked) */
 #define PING_MS 500		/* no frame for this long: a heartbeat asked on the next second */
 #define PONG_MS 500		/* ... and no frame this long after: it is killed and restarted */
@@ -81,13 +82,16 @@ struct receive {
 	size_t want_len;
 
 	/* the child */
-	pid_t child; /* 0: none (respawn at respawn_at) */
-	int sp;	     /* our end of the socketpair, -1 with no child */
-	int tfd;     /* one-shot timer at the next deadline: a silent child, a respawn */
+	pid_t child;	     /* 0: none (respawn at respawn_at) */
+	int sp;		     /* our end of the socketpair, -1 with no child */
+	int tfd;	     /* one-shot timer at the next deadline: a silent child, a respawn */
+	uint64_t armed_at;   /* when it fires next (0: not set) */
+	bool armed_periodic; /* and every second after that */
 	bool ready, paused;
 	uint64_t last_frame, respawn_at;
 	uint64_t ping_at;     /* when we sent our last PING (0: none since the child started) */
 	uint64_t asleep_at;   /* when we last saw it asleep in its poll (then it needs no PING) */
+	int proc_fd;	      /* its /proc/PID/syscall, open from the first look; -1 */
 	uint64_t beats;	      /* BEATs read */
 	uint8_t *buf;	      /* the frame being read: RXCHAN_HDR + max_msg */
 	struct rxpipe *pipes; /* sorted by cid */
@@ -485,6 +489,13 @@ static void count_end(struct receive *rx, enum end_cause cause, int status)
  * The child is gone or must go: kill it if it still runs, reap it, queue a GONE for each of
  * its pipes, and start the next one now (after RESPAWN_BACKOFF_MS when it never got ready).
  */
+static void close_proc_fd(struct receive *rx)
+{
+	if (rx->proc_fd >= 0)
+		close(rx->proc_fd);
+	rx->proc_fd = -1;
+}
+
 static void end_child(struct receive *rx, enum end_cause cause)
 {
 	int status = 0;
@@ -501,6 +512,7 @@ static void end_child(struct receive *rx, enum end_cause cause)
 	close(rx->sp);
 	rx->sp = -1;
 	rx->child = 0;
+	close_proc_fd(rx);
 	rx->st.restarts++;
 	if (ARRAY_GROW(rx->gone, rx->cap_gone, rx->n_gone + rx->n_pipes) == 0)
 		for (unsigned i = 0; i < rx->n_pipes; i++)
@@ -647,28 +659,32 @@ static int read_frame(struct receive *rx, struct receive_ev *ev)
 }
 
 /*
- * Is the child's main thread asleep in its poll: sleeping (state S) in poll or ppoll, its only
- * wait? Then it is not hung, and it needs no PING: the kernel wakes it for whatever it must
- * serve. Read from /proc/PID/syscall and /proc/PID/stat, which wake nobody; the PID is our own
- * child's, not reaped yet. Unreadable (no ptrace right over it), or anywhere else (running,
- * stopped, in a futex): false, and a PING decides.
+ * Is the child's main thread asleep in its poll, its only wait: in poll or ppoll
+ * (/proc/PID/syscall, kept open for the child's life: a look is one pread) and not stopped
+ * (waitid WSTOPPED, left for a later wait)? Then it is not hung, and it needs no PING: the kernel
+ * wakes it for whatever it must serve. Neither wakes it; the PID is our own child's, not reaped
+ * yet. Unreadable (no ptrace right over it, no descriptor), or anywhere else (running, in a
+ * futex): false, and a PING decides.
  */
-static bool child_asleep_in_poll(pid_t pid)
+static bool child_asleep_in_poll(struct receive *rx)
 {
-	char path[64], sc[128], st[512];
-	const char *rp;
+	char path[64], text[256];
+	siginfo_t si = { 0 };
+	ssize_t k;
 	long nr;
 
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	if (fg_read_small(path, sc, sizeof(sc)) != 0)
+	if (rx->proc_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/syscall", (int)rx->child);
+		if ((rx->proc_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return false;
+	}
+	if ((k = pread(rx->proc_fd, text, sizeof(text) - 1, 0)) <= 0)
 		return false;
-	nr = strtol(sc, NULL, 10);
+	text[k] = '\0';
+	nr = strtol(text, NULL, 10);
 	if (nr != SYS_poll && nr != SYS_ppoll)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (fg_read_small(path, st, sizeof(st)) != 0 || !(rp = strrchr(st, ')')))
-		return false;
-	return rp[1] == ' ' && rp[2] == 'S';
+	return waitid(P_PID, (id_t)rx->child, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 && !si.si_pid;
 }
 
 /* Is a PING out that no frame answered yet? (Frames are read before a PING is sent.) */
@@ -692,34 +708,38 @@ static uint64_t due_at(const struct receive *rx)
 }
 
 /*
- * Set the timer to the next moment something is due without a frame: a ping to a quiet child,
- * the child silent for too long, or a respawn after the backoff. While frames come the timer
- * never fires: the parent wakes only for them. Always armed once it has fired (next_sep re-arms
- * it at once).
+ * Set the timer to the next moment something is due without a frame: a look at a quiet child,
+ * a ping's answer, a respawn. A deadline on a whole second sets a timer that goes on firing
+ * every second, where the daemon's own check falls too, so that an idle parent sets it once and
+ * not at every wake; a timer set to fire no later than the deadline is left alone (firing
+ * early, it finds nothing due and is set again). Called after every look at the frames.
  */
 static void arm(struct receive *rx)
 {
-	uint64_t now = fg_now_ns(), due, d;
+	uint64_t now = fg_now_ns(), due = rx->child ? due_at(rx) : rx->respawn_at;
 	struct itimerspec it = { 0 };
 
-	if (rx->child)
-		due = due_at(rx);
-	else
-		due = rx->respawn_at;
-	d = due > now + MS ? due - now : MS;
-	it.it_value.tv_sec = (time_t)(d / 1000000000ull);
-	it.it_value.tv_nsec = (long)(d % 1000000000ull);
-	(void)timerfd_settime(rx->tfd, 0, &it, NULL);
+	if (due < now + MS)
+		due = now + MS;
+	if (rx->armed_at && rx->armed_at <= due)
+		return;
+	rx->armed_at = due;
+	rx->armed_periodic = due % SEC == 0;
+	it.it_value.tv_sec = (time_t)(due / SEC);
+	it.it_value.tv_nsec = (long)(due % SEC);
+	it.it_interval.tv_sec = rx->armed_periodic;
+	(void)timerfd_settime(rx->tfd, TFD_TIMER_ABSTIME, &it, NULL);
 }
 
-static int next_sep(struct receive *rx, struct receive_ev *ev)
+/*
+ * One event from the child's frames: 1 with *ev, or 0 when none is left, after what is due
+ * without a frame (a look at a quiet child, a ping, the end of a hung one).
+ */
+static int next_frame(struct receive *rx, struct receive_ev *ev)
 {
-	uint64_t junk, now = fg_now_ns();
+	uint64_t now = fg_now_ns();
 	int rv;
 
-	/* Fired (else EAGAIN): armed again at once, so that it never stays disarmed. */
-	if (read(rx->tfd, &junk, sizeof(junk)) == (ssize_t)sizeof(junk))
-		arm(rx);
 	for (;;) {
 		if (rx->n_gone) {
 			*ev = (struct receive_ev){ .type = RECEIVE_GONE, .pipe = rx->gone[0] };
@@ -728,10 +748,8 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 			return 1;
 		}
 		respawn(rx, now);
-		if (!rx->child) {
-			arm(rx); /* at the respawn */
-			return 0;
-		}
+		if (!rx->child)
+			return 0; /* next_sep arms the timer at the respawn */
 		rv = read_frame(rx, ev);
 		if (rv == 1)
 			return 1;
@@ -742,19 +760,33 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 	if (now >= due_at(rx)) {
 		if (!rx->ready || ping_out(rx)) {
 			end_child(rx, END_HUNG);
-			return next_sep(rx, ev);
+			return next_frame(rx, ev);
 		}
-		if (child_asleep_in_poll(rx->child)) {
+		if (child_asleep_in_poll(rx)) {
 			rx->asleep_at = now;
 		} else {
 			rx->ping_at = now;
 			command(rx, RXC_PING, 0, 0);
 			if (!rx->child) /* it could not take the ping */
-				return next_sep(rx, ev);
+				return next_frame(rx, ev);
 		}
 	}
-	arm(rx);
 	return 0;
+}
+
+/* The next event of the sandboxed child, the timer read when it fired and set again. */
+static int next_sep(struct receive *rx, struct receive_ev *ev)
+{
+	uint64_t n;
+	int rv;
+
+	/* Fired n times (else EAGAIN): a periodic timer fires next n seconds on, a one-shot never.
+	 */
+	if (read(rx->tfd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		rx->armed_at = rx->armed_periodic ? rx->armed_at + n * SEC : 0;
+	rv = next_frame(rx, ev);
+	arm(rx);
+	return rv;
 }
 
 /* ---- the files beside the socket (this side writes them, whichever runs the listener) -- */
@@ -929,7 +961,7 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 	if (!rx)
 		return -ENOMEM;
 	rx->o = *o;
-	rx->sp = rx->tfd = -1;
+	rx->sp = rx->tfd = rx->proc_fd = -1;
 	rx->self = getpid();
 	opts_defaults(&rx->o);
 	rv = o->in_process ? rxnng_open(&rx->o, &rx->n) : open_sep(rx);
@@ -966,6 +998,7 @@ static void stop_child(struct receive *rx)
 		(void)poll(NULL, 0, 5);
 	}
 	rx->child = 0;
+	close_proc_fd(rx);
 	/* nng unlinked the file when it closed the listener; the child never closes it. */
 	if (lstat(rx->o.path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(rx->o.path);
