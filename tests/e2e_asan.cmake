@@ -1,6 +1,7 @@
 # e2e-asan: the end-to-end tests that stress the collector (hostile peers, symlink attacks, faults
-# of what record reads, SIGKILL restarts, code churn, exits mid-recording, rolling profiles) run again from the
-# ASan+UBSan build with its fgcollect (label e2e-asan; `make test` runs them). Everything else
+# of what record reads, SIGKILL restarts, code churn, exits mid-recording, rolling profiles, the
+# sandboxed child killed and restarted) run again from the ASan+UBSan build with its fgcollect
+# (label e2e-asan; `make test` runs them). Everything else
 # comes from the plain build named by FG_PLAIN_BUILD_DIR (the Makefile sets it): the agent (an
 # ASan-instrumented libfgagent.so cannot load into a stock JVM), the Java workloads and the
 # hostile peer. A sanitizer report anywhere in a test's output fails it (lib.sh prints the
@@ -16,5 +17,5 @@ if(FG_SANITIZE AND FG_PLAIN_BUILD_DIR)
 		"LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/unit/lsan-nng.supp;ASAN_OPTIONS=abort_on_error=0:detect_leaks=1"
 		map_hostile_client map_symlink_attack map_collector_restart record_churn
 		record_inline record_exit record_sources watch_profiles record_interp_hostile
-		faults_record)
+		faults_record watch_sandbox)
 endif()
