@@ -84,7 +84,7 @@ struct receive {
 	/* the child */
 	pid_t child;	     /* 0: none (respawn at respawn_at) */
 	int sp;		     /* our end of the socketpair, -1 with no child */
-	int tfd;	     /* one-shot timer at the next deadline: a silent child, a respawn */
+	int tfd;	     /* timer at the next deadline: a look at a quiet child, a respawn */
 	uint64_t armed_at;   /* when it fires next (0: not set) */
 	bool armed_periodic; /* and every second after that */
 	bool ready, paused;
@@ -485,10 +485,6 @@ static void count_end(struct receive *rx, enum end_cause cause, int status)
 		rx->st.died_other++;
 }
 
-/*
- * The child is gone or must go: kill it if it still runs, reap it, queue a GONE for each of
- * its pipes, and start the next one now (after RESPAWN_BACKOFF_MS when it never got ready).
- */
 static void close_proc_fd(struct receive *rx)
 {
 	if (rx->proc_fd >= 0)
@@ -496,6 +492,10 @@ static void close_proc_fd(struct receive *rx)
 	rx->proc_fd = -1;
 }
 
+/*
+ * The child is gone or must go: kill it if it still runs, reap it, queue a GONE for each of
+ * its pipes, and start the next one now (after RESPAWN_BACKOFF_MS when it never got ready).
+ */
 static void end_child(struct receive *rx, enum end_cause cause)
 {
 	int status = 0;
@@ -780,8 +780,7 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 	uint64_t n;
 	int rv;
 
-	/* Fired n times (else EAGAIN): a periodic timer fires next n seconds on, a one-shot never.
-	 */
+	/* Fired n times (else EAGAIN): periodic, it fires next n seconds on; once, never. */
 	if (read(rx->tfd, &n, sizeof(n)) == (ssize_t)sizeof(n))
 		rx->armed_at = rx->armed_periodic ? rx->armed_at + n * SEC : 0;
 	rv = next_frame(rx, ev);
