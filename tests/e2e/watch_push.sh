@@ -94,7 +94,7 @@ go tool pprof -top "$recv/$last.pb.gz" >"$FG_TMP/top.txt" 2>"$FG_TMP/pprof.err" 
 	{ cat "$FG_TMP/pprof.err" >&2; fg_fail "go tool pprof cannot read a pushed profile"; }
 grep -q 'HotLoop::' "$FG_TMP/top.txt" || { head "$FG_TMP/top.txt" >&2; fg_fail "the pushed profile lists no HotLoop method"; }
 # Without libcurl: the loader's words, and status 1.
-lib=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ {print $NF; exit}')
+lib=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ && !n++ {print $NF}') # reads it all (pipefail)
 [[ -n $lib ]] || fg_fail "ldconfig lists no libcurl.so.4"
 : >"$FG_TMP/empty.so"
 mkdir -p "$FG_TMP/nc/sock" "$FG_TMP/nc/ctl" && chmod 700 "$FG_TMP/nc/ctl"
