@@ -127,7 +127,7 @@ ct_offcpu_check() {
 	# Share of the off-CPU time whose stack has an [unknown] frame, and the states at the leaves.
 	unk=$(awk '{ a += $NF } /\[unknown\]/ { u += $NF } END { printf "%d/%d", u, a }' "$f")
 	below5 "$unk" || { cat "$err" >&2; fg_fail "$label off-CPU: $unk of the time under an [unknown] frame (>= 5%, or none): $line"; }
-	unk=$(awk -v f="$unk" 'BEGIN { split(f, x, "/"); printf "%.1f", 100 * x[1] / x[2] }')
+	unk=$(f="$unk" awk 'BEGIN { split(ENVIRON["f"], x, "/"); printf "%.1f", 100 * x[1] / x[2] }')
 	states=$(grep -o '\[off-cpu: [^]]*\]' "$f" | sort | uniq -c | sort -rn | awk '{ $1 = $1 } 1' | paste -sd, -)
 	fg_log "$label off-CPU in $t ms: ${bpf#*off-CPU: }"
 	fg_log "$label off-CPU: $line; $unk% of the time under an [unknown] frame; leaves: $states"
