@@ -837,6 +837,15 @@ static void write_features(struct receive *rx)
 			   features_text, sizeof(features_text) - 1);
 }
 
+/* An older collector started here next must not be sent what it cannot read. */
+static void unlink_beside(struct receive *rx)
+{
+	if (rx->features[0])
+		unlink(rx->features);
+	if (rx->want[0])
+		unlink(rx->want);
+}
+
 int receive_want(struct receive *rx, const uint64_t *tokens, size_t n,
 		 const struct jvm_evwant_tok *ev, size_t nev)
 {
@@ -963,12 +972,14 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 	rx->sp = rx->tfd = rx->proc_fd = -1;
 	rx->self = getpid();
 	opts_defaults(&rx->o);
+	/* Before the socket exists: an agent that connects at once reads what we read. */
+	write_features(rx);
 	rv = o->in_process ? rxnng_open(&rx->o, &rx->n) : open_sep(rx);
 	if (rv != 0) {
+		unlink_beside(rx);
 		rx_free(rx);
 		return rv;
 	}
-	write_features(rx);
 	*out = rx;
 	return 0;
 }
@@ -1009,11 +1020,7 @@ int receive_close(struct receive *rx)
 
 	if (!rx)
 		return 0;
-	/* An older collector started here next must not be sent what it cannot read. */
-	if (rx->features[0])
-		unlink(rx->features);
-	if (rx->want[0])
-		unlink(rx->want);
+	unlink_beside(rx);
 	if (rx->n) {
 		rv = rxnng_close(rx->n);
 		rx->n = NULL;

@@ -312,8 +312,9 @@ static void *worker(void *arg)
 		int rv = 0;
 
 		evctl_target(c, &p->want, &t);
-		if (p->reannounce && p->cur.on)
-			p->announce = true; /* sent by tick() if change() does not */
+		/* Sent by tick() if change() does not; an ask the JVM refused is answered too. */
+		if (p->reannounce && (p->cur.on || t.on))
+			p->announce = true;
 		p->reannounce = false;
 		pthread_mutex_unlock(&p->mu);
 		if (!evset_eq(&t, &p->cur) && !(p->has_failed && evset_eq(&t, &p->failed)))

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -823,6 +824,46 @@ static void test_a_close_nng_never_finishes_is_abandoned(void **state)
 		usleep(1000);
 }
 
+/*
+ * An agent connects the moment the socket file appears and reads the features file then, once
+ * per connection: the features file must be in place before the socket is.
+ */
+static void test_features_are_there_before_the_socket(void **state)
+{
+	struct receive_opts ro = { .allow_self_peer = 1, .in_process = 1 };
+	char dir[64], sock[96], buf[4096] __attribute__((aligned(8)));
+	int in, features_at = -1, sock_at = -1, k = 0;
+	struct receive *rx;
+	ssize_t n;
+
+	(void)state;
+	strcpy(dir, "/tmp/fgrx.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, dir, IN_CREATE | IN_MOVED_TO) >= 0);
+	ro.path = sock;
+	assert_int_equal(receive_open(&ro, &rx), 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n; k++) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+
+			if (e->len && strcmp(e->name, "s.sock.features") == 0 && features_at < 0)
+				features_at = k;
+			if (e->len && strcmp(e->name, "s.sock") == 0 && sock_at < 0)
+				sock_at = k;
+			p += sizeof(*e) + e->len;
+		}
+	}
+	close(in);
+	receive_close(rx);
+	rmdir(dir);
+	assert_true(features_at >= 0);
+	assert_true(sock_at >= 0);
+	assert_true(features_at < sock_at);
+}
+
 static void test_socket_file_is_world_connectable(void **state)
 {
 	struct fx *f = *state;
@@ -922,6 +963,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_want_file_lists_tokens_and_says_when_it_cannot,
 						setup, teardown),
+		cmocka_unit_test(test_features_are_there_before_the_socket),
 		cmocka_unit_test_setup_teardown(test_socket_file_is_world_connectable, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket_file_does_not_block_a_restart,

@@ -256,6 +256,21 @@ static void test_a_refused_kind_is_announced_off_and_not_retried(void **state)
 	fix_free(x);
 }
 
+/* A collector that asks what the JVM refused hears so on its own connection, as off. */
+static void test_a_refused_ask_is_answered_on_every_connection(void **state)
+{
+	struct fix *x = fix_new(FGP_EVM_LOCK, 1 << 20, 100);
+
+	(void)state;
+	x->j.refuse = FGP_EVM_LOCK;
+	ask(x, FGP_EVM_LOCK, 1);
+	assert_int_equal(next_events(x, NULL), 0);
+	ask(x, FGP_EVM_LOCK, 2);
+	assert_int_equal(next_events(x, NULL), 0);
+	assert_int_equal(x->j.applies, 1);
+	fix_free(x);
+}
+
 static void test_a_vm_not_live_yet_is_asked_again(void **state)
 {
 	struct fix *x = fix_new(FGP_EVM_ALLOC, 1 << 20, 100);
@@ -460,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_every_change_is_applied_then_announced),
 		cmocka_unit_test(test_a_new_connection_gets_its_own_events_record),
 		cmocka_unit_test(test_a_refused_kind_is_announced_off_and_not_retried),
+		cmocka_unit_test(test_a_refused_ask_is_answered_on_every_connection),
 		cmocka_unit_test(test_a_vm_not_live_yet_is_asked_again),
 		cmocka_unit_test(test_live_tags_are_capped_and_their_frees_sent),
 		cmocka_unit_test(test_events_leave_half_the_queue_to_code_events),
