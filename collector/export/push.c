@@ -471,23 +471,19 @@ static void *run(void *arg)
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_rv = -ELIBACC;
-static char curl_why[256] = "libcurl not opened";
-
-static void curl_init_once(void)
+static int curl_init(char *why, size_t len)
 {
-	curl_rv = fg_dynlib_open(PUSH_LIBCURL, cu_syms, FG_ARRAY_SIZE(cu_syms), curl_why,
-				 sizeof(curl_why));
-	if (curl_rv == 0 && cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(curl_why, sizeof(curl_why), "curl_global_init failed");
-		curl_rv = -ENOMEM;
-	}
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
+		return 0;
+	snprintf(why, len, "curl_global_init failed");
+	return -ENOMEM;
 }
+
+static struct fg_dynlib curl_lib = FG_DYNLIB(PUSH_LIBCURL, cu_syms, curl_init);
 
 const char *push_unavailable(void)
 {
-	return curl_rv ? curl_why : NULL;
+	return fg_dynlib_why(&curl_lib);
 }
 
 int push_open(const struct push_opts *o, struct push **out)
@@ -500,9 +496,9 @@ int push_open(const struct push_opts *o, struct push **out)
 	    (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0) ||
 	    strchr(o->url, '?') || strchr(o->url, '#'))
 		return -EINVAL;
-	pthread_once(&curl_once, curl_init_once);
-	if (curl_rv)
-		return curl_rv;
+	rv = fg_dynlib_use(&curl_lib);
+	if (rv)
+		return rv;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

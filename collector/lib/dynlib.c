@@ -29,3 +29,23 @@ int fg_dynlib_open(const char *soname, const struct fg_dynsym *syms, size_t n, c
 	}
 	return 0;
 }
+
+int fg_dynlib_use(struct fg_dynlib *l)
+{
+	if (atomic_load(&l->tried))
+		return l->rv;
+	pthread_mutex_lock(&l->mu);
+	if (!atomic_load(&l->tried)) {
+		l->rv = fg_dynlib_open(l->soname, l->syms, l->nsyms, l->why, sizeof(l->why));
+		if (l->rv == 0 && l->init)
+			l->rv = l->init(l->why, sizeof(l->why));
+		atomic_store(&l->tried, true);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return l->rv;
+}
+
+const char *fg_dynlib_why(struct fg_dynlib *l)
+{
+	return atomic_load(&l->tried) && l->rv ? l->why : NULL;
+}

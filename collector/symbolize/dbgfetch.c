@@ -11,8 +11,6 @@
 
 #include <elfutils/debuginfod.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,21 +42,11 @@ static const struct fg_dynsym dd_syms[] = {
 	{ "debuginfod_set_progressfn", (void **)&dd.set_progressfn },
 };
 
-static pthread_once_t dd_once = PTHREAD_ONCE_INIT;
-static int dd_rv;
-static char dd_why[256];
-static atomic_bool dd_tried; /* dd_rv and dd_why are set */
-
-static void dd_open_once(void)
-{
-	dd_rv = fg_dynlib_open(DEBUGINFOD_SONAME, dd_syms, FG_ARRAY_SIZE(dd_syms), dd_why,
-			       sizeof(dd_why));
-	dd_tried = true;
-}
+static struct fg_dynlib dd_lib = FG_DYNLIB(DEBUGINFOD_SONAME, dd_syms, NULL);
 
 const char *dbgfetch_unavailable(void)
 {
-	return dd_tried && dd_rv ? dd_why : NULL;
+	return fg_dynlib_why(&dd_lib);
 }
 
 struct dbgfetch {
@@ -85,12 +73,13 @@ int dbgfetch_new(const struct dbgfetch_opts *o, struct dbgfetch **out)
 {
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
 	struct dbgfetch *df;
+	int rv;
 
 	if (!urls || !urls[strspn(urls, " \t")])
 		return -ENOENT;
-	pthread_once(&dd_once, dd_open_once);
-	if (dd_rv)
-		return dd_rv;
+	rv = fg_dynlib_use(&dd_lib);
+	if (rv)
+		return rv;
 	df = calloc(1, sizeof(*df));
 	if (!df)
 		return -ENOMEM;

@@ -10,6 +10,9 @@
 #ifndef FG_DYNLIB_H
 #define FG_DYNLIB_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One function to look up: its name, and where its address goes. */
@@ -25,5 +28,33 @@ struct fg_dynsym {
  */
 int fg_dynlib_open(const char *soname, const struct fg_dynsym *syms, size_t n, char *err,
 		   size_t errlen);
+
+/*
+ * A library a feature opens once, on its first use, for the program's life: what to open, and
+ * what came of it. Defined with FG_DYNLIB (a static of the file that uses it).
+ */
+struct fg_dynlib {
+	const char *soname;
+	const struct fg_dynsym *syms;
+	size_t nsyms;
+	/* Run once after the functions are found: 0, or -errno with why in why[0..len). */
+	int (*init)(char *why, size_t len);
+	pthread_mutex_t mu;
+	atomic_bool tried; /* rv and why are set */
+	int rv;
+	char why[256];
+};
+
+#define FG_DYNLIB(soname, syms, init)                                                              \
+	{                                                                                          \
+		(soname), (syms), sizeof(syms) / sizeof((syms)[0]), (init),                        \
+			PTHREAD_MUTEX_INITIALIZER, false, 0, ""                                    \
+	}
+
+/* Open l on the first call (thread-safe); 0, or what that first call got (-ELIBACC, -errno). */
+int fg_dynlib_use(struct fg_dynlib *l);
+
+/* Why l could not be opened, or NULL (opened, or never asked for). */
+const char *fg_dynlib_why(struct fg_dynlib *l);
 
 #endif
