@@ -48,7 +48,7 @@ FD_PEAK_MAX=${SOAK_FD_PEAK:-1024}
 hostile=$FG_SOURCE_DIR/tests/e2e/hostile_client.py
 port=$(fg_free_port)
 recv=$FG_TMP/received
-samples=$FG_TMP/samples.txt # t_s instance rss_kb fds
+samples=$FG_TMP/samples.txt # t_s instance rss_kb fds anon_kb file_kb
 rpid=
 spid=
 # (set +e: under errexit a failing kill or `(exit $rc)` would end the trap before fg_cleanup)
@@ -118,13 +118,17 @@ stop_jvm() {
 # 2 s, reading the collector's PID and life from $cur.
 cur=$FG_TMP/watch.current
 sampler() {
-	local w i rss fds
+	local w i rss fds anon file
 	set +e +o pipefail # a collector that just went is no reason to stop sampling
 	while :; do
 		if read -r w i <"$cur" 2>/dev/null; then
-			rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$w/status" 2>/dev/null) || rss=
+			# VmRSS, and its parts: anonymous memory (the heap) and mapped files (the ELF
+			# and debug files symbolization reads, pages the kernel may drop).
+			read -r rss anon file < <(awk '/^VmRSS:/ { r = $2 } /^RssAnon:/ { a = $2 }
+				/^RssFile:/ { f = $2 } END { print r, a, f }' "/proc/$w/status" 2>/dev/null)
 			fds=$(find "/proc/$w/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-			[[ -n $rss && $fds -gt 0 ]] && echo "$SECONDS $i $rss $fds" >>"$samples"
+			[[ -n $rss && -n $file && $fds -gt 0 ]] &&
+				echo "$SECONDS $i $rss $fds $anon $file" >>"$samples"
 		fi
 		sleep 2
 	done
@@ -237,18 +241,21 @@ rpid=
 # when lives are long enough to have a steady part (SOAK_RESTART_S >= 120); and across lives,
 # checked with 8 lives or more. Every sample is also checked against a bound.
 if ((RESTART_S >= 120)); then WARM_S=60; else WARM_S=15; fi
-read -r rss_slope fd_slope n_used < <(WARM_S=$WARM_S awk '
+read -r rss_slope fd_slope n_used anon_slope file_slope < <(WARM_S=$WARM_S awk '
 	BEGIN { w = ENVIRON["WARM_S"] + 0 }
-	{ t[NR] = $1; g[NR] = $2; r[NR] = $3; f[NR] = $4
+	{ t[NR] = $1; g[NR] = $2; r[NR] = $3; f[NR] = $4; a[NR] = $5; m[NR] = $6
 	  if (!($2 in first)) first[$2] = $1 }
 	END {
 		for (i = 1; i <= NR; i++) if (t[i] - first[g[i]] >= w) {
-			n[g[i]]++; st[g[i]] += t[i]; sr[g[i]] += r[i]; sf[g[i]] += f[i]; used++ }
+			k = g[i]; n[k]++; st[k] += t[i]; sr[k] += r[i]; sf[k] += f[i]
+			sa[k] += a[i]; sm[k] += m[i]; used++ }
 		for (i = 1; i <= NR; i++) if (t[i] - first[g[i]] >= w) {
 			k = g[i]; dt = t[i] - st[k] / n[k]
-			sxx += dt * dt; sxr += dt * (r[i] - sr[k] / n[k]); sxf += dt * (f[i] - sf[k] / n[k]) }
-		if (sxx == 0) { print "0 0 0"; exit }
-		printf "%.1f %.2f %d\n", sxr / sxx * 60, sxf / sxx * 60, used
+			sxx += dt * dt; sxr += dt * (r[i] - sr[k] / n[k]); sxf += dt * (f[i] - sf[k] / n[k])
+			sxa += dt * (a[i] - sa[k] / n[k]); sxm += dt * (m[i] - sm[k] / n[k]) }
+		if (sxx == 0) { print "0 0 0 0 0"; exit }
+		printf "%.1f %.2f %d %.1f %.1f\n", sxr / sxx * 60, sxf / sxx * 60, used,
+			sxa / sxx * 60, sxm / sxx * 60
 	}' "$samples")
 # Across lives: each life's peak RSS and peak descriptors against the middle of that life (a
 # restart starts from nothing, so growth that survives restarts shows here).
@@ -293,7 +300,7 @@ jvm_dropped=$(sum '.*fgagent: dropped \([0-9]*\) code events.*' "$FG_TMP"/j*.log
 fg_log "soak: $MINUTES min, $instance collector lives, $jvms JVMs ($checked checked at their end, worst map coverage $coverage_min%), $rogue rogue peer rounds, $recs recordings"
 fg_log "soak: collector RSS $rss_lo-$rss_hi KiB, open fds $fd_lo-$fd_hi ($(wc -l <"$samples") samples every 2 s)"
 fg_log "soak: slope of each life's peak across $run_n lives: RSS $run_rss_slope KiB/min, fds $run_fd_slope /min"
-fg_log "soak: slope within lives (after ${WARM_S} s, $n_used samples): RSS $rss_slope KiB/min, fds $fd_slope /min"
+fg_log "soak: slope within lives (after ${WARM_S} s, $n_used samples): RSS $rss_slope KiB/min (anonymous $anon_slope, mapped files $file_slope), fds $fd_slope /min"
 fg_log "soak: daemons: $conns connections, $refused refused at the cap, $malformed peers dropped for malformed input; agents dropped $jvm_dropped code events (queue or table full), $agent_dropped as the recordings saw them"
 fg_log "soak: profiles: $profiles made, $notwritten not written; push: $sent sent ($received received), $pfailed failed attempts, $pdropped dropped with the queue full, $prejected rejected, $punsent unsent at exit; recordings: $rec_lost lost records"
 
