@@ -70,8 +70,9 @@ for jdk in $(fg_jdks); do
 	((anon == 0)) || { grep -E '(^|;)Interpreter(;| [0-9]+$)' "$f" | head -n 3 >&2; fg_fail "JDK $major -Xint: $anon stacks with an anonymous Interpreter frame"; }
 	grep -q 'interpreted frames: ' "$FG_TMP/xint$major.err" || fg_fail "JDK $major: no interpreted-frames line in the summary"
 
-	# `top` names the leaf too (one snapshot on a pipe).
-	"$FGCOLLECT" top --pid "$FG_HOSTPID" --interval 1 --count 2 --socket "$sock" --ctl "$noctl" \
+	# `top` names the leaf too (snapshots on a pipe). Four: samples are final 1.3 s after they
+	# were taken, and held until the agent's tables are in (up to 3 s after top started).
+	"$FGCOLLECT" top --pid "$FG_HOSTPID" --interval 1 --count 4 --socket "$sock" --ctl "$noctl" \
 		>"$FG_TMP/top$major.out" 2>"$FG_TMP/top$major.err" ||
 		{ cat "$FG_TMP/top$major.err" >&2; fg_fail "JDK $major: top failed"; }
 	grep -q 'ChainE::spin_\[0\]' "$FG_TMP/top$major.out" ||
