@@ -457,6 +457,7 @@ static struct session *open_session(struct roller *r)
 			true, /* JIT misses are counted at once: nothing waits for a final retry */
 		.src = SESSION_SRC_CTL,
 		.ctl_path = r->ctl_path,
+		.let_go = true,
 		.event = (enum session_event)r->o.event,
 		.min_block_ns = r->o.min_block_ns,
 		.switch_period = r->o.switch_period ? r->o.switch_period : 1,

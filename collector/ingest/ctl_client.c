@@ -213,6 +213,15 @@ static struct codetab **tab_slot(struct ctl_client *c, uint32_t pid, bool create
 	return &c->tabs[c->n_tabs++].tab;
 }
 
+void ctl_forget(struct ctl_client *c, uint32_t host_pid)
+{
+	for (size_t i = 0; i < c->n_tabs; i++)
+		if (c->tabs[i].pid == host_pid) {
+			c->tabs[i] = c->tabs[--c->n_tabs];
+			return;
+		}
+}
+
 static int dispatch(struct ctl_client *c, const struct ctl_hdr *fh, const struct ctl_handler *h,
 		    uint64_t *bad)
 {

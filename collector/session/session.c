@@ -64,6 +64,7 @@ struct deferred {
 
 /* A target's events are closed this long after its exit, when its last records were drained. */
 #define FORGET_AFTER_NS 2000000000ull
+#define PRUNE_EVERY_NS 10000000000ull /* session_opts.let_go: the tables' history pruned */
 
 struct session {
 	struct session_opts o;
@@ -72,6 +73,9 @@ struct session {
 	struct targets targets;
 	size_t nforget;	    /* targets with forget_at set */
 	uint64_t forgotten; /* targets whose events were closed after their exit */
+	size_t nletgo;	    /* targets with let_go_due set */
+	uint64_t named_to;  /* every sample up to here is named (the highest watermark settled) */
+	uint64_t pruned_at; /* when the tables' history was last pruned (let_go) */
 	bool multi;	    /* more than one process possible: process root frames */
 	struct threadnames names;
 
@@ -874,6 +878,8 @@ static void settle(struct session *s, uint64_t w)
 {
 	walk_deferred(s, w);
 	stackagg_settle(s->agg, w);
+	if (w > s->named_to)
+		s->named_to = w;
 }
 
 /* offcpu.h's callback: a switch-out sample weighed (or dropped: weight 0). */
@@ -965,6 +971,11 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 
 			if (t && !t->exited) {
 				t->exited = true;
+				t->exit_ts = r->u.task.time;
+				if (s->o.let_go) {
+					t->let_go_due = true;
+					s->nletgo++;
+				}
 				/* Its events closed once the rings hold nothing more of it. */
 				if (s->so->remove_pid) {
 					t->forget_at = s->now() + FORGET_AFTER_NS;
@@ -1450,6 +1461,39 @@ static void forget_exited(struct session *s, uint64_t now)
 	}
 }
 
+/*
+ * session_opts.let_go: what the session keeps of an exited target goes once every sample up to
+ * its exit is named; the ctl source's tables drop code unloaded SESSION_HISTORY_NS before that.
+ */
+static void let_go(struct session *s, uint64_t now)
+{
+	for (size_t i = 0; i < s->targets.n && s->nletgo; i++) {
+		struct target *t = &s->targets.v[i];
+		struct codetab_stats cs;
+
+		if (!t->let_go_due || s->named_to <= t->exit_ts)
+			continue;
+		if (t->tab) {
+			codetab_stats(t->tab, &cs);
+			t->blobs = cs.blobs;
+			t->live = cs.live;
+		}
+		if (s->sz)
+			symbolizer_remove_process(s->sz, (pid_t)t->pid);
+		if (s->src && s->src->ops->forget)
+			s->src->ops->forget(s->src, t->pid);
+		t->let_go_due = false;
+		t->let_go = true;
+		s->nletgo--;
+	}
+	if (now - s->pruned_at < PRUNE_EVERY_NS || s->named_to <= SESSION_HISTORY_NS)
+		return;
+	s->pruned_at = now;
+	for (size_t i = 0; i < s->targets.n; i++)
+		if (s->targets.v[i].tab)
+			codetab_prune(s->targets.v[i].tab, s->named_to - SESSION_HISTORY_NS);
+}
+
 int session_step(struct session *s, int timeout_ms)
 {
 	struct pollfd fds[4];
@@ -1483,6 +1527,8 @@ int session_step(struct session *s, int timeout_ms)
 	settle(s, watermark(s, s->now()));
 	if (s->nforget)
 		forget_exited(s, s->now());
+	if (s->o.let_go)
+		let_go(s, s->now());
 	return 0;
 }
 
@@ -1696,6 +1742,12 @@ void session_summary(const struct session *s, struct session_summary *out)
 			codetab_stats(t->tab, &cs);
 			js->blobs = cs.blobs;
 			js->live = cs.live;
+			js->drops_known = t->drops_known;
+			js->agent_queue_full = t->queue_full;
+			js->agent_table_full = t->table_full;
+		} else if (t->let_go) {
+			js->blobs = t->blobs;
+			js->live = t->live;
 			js->drops_known = t->drops_known;
 			js->agent_queue_full = t->queue_full;
 			js->agent_table_full = t->table_full;

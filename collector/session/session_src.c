@@ -465,6 +465,19 @@ static bool ctl_jvm_info(const struct session_source *src, uint32_t pid, struct 
 	return false; /* the daemon's counters arrive as targets' drops (on_ctl_dropped) */
 }
 
+static void ctl_forget_pid(struct session_source *src, uint32_t pid)
+{
+	struct ctl_src *cs = (struct ctl_src *)src;
+	struct target *t = targets_find(cs->c.env->targets, pid);
+
+	if (cs->ctl)
+		ctl_forget(cs->ctl, pid);
+	if (t) {
+		codetab_free(t->tab);
+		t->tab = NULL;
+	}
+}
+
 static void ctl_src_close(struct session_source *src)
 {
 	struct ctl_src *cs = (struct ctl_src *)src;
@@ -482,6 +495,7 @@ static const struct session_source_ops ctl_ops = {
 	.streaming = ctl_streaming,
 	.lost = ctl_lost,
 	.jvm_info = ctl_jvm_info,
+	.forget = ctl_forget_pid,
 	.close = ctl_src_close,
 };
 

@@ -9,12 +9,14 @@
  * channel, which never blocks the daemon (a client that falls behind is disconnected; the
  * roller then opens a new session, backing off from 10 s to 5 min when sessions keep failing
  * soon, since each one makes the daemon send every JVM's code history). An exited JVM's
- * sampling descriptors are closed by the session 2 s after its exit; every recycle_ns, if some
- * JVM has exited, the session is replaced by a new one so that exited JVMs' tables and caches
- * are let go too (a few milliseconds of samples are lost then).
+ * sampling descriptors are closed by the session 2 s after its exit, and its code table and
+ * process maps are let go once its samples are named (session_opts.let_go); the tables of the
+ * JVMs that run keep a minute of unloaded code. Every recycle_ns, if some JVM has exited, the
+ * session is replaced by a new one so that what remains of exited JVMs (their places among
+ * the session's targets) goes too (a few milliseconds of samples are lost then).
  *
  * Invariant: memory is bounded by one interval's stacks (session_rotate hands them over and
- * they are freed after writing) plus the live code tables.
+ * they are freed after writing) plus the live code tables and a minute of their history.
  */
 #ifndef FG_ROLLER_H
 #define FG_ROLLER_H

@@ -56,6 +56,13 @@ struct ctl_handler {
 	void *arg;
 };
 
+/*
+ * Let go of host_pid's table: records for it are dropped from here on, until the daemon names a
+ * JVM of that PID again (its table is then the one the handler's jvm returns). The table itself
+ * is the caller's to free.
+ */
+void ctl_forget(struct ctl_client *c, uint32_t host_pid);
+
 /* Ask for host_pid's history and live records (0 = every JVM). 0 or negative errno. */
 int ctl_subscribe(struct ctl_client *c, uint32_t host_pid);
 

@@ -35,6 +35,8 @@
 #include "stackagg.h"
 
 #define SESSION_MAX_TARGETS 4096
+/* session_opts.let_go: unloaded code kept this long behind the samples named so far. */
+#define SESSION_HISTORY_NS (60ull * 1000000000ull)
 #define SESSION_NOTE_MAX 256
 /*
  * The user-stack copy record and top ask for unless told: the kernel's largest (65528 bytes)
@@ -154,6 +156,13 @@ struct session_opts {
 	uint64_t alloc_interval;
 	unsigned int alloc_depth;
 	uint64_t lock_threshold_us;
+	/*
+	 * A session that lasts (watch's rolling profiles): an exited target's code table (of the
+	 * ctl source), process maps and caches are let go once every sample up to its exit is
+	 * named, and the ctl source's tables drop code unloaded over SESSION_HISTORY_NS before the
+	 * samples named so far. Without it they stay to the end (record: --code-log, the summary).
+	 */
+	bool let_go;
 	/* Where the events live (--scope): 0 (AUTO) = per CPU when the kernel allows (off-CPU and
 	 * wall: the BPF program), else per thread; SESSION_SCOPE_THREADS or SESSION_SCOPE_CPUS
 	 * forces one (see sampler.h). */

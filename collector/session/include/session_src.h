@@ -66,6 +66,9 @@ struct session_source_ops {
 	bool (*lost)(const struct session_source *src);
 	/* The agent's own view of pid (drop counters, table sizes): true with *out, or false. */
 	bool (*jvm_info)(const struct session_source *src, uint32_t pid, struct jvm_info *out);
+	/* pid exited and its samples are all named: let go of its table if the source keeps one
+	 * for the recording (the ctl source's copy). May be NULL. */
+	void (*forget)(struct session_source *src, uint32_t pid);
 	/* Close and free (tables owned by targets stay); accepts NULL. */
 	void (*close)(struct session_source *src);
 };

@@ -169,13 +169,20 @@ static void queue_sample(uint64_t ts)
 	r->u.sample.nr_user = 1;
 }
 
-static __attribute__((unused)) void queue_exit(void)
+static __attribute__((unused)) void queue_exit_at(uint64_t ts)
 {
 	struct perfring_rec *r = &fs.q[fs.nq++];
 
 	memset(r, 0, sizeof(*r));
 	r->type = PERF_RECORD_EXIT;
+	r->time = ts;
 	r->u.task.pid = r->u.task.tid = JVM_PID;
+	r->u.task.time = ts;
+}
+
+static __attribute__((unused)) void queue_exit(void)
+{
+	queue_exit_at(0);
 }
 
 /* ---- the source: announces one JVM at its first pump; streams, or is lost, when told ---- */
@@ -183,10 +190,12 @@ static __attribute__((unused)) void queue_exit(void)
 struct fake_source {
 	struct session_source base;
 	const struct session_src_env *env;
-	struct codetab *tab;
+	struct codetab *tab; /* the JVM's target owns it from the first pump, as the ctl source's */
+	bool given;
 	uint32_t adopted[1];
 	int pumps;
 	bool streaming, lost;
+	int forgets; /* calls of its forget (the JVM's table let go) */
 };
 
 static struct fake_source *src; /* the one opened last */
@@ -219,6 +228,8 @@ static void fsrc_pump(struct session_source *s, struct session_src_events *ev)
 
 		assert_non_null(t);
 		t->connected = true;
+		t->tab = f->tab;
+		f->given = true;
 		notes_add(f->env->notes, "PID %u: agent connected", JVM_PID);
 		f->adopted[0] = JVM_PID;
 		ev->nadopted = added ? 1 : 0;
@@ -244,13 +255,26 @@ static bool fsrc_jvm_info(const struct session_source *s, uint32_t pid, struct j
 	return false;
 }
 
+static void fsrc_forget(struct session_source *s, uint32_t pid)
+{
+	struct fake_source *f = (struct fake_source *)s;
+	struct target *t = targets_find(f->env->targets, pid);
+
+	f->forgets++;
+	if (t && t->tab == f->tab) {
+		codetab_free(t->tab);
+		t->tab = f->tab = NULL;
+	}
+}
+
 static void fsrc_close(struct session_source *s)
 {
 	struct fake_source *f = (struct fake_source *)s;
 
 	if (!f)
 		return;
-	codetab_free(f->tab);
+	if (!f->given)
+		codetab_free(f->tab);
 	free(f);
 	src = NULL;
 }
@@ -262,6 +286,7 @@ static const struct session_source_ops fake_source_ops = {
 	.streaming = fsrc_streaming,
 	.lost = fsrc_lost,
 	.jvm_info = fsrc_jvm_info,
+	.forget = fsrc_forget,
 	.close = fsrc_close,
 };
 

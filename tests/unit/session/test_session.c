@@ -21,12 +21,13 @@
 #include "session_report.h"
 #include "stackagg.h"
 
-static struct session *open_all(void)
+static struct session *open_all_let_go(bool let_go)
 {
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
 				  .no_kernel = true,
 				  .live_view = true,
-				  .settle_ns = 300 * MS };
+				  .settle_ns = 300 * MS,
+				  .let_go = let_go };
 	struct session *s = NULL;
 	char why[256];
 
@@ -36,6 +37,11 @@ static struct session *open_all(void)
 		fail_msg("session_open_seams: %s", why);
 	assert_non_null(src);
 	return s;
+}
+
+static struct session *open_all(void)
+{
+	return open_all_let_go(false);
 }
 
 static uint64_t pending(struct session *s)
@@ -137,6 +143,76 @@ static void test_exit_and_duration_follow_the_clock(void **state)
 	assert_int_equal(sm.exited, 1);
 	assert_int_equal(sm.src, SESSION_SRC_CTL);
 	session_close(s);
+}
+
+/* A session that lasts lets an exited JVM's table go once every sample up to its exit is named. */
+static void test_an_exited_jvm_is_let_go_once_its_samples_are_named(void **state)
+{
+	struct session *s = open_all_let_go(true);
+	struct session_summary sm;
+
+	(void)state;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(
+		codetab_add(src->tab, CODEBLOB_COMPILED, JIT_PC, 0x100, 1050 * MS, "Hot::loop"), 1);
+	queue_sample(1100 * MS);
+	queue_exit_at(1200 * MS);
+	clock_ns = 1450 * MS; /* named up to 1150 ms: the exit is newer */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 0);
+	assert_int_equal(src->forgets, 0);
+	assert_non_null(src->tab);
+	clock_ns = 1550 * MS; /* up to 1250 ms */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(src->forgets, 1);
+	assert_null(src->tab);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(src->forgets, 1); /* once */
+	session_summary(s, &sm);
+	assert_int_equal(sm.njvms, 1);
+	assert_int_equal(sm.jvms[0].blobs, 1); /* its table's last count */
+	assert_int_equal(sm.exited, 1);
+	session_close(s);
+	/* A recording keeps it to the end (its code log, its summary). */
+	s = open_all();
+	assert_int_equal(session_step(s, 0), 0);
+	queue_exit_at(1200 * MS);
+	clock_ns = 9000 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(src->forgets, 0);
+	assert_non_null(src->tab);
+	session_close(s);
+}
+
+/* ... and drops code unloaded a minute before the samples named so far, every 10 s at most. */
+static void test_a_lasting_session_prunes_unloaded_code(void **state)
+{
+	struct codetab_stats cs;
+
+	(void)state;
+	for (int let_go = 0; let_go <= 1; let_go++) {
+		struct session *s = open_all_let_go(let_go);
+
+		assert_int_equal(session_step(s, 0), 0);
+		assert_int_equal(codetab_add(src->tab, CODEBLOB_COMPILED, JIT_PC, 0x100, 1050 * MS,
+					     "Old::gone"),
+				 1);
+		assert_int_equal(codetab_unload(src->tab, JIT_PC, 1100 * MS), 1);
+		clock_ns = 61000 * MS; /* named up to 60.7 s: unloaded 59.6 s before */
+		assert_int_equal(session_step(s, 0), 0);
+		codetab_stats(src->tab, &cs);
+		assert_int_equal(cs.pruned, 0);
+		clock_ns = 70000 * MS; /* over a minute before, but within 10 s of the last look */
+		assert_int_equal(session_step(s, 0), 0);
+		codetab_stats(src->tab, &cs);
+		assert_int_equal(cs.pruned, 0);
+		clock_ns = 71001 * MS;
+		assert_int_equal(session_step(s, 0), 0);
+		codetab_stats(src->tab, &cs);
+		assert_int_equal(cs.pruned, let_go ? 1 : 0);
+		session_close(s);
+	}
 }
 
 static void test_a_lost_source_is_reported(void **state)
@@ -363,6 +439,8 @@ int main(void)
 		cmocka_unit_test(test_samples_wait_while_the_source_streams_its_history),
 		cmocka_unit_test(test_samples_settle_by_the_clock),
 		cmocka_unit_test(test_exit_and_duration_follow_the_clock),
+		cmocka_unit_test(test_an_exited_jvm_is_let_go_once_its_samples_are_named),
+		cmocka_unit_test(test_a_lasting_session_prunes_unloaded_code),
 		cmocka_unit_test(test_a_lost_source_is_reported),
 		cmocka_unit_test(test_an_idle_recording_sleeps_until_a_record_or_the_deadline),
 		cmocka_unit_test(test_a_busy_ring_is_drained_on_a_timer),
