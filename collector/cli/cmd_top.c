@@ -174,10 +174,15 @@ static int parse_args(int argc, char **argv, struct env *env)
 				 &env->so, usage);
 }
 
-/* Sample and show a table every interval until a signal, --count tables, or the target exits. */
+/*
+ * Sample and show a table every interval until a signal, --count tables, or the target exits.
+ * Samples are final SESSION_SETTLE_NS after they were taken: the first table waits that much
+ * longer than an interval, so that each one holds an interval of them.
+ */
 static void run(struct session *s, const struct env *env, bool tty, unsigned int width)
 {
-	uint64_t shown = 0, next = fg_now_ns() + env->interval_s * 1000000000ull;
+	uint64_t shown = 0,
+		 next = fg_now_ns() + env->interval_s * 1000000000ull + SESSION_SETTLE_NS;
 	char note[SESSION_NOTE_MAX];
 	int rv;
 

@@ -1308,7 +1308,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (!s->o.socket_path)
 		s->o.socket_path = FG_DEFAULT_SOCKET;
 	if (!s->o.settle_ns) /* beyond codetab's late-load window (1 s) and a message's gap */
-		s->o.settle_ns = 1300000000ull;
+		s->o.settle_ns = SESSION_SETTLE_NS;
 	if (!s->o.agent_wait_ns)
 		s->o.agent_wait_ns = 3000000000ull;
 	s->multi = o->target != SESSION_TARGET_PID;

@@ -42,6 +42,11 @@ cat "$FG_TMP/top.out" >&2
 snaps=$(grep -c '^fgcollect top - PID' "$FG_TMP/top.out" || true)
 ((snaps == 3)) || fg_fail "top printed $snaps snapshots for --count 3 on a pipe"
 ! grep -q $'\033' "$FG_TMP/top.out" || fg_fail "top wrote terminal escapes to a pipe"
+# Each snapshot holds an interval of samples, the first too (its samples are final 1.3 s after
+# they were taken, and it waits for them): at least half of what each later one holds.
+read -r s1 s2 s3 <<<"$(sed -n 's/.* interval [0-9]*: \([0-9]*\) samples.*/\1/p' "$FG_TMP/top.out" | tr '\n' ' ')"
+fg_log "top's snapshots: $s1, $s2, $s3 samples"
+((s1 * 2 >= s2 && s1 * 2 >= s3 && s2 > 0)) || fg_fail "top's first snapshot holds $s1 samples, the next ones $s2 and $s3"
 # The hottest symbol of the last snapshot is one of the loop's methods.
 awk '/^fgcollect top/ { getline; getline; last = $0 } END { print last }' "$FG_TMP/top.out" |
 	grep -qE 'HotLoop::(run|step|mix)_\[[ji]\]' || fg_fail "the hottest symbol in top is not the loop"

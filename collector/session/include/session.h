@@ -35,6 +35,8 @@
 #include "stackagg.h"
 
 #define SESSION_MAX_TARGETS 4096
+/* A sample is final (named, counted) this long after it was taken, unless told (settle_ns). */
+#define SESSION_SETTLE_NS 1300000000ull
 /* session_opts.let_go: unloaded code kept this long behind the samples named so far. */
 #define SESSION_HISTORY_NS (60ull * 1000000000ull)
 #define SESSION_NOTE_MAX 256
@@ -136,7 +138,7 @@ struct session_opts {
 	enum session_src src;
 	const char *socket_path; /* NULL = FG_DEFAULT_SOCKET */
 	const char *ctl_path;	 /* NULL = the ctl module's default */
-	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = 1.3 s */
+	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = SESSION_SETTLE_NS */
 	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */
 	enum session_event event;
 	/* Off-CPU and wall: waits shorter than this are dropped (counted); 0 keeps every one. */
