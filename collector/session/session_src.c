@@ -350,8 +350,8 @@ static struct codetab *on_ctl_jvm(void *arg, const struct jvm_info *info)
 
 	if (!t && env->o->target == SESSION_TARGET_ALL && info->connected && !info->exited)
 		t = adopt(&cs->c, info->host_pid);
-	if (!t)
-		return NULL;
+	if (!t || t->let_go)
+		return NULL; /* let go: what the daemon still says of it goes nowhere */
 	if (!t->tab && !(t->tab = codetab_new(NULL)))
 		return NULL;
 	if (info->connected && !t->connected) {
