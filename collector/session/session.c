@@ -73,7 +73,7 @@ struct session {
 	struct targets targets;
 	size_t nforget;	    /* targets with forget_at set */
 	uint64_t forgotten; /* targets whose events were closed after their exit */
-	size_t nletgo;	    /* targets with let_go_due set */
+	size_t nletgo;	    /* let_go: exited targets not let go yet */
 	uint64_t named_to;  /* every sample up to here is named (the highest watermark settled) */
 	uint64_t pruned_at; /* when the tables' history was last pruned (let_go) */
 	bool multi;	    /* more than one process possible: process root frames */
@@ -972,10 +972,8 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 			if (t && !t->exited) {
 				t->exited = true;
 				t->exit_ts = r->u.task.time;
-				if (s->o.let_go) {
-					t->let_go_due = true;
+				if (s->o.let_go)
 					s->nletgo++;
-				}
 				/* Its events closed once the rings hold nothing more of it. */
 				if (s->so->remove_pid) {
 					t->forget_at = s->now() + FORGET_AFTER_NS;
@@ -1471,7 +1469,7 @@ static void let_go(struct session *s, uint64_t now)
 		struct target *t = &s->targets.v[i];
 		struct codetab_stats cs;
 
-		if (!t->let_go_due || s->named_to <= t->exit_ts)
+		if (!t->exited || t->let_go || s->named_to <= t->exit_ts)
 			continue;
 		if (t->tab) {
 			codetab_stats(t->tab, &cs);
@@ -1482,7 +1480,6 @@ static void let_go(struct session *s, uint64_t now)
 			symbolizer_remove_process(s->sz, (pid_t)t->pid);
 		if (s->src && s->src->ops->forget)
 			s->src->ops->forget(s->src, t->pid);
-		t->let_go_due = false;
 		t->let_go = true;
 		s->nletgo--;
 	}
@@ -1736,18 +1733,13 @@ void session_summary(const struct session *s, struct session_summary *out)
 		js->exited = t->exited;
 		js->connected_ever = t->connected;
 		js->jvm = t->jvm;
-		if (t->tab) {
-			struct codetab_stats cs;
+		if (t->tab || t->let_go) {
+			struct codetab_stats cs = { .blobs = t->blobs, .live = t->live };
 
-			codetab_stats(t->tab, &cs);
+			if (t->tab)
+				codetab_stats(t->tab, &cs);
 			js->blobs = cs.blobs;
 			js->live = cs.live;
-			js->drops_known = t->drops_known;
-			js->agent_queue_full = t->queue_full;
-			js->agent_table_full = t->table_full;
-		} else if (t->let_go) {
-			js->blobs = t->blobs;
-			js->live = t->live;
 			js->drops_known = t->drops_known;
 			js->agent_queue_full = t->queue_full;
 			js->agent_table_full = t->table_full;

@@ -24,9 +24,9 @@ struct target {
 	bool exited;
 	uint64_t exit_ts;   /* when it exited (its PERF_RECORD_EXIT), once exited */
 	uint64_t forget_at; /* when its sampling events are closed after its exit; 0 none due */
-	/* session_opts.let_go: exited, its table, maps and caches still to be let go (once its
-	 * samples are named), or let go (blobs and live keep its table's last counts). */
-	bool let_go_due, let_go;
+	/* session_opts.let_go: its table, maps and caches let go after its exit, once its samples
+	 * were named (blobs and live keep its table's last counts). */
+	bool let_go;
 	uint64_t blobs, live;
 	bool connected;	     /* its agent has said hello to our source */
 	bool replaying;	     /* between SNAPSHOT_BEGIN and END */
