@@ -4,16 +4,26 @@
  * NNG_E* codes stop here and become negative errno values.
  *
  * Invariant: conn_id is non-zero exactly while a pipe of the current socket is up, and a new
- * pipe always gets a new id.
+ * pipe always gets a new id. A socket carries one connection: once it has gone (or the dialer
+ * brought a second) the socket is spent, and the next link_state() replaces it.
  *
- * Why the link replaces its own socket when no connection came for LINK_REDIAL_STALL_NS (link.h):
- * nng 1.5.2 redials by itself after refused or failed dials, but gives a dialer up for good
- * ("no further action") when a dial fails with NNG_ECLOSED, and that is what the SP handshake
- * gets when the peer's socket closed before our 8-byte header went out (sendmsg: EPIPE). A
- * collector that is SIGKILLed does exactly that to a dial that reaches its listener while the
- * kernel tears the process down (its connections close first, the agent redials at once, then
- * the listener closes with the new connection still in its backlog); so does a collector that
- * accepts and drops connections. Without this, such an agent never connected again.
+ * Why a pipe is taken for gone on its REM_POST even when its ADD_POST comes later: nng 1.5.2
+ * runs ADD_POST on the dialer's thread after starting the pipe, and REM_POST on its reaper
+ * thread as soon as the pipe closes, so a collector that dies as the handshake completes
+ * delivers them in either order. Counted as up, that pipe would stand for a connection that
+ * never comes back (the dialer of a spent socket never brings another).
+ *
+ * Why the link replaces its own socket when no connection came for LINK_REDIAL_STALL_NS, or when
+ * the collector's socket file was made anew while it dialed (link.h): nng 1.5.2 redials by
+ * itself after refused or failed dials, but gives a dialer up for good ("no further action")
+ * when a dial fails with NNG_ECLOSED, and that is what the SP handshake gets when the peer's
+ * socket closed before our 8-byte header went out (sendmsg: EPIPE). A collector that is
+ * SIGKILLed does exactly that to a dial that reaches its listener while the kernel tears the
+ * process down (its connections close first, the agent redials at once, then the listener
+ * closes with the new connection still in its backlog); so does a collector that accepts and
+ * drops connections. A restarted collector binds a new socket file: a socket still unconnected
+ * then is replaced at once, so the agent reaches the new listener within one look (the sender
+ * looks at least every 500 ms while unconnected) instead of after the stall.
  */
 #include "link.h"
 
@@ -46,14 +56,15 @@ struct link {
 	nng_socket sock;
 	bool open;
 	uint64_t last_open_try;
+	uint64_t opened_at; /* when the current socket was opened */
+	struct stat dialed; /* the socket file it dials, as it was then */
 	void (*kick)(void *);
 	void *kick_arg;
 	atomic_uint_fast32_t sock_id; /* id of the current socket, for the pipe callback */
 	atomic_uint_fast64_t conn_id; /* current connection, 0 if none */
 	atomic_uint_fast64_t next_id;
-	atomic_uint_fast64_t down_since; /* when the socket opened or its last pipe went */
-	atomic_bool had_pipe;		 /* the current socket has had a connection */
-	atomic_bool stale;		 /* ... and its dialer brought a second: replace it */
+	atomic_bool had_pipe; /* the current socket has had a connection */
+	atomic_bool spent;    /* ... and it has gone, or the dialer brought a second: replace it */
 };
 
 static atomic_bool forked;
@@ -88,6 +99,7 @@ static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct link *l = arg;
 	nng_socket s = nng_pipe_socket(p);
+	uint64_t id;
 
 	if ((uint32_t)nng_socket_id(s) != atomic_load(&l->sock_id))
 		return; /* a pipe of a socket already closed */
@@ -101,30 +113,36 @@ static void pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		 */
 		if (atomic_exchange(&l->had_pipe, true)) {
 			nng_pipe_close(p);
-			atomic_store(&l->stale, true);
+			atomic_store(&l->spent, true);
 		} else {
 			return;
 		}
-	} else if (ev == NNG_PIPE_EV_ADD_POST)
-		atomic_store(&l->conn_id, atomic_fetch_add(&l->next_id, 1) + 1);
-	else if (ev == NNG_PIPE_EV_REM_POST) {
-		atomic_store(&l->down_since, agentclock_now(l->clock));
+	} else if (ev == NNG_PIPE_EV_ADD_POST) {
+		id = atomic_fetch_add(&l->next_id, 1) + 1;
+		atomic_store(&l->conn_id, id);
+		/* Its REM_POST may have run first (see the top of this file): never up, then. */
+		if (atomic_load(&l->spent))
+			atomic_compare_exchange_strong(&l->conn_id, &id, 0);
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		/* spent before conn_id: an ADD_POST that reads spent false stored its id first */
+		atomic_store(&l->spent, true);
 		atomic_store(&l->conn_id, 0);
 	}
 	if (l->kick)
 		l->kick(l->kick_arg);
 }
 
-static int open_socket(struct link *l)
+static int open_socket(struct link *l, const struct stat *file)
 {
 	int rv;
 
 	l->last_open_try = agentclock_now(l->clock);
-	atomic_store(&l->down_since, l->last_open_try);
+	l->opened_at = l->last_open_try;
+	l->dialed = *file;
 	if ((rv = nng_push0_open(&l->sock)) != 0)
 		return errno_of(rv);
 	atomic_store(&l->had_pipe, false);
-	atomic_store(&l->stale, false);
+	atomic_store(&l->spent, false);
 	atomic_store(&l->sock_id, (uint32_t)nng_socket_id(l->sock));
 	if ((rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMINT, RECONNECT_MIN_MS)) != 0 ||
 	    (rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMAXT, RECONNECT_MAX_MS)) != 0 ||
@@ -147,18 +165,18 @@ static int open_socket(struct link *l)
  * every 100-500 ms for nothing (about 1% of a CPU in a JIT storm here): the socket is opened once
  * the file appears (checked every LINK_REOPEN_EVERY_NS on the sender thread).
  */
-static bool collector_there(const struct link *l)
+static bool collector_there(const struct link *l, struct stat *st)
 {
-	struct stat st;
-
-	return stat(l->url + strlen("ipc://"), &st) == 0 && S_ISSOCK(st.st_mode);
+	return stat(l->url + strlen("ipc://"), st) == 0 && S_ISSOCK(st->st_mode);
 }
 
 /* Open the socket if a collector's socket file is there; else try again later. */
 static void open_if_there(struct link *l)
 {
-	if (collector_there(l))
-		open_socket(l);
+	struct stat st;
+
+	if (collector_there(l, &st))
+		open_socket(l, &st);
 	else
 		l->last_open_try = agentclock_now(l->clock);
 }
@@ -166,6 +184,7 @@ static void open_if_there(struct link *l)
 int link_open(struct link **out, const char *socket_path, const struct agentclock *clock,
 	      void (*kick)(void *), void *arg)
 {
+	struct stat st;
 	struct link *l;
 	int rv;
 
@@ -183,7 +202,7 @@ int link_open(struct link **out, const char *socket_path, const struct agentcloc
 	l->kick = kick;
 	l->kick_arg = arg;
 	l->last_open_try = agentclock_now(l->clock);
-	if (collector_there(l) && (rv = open_socket(l)) != 0 && rv != -ENOMEM) {
+	if (collector_there(l, &st) && (rv = open_socket(l, &st)) != 0 && rv != -ENOMEM) {
 		free(l);
 		return rv;
 	}
@@ -207,20 +226,33 @@ static int link_send(void *arg, const uint8_t *buf, size_t len)
 
 	if (!l->open || atomic_load(&forked))
 		return -ENOTCONN;
+	/* Its connection has gone: what it queued would wait for one it never gets. */
+	if (atomic_load(&l->spent))
+		return -EPIPE;
 	return errno_of(nng_send(l->sock, (void *)buf, len, NNG_FLAG_NONBLOCK));
 }
 
-static void link_reset(void *arg);
+static void replace(struct link *l);
 
-/*
- * Down for LINK_REDIAL_STALL_NS? down_since is loaded before the clock is read, so a pipe that
- * went on an nng thread meanwhile never makes the difference wrap.
- */
+/* Unconnected since its opening for LINK_REDIAL_STALL_NS: its dialer may be dead. */
 static bool stalled(const struct link *l)
 {
-	uint64_t since = atomic_load(&l->down_since);
+	return agentclock_now(l->clock) - l->opened_at >= LINK_REDIAL_STALL_NS;
+}
 
-	return agentclock_now(l->clock) - since >= LINK_REDIAL_STALL_NS;
+/*
+ * Is the collector's socket file another than the one the socket dials (a collector that
+ * restarted binds a new one)? The inode alone can be reused at once; with its modification
+ * time, set when the file is bound, it is not the same file.
+ */
+static bool file_changed(const struct link *l)
+{
+	struct stat st;
+
+	return collector_there(l, &st) &&
+	       (st.st_dev != l->dialed.st_dev || st.st_ino != l->dialed.st_ino ||
+		st.st_mtim.tv_sec != l->dialed.st_mtim.tv_sec ||
+		st.st_mtim.tv_nsec != l->dialed.st_mtim.tv_nsec);
 }
 
 static uint64_t link_state(void *arg)
@@ -231,27 +263,38 @@ static uint64_t link_state(void *arg)
 		return 0;
 	if (!l->open && agentclock_now(l->clock) - l->last_open_try >= LINK_REOPEN_EVERY_NS)
 		open_if_there(l);
-	else if (l->open &&
-		 (atomic_load(&l->stale) || (atomic_load(&l->conn_id) == 0 && stalled(l))))
-		/* Its dialer connected again (see pipe_event), or it stayed down so long that the
-		 * dialer may be dead (see the top of this file): a fresh socket. */
-		link_reset(l);
+	else if (l->open && (atomic_load(&l->spent) ||
+			     (atomic_load(&l->conn_id) == 0 && (stalled(l) || file_changed(l)))))
+		/* Its connection went (see pipe_event), or its dialer may be dead (see the top of
+		 * this file): a fresh socket. */
+		replace(l);
 	return l->open ? atomic_load(&l->conn_id) : 0;
 }
 
-static void link_reset(void *arg)
+/* Close the socket (discarding what it queues for its peer) and open a fresh one. */
+static void replace(struct link *l)
 {
-	struct link *l = arg;
-
-	if (atomic_load(&forked))
-		return;
 	if (l->open) {
 		atomic_store(&l->sock_id, 0);
-		nng_close(l->sock); /* discards messages queued for the old peer */
+		nng_close(l->sock);
 		l->open = false;
 	}
 	atomic_store(&l->conn_id, 0);
 	open_if_there(l);
+}
+
+/*
+ * The sender's reset. A socket that has never connected has queued nothing for a peer (the
+ * sender sends only on a connection it saw) and keeps its dialer: link_state() may just have
+ * opened it in place of a spent one.
+ */
+static void link_reset(void *arg)
+{
+	struct link *l = arg;
+
+	if (atomic_load(&forked) || (l->open && !atomic_load(&l->had_pipe)))
+		return;
+	replace(l);
 }
 
 /* Read on the sender thread at each new connection: a small file, never in a JVM callback. */

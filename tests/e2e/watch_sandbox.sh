@@ -143,9 +143,10 @@ for how in SEGV KILL USR1 STOP; do
 	confined "$c"
 	said="the agent socket's sandboxed process ended (${why[$how]}); started again ($n restarts so far)"
 	fg_wait 2 grep -qF "$said" "$FG_WATCH_LOG" || fg_fail "$how: watch did not say '$said' within 2 s of the new child"
-	# The agent reconnects: it redials within 0.5 s, or replaces its socket after 2 s when
-	# nng gave up a dial that reached the dying child (jvmti-agent/stream/link.c). Code that
-	# lived and died wholly before then is never named (the replay sends the live code).
+	# The agent reconnects: it redials within 0.5 s, and a socket whose dial nng gave up (one
+	# that reached the dying child) is replaced once the new child's socket file is there
+	# (jvmti-agent/stream/link.c). Code that lived and died wholly before then is never named
+	# (the replay sends the live code).
 	fg_wait 4 reconnected "$conns" || fg_fail "$how: the JVM (pid $pid) did not reconnect within 4 s of the new child"
 	rc_ms=$(($(fg_ms) - t0))
 	g0=$(gen_now)

@@ -4,7 +4,9 @@
  * collector that starts late, and it keeps redialing after a collector that dropped
  * connections during the SP handshake, the way a SIGKILLed one does; and on a fake clock, it
  * looks for a collector's socket file and replaces a socket that never connected exactly when
- * LINK_REOPEN_EVERY_NS and LINK_REDIAL_STALL_NS say (nng's own dialing runs in real time).
+ * LINK_REOPEN_EVERY_NS and LINK_REDIAL_STALL_NS say (nng's own dialing runs in real time),
+ * or at once when the socket file is made anew; a connection that dies as it starts is never
+ * taken for up, and a send after a connection went fails instead of queueing.
  */
 #include <errno.h>
 #include <poll.h>
@@ -32,6 +34,41 @@
 #include "link.h"
 
 #define MS 1000000ull
+
+/*
+ * nng_pipe_notify is wrapped in this binary (-Wl,--wrap): the link's pipe callback runs behind
+ * one that can hold nng's threads back, as a busy machine does: ADD_POST before the link sees
+ * it, REM_POST after (nng forgets the pipe only then, so an ADD_POST held back meanwhile still
+ * finds its socket).
+ */
+int __real_nng_pipe_notify(nng_socket s, nng_pipe_ev ev, nng_pipe_cb cb, void *arg);
+int __wrap_nng_pipe_notify(nng_socket s, nng_pipe_ev ev, nng_pipe_cb cb, void *arg);
+
+static _Atomic(nng_pipe_cb) link_cb; /* the link's (one function for every link and event) */
+static atomic_uint hold_ms;	     /* ADD_POST held back this long, REM_POST twice as long */
+
+static void sleep_ms(unsigned ms)
+{
+	nanosleep(&(struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000L }, NULL);
+}
+
+static void held_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	nng_pipe_cb cb = atomic_load(&link_cb);
+	unsigned ms = atomic_load(&hold_ms);
+
+	if (ev == NNG_PIPE_EV_ADD_POST && ms)
+		sleep_ms(ms);
+	cb(p, ev, arg);
+	if (ev == NNG_PIPE_EV_REM_POST && ms)
+		sleep_ms(2 * ms);
+}
+
+int __wrap_nng_pipe_notify(nng_socket s, nng_pipe_ev ev, nng_pipe_cb cb, void *arg)
+{
+	atomic_store(&link_cb, cb);
+	return __real_nng_pipe_notify(s, ev, held_cb, arg);
+}
 
 struct fx {
 	char dir[64];
@@ -357,6 +394,160 @@ static void test_connected_socket_is_kept_past_the_stall_limit(void **state)
 	nng_close(c);
 }
 
+/* A kick callback that counts. */
+static void count_kick(void *arg)
+{
+	atomic_fetch_add((atomic_uint *)arg, 1);
+}
+
+/*
+ * A collector whose listener is stuck (it never answers the handshake) is replaced by a new
+ * one, as a restart makes it: a new socket file where the old one was (renamed over it, so
+ * the old listener still holds the stuck dial). The link dials the new file at once, long
+ * before LINK_REDIAL_STALL_NS, which its clock never reaches here.
+ */
+static void test_socket_file_made_anew_is_dialed_at_once(void **state)
+{
+	struct fx *fx = *state;
+	struct fakeclock fc = { 1000 * MS };
+	struct agentclock clock = { fake_now, fake_nap, &fc };
+	char tmp[160];
+	struct link *l;
+	struct mute m;
+	nng_socket c;
+	uint64_t t0;
+
+	mute_start(&m, fx->path);
+	assert_int_equal(link_open(&l, fx->path, &clock, NULL, NULL), 0);
+	for (unsigned t = 0; t < 2000 && mute_accept(&m) == 0; t += 5)
+		assert_int_equal(poll_for(l, 5), 0);
+	assert_int_equal(m.n, 1);
+	assert_int_equal(mute_watch(&m, l, 100), 1); /* the same file: the dial is waited for */
+
+	snprintf(tmp, sizeof(tmp), "%s/new.sock", fx->dir);
+	c = collector_start(tmp);
+	assert_int_equal(rename(tmp, fx->path), 0);
+	t0 = fg_now_ns();
+	assert_true(wait_up(l, 300) != 0);
+	print_message("up %llu ms after the socket file was made anew\n",
+		      (unsigned long long)((fg_now_ns() - t0) / MS));
+	mute_accept(&m);
+	assert_true(mute_closed(&m, 0)); /* the stuck socket is gone */
+	link_close(l);
+	nng_close(c);
+	mute_stop(&m, fx->path);
+	unlink(tmp);
+}
+
+/*
+ * A collector that completes one SP handshake and hangs up at once, then is gone (its
+ * listener closed, its file removed): what a collector killed just as an agent connects leaves.
+ */
+struct hangup {
+	int fd;
+	atomic_bool done;
+	pthread_t th;
+};
+
+static void *hang_up(void *arg)
+{
+	static const uint8_t hdr[8] = { 0, 'S', 'P', 0, 0x00, 0x51 /* pull0 */, 0, 0 };
+	struct hangup *h = arg;
+	uint8_t peer[8];
+	size_t got = 0;
+	int c;
+
+	c = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c >= 0) {
+		if (write(c, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr)) {
+			ssize_t n;
+
+			while (got < sizeof(peer) &&
+			       (n = read(c, peer + got, sizeof(peer) - got)) > 0)
+				got += (size_t)n;
+		}
+		close(c);
+	}
+	atomic_store(&h->done, true);
+	return NULL;
+}
+
+static void hangup_start(struct hangup *h, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	h->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(h->fd >= 0);
+	assert_int_equal(bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(h->fd, 16), 0);
+	atomic_store(&h->done, false);
+	assert_int_equal(pthread_create(&h->th, NULL, hang_up, h), 0);
+}
+
+/*
+ * nng may report such a connection gone (REM_POST, on its reaper thread) before it reports it
+ * up (ADD_POST, on the dialer's thread): here ADD_POST is held back until after REM_POST, and
+ * then not. Either way it is not a connection: once the collector is gone the link reports
+ * none, however long the socket's dialer finds nothing to reach.
+ */
+static void test_connection_dying_as_it_starts_is_not_up(void **state)
+{
+	struct fx *fx = *state;
+	struct fakeclock fc = { 1000 * MS };
+	struct agentclock clock = { fake_now, fake_nap, &fc };
+
+	for (int round = 0; round < 4; round++) {
+		struct hangup h;
+		struct link *l;
+
+		atomic_store(&hold_ms, round < 2 ? 50 : 0);
+
+		hangup_start(&h, fx->path);
+		assert_int_equal(link_open(&l, fx->path, &clock, NULL, NULL), 0);
+		for (unsigned t = 0; t < 2000 && !atomic_load(&h.done); t += 5)
+			poll_for(l, 5);
+		assert_true(atomic_load(&h.done));
+		pthread_join(h.th, NULL);
+		close(h.fd);
+		unlink(fx->path);
+		poll_for(l, 200); /* past the held-back callbacks */
+		assert_int_equal(link_nng_ops.state(l), 0);
+		link_close(l);
+	}
+	atomic_store(&hold_ms, 0);
+}
+
+/*
+ * Once its connection has gone, a send fails at once (the sender then resets and syncs the
+ * next connection) instead of queueing in nng for a peer that never comes back, which would
+ * hold a snapshot until the sender's send timeout.
+ */
+static void test_send_after_the_connection_went_fails(void **state)
+{
+	static const uint8_t msg[16] = { 0 };
+	struct fx *fx = *state;
+	atomic_uint kicks = 0;
+	struct link *l;
+	unsigned k;
+	nng_socket c;
+
+	c = collector_start(fx->path);
+	assert_int_equal(link_open(&l, fx->path, NULL, count_kick, &kicks), 0);
+	assert_true(wait_up(l, 2000) != 0);
+	assert_int_equal(link_nng_ops.send(l, msg, sizeof(msg)), 0);
+	k = atomic_load(&kicks);
+	nng_close(c); /* the pipe goes; its REM_POST kicks us */
+	for (unsigned t = 0; t < 2000 && atomic_load(&kicks) == k; t++)
+		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
+	assert_true(atomic_load(&kicks) > k);
+	/* (no state() call here: it would replace the socket) */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(link_nng_ops.send(l, msg, sizeof(msg)), -EPIPE);
+	link_close(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +561,12 @@ int main(void)
 			test_unconnected_socket_is_replaced_after_the_stall_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connected_socket_is_kept_past_the_stall_limit,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_file_made_anew_is_dialed_at_once, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_connection_dying_as_it_starts_is_not_up, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_send_after_the_connection_went_fails, setup,
+						teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
