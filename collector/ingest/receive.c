@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * receive.c - the agents' socket behind receive.h, run by a sandboxed child (privilege
- * separation). The child listens (as root, so nng makes the socket file as before), confines
+ * separation). The child listens (as root, so nng makes the socket file, 0666), confines
  * itself (sandbox.h), runs the nng listener (rxnng.c), and forwards over a SOCK_SEQPACKET
  * socketpair (rxchan.h) only the messages that decode whole, each with its pipe and the kernel's
  * peer PID. This side, which keeps its privileges, decodes every frame strictly, gives pipes ids

@@ -41,7 +41,7 @@ const char *prof_event_name(enum prof_event e);
 /* What a profile's title starts with: "CPU", "Off-CPU time (us)", "Wall-clock time (us)",
  * "Allocated bytes", "Live bytes (not freed)", "Lock wait time (us)". */
 const char *prof_event_title(enum prof_event e);
-/* What a file name carries after the stem: "" (cpu, as before events existed), ".offcpu",
+/* What a file name carries after the stem: "" (cpu: the plain name), ".offcpu",
  * ".wall", ".alloc", ".live", ".lock". */
 const char *prof_event_suffix(enum prof_event e);
 
