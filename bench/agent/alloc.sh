@@ -12,14 +12,20 @@
 #       alloc  `fgcollect record --pid JVM --event alloc` (the defaults: a sample every 512 KiB)
 #              through the daemon, started SETTLE seconds before the measured window and
 #              stopped (Ctrl-C) right after it.
+#     Two more AllocService JVMs, alive beside the first for all the rounds, are variants of
+#     every round against the first JVM's none: the floor of any JVMTI allocation profiler at the
+#     same interval (bench/agent/alloc_floor.c), sampling with an empty callback (floor) and
+#     with a GetStackTrace of at most 128 frames in it (stack: what naming the frames through
+#     JVMTI costs, as libfgagent.so's default depth asks). FLOOR=0 leaves them out.
 #     Each round measures ROUND seconds: the JVM's CPU (schedstat of all its threads), the
 #     requests it answered and the bytes its workers allocated (its own marks, interpolated at
 #     the window's ends), and fgcollect's CPU (the daemon's and record's). Printed: medians per
 #     variant (CPU us per request, MB/s, requests/s), the per-round ratio of CPU per request
 #     alloc/none (median, spread, 95% bootstrap interval of the median), the JVM's CPU by kind
 #     of thread (the workers, where the sampling callbacks run; the agent's own threads; the
-#     rest), the JVM's extra CPU per allocation sample, and fgcollect's CPU (daemon and record)
-#     as % of the JVM's. AllocService allocates ~1.9 GB per second of its CPU, far more per
+#     rest), the JVM's extra CPU per allocation sample (per variant; for those without a
+#     sample count, bytes over the interval), what 1% of the JVM's CPU allows per sample, and
+#     fgcollect's CPU (daemon and record) as % of the JVM's. AllocService allocates ~1.9 GB per second of its CPU, far more per
 #     unit of work than most services: the cost per sample says what another service pays
 #     (samples/s x cost per sample over its CPU).
 #  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes)
@@ -37,7 +43,7 @@
 # Needs root only for nothing in particular (no perf events for alloc); the JVMs run on the host.
 # Env: JDKS (default every JDK under /usr/lib/jvm), REPS (5), ROUND (8 s), SETTLE (2 s),
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
-#      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so).
+#      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,8 +54,9 @@ warm=${WARM:-5}
 rate=${RATE:-5000}
 fgcollect=$build/collector/fgcollect
 agent=$build/jvmti-agent/libfgagent.so
+floor=$build/bench/libfg_alloc_floor.so
 jar=$build/tests/java/fg-workloads.jar
-for f in "$fgcollect" "$agent" "$jar"; do
+for f in "$fgcollect" "$agent" "$jar" "$floor"; do
 	[[ -e $f ]] || { echo "alloc: $f not built (cmake --build $build)"; exit 1; }
 done
 asprof=${ASPROF:-}
@@ -58,7 +65,10 @@ if [[ -n $asprof && ! -r $asprof ]]; then
 	exit 1
 fi
 variants="none alloc"
-[[ -n $asprof ]] && variants="none alloc asprof"
+[[ ${FLOOR:-1} == 0 ]] || variants+=" floor stack"
+[[ -n $asprof ]] && variants+=" asprof"
+# The variants run by a JVM of their own: its pid and output (set when it starts).
+declare -A xpid=() xlog=()
 . "$src/tests/harness/lib.sh"
 . "$src/tests/e2e/events_lib.sh"
 FG_TEST=alloc
@@ -79,6 +89,7 @@ cleanup() {
 	[[ -n $rpid ]] && kill -INT "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
 	[[ -n $jpid ]] && kill -TERM "$jpid" 2>/dev/null && wait "$jpid" 2>/dev/null
 	[[ -n $apid ]] && kill -TERM "$apid" 2>/dev/null && wait "$apid" 2>/dev/null
+	for v in "${!xpid[@]}"; do kill -TERM "${xpid[$v]}" 2>/dev/null && wait "${xpid[$v]}" 2>/dev/null; done
 	[[ -n $wpid ]] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -142,6 +153,26 @@ asprof_stop() {
 	apid=
 }
 
+# floor_start VARIANT OPTIONS: an AllocService JVM with the allocation floor agent
+# (alloc_floor.c OPTIONS) and no fgagent, its output in $tmp/VARIANT.out; waits for it.
+floor_start() {
+	local v=$1 opts=$2
+	"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$floor=$opts" -cp "$jar" AllocService 100000 "$rate" \
+		>"$tmp/$v.out" 2>&1 &
+	xpid[$v]=$!
+	xlog[$v]=$tmp/$v.out
+	fg_wait 60 grep -q "AllocService ready" "$tmp/$v.out" ||
+		{ echo "alloc: AllocService with the $v agent did not start"; cat "$tmp/$v.out"; exit 1; }
+}
+floors_stop() {
+	local v
+	for v in "${!xpid[@]}"; do
+		kill -TERM "${xpid[$v]}" 2>/dev/null || true
+		wait "${xpid[$v]}" 2>/dev/null || true
+	done
+	xpid=() xlog=()
+}
+
 # proc_cpu_ns PID: the CPU the process used since it started, exited threads included
 # (/proc/PID/stat utime + stime, in clock ticks), in ns; 0 when it is gone.
 proc_cpu_ns() {
@@ -174,7 +205,7 @@ split() {
 # WORKERS_NS AGENT_NS OTHER_NS" to $tmp/VARIANT.
 round() {
 	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1 pid=$jpid log=$tmp/jvm.out
-	[[ $v == asprof ]] && pid=$apid log=$tmp/asprof.out
+	[[ -n ${xpid[$v]:-} ]] && pid=${xpid[$v]} log=${xlog[$v]}
 	if [[ $v == alloc ]]; then
 		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((settle + round + 60)) \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
@@ -190,7 +221,7 @@ round() {
 	c1=$(fg_cpu_ns "$pid") f1=$(proc_cpu_ns "$wpid")
 	read -r w1 a1 o1 < <(split "$pid")
 	[[ -n $rpid ]] && r1=$(proc_cpu_ns "$rpid")
-	[[ $v == asprof ]] && f1=$f0 # its profiler runs in the JVM: no fgcollect
+	[[ -n ${xpid[$v]:-} ]] && f1=$f0 # a JVM of its own, no fgcollect
 	if [[ -n $rpid ]]; then
 		kill -0 "$rpid" 2>/dev/null || { echo "alloc: record ended early"; cat "$tmp/rec.err"; exit 1; }
 		kill -INT "$rpid"
@@ -209,10 +240,17 @@ round() {
 # cost: part 1 for $jdk.
 cost() {
 	local v
-	for v in none alloc asprof; do : >"$tmp/$v"; done
+	for v in $variants; do : >"$tmp/$v"; done
 	: >"$tmp/samples"
 	jvm_start AllocService 100000 "$rate"
-	[[ -n $asprof ]] && QOPTS= asprof_start asprof AllocService 100000 "$rate"
+	if [[ -n $asprof ]]; then
+		QOPTS= asprof_start asprof AllocService 100000 "$rate"
+		xpid[asprof]=$apid xlog[asprof]=$tmp/asprof.out
+	fi
+	if [[ ${FLOOR:-1} != 0 ]]; then
+		floor_start floor interval=524288,stack=0
+		floor_start stack interval=524288,stack=128
+	fi
 	sleep "$warm"
 	[[ -n ${LOCK:-} ]] && exec {lk}>"$LOCK"
 	for rep in $(seq "$reps"); do
@@ -223,8 +261,10 @@ cost() {
 	done
 	jvm_stop
 	[[ -n $asprof ]] && asprof_stop
+	floors_stop
 	echo "== cost: AllocService at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	[[ -n $asprof ]] && echo "(asprof: a second AllocService JVM with async-profiler's alloc at 512 KiB from its start, alive beside the first in every round)"
+	[[ ${FLOOR:-1} == 0 ]] || echo "(floor, stack: AllocService JVMs sampling at 512 KiB with an empty callback, and with GetStackTrace of at most 128 frames in it; alive beside the first in every round)"
 	printf "%-8s %12s %10s %12s %14s %12s %12s %12s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" \
 		"workers/req" "agent/req" "other/req" "(medians over rounds; us of the JVM's threads by kind)"
 	for v in $variants; do
@@ -240,12 +280,20 @@ cost() {
 		read -r lo hi < <(boot_ci <"$tmp/ratio")
 		echo "JVM CPU per request, $v/none per round: median $(median <"$tmp/ratio") ($(spread <"$tmp/ratio")), 95% CI of the median $lo..$hi"
 	done
-	# What one sample costs the JVM: the extra CPU per second over the samples per second
-	# (record's count over its whole duration, the first ~0.5 s before the events turned on
-	# included: an upper bound).
-	echo "about $(median <"$tmp/samples") samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/alloc.fig" | median) \
-		b=$(cut -d' ' -f3 "$tmp/none.fig" | median) r=$(cut -d' ' -f1 "$tmp/none.fig" | median) \
-		n=$(median <"$tmp/samples") awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
+	# What one sample costs the JVM: the extra CPU per request times the requests per second,
+	# over the samples per second: record's count for alloc (over its whole duration, the first
+	# ~0.5 s before the events turned on included: an upper bound), the bytes over the
+	# interval for the others (the interval is the mean distance between samples).
+	local n0 r0 c0
+	n0=$(median <"$tmp/samples") r0=$(cut -d' ' -f1 "$tmp/none.fig" | median) c0=$(cut -d' ' -f3 "$tmp/none.fig" | median)
+	echo "1% of the JVM's CPU at about $n0 samples/s allows $(c="$c0" r="$r0" n="$n0" awk 'BEGIN { printf "%.1f", 0.01 * ENVIRON["c"] * ENVIRON["r"] / ENVIRON["n"] }') us per sample"
+	for v in $variants; do
+		[[ $v == none ]] && continue
+		local n=$n0
+		[[ $v == alloc ]] || n=$(cut -d' ' -f2 "$tmp/$v.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }')
+		echo "$v: about $n samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/$v.fig" | median) \
+			b="$c0" r="$r0" n="$n" awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
+	done
 	echo "record's summary (last alloc round):"
 	grep -v 'note' "$tmp/rec.last.err" | sed 's/^/  /' | head -n 12
 }
