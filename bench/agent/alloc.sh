@@ -25,9 +25,9 @@
 #     of thread (the workers, where the sampling callbacks run; the agent's own threads; the
 #     rest), the JVM's extra CPU per allocation sample (per variant; for those without a
 #     sample count, bytes over the interval), what 1% of the JVM's CPU allows per sample, and
-#     fgcollect's CPU (daemon and record) as % of the JVM's. AllocService allocates ~1.9 GB per second of its CPU, far more per
-#     unit of work than most services: the cost per sample says what another service pays
-#     (samples/s x cost per sample over its CPU).
+#     fgcollect's CPU (daemon and record) as % of the JVM's. AllocService allocates 2-3 GB per
+#     second of its CPU, far more per unit of work than most services: the cost per sample says
+#     what another service pays (samples/s x cost per sample over its CPU).
 #  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes)
 #     recorded QREPS times at the defaults around a burst of QDUR seconds of its allocation:
 #     each thread's share of the bytes against the JVM's own count of the burst (ThreadMXBean),
