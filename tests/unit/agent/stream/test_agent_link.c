@@ -184,16 +184,24 @@ static void *slam(void *arg)
 	return NULL;
 }
 
-static void slammer_start(struct slammer *sl, const char *path)
+/* A plain Unix stream socket listening at path (a peer that speaks no SP). */
+static int listen_at(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
 
 	assert_true(strlen(path) < sizeof(sa.sun_path));
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	sl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(sl->fd >= 0);
-	assert_int_equal(bind(sl->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(sl->fd, 16), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	return fd;
+}
+
+static void slammer_start(struct slammer *sl, const char *path)
+{
+	sl->fd = listen_at(path);
 	atomic_store(&sl->stop, false);
 	atomic_store(&sl->accepted, 0);
 	assert_int_equal(pthread_create(&sl->th, NULL, slam, sl), 0);
@@ -474,14 +482,7 @@ static void *hang_up(void *arg)
 
 static void hangup_start(struct hangup *h, const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-	assert_true(strlen(path) < sizeof(sa.sun_path));
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	h->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(h->fd >= 0);
-	assert_int_equal(bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(h->fd, 16), 0);
+	h->fd = listen_at(path);
 	atomic_store(&h->done, false);
 	assert_int_equal(pthread_create(&h->th, NULL, hang_up, h), 0);
 }
