@@ -317,13 +317,17 @@ static unsigned long long grew(uint64_t last, uint64_t first)
 	return (unsigned long long)(last >= first ? last - first : last);
 }
 
-/* One JVM's agent events: its drops and short lock waits, the collector's drops. */
+/* One JVM's agent events: its drops and short lock waits, the collector's drops (the agent's
+ * counts and the collector's are both cumulative: the recording's own are their growth). */
 static void report_jvm_events(const struct session_jvm_summary *v, const struct report_out *out)
 {
 	const struct fgp_events *st = &v->ev.state, *f0 = &v->ev.first;
-	const struct jvm_ev_drops *d = &v->ev.drops;
+	const struct jvm_ev_drops *d = &v->ev.drops, *d0 = &v->ev.drops_first;
 	unsigned long long queue = grew(st->dropped_queue, f0->dropped_queue);
 	unsigned long long other = grew(st->dropped_other, f0->dropped_other);
+	unsigned long long unknown_id = grew(d->unknown_id, d0->unknown_id);
+	unsigned long long unwanted = grew(d->unwanted, d0->unwanted);
+	unsigned long long unknown_tid = grew(d->unknown_tid, d0->unknown_tid);
 	char on[64];
 
 	if (!v->connected_ever)
@@ -341,10 +345,8 @@ static void report_jvm_events(const struct session_jvm_summary *v, const struct 
 	    "id %llu, not asked for %llu) and put %llu under an unknown thread%s",
 	    v->pid, on, (unsigned long long)v->ev.stacks, queue + other, queue, other,
 	    grew(st->lock_short, f0->lock_short),
-	    (double)grew(st->lock_short_ns, f0->lock_short_ns) / 1e6,
-	    (unsigned long long)d->unknown_id + (unsigned long long)d->unwanted,
-	    (unsigned long long)d->unknown_id, (unsigned long long)d->unwanted,
-	    (unsigned long long)d->unknown_tid, v->exited ? ", exited" : "");
+	    (double)grew(st->lock_short_ns, f0->lock_short_ns) / 1e6, unknown_id + unwanted,
+	    unknown_id, unwanted, unknown_tid, v->exited ? ", exited" : "");
 }
 
 /* Alloc, live and lock recordings: their totals and what was lost, by cause. */

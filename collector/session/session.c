@@ -1149,8 +1149,10 @@ static void on_agent_ev(void *arg, const struct jvm_event *ev)
 		return;
 	switch (ev->type) {
 	case JVM_EV_STATE:
-		if (!t->ev.state_known)
+		if (!t->ev.state_known) {
 			t->ev.first = ev->state;
+			t->ev.drops_first = ev->drops;
+		}
 		if (!t->ev.on_after_ns && (ev->state.on & s->evw.on) == s->evw.on)
 			t->ev.on_after_ns = s->now() - s->start_ns + 1;
 		t->ev.state_known = true;

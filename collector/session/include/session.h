@@ -182,8 +182,9 @@ struct session_jvm_events {
 	struct fgp_events state;   /* its last EVENTS: what is on, its drops (cumulative) */
 	struct fgp_events first;   /* its first EVENTS here: the drops before this recording */
 	uint64_t on_after_ns;	   /* its events were on this long after the start (EVENTS) */
-	struct jvm_ev_drops drops; /* what the collector dropped of its events */
-	uint64_t stacks;	   /* its stack events that reached the recording */
+	struct jvm_ev_drops drops; /* what the collector dropped of its events (cumulative) */
+	struct jvm_ev_drops drops_first; /* ... at its first EVENTS here */
+	uint64_t stacks;		 /* its stack events that reached the recording */
 };
 
 struct session_jvm_summary {

@@ -398,7 +398,8 @@ static void add_line(void *arg, const char *text)
 	snprintf(all + n, 4096 - n, "%s\n", text);
 }
 
-/* The agent's counts are cumulative since its JVM started: a recording says what it lost. */
+/* The agent's counts are cumulative since its JVM started, the collector's since it first heard
+ * of the JVM: a recording says what it lost. */
 static void test_agent_drops_are_the_recordings_own(void **state)
 {
 	static struct session_summary sm;
@@ -418,11 +419,17 @@ static void test_agent_drops_are_the_recordings_own(void **state)
 	v->ev.state = (struct fgp_events){
 		.dropped_queue = 102, .dropped_other = 8, .lock_short = 9, .lock_short_ns = 5000000
 	};
+	/* The collector's counts of the JVM are cumulative too (a daemon serves recording after
+	 * recording: what an agent sent after the last one ended was nobody's). */
+	v->ev.drops_first =
+		(struct jvm_ev_drops){ .unknown_id = 1, .unknown_tid = 2, .unwanted = 1816 };
+	v->ev.drops = (struct jvm_ev_drops){ .unknown_id = 3, .unknown_tid = 2, .unwanted = 1817 };
 	session_report(&sm, add_line, all);
 	print_message("%s", all);
 	assert_non_null(strstr(all, "PID 42: its events never on; 10 events; the agent dropped 3 "
 				    "(queue full 2, other 1) and left out 4 short lock waits "
-				    "(3.000 ms)"));
+				    "(3.000 ms); the collector dropped 3 (unknown method id 2, not "
+				    "asked for 1) and put 0 under an unknown thread"));
 	/* A new agent behind the same PID started its counts again: all of them are ours. */
 	v->ev.state.dropped_queue = 4;
 	v->ev.on_after_ns = 250000000 + 1;
