@@ -448,12 +448,15 @@ static void test_socket_file_made_anew_is_dialed_at_once(void **state)
 }
 
 /*
- * A collector that completes one SP handshake and hangs up at once, then is gone (its
- * listener closed, its file removed): what a collector killed just as an agent connects leaves.
+ * A collector that completes one SP handshake and hangs up at once (or, with hold, once it is
+ * released), then is gone (its listener closed, its file removed): what a collector killed just
+ * as an agent connects, or later, leaves. A plain socket: its close never waits, as an nng
+ * socket's with a connected pipe can.
  */
 struct hangup {
 	int fd;
-	atomic_bool done;
+	bool hold;
+	atomic_bool release, done;
 	pthread_t th;
 };
 
@@ -474,6 +477,8 @@ static void *hang_up(void *arg)
 			       (n = read(c, peer + got, sizeof(peer) - got)) > 0)
 				got += (size_t)n;
 		}
+		while (h->hold && !atomic_load(&h->release))
+			nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
 		close(c);
 	}
 	atomic_store(&h->done, true);
@@ -483,6 +488,7 @@ static void *hang_up(void *arg)
 static void hangup_start(struct hangup *h, const char *path)
 {
 	h->fd = listen_at(path);
+	atomic_store(&h->release, false);
 	atomic_store(&h->done, false);
 	assert_int_equal(pthread_create(&h->th, NULL, hang_up, h), 0);
 }
@@ -500,7 +506,7 @@ static void test_connection_dying_as_it_starts_is_not_up(void **state)
 	struct agentclock clock = { fake_now, fake_nap, &fc };
 
 	for (int round = 0; round < 4; round++) {
-		struct hangup h;
+		struct hangup h = { .hold = false };
 		struct link *l;
 
 		atomic_store(&hold_ms, round < 2 ? 50 : 0);
@@ -529,23 +535,26 @@ static void test_send_after_the_connection_went_fails(void **state)
 {
 	static const uint8_t msg[16] = { 0 };
 	struct fx *fx = *state;
+	struct hangup h = { .hold = true };
 	atomic_uint kicks = 0;
 	struct link *l;
 	unsigned k;
-	nng_socket c;
 
-	c = collector_start(fx->path);
+	hangup_start(&h, fx->path);
 	assert_int_equal(link_open(&l, fx->path, NULL, count_kick, &kicks), 0);
 	assert_true(wait_up(l, 2000) != 0);
 	assert_int_equal(link_nng_ops.send(l, msg, sizeof(msg)), 0);
 	k = atomic_load(&kicks);
-	nng_close(c); /* the pipe goes; its REM_POST kicks us */
+	atomic_store(&h.release, true); /* the pipe goes; its REM_POST kicks us */
 	for (unsigned t = 0; t < 2000 && atomic_load(&kicks) == k; t++)
 		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
 	assert_true(atomic_load(&kicks) > k);
 	/* (no state() call here: it would replace the socket) */
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(link_nng_ops.send(l, msg, sizeof(msg)), -EPIPE);
+	pthread_join(h.th, NULL);
+	close(h.fd);
+	unlink(fx->path);
 	link_close(l);
 }
 
