@@ -1035,6 +1035,7 @@ static int bpf_record(struct sampler *s, struct ring *r)
 	c->u.sample.stack_len = c->u.sample.stack_dyn = v.h.stack_len;
 	c->u.sample.kind = SAMPLER_KIND_SWITCH;
 	c->u.sample.state = switchrec_state(v.h.prev_state, v.h.flags);
+	c->u.sample.sysnr = v.h.sysnr;
 	c->u.sample.scale = (double)SWITCHREC_ONE / (double)v.h.thr;
 	return 0;
 }

@@ -82,7 +82,7 @@ int threadtime_add_count(void *ctx, uint32_t tid, const struct switchtot *e)
 }
 
 void threadtime_add_proc(struct threadtime *tt, uint32_t pid, uint32_t tid, uint64_t cpu_ns,
-			 char state)
+			 char state, long sysnr)
 {
 	struct threadtime_ent *x = snap_get(tt, tid);
 
@@ -91,6 +91,7 @@ void threadtime_add_proc(struct threadtime *tt, uint32_t pid, uint32_t tid, uint
 		x->in_proc = true;
 		x->cpu_ns = cpu_ns;
 		x->state = state;
+		x->sysnr = sysnr >= INT32_MIN && sysnr <= INT32_MAX ? (int32_t)sysnr : -1;
 	}
 }
 
@@ -139,20 +140,29 @@ void threadtime_read_proc(struct threadtime *tt, uint32_t pid)
 		/* schedstat: "sum_exec_runtime run_delay pcount"; stat: "tid (comm) S ..." */
 		if (read_at(tfd, "schedstat", buf, sizeof(buf)) > 0 &&
 		    sscanf(buf, "%llu", &cpu) == 1 && read_at(tfd, "stat", buf, sizeof(buf)) > 0 &&
-		    (rp = strrchr(buf, ')')) != NULL && rp[1] == ' ' && rp[2])
-			threadtime_add_proc(tt, pid, (uint32_t)tid, cpu, rp[2]);
+		    (rp = strrchr(buf, ')')) != NULL && rp[1] == ' ' && rp[2]) {
+			char state = rp[2];
+			long nr = -1;
+
+			/* asleep: in which system call ("202 0x... sp pc"; "running" once it
+			 * runs again) */
+			if (state == 'S' && read_at(tfd, "syscall", buf, sizeof(buf)) > 0 &&
+			    sscanf(buf, "%ld", &nr) != 1)
+				nr = -1;
+			threadtime_add_proc(tt, pid, (uint32_t)tid, cpu, state, nr);
+		}
 		close(tfd);
 	}
 	closedir(d);
 }
 
-unsigned threadtime_kind_of_letter(char state)
+unsigned threadtime_kind_of_letter(char state, long sysnr)
 {
 	switch (state) {
 	case 'R':
 		return SWITCHTOT_PREEMPTED;
 	case 'S':
-		return SWITCHTOT_SLEEPING;
+		return switchtot_sleep_kind(sysnr);
 	case 'D':
 		return SWITCHTOT_DISK;
 	default:
@@ -160,14 +170,14 @@ unsigned threadtime_kind_of_letter(char state)
 	}
 }
 
-unsigned threadtime_kind_of_state(uint64_t st)
+unsigned threadtime_kind_of_state(uint64_t st, long sysnr)
 {
 	if (st & 0x2) /* TRACEFS_TASK_UNINTERRUPTIBLE */
 		return SWITCHTOT_DISK;
 	if (st & 0x1) /* TRACEFS_TASK_INTERRUPTIBLE */
-		return SWITCHTOT_SLEEPING;
+		return switchtot_sleep_kind(sysnr);
 	if ((st & 0xff) == 0) /* runnable: preempted */
-		return SWITCHTOT_PREEMPTED;
+		return switchtot_preempt_kind(sysnr);
 	return SWITCHTOT_OTHER;
 }
 
@@ -178,6 +188,9 @@ const char *threadtime_kind_frame(unsigned kind)
 		[SWITCHTOT_SLEEPING] = "[off-cpu: sleeping]",
 		[SWITCHTOT_DISK] = "[off-cpu: uninterruptible (disk I/O)]",
 		[SWITCHTOT_OTHER] = "[off-cpu: other]",
+		[SWITCHTOT_FUTEX] = "[off-cpu: sleeping]",
+		[SWITCHTOT_EPOLL] = "[off-cpu: sleeping]",
+		[SWITCHTOT_PREEMPTED_CALL] = "[off-cpu: preempted]",
 		[THREADTIME_CPU] = "[on-cpu]",
 	};
 
@@ -233,7 +246,7 @@ static bool window(const struct threadtime *tt, const struct threadtime_ent *a,
 			/* Seen first after the start: off the CPU before, all but what it ran. */
 			uint64_t pre = sub0(e->t_first - A, sub0(e->ran_first, a->cpu_ns));
 
-			r->off[threadtime_kind_of_letter(a->state)] += pre;
+			r->off[threadtime_kind_of_letter(a->state, a->sysnr)] += pre;
 		} else if (!a) {
 			/* Born in the window: it ran from its start to its first switch-out. */
 			uint64_t born = sub0(e->t_first, e->ran_first);
@@ -243,7 +256,7 @@ static bool window(const struct threadtime *tt, const struct threadtime_ent *a,
 	} else if (b->in_proc) {
 		if (a && a->in_proc) {
 			/* Never left the CPU, or never came back, in the whole window. */
-			r->off[threadtime_kind_of_letter(b->state)] =
+			r->off[threadtime_kind_of_letter(b->state, b->sysnr)] =
 				sub0(B - A, sub0(b->cpu_ns, a->cpu_ns));
 		} else {
 			/* Born in the window and never left the CPU. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dbgfetch.h"
+#include "threadtime.h"
 #include "util.h"
 
 /* Where the lines go. */
@@ -193,12 +194,23 @@ static void precision_summary(const struct session_exact *x, const struct report
 		say(out, "precision:   (%zu more threads)", x->nprec - SHOWN);
 }
 
+/* The exact time off the CPU, all kinds. */
+static uint64_t off_ns(const struct session_exact *x)
+{
+	uint64_t n = 0;
+
+	for (unsigned k = 0; k < THREADTIME_NKINDS; k++)
+		n += x->ns[k];
+	return n;
+}
+
 /* Off-CPU and wall: each thread's exact time, and how its stacks were scaled to it. */
 static void exact_summary(const struct session_summary *sm, const struct report_out *out)
 {
 	const struct session_exact *x = &sm->exact;
 	const uint64_t *ns = x->ns;
-	double off = (double)(ns[0] + ns[1] + ns[2] + ns[3]) / 1e9;
+	double off = (double)off_ns(x) / 1e9;
+	uint64_t sleep = ns[SWITCHTOT_SLEEPING] + ns[SWITCHTOT_FUTEX] + ns[SWITCHTOT_EPOLL];
 
 	if (!x->on) {
 		say(out,
@@ -209,9 +221,14 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	}
 	say(out,
 	    "exact times: %llu threads counted at every switch: %.3f s off the CPU (sleeping "
-	    "%.3f, preempted %.3f, disk I/O %.3f, other %.3f)",
-	    (unsigned long long)x->threads, off, (double)ns[1] / 1e9, (double)ns[0] / 1e9,
-	    (double)ns[2] / 1e9, (double)ns[3] / 1e9);
+	    "%.3f: in futex %.3f, in epoll_wait %.3f, in other calls %.3f; preempted %.3f: "
+	    "leaving a system call %.3f, elsewhere %.3f; disk I/O %.3f, other %.3f)",
+	    (unsigned long long)x->threads, off, (double)sleep / 1e9,
+	    (double)ns[SWITCHTOT_FUTEX] / 1e9, (double)ns[SWITCHTOT_EPOLL] / 1e9,
+	    (double)ns[SWITCHTOT_SLEEPING] / 1e9,
+	    (double)(ns[SWITCHTOT_PREEMPTED] + ns[SWITCHTOT_PREEMPTED_CALL]) / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPTED_CALL] / 1e9, (double)ns[SWITCHTOT_PREEMPTED] / 1e9,
+	    (double)ns[SWITCHTOT_DISK] / 1e9, (double)ns[SWITCHTOT_OTHER] / 1e9);
 	say(out,
 	    "exact times: the stacks of %llu (thread, kind) pairs scaled to their time (they "
 	    "weighed %.3f s); %llu pairs got no stack, %.3f s shown under [no stack sampled]",
@@ -296,10 +313,7 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 		say(out,
 		    "wall: %.3f s on the CPU + %.3f s off it, every thread's exact time (the "
 		    "samples weighed %.3f s + %.3f s)",
-		    (double)sm->exact.ns[4] / 1e9,
-		    (double)(sm->exact.ns[0] + sm->exact.ns[1] + sm->exact.ns[2] +
-			     sm->exact.ns[3]) /
-			    1e9,
+		    (double)sm->exact.ns[THREADTIME_CPU] / 1e9, (double)off_ns(&sm->exact) / 1e9,
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
 	else if (sm->event == SESSION_EVENT_WALL)
 		say(out, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",

@@ -647,6 +647,8 @@ static const char *process_root(struct session *s, uint32_t pid)
 /* The stratum id of tid's stacks of a kind, w more us of them counted, taken with that chance
  * (0 for a CPU tick, see keep_precision); 0 when none can be kept (the stack is then counted
  * as it was weighed). */
+_Static_assert(THREADTIME_CPU < 8, "a stratum's kind is 3 bits of its key");
+
 static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w,
 			   double chance)
 {
@@ -847,9 +849,9 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	if (s->jf && r->u.sample.nr_user && user_frames(s, r, &smp, may_defer))
 		return;
 	if (s->tt_on && r->u.sample.kind == SAMPLER_KIND_SWITCH)
-		smp.stratum = stratum_of(s, r->tid, threadtime_kind_of_state(r->u.sample.state),
-					 smp.weight,
-					 r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0);
+		smp.stratum = stratum_of(
+			s, r->tid, threadtime_kind_of_state(r->u.sample.state, r->u.sample.sysnr),
+			smp.weight, r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0);
 	else if (s->tt_on)
 		smp.stratum = stratum_of(s, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */

@@ -69,7 +69,7 @@ struct task_struct___old {
 } __attribute__((preserve_access_index));
 
 struct pt_regs {
-	unsigned long bx, bp, sp, ip, r13;
+	unsigned long bx, bp, sp, ip, r13, orig_ax;
 } __attribute__((preserve_access_index));
 
 /* Set by the loader before the program is loaded (read-only: the verifier sees constants). */
@@ -120,6 +120,7 @@ struct thread {
 	__u64 owed[2]; /* ns waited, per kind, since its last stack of the kind was taken */
 	struct waits w[2];
 	__u32 kind, tkind; /* tkind: the SWITCHTOT_* kind of the wait */
+	__s32 sysnr;	   /* the system call it waits in (-1: none) */
 	__u16 waiting, pending;
 };
 
@@ -295,7 +296,7 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
 
 /* Write prev's OUT record. 0, or -1 when it could not be written. */
 static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
-				__u64 now, __u64 id, __u64 thr)
+				__u64 now, __u64 id, __u64 thr, __s32 sysnr)
 {
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -310,6 +311,7 @@ static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct swit
 	b->h.tid = (__u32)id;
 	b->h.pid = (__u32)(id >> 32);
 	b->h.prev_state = prev_state(ctx, prev);
+	b->h.sysnr = sysnr;
 	b->h.flags = ctx->args[0] ? SWITCHREC_F_PREEMPT : 0;
 	b->h.time = now;
 	b->h.t_out = 0;
@@ -378,9 +380,11 @@ static __always_inline void tot_wait_ended(__u32 tid, __u64 t_out, __u64 t_in, _
 
 	if (!t)
 		return;
+	if (k >= SWITCHTOT_NKINDS)
+		k = SWITCHTOT_OTHER;
 	TOT_BEGIN(t);
 	if (t_in > t_out)
-		t->off[k & (SWITCHTOT_NKINDS - 1)] += t_in - t_out;
+		t->off[k] += t_in - t_out;
 	t->waiting = 0;
 	TOT_END(t);
 }
@@ -513,7 +517,16 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	th->t_out = now;
 	th->ran = ran;
 	th->kind = kind;
-	th->tkind = switchtot_kind(state, kind);
+	/* the system call it waits in: its kind of sleep, or of preemption */
+	th->sysnr = -1;
+	{
+		struct pt_regs *regs =
+			(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		if (regs)
+			th->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
+	}
+	th->tkind = switchtot_kind(state, kind, th->sysnr);
 	th->waiting = 1;
 	tot_out(st, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
@@ -523,7 +536,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	th->owed[kind] = 0;
-	if (take(ctx, st, now, id, thr) == 0)
+	if (take(ctx, st, now, id, thr, th->sysnr) == 0)
 		th->pending = 1;
 	return 0;
 }

@@ -90,8 +90,10 @@ struct perfring_rec {
 			 * (0: one CPU sample of the sampling interval). */
 			uint8_t kind;
 			uint64_t state;
-			double scale; /* a switch: the switch-outs it stands for (1 / the
-				       * chance it was taken), >= 1 */
+			int32_t sysnr; /* a switch by BPF: the system call it waits in (-1:
+					* none; 0 without BPF: not known) */
+			double scale;  /* a switch: the switch-outs it stands for (1 / the
+					* chance it was taken), >= 1 */
 			uint64_t weight_ns;
 		} sample;
 		/* PERF_RECORD_MMAP2; build_id is set (and maj/min/ino zero) when misc has

@@ -43,10 +43,10 @@ struct switchrec {
 	__u32 flags;	  /* SWITCHREC_F_* */
 	__u16 nr_kernel, nr_user; /* OUT: entries of the chains that follow, leaf first */
 	__u32 stack_len;	  /* OUT: bytes of user stack that follow the chains */
-	__u32 reserved;
-	__u64 time;  /* OUT: the switch-out; IN: the switch-in (CLOCK_MONOTONIC ns) */
-	__u64 t_out; /* IN: the switch-out of the wait it ends */
-	__u64 thr;   /* OUT: the chance it was taken, x 2^32 (SWITCHREC_ONE: every switch) */
+	__s32 sysnr;		  /* OUT: the system call the thread waits in (-1: none) */
+	__u64 time;		  /* OUT: the switch-out; IN: the switch-in (CLOCK_MONOTONIC ns) */
+	__u64 t_out;		  /* IN: the switch-out of the wait it ends */
+	__u64 thr; /* OUT: the chance it was taken, x 2^32 (SWITCHREC_ONE: every switch) */
 	__u64 regs[SWITCHREC_NREGS];
 	/* OUT: __u64 kernel[nr_kernel], __u64 user[nr_user], __u8 stack[stack_len] */
 };
@@ -54,13 +54,22 @@ struct switchrec {
 /*
  * Every target thread's time off the CPU, counted by the program at each of its switches whether
  * or not a stack is taken (a hash map keyed by thread id, read by the collector at the edges of
- * each profile's window, bpf/switch.bpf.c). Kinds, by the state the thread left the CPU in:
+ * each profile's window, bpf/switch.bpf.c). Kinds, by the state the thread left the CPU in, and
+ * for a sleep by the system call it sleeps in, for a preemption by whether it came in a system
+ * call: a thread's stacks are scaled to the exact time of their own kind, so the split of a
+ * worker's sleep between its I/O (a database read) and its parks (an idle pool's wait for work),
+ * or of its preemptions between the ones its own writes cause (a write that wakes the database,
+ * which then runs in its place) and the ones that strike its code anywhere, is counted, not read
+ * off a few stacks.
  */
-#define SWITCHTOT_PREEMPTED 0 /* runnable: preempted, or yielded */
-#define SWITCHTOT_SLEEPING 1  /* TASK_INTERRUPTIBLE: a sleep, a park, a read */
+#define SWITCHTOT_PREEMPTED 0 /* runnable: preempted (by a timer or another CPU), or yielded */
+#define SWITCHTOT_SLEEPING 1  /* TASK_INTERRUPTIBLE in any other call: a read, a poll, a sleep */
 #define SWITCHTOT_DISK 2      /* TASK_UNINTERRUPTIBLE (and RT-lock waits): disk I/O, page faults */
 #define SWITCHTOT_OTHER 3     /* stopped, traced, parked kthreads, TASK_IDLE */
-#define SWITCHTOT_NKINDS 4
+#define SWITCHTOT_FUTEX 4     /* sleeping in futex: a park, a monitor, a condition, a lock */
+#define SWITCHTOT_EPOLL 5     /* sleeping in epoll_wait: an event loop's wait for work */
+#define SWITCHTOT_PREEMPTED_CALL 6 /* preempted leaving a system call (or a device's interrupt) */
+#define SWITCHTOT_NKINDS 7
 #define SWITCHTOT_MAX 65536 /* threads the map holds */
 
 struct switchtot {
@@ -75,26 +84,50 @@ struct switchtot {
 	__u32 waiting; /* 0: on the CPU, else 1 + the kind of the wait under way */
 };
 
+/* The kind of a sleep in system call nr (x86-64 numbers; -1: none). */
+static inline __u32 switchtot_sleep_kind(long nr)
+{
+	switch (nr) {
+	case 202: /* futex */
+	case 449: /* futex_waitv */
+		return SWITCHTOT_FUTEX;
+	case 232: /* epoll_wait */
+	case 281: /* epoll_pwait */
+	case 441: /* epoll_pwait2 */
+		return SWITCHTOT_EPOLL;
+	default:
+		return SWITCHTOT_SLEEPING;
+	}
+}
+
+/* The kind of a preemption of a thread whose registers' orig_ax is nr: a system call's number
+ * (or a device interrupt's vector), or -1 (the timer's and other CPUs' interrupts). */
+static inline __u32 switchtot_preempt_kind(long nr)
+{
+	return nr >= 0 ? SWITCHTOT_PREEMPTED_CALL : SWITCHTOT_PREEMPTED;
+}
+
 /*
- * The kind of a wait from the kernel's prev_state (TASK_* bits of include/linux/sched.h) and
- * whether the switch was a preemption: the state the sched_switch tracepoint reports (its
- * highest TASK_REPORT bit, TASK_IDLE and RT-lock waits told apart), folded into four kinds.
+ * The kind of a wait from the kernel's prev_state (TASK_* bits of include/linux/sched.h),
+ * whether the switch was a preemption, and the system call the thread is in (nr, -1: none):
+ * the state the sched_switch tracepoint reports (its highest TASK_REPORT bit, TASK_IDLE and
+ * RT-lock waits told apart), a sleep by its call.
  */
-static inline __u32 switchtot_kind(__u32 prev_state, int preempt)
+static inline __u32 switchtot_kind(__u32 prev_state, int preempt, long nr)
 {
 	__u32 s = prev_state & 0x7f;
 
 	if (preempt)
-		return SWITCHTOT_PREEMPTED;
+		return switchtot_preempt_kind(nr);
 	if ((prev_state & 0x402) == 0x402)
 		return SWITCHTOT_OTHER; /* TASK_IDLE */
 	if (prev_state & 0x1000)
 		return SWITCHTOT_DISK; /* TASK_RTLOCK_WAIT reports as uninterruptible */
 	if (!s)
-		return SWITCHTOT_PREEMPTED;
+		return switchtot_preempt_kind(nr);
 	if (s & ~0x3u)
 		return SWITCHTOT_OTHER;
-	return s & 0x2 ? SWITCHTOT_DISK : SWITCHTOT_SLEEPING;
+	return s & 0x2 ? SWITCHTOT_DISK : switchtot_sleep_kind(nr);
 }
 
 /* Per CPU: the chance's state (the program's own), then counts the collector sums. */

@@ -36,9 +36,11 @@
 
 struct threadtime_ent {
 	uint32_t pid, tid;
-	bool has_e;   /* e holds the program's count */
-	bool in_proc; /* cpu_ns and state hold /proc's */
-	char state;   /* /proc/<pid>/task/<tid>/stat's state letter */
+	bool has_e;    /* e holds the program's count */
+	bool in_proc;  /* cpu_ns and state hold /proc's */
+	char state;    /* /proc/<pid>/task/<tid>/stat's state letter */
+	int32_t sysnr; /* asleep ('S'): the system call it sleeps in (/proc's syscall; -1: not
+			* known) */
 	uint64_t cpu_ns;
 	struct switchtot e;
 };
@@ -72,9 +74,9 @@ void threadtime_fini(struct threadtime *tt);
 void threadtime_begin(struct threadtime *tt, uint64_t t);
 /* The program's count of tid (switchbpf_total_cb's shape: returns 0). */
 int threadtime_add_count(void *tt, uint32_t tid, const struct switchtot *e);
-/* What /proc says of tid of process pid. */
+/* What /proc says of tid of process pid (sysnr: the system call it sleeps in, -1: not known). */
 void threadtime_add_proc(struct threadtime *tt, uint32_t pid, uint32_t tid, uint64_t cpu_ns,
-			 char state);
+			 char state, long sysnr);
 /* threadtime_add_proc() for every thread /proc lists under pid now. */
 void threadtime_read_proc(struct threadtime *tt, uint32_t pid);
 
@@ -86,10 +88,12 @@ void threadtime_read_proc(struct threadtime *tt, uint32_t pid);
 size_t threadtime_end(struct threadtime *tt, void (*cb)(void *ctx, const struct threadtime_res *r),
 		      void *ctx);
 
-/* The kind of a wait from the state letter /proc gives ('R': runnable, preempted). */
-unsigned threadtime_kind_of_letter(char state);
-/* The kind of an off-CPU sample's wait from its state (tracefs.h's TRACEFS_TASK_* report). */
-unsigned threadtime_kind_of_state(uint64_t state);
+/* The kind of a wait from the state letter /proc gives ('R': runnable, preempted) and the
+ * system call a sleep is in (-1: not known). */
+unsigned threadtime_kind_of_letter(char state, long sysnr);
+/* The kind of an off-CPU sample's wait from its state (tracefs.h's TRACEFS_TASK_* report) and
+ * the system call it waits in. */
+unsigned threadtime_kind_of_state(uint64_t state, long sysnr);
 /* The leaf frame of a kind (THREADTIME_CPU included): "[off-cpu: sleeping]", "[on-cpu]" ... */
 const char *threadtime_kind_frame(unsigned kind);
 

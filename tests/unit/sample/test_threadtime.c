@@ -64,7 +64,7 @@ static void test_waits_under_way_count_up_to_each_edge(void **state)
 	e = count(300 * MS, 0, 1 + SWITCHTOT_SLEEPING, 900 * MS, 50 * MS);
 	e.t_first = 10 * MS;
 	threadtime_add_count(&tt, 11, &e);
-	threadtime_add_proc(&tt, 7, 11, 50 * MS, 'S');
+	threadtime_add_proc(&tt, 7, 11, 50 * MS, 'S', -1);
 	assert_int_equal(threadtime_end(&tt, collect, &g), 0); /* the first edge only begins */
 	/* At 3000 ms: that sleep ended at 1500 (500 ms), it ran 200 ms, was preempted 100 ms,
 	 * and sleeps since 2500 ms. */
@@ -72,7 +72,7 @@ static void test_waits_under_way_count_up_to_each_edge(void **state)
 	e = count(800 * MS, 100 * MS, 1 + SWITCHTOT_SLEEPING, 2500 * MS, 250 * MS);
 	e.t_first = 10 * MS;
 	threadtime_add_count(&tt, 11, &e);
-	threadtime_add_proc(&tt, 7, 11, 250 * MS, 'S');
+	threadtime_add_proc(&tt, 7, 11, 250 * MS, 'S', -1);
 	assert_int_equal(threadtime_end(&tt, collect, &g), 1);
 	/* Asleep: 800 + 500 under way - (300 + 100 under way) = 900 ms of the window. */
 	assert_int_equal(find(&g, 11)->off[SWITCHTOT_SLEEPING], 900 * MS);
@@ -91,12 +91,12 @@ static void test_a_thread_never_seen_switching_is_told_by_proc(void **state)
 	(void)state;
 	threadtime_init(&tt);
 	threadtime_begin(&tt, 1000 * MS);
-	threadtime_add_proc(&tt, 7, 21, 40 * MS, 'S'); /* asleep all along */
-	threadtime_add_proc(&tt, 7, 22, 40 * MS, 'R'); /* spins, never switched out */
+	threadtime_add_proc(&tt, 7, 21, 40 * MS, 'S', -1); /* asleep all along */
+	threadtime_add_proc(&tt, 7, 22, 40 * MS, 'R', -1); /* spins, never switched out */
 	threadtime_end(&tt, collect, &g);
 	threadtime_begin(&tt, 9000 * MS);
-	threadtime_add_proc(&tt, 7, 21, 40 * MS, 'S');
-	threadtime_add_proc(&tt, 7, 22, 8050 * MS, 'R');
+	threadtime_add_proc(&tt, 7, 21, 40 * MS, 'S', -1);
+	threadtime_add_proc(&tt, 7, 22, 8050 * MS, 'R', -1);
 	assert_int_equal(threadtime_end(&tt, collect, &g), 2);
 	assert_int_equal(find(&g, 21)->off[SWITCHTOT_SLEEPING], 8000 * MS);
 	assert_int_equal(find(&g, 21)->cpu, 0);
@@ -115,7 +115,7 @@ static void test_seen_first_after_the_start_waited_before_in_the_start_state(voi
 	(void)state;
 	threadtime_init(&tt);
 	threadtime_begin(&tt, 1000 * MS);
-	threadtime_add_proc(&tt, 7, 31, 100 * MS, 'S');
+	threadtime_add_proc(&tt, 7, 31, 100 * MS, 'S', -1);
 	threadtime_end(&tt, collect, &g);
 	/* Woke unseen, ran 20 ms, left the CPU at 2000 ms for a sleep that ended at 2100. */
 	threadtime_begin(&tt, 3000 * MS);
@@ -123,7 +123,7 @@ static void test_seen_first_after_the_start_waited_before_in_the_start_state(voi
 	e.t_first = 2000 * MS;
 	e.ran_first = 120 * MS;
 	threadtime_add_count(&tt, 31, &e);
-	threadtime_add_proc(&tt, 7, 31, 130 * MS, 'R');
+	threadtime_add_proc(&tt, 7, 31, 130 * MS, 'R', -1);
 	threadtime_end(&tt, collect, &g);
 	/* 1000 ms before the first switch-out less 20 ms run, and the 100 ms sleep. */
 	assert_int_equal(find(&g, 31)->off[SWITCHTOT_SLEEPING], 1080 * MS);
@@ -174,14 +174,14 @@ static void test_an_untraced_switch_in_ends_the_wait_by_the_cpu_time_since(void 
 	threadtime_begin(&tt, 1000 * MS);
 	e.t_first = 500 * MS;
 	threadtime_add_count(&tt, 51, &e);
-	threadtime_add_proc(&tt, 7, 51, 0, 'R');
+	threadtime_add_proc(&tt, 7, 51, 0, 'R', -1);
 	threadtime_end(&tt, collect, &g);
 	/* "Asleep since 1200" by the count, but it has run 300 ms since: it woke at 1700. */
 	threadtime_begin(&tt, 2000 * MS);
 	e = count(0, 0, 1 + SWITCHTOT_SLEEPING, 1200 * MS, 100 * MS);
 	e.t_first = 500 * MS;
 	threadtime_add_count(&tt, 51, &e);
-	threadtime_add_proc(&tt, 7, 51, 400 * MS, 'R');
+	threadtime_add_proc(&tt, 7, 51, 400 * MS, 'R', -1);
 	threadtime_end(&tt, collect, &g);
 	assert_int_equal(find(&g, 51)->off[SWITCHTOT_SLEEPING], 500 * MS);
 	assert_int_equal(find(&g, 51)->cpu, 500 * MS);
@@ -212,22 +212,40 @@ static void test_kinds_of_wait(void **state)
 {
 	(void)state;
 	/* the kernel's prev_state, as the program sees it */
-	assert_int_equal(switchtot_kind(0x1, 0), SWITCHTOT_SLEEPING);
-	assert_int_equal(switchtot_kind(0x2, 0), SWITCHTOT_DISK);
-	assert_int_equal(switchtot_kind(0x402, 0), SWITCHTOT_OTHER); /* TASK_IDLE */
-	assert_int_equal(switchtot_kind(0x1000, 0), SWITCHTOT_DISK); /* RT-lock wait */
-	assert_int_equal(switchtot_kind(0x1, 1), SWITCHTOT_PREEMPTED);
-	assert_int_equal(switchtot_kind(0, 0), SWITCHTOT_PREEMPTED); /* a yield */
-	assert_int_equal(switchtot_kind(0x4, 0), SWITCHTOT_OTHER);   /* stopped */
+	assert_int_equal(switchtot_kind(0x1, 0, 0), SWITCHTOT_SLEEPING);
+	assert_int_equal(switchtot_kind(0x2, 0, -1), SWITCHTOT_DISK);
+	assert_int_equal(switchtot_kind(0x402, 0, -1), SWITCHTOT_OTHER); /* TASK_IDLE */
+	assert_int_equal(switchtot_kind(0x1000, 0, -1), SWITCHTOT_DISK); /* RT-lock wait */
+	assert_int_equal(switchtot_kind(0x1, 1, -1), SWITCHTOT_PREEMPTED);
+	assert_int_equal(switchtot_kind(0x1, 1, 1), SWITCHTOT_PREEMPTED_CALL); /* leaving write */
+	assert_int_equal(switchtot_kind(0, 0, -1), SWITCHTOT_PREEMPTED);       /* a yield */
+	assert_int_equal(switchtot_kind(0x4, 0, -1), SWITCHTOT_OTHER);	       /* stopped */
 	/* a sample's reported state (tracefs bits), the same kinds */
-	assert_int_equal(threadtime_kind_of_state(0x1), SWITCHTOT_SLEEPING);
-	assert_int_equal(threadtime_kind_of_state(0x2), SWITCHTOT_DISK);
-	assert_int_equal(threadtime_kind_of_state(0x80), SWITCHTOT_OTHER);
-	assert_int_equal(threadtime_kind_of_state(0x100), SWITCHTOT_PREEMPTED);
-	assert_int_equal(threadtime_kind_of_state(0), SWITCHTOT_PREEMPTED);
-	assert_int_equal(threadtime_kind_of_letter('D'), SWITCHTOT_DISK);
-	assert_int_equal(threadtime_kind_of_letter('T'), SWITCHTOT_OTHER);
+	assert_int_equal(threadtime_kind_of_state(0x1, 7), SWITCHTOT_SLEEPING);
+	assert_int_equal(threadtime_kind_of_state(0x2, 202), SWITCHTOT_DISK);
+	assert_int_equal(threadtime_kind_of_state(0x80, -1), SWITCHTOT_OTHER);
+	assert_int_equal(threadtime_kind_of_state(0x100, -1), SWITCHTOT_PREEMPTED);
+	assert_int_equal(threadtime_kind_of_state(0x100, 1), SWITCHTOT_PREEMPTED_CALL);
+	assert_int_equal(threadtime_kind_of_state(0, -1), SWITCHTOT_PREEMPTED);
+	assert_int_equal(threadtime_kind_of_letter('D', -1), SWITCHTOT_DISK);
+	assert_int_equal(threadtime_kind_of_letter('T', -1), SWITCHTOT_OTHER);
+	/* a sleep by its system call: parks and monitors, event loops, the rest */
+	assert_int_equal(switchtot_kind(0x1, 0, 202), SWITCHTOT_FUTEX);
+	assert_int_equal(switchtot_kind(0x1, 0, 449), SWITCHTOT_FUTEX); /* futex_waitv */
+	assert_int_equal(switchtot_kind(0x1, 0, 232), SWITCHTOT_EPOLL);
+	assert_int_equal(switchtot_kind(0x1, 0, 281), SWITCHTOT_EPOLL);
+	assert_int_equal(switchtot_kind(0x1, 0, 7), SWITCHTOT_SLEEPING); /* poll */
+	assert_int_equal(switchtot_kind(0x1, 0, -1), SWITCHTOT_SLEEPING);
+	assert_int_equal(switchtot_kind(0x2, 0, 202), SWITCHTOT_DISK);
+	assert_int_equal(threadtime_kind_of_state(0x1, 202), SWITCHTOT_FUTEX);
+	assert_int_equal(threadtime_kind_of_state(0x1, 232), SWITCHTOT_EPOLL);
+	assert_int_equal(threadtime_kind_of_letter('S', 202), SWITCHTOT_FUTEX);
+	assert_int_equal(threadtime_kind_of_letter('S', 0), SWITCHTOT_SLEEPING); /* read */
+	assert_int_equal(threadtime_kind_of_letter('S', -1), SWITCHTOT_SLEEPING);
+	assert_int_equal(threadtime_kind_of_letter('R', 202), SWITCHTOT_PREEMPTED);
 	assert_string_equal(threadtime_kind_frame(SWITCHTOT_SLEEPING), "[off-cpu: sleeping]");
+	assert_string_equal(threadtime_kind_frame(SWITCHTOT_FUTEX), "[off-cpu: sleeping]");
+	assert_string_equal(threadtime_kind_frame(SWITCHTOT_EPOLL), "[off-cpu: sleeping]");
 	assert_string_equal(threadtime_kind_frame(THREADTIME_CPU), "[on-cpu]");
 }
 
