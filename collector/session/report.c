@@ -234,6 +234,12 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	    "weighed %.3f s); %llu pairs got no stack, %.3f s shown under [no stack sampled]",
 	    (unsigned long long)x->strata, (double)x->sampled_us / 1e6,
 	    (unsigned long long)x->nostack, (double)x->nostack_ns / 1e9);
+	if (x->laid_ns)
+		say(out,
+		    "exact times: %.3f s preempted by interrupts (the timer's, other CPUs') laid "
+		    "along each thread's CPU samples, where such a preemption strikes it; the %llu "
+		    "stacks taken at them set aside",
+		    (double)x->laid_ns / 1e9, (unsigned long long)x->laid_set);
 	if (x->over)
 		say(out, "exact times: %llu threads not counted (over the limits)",
 		    (unsigned long long)x->over);

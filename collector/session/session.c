@@ -130,7 +130,7 @@ struct session {
 	 * weights are scaled, when the window closes, so that they add up to that time.
 	 */
 	struct threadtime tt;
-	struct htab strata_idx; /* tid << 3 | kind -> index into strata */
+	struct htab strata_idx; /* tid << 4 | kind -> index into strata */
 	struct stratum {
 		uint64_t sum_us; /* the weights of its stacks */
 		double var;	 /* ... sum c w^2, us^2 (see keep_precision) */
@@ -647,37 +647,52 @@ static const char *process_root(struct session *s, uint32_t pid)
 /* The stratum id of tid's stacks of a kind, w more us of them counted, taken with that chance
  * (0 for a CPU tick, see keep_precision); 0 when none can be kept (the stack is then counted
  * as it was weighed). */
-_Static_assert(THREADTIME_CPU < 8, "a stratum's kind is 3 bits of its key");
+/*
+ * Wall: a thread's time preempted by an interrupt (the timer's, another CPU's: the kind
+ * SWITCHTOT_PREEMPTED) is laid along its CPU samples, each copied under an [off-cpu:
+ * preempted] leaf into this stratum: such an interrupt strikes a thread wherever it runs, so
+ * its CPU samples (a hundred a second) shape that time better than the few stacks its
+ * preemptions get. A preemption leaving a system call (its own write waking the reader, which
+ * then runs in its place) happens where the call is, and keeps its stacks.
+ */
+#define KIND_LAID (THREADTIME_CPU + 1)
+#define LAID_ID (1u << 30) /* a stratum id of KIND_LAID has it */
+
+_Static_assert(KIND_LAID < 16, "a stratum's kind is 4 bits of its key");
 
 static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w,
 			   double chance)
 {
-	uint64_t key = (uint64_t)tid << 3 | kind, *v = htab_get(&s->strata_idx, key);
+	uint64_t key = (uint64_t)tid << 4 | kind, *v = htab_get(&s->strata_idx, key);
 	size_t i;
 
 	if (v) {
 		i = *v;
 	} else {
-		if (s->strata_base + s->nstrata + 1 >= (1u << 31) ||
+		if (s->strata_base + s->nstrata + 1 >= LAID_ID ||
 		    ARRAY_GROW(s->strata, s->strata_cap, s->nstrata + 1) != 0 ||
 		    htab_put(&s->strata_idx, key, s->nstrata) != 0)
 			return 0;
 		i = s->nstrata++;
-		s->strata[i] = (struct stratum){ .scale = 1.0 };
+		/* laid copies count for nothing until their thread's preempted time is known */
+		s->strata[i] = (struct stratum){ .scale = kind == KIND_LAID ? 0.0 : 1.0 };
 	}
 	s->strata[i].sum_us += w;
 	s->strata[i].var += (double)w * (double)w * (1.0 - chance);
 	s->strata[i].n++;
-	return s->strata_base + 1 + (uint32_t)i;
+	return (s->strata_base + 1 + (uint32_t)i) | (kind == KIND_LAID ? LAID_ID : 0);
 }
 
-/* stackagg_fold_strata's scale: a stratum of an earlier window (a sample settled late) 1. */
+/* stackagg_fold_strata's scale: a stratum of an earlier window (a sample settled late) 1, or 0
+ * for laid copies. */
 static double stratum_scale(void *arg, uint32_t id)
 {
 	const struct session *s = arg;
+	bool laid = id & LAID_ID;
 
+	id &= ~LAID_ID;
 	if (id <= s->strata_base || id - s->strata_base - 1 >= s->nstrata)
-		return 1.0;
+		return laid ? 0.0 : 1.0;
 	return s->strata[id - s->strata_base - 1].scale;
 }
 
@@ -746,10 +761,30 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
-		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 3 | k);
+		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 4 | k);
+		const uint64_t *lv =
+			k == SWITCHTOT_PREEMPTED
+				? htab_get(&s->strata_idx, (uint64_t)r->tid << 4 | KIND_LAID)
+				: NULL;
 
 		s->exact.ns[k] += ns;
 		tot += (double)us;
+		if (lv && s->strata[*lv].sum_us) {
+			/* wall: laid along its CPU samples; its own stacks set aside */
+			struct stratum *st = &s->strata[*lv];
+
+			st->scale = (double)us / (double)st->sum_us;
+			if (v) {
+				s->strata[*v].scale = 0.0;
+				s->exact.laid_set += s->strata[*v].n;
+			}
+			s->exact.laid_ns += ns;
+			s->exact.strata++;
+			q += (double)us * (double)us * st->var /
+			     ((double)st->sum_us * (double)st->sum_us);
+			n += st->n;
+			continue;
+		}
 		if (v && s->strata[*v].sum_us) {
 			const struct stratum *st = &s->strata[*v];
 
@@ -855,6 +890,14 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	else if (s->tt_on)
 		smp.stratum = stratum_of(s, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
+	if (s->tt_on && s->o.event == SESSION_EVENT_WALL &&
+	    r->u.sample.kind != SAMPLER_KIND_SWITCH) {
+		/* its copy, for the thread's time preempted by interrupts (KIND_LAID) */
+		smp.leaf = threadtime_kind_frame(SWITCHTOT_PREEMPTED);
+		smp.stratum = stratum_of(s, r->tid, KIND_LAID, smp.weight, 0.0);
+		if (smp.stratum)
+			(void)stackagg_sample(s->agg, &smp);
+	}
 }
 
 /* The deferred samples the code tables are complete for now (w: their watermark), walked. */

@@ -228,6 +228,8 @@ struct session_exact {
 	uint64_t sampled_us;		  /* ... what their stacks weighed before, in all */
 	uint64_t nostack;    /* (thread, kind) with time but no stack: a frame says so */
 	uint64_t nostack_ns; /* ... and their time */
+	uint64_t laid_ns;    /* wall: preempted by interrupts, laid along the CPU samples ... */
+	uint64_t laid_set;   /* ... the stacks taken at those preemptions, set aside */
 	/* The last window's threads with stacks, most time first (at most SESSION_MAX_PRECISION;
 	 * valid until the next session call). */
 	const struct session_precision *prec;
