@@ -439,6 +439,118 @@ static void test_agent_drops_are_the_recordings_own(void **state)
 				    "dropped 5 (queue full 4, other 1)"));
 }
 
+/* ---- wall at the defaults: each thread's exact time per kind, its stacks scaled to it ---- */
+
+static struct switchtot tot_now; /* what the program's map holds for the JVM's one thread */
+
+static int fs_totals(const void *smp, switchbpf_total_cb cb, void *ctx)
+{
+	(void)smp;
+	return cb(ctx, JVM_PID, &tot_now);
+}
+
+static const struct session_sampler_ops counting_sampler = {
+	.open = fs_open,
+	.fd = fs_fd,
+	.poll = fs_poll,
+	.disable = fs_disable,
+	.add_pid = fs_add_pid,
+	.remove_pid = fs_remove_pid,
+	.info = fs_info,
+	.stats = fs_stats,
+	.close = fs_close,
+	.totals = fs_totals,
+};
+
+static const struct session_seams counting_seams = { &counting_sampler, fsrc_open, fake_now };
+
+static const uint64_t chain_a[] = { 0x1000 }, chain_b[] = { 0x1000, 0x1000 };
+
+/* A cpu-clock sample of the thread (10 ms), or a switch-out taken for sure (state: the
+ * tracepoint's report; sysnr: the call its registers named) and its switch-in d ns later. */
+static void queue_tick(uint64_t ts, const uint64_t *chain, uint32_t n)
+{
+	struct perfring_rec *r = &fs.q[fs.nq++];
+
+	memset(r, 0, sizeof(*r));
+	r->type = PERF_RECORD_SAMPLE;
+	r->pid = r->tid = JVM_PID;
+	r->time = ts;
+	r->u.sample.user = chain;
+	r->u.sample.nr_user = n;
+	r->u.sample.period = 10 * MS;
+}
+
+static void queue_wait(uint64_t ts, uint64_t d, const uint64_t *chain, uint32_t n, uint64_t state,
+		       int32_t sysnr)
+{
+	struct perfring_rec *r;
+
+	queue_tick(ts, chain, n);
+	r = &fs.q[fs.nq - 1];
+	r->u.sample.kind = SAMPLER_KIND_SWITCH;
+	r->u.sample.state = state;
+	r->u.sample.sysnr = sysnr;
+	r->u.sample.scale = 1.0;
+	r->u.sample.period = 1;
+	r = &fs.q[fs.nq++];
+	memset(r, 0, sizeof(*r));
+	r->type = PERF_RECORD_SWITCH;
+	r->pid = r->tid = JVM_PID;
+	r->time = ts + d;
+}
+
+static void test_wall_lays_interrupt_preemptions_along_the_cpu_samples(void **state)
+{
+	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .no_kernel = true,
+				  .settle_ns = 300 * MS,
+				  .event = SESSION_EVENT_WALL };
+	struct session *s = NULL;
+	char why[256], *folded = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	memset(&fs, 0, sizeof(fs));
+	clock_ns = 1000 * MS;
+	tot_now = (struct switchtot){ .pid = JVM_PID, .t_first = 900 * MS };
+	if (session_open_seams(&o, &counting_seams, &s, why, sizeof(why)) != 0)
+		fail_msg("session_open_seams: %s", why);
+	assert_int_equal(session_step(s, 0), 0); /* the JVM comes */
+	/* CPU: 3 ticks in A, 1 in B; preempted by an interrupt in B (its stack taken), and
+	 * leaving a write in A. */
+	queue_tick(1100 * MS, chain_a, 1);
+	queue_tick(1200 * MS, chain_a, 1);
+	queue_tick(1300 * MS, chain_a, 1);
+	queue_tick(1400 * MS, chain_b, 2);
+	queue_wait(1500 * MS, 5 * MS, chain_b, 2, 0x100, -1);
+	queue_wait(1600 * MS, 5 * MS, chain_a, 1, 0x100, 1);
+	assert_int_equal(session_step(s, 0), 0);
+	/* The program counted 400 ms preempted by interrupts, 100 ms leaving calls: 1500 ms of
+	 * the 2 s window on the CPU. */
+	clock_ns = 3000 * MS;
+	tot_now.off[SWITCHTOT_PREEMPTED] = 400 * MS;
+	tot_now.off[SWITCHTOT_PREEMPTED_CALL] = 100 * MS;
+	session_finish(s, 0);
+	f = open_memstream(&folded, &len);
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
+	fclose(f);
+	/* CPU by the ticks' shape; the interrupts' 400 ms along the ticks (300 in A, 100 in B),
+	 * not on the one stack taken at them (B); the write's 100 ms on its own stack (A). */
+	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1125000\n") ||
+	    !strstr(folded, "[tid 2100000000;[unknown] (jit)_[j];[unknown] (jit)_[j] 375000\n") ||
+	    !strstr(folded,
+		    "[tid 2100000000;[unknown] (jit)_[j];[off-cpu: preempted]_[k] 400000\n") ||
+	    !strstr(folded, ";[unknown] (jit)_[j];[unknown] (jit)_[j];[off-cpu: preempted]_[k] "
+			    "100000\n") ||
+	    strstr(folded, "[no stack sampled]"))
+		fail_msg("wall profile:\n%s", folded);
+	free(folded);
+	session_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_held_samples_look_at_the_source_every_10_ms),
 		cmocka_unit_test(test_no_tracefs_says_how_to_mount_it),
 		cmocka_unit_test(test_agent_drops_are_the_recordings_own),
+		cmocka_unit_test(test_wall_lays_interrupt_preemptions_along_the_cpu_samples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
