@@ -183,18 +183,15 @@ unsigned threadtime_kind_of_state(uint64_t st, long sysnr)
 
 const char *threadtime_kind_frame(unsigned kind)
 {
-	static const char *const f[] = {
-		[SWITCHTOT_PREEMPTED] = "[off-cpu: preempted]",
-		[SWITCHTOT_SLEEPING] = "[off-cpu: sleeping]",
-		[SWITCHTOT_DISK] = "[off-cpu: uninterruptible (disk I/O)]",
-		[SWITCHTOT_OTHER] = "[off-cpu: other]",
-		[SWITCHTOT_FUTEX] = "[off-cpu: sleeping]",
-		[SWITCHTOT_EPOLL] = "[off-cpu: sleeping]",
-		[SWITCHTOT_PREEMPTED_CALL] = "[off-cpu: preempted]",
-		[THREADTIME_CPU] = "[on-cpu]",
-	};
-
-	return kind <= THREADTIME_CPU ? f[kind] : "[off-cpu: other]";
+	if (kind == THREADTIME_CPU)
+		return "[on-cpu]";
+	if (kind == SWITCHTOT_PREEMPTED || switchtot_is_preempt_call(kind))
+		return "[off-cpu: preempted]";
+	if (switchtot_is_sleep(kind))
+		return "[off-cpu: sleeping]";
+	if (kind == SWITCHTOT_DISK)
+		return "[off-cpu: uninterruptible (disk I/O)]";
+	return "[off-cpu: other]";
 }
 
 /* The program's count of kind k as of time t: the waits ended, and the one under way. */

@@ -210,7 +210,14 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	const struct session_exact *x = &sm->exact;
 	const uint64_t *ns = x->ns;
 	double off = (double)off_ns(x) / 1e9;
-	uint64_t sleep = ns[SWITCHTOT_SLEEPING] + ns[SWITCHTOT_FUTEX] + ns[SWITCHTOT_EPOLL];
+	uint64_t sleep = 0, call = 0;
+
+	for (unsigned k = 0; k < THREADTIME_NKINDS; k++) {
+		if (switchtot_is_sleep(k))
+			sleep += ns[k];
+		if (switchtot_is_preempt_call(k))
+			call += ns[k];
+	}
 
 	if (!x->on) {
 		say(out,
@@ -221,14 +228,20 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	}
 	say(out,
 	    "exact times: %llu threads counted at every switch: %.3f s off the CPU (sleeping "
-	    "%.3f: in futex %.3f, in epoll_wait %.3f, in other calls %.3f; preempted %.3f: "
-	    "leaving a system call %.3f, elsewhere %.3f; disk I/O %.3f, other %.3f)",
+	    "%.3f: in futex %.3f, epoll_wait %.3f, poll %.3f, reads %.3f, other calls %.3f; "
+	    "preempted %.3f: leaving a system call %.3f (writes %.3f, writev %.3f, reads %.3f, "
+	    "futex %.3f, sched_yield %.3f, polls %.3f, others %.3f), elsewhere %.3f; disk I/O "
+	    "%.3f, other %.3f)",
 	    (unsigned long long)x->threads, off, (double)sleep / 1e9,
 	    (double)ns[SWITCHTOT_FUTEX] / 1e9, (double)ns[SWITCHTOT_EPOLL] / 1e9,
-	    (double)ns[SWITCHTOT_SLEEPING] / 1e9,
-	    (double)(ns[SWITCHTOT_PREEMPTED] + ns[SWITCHTOT_PREEMPTED_CALL]) / 1e9,
-	    (double)ns[SWITCHTOT_PREEMPTED_CALL] / 1e9, (double)ns[SWITCHTOT_PREEMPTED] / 1e9,
-	    (double)ns[SWITCHTOT_DISK] / 1e9, (double)ns[SWITCHTOT_OTHER] / 1e9);
+	    (double)ns[SWITCHTOT_SLEEP_POLL] / 1e9, (double)ns[SWITCHTOT_SLEEP_READ] / 1e9,
+	    (double)ns[SWITCHTOT_SLEEPING] / 1e9, (double)(ns[SWITCHTOT_PREEMPTED] + call) / 1e9,
+	    (double)call / 1e9, (double)ns[SWITCHTOT_PREEMPT_WRITE] / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPT_WRITEV] / 1e9, (double)ns[SWITCHTOT_PREEMPT_READ] / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPT_FUTEX] / 1e9, (double)ns[SWITCHTOT_PREEMPT_YIELD] / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPT_POLL] / 1e9, (double)ns[SWITCHTOT_PREEMPTED_CALL] / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPTED] / 1e9, (double)ns[SWITCHTOT_DISK] / 1e9,
+	    (double)ns[SWITCHTOT_OTHER] / 1e9);
 	say(out,
 	    "exact times: the stacks of %llu (thread, kind) pairs scaled to their time (they "
 	    "weighed %.3f s); %llu pairs got no stack, %.3f s shown under [no stack sampled]",

@@ -130,7 +130,7 @@ struct session {
 	 * weights are scaled, when the window closes, so that they add up to that time.
 	 */
 	struct threadtime tt;
-	struct htab strata_idx; /* tid << 4 | kind -> index into strata */
+	struct htab strata_idx; /* tid << 5 | kind -> index into strata */
 	struct stratum {
 		uint64_t sum_us; /* the weights of its stacks */
 		double var;	 /* ... sum c w^2, us^2 (see keep_precision) */
@@ -658,12 +658,12 @@ static const char *process_root(struct session *s, uint32_t pid)
 #define KIND_LAID (THREADTIME_CPU + 1)
 #define LAID_ID (1u << 30) /* a stratum id of KIND_LAID has it */
 
-_Static_assert(KIND_LAID < 16, "a stratum's kind is 4 bits of its key");
+_Static_assert(KIND_LAID < 32, "a stratum's kind is 5 bits of its key");
 
 static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w,
 			   double chance)
 {
-	uint64_t key = (uint64_t)tid << 4 | kind, *v = htab_get(&s->strata_idx, key);
+	uint64_t key = (uint64_t)tid << 5 | kind, *v = htab_get(&s->strata_idx, key);
 	size_t i;
 
 	if (v) {
@@ -761,10 +761,10 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
-		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 4 | k);
+		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | k);
 		const uint64_t *lv =
 			k == SWITCHTOT_PREEMPTED
-				? htab_get(&s->strata_idx, (uint64_t)r->tid << 4 | KIND_LAID)
+				? htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | KIND_LAID)
 				: NULL;
 
 		s->exact.ns[k] += ns;

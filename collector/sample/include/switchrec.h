@@ -68,8 +68,18 @@ struct switchrec {
 #define SWITCHTOT_OTHER 3     /* stopped, traced, parked kthreads, TASK_IDLE */
 #define SWITCHTOT_FUTEX 4     /* sleeping in futex: a park, a monitor, a condition, a lock */
 #define SWITCHTOT_EPOLL 5     /* sleeping in epoll_wait: an event loop's wait for work */
-#define SWITCHTOT_PREEMPTED_CALL 6 /* preempted leaving a system call (or a device's interrupt) */
-#define SWITCHTOT_NKINDS 7
+#define SWITCHTOT_PREEMPTED_CALL                                                                   \
+	6			    /* preempted leaving any other system call (or a device's      \
+				     * interrupt) */
+#define SWITCHTOT_SLEEP_READ 7	    /* sleeping in read, readv, recvfrom, recvmsg, pread */
+#define SWITCHTOT_SLEEP_POLL 8	    /* sleeping in poll, ppoll, select, pselect6 */
+#define SWITCHTOT_PREEMPT_WRITE 9   /* preempted leaving write, sendto, sendmsg, pwrite */
+#define SWITCHTOT_PREEMPT_WRITEV 10 /* ... writev, pwritev */
+#define SWITCHTOT_PREEMPT_READ 11   /* ... read, readv, recvfrom, recvmsg, pread */
+#define SWITCHTOT_PREEMPT_FUTEX 12  /* ... futex (a wake: an unpark, a lock let go) */
+#define SWITCHTOT_PREEMPT_YIELD 13  /* ... sched_yield */
+#define SWITCHTOT_PREEMPT_POLL 14   /* ... poll, ppoll, select, pselect6, epoll_wait */
+#define SWITCHTOT_NKINDS 15
 #define SWITCHTOT_MAX 65536 /* threads the map holds */
 
 struct switchtot {
@@ -84,17 +94,67 @@ struct switchtot {
 	__u32 waiting; /* 0: on the CPU, else 1 + the kind of the wait under way */
 };
 
-/* The kind of a sleep in system call nr (x86-64 numbers; -1: none). */
-static inline __u32 switchtot_sleep_kind(long nr)
+/* The system calls the kinds tell apart (x86-64 numbers), by what they do. */
+enum switchtot_call {
+	CALL_OTHER,
+	CALL_READ,
+	CALL_WRITE,
+	CALL_WRITEV,
+	CALL_POLL,
+	CALL_EPOLL,
+	CALL_FUTEX,
+	CALL_YIELD
+};
+
+static inline enum switchtot_call switchtot_call_of(long nr)
 {
 	switch (nr) {
-	case 202: /* futex */
-	case 449: /* futex_waitv */
-		return SWITCHTOT_FUTEX;
+	case 0:	  /* read */
+	case 17:  /* pread64 */
+	case 19:  /* readv */
+	case 45:  /* recvfrom */
+	case 47:  /* recvmsg */
+	case 295: /* preadv */
+		return CALL_READ;
+	case 1:	 /* write */
+	case 18: /* pwrite64 */
+	case 44: /* sendto */
+	case 46: /* sendmsg */
+		return CALL_WRITE;
+	case 20:  /* writev */
+	case 296: /* pwritev */
+		return CALL_WRITEV;
+	case 7:	  /* poll */
+	case 23:  /* select */
+	case 270: /* pselect6 */
+	case 271: /* ppoll */
+		return CALL_POLL;
 	case 232: /* epoll_wait */
 	case 281: /* epoll_pwait */
 	case 441: /* epoll_pwait2 */
+		return CALL_EPOLL;
+	case 202: /* futex */
+	case 449: /* futex_waitv */
+		return CALL_FUTEX;
+	case 24: /* sched_yield */
+		return CALL_YIELD;
+	default:
+		return CALL_OTHER;
+	}
+}
+
+/* The kind of a sleep in system call nr (-1: none). */
+static inline __u32 switchtot_sleep_kind(long nr)
+{
+	switch (switchtot_call_of(nr)) {
+	case CALL_FUTEX:
+		return SWITCHTOT_FUTEX;
+	case CALL_EPOLL:
 		return SWITCHTOT_EPOLL;
+	case CALL_READ:
+		return SWITCHTOT_SLEEP_READ;
+	case CALL_POLL:
+		return SWITCHTOT_SLEEP_POLL;
 	default:
 		return SWITCHTOT_SLEEPING;
 	}
@@ -104,7 +164,38 @@ static inline __u32 switchtot_sleep_kind(long nr)
  * (or a device interrupt's vector), or -1 (the timer's and other CPUs' interrupts). */
 static inline __u32 switchtot_preempt_kind(long nr)
 {
-	return nr >= 0 ? SWITCHTOT_PREEMPTED_CALL : SWITCHTOT_PREEMPTED;
+	if (nr < 0)
+		return SWITCHTOT_PREEMPTED;
+	switch (switchtot_call_of(nr)) {
+	case CALL_WRITE:
+		return SWITCHTOT_PREEMPT_WRITE;
+	case CALL_WRITEV:
+		return SWITCHTOT_PREEMPT_WRITEV;
+	case CALL_READ:
+		return SWITCHTOT_PREEMPT_READ;
+	case CALL_FUTEX:
+		return SWITCHTOT_PREEMPT_FUTEX;
+	case CALL_YIELD:
+		return SWITCHTOT_PREEMPT_YIELD;
+	case CALL_POLL:
+	case CALL_EPOLL:
+		return SWITCHTOT_PREEMPT_POLL;
+	default:
+		return SWITCHTOT_PREEMPTED_CALL;
+	}
+}
+
+/* Is kind k a sleep (TASK_INTERRUPTIBLE), a preemption, one leaving a system call? */
+static inline int switchtot_is_sleep(__u32 k)
+{
+	return k == SWITCHTOT_SLEEPING || k == SWITCHTOT_FUTEX || k == SWITCHTOT_EPOLL ||
+	       k == SWITCHTOT_SLEEP_READ || k == SWITCHTOT_SLEEP_POLL;
+}
+
+static inline int switchtot_is_preempt_call(__u32 k)
+{
+	return k == SWITCHTOT_PREEMPTED_CALL ||
+	       (k >= SWITCHTOT_PREEMPT_WRITE && k <= SWITCHTOT_PREEMPT_POLL);
 }
 
 /*

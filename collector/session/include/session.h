@@ -199,7 +199,7 @@ struct session_jvm_summary {
 };
 
 /* Exact totals (off-CPU and wall by BPF): kinds of time, as threadtime.h counts them. */
-#define SESSION_EXACT_KINDS 8 /* threadtime.h's kinds of wait; on the CPU (wall) */
+#define SESSION_EXACT_KINDS 16 /* threadtime.h's kinds of wait; on the CPU (wall) */
 
 /*
  * How precise one thread's split of its time among its stacks is: a share read off its frames

@@ -212,20 +212,20 @@ static void test_kinds_of_wait(void **state)
 {
 	(void)state;
 	/* the kernel's prev_state, as the program sees it */
-	assert_int_equal(switchtot_kind(0x1, 0, 0), SWITCHTOT_SLEEPING);
+	assert_int_equal(switchtot_kind(0x1, 0, 0), SWITCHTOT_SLEEP_READ);
 	assert_int_equal(switchtot_kind(0x2, 0, -1), SWITCHTOT_DISK);
 	assert_int_equal(switchtot_kind(0x402, 0, -1), SWITCHTOT_OTHER); /* TASK_IDLE */
 	assert_int_equal(switchtot_kind(0x1000, 0, -1), SWITCHTOT_DISK); /* RT-lock wait */
 	assert_int_equal(switchtot_kind(0x1, 1, -1), SWITCHTOT_PREEMPTED);
-	assert_int_equal(switchtot_kind(0x1, 1, 1), SWITCHTOT_PREEMPTED_CALL); /* leaving write */
-	assert_int_equal(switchtot_kind(0, 0, -1), SWITCHTOT_PREEMPTED);       /* a yield */
-	assert_int_equal(switchtot_kind(0x4, 0, -1), SWITCHTOT_OTHER);	       /* stopped */
+	assert_int_equal(switchtot_kind(0x1, 1, 1), SWITCHTOT_PREEMPT_WRITE); /* leaving write */
+	assert_int_equal(switchtot_kind(0, 0, -1), SWITCHTOT_PREEMPTED);      /* a yield */
+	assert_int_equal(switchtot_kind(0x4, 0, -1), SWITCHTOT_OTHER);	      /* stopped */
 	/* a sample's reported state (tracefs bits), the same kinds */
-	assert_int_equal(threadtime_kind_of_state(0x1, 7), SWITCHTOT_SLEEPING);
+	assert_int_equal(threadtime_kind_of_state(0x1, 7), SWITCHTOT_SLEEP_POLL);
 	assert_int_equal(threadtime_kind_of_state(0x2, 202), SWITCHTOT_DISK);
 	assert_int_equal(threadtime_kind_of_state(0x80, -1), SWITCHTOT_OTHER);
 	assert_int_equal(threadtime_kind_of_state(0x100, -1), SWITCHTOT_PREEMPTED);
-	assert_int_equal(threadtime_kind_of_state(0x100, 1), SWITCHTOT_PREEMPTED_CALL);
+	assert_int_equal(threadtime_kind_of_state(0x100, 1), SWITCHTOT_PREEMPT_WRITE);
 	assert_int_equal(threadtime_kind_of_state(0, -1), SWITCHTOT_PREEMPTED);
 	assert_int_equal(threadtime_kind_of_letter('D', -1), SWITCHTOT_DISK);
 	assert_int_equal(threadtime_kind_of_letter('T', -1), SWITCHTOT_OTHER);
@@ -234,18 +234,33 @@ static void test_kinds_of_wait(void **state)
 	assert_int_equal(switchtot_kind(0x1, 0, 449), SWITCHTOT_FUTEX); /* futex_waitv */
 	assert_int_equal(switchtot_kind(0x1, 0, 232), SWITCHTOT_EPOLL);
 	assert_int_equal(switchtot_kind(0x1, 0, 281), SWITCHTOT_EPOLL);
-	assert_int_equal(switchtot_kind(0x1, 0, 7), SWITCHTOT_SLEEPING); /* poll */
+	assert_int_equal(switchtot_kind(0x1, 0, 7), SWITCHTOT_SLEEP_POLL); /* poll */
 	assert_int_equal(switchtot_kind(0x1, 0, -1), SWITCHTOT_SLEEPING);
 	assert_int_equal(switchtot_kind(0x2, 0, 202), SWITCHTOT_DISK);
 	assert_int_equal(threadtime_kind_of_state(0x1, 202), SWITCHTOT_FUTEX);
 	assert_int_equal(threadtime_kind_of_state(0x1, 232), SWITCHTOT_EPOLL);
 	assert_int_equal(threadtime_kind_of_letter('S', 202), SWITCHTOT_FUTEX);
-	assert_int_equal(threadtime_kind_of_letter('S', 0), SWITCHTOT_SLEEPING); /* read */
+	assert_int_equal(threadtime_kind_of_letter('S', 0), SWITCHTOT_SLEEP_READ); /* read */
 	assert_int_equal(threadtime_kind_of_letter('S', -1), SWITCHTOT_SLEEPING);
 	assert_int_equal(threadtime_kind_of_letter('R', 202), SWITCHTOT_PREEMPTED);
 	assert_string_equal(threadtime_kind_frame(SWITCHTOT_SLEEPING), "[off-cpu: sleeping]");
 	assert_string_equal(threadtime_kind_frame(SWITCHTOT_FUTEX), "[off-cpu: sleeping]");
 	assert_string_equal(threadtime_kind_frame(SWITCHTOT_EPOLL), "[off-cpu: sleeping]");
+	/* the calls told apart: the reads, writes, a gathering write, a wake, a yield, the rest */
+	assert_int_equal(switchtot_kind(0x1, 0, 45), SWITCHTOT_SLEEP_READ); /* recvfrom */
+	assert_int_equal(switchtot_kind(0x1, 0, 35), SWITCHTOT_SLEEPING);   /* nanosleep */
+	assert_int_equal(switchtot_kind(0, 1, 20), SWITCHTOT_PREEMPT_WRITEV);
+	assert_int_equal(switchtot_kind(0, 1, 44), SWITCHTOT_PREEMPT_WRITE); /* sendto */
+	assert_int_equal(switchtot_kind(0, 1, 0), SWITCHTOT_PREEMPT_READ);
+	assert_int_equal(switchtot_kind(0, 1, 202), SWITCHTOT_PREEMPT_FUTEX);
+	assert_int_equal(switchtot_kind(0, 0, 24), SWITCHTOT_PREEMPT_YIELD); /* a yield: state 0 */
+	assert_int_equal(switchtot_kind(0, 1, 232), SWITCHTOT_PREEMPT_POLL);
+	assert_int_equal(switchtot_kind(0, 1, 39), SWITCHTOT_PREEMPTED_CALL); /* getpid */
+	for (unsigned k = 0; k < SWITCHTOT_NKINDS; k++)
+		assert_true(!switchtot_is_sleep(k) || !switchtot_is_preempt_call(k));
+	assert_string_equal(threadtime_kind_frame(SWITCHTOT_PREEMPT_WRITEV),
+			    "[off-cpu: preempted]");
+	assert_string_equal(threadtime_kind_frame(SWITCHTOT_SLEEP_POLL), "[off-cpu: sleeping]");
 	assert_string_equal(threadtime_kind_frame(THREADTIME_CPU), "[on-cpu]");
 }
 

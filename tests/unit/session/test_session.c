@@ -531,7 +531,7 @@ static void test_wall_lays_interrupt_preemptions_along_the_cpu_samples(void **st
 	 * the 2 s window on the CPU. */
 	clock_ns = 3000 * MS;
 	tot_now.off[SWITCHTOT_PREEMPTED] = 400 * MS;
-	tot_now.off[SWITCHTOT_PREEMPTED_CALL] = 100 * MS;
+	tot_now.off[SWITCHTOT_PREEMPT_WRITE] = 100 * MS;
 	session_finish(s, 0);
 	f = open_memstream(&folded, &len);
 	assert_non_null(f);
