@@ -449,33 +449,16 @@ static int fs_totals(const void *smp, switchbpf_total_cb cb, void *ctx)
 	return cb(ctx, JVM_PID, &tot_now);
 }
 
-static const struct session_sampler_ops counting_sampler = {
-	.open = fs_open,
-	.fd = fs_fd,
-	.poll = fs_poll,
-	.disable = fs_disable,
-	.add_pid = fs_add_pid,
-	.remove_pid = fs_remove_pid,
-	.info = fs_info,
-	.stats = fs_stats,
-	.close = fs_close,
-	.totals = fs_totals,
-};
-
-static const struct session_seams counting_seams = { &counting_sampler, fsrc_open, fake_now };
-
 static const uint64_t chain_a[] = { 0x1000 }, chain_b[] = { 0x1000, 0x1000 };
 
 /* A cpu-clock sample of the thread (10 ms), or a switch-out taken for sure (state: the
  * tracepoint's report; sysnr: the call its registers named) and its switch-in d ns later. */
 static void queue_tick(uint64_t ts, const uint64_t *chain, uint32_t n)
 {
-	struct perfring_rec *r = &fs.q[fs.nq++];
+	struct perfring_rec *r;
 
-	memset(r, 0, sizeof(*r));
-	r->type = PERF_RECORD_SAMPLE;
-	r->pid = r->tid = JVM_PID;
-	r->time = ts;
+	queue_sample(ts);
+	r = &fs.q[fs.nq - 1];
 	r->u.sample.user = chain;
 	r->u.sample.nr_user = n;
 	r->u.sample.period = 10 * MS;
@@ -506,12 +489,15 @@ static void test_wall_lays_interrupt_preemptions_along_the_cpu_samples(void **st
 				  .no_kernel = true,
 				  .settle_ns = 300 * MS,
 				  .event = SESSION_EVENT_WALL };
+	struct session_sampler_ops counting = fake_sampler; /* and the program's counts */
+	struct session_seams counting_seams = { &counting, fsrc_open, fake_now };
 	struct session *s = NULL;
 	char why[256], *folded = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	(void)state;
+	counting.totals = fs_totals;
 	memset(&fs, 0, sizeof(fs));
 	clock_ns = 1000 * MS;
 	tot_now = (struct switchtot){ .pid = JVM_PID, .t_first = 900 * MS };
