@@ -644,9 +644,6 @@ static const char *process_root(struct session *s, uint32_t pid)
 
 /* ---- exact totals, sampled shapes ------------------------------------------------------ */
 
-/* The stratum id of tid's stacks of a kind, w more us of them counted, taken with that chance
- * (0 for a CPU tick, see keep_precision); 0 when none can be kept (the stack is then counted
- * as it was weighed). */
 /*
  * Wall: a thread's time preempted by an interrupt (the timer's, another CPU's: the kind
  * SWITCHTOT_PREEMPTED) is laid along its CPU samples, each copied under an [off-cpu:
@@ -660,6 +657,9 @@ static const char *process_root(struct session *s, uint32_t pid)
 
 _Static_assert(KIND_LAID < 32, "a stratum's kind is 5 bits of its key");
 
+/* The stratum id of tid's stacks of a kind, w more us of them counted, taken with that chance
+ * (0 for a CPU tick, see keep_precision); 0 when none can be kept (the stack is then counted
+ * as it was weighed). */
 static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w,
 			   double chance)
 {
