@@ -141,8 +141,20 @@ for how in SEGV KILL USR1 STOP; do
 	[[ $how != STOP ]] || ((ms <= 2500)) || fg_fail "STOP: the hung child was replaced after $ms ms (> 2500)"
 	alive "after $how"
 	confined "$c"
-	said="the agent socket's sandboxed process ended (${why[$how]}); started again ($n restarts so far)"
-	fg_wait 2 grep -qF "$said" "$FG_WATCH_LOG" || fg_fail "$how: watch did not say '$said' within 2 s of the new child"
+	# The restart this kill caused, numbered after every earlier one: those of the kills before,
+	# and any the watchdog made on its own (a listener that stopped accepting: nng 1.5.2's
+	# listener can stall when a dial is closed in mid-handshake, and the child is restarted).
+	said="the agent socket's sandboxed process ended (${why[$how]}); started again"
+	said_now() {
+		local last
+		last=$(grep -F "$said" "$FG_WATCH_LOG" | tail -n 1 | sed -n 's/.*started again (\([0-9]*\) restarts so far).*/\1/p')
+		[[ -n $last ]] && ((last >= n))
+	}
+	fg_wait 2 said_now || fg_fail "$how: watch did not say '$said (at least $n restarts so far)' within 2 s of the new child"
+	wedged=$(grep -cF "ended (its listener stopped accepting)" "$FG_WATCH_LOG" || true)
+	((wedged == 0)) || fg_log "$how: the watchdog restarted a stalled listener $wedged time(s) so far"
+	n=$((n + wedged - ${counted_wedged:-0}))
+	counted_wedged=$wedged
 	# The agent reconnects: it redials within 0.5 s, and a socket whose dial nng gave up (one
 	# that reached the dying child) is replaced once the new child's socket file is there
 	# (jvmti-agent/stream/link.c). Code that lived and died wholly before then is never named
@@ -166,8 +178,9 @@ for how in SEGV KILL USR1 STOP; do
 done
 alive "at the end"
 fg_watch_stop_clean
-grep -q 'sandbox 4 restarts (2 crashed, 1 forbidden system calls, 1 hung' "$FG_WATCH_LOG" ||
-	fg_fail "summary does not count 4 restarts by cause: $(grep summary "$FG_WATCH_LOG")"
+wedged=$(grep -cF "ended (its listener stopped accepting)" "$FG_WATCH_LOG" || true)
+grep -q "sandbox $((4 + wedged)) restarts (2 crashed, 1 forbidden system calls, 1 hung, $wedged wedged" "$FG_WATCH_LOG" ||
+	fg_fail "summary does not count $((4 + wedged)) restarts by cause ($wedged of a stalled listener): $(grep summary "$FG_WATCH_LOG")"
 
 # Without CAP_SETUID, CAP_SETGID and CAP_SYS_CHROOT (a container given only what profiling
 # needs): watch says what the child could not shed and how to lift it; the child stays uid 0,
