@@ -770,20 +770,13 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		s->exact.ns[k] += ns;
 		tot += (double)us;
 		if (lv && s->strata[*lv].sum_us) {
-			/* wall: laid along its CPU samples; its own stacks set aside */
-			struct stratum *st = &s->strata[*lv];
-
-			st->scale = (double)us / (double)st->sum_us;
+			/* wall: laid along its CPU samples (scaled below), its stacks set aside */
 			if (v) {
 				s->strata[*v].scale = 0.0;
 				s->exact.laid_set += s->strata[*v].n;
 			}
 			s->exact.laid_ns += ns;
-			s->exact.strata++;
-			q += (double)us * (double)us * st->var /
-			     ((double)st->sum_us * (double)st->sum_us);
-			n += st->n;
-			continue;
+			v = lv;
 		}
 		if (v && s->strata[*v].sum_us) {
 			const struct stratum *st = &s->strata[*v];
