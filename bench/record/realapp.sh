@@ -90,7 +90,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
 
 if [[ $db == maria ]]; then
 	ra_maria_start "$tmp/maria" || { echo "realapp: MariaDB did not start"; exit 1; }
@@ -152,7 +151,8 @@ load() {
 # run VARIANT: one round: the variant's fgcollect starts, SETTLE s of load (its connection,
 # the agent's names and tables, its symbol loading: the one-off costs), then ROUND s of load
 # measured (the steady state), then it stops. Appends to $tmp/VARIANT
-# "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS HOST_MS" of the measured window and to
+# "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS HOST_MS BPF_US BPF_RUNS" of the measured
+# window (BPF_*: the off-CPU program's run time and runs in it, 0 without the program) and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
 	local name=$1 v=$1 c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st bin=$fgcollect b0 b1
@@ -225,6 +225,9 @@ ratio() { a=$1 b=$2 awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; print b ? a
 variants=${VARIANTS:-none watch record}
 [[ -n $base_fgcollect && " $variants " != *" base"* ]] && variants="$variants base"
 [[ ${variants%% *} == none ]] || { echo "realapp: VARIANTS must start with none (the baseline)"; exit 1; }
+# The kernel counts BPF programs' time only while asked: for the variants that load one.
+[[ " $variants " == *" offcpu"* || " $variants " == *" wall"* || " $variants " == *" base-offcpu"* ||
+	" $variants " == *" base-wall"* ]] && { echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true; }
 load "$warm" >/dev/null # JIT warm-up
 [[ -n ${LOCK:-} ]] && flock -u "$lk"
 for v in $variants; do : >"$tmp/$v"; : >"$tmp/$v.start"; : >"$tmp/$v.us"; done

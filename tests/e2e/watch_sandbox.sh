@@ -117,7 +117,10 @@ map_gens() {
 worst=0
 declare -A why=([SEGV]='killed by a signal' [KILL]='killed by a signal'
 	[USR1]='killed for a forbidden system call' [STOP]='hung: no answer to a ping')
+# Restarts the watchdog made on its own: a listener that stopped accepting.
+wedged_now() { grep -cF "ended (its listener stopped accepting)" "$FG_WATCH_LOG" || true; }
 n=0
+counted_wedged=0
 for how in SEGV KILL USR1 STOP; do
 	n=$((n + 1))
 	old=$(sandbox_pid) || fg_fail "$how: no child before the kill"
@@ -151,9 +154,9 @@ for how in SEGV KILL USR1 STOP; do
 		[[ -n $last ]] && ((last >= n))
 	}
 	fg_wait 2 said_now || fg_fail "$how: watch did not say '$said (at least $n restarts so far)' within 2 s of the new child"
-	wedged=$(grep -cF "ended (its listener stopped accepting)" "$FG_WATCH_LOG" || true)
+	wedged=$(wedged_now)
 	((wedged == 0)) || fg_log "$how: the watchdog restarted a stalled listener $wedged time(s) so far"
-	n=$((n + wedged - ${counted_wedged:-0}))
+	n=$((n + wedged - counted_wedged))
 	counted_wedged=$wedged
 	# The agent reconnects: it redials within 0.5 s, and a socket whose dial nng gave up (one
 	# that reached the dying child) is replaced once the new child's socket file is there
@@ -178,7 +181,7 @@ for how in SEGV KILL USR1 STOP; do
 done
 alive "at the end"
 fg_watch_stop_clean
-wedged=$(grep -cF "ended (its listener stopped accepting)" "$FG_WATCH_LOG" || true)
+wedged=$(wedged_now)
 grep -q "sandbox $((4 + wedged)) restarts (2 crashed, 1 forbidden system calls, 1 hung, $wedged wedged" "$FG_WATCH_LOG" ||
 	fg_fail "summary does not count $((4 + wedged)) restarts by cause ($wedged of a stalled listener): $(grep summary "$FG_WATCH_LOG")"
 
