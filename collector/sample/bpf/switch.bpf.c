@@ -467,7 +467,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
 	__u64 now = bpf_ktime_get_ns(), id, thr, ran;
-	__u32 zero = 0, tgid, tid, kind = ctx->args[0] ? 1 : 0, state;
+	__u32 zero = 0, tgid, tid, preempt = ctx->args[0] ? 1 : 0, kind, state;
 	struct switchstats *st = bpf_map_lookup_elem(&stats, &zero);
 	struct thread *th;
 
@@ -498,7 +498,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		}
 	}
 	state = prev_state(ctx, prev);
-	if (!kind && (state & TASK_DEAD)) {
+	if (!preempt && (state & TASK_DEAD)) {
 		tot_exit(tid,
 			 now); /* an exiting thread's last switch: no wait, it never runs again */
 		return 0;
@@ -516,7 +516,6 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	}
 	th->t_out = now;
 	th->ran = ran;
-	th->kind = kind;
 	/* the system call it waits in: its kind of sleep, or of preemption */
 	th->sysnr = -1;
 	{
@@ -526,7 +525,14 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		if (regs)
 			th->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
 	}
-	th->tkind = switchtot_kind(state, kind, th->sysnr);
+	th->tkind = switchtot_kind(state, preempt, th->sysnr);
+	/* Preempted by what the wait is, not by the tracepoint's flag alone: a thread preempted
+	 * on its way back to user mode (the timer's interrupt, another thread woken on its CPU)
+	 * calls schedule() itself, still runnable, and the flag says voluntary. Counted with its
+	 * sleeps, those preemptions (several per time slice of a busy thread) would take the
+	 * stacks its sleeps are owed, and their short lengths would set its sleeps' chance. */
+	kind = th->tkind == SWITCHTOT_PREEMPTED || switchtot_is_preempt_call(th->tkind);
+	th->kind = kind;
 	th->waiting = 1;
 	tot_out(st, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <linux/capability.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,8 +194,10 @@ static struct sampler *open_or_skip(const struct sampler_opts *o, pid_t child)
 struct per_thread {
 	pid_t tid;
 	unsigned int stacks, waits, in_sleep, with_regs, with_stack, sleep_with_stack, in_schedule;
-	double total_ns; /* the waits weighed by their scale */
-	double var_ns2;	 /* its variance, estimated from the waits taken */
+	unsigned int sleep_stacks; /* stacks in the sleeping state from s->from on */
+	double total_ns;	   /* the waits weighed by their scale */
+	double sleep_ns;	   /* ... those in the sleeping state */
+	double var_ns2;		   /* its variance, estimated from the waits taken */
 	uint64_t min_ns, max_ns;
 	/* the taken switch-out waiting for its switch-in, and whether the thread was sleeping */
 	bool pending, sleeping;
@@ -242,6 +245,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		t->stacks += r->time >= s->from;
 		t->sleeping = r->u.sample.state == TRACEFS_TASK_INTERRUPTIBLE;
 		t->in_sleep += t->sleeping;
+		t->sleep_stacks += t->sleeping && r->time >= s->from;
 		t->with_regs += r->u.sample.regs && r->u.sample.regs_abi == PERF_SAMPLE_REGS_ABI_64;
 		t->with_stack += r->u.sample.stack_len > 0;
 		t->sleep_with_stack += t->sleeping && r->u.sample.stack_len > 0;
@@ -258,6 +262,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		t->var_ns2 += (double)d * t->scale * (double)d * t->scale * (1 - 1 / t->scale);
 		if (!t->sleeping)
 			return 0; /* preempted (a loaded machine), not one of its sleeps */
+		t->sleep_ns += (double)d * t->scale;
 		t->sleeps++;
 		if (!t->min_ns || d < t->min_ns)
 			t->min_ns = d;
@@ -436,6 +441,110 @@ static void test_a_rate_is_kept_and_totals_stay_unbiased(void **state)
 	assert_int_equal(ra.unmatched, 0);
 }
 
+/* Pin the calling thread to CPU 0. */
+static void on_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		_exit(5);
+}
+
+/* Computes 20 ms (sharing CPU 0 with hog: preempted every few ms), sleeps 60 ms. */
+static void *busy_sleeper(void *arg)
+{
+	int fd = *(int *)arg, tid = (int)syscall(SYS_gettid);
+
+	prctl(PR_SET_NAME, "busysleep");
+	on_cpu0();
+	if (write(fd, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(3);
+	for (;;) {
+		spin_ns(20000000);
+		usleep(60000);
+	}
+	return NULL;
+}
+
+static void *hog(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "hog");
+	on_cpu0();
+	for (;;)
+		spin_ns(1000000000);
+	return NULL;
+}
+
+/*
+ * A thread that computes between its sleeps, on a CPU it shares with a busy thread: it is
+ * preempted several times in each time it computes, on its way back to user mode (where the
+ * kernel calls schedule() for it and the tracepoint's flag says voluntary), and sleeps 60 ms
+ * at a time. At a rate that takes a stack for a fraction of its waits, the stacks follow the
+ * time: its sleeps hold most of its time off the CPU (about 85% on an idle machine), so they
+ * must get most of its stacks (at least 0.7 x their share of the time), not about one in four
+ * (their share of its switch-outs).
+ */
+static void test_a_busy_threads_sleeps_get_the_stacks_their_time_asks(void **state)
+{
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .switch_rate = 20 };
+	static struct seen seen;
+	struct sampler_stats st;
+	struct sampler *sp;
+	struct per_thread *t;
+	int tid_pipe[2], go[2], tid = 0;
+	pid_t child;
+	char c;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(pipe(tid_pipe), 0);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pthread_t th;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (pthread_create(&th, NULL, hog, NULL) != 0 ||
+		    pthread_create(&th, NULL, busy_sleeper, &tid_pipe[1]) != 0)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(go[0]);
+	close(tid_pipe[1]);
+	seen.pid = child;
+	sp = open_or_skip(&o, child);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	close(go[1]);
+	assert_int_equal(read(tid_pipe[0], &tid, sizeof(tid)), sizeof(tid));
+	close(tid_pipe[0]);
+	/* past the rate's first window, which takes every thread's first wait of each kind */
+	seen.from = fg_now_ns() + 1500000000ull;
+	drain_for(sp, &seen, 6500);
+	sampler_stats(sp, &st);
+	sampler_close(sp);
+	stop_child(child);
+	t = thread_of(&seen, tid);
+	assert_non_null(t);
+	print_message("busysleep: %u stacks, %u of them at its sleeps, which hold %.0f%% of its "
+		      "time off the CPU (%.2f of %.2f s); %llu taken of %llu switch-outs\n",
+		      t->stacks, t->sleep_stacks,
+		      t->total_ns > 0 ? 100 * t->sleep_ns / t->total_ns : 0, t->sleep_ns / 1e9,
+		      t->total_ns / 1e9, (unsigned long long)st.switch_taken,
+		      (unsigned long long)st.switch_seen);
+	assert_true(t->stacks >= 10);
+	assert_true(t->total_ns > 0);
+	/* its sleeps' share of the stacks, against their share of the time (both from the
+	 * stacks: the weights undo the chance whatever it was) */
+	assert_true((double)t->sleep_stacks / t->stacks >= 0.7 * t->sleep_ns / t->total_ns);
+}
+
 /* Threads named as left out are left out in the kernel, and counted there. */
 static void test_threads_are_left_out_by_name_in_the_kernel(void **state)
 {
@@ -562,6 +671,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_wait_is_timed_with_its_stack),
 		cmocka_unit_test(test_a_rate_is_kept_and_totals_stay_unbiased),
+		cmocka_unit_test(test_a_busy_threads_sleeps_get_the_stacks_their_time_asks),
 		cmocka_unit_test(test_threads_are_left_out_by_name_in_the_kernel),
 		cmocka_unit_test(test_without_cap_bpf_tracepoints_per_thread_take_over),
 	};
