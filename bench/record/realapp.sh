@@ -25,10 +25,12 @@
 # "ours" as % of the service's CPU in the same window: agent threads + fgcollect, and, for
 # record, the JVM's extra CPU per request over `none` (the kernel's sampling and stack
 # copies land there; by difference, so as noisy as the JVM's CPU). For offcpu and wall, the
-# off-CPU BPF program's time too, as the kernel counts it (the bench sets
-# kernel.bpf_stats_enabled for its run and reads the program's run_time_ns and run_cnt with
-# bpftool at the window's ends): its runs at every switch of the machine, the database's and
-# ab's included, so more than its time in the JVM. Goal: <= 1% at the defaults.
+# off-CPU BPF program's time too: the bench sets kernel.bpf_stats_enabled for its run, and the
+# program then counts its own time from its first step to its last in each run that follows
+# one of the JVM's threads in or out (record prints it for the whole recording, scaled here to
+# the measured window; it is in "together"); and the kernel's count of the program's time at
+# every switch of the machine, the database's and ab's included (its run_time_ns and run_cnt,
+# read with bpftool at the window's ends). Goal: together <= 1% at the defaults.
 # Needs root (the database servers run as postgres, perf_event_open for record).
 # VARIANTS picks and orders the variants (default "none watch record"); more record the
 # off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults: the BPF
@@ -151,11 +153,12 @@ load() {
 # run VARIANT: one round: the variant's fgcollect starts, SETTLE s of load (its connection,
 # the agent's names and tables, its symbol loading: the one-off costs), then ROUND s of load
 # measured (the steady state), then it stops. Appends to $tmp/VARIANT
-# "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS HOST_MS BPF_US BPF_RUNS" of the measured
-# window (BPF_*: the off-CPU program's run time and runs in it, 0 without the program) and to
+# "REQ_PER_S JVM_MS AGENT_US FGCOLLECT_US REQUESTS HOST_MS BPF_US BPF_RUNS BPF_JVM_US" of the
+# measured window (BPF_*: the off-CPU program's run time and runs in it, 0 without the program;
+# BPF_JVM_US: its own count of its time at the JVM's switches) and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
-	local name=$1 v=$1 c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st bin=$fgcollect b0 b1
+	local name=$1 v=$1 c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st bin=$fgcollect b0 b1 bj=0
 	a0=$(agent_ns)
 	if [[ $v == base* ]]; then
 		[[ -n $base_fgcollect ]] || { echo "realapp: $v needs BASELINE"; return 1; }
@@ -212,9 +215,12 @@ run() {
 			# Samples in the measured window: the recording's rate over its whole run.
 			sed -n 's/^fgcollect record: \([0-9]*\) samples in \([0-9.]*\) s.*/\1 \2/p' "$tmp/rec.log" |
 				f=$((f1 - f0)) r=$round awk '{ n = $1 * ENVIRON["r"] / $2; if (n > 0) printf "%.1f\n", ENVIRON["f"] / 1000 / n }' >>"$tmp/$name.us"
+			# The program's time at the JVM's switches (us), its share of the window.
+			bj=$(r=$round awk '/ samples in / { s = $6 } /BPF program ran/ { for (i = 1; i < NF; i++) if ($i == "ran") ms = $(i + 1) }
+				END { printf "%.0f", (s > 0 ? ms * 1000 * ENVIRON["r"] / s : 0) }' "$tmp/rec.log")
 		fi
 	fi
-	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}') $(((h1 - h0) * 1000 / hz)) $(((${b1% *} - ${b0% *}) / 1000)) $((${b1#* } - ${b0#* }))" >>"$tmp/$name"
+	echo "$rps $(((c1 - c0) * 1000 / hz)) $(((a1 - as) / 1000)) $(((f1 - f0) / 1000)) $(r=$rps t=$round awk 'BEGIN {printf "%.0f", ENVIRON["r"] * ENVIRON["t"]}') $(((h1 - h0) * 1000 / hz)) $(((${b1% *} - ${b0% *}) / 1000)) $((${b1#* } - ${b0#* })) $bj" >>"$tmp/$name"
 	echo "$(((as - a0) / 1000)) $((fs / 1000))" >>"$tmp/$name.start"
 }
 
@@ -259,18 +265,20 @@ done
 echo "per-round ratios against the none round before them (rps, JVM CPU per request):"
 for v in ${variants#none }; do
 	paste -d' ' "$tmp/none" "$tmp/$v" "$tmp/none.cpr" "$tmp/$v.cpr" |
-		v=$v awk '{ printf "  %-7s rps %.4f  cpu/req %.4f\n", ENVIRON["v"], $1 ? $9 / $1 : 0, $17 ? $18 / $17 : 0 }'
+		v=$v awk '{ printf "  %-7s rps %.4f  cpu/req %.4f\n", ENVIRON["v"], $1 ? $10 / $1 : 0, $19 ? $20 / $19 : 0 }'
 done
 echo "ours as % of the service's CPU (medians of per-round figures; service = the JVM's CPU less the agent's threads):"
 for v in ${variants#none }; do
 	paste -d' ' "$tmp/$v" "$tmp/none.cpr" | v=$v awk '
 	{ v = ENVIRON["v"]; svc = $2 - $3 / 1000; agent = $3 / 10 / svc; fg = $4 / 10 / svc
-	  bpf = $7 / 10 / svc; per = $8 ? $7 * 1000 / $8 : 0
-	  extra = svc - $9 * $5 / 1000   # the JVM beyond none at this round'"'"'s requests
-	  printf "%s %.3f %.3f %.3f %.3f %.3f %.0f\n", v, agent, fg, agent + fg, extra * 100 / svc, bpf, per }' >"$tmp/$v.ours"
-	printf "  %-7s agent threads %.3f%%  fgcollect %.3f%%  together %.3f%%" "$v" \
-		"$(cut -d' ' -f2 "$tmp/$v.ours" | median)" "$(cut -d' ' -f3 "$tmp/$v.ours" | median)" \
-		"$(cut -d' ' -f4 "$tmp/$v.ours" | median)"
+	  bpf = $7 / 10 / svc; per = $8 ? $7 * 1000 / $8 : 0; jvm = $9 / 10 / svc
+	  extra = svc - $10 * $5 / 1000   # the JVM beyond none at this round'"'"'s requests
+	  printf "%s %.3f %.3f %.3f %.3f %.3f %.0f %.3f\n", v, agent, fg, agent + fg + jvm, extra * 100 / svc, bpf, per, jvm }' >"$tmp/$v.ours"
+	printf "  %-7s agent threads %.3f%%  fgcollect %.3f%%" "$v" \
+		"$(cut -d' ' -f2 "$tmp/$v.ours" | median)" "$(cut -d' ' -f3 "$tmp/$v.ours" | median)"
+	cut -d' ' -f8 "$tmp/$v.ours" | median | awk '{ exit !($1 > 0) }' &&
+		printf "  the BPF program at the JVM's switches %.3f%%" "$(cut -d' ' -f8 "$tmp/$v.ours" | median)"
+	printf "  together %.3f%%" "$(cut -d' ' -f4 "$tmp/$v.ours" | median)"
 	cut -d' ' -f6 "$tmp/$v.ours" | median | awk '{ exit !($1 > 0) }' &&
 		printf "; the BPF program at every switch of the machine %.3f%% (%.0f ns per run)" \
 			"$(cut -d' ' -f6 "$tmp/$v.ours" | median)" "$(cut -d' ' -f7 "$tmp/$v.ours" | median)"

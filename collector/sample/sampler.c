@@ -577,6 +577,7 @@ static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
 		.rate_hz = o->switch_rate,
 		.period = o->switch_period,
 		.name_filter = o->thread_filter,
+		.self_time = switchbpf_kernel_stats_on(),
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -879,6 +880,8 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->stack_none = b.stack_none;
 	out->switch_period_ns = b.period;
 	out->totals_full = b.tot_full;
+	out->switch_self_ns = b.self_ns;
+	out->switch_self_runs = b.self_runs;
 }
 
 int sampler_totals(const struct sampler *s, switchbpf_total_cb cb, void *ctx)

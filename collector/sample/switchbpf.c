@@ -29,6 +29,19 @@ struct switchbpf {
 	int ncpus; /* possible CPUs: the per-CPU maps' width */
 };
 
+bool switchbpf_kernel_stats_on(void)
+{
+	char c = '0';
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
+
+	if (!f)
+		return false;
+	if (fread(&c, 1, 1, f) != 1)
+		c = '0';
+	fclose(f);
+	return c == '1';
+}
+
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
@@ -106,6 +119,7 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	b->skel->rodata->state_arg = state_is_an_arg();
 	b->skel->rodata->window_ns = WINDOW_NS;
 	b->skel->rodata->name_filter = o->name_filter;
+	b->skel->rodata->self_time = o->self_time;
 	if (o->rate_hz) {
 		/* rate_hz stacks a second over all CPUs: per window and CPU, x 2^32 */
 		uint64_t q = ((uint64_t)o->rate_hz << 32) / (1000000000ull / WINDOW_NS) /
@@ -221,6 +235,8 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 			sum->stack_short += per[c].stack_short;
 			sum->stack_none += per[c].stack_none;
 			sum->tot_full += per[c].tot_full;
+			sum->self_ns += per[c].self_ns;
+			sum->self_runs += per[c].self_runs;
 		}
 	}
 	if (periods)

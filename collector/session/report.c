@@ -289,6 +289,12 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 		    "weighed by 1 / the chance it was taken), %llu lost in full rings",
 		    (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
 		    how, (unsigned long long)sm->switches_lost);
+		if (sm->bpf_self_runs)
+			say(out,
+			    "off-CPU: the BPF program ran %.3f ms at the targets' switches (%llu "
+			    "runs, %.0f ns each; counted because kernel.bpf_stats_enabled is 1)",
+			    (double)sm->bpf_self_ns / 1e6, (unsigned long long)sm->bpf_self_runs,
+			    (double)sm->bpf_self_ns / (double)sm->bpf_self_runs);
 		if (sm->switch_ends_late)
 			say(out,
 			    "off-CPU: %llu waits' ends timed at their thread's next switch-out by "

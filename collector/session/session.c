@@ -1744,6 +1744,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->switches_filtered = ss.switch_filtered;
 		out->switches_lost = ss.switch_lost;
 		out->switch_ends_late = ss.switch_ends_late;
+		out->bpf_self_ns = ss.switch_self_ns;
+		out->bpf_self_runs = ss.switch_self_runs;
 		out->switch_period_ns = ss.switch_period_ns;
 		out->stacks_short = ss.stack_short;
 		out->stacks_none = ss.stack_none;

@@ -81,6 +81,7 @@ const volatile __u64 window_ns = 100000000;
 const volatile __u64 quota = 0; /* stacks per window and CPU, x 2^32; 0: fixed_thr */
 const volatile __u64 fixed_thr = SWITCHREC_ONE;
 const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are left out */
+const volatile __u32 self_time = 0;   /* count the program's own time (switchstats.self_ns) */
 
 #define FLOOR_NS 20000ull	  /* the least wait predicted: a short one may turn out long */
 #define TASK_DEAD 0x80		  /* prev_state of an exiting task's last switch */
@@ -317,12 +318,12 @@ static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct swit
 	b->h.t_out = 0;
 	b->h.thr = thr;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (regs) {
-		b->h.regs[0] = BPF_CORE_READ(regs, bx);
-		b->h.regs[1] = BPF_CORE_READ(regs, bp);
-		b->h.regs[2] = BPF_CORE_READ(regs, sp);
-		b->h.regs[3] = BPF_CORE_READ(regs, ip);
-		b->h.regs[4] = BPF_CORE_READ(regs, r13);
+	if (regs) { /* a typed pointer: plain loads, no helper call */
+		b->h.regs[0] = regs->bx;
+		b->h.regs[1] = regs->bp;
+		b->h.regs[2] = regs->sp;
+		b->h.regs[3] = regs->ip;
+		b->h.regs[4] = regs->r13;
 		b->h.flags |= SWITCHREC_F_REGS;
 	}
 	if (kernel_depth) {
@@ -451,15 +452,27 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 		st->in_lost++;
 }
 
-/* next's switch-in: its wait ends now. */
-static __always_inline void switch_in(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
-				      __u64 now)
+/* next's switch-in: its wait ends now. 1 if next is a target's thread, else 0. */
+static __always_inline int switch_in(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
+				     __u64 now)
 {
 	struct task_struct *next = (struct task_struct *)ctx->args[2];
 	struct thread *th = bpf_task_storage_get(&threads, next, 0, 0);
 
-	if (th) /* else not a target's thread, or not seen leaving yet */
-		wait_ended(ctx, st, th, (__u32)next->pid, (__u32)next->tgid, now, now);
+	if (!th) /* not a target's thread, or not seen leaving yet */
+		return 0;
+	wait_ended(ctx, st, th, (__u32)next->pid, (__u32)next->tgid, now, now);
+	return 1;
+}
+
+/* The end of a run that followed a target's thread: its time counted when asked to. */
+static __always_inline int done(struct switchstats *st, __u64 now)
+{
+	if (self_time) {
+		st->self_ns += bpf_ktime_get_ns() - now;
+		st->self_runs++;
+	}
+	return 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -470,10 +483,11 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u32 zero = 0, tgid, tid, preempt = ctx->args[0] ? 1 : 0, kind, state;
 	struct switchstats *st = bpf_map_lookup_elem(&stats, &zero);
 	struct thread *th;
+	int in;
 
 	if (!st)
 		return 0;
-	switch_in(ctx, st, now);
+	in = switch_in(ctx, st, now);
 	id = bpf_get_current_pid_tgid();
 	tgid = (__u32)(id >> 32);
 	tid = (__u32)id;
@@ -481,10 +495,10 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	th = bpf_task_storage_get(&threads, prev, 0, 0);
 	if (!th) {
 		if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
-			return 0;
+			return in ? done(st, now) : 0;
 		th = bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!th)
-			return 0;
+			return done(st, now);
 	}
 	if (name_filter) {
 		char comm[16] = { 0 };
@@ -494,14 +508,13 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		keep = bpf_map_lookup_elem(&names, comm);
 		if (keep && !*keep) {
 			st->filtered++;
-			return 0;
+			return done(st, now);
 		}
 	}
 	state = prev_state(ctx, prev);
 	if (!preempt && (state & TASK_DEAD)) {
-		tot_exit(tid,
-			 now); /* an exiting thread's last switch: no wait, it never runs again */
-		return 0;
+		tot_exit(tid, now); /* an exiting thread's last switch: it never runs again */
+		return done(st, now);
 	}
 	st->outs++;
 	ran = prev->se.sum_exec_runtime;
@@ -523,7 +536,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 			(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 		if (regs)
-			th->sysnr = (__s32)BPF_CORE_READ(regs, orig_ax);
+			th->sysnr = (__s32)regs->orig_ax;
 	}
 	th->tkind = switchtot_kind(state, preempt, th->sysnr);
 	/* Preempted by what the wait is, not by the tracepoint's flag alone: a thread preempted
@@ -539,12 +552,12 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
 		st->skipped++;
-		return 0;
+		return done(st, now);
 	}
 	th->owed[kind] = 0;
 	if (take(ctx, st, now, id, thr, th->sysnr) == 0)
 		th->pending = 1;
-	return 0;
+	return done(st, now);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -40,7 +40,14 @@ struct switchbpf_opts {
 	uint32_t period;
 	/* Leave out the threads whose names switchbpf_keep_name() says to (--threads). */
 	bool name_filter;
+	/* Have the program count its own time in the runs that follow a target's thread
+	 * (switchstats.self_ns: a clock read more per such run). */
+	bool self_time;
 };
+
+/* Whether the kernel counts BPF programs' run time (sysctl kernel.bpf_stats_enabled): one who
+ * measures what programs cost, for whom the program then counts its own time too. */
+bool switchbpf_kernel_stats_on(void);
 
 struct switchbpf;
 

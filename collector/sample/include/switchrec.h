@@ -238,6 +238,9 @@ struct switchstats {
 	__u64 stack_short;	   /* copies that stopped before stack_bytes */
 	__u64 stack_none;	   /* taken with no stack copy (unreadable) */
 	__u64 tot_full;		   /* threads the totals map had no room for */
+	/* With self_time (kernel.bpf_stats_enabled at load): the program's own time, from its
+	 * first step to its last, in the runs that followed a target's thread in or out. */
+	__u64 self_ns, self_runs;
 };
 
 #endif

@@ -10,6 +10,7 @@
  * enough kernel (the sampler's fallback is then what runs, tested in test_sampler).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <linux/capability.h>
 #include <pthread.h>
@@ -580,6 +581,75 @@ static void test_threads_are_left_out_by_name_in_the_kernel(void **state)
 	assert_true(st.switch_filtered >= 40);
 }
 
+/* Write "0" or "1" to the sysctl kernel.bpf_stats_enabled; its former value, or -1. */
+static int set_bpf_stats(int on)
+{
+	char was = '0';
+	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, &was, 1) != 1 || lseek(fd, 0, SEEK_SET) != 0 ||
+	    write(fd, on ? "1" : "0", 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return was == '1';
+}
+
+/* One recording of a thread sleeping 2 ms at a time: the sampler's stats after 300 ms. */
+static void record_sleeper(struct sampler_stats *st)
+{
+	struct sleeper sl[] = { { .name = "sleep2", .us = 2000 } };
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .switch_rate = 25 };
+	static struct seen seen;
+	struct sampler *sp;
+	pid_t tids[1], child;
+	int go, tfd;
+
+	memset(&seen, 0, sizeof(seen));
+	child = start_child(sl, 1, false, &go, &tfd);
+	seen.pid = child;
+	sp = open_or_skip(&o, child);
+	go_and_read_tids(go, tfd, tids, 1);
+	drain_for(sp, &seen, 300);
+	sampler_stats(sp, st);
+	sampler_close(sp);
+	stop_child(child);
+}
+
+/*
+ * While the kernel counts BPF programs' time (kernel.bpf_stats_enabled, which the test sets
+ * and restores), the program counts its own at every switch of the target's threads: a run
+ * per switch-out at least (its switch-ins add more), each taking some time and less than a
+ * millisecond. With the sysctl off it counts nothing.
+ */
+static void test_the_program_counts_its_own_time_when_asked(void **state)
+{
+	struct sampler_stats on, off;
+	int was = set_bpf_stats(1);
+
+	(void)state;
+	assert_true(was >= 0); /* the sysctl is there since Linux 5.8, and root may set it */
+	record_sleeper(&on);
+	(void)set_bpf_stats(0);
+	record_sleeper(&off);
+	(void)set_bpf_stats(was);
+	print_message("stats on: %llu switch-outs, %llu runs counted, %llu ns; off: %llu "
+		      "switch-outs, %llu runs\n",
+		      (unsigned long long)on.switch_seen, (unsigned long long)on.switch_self_runs,
+		      (unsigned long long)on.switch_self_ns, (unsigned long long)off.switch_seen,
+		      (unsigned long long)off.switch_self_runs);
+	assert_true(on.switch_seen >= 50);
+	assert_true(on.switch_self_runs >= on.switch_seen);
+	assert_true(on.switch_self_ns >= on.switch_self_runs);
+	assert_true(on.switch_self_ns < on.switch_self_runs * 1000000ull);
+	assert_true(off.switch_seen >= 50);
+	assert_int_equal(off.switch_self_runs, 0);
+	assert_int_equal(off.switch_self_ns, 0);
+}
+
 /*
  * Without CAP_BPF (and CAP_SYS_ADMIN, which stands for it) but with CAP_PERFMON: the program
  * cannot load, the sampler says why and takes the stacks with tracepoint events per thread.
@@ -673,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_a_rate_is_kept_and_totals_stay_unbiased),
 		cmocka_unit_test(test_a_busy_threads_sleeps_get_the_stacks_their_time_asks),
 		cmocka_unit_test(test_threads_are_left_out_by_name_in_the_kernel),
+		cmocka_unit_test(test_the_program_counts_its_own_time_when_asked),
 		cmocka_unit_test(test_without_cap_bpf_tracepoints_per_thread_take_over),
 	};
 
