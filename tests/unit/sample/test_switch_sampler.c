@@ -43,26 +43,13 @@
 
 struct sleeper {
 	const char *name;
-	unsigned int us; /* each sleep */
-	unsigned int n;	 /* sleeps; 0: until killed */
-	int out;	 /* (idx, tid) is written here */
+	unsigned int us;      /* each sleep (0: none) */
+	unsigned int n;	      /* sleeps; 0: until killed */
+	unsigned int spin_us; /* computed before each sleep (wall-clock time) */
+	bool cpu0;	      /* runs on CPU 0 only */
+	int out;	      /* (idx, tid) is written here */
 	int idx;
 };
-
-static void *sleeper_main(void *arg)
-{
-	struct sleeper *s = arg;
-	int msg[2] = { s->idx, (int)syscall(SYS_gettid) };
-
-	prctl(PR_SET_NAME, s->name);
-	if (write(s->out, msg, sizeof(msg)) != sizeof(msg))
-		_exit(3);
-	for (unsigned int i = 0; s->n == 0 || i < s->n; i++)
-		usleep(s->us);
-	return NULL;
-}
-
-static int pp_ab[2], pp_ba[2];
 
 /* wall-clock ns spun */
 static void spin_ns(uint64_t ns)
@@ -76,6 +63,33 @@ static void spin_ns(uint64_t ns)
 		       (uint64_t)a.tv_nsec <
 	       ns);
 }
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	int msg[2] = { s->idx, (int)syscall(SYS_gettid) };
+
+	prctl(PR_SET_NAME, s->name);
+	if (s->cpu0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) != 0)
+			_exit(5);
+	}
+	if (write(s->out, msg, sizeof(msg)) != sizeof(msg))
+		_exit(3);
+	for (unsigned int i = 0; s->n == 0 || i < s->n; i++) {
+		if (s->spin_us)
+			spin_ns((uint64_t)s->spin_us * 1000u);
+		if (s->us)
+			usleep(s->us);
+	}
+	return NULL;
+}
+
+static int pp_ab[2], pp_ba[2];
 
 /* Two threads passing a byte: a switch at every hop, tens of thousands a second (a few us of
  * work per hop keeps an exact recording of them within what a sanitized reader drains). */
@@ -442,43 +456,6 @@ static void test_a_rate_is_kept_and_totals_stay_unbiased(void **state)
 	assert_int_equal(ra.unmatched, 0);
 }
 
-/* Pin the calling thread to CPU 0. */
-static void on_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		_exit(5);
-}
-
-/* Computes 20 ms (sharing CPU 0 with hog: preempted every few ms), sleeps 60 ms. */
-static void *busy_sleeper(void *arg)
-{
-	int fd = *(int *)arg, tid = (int)syscall(SYS_gettid);
-
-	prctl(PR_SET_NAME, "busysleep");
-	on_cpu0();
-	if (write(fd, &tid, sizeof(tid)) != sizeof(tid))
-		_exit(3);
-	for (;;) {
-		spin_ns(20000000);
-		usleep(60000);
-	}
-	return NULL;
-}
-
-static void *hog(void *arg)
-{
-	(void)arg;
-	prctl(PR_SET_NAME, "hog");
-	on_cpu0();
-	for (;;)
-		spin_ns(1000000000);
-	return NULL;
-}
-
 /*
  * A thread that computes between its sleeps, on a CPU it shares with a busy thread: it is
  * preempted several times in each time it computes, on its way back to user mode (where the
@@ -490,48 +467,32 @@ static void *hog(void *arg)
  */
 static void test_a_busy_threads_sleeps_get_the_stacks_their_time_asks(void **state)
 {
+	/* computes 20 ms (sharing CPU 0 with hog: preempted every few ms), sleeps 60 ms */
+	struct sleeper sl[] = {
+		{ .name = "busysleep", .us = 60000, .spin_us = 20000, .cpu0 = true },
+		{ .name = "hog", .spin_us = 1000000, .cpu0 = true },
+	};
 	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .switch_rate = 20 };
 	static struct seen seen;
 	struct sampler_stats st;
 	struct sampler *sp;
 	struct per_thread *t;
-	int tid_pipe[2], go[2], tid = 0;
-	pid_t child;
-	char c;
+	pid_t tids[2], child;
+	int go, tfd;
 
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
-	assert_int_equal(pipe(tid_pipe), 0);
-	assert_int_equal(pipe(go), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		pthread_t th;
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		if (pthread_create(&th, NULL, hog, NULL) != 0 ||
-		    pthread_create(&th, NULL, busy_sleeper, &tid_pipe[1]) != 0)
-			_exit(2);
-		pause();
-		_exit(0);
-	}
-	close(go[0]);
-	close(tid_pipe[1]);
+	child = start_child(sl, 2, false, &go, &tfd);
 	seen.pid = child;
 	sp = open_or_skip(&o, child);
-	assert_int_equal(write(go[1], "g", 1), 1);
-	close(go[1]);
-	assert_int_equal(read(tid_pipe[0], &tid, sizeof(tid)), sizeof(tid));
-	close(tid_pipe[0]);
+	go_and_read_tids(go, tfd, tids, 2);
 	/* past the rate's first window, which takes every thread's first wait of each kind */
 	seen.from = fg_now_ns() + 1500000000ull;
 	drain_for(sp, &seen, 6500);
 	sampler_stats(sp, &st);
 	sampler_close(sp);
 	stop_child(child);
-	t = thread_of(&seen, tid);
+	t = thread_of(&seen, tids[0]);
 	assert_non_null(t);
 	print_message("busysleep: %u stacks, %u of them at its sleeps, which hold %.0f%% of its "
 		      "time off the CPU (%.2f of %.2f s); %llu taken of %llu switch-outs\n",
