@@ -8,6 +8,7 @@
  */
 #include "switchbpf.h"
 
+#include "perfsysctl.h"
 #include "switchbpf_skel.h"
 #include "util.h"
 
@@ -31,15 +32,9 @@ struct switchbpf {
 
 bool switchbpf_kernel_stats_on(void)
 {
-	char c = '0';
-	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
+	unsigned int v = 0;
 
-	if (!f)
-		return false;
-	if (fread(&c, 1, 1, f) != 1)
-		c = '0';
-	fclose(f);
-	return c == '1';
+	return perfsysctl_read(SWITCHBPF_STATS_SYSCTL, &v) == 0 && v == 1;
 }
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)

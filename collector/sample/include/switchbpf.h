@@ -47,6 +47,7 @@ struct switchbpf_opts {
 
 /* Whether the kernel counts BPF programs' run time (sysctl kernel.bpf_stats_enabled): one who
  * measures what programs cost, for whom the program then counts its own time too. */
+#define SWITCHBPF_STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 bool switchbpf_kernel_stats_on(void);
 
 struct switchbpf;

@@ -10,7 +10,6 @@
  * enough kernel (the sampler's fallback is then what runs, tested in test_sampler).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <linux/capability.h>
 #include <pthread.h>
@@ -31,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "perfsysctl.h"
 #include "sampler.h"
 #include "switchbpf.h"
 #include "tracefs.h"
@@ -545,18 +545,12 @@ static void test_threads_are_left_out_by_name_in_the_kernel(void **state)
 /* Write "0" or "1" to the sysctl kernel.bpf_stats_enabled; its former value, or -1. */
 static int set_bpf_stats(int on)
 {
-	char was = '0';
-	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDWR | O_CLOEXEC);
+	unsigned int was = 0;
 
-	if (fd < 0)
+	if (perfsysctl_read(SWITCHBPF_STATS_SYSCTL, &was) != 0 ||
+	    perfsysctl_write(SWITCHBPF_STATS_SYSCTL, on ? 1 : 0) != 0)
 		return -1;
-	if (read(fd, &was, 1) != 1 || lseek(fd, 0, SEEK_SET) != 0 ||
-	    write(fd, on ? "1" : "0", 1) != 1) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return was == '1';
+	return was == 1;
 }
 
 /* One recording of a thread sleeping 2 ms at a time: the sampler's stats after 300 ms. */
