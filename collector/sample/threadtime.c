@@ -185,7 +185,7 @@ const char *threadtime_kind_frame(unsigned kind)
 {
 	if (kind == THREADTIME_CPU)
 		return "[on-cpu]";
-	if (kind == SWITCHTOT_PREEMPTED || switchtot_is_preempt_call(kind))
+	if (switchtot_is_preempt(kind))
 		return "[off-cpu: preempted]";
 	if (switchtot_is_sleep(kind))
 		return "[off-cpu: sleeping]";

@@ -113,15 +113,16 @@ struct waits {
 	__u32 n16, rms;
 };
 
-/* A target's thread: its last switch-out and its CPU time then, of which kind (0 voluntary, 1
- * preempted), whether it is off the CPU since, whether that switch-out's stack was taken (its
- * switch-in is then written), and its waits of each kind. */
+/* A target's thread: its last switch-out and its CPU time then, of which kind (tkind; its
+ * chance's kind is 0 voluntary, 1 preempted: switchtot_is_preempt), whether it is off the CPU
+ * since, whether that switch-out's stack was taken (its switch-in is then written), and its
+ * waits of each kind. */
 struct thread {
 	__u64 t_out, ran;
 	__u64 owed[2]; /* ns waited, per kind, since its last stack of the kind was taken */
 	struct waits w[2];
-	__u32 kind, tkind; /* tkind: the SWITCHTOT_* kind of the wait */
-	__s32 sysnr;	   /* the system call it waits in (-1: none) */
+	__u32 tkind; /* the SWITCHTOT_* kind of the wait */
+	__s32 sysnr; /* the system call it waits in (-1: none) */
 	__u16 waiting, pending;
 };
 
@@ -433,9 +434,11 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 				       __u64 now)
 {
 	if (th->waiting) {
-		learn(&th->w[th->kind & 1], t_in - th->t_out, now);
+		__u32 k = switchtot_is_preempt(th->tkind);
+
+		learn(&th->w[k], t_in - th->t_out, now);
 		if (!th->pending && t_in > th->t_out)
-			th->owed[th->kind & 1] += t_in - th->t_out;
+			th->owed[k] += t_in - th->t_out;
 		tot_wait_ended(tid, th->t_out, t_in, th->tkind);
 		th->waiting = 0;
 	}
@@ -544,8 +547,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	 * calls schedule() itself, still runnable, and the flag says voluntary. Counted with its
 	 * sleeps, those preemptions (several per time slice of a busy thread) would take the
 	 * stacks its sleeps are owed, and their short lengths would set its sleeps' chance. */
-	kind = th->tkind == SWITCHTOT_PREEMPTED || switchtot_is_preempt_call(th->tkind);
-	th->kind = kind;
+	kind = switchtot_is_preempt(th->tkind);
 	th->waiting = 1;
 	tot_out(st, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;

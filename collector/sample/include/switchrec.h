@@ -198,6 +198,12 @@ static inline int switchtot_is_preempt_call(__u32 k)
 	       (k >= SWITCHTOT_PREEMPT_WRITE && k <= SWITCHTOT_PREEMPT_POLL);
 }
 
+/* Is kind k a preemption of any kind (the thread still runnable)? */
+static inline int switchtot_is_preempt(__u32 k)
+{
+	return k == SWITCHTOT_PREEMPTED || switchtot_is_preempt_call(k);
+}
+
 /*
  * The kind of a wait from the kernel's prev_state (TASK_* bits of include/linux/sched.h),
  * whether the switch was a preemption, and the system call the thread is in (nr, -1: none):
