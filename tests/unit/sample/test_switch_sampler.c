@@ -305,6 +305,30 @@ static void find_schedule(struct seen *s)
 	free(text);
 }
 
+/*
+ * Record a child running the n sleepers sl with o for ms, into seen (its switch-outs counted
+ * from skip_ns after the sleepers started); their tids into tids, the sampler's stats into st.
+ */
+static void record_sleepers(struct sleeper *sl, size_t n, const struct sampler_opts *o,
+			    struct seen *seen, pid_t *tids, uint64_t skip_ns, unsigned int ms,
+			    struct sampler_stats *st)
+{
+	struct sampler *sp;
+	pid_t child;
+	int go, tfd;
+
+	child = start_child(sl, n, false, &go, &tfd);
+	seen->pid = child;
+	sp = open_or_skip(o, child);
+	go_and_read_tids(go, tfd, tids, n);
+	if (skip_ns)
+		seen->from = fg_now_ns() + skip_ns;
+	drain_for(sp, seen, ms);
+	sampler_stats(sp, st);
+	sampler_close(sp);
+	stop_child(child);
+}
+
 /* ---- tests ----------------------------------------------------------------------------------- */
 
 /*
@@ -318,22 +342,13 @@ static void test_every_wait_is_timed_with_its_stack(void **state)
 	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
 	static struct seen seen;
 	struct sampler_stats st;
-	struct sampler *sp;
 	struct per_thread *t;
-	pid_t tids[1], child;
-	int go, tfd;
+	pid_t tids[1];
 
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
 	find_schedule(&seen);
-	child = start_child(sl, 1, false, &go, &tfd);
-	seen.pid = child;
-	sp = open_or_skip(&o, child);
-	go_and_read_tids(go, tfd, tids, 1);
-	drain_for(sp, &seen, 900);
-	sampler_stats(sp, &st);
-	sampler_close(sp);
-	stop_child(child);
+	record_sleepers(sl, 1, &o, &seen, tids, 0, 900, &st);
 
 	t = thread_of(&seen, tids[0]);
 	print_message(
@@ -475,23 +490,14 @@ static void test_a_busy_threads_sleeps_get_the_stacks_their_time_asks(void **sta
 	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .switch_rate = 20 };
 	static struct seen seen;
 	struct sampler_stats st;
-	struct sampler *sp;
 	struct per_thread *t;
-	pid_t tids[2], child;
-	int go, tfd;
+	pid_t tids[2];
 
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
-	child = start_child(sl, 2, false, &go, &tfd);
-	seen.pid = child;
-	sp = open_or_skip(&o, child);
-	go_and_read_tids(go, tfd, tids, 2);
-	/* past the rate's first window, which takes every thread's first wait of each kind */
-	seen.from = fg_now_ns() + 1500000000ull;
-	drain_for(sp, &seen, 6500);
-	sampler_stats(sp, &st);
-	sampler_close(sp);
-	stop_child(child);
+	/* counted past the rate's first window, which takes every thread's first wait of each
+	 * kind */
+	record_sleepers(sl, 2, &o, &seen, tids, 1500000000ull, 6500, &st);
 	t = thread_of(&seen, tids[0]);
 	assert_non_null(t);
 	print_message("busysleep: %u stacks, %u of them at its sleeps, which hold %.0f%% of its "
@@ -559,19 +565,10 @@ static void record_sleeper(struct sampler_stats *st)
 	struct sleeper sl[] = { { .name = "sleep2", .us = 2000 } };
 	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .switch_rate = 25 };
 	static struct seen seen;
-	struct sampler *sp;
-	pid_t tids[1], child;
-	int go, tfd;
+	pid_t tids[1];
 
 	memset(&seen, 0, sizeof(seen));
-	child = start_child(sl, 1, false, &go, &tfd);
-	seen.pid = child;
-	sp = open_or_skip(&o, child);
-	go_and_read_tids(go, tfd, tids, 1);
-	drain_for(sp, &seen, 300);
-	sampler_stats(sp, st);
-	sampler_close(sp);
-	stop_child(child);
+	record_sleepers(sl, 1, &o, &seen, tids, 0, 300, st);
 }
 
 /*
