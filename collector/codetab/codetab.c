@@ -27,14 +27,6 @@
 
 #define PEND_MAX 64
 #define DEFAULT_MAX_BYTES (64u << 20)
-/*
- * HotSpot posts CompiledMethodLoad from its ServiceThread, after the code was installed and may
- * already run; on a loaded machine that lag exceeds 100 ms. Measured on a Jetty + JDBC service
- * at a load average of ~10 on 2 CPUs: 26 of 748 vm walks stopped in code announced more than
- * 50 ms after the sample, 0 of 701 with a 1 s window. The window only applies where nothing
- * was live at the address at the sample's time, so a wider one cannot override known code.
- */
-#define DEFAULT_GRACE_NS (1000ull * 1000 * 1000)
 
 struct name {
 	uint32_t refs;
@@ -1068,7 +1060,7 @@ struct codetab *codetab_new(const struct codetab_limits *limits)
 	if (!t->lim.max_bytes)
 		t->lim.max_bytes = DEFAULT_MAX_BYTES;
 	if (!t->lim.grace_ns)
-		t->lim.grace_ns = DEFAULT_GRACE_NS;
+		t->lim.grace_ns = CODETAB_GRACE_NS;
 	if (htab_reserve(&t->names, 128) != 0) {
 		free(t);
 		return NULL;

@@ -1609,8 +1609,13 @@ void session_finish(struct session *s, int grace_ms)
 	/* Threads still off the CPU: their wait so far. */
 	if (s->oc_on)
 		offcpu_end(&s->oc, s->end_ns);
-	/* Late code events: the JVM reports a compile a little after the code first runs. */
+	/* Late code events: the JVM reports a compile a little after the code first runs. A
+	 * sample whose walk stopped in code not announced yet waits for it as long as a lookup
+	 * would take it (CODETAB_GRACE_NS after the sample). */
 	until = s->now() + (uint64_t)grace_ms * 1000000ull;
+	for (size_t i = 0; i < s->ndefer; i++)
+		if (s->defer[i].r.time + CODETAB_GRACE_NS > until)
+			until = s->defer[i].r.time + CODETAB_GRACE_NS;
 	while (s->now() < until) {
 		struct pollfd fds[3];
 		int left = (int)((until - s->now()) / 1000000ull);

@@ -350,8 +350,9 @@ int session_step(struct session *s, int timeout_ms);
 bool session_done(const struct session *s);
 
 /*
- * End the recording: stop sampling, drain the rings, let late code events arrive (grace_ms),
- * then symbolize every waiting sample with the full history.
+ * End the recording: stop sampling, drain the rings, let late code events arrive (grace_ms, and
+ * up to CODETAB_GRACE_NS after a sample that waits for its code), then symbolize every waiting
+ * sample with the full history.
  */
 void session_finish(struct session *s, int grace_ms);
 
