@@ -1,7 +1,8 @@
 # BPF programs: each bpf/NAME.bpf.c is compiled by clang for the BPF target with BTF (-g, for
 # CO-RE relocations and libbpf's checks), then turned by bpftool into a skeleton header
 # NAME.skel.h (the object's bytes plus typed accessors: maps, programs, read-only data) that
-# the loader includes and libbpf loads.
+# the loader includes and libbpf loads. The instruction set is v3 (Linux 5.1: 32-bit jumps, and
+# atomics that return the old value, which switch.bpf.c hands out its slots with).
 #
 # The target architecture of bpf_tracing.h's register accessors (__TARGET_ARCH_xxx) follows
 # the processor CMake builds for, named here once.
@@ -36,7 +37,7 @@ function(fg_bpf_skeleton name)
 	set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o)
 	set(skel ${CMAKE_CURRENT_BINARY_DIR}/${name}.skel.h)
 	add_custom_command(OUTPUT ${obj}
-		COMMAND ${FG_BPF_CLANG} -O2 -g -target bpf -D__TARGET_ARCH_${FG_BPF_TARGET_ARCH}
+		COMMAND ${FG_BPF_CLANG} -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_${FG_BPF_TARGET_ARCH}
 			-Wall -Wextra -Werror ${FG_BPF_ARCH_INCLUDE}
 			-I${CMAKE_CURRENT_SOURCE_DIR}/include
 			-c ${CMAKE_CURRENT_SOURCE_DIR}/bpf/${name}.bpf.c -o ${obj}

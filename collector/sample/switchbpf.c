@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define WINDOW_NS 1000000000ull /* the chance's window (switch.bpf.c) */
@@ -28,6 +29,10 @@ struct switchbpf {
 	struct switch_bpf *skel;
 	struct bpf_link *link;
 	int ncpus; /* possible CPUs: the per-CPU maps' width */
+	/* the program's totals array (a slot per thread), mapped read-only */
+	const struct switchtot *tot;
+	size_t tot_len;
+	uint32_t slots; /* its length */
 };
 
 bool switchbpf_kernel_stats_on(void)
@@ -115,6 +120,9 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	b->skel->rodata->window_ns = WINDOW_NS;
 	b->skel->rodata->name_filter = o->name_filter;
 	b->skel->rodata->self_time = o->self_time;
+	b->slots =
+		o->max_threads && o->max_threads < SWITCHTOT_MAX ? o->max_threads : SWITCHTOT_MAX;
+	b->skel->rodata->max_slots = b->slots;
 	if (o->rate_hz) {
 		/* rate_hz stacks a second over all CPUs: per window and CPU, x 2^32 */
 		uint64_t q = ((uint64_t)o->rate_hz << 32) / (1000000000ull / WINDOW_NS) /
@@ -130,6 +138,11 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 		*why = "libbpf refused the scratch map's size";
 		goto fail;
 	}
+	if ((rv = bpf_map__set_max_entries(b->skel->maps.totals, b->slots)) != 0 ||
+	    (rv = bpf_map__set_max_entries(b->skel->maps.free_slots, b->slots)) != 0) {
+		*why = "libbpf refused the totals' size";
+		goto fail;
+	}
 	rv = switchbpf_skel_load(b->skel);
 	if (rv == -EPERM || rv == -EACCES) {
 		*why = "the kernel refused to load BPF (needs CAP_BPF and CAP_PERFMON, or "
@@ -140,6 +153,15 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	if (rv != 0) {
 		*why = "the kernel refused the program (Linux 5.15 or later with BTF is needed)";
 		rv = -EOPNOTSUPP;
+		goto fail;
+	}
+	b->tot_len = b->slots * sizeof(struct switchtot);
+	b->tot =
+		mmap(NULL, b->tot_len, PROT_READ, MAP_SHARED, bpf_map__fd(b->skel->maps.totals), 0);
+	if (b->tot == MAP_FAILED) {
+		rv = -errno;
+		b->tot = NULL;
+		*why = "cannot map the program's totals";
 		goto fail;
 	}
 	*out = b;
@@ -239,45 +261,59 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 	free(per);
 }
 
-/* One consistent copy of tid's entry: two copies that agree, with an even seq. */
-static int read_total(int fd, uint32_t tid, struct switchtot *out)
+/* Slots handed out so far (the program's count, capped). */
+static uint32_t slots_used(const struct switchbpf *b)
 {
-	struct switchtot a, b;
+	uint32_t n = __atomic_load_n(&b->skel->bss->slots_used, __ATOMIC_ACQUIRE);
 
+	return n < b->slots ? n : b->slots;
+}
+
+/* One consistent copy of slot e: its seq even and the same before and after the copy. */
+static int read_total(const struct switchtot *e, struct switchtot *out)
+{
 	for (int i = 0; i < 8; i++) {
-		if (bpf_map_lookup_elem(fd, &tid, &a) != 0 ||
-		    bpf_map_lookup_elem(fd, &tid, &b) != 0)
-			return -errno;
-		if (!(a.seq & 1) && !memcmp(&a, &b, sizeof(a))) {
-			*out = a;
+		uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		memcpy(out, e, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq && out->seq == seq)
 			return 0;
-		}
 	}
 	return -EAGAIN;
 }
 
 int switchbpf_totals(const struct switchbpf *b, switchbpf_total_cb cb, void *ctx)
 {
-	int fd = bpf_map__fd(b->skel->maps.totals), rv;
-	uint32_t key, next, n = 0;
-	bool first = true;
+	uint32_t n = slots_used(b);
 	struct switchtot t;
+	int rv;
 
-	while (n++ < SWITCHTOT_MAX + 1) {
-		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next) != 0)
-			return errno == ENOENT ? 0 : -errno;
-		first = false;
-		key = next;
-		if (read_total(fd, key, &t) == 0 && (rv = cb(ctx, key, &t)) != 0)
+	for (uint32_t i = 0; i < n; i++)
+		if (b->tot[i].tid && read_total(&b->tot[i], &t) == 0 && t.tid &&
+		    (rv = cb(ctx, t.tid, &t)) != 0)
 			return rv;
-	}
 	return 0;
 }
 
 int switchbpf_forget(struct switchbpf *b, uint32_t tid)
 {
-	if (bpf_map_delete_elem(bpf_map__fd(b->skel->maps.totals), &tid) < 0 && errno != ENOENT)
-		return -errno;
+	const struct switchtot zero = { 0 };
+	int tot_fd = bpf_map__fd(b->skel->maps.totals);
+	int free_fd = bpf_map__fd(b->skel->maps.free_slots);
+	uint32_t n = slots_used(b);
+
+	/* An exited thread's slot: the program writes it no more (its thread's storage went
+	 * with the thread), so it is cleared, then offered to the next new thread. */
+	for (uint32_t i = 0; i < n; i++) {
+		if (b->tot[i].tid != tid || !__atomic_load_n(&b->tot[i].t_exit, __ATOMIC_ACQUIRE))
+			continue;
+		if (bpf_map_update_elem(tot_fd, &i, &zero, BPF_ANY) < 0 ||
+		    bpf_map_update_elem(free_fd, NULL, &i, BPF_ANY) < 0)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -286,6 +322,8 @@ void switchbpf_close(struct switchbpf *b)
 	if (!b)
 		return;
 	switchbpf_detach(b);
+	if (b->tot)
+		munmap((void *)b->tot, b->tot_len);
 	switchbpf_skel_destroy(b->skel);
 	free(b);
 }

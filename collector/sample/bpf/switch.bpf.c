@@ -37,9 +37,11 @@
  * proportion to the waiting, and known before the wait's length, so the weights stay unbiased.
  * Without a quota the chance is fixed_thr for every switch-out.
  *
- * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in the
- * `totals` map (switchrec.h's struct switchtot): the collector reads it at the edges of a
- * profile's window and scales the stacks of each thread and kind to the exact time.
+ * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in its
+ * slot of the `totals` array (switchrec.h's struct switchtot): the collector maps the array into
+ * its memory, reads it at the edges of a profile's window and scales the stacks of each thread
+ * and kind to the exact time. The slot is the thread's from its first switch-out (its index kept
+ * with the thread: no hash at a switch) until the collector frees it after the thread's exit.
  *
  * Invariant: everything here is bounded for the verifier and for the scheduler: no loop but the
  * stack copy's page walk (at most SWITCHREC_MAX_STACK / 4096 + 1 reads), no lock, no sleep.
@@ -82,6 +84,7 @@ const volatile __u64 quota = 0; /* stacks per window and CPU, x 2^32; 0: fixed_t
 const volatile __u64 fixed_thr = SWITCHREC_ONE;
 const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are left out */
 const volatile __u32 self_time = 0;   /* count the program's own time (switchstats.self_ns) */
+const volatile __u32 max_slots = SWITCHTOT_MAX; /* the totals array's size */
 
 #define FLOOR_NS 20000ull	  /* the least wait predicted: a short one may turn out long */
 #define TASK_DEAD 0x80		  /* prev_state of an exiting task's last switch */
@@ -91,6 +94,8 @@ const volatile __u32 self_time = 0;   /* count the program's own time (switchsta
 #define PERIOD_MIN 10000ull	  /* 10 us */
 #define PERIOD_MAX 60000000000ull /* 60 s */
 #define PERIOD_START 10000000ull  /* 10 ms */
+
+#define SLOT_NONE 0xffffffffu /* a thread that found no slot free: never counted */
 
 #define PAGE 4096
 #define KMASK 1023  /* >= SWITCHREC_MAX_KDEPTH * 8 */
@@ -124,6 +129,7 @@ struct thread {
 	__u32 tkind; /* the SWITCHTOT_* kind of the wait */
 	__s32 sysnr; /* the system call it waits in (-1: none) */
 	__u16 waiting, pending;
+	__u32 slot; /* 1 + its slot in `totals` (0: none yet; SLOT_NONE: none was left) */
 };
 
 /* Count a wait of d ns that ended at now. */
@@ -180,14 +186,26 @@ struct {
 	__type(value, __u8);
 } names SEC(".maps");
 
-/* Every target thread's waits, counted (switchrec.h). */
+/* Every target thread's waits, counted (switchrec.h): a slot per thread, mapped by the collector
+ * (max_slots of them: the loader sizes both maps). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SWITCHTOT_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32); /* tid */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
 	__type(value, struct switchtot);
 } totals SEC(".maps");
+
+/* Slots of exited threads the collector has counted and cleared, for new threads to take once
+ * every slot has been handed out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, SWITCHTOT_MAX);
+	__type(value, __u32);
+} free_slots SEC(".maps");
+
+/* Slots handed out from the first on (the collector reads the array up to here). */
+__u32 slots_used = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -375,10 +393,19 @@ static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct swit
 		(t)->seq++;                                                                        \
 	} while (0)
 
-/* tid's wait of kind k, from t_out, ended at t_in. */
-static __always_inline void tot_wait_ended(__u32 tid, __u64 t_out, __u64 t_in, __u32 k)
+/* th's slot in `totals`, or NULL. */
+static __always_inline struct switchtot *tot_of(const struct thread *th)
 {
-	struct switchtot *t = bpf_map_lookup_elem(&totals, &tid);
+	__u32 i = th->slot - 1;
+
+	return th->slot && th->slot != SLOT_NONE ? bpf_map_lookup_elem(&totals, &i) : NULL;
+}
+
+/* th's wait of kind k, from t_out, ended at t_in. */
+static __always_inline void tot_wait_ended(const struct thread *th, __u64 t_out, __u64 t_in,
+					   __u32 k)
+{
+	struct switchtot *t = tot_of(th);
 
 	if (!t)
 		return;
@@ -391,22 +418,47 @@ static __always_inline void tot_wait_ended(__u32 tid, __u64 t_out, __u64 t_in, _
 	TOT_END(t);
 }
 
-/* tid (of process pid) leaves the CPU at now, having run ran ns in all, for a wait of kind k. */
-static __always_inline void tot_out(struct switchstats *st, __u32 tid, __u32 pid, __u64 now,
-				    __u64 ran, __u32 k)
+/* A slot for th (thread tid of process pid, first seen leaving at now with ran ns of CPU): a
+ * fresh one while there are, else one the collector freed. NULL when none is left: the thread
+ * is counted as left out, once, and its waits are not counted (a slot freed later would miss
+ * the ones before it). */
+static __always_inline struct switchtot *tot_new(struct switchstats *st, struct thread *th,
+						 __u32 tid, __u32 pid, __u64 now, __u64 ran)
 {
-	struct switchtot *t = bpf_map_lookup_elem(&totals, &tid);
+	__u32 i = max_slots;
+	struct switchtot *t;
 
+	if (slots_used < max_slots)
+		i = __sync_fetch_and_add(&slots_used, 1);
+	if (i >= max_slots && bpf_map_pop_elem(&free_slots, &i) != 0)
+		i = max_slots;
+	t = i < max_slots ? bpf_map_lookup_elem(&totals, &i) : NULL;
 	if (!t) {
-		struct switchtot z = { .pid = pid, .t_first = now, .ran_first = ran };
-
-		(void)bpf_map_update_elem(&totals, &tid, &z, BPF_NOEXIST);
-		t = bpf_map_lookup_elem(&totals, &tid);
-		if (!t) {
-			st->tot_full++;
-			return;
-		}
+		th->slot = SLOT_NONE;
+		st->tot_full++;
+		return NULL;
 	}
+	TOT_BEGIN(t);
+	for (int k = 0; k < SWITCHTOT_NKINDS; k++)
+		t->off[k] = 0;
+	t->t_first = now;
+	t->ran_first = ran;
+	t->t_exit = 0;
+	t->tid = tid;
+	t->pid = pid;
+	TOT_END(t);
+	th->slot = i + 1;
+	return t;
+}
+
+/* th (tid of process pid) leaves the CPU at now, having run ran ns in all, for a wait of kind k. */
+static __always_inline void tot_out(struct switchstats *st, struct thread *th, __u32 tid, __u32 pid,
+				    __u64 now, __u64 ran, __u32 k)
+{
+	struct switchtot *t = th->slot ? tot_of(th) : tot_new(st, th, tid, pid, now, ran);
+
+	if (!t)
+		return;
 	TOT_BEGIN(t);
 	t->t_out = now;
 	t->ran = ran;
@@ -414,10 +466,10 @@ static __always_inline void tot_out(struct switchstats *st, __u32 tid, __u32 pid
 	TOT_END(t);
 }
 
-/* tid's last switch: it exited at now. */
-static __always_inline void tot_exit(__u32 tid, __u64 now)
+/* th's last switch: it exited at now. */
+static __always_inline void tot_exit(const struct thread *th, __u64 now)
 {
-	struct switchtot *t = bpf_map_lookup_elem(&totals, &tid);
+	struct switchtot *t = tot_of(th);
 
 	if (!t)
 		return;
@@ -439,7 +491,7 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 		learn(&th->w[k], t_in - th->t_out, now);
 		if (!th->pending && t_in > th->t_out)
 			th->owed[k] += t_in - th->t_out;
-		tot_wait_ended(tid, th->t_out, t_in, th->tkind);
+		tot_wait_ended(th, th->t_out, t_in, th->tkind);
 		th->waiting = 0;
 	}
 	if (!th->pending)
@@ -516,7 +568,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	}
 	state = prev_state(ctx, prev);
 	if (!preempt && (state & TASK_DEAD)) {
-		tot_exit(tid, now); /* an exiting thread's last switch: it never runs again */
+		tot_exit(th, now); /* an exiting thread's last switch: it never runs again */
 		return done(st, now);
 	}
 	st->outs++;
@@ -549,7 +601,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	 * stacks its sleeps are owed, and their short lengths would set its sleeps' chance. */
 	kind = switchtot_is_preempt(th->tkind);
 	th->waiting = 1;
-	tot_out(st, tid, tgid, now, ran, th->tkind);
+	tot_out(st, th, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
 	thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {

@@ -43,6 +43,8 @@ struct switchbpf_opts {
 	/* Have the program count its own time in the runs that follow a target's thread
 	 * (switchstats.self_ns: a clock read more per such run). */
 	bool self_time;
+	/* Threads counted at once (their totals' slots, 184 bytes each); 0: SWITCHTOT_MAX. */
+	uint32_t max_threads;
 };
 
 /* Whether the kernel counts BPF programs' run time (sysctl kernel.bpf_stats_enabled): one who
@@ -89,7 +91,9 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum);
  */
 typedef int (*switchbpf_total_cb)(void *ctx, uint32_t tid, const struct switchtot *t);
 int switchbpf_totals(const struct switchbpf *b, switchbpf_total_cb cb, void *ctx);
-/* Drop tid's entry (an exited thread, once its last window is counted). 0 or -errno. */
+/* Free tid's slot (an exited thread, once its last window is counted): cleared, and the program
+ * hands it to a thread that comes later. A thread that has not exited keeps its slot. 0 or
+ * -errno. */
 int switchbpf_forget(struct switchbpf *b, uint32_t tid);
 
 /* Detach and free. NULL is fine. */

@@ -53,14 +53,14 @@ struct switchrec {
 
 /*
  * Every target thread's time off the CPU, counted by the program at each of its switches whether
- * or not a stack is taken (a hash map keyed by thread id, read by the collector at the edges of
- * each profile's window, bpf/switch.bpf.c). Kinds, by the state the thread left the CPU in, and
- * for a sleep by the system call it sleeps in, for a preemption by whether it came in a system
- * call: a thread's stacks are scaled to the exact time of their own kind, so the split of a
- * worker's sleep between its I/O (a database read) and its parks (an idle pool's wait for work),
- * or of its preemptions between the ones its own writes cause (a write that wakes the database,
- * which then runs in its place) and the ones that strike its code anywhere, is counted, not read
- * off a few stacks.
+ * or not a stack is taken (a slot each in an array the collector maps into its memory, read at
+ * the edges of each profile's window, bpf/switch.bpf.c). Kinds, by the state the thread left the
+ * CPU in, and for a sleep by the system call it sleeps in, for a preemption by whether it came
+ * in a system call: a thread's stacks are scaled to the exact time of their own kind, so the
+ * split of a worker's sleep between its I/O (a database read) and its parks (an idle pool's wait
+ * for work), or of its preemptions between the ones its own writes cause (a write that wakes
+ * the database, which then runs in its place) and the ones that strike its code anywhere, is
+ * counted, not read off a few stacks.
  */
 #define SWITCHTOT_PREEMPTED 0 /* runnable: preempted (by a timer or another CPU), or yielded */
 #define SWITCHTOT_SLEEPING 1  /* TASK_INTERRUPTIBLE in any other call: a read, a poll, a sleep */
@@ -80,7 +80,7 @@ struct switchrec {
 #define SWITCHTOT_PREEMPT_YIELD 13  /* ... sched_yield */
 #define SWITCHTOT_PREEMPT_POLL 14   /* ... poll, ppoll, select, pselect6, epoll_wait */
 #define SWITCHTOT_NKINDS 15
-#define SWITCHTOT_MAX 65536 /* threads the map holds */
+#define SWITCHTOT_MAX 32768 /* threads the array holds at once (184 bytes each) */
 
 struct switchtot {
 	__u64 off[SWITCHTOT_NKINDS]; /* ns off the CPU in the waits that ended, per kind */
@@ -89,9 +89,11 @@ struct switchtot {
 	__u64 t_first;		     /* the program first saw it leave the CPU ... */
 	__u64 ran_first;	     /* ... with this much CPU time */
 	__u64 t_exit;		     /* its last switch (it exited), else 0 */
-	__u64 seq;		     /* updates: a reader takes two copies that agree */
+	__u64 seq;		     /* odd while the program writes the entry */
+	__u32 tid;		     /* 0: a free slot */
 	__u32 pid;
 	__u32 waiting; /* 0: on the CPU, else 1 + the kind of the wait under way */
+	__u32 spare;
 };
 
 /* The system calls the kinds tell apart (x86-64 numbers), by what they do. */
@@ -243,7 +245,7 @@ struct switchstats {
 	__u64 in_lost;		   /* ... that did not fit in the ring */
 	__u64 stack_short;	   /* copies that stopped before stack_bytes */
 	__u64 stack_none;	   /* taken with no stack copy (unreadable) */
-	__u64 tot_full;		   /* threads the totals map had no room for */
+	__u64 tot_full;		   /* threads left out: the totals had no slot free */
 	/* With self_time (kernel.bpf_stats_enabled at load): the program's own time, from its
 	 * first step to its last, in the runs that followed a target's thread in or out. */
 	__u64 self_ns, self_runs;

@@ -3,8 +3,9 @@
  * test_switch_sampler.c - off-CPU sampling against the real kernel: the BPF program's stacks and
  * wait ends as the sampler delivers them (timed, in the right state, with registers, stack and
  * a kernel chain from __schedule), its rate kept with totals unbiased against an exact
- * recording of the same switches, threads left out by name in the kernel, and the fallback to
- * per-thread tracepoint events without CAP_BPF.
+ * recording of the same switches, threads left out by name in the kernel, exited threads'
+ * slots in the totals serving later threads, and the fallback to per-thread tracepoint events
+ * without CAP_BPF.
  *
  * Exits 77 (skipped) only when the kernel refuses the program for want of BTF or a recent
  * enough kernel (the sampler's fallback is then what runs, tested in test_sampler).
@@ -602,6 +603,92 @@ static void test_the_program_counts_its_own_time_when_asked(void **state)
 	assert_int_equal(off.switch_self_ns, 0);
 }
 
+/* The exited threads switchbpf_totals found: their tids, and their waits in all. */
+struct exited {
+	uint32_t tid[32];
+	uint64_t off[32];
+	size_t n;
+};
+
+static int note_exited(void *ctx, uint32_t tid, const struct switchtot *t)
+{
+	struct exited *ex = ctx;
+	uint64_t off = 0;
+
+	if (!t->t_exit || ex->n == 32)
+		return 0;
+	for (size_t i = 0; i < ex->n; i++)
+		if (ex->tid[i] == tid)
+			return 0;
+	for (int k = 0; k < SWITCHTOT_NKINDS; k++)
+		off += t->off[k];
+	ex->tid[ex->n] = tid;
+	ex->off[ex->n++] = off;
+	return 0;
+}
+
+static void *sleep_thrice(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		usleep(2000);
+	return NULL;
+}
+
+/*
+ * Every thread's waits are counted in a slot of its own. With room for 3 threads at once, 8
+ * short-lived threads one after another (beside the test's main thread) are all counted when
+ * the slot of each one that exited is freed once it was read (switchbpf_forget), each with its
+ * ~6 ms of sleep; without that, the threads beyond the room are not counted, each said to be
+ * left out once.
+ */
+static void test_an_exited_threads_slot_serves_a_later_thread(void **state)
+{
+	const struct switchbpf_opts o = { .period = 1u << 30, .max_threads = 3 };
+
+	(void)state;
+	for (int forget = 1; forget >= 0; forget--) {
+		struct switchbpf *b = NULL;
+		struct switchstats sum;
+		struct exited ex = { .n = 0 };
+		const char *why = NULL;
+		size_t freed = 0;
+		int rv = switchbpf_open(&o, &b, &why);
+
+		if (rv == -ENOENT || rv == -EOPNOTSUPP) {
+			print_message("no BPF off-CPU here: %s\n", why);
+			skip();
+		}
+		assert_int_equal(rv, 0);
+		assert_int_equal(switchbpf_add(b, (uint32_t)getpid()), 0);
+		assert_int_equal(switchbpf_attach(b), 0);
+		for (int i = 0; i < 8; i++) {
+			pthread_t t;
+
+			assert_int_equal(pthread_create(&t, NULL, sleep_thrice, NULL), 0);
+			assert_int_equal(pthread_join(t, NULL), 0);
+			usleep(5000); /* its last switch (the exit's) comes after the join */
+			assert_int_equal(switchbpf_totals(b, note_exited, &ex), 0);
+			for (; forget && freed < ex.n; freed++)
+				assert_int_equal(switchbpf_forget(b, ex.tid[freed]), 0);
+		}
+		switchbpf_stats(b, &sum);
+		switchbpf_close(b);
+		print_message("%s: %zu exited threads counted, %llu left out for want of a slot\n",
+			      forget ? "slots freed" : "slots kept", ex.n,
+			      (unsigned long long)sum.tot_full);
+		if (forget) {
+			assert_int_equal(ex.n, 8);
+			assert_int_equal(sum.tot_full, 0);
+			for (size_t i = 0; i < ex.n; i++)
+				assert_true(ex.off[i] >= 5000000 && ex.off[i] < 1000000000);
+		} else {
+			assert_true(ex.n < 8);
+			assert_int_equal(sum.tot_full, 8 - ex.n); /* each thread left out, once */
+		}
+	}
+}
+
 /*
  * Without CAP_BPF (and CAP_SYS_ADMIN, which stands for it) but with CAP_PERFMON: the program
  * cannot load, the sampler says why and takes the stacks with tracepoint events per thread.
@@ -696,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_a_busy_threads_sleeps_get_the_stacks_their_time_asks),
 		cmocka_unit_test(test_threads_are_left_out_by_name_in_the_kernel),
 		cmocka_unit_test(test_the_program_counts_its_own_time_when_asked),
+		cmocka_unit_test(test_an_exited_threads_slot_serves_a_later_thread),
 		cmocka_unit_test(test_without_cap_bpf_tracepoints_per_thread_take_over),
 	};
 
