@@ -36,7 +36,7 @@
 # off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults: the BPF
 # program), offcpu-rN (the same with --switch-rate N), offcpu-threads (per-thread tracepoint
 # events: --scope threads, a collector without CAP_BPF), offcpu-pN (--switch-period N) and
-# wall (`record --event wall --freq FREQ`); record-sN records CPU samples with an N-byte stack copy (--stack-copy N), so copy
+# wall (`record --event wall --freq FREQ`), wall-rN (the same with --switch-rate N); record-sN records CPU samples with an N-byte stack copy (--stack-copy N), so copy
 # sizes compare in the same rounds; record-threads records with per-thread sampling events
 # (--scope threads, what an unprivileged recording falls back to) instead of per-CPU ones. With LOCK=FILE each pass over the variants holds flock
 # FILE (others' heavy runs wait between passes, not for the whole bench). perf is stock
@@ -176,11 +176,12 @@ run() {
 		perf record -q -e cpu-clock -F "$freq" -g -p "$jpid" -o "$tmp/perf.data" 2>"$tmp/perf.log" &
 		fp=$!
 		;;
-	record | record-s* | record-threads | offcpu | wall | offcpu-*)
+	record | record-s* | record-threads | offcpu | wall | offcpu-* | wall-r*)
 		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
 		[[ $v == record-threads ]] && ev=(--scope threads)
 		[[ $v == offcpu-p* ]] && ev=(--event offcpu --switch-period "${v#offcpu-p}")
 		[[ $v == offcpu-r* ]] && ev=(--event offcpu --switch-rate "${v#offcpu-r}")
+		[[ $v == wall-r* ]] && ev=(--event wall --switch-rate "${v#wall-r}")
 		[[ $v == offcpu-threads ]] && ev=(--event offcpu --scope threads)
 		st=${STACK:-}
 		[[ $v == record-s* ]] && st=${v#record-s}
