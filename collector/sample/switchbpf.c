@@ -269,17 +269,27 @@ static uint32_t slots_used(const struct switchbpf *b)
 	return n < b->slots ? n : b->slots;
 }
 
-/* One consistent copy of slot e: its seq even and the same before and after the copy. */
+_Static_assert(sizeof(struct switchtot) % 8 == 0, "a slot is copied in 8-byte words");
+
+/*
+ * One consistent copy of slot e: its seq even and the same before and after the copy. The copy
+ * is made of acquire loads, so that the second look at seq cannot come before any of them.
+ */
 static int read_total(const struct switchtot *e, struct switchtot *out)
 {
+	const uint64_t *src = (const uint64_t *)(const void *)e;
+
 	for (int i = 0; i < 8; i++) {
 		uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 
 		if (seq & 1)
 			continue;
-		memcpy(out, e, sizeof(*out));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq && out->seq == seq)
+		for (size_t w = 0; w < sizeof(*out) / 8; w++) {
+			uint64_t v = __atomic_load_n(&src[w], __ATOMIC_ACQUIRE);
+
+			memcpy((char *)out + w * 8, &v, 8);
+		}
+		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) == seq && out->seq == seq)
 			return 0;
 	}
 	return -EAGAIN;
