@@ -14,6 +14,9 @@
 #       tN        the same with --switch-period N;
 #       alt       `record --event offcpu` with the fgcollect binary ALT (another build);
 #       alt-rN    the same with --switch-rate N;
+#       other     `record --event offcpu` of a process that sleeps, the target running beside it
+#                 unfollowed: what the program costs the switches of a machine's other
+#                 processes (its time per run is theirs);
 #       bpf       bpftrace on the same tracepoint taking a user and a kernel stack per switch of
 #                 the target (`@[ustack, kstack] = count()`, aggregated in the kernel), when
 #                 bpftrace can attach here (otherwise its error is printed instead).
@@ -104,11 +107,17 @@ for v in $variants; do : >"$tmp/${v//\//_}"; done
 # run VARIANT: one round with a fresh target; appends "RT CPU_NS SW NS REC_NS SWOUT STACKS LOST
 # SWIN_LOST NOROOT SAMPLES" (the window's differences, then record's summary counts) to its file.
 run() {
-	local v=$1 f=${1//\//_} p m0 m1 r0=0 r1=0 log=$tmp/rec.log args=()
+	local v=$1 f=${1//\//_} p m0 m1 r0=0 r1=0 log=$tmp/rec.log args=() follow opid=
 	: >"$tmp/pp.out"
 	"$pp" "$work" >"$tmp/pp.out" &
 	ppid_=$!
 	fg_wait 10 grep -q '^ready' "$tmp/pp.out" || { echo "offcpu: the target did not start"; return 1; }
+	follow=$ppid_
+	if [[ $v == other ]]; then
+		sleep 600 &
+		opid=$!
+		follow=$opid
+	fi
 	case $v in
 	none) ;;
 	bpf)
@@ -123,7 +132,7 @@ run() {
 		threads) args=(--scope threads) ;;
 		t*) args=(--scope threads --switch-period "${v#t}") ;;
 		esac
-		"$([[ $v == alt* ]] && echo "$ALT" || echo "$fgcollect")" record --pid "$ppid_" --event offcpu ${args[@]+"${args[@]}"} \
+		"$([[ $v == alt* ]] && echo "$ALT" || echo "$fgcollect")" record --pid "$follow" --event offcpu ${args[@]+"${args[@]}"} \
 			--socket "$tmp/nosock/s.sock" --ctl "$tmp/nosock/c.sock" \
 			--duration $((settle + round + 30)) -o "$tmp/rec.folded" 2>"$log" &
 		rpid=$!
@@ -158,6 +167,10 @@ except Exception:
 	kill -TERM "$ppid_"
 	wait "$ppid_" || true
 	ppid_=
+	if [[ -n $opid ]]; then
+		kill "$opid"
+		wait "$opid" 2>/dev/null || true
+	fi
 	local counts="0 0 0 0 - 0"
 	if [[ $v != none && $v != bpf ]]; then
 		cp "$log" "$tmp/$f.last.log"

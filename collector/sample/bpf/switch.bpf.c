@@ -507,19 +507,6 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 		st->in_lost++;
 }
 
-/* next's switch-in: its wait ends now. 1 if next is a target's thread, else 0. */
-static __always_inline int switch_in(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
-				     __u64 now)
-{
-	struct task_struct *next = (struct task_struct *)ctx->args[2];
-	struct thread *th = bpf_task_storage_get(&threads, next, 0, 0);
-
-	if (!th) /* not a target's thread, or not seen leaving yet */
-		return 0;
-	wait_ended(ctx, st, th, (__u32)next->pid, (__u32)next->tgid, now, now);
-	return 1;
-}
-
 /* The end of a run that followed a target's thread: its time counted when asked to. */
 static __always_inline int done(struct switchstats *st, __u64 now)
 {
@@ -534,27 +521,29 @@ SEC("tp_btf/sched_switch")
 int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
-	__u64 now = bpf_ktime_get_ns(), id, thr, ran;
-	__u32 zero = 0, tgid, tid, preempt = ctx->args[0] ? 1 : 0, kind, state;
-	struct switchstats *st = bpf_map_lookup_elem(&stats, &zero);
-	struct thread *th;
-	int in;
+	struct task_struct *next = (struct task_struct *)ctx->args[2];
+	__u32 zero = 0, tgid = (__u32)prev->tgid, tid = (__u32)prev->pid;
+	__u32 preempt = ctx->args[0] ? 1 : 0, kind, state;
+	__u64 id = (__u64)tgid << 32 | tid, now, thr, ran;
+	/* A thread followed already has its storage (next's: it was seen leaving); else prev is
+	 * one if its process is. */
+	struct thread *th_in = bpf_task_storage_get(&threads, next, 0, 0);
+	struct thread *th = bpf_task_storage_get(&threads, prev, 0, 0);
+	struct switchstats *st;
 
+	if (!th && tgid && bpf_map_lookup_elem(&targets, &tgid))
+		th = bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* Most of a machine's switches are other processes': two look-ups, not a clock read. */
+	if (!th && !th_in)
+		return 0;
+	now = bpf_ktime_get_ns();
+	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
 		return 0;
-	in = switch_in(ctx, st, now);
-	id = bpf_get_current_pid_tgid();
-	tgid = (__u32)(id >> 32);
-	tid = (__u32)id;
-	/* A thread followed already has its storage; else it is one if its process is. */
-	th = bpf_task_storage_get(&threads, prev, 0, 0);
-	if (!th) {
-		if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
-			return in ? done(st, now) : 0;
-		th = bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!th)
-			return done(st, now);
-	}
+	if (th_in) /* next's wait ends now */
+		wait_ended(ctx, st, th_in, (__u32)next->pid, (__u32)next->tgid, now, now);
+	if (!th)
+		return done(st, now);
 	if (name_filter) {
 		char comm[16] = { 0 };
 		__u8 *keep;

@@ -247,7 +247,8 @@ struct switchstats {
 	__u64 stack_none;	   /* taken with no stack copy (unreadable) */
 	__u64 tot_full;		   /* threads left out: the totals had no slot free */
 	/* With self_time (kernel.bpf_stats_enabled at load): the program's own time, from its
-	 * first step to its last, in the runs that followed a target's thread in or out. */
+	 * clock read (after the look-ups that tell a target's switch from another's) to its last
+	 * step, in the runs that followed a target's thread in or out. */
 	__u64 self_ns, self_runs;
 };
 
