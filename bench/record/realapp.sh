@@ -26,7 +26,7 @@
 # record, the JVM's extra CPU per request over `none` (the kernel's sampling and stack
 # copies land there; by difference, so as noisy as the JVM's CPU). For offcpu and wall, the
 # off-CPU BPF program's time too: the bench sets kernel.bpf_stats_enabled for its run, and the
-# program then counts its own time from its first step to its last in each run that follows
+# program then counts its own time from its clock read to its last step in each run that follows
 # one of the JVM's threads in or out (record prints it for the whole recording, scaled here to
 # the measured window; it is in "together"); and the kernel's count of the program's time at
 # every switch of the machine, the database's and ab's included (its run_time_ns and run_cnt,

@@ -228,7 +228,7 @@ struct sampler_stats {
 	uint64_t stack_none;	   /* stacks taken with no copy (stack unreadable) */
 	uint64_t switch_period_ns; /* at a rate: the waiting a stack stood for lately (the mean of
 				    * the CPUs'), 0 if none */
-	uint64_t totals_full;	   /* threads whose waits went uncounted: the totals map was full */
+	uint64_t totals_full;	   /* threads whose waits went uncounted: no totals slot was free */
 	/* the program's own time in the runs that followed a target's thread in or out, and
 	 * their number (counted while kernel.bpf_stats_enabled is set; else 0) */
 	uint64_t switch_self_ns, switch_self_runs;

@@ -441,7 +441,7 @@ static void test_agent_drops_are_the_recordings_own(void **state)
 
 /* ---- wall at the defaults: each thread's exact time per kind, its stacks scaled to it ---- */
 
-static struct switchtot tot_now; /* what the program's map holds for the JVM's one thread */
+static struct switchtot tot_now; /* what the program's totals hold for the JVM's one thread */
 
 static int fs_totals(const void *smp, switchbpf_total_cb cb, void *ctx)
 {
