@@ -36,7 +36,7 @@
 # off-CPU and wall-clock profiles: offcpu (`record --event offcpu`, the defaults: the BPF
 # program), offcpu-rN (the same with --switch-rate N), offcpu-threads (per-thread tracepoint
 # events: --scope threads, a collector without CAP_BPF), offcpu-pN (--switch-period N) and
-# wall (`record --event wall --freq FREQ`), wall-rN (the same with --switch-rate N); record-sN records CPU samples with an N-byte stack copy (--stack-copy N), so copy
+# wall (`record --event wall --freq FREQ`), wall-rN (the same with --switch-rate N), offcpu-rN-sM and wall-rN-sM (with --stack-copy M too); record-sN records CPU samples with an N-byte stack copy (--stack-copy N), so copy
 # sizes compare in the same rounds; record-threads records with per-thread sampling events
 # (--scope threads, what an unprivileged recording falls back to) instead of per-CPU ones. With LOCK=FILE each pass over the variants holds flock
 # FILE (others' heavy runs wait between passes, not for the whole bench). perf is stock
@@ -158,7 +158,7 @@ load() {
 # BPF_JVM_US: its own count of its time at the JVM's switches) and to
 # $tmp/VARIANT.start "AGENT_US FGCOLLECT_US" of the settling one.
 run() {
-	local name=$1 v=$1 c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st bin=$fgcollect b0 b1 bj=0
+	local name=$1 v=$1 r c0 c1 h0 h1 a0 a1 as rps f0=0 f1=0 fs=0 ev=() fp= st bin=$fgcollect b0 b1 bj=0
 	a0=$(agent_ns)
 	if [[ $v == base* ]]; then
 		[[ -n $base_fgcollect ]] || { echo "realapp: $v needs BASELINE"; return 1; }
@@ -180,10 +180,13 @@ run() {
 		[[ $v == offcpu || $v == wall ]] && ev=(--event "$v")
 		[[ $v == record-threads ]] && ev=(--scope threads)
 		[[ $v == offcpu-p* ]] && ev=(--event offcpu --switch-period "${v#offcpu-p}")
-		[[ $v == offcpu-r* ]] && ev=(--event offcpu --switch-rate "${v#offcpu-r}")
-		[[ $v == wall-r* ]] && ev=(--event wall --switch-rate "${v#wall-r}")
-		[[ $v == offcpu-threads ]] && ev=(--event offcpu --scope threads)
 		st=${STACK:-}
+		if [[ $v == offcpu-r* || $v == wall-r* ]]; then
+			r=${v#*-r}
+			[[ $r == *-s* ]] && st=${r#*-s}
+			ev=(--event "${v%%-*}" --switch-rate "${r%%-s*}")
+		fi
+		[[ $v == offcpu-threads ]] && ev=(--event offcpu --scope threads)
 		[[ $v == record-s* ]] && st=${v#record-s}
 		"$bin" record --pid "$jpid" --socket "$sock" --ctl "$tmp/noctl/ctl.sock" \
 			${ev[@]+"${ev[@]}"} \

@@ -400,11 +400,20 @@ static void say_restart(struct daemon *d, const struct receive_stats *r)
 			  : r->died_hung > s->died_hung	    ? "hung: no answer to a ping"
 			  : r->died_wedge > s->died_wedge   ? "its listener stopped accepting"
 							    : "it exited";
+	char probes[128] = "";
 
-	daemon_say(d->o,
-		   "the agent socket's sandboxed process ended (%s); started again (%llu restarts "
-		   "so far), agents reconnect and replay",
-		   why, (unsigned long long)r->restarts);
+	/* A wedge is the verdict of failed self-probes: how many so far (those the child told
+	 * before it ended), and the last one's error. */
+	if (r->died_wedge > s->died_wedge)
+		snprintf(probes, sizeof(probes),
+			 "; self-probes failed so far: %llu of %llu, the last: %s",
+			 (unsigned long long)r->probe_fail, (unsigned long long)r->probes,
+			 r->last_err ? strerror(-r->last_err) : "no error told");
+	daemon_say(
+		d->o,
+		"the agent socket's sandboxed process ended (%s%s); started again (%llu restarts "
+		"so far), agents reconnect and replay",
+		why, probes, (unsigned long long)r->restarts);
 }
 
 /*

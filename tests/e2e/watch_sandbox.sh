@@ -118,7 +118,7 @@ worst=0
 declare -A why=([SEGV]='killed by a signal' [KILL]='killed by a signal'
 	[USR1]='killed for a forbidden system call' [STOP]='hung: no answer to a ping')
 # Restarts the watchdog made on its own: a listener that stopped accepting.
-wedged_now() { grep -cF "ended (its listener stopped accepting)" "$FG_WATCH_LOG" || true; }
+wedged_now() { grep -cF "ended (its listener stopped accepting" "$FG_WATCH_LOG" || true; }
 n=0
 counted_wedged=0
 for how in SEGV KILL USR1 STOP; do
