@@ -400,20 +400,19 @@ static void say_restart(struct daemon *d, const struct receive_stats *r)
 			  : r->died_hung > s->died_hung	    ? "hung: no answer to a ping"
 			  : r->died_wedge > s->died_wedge   ? "its listener stopped accepting"
 							    : "it exited";
-	char probes[128] = "";
+	/* Which verdict of the self-probes: the nng #1518 wedge, or probes left unanswered. */
+	const char *how =
+		r->died_wedge <= s->died_wedge ? ""
+		: r->wedge_answered > s->wedge_answered
+			? ": it answered a self-probe without taking the connection, as after "
+			  "a peer that hangs up as it connects"
+			: ": self-probes in a row got no answer";
 
-	/* A wedge is the verdict of failed self-probes: how many so far (those the child told
-	 * before it ended), and the last one's error. */
-	if (r->died_wedge > s->died_wedge)
-		snprintf(probes, sizeof(probes),
-			 "; self-probes failed so far: %llu of %llu, the last: %s",
-			 (unsigned long long)r->probe_fail, (unsigned long long)r->probes,
-			 r->last_err ? strerror(-r->last_err) : "no error told");
 	daemon_say(
 		d->o,
 		"the agent socket's sandboxed process ended (%s%s); started again (%llu restarts "
 		"so far), agents reconnect and replay",
-		why, probes, (unsigned long long)r->restarts);
+		why, how, (unsigned long long)r->restarts);
 }
 
 /*

@@ -58,9 +58,10 @@
 #else
 #define CHILD_DATA (1ull << 30) /* the child's RLIMIT_DATA */
 #endif
-#define CHILD_EXIT_WEDGE 3 /* the listener stopped accepting */
-#define CHILD_EXIT_SETUP 4 /* could not listen or confine itself */
-#define CHILD_EXIT_PROTO 5 /* the parent sent what it must not */
+#define CHILD_EXIT_WEDGE 3	    /* the listener stopped accepting: probes got no answer */
+#define CHILD_EXIT_WEDGE_ANSWERED 6 /* ... it answered a probe and took no pipe (nng #1518) */
+#define CHILD_EXIT_SETUP 4	    /* could not listen or confine itself */
+#define CHILD_EXIT_PROTO 5	    /* the parent sent what it must not */
 #define CHILD_ARGS 11
 #define FORWARD_BATCH 256
 #define CHILD_ARENAS 4
@@ -105,10 +106,10 @@ struct receive {
 
 /* ---- the child ------------------------------------------------------------------------ */
 
-static void wedged_exit(void *arg)
+static void wedged_exit(void *arg, int why)
 {
 	(void)arg;
-	_exit(CHILD_EXIT_WEDGE);
+	_exit(why == -ENOTCONN ? CHILD_EXIT_WEDGE_ANSWERED : CHILD_EXIT_WEDGE);
 }
 
 static void child_send(int sp, enum rxchan_type t, uint32_t pipe, uint32_t arg, const void *data,
@@ -481,7 +482,10 @@ static void count_end(struct receive *rx, enum end_cause cause, int status)
 		(*(WTERMSIG(status) == SIGSYS ? &rx->st.died_syscall : &rx->st.died_crash))++;
 	else if (died && WIFEXITED(status) && WEXITSTATUS(status) == CHILD_EXIT_WEDGE)
 		rx->st.died_wedge++;
-	else
+	else if (died && WIFEXITED(status) && WEXITSTATUS(status) == CHILD_EXIT_WEDGE_ANSWERED) {
+		rx->st.died_wedge++;
+		rx->st.wedge_answered++;
+	} else
 		rx->st.died_other++;
 }
 

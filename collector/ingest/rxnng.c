@@ -30,6 +30,10 @@
 #include "array.h"
 #include "fgproto.h"
 
+/* After a listen, the watchdog's first probes come this often (at most its period). */
+#define WATCHDOG_EARLY_MS 250
+#define WATCHDOG_EARLY_PROBES 8
+
 struct rxnng {
 	nng_socket sock;
 	nng_listener lst;
@@ -50,8 +54,8 @@ struct rxnng {
 	/* watchdog */
 	pthread_t wd;
 	bool wd_running, wd_stop;
-	bool wd_paused;		   /* rxnng_watchdog_pause */
-	void (*wedged)(void *arg); /* rxnng_on_wedge: called instead of re-listening */
+	bool wd_paused;			    /* rxnng_watchdog_pause */
+	void (*wedged)(void *arg, int why); /* rxnng_on_wedge: called instead of re-listening */
 	void *wedged_arg;
 	pthread_cond_t wd_cv;
 	uint64_t probe_hits;
@@ -252,19 +256,23 @@ static int probe_once(struct rxnng *rx, const struct timespec *dl, uint64_t befo
 	while (rx->probe_hits == before && !rx->wd_stop)
 		if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, dl) == ETIMEDOUT)
 			break;
-	rv = rx->probe_hits != before || rx->wd_stop ? 0 : -ETIMEDOUT;
+	/* The listener answered, yet no pipe came: its accept loop has stopped (see is_wedge()). */
+	rv = rx->probe_hits != before || rx->wd_stop ? 0 : -ENOTCONN;
 	pthread_mutex_unlock(&rx->mu);
 out:
 	close(fd);
 	return rv;
 }
 
-/* Probe ourselves; true if a pipe reached the socket within the probe timeout. */
-static bool probe(struct rxnng *rx)
+/*
+ * Probe ourselves: 0 when a pipe reached the socket within the probe timeout (or no descriptor
+ * was left to probe with), else the failed probe's -errno (-ENOTCONN: the listener answered
+ * the handshake and still no pipe came).
+ */
+static int probe(struct rxnng *rx)
 {
 	struct timespec dl;
 	uint64_t before;
-	bool ok;
 	int rv;
 
 	pthread_mutex_lock(&rx->mu);
@@ -279,21 +287,42 @@ static bool probe(struct rxnng *rx)
 		dl.tv_nsec -= 1000000000L;
 	}
 	rv = probe_once(rx, &dl, before);
-	ok = rv == 0;
 	pthread_mutex_lock(&rx->mu);
 	if (rv == -EMFILE || rv == -ENFILE) {
 		/* Out of descriptors: a new listener could not be made either. */
 		rx->st.probe_nofd++;
 		rx->st.last_err = rv;
-		ok = true;
-	} else if (!ok) {
+	} else if (rv) {
 		rx->st.probe_fail++;
+		rx->st.last_err = rv;
 	}
 	pthread_mutex_unlock(&rx->mu);
 	/* A sandboxed owner sleeps until something wakes it: a failed probe is worth a word. */
 	if (rv)
 		wake(rx);
-	return ok;
+	return rv == -EMFILE || rv == -ENFILE ? 0 : rv;
+}
+
+/*
+ * Whether failed probes (fails in a row, the last one's rv) show a wedged listener. A probe the
+ * listener answered without a pipe coming is the nng #1518 wedge itself: one peer that hangs up
+ * before its connection is accepted is enough, and the accept loop never resumes, so a single
+ * such probe settles it. A probe that got no answer at all is what a burst of connections also
+ * makes: only probe_failures of those in a row.
+ */
+static bool is_wedge(const struct rxnng *rx, unsigned fails, int rv)
+{
+	return rv == -ENOTCONN || fails >= rx->o.probe_failures;
+}
+
+/* The watchdog's period: shorter for the first probes after a listen, when agents whose dials
+ * a restart cut short redial (and a dial that hangs up as it is accepted wedges the listener). */
+static unsigned period_ms(const struct rxnng *rx, unsigned since_listen)
+{
+	unsigned early =
+		rx->o.watchdog_ms < WATCHDOG_EARLY_MS ? rx->o.watchdog_ms : WATCHDOG_EARLY_MS;
+
+	return since_listen < WATCHDOG_EARLY_PROBES ? early : rx->o.watchdog_ms;
 }
 
 /* The socket's directory, made again (0755, like at the start) when it was removed. */
@@ -314,15 +343,17 @@ static void make_dir(const char *path)
 static void *watchdog(void *arg)
 {
 	struct rxnng *rx = arg;
-	unsigned fails = 0;
+	unsigned fails = 0, since_listen = 0;
 
 	pthread_mutex_lock(&rx->mu);
 	while (!rx->wd_stop) {
+		unsigned ms = period_ms(rx, since_listen++);
 		struct timespec dl;
+		int rv;
 
 		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += rx->o.watchdog_ms / 1000;
-		dl.tv_nsec += (long)(rx->o.watchdog_ms % 1000) * 1000000L;
+		dl.tv_sec += ms / 1000;
+		dl.tv_nsec += (long)(ms % 1000) * 1000000L;
 		if (dl.tv_nsec >= 1000000000L) {
 			dl.tv_sec++;
 			dl.tv_nsec -= 1000000000L;
@@ -337,12 +368,14 @@ static void *watchdog(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&rx->mu);
-		fails = probe(rx) ? 0 : fails + 1;
-		if (fails >= rx->o.probe_failures) {
+		rv = probe(rx);
+		fails = rv ? fails + 1 : 0;
+		if (rv && is_wedge(rx, fails, rv)) {
 			fails = 0;
+			since_listen = 0;
 			pthread_mutex_lock(&rx->mu);
 			if (rx->wedged) {
-				rx->wedged(rx->wedged_arg); /* the loop goes on with mu held */
+				rx->wedged(rx->wedged_arg, rv); /* the loop goes on with mu held */
 				continue;
 			}
 			pthread_mutex_unlock(&rx->mu);
@@ -353,7 +386,7 @@ static void *watchdog(void *arg)
 			 */
 			nng_listener_close(rx->lst);
 			make_dir(rx->o.path);
-			int rv = listen_now(rx);
+			rv = listen_now(rx);
 
 			pthread_mutex_lock(&rx->mu);
 			if (rv == 0) {
@@ -653,7 +686,7 @@ void rxnng_stats(struct rxnng *rx, struct receive_stats *out)
 	pthread_mutex_unlock(&rx->mu);
 }
 
-void rxnng_on_wedge(struct rxnng *rx, void (*fn)(void *arg), void *arg)
+void rxnng_on_wedge(struct rxnng *rx, void (*fn)(void *arg, int why), void *arg)
 {
 	pthread_mutex_lock(&rx->mu);
 	rx->wedged = fn;

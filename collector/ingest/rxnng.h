@@ -23,9 +23,10 @@ void rxnng_stats(struct rxnng *rx, struct receive_stats *out);
 void rxnng_watchdog_pause(struct rxnng *rx, bool paused);
 
 /*
- * Call fn(arg) from the watchdog thread, instead of closing and listening again, once the
- * listener is found wedged (the sandboxed child exits: its restart is the re-listen).
+ * Call fn(arg, why) from the watchdog thread, instead of closing and listening again, once the
+ * listener is found wedged (the sandboxed child exits: its restart is the re-listen). why is
+ * the last probe's -errno: -ENOTCONN when the listener answered it and took no pipe.
  */
-void rxnng_on_wedge(struct rxnng *rx, void (*fn)(void *arg), void *arg);
+void rxnng_on_wedge(struct rxnng *rx, void (*fn)(void *arg, int why), void *arg);
 
 #endif

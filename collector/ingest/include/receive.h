@@ -13,11 +13,14 @@
  * loop mistakes for its own closing and stops accepting for good. Every watchdog_ms the watchdog
  * connects to the listener from inside this process, does the SP handshake by hand (an nng
  * dialer's redials made nng's poll thread spin, see receive.c) and waits for a pipe (its own, or
- * any other) to reach the socket. Only after probe_failures consecutive probes got no pipe within
- * probe_timeout_ms is the listener closed and listened again (its existing pipes close too, and
- * agents reconnect and replay): the wedge is permanent, while one slow probe is what a burst
- * of connections from a noisy or hostile container looks like, and must not cost every agent
- * its connection.
+ * any other) to reach the socket. A probe the listener answered (its SP header came back) while
+ * no pipe came within probe_timeout_ms is the wedge itself (one peer that hangs up before its
+ * connection is accepted is enough), and the listener is closed and listened again at once (its
+ * existing pipes close too, and agents reconnect and replay); a probe that got no answer at all
+ * counts only after probe_failures of them in a row: one slow probe is what a burst of
+ * connections from a noisy or hostile container looks like, and must not cost every agent its
+ * connection. For the first probes after a listen, when agents redial, the period is at most
+ * 250 ms.
  *
  * Privilege separation: all of the above runs in a child process (receive.c) that listens
  * as root, then confines itself (sandbox.h: chroot into the socket's directory, another uid
@@ -96,6 +99,7 @@ struct receive_stats {
 	uint64_t died_crash;	  /* killed by a signal (SIGSEGV, SIGKILL, ...) */
 	uint64_t died_syscall;	  /* killed by its seccomp filter (a forbidden system call) */
 	uint64_t died_wedge;	  /* exited on its wedged listener */
+	uint64_t wedge_answered;  /* ... that had answered a probe without taking a pipe */
 	uint64_t died_hung;	  /* quiet, and no answer to a ping within 0.5 s: killed */
 	uint64_t died_other;	  /* exited otherwise, or broke the channel's framing */
 	uint64_t refused_msgs;	  /* agent messages that did not decode whole: not forwarded */

@@ -651,6 +651,53 @@ static void test_hostile_handshakes_do_not_wedge_the_listener(void **state)
 }
 
 /*
+ * One peer that hangs up as it connects, before the listener accepts it, wedges nng 1.5.2's
+ * listener for good (nng #1518): it still answers the SP handshake, but no pipe comes. The
+ * watchdog takes a probe answered without a pipe for the wedge itself and listens again at
+ * once: one failed probe per re-listen (an unanswered probe would need probe_failures in a
+ * row), and an agent gets through after it.
+ */
+static void test_a_peer_hanging_up_as_it_connects_costs_one_probe(void **state)
+{
+	struct fx *f = *state;
+	struct receive_stats rs;
+	uint64_t t0;
+	struct msg m;
+	nng_socket s;
+	bool ok = false;
+
+	do { /* the listener has passed a probe: it accepts */
+		usleep(10000);
+		receive_stats(f->rx, &rs);
+	} while (rs.probes == 0 || rs.probe_fail != 0);
+	close(raw_connect(f->sock));
+	t0 = fg_now_ns();
+	do {
+		usleep(10000);
+		receive_stats(f->rx, &rs);
+	} while (rs.relistens == 0 && fg_now_ns() - t0 < 5000 * MS);
+	print_message("re-listened %.0f ms after the hang-up; probes %llu, failed %llu, re-listens "
+		      "%llu, last error %d\n",
+		      (fg_now_ns() - t0) / 1e6, (unsigned long long)rs.probes,
+		      (unsigned long long)rs.probe_fail, (unsigned long long)rs.relistens,
+		      rs.last_err);
+	assert_int_equal(rs.relistens, 1);
+	assert_int_equal(rs.probe_fail, 1);
+	assert_int_equal(rs.last_err, -ENOTCONN);
+
+	for (int tries = 0; tries < 3 && !ok; tries++) {
+		s = client(f);
+		m_init(&m);
+		m_hello(&m, (uint32_t)getpid());
+		m_load(&m, 0x7f0000001000, 0x100, 10 * MS, "Survivor::a", 0);
+		send_msg(s, &m);
+		ok = pump_until(f, connected_and_loaded, 1500);
+		nng_close(s);
+	}
+	assert_true(ok);
+}
+
+/*
  * A healthy listener passes every self-probe, and a probe costs the process next to nothing:
  * no re-listen, no spinning nng thread (nng 1.5.2 spun on a probe dialer's abandoned sockets).
  */
@@ -957,6 +1004,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_oversized_message_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes_do_not_wedge_the_listener,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_peer_hanging_up_as_it_connects_costs_one_probe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probes_of_a_healthy_listener_pass_cheaply,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_paused_watchdog_does_not_probe, setup,
