@@ -661,7 +661,8 @@ static void test_a_peer_hanging_up_as_it_connects_costs_one_probe(void **state)
 {
 	struct fx *f = *state;
 	struct receive_stats rs;
-	uint64_t t0;
+	int hangups = 0;
+	uint64_t t0 = 0;
 	struct msg m;
 	nng_socket s;
 	bool ok = false;
@@ -670,15 +671,22 @@ static void test_a_peer_hanging_up_as_it_connects_costs_one_probe(void **state)
 		usleep(10000);
 		receive_stats(f->rx, &rs);
 	} while (rs.probes == 0 || rs.probe_fail != 0);
-	close(raw_connect(f->sock));
-	t0 = fg_now_ns();
-	do {
-		usleep(10000);
-		receive_stats(f->rx, &rs);
-	} while (rs.relistens == 0 && fg_now_ns() - t0 < 5000 * MS);
-	print_message("re-listened %.0f ms after the hang-up; probes %llu, failed %llu, re-listens "
+	/*
+	 * Whether a hang-up wedges the listener depends on whether it comes before nng's accept
+	 * (on a quiet machine every time; less often under load): hang up until one does.
+	 */
+	while (rs.relistens == 0 && hangups < 20) {
+		close(raw_connect(f->sock));
+		hangups++;
+		t0 = fg_now_ns();
+		do {
+			usleep(10000);
+			receive_stats(f->rx, &rs);
+		} while (rs.relistens == 0 && fg_now_ns() - t0 < 1500 * MS);
+	}
+	print_message("re-listened %.0f ms after hang-up %d; probes %llu, failed %llu, re-listens "
 		      "%llu, last error %d\n",
-		      (fg_now_ns() - t0) / 1e6, (unsigned long long)rs.probes,
+		      (fg_now_ns() - t0) / 1e6, hangups, (unsigned long long)rs.probes,
 		      (unsigned long long)rs.probe_fail, (unsigned long long)rs.relistens,
 		      rs.last_err);
 	assert_int_equal(rs.relistens, 1);
