@@ -26,6 +26,13 @@
 #include "htab.h"
 
 #define PEND_MAX 64
+/*
+ * The lookup memo: the last answer for an address, with the span of times over which the
+ * same answer holds (between the neighbouring loads, unloads and grace starts of the blobs
+ * covering it), kept until the tables next change (lgen). The unwinder and aggregation ask
+ * for the same hot addresses sample after sample.
+ */
+#define MEMO_SIZE 1024 /* a power of two */
 #define DEFAULT_MAX_BYTES (64u << 20)
 
 struct name {
@@ -85,7 +92,23 @@ struct codetab {
 
 	struct fgp_vm_layout layout; /* the agent's last VM_LAYOUT */
 	uint32_t layout_gen;	     /* 0 = none yet; bumped by every VM_LAYOUT */
+
+	struct memo *memo; /* MEMO_SIZE entries, NULL without memory */
+	uint32_t lgen;	   /* bumped by every change a lookup could see; memo entries of 0 */
 };
+
+struct memo {
+	uint64_t addr, lo, hi; /* the answer holds for times in [lo, hi) */
+	const struct codeblob *b;
+	uint32_t lgen;
+};
+
+/* A change to the blobs a lookup sees: every memo entry is stale. */
+static void tables_changed(struct codetab *t)
+{
+	if (++t->lgen == 0)
+		t->lgen = 1;
+}
 
 /* ---- interned names ------------------------------------------------------------------ */
 
@@ -175,6 +198,7 @@ static void inline_free(struct codetab *t, struct codetab_inline *inl)
 
 static void blob_free(struct codetab *t, struct codeblob *b)
 {
+	tables_changed(t);
 	if (t->last == b)
 		t->last = NULL;
 	t->st.bytes -= blob_bytes(b);
@@ -229,6 +253,7 @@ static void end_blob(struct codetab *t, size_t live_idx, uint64_t ts)
 {
 	struct codeblob *b = t->live[live_idx];
 
+	tables_changed(t);
 	b->unload_ts = ts > b->load_ts ? ts : b->load_ts;
 	live_remove_at(t, live_idx);
 }
@@ -310,12 +335,30 @@ struct lookup {
 	uint64_t addr, ts, grace;
 	const struct codeblob *live;  /* live at ts, latest load wins */
 	const struct codeblob *early; /* loaded within grace after ts, earliest wins */
+	uint64_t lo, hi;	      /* the times around ts with the same answer: [lo, hi) */
 };
+
+/* t, a time at which the answer for q's address may change, narrows q's span. */
+static void lookup_bound(struct lookup *q, uint64_t t)
+{
+	if (t <= q->ts) {
+		if (t > q->lo)
+			q->lo = t;
+	} else if (t < q->hi) {
+		q->hi = t;
+	}
+}
 
 static void lookup_check(struct lookup *q, const struct codeblob *b)
 {
 	if (q->addr < b->addr || q->addr >= blob_end(b))
 		return;
+	/* The answer changes only where a covering blob starts or stops being live or early. */
+	lookup_bound(q, b->load_ts);
+	if (b->load_ts >= q->grace)
+		lookup_bound(q, b->load_ts - q->grace);
+	if (b->unload_ts != CODETAB_LIVE)
+		lookup_bound(q, b->unload_ts);
 	if (b->load_ts <= q->ts && q->ts < b->unload_ts) {
 		if (!q->live || b->load_ts > q->live->load_ts)
 			q->live = b;
@@ -343,12 +386,17 @@ static void tree_query(const struct codetab *t, size_t lo, size_t hi, struct loo
 
 const struct codeblob *codetab_lookup(const struct codetab *t, uint64_t addr, uint64_t ts)
 {
-	struct lookup q = { .addr = addr, .ts = ts, .grace = t->lim.grace_ns };
+	struct lookup q = { .addr = addr, .ts = ts, .grace = t->lim.grace_ns, .hi = UINT64_MAX };
+	struct memo *m = t->memo ? &t->memo[fg_mix64(addr) & (MEMO_SIZE - 1)] : NULL;
 
+	if (m && m->lgen == t->lgen && m->addr == addr && ts >= m->lo && ts < m->hi)
+		return m->b;
 	tree_query(t, 0, t->n_hist, &q);
 	for (size_t i = 0; i < t->n_pend; i++)
 		if (addr >= t->pend_lo[i] && addr < t->pend_hi[i])
 			lookup_check(&q, t->pend[i]);
+	if (m)
+		*m = (struct memo){ addr, q.lo, q.hi, q.live ? q.live : q.early, t->lgen };
 	return q.live ? q.live : q.early;
 }
 
@@ -462,6 +510,7 @@ static int insert_blob(struct codetab *t, struct codeblob *b, size_t lo)
 	bool goes_live = true;
 	int changed = 0;
 
+	tables_changed(t);
 	/* Live blobs overlapping [addr, end) are contiguous from lo. */
 	for (i = lo; i < t->n_live && t->live[i]->addr < end; i++) {
 		struct codeblob *l = t->live[i];
@@ -723,6 +772,7 @@ static int snapshot_end(struct codetab *t)
 
 	if (!t->in_replay)
 		return 0;
+	tables_changed(t);
 	for (size_t i = 0; i < t->n_live; i++) {
 		struct codeblob *b = t->live[i];
 
@@ -1065,7 +1115,10 @@ struct codetab *codetab_new(const struct codetab_limits *limits)
 		free(t);
 		return NULL;
 	}
-	t->st.bytes = sizeof(*t) + t->names.cap * sizeof(struct htab_slot);
+	t->lgen = 1;
+	t->memo = calloc(MEMO_SIZE, sizeof(*t->memo)); /* none: every lookup searches */
+	t->st.bytes = sizeof(*t) + t->names.cap * sizeof(struct htab_slot) +
+		      (t->memo ? MEMO_SIZE * sizeof(*t->memo) : 0);
 	return t;
 }
 
@@ -1082,6 +1135,7 @@ void codetab_free(struct codetab *t)
 	free(t->hend);
 	free(t->haddr);
 	free(t->live);
+	free(t->memo);
 	htab_fini(&t->names);
 	free(t);
 }

@@ -311,6 +311,8 @@ static void test_replay_merges_and_ends_what_vanished(void **state)
 	snapshot(t, FGP_SNAPSHOT_BEGIN, 500 * MS);
 	load_inline(t, 0x1000, 0x40, 10 * MS, "Keep::me", FGP_REC_REPLAY);
 	load_inline(t, 0x3000, 0x40, 400 * MS, "New::one", FGP_REC_REPLAY);
+	/* Until the snapshot ends, what it has not named yet is still live (and asked for). */
+	assert_string_equal(name_at(t, 0x2010, 600 * MS), "Gone::me");
 	snapshot(t, FGP_SNAPSHOT_END, 500 * MS);
 	codetab_stats(t, &st);
 	assert_int_equal(st.replay_dups, 1);
@@ -462,6 +464,111 @@ static void test_many_blobs_lookup_matches_linear_scan(void **state)
 	for (int k = 0; k < N; k++)
 		gone[k] = unload[k] != UINT64_MAX && unload[k] < cut;
 	check_lookups(t, addr, load, unload, gone, N);
+	codetab_free(t);
+}
+
+/* A model of the table for the lookups below: each blob's range and life. */
+struct mblob {
+	uint64_t addr, size, load, unload;
+	bool gone;
+};
+
+/* The lookup rule by a scan of the model: live at ts (latest load), else loaded within
+ * grace after ts (earliest load). The index, or -1. */
+static int model_lookup(const struct mblob *m, int n, uint64_t a, uint64_t ts, uint64_t grace)
+{
+	int live = -1, early = -1;
+
+	for (int k = 0; k < n; k++) {
+		if (m[k].gone || a < m[k].addr || a >= m[k].addr + m[k].size)
+			continue;
+		if (m[k].load <= ts && ts < m[k].unload) {
+			if (live < 0 || m[k].load > m[live].load)
+				live = k;
+		} else if (m[k].load > ts && m[k].load - ts <= grace) {
+			if (early < 0 || m[k].load < m[early].load)
+				early = k;
+		}
+	}
+	return live >= 0 ? live : early;
+}
+
+/*
+ * A lookup that remembers its answers (the same hot addresses come sample after sample) gives
+ * the answer a search would: asked again and again for the same addresses at times before,
+ * within and after each blob's life, between loads that overlap and end older code, unloads
+ * and prunes.
+ */
+static void test_remembered_lookups_answer_as_a_search_does(void **state)
+{
+	const uint64_t grace = 5 * MS;
+	struct codetab_limits lim = { .grace_ns = grace };
+	struct codetab *t = codetab_new(&lim);
+	enum { N = 1200, SLOTS = 48 };
+	static struct mblob m[N];
+	int n = 0;
+	uint64_t now = 10 * MS, checked = 0;
+	unsigned seed = 11;
+
+	(void)state;
+	assert_non_null(t);
+	while (n < N) {
+		int op = rand_r(&seed) % 10;
+
+		now += (uint64_t)(rand_r(&seed) % 3000) * 1000;
+		if (op < 6) { /* a load, its range overlapping others' at times */
+			uint64_t a = 0x400000 + (uint64_t)(rand_r(&seed) % SLOTS) * 0x40;
+			uint64_t size = 0x40 * (uint64_t)(1 + rand_r(&seed) % 3);
+
+			assert_true(codetab_add(t, CODEBLOB_COMPILED, a, (uint32_t)size, now,
+						"M::m") >= 0);
+			for (int k = 0; k < n; k++)
+				if (!m[k].gone && m[k].unload == UINT64_MAX &&
+				    m[k].addr < a + size && a < m[k].addr + m[k].size)
+					m[k].unload = now;
+			m[n++] = (struct mblob){ a, size, now, UINT64_MAX, false };
+		} else if (op < 9) { /* an unload of a live blob, the first from a random one on */
+			int k = n ? rand_r(&seed) % n : 0, i;
+
+			for (i = 0; i < n && (m[k].gone || m[k].unload != UINT64_MAX); i++)
+				k = (k + 1) % n;
+			if (i == n)
+				continue;
+			assert_int_equal(codetab_unload(t, m[k].addr, now), 1);
+			m[k].unload = now;
+		} else { /* history that ended a while ago is pruned */
+			uint64_t cut = now > 200 * MS ? now - 200 * MS : 0;
+
+			codetab_prune(t, cut);
+			for (int k = 0; k < n; k++)
+				if (m[k].unload != UINT64_MAX && m[k].unload < cut)
+					m[k].gone = true;
+		}
+		/* Few addresses, each asked at several times, so that most asks find an answer
+		 * remembered, from this round or from before the last change: within each blob's
+		 * life and around its edges (its load, its end, the grace before its load). */
+		for (int q = 0; q < 8; q++) {
+			uint64_t a = 0x400000 + (uint64_t)(rand_r(&seed) % (SLOTS + 3)) * 0x40 +
+				     (uint64_t)(rand_r(&seed) % 4) * 0x10;
+
+			for (int r = 0; r < 6; r++) {
+				uint64_t ts = now - (uint64_t)(rand_r(&seed) % 40) * MS / 4 +
+					      (uint64_t)(rand_r(&seed) % 40) * MS / 4;
+				const struct codeblob *b = codetab_lookup(t, a, ts);
+				int want = model_lookup(m, n, a, ts, grace);
+
+				if (want < 0) {
+					assert_null(b);
+				} else {
+					assert_non_null(b);
+					assert_int_equal(b->addr, m[want].addr);
+					assert_int_equal(b->load_ts, m[want].load);
+				}
+				checked++;
+			}
+		}
+	}
+	print_message("%llu lookups checked against the model\n", (unsigned long long)checked);
 	codetab_free(t);
 }
 
@@ -767,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_memory_cap_prunes_history_then_refuses),
 		cmocka_unit_test(test_invalid_blobs_are_counted),
 		cmocka_unit_test(test_many_blobs_lookup_matches_linear_scan),
+		cmocka_unit_test(test_remembered_lookups_answer_as_a_search_does),
 		cmocka_unit_test(test_lines_attach_to_their_load_and_follow_hotspot_ranges),
 		cmocka_unit_test(test_lines_at_a_reused_address_stay_with_their_load),
 		cmocka_unit_test(test_names_through_one_buffer_stay_right),
