@@ -273,6 +273,7 @@ static int probe(struct rxnng *rx)
 {
 	struct timespec dl;
 	uint64_t before;
+	bool nofd;
 	int rv;
 
 	pthread_mutex_lock(&rx->mu);
@@ -287,20 +288,18 @@ static int probe(struct rxnng *rx)
 		dl.tv_nsec -= 1000000000L;
 	}
 	rv = probe_once(rx, &dl, before);
+	/* Out of descriptors: says nothing of the listener (a new one could not be made either). */
+	nofd = rv == -EMFILE || rv == -ENFILE;
 	pthread_mutex_lock(&rx->mu);
-	if (rv == -EMFILE || rv == -ENFILE) {
-		/* Out of descriptors: a new listener could not be made either. */
-		rx->st.probe_nofd++;
-		rx->st.last_err = rv;
-	} else if (rv) {
-		rx->st.probe_fail++;
+	if (rv) {
+		(*(nofd ? &rx->st.probe_nofd : &rx->st.probe_fail))++;
 		rx->st.last_err = rv;
 	}
 	pthread_mutex_unlock(&rx->mu);
 	/* A sandboxed owner sleeps until something wakes it: a failed probe is worth a word. */
 	if (rv)
 		wake(rx);
-	return rv == -EMFILE || rv == -ENFILE ? 0 : rv;
+	return nofd ? 0 : rv;
 }
 
 /*
