@@ -194,6 +194,29 @@ const char *threadtime_kind_frame(unsigned kind)
 	return "[off-cpu: other]";
 }
 
+const char *threadtime_kind_detail(unsigned kind)
+{
+	static const char *const frame[THREADTIME_NKINDS] = {
+		[SWITCHTOT_PREEMPTED] = "[off-cpu: preempted by an interrupt]",
+		[SWITCHTOT_SLEEPING] = "[off-cpu: sleeping in a system call]",
+		[SWITCHTOT_DISK] = "[off-cpu: uninterruptible (disk I/O)]",
+		[SWITCHTOT_OTHER] = "[off-cpu: other]",
+		[SWITCHTOT_FUTEX] = "[off-cpu: sleeping in futex]",
+		[SWITCHTOT_EPOLL] = "[off-cpu: sleeping in epoll_wait]",
+		[SWITCHTOT_PREEMPTED_CALL] = "[off-cpu: preempted leaving a system call]",
+		[SWITCHTOT_SLEEP_READ] = "[off-cpu: sleeping in a read]",
+		[SWITCHTOT_SLEEP_POLL] = "[off-cpu: sleeping in poll]",
+		[SWITCHTOT_PREEMPT_WRITE] = "[off-cpu: preempted leaving a write]",
+		[SWITCHTOT_PREEMPT_WRITEV] = "[off-cpu: preempted leaving writev]",
+		[SWITCHTOT_PREEMPT_READ] = "[off-cpu: preempted leaving a read]",
+		[SWITCHTOT_PREEMPT_FUTEX] = "[off-cpu: preempted leaving futex]",
+		[SWITCHTOT_PREEMPT_YIELD] = "[off-cpu: preempted leaving sched_yield]",
+		[SWITCHTOT_PREEMPT_POLL] = "[off-cpu: preempted leaving poll]",
+	};
+
+	return kind < THREADTIME_NKINDS ? frame[kind] : threadtime_kind_frame(kind);
+}
+
 /* The program's count of kind k as of time t: the waits ended, and the one under way. */
 static uint64_t counted(const struct threadtime_ent *x, uint64_t t, unsigned k)
 {

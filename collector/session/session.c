@@ -800,7 +800,7 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 			.thread = name,
 			.weight = us,
 			.mark = "[no stack sampled]",
-			.leaf = threadtime_kind_frame(k),
+			.leaf = threadtime_kind_detail(k),
 		};
 
 		(void)stackagg_sample(s->agg, &smp);

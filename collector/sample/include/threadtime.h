@@ -96,5 +96,9 @@ unsigned threadtime_kind_of_letter(char state, long sysnr);
 unsigned threadtime_kind_of_state(uint64_t state, long sysnr);
 /* The leaf frame of a kind (THREADTIME_CPU included): "[off-cpu: sleeping]", "[on-cpu]" ... */
 const char *threadtime_kind_frame(unsigned kind);
+/* The leaf frame of time of a kind that got no stack, which no kernel frames name: the kind
+ * with its system call, "[off-cpu: sleeping in futex]", "[off-cpu: preempted leaving
+ * sched_yield]" ... (THREADTIME_CPU: "[on-cpu]"). */
+const char *threadtime_kind_detail(unsigned kind);
 
 #endif

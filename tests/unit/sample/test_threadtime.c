@@ -262,6 +262,21 @@ static void test_kinds_of_wait(void **state)
 			    "[off-cpu: preempted]");
 	assert_string_equal(threadtime_kind_frame(SWITCHTOT_SLEEP_POLL), "[off-cpu: sleeping]");
 	assert_string_equal(threadtime_kind_frame(THREADTIME_CPU), "[on-cpu]");
+	/* time with no stack: no kernel frames say where it waited, the leaf does */
+	assert_string_equal(threadtime_kind_detail(SWITCHTOT_PREEMPT_YIELD),
+			    "[off-cpu: preempted leaving sched_yield]");
+	assert_string_equal(threadtime_kind_detail(SWITCHTOT_FUTEX),
+			    "[off-cpu: sleeping in futex]");
+	assert_string_equal(threadtime_kind_detail(SWITCHTOT_PREEMPTED),
+			    "[off-cpu: preempted by an interrupt]");
+	assert_string_equal(threadtime_kind_detail(THREADTIME_CPU), "[on-cpu]");
+	for (unsigned k = 0; k < THREADTIME_NKINDS; k++) {
+		const char *d = threadtime_kind_detail(k), *f = threadtime_kind_frame(k);
+
+		/* every kind named, and under its state's frame: "[off-cpu: sleeping" ... */
+		assert_non_null(d);
+		assert_memory_equal(d, f, strlen(f) - 1);
+	}
 }
 
 int main(void)

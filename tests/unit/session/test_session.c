@@ -518,20 +518,23 @@ static void test_wall_lays_interrupt_preemptions_along_the_cpu_samples(void **st
 	clock_ns = 3000 * MS;
 	tot_now.off[SWITCHTOT_PREEMPTED] = 400 * MS;
 	tot_now.off[SWITCHTOT_PREEMPT_WRITE] = 100 * MS;
+	tot_now.off[SWITCHTOT_PREEMPT_YIELD] = 50 * MS; /* no stack taken */
 	session_finish(s, 0);
 	f = open_memstream(&folded, &len);
 	assert_non_null(f);
 	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
 	fclose(f);
 	/* CPU by the ticks' shape; the interrupts' 400 ms along the ticks (300 in A, 100 in B),
-	 * not on the one stack taken at them (B); the write's 100 ms on its own stack (A). */
-	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1125000\n") ||
-	    !strstr(folded, "[tid 2100000000;[unknown] (jit)_[j];[unknown] (jit)_[j] 375000\n") ||
+	 * not on the one stack taken at them (B); the write's 100 ms on its own stack (A); the
+	 * yields' 50 ms under the thread, named by their call. */
+	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1087500\n") ||
+	    !strstr(folded, "[tid 2100000000;[unknown] (jit)_[j];[unknown] (jit)_[j] 362500\n") ||
 	    !strstr(folded,
 		    "[tid 2100000000;[unknown] (jit)_[j];[off-cpu: preempted]_[k] 400000\n") ||
 	    !strstr(folded, ";[unknown] (jit)_[j];[unknown] (jit)_[j];[off-cpu: preempted]_[k] "
 			    "100000\n") ||
-	    strstr(folded, "[no stack sampled]"))
+	    !strstr(folded, "[tid 2100000000;[no stack sampled];[off-cpu: preempted leaving "
+			    "sched_yield]_[k] 50000\n"))
 		fail_msg("wall profile:\n%s", folded);
 	free(folded);
 	session_close(s);
