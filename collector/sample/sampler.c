@@ -578,6 +578,7 @@ static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
 		.period = o->switch_period,
 		.name_filter = o->thread_filter,
 		.self_time = switchbpf_kernel_stats_on(),
+		.lay_preempted = o->mode == SAMPLER_MODE_WALL && !o->keep_preempted,
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -876,6 +877,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->switch_ends = b.ins;
 	out->switch_ends_late = b.ins_late;
 	out->switch_lost = b.out_lost + b.in_lost;
+	out->switch_laid = b.laid;
 	out->stack_short = b.stack_short;
 	out->stack_none = b.stack_none;
 	out->switch_period_ns = b.period;

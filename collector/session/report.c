@@ -250,9 +250,11 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	if (x->laid_ns)
 		say(out,
 		    "exact times: %.3f s preempted by interrupts (the timer's, other CPUs') laid "
-		    "along each thread's CPU samples, where such a preemption strikes it; the %llu "
-		    "stacks taken at them set aside",
-		    (double)x->laid_ns / 1e9, (unsigned long long)x->laid_set);
+		    "along each thread's CPU samples, where such a preemption strikes it: %llu of "
+		    "them took no stack (the budget went to the other waits), %llu stacks taken "
+		    "at them set aside",
+		    (double)x->laid_ns / 1e9, (unsigned long long)sm->switches_laid,
+		    (unsigned long long)x->laid_set);
 	if (x->over)
 		say(out, "exact times: %llu threads not counted (over the limits)",
 		    (unsigned long long)x->over);

@@ -1273,6 +1273,8 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 		   : s->o.event == SESSION_EVENT_WALL ? SAMPLER_MODE_WALL
 						      : SAMPLER_MODE_CPU;
 	smo.thread_filter = s->threads_re_on;
+	/* exact_start: with --min-block nothing is laid along the CPU samples */
+	smo.keep_preempted = s->o.min_block_ns != 0;
 	s->start_ns = s->now();
 	rv = s->so->open(&smo, pids, n, &s->sampler);
 	free(pids);
@@ -1749,6 +1751,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->switches_filtered = ss.switch_filtered;
 		out->switches_lost = ss.switch_lost;
 		out->switch_ends_late = ss.switch_ends_late;
+		out->switches_laid = ss.switch_laid;
 		out->bpf_self_ns = ss.switch_self_ns;
 		out->bpf_self_runs = ss.switch_self_runs;
 		out->switch_period_ns = ss.switch_period_ns;

@@ -35,7 +35,10 @@
  * by luck (a thread that sleeps 60 ms at a time beside idle threads of seconds-long waits still
  * gets its share); below that the chance is the prediction's, so the allocation stays in
  * proportion to the waiting, and known before the wait's length, so the weights stay unbiased.
- * Without a quota the chance is fixed_thr for every switch-out.
+ * Without a quota the chance is fixed_thr for every switch-out. With lay_preempted (a wall
+ * profile, which lays the time preempted by interrupts along the thread's CPU samples) such a
+ * preemption takes no stack and no part of the quota: the stacks go to the waits whose stacks
+ * the profile uses.
  *
  * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in its
  * slot of the `totals` array (switchrec.h's struct switchtot): the collector maps the array into
@@ -85,6 +88,8 @@ const volatile __u64 fixed_thr = SWITCHREC_ONE;
 const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are left out */
 const volatile __u32 self_time = 0;   /* count the program's own time (switchstats.self_ns) */
 const volatile __u32 max_slots = SWITCHTOT_MAX; /* the totals array's size */
+/* A wall profile lays the time preempted by interrupts along the CPU samples: no stack for it. */
+const volatile __u32 lay_preempted = 0;
 
 #define FLOOR_NS 20000ull	  /* the least wait predicted: a short one may turn out long */
 #define TASK_DEAD 0x80		  /* prev_state of an exiting task's last switch */
@@ -479,6 +484,13 @@ static __always_inline void tot_exit(const struct thread *th, __u64 now)
 	TOT_END(t);
 }
 
+/* A wait of kind k that gets no stack: a wall profile lays it along its thread's CPU samples
+ * (its stacks would be set aside: the budget goes to the waits whose stacks are used). */
+static __always_inline int laid(__u32 k)
+{
+	return lay_preempted && k == SWITCHTOT_PREEMPTED;
+}
+
 /* th's wait ended at t_in (now, or earlier): count and learn it, and write its end if its stack
  * was taken. */
 static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
@@ -489,7 +501,7 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 		__u32 k = switchtot_is_preempt(th->tkind);
 
 		learn(&th->w[k], t_in - th->t_out, now);
-		if (!th->pending && t_in > th->t_out)
+		if (!th->pending && t_in > th->t_out && !laid(th->tkind))
 			th->owed[k] += t_in - th->t_out;
 		tot_wait_ended(th, th->t_out, t_in, th->tkind);
 		th->waiting = 0;
@@ -592,6 +604,10 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	th->waiting = 1;
 	tot_out(st, th, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
+	if (laid(th->tkind)) {
+		st->laid++;
+		return done(st, now);
+	}
 	thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
 		st->skipped++;

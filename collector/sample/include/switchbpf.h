@@ -45,6 +45,9 @@ struct switchbpf_opts {
 	bool self_time;
 	/* Threads counted at once (their totals' slots, 184 bytes each); 0: SWITCHTOT_MAX. */
 	uint32_t max_threads;
+	/* Take no stack at a preemption by an interrupt (SWITCHTOT_PREEMPTED): a wall profile
+	 * lays that time along the CPU samples, and the budget goes to the other waits. */
+	bool lay_preempted;
 };
 
 /* Whether the kernel counts BPF programs' run time (sysctl kernel.bpf_stats_enabled): one who

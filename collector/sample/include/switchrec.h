@@ -246,6 +246,7 @@ struct switchstats {
 	__u64 stack_short;	   /* copies that stopped before stack_bytes */
 	__u64 stack_none;	   /* taken with no stack copy (unreadable) */
 	__u64 tot_full;		   /* threads left out: the totals had no slot free */
+	__u64 laid;		   /* switch-outs by interrupts not taken (lay_preempted: wall) */
 	/* With self_time (kernel.bpf_stats_enabled at load): the program's own time, from its
 	 * clock read (after the look-ups that tell a target's switch from another's) to its last
 	 * step, in the runs that followed a target's thread in or out. */

@@ -302,6 +302,7 @@ struct session_summary {
 	uint64_t switches_filtered;   /* BPF: switch-outs of threads --threads leaves out */
 	uint64_t switches_lost;	      /* BPF: stacks or wait ends that did not fit in a ring */
 	uint64_t switch_ends_late;    /* BPF: wait ends timed at the next switch-out */
+	uint64_t switches_laid;	      /* BPF, wall: preemptions by interrupts given no stack */
 	uint64_t bpf_self_ns;	      /* BPF: its own time at the targets' switches ... */
 	uint64_t bpf_self_runs;	      /* ... over so many of its runs (0: not counted) */
 	uint64_t switch_period_ns;    /* BPF at a rate: the waiting a stack stood for lately */

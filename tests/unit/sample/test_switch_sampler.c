@@ -211,6 +211,7 @@ struct per_thread {
 	pid_t tid;
 	unsigned int stacks, waits, in_sleep, with_regs, with_stack, sleep_with_stack, in_schedule;
 	unsigned int sleep_stacks; /* stacks in the sleeping state from s->from on */
+	unsigned int irq_stacks;   /* stacks of preemptions by interrupts (runnable, no call) */
 	double total_ns;	   /* the waits weighed by their scale */
 	double sleep_ns;	   /* ... those in the sleeping state */
 	double var_ns2;		   /* its variance, estimated from the waits taken */
@@ -261,6 +262,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		t->stacks += r->time >= s->from;
 		t->sleeping = r->u.sample.state == TRACEFS_TASK_INTERRUPTIBLE;
 		t->in_sleep += t->sleeping;
+		t->irq_stacks += !(r->u.sample.state & 0xff) && r->u.sample.sysnr < 0;
 		t->sleep_stacks += t->sleeping && r->time >= s->from;
 		t->with_regs += r->u.sample.regs && r->u.sample.regs_abi == PERF_SAMPLE_REGS_ABI_64;
 		t->with_stack += r->u.sample.stack_len > 0;
@@ -775,6 +777,41 @@ static void test_without_cap_bpf_tracepoints_per_thread_take_over(void **state)
 			 WEXITSTATUS(status));
 }
 
+/*
+ * Wall lays the time preempted by interrupts along the CPU samples: two threads spinning on one
+ * CPU, preempted by the timer every few ms, get no stack at those preemptions even when every
+ * switch-out is taken; the program counts them. Asked to keep them, it takes them.
+ */
+static void test_wall_takes_no_stack_at_a_preemption_by_an_interrupt(void **state)
+{
+	struct sleeper sl[] = { { .name = "spinA", .spin_us = 100000, .cpu0 = true },
+				{ .name = "spinB", .spin_us = 100000, .cpu0 = true } };
+	struct sampler_opts o = { .mode = SAMPLER_MODE_WALL };
+	static struct seen seen;
+	struct sampler_stats st[2];
+	pid_t tids[2];
+	unsigned int irq[2] = { 0 };
+
+	(void)state;
+	for (int keep = 0; keep < 2; keep++) {
+		o.keep_preempted = keep;
+		memset(&seen, 0, sizeof(seen));
+		record_sleepers(sl, 2, &o, &seen, tids, 0, 1000, &st[keep]);
+		for (size_t i = 0; i < seen.n; i++)
+			if (seen.t[i].tid == tids[0] || seen.t[i].tid == tids[1])
+				irq[keep] += seen.t[i].irq_stacks;
+		print_message("keep %d: %llu switch-outs, %llu given no stack, %u stacks at "
+			      "interrupts\n",
+			      keep, (unsigned long long)st[keep].switch_seen,
+			      (unsigned long long)st[keep].switch_laid, irq[keep]);
+	}
+	/* ~3 ms slices: hundreds of preemptions a second */
+	assert_int_equal(irq[0], 0);
+	assert_true(st[0].switch_laid >= 20);
+	assert_int_equal(st[1].switch_laid, 0);
+	assert_true(irq[1] >= 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -784,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_threads_are_left_out_by_name_in_the_kernel),
 		cmocka_unit_test(test_the_program_counts_its_own_time_when_asked),
 		cmocka_unit_test(test_an_exited_threads_slot_serves_a_later_thread),
+		cmocka_unit_test(test_wall_takes_no_stack_at_a_preemption_by_an_interrupt),
 		cmocka_unit_test(test_without_cap_bpf_tracepoints_per_thread_take_over),
 	};
 
