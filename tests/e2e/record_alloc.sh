@@ -148,6 +148,9 @@ for jdk in $(fg_jdks); do
 		fg_watch_start --dir "$FG_SOCK_DIR" --profile-every 2s --event cpu,alloc --out "$out"
 		fg_wait 5 grep -q 'rolling profiles every 2 s (cpu,alloc)' "$FG_WATCH_LOG" ||
 			fg_fail "watch did not start both events: $(head -n 5 "$FG_WATCH_LOG")"
+		# top asks the daemon for a JVM it serves: its agent has connected to the new watch.
+		fg_wait 10 grep -q "connect: pid $FG_HOSTPID " "$FG_WATCH_LOG" ||
+			fg_fail "the JVM's agent did not connect to watch: $(head -n 5 "$FG_WATCH_LOG")"
 		"$FGCOLLECT" top --pid "$FG_HOSTPID" --ctl "$FG_CTL" --event alloc --threads 'fg-.*' \
 			--interval 1 --count 2 --rows 50 >"$FG_TMP/top.out" 2>"$FG_TMP/top.err" ||
 			{ cat "$FG_TMP/top.err" >&2; fg_fail "top --event alloc failed"; }

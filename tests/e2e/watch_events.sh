@@ -37,6 +37,9 @@ fg_watch_start --profile-every 2s --event cpu,offcpu --switch-rate 0 --out "$out
 	--push "http://127.0.0.1:$port" --host-name test-node
 fg_wait 5 grep -q 'rolling profiles every 2 s (cpu,offcpu)' "$FG_WATCH_LOG" ||
 	fg_fail "watch did not start both events: $(cat "$FG_WATCH_LOG")"
+# top asks the daemon for a JVM it serves: its agent has connected to the new watch.
+fg_wait 10 grep -q "connect: pid $pid " "$FG_WATCH_LOG" ||
+	fg_fail "the JVM's agent did not connect to watch: $(cat "$FG_WATCH_LOG")"
 
 # top --event offcpu through the daemon's control channel, two 1 s tables (not a terminal).
 "$FGCOLLECT" top --pid "$pid" --ctl "$FG_CTL" --event offcpu --threads 'fg-.*' --interval 1 --count 2 --rows 400 \
