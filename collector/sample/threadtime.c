@@ -196,11 +196,10 @@ const char *threadtime_kind_frame(unsigned kind)
 
 const char *threadtime_kind_detail(unsigned kind)
 {
+	/* the kinds that are not a system call's (disk I/O, other) say all in their frame */
 	static const char *const frame[THREADTIME_NKINDS] = {
 		[SWITCHTOT_PREEMPTED] = "[off-cpu: preempted by an interrupt]",
 		[SWITCHTOT_SLEEPING] = "[off-cpu: sleeping in a system call]",
-		[SWITCHTOT_DISK] = "[off-cpu: uninterruptible (disk I/O)]",
-		[SWITCHTOT_OTHER] = "[off-cpu: other]",
 		[SWITCHTOT_FUTEX] = "[off-cpu: sleeping in futex]",
 		[SWITCHTOT_EPOLL] = "[off-cpu: sleeping in epoll_wait]",
 		[SWITCHTOT_PREEMPTED_CALL] = "[off-cpu: preempted leaving a system call]",
@@ -214,7 +213,7 @@ const char *threadtime_kind_detail(unsigned kind)
 		[SWITCHTOT_PREEMPT_POLL] = "[off-cpu: preempted leaving poll]",
 	};
 
-	return kind < THREADTIME_NKINDS ? frame[kind] : threadtime_kind_frame(kind);
+	return kind < THREADTIME_NKINDS && frame[kind] ? frame[kind] : threadtime_kind_frame(kind);
 }
 
 /* The program's count of kind k as of time t: the waits ended, and the one under way. */
