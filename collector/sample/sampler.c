@@ -579,6 +579,8 @@ static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
 		.name_filter = o->thread_filter,
 		.self_time = switchbpf_kernel_stats_on(),
 		.lay_preempted = o->mode == SAMPLER_MODE_WALL && !o->keep_preempted,
+		/* as densely as the thread's CPU time is sampled */
+		.irq_period_ns = 1000000000ull / (o->freq_hz ? o->freq_hz : SAMPLER_DEFAULT_FREQ),
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -878,6 +880,8 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->switch_ends_late = b.ins_late;
 	out->switch_lost = b.out_lost + b.in_lost;
 	out->switch_laid = b.laid;
+	out->switch_laid_taken = b.laid_taken;
+	out->switch_laid_capped = b.laid_capped;
 	out->stack_short = b.stack_short;
 	out->stack_none = b.stack_none;
 	out->switch_period_ns = b.period;

@@ -121,6 +121,7 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	b->skel->rodata->name_filter = o->name_filter;
 	b->skel->rodata->self_time = o->self_time;
 	b->skel->rodata->lay_preempted = o->lay_preempted;
+	b->skel->rodata->irq_period = o->lay_preempted ? o->irq_period_ns : 0;
 	b->slots =
 		o->max_threads && o->max_threads < SWITCHTOT_MAX ? o->max_threads : SWITCHTOT_MAX;
 	b->skel->rodata->max_slots = b->slots;
@@ -254,6 +255,8 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 			sum->stack_none += per[c].stack_none;
 			sum->tot_full += per[c].tot_full;
 			sum->laid += per[c].laid;
+			sum->laid_taken += per[c].laid_taken;
+			sum->laid_capped += per[c].laid_capped;
 			sum->self_ns += per[c].self_ns;
 			sum->self_runs += per[c].self_runs;
 		}

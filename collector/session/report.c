@@ -247,14 +247,16 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	    "weighed %.3f s); %llu pairs got no stack, %.3f s shown under [no stack sampled]",
 	    (unsigned long long)x->strata, (double)x->sampled_us / 1e6,
 	    (unsigned long long)x->nostack, (double)x->nostack_ns / 1e9);
-	if (x->laid_ns)
+	if (x->irq_ns || x->laid_ns)
 		say(out,
-		    "exact times: %.3f s preempted by interrupts (the timer's, other CPUs') laid "
-		    "along each thread's CPU samples, where such a preemption strikes it: %llu of "
-		    "them took no stack (the budget went to the other waits), %llu stacks taken "
-		    "at them set aside",
-		    (double)x->laid_ns / 1e9, (unsigned long long)sm->switches_laid,
-		    (unsigned long long)x->laid_set);
+		    "exact times: %.3f s preempted by interrupts (the timer's, other CPUs'; %llu "
+		    "preemptions): %.3f s shown at the %llu stacks taken there (one per CPU "
+		    "sampling interval of a thread's such time, apart from the switch rate; %llu "
+		    "more got none, the rate's worth taken), %.3f s of threads without one laid "
+		    "along their CPU samples",
+		    (double)(x->irq_ns + x->laid_ns) / 1e9, (unsigned long long)sm->switches_laid,
+		    (double)x->irq_ns / 1e9, (unsigned long long)sm->laid_taken,
+		    (unsigned long long)sm->laid_capped, (double)x->laid_ns / 1e9);
 	if (x->over)
 		say(out, "exact times: %llu threads not counted (over the limits)",
 		    (unsigned long long)x->over);

@@ -646,11 +646,14 @@ static const char *process_root(struct session *s, uint32_t pid)
 
 /*
  * Wall: a thread's time preempted by an interrupt (the timer's, another CPU's: the kind
- * SWITCHTOT_PREEMPTED) is laid along its CPU samples, each copied under an [off-cpu:
- * preempted] leaf into this stratum: such an interrupt strikes a thread wherever it runs, so
- * its CPU samples (a hundred a second) shape that time better than the few stacks its
- * preemptions get. A preemption leaving a system call (its own write waking the reader, which
- * then runs in its place) happens where the call is, and keeps its stacks.
+ * SWITCHTOT_PREEMPTED) is shown at the stacks the program takes at those preemptions, as
+ * densely as its CPU time is sampled (switch.bpf.c): such an interrupt strikes a thread where
+ * it runs, but most often in its long runs on the CPU (a service's rendering more than its
+ * short bursts between database calls), so its CPU samples would put that time in the wrong
+ * places. A thread that got no such stack has it laid along its CPU samples, each copied under
+ * an [off-cpu: preempted] leaf into this stratum (KIND_LAID). A preemption leaving a system
+ * call (its own write waking the reader, which then runs in its place) happens where the call
+ * is, and is sampled with the other waits.
  */
 #define KIND_LAID (THREADTIME_CPU + 1)
 #define LAID_ID (1u << 30) /* a stratum id of KIND_LAID has it */
@@ -769,12 +772,11 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 
 		s->exact.ns[k] += ns;
 		tot += (double)us;
-		if (lv && s->strata[*lv].sum_us) {
-			/* wall: laid along its CPU samples (scaled below), its stacks set aside */
-			if (v) {
-				s->strata[*v].scale = 0.0;
-				s->exact.laid_set += s->strata[*v].n;
-			}
+		if (k == SWITCHTOT_PREEMPTED && s->o.event == SESSION_EVENT_WALL && v &&
+		    s->strata[*v].sum_us) {
+			s->exact.irq_ns += ns; /* wall: at the stacks taken at its preemptions */
+		} else if (lv && s->strata[*lv].sum_us) {
+			/* wall: none taken, laid along its CPU samples (scaled below) */
 			s->exact.laid_ns += ns;
 			v = lv;
 		}
@@ -1752,6 +1754,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->switches_lost = ss.switch_lost;
 		out->switch_ends_late = ss.switch_ends_late;
 		out->switches_laid = ss.switch_laid;
+		out->laid_taken = ss.switch_laid_taken;
+		out->laid_capped = ss.switch_laid_capped;
 		out->bpf_self_ns = ss.switch_self_ns;
 		out->bpf_self_runs = ss.switch_self_runs;
 		out->switch_period_ns = ss.switch_period_ns;

@@ -35,10 +35,14 @@
  * by luck (a thread that sleeps 60 ms at a time beside idle threads of seconds-long waits still
  * gets its share); below that the chance is the prediction's, so the allocation stays in
  * proportion to the waiting, and known before the wait's length, so the weights stay unbiased.
- * Without a quota the chance is fixed_thr for every switch-out. With lay_preempted (a wall
- * profile, which lays the time preempted by interrupts along the thread's CPU samples) such a
- * preemption takes no stack and no part of the quota: the stacks go to the waits whose stacks
- * the profile uses.
+ * Without a quota the chance is fixed_thr for every switch-out.
+ * Preemptions by interrupts in a wall profile (lay_preempted) are sampled apart, as CPU time
+ * is: such a preemption strikes a thread where it runs, most often in its long runs on the CPU,
+ * so its time is shown at stacks taken there, one per irq_period of each thread's such time
+ * (the chance above with irq_period for the period; the collector passes the CPU samples'
+ * interval), outside the quota and without the kernel's chain (the interrupt's); at most as
+ * many per window and CPU as the quota, so they cost at most as much again. The collector lays
+ * the time of a thread that got no such stack along its CPU samples.
  *
  * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in its
  * slot of the `totals` array (switchrec.h's struct switchtot): the collector maps the array into
@@ -88,8 +92,10 @@ const volatile __u64 fixed_thr = SWITCHREC_ONE;
 const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are left out */
 const volatile __u32 self_time = 0;   /* count the program's own time (switchstats.self_ns) */
 const volatile __u32 max_slots = SWITCHTOT_MAX; /* the totals array's size */
-/* A wall profile lays the time preempted by interrupts along the CPU samples: no stack for it. */
+/* A wall profile samples the preemptions by interrupts apart: one stack per irq_period ns of a
+ * thread's such time (0: none), outside the quota. */
 const volatile __u32 lay_preempted = 0;
+const volatile __u64 irq_period = 0;
 
 #define FLOOR_NS 20000ull	  /* the least wait predicted: a short one may turn out long */
 #define TASK_DEAD 0x80		  /* prev_state of an exiting task's last switch */
@@ -124,13 +130,13 @@ struct waits {
 };
 
 /* A target's thread: its last switch-out and its CPU time then, of which kind (tkind; its
- * chance's kind is 0 voluntary, 1 preempted: switchtot_is_preempt), whether it is off the CPU
- * since, whether that switch-out's stack was taken (its switch-in is then written), and its
- * waits of each kind. */
+ * chance's kind is 0 voluntary, 1 preempted, 2 preempted by an interrupt in wall: chance_kind),
+ * whether it is off the CPU since, whether that switch-out's stack was taken (its switch-in is
+ * then written), and its waits of each chance's kind. */
 struct thread {
 	__u64 t_out, ran;
-	__u64 owed[2]; /* ns waited, per kind, since its last stack of the kind was taken */
-	struct waits w[2];
+	__u64 owed[3]; /* ns waited, per kind, since its last stack of the kind was taken */
+	struct waits w[3];
 	__u32 tkind; /* the SWITCHTOT_* kind of the wait */
 	__s32 sysnr; /* the system call it waits in (-1: none) */
 	__u16 waiting, pending;
@@ -253,14 +259,9 @@ static __always_inline __u64 period_of(const struct switchstats *st)
 	return clamp_period(p);
 }
 
-/* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait (0: none
- * yet); owed: the thread's waiting since its last stack was taken. */
-static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
+/* The quota's window on this CPU: a new one once window_ns have passed. */
+static __always_inline void roll(struct switchstats *st, __u64 now)
 {
-	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p;
-
-	if (!quota)
-		return fixed_thr;
 	if (!st->win_start) {
 		st->win_start = now;
 		st->first = 1;
@@ -269,8 +270,39 @@ static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pre
 		st->first = 0;
 		st->mass_prev = now - st->win_start < 2 * window_ns ? st->mass_cur : 0;
 		st->mass_cur = 0;
+		st->laid_win = 0;
 		st->win_start = now;
 	}
+}
+
+/* The chance, x 2^32, that a preemption by an interrupt's stack is taken (wall): one stack per
+ * irq_period of the thread's such time, as chance() does for the quota's period; 0 once this
+ * window on this CPU has taken as many as the quota (so they cost at most as much as it). */
+static __always_inline __u64 irq_chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
+{
+	__u64 x = pred > FLOOR_NS ? pred : FLOOR_NS, thr;
+
+	if (!quota)
+		return fixed_thr;
+	roll(st, now);
+	if ((st->laid_win << 32) >= quota + SWITCHREC_ONE)
+		return 0;
+	if (!pred || x >= irq_period || owed >= irq_period)
+		thr = SWITCHREC_ONE;
+	else
+		thr = (x << 32) / irq_period;
+	return thr ? thr : 1;
+}
+
+/* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait (0: none
+ * yet); owed: the thread's waiting since its last stack was taken. */
+static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
+{
+	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p;
+
+	if (!quota)
+		return fixed_thr;
+	roll(st, now);
 	/* The bound moves only while this window's waiting passes the last one's: else the period
 	 * worked out at the window's start holds (a division less per switch-out). */
 	if (!st->period || st->mass_cur >= st->mass_prev)
@@ -321,7 +353,7 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
 
 /* Write prev's OUT record. 0, or -1 when it could not be written. */
 static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct switchstats *st,
-				__u64 now, __u64 id, __u64 thr, __s32 sysnr)
+				__u64 now, __u64 id, __u64 thr, __s32 sysnr, int kchain)
 {
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -350,7 +382,7 @@ static __always_inline int take(struct bpf_raw_tracepoint_args *ctx, struct swit
 		b->h.regs[4] = regs->r13;
 		b->h.flags |= SWITCHREC_F_REGS;
 	}
-	if (kernel_depth) {
+	if (kernel_depth && kchain) {
 		nk = bpf_get_stack(ctx, b->data, kernel_depth * 8, 0);
 		if (nk < 0)
 			nk = 0;
@@ -484,11 +516,17 @@ static __always_inline void tot_exit(const struct thread *th, __u64 now)
 	TOT_END(t);
 }
 
-/* A wait of kind k that gets no stack: a wall profile lays it along its thread's CPU samples
- * (its stacks would be set aside: the budget goes to the waits whose stacks are used). */
+/* A wait of kind k sampled apart from the quota (wall's preemptions by interrupts). */
 static __always_inline int laid(__u32 k)
 {
 	return lay_preempted && k == SWITCHTOT_PREEMPTED;
+}
+
+/* The kind of wait a chance is kept for: 0 voluntary, 1 preempted, 2 preempted by an interrupt
+ * in a wall profile. */
+static __always_inline __u32 chance_kind(__u32 k)
+{
+	return laid(k) ? 2 : switchtot_is_preempt(k);
 }
 
 /* th's wait ended at t_in (now, or earlier): count and learn it, and write its end if its stack
@@ -498,10 +536,10 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 				       __u64 now)
 {
 	if (th->waiting) {
-		__u32 k = switchtot_is_preempt(th->tkind);
+		__u32 k = chance_kind(th->tkind);
 
 		learn(&th->w[k], t_in - th->t_out, now);
-		if (!th->pending && t_in > th->t_out && !laid(th->tkind))
+		if (!th->pending && t_in > th->t_out)
 			th->owed[k] += t_in - th->t_out;
 		tot_wait_ended(th, th->t_out, t_in, th->tkind);
 		th->waiting = 0;
@@ -600,21 +638,32 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	 * calls schedule() itself, still runnable, and the flag says voluntary. Counted with its
 	 * sleeps, those preemptions (several per time slice of a busy thread) would take the
 	 * stacks its sleeps are owed, and their short lengths would set its sleeps' chance. */
-	kind = switchtot_is_preempt(th->tkind);
+	kind = chance_kind(th->tkind);
 	th->waiting = 1;
 	tot_out(st, th, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
-	if (laid(th->tkind)) {
+	if (kind == 2) {
 		st->laid++;
-		return done(st, now);
+		if (!irq_period)
+			return done(st, now);
+		thr = irq_chance(st, now, (__u64)th->w[2].rms << 10, th->owed[2]);
+		if (!thr) {
+			st->laid_capped++;
+			return done(st, now);
+		}
+	} else {
+		thr = chance(st, now, (__u64)th->w[kind & 1].rms << 10, th->owed[kind & 1]);
 	}
-	thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
 		st->skipped++;
 		return done(st, now);
 	}
+	if (kind == 2) {
+		st->laid_taken++;
+		st->laid_win++;
+	}
 	th->owed[kind] = 0;
-	if (take(ctx, st, now, id, thr, th->sysnr) == 0)
+	if (take(ctx, st, now, id, thr, th->sysnr, kind != 2) == 0)
 		th->pending = 1;
 	return done(st, now);
 }

@@ -137,8 +137,9 @@ struct sampler_opts {
 	/* Off-CPU by BPF: leave out, in the kernel, the threads sampler_keep_name() names (the
 	 * caller's --threads). */
 	bool thread_filter;
-	/* Wall by BPF: take stacks at preemptions by interrupts too (else that time is laid along
-	 * the CPU samples by the caller, and gets none: sampler_stats.switch_laid). */
+	/* Wall by BPF: take stacks at preemptions by interrupts as at the other waits, by the
+	 * switch rate (else they are sampled apart, one stack per CPU sampling interval of a
+	 * thread's such time: sampler_stats.switch_laid). */
 	bool keep_preempted;
 	/* Test seam: called after a thread tid of pid was listed in /proc/PID/task and before
 	 * its events are opened (the window in which a thread may exit). NULL: none. */
@@ -232,8 +233,9 @@ struct sampler_stats {
 	uint64_t switch_period_ns; /* at a rate: the waiting a stack stood for lately (the mean of
 				    * the CPUs'), 0 if none */
 	uint64_t totals_full;	   /* threads whose waits went uncounted: no totals slot was free */
-	uint64_t switch_laid;	   /* wall: preemptions by interrupts given no stack (laid along
-				    * the CPU samples) */
+	uint64_t switch_laid;	   /* wall: preemptions by interrupts sampled apart, */
+	uint64_t switch_laid_taken;  /* ... their stacks taken */
+	uint64_t switch_laid_capped; /* ... those given none: the rate's worth was taken */
 	/* the program's own time in the runs that followed a target's thread in or out, and
 	 * their number (counted while kernel.bpf_stats_enabled is set; else 0) */
 	uint64_t switch_self_ns, switch_self_runs;

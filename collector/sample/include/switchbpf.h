@@ -45,9 +45,12 @@ struct switchbpf_opts {
 	bool self_time;
 	/* Threads counted at once (their totals' slots, 184 bytes each); 0: SWITCHTOT_MAX. */
 	uint32_t max_threads;
-	/* Take no stack at a preemption by an interrupt (SWITCHTOT_PREEMPTED): a wall profile
-	 * lays that time along the CPU samples, and the budget goes to the other waits. */
+	/* Sample the preemptions by interrupts (SWITCHTOT_PREEMPTED) apart from the rate, as a
+	 * wall profile shows them: one stack per irq_period_ns of a thread's such time (0: none;
+	 * the caller lays the rest along the CPU samples), without the kernel's chain, at most as
+	 * many as the rate's. */
 	bool lay_preempted;
+	uint64_t irq_period_ns;
 };
 
 /* Whether the kernel counts BPF programs' run time (sysctl kernel.bpf_stats_enabled): one who

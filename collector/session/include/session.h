@@ -228,8 +228,8 @@ struct session_exact {
 	uint64_t sampled_us;		  /* ... what their stacks weighed before, in all */
 	uint64_t nostack;    /* (thread, kind) with time but no stack: a frame says so */
 	uint64_t nostack_ns; /* ... and their time */
-	uint64_t laid_ns;    /* wall: preempted by interrupts, laid along the CPU samples ... */
-	uint64_t laid_set;   /* ... the stacks taken at those preemptions, set aside */
+	uint64_t irq_ns;     /* wall: preempted by interrupts, at the stacks taken there */
+	uint64_t laid_ns;    /* ... of threads with no such stack, laid along the CPU samples */
 	/* The last window's threads with stacks, most time first (at most SESSION_MAX_PRECISION;
 	 * valid until the next session call). */
 	const struct session_precision *prec;
@@ -302,7 +302,9 @@ struct session_summary {
 	uint64_t switches_filtered;   /* BPF: switch-outs of threads --threads leaves out */
 	uint64_t switches_lost;	      /* BPF: stacks or wait ends that did not fit in a ring */
 	uint64_t switch_ends_late;    /* BPF: wait ends timed at the next switch-out */
-	uint64_t switches_laid;	      /* BPF, wall: preemptions by interrupts given no stack */
+	uint64_t switches_laid;	      /* BPF, wall: preemptions by interrupts sampled apart */
+	uint64_t laid_taken;	      /* ... their stacks taken */
+	uint64_t laid_capped;	      /* ... given none: the switch rate's worth was taken */
 	uint64_t bpf_self_ns;	      /* BPF: its own time at the targets' switches ... */
 	uint64_t bpf_self_runs;	      /* ... over so many of its runs (0: not counted) */
 	uint64_t switch_period_ns;    /* BPF at a rate: the waiting a stack stood for lately */

@@ -212,6 +212,7 @@ struct per_thread {
 	unsigned int stacks, waits, in_sleep, with_regs, with_stack, sleep_with_stack, in_schedule;
 	unsigned int sleep_stacks; /* stacks in the sleeping state from s->from on */
 	unsigned int irq_stacks;   /* stacks of preemptions by interrupts (runnable, no call) */
+	unsigned int irq_kernel;   /* ... with a kernel chain */
 	double total_ns;	   /* the waits weighed by their scale */
 	double sleep_ns;	   /* ... those in the sleeping state */
 	double var_ns2;		   /* its variance, estimated from the waits taken */
@@ -263,6 +264,8 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		t->sleeping = r->u.sample.state == TRACEFS_TASK_INTERRUPTIBLE;
 		t->in_sleep += t->sleeping;
 		t->irq_stacks += !(r->u.sample.state & 0xff) && r->u.sample.sysnr < 0;
+		t->irq_kernel += !(r->u.sample.state & 0xff) && r->u.sample.sysnr < 0 &&
+				 r->u.sample.nr_kernel > 0;
 		t->sleep_stacks += t->sleeping && r->time >= s->from;
 		t->with_regs += r->u.sample.regs && r->u.sample.regs_abi == PERF_SAMPLE_REGS_ABI_64;
 		t->with_stack += r->u.sample.stack_len > 0;
@@ -778,38 +781,64 @@ static void test_without_cap_bpf_tracepoints_per_thread_take_over(void **state)
 }
 
 /*
- * Wall lays the time preempted by interrupts along the CPU samples: two threads spinning on one
- * CPU, preempted by the timer every few ms, get no stack at those preemptions even when every
- * switch-out is taken; the program counts them. Asked to keep them, it takes them.
+ * Wall samples the preemptions by interrupts apart from the switch rate: two threads spinning
+ * on one CPU, preempted by the timer every few ms (each ~0.5 s of such time a second), get one
+ * stack per CPU sampling interval of it, without the kernel's chain, at most the rate's worth
+ * more; the other waits keep the rate. Asked to keep them with the other waits (--min-block),
+ * every one is taken at --switch-rate 0, with its chain.
  */
-static void test_wall_takes_no_stack_at_a_preemption_by_an_interrupt(void **state)
+static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 {
 	struct sleeper sl[] = { { .name = "spinA", .spin_us = 100000, .cpu0 = true },
 				{ .name = "spinB", .spin_us = 100000, .cpu0 = true } };
+	/* 10 Hz at 200 stacks a second: one stack per 100 ms of such time, under the cap; 99 Hz at
+	 * 25: ~100 a second asked, the cap (a window's quota + 1 on CPU 0: 25 a second over the
+	 * CPUs / 10 windows a second / CPUs + 1) holds */
+	static const unsigned int freq[3] = { 10, 99, 0 }, rate[3] = { 200, 25, 0 };
 	struct sampler_opts o = { .mode = SAMPLER_MODE_WALL };
 	static struct seen seen;
-	struct sampler_stats st[2];
+	struct sampler_stats st[3];
 	pid_t tids[2];
-	unsigned int irq[2] = { 0 };
+	unsigned int irq[3] = { 0 }, kchain[3] = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	(void)state;
-	for (int keep = 0; keep < 2; keep++) {
-		o.keep_preempted = keep;
+	for (int v = 0; v < 3; v++) {
+		o.freq_hz = freq[v];
+		o.switch_rate = rate[v];
+		o.keep_preempted = v == 2;
 		memset(&seen, 0, sizeof(seen));
-		record_sleepers(sl, 2, &o, &seen, tids, 0, 1000, &st[keep]);
+		record_sleepers(sl, 2, &o, &seen, tids, 0, 1000, &st[v]);
 		for (size_t i = 0; i < seen.n; i++)
-			if (seen.t[i].tid == tids[0] || seen.t[i].tid == tids[1])
-				irq[keep] += seen.t[i].irq_stacks;
-		print_message("keep %d: %llu switch-outs, %llu given no stack, %u stacks at "
-			      "interrupts\n",
-			      keep, (unsigned long long)st[keep].switch_seen,
-			      (unsigned long long)st[keep].switch_laid, irq[keep]);
+			if (seen.t[i].tid == tids[0] || seen.t[i].tid == tids[1]) {
+				irq[v] += seen.t[i].irq_stacks;
+				kchain[v] += seen.t[i].irq_kernel;
+			}
+		print_message("%u Hz, rate %u, keep %d: %llu switch-outs, %llu sampled apart, "
+			      "%llu taken, %llu over the cap; %u stacks at interrupts (%u with a "
+			      "kernel chain)\n",
+			      freq[v], o.switch_rate, v == 2, (unsigned long long)st[v].switch_seen,
+			      (unsigned long long)st[v].switch_laid,
+			      (unsigned long long)st[v].switch_laid_taken,
+			      (unsigned long long)st[v].switch_laid_capped, irq[v], kchain[v]);
 	}
-	/* ~3 ms slices: hundreds of preemptions a second */
-	assert_int_equal(irq[0], 0);
-	assert_true(st[0].switch_laid >= 20);
-	assert_int_equal(st[1].switch_laid, 0);
-	assert_true(irq[1] >= 20);
+	/* ~3 ms slices: hundreds of preemptions a second, ~1 s of such time in all */
+	for (int v = 0; v < 2; v++) {
+		assert_true(st[v].switch_laid >= 100);
+		/* (a stack or two taken at the start or end may fall outside what is read) */
+		assert_true(irq[v] <= st[v].switch_laid_taken &&
+			    irq[v] + 2 >= st[v].switch_laid_taken);
+		assert_int_equal(kchain[v], 0);
+	}
+	/* 10 Hz: ~10 asked (and the first of each thread's), none over the cap */
+	assert_in_range(irq[0], 5, 25);
+	assert_int_equal(st[0].switch_laid_capped, 0);
+	/* 99 Hz: ~100 asked, at most (25 / 10 / CPUs + 1) per 100 ms window on CPU 0 */
+	assert_true(st[1].switch_laid_capped > 0);
+	assert_in_range(irq[1], 10, (unsigned long)(12 * (25.0 / 10 / (double)ncpu + 1)));
+	assert_int_equal(st[2].switch_laid, 0);
+	assert_true(irq[2] >= 100);
+	assert_true(kchain[2] >= irq[2] / 2);
 }
 
 int main(void)
@@ -821,7 +850,7 @@ int main(void)
 		cmocka_unit_test(test_threads_are_left_out_by_name_in_the_kernel),
 		cmocka_unit_test(test_the_program_counts_its_own_time_when_asked),
 		cmocka_unit_test(test_an_exited_threads_slot_serves_a_later_thread),
-		cmocka_unit_test(test_wall_takes_no_stack_at_a_preemption_by_an_interrupt),
+		cmocka_unit_test(test_wall_samples_preemptions_by_interrupts_apart),
 		cmocka_unit_test(test_without_cap_bpf_tracepoints_per_thread_take_over),
 	};
 
