@@ -12,14 +12,18 @@
  *
  * The chance. Each taken stack is weighed by 1 / its chance, known before the wait's length is,
  * so totals stay unbiased whatever the chance; what the chance decides is how good the profile
- * is for a given number of stacks. With one chance p_T for all of a thread's waits of a kind
- * (voluntary, or preempted), the variance of the totals for the stacks spent is least when p_T
- * is in proportion to the root mean square of those waits (a thread that sleeps 60 ms at a time
- * gets one stack per `period` of its sleep, each weighing `period`; a thread that reads a
- * socket many times briefly and then waits long for the next request is taken in proportion to
- * its long waits, which hold its time). So each thread keeps the RMS of its recent waits of each
- * kind (sums halved every DECAY ns), and a switch-out is taken with chance
- * min(1, max(rms, FLOOR_NS) / period); a kind not seen yet is taken for sure.
+ * is for a given number of stacks. With one chance p_T for all of a thread's waits of a kind,
+ * the variance of the totals for the stacks spent is least when p_T is in proportion to the
+ * root mean square of those waits (a thread that sleeps 60 ms at a time gets one stack per
+ * `period` of its sleep, each weighing `period`; a thread that reads a socket many times briefly
+ * and then waits long for the next request is taken in proportion to its long waits, which hold
+ * its time). So each thread keeps the RMS of its recent waits of each kind (sums halved every
+ * DECAY ns), and a switch-out is taken with chance min(1, max(rms, FLOOR_NS) / period); a kind
+ * not seen yet is taken for sure. The kinds are the ones the collector scales apart (the state,
+ * and the system call: switchrec.h), so a stack's weight is about `period` within each: a
+ * request thread's rare waits for a lock in its own code are not taken at the chance its many
+ * short database polls set (one such wait of 2 ms, taken at a chance of 1 in 900, would weigh
+ * 1.8 s and take most of the thread's idle parks along into that code).
  * `period` is set per CPU so that about `quota` stacks are expected per window: the sum of
  * min(predicted, period) over a window's switch-outs, divided by `quota` (a wait longer than
  * the period is taken for sure and counts as one stack: the period is the level that fills the
@@ -129,14 +133,14 @@ struct waits {
 	__u32 n16, rms;
 };
 
-/* A target's thread: its last switch-out and its CPU time then, of which kind (tkind; its
- * chance's kind is 0 voluntary, 1 preempted, 2 preempted by an interrupt in wall: chance_kind),
- * whether it is off the CPU since, whether that switch-out's stack was taken (its switch-in is
- * then written), and its waits of each chance's kind. */
+/* A target's thread: its last switch-out and its CPU time then, of which kind (tkind), whether
+ * it is off the CPU since, whether that switch-out's stack was taken (its switch-in is then
+ * written), and its waits of each kind. */
 struct thread {
 	__u64 t_out, ran;
-	__u64 owed[3]; /* ns waited, per kind, since its last stack of the kind was taken */
-	struct waits w[3];
+	__u64 owed[SWITCHTOT_NKINDS]; /* ns waited, per kind, since its last stack of it was taken
+				       */
+	struct waits w[SWITCHTOT_NKINDS];
 	__u32 tkind; /* the SWITCHTOT_* kind of the wait */
 	__s32 sysnr; /* the system call it waits in (-1: none) */
 	__u16 waiting, pending;
@@ -522,11 +526,10 @@ static __always_inline int laid(__u32 k)
 	return lay_preempted && k == SWITCHTOT_PREEMPTED;
 }
 
-/* The kind of wait a chance is kept for: 0 voluntary, 1 preempted, 2 preempted by an interrupt
- * in a wall profile. */
-static __always_inline __u32 chance_kind(__u32 k)
+/* The kind k as an index of a thread's arrays (bounded for the verifier). */
+static __always_inline __u32 kind_ix(__u32 k)
 {
-	return laid(k) ? 2 : switchtot_is_preempt(k);
+	return k < SWITCHTOT_NKINDS ? k : SWITCHTOT_OTHER;
 }
 
 /* th's wait ended at t_in (now, or earlier): count and learn it, and write its end if its stack
@@ -536,7 +539,7 @@ static __always_inline void wait_ended(struct bpf_raw_tracepoint_args *ctx, stru
 				       __u64 now)
 {
 	if (th->waiting) {
-		__u32 k = chance_kind(th->tkind);
+		__u32 k = kind_ix(th->tkind);
 
 		learn(&th->w[k], t_in - th->t_out, now);
 		if (!th->pending && t_in > th->t_out)
@@ -638,32 +641,32 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	 * calls schedule() itself, still runnable, and the flag says voluntary. Counted with its
 	 * sleeps, those preemptions (several per time slice of a busy thread) would take the
 	 * stacks its sleeps are owed, and their short lengths would set its sleeps' chance. */
-	kind = chance_kind(th->tkind);
+	kind = kind_ix(th->tkind);
 	th->waiting = 1;
 	tot_out(st, th, tid, tgid, now, ran, th->tkind);
 	th->pending = 0;
-	if (kind == 2) {
+	if (laid(kind)) {
 		st->laid++;
 		if (!irq_period)
 			return done(st, now);
-		thr = irq_chance(st, now, (__u64)th->w[2].rms << 10, th->owed[2]);
+		thr = irq_chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 		if (!thr) {
 			st->laid_capped++;
 			return done(st, now);
 		}
 	} else {
-		thr = chance(st, now, (__u64)th->w[kind & 1].rms << 10, th->owed[kind & 1]);
+		thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	}
 	if (thr < SWITCHREC_ONE && bpf_get_prandom_u32() >= thr) {
 		st->skipped++;
 		return done(st, now);
 	}
-	if (kind == 2) {
+	if (laid(kind)) {
 		st->laid_taken++;
 		st->laid_win++;
 	}
 	th->owed[kind] = 0;
-	if (take(ctx, st, now, id, thr, th->sysnr, kind != 2) == 0)
+	if (take(ctx, st, now, id, thr, th->sysnr, !laid(kind)) == 0)
 		th->pending = 1;
 	return done(st, now);
 }
