@@ -34,8 +34,8 @@
 # does not. Each request thread's time is counted exactly per kind of wait, the kinds told
 # apart by the system call the thread waits in (its database polls and reads, its idle parks,
 # its preemptions leaving the query's write and the response's writev), and in wall its
-# preemptions by interrupts are laid along its CPU samples (docs/offcpu-wall.md): what the
-# few stacks of 25 a second still decide is how each kind splits among its stacks. The goal
+# preemptions by interrupts are sampled as densely as its CPU time (docs/offcpu-wall.md): what
+# the few stacks of 25 a second still decide is how each kind splits among its stacks. The goal
 # is 2 points in every run; measured here (docs/performance.md): within 2 in most runs, up to
 # 3.0, also with two busy loops beside the test (load average 7-12 on 2 CPUs). Hence 5 per
 # run and 2 for the median signed difference, which a recording whose split rests on a few
