@@ -609,21 +609,21 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		}
 	}
 	state = prev_state(ctx, prev);
-	if (!preempt && (state & TASK_DEAD)) {
-		tot_exit(th, now); /* an exiting thread's last switch: it never runs again */
-		return done(st, now);
-	}
-	st->outs++;
 	ran = prev->se.sum_exec_runtime;
 	if (th->waiting) {
 		/* Its switch-in was not seen (some kernels do not trace every switch from the
 		 * idle task): it has run for ran - th->ran since, up to now, so it came back at
-		 * now - that. */
+		 * now - that (its last wait counted before its exit too). */
 		__u64 d = ran - th->ran, t_in = d < now - th->t_out ? now - d : th->t_out;
 
 		st->ins_late++;
 		wait_ended(ctx, st, th, tid, tgid, t_in, now);
 	}
+	if (!preempt && (state & TASK_DEAD)) {
+		tot_exit(th, now); /* an exiting thread's last switch: it never runs again */
+		return done(st, now);
+	}
+	st->outs++;
 	th->t_out = now;
 	th->ran = ran;
 	/* the system call it waits in: its kind of sleep, or of preemption */

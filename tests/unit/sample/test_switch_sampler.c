@@ -716,7 +716,11 @@ static void test_an_exited_threads_slot_serves_a_later_thread(void **state)
 			assert_int_equal(ex.n, 8);
 			assert_int_equal(sum.tot_full, 0);
 			for (size_t i = 0; i < ex.n; i++)
-				assert_true(ex.off[i] >= 5000000 && ex.off[i] < 1000000000);
+				if (ex.off[i] < 5000000 || ex.off[i] >= 1000000000)
+					fail_msg(
+						"exited thread %u counted %llu ns off the CPU (its "
+						"three 2 ms sleeps: 6 to 1000 ms)",
+						ex.tid[i], (unsigned long long)ex.off[i]);
 		} else {
 			assert_true(ex.n < 8);
 			assert_int_equal(sum.tot_full, 8 - ex.n); /* each thread left out, once */
