@@ -859,9 +859,9 @@ static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 			      (unsigned long long)st[v].switch_laid_capped, irq[v], kchain[v],
 			      waited[v] / 1e6);
 	}
-	/* ~3 ms slices: hundreds of preemptions a second, ~1 s of such time in all */
+	/* slices of a few ms: a few hundred preemptions a second, ~1 s of such time in all */
 	for (int v = 0; v < 3; v++) {
-		assert_true(st[v].switch_laid >= 100);
+		assert_true(st[v].switch_laid >= 20);
 		/* (a stack or two taken at the start or end may fall outside what is read) */
 		assert_true(irq[v] <= st[v].switch_laid_taken &&
 			    irq[v] + 2 >= st[v].switch_laid_taken);
@@ -877,7 +877,7 @@ static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 	assert_true(st[2].switch_laid_capped > 0);
 	assert_in_range(irq[2], 10, (unsigned long)(12 * (25.0 / 10 / (double)ncpu + 1)));
 	assert_int_equal(st[3].switch_laid, 0);
-	assert_true(irq[3] >= 100);
+	assert_true(irq[3] >= 20);
 	assert_true(kchain[3] >= irq[3] / 2);
 }
 
