@@ -138,8 +138,8 @@ struct waits {
  * written), and its waits of each kind. */
 struct thread {
 	__u64 t_out, ran;
-	__u64 owed[SWITCHTOT_NKINDS]; /* ns waited, per kind, since its last stack of it was taken
-				       */
+	/* ns waited, per kind, since its last stack of the kind was taken */
+	__u64 owed[SWITCHTOT_NKINDS];
 	struct waits w[SWITCHTOT_NKINDS];
 	__u32 tkind; /* the SWITCHTOT_* kind of the wait */
 	__s32 sysnr; /* the system call it waits in (-1: none) */
@@ -279,30 +279,37 @@ static __always_inline void roll(struct switchstats *st, __u64 now)
 	}
 }
 
+/* The chance, x 2^32, of a wait predicted to last pred ns (0: none yet), its thread owed owed
+ * ns of that kind since its last stack of it, at period p: min(1, max(pred, FLOOR_NS) / p), and
+ * 1 for a first wait of its kind (nothing to predict from) or one owed a whole period. */
+static __always_inline __u64 chance_at(__u64 pred, __u64 owed, __u64 p)
+{
+	__u64 x = pred > FLOOR_NS ? pred : FLOOR_NS, thr;
+
+	if (!pred || x >= p || owed >= p)
+		return SWITCHREC_ONE;
+	thr = (x << 32) / p; /* x < p <= 60 s < 2^36: no overflow */
+	return thr ? thr : 1;
+}
+
 /* The chance, x 2^32, that a preemption by an interrupt's stack is taken (wall): one stack per
  * irq_period of the thread's such time, as chance() does for the quota's period; 0 once this
  * window on this CPU has taken as many as the quota (so they cost at most as much as it). */
 static __always_inline __u64 irq_chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
 {
-	__u64 x = pred > FLOOR_NS ? pred : FLOOR_NS, thr;
-
 	if (!quota)
 		return fixed_thr;
 	roll(st, now);
 	if ((st->laid_win << 32) >= quota + SWITCHREC_ONE)
 		return 0;
-	if (!pred || x >= irq_period || owed >= irq_period)
-		thr = SWITCHREC_ONE;
-	else
-		thr = (x << 32) / irq_period;
-	return thr ? thr : 1;
+	return chance_at(pred, owed, irq_period);
 }
 
 /* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait (0: none
  * yet); owed: the thread's waiting since its last stack was taken. */
 static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
 {
-	__u64 thr, x = pred > FLOOR_NS ? pred : FLOOR_NS, p;
+	__u64 thr, p;
 
 	if (!quota)
 		return fixed_thr;
@@ -312,14 +319,10 @@ static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pre
 	if (!st->period || st->mass_cur >= st->mass_prev)
 		st->period = period_of(st);
 	p = st->period;
-	if (!pred || x >= p || owed >= p) {
-		thr = SWITCHREC_ONE; /* a first wait of the kind: nothing to predict from */
-		x = p;
-	} else {
-		thr = (x << 32) / p; /* x < p <= 60 s < 2^36: no overflow */
-	}
-	st->mass_cur += x >> 10;
-	return thr ? thr : 1;
+	thr = chance_at(pred, owed, p);
+	/* what it asks of the quota: a taken-for-sure wait one period, else its prediction */
+	st->mass_cur += (thr == SWITCHREC_ONE ? p : pred > FLOOR_NS ? pred : FLOOR_NS) >> 10;
+	return thr;
 }
 
 static __always_inline __u32 prev_state(struct bpf_raw_tracepoint_args *ctx,
