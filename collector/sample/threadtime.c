@@ -144,16 +144,28 @@ void threadtime_read_proc(struct threadtime *tt, uint32_t pid)
 			char state = rp[2];
 			long nr = -1;
 
-			/* asleep: in which system call ("202 0x... sp pc"; "running" once it
-			 * runs again) */
-			if (state == 'S' && read_at(tfd, "syscall", buf, sizeof(buf)) > 0 &&
-			    sscanf(buf, "%ld", &nr) != 1)
-				nr = -1;
+			/* asleep: in which system call ("202 0x... sp pc", its six arguments
+			 * between; "running" once it runs again), and with a timeout */
+			if (state == 'S' && read_at(tfd, "syscall", buf, sizeof(buf)) > 0)
+				nr = threadtime_proc_syscall(buf);
 			threadtime_add_proc(tt, pid, (uint32_t)tid, cpu, state, nr);
 		}
 		close(tfd);
 	}
 	closedir(d);
+}
+
+long threadtime_proc_syscall(const char *text)
+{
+	unsigned long long arg[4];
+	long nr;
+	int n = sscanf(text, "%ld %llx %llx %llx %llx", &nr, &arg[0], &arg[1], &arg[2], &arg[3]);
+
+	if (n < 1 || nr < 0 || nr >= SWITCHTOT_NR_SMALL)
+		return -1;
+	if ((nr == 202 || nr == 449) && n == 5 && arg[3])
+		nr |= SWITCHTOT_NR_TIMED;
+	return nr;
 }
 
 unsigned threadtime_kind_of_letter(char state, long sysnr)
@@ -181,6 +193,38 @@ unsigned threadtime_kind_of_state(uint64_t st, long sysnr)
 	return SWITCHTOT_OTHER;
 }
 
+unsigned threadtime_kind_of_call_fn(const char *fn)
+{
+	/* the calls switchtot_call_of() tells apart, by the name of their x86-64 entry */
+	static const struct {
+		const char *name;
+		int nr;
+	} calls[] = {
+		{ "read", 0 },		{ "write", 1 },	    { "poll", 7 },
+		{ "pread64", 17 },	{ "pwrite64", 18 }, { "readv", 19 },
+		{ "writev", 20 },	{ "select", 23 },   { "sched_yield", 24 },
+		{ "sendto", 44 },	{ "recvfrom", 45 }, { "sendmsg", 46 },
+		{ "recvmsg", 47 },	{ "futex", 202 },   { "epoll_wait", 232 },
+		{ "pselect6", 270 },	{ "ppoll", 271 },   { "epoll_pwait", 281 },
+		{ "preadv", 295 },	{ "pwritev", 296 }, { "epoll_pwait2", 441 },
+		{ "futex_waitv", 449 },
+	};
+	/* a call with no arguments has one function for both entries, kallsyms naming either */
+	static const char *const prefix[] = { "__x64_sys_", "__ia32_sys_" };
+	size_t p = 0, len = 0;
+
+	for (; fn && p < 2; p++)
+		if (strncmp(fn, prefix[p], len = strlen(prefix[p])) == 0 && fn[len])
+			break;
+	if (!fn || p == 2)
+		return THREADTIME_NKINDS;
+	fn += len;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (strcmp(fn, calls[i].name) == 0)
+			return switchtot_preempt_kind(calls[i].nr);
+	return SWITCHTOT_PREEMPTED_CALL;
+}
+
 const char *threadtime_kind_frame(unsigned kind)
 {
 	if (kind == THREADTIME_CPU)
@@ -201,6 +245,7 @@ const char *threadtime_kind_detail(unsigned kind)
 		[SWITCHTOT_PREEMPTED] = "[off-cpu: preempted by an interrupt]",
 		[SWITCHTOT_SLEEPING] = "[off-cpu: sleeping in a system call]",
 		[SWITCHTOT_FUTEX] = "[off-cpu: sleeping in futex]",
+		[SWITCHTOT_FUTEX_TIMED] = "[off-cpu: sleeping in futex with a timeout]",
 		[SWITCHTOT_EPOLL] = "[off-cpu: sleeping in epoll_wait]",
 		[SWITCHTOT_PREEMPTED_CALL] = "[off-cpu: preempted leaving a system call]",
 		[SWITCHTOT_SLEEP_READ] = "[off-cpu: sleeping in a read]",
@@ -211,6 +256,7 @@ const char *threadtime_kind_detail(unsigned kind)
 		[SWITCHTOT_PREEMPT_FUTEX] = "[off-cpu: preempted leaving futex]",
 		[SWITCHTOT_PREEMPT_YIELD] = "[off-cpu: preempted leaving sched_yield]",
 		[SWITCHTOT_PREEMPT_POLL] = "[off-cpu: preempted leaving poll]",
+		[SWITCHTOT_PREEMPT_WAKE] = "[off-cpu: preempted leaving a wake-up write]",
 	};
 
 	return kind < THREADTIME_NKINDS && frame[kind] ? frame[kind] : threadtime_kind_frame(kind);

@@ -228,20 +228,23 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	}
 	say(out,
 	    "exact times: %llu threads counted at every switch: %.3f s off the CPU (sleeping "
-	    "%.3f: in futex %.3f, epoll_wait %.3f, poll %.3f, reads %.3f, other calls %.3f; "
-	    "preempted %.3f: leaving a system call %.3f (writes %.3f, writev %.3f, reads %.3f, "
+	    "%.3f: in futex %.3f (with a timeout %.3f), epoll_wait %.3f, poll %.3f, reads %.3f, "
+	    "other calls %.3f; "
+	    "preempted %.3f: leaving a system call %.3f (writes %.3f, wake-up writes %.3f, writev "
+	    "%.3f, reads %.3f, "
 	    "futex %.3f, sched_yield %.3f, polls %.3f, others %.3f), elsewhere %.3f; disk I/O "
 	    "%.3f, other %.3f)",
 	    (unsigned long long)x->threads, off, (double)sleep / 1e9,
-	    (double)ns[SWITCHTOT_FUTEX] / 1e9, (double)ns[SWITCHTOT_EPOLL] / 1e9,
+	    (double)(ns[SWITCHTOT_FUTEX] + ns[SWITCHTOT_FUTEX_TIMED]) / 1e9,
+	    (double)ns[SWITCHTOT_FUTEX_TIMED] / 1e9, (double)ns[SWITCHTOT_EPOLL] / 1e9,
 	    (double)ns[SWITCHTOT_SLEEP_POLL] / 1e9, (double)ns[SWITCHTOT_SLEEP_READ] / 1e9,
 	    (double)ns[SWITCHTOT_SLEEPING] / 1e9, (double)(ns[SWITCHTOT_PREEMPTED] + call) / 1e9,
 	    (double)call / 1e9, (double)ns[SWITCHTOT_PREEMPT_WRITE] / 1e9,
-	    (double)ns[SWITCHTOT_PREEMPT_WRITEV] / 1e9, (double)ns[SWITCHTOT_PREEMPT_READ] / 1e9,
-	    (double)ns[SWITCHTOT_PREEMPT_FUTEX] / 1e9, (double)ns[SWITCHTOT_PREEMPT_YIELD] / 1e9,
-	    (double)ns[SWITCHTOT_PREEMPT_POLL] / 1e9, (double)ns[SWITCHTOT_PREEMPTED_CALL] / 1e9,
-	    (double)ns[SWITCHTOT_PREEMPTED] / 1e9, (double)ns[SWITCHTOT_DISK] / 1e9,
-	    (double)ns[SWITCHTOT_OTHER] / 1e9);
+	    (double)ns[SWITCHTOT_PREEMPT_WAKE] / 1e9, (double)ns[SWITCHTOT_PREEMPT_WRITEV] / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPT_READ] / 1e9, (double)ns[SWITCHTOT_PREEMPT_FUTEX] / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPT_YIELD] / 1e9, (double)ns[SWITCHTOT_PREEMPT_POLL] / 1e9,
+	    (double)ns[SWITCHTOT_PREEMPTED_CALL] / 1e9, (double)ns[SWITCHTOT_PREEMPTED] / 1e9,
+	    (double)ns[SWITCHTOT_DISK] / 1e9, (double)ns[SWITCHTOT_OTHER] / 1e9);
 	say(out,
 	    "exact times: the stacks of %llu (thread, kind) pairs scaled to their time (they "
 	    "weighed %.3f s); %llu pairs got no stack, %.3f s shown under [no stack sampled]",
@@ -257,6 +260,12 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 		    (double)(x->irq_ns + x->laid_ns) / 1e9, (unsigned long long)sm->switches_laid,
 		    (double)x->irq_ns / 1e9, (unsigned long long)sm->laid_taken,
 		    (unsigned long long)sm->laid_capped, (double)x->laid_ns / 1e9);
+	if (x->call_laid)
+		say(out,
+		    "exact times: %llu (thread, kind) pairs preempted leaving a system call got no "
+		    "stack there: their %.3f s laid along the thread's CPU samples inside that call "
+		    "(it returns at the stack it was made from)",
+		    (unsigned long long)x->call_laid, (double)x->call_laid_ns / 1e9);
 	if (x->over)
 		say(out, "exact times: %llu threads not counted (over the limits)",
 		    (unsigned long long)x->over);

@@ -653,12 +653,33 @@ static const char *process_root(struct session *s, uint32_t pid)
  * places. A thread that got no such stack has it laid along its CPU samples, each copied under
  * an [off-cpu: preempted] leaf into this stratum (KIND_LAID). A preemption leaving a system
  * call (its own write waking the reader, which then runs in its place) happens where the call
- * is, and is sampled with the other waits.
+ * is, and is sampled with the other waits. It happens as the call returns, at the user stack
+ * the call was made from, so the thread's CPU samples inside that call were taken at the same
+ * stacks: each is copied, without its kernel frames, under the kind's leaf into a stratum of
+ * its own (call_laid()), and a thread whose preemptions leaving that call got no stack (a few
+ * short ones, at the default rate) has their time laid along them, not at its root. A wake-up
+ * write's samples are not told from a write's (a CPU sample has no length): it has none.
  */
 #define KIND_LAID (THREADTIME_CPU + 1)
-#define LAID_ID (1u << 30) /* a stratum id of KIND_LAID has it */
+/* kernel frames above the entry looked at for a system call's function */
+#define CALL_FN_DEPTH 6
+#define LAID_ID (1u << 30) /* a stratum id of KIND_LAID or call_laid()'s has it */
 
-_Static_assert(KIND_LAID < 32, "a stratum's kind is 5 bits of its key");
+_Static_assert(KIND_LAID + 2 + SWITCHTOT_PREEMPT_POLL - SWITCHTOT_PREEMPT_WRITE < 32,
+	       "a stratum's kind is 5 bits of its key");
+_Static_assert(SESSION_EXACT_KINDS == THREADTIME_CPU + 1,
+	       "session.h counts every kind and the CPU");
+
+/* The kind of the stratum of CPU samples inside a system call, for the time of kind k preempted
+ * leaving it; 0 for a kind that has none. */
+static unsigned call_laid(unsigned k)
+{
+	if (k == SWITCHTOT_PREEMPTED_CALL)
+		return KIND_LAID + 1;
+	if (k >= SWITCHTOT_PREEMPT_WRITE && k <= SWITCHTOT_PREEMPT_POLL)
+		return KIND_LAID + 2 + k - SWITCHTOT_PREEMPT_WRITE;
+	return 0;
+}
 
 /* The stratum id of tid's stacks of a kind, w more us of them counted, taken with that chance
  * (0 for a CPU tick, see keep_precision); 0 when none can be kept (the stack is then counted
@@ -678,12 +699,12 @@ static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint6
 			return 0;
 		i = s->nstrata++;
 		/* laid copies count for nothing until their thread's preempted time is known */
-		s->strata[i] = (struct stratum){ .scale = kind == KIND_LAID ? 0.0 : 1.0 };
+		s->strata[i] = (struct stratum){ .scale = kind >= KIND_LAID ? 0.0 : 1.0 };
 	}
 	s->strata[i].sum_us += w;
 	s->strata[i].var += (double)w * (double)w * (1.0 - chance);
 	s->strata[i].n++;
-	return (s->strata_base + 1 + (uint32_t)i) | (kind == KIND_LAID ? LAID_ID : 0);
+	return (s->strata_base + 1 + (uint32_t)i) | (kind >= KIND_LAID ? LAID_ID : 0);
 }
 
 /* stackagg_fold_strata's scale: a stratum of an earlier window (a sample settled late) 1, or 0
@@ -765,19 +786,25 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
 		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | k);
-		const uint64_t *lv =
-			k == SWITCHTOT_PREEMPTED
-				? htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | KIND_LAID)
-				: NULL;
+		const uint64_t *lv = NULL;
+		bool taken = v && s->strata[*v].sum_us;
 
+		if (k == SWITCHTOT_PREEMPTED)
+			lv = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | KIND_LAID);
+		else if (k < THREADTIME_NKINDS && call_laid(k))
+			lv = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | call_laid(k));
 		s->exact.ns[k] += ns;
 		tot += (double)us;
-		if (k == SWITCHTOT_PREEMPTED && s->o.event == SESSION_EVENT_WALL && v &&
-		    s->strata[*v].sum_us) {
+		if (k == SWITCHTOT_PREEMPTED && s->o.event == SESSION_EVENT_WALL && taken) {
 			s->exact.irq_ns += ns; /* wall: at the stacks taken at its preemptions */
-		} else if (lv && s->strata[*lv].sum_us) {
+		} else if (!taken && lv && s->strata[*lv].sum_us) {
 			/* wall: none taken, laid along its CPU samples (scaled below) */
-			s->exact.laid_ns += ns;
+			if (k == SWITCHTOT_PREEMPTED) {
+				s->exact.laid_ns += ns;
+			} else {
+				s->exact.call_laid++;
+				s->exact.call_laid_ns += ns;
+			}
 			v = lv;
 		}
 		if (v && s->strata[*v].sum_us) {
@@ -848,6 +875,41 @@ static void exact_start(struct session *s)
 	(void)threadtime_end(&s->tt, on_thread_time, s);
 }
 
+/* The system call a CPU sample was taken in, as the kind of a preemption leaving it
+ * (THREADTIME_NKINDS: none). Its function sits a few frames above the kernel's entry
+ * (entry_SYSCALL_64, do_syscall_64, x64_sys_call, __x64_sys_NAME). */
+static unsigned sample_call_kind(struct session *s, const struct perfring_rec *r)
+{
+	const uint64_t *k = r->u.sample.kernel;
+	uint32_t n = r->u.sample.nr_kernel;
+
+	for (uint32_t i = n, seen = 0; i-- > 0 && seen < CALL_FN_DEPTH; seen++) {
+		unsigned kind =
+			threadtime_kind_of_call_fn(symbolizer_kernel_name(s->sz, k[i], i > 0));
+
+		if (kind < THREADTIME_NKINDS)
+			return kind;
+	}
+	return THREADTIME_NKINDS;
+}
+
+/* Wall: a CPU sample inside a system call, copied for the thread's preemptions leaving it
+ * (call_laid()); smp is the sample as aggregated (its user frames named). */
+static void call_copy(struct session *s, const struct perfring_rec *r, struct stackagg_sample *smp)
+{
+	unsigned kind;
+
+	if (!r->u.sample.nr_kernel || !s->sz ||
+	    (kind = sample_call_kind(s, r)) >= THREADTIME_NKINDS || !call_laid(kind))
+		return;
+	smp->kernel = NULL;
+	smp->nr_kernel = 0;
+	smp->leaf = threadtime_kind_detail(kind);
+	smp->stratum = stratum_of(s, r->tid, call_laid(kind), smp->weight, 0.0);
+	if (smp->stratum)
+		(void)stackagg_sample(s->agg, smp);
+}
+
 /* One sample into the aggregate (or, may_defer, kept to be walked later). */
 static void on_sample(struct session *s, const struct perfring_rec *r, bool may_defer)
 {
@@ -892,6 +954,7 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 		smp.stratum = stratum_of(s, r->tid, KIND_LAID, smp.weight, 0.0);
 		if (smp.stratum)
 			(void)stackagg_sample(s->agg, &smp);
+		call_copy(s, r, &smp);
 	}
 }
 

@@ -435,6 +435,17 @@ int symbolizer_lookup(struct symbolizer *sz, pid_t pid, uint64_t addr, bool is_r
 	return 0;
 }
 
+const char *symbolizer_kernel_name(struct symbolizer *sz, uint64_t addr, bool is_return_addr)
+{
+	uint64_t a = is_return_addr && addr ? addr - 1 : addr;
+	struct sym_result r = { 0 };
+
+	if (a < SYMBOLIZER_KERNEL_START || (a >= VSYSCALL_START && a < VSYSCALL_END))
+		return NULL;
+	lookup_kernel(sz, a, addr, &r);
+	return r.status == SYM_RESOLVED ? r.name : NULL;
+}
+
 int symbolizer_format(const struct sym_result *r, enum symbolizer_style style, char *buf,
 		      size_t len)
 {

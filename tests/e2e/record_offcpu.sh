@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # record_offcpu.sh - off-CPU and wall-clock profiles against known answers, on every JDK under
-# /usr/lib/jvm, the first without -XX:+PreserveFramePointer, the next with it, and so on
-# (FG_OFFCPU_FP="on off": both on each), each JVM in a namespace container
+# /usr/lib/jvm, each without -XX:+PreserveFramePointer and with it (FG_OFFCPU_FP="off" or "on":
+# one of them), each JVM in a namespace container
 # running OffCpuTruth (threads whose waits it times itself with System.nanoTime). Exact
 # recordings (--switch-rate 0: the BPF program takes every switch-out's stack):
 #  - fg-sleeper computes in computeA for 20 ms, sleeps in sleepB for 60 ms: >= 95% of its
@@ -193,14 +193,10 @@ precise() {
 }
 
 dsum=0 dall=0 loaded=0
-# Each JDK once: without -XX:+PreserveFramePointer first (what services run), then with it, in
-# turn (FG_OFFCPU_FP="on off" runs both on every JDK).
-fp_next=off
+# Each JDK without -XX:+PreserveFramePointer first (what services run), then with it.
 for jdk in $(fg_jdks); do
 	major=$(fg_jdk_major "$jdk")
-	fps=${FG_OFFCPU_FP:-$fp_next}
-	[[ $fp_next == off ]] && fp_next=on || fp_next=off
-	for fp in $fps; do
+	for fp in ${FG_OFFCPU_FP:-off on}; do
 		cfg="JDK $major fp $fp"
 		cur=oc$major$fp
 		opt=-XX:+PreserveFramePointer

@@ -82,7 +82,7 @@ struct task_struct___old {
 } __attribute__((preserve_access_index));
 
 struct pt_regs {
-	unsigned long bx, bp, sp, ip, r13, orig_ax;
+	unsigned long bx, bp, sp, ip, dx, r10, r13, orig_ax;
 } __attribute__((preserve_access_index));
 
 /* Set by the loader before the program is loaded (read-only: the verifier sees constants). */
@@ -635,8 +635,15 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		struct pt_regs *regs =
 			(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-		if (regs)
+		if (regs) {
 			th->sysnr = (__s32)regs->orig_ax;
+			/* futex and futex_waitv: the fourth argument is the timeout */
+			if ((th->sysnr == 202 || th->sysnr == 449) && regs->r10)
+				th->sysnr |= SWITCHTOT_NR_TIMED;
+			/* write: the third argument is its length */
+			if (th->sysnr == 1 && regs->dx <= 8)
+				th->sysnr |= SWITCHTOT_NR_SMALL;
+		}
 	}
 	th->tkind = switchtot_kind(state, preempt, th->sysnr);
 	/* Preempted by what the wait is, not by the tracepoint's flag alone: a thread preempted

@@ -66,7 +66,7 @@ struct switchrec {
 #define SWITCHTOT_SLEEPING 1  /* TASK_INTERRUPTIBLE in any other call: a read, a poll, a sleep */
 #define SWITCHTOT_DISK 2      /* TASK_UNINTERRUPTIBLE (and RT-lock waits): disk I/O, page faults */
 #define SWITCHTOT_OTHER 3     /* stopped, traced, parked kthreads, TASK_IDLE */
-#define SWITCHTOT_FUTEX 4     /* sleeping in futex: a park, a monitor, a condition, a lock */
+#define SWITCHTOT_FUTEX 4     /* sleeping in futex, no timeout: a lock, a monitor, a park */
 #define SWITCHTOT_EPOLL 5     /* sleeping in epoll_wait: an event loop's wait for work */
 #define SWITCHTOT_PREEMPTED_CALL                                                                   \
 	6			    /* preempted leaving any other system call (or a device's      \
@@ -79,8 +79,18 @@ struct switchrec {
 #define SWITCHTOT_PREEMPT_FUTEX 12  /* ... futex (a wake: an unpark, a lock let go) */
 #define SWITCHTOT_PREEMPT_YIELD 13  /* ... sched_yield */
 #define SWITCHTOT_PREEMPT_POLL 14   /* ... poll, ppoll, select, pselect6, epoll_wait */
-#define SWITCHTOT_NKINDS 15
-#define SWITCHTOT_MAX 32768 /* threads the array holds at once (184 bytes each) */
+#define SWITCHTOT_FUTEX_TIMED 15    /* sleeping in futex with a timeout: a timed park */
+#define SWITCHTOT_PREEMPT_WAKE 16   /* preempted leaving a write of at most 8 bytes: a wake-up */
+#define SWITCHTOT_NKINDS 17
+#define SWITCHTOT_MAX 32768 /* threads the array holds at once (200 bytes each) */
+/* In a wait's system call number: the call waits with a timeout (futex, futex_waitv: its
+ * fourth argument is one). A request thread's parks in its pool's wait for work are timed, its
+ * waits for a lock inside a request (the heap's, a safepoint's end) are not: two kinds. */
+#define SWITCHTOT_NR_TIMED 0x40000000
+/* ... the call is a write of at most 8 bytes: a wake-up (an eventfd's count, a pipe's byte: a
+ * selector woken for new work), not a write of data (a query sent to a database). */
+#define SWITCHTOT_NR_SMALL 0x20000000
+#define SWITCHTOT_NR_FLAGS (SWITCHTOT_NR_TIMED | SWITCHTOT_NR_SMALL)
 
 struct switchtot {
 	__u64 off[SWITCHTOT_NKINDS]; /* ns off the CPU in the waits that ended, per kind */
@@ -110,6 +120,8 @@ enum switchtot_call {
 
 static inline enum switchtot_call switchtot_call_of(long nr)
 {
+	if (nr > 0)
+		nr &= ~(long)SWITCHTOT_NR_FLAGS;
 	switch (nr) {
 	case 0:	  /* read */
 	case 17:  /* pread64 */
@@ -150,7 +162,8 @@ static inline __u32 switchtot_sleep_kind(long nr)
 {
 	switch (switchtot_call_of(nr)) {
 	case CALL_FUTEX:
-		return SWITCHTOT_FUTEX;
+		return nr > 0 && (nr & SWITCHTOT_NR_TIMED) ? SWITCHTOT_FUTEX_TIMED
+							   : SWITCHTOT_FUTEX;
 	case CALL_EPOLL:
 		return SWITCHTOT_EPOLL;
 	case CALL_READ:
@@ -170,7 +183,8 @@ static inline __u32 switchtot_preempt_kind(long nr)
 		return SWITCHTOT_PREEMPTED;
 	switch (switchtot_call_of(nr)) {
 	case CALL_WRITE:
-		return SWITCHTOT_PREEMPT_WRITE;
+		return nr > 0 && (nr & SWITCHTOT_NR_SMALL) ? SWITCHTOT_PREEMPT_WAKE
+							   : SWITCHTOT_PREEMPT_WRITE;
 	case CALL_WRITEV:
 		return SWITCHTOT_PREEMPT_WRITEV;
 	case CALL_READ:
@@ -190,13 +204,13 @@ static inline __u32 switchtot_preempt_kind(long nr)
 /* Is kind k a sleep (TASK_INTERRUPTIBLE), a preemption, one leaving a system call? */
 static inline int switchtot_is_sleep(__u32 k)
 {
-	return k == SWITCHTOT_SLEEPING || k == SWITCHTOT_FUTEX || k == SWITCHTOT_EPOLL ||
-	       k == SWITCHTOT_SLEEP_READ || k == SWITCHTOT_SLEEP_POLL;
+	return k == SWITCHTOT_SLEEPING || k == SWITCHTOT_FUTEX || k == SWITCHTOT_FUTEX_TIMED ||
+	       k == SWITCHTOT_EPOLL || k == SWITCHTOT_SLEEP_READ || k == SWITCHTOT_SLEEP_POLL;
 }
 
 static inline int switchtot_is_preempt_call(__u32 k)
 {
-	return k == SWITCHTOT_PREEMPTED_CALL ||
+	return k == SWITCHTOT_PREEMPTED_CALL || k == SWITCHTOT_PREEMPT_WAKE ||
 	       (k >= SWITCHTOT_PREEMPT_WRITE && k <= SWITCHTOT_PREEMPT_POLL);
 }
 

@@ -88,12 +88,19 @@ void threadtime_read_proc(struct threadtime *tt, uint32_t pid);
 size_t threadtime_end(struct threadtime *tt, void (*cb)(void *ctx, const struct threadtime_res *r),
 		      void *ctx);
 
+/* The system call of /proc/TID/syscall's text ("202 0x.. 0x.. 0x.. 0x.. ..."), with
+ * SWITCHTOT_NR_TIMED when it is a futex wait with a timeout; -1 if none ("running"). */
+long threadtime_proc_syscall(const char *text);
 /* The kind of a wait from the state letter /proc gives ('R': runnable, preempted) and the
  * system call a sleep is in (-1: not known). */
 unsigned threadtime_kind_of_letter(char state, long sysnr);
 /* The kind of an off-CPU sample's wait from its state (tracefs.h's TRACEFS_TASK_* report) and
  * the system call it waits in. */
 unsigned threadtime_kind_of_state(uint64_t state, long sysnr);
+/* The kind of a preemption leaving the system call whose kernel function is fn
+ * ("__x64_sys_write": SWITCHTOT_PREEMPT_WRITE, "__ia32_sys_sched_yield" too; a call no kind names:
+ * SWITCHTOT_PREEMPTED_CALL), THREADTIME_NKINDS if fn is not a system call's. */
+unsigned threadtime_kind_of_call_fn(const char *fn);
 /* The leaf frame of a kind (THREADTIME_CPU included): "[off-cpu: sleeping]", "[on-cpu]" ... */
 const char *threadtime_kind_frame(unsigned kind);
 /* The leaf frame of time of a kind that got no stack, which no kernel frames name: the kind

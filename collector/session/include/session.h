@@ -199,7 +199,7 @@ struct session_jvm_summary {
 };
 
 /* Exact totals (off-CPU and wall by BPF): kinds of time, as threadtime.h counts them. */
-#define SESSION_EXACT_KINDS 16 /* threadtime.h's kinds of wait; on the CPU (wall) */
+#define SESSION_EXACT_KINDS 18 /* threadtime.h's kinds of wait; on the CPU (wall) */
 
 /*
  * How precise one thread's split of its time among its stacks is: a share read off its frames
@@ -226,10 +226,12 @@ struct session_exact {
 	uint64_t ns[SESSION_EXACT_KINDS]; /* the exact time, per kind */
 	uint64_t strata;		  /* (thread, kind) with stacks, scaled to their time */
 	uint64_t sampled_us;		  /* ... what their stacks weighed before, in all */
-	uint64_t nostack;    /* (thread, kind) with time but no stack: a frame says so */
-	uint64_t nostack_ns; /* ... and their time */
-	uint64_t irq_ns;     /* wall: preempted by interrupts, at the stacks taken there */
-	uint64_t laid_ns;    /* ... of threads with no such stack, laid along the CPU samples */
+	uint64_t nostack;      /* (thread, kind) with time but no stack: a frame says so */
+	uint64_t nostack_ns;   /* ... and their time */
+	uint64_t irq_ns;       /* wall: preempted by interrupts, at the stacks taken there */
+	uint64_t laid_ns;      /* ... of threads with no such stack, laid along the CPU samples */
+	uint64_t call_laid;    /* wall: (thread, kind) preempted leaving a system call, no stack: */
+	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call, and their time */
 	/* The last window's threads with stacks, most time first (at most SESSION_MAX_PRECISION;
 	 * valid until the next session call). */
 	const struct session_precision *prec;

@@ -157,6 +157,11 @@ void symbolizer_remove_process(struct symbolizer *sz, pid_t pid);
 int symbolizer_lookup(struct symbolizer *sz, pid_t pid, uint64_t addr, bool is_return_addr,
 		      struct sym_result *out);
 
+/* The function of kernel address addr (a return address: is_return_addr), NULL if not known
+ * or not a kernel address; not counted in the stats (a look at a frame, not a frame shown).
+ * Borrowed: valid until kallsyms is freed with sz. */
+const char *symbolizer_kernel_name(struct symbolizer *sz, uint64_t addr, bool is_return_addr);
+
 /*
  * Load kallsyms now if not yet tried; 0 or the error kernel frames will report (-EACCES:
  * all addresses are 0, kptr_restrict; -ENOENT, ...). For an up-front warning.

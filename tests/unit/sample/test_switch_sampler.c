@@ -48,9 +48,39 @@ struct sleeper {
 	unsigned int n;	      /* sleeps; 0: until killed */
 	unsigned int spin_us; /* computed before each sleep (wall-clock time) */
 	bool cpu0;	      /* runs on CPU 0 only */
-	int out;	      /* (idx, tid) is written here */
+	int futex;	      /* sleeps in futex: FX_TIMED, FX_UNTIMED (woken by an FX_WAKER) */
+	int pipe;	      /* 1, 2: writes `bytes` to that pipe after each spin (0: reads it) */
+	unsigned int bytes;
+	int out; /* (idx, tid) is written here */
 	int idx;
 };
+
+enum { FX_NONE, FX_TIMED, FX_UNTIMED, FX_WAKER };
+static int fx_word;	  /* what FX_UNTIMED sleepers wait on */
+static int sl_pipe[3][2]; /* the pipes of sleepers with .pipe (made in the child) */
+
+/* One sleep of s: us in usleep, or in futex with a timeout, or in futex until an FX_WAKER's
+ * next wake (which sleeps us in usleep first). */
+static void sleep_once(const struct sleeper *s)
+{
+	struct timespec ts = { (time_t)(s->us / 1000000u), (long)(s->us % 1000000u) * 1000 };
+
+	switch (s->futex) {
+	case FX_TIMED:
+		(void)syscall(SYS_futex, &fx_word, 128 /* FUTEX_WAIT_PRIVATE */, 0, &ts, NULL, 0);
+		break;
+	case FX_UNTIMED:
+		(void)syscall(SYS_futex, &fx_word, 128, 0, NULL, NULL, 0);
+		break;
+	case FX_WAKER:
+		usleep(s->us);
+		(void)syscall(SYS_futex, &fx_word, 129 /* FUTEX_WAKE_PRIVATE */, 1 << 30, NULL,
+			      NULL, 0);
+		break;
+	default:
+		usleep(s->us);
+	}
+}
 
 /* wall-clock ns spun */
 static void spin_ns(uint64_t ns)
@@ -82,10 +112,19 @@ static void *sleeper_main(void *arg)
 	if (write(s->out, msg, sizeof(msg)) != sizeof(msg))
 		_exit(3);
 	for (unsigned int i = 0; s->n == 0 || i < s->n; i++) {
+		char buf[256] = { 0 };
+
+		if (s->pipe && !s->bytes) {
+			if (read(sl_pipe[s->pipe][0], buf, sizeof(buf)) <= 0)
+				_exit(4);
+			continue;
+		}
 		if (s->spin_us)
 			spin_ns((uint64_t)s->spin_us * 1000u);
+		if (s->pipe && write(sl_pipe[s->pipe][1], buf, s->bytes) != (ssize_t)s->bytes)
+			_exit(4);
 		if (s->us)
-			usleep(s->us);
+			sleep_once(s);
 	}
 	return NULL;
 }
@@ -142,6 +181,10 @@ static pid_t start_child(struct sleeper *sl, size_t n, bool pingpong, int *go_fd
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
+		for (size_t i = 0; i < n; i++)
+			if (sl[i].pipe > 0 && sl[i].pipe < 3 && !sl_pipe[sl[i].pipe][1] &&
+			    pipe(sl_pipe[sl[i].pipe]) != 0)
+				_exit(2);
 		for (size_t i = 0; i < n; i++) {
 			sl[i].out = tid_pipe[1];
 			sl[i].idx = (int)i;
@@ -881,9 +924,86 @@ static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 	assert_true(kchain[3] >= irq[3] / 2);
 }
 
+/*
+ * A futex wait with a timeout (a timed park: an idle pool's wait for work) and one without (a
+ * lock, woken by another thread) are counted as two kinds, each thread's in its own: every
+ * switch-out taken, 900 ms of a thread in 20 ms timed waits, one woken every 20 ms.
+ */
+static void test_futex_waits_with_a_timeout_are_a_kind_of_their_own(void **state)
+{
+	struct sleeper sl[] = { { .name = "timed", .us = 20000, .futex = FX_TIMED },
+				{ .name = "untimed", .us = 20000, .futex = FX_UNTIMED },
+				{ .name = "waker", .us = 20000, .futex = FX_WAKER } };
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
+	static struct seen seen;
+	struct sampler_stats st;
+	pid_t tids[3];
+	uint64_t t_timed, t_untimed, u_timed, u_untimed, w_futex;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	record_sleepers(sl, 3, &o, &seen, tids, 0, 900, &st);
+	t_timed = counted_ns(tids[0], SWITCHTOT_FUTEX_TIMED);
+	t_untimed = counted_ns(tids[0], SWITCHTOT_FUTEX);
+	u_timed = counted_ns(tids[1], SWITCHTOT_FUTEX_TIMED);
+	u_untimed = counted_ns(tids[1], SWITCHTOT_FUTEX);
+	w_futex = counted_ns(tids[2], SWITCHTOT_FUTEX) + counted_ns(tids[2], SWITCHTOT_FUTEX_TIMED);
+	print_message("timed: %.1f ms with a timeout, %.1f without; untimed: %.1f with, %.1f "
+		      "without; the waker %.1f in futex\n",
+		      (double)t_timed / 1e6, (double)t_untimed / 1e6, (double)u_timed / 1e6,
+		      (double)u_untimed / 1e6, (double)w_futex / 1e6);
+	if (t_timed < 500000000u || t_untimed > t_timed / 50 || u_untimed < 500000000u ||
+	    u_timed > u_untimed / 50 || w_futex > 50000000u)
+		fail_msg("futex waits by timeout: the timed thread %.1f ms with a timeout, %.1f "
+			 "without; the untimed one %.1f with, %.1f without (want >= 500 ms of its "
+			 "own kind, under 2%% of the other)",
+			 (double)t_timed / 1e6, (double)t_untimed / 1e6, (double)u_timed / 1e6,
+			 (double)u_untimed / 1e6);
+}
+
+/*
+ * A thread preempted leaving a write of a byte (a wake-up: its reader runs in its place) and
+ * one leaving a write of 200 bytes of data are counted as two kinds: each writer and its reader
+ * on CPU 0, the writers spinning 2 ms between writes.
+ */
+static void test_wake_up_writes_are_a_kind_of_their_own(void **state)
+{
+	struct sleeper sl[] = {
+		{ .name = "wakeup", .spin_us = 2000, .cpu0 = true, .pipe = 1, .bytes = 1 },
+		{ .name = "wakeup-rd", .cpu0 = true, .pipe = 1 },
+		{ .name = "data", .spin_us = 2000, .cpu0 = true, .pipe = 2, .bytes = 200 },
+		{ .name = "data-rd", .cpu0 = true, .pipe = 2 },
+	};
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
+	static struct seen seen;
+	struct sampler_stats st;
+	pid_t tids[4];
+	uint64_t w_wake, w_data, d_wake, d_data;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	record_sleepers(sl, 4, &o, &seen, tids, 0, 900, &st);
+	w_wake = counted_ns(tids[0], SWITCHTOT_PREEMPT_WAKE);
+	w_data = counted_ns(tids[0], SWITCHTOT_PREEMPT_WRITE);
+	d_wake = counted_ns(tids[2], SWITCHTOT_PREEMPT_WAKE);
+	d_data = counted_ns(tids[2], SWITCHTOT_PREEMPT_WRITE);
+	print_message("the 1-byte writer: %.2f ms preempted leaving a wake-up write, %.2f leaving "
+		      "a write of data; the 200-byte writer: %.2f and %.2f\n",
+		      (double)w_wake / 1e6, (double)w_data / 1e6, (double)d_wake / 1e6,
+		      (double)d_data / 1e6);
+	if (!w_wake || w_data || d_wake || !d_data)
+		fail_msg("writes by length: the 1-byte writer %.2f ms preempted leaving a wake-up "
+			 "write and %.2f leaving a write of data, the 200-byte writer %.2f and "
+			 "%.2f (want each in its own kind only)",
+			 (double)w_wake / 1e6, (double)w_data / 1e6, (double)d_wake / 1e6,
+			 (double)d_data / 1e6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wake_up_writes_are_a_kind_of_their_own),
+		cmocka_unit_test(test_futex_waits_with_a_timeout_are_a_kind_of_their_own),
 		cmocka_unit_test(test_every_wait_is_timed_with_its_stack),
 		cmocka_unit_test(test_a_rate_is_kept_and_totals_stay_unbiased),
 		cmocka_unit_test(test_a_busy_threads_sleeps_get_the_stacks_their_time_asks),

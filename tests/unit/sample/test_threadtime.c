@@ -232,6 +232,37 @@ static void test_kinds_of_wait(void **state)
 	/* a sleep by its system call: parks and monitors, event loops, the rest */
 	assert_int_equal(switchtot_kind(0x1, 0, 202), SWITCHTOT_FUTEX);
 	assert_int_equal(switchtot_kind(0x1, 0, 449), SWITCHTOT_FUTEX); /* futex_waitv */
+	/* a futex wait with a timeout (a timed park: an idle pool's wait for work) apart from one
+	 * without (a lock); leaving either is the same preemption */
+	assert_int_equal(switchtot_kind(0x1, 0, 202 | SWITCHTOT_NR_TIMED), SWITCHTOT_FUTEX_TIMED);
+	assert_int_equal(switchtot_kind(0x1, 0, 449 | SWITCHTOT_NR_TIMED), SWITCHTOT_FUTEX_TIMED);
+	assert_int_equal(switchtot_kind(0, 1, 202 | SWITCHTOT_NR_TIMED), SWITCHTOT_PREEMPT_FUTEX);
+	assert_int_equal(switchtot_kind(0x2, 0, 202 | SWITCHTOT_NR_TIMED), SWITCHTOT_DISK);
+	assert_int_equal(threadtime_kind_of_letter('S', 202 | SWITCHTOT_NR_TIMED),
+			 SWITCHTOT_FUTEX_TIMED);
+	assert_string_equal(threadtime_kind_detail(SWITCHTOT_FUTEX_TIMED),
+			    "[off-cpu: sleeping in futex with a timeout]");
+	/* a write of at most 8 bytes is a wake-up (an eventfd's, a pipe's byte), apart from a
+	 * write of data; sleeping in either is a sleep in a system call */
+	assert_int_equal(switchtot_kind(0, 1, 1 | SWITCHTOT_NR_SMALL), SWITCHTOT_PREEMPT_WAKE);
+	assert_int_equal(switchtot_kind(0, 1, 1), SWITCHTOT_PREEMPT_WRITE);
+	assert_int_equal(switchtot_kind(0x1, 0, 1 | SWITCHTOT_NR_SMALL), SWITCHTOT_SLEEPING);
+	assert_true(switchtot_is_preempt_call(SWITCHTOT_PREEMPT_WAKE));
+	assert_string_equal(threadtime_kind_detail(SWITCHTOT_PREEMPT_WAKE),
+			    "[off-cpu: preempted leaving a wake-up write]");
+	/* /proc's view of a thread asleep before the program saw it */
+	assert_int_equal(threadtime_proc_syscall("202 0x7f30 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f31\n"),
+			 202);
+	assert_int_equal(threadtime_proc_syscall(
+				 "202 0x7f30 0x189 0x0 0x7f2f9c 0xffffffff 0x0 0x7ffd 0x7f31\n"),
+			 202 | SWITCHTOT_NR_TIMED);
+	assert_int_equal(threadtime_proc_syscall("7 0x7f30 0x1 0x3e8 0x0 0x0 0x0 0x7ffd 0x7f31\n"),
+			 7);
+	assert_int_equal(threadtime_proc_syscall("7 0x7f30 0x1 0x3e8 0x5 0x0 0x0 0x7ffd 0x7f31\n"),
+			 7);
+	assert_int_equal(threadtime_proc_syscall("running\n"), -1);
+	assert_int_equal(threadtime_proc_syscall("-1 0x7ffd 0x7f31\n"), -1);
+	assert_int_equal(threadtime_proc_syscall("1073741826 0x0 0x0 0x0 0x1\n"), -1);
 	assert_int_equal(switchtot_kind(0x1, 0, 232), SWITCHTOT_EPOLL);
 	assert_int_equal(switchtot_kind(0x1, 0, 281), SWITCHTOT_EPOLL);
 	assert_int_equal(switchtot_kind(0x1, 0, 7), SWITCHTOT_SLEEP_POLL); /* poll */
@@ -279,9 +310,37 @@ static void test_kinds_of_wait(void **state)
 	}
 }
 
+/* A CPU sample inside a system call names the kind of a preemption leaving it (session.c lays
+ * such preemptions along those samples when none was taken). */
+static void test_the_call_a_kernel_function_enters(void **state)
+{
+	(void)state;
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_write"), SWITCHTOT_PREEMPT_WRITE);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_sendto"), SWITCHTOT_PREEMPT_WRITE);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_writev"), SWITCHTOT_PREEMPT_WRITEV);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_recvfrom"), SWITCHTOT_PREEMPT_READ);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_futex"), SWITCHTOT_PREEMPT_FUTEX);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_ppoll"), SWITCHTOT_PREEMPT_POLL);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_epoll_wait"),
+			 SWITCHTOT_PREEMPT_POLL);
+	/* a call with no arguments: kallsyms may name its one function by either entry */
+	assert_int_equal(threadtime_kind_of_call_fn("__ia32_sys_sched_yield"),
+			 SWITCHTOT_PREEMPT_YIELD);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_sched_yield"),
+			 SWITCHTOT_PREEMPT_YIELD);
+	/* a call no kind names, and what is no call's entry */
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_openat"), SWITCHTOT_PREEMPTED_CALL);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_writev2"), SWITCHTOT_PREEMPTED_CALL);
+	assert_int_equal(threadtime_kind_of_call_fn("__x64_sys_"), THREADTIME_NKINDS);
+	assert_int_equal(threadtime_kind_of_call_fn("ksys_write"), THREADTIME_NKINDS);
+	assert_int_equal(threadtime_kind_of_call_fn("do_syscall_64"), THREADTIME_NKINDS);
+	assert_int_equal(threadtime_kind_of_call_fn(NULL), THREADTIME_NKINDS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_the_call_a_kernel_function_enters),
 		cmocka_unit_test(test_waits_under_way_count_up_to_each_edge),
 		cmocka_unit_test(test_a_thread_never_seen_switching_is_told_by_proc),
 		cmocka_unit_test(test_seen_first_after_the_start_waited_before_in_the_start_state),

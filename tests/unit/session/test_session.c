@@ -483,12 +483,37 @@ static void queue_wait(uint64_t ts, uint64_t d, const uint64_t *chain, uint32_t 
 	r->time = ts + d;
 }
 
-/* Wall over a 2 s window of the JVM's one thread: 3 CPU ticks in A, 1 in B; a preemption by an
- * interrupt in B whose stack was taken (irq_stack) or none; a preemption leaving a write in A;
- * the program's counts: 400 ms preempted by interrupts, 100 ms leaving the write, 50 ms leaving
- * sched_yield with no stack, 1 450 ms on the CPU. The folded profile into *folded. */
-static void wall_window(bool irq_stack, char **folded)
+/* The address of the kernel's sched_yield entry (+1: inside it), from /proc/kallsyms. */
+static uint64_t yield_entry(void)
 {
+	char line[512], name[256], t;
+	unsigned long long a;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f) {
+		fail_msg("/proc/kallsyms: %s", strerror(errno));
+		return 0;
+	}
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3 && a &&
+		    (strcmp(name, "__x64_sys_sched_yield") == 0 ||
+		     strcmp(name, "__ia32_sys_sched_yield") == 0))
+			found = a + 1;
+	fclose(f);
+	if (!found)
+		fail_msg("no address of __x64_sys_sched_yield in /proc/kallsyms (not root?)");
+	return found;
+}
+
+/* Wall over a 2 s window of the JVM's one thread: 3 CPU ticks in A, 1 in B (inside sched_yield:
+ * in_yield); a preemption by an interrupt in B whose stack was taken (irq_stack) or none; a
+ * preemption leaving a write in A; the program's counts: 400 ms preempted by interrupts, 100 ms
+ * leaving the write, 50 ms leaving sched_yield with no stack, 1 450 ms on the CPU. The folded
+ * profile into *folded. */
+static void wall_window(bool irq_stack, bool in_yield, char **folded)
+{
+	static uint64_t kchain[1];
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
 				  .no_kernel = true,
 				  .settle_ns = 300 * MS,
@@ -511,6 +536,11 @@ static void wall_window(bool irq_stack, char **folded)
 	queue_tick(1200 * MS, chain_a, 1);
 	queue_tick(1300 * MS, chain_a, 1);
 	queue_tick(1400 * MS, chain_b, 2);
+	if (in_yield) {
+		kchain[0] = yield_entry();
+		fs.q[fs.nq - 1].u.sample.kernel = kchain;
+		fs.q[fs.nq - 1].u.sample.nr_kernel = 1;
+	}
 	if (irq_stack)
 		queue_wait(1500 * MS, 5 * MS, chain_b, 2, 0x100, -1);
 	queue_wait(1600 * MS, 5 * MS, chain_a, 1, 0x100, 1);
@@ -539,7 +569,7 @@ static void test_wall_shows_interrupt_preemptions_at_their_stacks_or_along_the_c
 	/* CPU by the ticks' shape; the interrupts' 400 ms on the stack taken at them (B), none
 	 * along the ticks; the write's 100 ms on its own stack (A); the yields' 50 ms under the
 	 * thread, named by their call. */
-	wall_window(true, &folded);
+	wall_window(true, false, &folded);
 	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1087500\n") ||
 	    !strstr(folded, "[tid 2100000000;[unknown] (jit)_[j];[unknown] (jit)_[j] 362500\n") ||
 	    !strstr(folded,
@@ -553,7 +583,7 @@ static void test_wall_shows_interrupt_preemptions_at_their_stacks_or_along_the_c
 	free(folded);
 	folded = NULL;
 	/* No stack taken at them: their 400 ms laid along the ticks (300 in A, 100 in B). */
-	wall_window(false, &folded);
+	wall_window(false, false, &folded);
 	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1087500\n") ||
 	    !strstr(folded,
 		    "[tid 2100000000;[unknown] (jit)_[j];[off-cpu: preempted]_[k] 400000\n") ||
@@ -561,6 +591,16 @@ static void test_wall_shows_interrupt_preemptions_at_their_stacks_or_along_the_c
 			    "100000\n") ||
 	    strstr(strstr(folded, "[no stack sampled]") + 1, "[no stack sampled]"))
 		fail_msg("wall profile, no stack taken at the interrupts:\n%s", folded);
+	free(folded);
+	folded = NULL;
+	/* The tick in B was inside sched_yield: the yields' 50 ms are laid along it, under their
+	 * call (no kernel frames: the preemption was the call's return), not at the root. */
+	wall_window(true, true, &folded);
+	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j];[unknown] (jit)_[j];[off-cpu: "
+			    "preempted leaving sched_yield]_[k] 50000\n") ||
+	    strstr(folded, "[no stack sampled]") ||
+	    !strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1087500\n"))
+		fail_msg("wall profile, a CPU tick inside sched_yield:\n%s", folded);
 	free(folded);
 }
 
