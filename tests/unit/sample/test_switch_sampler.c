@@ -924,6 +924,34 @@ static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 	assert_true(kchain[3] >= irq[3] / 2);
 }
 
+/* Record the n sleepers sl at every switch-out for 900 ms; into got the exact time of sleeper a
+ * of kinds ka and kb, then of sleeper b of ka and kb. */
+static void record_two_kinds(struct sleeper *sl, size_t n, size_t a, size_t b, unsigned int ka,
+			     unsigned int kb, uint64_t got[4])
+{
+	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
+	static struct seen seen;
+	struct sampler_stats st;
+	pid_t tids[MAX_TIDS];
+
+	memset(&seen, 0, sizeof(seen));
+	record_sleepers(sl, n, &o, &seen, tids, 0, 900, &st);
+	got[0] = counted_ns(tids[a], ka);
+	got[1] = counted_ns(tids[a], kb);
+	got[2] = counted_ns(tids[b], ka);
+	got[3] = counted_ns(tids[b], kb);
+}
+
+/* Print the four times of record_two_kinds() after what they are, and fail unless ok. */
+static void expect_kinds(const char *what, const uint64_t g[4], bool ok)
+{
+	print_message("%s: %.2f, %.2f; %.2f, %.2f ms\n", what, (double)g[0] / 1e6,
+		      (double)g[1] / 1e6, (double)g[2] / 1e6, (double)g[3] / 1e6);
+	if (!ok)
+		fail_msg("%s: %.2f, %.2f; %.2f, %.2f ms", what, (double)g[0] / 1e6,
+			 (double)g[1] / 1e6, (double)g[2] / 1e6, (double)g[3] / 1e6);
+}
+
 /*
  * A futex wait with a timeout (a timed park: an idle pool's wait for work) and one without (a
  * lock, woken by another thread) are counted as two kinds, each thread's in its own: every
@@ -934,31 +962,16 @@ static void test_futex_waits_with_a_timeout_are_a_kind_of_their_own(void **state
 	struct sleeper sl[] = { { .name = "timed", .us = 20000, .futex = FX_TIMED },
 				{ .name = "untimed", .us = 20000, .futex = FX_UNTIMED },
 				{ .name = "waker", .us = 20000, .futex = FX_WAKER } };
-	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
-	static struct seen seen;
-	struct sampler_stats st;
-	pid_t tids[3];
-	uint64_t t_timed, t_untimed, u_timed, u_untimed, w_futex;
+	uint64_t g[4]; /* timed: with a timeout, without; untimed: with, without */
 
 	(void)state;
-	memset(&seen, 0, sizeof(seen));
-	record_sleepers(sl, 3, &o, &seen, tids, 0, 900, &st);
-	t_timed = counted_ns(tids[0], SWITCHTOT_FUTEX_TIMED);
-	t_untimed = counted_ns(tids[0], SWITCHTOT_FUTEX);
-	u_timed = counted_ns(tids[1], SWITCHTOT_FUTEX_TIMED);
-	u_untimed = counted_ns(tids[1], SWITCHTOT_FUTEX);
-	w_futex = counted_ns(tids[2], SWITCHTOT_FUTEX) + counted_ns(tids[2], SWITCHTOT_FUTEX_TIMED);
-	print_message("timed: %.1f ms with a timeout, %.1f without; untimed: %.1f with, %.1f "
-		      "without; the waker %.1f in futex\n",
-		      (double)t_timed / 1e6, (double)t_untimed / 1e6, (double)u_timed / 1e6,
-		      (double)u_untimed / 1e6, (double)w_futex / 1e6);
-	if (t_timed < 500000000u || t_untimed > t_timed / 50 || u_untimed < 500000000u ||
-	    u_timed > u_untimed / 50 || w_futex > 50000000u)
-		fail_msg("futex waits by timeout: the timed thread %.1f ms with a timeout, %.1f "
-			 "without; the untimed one %.1f with, %.1f without (want >= 500 ms of its "
-			 "own kind, under 2%% of the other)",
-			 (double)t_timed / 1e6, (double)t_untimed / 1e6, (double)u_timed / 1e6,
-			 (double)u_untimed / 1e6);
+	record_two_kinds(sl, 3, 0, 1, SWITCHTOT_FUTEX_TIMED, SWITCHTOT_FUTEX, g);
+	expect_kinds("futex waits by timeout: the timed thread with a timeout, without; the "
+		     "untimed one with, without (want >= 500 ms of its own kind, under 2% of the "
+		     "other)",
+		     g,
+		     g[0] >= 500000000u && g[1] <= g[0] / 50 && g[3] >= 500000000u &&
+			     g[2] <= g[3] / 50);
 }
 
 /*
@@ -974,29 +987,13 @@ static void test_wake_up_writes_are_a_kind_of_their_own(void **state)
 		{ .name = "data", .spin_us = 2000, .cpu0 = true, .pipe = 2, .bytes = 200 },
 		{ .name = "data-rd", .cpu0 = true, .pipe = 2 },
 	};
-	struct sampler_opts o = { .mode = SAMPLER_MODE_OFFCPU, .stack_copy = 4096 };
-	static struct seen seen;
-	struct sampler_stats st;
-	pid_t tids[4];
-	uint64_t w_wake, w_data, d_wake, d_data;
+	uint64_t g[4]; /* the 1-byte writer: wake-up, data; the 200-byte writer: wake-up, data */
 
 	(void)state;
-	memset(&seen, 0, sizeof(seen));
-	record_sleepers(sl, 4, &o, &seen, tids, 0, 900, &st);
-	w_wake = counted_ns(tids[0], SWITCHTOT_PREEMPT_WAKE);
-	w_data = counted_ns(tids[0], SWITCHTOT_PREEMPT_WRITE);
-	d_wake = counted_ns(tids[2], SWITCHTOT_PREEMPT_WAKE);
-	d_data = counted_ns(tids[2], SWITCHTOT_PREEMPT_WRITE);
-	print_message("the 1-byte writer: %.2f ms preempted leaving a wake-up write, %.2f leaving "
-		      "a write of data; the 200-byte writer: %.2f and %.2f\n",
-		      (double)w_wake / 1e6, (double)w_data / 1e6, (double)d_wake / 1e6,
-		      (double)d_data / 1e6);
-	if (!w_wake || w_data || d_wake || !d_data)
-		fail_msg("writes by length: the 1-byte writer %.2f ms preempted leaving a wake-up "
-			 "write and %.2f leaving a write of data, the 200-byte writer %.2f and "
-			 "%.2f (want each in its own kind only)",
-			 (double)w_wake / 1e6, (double)w_data / 1e6, (double)d_wake / 1e6,
-			 (double)d_data / 1e6);
+	record_two_kinds(sl, 4, 0, 2, SWITCHTOT_PREEMPT_WAKE, SWITCHTOT_PREEMPT_WRITE, g);
+	expect_kinds("writes by length: the 1-byte writer preempted leaving a wake-up write, a "
+		     "write of data; the 200-byte writer likewise (want each in its own kind only)",
+		     g, g[0] && !g[1] && !g[2] && g[3]);
 }
 
 int main(void)
