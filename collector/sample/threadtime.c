@@ -157,15 +157,14 @@ void threadtime_read_proc(struct threadtime *tt, uint32_t pid)
 
 long threadtime_proc_syscall(const char *text)
 {
-	unsigned long long arg[4];
+	unsigned long long arg[4] = { 0 };
 	long nr;
 	int n = sscanf(text, "%ld %llx %llx %llx %llx", &nr, &arg[0], &arg[1], &arg[2], &arg[3]);
 
 	if (n < 1 || nr < 0 || nr >= SWITCHTOT_NR_SMALL)
 		return -1;
-	if ((nr == 202 || nr == 449) && n == 5 && arg[3])
-		nr |= SWITCHTOT_NR_TIMED;
-	return nr;
+	/* (a length left unread is none: no flag) */
+	return switchtot_nr_of(nr, n >= 4 ? arg[2] : UINT64_MAX, arg[3]);
 }
 
 unsigned threadtime_kind_of_letter(char state, long sysnr)
@@ -211,16 +210,15 @@ unsigned threadtime_kind_of_call_fn(const char *fn)
 	};
 	/* a call with no arguments has one function for both entries, kallsyms naming either */
 	static const char *const prefix[] = { "__x64_sys_", "__ia32_sys_" };
-	size_t p = 0, len = 0;
+	const char *call = NULL;
 
-	for (; fn && p < 2; p++)
-		if (strncmp(fn, prefix[p], len = strlen(prefix[p])) == 0 && fn[len])
-			break;
-	if (!fn || p == 2)
+	for (size_t p = 0; fn && !call && p < 2; p++)
+		if (strncmp(fn, prefix[p], strlen(prefix[p])) == 0)
+			call = fn + strlen(prefix[p]);
+	if (!call || !*call)
 		return THREADTIME_NKINDS;
-	fn += len;
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (strcmp(fn, calls[i].name) == 0)
+		if (strcmp(call, calls[i].name) == 0)
 			return switchtot_preempt_kind(calls[i].nr);
 	return SWITCHTOT_PREEMPTED_CALL;
 }

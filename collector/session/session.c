@@ -656,24 +656,27 @@ static const char *process_root(struct session *s, uint32_t pid)
  * is, and is sampled with the other waits. It happens as the call returns, at the user stack
  * the call was made from, so the thread's CPU samples inside that call were taken at the same
  * stacks: each is copied, without its kernel frames, under the kind's leaf into a stratum of
- * its own (call_laid()), and a thread whose preemptions leaving that call got no stack (a few
+ * its own (laid_kind()), and a thread whose preemptions leaving that call got no stack (a few
  * short ones, at the default rate) has their time laid along them, not at its root. A wake-up
  * write's samples are not told from a write's (a CPU sample has no length): it has none.
  */
 #define KIND_LAID (THREADTIME_CPU + 1)
 /* kernel frames above the entry looked at for a system call's function */
 #define CALL_FN_DEPTH 6
-#define LAID_ID (1u << 30) /* a stratum id of KIND_LAID or call_laid()'s has it */
+#define LAID_ID (1u << 30) /* a stratum id of a laid_kind() has it */
 
 _Static_assert(KIND_LAID + 2 + SWITCHTOT_PREEMPT_POLL - SWITCHTOT_PREEMPT_WRITE < 32,
 	       "a stratum's kind is 5 bits of its key");
 _Static_assert(SESSION_EXACT_KINDS == THREADTIME_CPU + 1,
 	       "session.h counts every kind and the CPU");
 
-/* The kind of the stratum of CPU samples inside a system call, for the time of kind k preempted
+/* The kind of the stratum of CPU-sample copies that stands in for kind k when it got no stack
+ * (wall): KIND_LAID for the preemptions by interrupts, one per system call for the preemptions
  * leaving it; 0 for a kind that has none. */
-static unsigned call_laid(unsigned k)
+static unsigned laid_kind(unsigned k)
 {
+	if (k == SWITCHTOT_PREEMPTED)
+		return KIND_LAID;
 	if (k == SWITCHTOT_PREEMPTED_CALL)
 		return KIND_LAID + 1;
 	if (k >= SWITCHTOT_PREEMPT_WRITE && k <= SWITCHTOT_PREEMPT_POLL)
@@ -786,13 +789,11 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
 		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | k);
-		const uint64_t *lv = NULL;
+		unsigned lk = laid_kind(k);
+		const uint64_t *lv =
+			lk ? htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | lk) : NULL;
 		bool taken = v && s->strata[*v].sum_us;
 
-		if (k == SWITCHTOT_PREEMPTED)
-			lv = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | KIND_LAID);
-		else if (k < THREADTIME_NKINDS && call_laid(k))
-			lv = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | call_laid(k));
 		s->exact.ns[k] += ns;
 		tot += (double)us;
 		if (k == SWITCHTOT_PREEMPTED && s->o.event == SESSION_EVENT_WALL && taken) {
@@ -894,18 +895,18 @@ static unsigned sample_call_kind(struct session *s, const struct perfring_rec *r
 }
 
 /* Wall: a CPU sample inside a system call, copied for the thread's preemptions leaving it
- * (call_laid()); smp is the sample as aggregated (its user frames named). */
+ * (laid_kind()); smp is the sample as aggregated (its user frames named). */
 static void call_copy(struct session *s, const struct perfring_rec *r, struct stackagg_sample *smp)
 {
-	unsigned kind;
+	unsigned kind, lk;
 
 	if (!r->u.sample.nr_kernel || !s->sz ||
-	    (kind = sample_call_kind(s, r)) >= THREADTIME_NKINDS || !call_laid(kind))
+	    (kind = sample_call_kind(s, r)) >= THREADTIME_NKINDS || !(lk = laid_kind(kind)))
 		return;
 	smp->kernel = NULL;
 	smp->nr_kernel = 0;
 	smp->leaf = threadtime_kind_detail(kind);
-	smp->stratum = stratum_of(s, r->tid, call_laid(kind), smp->weight, 0.0);
+	smp->stratum = stratum_of(s, r->tid, lk, smp->weight, 0.0);
 	if (smp->stratum)
 		(void)stackagg_sample(s->agg, smp);
 }

@@ -635,15 +635,9 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		struct pt_regs *regs =
 			(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-		if (regs) {
-			th->sysnr = (__s32)regs->orig_ax;
-			/* futex and futex_waitv: the fourth argument is the timeout */
-			if ((th->sysnr == 202 || th->sysnr == 449) && regs->r10)
-				th->sysnr |= SWITCHTOT_NR_TIMED;
-			/* write: the third argument is its length */
-			if (th->sysnr == 1 && regs->dx <= 8)
-				th->sysnr |= SWITCHTOT_NR_SMALL;
-		}
+		if (regs)
+			th->sysnr =
+				(__s32)switchtot_nr_of((__s32)regs->orig_ax, regs->dx, regs->r10);
 	}
 	th->tkind = switchtot_kind(state, preempt, th->sysnr);
 	/* Preempted by what the wait is, not by the tracepoint's flag alone: a thread preempted

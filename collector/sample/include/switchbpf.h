@@ -43,7 +43,7 @@ struct switchbpf_opts {
 	/* Have the program count its own time in the runs that follow a target's thread
 	 * (switchstats.self_ns: a clock read more per such run). */
 	bool self_time;
-	/* Threads counted at once (their totals' slots, 192 bytes each); 0: SWITCHTOT_MAX. */
+	/* Threads counted at once (their totals' slots, 200 bytes each); 0: SWITCHTOT_MAX. */
 	uint32_t max_threads;
 	/* Sample the preemptions by interrupts (SWITCHTOT_PREEMPTED) apart from the rate, as a
 	 * wall profile shows them: one stack per irq_period_ns of a thread's such time (0: none;

@@ -92,6 +92,18 @@ struct switchrec {
 #define SWITCHTOT_NR_SMALL 0x20000000
 #define SWITCHTOT_NR_FLAGS (SWITCHTOT_NR_TIMED | SWITCHTOT_NR_SMALL)
 
+/* System call nr (x86-64; -1: none) with the flags its arguments give: arg3 and arg4 its third
+ * and fourth (a write's length, a futex wait's timeout). The BPF program reads them from the
+ * registers, /proc/TID/syscall prints them. */
+static inline long switchtot_nr_of(long nr, __u64 arg3, __u64 arg4)
+{
+	if ((nr == 202 || nr == 449) && arg4) /* futex, futex_waitv */
+		nr |= SWITCHTOT_NR_TIMED;
+	if (nr == 1 && arg3 <= 8) /* write */
+		nr |= SWITCHTOT_NR_SMALL;
+	return nr;
+}
+
 struct switchtot {
 	__u64 off[SWITCHTOT_NKINDS]; /* ns off the CPU in the waits that ended, per kind */
 	__u64 t_out;		     /* the wait under way began (valid while waiting) */

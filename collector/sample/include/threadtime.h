@@ -88,8 +88,8 @@ void threadtime_read_proc(struct threadtime *tt, uint32_t pid);
 size_t threadtime_end(struct threadtime *tt, void (*cb)(void *ctx, const struct threadtime_res *r),
 		      void *ctx);
 
-/* The system call of /proc/TID/syscall's text ("202 0x.. 0x.. 0x.. 0x.. ..."), with
- * SWITCHTOT_NR_TIMED when it is a futex wait with a timeout; -1 if none ("running"). */
+/* The system call of /proc/TID/syscall's text ("202 0x.. 0x.. 0x.. 0x.. ..."), with the flags
+ * its arguments give (switchtot_nr_of); -1 if none ("running"). */
 long threadtime_proc_syscall(const char *text);
 /* The kind of a wait from the state letter /proc gives ('R': runnable, preempted) and the
  * system call a sleep is in (-1: not known). */
