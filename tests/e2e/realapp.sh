@@ -193,6 +193,22 @@ truth_read() {
 		fg_fail "GET /truth on port $1 answered no doget_ns counter: $(head -c 200 "$2" | tr '\n' ' ')"
 }
 
+# within D M: |D| <= M (numbers, as awk reads them).
+within() {
+	d=$1 m=$2 awk 'BEGIN { d = ENVIRON["d"] + 0; exit !(d <= ENVIRON["m"] + 0 && -d <= ENVIRON["m"] + 0) }'
+}
+
+# busy PROFILE_US RECORDING ERR SERVICE_NS WINDOW_NS: a method's time per second, in threads,
+# in a profile of PROFILE_US over the recording whose messages are in ERR ("... in S s at ...")
+# and in the service's counter (SERVICE_NS over WINDOW_NS); prints the profile's difference in
+# percent (signed), then the two.
+busy() {
+	q=$1 Q=$3 W=$4 s=$(sed -n 's/.* in \([0-9.]*\) s at .*/\1/p' "$2" | head -n 1) awk 'BEGIN {
+		q = ENVIRON["q"]; Q = ENVIRON["Q"]; s = ENVIRON["s"]; W = ENVIRON["W"]
+		bp = s > 0 ? q / 1e6 / s : 0; bt = W > 0 ? Q / W : 0
+		printf "%.2f %.2f %.2f\n", (bt > 0 ? 100 * (bp / bt - 1) : 100), bp, bt }'
+}
+
 # truth_diff FILE0 FILE1 NAME: how much the service's counter NAME grew between two reads.
 truth_diff() {
 	N="$3" awk '$1 == "truth" && $2 == ENVIRON["N"] { v[FILENAME] = $3 }
@@ -247,8 +263,8 @@ hung=""
 n=0
 run() {
 	local db=$1 jdk=$2 pfp=$3 major name port hp folded all rooted req chain unknown cpct upct rpct cpu bad=""
-	local wfolded wreq wdb wrender tdoget tdb trender treq twin shares_line sdb srender sbusy
-	local ofolded oreq toff twin2 soff off_line
+	local wfolded wreq wdb wrender tdoget tdb trender treq twin shares_line sdb srender sbusy bp bt
+	local ofolded oreq toff twin2 soff
 	major=$(fg_jdk_major "$jdk")
 	n=$((n + 1))
 	name=svc$n
@@ -303,26 +319,21 @@ run() {
 	trender=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" render_ns)
 	treq=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" requests)
 	twin=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" clock_ns)
-	read -r sdb srender sbusy shares_line < <(q=$wreq d=$wdb r=$wrender Q=$tdoget D=$tdb R=$trender N=$treq W=$twin \
-		s=$(sed -n 's/.* in \([0-9.]*\) s at .*/\1/p' "$FG_TMP/$name.wall.err" | head -n 1) awk 'BEGIN {
-		q = ENVIRON["q"]; Q = ENVIRON["Q"]; s = ENVIRON["s"]; W = ENVIRON["W"]
+	read -r sbusy bp bt < <(busy "$wreq" "$FG_TMP/$name.wall.err" "$tdoget" "$twin")
+	read -r sdb srender shares_line < <(q=$wreq d=$wdb r=$wrender Q=$tdoget D=$tdb R=$trender N=$treq \
+		b=$sbusy bp=$bp bt=$bt awk 'BEGIN {
+		q = ENVIRON["q"]; Q = ENVIRON["Q"]
 		pd = q ? 100 * ENVIRON["d"] / q : 0; pr = q ? 100 * ENVIRON["r"] / q : 0
 		td = Q ? 100 * ENVIRON["D"] / Q : 0; tr = Q ? 100 * ENVIRON["R"] / Q : 0
-		bp = s > 0 ? q / 1e6 / s : 0; bt = W > 0 ? Q / W : 0
-		printf "%.2f %.2f %.2f wall under doGet: DB %.1f%% (service %.1f%%, %+.1f points), render %.1f%% (service %.1f%%, %+.1f points), doGet busy %.2f threads (service %.2f, %+.1f%%; %d requests)\n",
-			pd - td, pr - tr, (bt > 0 ? 100 * (bp / bt - 1) : 100), pd, td, pd - td, pr, tr, pr - tr,
-			bp, bt, (bt > 0 ? 100 * (bp / bt - 1) : 100), ENVIRON["N"] }')
+		printf "%.2f %.2f wall under doGet: DB %.1f%% (service %.1f%%, %+.1f points), render %.1f%% (service %.1f%%, %+.1f points), doGet busy %.2f threads (service %.2f, %+.1f%%; %d requests)\n",
+			pd - td, pr - tr, pd, td, pd - td, pr, tr, pr - tr,
+			ENVIRON["bp"], ENVIRON["bt"], ENVIRON["b"], ENVIRON["N"] }')
 	line+=$'\n'"  $shares_line"
 	read -r oreq _ < <(shares "$ofolded")
 	toff=$(($(truth_diff "$FG_TMP/$name.t1" "$FG_TMP/$name.t2" doget_ns) - $(truth_diff "$FG_TMP/$name.t1" "$FG_TMP/$name.t2" doget_cpu_ns)))
 	twin2=$(truth_diff "$FG_TMP/$name.t1" "$FG_TMP/$name.t2" clock_ns)
-	read -r soff off_line < <(q=$oreq Q=$toff W=$twin2 \
-		s=$(sed -n 's/.* in \([0-9.]*\) s at .*/\1/p' "$FG_TMP/$name.off.err" | head -n 1) awk 'BEGIN {
-		q = ENVIRON["q"]; Q = ENVIRON["Q"]; s = ENVIRON["s"]; W = ENVIRON["W"]
-		bp = s > 0 ? q / 1e6 / s : 0; bt = W > 0 ? Q / W : 0
-		printf "%.2f off-CPU under doGet: %.2f threads (service %.2f, %+.1f%%)\n",
-			(bt > 0 ? 100 * (bp / bt - 1) : 100), bp, bt, (bt > 0 ? 100 * (bp / bt - 1) : 100) }')
-	line+=$'\n'"  $off_line"
+	read -r soff bp bt < <(busy "$oreq" "$FG_TMP/$name.off.err" "$toff" "$twin2")
+	line+=$'\n'"  off-CPU under doGet: $bp threads (service $bt, $(printf '%+.1f' "$soff")%)"
 	fg_log "$line"
 	[[ ${FG_REALAPP_VERBOSE:-0} == 1 ]] && grep -E '^fgcollect record: (user stacks|  vm unwinder|  frame pointers|interpreted frames|  unknown because|wall:|exact times)' "$FG_TMP/$name.err" "$FG_TMP/$name.wall.err" >&2 || true
 	summary+="$line"$'\n'
@@ -348,19 +359,19 @@ run() {
 		db_diffs+=("$sdb")
 		share_diffs+=("$(a=$sdb b=$srender awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]
 			a = a < 0 ? -a : a; b = b < 0 ? -b : b; printf "%.2f\n", (a > b ? a : b) }')")
-		d=$sdb m=$max_share_diff awk 'BEGIN { d = ENVIRON["d"]; exit !(d <= ENVIRON["m"] && -d <= ENVIRON["m"]) }' ||
+		within "$sdb" "$max_share_diff" ||
 			bad+=" wall DB share $sdb points from the service's (> $max_share_diff);"
-		d=$srender m=$max_share_diff awk 'BEGIN { d = ENVIRON["d"]; exit !(d <= ENVIRON["m"] && -d <= ENVIRON["m"]) }' ||
+		within "$srender" "$max_share_diff" ||
 			bad+=" wall render share $srender points from the service's (> $max_share_diff);"
 		busy_diffs+=("$sbusy")
-		d=$sbusy m=$max_busy_diff awk 'BEGIN { d = ENVIRON["d"]; exit !(d <= ENVIRON["m"] && -d <= ENVIRON["m"]) }' ||
+		within "$sbusy" "$max_busy_diff" ||
 			bad+=" doGet's wall time $sbusy% from the service's (> $max_busy_diff%);"
 	fi
 	if ((oreq == 0 || toff <= 0)); then
 		bad+=" no doGet time off the CPU to compare (off-CPU profile $oreq us, service $toff ns);"
 	else
 		off_diffs+=("$soff")
-		d=$soff m=$max_busy_diff awk 'BEGIN { d = ENVIRON["d"]; exit !(d <= ENVIRON["m"] && -d <= ENVIRON["m"]) }' ||
+		within "$soff" "$max_busy_diff" ||
 			bad+=" doGet's off-CPU time $soff% from the service's (> $max_busy_diff%);"
 	fi
 	if [[ -n $bad ]]; then
@@ -398,6 +409,6 @@ bias=$(median "${db_diffs[@]}")
 fg_log "DB and render shares of doGet, wall profile vs the service: larger difference per run ${share_diffs[*]} points, median $share_median; signed DB difference per run ${db_diffs[*]}, median $bias; doGet's wall time per run ${busy_diffs[*]}% from the service's, its off-CPU time ${off_diffs[*]}%"
 [[ -z $failed ]] || fg_fail "$nfailed of $n runs out of bounds$failed"
 [[ -n $bias ]] || fg_fail "no run had doGet time to compare shares with"
-m=$max_share_bias d=$bias awk 'BEGIN { d = ENVIRON["d"] + 0; exit !(d <= ENVIRON["m"] + 0 && -d <= ENVIRON["m"] + 0) }' ||
+within "$bias" "$max_share_bias" ||
 	fg_fail "the wall profile's DB share of doGet leans $bias points from the service's in the median run (> $max_share_bias either way; per run: ${db_diffs[*]})"
 fg_pass "$n runs: whole chain, [unknown] and rooted shares within the thresholds, DB and render shares of doGet's wall time within $share_median points of the service's in the median run, the DB share's median lean $bias points, doGet's wall time within $max_busy_diff% of the service's in every run (${busy_diffs[*]}%), its off-CPU time likewise (${off_diffs[*]}%)${hung:+ (a recording hung at exit: see the warning above)}"
