@@ -270,7 +270,7 @@ static int profile_opt(int c, const char *arg, struct daemon_opts *o)
 	case 'T':
 		o->merge_threads = false;
 		return 1;
-	case 'N':
+	case 'G':
 		o->merge_threads = true;
 		return 1;
 	default:
@@ -334,7 +334,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "switch-period", required_argument, NULL, 'S' },
 		{ "switch-rate", required_argument, NULL, 'R' },
 		{ "per-thread", no_argument, NULL, 'T' },
-		{ "no-per-thread", no_argument, NULL, 'N' },
+		{ "no-per-thread", no_argument, NULL, 'G' },
 		{ "alloc-interval", required_argument, NULL, 'I' },
 		{ "alloc-depth", required_argument, NULL, 'D' },
 		{ "lock-threshold", required_argument, NULL, 'L' },

@@ -55,6 +55,12 @@ static void warn_sandbox(const struct daemon_opts *o, struct receive *rx)
 {
 	struct receive_stats r;
 
+	if (o->no_sandbox) {
+		daemon_say(o,
+			   "warning: --no-sandbox: the agent socket is served by this process, "
+			   "unconfined and with its privileges");
+		return;
+	}
 	receive_stats(rx, &r);
 	if (r.sandbox_partial & RECEIVE_SANDBOX_NO_IDS)
 		daemon_say(
