@@ -56,9 +56,8 @@ static void warn_sandbox(const struct daemon_opts *o, struct receive *rx)
 	struct receive_stats r;
 
 	if (o->no_sandbox) {
-		daemon_say(o,
-			   "warning: --no-sandbox: the agent socket is served by this process, "
-			   "unconfined and with its privileges");
+		daemon_say(o, "warning: --no-sandbox: the agent socket is served by this process, "
+			      "unconfined and with its privileges");
 		return;
 	}
 	receive_stats(rx, &r);
