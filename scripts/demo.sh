@@ -204,34 +204,26 @@ fg_container_stop primes-sieve || true
 want db && demo_db_run
 fg_watch_stop || true
 
-# The differential, from the two runs' stacks made comparable (OUT/NAME.cmp.folded):
-#  * the root frame is "java-<pid>" (record) or "java" (perf): without the PID both runs share
-#    one root;
-#  * a Java method compares as itself whether it ran interpreted (_[0]), compiled (_[j]) or
-#    inlined (_[i]): which one differs from run to run with the JIT's timing, not with the
-#    configuration;
-#  * a lambda's hidden class is PrimeService$$Lambda$5/0x<address> (written with '.' or '+'):
-#    the address differs from run to run.
-# The "stack A B" lines keep raw counts (the shares below need no scaling; --normalize rounds).
-# shellcheck disable=SC2016 # $$Lambda is text, not a shell expansion
-for n in primes primes-sieve; do
-	sed -E 's/^([^;]*)-[0-9]+;/\1;/; s/_\[[ji0]\](;| )/\1/g; s/(\$\$Lambda\$[0-9]+)[.+\/]0x[0-9a-f]+/\1/g' \
-		"$OUT/$n.folded" >"$OUT/$n.cmp.folded"
-done
-"$FGCOLLECT" diff --strip-hex --folded \
-	"$OUT/primes.cmp.folded" "$OUT/primes-sieve.cmp.folded" >"$OUT/primes-diff.folded" ||
+# The differential, from the two runs' stacks made comparable by `diff --fold`
+# (docs/reading-graphs.md): the roots lose their numbers (the process root "java-<pid>" of the
+# perf pipeline, pool threads' numbers), a Java method compares as itself whether it ran
+# interpreted (_[0]), compiled (_[j]) or inlined (_[i]), which differs from run to run with the
+# JIT's timing, and a lambda's hidden class loses its address. The "stack A B" lines keep raw
+# counts (the shares below need no scaling; --normalize rounds).
+"$FGCOLLECT" diff --fold --strip-hex --folded \
+	"$OUT/primes.folded" "$OUT/primes-sieve.folded" >"$OUT/primes-diff.folded" ||
 	fg_fail "fgcollect diff --folded failed"
-"$FGCOLLECT" diff --normalize --strip-hex \
+"$FGCOLLECT" diff --fold --normalize --strip-hex \
 	--title "PrimeService: trial division -> sieve" \
 	--subtitle "shape of the sieve run; red: larger share of samples with the sieve, blue: smaller" \
-	"$OUT/primes.cmp.folded" "$OUT/primes-sieve.cmp.folded" >"$OUT/primes-diff.svg" ||
+	"$OUT/primes.folded" "$OUT/primes-sieve.folded" >"$OUT/primes-diff.svg" ||
 	fg_fail "fgcollect diff failed"
 # A frame that vanished has no place in the shape of B: the negated graph (shape of the trial
 # run, blue where the sieve spends a smaller share) shows what went away.
-"$FGCOLLECT" diff --normalize --strip-hex --negate \
+"$FGCOLLECT" diff --fold --normalize --strip-hex --negate \
 	--title "PrimeService: trial division -> sieve, negated" \
 	--subtitle "shape of the trial-division run; blue: smaller share of samples with the sieve, red: larger" \
-	"$OUT/primes-sieve.cmp.folded" "$OUT/primes.cmp.folded" >"$OUT/primes-diff-negated.svg" ||
+	"$OUT/primes-sieve.folded" "$OUT/primes.folded" >"$OUT/primes-diff-negated.svg" ||
 	fg_fail "fgcollect diff --negate failed"
 grep -q 'PrimeService::countPrimesSieve' "$OUT/primes-diff.svg" ||
 	fg_fail "the differential flame graph does not name PrimeService::countPrimesSieve"
@@ -278,8 +270,8 @@ The same endpoint counting primes with a sieve instead of trial division (same a
   flame graph:    $OUT/primes-sieve.svg
   differential:   $OUT/primes-diff.svg (shape of the sieve run, red: grew)
                   $OUT/primes-diff-negated.svg (shape of the trial run, blue: shrank)
-                  $OUT/primes-diff.folded ("stack A B" lines of primes.cmp.folded and
-                  primes-sieve.cmp.folded: the two runs' stacks made comparable)
+                  $OUT/primes-diff.folded ("stack A B" lines of the two runs' stacks
+                  made comparable by fgcollect diff --fold)
   biggest difference: $summary
 EOF
 [[ -z $DB_REPORT ]] || printf '%s\n' "$DB_REPORT"

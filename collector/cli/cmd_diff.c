@@ -19,7 +19,7 @@
 
 static const char *const CMD = "diff";
 
-enum { OPT_FOLDED = FLAME_CLI_END + 1 };
+enum { OPT_FOLDED = FLAME_CLI_END + 1, OPT_FOLD };
 
 static void usage(FILE *f)
 {
@@ -28,6 +28,8 @@ static void usage(FILE *f)
 	      "of B and are red where B has more samples than A, blue where it has fewer.\n\n"
 	      "  -n, --normalize    scale A's counts to B's total first\n"
 	      "  -s, --strip-hex    replace hex numbers (0x...) so addresses compare equal\n"
+	      "      --fold         compare two runs: fold numbers in the process and thread\n"
+	      "                     roots, the _[j] _[i] _[0] suffixes and lambda addresses\n"
 	      "      --folded       print the `stack A B` lines instead of the SVG\n"
 	      "  -o, --output FILE  write to FILE instead of standard output\n" FLAME_CLI_USAGE
 	      "  -h, --help         this help\n\n"
@@ -41,7 +43,8 @@ static void usage(FILE *f)
 struct env {
 	struct flame_opts o;
 	unsigned flags;
-	bool normalize, folded, strip_hex;
+	bool normalize, folded;
+	unsigned in_flags; /* FOLDED_STRIP_HEX, FOLDED_FOLD */
 	const char *output;
 };
 
@@ -53,6 +56,7 @@ static int parse_args(int argc, char **argv, struct env *env)
 		{ "normalize", no_argument, NULL, 'n' },
 		{ "strip-hex", no_argument, NULL, 's' },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "fold", no_argument, NULL, OPT_FOLD },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -64,7 +68,9 @@ static int parse_args(int argc, char **argv, struct env *env)
 		if (c == 'n') {
 			env->normalize = true;
 		} else if (c == 's') {
-			env->strip_hex = true;
+			env->in_flags |= FOLDED_STRIP_HEX;
+		} else if (c == OPT_FOLD) {
+			env->in_flags |= FOLDED_FOLD;
 		} else if (c == OPT_FOLDED) {
 			env->folded = true;
 		} else if (c == 'o') {
@@ -136,7 +142,7 @@ int cmd_diff(int argc, char **argv)
 	a = argv[optind];
 	b = argv[optind + 1];
 	f = flame_new_flags(env.flags);
-	if (!f || !(rd = flame_cli_reader(f, env.flags, env.strip_hex))) {
+	if (!f || !(rd = flame_cli_reader(f, env.flags, env.in_flags))) {
 		fg_err(CMD, "out of memory");
 		flame_free(f);
 		return FG_EXIT_FAIL;

@@ -115,7 +115,7 @@ int cmd_flamegraph(int argc, char **argv)
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	f = flame_new_flags(flags);
-	if (!f || !(rd = flame_cli_reader(f, flags, false))) {
+	if (!f || !(rd = flame_cli_reader(f, flags, 0))) {
 		fg_err(CMD, "out of memory");
 		flame_free(f);
 		return FG_EXIT_FAIL;

@@ -144,12 +144,12 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 	}
 }
 
-struct folded *flame_cli_reader(struct flame *f, unsigned flags, bool strip_hex)
+struct folded *flame_cli_reader(struct flame *f, unsigned flags, unsigned in_flags)
 {
 	const struct stack_sink sink = flame_sink(f);
 
 	return folded_new((flags & FLAME_REVERSE ? FOLDED_REVERSE : 0) |
-				  (strip_hex ? FOLDED_STRIP_HEX : 0),
+				  (in_flags & (FOLDED_STRIP_HEX | FOLDED_FOLD)),
 			  &sink);
 }
 

@@ -99,10 +99,10 @@ int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *fla
 
 /*
  * A folded-text reader whose stacks go into f: reversed when flags (f's) has FLAME_REVERSE,
- * hex numbers rewritten when strip_hex (diff -s). NULL if out of memory; free with
- * folded_free() before f.
+ * with folded_new()'s FOLDED_STRIP_HEX and FOLDED_FOLD from in_flags (diff -s, --fold). NULL
+ * if out of memory; free with folded_free() before f.
  */
-struct folded *flame_cli_reader(struct flame *f, unsigned flags, bool strip_hex);
+struct folded *flame_cli_reader(struct flame *f, unsigned flags, unsigned in_flags);
 
 /*
  * Read folded stacks from path ("-" = standard input) with rd as input side in, for command

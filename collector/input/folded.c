@@ -33,6 +33,8 @@ struct folded {
 	size_t cap_spans;
 	char *hexbuf;
 	size_t cap_hexbuf;
+	char *foldbuf; /* FOLDED_FOLD's copy */
+	size_t cap_foldbuf;
 };
 
 struct folded *folded_new(unsigned flags, const struct stack_sink *sink)
@@ -52,6 +54,7 @@ void folded_free(struct folded *rd)
 		return;
 	free(rd->spans);
 	free(rd->hexbuf);
+	free(rd->foldbuf);
 	free(rd);
 }
 
@@ -207,12 +210,74 @@ static int strip_hex(struct folded *rd, const char **s, size_t *n)
 	return 0;
 }
 
+static bool is_hex(char c)
+{
+	return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* s[i..n) starts "0x" and a hex digit, after one of '/', '.' or '+': the span to drop, or 0. */
+static size_t lambda_addr(const char *s, size_t i, size_t n)
+{
+	size_t j = i + 3;
+
+	if (j >= n || (s[i] != '/' && s[i] != '.' && s[i] != '+') || s[i + 1] != '0' ||
+	    s[i + 2] != 'x' || !is_hex(s[j]))
+		return 0;
+	while (j < n && is_hex(s[j]))
+		j++;
+	return j - i;
+}
+
+size_t folded_fold_stack(const char *s, size_t n, char *out)
+{
+	static const char lambda[] = "$$Lambda";
+	const size_t ll = sizeof(lambda) - 1;
+	size_t o = 0, frame = 0;
+
+	for (size_t i = 0; i < n;) {
+		char c = s[i];
+
+		if (c == ';') {
+			frame++;
+		} else if (frame < 2 && is_digit(c)) {
+			while (i < n && is_digit(s[i]))
+				i++;
+			out[o++] = '*';
+			continue;
+		} else if (c == '_' && i + 4 <= n && s[i + 1] == '[' && s[i + 3] == ']' &&
+			   (s[i + 2] == 'j' || s[i + 2] == 'i' || s[i + 2] == '0') &&
+			   (i + 4 == n || s[i + 4] == ';')) {
+			i += 4;
+			continue;
+		} else if (c == '$' && n - i >= ll && memcmp(s + i, lambda, ll) == 0) {
+			size_t j = i + ll, d;
+
+			if (j + 1 < n && s[j] == '$' && is_digit(s[j + 1]))
+				for (j++; j < n && is_digit(s[j]);)
+					j++;
+			memcpy(out + o, s + i, j - i);
+			o += j - i;
+			i = j + ((d = lambda_addr(s, j, n)) ? d : 0);
+			continue;
+		}
+		out[o++] = c;
+		i++;
+	}
+	return o;
+}
+
 /* The stack line[0..sl) split (and reversed) into rd->spans, then to the sink. */
 static int add_stack(struct folded *rd, const char *line, size_t sl, double a, double b, bool has_a)
 {
 	size_t n = 0;
 	int rv;
 
+	if (rd->flags & FOLDED_FOLD) {
+		if ((rv = ARRAY_GROW(rd->foldbuf, rd->cap_foldbuf, sl + 1)) != 0)
+			return rv;
+		sl = folded_fold_stack(line, sl, rd->foldbuf);
+		line = rd->foldbuf;
+	}
 	if ((rd->flags & FOLDED_STRIP_HEX) && (rv = strip_hex(rd, &line, &sl)) != 0)
 		return rv;
 	/* Perl's split drops trailing empty fields; --reverse splits twice, dropping both ends. */

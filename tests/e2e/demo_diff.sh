@@ -25,24 +25,28 @@ done
 line=$(grep '^  biggest difference: ' "$FG_TMP/demo.out") || fg_fail "no summary line"
 frame=$(sed -E 's/^  biggest difference: (.*): [0-9.]+% of samples with trial.*/\1/' <<<"$line")
 read -r pa pb < <(sed -E 's/.*: ([0-9.]+)% of samples with trial division, ([0-9.]+)% with the sieve.*/\1 \2/' <<<"$line")
-# Recompute from the two runs' comparable stacks (the diff's inputs): the named frame's shares
-# must be what the summary says.
-share() { # FILE FRAME: inclusive share (%) of FRAME in FILE
-	LC_ALL=C fr="$2" awk 'BEGIN { fr = ENVIRON["fr"] } {
-		c = $NF; st = $0; sub(/ [^ ]+$/, "", st)
+# Recompute from the two runs' stacks as `diff --fold --folded` made them comparable ("stack A
+# B" lines): the named frame's shares must be what the summary says.
+share() { # FILE FRAME COL: inclusive share (%) of FRAME in FILE's A (COL 1) or B (COL 0) counts
+	LC_ALL=C fr="$2" awk -v col="$3" 'BEGIN { fr = ENVIRON["fr"] } {
+		c = $(NF - col); st = $0; sub(/ [^ ]+ [^ ]+$/, "", st)
 		t += c; n = split(st, f, ";"); for (i = 1; i <= n; i++) if (f[i] == fr) { m += c; break }
 	} END { printf "%.1f\n", t ? 100 * m / t : -1 }' "$1"
 }
 near() { a="$1" b="$2" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; d = a - b; exit !(d <= 0.05 && d >= -0.05) }'; }
-s_a=$(share "$out/primes.cmp.folded" "$frame")
-s_b=$(share "$out/primes-sieve.cmp.folded" "$frame")
-near "$s_a" "$pa" || fg_fail "summary says $frame is $pa% of the trial run; primes.cmp.folded says $s_a%"
-near "$s_b" "$pb" || fg_fail "summary says $frame is $pb% of the sieve run; primes-sieve.cmp.folded says $s_b%"
-# The comparable stacks are the recorded ones, only renamed: same samples, same frames.
+s_a=$(share "$out/primes-diff.folded" "$frame" 1)
+s_b=$(share "$out/primes-diff.folded" "$frame" 0)
+near "$s_a" "$pa" || fg_fail "summary says $frame is $pa% of the trial run; primes-diff.folded says $s_a%"
+near "$s_b" "$pb" || fg_fail "summary says $frame is $pb% of the sieve run; primes-diff.folded says $s_b%"
+# The comparable stacks are the recorded ones, only renamed: same samples in each run, and the
+# frame-type suffixes and root numbers folded.
+col=1
 for n in primes primes-sieve; do
-	[[ $(awk '{ t += $NF } END { print t }' "$out/$n.folded") == $(awk '{ t += $NF } END { print t }' "$out/$n.cmp.folded") ]] ||
-		fg_fail "$n.cmp.folded does not hold the samples of $n.folded"
+	[[ $(awk '{ t += $NF } END { print t }' "$out/$n.folded") == $(awk -v c=$col '{ t += $(NF - c) } END { print t }' "$out/primes-diff.folded") ]] ||
+		fg_fail "primes-diff.folded does not hold the samples of $n.folded"
+	col=0
 done
+! grep -qE '_\[[ji0]\][; ]' "$out/primes-diff.folded" || fg_fail "diff --fold left a _[j], _[i] or _[0] suffix"
 [[ $frame =~ ^PrimeService::(countPrimes|isPrime)$ ]] ||
 	fg_fail "the biggest difference should be trial division's frame, not '$frame'"
 grep -qE "(^|;)${frame}_\[[ji0]\][; ]" "$out/primes.folded" || fg_fail "$frame is not a Java frame of primes.folded"

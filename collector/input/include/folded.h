@@ -34,6 +34,7 @@
 /* folded_new() flags. */
 #define FOLDED_REVERSE 0x1u   /* reverse every stack (flamegraph.pl --reverse) */
 #define FOLDED_STRIP_HEX 0x2u /* rewrite 0x[0-9a-fA-F]+ to 0x... in names (difffolded -s) */
+#define FOLDED_FOLD 0x4u      /* folded_fold_stack() every stack first (diff --fold) */
 
 /*
  * Which count(s) a line carries.
@@ -66,6 +67,18 @@ int folded_add_line(struct folded *rd, const char *line, size_t len, enum folded
  * on -E2BIG/-ENOMEM/-EIO (or the sink's error), the 1-based line at fault.
  */
 int folded_read_fd(struct folded *rd, int fd, enum folded_in in, uint64_t *lineno);
+
+/*
+ * What differs between two runs of one program, folded so that their stacks compare equal
+ * (diff --fold): each run of digits in the first two frames (the process and thread roots:
+ * "java-4711" becomes "java-*", "pool-1-thread-3" "pool-*-thread-*"), the Java frame-type
+ * suffixes _[j], _[i] and _[0] at a frame's end (a method is itself whether compiled, inlined
+ * or interpreted; kernel frames keep _[k]) and a lambda class's address ("$$Lambda$5/0x7f3a"
+ * and "$$Lambda.0x7f3a" become "$$Lambda$5" and "$$Lambda"). s[0..n) is the stack without its
+ * count; the result goes to out, which holds n bytes (never more is written) and must not
+ * overlap s. Returns the result's length.
+ */
+size_t folded_fold_stack(const char *s, size_t n, char *out);
 
 /* Lines read and lines ignored as invalid, over every call on rd. */
 uint64_t folded_lines(const struct folded *rd);

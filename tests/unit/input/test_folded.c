@@ -187,6 +187,48 @@ static void test_columns_and_flags_shape_the_stacks(void **state)
 	}
 }
 
+/* diff --fold: two runs' stacks, different only in what changes from run to run, compare equal. */
+static void test_fold_makes_two_runs_compare_equal(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		/* numbers in the process and thread roots only; no deeper frame's */
+		{ "java-4711;pool-12-thread-3;clone3;run_[j];f2",
+		  "java-*;pool-*-thread-*;clone3;run;f2" },
+		{ "qtp1183-17;A::b_[i];A::c_[0];tcp_sendmsg_[k]",
+		  "qtp*-*;A::b;A::c;tcp_sendmsg_[k]" },
+		/* a suffix only at a frame's end; other brackets stay */
+		{ "t;a_[j]x;b_[x];c_[j]_[i];d_[0", "t;a_[j]x;b_[x];c_[j];d_[0" },
+		/* a lambda's address, after '/', '.' or '+'; its index stays */
+		{ "t;P$$Lambda$5/0x0000000800c0b1f0.run_[j];Q$$Lambda.0x7f3A::get;R$$Lambda+0xz",
+		  "t;P$$Lambda$5.run;Q$$Lambda::get;R$$Lambda+0xz" },
+		{ "1;2", "*;*" },
+		{ "", "" },
+	};
+	char out[128];
+	struct rec r;
+	struct folded *rd;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in);
+
+		memset(out, 0x55, sizeof(out));
+		assert_int_equal(folded_fold_stack(cases[i].in, n, out), strlen(cases[i].out));
+		assert_memory_equal(out, cases[i].out, strlen(cases[i].out));
+		for (size_t k = n; k < sizeof(out); k++) /* nothing written past n bytes */
+			assert_int_equal(out[k], 0x55);
+	}
+	/* through the reader, before strip-hex: two runs merge into one stack */
+	rd = rec_open(&r, FOLDED_FOLD | FOLDED_STRIP_HEX);
+	add(rd, "java-1;pool-1-thread-2;X$$Lambda$1/0x7f.run_[j];lib`0x1f 3", 0);
+	add(rd, "java-9;pool-1-thread-7;X$$Lambda$1/0x8a.run_[0];lib`0x2e 4", 0);
+	assert_string_equal(rec_text(&r), "java-*;pool-*-thread-*;X$$Lambda$1.run;lib`0x...|3\n"
+					  "java-*;pool-*-thread-*;X$$Lambda$1.run;lib`0x...|4\n");
+	rec_close(&r, rd);
+}
+
 static void test_too_deep_stack_is_refused(void **state)
 {
 	size_t n = FOLDED_MAX_DEPTH + 2;
@@ -317,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_lines_parse_like_flamegraph_pl),
 		cmocka_unit_test(test_diff_sides_fill_baseline_and_profile),
 		cmocka_unit_test(test_columns_and_flags_shape_the_stacks),
+		cmocka_unit_test(test_fold_makes_two_runs_compare_equal),
 		cmocka_unit_test(test_too_deep_stack_is_refused),
 		cmocka_unit_test(test_too_long_line_is_refused),
 		cmocka_unit_test(test_read_error_names_its_line),
