@@ -124,10 +124,10 @@ static void log_event(void *arg, enum jvmset_event ev, const struct jvm_info *ji
 		if (!(ji->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER))
 			daemon_say(
 				o,
-				"note: pid %u runs without -XX:+PreserveFramePointer: fgcollect's "
-				"own profiles lose nothing (they unwind from stack copies), but "
-				"stock perf's Java stacks stop at the first JIT frame; add the flag "
-				"for perf, bcc and bpftrace",
+				"note: pid %u runs without -XX:+PreserveFramePointer: fgcollect "
+				"record and top lose nothing (they unwind from stack copies), but "
+				"rolling CPU profiles and stock perf's Java stacks stop at the "
+				"first JIT frame; add the flag for those, bcc and bpftrace",
 				ji->host_pid);
 		break;
 	case JVMSET_DISCONNECT:
