@@ -37,4 +37,4 @@ for v in $vers; do
 	printf '%s\n' "$syms" | awk -v v="$v" '$0 ~ "[( ]" v "[) ]" { print "    " $NF }' | sort -u >&2
 done
 [ -z "$bad" ] || exit 1
-echo "ok: $lib requires glibc versions up to $(printf '%s\n' "$vers" | sed 's/^GLIBC_//' | sort -V | tail -n 1) (at most $max): $(echo $vers)"
+echo "ok: $lib requires glibc versions up to $(printf '%s\n' "$vers" | sed 's/^GLIBC_//' | sort -V | tail -n 1) (at most $max): $(printf '%s\n' "$vers" | tr '\n' ' ')"
