@@ -24,10 +24,10 @@ pid, uid, gid = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PE
 print("peer", pid, uid, c.recv(64).decode())
 PY
 probe=$!
-fg_wait 5 test -S "$FG_SOCK_DIR/probe.sock" || fg_fail "probe socket not created"
+fg_wait 30 test -S "$FG_SOCK_DIR/probe.sock" || fg_fail "probe socket not created within 30 s"
 
 FG_CT_OPTS=(--volume "$FG_SOCK_DIR:ro")
-FG_NO_AGENT=1 fg_jvm_start plain HotLoop 20
+FG_NO_AGENT=1 fg_jvm_start plain HotLoop 90
 pid=$FG_HOSTPID
 fg_wait_log plain 15 'HotLoop ready'
 
@@ -95,7 +95,7 @@ grep -q ' HotLoop\.step(' "$FG_TMP/truth.map" || fg_fail "jcmd map has no HotLoo
 
 # --not-pid1: the JVM is a child of a PID-1 shell.
 FG_CT_OPTS=(--not-pid1)
-FG_NO_AGENT=1 fg_jvm_start child HotLoop 20
+FG_NO_AGENT=1 fg_jvm_start child HotLoop 90
 cpid=$FG_HOSTPID
 nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$cpid/status")
 [[ $nspid != 1 && $(cat "/proc/$cpid/comm") == java ]] || fg_fail "--not-pid1: JVM is ns pid $nspid ($(cat "/proc/$cpid/comm"))"
@@ -137,4 +137,15 @@ for c in 'fg_fail ""' 'fg_fail $'"'"'\n'"'"'"two runs missed"' 'x=$(true); fg_fa
 	[[ $l == *"$want"* ]] || fg_fail "the harness reported '$c' as '$l' (want '$want')"
 done
 fg_log "a blank or late reason, an empty capture, an errexit: each on its FAIL line"
+
+# --root (an image root's /usr, tests/images/jdkroot.sh; e2e_image_bullseye runs one): a
+# directory that is no image root, or a JDK path that leaves it, is refused as a usage error.
+mkdir -p "$FG_TMP/notaroot"
+for args in "--root $FG_TMP/notaroot" "--root / --jdk /nonexistent" "--root / --jdk /usr/../x"; do
+	rc=0
+	# shellcheck disable=SC2086 # the test's own paths, no spaces
+	"$FG_CONTAINER" --name badroot $args -- true 2>"$FG_TMP/badroot.err" || rc=$?
+	[[ $rc == 64 ]] || fg_fail "fgcontainer $args: status $rc (want 64, a usage error): $(cat "$FG_TMP/badroot.err")"
+done
+fg_log "fgcontainer refuses a --root that is no image root and a --jdk outside it"
 fg_pass "container: pid 1, uid 4242, pivot_root, private /tmp, docker cgroup, ro socket volume; perf: $FG_JIT_FRAMES JIT frames, 0 named without a map"
