@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# vthread.sh BUILD_DIR - what seeing virtual threads costs a JVM: HotSpot's own events, before
+# any agent work. VThreadMounts (tests/java: THREADS virtual threads, each WORK_US of computation
+# then a park of PARK_US, one unmount and one mount per loop: ~10 000 mounts a second at the
+# defaults) runs once per variant, each with bench/agent/vthread_floor.c in a mode:
+#   none       no agent
+#   caps       can_support_virtual_threads added, no event on
+#   startend   VirtualThreadStart/End on (once per virtual thread's life)
+#   mount      the extension events VirtualThreadMount/Unmount on, empty callbacks
+#   mounttime  as mount, with what exact unmounted totals need in the callbacks (a timestamp in
+#              the virtual thread's JVMTI thread-local storage, a sum at the mount)
+# The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
+# others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
+# per loop (medians over rounds), the extra CPU per mount against none (the same round), and
+# what 10 000 mounts a second would then cost, as a share of the JVM's CPU at that rate.
+# Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (1 s),
+#      THREADS (8), WORK_US (50), PARK_US (750).
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+reps=${REPS:-5}
+round=${ROUND:-5}
+settle=${SETTLE:-1}
+threads=${THREADS:-8}
+work_us=${WORK_US:-50}
+park_us=${PARK_US:-750}
+floor=$build/bench/libfg_vthread_floor.so
+jar=$build/tests/java/fg-workloads.jar
+for f in "$floor" "$jar"; do
+	[[ -e $f ]] || { echo "vthread: $f not built (cmake --build $build)"; exit 1; }
+done
+variants="none caps startend mount mounttime"
+tmp=$(mktemp -d /tmp/fg-bench-vthread.XXXXXX)
+declare -A pid=()
+cleanup() {
+	local v
+	for v in "${!pid[@]}"; do
+		kill -CONT "${pid[$v]}" 2>/dev/null
+		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; else print "nan"}'; }
+spread() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {if (NR) printf "%.3g..%.3g", lo, hi; else printf "-"}'; }
+# cpu_ns PID: CPU of the JVM's live threads (schedstat), ns.
+cpu_ns() {
+	local t s=0 ns _
+	for t in /proc/"$1"/task/*; do
+		read -r ns _ 2>/dev/null <"$t/schedstat" || continue
+		s=$((s + ns))
+	done
+	echo "$s"
+}
+# loops V: "NANOTIME LOOPS" of variant V's last report.
+loops() { grep '^vtm ' "$tmp/$1.out" | tail -1 | cut -d' ' -f2-; }
+
+jdks=${JDKS:-}
+if [[ -z $jdks ]]; then
+	for j in /usr/lib/jvm/*/; do
+		[[ -x $j/bin/java && ! -L ${j%/} ]] || continue
+		v=$("$j/bin/java" -XshowSettings:properties -version 2>&1 |
+			awk -F'= ' '/java.specification.version/ {print $2}')
+		if [[ $v =~ ^[0-9]+$ ]] && ((v >= 21)); then
+			jdks+=" ${j%/}"
+		fi
+	done
+fi
+[[ -n $jdks ]] || { echo "vthread: no JDK 21 or later under /usr/lib/jvm (JDKS=...)"; exit 1; }
+echo "vthread: $threads virtual threads, each ${work_us} us of work then a ${park_us} us park;" \
+	"$reps rounds of ${round} s per variant"
+for jdk in $jdks; do
+	for v in $variants; do
+		agent=()
+		[[ $v == none ]] || agent=("-agentpath:$floor=mode=$v")
+		"$jdk/bin/java" "${agent[@]}" -cp "$jar" VThreadMounts "$threads" "$work_us" "$park_us" \
+			>"$tmp/$v.out" 2>&1 &
+		pid[$v]=$!
+		for _ in $(seq 100); do grep -q 'VThreadMounts ready' "$tmp/$v.out" && break; sleep 0.1; done
+		grep -q 'VThreadMounts ready' "$tmp/$v.out" || { echo "vthread: $v did not start:"; cat "$tmp/$v.out"; exit 1; }
+		kill -STOP "${pid[$v]}"
+	done
+	: >"$tmp/rounds"
+	for r in $(seq "$reps"); do
+		for v in $variants; do
+			kill -CONT "${pid[$v]}"
+			sleep "$settle"
+			read -r t0 l0 <<<"$(loops "$v")"
+			c0=$(cpu_ns "${pid[$v]}")
+			sleep "$round"
+			c1=$(cpu_ns "${pid[$v]}")
+			read -r t1 l1 <<<"$(loops "$v")"
+			kill -STOP "${pid[$v]}"
+			# CPU per loop (us) and loops a second, this round.
+			awk -v r="$r" -v v="$v" -v c="$((c1 - c0))" -v l="$((l1 - l0))" -v t="$((t1 - t0))" -v w="$round" \
+				'BEGIN { rate = l / (t / 1e9); printf "%s %s %.4f %.0f\n", r, v, c / 1e3 / (rate * w), rate }' >>"$tmp/rounds"
+		done
+	done
+	ver=$("$jdk/bin/java" -version 2>&1 | head -1)
+	echo "== $ver ($jdk)"
+	base=$(awk '$2 == "none" {print $3}' "$tmp/rounds" | median)
+	printf '  %-10s %14s %12s %20s %16s\n' variant "us CPU/loop" "loops/s" "extra us/mount" "at 10k mounts/s"
+	for v in $variants; do
+		m=$(awk -v v="$v" '$2 == v {print $3}' "$tmp/rounds" | median)
+		rate=$(awk -v v="$v" '$2 == v {print $4}' "$tmp/rounds" | median)
+		# extra per mount, paired with none in the same round (a loop is one mount + one unmount)
+		ex=$(awk -v v="$v" '$2 == "none" {b[$1] = $3} $2 == v {x[$1] = $3}
+			END {for (r in x) print x[r] - b[r]}' "$tmp/rounds" | median)
+		sp=$(awk -v v="$v" '$2 == "none" {b[$1] = $3} $2 == v {x[$1] = $3}
+			END {for (r in x) print x[r] - b[r]}' "$tmp/rounds" | spread)
+		# 10 000 mounts a second: extra CPU per second over the JVM's CPU at that rate.
+		pct=$(awk -v e="$ex" -v b="$base" 'BEGIN { printf "%.2f%%", 100 * e / b }')
+		printf '  %-10s %14.3f %12.0f %11.3f (%s) %16s\n' "$v" "$m" "$rate" "$ex" "$sp" "$pct"
+	done
+	for v in $variants; do
+		kill -CONT "${pid[$v]}"
+		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null || true
+		[[ $v == none ]] || grep 'vthread_floor:' "$tmp/$v.out" | sed "s/^/  $v: /" || true
+	done
+	pid=()
+done
