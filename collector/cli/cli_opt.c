@@ -17,7 +17,6 @@
 #define HELP_COL 29   /* help lines start here */
 #define HELP_WIDTH 80 /* and end before this column */
 #define CODE_ROW0 256 /* getopt code of a row without a letter: CODE_ROW0 + its index */
-#define CODE_MARKDOWN (CODE_ROW0 + CLI_MAX_ROWS)
 
 /* The row of index i and the offset of its group; NULL past the last row. */
 static const struct cli_opt *row_at(const struct cli_cmd *c, int i, size_t *group_off)
@@ -149,7 +148,10 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, void *opts, struct
 	for (i = 0; (r = row_at(c, i, &off)) != NULL; i++) {
 		int has = r->arg ? required_argument : no_argument;
 
-		assert(i < CLI_MAX_ROWS);
+		if (i >= CLI_MAX_ROWS) { /* a table too long for the arrays: a bug, said */
+			fg_err(c->name, "more than %d options: raise CLI_MAX_ROWS", CLI_MAX_ROWS);
+			return FG_EXIT_FAIL;
+		}
 		lo[nlo++] = (struct option){ r->name, has, NULL, code_of(r, i) };
 		if (r->alias)
 			lo[nlo++] = (struct option){ r->alias, has, NULL, code_of(r, i) };
@@ -160,17 +162,21 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, void *opts, struct
 		}
 	}
 	lo[nlo++] = (struct option){ "help", no_argument, NULL, 'h' };
-	lo[nlo++] = (struct option){ "help-markdown", no_argument, NULL, CODE_MARKDOWN };
 	lo[nlo] = (struct option){ 0 };
 	optstr[ns++] = 'h';
 	optstr[ns] = '\0';
 	memset(seen, 0, sizeof(*seen));
+	/* Alone and spelt out, so that no abbreviation of another option becomes ambiguous. */
+	if (argc == 2 && !strcmp(argv[1], "--help-markdown")) {
+		cli_markdown(c, stdout);
+		return -1;
+	}
 	optind = 0; /* a full restart: a command may be parsed more than once in a process */
 	opterr = 0;
 	while ((ch = c->long_only ? getopt_long_only(argc, argv, optstr, lo, NULL)
 				  : getopt_long(argc, argv, optstr, lo, NULL)) != -1) {
-		if (ch == 'h' || ch == CODE_MARKDOWN) {
-			(ch == 'h' ? cli_usage : cli_markdown)(c, stdout);
+		if (ch == 'h') {
+			cli_usage(c, stdout);
 			return -1;
 		}
 		for (i = 0; (r = row_at(c, i, &off)) != NULL && code_of(r, i) != ch; i++)

@@ -102,7 +102,8 @@ struct cli_seen {
 /*
  * getopt over argv (argv[0] the command's name): each option's value stored by its row into
  * opts (initialised by the caller), counted in *seen. Stops at the first error. 0 with optind
- * at the first positional argument, -1 after --help or --help-markdown (printed on stdout), or
+ * at the first positional argument, -1 after --help, or --help-markdown as the only argument
+ * (printed on stdout), or
  * FG_EXIT_USAGE with the error printed (and the usage, for an unknown option or a missing
  * value).
  */
