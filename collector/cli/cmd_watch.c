@@ -241,12 +241,11 @@ static void opts_init(void *opts)
 
 const struct cli_cmd cmd_watch_cli = {
 	.name = CMD,
-	.usage =
-		"Usage: fgcollect watch [--socket PATH] [--keep-exited DURATION] [--max-jvms N]\n"
-		"                       [--ctl PATH] [--profile-every DURATION (--out DIR | --push "
-		"URL)]\n"
-		"Serve every JVM started with -agentpath:libfgagent.so on this host and keep its\n"
-		"/tmp/perf-<hostpid>.map current for stock perf, bcc and bpftrace.\n",
+	.usage = "Usage: fgcollect watch [--socket PATH] [--keep-exited DURATION] [--max-jvms N]\n"
+		 "       [--ctl PATH] [--profile-every DURATION (--out DIR | --push URL)]\n"
+		 "\n"
+		 "Serve every JVM started with -agentpath:libfgagent.so on this host and keep its\n"
+		 "/tmp/perf-<hostpid>.map current for stock perf, bcc and bpftrace.\n",
 	.examples = "  fgcollect watch\n"
 		    "  fgcollect --watch --keep-exited 10m\n"
 		    "  fgcollect watch --profile-every 1m --out /var/lib/fgcollect/profiles\n"

@@ -247,12 +247,47 @@ static void test_every_row_is_complete(void **state)
 	}
 }
 
+/* --help names every option, in lines that fit 80 columns. */
+static void test_help_names_every_option_in_80_columns(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < FG_ARRAY_SIZE(cmds); k++) {
+		const struct cli_cmd *c = cmds[k];
+		char *text = NULL, *end, want[64];
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		cli_usage(c, f);
+		assert_int_equal(fclose(f), 0);
+		FOR_ROWS(c, r, at, i)
+		{
+			(void)at;
+			(void)i;
+			snprintf(want, sizeof(want), "--%s%s", r->name, r->arg ? " " : "");
+			if (!strstr(text, want))
+				fail_msg("%s --help does not show %s", c->name, want);
+		}
+		if ((end = strstr(text, "\nExamples:\n")) != NULL)
+			end[1] = '\0'; /* the option lines only: what the table prints */
+		for (char *line = text + strlen(c->usage), *nl; *line; line = nl + 1) {
+			nl = strchr(line, '\n');
+			assert_non_null(nl);
+			if (nl - line > 79)
+				fail_msg("%s --help: a line of %d columns: %.*s", c->name,
+					 (int)(nl - line), (int)(nl - line), line);
+		}
+		free(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_option_sets_its_own_field_and_no_other),
 		cmocka_unit_test(test_no_two_options_share_a_name_a_letter_or_a_field),
 		cmocka_unit_test(test_every_row_is_complete),
+		cmocka_unit_test(test_help_names_every_option_in_80_columns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
