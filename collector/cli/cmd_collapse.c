@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_opt.h"
 #include "cmds.h"
 #include "collapse.h"
 #include "util.h"
@@ -23,27 +25,68 @@
 #define READ_SIZE ((size_t)256 << 10)
 #define OUT_SIZE ((size_t)1 << 20)
 
-static const char usage_text[] =
-	"Usage: fgcollect collapse [OPTION...] [FILE...]\n"
-	"\n"
-	"Turn `perf script` output (FILEs, or stdin; '-' is stdin) into folded stacks, one\n"
-	"\"frame;frame;... count\" line per distinct stack, exactly as FlameGraph's\n"
-	"stackcollapse-perf.pl prints them with the same options.\n"
-	"\n"
-	"  --pid               root frame is comm-PID (needs perf script -F comm,pid,tid,...)\n"
-	"  --tid               root frame is comm-PID/TID\n"
-	"  --kernel            annotate kernel frames with _[k]\n"
-	"  --jit               annotate frames from /tmp/perf-PID.map with _[j]\n"
-	"  --all               --kernel and --jit\n"
-	"  --addrs             show raw addresses of unresolved frames: [module <addr>]\n"
-	"  --srcline           input is `perf script -F+srcline`: append source lines\n"
-	"  --event-filter=EV   keep samples of event EV (default: the first event seen)\n"
-	"  --context           accepted for compatibility (only matters with --inline)\n"
-	"  -h, --help          this help\n"
-	"\n"
-	"Examples:\n"
-	"  perf script | fgcollect collapse --all > out.folded\n"
-	"  fgcollect collapse --tid perf.txt | fgcollect flamegraph > out.svg\n";
+#define CO struct collapse_opts
+
+static int inline_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
+{
+	(void)r;
+	(void)arg;
+	(void)opts;
+	fg_err(cmd, "--inline (addr2line per frame) is not supported; use `perf script --inline` "
+		    "instead");
+	return -1;
+}
+
+/* clang-format off */
+static const struct cli_opt collapse_rows[] = {
+	{ .name = "pid", .kind = CLI_SET, CLI_AT(CO, pid),
+	  .help = "root frame is comm-PID (needs perf script -F comm,pid,tid,...)" },
+	{ .name = "tid", .kind = CLI_SET, CLI_AT(CO, tid),
+	  .help = "root frame is comm-PID/TID" },
+	{ .name = "kernel", .kind = CLI_SET, CLI_AT(CO, kernel),
+	  .help = "annotate kernel frames with _[k]" },
+	{ .name = "jit", .kind = CLI_SET, CLI_AT(CO, jit),
+	  .help = "annotate frames from /tmp/perf-PID.map with _[j]" },
+	{ .name = "all", .kind = CLI_SET, CLI_AT(CO, kernel), CLI_ALSO(CO, jit),
+	  .help = "--kernel and --jit" },
+	{ .name = "addrs", .kind = CLI_SET, CLI_AT(CO, addrs),
+	  .help = "show raw addresses of unresolved frames: [module <addr>]" },
+	{ .name = "srcline", .kind = CLI_SET, CLI_AT(CO, srcline),
+	  .help = "input is `perf script -F+srcline`: append source lines" },
+	{ .name = "event-filter", .kind = CLI_STR, CLI_AT(CO, event_filter), .arg = "EV",
+	  .help = "keep samples of event EV (default: the first event seen)" },
+	{ .name = "context", .kind = CLI_NOOP,
+	  .help = "accepted for compatibility (only matters with --inline)" },
+	{ .name = "inline", .kind = CLI_FN, .fn = inline_opt,
+	  .help = "refused: addr2line per frame is not implemented; use `perf script --inline`" },
+	{ 0 },
+};
+/* clang-format on */
+
+static const struct cli_group collapse_groups[] = { { NULL, collapse_rows, 0 } };
+
+static void opts_init(void *opts)
+{
+	*(CO *)opts = (CO){ 0 };
+}
+
+const struct cli_cmd cmd_collapse_cli = {
+	.name = CMD,
+	.usage =
+		"Usage: fgcollect collapse [OPTION...] [FILE...]\n"
+		"\n"
+		"Turn `perf script` output (FILEs, or stdin; '-' is stdin) into folded stacks, one\n"
+		"\"frame;frame;... count\" line per distinct stack, exactly as FlameGraph's\n"
+		"stackcollapse-perf.pl prints them with the same options (also with one dash:\n"
+		"-all).\n",
+	.examples = "  perf script | fgcollect collapse --all > out.folded\n"
+		    "  fgcollect collapse --tid perf.txt | fgcollect flamegraph > out.svg\n",
+	.groups = collapse_groups,
+	.ngroups = FG_ARRAY_SIZE(collapse_groups),
+	.size = sizeof(CO),
+	.init = opts_init,
+	.long_only = true,
+};
 
 /* Output: one big buffer flushed with write(2); stdio's per-call cost shows at 100k lines. */
 struct out {
@@ -132,73 +175,6 @@ static void report_collapse_error(int rv, const char *what)
 		fg_err(CMD, "%s: %s", what, strerror(-rv));
 }
 
-/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
-static int parse_args(int argc, char **argv, struct collapse_opts *opts)
-{
-	enum { OPT_EVENT = 256, OPT_INLINE, OPT_CONTEXT };
-	static const struct option longopts[] = {
-		{ "pid", no_argument, NULL, 'p' },
-		{ "tid", no_argument, NULL, 't' },
-		{ "kernel", no_argument, NULL, 'k' },
-		{ "jit", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "addrs", no_argument, NULL, 'A' },
-		{ "srcline", no_argument, NULL, 's' },
-		{ "event-filter", required_argument, NULL, OPT_EVENT },
-		{ "inline", no_argument, NULL, OPT_INLINE },
-		{ "context", no_argument, NULL, OPT_CONTEXT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
-
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long_only(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			opts->pid = true;
-			break;
-		case 't':
-			opts->tid = true;
-			break;
-		case 'k':
-			opts->kernel = true;
-			break;
-		case 'j':
-			opts->jit = true;
-			break;
-		case 'a':
-			opts->kernel = opts->jit = true;
-			break;
-		case 'A':
-			opts->addrs = true;
-			break;
-		case 's':
-			opts->srcline = true;
-			break;
-		case OPT_EVENT:
-			opts->event_filter = optarg;
-			break;
-		case OPT_CONTEXT:
-			break;
-		case OPT_INLINE:
-			fg_err(CMD, "--inline (addr2line per frame) is not supported; "
-				    "use `perf script --inline` instead");
-			return FG_EXIT_USAGE;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			fg_err(CMD,
-			       "unknown or incomplete option '%s'; see `fgcollect collapse --help`",
-			       argv[optind - 1]);
-			return FG_EXIT_USAGE;
-		}
-	}
-	return 0;
-}
-
 /* Feed every input (the files, or stdin when none or "-"). 0, or -1 with the error printed. */
 static int read_inputs(struct collapse *c, char **files, int n, char *buf)
 {
@@ -257,9 +233,10 @@ int cmd_collapse(int argc, char **argv)
 	struct collapse *c;
 	struct out out = { .fd = STDOUT_FILENO };
 	char *buf = NULL;
+	struct cli_seen seen;
 	int rv, status = FG_EXIT_FAIL;
 
-	rv = parse_args(argc, argv, &opts);
+	rv = cli_parse(&cmd_collapse_cli, argc, argv, &opts, &seen);
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	c = collapse_new(&opts);

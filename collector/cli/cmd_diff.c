@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,76 +20,69 @@
 
 static const char *const CMD = "diff";
 
-enum { OPT_FOLDED = FLAME_CLI_END + 1, OPT_FOLD };
-
-static void usage(FILE *f)
-{
-	fputs("Usage: fgcollect diff [OPTION...] A.folded B.folded\n\n"
-	      "Differential flame graph with difffolded.pl's semantics: frames have the shape\n"
-	      "of B and are red where B has more samples than A, blue where it has fewer.\n\n"
-	      "  -n, --normalize    scale A's counts to B's total first\n"
-	      "  -s, --strip-hex    replace hex numbers (0x...) so addresses compare equal\n"
-	      "      --fold         compare two runs: fold numbers in the process and thread\n"
-	      "                     roots, the _[j] _[i] _[0] suffixes and lambda addresses\n"
-	      "      --folded       print the `stack A B` lines instead of the SVG\n"
-	      "  -o, --output FILE  write to FILE instead of standard output\n" FLAME_CLI_USAGE
-	      "  -h, --help         this help\n\n"
-	      "Examples:\n"
-	      "  fgcollect diff before.folded after.folded > diff.svg\n"
-	      "  fgcollect diff --negate after.folded before.folded > shrunk.svg\n",
-	      f);
-}
+#define ENV struct env
 
 /* What the command line asks for. */
 struct env {
-	struct flame_opts o;
-	unsigned flags;
+	struct flame_cli fc;
 	bool normalize, folded;
 	unsigned in_flags; /* FOLDED_STRIP_HEX, FOLDED_FOLD */
 	const char *output;
 };
 
+static void env_init(void *opts)
+{
+	struct env *env = opts;
+
+	*env = (struct env){ 0 };
+	flame_opts_init(&env->fc.o);
+	env->fc.o.title = "Differential Flame Graph";
+}
+
+/* clang-format off */
+static const struct cli_opt diff_opts[] = {
+	{ .name = "normalize", .key = 'n', .kind = CLI_SET, CLI_AT(ENV, normalize),
+	  .help = "scale A's counts to B's total first" },
+	{ .name = "strip-hex", .key = 's', .kind = CLI_BITS, .lo = FOLDED_STRIP_HEX,
+	  CLI_AT(ENV, in_flags), .help = "replace hex numbers (0x...) so addresses compare equal" },
+	{ .name = "fold", .kind = CLI_BITS, .lo = FOLDED_FOLD, CLI_AT(ENV, in_flags),
+	  .help = "compare two runs: fold numbers in the process and thread roots, the _[j] _[i] "
+		  "_[0] suffixes and lambda addresses",
+	  .doc = "([reading-graphs.md](reading-graphs.md#comparing-two-runs))" },
+	{ .name = "folded", .kind = CLI_SET, CLI_AT(ENV, folded),
+	  .help = "print the `stack A B` lines instead of the SVG" },
+	{ .name = "output", .key = 'o', .kind = CLI_STR, CLI_AT(ENV, output), .arg = "FILE",
+	  .help = "write to FILE instead of standard output" },
+	{ 0 },
+};
+/* clang-format on */
+
+static const struct cli_group diff_groups[] = {
+	{ NULL, diff_opts, 0 },
+	{ NULL, flame_cli_opts, offsetof(ENV, fc) },
+};
+
+const struct cli_cmd cmd_diff_cli = {
+	.name = "diff",
+	.usage = "Usage: fgcollect diff [OPTION...] A.folded B.folded\n\n"
+		 "Differential flame graph with difffolded.pl's semantics: frames have the shape\n"
+		 "of B and are red where B has more samples than A, blue where it has fewer.\n",
+	.examples = "  fgcollect diff before.folded after.folded > diff.svg\n"
+		    "  fgcollect diff --negate after.folded before.folded > shrunk.svg\n",
+	.groups = diff_groups,
+	.ngroups = FG_ARRAY_SIZE(diff_groups),
+	.size = sizeof(ENV),
+	.init = env_init,
+};
+
 /* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
 static int parse_args(int argc, char **argv, struct env *env)
 {
-	static const struct option longopts[] = {
-		FLAME_CLI_OPTIONS,
-		{ "normalize", no_argument, NULL, 'n' },
-		{ "strip-hex", no_argument, NULL, 's' },
-		{ "folded", no_argument, NULL, OPT_FOLDED },
-		{ "fold", no_argument, NULL, OPT_FOLD },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	struct cli_seen seen;
+	int rv = cli_parse(&cmd_diff_cli, argc, argv, env, &seen);
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "nso:h", longopts, NULL)) != -1) {
-		if (c == 'n') {
-			env->normalize = true;
-		} else if (c == 's') {
-			env->in_flags |= FOLDED_STRIP_HEX;
-		} else if (c == OPT_FOLD) {
-			env->in_flags |= FOLDED_FOLD;
-		} else if (c == OPT_FOLDED) {
-			env->folded = true;
-		} else if (c == 'o') {
-			env->output = optarg;
-		} else if (c == 'h') {
-			usage(stdout);
-			return -1;
-		} else if (c >= FLAME_CLI_BASE && c < FLAME_CLI_END) {
-			if (flame_cli_apply(c, optarg, &env->o, &env->flags) != 0) {
-				fg_err(CMD, "invalid value '%s' for --%s", optarg,
-				       longopts[c - FLAME_CLI_BASE].name);
-				return FG_EXIT_USAGE;
-			}
-		} else {
-			usage(stderr);
-			return FG_EXIT_USAGE;
-		}
-	}
+	if (rv)
+		return rv;
 	if (argc - optind != 2) {
 		fg_err(CMD, "need exactly two folded files, A (baseline) and B; see --help");
 		return FG_EXIT_USAGE;
@@ -106,7 +100,7 @@ static int write_out(struct flame *f, const struct env *env, const char *b)
 		fg_err(CMD, "cannot create %s: %s", env->output, strerror(errno));
 		return FG_EXIT_FAIL;
 	}
-	rv = env->folded ? flame_write_folded(f, out) : flame_render_svg(f, &env->o, out);
+	rv = env->folded ? flame_write_folded(f, out) : flame_render_svg(f, &env->fc.o, out);
 	if (rv == -ENODATA) {
 		fg_err(CMD, "no samples in %s: nothing to draw", b);
 		rv = FG_EXIT_FAIL;
@@ -127,22 +121,21 @@ static int write_out(struct flame *f, const struct env *env, const char *b)
 
 int cmd_diff(int argc, char **argv)
 {
-	struct env env = { 0 };
+	struct env env;
 	struct flame *f;
 	struct folded *rd = NULL;
 	uint64_t ignored;
 	const char *a, *b;
 	int rv;
 
-	flame_opts_init(&env.o);
-	env.o.title = "Differential Flame Graph";
+	env_init(&env);
 	rv = parse_args(argc, argv, &env);
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	a = argv[optind];
 	b = argv[optind + 1];
-	f = flame_new_flags(env.flags);
-	if (!f || !(rd = flame_cli_reader(f, env.flags, env.in_flags))) {
+	f = flame_new_flags(env.fc.flags);
+	if (!f || !(rd = flame_cli_reader(f, env.fc.flags, env.in_flags))) {
 		fg_err(CMD, "out of memory");
 		flame_free(f);
 		return FG_EXIT_FAIL;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,52 +18,48 @@
 
 static const char *const CMD = "flamegraph";
 
-static void usage(FILE *f)
+#define ENV struct env
+
+/* What the command line asks for. */
+struct env {
+	struct flame_cli fc;
+	const char *output;
+};
+
+static void env_init(void *opts)
 {
-	fputs("Usage: fgcollect flamegraph [OPTION...] [FILE.folded...]\n\n"
-	      "Render folded stacks (`f1;f2;...;fn COUNT`, or the differential `stack A B`)\n"
-	      "from the FILEs, or standard input, as an interactive SVG on standard output.\n"
-	      "Options have flamegraph.pl's names and meaning.\n\n"
-	      "  -o, --output FILE  write the SVG to FILE\n" FLAME_CLI_USAGE
-	      "  -h, --help         this help\n\n"
-	      "Examples:\n"
-	      "  fgcollect flamegraph --colors java --title 'Checkout' app.folded > app.svg\n"
-	      "  fgcollect collapse < perf.txt | fgcollect flamegraph -o out.svg\n",
-	      f);
+	struct env *env = opts;
+
+	*env = (struct env){ 0 };
+	flame_opts_init(&env->fc.o);
 }
 
-/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
-static int parse_args(int argc, char **argv, struct flame_opts *o, unsigned *flags,
-		      const char **output)
-{
-	static const struct option longopts[] = {
-		FLAME_CLI_OPTIONS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+/* clang-format off */
+static const struct cli_opt flamegraph_opts[] = {
+	{ .name = "output", .key = 'o', .kind = CLI_STR, CLI_AT(ENV, output), .arg = "FILE",
+	  .help = "write the SVG to FILE instead of standard output" },
+	{ 0 },
+};
+/* clang-format on */
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-		if (c == 'o') {
-			*output = optarg;
-		} else if (c == 'h') {
-			usage(stdout);
-			return -1;
-		} else if (c >= FLAME_CLI_BASE && c < FLAME_CLI_END) {
-			if (flame_cli_apply(c, optarg, o, flags) != 0) {
-				fg_err(CMD, "invalid value '%s' for --%s", optarg,
-				       longopts[c - FLAME_CLI_BASE].name);
-				return FG_EXIT_USAGE;
-			}
-		} else {
-			usage(stderr);
-			return FG_EXIT_USAGE;
-		}
-	}
-	return 0;
-}
+static const struct cli_group flamegraph_groups[] = {
+	{ NULL, flamegraph_opts, 0 },
+	{ NULL, flame_cli_opts, offsetof(ENV, fc) },
+};
+
+const struct cli_cmd cmd_flamegraph_cli = {
+	.name = "flamegraph",
+	.usage = "Usage: fgcollect flamegraph [OPTION...] [FILE.folded...]\n\n"
+		 "Render folded stacks (`f1;f2;...;fn COUNT`, or the differential `stack A B`)\n"
+		 "from the FILEs, or standard input, as an interactive SVG on standard output.\n"
+		 "Options have flamegraph.pl's names and meaning.\n",
+	.examples = "  fgcollect flamegraph --colors java --title 'Checkout' app.folded > app.svg\n"
+		    "  fgcollect collapse < perf.txt | fgcollect flamegraph -o out.svg\n",
+	.groups = flamegraph_groups,
+	.ngroups = FG_ARRAY_SIZE(flamegraph_groups),
+	.size = sizeof(ENV),
+	.init = env_init,
+};
 
 /* Draw f to output (NULL = stdout); the exit status, errors printed. */
 static int write_svg(struct flame *f, const struct flame_opts *o, const char *output)
@@ -103,19 +100,18 @@ static int write_svg(struct flame *f, const struct flame_opts *o, const char *ou
 
 int cmd_flamegraph(int argc, char **argv)
 {
-	struct flame_opts o;
-	const char *output = NULL;
-	unsigned flags = 0;
+	struct env env;
+	struct cli_seen seen;
 	struct flame *f;
 	struct folded *rd;
 	int rv;
 
-	flame_opts_init(&o);
-	rv = parse_args(argc, argv, &o, &flags, &output);
+	env_init(&env);
+	rv = cli_parse(&cmd_flamegraph_cli, argc, argv, &env, &seen);
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
-	f = flame_new_flags(flags);
-	if (!f || !(rd = flame_cli_reader(f, flags, 0))) {
+	f = flame_new_flags(env.fc.flags);
+	if (!f || !(rd = flame_cli_reader(f, env.fc.flags, 0))) {
 		fg_err(CMD, "out of memory");
 		flame_free(f);
 		return FG_EXIT_FAIL;
@@ -128,7 +124,7 @@ int cmd_flamegraph(int argc, char **argv)
 		if (folded_ignored(rd))
 			fg_err(CMD, "ignored %llu lines with invalid format",
 			       (unsigned long long)folded_ignored(rd));
-		rv = write_svg(f, &o, output);
+		rv = write_svg(f, &env.fc.o, env.output);
 	}
 	folded_free(rd);
 	flame_free(f);

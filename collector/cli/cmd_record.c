@@ -16,7 +16,6 @@
  * written.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,41 +35,83 @@
 #define CMD "record"
 #define MAX_DURATION_S (7ull * 24 * 3600)
 
-static volatile sig_atomic_t stop_flag;
+#define ENV struct env
 
-static void on_signal(int sig)
+/* What the command line asks for. */
+struct env {
+	struct session_opts so;
+	enum profout_fmt fmt;
+	const char *out, *code_log;
+	uint64_t duration_s;
+};
+
+static void env_init(void *opts)
 {
-	(void)sig;
-	stop_flag = 1;
+	*(struct env *)opts = (struct env){ .so = { .src = SESSION_SRC_AUTO,
+						    .stack_copy = SESSION_STACK_COPY_AUTO,
+						    .switch_rate = SESSION_SWITCH_RATE_AUTO,
+						    .min_block_ns = SESSION_DEFAULT_MIN_BLOCK_NS },
+					    .fmt = PROFOUT_FOLDED };
 }
 
-static void usage(FILE *f)
+static int output_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
 {
-	fprintf(f,
+	struct env *env = opts;
+
+	if (profout_format(arg, &env->fmt) != 0) {
+		fg_err(cmd, "-%c '%s': unknown extension; use .folded, .svg or .pb.gz", r->key,
+		       arg);
+		return -1;
+	}
+	env->out = arg;
+	return 1;
+}
+
+/* clang-format off */
+static const struct cli_opt record_opts[] = {
+	{ .name = "duration", .key = 'd', .kind = CLI_U64, .lo = 1, .hi = MAX_DURATION_S,
+	  .unit = "whole seconds", CLI_AT(ENV, duration_s), .arg = "S",
+	  .help = "seconds to record (default: until Ctrl-C or the targets exit; Ctrl-C still "
+		  "writes the output)" },
+	{ .name = "output", .key = 'o', .kind = CLI_FN, .fn = output_opt, CLI_AT(ENV, out),
+	  CLI_ALSO(ENV, fmt), .arg = "FILE",
+	  .help = ".folded, .svg or .pb.gz by its extension (default: folded stacks on standard "
+		  "output)",
+	  .doc = "Another extension is a usage error." },
+	{ .name = "code-log", .kind = CLI_STR, CLI_AT(ENV, code_log), .arg = "FILE",
+	  .help = "also write the JVMs' code load/unload history (text, one event per line: PID "
+		  "TIME_NS load|unload ADDR SIZE compiled|dynamic NAME)",
+	  .doc = "In time order." },
+	{ 0 },
+};
+/* clang-format on */
+
+static const struct cli_group record_groups[] = {
+	{ NULL, session_cli_targets, offsetof(ENV, so) },
+	{ NULL, record_opts, 0 },
+	{ NULL, session_cli_sampling, offsetof(ENV, so) },
+	{ NULL, session_cli_events, offsetof(ENV, so) },
+};
+
+const struct cli_cmd cmd_record_cli = {
+	.name = CMD,
+	.usage =
 		"Usage: fgcollect record (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
 		"\n"
 		"Sample JVMs (every thread, user and kernel stacks) and write a profile whose Java\n"
-		"frames are named as they were when each sample was taken.\n"
-		"\n" SESSION_CLI_HELP_TARGETS
-		"  -F, --freq=HZ          samples per second per thread (default 99, max 10000)\n"
-		"  -d, --duration=S       seconds to record (default: until Ctrl-C or exit)\n"
-		"  -o, --output=FILE      .folded, .svg or .pb.gz (default: folded on stdout)\n"
-		"      --no-kernel        leave kernel frames out\n"
-		"      --no-inline        keep inlined Java methods folded into their caller\n" SESSION_CLI_HELP_JAVA
-		"      --socket=PATH      agent socket when no watch daemon runs\n"
-		"                         (default " FG_DEFAULT_SOCKET ")\n"
-		"      --ctl=PATH         control channel of a running watch daemon\n"
-		"      --code-log=FILE    also write the JVMs' code load/unload history (text)\n" SESSION_CLI_HELP_EVENT
-		"  -h, --help             this text\n"
-		"\n"
-		"Examples:\n"
+		"frames are named as they were when each sample was taken.\n",
+	.examples =
 		"  fgcollect record --pid 4242 --duration 30 -o app.svg\n"
 		"  fgcollect record --container 3f2a --freq 999 -d 10 -o app.pb.gz\n"
 		"  fgcollect record --all -o all.folded      # until Ctrl-C\n"
 		"  fgcollect record --pid 4242 --event wall --threads 'http-.*' -d 10 -o wall.svg\n"
 		"  fgcollect record --pid 4242 --event alloc -d 30 -o alloc.svg\n"
-		"  fgcollect record --pid 4242 --event lock --lock-threshold 1000 -o lock.pb.gz\n");
-}
+		"  fgcollect record --pid 4242 --event lock --lock-threshold 1000 -o lock.pb.gz\n",
+	.groups = record_groups,
+	.ngroups = FG_ARRAY_SIZE(record_groups),
+	.size = sizeof(ENV),
+	.init = env_init,
+};
 
 /* The pprof sample type of a time profile; NULL for CPU samples and agent events. */
 static const char *event_time_type(enum session_event ev)
@@ -143,64 +184,13 @@ static void print_notes(struct session *s)
 		fg_err(CMD, "%s", buf);
 }
 
-/* ---- entry ----------------------------------------------------------------------------- */
-
-/* What the command line asks for. */
-struct env {
-	struct session_opts so;
-	enum profout_fmt fmt;
-	const char *out, *code_log;
-	uint64_t duration_s;
-};
-
-enum { OPT_CODE_LOG = SESSION_OPT_END };
-
-/* One of record's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
-static int record_opt(int c, const char *arg, void *ctx)
-{
-	struct env *env = ctx;
-
-	switch (c) {
-	case 'd':
-		return cli_u64(CMD, "duration", arg, 1, MAX_DURATION_S, "whole seconds",
-			       &env->duration_s);
-	case 'o':
-		env->out = arg;
-		if (profout_format(arg, &env->fmt) != 0) {
-			fg_err(CMD, "-o '%s': unknown extension; use .folded, .svg or .pb.gz", arg);
-			return -1;
-		}
-		return 1;
-	case OPT_CODE_LOG:
-		env->code_log = arg;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
-static int parse_args(int argc, char **argv, struct env *env)
-{
-	static const struct option longopts[] = {
-		SESSION_CLI_LONGOPTS,
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "code-log", required_argument, NULL, OPT_CODE_LOG },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	return session_cli_parse(CMD, argc, argv, ":p:c:aF:d:o:e:h", longopts, record_opt, env,
-				 &env->so, usage);
-}
-
 /* Sample until the duration ends, a signal arrives or every target has exited. */
-static void run(struct session *s, uint64_t duration_s)
+static void run(struct session *s, uint64_t duration_s, const volatile sig_atomic_t *stop)
 {
 	uint64_t deadline = duration_s ? fg_now_ns() + duration_s * 1000000000ull : UINT64_MAX;
 	int rv;
 
-	while (!stop_flag && !session_done(s)) {
+	while (!*stop && !session_done(s)) {
 		uint64_t now = fg_now_ns();
 
 		if (now >= deadline)
@@ -217,7 +207,7 @@ static void run(struct session *s, uint64_t duration_s)
 			break;
 		}
 	}
-	if (stop_flag)
+	if (*stop)
 		fg_err(CMD, "interrupted; writing what was recorded");
 	else if (session_done(s))
 		fg_err(CMD, "every target exited; recording ended early");
@@ -298,22 +288,17 @@ static int report(struct session *s, const struct env *env)
 
 int cmd_record(int argc, char **argv)
 {
-	struct env env = { .so = { .src = SESSION_SRC_AUTO,
-				   .stack_copy = SESSION_STACK_COPY_AUTO,
-				   .switch_rate = SESSION_SWITCH_RATE_AUTO,
-				   .min_block_ns = SESSION_DEFAULT_MIN_BLOCK_NS },
-			   .fmt = PROFOUT_FOLDED };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct env env;
+	const volatile sig_atomic_t *stop;
 	struct session *s = NULL;
 	char why[512];
 	int rv;
 
-	rv = parse_args(argc, argv, &env);
+	env_init(&env);
+	rv = session_cli_parse(&cmd_record_cli, argc, argv, &env, &env.so);
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop = session_cli_catch_stop();
 	if (!SESSION_EVENT_FROM_AGENT(env.so.event)) /* the agents' events need no perf */
 		cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
@@ -321,7 +306,7 @@ int cmd_record(int argc, char **argv)
 		fg_err(CMD, "%s", why);
 		return FG_EXIT_FAIL;
 	}
-	run(s, env.duration_s);
+	run(s, env.duration_s, stop);
 	rv = report(s, &env);
 	session_close(s);
 	return rv;

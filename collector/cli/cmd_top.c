@@ -18,7 +18,6 @@
  * frames are resolved once their code table is final, a fraction of a second later).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,39 +35,62 @@
 
 #define CMD "top"
 
-static volatile sig_atomic_t stop_flag;
+#define ENV struct env
 
-static void on_signal(int sig)
+/* What the command line asks for. */
+struct env {
+	struct session_opts so;
+	uint64_t interval_s, count, rows;
+};
+
+static void env_init(void *opts)
 {
-	(void)sig;
-	stop_flag = 1;
+	*(struct env *)opts = (struct env){ .so = { .target = SESSION_TARGET_PID,
+						    .src = SESSION_SRC_AUTO,
+						    .live_view = true,
+						    .stack_copy = SESSION_STACK_COPY_AUTO,
+						    .switch_rate = SESSION_SWITCH_RATE_AUTO },
+					    .interval_s = 1 };
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: fgcollect top (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
-		"\n"
-		"Live view of the hottest symbols of a process, a container or every JVM (self\n"
-		"and total share of their samples, or of their time off the CPU with --event\n"
-		"offcpu|wall), with Java method names from the fgcollect agent.\n"
-		"\n" SESSION_CLI_HELP_TARGETS
-		"  -F, --freq=HZ          samples per second per thread (default 99)\n"
-		"  -i, --interval=S       seconds between refreshes (default 1)\n"
-		"  -n, --count=N          stop after N refreshes (default: until Ctrl-C or exit)\n"
-		"  -r, --rows=N           symbols shown (default: the terminal's height, or 20)\n"
-		"      --no-kernel        leave kernel frames out\n"
-		"      --no-inline        keep inlined Java methods folded into their caller\n" SESSION_CLI_HELP_JAVA
-		"      --socket=PATH      agent socket when no watch daemon runs\n"
-		"      --ctl=PATH         control channel of a running watch daemon\n" SESSION_CLI_HELP_EVENT
-		"  -h, --help             this text\n"
-		"\n"
-		"Examples:\n"
-		"  fgcollect top --pid 4242\n"
-		"  fgcollect top --container 3f2a --interval 5 --count 3 | tee top.log\n"
-		"  fgcollect top --all\n"
-		"  fgcollect top --pid 4242 --event offcpu --min-block 1000\n");
-}
+/* clang-format off */
+static const struct cli_opt top_opts[] = {
+	{ .name = "interval", .key = 'i', .kind = CLI_U64, .lo = 1, .hi = 3600, .unit = "seconds",
+	  CLI_AT(ENV, interval_s), .arg = "S",
+	  .help = "seconds between refreshes (default 1)" },
+	{ .name = "count", .key = 'n', .kind = CLI_U64, .lo = 1, .hi = UINT32_MAX,
+	  CLI_AT(ENV, count), .arg = "N",
+	  .help = "stop after N refreshes (default: until Ctrl-C or the targets exit)" },
+	{ .name = "rows", .key = 'r', .kind = CLI_U64, .lo = 1, .hi = 10000, CLI_AT(ENV, rows),
+	  .arg = "N",
+	  .help = "symbols shown (default: the terminal's height, or 20)" },
+	{ 0 },
+};
+/* clang-format on */
+
+static const struct cli_group top_groups[] = {
+	{ NULL, session_cli_targets, offsetof(ENV, so) },
+	{ NULL, top_opts, 0 },
+	{ NULL, session_cli_sampling, offsetof(ENV, so) },
+	{ NULL, session_cli_events, offsetof(ENV, so) },
+};
+
+const struct cli_cmd cmd_top_cli = {
+	.name = CMD,
+	.usage = "Usage: fgcollect top (--pid HOSTPID | --container ID | --all) [OPTION...]\n"
+		 "\n"
+		 "Live view of the hottest symbols of a process, a container or every JVM (self\n"
+		 "and total share of their samples, or of their time off the CPU with --event\n"
+		 "offcpu|wall), with Java method names from the fgcollect agent.\n",
+	.examples = "  fgcollect top --pid 4242\n"
+		    "  fgcollect top --container 3f2a --interval 5 --count 3 | tee top.log\n"
+		    "  fgcollect top --all\n"
+		    "  fgcollect top --pid 4242 --event offcpu --min-block 1000\n",
+	.groups = top_groups,
+	.ngroups = FG_ARRAY_SIZE(top_groups),
+	.size = sizeof(ENV),
+	.init = env_init,
+};
 
 /* What the view shows: "PID 4242", "container 3f2a9c0d1e2b (2 processes)", "every JVM (3
  * processes)". */
@@ -136,57 +158,20 @@ static void show(struct session *s, const struct session_opts *so, bool tty, siz
 	stackagg_reset(a);
 }
 
-/* What the command line asks for. */
-struct env {
-	struct session_opts so;
-	uint64_t interval_s, count, rows;
-};
-
-/* One of top's own options: 1 when c is one, 0 when it is not, -1 for a bad value (printed). */
-static int top_opt(int c, const char *arg, void *ctx)
-{
-	struct env *env = ctx;
-
-	switch (c) {
-	case 'i':
-		return cli_u64(CMD, "interval", arg, 1, 3600, "seconds", &env->interval_s);
-	case 'n':
-		return cli_u64(CMD, "count", arg, 1, UINT32_MAX, NULL, &env->count);
-	case 'r':
-		return cli_u64(CMD, "rows", arg, 1, 10000, NULL, &env->rows);
-	default:
-		return 0;
-	}
-}
-
-/* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */
-static int parse_args(int argc, char **argv, struct env *env)
-{
-	static const struct option longopts[] = {
-		SESSION_CLI_LONGOPTS,
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "rows", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	return session_cli_parse(CMD, argc, argv, ":p:c:aF:i:n:r:e:h", longopts, top_opt, env,
-				 &env->so, usage);
-}
-
 /*
  * Sample and show a table every interval until a signal, --count tables, or the target exits.
  * Samples are final SESSION_SETTLE_NS after they were taken: the first table waits that much
  * longer than an interval, so that each one holds an interval of them.
  */
-static void run(struct session *s, const struct env *env, bool tty, unsigned int width)
+static void run(struct session *s, const struct env *env, bool tty, unsigned int width,
+		const volatile sig_atomic_t *stop)
 {
 	uint64_t shown = 0,
 		 next = fg_now_ns() + env->interval_s * 1000000000ull + SESSION_SETTLE_NS;
 	char note[SESSION_NOTE_MAX];
 	int rv;
 
-	while (!stop_flag && !session_done(s)) {
+	while (!*stop && !session_done(s)) {
 		uint64_t now = fg_now_ns();
 		int wait_ms = now >= next ? 0 : (int)((next - now) / 1000000ull);
 
@@ -212,20 +197,16 @@ static void run(struct session *s, const struct env *env, bool tty, unsigned int
 
 int cmd_top(int argc, char **argv)
 {
-	struct env env = { .so = { .target = SESSION_TARGET_PID,
-				   .src = SESSION_SRC_AUTO,
-				   .live_view = true,
-				   .stack_copy = SESSION_STACK_COPY_AUTO,
-				   .switch_rate = SESSION_SWITCH_RATE_AUTO },
-			   .interval_s = 1 };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct env env;
+	const volatile sig_atomic_t *stop;
 	struct session *s = NULL;
 	unsigned int width = 100;
 	bool tty = isatty(STDOUT_FILENO);
 	char why[512];
 	int rv;
 
-	rv = parse_args(argc, argv, &env);
+	env_init(&env);
+	rv = session_cli_parse(&cmd_top_cli, argc, argv, &env, &env.so);
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	if (tty) {
@@ -239,9 +220,7 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!env.rows)
 		env.rows = 20;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop = session_cli_catch_stop();
 	if (!SESSION_EVENT_FROM_AGENT(env.so.event)) /* the agents' events need no perf */
 		cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
@@ -249,7 +228,7 @@ int cmd_top(int argc, char **argv)
 		fg_err(CMD, "%s", why);
 		return FG_EXIT_FAIL;
 	}
-	run(s, &env, tty, width);
+	run(s, &env, tty, width, stop);
 	session_close(s);
 	return FG_EXIT_OK;
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * flame_cli.c - parse flamegraph.pl-style rendering options into struct flame_opts; read
+ * flame_cli.c - flamegraph.pl-style rendering options as rows on struct flame_cli; read
  * folded files into a flame graph, input's reader (folded.h) handing its stacks to render's
  * trie (flame_fold.h).
  *
- * Invariant: a rejected value leaves o and *flags unchanged.
+ * Invariant: a rejected value leaves struct flame_cli unchanged.
  */
 #include "flame_cli.h"
+
+#include <stddef.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +35,7 @@ static int parse_double(const char *s, double min, double max, double *out)
 }
 
 /* flamegraph.pl's --minwidth: /^([0-9.]+)%?$/, pixels or a percentage of all samples. */
-static int parse_minwidth(const char *arg, struct flame_opts *o)
+static int minwidth_of(const char *arg, struct flame_opts *o)
 {
 	size_t n = strlen(arg);
 	char buf[64];
@@ -51,98 +53,98 @@ static int parse_minwidth(const char *arg, struct flame_opts *o)
 	return 0;
 }
 
-/* The numeric options: sizes in pixels and font metrics. 0 or -EINVAL (o unchanged). */
-static int apply_size(int id, const char *arg, struct flame_opts *o)
+#define FC struct flame_cli
+
+/* The refusal of a value, in one wording. */
+static int bad_value(const char *cmd, const struct cli_opt *r, const char *arg)
 {
-	uint64_t u;
+	fg_err(cmd, "invalid value '%s' for --%s", arg, r->name);
+	return -1;
+}
+
+static int minwidth_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
+{
+	return minwidth_of(arg, &((FC *)opts)->o) == 0 ? 1 : bad_value(cmd, r, arg);
+}
+
+/* --fontsize (0.1..1000) and --fontwidth (0.01..100). */
+static int font_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
+{
+	bool size = r->off == offsetof(FC, o.fontsize);
 	double d;
 
-	switch (id) {
-	case FLAME_CLI_WIDTH:
-		if (fg_parse_u64(arg, 21, 1000000, &u) != 0)
-			return -EINVAL;
-		o->width = (unsigned)u;
-		return 0;
-	case FLAME_CLI_HEIGHT:
-		if (fg_parse_u64(arg, 1, 10000, &u) != 0)
-			return -EINVAL;
-		o->frameheight = (unsigned)u;
-		return 0;
-	case FLAME_CLI_MINWIDTH:
-		return parse_minwidth(arg, o);
-	case FLAME_CLI_FONTSIZE:
-		if (parse_double(arg, 0.1, 1000, &d) != 0)
-			return -EINVAL;
-		o->fontsize = d;
-		return 0;
-	case FLAME_CLI_FONTWIDTH:
-		if (parse_double(arg, 0.01, 100, &d) != 0)
-			return -EINVAL;
-		o->fontwidth = d;
-		return 0;
-	default:
-		return -EINVAL;
-	}
+	if (parse_double(arg, size ? 0.1 : 0.01, size ? 1000 : 100, &d) != 0)
+		return bad_value(cmd, r, arg);
+	memcpy((char *)opts + r->off, &d, sizeof(d));
+	return 1;
 }
 
-int flame_cli_apply(int id, const char *arg, struct flame_opts *o, unsigned *flags)
+static int colors_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
 {
+	return flame_palette_parse(arg, &((FC *)opts)->o.palette) == 0 ? 1 : bad_value(cmd, r, arg);
+}
+
+static int bgcolors_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
+{
+	FC *fc = opts;
 	char c1[8], c2[8];
 
-	switch (id) {
-	case FLAME_CLI_WIDTH:
-	case FLAME_CLI_HEIGHT:
-	case FLAME_CLI_MINWIDTH:
-	case FLAME_CLI_FONTSIZE:
-	case FLAME_CLI_FONTWIDTH:
-		return apply_size(id, arg, o);
-	case FLAME_CLI_TITLE:
-		o->title = arg;
-		return 0;
-	case FLAME_CLI_SUBTITLE:
-		o->subtitle = arg;
-		return 0;
-	case FLAME_CLI_FONTTYPE:
-		o->fonttype = arg;
-		return 0;
-	case FLAME_CLI_COUNTNAME:
-		o->countname = arg;
-		return 0;
-	case FLAME_CLI_NAMETYPE:
-		o->nametype = arg;
-		return 0;
-	case FLAME_CLI_NOTES:
-		o->notes = arg;
-		return 0;
-	case FLAME_CLI_COLORS:
-		return flame_palette_parse(arg, &o->palette);
-	case FLAME_CLI_BGCOLORS:
-		if (flame_palette_bg(o->palette, arg, c1, c2) != 0)
-			return -EINVAL;
-		o->bgcolors = arg;
-		return 0;
-	case FLAME_CLI_HASH:
-		o->hash = true;
-		return 0;
-	case FLAME_CLI_REVERSE:
-		*flags |= FLAME_REVERSE;
-		return 0;
-	case FLAME_CLI_INVERTED:
-		o->inverted = true;
-		return 0;
-	case FLAME_CLI_FLAMECHART:
-		*flags |= FLAME_CHART;
-		return 0;
-	case FLAME_CLI_NEGATE:
-		o->negate = true;
-		return 0;
-	case FLAME_CLI_PL_COMPAT:
-		o->pl_compat = true;
-		return 0;
-	default:
-		return -EINVAL;
-	}
+	if (flame_palette_bg(fc->o.palette, arg, c1, c2) != 0)
+		return bad_value(cmd, r, arg);
+	fc->o.bgcolors = arg;
+	return 1;
 }
+
+/* clang-format off */
+const struct cli_opt flame_cli_opts[] = {
+	{ .name = "title", .kind = CLI_STR, CLI_AT(FC, o.title), .arg = "TEXT",
+	  .help = "title (default \"Flame Graph\")" },
+	{ .name = "subtitle", .kind = CLI_STR, CLI_AT(FC, o.subtitle), .arg = "TEXT",
+	  .help = "second title line" },
+	{ .name = "width", .kind = CLI_U64, .lo = 21, .hi = 1000000, .unit = "px",
+	  CLI_AT(FC, o.width), .arg = "PX",
+	  .help = "image width (default 1200)" },
+	{ .name = "height", .kind = CLI_U64, .lo = 1, .hi = 10000, .unit = "px",
+	  CLI_AT(FC, o.frameheight), .arg = "PX",
+	  .help = "height of one frame (default 16)" },
+	{ .name = "minwidth", .kind = CLI_FN, .fn = minwidth_opt, CLI_AT(FC, o.minwidth),
+	  CLI_ALSO(FC, o.minwidth_pct), .arg = "N[%]",
+	  .help = "omit frames narrower than N px, or N% of all samples (default 0.1)" },
+	{ .name = "colors", .alias = "color", .kind = CLI_FN, .fn = colors_opt,
+	  CLI_AT(FC, o.palette), .arg = "PALETTE",
+	  .help = "hot (default), java, mem, io, wakeup, js, perl, red, green, blue, aqua, "
+		  "yellow, purple, orange; java colours by the _[j], _[i] and _[k] suffixes" },
+	{ .name = "bgcolors", .kind = CLI_FN, .fn = bgcolors_opt, CLI_AT(FC, o.bgcolors),
+	  .arg = "COLOR",
+	  .help = "yellow, blue, green, grey or #rrggbb" },
+	{ .name = "hash", .kind = CLI_SET, CLI_AT(FC, o.hash),
+	  .help = "colours keyed by a hash of the function name" },
+	{ .name = "reverse", .kind = CLI_BITS, .lo = FLAME_REVERSE, CLI_AT(FC, flags),
+	  .help = "reverse every stack (merge from the leaves)" },
+	{ .name = "inverted", .kind = CLI_SET, CLI_AT(FC, o.inverted),
+	  .help = "icicle graph (root at the top)" },
+	{ .name = "flamechart", .kind = CLI_BITS, .lo = FLAME_CHART, CLI_AT(FC, flags),
+	  .help = "flame chart: input order, no merging of non-adjacent stacks" },
+	{ .name = "negate", .kind = CLI_SET, CLI_AT(FC, o.negate),
+	  .help = "differential: swap red and blue" },
+	{ .name = "countname", .kind = CLI_STR, CLI_AT(FC, o.countname), .arg = "TEXT",
+	  .help = "what counts are (default \"samples\")" },
+	{ .name = "nametype", .kind = CLI_STR, CLI_AT(FC, o.nametype), .arg = "TEXT",
+	  .help = "label of the hover details (default \"Function:\")" },
+	{ .name = "fonttype", .kind = CLI_STR, CLI_AT(FC, o.fonttype), .arg = "FONT",
+	  .help = "font family (default Verdana)" },
+	{ .name = "fontsize", .kind = CLI_FN, .fn = font_opt, CLI_AT(FC, o.fontsize), .arg = "N",
+	  .help = "font size (default 12)" },
+	{ .name = "fontwidth", .kind = CLI_FN, .fn = font_opt, CLI_AT(FC, o.fontwidth), .arg = "N",
+	  .help = "average glyph width relative to the font size (default 0.59)" },
+	{ .name = "notes", .kind = CLI_STR, CLI_AT(FC, o.notes), .arg = "TEXT",
+	  .help = "text of a NOTES comment in the SVG" },
+	{ .name = "pl-compat", .kind = CLI_SET, CLI_AT(FC, o.pl_compat),
+	  .help = "also drop the frames flamegraph.pl loses (a real frame with the same name, "
+		  "depth and end as a zero-width one); for comparisons only" },
+	{ 0 },
+};
+/* clang-format on */
 
 struct folded *flame_cli_reader(struct flame *f, unsigned flags, unsigned in_flags)
 {

@@ -1,42 +1,56 @@
 // SPDX-License-Identifier: MIT
-/* session_cli.c - the options `record` and `top` share (and `watch`'s --event), validated in
- * one place. */
+/* session_cli.c - the options `record` and `top` share (and `watch`'s --event list), as rows
+ * validated in one place; the stop on SIGINT and SIGTERM of both. */
 #include "session_cli.h"
 
+#include <getopt.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "cli_opt.h"
 #include "sampler.h"
 #include "switchbpf.h"
 #include "util.h"
 
-static const char *const event_names[SESSION_NEVENTS] = { "cpu",   "offcpu", "wall",
-							  "alloc", "live",   "lock" };
+#define SO struct session_opts
+
+const struct cli_name session_cli_event_names[] = {
+	{ "cpu", SESSION_EVENT_CPU },
+	{ "offcpu", SESSION_EVENT_OFFCPU },
+	{ "wall", SESSION_EVENT_WALL },
+	{ "alloc", SESSION_EVENT_ALLOC },
+	{ "live", SESSION_EVENT_LIVE },
+	{ "lock", SESSION_EVENT_LOCK },
+	{ NULL, 0 },
+};
+
+static const struct cli_name unwind_names[] = {
+	{ "fp", SESSION_UNWIND_FP },
+	{ "vm", SESSION_UNWIND_VM },
+	{ NULL, 0 },
+};
+
+static const struct cli_name scope_names[] = {
+	{ "cpus", SESSION_SCOPE_CPUS },
+	{ "threads", SESSION_SCOPE_THREADS },
+	{ NULL, 0 },
+};
 
 #define EVENT_LIST "cpu, offcpu, wall, alloc, live or lock"
 
 const char *session_cli_event_name(enum session_event ev)
 {
-	return (unsigned)ev < SESSION_NEVENTS ? event_names[ev] : "?";
+	return (unsigned)ev < SESSION_NEVENTS ? session_cli_event_names[ev].name : "?";
 }
 
 static int event_of(const char *arg, enum session_event *out)
 {
 	for (unsigned i = 0; i < SESSION_NEVENTS; i++) {
-		if (!strcmp(arg, event_names[i])) {
-			*out = (enum session_event)i;
+		if (!strcmp(arg, session_cli_event_names[i].name)) {
+			*out = (enum session_event)session_cli_event_names[i].value;
 			return 0;
 		}
 	}
-	return -1;
-}
-
-int session_cli_event(const char *cmd, const char *arg, enum session_event *out)
-{
-	if (event_of(arg, out) == 0)
-		return 0;
-	fg_err(cmd, "--event '%s': use " EVENT_LIST, arg);
 	return -1;
 }
 
@@ -73,179 +87,182 @@ int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask)
 	return 0;
 }
 
-int session_cli_opt(const char *cmd, int c, const char *arg, struct session_opts *so)
+static int pid_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
 {
+	SO *so = opts;
 	uint64_t v;
 
-	switch (c) {
-	case 'p':
-		if (fg_parse_u64(arg, 1, INT32_MAX, &v) != 0) {
-			fg_err(cmd, "--pid '%s' is not a process id", arg);
-			return -1;
-		}
-		so->target = SESSION_TARGET_PID;
-		so->pid = (uint32_t)v;
-		return 1;
-	case 'c':
-		if (!*arg || strspn(arg, "0123456789abcdef") != strlen(arg) || strlen(arg) > 64) {
-			fg_err(cmd, "--container '%s' is not a container id (hex digits)", arg);
-			return -1;
-		}
-		so->target = SESSION_TARGET_CONTAINER;
-		so->container = arg;
-		return 1;
-	case 'a':
-		so->target = SESSION_TARGET_ALL;
-		return 1;
-	case 'F':
-		if (cli_u64(cmd, "freq", arg, 1, 10000, "Hz", &v) < 0)
-			return -1;
-		so->freq_hz = (unsigned int)v;
-		return 1;
-	case SESSION_OPT_NO_KERNEL:
-		so->no_kernel = true;
-		return 1;
-	case SESSION_OPT_NO_INLINE:
-		so->no_inline = true;
-		return 1;
-	case SESSION_OPT_SOCKET:
-		so->socket_path = arg;
-		return 1;
-	case SESSION_OPT_CTL:
-		so->ctl_path = arg;
-		return 1;
-	case SESSION_OPT_STACK_COPY:
-		if (fg_parse_u64(arg, 0, SAMPLER_MAX_STACK_COPY, &v) != 0 || v % 8 != 0) {
-			fg_err(cmd,
-			       "--stack-copy '%s' must be a multiple of 8 from 0 (off) to %u bytes",
-			       arg, SAMPLER_MAX_STACK_COPY);
-			return -1;
-		}
-		so->stack_copy = (unsigned int)v;
-		return 1;
-	case SESSION_OPT_LINES:
-		so->lines = true;
-		return 1;
-	case SESSION_OPT_UNWIND:
-		if (strcmp(arg, "fp") == 0) {
-			so->unwind = SESSION_UNWIND_FP;
-		} else if (strcmp(arg, "vm") == 0) {
-			so->unwind = SESSION_UNWIND_VM;
-		} else {
-			fg_err(cmd, "--unwind '%s' must be fp (frame pointers) or vm", arg);
-			return -1;
-		}
-		return 1;
-	case SESSION_OPT_UNWIND_CHECK:
-		so->unwind_check = true;
-		return 1;
-	case 'e':
-		return session_cli_event(cmd, arg, &so->event) == 0 ? 1 : -1;
-	case SESSION_OPT_MIN_BLOCK:
-		if (cli_u64(cmd, "min-block", arg, 0, 3600ull * 1000000, "microseconds", &v) < 0)
-			return -1;
-		so->min_block_ns = v * 1000;
-		return 1;
-	case SESSION_OPT_SWITCH_PERIOD:
-		if (cli_u64(cmd, "switch-period", arg, 1, 1000000, NULL, &v) < 0)
-			return -1;
-		if (so->switch_rate != SESSION_SWITCH_RATE_AUTO) {
-			fg_err(cmd, "give --switch-rate or --switch-period, not both");
-			return -1;
-		}
-		so->switch_period = (unsigned int)v;
-		return 1;
-	case SESSION_OPT_SWITCH_RATE:
-		if (cli_u64(cmd, "switch-rate", arg, 0, SWITCHBPF_MAX_RATE, "stacks a second", &v) <
-		    0)
-			return -1;
-		if (so->switch_period != 0) {
-			fg_err(cmd, "give --switch-rate or --switch-period, not both");
-			return -1;
-		}
-		so->switch_rate = (unsigned int)v;
-		return 1;
-	case SESSION_OPT_THREADS:
-		so->threads_regex = arg;
-		return 1;
-	case SESSION_OPT_PER_THREAD:
-		so->merge_threads = false;
-		return 1;
-	case SESSION_OPT_NO_PER_THREAD:
-		so->merge_threads = true;
-		return 1;
-	case SESSION_OPT_ALLOC_INTERVAL:
-		if (cli_u64(cmd, "alloc-interval", arg, 1, 1ull << 30, "bytes", &v) < 0)
-			return -1;
-		so->alloc_interval = v;
-		return 1;
-	case SESSION_OPT_ALLOC_DEPTH:
-		if (cli_u64(cmd, "alloc-depth", arg, 1, FGP_MAX_EVENT_DEPTH, "frames", &v) < 0)
-			return -1;
-		so->alloc_depth = (unsigned int)v;
-		return 1;
-	case SESSION_OPT_LOCK_THRESHOLD:
-		if (cli_u64(cmd, "lock-threshold", arg, 0, 3600ull * 1000000, "microseconds", &v) <
-		    0)
-			return -1;
-		so->lock_threshold_us = v;
-		return 1;
-	case SESSION_OPT_SCOPE:
-		if (strcmp(arg, "cpus") == 0) {
-			so->scope = SESSION_SCOPE_CPUS;
-		} else if (strcmp(arg, "threads") == 0) {
-			so->scope = SESSION_SCOPE_THREADS;
-		} else {
-			fg_err(cmd, "--scope '%s' must be cpus (one event per CPU) or threads",
-			       arg);
-			return -1;
-		}
-		return 1;
-	default:
-		return 0;
+	if (fg_parse_u64(arg, 1, INT32_MAX, &v) != 0) {
+		fg_err(cmd, "--%s '%s' is not a process id", r->name, arg);
+		return -1;
 	}
+	so->target = SESSION_TARGET_PID;
+	so->pid = (uint32_t)v;
+	return 1;
 }
 
-int session_cli_bad_opt(const char *cmd, int c, char **argv)
+static int container_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
 {
-	if (c == ':')
-		fg_err(cmd, "option '%s' needs a value", argv[optind - 1]);
-	else
-		fg_err(cmd, "unknown option '%s'", argv[optind - 1]);
-	return FG_EXIT_USAGE;
+	SO *so = opts;
+
+	if (!*arg || strspn(arg, "0123456789abcdef") != strlen(arg) || strlen(arg) > 64) {
+		fg_err(cmd, "--%s '%s' is not a container id (hex digits)", r->name, arg);
+		return -1;
+	}
+	so->target = SESSION_TARGET_CONTAINER;
+	so->container = arg;
+	return 1;
 }
 
-int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstring,
-		      const struct option *longopts, session_cli_local_fn local, void *ctx,
-		      struct session_opts *so, void (*usage)(FILE *))
+static int stack_copy_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
 {
-	int c, rv, targets = 0;
+	SO *so = opts;
+	uint64_t v;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return -1;
-		}
-		if ((rv = local(c, optarg, ctx)) == 0)
-			rv = session_cli_opt(cmd, c, optarg, so);
-		if (rv < 0)
-			return FG_EXIT_USAGE;
-		if (rv == 0) {
-			rv = session_cli_bad_opt(cmd, c, argv);
-			usage(stderr);
-			return rv;
-		}
-		targets += c == 'p' || c == 'c' || c == 'a';
+	if (fg_parse_u64(arg, 0, SAMPLER_MAX_STACK_COPY, &v) != 0 || v % 8 != 0) {
+		fg_err(cmd, "--%s '%s' must be a multiple of 8 from 0 (off) to %u bytes", r->name,
+		       arg, SAMPLER_MAX_STACK_COPY);
+		return -1;
 	}
+	so->stack_copy = (unsigned int)v;
+	return 1;
+}
+
+/* clang-format off */
+const struct cli_opt session_cli_targets[] = {
+	{ .name = "pid", .key = 'p', .kind = CLI_FN, .fn = pid_opt, CLI_AT(SO, pid),
+	  CLI_ALSO(SO, target), .arg = "HOSTPID",
+	  .help = "the process to sample (its PID on this host)" },
+	{ .name = "container", .key = 'c', .kind = CLI_FN, .fn = container_opt,
+	  CLI_AT(SO, container), CLI_ALSO(SO, target), .arg = "ID",
+	  .help = "every process of the container whose id (in /proc/<pid>/cgroup) starts with "
+		  "ID" },
+	{ .name = "all", .key = 'a', .kind = CLI_CONST, .lo = SESSION_TARGET_ALL,
+	  CLI_AT(SO, target),
+	  .help = "every JVM whose agent is connected" },
+	{ .name = "freq", .key = 'F', .kind = CLI_U64, .lo = 1, .hi = 10000, .unit = "Hz",
+	  CLI_AT(SO, freq_hz), .arg = "HZ",
+	  .help = "samples per second per thread (default 99, at most 10000)" },
+	{ 0 },
+};
+/* clang-format on */
+
+/* clang-format off */
+const struct cli_opt session_cli_sampling[] = {
+	{ .name = "no-kernel", .kind = CLI_SET, CLI_AT(SO, no_kernel),
+	  .help = "leave kernel frames out" },
+	{ .name = "no-inline", .kind = CLI_SET, CLI_AT(SO, no_inline),
+	  .help = "keep inlined Java methods folded into their caller" },
+	{ .name = "stack-copy", .kind = CLI_FN, .fn = stack_copy_opt, CLI_AT(SO, stack_copy),
+	  .arg = "BYTES",
+	  .help = "user stack copied per sample to name interpreted Java frames and unwind "
+		  "(a multiple of 8, 0..65528, 0 = off: interpreted frames stay Interpreter; "
+		  "default 65528, 16384 with --event offcpu|wall)",
+	  .doc = "Off-CPU stacks taken by BPF copy at most 61440 bytes." },
+	{ .name = "lines", .kind = CLI_SET, CLI_AT(SO, lines),
+	  .help = "add the source line to Java frames (Class::method:LINE)",
+	  .doc = "Interpreted frames get it from their bcp (`Class::method:LINE_[0]`), compiled and "
+		  "inlined ones from the agent's line tables (`..._[j]`, `..._[i]`)." },
+	{ .name = "unwind", .kind = CLI_ENUM, .names = unwind_names, CLI_AT(SO, unwind),
+	  .arg = "fp|vm",
+	  .help = "user stacks from frame pointers (the kernel's chain) or from the stack copy "
+		  "and the JVM's frame facts, which needs no -XX:+PreserveFramePointer "
+		  "(default: fp when the JVM keeps frame pointers, else vm)" },
+	{ .name = "unwind-check", .kind = CLI_SET, CLI_AT(SO, unwind_check),
+	  .help = "with frame pointers, also unwind every sample the vm way and count how many "
+		  "agree with the kernel's chain frame for frame",
+	  .doc = "The count is in the summary." },
+	{ .name = "socket", .kind = CLI_STR, CLI_AT(SO, socket_path), .arg = "PATH",
+	  .help = "agent socket to listen on when no watch daemon answers (default "
+		  FG_DEFAULT_SOCKET ")" },
+	{ .name = "ctl", .kind = CLI_STR, CLI_AT(SO, ctl_path), .arg = "PATH",
+	  .help = "control channel of a running watch daemon",
+	  .doc = "Default: `/run/fgcollect-ctl/ctl.sock`." },
+	{ 0 },
+};
+/* clang-format on */
+
+/* clang-format off */
+const struct cli_opt session_cli_events[] = {
+	{ .name = "event", .key = 'e', .kind = CLI_ENUM, .names = session_cli_event_names,
+	  CLI_AT(SO, event), .arg = "EVENT",
+	  .help = "cpu (default): CPU samples; offcpu: time off the CPU, a stack at each "
+		  "switch-out weighed by the time until the thread runs again; wall: both on one "
+		  "time scale. offcpu and wall count microseconds. From the JVM's agent: alloc: "
+		  "allocated bytes (sampled, weighed to unbiased totals), the allocated class as "
+		  "the leaf; live: the sampled objects not freed at the end; lock: contended "
+		  "monitor entries, microseconds waited, the monitor's class as the leaf",
+	  .doc = "See [offcpu-wall.md](offcpu-wall.md) and [alloc-lock.md](alloc-lock.md); `top` "
+		  "names the event and its unit in its header and shows self time in ms (`SELF-MS`) or "
+		  "self bytes in KiB (`SELF-KB`)." },
+	{ .name = "alloc-interval", .kind = CLI_U64, .lo = 1, .hi = 1ull << 30, .unit = "bytes",
+	  CLI_AT(SO, alloc_interval), .arg = "BYTES",
+	  .help = "alloc/live: mean bytes between samples (default 524288)",
+	  .doc = "1 to 2^30; each sample is weighed to the bytes and objects it stands for." },
+	{ .name = "alloc-depth", .kind = CLI_U64, .lo = 1, .hi = FGP_MAX_EVENT_DEPTH,
+	  .unit = "frames", CLI_AT(SO, alloc_depth), .arg = "N",
+	  .help = "alloc/live/lock: frames taken of a stack (default 128)",
+	  .doc = "1 to 2048; a stack cut there gets a `[truncated]` frame." },
+	{ .name = "lock-threshold", .kind = CLI_U64, .hi = 3600ull * 1000000,
+	  .unit = "microseconds", CLI_AT(SO, lock_threshold_us), .arg = "US",
+	  .help = "lock: leave out waits shorter than US microseconds (counted; default 0: "
+		  "every wait)" },
+	{ .name = "min-block", .kind = CLI_U64, .hi = 3600ull * 1000000, .mul = 1000,
+	  .unit = "microseconds", CLI_AT(SO, min_block_ns), .arg = "US",
+	  .help = "offcpu/wall: leave out waits shorter than US microseconds (counted; default "
+		  "0: every wait)" },
+	{ .name = "switch-rate", .kind = CLI_U64, .hi = SWITCHBPF_MAX_RATE,
+	  .unit = "stacks a second", CLI_AT(SO, switch_rate), .arg = "HZ",
+	  .help = "offcpu/wall: about HZ stacks a second in all, each switch-out taken by a "
+		  "chance its weight undoes (default 25; 0: every switch-out, exact)",
+	  .doc = "Each switch-out is taken by a chance in proportion to its predicted wait and weighed "
+		  "by 1 / chance: [offcpu-wall.md](offcpu-wall.md)." },
+	{ .name = "switch-period", .kind = CLI_U64, .lo = 1, .hi = 1000000,
+	  CLI_AT(SO, switch_period), .arg = "N",
+	  .help = "offcpu/wall: instead, each switch-out by chance 1/N, weighed N times (per "
+		  "thread without BPF: every Nth); not with --switch-rate" },
+	{ .name = "threads", .kind = CLI_STR, CLI_AT(SO, threads_regex), .arg = "REGEX",
+	  .help = "only threads whose name matches (POSIX extended regex)",
+	  .doc = "Any event." },
+	{ .name = "per-thread", .kind = CLI_CLEAR, CLI_AT(SO, merge_threads),
+	  .help = "each thread's stacks under its name (the default)",
+	  .doc = "With `--container` or `--all` the thread sits below its process's frame." },
+	{ .name = "no-per-thread", .kind = CLI_SET, CLI_AT(SO, merge_threads),
+	  .help = "no thread-name root frame: the threads' stacks merge",
+	  .doc = "It is async-profiler's default view; pprof samples then carry no `thread` label." },
+	{ .name = "scope", .kind = CLI_ENUM, .names = scope_names, CLI_AT(SO, scope),
+	  .arg = "cpus|threads",
+	  .help = "cpus: events per CPU, the targets' samples kept by BPF in the kernel (the "
+		  "default when privileged; offcpu and wall: needs CAP_BPF); threads: events per "
+		  "thread, which cost the JVM at each context switch (the fallback)",
+	  .doc = "`cpus` has no fallback: an error if the BPF program cannot load; CPU-wide events "
+		  "need root or `CAP_PERFMON`, the off-CPU program `CAP_BPF` and BTF. `threads` is "
+		  "said in the summary." },
+	{ 0 },
+};
+/* clang-format on */
+
+int session_cli_parse(const struct cli_cmd *c, int argc, char **argv, void *opts,
+		      struct session_opts *so)
+{
+	struct cli_seen seen;
+	int rv = cli_parse(c, argc, argv, opts, &seen);
+
+	if (rv)
+		return rv;
 	if (optind < argc) {
-		fg_err(cmd, "unexpected argument '%s'", argv[optind]);
+		fg_err(c->name, "unexpected argument '%s'", argv[optind]);
 		return FG_EXIT_USAGE;
 	}
-	if (targets != 1) {
-		fg_err(cmd, "give exactly one of --pid, --container or --all");
-		usage(stderr);
+	if (cli_given(c, &seen, "pid") + cli_given(c, &seen, "container") +
+		    cli_given(c, &seen, "all") !=
+	    1) {
+		fg_err(c->name, "give exactly one of --pid, --container or --all");
+		cli_usage(c, stderr);
+		return FG_EXIT_USAGE;
+	}
+	if (cli_given(c, &seen, "switch-rate") && cli_given(c, &seen, "switch-period")) {
+		fg_err(c->name, "give --switch-rate or --switch-period, not both");
 		return FG_EXIT_USAGE;
 	}
 	if (so->switch_rate == SESSION_SWITCH_RATE_AUTO)
@@ -256,4 +273,22 @@ int session_cli_parse(const char *cmd, int argc, char **argv, const char *optstr
 		so->stack_copy = so->event == SESSION_EVENT_CPU ? SESSION_DEFAULT_STACK_COPY
 								: SESSION_DEFAULT_SWITCH_STACK_COPY;
 	return 0;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+const volatile sig_atomic_t *session_cli_catch_stop(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return &stop_flag;
 }

@@ -16,25 +16,35 @@
 #include "session_cli.h"
 #include "util.h"
 
-static void no_usage(FILE *f)
+/* As record and top start. */
+static void so_init(void *opts)
 {
-	(void)f;
+	struct session_opts *so = opts;
+
+	memset(so, 0, sizeof(*so));
+	so->switch_rate = SESSION_SWITCH_RATE_AUTO;
 }
 
-static int no_local(int c, const char *arg, void *ctx)
-{
-	(void)c;
-	(void)arg;
-	(void)ctx;
-	return 0;
-}
+static const struct cli_group groups[] = {
+	{ NULL, session_cli_targets, 0 },
+	{ NULL, session_cli_sampling, 0 },
+	{ NULL, session_cli_events, 0 },
+};
+
+static const struct cli_cmd top_like = {
+	.name = "top",
+	.usage = "Usage: top\n",
+	.groups = groups,
+	.ngroups = 3,
+	.size = sizeof(struct session_opts),
+	.init = so_init,
+};
 
 /* Parse args (after the command name) as top does. */
 #define parse(so, ...) parse_args(so, (const char *[]){ __VA_ARGS__, NULL })
 
 static int parse_args(struct session_opts *so, const char *const *args)
 {
-	static const struct option longopts[] = { SESSION_CLI_LONGOPTS, { 0 } };
 	char *argv[32] = { (char *)"top" };
 	int argc = 1;
 
@@ -42,10 +52,8 @@ static int parse_args(struct session_opts *so, const char *const *args)
 		argv[argc] = (char *)args[argc - 1];
 		argc++;
 	}
-	memset(so, 0, sizeof(*so));
-	so->switch_rate = SESSION_SWITCH_RATE_AUTO; /* as record and top start */
-	return session_cli_parse("top", argc, argv, ":p:c:aF:e:", longopts, no_local, NULL, so,
-				 no_usage);
+	so_init(so);
+	return session_cli_parse(&top_like, argc, argv, so, so);
 }
 
 static void test_event_and_its_options_parse_for_every_command(void **state)
