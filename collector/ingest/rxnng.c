@@ -29,6 +29,7 @@
 
 #include "array.h"
 #include "fgproto.h"
+#include "fgsearch.h"
 
 /* After a listen, the watchdog's first probes come this often (at most its period). */
 #define WATCHDOG_EARLY_MS 250
@@ -91,20 +92,16 @@ static int nng_to_errno(int rv)
 	}
 }
 
+static bool id_before(const uint32_t *a, uint32_t id)
+{
+	return *a < id;
+}
+FG_LOWER_BOUND(id_lower_bound, uint32_t, uint32_t, id_before)
+
 /* Index of the first admitted pipe id >= id (lock held). */
 static unsigned pipes_find(const struct rxnng *rx, uint32_t id)
 {
-	unsigned lo = 0, hi = rx->n_pipes;
-
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-
-		if (rx->pipes[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (unsigned)id_lower_bound(rx->pipes, rx->n_pipes, id);
 }
 
 /* Wake the owner's poll (the eventfd): a gone pipe is queued, or a counter it reports moved. */

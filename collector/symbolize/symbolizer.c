@@ -11,6 +11,7 @@
 #include "array.h"
 #include "elfcfi.h"
 #include "elfsym.h"
+#include "fgsearch.h"
 #include "htab.h"
 #include "kallsyms.h"
 #include "rootfs.h"
@@ -109,20 +110,16 @@ void symbolizer_free(struct symbolizer *sz)
 	free(sz);
 }
 
+static bool proc_before(const struct sproc *p, pid_t pid)
+{
+	return p->pid < pid;
+}
+FG_LOWER_BOUND(proc_lower_bound, struct sproc, pid_t, proc_before)
+
 /* Index of the first process with pid >= pid. */
 static size_t proc_pos(const struct symbolizer *sz, pid_t pid)
 {
-	size_t lo = 0, hi = sz->nprocs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sz->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return proc_lower_bound(sz->procs, sz->nprocs, pid);
 }
 
 static struct sproc *proc_find(struct symbolizer *sz, pid_t pid)

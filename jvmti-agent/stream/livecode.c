@@ -9,8 +9,11 @@
 #include "livecode.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fgsearch.h"
 
 struct entry {
 	uint64_t addr;
@@ -45,20 +48,16 @@ void livecode_free(struct livecode *t)
 	free(t);
 }
 
+static bool entry_before(const struct entry *e, uint64_t a)
+{
+	return e->addr < a;
+}
+FG_LOWER_BOUND(entry_lower_bound, struct entry, uint64_t, entry_before)
+
 /* Index of the first entry with addr >= a. */
 static size_t lower_bound(const struct livecode *t, uint64_t a)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].addr < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return entry_lower_bound(t->v, t->n, a);
 }
 
 static void remove_range(struct livecode *t, size_t from, size_t to)
