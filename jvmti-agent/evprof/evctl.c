@@ -25,13 +25,13 @@
 
 struct evctl_priv {
 	struct evctl_ops ops;
-	pthread_mutex_t mu; /* covers want, gen, stop, started, exited */
+	pthread_mutex_t mu; /* covers want, gen, stop, started */
 	pthread_cond_t cv;
 	struct want_events want;
 	uint64_t gen;	 /* bumped by every evctl_want */
 	uint64_t conn;	 /* the connection the ask came on */
 	bool reannounce; /* a new connection: EVENTS again, even when nothing changes */
-	bool started, exited;
+	bool started;
 	atomic_bool stop;
 	pthread_t thread;
 	/* The worker's own. */
@@ -330,10 +330,6 @@ static void *worker(void *arg)
 	pthread_mutex_unlock(&p->mu);
 	if (p->ops.leave)
 		p->ops.leave(p->ops.arg);
-	pthread_mutex_lock(&p->mu);
-	p->exited = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
@@ -395,8 +391,8 @@ void evctl_want(struct evctl *c, const struct want_events *w, uint64_t conn)
 int evctl_stop(struct evctl *c, int timeout_ms)
 {
 	struct evctl_priv *p = c->p;
-	struct timespec deadline;
-	int rv = 0;
+	bool started;
+	int rv;
 
 	if (p == NULL)
 		return 0;
@@ -404,19 +400,12 @@ int evctl_stop(struct evctl *c, int timeout_ms)
 	atomic_store(&p->stop, true);
 	atomic_store(&c->on, 0);
 	pthread_cond_broadcast(&p->cv);
-	if (!p->started) {
-		pthread_mutex_unlock(&p->mu);
-		return 0;
-	}
-	fg_deadline_ms(&deadline, timeout_ms);
-	while (!p->exited && rv == 0)
-		rv = pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
-	rv = p->exited ? 0 : -ETIMEDOUT;
+	started = p->started; /* stop is set: no worker starts from here on */
 	pthread_mutex_unlock(&p->mu);
-	if (rv == 0) {
-		pthread_join(p->thread, NULL);
+	if (!started)
+		return 0;
+	if ((rv = agentthread_stop(p->thread, timeout_ms)) == 0)
 		p->started = false;
-	}
 	return rv;
 }
 

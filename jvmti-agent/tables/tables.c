@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "agentclock.h"
 #include "agentthread.h"
@@ -23,7 +22,7 @@ struct tables_priv {
 	struct tables_ops ops;
 	pthread_mutex_t mu; /* covers what follows and every announce() */
 	pthread_cond_t cv;
-	bool want, started, exited;
+	bool want, started;
 	atomic_bool stop;
 	uint64_t gen; /* bumped by every change of want */
 	pthread_t thread;
@@ -77,10 +76,6 @@ static void *worker(void *arg)
 	pthread_mutex_unlock(&p->mu);
 	if (p->ops.leave)
 		p->ops.leave(p->ops.arg);
-	pthread_mutex_lock(&p->mu);
-	p->exited = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
@@ -137,27 +132,20 @@ void tables_want(struct tables *t, bool want)
 int tables_stop(struct tables *t, int timeout_ms)
 {
 	struct tables_priv *p = t->p;
-	struct timespec deadline;
-	int rv = 0;
+	bool started;
+	int rv;
 
 	if (p == NULL)
 		return 0;
 	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->stop, true);
 	pthread_cond_broadcast(&p->cv);
-	if (!p->started) {
-		pthread_mutex_unlock(&p->mu);
-		return 0;
-	}
-	fg_deadline_ms(&deadline, timeout_ms);
-	while (!p->exited && rv == 0)
-		rv = pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
-	rv = p->exited ? 0 : -ETIMEDOUT;
+	started = p->started; /* stop is set: no worker starts from here on */
 	pthread_mutex_unlock(&p->mu);
-	if (rv == 0) {
-		pthread_join(p->thread, NULL);
+	if (!started)
+		return 0;
+	if ((rv = agentthread_stop(p->thread, timeout_ms)) == 0)
 		p->started = false;
-	}
 	return rv;
 }
 
