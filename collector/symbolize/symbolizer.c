@@ -28,8 +28,8 @@
 
 #define DEFAULT_MAX_PROCESSES 4096
 #define COOKIE_FAILED (1ull << 63)
-#define VSYSCALL_START 0xffffffffff600000ull
-#define VSYSCALL_END 0xffffffffff601000ull
+#define VSYSCALL_START ARCH_VSYSCALL_START
+#define VSYSCALL_END ARCH_VSYSCALL_END
 /* The vDSO is a few pages; refuse anything that claims to be larger. */
 #define VDSO_MAX_SIZE (1u << 20)
 
