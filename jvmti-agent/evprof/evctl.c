@@ -336,13 +336,7 @@ static void *worker(void *arg)
 /* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
 static int start_worker(struct evctl *c)
 {
-	struct evctl_priv *p = c->p;
-	int rv = agentthread_start(&p->thread, 256u << 10, worker, c);
-
-	if (rv != 0)
-		return rv;
-	p->started = true;
-	return 0;
+	return agentthread_start_worker(&c->p->thread, &c->p->started, 256u << 10, worker, c);
 }
 
 int evctl_init(struct evctl *c, struct queue *q, const struct evctl_ops *ops, uint32_t caps,
@@ -391,22 +385,12 @@ void evctl_want(struct evctl *c, const struct want_events *w, uint64_t conn)
 int evctl_stop(struct evctl *c, int timeout_ms)
 {
 	struct evctl_priv *p = c->p;
-	bool started;
-	int rv;
 
 	if (p == NULL)
 		return 0;
-	pthread_mutex_lock(&p->mu);
-	atomic_store(&p->stop, true);
 	atomic_store(&c->on, 0);
-	pthread_cond_broadcast(&p->cv);
-	started = p->started; /* stop is set: no worker starts from here on */
-	pthread_mutex_unlock(&p->mu);
-	if (!started)
-		return 0;
-	if ((rv = agentthread_stop(p->thread, timeout_ms)) == 0)
-		p->started = false;
-	return rv;
+	return agentthread_stop_worker(&p->mu, &p->cv, &p->stop, &p->started, &p->thread,
+				       timeout_ms);
 }
 
 void evctl_fini(struct evctl *c)

@@ -98,13 +98,7 @@ int tables_init(struct tables *t, const struct tables_ops *ops)
 /* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
 static int start_worker(struct tables *t)
 {
-	struct tables_priv *p = t->p;
-	int rv = agentthread_start(&p->thread, 512u << 10, worker, t);
-
-	if (rv != 0)
-		return rv;
-	p->started = true;
-	return 0;
+	return agentthread_start_worker(&t->p->thread, &t->p->started, 512u << 10, worker, t);
 }
 
 void tables_want(struct tables *t, bool want)
@@ -132,21 +126,11 @@ void tables_want(struct tables *t, bool want)
 int tables_stop(struct tables *t, int timeout_ms)
 {
 	struct tables_priv *p = t->p;
-	bool started;
-	int rv;
 
 	if (p == NULL)
 		return 0;
-	pthread_mutex_lock(&p->mu);
-	atomic_store(&p->stop, true);
-	pthread_cond_broadcast(&p->cv);
-	started = p->started; /* stop is set: no worker starts from here on */
-	pthread_mutex_unlock(&p->mu);
-	if (!started)
-		return 0;
-	if ((rv = agentthread_stop(p->thread, timeout_ms)) == 0)
-		p->started = false;
-	return rv;
+	return agentthread_stop_worker(&p->mu, &p->cv, &p->stop, &p->started, &p->thread,
+				       timeout_ms);
 }
 
 void tables_fini(struct tables *t)
