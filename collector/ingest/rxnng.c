@@ -28,6 +28,7 @@
 #include <nng/protocol/pipeline0/pull.h>
 
 #include "array.h"
+#include "fgclock.h"
 #include "fgproto.h"
 #include "fgsearch.h"
 
@@ -347,13 +348,7 @@ static void *watchdog(void *arg)
 		struct timespec dl;
 		int rv;
 
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += ms / 1000;
-		dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		fg_deadline_ms_on(CLOCK_MONOTONIC, &dl, (long)ms);
 		while (!rx->wd_stop)
 			if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, &dl) == ETIMEDOUT)
 				break;
@@ -405,7 +400,7 @@ int rxnng_open(const struct receive_opts *o, struct rxnng **out)
 	pthread_condattr_t ca;
 	int rv, fd;
 
-	if (!o->path || strlen(o->path) >= 108)
+	if (!receive_path_fits(o->path))
 		return -ENAMETOOLONG;
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)
@@ -536,13 +531,7 @@ static bool close_within(nng_socket sock, unsigned ms, void (*fin)(void *), void
 		return true;
 	}
 	pthread_attr_destroy(&a);
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	fg_deadline_ms_on(CLOCK_MONOTONIC, &dl, (long)ms);
 	pthread_mutex_lock(&c->mu);
 	while (!c->done)
 		if (pthread_cond_timedwait(&c->cv, &c->mu, &dl) == ETIMEDOUT)
