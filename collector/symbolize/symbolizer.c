@@ -114,13 +114,8 @@ static bool proc_before(const struct sproc *p, pid_t pid)
 {
 	return p->pid < pid;
 }
+/* proc_lower_bound(v, n, pid): the index of the first process with pid >= pid. */
 FG_LOWER_BOUND(proc_lower_bound, struct sproc, pid_t, proc_before)
-
-/* Index of the first process with pid >= pid. */
-static size_t proc_pos(const struct symbolizer *sz, pid_t pid)
-{
-	return proc_lower_bound(sz->procs, sz->nprocs, pid);
-}
 
 static struct sproc *proc_find(struct symbolizer *sz, pid_t pid)
 {
@@ -128,7 +123,7 @@ static struct sproc *proc_find(struct symbolizer *sz, pid_t pid)
 
 	if (sz->last < sz->nprocs && sz->procs[sz->last].pid == pid)
 		return &sz->procs[sz->last];
-	i = proc_pos(sz, pid);
+	i = proc_lower_bound(sz->procs, sz->nprocs, pid);
 	if (i < sz->nprocs && sz->procs[i].pid == pid) {
 		sz->last = i;
 		return &sz->procs[i];
@@ -139,7 +134,7 @@ static struct sproc *proc_find(struct symbolizer *sz, pid_t pid)
 /* The entry for pid, created empty (no maps content, no root) if new. */
 static int proc_get(struct symbolizer *sz, pid_t pid, struct sproc **out)
 {
-	size_t i = proc_pos(sz, pid);
+	size_t i = proc_lower_bound(sz->procs, sz->nprocs, pid);
 	struct procmaps *maps;
 
 	if (i < sz->nprocs && sz->procs[i].pid == pid) {
@@ -327,7 +322,7 @@ int symbolizer_mmap2(struct symbolizer *sz, pid_t pid, const struct procmap_upda
 
 void symbolizer_remove_process(struct symbolizer *sz, pid_t pid)
 {
-	size_t i = proc_pos(sz, pid);
+	size_t i = proc_lower_bound(sz->procs, sz->nprocs, pid);
 
 	if (i >= sz->nprocs || sz->procs[i].pid != pid)
 		return;
