@@ -4,33 +4,17 @@
 # the loader includes and libbpf loads. The instruction set is v3 (Linux 5.1: 32-bit jumps, and
 # atomics that return the old value, which switch.bpf.c hands out its slots with).
 #
-# The target architecture of bpf_tracing.h's register accessors (__TARGET_ARCH_xxx) follows
-# the processor CMake builds for, named here once.
-if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i.86)$")
-	set(FG_BPF_TARGET_ARCH x86)
-elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-	set(FG_BPF_TARGET_ARCH arm64)
-elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^arm")
-	set(FG_BPF_TARGET_ARCH arm)
-elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(ppc64le|ppc64|powerpc64)")
-	set(FG_BPF_TARGET_ARCH powerpc)
-elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^s390")
-	set(FG_BPF_TARGET_ARCH s390)
-elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^riscv64")
-	set(FG_BPF_TARGET_ARCH riscv)
-elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^loongarch64")
-	set(FG_BPF_TARGET_ARCH loongarch)
-else()
-	message(FATAL_ERROR "BPF programs: no __TARGET_ARCH_ for processor ${CMAKE_SYSTEM_PROCESSOR}")
-endif()
+# The target architecture of bpf_tracing.h's register accessors (__TARGET_ARCH_xxx): x86, the
+# one processor CMakeLists.txt builds for.
+set(FG_BPF_TARGET_ARCH x86)
 # The architecture's own headers (asm/types.h) where Debian keeps them.
 if(CMAKE_LIBRARY_ARCHITECTURE)
 	set(FG_BPF_ARCH_INCLUDE -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 endif()
 
 # fg_bpf_skeleton(NAME [DEPENDS header...])
-#   compiles ${CMAKE_CURRENT_SOURCE_DIR}/bpf/NAME.bpf.c (with the stage's include/) into
-#   NAME.bpf.o and generates NAME.skel.h (skeleton struct NAME_bpf) in the current binary dir;
+#   compiles ${CMAKE_CURRENT_SOURCE_DIR}/bpf/NAME.bpf.c (with the stage's include/, and
+#   collector/lib/include/ for arch_x86_64.h) into NAME.bpf.o and generates NAME.skel.h (skeleton struct NAME_bpf) in the current binary dir;
 #   sets FG_BPF_SKEL_NAME to the header's path for the stage's SOURCES.
 function(fg_bpf_skeleton name)
 	cmake_parse_arguments(B "" "" "DEPENDS" ${ARGN})
@@ -39,7 +23,7 @@ function(fg_bpf_skeleton name)
 	add_custom_command(OUTPUT ${obj}
 		COMMAND ${FG_BPF_CLANG} -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_${FG_BPF_TARGET_ARCH}
 			-Wall -Wextra -Werror ${FG_BPF_ARCH_INCLUDE}
-			-I${CMAKE_CURRENT_SOURCE_DIR}/include
+			-I${CMAKE_CURRENT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/collector/lib/include
 			-c ${CMAKE_CURRENT_SOURCE_DIR}/bpf/${name}.bpf.c -o ${obj}
 		DEPENDS bpf/${name}.bpf.c ${B_DEPENDS}
 		COMMENT "BPF object ${name}.bpf.o")

@@ -31,19 +31,25 @@ static inline uint64_t fg_whole_second_ns(uint64_t t)
 	return (t + sec - 1) / sec * sec;
 }
 
-/*
- * *ts = CLOCK_REALTIME now + ms: the deadline of a pthread timed wait or join (those take the
- * realtime clock).
- */
-static inline void fg_deadline_ms(struct timespec *ts, int ms)
+/* *ts = clock now + ms: the deadline of a timed wait on that clock. */
+static inline void fg_deadline_ms_on(clockid_t clock, struct timespec *ts, long ms)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
+	clock_gettime(clock, ts);
 	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
 	if (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+/*
+ * *ts = CLOCK_REALTIME now + ms: the deadline of a pthread timed wait or join (those take the
+ * realtime clock unless a condition variable was made with another).
+ */
+static inline void fg_deadline_ms(struct timespec *ts, int ms)
+{
+	fg_deadline_ms_on(CLOCK_REALTIME, ts, ms);
 }
 
 #endif

@@ -6,7 +6,8 @@
  * decoding, and a record only after checking it lies inside the message; every read goes
  * through struct cur, whose helpers fail (and stay failed) instead of reading past the end.
  * The encoder mirrors it: every write goes through struct put, and a record's size is what the
- * same body function puts when only counting.
+ * same body function puts when only counting. Each record's fields are put and taken from its
+ * table in fgproto.h (FGP_<TYPE>_FIELDS), so the two sides cannot disagree on a field.
  */
 #include "fgproto.h"
 #include "fgle.h"
@@ -184,6 +185,46 @@ static inline FGP_INLINE int encode_record(uint8_t *dst, size_t cap, uint16_t ty
 	return (int)w.n;
 }
 
+/*
+ * A record's fields from its table (FIELDS(PUT)), in a body function whose cursor is `w` and
+ * whose record is `s`: the encoder's half of each table in fgproto.h.
+ */
+#define PUT_U16(m) put16(w, s->m);
+#define PUT_U32(m) put32(w, s->m);
+#define PUT_U64(m) put64(w, s->m);
+#define PUT_I32(m) put32(w, (uint32_t)s->m);
+#define PUT_STR(m) put_str(w, s->m);
+#define PUT_PAD32(m) put32(w, 0);
+#define PUT_ZERO32(m) put32(w, 0);
+#define PUT(kind, m) PUT_##kind(m)
+
+/*
+ * put_NAME: the fields of FIELDS from a T, a whole record body (a put_body_fn) for a record
+ * that has nothing after them, or the start of one.
+ */
+#define DEFINE_PUT(name, T, FIELDS)                                                                \
+	static inline FGP_INLINE void put_##name(struct put *w, const void *arg)                   \
+	{                                                                                          \
+		const T *s = arg;                                                                  \
+                                                                                                   \
+		FIELDS(PUT)                                                                        \
+	}
+
+DEFINE_PUT(code_load_fields, struct fgp_code_load_in, FGP_CODE_LOAD_FIELDS)
+DEFINE_PUT(code_load_ids_fields, struct fgp_code_load_ids_in, FGP_CODE_LOAD_IDS_FIELDS)
+DEFINE_PUT(code_load_resolved_fields, struct fgp_code_load, FGP_CODE_LOAD_FIELDS)
+DEFINE_PUT(code_unload, struct fgp_code_unload, FGP_CODE_UNLOAD_FIELDS)
+DEFINE_PUT(dynamic_code, struct fgp_dynamic_code, FGP_DYNAMIC_CODE_FIELDS)
+DEFINE_PUT(snapshot, struct fgp_snapshot, FGP_SNAPSHOT_FIELDS)
+DEFINE_PUT(tables, struct fgp_tables, FGP_TABLES_FIELDS)
+DEFINE_PUT(dropped, struct fgp_dropped, FGP_DROPPED_FIELDS)
+DEFINE_PUT(name, struct fgp_name, FGP_NAME_FIELDS)
+DEFINE_PUT(vm_layout_fields, struct fgp_vm_layout, FGP_VM_LAYOUT_FIELDS)
+DEFINE_PUT(code_frame, struct fgp_code_frame, FGP_CODE_FRAME_FIELDS)
+DEFINE_PUT(code_lines_fields, struct fgp_code_lines_in, FGP_CODE_LINES_FIELDS)
+DEFINE_PUT(stack_event_fields, struct fgp_stack_event_in, FGP_STACK_EVENT_FIELDS)
+DEFINE_PUT(events, struct fgp_events, FGP_EVENTS_FIELDS)
+
 size_t fgp_msg_header_size(void)
 {
 	return FGP_MSG_HEADER_SIZE;
@@ -212,17 +253,10 @@ int fgp_encode_msg_header(uint8_t *dst, size_t cap)
 
 static void put_hello(struct put *w, const void *arg)
 {
-	const struct fgp_hello *h = arg;
+	const struct fgp_hello *s = arg;
 
-	put32(w, h->proto_version);
-	put32(w, h->pid);
-	put32(w, h->flags);
-	put32(w, 0);
-	put64(w, h->ts);
-	put_str(w, h->jvm_version);
-	put_str(w, h->agent_version);
-	put_str(w, h->service);
-	put64(w, h->token);
+	FGP_HELLO_FIELDS(PUT)
+	FGP_HELLO_OPTIONAL(PUT)
 }
 
 size_t fgp_hello_size(const struct fgp_hello *h)
@@ -239,11 +273,7 @@ static void put_code_load(struct put *w, const void *arg)
 {
 	const struct fgp_code_load_in *c = arg;
 
-	put64(w, c->addr);
-	put32(w, c->size);
-	put32(w, 0);
-	put64(w, c->ts);
-	put_str(w, c->name);
+	put_code_load_fields(w, c);
 	put16(w, c->n_methods);
 	for (uint16_t i = 0; i < c->n_methods; i++)
 		put_str(w, c->methods[i]);
@@ -290,28 +320,9 @@ int fgp_encode_code_load(uint8_t *dst, size_t cap, const struct fgp_code_load_in
 	return encode_record(dst, cap, FGP_CODE_LOAD, c->flags, put_code_load, c);
 }
 
-static void put_code_unload(struct put *w, const void *arg)
-{
-	const struct fgp_code_unload *u = arg;
-
-	put64(w, u->addr);
-	put64(w, u->ts);
-}
-
 int fgp_encode_code_unload(uint8_t *dst, size_t cap, const struct fgp_code_unload *u)
 {
 	return encode_record(dst, cap, FGP_CODE_UNLOAD, 0, put_code_unload, u);
-}
-
-static void put_dynamic_code(struct put *w, const void *arg)
-{
-	const struct fgp_dynamic_code *d = arg;
-
-	put64(w, d->addr);
-	put32(w, d->size);
-	put32(w, 0);
-	put64(w, d->ts);
-	put_str(w, d->name);
 }
 
 size_t fgp_dynamic_code_size(const struct fgp_dynamic_code *d)
@@ -324,46 +335,18 @@ int fgp_encode_dynamic_code(uint8_t *dst, size_t cap, const struct fgp_dynamic_c
 	return encode_record(dst, cap, FGP_DYNAMIC_CODE, 0, put_dynamic_code, d);
 }
 
-/* A record whose body is u64 ts | u32 v | u32 reserved (SNAPSHOT_BEGIN/END, TABLES). */
-struct ts_u32 {
-	uint64_t ts;
-	uint32_t v;
-};
-
-static void put_ts_u32(struct put *w, const void *arg)
-{
-	const struct ts_u32 *b = arg;
-
-	put64(w, b->ts);
-	put32(w, b->v);
-	put32(w, 0);
-}
-
 int fgp_encode_snapshot(uint8_t *dst, size_t cap, uint16_t type, const struct fgp_snapshot *s)
 {
-	struct ts_u32 b = { s->ts, s->count };
-
 	if (type != FGP_SNAPSHOT_BEGIN && type != FGP_SNAPSHOT_END)
 		return -EINVAL;
-	return encode_record(dst, cap, type, 0, put_ts_u32, &b);
+	return encode_record(dst, cap, type, 0, put_snapshot, s);
 }
 
 int fgp_encode_tables(uint8_t *dst, size_t cap, const struct fgp_tables *t)
 {
-	struct ts_u32 b = { t->ts, t->on };
-
 	if (t->on > 1)
 		return -EINVAL;
-	return encode_record(dst, cap, FGP_TABLES, 0, put_ts_u32, &b);
-}
-
-static void put_dropped(struct put *w, const void *arg)
-{
-	const struct fgp_dropped *d = arg;
-
-	put64(w, d->ts);
-	put64(w, d->queue_full);
-	put64(w, d->table_full);
+	return encode_record(dst, cap, FGP_TABLES, 0, put_tables, t);
 }
 
 int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
@@ -371,30 +354,16 @@ int fgp_encode_dropped(uint8_t *dst, size_t cap, const struct fgp_dropped *d)
 	return encode_record(dst, cap, FGP_DROPPED, 0, put_dropped, d);
 }
 
-struct name_body {
-	uint32_t id;
-	struct fgp_str name;
-};
-
-static void put_name(struct put *w, const void *arg)
-{
-	const struct name_body *b = arg;
-
-	put32(w, b->id);
-	put32(w, 0);
-	put_str(w, b->name);
-}
-
 size_t fgp_name_size(struct fgp_str name)
 {
-	struct name_body b = { 1, name };
+	struct fgp_name b = { 1, name };
 
 	return record_size(put_name, &b);
 }
 
 int fgp_encode_name(uint8_t *dst, size_t cap, uint32_t id, struct fgp_str name)
 {
-	struct name_body b = { id, name };
+	struct fgp_name b = { id, name };
 
 	if (id == 0)
 		return -EINVAL;
@@ -405,10 +374,7 @@ static void put_code_load_ids(struct put *w, const void *arg)
 {
 	const struct fgp_code_load_ids_in *c = arg;
 
-	put64(w, c->addr);
-	put32(w, c->size);
-	put32(w, c->name_id);
-	put64(w, c->ts);
+	put_code_load_ids_fields(w, c);
 	put16(w, c->n_methods);
 	for (uint16_t i = 0; i < c->n_methods; i++)
 		put32(w, c->method_ids[i]);
@@ -442,11 +408,7 @@ static void put_code_load_resolved(struct put *w, const void *arg)
 	struct fgp_inline_iter it;
 	struct fgp_str m;
 
-	put64(w, l->addr);
-	put32(w, l->size);
-	put32(w, 0);
-	put64(w, l->ts);
-	put_str(w, l->name);
+	put_code_load_resolved_fields(w, l);
 	put16(w, l->n_methods);
 	fgp_methods_begin(l, &it);
 	while (fgp_methods_next(&it, &m) == 1)
@@ -496,7 +458,7 @@ static void put_vm_layout(struct put *w, const void *arg)
 {
 	const struct fgp_vm_layout *l = arg;
 
-	put32(w, l->caps);
+	put_vm_layout_fields(w, l);
 	put32(w, vml_count(l));
 	for (unsigned k = 1; k < FGP_VML_NKEYS; k++) {
 		if (!(l->present >> k & 1))
@@ -540,23 +502,6 @@ int fgp_code_frame_check(const struct fgp_code_frame *f)
 	return 0;
 }
 
-static void put_code_frame(struct put *w, const void *arg)
-{
-	const struct fgp_code_frame *f = arg;
-
-	put64(w, f->addr);
-	put16(w, f->kind);
-	put16(w, f->flags);
-	put32(w, f->frame_size);
-	put64(w, f->code_begin);
-	put32(w, f->code_size);
-	put32(w, (uint32_t)f->frame_complete);
-	put64(w, f->deopt);
-	put64(w, f->deopt_mh);
-	put32(w, (uint32_t)f->orig_pc_offset);
-	put32(w, 0);
-}
-
 int fgp_encode_code_frame(uint8_t *dst, size_t cap, const struct fgp_code_frame *f)
 {
 	if (fgp_code_frame_check(f) != 0)
@@ -568,10 +513,7 @@ static void put_code_lines(struct put *w, const void *arg)
 {
 	const struct fgp_code_lines_in *l = arg;
 
-	put64(w, l->addr);
-	put32(w, l->size);
-	put32(w, l->n_pcs);
-	put64(w, l->ts);
+	put_code_lines_fields(w, l);
 	put_pc_entries(w, l->pcs, l->n_pcs);
 }
 
@@ -615,14 +557,7 @@ static void put_stack_event(struct put *w, const void *arg)
 	const struct fgp_stack_event_in *e = arg;
 	uint8_t *p;
 
-	put64(w, e->ts);
-	put32(w, e->tid);
-	put16(w, e->kind);
-	put16(w, e->depth);
-	put64(w, e->value);
-	put64(w, e->interval);
-	put64(w, e->tag);
-	put_str(w, e->cls);
+	put_stack_event_fields(w, e);
 	p = give(w, 8 * (size_t)e->depth);
 	if (!p)
 		return;
@@ -649,18 +584,20 @@ int fgp_encode_stack_event(uint8_t *dst, size_t cap, const struct fgp_stack_even
 	return encode_record(dst, cap, FGP_STACK_EVENT, e->flags, put_stack_event, e);
 }
 
+/* OBJECT_FREE's fields (the table's) and its tags. */
 struct free_body {
 	const uint64_t *tags;
 	uint32_t n;
 };
+
+DEFINE_PUT(object_free_fields, struct free_body, FGP_OBJECT_FREE_FIELDS)
 
 static void put_object_free(struct put *w, const void *arg)
 {
 	const struct free_body *b = arg;
 	uint8_t *p;
 
-	put32(w, b->n);
-	put32(w, 0);
+	put_object_free_fields(w, b);
 	p = give(w, 8 * (size_t)b->n);
 	if (!p)
 		return;
@@ -670,7 +607,7 @@ static void put_object_free(struct put *w, const void *arg)
 
 size_t fgp_object_free_size(uint32_t n)
 {
-	return FGP_REC_HEADER_SIZE + 8 + 8 * (size_t)n;
+	return FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_OBJECT_FREE_FIELDS) + 8 * (size_t)n;
 }
 
 int fgp_encode_object_free(uint8_t *dst, size_t cap, const uint64_t *tags, uint32_t n)
@@ -690,21 +627,6 @@ static int events_check(const struct fgp_events *e)
 	if (e->on & (FGP_EVM_ALLOC | FGP_EVM_LIVE) && e->alloc_interval == 0)
 		return -1;
 	return 0;
-}
-
-static void put_events(struct put *w, const void *arg)
-{
-	const struct fgp_events *e = arg;
-
-	put64(w, e->ts);
-	put32(w, e->on);
-	put32(w, 0);
-	put64(w, e->alloc_interval);
-	put64(w, e->lock_threshold_ns);
-	put64(w, e->dropped_queue);
-	put64(w, e->dropped_other);
-	put64(w, e->lock_short);
-	put64(w, e->lock_short_ns);
 }
 
 int fgp_encode_events(uint8_t *dst, size_t cap, const struct fgp_events *e)
@@ -809,6 +731,50 @@ static struct fgp_str take_str(struct cur *c)
 	return s;
 }
 
+/*
+ * A record's fields from its table (FIELDS(TAKE)), in a function whose cursor is `c` and whose
+ * record is `s`: the decoder's half of each table in fgproto.h.
+ */
+#define TAKE_U16(m) s->m = take16(c);
+#define TAKE_U32(m) s->m = take32(c);
+#define TAKE_U64(m) s->m = take64(c);
+#define TAKE_I32(m) s->m = (int32_t)take32(c);
+#define TAKE_STR(m) s->m = take_str(c);
+#define TAKE_PAD32(m) take32(c);
+#define TAKE_ZERO32(m)                                                                             \
+	if (take32(c) != 0)                                                                        \
+		c->bad = 1;
+#define TAKE(kind, m) TAKE_##kind(m)
+
+/* An optional field is read when the record still holds its first bytes (all of an integer). */
+#define OPTIONAL_BYTES_STR 1
+#define OPTIONAL_BYTES_U64 8
+#define TAKE_OPTIONAL(kind, m)                                                                     \
+	if (c->end - c->p >= OPTIONAL_BYTES_##kind)                                                \
+	TAKE_##kind(m)
+
+/* take_NAME: the fields of FIELDS into a T (the cursor fails on a short record). */
+#define DEFINE_TAKE(name, T, FIELDS)                                                               \
+	static void take_##name(struct cur *c, T *s)                                               \
+	{                                                                                          \
+		FIELDS(TAKE)                                                                       \
+	}
+
+DEFINE_TAKE(code_load, struct fgp_code_load, FGP_CODE_LOAD_FIELDS)
+DEFINE_TAKE(code_load_ids, struct fgp_code_load, FGP_CODE_LOAD_IDS_FIELDS)
+DEFINE_TAKE(code_unload, struct fgp_code_unload, FGP_CODE_UNLOAD_FIELDS)
+DEFINE_TAKE(dynamic_code, struct fgp_dynamic_code, FGP_DYNAMIC_CODE_FIELDS)
+DEFINE_TAKE(snapshot, struct fgp_snapshot, FGP_SNAPSHOT_FIELDS)
+DEFINE_TAKE(tables, struct fgp_tables, FGP_TABLES_FIELDS)
+DEFINE_TAKE(dropped, struct fgp_dropped, FGP_DROPPED_FIELDS)
+DEFINE_TAKE(name, struct fgp_name, FGP_NAME_FIELDS)
+DEFINE_TAKE(vm_layout, struct fgp_vm_layout, FGP_VM_LAYOUT_FIELDS)
+DEFINE_TAKE(code_frame, struct fgp_code_frame, FGP_CODE_FRAME_FIELDS)
+DEFINE_TAKE(code_lines, struct fgp_code_lines, FGP_CODE_LINES_FIELDS)
+DEFINE_TAKE(stack_event, struct fgp_stack_event, FGP_STACK_EVENT_FIELDS)
+DEFINE_TAKE(object_free, struct fgp_object_free, FGP_OBJECT_FREE_FIELDS)
+DEFINE_TAKE(events, struct fgp_events, FGP_EVENTS_FIELDS)
+
 int fgp_reader_init(struct fgp_reader *r, const uint8_t *buf, size_t len)
 {
 	memset(r, 0, sizeof(*r));
@@ -826,21 +792,12 @@ int fgp_reader_init(struct fgp_reader *r, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-static int decode_hello(struct cur *c, struct fgp_hello *h)
+static int decode_hello(struct cur *c, struct fgp_hello *s)
 {
-	h->proto_version = take32(c);
-	h->pid = take32(c);
-	h->flags = take32(c);
-	take32(c);
-	h->ts = take64(c);
-	h->jvm_version = take_str(c);
-	h->agent_version = take_str(c);
+	FGP_HELLO_FIELDS(TAKE)
 	/* Optional trailing fields: present only when the agent knows them. */
-	if (c->p < c->end)
-		h->service = take_str(c);
-	if (c->end - c->p >= 8)
-		h->token = take64(c);
-	if (c->bad || h->pid == 0)
+	FGP_HELLO_OPTIONAL(TAKE_OPTIONAL)
+	if (c->bad || s->pid == 0)
 		return -EBADMSG;
 	c->p = c->end; /* fields of a newer agent: ignored */
 	return 0;
@@ -899,14 +856,10 @@ static int decode_inline(struct cur *c, struct fgp_code_load *l, bool by_id)
 
 static int decode_code_load(struct cur *c, struct fgp_code_load *l, bool by_id)
 {
-	l->addr = take64(c);
-	l->size = take32(c);
-	l->name_id = take32(c); /* reserved (0) in a CODE_LOAD */
-	l->ts = take64(c);
-	if (!by_id) {
-		l->name = take_str(c);
-		l->name_id = 0;
-	}
+	if (by_id)
+		take_code_load_ids(c, l);
+	else
+		take_code_load(c, l);
 	if (c->bad || (by_id && l->name_id == 0))
 		return -EBADMSG;
 	/* A zero-sized blob or one that wraps the address space can never be symbolized. */
@@ -920,7 +873,7 @@ static int decode_vm_layout(struct cur *c, struct fgp_vm_layout *l)
 	uint64_t seen = 0;
 	uint32_t n;
 
-	l->caps = take32(c);
+	take_vm_layout(c, l);
 	n = take32(c);
 	if (c->bad || n > FGP_VML_MAX_ENTRIES || n > (size_t)(c->end - c->p) / 8)
 		return -EBADMSG;
@@ -943,17 +896,8 @@ static int decode_vm_layout(struct cur *c, struct fgp_vm_layout *l)
 
 static int decode_code_frame(struct cur *c, struct fgp_code_frame *f)
 {
-	f->addr = take64(c);
-	f->kind = take16(c);
-	f->flags = take16(c);
-	f->frame_size = take32(c);
-	f->code_begin = take64(c);
-	f->code_size = take32(c);
-	f->frame_complete = (int32_t)take32(c);
-	f->deopt = take64(c);
-	f->deopt_mh = take64(c);
-	f->orig_pc_offset = (int32_t)take32(c);
-	if (take32(c) != 0 || c->bad)
+	take_code_frame(c, f);
+	if (c->bad)
 		return -EBADMSG;
 	return fgp_code_frame_check(f);
 }
@@ -962,10 +906,7 @@ static int decode_code_lines(struct cur *c, struct fgp_code_lines *l)
 {
 	uint32_t prev = 0;
 
-	l->addr = take64(c);
-	l->size = take32(c);
-	l->n_pcs = take32(c);
-	l->ts = take64(c);
+	take_code_lines(c, l);
 	if (c->bad || l->size == 0 || l->addr + l->size < l->addr || l->n_pcs == 0 ||
 	    l->n_pcs > FGP_MAX_INLINE_PCS)
 		return -EBADMSG;
@@ -987,14 +928,7 @@ static int decode_code_lines(struct cur *c, struct fgp_code_lines *l)
  * frames with non-zero ids and lines >= 0. */
 static int decode_stack_event(struct cur *c, uint16_t flags, struct fgp_stack_event *e)
 {
-	e->ts = take64(c);
-	e->tid = take32(c);
-	e->kind = take16(c);
-	e->depth = take16(c);
-	e->value = take64(c);
-	e->interval = take64(c);
-	e->tag = take64(c);
-	e->cls = take_str(c);
+	take_stack_event(c, e);
 	if (c->bad || flags & ~FGP_REC_STACK_TRUNCATED || e->cls.len == 0 ||
 	    stack_event_check(e->kind, e->value, e->interval, e->tag, e->depth) != 0)
 		return -EBADMSG;
@@ -1015,8 +949,7 @@ static int decode_stack_event(struct cur *c, uint16_t flags, struct fgp_stack_ev
 /* OBJECT_FREE: no flags, 1..FGP_MAX_FREE_TAGS tags, exactly as many as the record holds. */
 static int decode_object_free(struct cur *c, uint16_t flags, struct fgp_object_free *f)
 {
-	f->n = take32(c);
-	take32(c);
+	take_object_free(c, f);
 	if (c->bad || flags != 0 || f->n == 0 || f->n > FGP_MAX_FREE_TAGS)
 		return -EBADMSG;
 	f->tags_raw = take(c, 8 * (size_t)f->n);
@@ -1025,15 +958,7 @@ static int decode_object_free(struct cur *c, uint16_t flags, struct fgp_object_f
 
 static int decode_events(struct cur *c, uint16_t flags, struct fgp_events *e)
 {
-	e->ts = take64(c);
-	e->on = take32(c);
-	take32(c);
-	e->alloc_interval = take64(c);
-	e->lock_threshold_ns = take64(c);
-	e->dropped_queue = take64(c);
-	e->dropped_other = take64(c);
-	e->lock_short = take64(c);
-	e->lock_short_ns = take64(c);
+	take_events(c, e);
 	if (c->bad || flags != 0 || events_check(e) != 0)
 		return -EBADMSG;
 	return 0;
@@ -1052,43 +977,30 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		rv = decode_code_load(c, &rec->u.load, type == FGP_CODE_LOAD_IDS);
 		break;
 	case FGP_NAME:
-		rec->u.name.id = take32(c);
-		take32(c);
-		rec->u.name.name = take_str(c);
+		take_name(c, &rec->u.name);
 		if (!c->bad && rec->u.name.id == 0)
 			rv = -EBADMSG;
 		break;
 	case FGP_CODE_UNLOAD:
-		rec->u.unload.addr = take64(c);
-		rec->u.unload.ts = take64(c);
+		take_code_unload(c, &rec->u.unload);
 		break;
 	case FGP_DYNAMIC_CODE:
-		rec->u.dyn.addr = take64(c);
-		rec->u.dyn.size = take32(c);
-		take32(c);
-		rec->u.dyn.ts = take64(c);
-		rec->u.dyn.name = take_str(c);
+		take_dynamic_code(c, &rec->u.dyn);
 		if (!c->bad &&
 		    (rec->u.dyn.size == 0 || rec->u.dyn.addr + rec->u.dyn.size < rec->u.dyn.addr))
 			rv = -EBADMSG;
 		break;
 	case FGP_SNAPSHOT_BEGIN:
 	case FGP_SNAPSHOT_END:
-		rec->u.snap.ts = take64(c);
-		rec->u.snap.count = take32(c);
-		take32(c);
+		take_snapshot(c, &rec->u.snap);
 		break;
 	case FGP_TABLES:
-		rec->u.tables.ts = take64(c);
-		rec->u.tables.on = take32(c);
-		take32(c);
+		take_tables(c, &rec->u.tables);
 		if (!c->bad && rec->u.tables.on > 1)
 			rv = -EBADMSG;
 		break;
 	case FGP_DROPPED:
-		rec->u.dropped.ts = take64(c);
-		rec->u.dropped.queue_full = take64(c);
-		rec->u.dropped.table_full = take64(c);
+		take_dropped(c, &rec->u.dropped);
 		break;
 	case FGP_VM_LAYOUT:
 		rv = decode_vm_layout(c, &rec->u.layout);
@@ -1233,38 +1145,11 @@ uint32_t fgp_load_method_id(const struct fgp_code_load *c, unsigned i)
 const char *fgp_type_name(uint16_t type)
 {
 	switch (type) {
-	case FGP_HELLO:
-		return "hello";
-	case FGP_CODE_LOAD:
-		return "code-load";
-	case FGP_CODE_UNLOAD:
-		return "code-unload";
-	case FGP_DYNAMIC_CODE:
-		return "dynamic-code";
-	case FGP_SNAPSHOT_BEGIN:
-		return "snapshot-begin";
-	case FGP_SNAPSHOT_END:
-		return "snapshot-end";
-	case FGP_TABLES:
-		return "tables";
-	case FGP_DROPPED:
-		return "dropped";
-	case FGP_VM_LAYOUT:
-		return "vm-layout";
-	case FGP_CODE_FRAME:
-		return "code-frame";
-	case FGP_CODE_LINES:
-		return "code-lines";
-	case FGP_NAME:
-		return "name";
-	case FGP_CODE_LOAD_IDS:
-		return "code-load-ids";
-	case FGP_STACK_EVENT:
-		return "stack-event";
-	case FGP_OBJECT_FREE:
-		return "object-free";
-	case FGP_EVENTS:
-		return "events";
+#define TYPE_NAME(t, name)                                                                         \
+	case t:                                                                                    \
+		return name;
+		FGP_TYPES(TYPE_NAME)
+#undef TYPE_NAME
 	default:
 		return "unknown";
 	}

@@ -22,30 +22,9 @@
  * Timestamps are CLOCK_MONOTONIC nanoseconds, the clock perf_event_open stamps samples with
  * (attr.use_clockid), so samples and code events order exactly.
  *
- * Record bodies:
- *
- *   HELLO         u32 proto_version | u32 pid (as the agent sees it) | u32 flags (FGP_HELLO_*)
- *                 | u32 reserved | u64 ts | str jvm_version | str agent_version
- *                 [| str service] [| u64 token]  [| fields of later versions ...]
- *   CODE_LOAD     u64 addr | u32 size | u32 reserved | u64 ts | str name | inline table
- *   CODE_UNLOAD   u64 addr | u64 ts
- *   DYNAMIC_CODE  u64 addr | u32 size | u32 reserved | u64 ts | str name
- *   SNAPSHOT_BEGIN/END  u64 ts | u32 count | u32 reserved
- *   DROPPED       u64 ts | u64 queue_full | u64 table_full   (cumulative since agent start)
- *   VM_LAYOUT     u32 caps (FGP_VML_CAP_*) | u32 n | n x { u16 key | u16 0 | u32 value }
- *   NAME          u32 id | u32 reserved | str name
- *   CODE_LOAD_IDS u64 addr | u32 size | u32 name id | u64 ts | interned inline table
- *   CODE_FRAME    u64 addr | u16 kind | u16 flags | u32 frame_size | u64 code_begin
- *                 | u32 code_size | i32 frame_complete | u64 deopt | u64 deopt_mh
- *                 | i32 orig_pc_offset | u32 reserved
- *   CODE_LINES    u64 addr | u32 size | u32 n_pcs | u64 ts | line table
- *   TABLES        u64 ts | u32 on | u32 reserved
- *   STACK_EVENT   u64 ts | u32 tid | u16 kind | u16 depth | u64 value | u64 interval | u64 tag
- *                 | str class | depth x { u32 method id | i32 line }
- *   OBJECT_FREE   u32 n | u32 reserved | n x u64 tag
- *   EVENTS        u64 ts | u32 on (FGP_EVM_*) | u32 reserved | u64 alloc_interval
- *                 | u64 lock_threshold_ns | u64 dropped_queue | u64 dropped_other
- *                 | u64 lock_short | u64 lock_short_ns
+ * Record bodies: each record's fields, in wire order, are its FGP_<TYPE>_FIELDS table below,
+ * from which both sides put, size and decode it; what follows the fields of a record that goes
+ * on (a string table, a pc table, tags) is said beside its table.
  *
  * Tables on demand (FGP_HELLO_TABLES_ON_DEMAND): an agent that says so in its HELLO sends a
  * compiled method's inline table, CODE_FRAME and CODE_LINES only while its collector asks for
@@ -152,7 +131,8 @@
  * which features the agent trusts. The agent sends it right after HELLO on every connection.
  *
  * HELLO alone may grow at its end: optional trailing fields, each added by a later agent. A
- * decoder reads the optional fields it knows when they are present (an older agent sends none:
+ * decoder reads the optional fields it knows (FGP_HELLO_OPTIONAL) when they are present (a
+ * string when any byte is left, an integer when all its bytes are; an older agent sends none:
  * they decode as empty) and ignores any bytes after them (fields of a newer agent). Every other
  * known record must be exactly as long as its body. (Decoders before the service field refused
  * any trailing byte in HELLO too.)
@@ -208,6 +188,162 @@ enum fgp_type {
 	FGP_EVENTS = 18,
 };
 
+/*
+ * ---- the records' fields ----------------------------------------------------------------
+ *
+ * FGP_<TYPE>_FIELDS(X) lists one record body's fields in wire order as X(kind, member), member
+ * naming the field of the record's structs below (encoder input and decoded record alike):
+ *   U16, U32, U64  an unsigned integer, little-endian
+ *   I32            an int32_t, two's complement in a u32
+ *   STR            a struct fgp_str: u16 length + that many bytes (see Strings above)
+ *   PAD32          a reserved u32: written 0, ignored when read
+ *   ZERO32         a reserved u32: written 0, and the record refused when it is not
+ * FGP_FIELDS_BYTES(FIELDS) is the size of a body made of fixed-size fields only.
+ */
+
+/* The agent's hello; then FGP_HELLO_OPTIONAL, then any fields of later versions. */
+#define FGP_HELLO_FIELDS(X)                                                                        \
+	X(U32, proto_version)                                                                      \
+	X(U32, pid)   /* as the agent sees it */                                                   \
+	X(U32, flags) /* FGP_HELLO_* */                                                            \
+	X(PAD32, reserved)                                                                         \
+	X(U64, ts)                                                                                 \
+	X(STR, jvm_version)                                                                        \
+	X(STR, agent_version)
+/* HELLO's optional trailing fields, each read only when the record holds it (see below). */
+#define FGP_HELLO_OPTIONAL(X)                                                                      \
+	X(STR, service)                                                                            \
+	X(U64, token)
+
+/* CODE_LOAD: then its inline table (below). */
+#define FGP_CODE_LOAD_FIELDS(X)                                                                    \
+	X(U64, addr)                                                                               \
+	X(U32, size)                                                                               \
+	X(PAD32, reserved)                                                                         \
+	X(U64, ts)                                                                                 \
+	X(STR, name)
+
+/* CODE_LOAD_IDS: then its interned inline table (below). */
+#define FGP_CODE_LOAD_IDS_FIELDS(X)                                                                \
+	X(U64, addr)                                                                               \
+	X(U32, size)                                                                               \
+	X(U32, name_id)                                                                            \
+	X(U64, ts)
+
+#define FGP_CODE_UNLOAD_FIELDS(X)                                                                  \
+	X(U64, addr)                                                                               \
+	X(U64, ts)
+
+#define FGP_DYNAMIC_CODE_FIELDS(X)                                                                 \
+	X(U64, addr)                                                                               \
+	X(U32, size)                                                                               \
+	X(PAD32, reserved)                                                                         \
+	X(U64, ts)                                                                                 \
+	X(STR, name)
+
+/* SNAPSHOT_BEGIN and SNAPSHOT_END. */
+#define FGP_SNAPSHOT_FIELDS(X)                                                                     \
+	X(U64, ts)                                                                                 \
+	X(U32, count)                                                                              \
+	X(PAD32, reserved)
+
+/* Counts cumulative since the agent started. */
+#define FGP_DROPPED_FIELDS(X)                                                                      \
+	X(U64, ts)                                                                                 \
+	X(U64, queue_full)                                                                         \
+	X(U64, table_full)
+
+/* VM_LAYOUT: then u32 n | n x { u16 key | u16 0 | u32 value }. */
+#define FGP_VM_LAYOUT_FIELDS(X) X(U32, caps) /* FGP_VML_CAP_* */
+
+#define FGP_NAME_FIELDS(X)                                                                         \
+	X(U32, id)                                                                                 \
+	X(PAD32, reserved)                                                                         \
+	X(STR, name)
+
+#define FGP_CODE_FRAME_FIELDS(X)                                                                   \
+	X(U64, addr)                                                                               \
+	X(U16, kind)                                                                               \
+	X(U16, flags)                                                                              \
+	X(U32, frame_size)                                                                         \
+	X(U64, code_begin)                                                                         \
+	X(U32, code_size)                                                                          \
+	X(I32, frame_complete)                                                                     \
+	X(U64, deopt)                                                                              \
+	X(U64, deopt_mh)                                                                           \
+	X(I32, orig_pc_offset)                                                                     \
+	X(ZERO32, reserved)
+
+/* CODE_LINES: then its line table (below). */
+#define FGP_CODE_LINES_FIELDS(X)                                                                   \
+	X(U64, addr)                                                                               \
+	X(U32, size)                                                                               \
+	X(U32, n_pcs)                                                                              \
+	X(U64, ts)
+
+#define FGP_TABLES_FIELDS(X)                                                                       \
+	X(U64, ts)                                                                                 \
+	X(U32, on)                                                                                 \
+	X(PAD32, reserved)
+
+/* STACK_EVENT: then depth x { u32 method id | i32 line }. */
+#define FGP_STACK_EVENT_FIELDS(X)                                                                  \
+	X(U64, ts)                                                                                 \
+	X(U32, tid)                                                                                \
+	X(U16, kind)                                                                               \
+	X(U16, depth)                                                                              \
+	X(U64, value)                                                                              \
+	X(U64, interval)                                                                           \
+	X(U64, tag)                                                                                \
+	X(STR, cls)
+
+/* OBJECT_FREE: then n x u64 tag. */
+#define FGP_OBJECT_FREE_FIELDS(X)                                                                  \
+	X(U32, n)                                                                                  \
+	X(PAD32, reserved)
+
+#define FGP_EVENTS_FIELDS(X)                                                                       \
+	X(U64, ts)                                                                                 \
+	X(U32, on) /* FGP_EVM_* */                                                                 \
+	X(PAD32, reserved)                                                                         \
+	X(U64, alloc_interval)                                                                     \
+	X(U64, lock_threshold_ns)                                                                  \
+	X(U64, dropped_queue)                                                                      \
+	X(U64, dropped_other)                                                                      \
+	X(U64, lock_short)                                                                         \
+	X(U64, lock_short_ns)
+
+#define FGP_BYTES_U16 2
+#define FGP_BYTES_U32 4
+#define FGP_BYTES_U64 8
+#define FGP_BYTES_I32 4
+#define FGP_BYTES_PAD32 4
+#define FGP_BYTES_ZERO32 4
+#define FGP_FIELD_BYTES(kind, member) FGP_BYTES_##kind +
+#define FGP_FIELDS_BYTES(FIELDS) (FIELDS(FGP_FIELD_BYTES) 0)
+
+/*
+ * Every record type, and its name for logs: X(type, name). A type here has a FIELDS table
+ * above; a record of any other type is skipped by its size.
+ */
+#define FGP_TYPES(X)                                                                               \
+	X(FGP_HELLO, "hello")                                                                      \
+	X(FGP_CODE_LOAD, "code-load")                                                              \
+	X(FGP_CODE_UNLOAD, "code-unload")                                                          \
+	X(FGP_DYNAMIC_CODE, "dynamic-code")                                                        \
+	X(FGP_SNAPSHOT_BEGIN, "snapshot-begin")                                                    \
+	X(FGP_SNAPSHOT_END, "snapshot-end")                                                        \
+	X(FGP_TABLES, "tables")                                                                    \
+	X(FGP_DROPPED, "dropped")                                                                  \
+	X(FGP_VM_LAYOUT, "vm-layout")                                                              \
+	X(FGP_CODE_FRAME, "code-frame")                                                            \
+	X(FGP_CODE_LINES, "code-lines")                                                            \
+	X(FGP_NAME, "name")                                                                        \
+	X(FGP_CODE_LOAD_IDS, "code-load-ids")                                                      \
+	X(FGP_STACK_EVENT, "stack-event")                                                          \
+	X(FGP_OBJECT_FREE, "object-free")                                                          \
+	X(FGP_EVENTS, "events")
+
 /* STACK_EVENT kinds. */
 enum fgp_ev_kind {
 	FGP_EV_ALLOC = 1,
@@ -240,7 +376,7 @@ enum fgp_cf_kind {
 };
 
 #define FGP_CF_MAX_FRAME (1u << 20) /* bytes; HotSpot refuses far smaller frames */
-#define FGP_CODE_FRAME_SIZE (FGP_REC_HEADER_SIZE + 56)
+#define FGP_CODE_FRAME_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_CODE_FRAME_FIELDS))
 
 /* VM_LAYOUT: features the agent vouches for (every key they need is present and checked). */
 #define FGP_VML_CAP_NAMES (1u << 0)	   /* Method* -> holder and method names */
@@ -625,11 +761,11 @@ int fgp_vml_has(const struct fgp_vm_layout *l, enum fgp_vml_key k);
 uint32_t fgp_vml_get(const struct fgp_vm_layout *l, enum fgp_vml_key k);
 
 /* Sizes of the fixed-size records. */
-#define FGP_CODE_UNLOAD_SIZE (FGP_REC_HEADER_SIZE + 16)
-#define FGP_SNAPSHOT_SIZE (FGP_REC_HEADER_SIZE + 16)
-#define FGP_TABLES_SIZE (FGP_REC_HEADER_SIZE + 16)
-#define FGP_DROPPED_SIZE (FGP_REC_HEADER_SIZE + 24)
-#define FGP_EVENTS_SIZE (FGP_REC_HEADER_SIZE + 64)
+#define FGP_CODE_UNLOAD_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_CODE_UNLOAD_FIELDS))
+#define FGP_SNAPSHOT_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_SNAPSHOT_FIELDS))
+#define FGP_TABLES_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_TABLES_FIELDS))
+#define FGP_DROPPED_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_DROPPED_FIELDS))
+#define FGP_EVENTS_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_EVENTS_FIELDS))
 
 /* ---- fields of an encoded record (ours: already valid) ----------------------------------- */
 

@@ -23,6 +23,7 @@
 
 #include "array.h"
 #include "fghash.h"
+#include "fgsearch.h"
 #include "htab.h"
 
 #define PEND_MAX 64
@@ -217,20 +218,16 @@ static inline uint64_t blob_end(const struct codeblob *b)
 
 /* ---- live set ------------------------------------------------------------------------ */
 
+static bool blob_ends_by(struct codeblob *const *b, uint64_t addr)
+{
+	return blob_end(*b) <= addr;
+}
+FG_LOWER_BOUND(live_lower_bound, struct codeblob *, uint64_t, blob_ends_by)
+
 /* First live index whose end is above addr (ends are sorted because the set never overlaps). */
 static size_t live_first_ending_after(const struct codetab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n_live;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (blob_end(t->live[mid]) <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return live_lower_bound(t->live, t->n_live, addr);
 }
 
 static int live_reserve(struct codetab *t)
@@ -937,59 +934,49 @@ const struct fgp_vm_layout *codetab_layout(const struct codetab *t, uint32_t *ge
 
 /* ---- queries ------------------------------------------------------------------------- */
 
+static bool pc_before(const uint32_t *pc_off, uint64_t off)
+{
+	return *pc_off < off;
+}
+FG_LOWER_BOUND(pc_lower_bound, uint32_t, uint64_t, pc_before)
+
+/*
+ * The entry of b's pc table pc_off[0..n_pcs) that covers addr (entry i covers
+ * (pc_off[i-1], pc_off[i]]: the first with pc_off >= addr - b->addr), or n_pcs when none does.
+ */
+static size_t pc_entry(const struct codeblob *b, const uint32_t *pc_off, uint32_t n_pcs,
+		       uint64_t addr)
+{
+	if (addr < b->addr || addr > blob_end(b))
+		return n_pcs;
+	return pc_lower_bound(pc_off, n_pcs, addr - b->addr);
+}
+
 int codetab_inline_chain(const struct codeblob *b, uint64_t addr, const char **names, size_t max)
 {
 	const struct codetab_inline *inl = b->inl;
-	uint64_t off;
-	size_t lo = 0, hi, n;
+	size_t e, n;
 
-	if (!inl || inl->n_pcs == 0 || addr < b->addr || addr >= blob_end(b) + 1)
+	if (!inl || (e = pc_entry(b, inl->pc_off, inl->n_pcs, addr)) == inl->n_pcs)
 		return 0;
-	off = addr - b->addr;
-	hi = inl->n_pcs;
-	/* First entry with pc_off >= off: entry i covers (pc[i-1], pc[i]]. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (inl->pc_off[mid] < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == inl->n_pcs)
-		return 0;
-	n = inl->chain_start[lo + 1] - inl->chain_start[lo];
+	n = inl->chain_start[e + 1] - inl->chain_start[e];
 	if (n > max)
 		n = max;
 	for (size_t i = 0; i < n; i++)
-		names[i] = inl->methods[inl->chain[inl->chain_start[lo] + i]];
+		names[i] = inl->methods[inl->chain[inl->chain_start[e] + i]];
 	return (int)n;
 }
 
 int codetab_lines_at(const struct codeblob *b, uint64_t addr, uint16_t *lines, size_t max)
 {
 	const struct codetab_lines *cl = b->lines;
-	size_t lo = 0, hi, n;
-	uint64_t off;
+	size_t e, n;
 
-	if (!cl || cl->n_pcs == 0 || addr < b->addr || addr > blob_end(b))
+	if (!cl || (e = pc_entry(b, cl->pc_off, cl->n_pcs, addr)) == cl->n_pcs)
 		return 0;
-	off = addr - b->addr;
-	hi = cl->n_pcs;
-	/* First entry with pc_off >= off: entry i covers (pc[i-1], pc[i]]. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cl->pc_off[mid] < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == cl->n_pcs)
-		return 0;
-	n = cl->start[lo + 1] - cl->start[lo];
+	n = cl->start[e + 1] - cl->start[e];
 	for (size_t i = 0; i < n && i < max; i++)
-		lines[i] = cl->line[cl->start[lo] + i];
+		lines[i] = cl->line[cl->start[e] + i];
 	return (int)n;
 }
 

@@ -20,6 +20,7 @@
 
 #include "array.h"
 #include "codetab.h"
+#include "fgsearch.h"
 #include "util.h"
 
 struct perfmap_dir {
@@ -362,22 +363,20 @@ static int merge_recent(struct perfmap_writer *w)
 
 enum fit { FIT_NEW, FIT_PRESENT, FIT_OVERLAP };
 
+static bool line_ends_by(const struct line *l, uint64_t addr)
+{
+	return l->end <= addr;
+}
+FG_LOWER_BOUND(line_lower_bound, struct line, uint64_t, line_ends_by)
+
 /* How the range of b relates to the lines of the file. */
 static enum fit fit_of(const struct perfmap_writer *w, const struct codeblob *b)
 {
 	uint64_t end = b->addr + b->size;
-	size_t lo = 0, hi = w->n_lines;
 	const struct line *l = NULL;
-
 	/* Lines never overlap, so their ends are sorted too: find the first ending above addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = line_lower_bound(w->lines, w->n_lines, b->addr);
 
-		if (w->lines[mid].end <= b->addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < w->n_lines && w->lines[lo].addr < end)
 		l = &w->lines[lo];
 	for (size_t i = 0; !l && i < w->n_recent; i++)

@@ -8,6 +8,7 @@
 #include "jvmset.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "array.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "fgsearch.h"
 #include "htab.h"
 #include "nstid.h"
 #include "perfmap.h"
@@ -183,19 +185,15 @@ int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob)
 
 /* ---- connections ------------------------------------------------------------------- */
 
+static bool conn_before(struct conn *const *c, uint32_t pipe)
+{
+	return (*c)->pipe < pipe;
+}
+FG_LOWER_BOUND(conn_lower_bound, struct conn *, uint32_t, conn_before)
+
 static size_t conn_pos(const struct jvmset *s, uint32_t pipe)
 {
-	size_t lo = 0, hi = s->n_conns;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->conns[mid]->pipe < pipe)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return conn_lower_bound(s->conns, s->n_conns, pipe);
 }
 
 static struct conn *conn_find(const struct jvmset *s, uint32_t pipe)

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #include "array.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "fgsearch.h"
 #include "fgsocket.h"
 #include "rxchan.h"
 #include "rxnng.h"
@@ -387,7 +389,7 @@ int receive_child_main(int argc, char **argv)
 	struct receive_opts o = { 0 };
 
 	if (argc != 3 + CHILD_ARGS || strcmp(argv[1], RECEIVE_CHILD_ARG) != 0 ||
-	    strlen(argv[2 + CHILD_ARGS]) >= 108)
+	    !receive_path_fits(argv[2 + CHILD_ARGS]))
 		return CHILD_EXIT_SETUP;
 	for (unsigned i = 0; i < CHILD_ARGS; i++)
 		if (arg_num(argv[2 + i], UINT32_MAX, &v[i]) != 0)
@@ -552,19 +554,16 @@ static void command(struct receive *rx, enum rxchan_type t, uint32_t pipe, uint3
 
 /* ---- the parent: pipes ------------------------------------------------------------------ */
 
+static bool pipe_before(const struct rxpipe *p, uint32_t cid)
+{
+	return p->cid < cid;
+}
+FG_LOWER_BOUND(pipe_lower_bound, struct rxpipe, uint32_t, pipe_before)
+
+/* Index of the first pipe whose cid >= cid. */
 static unsigned pipe_find(const struct receive *rx, uint32_t cid)
 {
-	unsigned lo = 0, hi = rx->n_pipes;
-
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-
-		if (rx->pipes[mid].cid < cid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (unsigned)pipe_lower_bound(rx->pipes, rx->n_pipes, cid);
 }
 
 /* Our pipe for the child's cid with peer pid, admitted now if new; NULL at the cap. */
@@ -967,7 +966,7 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 	struct receive *rx;
 	int rv;
 
-	if (!o->path || strlen(o->path) >= 108)
+	if (!receive_path_fits(o->path))
 		return -ENAMETOOLONG;
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)

@@ -28,7 +28,9 @@
 #include <nng/protocol/pipeline0/pull.h>
 
 #include "array.h"
+#include "fgclock.h"
 #include "fgproto.h"
+#include "fgsearch.h"
 
 /* After a listen, the watchdog's first probes come this often (at most its period). */
 #define WATCHDOG_EARLY_MS 250
@@ -91,20 +93,16 @@ static int nng_to_errno(int rv)
 	}
 }
 
+static bool id_before(const uint32_t *a, uint32_t id)
+{
+	return *a < id;
+}
+FG_LOWER_BOUND(id_lower_bound, uint32_t, uint32_t, id_before)
+
 /* Index of the first admitted pipe id >= id (lock held). */
 static unsigned pipes_find(const struct rxnng *rx, uint32_t id)
 {
-	unsigned lo = 0, hi = rx->n_pipes;
-
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-
-		if (rx->pipes[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (unsigned)id_lower_bound(rx->pipes, rx->n_pipes, id);
 }
 
 /* Wake the owner's poll (the eventfd): a gone pipe is queued, or a counter it reports moved. */
@@ -350,13 +348,7 @@ static void *watchdog(void *arg)
 		struct timespec dl;
 		int rv;
 
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += ms / 1000;
-		dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		fg_deadline_ms_on(CLOCK_MONOTONIC, &dl, (long)ms);
 		while (!rx->wd_stop)
 			if (pthread_cond_timedwait(&rx->wd_cv, &rx->mu, &dl) == ETIMEDOUT)
 				break;
@@ -408,7 +400,7 @@ int rxnng_open(const struct receive_opts *o, struct rxnng **out)
 	pthread_condattr_t ca;
 	int rv, fd;
 
-	if (!o->path || strlen(o->path) >= 108)
+	if (!receive_path_fits(o->path))
 		return -ENAMETOOLONG;
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)
@@ -539,13 +531,7 @@ static bool close_within(nng_socket sock, unsigned ms, void (*fin)(void *), void
 		return true;
 	}
 	pthread_attr_destroy(&a);
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	fg_deadline_ms_on(CLOCK_MONOTONIC, &dl, (long)ms);
 	pthread_mutex_lock(&c->mu);
 	while (!c->done)
 		if (pthread_cond_timedwait(&c->cv, &c->mu, &dl) == ETIMEDOUT)

@@ -21,13 +21,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#define SB_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define SB_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "sandbox.c: no seccomp architecture for this machine"
-#endif
+#include "arch_x86_64.h"
+
+#define SB_ARCH ARCH_SECCOMP_AUDIT
 
 #define SB_ALLOW SECCOMP_RET_ALLOW
 #define SB_KILL SECCOMP_RET_KILL_PROCESS
@@ -131,11 +127,10 @@ size_t sandbox_filter(struct sock_filter *f, size_t cap, pid_t self)
 	put(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SB_KILL));
 	put(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					     offsetof(struct seccomp_data, nr)));
-#ifdef __x86_64__
 	/* x32 system calls: another table of numbers. */
-	put(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));
+	put(&p,
+	    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, ARCH_X32_SYSCALL_BIT, 0, 1));
 	put(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SB_KILL));
-#endif
 	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
 		put(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						     (unsigned)allowed[i], 0, 1));

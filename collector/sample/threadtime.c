@@ -2,6 +2,7 @@
 /* threadtime.c - every target thread's exact time over a window (see threadtime.h). */
 #include "threadtime.h"
 
+#include "arch_x86_64.h"
 #include "array.h"
 
 #include <dirent.h>
@@ -194,25 +195,38 @@ unsigned threadtime_kind_of_state(uint64_t st, long sysnr)
 
 unsigned threadtime_kind_of_call_fn(const char *fn)
 {
-	/* the calls switchtot_call_of() tells apart, by the name of their x86-64 entry */
+	/* the calls switchtot_call_of() tells apart, by the name of their entry (arch_x86_64.h) */
 	static const struct {
 		const char *name;
 		int nr;
 	} calls[] = {
-		{ "read", 0 },		{ "write", 1 },	    { "poll", 7 },
-		{ "pread64", 17 },	{ "pwrite64", 18 }, { "readv", 19 },
-		{ "writev", 20 },	{ "select", 23 },   { "sched_yield", 24 },
-		{ "sendto", 44 },	{ "recvfrom", 45 }, { "sendmsg", 46 },
-		{ "recvmsg", 47 },	{ "futex", 202 },   { "epoll_wait", 232 },
-		{ "pselect6", 270 },	{ "ppoll", 271 },   { "epoll_pwait", 281 },
-		{ "preadv", 295 },	{ "pwritev", 296 }, { "epoll_pwait2", 441 },
-		{ "futex_waitv", 449 },
+		{ "read", ARCH_NR_READ },
+		{ "write", ARCH_NR_WRITE },
+		{ "poll", ARCH_NR_POLL },
+		{ "pread64", ARCH_NR_PREAD64 },
+		{ "pwrite64", ARCH_NR_PWRITE64 },
+		{ "readv", ARCH_NR_READV },
+		{ "writev", ARCH_NR_WRITEV },
+		{ "select", ARCH_NR_SELECT },
+		{ "sched_yield", ARCH_NR_SCHED_YIELD },
+		{ "sendto", ARCH_NR_SENDTO },
+		{ "recvfrom", ARCH_NR_RECVFROM },
+		{ "sendmsg", ARCH_NR_SENDMSG },
+		{ "recvmsg", ARCH_NR_RECVMSG },
+		{ "futex", ARCH_NR_FUTEX },
+		{ "epoll_wait", ARCH_NR_EPOLL_WAIT },
+		{ "pselect6", ARCH_NR_PSELECT6 },
+		{ "ppoll", ARCH_NR_PPOLL },
+		{ "epoll_pwait", ARCH_NR_EPOLL_PWAIT },
+		{ "preadv", ARCH_NR_PREADV },
+		{ "pwritev", ARCH_NR_PWRITEV },
+		{ "epoll_pwait2", ARCH_NR_EPOLL_PWAIT2 },
+		{ "futex_waitv", ARCH_NR_FUTEX_WAITV },
 	};
-	/* a call with no arguments has one function for both entries, kallsyms naming either */
-	static const char *const prefix[] = { "__x64_sys_", "__ia32_sys_" };
+	static const char *const prefix[] = { ARCH_SYSCALL_ENTRY_PREFIXES };
 	const char *call = NULL;
 
-	for (size_t p = 0; fn && !call && p < 2; p++)
+	for (size_t p = 0; fn && !call && p < sizeof(prefix) / sizeof(prefix[0]); p++)
 		if (strncmp(fn, prefix[p], strlen(prefix[p])) == 0)
 			call = fn + strlen(prefix[p]);
 	if (!call || !*call)

@@ -9,6 +9,7 @@
 
 #include "array.h"
 #include "demangle.h"
+#include "fgsearch.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -390,20 +391,18 @@ int elfsym_offset_to_vaddr(const struct elfsym *es, uint64_t off, bool exec, uin
 	return 0;
 }
 
+static bool at_or_below(const uint64_t *a, uint64_t v)
+{
+	return *a <= v;
+}
+FG_LOWER_BOUND(addr_upper_bound, uint64_t, uint64_t, at_or_below)
+
 /* Index of the last symbol with addr <= v, or es->n when none. */
 static size_t find_le(const struct elfsym *es, uint64_t v)
 {
-	size_t lo = 0, hi = es->n;
+	size_t i = addr_upper_bound(es->addrs, es->n, v);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (es->addrs[mid] <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : es->n;
+	return i ? i - 1 : es->n;
 }
 
 static const char *name_at(struct elfsym *es, size_t i, unsigned int flags)

@@ -7,6 +7,7 @@
  */
 #include "kallsyms.h"
 #include "array.h"
+#include "fgsearch.h"
 #include "util.h"
 
 #include <errno.h>
@@ -236,24 +237,22 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 	return rv;
 }
 
+static bool at_or_below(const uint64_t *a, uint64_t v)
+{
+	return *a <= v;
+}
+FG_LOWER_BOUND(addr_upper_bound, uint64_t, uint64_t, at_or_below)
+
 int kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, const char **name,
 		    const char **module, uint64_t *off)
 {
-	size_t lo = 0, hi = ks->n;
+	size_t i = addr_upper_bound(ks->addrs, ks->n, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->addrs[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || addr >= ks->syms[lo - 1].end)
+	if (i == 0 || addr >= ks->syms[i - 1].end)
 		return -ENOENT;
-	*name = ks->names + ks->syms[lo - 1].name;
-	*module = ks->modules[ks->syms[lo - 1].module];
-	*off = addr - ks->syms[lo - 1].addr;
+	*name = ks->names + ks->syms[i - 1].name;
+	*module = ks->modules[ks->syms[i - 1].module];
+	*off = addr - ks->syms[i - 1].addr;
 	return 0;
 }
 

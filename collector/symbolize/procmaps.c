@@ -6,6 +6,7 @@
  */
 #include "procmaps.h"
 #include "array.h"
+#include "fgsearch.h"
 #include "util.h"
 
 #include <errno.h>
@@ -217,20 +218,16 @@ static int cmp_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static bool ends_by(const struct procmap *m, uint64_t addr)
+{
+	return m->end <= addr;
+}
+FG_LOWER_BOUND(map_lower_bound, struct procmap, uint64_t, ends_by)
+
 /* Index of the first mapping with end > addr (n if none). */
 static size_t first_ending_after(const struct procmaps *pm, uint64_t addr)
 {
-	size_t lo = 0, hi = pm->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->maps[mid].end > addr)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+	return map_lower_bound(pm->maps, pm->n, addr);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include "array.h"
 #include "elfcfi.h"
 #include "elfsym.h"
+#include "fgsearch.h"
 #include "htab.h"
 #include "kallsyms.h"
 #include "rootfs.h"
@@ -27,8 +28,8 @@
 
 #define DEFAULT_MAX_PROCESSES 4096
 #define COOKIE_FAILED (1ull << 63)
-#define VSYSCALL_START 0xffffffffff600000ull
-#define VSYSCALL_END 0xffffffffff601000ull
+#define VSYSCALL_START ARCH_VSYSCALL_START
+#define VSYSCALL_END ARCH_VSYSCALL_END
 /* The vDSO is a few pages; refuse anything that claims to be larger. */
 #define VDSO_MAX_SIZE (1u << 20)
 
@@ -109,21 +110,12 @@ void symbolizer_free(struct symbolizer *sz)
 	free(sz);
 }
 
-/* Index of the first process with pid >= pid. */
-static size_t proc_pos(const struct symbolizer *sz, pid_t pid)
+static bool proc_before(const struct sproc *p, pid_t pid)
 {
-	size_t lo = 0, hi = sz->nprocs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sz->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return p->pid < pid;
 }
+/* proc_lower_bound(v, n, pid): the index of the first process with pid >= pid. */
+FG_LOWER_BOUND(proc_lower_bound, struct sproc, pid_t, proc_before)
 
 static struct sproc *proc_find(struct symbolizer *sz, pid_t pid)
 {
@@ -131,7 +123,7 @@ static struct sproc *proc_find(struct symbolizer *sz, pid_t pid)
 
 	if (sz->last < sz->nprocs && sz->procs[sz->last].pid == pid)
 		return &sz->procs[sz->last];
-	i = proc_pos(sz, pid);
+	i = proc_lower_bound(sz->procs, sz->nprocs, pid);
 	if (i < sz->nprocs && sz->procs[i].pid == pid) {
 		sz->last = i;
 		return &sz->procs[i];
@@ -142,7 +134,7 @@ static struct sproc *proc_find(struct symbolizer *sz, pid_t pid)
 /* The entry for pid, created empty (no maps content, no root) if new. */
 static int proc_get(struct symbolizer *sz, pid_t pid, struct sproc **out)
 {
-	size_t i = proc_pos(sz, pid);
+	size_t i = proc_lower_bound(sz->procs, sz->nprocs, pid);
 	struct procmaps *maps;
 
 	if (i < sz->nprocs && sz->procs[i].pid == pid) {
@@ -330,7 +322,7 @@ int symbolizer_mmap2(struct symbolizer *sz, pid_t pid, const struct procmap_upda
 
 void symbolizer_remove_process(struct symbolizer *sz, pid_t pid)
 {
-	size_t i = proc_pos(sz, pid);
+	size_t i = proc_lower_bound(sz->procs, sz->nprocs, pid);
 
 	if (i >= sz->nprocs || sz->procs[i].pid != pid)
 		return;

@@ -20,9 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RIP 16
+#include "arch_x86_64.h"
+
+#define REG_RBP ARCH_DWARF_REG_BP
+#define REG_RSP ARCH_DWARF_REG_SP
+#define REG_RIP ARCH_DWARF_REG_RA
 #define STACK_MAX 16
 #define RULES 1024 /* direct-mapped cache of simple rules, per file */
 
@@ -54,13 +56,13 @@ struct elfcfi {
  * names (or the CIE's return address column) and clears it: one DW_CFA_offset_extended with a
  * register number near 2^32 in a hostile file costs gigabytes and a minute. So every entry of
  * .eh_frame is decoded once at load, and the file's CFI refused if any register number passes
- * CFI_REG_MAX (x86-64 numbers 0..66), an instruction is unknown or runs past its entry, or the
+ * CFI_REG_MAX (arch_x86_64.h), an instruction is unknown or runs past its entry, or the
  * .eh_frame_hdr search table points at an entry that does not pass the same check. .eh_frame is
  * found by its section header only, so a file without section headers gets no CFI (real shared
  * objects, executables and the vDSO all have them); a PT_GNU_EH_FRAME segment, which libdw
  * reads instead of the sections, must lead to the same bytes (check_phdrs).
  */
-#define CFI_REG_MAX 128
+#define CFI_REG_MAX ARCH_CFI_REG_MAX
 
 struct cur {
 	const uint8_t *p, *end;

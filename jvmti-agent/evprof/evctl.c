@@ -25,13 +25,13 @@
 
 struct evctl_priv {
 	struct evctl_ops ops;
-	pthread_mutex_t mu; /* covers want, gen, stop, started, exited */
+	pthread_mutex_t mu; /* covers want, gen, stop, started */
 	pthread_cond_t cv;
 	struct want_events want;
 	uint64_t gen;	 /* bumped by every evctl_want */
 	uint64_t conn;	 /* the connection the ask came on */
 	bool reannounce; /* a new connection: EVENTS again, even when nothing changes */
-	bool started, exited;
+	bool started;
 	atomic_bool stop;
 	pthread_t thread;
 	/* The worker's own. */
@@ -330,23 +330,13 @@ static void *worker(void *arg)
 	pthread_mutex_unlock(&p->mu);
 	if (p->ops.leave)
 		p->ops.leave(p->ops.arg);
-	pthread_mutex_lock(&p->mu);
-	p->exited = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
 /* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
 static int start_worker(struct evctl *c)
 {
-	struct evctl_priv *p = c->p;
-	int rv = agentthread_start(&p->thread, 256u << 10, worker, c);
-
-	if (rv != 0)
-		return rv;
-	p->started = true;
-	return 0;
+	return agentthread_start_worker(&c->p->thread, &c->p->started, 256u << 10, worker, c);
 }
 
 int evctl_init(struct evctl *c, struct queue *q, const struct evctl_ops *ops, uint32_t caps,
@@ -395,29 +385,12 @@ void evctl_want(struct evctl *c, const struct want_events *w, uint64_t conn)
 int evctl_stop(struct evctl *c, int timeout_ms)
 {
 	struct evctl_priv *p = c->p;
-	struct timespec deadline;
-	int rv = 0;
 
 	if (p == NULL)
 		return 0;
-	pthread_mutex_lock(&p->mu);
-	atomic_store(&p->stop, true);
 	atomic_store(&c->on, 0);
-	pthread_cond_broadcast(&p->cv);
-	if (!p->started) {
-		pthread_mutex_unlock(&p->mu);
-		return 0;
-	}
-	fg_deadline_ms(&deadline, timeout_ms);
-	while (!p->exited && rv == 0)
-		rv = pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
-	rv = p->exited ? 0 : -ETIMEDOUT;
-	pthread_mutex_unlock(&p->mu);
-	if (rv == 0) {
-		pthread_join(p->thread, NULL);
-		p->started = false;
-	}
-	return rv;
+	return agentthread_stop_worker(&p->mu, &p->cv, &p->stop, &p->started, &p->thread,
+				       timeout_ms);
 }
 
 void evctl_fini(struct evctl *c)

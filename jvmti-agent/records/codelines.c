@@ -30,6 +30,7 @@
 
 #include "fghash.h"
 #include "fgproto.h"
+#include "fgsearch.h"
 #include "methodset.h"
 #include "names.h"
 #include "records.h"
@@ -194,6 +195,12 @@ static int line_cmp(const void *x, const void *y)
 	return a->bci < b->bci ? -1 : a->bci > b->bci;
 }
 
+static bool bci_before(const struct names_line *e, int32_t bci)
+{
+	return e->bci < bci;
+}
+FG_LOWER_BOUND(bci_lower_bound, struct names_line, int32_t, bci_before)
+
 static uint16_t line_value(int32_t line)
 {
 	return line > 0 && line <= UINT16_MAX ? (uint16_t)line : 0;
@@ -205,7 +212,7 @@ static uint16_t line_value(int32_t line)
  */
 static uint16_t line_at(const struct mlines *t, int32_t bci)
 {
-	uint32_t lo = 0, hi;
+	size_t lo;
 	int32_t line;
 
 	if (!t || t->n == 0)
@@ -214,15 +221,7 @@ static uint16_t line_at(const struct mlines *t, int32_t bci)
 		bci = 0; /* the synchronization entry (-1) counts as bci 0 */
 	if (t->nd)
 		return (uint32_t)bci < t->nd ? t->dense[bci] : line_value(t->e[t->n - 1].line);
-	hi = t->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (t->e[mid].bci < bci)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = bci_lower_bound(t->e, t->n, bci);
 	if (lo < t->n && t->e[lo].bci == bci)
 		line = t->e[lo].line;
 	else if (lo > 0)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fghash.h"
+#include "fgsearch.h"
 
 /* Distinct methods the set holds before a record takes the plain way (8 KiB of stack). */
 #define METHODSET_SLOTS 1024
@@ -88,19 +89,15 @@ all:
 	return d;
 }
 
+static bool id_before(const jmethodID *id, jmethodID m)
+{
+	return (uintptr_t)*id < (uintptr_t)m;
+}
+FG_LOWER_BOUND(id_lower_bound, jmethodID, jmethodID, id_before)
+
 size_t methodset_index(const jmethodID *ids, size_t n, jmethodID m)
 {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if ((uintptr_t)ids[mid] < (uintptr_t)m)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return id_lower_bound(ids, n, m);
 }
 
 size_t methodset_index_seen(struct methodset_seen *s, const jmethodID *ids, size_t n, jmethodID m)

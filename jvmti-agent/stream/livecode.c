@@ -9,8 +9,11 @@
 #include "livecode.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fgsearch.h"
 
 struct entry {
 	uint64_t addr;
@@ -45,21 +48,12 @@ void livecode_free(struct livecode *t)
 	free(t);
 }
 
-/* Index of the first entry with addr >= a. */
-static size_t lower_bound(const struct livecode *t, uint64_t a)
+static bool entry_before(const struct entry *e, uint64_t a)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].addr < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return e->addr < a;
 }
+/* entry_lower_bound(v, n, a): the index of the first entry with addr >= a. */
+FG_LOWER_BOUND(entry_lower_bound, struct entry, uint64_t, entry_before)
 
 static void remove_range(struct livecode *t, size_t from, size_t to)
 {
@@ -113,10 +107,10 @@ int livecode_put_owned(struct livecode *t, uint64_t addr, uint32_t size, const u
 		return -EINVAL;
 	}
 	/* Overlapping entries: at most one starts before addr; the rest start inside the range. */
-	first = lower_bound(t, addr);
+	first = entry_lower_bound(t->v, t->n, addr);
 	if (first > 0 && t->v[first - 1].addr + t->v[first - 1].size > addr)
 		first--;
-	last = lower_bound(t, end);
+	last = entry_lower_bound(t->v, t->n, end);
 	if (last > first)
 		remove_range(t, first, last);
 	pos = first;
@@ -146,7 +140,7 @@ static uint32_t rec_size_at(const uint8_t *p, size_t left)
 
 int livecode_attach(struct livecode *t, uint64_t addr, const uint8_t *rec, size_t len)
 {
-	size_t i = lower_bound(t, addr);
+	size_t i = entry_lower_bound(t->v, t->n, addr);
 	struct entry *e;
 	size_t nlen = 0, off;
 	uint32_t own;
@@ -203,7 +197,7 @@ int livecode_attach(struct livecode *t, uint64_t addr, const uint8_t *rec, size_
 
 const uint8_t *livecode_record(const struct livecode *t, uint64_t addr, size_t *len)
 {
-	size_t i = lower_bound(t, addr);
+	size_t i = entry_lower_bound(t->v, t->n, addr);
 	uint32_t own;
 
 	if (i == t->n || t->v[i].addr != addr)
@@ -215,7 +209,7 @@ const uint8_t *livecode_record(const struct livecode *t, uint64_t addr, size_t *
 
 int livecode_remove(struct livecode *t, uint64_t addr)
 {
-	size_t i = lower_bound(t, addr);
+	size_t i = entry_lower_bound(t->v, t->n, addr);
 
 	if (i == t->n || t->v[i].addr != addr)
 		return -ENOENT;

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "agentclock.h"
+#include "agentthread.h"
 #include "fgproto.h"
 #include "fgsocket.h"
 #include "intern.h"
@@ -755,17 +756,14 @@ int sender_start(struct sender *s)
 
 int sender_stop(struct sender *s, int timeout_ms)
 {
-	struct timespec deadline;
 	int rv;
 
 	if (!atomic_load(&s->running))
 		return 0;
 	atomic_store(&s->stop, true);
 	queue_kick(s->q);
-	fg_deadline_ms(&deadline, timeout_ms);
-	rv = pthread_timedjoin_np(s->thread, NULL, &deadline);
-	if (rv != 0)
-		return -ETIMEDOUT;
+	if ((rv = agentthread_stop(s->thread, timeout_ms)) != 0)
+		return rv;
 	atomic_store(&s->running, false);
 	return 0;
 }

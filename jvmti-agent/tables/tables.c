@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "agentclock.h"
 #include "agentthread.h"
@@ -23,7 +22,7 @@ struct tables_priv {
 	struct tables_ops ops;
 	pthread_mutex_t mu; /* covers what follows and every announce() */
 	pthread_cond_t cv;
-	bool want, started, exited;
+	bool want, started;
 	atomic_bool stop;
 	uint64_t gen; /* bumped by every change of want */
 	pthread_t thread;
@@ -77,10 +76,6 @@ static void *worker(void *arg)
 	pthread_mutex_unlock(&p->mu);
 	if (p->ops.leave)
 		p->ops.leave(p->ops.arg);
-	pthread_mutex_lock(&p->mu);
-	p->exited = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
@@ -103,13 +98,7 @@ int tables_init(struct tables *t, const struct tables_ops *ops)
 /* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
 static int start_worker(struct tables *t)
 {
-	struct tables_priv *p = t->p;
-	int rv = agentthread_start(&p->thread, 512u << 10, worker, t);
-
-	if (rv != 0)
-		return rv;
-	p->started = true;
-	return 0;
+	return agentthread_start_worker(&t->p->thread, &t->p->started, 512u << 10, worker, t);
 }
 
 void tables_want(struct tables *t, bool want)
@@ -137,28 +126,11 @@ void tables_want(struct tables *t, bool want)
 int tables_stop(struct tables *t, int timeout_ms)
 {
 	struct tables_priv *p = t->p;
-	struct timespec deadline;
-	int rv = 0;
 
 	if (p == NULL)
 		return 0;
-	pthread_mutex_lock(&p->mu);
-	atomic_store(&p->stop, true);
-	pthread_cond_broadcast(&p->cv);
-	if (!p->started) {
-		pthread_mutex_unlock(&p->mu);
-		return 0;
-	}
-	fg_deadline_ms(&deadline, timeout_ms);
-	while (!p->exited && rv == 0)
-		rv = pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
-	rv = p->exited ? 0 : -ETIMEDOUT;
-	pthread_mutex_unlock(&p->mu);
-	if (rv == 0) {
-		pthread_join(p->thread, NULL);
-		p->started = false;
-	}
-	return rv;
+	return agentthread_stop_worker(&p->mu, &p->cv, &p->stop, &p->started, &p->thread,
+				       timeout_ms);
 }
 
 void tables_fini(struct tables *t)

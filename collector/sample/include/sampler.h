@@ -61,6 +61,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch_x86_64.h"
 #include "perfring.h"
 #include "switchbpf.h"
 
@@ -70,13 +71,13 @@
 #define SAMPLER_DEFAULT_RING_KIB 256
 #define SAMPLER_MAX_STACK_COPY 65528u /* PERF_SAMPLE_STACK_USER: multiple of 8, below 64 KiB */
 
-/* The user registers a sample carries when a stack copy is asked for (x86-64 numbering):
+/* The user registers a sample carries when a stack copy is asked for (arch_x86_64.h):
  * ip, sp, bp, and rbx / r13, HotSpot's interpreter's Method* and bcp registers. */
-#define SAMPLER_REG_BX 1
-#define SAMPLER_REG_BP 6
-#define SAMPLER_REG_SP 7
-#define SAMPLER_REG_IP 8
-#define SAMPLER_REG_R13 21
+#define SAMPLER_REG_BX ARCH_PERF_REG_BX
+#define SAMPLER_REG_BP ARCH_PERF_REG_BP
+#define SAMPLER_REG_SP ARCH_PERF_REG_SP
+#define SAMPLER_REG_IP ARCH_PERF_REG_IP
+#define SAMPLER_REG_R13 ARCH_PERF_REG_R13
 #define SAMPLER_REGS_MASK                                                                          \
 	((1ull << SAMPLER_REG_BX) | (1ull << SAMPLER_REG_BP) | (1ull << SAMPLER_REG_SP) |          \
 	 (1ull << SAMPLER_REG_IP) | (1ull << SAMPLER_REG_R13))

@@ -20,6 +20,8 @@
 
 #include <linux/types.h>
 
+#include "arch_x86_64.h"
+
 #define SWITCHREC_OUT 1 /* a stack at a switch-out */
 #define SWITCHREC_IN 2	/* the switch-in that ends a taken wait */
 
@@ -92,14 +94,14 @@ struct switchrec {
 #define SWITCHTOT_NR_SMALL 0x20000000
 #define SWITCHTOT_NR_FLAGS (SWITCHTOT_NR_TIMED | SWITCHTOT_NR_SMALL)
 
-/* System call nr (x86-64; -1: none) with the flags its arguments give: arg3 and arg4 its third
- * and fourth (a write's length, a futex wait's timeout). The BPF program reads them from the
- * registers, /proc/TID/syscall prints them. */
+/* System call nr (arch_x86_64.h; -1: none) with the flags its arguments give: arg3 and arg4 its
+ * third and fourth (a write's length, a futex wait's timeout). The BPF program reads them from
+ * the registers, /proc/TID/syscall prints them. */
 static inline long switchtot_nr_of(long nr, __u64 arg3, __u64 arg4)
 {
-	if ((nr == 202 || nr == 449) && arg4) /* futex, futex_waitv */
+	if ((nr == ARCH_NR_FUTEX || nr == ARCH_NR_FUTEX_WAITV) && arg4)
 		nr |= SWITCHTOT_NR_TIMED;
-	if (nr == 1 && arg3 <= 8) /* write */
+	if (nr == ARCH_NR_WRITE && arg3 <= 8)
 		nr |= SWITCHTOT_NR_SMALL;
 	return nr;
 }
@@ -118,7 +120,7 @@ struct switchtot {
 	__u32 spare;
 };
 
-/* The system calls the kinds tell apart (x86-64 numbers), by what they do. */
+/* The system calls the kinds tell apart (arch_x86_64.h), by what they do. */
 enum switchtot_call {
 	CALL_OTHER,
 	CALL_READ,
@@ -135,34 +137,34 @@ static inline enum switchtot_call switchtot_call_of(long nr)
 	if (nr > 0)
 		nr &= ~(long)SWITCHTOT_NR_FLAGS;
 	switch (nr) {
-	case 0:	  /* read */
-	case 17:  /* pread64 */
-	case 19:  /* readv */
-	case 45:  /* recvfrom */
-	case 47:  /* recvmsg */
-	case 295: /* preadv */
+	case ARCH_NR_READ:
+	case ARCH_NR_PREAD64:
+	case ARCH_NR_READV:
+	case ARCH_NR_RECVFROM:
+	case ARCH_NR_RECVMSG:
+	case ARCH_NR_PREADV:
 		return CALL_READ;
-	case 1:	 /* write */
-	case 18: /* pwrite64 */
-	case 44: /* sendto */
-	case 46: /* sendmsg */
+	case ARCH_NR_WRITE:
+	case ARCH_NR_PWRITE64:
+	case ARCH_NR_SENDTO:
+	case ARCH_NR_SENDMSG:
 		return CALL_WRITE;
-	case 20:  /* writev */
-	case 296: /* pwritev */
+	case ARCH_NR_WRITEV:
+	case ARCH_NR_PWRITEV:
 		return CALL_WRITEV;
-	case 7:	  /* poll */
-	case 23:  /* select */
-	case 270: /* pselect6 */
-	case 271: /* ppoll */
+	case ARCH_NR_POLL:
+	case ARCH_NR_SELECT:
+	case ARCH_NR_PSELECT6:
+	case ARCH_NR_PPOLL:
 		return CALL_POLL;
-	case 232: /* epoll_wait */
-	case 281: /* epoll_pwait */
-	case 441: /* epoll_pwait2 */
+	case ARCH_NR_EPOLL_WAIT:
+	case ARCH_NR_EPOLL_PWAIT:
+	case ARCH_NR_EPOLL_PWAIT2:
 		return CALL_EPOLL;
-	case 202: /* futex */
-	case 449: /* futex_waitv */
+	case ARCH_NR_FUTEX:
+	case ARCH_NR_FUTEX_WAITV:
 		return CALL_FUTEX;
-	case 24: /* sched_yield */
+	case ARCH_NR_SCHED_YIELD:
 		return CALL_YIELD;
 	default:
 		return CALL_OTHER;

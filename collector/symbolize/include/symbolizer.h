@@ -29,13 +29,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch_x86_64.h"
 #include "dbgfetch.h"
 #include "elfcfi.h"
 #include "procmaps.h"
 #include "symcache.h"
 
-/* Addresses at or above this are kernel addresses (x86-64), except [vsyscall]. */
-#define SYMBOLIZER_KERNEL_START 0xffff800000000000ull
+/* Addresses at or above this are kernel addresses (arch_x86_64.h), except [vsyscall]. */
+#define SYMBOLIZER_KERNEL_START ARCH_KERNEL_START
 
 enum sym_status {
 	SYM_RESOLVED,	       /* name is the function */

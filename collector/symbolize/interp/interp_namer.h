@@ -21,14 +21,15 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "arch_x86_64.h"
 #include "htab.h"
 #include "interp.h"
 
-#define INTERP_OFF_MAX 4096u	     /* largest VMStructs offset believed */
-#define INTERP_HDR_MAX 256u	     /* largest ConstMethod header we accept */
-#define INTERP_SYM_PEEK 256u	     /* bytes of a Symbol read before its length is known */
-#define INTERP_SLOT_MAX 64	     /* |frame slot| in words */
-#define INTERP_USER_TOP (1ull << 47) /* x86-64 user addresses lie below */
+#define INTERP_OFF_MAX 4096u	      /* largest VMStructs offset believed */
+#define INTERP_HDR_MAX 256u	      /* largest ConstMethod header we accept */
+#define INTERP_SYM_PEEK 256u	      /* bytes of a Symbol read before its length is known */
+#define INTERP_SLOT_MAX 64	      /* |frame slot| in words */
+#define INTERP_USER_TOP ARCH_USER_TOP /* user addresses lie below (arch_x86_64.h) */
 
 /* A believable metadata pointer: not NULL, 8-byte aligned, a user address. */
 static inline bool interp_ptr_ok(uint64_t p)
