@@ -33,7 +33,8 @@ done
 # run"), and sentences over MAX words. A sentence ends at '.', '!' or '?' before a space or the
 # line's end, at a blank line, a heading, a list item and a table cell; a code span is one word.
 prose_check() {
-	awk -v MAX="$1" '
+	MAX="$1" awk '
+BEGIN { MAX = ENVIRON["MAX"] + 0 }
 function flush() {
 	if (nw > MAX)
 		printf "%s:%d: sentence of %d words (at most %d): %s ...\n", FILENAME, start, nw, MAX, substr(text, 1, 80)

@@ -96,24 +96,26 @@ for jdk in $jdks; do
 			read -r t1 l1 <<<"$(loops "$v")"
 			kill -STOP "${pid[$v]}"
 			# CPU per loop (us) and loops a second, this round.
-			awk -v r="$r" -v v="$v" -v c="$((c1 - c0))" -v l="$((l1 - l0))" -v t="$((t1 - t0))" -v w="$round" \
-				'BEGIN { rate = l / (t / 1e9); printf "%s %s %.4f %.0f\n", r, v, c / 1e3 / (rate * w), rate }' >>"$tmp/rounds"
+			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round" |
+				awk '{ rate = $4 / ($5 / 1e9); printf "%s %s %.4f %.0f\n", $1, $2, $3 / 1e3 / (rate * $6), rate }' >>"$tmp/rounds"
 		done
 	done
 	ver=$("$jdk/bin/java" -version 2>&1 | head -1)
 	echo "== $ver ($jdk)"
 	base=$(awk '$2 == "none" {print $3}' "$tmp/rounds" | median)
-	printf '  %-10s %14s %12s %20s %16s\n' variant "us CPU/loop" "loops/s" "extra us/mount" "at 10k mounts/s"
+	printf '  %-10s %14s %12s %20s %16s\n' variant "us CPU/loop" "loops/s" "extra us/mount" "of the JVM CPU"
 	for v in $variants; do
-		m=$(awk -v v="$v" '$2 == v {print $3}' "$tmp/rounds" | median)
-		rate=$(awk -v v="$v" '$2 == v {print $4}' "$tmp/rounds" | median)
+		m=$(V=$v awk '$2 == ENVIRON["V"] {print $3}' "$tmp/rounds" | median)
+		rate=$(V=$v awk '$2 == ENVIRON["V"] {print $4}' "$tmp/rounds" | median)
 		# extra per mount, paired with none in the same round (a loop is one mount + one unmount)
-		ex=$(awk -v v="$v" '$2 == "none" {b[$1] = $3} $2 == v {x[$1] = $3}
-			END {for (r in x) print x[r] - b[r]}' "$tmp/rounds" | median)
-		sp=$(awk -v v="$v" '$2 == "none" {b[$1] = $3} $2 == v {x[$1] = $3}
-			END {for (r in x) print x[r] - b[r]}' "$tmp/rounds" | spread)
-		# 10 000 mounts a second: extra CPU per second over the JVM's CPU at that rate.
-		pct=$(awk -v e="$ex" -v b="$base" 'BEGIN { printf "%.2f%%", 100 * e / b }')
+		paired() {
+			V=$v awk '$2 == "none" {b[$1] = $3} $2 == ENVIRON["V"] {x[$1] = $3}
+				END {for (r in x) print x[r] - b[r]}' "$tmp/rounds"
+		}
+		ex=$(paired | median)
+		sp=$(paired | spread)
+		# The extra CPU as a share of the JVM's own at any mount rate (both are per loop).
+		pct=$(echo "$ex $base" | awk '{ printf "%.2f%%", 100 * $1 / $2 }')
 		printf '  %-10s %14.3f %12.0f %11.3f (%s) %16s\n' "$v" "$m" "$rate" "$ex" "$sp" "$pct"
 	done
 	for v in $variants; do

@@ -9,7 +9,7 @@ doc=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-awk -v fg="$fg" '
+fg="$fg" awk 'BEGIN { fg = ENVIRON["fg"] }
 	/^<!-- end -->$/ { skip = 0 }
 	skip { next }
 	{ print }

@@ -28,7 +28,7 @@ read -r pa pb < <(sed -E 's/.*: ([0-9.]+)% of samples with trial division, ([0-9
 # Recompute from the two runs' stacks as `diff --fold --folded` made them comparable ("stack A
 # B" lines): the named frame's shares must be what the summary says.
 share() { # FILE FRAME COL: inclusive share (%) of FRAME in FILE's A (COL 1) or B (COL 0) counts
-	LC_ALL=C fr="$2" awk -v col="$3" 'BEGIN { fr = ENVIRON["fr"] } {
+	LC_ALL=C fr="$2" col="$3" awk 'BEGIN { fr = ENVIRON["fr"]; col = ENVIRON["col"] + 0 } {
 		c = $(NF - col); st = $0; sub(/ [^ ]+ [^ ]+$/, "", st)
 		t += c; n = split(st, f, ";"); for (i = 1; i <= n; i++) if (f[i] == fr) { m += c; break }
 	} END { printf "%.1f\n", t ? 100 * m / t : -1 }' "$1"
@@ -42,7 +42,7 @@ near "$s_b" "$pb" || fg_fail "summary says $frame is $pb% of the sieve run; prim
 # frame-type suffixes and root numbers folded.
 col=1
 for n in primes primes-sieve; do
-	[[ $(awk '{ t += $NF } END { print t }' "$out/$n.folded") == $(awk -v c=$col '{ t += $(NF - c) } END { print t }' "$out/primes-diff.folded") ]] ||
+	[[ $(awk '{ t += $NF } END { print t }' "$out/$n.folded") == $(c=$col awk 'BEGIN { c = ENVIRON["c"] + 0 } { t += $(NF - c) } END { print t }' "$out/primes-diff.folded") ]] ||
 		fg_fail "primes-diff.folded does not hold the samples of $n.folded"
 	col=0
 done

@@ -34,7 +34,7 @@ for v in $vers; do
 	fi
 	bad="$bad $v"
 	echo "FAIL: $lib requires $v, newer than GLIBC_$max or not a release:" >&2
-	printf '%s\n' "$syms" | awk -v v="$v" '$0 ~ "[( ]" v "[) ]" { print "    " $NF }' | sort -u >&2
+	printf '%s\n' "$syms" | v="$v" awk 'BEGIN { v = ENVIRON["v"] } $0 ~ "[( ]" v "[) ]" { print "    " $NF }' | sort -u >&2
 done
 [ -z "$bad" ] || exit 1
 echo "ok: $lib requires glibc versions up to $(printf '%s\n' "$vers" | sed 's/^GLIBC_//' | sort -V | tail -n 1) (at most $max): $(printf '%s\n' "$vers" | tr '\n' ' ')"
