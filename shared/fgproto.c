@@ -755,7 +755,7 @@ static struct fgp_str take_str(struct cur *c)
 
 /* take_NAME: the fields of FIELDS into a T (the cursor fails on a short record). */
 #define DEFINE_TAKE(name, T, FIELDS)                                                               \
-	static void take_##name(struct cur *c, T *s)                                               \
+	static void take_##name(struct cur *c, T *s) /* NOLINT(bugprone-macro-parentheses) */      \
 	{                                                                                          \
 		FIELDS(TAKE)                                                                       \
 	}
