@@ -54,7 +54,8 @@ static void usage(FILE *f)
 		"\n" SESSION_CLI_HELP_TARGETS
 		"  -F, --freq=HZ          samples per second per thread (default 99, max 10000)\n"
 		"  -d, --duration=S       seconds to record (default: until Ctrl-C or exit)\n"
-		"  -o, --output=FILE      .folded, .svg or .pb.gz (default: folded on stdout)\n"
+		"  -o, --output=FILE      .folded, .svg, .pb.gz, .html (time view) or .speedscope.json\n"
+		"                         (default: folded on stdout)\n"
 		"      --no-kernel        leave kernel frames out\n"
 		"      --no-inline        keep inlined Java methods folded into their caller\n" SESSION_CLI_HELP_JAVA
 		"      --socket=PATH      agent socket when no watch daemon runs\n"
@@ -167,9 +168,13 @@ static int record_opt(int c, const char *arg, void *ctx)
 	case 'o':
 		env->out = arg;
 		if (profout_format(arg, &env->fmt) != 0) {
-			fg_err(CMD, "-o '%s': unknown extension; use .folded, .svg or .pb.gz", arg);
+			fg_err(CMD,
+			       "-o '%s': unknown extension; use .folded, .svg, .pb.gz, .html or "
+			       ".speedscope.json",
+			       arg);
 			return -1;
 		}
+		env->so.timeline = profout_timed(env->fmt);
 		return 1;
 	case OPT_CODE_LOG:
 		env->code_log = arg;

@@ -1224,6 +1224,7 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 	nm.n = ev_frames(s, ev, &truncated);
 	nm.truncated = truncated;
 	nm.leaf = s->leaf;
+	nm.ts = ev->ts;
 	if (s->o.event != SESSION_EVENT_LIVE) {
 		if (stackagg_named(s->agg, &nm, w, aux) != 0)
 			s->ev.dropped++;
@@ -1399,7 +1400,8 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 				    .retry_misses = !o->live_view,
 				    .lines = o->lines,
 				    .no_thread = o->merge_threads,
-				    .mark_unrooted = true };
+				    .mark_unrooted = true,
+				    .timeline = o->timeline };
 	struct symbolizer_opts so = { .preload = true, .debuginfod = true };
 	int (*src_open)(const struct session_src_env *, struct session_source **, char *, size_t);
 	int rv = -ENOMEM;
