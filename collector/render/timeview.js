@@ -74,11 +74,23 @@
 		dur = 0;
 		for (const [tid, name, count] of meta.threads) {
 			for (let i = at + 1; i < at + count; i++) T[i] += T[i - 1];
+			for (let i = at; i < at + count; i++) T[i] *= meta.tick_us;
 			if (count) dur = Math.max(dur, T[at + count - 1]);
 			thr.push({ tid: tid, name: name, first: at, n: count });
 			at += count;
 		}
-		pos = varints(buf, pos, N, n);
+		const tabs = [];
+		for (const t of thr) {
+			const cnt = new Float64Array(1);
+			pos = varints(buf, pos, cnt, 1);
+			const tab = new Uint32Array(cnt[0]);
+			pos = varints(buf, pos, tab, cnt[0]);
+			tabs.push(tab);
+		}
+		pos = varints(buf, pos, N, n); // each thread's own stack index ...
+		thr.forEach((t, k) => {
+			for (let i = t.first; i < t.first + t.n; i++) N[i] = tabs[k][N[i]]; // ... to a node
+		});
 		pos = varints(buf, pos, W, n);
 		kinds = frames.map((f) => (f.endsWith("_[j]") ? "j" : f.endsWith("_[i]") ? "i" : f.endsWith("_[k]") ? "k" : f.endsWith("_[0]") ? "0" : ""));
 		// children of each node, by name (as flamegraph.pl sorts them)
@@ -401,7 +413,9 @@
 		redrawAll();
 		status();
 		api.loadMs = performance.now() - started;
+		api.readyAt = performance.now(); // since the navigation began
 		api.seconds = ncols;
+		api.duration = dur / 1e6; // seconds from the first counting to the last
 		api.ready = true;
 	}).catch((e) => {
 		$("error").textContent = "cannot read the profile: " + e;
