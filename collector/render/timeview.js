@@ -313,7 +313,7 @@
 				'</title><rect x="' + x.toFixed(1) + '" y="' + y + '" width="' + Math.max(0.1, w).toFixed(1) + '" height="' + (FRAME_H - 1) + '" rx="2" fill="' +
 				(hit ? "rgb(230,0,230)" : colour(n)) + '"/>' + (text ? '<text x="' + (x + 3).toFixed(1) + '" y="' + (y + 12) + '">' + esc(text) + "</text>" : "") + "</g>");
 		}
-		box.innerHTML = '<svg xmlns="http://www.w3.org/2000/svg" width="' + width + '" height="' + height + '" data-total="' + selTotal + '">' + out.join("") + "</svg>";
+		box.innerHTML = '<svg width="' + width + '" height="' + height + '" data-total="' + selTotal + '">' + out.join("") + "</svg>";
 		$("matched").textContent = searchRe ? "Matched: " + (selTotal ? ((100 * matched) / (tot[zoom] || 1)).toFixed(1) : "0.0") + "%" : "";
 		status();
 		api.redrawMs = performance.now() - t0;
