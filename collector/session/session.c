@@ -1240,7 +1240,8 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 		s->ev.dropped++;
 		return;
 	}
-	if (evlive_add(&s->live, t->pid, ev->tag, s->ids, nids, w, aux) == 0)
+	if (evlive_add_at(&s->live, t->pid, ev->tag, s->ids, nids, w, aux, ev->ts, ev->host_tid) ==
+	    0)
 		s->ev.counted++;
 }
 
@@ -1292,7 +1293,8 @@ static void live_into(struct session *s, struct stackagg *a, bool clear)
 			s->ev.bytes += e->bytes;
 			s->ev.objects += e->objects;
 		} else {
-			(void)stackagg_add_ids(a, e->ids, e->n, e->bytes, e->objects);
+			(void)stackagg_add_ids_at(a, e->ids, e->n, e->bytes, e->objects, e->ts,
+						  e->tid);
 		}
 	}
 	if (clear)
