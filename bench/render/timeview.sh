@@ -15,7 +15,7 @@ set -- ${TIMEVIEW_BENCH:-600 99 50}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "recording: $1 s at $2 Hz of $3 threads ($(( $1 * $2 * $3 )) samples)"
-printf '%-18s %10s %8s\n' file MB write_s
+printf '%-18s %10s %8s\n' file MiB write_s
 for f in page.html page.speedscope.json page.svg page.folded; do
 	t0=$(date +%s%N)
 	"$gen" "$tmp/$f" "$@" || exit 1

@@ -114,7 +114,7 @@ static int tv_local_stacks(struct tv_buf *b, const struct timeline *tl)
 {
 	uint32_t *local = malloc((tl->nnodes ? tl->nnodes : 1) * sizeof(*local));
 	uint32_t *seen = malloc((tl->nev ? tl->nev : 1) * sizeof(*seen));
-	uint32_t *idx = malloc((tl->nev ? tl->nev : 1) * sizeof(*idx));
+	uint32_t *idx = calloc(tl->nev ? tl->nev : 1, sizeof(*idx));
 	int rv = -ENOMEM;
 
 	if (!local || !seen || !idx)

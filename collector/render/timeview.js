@@ -6,7 +6,7 @@
 "use strict";
 (function () {
 	const ROWS = 50; // slices of a second: 20 ms each
-	const CELL_H = 8, FRAME_H = 17, MIN_PX = 0.3;
+	const CELL_H = 8, FRAME_H = 17, MIN_PX = 1; // narrower frames are not drawn
 	const meta = JSON.parse(document.getElementById("fg-meta").textContent);
 	const $ = (id) => document.getElementById(id);
 	const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
@@ -34,7 +34,12 @@
 
 	function varints(buf, pos, out, count) {
 		for (let i = 0; i < count; i++) {
-			let v = 0, mul = 1, b;
+			let b = buf[pos++];
+			if (b < 128) { // most of them: one byte
+				out[i] = b;
+				continue;
+			}
+			let v = b & 0x7f, mul = 128;
 			do {
 				b = buf[pos++];
 				v += (b & 0x7f) * mul;
@@ -45,13 +50,32 @@
 		return pos;
 	}
 
+	let sorted;
+
+	// node's children in name order (as flamegraph.pl draws them), sorted on first use
+	function sortKids(n) {
+		if (sorted[n] || kidStart[n + 1] - kidStart[n] < 2) return;
+		const part = Array.from(kids.subarray(kidStart[n], kidStart[n + 1]));
+		part.sort((a, b) => (frames[frameOf[a]] < frames[frameOf[b]] ? -1 : frames[frameOf[a]] > frames[frameOf[b]] ? 1 : 0));
+		kids.set(part, kidStart[n]);
+		sorted[n] = 1;
+	}
+
 	async function load() {
+		const t0 = performance.now();
 		const b64 = document.getElementById("fg-data").textContent;
-		const bin = atob(b64.replace(/\s+/g, ""));
-		const gz = new Uint8Array(bin.length);
-		for (let i = 0; i < bin.length; i++) gz[i] = bin.charCodeAt(i);
+		let gz;
+		if (Uint8Array.fromBase64) {
+			gz = Uint8Array.fromBase64(b64); // skips the line breaks
+		} else {
+			const bin = atob(b64); // so does atob
+			gz = new Uint8Array(bin.length);
+			for (let i = 0; i < bin.length; i++) gz[i] = bin.charCodeAt(i);
+		}
+		const tA = performance.now();
 		const ds = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
 		const buf = new Uint8Array(await new Response(ds).arrayBuffer());
+		const tB = performance.now();
 		const jlen = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (buf[3] * 16777216);
 		frames = JSON.parse(new TextDecoder().decode(buf.subarray(4, 4 + jlen))).frames;
 		let pos = 4 + jlen;
@@ -101,13 +125,8 @@
 		kids = new Uint32Array(Math.max(nnodes - 1, 1));
 		const fill = kidStart.slice(0, nnodes);
 		for (let i = 1; i < nnodes; i++) kids[fill[parent[i]]++] = i;
-		for (let i = 0; i < nnodes; i++) {
-			if (kidStart[i + 1] - kidStart[i] > 1) {
-				const part = Array.from(kids.subarray(kidStart[i], kidStart[i + 1]));
-				part.sort((a, b) => (frames[frameOf[a]] < frames[frameOf[b]] ? -1 : frames[frameOf[a]] > frames[frameOf[b]] ? 1 : 0));
-				kids.set(part, kidStart[i]);
-			}
-		}
+		sorted = new Uint8Array(nnodes); // children put in name order when first drawn
+		api.loadParts = { base64: tA - t0, inflate: tB - tA, decode: performance.now() - tB };
 		const sel = $("threads");
 		sel.innerHTML = thr.map((t, i) => '<option value="' + i + '">' + esc((t.name || "[tid " + t.tid + "]").replace(/_\[[a-z0-9]\]$/, "")) + " (" + t.tid + ", " + t.n + ")</option>").join("");
 	}
@@ -258,6 +277,7 @@
 			return;
 		}
 		tot = sum(sel);
+		const t1 = performance.now();
 		btot = base ? sum(base) : null;
 		selTotal = tot[0];
 		if (btot) {
@@ -283,6 +303,7 @@
 			const [n, d, x] = stack.pop();
 			if (n !== zoom) items.push([n, d, x, tot[n] * scale, false]);
 			let cx = x;
+			sortKids(n);
 			for (let k = kidStart[n]; k < kidStart[n + 1]; k++) {
 				const c = kids[k], w = tot[c] * scale;
 				if (w >= MIN_PX) stack.push([c, d + 1, cx]);
@@ -313,10 +334,12 @@
 				'</title><rect x="' + x.toFixed(1) + '" y="' + y + '" width="' + Math.max(0.1, w).toFixed(1) + '" height="' + (FRAME_H - 1) + '" rx="2" fill="' +
 				(hit ? "rgb(230,0,230)" : colour(n)) + '"/>' + (text ? '<text x="' + (x + 3).toFixed(1) + '" y="' + (y + 12) + '">' + esc(text) + "</text>" : "") + "</g>");
 		}
+		const t2 = performance.now();
 		box.innerHTML = '<svg width="' + width + '" height="' + height + '" data-total="' + selTotal + '">' + out.join("") + "</svg>";
 		$("matched").textContent = searchRe ? "Matched: " + (selTotal ? ((100 * matched) / (tot[zoom] || 1)).toFixed(1) : "0.0") + "%" : "";
 		status();
 		api.redrawMs = performance.now() - t0;
+		api.redrawParts = { sum: t1 - t0, layout: t2 - t1, dom: performance.now() - t2, frames: items.length };
 	}
 
 	function status() {
@@ -410,7 +433,9 @@
 	const started = performance.now();
 	load().then(() => {
 		wire();
+		const t = performance.now();
 		redrawAll();
+		api.loadParts.draw = performance.now() - t;
 		status();
 		api.loadMs = performance.now() - started;
 		api.readyAt = performance.now(); // since the navigation began
