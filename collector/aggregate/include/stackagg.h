@@ -39,7 +39,7 @@
 #define STACKAGG_MAX_STACK_IDS (64u << 20) /* frame ids stored over all distinct stacks */
 #define STACKAGG_MAX_PENDING (64u << 20)   /* bytes of samples waiting for stackagg_settle */
 #define STACKAGG_MAX_INLINE 64u		   /* names of one inline chain */
-#define STACKAGG_MAX_TIMELINE (16u << 20)  /* countings kept with their time (opts.timeline) */
+#define STACKAGG_MAX_TIMELINE (8u << 20)   /* countings kept with their time (opts.timeline) */
 
 enum stackagg_kind {
 	STACKAGG_ROOT = 0,    /* process or thread name */
