@@ -73,6 +73,12 @@ static int take_slot(struct evlive *l, size_t *slot)
 int evlive_add(struct evlive *l, uint32_t pid, uint64_t tag, const uint32_t *ids, size_t n,
 	       uint64_t bytes, uint64_t objects)
 {
+	return evlive_add_at(l, pid, tag, ids, n, bytes, objects, 0, 0);
+}
+
+int evlive_add_at(struct evlive *l, uint32_t pid, uint64_t tag, const uint32_t *ids, size_t n,
+		  uint64_t bytes, uint64_t objects, uint64_t ts, uint32_t tid)
+{
 	struct evlive_ent *e;
 	size_t slot;
 
@@ -93,9 +99,13 @@ int evlive_add(struct evlive *l, uint32_t pid, uint64_t tag, const uint32_t *ids
 		return -ENOMEM;
 	}
 	e = &l->v[slot];
-	*e = (struct evlive_ent){
-		.tag = tag, .pid = pid, .n = (uint32_t)n, .bytes = bytes, .objects = objects
-	};
+	*e = (struct evlive_ent){ .tag = tag,
+				  .pid = pid,
+				  .n = (uint32_t)n,
+				  .bytes = bytes,
+				  .objects = objects,
+				  .ts = ts,
+				  .tid = tid };
 	e->ids = malloc(n * sizeof(*ids));
 	if (!e->ids || htab_add(&l->idx, key_of(pid, tag), slot) != 0) {
 		free(e->ids);
@@ -147,7 +157,7 @@ size_t evlive_flush(struct evlive *l, struct stackagg *a)
 
 		if (!e->ids)
 			continue;
-		(void)stackagg_add_ids(a, e->ids, e->n, e->bytes, e->objects);
+		(void)stackagg_add_ids_at(a, e->ids, e->n, e->bytes, e->objects, e->ts, e->tid);
 		done++;
 	}
 	l->st.flushed += done;

@@ -8,8 +8,11 @@
  *  - two direct-mapped caches of address resolutions (kernel; pid+native), cleared when
  *    mappings change, so a hot address costs one hash probe instead of a symbol search.
  * Samples with JIT candidates wait in a FIFO of u64 words until stackagg_settle():
- *   [ts] [pid | n << 32] [weight] n x entry,  entry = frame id, or PENDING_JIT | ret << 62 |
+ *   [ts] [pid | n << 32] [weight] [tid] n x entry,  entry = frame id, or PENDING_JIT | ret << 62 |
  * address.
+ *
+ * With opts.timeline, every counting of a stack also appends (ts, tid, stack index, weight)
+ * to the timeline; stackagg_fold_strata() renumbers and rescales those entries with the stacks.
  *
  * Invariant: stats.samples == counted (since the last reset, plus earlier resets) + dropped +
  * pending; checked by the unit tests.
@@ -26,7 +29,7 @@
 #include "htab.h"
 
 #define PENDING_JIT (1ull << 63)
-#define PEND_HDR 3 /* words before a pending record's entries */
+#define PEND_HDR 4 /* words before a pending record's entries */
 #define PENDING_RET (1ull << 62)
 #define PENDING_ADDR_MASK ((1ull << 62) - 1)
 
@@ -97,6 +100,9 @@ struct stackagg {
 	size_t pend_head, pend_len, pend_cap;
 	uint64_t *retry; /* JIT misses waiting for the final settle, same format */
 	size_t retry_len, retry_cap;
+
+	struct stackagg_tsample *tl; /* opts.timeline: each counting, in order */
+	size_t ntl, tl_cap;
 
 	uint32_t buf[STACKAGG_MAX_FRAMES];  /* the stack being built */
 	uint64_t ebuf[STACKAGG_MAX_FRAMES]; /* the pending entries being built */
@@ -312,6 +318,7 @@ void stackagg_free(struct stackagg *a)
 	free(a->pcache);
 	free(a->pend);
 	free(a->retry);
+	free(a->tl);
 	free(a);
 }
 
@@ -364,6 +371,7 @@ void stackagg_reset(struct stackagg *a)
 	a->nstacks = a->stacks_cap = 0;
 	htab_fini(&a->stackidx);
 	a->nids = 0;
+	a->ntl = 0;
 	a->st.counted = 0;
 }
 
@@ -375,8 +383,12 @@ static size_t frames_of(const uint32_t *ids, size_t n)
 	return n && (ids[n - 1] & STRATUM_BIT) ? n - 1 : n;
 }
 
-/* Add w (and aux) to the stack ids[0..n), a new one if need be. 0, -E2BIG or -ENOMEM. */
-static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux)
+/*
+ * Add w (and aux) to the stack ids[0..n), a new one if need be; its index into *idx (may be
+ * NULL). 0, -E2BIG or -ENOMEM.
+ */
+static int add_stack_at(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux,
+			size_t *idx)
 {
 	uint64_t h = hash_ids(ids, n) & HTAB_KEY_MASK;
 	const uint64_t *v;
@@ -388,6 +400,8 @@ static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t
 		if (e->n == n && !memcmp(&a->ids[e->off], ids, n * sizeof(*ids))) {
 			e->count += w;
 			e->aux += aux;
+			if (idx)
+				*idx = *v;
 			return 0;
 		}
 	}
@@ -403,15 +417,44 @@ static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t
 	};
 	(void)htab_add(&a->stackidx, h, a->nstacks); /* reserved above */
 	a->nids += n;
+	if (idx)
+		*idx = a->nstacks;
 	a->nstacks++;
 	return 0;
+}
+
+/* opts.timeline: note that stack idx was counted w at ts for tid (over the cap: untimed). */
+static void timeline_note(struct stackagg *a, size_t idx, uint64_t ts, uint32_t tid, uint64_t w)
+{
+	if (!a->opts.timeline)
+		return;
+	if (a->ntl >= STACKAGG_MAX_TIMELINE || ARRAY_GROW(a->tl, a->tl_cap, a->ntl + 1) != 0) {
+		a->st.untimed++;
+		return;
+	}
+	a->tl[a->ntl++] = (struct stackagg_tsample){
+		.ts = ts, .weight = w, .tid = tid, .stack = (uint32_t)idx
+	};
+}
+
+/* add_stack_at, noted in the timeline. */
+static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux,
+		     uint64_t ts, uint32_t tid)
+{
+	size_t idx;
+	int rv = add_stack_at(a, ids, n, w, aux, &idx);
+
+	if (rv == 0)
+		timeline_note(a, idx, ts, tid, w);
+	return rv;
 }
 
 /*
  * ids[0..n) in a->buf. opts.mark_unrooted: a user stack that stops before its thread's start
  * gets a "[truncated]" frame below the roots (n grows by one; not when it is at the most).
  */
-static int count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w)
+static int count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w, uint64_t ts,
+		       uint32_t tid)
 {
 	size_t nf = frames_of(ids, n), j;
 	const struct frame *f;
@@ -434,10 +477,34 @@ static int count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w)
 			a->st.unrooted_marked++;
 		}
 	}
-	rv = add_stack(a, ids, n, w, 0);
+	rv = add_stack(a, ids, n, w, 0, ts, tid);
 	if (rv == 0)
 		a->st.counted++;
 	return rv;
+}
+
+/* The timeline after a fold: stacks renumbered by map (SIZE_MAX: dropped), weights scaled. */
+static void timeline_renumber(struct stackagg *a, const size_t *map, const double *scales,
+			      size_t nold)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < a->ntl; i++) {
+		struct stackagg_tsample t = a->tl[i];
+		double x;
+
+		if (t.stack < nold) {
+			if (map[t.stack] == SIZE_MAX)
+				continue;
+			x = (double)t.weight * scales[t.stack] + 0.5;
+			t.weight = !(x > 0) ? 0 : x >= 1.8e19 ? UINT64_MAX : (uint64_t)x;
+			t.stack = (uint32_t)map[t.stack];
+			if (!t.weight)
+				continue;
+		}
+		a->tl[j++] = t;
+	}
+	a->ntl = j;
 }
 
 int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t stratum),
@@ -446,8 +513,16 @@ int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t
 	struct stackent *old = a->stacks;
 	uint32_t *oids = a->ids;
 	size_t nold = a->nstacks;
+	/* opts.timeline: each old stack's new index (SIZE_MAX: gone) and scale */
+	size_t *map = a->ntl ? malloc(nold * sizeof(*map)) : NULL;
+	double *scales = a->ntl ? malloc(nold * sizeof(*scales)) : NULL;
 	int rv = 0;
 
+	if (a->ntl && (!map || !scales)) {
+		free(map);
+		free(scales);
+		return -ENOMEM;
+	}
 	a->stacks = NULL;
 	a->ids = NULL;
 	a->nstacks = a->stacks_cap = a->nids = a->ids_cap = 0;
@@ -456,19 +531,32 @@ int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t
 		const uint32_t *ids = &oids[old[i].off];
 		size_t n = old[i].n, nf = frames_of(ids, n);
 		uint64_t w = old[i].count;
+		double k = 1.0;
 
+		if (map) {
+			map[i] = SIZE_MAX;
+			scales[i] = 1.0;
+		}
 		if (nf < n) {
-			double x = (double)w * scale(arg, ids[n - 1] & ~STRATUM_BIT) + 0.5;
+			double x;
 
+			k = scale(arg, ids[n - 1] & ~STRATUM_BIT);
+			x = (double)w * k + 0.5;
 			w = !(x > 0) ? 0 : x >= 1.8e19 ? UINT64_MAX : (uint64_t)x;
 		}
 		if (w == 0)
 			continue;
-		if (add_stack(a, ids, nf, w, old[i].aux) != 0) {
+		if (add_stack_at(a, ids, nf, w, old[i].aux, map ? &map[i] : NULL) != 0) {
 			a->st.dropped++;
 			rv = -ENOMEM;
+		} else if (scales) {
+			scales[i] = k;
 		}
 	}
+	if (map)
+		timeline_renumber(a, map, scales, nold);
+	free(map);
+	free(scales);
 	free(old);
 	free(oids);
 	return rv;
@@ -604,8 +692,8 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 
 /* ---- pending samples ------------------------------------------------------------------- */
 
-static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, uint64_t w, const uint64_t *e,
-		     size_t n)
+static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t w,
+		     const uint64_t *e, size_t n)
 {
 	size_t need = n + PEND_HDR;
 
@@ -626,15 +714,16 @@ static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, uint64_t w, 
 	a->pend[a->pend_len++] = ts;
 	a->pend[a->pend_len++] = pid | ((uint64_t)n << 32);
 	a->pend[a->pend_len++] = w;
+	a->pend[a->pend_len++] = tid;
 	memcpy(&a->pend[a->pend_len], e, n * sizeof(*e));
 	a->pend_len += n;
 	return 0;
 }
 
 /*
- * Resolve and count the pending record at rec (ts, pid|n, weight, n entries). A record with a JIT
- * miss is not counted when it may be retried (retry_misses, not final): it goes to the retry list
- * for the end of the recording, when the code table has every late event, and the frame
+ * Resolve and count the pending record at rec (ts, pid|n, weight, tid, n entries). A record with a
+ * JIT miss is not counted when it may be retried (retry_misses, not final): it goes to the retry
+ * list for the end of the recording, when the code table has every late event, and the frame
  * statistics of this attempt are rolled back. Returns the record's length in words.
  */
 static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bool retried)
@@ -643,6 +732,7 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 	uint32_t pid = (uint32_t)rec[1];
 	size_t ne = rec[1] >> 32;
 	uint64_t w = rec[2];
+	uint32_t tid = (uint32_t)rec[3];
 	const uint64_t *e = &rec[PEND_HDR];
 	struct stackagg_stats before = a->st;
 	bool missed = false;
@@ -682,7 +772,7 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 		rv = 0;
 	}
 	if (rv == 0)
-		rv = count_stack(a, a->buf, n, w);
+		rv = count_stack(a, a->buf, n, w, ts, tid);
 	if (rv != 0)
 		a->st.dropped++;
 	a->st.pending--;
@@ -819,13 +909,13 @@ static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 	if (en->njit == 0) {
 		for (size_t i = 0; i < en->n; i++)
 			a->buf[i] = (uint32_t)en->e[i];
-		rv = count_stack(a, a->buf, en->n, s->weight ? s->weight : 1);
+		rv = count_stack(a, a->buf, en->n, s->weight ? s->weight : 1, s->ts, s->tid);
 		if (rv != 0)
 			a->st.dropped++;
 		return rv;
 	}
 	a->st.deferred++;
-	rv = pend_push(a, s->ts, s->pid, s->weight ? s->weight : 1, en->e, en->n);
+	rv = pend_push(a, s->ts, s->pid, s->tid, s->weight ? s->weight : 1, en->e, en->n);
 	if (rv == -E2BIG && a->pend_head < a->pend_len) {
 		/* Over the pending cap: settle the oldest early (with the history we have). */
 		while (a->pend_head < a->pend_len &&
@@ -834,7 +924,7 @@ static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 			settle_one(a, true);
 			a->st.forced++;
 		}
-		rv = pend_push(a, s->ts, s->pid, s->weight ? s->weight : 1, en->e, en->n);
+		rv = pend_push(a, s->ts, s->pid, s->tid, s->weight ? s->weight : 1, en->e, en->n);
 	}
 	if (rv != 0) {
 		a->st.dropped++;
@@ -953,6 +1043,12 @@ int stackagg_named_ids(struct stackagg *a, const struct stackagg_named *s, uint3
 
 int stackagg_add_ids(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux)
 {
+	return stackagg_add_ids_at(a, ids, n, w, aux, 0, 0);
+}
+
+int stackagg_add_ids_at(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux,
+			uint64_t ts, uint32_t tid)
+{
 	int rv;
 
 	a->st.samples++;
@@ -962,7 +1058,7 @@ int stackagg_add_ids(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t
 			return -EINVAL;
 		}
 	}
-	rv = n ? add_stack(a, ids, n, w, aux) : -EINVAL;
+	rv = n ? add_stack(a, ids, n, w, aux, ts, tid) : -EINVAL;
 	if (rv != 0) {
 		a->st.dropped++;
 		return rv;
@@ -981,7 +1077,31 @@ int stackagg_named(struct stackagg *a, const struct stackagg_named *s, uint64_t 
 		a->st.dropped++;
 		return rv;
 	}
-	return stackagg_add_ids(a, a->buf, n, w, aux);
+	return stackagg_add_ids_at(a, a->buf, n, w, aux, s->ts, s->tid);
+}
+
+const struct stackagg_tsample *stackagg_timeline(const struct stackagg *a, size_t *n)
+{
+	*n = a->ntl;
+	return a->tl;
+}
+
+size_t stackagg_stack_count(const struct stackagg *a)
+{
+	return a->nstacks;
+}
+
+const uint32_t *stackagg_stack_ids(const struct stackagg *a, size_t idx, size_t *n)
+{
+	const struct stackent *e;
+
+	if (idx >= a->nstacks) {
+		*n = 0;
+		return NULL;
+	}
+	e = &a->stacks[idx];
+	*n = frames_of(&a->ids[e->off], e->n);
+	return &a->ids[e->off];
 }
 
 /* ---- output ---------------------------------------------------------------------------- */

@@ -59,8 +59,10 @@ static int output_opt(const char *cmd, const struct cli_opt *r, const char *arg,
 	struct env *env = opts;
 
 	if (profout_format(arg, &env->fmt) != 0) {
-		fg_err(cmd, "-%c '%s': unknown extension; use .folded, .svg or .pb.gz", r->key,
-		       arg);
+		fg_err(cmd,
+		       "-%c '%s': unknown extension; use .folded, .svg, .pb.gz, .html or "
+		       ".speedscope.json",
+		       r->key, arg);
 		return -1;
 	}
 	env->out = arg;
@@ -75,9 +77,10 @@ static const struct cli_opt record_opts[] = {
 		  "writes the output)" },
 	{ .name = "output", .key = 'o', .kind = CLI_FN, .fn = output_opt, CLI_AT(ENV, out),
 	  CLI_ALSO(ENV, fmt), .arg = "FILE",
-	  .help = ".folded, .svg or .pb.gz by its extension (default: folded stacks on standard "
-		  "output)",
-	  .doc = "Another extension is a usage error." },
+	  .help = ".folded, .svg, .pb.gz, .html (time view) or .speedscope.json by its extension "
+		  "(default: folded stacks on standard output)",
+	  .doc = "The time view: [timeview.md](timeview.md). Another extension is a usage "
+		 "error." },
 	{ .name = "code-log", .kind = CLI_STR, CLI_AT(ENV, code_log), .arg = "FILE",
 	  .help = "also write the JVMs' code load/unload history (text, one event per line: PID "
 		  "TIME_NS load|unload ADDR SIZE compiled|dynamic NAME)",
@@ -298,6 +301,7 @@ int cmd_record(int argc, char **argv)
 	rv = session_cli_parse(&cmd_record_cli, argc, argv, &env, &env.so);
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
+	env.so.timeline = profout_timed(env.fmt); /* the time view keeps each sample's time */
 	stop = session_cli_catch_stop();
 	if (!SESSION_EVENT_FROM_AGENT(env.so.event)) /* the agents' events need no perf */
 		cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);

@@ -15,6 +15,7 @@
 #include "flame_fold.h"
 #include "flame_svg.h"
 #include "pprof.h"
+#include "timeview.h"
 
 /* The format FILE's extension picks; -EINVAL for an unknown one. */
 int profout_format(const char *path, enum profout_fmt *fmt)
@@ -28,10 +29,49 @@ int profout_format(const char *path, enum profout_fmt *fmt)
 		*fmt = PROFOUT_SVG;
 	else if (ENDS(".pb.gz"))
 		*fmt = PROFOUT_PPROF;
+	else if (ENDS(".html"))
+		*fmt = PROFOUT_HTML;
+	else if (ENDS(".speedscope.json"))
+		*fmt = PROFOUT_SPEEDSCOPE;
 	else
 		return -EINVAL;
 #undef ENDS
 	return 0;
+}
+
+bool profout_timed(enum profout_fmt fmt)
+{
+	return fmt == PROFOUT_HTML || fmt == PROFOUT_SPEEDSCOPE;
+}
+
+/* The time view page or speedscope's file (timeview.h). */
+static int write_timed(struct stackagg *a, const struct profout *p, int fd)
+{
+	unsigned int freq = p->freq ? p->freq : 99;
+	struct timeview_opts o = {
+		.title = p->title,
+		.subtitle = p->subtitle,
+		.unit = p->types       ? p->types->countname
+			: p->time_type ? "us"
+				       : "samples",
+		.roots = (p->multi ? 1 : 0) + (p->merged ? 0 : 1),
+		.thread_root = p->merged  ? -1
+			       : p->multi ? 1
+					  : 0,
+		.sample_us = p->types || p->time_type ? 0 : 1e6 / freq,
+	};
+	FILE *f = fdopen(dup(fd), "w");
+	int rv;
+
+	if (!f)
+		return -errno;
+	if (p->fmt == PROFOUT_HTML)
+		rv = timeview_write_html(a, &o, f);
+	else
+		rv = timeview_write_speedscope(a, &o, f);
+	if (fclose(f) != 0 && rv == 0)
+		rv = -EIO;
+	return rv;
 }
 
 const struct profout_types profout_alloc = {
@@ -110,6 +150,10 @@ int profout_write(struct stackagg *a, const struct profout *p, int fd)
 
 	if (!e)
 		return -ENOMEM;
+	if (profout_timed(fmt)) {
+		free(e);
+		return write_timed(a, p, fd);
+	}
 	e->multi = p->multi;
 	e->merged = p->merged;
 	if (fmt == PROFOUT_FOLDED) {

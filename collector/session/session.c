@@ -1224,6 +1224,7 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 	nm.n = ev_frames(s, ev, &truncated);
 	nm.truncated = truncated;
 	nm.leaf = s->leaf;
+	nm.ts = ev->ts;
 	if (s->o.event != SESSION_EVENT_LIVE) {
 		if (stackagg_named(s->agg, &nm, w, aux) != 0)
 			s->ev.dropped++;
@@ -1239,7 +1240,8 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 		s->ev.dropped++;
 		return;
 	}
-	if (evlive_add(&s->live, t->pid, ev->tag, s->ids, nids, w, aux) == 0)
+	if (evlive_add_at(&s->live, t->pid, ev->tag, s->ids, nids, w, aux, ev->ts, ev->host_tid) ==
+	    0)
 		s->ev.counted++;
 }
 
@@ -1291,7 +1293,8 @@ static void live_into(struct session *s, struct stackagg *a, bool clear)
 			s->ev.bytes += e->bytes;
 			s->ev.objects += e->objects;
 		} else {
-			(void)stackagg_add_ids(a, e->ids, e->n, e->bytes, e->objects);
+			(void)stackagg_add_ids_at(a, e->ids, e->n, e->bytes, e->objects, e->ts,
+						  e->tid);
 		}
 	}
 	if (clear)
@@ -1399,7 +1402,8 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 				    .retry_misses = !o->live_view,
 				    .lines = o->lines,
 				    .no_thread = o->merge_threads,
-				    .mark_unrooted = true };
+				    .mark_unrooted = true,
+				    .timeline = o->timeline };
 	struct symbolizer_opts so = { .preload = true, .debuginfod = true };
 	int (*src_open)(const struct session_src_env *, struct session_source **, char *, size_t);
 	int rv = -ENOMEM;

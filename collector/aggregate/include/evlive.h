@@ -43,6 +43,8 @@ struct evlive_ent {
 	uint32_t pid;
 	uint32_t n; /* frame ids */
 	uint64_t bytes, objects;
+	uint64_t ts;   /* when it was allocated (CLOCK_MONOTONIC ns, 0: unknown) */
+	uint32_t tid;  /* the allocating thread (host tid, 0: unknown) */
 	uint32_t *ids; /* NULL when the slot is free */
 };
 
@@ -67,6 +69,10 @@ void evlive_fini(struct evlive *l);
  */
 int evlive_add(struct evlive *l, uint32_t pid, uint64_t tag, const uint32_t *ids, size_t n,
 	       uint64_t bytes, uint64_t objects);
+
+/* evlive_add, with when and by which thread it was allocated (the time view's). */
+int evlive_add_at(struct evlive *l, uint32_t pid, uint64_t tag, const uint32_t *ids, size_t n,
+		  uint64_t bytes, uint64_t objects, uint64_t ts, uint32_t tid);
 
 /* The object tagged tag of pid was freed: 1 when it was in the table (taken out), else 0. */
 int evlive_free(struct evlive *l, uint32_t pid, uint64_t tag);

@@ -39,6 +39,7 @@
 #define STACKAGG_MAX_STACK_IDS (64u << 20) /* frame ids stored over all distinct stacks */
 #define STACKAGG_MAX_PENDING (64u << 20)   /* bytes of samples waiting for stackagg_settle */
 #define STACKAGG_MAX_INLINE 64u		   /* names of one inline chain */
+#define STACKAGG_MAX_TIMELINE (8u << 20)   /* countings kept with their time (opts.timeline) */
 
 enum stackagg_kind {
 	STACKAGG_ROOT = 0,    /* process or thread name */
@@ -113,6 +114,9 @@ struct stackagg_opts {
 	 * gets a "[truncated]" frame right below the roots, so that a break shows and is never
 	 * read as a thread's outermost method (stats.unrooted_marked). */
 	bool mark_unrooted;
+	/* Keep every counting with its time, thread and stack (stackagg_timeline): for outputs
+	 * that show when each stack ran. Beyond STACKAGG_MAX_TIMELINE: stats.untimed. */
+	bool timeline;
 };
 
 /*
@@ -176,6 +180,7 @@ struct stackagg_stats {
 	uint64_t rooted;      /* ... whose outermost one is a thread's start (start_thread, clone3,
 			       * _start, JavaMain, thread_native_entry, call_stub) */
 	uint64_t unrooted_marked; /* ... not, given a "[truncated]" frame (opts.mark_unrooted) */
+	uint64_t untimed;	  /* countings the timeline had no room for (opts.timeline) */
 	size_t stacks;		  /* distinct stacks */
 	size_t interned;	  /* distinct frames */
 };
@@ -249,6 +254,7 @@ struct stackagg_named {
 	const struct stackagg_nframe *frames;
 	size_t n;
 	const char *leaf; /* NUL-terminated, or NULL for none */
+	uint64_t ts;	  /* when it happened (CLOCK_MONOTONIC ns, 0: unknown): the timeline's */
 };
 
 /*
@@ -267,7 +273,11 @@ int stackagg_named_ids(struct stackagg *a, const struct stackagg_named *s, uint3
  */
 int stackagg_add_ids(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux);
 
-/* stackagg_named_ids and stackagg_add_ids in one. */
+/* stackagg_add_ids, noted in the timeline (opts.timeline) at ts for thread tid. */
+int stackagg_add_ids_at(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux,
+			uint64_t ts, uint32_t tid);
+
+/* stackagg_named_ids and stackagg_add_ids_at (s->ts, s->tid) in one. */
 int stackagg_named(struct stackagg *a, const struct stackagg_named *s, uint64_t w, uint64_t aux);
 
 /* ---- reading the result ---------------------------------------------------------------- */
@@ -316,6 +326,29 @@ int stackagg_foreach_aux(const struct stackagg *a,
 int stackagg_write_folded(const struct stackagg *a, FILE *f);
 
 void stackagg_stats(const struct stackagg *a, struct stackagg_stats *out);
+
+/* ---- the timeline (opts.timeline) ------------------------------------------------------ */
+
+/* One counting of a stack: when (CLOCK_MONOTONIC ns; 0 unknown), which thread (host tid; 0
+ * unknown), which stack (an index for stackagg_stack_ids) and what it added. */
+struct stackagg_tsample {
+	uint64_t ts;
+	uint64_t weight;
+	uint32_t tid;
+	uint32_t stack;
+};
+
+/*
+ * The countings in the order they were made (not sorted by time: deferred samples come when
+ * settled), *n of them; borrowed until the next call that counts, folds or resets. A stack of a
+ * stratum not folded yet keeps its unscaled weight.
+ */
+const struct stackagg_tsample *stackagg_timeline(const struct stackagg *a, size_t *n);
+
+/* The number of distinct stacks, and the frame ids (root first) of stack idx, *n of them;
+ * NULL (and *n 0) past the end. Borrowed like stackagg_timeline's. */
+size_t stackagg_stack_count(const struct stackagg *a);
+const uint32_t *stackagg_stack_ids(const struct stackagg *a, size_t idx, size_t *n);
 
 /* Which summary class a frame kind belongs to. */
 enum stackagg_class stackagg_kind_class(enum stackagg_kind kind);

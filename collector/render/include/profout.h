@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * profout.h - a recording's counted stacks (stackagg.h) written as one profile: FlameGraph's
- * folded text, an interactive SVG (flame_svg.h, Java palette) or gzipped pprof (pprof.h); the
- * format picked by a file name's extension, the file replaced atomically.
+ * folded text, an interactive SVG (flame_svg.h, Java palette), gzipped pprof (pprof.h), the
+ * time view page (HTML) or speedscope's JSON; the format picked by a file name's extension, the
+ * file replaced atomically. The last two need the aggregate's timeline (stackagg_opts.timeline:
+ * profout_timed says which formats do).
  */
 #ifndef FG_PROFOUT_H
 #define FG_PROFOUT_H
@@ -12,7 +14,7 @@
 
 #include "stackagg.h"
 
-enum profout_fmt { PROFOUT_FOLDED, PROFOUT_SVG, PROFOUT_PPROF };
+enum profout_fmt { PROFOUT_FOLDED, PROFOUT_SVG, PROFOUT_PPROF, PROFOUT_HTML, PROFOUT_SPEEDSCOPE };
 
 /*
  * An event profile's units (allocations, live objects, locks): each stack has a count (bytes,
@@ -47,8 +49,14 @@ struct profout {
 	const struct profout_types *types;
 };
 
-/* The format path's extension picks (.folded, .svg, .pb.gz): 0, or -EINVAL for another. */
+/*
+ * The format path's extension picks (.folded, .svg, .pb.gz, .html, .speedscope.json): 0, or
+ * -EINVAL for another.
+ */
 int profout_format(const char *path, enum profout_fmt *fmt);
+
+/* Does fmt show when each stack ran (the aggregate must keep its timeline)? */
+bool profout_timed(enum profout_fmt fmt);
 
 /* Write a's stacks to fd (not closed) as p says. 0 or a negative errno. */
 int profout_write(struct stackagg *a, const struct profout *p, int fd);

@@ -152,6 +152,8 @@ struct session_opts {
 	const char *threads_regex;
 	/* No thread-name root frame: the stacks of all threads merge (--no-per-thread). */
 	bool merge_threads;
+	/* Keep each counted stack's time and thread (stackagg_timeline) for a time view. */
+	bool timeline;
 	/* alloc and live: the mean sampling interval in bytes (0 = FG_ALLOC_INTERVAL_DEFAULT);
 	 * alloc, live and lock: the stack depth the agent takes (0 = the default above); lock:
 	 * waits shorter than lock_threshold_us are left out (counted by the agent). */

@@ -132,6 +132,31 @@ static void test_live_is_what_was_not_freed(void **state)
 	stackagg_free(a);
 }
 
+static void test_live_objects_keep_when_and_where_they_were_allocated(void **state)
+{
+	struct stackagg_opts o = { .timeline = true };
+	struct stackagg *a = stackagg_new(&o, NULL);
+	const struct stackagg_tsample *t;
+	struct evlive l;
+	uint32_t ids[STACKAGG_MAX_FRAMES];
+	size_t n;
+
+	(void)state;
+	evlive_init(&l, 0, 0);
+	ids_of(a, "byte[]", ids, &n);
+	assert_int_equal(evlive_add_at(&l, 100, 1, ids, n, 1000, 2, 5000, 42), 0);
+	assert_int_equal(evlive_add_at(&l, 100, 2, ids, n, 700, 1, 6000, 43), 0);
+	assert_int_equal(evlive_free(&l, 100, 1), 1);
+	assert_int_equal(evlive_flush(&l, a), 1);
+	t = stackagg_timeline(a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(t[0].ts, 6000);
+	assert_int_equal(t[0].tid, 43);
+	assert_int_equal(t[0].weight, 700);
+	evlive_fini(&l);
+	stackagg_free(a);
+}
+
 static void test_a_full_table_counts_what_it_cannot_keep(void **state)
 {
 	struct stackagg *a = stackagg_new(NULL, NULL);
@@ -196,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_named_stacks_are_labelled_as_java_frames),
 		cmocka_unit_test(test_live_is_what_was_not_freed),
+		cmocka_unit_test(test_live_objects_keep_when_and_where_they_were_allocated),
 		cmocka_unit_test(test_a_full_table_counts_what_it_cannot_keep),
 		cmocka_unit_test(test_many_tags_churn),
 	};

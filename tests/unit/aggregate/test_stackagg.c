@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_stackagg.c - symbolized stack aggregation: frame order and suffixes, time-exact JIT
- * lookups deferred to settle, inline unfolding, unknown frames with modules, and the
- * counted-exactly-once invariant.
+ * lookups deferred to settle, inline unfolding, unknown frames with modules, the
+ * counted-exactly-once invariant, and the timeline (each counting's time, thread and stack).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -792,6 +792,130 @@ static void test_strata_are_scaled_and_merged_when_folded(void **state)
 	stackagg_free(a);
 }
 
+/* The frames of timeline entry i's stack as folded text ("a;b"), into buf. */
+static const char *tl_stack(struct stackagg *a, size_t i, char *buf, size_t len)
+{
+	size_t n, nids, off = 0;
+	const struct stackagg_tsample *t = stackagg_timeline(a, &n);
+	const uint32_t *ids;
+
+	assert_true(i < n);
+	ids = stackagg_stack_ids(a, t[i].stack, &nids);
+	assert_non_null(ids);
+	buf[0] = '\0';
+	for (size_t k = 0; k < nids; k++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", k ? ";" : "",
+					stackagg_frame_name(a, ids[k]));
+	return buf;
+}
+
+static void test_timeline_keeps_each_countings_time_thread_and_stack(void **state)
+{
+	struct stackagg_resolver r = {
+		.ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit
+	};
+	struct stackagg_opts o = { .timeline = true };
+	uint64_t u1[] = { LIBJVM + 0x10 };
+	uint64_t u2[] = { JIT + 0x10 };
+	struct stackagg *a, *off = new_agg(false, false);
+	struct stackagg_sample s = { .pid = 100, .tid = 7, .thread = "main", .nr_user = 1 };
+	const struct stackagg_tsample *t;
+	char buf[256];
+	size_t n;
+
+	(void)state;
+	a = stackagg_new(&o, &r);
+	assert_non_null(a);
+	/* A native stack at 50, a JIT one at 100 (waits, and is settled after the next), a native
+	 * one of another thread at 200 weighing 5. */
+	s.user = u1;
+	s.ts = 50;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	assert_int_equal(stackagg_sample(off, &s), 0);
+	s.user = u2;
+	s.ts = 100;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.user = u1;
+	s.ts = 200;
+	s.tid = 8;
+	s.thread = "worker";
+	s.weight = 5;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_settle(a, UINT64_MAX);
+	t = stackagg_timeline(a, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(t[0].ts, 50);
+	assert_int_equal(t[0].tid, 7);
+	assert_int_equal(t[0].weight, 1);
+	assert_string_equal(tl_stack(a, 0, buf, sizeof(buf)), "main;JavaThread::run()");
+	assert_int_equal(t[1].ts, 200); /* counted before the deferred one */
+	assert_int_equal(t[1].tid, 8);
+	assert_int_equal(t[1].weight, 5);
+	assert_string_equal(tl_stack(a, 1, buf, sizeof(buf)), "worker;JavaThread::run()");
+	assert_int_equal(t[2].ts, 100);
+	assert_int_equal(t[2].tid, 7);
+	assert_string_equal(tl_stack(a, 2, buf, sizeof(buf)), "main;Gen1::work");
+	/* Off by default: nothing kept. */
+	(void)stackagg_timeline(off, &n);
+	assert_int_equal(n, 0);
+	stackagg_reset(a);
+	(void)stackagg_timeline(a, &n);
+	assert_int_equal(n, 0);
+	stackagg_free(a);
+	stackagg_free(off);
+}
+
+static void test_timeline_follows_folded_strata_and_named_stacks(void **state)
+{
+	struct stackagg_resolver r = {
+		.ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit
+	};
+	struct stackagg_opts o = { .timeline = true };
+	uint64_t u1[] = { LIBJVM + 0x10 };
+	struct stackagg_nframe nf[] = { { "Alloc.make", 10, 0 } };
+	struct stackagg_named nm = {
+		.tid = 9, .thread = "alloc", .frames = nf, .n = 1, .leaf = "byte[]", .ts = 300
+	};
+	struct stackagg *a;
+	struct stackagg_sample s = {
+		.pid = 100, .tid = 7, .thread = "main", .nr_user = 1, .user = u1, .weight = 100
+	};
+	const struct stackagg_tsample *t;
+	char buf[256];
+	size_t n;
+
+	(void)state;
+	stackagg_free(new_agg(false, false)); /* sets the fake resolvers up */
+	a = stackagg_new(&o, &r);
+	assert_non_null(a);
+	s.ts = 10;
+	s.stratum = 1; /* x 0.5 */
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.ts = 20;
+	s.stratum = 2; /* x 3 */
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.ts = 30;
+	s.stratum = 0;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	assert_int_equal(stackagg_named(a, &nm, 64, 1), 0);
+	assert_int_equal(stackagg_fold_strata(a, half_and_triple, NULL), 0);
+	t = stackagg_timeline(a, &n);
+	assert_int_equal(n, 4);
+	assert_int_equal(t[0].weight, 50);
+	assert_int_equal(t[1].weight, 300);
+	assert_int_equal(t[2].weight, 100);
+	assert_int_equal(t[0].stack, t[1].stack); /* merged into one stack by the fold */
+	assert_int_equal(t[0].stack, t[2].stack);
+	assert_string_equal(tl_stack(a, 0, buf, sizeof(buf)), "main;JavaThread::run()");
+	assert_int_equal(t[3].ts, 300);
+	assert_int_equal(t[3].tid, 9);
+	assert_int_equal(t[3].weight, 64);
+	assert_string_equal(tl_stack(a, 3, buf, sizeof(buf)), "alloc;Alloc.make;byte[]");
+	assert_int_equal(stackagg_stack_count(a), 2);
+	assert_null(stackagg_stack_ids(a, 2, &n));
+	stackagg_free(a);
+}
+
 static double zero(void *arg, uint32_t stratum)
 {
 	(void)arg;
@@ -854,6 +978,8 @@ int main(void)
 		cmocka_unit_test(test_strata_are_scaled_and_merged_when_folded),
 		cmocka_unit_test(
 			test_a_mark_stands_in_for_a_stack_and_a_stratum_scaled_to_zero_goes),
+		cmocka_unit_test(test_timeline_keeps_each_countings_time_thread_and_stack),
+		cmocka_unit_test(test_timeline_follows_folded_strata_and_named_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""timeview_browser.py PAGE.html TRUTH SHOTS_DIR - the time view page in a real browser.
+
+Opens PAGE (a `record -o x.html` page, or one from bench's timeview-gen) in Debian's headless
+chromium over WebDriver (chromedriver, Python stdlib only, the driver of flame_browser.py) and:
+picks the thread "phases" in the thread filter; for each phase of TRUTH drags a 1 s selection
+across the heatmap, inside that phase, with the mouse; reads the flame graph drawn (its frames'
+values and parents) and checks that >= 90% of the selection lies under the method hot then;
+then the difference of two phases (one as the baseline), search and zoom; and that the browser
+logged no error. Screenshots go to SHOTS_DIR.
+
+TRUTH is a file of lines "NAME START_NS END_NS" (CLOCK_MONOTONIC ns, the clock of the page's
+meta.t0): during [START, END) the frame NAME (a label as the page shows it, e.g. Phases.phaseA)
+was the hot method of the thread "phases".
+Exit 0 pass, 1 fail, 77 skip (only when chromium or chromedriver is missing and
+FG_ALLOW_MISSING_TOOLS=1).
+"""
+import base64
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flame_browser import CHROMIUM, DRIVER, ELEMENT, Driver  # noqa: E402
+
+ROWS = 50  # the page's slices of a second
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def start_browser(tmp):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([DRIVER, "--port=%d" % port],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wd = Driver(port)
+    for _ in range(100):
+        try:
+            if wd.call("GET", "/status").get("ready"):
+                break
+        except (OSError, RuntimeError):
+            pass
+        time.sleep(0.1)
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--window-size=1400,1000", "--user-data-dir=" + os.path.join(tmp, "profile")]
+    caps = {"capabilities": {"alwaysMatch": {
+        "browserName": "chrome", "unhandledPromptBehavior": "ignore",
+        "goog:loggingPrefs": {"browser": "ALL"},
+        "goog:chromeOptions": {"binary": CHROMIUM, "args": args}}}}
+    wd.sid = wd.call("POST", "/session", caps)["sessionId"]
+    return proc, wd
+
+
+def shot(wd, shots, name):
+    png = base64.b64decode(wd.call("GET", "/screenshot"))
+    with open(os.path.join(shots, name + ".png"), "wb") as f:
+        f.write(png)
+
+
+def drag(wd, c0, c1):
+    """Press on cell c0 (second * ROWS + row), move to c1 and release, with the mouse."""
+    a = wd.js("return fgTimeview.cellRect(arguments[0], arguments[1]);", c0 // ROWS, c0 % ROWS)
+    b = wd.js("return fgTimeview.cellRect(arguments[0], arguments[1]);", c1 // ROWS, c1 % ROWS)
+    mid = wd.js("return fgTimeview.cellRect(arguments[0], arguments[1]);",
+                (c0 + c1) // 2 // ROWS, (c0 + c1) // 2 % ROWS)
+    acts = [{"type": "pointerMove", "duration": 0, "origin": "viewport",
+             "x": int(a["x"]), "y": int(a["y"])},
+            {"type": "pointerDown", "button": 0},
+            {"type": "pointerMove", "duration": 50, "origin": "viewport",
+             "x": int(mid["x"]), "y": int(mid["y"])},
+            {"type": "pointerMove", "duration": 50, "origin": "viewport",
+             "x": int(b["x"]), "y": int(b["y"])},
+            {"type": "pointerUp", "button": 0}]
+    wd.call("POST", "/actions", {"actions": [{
+        "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+        "actions": acts}]})
+    wd.call("DELETE", "/actions")
+
+
+def frames(wd):
+    """The flame graph drawn: [(node, parent, value, name, title)] and the selection's total."""
+    got = wd.js("""
+        const svg = document.querySelector('#flame svg');
+        if (!svg) return null;
+        return {total: Number(svg.dataset.total), frames: Array.from(svg.querySelectorAll('g.f'))
+          .map(g => [Number(g.dataset.node), Number(g.dataset.parent), Number(g.dataset.value),
+                     g.querySelector('title').textContent])};""")
+    if not got:
+        return 0, []
+    out = []
+    for node, parent, value, title in got["frames"]:
+        out.append((node, parent, value, title.rsplit(" (", 1)[0], title))
+    return got["total"], out
+
+
+def share_under(total, fr, name):
+    """The share of the selection under a frame called name (not counted twice when nested)."""
+    by = {f[0]: f for f in fr}
+
+    def nested(f):
+        p = f[1]
+        while p in by and p != 0:
+            if by[p][3] == name:
+                return True
+            p = by[p][1]
+        return False
+    under = sum(f[2] for f in fr if f[3] == name and not nested(f))
+    return under / total if total else 0.0
+
+
+def label(name):
+    """A truth name as the page labels Java frames: compiled, inlined or interpreted."""
+    return [name + s for s in ("_[j]", "_[i]", "_[0]")]
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: timeview_browser.py PAGE.html TRUTH SHOTS_DIR", file=sys.stderr)
+        return 64
+    page, truth_file, shots = sys.argv[1:]
+    if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
+        msg = "%s or %s not installed (Debian packages chromium, chromium-driver)" % (
+            CHROMIUM, DRIVER)
+        if os.environ.get("FG_ALLOW_MISSING_TOOLS") == "1":
+            print("SKIP: %s (FG_ALLOW_MISSING_TOOLS=1)" % msg)
+            return 77
+        print("FAIL: %s; scripts/install-deps.sh installs them" % msg, file=sys.stderr)
+        return 1
+    os.makedirs(shots, exist_ok=True)
+    truth = []
+    with open(truth_file) as f:
+        for line in f:
+            if line.strip():
+                n, a, b = line.split()
+                truth.append((n, int(a), int(b)))
+    tmp = tempfile.mkdtemp(prefix="fg_timeview_")
+    proc, wd = None, None
+    try:
+        proc, wd = start_browser(tmp)
+        t_open = time.time()
+        wd.call("POST", "/url", {"url": "file://" + urllib.parse.quote(os.path.abspath(page))})
+        for _ in range(300):
+            if wd.js("return !!(window.fgTimeview && fgTimeview.ready);"):
+                break
+            time.sleep(0.05)
+        check(wd.js("return !!(window.fgTimeview && fgTimeview.ready);"), "the page loaded")
+        print("page ready %.0f ms after opening (its own load: %.0f ms)" % (
+            (time.time() - t_open) * 1000, wd.js("return fgTimeview.loadMs;") or -1))
+        check(wd.js("return document.getElementById('error').textContent;") == "",
+              "no error shown on the page")
+        meta = wd.js("return fgTimeview.meta;")
+        t0 = meta["t0"]
+        duration = wd.js("return fgTimeview.duration;")
+        # the thread filter: only "phases"
+        opt = wd.el("//select[@id='threads']/option[starts-with(., 'phases')]")
+        wd.click(opt)
+        picked = wd.js("return Array.from(document.getElementById('threads').selectedOptions)"
+                       ".map(o => o.textContent);")
+        check(len(picked) == 1 and picked[0].startswith("phases"),
+              "thread filter picks the thread phases (%r)" % picked)
+        shot(wd, shots, "0-loaded")
+        windows = {}
+        for k, (name, a, b) in enumerate(truth):
+            if a < t0 or b - a < 2_500_000_000 or (a - t0) / 1e9 + 2.1 > duration:
+                continue  # a phase cut by the recording's start or end
+            start = (a - t0) / 1e9 + 1.0  # its middle second, away from both edges
+            c0 = int(start * ROWS) + 1
+            c1 = c0 + ROWS - 1  # 50 cells of 20 ms: 1 s
+            drag(wd, c0, c1)
+            status = wd.text("status")
+            total, fr = frames(wd)
+            share = max(share_under(total, fr, n) for n in label(name))
+            windows.setdefault(name, (c0, c1))
+            check(total > 0 and share >= 0.90,
+                  "%.2f-%.2f s (%s): %.1f%% of %d samples under %s" % (
+                      c0 / ROWS, (c1 + 1) / ROWS, status.split(":")[0], 100 * share, total, name))
+            shot(wd, shots, "%d-%s" % (k + 1, name))
+        check(len(windows) >= 2, "at least two phases inside the recording (%d)" % len(windows))
+        # the difference: the middle second of a phase as the baseline, a second across its
+        # end selected: the next phase's method grew, this one's shrank
+        done = [(n, a, b) for (n, a, b) in truth if n in windows]
+        names = [n for n, _, _ in done]
+        if len(done) >= 2:
+            base, a, b = done[0]
+            cur = truth[truth.index(done[0]) + 1][0]  # the phase after it
+            c0 = int(((b - t0) / 1e9 - 0.5) * ROWS) + 1
+            drag(wd, *windows[base])
+            wd.click(wd.el("//button[@id='baseline']"))
+            drag(wd, c0, c0 + ROWS - 1)
+            _, fr = frames(wd)
+            grew = [f for f in fr if f[3] in label(cur)]
+            shrank = [f for f in fr if f[3] in label(base)]
+            check(any("+" in f[4] and "points against the baseline" in f[4] for f in grew),
+                  "differential: %s grew against the baseline (%s)" % (
+                      cur, grew[0][4] if grew else "no frame"))
+            check(any(", -" in f[4] and "points against the baseline" in f[4] for f in shrank),
+                  "differential: %s shrank against the baseline (%s)" % (
+                      base, shrank[0][4] if shrank else "no frame"))
+            fills = wd.js("return Array.from(document.querySelectorAll('#flame g.f'))"
+                          ".map(g => [g.querySelector('title').textContent,"
+                          " g.querySelector('rect').getAttribute('fill')]);")
+            fill = {t.rsplit(" (", 1)[0]: c for t, c in fills}
+            up = [fill[n] for n in label(cur) if n in fill]
+            down = [fill[n] for n in label(base) if n in fill]
+            check(up and up[0].startswith("rgb(255,"), "the grown frame is red (%r)" % up)
+            check(down and down[0].endswith(",255)"), "the shrunk frame is blue (%r)" % down)
+            shot(wd, shots, "9-differential")
+            cur = names[1]
+            wd.click(wd.el("//button[@id='no-baseline']"))
+            # search: the phase selected now
+            drag(wd, *windows[cur])
+            box = wd.el("//input[@id='search']")
+            wd.call("POST", "/element/%s/value" % box, {"text": re.escape(cur)})
+            wd.click(wd.el("//button[@id='search-btn']"))
+            matched = wd.text("matched")
+            pct = float(matched.split(":")[1].strip().rstrip("%")) if ":" in matched else 0
+            check(pct >= 90, "search %s: %s" % (cur, matched))
+            # zoom: a click on the hot frame makes it the full width
+            g = wd.el("//*[local-name()='g'][*[local-name()='title'][starts-with(., '%s')]]"
+                      "/*[local-name()='rect']" % cur)
+            wd.click(g)
+            g = wd.el("//*[local-name()='g'][*[local-name()='title'][starts-with(., '%s')]]"
+                      "/*[local-name()='rect']" % cur)
+            w = float(wd.js("return arguments[0].getAttribute('width');", {ELEMENT: g}))
+            full = float(wd.js("return document.querySelector('#flame svg')"
+                               ".getAttribute('width');"))
+            check(abs(w - full) < 1, "zoomed: %s is %.0f of %.0f px" % (cur, w, full))
+            shot(wd, shots, "10-search-zoom")
+        t = time.time()
+        wd.js("fgTimeview.select(arguments[0], arguments[1]);", 0, 1)
+        print("redraw of a selection: %.0f ms (the page's own: %.1f ms)" % (
+            (time.time() - t) * 1000, wd.js("return fgTimeview.redrawMs;")))
+        logs = wd.call("POST", "/se/log", {"type": "browser"})
+        errs = [e for e in logs if e.get("level") == "SEVERE"]
+        check(not errs, "no console error (%r)" % errs[:3])
+    finally:
+        if wd and wd.sid:
+            try:
+                wd.call("DELETE", "")
+            except (OSError, RuntimeError):
+                pass
+        if proc:
+            proc.terminate()
+            proc.wait()
+    print("screenshots in %s" % shots)
+    if failures:
+        print("FAIL: %d check(s): %s" % (len(failures), "; ".join(failures)))
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
