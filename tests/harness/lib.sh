@@ -18,7 +18,8 @@
 #
 # Environment (set by fg_e2e_test in tests/CMakeLists.txt): FG_SOURCE_DIR, FG_BUILD_DIR,
 # FGCOLLECT (path of fgcollect), FGAGENT (path of libfgagent.so). Optional: FG_JDK (JDK for
-# fg_jvm_start, default JDK 17), FG_KEEP_TMP=1 keeps $FG_TMP for debugging.
+# fg_jvm_start, default JDK 17), FG_ROOT (an image root every container runs on, with FG_JDK a
+# JDK inside it: fg_image_root sets both), FG_KEEP_TMP=1 keeps $FG_TMP for debugging.
 
 FG_HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FG_SOURCE_DIR=${FG_SOURCE_DIR:-$(cd "$FG_HARNESS_DIR/../.." && pwd)}
@@ -254,6 +255,49 @@ fg_jdks() {
 	done
 }
 
+# fg_image_root SUITE N: run the containers of this test on Debian SUITE's image root with
+#   OpenJDK N (tests/images/jdkroot.sh makes it once, then reuses it): that image's own /usr,
+#   glibc and JDK, as a JVM in a container built FROM that image has. Sets FG_ROOT (the root's
+#   host path) and FG_JDK (the JDK's path inside it, fg_root_jdk). Fails the test when the root
+#   cannot be made; never skips.
+fg_image_root() {
+	local suite=$1 n=$2 out
+	out=$("$FG_SOURCE_DIR/tests/images/jdkroot.sh" "$suite" "$n" 2>"$FG_TMP/jdkroot.err") ||
+		fg_fail "no $suite image root with OpenJDK $n: $(cat "$FG_TMP/jdkroot.err")"
+	FG_ROOT=$out
+	FG_JDK=$(fg_root_jdk "$FG_ROOT" "$n") ||
+		fg_fail "image root $FG_ROOT has no OpenJDK $n under /usr/lib/jvm"
+	fg_log "image root $FG_ROOT: $(fg_root_glibc "$FG_ROOT"), JDK $FG_JDK"
+}
+
+# fg_root_jdk ROOT N: OpenJDK N's home inside the image root ROOT,
+#   /usr/lib/jvm/java-N-openjdk-amd64 (a path inside the container, not on the host); fails if
+#   it has no java there (JDK 8 has it under jre/bin).
+fg_root_jdk() {
+	local d=/usr/lib/jvm/java-$2-openjdk-amd64
+	[[ -x $1$d/bin/java || -x $1$d/jre/bin/java ]] || return 1
+	echo "$d"
+}
+
+# fg_root_java ROOT N: the path of OpenJDK N's java inside the image root ROOT.
+fg_root_java() {
+	local d
+	d=$(fg_root_jdk "$1" "$2") || return 1
+	if [[ -x $1$d/bin/java ]]; then echo "$d/bin/java"; else echo "$d/jre/bin/java"; fi
+}
+
+# fg_root_glibc ROOT: "glibc X.Y", the C library version of the image root ROOT.
+fg_root_glibc() {
+	local f
+	for f in "$1"/usr/lib/x86_64-linux-gnu/libc.so.6 "$1"/lib/x86_64-linux-gnu/libc.so.6; do
+		[[ -e $f ]] || continue
+		LC_ALL=C grep -aoE -m1 'GNU C Library [^)]*\) (stable )?release version [0-9]+\.[0-9]+' "$f" |
+			sed -E 's/.* ([0-9]+\.[0-9]+)$/glibc \1/'
+		return 0
+	done
+	return 1
+}
+
 # fg_jdk_major JDKDIR: the feature release (17, 25, ...).
 fg_jdk_major() {
 	sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null
@@ -359,8 +403,10 @@ fg_container_start() {
 	pidfile=$FG_TMP/$name.pid
 	log=$FG_TMP/$name.log
 	rm -f "$pidfile"
-	"$FG_CONTAINER" --name "$name" --pidfile "$pidfile" --cidfile "$FG_TMP/$name.cid" "$@" \
-		>"$log" 2>&1 </dev/null &
+	local -a root=()
+	[[ -n ${FG_ROOT:-} ]] && root=(--root "$FG_ROOT")
+	"$FG_CONTAINER" --name "$name" --pidfile "$pidfile" --cidfile "$FG_TMP/$name.cid" \
+		"${root[@]}" "$@" >"$log" 2>&1 </dev/null &
 	FG_CT_FPID[$name]=$!
 	FG_CT_LOG[$name]=$log
 	for ((i = 0; i < 300; i++)); do
@@ -470,7 +516,8 @@ fg_agent_opt() {
 }
 
 # fg_jvm_start NAME MAINCLASS [ARG...]
-#   A JVM in a container, the way a user deploys it: JDK at /opt/jdk (FG_JDK, default 17), the
+#   A JVM in a container, the way a user deploys it: JDK at /opt/jdk (FG_JDK, default 17; with
+#   FG_ROOT, the image root's JDK at its own path and /opt/jdk a symlink to it), the
 #   workloads' jar at /app/fg-workloads.jar (the class path), the agent at /opt/fgcollect/lib/libfgagent.so, $FG_SOCK_DIR at
 #   /var/run/fgcollect, uid 4242, the JVM as PID 1, -XX:+PreserveFramePointer and the agent.
 #   Extra fgcontainer options: array FG_CT_OPTS (set it on its own line, bash cannot pass an
@@ -481,7 +528,12 @@ fg_jvm_start() {
 	shift
 	fg_java_jar
 	[[ -n $FG_SOCK_DIR ]] || { FG_SOCK_DIR=$FG_TMP/sock; mkdir -p "$FG_SOCK_DIR"; chmod 0755 "$FG_SOCK_DIR"; }
-	local -a ct=(--jdk "${FG_JDK:-$FG_DEFAULT_JDK}" --app "${FG_JAVA_JAR%/*}" --volume "$FG_SOCK_DIR")
+	local -a ct=(--app "${FG_JAVA_JAR%/*}" --volume "$FG_SOCK_DIR")
+	if [[ -z ${FG_ROOT:-} ]]; then
+		ct+=(--jdk "${FG_JDK:-$FG_DEFAULT_JDK}")
+	elif [[ -n ${FG_JDK:-} ]]; then
+		ct+=(--jdk "$FG_JDK")
+	fi
 	local -a jvm=(java -XX:+PreserveFramePointer "${FG_JVM_OPTS[@]}")
 	if [[ ${FG_NO_AGENT:-0} != 1 ]]; then
 		[[ -f $FGAGENT ]] || fg_fail "libfgagent.so not built at '$FGAGENT'"
