@@ -800,6 +800,9 @@ static int64_t push_user(struct stackagg *a, const struct stackagg_sample *s, st
 		id = resolve_native(a, s->pid, addr, ret);
 		if (id < 0)
 			return id;
+		if (s->user_rooted && i == s->nr_user - 1 && id != CACHE_JIT &&
+		    a->frames[id].name[0] != '[')
+			a->frames[id].root = true; /* by address ("libc.so.6+0x112f97") or name */
 		if (id == CACHE_JIT) {
 			push(en, PENDING_JIT | (ret ? PENDING_RET : 0) | addr);
 			en->njit++;

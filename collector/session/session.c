@@ -605,6 +605,7 @@ static bool user_frames(struct session *s, const struct perfring_rec *r,
 	if (vm) {
 		smp->user = vo.user;
 		smp->nr_user = vo.nr_user;
+		smp->user_rooted = vo.end == UNW_END_ROOT;
 		s->unwound_vm++;
 	} else {
 		s->unwound_fp++;

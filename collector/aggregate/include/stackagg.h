@@ -152,6 +152,10 @@ struct stackagg_sample {
 	/* 0, or the stratum (< 2^31) the sample's weight is scaled with by stackagg_fold_strata():
 	 * until then a stack of each stratum is counted apart from the same frames of another. */
 	uint32_t stratum;
+	/* The unwinder proved user[nr_user - 1] is where the thread starts (its CFI leaves the
+	 * return address undefined): that native frame counts as a thread root even without a
+	 * name (a stripped C library's clone3), in this and every later stack. */
+	bool user_rooted;
 };
 
 struct stackagg_stats {
