@@ -590,8 +590,15 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	if (agent.on_demand)
 		hello.flags |= FGP_HELLO_TABLES_ON_DEMAND;
 	hello.token = new_token();
-	if (setup_events() == 0 && agent.ev_caps)
+	if (setup_events() == 0 && agent.ev_caps) {
 		hello.flags |= FGP_HELLO_EVENTS;
+		/* What the JVM does not offer (JDK 8 has no SampledObjectAlloc), so that a
+		 * collector asking for it says so at once. */
+		if (!(agent.ev_caps & FGP_EVM_ALLOC))
+			hello.flags |= FGP_HELLO_NO_ALLOC;
+		if (!(agent.ev_caps & FGP_EVM_LOCK))
+			hello.flags |= FGP_HELLO_NO_LOCK;
+	}
 	version = jvm_version(agent.jvmti);
 	hello.jvm_version = version;
 	/* How to name interpreted frames from outside: sent after every HELLO. A JVM whose
