@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "array.h"
@@ -47,6 +48,7 @@ struct frame {
 	uint8_t unresolved;
 	uint8_t root; /* a thread's outermost function (is_root_name) */
 	uint8_t mark; /* MARK_*: where an unwind stopped, or in place of a stack */
+	uint8_t lib;  /* an unnamed native frame's library: st.unnamed[lib - 1], 0 = none */
 	uint64_t hash;
 };
 
@@ -231,6 +233,8 @@ static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolv
 	f->kind = (uint8_t)kind;
 	f->unresolved = unresolved;
 	f->root = !unresolved && is_root_name(kind, name, len);
+	f->mark = 0; /* the frames array grows without zeroing */
+	f->lib = 0;
 	f->hash = h;
 	(void)htab_add(&a->fidx, h & HTAB_KEY_MASK, a->nframes); /* reserved above */
 	return (int64_t)a->nframes++;
@@ -483,6 +487,29 @@ static void note_frame(struct stackagg *a, enum stackagg_class c, bool unresolve
 		a->st.unresolved[c]++;
 }
 
+/* The st.unnamed slot (1-based) of library lib, taken when new; 0 when the table is full. */
+static uint8_t unnamed_lib(struct stackagg *a, const char *lib)
+{
+	uint32_t i;
+
+	for (i = 0; i < a->st.n_unnamed_libs; i++)
+		if (strncmp(a->st.unnamed[i].lib, lib, STACKAGG_LIB_NAME - 1) == 0)
+			return (uint8_t)(i + 1);
+	if (i == STACKAGG_UNNAMED_LIBS)
+		return 0;
+	snprintf(a->st.unnamed[i].lib, STACKAGG_LIB_NAME, "%s", lib);
+	a->st.n_unnamed_libs++;
+	return (uint8_t)(i + 1);
+}
+
+/* A native frame counted: its library's tally too when it has no name. */
+static void note_native(struct stackagg *a, const struct frame *f)
+{
+	note_frame(a, STACKAGG_CLASS_NATIVE, f->unresolved);
+	if (f->unresolved && f->lib)
+		a->st.unnamed[f->lib - 1].frames++;
+}
+
 static int64_t resolve_kernel(struct stackagg *a, uint64_t addr)
 {
 	uint64_t key = fg_mix64(addr ^ 0x6b65726eull);
@@ -515,7 +542,7 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 
 	if (c->used && c->addr == addr && c->pid == pid && c->ret == ret) {
 		if (c->id != CACHE_JIT)
-			note_frame(a, STACKAGG_CLASS_NATIVE, a->frames[c->id].unresolved);
+			note_native(a, &a->frames[c->id]);
 		return c->id;
 	}
 	if (!a->r.native || a->r.native(a->r.ctx, pid, addr, ret, &ns) != 0)
@@ -529,7 +556,9 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 			id = intern_unknown(a, STACKAGG_NATIVE, ns.module, "unmapped");
 		if (id < 0)
 			return id;
-		note_frame(a, STACKAGG_CLASS_NATIVE, a->frames[id].unresolved);
+		if (a->frames[id].unresolved && ns.module && ns.module[0] && !a->frames[id].lib)
+			a->frames[id].lib = unnamed_lib(a, ns.module);
+		note_native(a, &a->frames[id]);
 	}
 	*c = (struct cacheent){
 		.key = key, .addr = addr, .pid = pid, .id = (uint32_t)id, .ret = ret, .used = 1

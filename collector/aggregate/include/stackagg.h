@@ -158,6 +158,9 @@ struct stackagg_sample {
 	bool user_rooted;
 };
 
+#define STACKAGG_UNNAMED_LIBS 8
+#define STACKAGG_LIB_NAME 48
+
 struct stackagg_stats {
 	uint64_t samples;		  /* given to stackagg_sample() */
 	uint64_t counted;		  /* in stacks now (stackagg_reset() clears it); a stack's
@@ -182,6 +185,13 @@ struct stackagg_stats {
 	uint64_t unrooted_marked; /* ... not, given a "[truncated]" frame (opts.mark_unrooted) */
 	size_t stacks;		  /* distinct stacks */
 	size_t interned;	  /* distinct frames */
+	/* Native frames left unnamed, by the library they lie in (the first
+	 * STACKAGG_UNNAMED_LIBS libraries met; n_libs of them used): where to look for symbols. */
+	struct {
+		char lib[STACKAGG_LIB_NAME];
+		uint64_t frames;
+	} unnamed[STACKAGG_UNNAMED_LIBS];
+	uint32_t n_unnamed_libs;
 };
 
 struct stackagg;

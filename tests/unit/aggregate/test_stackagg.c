@@ -796,6 +796,27 @@ static void test_an_unnamed_frame_the_unwinder_proved_outermost_is_a_root(void *
 	stackagg_free(a);
 }
 
+static void test_unnamed_native_frames_are_counted_by_library(void **state)
+{
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x80000, LIBJVM + 0x81000, LIBJVM + 0x20 };
+	struct stackagg_sample s = {
+		.pid = 100, .tid = 101, .ts = 10, .user = user, .nr_user = 4, .thread = "main"
+	};
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+
+	(void)state;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	assert_int_equal(stackagg_sample(a, &s), 0); /* the second from the cache */
+	stackagg_settle(a, UINT64_MAX);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.n_unnamed_libs, 1);
+	assert_string_equal(st.unnamed[0].lib, "libjvm.so");
+	assert_int_equal(st.unnamed[0].frames, 4); /* the named JavaThread::run() is not */
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_NATIVE], 4);
+	stackagg_free(a);
+}
+
 static double half_and_triple(void *arg, uint32_t stratum)
 {
 	(void)arg;
@@ -882,6 +903,7 @@ int main(void)
 		cmocka_unit_test(test_caller_named_interpreted_frames_get_the_interpreted_mark),
 		cmocka_unit_test(test_markers_and_stacks_that_reach_a_thread_root),
 		cmocka_unit_test(test_an_unnamed_frame_the_unwinder_proved_outermost_is_a_root),
+		cmocka_unit_test(test_unnamed_native_frames_are_counted_by_library),
 		cmocka_unit_test(test_frames_are_root_first_with_suffixes),
 		cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
 		cmocka_unit_test(test_settle_stops_at_first_later_sample),
