@@ -405,6 +405,23 @@ static char *jvm_version(jvmtiEnv *jvmti)
 }
 
 /*
+ * The JVM's release as the VM itself says it in every phase: java.vm.specification.version
+ * ("1.8", "11", "17"; JDK 8's java.vm.version is HotSpot's "25.x"). NULL when unknown; the
+ * caller frees it.
+ */
+static char *jvm_release(jvmtiEnv *jvmti)
+{
+	char *v = NULL, *copy;
+
+	if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.specification.version", &v) !=
+	    JVMTI_ERROR_NONE)
+		return NULL;
+	copy = strdup(v);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)v);
+	return copy;
+}
+
+/*
  * The service label: the service= option, else OTEL_SERVICE_NAME, else the launcher's main
  * class or jar (sun.java.command, which the launcher passes as a -D property: readable in the
  * OnLoad phase already, so the first HELLO carries it).
@@ -544,7 +561,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	struct tables_ops tops = { generate_loads, announce_tables, leave_vm, NULL, NULL };
 	uint8_t layout_rec[512];
 	int layout_len;
-	char *version, service[SERVICE_MAX + 1];
+	char *version, *release, service[SERVICE_MAX + 1];
 	struct options_budget budget;
 	int rv;
 
@@ -573,13 +590,22 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	if (agent.on_demand)
 		hello.flags |= FGP_HELLO_TABLES_ON_DEMAND;
 	hello.token = new_token();
-	if (setup_events() == 0 && agent.ev_caps)
+	if (setup_events() == 0 && agent.ev_caps) {
 		hello.flags |= FGP_HELLO_EVENTS;
+		/* What the JVM does not offer (JDK 8 has no SampledObjectAlloc), so that a
+		 * collector asking for it says so at once. */
+		if (!(agent.ev_caps & FGP_EVM_ALLOC))
+			hello.flags |= FGP_HELLO_NO_ALLOC;
+		if (!(agent.ev_caps & FGP_EVM_LOCK))
+			hello.flags |= FGP_HELLO_NO_LOCK;
+	}
 	version = jvm_version(agent.jvmti);
 	hello.jvm_version = version;
 	/* How to name interpreted frames from outside: sent after every HELLO. A JVM whose
 	 * tables we cannot read gets a layout without capabilities (the collector says why). */
-	(void)vmlayout_read((const void *)(*agent.jvmti)->GetVersionNumber, version, &layout);
+	release = jvm_release(agent.jvmti);
+	(void)vmlayout_read((const void *)(*agent.jvmti)->GetVersionNumber, release, &layout);
+	free(release);
 	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
 	vmlayout_set_unload_slot(&layout, (uint64_t)(uintptr_t)&unload_slot);
 	/* How to unwind compiled frames without frame pointers: CODE_FRAME records. Without a

@@ -434,6 +434,11 @@ enum fgp_vml_key {
 #define FGP_HELLO_SIGNATURES (1u << 2)	     /* names carry JVM signatures */
 #define FGP_HELLO_TABLES_ON_DEMAND (1u << 3) /* tables only when asked (see TABLES above) */
 #define FGP_HELLO_EVENTS (1u << 4)	     /* alloc, live and lock events when asked */
+/* With FGP_HELLO_EVENTS, what this JVM does not offer (an agent without them says nothing):
+ * no allocation samples (JVMTI SampledObjectAlloc, JDK 11+), so alloc and live stay off; no
+ * monitor contention events, so lock stays off. */
+#define FGP_HELLO_NO_ALLOC (1u << 5)
+#define FGP_HELLO_NO_LOCK (1u << 6)
 
 /* Record header flags. */
 #define FGP_REC_REPLAY (1u << 0)	   /* part of a snapshot replay, not a new event */

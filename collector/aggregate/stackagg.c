@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "array.h"
@@ -50,6 +51,7 @@ struct frame {
 	uint8_t unresolved;
 	uint8_t root; /* a thread's outermost function (is_root_name) */
 	uint8_t mark; /* MARK_*: where an unwind stopped, or in place of a stack */
+	uint8_t lib;  /* an unnamed native frame's library: st.unnamed[lib - 1], 0 = none */
 	uint64_t hash;
 };
 
@@ -237,6 +239,8 @@ static int64_t intern(struct stackagg *a, enum stackagg_kind kind, bool unresolv
 	f->kind = (uint8_t)kind;
 	f->unresolved = unresolved;
 	f->root = !unresolved && is_root_name(kind, name, len);
+	f->mark = 0; /* the frames array grows without zeroing */
+	f->lib = 0;
 	f->hash = h;
 	(void)htab_add(&a->fidx, h & HTAB_KEY_MASK, a->nframes); /* reserved above */
 	return (int64_t)a->nframes++;
@@ -571,6 +575,29 @@ static void note_frame(struct stackagg *a, enum stackagg_class c, bool unresolve
 		a->st.unresolved[c]++;
 }
 
+/* The st.unnamed slot (1-based) of library lib, taken when new; 0 when the table is full. */
+static uint8_t unnamed_lib(struct stackagg *a, const char *lib)
+{
+	uint32_t i;
+
+	for (i = 0; i < a->st.n_unnamed_libs; i++)
+		if (strncmp(a->st.unnamed[i].lib, lib, STACKAGG_LIB_NAME - 1) == 0)
+			return (uint8_t)(i + 1);
+	if (i == STACKAGG_UNNAMED_LIBS)
+		return 0;
+	snprintf(a->st.unnamed[i].lib, STACKAGG_LIB_NAME, "%s", lib);
+	a->st.n_unnamed_libs++;
+	return (uint8_t)(i + 1);
+}
+
+/* A native frame counted: its library's tally too when it has no name. */
+static void note_native(struct stackagg *a, const struct frame *f)
+{
+	note_frame(a, STACKAGG_CLASS_NATIVE, f->unresolved);
+	if (f->unresolved && f->lib)
+		a->st.unnamed[f->lib - 1].frames++;
+}
+
 static int64_t resolve_kernel(struct stackagg *a, uint64_t addr)
 {
 	uint64_t key = fg_mix64(addr ^ 0x6b65726eull);
@@ -603,7 +630,7 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 
 	if (c->used && c->addr == addr && c->pid == pid && c->ret == ret) {
 		if (c->id != CACHE_JIT)
-			note_frame(a, STACKAGG_CLASS_NATIVE, a->frames[c->id].unresolved);
+			note_native(a, &a->frames[c->id]);
 		return c->id;
 	}
 	if (!a->r.native || a->r.native(a->r.ctx, pid, addr, ret, &ns) != 0)
@@ -617,7 +644,9 @@ static int64_t resolve_native(struct stackagg *a, uint32_t pid, uint64_t addr, b
 			id = intern_unknown(a, STACKAGG_NATIVE, ns.module, "unmapped");
 		if (id < 0)
 			return id;
-		note_frame(a, STACKAGG_CLASS_NATIVE, a->frames[id].unresolved);
+		if (a->frames[id].unresolved && ns.module && ns.module[0] && !a->frames[id].lib)
+			a->frames[id].lib = unnamed_lib(a, ns.module);
+		note_native(a, &a->frames[id]);
 	}
 	*c = (struct cacheent){
 		.key = key, .addr = addr, .pid = pid, .id = (uint32_t)id, .ret = ret, .used = 1
@@ -890,6 +919,9 @@ static int64_t push_user(struct stackagg *a, const struct stackagg_sample *s, st
 		id = resolve_native(a, s->pid, addr, ret);
 		if (id < 0)
 			return id;
+		if (s->user_rooted && i == s->nr_user - 1 && id != CACHE_JIT &&
+		    a->frames[id].name[0] != '[')
+			a->frames[id].root = true; /* by address ("libc.so.6+0x112f97") or name */
 		if (id == CACHE_JIT) {
 			push(en, PENDING_JIT | (ret ? PENDING_RET : 0) | addr);
 			en->njit++;

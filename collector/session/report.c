@@ -32,6 +32,35 @@ static void pct(char *buf, size_t len, uint64_t part, uint64_t all)
 			 (unsigned long long)part, (unsigned long long)all);
 }
 
+/*
+ * Which libraries the unnamed native frames lie in, and why they are unnamed: a library
+ * without a symbol table (an image's stripped libjvm.so or libc.so.6) whose debug file was
+ * found neither by build-id under /usr/lib/debug (the image's, then the host's) nor by
+ * debuginfod.
+ */
+static void report_unnamed_libs(const struct stackagg_stats *st, const struct report_out *out)
+{
+	char b[512];
+	size_t o = 0;
+
+	if (!st->n_unnamed_libs)
+		return;
+	for (uint32_t i = 0; i < st->n_unnamed_libs && o < sizeof(b); i++) {
+		int w = snprintf(b + o, sizeof(b) - o, "%s%s %llu", i ? ", " : "",
+				 st->unnamed[i].lib, (unsigned long long)st->unnamed[i].frames);
+
+		if (w < 0)
+			return;
+		o += (size_t)w;
+	}
+	say(out,
+	    "native frames without a name, by library: %s; such a library has no symbol table "
+	    "and no debug file was found for its build-id (the image's /usr/lib/debug, the "
+	    "host's, debuginfod where DEBUGINFOD_URLS is set): install its debug package in the "
+	    "image (openjdk-N-dbg for libjvm.so, libc6-dbg for libc.so.6) or set DEBUGINFOD_URLS",
+	    b);
+}
+
 /* What became of interpreted frames, and why some were not named. */
 static void report_java_summary(const struct session_summary *sm, const struct report_out *out)
 {
@@ -502,6 +531,7 @@ void session_report(const struct session_summary *sm, void (*line)(void *arg, co
 	pct(k, sizeof(k), sm->agg.unresolved[STACKAGG_CLASS_KERNEL],
 	    sm->agg.frames[STACKAGG_CLASS_KERNEL]);
 	say(out, "unresolved frames: java %s, native %s, kernel %s", j, n, k);
+	report_unnamed_libs(&sm->agg, out);
 	if (sm->agg.retried)
 		say(out,
 		    "%llu samples had a JIT address with no code yet when first looked up; "

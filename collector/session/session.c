@@ -605,6 +605,7 @@ static bool user_frames(struct session *s, const struct perfring_rec *r,
 	if (vm) {
 		smp->user = vo.user;
 		smp->nr_user = vo.nr_user;
+		smp->user_rooted = vo.end == UNW_END_ROOT;
 		s->unwound_vm++;
 	} else {
 		s->unwound_fp++;
@@ -1851,7 +1852,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 		js = &out->jvms[out->njvms++];
 		js->pid = t->pid;
 		js->ev = t->ev;
-		js->ev.hello_events = t->hello_known && (t->hello_flags & FGP_HELLO_EVENTS);
+		/* A JVM that cannot give what was asked was said so at its hello (session_src). */
+		js->ev.hello_events = t->hello_known && (t->hello_flags & FGP_HELLO_EVENTS) &&
+				      !session_src_jvm_cannot(s->evw.on, t->hello_flags);
 		js->exited = t->exited;
 		js->connected_ever = t->connected;
 		js->jvm = t->jvm;

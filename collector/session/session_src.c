@@ -67,12 +67,37 @@ static void target_label(struct target *t, const struct jvm_info *info)
 /* A recording of agent events whose target's agent cannot send them: said once, at its hello. */
 static void note_no_events(const struct session_src_env *env, const struct jvm_info *info)
 {
-	if (env->evw && env->evw->on && info->connected && !(info->hello_flags & FGP_HELLO_EVENTS))
+	if (!env->evw || !env->evw->on || !info->connected)
+		return;
+	if (!(info->hello_flags & FGP_HELLO_EVENTS))
 		notes_add(env->notes,
 			  "PID %u: its agent (%s) cannot send allocation, live or lock events: "
 			  "nothing recorded from it (start the JVM with a libfgagent.so of this "
 			  "release)",
 			  info->host_pid, info->agent_version[0] ? info->agent_version : "unknown");
+	else if (session_src_jvm_cannot(env->evw->on, info->hello_flags) & FGP_EVM_ALLOC)
+		notes_add(env->notes,
+			  "PID %u: this JVM cannot sample allocations (JVMTI SampledObjectAlloc "
+			  "came with JDK 11): nothing recorded from it",
+			  info->host_pid);
+	else if (session_src_jvm_cannot(env->evw->on, info->hello_flags) & FGP_EVM_LOCK)
+		notes_add(env->notes,
+			  "PID %u: this JVM offers no monitor contention events: nothing recorded "
+			  "from it",
+			  info->host_pid);
+}
+
+uint32_t session_src_jvm_cannot(uint32_t want, uint32_t hello_flags)
+{
+	uint32_t no = 0;
+
+	if (!(hello_flags & FGP_HELLO_EVENTS))
+		return 0;
+	if (hello_flags & FGP_HELLO_NO_ALLOC)
+		no |= FGP_EVM_ALLOC | FGP_EVM_LIVE;
+	if (hello_flags & FGP_HELLO_NO_LOCK)
+		no |= FGP_EVM_LOCK;
+	return want & no;
 }
 
 /* Its agent said its tables are on (or off again). */

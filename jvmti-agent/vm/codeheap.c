@@ -102,8 +102,11 @@ static void build_deopt(const struct vmstructs *vs, struct codeheap *h)
 	if (field(vs, "CompiledMethod", "_deopt_handler_begin", &h->nm_deopt, NULL) &&
 	    field(vs, "CompiledMethod", "_deopt_mh_handler_begin", &h->nm_deopt_mh, NULL))
 		h->deopt_abs = true;
-	else if (!field(vs, "nmethod", "_deopt_handler_offset", &h->nm_deopt, NULL) ||
-		 !field(vs, "nmethod", "_deopt_mh_handler_offset", &h->nm_deopt_mh, NULL))
+	else if ((!field(vs, "nmethod", "_deopt_handler_offset", &h->nm_deopt, NULL) ||
+		  !field(vs, "nmethod", "_deopt_mh_handler_offset", &h->nm_deopt_mh, NULL)) &&
+		 /* JDK 8: the same offsets from the blob under other names */
+		 (!field(vs, "nmethod", "_deoptimize_offset", &h->nm_deopt, NULL) ||
+		  !field(vs, "nmethod", "_deoptimize_mh_offset", &h->nm_deopt_mh, NULL)))
 		h->has_deopt = false;
 }
 
@@ -137,9 +140,16 @@ void codeheap_build(const struct vmstructs *vs, struct codeheap *h)
 	bool ok = true;
 
 	memset(h, 0, sizeof(*h));
-	ok &= vmstructs_static(vs, "CodeCache", "_heaps", &h->heaps_slot) == 0;
-	ok &= field(vs, "GrowableArrayBase", "_len", &h->ga_len, NULL);
-	ok &= field(vs, "GrowableArray<int>", "_data", &h->ga_data, NULL);
+	if (vmstructs_static(vs, "CodeCache", "_heaps", &h->heaps_slot) == 0) {
+		/* JDK 11 to 15 name the array's base GenericGrowableArray. */
+		ok &= field(vs, "GrowableArrayBase", "_len", &h->ga_len, NULL) ||
+		      field(vs, "GenericGrowableArray", "_len", &h->ga_len, NULL);
+		ok &= field(vs, "GrowableArray<int>", "_data", &h->ga_data, NULL);
+	} else {
+		/* JDK 8: one code heap, CodeCache::_heap (a CodeHeap*). */
+		ok &= vmstructs_static(vs, "CodeCache", "_heap", &h->heaps_slot) == 0;
+		h->one_heap = true;
+	}
 	ok &= field(vs, "CodeHeap", "_memory", &h->heap_memory, NULL);
 	ok &= field(vs, "CodeHeap", "_segmap", &h->heap_segmap, NULL);
 	ok &= field(vs, "CodeHeap", "_log2_segment_size", &h->heap_log2, NULL);
@@ -174,13 +184,19 @@ static int heaps_read(const struct codeheap *h, struct codeheap_ref *out, uint32
 	int32_t len = 0;
 
 	*n = 0;
-	if (peek64(h->heaps_slot, &ga) || peek(&len, ga + h->ga_len, 4) ||
-	    peek64(ga + h->ga_data, &data))
-		return -EFAULT;
-	if (len <= 0 || len > CODEHEAP_MAX_HEAPS)
-		return -ENOENT;
-	if (peek(heap, data, 8 * (size_t)len))
-		return -EFAULT;
+	if (h->one_heap) {
+		if (peek64(h->heaps_slot, &heap[0]))
+			return -EFAULT;
+		len = 1;
+	} else {
+		if (peek64(h->heaps_slot, &ga) || peek(&len, ga + h->ga_len, 4) ||
+		    peek64(ga + h->ga_data, &data))
+			return -EFAULT;
+		if (len <= 0 || len > CODEHEAP_MAX_HEAPS)
+			return -ENOENT;
+		if (peek(heap, data, 8 * (size_t)len))
+			return -EFAULT;
+	}
 	for (int32_t i = 0; i < len; i++) {
 		struct codeheap_ref *r = &out[i];
 

@@ -5,6 +5,12 @@
  * Per-release facts (x86-64), from HotSpot's frame_x86.hpp and compressedStream/unsigned5:
  *  - an interpreter frame keeps Method* at fp - 3 words and the bcp it saved at its last call
  *    at fp - 8 words since JDK 9 (trusted here for 9..25, the releases this was checked on);
+ *    JDK 8's frame has no mirror slot: sender sp, last sp, Method*, mdx, cache, locals, bcx,
+ *    so its bcp is at fp - 7 words. JDK 8 exports no frame offsets to check that against:
+ *    its slots are sent only when its VMStructs have JDK 8's shape too (jdk8_shape()), and
+ *    those of 9 and later only when they do not;
+ *  - the release is java.vm.specification.version ("1.8", "11"): JDK 8's java.vm.version is
+ *    HotSpot's own ("25.504-b01"), not the JDK's;
  *  - line number tables are coded with UNSIGNED5; JDK 20 (from 20.0.?) and later exclude the
  *    zero byte (X = 1), earlier releases do not (X = 0); JDK 20 itself is not trusted.
  *
@@ -22,6 +28,8 @@
 #define SIZE_MAX_ 4096u /* nor is any of them bigger */
 #define INTERP_SLOTS_MIN_JDK 9u
 #define INTERP_SLOTS_MAX_JDK 25u
+#define JDK8_METHOD_SLOT (-3)
+#define JDK8_BCX_SLOT (-7)
 
 unsigned vmlayout_jdk_major(const char *v)
 {
@@ -85,6 +93,20 @@ static bool flags_field(const struct vmstructs *vs, struct fgp_vm_layout *l)
 	return true;
 }
 
+/*
+ * Do the tables have JDK 8's shape? One CodeCache::_heap (9 split it into _heaps) and no
+ * exported interpreter frame offsets (9 began exporting frame::interpreter_frame_sender_sp_offset).
+ */
+static bool jdk8_shape(const struct vmstructs *vs)
+{
+	uint64_t addr;
+	int32_t v;
+
+	return vmstructs_static(vs, "CodeCache", "_heap", &addr) == 0 &&
+	       vmstructs_static(vs, "CodeCache", "_heaps", &addr) != 0 &&
+	       vmstructs_int(vs, "frame::interpreter_frame_sender_sp_offset", &v) != 0;
+}
+
 void vmlayout_build(const struct vmstructs *vs, unsigned jdk, struct fgp_vm_layout *l)
 {
 	bool names = true, lines;
@@ -111,9 +133,15 @@ void vmlayout_build(const struct vmstructs *vs, unsigned jdk, struct fgp_vm_layo
 	if (names)
 		l->caps |= FGP_VML_CAP_NAMES;
 
-	if (jdk >= INTERP_SLOTS_MIN_JDK && jdk <= INTERP_SLOTS_MAX_JDK) {
+	/* The release and the tables must agree: slots of one release never go to another. */
+	if (jdk >= INTERP_SLOTS_MIN_JDK && jdk <= INTERP_SLOTS_MAX_JDK && !jdk8_shape(vs)) {
 		fgp_vml_set(l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)-3);
 		fgp_vml_set(l, FGP_VML_INTERP_BCP_SLOT, (uint32_t)-8);
+		if (names)
+			l->caps |= FGP_VML_CAP_INTERP_FRAME;
+	} else if (jdk == 8 && jdk8_shape(vs)) {
+		fgp_vml_set(l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)JDK8_METHOD_SLOT);
+		fgp_vml_set(l, FGP_VML_INTERP_BCP_SLOT, (uint32_t)JDK8_BCX_SLOT);
 		if (names)
 			l->caps |= FGP_VML_CAP_INTERP_FRAME;
 	}
@@ -139,7 +167,7 @@ void vmlayout_set_unload_slot(struct fgp_vm_layout *l, uint64_t addr)
 	l->caps |= FGP_VML_CAP_UNLOAD_EPOCH;
 }
 
-int vmlayout_read(const void *jvm_addr, const char *version, struct fgp_vm_layout *out)
+int vmlayout_read(const void *jvm_addr, const char *release, struct fgp_vm_layout *out)
 {
 	struct vmstructs vs;
 	void *h;
@@ -148,7 +176,7 @@ int vmlayout_read(const void *jvm_addr, const char *version, struct fgp_vm_layou
 	memset(out, 0, sizeof(*out));
 	rv = vmstructs_of(jvm_addr, &vs, &h);
 	if (rv == 0) {
-		vmlayout_build(&vs, vmlayout_jdk_major(version), out);
+		vmlayout_build(&vs, vmlayout_jdk_major(release), out);
 		dlclose(h);
 	}
 	return rv;

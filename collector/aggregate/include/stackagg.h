@@ -156,7 +156,14 @@ struct stackagg_sample {
 	/* 0, or the stratum (< 2^31) the sample's weight is scaled with by stackagg_fold_strata():
 	 * until then a stack of each stratum is counted apart from the same frames of another. */
 	uint32_t stratum;
+	/* The unwinder proved user[nr_user - 1] is where the thread starts (its CFI leaves the
+	 * return address undefined): that native frame counts as a thread root even without a
+	 * name (a stripped C library's clone3), in this and every later stack. */
+	bool user_rooted;
 };
+
+#define STACKAGG_UNNAMED_LIBS 8
+#define STACKAGG_LIB_NAME 48
 
 struct stackagg_stats {
 	uint64_t samples;		  /* given to stackagg_sample() */
@@ -183,6 +190,13 @@ struct stackagg_stats {
 	uint64_t untimed;	  /* countings the timeline had no room for (opts.timeline) */
 	size_t stacks;		  /* distinct stacks */
 	size_t interned;	  /* distinct frames */
+	/* Native frames left unnamed, by the library they lie in (the first
+	 * STACKAGG_UNNAMED_LIBS libraries met; n_libs of them used): where to look for symbols. */
+	struct {
+		char lib[STACKAGG_LIB_NAME];
+		uint64_t frames;
+	} unnamed[STACKAGG_UNNAMED_LIBS];
+	uint32_t n_unnamed_libs;
 };
 
 struct stackagg;

@@ -50,6 +50,13 @@ struct session_src_events {
 	size_t nadopted;	 /* (the array is the source's, valid until its next pump) */
 };
 
+/*
+ * The events of want (FGP_EVM_*) a JVM cannot give by its agent's hello flags (FGP_HELLO_NO_ALLOC:
+ * alloc and live; FGP_HELLO_NO_LOCK: lock); 0 for an agent without FGP_HELLO_EVENTS (it said
+ * nothing of its JVM).
+ */
+uint32_t session_src_jvm_cannot(uint32_t want, uint32_t hello_flags);
+
 struct session_source;
 
 struct session_source_ops {

@@ -4,7 +4,8 @@
  * read in the agent's own process through VMStructs.
  *
  * A code address is mapped to its CodeBlob the way the JVM's CodeHeap::find_blob does: the
- * CodeHeap whose reserved memory holds it (CodeCache::_heaps), its segment map (one byte per
+ * CodeHeap whose reserved memory holds it (CodeCache::_heaps, or JDK 8's one CodeCache::_heap),
+ * its segment map (one byte per
  * segment: 0 at a block's first segment, else a hop back towards it, 0xff for free), the
  * HeapBlock header at that segment, and the CodeBlob right after it. JVMTI's compile info
  * gives no nmethod pointer, and a blob found this way is checked against the address JVMTI
@@ -42,7 +43,10 @@ struct codeheap_ref {
 
 struct codeheap {
 	bool ok;
-	uint64_t heaps_slot; /* address of CodeCache::_heaps (a GrowableArray<CodeHeap*>*) */
+	/* address of CodeCache::_heaps (a GrowableArray<CodeHeap*>*), or with one_heap of
+	 * CodeCache::_heap (the one CodeHeap* of JDK 8) */
+	uint64_t heaps_slot;
+	bool one_heap;
 	uint32_t ga_len, ga_data;
 	uint32_t heap_memory, heap_segmap, heap_log2; /* CodeHeap fields */
 	uint32_t vs_low,

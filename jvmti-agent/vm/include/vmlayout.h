@@ -14,8 +14,10 @@
 #include "vmstructs.h"
 
 /*
- * The feature release of a java.vm.version string: "17.0.15+6-Debian-1" -> 17, "25+36-LTS" ->
- * 25, "1.8.0_402-b06" -> 8; 0 when it cannot be parsed.
+ * The feature release of a java.vm.specification.version string ("1.8" -> 8, "11", "17") or
+ * of a JDK's version string ("17.0.15+6-Debian-1" -> 17, "25+36-LTS" -> 25, "1.8.0_402-b06" ->
+ * 8); 0 when it cannot be parsed. JDK 8's java.vm.version ("25.504-b01") is HotSpot's own
+ * number, not the JDK's: never pass it.
  */
 unsigned vmlayout_jdk_major(const char *version);
 
@@ -34,9 +36,9 @@ void vmlayout_set_unload_slot(struct fgp_vm_layout *l, uint64_t addr);
 
 /*
  * The layout of the JVM this agent runs in: jvm_addr is any address inside libjvm.so (a JVMTI
- * function pointer). 0, or -ENOENT when libjvm.so or its tables cannot be found (*out then
- * has no capabilities).
+ * function pointer), release its java.vm.specification.version. 0, or -ENOENT when libjvm.so or its
+ * tables cannot be found (*out then has no capabilities).
  */
-int vmlayout_read(const void *jvm_addr, const char *version, struct fgp_vm_layout *out);
+int vmlayout_read(const void *jvm_addr, const char *release, struct fgp_vm_layout *out);
 
 #endif

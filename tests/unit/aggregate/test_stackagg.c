@@ -63,6 +63,12 @@ static int fake_native(void *ctx, uint32_t pid, uint64_t addr, bool ret, struct 
 		out->module = "libjvm.so";
 		if (addr < LIBJVM + 0x1000)
 			out->name = f->libjvm_sym;
+		if (addr >= LIBJVM + 0x80000 && addr < LIBJVM + 0x82000) {
+			/* stripped: its label */
+			out->name =
+				addr < LIBJVM + 0x81000 ? "libjvm.so+0x80000" : "libjvm.so+0x81000";
+			out->unresolved = true;
+		}
 		return 0;
 	}
 	if (addr >= 0x7f0000000000ull) {
@@ -747,6 +753,70 @@ static void test_markers_and_stacks_that_reach_a_thread_root(void **state)
 	stackagg_free(a);
 }
 
+static void test_an_unnamed_frame_the_unwinder_proved_outermost_is_a_root(void **state)
+{
+	/* a stripped library's thread start, below a JIT leaf: unnamed, proved by its CFI */
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x81000 };
+	struct stackagg_sample s = {
+		.pid = 100, .tid = 101, .ts = 10, .user = user, .nr_user = 2, .thread = "main"
+	};
+	struct stackagg_opts o = { .mark_unrooted = true };
+	struct stackagg_resolver r = {
+		.ctx = &fk, .kernel = fake_kernel, .native = fake_native, .jit = fake_jit
+	};
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+	char *out;
+
+	(void)state;
+	stackagg_free(a);
+	a = stackagg_new(&o, &r);
+	assert_non_null(a);
+	/* not proved: cut short, so marked */
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	/* proved: a root, in this stack and any other through the same address */
+	user[1] = LIBJVM + 0x80000;
+	s.user_rooted = true;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.user_rooted = false;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	/* an [unknown] placeholder is never made a root */
+	user[1] = LIBJVM + 0x4000;
+	s.user_rooted = true;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;[truncated];[unknown] (libjvm.so);Gen1::work_[j] 1\n"
+				 "main;[truncated];libjvm.so+0x81000;Gen1::work_[j] 1\n"
+				 "main;libjvm.so+0x80000;Gen1::work_[j] 2\n");
+	free(out);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.user_stacks, 4);
+	assert_int_equal(st.rooted, 2);
+	stackagg_free(a);
+}
+
+static void test_unnamed_native_frames_are_counted_by_library(void **state)
+{
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x80000, LIBJVM + 0x81000, LIBJVM + 0x20 };
+	struct stackagg_sample s = {
+		.pid = 100, .tid = 101, .ts = 10, .user = user, .nr_user = 4, .thread = "main"
+	};
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_stats st;
+
+	(void)state;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	assert_int_equal(stackagg_sample(a, &s), 0); /* the second from the cache */
+	stackagg_settle(a, UINT64_MAX);
+	stackagg_stats(a, &st);
+	assert_int_equal(st.n_unnamed_libs, 1);
+	assert_string_equal(st.unnamed[0].lib, "libjvm.so");
+	assert_int_equal(st.unnamed[0].frames, 4); /* the named JavaThread::run() is not */
+	assert_int_equal(st.unresolved[STACKAGG_CLASS_NATIVE], 4);
+	stackagg_free(a);
+}
+
 static double half_and_triple(void *arg, uint32_t stratum)
 {
 	(void)arg;
@@ -956,6 +1026,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_caller_named_interpreted_frames_get_the_interpreted_mark),
 		cmocka_unit_test(test_markers_and_stacks_that_reach_a_thread_root),
+		cmocka_unit_test(test_an_unnamed_frame_the_unwinder_proved_outermost_is_a_root),
+		cmocka_unit_test(test_unnamed_native_frames_are_counted_by_library),
 		cmocka_unit_test(test_frames_are_root_first_with_suffixes),
 		cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
 		cmocka_unit_test(test_settle_stops_at_first_later_sample),

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_agent_codeheap.c - CODE_FRAME facts from a fake code cache in memory, laid out as JDK 17
- * (absolute code pointers, CompiledMethod deopt pointers, no kind) and JDK 25 (offsets from the
- * blob, int16 frame-complete, CodeBlobKind) describe it: the blob is found through the segment
- * map from any address inside it, free segments and wild pointers are refused, never read.
+ * test_agent_codeheap.c - CODE_FRAME facts from a fake code cache in memory, laid out as JDK 8
+ * (one CodeCache::_heap, offsets from the blob, nmethod::_deoptimize_offset), JDK 11
+ * (GenericGrowableArray), JDK 17 (absolute code pointers, CompiledMethod deopt pointers, no
+ * kind) and JDK 25 (offsets from the blob, int16 frame-complete, CodeBlobKind) describe it: the
+ * blob is found through the segment map from any address inside it, free segments and wild pointers
+ * are refused, never read.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -28,6 +30,7 @@ static struct {
 	struct fake_vm vm;
 	/* CodeCache::_heaps -> GrowableArray { int len, int max, CodeHeap **data } */
 	void *heaps;
+	void *one_heap; /* JDK 8's CodeCache::_heap -> the CodeHeap */
 	struct {
 		int32_t len, max;
 		void **data;
@@ -64,10 +67,18 @@ static uint8_t *blob(void)
 	return J.mem + (BLOB_SEG << SEG_LOG2) + HB_SIZE;
 }
 
+/* How the JVM lists its code heaps. */
+enum heaps_style {
+	HEAPS_ARRAY,	     /* JDK 16+: CodeCache::_heaps, GrowableArrayBase */
+	HEAPS_GENERIC_ARRAY, /* JDK 9 to 15: CodeCache::_heaps, GenericGrowableArray */
+	HEAP_ONE,	     /* JDK 8: CodeCache::_heap */
+};
+
 /* The heap, segment map and one used block; the blob's fields are set per JDK below. */
-static void fake_heap(void)
+static void fake_heap_as(enum heaps_style style)
 {
 	memset(&J, 0, sizeof(J));
+	J.one_heap = J.heap;
 	J.heap_ptrs[0] = J.heap;
 	J.ga.len = 1;
 	J.ga.max = 1;
@@ -82,9 +93,14 @@ static void fake_heap(void)
 		J.segmap[BLOB_SEG + i] = (uint8_t)(i < 3 ? i : 1 + i % 2); /* hops of 1 and 2 */
 	J.mem[(BLOB_SEG << SEG_LOG2) + 8] = 1; /* HeapBlock::Header::_used */
 
-	fake_vm_static(&J.vm, "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", &J.heaps);
-	add_f("GrowableArrayBase", "_len", "int", 0);
-	add_f("GrowableArray<int>", "_data", "int*", 8);
+	if (style == HEAP_ONE) {
+		fake_vm_static(&J.vm, "CodeCache", "_heap", "CodeHeap*", &J.one_heap);
+	} else {
+		fake_vm_static(&J.vm, "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", &J.heaps);
+		add_f(style == HEAPS_ARRAY ? "GrowableArrayBase" : "GenericGrowableArray", "_len",
+		      "int", 0);
+		add_f("GrowableArray<int>", "_data", "int*", 8);
+	}
 	add_f("CodeHeap", "_memory", "VirtualSpace", 0);
 	add_f("CodeHeap", "_segmap", "VirtualSpace", 64);
 	add_f("CodeHeap", "_log2_segment_size", "int", 128);
@@ -92,6 +108,11 @@ static void fake_heap(void)
 	add_f("VirtualSpace", "_high", "char*", 24);
 	add_f("HeapBlock::Header", "_used", "bool", 8);
 	fake_vm_type(&J.vm, "HeapBlock", HB_SIZE);
+}
+
+static void fake_heap(void)
+{
+	fake_heap_as(HEAPS_ARRAY);
 }
 
 static uint64_t code_at(unsigned off)
@@ -119,6 +140,28 @@ static void fake_jdk17(void)
 	put64(blob() + 120, 0);
 	put32(blob() + 48, 16);
 	put64(blob() + 96, (uint64_t)(uintptr_t) "DeoptimizationBlob");
+}
+
+/* JDK 8: one heap; code and deopt handlers at offsets from the blob, under JDK 8's names. */
+static void fake_jdk8(void)
+{
+	fake_heap_as(HEAP_ONE);
+	add_f("CodeBlob", "_name", "const char*", 8);
+	add_f("CodeBlob", "_code_offset", "int", 32);
+	add_f("CodeBlob", "_frame_complete_offset", "int", 36);
+	add_f("CodeBlob", "_data_offset", "int", 40);
+	add_f("CodeBlob", "_frame_size", "int", 44);
+	add_f("nmethod", "_deoptimize_offset", "int", 88);
+	add_f("nmethod", "_deoptimize_mh_offset", "int", 92);
+	add_f("nmethod", "_orig_pc_offset", "int", 96);
+	put32(blob() + 32, 128);
+	put32(blob() + 40, 128 + 256);
+	put32(blob() + 36, 14);
+	put32(blob() + 44, 2);
+	put32(blob() + 88, 128 + 200);
+	put32(blob() + 92, 128 + 210);
+	put32(blob() + 96, 8);
+	put64(blob() + 8, (uint64_t)(uintptr_t) "UncommonTrapBlob");
 }
 
 /* JDK 25: offsets from the blob, int16 frame complete, a kind byte. */
@@ -208,6 +251,58 @@ static void test_jdk25_offsets_and_kinds(void **state)
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
 	assert_int_equal(f.deopt, 0);
 	assert_int_equal(f.deopt_mh, 0);
+}
+
+static void test_jdk8_one_heap_and_its_deopt_offsets(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk8();
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_true(h.ok);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.kind, FGP_CF_NMETHOD);
+	assert_int_equal(f.frame_size, 16);
+	assert_int_equal(f.code_begin, code_at(0));
+	assert_int_equal(f.code_size, 256);
+	assert_int_equal(f.frame_complete, 14);
+	assert_int_equal(f.deopt, code_at(200));
+	assert_int_equal(f.deopt_mh, code_at(210));
+	assert_int_equal(f.orig_pc_offset, 8);
+	/* a stub in the same heap, known by its blob's name */
+	assert_int_equal(codeheap_frame(&h, code_at(100), false, &f), 0);
+	assert_int_equal(f.kind, FGP_CF_UNCOMMON_TRAP);
+	/* the heap pointer is read from the JVM, not assumed */
+	J.one_heap = NULL;
+	codeheap_build(&vs, &h);
+	assert_true(h.ok);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), -EFAULT);
+}
+
+static void test_jdk11_generic_growable_array(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk17();
+	J.vm.s[1].type = "GenericGrowableArray"; /* its name up to JDK 15 */
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_true(h.ok);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.frame_size, 48);
+	assert_int_equal(f.deopt, code_at(200));
+	/* neither name: not usable */
+	J.vm.s[1].type = "GrowableArrayBaseRenamed";
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_false(h.ok);
 }
 
 static void test_free_segments_and_wild_pointers_are_refused(void **state)
@@ -384,6 +479,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jdk17_nmethod_facts_come_from_its_blob),
 		cmocka_unit_test(test_jdk25_offsets_and_kinds),
+		cmocka_unit_test(test_jdk8_one_heap_and_its_deopt_offsets),
+		cmocka_unit_test(test_jdk11_generic_growable_array),
 		cmocka_unit_test(test_free_segments_and_wild_pointers_are_refused),
 		cmocka_unit_test(test_a_layout_without_the_heap_fields_is_not_usable),
 		cmocka_unit_test(test_heaps_are_read_once_until_an_address_lies_past_them),

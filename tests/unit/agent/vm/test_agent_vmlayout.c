@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_agent_vmlayout.c - the VM_LAYOUT built from fake VMStructs tables shaped like JDK 17's and
- * JDK 25's (offsets as those releases export them), with fields missing, insane strides and
- * unknown releases turning capabilities off rather than guessing.
+ * test_agent_vmlayout.c - the VM_LAYOUT built from fake VMStructs tables shaped like JDK 8's,
+ * JDK 17's and JDK 25's (offsets as those releases export them), with fields missing, insane
+ * strides and unknown releases turning capabilities off rather than guessing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -80,6 +80,50 @@ static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
 	assert_true(l.caps & FGP_VML_CAP_GC_CLOCK);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_GC_CLOCK_LO), 0x12345678u);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_GC_CLOCK_HI), 0x7f00u);
+}
+
+static int heap_slot; /* where a fake CodeCache::_heap(s) lives */
+
+static void test_jdk8_frames_have_no_mirror_slot_and_need_jdk8_tables(void **state)
+{
+	struct fake_vm f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+
+	(void)state;
+	fake_jdk(&f, false);
+	fake_vm_static(&f, "CodeCache", "_heap", "CodeHeap*", &heap_slot);
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 8, &l);
+	assert_int_equal(l.caps, ALL_CAPS);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_METHOD_SLOT), -3);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_BCP_SLOT), -7);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_LINES_UNSIGNED5_X), 0);
+	/* tables of a later release (exported frame offsets) saying 8: no slots */
+	fake_vm_int(&f, "frame::interpreter_frame_sender_sp_offset", -1);
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 8, &l);
+	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_LINES);
+	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_BCP_SLOT));
+	/* nor with the code heaps of 9 and later */
+	fake_jdk(&f, false);
+	fake_vm_static(&f, "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", &heap_slot);
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 8, &l);
+	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
+	/* JDK 8's tables with a later release's number (its java.vm.version is 25.x): no slots */
+	fake_jdk(&f, false);
+	fake_vm_static(&f, "CodeCache", "_heap", "CodeHeap*", &heap_slot);
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 25, &l);
+	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
+	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_BCP_SLOT));
+	/* nor JDK 8 tables without a JDK 8 version */
+	fake_jdk(&f, false);
+	fake_vm_static(&f, "CodeCache", "_heap", "CodeHeap*", &heap_slot);
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 7, &l);
+	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
 }
 
 static void test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion(void **state)
@@ -187,6 +231,8 @@ static void test_jdk_major_is_parsed_from_vm_versions(void **state)
 		{ "17.0.15+6-Debian-1deb12u1", 17 },
 		{ "25+36-LTS", 25 },
 		{ "1.8.0_402-b06", 8 },
+		{ "1.8", 8 }, /* JDK 8's java.vm.specification.version */
+		{ "11", 11 },
 		{ "21.0.2+13", 21 },
 		{ "", 0 },
 		{ "abc", 0 },
@@ -203,6 +249,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jdk17_tables_give_every_capability_and_u2_flags),
+		cmocka_unit_test(test_jdk8_frames_have_no_mirror_slot_and_need_jdk8_tables),
 		cmocka_unit_test(test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion),
 		cmocka_unit_test(test_a_missing_field_turns_names_and_frames_off),
 		cmocka_unit_test(test_unknown_releases_get_no_frame_slots_or_lines),
