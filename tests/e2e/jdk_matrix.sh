@@ -168,7 +168,8 @@ check_xint() {
 # ---- churn: time-exact names across unloads and address reuse --------------------------------
 check_churn() {
 	local gens=6 out=$FG_TMP/churn.folded log=$FG_TMP/code.log reused jit unk g c
-	FG_JVM_OPTS=(-XX:+UseSerialGC -XX:ReservedCodeCacheSize=4m -XX:-SegmentedCodeCache)
+	FG_JVM_OPTS=(-XX:+UseSerialGC -XX:ReservedCodeCacheSize=4m)
+	((n < 9)) || FG_JVM_OPTS+=(-XX:-SegmentedCodeCache) # one code heap (JDK 8 has only one)
 	fg_jvm_start churn ClassChurn "$gens" 1200
 	FG_JVM_OPTS=()
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --freq 499 --duration 45 --socket "$sock" --ctl "$noctl" \
