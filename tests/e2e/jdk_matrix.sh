@@ -74,6 +74,11 @@ sock=$sock_dir/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 j='_\[[0ij]\]'                    # any Java frame's mark
 figures=()
+# fig TEXT: a figure of this cell, logged now and again in the summary.
+fig() {
+	figures+=("$1")
+	fg_log "$cfg: $1"
+}
 
 # record NAME ARGS...: fgcollect record on $FG_HOSTPID into $FG_TMP/NAME.folded.
 record() {
@@ -117,10 +122,10 @@ check_load() {
 		fg_fail "$cfg: the agent did not connect to watch"
 	fg_wait 30 fg_map_ok "$FG_HOSTPID" 'HotLoop::' ||
 		fg_fail "$cfg: no well-formed map naming HotLoop:: ($(fg_map_lint "$(fg_map_path "$FG_HOSTPID")"))"
-	figures+=("load: connected ($(grep -oE 'JVM [^,]*' "$FG_WATCH_LOG" | head -n 1)), $(fg_map_lines "$FG_HOSTPID") map entries")
+	fig "load: connected ($(grep -oE 'JVM [^,]*' "$FG_WATCH_LOG" | head -n 1)), $(fg_map_lines "$FG_HOSTPID") map entries"
 	if [[ " $checks " == *" perf "* ]]; then
 		fg_expect_jit_named "$FG_HOSTPID" 3 "$FG_TMP/perf" 'HotLoop::' 95
-		figures+=("perf: $FG_JIT_NAMED/$FG_JIT_FRAMES JIT frames named ($FG_JIT_PCT%)")
+		fig "perf: $FG_JIT_NAMED/$FG_JIT_FRAMES JIT frames named ($FG_JIT_PCT%)"
 	fi
 	fg_container_stop hot || true
 	fg_watch_stop_clean
@@ -139,7 +144,7 @@ check_cpu() { # LABEL JVM_OPT
 	read -r part all < <(rooted "$FG_TMP/$name.err")
 	[[ -n ${all:-} ]] || fg_fail "$cfg $name: no thread-root line in record's summary"
 	fg_log "$cfg $name: chain $whole/$main, rooted $part/$all"
-	figures+=("$name: chain $whole/$main, rooted $part/$all")
+	fig "$name: chain $whole/$main, rooted $part/$all"
 	((whole * 100 >= main * 99)) || sort -t' ' -k2 -nr "$FG_TMP/$name.folded" | head -n 4 >&2
 	pct "$whole" "$main" 99 "$name: the whole chain in the main thread's samples"
 	pct "$part" "$all" 99 "$name: samples that reached a thread root"
@@ -156,7 +161,7 @@ check_xint() {
 	spin=$(sed -n 's/.*spin-line=\([0-9]*\).*/\1/p' "${FG_CT_LOG[xint]}" | head -n 1)
 	record xint --duration 4 --lines
 	read -r main whole leaf < <(count "$f" "$chain_lines" ";ChainE::spin:$spin"'_\[0\]')
-	figures+=("xint: chain $whole/$main, line $spin in $leaf")
+	fig "xint: chain $whole/$main, line $spin in $leaf"
 	((whole * 100 >= main * 95)) || sort -t' ' -k2 -nr "$f" | head -n 4 >&2
 	pct "$whole" "$main" 95 "-Xint: the whole chain with lines"
 	((whole > 0 && leaf * 100 >= whole * 90)) || fg_fail "$cfg -Xint: the spin line $spin in only $leaf of $whole leaves"
@@ -186,7 +191,7 @@ check_churn() {
 		if (s ~ /\[unknown\] \(jit\)/) u += n
 		if (s ~ /_\[j\]|\[unknown\] \(jit\)/) j += n }
 		END { print j + 0, u + 0 }' "$out")
-	figures+=("churn: $reused addresses reused, $((jit - unk))/$jit JIT samples named")
+	fig "churn: $reused addresses reused, $((jit - unk))/$jit JIT samples named"
 	((jit >= 200)) || fg_fail "$cfg churn: only $jit samples with JIT frames"
 	(((jit - unk) * 100 >= jit * 98)) || fg_fail "$cfg churn: $unk of $jit JIT samples have an [unknown] JIT frame (> 2%)"
 	for ((g = 2; g <= gens; g++)); do
@@ -233,14 +238,14 @@ check_offcpu() {
 	rec=$(sed -n 's/.* samples in \([0-9]*\)\.\([0-9]\) s at.*/\1\200/p' "$FG_TMP/offcpu.err")
 	[[ -n $rec && $win -gt 0 ]] || fg_fail "$cfg offcpu: no recording length ('$rec') or truth window ($win)"
 	want=$((rec * tb / win))
-	figures+=("offcpu: sleeper $((part / 1000))/$((all / 1000)) ms under sleepB (truth $want ms)")
+	fig "offcpu: sleeper $((part / 1000))/$((all / 1000)) ms under sleepB (truth $want ms)"
 	pct "$part" "$all" 95 "offcpu: fg-sleeper's off-CPU us under sleeper;sleepB"
 	d=$((part / 1000 - want))
 	((want > 0 && ${d#-} * 100 <= want * 15)) ||
 		fg_fail "$cfg offcpu: fg-sleeper in sleepB $((part / 1000)) ms, truth $want ms (> 15% apart)"
 	all=$(us "$f" fg-contender . "$pre")
 	part=$(us "$f" fg-contender "OffCpuTruth::contender$j;(.*;)?OffCpuTruth::contend$j;" "$pre")
-	figures+=("offcpu: contender $((part / 1000))/$((all / 1000)) ms under contend")
+	fig "offcpu: contender $((part / 1000))/$((all / 1000)) ms under contend"
 	pct "$part" "$all" 90 "offcpu: fg-contender's off-CPU us under contend"
 	fg_container_stop offcpu || true
 }
@@ -272,7 +277,7 @@ check_alloc() {
 			fg_fail "$cfg alloc: $t has $(ev_pct "${g[$t]}" "$all")% of the bytes, truth $(ev_pct "${w[$t]}" "$want")%"
 	done
 	ev_near "alloc: the fg-* threads' bytes" "$all" "$want" 5
-	figures+=("alloc: $all bytes, truth $want; shares within 2 points")
+	fig "alloc: $all bytes, truth $want; shares within 2 points"
 	fg_container_stop alloc || true
 }
 
@@ -291,7 +296,7 @@ check_lock() {
 		ev_near "lock: $w contended time, us" "$got" "$want" 10
 		ev_need "lock: $w time under LockTruth::enterLedger with LockTruth\$Ledger as the leaf" \
 			"$(ev_sum "$f" "$w" "LockTruth::enterLedger$j;[^;]*\$" 'LockTruth$Ledger')" "$got" 95
-		figures+=("lock: $w $got us, truth $want us")
+		fig "lock: $w $got us, truth $want us"
 	done
 	fg_container_stop lock || true
 }
@@ -311,7 +316,7 @@ check_noalloc() {
 	! grep -qE 'hs_err|SIGSEGV|Exception in thread' "${FG_CT_LOG[noalloc]}" || fg_fail "$cfg: the JVM was harmed"
 	record noalloc-cpu --duration 3
 	grep -q 'HotLoop::' "$FG_TMP/noalloc-cpu.folded" || fg_fail "$cfg: after the refusal, record --event cpu names no HotLoop frame"
-	figures+=("noalloc: exit $rc, $(grep -iE 'cannot .*alloc' "$FG_TMP/noalloc.err")")
+	fig "noalloc: exit $rc, $(grep -iE 'cannot .*alloc' "$FG_TMP/noalloc.err")"
 	fg_container_stop noalloc || true
 }
 
