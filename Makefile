@@ -10,7 +10,7 @@ PREFIX  ?= /opt/fgcollect
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
 
-.PHONY: all deps build-deps build build-asan build-tsan soak test test-unit test-e2e demo bench install fuzz clean lint
+.PHONY: all deps build-deps prefetch build build-asan build-tsan soak test test-unit test-e2e demo bench install fuzz clean lint
 
 all: build
 
@@ -44,6 +44,15 @@ build-tsan: build-deps
 		-DFG_WERROR=ON -DFG_PLAIN_BUILD_DIR=$(abspath $(BUILD)) >/dev/null
 	cmake --build $(TSAN) -j$(JOBS) --target fg_tsan_targets
 
+# The image roots of the end-to-end tests (tests/images/prefetch.sh): made in the background
+# from the start of `make test` (once the dependencies, mmdebstrap among them, are installed),
+# so that their minutes of mmdebstrap overlap the builds and the unit tests; the tests that
+# need a root wait for it. Its log: $(BUILD)/prefetch-roots.log.
+prefetch: build-deps
+	@mkdir -p $(BUILD)
+	@echo "image roots: made in the background (log: $(BUILD)/prefetch-roots.log)"
+	@tests/images/prefetch.sh >$(BUILD)/prefetch-roots.log 2>&1 &
+
 # Unit tests twice (plain and ASan+UBSan), the end-to-end tests, then the collector-stressing
 # end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake),
 # then the threaded parts under ThreadSanitizer: their unit tests (label tsan) and the watch
@@ -52,7 +61,7 @@ build-tsan: build-deps
 # time, alone). The plain build's unit label includes the lint (scripts/lint.sh) and the Release /
 # BUILD_TESTING=OFF build check; its fuzz label builds the libFuzzer targets with clang and runs
 # each for 2 s (tests/fuzz.cmake).
-test: build build-asan build-tsan
+test: prefetch build build-asan build-tsan
 	ctest --test-dir $(ASAN) --output-on-failure -j$(JOBS) -L unit
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 	ctest --test-dir $(ASAN) --output-on-failure -L e2e-asan

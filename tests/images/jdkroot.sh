@@ -5,14 +5,21 @@
 # cached; prints its path.
 #
 #   tests/images/jdkroot.sh bullseye 11   # -> /var/cache/fgcollect-test/roots/bullseye-openjdk-11
+#   tests/images/jdkroot.sh sid 21        # -> .../roots/sid-openjdk-8-11-21-25-26 (all of SID_JDKS)
 #
 # The root is what `mmdebstrap --variant=minbase --include=openjdk-N-jre-headless,procps SUITE`
 # makes from http://deb.debian.org/debian: that distribution's own glibc, JDK and tools. The
 # namespace harness runs a JVM on it (fgcontainer --root, lib.sh fg_image_root).
 #
-# Cache: FG_ROOTS_DIR (default /var/cache/fgcollect-test/roots)/SUITE-openjdk-N, complete when
-# it holds the stamp file .fg-root-complete; it is made in SUITE-openjdk-N.tmp and renamed into
-# place, so a root that exists with its stamp is whole. A complete root is reused when its
+# The JDKs of the test matrix on Debian unstable (SID_JDKS below) share ONE root holding all of
+# them, made by one mmdebstrap run: the packages they share are fetched and unpacked once, and
+# `jdkroot.sh sid N` for any N of the list prints that root's path. Any other SUITE N gets a
+# root of its own with that one JDK.
+#
+# Cache: FG_ROOTS_DIR (default /var/cache/fgcollect-test/roots)/NAME, NAME = SUITE-openjdk-N
+# (or sid-openjdk-8-11-21-25-26: the list), complete when it holds the stamp file
+# .fg-root-complete; it is made in NAME.tmp and renamed into place, so a root that exists with
+# its stamp is whole. A complete root is reused when its
 # inputs are unchanged: its apt sources name SUITE and the same mirror, and every package of
 # the include list is installed in it. Otherwise it is made again. FG_ROOT_REBUILD=1 makes it
 # again in any case. One lock per root serializes concurrent callers.
@@ -37,8 +44,20 @@ die() {
 suite=$1 n=$2
 [[ $suite =~ ^[a-z][a-z0-9-]{1,30}$ ]] || die "suite '$suite' is not a Debian suite name"
 [[ $n =~ ^[0-9]{1,3}$ ]] || die "JDK '$n' is not a feature release number"
-readonly PKGS=("openjdk-$n-jre-headless" procps)
-dir=$ROOTS/$suite-openjdk-$n
+# The matrix's JDKs on Debian unstable, all in one root.
+readonly SID_JDKS=(8 11 21 25 26)
+jdks=("$n")
+if [[ $suite == sid && " ${SID_JDKS[*]} " == *" $n "* ]]; then
+	jdks=("${SID_JDKS[@]}")
+fi
+PKGS=()
+for j in "${jdks[@]}"; do PKGS+=("openjdk-$j-jre-headless"); done
+PKGS+=(procps)
+readonly PKGS
+dir=$ROOTS/$suite-openjdk-$(
+	IFS=-
+	echo "${jdks[*]}"
+)
 stamp=$dir/.fg-root-complete
 
 # root_current: DIR is complete and made from these inputs.
@@ -65,7 +84,7 @@ command -v mmdebstrap >/dev/null ||
 	die "mmdebstrap is not installed (scripts/install-deps.sh installs it)"
 log=$dir.log
 rm -rf --one-file-system "$dir.tmp"
-echo "jdkroot: making $dir (mmdebstrap $suite, openjdk-$n-jre-headless; about a minute)" >&2
+echo "jdkroot: making $dir (mmdebstrap $suite, ${PKGS[*]}; a minute or more per JDK)" >&2
 t0=$SECONDS
 include=$(
 	IFS=,
@@ -74,9 +93,9 @@ include=$(
 if ! mmdebstrap --variant=minbase --aptopt='Acquire::Check-Valid-Until "false"' \
 	--include="$include" "$suite" "$dir.tmp" "$MIRROR" >"$log" 2>&1; then
 	rm -rf --one-file-system "$dir.tmp"
-	echo "jdkroot: mmdebstrap could not make the $suite root with openjdk-$n-jre-headless:" >&2
+	echo "jdkroot: mmdebstrap could not make the $suite root with ${PKGS[*]}:" >&2
 	tail -n 15 "$log" >&2
-	die "no root for $suite-openjdk-$n (full log: $log)"
+	die "no root ${dir##*/} (full log: $log)"
 fi
 rm -rf --one-file-system "$dir"
 mv "$dir.tmp" "$dir"

@@ -56,7 +56,9 @@ public final class ClassChurn {
 			if (in == null)
 				throw new IOException(TEMPLATE + ".class not on the class path");
 			ByteArrayOutputStream out = new ByteArrayOutputStream();
-			in.transferTo(out);
+			byte[] buf = new byte[4096];
+			for (int k; (k = in.read(buf)) > 0;) /* InputStream.transferTo is Java 9 */
+				out.write(buf, 0, k);
 			return out.toByteArray();
 		}
 	}
@@ -98,7 +100,7 @@ public final class ClassChurn {
 		int gens = args.length > 0 ? Integer.parseInt(args[0]) : 8;
 		long ms = args.length > 1 ? Long.parseLong(args[1]) : 1500;
 		byte[] template = templateBytes();
-		System.out.println("ClassChurn start " + ProcessHandle.current().pid());
+		System.out.println("ClassChurn start " + HotLoop.pid());
 		for (int g = 1; g <= gens; g++) {
 			WeakReference<ClassLoader> ref = runGeneration(template, g, ms);
 			for (int i = 0; i < 50 && ref.get() != null; i++) {

@@ -45,9 +45,16 @@ public final class HotLoop {
 	public static void main(String[] args)
 	{
 		long seconds = args.length > 0 ? Long.parseLong(args[0]) : 30;
-		System.out.println("HotLoop start " + ProcessHandle.current().pid());
+		System.out.println("HotLoop start " + pid());
 		System.out.flush();
 		sink = run(System.nanoTime() + seconds * 1_000_000_000L);
 		System.out.println("HotLoop done " + sink);
+	}
+
+	/* The JVM's pid, on Java 8 too (ProcessHandle is Java 9). */
+	static String pid()
+	{
+		String n = java.lang.management.ManagementFactory.getRuntimeMXBean().getName();
+		return n.substring(0, Math.max(0, n.indexOf('@')));
 	}
 }
