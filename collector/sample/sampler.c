@@ -886,6 +886,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->stack_none = b.stack_none;
 	out->switch_period_ns = b.period;
 	out->totals_full = b.tot_full;
+	out->totals_at_exit = b.tot_at_exit;
 	out->switch_self_ns = b.self_ns;
 	out->switch_self_runs = b.self_runs;
 }

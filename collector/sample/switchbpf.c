@@ -23,8 +23,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define WINDOW_NS 1000000000ull /* the chance's window (switch.bpf.c) */
-
 struct switchbpf {
 	struct switch_bpf *skel;
 	struct bpf_link *link;
@@ -117,7 +115,7 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	b->skel->rodata->kernel_depth = o->kernel_depth;
 	b->skel->rodata->user_depth = o->user_depth;
 	b->skel->rodata->state_arg = state_is_an_arg();
-	b->skel->rodata->window_ns = WINDOW_NS;
+	b->skel->rodata->window_ns = SWITCHBPF_WINDOW_NS;
 	b->skel->rodata->name_filter = o->name_filter;
 	b->skel->rodata->self_time = o->self_time;
 	b->skel->rodata->lay_preempted = o->lay_preempted;
@@ -127,7 +125,7 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	b->skel->rodata->max_slots = b->slots;
 	if (o->rate_hz) {
 		/* rate_hz stacks a second over all CPUs: per window and CPU, x 2^32 */
-		uint64_t q = ((uint64_t)o->rate_hz << 32) / (1000000000ull / WINDOW_NS) /
+		uint64_t q = ((uint64_t)o->rate_hz << 32) / (1000000000ull / SWITCHBPF_WINDOW_NS) /
 			     (uint64_t)online;
 
 		b->skel->rodata->quota = q ? q : 1;
@@ -254,6 +252,7 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 			sum->stack_short += per[c].stack_short;
 			sum->stack_none += per[c].stack_none;
 			sum->tot_full += per[c].tot_full;
+			sum->tot_at_exit += per[c].tot_at_exit;
 			sum->laid += per[c].laid;
 			sum->laid_taken += per[c].laid_taken;
 			sum->laid_capped += per[c].laid_capped;

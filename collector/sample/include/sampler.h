@@ -233,9 +233,11 @@ struct sampler_stats {
 	uint64_t switch_period_ns; /* at a rate: the waiting a stack stood for lately (the mean of
 				    * the CPUs'), 0 if none */
 	uint64_t totals_full;	   /* threads whose waits went uncounted: no totals slot was free */
+	uint64_t totals_at_exit;   /* threads first seen at their exit, counted from there */
 	uint64_t switch_laid;	   /* wall: preemptions by interrupts sampled apart, */
 	uint64_t switch_laid_taken;  /* ... their stacks taken */
-	uint64_t switch_laid_capped; /* ... those given none: the rate's worth was taken */
+	uint64_t switch_laid_capped; /* ... those sampled at a lower chance than the CPU samples'
+				      * interval asks: it would take more than the rate */
 	/* the program's own time in the runs that followed a target's thread in or out, and
 	 * their number (counted while kernel.bpf_stats_enabled is set; else 0) */
 	uint64_t switch_self_ns, switch_self_runs;

@@ -27,6 +27,9 @@
 #include "switchrec.h"
 
 #define SWITCHBPF_MAX_RATE 100000 /* stacks a second */
+/* The window the rate is kept over, on each CPU (bpf/switch.bpf.c): a new one begins at the
+ * first switch of a followed thread this long after the last one began. */
+#define SWITCHBPF_WINDOW_NS 1000000000ull
 
 struct switchbpf_opts {
 	uint32_t stack_bytes;  /* multiple of 8, at most SWITCHREC_MAX_STACK */
@@ -47,8 +50,8 @@ struct switchbpf_opts {
 	uint32_t max_threads;
 	/* Sample the preemptions by interrupts (SWITCHTOT_PREEMPTED) apart from the rate, as a
 	 * wall profile shows them: one stack per irq_period_ns of a thread's such time (0: none;
-	 * the caller lays the rest along the CPU samples), without the kernel's chain, at most as
-	 * many as the rate's. */
+	 * the caller lays the rest along the CPU samples), without the kernel's chain, or more
+	 * sparsely where that would take more than the rate's, evenly over time. */
 	bool lay_preempted;
 	uint64_t irq_period_ns;
 };

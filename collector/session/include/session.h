@@ -306,7 +306,7 @@ struct session_summary {
 	uint64_t switch_ends_late;    /* BPF: wait ends timed at the next switch-out */
 	uint64_t switches_laid;	      /* BPF, wall: preemptions by interrupts sampled apart */
 	uint64_t laid_taken;	      /* ... their stacks taken */
-	uint64_t laid_capped;	      /* ... given none: the switch rate's worth was taken */
+	uint64_t laid_capped;	      /* ... sampled more sparsely: the switch rate's worth */
 	uint64_t bpf_self_ns;	      /* BPF: its own time at the targets' switches ... */
 	uint64_t bpf_self_runs;	      /* ... over so many of its runs (0: not counted) */
 	uint64_t switch_period_ns;    /* BPF at a rate: the waiting a stack stood for lately */
