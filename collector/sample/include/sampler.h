@@ -185,8 +185,9 @@ struct sampler_info {
 	unsigned int switch_period;
 	/* Off-CPU: how switch-outs are taken. switch_bpf_err is 0 when the BPF program takes
 	 * them (scope CPUS), else why it could not (-EPERM: no CAP_BPF; -ENOENT: no BTF;
-	 * -EOPNOTSUPP: kernel too old; -ECANCELED: SCOPE_THREADS asked) with switch_bpf_why's
-	 * one-line reason, and tracepoint events per thread take them. */
+	 * -EOPNOTSUPP: kernel too old or the verifier's refusal; -ECANCELED: SCOPE_THREADS asked)
+	 * with switch_bpf_why's one-line reason (valid while the sampler is open), and tracepoint
+	 * events per thread take them. */
 	int switch_bpf_err;
 	const char *switch_bpf_why;
 	unsigned int switch_rate; /* as asked (BPF only), 0: switch_period's chance */

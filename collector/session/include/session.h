@@ -299,7 +299,7 @@ struct session_summary {
 	unsigned int switch_rate;
 	uint64_t min_block_ns;
 	int switch_bpf_err;	      /* 0: the BPF program took the stacks; else why not ... */
-	const char *switch_bpf_why;   /* ... in words (static) */
+	const char *switch_bpf_why;   /* ... in words (valid until the session closes) */
 	uint64_t switches_skipped;    /* BPF: switch-outs not taken (the taken stand for them) */
 	uint64_t switches_filtered;   /* BPF: switch-outs of threads --threads leaves out */
 	uint64_t switches_lost;	      /* BPF: stacks or wait ends that did not fit in a ring */
