@@ -77,6 +77,7 @@ struct evt {
 
 struct sampler {
 	struct sampler_info info;
+	char bpf_why[SWITCHBPF_WHY_MAX]; /* info.switch_bpf_why when the program was refused */
 	struct sampler_stats st;
 	struct perfring_format fmt;
 	struct perf_event_attr attr;
@@ -584,10 +585,12 @@ static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
 	};
 	char *text = NULL;
 	size_t len = 0;
-	int rv = switchbpf_open(&bo, &s->sb, &s->info.switch_bpf_why);
+	int rv = switchbpf_open(&bo, &s->sb, s->bpf_why, sizeof(s->bpf_why));
 
-	if (rv != 0)
+	if (rv != 0) {
+		s->info.switch_bpf_why = s->bpf_why;
 		return rv;
+	}
 	s->thread_filter = o->thread_filter;
 	s->info.switch_period = o->switch_period ? o->switch_period : 1;
 	s->info.switch_rate = o->switch_rate;
@@ -886,6 +889,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->stack_none = b.stack_none;
 	out->switch_period_ns = b.period;
 	out->totals_full = b.tot_full;
+	out->totals_at_exit = b.tot_at_exit;
 	out->switch_self_ns = b.self_ns;
 	out->switch_self_runs = b.self_runs;
 }

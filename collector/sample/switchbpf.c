@@ -9,6 +9,7 @@
 #include "switchbpf.h"
 
 #include "perfsysctl.h"
+#include "privs.h"
 #include "switchbpf_skel.h"
 #include "util.h"
 
@@ -21,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
-#define WINDOW_NS 1000000000ull /* the chance's window (switch.bpf.c) */
+#define VLOG_BYTES (1u << 20) /* the verifier's log of a refused load */
 
 struct switchbpf {
 	struct switch_bpf *skel;
@@ -42,12 +44,134 @@ bool switchbpf_kernel_stats_on(void)
 	return perfsysctl_read(SWITCHBPF_STATS_SYSCTL, &v) == 0 && v == 1;
 }
 
+/* libbpf's first warning since the last load began (its print callback has no context: one
+ * load at a time, as this module's contract says). */
+static char libbpf_said[160];
+
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	(void)level;
-	(void)fmt;
-	(void)ap;
+	size_t n;
+
+	if (level != LIBBPF_WARN || libbpf_said[0])
+		return 0;
+	(void)vsnprintf(libbpf_said, sizeof(libbpf_said), fmt, ap);
+	n = strlen(libbpf_said);
+	while (n && (libbpf_said[n - 1] == '\n' || libbpf_said[n - 1] == ' '))
+		libbpf_said[--n] = '\0';
 	return 0;
+}
+
+/* The verifier's decisive line: the last one of its log that is not its statistics. */
+static bool verifier_line(const char *log, char *out, size_t len)
+{
+	static const char *const stat[] = { "processed ", "verification time", "stack depth",
+					    "mark_precise", "-- " };
+	const char *best = NULL, *p = log;
+	size_t best_n = 0;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		bool skip = n == 0;
+
+		for (size_t i = 0; !skip && i < sizeof(stat) / sizeof(stat[0]); i++)
+			skip = strncmp(p, stat[i], strlen(stat[i])) == 0;
+		if (!skip) {
+			best = p;
+			best_n = n;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	if (!best)
+		return false;
+	snprintf(out, len, "%.*s", (int)(best_n < 120 ? best_n : 120), best);
+	return true;
+}
+
+static bool cap_held(uint64_t caps, int c)
+{
+	return (caps >> c) & 1u;
+}
+
+int switchbpf_why_refused(const struct switchbpf_refusal *r, char *buf, size_t len)
+{
+	bool admin = cap_held(r->cap_eff, PRIVS_CAP_SYS_ADMIN);
+	bool knows_bpf = r->cap_last_cap >= PRIVS_CAP_BPF;
+	bool bpf = admin || (knows_bpf && cap_held(r->cap_eff, PRIVS_CAP_BPF));
+	bool perfmon = admin || (knows_bpf && cap_held(r->cap_eff, PRIVS_CAP_PERFMON));
+	bool old = r->major && (r->major < 5 || (r->major == 5 && r->minor < 15));
+	bool locked = r->lockdown && strstr(r->lockdown, "[confidentiality]");
+	bool has_log = r->log && r->log[0];
+	bool helper =
+		has_log && (strstr(r->log, "unknown func") || strstr(r->log, "invalid func") ||
+			    strstr(r->log, "cannot use helper"));
+	const char *said = r->libbpf && r->libbpf[0] ? r->libbpf : strerror(-r->err);
+	char line[128] = "";
+
+	if (!knows_bpf && !admin) {
+		snprintf(buf, len,
+			 "no CAP_SYS_ADMIN (Linux %d.%d knows no CAP_BPF to stand for it)",
+			 r->major, r->minor);
+		return -EPERM;
+	}
+	if (!bpf || !perfmon) {
+		snprintf(buf, len, "no %s%s%s (nor CAP_SYS_ADMIN, which stands for %s)",
+			 bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and no " : "",
+			 perfmon ? "" : "CAP_PERFMON", !bpf && !perfmon ? "both" : "it");
+		return -EPERM;
+	}
+	if (locked && (helper || r->err == -EPERM)) {
+		snprintf(buf, len,
+			 "the kernel is locked down (lockdown=confidentiality): it lets no "
+			 "BPF program read memory");
+		return -EPERM;
+	}
+	if (has_log && verifier_line(r->log, line, sizeof(line))) {
+		if (old || helper)
+			snprintf(buf, len,
+				 "the kernel lacks a helper the program calls (Linux 5.15 or later "
+				 "has them; this is %d.%d): the verifier says \"%s\"",
+				 r->major, r->minor, line);
+		else
+			snprintf(buf, len, "the kernel's verifier refused the program (%s): \"%s\"",
+				 strerror(-r->err), line);
+		return -EOPNOTSUPP;
+	}
+	if (r->err == -EPERM || r->err == -EACCES) {
+		snprintf(buf, len,
+			 "bpf() refused (%s) though CAP_BPF and CAP_PERFMON are held: a seccomp "
+			 "filter (a container's default profile) or a security module forbids it",
+			 strerror(-r->err));
+		return -EPERM;
+	}
+	if (old)
+		snprintf(buf, len, "Linux %d.%d is too old (5.15 or later is needed): %s", r->major,
+			 r->minor, said);
+	else
+		snprintf(buf, len, "the kernel refused the program: %s", said);
+	return -EOPNOTSUPP;
+}
+
+/* Why the load failed with err (vlog: the verifier's log, "" if it did not run), into why. */
+static int load_refused(int err, const char *vlog, char *why, size_t len)
+{
+	struct switchbpf_refusal r = { .err = err, .log = vlog, .libbpf = libbpf_said };
+	char lockdown[128];
+	struct privs p;
+	struct utsname u;
+
+	if (privs_read("/proc", &p) == 0) {
+		r.cap_eff = p.cap_eff;
+		r.cap_last_cap = p.cap_last_cap == PRIVS_UNKNOWN ? PRIVS_CAP_BPF : p.cap_last_cap;
+	} else { /* unknown: held, so that the kernel's answer decides */
+		r.cap_eff = ~0ull;
+		r.cap_last_cap = PRIVS_CAP_BPF;
+	}
+	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &r.major, &r.minor) != 2)
+		r.major = r.minor = 0;
+	if (fg_read_small("/sys/kernel/security/lockdown", lockdown, sizeof(lockdown)) == 0)
+		r.lockdown = lockdown;
+	return switchbpf_why_refused(&r, why, len);
 }
 
 /*
@@ -76,18 +200,20 @@ static bool state_is_an_arg(void)
 	return yes;
 }
 
-int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const char **why)
+int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, char *why, size_t whylen)
 {
 	static bool silenced;
 	struct switchbpf *b;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	char *vlog = NULL;
 	int rv;
 
-	*why = NULL;
+	if (whylen)
+		why[0] = '\0';
 	if (o->rate_hz > SWITCHBPF_MAX_RATE || o->stack_bytes % 8 != 0 ||
 	    o->stack_bytes > SWITCHREC_MAX_STACK || o->kernel_depth > SWITCHREC_MAX_KDEPTH ||
 	    o->user_depth > SWITCHREC_MAX_UDEPTH) {
-		*why = "bad options";
+		snprintf(why, whylen, "bad options");
 		return -EINVAL;
 	}
 	if (!silenced) {
@@ -95,7 +221,8 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 		silenced = true;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-		*why = "the kernel has no BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)";
+		snprintf(why, whylen,
+			 "the kernel has no BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)");
 		return -ENOENT;
 	}
 	b = calloc(1, sizeof(*b));
@@ -104,20 +231,21 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	b->ncpus = libbpf_num_possible_cpus();
 	if (b->ncpus <= 0 || online <= 0) {
 		rv = b->ncpus < 0 ? b->ncpus : -ENODEV;
-		*why = "cannot count the CPUs";
+		snprintf(why, whylen, "cannot count the CPUs");
 		goto fail;
 	}
+	libbpf_said[0] = '\0';
 	b->skel = switchbpf_skel_open();
 	if (!b->skel) {
 		rv = -errno;
-		*why = "libbpf cannot open the program";
+		snprintf(why, whylen, "libbpf cannot open the program: %s", libbpf_said);
 		goto fail;
 	}
 	b->skel->rodata->stack_bytes = o->stack_bytes;
 	b->skel->rodata->kernel_depth = o->kernel_depth;
 	b->skel->rodata->user_depth = o->user_depth;
 	b->skel->rodata->state_arg = state_is_an_arg();
-	b->skel->rodata->window_ns = WINDOW_NS;
+	b->skel->rodata->window_ns = SWITCHBPF_WINDOW_NS;
 	b->skel->rodata->name_filter = o->name_filter;
 	b->skel->rodata->self_time = o->self_time;
 	b->skel->rodata->lay_preempted = o->lay_preempted;
@@ -127,7 +255,7 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 	b->skel->rodata->max_slots = b->slots;
 	if (o->rate_hz) {
 		/* rate_hz stacks a second over all CPUs: per window and CPU, x 2^32 */
-		uint64_t q = ((uint64_t)o->rate_hz << 32) / (1000000000ull / WINDOW_NS) /
+		uint64_t q = ((uint64_t)o->rate_hz << 32) / (1000000000ull / SWITCHBPF_WINDOW_NS) /
 			     (uint64_t)online;
 
 		b->skel->rodata->quota = q ? q : 1;
@@ -137,39 +265,42 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const
 			o->period > 1 ? SWITCHREC_ONE / o->period : SWITCHREC_ONE;
 	}
 	if ((rv = bpf_map__set_max_entries(b->skel->maps.scratch, (uint32_t)b->ncpus)) != 0) {
-		*why = "libbpf refused the scratch map's size";
+		snprintf(why, whylen, "libbpf refused the scratch map's size");
 		goto fail;
 	}
 	if ((rv = bpf_map__set_max_entries(b->skel->maps.totals, b->slots)) != 0 ||
 	    (rv = bpf_map__set_max_entries(b->skel->maps.free_slots, b->slots)) != 0) {
-		*why = "libbpf refused the totals' size";
+		snprintf(why, whylen, "libbpf refused the totals' size");
 		goto fail;
 	}
+	/* A refused program's verifier log says why (libbpf loads it again to fill it). */
+	vlog = calloc(1, VLOG_BYTES);
+	if (vlog && bpf_program__set_log_buf(b->skel->progs.fg_switch, vlog, VLOG_BYTES) != 0) {
+		free(vlog);
+		vlog = NULL;
+	}
+	libbpf_said[0] = '\0';
 	rv = switchbpf_skel_load(b->skel);
-	if (rv == -EPERM || rv == -EACCES) {
-		*why = "the kernel refused to load BPF (needs CAP_BPF and CAP_PERFMON, or "
-		       "CAP_SYS_ADMIN)";
-		rv = -EPERM;
-		goto fail;
-	}
 	if (rv != 0) {
-		*why = "the kernel refused the program (Linux 5.15 or later with BTF is needed)";
-		rv = -EOPNOTSUPP;
+		rv = load_refused(rv, vlog ? vlog : "", why, whylen);
 		goto fail;
 	}
+	free(vlog);
+	vlog = NULL;
 	b->tot_len = b->slots * sizeof(struct switchtot);
 	b->tot =
 		mmap(NULL, b->tot_len, PROT_READ, MAP_SHARED, bpf_map__fd(b->skel->maps.totals), 0);
 	if (b->tot == MAP_FAILED) {
 		rv = -errno;
 		b->tot = NULL;
-		*why = "cannot map the program's totals";
+		snprintf(why, whylen, "cannot map the program's totals");
 		goto fail;
 	}
 	*out = b;
 	return 0;
 fail:
 	switchbpf_close(b);
+	free(vlog);
 	return rv;
 }
 
@@ -254,6 +385,7 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 			sum->stack_short += per[c].stack_short;
 			sum->stack_none += per[c].stack_none;
 			sum->tot_full += per[c].tot_full;
+			sum->tot_at_exit += per[c].tot_at_exit;
 			sum->laid += per[c].laid;
 			sum->laid_taken += per[c].laid_taken;
 			sum->laid_capped += per[c].laid_capped;

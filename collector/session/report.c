@@ -283,9 +283,9 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 		say(out,
 		    "exact times: %.3f s preempted by interrupts (the timer's, other CPUs'; %llu "
 		    "preemptions): %.3f s shown at the %llu stacks taken there (sampled as densely "
-		    "as CPU time, apart from the switch rate; %llu preemptions got none, their "
-		    "window on their CPU having taken as many as the rate asks), %.3f s of threads "
-		    "without one laid along their CPU samples",
+		    "as CPU time, apart from the switch rate; %llu preemptions sampled more "
+		    "sparsely, evenly over time, so as to take about as many as the rate asks), "
+		    "%.3f s of threads without one laid along their CPU samples",
 		    (double)(x->irq_ns + x->laid_ns) / 1e9, (unsigned long long)sm->switches_laid,
 		    (double)x->irq_ns / 1e9, (unsigned long long)sm->laid_taken,
 		    (unsigned long long)sm->laid_capped, (double)x->laid_ns / 1e9);

@@ -44,15 +44,21 @@
  * is: such a preemption strikes a thread where it runs, most often in its long runs on the CPU,
  * so its time is shown at stacks taken there, one per irq_period of each thread's such time
  * (the chance above with irq_period for the period; the collector passes the CPU samples'
- * interval), outside the quota and without the kernel's chain (the interrupt's); at most as
- * many per window and CPU as the quota, so they cost at most as much again. The collector lays
- * the time of a thread that got no such stack along its CPU samples.
+ * interval), outside the quota and without the kernel's chain (the interrupt's). Where that
+ * would take more of them than the quota on a CPU, their period is raised as the quota's is
+ * (their waiting over the quota), from the last window's waiting or this one's so far
+ * projected over the whole window, so the chance stays the same from a window's start to its
+ * end (a cap on their number would leave every preemption after it without a chance: the
+ * stacks would all be of each window's start). They cost about as much again as the quota.
+ * The collector lays the time of a thread that got no such stack along its CPU samples.
  *
  * Whether or not a stack is taken, every wait of a target's thread is counted, by kind, in its
  * slot of the `totals` array (switchrec.h's struct switchtot): the collector maps the array into
  * its memory, reads it at the edges of a profile's window and scales the stacks of each thread
  * and kind to the exact time. The slot is the thread's from its first switch-out (its index kept
  * with the thread: no hash at a switch) until the collector frees it after the thread's exit.
+ * A thread whose first switch seen is its exit's (it ran from before the program saw it, or
+ * from its birth, to its end) gets its slot there, so its life up to its exit is counted too.
  *
  * Invariant: everything here is bounded for the verifier and for the scheduler: no loop but the
  * stack copy's page walk (at most SWITCHREC_MAX_STACK / 4096 + 1 reads), no lock, no sleep.
@@ -274,7 +280,8 @@ static __always_inline void roll(struct switchstats *st, __u64 now)
 		st->first = 0;
 		st->mass_prev = now - st->win_start < 2 * window_ns ? st->mass_cur : 0;
 		st->mass_cur = 0;
-		st->laid_win = 0;
+		st->irq_mass_prev = now - st->win_start < 2 * window_ns ? st->irq_mass_cur : 0;
+		st->irq_mass_cur = 0;
 		st->win_start = now;
 	}
 }
@@ -292,17 +299,45 @@ static __always_inline __u64 chance_at(__u64 pred, __u64 owed, __u64 p)
 	return thr ? thr : 1;
 }
 
+/* The period of the preemptions by interrupts sampled apart, in ns: irq_period, or the one that
+ * fills the quota with them if longer (period_of()'s, from the last window's such waiting or
+ * this one's so far projected over the whole window, whichever is more; projected from an
+ * eighth of the window on, so its first few preemptions do not stand for all of it). The
+ * projection keeps the chance level across a window, the last window's across a burst. */
+static __always_inline __u64 irq_period_of(const struct switchstats *st, __u64 now)
+{
+	__u64 el = now - st->win_start, m = st->irq_mass_cur;
+	__u64 q = quota >> 20 ? quota >> 20 : 1, p;
+
+	if (el < window_ns / 8)
+		el = window_ns / 8;
+	if (m > (1ull << 40)) /* ~13 days of waiting a window: no overflow below */
+		m = 1ull << 40;
+	m = m * (window_ns >> 10) / ((el >> 10) | 1);
+	if (m < st->irq_mass_prev)
+		m = st->irq_mass_prev;
+	if (m > (1ull << 44))
+		m = 1ull << 44;
+	p = ((m << 10) / q) << 12;
+	return p > irq_period ? clamp_period(p) : irq_period;
+}
+
 /* The chance, x 2^32, that a preemption by an interrupt's stack is taken (wall): one stack per
- * irq_period of the thread's such time, as chance() does for the quota's period; 0 once this
- * window on this CPU has taken as many as the quota (so they cost at most as much as it). */
+ * irq_period of the thread's such time, as chance() does for the quota's period, or fewer
+ * where that would take more than the quota (irq_period_of(), counted in laid_capped). */
 static __always_inline __u64 irq_chance(struct switchstats *st, __u64 now, __u64 pred, __u64 owed)
 {
+	__u64 p, thr;
+
 	if (!quota)
 		return fixed_thr;
 	roll(st, now);
-	if ((st->laid_win << 32) >= quota + SWITCHREC_ONE)
-		return 0;
-	return chance_at(pred, owed, irq_period);
+	p = irq_period_of(st, now);
+	if (p > irq_period)
+		st->laid_capped++;
+	thr = chance_at(pred, owed, p);
+	st->irq_mass_cur += (thr == SWITCHREC_ONE ? p : pred > FLOOR_NS ? pred : FLOOR_NS) >> 10;
+	return thr;
 }
 
 /* The chance, x 2^32, that this switch-out's stack is taken; pred: its predicted wait (0: none
@@ -623,7 +658,11 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		wait_ended(ctx, st, th, tid, tgid, t_in, now);
 	}
 	if (!preempt && (state & TASK_DEAD)) {
-		tot_exit(th, now); /* an exiting thread's last switch: it never runs again */
+		/* An exiting thread's last switch: it never runs again. First seen here, it gets
+		 * its slot now: what it ran and waited before is told by t_first and ran_first. */
+		if (!th->slot && tot_new(st, th, tid, tgid, now, ran))
+			st->tot_at_exit++;
+		tot_exit(th, now);
 		return done(st, now);
 	}
 	st->outs++;
@@ -654,10 +693,6 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		if (!irq_period)
 			return done(st, now);
 		thr = irq_chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
-		if (!thr) {
-			st->laid_capped++;
-			return done(st, now);
-		}
 	} else {
 		thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	}
@@ -665,10 +700,8 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		st->skipped++;
 		return done(st, now);
 	}
-	if (laid(kind)) {
+	if (laid(kind))
 		st->laid_taken++;
-		st->laid_win++;
-	}
 	th->owed[kind] = 0;
 	if (take(ctx, st, now, id, thr, th->sysnr, !laid(kind)) == 0)
 		th->pending = 1;

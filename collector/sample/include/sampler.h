@@ -186,8 +186,9 @@ struct sampler_info {
 	unsigned int switch_period;
 	/* Off-CPU: how switch-outs are taken. switch_bpf_err is 0 when the BPF program takes
 	 * them (scope CPUS), else why it could not (-EPERM: no CAP_BPF; -ENOENT: no BTF;
-	 * -EOPNOTSUPP: kernel too old; -ECANCELED: SCOPE_THREADS asked) with switch_bpf_why's
-	 * one-line reason, and tracepoint events per thread take them. */
+	 * -EOPNOTSUPP: kernel too old or the verifier's refusal; -ECANCELED: SCOPE_THREADS asked)
+	 * with switch_bpf_why's one-line reason (valid while the sampler is open), and tracepoint
+	 * events per thread take them. */
 	int switch_bpf_err;
 	const char *switch_bpf_why;
 	unsigned int switch_rate; /* as asked (BPF only), 0: switch_period's chance */
@@ -234,9 +235,11 @@ struct sampler_stats {
 	uint64_t switch_period_ns; /* at a rate: the waiting a stack stood for lately (the mean of
 				    * the CPUs'), 0 if none */
 	uint64_t totals_full;	   /* threads whose waits went uncounted: no totals slot was free */
+	uint64_t totals_at_exit;   /* threads first seen at their exit, counted from there */
 	uint64_t switch_laid;	   /* wall: preemptions by interrupts sampled apart, */
 	uint64_t switch_laid_taken;  /* ... their stacks taken */
-	uint64_t switch_laid_capped; /* ... those given none: the rate's worth was taken */
+	uint64_t switch_laid_capped; /* ... those sampled at a lower chance than the CPU samples'
+				      * interval asks: it would take more than the rate */
 	/* the program's own time in the runs that followed a target's thread in or out, and
 	 * their number (counted while kernel.bpf_stats_enabled is set; else 0) */
 	uint64_t switch_self_ns, switch_self_runs;

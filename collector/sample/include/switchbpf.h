@@ -27,6 +27,9 @@
 #include "switchrec.h"
 
 #define SWITCHBPF_MAX_RATE 100000 /* stacks a second */
+/* The window the rate is kept over, on each CPU (bpf/switch.bpf.c): a new one begins at the
+ * first switch of a followed thread this long after the last one began. */
+#define SWITCHBPF_WINDOW_NS 1000000000ull
 
 struct switchbpf_opts {
 	uint32_t stack_bytes;  /* multiple of 8, at most SWITCHREC_MAX_STACK */
@@ -47,8 +50,8 @@ struct switchbpf_opts {
 	uint32_t max_threads;
 	/* Sample the preemptions by interrupts (SWITCHTOT_PREEMPTED) apart from the rate, as a
 	 * wall profile shows them: one stack per irq_period_ns of a thread's such time (0: none;
-	 * the caller lays the rest along the CPU samples), without the kernel's chain, at most as
-	 * many as the rate's. */
+	 * the caller lays the rest along the CPU samples), without the kernel's chain, or more
+	 * sparsely where that would take more than the rate's, evenly over time. */
 	bool lay_preempted;
 	uint64_t irq_period_ns;
 };
@@ -61,12 +64,32 @@ bool switchbpf_kernel_stats_on(void);
 struct switchbpf;
 
 /*
- * Load the program and its maps (not attached yet). 0, or -EPERM (no CAP_BPF/CAP_PERFMON),
- * -ENOENT (no BTF for the kernel), -EOPNOTSUPP (a kernel without BTF-typed tracepoints or the
- * helpers it needs), -EINVAL (opts), -ENOMEM, or another -errno from the bpf() system call.
- * *why gets a one-line reason for the caller's message (static storage).
+ * Load the program and its maps (not attached yet). 0, or -EPERM (no CAP_BPF or CAP_PERFMON,
+ * lockdown, a seccomp filter), -ENOENT (no BTF for the kernel), -EOPNOTSUPP (the kernel cannot
+ * run it: too old, its verifier refused it), -EINVAL (opts), -ENOMEM, or another -errno. On an
+ * error why (whylen bytes, always terminated) gets the real reason in one line, for the
+ * caller's message: the capability missing, the verifier's own words, the kernel's release.
  */
-int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, const char **why);
+#define SWITCHBPF_WHY_MAX 256
+int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, char *why,
+		   size_t whylen);
+
+/* What a refused load tells (switchbpf_open() gathers it; tests feed it). */
+struct switchbpf_refusal {
+	int err;	      /* the load's -errno */
+	const char *log;      /* the verifier's log ("" or NULL: the verifier did not run) */
+	const char *libbpf;   /* libbpf's first warning ("" or NULL: none) */
+	uint64_t cap_eff;     /* this process's effective capabilities */
+	int cap_last_cap;     /* the kernel's highest (< 39: it knows no CAP_BPF) */
+	int major, minor;     /* the kernel's release (0: not known) */
+	const char *lockdown; /* /sys/kernel/security/lockdown's text (NULL: none) */
+};
+
+/* The real reason a load was refused, in words, into buf (always terminated): a missing
+ * capability (each named), lockdown, a seccomp filter, a kernel too old (its release and what
+ * it lacks), the verifier's refusal (its decisive line). Returns -EPERM for the first three,
+ * -EOPNOTSUPP for the others. */
+int switchbpf_why_refused(const struct switchbpf_refusal *r, char *buf, size_t len);
 
 /* Where the records of CPU cpu go: perf_fd, a PERF_COUNT_SW_BPF_OUTPUT event on that CPU. */
 int switchbpf_set_output(struct switchbpf *b, int cpu, int perf_fd);

@@ -274,10 +274,12 @@ struct switchstats {
 	__u64 stack_short;	   /* copies that stopped before stack_bytes */
 	__u64 stack_none;	   /* taken with no stack copy (unreadable) */
 	__u64 tot_full;		   /* threads left out: the totals had no slot free */
+	__u64 tot_at_exit;	   /* threads first seen at their exit, given a slot there */
 	__u64 laid;	   /* preemptions by interrupts sampled apart (lay_preempted: wall) */
 	__u64 laid_taken;  /* ... whose stack was taken (irq_period) */
-	__u64 laid_capped; /* ... given none: the window on the CPU had taken its quota */
-	__u64 laid_win;	   /* ... taken in the quota's window on this CPU so far */
+	__u64 laid_capped; /* ... at a lower chance than irq_period's: it would pass the quota */
+	/* ... their waiting predicted in the last window and this one (1024 ns) */
+	__u64 irq_mass_prev, irq_mass_cur;
 	/* With self_time (kernel.bpf_stats_enabled at load): the program's own time, from its
 	 * clock read (after the look-ups that tell a target's switch from another's) to its last
 	 * step, in the runs that followed a target's thread in or out. */

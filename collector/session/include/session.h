@@ -301,14 +301,14 @@ struct session_summary {
 	unsigned int switch_rate;
 	uint64_t min_block_ns;
 	int switch_bpf_err;	      /* 0: the BPF program took the stacks; else why not ... */
-	const char *switch_bpf_why;   /* ... in words (static) */
+	const char *switch_bpf_why;   /* ... in words (valid until the session closes) */
 	uint64_t switches_skipped;    /* BPF: switch-outs not taken (the taken stand for them) */
 	uint64_t switches_filtered;   /* BPF: switch-outs of threads --threads leaves out */
 	uint64_t switches_lost;	      /* BPF: stacks or wait ends that did not fit in a ring */
 	uint64_t switch_ends_late;    /* BPF: wait ends timed at the next switch-out */
 	uint64_t switches_laid;	      /* BPF, wall: preemptions by interrupts sampled apart */
 	uint64_t laid_taken;	      /* ... their stacks taken */
-	uint64_t laid_capped;	      /* ... given none: the switch rate's worth was taken */
+	uint64_t laid_capped;	      /* ... sampled more sparsely: the switch rate's worth */
 	uint64_t bpf_self_ns;	      /* BPF: its own time at the targets' switches ... */
 	uint64_t bpf_self_runs;	      /* ... over so many of its runs (0: not counted) */
 	uint64_t switch_period_ns;    /* BPF at a rate: the waiting a stack stood for lately */

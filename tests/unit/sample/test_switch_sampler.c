@@ -4,8 +4,9 @@
  * wait ends as the sampler delivers them (timed, in the right state, with registers, stack and
  * a kernel chain from __schedule), its rate kept with totals unbiased against an exact
  * recording of the same switches, threads left out by name in the kernel, exited threads'
- * slots in the totals serving later threads, and the fallback to per-thread tracepoint events
- * without CAP_BPF.
+ * slots in the totals serving later threads, a thread first seen at its exit keeping its time,
+ * wall's preemptions by interrupts sampled evenly over the rate's window, and the fallback to
+ * per-thread tracepoint events without CAP_BPF.
  *
  * Exits 77 (skipped) only when the kernel refuses the program for want of BTF or a recent
  * enough kernel (the sampler's fallback is then what runs, tested in test_sampler).
@@ -34,11 +35,13 @@
 #include "perfsysctl.h"
 #include "sampler.h"
 #include "switchbpf.h"
+#include "threadtime.h"
 #include "tracefs.h"
 #include "util.h"
 
 #define MAX_TIDS 16
 #define MAX_PEND 64
+#define MAX_IRQ 4096
 
 /* ---- workloads, run in forked children ---------------------------------------------------- */
 
@@ -274,6 +277,8 @@ struct seen {
 	uint64_t lo, hi;   /* __schedule, when kallsyms shows it */
 	uint64_t from, to; /* the waits counted: switch-outs in [from, to) */
 	unsigned int unmatched, other_pid;
+	uint64_t irq_t[MAX_IRQ]; /* the times of the stacks at preemptions by interrupts */
+	size_t nirq;
 };
 
 static struct per_thread *thread_of(struct seen *s, pid_t tid)
@@ -307,6 +312,8 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		t->sleeping = r->u.sample.state == TRACEFS_TASK_INTERRUPTIBLE;
 		t->in_sleep += t->sleeping;
 		t->irq_stacks += !(r->u.sample.state & 0xff) && r->u.sample.sysnr < 0;
+		if (!(r->u.sample.state & 0xff) && r->u.sample.sysnr < 0 && s->nirq < MAX_IRQ)
+			s->irq_t[s->nirq++] = r->time;
 		t->irq_kernel += !(r->u.sample.state & 0xff) && r->u.sample.sysnr < 0 &&
 				 r->u.sample.nr_kernel > 0;
 		t->sleep_stacks += t->sleeping && r->time >= s->from;
@@ -729,9 +736,9 @@ static void test_an_exited_threads_slot_serves_a_later_thread(void **state)
 		struct switchbpf *b = NULL;
 		struct switchstats sum;
 		struct exited ex = { .n = 0 };
-		const char *why = NULL;
+		char why[SWITCHBPF_WHY_MAX];
 		size_t freed = 0;
-		int rv = switchbpf_open(&o, &b, &why);
+		int rv = switchbpf_open(&o, &b, why, sizeof(why));
 
 		if (rv == -ENOENT || rv == -EOPNOTSUPP) {
 			print_message("no BPF off-CPU here: %s\n", why);
@@ -771,6 +778,154 @@ static void test_an_exited_threads_slot_serves_a_later_thread(void **state)
 	}
 }
 
+/* Threads that block in a read before the program follows their process, then exit once woken:
+ * their exit is the first switch of theirs the program sees. Nothing preempts them on the way:
+ * they run at a real-time priority (a busy machine's other threads would), and are detached
+ * (no thread waits for their exit, to be woken by it first). */
+#define AT_EXIT 4
+static int ae_pipe[AT_EXIT][2];
+static volatile pid_t ae_tid[AT_EXIT];
+
+static void *read_then_exit(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	int i = (int)(intptr_t)arg;
+	char c;
+
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+		return NULL; /* the test fails: ae_tid stays 0 */
+	ae_tid[i] = (pid_t)syscall(SYS_gettid);
+	if (read(ae_pipe[i][0], &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+/* /proc's state letter of this process's thread tid ('?' if unreadable: it is gone). */
+static char task_state(pid_t tid)
+{
+	char path[64], buf[512], *rp;
+	size_t len = 0;
+	char *text = NULL, st = '?';
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)getpid(), (int)tid);
+	if (fg_read_file(path, sizeof(buf), sizeof(buf), &text, &len) == 0 &&
+	    (rp = strrchr(text, ')')) != NULL && rp[1] == ' ')
+		st = rp[2];
+	free(text);
+	return st;
+}
+
+/* The windows threadtime reported (the threads of AT_EXIT). */
+struct at_exit_seen {
+	struct threadtime_res r[AT_EXIT];
+	bool got[AT_EXIT];
+};
+
+static void note_window(void *ctx, const struct threadtime_res *r)
+{
+	struct at_exit_seen *ae = ctx;
+
+	for (int i = 0; i < AT_EXIT; i++)
+		if (r->tid == (uint32_t)ae_tid[i]) {
+			ae->r[i] = *r;
+			ae->got[i] = true;
+		}
+}
+
+/* A snapshot of this process's threads for tt: /proc's view and the program's counts. */
+static void snapshot(struct threadtime *tt, struct switchbpf *b)
+{
+	threadtime_begin(tt, fg_now_ns());
+	threadtime_read_proc(tt, (uint32_t)getpid());
+	assert_int_equal(switchbpf_totals(b, threadtime_add_count, tt), 0);
+}
+
+/*
+ * A thread that exits in a window with no switch-out seen before its exit keeps its time: four
+ * threads asleep in a read since before the program followed them, woken 60 ms into a window
+ * and exiting at once, are each reported in that window as exited, having lived from its start
+ * to their exit (>= 60 ms) and slept all but their CPU time of it in a read; the program says
+ * how many it first saw at their exit (all, but for one that a higher priority's thread, a
+ * kernel's, preempted on its way out: at least one).
+ */
+static void test_a_thread_first_seen_at_its_exit_keeps_its_time(void **state)
+{
+	const struct switchbpf_opts o = { .period = 1u << 30 };
+	static struct threadtime tt;
+	struct at_exit_seen ae;
+	struct switchbpf *b = NULL;
+	struct switchstats sum;
+	pthread_t t;
+	char why[SWITCHBPF_WHY_MAX];
+	uint64_t a, z;
+	int rv;
+
+	(void)state;
+	memset(&ae, 0, sizeof(ae));
+	for (int i = 0; i < AT_EXIT; i++) {
+		ae_tid[i] = 0;
+		assert_int_equal(pipe(ae_pipe[i]), 0);
+		assert_int_equal(pthread_create(&t, NULL, read_then_exit, (void *)(intptr_t)i), 0);
+		assert_int_equal(pthread_detach(t), 0);
+	}
+	for (int i = 0; i < AT_EXIT; i++) { /* each asleep in its read */
+		for (int w = 0; w < 2000 && (!ae_tid[i] || task_state(ae_tid[i]) != 'S'); w++)
+			usleep(1000);
+		if (!ae_tid[i])
+			fail_msg("thread %d could not take SCHED_FIFO (CAP_SYS_NICE)", i);
+	}
+	rv = switchbpf_open(&o, &b, why, sizeof(why));
+	if (rv == -ENOENT || rv == -EOPNOTSUPP) {
+		print_message("no BPF off-CPU here: %s\n", why);
+		skip();
+	}
+	assert_int_equal(rv, 0);
+	assert_int_equal(switchbpf_add(b, (uint32_t)getpid()), 0);
+	assert_int_equal(switchbpf_attach(b), 0);
+	threadtime_init(&tt);
+	snapshot(&tt, b);
+	a = tt.b.t;
+	(void)threadtime_end(&tt, note_window, &ae);
+	usleep(60000);
+	for (int i = 0; i < AT_EXIT; i++)
+		assert_int_equal(write(ae_pipe[i][1], "x", 1), 1);
+	for (int i = 0; i < AT_EXIT; i++) /* gone from /proc: released */
+		for (int w = 0; w < 2000 && task_state(ae_tid[i]) != '?'; w++)
+			usleep(1000);
+	usleep(20000); /* their last switch (the exit's) comes after their release */
+	snapshot(&tt, b);
+	z = tt.b.t;
+	(void)threadtime_end(&tt, note_window, &ae);
+	switchbpf_stats(b, &sum);
+	switchbpf_close(b);
+	threadtime_fini(&tt);
+	print_message("%llu of %d threads first seen at their exit; window %.1f ms\n",
+		      (unsigned long long)sum.tot_at_exit, AT_EXIT, (double)(z - a) / 1e6);
+	for (int i = 0; i < AT_EXIT; i++) {
+		const struct threadtime_res *r = &ae.r[i];
+		uint64_t off = 0;
+
+		close(ae_pipe[i][0]);
+		close(ae_pipe[i][1]);
+		if (!ae.got[i])
+			fail_msg("thread %d exited in the window and was not reported: its time is "
+				 "lost",
+				 (int)ae_tid[i]);
+		print_message("thread %d: lived %.1f ms, slept in a read %.1f ms, ran %.2f ms%s\n",
+			      (int)ae_tid[i], (double)r->life / 1e6,
+			      (double)r->off[SWITCHTOT_SLEEP_READ] / 1e6, (double)r->cpu / 1e6,
+			      r->exited ? ", exited" : "");
+		assert_true(r->exited);
+		assert_true(r->life >= 60000000 && r->life <= z - a);
+		assert_true(r->off[SWITCHTOT_SLEEP_READ] >= 55000000);
+		for (int k = 0; k < SWITCHTOT_NKINDS; k++)
+			off += r->off[k];
+		assert_true(off + r->cpu == r->life);
+	}
+	assert_true(sum.tot_at_exit >= 1 && sum.tot_at_exit <= AT_EXIT);
+	assert_int_equal(sum.tot_full, 0);
+}
+
 /*
  * Without CAP_BPF (and CAP_SYS_ADMIN, which stands for it) but with CAP_PERFMON: the program
  * cannot load, the sampler says why and takes the stacks with tracepoint events per thread.
@@ -785,7 +940,7 @@ static void test_without_cap_bpf_tracepoints_per_thread_take_over(void **state)
 		[11] = "capset (dropping CAP_BPF and CAP_SYS_ADMIN) failed",
 		[12] = "sampler_open failed without CAP_BPF",
 		[13] = "the sampler did not fall back to tracepoints per thread with the BPF "
-		       "program's EPERM and reason",
+		       "program's EPERM and its reason (\"no CAP_BPF\", CAP_PERFMON not named)",
 		[14] = "the tracepoints per thread did not time the worker's waits (< 20)",
 	};
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -835,8 +990,12 @@ static void test_without_cap_bpf_tracepoints_per_thread_take_over(void **state)
 		seen.pid = worker;
 		if (sampler_open(&o, &worker, 1, &sp) != 0)
 			_exit(12);
+		/* the reason named: the capability dropped, not the one held */
 		if (sampler_info(sp)->scope != SAMPLER_SCOPE_THREADS ||
-		    sampler_info(sp)->switch_bpf_err != -EPERM || !sampler_info(sp)->switch_bpf_why)
+		    sampler_info(sp)->switch_bpf_err != -EPERM ||
+		    !sampler_info(sp)->switch_bpf_why ||
+		    !strstr(sampler_info(sp)->switch_bpf_why, "no CAP_BPF") ||
+		    strstr(sampler_info(sp)->switch_bpf_why, "CAP_PERFMON"))
 			_exit(13);
 		drain_for(sp, &seen, 300);
 		sampler_close(sp);
@@ -861,16 +1020,17 @@ static void test_without_cap_bpf_tracepoints_per_thread_take_over(void **state)
  * Wall samples the preemptions by interrupts apart from the switch rate: two threads spinning
  * on one CPU, preempted by the timer every few ms (each ~0.5 s of such time a second), get
  * stacks there by the CPU sampling interval of that time (five times as many at 50 Hz as at
- * 10 Hz), without the kernel's chain, at most the rate's worth more; the other waits keep the
- * rate. Asked to keep them with the other waits (--min-block), every one is taken at
+ * 10 Hz), without the kernel's chain, about the rate's worth more at most (more sparsely
+ * where they would take more: test_preemptions_are_sampled_evenly_over_the_window); the other
+ * waits keep the rate. Asked to keep them with the other waits (--min-block), every one is taken at
  * --switch-rate 0, with its chain.
  */
 static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 {
 	struct sleeper sl[] = { { .name = "spinA", .spin_us = 100000, .cpu0 = true },
 				{ .name = "spinB", .spin_us = 100000, .cpu0 = true } };
-	/* 10 and 50 Hz at 2000 stacks a second: under the cap; 99 Hz at 25: the cap (a window's
-	 * quota + 1 on CPU 0: 25 a second over the CPUs / 10 windows a second / CPUs + 1) holds */
+	/* 10 and 50 Hz at 2000 stacks a second: under the rate; 99 Hz at 25: over it, sampled
+	 * more sparsely (about a window's quota on CPU 0: 25 a second over the CPUs / CPUs) */
 	static const unsigned int freq[4] = { 10, 50, 99, 0 }, rate[4] = { 2000, 2000, 25, 0 };
 	struct sampler_opts o = { .mode = SAMPLER_MODE_WALL };
 	static struct seen seen;
@@ -893,14 +1053,15 @@ static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 				kchain[v] += seen.t[i].irq_kernel;
 				waited[v] += (double)counted_ns(seen.t[i].tid, SWITCHTOT_PREEMPTED);
 			}
-		print_message("%u Hz, rate %u, keep %d: %llu switch-outs, %llu sampled apart, "
-			      "%llu taken, %llu over the cap; %u stacks at interrupts (%u with a "
-			      "kernel chain) in %.0f ms of such time\n",
-			      freq[v], rate[v], v == 3, (unsigned long long)st[v].switch_seen,
-			      (unsigned long long)st[v].switch_laid,
-			      (unsigned long long)st[v].switch_laid_taken,
-			      (unsigned long long)st[v].switch_laid_capped, irq[v], kchain[v],
-			      waited[v] / 1e6);
+		print_message(
+			"%u Hz, rate %u, keep %d: %llu switch-outs, %llu sampled apart, "
+			"%llu taken, %llu at a lowered chance; %u stacks at interrupts (%u with a "
+			"kernel chain) in %.0f ms of such time\n",
+			freq[v], rate[v], v == 3, (unsigned long long)st[v].switch_seen,
+			(unsigned long long)st[v].switch_laid,
+			(unsigned long long)st[v].switch_laid_taken,
+			(unsigned long long)st[v].switch_laid_capped, irq[v], kchain[v],
+			waited[v] / 1e6);
 	}
 	/* slices of a few ms: a few hundred preemptions a second, ~1 s of such time in all */
 	for (int v = 0; v < 3; v++) {
@@ -911,17 +1072,80 @@ static void test_wall_samples_preemptions_by_interrupts_apart(void **state)
 		assert_int_equal(kchain[v], 0);
 		assert_true(waited[v] > 0);
 	}
-	/* Under the cap: at least one per interval of such time (more when the waits vary: the
+	/* Under the rate: at least one per interval of such time (more when the waits vary: the
 	 * chance follows their root mean square), and the shorter interval takes more of them. */
 	assert_int_equal(st[0].switch_laid_capped + st[1].switch_laid_capped, 0);
 	assert_true(irq[0] >= waited[0] / 100e6 * 0.5);
 	assert_true(irq[1] / waited[1] >= 2 * irq[0] / waited[0]);
-	/* 99 Hz: ~100 a second asked, at most (25 / 10 / CPUs + 1) per 100 ms window on CPU 0 */
+	/* 99 Hz: ~100 a second asked, about 25 / CPUs taken in the 1 s window on CPU 0 (a few
+	 * more early in the first one, which has no earlier one to go by) */
 	assert_true(st[2].switch_laid_capped > 0);
-	assert_in_range(irq[2], 10, (unsigned long)(12 * (25.0 / 10 / (double)ncpu + 1)));
+	assert_in_range(irq[2], 3, (unsigned long)(2.5 * (25.0 / (double)ncpu + 1)));
 	assert_int_equal(st[3].switch_laid, 0);
 	assert_true(irq[3] >= 20);
 	assert_true(kchain[3] >= irq[3] / 2);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Where wall's preemptions by interrupts would take more stacks than the rate allows, they are
+ * sampled more sparsely, evenly over each window of the rate: two threads spinning on CPU 0,
+ * preempted tens of times a second for as long as the 99 Hz interval or more, at a rate of
+ * about 12 stacks a window on that CPU, for 7 s. The stacks' times, each as a fraction of the
+ * window it falls in (windows of SWITCHBPF_WINDOW_NS counted from the first stack, the first
+ * window left out), are uniform: the Kolmogorov-Smirnov distance of their distribution to the
+ * uniform one is at most 0.25 (which ~70 uniform times pass but about twice in 10 000 runs). A
+ * cap on their number per window puts them all in its first fifth (a distance near 0.8).
+ */
+static void test_preemptions_are_sampled_evenly_over_the_window(void **state)
+{
+	struct sleeper sl[] = { { .name = "spinA", .spin_us = 100000, .cpu0 = true },
+				{ .name = "spinB", .spin_us = 100000, .cpu0 = true } };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct sampler_opts o = { .mode = SAMPLER_MODE_WALL,
+				  .freq_hz = 99,
+				  .switch_rate = 12 * (unsigned int)(ncpu > 0 ? ncpu : 1) };
+	static struct seen seen;
+	static double ph[MAX_IRQ];
+	struct sampler_stats st;
+	size_t n = 0, q[4] = { 0 };
+	pid_t tids[2];
+	double d = 0;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	record_sleepers(sl, 2, &o, &seen, tids, 0, 7000, &st);
+	for (size_t i = 0; i < seen.nirq; i++) {
+		uint64_t since = seen.irq_t[i] - seen.irq_t[0];
+
+		if (since < SWITCHBPF_WINDOW_NS)
+			continue;
+		ph[n] = (double)(since % SWITCHBPF_WINDOW_NS) / (double)SWITCHBPF_WINDOW_NS;
+		q[(size_t)(ph[n] * 4) & 3]++;
+		n++;
+	}
+	qsort(ph, n, sizeof(ph[0]), cmp_double);
+	for (size_t i = 0; i < n; i++) {
+		double below = ph[i] - (double)i / (double)n,
+		       above = (double)(i + 1) / (double)n - ph[i];
+
+		d = below > d ? below : d;
+		d = above > d ? above : d;
+	}
+	print_message("%llu preemptions sampled apart, %llu taken, %llu at a lowered chance; "
+		      "%zu stacks after the first window, by quarter of their window %zu %zu %zu "
+		      "%zu: distance to uniform %.3f\n",
+		      (unsigned long long)st.switch_laid, (unsigned long long)st.switch_laid_taken,
+		      (unsigned long long)st.switch_laid_capped, n, q[0], q[1], q[2], q[3], d);
+	assert_true(st.switch_laid_capped > 0); /* more were asked than the rate allows */
+	assert_true(n >= 30);
+	assert_true(d <= 0.25);
 }
 
 /* Record the n sleepers sl at every switch-out for 900 ms; into got the exact time of sleeper a
@@ -1008,6 +1232,8 @@ int main(void)
 		cmocka_unit_test(test_the_program_counts_its_own_time_when_asked),
 		cmocka_unit_test(test_an_exited_threads_slot_serves_a_later_thread),
 		cmocka_unit_test(test_wall_samples_preemptions_by_interrupts_apart),
+		cmocka_unit_test(test_preemptions_are_sampled_evenly_over_the_window),
+		cmocka_unit_test(test_a_thread_first_seen_at_its_exit_keeps_its_time),
 		cmocka_unit_test(test_without_cap_bpf_tracepoints_per_thread_take_over),
 	};
 

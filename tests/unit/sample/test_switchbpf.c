@@ -2,7 +2,8 @@
 /*
  * test_switchbpf.c - the off-CPU BPF program's records from bytes: decoding (every truncation
  * and every field out of range refused), the task state as the tracepoint reports it, where a
- * kernel chain starts (__schedule in kallsyms text) and what is left out above it.
+ * kernel chain starts (__schedule in kallsyms text) and what is left out above it; the reason
+ * a refused load gives.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -206,6 +207,83 @@ static void test_frames_above_schedule_are_left_out(void **state)
 	assert_int_equal(switchrec_kernel_skip(chain, 0, lo, hi), 0);
 }
 
+/* The capabilities a refusal is tested with (privs.h's numbers). */
+#define CAP(c) (1ull << (c))
+#define ALL_CAPS (CAP(38) | CAP(39))
+
+/*
+ * When the program cannot be used, the reason given is the real one: each missing capability
+ * named (and no held one), lockdown, a seccomp filter, a kernel too old (its release, and what
+ * it lacks in its own words), the verifier's refusal (its decisive line, not a capability).
+ */
+static void test_a_refusal_names_its_real_reason(void **state)
+{
+	static const char vlog_access[] = "0: R1=ctx() R10=fp0\n12: (79) r2 = *(u64 *)(r1 +0)\n"
+					  "R1 invalid mem access 'scalar'\nprocessed 12 insns "
+					  "(limit 1000000)\nverification time 20 usec\n";
+	static const char vlog_helper[] = "0: R1=ctx() R10=fp0\n40: (85) call unknown#175\n"
+					  "invalid func unknown#175\nprocessed 40 insns\n";
+	static const struct {
+		struct switchbpf_refusal r;
+		int want;
+		const char *has, *hasnt;
+	} cases[] = {
+		{ { -EPERM, "", "", CAP(38), 40, 6, 1, NULL }, -EPERM, "no CAP_BPF ", "PERFMON" },
+		{ { -EPERM, "", "", CAP(39), 40, 6, 1, NULL },
+		  -EPERM,
+		  "no CAP_PERFMON",
+		  "CAP_BPF" },
+		{ { -EPERM, "", "", 0, 40, 6, 1, NULL },
+		  -EPERM,
+		  "no CAP_BPF and no CAP_PERFMON",
+		  NULL },
+		{ { -EPERM, "", "", CAP(38), 37, 5, 4, NULL }, -EPERM, "no CAP_SYS_ADMIN", NULL },
+		{ { -EPERM, "", "", CAP(21), 40, 6, 1, NULL }, 0, NULL, "no CAP" }, /* admin */
+		{ { -EACCES, vlog_access, "", ALL_CAPS, 40, 6, 1, NULL },
+		  -EOPNOTSUPP,
+		  "verifier refused the program (Permission denied): \"R1 invalid mem access "
+		  "'scalar'\"",
+		  "CAP_" },
+		{ { -EINVAL, vlog_helper, "", ALL_CAPS, 40, 5, 10, NULL },
+		  -EOPNOTSUPP,
+		  "lacks a helper the program calls (Linux 5.15 or later has them; this is 5.10): "
+		  "the verifier says \"invalid func unknown#175\"",
+		  NULL },
+		{ { -EINVAL, "", "map 'threads': failed to create: Invalid argument(-22)", ALL_CAPS,
+		    40, 5, 8, NULL },
+		  -EOPNOTSUPP,
+		  "Linux 5.8 is too old (5.15 or later is needed): map 'threads': failed to create",
+		  NULL },
+		{ { -EPERM, "", "", ALL_CAPS, 40, 6, 1, "none integrity [confidentiality]\n" },
+		  -EPERM,
+		  "locked down",
+		  NULL },
+		{ { -EPERM, "", "", ALL_CAPS, 40, 6, 1, "[none] integrity confidentiality\n" },
+		  -EPERM,
+		  "seccomp",
+		  "no CAP" },
+		{ { -ESRCH, "", "prog 'fg_switch': relo #3: kind <byte_off> failed", ALL_CAPS, 40,
+		    6, 8, NULL },
+		  -EOPNOTSUPP,
+		  "the kernel refused the program: prog 'fg_switch': relo #3",
+		  NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[SWITCHBPF_WHY_MAX];
+		int rv = switchbpf_why_refused(&cases[i].r, buf, sizeof(buf));
+
+		print_message("%zu: %d %s\n", i, rv, buf);
+		if (cases[i].want && rv != cases[i].want)
+			fail_msg("case %zu: %d, not %d (%s)", i, rv, cases[i].want, buf);
+		if (cases[i].has && !strstr(buf, cases[i].has))
+			fail_msg("case %zu: \"%s\" does not say \"%s\"", i, buf, cases[i].has);
+		if (cases[i].hasnt && strstr(buf, cases[i].hasnt))
+			fail_msg("case %zu: \"%s\" says \"%s\"", i, buf, cases[i].hasnt);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_states_are_reported_as_the_tracepoint_does),
 		cmocka_unit_test(test_sched_range_is_found_in_kallsyms_text),
 		cmocka_unit_test(test_frames_above_schedule_are_left_out),
+		cmocka_unit_test(test_a_refusal_names_its_real_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
