@@ -803,13 +803,14 @@ static void *read_then_exit(void *arg)
 /* /proc's state letter of this process's thread tid ('?' if unreadable: it is gone). */
 static char task_state(pid_t tid)
 {
-	char path[64], buf[512], *rp;
+	char path[64], *rp;
 	size_t len = 0;
 	char *text = NULL, st = '?';
 
+	/* fg_read_file's buffer holds the bytes read, with no terminating NUL. */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)getpid(), (int)tid);
-	if (fg_read_file(path, sizeof(buf), sizeof(buf), &text, &len) == 0 &&
-	    (rp = strrchr(text, ')')) != NULL && rp[1] == ' ')
+	if (fg_read_file(path, 512, 512, &text, &len) == 0 &&
+	    (rp = memrchr(text, ')', len)) != NULL && rp + 2 < text + len && rp[1] == ' ')
 		st = rp[2];
 	free(text);
 	return st;
