@@ -43,10 +43,11 @@ static uint64_t now_ns(void)
 static void want_vthreads(jvmtiCapabilities *c)
 {
 	jvmtiCapabilities probe;
-	unsigned char *b = (unsigned char *)&probe;
+	const unsigned char *b;
 
 	memset(&probe, 0, sizeof(probe));
 	probe.can_generate_sampled_object_alloc_events = 1;
+	b = (const unsigned char *)&probe;
 	for (size_t i = 0; i < sizeof(probe); i++) {
 		if (!b[i])
 			continue;
