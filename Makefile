@@ -44,14 +44,18 @@ build-tsan: build-deps
 		-DFG_WERROR=ON -DFG_PLAIN_BUILD_DIR=$(abspath $(BUILD)) >/dev/null
 	cmake --build $(TSAN) -j$(JOBS) --target fg_tsan_targets
 
-# The image roots of the end-to-end tests (tests/images/prefetch.sh): made in the background
-# from the start of `make test` (once the dependencies, mmdebstrap among them, are installed),
-# so that their minutes of mmdebstrap overlap the builds and the unit tests; the tests that
-# need a root wait for it. Its log: $(BUILD)/prefetch-roots.log.
+# The image roots of the end-to-end tests (tests/images/prefetch.sh) and the container tests'
+# images (tests/containers/images.sh, at low priority): made in the background from the start
+# of `make test` (once the dependencies, mmdebstrap and podman among them, are installed), so
+# that their minutes of mmdebstrap, apt and compiling overlap the builds and the unit tests;
+# the tests that need a root wait for it, and ctest's containers_images waits for the images
+# (and builds them if this could not) before any end-to-end test runs. Their logs:
+# $(BUILD)/prefetch-roots.log, $(BUILD)/prefetch-images.log.
 prefetch: build-deps
 	@mkdir -p $(BUILD)
-	@echo "image roots: made in the background (log: $(BUILD)/prefetch-roots.log)"
+	@echo "image roots and container images: made in the background (logs: $(BUILD)/prefetch-*.log)"
 	@tests/images/prefetch.sh >$(BUILD)/prefetch-roots.log 2>&1 &
+	@nice -n 10 tests/containers/images.sh >$(BUILD)/prefetch-images.log 2>&1 &
 
 # Unit tests twice (plain and ASan+UBSan), the end-to-end tests, then the collector-stressing
 # end-to-end tests again with the ASan+UBSan fgcollect (label e2e-asan, tests/e2e_asan.cmake),

@@ -6,7 +6,7 @@
 #
 #   . tests/containers/lib.sh
 #   ct_images            # base images + fgcollect/collector + fgcollect/primes (and their
-#                        # build stage, fgcollect/build), cached
+#                        # build stage, fgcollect/build), cached; tests/containers/images.sh
 #   ct_podman run ...    # podman with the runtime flags below
 #
 # Why the flags: crun refuses this machine's hybrid (v1 + v2) cgroup layout and runc with the
@@ -29,6 +29,8 @@ CT_PRIMES=localhost/fgcollect/primes:test
 CT_BUILDER=localhost/fgcollect/build:test
 CT_ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 CT_STAMP_LABEL=org.fgcollect.inputs
+CT_LOCK=/run/lock/fgcollect-ct-images.lock
+CT_STAMP_DIR=/var/cache/fgcollect-test/ct-stamps # IMAGE.STAMP: the id its last build made
 
 ct_podman() {
 	podman --runtime runc --cgroup-manager cgroupfs "$@"
@@ -69,12 +71,19 @@ ct_base_images() {
 	ct_say "base image ready in $((SECONDS - t0)) s"
 }
 
-# ct_build IMAGE STAMP DOCKERFILE [podman build args...]: build unless IMAGE carries STAMP.
+# ct_build IMAGE STAMP DOCKERFILE [podman build args...]: build unless IMAGE is current for
+# STAMP: it carries STAMP as its label, or it is the very image (by id) that the last build of
+# IMAGE from STAMP made. (When every layer of a build comes from the cache, podman hands back
+# the earlier image with the label of the build that made it: a change of the inputs that leaves
+# an image's contents as they were, e.g. the collector's sources for the JVM image, keeps the
+# older label, and without the record every run would build that image again.)
 ct_build() {
-	local image=$1 stamp=$2 file=$3 have t0 log
+	local image=$1 stamp=$2 file=$3 have id rec t0 log
 	shift 3
-	have=$(ct_podman image inspect --format "{{index .Labels \"$CT_STAMP_LABEL\"}}" "$image" 2>/dev/null || true)
-	if [[ $have == "$stamp" ]]; then
+	rec=$CT_STAMP_DIR/${image//[\/:]/_}
+	have=$(ct_podman image inspect --format "{{index .Labels \"$CT_STAMP_LABEL\"}} {{.Id}}" "$image" 2>/dev/null || true)
+	id=${have#* } have=${have%% *}
+	if [[ $have == "$stamp" || ( -n $id && $(cat "$rec.$stamp" 2>/dev/null) == "$id" ) ]]; then
 		ct_say "$image is current ($stamp)"
 		return 0
 	fi
@@ -89,11 +98,20 @@ ct_build() {
 		return 1
 	fi
 	rm -f "$log"
+	id=$(ct_podman image inspect --format '{{.Id}}' "$image") || return 1
+	mkdir -p "$CT_STAMP_DIR" && rm -f "$rec".* && echo "$id" >"$rec.$stamp" || return 1
 	ct_say "$image built in $((SECONDS - t0)) s"
 }
 
-# ct_images: everything the container tests need, built or reused.
+# ct_images: everything the container tests need, built or reused, by one caller at a time
+# (tests/containers/images.sh under an exclusive lock on $CT_LOCK: ctest's containers_images
+# may still be building them when a test asks, or a test run from another tree).
 ct_images() {
+	"$CT_SRC/tests/containers/images.sh"
+}
+
+# ct__images: what ct_images does, without the lock (images.sh holds it).
+ct__images() {
 	local stamp
 	ct_base_images || return 1
 	stamp=$(ct_inputs_hash) || return 1
