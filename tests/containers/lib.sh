@@ -82,7 +82,7 @@ ct_build() {
 	shift 3
 	rec=$CT_STAMP_DIR/${image//[\/:]/_}
 	have=$(ct_podman image inspect --format "{{index .Labels \"$CT_STAMP_LABEL\"}} {{.Id}}" "$image" 2>/dev/null || true)
-	id=${have#* } have=${have%% *}
+	id=${have##* } have=${have% *}
 	if [[ $have == "$stamp" || ( -n $id && $(cat "$rec.$stamp" 2>/dev/null) == "$id" ) ]]; then
 		ct_say "$image is current ($stamp)"
 		return 0
