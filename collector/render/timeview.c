@@ -6,11 +6,11 @@
  * (DecompressionStream), so nothing is fetched.
  *
  * A counting's time is its heatmap cell (meta.rows cells a column, meta.cell_us each, from
- * meta.t0). The first blob, all the page needs to open: u32 (little-endian) L, then L bytes of
- * JSON {"frames": [labels]}, then unsigned LEB128 varints: for each node after the root, its
- * parent and frame; every cell's countings, then every cell's weight (column by column, for
- * all threads: the heatmap as it opens); then, thread by thread, the number of its distinct
- * stacks and their nodes. The second, read after the heatmap is drawn: for each counting,
+ * meta.t0). The first blob, all the page needs to open, is the heatmap of all threads:
+ * unsigned LEB128 varints, every cell's countings, then every cell's weight (column by
+ * column). The second, read after the heatmap is drawn: u32 (little-endian) L, then L bytes of
+ * JSON {"frames": [labels]}, then varints: for each node after the root, its parent and frame;
+ * thread by thread, the number of its distinct stacks and their nodes; for each counting,
  * thread by thread (meta.threads gives their counts) and by time, its cell less the previous
  * one's (the first: its cell); then every counting's stack as an index into its thread's
  * (small numbers: one byte for a thread's 128 first stacks); then, unless meta.unit_weights
@@ -131,6 +131,8 @@ static int tv_grid_init(struct tv_grid *g, const struct timeline *tl, const stru
 	if (tl->nev)
 		last = (tl->t0 + tl->t1 - tl->t0 - g->origin) / g->cell_ns;
 	g->ncols = (size_t)(last / g->rows) + 1;
+	if (o->col_unix && g->ncols > o->ncols)
+		return -EINVAL; /* a counting after the last interval */
 	if (o->ncols > g->ncols)
 		g->ncols = o->ncols;
 	if (g->ncols > TV_MAX_CELLS / g->rows)
@@ -217,50 +219,60 @@ static bool tv_unit_weights(const struct timeline *tl)
 	return true;
 }
 
-/* The uncompressed head and countings (see the file's header). */
+/*
+ * The two blobs (see the file's header): b the cells, ev the rest. tabs and idx hold each
+ * thread's stacks and every counting's index among them until they are appended in order.
+ */
 static int tv_data(struct tv_buf *b, struct tv_buf *ev, const struct timeline *tl,
 		   const struct stackagg *a, struct stackagg_labels *labels,
 		   const struct tv_grid *g)
 {
 	size_t nf = stackagg_frame_count(a), at;
 	unsigned char len[4] = { 0 };
+	struct tv_buf tabs = { 0 }, idx = { 0 };
 	int rv;
 
-	buf_put(b, len, 4);
-	at = b->n;
-	buf_put(b, "{\"frames\":[", 11);
+	if ((rv = tv_cells(b, tl, g)) != 0)
+		return rv;
+	buf_put(ev, len, 4);
+	at = ev->n;
+	buf_put(ev, "{\"frames\":[", 11);
 	for (size_t i = 0; i < nf; i++) {
 		const char *s = stackagg_labels_get(labels, (uint32_t)i);
 
 		if (!s)
 			return -ENOMEM;
 		if (i)
-			buf_put(b, ",", 1);
-		buf_json_str(b, s);
+			buf_put(ev, ",", 1);
+		buf_json_str(ev, s);
 	}
-	buf_put(b, "]}", 2);
-	if (b->err)
-		return b->err;
-	for (size_t i = 0, l = b->n - at; i < 4; i++)
-		b->p[at - 4 + i] = (unsigned char)(l >> (8 * i));
+	buf_put(ev, "]}", 2);
+	if (ev->err)
+		return ev->err;
+	for (size_t i = 0, l = ev->n - at; i < 4; i++)
+		ev->p[at - 4 + i] = (unsigned char)(l >> (8 * i));
 	for (size_t i = 1; i < tl->nnodes; i++) {
-		buf_varint(b, tl->nodes[i].parent);
-		buf_varint(b, tl->nodes[i].frame);
+		buf_varint(ev, tl->nodes[i].parent);
+		buf_varint(ev, tl->nodes[i].frame);
 	}
-	if ((rv = tv_cells(b, tl, g)) != 0)
-		return rv;
-	for (size_t t = 0; t < tl->nthreads; t++) {
-		const struct timeline_thread *th = &tl->threads[t];
-		uint64_t prev = 0;
+	if ((rv = tv_local_stacks(&tabs, &idx, tl)) == 0) {
+		buf_put(ev, tabs.p, tabs.n);
+		for (size_t t = 0; t < tl->nthreads; t++) {
+			const struct timeline_thread *th = &tl->threads[t];
+			uint64_t prev = 0;
 
-		for (size_t i = th->first; i < th->first + th->n; i++) {
-			uint64_t c = tv_cell(g, tl, i);
+			for (size_t i = th->first; i < th->first + th->n; i++) {
+				uint64_t c = tv_cell(g, tl, i);
 
-			buf_varint(ev, c - prev);
-			prev = c;
+				buf_varint(ev, c - prev);
+				prev = c;
+			}
 		}
+		buf_put(ev, idx.p, idx.n);
 	}
-	if ((rv = tv_local_stacks(b, ev, tl)) != 0)
+	free(tabs.p);
+	free(idx.p);
+	if (rv != 0)
 		return rv;
 	if (!tv_unit_weights(tl))
 		for (size_t i = 0; i < tl->nev; i++)

@@ -91,10 +91,30 @@
 
 	let cellW, cellN, allW, allN, tabs;
 
-	// the head: frames, the stack tree, the heatmap of all threads
+	// the head: the heatmap of all threads
 	async function load() {
 		const t0 = performance.now();
 		const buf = await inflate("fg-data");
+		const tA = performance.now();
+		allN = new Float64Array(NCELLS);
+		allW = new Float64Array(NCELLS);
+		varints(buf, varints(buf, 0, allN, NCELLS), allW, NCELLS);
+		thr = [];
+		let at = 0;
+		for (const [tid, name, count] of meta.threads) {
+			thr.push({ tid: tid, name: name, first: at, n: count });
+			at += count;
+		}
+		api.loadParts = { head: tA - t0, decode: performance.now() - tA };
+		const sel = $("threads");
+		sel.innerHTML = thr.map((t, i) => '<option value="' + i + '">' + esc((t.name || "[tid " + t.tid + "]").replace(/_\[[a-z0-9]\]$/, "")) + " (" + t.tid + ", " + t.n + ")</option>").join("");
+	}
+
+	// the rest: frames, the stack tree, each thread's stacks, then the countings: each one's
+	// cell, stack node and weight, thread by thread
+	async function loadEvents() {
+		const t0 = performance.now();
+		const buf = await inflate("fg-events");
 		const tA = performance.now();
 		const jlen = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (buf[3] * 16777216);
 		frames = JSON.parse(new TextDecoder().decode(buf.subarray(4, 4 + jlen))).frames;
@@ -108,17 +128,9 @@
 			parent[i] = nv[2 * i - 2];
 			frameOf[i] = nv[2 * i - 1];
 		}
-		allN = new Float64Array(NCELLS);
-		allW = new Float64Array(NCELLS);
-		pos = varints(buf, pos, allN, NCELLS);
-		pos = varints(buf, pos, allW, NCELLS);
-		thr = [];
 		tabs = [];
-		let at = 0;
 		const box = [0];
-		for (const [tid, name, count] of meta.threads) {
-			thr.push({ tid: tid, name: name, first: at, n: count });
-			at += count;
+		for (let k = 0; k < thr.length; k++) {
 			pos = varint(buf, pos, box);
 			const tab = new Uint32Array(box[0]);
 			pos = varints(buf, pos, tab, box[0]);
@@ -134,20 +146,10 @@
 		const fill = kidStart.slice(0, nnodes);
 		for (let i = 1; i < nnodes; i++) kids[fill[parent[i]]++] = i;
 		sorted = new Uint8Array(nnodes); // children put in name order when first drawn
-		api.loadParts = { head: tA - t0, decode: performance.now() - tA };
-		const sel = $("threads");
-		sel.innerHTML = thr.map((t, i) => '<option value="' + i + '">' + esc((t.name || "[tid " + t.tid + "]").replace(/_\[[a-z0-9]\]$/, "")) + " (" + t.tid + ", " + t.n + ")</option>").join("");
-	}
-
-	// the countings: each one's cell, stack node and weight, thread by thread
-	async function loadEvents() {
-		const t0 = performance.now();
-		const buf = await inflate("fg-events");
-		const tA = performance.now();
 		const n = meta.events;
 		C = new Uint32Array(n);
 		N = new Uint32Array(n);
-		let pos = varints(buf, 0, C, n);
+		pos = varints(buf, pos, C, n);
 		for (const t of thr) {
 			const end = t.first + t.n;
 			for (let i = t.first + 1; i < end; i++) C[i] += C[i - 1];
@@ -556,6 +558,7 @@
 		const r = $("flame-cv").getBoundingClientRect();
 		return { x: r.left + it[2] + Math.max(1, it[3]) / 2, y: r.top + drawnH - (it[1] + 1) * FRAME_H + FRAME_H / 2, width: it[3], full: r.width };
 	};
+	api.cellCounts = () => Array.from(cellN); // the heatmap's countings, cell by cell
 	api.rows = ROWS;
 	api.seconds = NCOLS;
 	api.duration = meta.duration_us / 1e6; // seconds from the first counting to the last
