@@ -140,7 +140,7 @@ static unsigned pv_interval(const struct pv_file *f, size_t n)
 		if (d > 0 && (!best || d < best))
 			best = d;
 	}
-	return best > 0 && best < 86400 * 7 ? (unsigned)best : 60;
+	return best > 0 && best < 7 * 86400ll ? (unsigned)best : 60;
 }
 
 static void pv_units(struct profout *p, enum prof_event e)
