@@ -29,7 +29,7 @@ if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
 	# the browser's own cost of opening a page: a page of 1 s of one thread
 	"$gen" "$tmp/tiny.html" 1 99 1 || exit 1
 	echo "a page of 1 s of one thread (the browser's fixed cost):"
-	python3 "$here/timeview_load.py" "$tmp/tiny.html" | head -n 3
+	python3 "$here/timeview_load.py" "$tmp/tiny.html"
 	echo "the recording's page:"
 	python3 "$here/timeview_load.py" "$tmp/page.html" "$tmp/page.svg"
 else
