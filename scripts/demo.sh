@@ -18,7 +18,9 @@
 #      OUT/primes-diff.svg) and a one-line summary of the biggest difference, computed from the
 #      folded stacks: the frame whose inclusive share of samples (the frame or anything it
 #      calls) changed most;
-#   6. prints where everything is, and cleans up.
+#   6. records the service idle, under a load step (ab) and idle again as one time view page
+#      (OUT/primes-timeview.html, `record -o x.html`; with `record` only, not stock perf);
+#      prints where everything is, and cleans up.
 #
 #   7. then a service that waits on something real, in two configurations: the Jetty + JDBC
 #      service of tests/java/realapp on PostgreSQL and on MariaDB (servers on 127.0.0.1 from
@@ -201,6 +203,37 @@ esac
 [[ -s $OUT/primes-sieve.folded ]] || fg_fail "no stacks collected from pid $pid"
 render primes-sieve "PrimeService with the sieve (host PID $pid)"
 fg_container_stop primes-sieve || true
+
+# 5b. When it happened: the service idle, then loaded by ab for STEP_S seconds, then idle
+# again, recorded as one time view page (record -o x.html, docs/timeview.md): its heatmap shows
+# the load step, and a drag across it gives the flame graph of the loaded seconds.
+STEP_S=4
+timeview_step() {
+	local port rec_pid
+	local -a rec=(--socket "$FG_SOCK")
+	[[ -n $FG_CTL ]] && rec+=(--ctl "$FG_CTL")
+	command -v ab >/dev/null || fg_fail "ab is not installed (apache2-utils: scripts/install-deps.sh)"
+	FG_CT_OPTS=(--host-net)
+	fg_jvm_start primes-step PrimeService --load 0 --n 20000 --impl trial --seconds 90
+	FG_CT_OPTS=()
+	pid=$FG_HOSTPID
+	fg_wait_log primes-step 20 'PrimeService listening'
+	port=$(sed -n 's/.*PrimeService listening on \([0-9]*\).*/\1/p' "${FG_CT_LOG[primes-step]}" | head -n 1)
+	ab -k -c 2 -t "$WARMUP" -n 10000000 "http://127.0.0.1:$port/primes?n=20000" >/dev/null 2>&1 # warm the JIT
+	say "time view: record --pid $pid for $((3 * STEP_S)) s, ab -k -c 2 from ${STEP_S} s to $((2 * STEP_S)) s"
+	"$FGCOLLECT" record "${rec[@]}" --pid "$pid" --duration $((3 * STEP_S)) \
+		-o "$OUT/primes-timeview.html" &
+	rec_pid=$!
+	sleep "$STEP_S"
+	ab -k -c 2 -t "$STEP_S" -n 10000000 "http://127.0.0.1:$port/primes?n=20000" >"$FG_TMP/step.ab" 2>&1
+	wait "$rec_pid" || fg_fail "fgcollect record -o $OUT/primes-timeview.html failed"
+	grep -q '^Complete requests' "$FG_TMP/step.ab" || { cat "$FG_TMP/step.ab" >&2; fg_fail "ab (the load step) failed"; }
+	grep -q 'id="fg-events"' "$OUT/primes-timeview.html" || fg_fail "no time view page in $OUT/primes-timeview.html"
+	fg_container_stop primes-step || true
+	TV_REPORT="  time view:      $OUT/primes-timeview.html (idle, ab -c 2 from ${STEP_S} s to $((2 * STEP_S)) s, idle: drag across the step)"
+}
+TV_REPORT=
+[[ $MODE == record ]] && timeview_step
 want db && demo_db_run
 fg_watch_stop || true
 
@@ -274,4 +307,5 @@ The same endpoint counting primes with a sieve instead of trial division (same a
                   made comparable by fgcollect diff --fold)
   biggest difference: $summary
 EOF
+[[ -z $TV_REPORT ]] || printf 'The service under a load step, when each stack ran:\n%s\n' "$TV_REPORT"
 [[ -z $DB_REPORT ]] || printf '%s\n' "$DB_REPORT"

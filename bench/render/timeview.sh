@@ -3,7 +3,8 @@
 # million samples, tests/browser/timeview_gen.c) written as the time view page, speedscope's
 # file, and (the baseline) the flame graph SVG and folded stacks of the same stacks without their
 # times. Prints each file's size and writing time, and Chromium's time to open the page and to
-# redraw a selection (bench/render/timeview_load.py), next to its time to open the SVG.
+# redraw a selection (bench/render/timeview_load.py), next to its time to open the SVG and to
+# open a page of 1 s of one thread (what any page costs the browser).
 #   bench/render/timeview.sh BUILD_DIR      env: TIMEVIEW_BENCH="SECONDS HZ THREADS" (default
 #                                         "600 99 50")
 set -u
@@ -25,6 +26,11 @@ for f in page.html page.speedscope.json page.svg page.folded; do
 		"$(echo "scale=2; ($t1 - $t0) / 1000000000" | bc)"
 done
 if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+	# the browser's own cost of opening a page: a page of 1 s of one thread
+	"$gen" "$tmp/tiny.html" 1 99 1 || exit 1
+	echo "a page of 1 s of one thread (the browser's fixed cost):"
+	python3 "$here/timeview_load.py" "$tmp/tiny.html"
+	echo "the recording's page:"
 	python3 "$here/timeview_load.py" "$tmp/page.html" "$tmp/page.svg"
 else
 	echo "timeview: chromium or chromedriver missing: no load times"

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""timeview_load.py PAGE.html SVG - Chromium's time to open a time view page and redraw
+"""timeview_load.py PAGE.html [SVG] - Chromium's time to open a time view page and redraw
 selections, and (the baseline) to open the flame graph SVG of the same stacks.
 
 Headless Debian chromium over chromedriver (tests/browser/flame_browser.py's driver). Prints
 one line per figure, each as wall-clock ms and as the CPU ms Chromium's processes spent (the
-CPU figure holds on a machine shared with other work; the wall one does not): the page ready
-(data inflated and decoded, heatmap drawn) since navigation began; the redraw of a selection of
-1 s, 10 s, 60 s and all of it (flame graph summed, built and painted), the median of 5; the
-SVG's load event.
+CPU figure holds on a machine shared with other work; the wall one does not): the heatmap shown
+(the page's head inflated and decoded, its cells drawn) and the page ready (every counting
+read, which follows it) since navigation began; the first selection's redraw (a 1 s range,
+flame graph summed, built and painted); the redraw of a selection of 1 s, 10 s, 60 s and all of
+it, the median of 5; the SVG's load event (when an SVG is given).
 """
 import os
 import socket
@@ -25,21 +26,26 @@ from flame_browser import CHROMIUM, DRIVER, Driver  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_ms(root):
-    """CPU ms (user + system) of root's descendants so far (chromium and its children)."""
+def cpu_ms(root, renderer=False):
+    """CPU ms (user + system) of root's descendants so far (chromium and its children), or of
+    its renderer processes only (where the page's parsing, script and drawing run)."""
     kids, total = {}, 0
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
                 with open("/proc/%s/stat" % pid) as f:
                     st = f.read().rsplit(")", 1)[1].split()
-                kids.setdefault(int(st[1]), []).append((int(pid), int(st[11]) + int(st[12])))
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    rend = b"--type=renderer" in f.read()
+                kids.setdefault(int(st[1]), []).append(
+                    (int(pid), int(st[11]) + int(st[12]), rend))
             except (OSError, IndexError, ValueError):
                 pass
     todo = [root]
     while todo:
-        for pid, ticks in kids.get(todo.pop(), []):
-            total += ticks
+        for pid, ticks, rend in kids.get(todo.pop(), []):
+            if rend or not renderer:
+                total += ticks
             todo.append(pid)
     return total * 1000 / TICK
 
@@ -53,7 +59,7 @@ requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() -
 
 
 def main():
-    page, svg = sys.argv[1:3]
+    page, svg = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None
     tmp = tempfile.mkdtemp(prefix="fg_tvbench_")
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -77,16 +83,22 @@ def main():
             "browserName": "chrome", "goog:chromeOptions": {"binary": CHROMIUM, "args": args}}}}
         wd.sid = wd.call("POST", "/session", caps)["sessionId"]
         wd.call("POST", "/timeouts", {"script": 120000, "pageLoad": 300000})
-        c0 = cpu_ms(proc.pid)
+        c0, r0 = cpu_ms(proc.pid), cpu_ms(proc.pid, True)
         wd.call("POST", "/url", {"url": "file://" + urllib.parse.quote(os.path.abspath(page))})
         for _ in range(1200):
             if wd.js("return !!(window.fgTimeview && fgTimeview.ready);"):
                 break
             time.sleep(0.05)
-        print("page_ready_ms %.0f cpu_ms %.0f" % (wd.js("return fgTimeview.readyAt;"),
-                                                  cpu_ms(proc.pid) - c0))
-        print("page_load_parts_ms %r" % wd.js("return fgTimeview.loadParts;"))
+        c1, r1 = cpu_ms(proc.pid), cpu_ms(proc.pid, True)
+        print("heatmap_shown_ms %.0f page_ready_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f" % (
+            wd.js("return fgTimeview.shownAt;"), wd.js("return fgTimeview.readyAt;"), c1 - c0,
+            r1 - r0))
+        print("script_start_ms %.0f page_load_parts_ms %r countings_ms %r" % (
+            wd.js("return fgTimeview.scriptAt;"), wd.js("return fgTimeview.loadParts;"), wd.js("return fgTimeview.eventParts;")))
         dur = wd.js("return fgTimeview.duration;")
+        ms = wd.call("POST", "/execute/async", {"script": REDRAW, "args": [dur / 3, dur / 3 + 1]})
+        print("first_redraw_1s_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f" % (
+            ms, cpu_ms(proc.pid) - c1, cpu_ms(proc.pid, True) - r1))
         for span in (1, 10, 60, dur):
             runs = []
             for k in range(5):
@@ -95,9 +107,11 @@ def main():
                 ms = wd.call("POST", "/execute/async", {"script": REDRAW, "args": [a, a + span]})
                 runs.append((ms, cpu_ms(proc.pid) - c))
             ms, cpu = sorted(runs)[2]
-            print("redraw_%s_ms %.0f cpu_ms %.0f frames %d" % (
+            print("redraw_%s_ms %.0f cpu_ms %.0f parts_ms %r" % (
                 "all" if span == dur else "%ds" % span, ms, cpu,
-                wd.js("return fgTimeview.redrawParts.frames;")))
+                wd.js("return fgTimeview.redrawParts;")))
+        if not svg:
+            return 0
         c = cpu_ms(proc.pid)
         wd.call("POST", "/url", {"url": "file://" + urllib.parse.quote(os.path.abspath(svg))})
         print("svg_load_ms %.0f cpu_ms %.0f" % (wd.js(

@@ -1030,6 +1030,21 @@ static int64_t intern_named(struct stackagg *a, const struct stackagg_nframe *f)
 	return n > 0 ? intern(a, STACKAGG_JAVA, false, buf, (size_t)n) : -EINVAL;
 }
 
+/* A frame as folded text labels it: its kind from its suffix. */
+static int64_t intern_label(struct stackagg *a, const struct stackagg_nframe *f)
+{
+	static const enum stackagg_kind kinds[] = { STACKAGG_JAVA, STACKAGG_INLINED,
+						    STACKAGG_KERNEL, STACKAGG_INTERP };
+	size_t len = f->len;
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (len > 4 && !memcmp(f->name + len - 4, stackagg_suffix(kinds[k]), 4))
+			return intern(a, kinds[k], false, f->name,
+				      len - 4 < STACKAGG_MAX_NAME ? len - 4 : STACKAGG_MAX_NAME);
+	return intern(a, STACKAGG_NATIVE, false, f->name,
+		      len < STACKAGG_MAX_NAME ? len : STACKAGG_MAX_NAME);
+}
+
 int stackagg_named_ids(struct stackagg *a, const struct stackagg_named *s, uint32_t *ids, size_t *n)
 {
 	struct entries en = { .e = a->ebuf };
@@ -1049,7 +1064,8 @@ int stackagg_named_ids(struct stackagg *a, const struct stackagg_named *s, uint3
 		push(&en, (uint64_t)id);
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		if ((id = intern_named(a, &s->frames[i])) < 0)
+		if ((id = s->labelled ? intern_label(a, &s->frames[i])
+				      : intern_named(a, &s->frames[i])) < 0)
 			return (int)id;
 		note_frame(a, STACKAGG_CLASS_JAVA, false);
 		if (a->opts.lines && s->frames[i].line > 0)

@@ -16,9 +16,10 @@ int cmd_top(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 /* Each command's options table (cli_opt.h), for its tests and docs/commands.md. */
 extern const struct cli_cmd cmd_watch_cli, cmd_record_cli, cmd_top_cli, cmd_flamegraph_cli,
-	cmd_diff_cli, cmd_collapse_cli;
+	cmd_diff_cli, cmd_collapse_cli, cmd_view_cli;
 
 #endif

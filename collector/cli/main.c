@@ -2,7 +2,7 @@
 /*
  * main.c - fgcollect entry point: routes to one subcommand, perf style.
  *
- *   fgcollect watch|record|top|flamegraph|diff|collapse [options]
+ *   fgcollect watch|record|top|flamegraph|diff|collapse|view [options]
  *   fgcollect --watch   (alias of `watch`)
  */
 #include <stdio.h>
@@ -23,6 +23,7 @@ static const struct {
 	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG" },
 	{ "diff", cmd_diff, "render a differential flame graph of two folded files" },
 	{ "collapse", cmd_collapse, "turn `perf script` output into folded stacks" },
+	{ "view", cmd_view, "write the time view of watch's rolling profiles (one page per JVM)" },
 };
 
 static void usage(FILE *f)

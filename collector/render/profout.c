@@ -60,10 +60,18 @@ static int write_timed(struct stackagg *a, const struct profout *p, int fd)
 					  : 0,
 		.sample_us = p->types || p->time_type ? 0 : 1e6 / freq,
 	};
-	FILE *f = fdopen(dup(fd), "w");
+	FILE *f;
 	int rv;
 
-	if (!f)
+	if (p->columns) {
+		o.rows = 1;
+		o.cell_ns = PROFOUT_COLUMN_TS(1) - PROFOUT_COLUMN_TS(0);
+		o.origin = PROFOUT_COLUMN_TS(0);
+		o.ncols = p->columns->n;
+		o.col_unix = p->columns->start_unix;
+		o.col_s = p->columns->interval_s;
+	}
+	if (!(f = fdopen(dup(fd), "w")))
 		return -errno;
 	if (p->fmt == PROFOUT_HTML)
 		rv = timeview_write_html(a, &o, f);

@@ -9,6 +9,8 @@
 #ifndef FG_TIMEVIEW_H
 #define FG_TIMEVIEW_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "stackagg.h"
@@ -23,9 +25,20 @@ struct timeview_opts {
 	int thread_root;
 	/* speedscope: what one CPU sample weighs, in microseconds (0: weights as counted). */
 	double sample_us;
+	/*
+	 * The page's heatmap: rows cells a column, each cell_ns long, cell 0 starting at origin
+	 * (the countings' clock); 0 each: 50 rows of 20 ms, from the first counting. ncols: at
+	 * least so many columns. col_unix (NULL: columns of seconds): each of the ncols columns'
+	 * start (UTC seconds), each col_s long, when a column is an interval (rolling profiles).
+	 */
+	unsigned rows;
+	uint64_t cell_ns, origin;
+	size_t ncols;
+	const int64_t *col_unix;
+	unsigned col_s;
 };
 
-/* The page, written to f. 0, -ENOMEM or -EIO. */
+/* The page, written to f. 0, -ENOMEM, -E2BIG (over 8 Mi heatmap cells) or -EIO. */
 int timeview_write_html(const struct stackagg *a, const struct timeview_opts *o, FILE *f);
 
 /* speedscope's JSON, written to f. 0, -ENOMEM or -EIO. */

@@ -5,12 +5,11 @@
 // sets a second range, and the flame graph is then coloured by the difference between them.
 "use strict";
 (function () {
-	const ROWS = 50; // slices of a second: 20 ms each
-	const CELL_H = 8, FRAME_H = 17, MIN_PX = 1; // narrower frames are not drawn
+	const FRAME_H = 17, MIN_PX = 1; // narrower frames are not drawn
 	const meta = JSON.parse(document.getElementById("fg-meta").textContent);
 	const $ = (id) => document.getElementById(id);
 	const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-	const api = (window.fgTimeview = { ready: false, meta: meta });
+	const api = (window.fgTimeview = { ready: false, meta: meta, scriptAt: performance.now() });
 
 	document.body.insertAdjacentHTML("beforeend",
 		'<h1 id="title"></h1><div id="subtitle"></div>' +
@@ -30,8 +29,12 @@
 	window.addEventListener("error", (e) => { $("error").textContent = String(e.message); });
 
 	// ---- data -----------------------------------------------------------------------------
-	let frames, kinds, parent, frameOf, T, N, W, thr, nnodes, kidStart, kids, dur;
+	let frames, kinds, parent, frameOf, C, N, W, thr, nnodes, kidStart, kids, events = null;
+	const ROWS = meta.rows, CELL_US = meta.cell_us, NCOLS = meta.ncols, NCELLS = NCOLS * ROWS;
+	const CELL_H = ROWS >= 10 ? 8 : Math.floor(120 / ROWS);
 
+	// count varints from buf at pos into out (one typed array type per call site: kept simple
+	// so that the loop stays fast); returns the position after them
 	function varints(buf, pos, out, count) {
 		for (let i = 0; i < count; i++) {
 			let b = buf[pos++];
@@ -50,6 +53,31 @@
 		return pos;
 	}
 
+	function varint(buf, pos, box) {
+		let b = buf[pos++], v = b & 0x7f, mul = 128;
+		while (b & 0x80) {
+			b = buf[pos++];
+			v += (b & 0x7f) * mul;
+			mul *= 128;
+		}
+		box[0] = v;
+		return pos;
+	}
+
+	async function inflate(id) {
+		const b64 = document.getElementById(id).textContent;
+		let gz;
+		if (Uint8Array.fromBase64) {
+			gz = Uint8Array.fromBase64(b64); // skips the line breaks
+		} else {
+			const bin = atob(b64); // skips the line breaks
+			gz = new Uint8Array(bin.length);
+			for (let i = 0; i < bin.length; i++) gz[i] = bin.charCodeAt(i);
+		}
+		const ds = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
+		return new Uint8Array(await new Response(ds).arrayBuffer());
+	}
+
 	let sorted;
 
 	// node's children in name order (as flamegraph.pl draws them), sorted on first use
@@ -61,26 +89,38 @@
 		sorted[n] = 1;
 	}
 
+	let cellW, cellN, allW, allN, tabs;
+
+	// the head: the heatmap of all threads
 	async function load() {
 		const t0 = performance.now();
-		const b64 = document.getElementById("fg-data").textContent;
-		let gz;
-		if (Uint8Array.fromBase64) {
-			gz = Uint8Array.fromBase64(b64); // skips the line breaks
-		} else {
-			const bin = atob(b64); // so does atob
-			gz = new Uint8Array(bin.length);
-			for (let i = 0; i < bin.length; i++) gz[i] = bin.charCodeAt(i);
-		}
+		const buf = await inflate("fg-data");
 		const tA = performance.now();
-		const ds = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
-		const buf = new Uint8Array(await new Response(ds).arrayBuffer());
-		const tB = performance.now();
+		allN = new Float64Array(NCELLS);
+		allW = new Float64Array(NCELLS);
+		varints(buf, varints(buf, 0, allN, NCELLS), allW, NCELLS);
+		thr = [];
+		let at = 0;
+		for (const [tid, name, count] of meta.threads) {
+			thr.push({ tid: tid, name: name, first: at, n: count });
+			at += count;
+		}
+		api.loadParts = { head: tA - t0, decode: performance.now() - tA };
+		const sel = $("threads");
+		sel.innerHTML = thr.map((t, i) => '<option value="' + i + '">' + esc((t.name || "[tid " + t.tid + "]").replace(/_\[[a-z0-9]\]$/, "")) + " (" + t.tid + ", " + t.n + ")</option>").join("");
+	}
+
+	// the rest: frames, the stack tree, each thread's stacks, then the countings: each one's
+	// cell, stack node and weight, thread by thread
+	async function loadEvents() {
+		const t0 = performance.now();
+		const buf = await inflate("fg-events");
+		const tA = performance.now();
 		const jlen = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (buf[3] * 16777216);
 		frames = JSON.parse(new TextDecoder().decode(buf.subarray(4, 4 + jlen))).frames;
 		let pos = 4 + jlen;
 		nnodes = meta.nodes;
-		const nv = new Float64Array(2 * (nnodes - 1));
+		const nv = new Uint32Array(2 * (nnodes - 1));
 		pos = varints(buf, pos, nv, nv.length);
 		parent = new Uint32Array(nnodes);
 		frameOf = new Uint32Array(nnodes);
@@ -88,34 +128,14 @@
 			parent[i] = nv[2 * i - 2];
 			frameOf[i] = nv[2 * i - 1];
 		}
-		const n = meta.events;
-		T = new Float64Array(n); // microseconds since t0
-		N = new Uint32Array(n);
-		W = new Float64Array(n);
-		pos = varints(buf, pos, T, n);
-		thr = [];
-		let at = 0;
-		dur = 0;
-		for (const [tid, name, count] of meta.threads) {
-			for (let i = at + 1; i < at + count; i++) T[i] += T[i - 1];
-			for (let i = at; i < at + count; i++) T[i] *= meta.tick_us;
-			if (count) dur = Math.max(dur, T[at + count - 1]);
-			thr.push({ tid: tid, name: name, first: at, n: count });
-			at += count;
-		}
-		const tabs = [];
-		for (const t of thr) {
-			const cnt = new Float64Array(1);
-			pos = varints(buf, pos, cnt, 1);
-			const tab = new Uint32Array(cnt[0]);
-			pos = varints(buf, pos, tab, cnt[0]);
+		tabs = [];
+		const box = [0];
+		for (let k = 0; k < thr.length; k++) {
+			pos = varint(buf, pos, box);
+			const tab = new Uint32Array(box[0]);
+			pos = varints(buf, pos, tab, box[0]);
 			tabs.push(tab);
 		}
-		pos = varints(buf, pos, N, n); // each thread's own stack index ...
-		thr.forEach((t, k) => {
-			for (let i = t.first; i < t.first + t.n; i++) N[i] = tabs[k][N[i]]; // ... to a node
-		});
-		pos = varints(buf, pos, W, n);
 		kinds = frames.map((f) => (f.endsWith("_[j]") ? "j" : f.endsWith("_[i]") ? "i" : f.endsWith("_[k]") ? "k" : f.endsWith("_[0]") ? "0" : ""));
 		// children of each node, by name (as flamegraph.pl sorts them)
 		const cnt = new Uint32Array(nnodes + 1);
@@ -126,14 +146,32 @@
 		const fill = kidStart.slice(0, nnodes);
 		for (let i = 1; i < nnodes; i++) kids[fill[parent[i]]++] = i;
 		sorted = new Uint8Array(nnodes); // children put in name order when first drawn
-		api.loadParts = { base64: tA - t0, inflate: tB - tA, decode: performance.now() - tB };
-		const sel = $("threads");
-		sel.innerHTML = thr.map((t, i) => '<option value="' + i + '">' + esc((t.name || "[tid " + t.tid + "]").replace(/_\[[a-z0-9]\]$/, "")) + " (" + t.tid + ", " + t.n + ")</option>").join("");
+		const n = meta.events;
+		C = new Uint32Array(n);
+		N = new Uint32Array(n);
+		pos = varints(buf, pos, C, n);
+		for (const t of thr) {
+			const end = t.first + t.n;
+			for (let i = t.first + 1; i < end; i++) C[i] += C[i - 1];
+		}
+		pos = varints(buf, pos, N, n); // each thread's own stack index ...
+		thr.forEach((t, k) => {
+			const tab = tabs[k], end = t.first + t.n;
+			for (let i = t.first; i < end; i++) N[i] = tab[N[i]]; // ... to a node
+		});
+		if (meta.unit_weights) {
+			W = null;
+		} else {
+			W = new Float64Array(n);
+			pos = varints(buf, pos, W, n);
+		}
+		events = true;
+		api.eventParts = { inflate: tA - t0, decode: performance.now() - tA };
 	}
 
 	// ---- heatmap --------------------------------------------------------------------------
-	let ncols = 1, cw = 8, cellW, cellN, picked = null; // picked: thread indexes, null = all
-	let sel = null, base = null, drag = null; // ranges [a, b) in microseconds
+	let cw = 8, picked = null; // picked: thread indexes, null = all
+	let sel = null, base = null, drag = null; // ranges of cells [a, b)
 	const hm = () => $("heatmap");
 
 	function activeThreads() {
@@ -141,14 +179,18 @@
 	}
 
 	function buildCells() {
-		ncols = Math.max(1, Math.ceil((dur + 1) / 1e6));
-		cellW = new Float64Array(ncols * ROWS);
-		cellN = new Float64Array(ncols * ROWS);
+		if (!picked) {
+			cellW = allW;
+			cellN = allN;
+			return;
+		}
+		cellW = new Float64Array(NCELLS);
+		cellN = new Float64Array(NCELLS);
 		for (const t of activeThreads()) {
-			for (let i = t.first; i < t.first + t.n; i++) {
-				const c = Math.floor(T[i] / 1e6), r = Math.floor((T[i] % 1e6) / (1e6 / ROWS));
-				cellW[c * ROWS + r] += W[i];
-				cellN[c * ROWS + r] += 1;
+			const end = t.first + t.n;
+			for (let i = t.first; i < end; i++) {
+				cellW[C[i]] += W ? W[i] : 1;
+				cellN[C[i]] += 1;
 			}
 		}
 	}
@@ -156,22 +198,32 @@
 	function cellOf(ev) {
 		const rect = hm().getBoundingClientRect();
 		const x = ev.clientX - rect.left - 40, y = ev.clientY - rect.top - 4;
-		const c = Math.min(ncols - 1, Math.max(0, Math.floor(x / cw)));
+		const c = Math.min(NCOLS - 1, Math.max(0, Math.floor(x / cw)));
 		const r = Math.min(ROWS - 1, Math.max(0, Math.floor(y / CELL_H)));
 		return c * ROWS + r;
 	}
 
-	const cellT = (k) => Math.floor(k / ROWS) * 1e6 + (k % ROWS) * (1e6 / ROWS);
-
 	function rangeOf(k0, k1) {
-		const a = Math.min(k0, k1), b = Math.max(k0, k1);
-		return [cellT(a), cellT(b) + 1e6 / ROWS];
+		return [Math.min(k0, k1), Math.max(k0, k1) + 1];
 	}
 
-	function drawHeatmap() {
+	// a cell's time: seconds since t0, or the UTC time of a rolling profile's interval
+	const two = (x) => (x < 10 ? "0" : "") + x;
+	function clock(unix) {
+		const d = new Date(unix * 1000);
+		return two(d.getUTCHours()) + ":" + two(d.getUTCMinutes()) + (meta.col_s % 60 ? ":" + two(d.getUTCSeconds()) : "");
+	}
+	function cellTime(k) {
+		if (meta.columns) return clock(meta.columns[Math.min(NCOLS - 1, Math.floor(k / ROWS))] + (k >= NCELLS ? meta.col_s : 0));
+		return ((k * CELL_US) / 1e6).toFixed(3) + " s";
+	}
+
+	let image = null; // the heatmap's cells, drawn once per colouring and thread pick
+
+	function paintCells() {
 		const cv = hm(), wrap = $("hm-wrap");
-		cw = Math.max(2, Math.min(24, Math.floor((wrap.clientWidth - 50) / ncols)));
-		cv.width = 40 + ncols * cw + 4;
+		cw = Math.max(1, Math.min(24, Math.floor((wrap.clientWidth - 50) / NCOLS)));
+		cv.width = 40 + NCOLS * cw + 4;
 		cv.height = ROWS * CELL_H + 22;
 		const g = cv.getContext("2d");
 		g.fillStyle = "#fff";
@@ -179,38 +231,54 @@
 		const v = $("colour").value === "n" ? cellN : cellW;
 		let max = 0;
 		for (let i = 0; i < v.length; i++) if (v[i] > max) max = v[i];
-		for (let c = 0; c < ncols; c++) {
+		// every cell's pixels written at once (one fillRect per cell costs a style parse each)
+		const w = NCOLS * cw, h = ROWS * CELL_H, img = g.createImageData(w, h);
+		const px = new Uint32Array(img.data.buffer);
+		const gap = cw > 3 ? 1 : 0;
+		const empty = 0xfff4f4f4; // little-endian ABGR
+		for (let c = 0; c < NCOLS; c++) {
 			for (let r = 0; r < ROWS; r++) {
 				const x = v[c * ROWS + r];
-				const k = c * ROWS + r, t = cellT(k);
-				const inSel = sel && t >= sel[0] && t < sel[1], inBase = base && t >= base[0] && t < base[1];
+				let rgba = empty;
 				if (x > 0) {
 					const f = Math.sqrt(x / max);
-					g.fillStyle = "rgb(" + Math.round(255 - 55 * f) + "," + Math.round(235 - 200 * f) + "," + Math.round(215 - 200 * f) + ")";
-				} else {
-					g.fillStyle = "#f4f4f4";
+					rgba = (0xff000000 | (Math.round(215 - 200 * f) << 16) | (Math.round(235 - 200 * f) << 8) | Math.round(255 - 55 * f)) >>> 0;
 				}
-				g.fillRect(40 + c * cw, 4 + r * CELL_H, cw - (cw > 3 ? 1 : 0), CELL_H - 1);
-				if (inSel || inBase) {
-					g.fillStyle = inSel ? "rgba(40,90,255,0.45)" : "rgba(0,170,90,0.45)";
-					g.fillRect(40 + c * cw, 4 + r * CELL_H, cw, CELL_H);
+				for (let yy = r * CELL_H; yy < (r + 1) * CELL_H - 1; yy++) {
+					const row = yy * w + c * cw;
+					px.fill(rgba, row, row + cw - gap);
 				}
 			}
 		}
+		image = img;
 		g.fillStyle = "#333";
 		g.font = "10px Verdana";
-		for (let r = 0; r < ROWS; r += 10) g.fillText(r * (1000 / ROWS) + "ms", 0, 4 + r * CELL_H + 8);
-		const every = Math.max(1, Math.ceil(40 / cw));
-		for (let c = 0; c < ncols; c += every) g.fillText(c + "s", 40 + c * cw, ROWS * CELL_H + 18);
+		if (ROWS > 1) for (let r = 0; r < ROWS; r += 10) g.fillText(r * (CELL_US / 1000) + "ms", 0, 4 + r * CELL_H + 8);
+		const every = Math.max(1, Math.ceil((meta.columns ? 50 : 40) / cw));
+		for (let c = 0; c < NCOLS; c += every) g.fillText(meta.columns ? clock(meta.columns[c]) : c + "s", 40 + c * cw, ROWS * CELL_H + 18);
+	}
+
+	// the cells, then the selection and the baseline over them
+	function drawHeatmap() {
+		const g = hm().getContext("2d");
+		g.putImageData(image, 40, 4);
+		for (const [r, style] of [[base, "rgba(0,170,90,0.45)"], [sel, "rgba(40,90,255,0.45)"]]) {
+			if (!r) continue;
+			g.fillStyle = style;
+			const c0 = Math.floor(r[0] / ROWS), c1 = Math.floor((r[1] - 1) / ROWS);
+			for (let c = c0; c <= c1; c++) {
+				const a = c === c0 ? r[0] % ROWS : 0, b = c === c1 ? ((r[1] - 1) % ROWS) + 1 : ROWS;
+				g.fillRect(40 + c * cw, 4 + a * CELL_H, cw, (b - a) * CELL_H);
+			}
+		}
 	}
 
 	function onHover(ev) {
 		const k = cellOf(ev), tip = $("hm-tip");
-		const t = cellT(k);
 		tip.style.display = "block";
 		tip.style.left = ev.offsetX + 12 + "px";
 		tip.style.top = ev.offsetY + 12 + "px";
-		tip.textContent = (t / 1e6).toFixed(2) + " s: " + fmt(cellW[k]) + " " + meta.unit + ", " + cellN[k] + " countings";
+		tip.textContent = cellTime(k) + ": " + fmt(cellW[k]) + " " + meta.unit + ", " + cellN[k] + " countings";
 		if (drag) {
 			drag.k1 = k;
 			const r = rangeOf(drag.k0, drag.k1);
@@ -229,10 +297,12 @@
 			let lo = t.first, hi = t.first + t.n;
 			while (lo < hi) {
 				const m = (lo + hi) >> 1;
-				if (T[m] < range[0]) lo = m + 1;
+				if (C[m] < range[0]) lo = m + 1;
 				else hi = m;
 			}
-			for (let i = lo; i < t.first + t.n && T[i] < range[1]; i++) self[N[i]] += W[i];
+			const end = t.first + t.n, stop = range[1];
+			if (W) for (let i = lo; i < end && C[i] < stop; i++) self[N[i]] += W[i];
+			else for (let i = lo; i < end && C[i] < stop; i++) self[N[i]] += 1;
 		}
 		for (let i = nnodes - 1; i > 0; i--) self[parent[i]] += self[i];
 		return self;
@@ -269,11 +339,29 @@
 
 	const label = (node) => (node === 0 ? "all" : frames[frameOf[node]]);
 
+	let drawn = [], drawnH = 0; // the frames drawn: [node, depth, x, width, ancestor of the zoom, fill]
+
+	function titleOf(n) {
+		const pct = selTotal ? (100 * tot[n]) / selTotal : 0;
+		let title = label(n) + " (" + fmt(tot[n]) + " " + meta.unit + ", " + pct.toFixed(2) + "%";
+		if (btot) {
+			const dd = 100 * (tot[n] / (tot[0] || 1) - btot[n] / (btot[0] || 1));
+			title += ", " + (dd >= 0 ? "+" : "") + dd.toFixed(2) + " points against the baseline";
+		}
+		return title + ")";
+	}
+
+	// the flame graph of the selection, on a canvas: one fillRect per frame, text where it fits
 	function drawFlame() {
 		const t0 = performance.now();
 		const box = $("flame");
+		if (sel && !events) { // drawn when the countings are read
+			status();
+			return;
+		}
 		if (!sel) {
 			box.innerHTML = "";
+			drawn = [];
 			return;
 		}
 		tot = sum(sel);
@@ -288,7 +376,6 @@
 			}
 		}
 		const width = Math.max(200, box.clientWidth - 2);
-		const out = [];
 		let maxDepth = 0, matched = 0;
 		const path = [];
 		for (let n = zoom; n !== 0; n = parent[n]) path.push(n);
@@ -296,12 +383,12 @@
 		path.reverse(); // root .. zoom
 		const zt = tot[zoom] || 0;
 		const items = [];
-		path.forEach((n, d) => { if (tot[n] > 0) items.push([n, d, 0, width, n !== zoom]); });
+		path.forEach((n, d) => { if (tot[n] > 0) items.push([n, d, 0, width, n !== zoom, ""]); });
 		const scale = zt > 0 ? width / zt : 0;
 		const stack = zt > 0 ? [[zoom, path.length - 1, 0]] : [];
 		while (stack.length) {
 			const [n, d, x] = stack.pop();
-			if (n !== zoom) items.push([n, d, x, tot[n] * scale, false]);
+			if (n !== zoom) items.push([n, d, x, tot[n] * scale, false, ""]);
 			let cx = x;
 			sortKids(n);
 			for (let k = kidStart[n]; k < kidStart[n + 1]; k++) {
@@ -312,47 +399,72 @@
 		}
 		for (const it of items) if (it[1] > maxDepth) maxDepth = it[1];
 		const height = (maxDepth + 1) * FRAME_H + 4;
-		const unit = meta.unit;
-		for (const [n, d, x, w, anc] of items) {
+		const t2 = performance.now();
+		let cv = $("flame-cv");
+		if (!cv) {
+			box.innerHTML = '<canvas id="flame-cv"></canvas>';
+			cv = $("flame-cv");
+		}
+		const dpr = window.devicePixelRatio || 1;
+		cv.width = Math.round(width * dpr);
+		cv.height = Math.round(height * dpr);
+		cv.style.width = width + "px";
+		cv.style.height = height + "px";
+		cv.dataset.total = selTotal;
+		const g = cv.getContext("2d");
+		g.setTransform(dpr, 0, 0, dpr, 0, 0);
+		g.font = "12px Verdana, sans-serif";
+		g.textBaseline = "alphabetic";
+		for (const it of items) {
+			const [n, d, x, w, anc] = it;
 			const name = label(n), y = height - (d + 1) * FRAME_H;
-			const pct = selTotal ? (100 * tot[n]) / selTotal : 0;
-			let title = name + " (" + fmt(tot[n]) + " " + unit + ", " + pct.toFixed(2) + "%";
-			if (btot) {
-				const dd = 100 * (tot[n] / (tot[0] || 1) - btot[n] / (btot[0] || 1));
-				title += ", " + (dd >= 0 ? "+" : "") + dd.toFixed(2) + " points against the baseline";
-			}
-			title += ")";
 			const hit = searchRe && n !== 0 && searchRe.test(name);
 			if (hit) {
 				let under = false;
 				for (let p = parent[n]; p !== 0; p = parent[p]) if (searchRe.test(label(p))) { under = true; break; }
 				if (!under) matched += tot[n];
 			}
+			it[5] = hit ? "rgb(230,0,230)" : colour(n);
+			g.globalAlpha = anc ? 0.6 : 1;
+			g.fillStyle = it[5];
+			g.fillRect(x, y, Math.max(0.1, w), FRAME_H - 1);
 			const chars = Math.floor((w - 6) / 7);
-			const text = chars < 3 ? "" : name.length <= chars ? name : name.slice(0, chars - 2) + "..";
-			out.push('<g class="f' + (anc ? " anc" : "") + '" data-node="' + n + '" data-parent="' + (n ? parent[n] : -1) + '" data-value="' + tot[n] + '"><title>' + esc(title) +
-				'</title><rect x="' + x.toFixed(1) + '" y="' + y + '" width="' + Math.max(0.1, w).toFixed(1) + '" height="' + (FRAME_H - 1) + '" rx="2" fill="' +
-				(hit ? "rgb(230,0,230)" : colour(n)) + '"/>' + (text ? '<text x="' + (x + 3).toFixed(1) + '" y="' + (y + 12) + '">' + esc(text) + "</text>" : "") + "</g>");
+			if (chars >= 3) {
+				g.globalAlpha = 1;
+				g.fillStyle = "#000";
+				g.fillText(name.length <= chars ? name : name.slice(0, chars - 2) + "..", x + 3, y + 12);
+			}
 		}
-		const t2 = performance.now();
-		box.innerHTML = '<svg width="' + width + '" height="' + height + '" data-total="' + selTotal + '">' + out.join("") + "</svg>";
+		g.globalAlpha = 1;
+		drawn = items;
+		drawnH = height;
 		$("matched").textContent = searchRe ? "Matched: " + (selTotal ? ((100 * matched) / (tot[zoom] || 1)).toFixed(1) : "0.0") + "%" : "";
 		status();
 		api.redrawMs = performance.now() - t0;
-		api.redrawParts = { sum: t1 - t0, layout: t2 - t1, dom: performance.now() - t2, frames: items.length };
+		api.redrawParts = { sum: t1 - t0, layout: t2 - t1, draw: performance.now() - t2, frames: items.length };
+	}
+
+	// the frame drawn under a mouse event on the flame graph, or null
+	function frameAt(ev) {
+		const r = $("flame-cv").getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+		const d = Math.ceil((drawnH - y) / FRAME_H) - 1;
+		for (const it of drawn) if (it[1] === d && x >= it[2] && x < it[2] + Math.max(1, it[3])) return it;
+		return null;
 	}
 
 	function status() {
-		const r = (x) => (x / 1e6).toFixed(3);
-		let s = sel ? "selection " + r(sel[0]) + "–" + r(sel[1]) + " s: " + fmt(selTotal) + " " + meta.unit : "drag across the heatmap to select a time range";
-		if (base) s += " | baseline " + r(base[0]) + "–" + r(base[1]) + " s: " + fmt(btot ? btot[0] : 0) + " " + meta.unit + " (red: more than in the baseline, blue: less)";
+		let s = sel ? "selection " + cellTime(sel[0]) + " – " + cellTime(sel[1]) + ": " + fmt(selTotal) + " " + meta.unit : "drag across the heatmap to select a time range";
+		if (!events && sel) s = "reading the countings…";
+		if (base) s += " | baseline " + cellTime(base[0]) + " – " + cellTime(base[1]) + ": " + fmt(btot ? btot[0] : 0) + " " + meta.unit + " (red: more than in the baseline, blue: less)";
 		if (meta.untimed) s += " | " + meta.untimed + " countings without a time left out";
 		$("status").textContent = s;
 	}
 
 	// ---- wiring ---------------------------------------------------------------------------
 	function redrawAll() {
+		if (picked && !events) return; // redrawn when the countings are read
 		buildCells();
+		paintCells();
 		drawHeatmap();
 		drawFlame();
 	}
@@ -376,7 +488,7 @@
 			drawHeatmap();
 			drawFlame();
 		});
-		$("colour").addEventListener("change", drawHeatmap);
+		$("colour").addEventListener("change", () => { paintCells(); drawHeatmap(); });
 		$("threads").addEventListener("change", () => {
 			const o = Array.from($("threads").selectedOptions).map((x) => Number(x.value));
 			picked = o.length ? o : null;
@@ -406,41 +518,70 @@
 		$("search-clear").addEventListener("click", () => { $("search").value = ""; searchRe = null; drawFlame(); });
 		const box = $("flame");
 		box.addEventListener("click", (ev) => {
-			const g = ev.target.closest("g.f");
-			if (!g) return;
-			zoom = Number(g.dataset.node);
+			const it = ev.target.id === "flame-cv" && frameAt(ev);
+			if (!it) return;
+			zoom = it[0];
 			drawFlame();
 		});
-		box.addEventListener("mouseover", (ev) => {
-			const g = ev.target.closest("g.f");
-			if (g) $("details").textContent = g.querySelector("title").textContent;
+		box.addEventListener("mousemove", (ev) => {
+			const it = ev.target.id === "flame-cv" && frameAt(ev);
+			$("details").textContent = it ? titleOf(it[0]) : "\u00a0";
 		});
-		window.addEventListener("resize", () => { drawHeatmap(); drawFlame(); });
+		window.addEventListener("resize", () => { paintCells(); drawHeatmap(); drawFlame(); });
 	}
 
-	api.select = (a, b, asBase) => { // seconds; for scripts
-		if (asBase) base = [a * 1e6, b * 1e6];
-		else sel = [a * 1e6, b * 1e6];
+	const toCells = (a, b) => [Math.max(0, Math.floor((a * 1e6) / CELL_US)), Math.max(1, Math.ceil((b * 1e6) / CELL_US))];
+	api.select = (a, b, asBase) => { // seconds since t0; for scripts
+		if (asBase) base = toCells(a, b);
+		else sel = toCells(a, b);
 		zoom = 0;
 		drawHeatmap();
 		drawFlame();
 	};
-	api.cellRect = (sec, row) => { // where a cell is drawn, in client coordinates
-		const r = hm().getBoundingClientRect();
-		return { x: r.left + 40 + sec * cw + cw / 2, y: r.top + 4 + row * CELL_H + CELL_H / 2 };
+	api.selectCells = (k0, k1, asBase) => { // cells [k0, k1); for scripts
+		if (asBase) base = [k0, k1];
+		else sel = [k0, k1];
+		zoom = 0;
+		drawHeatmap();
+		drawFlame();
 	};
+	api.cellRect = (col, row) => { // where a cell is drawn, in client coordinates
+		const r = hm().getBoundingClientRect();
+		return { x: r.left + 40 + col * cw + cw / 2, y: r.top + 4 + row * CELL_H + CELL_H / 2 };
+	};
+	// the flame graph drawn, for scripts: its total and each frame as [node, parent, value,
+	// title, fill], and where a frame of that name is drawn (client coordinates of its middle)
+	api.frames = () => ({ total: selTotal, frames: drawn.map((it) => [it[0], it[0] ? parent[it[0]] : -1, tot[it[0]], titleOf(it[0]), it[5]]) });
+	api.frameRect = (name) => {
+		const it = drawn.find((f) => label(f[0]) === name);
+		if (!it) return null;
+		const r = $("flame-cv").getBoundingClientRect();
+		return { x: r.left + it[2] + Math.max(1, it[3]) / 2, y: r.top + drawnH - (it[1] + 1) * FRAME_H + FRAME_H / 2, width: it[3], full: r.width };
+	};
+	api.cellCounts = () => Array.from(cellN); // the heatmap's countings, cell by cell
+	api.rows = ROWS;
+	api.seconds = NCOLS;
+	api.duration = meta.duration_us / 1e6; // seconds from the first counting to the last
 
+	// the heatmap first (its cells came with the head), then the countings
 	const started = performance.now();
 	load().then(() => {
 		wire();
 		const t = performance.now();
-		redrawAll();
+		cellW = allW;
+		cellN = allN;
+		paintCells();
+		drawHeatmap();
 		api.loadParts.draw = performance.now() - t;
 		status();
+		api.shownAt = performance.now(); // since the navigation began
+		api.shownMs = api.shownAt - started;
+		return loadEvents();
+	}).then(() => {
+		redrawAll();
+		status();
 		api.loadMs = performance.now() - started;
-		api.readyAt = performance.now(); // since the navigation began
-		api.seconds = ncols;
-		api.duration = dur / 1e6; // seconds from the first counting to the last
+		api.readyAt = performance.now();
 		api.ready = true;
 	}).catch((e) => {
 		$("error").textContent = "cannot read the profile: " + e;

@@ -6,7 +6,8 @@ Opens PAGE (a `record -o x.html` page, or one from bench's timeview-gen) in Debi
 chromium over WebDriver (chromedriver, Python stdlib only, the driver of flame_browser.py) and:
 picks the thread "phases" in the thread filter; for each phase of TRUTH drags a 1 s selection
 across the heatmap, inside that phase, with the mouse; reads the flame graph drawn (its frames'
-values and parents) and checks that >= 90% of the selection lies under the method hot then;
+values and parents, from the page's fgTimeview.frames(): the graph is a canvas) and checks
+that >= 90% of the selection lies under the method hot then;
 then the difference of two phases (one as the baseline), search and zoom; and that the browser
 logged no error. Screenshots go to SHOTS_DIR.
 
@@ -27,7 +28,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flame_browser import CHROMIUM, DRIVER, ELEMENT, Driver  # noqa: E402
+from flame_browser import CHROMIUM, DRIVER, Driver  # noqa: E402
 
 ROWS = 50  # the page's slices of a second
 failures = []
@@ -91,18 +92,23 @@ def drag(wd, c0, c1):
     wd.call("DELETE", "/actions")
 
 
+def click_at(wd, x, y):
+    """A mouse click at client coordinates (x, y)."""
+    wd.call("POST", "/actions", {"actions": [{
+        "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+        "actions": [{"type": "pointerMove", "duration": 0, "origin": "viewport",
+                     "x": int(x), "y": int(y)},
+                    {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]})
+    wd.call("DELETE", "/actions")
+
+
 def frames(wd):
     """The flame graph drawn: [(node, parent, value, name, title)] and the selection's total."""
-    got = wd.js("""
-        const svg = document.querySelector('#flame svg');
-        if (!svg) return null;
-        return {total: Number(svg.dataset.total), frames: Array.from(svg.querySelectorAll('g.f'))
-          .map(g => [Number(g.dataset.node), Number(g.dataset.parent), Number(g.dataset.value),
-                     g.querySelector('title').textContent])};""")
+    got = wd.js("return document.getElementById('flame-cv') ? fgTimeview.frames() : null;")
     if not got:
         return 0, []
     out = []
-    for node, parent, value, title in got["frames"]:
+    for node, parent, value, title, _ in got["frames"]:
         out.append((node, parent, value, title.rsplit(" (", 1)[0], title))
     return got["total"], out
 
@@ -210,10 +216,8 @@ def main():
             check(any(", -" in f[4] and "points against the baseline" in f[4] for f in shrank),
                   "differential: %s shrank against the baseline (%s)" % (
                       base, shrank[0][4] if shrank else "no frame"))
-            fills = wd.js("return Array.from(document.querySelectorAll('#flame g.f'))"
-                          ".map(g => [g.querySelector('title').textContent,"
-                          " g.querySelector('rect').getAttribute('fill')]);")
-            fill = {t.rsplit(" (", 1)[0]: c for t, c in fills}
+            fills = wd.js("return fgTimeview.frames().frames;")
+            fill = {f[3].rsplit(" (", 1)[0]: f[4] for f in fills}
             up = [fill[n] for n in label(cur) if n in fill]
             down = [fill[n] for n in label(base) if n in fill]
             check(up and up[0].startswith("rgb(255,"), "the grown frame is red (%r)" % up)
@@ -229,15 +233,14 @@ def main():
             matched = wd.text("matched")
             pct = float(matched.split(":")[1].strip().rstrip("%")) if ":" in matched else 0
             check(pct >= 90, "search %s: %s" % (cur, matched))
-            # zoom: a click on the hot frame makes it the full width
-            g = wd.el("//*[local-name()='g'][*[local-name()='title'][starts-with(., '%s')]]"
-                      "/*[local-name()='rect']" % cur)
-            wd.click(g)
-            g = wd.el("//*[local-name()='g'][*[local-name()='title'][starts-with(., '%s')]]"
-                      "/*[local-name()='rect']" % cur)
-            w = float(wd.js("return arguments[0].getAttribute('width');", {ELEMENT: g}))
-            full = float(wd.js("return document.querySelector('#flame svg')"
-                               ".getAttribute('width');"))
+            # zoom: a click on the hot frame (drawn on the canvas) makes it the full width
+            hot = next((n for n in label(cur)
+                        if wd.js("return fgTimeview.frameRect(arguments[0]);", n)), None)
+            r = wd.js("return fgTimeview.frameRect(arguments[0]);", hot) if hot else None
+            if r:
+                click_at(wd, r["x"], r["y"])
+                r = wd.js("return fgTimeview.frameRect(arguments[0]);", hot)
+            w, full = (r["width"], r["full"]) if r else (0, 1)
             check(abs(w - full) < 1, "zoomed: %s is %.0f of %.0f px" % (cur, w, full))
             shot(wd, shots, "10-search-zoom")
         t = time.time()

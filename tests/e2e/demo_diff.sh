@@ -4,7 +4,8 @@
 # demo_diff - `make demo`'s first part in its short mode (1 s warm-up, 3 s per recording; the
 # second part is tests/e2e/demo_db.sh): the two implementations of PrimeService's endpoint
 # are profiled, both flame graphs and the differential one are written, and the printed summary names the biggest difference as the
-# folded data show it: trial division's frames lose the most share to the sieve.
+# folded data show it: trial division's frames lose the most share to the sieve; and the time
+# view page of the service under a load step is written and printed.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init demo_diff
@@ -14,7 +15,7 @@ FG_DEMO_PARTS=primes FG_DEMO_OUT=$out FG_DEMO_SHORT=1 FG_DEMO_SECONDS=3 "$FG_SOU
 	>"$FG_TMP/demo.out" 2>"$FG_TMP/demo.err" ||
 	{ cat "$FG_TMP/demo.err" "$FG_TMP/demo.out" >&2; fg_fail "scripts/demo.sh failed"; }
 cat "$FG_TMP/demo.out" >&2
-for f in primes.svg primes-sieve.svg primes-diff.svg primes-diff-negated.svg primes-diff.folded; do
+for f in primes.svg primes-sieve.svg primes-diff.svg primes-diff-negated.svg primes-diff.folded primes-timeview.html; do
 	[[ -s $out/$f ]] || fg_fail "the demo wrote no $out/$f"
 	grep -qF "$out/$f" "$FG_TMP/demo.out" || fg_fail "the demo did not print the path of $f"
 done
@@ -47,6 +48,9 @@ for n in primes primes-sieve; do
 	col=0
 done
 ! grep -qE '_\[[ji0]\][; ]' "$out/primes-diff.folded" || fg_fail "diff --fold left a _[j], _[i] or _[0] suffix"
+# The time view under the load step: a page with its countings and a column per second.
+grep -q 'id="fg-events"' "$out/primes-timeview.html" || fg_fail "primes-timeview.html is no time view page"
+grep -qE '"ncols":([5-9]|1[0-3]),' "$out/primes-timeview.html" || fg_fail "primes-timeview.html does not span most of the 12 s recorded"
 [[ $frame =~ ^PrimeService::(countPrimes|isPrime)$ ]] ||
 	fg_fail "the biggest difference should be trial division's frame, not '$frame'"
 grep -qE "(^|;)${frame}_\[[ji0]\][; ]" "$out/primes.folded" || fg_fail "$frame is not a Java frame of primes.folded"

@@ -269,6 +269,9 @@ struct stackagg_named {
 	size_t n;
 	const char *leaf; /* NUL-terminated, or NULL for none */
 	uint64_t ts;	  /* when it happened (CLOCK_MONOTONIC ns, 0: unknown): the timeline's */
+	/* The frames are labels as folded text writes them: each one's kind is its suffix's
+	 * (_[j], _[i], _[k], _[0], taken off its name; none: a native frame, named as it is). */
+	bool labelled;
 };
 
 /*

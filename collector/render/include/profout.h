@@ -10,6 +10,7 @@
 #define FG_PROFOUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "stackagg.h"
@@ -31,6 +32,19 @@ struct profout_types {
  * inuse_space/bytes; lock: contentions/count, delay/nanoseconds. */
 extern const struct profout_types profout_alloc, profout_live, profout_lock;
 
+/*
+ * The time view of rolling profiles (PROFOUT_HTML): a heatmap column per interval instead of a
+ * column per second. Column k starts at start_unix[k] (UTC seconds) and lasts interval_s; its
+ * stacks are the ones counted with a timeline time (stackagg_named.ts) of
+ * PROFOUT_COLUMN_TS(k). Borrowed for the call.
+ */
+struct profout_columns {
+	const int64_t *start_unix;
+	size_t n;
+	unsigned interval_s;
+};
+#define PROFOUT_COLUMN_TS(k) ((uint64_t)((k) + 1) * 1000000000ull)
+
 /* What a profile says besides its stacks. Strings are borrowed for the call. */
 struct profout {
 	enum profout_fmt fmt;
@@ -47,6 +61,8 @@ struct profout {
 	const char *time_type;
 	/* NULL, or an event profile's units (time_type is then ignored). */
 	const struct profout_types *types;
+	/* NULL: the time view's columns are seconds; else intervals (rolling profiles). */
+	const struct profout_columns *columns;
 };
 
 /*

@@ -20,8 +20,8 @@
 #include "util.h"
 
 static const struct cli_cmd *const cmds[] = {
-	&cmd_watch_cli,	     &cmd_record_cli, &cmd_top_cli,
-	&cmd_flamegraph_cli, &cmd_diff_cli,   &cmd_collapse_cli,
+	&cmd_watch_cli, &cmd_record_cli,   &cmd_top_cli,  &cmd_flamegraph_cli,
+	&cmd_diff_cli,	&cmd_collapse_cli, &cmd_view_cli,
 };
 
 /* A valid value of each option whose kind says none; "" for one that takes none. */

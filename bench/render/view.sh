@@ -1,0 +1,28 @@
+#!/bin/sh
+# The time view of a day of rolling profiles: `fgcollect view DIR` over 1440 one-minute profiles
+# of one JVM as `watch --out DIR` writes them (tests/browser/rolling_gen.py, STACKS distinct
+# stacks each). Prints the page's size and writing time, and Chromium's time to open it and to
+# redraw a selection (bench/render/timeview_load.py; its "1 s" selection is one interval).
+#   bench/render/view.sh BUILD_DIR      env: VIEW_BENCH="COUNT INTERVAL_S STACKS" (default
+#                                     "1440 60 1000")
+set -u
+build=${1:-build}
+fg=$build/collector/fgcollect
+here=$(dirname "$0")
+set -- ${VIEW_BENCH:-1440 60 1000}
+[ -x "$fg" ] || { echo "view: build fgcollect first (make build)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$here/../../tests/browser/rolling_gen.py" "$tmp/profiles" "$1" "$2" "$3" || exit 1
+echo "rolling profiles: $1 of $2 s, $3 stacks each: $(du -sm "$tmp/profiles" | cut -f1) MiB of .folded"
+t0=$(date +%s%N)
+"$fg" view "$tmp/profiles" >"$tmp/pages" || exit 1
+t1=$(date +%s%N)
+page=$(head -n 1 "$tmp/pages")
+sz=$(stat -c %s "$page")
+echo "page: $sz bytes ($(echo "scale=2; $sz / 1048576" | bc) MiB), written in $(echo "scale=2; ($t1 - $t0) / 1000000000" | bc) s"
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+	python3 "$here/timeview_load.py" "$page"
+else
+	echo "view: chromium or chromedriver missing: no load times"
+fi
