@@ -49,7 +49,7 @@ count() {
 
 # pct PART ALL: PART * 100 / ALL, one decimal.
 pct() {
-	awk -v p="$1" -v a="$2" 'BEGIN { printf "%.1f", a ? 100 * p / a : 0 }'
+	p="$1" a="$2" awk 'BEGIN { p = ENVIRON["p"]; a = ENVIRON["a"]; printf "%.1f", a ? 100 * p / a : 0 }'
 }
 
 chain_osr='InterpChain::main_\[0\];ChainA::enter_\[0\];ChainB::relay_\[0\];ChainC::pass_\[0\];ChainD::descend_\[0\];ChainE::spin_\[j\]'
