@@ -423,7 +423,12 @@ enum fgp_vml_key {
 	 * back on the GC clock. */
 	FGP_VML_UNLOAD_SLOT_LO = 22,
 	FGP_VML_UNLOAD_SLOT_HI = 23,
-	FGP_VML_NKEYS = 24, /* keys below this are decoded */
+	/* The proof of an interpreter frame's slots: the ConstantPoolCache* it keeps (fp + slot)
+	 * is its Method*'s ConstMethod::_constants->_cache. A collector with both keys names a
+	 * frame only when the two agree; without them it trusts the slots as they are. */
+	FGP_VML_CONSTPOOL_CACHE = 24,	/* ConstantPool::_cache */
+	FGP_VML_INTERP_CACHE_SLOT = 25, /* ConstantPoolCache* of an interpreter frame, fp + slot */
+	FGP_VML_NKEYS = 26,		/* keys below this are decoded */
 };
 
 #define FGP_VML_MAX_ENTRIES 1024u

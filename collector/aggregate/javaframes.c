@@ -168,6 +168,9 @@ static void count_refusal(struct javaframes_stats *st, int rv)
 	case -ERANGE:
 		st->bad_bcp++;
 		break;
+	case -ENOEXEC:
+		st->bad_frame++;
+		break;
 	case -EDQUOT:
 		st->over_budget++;
 		break;
@@ -239,6 +242,9 @@ static uint32_t find_interpreted(struct javaframes *jf, struct jvmstate *j,
 			r->bcps[r->nbcp++] = in->regs->r13; /* the leaf's live bcp */
 		if (ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_bcp, &slot))
 			r->bcps[r->nbcp++] = slot;
+		if (j->l.proof)
+			r->has_cache = ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_cache,
+						   &r->cache);
 		jf->req_frame[(*nreq)++] = k;
 	}
 	return named;

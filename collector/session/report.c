@@ -80,12 +80,13 @@ static void report_java_summary(const struct session_summary *sm, const struct r
 		say(out,
 		    "  unknown because: beyond the %u-byte stack copy %llu, stack copy and "
 		    "kernel chain disagreed %llu, memory unreadable %llu, not a valid method "
-		    "(class unloaded?) %llu, bcp outside the method %llu, read budget spent "
-		    "%llu, a GC (class unloading) since the sample %llu",
+		    "(class unloaded?) %llu, bcp outside the method %llu, frame not proved by "
+		    "its constant pool cache %llu, read budget spent %llu, a GC (class "
+		    "unloading) since the sample %llu",
 		    sm->stack_copy, (unsigned long long)j->no_stack, (unsigned long long)j->desync,
 		    (unsigned long long)j->unreadable, (unsigned long long)j->invalid,
-		    (unsigned long long)j->bad_bcp, (unsigned long long)j->over_budget,
-		    (unsigned long long)j->gc_since);
+		    (unsigned long long)j->bad_bcp, (unsigned long long)j->bad_frame,
+		    (unsigned long long)j->over_budget, (unsigned long long)j->gc_since);
 	if (j->epoch_reads)
 		say(out, "  the JVM's unloaded-class count read %llu times for %llu samples",
 		    (unsigned long long)j->epoch_reads, (unsigned long long)j->samples);

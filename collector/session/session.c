@@ -605,7 +605,8 @@ static bool user_frames(struct session *s, const struct perfring_rec *r,
 	if (vm) {
 		smp->user = vo.user;
 		smp->nr_user = vo.nr_user;
-		smp->user_rooted = vo.end == UNW_END_ROOT;
+		/* The CFI's end only: frames appended past the copy are the kernel's chain. */
+		smp->user_rooted = vo.end == UNW_END_ROOT && !vo.past_copy;
 		s->unwound_vm++;
 	} else {
 		s->unwound_fp++;

@@ -99,14 +99,21 @@ static void build_kinds(const struct vmstructs *vs, struct codeheap *h)
 static void build_deopt(const struct vmstructs *vs, struct codeheap *h)
 {
 	h->has_deopt = field(vs, "nmethod", "_orig_pc_offset", &h->nm_orig_pc, NULL);
+	h->no_deopt_mh = false;
 	if (field(vs, "CompiledMethod", "_deopt_handler_begin", &h->nm_deopt, NULL) &&
 	    field(vs, "CompiledMethod", "_deopt_mh_handler_begin", &h->nm_deopt_mh, NULL))
 		h->deopt_abs = true;
-	else if ((!field(vs, "nmethod", "_deopt_handler_offset", &h->nm_deopt, NULL) ||
-		  !field(vs, "nmethod", "_deopt_mh_handler_offset", &h->nm_deopt_mh, NULL)) &&
+	else if ((field(vs, "nmethod", "_deopt_handler_offset", &h->nm_deopt, NULL) &&
+		  field(vs, "nmethod", "_deopt_mh_handler_offset", &h->nm_deopt_mh, NULL)) ||
 		 /* JDK 8: the same offsets from the blob under other names */
-		 (!field(vs, "nmethod", "_deoptimize_offset", &h->nm_deopt, NULL) ||
-		  !field(vs, "nmethod", "_deoptimize_mh_offset", &h->nm_deopt_mh, NULL)))
+		 (field(vs, "nmethod", "_deoptimize_offset", &h->nm_deopt, NULL) &&
+		  field(vs, "nmethod", "_deoptimize_mh_offset", &h->nm_deopt_mh, NULL)))
+		h->deopt_abs = false;
+	else if (field(vs, "nmethod", "_deopt_handler_entry_offset", &h->nm_deopt, NULL)) {
+		/* JDK 26: the address a deoptimised frame returns to, and no MH handler */
+		h->deopt_abs = false;
+		h->no_deopt_mh = true;
+	} else
 		h->has_deopt = false;
 }
 
@@ -128,7 +135,8 @@ static uint32_t hdr_len(const struct codeheap *h)
 	if (h->has_deopt) {
 		n = field_end(n, h->hb_size + h->nm_orig_pc, 4);
 		n = field_end(n, h->hb_size + h->nm_deopt, d);
-		n = field_end(n, h->hb_size + h->nm_deopt_mh, d);
+		if (!h->no_deopt_mh)
+			n = field_end(n, h->hb_size + h->nm_deopt_mh, d);
 	}
 	return n;
 }
@@ -410,7 +418,8 @@ static void deopt_of(const struct codeheap *h, const struct hdr *b, struct fgp_c
 	} else {
 		int32_t o = 0, omh = 0;
 
-		if (blob_get(h, b, h->nm_deopt, &o, 4) || blob_get(h, b, h->nm_deopt_mh, &omh, 4))
+		if (blob_get(h, b, h->nm_deopt, &o, 4) ||
+		    (!h->no_deopt_mh && blob_get(h, b, h->nm_deopt_mh, &omh, 4)))
 			return;
 		d = o > 0 ? blob + (uint64_t)o : 0;
 		dmh = omh > 0 ? blob + (uint64_t)omh : 0;

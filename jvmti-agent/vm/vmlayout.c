@@ -2,17 +2,24 @@
 /*
  * vmlayout.c - the VM_LAYOUT record from HotSpot's VMStructs and per-release knowledge.
  *
- * Per-release facts (x86-64), from HotSpot's frame_x86.hpp and compressedStream/unsigned5:
- *  - an interpreter frame keeps Method* at fp - 3 words and the bcp it saved at its last call
- *    at fp - 8 words since JDK 9 (trusted here for 9..25, the releases this was checked on);
- *    JDK 8's frame has no mirror slot: sender sp, last sp, Method*, mdx, cache, locals, bcx,
- *    so its bcp is at fp - 7 words. JDK 8 exports no frame offsets to check that against:
- *    its slots are sent only when its VMStructs have JDK 8's shape too (jdk8_shape()), and
- *    those of 9 and later only when they do not;
- *  - the release is java.vm.specification.version ("1.8", "11"): JDK 8's java.vm.version is
- *    HotSpot's own ("25.504-b01"), not the JDK's;
- *  - line number tables are coded with UNSIGNED5; JDK 20 (from 20.0.?) and later exclude the
- *    zero byte (X = 1), earlier releases do not (X = 0); JDK 20 itself is not trusted.
+ * The interpreter's frame (x86-64, HotSpot's frame_x86.hpp): VMStructs exports only its top two
+ * slots, frame::interpreter_frame_sender_sp_offset (-1) and ..._last_sp_offset (-2). Below
+ * last_sp the template interpreter keeps, one word each since JDK 9, Method*, the holder's
+ * mirror, the MethodData pointer, the ConstantPoolCache*, the locals pointer and the bcp saved
+ * at its last call. The slots are vouched for only when the JVM exports those two anchors as
+ * that layout has them, and with them goes what proves each frame in the collector: the cache
+ * slot must hold the frame's Method*'s ConstantPool::_cache (FGP_VML_INTERP_CACHE_SLOT), so a
+ * release that moved a slot gets unnamed frames, never wrong names.
+ *
+ * JDK 8's frame has no mirror slot: sender sp, last sp, Method*, mdx, cache, locals, bcx, so
+ * its Method* is at fp - 3 words, its cache at fp - 5 and its bcp at fp - 7. JDK 8 exports no
+ * frame offsets to check that against: its slots are sent only when its VMStructs have JDK 8's
+ * shape too (jdk8_shape()), and the anchored ones of 9 and later only when they do not. The
+ * release is java.vm.specification.version ("1.8", "11"): JDK 8's java.vm.version is HotSpot's
+ * own ("25.504-b01"), not the JDK's.
+ *
+ * Line number tables are coded with UNSIGNED5; JDK 20 (from 20.0.?) and later exclude the zero
+ * byte (X = 1), earlier releases do not (X = 0); JDK 20 itself is not trusted.
  *
  * Invariant: see vmlayout.h; offsets are accepted only below OFF_MAX and sizes below SIZE_MAX_.
  */
@@ -24,11 +31,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OFF_MAX 4096u	/* no field of these classes lies further in */
-#define SIZE_MAX_ 4096u /* nor is any of them bigger */
-#define INTERP_SLOTS_MIN_JDK 9u
-#define INTERP_SLOTS_MAX_JDK 25u
-#define JDK8_METHOD_SLOT (-3)
+#define OFF_MAX 4096u		/* no field of these classes lies further in */
+#define SIZE_MAX_ 4096u		/* nor is any of them bigger */
+#define INTERP_SLOTS_MIN_JDK 9u /* the mirror slot below Method* */
+#define SENDER_SP_SLOT (-1)	/* the exported anchors of the layout below */
+#define LAST_SP_SLOT (-2)
+#define METHOD_BELOW_LAST_SP 1 /* Method*, mirror, mdp, cache, locals, bcp */
+#define CACHE_BELOW_LAST_SP 4
+#define BCP_BELOW_LAST_SP 6
+#define JDK8_METHOD_SLOT (-3) /* Method*, mdx, cache, locals, bcx */
+#define JDK8_CACHE_SLOT (-5)
 #define JDK8_BCX_SLOT (-7)
 
 unsigned vmlayout_jdk_major(const char *v)
@@ -107,6 +119,26 @@ static bool jdk8_shape(const struct vmstructs *vs)
 	       vmstructs_int(vs, "frame::interpreter_frame_sender_sp_offset", &v) != 0;
 }
 
+/*
+ * The interpreter frame's Method*, bcp and ConstantPoolCache* slots, and ConstantPool::_cache,
+ * when the JVM exports the anchors of the layout they belong to.
+ */
+static bool interp_frame(const struct vmstructs *vs, struct fgp_vm_layout *l)
+{
+	int32_t sender, last;
+
+	if (vmstructs_int(vs, "frame::interpreter_frame_sender_sp_offset", &sender) != 0 ||
+	    vmstructs_int(vs, "frame::interpreter_frame_last_sp_offset", &last) != 0 ||
+	    sender != SENDER_SP_SLOT || last != LAST_SP_SLOT)
+		return false;
+	if (!field(vs, l, FGP_VML_CONSTPOOL_CACHE, "ConstantPool", "_cache", NULL))
+		return false;
+	fgp_vml_set(l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)(last - METHOD_BELOW_LAST_SP));
+	fgp_vml_set(l, FGP_VML_INTERP_BCP_SLOT, (uint32_t)(last - BCP_BELOW_LAST_SP));
+	fgp_vml_set(l, FGP_VML_INTERP_CACHE_SLOT, (uint32_t)(last - CACHE_BELOW_LAST_SP));
+	return true;
+}
+
 void vmlayout_build(const struct vmstructs *vs, unsigned jdk, struct fgp_vm_layout *l)
 {
 	bool names = true, lines;
@@ -134,14 +166,14 @@ void vmlayout_build(const struct vmstructs *vs, unsigned jdk, struct fgp_vm_layo
 		l->caps |= FGP_VML_CAP_NAMES;
 
 	/* The release and the tables must agree: slots of one release never go to another. */
-	if (jdk >= INTERP_SLOTS_MIN_JDK && jdk <= INTERP_SLOTS_MAX_JDK && !jdk8_shape(vs)) {
-		fgp_vml_set(l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)-3);
-		fgp_vml_set(l, FGP_VML_INTERP_BCP_SLOT, (uint32_t)-8);
-		if (names)
+	if (jdk >= INTERP_SLOTS_MIN_JDK && !jdk8_shape(vs)) {
+		if (interp_frame(vs, l) && names)
 			l->caps |= FGP_VML_CAP_INTERP_FRAME;
 	} else if (jdk == 8 && jdk8_shape(vs)) {
 		fgp_vml_set(l, FGP_VML_INTERP_METHOD_SLOT, (uint32_t)JDK8_METHOD_SLOT);
 		fgp_vml_set(l, FGP_VML_INTERP_BCP_SLOT, (uint32_t)JDK8_BCX_SLOT);
+		if (field(vs, l, FGP_VML_CONSTPOOL_CACHE, "ConstantPool", "_cache", NULL))
+			fgp_vml_set(l, FGP_VML_INTERP_CACHE_SLOT, (uint32_t)JDK8_CACHE_SLOT);
 		if (names)
 			l->caps |= FGP_VML_CAP_INTERP_FRAME;
 	}

@@ -138,8 +138,9 @@ for c in 'fg_fail ""' 'fg_fail $'"'"'\n'"'"'"two runs missed"' 'x=$(true); fg_fa
 done
 fg_log "a blank or late reason, an empty capture, an errexit: each on its FAIL line"
 
-# --root (an image root's /usr, tests/images/jdkroot.sh; e2e_image_bullseye runs one): a
-# directory that is no image root, or a JDK path that leaves it, is refused as a usage error.
+# --root (an image root's /usr, tests/images/jdkroot.sh; the JDK matrix's image cells run on
+# them): a directory that is no image root, or a JDK path that leaves it, is refused as a usage
+# error.
 mkdir -p "$FG_TMP/notaroot"
 for args in "--root $FG_TMP/notaroot" "--root / --jdk /nonexistent" "--root / --jdk /usr/../x"; do
 	rc=0

@@ -7,11 +7,14 @@
 #     (tests/images/jdkroot.sh: the sid JDKs share one root); host: the host's OpenJDK N;
 #     temurin: Eclipse Temurin N under /usr/lib/jvm. A JDK that cannot be had fails the cell.
 # The checks (FG_MATRIX_CHECKS, default all that apply to N):
-#   load     the agent loads and connects to `fgcollect watch`, the map names HotLoop;
+#   load     the agent loads and connects to `fgcollect watch`, the map names HotLoop; in
+#            bullseye the JVM runs on that image's own glibc 2.31;
 #   perf     stock perf names >= 95% of HotLoop's JIT frames from the map;
 #   fp       record at the defaults on InterpChain (main -> ChainA.enter -> ... -> ChainE.spin)
-#            with -XX:+PreserveFramePointer: >= 99% of the main thread's samples hold the whole
-#            chain in order, >= 99% of all samples reached a thread root;
+#            with -XX:+PreserveFramePointer: the agent that connected is JDK N's, >= 99% of the
+#            main thread's samples hold the whole chain in order, >= 99% of all samples reached
+#            a thread root, >= 99% of the interpreted frames named and none an anonymous
+#            Interpreter frame;
 #   nofp     the same without frame pointers (the vm walk);
 #   xint     -Xint --lines: >= 95% of the main thread's samples hold the whole chain as
 #            interpreted frames, >= 90% of the leaves at the spinning line, no anonymous
@@ -104,6 +107,28 @@ rooted() {
 	sed -n 's/.*reached a thread root ([^)]*): [0-9.]*% (\([0-9]*\)\/\([0-9]*\)).*/\1 \2/p' "$1"
 }
 
+# jdk_said ERRFILE: record's summary names an agent in a JVM of JDK N (JDK 8's version is its
+# HotSpot's, 25.x-bNN).
+jdk_said() {
+	local re8=', (1\.8\.[^,]*|25\.[0-9]+-b[^,]*), container'
+	if ((n == 8)); then
+		grep -qE "agent connected \(service [^,]*$re8" "$1"
+	else
+		grep -qE "agent connected \(service [^,]*, $n([.+-][^,]*)?, container" "$1" &&
+			! grep -qE "agent connected \(service [^,]*$re8" "$1"
+	fi
+}
+
+# interp_named ERRFILE LABEL: >= 99% of the interpreted frames named, none left anonymous.
+interp_named() {
+	local named all anon
+	read -r named all < <(sed -n 's/.*interpreted frames: [0-9.]*% (\([0-9]*\)\/\([0-9]*\)) named.*/\1 \2/p' "$1")
+	[[ -n ${all:-} ]] || fg_fail "$cfg $2: no interpreted-frames line in record's summary"
+	((named * 100 >= all * 99)) || fg_fail "$cfg $2: $named of $all interpreted frames named (< 99%)"
+	anon=$(grep -cE '(^|;)Interpreter(;| [0-9]+$)' "${1%.err}.folded" || true)
+	((anon == 0)) || fg_fail "$cfg $2: $anon stacks with an anonymous Interpreter frame"
+}
+
 # pct PART ALL PCT LABEL: PART >= PCT% of ALL (ALL >= 40), else fail.
 pct() {
 	(($2 >= 40)) || fg_fail "$cfg $4: only $2 samples (a busy machine?)"
@@ -118,6 +143,13 @@ check_load() {
 	fg_watch_start --dir "$sock_dir"
 	fg_jvm_start hot HotLoop 40
 	fg_wait_log hot 60 'HotLoop ready'
+	if [[ $image == bullseye ]]; then
+		glibc=$(fg_root_glibc "$FG_ROOT")
+		[[ $glibc == "glibc 2.31" ]] || fg_fail "$cfg: the bullseye root has '$glibc', not glibc 2.31"
+		grep -qE ' /(usr/)?lib/x86_64-linux-gnu/libc-2\.31\.so$' "/proc/$FG_HOSTPID/maps" ||
+			fg_fail "$cfg: the JVM does not run on the image's libc-2.31.so: $(grep -E 'libc[.-]' "/proc/$FG_HOSTPID/maps" | head -n 1)"
+		fig "load: on the image's $glibc"
+	fi
 	fg_wait 30 grep -qE "connect: pid $FG_HOSTPID " "$FG_WATCH_LOG" ||
 		fg_fail "$cfg: the agent did not connect to watch"
 	fg_wait 30 fg_map_ok "$FG_HOSTPID" 'HotLoop::' ||
@@ -139,7 +171,12 @@ check_cpu() { # LABEL JVM_OPT
 	FG_JVM_OPTS=()
 	fg_wait_log "$name" 60 'InterpChain ready'
 	sleep 2 # the leaf's loop is OSR-compiled within a second
-	record "$name" --duration 4
+	# 499 Hz: some 500 samples, so that one rare stack of the agent's sender thread (in clone3,
+	# whose parent side glibc leaves without CFI, or deeper than the stack copy) does not
+	# decide a 99% check alone
+	record "$name" --duration 4 --freq 499
+	jdk_said "$FG_TMP/$name.err" ||
+		fg_fail "$cfg $name: record names no agent in a JDK $n JVM: $(grep -m1 'agent connected' "$FG_TMP/$name.err")"
 	read -r main whole leaf < <(count "$FG_TMP/$name.folded" "$chain_re")
 	read -r part all < <(rooted "$FG_TMP/$name.err")
 	[[ -n ${all:-} ]] || fg_fail "$cfg $name: no thread-root line in record's summary"
@@ -148,12 +185,13 @@ check_cpu() { # LABEL JVM_OPT
 	((whole * 100 >= main * 99)) || sort -t' ' -k2 -nr "$FG_TMP/$name.folded" | head -n 4 >&2
 	pct "$whole" "$main" 99 "$name: the whole chain in the main thread's samples"
 	pct "$part" "$all" 99 "$name: samples that reached a thread root"
+	interp_named "$FG_TMP/$name.err" "$name"
 	fg_container_stop "$name" || true
 }
 
 # ---- xint: interpreted frames by name and line -----------------------------------------------
 check_xint() {
-	local main whole leaf spin anon f=$FG_TMP/xint.folded
+	local main whole leaf spin f=$FG_TMP/xint.folded
 	FG_JVM_OPTS=(-Xint)
 	fg_jvm_start xint InterpChain 60
 	FG_JVM_OPTS=()
@@ -165,8 +203,7 @@ check_xint() {
 	((whole * 100 >= main * 95)) || sort -t' ' -k2 -nr "$f" | head -n 4 >&2
 	pct "$whole" "$main" 95 "-Xint: the whole chain with lines"
 	((whole > 0 && leaf * 100 >= whole * 90)) || fg_fail "$cfg -Xint: the spin line $spin in only $leaf of $whole leaves"
-	anon=$(grep -cE '(^|;)Interpreter(;| [0-9]+$)' "$f" || true)
-	((anon == 0)) || fg_fail "$cfg -Xint: $anon stacks with an anonymous Interpreter frame"
+	interp_named "$FG_TMP/xint.err" -Xint
 	fg_container_stop xint || true
 }
 

@@ -37,6 +37,7 @@ struct javaframes_stats {
 	uint64_t no_stack;  /* the frame lies beyond the stack copy */
 	uint64_t desync;    /* the stack copy disagrees with the kernel's chain */
 	uint64_t unreadable, invalid, bad_bcp, over_budget; /* the namer's refusals */
+	uint64_t bad_frame;   /* ... the frame's ConstantPoolCache* is not its method's */
 	uint64_t gc_since;    /* a GC (class unloading) started between the sample and its naming */
 	uint64_t lines;	      /* frames given a line */
 	uint64_t epoch_reads; /* reads of the JVMs' unloaded-class counts */

@@ -114,9 +114,13 @@ static int resolve_and_cache(struct interp_namer *n, uint32_t pid, const struct 
 	return 0;
 }
 
+/*
+ * Name method with the first of bcps inside its bytecode. frame (NULL: a method, no frame) is
+ * the request whose ConstantPoolCache* must be the method's when the layout has proof.
+ */
 static int name_one(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
 		    uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
-		    const char **name, int *line)
+		    const struct interp_req *frame, const char **name, int *line)
 {
 	struct interp_cached_method *e;
 	uint64_t code;
@@ -135,6 +139,11 @@ static int name_one(struct interp_namer *n, uint32_t pid, const struct interp_la
 		return rv;
 	if (!e && (rv = resolve_and_cache(n, pid, l, method, &e)) != 0)
 		return rv;
+	/* A slot that is not where the layout says, or a frame still being pushed: no name. */
+	if (frame && l->proof && (!frame->has_cache || frame->cache != e->cache)) {
+		n->st.bad_frame++;
+		return -ENOEXEC;
+	}
 	/* Native methods have no bytecode (and a zero bcp): nothing to check or locate. */
 	code = e->const_method + l->cm_size;
 	if (e->header.code_size) {
@@ -165,7 +174,7 @@ int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout
 		n->call_gen = 1;
 	n->cur_stamp = 0;
 	n->by_epoch = false;
-	return name_one(n, pid, l, method, bcps, nbcp, want_line, name, line);
+	return name_one(n, pid, l, method, bcps, nbcp, want_line, NULL, name, line);
 }
 
 static void name_many(struct interp_namer *n, uint32_t pid, const struct interp_layout *l,
@@ -185,7 +194,7 @@ static void name_many(struct interp_namer *n, uint32_t pid, const struct interp_
 	interp_reval_batch(n, pid, l, reqs, nreq, trust_since, stamp);
 	for (size_t i = 0; i < nreq; i++)
 		reqs[i].rv = name_one(n, pid, l, reqs[i].method, reqs[i].bcps, reqs[i].nbcp,
-				      want_line, &reqs[i].name, &reqs[i].line);
+				      want_line, &reqs[i], &reqs[i].name, &reqs[i].line);
 	/* Names of earlier requests stay valid: interp_name only frees an entry it found stale,
 	 * and a stale entry is found before its name was handed out in this call. */
 }

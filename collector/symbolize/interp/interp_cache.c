@@ -95,6 +95,7 @@ int interp_cache_add(struct interp_namer *n, uint32_t pid, uint64_t method,
 	e->const_method = r->const_method;
 	e->header = r->header;
 	e->holder = r->holder;
+	e->cache = r->cache;
 	e->holder_sym = r->holder_sym;
 	e->name_sym = r->name_sym;
 	e->holder_len = r->holder_len;

@@ -12,6 +12,12 @@
 #include <errno.h>
 #include <string.h>
 
+/* A frame slot in words from the frame pointer: near it, and not the saved frame pointer. */
+static bool slot_ok(int32_t slot)
+{
+	return slot >= -INTERP_SLOT_MAX && slot <= INTERP_SLOT_MAX && slot != 0;
+}
+
 /* A field of width bytes at off lies inside a structure of size bytes. */
 static bool fits(uint32_t off, uint32_t width, uint32_t size)
 {
@@ -76,10 +82,18 @@ int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *o, c
 	    fgp_vml_has(l, FGP_VML_INTERP_BCP_SLOT)) {
 		o->slot_method = (int32_t)fgp_vml_get(l, FGP_VML_INTERP_METHOD_SLOT);
 		o->slot_bcp = (int32_t)fgp_vml_get(l, FGP_VML_INTERP_BCP_SLOT);
-		o->frames = o->slot_method >= -INTERP_SLOT_MAX &&
-			    o->slot_method <= INTERP_SLOT_MAX && o->slot_bcp >= -INTERP_SLOT_MAX &&
-			    o->slot_bcp <= INTERP_SLOT_MAX && o->slot_method != 0 &&
-			    o->slot_bcp != 0;
+		o->frames = slot_ok(o->slot_method) && slot_ok(o->slot_bcp);
+		/* An older agent sends no proof: its slots are trusted as they are. */
+		if (o->frames && fgp_vml_has(l, FGP_VML_INTERP_CACHE_SLOT) &&
+		    fgp_vml_has(l, FGP_VML_CONSTPOOL_CACHE)) {
+			o->slot_cache = (int32_t)fgp_vml_get(l, FGP_VML_INTERP_CACHE_SLOT);
+			o->cp_cache = fgp_vml_get(l, FGP_VML_CONSTPOOL_CACHE);
+			o->proof = slot_ok(o->slot_cache) && o->slot_cache != o->slot_method &&
+				   o->slot_cache != o->slot_bcp && o->cp_cache < INTERP_OFF_MAX &&
+				   fits(o->cp_cache, 8, o->cp_size);
+			if (!o->proof)
+				o->frames = false; /* a proof that cannot be checked is no proof */
+		}
 	}
 	if ((l->caps & FGP_VML_CAP_GC_CLOCK) && fgp_vml_has(l, FGP_VML_GC_CLOCK_LO) &&
 	    fgp_vml_has(l, FGP_VML_GC_CLOCK_HI)) {

@@ -51,6 +51,7 @@ struct interp_method_read {
 	uint64_t const_method; /* ConstMethod* */
 	struct interp_const_method header;
 	uint64_t holder;	       /* the pool's holder Klass* */
+	uint64_t cache;		       /* the pool's ConstantPoolCache* (0 unless l->proof) */
 	uint64_t holder_sym, name_sym; /* Symbol* of the holder's and the method's name */
 	uint16_t holder_len, name_len;
 	uint8_t holder_name[INTERP_MAX_CLASS_NAME], method_name[INTERP_MAX_METHOD_NAME];
@@ -64,7 +65,7 @@ struct interp_cached_method {
 	uint64_t method; /* Method* */
 	uint64_t const_method;
 	struct interp_const_method header;
-	uint64_t holder, holder_sym, name_sym;
+	uint64_t holder, cache, holder_sym, name_sym;
 	uint16_t holder_len, name_len, lines_len;
 	bool lines_read;
 	uint64_t stamp;	    /* when last read and found valid (interp_name_many's stamp) */
@@ -81,12 +82,12 @@ struct interp_cached_method {
 
 /* Where one entry's revalidation reads land (INTERP_REVAL_IOVS ranges, see interp_reval.c). */
 struct interp_reval_buf {
-	uint64_t const_method, holder, name_sym, holder_sym;
+	uint64_t const_method, holder, name_sym, holder_sym, cache;
 	uint8_t header[INTERP_HDR_MAX];
 	uint8_t holder_symbol[64 + INTERP_MAX_CLASS_NAME], name_symbol[64 + INTERP_MAX_METHOD_NAME];
 };
 
-#define INTERP_REVAL_IOVS 7
+#define INTERP_REVAL_IOVS 8
 
 struct interp_namer {
 	struct vmmem_ops mem;

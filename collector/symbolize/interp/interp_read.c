@@ -4,8 +4,8 @@
  * call charged to the sample's budget, and a Method* resolved from scratch (see interp.h).
  *
  * A resolution takes about six dependent reads: the method's ConstMethod pointer, the
- * ConstMethod header, the pool holder and method-name slot, the holder's name Symbol, and both
- * Symbols' bytes.
+ * ConstMethod header, the pool holder, method-name slot and (with proof) the pool's cache, the
+ * holder's name Symbol, and both Symbols' bytes.
  *
  * Invariant: no pointer read from the target is followed before interp_ptr_ok accepts it, and
  * no name byte is kept before name_ok accepts the whole name.
@@ -147,8 +147,8 @@ int interp_read_method(struct interp_namer *n, uint32_t pid, const struct interp
 		       uint64_t method, struct interp_method_read *out)
 {
 	uint8_t hdr[INTERP_HDR_MAX];
-	uint64_t words[2];
-	struct iovec local[2], remote[2];
+	uint64_t words[3] = { 0 };
+	struct iovec local[3], remote[3];
 	int rv;
 
 	interp_iov(local, remote, 0, method + l->m_cm, &out->const_method, 8);
@@ -164,10 +164,13 @@ int interp_read_method(struct interp_namer *n, uint32_t pid, const struct interp
 	interp_iov(local, remote, 0, out->header.pool + l->cp_holder, &words[0], 8);
 	interp_iov(local, remote, 1, out->header.pool + l->cp_size + 8ull * out->header.name_index,
 		   &words[1], 8);
-	if ((rv = interp_read_all(n, pid, local, remote, 2)) != 0)
+	if (l->proof)
+		interp_iov(local, remote, 2, out->header.pool + l->cp_cache, &words[2], 8);
+	if ((rv = interp_read_all(n, pid, local, remote, l->proof ? 3 : 2)) != 0)
 		return rv;
 	out->holder = words[0];
 	out->name_sym = words[1];
+	out->cache = words[2];
 	if (!interp_ptr_ok(out->holder))
 		return -EBADMSG;
 	interp_iov(local, remote, 0, out->holder + l->k_name, &out->holder_sym, 8);

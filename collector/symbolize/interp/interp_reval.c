@@ -2,8 +2,8 @@
 /*
  * interp_reval.c - revalidation of a cached interpreted-method name: everything the name was
  * made from (the ConstMethod pointer and header, the pool's holder and name slot, the holder's
- * name Symbol pointer, both Symbols' lengths and bytes) re-read in one read call, INTERP_REVAL_IOVS
- * ranges, and compared (see interp.h).
+ * name Symbol pointer, both Symbols' lengths and bytes, and the pool's cache that proves frames)
+ * re-read in one read call, INTERP_REVAL_IOVS ranges, and compared (see interp.h).
  *
  * Invariant: a check passes only when every re-read range equals what the entry holds; class
  * unloading that freed the Method* and reused its memory changes at least one of them.
@@ -25,6 +25,9 @@ void interp_reval_plan(const struct interp_layout *l, const struct interp_cached
 	interp_iov(local, remote, 5, e->holder_sym, buf->holder_symbol,
 		   l->sym_body + e->holder_len);
 	interp_iov(local, remote, 6, e->name_sym, buf->name_symbol, l->sym_body + e->name_len);
+	/* Without proof, the holder slot again: the range count stays INTERP_REVAL_IOVS. */
+	interp_iov(local, remote, 7, e->header.pool + (l->proof ? l->cp_cache : l->cp_holder),
+		   &buf->cache, 8);
 }
 
 int interp_reval_check(const struct interp_layout *l, const struct interp_cached_method *e,
@@ -37,6 +40,7 @@ int interp_reval_check(const struct interp_layout *l, const struct interp_cached
 	    h.name_index != e->header.name_index || h.sig_index != e->header.sig_index ||
 	    h.idnum != e->header.idnum || h.flags != e->header.flags || buf->holder != e->holder ||
 	    buf->name_sym != e->name_sym || buf->holder_sym != e->holder_sym ||
+	    (l->proof && buf->cache != e->cache) ||
 	    interp_get16(buf->holder_symbol + l->sym_len) != e->holder_len ||
 	    interp_get16(buf->name_symbol + l->sym_len) != e->name_len ||
 	    memcmp(buf->holder_symbol + l->sym_body, e->bytes, e->holder_len) != 0 ||

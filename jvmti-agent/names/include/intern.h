@@ -11,8 +11,9 @@
  * valid for the table's life; the table stops growing at its byte budget (then 0 too).
  *
  * A jmethodID names one method for as long as its class lives; HotSpot does not hand an id of an
- * unloaded class to another method (its slots are freed with the class loader's data, never
- * reused by another loader), so an id's name never goes stale while a method can be compiled.
+ * unloaded class to another method (up to JDK 25 its slots are freed with the class loader's
+ * data, never reused by another loader; from JDK 26 an id is a number from a counter that only
+ * grows, never a pointer), so an id's name never goes stale while a method can be compiled.
  *
  * Invariant: an id's name is complete before the id is returned, and never changes.
  */

@@ -61,6 +61,7 @@ struct codeheap {
 	uint32_t cb_name;
 	bool deopt_abs; /* JDK < 23: CompiledMethod::_deopt_handler_begin pointers */
 	bool has_deopt;
+	bool no_deopt_mh; /* JDK 26+: one handler entry (_deopt_handler_entry_offset), no MH one */
 	uint32_t nm_deopt, nm_deopt_mh, nm_orig_pc;
 	uint32_t hdr_len; /* bytes from a block's start that hold every field above */
 	/*

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vmlayout.h - what the collector needs to read this JVM's metadata from outside the process
- * (the VM_LAYOUT record, shared/fgproto.h): offsets from VMStructs, plus the interpreter frame
- * slots and line-table coding that VMStructs does not export, known per JDK release.
+ * (the VM_LAYOUT record, shared/fgproto.h): offsets from VMStructs; the interpreter frame's
+ * slots, which VMStructs does not export, where it exports the anchors of their layout (with
+ * the ConstantPoolCache* slot that lets the collector prove each frame); and the line-table
+ * coding, known per JDK release.
  *
  * Invariant: a capability bit is set only when every key it needs was found and is sane; a
  * JVM we do not know yields a layout with fewer (or no) capabilities, never a guess.

@@ -53,7 +53,7 @@ static void add_layout(struct codetab *tab, uint32_t caps)
 {
 	struct fgp_record rec = { .type = FGP_VM_LAYOUT };
 
-	fv_layout17(&rec.u.layout);
+	fv_layout17_proof(&rec.u.layout);
 	rec.u.layout.caps &= caps;
 	assert_int_equal(codetab_apply(tab, &rec), 0);
 }
@@ -88,6 +88,7 @@ static int setup(void **state)
 		uint64_t fp = SP + 0x100 + 0x200 * (uint64_t)i;
 
 		put(f, fp - 24, f->m[i]);
+		put(f, fp - 48, FV_CACHE(f->m[i]));
 		put(f, fp - 64, f->code[i] + (i == 0 ? 1 : 4 * (uint64_t)i)); /* bci 1, 4, 8 */
 	}
 	f->regs = (struct uregs){
@@ -161,6 +162,24 @@ static void test_interpreted_frames_are_named_with_lines(void **state)
 	assert_int_equal(st.lines, 6);
 	assert_int_equal(st.namer.misses, 3);
 	assert_int_equal(f->vm.bad_pid_calls, 0);
+}
+
+/* A frame whose cache slot is not its method's (a slot the layout misplaced): no name. */
+static void test_a_frame_its_pool_cache_does_not_prove_is_unknown(void **state)
+{
+	struct fix *f = *state;
+	struct javaframes_stats st;
+
+	put(f, SP + 0x300 - 48, FV_CACHE(f->m[2])); /* Middle's frame, Outer's cache */
+	assert_int_equal(run(f), 3);
+	assert_string_equal(f->out[0].name, "Leaf::run:40");
+	assert_string_equal(f->out[1].name, "[unknown] (interpreted)");
+	assert_true(f->out[1].unresolved);
+	assert_string_equal(f->out[2].name, "Outer::run:40");
+	javaframes_stats(f->jf, &st);
+	assert_int_equal(st.bad_frame, 1);
+	assert_int_equal(st.unknown, 1);
+	assert_int_equal(st.named, 2);
 }
 
 static void test_without_layout_or_copy_frames_stay_interpreter(void **state)
@@ -418,6 +437,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interpreted_frames_are_named_with_lines, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_frame_its_pool_cache_does_not_prove_is_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_layout_or_copy_frames_stay_interpreter,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_beyond_the_copy_or_unloaded_are_unknown,

@@ -15,6 +15,11 @@
  * memory held during this sample; what cannot be read or does not validate is an error the
  * caller shows as `[unknown] (interpreted)`, never a guess.
  *
+ * Frames: where the layout has the ConstantPoolCache* slot and ConstantPool::_cache, a frame is
+ * named only when the cache it keeps is its Method*'s (the pool's _cache, read and revalidated
+ * with the rest): slots from a layout that does not fit the JVM, or a frame still being built,
+ * give no name.
+ *
  * Reads per sample are capped (interp_begin_sample() resets the budget).
  *
  * Not thread-safe. Strings returned stay valid until the next interp_name() or interp_forget().
@@ -42,14 +47,16 @@ struct interp_layout {
 	bool names;    /* Method* -> names usable */
 	bool frames;   /* interpreter frame slots usable */
 	bool lines;    /* line tables usable */
+	bool proof;    /* frames are proved by their ConstantPoolCache* (cp_cache, slot_cache) */
 	uint32_t m_cm; /* Method::_constMethod */
 	uint32_t cm_cp, cm_name, cm_sig, cm_code_size, cm_idnum, cm_size, cm_flags;
 	uint32_t cm_flags_size, cm_has_lines;
-	uint32_t cp_holder, cp_size;
+	uint32_t cp_holder, cp_size, cp_cache;
 	uint32_t k_name;
 	uint32_t sym_len, sym_body;
 	uint32_t lines_excluded;       /* byte values below it are not UNSIGNED5 digits (0 or 1) */
 	int32_t slot_method, slot_bcp; /* words from the frame pointer */
+	int32_t slot_cache;	       /* ... when proof */
 	uint64_t gc_clock;	       /* the agent's GC clock in the JVM, 0 = none */
 	uint64_t unload_slot; /* the agent's slot of the unloaded-class count's address, 0 = none */
 };
@@ -70,6 +77,7 @@ struct interp_stats {
 	uint64_t unreadable; /* reads that failed (EFAULT, ESRCH, partial) */
 	uint64_t invalid;    /* read but not believable (names, sizes) */
 	uint64_t bad_bcp;    /* bcp outside the method's bytecode */
+	uint64_t bad_frame;  /* the frame's ConstantPoolCache* is not its method's */
 	uint64_t over_budget; /* refused: the sample's read budget was spent */
 	uint64_t reads;	      /* read calls */
 	uint64_t read_bytes;  /* bytes read */
@@ -95,6 +103,7 @@ void interp_begin_sample(struct interp_namer *n);
  *   -EFAULT   memory could not be read (also -ESRCH: the process is gone);
  *   -EBADMSG  what was read is not a believable method (freed or reused memory);
  *   -ERANGE   no bcp lies inside the method's bytecode;
+ *   -ENOEXEC  (interp_name_many() only) the frame's ConstantPoolCache* is not the method's;
  *   -EDQUOT   the sample's read budget is spent;
  *   -ESTALE   (interp_epoch_settle() only) classes were unloaded while the name was read.
  */
@@ -102,10 +111,15 @@ int interp_name(struct interp_namer *n, uint32_t pid, const struct interp_layout
 		uint64_t method, const uint64_t *bcps, size_t nbcp, bool want_line,
 		const char **name, int *line);
 
-/* One frame of interp_name_many(): in method, bcps[0..nbcp); out rv, name, line. */
+/*
+ * One frame of interp_name_many(): in method, bcps[0..nbcp) and, when has_cache, the
+ * ConstantPoolCache* the frame keeps (checked when the layout has proof); out rv, name, line.
+ */
 struct interp_req {
 	uint64_t method;
 	uint64_t bcps[2];
+	uint64_t cache;
+	bool has_cache;
 	uint8_t nbcp;
 	int rv;
 	const char *name;

@@ -3,7 +3,8 @@
  * test_agent_codeheap.c - CODE_FRAME facts from a fake code cache in memory, laid out as JDK 8
  * (one CodeCache::_heap, offsets from the blob, nmethod::_deoptimize_offset), JDK 11
  * (GenericGrowableArray), JDK 17 (absolute code pointers, CompiledMethod deopt pointers, no
- * kind) and JDK 25 (offsets from the blob, int16 frame-complete, CodeBlobKind) describe it: the
+ * kind), JDK 25 (offsets from the blob, int16 frame-complete, CodeBlobKind) and JDK 26 (one
+ * deopt handler entry) describe it: the
  * blob is found through the segment map from any address inside it, free segments and wild pointers
  * are refused, never read.
  */
@@ -190,6 +191,30 @@ static void fake_jdk25(void)
 	put32(blob() + 72, 8);
 }
 
+/* JDK 26: JDK 25's layout with one deopt handler entry and no method-handle handler. */
+static void fake_jdk26(void)
+{
+	fake_heap();
+	add_f("CodeBlob", "_name", "const char*", 8);
+	add_f("CodeBlob", "_code_offset", "int", 36);
+	add_f("CodeBlob", "_data_offset", "int", 40);
+	add_f("CodeBlob", "_frame_size", "int", 44);
+	add_f("CodeBlob", "_frame_complete_offset", "int16_t", 54);
+	add_f("CodeBlob", "_kind", "CodeBlobKind", 56);
+	add_f("nmethod", "_deopt_handler_entry_offset", "int", 64);
+	add_f("nmethod", "_orig_pc_offset", "int", 72);
+	fake_vm_int(&J.vm, "CodeBlobKind::Nmethod", 1);
+	put32(blob() + 36, 128);
+	put32(blob() + 40, 128 + 256);
+	put32(blob() + 44, 4);
+	int16_t fc = 27;
+	memcpy(blob() + 54, &fc, 2);
+	blob()[56] = 1;
+	put32(blob() + 64, 128 + 220);
+	put32(blob() + 68, 128 + 230); /* not a field on 26: never read */
+	put32(blob() + 72, 8);
+}
+
 static void vs_of(struct vmstructs *vs)
 {
 	fake_vm_tables(&J.vm, vs);
@@ -303,6 +328,24 @@ static void test_jdk11_generic_growable_array(void **state)
 	vs_of(&vs);
 	codeheap_build(&vs, &h);
 	assert_false(h.ok);
+}
+
+static void test_jdk26_deopt_handler_entry_without_mh_handler(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+
+	(void)state;
+	fake_jdk26();
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_true(h.ok);
+	assert_true(h.has_deopt);
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.deopt, code_at(220));
+	assert_int_equal(f.deopt_mh, 0);
+	assert_int_equal(f.orig_pc_offset, 8);
 }
 
 static void test_free_segments_and_wild_pointers_are_refused(void **state)
@@ -481,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_jdk25_offsets_and_kinds),
 		cmocka_unit_test(test_jdk8_one_heap_and_its_deopt_offsets),
 		cmocka_unit_test(test_jdk11_generic_growable_array),
+		cmocka_unit_test(test_jdk26_deopt_handler_entry_without_mh_handler),
 		cmocka_unit_test(test_free_segments_and_wild_pointers_are_refused),
 		cmocka_unit_test(test_a_layout_without_the_heap_fields_is_not_usable),
 		cmocka_unit_test(test_heaps_are_read_once_until_an_address_lies_past_them),

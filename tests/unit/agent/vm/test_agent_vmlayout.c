@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_agent_vmlayout.c - the VM_LAYOUT built from fake VMStructs tables shaped like JDK 8's,
- * JDK 17's and JDK 25's (offsets as those releases export them), with fields missing, insane
- * strides and unknown releases turning capabilities off rather than guessing.
+ * JDK 17's, JDK 25's and JDK 26's (offsets as those releases export them), with fields missing,
+ * insane strides, interpreter frame anchors the agent does not know and unknown releases
+ * turning capabilities off rather than guessing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -46,6 +47,30 @@ static void fake_jdk(struct fake_vm *f, bool jdk25)
 	fake_vm_type(f, "ConstMethod", jdk25 ? 56 : 48);
 	fake_vm_type(f, "ConstantPool", 72);
 	fake_vm_type(f, "Method", 88);
+	/* The interpreter frame's exported anchors (vmStructs_x86.hpp), the pool's cache. */
+	fake_vm_int(f, "frame::interpreter_frame_sender_sp_offset", -1);
+	fake_vm_int(f, "frame::interpreter_frame_last_sp_offset", -2);
+	fake_vm_field(f, "ConstantPool", "_cache", "ConstantPoolCache*", 16);
+}
+
+/* Index of the int constant name in f (it must be there). */
+static unsigned int_at(const struct fake_vm *f, const char *name)
+{
+	for (unsigned i = 0; i < f->ni; i++)
+		if (strcmp(f->i[i].name, name) == 0)
+			return i;
+	fail_msg("no constant %s", name);
+	return 0;
+}
+
+/* Index of the field type::name in f (it must be there). */
+static unsigned field_at(const struct fake_vm *f, const char *type, const char *name)
+{
+	for (unsigned i = 0; i < f->ns; i++)
+		if (strcmp(f->s[i].type, type) == 0 && strcmp(f->s[i].field, name) == 0)
+			return i;
+	fail_msg("no field %s::%s", type, name);
+	return 0;
 }
 
 #define ALL_CAPS (FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME | FGP_VML_CAP_LINES)
@@ -76,6 +101,8 @@ static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_LINES_UNSIGNED5_X), 0);
 	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_METHOD_SLOT), -3);
 	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_BCP_SLOT), -8);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_CACHE_SLOT), -6);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTPOOL_CACHE), 16);
 	vmlayout_set_gc_clock(&l, 0x7f0012345678ull);
 	assert_true(l.caps & FGP_VML_CAP_GC_CLOCK);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_GC_CLOCK_LO), 0x12345678u);
@@ -84,6 +111,15 @@ static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
 
 static int heap_slot; /* where a fake CodeCache::_heap(s) lives */
 
+/* JDK 8's tables: one code heap, no exported interpreter frame anchors. */
+static void fake_jdk8(struct fake_vm *f)
+{
+	fake_jdk(f, false);
+	f->i[int_at(f, "frame::interpreter_frame_sender_sp_offset")].name = "unexported_sender_sp";
+	f->i[int_at(f, "frame::interpreter_frame_last_sp_offset")].name = "unexported_last_sp";
+	fake_vm_static(f, "CodeCache", "_heap", "CodeHeap*", &heap_slot);
+}
+
 static void test_jdk8_frames_have_no_mirror_slot_and_need_jdk8_tables(void **state)
 {
 	struct fake_vm f;
@@ -91,13 +127,14 @@ static void test_jdk8_frames_have_no_mirror_slot_and_need_jdk8_tables(void **sta
 	struct fgp_vm_layout l;
 
 	(void)state;
-	fake_jdk(&f, false);
-	fake_vm_static(&f, "CodeCache", "_heap", "CodeHeap*", &heap_slot);
+	fake_jdk8(&f);
 	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 8, &l);
 	assert_int_equal(l.caps, ALL_CAPS);
 	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_METHOD_SLOT), -3);
 	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_BCP_SLOT), -7);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_CACHE_SLOT), -5);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_CONSTPOOL_CACHE), 16);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_LINES_UNSIGNED5_X), 0);
 	/* tables of a later release (exported frame offsets) saying 8: no slots */
 	fake_vm_int(&f, "frame::interpreter_frame_sender_sp_offset", -1);
@@ -106,21 +143,19 @@ static void test_jdk8_frames_have_no_mirror_slot_and_need_jdk8_tables(void **sta
 	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_LINES);
 	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_BCP_SLOT));
 	/* nor with the code heaps of 9 and later */
-	fake_jdk(&f, false);
-	fake_vm_static(&f, "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", &heap_slot);
+	fake_jdk8(&f);
+	f.s[field_at(&f, "CodeCache", "_heap")].field = "_heaps";
 	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 8, &l);
 	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
 	/* JDK 8's tables with a later release's number (its java.vm.version is 25.x): no slots */
-	fake_jdk(&f, false);
-	fake_vm_static(&f, "CodeCache", "_heap", "CodeHeap*", &heap_slot);
+	fake_jdk8(&f);
 	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 25, &l);
 	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
 	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_BCP_SLOT));
 	/* nor JDK 8 tables without a JDK 8 version */
-	fake_jdk(&f, false);
-	fake_vm_static(&f, "CodeCache", "_heap", "CodeHeap*", &heap_slot);
+	fake_jdk8(&f);
 	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 7, &l);
 	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
@@ -174,7 +209,8 @@ static void test_a_missing_field_turns_names_and_frames_off(void **state)
 	assert_false(fgp_vml_has(&l, FGP_VML_METHOD_CONSTMETHOD));
 }
 
-static void test_unknown_releases_get_no_frame_slots_or_lines(void **state)
+/* A release after the ones the agent was written against: the JVM's own tables decide. */
+static void test_a_later_release_gets_frame_slots_from_its_exported_anchors(void **state)
 {
 	struct fake_vm f;
 	struct vmstructs vs;
@@ -184,12 +220,68 @@ static void test_unknown_releases_get_no_frame_slots_or_lines(void **state)
 	fake_jdk(&f, true);
 	fake_vm_tables(&f, &vs);
 	vmlayout_build(&vs, 26, &l);
-	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_LINES);
+	assert_int_equal(l.caps, ALL_CAPS);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_METHOD_SLOT), -3);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_BCP_SLOT), -8);
+	assert_int_equal((int32_t)fgp_vml_get(&l, FGP_VML_INTERP_CACHE_SLOT), -6);
+	vmlayout_build(&vs, 27, &l);
+	assert_int_equal(l.caps, ALL_CAPS);
+}
+
+/* Anchors moved, missing, or no pool cache to prove frames with: no slots at all. */
+static void test_unknown_frame_anchors_give_no_frame_slots(void **state)
+{
+	static const struct {
+		const char *name;
+		int32_t value;
+	} moved[] = {
+		{ "frame::interpreter_frame_sender_sp_offset", -2 },
+		{ "frame::interpreter_frame_last_sp_offset", -3 },
+		{ "frame::interpreter_frame_last_sp_offset", 2 },
+	};
+	struct fake_vm f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		fake_jdk(&f, true);
+		f.i[int_at(&f, moved[i].name)].value = moved[i].value;
+		fake_vm_tables(&f, &vs);
+		vmlayout_build(&vs, 26, &l);
+		assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_LINES);
+		assert_false(fgp_vml_has(&l, FGP_VML_INTERP_METHOD_SLOT));
+		assert_false(fgp_vml_has(&l, FGP_VML_INTERP_BCP_SLOT));
+	}
+	fake_jdk(&f, true);
+	f.i[int_at(&f, "frame::interpreter_frame_last_sp_offset")].name = "frame::renamed";
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 26, &l);
+	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
+	fake_jdk(&f, true);
+	f.s[field_at(&f, "ConstantPool", "_cache")].field = "_cache_renamed";
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 26, &l);
+	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
 	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_METHOD_SLOT));
+}
+
+static void test_unknown_releases_get_no_frame_slots_or_lines(void **state)
+{
+	struct fake_vm f;
+	struct vmstructs vs;
+	struct fgp_vm_layout l;
+
+	(void)state;
+	fake_jdk(&f, true);
+	fake_vm_tables(&f, &vs);
+	vmlayout_build(&vs, 8, &l); /* JDK 8's frame has no mirror slot */
+	assert_false(l.caps & FGP_VML_CAP_INTERP_FRAME);
 	vmlayout_build(&vs, 20, &l); /* the line coding changed inside 20.0.x */
 	assert_false(l.caps & FGP_VML_CAP_LINES);
 	vmlayout_build(&vs, 0, &l);
 	assert_int_equal(l.caps, FGP_VML_CAP_NAMES);
+	assert_false(fgp_vml_has(&l, FGP_VML_INTERP_METHOD_SLOT));
 	/* A line-table flag that is not one bit is not trusted. */
 	fake_jdk(&f, false);
 	f.i[0].value = 3;
@@ -217,9 +309,9 @@ static void test_insane_strides_find_nothing(void **state)
 	vmlayout_build(&vs, 17, &l);
 	assert_int_equal(l.caps, 0);
 	fake_vm_tables(&f, &vs);
-	vs.ints = NULL; /* no constants exported: names still work, lines do not */
+	vs.ints = NULL; /* no constants exported: names still work, lines and frames do not */
 	vmlayout_build(&vs, 17, &l);
-	assert_int_equal(l.caps, FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME);
+	assert_int_equal(l.caps, FGP_VML_CAP_NAMES);
 }
 
 static void test_jdk_major_is_parsed_from_vm_versions(void **state)
@@ -252,6 +344,8 @@ int main(void)
 		cmocka_unit_test(test_jdk8_frames_have_no_mirror_slot_and_need_jdk8_tables),
 		cmocka_unit_test(test_jdk25_tables_give_u4_flags_and_unsigned5_with_exclusion),
 		cmocka_unit_test(test_a_missing_field_turns_names_and_frames_off),
+		cmocka_unit_test(test_a_later_release_gets_frame_slots_from_its_exported_anchors),
+		cmocka_unit_test(test_unknown_frame_anchors_give_no_frame_slots),
 		cmocka_unit_test(test_unknown_releases_get_no_frame_slots_or_lines),
 		cmocka_unit_test(test_insane_strides_find_nothing),
 		cmocka_unit_test(test_jdk_major_is_parsed_from_vm_versions),

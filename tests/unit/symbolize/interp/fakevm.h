@@ -127,6 +127,20 @@ static inline void fv_layout17(struct fgp_vm_layout *l)
 	fgp_vml_set(l, FGP_VML_INTERP_BCP_SLOT, (uint32_t)-8);
 }
 
+/*
+ * fv_layout17 with the proof of frames a current agent sends: ConstantPool::_cache at 16, the
+ * frame's ConstantPoolCache* at fp - 6 words.
+ */
+static inline void fv_layout17_proof(struct fgp_vm_layout *l)
+{
+	fv_layout17(l);
+	fgp_vml_set(l, FGP_VML_CONSTPOOL_CACHE, 16);
+	fgp_vml_set(l, FGP_VML_INTERP_CACHE_SLOT, (uint32_t)-6);
+}
+
+/* The ConstantPoolCache* the pool of fv_method(..., base, ...) points to. */
+#define FV_CACHE(base) ((base) + 0x5000)
+
 /* A Symbol at addr holding s. */
 static inline void fv_symbol(struct fakevm *vm, uint64_t addr, const char *s)
 {
@@ -140,7 +154,8 @@ static inline void fv_symbol(struct fakevm *vm, uint64_t addr, const char *s)
 /*
  * One method `klass::name` with code_size bytes of bytecode and the given compressed line table
  * (NULL: none), at addresses derived from base: Method at base, ConstMethod at base + 0x1000,
- * ConstantPool at base + 0x2000, Klass at base + 0x3000, Symbols at base + 0x4000 / 0x4800.
+ * ConstantPool at base + 0x2000 (its cache: FV_CACHE(base)), Klass at base + 0x3000, Symbols at
+ * base + 0x4000 / 0x4800.
  * Returns the Method*; *code is where the bytecodes start.
  */
 static inline uint64_t fv_method(struct fakevm *vm, uint64_t base, const char *klass,
@@ -161,6 +176,7 @@ static inline uint64_t fv_method(struct fakevm *vm, uint64_t base, const char *k
 	fv_put16(cm + 38, 1);
 	if (lines)
 		memcpy(cm + 48 + code_size, lines, nlines);
+	fv_put64(cp + 16, FV_CACHE(base));
 	fv_put64(cp + 24, base + 0x3000);
 	fv_put64(cp + 72 + 5 * 8, base + 0x4800);
 	fv_put64(k + 24, base + 0x4000);

@@ -414,6 +414,69 @@ static void test_methods_read_since_the_last_gc_are_trusted_without_a_read(void 
 #undef REQ
 }
 
+/*
+ * With a layout that proves frames, a frame is named only when the ConstantPoolCache* it keeps
+ * is its method's: a slot read from the wrong place (another method's cache, garbage, none)
+ * gives no name, trusted cache entry or not, and a pool whose cache changed is read again.
+ */
+static void test_frames_are_named_only_when_their_pool_cache_proves_them(void **state)
+{
+	struct fix *f = *state;
+	struct fgp_vm_layout raw;
+	struct interp_layout l;
+	struct interp_stats st;
+	struct interp_req r;
+	const char *why = NULL;
+	uint64_t code_a, code_b;
+	uint64_t a = fv_method(&f->vm, 0x100000, "p/A", "run", 10, NULL, 0, &code_a);
+	uint64_t b = fv_method(&f->vm, 0x200000, "p/B", "run", 10, NULL, 0, &code_b);
+
+	fv_layout17_proof(&raw);
+	assert_int_equal(interp_layout_init(&raw, &l, &why), 0);
+	assert_true(l.proof);
+#define NAME(lay, m, code, c, has, gc, stamp)                                                      \
+	do {                                                                                       \
+		r = (struct interp_req){ .method = (m),                                            \
+					 .bcps = { (code) },                                       \
+					 .nbcp = 1,                                                \
+					 .cache = (c),                                             \
+					 .has_cache = (has) };                                     \
+		interp_begin_sample(f->n);                                                         \
+		interp_name_many(f->n, PID, (lay), &r, 1, false, (gc), (stamp));                   \
+	} while (0)
+	NAME(&l, a, code_a, FV_CACHE(a), true, 100, 1000);
+	assert_int_equal(r.rv, 0);
+	assert_string_equal(r.name, "p.A::run");
+	/* Trusted without a read, and still checked against the frame. */
+	NAME(&l, a, code_a, FV_CACHE(b), true, 100, 2000);
+	assert_int_equal(r.rv, -ENOEXEC);
+	assert_null(r.name);
+	NAME(&l, a, code_a, 0x7f0000001000ull, true, 100, 2000);
+	assert_int_equal(r.rv, -ENOEXEC);
+	NAME(&l, a, code_a, FV_CACHE(a), false, 100, 2000); /* the slot was beyond the copy */
+	assert_int_equal(r.rv, -ENOEXEC);
+	NAME(&l, b, code_b, FV_CACHE(b), true, 100, 2000);
+	assert_int_equal(r.rv, 0);
+	assert_string_equal(r.name, "p.B::run");
+	interp_stats(f->n, &st);
+	assert_int_equal(st.bad_frame, 3);
+	/* A GC began at 3000 and A's pool now points to another cache: read again. */
+	fv_put64(f->vm.r[2].bytes + 16, FV_CACHE(0x300000));
+	NAME(&l, a, code_a, FV_CACHE(a), true, 3000, 4000);
+	assert_int_equal(r.rv, -ENOEXEC);
+	interp_stats(f->n, &st);
+	assert_int_equal(st.changed, 1);
+	NAME(&l, a, code_a, FV_CACHE(0x300000), true, 3000, 5000);
+	assert_int_equal(r.rv, 0);
+	assert_string_equal(r.name, "p.A::run");
+	/* Without proof (an older agent's layout) the frame is named from its slots alone. */
+	interp_forget(f->n, PID);
+	NAME(&f->l, a, code_a, 0, false, 100, 6000);
+	assert_int_equal(r.rv, 0);
+	assert_string_equal(r.name, "p.A::run");
+#undef NAME
+}
+
 /* When each unloaded-class count held: only between reads that saw it, 0 since the start. */
 static void test_epoch_at_vouches_only_between_reads(void **state)
 {
@@ -479,6 +542,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reads_per_sample_are_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wild_offsets_in_range_only_fail_reads, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_frames_are_named_only_when_their_pool_cache_proves_them, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
