@@ -775,7 +775,7 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 {
 	struct session *s = ctx;
 	const char *name = threadnames_get(&s->names, r->pid, r->tid);
-	unsigned last = s->o.event == SESSION_EVENT_WALL ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
+	unsigned last = s->o.event == FG_EVENT_WALL ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
 
 	if (r->exited && s->so->forget_thread)
 		(void)s->so->forget_thread(s->sampler, r->tid);
@@ -797,7 +797,7 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 
 		s->exact.ns[k] += ns;
 		tot += (double)us;
-		if (k == SWITCHTOT_PREEMPTED && s->o.event == SESSION_EVENT_WALL && taken) {
+		if (k == SWITCHTOT_PREEMPTED && s->o.event == FG_EVENT_WALL && taken) {
 			s->exact.irq_ns += ns; /* wall: at the stacks taken at its preemptions */
 		} else if (!taken && lv && s->strata[*lv].sum_us) {
 			/* wall: none taken, laid along its CPU samples (scaled below) */
@@ -860,7 +860,7 @@ static void exact_start(struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
 
-	if (s->o.event == SESSION_EVENT_CPU || s->agent_ev)
+	if (s->o.event == FG_EVENT_CPU || s->agent_ev)
 		return;
 	if (!s->so->totals || si->switch_bpf_err != 0) {
 		s->exact.why_off = "the BPF program is not running (stacks by tracepoint events)";
@@ -932,7 +932,7 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 		s->thread_filtered++;
 		return;
 	}
-	if (s->o.event != SESSION_EVENT_CPU) {
+	if (s->o.event != FG_EVENT_CPU) {
 		/* Microseconds, rounded; never 0 (that would count as one). */
 		uint64_t us = (r->u.sample.weight_ns + 500) / 1000;
 
@@ -949,8 +949,7 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	else if (s->tt_on)
 		smp.stratum = stratum_of(s, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
-	if (s->tt_on && s->o.event == SESSION_EVENT_WALL &&
-	    r->u.sample.kind != SAMPLER_KIND_SWITCH) {
+	if (s->tt_on && s->o.event == FG_EVENT_WALL && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
 		/* its copy, for the thread's time preempted by interrupts (KIND_LAID) */
 		smp.leaf = threadtime_kind_frame(SWITCHTOT_PREEMPTED);
 		smp.stratum = stratum_of(s, r->tid, KIND_LAID, smp.weight, 0.0);
@@ -1032,7 +1031,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 				on_switch_sample(s, r);
 			break;
 		}
-		if (s->o.event == SESSION_EVENT_WALL) {
+		if (s->o.event == FG_EVENT_WALL) {
 			/* cpu-clock's period: the nanoseconds since the thread's last sample. */
 			struct perfring_rec c = *r;
 
@@ -1139,9 +1138,7 @@ static void evwant_init(struct session *s)
 	const struct session_opts *o = &s->o;
 
 	s->evw = (struct jvm_evwant){
-		.on = o->event == SESSION_EVENT_ALLOC  ? FGP_EVM_ALLOC
-		      : o->event == SESSION_EVENT_LIVE ? FGP_EVM_ALLOC | FGP_EVM_LIVE
-						       : FGP_EVM_LOCK,
+		.on = evkind_of(o->event)->agent_on,
 		.alloc_interval = o->alloc_interval ? o->alloc_interval : FG_ALLOC_INTERVAL_DEFAULT,
 		.lock_us = (uint32_t)(o->lock_threshold_us > UINT32_MAX ? UINT32_MAX
 									: o->lock_threshold_us),
@@ -1184,7 +1181,7 @@ static void ev_total(struct session *s, const struct jvm_event *ev, uint64_t w, 
 	if (ev->kind == FGP_EV_LOCK) {
 		s->ev.waits += aux;
 		s->ev.waited_us += w;
-	} else if (s->o.event == SESSION_EVENT_ALLOC) {
+	} else if (s->o.event == FG_EVENT_ALLOC) {
 		s->ev.bytes += w;
 		s->ev.objects += aux;
 	}
@@ -1193,7 +1190,7 @@ static void ev_total(struct session *s, const struct jvm_event *ev, uint64_t w, 
 /* One stack event of a target: weighed and counted (alloc, lock) or kept (live). */
 static void ev_stack(struct session *s, struct target *t, const struct jvm_event *ev)
 {
-	bool lock = s->o.event == SESSION_EVENT_LOCK, truncated = ev->truncated;
+	bool lock = s->o.event == FG_EVENT_LOCK, truncated = ev->truncated;
 	struct stackagg_named nm = { .tid = ev->host_tid };
 	uint64_t w, aux;
 	size_t len, nids;
@@ -1226,7 +1223,7 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 	nm.truncated = truncated;
 	nm.leaf = s->leaf;
 	nm.ts = ev->ts;
-	if (s->o.event != SESSION_EVENT_LIVE) {
+	if (s->o.event != FG_EVENT_LIVE) {
 		if (stackagg_named(s->agg, &nm, w, aux) != 0)
 			s->ev.dropped++;
 		else
@@ -1267,7 +1264,7 @@ static void on_agent_ev(void *arg, const struct jvm_event *ev)
 		t->ev.drops = ev->drops;
 		break;
 	case JVM_EV_FREE:
-		if (s->o.event != SESSION_EVENT_LIVE)
+		if (s->o.event != FG_EVENT_LIVE)
 			break;
 		s->ev.frees += ev->ntags;
 		for (uint32_t i = 0; i < ev->ntags; i++)
@@ -1283,7 +1280,7 @@ static void on_agent_ev(void *arg, const struct jvm_event *ev)
 /* Live: what is still live goes into a (clear: the window ends, the table starts afresh). */
 static void live_into(struct session *s, struct stackagg *a, bool clear)
 {
-	if (s->o.event != SESSION_EVENT_LIVE)
+	if (s->o.event != FG_EVENT_LIVE)
 		return;
 	for (size_t i = 0; i < s->live.n; i++) {
 		const struct evlive_ent *e = &s->live.v[i];
@@ -1339,9 +1336,7 @@ static int open_sampler(struct session *s, char *why, size_t whylen)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		pids[i] = (pid_t)s->targets.v[i].pid;
-	smo.mode = s->o.event == SESSION_EVENT_OFFCPU ? SAMPLER_MODE_OFFCPU
-		   : s->o.event == SESSION_EVENT_WALL ? SAMPLER_MODE_WALL
-						      : SAMPLER_MODE_CPU;
+	smo.mode = evkind_of(s->o.event)->mode;
 	smo.thread_filter = s->threads_re_on;
 	/* exact_start: with --min-block nothing is laid along the CPU samples */
 	smo.keep_preempted = s->o.min_block_ns != 0;
@@ -1423,7 +1418,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (!s->o.agent_wait_ns)
 		s->o.agent_wait_ns = 3000000000ull;
 	s->multi = o->target != SESSION_TARGET_PID;
-	if (SESSION_EVENT_FROM_AGENT(o->event) && o->event < SESSION_NEVENTS) {
+	if (evkind_of(o->event)->from_agent && o->event < FG_NEVENTS) {
 		/* The agents' events: no perf sampling, no stack copies. */
 		s->agent_ev = true;
 		s->o.stack_copy = 0;
@@ -1441,7 +1436,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 			return -ENOMEM;
 		}
 	}
-	if (o->event >= SESSION_NEVENTS) {
+	if (o->event >= FG_NEVENTS) {
 		snprintf(why, whylen, "unknown event");
 		free(s);
 		return -EINVAL;
@@ -1455,7 +1450,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		}
 		s->threads_re_on = true;
 	}
-	if (o->event == SESSION_EVENT_OFFCPU || o->event == SESSION_EVENT_WALL) {
+	if (evkind_of(o->event)->time) {
 		offcpu_init(&s->oc, o->min_block_ns, on_weighed, s);
 		s->oc_on = true;
 	}

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "dbgfetch.h"
+#include "evkind.h"
 #include "fgsocket.h"
 #include "evlive.h"
 #include "javaframes.h"
@@ -78,25 +79,6 @@ enum session_unwind {
 	SESSION_UNWIND_VM = 2,	 /* vmstack.h: the stack copy and the JVM's frame facts */
 };
 
-/* What a recording measures (--event). */
-enum session_event {
-	SESSION_EVENT_CPU = 0, /* CPU samples; a stack's count is samples */
-	SESSION_EVENT_OFFCPU,  /* time off the CPU, from each switch-out to the next switch-in;
-				* counts are microseconds */
-	SESSION_EVENT_WALL,    /* both on one scale: CPU samples weigh their interval;
-				* counts are microseconds */
-	/* From the JVMs' agents (jvmevent.h), no perf sampling: */
-	SESSION_EVENT_ALLOC, /* allocation samples weighed to the bytes and objects they stand
-			      * for (evweigh.h); counts are bytes */
-	SESSION_EVENT_LIVE,  /* the allocation samples not freed at the end of the recording (or
-			      * of each rolling profile); counts are bytes */
-	SESSION_EVENT_LOCK,  /* contended monitor entries, each by the time it waited; counts
-			      * are microseconds */
-};
-
-#define SESSION_NEVENTS 6
-/* Is ev one of the agents' events (no perf sampling)? */
-#define SESSION_EVENT_FROM_AGENT(ev) ((ev) >= SESSION_EVENT_ALLOC)
 /* --alloc-depth unless told: the frames the agent takes of a stack. */
 #define SESSION_DEFAULT_ALLOC_DEPTH 128u
 
@@ -140,7 +122,7 @@ struct session_opts {
 	const char *ctl_path;	 /* NULL = the ctl module's default */
 	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = SESSION_SETTLE_NS */
 	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */
-	enum session_event event;
+	enum fg_event event;
 	/* Off-CPU and wall: waits shorter than this are dropped (counted); 0 keeps every one. */
 	uint64_t min_block_ns;
 	/* Off-CPU and wall: which switch-outs get a stack (sampler.h): about switch_rate a second
@@ -296,7 +278,7 @@ struct session_summary {
 	uint64_t unwound_fp, unwound_vm;      /* samples by the kernel's chain / by vmstack */
 	struct vmstack_stats vm;	      /* vmstack's own counts (zero when unused) */
 	/* Off-CPU and wall (zero in CPU mode). */
-	enum session_event event;
+	enum fg_event event;
 	unsigned int switch_period;
 	unsigned int switch_rate;
 	uint64_t min_block_ns;
