@@ -196,7 +196,7 @@ static int points_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* How far each thread's split among its stacks can be trusted (session_precision). */
+/* How far each thread's split among its stacks can be trusted (strata.h). */
 static void precision_summary(const struct session_exact *x, const struct report_out *out)
 {
 	enum { SHOWN = 8 };
@@ -213,7 +213,7 @@ static void precision_summary(const struct session_exact *x, const struct report
 	    "most time (then the most stacks):",
 	    pts[x->nprec / 2], x->nprec, pts[0], pts[x->nprec - 1]);
 	for (size_t i = 0; i < x->nprec && i < SHOWN; i++) {
-		const struct session_precision *p = &x->prec[i];
+		const struct strata_precision *p = &x->prec[i];
 
 		say(out, "precision:   %s/%u: %.3f s in %u stacks (%.1f effective): +-%.1f points",
 		    p->thread ? p->thread : "?", p->tid, (double)p->ns / 1e9, p->stacks,

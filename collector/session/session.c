@@ -121,26 +121,13 @@ struct session {
 	bool threads_re_on;
 	bool tt_on;		/* exact totals (below) */
 	bool agent_ev;		/* the agents' events (below), no perf sampling */
-	uint32_t strata_base;	/* stratum ids of this window are strata_base + 1 + index */
 	struct htab names_told; /* hashes of the thread names the sampler was told about */
 
-	/*
-	 * Exact totals, sampled shapes (off-CPU and wall by BPF): each thread's time in a window,
-	 * per kind, is known exactly (threadtime.h); its stacks of a kind form a stratum whose
-	 * weights are scaled, when the window closes, so that they add up to that time.
-	 */
+	/* Exact totals, sampled shapes (off-CPU and wall by BPF): each thread's exact time in a
+	 * window (threadtime.h), its stacks scaled to it by the weighing stage (strata.h). */
 	struct threadtime tt;
-	struct htab strata_idx; /* tid << 5 | kind -> index into strata */
-	struct stratum {
-		uint64_t sum_us; /* the weights of its stacks */
-		double var;	 /* ... sum c w^2, us^2 (see keep_precision) */
-		uint32_t n;	 /* ... how many */
-		double scale;	 /* what they are multiplied by when the window closes */
-	} * strata;
-	struct session_precision prec[SESSION_MAX_PRECISION]; /* the last window's (summary) */
-	size_t nprec;
-	size_t nstrata, strata_cap;
-	struct session_exact exact;
+	struct strata st;
+	struct session_exact exact; /* its windows and threads; the rest is st.tot */
 
 	/* Agent events (alloc, live, lock): what is asked of the agents, the weighing, the live
 	 * table, the frames of the event being counted. */
@@ -645,84 +632,8 @@ static const char *process_root(struct session *s, uint32_t pid)
 
 /* ---- exact totals, sampled shapes ------------------------------------------------------ */
 
-/*
- * Wall: a thread's time preempted by an interrupt (the timer's, another CPU's: the kind
- * SWITCHTOT_PREEMPTED) is shown at the stacks the program takes at those preemptions, as
- * densely as its CPU time is sampled (switch.bpf.c): such an interrupt strikes a thread where
- * it runs, but most often in its long runs on the CPU (a service's rendering more than its
- * short bursts between database calls), so its CPU samples would put that time in the wrong
- * places. A thread that got no such stack has it laid along its CPU samples, each copied under
- * an [off-cpu: preempted] leaf into this stratum (KIND_LAID). A preemption leaving a system
- * call (its own write waking the reader, which then runs in its place) happens where the call
- * is, and is sampled with the other waits. It happens as the call returns, at the user stack
- * the call was made from, so the thread's CPU samples inside that call were taken at the same
- * stacks: each is copied, without its kernel frames, under the kind's leaf into a stratum of
- * its own (laid_kind()), and a thread whose preemptions leaving that call got no stack (a few
- * short ones, at the default rate) has their time laid along them, not at its root. A wake-up
- * write's samples are not told from a write's (a CPU sample has no length): it has none.
- */
-#define KIND_LAID (THREADTIME_CPU + 1)
 /* kernel frames above the entry looked at for a system call's function */
 #define CALL_FN_DEPTH 6
-#define LAID_ID (1u << 30) /* a stratum id of a laid_kind() has it */
-
-_Static_assert(KIND_LAID + 2 + SWITCHTOT_PREEMPT_POLL - SWITCHTOT_PREEMPT_WRITE < 32,
-	       "a stratum's kind is 5 bits of its key");
-_Static_assert(SESSION_EXACT_KINDS == THREADTIME_CPU + 1,
-	       "session.h counts every kind and the CPU");
-
-/* The kind of the stratum of CPU-sample copies that stands in for kind k when it got no stack
- * (wall): KIND_LAID for the preemptions by interrupts, one per system call for the preemptions
- * leaving it; 0 for a kind that has none. */
-static unsigned laid_kind(unsigned k)
-{
-	if (k == SWITCHTOT_PREEMPTED)
-		return KIND_LAID;
-	if (k == SWITCHTOT_PREEMPTED_CALL)
-		return KIND_LAID + 1;
-	if (k >= SWITCHTOT_PREEMPT_WRITE && k <= SWITCHTOT_PREEMPT_POLL)
-		return KIND_LAID + 2 + k - SWITCHTOT_PREEMPT_WRITE;
-	return 0;
-}
-
-/* The stratum id of tid's stacks of a kind, w more us of them counted, taken with that chance
- * (0 for a CPU tick, see keep_precision); 0 when none can be kept (the stack is then counted
- * as it was weighed). */
-static uint32_t stratum_of(struct session *s, uint32_t tid, unsigned kind, uint64_t w,
-			   double chance)
-{
-	uint64_t key = (uint64_t)tid << 5 | kind, *v = htab_get(&s->strata_idx, key);
-	size_t i;
-
-	if (v) {
-		i = *v;
-	} else {
-		if (s->strata_base + s->nstrata + 1 >= LAID_ID ||
-		    ARRAY_GROW(s->strata, s->strata_cap, s->nstrata + 1) != 0 ||
-		    htab_put(&s->strata_idx, key, s->nstrata) != 0)
-			return 0;
-		i = s->nstrata++;
-		/* laid copies count for nothing until their thread's preempted time is known */
-		s->strata[i] = (struct stratum){ .scale = kind >= KIND_LAID ? 0.0 : 1.0 };
-	}
-	s->strata[i].sum_us += w;
-	s->strata[i].var += (double)w * (double)w * (1.0 - chance);
-	s->strata[i].n++;
-	return (s->strata_base + 1 + (uint32_t)i) | (kind >= KIND_LAID ? LAID_ID : 0);
-}
-
-/* stackagg_fold_strata's scale: a stratum of an earlier window (a sample settled late) 1, or 0
- * for laid copies. */
-static double stratum_scale(void *arg, uint32_t id)
-{
-	const struct session *s = arg;
-	bool laid = id & LAID_ID;
-
-	id &= ~LAID_ID;
-	if (id <= s->strata_base || id - s->strata_base - 1 >= s->nstrata)
-		return laid ? 0.0 : 1.0;
-	return s->strata[id - s->strata_base - 1].scale;
-}
 
 /* The snapshot that ends the window at t: the program's counts, then /proc's. */
 static void tt_snapshot(struct session *s, uint64_t t)
@@ -734,48 +645,13 @@ static void tt_snapshot(struct session *s, uint64_t t)
 			threadtime_read_proc(&s->tt, s->targets.v[i].pid);
 }
 
-/*
- * Keep how precise a thread's split is. Each kind's time is exact; within a kind, the share p of
- * a frame is estimated from stacks of weight w (W their sum) with the variance
- * sum c w^2 (1[frame] - p)^2 / W^2, at most a quarter of V = sum c w^2 / W^2 (p = 1/2): c is
- * 1 - pi for a switch-out taken with chance pi (the Horvitz-Thompson estimate; 0 for a wait
- * taken for sure), 1 for a CPU tick (n ticks of equal weight: p (1 - p) / n). Over the kinds, a
- * share of the thread's time tot has the variance 1/4 sum (t_k / tot)^2 V_k: q is sum t_k^2 V_k,
- * the 95% bound 1.96 x sqrt(q) / (2 tot), and tot^2 / q the number of equally weighed CPU
- * ticks that would be as precise.
- */
-static void keep_precision(struct session *s, const struct threadtime_res *r, const char *name,
-			   double tot, double q, uint32_t n)
-{
-	struct session_precision *p;
-
-	if (!n || q <= 0 || s->nprec == SESSION_MAX_PRECISION)
-		return;
-	p = &s->prec[s->nprec++];
-	*p = (struct session_precision){ .thread = name, .tid = r->tid, .stacks = n };
-	p->ns = (uint64_t)(tot * 1000.0);
-	p->effective = tot * tot / q;
-	p->points = 98.0 / sqrt(p->effective);
-	if (p->points > 100.0)
-		p->points = 100.0;
-}
-
-static int precision_cmp(const void *a, const void *b)
-{
-	const struct session_precision *x = a, *y = b;
-	uint64_t xs = x->ns / 10000000, ys = y->ns / 10000000; /* 10 ms: wall's threads tie */
-
-	if (xs != ys)
-		return xs < ys ? 1 : -1;
-	return x->stacks < y->stacks ? 1 : x->stacks > y->stacks ? -1 : 0;
-}
-
-/* threadtime_end's callback: one thread's exact window, its strata scaled to it. */
+/* threadtime_end's visitor: one thread's exact window, its strata scaled to it (strata.h) and
+ * its time with no stack under a frame that says so. */
 static void on_thread_time(void *ctx, const struct threadtime_res *r)
 {
 	struct session *s = ctx;
 	const char *name = threadnames_get(&s->names, r->pid, r->tid);
-	unsigned last = s->o.event == FG_EVENT_WALL ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
+	struct strata_thread_out out;
 
 	if (r->exited && s->so->forget_thread)
 		(void)s->so->forget_thread(s->sampler, r->tid);
@@ -784,74 +660,32 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		return;
 	}
 	s->exact.threads++;
-	double tot = 0, q = 0;
-	uint32_t n = 0;
-
-	for (unsigned k = 0; k <= last; k++) {
-		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
-		const uint64_t *v = htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | k);
-		unsigned lk = laid_kind(k);
-		const uint64_t *lv =
-			lk ? htab_get(&s->strata_idx, (uint64_t)r->tid << 5 | lk) : NULL;
-		bool taken = v && s->strata[*v].sum_us;
-
-		s->exact.ns[k] += ns;
-		tot += (double)us;
-		if (k == SWITCHTOT_PREEMPTED && s->o.event == FG_EVENT_WALL && taken) {
-			s->exact.irq_ns += ns; /* wall: at the stacks taken at its preemptions */
-		} else if (!taken && lv && s->strata[*lv].sum_us) {
-			/* wall: none taken, laid along its CPU samples (scaled below) */
-			if (k == SWITCHTOT_PREEMPTED) {
-				s->exact.laid_ns += ns;
-			} else {
-				s->exact.call_laid++;
-				s->exact.call_laid_ns += ns;
-			}
-			v = lv;
-		}
-		if (v && s->strata[*v].sum_us) {
-			const struct stratum *st = &s->strata[*v];
-
-			s->strata[*v].scale = (double)us / (double)st->sum_us;
-			s->exact.strata++;
-			s->exact.sampled_us += st->sum_us;
-			q += (double)us * (double)us * st->var /
-			     ((double)st->sum_us * (double)st->sum_us);
-			n += st->n;
-			continue;
-		}
-		if (!us)
-			continue;
-		/* Time with no stack: under the thread, a frame that says so, and the kind. */
+	strata_thread(&s->st, r, name, &out);
+	for (unsigned k = 0; k < STRATA_KINDS; k++) {
 		struct stackagg_sample smp = {
 			.pid = r->pid,
 			.tid = r->tid,
 			.ts = s->tt.b.t,
 			.process = process_root(s, r->pid),
 			.thread = name,
-			.weight = us,
+			.weight = out.nostack_us[k],
 			.mark = "[no stack sampled]",
 			.leaf = threadtime_kind_detail(k),
 		};
 
-		(void)stackagg_sample(s->agg, &smp);
-		s->exact.nostack++;
-		s->exact.nostack_ns += ns;
+		if (smp.weight)
+			(void)stackagg_sample(s->agg, &smp);
 	}
-	keep_precision(s, r, name, tot, q, n);
 }
 
 /* The window's snapshot was taken (tt_snapshot): count it and scale the aggregate's strata. */
 static void close_window(struct session *s)
 {
-	s->nprec = 0;
+	strata_close_begin(&s->st);
 	(void)threadtime_end(&s->tt, on_thread_time, s);
-	qsort(s->prec, s->nprec, sizeof(s->prec[0]), precision_cmp);
-	(void)stackagg_fold_strata(s->agg, stratum_scale, s);
+	(void)stackagg_fold_strata(s->agg, strata_scale, &s->st);
+	strata_next(&s->st);
 	s->exact.windows++;
-	s->strata_base += (uint32_t)s->nstrata;
-	s->nstrata = 0;
-	htab_clear(&s->strata_idx);
 }
 
 /* Count each thread's time exactly when the BPF program takes the stacks (and no minimum
@@ -896,18 +730,18 @@ static unsigned sample_call_kind(struct session *s, const struct perfring_rec *r
 }
 
 /* Wall: a CPU sample inside a system call, copied for the thread's preemptions leaving it
- * (laid_kind()); smp is the sample as aggregated (its user frames named). */
+ * (strata_laid_kind()); smp is the sample as aggregated (its user frames named). */
 static void call_copy(struct session *s, const struct perfring_rec *r, struct stackagg_sample *smp)
 {
 	unsigned kind, lk;
 
 	if (!r->u.sample.nr_kernel || !s->sz ||
-	    (kind = sample_call_kind(s, r)) >= THREADTIME_NKINDS || !(lk = laid_kind(kind)))
+	    (kind = sample_call_kind(s, r)) >= THREADTIME_NKINDS || !(lk = strata_laid_kind(kind)))
 		return;
 	smp->kernel = NULL;
 	smp->nr_kernel = 0;
 	smp->leaf = threadtime_kind_detail(kind);
-	smp->stratum = stratum_of(s, r->tid, lk, smp->weight, 0.0);
+	smp->stratum = strata_add(&s->st, r->tid, lk, smp->weight, 0.0);
 	if (smp->stratum)
 		(void)stackagg_sample(s->agg, smp);
 }
@@ -943,16 +777,17 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	if (s->jf && r->u.sample.nr_user && user_frames(s, r, &smp, may_defer))
 		return;
 	if (s->tt_on && r->u.sample.kind == SAMPLER_KIND_SWITCH)
-		smp.stratum = stratum_of(
-			s, r->tid, threadtime_kind_of_state(r->u.sample.state, r->u.sample.sysnr),
-			smp.weight, r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0);
+		smp.stratum = strata_add(
+			&s->st, r->tid,
+			threadtime_kind_of_state(r->u.sample.state, r->u.sample.sysnr), smp.weight,
+			r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0);
 	else if (s->tt_on)
-		smp.stratum = stratum_of(s, r->tid, THREADTIME_CPU, smp.weight, 0.0);
+		smp.stratum = strata_add(&s->st, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
 	if (s->tt_on && s->o.event == FG_EVENT_WALL && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
-		/* its copy, for the thread's time preempted by interrupts (KIND_LAID) */
+		/* its copy, for the thread's time preempted by interrupts (STRATA_LAID) */
 		smp.leaf = threadtime_kind_frame(SWITCHTOT_PREEMPTED);
-		smp.stratum = stratum_of(s, r->tid, KIND_LAID, smp.weight, 0.0);
+		smp.stratum = strata_add(&s->st, r->tid, STRATA_LAID, smp.weight, 0.0);
 		if (smp.stratum)
 			(void)stackagg_sample(s->agg, &smp);
 		call_copy(s, r, &smp);
@@ -1013,8 +848,7 @@ static void on_switch_sample(struct session *s, const struct perfring_rec *r)
 	}
 	if (!d || !rec_copy(d, &c)) {
 		free(d);
-		s->oc.st.samples++;
-		s->oc.st.full++;
+		offcpu_refused(&s->oc);
 		return;
 	}
 	offcpu_out(&s->oc, r->tid, r->time, r->u.sample.scale, d);
@@ -1457,7 +1291,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	threadnames_init(&s->names);
 	htab_init(&s->names_told);
 	threadtime_init(&s->tt);
-	htab_init(&s->strata_idx);
+	strata_init(&s->st, o->event == FG_EVENT_WALL);
 	s->src_env = (struct session_src_env){ .o = &s->o,
 					       .targets = &s->targets,
 					       .notes = &s->notes,
@@ -1799,8 +1633,17 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->event = s->o.event;
 	out->thread_filtered = s->thread_filtered;
 	out->exact = s->exact;
-	out->exact.prec = s->prec;
-	out->exact.nprec = s->nprec;
+	memcpy(out->exact.ns, s->st.tot.ns, sizeof(out->exact.ns));
+	out->exact.strata = s->st.tot.strata;
+	out->exact.sampled_us = s->st.tot.sampled_us;
+	out->exact.nostack = s->st.tot.nostack;
+	out->exact.nostack_ns = s->st.tot.nostack_ns;
+	out->exact.irq_ns = s->st.tot.irq_ns;
+	out->exact.laid_ns = s->st.tot.laid_ns;
+	out->exact.call_laid = s->st.tot.call_laid;
+	out->exact.call_laid_ns = s->st.tot.call_laid_ns;
+	out->exact.prec = s->st.prec;
+	out->exact.nprec = s->st.nprec;
 	out->exact.over += s->tt.over + ss.totals_full;
 	if (s->oc_on) {
 		out->switch_period = si->switch_period;
@@ -1900,8 +1743,7 @@ void session_close(struct session *s)
 		regfree(&s->threads_re);
 	htab_fini(&s->names_told);
 	threadtime_fini(&s->tt);
-	htab_fini(&s->strata_idx);
-	free(s->strata);
+	strata_fini(&s->st);
 	evlive_fini(&s->live);
 	free(s->nframes);
 	free(s->ids);

@@ -34,6 +34,7 @@
 #include "jvmevent.h"
 #include "vmstack.h"
 #include "stackagg.h"
+#include "strata.h"
 
 #define SESSION_MAX_TARGETS 4096
 /* A sample is final (named, counted) this long after it was taken, unless told (settle_ns). */
@@ -182,23 +183,9 @@ struct session_jvm_summary {
 	uint64_t blobs, live;
 };
 
-/* Exact totals (off-CPU and wall by BPF): kinds of time, as threadtime.h counts them. */
-#define SESSION_EXACT_KINDS 18 /* threadtime.h's kinds of wait; on the CPU (wall) */
-
-/*
- * How precise one thread's split of its time among its stacks is: a share read off its frames
- * is within +-points of the truth at 95% (the worst case: a share of one half within each kind
- * of time; each kind's total is exact). effective: how many equally weighed stacks would be as
- * precise.
- */
-struct session_precision {
-	const char *thread; /* its name (the session's, valid until session_free) or NULL */
-	uint32_t tid;
-	uint64_t ns;	  /* its time under stacks */
-	uint32_t stacks;  /* stacks taken */
-	double effective; /* effective number of stacks */
-	double points;	  /* +- points at 95% */
-};
+/* Exact totals (off-CPU and wall by BPF): kinds of time, as the weighing stage counts them
+ * (strata.h: threadtime.h's kinds of wait; on the CPU (wall)). */
+#define SESSION_EXACT_KINDS STRATA_KINDS
 
 struct session_exact {
 	bool on;	     /* each thread's time was counted exactly; else ... */
@@ -216,13 +203,13 @@ struct session_exact {
 	uint64_t laid_ns;      /* ... of threads with no such stack, laid along the CPU samples */
 	uint64_t call_laid;    /* wall: (thread, kind) preempted leaving a system call, no stack: */
 	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call, and their time */
-	/* The last window's threads with stacks, most time first (at most SESSION_MAX_PRECISION;
-	 * valid until the next session call). */
-	const struct session_precision *prec;
+	/* The last window's threads with stacks, most time first, each thread's split as precise
+	 * as strata.h says (at most SESSION_MAX_PRECISION; valid until the next session call). */
+	const struct strata_precision *prec;
 	size_t nprec;
 };
 
-#define SESSION_MAX_PRECISION 4096
+#define SESSION_MAX_PRECISION STRATA_MAX_PRECISION
 
 /* Alloc, live and lock recordings: what the events added up to and what was lost. */
 struct session_ev_summary {
