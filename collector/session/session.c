@@ -291,7 +291,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 					       .evw = s->agent_ev ? &s->evw : NULL,
 					       .ev = ses_on_agent_ev,
 					       .ev_arg = s };
-	s->rc = (struct resolve_ctx){ .table_of = ses_table_of_cb, .arg = s };
+	s->rc = (struct resolve_ctx){ .table_of = session_src_table }; /* .arg: the source */
 	resolve_init(&res, &s->rc);
 	s->agg_opts = ao;
 	s->agg_res = res;
@@ -313,8 +313,10 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	 * no daemon answers on the control path do we listen on the agent socket ourselves.
 	 */
 	if ((rv = ses_find_targets(s, why, whylen)) != 0 ||
-	    (rv = src_open(&s->src_env, &s->src, why, whylen)) != 0 ||
-	    (rv = ses_open_sampler(s, why, whylen)) != 0)
+	    (rv = src_open(&s->src_env, &s->src, why, whylen)) != 0)
+		goto fail;
+	s->rc.arg = s->src; /* the resolvers' code tables: the source's */
+	if ((rv = ses_open_sampler(s, why, whylen)) != 0)
 		goto fail;
 	ses_exact_start(s);
 	s->drain_gap_ns = ses_drain_gap(s);

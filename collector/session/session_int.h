@@ -8,6 +8,7 @@
 #define FG_SESSION_INT_H
 
 #include "session.h"
+#include "notes.h"
 
 #include <poll.h>
 #include <regex.h>
@@ -46,6 +47,8 @@
 #include "tracefs.h"
 #include "util.h"
 #include "vmmem.h"
+
+_Static_assert(NOTES_LEN == SESSION_NOTE_MAX, "a note is as long as session_next_note says");
 
 #define ROOTMEMO 512	   /* outermost frames remembered (struct rootmemo) */
 #define CTL_CLASS_MAX 1024 /* bytes of an event's class name kept as its leaf frame */
@@ -166,7 +169,6 @@ void ses_pump_src(struct session *s);
 nfds_t ses_src_pollfds(const struct session *s, struct pollfd *fds);
 bool ses_src_streaming(const struct session *s);
 const struct codetab *ses_src_table(const struct session *s, uint32_t pid);
-const struct codetab *ses_table_of_cb(void *arg, uint32_t pid);
 void ses_tell_name(struct session *s, const char *name);
 void ses_tell_names(struct session *s);
 uint64_t ses_watermark(const struct session *s, uint64_t now);

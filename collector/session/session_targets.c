@@ -133,11 +133,6 @@ int ses_find_targets(struct session *s, char *why, size_t whylen)
 	return 0;
 }
 
-const struct codetab *ses_table_of_cb(void *arg, uint32_t pid)
-{
-	return ses_src_table(arg, pid);
-}
-
 /* Time up to which JIT lookups are final now. */
 uint64_t ses_watermark(const struct session *s, uint64_t now)
 {

@@ -32,16 +32,16 @@
 #include "evlive.h"
 #include "javaframes.h"
 #include "jvmevent.h"
+#include "session_jvm.h"
 #include "vmstack.h"
 #include "stackagg.h"
 #include "strata.h"
 
-#define SESSION_MAX_TARGETS 4096
 /* A sample is final (named, counted) this long after it was taken, unless told (settle_ns). */
 #define SESSION_SETTLE_NS 1300000000ull
 /* session_opts.let_go: unloaded code kept this long behind the samples named so far. */
 #define SESSION_HISTORY_NS (60ull * 1000000000ull)
-#define SESSION_NOTE_MAX 256
+#define SESSION_NOTE_MAX 256 /* bytes of a note, its NUL included (notes.h: NOTES_LEN) */
 /*
  * The user-stack copy record and top ask for unless told: the kernel's largest (65528 bytes)
  * for CPU samples, 16 KiB for the stacks of off-CPU and wall recordings. Measured on
@@ -159,18 +159,6 @@ struct session_opts {
 #define SESSION_SCOPE_AUTO 0
 #define SESSION_SCOPE_THREADS 1 /* SAMPLER_SCOPE_THREADS */
 #define SESSION_SCOPE_CPUS 2	/* SAMPLER_SCOPE_CPUS */
-
-/* A JVM's agent events (alloc, live, lock recordings). */
-struct session_jvm_events {
-	bool hello_events;	   /* its agent can send events (FGP_HELLO_EVENTS) */
-	bool state_known;	   /* it said what it does (EVENTS) */
-	struct fgp_events state;   /* its last EVENTS: what is on, its drops (cumulative) */
-	struct fgp_events first;   /* its first EVENTS here: the drops before this recording */
-	uint64_t on_after_ns;	   /* its events were on this long after the start (EVENTS) */
-	struct jvm_ev_drops drops; /* what the collector dropped of its events (cumulative) */
-	struct jvm_ev_drops drops_first; /* ... at its first EVENTS here */
-	uint64_t stacks;		 /* its stack events that reached the recording */
-};
 
 struct session_jvm_summary {
 	uint32_t pid;
