@@ -455,9 +455,7 @@ static struct session *open_session(struct roller *r)
 		/* A thread waits inside libc (futex, nanosleep), which keeps no frame pointers:
 		 * off-CPU stacks reach the Java frames above it only through the stack copy and the
 		 * vm unwinder (record's default), which also names interpreted frames. */
-		.stack_copy = r->o.event == FG_EVENT_OFFCPU || r->o.event == FG_EVENT_WALL
-				      ? SESSION_DEFAULT_SWITCH_STACK_COPY
-				      : 0,
+		.stack_copy = evkind_of(r->o.event)->time ? SESSION_DEFAULT_SWITCH_STACK_COPY : 0,
 	};
 	struct session *s;
 	char why[512];

@@ -39,9 +39,9 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 		.thread = threadnames_get(&s->names, r->pid, r->tid),
 	};
 
-	if (s->threads_re_on &&
-	    (!smp.thread || regexec(&s->threads_re, smp.thread, 0, NULL, 0) != 0)) {
-		s->thread_filtered++;
+	if (s->flt.threads_re_on &&
+	    (!smp.thread || regexec(&s->flt.threads_re, smp.thread, 0, NULL, 0) != 0)) {
+		s->flt.thread_filtered++;
 		return;
 	}
 	if (s->o.event != FG_EVENT_CPU) {
@@ -52,20 +52,20 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	}
 	if (r->u.sample.kind == SAMPLER_KIND_SWITCH)
 		smp.leaf = tracefs_state_frame(r->u.sample.state);
-	if (s->jf && r->u.sample.nr_user && ses_user_frames(s, r, &smp, may_defer))
+	if (s->uw.jf && r->u.sample.nr_user && ses_user_frames(s, r, &smp, may_defer))
 		return;
-	if (s->tt_on && r->u.sample.kind == SAMPLER_KIND_SWITCH)
+	if (s->ex.tt_on && r->u.sample.kind == SAMPLER_KIND_SWITCH)
 		smp.stratum = strata_add(
-			&s->st, r->tid,
+			&s->ex.st, r->tid,
 			threadtime_kind_of_state(r->u.sample.state, r->u.sample.sysnr), smp.weight,
 			r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0);
-	else if (s->tt_on)
-		smp.stratum = strata_add(&s->st, r->tid, THREADTIME_CPU, smp.weight, 0.0);
+	else if (s->ex.tt_on)
+		smp.stratum = strata_add(&s->ex.st, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
-	if (s->tt_on && s->o.event == FG_EVENT_WALL && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
+	if (s->ex.tt_on && s->o.event == FG_EVENT_WALL && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
 		/* its copy, for the thread's time preempted by interrupts (STRATA_LAID) */
 		smp.leaf = threadtime_kind_frame(SWITCHTOT_PREEMPTED);
-		smp.stratum = strata_add(&s->st, r->tid, STRATA_LAID, smp.weight, 0.0);
+		smp.stratum = strata_add(&s->ex.st, r->tid, STRATA_LAID, smp.weight, 0.0);
 		if (smp.stratum)
 			(void)stackagg_sample(s->agg, &smp);
 		ses_call_copy(s, r, &smp);
@@ -77,17 +77,17 @@ void ses_walk_deferred(struct session *s, uint64_t w)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < s->ndefer; i++) {
-		struct deferred *d = &s->defer[i];
+	for (size_t i = 0; i < s->uw.ndefer; i++) {
+		struct deferred *d = &s->uw.defer[i];
 
 		if (d->r.time > w) {
-			s->defer[k++] = *d;
+			s->uw.defer[k++] = *d;
 			continue;
 		}
 		on_sample(s, &d->r, false);
 		free(d->buf);
 	}
-	s->ndefer = k;
+	s->uw.ndefer = k;
 }
 
 /* Settle the aggregate up to w, the deferred samples walked first. */
@@ -95,8 +95,8 @@ void ses_settle(struct session *s, uint64_t w)
 {
 	ses_walk_deferred(s, w);
 	stackagg_settle(s->agg, w);
-	if (w > s->named_to)
-		s->named_to = w;
+	if (w > s->life.named_to)
+		s->life.named_to = w;
 }
 
 /* offcpu.h's callback: a switch-out sample weighed (or dropped: weight 0). */
@@ -126,10 +126,10 @@ static void on_switch_sample(struct session *s, const struct perfring_rec *r)
 	}
 	if (!d || !ses_rec_copy(d, &c)) {
 		free(d);
-		offcpu_refused(&s->oc);
+		offcpu_refused(&s->off.oc);
 		return;
 	}
-	offcpu_out(&s->oc, r->tid, r->time, r->u.sample.scale, d);
+	offcpu_out(&s->off.oc, r->tid, r->time, r->u.sample.scale, d);
 }
 
 static int on_record(void *ctx, const struct perfring_rec *r)
@@ -139,7 +139,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
 		if (r->u.sample.kind == SAMPLER_KIND_SWITCH) {
-			if (s->oc_on)
+			if (s->off.oc_on)
 				on_switch_sample(s, r);
 			break;
 		}
@@ -148,16 +148,16 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 			struct perfring_rec c = *r;
 
 			c.u.sample.weight_ns =
-				r->u.sample.period ? r->u.sample.period : s->cpu_interval_ns;
-			s->cpu_ns += c.u.sample.weight_ns;
+				r->u.sample.period ? r->u.sample.period : s->off.cpu_interval_ns;
+			s->off.cpu_ns += c.u.sample.weight_ns;
 			on_sample(s, &c, true);
 			break;
 		}
 		on_sample(s, r, true);
 		break;
 	case PERF_RECORD_SWITCH:
-		if (s->oc_on && !(r->misc & PERF_RECORD_MISC_SWITCH_OUT))
-			offcpu_in(&s->oc, r->tid, r->time);
+		if (s->off.oc_on && !(r->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			offcpu_in(&s->off.oc, r->tid, r->time);
 		break;
 	case PERF_RECORD_MMAP2: {
 		struct procmap_update u = {
@@ -180,8 +180,8 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 		ses_tell_name(s, r->u.comm.comm);
 		break;
 	case PERF_RECORD_EXIT:
-		if (s->oc_on)
-			offcpu_exit(&s->oc, r->u.task.tid, r->u.task.time);
+		if (s->off.oc_on)
+			offcpu_exit(&s->off.oc, r->u.task.tid, r->u.task.time);
 		if (r->u.task.pid == r->u.task.tid) {
 			struct target *t = targets_find(&s->targets, r->u.task.pid);
 
@@ -189,14 +189,14 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 				t->exited = true;
 				t->exit_ts = r->u.task.time;
 				if (s->o.let_go)
-					s->nletgo++;
+					s->life.nletgo++;
 				/* Its events closed once the rings hold nothing more of it. */
 				if (s->so->remove_pid) {
 					t->forget_at = s->now() + FORGET_AFTER_NS;
-					s->nforget++;
+					s->life.nforget++;
 				}
-				if (s->jf)
-					javaframes_forget(s->jf, t->pid);
+				if (s->uw.jf)
+					javaframes_forget(s->uw.jf, t->pid);
 				notes_add(&s->notes, "PID %u exited after %.1f s of recording",
 					  t->pid, (double)(s->now() - s->start_ns) / 1e9);
 			}
@@ -245,18 +245,18 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	s->multi = o->target != SESSION_TARGET_PID;
 	if (evkind_of(o->event)->from_agent && o->event < FG_NEVENTS) {
 		/* The agents' events: no perf sampling, no stack copies. */
-		s->agent_ev = true;
+		s->ae.agent_ev = true;
 		s->o.stack_copy = 0;
 		if (!(seams && seams->sampler))
 			s->so = &ses_null_sampler;
 		ses_evwant_init(s);
-		evweigh_init(&s->wg, fg_now_ns() ^ (uint64_t)getpid() << 32);
-		evlive_init(&s->live, 0, 0);
-		s->nframes = calloc(FGP_MAX_EVENT_DEPTH, sizeof(*s->nframes));
-		s->ids = calloc(STACKAGG_MAX_FRAMES, sizeof(*s->ids));
-		if (!s->nframes || !s->ids) {
-			free(s->nframes);
-			free(s->ids);
+		evweigh_init(&s->ae.wg, fg_now_ns() ^ (uint64_t)getpid() << 32);
+		evlive_init(&s->ae.live, 0, 0);
+		s->ae.nframes = calloc(FGP_MAX_EVENT_DEPTH, sizeof(*s->ae.nframes));
+		s->ae.ids = calloc(STACKAGG_MAX_FRAMES, sizeof(*s->ae.ids));
+		if (!s->ae.nframes || !s->ae.ids) {
+			free(s->ae.nframes);
+			free(s->ae.ids);
 			free(s);
 			return -ENOMEM;
 		}
@@ -267,28 +267,28 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		return -EINVAL;
 	}
 	if (o->threads_regex) {
-		if (regcomp(&s->threads_re, o->threads_regex, REG_EXTENDED | REG_NOSUB) != 0) {
+		if (regcomp(&s->flt.threads_re, o->threads_regex, REG_EXTENDED | REG_NOSUB) != 0) {
 			snprintf(why, whylen, "--threads: not a regular expression: %s",
 				 o->threads_regex);
 			free(s);
 			return -EINVAL;
 		}
-		s->threads_re_on = true;
+		s->flt.threads_re_on = true;
 	}
 	if (evkind_of(o->event)->time) {
-		offcpu_init(&s->oc, o->min_block_ns, on_weighed, s);
-		s->oc_on = true;
+		offcpu_init(&s->off.oc, o->min_block_ns, on_weighed, s);
+		s->off.oc_on = true;
 	}
 	threadnames_init(&s->names);
-	htab_init(&s->names_told);
-	threadtime_init(&s->tt);
-	strata_init(&s->st, o->event == FG_EVENT_WALL);
+	htab_init(&s->flt.names_told);
+	threadtime_init(&s->ex.tt);
+	strata_init(&s->ex.st, evkind_of(o->event)->mode == SAMPLER_MODE_WALL);
 	s->src_env = (struct session_src_env){ .o = &s->o,
 					       .targets = &s->targets,
 					       .notes = &s->notes,
 					       .now = s->now,
 					       .start_ns = &s->start_ns,
-					       .evw = s->agent_ev ? &s->evw : NULL,
+					       .evw = s->ae.agent_ev ? &s->ae.evw : NULL,
 					       .ev = ses_on_agent_ev,
 					       .ev_arg = s };
 	s->rc = (struct resolve_ctx){ .table_of = session_src_table }; /* .arg: the source */
@@ -302,9 +302,9 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		goto fail;
 	/* Interpreted frames are named by reading the sampled JVM's memory: process_vm_readv of
 	 * the sample's own (kernel-given) PID, with the layout its own verified agent sent. */
-	if (o->stack_copy && !(s->vs = vmstack_new()))
+	if (o->stack_copy && !(s->uw.vs = vmstack_new()))
 		goto fail;
-	if (o->stack_copy && !(s->jf = javaframes_new(&vmmem_process, o->lines)))
+	if (o->stack_copy && !(s->uw.jf = javaframes_new(&vmmem_process, o->lines)))
 		goto fail;
 	/*
 	 * Code tables first, so agents can start replaying while the sampler opens. A running
@@ -319,8 +319,8 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if ((rv = ses_open_sampler(s, why, whylen)) != 0)
 		goto fail;
 	ses_exact_start(s);
-	s->drain_gap_ns = ses_drain_gap(s);
-	s->cpu_interval_ns =
+	s->drain.drain_gap_ns = ses_drain_gap(s);
+	s->off.cpu_interval_ns =
 		1000000000ull /
 		(s->so->info(s->sampler)->freq_hz ? s->so->info(s->sampler)->freq_hz : 99);
 	*out = s;
@@ -351,18 +351,18 @@ int session_step(struct session *s, int timeout_ms)
 	if (rv < 0 && errno == EINTR)
 		return -EINTR;
 	ses_pump_src(s);
-	if (s->jf)
-		javaframes_drain(s->jf);
+	if (s->uw.jf)
+		javaframes_drain(s->uw.jf);
 	if (!held) {
 		rv = s->so->poll(s->sampler, 0, on_record, s);
 		if (rv < 0 && rv != -EINTR)
 			return rv;
 		if (rv > 0)
-			s->drained_ns = s->now();
-		s->drain_busy = rv > 0;
+			s->drain.drained_ns = s->now();
+		s->drain.drain_busy = rv > 0;
 	}
 	ses_settle(s, ses_watermark(s, s->now()));
-	if (s->nforget)
+	if (s->life.nforget)
 		ses_forget_exited(s, s->now());
 	if (s->o.let_go)
 		ses_let_go(s, s->now());
@@ -376,10 +376,10 @@ void session_settle_now(struct session *s)
 
 void session_close_window(struct session *s)
 {
-	if (s->tt_on)
+	if (s->ex.tt_on)
 		ses_tt_snapshot(s, s->now());
 	session_settle_now(s);
-	if (s->tt_on)
+	if (s->ex.tt_on)
 		ses_close_window(s);
 	ses_live_into(s, s->agg, false); /* top: what is live now, the table kept */
 }
@@ -400,22 +400,22 @@ void session_finish(struct session *s, int grace_ms)
 
 	s->end_ns = s->now();
 	s->so->disable(s->sampler);
-	if (s->tt_on)
+	if (s->ex.tt_on)
 		ses_tt_snapshot(s, s->end_ns);
-	if (s->jf)
-		javaframes_drain(s->jf);
+	if (s->uw.jf)
+		javaframes_drain(s->uw.jf);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
 	/* Threads still off the CPU: their wait so far. */
-	if (s->oc_on)
-		offcpu_end(&s->oc, s->end_ns);
+	if (s->off.oc_on)
+		offcpu_end(&s->off.oc, s->end_ns);
 	/* Late code events: the JVM reports a compile a little after the code first runs. A
 	 * sample whose walk stopped in code not announced yet waits for it as long as a lookup
 	 * would take it (CODETAB_GRACE_NS after the sample). */
 	until = s->now() + (uint64_t)grace_ms * 1000000ull;
-	for (size_t i = 0; i < s->ndefer; i++)
-		if (s->defer[i].r.time + CODETAB_GRACE_NS > until)
-			until = s->defer[i].r.time + CODETAB_GRACE_NS;
+	for (size_t i = 0; i < s->uw.ndefer; i++)
+		if (s->uw.defer[i].r.time + CODETAB_GRACE_NS > until)
+			until = s->uw.defer[i].r.time + CODETAB_GRACE_NS;
 	while (s->now() < until) {
 		struct pollfd fds[3];
 		int left = (int)((until - s->now()) / 1000000ull);
@@ -429,7 +429,7 @@ void session_finish(struct session *s, int grace_ms)
 	}
 	ses_pump_src(s);
 	ses_settle(s, UINT64_MAX);
-	if (s->tt_on)
+	if (s->ex.tt_on)
 		ses_close_window(s);
 	ses_live_into(s, s->agg, true);
 }
@@ -445,15 +445,15 @@ struct stackagg *session_rotate(struct session *s)
 
 	if (!fresh)
 		return NULL;
-	if (s->tt_on)
+	if (s->ex.tt_on)
 		ses_tt_snapshot(s, s->now());
-	if (s->jf)
-		javaframes_drain(s->jf);
+	if (s->uw.jf)
+		javaframes_drain(s->uw.jf);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
 	ses_pump_src(s);
 	ses_settle(s, UINT64_MAX);
-	if (s->tt_on)
+	if (s->ex.tt_on)
 		ses_close_window(s);
 	ses_live_into(s, s->agg, true); /* the window's samples not freed by its end */
 	done = s->agg;
@@ -474,23 +474,23 @@ void session_close(struct session *s)
 		s->so->close(s->sampler);
 	if (s->src)
 		s->src->ops->close(s->src);
-	if (s->oc_on)
-		offcpu_fini(&s->oc);
-	if (s->threads_re_on)
-		regfree(&s->threads_re);
-	htab_fini(&s->names_told);
-	threadtime_fini(&s->tt);
-	strata_fini(&s->st);
-	evlive_fini(&s->live);
-	free(s->nframes);
-	free(s->ids);
+	if (s->off.oc_on)
+		offcpu_fini(&s->off.oc);
+	if (s->flt.threads_re_on)
+		regfree(&s->flt.threads_re);
+	htab_fini(&s->flt.names_told);
+	threadtime_fini(&s->ex.tt);
+	strata_fini(&s->ex.st);
+	evlive_fini(&s->ae.live);
+	free(s->ae.nframes);
+	free(s->ae.ids);
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
-	javaframes_free(s->jf);
-	vmstack_free(s->vs);
-	for (size_t i = 0; i < s->ndefer; i++)
-		free(s->defer[i].buf);
-	free(s->defer);
+	javaframes_free(s->uw.jf);
+	vmstack_free(s->uw.vs);
+	for (size_t i = 0; i < s->uw.ndefer; i++)
+		free(s->uw.defer[i].buf);
+	free(s->uw.defer);
 	symbolizer_free(s->sz);
 	threadnames_fini(&s->names);
 	free(s);

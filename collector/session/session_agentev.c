@@ -15,7 +15,7 @@ void ses_evwant_init(struct session *s)
 {
 	const struct session_opts *o = &s->o;
 
-	s->evw = (struct jvm_evwant){
+	s->ae.evw = (struct jvm_evwant){
 		.on = evkind_of(o->event)->agent_on,
 		.alloc_interval = o->alloc_interval ? o->alloc_interval : FG_ALLOC_INTERVAL_DEFAULT,
 		.lock_us = (uint32_t)(o->lock_threshold_us > UINT32_MAX ? UINT32_MAX
@@ -29,14 +29,14 @@ static size_t ev_frames(struct session *s, const struct jvm_event *ev, bool *tru
 {
 	size_t n = ev->depth;
 
-	if (n > s->evw.depth) {
-		n = s->evw.depth; /* another consumer asked the agent for deeper stacks */
+	if (n > s->ae.evw.depth) {
+		n = s->ae.evw.depth; /* another consumer asked the agent for deeper stacks */
 		*truncated = true;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct jvm_ev_frame *f = &ev->frames[n - 1 - i];
 
-		s->nframes[i] = (struct stackagg_nframe){ f->name, f->len, f->line };
+		s->ae.nframes[i] = (struct stackagg_nframe){ f->name, f->len, f->line };
 	}
 	return n;
 }
@@ -45,23 +45,23 @@ static size_t ev_frames(struct session *s, const struct jvm_event *ev, bool *tru
 static int ev_weigh(struct session *s, const struct jvm_event *ev, uint64_t *w, uint64_t *aux)
 {
 	if (ev->kind == FGP_EV_LOCK) {
-		*w = evweigh_lock_us(&s->wg, ev->value);
+		*w = evweigh_lock_us(&s->ae.wg, ev->value);
 		*aux = 1;
 		return 0;
 	}
-	return evweigh_alloc(&s->wg, ev->value, ev->interval, w, aux);
+	return evweigh_alloc(&s->ae.wg, ev->value, ev->interval, w, aux);
 }
 
 /* Count what an event added to the totals. */
 static void ev_total(struct session *s, const struct jvm_event *ev, uint64_t w, uint64_t aux)
 {
-	s->ev.counted++;
+	s->ae.ev.counted++;
 	if (ev->kind == FGP_EV_LOCK) {
-		s->ev.waits += aux;
-		s->ev.waited_us += w;
+		s->ae.ev.waits += aux;
+		s->ae.ev.waited_us += w;
 	} else if (s->o.event == FG_EVENT_ALLOC) {
-		s->ev.bytes += w;
-		s->ev.objects += aux;
+		s->ae.ev.bytes += w;
+		s->ae.ev.objects += aux;
 	}
 }
 
@@ -75,50 +75,51 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 
 	if (lock != (ev->kind == FGP_EV_LOCK))
 		return; /* another consumer's kind */
-	s->ev.events++;
+	s->ae.ev.events++;
 	t->ev.stacks++;
 	if (lock && ev->value < s->o.lock_threshold_us * 1000) {
-		s->ev.short_own++;
+		s->ae.ev.short_own++;
 		return;
 	}
 	nm.thread = ev->host_tid ? threadnames_get(&s->names, t->pid, ev->host_tid) : "[tid ?]";
 	if (!ev->host_tid)
-		s->ev.no_thread++;
-	if (s->threads_re_on && (!nm.thread || regexec(&s->threads_re, nm.thread, 0, NULL, 0))) {
-		s->ev.filtered++;
+		s->ae.ev.no_thread++;
+	if (s->flt.threads_re_on &&
+	    (!nm.thread || regexec(&s->flt.threads_re, nm.thread, 0, NULL, 0))) {
+		s->ae.ev.filtered++;
 		return;
 	}
 	if (ev_weigh(s, ev, &w, &aux) != 0) {
-		s->ev.bad++;
+		s->ae.ev.bad++;
 		return;
 	}
 	len = ev->cls.len < CTL_CLASS_MAX ? ev->cls.len : CTL_CLASS_MAX;
-	memcpy(s->leaf, ev->cls.ptr, len);
-	s->leaf[len] = '\0';
+	memcpy(s->ae.leaf, ev->cls.ptr, len);
+	s->ae.leaf[len] = '\0';
 	nm.process = ses_process_root(s, t->pid);
-	nm.frames = s->nframes;
+	nm.frames = s->ae.nframes;
 	nm.n = ev_frames(s, ev, &truncated);
 	nm.truncated = truncated;
-	nm.leaf = s->leaf;
+	nm.leaf = s->ae.leaf;
 	nm.ts = ev->ts;
 	if (s->o.event != FG_EVENT_LIVE) {
 		if (stackagg_named(s->agg, &nm, w, aux) != 0)
-			s->ev.dropped++;
+			s->ae.ev.dropped++;
 		else
 			ev_total(s, ev, w, aux);
 		return;
 	}
 	if (!ev->tag) {
-		s->ev.untagged++;
+		s->ae.ev.untagged++;
 		return;
 	}
-	if (stackagg_named_ids(s->agg, &nm, s->ids, &nids) != 0) {
-		s->ev.dropped++;
+	if (stackagg_named_ids(s->agg, &nm, s->ae.ids, &nids) != 0) {
+		s->ae.ev.dropped++;
 		return;
 	}
-	if (evlive_add_at(&s->live, t->pid, ev->tag, s->ids, nids, w, aux, ev->ts, ev->host_tid) ==
-	    0)
-		s->ev.counted++;
+	if (evlive_add_at(&s->ae.live, t->pid, ev->tag, s->ae.ids, nids, w, aux, ev->ts,
+			  ev->host_tid) == 0)
+		s->ae.ev.counted++;
 }
 
 /* The sources' sink (session_src_env.ev): an event of a target's agent. */
@@ -135,7 +136,7 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 			t->ev.first = ev->state;
 			t->ev.drops_first = ev->drops;
 		}
-		if (!t->ev.on_after_ns && (ev->state.on & s->evw.on) == s->evw.on)
+		if (!t->ev.on_after_ns && (ev->state.on & s->ae.evw.on) == s->ae.evw.on)
 			t->ev.on_after_ns = s->now() - s->start_ns + 1;
 		t->ev.state_known = true;
 		t->ev.state = ev->state;
@@ -144,12 +145,12 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 	case JVM_EV_FREE:
 		if (s->o.event != FG_EVENT_LIVE)
 			break;
-		s->ev.frees += ev->ntags;
+		s->ae.ev.frees += ev->ntags;
 		for (uint32_t i = 0; i < ev->ntags; i++)
-			(void)evlive_free(&s->live, t->pid, ev->tags[i]);
+			(void)evlive_free(&s->ae.live, t->pid, ev->tags[i]);
 		break;
 	case JVM_EV_STACK:
-		if (s->agent_ev)
+		if (s->ae.agent_ev)
 			ev_stack(s, t, ev);
 		break;
 	}
@@ -160,19 +161,19 @@ void ses_live_into(struct session *s, struct stackagg *a, bool clear)
 {
 	if (s->o.event != FG_EVENT_LIVE)
 		return;
-	for (size_t i = 0; i < s->live.n; i++) {
-		const struct evlive_ent *e = &s->live.v[i];
+	for (size_t i = 0; i < s->ae.live.n; i++) {
+		const struct evlive_ent *e = &s->ae.live.v[i];
 
 		if (!e->ids)
 			continue;
 		if (clear) {
-			s->ev.bytes += e->bytes;
-			s->ev.objects += e->objects;
+			s->ae.ev.bytes += e->bytes;
+			s->ae.ev.objects += e->objects;
 		} else {
 			(void)stackagg_add_ids_at(a, e->ids, e->n, e->bytes, e->objects, e->ts,
 						  e->tid);
 		}
 	}
 	if (clear)
-		(void)evlive_flush(&s->live, a);
+		(void)evlive_flush(&s->ae.live, a);
 }

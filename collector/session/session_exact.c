@@ -16,11 +16,11 @@
 /* The snapshot that ends the window at t: the program's counts, then /proc's. */
 void ses_tt_snapshot(struct session *s, uint64_t t)
 {
-	threadtime_begin(&s->tt, t);
-	(void)s->so->totals(s->sampler, threadtime_add_count, &s->tt);
+	threadtime_begin(&s->ex.tt, t);
+	(void)s->so->totals(s->sampler, threadtime_add_count, &s->ex.tt);
 	for (size_t i = 0; i < s->targets.n; i++)
 		if (!s->targets.v[i].exited)
-			threadtime_read_proc(&s->tt, s->targets.v[i].pid);
+			threadtime_read_proc(&s->ex.tt, s->targets.v[i].pid);
 }
 
 /* threadtime_end's visitor: one thread's exact window, its strata scaled to it (strata.h) and
@@ -33,17 +33,17 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 
 	if (r->exited && s->so->forget_thread)
 		(void)s->so->forget_thread(s->sampler, r->tid);
-	if (s->threads_re_on && (!name || regexec(&s->threads_re, name, 0, NULL, 0) != 0)) {
-		s->exact.filtered++;
+	if (s->flt.threads_re_on && (!name || regexec(&s->flt.threads_re, name, 0, NULL, 0) != 0)) {
+		s->ex.exact.filtered++;
 		return;
 	}
-	s->exact.threads++;
-	strata_thread(&s->st, r, name, &out);
+	s->ex.exact.threads++;
+	strata_thread(&s->ex.st, r, name, &out);
 	for (unsigned k = 0; k < STRATA_KINDS; k++) {
 		struct stackagg_sample smp = {
 			.pid = r->pid,
 			.tid = r->tid,
-			.ts = s->tt.b.t,
+			.ts = s->ex.tt.b.t,
 			.process = ses_process_root(s, r->pid),
 			.thread = name,
 			.weight = out.nostack_us[k],
@@ -59,11 +59,11 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 /* The window's snapshot was taken (tt_snapshot): count it and scale the aggregate's strata. */
 void ses_close_window(struct session *s)
 {
-	strata_close_begin(&s->st);
-	(void)threadtime_end(&s->tt, on_thread_time, s);
-	(void)stackagg_fold_strata(s->agg, strata_scale, &s->st);
-	strata_next(&s->st);
-	s->exact.windows++;
+	strata_close_begin(&s->ex.st);
+	(void)threadtime_end(&s->ex.tt, on_thread_time, s);
+	(void)stackagg_fold_strata(s->agg, strata_scale, &s->ex.st);
+	strata_next(&s->ex.st);
+	s->ex.exact.windows++;
 }
 
 /* Count each thread's time exactly when the BPF program takes the stacks (and no minimum
@@ -72,21 +72,22 @@ void ses_exact_start(struct session *s)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
 
-	if (s->o.event == FG_EVENT_CPU || s->agent_ev)
+	if (s->o.event == FG_EVENT_CPU || s->ae.agent_ev)
 		return;
 	if (!s->so->totals || si->switch_bpf_err != 0) {
-		s->exact.why_off = "the BPF program is not running (stacks by tracepoint events)";
+		s->ex.exact.why_off =
+			"the BPF program is not running (stacks by tracepoint events)";
 		return;
 	}
 	if (s->o.min_block_ns) {
-		s->exact.why_off = "--min-block leaves short waits out of the stacks";
+		s->ex.exact.why_off = "--min-block leaves short waits out of the stacks";
 		return;
 	}
-	s->tt_on = true;
-	s->exact.on = true;
+	s->ex.tt_on = true;
+	s->ex.exact.on = true;
 	s->start_ns = s->now();
 	ses_tt_snapshot(s, s->start_ns);
-	(void)threadtime_end(&s->tt, on_thread_time, s);
+	(void)threadtime_end(&s->ex.tt, on_thread_time, s);
 }
 
 /* The system call a CPU sample was taken in, as the kind of a preemption leaving it
@@ -119,7 +120,7 @@ void ses_call_copy(struct session *s, const struct perfring_rec *r, struct stack
 	smp->kernel = NULL;
 	smp->nr_kernel = 0;
 	smp->leaf = threadtime_kind_detail(kind);
-	smp->stratum = strata_add(&s->st, r->tid, lk, smp->weight, 0.0);
+	smp->stratum = strata_add(&s->ex.st, r->tid, lk, smp->weight, 0.0);
 	if (smp->stratum)
 		(void)stackagg_sample(s->agg, smp);
 }

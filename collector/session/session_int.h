@@ -64,27 +64,8 @@ struct deferred {
 #define FORGET_AFTER_NS 2000000000ull
 #define PRUNE_EVERY_NS 10000000000ull /* session_opts.let_go: the tables' history pruned */
 
-struct session {
-	struct session_opts o;
-	uint64_t start_ns, end_ns;
-
-	struct targets targets;
-	size_t nforget;	    /* targets with forget_at set */
-	uint64_t forgotten; /* targets whose events were closed after their exit */
-	size_t nletgo;	    /* let_go: exited targets not let go yet */
-	uint64_t named_to;  /* every sample up to here is named (the highest watermark settled) */
-	uint64_t pruned_at; /* when the tables' history was last pruned (let_go) */
-	bool multi;	    /* more than one process possible: process root frames */
-	struct threadnames names;
-
-	const struct session_sampler_ops *so; /* the sampler's calls (session_seam.h) */
-	void *sampler;
-	uint64_t (*now)(void); /* the clock */
-	struct symbolizer *sz;
-	struct resolve_ctx rc; /* the resolvers' view of sz and the code tables */
-	struct stackagg *agg;
-	struct stackagg_opts agg_opts; /* for session_rotate's fresh aggregators */
-	struct stackagg_resolver agg_res;
+/* How a sample's user frames are found (session_unwind.c). */
+struct ses_unwind {
 	struct javaframes *jf; /* interpreted frames; NULL without a stack copy */
 	struct stackagg_uframe uframes[STACKAGG_MAX_FRAMES];
 	struct vmstack *vs; /* unwinding without frame pointers; NULL without a stack copy */
@@ -98,37 +79,12 @@ struct session {
 	} roots[ROOTMEMO];
 	struct deferred *defer; /* DEFER_MAX of them, allocated at the first use */
 	size_t ndefer;
+};
 
-	/* where the code tables come from (session_src.h) */
-	struct session_src_env src_env;
-	struct session_source *src;
-
-	/* session_step's waits: the shortest time between two drains of the rings, and when the
-	 * last drain that delivered records ran */
-	uint64_t drain_gap_ns, drained_ns;
-	bool drain_busy; /* the last drain delivered records */
-
-	struct notes notes;
-
-	/* off-CPU and wall (offcpu.h); thread filter */
-	struct offcpu oc;
-	bool oc_on;
-	uint64_t cpu_ns, thread_filtered;
-	uint64_t cpu_interval_ns; /* wall: a CPU sample's weight when it carries no period */
-	regex_t threads_re;
-	bool threads_re_on;
-	bool tt_on;		/* exact totals (below) */
-	bool agent_ev;		/* the agents' events (below), no perf sampling */
-	struct htab names_told; /* hashes of the thread names the sampler was told about */
-
-	/* Exact totals, sampled shapes (off-CPU and wall by BPF): each thread's exact time in a
-	 * window (threadtime.h), its stacks scaled to it by the weighing stage (strata.h). */
-	struct threadtime tt;
-	struct strata st;
-	struct session_exact exact; /* its windows and threads; the rest is st.tot */
-
-	/* Agent events (alloc, live, lock): what is asked of the agents, the weighing, the live
-	 * table, the frames of the event being counted. */
+/* Agent events (alloc, live, lock; session_agentev.c): what is asked of the agents, the
+ * weighing, the live table, the frames of the event being counted. */
+struct ses_agentev {
+	bool agent_ev; /* the recording is of the agents' events, no perf sampling */
 	struct jvm_evwant evw;
 	struct evweigh wg;
 	struct evlive live;
@@ -136,6 +92,78 @@ struct session {
 	struct stackagg_nframe *nframes; /* FGP_MAX_EVENT_DEPTH */
 	uint32_t *ids;			 /* STACKAGG_MAX_FRAMES */
 	char leaf[CTL_CLASS_MAX + 1];
+};
+
+/* Exact totals, sampled shapes (off-CPU and wall by BPF; session_exact.c): each thread's exact
+ * time in a window (threadtime.h), its stacks scaled to it by the weighing stage (strata.h). */
+struct ses_exact {
+	bool tt_on;
+	struct threadtime tt;
+	struct strata st;
+	struct session_exact exact; /* its windows and threads; the rest is st.tot */
+};
+
+/* Off-CPU and wall: each switch-out's stack weighed by its wait (offcpu.h). */
+struct ses_offcpu {
+	struct offcpu oc;
+	bool oc_on;
+	uint64_t cpu_ns;	  /* wall: the CPU samples' time */
+	uint64_t cpu_interval_ns; /* wall: a CPU sample's weight when it carries no period */
+};
+
+/* --threads. */
+struct ses_filter {
+	regex_t threads_re;
+	bool threads_re_on;
+	struct htab names_told; /* hashes of the thread names the sampler was told about */
+	uint64_t thread_filtered;
+};
+
+/* What becomes of exited targets (session_targets.c). */
+struct ses_life {
+	size_t nforget;	    /* targets with forget_at set */
+	uint64_t forgotten; /* targets whose events were closed after their exit */
+	size_t nletgo;	    /* let_go: exited targets not let go yet */
+	uint64_t named_to;  /* every sample up to here is named (the highest watermark settled) */
+	uint64_t pruned_at; /* when the tables' history was last pruned (let_go) */
+};
+
+/* session_step's waits: the shortest time between two drains of the rings, and when the last
+ * drain that delivered records ran. */
+struct ses_drain {
+	uint64_t drain_gap_ns, drained_ns;
+	bool drain_busy; /* the last drain delivered records */
+};
+
+struct session {
+	struct session_opts o;
+	uint64_t start_ns, end_ns;
+	struct targets targets;
+	struct ses_life life;
+	bool multi; /* more than one process possible: process root frames */
+	struct threadnames names;
+	struct notes notes;
+
+	const struct session_sampler_ops *so; /* the sampler's calls (session_seam.h) */
+	void *sampler;
+	struct ses_drain drain;
+	uint64_t (*now)(void); /* the clock */
+
+	/* where the code tables come from (session_src.h) */
+	struct session_src_env src_env;
+	struct session_source *src;
+
+	struct symbolizer *sz;
+	struct resolve_ctx rc; /* the resolvers' view of sz and the code tables */
+	struct stackagg *agg;
+	struct stackagg_opts agg_opts; /* for session_rotate's fresh aggregators */
+	struct stackagg_resolver agg_res;
+
+	struct ses_unwind uw;
+	struct ses_filter flt;
+	struct ses_offcpu off;
+	struct ses_exact ex;
+	struct ses_agentev ae;
 };
 
 /* session.c: the router */

@@ -228,7 +228,7 @@ int ses_open_sampler(struct session *s, char *why, size_t whylen)
 	for (size_t i = 0; i < n; i++)
 		pids[i] = (pid_t)s->targets.v[i].pid;
 	smo.mode = evkind_of(s->o.event)->mode;
-	smo.thread_filter = s->threads_re_on;
+	smo.thread_filter = s->flt.threads_re_on;
 	/* exact_start: with --min-block nothing is laid along the CPU samples */
 	smo.keep_preempted = s->o.min_block_ns != 0;
 	s->start_ns = s->now();
@@ -282,7 +282,7 @@ int ses_open_sampler(struct session *s, char *why, size_t whylen)
  */
 bool ses_hold_samples(const struct session *s, uint64_t now)
 {
-	if (!s->jf || now - s->start_ns >= s->o.agent_wait_ns)
+	if (!s->uw.jf || now - s->start_ns >= s->o.agent_wait_ns)
 		return false;
 	if (ses_src_streaming(s))
 		return true; /* the daemon is still streaming the tables' history */
@@ -302,14 +302,14 @@ bool ses_hold_samples(const struct session *s, uint64_t now)
  */
 int ses_step_wait(const struct session *s, uint64_t now, bool held, int timeout_ms, bool *rings)
 {
-	uint64_t next = s->drained_ns + s->drain_gap_ns;
+	uint64_t next = s->drain.drained_ns + s->drain.drain_gap_ns;
 	int gap_ms;
 
 	*rings = false;
 	if (held) /* the source's state changes without a message: look again soon */
 		return timeout_ms < 0 || timeout_ms > HOLD_POLL_MS ? HOLD_POLL_MS : timeout_ms;
 	*rings = true;
-	if (!s->drain_busy)
+	if (!s->drain.drain_busy)
 		return timeout_ms;
 	gap_ms = now >= next ? 0 : (int)((next - now + 999999ull) / 1000000ull);
 	return timeout_ms >= 0 && timeout_ms < gap_ms ? timeout_ms : gap_ms;

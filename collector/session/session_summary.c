@@ -40,11 +40,11 @@ void session_summary(const struct session *s, struct session_summary *out)
 	s->so->stats(s->sampler, &ss);
 	symbolizer_stats(s->sz, &zs);
 	out->src = s->src ? s->src->kind : SESSION_SRC_AUTO;
-	out->ev = s->ev;
-	out->ev.alloc_interval = s->evw.alloc_interval;
-	out->ev.lock_threshold_us = s->evw.lock_us;
-	out->ev.depth = s->evw.depth;
-	evlive_stats(&s->live, &out->ev.live);
+	out->ev = s->ae.ev;
+	out->ev.alloc_interval = s->ae.evw.alloc_interval;
+	out->ev.lock_threshold_us = s->ae.evw.lock_us;
+	out->ev.depth = s->ae.evw.depth;
+	evlive_stats(&s->ae.live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;
 	out->per_cpu = si->scope == SAMPLER_SCOPE_CPUS;
@@ -69,28 +69,28 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->ring_bytes = si->ring_bytes;
 	out->ring_bytes_wanted = si->ring_bytes_wanted;
 	out->stack_samples = ss.stack_samples;
-	if (s->jf)
-		javaframes_stats(s->jf, &out->java);
-	if (s->vs)
-		vmstack_stats(s->vs, &out->vm);
-	out->unwound_fp = s->unwound_fp;
-	out->unwound_vm = s->unwound_vm;
+	if (s->uw.jf)
+		javaframes_stats(s->uw.jf, &out->java);
+	if (s->uw.vs)
+		vmstack_stats(s->uw.vs, &out->vm);
+	out->unwound_fp = s->uw.unwound_fp;
+	out->unwound_vm = s->uw.unwound_vm;
 	out->event = s->o.event;
-	out->thread_filtered = s->thread_filtered;
-	out->exact = s->exact;
-	memcpy(out->exact.ns, s->st.tot.ns, sizeof(out->exact.ns));
-	out->exact.strata = s->st.tot.strata;
-	out->exact.sampled_us = s->st.tot.sampled_us;
-	out->exact.nostack = s->st.tot.nostack;
-	out->exact.nostack_ns = s->st.tot.nostack_ns;
-	out->exact.irq_ns = s->st.tot.irq_ns;
-	out->exact.laid_ns = s->st.tot.laid_ns;
-	out->exact.call_laid = s->st.tot.call_laid;
-	out->exact.call_laid_ns = s->st.tot.call_laid_ns;
-	out->exact.prec = s->st.prec;
-	out->exact.nprec = s->st.nprec;
-	out->exact.over += s->tt.over + ss.totals_full;
-	if (s->oc_on) {
+	out->thread_filtered = s->flt.thread_filtered;
+	out->exact = s->ex.exact;
+	memcpy(out->exact.ns, s->ex.st.tot.ns, sizeof(out->exact.ns));
+	out->exact.strata = s->ex.st.tot.strata;
+	out->exact.sampled_us = s->ex.st.tot.sampled_us;
+	out->exact.nostack = s->ex.st.tot.nostack;
+	out->exact.nostack_ns = s->ex.st.tot.nostack_ns;
+	out->exact.irq_ns = s->ex.st.tot.irq_ns;
+	out->exact.laid_ns = s->ex.st.tot.laid_ns;
+	out->exact.call_laid = s->ex.st.tot.call_laid;
+	out->exact.call_laid_ns = s->ex.st.tot.call_laid_ns;
+	out->exact.prec = s->ex.st.prec;
+	out->exact.nprec = s->ex.st.nprec;
+	out->exact.over += s->ex.tt.over + ss.totals_full;
+	if (s->off.oc_on) {
 		out->switch_period = si->switch_period;
 		out->min_block_ns = s->o.min_block_ns;
 		out->tracefs_dir = si->tracefs_dir;
@@ -113,15 +113,15 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->switch_period_ns = ss.switch_period_ns;
 		out->stacks_short = ss.stack_short;
 		out->stacks_none = ss.stack_none;
-		out->offcpu_emitted = s->oc.st.emitted;
-		out->offcpu_ns = s->oc.st.emitted_ns;
-		out->offcpu_under_min = s->oc.st.under_min;
-		out->offcpu_under_min_ns = s->oc.st.under_min_ns;
-		out->offcpu_unmatched = s->oc.st.unmatched;
-		out->offcpu_full = s->oc.st.full;
-		out->offcpu_exited = s->oc.st.exited;
-		out->offcpu_open_at_end = s->oc.st.open_at_end;
-		out->cpu_ns = s->cpu_ns;
+		out->offcpu_emitted = s->off.oc.st.emitted;
+		out->offcpu_ns = s->off.oc.st.emitted_ns;
+		out->offcpu_under_min = s->off.oc.st.under_min;
+		out->offcpu_under_min_ns = s->off.oc.st.under_min_ns;
+		out->offcpu_unmatched = s->off.oc.st.unmatched;
+		out->offcpu_full = s->off.oc.st.full;
+		out->offcpu_exited = s->off.oc.st.exited;
+		out->offcpu_open_at_end = s->off.oc.st.open_at_end;
+		out->cpu_ns = s->off.cpu_ns;
 	}
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
@@ -137,7 +137,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 		js->ev = t->ev;
 		/* A JVM that cannot give what was asked was said so at its hello (session_src). */
 		js->ev.hello_events = t->hello_known && (t->hello_flags & FGP_HELLO_EVENTS) &&
-				      !session_src_jvm_cannot(s->evw.on, t->hello_flags);
+				      !session_src_jvm_cannot(s->ae.evw.on, t->hello_flags);
 		js->exited = t->exited;
 		js->connected_ever = t->connected;
 		js->jvm = t->jvm;

@@ -39,11 +39,12 @@ void ses_tell_name(struct session *s, const char *name)
 	uint64_t h = fg_hash_bytes(name, strlen(name), 0);
 	bool keep;
 
-	if (!s->threads_re_on || !s->sampler || !s->so->keep_name || htab_get(&s->names_told, h))
+	if (!s->flt.threads_re_on || !s->sampler || !s->so->keep_name ||
+	    htab_get(&s->flt.names_told, h))
 		return;
-	keep = regexec(&s->threads_re, name, 0, NULL, 0) == 0;
+	keep = regexec(&s->flt.threads_re, name, 0, NULL, 0) == 0;
 	if (s->so->keep_name(s->sampler, name, keep) == 0)
-		(void)htab_put(&s->names_told, h, 1);
+		(void)htab_put(&s->flt.names_told, h, 1);
 }
 
 /* ses_tell_name() of every thread name known. */
@@ -164,15 +165,15 @@ const char *ses_process_root(struct session *s, uint32_t pid)
 /* Close the sampling events of targets that exited a while ago (long runs of --all, watch). */
 void ses_forget_exited(struct session *s, uint64_t now)
 {
-	for (size_t i = 0; i < s->targets.n && s->nforget; i++) {
+	for (size_t i = 0; i < s->targets.n && s->life.nforget; i++) {
 		struct target *t = &s->targets.v[i];
 
 		if (!t->forget_at || now < t->forget_at)
 			continue;
 		(void)s->so->remove_pid(s->sampler, (pid_t)t->pid);
 		t->forget_at = 0;
-		s->nforget--;
-		s->forgotten++;
+		s->life.nforget--;
+		s->life.forgotten++;
 	}
 }
 
@@ -182,11 +183,11 @@ void ses_forget_exited(struct session *s, uint64_t now)
  */
 void ses_let_go(struct session *s, uint64_t now)
 {
-	for (size_t i = 0; i < s->targets.n && s->nletgo; i++) {
+	for (size_t i = 0; i < s->targets.n && s->life.nletgo; i++) {
 		struct target *t = &s->targets.v[i];
 		struct codetab_stats cs;
 
-		if (!t->exited || t->let_go || s->named_to <= t->exit_ts)
+		if (!t->exited || t->let_go || s->life.named_to <= t->exit_ts)
 			continue;
 		if (t->tab) {
 			codetab_stats(t->tab, &cs);
@@ -198,12 +199,12 @@ void ses_let_go(struct session *s, uint64_t now)
 		if (s->src && s->src->ops->forget)
 			s->src->ops->forget(s->src, t->pid);
 		t->let_go = true;
-		s->nletgo--;
+		s->life.nletgo--;
 	}
-	if (now - s->pruned_at < PRUNE_EVERY_NS || s->named_to <= SESSION_HISTORY_NS)
+	if (now - s->life.pruned_at < PRUNE_EVERY_NS || s->life.named_to <= SESSION_HISTORY_NS)
 		return;
-	s->pruned_at = now;
+	s->life.pruned_at = now;
 	for (size_t i = 0; i < s->targets.n; i++)
 		if (s->targets.v[i].tab)
-			codetab_prune(s->targets.v[i].tab, s->named_to - SESSION_HISTORY_NS);
+			codetab_prune(s->targets.v[i].tab, s->life.named_to - SESSION_HISTORY_NS);
 }

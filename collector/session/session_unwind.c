@@ -73,7 +73,7 @@ static bool maps_root_at(void *arg, uint32_t pid, uint64_t ts, uint64_t pc, bool
 {
 	struct session *s = arg;
 	uint64_t h = (pc ^ (pc >> 13)) * 0x9e3779b97f4a7c15ull;
-	struct rootmemo *m = &s->roots[(h ^ pid) % ROOTMEMO];
+	struct rootmemo *m = &s->uw.roots[(h ^ pid) % ROOTMEMO];
 	const struct codetab *tab = ses_src_table(s, pid);
 	const struct codeblob *b;
 	struct sym_result sr;
@@ -104,18 +104,18 @@ bool ses_rec_copy(struct deferred *d, const struct perfring_rec *r)
 
 static bool defer_sample(struct session *s, const struct perfring_rec *r)
 {
-	if (s->ndefer == DEFER_MAX ||
-	    (!s->defer && !(s->defer = calloc(DEFER_MAX, sizeof(*s->defer)))))
+	if (s->uw.ndefer == DEFER_MAX ||
+	    (!s->uw.defer && !(s->uw.defer = calloc(DEFER_MAX, sizeof(*s->uw.defer)))))
 		return false;
-	if (!ses_rec_copy(&s->defer[s->ndefer], r))
+	if (!ses_rec_copy(&s->uw.defer[s->uw.ndefer], r))
 		return false;
-	s->ndefer++;
+	s->uw.ndefer++;
 	return true;
 }
 
 /*
  * The user part of a sample: the kernel's chain, or the vm unwinder's (smp->user replaced);
- * interpreted frames named and a `[truncated]` marker set in s->uframes (smp->uframes).
+ * interpreted frames named and a `[truncated]` marker set in s->uw.uframes (smp->uframes).
  * true when the sample waits instead (may_defer: its walk stopped in code not announced yet,
  * and the code tables are not complete up to its time).
  */
@@ -140,36 +140,37 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 
 	if (s->o.unwind_check && !use_vm(s, r->pid))
 		vi.kernel = NULL; /* the check compares the walk alone with the kernel's chain */
-	if (s->vs && tab && regs_ok && (use_vm(s, r->pid) || s->o.unwind_check)) {
+	if (s->uw.vs && tab && regs_ok && (use_vm(s, r->pid) || s->o.unwind_check)) {
 		/* Code may be announced a little after it first runs: walk such a sample once
 		 * the tables are complete up to its time, as symbolization waits for them. */
 		vi.may_defer =
 			may_defer && use_vm(s, r->pid) && r->time > ses_watermark(s, s->now());
-		rv = vmstack_unwind(s->vs, &vi, &vo);
+		rv = vmstack_unwind(s->uw.vs, &vi, &vo);
 		if (rv == -EAGAIN) {
 			if (defer_sample(s, r))
 				return true;
 			vi.may_defer = false;
-			rv = vmstack_unwind(s->vs, &vi, &vo);
+			rv = vmstack_unwind(s->uw.vs, &vi, &vo);
 		}
 		if (rv == 0 && s->o.unwind_check && !use_vm(s, r->pid)) {
-			vmstack_check(s->vs, &vo, r->u.sample.user, r->u.sample.nr_user);
-			vmstack_fp_walk(s->vs, &regs, &st, r->u.sample.user, r->u.sample.nr_user);
+			vmstack_check(s->uw.vs, &vo, r->u.sample.user, r->u.sample.nr_user);
+			vmstack_fp_walk(s->uw.vs, &regs, &st, r->u.sample.user,
+					r->u.sample.nr_user);
 		} else if (rv == 0)
 			vm = true;
-	} else if (s->vs && tab && regs_ok && !use_vm(s, r->pid)) {
+	} else if (s->uw.vs && tab && regs_ok && !use_vm(s, r->pid)) {
 		/* Frame pointers, and the stack copy where their chain stops short of a root. */
-		vm = vmstack_hybrid(s->vs, &vi, &vo) == 1;
+		vm = vmstack_hybrid(s->uw.vs, &vi, &vo) == 1;
 	}
 	if (vm) {
 		smp->user = vo.user;
 		smp->nr_user = vo.nr_user;
 		smp->user_rooted = vo.end == UNW_END_ROOT;
-		s->unwound_vm++;
+		s->uw.unwound_vm++;
 	} else {
-		s->unwound_fp++;
+		s->uw.unwound_fp++;
 	}
-	if (s->jf && tab && smp->nr_user) {
+	if (s->uw.jf && tab && smp->nr_user) {
 		struct javaframes_in in = {
 			.pid = r->pid,
 			.ts = r->time,
@@ -181,15 +182,15 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 			.walk = vm ? vo.walk : NULL,
 		};
 
-		named = javaframes_name(s->jf, &in, s->uframes) > 0;
+		named = javaframes_name(s->uw.jf, &in, s->uw.uframes) > 0;
 	}
 	if (vm && vo.truncated) {
 		if (!named)
-			memset(s->uframes, 0, smp->nr_user * sizeof(s->uframes[0]));
-		s->uframes[smp->nr_user - 1] =
+			memset(s->uw.uframes, 0, smp->nr_user * sizeof(s->uw.uframes[0]));
+		s->uw.uframes[smp->nr_user - 1] =
 			(struct stackagg_uframe){ "[truncated]", true, true };
 		named = true;
 	}
-	smp->uframes = named ? s->uframes : NULL;
+	smp->uframes = named ? s->uw.uframes : NULL;
 	return false;
 }
