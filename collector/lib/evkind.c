@@ -113,7 +113,7 @@ static const struct evkind kinds[FG_NEVENTS] = {
 };
 
 static const char *const words[FG_NEVENTS] = {
-#define WORD(id, word) [FG_EVENT_##id] = word,
+#define WORD(id, word) [FG_EVENT_##id] = (word),
 	FG_EVENTS(WORD)
 #undef WORD
 };
