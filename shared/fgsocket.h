@@ -6,7 +6,16 @@
 #ifndef FG_SOCKET_H
 #define FG_SOCKET_H
 
+#include <stdbool.h>
+#include <string.h>
+
 #define FG_DEFAULT_SOCKET "/var/run/fgcollect/fgcollect.sock"
+
+/* Does path fit an AF_UNIX address (108 bytes of sun_path, its NUL included)? */
+static inline bool fg_socket_path_fits(const char *path)
+{
+	return path && strlen(path) < 108;
+}
 
 /*
  * What a collector reads, for agents that could send it in more than one way (the transport is

@@ -116,29 +116,6 @@ const struct cli_cmd cmd_record_cli = {
 	.init = env_init,
 };
 
-/* The pprof sample type of a time profile; NULL for CPU samples and agent events. */
-static const char *event_time_type(enum session_event ev)
-{
-	if (ev != SESSION_EVENT_OFFCPU && ev != SESSION_EVENT_WALL)
-		return NULL;
-	return ev == SESSION_EVENT_OFFCPU ? "off_cpu" : "wall";
-}
-
-/* The units of an agent event's profile; NULL for the others. */
-static const struct profout_types *event_types(enum session_event ev)
-{
-	switch (ev) {
-	case SESSION_EVENT_ALLOC:
-		return &profout_alloc;
-	case SESSION_EVENT_LIVE:
-		return &profout_live;
-	case SESSION_EVENT_LOCK:
-		return &profout_lock;
-	default:
-		return NULL;
-	}
-}
-
 /*
  * An agent-event recording that got nothing because no target's agent could or did send
  * events: said in one line per cause. True when that is so (record then fails).
@@ -248,14 +225,14 @@ static int report(struct session *s, const struct env *env)
 		if (session_target_count(s) > 0)
 			session_target_at(s, 0, &ti);
 		prof_labels_set(&pl, ti.service, ti.container_id, so->pid, host);
-		pl.event = (enum prof_event)so->event;
+		pl.event = so->event;
 		prof_labels_title(&pl, title, sizeof(title));
 	} else if (so->target == SESSION_TARGET_CONTAINER) {
 		snprintf(title, sizeof(title), "%s: container %.12s | host %s",
-			 prof_event_title((enum prof_event)so->event), so->container, host);
+			 evkind_of(so->event)->title, so->container, host);
 	} else {
 		snprintf(title, sizeof(title), "%s: every JVM | host %s",
-			 prof_event_title((enum prof_event)so->event), host);
+			 evkind_of(so->event)->title, host);
 	}
 	session_report_subtitle(&sm, subtitle, sizeof(subtitle));
 	if (env->out) {
@@ -266,8 +243,8 @@ static int report(struct session *s, const struct env *env)
 				      .duration_ns = sm.duration_ns,
 				      .title = title,
 				      .subtitle = subtitle,
-				      .time_type = event_time_type(so->event),
-				      .types = event_types(so->event) };
+				      .time_type = evkind_of(so->event)->time_type,
+				      .types = evkind_of(so->event)->types };
 
 		rv = profout_write_file(env->out, session_agg(s), &po);
 	} else {
@@ -284,7 +261,7 @@ static int report(struct session *s, const struct env *env)
 	}
 	if (env->out)
 		fg_err(CMD, "wrote %s (%zu distinct stacks)", env->out, sm.agg.stacks);
-	if (SESSION_EVENT_FROM_AGENT(so->event) && events_missing(&sm))
+	if (evkind_of(so->event)->from_agent && events_missing(&sm))
 		return FG_EXIT_FAIL;
 	return FG_EXIT_OK;
 }
@@ -303,8 +280,8 @@ int cmd_record(int argc, char **argv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	env.so.timeline = profout_timed(env.fmt); /* the time view keeps each sample's time */
 	stop = session_cli_catch_stop();
-	if (!SESSION_EVENT_FROM_AGENT(env.so.event)) /* the agents' events need no perf */
-		cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
+	if (!evkind_of(env.so.event)->from_agent) /* the agents' events need no perf */
+		cli_warn_privs(CMD, env.so.event != FG_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

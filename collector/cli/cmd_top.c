@@ -124,29 +124,27 @@ static void show(struct session *s, const struct session_opts *so, bool tty, siz
 		fg_err(CMD, "out of memory building the view");
 		return;
 	}
-	tv.bytes = so->event == SESSION_EVENT_ALLOC || so->event == SESSION_EVENT_LIVE;
-	tv.time_us = so->event != SESSION_EVENT_CPU && !tv.bytes;
+	tv.bytes = !strcmp(evkind_of(so->event)->unit, "bytes");
+	tv.time_us = !strcmp(evkind_of(so->event)->unit, "us");
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	if (tty)
 		fputs("\033[H\033[2J", stdout);
 	what(s, so, whom, sizeof(whom));
-	if (so->event == SESSION_EVENT_CPU)
+	if (so->event == FG_EVENT_CPU)
 		snprintf(amount, sizeof(amount), "%llu samples", (unsigned long long)tv.samples);
 	else if (tv.bytes)
 		snprintf(amount, sizeof(amount), "%.1f MiB %s", (double)tv.samples / 1048576.0,
-			 so->event == SESSION_EVENT_LIVE ? "live" : "allocated");
+			 evkind_of(so->event)->what);
 	else
 		snprintf(amount, sizeof(amount), "%.1f ms %s", (double)tv.samples / 1000.0,
-			 so->event == SESSION_EVENT_OFFCPU ? "off the CPU"
-			 : so->event == SESSION_EVENT_LOCK ? "waited for monitors"
-							   : "on and off the CPU");
+			 evkind_of(so->event)->what);
 	printf("fgcollect top - %s - %s - event %s (%s) - interval %llu: %s, java unresolved "
 	       "%llu/%llu\n",
 	       whom, when, session_cli_event_name(so->event),
-	       so->event == SESSION_EVENT_CPU ? "samples"
-	       : tv.bytes		      ? "bytes, KiB"
-					      : "time, ms",
+	       so->event == FG_EVENT_CPU ? "samples"
+	       : tv.bytes		 ? "bytes, KiB"
+					 : "time, ms",
 	       (unsigned long long)interval_no, amount,
 	       (unsigned long long)st.unresolved[STACKAGG_CLASS_JAVA],
 	       (unsigned long long)st.frames[STACKAGG_CLASS_JAVA]);
@@ -221,8 +219,8 @@ int cmd_top(int argc, char **argv)
 	if (!env.rows)
 		env.rows = 20;
 	stop = session_cli_catch_stop();
-	if (!SESSION_EVENT_FROM_AGENT(env.so.event)) /* the agents' events need no perf */
-		cli_warn_privs(CMD, env.so.event != SESSION_EVENT_CPU);
+	if (!evkind_of(env.so.event)->from_agent) /* the agents' events need no perf */
+		cli_warn_privs(CMD, env.so.event != FG_EVENT_CPU);
 	rv = session_open(&env.so, &s, why, sizeof(why));
 	if (rv != 0) {
 		fg_err(CMD, "%s", why);

@@ -15,13 +15,10 @@
 #define SO struct session_opts
 
 const struct cli_name session_cli_event_names[] = {
-	{ "cpu", SESSION_EVENT_CPU },
-	{ "offcpu", SESSION_EVENT_OFFCPU },
-	{ "wall", SESSION_EVENT_WALL },
-	{ "alloc", SESSION_EVENT_ALLOC },
-	{ "live", SESSION_EVENT_LIVE },
-	{ "lock", SESSION_EVENT_LOCK },
-	{ NULL, 0 },
+#define EVENT_NAME(id, word) { word, FG_EVENT_##id },
+	FG_EVENTS(EVENT_NAME)
+#undef EVENT_NAME
+		{ NULL, 0 },
 };
 
 static const struct cli_name unwind_names[] = {
@@ -38,20 +35,9 @@ static const struct cli_name scope_names[] = {
 
 #define EVENT_LIST "cpu, offcpu, wall, alloc, live or lock"
 
-const char *session_cli_event_name(enum session_event ev)
+const char *session_cli_event_name(enum fg_event ev)
 {
-	return (unsigned)ev < SESSION_NEVENTS ? session_cli_event_names[ev].name : "?";
-}
-
-static int event_of(const char *arg, enum session_event *out)
-{
-	for (unsigned i = 0; i < SESSION_NEVENTS; i++) {
-		if (!strcmp(arg, session_cli_event_names[i].name)) {
-			*out = (enum session_event)session_cli_event_names[i].value;
-			return 0;
-		}
-	}
-	return -1;
+	return evkind_name(ev);
 }
 
 int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask)
@@ -62,7 +48,7 @@ int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask)
 	for (;;) {
 		size_t n = strcspn(p, ",");
 		char one[16];
-		enum session_event ev;
+		enum fg_event ev;
 
 		if (n == 0 || n >= sizeof(one)) {
 			fg_err(cmd, "--event '%s': a comma-separated list of " EVENT_LIST, arg);
@@ -70,7 +56,7 @@ int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask)
 		}
 		memcpy(one, p, n);
 		one[n] = '\0';
-		if (event_of(one, &ev) != 0) {
+		if (evkind_find(one, &ev) != 0) {
 			fg_err(cmd, "--event '%s': '%s' is not " EVENT_LIST, arg, one);
 			return -1;
 		}
@@ -270,8 +256,8 @@ int session_cli_parse(const struct cli_cmd *c, int argc, char **argv, void *opts
 	if (so->switch_period == 0)
 		so->switch_period = SESSION_DEFAULT_SWITCH_PERIOD;
 	if (so->stack_copy == SESSION_STACK_COPY_AUTO)
-		so->stack_copy = so->event == SESSION_EVENT_CPU ? SESSION_DEFAULT_STACK_COPY
-								: SESSION_DEFAULT_SWITCH_STACK_COPY;
+		so->stack_copy = so->event == FG_EVENT_CPU ? SESSION_DEFAULT_STACK_COPY
+							   : SESSION_DEFAULT_SWITCH_STACK_COPY;
 	return 0;
 }
 

@@ -22,11 +22,11 @@ extern const struct cli_opt session_cli_sampling[];
 /* Rows on struct session_opts: --event and the options of its events, --threads, --scope. */
 extern const struct cli_opt session_cli_events[];
 
-/* The names --event takes, in enum session_event's order. */
+/* The names --event takes, in enum fg_event's order. */
 extern const struct cli_name session_cli_event_names[];
 
-/* The events --event takes, for lists: bit (1 << SESSION_EVENT_x) each. */
-#define SESSION_CLI_EVENTS_ALL 63u
+/* The events --event takes, for lists: bit (1 << FG_EVENT_x) each. */
+#define SESSION_CLI_EVENTS_ALL ((1u << FG_NEVENTS) - 1)
 
 /*
  * A comma-separated --event list ("cpu,offcpu"): the set of events as bits (1 << event), each
@@ -35,7 +35,7 @@ extern const struct cli_name session_cli_event_names[];
 int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask);
 
 /* The name --event takes for ev ("cpu", "offcpu", "wall"). */
-const char *session_cli_event_name(enum session_event ev);
+const char *session_cli_event_name(enum fg_event ev);
 
 /*
  * cli_parse() of c (whose groups hold the three row tables above on *so, inside opts), then the

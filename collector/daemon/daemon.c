@@ -47,7 +47,7 @@ void daemon_opts_init(struct daemon_opts *o)
 				   .push_queue = 64,
 				   .freq = 99,
 				   .switch_rate = SESSION_SWITCH_RATE_AUTO,
-				   .events = 1u << PROF_EVENT_CPU };
+				   .events = 1u << FG_EVENT_CPU };
 }
 
 /* What the agent socket's process could not shed, and the capability that would let it. */
@@ -390,7 +390,7 @@ static int start(struct daemon *d)
 			   o->map_dir);
 	warn_sandbox(o, d->rx);
 	/* Serving agents needs none of them; rolling profiles and record/top here do. */
-	warn_privs(o, o->profile_ns && (o->events & ~(1u << PROF_EVENT_CPU)));
+	warn_privs(o, o->profile_ns && (o->events & ~(1u << FG_EVENT_CPU)));
 	if (o->profile_ns && daemon_profiles_start(o, &d->prof) != 0)
 		return -1;
 	return 0;

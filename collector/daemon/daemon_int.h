@@ -16,8 +16,8 @@
 struct daemon_profiles {
 	struct profdir *dir;
 	struct push *push;
-	struct roller *roller[PROF_NEVENTS]; /* one per event asked for */
-	char host[65];			     /* this host's name, when o->host_name is NULL */
+	struct roller *roller[FG_NEVENTS]; /* one per event asked for */
+	char host[65];			   /* this host's name, when o->host_name is NULL */
 };
 
 /* Start the rolling profiles: directory, pusher, then the sampling threads. 0 or -errno (logged).

@@ -61,7 +61,7 @@ int daemon_profiles_start(const struct daemon_opts *o, struct daemon_profiles *p
 			return rv;
 		}
 	}
-	for (unsigned ev = 0, first = 1; ev < PROF_NEVENTS; ev++) {
+	for (unsigned ev = 0, first = 1; ev < FG_NEVENTS; ev++) {
 		struct roller_opts ro = { .ctl_path = o->ctl,
 					  .interval_ns = o->profile_ns,
 					  .freq_hz = (unsigned)o->freq,
@@ -89,11 +89,11 @@ int daemon_profiles_start(const struct daemon_opts *o, struct daemon_profiles *p
 		/* One sampling session (a control-channel client) per event. */
 		if ((rv = roller_start(&ro, &roller[ev])) != 0) {
 			daemon_say(o, "cannot start the profiling thread of %s: %s",
-				   prof_event_name((enum prof_event)ev), strerror(-rv));
+				   prof_event_name((enum fg_event)ev), strerror(-rv));
 			return rv;
 		}
 		snprintf(evs + strlen(evs), sizeof(evs) - strlen(evs), "%s%s", first ? "" : ",",
-			 prof_event_name((enum prof_event)ev));
+			 prof_event_name((enum fg_event)ev));
 		first = 0;
 	}
 	if (!o->quiet)
@@ -115,7 +115,7 @@ void daemon_profiles_stop(const struct daemon_opts *o, struct daemon_profiles *p
 	bool any = false;
 	char times[400] = "";
 
-	for (unsigned ev = 0; ev < PROF_NEVENTS; ev++) {
+	for (unsigned ev = 0; ev < FG_NEVENTS; ev++) {
 		struct roller_stats one;
 
 		if (!roller[ev])
@@ -126,24 +126,23 @@ void daemon_profiles_stop(const struct daemon_opts *o, struct daemon_profiles *p
 			rs.intervals = one.intervals; /* the rollers cut the same intervals */
 		any = true;
 		rs.profiles += one.profiles;
-		if (ev == PROF_EVENT_CPU) {
+		if (ev == FG_EVENT_CPU) {
 			rs.samples += one.samples;
 			rs.other_samples += one.other_samples;
-		} else if (PROF_EVENT_FROM_AGENT(ev)) {
+		} else if (evkind_of(ev)->from_agent) {
 			/* Bytes (alloc, live) or microseconds waited (lock). */
 			snprintf(times + strlen(times), sizeof(times) - strlen(times),
-				 ev == PROF_EVENT_LOCK ? ", %s %.3f s waited in %llu profiles"
-						       : ", %s %.1f MiB in %llu profiles",
-				 prof_event_name((enum prof_event)ev),
-				 ev == PROF_EVENT_LOCK ? (double)one.samples / 1e6
-						       : (double)one.samples / 1048576.0,
+				 ev == FG_EVENT_LOCK ? ", %s %.3f s waited in %llu profiles"
+						     : ", %s %.1f MiB in %llu profiles",
+				 prof_event_name((enum fg_event)ev),
+				 ev == FG_EVENT_LOCK ? (double)one.samples / 1e6
+						     : (double)one.samples / 1048576.0,
 				 (unsigned long long)one.profiles);
 		} else {
 			/* Time profiles count microseconds, not samples. */
 			snprintf(times + strlen(times), sizeof(times) - strlen(times),
-				 ", %s %.3f s in %llu profiles",
-				 prof_event_name((enum prof_event)ev), (double)one.samples / 1e6,
-				 (unsigned long long)one.profiles);
+				 ", %s %.3f s in %llu profiles", prof_event_name((enum fg_event)ev),
+				 (double)one.samples / 1e6, (unsigned long long)one.profiles);
 		}
 		rs.write_errors += one.write_errors;
 	}

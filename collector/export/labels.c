@@ -15,30 +15,19 @@ static void copy(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
-static const char *const event_names[PROF_NEVENTS] = { "cpu",	"offcpu", "wall",
-						       "alloc", "live",	  "lock" };
-static const char *const event_suffixes[PROF_NEVENTS] = { "",	    ".offcpu", ".wall",
-							  ".alloc", ".live",   ".lock" };
-static const char *const event_titles[PROF_NEVENTS] = { "CPU",
-							"Off-CPU time (us)",
-							"Wall-clock time (us)",
-							"Allocated bytes",
-							"Live bytes (not freed)",
-							"Lock wait time (us)" };
-
-const char *prof_event_title(enum prof_event e)
+const char *prof_event_title(enum fg_event e)
 {
-	return event_titles[(unsigned)e < PROF_NEVENTS ? e : PROF_EVENT_CPU];
+	return evkind_of(e)->title;
 }
 
-const char *prof_event_name(enum prof_event e)
+const char *prof_event_name(enum fg_event e)
 {
-	return (unsigned)e < PROF_NEVENTS ? event_names[e] : "cpu";
+	return evkind_name((unsigned)e < FG_NEVENTS ? e : FG_EVENT_CPU);
 }
 
-const char *prof_event_suffix(enum prof_event e)
+const char *prof_event_suffix(enum fg_event e)
 {
-	return (unsigned)e < PROF_NEVENTS ? event_suffixes[e] : "";
+	return evkind_of(e)->suffix;
 }
 
 void prof_labels_set(struct prof_labels *l, const char *service, const char *container_id,
@@ -48,7 +37,7 @@ void prof_labels_set(struct prof_labels *l, const char *service, const char *con
 	copy(l->container_id, sizeof(l->container_id), container_id);
 	l->host_pid = host_pid;
 	copy(l->hostname, sizeof(l->hostname), hostname);
-	l->event = PROF_EVENT_CPU;
+	l->event = FG_EVENT_CPU;
 }
 
 const char *prof_labels_service(const struct prof_labels *l, char *buf, size_t cap)
@@ -64,8 +53,7 @@ void prof_labels_title(const struct prof_labels *l, char *out, size_t cap)
 	char sb[24];
 
 	snprintf(out, cap, "%s: %s | container %.12s | PID %u | host %s",
-		 event_titles[(unsigned)l->event < PROF_NEVENTS ? l->event : PROF_EVENT_CPU],
-		 prof_labels_service(l, sb, sizeof(sb)),
+		 evkind_of(l->event)->title, prof_labels_service(l, sb, sizeof(sb)),
 		 l->container_id[0] ? l->container_id : "none", l->host_pid, l->hostname);
 }
 
@@ -141,11 +129,11 @@ int prof_stem_parse(const char *stem, size_t len, struct prof_stem *out)
 
 	memset(&p, 0, sizeof(p));
 	/* A trailing event suffix (a host name ending so is read as one: hosts do not). */
-	for (unsigned e = 1; e < PROF_NEVENTS; e++) {
-		size_t sl = strlen(event_suffixes[e]);
+	for (unsigned e = 1; e < FG_NEVENTS; e++) {
+		size_t sl = strlen(evkind_of((enum fg_event)e)->suffix);
 
-		if (len > sl && !memcmp(stem + len - sl, event_suffixes[e], sl)) {
-			p.event = (enum prof_event)e;
+		if (len > sl && !memcmp(stem + len - sl, evkind_of((enum fg_event)e)->suffix, sl)) {
+			p.event = (enum fg_event)e;
 			len -= sl;
 			break;
 		}

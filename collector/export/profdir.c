@@ -303,7 +303,7 @@ static void write_row(FILE *f, const struct set *s)
 		prof_event_name(s->meta.event), s->meta.host_pid);
 	html(f, s->meta.hostname);
 	fputs("</td><td class=\"samples\">", f);
-	if (s->samples && s->meta.event != PROF_EVENT_CPU)
+	if (s->samples && s->meta.event != FG_EVENT_CPU)
 		fprintf(f, "%.1f ms", (double)s->samples / 1000.0); /* microseconds */
 	else if (s->samples)
 		fprintf(f, "%llu", (unsigned long long)s->samples);

@@ -143,27 +143,12 @@ static unsigned pv_interval(const struct pv_file *f, size_t n)
 	return best > 0 && best < 7 * 86400ll ? (unsigned)best : 60;
 }
 
-static void pv_units(struct profout *p, enum prof_event e)
+static void pv_units(struct profout *p, enum fg_event e)
 {
-	switch (e) {
-	case PROF_EVENT_OFFCPU:
-		p->time_type = "off_cpu";
-		break;
-	case PROF_EVENT_WALL:
-		p->time_type = "wall";
-		break;
-	case PROF_EVENT_ALLOC:
-		p->types = &profout_alloc;
-		break;
-	case PROF_EVENT_LIVE:
-		p->types = &profout_live;
-		break;
-	case PROF_EVENT_LOCK:
-		p->types = &profout_lock;
-		break;
-	default:
-		break;
-	}
+	const struct evkind *k = evkind_of(e);
+
+	p->time_type = k->time_type;
+	p->types = k->types;
 }
 
 /* One JVM's page from its profiles f[0..n) (same key, by start). */

@@ -74,52 +74,16 @@ static const struct fg_dynsym cu_syms[] = {
 	{ "curl_slist_free_all", (void **)&cu.slist_free_all },
 };
 
-/*
- * Per event, the sample type of our pprof the server reads and how: CPU profiles' first
- * sample type ("samples", "count") as cpu samples; time profiles' one sample type ("off_cpu" or
- * "wall", "nanoseconds") as time, summed. The display name is the profile type's name
- * (APP.cpu, APP.off_cpu, APP.wall), the units also go in the query's `units`.
- */
-static const struct {
-	const char *config, *units;
-} ptypes[PROF_NEVENTS] = {
-	[PROF_EVENT_CPU] = { "{\"samples\":{\"units\":\"samples\",\"aggregation\":\"sum\","
-			     "\"display-name\":\"cpu\",\"sampled\":true}}",
-			     "samples" },
-	[PROF_EVENT_OFFCPU] = { "{\"off_cpu\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
-				"\"display-name\":\"off_cpu\",\"sampled\":false}}",
-				"nanoseconds" },
-	[PROF_EVENT_WALL] = { "{\"wall\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
-			      "\"display-name\":\"wall\",\"sampled\":false}}",
-			      "nanoseconds" },
-	/* The agents' events under the names pyroscope-java's profiles have (async-profiler's
-	 * JFR events as Pyroscope converts them): memory and mutex profiles. */
-	[PROF_EVENT_ALLOC] = { "{\"alloc_objects\":{\"units\":\"objects\",\"aggregation\":"
-			       "\"sum\",\"display-name\":\"alloc_in_new_tlab_objects\","
-			       "\"sampled\":false},\"alloc_space\":{\"units\":\"bytes\","
-			       "\"aggregation\":\"sum\",\"display-name\":"
-			       "\"alloc_in_new_tlab_bytes\",\"sampled\":false}}",
-			       "bytes" },
-	[PROF_EVENT_LIVE] = { "{\"inuse_objects\":{\"units\":\"objects\",\"aggregation\":"
-			      "\"average\",\"display-name\":\"inuse_objects\",\"sampled\":"
-			      "false},\"inuse_space\":{\"units\":\"bytes\",\"aggregation\":"
-			      "\"average\",\"display-name\":\"inuse_space\",\"sampled\":false}}",
-			      "bytes" },
-	[PROF_EVENT_LOCK] = { "{\"contentions\":{\"units\":\"lock_samples\",\"aggregation\":"
-			      "\"sum\",\"display-name\":\"lock_count\",\"sampled\":false},"
-			      "\"delay\":{\"units\":\"lock_nanoseconds\",\"aggregation\":\"sum\","
-			      "\"display-name\":\"lock_duration\",\"sampled\":false}}",
-			      "lock_nanoseconds" },
-};
-
-const char *push_sample_type_config(enum prof_event e)
+/* Per event, the sample type of our pprof the server reads and how: evkind.h's push_config
+ * and push_units. */
+const char *push_sample_type_config(enum fg_event e)
 {
-	return ptypes[(unsigned)e < PROF_NEVENTS ? e : PROF_EVENT_CPU].config;
+	return evkind_of(e)->push_config;
 }
 
 struct item {
 	struct item *next;
-	enum prof_event event;
+	enum fg_event event;
 	char *url;
 	uint8_t *body;
 	size_t len;
@@ -219,9 +183,8 @@ int push_ingest_url(const char *base, const char *app, const struct prof_labels 
 	snprintf(num, sizeof(num), "&format=pprof&sampleRate=%u&spyName=fgcollect", sample_hz);
 	puts_(&b, num);
 	puts_(&b, "&units=");
-	puts_(&b, ptypes[(unsigned)l->event < PROF_NEVENTS ? l->event : PROF_EVENT_CPU].units);
-	puts_(&b,
-	      l->event == PROF_EVENT_LIVE ? "&aggregationType=average" : "&aggregationType=sum");
+	puts_(&b, evkind_of(l->event)->push_units);
+	puts_(&b, l->event == FG_EVENT_LIVE ? "&aggregationType=average" : "&aggregationType=sum");
 	free(name);
 	if (b.oom || nb.oom || !b.p) {
 		free(b.p);

@@ -115,26 +115,12 @@ static uint32_t target_of(struct cut *c, uint32_t root)
 	return c->rootmap[root];
 }
 
-/* The units of an agent event's profiles; NULL for CPU samples and time. */
-static const struct profout_types *event_types(unsigned event)
-{
-	switch (event) {
-	case PROF_EVENT_ALLOC:
-		return &profout_alloc;
-	case PROF_EVENT_LIVE:
-		return &profout_live;
-	case PROF_EVENT_LOCK:
-		return &profout_lock;
-	default:
-		return NULL;
-	}
-}
-
 /* A JVM's profile builders, made at its first stack. 0 or -ENOMEM. */
 static int jprof_open(const struct roller *r, struct jprof *j)
 {
-	const struct profout_types *t = event_types(r->o.event);
-	bool time = r->o.event == PROF_EVENT_OFFCPU || r->o.event == PROF_EVENT_WALL;
+	const struct evkind *k = evkind_of(r->o.event);
+	const struct evkind_types *t = k->types;
+	bool time = k->time;
 
 	j->flame = flame_new();
 	/* Time profiles count microseconds: 1000 ns each. */
@@ -147,8 +133,7 @@ static int jprof_open(const struct roller *r, struct jprof *j)
 	if (t &&
 	    pprof_set_event_types(j->pprof, t->t1, t->u1, t->t2, t->u2, t->ptype, t->punit) != 0)
 		return -ENOMEM;
-	if (time && pprof_set_time_type(j->pprof,
-					r->o.event == PROF_EVENT_OFFCPU ? "off_cpu" : "wall") != 0)
+	if (time && pprof_set_time_type(j->pprof, k->time_type) != 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -227,20 +212,19 @@ static void titles(const struct prof_labels *pl, const struct jprof *j, int64_t 
 	gmtime_r(&ts, &tm);
 	strftime(t1, sizeof(t1), "%H:%M:%S", &tm);
 	prof_labels_title(pl, title, tlen);
-	if (pl->event == PROF_EVENT_CPU)
+	if (pl->event == FG_EVENT_CPU)
 		snprintf(subtitle, slen, "%s - %s UTC, %llu samples at %u Hz", t0, t1,
 			 (unsigned long long)j->samples, hz);
-	else if (pl->event == PROF_EVENT_LOCK)
+	else if (pl->event == FG_EVENT_LOCK)
 		snprintf(subtitle, slen, "%s - %s UTC, %llu contended entries, %.1f ms waited", t0,
 			 t1, (unsigned long long)j->aux, (double)j->samples / 1000.0);
-	else if (PROF_EVENT_FROM_AGENT(pl->event))
+	else if (evkind_of(pl->event)->from_agent)
 		snprintf(subtitle, slen, "%s - %s UTC, %.1f MiB in %llu objects%s", t0, t1,
 			 (double)j->samples / 1048576.0, (unsigned long long)j->aux,
-			 pl->event == PROF_EVENT_LIVE ? " not freed" : " allocated");
+			 pl->event == FG_EVENT_LIVE ? " not freed" : " allocated");
 	else
 		snprintf(subtitle, slen, "%s - %s UTC, %.1f ms %s", t0, t1,
-			 (double)j->samples / 1000.0,
-			 pl->event == PROF_EVENT_OFFCPU ? "off the CPU" : "on and off the CPU");
+			 (double)j->samples / 1000.0, evkind_of(pl->event)->what);
 }
 
 /* The labels in the profile itself (`go tool pprof -comments`). */
@@ -276,11 +260,11 @@ static void write_dir(struct roller *r, const struct prof_labels *pl, uint32_t p
 	};
 	char *svg = NULL;
 	size_t svg_len = 0;
-	const struct profout_types *t = event_types(pl->event);
+	const struct evkind_types *t = evkind_of(pl->event)->types;
 	int rv = render_svg(j,
-			    t				  ? t->countname
-			    : pl->event != PROF_EVENT_CPU ? "us"
-							  : NULL,
+			    t				? t->countname
+			    : pl->event != FG_EVENT_CPU ? "us"
+							: NULL,
 			    title, subtitle, &svg, &svg_len);
 
 	if (rv == 0) {
@@ -334,7 +318,7 @@ static void emit_one(struct cut *c, const struct session_target_info *ti, struct
 		return;
 	}
 	prof_labels_set(&pl, ti->service, ti->container_id, ti->pid, r->hostname);
-	pl.event = (enum prof_event)r->o.event;
+	pl.event = r->o.event;
 	titles(&pl, j, start, end, hz, title, sizeof(title), subtitle, sizeof(subtitle));
 	pprof_set_time(j->pprof, start, end - start);
 	label_pprof(j->pprof, &pl, ti->pid, r->hostname);
@@ -458,7 +442,7 @@ static struct session *open_session(struct roller *r)
 		.src = SESSION_SRC_CTL,
 		.ctl_path = r->ctl_path,
 		.let_go = true,
-		.event = (enum session_event)r->o.event,
+		.event = r->o.event,
 		.min_block_ns = r->o.min_block_ns,
 		.switch_period = r->o.switch_period ? r->o.switch_period : 1,
 		.switch_rate = r->o.switch_rate != SESSION_SWITCH_RATE_AUTO ? r->o.switch_rate
@@ -471,9 +455,7 @@ static struct session *open_session(struct roller *r)
 		/* A thread waits inside libc (futex, nanosleep), which keeps no frame pointers:
 		 * off-CPU stacks reach the Java frames above it only through the stack copy and the
 		 * vm unwinder (record's default), which also names interpreted frames. */
-		.stack_copy = r->o.event == PROF_EVENT_OFFCPU || r->o.event == PROF_EVENT_WALL
-				      ? SESSION_DEFAULT_SWITCH_STACK_COPY
-				      : 0,
+		.stack_copy = evkind_of(r->o.event)->time ? SESSION_DEFAULT_SWITCH_STACK_COPY : 0,
 	};
 	struct session *s;
 	char why[512];
@@ -598,9 +580,7 @@ static void *run(void *arg)
 	struct loop l = { 0 };
 
 	/* for top -H and /proc/PID/task */
-	pthread_setname_np(pthread_self(), r->o.event == PROF_EVENT_CPU	     ? "fg-roller"
-					   : r->o.event == PROF_EVENT_OFFCPU ? "fg-roller-off"
-									     : "fg-roller-wall");
+	pthread_setname_np(pthread_self(), evkind_of(r->o.event)->thread);
 	while (!atomic_load(&r->stop)) {
 		uint64_t now;
 		int rv;
@@ -632,10 +612,7 @@ int roller_start(const struct roller_opts *o, struct roller **out)
 
 	if (!r)
 		return -ENOMEM;
-	_Static_assert((int)PROF_EVENT_OFFCPU == (int)SESSION_EVENT_OFFCPU &&
-			       (int)PROF_EVENT_WALL == (int)SESSION_EVENT_WALL,
-		       "labels.h and session.h number the events alike");
-	if (!o->interval_ns || !o->ctl_path || o->event >= PROF_NEVENTS) {
+	if (!o->interval_ns || !o->ctl_path || o->event >= FG_NEVENTS) {
 		free(r);
 		return -EINVAL;
 	}

@@ -389,7 +389,7 @@ int receive_child_main(int argc, char **argv)
 	struct receive_opts o = { 0 };
 
 	if (argc != 3 + CHILD_ARGS || strcmp(argv[1], RECEIVE_CHILD_ARG) != 0 ||
-	    !receive_path_fits(argv[2 + CHILD_ARGS]))
+	    !fg_socket_path_fits(argv[2 + CHILD_ARGS]))
 		return CHILD_EXIT_SETUP;
 	for (unsigned i = 0; i < CHILD_ARGS; i++)
 		if (arg_num(argv[2 + i], UINT32_MAX, &v[i]) != 0)
@@ -966,7 +966,7 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 	struct receive *rx;
 	int rv;
 
-	if (!receive_path_fits(o->path))
+	if (!fg_socket_path_fits(o->path))
 		return -ENAMETOOLONG;
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)

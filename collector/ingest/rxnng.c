@@ -31,6 +31,7 @@
 #include "fgclock.h"
 #include "fgproto.h"
 #include "fgsearch.h"
+#include "fgsocket.h"
 
 /* After a listen, the watchdog's first probes come this often (at most its period). */
 #define WATCHDOG_EARLY_MS 250
@@ -400,7 +401,7 @@ int rxnng_open(const struct receive_opts *o, struct rxnng **out)
 	pthread_condattr_t ca;
 	int rv, fd;
 
-	if (!receive_path_fits(o->path))
+	if (!fg_socket_path_fits(o->path))
 		return -ENAMETOOLONG;
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)

@@ -82,15 +82,6 @@ static int write_timed(struct stackagg *a, const struct profout *p, int fd)
 	return rv;
 }
 
-const struct profout_types profout_alloc = {
-	"alloc_objects", "count", "alloc_space", "bytes", "space", "bytes", 1, "bytes"
-};
-const struct profout_types profout_live = {
-	"inuse_objects", "count", "inuse_space", "bytes", "space", "bytes", 1, "bytes"
-};
-const struct profout_types profout_lock = { "contentions", "count", "delay", "nanoseconds",
-					    "contentions", "count", 1000,    "us" };
-
 struct emit {
 	struct stackagg_labels *labels; /* frame id -> label (stackagg.h) */
 	const char *buf[STACKAGG_MAX_FRAMES];
@@ -130,7 +121,7 @@ static int emit_pprof(void *arg, const uint32_t *ids, size_t n, uint64_t count, 
 static int pprof_units(struct pprof **out, const struct profout *p)
 {
 	unsigned int freq = p->freq;
-	const struct profout_types *t = p->types;
+	const struct evkind_types *t = p->types;
 	uint64_t period = t ? t->period : p->time_type ? 1000 : 1000000000ull / (freq ? freq : 99);
 	struct pprof *pp = pprof_new(period);
 	int rv = 0;

@@ -14,7 +14,7 @@ void notes_add(struct notes *n, const char *fmt, ...)
 		return;
 	}
 	va_start(ap, fmt);
-	vsnprintf(n->v[(n->head + n->len) % NOTES_MAX], SESSION_NOTE_MAX, fmt, ap);
+	vsnprintf(n->v[(n->head + n->len) % NOTES_MAX], NOTES_LEN, fmt, ap);
 	va_end(ap);
 	n->len++;
 }

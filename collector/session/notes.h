@@ -11,17 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "session.h"
-
 #define NOTES_MAX 64
+#define NOTES_LEN 256 /* bytes of a note, its NUL included (session.h: SESSION_NOTE_MAX) */
 
 struct notes {
-	char v[NOTES_MAX][SESSION_NOTE_MAX];
+	char v[NOTES_MAX][NOTES_LEN];
 	size_t head, len;
 	uint64_t lost;
 };
 
-/* Queue a note (cut at SESSION_NOTE_MAX - 1 bytes; dropped and counted when full). */
+/* Queue a note (cut at NOTES_LEN - 1 bytes; dropped and counted when full). */
 void notes_add(struct notes *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The oldest note into buf (cut to len): 1, or 0 when none waits. */

@@ -197,7 +197,7 @@ static int points_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* How far each thread's split among its stacks can be trusted (session_precision). */
+/* How far each thread's split among its stacks can be trusted (strata.h). */
 static void precision_summary(const struct session_exact *x, const struct report_out *out)
 {
 	enum { SHOWN = 8 };
@@ -214,7 +214,7 @@ static void precision_summary(const struct session_exact *x, const struct report
 	    "most time (then the most stacks):",
 	    pts[x->nprec / 2], x->nprec, pts[0], pts[x->nprec - 1]);
 	for (size_t i = 0; i < x->nprec && i < SHOWN; i++) {
-		const struct session_precision *p = &x->prec[i];
+		const struct strata_precision *p = &x->prec[i];
 
 		say(out, "precision:   %s/%u: %.3f s in %u stacks (%.1f effective): +-%.1f points",
 		    p->thread ? p->thread : "?", p->tid, (double)p->ns / 1e9, p->stacks,
@@ -311,7 +311,7 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	uint64_t skipped =
 		sm->switches_out > sm->switch_samples ? sm->switches_out - sm->switch_samples : 0;
 
-	if (sm->event == SESSION_EVENT_CPU)
+	if (sm->event == FG_EVENT_CPU)
 		return;
 	if (sm->switch_bpf_err == 0) {
 		char how[128];
@@ -377,13 +377,13 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	    (unsigned long long)sm->offcpu_under_min, (unsigned long long)(sm->min_block_ns / 1000),
 	    (double)sm->offcpu_under_min_ns / 1e9, (unsigned long long)skipped,
 	    (unsigned long long)sm->offcpu_unmatched, (unsigned long long)sm->offcpu_full);
-	if (sm->event == SESSION_EVENT_WALL && sm->exact.on)
+	if (sm->event == FG_EVENT_WALL && sm->exact.on)
 		say(out,
 		    "wall: %.3f s on the CPU + %.3f s off it, every thread's exact time (the "
 		    "samples weighed %.3f s + %.3f s)",
 		    (double)sm->exact.ns[THREADTIME_CPU] / 1e9, (double)off_ns(&sm->exact) / 1e9,
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
-	else if (sm->event == SESSION_EVENT_WALL)
+	else if (sm->event == FG_EVENT_WALL)
 		say(out, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
 	exact_summary(sm, out);
@@ -436,7 +436,7 @@ static void report_events(const struct session_summary *sm, const struct report_
 {
 	const struct session_ev_summary *e = &sm->ev;
 
-	if (sm->event == SESSION_EVENT_LOCK) {
+	if (sm->event == FG_EVENT_LOCK) {
 		say(out,
 		    "%llu contended monitor entries in %.1f s, %.3f ms waited in all (waits of at "
 		    "least %llu us, stacks of at most %u frames)",
@@ -450,13 +450,12 @@ static void report_events(const struct session_summary *sm, const struct report_
 		    e->depth);
 		say(out,
 		    "%llu allocation samples in %.1f s standing for %.1f MiB in %llu objects%s",
-		    (unsigned long long)(sm->event == SESSION_EVENT_LIVE ? e->live.flushed
-									 : e->counted),
+		    (unsigned long long)(sm->event == FG_EVENT_LIVE ? e->live.flushed : e->counted),
 		    (double)sm->duration_ns / 1e9, (double)e->bytes / 1048576.0,
 		    (unsigned long long)e->objects,
-		    sm->event == SESSION_EVENT_LIVE ? " still live at the end" : "");
+		    sm->event == FG_EVENT_LIVE ? " still live at the end" : "");
 	}
-	if (sm->event == SESSION_EVENT_LIVE)
+	if (sm->event == FG_EVENT_LIVE)
 		say(out,
 		    "live: %llu samples tracked, %llu freed before the end (%llu frees received, "
 		    "%llu of untracked objects), %llu not tracked for a full table (%.1f MiB), "
@@ -482,7 +481,7 @@ void session_report(const struct session_summary *sm, void (*line)(void *arg, co
 	const struct report_out o = { line, arg }, *out = &o;
 	char j[64], n[64], k[64];
 
-	if (SESSION_EVENT_FROM_AGENT(sm->event)) {
+	if (evkind_of(sm->event)->from_agent) {
 		report_events(sm, out);
 		return;
 	}
@@ -502,12 +501,12 @@ void session_report(const struct session_summary *sm, void (*line)(void *arg, co
 		    "allows them), so the JVM pays for its events at each context switch",
 		    strerror(-sm->cpus_err));
 	/* Off-CPU alone takes no CPU samples: no filter of them to speak of. */
-	if (sm->per_cpu && sm->filter_err && sm->event != SESSION_EVENT_OFFCPU)
+	if (sm->per_cpu && sm->filter_err && sm->event != FG_EVENT_OFFCPU)
 		say(out,
 		    "sampling per CPU without the kernel's filter by process (BPF: %s; "
 		    "CAP_BPF allows it): %llu samples of other processes were taken and dropped",
 		    strerror(-sm->filter_err), (unsigned long long)sm->samples_foreign);
-	if (sm->event == SESSION_EVENT_OFFCPU)
+	if (sm->event == FG_EVENT_OFFCPU)
 		say(out,
 		    "%llu samples in %.1f s at switch-outs (off-CPU stacks %s, stack depth "
 		    "%u), %llu lost records (%llu events lost), %llu dropped",

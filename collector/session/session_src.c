@@ -630,3 +630,10 @@ int session_src_open(const struct session_src_env *env, struct session_source **
 				   : "");
 	return rv;
 }
+
+const struct codetab *session_src_table(void *src, uint32_t pid)
+{
+	const struct session_source *so = src;
+
+	return so ? so->ops->table(so, pid) : NULL;
+}

@@ -11,7 +11,6 @@
 
 #include "codetab.h"
 #include "peer.h"
-#include "session.h"
 #include "util.h"
 
 int targets_init(struct targets *ts)

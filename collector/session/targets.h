@@ -15,7 +15,7 @@
 
 #include "jvmset.h"
 #include "peer.h"
-#include "session.h"
+#include "session_jvm.h"
 
 struct codetab;
 

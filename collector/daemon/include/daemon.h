@@ -39,7 +39,7 @@ struct daemon_opts {
 	uint64_t keep_profiles, max_bytes;
 	uint64_t freq;
 	const char *host_name; /* NULL: this host's name */
-	unsigned events;       /* 1 << PROF_EVENT_x each: one roller per event */
+	unsigned events;       /* 1 << FG_EVENT_x each (evkind.h): one roller per event */
 	uint64_t min_block_ns;
 	uint64_t switch_period; /* 0: not given */
 	uint64_t switch_rate;	/* SESSION_SWITCH_RATE_AUTO: not given */

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evkind.h"
+
 #define LABELS_SERVICE_MAX 128
 #define LABELS_CID_MAX 64
 #define LABELS_HOST_MAX 64
@@ -21,36 +23,18 @@
 #define LABELS_STEM_MAX                                                                            \
 	(16 + 1 + LABELS_SERVICE_MAX + 1 + 12 + 1 + 10 + 1 + LABELS_HOST_MAX + 7 + 1)
 
-/* What a profile measures (the values of session.h's enum session_event). */
-enum prof_event {
-	PROF_EVENT_CPU = 0,    /* CPU samples: counts are samples */
-	PROF_EVENT_OFFCPU = 1, /* time off the CPU: counts are microseconds */
-	PROF_EVENT_WALL = 2,   /* on and off the CPU: counts are microseconds */
-	PROF_EVENT_ALLOC = 3,  /* allocated bytes (the agent's samples, weighed) */
-	PROF_EVENT_LIVE = 4,   /* bytes of the samples not freed at the profile's end */
-	PROF_EVENT_LOCK = 5,   /* time waited to enter contended monitors: microseconds */
-};
-#define PROF_NEVENTS 6
-/* Does e count something else than CPU samples or time (alloc, live, lock)? */
-#define PROF_EVENT_FROM_AGENT(e) ((e) >= PROF_EVENT_ALLOC)
-
-/* "cpu", "offcpu", "wall", "alloc", "live", "lock" (the --event names; index.html's Event
- * column). */
-const char *prof_event_name(enum prof_event e);
-
-/* What a profile's title starts with: "CPU", "Off-CPU time (us)", "Wall-clock time (us)",
- * "Allocated bytes", "Live bytes (not freed)", "Lock wait time (us)". */
-const char *prof_event_title(enum prof_event e);
-/* What a file name carries after the stem: "" (cpu: the plain name), ".offcpu",
- * ".wall", ".alloc", ".live", ".lock". */
-const char *prof_event_suffix(enum prof_event e);
+/* kind e's word ("cpu", "offcpu", ...; index.html's Event column), title and file suffix
+ * (evkind.h). */
+const char *prof_event_name(enum fg_event e);
+const char *prof_event_title(enum fg_event e);
+const char *prof_event_suffix(enum fg_event e);
 
 struct prof_labels {
 	char service[LABELS_SERVICE_MAX + 1];  /* "" unknown */
 	char container_id[LABELS_CID_MAX + 1]; /* "" when not in a container */
 	uint32_t host_pid;
 	char hostname[LABELS_HOST_MAX + 1];
-	enum prof_event event; /* PROF_EVENT_CPU unless set after prof_labels_set */
+	enum fg_event event; /* FG_EVENT_CPU unless set after prof_labels_set */
 };
 
 /* Fill l from its parts (any string may be NULL; event CPU); values are truncated, not
@@ -86,7 +70,7 @@ struct prof_stem {
 	char cid12[13]; /* "host" when none */
 	uint32_t host_pid;
 	char hostname[LABELS_HOST_MAX + 1];
-	enum prof_event event; /* from a trailing ".offcpu" / ".wall", else cpu */
+	enum fg_event event; /* from a trailing ".offcpu" / ".wall", else cpu */
 };
 int prof_stem_parse(const char *stem, size_t len, struct prof_stem *out);
 

@@ -92,6 +92,6 @@ int push_ingest_url(const char *base, const char *app, const struct prof_labels 
 void push_stats(struct push *p, struct push_stats *out);
 
 /* The sample_type_config JSON sent with a profile of event e (static). */
-const char *push_sample_type_config(enum prof_event e);
+const char *push_sample_type_config(enum fg_event e);
 
 #endif

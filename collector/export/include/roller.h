@@ -47,9 +47,9 @@ struct roller_opts {
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	bool verbose; /* also pass on the session's notes (connects, exits) */
-	/* What the profiles measure (PROF_EVENT_*, labels.h): cpu samples, or time off the CPU /
+	/* What the profiles measure (enum fg_event, evkind.h): cpu samples, or time off the CPU /
 	 * on and off it in microseconds (pprof: ("off_cpu"|"wall", "nanoseconds")), or the agents'
-	 * events: allocated or live bytes, lock waits in microseconds (pprof: profout.h's event
+	 * events: allocated or live bytes, lock waits in microseconds (pprof: evkind.h's
 	 * types). One roller per event: watch --event cpu,offcpu runs two. */
 	unsigned event;
 	uint64_t min_block_ns;	/* offcpu/wall: waits shorter than this are left out */

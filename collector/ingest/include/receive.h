@@ -42,7 +42,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "jvmevent.h"
 
@@ -63,12 +62,6 @@ struct receive_opts {
 	unsigned sandbox_uid;	   /* the child's uid and gid when we are root; 0 = 65534 */
 	unsigned sandbox_gid;
 };
-
-/* Does path fit an AF_UNIX address (108 bytes of sun_path, its NUL included)? */
-static inline bool receive_path_fits(const char *path)
-{
-	return path && strlen(path) < 108;
-}
 
 /*
  * What the child's confinement could not do for want of a capability (a collector in a container

@@ -13,24 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evkind.h"
 #include "stackagg.h"
 
 enum profout_fmt { PROFOUT_FOLDED, PROFOUT_SVG, PROFOUT_PPROF, PROFOUT_HTML, PROFOUT_SPEEDSCOPE };
-
-/*
- * An event profile's units (allocations, live objects, locks): each stack has a count (bytes,
- * or microseconds waited) and a second value (objects, contentions); pprof gets two sample
- * types, (t1, u1) the second value and (t2, u2) the count x period, and the period type.
- */
-struct profout_types {
-	const char *t1, *u1, *t2, *u2, *ptype, *punit;
-	uint64_t period;       /* t2's value per count: 1 (bytes), 1000 (microseconds -> ns) */
-	const char *countname; /* what the SVG says a count is ("bytes", "us") */
-};
-
-/* alloc: alloc_objects/count, alloc_space/bytes; live: inuse_objects/count,
- * inuse_space/bytes; lock: contentions/count, delay/nanoseconds. */
-extern const struct profout_types profout_alloc, profout_live, profout_lock;
 
 /*
  * The time view of rolling profiles (PROFOUT_HTML): a heatmap column per interval instead of a
@@ -60,7 +46,7 @@ struct profout {
 	 */
 	const char *time_type;
 	/* NULL, or an event profile's units (time_type is then ignored). */
-	const struct profout_types *types;
+	const struct evkind_types *types; /* an agent event's (evkind.h), or NULL */
 	/* NULL: the time view's columns are seconds; else intervals (rolling profiles). */
 	const struct profout_columns *columns;
 };

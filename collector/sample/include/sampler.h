@@ -62,6 +62,7 @@
 #include <sys/types.h>
 
 #include "arch_x86_64.h"
+#include "evkind.h"
 #include "perfring.h"
 #include "switchbpf.h"
 
@@ -87,13 +88,7 @@ enum sampler_event {
 	SAMPLER_EVENT_CPU_CLOCK, /* PERF_TYPE_SOFTWARE / PERF_COUNT_SW_CPU_CLOCK */
 };
 
-/* What the sampler records (--event). */
-enum sampler_mode {
-	SAMPLER_MODE_CPU = 0, /* CPU samples at freq_hz */
-	SAMPLER_MODE_OFFCPU,  /* a sample at switch-outs (sched_switch), and records that say
-			       * when each thread runs again */
-	SAMPLER_MODE_WALL,    /* both; the CPU clock is cpu-clock so a sample's period is ns */
-};
+/* What the sampler records (--event): enum sampler_mode, a column of evkind.h. */
 
 /* perfring_rec.u.sample.kind: the event a delivered sample came from. */
 #define SAMPLER_KIND_CPU 0

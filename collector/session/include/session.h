@@ -27,19 +27,21 @@
 #include <stdio.h>
 
 #include "dbgfetch.h"
+#include "evkind.h"
 #include "fgsocket.h"
 #include "evlive.h"
 #include "javaframes.h"
 #include "jvmevent.h"
+#include "session_jvm.h"
 #include "vmstack.h"
 #include "stackagg.h"
+#include "strata.h"
 
-#define SESSION_MAX_TARGETS 4096
 /* A sample is final (named, counted) this long after it was taken, unless told (settle_ns). */
 #define SESSION_SETTLE_NS 1300000000ull
 /* session_opts.let_go: unloaded code kept this long behind the samples named so far. */
 #define SESSION_HISTORY_NS (60ull * 1000000000ull)
-#define SESSION_NOTE_MAX 256
+#define SESSION_NOTE_MAX 256 /* bytes of a note, its NUL included (notes.h: NOTES_LEN) */
 /*
  * The user-stack copy record and top ask for unless told: the kernel's largest (65528 bytes)
  * for CPU samples, 16 KiB for the stacks of off-CPU and wall recordings. Measured on
@@ -78,25 +80,6 @@ enum session_unwind {
 	SESSION_UNWIND_VM = 2,	 /* vmstack.h: the stack copy and the JVM's frame facts */
 };
 
-/* What a recording measures (--event). */
-enum session_event {
-	SESSION_EVENT_CPU = 0, /* CPU samples; a stack's count is samples */
-	SESSION_EVENT_OFFCPU,  /* time off the CPU, from each switch-out to the next switch-in;
-				* counts are microseconds */
-	SESSION_EVENT_WALL,    /* both on one scale: CPU samples weigh their interval;
-				* counts are microseconds */
-	/* From the JVMs' agents (jvmevent.h), no perf sampling: */
-	SESSION_EVENT_ALLOC, /* allocation samples weighed to the bytes and objects they stand
-			      * for (evweigh.h); counts are bytes */
-	SESSION_EVENT_LIVE,  /* the allocation samples not freed at the end of the recording (or
-			      * of each rolling profile); counts are bytes */
-	SESSION_EVENT_LOCK,  /* contended monitor entries, each by the time it waited; counts
-			      * are microseconds */
-};
-
-#define SESSION_NEVENTS 6
-/* Is ev one of the agents' events (no perf sampling)? */
-#define SESSION_EVENT_FROM_AGENT(ev) ((ev) >= SESSION_EVENT_ALLOC)
 /* --alloc-depth unless told: the frames the agent takes of a stack. */
 #define SESSION_DEFAULT_ALLOC_DEPTH 128u
 
@@ -140,7 +123,7 @@ struct session_opts {
 	const char *ctl_path;	 /* NULL = the ctl module's default */
 	uint64_t settle_ns;	 /* JIT lookup delay behind real time; 0 = SESSION_SETTLE_NS */
 	uint64_t agent_wait_ns;	 /* how long JIT lookups wait for a target's agent; 0 = 3 s */
-	enum session_event event;
+	enum fg_event event;
 	/* Off-CPU and wall: waits shorter than this are dropped (counted); 0 keeps every one. */
 	uint64_t min_block_ns;
 	/* Off-CPU and wall: which switch-outs get a stack (sampler.h): about switch_rate a second
@@ -177,18 +160,6 @@ struct session_opts {
 #define SESSION_SCOPE_THREADS 1 /* SAMPLER_SCOPE_THREADS */
 #define SESSION_SCOPE_CPUS 2	/* SAMPLER_SCOPE_CPUS */
 
-/* A JVM's agent events (alloc, live, lock recordings). */
-struct session_jvm_events {
-	bool hello_events;	   /* its agent can send events (FGP_HELLO_EVENTS) */
-	bool state_known;	   /* it said what it does (EVENTS) */
-	struct fgp_events state;   /* its last EVENTS: what is on, its drops (cumulative) */
-	struct fgp_events first;   /* its first EVENTS here: the drops before this recording */
-	uint64_t on_after_ns;	   /* its events were on this long after the start (EVENTS) */
-	struct jvm_ev_drops drops; /* what the collector dropped of its events (cumulative) */
-	struct jvm_ev_drops drops_first; /* ... at its first EVENTS here */
-	uint64_t stacks;		 /* its stack events that reached the recording */
-};
-
 struct session_jvm_summary {
 	uint32_t pid;
 	struct session_jvm_events ev;
@@ -200,23 +171,9 @@ struct session_jvm_summary {
 	uint64_t blobs, live;
 };
 
-/* Exact totals (off-CPU and wall by BPF): kinds of time, as threadtime.h counts them. */
-#define SESSION_EXACT_KINDS 18 /* threadtime.h's kinds of wait; on the CPU (wall) */
-
-/*
- * How precise one thread's split of its time among its stacks is: a share read off its frames
- * is within +-points of the truth at 95% (the worst case: a share of one half within each kind
- * of time; each kind's total is exact). effective: how many equally weighed stacks would be as
- * precise.
- */
-struct session_precision {
-	const char *thread; /* its name (the session's, valid until session_free) or NULL */
-	uint32_t tid;
-	uint64_t ns;	  /* its time under stacks */
-	uint32_t stacks;  /* stacks taken */
-	double effective; /* effective number of stacks */
-	double points;	  /* +- points at 95% */
-};
+/* Exact totals (off-CPU and wall by BPF): kinds of time, as the weighing stage counts them
+ * (strata.h: threadtime.h's kinds of wait; on the CPU (wall)). */
+#define SESSION_EXACT_KINDS STRATA_KINDS
 
 struct session_exact {
 	bool on;	     /* each thread's time was counted exactly; else ... */
@@ -234,13 +191,13 @@ struct session_exact {
 	uint64_t laid_ns;      /* ... of threads with no such stack, laid along the CPU samples */
 	uint64_t call_laid;    /* wall: (thread, kind) preempted leaving a system call, no stack: */
 	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call, and their time */
-	/* The last window's threads with stacks, most time first (at most SESSION_MAX_PRECISION;
-	 * valid until the next session call). */
-	const struct session_precision *prec;
+	/* The last window's threads with stacks, most time first, each thread's split as precise
+	 * as strata.h says (at most SESSION_MAX_PRECISION; valid until the next session call). */
+	const struct strata_precision *prec;
 	size_t nprec;
 };
 
-#define SESSION_MAX_PRECISION 4096
+#define SESSION_MAX_PRECISION STRATA_MAX_PRECISION
 
 /* Alloc, live and lock recordings: what the events added up to and what was lost. */
 struct session_ev_summary {
@@ -296,7 +253,7 @@ struct session_summary {
 	uint64_t unwound_fp, unwound_vm;      /* samples by the kernel's chain / by vmstack */
 	struct vmstack_stats vm;	      /* vmstack's own counts (zero when unused) */
 	/* Off-CPU and wall (zero in CPU mode). */
-	enum session_event event;
+	enum fg_event event;
 	unsigned int switch_period;
 	unsigned int switch_rate;
 	uint64_t min_block_ns;

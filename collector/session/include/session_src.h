@@ -93,4 +93,8 @@ struct session_source {
 int session_src_open(const struct session_src_env *env, struct session_source **out, char *why,
 		     size_t whylen);
 
+/* The code table of pid from source src (a struct session_source, or NULL: none yet), NULL
+ * when it has none: the resolvers' table_of (resolve.h), which thus never calls the session. */
+const struct codetab *session_src_table(void *src, uint32_t pid);
+
 #endif

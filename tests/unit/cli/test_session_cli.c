@@ -62,19 +62,19 @@ static void test_event_and_its_options_parse_for_every_command(void **state)
 
 	(void)state;
 	assert_int_equal(parse(&so, "--pid", "42"), 0);
-	assert_int_equal(so.event, SESSION_EVENT_CPU);
+	assert_int_equal(so.event, FG_EVENT_CPU);
 	assert_false(so.merge_threads);
 	assert_int_equal(parse(&so, "--pid", "42", "--event", "offcpu", "--min-block", "250",
 			       "--switch-period", "4", "--threads", "http-.*"),
 			 0);
-	assert_int_equal(so.event, SESSION_EVENT_OFFCPU);
+	assert_int_equal(so.event, FG_EVENT_OFFCPU);
 	assert_int_equal(so.min_block_ns, 250000);
 	assert_int_equal(so.switch_period, 4);
 	assert_string_equal(so.threads_regex, "http-.*");
 	assert_int_equal(parse(&so, "-a", "-e", "wall"), 0);
-	assert_int_equal(so.event, SESSION_EVENT_WALL);
+	assert_int_equal(so.event, FG_EVENT_WALL);
 	assert_int_equal(parse(&so, "-a", "-e", "cpu"), 0);
-	assert_int_equal(so.event, SESSION_EVENT_CPU);
+	assert_int_equal(so.event, FG_EVENT_CPU);
 	/* Bad values: usage errors, whatever the command. */
 	assert_int_equal(parse(&so, "-a", "--event", "offcpu,cpu"), FG_EXIT_USAGE);
 	assert_int_equal(parse(&so, "-a", "--event", "OFFCPU"), FG_EXIT_USAGE);
@@ -153,13 +153,13 @@ static void test_event_lists_for_watch(void **state)
 
 	(void)state;
 	assert_int_equal(session_cli_event_list("watch", "cpu", &m), 0);
-	assert_int_equal(m, 1u << SESSION_EVENT_CPU);
+	assert_int_equal(m, 1u << FG_EVENT_CPU);
 	assert_int_equal(session_cli_event_list("watch", "cpu,offcpu", &m), 0);
-	assert_int_equal(m, (1u << SESSION_EVENT_CPU) | (1u << SESSION_EVENT_OFFCPU));
+	assert_int_equal(m, (1u << FG_EVENT_CPU) | (1u << FG_EVENT_OFFCPU));
 	assert_int_equal(session_cli_event_list("watch", "wall,offcpu,cpu", &m), 0);
 	assert_int_equal(m, 7u);
 	assert_int_equal(session_cli_event_list("watch", "cpu,offcpu,wall,alloc,lock", &m), 0);
-	assert_int_equal(m, 7u | (1u << SESSION_EVENT_ALLOC) | (1u << SESSION_EVENT_LOCK));
+	assert_int_equal(m, 7u | (1u << FG_EVENT_ALLOC) | (1u << FG_EVENT_LOCK));
 	assert_int_equal(session_cli_event_list("watch", "lock,live,alloc,wall,offcpu,cpu", &m), 0);
 	assert_int_equal(m, SESSION_CLI_EVENTS_ALL);
 	m = 99;
@@ -171,9 +171,9 @@ static void test_event_lists_for_watch(void **state)
 	assert_int_equal(session_cli_event_list("watch", "cpu,gpu", &m), -1);
 	assert_int_equal(session_cli_event_list("watch", "offcpuoffcpuoffcpu", &m), -1);
 	assert_int_equal(m, 99); /* left alone on error */
-	assert_string_equal(session_cli_event_name(SESSION_EVENT_OFFCPU), "offcpu");
-	assert_string_equal(session_cli_event_name(SESSION_EVENT_WALL), "wall");
-	assert_string_equal(session_cli_event_name(SESSION_EVENT_CPU), "cpu");
+	assert_string_equal(session_cli_event_name(FG_EVENT_OFFCPU), "offcpu");
+	assert_string_equal(session_cli_event_name(FG_EVENT_WALL), "wall");
+	assert_string_equal(session_cli_event_name(FG_EVENT_CPU), "cpu");
 }
 
 int main(void)

@@ -44,9 +44,9 @@ static void test_event_suffix_round_trips(void **state)
 	char stem[LABELS_STEM_MAX], want[LABELS_STEM_MAX], title[256];
 
 	(void)state;
-	for (int e = 0; e < PROF_NEVENTS; e++) {
+	for (int e = 0; e < FG_NEVENTS; e++) {
 		prof_labels_set(&l, "checkout", "", 4242, "node-7.eu");
-		l.event = (enum prof_event)e;
+		l.event = (enum fg_event)e;
 		prof_labels_stem(&l, T0, stem);
 		snprintf(want, sizeof(want), "20261122T081000Z_checkout_host_4242_node-7.eu%s",
 			 sfx[e]);
@@ -57,29 +57,29 @@ static void test_event_suffix_round_trips(void **state)
 		assert_string_equal(p.hostname, "node-7.eu");
 		assert_int_equal(p.host_pid, 4242);
 	}
-	assert_string_equal(prof_event_name(PROF_EVENT_CPU), "cpu");
-	assert_string_equal(prof_event_name(PROF_EVENT_OFFCPU), "offcpu");
-	assert_string_equal(prof_event_name(PROF_EVENT_WALL), "wall");
-	assert_string_equal(prof_event_name(PROF_EVENT_ALLOC), "alloc");
-	assert_string_equal(prof_event_name(PROF_EVENT_LIVE), "live");
-	assert_string_equal(prof_event_name(PROF_EVENT_LOCK), "lock");
-	l.event = PROF_EVENT_ALLOC;
+	assert_string_equal(prof_event_name(FG_EVENT_CPU), "cpu");
+	assert_string_equal(prof_event_name(FG_EVENT_OFFCPU), "offcpu");
+	assert_string_equal(prof_event_name(FG_EVENT_WALL), "wall");
+	assert_string_equal(prof_event_name(FG_EVENT_ALLOC), "alloc");
+	assert_string_equal(prof_event_name(FG_EVENT_LIVE), "live");
+	assert_string_equal(prof_event_name(FG_EVENT_LOCK), "lock");
+	l.event = FG_EVENT_ALLOC;
 	prof_labels_title(&l, title, sizeof(title));
 	assert_non_null(strstr(title, "Allocated bytes: checkout"));
-	l.event = PROF_EVENT_LOCK;
+	l.event = FG_EVENT_LOCK;
 	prof_labels_title(&l, title, sizeof(title));
 	assert_non_null(strstr(title, "Lock wait time (us): checkout"));
 	/* The title says the unit. */
-	l.event = PROF_EVENT_OFFCPU;
+	l.event = FG_EVENT_OFFCPU;
 	prof_labels_title(&l, title, sizeof(title));
 	assert_string_equal(
 		title, "Off-CPU time (us): checkout | container none | PID 4242 | host node-7.eu");
-	l.event = PROF_EVENT_WALL;
+	l.event = FG_EVENT_WALL;
 	prof_labels_title(&l, title, sizeof(title));
 	assert_non_null(strstr(title, "Wall-clock time (us): checkout"));
 	/* Only a whole suffix is one: ".offcpuX" is part of a host name that does not parse. */
 	assert_int_equal(prof_stem_parse("20261122T081000Z_c_host_1_h.offcpux", 35, &p), 0);
-	assert_int_equal(p.event, PROF_EVENT_CPU);
+	assert_int_equal(p.event, FG_EVENT_CPU);
 	assert_string_equal(p.hostname, "h.offcpux");
 }
 

@@ -57,52 +57,52 @@ static void test_each_event_has_its_units_and_profile_type(void **state)
 
 	(void)state;
 	prof_labels_set(&l, "shop", "", 42, "n");
-	l.event = PROF_EVENT_OFFCPU;
+	l.event = FG_EVENT_OFFCPU;
 	assert_int_equal(push_ingest_url("http://py", NULL, &l, 1, 2, 99, &url), 0);
 	assert_string_equal(url, "http://py/ingest?name=shop%7Bservice_name%3Dshop%2C"
 				 "container_id%3Dnone%2Chost_pid%3D42%2Chostname%3Dn%7D"
 				 "&from=1&until=2&format=pprof&sampleRate=99&spyName=fgcollect"
 				 "&units=nanoseconds&aggregationType=sum");
 	free(url);
-	l.event = PROF_EVENT_WALL;
+	l.event = FG_EVENT_WALL;
 	assert_int_equal(push_ingest_url("http://py", NULL, &l, 1, 2, 99, &url), 0);
 	assert_non_null(strstr(url, "&units=nanoseconds&aggregationType=sum"));
 	free(url);
-	assert_string_equal(push_sample_type_config(PROF_EVENT_CPU),
+	assert_string_equal(push_sample_type_config(FG_EVENT_CPU),
 			    "{\"samples\":{\"units\":\"samples\",\"aggregation\":\"sum\","
 			    "\"display-name\":\"cpu\",\"sampled\":true}}");
-	assert_string_equal(push_sample_type_config(PROF_EVENT_OFFCPU),
+	assert_string_equal(push_sample_type_config(FG_EVENT_OFFCPU),
 			    "{\"off_cpu\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
 			    "\"display-name\":\"off_cpu\",\"sampled\":false}}");
-	assert_string_equal(push_sample_type_config(PROF_EVENT_WALL),
+	assert_string_equal(push_sample_type_config(FG_EVENT_WALL),
 			    "{\"wall\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
 			    "\"display-name\":\"wall\",\"sampled\":false}}");
 	/* The agents' events as pyroscope-java's memory and mutex profiles. */
-	l.event = PROF_EVENT_ALLOC;
+	l.event = FG_EVENT_ALLOC;
 	assert_int_equal(push_ingest_url("http://py", NULL, &l, 1, 2, 99, &url), 0);
 	assert_non_null(strstr(url, "&units=bytes&aggregationType=sum"));
 	free(url);
-	l.event = PROF_EVENT_LIVE;
+	l.event = FG_EVENT_LIVE;
 	assert_int_equal(push_ingest_url("http://py", NULL, &l, 1, 2, 99, &url), 0);
 	assert_non_null(strstr(url, "&units=bytes&aggregationType=average"));
 	free(url);
-	l.event = PROF_EVENT_LOCK;
+	l.event = FG_EVENT_LOCK;
 	assert_int_equal(push_ingest_url("http://py", NULL, &l, 1, 2, 99, &url), 0);
 	assert_non_null(strstr(url, "&units=lock_nanoseconds&aggregationType=sum"));
 	free(url);
-	assert_non_null(strstr(push_sample_type_config(PROF_EVENT_ALLOC),
+	assert_non_null(strstr(push_sample_type_config(FG_EVENT_ALLOC),
 			       "\"alloc_space\":{\"units\":\"bytes\",\"aggregation\":\"sum\","
 			       "\"display-name\":\"alloc_in_new_tlab_bytes\""));
-	assert_non_null(strstr(push_sample_type_config(PROF_EVENT_ALLOC),
+	assert_non_null(strstr(push_sample_type_config(FG_EVENT_ALLOC),
 			       "\"alloc_objects\":{\"units\":\"objects\",\"aggregation\":"
 			       "\"sum\",\"display-name\":\"alloc_in_new_tlab_objects\""));
-	assert_non_null(strstr(push_sample_type_config(PROF_EVENT_LOCK),
+	assert_non_null(strstr(push_sample_type_config(FG_EVENT_LOCK),
 			       "\"delay\":{\"units\":\"lock_nanoseconds\",\"aggregation\":"
 			       "\"sum\",\"display-name\":\"lock_duration\""));
-	assert_non_null(strstr(push_sample_type_config(PROF_EVENT_LOCK),
+	assert_non_null(strstr(push_sample_type_config(FG_EVENT_LOCK),
 			       "\"contentions\":{\"units\":\"lock_samples\",\"aggregation\":"
 			       "\"sum\",\"display-name\":\"lock_count\""));
-	assert_non_null(strstr(push_sample_type_config(PROF_EVENT_LIVE),
+	assert_non_null(strstr(push_sample_type_config(FG_EVENT_LIVE),
 			       "\"inuse_space\":{\"units\":\"bytes\",\"aggregation\":"
 			       "\"average\",\"display-name\":\"inuse_space\""));
 }

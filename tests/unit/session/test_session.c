@@ -227,8 +227,8 @@ static void test_a_lost_source_is_reported(void **state)
 }
 
 /* A --all recording of `event` over a sampler whose rings hold ring_bytes at freq_hz. */
-static struct session *open_event(enum session_event event, unsigned int stack_copy,
-				  size_t ring_bytes, unsigned int freq_hz)
+static struct session *open_event(enum fg_event event, unsigned int stack_copy, size_t ring_bytes,
+				  unsigned int freq_hz)
 {
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
 				  .event = event,
@@ -243,9 +243,9 @@ static struct session *open_event(enum session_event event, unsigned int stack_c
 	fs.info.ring_bytes = ring_bytes;
 	/* As the sampler does: rings wake their reader a quarter full. */
 	fs.info.ring_wakeup_bytes = ring_bytes / 4;
-	fs.info.mode = event == SESSION_EVENT_OFFCPU ? SAMPLER_MODE_OFFCPU
-		       : event == SESSION_EVENT_WALL ? SAMPLER_MODE_WALL
-						     : SAMPLER_MODE_CPU;
+	fs.info.mode = event == FG_EVENT_OFFCPU ? SAMPLER_MODE_OFFCPU
+		       : event == FG_EVENT_WALL ? SAMPLER_MODE_WALL
+						: SAMPLER_MODE_CPU;
 	fs.info.freq_hz = freq_hz;
 	fs.info.max_stack = 256;
 	clock_ns = 1000 * MS;
@@ -256,7 +256,7 @@ static struct session *open_event(enum session_event event, unsigned int stack_c
 
 static struct session *open_rings(unsigned int stack_copy, size_t ring_bytes, unsigned int freq_hz)
 {
-	return open_event(SESSION_EVENT_CPU, stack_copy, ring_bytes, freq_hz);
+	return open_event(FG_EVENT_CPU, stack_copy, ring_bytes, freq_hz);
 }
 
 static void test_an_idle_recording_sleeps_until_a_record_or_the_deadline(void **state)
@@ -321,7 +321,7 @@ static void test_a_busy_ring_is_drained_on_a_timer(void **state)
 	 * waits for the mark or the caller.
 	 */
 	for (int e = 0; e < 2; e++) {
-		s = open_event(e ? SESSION_EVENT_WALL : SESSION_EVENT_OFFCPU, 16384, 2u << 20, 99);
+		s = open_event(e ? FG_EVENT_WALL : FG_EVENT_OFFCPU, 16384, 2u << 20, 99);
 		assert_int_equal(session_step_wait(s, -1, &rings), -1);
 		assert_true(rings);
 		queue_sample(clock_ns);
@@ -369,7 +369,7 @@ static void test_no_tracefs_says_how_to_mount_it(void **state)
 	(void)state;
 	for (int scope = SESSION_SCOPE_AUTO; scope <= SESSION_SCOPE_THREADS; scope++) {
 		struct session_opts o = { .target = SESSION_TARGET_ALL,
-					  .event = SESSION_EVENT_OFFCPU,
+					  .event = FG_EVENT_OFFCPU,
 					  .scope = scope };
 
 		memset(&fs, 0, sizeof(fs));
@@ -407,7 +407,7 @@ static void test_agent_drops_are_the_recordings_own(void **state)
 	char all[4096] = "";
 
 	(void)state;
-	sm.event = SESSION_EVENT_ALLOC;
+	sm.event = FG_EVENT_ALLOC;
 	sm.njvms = 1;
 	v->pid = 42;
 	v->connected_ever = true;
@@ -517,7 +517,7 @@ static void wall_window(bool irq_stack, bool in_yield, char **folded)
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
 				  .no_kernel = true,
 				  .settle_ns = 300 * MS,
-				  .event = SESSION_EVENT_WALL };
+				  .event = FG_EVENT_WALL };
 	struct session_sampler_ops counting = fake_sampler; /* and the program's counts */
 	struct session_seams counting_seams = { &counting, fsrc_open, fake_now };
 	struct session *s = NULL;

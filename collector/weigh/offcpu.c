@@ -115,6 +115,12 @@ full:
 	m->emit(m->ctx, payload, 0);
 }
 
+void offcpu_refused(struct offcpu *m)
+{
+	m->st.samples++;
+	m->st.full++;
+}
+
 void offcpu_in(struct offcpu *m, uint32_t tid, uint64_t t)
 {
 	uint64_t *v = htab_get(&m->pend, tid), t_out;

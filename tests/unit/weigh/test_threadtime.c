@@ -310,7 +310,7 @@ static void test_kinds_of_wait(void **state)
 	}
 }
 
-/* A CPU sample inside a system call names the kind of a preemption leaving it (session.c lays
+/* A CPU sample inside a system call names the kind of a preemption leaving it (the session lays
  * such preemptions along those samples when none was taken). */
 static void test_the_call_a_kernel_function_enters(void **state)
 {

@@ -66,6 +66,8 @@ void offcpu_fini(struct offcpu *m);
 
 /* A switch-out sample of tid at time t that stands for `scale` (>= 1) switch-outs. */
 void offcpu_out(struct offcpu *m, uint32_t tid, uint64_t t, double scale, void *payload);
+/* A switch-out sample the caller could not keep (no memory): counted as taken and dropped. */
+void offcpu_refused(struct offcpu *m);
 /* tid switched in at time t. */
 void offcpu_in(struct offcpu *m, uint32_t tid, uint64_t t);
 /* tid exited at time t. */

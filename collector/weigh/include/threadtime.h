@@ -31,7 +31,7 @@
 #include "switchrec.h"
 
 #define THREADTIME_NKINDS SWITCHTOT_NKINDS
-#define THREADTIME_CPU THREADTIME_NKINDS /* a stratum's kind for on-CPU time (session.c) */
+#define THREADTIME_CPU THREADTIME_NKINDS /* a stratum's kind for on-CPU time (strata.h) */
 #define THREADTIME_MAX 65536u
 
 struct threadtime_ent {

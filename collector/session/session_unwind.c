@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session_unwind.c - the user part of a sample: the kernel's chain or the vm unwinder's walk over
+ * the symbolizer's mappings, interpreted frames named, a sample kept until its code is known.
+ */
+#include "session_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sampler records ------------------------------------------------------------------- */
+
+/* The sample's user registers and stack copy; false when it carries none. */
+static bool sample_regs(const struct perfring_rec *r, struct uregs *regs, struct ustack *st)
+{
+	*regs = (struct uregs){ 0 };
+	*st = (struct ustack){ r->u.sample.stack, 0, r->u.sample.stack_dyn };
+	regs->valid = perfring_user_reg(r, SAMPLER_REG_IP, &regs->ip) &&
+		      perfring_user_reg(r, SAMPLER_REG_SP, &regs->sp) &&
+		      perfring_user_reg(r, SAMPLER_REG_BP, &regs->bp);
+	(void)perfring_user_reg(r, SAMPLER_REG_BX, &regs->bx);
+	(void)perfring_user_reg(r, SAMPLER_REG_R13, &regs->r13);
+	st->sp = regs->sp;
+	return regs->valid && st->bytes && st->len;
+}
+
+/* ---- the process's mappings for vmstack, from the symbolizer ----------------------------- */
+
+static enum unw_code maps_exec_at(void *arg, uint32_t pid, uint64_t addr)
+{
+	const struct session *s = arg;
+
+	switch (symbolizer_exec_at(s->sz, (pid_t)pid, addr)) {
+	case SYMBOLIZER_EXEC_FILE:
+		return UNW_NATIVE;
+	case SYMBOLIZER_EXEC_ANON:
+		return UNW_ANON;
+	default:
+		return UNW_NOT_CODE;
+	}
+}
+
+static int maps_cfi_step(void *arg, uint32_t pid, const struct elfcfi_regs *in, bool ret,
+			 elfcfi_read_fn read, void *rarg, struct elfcfi_regs *out)
+{
+	const struct session *s = arg;
+
+	return symbolizer_cfi_step(s->sz, (pid_t)pid, in, ret, read, rarg, out);
+}
+
+/* Unwind this sample the vm way (not by the kernel's frame pointers)? */
+static bool use_vm(const struct session *s, uint32_t pid)
+{
+	const struct target *t;
+
+	switch (s->o.unwind) {
+	case SESSION_UNWIND_FP:
+		return false;
+	case SESSION_UNWIND_VM:
+		return true;
+	default:
+		t = targets_find(&s->targets, pid);
+		return t && t->hello_known && !(t->hello_flags & FGP_HELLO_PRESERVE_FRAME_POINTER);
+	}
+}
+
+/*
+ * Where a thread's stack begins (a function stackagg counts as a root)? Native verdicts are
+ * remembered per (pid, pc); code-table ones are not (a JIT address gets new code).
+ */
+static bool maps_root_at(void *arg, uint32_t pid, uint64_t ts, uint64_t pc, bool ret)
+{
+	struct session *s = arg;
+	uint64_t h = (pc ^ (pc >> 13)) * 0x9e3779b97f4a7c15ull;
+	struct rootmemo *m = &s->uw.roots[(h ^ pid) % ROOTMEMO];
+	const struct codetab *tab = ses_src_table(s, pid);
+	const struct codeblob *b;
+	struct sym_result sr;
+	bool root;
+
+	if (m->state && m->pc == pc && m->pid == pid)
+		return m->state == 2;
+	b = tab ? codetab_lookup(tab, ret && pc ? pc - 1 : pc, ts) : NULL;
+	if (b)
+		return stackagg_root_name(b->name, strlen(b->name));
+	if (symbolizer_lookup(s->sz, (pid_t)pid, pc, ret, &sr) != 0 || sr.status != SYM_RESOLVED ||
+	    !sr.name)
+		return false;
+	root = stackagg_root_name(sr.name, strcspn(sr.name, "("));
+	*m = (struct rootmemo){ pc, pid, root ? 2 : 1 };
+	return root;
+}
+
+/*
+ * Keep a copy of sample r until the code tables are complete up to its time (walk_deferred).
+ * false when memory is short.
+ */
+bool ses_rec_copy(struct deferred *d, const struct perfring_rec *r)
+{
+	d->buf = perfring_sample_copy(r, &d->r);
+	return d->buf != NULL;
+}
+
+static bool defer_sample(struct session *s, const struct perfring_rec *r)
+{
+	if (s->uw.ndefer == DEFER_MAX ||
+	    (!s->uw.defer && !(s->uw.defer = calloc(DEFER_MAX, sizeof(*s->uw.defer)))))
+		return false;
+	if (!ses_rec_copy(&s->uw.defer[s->uw.ndefer], r))
+		return false;
+	s->uw.ndefer++;
+	return true;
+}
+
+/*
+ * The user part of a sample: the kernel's chain, or the vm unwinder's (smp->user replaced);
+ * interpreted frames named and a `[truncated]` marker set in s->uw.uframes (smp->uframes).
+ * true when the sample waits instead (may_defer: its walk stopped in code not announced yet,
+ * and the code tables are not complete up to its time).
+ */
+bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct stackagg_sample *smp,
+		     bool may_defer)
+{
+	const struct codetab *tab = ses_src_table(s, r->pid);
+	struct uregs regs;
+	struct ustack st;
+	struct vmstack_out vo = { 0 };
+	const struct vmstack_maps maps = { s, maps_exec_at, maps_cfi_step, maps_root_at };
+	struct vmstack_in vi = { .pid = r->pid,
+				 .ts = r->time,
+				 .tab = tab,
+				 .maps = &maps,
+				 .regs = &regs,
+				 .stack = &st,
+				 .kernel = r->u.sample.user,
+				 .nr_kernel = r->u.sample.nr_user };
+	bool regs_ok = sample_regs(r, &regs, &st), vm = false, named = false;
+	int rv;
+
+	if (s->o.unwind_check && !use_vm(s, r->pid))
+		vi.kernel = NULL; /* the check compares the walk alone with the kernel's chain */
+	if (s->uw.vs && tab && regs_ok && (use_vm(s, r->pid) || s->o.unwind_check)) {
+		/* Code may be announced a little after it first runs: walk such a sample once
+		 * the tables are complete up to its time, as symbolization waits for them. */
+		vi.may_defer =
+			may_defer && use_vm(s, r->pid) && r->time > ses_watermark(s, s->now());
+		rv = vmstack_unwind(s->uw.vs, &vi, &vo);
+		if (rv == -EAGAIN) {
+			if (defer_sample(s, r))
+				return true;
+			vi.may_defer = false;
+			rv = vmstack_unwind(s->uw.vs, &vi, &vo);
+		}
+		if (rv == 0 && s->o.unwind_check && !use_vm(s, r->pid)) {
+			vmstack_check(s->uw.vs, &vo, r->u.sample.user, r->u.sample.nr_user);
+			vmstack_fp_walk(s->uw.vs, &regs, &st, r->u.sample.user,
+					r->u.sample.nr_user);
+		} else if (rv == 0)
+			vm = true;
+	} else if (s->uw.vs && tab && regs_ok && !use_vm(s, r->pid)) {
+		/* Frame pointers, and the stack copy where their chain stops short of a root. */
+		vm = vmstack_hybrid(s->uw.vs, &vi, &vo) == 1;
+	}
+	if (vm) {
+		smp->user = vo.user;
+		smp->nr_user = vo.nr_user;
+		/* The CFI's end only: frames appended past the copy are the kernel's chain. */
+		smp->user_rooted = vo.end == UNW_END_ROOT && !vo.past_copy;
+		s->uw.unwound_vm++;
+	} else {
+		s->uw.unwound_fp++;
+	}
+	if (s->uw.jf && tab && smp->nr_user) {
+		struct javaframes_in in = {
+			.pid = r->pid,
+			.ts = r->time,
+			.tab = tab,
+			.user = smp->user,
+			.nr_user = smp->nr_user,
+			.regs = &regs,
+			.stack = &st,
+			.walk = vm ? vo.walk : NULL,
+		};
+
+		named = javaframes_name(s->uw.jf, &in, s->uw.uframes) > 0;
+	}
+	if (vm && vo.truncated) {
+		if (!named)
+			memset(s->uw.uframes, 0, smp->nr_user * sizeof(s->uw.uframes[0]));
+		s->uw.uframes[smp->nr_user - 1] =
+			(struct stackagg_uframe){ "[truncated]", true, true };
+		named = true;
+	}
+	smp->uframes = named ? s->uw.uframes : NULL;
+	return false;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strata.h - exact totals, sampled shapes (off-CPU and wall by BPF): each thread's time in a
+ * window, per kind, is known exactly (threadtime.h); its stacks of a kind form a stratum whose
+ * weights are scaled, when the window closes, so that they add up to that time.
+ *
+ * A stage of its own between sampling and aggregation: the caller hands it each stack's weight
+ * (strata_add, which returns the stratum id the stack is aggregated under) and each thread's
+ * exact window (strata_thread, which returns the time that got no stack); strata_scale then says
+ * what each stratum is multiplied by (stackagg_fold_strata's scale), and strata_next starts the
+ * next window. It never calls its caller and keeps its own counts (struct strata_totals).
+ *
+ * Wall: a thread's time preempted by an interrupt (SWITCHTOT_PREEMPTED) is shown at the stacks
+ * taken at those preemptions; a thread that got none has it laid along its CPU samples, each
+ * copied under an [off-cpu: preempted] leaf into the stratum of STRATA_LAID. A preemption
+ * leaving a system call is laid the same way along the CPU samples inside that call, into a
+ * stratum per call (strata_laid_kind()).
+ *
+ * Invariant: a stratum's scale is 1 until its window closes, laid copies' 0 (they count for
+ * nothing unless their thread's time needs them). Memory: one entry per (thread, kind) with
+ * stacks in a window; ids stay below STRATA_LAID_ID.
+ */
+#ifndef FG_STRATA_H
+#define FG_STRATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "htab.h"
+#include "threadtime.h"
+
+/* Kinds of time: threadtime.h's kinds of wait, and on the CPU (THREADTIME_CPU). */
+#define STRATA_KINDS (THREADTIME_CPU + 1)
+/* The kind of the laid copies for preemptions by interrupts (wall); the kinds of the copies for
+ * preemptions leaving a system call follow it (strata_laid_kind()). */
+#define STRATA_LAID STRATA_KINDS
+#define STRATA_LAID_ID (1u << 30) /* a stratum id of a laid kind has it */
+#define STRATA_MAX_PRECISION 4096
+
+/*
+ * How precise one thread's split of its time among its stacks is: a share read off its frames
+ * is within +-points of the truth at 95% (the worst case: a share of one half within each kind
+ * of time; each kind's total is exact). effective: how many equally weighed stacks would be as
+ * precise.
+ */
+struct strata_precision {
+	const char *thread; /* its name (the caller's, as given to strata_thread) or NULL */
+	uint32_t tid;
+	uint64_t ns;	  /* its time under stacks */
+	uint32_t stacks;  /* stacks taken */
+	double effective; /* effective number of stacks */
+	double points;	  /* +- points at 95% */
+};
+
+/* What the windows closed so far added up to. */
+struct strata_totals {
+	uint64_t ns[STRATA_KINDS]; /* the exact time, per kind */
+	uint64_t strata;	   /* (thread, kind) with stacks, scaled to their time */
+	uint64_t sampled_us;	   /* ... what their stacks weighed before, in all */
+	uint64_t nostack;	   /* (thread, kind) with time but no stack */
+	uint64_t nostack_ns;	   /* ... and their time */
+	uint64_t irq_ns;	   /* wall: preempted by interrupts, at the stacks taken there */
+	uint64_t laid_ns;      /* ... of threads with no such stack, laid along the CPU samples */
+	uint64_t call_laid;    /* wall: (thread, kind) preempted leaving a system call, no stack */
+	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call: their time */
+};
+
+struct strata {
+	bool wall;	 /* the CPU's time is a kind too, and preemptions are laid */
+	uint32_t base;	 /* ids of this window are base + 1 + index */
+	struct htab idx; /* tid << 5 | kind -> index into v */
+	struct stratum {
+		uint64_t sum_us; /* the weights of its stacks */
+		double var;	 /* ... sum c w^2, us^2 (see strata_thread) */
+		uint32_t n;	 /* ... how many */
+		double scale;	 /* what they are multiplied by when the window closes */
+	} * v;
+	size_t n, cap;
+	struct strata_totals tot;
+	/* The last window's threads with stacks, most time first once strata_next sorted them. */
+	struct strata_precision prec[STRATA_MAX_PRECISION];
+	size_t nprec;
+};
+
+/* One thread's window as strata_thread found it. */
+struct strata_thread_out {
+	/* us of each kind that got no stack: the caller shows it under a frame that says so */
+	uint64_t nostack_us[STRATA_KINDS];
+};
+
+void strata_init(struct strata *st, bool wall);
+void strata_fini(struct strata *st);
+
+/* The kind of the stratum of CPU-sample copies that stands in for kind k when it got no stack
+ * (wall): STRATA_LAID for the preemptions by interrupts, one per system call for the
+ * preemptions leaving it; 0 for a kind that has none. */
+unsigned strata_laid_kind(unsigned k);
+
+/*
+ * The stratum id of tid's stacks of a kind (< STRATA_KINDS, or a laid kind), w more us of them
+ * counted, taken with that chance (0 for a CPU tick); 0 when none can be kept (the stack is then
+ * counted as it was weighed: memory, or ids used up).
+ */
+uint32_t strata_add(struct strata *st, uint32_t tid, unsigned kind, uint64_t w, double chance);
+
+/* A window closes: strata_thread for each thread follows. */
+void strata_close_begin(struct strata *st);
+
+/*
+ * One thread's exact window r (name: its name, kept for the precision list; may be NULL): each
+ * kind's stratum scaled to that kind's time, the counts added to st->tot, and out the time of
+ * the kinds with none.
+ */
+void strata_thread(struct strata *st, const struct threadtime_res *r, const char *name,
+		   struct strata_thread_out *out);
+
+/* stackagg_fold_strata's scale (arg: the struct strata): this window's strata as strata_thread
+ * set them; a stratum of an earlier window (a sample settled late) 1, or 0 for laid copies. */
+double strata_scale(void *arg, uint32_t id);
+
+/* The window's strata were folded: sort its precision list, and start the next window. */
+void strata_next(struct strata *st);
+
+#endif

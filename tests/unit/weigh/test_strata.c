@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/* test_strata.c - the weighing stage's strata: known stacks and known exact times in, known
+ * scales, times without a stack, laid copies and precision out. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "strata.h"
+
+#define US 1000ull /* ns */
+
+static void test_offcpu_stratum_scaled_to_its_exact_time(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 7 };
+	uint32_t a, b, other;
+
+	(void)state;
+	strata_init(&st, false);
+	/* two sleeping stacks of 100 and 300 us, each taken with chance 1/2 */
+	a = strata_add(&st, 7, SWITCHTOT_SLEEPING, 100, 0.5);
+	b = strata_add(&st, 7, SWITCHTOT_SLEEPING, 300, 0.5);
+	other = strata_add(&st, 8, SWITCHTOT_SLEEPING, 50, 1.0);
+	assert_int_not_equal(a, 0);
+	assert_int_equal(a, b); /* one stratum per (thread, kind) */
+	assert_int_not_equal(a, other);
+	assert_true(strata_scale(&st, a) == 1.0); /* until the window closes */
+	/* the thread slept 800 us exactly, and futexed 50 us with no stack taken */
+	r.off[SWITCHTOT_SLEEPING] = 800 * US;
+	r.off[SWITCHTOT_FUTEX] = 50 * US;
+	r.cpu = 5000 * US; /* not a kind of off-CPU time */
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "worker", &out);
+	assert_true(fabs(strata_scale(&st, a) - 2.0) < 1e-12); /* 800 / (100 + 300) */
+	assert_true(strata_scale(&st, other) == 1.0);	       /* its thread's window not seen */
+	for (unsigned k = 0; k < STRATA_KINDS; k++)
+		assert_int_equal(out.nostack_us[k], k == SWITCHTOT_FUTEX ? 50 : 0);
+	assert_int_equal(st.tot.ns[SWITCHTOT_SLEEPING], 800 * US);
+	assert_int_equal(st.tot.ns[SWITCHTOT_FUTEX], 50 * US);
+	assert_int_equal(st.tot.ns[THREADTIME_CPU], 0); /* off-CPU: the CPU is no kind */
+	assert_int_equal(st.tot.strata, 1);
+	assert_int_equal(st.tot.sampled_us, 400);
+	assert_int_equal(st.tot.nostack, 1);
+	assert_int_equal(st.tot.nostack_ns, 50 * US);
+	/* precision: q = 800^2 x (100^2 + 300^2) x 1/2 / 400^2, over 850 us in all */
+	assert_int_equal(st.nprec, 1);
+	assert_string_equal(st.prec[0].thread, "worker");
+	assert_int_equal(st.prec[0].tid, 7);
+	assert_int_equal(st.prec[0].stacks, 2);
+	assert_int_equal(st.prec[0].ns, 850 * US);
+	assert_true(fabs(st.prec[0].effective - 850.0 * 850.0 / 200000.0) < 1e-9);
+	assert_true(fabs(st.prec[0].points - 98.0 / sqrt(850.0 * 850.0 / 200000.0)) < 1e-9);
+	strata_next(&st);
+	/* a sample of the closed window settled late counts as it was weighed */
+	assert_true(strata_scale(&st, a) == 1.0);
+	assert_int_not_equal(strata_add(&st, 7, SWITCHTOT_SLEEPING, 10, 1.0), a);
+	strata_fini(&st);
+}
+
+static void test_wall_lays_preempted_time_along_cpu_samples(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 9 };
+	uint32_t cpu, laid, call;
+
+	(void)state;
+	strata_init(&st, true);
+	/* three CPU ticks of 10 us, each copied for the preempted time; one inside a write */
+	for (int i = 0; i < 3; i++) {
+		cpu = strata_add(&st, 9, THREADTIME_CPU, 10, 0.0);
+		laid = strata_add(&st, 9, STRATA_LAID, 10, 0.0);
+	}
+	call = strata_add(&st, 9, strata_laid_kind(SWITCHTOT_PREEMPT_WRITE), 10, 0.0);
+	assert_true(laid & STRATA_LAID_ID);
+	assert_true(call & STRATA_LAID_ID);
+	assert_false(cpu & STRATA_LAID_ID);
+	assert_true(strata_scale(&st, laid) == 0.0); /* laid copies count for nothing yet */
+	r.cpu = 60 * US;
+	r.off[SWITCHTOT_PREEMPTED] = 6 * US;	 /* no stack taken at its preemptions */
+	r.off[SWITCHTOT_PREEMPT_WRITE] = 4 * US; /* nor leaving its write */
+	r.off[SWITCHTOT_PREEMPT_READ] = 2 * US;	 /* no CPU sample in a read either */
+	strata_close_begin(&st);
+	strata_thread(&st, &r, NULL, &out);
+	assert_true(fabs(strata_scale(&st, cpu) - 2.0) < 1e-12);  /* 60 / 30 */
+	assert_true(fabs(strata_scale(&st, laid) - 0.2) < 1e-12); /* 6 / 30 */
+	assert_true(fabs(strata_scale(&st, call) - 0.4) < 1e-12); /* 4 / 10 */
+	assert_int_equal(out.nostack_us[SWITCHTOT_PREEMPT_READ], 2);
+	assert_int_equal(out.nostack_us[SWITCHTOT_PREEMPTED], 0);
+	assert_int_equal(out.nostack_us[THREADTIME_CPU], 0);
+	assert_int_equal(st.tot.ns[THREADTIME_CPU], 60 * US); /* wall: the CPU is a kind */
+	assert_int_equal(st.tot.laid_ns, 6 * US);
+	assert_int_equal(st.tot.call_laid, 1);
+	assert_int_equal(st.tot.call_laid_ns, 4 * US);
+	assert_int_equal(st.tot.irq_ns, 0);
+	assert_int_equal(st.tot.strata, 3);
+	assert_int_equal(st.tot.nostack, 1);
+	/* a CPU tick is a sample of its thread's time: q = 60^2 x 300 / 30^2 (CPU) + 6^2 x 300 /
+	 * 30^2 (laid) + 4^2 x 100 / 10^2 (the write's), over 72 us, from 7 stacks */
+	assert_int_equal(st.nprec, 1);
+	assert_int_equal(st.prec[0].stacks, 7);
+	assert_true(fabs(st.prec[0].effective - 72.0 * 72.0 / 1228.0) < 1e-9);
+	strata_next(&st);
+	assert_true(strata_scale(&st, laid) == 0.0); /* a closed window's laid copy: nothing */
+	assert_true(strata_scale(&st, cpu) == 1.0);
+	strata_fini(&st);
+}
+
+static void test_wall_preempted_stacks_take_their_time(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 3 };
+	uint32_t pre, laid;
+
+	(void)state;
+	strata_init(&st, true);
+	pre = strata_add(&st, 3, SWITCHTOT_PREEMPTED, 5, 1.0);
+	laid = strata_add(&st, 3, STRATA_LAID, 10, 0.0);
+	r.off[SWITCHTOT_PREEMPTED] = 20 * US;
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "t", &out);
+	assert_true(fabs(strata_scale(&st, pre) - 4.0) < 1e-12);
+	assert_true(strata_scale(&st, laid) == 0.0); /* a stack was taken: the copies are idle */
+	assert_int_equal(st.tot.irq_ns, 20 * US);
+	assert_int_equal(st.tot.laid_ns, 0);
+	strata_next(&st);
+	strata_fini(&st);
+}
+
+static void test_laid_kinds(void **state)
+{
+	(void)state;
+	assert_int_equal(strata_laid_kind(SWITCHTOT_PREEMPTED), STRATA_LAID);
+	assert_int_equal(strata_laid_kind(SWITCHTOT_PREEMPTED_CALL), STRATA_LAID + 1);
+	assert_int_equal(strata_laid_kind(SWITCHTOT_PREEMPT_WRITE), STRATA_LAID + 2);
+	assert_int_equal(strata_laid_kind(SWITCHTOT_PREEMPT_POLL),
+			 STRATA_LAID + 2 + SWITCHTOT_PREEMPT_POLL - SWITCHTOT_PREEMPT_WRITE);
+	assert_int_equal(strata_laid_kind(SWITCHTOT_SLEEPING), 0);
+	assert_int_equal(strata_laid_kind(THREADTIME_CPU), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_offcpu_stratum_scaled_to_its_exact_time),
+		cmocka_unit_test(test_wall_lays_preempted_time_along_cpu_samples),
+		cmocka_unit_test(test_wall_preempted_stacks_take_their_time),
+		cmocka_unit_test(test_laid_kinds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
