@@ -1146,6 +1146,7 @@ static void evwant_init(struct session *s)
 		.lock_us = (uint32_t)(o->lock_threshold_us > UINT32_MAX ? UINT32_MAX
 									: o->lock_threshold_us),
 		.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH,
+		.budget_ppm = session_alloc_budget(o->alloc_budget_ppm),
 	};
 }
 
@@ -1770,6 +1771,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->ev.alloc_interval = s->evw.alloc_interval;
 	out->ev.lock_threshold_us = s->evw.lock_us;
 	out->ev.depth = s->evw.depth;
+	out->ev.budget_ppm = s->evw.budget_ppm;
+	memcpy(out->ev.intervals, s->wg.used, sizeof(out->ev.intervals));
+	out->ev.intervals_other = s->wg.used_other;
 	evlive_stats(&s->live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;
