@@ -13,16 +13,16 @@ void jvm_evwant_merge(struct jvm_evwant *into, const struct jvm_evwant *w)
 
 	if (!w->on)
 		return;
-	if (w->on & alloc)
+	if (w->on & alloc) {
 		into->budget_ppm = !(into->on & alloc)			   ? w->budget_ppm
 				   : (!into->budget_ppm || !w->budget_ppm) ? 0
 				   : into->budget_ppm > w->budget_ppm	   ? into->budget_ppm
 									   : w->budget_ppm;
-	if (w->on & alloc)
 		into->alloc_interval =
 			(into->on & alloc) && into->alloc_interval < w->alloc_interval
 				? into->alloc_interval
 				: w->alloc_interval;
+	}
 	if (w->on & FGP_EVM_LOCK)
 		into->lock_us = (into->on & FGP_EVM_LOCK) && into->lock_us < w->lock_us
 					? into->lock_us
