@@ -46,7 +46,7 @@ struct evctl_priv {
 	atomic_uint_fast64_t changes, apply_failures;
 	/* The budget (the worker's; copied out under mu for evctl_get_stats). */
 	struct evbudget budget, budget_seen;
-	uint64_t bud_ns, bud_cpu, bud_sampled, bud_sampled_ns; /* at the last tick */
+	uint64_t bud_ns, bud_cpu, bud_sampled, bud_timed, bud_sampled_ns; /* at the last tick */
 };
 
 static bool want_eq(const struct want_events *a, const struct want_events *b)
@@ -291,6 +291,7 @@ static void budget_mark(struct evctl *c)
 	p->bud_ns = agentclock_now(p->ops.clock);
 	p->bud_cpu = jvm_cpu_ns(p);
 	p->bud_sampled = atomic_load(&c->sampled);
+	p->bud_timed = atomic_load(&c->timed);
 	p->bud_sampled_ns = atomic_load(&c->sampled_ns);
 }
 
@@ -319,12 +320,16 @@ static void budget_tick(struct evctl *c)
 {
 	struct evctl_priv *p = c->p;
 	uint64_t ns = p->bud_ns, cpu = p->bud_cpu, n = p->bud_sampled, sns = p->bud_sampled_ns;
+	uint64_t m = p->bud_timed, cost;
 
 	if (!(p->cur.on & FGP_EVM_ALLOC))
 		return;
 	budget_mark(c);
-	(void)evbudget_tick(&p->budget, p->bud_sampled - n, p->bud_sampled_ns - sns,
-			    p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
+	/* The timed callbacks' mean CPU time for every callback. */
+	n = p->bud_sampled - n;
+	m = p->bud_timed - m;
+	cost = m ? (uint64_t)((double)(p->bud_sampled_ns - sns) * (double)n / (double)m) : 0;
+	(void)evbudget_tick(&p->budget, n, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
 			    p->bud_ns >= ns ? p->bud_ns - ns : 0);
 	pthread_mutex_lock(&p->mu);
 	p->budget_seen = p->budget;
@@ -487,6 +492,7 @@ void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
 	out->lock_short_ns = atomic_load(&c->lock_short_ns);
 	out->sampled = atomic_load(&c->sampled);
 	out->sampled_ns = atomic_load(&c->sampled_ns);
+	out->timed = atomic_load(&c->timed);
 	if (c->p) {
 		out->changes = atomic_load(&c->p->changes);
 		out->apply_failures = atomic_load(&c->p->apply_failures);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codelines.h"
@@ -321,6 +322,17 @@ static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, u
 	finish(jni, &e, e.in.tag ? object : NULL);
 }
 
+/* The calling thread's CPU time: its own cost, not the time others ran while it was
+ * preempted (a system call: asked for one callback in EVCTL_TIME_EVERY only). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
 				     jclass klass, jlong size)
 {
@@ -328,11 +340,13 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 	(void)jvmti;
 	(void)thread;
-	if (on & FGP_EVM_ALLOC) {
-		uint64_t t0 = fg_now_ns();
+	if ((on & FGP_EVM_ALLOC) && evctl_sample_timed(cfg.ctl)) {
+		uint64_t t0 = thread_cpu_ns();
 
 		alloc_event(jni, object, klass, size, on);
-		evctl_sampled(cfg.ctl, fg_now_ns() - t0);
+		evctl_timed(cfg.ctl, thread_cpu_ns() - t0);
+	} else if (on & FGP_EVM_ALLOC) {
+		alloc_event(jni, object, klass, size, on);
 	}
 	evctl_leave(cfg.ctl);
 }

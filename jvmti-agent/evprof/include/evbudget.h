@@ -4,7 +4,8 @@
  * costs the JVM under a share of the JVM's CPU time.
  *
  * The events worker feeds it, every tick, the time the JVM's threads spent sampling since the
- * last tick (the callbacks' own time plus a fixed estimate per sample of what HotSpot and the
+ * last tick (the callbacks' own CPU time, measured on one callback in EVCTL_TIME_EVERY and
+ * extrapolated to all, plus a fixed estimate per sample of what HotSpot and the
  * agent's sender spend outside them, EVBUDGET_OUTSIDE_NS) and the JVM's CPU time over the same
  * span. Once a window holds at least EVBUDGET_WINDOW_CPU_NS of CPU and EVBUDGET_WINDOW_NS of
  * time (or EVBUDGET_WINDOW_LONG_NS of time, for a JVM that hardly runs) it decides, with r the

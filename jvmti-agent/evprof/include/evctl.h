@@ -92,8 +92,8 @@ struct evctl_stats {
 	uint64_t lock_short, lock_short_ns;
 	uint64_t changes; /* sets applied */
 	uint64_t apply_failures;
-	uint64_t sampled, sampled_ns; /* allocation callbacks and their time */
-	struct evbudget budget;	      /* the budget's state (intervals used, cost) */
+	uint64_t sampled, timed, sampled_ns; /* allocation callbacks, timed, their CPU time */
+	struct evbudget budget;		     /* the budget's state (intervals used, cost) */
 };
 
 struct evctl {
@@ -109,7 +109,8 @@ struct evctl {
 	/* Counters (cumulative). */
 	atomic_uint_fast64_t drops[EVCTL_DROP_NCAUSES];
 	atomic_uint_fast64_t events, freed, lock_short, lock_short_ns;
-	atomic_uint_fast64_t sampled, sampled_ns; /* allocation callbacks and their time */
+	/* Allocation callbacks; those timed (one in EVCTL_TIME_EVERY) and their CPU time. */
+	atomic_uint_fast64_t sampled, timed, sampled_ns;
 	/* Fixed at init. */
 	struct queue *q;
 	size_t qlimit;	     /* bytes of the queue events may fill */
@@ -168,11 +169,27 @@ static inline void evctl_drop(struct evctl *c, enum evctl_drop why)
 	atomic_fetch_add_explicit(&c->drops[why], 1, memory_order_relaxed);
 }
 
-/* An allocation callback that took ns (its cost, for the budget: evbudget.h). */
+#define EVCTL_TIME_EVERY 16 /* allocation callbacks timed: one in this many */
+
+/* An allocation callback starts: true when it is to be timed (then evctl_timed). */
+static inline bool evctl_sample_timed(struct evctl *c)
+{
+	return atomic_fetch_add_explicit(&c->sampled, 1, memory_order_relaxed) % EVCTL_TIME_EVERY ==
+	       0;
+}
+
+/* A timed allocation callback took ns of its thread's CPU (for the budget: evbudget.h). */
+static inline void evctl_timed(struct evctl *c, uint64_t ns)
+{
+	atomic_fetch_add_explicit(&c->timed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->sampled_ns, ns, memory_order_relaxed);
+}
+
+/* An allocation callback, timed, that took ns (tests). */
 static inline void evctl_sampled(struct evctl *c, uint64_t ns)
 {
 	atomic_fetch_add_explicit(&c->sampled, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->sampled_ns, ns, memory_order_relaxed);
+	evctl_timed(c, ns);
 }
 
 /* A tag for a sampled object the live set tracks, or 0 (full: counted). */
