@@ -9,9 +9,12 @@
 #     interleaved per round (none, alloc, none, alloc, ...) so drift on a shared machine hits
 #     both alike:
 #       none   nobody records: the agent connected, its events off;
-#       alloc  `fgcollect record --pid JVM --event alloc` (the defaults: a sample every 512 KiB)
-#              through the daemon, started SETTLE seconds before the measured window and
-#              stopped (Ctrl-C) right after it.
+#       alloc  `fgcollect record --pid JVM --event alloc --alloc-budget BUDGET` (a sample every
+#              512 KiB, the interval widened by the agent to keep sampling under BUDGET% of
+#              the JVM's CPU) through the daemon, started SETTLE seconds before the measured
+#              window and stopped (Ctrl-C) right after it;
+#       fixed  the same with --alloc-budget 0: a sample every 512 KiB all along (what one
+#              sample costs).
 #     Two more AllocService JVMs, alive beside the first for all the rounds, are variants of
 #     every round against the first JVM's none: the floor of any JVMTI allocation profiler at the
 #     same interval (bench/agent/alloc_floor.c), sampling with an empty callback (floor) and
@@ -25,11 +28,12 @@
 #     of thread (the workers, where the sampling callbacks run; the agent's own threads; the
 #     rest), the JVM's extra CPU per allocation sample (per variant; for those without a
 #     sample count, bytes over the interval), what 1% of the JVM's CPU allows per sample, and
-#     fgcollect's CPU (daemon and record) as % of the JVM's. AllocService allocates 2-3 GB per
+#     fgcollect's CPU (daemon and record) as % of the JVM's, and alloc/none against the budget's
+#     goal (1 + BUDGET / 100) with the intervals record's summary says were used. AllocService allocates 2-3 GB per
 #     second of its CPU, far more per unit of work than most services: the cost per sample says
 #     what another service pays (samples/s x cost per sample over its CPU).
 #  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes)
-#     recorded QREPS times at the defaults around a burst of QDUR seconds of its allocation:
+#     recorded QREPS times at the defaults (--alloc-budget BUDGET) around a burst of QDUR seconds of its allocation:
 #     each thread's share of the bytes against the JVM's own count of the burst (ThreadMXBean),
 #     the total, and the share of bytes under the allocating method with its class as the leaf.
 #  3. async-profiler in the same runs, when ASPROF names its libasyncProfiler.so (built apart
@@ -43,7 +47,8 @@
 # Needs root only for nothing in particular (no perf events for alloc); the JVMs run on the host.
 # Env: JDKS (default every JDK under /usr/lib/jvm), REPS (5), ROUND (8 s), SETTLE (2 s),
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
-#      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1).
+#      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1),
+#      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,7 +69,8 @@ if [[ -n $asprof && ! -r $asprof ]]; then
 	echo "alloc: ASPROF=$asprof is not a readable file"
 	exit 1
 fi
-variants="none alloc"
+budget=${BUDGET:-1}
+variants="none alloc fixed"
 [[ ${FLOOR:-1} == 0 ]] || variants+=" floor stack"
 [[ -n $asprof ]] && variants+=" asprof"
 # The variants run by a JVM of their own: its pid and output (set when it starts).
@@ -206,8 +212,9 @@ split() {
 round() {
 	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1 pid=$jpid log=$tmp/jvm.out
 	[[ -n ${xpid[$v]:-} ]] && pid=${xpid[$v]} log=${xlog[$v]}
-	if [[ $v == alloc ]]; then
+	if [[ $v == alloc || $v == fixed ]]; then
 		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((settle + round + 60)) \
+			--alloc-budget "$([[ $v == alloc ]] && echo "$budget" || echo 0)" \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
 		rpid=$!
 	fi
@@ -227,9 +234,9 @@ round() {
 		kill -INT "$rpid"
 		wait "$rpid" || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
 		rpid=
-		cp "$tmp/rec.err" "$tmp/rec.last.err"
+		cp "$tmp/rec.err" "$tmp/rec.last.$v.err"
 		sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
-			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples"
+			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples.$v"
 	fi
 	sleep 0.2 # a mark past the window
 	echo "$((c1 - c0)) $(ev_interp "$log" svc-truth "$t0" "$t1" requests)" \
@@ -241,7 +248,8 @@ round() {
 cost() {
 	local v
 	for v in $variants; do : >"$tmp/$v"; done
-	: >"$tmp/samples"
+	: >"$tmp/samples.alloc"
+	: >"$tmp/samples.fixed"
 	jvm_start AllocService 100000 "$rate"
 	if [[ -n $asprof ]]; then
 		QOPTS= asprof_start asprof AllocService 100000 "$rate"
@@ -285,17 +293,20 @@ cost() {
 	# ~0.5 s before the events turned on included: an upper bound), the bytes over the
 	# interval for the others (the interval is the mean distance between samples).
 	local n0 r0 c0
-	n0=$(median <"$tmp/samples") r0=$(cut -d' ' -f1 "$tmp/none.fig" | median) c0=$(cut -d' ' -f3 "$tmp/none.fig" | median)
+	n0=$(median <"$tmp/samples.fixed") r0=$(cut -d' ' -f1 "$tmp/none.fig" | median) c0=$(cut -d' ' -f3 "$tmp/none.fig" | median)
 	echo "1% of the JVM's CPU at about $n0 samples/s allows $(c="$c0" r="$r0" n="$n0" awk 'BEGIN { printf "%.1f", 0.01 * ENVIRON["c"] * ENVIRON["r"] / ENVIRON["n"] }') us per sample"
 	for v in $variants; do
 		[[ $v == none ]] && continue
 		local n=$n0
-		[[ $v == alloc ]] || n=$(cut -d' ' -f2 "$tmp/$v.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }')
+		[[ $v == alloc ]] && n=$(median <"$tmp/samples.alloc")
+		[[ $v == alloc || $v == fixed ]] || n=$(cut -d' ' -f2 "$tmp/$v.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }')
 		echo "$v: about $n samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/$v.fig" | median) \
 			b="$c0" r="$r0" n="$n" awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
 	done
-	echo "record's summary (last alloc round):"
-	grep -v 'note' "$tmp/rec.last.err" | sed 's/^/  /' | head -n 12
+	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
+	echo "--alloc-budget $budget: the JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
+	echo "record's summary (last alloc round, --alloc-budget $budget):"
+	grep -v 'note' "$tmp/rec.last.alloc.err" | sed 's/^/  /' | head -n 12
 }
 
 # quality: part 2 for $jdk: QREPS recordings of QDUR + 4 s through the daemon, each around a
@@ -307,11 +318,11 @@ quality() {
 	rm -f "$tmp/ctl-bursts/burst"
 	ctldir=$tmp/ctl-bursts
 	jvm_start AllocTruth 100000 "$ctldir"
-	echo "== quality: AllocTruth, $(basename "$jdk"), record --event alloc at the defaults around a $qd s burst, ${QREPS:-3} times"
+	echo "== quality: AllocTruth, $(basename "$jdk"), record --event alloc --alloc-budget $budget around a $qd s burst, ${QREPS:-3} times"
 	printf "%-4s %-46s %10s %10s %14s\n" rec "shares, profile/truth % (fg-bytes longs particles strings)" "max |d| pt" "total %" "under method+class %"
 	for q in $(seq "${QREPS:-3}"); do
 		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((qd + 4)) \
-			-o "$tmp/q.folded" 2>"$tmp/q.err" &
+			--alloc-budget "$budget" -o "$tmp/q.folded" 2>"$tmp/q.err" &
 		rp=$!
 		sleep 1.5
 		ev_burst $((qd * 1000))
@@ -322,6 +333,7 @@ quality() {
 		wait "$rp" || { echo "alloc: record failed"; cat "$tmp/q.err"; exit 1; }
 		q_rows "$tmp/q.folded" "$tmp/q.burst" 'AllocTruth::METHOD_\[[0ij]\];[^;]*$'
 		q_print "$q"
+		grep -o 'sampling intervals used.*' "$tmp/q.err" | sed 's/^/     /' || true
 	done
 	jvm_stop
 }

@@ -2,11 +2,14 @@
 /* evweigh.c - the weight of allocation and lock events (see evweigh.h). */
 #include "evweigh.h"
 
+#include <string.h>
+
 #include <errno.h>
 #include <math.h>
 
 void evweigh_init(struct evweigh *w, uint64_t seed)
 {
+	memset(w, 0, sizeof(*w));
 	w->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
 }
 
@@ -53,6 +56,17 @@ int evweigh_alloc(struct evweigh *w, uint64_t size, uint64_t interval, uint64_t 
 		return -EINVAL;
 	*bytes = evweigh_round(w, (double)size * inv);
 	*objects = evweigh_round(w, inv);
+	for (int i = 0; i < EVWEIGH_MAX_INTERVALS; i++) {
+		struct evweigh_iv *u = &w->used[i];
+
+		if (u->interval != interval && u->interval != 0)
+			continue;
+		u->interval = interval;
+		u->samples++;
+		u->bytes += *bytes;
+		return 0;
+	}
+	w->used_other++;
 	return 0;
 }
 

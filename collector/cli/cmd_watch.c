@@ -176,6 +176,12 @@ static const struct cli_opt profile_rows[] = {
 	  CLI_AT(DO, alloc_interval), .arg = "BYTES",
 	  .help = "alloc/live: mean bytes between samples (default 524288)",
 	  .doc = "1 to 2^30: [alloc-lock.md](alloc-lock.md)." },
+	{ .name = "alloc-budget", .kind = CLI_FN, .fn = session_cli_budget_opt,
+	  CLI_AT(DO, alloc_budget_ppm), .arg = "PCT",
+	  .help = "alloc/live: keep what sampling costs each JVM under PCT% of its CPU (default "
+		  "1; 0: no budget)",
+	  .doc = "Cheap enough to keep alloc on for every JVM: "
+		 "[alloc-lock.md](alloc-lock.md#cost-budget)." },
 	{ .name = "alloc-depth", .kind = CLI_U64, .lo = 1, .hi = FGP_MAX_EVENT_DEPTH,
 	  .unit = "frames", CLI_AT(DO, alloc_depth), .arg = "N",
 	  .help = "alloc/live/lock: frames taken of a stack (default 128)" },

@@ -3,8 +3,11 @@
  * validated in one place; the stop on SIGINT and SIGTERM of both. */
 #include "session_cli.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -100,6 +103,29 @@ static int container_opt(const char *cmd, const struct cli_opt *r, const char *a
 	return 1;
 }
 
+int session_cli_budget_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
+{
+	uint32_t ppm;
+	char *end = NULL;
+	double pct;
+
+	errno = 0;
+	pct = arg && (isdigit((unsigned char)arg[0]) || arg[0] == '.') ? strtod(arg, &end) : -1;
+	if (errno || !end || *end || !(pct >= 0 && pct <= 100)) {
+		fg_err(cmd,
+		       "--%s '%s' must be a percentage of the JVM's CPU from 0 (no budget) to 100",
+		       r->name, arg ? arg : "");
+		return -1;
+	}
+	ppm = (uint32_t)(pct * 10000 + 0.5);
+	if (pct > 0 && ppm == 0)
+		ppm = 1;
+	if (pct == 0)
+		ppm = SESSION_ALLOC_BUDGET_OFF;
+	memcpy((char *)opts + r->off, &ppm, sizeof(ppm));
+	return 1;
+}
+
 static int stack_copy_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts)
 {
 	SO *so = opts;
@@ -185,6 +211,13 @@ const struct cli_opt session_cli_events[] = {
 	  CLI_AT(SO, alloc_interval), .arg = "BYTES",
 	  .help = "alloc/live: mean bytes between samples (default 524288)",
 	  .doc = "1 to 2^30; each sample is weighed to the bytes and objects it stands for." },
+	{ .name = "alloc-budget", .kind = CLI_FN, .fn = session_cli_budget_opt,
+	  CLI_AT(SO, alloc_budget_ppm), .arg = "PCT",
+	  .help = "alloc/live: keep what sampling costs each JVM under PCT% of its CPU by "
+		  "widening the interval (default 1; 0: no budget)",
+	  .doc = "The agent times its sampling against the JVM's CPU time and moves the interval "
+		 "(a power of two times --alloc-interval, never below it); each sample is weighed "
+		 "by the interval it was drawn with. [alloc-lock.md](alloc-lock.md#cost-budget)." },
 	{ .name = "alloc-depth", .kind = CLI_U64, .lo = 1, .hi = FGP_MAX_EVENT_DEPTH,
 	  .unit = "frames", CLI_AT(SO, alloc_depth), .arg = "N",
 	  .help = "alloc/live/lock: frames taken of a stack (default 128)",

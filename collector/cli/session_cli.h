@@ -34,6 +34,13 @@ extern const struct cli_name session_cli_event_names[];
  */
 int session_cli_event_list(const char *cmd, const char *arg, unsigned *mask);
 
+/*
+ * --alloc-budget PCT (a CLI_FN row over a uint32_t): PCT (0 to 100, decimals allowed) percent
+ * of the JVM's CPU in ppm into the row's field; 0 stores SESSION_ALLOC_BUDGET_OFF. 1 or -1
+ * (printed, naming cmd).
+ */
+int session_cli_budget_opt(const char *cmd, const struct cli_opt *r, const char *arg, void *opts);
+
 /* The name --event takes for ev ("cpu", "offcpu", "wall"). */
 const char *session_cli_event_name(enum fg_event ev);
 

@@ -82,7 +82,8 @@ int daemon_profiles_start(const struct daemon_opts *o, struct daemon_profiles *p
 					  .merge_threads = o->merge_threads,
 					  .alloc_interval = o->alloc_interval,
 					  .alloc_depth = (unsigned)o->alloc_depth,
-					  .lock_threshold_us = o->lock_threshold_us };
+					  .lock_threshold_us = o->lock_threshold_us,
+					  .alloc_budget_ppm = o->alloc_budget_ppm };
 
 		if (!(o->events & (1u << ev)))
 			continue;

@@ -452,6 +452,7 @@ static struct session *open_session(struct roller *r)
 		.alloc_interval = r->o.alloc_interval,
 		.alloc_depth = r->o.alloc_depth,
 		.lock_threshold_us = r->o.lock_threshold_us,
+		.alloc_budget_ppm = r->o.alloc_budget_ppm,
 		/* A thread waits inside libc (futex, nanosleep), which keeps no frame pointers:
 		 * off-CPU stacks reach the Java frames above it only through the stack copy and the
 		 * vm unwinder (record's default), which also names interpreted frames. */

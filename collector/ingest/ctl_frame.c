@@ -158,7 +158,7 @@ void ctl_evwant_encode(uint8_t *buf, const struct jvm_evwant *w)
 	fgle_put32(buf + 4, w->lock_us);
 	fgle_put64(buf + 8, w->alloc_interval);
 	fgle_put32(buf + 16, w->depth);
-	fgle_put32(buf + 20, 0);
+	fgle_put32(buf + 20, w->budget_ppm);
 }
 
 int ctl_evwant_decode(const uint8_t *payload, size_t len, struct jvm_evwant *out)
@@ -171,6 +171,9 @@ int ctl_evwant_decode(const uint8_t *payload, size_t len, struct jvm_evwant *out
 	w.lock_us = fgle_get32(payload + 4);
 	w.alloc_interval = fgle_get64(payload + 8);
 	w.depth = fgle_get32(payload + 16);
+	w.budget_ppm = fgle_get32(payload + 20);
+	if (w.budget_ppm > JVM_EVWANT_MAX_BUDGET)
+		w.budget_ppm = JVM_EVWANT_MAX_BUDGET;
 	if (w.on & (FGP_EVM_ALLOC | FGP_EVM_LIVE)) {
 		if (w.alloc_interval == 0)
 			w.alloc_interval = 1;

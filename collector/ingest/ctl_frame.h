@@ -14,8 +14,9 @@
  *                 the fields a decoder knows are ignored)
  *
  *   EVENTS_REQ (client -> daemon) payload = u32 on | u32 lock_us | u64 alloc_interval |
- *                 u32 depth | u32 0: the events the client wants of the JVMs it subscribed to
- *                 (jvmevent.h; on 0: none), from then on.
+ *                 u32 depth | u32 budget_ppm: the events the client wants of the JVMs it
+ *                 subscribed to (jvmevent.h; on 0: none), from then on (budget 0: none, as
+ *                 older clients send).
  *   EVENTS (daemon -> client) payload = items of one JVM, each u32 length | item:
  *     STACK  u8 1 | u8 kind | u8 truncated | u8 0 | u32 host_tid | u64 ts | u64 value |
  *            u64 interval | u64 tag | u16 depth | str class | depth x { str name | i32 line }

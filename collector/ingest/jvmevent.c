@@ -13,11 +13,16 @@ void jvm_evwant_merge(struct jvm_evwant *into, const struct jvm_evwant *w)
 
 	if (!w->on)
 		return;
-	if (w->on & alloc)
+	if (w->on & alloc) {
+		into->budget_ppm = !(into->on & alloc)			   ? w->budget_ppm
+				   : (!into->budget_ppm || !w->budget_ppm) ? 0
+				   : into->budget_ppm > w->budget_ppm	   ? into->budget_ppm
+									   : w->budget_ppm;
 		into->alloc_interval =
 			(into->on & alloc) && into->alloc_interval < w->alloc_interval
 				? into->alloc_interval
 				: w->alloc_interval;
+	}
 	if (w->on & FGP_EVM_LOCK)
 		into->lock_us = (into->on & FGP_EVM_LOCK) && into->lock_us < w->lock_us
 					? into->lock_us
@@ -53,5 +58,10 @@ size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, si
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " depth=%u",
 			      (unsigned)(w->depth > FGP_MAX_EVENT_DEPTH ? FGP_MAX_EVENT_DEPTH
 									: w->depth));
+	if (n > 0 && (w->on & (FGP_EVM_ALLOC | FGP_EVM_LIVE)) && w->budget_ppm)
+		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " budget=%u",
+			      (unsigned)(w->budget_ppm > JVM_EVWANT_MAX_BUDGET
+						 ? JVM_EVWANT_MAX_BUDGET
+						 : w->budget_ppm));
 	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }

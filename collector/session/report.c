@@ -431,6 +431,34 @@ static void report_jvm_events(const struct session_jvm_summary *v, const struct 
 	    unknown_id, unwanted, unknown_tid, v->exited ? ", exited" : "");
 }
 
+/* The intervals the allocation samples were weighed at, and the budget that moved them. */
+static void report_intervals(const struct session_ev_summary *e, const struct report_out *out)
+{
+	char line[1024], budget[64];
+	size_t n = 0;
+
+	line[0] = '\0';
+	for (int i = 0; i < EVWEIGH_MAX_INTERVALS && e->intervals[i].interval; i++) {
+		int k = snprintf(line + n, sizeof(line) - n, "%s%llu bytes: %llu samples, %.1f MiB",
+				 i ? "; " : "", (unsigned long long)e->intervals[i].interval,
+				 (unsigned long long)e->intervals[i].samples,
+				 (double)e->intervals[i].bytes / 1048576.0);
+
+		if (k < 0 || (size_t)k >= sizeof(line) - n)
+			break;
+		n += (size_t)k;
+	}
+	if (n == 0)
+		return;
+	if (e->budget_ppm)
+		snprintf(budget, sizeof(budget), "a cost budget of %.4g%% of each JVM's CPU",
+			 (double)e->budget_ppm / 1e4);
+	else
+		snprintf(budget, sizeof(budget), "no cost budget");
+	say(out, "sampling intervals used (%s): %s%s", budget, line,
+	    e->intervals_other ? "; more intervals not listed" : "");
+}
+
 /* Alloc, live and lock recordings: their totals and what was lost, by cause. */
 static void report_events(const struct session_summary *sm, const struct report_out *out)
 {
@@ -454,6 +482,7 @@ static void report_events(const struct session_summary *sm, const struct report_
 		    (double)sm->duration_ns / 1e9, (double)e->bytes / 1048576.0,
 		    (unsigned long long)e->objects,
 		    sm->event == FG_EVENT_LIVE ? " still live at the end" : "");
+		report_intervals(e, out);
 	}
 	if (sm->event == FG_EVENT_LIVE)
 		say(out,

@@ -21,6 +21,7 @@ void ses_evwant_init(struct session *s)
 		.lock_us = (uint32_t)(o->lock_threshold_us > UINT32_MAX ? UINT32_MAX
 									: o->lock_threshold_us),
 		.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH,
+		.budget_ppm = session_alloc_budget(o->alloc_budget_ppm),
 	};
 }
 

@@ -44,6 +44,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->ev.alloc_interval = s->ae.evw.alloc_interval;
 	out->ev.lock_threshold_us = s->ae.evw.lock_us;
 	out->ev.depth = s->ae.evw.depth;
+	out->ev.budget_ppm = s->ae.evw.budget_ppm;
+	memcpy(out->ev.intervals, s->ae.wg.used, sizeof(out->ev.intervals));
+	out->ev.intervals_other = s->ae.wg.used_other;
 	evlive_stats(&s->ae.live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;

@@ -44,12 +44,15 @@ struct evctl_priv {
 	uint64_t last_free_ns;
 	uint64_t tags[FGP_MAX_FREE_TAGS];
 	atomic_uint_fast64_t changes, apply_failures;
+	/* The budget (the worker's; copied out under mu for evctl_get_stats). */
+	struct evbudget budget, budget_seen;
+	uint64_t bud_ns, bud_cpu, bud_sampled, bud_timed, bud_sampled_ns; /* at the last tick */
 };
 
 static bool want_eq(const struct want_events *a, const struct want_events *b)
 {
 	return a->on == b->on && a->alloc_interval == b->alloc_interval &&
-	       a->lock_ns == b->lock_ns && a->depth == b->depth;
+	       a->lock_ns == b->lock_ns && a->depth == b->depth && a->budget_ppm == b->budget_ppm;
 }
 
 static bool evset_eq(const struct evset *a, const struct evset *b)
@@ -239,8 +242,13 @@ static int change(struct evctl *c, const struct evset *t)
 	struct evset old = p->cur, got = old;
 	int rv;
 
+	struct evset moved = old;
+
+	moved.alloc_interval = t->alloc_interval;
 	atomic_store(&c->on, old.on & t->on & atomic_load(&c->on));
-	quiesce(c);
+	/* The budget moving the interval closes nothing: the callbacks inside read either. */
+	if (!evset_eq(&moved, t))
+		quiesce(c);
 	publish(c, &old, t);
 	rv = p->ops.apply(p->ops.arg, t, &got);
 	if (rv == -EAGAIN)
@@ -264,6 +272,70 @@ static int change(struct evctl *c, const struct evset *t)
 	return 0;
 }
 
+static uint64_t jvm_cpu_ns(const struct evctl_priv *p)
+{
+	struct timespec ts;
+
+	if (p->ops.cpu_ns)
+		return p->ops.cpu_ns(p->ops.arg);
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The budget's clocks and counters as of now (the next tick's deltas start here). */
+static void budget_mark(struct evctl *c)
+{
+	struct evctl_priv *p = c->p;
+
+	p->bud_ns = agentclock_now(p->ops.clock);
+	p->bud_cpu = jvm_cpu_ns(p);
+	p->bud_sampled = atomic_load(&c->sampled);
+	p->bud_timed = atomic_load(&c->timed);
+	p->bud_sampled_ns = atomic_load(&c->sampled_ns);
+}
+
+/* The interval alloc runs at for ask w (its own, or the budget's). Starts the budget over when
+ * the ask changed or alloc was off. */
+static uint64_t budget_interval(struct evctl *c, const struct want_events *w, const struct evset *t)
+{
+	struct evctl_priv *p = c->p;
+	struct evbudget *b = &p->budget;
+
+	if (!(t->on & FGP_EVM_ALLOC))
+		return t->alloc_interval;
+	if (!(p->cur.on & FGP_EVM_ALLOC) || b->base != t->alloc_interval ||
+	    b->ppm != w->budget_ppm) {
+		evbudget_reset(b, t->alloc_interval, w->budget_ppm);
+		budget_mark(c);
+		pthread_mutex_lock(&p->mu);
+		p->budget_seen = *b;
+		pthread_mutex_unlock(&p->mu);
+	}
+	return b->interval;
+}
+
+/* Feed the budget what the callbacks and the JVM spent since the last tick. */
+static void budget_tick(struct evctl *c)
+{
+	struct evctl_priv *p = c->p;
+	uint64_t ns = p->bud_ns, cpu = p->bud_cpu, n = p->bud_sampled, sns = p->bud_sampled_ns;
+	uint64_t m = p->bud_timed, cost;
+
+	if (!(p->cur.on & FGP_EVM_ALLOC))
+		return;
+	budget_mark(c);
+	/* The timed callbacks' mean CPU time for every callback. */
+	n = p->bud_sampled - n;
+	m = p->bud_timed - m;
+	cost = m ? (uint64_t)((double)(p->bud_sampled_ns - sns) * (double)n / (double)m) : 0;
+	(void)evbudget_tick(&p->budget, n, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
+			    p->bud_ns >= ns ? p->bud_ns - ns : 0);
+	pthread_mutex_lock(&p->mu);
+	p->budget_seen = p->budget;
+	pthread_mutex_unlock(&p->mu);
+}
+
 /* The periodic part while events are on: freed tags, EVENTS when due and moved. */
 static void tick(struct evctl *c)
 {
@@ -271,6 +343,7 @@ static void tick(struct evctl *c)
 	uint64_t now = agentclock_now(p->ops.clock);
 	struct fgp_events e;
 
+	budget_tick(c);
 	if (p->announce && push_events(c) == 0) {
 		p->announce = false;
 		atomic_store(&c->on, p->cur.on);
@@ -308,15 +381,18 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!atomic_load(&p->stop)) {
 		uint64_t gen = p->gen;
+		struct want_events w;
 		struct evset t;
 		int rv = 0;
 
 		evctl_target(c, &p->want, &t);
+		w = p->want;
 		/* Sent by tick() if change() does not; an ask the JVM refused is answered too. */
 		if (p->reannounce && (p->cur.on || t.on))
 			p->announce = true;
 		p->reannounce = false;
 		pthread_mutex_unlock(&p->mu);
+		t.alloc_interval = budget_interval(c, &w, &t);
 		if (!evset_eq(&t, &p->cur) && !(p->has_failed && evset_eq(&t, &p->failed)))
 			rv = change(c, &t);
 		else
@@ -414,8 +490,14 @@ void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
 	out->freed = atomic_load(&c->freed);
 	out->lock_short = atomic_load(&c->lock_short);
 	out->lock_short_ns = atomic_load(&c->lock_short_ns);
+	out->sampled = atomic_load(&c->sampled);
+	out->sampled_ns = atomic_load(&c->sampled_ns);
+	out->timed = atomic_load(&c->timed);
 	if (c->p) {
 		out->changes = atomic_load(&c->p->changes);
 		out->apply_failures = atomic_load(&c->p->apply_failures);
+		pthread_mutex_lock(&c->p->mu);
+		out->budget = c->p->budget_seen;
+		pthread_mutex_unlock(&c->p->mu);
 	}
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codelines.h"
@@ -224,8 +225,9 @@ static int take_stack(JNIEnv *jni, struct ev *e)
 	return -1;
 }
 
-/* The calling thread's tid, kept in a thread-specific slot: asked of the kernel once per thread,
- * not once per event. (A _Thread_local would make the agent need ld.so's __tls_get_addr.) */
+/* The calling thread's slot: its tid (low 32 bits), asked of the kernel once per thread, not
+ * once per event, and the interval in force at its last allocation sample (high 32 bits; 0:
+ * none yet). (A _Thread_local would make the agent need ld.so's __tls_get_addr.) */
 static pthread_key_t tid_key;
 static bool tid_key_ok;
 static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
@@ -235,17 +237,44 @@ static void tid_key_make(void)
 	tid_key_ok = pthread_key_create(&tid_key, NULL) == 0;
 }
 
-static uint32_t my_tid(void)
+static uint64_t my_slot(void)
 {
-	uint32_t tid;
+	uint64_t slot;
 
 	(void)pthread_once(&tid_once, tid_key_make);
-	if (tid_key_ok && (tid = (uint32_t)(uintptr_t)pthread_getspecific(tid_key)) != 0)
-		return tid;
-	tid = (uint32_t)syscall(SYS_gettid);
+	if (tid_key_ok && (slot = (uint64_t)(uintptr_t)pthread_getspecific(tid_key)) != 0)
+		return slot;
+	slot = (uint32_t)syscall(SYS_gettid);
 	if (tid_key_ok)
-		(void)pthread_setspecific(tid_key, (void *)(uintptr_t)tid);
-	return tid;
+		(void)pthread_setspecific(tid_key, (void *)(uintptr_t)slot);
+	return slot;
+}
+
+static uint32_t my_tid(void)
+{
+	return (uint32_t)my_slot();
+}
+
+uint64_t evjvmti_sample_interval(uint64_t *slot, uint64_t now)
+{
+	uint64_t prev = *slot >> 32;
+
+	if (now > UINT32_MAX)
+		now = UINT32_MAX;
+	*slot = (*slot & UINT32_MAX) | now << 32;
+	return prev ? prev : now;
+}
+
+/* The interval the calling thread's sample was drawn with (evjvmti.h), now in force. */
+static uint64_t my_interval(uint64_t now)
+{
+	uint64_t slot = my_slot(), iv = evjvmti_sample_interval(&slot, now);
+
+	if (tid_key_ok && sizeof(void *) >= sizeof(uint64_t))
+		(void)pthread_setspecific(tid_key, (void *)(uintptr_t)slot);
+	else
+		iv = now; /* no slot to keep it in: the interval in force */
+	return iv;
 }
 
 /* Take the stack and push the event (e's class, kind and values are set). */
@@ -283,6 +312,7 @@ static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, u
 	e.in.interval = atomic_load(&cfg.ctl->alloc_interval);
 	if (e.in.interval == 0)
 		return;
+	e.in.interval = my_interval(e.in.interval);
 	if ((on & FGP_EVM_LIVE) && (e.in.tag = evctl_new_tag(cfg.ctl)) != 0 &&
 	    (*cfg.jvmti)->SetTag(cfg.jvmti, object, (jlong)e.in.tag) != JVMTI_ERROR_NONE) {
 		evctl_untrack(cfg.ctl); /* never tracked after all */
@@ -292,6 +322,17 @@ static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, u
 	finish(jni, &e, e.in.tag ? object : NULL);
 }
 
+/* The calling thread's CPU time: its own cost, not the time others ran while it was
+ * preempted (a system call: asked for one callback in EVCTL_TIME_EVERY only). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
 				     jclass klass, jlong size)
 {
@@ -299,8 +340,14 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 	(void)jvmti;
 	(void)thread;
-	if (on & FGP_EVM_ALLOC)
+	if ((on & FGP_EVM_ALLOC) && evctl_sample_timed(cfg.ctl)) {
+		uint64_t t0 = thread_cpu_ns();
+
 		alloc_event(jni, object, klass, size, on);
+		evctl_timed(cfg.ctl, thread_cpu_ns() - t0);
+	} else if (on & FGP_EVM_ALLOC) {
+		alloc_event(jni, object, klass, size, on);
+	}
 	evctl_leave(cfg.ctl);
 }
 

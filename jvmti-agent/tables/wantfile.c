@@ -140,6 +140,9 @@ static void events_word(const char *w, size_t len, struct want_events *out)
 	} else if (word_key(w, len, "depth=", &v, &vlen)) {
 		if (parse_dec(v, vlen, 1, FGP_MAX_EVENT_DEPTH, &n) == 0)
 			out->depth = (uint32_t)n;
+	} else if (word_key(w, len, "budget=", &v, &vlen)) {
+		if (parse_dec(v, vlen, 0, WANT_BUDGET_MAX_PPM, &n) == 0)
+			out->budget_ppm = (uint32_t)n;
 	}
 }
 

@@ -299,7 +299,9 @@ check_alloc() {
 	fg_jvm_start alloc AllocTruth 300 /ctl
 	FG_CT_OPTS=()
 	fg_wait_log alloc 60 'AllocTruth ready'
-	ev_record alloc "$f" alloc 3000 --event alloc --alloc-interval 65536
+	# the estimator at a fixed interval (--alloc-budget 0); e2e_record_alloc checks the totals
+	# while the default cost budget moves the interval
+	ev_record alloc "$f" alloc 3000 --event alloc --alloc-interval 65536 --alloc-budget 0
 	for t in fg-bytes fg-longs fg-particles fg-strings; do
 		g[$t]=$(ev_sum "$f" "$t")
 		w[$t]=$(ev_truth alloc "$t")

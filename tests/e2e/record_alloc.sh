@@ -17,6 +17,12 @@
 #    within 4 points and the total within 10% (about 4 standard
 #    errors of ~2500 samples: the defaults' sampling error, not the goal's, bounds a short
 #    recording);
+#    (both with --alloc-budget 0: the interval stays the one asked);
+#  - --alloc-interval 64 KiB --alloc-budget 10, an 8 s burst: sampling at 64 KiB costs this
+#    paced JVM (a fraction of a core) more than 10% of its CPU, so the agent widens the interval
+#    mid-recording; the summary lists 64 KiB and at least one other interval (a thread's first
+#    sample may stand for the interval of an earlier recording), and the shares and total hold
+#    as at the defaults (4 points, 10%);
 #  - --lines --threads 'fg-bytes|fg-strings': only those threads, >= 99% of fg-bytes' bytes at
 #    the source line of its `new byte[len]`;
 #  - pprof: sample types alloc_objects/count and alloc_space/bytes, alloc_space's sum the bytes
@@ -107,14 +113,30 @@ for jdk in $(fg_jdks); do
 	fg_wait_log "$cur" 60 'AllocTruth ready'
 
 	# ---- fine sampling: the goals ------------------------------------------------------------
-	ev_record fine "$FG_TMP/fine.folded" alloc 5000 --event alloc --alloc-interval 65536
+	ev_record fine "$FG_TMP/fine.folded" alloc 5000 --event alloc --alloc-interval 65536 \
+		--alloc-budget 0
 	check fine 2 5
 	interval fine 65536
 
 	# ---- the defaults ------------------------------------------------------------------------
-	ev_record def "$FG_TMP/def.folded" alloc 7000 --event alloc
+	ev_record def "$FG_TMP/def.folded" alloc 7000 --event alloc --alloc-budget 0
 	check def 4 10
 	interval def 524288
+
+	# ---- a cost budget moves the interval mid-recording: the totals hold ----------------------
+	ev_record budget "$FG_TMP/budget.folded" alloc 8000 --event alloc --alloc-interval 65536 \
+		--alloc-budget 10
+	used=$(grep 'sampling intervals used' "$FG_TMP/budget.err" || true)
+	fg_log "$cfg budget: $used"
+	[[ $used == *"a cost budget of 10% of each JVM's CPU"* ]] ||
+		fg_fail "$cfg budget: the summary does not say the budget: $used"
+	# moved: 20 samples or more at another interval (a thread's first sample alone may stand
+	# for an earlier recording's interval: one per thread)
+	n=$(grep -o '[0-9]* bytes: [0-9]* samples' <<<"$used" | awk '$1 != 65536 && $3 >= 20' | wc -l)
+	((n >= 1)) || fg_fail "$cfg budget: the interval never moved: $used"
+	[[ $used =~ (: |; )65536\ bytes:\ [1-9] ]] ||
+		fg_fail "$cfg budget: no samples at the interval asked: $used"
+	check budget 4 10
 
 	# ---- --lines and --threads ---------------------------------------------------------------
 	ev_record lines "$FG_TMP/lines.folded" alloc 2000 --event alloc --alloc-interval 65536 --lines \

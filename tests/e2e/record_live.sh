@@ -5,7 +5,7 @@
 # /usr/lib/jvm, each JVM in a namespace container running LeakTruth (tests/java) with an 8 MB
 # young generation: fg-leaker keeps a byte[4096] a millisecond (leak), fg-churn allocates
 # 64 MB/s of byte[] garbage (churn) all along; the leak runs in a burst inside each recording,
-# whose bytes the JVM counts (events_lib.sh). `record --event live --alloc-interval 16384`
+# whose bytes the JVM counts (events_lib.sh). `record --event live --alloc-interval 16384 --alloc-budget 0`
 # (about 1000 samples of the leak) around a 7 s burst:
 #  - the leak's live bytes within 15% of what fg-leaker allocated in the burst (all of it is
 #    kept; about 5 standard errors), >= 95% of them under LeakTruth::leak with byte[] as the leaf;
@@ -37,7 +37,7 @@ for jdk in $(fg_jdks); do
 	FG_CT_OPTS=()
 	fg_wait_log "$cur" 60 'LeakTruth ready'
 
-	ev_record live "$FG_TMP/live.folded" leak 7000 --event live --alloc-interval 16384
+	ev_record live "$FG_TMP/live.folded" leak 7000 --event live --alloc-interval 16384 --alloc-budget 0
 	f=$FG_TMP/live.folded
 	leak=$(ev_sum "$f" fg-leaker)
 	ev_near "fg-leaker live bytes" "$leak" "$(ev_truth live fg-leaker)" 15
@@ -46,7 +46,7 @@ for jdk in $(fg_jdks); do
 	churn=$(ev_truth live fg-churn)
 	ev_at_most "fg-churn live bytes (garbage), of $churn allocated" "$(ev_sum "$f" fg-churn)" $((churn / 20))
 
-	ev_record pprof "$FG_TMP/live$major.pb.gz" leak 1000 --event live --alloc-interval 16384
+	ev_record pprof "$FG_TMP/live$major.pb.gz" leak 1000 --event live --alloc-interval 16384 --alloc-budget 0
 	types=$(ev_pprof_types "$FG_TMP/live$major.pb.gz")
 	fg_log "$cfg pprof sample types: $types"
 	[[ $types == "inuse_objects/count inuse_space/bytes" ]] ||

@@ -22,8 +22,21 @@
 /* Sizes above this are refused (no Java object is that large): the caller drops the event. */
 #define EVWEIGH_MAX_SIZE (1ull << 48)
 
+#define EVWEIGH_MAX_INTERVALS 16 /* distinct intervals kept for the summary */
+
+/* The allocation samples weighed at one interval. */
+struct evweigh_iv {
+	uint64_t interval; /* 0: a free slot */
+	uint64_t samples, bytes;
+};
+
 struct evweigh {
 	uint64_t rng; /* xorshift64* state, never 0 */
+	/* The intervals evweigh_alloc weighed samples at, in the order first seen (an agent's
+	 * cost budget moves them), and the samples of intervals past the first
+	 * EVWEIGH_MAX_INTERVALS. */
+	struct evweigh_iv used[EVWEIGH_MAX_INTERVALS];
+	uint64_t used_other;
 };
 
 /* Seed the rounding generator (0 is replaced by a fixed non-zero seed). */

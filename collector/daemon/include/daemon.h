@@ -47,6 +47,7 @@ struct daemon_opts {
 	uint64_t alloc_interval;    /* alloc, live: 0 = FG_ALLOC_INTERVAL_DEFAULT */
 	uint64_t alloc_depth;	    /* alloc, live, lock: 0 = SESSION_DEFAULT_ALLOC_DEPTH */
 	uint64_t lock_threshold_us; /* lock: shorter waits are left out */
+	uint32_t alloc_budget_ppm;  /* alloc, live: session_opts' */
 	/* Log lines (one per call, no newline), from the daemon's thread or, for the rollers'
 	 * lines and the close guard's, from theirs. Required. */
 	void (*log)(void *arg, const char *line);

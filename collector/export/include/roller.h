@@ -61,6 +61,7 @@ struct roller_opts {
 	uint64_t alloc_interval;
 	unsigned alloc_depth;
 	uint64_t lock_threshold_us;
+	uint32_t alloc_budget_ppm;
 	/* Tests: the session's sampler, source and clock, and the roller's monotonic clock
 	 * (session_seam.h). NULL: the real ones. Borrowed until roller_stop. */
 	const struct session_seams *seams;

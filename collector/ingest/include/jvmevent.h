@@ -64,6 +64,7 @@ struct jvm_evwant {
 	uint64_t alloc_interval; /* bytes (1..2^30), with FGP_EVM_ALLOC or FGP_EVM_LIVE */
 	uint32_t lock_us;	 /* with FGP_EVM_LOCK: waits of at least this (0: all) */
 	uint32_t depth;		 /* 1..FGP_MAX_EVENT_DEPTH, 0: the agent's default */
+	uint32_t budget_ppm;	 /* alloc's cost budget, ppm of the JVM's CPU (0: none) */
 };
 
 /* An agent's token and what is wanted of it (the want file's events line). */
@@ -73,17 +74,20 @@ struct jvm_evwant_tok {
 };
 
 #define JVM_EVWANT_MAX_INTERVAL (1ull << 30)
+#define JVM_EVWANT_MAX_BUDGET 1000000u /* ppm: all of the JVM's CPU */
 
 /*
  * Two consumers' wants as one: every event either wants, the shorter allocation interval and
  * lock threshold (each consumer still weighs by the interval an event carries, and leaves out
- * the waits under its own threshold), the deeper stacks.
+ * the waits under its own threshold), the deeper stacks, the larger cost budget (none if
+ * either asks none).
  */
 void jvm_evwant_merge(struct jvm_evwant *into, const struct jvm_evwant *w);
 
 /*
  * The want file's events line for token without its newline ("<16 hex> events alloc=524288
- * live lock=0 depth=128"): its length, or 0 when w wants nothing or cap is too small.
+ * live lock=0 depth=128 budget=10000"; budget only with alloc and a budget): its length, or 0 when
+ * w wants nothing or cap is too small.
  */
 size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, size_t cap);
 

@@ -30,6 +30,7 @@
 #include "evkind.h"
 #include "fgsocket.h"
 #include "evlive.h"
+#include "evweigh.h"
 #include "javaframes.h"
 #include "jvmevent.h"
 #include "session_jvm.h"
@@ -102,6 +103,17 @@ enum session_unwind {
 #define SESSION_DEFAULT_SWITCH_RATE 25u
 #define SESSION_SWITCH_RATE_AUTO UINT_MAX /* session_cli: not given */
 
+#define SESSION_ALLOC_BUDGET_DEFAULT_PPM 10000u /* 1% */
+#define SESSION_ALLOC_BUDGET_OFF UINT32_MAX
+
+/* The budget an agent is asked for, of session_opts' alloc_budget_ppm (0: none). */
+static inline uint32_t session_alloc_budget(uint32_t opt)
+{
+	return opt == 0				 ? SESSION_ALLOC_BUDGET_DEFAULT_PPM
+	       : opt == SESSION_ALLOC_BUDGET_OFF ? 0
+						 : opt;
+}
+
 struct session_opts {
 	enum session_target target;
 	uint32_t pid;
@@ -143,6 +155,9 @@ struct session_opts {
 	uint64_t alloc_interval;
 	unsigned int alloc_depth;
 	uint64_t lock_threshold_us;
+	/* alloc and live: the agents' cost budget in ppm of each JVM's CPU (0 = the default,
+	 * SESSION_ALLOC_BUDGET_DEFAULT_PPM; SESSION_ALLOC_BUDGET_OFF: none, the interval stays). */
+	uint32_t alloc_budget_ppm;
 	/*
 	 * A session that lasts (watch's rolling profiles): an exited target's code table (of the
 	 * ctl source), process maps and caches are let go once every sample up to its exit is
@@ -218,7 +233,11 @@ struct session_ev_summary {
 	uint64_t frees;	    /* live: freed tags received */
 	uint64_t dropped;   /* refused by the aggregator's caps */
 	struct evlive_stats live;
-	uint64_t src_bad; /* the watch daemon's event frames that could not be read */
+	uint64_t src_bad;    /* the watch daemon's event frames that could not be read */
+	uint32_t budget_ppm; /* alloc, live: the cost budget asked (0: none) */
+	/* alloc, live: the intervals the samples were weighed at (the budget moves them) */
+	struct evweigh_iv intervals[EVWEIGH_MAX_INTERVALS];
+	uint64_t intervals_other;
 };
 
 struct session_summary {

@@ -15,7 +15,10 @@
  *      is on now;
  *   4. kinds coming on are opened to the callbacks.
  * While events are on the worker sends the freed tags every EVCTL_FREE_EVERY_NS and EVENTS
- * again at most every EVCTL_EVENTS_EVERY_NS, when a counter moved. Nothing asked: nothing on,
+ * again at most every EVCTL_EVENTS_EVERY_NS, when a counter moved. With a cost budget
+ * (want_events.budget_ppm) it feeds the allocation callbacks' time and the JVM's CPU time to
+ * evbudget.h every tick, and runs the interval it gives (at least the one asked) as a change of
+ * the set: the EVENTS of the change carries it. Nothing asked: nothing on,
  * and the worker sleeps.
  *
  * Callbacks (JVM threads, concurrently) read the settings from atomics, bracket their work with
@@ -36,6 +39,7 @@
 
 #include "fgproto.h"
 #include "queue.h"
+#include "evbudget.h"
 #include "wantfile.h"
 
 struct agentclock;
@@ -65,6 +69,8 @@ struct evctl_ops {
 	void (*leave)(void *arg);
 	void *arg;
 	const struct agentclock *clock; /* NULL: the real one */
+	/* Optional: the JVM's CPU time in ns (NULL: CLOCK_PROCESS_CPUTIME_ID), for the budget. */
+	uint64_t (*cpu_ns)(void *arg);
 };
 
 /* Why an event was lost (fgproto.h: EVENTS' dropped_queue and dropped_other). */
@@ -86,6 +92,8 @@ struct evctl_stats {
 	uint64_t lock_short, lock_short_ns;
 	uint64_t changes; /* sets applied */
 	uint64_t apply_failures;
+	uint64_t sampled, timed, sampled_ns; /* allocation callbacks, timed, their CPU time */
+	struct evbudget budget;		     /* the budget's state (intervals used, cost) */
 };
 
 struct evctl {
@@ -101,6 +109,8 @@ struct evctl {
 	/* Counters (cumulative). */
 	atomic_uint_fast64_t drops[EVCTL_DROP_NCAUSES];
 	atomic_uint_fast64_t events, freed, lock_short, lock_short_ns;
+	/* Allocation callbacks; those timed (one in EVCTL_TIME_EVERY) and their CPU time. */
+	atomic_uint_fast64_t sampled, timed, sampled_ns;
 	/* Fixed at init. */
 	struct queue *q;
 	size_t qlimit;	     /* bytes of the queue events may fill */
@@ -157,6 +167,29 @@ static inline void evctl_leave(struct evctl *c)
 static inline void evctl_drop(struct evctl *c, enum evctl_drop why)
 {
 	atomic_fetch_add_explicit(&c->drops[why], 1, memory_order_relaxed);
+}
+
+#define EVCTL_TIME_EVERY 16 /* allocation callbacks timed: one in this many */
+
+/* An allocation callback starts: true when it is to be timed (then evctl_timed). */
+static inline bool evctl_sample_timed(struct evctl *c)
+{
+	return atomic_fetch_add_explicit(&c->sampled, 1, memory_order_relaxed) % EVCTL_TIME_EVERY ==
+	       0;
+}
+
+/* A timed allocation callback took ns of its thread's CPU (for the budget: evbudget.h). */
+static inline void evctl_timed(struct evctl *c, uint64_t ns)
+{
+	atomic_fetch_add_explicit(&c->timed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->sampled_ns, ns, memory_order_relaxed);
+}
+
+/* An allocation callback, timed, that took ns (tests). */
+static inline void evctl_sampled(struct evctl *c, uint64_t ns)
+{
+	atomic_fetch_add_explicit(&c->sampled, 1, memory_order_relaxed);
+	evctl_timed(c, ns);
 }
 
 /* A tag for a sampled object the live set tracks, or 0 (full: counted). */

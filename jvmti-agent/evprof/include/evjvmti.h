@@ -74,4 +74,13 @@ size_t evjvmti_class_name(const char *sig, char *dst, size_t cap);
  */
 int evjvmti_frames(JNIEnv *jni, const jvmtiFrameInfo *fi, int n, struct fgp_frame_in *out);
 
+/*
+ * The interval an allocation sample stands for, for a thread whose slot is *slot (high 32 bits:
+ * the interval in force at its last sample, 0: none), the interval in force being now: HotSpot
+ * draws a thread's next sampling distance right after a sample, with the mean interval in force
+ * then, so a sample stands for the interval of the thread's previous sample (now for its first).
+ * Keeps now in *slot (capped at UINT32_MAX; the low 32 bits stay).
+ */
+uint64_t evjvmti_sample_interval(uint64_t *slot, uint64_t now);
+
 #endif

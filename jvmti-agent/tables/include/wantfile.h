@@ -13,7 +13,8 @@
  * host, all day.
  *
  * The same file may hold an events line per agent (fgsocket.h: "<token> events [alloc=BYTES]
- * [live] [lock=US] [depth=N]"): wantfile_events parses it, wantfile_read keeps its answer.
+ * [live] [lock=US] [depth=N] [budget=PPM]"): wantfile_events parses it, wantfile_read keeps its
+ * answer.
  *
  * Invariant: a file that cannot be found, read or parsed says "not wanted" (no tables, no
  * events).
@@ -36,10 +37,12 @@ struct want_events {
 	uint64_t alloc_interval; /* bytes (1..WANT_ALLOC_MAX) when ALLOC is on */
 	uint64_t lock_ns;	 /* the lock threshold when LOCK is on */
 	uint32_t depth;		 /* 1..FGP_MAX_EVENT_DEPTH, 0: the agent's own */
+	uint32_t budget_ppm;	 /* alloc's cost budget (evbudget.h), 0: none */
 };
 
 #define WANT_ALLOC_MAX (1ull << 30)    /* bytes */
 #define WANT_LOCK_MAX_US 3600000000ull /* an hour */
+#define WANT_BUDGET_MAX_PPM 1000000u   /* all of the JVM's CPU */
 
 struct wantfile {
 	char path[128];

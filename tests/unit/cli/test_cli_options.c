@@ -31,6 +31,7 @@ static const struct {
 	{ NULL, "pid", "42" },
 	{ NULL, "container", "3f2a" },
 	{ NULL, "stack-copy", "4096" },
+	{ NULL, "alloc-budget", "0.5" },
 	{ "record", "output", "x.svg" },
 	{ "watch", "keep-exited", "10m" },
 	{ "watch", "profile-every", "1m" },

@@ -364,7 +364,8 @@ static void test_events_request_round_trips_and_is_clamped(void **state)
 	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LOCK | 0x80,
 				.alloc_interval = 1ull << 40,
 				.lock_us = 250,
-				.depth = 100000 },
+				.depth = 100000,
+				.budget_ppm = 5000000 },
 			  got;
 	struct ctl_hdr h = { CTL_HDR_SIZE + CTL_EVWANT_SIZE, CTL_EVENTS_REQ, 0, 0 }, hd;
 
@@ -378,6 +379,11 @@ static void test_events_request_round_trips_and_is_clamped(void **state)
 	assert_int_equal(got.alloc_interval, 1u << 30);
 	assert_int_equal(got.lock_us, 250);
 	assert_int_equal(got.depth, FGP_MAX_EVENT_DEPTH);
+	assert_int_equal(got.budget_ppm, JVM_EVWANT_MAX_BUDGET);
+	w.budget_ppm = 10000;
+	ctl_evwant_encode(p + CTL_HDR_SIZE, &w);
+	assert_int_equal(ctl_evwant_decode(p + CTL_HDR_SIZE, CTL_EVWANT_SIZE, &got), 0);
+	assert_int_equal(got.budget_ppm, 10000);
 	for (size_t len = 0; len < CTL_EVWANT_SIZE + 4; len++)
 		if (len != CTL_EVWANT_SIZE)
 			assert_int_equal(ctl_evwant_decode(p + CTL_HDR_SIZE, len, &got), -EPROTO);
@@ -385,6 +391,33 @@ static void test_events_request_round_trips_and_is_clamped(void **state)
 	h.size = CTL_REQ_MAX + 1;
 	ctl_hdr_encode(p, &h);
 	assert_int_equal(ctl_request_decode(p, h.size, &hd), -EPROTO);
+}
+
+/* Budgets merged: the larger, none when either asks none; the want line says it with alloc. */
+static void test_events_wants_merge_the_budget_and_write_it(void **state)
+{
+	struct jvm_evwant a = { FGP_EVM_ALLOC, 65536, 0, 0, 10000 };
+	struct jvm_evwant b = { FGP_EVM_ALLOC, 524288, 0, 0, 50000 };
+	struct jvm_evwant off = { FGP_EVM_ALLOC, 524288, 0, 0, 0 };
+	struct jvm_evwant lock = { FGP_EVM_LOCK, 0, 10, 0, 0 };
+	struct jvm_evwant m = { 0 };
+	char line[256];
+
+	(void)state;
+	jvm_evwant_merge(&m, &a);
+	jvm_evwant_merge(&m, &lock);
+	assert_int_equal(m.budget_ppm, 10000);
+	jvm_evwant_merge(&m, &b);
+	assert_int_equal(m.budget_ppm, 50000);
+	assert_int_equal(m.alloc_interval, 65536);
+	assert_true(jvm_evwant_line(&m, 1, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, " budget=50000"));
+	jvm_evwant_merge(&m, &off);
+	assert_int_equal(m.budget_ppm, 0);
+	assert_true(jvm_evwant_line(&m, 1, line, sizeof(line)) > 0);
+	assert_null(strstr(line, "budget="));
+	assert_true(jvm_evwant_line(&lock, 1, line, sizeof(line)) > 0);
+	assert_null(strstr(line, "budget="));
 }
 
 static const struct jvm_ev_frame ev_frames[] = { { "Alloc::fill", 11, 12 },
@@ -538,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_every_mutation_of_a_header),
 		cmocka_unit_test(test_requests_of_the_wrong_length_are_refused),
 		cmocka_unit_test(test_events_request_round_trips_and_is_clamped),
+		cmocka_unit_test(test_events_wants_merge_the_budget_and_write_it),
 		cmocka_unit_test(test_events_round_trip),
 		cmocka_unit_test(test_every_truncated_events_payload),
 		cmocka_unit_test(test_every_single_byte_mutation_of_events),

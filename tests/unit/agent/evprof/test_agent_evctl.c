@@ -33,7 +33,13 @@ struct fakejvm {
 	uint32_t refuse; /* kinds the JVM will not turn on */
 	int again;	 /* answer -EAGAIN this many times first */
 	atomic_uint_fast64_t now;
+	atomic_uint_fast64_t cpu; /* the JVM's CPU time */
 };
+
+static uint64_t fake_cpu(void *arg)
+{
+	return atomic_load(&((struct fakejvm *)arg)->cpu);
+}
 
 static int fake_apply(void *arg, const struct evset *want, struct evset *got)
 {
@@ -80,7 +86,7 @@ struct fix {
 static struct fix *fix_new(uint32_t caps, size_t qbudget, uint64_t live_max)
 {
 	struct fix *x = calloc(1, sizeof(*x));
-	struct evctl_ops ops = { fake_apply, NULL, &x->j, &x->clock };
+	struct evctl_ops ops = { fake_apply, NULL, &x->j, &x->clock, fake_cpu };
 
 	assert_non_null(x);
 	pthread_mutex_init(&x->j.mu, NULL);
@@ -147,7 +153,7 @@ static long next_events(struct fix *x, struct fgp_events *out)
 
 static void ask(struct fix *x, uint32_t on, uint64_t conn)
 {
-	struct want_events w = { on, on & FGP_EVM_ALLOC ? 4096 : 0, on & FGP_EVM_LOCK ? 500 : 0,
+	struct want_events w = { on, on & FGP_EVM_ALLOC ? 4096 : 0, on & FGP_EVM_LOCK ? 500 : 0, 0,
 				 0 };
 
 	evctl_want(&x->c, &w, conn);
@@ -158,7 +164,7 @@ static void ask(struct fix *x, uint32_t on, uint64_t conn)
 static void test_an_ask_becomes_what_the_jvm_can_do(void **state)
 {
 	struct fix *x = fix_new(FGP_EVM_ALLOC | FGP_EVM_LOCK, 1 << 20, 100);
-	struct want_events w = { FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK, 4096, 10, 0 };
+	struct want_events w = { FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK, 4096, 10, 0, 0 };
 	struct evset t;
 
 	(void)state;
@@ -168,12 +174,12 @@ static void test_an_ask_becomes_what_the_jvm_can_do(void **state)
 	assert_int_equal(t.lock_ns, 10);
 	assert_int_equal(t.depth, EVCTL_DEPTH_DEFAULT);
 	x->c.caps = FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK;
-	w = (struct want_events){ FGP_EVM_LIVE | FGP_EVM_LOCK, 0, 7, 9 };
+	w = (struct want_events){ FGP_EVM_LIVE | FGP_EVM_LOCK, 0, 7, 9, 0 };
 	evctl_target(&x->c, &w, &t); /* live without alloc: nothing of it */
 	assert_int_equal(t.on, FGP_EVM_LOCK);
 	assert_int_equal(t.alloc_interval, 0);
 	assert_int_equal(t.depth, 9);
-	w = (struct want_events){ 0, 5, 5, 5 };
+	w = (struct want_events){ 0, 5, 5, 5, 0 };
 	evctl_target(&x->c, &w, &t);
 	assert_int_equal(t.on, 0);
 	assert_int_equal(t.depth, 0);
@@ -220,6 +226,38 @@ static void test_every_change_is_applied_then_announced(void **state)
 	assert_int_equal(x->j.last.on, 0);
 	assert_int_equal(evctl_enter(&x->c), 0);
 	evctl_leave(&x->c);
+	fix_free(x);
+}
+
+static void test_the_budget_moves_the_interval_and_announces_it(void **state)
+{
+	struct fix *x = fix_new(FGP_EVM_ALLOC, 1 << 20, 100);
+	struct want_events w = { FGP_EVM_ALLOC, 4096, 0, 0, 10000 };
+	struct fgp_events e;
+	struct evctl_stats st;
+
+	(void)state;
+	evctl_want(&x->c, &w, 1);
+	assert_int_equal(next_events(x, &e), FGP_EVM_ALLOC);
+	assert_int_equal(e.alloc_interval, 4096);
+	/* Sampling costs 5% of the JVM's CPU: 5 -> 0.625%, 8x the interval asked. */
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { 0, 20000000 };
+
+		atomic_fetch_add(&x->j.now, 100000000ull);
+		atomic_fetch_add(&x->j.cpu, 100000000ull);
+		/* The cost follows the interval (it stays then, 0.625% being in the band). */
+		evctl_sampled(&x->c, 5000000ull * 4096 / atomic_load(&x->c.alloc_interval));
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(next_events(x, &e), FGP_EVM_ALLOC);
+	assert_int_equal(e.alloc_interval, 4096 * 8);
+	assert_int_equal(x->j.last.alloc_interval, 4096 * 8);
+	assert_int_equal(atomic_load(&x->c.alloc_interval), 4096 * 8);
+	evctl_get_stats(&x->c, &st);
+	assert_int_equal(st.budget.used[0], 4096);
+	assert_int_equal(st.budget.used[1], 4096 * 8);
+	assert_true(st.budget.samples >= 10);
 	fix_free(x);
 }
 
@@ -473,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_an_ask_becomes_what_the_jvm_can_do),
 		cmocka_unit_test(test_nothing_asked_starts_nothing),
 		cmocka_unit_test(test_every_change_is_applied_then_announced),
+		cmocka_unit_test(test_the_budget_moves_the_interval_and_announces_it),
 		cmocka_unit_test(test_a_new_connection_gets_its_own_events_record),
 		cmocka_unit_test(test_a_refused_kind_is_announced_off_and_not_retried),
 		cmocka_unit_test(test_a_refused_ask_is_answered_on_every_connection),

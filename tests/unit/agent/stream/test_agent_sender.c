@@ -1103,7 +1103,7 @@ static void test_events_follow_the_collector_between_their_events_records(void *
 	sender_on_events(x->s, note_events, &evs);
 	f->intern = 1;
 	f->events = 1;
-	f->ev = (struct want_events){ FGP_EVM_ALLOC | FGP_EVM_LIVE, 512, 0, 16 };
+	f->ev = (struct want_events){ FGP_EVM_ALLOC | FGP_EVM_LIVE, 512, 0, 16, 0 };
 	f->conn = 1;
 	sender_poll(x->s, 10);
 	assert_int_equal(evs.n, 1); /* asked at the sync, with the connection's id */

@@ -137,6 +137,13 @@ static void test_events_line_gives_every_word(void **state)
 	assert_int_equal(w.lock_ns, 3600000000000ull);
 	w = ev_of(TOK " events alloc=0007\n");
 	assert_int_equal(w.alloc_interval, 7);
+	/* The cost budget, in ppm of the JVM's CPU; 0: none. */
+	w = ev_of(TOK " events alloc=524288 budget=10000\n");
+	assert_int_equal(w.budget_ppm, 10000);
+	w = ev_of(TOK " events alloc=524288 budget=1000000\n");
+	assert_int_equal(w.budget_ppm, 1000000);
+	w = ev_of(TOK " events alloc=524288 budget=0\n");
+	assert_int_equal(w.budget_ppm, 0);
 }
 
 static void test_events_line_ignores_bad_words_and_keeps_the_rest(void **state)
@@ -166,6 +173,10 @@ static void test_events_line_ignores_bad_words_and_keeps_the_rest(void **state)
 		"lock=10\r",
 		"lock=1\t",
 		"depth=18446744073709551617",
+		"budget=1000001",
+		"budget=",
+		"budget=-1",
+		"budget=1.5",
 		"alloc=18446744073709551615",
 	};
 	char line[256];
@@ -176,7 +187,7 @@ static void test_events_line_ignores_bad_words_and_keeps_the_rest(void **state)
 		snprintf(line, sizeof(line), TOK " events lock=7 %s depth=3\n", bad[i]);
 		w = ev_of(line);
 		if (w.on != FGP_EVM_LOCK || w.lock_ns != 7000 || w.depth != 3 ||
-		    w.alloc_interval != 0)
+		    w.alloc_interval != 0 || w.budget_ppm != 0)
 			fail_msg("'%s' changed the line: on %u lock %llu depth %u", bad[i], w.on,
 				 (unsigned long long)w.lock_ns, w.depth);
 	}
@@ -214,7 +225,7 @@ static void test_events_lines_that_are_not_ours_ask_nothing(void **state)
 			fail_msg("'%s' asked for events %u", other[i], w.on);
 	}
 	/* Token 0 is never listed; the first line for a token holds. */
-	w = (struct want_events){ 1, 1, 1, 1 };
+	w = (struct want_events){ 1, 1, 1, 1, 1 };
 	wantfile_events("0000000000000000 events alloc=1\n", 32, 0, &w);
 	assert_int_equal(w.on, 0);
 	w = ev_of(TOK " events lock=1\n" TOK " events alloc=9\n");
