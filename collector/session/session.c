@@ -31,6 +31,7 @@
 #include "codelog.h"
 #include "evlive.h"
 #include "evweigh.h"
+#include "vtwall.h"
 #include "fghash.h"
 #include "codetab.h"
 #include "jvmset.h"
@@ -145,6 +146,8 @@ struct session {
 	/* Agent events (alloc, live, lock): what is asked of the agents, the weighing, the live
 	 * table, the frames of the event being counted. */
 	struct jvm_evwant evw;
+	struct vtwall vt; /* wall and off-CPU: virtual threads' unmounted time (vt_on) */
+	bool vt_on;
 	struct evweigh wg;
 	struct evlive live;
 	struct session_ev_summary ev;
@@ -1246,6 +1249,14 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 		s->ev.counted++;
 }
 
+/* vtwall_add's filter: --threads applies to the virtual threads' root as to a thread name. */
+static int vt_keep(void *arg, const char *root)
+{
+	struct session *s = arg;
+
+	return !s->threads_re_on || regexec(&s->threads_re, root, 0, NULL, 0) == 0;
+}
+
 /* The sources' sink (session_src_env.ev): an event of a target's agent. */
 static void on_agent_ev(void *arg, const struct jvm_event *ev)
 {
@@ -1276,6 +1287,9 @@ static void on_agent_ev(void *arg, const struct jvm_event *ev)
 	case JVM_EV_STACK:
 		if (s->agent_ev)
 			ev_stack(s, t, ev);
+		else if (s->vt_on)
+			vtwall_add(&s->vt, s->agg, ev, process_root(s, t->pid), s->evw.depth,
+				   vt_keep, s);
 		break;
 	}
 }
@@ -1458,6 +1472,12 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (o->event == SESSION_EVENT_OFFCPU || o->event == SESSION_EVENT_WALL) {
 		offcpu_init(&s->oc, o->min_block_ns, on_weighed, s);
 		s->oc_on = true;
+		/* Virtual threads' waits, which the kernel does not see: asked of the agents. */
+		s->vt_on = vtwall_init(&s->vt) == 0;
+		s->evw = (struct jvm_evwant){ .on = s->vt_on ? FGP_EVM_VTHREAD : 0,
+					      .depth = o->alloc_depth
+							       ? o->alloc_depth
+							       : SESSION_DEFAULT_ALLOC_DEPTH };
 	}
 	threadnames_init(&s->names);
 	htab_init(&s->names_told);
@@ -1468,7 +1488,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 					       .notes = &s->notes,
 					       .now = s->now,
 					       .start_ns = &s->start_ns,
-					       .evw = s->agent_ev ? &s->evw : NULL,
+					       .evw = s->agent_ev || s->vt_on ? &s->evw : NULL,
 					       .ev = on_agent_ev,
 					       .ev_arg = s };
 	s->rc = (struct resolve_ctx){ .table_of = table_of_cb, .arg = s };
@@ -1770,6 +1790,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->ev.alloc_interval = s->evw.alloc_interval;
 	out->ev.lock_threshold_us = s->evw.lock_us;
 	out->ev.depth = s->evw.depth;
+	out->vt = s->vt.st;
 	evlive_stats(&s->live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;
@@ -1908,6 +1929,7 @@ void session_close(struct session *s)
 	htab_fini(&s->strata_idx);
 	free(s->strata);
 	evlive_fini(&s->live);
+	vtwall_fini(&s->vt);
 	free(s->nframes);
 	free(s->ids);
 	targets_fini(&s->targets);

@@ -33,6 +33,7 @@
 #include "jvmevent.h"
 #include "vmstack.h"
 #include "stackagg.h"
+#include "vtwall.h"
 
 #define SESSION_MAX_TARGETS 4096
 /* A sample is final (named, counted) this long after it was taken, unless told (settle_ns). */
@@ -266,6 +267,7 @@ struct session_ev_summary {
 
 struct session_summary {
 	enum session_src src;
+	struct vtwall_stats vt; /* wall and off-CPU: virtual threads' waits */
 	struct session_ev_summary ev;
 	const char *event_name;	  /* "cpu-clock" / "cycles" */
 	int cycles_err;		  /* 0 when cycles is used */
