@@ -1267,6 +1267,8 @@ static void on_agent_ev(void *arg, const struct jvm_event *ev)
 		return;
 	switch (ev->type) {
 	case JVM_EV_STATE:
+		if (s->vt_on)
+			vtwall_state(&s->vt, ev);
 		if (!t->ev.state_known) {
 			t->ev.first = ev->state;
 			t->ev.drops_first = ev->drops;
@@ -1288,8 +1290,8 @@ static void on_agent_ev(void *arg, const struct jvm_event *ev)
 		if (s->agent_ev)
 			ev_stack(s, t, ev);
 		else if (s->vt_on)
-			vtwall_add(&s->vt, s->agg, ev, process_root(s, t->pid), s->evw.depth,
-				   vt_keep, s);
+			vtwall_add(&s->vt, s->agg, ev, s->start_ns, s->end_ns,
+				   process_root(s, t->pid), s->evw.depth, vt_keep, s);
 		break;
 	}
 }
@@ -1791,6 +1793,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->ev.lock_threshold_us = s->evw.lock_us;
 	out->ev.depth = s->evw.depth;
 	out->vt = s->vt.st;
+	out->vt_start_ns = s->start_ns;
 	evlive_stats(&s->live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;

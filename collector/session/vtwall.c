@@ -53,20 +53,26 @@ static void count(struct vtwall_stats *st, const struct jvm_event *ev)
 		j->seen = seen;
 }
 
-void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev,
-		const char *process, uint32_t depth, int (*keep)(void *arg, const char *root),
-		void *arg)
+void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev, uint64_t from,
+		uint64_t to, const char *process, uint32_t depth,
+		int (*keep)(void *arg, const char *root), void *arg)
 {
 	struct stackagg_named nm = { .tid = ev->host_tid,
 				     .process = process,
 				     .thread = VTWALL_ROOT };
 	size_t n = ev->depth;
-	uint64_t us;
+	uint64_t us, ns = ev->value;
 
 	if (ev->kind != FGP_EV_VWAIT || ev->interval < FGP_VWAIT_ONE)
 		return;
 	v->st.events++;
 	count(&v->st, ev);
+	if (ev->ts < from || (to && ev->ts > to)) {
+		v->st.outside++;
+		return;
+	}
+	if (ns > ev->ts - from)
+		ns = ev->ts - from; /* began before the window: its part in it */
 	if (keep && !keep(arg, VTWALL_ROOT)) {
 		v->st.dropped++;
 		return;
@@ -86,15 +92,25 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 	nm.leaf = VTWALL_LEAF;
 	nm.ts = ev->ts;
 	/* value ns, standing for value / p: rounded to the profile's microseconds. */
-	us = (uint64_t)(((double)ev->value * (double)ev->interval / FGP_VWAIT_ONE + 500.0) /
-			1000.0);
+	us = (uint64_t)(((double)ns * (double)ev->interval / FGP_VWAIT_ONE + 500.0) / 1000.0);
 	if (!us || stackagg_named(a, &nm, us, 1) != 0) {
 		v->st.dropped++;
 		return;
 	}
 	v->st.added++;
-	v->st.sampled_ns += ev->value;
+	v->st.sampled_ns += ns;
 	v->st.weighed_us += us;
+}
+
+void vtwall_state(struct vtwall *v, const struct jvm_event *ev)
+{
+	struct vtwall_jvm *j;
+
+	if (!(ev->state.on & FGP_EVM_VTHREAD))
+		return;
+	j = jvm_of(&v->st, ev->host_pid);
+	if (j && !j->on_ts)
+		j->on_ts = ev->state.ts;
 }
 
 double vtwall_rate(const struct vtwall_jvm *j)

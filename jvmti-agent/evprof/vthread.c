@@ -173,13 +173,21 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	(void)jni;
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	(*jvmti)->SetThreadLocalStorage(jvmti, t, (const void *)TLS_MOUNTED);
-	if (!(on & FGP_EVM_VTHREAD) || !v || v == (void *)TLS_MOUNTED) {
-		if (!v && (on & FGP_EVM_VTHREAD) &&
-		    atomic_load_explicit(&seen, memory_order_relaxed) < SEEN_MAX)
-			atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
+	if (!(on & FGP_EVM_VTHREAD)) {
+		/* Closed to callbacks (turning on or off): a held stack is let go, and the thread
+		 * stays unseen, so that it is counted once the kind is open. */
+		if (v && !((uintptr_t)v & 1))
+			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		goto done;
 	}
+	(*jvmti)->SetThreadLocalStorage(jvmti, t, (const void *)TLS_MOUNTED);
+	if (!v) {
+		if (atomic_load_explicit(&seen, memory_order_relaxed) < SEEN_MAX)
+			atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
+		goto out;
+	}
+	if (v == (void *)TLS_MOUNTED)
+		goto out;
 	now = fg_now_ns();
 	t0 = ((uintptr_t)v & 1) ? (uint64_t)(uintptr_t)v >> 1 : ((struct vwait *)v)->t0;
 	if (t0 < atomic_load(&since) || now <= t0)

@@ -268,6 +268,7 @@ struct session_ev_summary {
 struct session_summary {
 	enum session_src src;
 	struct vtwall_stats vt; /* wall and off-CPU: virtual threads' waits */
+	uint64_t vt_start_ns;	/* the window's start, CLOCK_MONOTONIC */
 	struct session_ev_summary ev;
 	const char *event_name;	  /* "cpu-clock" / "cycles" */
 	int cycles_err;		  /* 0 when cycles is used */

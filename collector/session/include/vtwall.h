@@ -33,12 +33,14 @@ struct vtwall_jvm {
 	uint64_t mounts_first; /* mounts timed, at its first and last event */
 	uint64_t mounts_last;
 	uint64_t ts_first, ts_last;
+	uint64_t on_ts; /* when its agent turned the waits on (its EVENTS record; 0: unknown) */
 };
 
 struct vtwall_stats {
 	uint64_t events;     /* FGP_EV_VWAIT events received */
 	uint64_t added;	     /* counted in the profile */
 	uint64_t dropped;    /* refused by the aggregator or the --threads filter */
+	uint64_t outside;    /* ended outside the recording's window */
 	uint64_t sampled_ns; /* the lengths of the waits whose stacks were taken */
 	uint64_t weighed_us; /* what they stand for, as counted */
 	size_t njvms;
@@ -55,13 +57,18 @@ int vtwall_init(struct vtwall *v);
 void vtwall_fini(struct vtwall *v);
 
 /*
- * One FGP_EV_VWAIT event: its weight in microseconds under process (the root the recording
+ * One FGP_EV_VWAIT event, as much of its wait as lies in the window [from, to] (to 0: still
+ * open; a wait that ended outside it is left out, one that began before from is cut there):
+ * its weight in microseconds under process (the root the recording
  * gives the JVM, may be NULL), VTWALL_ROOT, its frames (at most depth of the innermost ones)
  * and VTWALL_LEAF, into a. keep(arg, root): whether --threads keeps the root (NULL: all).
  */
-void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev,
-		const char *process, uint32_t depth, int (*keep)(void *arg, const char *root),
-		void *arg);
+void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev, uint64_t from,
+		uint64_t to, const char *process, uint32_t depth,
+		int (*keep)(void *arg, const char *root), void *arg);
+
+/* The agent's EVENTS record ev (JVM_EV_STATE): when it turned virtual threads' waits on. */
+void vtwall_state(struct vtwall *v, const struct jvm_event *ev);
 
 /* The JVM's mounts a second over its events' span (0 when unknown). */
 double vtwall_rate(const struct vtwall_jvm *j);
