@@ -37,10 +37,38 @@ static atomic_uint_fast64_t bucket_t0, bucket_n;
 static atomic_uint chance = CHANCE_ONE;
 
 /*
- * Thread-local storage of a virtual thread: 0 never seen; 1 seen, mounted; odd: (t0 << 1) | 1,
- * unmounted since t0 with no stack; even: a struct vwait (malloc's alignment keeps it even).
+ * Thread-local storage of a virtual thread: 0 never seen; (ts << 2) | 1: unmounted since ts
+ * with no stack; (ts << 2) | 3: mounted at ts; even: a struct vwait (malloc's alignment keeps
+ * its low bits 0). A stamp older than since is of an earlier recording: the thread is seen
+ * anew.
  */
-#define TLS_MOUNTED ((uintptr_t)1)
+#define TLS_STAMP 1u
+#define TLS_MOUNTED 2u
+
+static uint64_t stamp_ts(const void *v)
+{
+	return (uint64_t)(uintptr_t)v >> 2;
+}
+
+static uint64_t wait_since(const void *v)
+{
+	return ((uintptr_t)v & TLS_STAMP) ? stamp_ts(v) : ((const struct vwait *)v)->t0;
+}
+
+static void count_seen(void)
+{
+	if (atomic_load_explicit(&seen, memory_order_relaxed) < SEEN_MAX)
+		atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
+}
+
+/* Let go of v if it holds a stack. */
+static void let_go(void *v)
+{
+	if (v && !((uintptr_t)v & TLS_STAMP)) {
+		free(v);
+		atomic_fetch_sub(&held, 1);
+	}
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -128,15 +156,12 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	now = fg_now_ns();
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!v && atomic_load_explicit(&seen, memory_order_relaxed) < SEEN_MAX)
-		atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
-	if (v && !((uintptr_t)v & 1)) { /* a stack no mount took: not ours to keep */
-		free(v);
-		atomic_fetch_sub(&held, 1);
-	}
+	if (!v || wait_since(v) < atomic_load(&since))
+		count_seen();
+	let_go(v); /* a stack no mount took */
 	v = take_this(now, &with) ? take_stack(jni, now, with) : NULL;
 	if (!v)
-		v = (void *)(uintptr_t)(now << 1 | 1);
+		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
 out:
 	evctl_leave(ctl);
@@ -174,32 +199,28 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
 	if (!(on & FGP_EVM_VTHREAD)) {
-		/* Closed to callbacks (turning on or off): a held stack is let go, and the thread
-		 * stays unseen, so that it is counted once the kind is open. */
-		if (v && !((uintptr_t)v & 1))
+		/* Closed to callbacks (turning on or off): a held stack is let go. */
+		if (v && !((uintptr_t)v & TLS_STAMP))
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		goto done;
 	}
-	(*jvmti)->SetThreadLocalStorage(jvmti, t, (const void *)TLS_MOUNTED);
-	if (!v) {
-		if (atomic_load_explicit(&seen, memory_order_relaxed) < SEEN_MAX)
-			atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
-		goto out;
-	}
-	if (v == (void *)TLS_MOUNTED)
-		goto out;
 	now = fg_now_ns();
-	t0 = ((uintptr_t)v & 1) ? (uint64_t)(uintptr_t)v >> 1 : ((struct vwait *)v)->t0;
-	if (t0 < atomic_load(&since) || now <= t0)
-		goto done; /* unmounted before the kind went on: not timed whole */
+	(*jvmti)->SetThreadLocalStorage(
+		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
+	if (!v || wait_since(v) < atomic_load(&since)) {
+		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
+		goto done;
+	}
+	if (((uintptr_t)v & TLS_STAMP) && ((uintptr_t)v & TLS_MOUNTED))
+		goto done; /* its unmount was not seen */
+	t0 = wait_since(v);
+	if (now <= t0)
+		goto done;
 	m = atomic_fetch_add_explicit(&mounts, 1, memory_order_relaxed) + 1;
-	if (!((uintptr_t)v & 1))
+	if (!((uintptr_t)v & TLS_STAMP))
 		send(v, now, m);
 done:
-	if (v && !((uintptr_t)v & 1)) {
-		free(v);
-		atomic_fetch_sub(&held, 1);
-	}
+	let_go(v);
 out:
 	evctl_leave(ctl);
 }
