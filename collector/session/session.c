@@ -122,6 +122,7 @@ struct session {
 	bool threads_re_on;
 	bool tt_on;		/* exact totals (below) */
 	bool agent_ev;		/* the agents' events (below), no perf sampling */
+	bool vt_on;		/* wall and off-CPU: virtual threads' waits (vt, below) */
 	uint32_t strata_base;	/* stratum ids of this window are strata_base + 1 + index */
 	struct htab names_told; /* hashes of the thread names the sampler was told about */
 
@@ -147,7 +148,6 @@ struct session {
 	 * table, the frames of the event being counted. */
 	struct jvm_evwant evw;
 	struct vtwall vt; /* wall and off-CPU: virtual threads' unmounted time (vt_on) */
-	bool vt_on;
 	struct evweigh wg;
 	struct evlive live;
 	struct session_ev_summary ev;

@@ -230,10 +230,11 @@ out:
 static void want_vthreads(jvmtiCapabilities *c)
 {
 	jvmtiCapabilities probe;
-	const unsigned char *b = (const unsigned char *)&probe;
+	const unsigned char *b;
 
 	memset(&probe, 0, sizeof(probe));
 	probe.can_generate_sampled_object_alloc_events = 1;
+	b = (const unsigned char *)&probe; /* read after it is set */
 	for (size_t i = 0; i < sizeof(probe); i++)
 		for (unsigned bit = 0; b[i] && bit < 8; bit++)
 			if (b[i] & (1u << bit)) {
