@@ -19,8 +19,7 @@ static void check_events(const uint8_t *buf, size_t len, uint64_t token)
 	struct want_events w;
 
 	wantfile_events((const char *)buf, len, token, &w);
-	if ((w.on & ~(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK)) ||
-	    ((w.on & FGP_EVM_LIVE) && !(w.on & FGP_EVM_ALLOC)) ||
+	if ((w.on & ~FGP_EVM_ALL) || ((w.on & FGP_EVM_LIVE) && !(w.on & FGP_EVM_ALLOC)) ||
 	    ((w.on & FGP_EVM_ALLOC) &&
 	     (w.alloc_interval == 0 || w.alloc_interval > WANT_ALLOC_MAX)) ||
 	    ((w.on & FGP_EVM_LOCK) && w.lock_ns > WANT_LOCK_MAX_US * 1000) ||

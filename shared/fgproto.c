@@ -549,6 +549,8 @@ static int stack_event_check(uint16_t kind, uint64_t value, uint64_t interval, u
 		return value > 0 && interval > 0 ? 0 : -1;
 	if (kind == FGP_EV_LOCK)
 		return value >= interval && tag == 0 ? 0 : -1;
+	if (kind == FGP_EV_VWAIT)
+		return value > 0 && interval >= FGP_VWAIT_ONE ? 0 : -1;
 	return -1;
 }
 
@@ -622,7 +624,7 @@ int fgp_encode_object_free(uint8_t *dst, size_t cap, const uint64_t *tags, uint3
 /* The checks fgp_next makes of an EVENTS record: 0 or -1. */
 static int events_check(const struct fgp_events *e)
 {
-	if (e->on & ~(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK))
+	if (e->on & ~FGP_EVM_ALL)
 		return -1;
 	if (e->on & (FGP_EVM_ALLOC | FGP_EVM_LIVE) && e->alloc_interval == 0)
 		return -1;

@@ -101,6 +101,14 @@
  *                 nanoseconds waited (>= the lock threshold), interval = that threshold in ns
  *                 (waits below it are not sent, only counted in EVENTS' lock_short and
  *                 lock_short_ns), tag = 0, class = the monitor object's class.
+ *   FGP_EV_VWAIT  one wait of a virtual thread (JDK 21+), from its unmount to its next mount
+ *                 (HotSpot's VirtualThreadUnmount/Mount extension events), at ts = the mount,
+ *                 with the stack it unmounted at: value = the nanoseconds unmounted (> 0),
+ *                 interval = 1 / the chance the agent took this wait's stack with, in units of
+ *                 FGP_VWAIT_ONE (>= FGP_VWAIT_ONE: the wait stands for value * interval /
+ *                 FGP_VWAIT_ONE ns), tag = the agent's counts since the kind went on, as of
+ *                 this event: bits 0..39 the mounts, bits 40..63 the virtual threads seen
+ *                 (saturating), class = "java.lang.VirtualThread"; tid = the carrier's.
  * frames are innermost first (frame 0 the allocating method, or the one entering the monitor),
  * method ids are NAME ids of this connection (the same names as CODE_LOAD_IDS'), line is the
  * frame's source line, 0 when unknown; depth 0..FGP_MAX_EVENT_DEPTH; FGP_REC_STACK_TRUNCATED:
@@ -348,12 +356,17 @@ enum fgp_type {
 enum fgp_ev_kind {
 	FGP_EV_ALLOC = 1,
 	FGP_EV_LOCK = 2,
+	FGP_EV_VWAIT = 3,
 };
 
 /* EVENTS' on: what the agent does from that record on. */
-#define FGP_EVM_ALLOC (1u << 0) /* STACK_EVENT FGP_EV_ALLOC */
-#define FGP_EVM_LIVE (1u << 1)	/* tags on allocation samples, OBJECT_FREE */
-#define FGP_EVM_LOCK (1u << 2)	/* STACK_EVENT FGP_EV_LOCK */
+#define FGP_EVM_ALLOC (1u << 0)	  /* STACK_EVENT FGP_EV_ALLOC */
+#define FGP_EVM_LIVE (1u << 1)	  /* tags on allocation samples, OBJECT_FREE */
+#define FGP_EVM_LOCK (1u << 2)	  /* STACK_EVENT FGP_EV_LOCK */
+#define FGP_EVM_VTHREAD (1u << 3) /* STACK_EVENT FGP_EV_VWAIT */
+#define FGP_EVM_ALL (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD)
+/* FGP_EV_VWAIT's interval: 1 / the chance its wait was taken with, in these units. */
+#define FGP_VWAIT_ONE 1000000u
 
 #define FGP_MAX_EVENT_DEPTH 2048u
 #define FGP_MAX_FREE_TAGS 4096u

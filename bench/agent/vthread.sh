@@ -11,26 +11,34 @@
 #   mount      the extension events VirtualThreadMount/Unmount on, empty callbacks
 #   mounttime  as mount, with what exact unmounted totals need in the callbacks (a timestamp in
 #              the virtual thread's JVMTI thread-local storage, a sum at the mount)
+#   fgagent    libfgagent.so with no collector: what the JVM pays with no recording on
+#   fgrec      libfgagent.so with `fgcollect record --event wall` recording the JVM through
+#              each of its rounds (settle included): the agent's virtual-thread events and
+#              stacks, and everything else a wall recording costs the JVM (CPU samples, the
+#              BPF program at its switches). The recording's own CPU is not the JVM's.
 # The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
 # others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
 # per loop (medians over rounds), the extra CPU per mount against none (the same round), and
 # what 10 000 mounts a second would then cost, as a share of the JVM's CPU at that rate.
-# Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (1 s),
+# Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
+#      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 reps=${REPS:-5}
 round=${ROUND:-5}
-settle=${SETTLE:-1}
+settle=${SETTLE:-2}
 threads=${THREADS:-8}
 work_us=${WORK_US:-50}
 park_us=${PARK_US:-750}
 floor=$build/bench/libfg_vthread_floor.so
 jar=$build/tests/java/fg-workloads.jar
-for f in "$floor" "$jar"; do
+agentso=$build/jvmti-agent/libfgagent.so
+fgc=$build/collector/fgcollect
+for f in "$floor" "$jar" "$agentso" "$fgc"; do
 	[[ -e $f ]] || { echo "vthread: $f not built (cmake --build $build)"; exit 1; }
 done
-variants="none caps startend mount mounttime"
+variants=${VARIANTS:-none caps startend mount mounttime fgagent fgrec}
 tmp=$(mktemp -d /tmp/fg-bench-vthread.XXXXXX)
 declare -A pid=()
 cleanup() {
@@ -75,8 +83,12 @@ echo "vthread: $threads virtual threads, each ${work_us} us of work then a ${par
 	"$reps rounds of ${round} s per variant"
 for jdk in $jdks; do
 	for v in $variants; do
-		agent=()
-		[[ $v == none ]] || agent=("-agentpath:$floor=mode=$v")
+		case $v in
+		none) agent=() ;;
+		fgagent) agent=("-agentpath:$agentso=socket=$tmp/nobody/fg.sock") ;;
+		fgrec) agent=("-agentpath:$agentso=socket=$tmp/fg.sock") ;;
+		*) agent=("-agentpath:$floor=mode=$v") ;;
+		esac
 		"$jdk/bin/java" "${agent[@]}" -cp "$jar" VThreadMounts "$threads" "$work_us" "$park_us" \
 			>"$tmp/$v.out" 2>&1 &
 		pid[$v]=$!
@@ -88,12 +100,21 @@ for jdk in $jdks; do
 	for r in $(seq "$reps"); do
 		for v in $variants; do
 			kill -CONT "${pid[$v]}"
+			rec=""
+			if [[ $v == fgrec ]]; then
+				"$fgc" record --pid "${pid[$v]}" --socket "$tmp/fg.sock" \
+					--ctl "$tmp/nobody/ctl.sock" --event wall \
+					--duration "$((settle + round + 1))" -o "$tmp/rec.folded" \
+					2>>"$tmp/rec.err" &
+				rec=$!
+			fi
 			sleep "$settle"
 			read -r t0 l0 <<<"$(loops "$v")"
 			c0=$(cpu_ns "${pid[$v]}")
 			sleep "$round"
 			c1=$(cpu_ns "${pid[$v]}")
 			read -r t1 l1 <<<"$(loops "$v")"
+			[[ -z $rec ]] || wait "$rec" || { echo "vthread: fgcollect record failed:"; cat "$tmp/rec.err"; exit 1; }
 			kill -STOP "${pid[$v]}"
 			# CPU per loop (us) and loops a second, this round.
 			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round" |
@@ -123,5 +144,7 @@ for jdk in $jdks; do
 		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null || true
 		[[ $v == none ]] || grep 'vthread_floor:' "$tmp/$v.out" | sed "s/^/  $v: /" || true
 	done
+	[[ ! -e $tmp/rec.err ]] || grep 'virtual threads:' "$tmp/rec.err" | tail -2 | sed 's/^/  fgrec, last round: /'
+	rm -f "$tmp/rec.err"
 	pid=()
 done

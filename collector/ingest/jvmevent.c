@@ -41,7 +41,7 @@ size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, si
 	uint64_t iv = w->alloc_interval;
 	int n;
 
-	if (!(w->on & (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK)))
+	if (!(w->on & FGP_EVM_ALL))
 		return 0;
 	if (iv == 0 || iv > JVM_EVWANT_MAX_INTERVAL)
 		iv = FG_ALLOC_INTERVAL_DEFAULT;
@@ -54,6 +54,8 @@ size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, si
 	if (n > 0 && (w->on & FGP_EVM_LOCK))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " lock=%u",
 			      (unsigned)w->lock_us);
+	if (n > 0 && (w->on & FGP_EVM_VTHREAD))
+		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vthread");
 	if (n > 0 && w->depth)
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " depth=%u",
 			      (unsigned)(w->depth > FGP_MAX_EVENT_DEPTH ? FGP_MAX_EVENT_DEPTH

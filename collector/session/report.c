@@ -305,6 +305,35 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 	precision_summary(x, out);
 }
 
+/* Virtual threads: how many, how often they mounted, and their unmounted time (vtwall.h). */
+static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
+			    const struct report_out *out)
+{
+	for (size_t i = 0; i < v->njvms; i++) {
+		const struct vtwall_jvm *j = &v->jvms[i];
+
+		if (j->on_ts > start)
+			say(out,
+			    "virtual threads: PID %u: waits counted from %.3f s after the start, "
+			    "when its agent turned them on (the time before is not in the profile)",
+			    j->pid, (double)(j->on_ts - start) / 1e9);
+
+		say(out,
+		    "virtual threads: PID %u: %llu seen, %llu mounts and as many unmounts timed "
+		    "(%.0f a second)",
+		    j->pid, (unsigned long long)j->seen, (unsigned long long)j->mounts_last,
+		    vtwall_rate(j));
+	}
+	if (v->events)
+		say(out,
+		    "virtual threads: %llu stacks taken at unmounts (%.3f s of waits, weighed "
+		    "%.3f s by 1 / the chance each was taken), shown under " VTWALL_ROOT
+		    "; %llu dropped, %llu ended outside the window",
+		    (unsigned long long)v->added, (double)v->sampled_ns / 1e9,
+		    (double)v->weighed_us / 1e6, (unsigned long long)v->dropped,
+		    (unsigned long long)v->outside);
+}
+
 /* Off-CPU and wall: what was recorded and every switch not counted, by cause. */
 static void report_offcpu_summary(const struct session_summary *sm, const struct report_out *out)
 {
@@ -386,6 +415,7 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	else if (sm->event == FG_EVENT_WALL)
 		say(out, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
+	report_vthreads(&sm->vt, sm->vt_start_ns, out);
 	exact_summary(sm, out);
 	if (sm->thread_filtered)
 		say(out, "--threads left out %llu samples of other threads",

@@ -278,19 +278,26 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (evkind_of(o->event)->time) {
 		offcpu_init(&s->off.oc, o->min_block_ns, on_weighed, s);
 		s->off.oc_on = true;
+		/* Virtual threads' waits, which the kernel does not see: asked of the agents. */
+		s->ae.vt_on = vtwall_init(&s->ae.vt) == 0;
+		s->ae.evw = (struct jvm_evwant){ .on = s->ae.vt_on ? FGP_EVM_VTHREAD : 0,
+						 .depth = o->alloc_depth
+								  ? o->alloc_depth
+								  : SESSION_DEFAULT_ALLOC_DEPTH };
 	}
 	threadnames_init(&s->names);
 	htab_init(&s->flt.names_told);
 	threadtime_init(&s->ex.tt);
 	strata_init(&s->ex.st, evkind_of(o->event)->mode == SAMPLER_MODE_WALL);
-	s->src_env = (struct session_src_env){ .o = &s->o,
-					       .targets = &s->targets,
-					       .notes = &s->notes,
-					       .now = s->now,
-					       .start_ns = &s->start_ns,
-					       .evw = s->ae.agent_ev ? &s->ae.evw : NULL,
-					       .ev = ses_on_agent_ev,
-					       .ev_arg = s };
+	s->src_env =
+		(struct session_src_env){ .o = &s->o,
+					  .targets = &s->targets,
+					  .notes = &s->notes,
+					  .now = s->now,
+					  .start_ns = &s->start_ns,
+					  .evw = s->ae.agent_ev || s->ae.vt_on ? &s->ae.evw : NULL,
+					  .ev = ses_on_agent_ev,
+					  .ev_arg = s };
 	s->rc = (struct resolve_ctx){ .table_of = session_src_table }; /* .arg: the source */
 	resolve_init(&res, &s->rc);
 	s->agg_opts = ao;
@@ -482,6 +489,7 @@ void session_close(struct session *s)
 	threadtime_fini(&s->ex.tt);
 	strata_fini(&s->ex.st);
 	evlive_fini(&s->ae.live);
+	vtwall_fini(&s->ae.vt);
 	free(s->ae.nframes);
 	free(s->ae.ids);
 	targets_fini(&s->targets);

@@ -123,6 +123,14 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 		s->ae.ev.counted++;
 }
 
+/* vtwall_add's filter: --threads applies to the virtual threads' root as to a thread name. */
+static int vt_keep(void *arg, const char *root)
+{
+	struct session *s = arg;
+
+	return !s->flt.threads_re_on || regexec(&s->flt.threads_re, root, 0, NULL, 0) == 0;
+}
+
 /* The sources' sink (session_src_env.ev): an event of a target's agent. */
 void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 {
@@ -133,6 +141,8 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 		return;
 	switch (ev->type) {
 	case JVM_EV_STATE:
+		if (s->ae.vt_on)
+			vtwall_state(&s->ae.vt, ev);
 		if (!t->ev.state_known) {
 			t->ev.first = ev->state;
 			t->ev.drops_first = ev->drops;
@@ -153,6 +163,9 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 	case JVM_EV_STACK:
 		if (s->ae.agent_ev)
 			ev_stack(s, t, ev);
+		else if (s->ae.vt_on)
+			vtwall_add(&s->ae.vt, s->agg, ev, s->start_ns, s->end_ns,
+				   ses_process_root(s, t->pid), s->ae.evw.depth, vt_keep, s);
 		break;
 	}
 }

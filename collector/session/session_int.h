@@ -85,7 +85,9 @@ struct ses_unwind {
  * weighing, the live table, the frames of the event being counted. */
 struct ses_agentev {
 	bool agent_ev; /* the recording is of the agents' events, no perf sampling */
+	bool vt_on;    /* wall and off-CPU: virtual threads' waits (vt, below) */
 	struct jvm_evwant evw;
+	struct vtwall vt; /* wall and off-CPU: virtual threads' unmounted time (vt_on) */
 	struct evweigh wg;
 	struct evlive live;
 	struct session_ev_summary ev;

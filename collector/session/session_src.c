@@ -67,8 +67,8 @@ static void target_label(struct target *t, const struct jvm_info *info)
 /* A recording of agent events whose target's agent cannot send them: said once, at its hello. */
 static void note_no_events(const struct session_src_env *env, const struct jvm_info *info)
 {
-	if (!env->evw || !env->evw->on || !info->connected)
-		return;
+	if (!env->evw || !(env->evw->on & ~FGP_EVM_VTHREAD) || !info->connected)
+		return; /* virtual threads: an agent or JVM without them has none to count */
 	if (!(info->hello_flags & FGP_HELLO_EVENTS))
 		notes_add(env->notes,
 			  "PID %u: its agent (%s) cannot send allocation, live or lock events: "
@@ -557,7 +557,7 @@ static int open_ctl(const struct session_src_env *env, struct ctl_client *ctl,
 	struct ctl_src *cs;
 	int rv = ctl_subscribe(ctl, pid);
 
-	if (rv == 0 && env->evw && env->evw->on)
+	if (rv == 0 && env->evw && (env->evw->on & ~FGP_EVM_VTHREAD))
 		rv = ctl_events(ctl, env->evw);
 	if (rv != 0) {
 		snprintf(why, whylen, "control channel %s: subscribe failed: %s", ctl_path(env),

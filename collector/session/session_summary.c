@@ -47,6 +47,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->ev.budget_ppm = s->ae.evw.budget_ppm;
 	memcpy(out->ev.intervals, s->ae.wg.used, sizeof(out->ev.intervals));
 	out->ev.intervals_other = s->ae.wg.used_other;
+	out->vt = s->ae.vt.st;
+	out->vt_start_ns = s->start_ns;
 	evlive_stats(&s->ae.live, &out->ev.live);
 	out->event_name = si->event_name;
 	out->cycles_err = si->cycles_err;

@@ -64,7 +64,7 @@ static bool evset_eq(const struct evset *a, const struct evset *b)
 void evctl_target(const struct evctl *c, const struct want_events *w, struct evset *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->on = w->on & c->caps & (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK);
+	out->on = w->on & c->caps & FGP_EVM_ALL;
 	if (!(out->on & FGP_EVM_ALLOC) || w->alloc_interval == 0)
 		out->on &= ~(FGP_EVM_ALLOC | FGP_EVM_LIVE); /* live samples what alloc samples */
 	if (out->on & FGP_EVM_ALLOC)

@@ -16,6 +16,7 @@
 #include "fgclock.h"
 #include "intern.h"
 #include "names.h"
+#include "vthread.h"
 
 #define CLASS_MAX 1024 /* bytes of a class name kept (the wire allows FGP_MAX_STR) */
 /* Frames a callback keeps on its own stack (the default depth and its flag frame fit). */
@@ -28,6 +29,12 @@ static uint32_t enabled;       /* FGP_EVM_* enabled in the JVM (the worker's own
 void evjvmti_init(const struct evjvmti_cfg *c)
 {
 	cfg = *c;
+	vthread_init(c->ctl);
+}
+
+jvmtiEnv *evjvmti_env(void)
+{
+	return cfg.jvmti;
 }
 
 uint32_t evjvmti_caps(jvmtiEnv *jvmti)
@@ -48,7 +55,7 @@ uint32_t evjvmti_caps(jvmtiEnv *jvmti)
 	want.can_generate_monitor_events = 1;
 	if ((*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE)
 		on |= FGP_EVM_LOCK;
-	return on;
+	return on | vthread_caps(jvmti);
 }
 
 /* ---- names -------------------------------------------------------------------------------- */
@@ -443,6 +450,8 @@ static int set_kind(uint32_t kind, bool on)
 	jvmtiEventMode mode = on ? JVMTI_ENABLE : JVMTI_DISABLE;
 	int rv = 0;
 
+	if (kind == FGP_EVM_VTHREAD)
+		return vthread_enable(cfg.jvmti, on);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i].kind == kind &&
 		    (*cfg.jvmti)->SetEventNotificationMode(cfg.jvmti, mode, evs[i].ev, NULL) !=
@@ -469,7 +478,8 @@ static int attach(void)
 
 int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 {
-	static const uint32_t kinds[] = { FGP_EVM_LIVE, FGP_EVM_ALLOC, FGP_EVM_LOCK };
+	static const uint32_t kinds[] = { FGP_EVM_LIVE, FGP_EVM_ALLOC, FGP_EVM_LOCK,
+					  FGP_EVM_VTHREAD };
 	int rv = 0, r;
 
 	(void)arg;

@@ -37,6 +37,7 @@
 #include "vmstack.h"
 #include "stackagg.h"
 #include "strata.h"
+#include "vtwall.h"
 
 /* A sample is final (named, counted) this long after it was taken, unless told (settle_ns). */
 #define SESSION_SETTLE_NS 1300000000ull
@@ -242,6 +243,8 @@ struct session_ev_summary {
 
 struct session_summary {
 	enum session_src src;
+	struct vtwall_stats vt; /* wall and off-CPU: virtual threads' waits */
+	uint64_t vt_start_ns;	/* the window's start, CLOCK_MONOTONIC */
 	struct session_ev_summary ev;
 	const char *event_name;	  /* "cpu-clock" / "cycles" */
 	int cycles_err;		  /* 0 when cycles is used */

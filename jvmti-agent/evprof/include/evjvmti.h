@@ -44,13 +44,17 @@ struct evjvmti_cfg {
 /*
  * Add the capabilities events need, each on its own (a JVM may lack some): the FGP_EVM_* kinds
  * this JVM can then run (alloc: can_generate_sampled_object_alloc_events; live: alloc and
- * can_tag_objects and can_generate_object_free_events; lock: can_generate_monitor_events).
+ * can_tag_objects and can_generate_object_free_events; lock: can_generate_monitor_events;
+ * vthread: can_support_virtual_threads and HotSpot's mount and unmount events, vthread.h).
  * Only in the OnLoad phase.
  */
 uint32_t evjvmti_caps(jvmtiEnv *jvmti);
 
 /* The one configuration the callbacks use (borrowed for the agent's life). */
 void evjvmti_init(const struct evjvmti_cfg *cfg);
+
+/* The JVMTI environment the callbacks use (set by evjvmti_init). */
+jvmtiEnv *evjvmti_env(void);
 
 /* Set the callbacks of the kinds in caps in *cb (the others stay as they are). */
 void evjvmti_callbacks(jvmtiEventCallbacks *cb, uint32_t caps);

@@ -60,6 +60,43 @@ static const struct fgp_events good_events = {
 	.lock_short_ns = 8000,
 };
 
+/* A virtual thread's wait: encoded only with a length and a chance of at most 1, and decoded
+ * as it was sent. */
+static void test_vwait_events_are_checked(void **state)
+{
+	struct fgp_stack_event_in e = {
+		.ts = 4000,
+		.tid = 9,
+		.kind = FGP_EV_VWAIT,
+		.value = 8000000,
+		.interval = 4 * FGP_VWAIT_ONE,
+		.tag = 1234 | 8ull << 40,
+		.cls = { "java.lang.VirtualThread", 23 },
+		.depth = 3,
+		.frames = good_frames,
+	};
+	uint8_t buf[512];
+	struct fgp_reader r;
+	struct fgp_record rec;
+	size_t off;
+
+	(void)state;
+	off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	off += (size_t)fgp_encode_stack_event(buf + off, sizeof(buf) - off, &e);
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.type, FGP_STACK_EVENT);
+	assert_int_equal(rec.u.ev.kind, FGP_EV_VWAIT);
+	assert_int_equal(rec.u.ev.value, 8000000);
+	assert_int_equal(rec.u.ev.interval, 4 * FGP_VWAIT_ONE);
+	assert_int_equal(rec.u.ev.tag, 1234 | 8ull << 40);
+	e.interval = FGP_VWAIT_ONE - 1; /* a chance over 1 */
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+	e.interval = FGP_VWAIT_ONE;
+	e.value = 0; /* a wait of no length */
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+}
+
 static size_t add(size_t off, int n)
 {
 	if (n <= 0)
@@ -100,7 +137,8 @@ static int drain(const uint8_t *buf, size_t len)
 		if (rec.type == FGP_STACK_EVENT) {
 			const struct fgp_stack_event *e = &rec.u.ev;
 
-			assert_true(e->kind == FGP_EV_ALLOC || e->kind == FGP_EV_LOCK);
+			assert_true(e->kind == FGP_EV_ALLOC || e->kind == FGP_EV_LOCK ||
+				    e->kind == FGP_EV_VWAIT);
 			assert_true(e->depth <= FGP_MAX_EVENT_DEPTH && e->cls.len > 0);
 			assert_true((const uint8_t *)e->cls.ptr + e->cls.len <= buf + len);
 			assert_true(e->frames_raw + 8 * (size_t)e->depth <= buf + len);
@@ -297,7 +335,7 @@ static void test_invalid_events_are_not_encoded(void **state)
 			e.kind = 0;
 			break;
 		case 1:
-			e.kind = 3;
+			e.kind = FGP_EV_VWAIT + 1;
 			break;
 		case 2:
 			e.value = 0; /* an object of no size */
@@ -342,7 +380,7 @@ static void test_invalid_events_are_not_encoded(void **state)
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), good_tags, 0), -EINVAL);
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), NULL, 1), -EINVAL);
 	for (int m = 0; m < 4; m++) {
-		static const uint32_t on[] = { 1u << 3, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
+		static const uint32_t on[] = { 1u << 4, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
 					       FGP_EVM_ALLOC };
 		struct fgp_events ev = good_events;
 
@@ -428,7 +466,7 @@ static void test_invalid_event_bytes_are_refused_in_step(void **state)
 		{ 2, B, 4, FGP_MAX_FREE_TAGS + 1 },
 		{ 2, B, 4, 0xffffffff },
 		{ 3, 2, 2, FGP_REC_REPLAY }, /* events: no flags */
-		{ 3, B + 8, 4, 1u << 3 },    /* an unknown event */
+		{ 3, B + 8, 4, 1u << 4 },    /* an unknown event */
 		{ 3, B + 8, 4, 0x80000000 }, /* another */
 		{ 3, B + 16, 8, 0 },	     /* alloc on with interval 0 */
 	};
@@ -557,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_event_bytes_are_refused_in_step),
 		cmocka_unit_test(test_event_records_of_the_wrong_size_are_refused),
 		cmocka_unit_test(test_event_truncations_and_mutations_are_decoded_safely),
+		cmocka_unit_test(test_vwait_events_are_checked),
 		cmocka_unit_test(test_event_encoders_refuse_a_buffer_one_byte_short),
 	};
 

@@ -123,6 +123,10 @@ static void test_events_line_gives_every_word(void **state)
 	assert_int_equal(w.on, FGP_EVM_LOCK);
 	assert_int_equal(w.lock_ns, 0);
 	assert_int_equal(w.depth, 2048);
+	/* Virtual threads' waits alone (what a wall or off-CPU recording asks). */
+	w = ev_of(TOK " events vthread depth=128\n");
+	assert_int_equal(w.on, FGP_EVM_VTHREAD);
+	assert_int_equal(w.depth, 128);
 	/* The line alone asks nothing; the tables line is independent of it. */
 	w = ev_of(TOK " events\n");
 	assert_int_equal(w.on, 0);

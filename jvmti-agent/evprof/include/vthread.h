@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vthread.h - virtual threads' waits (JDK 21+): HotSpot's VirtualThreadUnmount and
+ * VirtualThreadMount extension events turned into FGP_EV_VWAIT stack events (fgproto.h) while
+ * a collector asks for FGP_EVM_VTHREAD (wall and off-CPU recordings).
+ *
+ * At every unmount the virtual thread's JVMTI thread-local storage gets the time; at the next
+ * mount the wait is counted. A share of the unmounts (a chance set so that about
+ * VTHREAD_STACKS_PER_S stacks are taken a second, whatever the mount rate) also keep the stack
+ * the thread unmounted at, in a buffer of their own (at most VTHREAD_HELD of them at once);
+ * the event is pushed at the mount, when the wait's length is known, with 1 / its chance.
+ *
+ * Invariant: the callbacks never block and never wait for another thread; memory held is at
+ * most VTHREAD_HELD buffers of the collector's depth; what is not sent is counted (evctl).
+ */
+#ifndef FG_VTHREAD_H
+#define FG_VTHREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jvmti.h>
+
+struct evctl;
+
+#define VTHREAD_STACKS_PER_S 500u /* stacks taken a second, in all */
+#define VTHREAD_HELD 1024u	  /* stacks waiting for their thread's mount, at most */
+
+/*
+ * OnLoad: add can_support_virtual_threads and set the mount and unmount callbacks (they run
+ * only once vthread_enable turned them on). FGP_EVM_VTHREAD when this JVM has them, else 0.
+ */
+uint32_t vthread_caps(jvmtiEnv *jvmti);
+
+/* The switch the callbacks read (borrowed for the agent's life). */
+void vthread_init(struct evctl *ctl);
+
+/* On the events worker: the two events on (counts start afresh) or off. 0 or -EIO. */
+int vthread_enable(jvmtiEnv *jvmti, bool on);
+
+#endif

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/* vthread.c - virtual threads' waits as FGP_EV_VWAIT stack events (see vthread.h). */
+#include "vthread.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "evctl.h"
+#include "evjvmti.h"
+#include "fgclock.h"
+#include "fgproto.h"
+
+#define BUCKET_NS 100000000ull /* the chance is set again this often */
+#define CHANCE_ONE 0xffffffffu /* chance in 2^-32 units */
+#define MOUNTS_MASK ((1ull << 40) - 1)
+#define SEEN_MAX ((1ull << 24) - 1)
+
+static const char vt_class[] = "java.lang.VirtualThread";
+
+/* A wait whose stack was taken at the unmount, held until the mount. */
+struct vwait {
+	uint64_t t0;
+	unsigned chance; /* the chance it was taken with (CHANCE_ONE units) */
+	uint16_t depth, flags;
+	struct fgp_frame_in frames[];
+};
+
+static struct evctl *ctl;
+static jint ext_index[2] = { -1, -1 }; /* mount, unmount */
+static atomic_uint_fast64_t since;     /* when the kind went on */
+static atomic_uint_fast64_t mounts, seen, held;
+static atomic_uint_fast64_t bucket_t0, bucket_n;
+static atomic_uint chance = CHANCE_ONE;
+
+/*
+ * Thread-local storage of a virtual thread: 0 never seen; (ts << 2) | 1: unmounted since ts
+ * with no stack; (ts << 2) | 3: mounted at ts; even: a struct vwait (malloc's alignment keeps
+ * its low bits 0). A stamp older than since is of an earlier recording: the thread is seen
+ * anew.
+ */
+#define TLS_STAMP 1u
+#define TLS_MOUNTED 2u
+
+static uint64_t stamp_ts(const void *v)
+{
+	return (uint64_t)(uintptr_t)v >> 2;
+}
+
+static uint64_t wait_since(const void *v)
+{
+	return ((uintptr_t)v & TLS_STAMP) ? stamp_ts(v) : ((const struct vwait *)v)->t0;
+}
+
+static void count_seen(void)
+{
+	if (atomic_load_explicit(&seen, memory_order_relaxed) < SEEN_MAX)
+		atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
+}
+
+/* Let go of v if it holds a stack. */
+static void let_go(void *v)
+{
+	if (v && !((uintptr_t)v & TLS_STAMP)) {
+		free(v);
+		atomic_fetch_sub(&held, 1);
+	}
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Whether this unmount takes its stack; the chance follows the unmount rate. */
+static bool take_this(uint64_t now, unsigned *with)
+{
+	uint64_t n = atomic_fetch_add_explicit(&bucket_n, 1, memory_order_relaxed) + 1;
+	uint64_t t0 = atomic_load_explicit(&bucket_t0, memory_order_relaxed);
+
+	if (now - t0 >= BUCKET_NS && atomic_compare_exchange_strong(&bucket_t0, &t0, now)) {
+		/* The unmounts of the bucket just ended: stacks wanted / unmounts, at most 1. */
+		double want = (double)VTHREAD_STACKS_PER_S * (double)(now - t0) / 1e9;
+		double c = n ? want / (double)n : 1.0;
+
+		atomic_store_explicit(&chance, c >= 1.0 ? CHANCE_ONE : (unsigned)(c * CHANCE_ONE),
+				      memory_order_relaxed);
+		atomic_store_explicit(&bucket_n, 0, memory_order_relaxed);
+	}
+	*with = atomic_load_explicit(&chance, memory_order_relaxed);
+	return (mix(now ^ n << 32) >> 32) <= *with;
+}
+
+/* The calling (virtual) thread's stack into a new struct vwait, or NULL (counted). */
+static struct vwait *take_stack(JNIEnv *jni, uint64_t now, unsigned with)
+{
+	uint32_t depth = atomic_load(&ctl->depth);
+	jvmtiFrameInfo *fi;
+	struct vwait *w;
+	jint count = 0;
+
+	if (depth == 0 || depth > FGP_MAX_EVENT_DEPTH)
+		depth = EVCTL_DEPTH_DEFAULT;
+	if (atomic_fetch_add(&held, 1) >= VTHREAD_HELD) {
+		atomic_fetch_sub(&held, 1);
+		evctl_drop(ctl, EVCTL_DROP_QUEUE);
+		return NULL;
+	}
+	w = malloc(sizeof(*w) + (depth + 1) * (sizeof(*w->frames) + sizeof(*fi)));
+	if (!w) {
+		atomic_fetch_sub(&held, 1);
+		evctl_drop(ctl, EVCTL_DROP_NO_STACK);
+		return NULL;
+	}
+	fi = (jvmtiFrameInfo *)(w->frames + depth + 1);
+	w->t0 = now;
+	w->chance = with;
+	w->flags = 0;
+	if ((*evjvmti_env())->GetStackTrace(evjvmti_env(), NULL, 0, (jint)depth + 1, fi, &count) !=
+		    JVMTI_ERROR_NONE ||
+	    count < 0) {
+		evctl_drop(ctl, EVCTL_DROP_NO_STACK);
+		goto fail;
+	}
+	if ((uint32_t)count > depth) {
+		count = (jint)depth;
+		w->flags = FGP_REC_STACK_TRUNCATED;
+	}
+	if (evjvmti_frames(jni, fi, count, w->frames) != 0) {
+		evctl_drop(ctl, EVCTL_DROP_NO_NAME);
+		goto fail;
+	}
+	w->depth = (uint16_t)count;
+	return w;
+fail:
+	free(w);
+	atomic_fetch_sub(&held, 1);
+	return NULL;
+}
+
+static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+	uint32_t on = evctl_enter(ctl);
+	unsigned with = CHANCE_ONE;
+	uint64_t now;
+	void *v = NULL;
+
+	if (!(on & FGP_EVM_VTHREAD))
+		goto out;
+	now = fg_now_ns();
+	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
+		goto out;
+	if (!v || wait_since(v) < atomic_load(&since))
+		count_seen();
+	let_go(v); /* a stack no mount took */
+	v = take_this(now, &with) ? take_stack(jni, now, with) : NULL;
+	if (!v)
+		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
+	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
+out:
+	evctl_leave(ctl);
+}
+
+/* A wait with its stack: pushed as an event (counted if it cannot be). */
+static void send(const struct vwait *w, uint64_t now, uint64_t m)
+{
+	unsigned c = w->chance;
+	struct fgp_stack_event_in e = {
+		.ts = now,
+		.tid = (uint32_t)syscall(SYS_gettid),
+		.kind = FGP_EV_VWAIT,
+		.flags = w->flags,
+		.value = now - w->t0,
+		.interval = c >= CHANCE_ONE
+				    ? FGP_VWAIT_ONE
+				    : (uint64_t)((double)FGP_VWAIT_ONE * CHANCE_ONE / (c ? c : 1)),
+		.tag = (m & MOUNTS_MASK) | atomic_load(&seen) << 40,
+		.cls = { vt_class, sizeof(vt_class) - 1 },
+		.depth = w->depth,
+		.frames = w->frames,
+	};
+
+	(void)evctl_push_event(ctl, &e);
+}
+
+static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+	uint32_t on = evctl_enter(ctl);
+	uint64_t now, m, t0;
+	void *v = NULL;
+
+	(void)jni;
+	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
+		goto out;
+	if (!(on & FGP_EVM_VTHREAD)) {
+		/* Closed to callbacks (turning on or off): a held stack is let go. */
+		if (v && !((uintptr_t)v & TLS_STAMP))
+			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
+		goto done;
+	}
+	now = fg_now_ns();
+	(*jvmti)->SetThreadLocalStorage(
+		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
+	if (!v || wait_since(v) < atomic_load(&since)) {
+		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
+		goto done;
+	}
+	if (((uintptr_t)v & TLS_STAMP) && ((uintptr_t)v & TLS_MOUNTED))
+		goto done; /* its unmount was not seen */
+	t0 = wait_since(v);
+	if (now <= t0)
+		goto done;
+	m = atomic_fetch_add_explicit(&mounts, 1, memory_order_relaxed) + 1;
+	if (!((uintptr_t)v & TLS_STAMP))
+		send(v, now, m);
+done:
+	let_go(v);
+out:
+	evctl_leave(ctl);
+}
+
+/* Add can_support_virtual_threads: the bit after can_generate_sampled_object_alloc_events in
+ * jvmtiCapabilities (JDK 21), which the headers the agent is built with do not name. */
+static void want_vthreads(jvmtiCapabilities *c)
+{
+	jvmtiCapabilities probe;
+	const unsigned char *b;
+
+	memset(&probe, 0, sizeof(probe));
+	probe.can_generate_sampled_object_alloc_events = 1;
+	b = (const unsigned char *)&probe; /* read after it is set */
+	for (size_t i = 0; i < sizeof(probe); i++)
+		for (unsigned bit = 0; b[i] && bit < 8; bit++)
+			if (b[i] & (1u << bit)) {
+				size_t next = i * 8 + bit + 1;
+
+				((unsigned char *)c)[next / 8] |= (unsigned char)(1u << (next % 8));
+				return;
+			}
+}
+
+uint32_t vthread_caps(jvmtiEnv *jvmti)
+{
+	static const char *const names[2] = { "com.sun.hotspot.events.VirtualThreadMount",
+					      "com.sun.hotspot.events.VirtualThreadUnmount" };
+	void (*const cbs[2])(jvmtiEnv *, JNIEnv *, jthread) = { on_mount, on_unmount };
+	jvmtiExtensionEventInfo *infos = NULL;
+	jvmtiCapabilities want;
+	jint n = 0;
+
+	memset(&want, 0, sizeof(want));
+	want_vthreads(&want);
+	if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
+		return 0; /* before JDK 21 */
+	if ((*jvmti)->GetExtensionEvents(jvmti, &n, &infos) != JVMTI_ERROR_NONE)
+		return 0;
+	for (jint i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++)
+			if (strcmp(infos[i].id, names[k]) == 0 &&
+			    (*jvmti)->SetExtensionEventCallback(
+				    jvmti, infos[i].extension_event_index,
+				    (jvmtiExtensionEvent)(void *)cbs[k]) == JVMTI_ERROR_NONE)
+				ext_index[k] = infos[i].extension_event_index;
+	for (jint i = 0; i < n; i++) {
+		for (jint p = 0; p < infos[i].param_count; p++)
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)infos[i].params[p].name);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)infos[i].params);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)infos[i].id);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)infos[i].short_description);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)infos);
+	return ext_index[0] >= 0 && ext_index[1] >= 0 ? FGP_EVM_VTHREAD : 0;
+}
+
+void vthread_init(struct evctl *c)
+{
+	ctl = c;
+}
+
+int vthread_enable(jvmtiEnv *jvmti, bool on)
+{
+	jvmtiEventMode mode = on ? JVMTI_ENABLE : JVMTI_DISABLE;
+	int rv = 0;
+
+	if (ext_index[0] < 0 || ext_index[1] < 0)
+		return -EIO;
+	if (on) {
+		atomic_store(&mounts, 0);
+		atomic_store(&seen, 0);
+		atomic_store(&bucket_n, 0);
+		atomic_store(&bucket_t0, fg_now_ns());
+		atomic_store(&chance, CHANCE_ONE);
+		atomic_store(&since, fg_now_ns());
+	}
+	/* HotSpot posts an extension event only when it is also enabled, by its index. */
+	for (int k = 0; k < 2; k++)
+		if ((*jvmti)->SetEventNotificationMode(jvmti, mode, (jvmtiEvent)ext_index[k],
+						       NULL) != JVMTI_ERROR_NONE)
+			rv = -EIO;
+	if (rv && on)
+		(void)vthread_enable(jvmti, false);
+	return rv;
+}

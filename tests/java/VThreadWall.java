@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+import java.lang.reflect.Method;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * VThreadWall [THREADS [COMPUTE_MS [AWAIT_MS]]]: THREADS virtual threads (JDK 21+, default 8),
+ * each serving requests in a loop: handle() spends COMPUTE_MS (default 2) computing in compute()
+ * and then sleeps AWAIT_MS (default 8) in await() (Thread.sleep: the thread unmounts). Each
+ * thread times its own handler and its await with System.nanoTime. Prints "VThreadWall ready",
+ * then every 100 ms "vtw NANOTIME_US HANDLER_US AWAIT_US COMPUTE_US": the time all threads spent
+ * in handle(), await() and compute() so far (requests finished, plus the one in progress up to
+ * now), NANOTIME_US the System.nanoTime of the line in microseconds. Compiled against JDK 17:
+ * the virtual-thread executor is looked up by reflection.
+ */
+public class VThreadWall {
+	static final AtomicLong handlerNs = new AtomicLong(), awaitNs = new AtomicLong(),
+				computeNs = new AtomicLong();
+	static long[] inHandler, inAwait, inCompute; /* start of the phase in progress, 0: none */
+	static volatile long sink;
+
+	static void compute(long ns) {
+		long end = System.nanoTime() + ns, x = sink;
+		while (System.nanoTime() < end)
+			for (int i = 0; i < 64; i++)
+				x = x * 6364136223846793005L + 1442695040888963407L;
+		sink = x;
+	}
+
+	static void await(long ms) throws InterruptedException {
+		Thread.sleep(ms);
+	}
+
+	static void handle(int t, long computeMs, long awaitMs) throws InterruptedException {
+		long t0 = System.nanoTime();
+		inCompute[t] = t0;
+		compute(computeMs * 1000000);
+		long t1 = System.nanoTime();
+		inCompute[t] = 0;
+		computeNs.addAndGet(t1 - t0);
+		inAwait[t] = t1;
+		await(awaitMs);
+		long t2 = System.nanoTime();
+		inAwait[t] = 0;
+		awaitNs.addAndGet(t2 - t1);
+	}
+
+	/* The total so far: what finished, and what is in progress up to now. */
+	static long upTo(AtomicLong done, long[] in, long now) {
+		long s = done.get();
+		for (long t0 : in)
+			if (t0 != 0 && t0 < now)
+				s += now - t0;
+		return s / 1000;
+	}
+
+	public static void main(String[] args) throws Exception {
+		int threads = args.length > 0 ? Integer.parseInt(args[0]) : 8;
+		long computeMs = args.length > 1 ? Long.parseLong(args[1]) : 2;
+		long awaitMs = args.length > 2 ? Long.parseLong(args[2]) : 8;
+		inHandler = new long[threads];
+		inAwait = new long[threads];
+		inCompute = new long[threads];
+		Method m = Executors.class.getMethod("newVirtualThreadPerTaskExecutor");
+		ExecutorService ex = (ExecutorService) m.invoke(null);
+		for (int t = 0; t < threads; t++) {
+			final int me = t;
+			ex.submit(() -> {
+				for (;;) {
+					long t0 = System.nanoTime();
+					inHandler[me] = t0;
+					handle(me, computeMs, awaitMs);
+					long t1 = System.nanoTime();
+					inHandler[me] = 0;
+					handlerNs.addAndGet(t1 - t0);
+				}
+			});
+		}
+		System.out.println("VThreadWall ready");
+		System.out.flush();
+		for (;;) {
+			Thread.sleep(100);
+			long now = System.nanoTime();
+			System.out.println("vtw " + now / 1000 + " " + upTo(handlerNs, inHandler, now) + " "
+					   + upTo(awaitNs, inAwait, now) + " "
+					   + upTo(computeNs, inCompute, now));
+			System.out.flush();
+		}
+	}
+}
