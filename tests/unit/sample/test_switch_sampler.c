@@ -849,7 +849,7 @@ static void snapshot(struct threadtime *tt, struct switchbpf *b)
  * how many it first saw at their exit (all, but for one that a higher priority's thread, a
  * kernel's, preempted on its way out: at least one).
  */
-static void test_a_thread_first_seen_at_its_exit_keeps_its_time(void **state)
+static uint64_t at_exit_once(void)
 {
 	const struct switchbpf_opts o = { .period = 1u << 30 };
 	static struct threadtime tt;
@@ -861,7 +861,6 @@ static void test_a_thread_first_seen_at_its_exit_keeps_its_time(void **state)
 	uint64_t a, z;
 	int rv;
 
-	(void)state;
 	memset(&ae, 0, sizeof(ae));
 	for (int i = 0; i < AT_EXIT; i++) {
 		ae_tid[i] = 0;
@@ -923,8 +922,25 @@ static void test_a_thread_first_seen_at_its_exit_keeps_its_time(void **state)
 			off += r->off[k];
 		assert_true(off + r->cpu == r->life);
 	}
-	assert_true(sum.tot_at_exit >= 1 && sum.tot_at_exit <= AT_EXIT);
 	assert_int_equal(sum.tot_full, 0);
+	return sum.tot_at_exit;
+}
+
+static void test_a_thread_first_seen_at_its_exit_keeps_its_time(void **state)
+{
+	uint64_t first_at_exit = 0;
+	int tries = 0;
+
+	(void)state;
+	/* Each try checks every thread's time. That one was first seen at its exit needs it not to
+	 * leave the CPU on its way out; a thread that blocked there (a contended lock in the exit
+	 * path, as under a sanitizer's thread registry) was rightly seen before: tried again. */
+	while (first_at_exit == 0 && tries < 3) {
+		tries++;
+		first_at_exit = at_exit_once();
+	}
+	print_message("%d tries\n", tries);
+	assert_true(first_at_exit >= 1 && first_at_exit <= AT_EXIT);
 }
 
 /*
