@@ -70,15 +70,15 @@ run() {
 		printf "%.4f %d\n", ta / th, th * 1000 }')"
 	fg_log "$cfg: virtual threads' waits counted from ${gap_ms:-0} ms after the start"
 	local share
-	share=$(awk -v a="$got_a" -v h="$got_h" 'BEGIN { printf "%.4f", h ? a / h : 0 }')
+	share=$(a="$got_a" h="$got_h" awk 'BEGIN { a = ENVIRON["a"] + 0; h = ENVIRON["h"] + 0; printf "%.4f", h ? a / h : 0 }')
 	fg_log "$cfg: await share $share (truth $want_share); handler $got_h us (truth $want_h);" \
 		"$at us unmounted, $under us of it under [virtual threads] at Thread.sleep"
 	((got_h > 0)) || fg_fail "$cfg: no stack through VThreadWall::handle"
 	((at > 0 && under * 100 >= at * 95)) ||
 		fg_fail "$cfg: $under of $at us of unmounted time under [virtual threads] at Thread.sleep with the handler's chain"
-	awk -v g="$share" -v w="$want_share" 'BEGIN { d = g - w; exit !(d <= 0.02 && d >= -0.02) }' ||
+	g="$share" w="$want_share" awk 'BEGIN { d = ENVIRON["g"] - ENVIRON["w"]; exit !(d <= 0.02 && d >= -0.02) }' ||
 		fg_fail "$cfg: await share $share, truth $want_share (more than 2 points off)"
-	awk -v g="$got_h" -v w="$want_h" 'BEGIN { d = (g - w) / w; exit !(d <= 0.03 && d >= -0.03) }' ||
+	g="$got_h" w="$want_h" awk 'BEGIN { g = ENVIRON["g"] + 0; w = ENVIRON["w"] + 0; d = (g - w) / w; exit !(d <= 0.03 && d >= -0.03) }' ||
 		fg_fail "$cfg: handler total $got_h us, truth $want_h us (more than 3% off)"
 }
 
