@@ -118,10 +118,7 @@ def main():
             "const t = performance.timing; return t.loadEventEnd - t.navigationStart;"),
             cpu_ms(proc.pid) - c))
     finally:
-        try:
-            wd.call("DELETE", "")
-        except (OSError, RuntimeError):
-            pass
+        wd.quit()
         proc.terminate()
         proc.wait()
     return 0

@@ -110,6 +110,20 @@ class Driver:
     def js(self, script, *args):
         return self.call("POST", "/execute/sync", {"script": script, "args": list(args)})
 
+    def console_errors(self, ignore=None):
+        """The browser log's SEVERE entries, but those whose message holds ignore."""
+        logs = self.call("POST", "/se/log", {"type": "browser"})
+        return [e for e in logs if e.get("level") == "SEVERE" and
+                not (ignore and ignore in e.get("message", ""))]
+
+    def quit(self):
+        """Ends the session, if one was made; a driver already gone is no error."""
+        if self.sid:
+            try:
+                self.call("DELETE", "")
+            except (OSError, RuntimeError):
+                pass
+
     def el(self, xpath):
         return self.call("POST", "/element", {"using": "xpath", "value": xpath})[ELEMENT]
 

@@ -98,16 +98,12 @@ def main():
         png = base64.b64decode(wd.call("GET", "/screenshot"))
         with open(os.path.join(shots, "speedscope.png"), "wb") as f:
             f.write(png)
-        logs = wd.call("POST", "/se/log", {"type": "browser"})
-        errs = [e for e in logs if e.get("level") == "SEVERE" and "favicon" not in e.get("message", "")]
+        errs = wd.console_errors(ignore="favicon")
         print(("FAIL " if errs else "ok   ") + "no console error (%r)" % errs[:3])
         ok &= not errs
     finally:
-        if wd and wd.sid:
-            try:
-                wd.call("DELETE", "")
-            except (OSError, RuntimeError):
-                pass
+        if wd:
+            wd.quit()
         if proc:
             proc.terminate()
             proc.wait()

@@ -247,15 +247,11 @@ def main():
         wd.js("fgTimeview.select(arguments[0], arguments[1]);", 0, 1)
         print("redraw of a selection: %.0f ms (the page's own: %.1f ms)" % (
             (time.time() - t) * 1000, wd.js("return fgTimeview.redrawMs;")))
-        logs = wd.call("POST", "/se/log", {"type": "browser"})
-        errs = [e for e in logs if e.get("level") == "SEVERE"]
+        errs = wd.console_errors()
         check(not errs, "no console error (%r)" % errs[:3])
     finally:
-        if wd and wd.sid:
-            try:
-                wd.call("DELETE", "")
-            except (OSError, RuntimeError):
-                pass
+        if wd:
+            wd.quit()
         if proc:
             proc.terminate()
             proc.wait()

@@ -33,10 +33,7 @@ def main():
         with open(out, "wb") as f:
             f.write(base64.b64decode(wd.call("GET", "/screenshot")))
     finally:
-        try:
-            wd.call("DELETE", "")
-        except (OSError, RuntimeError):
-            pass
+        wd.quit()
         proc.terminate()
         proc.wait()
     return 0

@@ -132,15 +132,11 @@ def main():
               "columns 2-4: the sum of their three profiles (total %d of %d)" % (
                   total, want[("all",)]))
         shot(wd, shots, "cols-2-4")
-        logs = wd.call("POST", "/se/log", {"type": "browser"})
-        errs = [e for e in logs if e.get("level") == "SEVERE"]
+        errs = wd.console_errors()
         check(not errs, "no console error (%r)" % errs[:3])
     finally:
-        if wd and wd.sid:
-            try:
-                wd.call("DELETE", "")
-            except (OSError, RuntimeError):
-                pass
+        if wd:
+            wd.quit()
         if proc:
             proc.terminate()
             proc.wait()
