@@ -4,6 +4,7 @@
  * stack event weighed and counted, the live table.
  */
 #include "session_int.h"
+#include "evframes.h"
 
 #include <errno.h>
 #include <string.h>
@@ -23,23 +24,6 @@ void ses_evwant_init(struct session *s)
 		.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH,
 		.budget_ppm = session_alloc_budget(o->alloc_budget_ppm),
 	};
-}
-
-/* The event's frames outermost first (at most the recording's depth: the innermost ones). */
-static size_t ev_frames(struct session *s, const struct jvm_event *ev, bool *truncated)
-{
-	size_t n = ev->depth;
-
-	if (n > s->ae.evw.depth) {
-		n = s->ae.evw.depth; /* another consumer asked the agent for deeper stacks */
-		*truncated = true;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct jvm_ev_frame *f = &ev->frames[n - 1 - i];
-
-		s->ae.nframes[i] = (struct stackagg_nframe){ f->name, f->len, f->line };
-	}
-	return n;
 }
 
 /* What one stack event weighs: 0 with *w and *aux, or -EINVAL (counted as bad). */
@@ -99,7 +83,8 @@ static void ev_stack(struct session *s, struct target *t, const struct jvm_event
 	s->ae.leaf[len] = '\0';
 	nm.process = ses_process_root(s, t->pid);
 	nm.frames = s->ae.nframes;
-	nm.n = ev_frames(s, ev, &truncated);
+	/* outermost first, the innermost ones when the agent sent more than the recording asked */
+	nm.n = evframes_named(ev, s->ae.evw.depth, s->ae.nframes, &truncated);
 	nm.truncated = truncated;
 	nm.leaf = s->ae.leaf;
 	nm.ts = ev->ts;

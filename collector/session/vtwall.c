@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "evframes.h"
 #include "fgproto.h"
 
 int vtwall_init(struct vtwall *v)
@@ -60,7 +61,6 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 	struct stackagg_named nm = { .tid = ev->host_tid,
 				     .process = process,
 				     .thread = VTWALL_ROOT };
-	size_t n = ev->depth;
 	uint64_t us, ns = ev->value;
 
 	if (ev->kind != FGP_EV_VWAIT || ev->interval < FGP_VWAIT_ONE)
@@ -78,17 +78,8 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 		return;
 	}
 	nm.truncated = ev->truncated;
-	if (depth && n > depth) {
-		n = depth;
-		nm.truncated = true;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct jvm_ev_frame *f = &ev->frames[n - 1 - i];
-
-		v->frames[i] = (struct stackagg_nframe){ f->name, f->len, f->line };
-	}
 	nm.frames = v->frames;
-	nm.n = n;
+	nm.n = evframes_named(ev, depth, v->frames, &nm.truncated);
 	nm.leaf = VTWALL_LEAF;
 	nm.ts = ev->ts;
 	/* value ns, standing for value / p: rounded to the profile's microseconds. */
