@@ -54,16 +54,25 @@ function(fg_unit_test name)
 	endif()
 endfunction()
 
-# fg_e2e_test(NAME SCRIPT [TIMEOUT s])
-#   registers tests/e2e/SCRIPT (run as root, serially) with the paths it needs in its env.
+# fg_e2e_test(NAME SCRIPT [TIMEOUT s] [BESIDE])
+#   registers tests/e2e/SCRIPT (run as root) with the paths it needs in its env. It runs alone
+#   (RUN_SERIAL) unless BESIDE: a test that keeps about one CPU busy and whose checks hold
+#   with a second test running beside it (names, chains, shares and exact totals, no figure
+#   that a neighbour's load moves past its bound) takes one of ctest's -j slots (PROCESSORS
+#   1) and may share the machine with one other such test or the unit tests.
 function(fg_e2e_test name script)
-	cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
+	cmake_parse_arguments(T "BESIDE" "TIMEOUT" "" ${ARGN})
 	if(NOT T_TIMEOUT)
 		set(T_TIMEOUT 300)
 	endif()
 	add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/e2e/${script})
-	set_tests_properties(${name} PROPERTIES LABELS e2e RUN_SERIAL ON TIMEOUT ${T_TIMEOUT}
-		SKIP_RETURN_CODE 77
+	if(T_BESIDE)
+		set(serial OFF)
+	else()
+		set(serial ON)
+	endif()
+	set_tests_properties(${name} PROPERTIES LABELS e2e RUN_SERIAL ${serial} PROCESSORS 1
+		TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
 		ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR};FG_BUILD_DIR=${PROJECT_BINARY_DIR};FGCOLLECT=$<TARGET_FILE:fgcollect>;FGAGENT=$<TARGET_FILE:fgagent>")
 endfunction()
 
