@@ -68,7 +68,7 @@ prefetch: build-deps
 test: prefetch build build-asan build-tsan
 	ctest --test-dir $(ASAN) --output-on-failure -j$(JOBS) -L unit
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
-	ctest --test-dir $(ASAN) --output-on-failure -L e2e-asan
+	ctest --test-dir $(ASAN) --output-on-failure -j$(JOBS) -L e2e-asan
 	ctest --test-dir $(TSAN) --output-on-failure -j$(JOBS) -L '^(tsan|e2e-tsan)$$'
 
 # The soak (tests/e2e/soak.sh) for SOAK_MINUTES (a 2-minute version runs in `make test`).

@@ -83,11 +83,16 @@ endfunction()
 #   FAIL_REGEX in the output fails the test.
 set(FG_PLAIN_BUILD_DIR "" CACHE PATH
 	"Plain (non-sanitizer) build whose agent and Java workloads the e2e-asan tests use")
+#   A script named in the list FG_PLAIN_E2E_BESIDE runs as fg_e2e_test's BESIDE tests do.
 function(fg_plain_e2e prefix label fail_regex extra_env)
 	foreach(t ${ARGN})
 		add_test(NAME ${prefix}_${t} COMMAND ${PROJECT_SOURCE_DIR}/tests/e2e/${t}.sh)
-		set_tests_properties(${prefix}_${t} PROPERTIES LABELS ${label} RUN_SERIAL ON
-			TIMEOUT 300 SKIP_RETURN_CODE 77
+		set(serial ON)
+		if(t IN_LIST FG_PLAIN_E2E_BESIDE)
+			set(serial OFF)
+		endif()
+		set_tests_properties(${prefix}_${t} PROPERTIES LABELS ${label} RUN_SERIAL ${serial}
+			PROCESSORS 1 TIMEOUT 300 SKIP_RETURN_CODE 77
 			FAIL_REGULAR_EXPRESSION "${fail_regex}"
 			ENVIRONMENT "FG_SOURCE_DIR=${PROJECT_SOURCE_DIR};FG_BUILD_DIR=${FG_PLAIN_BUILD_DIR};FGCOLLECT=$<TARGET_FILE:fgcollect>;FGAGENT=${FG_PLAIN_BUILD_DIR}/jvmti-agent/libfgagent.so;FG_HOSTILE_PEER=${FG_PLAIN_BUILD_DIR}/tests/hostile_fp_peer;${extra_env}")
 	endforeach()

@@ -11,7 +11,10 @@
 # them at exit). A failure is a failure: nothing is retried.
 # FG_PLAIN_BUILD_DIR and fg_plain_e2e: cmake/fgtargets.cmake.
 
+# The ones that run two at a time in the plain build (BESIDE) do so here too.
 if(FG_SANITIZE AND FG_PLAIN_BUILD_DIR)
+	set(FG_PLAIN_E2E_BESIDE map_hostile_client map_symlink_attack record_churn record_inline
+		record_exit record_sources record_interp_hostile)
 	fg_plain_e2e(e2e_asan e2e-asan
 		"ERROR: AddressSanitizer;ERROR: LeakSanitizer;runtime error:"
 		"LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/unit/lsan-nng.supp;ASAN_OPTIONS=abort_on_error=0:detect_leaks=1"
