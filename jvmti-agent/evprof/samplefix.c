@@ -17,8 +17,11 @@ double samplefix_exp_neg(double x)
 	if (x > 745.0)
 		return 0.0; /* below the smallest double */
 	/* exp(-x) = exp(-x / 2^k)^(2^k): a short series where it converges fast, then squares. */
-	for (y = x; y > 1.0 / 64; y /= 2)
+	y = x;
+	while (y > 1.0 / 64) {
+		y /= 2;
 		halvings++;
+	}
 	t = 1.0;
 	sum = 1.0;
 	for (int i = 1; i <= 10; i++) {
