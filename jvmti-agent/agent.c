@@ -33,6 +33,7 @@
 #include "nng_stdio.h"
 #include "options.h"
 #include "queue.h"
+#include "samplefix.h"
 #include "sender.h"
 #include "service.h"
 #include "tables.h"
@@ -319,11 +320,12 @@ static void log_events(void)
 		lost += st.drops[i];
 	if ((lost && agent.opt.log >= OPTIONS_LOG_WARN) || agent.opt.log >= OPTIONS_LOG_INFO)
 		fprintf(stderr,
-			"fgagent: events: %llu sent, %llu freed tags; lost %llu (queue %llu, no "
-			"stack %llu, no name %llu, no class %llu, live set full %llu, freed tags "
-			"%llu)\n",
+			"fgagent: events: %llu sent, %llu freed tags, %llu surplus allocation "
+			"samples of JDK 11's sampler left out; lost %llu (queue %llu, no stack %llu, "
+			"no name %llu, no class %llu, live set full %llu, freed tags %llu)\n",
 			(unsigned long long)st.events, (unsigned long long)st.freed,
-			(unsigned long long)lost, (unsigned long long)st.drops[EVCTL_DROP_QUEUE],
+			(unsigned long long)st.thinned, (unsigned long long)lost,
+			(unsigned long long)st.drops[EVCTL_DROP_QUEUE],
 			(unsigned long long)st.drops[EVCTL_DROP_NO_STACK],
 			(unsigned long long)st.drops[EVCTL_DROP_NO_NAME],
 			(unsigned long long)st.drops[EVCTL_DROP_NO_CLASS],
@@ -563,6 +565,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	int layout_len;
 	char *version, *release, service[SERVICE_MAX + 1];
 	struct options_budget budget;
+	bool sampler_fix;
 	int rv;
 
 	(void)reserved;
@@ -605,6 +608,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	 * tables we cannot read gets a layout without capabilities (the collector says why). */
 	release = jvm_release(agent.jvmti);
 	(void)vmlayout_read((const void *)(*agent.jvmti)->GetVersionNumber, release, &layout);
+	sampler_fix = release && samplefix_needed(vmlayout_jdk_major(release));
 	free(release);
 	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
 	vmlayout_set_unload_slot(&layout, (uint64_t)(uintptr_t)&unload_slot);
@@ -646,7 +650,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 					    .names = agent.names,
 					    .lines = agent.lines,
 					    .signatures = agent.opt.signatures,
-					    .live = &agent.live });
+					    .live = &agent.live,
+					    .sampler_fix = sampler_fix });
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
 		fprintf(stderr, "fgagent: pid %d (service %s) streaming code events to %s\n",
 			(int)hello.pid, service[0] ? service : "unknown", agent.opt.socket);

@@ -493,6 +493,7 @@ void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
 	out->sampled = atomic_load(&c->sampled);
 	out->sampled_ns = atomic_load(&c->sampled_ns);
 	out->timed = atomic_load(&c->timed);
+	out->thinned = atomic_load(&c->thinned);
 	if (c->p) {
 		out->changes = atomic_load(&c->p->changes);
 		out->apply_failures = atomic_load(&c->p->apply_failures);

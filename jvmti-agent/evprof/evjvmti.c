@@ -16,6 +16,7 @@
 #include "fgclock.h"
 #include "intern.h"
 #include "names.h"
+#include "samplefix.h"
 #include "vthread.h"
 
 #define CLASS_MAX 1024 /* bytes of a class name kept (the wire allows FGP_MAX_STR) */
@@ -235,13 +236,14 @@ static int take_stack(JNIEnv *jni, struct ev *e)
 /* The calling thread's slot: its tid (low 32 bits), asked of the kernel once per thread, not
  * once per event, and the interval in force at its last allocation sample (high 32 bits; 0:
  * none yet). (A _Thread_local would make the agent need ld.so's __tls_get_addr.) */
-static pthread_key_t tid_key;
-static bool tid_key_ok;
+static pthread_key_t tid_key, prev_key;
+static bool tid_key_ok, prev_key_ok;
 static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
 
 static void tid_key_make(void)
 {
 	tid_key_ok = pthread_key_create(&tid_key, NULL) == 0;
+	prev_key_ok = cfg.sampler_fix && pthread_key_create(&prev_key, NULL) == 0;
 }
 
 static uint64_t my_slot(void)
@@ -284,6 +286,33 @@ static uint64_t my_interval(uint64_t now)
 	return iv;
 }
 
+/* The size of the calling thread's previous allocation sample (0: none, or not kept), size now
+ * (samplefix.h: only where the JVM's sampler needs the correction). */
+static uint64_t my_prev_size(uint64_t size)
+{
+	uint64_t prev;
+
+	(void)pthread_once(&tid_once, tid_key_make);
+	if (!prev_key_ok || sizeof(void *) < sizeof(uint64_t))
+		return 0;
+	prev = (uint64_t)(uintptr_t)pthread_getspecific(prev_key);
+	(void)pthread_setspecific(prev_key, (void *)(uintptr_t)size);
+	return prev;
+}
+
+/* A uniform draw in [0, 1) for any thread, lock-free (splitmix64 over a shared counter). */
+static double uniform01(void)
+{
+	static atomic_uint_fast64_t seq;
+	uint64_t z = atomic_fetch_add_explicit(&seq, 0x9e3779b97f4a7c15ull, memory_order_relaxed);
+
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (double)(z >> 11) * 0x1.0p-53;
+}
+
 /* Take the stack and push the event (e's class, kind and values are set). */
 static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
 {
@@ -308,18 +337,26 @@ static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
 static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, uint32_t on)
 {
 	struct ev e = { .in = { .kind = FGP_EV_ALLOC } };
+	uint64_t prev;
 
 	if (size <= 0)
 		return;
-	if (!class_of(klass, e.cls, sizeof(e.cls))) {
-		evctl_drop(cfg.ctl, EVCTL_DROP_NO_CLASS);
-		return;
-	}
 	e.in.value = (uint64_t)size;
 	e.in.interval = atomic_load(&cfg.ctl->alloc_interval);
 	if (e.in.interval == 0)
 		return;
 	e.in.interval = my_interval(e.in.interval);
+	/* JDK 11's sampler takes too many samples after a sample: the surplus is thinned out
+	 * (samplefix.h) before anything is spent on it. */
+	prev = cfg.sampler_fix ? my_prev_size(e.in.value) : 0;
+	if (prev && uniform01() < samplefix_drop_chance(prev, e.in.value, e.in.interval)) {
+		atomic_fetch_add_explicit(&cfg.ctl->thinned, 1, memory_order_relaxed);
+		return;
+	}
+	if (!class_of(klass, e.cls, sizeof(e.cls))) {
+		evctl_drop(cfg.ctl, EVCTL_DROP_NO_CLASS);
+		return;
+	}
 	if ((on & FGP_EVM_LIVE) && (e.in.tag = evctl_new_tag(cfg.ctl)) != 0 &&
 	    (*cfg.jvmti)->SetTag(cfg.jvmti, object, (jlong)e.in.tag) != JVMTI_ERROR_NONE) {
 		evctl_untrack(cfg.ctl); /* never tracked after all */

@@ -31,7 +31,13 @@
 #   lock     (11 and later) LockTruth: each waiter's contended time its own count within 10%,
 #            >= 95% under enterLedger with LockTruth$Ledger as the leaf;
 #   noalloc  (8) `record --event alloc` says in one line that this JVM cannot sample
-#            allocations, and the JVM runs on unharmed, its agent serving `record --event cpu`.
+#            allocations, and the JVM runs on unharmed, its agent serving `record --event cpu`;
+#   dbg      (sid 8: the matrix's one libjvm.so without a symbol table; Debian leaves .symtab
+#            in the others) a JVM's first 3 s recorded twice (HotLoop: class loading and the
+#            JIT compilers in libjvm.so): as the image is, record's summary counts the libjvm.so
+#            frames it could not name and says to install openjdk-N-dbg; with that package's
+#            debug file of libjvm.so under the image's /usr/lib/debug (tests/images/dbgtree.sh),
+#            none is left unnamed and HotSpot's thread roots are named.
 # JDK 8 runs the workloads built for Java 8 (tests/java8/fg-workloads.jar).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -66,6 +72,7 @@ if ((n < 11)); then
 else
 	all_checks="load perf fp nofp xint churn offcpu alloc lock"
 fi
+[[ $image != sid ]] || ((n != 8)) || all_checks+=" dbg"
 fg_java_jar
 checks=${FG_MATRIX_CHECKS:-$all_checks}
 
@@ -340,6 +347,43 @@ check_lock() {
 	fg_container_stop lock || true
 }
 
+# ---- dbg (sid 8): libjvm frames named from the image's openjdk-N-dbg -------------------------
+# unnamed_jvm ERRFILE: the libjvm.so frames record's summary says it could not name (0: none).
+unnamed_jvm() {
+	sed -n 's/.*native frames without a name, by library: .*libjvm\.so \([0-9]*\).*/\1/p' "$1" |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+
+check_dbg() {
+	local tree mode named without
+	tree=$("$FG_SOURCE_DIR/tests/images/dbgtree.sh" "$image" "$n" 2>"$FG_TMP/dbgtree.err") ||
+		fg_fail "$cfg dbg: no debug file of openjdk-$n-dbg for the root's libjvm.so: $(cat "$FG_TMP/dbgtree.err")"
+	# a JVM's start keeps libjvm.so busy (class loading, the JIT compilers); the same JVM twice,
+	# without and with the package's debug file where the image keeps its debug files
+	for mode in nodbg dbg; do
+		[[ $mode == nodbg ]] || FG_CT_OPTS=(--bind "$tree:/usr/lib/debug:ro")
+		fg_jvm_start "$mode" HotLoop 20
+		FG_CT_OPTS=()
+		record "$mode" --duration 3 --freq 499
+		fg_container_stop "$mode" || true
+	done
+	without=$(unnamed_jvm "$FG_TMP/nodbg.err")
+	((without > 0)) ||
+		fg_fail "$cfg dbg: without the debug package, record's summary names no libjvm.so frames it could not name"
+	grep -q 'install its debug package in the image (openjdk-N-dbg for libjvm.so' "$FG_TMP/nodbg.err" ||
+		fg_fail "$cfg dbg: without the debug package, the summary does not say how to name them"
+	grep -qE 'libjvm\.so\+0x' "$FG_TMP/nodbg.folded" ||
+		fg_fail "$cfg dbg: without the debug package, no libjvm.so+0x frame in the profile"
+	named=$(grep -cE '(^|;)(java_start|thread_native_entry)\(Thread\*\);' "$FG_TMP/dbg.folded" || true)
+	((named > 0)) ||
+		fg_fail "$cfg dbg: with openjdk-$n-dbg, no HotSpot thread root named (java_start, thread_native_entry)"
+	(($(unnamed_jvm "$FG_TMP/dbg.err") == 0)) ||
+		fg_fail "$cfg dbg: with openjdk-$n-dbg, record still could not name $(unnamed_jvm "$FG_TMP/dbg.err") libjvm.so frames"
+	! grep -qE 'libjvm\.so\+0x' "$FG_TMP/dbg.folded" ||
+		fg_fail "$cfg dbg: with openjdk-$n-dbg, libjvm.so+0x frames remain: $(grep -oE 'libjvm\.so\+0x[0-9a-f]+' "$FG_TMP/dbg.folded" | head -n 3 | tr '\n' ' ')"
+	fig "dbg: without openjdk-$n-dbg $without libjvm.so frames unnamed (the summary says why), with it none; $named stacks through HotSpot's thread root"
+}
+
 # ---- noalloc (JDK 8): refused in one line, the JVM unharmed ----------------------------------
 check_noalloc() {
 	local rc=0 said
@@ -373,6 +417,7 @@ for c in $checks; do
 	alloc) ((n >= 11)) || fg_fail "JDK $n has no SampledObjectAlloc: check noalloc"; check_alloc ;;
 	lock) check_lock ;;
 	noalloc) check_noalloc ;;
+	dbg) check_dbg ;;
 	*) fg_fail "unknown check '$c'" ;;
 	esac
 	fg_log "$cfg: $c done in $(($(fg_ms) - t0)) ms"

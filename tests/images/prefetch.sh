@@ -3,7 +3,8 @@
 #
 # prefetch.sh - make (or find current) every image root the end-to-end tests use, one after
 # the other, at low priority: Debian 11 with OpenJDK 11, and Debian unstable with the JDK
-# matrix's OpenJDKs in one root (jdkroot.sh). `make test` starts it in the background as it
+# matrix's OpenJDKs in one root (jdkroot.sh); then the debug file of unstable's JDK 8 libjvm.so
+# from openjdk-8-dbg (dbgtree.sh, some 2 MB: the matrix's dbg check). `make test` starts it in the background as it
 # begins, its log in the build tree, so that mmdebstrap's minutes overlap the unit tests; a test
 # that needs a root waits on jdkroot.sh's lock for it, and fails if it could not be made.
 #
@@ -21,4 +22,11 @@ for root in "bullseye 11" "sid 21"; do
 		rc=1
 	fi
 done
+t0=$SECONDS
+if out=$(nice -n 10 "$here/dbgtree.sh" sid 8); then
+	echo "prefetch: openjdk-8-dbg: $out ($((SECONDS - t0)) s)"
+else
+	echo "prefetch: openjdk-8-dbg: FAILED ($((SECONDS - t0)) s)"
+	rc=1
+fi
 exit $rc

@@ -93,7 +93,8 @@ struct evctl_stats {
 	uint64_t changes; /* sets applied */
 	uint64_t apply_failures;
 	uint64_t sampled, timed, sampled_ns; /* allocation callbacks, timed, their CPU time */
-	struct evbudget budget;		     /* the budget's state (intervals used, cost) */
+	uint64_t thinned;	/* JDK 11's surplus allocation samples left out (samplefix.h) */
+	struct evbudget budget; /* the budget's state (intervals used, cost) */
 };
 
 struct evctl {
@@ -111,6 +112,7 @@ struct evctl {
 	atomic_uint_fast64_t events, freed, lock_short, lock_short_ns;
 	/* Allocation callbacks; those timed (one in EVCTL_TIME_EVERY) and their CPU time. */
 	atomic_uint_fast64_t sampled, timed, sampled_ns;
+	atomic_uint_fast64_t thinned; /* JDK 11's surplus allocation samples (samplefix.h) */
 	/* Fixed at init. */
 	struct queue *q;
 	size_t qlimit;	     /* bytes of the queue events may fill */

@@ -39,6 +39,8 @@ struct evjvmti_cfg {
 	struct codelines *lines; /* NULL: lines 0 */
 	bool signatures;	 /* names as the code loads name them */
 	const atomic_bool *live; /* the VM is initialised: the worker may attach */
+	/* The JVM's heap sampler is JDK 11's: its surplus samples are thinned (samplefix.h). */
+	bool sampler_fix;
 };
 
 /*
