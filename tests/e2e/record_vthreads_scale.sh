@@ -3,8 +3,8 @@
 #
 # record_vthreads_scale.sh - virtual threads at scale, on Temurin 25: VThreadWall (tests/java)
 # with about CHURN short-lived virtual threads a second besides its 8 handlers, named
-# vt-worker-N (as many as the JVM keeps up with: a few ten thousand in a recording of DC
-# seconds, 100 000 and more over the JVM's life).
+# vt-worker-N (as many as the JVM keeps up with: tens of thousands in a recording of DC
+# seconds, the workload's "vtc" count in its log says how many in all).
 #  - A `record --event wall`: the summary counts the virtual threads seen in the recording,
 #    at least 10 000 and at most those the workload started meanwhile and those alive at its
 #    start (a thread started and not yet run is not seen: the JVM falls behind); their
