@@ -104,11 +104,16 @@
  *   FGP_EV_VWAIT  one wait of a virtual thread (JDK 21+), from its unmount to its next mount
  *                 (HotSpot's VirtualThreadUnmount/Mount extension events), at ts = the mount,
  *                 with the stack it unmounted at: value = the nanoseconds unmounted (> 0),
- *                 interval = 1 / the chance the agent took this wait's stack with, in units of
- *                 FGP_VWAIT_ONE (>= FGP_VWAIT_ONE: the wait stands for value * interval /
- *                 FGP_VWAIT_ONE ns), tag = the agent's counts since the kind went on, as of
+ *                 interval in units of FGP_VWAIT_ONE (>= FGP_VWAIT_ONE): the event stands for
+ *                 value * interval / FGP_VWAIT_ONE ns, its own wait and the waits the agent
+ *                 counted since its last event without taking their stacks (the events'
+ *                 weights add up to the agent's exact total); depth 0: time counted whose
+ *                 stack could not be taken (value = that time), tag = the agent's counts
+ *                 since the kind went on, as of
  *                 this event: bits 0..39 the mounts, bits 40..63 the virtual threads seen
- *                 (saturating), class = "java.lang.VirtualThread"; tid = the carrier's.
+ *                 (saturating), class = the virtual thread's name (its first 64 bytes;
+ *                 "java.lang.VirtualThread" when it has none or depth is 0); tid = the
+ *                 carrier's.
  * frames are innermost first (frame 0 the allocating method, or the one entering the monitor),
  * method ids are NAME ids of this connection (the same names as CODE_LOAD_IDS'), line is the
  * frame's source line, 0 when unknown; depth 0..FGP_MAX_EVENT_DEPTH; FGP_REC_STACK_TRUNCATED:

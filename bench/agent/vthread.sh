@@ -19,7 +19,9 @@
 # The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
 # others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
 # per loop (medians over rounds), the extra CPU per mount against none (the same round), and
-# what 10 000 mounts a second would then cost, as a share of the JVM's CPU at that rate.
+# what 10 000 mounts a second would then cost, as a share of the JVM's CPU at that rate; then
+# the ratios of the JVM's CPU and fgcollect's together (fgrec), and of the JVM's alone
+# (fgagent), against none's, paired per round (median and spread).
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750).
@@ -111,14 +113,20 @@ for jdk in $jdks; do
 			sleep "$settle"
 			read -r t0 l0 <<<"$(loops "$v")"
 			c0=$(cpu_ns "${pid[$v]}")
+			r0=0
+			[[ -z $rec ]] || r0=$(cpu_ns "$rec")
 			sleep "$round"
 			c1=$(cpu_ns "${pid[$v]}")
+			r1=0
+			[[ -z $rec ]] || r1=$(cpu_ns "$rec")
 			read -r t1 l1 <<<"$(loops "$v")"
 			[[ -z $rec ]] || wait "$rec" || { echo "vthread: fgcollect record failed:"; cat "$tmp/rec.err"; exit 1; }
 			kill -STOP "${pid[$v]}"
 			# CPU per loop (us) and loops a second, this round.
-			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round" |
-				awk '{ rate = $4 / ($5 / 1e9); printf "%s %s %.4f %.0f\n", $1, $2, $3 / 1e3 / (rate * $6), rate }' >>"$tmp/rounds"
+			# and the collector's CPU per loop (fgrec; 0 for the others).
+			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round $((r1 - r0))" |
+				awk '{ rate = $4 / ($5 / 1e9); n = rate * $6
+					printf "%s %s %.4f %.0f %.4f\n", $1, $2, $3 / 1e3 / n, rate, $7 / 1e3 / n }' >>"$tmp/rounds"
 		done
 	done
 	ver=$("$jdk/bin/java" -version 2>&1 | head -1)
@@ -139,6 +147,24 @@ for jdk in $jdks; do
 		pct=$(echo "$ex $base" | awk '{ printf "%.2f%%", 100 * $1 / $2 }')
 		printf '  %-10s %14.3f %12.0f %11.3f (%s) %16s\n' "$v" "$m" "$rate" "$ex" "$sp" "$pct"
 	done
+	# The recording whole: the JVM's CPU and the collector's, against the JVM's with no
+	# agent, as a ratio (per round, paired; median and spread).
+	if [[ " $variants " == *" fgrec "* ]]; then
+		ratio() {
+			awk '$2 == "none" {b[$1] = $3} $2 == "fgrec" {x[$1] = $3; c[$1] = $5}
+				END {for (r in x) if (b[r] > 0) printf "%.4f %.4f\n", (x[r] + c[r]) / b[r], c[r] / b[r]}' "$tmp/rounds"
+		}
+		printf '  agent and collector against none: %.3f (%s), of which the collector %.3f\n' \
+			"$(ratio | cut -d' ' -f1 | median)" "$(ratio | cut -d' ' -f1 | spread)" \
+			"$(ratio | cut -d' ' -f2 | median)"
+	fi
+	if [[ " $variants " == *" fgagent "* ]]; then
+		printf '  agent with no recording against none: %.3f (%s)\n' \
+			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgagent" {x[$1] = $3}
+				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | median)" \
+			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgagent" {x[$1] = $3}
+				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | spread)"
+	fi
 	for v in $variants; do
 		kill -CONT "${pid[$v]}"
 		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null || true

@@ -167,7 +167,7 @@ int ctl_evwant_decode(const uint8_t *payload, size_t len, struct jvm_evwant *out
 
 	if (len != CTL_EVWANT_SIZE)
 		return -EPROTO;
-	w.on = fgle_get32(payload) & (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK);
+	w.on = fgle_get32(payload) & FGP_EVM_ALL;
 	w.lock_us = fgle_get32(payload + 4);
 	w.alloc_interval = fgle_get64(payload + 8);
 	w.depth = fgle_get32(payload + 16);
@@ -306,7 +306,7 @@ static int ev_stack_decode(const uint8_t *p, const uint8_t *end, struct jvm_even
 	ev->interval = fgle_get64(p + 24);
 	ev->tag = fgle_get64(p + 32);
 	ev->depth = fgle_get16(p + 40);
-	if ((ev->kind != FGP_EV_ALLOC && ev->kind != FGP_EV_LOCK) ||
+	if ((ev->kind != FGP_EV_ALLOC && ev->kind != FGP_EV_LOCK && ev->kind != FGP_EV_VWAIT) ||
 	    ev->depth > FGP_MAX_EVENT_DEPTH)
 		return -EPROTO;
 	p += CTL_EV_STACK_FIXED;

@@ -311,6 +311,7 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
 {
 	for (size_t i = 0; i < v->njvms; i++) {
 		const struct vtwall_jvm *j = &v->jvms[i];
+		uint64_t seen, mounts;
 
 		if (j->on_ts > start)
 			say(out,
@@ -318,19 +319,22 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
 			    "when its agent turned them on (the time before is not in the profile)",
 			    j->pid, (double)(j->on_ts - start) / 1e9);
 
+		vtwall_counts(j, start, &seen, &mounts);
 		say(out,
 		    "virtual threads: PID %u: %llu seen, %llu mounts and as many unmounts timed "
 		    "(%.0f a second)",
-		    j->pid, (unsigned long long)j->seen, (unsigned long long)j->mounts_last,
-		    vtwall_rate(j));
+		    j->pid, (unsigned long long)seen, (unsigned long long)mounts, vtwall_rate(j));
 	}
 	if (v->events)
 		say(out,
-		    "virtual threads: %llu stacks taken at unmounts (%.3f s of waits, weighed "
-		    "%.3f s by 1 / the chance each was taken), shown under " VTWALL_ROOT
-		    "; %llu dropped, %llu ended outside the window",
-		    (unsigned long long)v->added, (double)v->sampled_ns / 1e9,
-		    (double)v->weighed_us / 1e6, (unsigned long long)v->dropped,
+		    "virtual threads: %.3f s unmounted, counted at every mount, shown under " VTWALL_ROOT
+		    " at %llu stacks taken at unmounts (%.3f s of their own waits, each standing "
+		    "for the waits counted since the one before), %.3f s under " VTWALL_NOSTACK
+		    " (%llu times no stack could be taken); %llu dropped, %llu ended outside the "
+		    "window",
+		    (double)v->weighed_us / 1e6, (unsigned long long)(v->added - v->nostack),
+		    (double)v->sampled_ns / 1e9, (double)v->nostack_us / 1e6,
+		    (unsigned long long)v->nostack, (unsigned long long)v->dropped,
 		    (unsigned long long)v->outside);
 }
 

@@ -557,7 +557,7 @@ static int open_ctl(const struct session_src_env *env, struct ctl_client *ctl,
 	struct ctl_src *cs;
 	int rv = ctl_subscribe(ctl, pid);
 
-	if (rv == 0 && env->evw && (env->evw->on & ~FGP_EVM_VTHREAD))
+	if (rv == 0 && env->evw && env->evw->on)
 		rv = ctl_events(ctl, env->evw);
 	if (rv != 0) {
 		snprintf(why, whylen, "control channel %s: subscribe failed: %s", ctl_path(env),

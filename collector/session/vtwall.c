@@ -3,7 +3,9 @@
 #include "vtwall.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "evframes.h"
 #include "fgproto.h"
@@ -45,6 +47,7 @@ static void count(struct vtwall_stats *st, const struct jvm_event *ev)
 	if (!j->ts_first || ev->ts < j->ts_first) {
 		j->ts_first = ev->ts;
 		j->mounts_first = mounts;
+		j->seen_first = seen;
 	}
 	if (ev->ts >= j->ts_last) {
 		j->ts_last = ev->ts;
@@ -54,13 +57,36 @@ static void count(struct vtwall_stats *st, const struct jvm_event *ev)
 		j->seen = seen;
 }
 
+size_t vtwall_root(char *out, size_t cap, const char *name, size_t len)
+{
+	static const char cls[] = "java.lang.VirtualThread";
+	size_t n = sizeof(VTWALL_ROOT) - 1;
+
+	if (cap < VTWALL_ROOT_MAX)
+		return 0;
+	memcpy(out, VTWALL_ROOT, n);
+	if (len > VTWALL_NAME_MAX)
+		len = VTWALL_NAME_MAX;
+	if (name && len && !(len == sizeof(cls) - 1 && memcmp(name, cls, len) == 0)) {
+		out[n++] = ' ';
+		for (size_t i = 0; i < len; i++) {
+			bool digit = name[i] >= '0' && name[i] <= '9';
+
+			if (!digit)
+				out[n++] = name[i] ? name[i] : '?';
+			else if (i == 0 || !(name[i - 1] >= '0' && name[i - 1] <= '9'))
+				out[n++] = 'N';
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
 void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev, uint64_t from,
 		uint64_t to, const char *process, uint32_t depth,
 		int (*keep)(void *arg, const char *root), void *arg)
 {
-	struct stackagg_named nm = { .tid = ev->host_tid,
-				     .process = process,
-				     .thread = VTWALL_ROOT };
+	struct stackagg_named nm = { .tid = ev->host_tid, .process = process, .thread = v->root };
 	uint64_t us, ns = ev->value;
 
 	if (ev->kind != FGP_EV_VWAIT || ev->interval < FGP_VWAIT_ONE)
@@ -73,13 +99,23 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 	}
 	if (ns > ev->ts - from)
 		ns = ev->ts - from; /* began before the window: its part in it */
-	if (keep && !keep(arg, VTWALL_ROOT)) {
+	(void)vtwall_root(v->root, sizeof(v->root), ev->depth ? ev->cls.ptr : NULL,
+			  ev->depth ? ev->cls.len : 0);
+	if (keep && !keep(arg, v->root)) {
 		v->st.dropped++;
 		return;
 	}
 	nm.truncated = ev->truncated;
 	nm.frames = v->frames;
-	nm.n = evframes_named(ev, depth, v->frames, &nm.truncated);
+	if (ev->depth) {
+		nm.n = evframes_named(ev, depth, v->frames, &nm.truncated);
+	} else {
+		/* Time the agent counted whose stack it could not take: said so. */
+		v->frames[0] =
+			(struct stackagg_nframe){ VTWALL_NOSTACK, sizeof(VTWALL_NOSTACK) - 1, 0 };
+		nm.n = 1;
+		nm.labelled = true;
+	}
 	nm.leaf = VTWALL_LEAF;
 	nm.ts = ev->ts;
 	/* value ns, standing for value / p: rounded to the profile's microseconds. */
@@ -89,8 +125,13 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 		return;
 	}
 	v->st.added++;
-	v->st.sampled_ns += ns;
 	v->st.weighed_us += us;
+	if (ev->depth) {
+		v->st.sampled_ns += ns;
+	} else {
+		v->st.nostack++;
+		v->st.nostack_us += us;
+	}
 }
 
 void vtwall_state(struct vtwall *v, const struct jvm_event *ev)
@@ -110,4 +151,13 @@ double vtwall_rate(const struct vtwall_jvm *j)
 		return 0;
 	return (double)(j->mounts_last - j->mounts_first) * 1e9 /
 	       (double)(j->ts_last - j->ts_first);
+}
+
+void vtwall_counts(const struct vtwall_jvm *j, uint64_t start, uint64_t *seen, uint64_t *mounts)
+{
+	bool whole = j->on_ts > start; /* the agent's counts began in the recording */
+
+	*seen = whole || j->seen < j->seen_first ? j->seen : j->seen - j->seen_first;
+	*mounts = whole || j->mounts_last < j->mounts_first ? j->mounts_last
+							    : j->mounts_last - j->mounts_first;
 }

@@ -18,14 +18,16 @@
 #define CHANCE_ONE 0xffffffffu /* chance in 2^-32 units */
 #define MOUNTS_MASK ((1ull << 40) - 1)
 #define SEEN_MAX ((1ull << 24) - 1)
+#define FLUSH_NS 1000000000ull /* time no stack claimed is sent without one after this */
 
 static const char vt_class[] = "java.lang.VirtualThread";
 
 /* A wait whose stack was taken at the unmount, held until the mount. */
 struct vwait {
 	uint64_t t0;
-	unsigned chance; /* the chance it was taken with (CHANCE_ONE units) */
 	uint16_t depth, flags;
+	uint16_t name_len; /* 0: unnamed (sent as vt_class) */
+	char name[VTHREAD_NAME_MAX];
 	struct fgp_frame_in frames[];
 };
 
@@ -35,6 +37,9 @@ static atomic_uint_fast64_t since;     /* when the kind went on */
 static atomic_uint_fast64_t mounts, seen, held;
 static atomic_uint_fast64_t bucket_t0, bucket_n;
 static atomic_uint chance = CHANCE_ONE;
+/* Unmounted time counted at the mounts and not yet sent (may dip below 0 for a moment). */
+static atomic_int_fast64_t unclaimed;
+static atomic_uint_fast64_t last_claim; /* when an event last claimed it */
 
 /*
  * Thread-local storage of a virtual thread: 0 never seen; (ts << 2) | 1: unmounted since ts
@@ -79,7 +84,7 @@ static uint64_t mix(uint64_t x)
 }
 
 /* Whether this unmount takes its stack; the chance follows the unmount rate. */
-static bool take_this(uint64_t now, unsigned *with)
+static bool take_this(uint64_t now)
 {
 	uint64_t n = atomic_fetch_add_explicit(&bucket_n, 1, memory_order_relaxed) + 1;
 	uint64_t t0 = atomic_load_explicit(&bucket_t0, memory_order_relaxed);
@@ -93,12 +98,67 @@ static bool take_this(uint64_t now, unsigned *with)
 				      memory_order_relaxed);
 		atomic_store_explicit(&bucket_n, 0, memory_order_relaxed);
 	}
-	*with = atomic_load_explicit(&chance, memory_order_relaxed);
-	return (mix(now ^ n << 32) >> 32) <= *with;
+	return (mix(now ^ n << 32) >> 32) <= atomic_load_explicit(&chance, memory_order_relaxed);
 }
 
 /* The calling (virtual) thread's stack into a new struct vwait, or NULL (counted). */
-static struct vwait *take_stack(JNIEnv *jni, uint64_t now, unsigned with)
+/*
+ * Whether the stack fi (count frames, innermost first) is of a virtual thread's last unmount,
+ * as it ends (HotSpot posts one from VirtualThread.notifyJvmtiEnd): no mount follows, its
+ * stack would be held for ever. The method is known by name once, then by its id.
+ */
+static bool last_unmount(const jvmtiFrameInfo *fi, jint count)
+{
+	static const char end[] = "notifyJvmtiEnd";
+	static atomic_uintptr_t end_mid;
+	jvmtiEnv *e = evjvmti_env();
+
+	for (jint i = 0; i < count && i < 3; i++) {
+		uintptr_t m = (uintptr_t)(void *)fi[i].method, known = atomic_load(&end_mid);
+		char *name = NULL;
+		bool is;
+
+		if (known) {
+			if (m == known)
+				return true;
+			continue;
+		}
+		if ((*e)->GetMethodName(e, fi[i].method, &name, NULL, NULL) != JVMTI_ERROR_NONE ||
+		    !name)
+			continue;
+		is = strcmp(name, end) == 0;
+		(*e)->Deallocate(e, (unsigned char *)name);
+		if (is) {
+			atomic_store(&end_mid, m);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The thread's name, at most VTHREAD_NAME_MAX bytes of it, into w (none when unnamed). */
+static void take_name(JNIEnv *jni, jthread t, struct vwait *w)
+{
+	jvmtiThreadInfo ti;
+	size_t n;
+
+	w->name_len = 0;
+	memset(&ti, 0, sizeof(ti));
+	if ((*evjvmti_env())->GetThreadInfo(evjvmti_env(), t, &ti) != JVMTI_ERROR_NONE)
+		return;
+	if (ti.name) {
+		n = strnlen(ti.name, VTHREAD_NAME_MAX);
+		memcpy(w->name, ti.name, n);
+		w->name_len = (uint16_t)n;
+		(*evjvmti_env())->Deallocate(evjvmti_env(), (unsigned char *)ti.name);
+	}
+	if (ti.thread_group)
+		(*jni)->DeleteLocalRef(jni, ti.thread_group);
+	if (ti.context_class_loader)
+		(*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+}
+
+static struct vwait *take_stack(JNIEnv *jni, jthread t, uint64_t now)
 {
 	uint32_t depth = atomic_load(&ctl->depth);
 	jvmtiFrameInfo *fi;
@@ -120,7 +180,6 @@ static struct vwait *take_stack(JNIEnv *jni, uint64_t now, unsigned with)
 	}
 	fi = (jvmtiFrameInfo *)(w->frames + depth + 1);
 	w->t0 = now;
-	w->chance = with;
 	w->flags = 0;
 	if ((*evjvmti_env())->GetStackTrace(evjvmti_env(), NULL, 0, (jint)depth + 1, fi, &count) !=
 		    JVMTI_ERROR_NONE ||
@@ -128,6 +187,8 @@ static struct vwait *take_stack(JNIEnv *jni, uint64_t now, unsigned with)
 		evctl_drop(ctl, EVCTL_DROP_NO_STACK);
 		goto fail;
 	}
+	if (last_unmount(fi, count))
+		goto fail;
 	if ((uint32_t)count > depth) {
 		count = (jint)depth;
 		w->flags = FGP_REC_STACK_TRUNCATED;
@@ -137,6 +198,7 @@ static struct vwait *take_stack(JNIEnv *jni, uint64_t now, unsigned with)
 		goto fail;
 	}
 	w->depth = (uint16_t)count;
+	take_name(jni, t, w);
 	return w;
 fail:
 	free(w);
@@ -147,7 +209,6 @@ fail:
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
-	unsigned with = CHANCE_ONE;
 	uint64_t now;
 	void *v = NULL;
 
@@ -159,7 +220,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	if (!v || wait_since(v) < atomic_load(&since))
 		count_seen();
 	let_go(v); /* a stack no mount took */
-	v = take_this(now, &with) ? take_stack(jni, now, with) : NULL;
+	v = take_this(now) ? take_stack(jni, t, now) : NULL;
 	if (!v)
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
@@ -167,26 +228,82 @@ out:
 	evctl_leave(ctl);
 }
 
-/* A wait with its stack: pushed as an event (counted if it cannot be). */
-static void send(const struct vwait *w, uint64_t now, uint64_t m)
+/*
+ * Claim the unmounted time not yet sent, at least own (the caller's wait, already in it): the
+ * time of the waits since the last claim, whose stacks were not taken, goes with this event.
+ * A claim that another mount's raced to is made up here and taken back from the next.
+ */
+static uint64_t claim(uint64_t own, uint64_t now)
 {
-	unsigned c = w->chance;
+	int64_t d = atomic_exchange_explicit(&unclaimed, 0, memory_order_relaxed);
+
+	if (d < (int64_t)own) {
+		atomic_fetch_add_explicit(&unclaimed, d - (int64_t)own, memory_order_relaxed);
+		d = (int64_t)own;
+	}
+	atomic_store_explicit(&last_claim, now, memory_order_relaxed);
+	return (uint64_t)d;
+}
+
+/* An event that could not be pushed gives its claim back. */
+static void unclaim(uint64_t d)
+{
+	atomic_fetch_add_explicit(&unclaimed, (int64_t)d, memory_order_relaxed);
+}
+
+static uint64_t tag_of(uint64_t m)
+{
+	return (m & MOUNTS_MASK) | atomic_load(&seen) << 40;
+}
+
+/* A wait of ns with its stack: pushed as an event that stands for all the time it claims. */
+static void send(const struct vwait *w, uint64_t now, uint64_t m, uint64_t ns)
+{
+	uint64_t d = claim(ns, now);
+	double iv = (double)FGP_VWAIT_ONE * (double)d / (double)ns;
 	struct fgp_stack_event_in e = {
 		.ts = now,
 		.tid = (uint32_t)syscall(SYS_gettid),
 		.kind = FGP_EV_VWAIT,
 		.flags = w->flags,
-		.value = now - w->t0,
-		.interval = c >= CHANCE_ONE
-				    ? FGP_VWAIT_ONE
-				    : (uint64_t)((double)FGP_VWAIT_ONE * CHANCE_ONE / (c ? c : 1)),
-		.tag = (m & MOUNTS_MASK) | atomic_load(&seen) << 40,
-		.cls = { vt_class, sizeof(vt_class) - 1 },
+		.value = ns,
+		.interval = iv >= 1.8e19 ? UINT64_MAX : (uint64_t)(iv + 0.5),
+		.tag = tag_of(m),
+		.cls = w->name_len ? (struct fgp_str){ w->name, w->name_len }
+				   : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 },
 		.depth = w->depth,
 		.frames = w->frames,
 	};
 
-	(void)evctl_push_event(ctl, &e);
+	if (evctl_push_event(ctl, &e) != 0)
+		unclaim(d);
+}
+
+/*
+ * No stack claimed the unmounted time for FLUSH_NS (stacks that could not be taken, or none
+ * chosen): it is pushed with no stack, depth 0, so that the totals stay whole.
+ */
+static void flush(uint64_t now, uint64_t m)
+{
+	uint64_t last = atomic_load_explicit(&last_claim, memory_order_relaxed), d;
+	struct fgp_stack_event_in e = {
+		.ts = now,
+		.tid = (uint32_t)syscall(SYS_gettid),
+		.kind = FGP_EV_VWAIT,
+		.interval = FGP_VWAIT_ONE,
+		.tag = tag_of(m),
+		.cls = { vt_class, sizeof(vt_class) - 1 },
+	};
+
+	if (now - last < FLUSH_NS || atomic_load_explicit(&unclaimed, memory_order_relaxed) <= 0 ||
+	    !atomic_compare_exchange_strong(&last_claim, &last, now))
+		return;
+	d = claim(0, now);
+	if (!d)
+		return;
+	e.value = d;
+	if (evctl_push_event(ctl, &e) != 0)
+		unclaim(d);
 }
 
 static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
@@ -217,8 +334,11 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	if (now <= t0)
 		goto done;
 	m = atomic_fetch_add_explicit(&mounts, 1, memory_order_relaxed) + 1;
+	atomic_fetch_add_explicit(&unclaimed, (int64_t)(now - t0), memory_order_relaxed);
 	if (!((uintptr_t)v & TLS_STAMP))
-		send(v, now, m);
+		send(v, now, m, now - t0);
+	else
+		flush(now, m);
 done:
 	let_go(v);
 out:
@@ -296,6 +416,8 @@ int vthread_enable(jvmtiEnv *jvmti, bool on)
 		atomic_store(&bucket_n, 0);
 		atomic_store(&bucket_t0, fg_now_ns());
 		atomic_store(&chance, CHANCE_ONE);
+		atomic_store(&unclaimed, 0);
+		atomic_store(&last_claim, fg_now_ns());
 		atomic_store(&since, fg_now_ns());
 	}
 	/* HotSpot posts an extension event only when it is also enabled, by its index. */

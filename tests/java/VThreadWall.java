@@ -2,17 +2,22 @@
 import java.lang.reflect.Method;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * VThreadWall [THREADS [COMPUTE_MS [AWAIT_MS]]]: THREADS virtual threads (JDK 21+, default 8),
- * each serving requests in a loop: handle() spends COMPUTE_MS (default 2) computing in compute()
- * and then sleeps AWAIT_MS (default 8) in await() (Thread.sleep: the thread unmounts). Each
- * thread times its own handler and its await with System.nanoTime. Prints "VThreadWall ready",
- * then every 100 ms "vtw NANOTIME_US HANDLER_US AWAIT_US COMPUTE_US": the time all threads spent
- * in handle(), await() and compute() so far (requests finished, plus the one in progress up to
- * now), NANOTIME_US the System.nanoTime of the line in microseconds. Compiled against JDK 17:
- * the virtual-thread executor is looked up by reflection.
+ * VThreadWall [THREADS [COMPUTE_MS [AWAIT_MS [CHURN_PER_S]]]]: THREADS virtual threads (JDK
+ * 21+, default 8), each serving requests in a loop: handle() spends COMPUTE_MS (default 2)
+ * computing in compute() and then sleeps AWAIT_MS (default 8) in await() (Thread.sleep: the
+ * thread unmounts). Each thread times its own handler and its await with System.nanoTime.
+ * Prints "VThreadWall ready", then every 100 ms "vtw NANOTIME_US HANDLER_US AWAIT_US
+ * COMPUTE_US": the time all threads spent in handle(), await() and compute() so far (requests
+ * finished, plus the one in progress up to now), NANOTIME_US the System.nanoTime of the line in
+ * microseconds. Compiled against JDK 17: the virtual-thread executor is looked up by
+ * reflection. CHURN_PER_S (default 0): besides, about that many short-lived virtual threads a
+ * second, named "vt-worker-N" (N counting up), each parking 1 ms in churnWait() once; the
+ * lines then end with " vtc STARTED", the churned threads started so far.
  */
 public class VThreadWall {
 	static final AtomicLong handlerNs = new AtomicLong(), awaitNs = new AtomicLong(),
@@ -55,10 +60,39 @@ public class VThreadWall {
 		return s / 1000;
 	}
 
+	static final AtomicLong churned = new AtomicLong();
+
+	static void churnWait() {
+		LockSupport.parkNanos(1000000);
+	}
+
+	/* About perS named virtual threads a second, at most 4096 alive at once. */
+	static void churn(int perS) throws Exception {
+		Object b = Thread.class.getMethod("ofVirtual").invoke(null);
+		Class<?> bc = Class.forName("java.lang.Thread$Builder");
+		b = bc.getMethod("name", String.class, long.class).invoke(b, "vt-worker-", 0L);
+		Method start = bc.getMethod("start", Runnable.class);
+		Semaphore alive = new Semaphore(4096);
+		long t0 = System.nanoTime();
+		for (;;) {
+			long want = (System.nanoTime() - t0) / 1000 * perS / 1000000;
+			while (churned.get() < want) {
+				alive.acquire();
+				start.invoke(b, (Runnable) () -> {
+					churnWait();
+					alive.release();
+				});
+				churned.incrementAndGet();
+			}
+			Thread.sleep(1);
+		}
+	}
+
 	public static void main(String[] args) throws Exception {
 		int threads = args.length > 0 ? Integer.parseInt(args[0]) : 8;
 		long computeMs = args.length > 1 ? Long.parseLong(args[1]) : 2;
 		long awaitMs = args.length > 2 ? Long.parseLong(args[2]) : 8;
+		int churnPerS = args.length > 3 ? Integer.parseInt(args[3]) : 0;
 		inHandler = new long[threads];
 		inAwait = new long[threads];
 		inCompute = new long[threads];
@@ -77,6 +111,17 @@ public class VThreadWall {
 				}
 			});
 		}
+		if (churnPerS > 0) {
+			Thread c = new Thread(() -> {
+				try {
+					churn(churnPerS);
+				} catch (Exception e) {
+					throw new RuntimeException(e);
+				}
+			}, "churn");
+			c.setDaemon(true);
+			c.start();
+		}
 		System.out.println("VThreadWall ready");
 		System.out.flush();
 		for (;;) {
@@ -84,7 +129,8 @@ public class VThreadWall {
 			long now = System.nanoTime();
 			System.out.println("vtw " + now / 1000 + " " + upTo(handlerNs, inHandler, now) + " "
 					   + upTo(awaitNs, inAwait, now) + " "
-					   + upTo(computeNs, inCompute, now));
+					   + upTo(computeNs, inCompute, now)
+					   + (churnPerS > 0 ? " vtc " + churned.get() : ""));
 			System.out.flush();
 		}
 	}

@@ -5,11 +5,17 @@
  * virtual threads, "[virtual threads]", with the stack each unmounted at and the leaf
  * "[off-cpu: virtual thread unmounted]".
  *
- * A wait whose stack the agent took with chance p stands for its own length / p (its
- * interval), so the sum over the stacks is an unbiased estimate of the whole unmounted time;
- * when every unmount was taken (p = 1, the agent's rate under its budget) it is exact. A
- * carrier's own time (running a virtual thread, or idle in the scheduler's pool) stays its
- * own thread's: nothing here is taken from it.
+ * The agent counts every wait at its mount; an event claims what it counted since its last
+ * one (its own wait and the waits whose stacks it did not take, value * interval /
+ * FGP_VWAIT_ONE ns), so the weights add up to the exact total, and each stack stands for the
+ * waits around it (the stacks are taken at random, whatever their frames). Time the agent
+ * counted and could take no stack for comes with no frames: shown as VTWALL_NOSTACK under the
+ * root. A carrier's own time (running a virtual thread, or idle in the scheduler's pool) stays
+ * its own thread's: nothing here is taken from it.
+ *
+ * Readable at any number of virtual threads: the root is VTWALL_ROOT for unnamed ones (the
+ * scheduler's), "[virtual threads] NAME" for named ones with each run of digits in NAME
+ * folded to N ("vt-worker-123" -> "vt-worker-N"): one root per name pattern.
  *
  * Invariant: every event handed to vtwall_add is counted in the stats, added or dropped.
  */
@@ -24,7 +30,10 @@
 
 #define VTWALL_ROOT "[virtual threads]"
 #define VTWALL_LEAF "[off-cpu: virtual thread unmounted]"
+#define VTWALL_NOSTACK "[no stack sampled]"
 #define VTWALL_MAX_JVMS 16
+#define VTWALL_NAME_MAX 64 /* bytes of a name looked at */
+#define VTWALL_ROOT_MAX (sizeof(VTWALL_ROOT) + 1 + VTWALL_NAME_MAX + 1)
 
 /* One JVM's counts, from the agent's (cumulative since the kind went on). */
 struct vtwall_jvm {
@@ -32,6 +41,7 @@ struct vtwall_jvm {
 	uint64_t seen;	       /* virtual threads seen */
 	uint64_t mounts_first; /* mounts timed, at its first and last event */
 	uint64_t mounts_last;
+	uint64_t seen_first; /* seen, at its first event */
 	uint64_t ts_first, ts_last;
 	uint64_t on_ts; /* when its agent turned the waits on (its EVENTS record; 0: unknown) */
 };
@@ -41,8 +51,10 @@ struct vtwall_stats {
 	uint64_t added;	     /* counted in the profile */
 	uint64_t dropped;    /* refused by the aggregator or the --threads filter */
 	uint64_t outside;    /* ended outside the recording's window */
-	uint64_t sampled_ns; /* the lengths of the waits whose stacks were taken */
+	uint64_t sampled_ns; /* the lengths of the waits whose stacks were taken (own) */
 	uint64_t weighed_us; /* what they stand for, as counted */
+	uint64_t nostack;    /* ... of them: time counted with no stack (depth 0) */
+	uint64_t nostack_us; /* ... and what it weighed */
 	size_t njvms;
 	struct vtwall_jvm jvms[VTWALL_MAX_JVMS];
 };
@@ -50,7 +62,16 @@ struct vtwall_stats {
 struct vtwall {
 	struct vtwall_stats st;
 	struct stackagg_nframe *frames; /* scratch, FGP_MAX_EVENT_DEPTH */
+	char root[VTWALL_ROOT_MAX];	/* scratch: the event's root */
 };
+
+/*
+ * The root of a virtual thread named name (len bytes, not NUL-terminated; NULL, empty or
+ * "java.lang.VirtualThread": unnamed) into out (cap >= VTWALL_ROOT_MAX), NUL-terminated:
+ * VTWALL_ROOT, then a space and the name's first VTWALL_NAME_MAX bytes with each run of
+ * digits as N (a NUL byte as '?'). Its length; 0 when cap is short.
+ */
+size_t vtwall_root(char *out, size_t cap, const char *name, size_t len);
 
 /* 0 or -ENOMEM. */
 int vtwall_init(struct vtwall *v);
@@ -69,6 +90,14 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 
 /* The agent's EVENTS record ev (JVM_EV_STATE): when it turned virtual threads' waits on. */
 void vtwall_state(struct vtwall *v, const struct jvm_event *ev);
+
+/*
+ * The JVM's virtual threads seen and mounts timed in a recording that began at start: the
+ * agent's counts whole when it turned them on after start, else (they began earlier, for
+ * another recording of the same JVM, as through a watch daemon) what they grew by from the
+ * first event on.
+ */
+void vtwall_counts(const struct vtwall_jvm *j, uint64_t start, uint64_t *seen, uint64_t *mounts);
 
 /* The JVM's mounts a second over its events' span (0 when unknown). */
 double vtwall_rate(const struct vtwall_jvm *j);

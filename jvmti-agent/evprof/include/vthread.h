@@ -4,11 +4,16 @@
  * VirtualThreadMount extension events turned into FGP_EV_VWAIT stack events (fgproto.h) while
  * a collector asks for FGP_EVM_VTHREAD (wall and off-CPU recordings).
  *
- * At every unmount the virtual thread's JVMTI thread-local storage gets the time; at the next
- * mount the wait is counted. A share of the unmounts (a chance set so that about
- * VTHREAD_STACKS_PER_S stacks are taken a second, whatever the mount rate) also keep the stack
- * the thread unmounted at, in a buffer of their own (at most VTHREAD_HELD of them at once);
- * the event is pushed at the mount, when the wait's length is known, with 1 / its chance.
+ * At every unmount the virtual thread's JVMTI thread-local storage gets the time; at every
+ * mount the wait is counted, exactly, into a sum of the time not yet sent. A share of the
+ * unmounts (a chance set so that about VTHREAD_STACKS_PER_S stacks are taken a second,
+ * whatever the mount rate) also keep the stack the thread unmounted at, in a buffer of their
+ * own (at most VTHREAD_HELD of them at once); the event is pushed at the mount, when the wait's
+ * length is known, and claims that sum: it stands for its own wait and for the waits since the
+ * last event, whose stacks were not taken. Time no stack claimed for FLUSH_NS (a stack that
+ * could not be taken) goes in an event with no stack. The events' weights add up to every
+ * wait counted, with no record per mount. An event with a stack carries its thread's name
+ * (its first VTHREAD_NAME_MAX bytes; none for an unnamed one) for the collector's grouping.
  *
  * Invariant: the callbacks never block and never wait for another thread; memory held is at
  * most VTHREAD_HELD buffers of the collector's depth; what is not sent is counted (evctl).
@@ -25,6 +30,7 @@ struct evctl;
 
 #define VTHREAD_STACKS_PER_S 500u /* stacks taken a second, in all */
 #define VTHREAD_HELD 1024u	  /* stacks waiting for their thread's mount, at most */
+#define VTHREAD_NAME_MAX 64u	  /* bytes of a virtual thread's name sent with its stack */
 
 /*
  * OnLoad: add can_support_virtual_threads and set the mount and unmount callbacks (they run

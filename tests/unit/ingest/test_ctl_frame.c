@@ -480,6 +480,47 @@ static void test_events_round_trip(void **state)
 	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 0);
 }
 
+/* Virtual threads' waits go through a watch daemon: the want keeps its bit, and an event with
+ * its stack and one with none round trip whole. */
+static void test_vthread_wants_and_waits_round_trip(void **state)
+{
+	static struct ctl_ev_buf b;
+	uint8_t buf[1024];
+	struct jvm_evwant w = { .on = FGP_EVM_VTHREAD, .depth = 64 }, got;
+	struct jvm_event vw = { .type = JVM_EV_STACK,
+				.host_tid = 4251,
+				.ts = 6,
+				.kind = FGP_EV_VWAIT,
+				.value = 8000000,
+				.interval = 3 * FGP_VWAIT_ONE,
+				.tag = 100 | 8ull << 40,
+				.cls = { "java.lang.VirtualThread", 23 },
+				.frames = ev_frames,
+				.depth = 2 },
+			 ev;
+	const uint8_t *p = buf;
+	size_t n;
+
+	(void)state;
+	ctl_evwant_encode(buf, &w);
+	assert_int_equal(ctl_evwant_decode(buf, CTL_EVWANT_SIZE, &got), 0);
+	assert_int_equal(got.on, FGP_EVM_VTHREAD);
+	n = ctl_event_encode(buf, sizeof(buf), &vw);
+	vw.depth = 0;
+	n += ctl_event_encode(buf + n, sizeof(buf) - n, &vw);
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 1);
+	assert_int_equal(ev.kind, FGP_EV_VWAIT);
+	assert_true(ev.interval == 3 * FGP_VWAIT_ONE);
+	assert_true(ev.tag == (100 | 8ull << 40));
+	assert_int_equal(ev.depth, 2);
+	assert_memory_equal(ev.frames[1].name, "Main::main", 10);
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 1);
+	assert_int_equal(ev.kind, FGP_EV_VWAIT);
+	assert_int_equal(ev.depth, 0);
+	assert_int_equal(ev.value, 8000000);
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 0);
+}
+
 /* Every truncation of the three items: what decodes is whole, the rest is refused. */
 static void test_every_truncated_events_payload(void **state)
 {
@@ -573,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_events_request_round_trips_and_is_clamped),
 		cmocka_unit_test(test_events_wants_merge_the_budget_and_write_it),
 		cmocka_unit_test(test_events_round_trip),
+		cmocka_unit_test(test_vthread_wants_and_waits_round_trip),
 		cmocka_unit_test(test_every_truncated_events_payload),
 		cmocka_unit_test(test_every_single_byte_mutation_of_events),
 		cmocka_unit_test(test_a_stack_that_does_not_fit_is_cut_at_its_outer_end),

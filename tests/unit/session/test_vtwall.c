@@ -106,11 +106,102 @@ static void test_waits_are_cut_to_the_window(void **state)
 	stackagg_free(a);
 }
 
+/* Time the agent counted with no stack (depth 0): under the root, said to have none. */
+static void test_time_with_no_stack_is_said_so(void **state)
+{
+	struct stackagg *a = stackagg_new(NULL, NULL);
+	struct vtwall v;
+	struct jvm_event e = vwait(10000000000ull, 7000000, FGP_VWAIT_ONE);
+	char buf[1024];
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(vtwall_init(&v), 0);
+	e.depth = 0;
+	e.frames = NULL;
+	vtwall_add(&v, a, &e, 1000000000ull, 0, NULL, 0, NULL, NULL);
+	e = vwait(10000000001ull, 1000000, 3 * FGP_VWAIT_ONE); /* claims 2 ms of waits before */
+	vtwall_add(&v, a, &e, 1000000000ull, 0, NULL, 0, NULL, NULL);
+	folded(a, buf, sizeof(buf));
+	assert_string_equal(buf, VTWALL_ROOT ";App::handle_[j];App::await_[j];"
+					     "java.lang.Thread::sleep_[j];" VTWALL_LEAF
+					     " 3000\n" VTWALL_ROOT ";" VTWALL_NOSTACK
+					     ";" VTWALL_LEAF " 7000\n");
+	assert_int_equal(v.st.added, 2);
+	assert_int_equal(v.st.nostack, 1);
+	assert_int_equal(v.st.nostack_us, 7000);
+	assert_int_equal(v.st.weighed_us, 10000);
+	assert_int_equal(v.st.sampled_ns, 1000000);
+	vtwall_fini(&v);
+	stackagg_free(a);
+}
+
+/* Named virtual threads group by their name's pattern, digits folded: one root for them all. */
+static void test_named_threads_share_a_root_per_pattern(void **state)
+{
+	struct stackagg *a = stackagg_new(NULL, NULL);
+	char root[VTWALL_ROOT_MAX], name[32], buf[1024];
+	struct vtwall v;
+
+	(void)state;
+	assert_int_equal(vtwall_root(root, sizeof(root), "vt-worker-123", 13), 29);
+	assert_string_equal(root, VTWALL_ROOT " vt-worker-N");
+	assert_int_not_equal(vtwall_root(root, sizeof(root), "java.lang.VirtualThread", 23), 0);
+	assert_string_equal(root, VTWALL_ROOT);
+	(void)vtwall_root(root, sizeof(root), "a1b22c", 6);
+	assert_string_equal(root, VTWALL_ROOT " aNbNc");
+	(void)vtwall_root(root, sizeof(root), NULL, 0);
+	assert_string_equal(root, VTWALL_ROOT);
+	assert_int_equal(vtwall_root(root, VTWALL_ROOT_MAX - 1, "x", 1), 0);
+	assert_non_null(a);
+	assert_int_equal(vtwall_init(&v), 0);
+	for (int i = 0; i < 1000; i++) {
+		struct jvm_event e = vwait(10000000000ull + (uint64_t)i, 1000000, FGP_VWAIT_ONE);
+
+		snprintf(name, sizeof(name), "vt-worker-%d", i);
+		e.cls = (struct fgp_str){ name, strlen(name) };
+		vtwall_add(&v, a, &e, 1000000000ull, 0, NULL, 0, NULL, NULL);
+	}
+	folded(a, buf, sizeof(buf));
+	assert_string_equal(buf,
+			    VTWALL_ROOT " vt-worker-N;App::handle_[j];App::await_[j];"
+					"java.lang.Thread::sleep_[j];" VTWALL_LEAF " 1000000\n");
+	vtwall_fini(&v);
+	stackagg_free(a);
+}
+
+/* The counts of a recording: the agent's whole when it turned them on in it, else their growth. */
+static void test_counts_are_the_recordings(void **state)
+{
+	struct vtwall_jvm j = { .pid = 1,
+				.seen = 900,
+				.seen_first = 100,
+				.mounts_first = 1000,
+				.mounts_last = 5000,
+				.on_ts = 50 };
+	uint64_t seen, mounts;
+
+	(void)state;
+	vtwall_counts(&j, 10, &seen, &mounts); /* on at 50, after the start */
+	assert_int_equal(seen, 900);
+	assert_int_equal(mounts, 5000);
+	vtwall_counts(&j, 60, &seen, &mounts); /* on before: another recording's counts */
+	assert_int_equal(seen, 800);
+	assert_int_equal(mounts, 4000);
+	j.on_ts = 0; /* not known: as before */
+	vtwall_counts(&j, 60, &seen, &mounts);
+	assert_int_equal(seen, 800);
+	assert_int_equal(mounts, 4000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waits_are_weighed_by_their_chance_under_one_root),
 		cmocka_unit_test(test_waits_are_cut_to_the_window),
+		cmocka_unit_test(test_time_with_no_stack_is_said_so),
+		cmocka_unit_test(test_named_threads_share_a_root_per_pattern),
+		cmocka_unit_test(test_counts_are_the_recordings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

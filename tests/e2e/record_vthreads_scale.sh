@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# record_vthreads_scale.sh - virtual threads at scale, on Temurin 25: VThreadWall (tests/java)
+# with about CHURN short-lived virtual threads a second besides its 8 handlers, named
+# vt-worker-N (as many as the JVM keeps up with: tens of thousands in a recording of DC
+# seconds, the workload's "vtc" count in its log says how many in all).
+#  - A `record --event wall`: the summary counts the virtual threads seen in the recording,
+#    at least 10 000 and at most those the workload started meanwhile and those alive at its
+#    start (a thread started and not yet run is not seen: the JVM falls behind); their
+#    unmounted time is under one root, "[virtual threads] vt-worker-N", no root names one of
+#    them, and the graph has at most 40 roots; the time under [no stack sampled] stays under
+#    5% of the virtual threads' time.
+#  - Then a `watch` daemon (the agent reconnects to it): its rolling wall profiles
+#    (--profile-every) have the virtual threads' root.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+fg_init record_vthreads_scale
+fg_require_built
+
+FG_SOCK_DIR=$FG_TMP/sock
+mkdir -p "$FG_SOCK_DIR"
+chmod 0755 "$FG_SOCK_DIR"
+sock=$FG_SOCK_DIR/fgcollect.sock
+noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
+DC=4        # seconds of the recording
+CHURN=15000 # short-lived virtual threads a second
+temurin=${FG_TEMURIN25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+[[ -x $temurin/bin/java ]] || fg_fail "no Temurin 25 at $temurin (scripts/install-deps.sh installs it)"
+
+# vtw_at LOG: the last "vtw" line of LOG (the workload's cumulative counters).
+vtw_at() {
+	grep '^vtw ' "$1" | tail -1
+}
+
+# wprof_has: a rolling profile of the watch daemon has the virtual threads' root.
+wprof_has() {
+	grep -qs '^\[virtual threads\]' "$FG_TMP"/wprof/*.folded
+}
+
+# run_churn: the JVM started last, with CHURN short-lived named virtual threads a second.
+run_churn() {
+	local cfg=churn log=${FG_CT_LOG[$cur]} f=$FG_TMP/churn.folded c0 c1
+	c0=$(vtw_at "$log" | awk '{ print $NF }')
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event wall \
+		--duration "$DC" -o "$f" 2>"$FG_TMP/$cfg.err" ||
+		{ cat "$FG_TMP/$cfg.err" >&2; fg_fail "$cfg: record failed"; }
+	c1=$(vtw_at "$log" | awk '{ print $NF }')
+	grep -E 'virtual threads|wall:' "$FG_TMP/$cfg.err" >&2
+	local seen roots named nostack all
+	seen=$(sed -n 's/.*virtual threads: PID [0-9]*: \([0-9]*\) seen, .*/\1/p' "$FG_TMP/$cfg.err")
+	[[ -n $seen ]] || fg_fail "$cfg: the summary does not count the virtual threads"
+	roots=$(cut -d';' -f1 "$f" | sort -u | wc -l)
+	named=$(awk '/^\[virtual threads\] vt-worker-N;.*VThreadWall::churnWait_\[j\]/ { n += $NF } END { printf "%d", n }' "$f")
+	nostack=$(awk '/^\[virtual threads\].*;\[no stack sampled\];/ { n += $NF } END { printf "%d", n }' "$f")
+	all=$(awk '/^\[virtual threads\]/ { n += $NF } END { printf "%d", n }' "$f")
+	fg_log "$cfg: $seen virtual threads seen, $((c1 - c0)) started meanwhile; $roots roots;" \
+		"$named us under [virtual threads] vt-worker-N at churnWait, $nostack us of $all with no stack"
+	((c1 - c0 >= CHURN * DC / 4)) || fg_fail "$cfg: the workload started only $((c1 - c0)) virtual threads"
+	# Seen: of those started in the window (not all run in it, the JVM falls behind), and those
+	# alive at its start (at most 4096).
+	((seen >= 10000 && seen <= c1 - c0 + 4096 + 8)) ||
+		fg_fail "$cfg: $seen virtual threads seen, $((c1 - c0)) started"
+	((roots <= 40)) || fg_fail "$cfg: $roots roots (the virtual threads are not grouped)"
+	! cut -d';' -f1 "$f" | grep -qE 'vt-worker-[0-9]' || fg_fail "$cfg: a root names one virtual thread"
+	((named > 0)) || fg_fail "$cfg: no time under [virtual threads] vt-worker-N at churnWait"
+	((nostack * 20 <= all)) || fg_fail "$cfg: $nostack of $all us with no stack"
+}
+
+cur=t25churn
+FG_JDK=$temurin
+fg_jvm_start "$cur" VThreadWall 8 2 8 "$CHURN"
+fg_wait_log "$cur" 60 ' vtc [0-9]+$'
+run_churn
+fg_watch_start --profile-every 2s --event wall --out "$FG_TMP/wprof" --host-name test-node
+fg_wait 15 wprof_has || fg_fail "watch's rolling wall profiles have no virtual threads"
+fg_watch_stop_clean
+fg_container_stop "$cur" || true
+fg_pass
