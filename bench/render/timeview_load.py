@@ -93,8 +93,8 @@ def main():
         print("heatmap_shown_ms %.0f page_ready_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f" % (
             wd.js("return fgTimeview.shownAt;"), wd.js("return fgTimeview.readyAt;"), c1 - c0,
             r1 - r0))
-        print("script_start_ms %.0f page_load_parts_ms %r countings_ms %r" % (
-            wd.js("return fgTimeview.scriptAt;"), wd.js("return fgTimeview.loadParts;"), wd.js("return fgTimeview.eventParts;")))
+        print("script_start_ms %.0f heatmap_painted_ms %.0f page_load_parts_ms %r countings_ms %r" % (
+            wd.js("return fgTimeview.scriptAt;"), wd.js("return fgTimeview.paintedAt || 0;"), wd.js("return fgTimeview.loadParts;"), wd.js("return fgTimeview.eventParts;")))
         dur = wd.js("return fgTimeview.duration;")
         ms = wd.call("POST", "/execute/async", {"script": REDRAW, "args": [dur / 3, dur / 3 + 1]})
         print("first_redraw_1s_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f" % (

@@ -38,7 +38,8 @@ int daemon_profiles_start(const struct daemon_opts *o, struct daemon_profiles *p
 	if (o->out_dir) {
 		struct profdir_opts po = { .path = o->out_dir,
 					   .keep = (size_t)o->keep_profiles,
-					   .max_bytes = o->max_bytes };
+					   .max_bytes = o->max_bytes,
+					   .view_pages = true };
 
 		if ((rv = profdir_open(&po, dir)) != 0) {
 			daemon_say(

@@ -21,6 +21,7 @@
 
 #include "array.h"
 #include "util.h"
+#include "viewer.h"
 
 #define EXT_FOLDED 1u
 #define EXT_SVG 2u
@@ -53,6 +54,8 @@ struct profdir {
 	size_t n, cap;
 	uint64_t bytes;
 	struct profdir_stats st;
+	char *path;	       /* for the viewer */
+	struct viewer *viewer; /* NULL: no time view pages */
 };
 
 /* ---- directory ------------------------------------------------------------------------- */
@@ -138,7 +141,8 @@ static int scan(struct profdir *d)
 		struct set *s;
 		char stem[LABELS_STEM_MAX];
 
-		if (!strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX))) {
+		if (!strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) ||
+		    (!strncmp(de->d_name, "view_", 5) && strstr(de->d_name, ".html.tmp."))) {
 			(void)unlinkat(d->dfd, de->d_name, 0);
 			continue;
 		}
@@ -421,6 +425,18 @@ int profdir_open(const struct profdir_opts *o, struct profdir **out)
 		return rv;
 	}
 	retain(d, 0);
+	if (o->view_pages) {
+		if (!(d->path = strdup(o->path))) {
+			profdir_close(d);
+			return -ENOMEM;
+		}
+		if ((rv = viewer_start(d->path, &d->viewer)) != 0) {
+			profdir_close(d);
+			return rv;
+		}
+		if (d->n)
+			viewer_poke(d->viewer); /* the pages of an earlier run's profiles */
+	}
 	*out = d;
 	return 0;
 }
@@ -429,6 +445,8 @@ void profdir_close(struct profdir *d)
 {
 	if (!d)
 		return;
+	viewer_stop(d->viewer); /* the last pages first, while the directory is open */
+	free(d->path);
 	close(d->dfd);
 	pthread_mutex_destroy(&d->mu);
 	free(d->sets);
@@ -514,6 +532,8 @@ int profdir_add(struct profdir *d, const struct profdir_prof *p)
 	pthread_mutex_lock(&d->mu);
 	rv = add(d, p);
 	pthread_mutex_unlock(&d->mu);
+	if (rv == 0 && d->viewer)
+		viewer_poke(d->viewer);
 	return rv;
 }
 
@@ -534,4 +554,11 @@ void profdir_stats(const struct profdir *d, struct profdir_stats *out)
 	out->sets = d->n;
 	out->bytes = d->bytes;
 	pthread_mutex_unlock((pthread_mutex_t *)&d->mu);
+	if (d->viewer) {
+		struct viewer_stats vs;
+
+		viewer_stats(d->viewer, &vs);
+		out->view_pages = vs.pages;
+		out->view_errors = vs.errors;
+	}
 }

@@ -2,19 +2,22 @@
 /*
  * timeview.c - a recording as one self-contained HTML page that shows when each stack ran
  * (timeview.h): the page's script and style (timeview.js, timeview.css, embedded at build
- * time), a JSON head, and two blobs as gzip in base64 that the page inflates itself
- * (DecompressionStream), so nothing is fetched.
+ * time), a JSON head, and two blobs in base64 (the second, and a large first, gzipped; the page
+ * inflates them itself with DecompressionStream), so nothing is fetched.
  *
  * A counting's time is its heatmap cell (meta.rows cells a column, meta.cell_us each, from
  * meta.t0). The first blob, all the page needs to open, is the heatmap of all threads:
  * unsigned LEB128 varints, every cell's countings, then every cell's weight (column by
- * column). The second, read after the heatmap is drawn: u32 (little-endian) L, then L bytes of
- * JSON {"frames": [labels]}, then varints: for each node after the root, its parent and frame;
- * thread by thread, the number of its distinct stacks and their nodes; for each counting,
- * thread by thread (meta.threads gives their counts) and by time, its cell less the previous
- * one's (the first: its cell); then every counting's stack as an index into its thread's
- * (small numbers: one byte for a thread's 128 first stacks); then, unless meta.unit_weights
- * (every counting weighs 1), every counting's weight. Columns of alike numbers compress best.
+ * column); up to TV_HEAD_RAW_MAX it is not compressed (meta.head_gz false), so the page's
+ * script, which comes next, draws the heatmap at once, before the browser has parsed the rest.
+ * The second blob, read once the heatmap is painted and the document parsed: u32
+ * (little-endian) L, then L bytes of JSON {"frames": [labels]}, then varints: for each node
+ * after the root, its parent and frame; thread by thread, the number of its distinct stacks
+ * and their nodes; for each counting, thread by thread (meta.threads gives their counts) and
+ * by time, its cell less the previous one's (the first: its cell); then every counting's stack
+ * as an index into its thread's (small numbers: one byte for a thread's 128 first stacks);
+ * then, unless meta.unit_weights (every counting weighs 1), every counting's weight. Columns
+ * of alike numbers compress best.
  *
  * Invariant: every string that reaches the page's markup goes through json_str, which leaves
  * no '<', '>' or '&' unescaped, so a frame or thread name cannot end a script element.
@@ -335,7 +338,7 @@ static void put_base64(FILE *f, const unsigned char *p, size_t n)
 }
 
 static void put_meta(FILE *f, const struct timeline *tl, const struct timeview_opts *o,
-		     const struct tv_grid *g)
+		     const struct tv_grid *g, bool head_gz)
 {
 	fputs("{\"title\":", f);
 	timeview_json_str(f, o->title ? o->title : "");
@@ -343,9 +346,11 @@ static void put_meta(FILE *f, const struct timeline *tl, const struct timeview_o
 	timeview_json_str(f, o->subtitle ? o->subtitle : "");
 	fputs(",\"unit\":", f);
 	timeview_json_str(f, o->unit ? o->unit : "samples");
-	fprintf(f, ",\"rows\":%u,\"cell_us\":%llu,\"ncols\":%zu,\"unit_weights\":%s", g->rows,
-		(unsigned long long)(g->cell_ns / 1000), g->ncols,
-		tv_unit_weights(tl) ? "true" : "false");
+	fprintf(f,
+		",\"rows\":%u,\"cell_us\":%llu,\"ncols\":%zu,\"unit_weights\":%s,"
+		"\"head_gz\":%s",
+		g->rows, (unsigned long long)(g->cell_ns / 1000), g->ncols,
+		tv_unit_weights(tl) ? "true" : "false", head_gz ? "true" : "false");
 	if (o->col_unix) {
 		fprintf(f, ",\"col_s\":%u,\"columns\":[", o->col_s);
 		for (size_t i = 0; i < o->ncols; i++)
@@ -365,18 +370,29 @@ static void put_meta(FILE *f, const struct timeline *tl, const struct timeview_o
 	fputs("]}", f);
 }
 
-/* buf gzipped, as base64 in a script element of id. 0 or -ENOMEM / -EIO. */
-static int put_blob(FILE *f, const char *id, const struct tv_buf *raw)
+/* The head's size up to which it is not compressed (the page reads it without waiting). */
+#define TV_HEAD_RAW_MAX (512u << 10)
+
+static bool tv_head_gz(const struct tv_buf *raw)
 {
-	struct tv_buf gz = { 0 };
-	int rv = tv_gzip(&gz, raw->p, raw->n);
+	return raw->n > TV_HEAD_RAW_MAX;
+}
+
+/* buf (gzipped when gz), as base64 in a script element of id. 0 or -ENOMEM / -EIO. */
+static int put_blob(FILE *f, const char *id, const struct tv_buf *raw, bool gz)
+{
+	struct tv_buf z = { 0 };
+	int rv = gz ? tv_gzip(&z, raw->p, raw->n) : 0;
 
 	if (rv == 0) {
 		fprintf(f, "<script id=\"%s\" type=\"application/octet-stream\">\n", id);
-		put_base64(f, gz.p, gz.n);
+		if (gz)
+			put_base64(f, z.p, z.n);
+		else
+			put_base64(f, raw->p, raw->n);
 		fputs("</script>\n", f);
 	}
-	free(gz.p);
+	free(z.p);
 	return rv;
 }
 
@@ -405,13 +421,17 @@ int timeview_write_html(const struct stackagg *a, const struct timeview_opts *o,
 	fputs("</title>\n<style>\n", f);
 	fwrite(timeview_css, 1, timeview_css_len, f);
 	fputs("</style></head>\n<body>\n<script id=\"fg-meta\" type=\"application/json\">", f);
-	put_meta(f, &tl, o, &g);
+	put_meta(f, &tl, o, &g, tv_head_gz(&raw));
 	fputs("</script>\n", f);
-	if ((rv = put_blob(f, "fg-data", &raw)) != 0 || (rv = put_blob(f, "fg-events", &ev)) != 0)
+	if ((rv = put_blob(f, "fg-data", &raw, tv_head_gz(&raw))) != 0)
 		goto out;
+	/* the script before the countings: the heatmap is drawn while they are still parsed */
 	fputs("<script>\n", f);
 	fwrite(timeview_js, 1, timeview_js_len, f);
-	fputs("</script>\n</body></html>\n", f);
+	fputs("</script>\n", f);
+	if ((rv = put_blob(f, "fg-events", &ev, true)) != 0)
+		goto out;
+	fputs("</body></html>\n", f);
 	rv = ferror(f) ? -EIO : 0;
 out:
 	free(raw.p);

@@ -64,16 +64,17 @@
 		return pos;
 	}
 
-	async function inflate(id) {
+	function unbase64(id) {
 		const b64 = document.getElementById(id).textContent;
-		let gz;
-		if (Uint8Array.fromBase64) {
-			gz = Uint8Array.fromBase64(b64); // skips the line breaks
-		} else {
-			const bin = atob(b64); // skips the line breaks
-			gz = new Uint8Array(bin.length);
-			for (let i = 0; i < bin.length; i++) gz[i] = bin.charCodeAt(i);
-		}
+		if (Uint8Array.fromBase64) return Uint8Array.fromBase64(b64); // skips the line breaks
+		const bin = atob(b64); // skips the line breaks
+		const out = new Uint8Array(bin.length);
+		for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+		return out;
+	}
+
+	async function inflate(id) {
+		const gz = unbase64(id);
 		const ds = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
 		return new Uint8Array(await new Response(ds).arrayBuffer());
 	}
@@ -94,7 +95,8 @@
 	// the head: the heatmap of all threads
 	async function load() {
 		const t0 = performance.now();
-		const buf = await inflate("fg-data");
+		// a small head comes as it is: read at once, before the rest of the page is parsed
+		const buf = meta.head_gz ? await inflate("fg-data") : unbase64("fg-data");
 		const tA = performance.now();
 		allN = new Float64Array(NCELLS);
 		allW = new Float64Array(NCELLS);
@@ -563,7 +565,13 @@
 	api.seconds = NCOLS;
 	api.duration = meta.duration_us / 1e6; // seconds from the first counting to the last
 
-	// the heatmap first (its cells came with the head), then the countings
+	// the heatmap first (its cells came with the head, and this script comes before the
+	// countings' blob), painted, then the countings once the document is parsed
+	const afterPaint = () => new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
+	const parsed = () => new Promise((res) => {
+		if (document.readyState !== "loading") res();
+		else document.addEventListener("DOMContentLoaded", () => res(), { once: true });
+	});
 	const started = performance.now();
 	load().then(() => {
 		wire();
@@ -575,9 +583,13 @@
 		api.loadParts.draw = performance.now() - t;
 		status();
 		api.shownAt = performance.now(); // since the navigation began
+		api.shownBeforeCountings = !document.getElementById("fg-events");
 		api.shownMs = api.shownAt - started;
-		return loadEvents();
+		return afterPaint();
 	}).then(() => {
+		api.paintedAt = performance.now();
+		return parsed();
+	}).then(() => loadEvents()).then(() => {
 		redrawAll();
 		status();
 		api.loadMs = performance.now() - started;

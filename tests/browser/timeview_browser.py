@@ -168,6 +168,9 @@ def main():
             (time.time() - t_open) * 1000, wd.js("return fgTimeview.loadMs;") or -1))
         check(wd.js("return document.getElementById('error').textContent;") == "",
               "no error shown on the page")
+        # the heatmap is drawn from the page's head alone, before the countings are parsed
+        check(wd.js("return fgTimeview.shownBeforeCountings;") is True,
+              "the heatmap drawn before the countings' blob was parsed")
         meta = wd.js("return fgTimeview.meta;")
         t0 = meta["t0"]
         duration = wd.js("return fgTimeview.duration;")

@@ -6,7 +6,8 @@
 # gets a folded, SVG and pprof profile whose file name, SVG title and index entry carry its
 # service, container id, host PID and host name, with only its own Java frames. Retention
 # (--keep-profiles 6) holds at every moment while profiles keep coming, then by bytes
-# (--max-bytes) across a restart; maps stay current while the roller samples.
+# (--max-bytes) across a restart; maps stay current while the roller samples; each JVM's time
+# view page is kept current and covers the intervals on disk.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init watch_profiles
@@ -32,10 +33,12 @@ s1="_checkout_${c1:0:12}_${p1}_test-node"
 s2="_InlineChain_${c2:0:12}_${p2}_test-node"
 # 12 s: ~6 intervals x 2 JVMs = 12 sets for a directory that keeps 6; count them all along.
 max=0
+view1=$out/view$s1.html live_view=0
 deadline=$(($(date +%s) + 12))
 while (($(date +%s) < deadline)); do
 	n=$(find "$out" -maxdepth 1 -name '*.svg' | wc -l)
 	((n > max)) && max=$n
+	[[ -s $view1 ]] && live_view=1
 	sleep 0.1
 done
 n1=$(find "$out" -maxdepth 1 -name "*$s1.svg" | wc -l)
@@ -49,6 +52,18 @@ fg_watch_stop_clean
 grep -E 'profiles: [0-9]+ intervals' "$FG_WATCH_LOG" >&2 || fg_fail "no profiles summary line"
 removed=$(sed -n 's/.* (\([0-9]*\) removed by retention.*/\1/p' "$FG_WATCH_LOG")
 ((removed >= 4)) || fg_fail "retention removed only '$removed' sets"
+
+# Each JVM's time view page was there while watch ran, and now covers the intervals on disk:
+# its columns run from the oldest profile kept to the newest.
+((live_view)) || fg_fail "no time view page $view1 while watch ran"
+[[ -s $out/view$s2.html ]] || fg_fail "no time view page of InlineChain"
+unix_of() { local b=${1##*/}; date -u -d "${b:0:8} ${b:9:2}:${b:11:2}:${b:13:2}" +%s; }
+cols=$(sed -n 's/.*"columns":\[\([0-9,]*\)\].*/\1/p' "$view1")
+oldest=$(unix_of "$(find "$out" -maxdepth 1 -name "*$s1.folded" | sort | head -n 1)")
+newest=$(unix_of "$(find "$out" -maxdepth 1 -name "*$s1.folded" | sort | tail -n 1)")
+fg_log "checkout's time view page: columns $cols (profiles on disk from $oldest to $newest)"
+[[ ${cols%%,*} == "$oldest" && ${cols##*,} == "$newest" ]] ||
+	fg_fail "the time view page's columns ($cols) do not run from $oldest to $newest"
 
 # Each JVM's newest profile: labels in name, title and index; only its own frames.
 f1=$(find "$out" -maxdepth 1 -name "*$s1.folded" | sort | tail -n 1)
@@ -91,4 +106,4 @@ fg_log "after the restart with --max-bytes 64k: $bytes bytes"
 ((bytes <= 65536)) || fg_fail "retention by bytes broken: $bytes bytes > 64 KiB"
 [[ -e $newest ]] || fg_fail "retention removed the newest set $newest before older ones"
 fg_watch_stop_clean
-fg_pass "two containers profiled every 2 s with their labels; retention held (max $max sets at once, $removed removed; $bytes bytes under 64 KiB)"
+fg_pass "two containers profiled every 2 s with their labels and time view pages; retention held (max $max sets at once, $removed removed; $bytes bytes under 64 KiB)"

@@ -15,12 +15,14 @@
  * are listed in the index; leftover temporary files are removed.
  *
  * Invariant: at any moment the sets in the directory number at most keep and weigh at most
- * max_bytes (index.html not counted): room is made, oldest sets first, before a set is written.
- * Library code: never prints. Thread-safe: one roller per event adds to the same directory.
+ * max_bytes (index.html and the view pages not counted): room is made, oldest sets first, before a
+ * set is written. Library code: never prints. Thread-safe: one roller per event adds to the same
+ * directory.
  */
 #ifndef FG_PROFDIR_H
 #define FG_PROFDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +37,9 @@ struct profdir_opts {
 	const char *path;
 	size_t keep;	    /* sets kept at most; 0 = PROFDIR_DEFAULT_KEEP */
 	uint64_t max_bytes; /* bytes kept at most; 0 = PROFDIR_DEFAULT_MAX_BYTES */
+	/* Also keep a time view page per JVM and event current (view_KEY.html, profview.h),
+	 * rewritten by a thread of its own after new sets, its cost capped (viewer.h). */
+	bool view_pages;
 };
 
 /* Open (creating it 0755 if missing) and scan. 0, -EPERM (unsafe), -ENOTDIR, or -errno. */
@@ -70,6 +75,8 @@ struct profdir_stats {
 	uint64_t removed;	/* sets removed by retention */
 	uint64_t errors;	/* failed writes and removals */
 	uint64_t found_at_open; /* sets of an earlier run */
+	uint64_t view_pages;	/* time view pages written (view_pages) */
+	uint64_t view_errors;	/* ... not written */
 };
 
 void profdir_stats(const struct profdir *d, struct profdir_stats *out);

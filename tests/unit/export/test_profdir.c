@@ -3,7 +3,7 @@
  * test_profdir.c - the profile directory: files land whole under their stem, retention holds by
  * count and by bytes (oldest first, also across a restart), an unsafe directory is refused, a
  * planted symlink is replaced and never followed, and index.html lists containers and profiles
- * newest first.
+ * newest first, and the time view page of a JVM's sets follows them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -268,6 +268,61 @@ static void test_planted_symlink_is_replaced_not_followed(void **state)
 	profdir_close(d);
 }
 
+/* A profile of JVM pid of service "shop" at T0 + t whose folded stacks are real. */
+static int add_folded(struct profdir *d, uint32_t pid, int64_t t, const char *folded)
+{
+	struct profdir_prof p = { .start_unix = T0 + t,
+				  .end_unix = T0 + t + 10,
+				  .samples = 3,
+				  .freq_hz = 99,
+				  .folded = folded,
+				  .folded_len = strlen(folded),
+				  .svg = "<svg/>",
+				  .svg_len = 6 };
+
+	prof_labels_set(&p.labels, "shop", NULL, pid, "node1");
+	return profdir_add(d, &p);
+}
+
+#define VIEW_PAGE "out/view_shop_host_7_node1.html"
+
+static void test_view_pages_follow_the_sets(void **state)
+{
+	char dir[128], leftover[200];
+	struct profdir *d;
+	struct profdir_opts o = { .path = dir, .keep = 3, .view_pages = true };
+	struct profdir_stats st;
+	char *page;
+	int fd;
+
+	(void)state;
+	path(dir, sizeof(dir), "out");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	/* a page's temporary file left by a crashed run goes at open */
+	snprintf(leftover, sizeof(leftover), "%s/view_shop_host_7_node1.html.tmp.99", dir);
+	fd = open(leftover, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	assert_int_equal(profdir_open(&o, &d), 0);
+	assert_false(exists("out/view_shop_host_7_node1.html.tmp.99"));
+	assert_int_equal(add_folded(d, 7, 0, "main;Hot.a_[j] 2\nmain;Cold.b_[j] 1\n"), 0);
+	/* written while the directory is open, soon after the set */
+	for (int i = 0; i < 100 && !exists(VIEW_PAGE); i++)
+		usleep(50000);
+	assert_true(exists(VIEW_PAGE));
+	assert_int_equal(add_folded(d, 7, 10, "main;Hot.c_[j] 4\n"), 0);
+	assert_int_equal(add_folded(d, 7, 20, "main;Hot.d_[j] 5\n"), 0);
+	assert_int_equal(add_folded(d, 7, 30, "main;Hot.e_[j] 6\n"), 0);
+	profdir_stats(d, &st);
+	profdir_close(d); /* the last sets' page before it returns */
+	assert_true(st.view_pages >= 1);
+	assert_int_equal(st.view_errors, 0);
+	page = slurp(VIEW_PAGE);
+	/* the sets kept (3: the first went), a column each */
+	assert_non_null(strstr(page, "3 rolling profiles of 10 s"));
+	assert_non_null(strstr(page, "\"columns\":[1795335010,1795335020,1795335030]"));
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +336,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_planted_symlink_is_replaced_not_followed,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_view_pages_follow_the_sets, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/*
+ * viewer.c - the thread that keeps a profile directory's time view pages current (viewer.h).
+ *
+ * Invariant: a pass starts only when a poke came after the previous pass began, and no sooner
+ * than the previous pass's end plus its time times VIEWER_GAP_FACTOR (at least one second).
+ */
+#include "viewer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profview.h"
+
+#define MIN_GAP_NS 1000000000ull
+
+struct viewer {
+	const char *path;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool dirty, stop;
+	struct viewer_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void page_done(void *arg, const struct profview_page *pg)
+{
+	struct viewer_stats *st = arg;
+
+	if (pg->err)
+		st->errors++;
+	else
+		st->pages++;
+}
+
+/* One pass: every page of the directory. Runs without the lock. */
+static void pass(struct viewer *v)
+{
+	struct viewer_stats st = { 0 };
+	uint64_t t0 = mono_ns();
+	size_t pages;
+
+	(void)profview_write(v->path, NULL, page_done, &st, &pages);
+	pthread_mutex_lock(&v->mu);
+	v->st.passes++;
+	v->st.pages += st.pages;
+	v->st.errors += st.errors;
+	v->st.last_ns = mono_ns() - t0;
+	pthread_mutex_unlock(&v->mu);
+}
+
+/* Wait on the condition until the monotonic time at (ns) or a stop. Called with the lock. */
+static void wait_until(struct viewer *v, uint64_t at)
+{
+	while (!v->stop) {
+		uint64_t now = mono_ns(), left;
+		struct timespec ts;
+
+		if (now >= at)
+			return;
+		left = at - now;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(left / 1000000000ull);
+		ts.tv_nsec += (long)(left % 1000000000ull);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&v->cv, &v->mu, &ts);
+	}
+}
+
+static void *run(void *arg)
+{
+	struct viewer *v = arg;
+	struct sched_param sp = { 0 };
+
+	pthread_setname_np(pthread_self(), "fg-viewer");
+	/* Best effort: the pages wait for every other thread of the machine. */
+	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+	pthread_mutex_lock(&v->mu);
+	for (;;) {
+		uint64_t gap;
+
+		while (!v->dirty && !v->stop)
+			pthread_cond_wait(&v->cv, &v->mu);
+		if (!v->dirty)
+			break; /* stopped with nothing new */
+		v->dirty = false;
+		pthread_mutex_unlock(&v->mu);
+		pass(v);
+		pthread_mutex_lock(&v->mu);
+		if (v->stop)
+			continue; /* one last pass when poked since */
+		gap = v->st.last_ns * VIEWER_GAP_FACTOR;
+		wait_until(v, mono_ns() + (gap > MIN_GAP_NS ? gap : MIN_GAP_NS));
+	}
+	pthread_mutex_unlock(&v->mu);
+	return NULL;
+}
+
+int viewer_start(const char *path, struct viewer **out)
+{
+	struct viewer *v = calloc(1, sizeof(*v));
+	int rv;
+
+	if (!v)
+		return -ENOMEM;
+	v->path = path;
+	pthread_mutex_init(&v->mu, NULL);
+	pthread_cond_init(&v->cv, NULL);
+	if ((rv = pthread_create(&v->thread, NULL, run, v)) != 0) {
+		pthread_cond_destroy(&v->cv);
+		pthread_mutex_destroy(&v->mu);
+		free(v);
+		return -rv;
+	}
+	*out = v;
+	return 0;
+}
+
+void viewer_poke(struct viewer *v)
+{
+	pthread_mutex_lock(&v->mu);
+	v->dirty = true;
+	pthread_cond_signal(&v->cv);
+	pthread_mutex_unlock(&v->mu);
+}
+
+void viewer_stats(struct viewer *v, struct viewer_stats *out)
+{
+	pthread_mutex_lock(&v->mu);
+	*out = v->st;
+	pthread_mutex_unlock(&v->mu);
+}
+
+void viewer_stop(struct viewer *v)
+{
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->mu);
+	v->stop = true;
+	pthread_cond_signal(&v->cv);
+	pthread_mutex_unlock(&v->mu);
+	pthread_join(v->thread, NULL);
+	pthread_cond_destroy(&v->cv);
+	pthread_mutex_destroy(&v->mu);
+	free(v);
+}
