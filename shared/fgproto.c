@@ -224,6 +224,7 @@ DEFINE_PUT(code_frame, struct fgp_code_frame, FGP_CODE_FRAME_FIELDS)
 DEFINE_PUT(code_lines_fields, struct fgp_code_lines_in, FGP_CODE_LINES_FIELDS)
 DEFINE_PUT(stack_event_fields, struct fgp_stack_event_in, FGP_STACK_EVENT_FIELDS)
 DEFINE_PUT(events, struct fgp_events, FGP_EVENTS_FIELDS)
+DEFINE_PUT(alloc_cost, struct fgp_alloc_cost, FGP_ALLOC_COST_FIELDS)
 
 size_t fgp_msg_header_size(void)
 {
@@ -638,6 +639,11 @@ int fgp_encode_events(uint8_t *dst, size_t cap, const struct fgp_events *e)
 	return encode_record(dst, cap, FGP_EVENTS, 0, put_events, e);
 }
 
+int fgp_encode_alloc_cost(uint8_t *dst, size_t cap, const struct fgp_alloc_cost *e)
+{
+	return encode_record(dst, cap, FGP_ALLOC_COST, 0, put_alloc_cost, e);
+}
+
 int fgp_rec_code_ts(const uint8_t *rec, size_t len, uint64_t *ts)
 {
 	uint16_t type;
@@ -776,6 +782,7 @@ DEFINE_TAKE(code_lines, struct fgp_code_lines, FGP_CODE_LINES_FIELDS)
 DEFINE_TAKE(stack_event, struct fgp_stack_event, FGP_STACK_EVENT_FIELDS)
 DEFINE_TAKE(object_free, struct fgp_object_free, FGP_OBJECT_FREE_FIELDS)
 DEFINE_TAKE(events, struct fgp_events, FGP_EVENTS_FIELDS)
+DEFINE_TAKE(alloc_cost, struct fgp_alloc_cost, FGP_ALLOC_COST_FIELDS)
 
 int fgp_reader_init(struct fgp_reader *r, const uint8_t *buf, size_t len)
 {
@@ -1021,6 +1028,11 @@ static int decode_body(uint16_t type, struct cur *c, struct fgp_record *rec)
 		break;
 	case FGP_EVENTS:
 		rv = decode_events(c, rec->flags, &rec->u.events);
+		break;
+	case FGP_ALLOC_COST:
+		take_alloc_cost(c, &rec->u.cost);
+		if (!c->bad && rec->flags != 0)
+			rv = -EBADMSG;
 		break;
 	default:
 		return 0; /* unknown type: skipped by size, body not decoded */

@@ -119,6 +119,11 @@
  * frame's source line, 0 when unknown; depth 0..FGP_MAX_EVENT_DEPTH; FGP_REC_STACK_TRUNCATED:
  * the thread's stack was deeper than the agent's depth cap (the outermost frames are missing).
  * OBJECT_FREE: tags of tracked objects the JVM freed (ObjectFree), 1..FGP_MAX_FREE_TAGS of them.
+ * ALLOC_COST: what allocation sampling cost the JVM since alloc went on at its present ask (a
+ * new ask starts the counts over), sent about once a second while alloc is on: samples = the
+ * SampledObjectAlloc callbacks, cost_ns = their own CPU time (each thread's CPU clock, timed on
+ * a fixed share of the callbacks and scaled to all), cpu_ns = the JVM's CPU time over the same
+ * span (the process's CPU clock). A collector that does not know the type skips it.
  * Events are never replayed (FGP_REC_REPLAY is not set on them: the decoder refuses any header
  * flag on OBJECT_FREE and EVENTS, and any but FGP_REC_STACK_TRUNCATED on STACK_EVENT); after a
  * reconnection the agent's tags of the earlier connection may still be freed: a reader ignores
@@ -199,6 +204,7 @@ enum fgp_type {
 	FGP_STACK_EVENT = 16,
 	FGP_OBJECT_FREE = 17,
 	FGP_EVENTS = 18,
+	FGP_ALLOC_COST = 19,
 };
 
 /*
@@ -326,6 +332,12 @@ enum fgp_type {
 	X(U64, lock_short)                                                                         \
 	X(U64, lock_short_ns)
 
+#define FGP_ALLOC_COST_FIELDS(X)                                                                   \
+	X(U64, ts)                                                                                 \
+	X(U64, samples)                                                                            \
+	X(U64, cost_ns)                                                                            \
+	X(U64, cpu_ns)
+
 #define FGP_BYTES_U16 2
 #define FGP_BYTES_U32 4
 #define FGP_BYTES_U64 8
@@ -355,7 +367,8 @@ enum fgp_type {
 	X(FGP_CODE_LOAD_IDS, "code-load-ids")                                                      \
 	X(FGP_STACK_EVENT, "stack-event")                                                          \
 	X(FGP_OBJECT_FREE, "object-free")                                                          \
-	X(FGP_EVENTS, "events")
+	X(FGP_EVENTS, "events")                                                                    \
+	X(FGP_ALLOC_COST, "alloc-cost")
 
 /* STACK_EVENT kinds. */
 enum fgp_ev_kind {
@@ -685,6 +698,12 @@ struct fgp_events {
 	uint64_t lock_short, lock_short_ns;
 };
 
+/* ALLOC_COST (above): counts since alloc went on at its present ask. */
+struct fgp_alloc_cost {
+	uint64_t ts;
+	uint64_t samples, cost_ns, cpu_ns;
+};
+
 struct fgp_record {
 	uint16_t type;	/* enum fgp_type, or an unknown type (body not decoded) */
 	uint16_t flags; /* FGP_REC_* */
@@ -704,6 +723,7 @@ struct fgp_record {
 		struct fgp_stack_event ev;
 		struct fgp_object_free freed;
 		struct fgp_events events;
+		struct fgp_alloc_cost cost;
 	} u;
 };
 
@@ -749,6 +769,8 @@ int fgp_encode_object_free(uint8_t *dst, size_t cap, const uint64_t *tags, uint3
 
 /* EVENTS: -EINVAL for one the decoder would refuse. */
 int fgp_encode_events(uint8_t *dst, size_t cap, const struct fgp_events *e);
+/* An ALLOC_COST record: FGP_ALLOC_COST_SIZE bytes, or -ENOSPC. */
+int fgp_encode_alloc_cost(uint8_t *dst, size_t cap, const struct fgp_alloc_cost *e);
 
 /* NAME: -EINVAL for id 0. */
 size_t fgp_name_size(struct fgp_str name);
@@ -794,6 +816,7 @@ uint32_t fgp_vml_get(const struct fgp_vm_layout *l, enum fgp_vml_key k);
 #define FGP_TABLES_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_TABLES_FIELDS))
 #define FGP_DROPPED_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_DROPPED_FIELDS))
 #define FGP_EVENTS_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_EVENTS_FIELDS))
+#define FGP_ALLOC_COST_SIZE (FGP_REC_HEADER_SIZE + FGP_FIELDS_BYTES(FGP_ALLOC_COST_FIELDS))
 
 /* ---- fields of an encoded record (ours: already valid) ----------------------------------- */
 

@@ -14,7 +14,9 @@
 #              the JVM's CPU) through the daemon, started SETTLE seconds before the measured
 #              window and stopped (Ctrl-C) right after it;
 #       fixed  the same with --alloc-budget 0: a sample every 512 KiB all along (what one
-#              sample costs).
+#              sample costs);
+#       live   `record --event live --alloc-budget 0`: fixed's samples, each object tagged and
+#              its ObjectFree sent (what tracking the live heap adds; LIVE=0 leaves it out).
 #     Two more AllocService JVMs, alive beside the first for all the rounds, are variants of
 #     every round against the first JVM's none: the floor of any JVMTI allocation profiler at the
 #     same interval (bench/agent/alloc_floor.c), sampling with an empty callback (floor) and
@@ -48,7 +50,7 @@
 # Env: JDKS (default every JDK under /usr/lib/jvm), REPS (5), ROUND (8 s), SETTLE (2 s),
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
 #      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1),
-#      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings).
+#      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings), LIVE (1).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -71,6 +73,7 @@ if [[ -n $asprof && ! -r $asprof ]]; then
 fi
 budget=${BUDGET:-1}
 variants="none alloc fixed"
+[[ ${LIVE:-1} == 0 ]] || variants+=" live"
 [[ ${FLOOR:-1} == 0 ]] || variants+=" floor stack"
 [[ -n $asprof ]] && variants+=" asprof"
 # The variants run by a JVM of their own: its pid and output (set when it starts).
@@ -212,8 +215,9 @@ split() {
 round() {
 	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1 pid=$jpid log=$tmp/jvm.out
 	[[ -n ${xpid[$v]:-} ]] && pid=${xpid[$v]} log=${xlog[$v]}
-	if [[ $v == alloc || $v == fixed ]]; then
-		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event alloc --duration $((settle + round + 60)) \
+	if [[ $v == alloc || $v == fixed || $v == live ]]; then
+		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event "$([[ $v == live ]] && echo live || echo alloc)" \
+			--duration $((settle + round + 60)) \
 			--alloc-budget "$([[ $v == alloc ]] && echo "$budget" || echo 0)" \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
 		rpid=$!
@@ -235,7 +239,8 @@ round() {
 		wait "$rpid" || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
 		rpid=
 		cp "$tmp/rec.err" "$tmp/rec.last.$v.err"
-		sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
+		# live's summary counts the samples still live: its rate is fixed's (same interval)
+		[[ $v == live ]] || sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
 			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples.$v"
 	fi
 	sleep 0.2 # a mark past the window
@@ -299,14 +304,23 @@ cost() {
 		[[ $v == none ]] && continue
 		local n=$n0
 		[[ $v == alloc ]] && n=$(median <"$tmp/samples.alloc")
-		[[ $v == alloc || $v == fixed ]] || n=$(cut -d' ' -f2 "$tmp/$v.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }')
+		[[ $v == alloc || $v == fixed || $v == live ]] || n=$(cut -d' ' -f2 "$tmp/$v.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }')
 		echo "$v: about $n samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/$v.fig" | median) \
 			b="$c0" r="$r0" n="$n" awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
 	done
+	if [[ -s $tmp/live ]]; then
+		echo "live heap (tags, ObjectFree): the JVM's extra CPU per sample, live/fixed: $(a=$(cut -d' ' -f3 "$tmp/live.fig" | median) \
+			f=$(cut -d' ' -f3 "$tmp/fixed.fig" | median) b="$c0" awk 'BEGIN { d = ENVIRON["f"] - ENVIRON["b"]
+			if (d > 0) printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) / d; else printf "nan" }')"
+	fi
 	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
 	echo "--alloc-budget $budget: the JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
 	echo "record's summary (last alloc round, --alloc-budget $budget):"
 	grep -v 'note' "$tmp/rec.last.alloc.err" | sed 's/^/  /' | head -n 12
+	for v in fixed live; do
+		[[ -s $tmp/rec.last.$v.err ]] &&
+			echo "$v: $(grep 'allocation sampling cost' "$tmp/rec.last.$v.err" | sed 's/^fgcollect record: //')"
+	done
 }
 
 # quality: part 2 for $jdk: QREPS recordings of QDUR + 4 s through the daemon, each around a

@@ -269,6 +269,19 @@ size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
 		for (size_t i = 0; i < 4; i++)
 			fgle_put64(buf + 68 + 8 * i, dr[i]);
 		break;
+	case JVM_EV_COST:
+		n = 4 + 8 + 8 * 4;
+		if (n > cap)
+			return 0;
+		buf[4] = 4;
+		buf[5] = 0;
+		fgle_put16(buf + 6, 0);
+		fgle_put32(buf + 8, 0);
+		fgle_put64(buf + 12, ev->cost.ts);
+		fgle_put64(buf + 20, ev->cost.samples);
+		fgle_put64(buf + 28, ev->cost.cost_ns);
+		fgle_put64(buf + 36, ev->cost.cpu_ns);
+		break;
 	}
 	if (n)
 		fgle_put32(buf, (uint32_t)(n - 4));
@@ -374,6 +387,15 @@ int ctl_event_decode(const uint8_t **pp, const uint8_t *end, uint32_t host_pid,
 		ev.drops.unknown_tid = fgle_get64(p + 72);
 		ev.drops.unwanted = fgle_get64(p + 80);
 		ev.drops.bad = fgle_get64(p + 88);
+		break;
+	case 4:
+		ev.type = JVM_EV_COST;
+		if (len != 8 + 8 * 4)
+			return -EPROTO;
+		ev.cost.ts = fgle_get64(p + 8);
+		ev.cost.samples = fgle_get64(p + 16);
+		ev.cost.cost_ns = fgle_get64(p + 24);
+		ev.cost.cpu_ns = fgle_get64(p + 32);
 		break;
 	default:
 		return -EPROTO;

@@ -383,6 +383,7 @@ static void on_ev(void *arg, const struct jvm *j, const struct jvm_event *ev)
 
 	need = ev->type == JVM_EV_FREE	  ? FGP_EVM_LIVE
 	       : ev->type == JVM_EV_STATE ? FGP_EVM_ALL
+	       : ev->type == JVM_EV_COST  ? FGP_EVM_ALLOC | FGP_EVM_LIVE
 	       : ev->kind == FGP_EV_LOCK  ? FGP_EVM_LOCK
 	       : ev->kind == FGP_EV_VWAIT ? FGP_EVM_VTHREAD
 					  : FGP_EVM_ALLOC | FGP_EVM_LIVE;

@@ -731,6 +731,11 @@ static void on_event_rec(struct jvmset *s, struct conn *c, const struct fgp_reco
 	case FGP_OBJECT_FREE:
 		ev_free(s, j, &rec->u.freed);
 		break;
+	case FGP_ALLOC_COST:
+		ev.type = JVM_EV_COST;
+		ev.cost = rec->u.cost;
+		ev_emit(s, j, FGP_EVM_ALLOC | FGP_EVM_LIVE, &ev);
+		break;
 	default: /* FGP_EVENTS */
 		j->info.events_known = true;
 		j->info.events = rec->u.events;
@@ -782,7 +787,7 @@ static int decode(struct jvmset *s, struct conn *c, const uint8_t *data, size_t 
 		}
 		c->jvm->info.records++;
 		if (rec.type == FGP_STACK_EVENT || rec.type == FGP_OBJECT_FREE ||
-		    rec.type == FGP_EVENTS) {
+		    rec.type == FGP_EVENTS || rec.type == FGP_ALLOC_COST) {
 			on_event_rec(s, c, &rec, now);
 			continue;
 		}

@@ -433,6 +433,23 @@ static unsigned long long grew(uint64_t last, uint64_t first)
 	return (unsigned long long)(last >= first ? last - first : last);
 }
 
+/* What one JVM's allocation sampling cost it (its last ALLOC_COST: since alloc went on at the
+ * ask it runs, which a recording's start usually sets). */
+static void report_jvm_cost(const struct session_jvm_summary *v, const struct report_out *out)
+{
+	const struct fgp_alloc_cost *c = &v->ev.cost;
+
+	if (!v->ev.cost_known || c->samples == 0)
+		return;
+	say(out,
+	    "PID %u: allocation sampling cost %.2f us of CPU per sample in the agent's callbacks "
+	    "(%llu samples, %.3f%% of the JVM's %.1f s of CPU, since alloc went on at its present "
+	    "ask; HotSpot's sampling outside the callbacks not included)",
+	    v->pid, (double)c->cost_ns / 1e3 / (double)c->samples, (unsigned long long)c->samples,
+	    c->cpu_ns ? 100.0 * (double)c->cost_ns / (double)c->cpu_ns : 0.0,
+	    (double)c->cpu_ns / 1e9);
+}
+
 /* One JVM's agent events: its drops and short lock waits, the collector's drops (the agent's
  * counts and the collector's are both cumulative: the recording's own are their growth). */
 static void report_jvm_events(const struct session_jvm_summary *v, const struct report_out *out)
@@ -463,6 +480,7 @@ static void report_jvm_events(const struct session_jvm_summary *v, const struct 
 	    grew(st->lock_short, f0->lock_short),
 	    (double)grew(st->lock_short_ns, f0->lock_short_ns) / 1e6, unknown_id + unwanted,
 	    unknown_id, unwanted, unknown_tid, v->exited ? ", exited" : "");
+	report_jvm_cost(v, out);
 }
 
 /* The intervals the allocation samples were weighed at, and the budget that moved them. */

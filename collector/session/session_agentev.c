@@ -138,6 +138,12 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 		t->ev.state = ev->state;
 		t->ev.drops = ev->drops;
 		break;
+	case JVM_EV_COST:
+		if (!t->ev.cost_known)
+			t->ev.cost_first = ev->cost;
+		t->ev.cost = ev->cost;
+		t->ev.cost_known = true;
+		break;
 	case JVM_EV_FREE:
 		if (s->o.event != FG_EVENT_LIVE)
 			break;

@@ -42,6 +42,7 @@ struct evctl_priv {
 	struct fgp_events sent;	 /* the last EVENTS sent */
 	uint64_t last_events_ns; /* when */
 	uint64_t last_free_ns;
+	uint64_t last_cost_ns, cost_sent; /* the last ALLOC_COST: when, its samples */
 	uint64_t tags[FGP_MAX_FREE_TAGS];
 	atomic_uint_fast64_t changes, apply_failures;
 	/* The budget (the worker's; copied out under mu for evctl_get_stats). */
@@ -336,7 +337,38 @@ static void budget_tick(struct evctl *c)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* The periodic part while events are on: freed tags, EVENTS when due and moved. */
+/* ALLOC_COST from the budget's counts, when due and they moved (a full queue: next time). */
+static void send_cost(struct evctl *c, uint64_t now)
+{
+	struct evctl_priv *p = c->p;
+	const struct evbudget *b = &p->budget;
+	uint64_t outside = b->samples * EVBUDGET_OUTSIDE_NS;
+	struct fgp_alloc_cost e = {
+		.ts = now,
+		.samples = b->samples,
+		/* The callbacks' own: the budget counts a fixed share outside them on top. */
+		.cost_ns = b->cost_ns > outside ? b->cost_ns - outside : 0,
+		.cpu_ns = b->cpu_ns,
+	};
+	struct qentry *q;
+
+	if (!(p->cur.on & FGP_EVM_ALLOC) || now - p->last_cost_ns < EVCTL_EVENTS_EVERY_NS ||
+	    e.samples == p->cost_sent)
+		return;
+	q = queue_reserve_below(c->q, FGP_ALLOC_COST_SIZE, c->qlimit);
+	if (!q)
+		return;
+	if (fgp_encode_alloc_cost(q->data, FGP_ALLOC_COST_SIZE, &e) != FGP_ALLOC_COST_SIZE) {
+		queue_cancel(c->q, q);
+		return;
+	}
+	q->len = FGP_ALLOC_COST_SIZE;
+	queue_push(c->q, q);
+	p->last_cost_ns = now;
+	p->cost_sent = e.samples;
+}
+
+/* The periodic part while events are on: freed tags, EVENTS when due and moved, ALLOC_COST. */
 static void tick(struct evctl *c)
 {
 	struct evctl_priv *p = c->p;
@@ -350,6 +382,7 @@ static void tick(struct evctl *c)
 	}
 	if ((p->cur.on & FGP_EVM_LIVE) && now - p->last_free_ns >= EVCTL_FREE_EVERY_NS)
 		send_frees(c);
+	send_cost(c, now);
 	if (!p->cur.on || p->announce || now - p->last_events_ns < EVCTL_EVENTS_EVERY_NS)
 		return;
 	events_now(c, &e);

@@ -334,13 +334,24 @@ static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
 		free(e->fi);
 }
 
+/* e ready for an event of kind: its record zeroed, its buffers not (4 KiB a callback need not
+ * clear: each is written before it is read). */
+static void ev_init(struct ev *e, uint16_t kind)
+{
+	e->in = (struct fgp_stack_event_in){ .kind = kind };
+	e->cls[0] = '\0';
+	e->fi = e->fi_here;
+	e->frames = e->frames_here;
+}
+
 static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, uint32_t on)
 {
-	struct ev e = { .in = { .kind = FGP_EV_ALLOC } };
+	struct ev e;
 	uint64_t prev;
 
 	if (size <= 0)
 		return;
+	ev_init(&e, FGP_EV_ALLOC);
 	e.in.value = (uint64_t)size;
 	e.in.interval = atomic_load(&cfg.ctl->alloc_interval);
 	if (e.in.interval == 0)
@@ -419,13 +430,14 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 
 static void lock_event(jvmtiEnv *jvmti, JNIEnv *jni, jobject object)
 {
-	struct ev e = { .in = { .kind = FGP_EV_LOCK } };
+	struct ev e;
 	void *start = NULL;
 	uint64_t t0, now = fg_now_ns();
 	jclass k;
 
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &start) != JVMTI_ERROR_NONE || !start)
 		return;
+	ev_init(&e, FGP_EV_LOCK);
 	(*jvmti)->SetThreadLocalStorage(jvmti, NULL, NULL);
 	t0 = (uint64_t)(uintptr_t)start;
 	if (t0 < atomic_load(&cfg.ctl->lock_since) || now < t0)

@@ -438,6 +438,7 @@ static int append_event(struct sender *s, const uint8_t *rec, size_t len)
 			s->ev_open = fgle_get32(rec + FGP_REC_HEADER_SIZE + 8) != 0;
 		return append(s, rec, len, 0);
 	case FGP_OBJECT_FREE:
+	case FGP_ALLOC_COST:
 		break;
 	default: /* STACK_EVENT: its frames' names first */
 		if (!s->ev_open || !s->names || !s->intern || fgp_decode_record(rec, len, &r) != 1)
@@ -464,7 +465,8 @@ static int append_rec(struct sender *s, const uint8_t *rec, size_t len, uint16_t
 	size_t own = fgp_rec_size(rec);
 	uint16_t type = fgp_rec_type(rec);
 
-	if (type == FGP_STACK_EVENT || type == FGP_OBJECT_FREE || type == FGP_EVENTS)
+	if (type == FGP_STACK_EVENT || type == FGP_OBJECT_FREE || type == FGP_EVENTS ||
+	    type == FGP_ALLOC_COST)
 		return append_event(s, rec, len);
 	if (type != FGP_CODE_LOAD_IDS || !s->names)
 		return append(s, rec, len, flags);

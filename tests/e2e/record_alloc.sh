@@ -122,6 +122,14 @@ for jdk in $(fg_jdks); do
 	ev_record def "$FG_TMP/def.folded" alloc 7000 --event alloc --alloc-budget 0
 	check def 4 10
 	interval def 524288
+	# the agent's measured cost (ALLOC_COST): samples of this ask, a cost per sample
+	cost=$(grep 'allocation sampling cost' "$FG_TMP/def.err" || true)
+	fg_log "$cfg def: $cost"
+	n=$(sed -n 's/.* cost \([0-9.]*\) us of CPU per sample.*(\([0-9]*\) samples, .*/\2 \1/p' <<<"$cost")
+	got=$(sed -n 's/.*: \([0-9]*\) allocation samples in .*/\1/p' "$FG_TMP/def.err")
+	[[ -n $n ]] && awk -v n="${n% *}" -v us="${n#* }" -v got="$got" \
+		'BEGIN { exit !(n > 0 && n <= got * 1.1 + 10 && us > 0 && us < 10000) }' ||
+		fg_fail "$cfg def: the summary does not say what the $got samples cost: $cost"
 
 	# ---- a cost budget moves the interval mid-recording: the totals hold ----------------------
 	ev_record budget "$FG_TMP/budget.folded" alloc 8000 --event alloc --alloc-interval 65536 \

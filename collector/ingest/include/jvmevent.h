@@ -21,6 +21,7 @@ enum jvm_ev_type {
 	JVM_EV_STACK = 1, /* one allocation sample or contended monitor entry */
 	JVM_EV_FREE = 2,  /* tags of tracked objects the JVM freed */
 	JVM_EV_STATE = 3, /* the agent's EVENTS record, with the collector's own drops */
+	JVM_EV_COST = 4,  /* the agent's ALLOC_COST record */
 };
 
 /* A frame of a stack event: a method name (borrowed, no terminator) and its line (0: none). */
@@ -56,6 +57,8 @@ struct jvm_event {
 	/* JVM_EV_STATE */
 	struct fgp_events state;
 	struct jvm_ev_drops drops;
+	/* JVM_EV_COST */
+	struct fgp_alloc_cost cost;
 };
 
 /* What a consumer wants of one agent. */

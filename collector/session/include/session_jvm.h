@@ -25,6 +25,9 @@ struct session_jvm_events {
 	struct jvm_ev_drops drops; /* what the collector dropped of its events (cumulative) */
 	struct jvm_ev_drops drops_first; /* ... at its first EVENTS here */
 	uint64_t stacks;		 /* its stack events that reached the recording */
+	/* Its first and last ALLOC_COST here (counts since its ask; cost_known: any came). */
+	bool cost_known;
+	struct fgp_alloc_cost cost_first, cost;
 };
 
 #endif

@@ -15,7 +15,8 @@
  *      is on now;
  *   4. kinds coming on are opened to the callbacks.
  * While events are on the worker sends the freed tags every EVCTL_FREE_EVERY_NS and EVENTS
- * again at most every EVCTL_EVENTS_EVERY_NS, when a counter moved. With a cost budget
+ * again at most every EVCTL_EVENTS_EVERY_NS, when a counter moved; while alloc is on, ALLOC_COST
+ * (what its sampling cost since its ask) as often, when it moved. With a cost budget
  * (want_events.budget_ppm) it feeds the allocation callbacks' time and the JVM's CPU time to
  * evbudget.h every tick, and runs the interval it gives (at least the one asked) as a change of
  * the set: the EVENTS of the change carries it. Nothing asked: nothing on,
@@ -171,7 +172,7 @@ static inline void evctl_drop(struct evctl *c, enum evctl_drop why)
 	atomic_fetch_add_explicit(&c->drops[why], 1, memory_order_relaxed);
 }
 
-#define EVCTL_TIME_EVERY 16 /* allocation callbacks timed: one in this many */
+#define EVCTL_TIME_EVERY 64 /* allocation callbacks timed: one in this many */
 
 /* An allocation callback starts: true when it is to be timed (then evctl_timed). */
 static inline bool evctl_sample_timed(struct evctl *c)

@@ -442,11 +442,14 @@ static size_t three_events(uint8_t *buf, size_t cap)
 	struct jvm_event sv = { .type = JVM_EV_STATE,
 				.state = { .ts = 4, .on = FGP_EVM_LOCK, .lock_short = 7 },
 				.drops = { .unknown_id = 3, .unwanted = 2 } };
+	struct jvm_event co = { .type = JVM_EV_COST,
+				.cost = { .ts = 5, .samples = 11, .cost_ns = 22, .cpu_ns = 33 } };
 	size_t n = 0;
 
 	n += ctl_event_encode(buf + n, cap - n, &st);
 	n += ctl_event_encode(buf + n, cap - n, &fr);
 	n += ctl_event_encode(buf + n, cap - n, &sv);
+	n += ctl_event_encode(buf + n, cap - n, &co);
 	return n;
 }
 
@@ -477,6 +480,13 @@ static void test_events_round_trip(void **state)
 	assert_int_equal(ev.type, JVM_EV_STATE);
 	assert_int_equal(ev.state.lock_short, 7);
 	assert_int_equal(ev.drops.unknown_id, 3);
+	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 1);
+	assert_int_equal(ev.type, JVM_EV_COST);
+	assert_int_equal(ev.host_pid, 42);
+	assert_int_equal(ev.cost.ts, 5);
+	assert_int_equal(ev.cost.samples, 11);
+	assert_int_equal(ev.cost.cost_ns, 22);
+	assert_int_equal(ev.cost.cpu_ns, 33);
 	assert_int_equal(ctl_event_decode(&p, buf + n, 42, &ev, &b), 0);
 }
 
@@ -537,7 +547,7 @@ static void test_every_truncated_events_payload(void **state)
 
 		while ((rv = ctl_event_decode(&p, c + len, 1, &ev, &b)) == 1)
 			items++;
-		assert_true(items < 3);
+		assert_true(items < 4);
 		/* Cut at an item's end: a clean end; anywhere else: refused. */
 		assert_int_equal(rv, p == c + len ? 0 : -EPROTO);
 		free(c);

@@ -254,6 +254,38 @@ static void test_event_edges_are_accepted(void **state)
 	assert_int_equal(fgp_decode_record(buf, (size_t)n, &rec), 1);
 }
 
+/* ALLOC_COST: its counts round trip; a header flag or a byte more or less is refused. */
+static void test_alloc_cost_round_trips(void **state)
+{
+	const struct fgp_alloc_cost in = {
+		.ts = 7, .samples = 1000, .cost_ns = 8000000, .cpu_ns = UINT64_MAX
+	};
+	uint8_t buf[FGP_ALLOC_COST_SIZE + 8];
+	struct fgp_record rec;
+	int n;
+
+	(void)state;
+	assert_int_equal(FGP_ALLOC_COST_SIZE, 8 + 32);
+	assert_string_equal(fgp_type_name(FGP_ALLOC_COST), "alloc-cost");
+	assert_int_equal(fgp_encode_alloc_cost(buf, FGP_ALLOC_COST_SIZE - 1, &in), -ENOSPC);
+	n = fgp_encode_alloc_cost(buf, sizeof(buf), &in);
+	assert_int_equal(n, FGP_ALLOC_COST_SIZE);
+	assert_int_equal(fgp_decode_record(buf, (size_t)n, &rec), 1);
+	assert_int_equal(rec.type, FGP_ALLOC_COST);
+	assert_int_equal(rec.u.cost.ts, 7);
+	assert_int_equal(rec.u.cost.samples, 1000);
+	assert_int_equal(rec.u.cost.cost_ns, 8000000);
+	assert_true(rec.u.cost.cpu_ns == UINT64_MAX);
+	buf[2] = 1; /* a flag */
+	assert_int_equal(fgp_decode_record(buf, (size_t)n, &rec), -EBADMSG);
+	buf[2] = 0;
+	buf[4] = (uint8_t)(n - 1); /* a byte short */
+	assert_int_equal(fgp_decode_record(buf, (size_t)n - 1, &rec), -EBADMSG);
+	buf[4] = (uint8_t)(n + 1); /* a byte more */
+	buf[n] = 0;
+	assert_int_equal(fgp_decode_record(buf, (size_t)n + 1, &rec), -EBADMSG);
+}
+
 /* The caps: the deepest stack with the longest class, the most tags; one more is refused. */
 static void test_event_caps_hold_both_ways(void **state)
 {
@@ -597,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_event_truncations_and_mutations_are_decoded_safely),
 		cmocka_unit_test(test_vwait_events_are_checked),
 		cmocka_unit_test(test_event_encoders_refuse_a_buffer_one_byte_short),
+		cmocka_unit_test(test_alloc_cost_round_trips),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

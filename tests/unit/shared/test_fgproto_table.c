@@ -136,6 +136,13 @@ static const struct fgp_events events = {
 	.lock_short_ns = 4,
 };
 
+static const struct fgp_alloc_cost cost = {
+	.ts = 0x5555ull,
+	.samples = 1000,
+	.cost_ns = 8000000,
+	.cpu_ns = 800000000,
+};
+
 static struct fgp_vm_layout layout_example(void)
 {
 	struct fgp_vm_layout l = { .caps = FGP_VML_CAP_NAMES | FGP_VML_CAP_INTERP_FRAME };
@@ -233,6 +240,8 @@ static const struct example examples[] = {
 	{ FGP_EVENTS, "1200000048000000444400000000000007000000000000000000080000000000"
 		      "1027000000000000010000000000000002000000000000000300000000000000"
 		      "0400000000000000" },
+	{ FGP_ALLOC_COST, "13000000280000005555000000000000e80300000000000000127a0000000000"
+			  "0008af2f00000000" },
 };
 
 /* Encode the example of type into buf: its length (and its size function's, where it has one). */
@@ -286,6 +295,8 @@ static int encode_example(uint16_t type, uint8_t *buf, size_t cap)
 		return fgp_encode_object_free(buf, cap, free_tags, freed.n);
 	case FGP_EVENTS:
 		return fgp_encode_events(buf, cap, &events);
+	case FGP_ALLOC_COST:
+		return fgp_encode_alloc_cost(buf, cap, &cost);
 	default:
 		fail_msg("no example of record type %u", type);
 		return -1;
@@ -415,6 +426,12 @@ static size_t check_example(uint16_t type, const uint8_t *rec, const struct fgp_
 		CHECK_TABLE(FGP_EVENTS_FIELDS, rec);
 		break;
 	}
+	case FGP_ALLOC_COST: {
+		const struct fgp_alloc_cost *in = &cost, *out = &r->u.cost;
+
+		CHECK_TABLE(FGP_ALLOC_COST_FIELDS, rec);
+		break;
+	}
 	default:
 		fail_msg("no check of record type %u", type);
 	}
@@ -482,7 +499,8 @@ static void test_every_type_keeps_its_bytes_and_round_trips_by_its_table(void **
 		assert_true(walked > FGP_REC_HEADER_SIZE && walked <= (size_t)n);
 		/* A fixed-size record is its fields and nothing more. */
 		if (type == FGP_CODE_UNLOAD || type == FGP_SNAPSHOT_BEGIN || type == FGP_TABLES ||
-		    type == FGP_DROPPED || type == FGP_CODE_FRAME || type == FGP_EVENTS)
+		    type == FGP_DROPPED || type == FGP_CODE_FRAME || type == FGP_EVENTS ||
+		    type == FGP_ALLOC_COST)
 			assert_int_equal(walked, (size_t)n);
 	}
 }
@@ -495,6 +513,7 @@ static void test_fixed_sizes_are_their_tables_bytes(void **state)
 	assert_int_equal(FGP_TABLES_SIZE, 8 + 16);
 	assert_int_equal(FGP_DROPPED_SIZE, 8 + 24);
 	assert_int_equal(FGP_EVENTS_SIZE, 8 + 64);
+	assert_int_equal(FGP_ALLOC_COST_SIZE, 8 + 32);
 	assert_int_equal(FGP_CODE_FRAME_SIZE, 8 + 56);
 }
 
