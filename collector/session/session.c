@@ -62,7 +62,7 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	else if (s->ex.tt_on)
 		smp.stratum = strata_add(&s->ex.st, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
-	if (s->ex.tt_on && s->o.event == FG_EVENT_WALL && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
+	if (s->ex.tt_on && s->kind->cpu_time && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
 		/* its copy, for the thread's time preempted by interrupts (STRATA_LAID) */
 		smp.leaf = threadtime_kind_frame(SWITCHTOT_PREEMPTED);
 		smp.stratum = strata_add(&s->ex.st, r->tid, STRATA_LAID, smp.weight, 0.0);
@@ -143,7 +143,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 				on_switch_sample(s, r);
 			break;
 		}
-		if (s->o.event == FG_EVENT_WALL) {
+		if (s->kind->cpu_time) {
 			/* cpu-clock's period: the nanoseconds since the thread's last sample. */
 			struct perfring_rec c = *r;
 
@@ -233,6 +233,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
+	s->kind = evkind_of(o->event);
 	s->so = seams && seams->sampler ? seams->sampler : &ses_real_sampler;
 	s->now = seams && seams->now ? seams->now : fg_now_ns;
 	src_open = seams && seams->src_open ? seams->src_open : session_src_open;
@@ -288,7 +289,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	threadnames_init(&s->names);
 	htab_init(&s->flt.names_told);
 	threadtime_init(&s->ex.tt);
-	strata_init(&s->ex.st, evkind_of(o->event)->mode == SAMPLER_MODE_WALL);
+	strata_init(&s->ex.st, s->kind->cpu_time);
 	s->src_env =
 		(struct session_src_env){ .o = &s->o,
 					  .targets = &s->targets,
