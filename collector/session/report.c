@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dbgfetch.h"
+#include "session.h"
 #include "threadtime.h"
 #include "util.h"
 
