@@ -31,7 +31,6 @@
 #include "fgclock.h"
 #include "fgproto.h"
 #include "fgsearch.h"
-#include "fgsocket.h"
 
 /* After a listen, the watchdog's first probes come this often (at most its period). */
 #define WATCHDOG_EARLY_MS 250
@@ -401,8 +400,6 @@ int rxnng_open(const struct receive_opts *o, struct rxnng **out)
 	pthread_condattr_t ca;
 	int rv, fd;
 
-	if (!fg_socket_path_fits(o->path))
-		return -ENAMETOOLONG;
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)
 		return -ENOMEM;
