@@ -105,10 +105,7 @@ const struct cli_cmd cmd_record_cli = {
 		"  fgcollect record --pid 4242 --event wall --threads 'http-.*' -d 10 -o wall.svg\n"
 		"  fgcollect record --pid 4242 --event alloc -d 30 -o alloc.svg\n"
 		"  fgcollect record --pid 4242 --event lock --lock-threshold 1000 -o lock.pb.gz\n",
-	.groups = record_groups,
-	.ngroups = FG_ARRAY_SIZE(record_groups),
-	.size = sizeof(ENV),
-	.init = env_init,
+	CLI_CMD_OPTS(record_groups, ENV, env_init),
 };
 
 /*

@@ -81,10 +81,7 @@ const struct cli_cmd cmd_top_cli = {
 		    "  fgcollect top --container 3f2a --interval 5 --count 3 | tee top.log\n"
 		    "  fgcollect top --all\n"
 		    "  fgcollect top --pid 4242 --event offcpu --min-block 1000\n",
-	.groups = top_groups,
-	.ngroups = FG_ARRAY_SIZE(top_groups),
-	.size = sizeof(ENV),
-	.init = env_init,
+	CLI_CMD_OPTS(top_groups, ENV, env_init),
 };
 
 /* What the view shows: "PID 4242", "container 3f2a9c0d1e2b (2 processes)", "every JVM (3

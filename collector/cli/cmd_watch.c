@@ -262,10 +262,7 @@ const struct cli_cmd cmd_watch_cli = {
 		    "/var/lib/fgcollect/p\n"
 		    "  fgcollect watch --profile-every 15s --event cpu,alloc,lock --push "
 		    "http://pyroscope:4040\n",
-	.groups = watch_groups,
-	.ngroups = FG_ARRAY_SIZE(watch_groups),
-	.size = sizeof(DO),
-	.init = opts_init,
+	CLI_CMD_OPTS(watch_groups, DO, opts_init),
 };
 
 /* The options that only make sense together. 0, or -1 (printed). */

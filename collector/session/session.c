@@ -18,6 +18,7 @@
  * at session_finish, against everything that ever arrived); never against a partial replay.
  */
 #include "session_int.h"
+#include "fgfree.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -256,9 +257,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		s->ae.nframes = calloc(FGP_MAX_EVENT_DEPTH, sizeof(*s->ae.nframes));
 		s->ae.ids = calloc(STACKAGG_MAX_FRAMES, sizeof(*s->ae.ids));
 		if (!s->ae.nframes || !s->ae.ids) {
-			free(s->ae.nframes);
-			free(s->ae.ids);
-			free(s);
+			FG_FREE_ALL(s->ae.nframes, s->ae.ids, s);
 			return -ENOMEM;
 		}
 	}
