@@ -475,7 +475,8 @@ int push_open(const struct push_opts *o, struct push **out)
 	p->base = strdup(o->url);
 	p->o.app = o->app ? strdup(o->app) : NULL;
 	if (!p->base || (o->app && !p->o.app)) {
-		FG_FREE_ALL(p->base, (char *)p->o.app, p);
+		FG_FREE_ALL(p->base, (char *)p->o.app);
+		free(p);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&p->mu, NULL);
@@ -486,7 +487,8 @@ int push_open(const struct push_opts *o, struct push **out)
 	if ((rv = pthread_create(&p->thread, NULL, run, p)) != 0) {
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->mu);
-		FG_FREE_ALL(p->base, (char *)p->o.app, p);
+		FG_FREE_ALL(p->base, (char *)p->o.app);
+		free(p);
 		return -rv;
 	}
 	*out = p;

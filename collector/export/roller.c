@@ -625,13 +625,15 @@ int roller_start(const struct roller_opts *o, struct roller **out)
 	r->ctl_path = strdup(o->ctl_path);
 	r->hostname = strdup(o->hostname ? o->hostname : "");
 	if (!r->ctl_path || !r->hostname) {
-		FG_FREE_ALL(r->ctl_path, r->hostname, r);
+		FG_FREE_ALL(r->ctl_path, r->hostname);
+		free(r);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&r->mu, NULL);
 	if ((rv = pthread_create(&r->thread, NULL, run, r)) != 0) {
 		pthread_mutex_destroy(&r->mu);
-		FG_FREE_ALL(r->ctl_path, r->hostname, r);
+		FG_FREE_ALL(r->ctl_path, r->hostname);
+		free(r);
 		return -rv;
 	}
 	*out = r;
