@@ -28,6 +28,7 @@
 #include "fghash.h"
 #include "framelabel.h"
 #include "htab.h"
+#include "fgfree.h"
 
 #define PENDING_JIT (1ull << 63)
 #define PEND_HDR 4 /* words before a pending record's entries */
@@ -316,14 +317,7 @@ void stackagg_free(struct stackagg *a)
 	htab_fini(&a->fidx);
 	free(a->stacks);
 	htab_fini(&a->stackidx);
-	free(a->ids);
-	free(a->kcache);
-	free(a->ncache);
-	free(a->pcache);
-	free(a->pend);
-	free(a->retry);
-	free(a->tl);
-	free(a);
+	FG_FREE_ALL(a->ids, a->kcache, a->ncache, a->pcache, a->pend, a->retry, a->tl, a);
 }
 
 void stackagg_maps_changed(struct stackagg *a)
@@ -559,10 +553,7 @@ int stackagg_fold_strata(struct stackagg *a, double (*scale)(void *arg, uint32_t
 	}
 	if (map)
 		timeline_renumber(a, map, scales, nold);
-	free(map);
-	free(scales);
-	free(old);
-	free(oids);
+	FG_FREE_ALL(map, scales, old, oids);
 	return rv;
 }
 

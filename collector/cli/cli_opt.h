@@ -91,6 +91,13 @@ struct cli_cmd {
 	bool long_only;		  /* -all works as --all (getopt_long_only, stackcollapse's) */
 };
 
+/*
+ * A cli_cmd's option members: its group array g (a true array), its options struct T and the
+ * function that sets T's defaults.
+ */
+#define CLI_CMD_OPTS(g, T, init_fn)                                                                \
+	.groups = (g), .ngroups = FG_ARRAY_SIZE(g), .size = sizeof(T), .init = (init_fn)
+
 /* Rows of a command at most (options and aliases); getopt codes 256.. index them. */
 #define CLI_MAX_ROWS 80
 

@@ -81,10 +81,7 @@ const struct cli_cmd cmd_collapse_cli = {
 		"-all).\n",
 	.examples = "  perf script | fgcollect collapse --all > out.folded\n"
 		    "  fgcollect collapse --tid perf.txt | fgcollect flamegraph > out.svg\n",
-	.groups = collapse_groups,
-	.ngroups = FG_ARRAY_SIZE(collapse_groups),
-	.size = sizeof(CO),
-	.init = opts_init,
+	CLI_CMD_OPTS(collapse_groups, CO, opts_init),
 	.long_only = true,
 };
 

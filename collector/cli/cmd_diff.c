@@ -69,10 +69,7 @@ const struct cli_cmd cmd_diff_cli = {
 		 "of B and are red where B has more samples than A, blue where it has fewer.\n",
 	.examples = "  fgcollect diff before.folded after.folded > diff.svg\n"
 		    "  fgcollect diff --negate after.folded before.folded > shrunk.svg\n",
-	.groups = diff_groups,
-	.ngroups = FG_ARRAY_SIZE(diff_groups),
-	.size = sizeof(ENV),
-	.init = env_init,
+	CLI_CMD_OPTS(diff_groups, ENV, env_init),
 };
 
 /* 0 to go on, -1 when --help was printed, or an exit status (the error printed). */

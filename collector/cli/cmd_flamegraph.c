@@ -55,10 +55,7 @@ const struct cli_cmd cmd_flamegraph_cli = {
 		 "Options have flamegraph.pl's names and meaning.\n",
 	.examples = "  fgcollect flamegraph --colors java --title 'Checkout' app.folded > app.svg\n"
 		    "  fgcollect collapse < perf.txt | fgcollect flamegraph -o out.svg\n",
-	.groups = flamegraph_groups,
-	.ngroups = FG_ARRAY_SIZE(flamegraph_groups),
-	.size = sizeof(ENV),
-	.init = env_init,
+	CLI_CMD_OPTS(flamegraph_groups, ENV, env_init),
 };
 
 /* Draw f to output (NULL = stdout); the exit status, errors printed. */

@@ -89,12 +89,7 @@ static const struct cli_opt record_opts[] = {
 };
 /* clang-format on */
 
-static const struct cli_group record_groups[] = {
-	{ NULL, session_cli_targets, offsetof(ENV, so) },
-	{ NULL, record_opts, 0 },
-	{ NULL, session_cli_sampling, offsetof(ENV, so) },
-	{ NULL, session_cli_events, offsetof(ENV, so) },
-};
+static const struct cli_group record_groups[] = { SESSION_CLI_GROUPS(ENV, record_opts) };
 
 const struct cli_cmd cmd_record_cli = {
 	.name = CMD,
@@ -110,10 +105,7 @@ const struct cli_cmd cmd_record_cli = {
 		"  fgcollect record --pid 4242 --event wall --threads 'http-.*' -d 10 -o wall.svg\n"
 		"  fgcollect record --pid 4242 --event alloc -d 30 -o alloc.svg\n"
 		"  fgcollect record --pid 4242 --event lock --lock-threshold 1000 -o lock.pb.gz\n",
-	.groups = record_groups,
-	.ngroups = FG_ARRAY_SIZE(record_groups),
-	.size = sizeof(ENV),
-	.init = env_init,
+	CLI_CMD_OPTS(record_groups, ENV, env_init),
 };
 
 /*
@@ -271,7 +263,6 @@ int cmd_record(int argc, char **argv)
 	struct env env;
 	const volatile sig_atomic_t *stop;
 	struct session *s = NULL;
-	char why[512];
 	int rv;
 
 	env_init(&env);
@@ -279,14 +270,8 @@ int cmd_record(int argc, char **argv)
 	if (rv)
 		return rv < 0 ? FG_EXIT_OK : rv;
 	env.so.timeline = profout_timed(env.fmt); /* the time view keeps each sample's time */
-	stop = session_cli_catch_stop();
-	if (!evkind_of(env.so.event)->from_agent) /* the agents' events need no perf */
-		cli_warn_privs(CMD, env.so.event != FG_EVENT_CPU);
-	rv = session_open(&env.so, &s, why, sizeof(why));
-	if (rv != 0) {
-		fg_err(CMD, "%s", why);
+	if (session_cli_start(CMD, &env.so, &s, &stop) != FG_EXIT_OK)
 		return FG_EXIT_FAIL;
-	}
 	run(s, env.duration_s, stop);
 	rv = report(s, &env);
 	session_close(s);

@@ -68,12 +68,7 @@ static const struct cli_opt top_opts[] = {
 };
 /* clang-format on */
 
-static const struct cli_group top_groups[] = {
-	{ NULL, session_cli_targets, offsetof(ENV, so) },
-	{ NULL, top_opts, 0 },
-	{ NULL, session_cli_sampling, offsetof(ENV, so) },
-	{ NULL, session_cli_events, offsetof(ENV, so) },
-};
+static const struct cli_group top_groups[] = { SESSION_CLI_GROUPS(ENV, top_opts) };
 
 const struct cli_cmd cmd_top_cli = {
 	.name = CMD,
@@ -86,10 +81,7 @@ const struct cli_cmd cmd_top_cli = {
 		    "  fgcollect top --container 3f2a --interval 5 --count 3 | tee top.log\n"
 		    "  fgcollect top --all\n"
 		    "  fgcollect top --pid 4242 --event offcpu --min-block 1000\n",
-	.groups = top_groups,
-	.ngroups = FG_ARRAY_SIZE(top_groups),
-	.size = sizeof(ENV),
-	.init = env_init,
+	CLI_CMD_OPTS(top_groups, ENV, env_init),
 };
 
 /* What the view shows: "PID 4242", "container 3f2a9c0d1e2b (2 processes)", "every JVM (3
@@ -200,7 +192,6 @@ int cmd_top(int argc, char **argv)
 	struct session *s = NULL;
 	unsigned int width = 100;
 	bool tty = isatty(STDOUT_FILENO);
-	char why[512];
 	int rv;
 
 	env_init(&env);
@@ -218,14 +209,8 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!env.rows)
 		env.rows = 20;
-	stop = session_cli_catch_stop();
-	if (!evkind_of(env.so.event)->from_agent) /* the agents' events need no perf */
-		cli_warn_privs(CMD, env.so.event != FG_EVENT_CPU);
-	rv = session_open(&env.so, &s, why, sizeof(why));
-	if (rv != 0) {
-		fg_err(CMD, "%s", why);
+	if (session_cli_start(CMD, &env.so, &s, &stop) != FG_EXIT_OK)
 		return FG_EXIT_FAIL;
-	}
 	run(s, &env, tty, width, stop);
 	session_close(s);
 	return FG_EXIT_OK;

@@ -53,10 +53,7 @@ const struct cli_cmd cmd_view_cli = {
 		"Prints each page's path.\n",
 	.examples = "  fgcollect view /var/lib/fgcollect/profiles\n"
 		    "  fgcollect view -o /tmp/views /var/lib/fgcollect/profiles\n",
-	.groups = view_groups,
-	.ngroups = FG_ARRAY_SIZE(view_groups),
-	.size = sizeof(VE),
-	.init = opts_init,
+	CLI_CMD_OPTS(view_groups, VE, opts_init),
 };
 
 static void page_done(void *arg, const struct profview_page *pg)

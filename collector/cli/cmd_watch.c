@@ -22,6 +22,16 @@
 
 #define NSEC 1000000000ull
 
+/* The decimal number s starts with (a digit first): 0 with *v and *end after it, or -EINVAL. */
+static int lead_number(const char *s, unsigned long long *v, char **end)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno ? -EINVAL : 0;
+}
+
 /* "30s", "10m", "1h", "2d" or plain seconds -> ns. 0 or -EINVAL. */
 static int parse_duration(const char *s, uint64_t *ns)
 {
@@ -29,11 +39,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 	unsigned long long v;
 	uint64_t mul = NSEC;
 
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
+	if (lead_number(s, &v, &end) != 0)
 		return -EINVAL;
 	if (!strcmp(end, "") || !strcmp(end, "s"))
 		mul = NSEC;
@@ -58,11 +64,7 @@ static int parse_size(const char *s, uint64_t *out)
 	unsigned long long v;
 	unsigned shift = 0;
 
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
+	if (lead_number(s, &v, &end) != 0)
 		return -EINVAL;
 	if (!strcmp(end, "k") || !strcmp(end, "K"))
 		shift = 10;
@@ -260,10 +262,7 @@ const struct cli_cmd cmd_watch_cli = {
 		    "/var/lib/fgcollect/p\n"
 		    "  fgcollect watch --profile-every 15s --event cpu,alloc,lock --push "
 		    "http://pyroscope:4040\n",
-	.groups = watch_groups,
-	.ngroups = FG_ARRAY_SIZE(watch_groups),
-	.size = sizeof(DO),
-	.init = opts_init,
+	CLI_CMD_OPTS(watch_groups, DO, opts_init),
 };
 
 /* The options that only make sense together. 0, or -1 (printed). */

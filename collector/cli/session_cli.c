@@ -311,3 +311,18 @@ const volatile sig_atomic_t *session_cli_catch_stop(void)
 	sigaction(SIGTERM, &sa, NULL);
 	return &stop_flag;
 }
+
+int session_cli_start(const char *cmd, const struct session_opts *so, struct session **s,
+		      const volatile sig_atomic_t **stop)
+{
+	char why[512];
+
+	*stop = session_cli_catch_stop();
+	if (!evkind_of(so->event)->from_agent) /* the agents' events need no perf */
+		cli_warn_privs(cmd, so->event != FG_EVENT_CPU);
+	if (session_open(so, s, why, sizeof(why)) != 0) {
+		fg_err(cmd, "%s", why);
+		return FG_EXIT_FAIL;
+	}
+	return FG_EXIT_OK;
+}

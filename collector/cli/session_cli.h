@@ -10,6 +10,7 @@
 #define FG_SESSION_CLI_H
 
 #include <signal.h>
+#include <stddef.h>
 
 #include "cli_opt.h"
 #include "session.h"
@@ -21,6 +22,17 @@ extern const struct cli_opt session_cli_targets[];
 extern const struct cli_opt session_cli_sampling[];
 /* Rows on struct session_opts: --event and the options of its events, --threads, --scope. */
 extern const struct cli_opt session_cli_events[];
+
+/*
+ * The option groups (cli_group) of a recording command whose options struct T holds its
+ * session_opts as member `so`: the target, the command's own rows, sampling, events.
+ */
+#define SESSION_CLI_GROUPS(T, own)                                                                 \
+	{ NULL, session_cli_targets, offsetof(T, so) }, { NULL, (own), 0 },                        \
+		{ NULL, session_cli_sampling, offsetof(T, so) },                                   \
+	{                                                                                          \
+		NULL, session_cli_events, offsetof(T, so)                                          \
+	}
 
 /* The names --event takes, in enum fg_event's order. */
 extern const struct cli_name session_cli_event_names[];
@@ -60,5 +72,13 @@ int session_cli_parse(const struct cli_cmd *c, int argc, char **argv, void *opts
  * polls to end itself. Meant to be called once per process, before the recording starts.
  */
 const volatile sig_atomic_t *session_cli_catch_stop(void);
+
+/*
+ * A recording command's start: the stop signals caught (session_cli_catch_stop, into *stop),
+ * a warning when perf sampling lacks privileges (not for the agents' events), then
+ * session_open(so) into *s. FG_EXIT_OK, or FG_EXIT_FAIL with the reason printed, naming cmd.
+ */
+int session_cli_start(const char *cmd, const struct session_opts *so, struct session **s,
+		      const volatile sig_atomic_t **stop);
 
 #endif

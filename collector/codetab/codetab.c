@@ -25,6 +25,7 @@
 #include "fghash.h"
 #include "fgsearch.h"
 #include "htab.h"
+#include "fgfree.h"
 
 #define PEND_MAX 64
 /*
@@ -206,9 +207,7 @@ static void blob_free(struct codetab *t, struct codeblob *b)
 	t->st.blobs--;
 	inline_free(t, b->inl);
 	name_put(t, b->name);
-	free((void *)b->frame);
-	free(b->lines);
-	free(b);
+	FG_FREE_ALL((void *)b->frame, b->lines, b);
 }
 
 static inline uint64_t blob_end(const struct codeblob *b)
@@ -1117,12 +1116,7 @@ void codetab_free(struct codetab *t)
 		blob_free(t, t->hist[i]);
 	for (size_t i = 0; i < t->n_pend; i++)
 		blob_free(t, t->pend[i]);
-	free(t->hist);
-	free(t->maxend);
-	free(t->hend);
-	free(t->haddr);
-	free(t->live);
-	free(t->memo);
+	FG_FREE_ALL(t->hist, t->maxend, t->hend, t->haddr, t->live, t->memo);
 	htab_fini(&t->names);
 	free(t);
 }

@@ -22,6 +22,7 @@
 #include "codetab.h"
 #include "fgsearch.h"
 #include "util.h"
+#include "fgfree.h"
 
 struct perfmap_dir {
 	int fd;
@@ -309,9 +310,7 @@ void perfmap_writer_free(struct perfmap_writer *w)
 	if (!w)
 		return;
 	perfmap_writer_release(w);
-	free(w->lines);
-	free(w->notes);
-	free(w);
+	FG_FREE_ALL(w->lines, w->notes, w);
 }
 
 const struct perfmap_file *perfmap_writer_file(const struct perfmap_writer *w)

@@ -22,6 +22,7 @@
 #include "dynlib.h"
 #include "fgclock.h"
 #include "util.h"
+#include "fgfree.h"
 
 /* libcurl's soname since 7.16 (2006), as Debian's libcurl4 installs it. */
 #define PUSH_LIBCURL "libcurl.so.4"
@@ -200,9 +201,7 @@ static void item_free(struct item *it)
 {
 	if (!it)
 		return;
-	free(it->url);
-	free(it->body);
-	free(it);
+	FG_FREE_ALL(it->url, it->body, it);
 }
 
 /* Unlink the head (mu held). */
@@ -476,8 +475,7 @@ int push_open(const struct push_opts *o, struct push **out)
 	p->base = strdup(o->url);
 	p->o.app = o->app ? strdup(o->app) : NULL;
 	if (!p->base || (o->app && !p->o.app)) {
-		free(p->base);
-		free((char *)p->o.app);
+		FG_FREE_ALL(p->base, (char *)p->o.app);
 		free(p);
 		return -ENOMEM;
 	}
@@ -489,8 +487,7 @@ int push_open(const struct push_opts *o, struct push **out)
 	if ((rv = pthread_create(&p->thread, NULL, run, p)) != 0) {
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->mu);
-		free(p->base);
-		free((char *)p->o.app);
+		FG_FREE_ALL(p->base, (char *)p->o.app);
 		free(p);
 		return -rv;
 	}
@@ -512,9 +509,7 @@ void push_close(struct push *p, unsigned drain_ms, struct push_stats *final)
 		push_stats(p, final);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
-	free(p->base);
-	free((char *)p->o.app);
-	free(p);
+	FG_FREE_ALL(p->base, (char *)p->o.app, p);
 }
 
 void push_stats(struct push *p, struct push_stats *out)

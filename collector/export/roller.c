@@ -28,6 +28,7 @@
 #include "session_seam.h"
 #include "stackagg.h"
 #include "util.h"
+#include "fgfree.h"
 
 #define NSEC 1000000000ull
 #define RETRY_NS (10 * NSEC)
@@ -624,16 +625,14 @@ int roller_start(const struct roller_opts *o, struct roller **out)
 	r->ctl_path = strdup(o->ctl_path);
 	r->hostname = strdup(o->hostname ? o->hostname : "");
 	if (!r->ctl_path || !r->hostname) {
-		free(r->ctl_path);
-		free(r->hostname);
+		FG_FREE_ALL(r->ctl_path, r->hostname);
 		free(r);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&r->mu, NULL);
 	if ((rv = pthread_create(&r->thread, NULL, run, r)) != 0) {
 		pthread_mutex_destroy(&r->mu);
-		free(r->ctl_path);
-		free(r->hostname);
+		FG_FREE_ALL(r->ctl_path, r->hostname);
 		free(r);
 		return -rv;
 	}
@@ -650,9 +649,7 @@ void roller_stop(struct roller *r, struct roller_stats *final)
 	if (final)
 		roller_stats(r, final);
 	pthread_mutex_destroy(&r->mu);
-	free(r->ctl_path);
-	free(r->hostname);
-	free(r);
+	FG_FREE_ALL(r->ctl_path, r->hostname, r);
 }
 
 void roller_stats(struct roller *r, struct roller_stats *out)

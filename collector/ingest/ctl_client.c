@@ -19,6 +19,7 @@
 #include "codetab.h"
 #include "ctl_frame.h"
 #include "fgproto.h"
+#include "fgfree.h"
 
 struct pid_tab {
 	uint32_t pid;
@@ -66,10 +67,7 @@ void ctl_close(struct ctl_client *c)
 	if (!c)
 		return;
 	close(c->fd);
-	free(c->buf);
-	free(c->tabs);
-	free(c->evb);
-	free(c);
+	FG_FREE_ALL(c->buf, c->tabs, c->evb, c);
 }
 
 int ctl_fd(const struct ctl_client *c)

@@ -29,6 +29,7 @@
 #include "codetab.h"
 #include "ctl_frame.h"
 #include "fgproto.h"
+#include "fgfree.h"
 
 #define OUT_CAP (64u << 20)
 #define REPLAY_LOW (4u << 20)
@@ -494,9 +495,7 @@ int ctl_server_open(const char *path, struct jvmset *set, struct ctl_server **ou
 static void client_free(struct client *c)
 {
 	close(c->fd);
-	free(c->out);
-	free(c->pending);
-	free(c);
+	FG_FREE_ALL(c->out, c->pending, c);
 }
 
 void ctl_server_close(struct ctl_server *srv)
@@ -507,10 +506,7 @@ void ctl_server_close(struct ctl_server *srv)
 		client_free(srv->cl[i]);
 	close(srv->fd);
 	unlink(srv->path);
-	free(srv->scratch);
-	free(srv->methods);
-	free(srv->pcs);
-	free(srv);
+	FG_FREE_ALL(srv->scratch, srv->methods, srv->pcs, srv);
 }
 
 size_t ctl_server_pollfds(struct ctl_server *srv, struct pollfd *fds, size_t cap)

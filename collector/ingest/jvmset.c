@@ -22,6 +22,7 @@
 #include "nstid.h"
 #include "perfmap.h"
 #include "receive.h"
+#include "fgfree.h"
 
 #define NSEC 1000000000ull
 #define REPLAY_HOLD_NS (2 * NSEC)
@@ -162,17 +163,8 @@ void jvmset_free(struct jvmset *s)
 		conn_free(s->conns[i]);
 	for (size_t i = 0; i < s->n_jvms; i++)
 		jvm_free(s->jvms[i]);
-	free(s->conns);
-	free(s->jvms);
-	free(s->resolved);
-	free(s->scratch);
-	free(s->want);
-	free(s->want_new);
-	free(s->evw);
-	free(s->evw_new);
-	free(s->evframes);
-	free(s->evtags);
-	free(s);
+	FG_FREE_ALL(s->conns, s->jvms, s->resolved, s->scratch, s->want, s->want_new, s->evw,
+		    s->evw_new, s->evframes, s->evtags, s);
 }
 
 int jvmset_observe(struct jvmset *s, const struct jvmset_observer *ob)

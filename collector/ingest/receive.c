@@ -45,6 +45,7 @@
 #include "rxnng.h"
 #include "sandbox.h"
 #include "util.h"
+#include "fgfree.h"
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -896,11 +897,7 @@ static void rx_free(struct receive *rx)
 {
 	if (rx->tfd >= 0)
 		close(rx->tfd);
-	free(rx->buf);
-	free(rx->pipes);
-	free(rx->gone);
-	free(rx->want_text);
-	free(rx);
+	FG_FREE_ALL(rx->buf, rx->pipes, rx->gone, rx->want_text, rx);
 }
 
 /* The first child's READY: 0, or why it could not listen or confine itself. */

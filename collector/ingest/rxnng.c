@@ -31,7 +31,7 @@
 #include "fgclock.h"
 #include "fgproto.h"
 #include "fgsearch.h"
-#include "fgsocket.h"
+#include "fgfree.h"
 
 /* After a listen, the watchdog's first probes come this often (at most its period). */
 #define WATCHDOG_EARLY_MS 250
@@ -401,8 +401,6 @@ int rxnng_open(const struct receive_opts *o, struct rxnng **out)
 	pthread_condattr_t ca;
 	int rv, fd;
 
-	if (!fg_socket_path_fits(o->path))
-		return -ENAMETOOLONG;
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)
 		return -ENOMEM;
@@ -552,9 +550,7 @@ static void rxnng_free(void *arg)
 	close(rx->efd);
 	pthread_cond_destroy(&rx->wd_cv);
 	pthread_mutex_destroy(&rx->mu);
-	free(rx->pipes);
-	free(rx->gone);
-	free(rx);
+	FG_FREE_ALL(rx->pipes, rx->gone, rx);
 }
 
 int rxnng_close(struct rxnng *rx)

@@ -12,7 +12,8 @@
 
 struct rxnng;
 
-/* Listen as o says; o has its defaults already (receive_open, or the child's argv of them). */
+/* Listen as o says; o has its defaults already and its path fits a socket address (receive_open
+ * checked both; the sandboxed child passes the tail of that path). */
 int rxnng_open(const struct receive_opts *o, struct rxnng **out);
 int rxnng_close(struct rxnng *rx);
 int rxnng_pollfds(struct rxnng *rx, struct pollfd *fds);

@@ -28,6 +28,7 @@
 
 #include "array.h"
 #include "htab.h"
+#include "fgfree.h"
 
 #define DEF_MAX_LINE ((size_t)1 << 20)
 #define DEF_MAX_STACK ((size_t)16 << 20)
@@ -1091,15 +1092,8 @@ void collapse_free(struct collapse *c)
 	}
 	free(c->table);
 	htab_fini(&c->index);
-	free(c->filter);
-	free(c->other_event);
-	free(c->partial.p);
-	free(c->pname.p);
-	free(c->frames.p);
-	free(c->pend.p);
-	free(c->key.p);
-	free(c->mod_last.p);
-	free(c);
+	FG_FREE_ALL(c->filter, c->other_event, c->partial.p, c->pname.p, c->frames.p, c->pend.p,
+		    c->key.p, c->mod_last.p, c);
 }
 
 static int entry_cmp(const void *pa, const void *pb)

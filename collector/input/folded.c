@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "fgfree.h"
 
 #define READ_BLOCK (256u << 10)
 
@@ -52,10 +53,7 @@ void folded_free(struct folded *rd)
 {
 	if (!rd)
 		return;
-	free(rd->spans);
-	free(rd->hexbuf);
-	free(rd->foldbuf);
-	free(rd);
+	FG_FREE_ALL(rd->spans, rd->hexbuf, rd->foldbuf, rd);
 }
 
 uint64_t folded_lines(const struct folded *rd)

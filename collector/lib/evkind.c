@@ -55,6 +55,7 @@ static const struct evkind kinds[FG_NEVENTS] = {
 		.what = "on and off the CPU",
 		.mode = SAMPLER_MODE_WALL,
 		.time = true,
+		.cpu_time = true,
 		.time_type = "wall",
 		.push_config = "{\"wall\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\","
 			       "\"display-name\":\"wall\",\"sampled\":false}}",

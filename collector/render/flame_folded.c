@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "fgfree.h"
 
 double flame_total(const struct flame *f)
 {
@@ -98,9 +99,6 @@ int flame_write_folded(const struct flame *f, FILE *out)
 	if (fflush(out) != 0 || ferror(out))
 		rv = -EIO;
 out:
-	free(stack);
-	free(plen);
-	free(kids);
-	free(path);
+	FG_FREE_ALL(stack, plen, kids, path);
 	return rv;
 }

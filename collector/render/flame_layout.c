@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "fgfree.h"
 
 struct entry {
 	const char *p;
@@ -257,20 +258,13 @@ static int layout(const struct flame *f, double minwidth, struct flame_layout *o
 				   &kids, &pending) != 0)
 			goto nomem;
 	}
-	free(pending.p);
-	free(ents.p);
-	free(kids.p);
-	free(tot);
+	FG_FREE_ALL(pending.p, ents.p, kids.p, tot);
 	out->frames = frames.p;
 	out->n = frames.n;
 	out->depthmax = depthmax;
 	return 0;
 nomem:
-	free(tot);
-	free(frames.p);
-	free(pending.p);
-	free(ents.p);
-	free(kids.p);
+	FG_FREE_ALL(tot, frames.p, pending.p, ents.p, kids.p);
 	return -ENOMEM;
 }
 

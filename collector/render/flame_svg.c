@@ -21,6 +21,7 @@
 
 #include "flame_layout.h"
 #include "flamegraph_js.h"
+#include "fgfree.h"
 
 #define XPAD 10.0
 #define FRAMEPAD 1.0
@@ -732,8 +733,6 @@ int flame_render_svg(const struct flame *f, const struct flame_opts *o, FILE *ou
 	if (w.err && (rv == 0 || rv == -ENODATA))
 		rv = -EIO;
 	flame_layout_fini(&lay);
-	free(c.col);
-	free(c.ys);
-	free(w.buf);
+	FG_FREE_ALL(c.col, c.ys, w.buf);
 	return rv;
 }

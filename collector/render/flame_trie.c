@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 
 #include "array.h"
+#include "fgfree.h"
 
 /*
  * Map the whole pages of [p, p + n) now, in one call, instead of one fault per page (a fresh
@@ -472,19 +473,8 @@ void flame_free(struct flame *f)
 {
 	if (!f)
 		return;
-	free(f->nodes);
-	free(f->self_a);
-	free(f->start);
-	free(f->names);
-	free(f->pool);
-	free(f->slots);
-	free(f->name_tab);
-	free(f->ids);
-	free(f->phash);
-	free(f->spans);
-	free(f->hexbuf);
-	free(f->prev);
-	free(f);
+	FG_FREE_ALL(f->nodes, f->self_a, f->start, f->names, f->pool, f->slots, f->name_tab, f->ids,
+		    f->phash, f->spans, f->hexbuf, f->prev, f);
 }
 
 /*

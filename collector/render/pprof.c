@@ -19,6 +19,7 @@
 
 #include "array.h"
 #include "htab.h"
+#include "fgfree.h"
 
 /* profile.proto field numbers. */
 enum {
@@ -211,9 +212,7 @@ void pprof_free(struct pprof *p)
 		free(p->stacks[i].fn);
 	free(p->str);
 	htab_fini(&p->strtab);
-	free(p->fname);
-	free(p->fnidx);
-	free(p->stacks);
+	FG_FREE_ALL(p->fname, p->fnidx, p->stacks);
 	htab_fini(&p->stacktab);
 	free(p);
 }

@@ -12,6 +12,7 @@
 
 #include "framelabel.h"
 #include "stackagg.h"
+#include "fgfree.h"
 
 struct build {
 	const struct stackagg *a;
@@ -84,9 +85,7 @@ int topview_build(const struct stackagg *a, struct topview *tv)
 	tv->samples = b.samples;
 	rv = 0;
 out:
-	free(b.self);
-	free(b.total);
-	free(b.mark);
+	FG_FREE_ALL(b.self, b.total, b.mark);
 	return rv;
 }
 

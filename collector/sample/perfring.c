@@ -75,12 +75,9 @@ size_t perfring_sample_id_size(const struct perfring_format *fmt)
 	return n;
 }
 
-/* The sample_id trailer, in the kernel's order (perf_event__output_id_sample). */
-static void decode_sample_id(const struct perfring_format *fmt, struct cur *c,
-			     struct perfring_rec *r)
+/* TID then TIME, where t (a sample_type) has them: a sample's and a sample_id's order. */
+static void decode_tid_time(uint64_t t, struct cur *c, struct perfring_rec *r)
 {
-	uint64_t t = fmt->sample_type;
-
 	if (t & PERF_SAMPLE_TID) {
 		cur_u32x2(c, &r->pid, &r->tid);
 		r->has_tid = true;
@@ -89,20 +86,38 @@ static void decode_sample_id(const struct perfring_format *fmt, struct cur *c,
 		r->time = cur_u64(c);
 		r->has_time = true;
 	}
-	if (t & PERF_SAMPLE_ID) {
-		r->id = cur_u64(c);
-		r->has_id = true;
-	}
+}
+
+/* The event's id (PERF_SAMPLE_ID or PERF_SAMPLE_IDENTIFIER). */
+static void decode_id(struct cur *c, struct perfring_rec *r)
+{
+	r->id = cur_u64(c);
+	r->has_id = true;
+}
+
+/* ID, STREAM_ID and CPU where t has them: a sample's and a sample_id's order after TIME. */
+static void decode_id_cpu(uint64_t t, struct cur *c, struct perfring_rec *r)
+{
+	if (t & PERF_SAMPLE_ID)
+		decode_id(c, r);
 	if (t & PERF_SAMPLE_STREAM_ID)
 		(void)cur_u64(c);
 	if (t & PERF_SAMPLE_CPU) {
 		cur_u32x2(c, &r->cpu, NULL);
 		r->has_cpu = true;
 	}
-	if (t & PERF_SAMPLE_IDENTIFIER) {
-		r->id = cur_u64(c);
-		r->has_id = true;
-	}
+}
+
+/* The sample_id trailer, in the kernel's order (perf_event__output_id_sample). */
+static void decode_sample_id(const struct perfring_format *fmt, struct cur *c,
+			     struct perfring_rec *r)
+{
+	uint64_t t = fmt->sample_type;
+
+	decode_tid_time(t, c, r);
+	decode_id_cpu(t, c, r);
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		decode_id(c, r);
 }
 
 /* Split the raw callchain at its context markers (see struct perfring_rec). */
@@ -138,32 +153,14 @@ static void decode_sample(const struct perfring_format *fmt, struct cur *c, stru
 	uint64_t t = fmt->sample_type;
 
 	/* Kernel order: perf_output_sample(). */
-	if (t & PERF_SAMPLE_IDENTIFIER) {
-		r->id = cur_u64(c);
-		r->has_id = true;
-	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		decode_id(c, r);
 	if (t & PERF_SAMPLE_IP)
 		r->u.sample.ip = cur_u64(c);
-	if (t & PERF_SAMPLE_TID) {
-		cur_u32x2(c, &r->pid, &r->tid);
-		r->has_tid = true;
-	}
-	if (t & PERF_SAMPLE_TIME) {
-		r->time = cur_u64(c);
-		r->has_time = true;
-	}
+	decode_tid_time(t, c, r);
 	if (t & PERF_SAMPLE_ADDR)
 		r->u.sample.addr = cur_u64(c);
-	if (t & PERF_SAMPLE_ID) {
-		r->id = cur_u64(c);
-		r->has_id = true;
-	}
-	if (t & PERF_SAMPLE_STREAM_ID)
-		(void)cur_u64(c);
-	if (t & PERF_SAMPLE_CPU) {
-		cur_u32x2(c, &r->cpu, NULL);
-		r->has_cpu = true;
-	}
+	decode_id_cpu(t, c, r);
 	if (t & PERF_SAMPLE_PERIOD)
 		r->u.sample.period = cur_u64(c);
 	if (t & PERF_SAMPLE_CALLCHAIN) {

@@ -288,7 +288,7 @@ static int evts_enable(struct sampler *s, size_t from)
 static int open_task(struct sampler *s, pid_t pid, pid_t tid)
 {
 	size_t first = s->nevts;
-	bool cpu = s->info.mode != SAMPLER_MODE_OFFCPU, sw = s->info.mode != SAMPLER_MODE_CPU;
+	bool cpu = sampler_mode_cpu(s->info.mode), sw = sampler_mode_switch(s->info.mode);
 	int rv;
 
 	for (unsigned int i = 0; i < s->nrings; i++) {
@@ -561,6 +561,15 @@ static int switch_setup(struct sampler *s, const struct sampler_opts *o)
 }
 
 /*
+ * Whether mode m takes CPU samples beside the switch-outs' (wall): they weigh their period, so
+ * the CPU clock is cpu-clock (ns), and a preempted thread's time is laid along them.
+ */
+static bool both_samples(enum sampler_mode m)
+{
+	return sampler_mode_cpu(m) && sampler_mode_switch(m);
+}
+
+/*
  * Off-CPU by BPF (switchbpf.h): the program loaded (attached once the events are enabled), and
  * the output event per CPU whose samples carry its records as raw data. It has the rings' record
  * format, with neither call chain nor stack copy of its own (the records hold the thread's).
@@ -579,7 +588,7 @@ static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
 		.period = o->switch_period,
 		.name_filter = o->thread_filter,
 		.self_time = switchbpf_kernel_stats_on(),
-		.lay_preempted = o->mode == SAMPLER_MODE_WALL && !o->keep_preempted,
+		.lay_preempted = both_samples(o->mode) && !o->keep_preempted,
 		/* as densely as the thread's CPU time is sampled */
 		.irq_period_ns = 1000000000ull / (o->freq_hz ? o->freq_hz : SAMPLER_DEFAULT_FREQ),
 	};
@@ -658,14 +667,13 @@ static int setup(struct sampler *s, const struct sampler_opts *o)
 	s->info.raise_err = fit.raise_err;
 	s->info.max_stack = fit.depth;
 	attr_init(&s->attr, o, freq, fit.depth);
-	if (o->mode > SAMPLER_MODE_WALL)
+	if ((unsigned int)o->mode >= SAMPLER_MODE_NONE) /* the last; it samples nothing */
 		return -EINVAL;
 	s->info.mode = o->mode;
 
 	/* Wall: a CPU sample weighs its period, which is nanoseconds only for cpu-clock. */
-	s->info.cycles_err = o->force_cpu_clock || o->mode == SAMPLER_MODE_WALL
-				     ? -ECANCELED
-				     : sampler_probe_cycles();
+	s->info.cycles_err =
+		o->force_cpu_clock || both_samples(o->mode) ? -ECANCELED : sampler_probe_cycles();
 	if (s->info.cycles_err == 0) {
 		s->attr.type = PERF_TYPE_HARDWARE;
 		s->attr.config = PERF_COUNT_HW_CPU_CYCLES;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dbgfetch.h"
+#include "session.h"
 #include "threadtime.h"
 #include "util.h"
 
@@ -410,13 +411,13 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	    (unsigned long long)sm->offcpu_under_min, (unsigned long long)(sm->min_block_ns / 1000),
 	    (double)sm->offcpu_under_min_ns / 1e9, (unsigned long long)skipped,
 	    (unsigned long long)sm->offcpu_unmatched, (unsigned long long)sm->offcpu_full);
-	if (sm->event == FG_EVENT_WALL && sm->exact.on)
+	if (evkind_of(sm->event)->cpu_time && sm->exact.on)
 		say(out,
 		    "wall: %.3f s on the CPU + %.3f s off it, every thread's exact time (the "
 		    "samples weighed %.3f s + %.3f s)",
 		    (double)sm->exact.ns[THREADTIME_CPU] / 1e9, (double)off_ns(&sm->exact) / 1e9,
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
-	else if (sm->event == FG_EVENT_WALL)
+	else if (evkind_of(sm->event)->cpu_time)
 		say(out, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
 	report_vthreads(&sm->vt, sm->vt_start_ns, out);

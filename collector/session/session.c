@@ -18,6 +18,7 @@
  * at session_finish, against everything that ever arrived); never against a partial replay.
  */
 #include "session_int.h"
+#include "fgfree.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	else if (s->ex.tt_on)
 		smp.stratum = strata_add(&s->ex.st, r->tid, THREADTIME_CPU, smp.weight, 0.0);
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
-	if (s->ex.tt_on && s->o.event == FG_EVENT_WALL && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
+	if (s->ex.tt_on && s->kind->cpu_time && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
 		/* its copy, for the thread's time preempted by interrupts (STRATA_LAID) */
 		smp.leaf = threadtime_kind_frame(SWITCHTOT_PREEMPTED);
 		smp.stratum = strata_add(&s->ex.st, r->tid, STRATA_LAID, smp.weight, 0.0);
@@ -143,7 +144,7 @@ static int on_record(void *ctx, const struct perfring_rec *r)
 				on_switch_sample(s, r);
 			break;
 		}
-		if (s->o.event == FG_EVENT_WALL) {
+		if (s->kind->cpu_time) {
 			/* cpu-clock's period: the nanoseconds since the thread's last sample. */
 			struct perfring_rec c = *r;
 
@@ -233,6 +234,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
+	s->kind = evkind_of(o->event);
 	s->so = seams && seams->sampler ? seams->sampler : &ses_real_sampler;
 	s->now = seams && seams->now ? seams->now : fg_now_ns;
 	src_open = seams && seams->src_open ? seams->src_open : session_src_open;
@@ -255,9 +257,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		s->ae.nframes = calloc(FGP_MAX_EVENT_DEPTH, sizeof(*s->ae.nframes));
 		s->ae.ids = calloc(STACKAGG_MAX_FRAMES, sizeof(*s->ae.ids));
 		if (!s->ae.nframes || !s->ae.ids) {
-			free(s->ae.nframes);
-			free(s->ae.ids);
-			free(s);
+			FG_FREE_ALL(s->ae.nframes, s->ae.ids, s);
 			return -ENOMEM;
 		}
 	}
@@ -288,7 +288,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	threadnames_init(&s->names);
 	htab_init(&s->flt.names_told);
 	threadtime_init(&s->ex.tt);
-	strata_init(&s->ex.st, evkind_of(o->event)->mode == SAMPLER_MODE_WALL);
+	strata_init(&s->ex.st, s->kind->cpu_time);
 	s->src_env =
 		(struct session_src_env){ .o = &s->o,
 					  .targets = &s->targets,

@@ -139,6 +139,7 @@ struct ses_drain {
 
 struct session {
 	struct session_opts o;
+	const struct evkind *kind; /* o.event's row (evkind.h) */
 	uint64_t start_ns, end_ns;
 	struct targets targets;
 	struct ses_life life;

@@ -20,6 +20,7 @@
 #include "jvmset.h"
 #include "notes.h"
 #include "receive.h"
+#include "session.h"
 #include "targets.h"
 #include "util.h"
 

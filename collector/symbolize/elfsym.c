@@ -10,6 +10,7 @@
 #include "array.h"
 #include "demangle.h"
 #include "fgsearch.h"
+#include "fgfree.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -87,10 +88,7 @@ void elfsym_free(struct elfsym *es)
 				free(es->dnames[i]);
 		free(es->dnames);
 	}
-	free(es->syms);
-	free(es->addrs);
-	free(es->names);
-	free(es);
+	FG_FREE_ALL(es->syms, es->addrs, es->names, es);
 }
 
 /* Scan one block of notes for NT_GNU_BUILD_ID. */

@@ -9,6 +9,7 @@
 #include "array.h"
 #include "fgsearch.h"
 #include "util.h"
+#include "fgfree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,11 +44,7 @@ void kallsyms_free(struct kallsyms *ks)
 		return;
 	for (size_t i = 0; i < ks->nmodules; i++)
 		free(ks->modules[i]);
-	free(ks->modules);
-	free(ks->syms);
-	free(ks->addrs);
-	free(ks->names);
-	free(ks);
+	FG_FREE_ALL(ks->modules, ks->syms, ks->addrs, ks->names, ks);
 }
 
 static int module_index(struct kallsyms *ks, const char *name, size_t len, uint16_t *idx)

@@ -34,6 +34,7 @@
 #include "methodset.h"
 #include "names.h"
 #include "records.h"
+#include "fgfree.h"
 
 /*
  * Bcis a method's table is also kept for as a direct bci -> line array (2 bytes each): up to
@@ -362,10 +363,7 @@ static void build_fini(struct codelines_load *b)
 	if (b->owned)
 		for (size_t i = 0; i < b->n_ids; i++)
 			free(b->owned[i]);
-	free((void *)b->tabs);
-	free(b->owned);
-	free(b->pcs);
-	free(b->lines);
+	FG_FREE_ALL((void *)b->tabs, b->owned, b->pcs, b->lines);
 }
 
 /* The tables of the compile's distinct methods. 0 or -ENOMEM. */

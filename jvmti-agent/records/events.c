@@ -22,6 +22,7 @@
 #include "methodset.h"
 #include "names.h"
 #include "records.h"
+#include "fgfree.h"
 
 static struct fgp_str str_of(const char *s)
 {
@@ -102,11 +103,7 @@ static void inline_fini(struct events_inline *t)
 	if (t->names)
 		for (size_t i = 0; i < t->n_ids; i++)
 			free(t->names[i]);
-	free(t->names);
-	free(t->methods);
-	free(t->sym);
-	free(t->pcs);
-	free(t->chains);
+	FG_FREE_ALL(t->names, t->methods, t->sym, t->pcs, t->chains);
 	t->names = NULL;
 	t->methods = NULL;
 	t->sym = NULL;

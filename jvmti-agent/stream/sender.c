@@ -32,6 +32,7 @@
 #include "intern.h"
 #include "livecode.h"
 #include "wantfile.h"
+#include "fgfree.h"
 
 #define RETRY_NS 2000000ull	 /* retry a refused message after 2 ms at first ... */
 #define RETRY_MAX_NS 64000000ull /* ... and at most 64 ms (see retry_after) */
@@ -139,15 +140,8 @@ void sender_free(struct sender *s)
 	if (s == NULL)
 		return;
 	livecode_free(s->t);
-	free(s->batch);
-	free(s->jvm_version);
-	free(s->agent_version);
-	free(s->after_hello);
-	free(s->service);
-	free(s->sent_ids);
-	free(s->conv);
-	free(s->resolved);
-	free(s);
+	FG_FREE_ALL(s->batch, s->jvm_version, s->agent_version, s->after_hello, s->service,
+		    s->sent_ids, s->conv, s->resolved, s);
 }
 
 void sender_set_intern(struct sender *s, struct intern *st)

@@ -11,7 +11,6 @@
  */
 #include "codeheap.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -496,17 +495,17 @@ int codeheap_frame(struct codeheap *h, uint64_t addr, bool nmethod, struct fgp_c
 	return 0;
 }
 
+static int build_of(const struct vmstructs *vs, void *out)
+{
+	codeheap_build(vs, out);
+	return 0;
+}
+
 int codeheap_read(const void *jvm_addr, struct codeheap *out)
 {
-	struct vmstructs vs;
-	void *h;
 	int rv;
 
 	memset(out, 0, sizeof(*out));
-	rv = vmstructs_of(jvm_addr, &vs, &h);
-	if (rv == 0) {
-		codeheap_build(&vs, out);
-		dlclose(h);
-	}
+	rv = vmstructs_with(jvm_addr, build_of, out);
 	return rv == 0 && !out->ok ? -ENOENT : rv;
 }

@@ -14,7 +14,6 @@
  */
 #include "unloadcount.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -113,15 +112,12 @@ int unloadcount_from(const struct vmstructs *vs, uint64_t *addr)
 	return rv;
 }
 
+static int find_in(const struct vmstructs *vs, void *addr)
+{
+	return unloadcount_from(vs, addr);
+}
+
 int unloadcount_find(const void *jvm_addr, uint64_t *addr)
 {
-	struct vmstructs vs;
-	void *h;
-	int rv = vmstructs_of(jvm_addr, &vs, &h);
-
-	if (rv != 0)
-		return rv;
-	rv = unloadcount_from(&vs, addr);
-	dlclose(h);
-	return rv;
+	return vmstructs_with(jvm_addr, find_in, addr);
 }

@@ -8,7 +8,6 @@
  */
 #include "vmflags.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -69,16 +68,13 @@ int vmflags_from(const struct vmstructs *vs, uint32_t *flags)
 	return 0;
 }
 
+static int flags_from(const struct vmstructs *vs, void *flags)
+{
+	return vmflags_from(vs, flags);
+}
+
 int vmflags_read(const void *jvm_addr, uint32_t *flags)
 {
-	struct vmstructs vs;
-	void *h;
-	int rv;
-
 	*flags = FGP_HELLO_DEBUG_NON_SAFEPOINTS;
-	if (vmstructs_of(jvm_addr, &vs, &h) != 0)
-		return -ENOENT;
-	rv = vmflags_from(&vs, flags);
-	dlclose(h);
-	return rv;
+	return vmstructs_with(jvm_addr, flags_from, flags);
 }

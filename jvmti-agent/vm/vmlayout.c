@@ -25,7 +25,6 @@
  */
 #include "vmlayout.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -199,17 +198,23 @@ void vmlayout_set_unload_slot(struct fgp_vm_layout *l, uint64_t addr)
 	l->caps |= FGP_VML_CAP_UNLOAD_EPOCH;
 }
 
+struct build_arg {
+	unsigned int jdk;
+	struct fgp_vm_layout *out;
+};
+
+static int build_of(const struct vmstructs *vs, void *arg)
+{
+	const struct build_arg *a = arg;
+
+	vmlayout_build(vs, a->jdk, a->out);
+	return 0;
+}
+
 int vmlayout_read(const void *jvm_addr, const char *release, struct fgp_vm_layout *out)
 {
-	struct vmstructs vs;
-	void *h;
-	int rv;
+	struct build_arg a = { vmlayout_jdk_major(release), out };
 
 	memset(out, 0, sizeof(*out));
-	rv = vmstructs_of(jvm_addr, &vs, &h);
-	if (rv == 0) {
-		vmlayout_build(&vs, vmlayout_jdk_major(release), out);
-		dlclose(h);
-	}
-	return rv;
+	return vmstructs_with(jvm_addr, build_of, &a);
 }

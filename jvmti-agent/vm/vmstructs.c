@@ -105,6 +105,20 @@ int vmstructs_of(const void *jvm_addr, struct vmstructs *out, void **handle)
 	return 0;
 }
 
+int vmstructs_with(const void *jvm_addr, int (*use)(const struct vmstructs *vs, void *arg),
+		   void *arg)
+{
+	struct vmstructs vs;
+	void *h;
+	int rv = vmstructs_of(jvm_addr, &vs, &h);
+
+	if (rv != 0)
+		return rv;
+	rv = use(&vs, arg);
+	dlclose(h);
+	return rv;
+}
+
 /* The entry of type::field, static or not as asked, or NULL. */
 static const char *find_entry(const struct vmstructs *vs, const char *type, const char *field,
 			      bool want_static)

@@ -45,6 +45,18 @@ enum sampler_mode {
 	SAMPLER_MODE_NONE,    /* no perf sampling: the agents send the events */
 };
 
+/* Whether mode m takes CPU samples at freq_hz (CPU and wall). */
+static inline bool sampler_mode_cpu(enum sampler_mode m)
+{
+	return m != SAMPLER_MODE_OFFCPU && m != SAMPLER_MODE_NONE;
+}
+
+/* Whether mode m takes samples at switch-outs (off-CPU and wall). */
+static inline bool sampler_mode_switch(enum sampler_mode m)
+{
+	return m != SAMPLER_MODE_CPU && m != SAMPLER_MODE_NONE;
+}
+
 /*
  * An agent event profile's units (allocations, live objects, locks): each stack has a count
  * (bytes, or microseconds waited) and a second value (objects, contentions); pprof gets two
@@ -62,9 +74,12 @@ struct evkind {
 	const char *unit;   /* what a count is: "samples", "us", "bytes" */
 	const char *what;   /* `top`'s and the rolling summary's words: "off the CPU" ... */
 	enum sampler_mode mode;
-	bool from_agent;       /* the agents' events: no perf sampling, no privileges */
-	unsigned agent_on;     /* ... what the agents are asked to turn on (FGP_EVM_*, fgproto.h) */
-	bool time;	       /* counts are microseconds of time by switch-outs (offcpu, wall) */
+	bool from_agent;   /* the agents' events: no perf sampling, no privileges */
+	unsigned agent_on; /* ... what the agents are asked to turn on (FGP_EVM_*, fgproto.h) */
+	bool time;	   /* counts are microseconds of time by switch-outs (offcpu, wall) */
+	/* ... and the CPU samples too weigh their time (cpu-clock's period, ns), so the time on
+	 * and off the CPU share one scale (wall); a thread's exact time is split the same way */
+	bool cpu_time;
 	const char *time_type; /* pprof's sample type of a time profile ("off_cpu"), else NULL */
 	const struct evkind_types *types; /* an agent event's pprof types, else NULL */
 	/* Pyroscope's sample-type config (JSON) and units of the profile's type */

@@ -34,6 +34,7 @@
 #include "javaframes.h"
 #include "jvmevent.h"
 #include "session_jvm.h"
+#include "session_src.h"
 #include "vmstack.h"
 #include "stackagg.h"
 #include "strata.h"
@@ -67,12 +68,6 @@ enum session_target {
 	SESSION_TARGET_PID,	  /* one process */
 	SESSION_TARGET_CONTAINER, /* every process whose container id starts with `container` */
 	SESSION_TARGET_ALL,	  /* every JVM whose agent is connected */
-};
-
-enum session_src {
-	SESSION_SRC_AUTO, /* ctl when the daemon answers, else listen */
-	SESSION_SRC_LISTEN,
-	SESSION_SRC_CTL,
 };
 
 /* How user stacks are unwound (--unwind). */

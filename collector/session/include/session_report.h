@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "session.h"
+struct session_summary;
 
 /* The summary of sm, line by line to line(arg, text) (text borrowed for the call). */
 void session_report(const struct session_summary *sm, void (*line)(void *arg, const char *text),

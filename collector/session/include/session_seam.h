@@ -15,9 +15,11 @@
 #include <sys/types.h>
 
 #include "sampler.h"
-#include "session.h"
 #include "session_src.h"
 #include "switchbpf.h"
+
+struct session;
+struct session_opts;
 
 /* The sampler's calls as the recording makes them; smp is what open returned. */
 struct session_sampler_ops {

@@ -18,14 +18,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "session.h"
-
 struct codetab;
 struct jvm_event;
 struct jvm_evwant;
 struct jvm_info;
 struct notes;
+struct session_opts;
 struct targets;
+
+/* Where a recording's code tables come from (session_opts.src, --src). */
+enum session_src {
+	SESSION_SRC_AUTO, /* ctl when the daemon answers, else listen */
+	SESSION_SRC_LISTEN,
+	SESSION_SRC_CTL,
+};
 
 /* What a source works on, borrowed for the life of the source. */
 struct session_src_env {

@@ -9,6 +9,7 @@
  * (again) during the current call and is equal to what the name was made from.
  */
 #include "interp_namer.h"
+#include "fgfree.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -39,10 +40,7 @@ void interp_namer_free(struct interp_namer *n)
 		return;
 	interp_cache_flush(n);
 	htab_fini(&n->methods);
-	free(n->reval);
-	free(n->reval_local);
-	free(n->reval_remote);
-	free(n);
+	FG_FREE_ALL(n->reval, n->reval_local, n->reval_remote, n);
 }
 
 void interp_begin_sample(struct interp_namer *n)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fghash.h"
+#include "fgfree.h"
 
 static uint64_t method_key(uint32_t pid, uint64_t method)
 {
@@ -29,9 +30,7 @@ static struct interp_cached_method *entry_at(const uint64_t *val)
 
 static void entry_free(struct interp_cached_method *e)
 {
-	free(e->bytes);
-	free(e->name);
-	free(e);
+	FG_FREE_ALL(e->bytes, e->name, e);
 }
 
 struct interp_cached_method *interp_cache_find(struct interp_namer *n, uint32_t pid,

@@ -41,6 +41,13 @@ int vmstructs_from_dl(void *handle, struct vmstructs *out);
 int vmstructs_of(const void *jvm_addr, struct vmstructs *out, void **handle);
 
 /*
+ * use(vs, arg) over vmstructs_of(jvm_addr), the library handle closed after it: use's result,
+ * or -ENOENT (use not called).
+ */
+int vmstructs_with(const void *jvm_addr, int (*use)(const struct vmstructs *vs, void *arg),
+		   void *arg);
+
+/*
  * The offset of non-static field type::field: 0 with *off (and *typestr, may be NULL: the
  * field's C type as HotSpot names it, e.g. "u2") set, or -ENOENT.
  */

@@ -43,6 +43,9 @@ static void test_every_kind_has_every_field(void **state)
 				 k->mode == SAMPLER_MODE_OFFCPU || k->mode == SAMPLER_MODE_WALL);
 		if (k->time)
 			assert_string_equal(k->unit, "us");
+		/* CPU samples weigh time only where switch-outs do too: both on one scale */
+		assert_int_equal(k->cpu_time, k->time && sampler_mode_cpu(k->mode));
+		assert_int_equal(k->time, sampler_mode_switch(k->mode));
 		if (k->types) {
 			assert_non_null(k->types->t1);
 			assert_non_null(k->types->t2);

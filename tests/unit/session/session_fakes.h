@@ -13,6 +13,7 @@
 
 #include "codetab.h"
 #include "notes.h"
+#include "session.h"
 #include "session_seam.h"
 #include "targets.h"
 
