@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #define W 8u /* a word */
 
@@ -214,6 +215,35 @@ static bool continues(const struct vtchunk_layout *l, const struct unw_ops *ops,
 	       g->code_begin == f->code_begin;
 }
 
+/*
+ * Chunk h's frames from sp end exactly at its bottom with a frame of the thawed frame's
+ * method (compiled frames only: a frozen-again tail holds what ran on the carrier).
+ */
+static bool ends_at_bottom(const struct unw_ops *ops, const struct ustack *cp, uint64_t base,
+			   const struct chunk_hdr *h, const struct unw_frame *thawed)
+{
+	const struct fgp_code_frame *t = NULL;
+	uint64_t pos = base + (uint64_t)h->sp * W, end = base + (uint64_t)h->bottom * W;
+	uint64_t pc = h->pc;
+
+	if (ops->classify(ops->ctx, thawed->pc, thawed->how != UNW_HOW_LEAF, &t) != UNW_COMPILED ||
+	    !t)
+		return false;
+	for (uint32_t k = 0; k < 256 && pos < end; k++) {
+		const struct fgp_code_frame *f = NULL;
+
+		if (ops->classify(ops->ctx, pc, true, &f) != UNW_COMPILED || !f ||
+		    f->frame_size < 16 || f->frame_size % W)
+			return false;
+		pos += f->frame_size;
+		if (pos == end)
+			return f->code_begin == t->code_begin;
+		if (!ustack_word(cp, pos - W, &pc))
+			return false;
+	}
+	return false;
+}
+
 /* One chunk's frames from its sp: 0 at its bottom, or an error (frames found so far kept). */
 static int walk_chunk(struct vtchunk *v, const struct unw_ops *ops, const struct ustack *cp,
 		      uint64_t base, const struct chunk_hdr *h, struct unw_frame *out, uint32_t max,
@@ -281,6 +311,7 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 {
 	struct chunk_hdr h;
 	uint64_t cont, chunk;
+	bool first = true;
 	int rv;
 
 	*n = 0;
@@ -294,7 +325,7 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 		return -ENOENT;
 	}
 	for (uint32_t k = 0; chunk; k++) {
-		struct ustack cp;
+		struct ustack cp = { 0 };
 		int32_t from;
 
 		if (k == VTCHUNK_MAX_CHUNKS) {
@@ -308,28 +339,43 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 			v->st.bad_frame++;
 			return -EBADMSG;
 		}
-		if (h.sp == h.bottom) { /* empty */
-			if (k == 0) {
-				v->st.stale++;
-				return -ESTALE;
-			}
-			chunk = h.parent;
-			continue;
-		}
-		/* The first chunk: also the words of the thawed frame below its sp. */
+		/* The tail: also the words below its sp, the copy the lowest thawed frame was
+		 * thawed from (an empty tail was thawed whole: its parents hold the rest). */
 		from = h.sp >= 2 ? h.sp - 2 : 0;
 		if (k == 0)
 			from = h.sp >= 64 ? h.sp - 64 : 0;
-		if ((rv = read_words(v, l, mem, chunk, from, h.bottom, &cp)) != 0)
+		if (from < h.bottom &&
+		    (rv = read_words(v, l, mem, chunk, from, h.bottom, &cp)) != 0)
 			return rv;
 		if (k == 0 &&
 		    !continues(l, ops, s, &cp, chunk + l->ck_stack + (uint64_t)h.sp * W, thawed)) {
-			v->st.stale++;
-			return -ESTALE;
+			/*
+			 * Frozen again since the sample: a tail that was thawed whole then got the
+			 * thawed frames back, the lowest one last, ending at its bottom; its
+			 * parents still hold the rest. Else the sample's frames are gone.
+			 */
+			if (h.sp == h.bottom || !h.parent ||
+			    !continues(l, ops, s, &cp, chunk + l->ck_stack + (uint64_t)h.bottom * W,
+				       thawed) ||
+			    !ends_at_bottom(ops, &cp, chunk + l->ck_stack, &h, thawed)) {
+				v->st.stale++;
+				return -ESTALE;
+			}
+			v->st.refrozen++;
+			h.sp = h.bottom;
 		}
+		if (h.sp == h.bottom) {
+			chunk = h.parent;
+			continue;
+		}
+		first = false;
 		if ((rv = walk_chunk(v, ops, &cp, chunk + l->ck_stack, &h, out, max, n)) != 0)
 			return rv;
 		chunk = h.parent;
+	}
+	if (first) { /* every chunk empty: nothing frozen, yet a barrier */
+		v->st.stale++;
+		return -ESTALE;
 	}
 	v->st.whole++;
 	return 0;
