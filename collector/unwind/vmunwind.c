@@ -238,6 +238,18 @@ static bool thaw_walk(struct walk *w, struct unw_frame *out, uint32_t *n, uint32
 	out[(*n)++] = bar;
 	w->java_caller = false;
 	w->truncated = false;
+	/* enterSpecial by its frame facts from the entry's sp, else by the entry's rbp. */
+	if (w->ops->enter_pc) {
+		const struct fgp_code_frame *f = NULL;
+
+		if (w->ops->classify(w->ops->ctx, bar.pc, true, &f) == UNW_COMPILED && f &&
+		    f->frame_size >= 16 &&
+		    via_frame(w, &out[*n - 1], bar.sp, f->frame_size, UNW_HOW_FRAME, &out[*n])) {
+			out[*n - 1].code = UNW_COMPILED;
+			(*n)++;
+			return true;
+		}
+	}
 	if (via_fp(w, &bar, false, &out[*n])) {
 		(*n)++;
 		return true;

@@ -142,10 +142,13 @@ static int find_cont(struct vtchunk *v, const struct vtchunk_layout *l, const st
 		     const struct ustack *s, const struct unw_frame *bar, uint64_t *cont,
 		     uint64_t *tail, struct chunk_hdr *h)
 {
-	uint64_t end = bar->fp > bar->sp ? bar->fp : bar->sp;
 	uint32_t tried = 0;
 
-	for (uint64_t a = bar->sp; a <= end && tried < VTCHUNK_MAX_CANDIDATES; a += W) {
+	/* The entry's few words (and the thawed frame's stack arguments) lie just above the
+	 * barrier's sp; rbp is not trusted to bound them (compiled code may not keep it). */
+	for (uint64_t a = bar->sp;
+	     a < bar->sp + 2 * VTCHUNK_MAX_CANDIDATES * W && tried < VTCHUNK_MAX_CANDIDATES;
+	     a += W) {
 		uint8_t ref[8];
 		uint64_t w, chunk;
 

@@ -55,7 +55,7 @@ run() {
 }
 
 FG_JDK=$temurin
-for fp in fp nofp; do
+for fp in ${FG_VTS_FPS:-fp nofp}; do
 	cur=t25$fp
 	[[ $fp == nofp ]] && FG_JVM_OPTS=(-XX:-PreserveFramePointer)
 	fg_jvm_start "$cur" VThreadDeep 4 "$DEPTH"
