@@ -191,6 +191,10 @@ int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	if ((rv = vmstack_unwind(v, in, out)) != 0)
 		return rv;
 	v->st.hybrid++;
+	/* Through a barrier the kernel's chain lost the frozen frames: a walk that could not
+	 * get them either is shown [truncated], never that chain as if whole. */
+	if (barrier && out->truncated)
+		return 1;
 	if (out->end != UNW_END_ROOT)
 		return 0;
 	v->st.hybrid_rooted++;

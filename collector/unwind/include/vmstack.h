@@ -132,7 +132,8 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
  * library built without them, hides its callers from the kernel's walk, not from CFI); 0 when
  * the kernel's chain is kept (it is rooted, or the walk did not root either: stats count how
  * it ended); -ENODATA without registers, copy or kernel chain. A kernel chain through a
- * virtual thread's return barrier (in->vt) is not rooted at its thread: the walk is taken.
+ * virtual thread's return barrier (in->vt) is not rooted at its thread: the walk is taken,
+ * rooted or [truncated] (1), never that chain.
  */
 int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out);
 
