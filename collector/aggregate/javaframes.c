@@ -191,6 +191,17 @@ static void count_refusal(struct javaframes_stats *st, int rv)
  * requests in jf->req (their count in *nreq). Interpreter frames are marked unknown in out
  * until named. Returns how many frames are the interpreter's and have a stack copy.
  */
+/* The word at addr in the sample's stack copy or one of the extra copies. */
+static bool frame_word(const struct javaframes_in *in, uint64_t addr, uint64_t *out)
+{
+	if (ustack_word(in->stack, addr, out))
+		return true;
+	for (uint32_t i = 0; i < in->nr_extra; i++)
+		if (ustack_word(&in->extra[i], addr, out))
+			return true;
+	return false;
+}
+
 static uint32_t find_interpreted(struct javaframes *jf, struct jvmstate *j,
 				 const struct javaframes_in *in, uint32_t n,
 				 struct stackagg_uframe *out, uint32_t *nreq)
@@ -233,18 +244,18 @@ static uint32_t find_interpreted(struct javaframes *jf, struct jvmstate *j,
 		}
 		r = &jf->req[*nreq];
 		*r = (struct interp_req){ 0 };
-		if (!ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_method, &r->method)) {
+		if (!frame_word(in, w->fp + 8 * (int64_t)j->l.slot_method, &r->method)) {
 			jf->st.no_stack++;
 			jf->st.unknown++;
 			continue;
 		}
 		if (k == 0 && in->regs->valid)
 			r->bcps[r->nbcp++] = in->regs->r13; /* the leaf's live bcp */
-		if (ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_bcp, &slot))
+		if (frame_word(in, w->fp + 8 * (int64_t)j->l.slot_bcp, &slot))
 			r->bcps[r->nbcp++] = slot;
 		if (j->l.proof)
-			r->has_cache = ustack_word(in->stack, w->fp + 8 * (int64_t)j->l.slot_cache,
-						   &r->cache);
+			r->has_cache =
+				frame_word(in, w->fp + 8 * (int64_t)j->l.slot_cache, &r->cache);
 		jf->req_frame[(*nreq)++] = k;
 	}
 	return named;

@@ -170,6 +170,18 @@ static void report_unwind_summary(const struct session_summary *sm, const struct
 		    (unsigned long long)v->lost_at[UNW_ANON],
 		    (unsigned long long)v->lost_at[UNW_NOT_CODE], (unsigned long long)v->deopt,
 		    (unsigned long long)v->deferred);
+	if (v->vt.walks)
+		say(out,
+		    "  virtual threads: %llu stacks through a return barrier, %llu of them whole "
+		    "through their heap stack chunks (%llu frames from chunks), %llu shown "
+		    "[truncated] there (no Continuation proved %llu, chunk changed since the "
+		    "sample %llu, a frame that did not check out %llu, unreadable %llu, over a cap "
+		    "%llu)",
+		    (unsigned long long)v->vt.walks, (unsigned long long)v->frozen_whole,
+		    (unsigned long long)v->vt.frames, (unsigned long long)v->frozen_cut,
+		    (unsigned long long)v->vt.no_cont, (unsigned long long)v->vt.stale,
+		    (unsigned long long)v->vt.bad_frame, (unsigned long long)v->vt.unreadable,
+		    (unsigned long long)v->vt.over_budget);
 	if (v->checked || v->check_broken) {
 		pct(agree, sizeof(agree), v->agreed, v->checked);
 		say(out,

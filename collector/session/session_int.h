@@ -47,11 +47,13 @@
 #include "tracefs.h"
 #include "util.h"
 #include "vmmem.h"
+#include "vmstack.h"
 
 _Static_assert(NOTES_LEN == SESSION_NOTE_MAX, "a note is as long as session_next_note says");
 
 #define ROOTMEMO 512	   /* outermost frames remembered (struct rootmemo) */
 #define CTL_CLASS_MAX 1024 /* bytes of an event's class name kept as its leaf frame */
+#define VTLAYOUT_MAX 16	   /* JVMs whose virtual-thread layout is remembered */
 #define DEFER_MAX 256	   /* samples waiting for their code at once (struct deferred) */
 
 /* A sample whose walk stopped in code not announced yet, copied out of the ring. */
@@ -79,6 +81,13 @@ struct ses_unwind {
 	} roots[ROOTMEMO];
 	struct deferred *defer; /* DEFER_MAX of them, allocated at the first use */
 	size_t ndefer;
+	/* Each JVM's heap stack chunk layout, read once from its libjvm (session_unwind.c). */
+	struct vtlayout_memo {
+		uint32_t pid;
+		struct vtchunk_layout l;
+	} vtl[VTLAYOUT_MAX];
+	uint32_t vtl_next;
+	uint32_t vtmem_pid; /* the process vtmem reads */
 };
 
 /* Agent events (alloc, live, lock; session_agentev.c): what is asked of the agents, the

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 /* ---- sampler records ------------------------------------------------------------------- */
 
@@ -92,6 +93,116 @@ static bool maps_root_at(void *arg, uint32_t pid, uint64_t ts, uint64_t pc, bool
 	return root;
 }
 
+/* ---- virtual threads' heap stack chunks ---------------------------------------------------- */
+
+static int vtmem_read(void *ctx, uint64_t addr, void *buf, uint32_t len)
+{
+	const struct session *s = ctx;
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv((pid_t)s->uw.vtmem_pid, &l, 1, &r, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* libjvm's own values the chunk walk needs (vtchunk.h), in this order. */
+static const char *const vt_syms[] = {
+	"_ZN12StubRoutines19_cont_returnBarrierE",
+	"_ZN17ContinuationEntry10_return_pcE",
+	"_ZN28jdk_internal_vm_Continuation12_tail_offsetE",
+	"_ZN26jdk_internal_vm_StackChunk14_parent_offsetE",
+	"_ZN26jdk_internal_vm_StackChunk12_size_offsetE",
+	"_ZN26jdk_internal_vm_StackChunk10_sp_offsetE",
+	"_ZN26jdk_internal_vm_StackChunk14_bottom_offsetE",
+	"_ZN26jdk_internal_vm_StackChunk10_pc_offsetE",
+	"_ZN26jdk_internal_vm_StackChunk12_cont_offsetE",
+	"_ZN23InstanceStackChunkKlass16_offset_of_stackE",
+	"UseCompressedOops",
+	"_ZN14CompressedOops5_baseE", /* JDK 22 and later */
+	"_ZN14CompressedOops6_shiftE",
+	"_ZN14CompressedOops11_narrow_oopE", /* JDK 21: { base; int shift; ... } */
+};
+enum {
+	VS_BARRIER,
+	VS_RETPC,
+	VS_TAIL,
+	VS_PARENT,
+	VS_SIZE,
+	VS_SP,
+	VS_BOTTOM,
+	VS_PC,
+	VS_CONT,
+	VS_STACK,
+	VS_UCO,
+	VS_BASE,
+	VS_SHIFT,
+	VS_NARROW,
+	VS_N
+};
+
+/* Read the values at the addresses a[]: 0 and *l filled (l->ok when vtchunk_layout_check
+ * accepts it), or an error. */
+static int vt_layout_read(struct session *s, const uint64_t *a, struct vtchunk_layout *l)
+{
+	uint32_t *const off[] = {
+		[VS_TAIL] = &l->cont_tail, [VS_PARENT] = &l->ck_parent, [VS_SIZE] = &l->ck_size,
+		[VS_SP] = &l->ck_sp,	   [VS_BOTTOM] = &l->ck_bottom, [VS_PC] = &l->ck_pc,
+		[VS_CONT] = &l->ck_cont,   [VS_STACK] = &l->ck_stack
+	};
+	uint64_t base = 0;
+	int32_t v32 = 0;
+	uint8_t uco = 0;
+	int rv;
+
+	if (!a[VS_BARRIER] || !a[VS_UCO])
+		return -ENOENT;
+	if ((rv = vtmem_read(s, a[VS_BARRIER], &l->barrier, 8)) != 0 ||
+	    (a[VS_RETPC] && (rv = vtmem_read(s, a[VS_RETPC], &l->enter_pc, 8)) != 0) ||
+	    (rv = vtmem_read(s, a[VS_UCO], &uco, 1)) != 0)
+		return rv;
+	for (int k = VS_TAIL; k <= VS_STACK; k++) {
+		if (!a[k])
+			return -ENOENT;
+		if ((rv = vtmem_read(s, a[k], &v32, 4)) != 0)
+			return rv;
+		if (v32 <= 0)
+			return -EINVAL;
+		*off[k] = (uint32_t)v32;
+	}
+	l->narrow = uco != 0;
+	if (l->narrow) {
+		uint64_t ab = a[VS_BASE] ? a[VS_BASE] : a[VS_NARROW];
+		uint64_t as = a[VS_BASE] ? a[VS_SHIFT] : (a[VS_NARROW] ? a[VS_NARROW] + 8 : 0);
+
+		if (!ab || !as)
+			return -ENOENT;
+		if ((rv = vtmem_read(s, ab, &base, 8)) != 0 ||
+		    (rv = vtmem_read(s, as, &v32, 4)) != 0)
+			return rv;
+		l->narrow_base = base;
+		l->narrow_shift = (uint32_t)v32;
+	}
+	return vtchunk_layout_check(l);
+}
+
+/* pid's virtual-thread layout, read from its libjvm at the first call (ok false: none). */
+static const struct vtchunk_layout *vt_layout(struct session *s, uint32_t pid)
+{
+	struct vtlayout_memo *m;
+	uint64_t a[VS_N];
+
+	for (uint32_t i = 0; i < VTLAYOUT_MAX; i++)
+		if (s->uw.vtl[i].pid == pid)
+			return &s->uw.vtl[i].l;
+	m = &s->uw.vtl[s->uw.vtl_next++ % VTLAYOUT_MAX];
+	*m = (struct vtlayout_memo){ .pid = pid };
+	s->uw.vtmem_pid = pid;
+	if (symbolizer_data_symbols(s->sz, (pid_t)pid, "libjvm.so", vt_syms, VS_N, a) > 0)
+		(void)vt_layout_read(s, a, &m->l);
+	return &m->l;
+}
+
 /*
  * Keep a copy of sample r until the code tables are complete up to its time (walk_deferred).
  * false when memory is short.
@@ -136,7 +247,22 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 				 .kernel = r->u.sample.user,
 				 .nr_kernel = r->u.sample.nr_user };
 	bool regs_ok = sample_regs(r, &regs, &st), vm = false, named = false;
+	const struct vtchunk_mem vtmem = { s, vtmem_read };
+	struct vtchunk_layout vtl;
 	int rv;
+
+	if (s->uw.vs && tab && regs_ok) {
+		const struct fgp_vm_layout *vml = codetab_layout(tab, NULL);
+
+		vtl = *vt_layout(s, r->pid);
+		s->uw.vtmem_pid = r->pid;
+		if (vml && (vml->caps & FGP_VML_CAP_INTERP_FRAME) &&
+		    fgp_vml_has(vml, FGP_VML_INTERP_METHOD_SLOT))
+			vtl.interp_method_slot =
+				(int32_t)fgp_vml_get(vml, FGP_VML_INTERP_METHOD_SLOT);
+		vi.vt = &vtl;
+		vi.vtmem = &vtmem;
+	}
 
 	if (s->o.unwind_check && !use_vm(s, r->pid))
 		vi.kernel = NULL; /* the check compares the walk alone with the kernel's chain */
@@ -181,6 +307,8 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 			.regs = &regs,
 			.stack = &st,
 			.walk = vm ? vo.walk : NULL,
+			.extra = vm ? vo.frozen : NULL,
+			.nr_extra = vm ? vo.nr_frozen : 0,
 		};
 
 		named = javaframes_name(s->uw.jf, &in, s->uw.uframes) > 0;

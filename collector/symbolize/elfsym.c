@@ -321,6 +321,48 @@ static int begin_fd(int fd, uint64_t max_file_size, Elf **e)
 	return *e ? 0 : -ENOEXEC;
 }
 
+int elfsym_find_objects(int fd, uint64_t max_file_size, const char *const names[], size_t n,
+			uint64_t *vaddrs)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf *e;
+	int rv, found = 0;
+
+	memset(vaddrs, 0, n * sizeof(*vaddrs));
+	if ((rv = begin_fd(fd, max_file_size, &e)) != 0)
+		return rv;
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			break;
+	if (!scn || sh.sh_entsize == 0) {
+		elf_end(e);
+		return -ENOEXEC;
+	}
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t count = d ? d->d_size / sh.sh_entsize : 0;
+
+	for (size_t i = 1; i < count && found < (int)n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		if (!(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (!vaddrs[k] && strcmp(name, names[k]) == 0) {
+				vaddrs[k] = sym.st_value;
+				found++;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	return found;
+}
+
 int elfsym_load_fd(int fd, const struct elfsym_limits *lim, struct elfsym **out)
 {
 	struct elfsym_limits l;

@@ -562,3 +562,48 @@ int symbolizer_cfi_step(struct symbolizer *sz, pid_t pid, const struct elfcfi_re
 		return -ENOENT;
 	return elfcfi_step(c, vaddr, in, read, arg, out);
 }
+
+int symbolizer_data_symbols(struct symbolizer *sz, pid_t pid, const char *module,
+			    const char *const names[], size_t n, uint64_t *addrs)
+{
+	struct sproc *p;
+	struct procmap *m = NULL;
+	struct elfsym *es;
+	enum rootfs_via via;
+	uint64_t v0;
+	int fd, rv, found;
+
+	memset(addrs, 0, n * sizeof(*addrs));
+	if (!(p = proc_find(sz, pid))) {
+		rv = symbolizer_add_process(sz, pid);
+		if (!(p = proc_find(sz, pid)))
+			return rv ? rv : -ESRCH;
+	}
+	for (size_t i = 0; i < procmaps_count(p->maps); i++) {
+		struct procmap *c = procmaps_at(p->maps, i);
+
+		if ((c->prot & PROCMAP_X) && c->kind == PROCMAP_FILE &&
+		    strcmp(c->base, module) == 0) {
+			m = c;
+			break;
+		}
+	}
+	if (!m)
+		return -ENOENT;
+	/* The load bias: the mapping's start is the ELF address of its file offset. */
+	if ((rv = mapping_table(sz, p, m, &es)) != 0)
+		return rv;
+	if (elfsym_offset_to_vaddr(es, m->pgoff, true, &v0) != 0)
+		return -ENOEXEC;
+	fd = rootfs_open_mapping(p->rootfd, p->pid, m, 0, &via);
+	if (fd < 0)
+		return fd;
+	found = elfsym_find_objects(fd, 2ull << 30, names, n, addrs);
+	close(fd);
+	if (found < 0)
+		return found;
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i])
+			addrs[i] = addrs[i] - v0 + m->start;
+	return found;
+}

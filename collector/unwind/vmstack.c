@@ -33,21 +33,32 @@ struct vmstack {
 	uint64_t chain[VMSTACK_MAX_FRAMES + 1];
 	struct framewalk_frame walk[VMSTACK_MAX_FRAMES + 1];
 	struct vmstack_stats st;
+	struct vtchunk *vt;
 };
 
 struct vmstack *vmstack_new(void)
 {
-	return calloc(1, sizeof(struct vmstack));
+	struct vmstack *v = calloc(1, sizeof(struct vmstack));
+
+	if (v && !(v->vt = vtchunk_new())) {
+		free(v);
+		return NULL;
+	}
+	return v;
 }
 
 void vmstack_free(struct vmstack *v)
 {
+	if (!v)
+		return;
+	vtchunk_free(v->vt);
 	free(v);
 }
 
 void vmstack_stats(const struct vmstack *v, struct vmstack_stats *out)
 {
 	*out = v->st;
+	vtchunk_stats(v->vt, &out->vt);
 }
 
 /* The sample classify() answers for (NULL: none); its memo starts empty. */
@@ -109,6 +120,15 @@ static int native_step(void *ctx, const struct ustack *s, uint64_t pc, bool ret,
 	return 0;
 }
 
+static int frozen(void *ctx, const struct ustack *s, const struct unw_frame *thawed,
+		  const struct unw_frame *bar, struct unw_frame *out, uint32_t max, uint32_t *n)
+{
+	struct vmstack *v = ctx;
+	const struct unw_ops ops = { .ctx = v, .classify = classify };
+
+	return vtchunk_walk(v->vt, v->in->vt, v->in->vtmem, &ops, s, thawed, bar, out, max, n);
+}
+
 static bool root_at(const struct vmstack_in *in, uint64_t pc, bool ret)
 {
 	return in->maps->root_at && in->maps->root_at(in->maps->arg, in->pid, in->ts, pc, ret);
@@ -160,13 +180,21 @@ int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 {
 	int rv;
 
+	bool barrier = false;
+
 	if (!in->kernel || !in->nr_kernel)
 		return -ENODATA;
-	if (root_at(in, in->kernel[in->nr_kernel - 1], in->nr_kernel > 1))
+	for (uint32_t k = 1; in->vt && in->vt->ok && k < in->nr_kernel && !barrier; k++)
+		barrier = in->kernel[k] == in->vt->barrier;
+	if (!barrier && root_at(in, in->kernel[in->nr_kernel - 1], in->nr_kernel > 1))
 		return 0;
 	if ((rv = vmstack_unwind(v, in, out)) != 0)
 		return rv;
 	v->st.hybrid++;
+	/* Through a barrier the kernel's chain lost the frozen frames: a walk that could not
+	 * get them either is shown [truncated], never that chain as if whole. */
+	if (barrier && out->truncated)
+		return 1;
 	if (out->end != UNW_END_ROOT)
 		return 0;
 	v->st.hybrid_rooted++;
@@ -188,13 +216,18 @@ static bool facts_at(struct vmstack *v, uint32_t n)
 
 int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out)
 {
-	const struct unw_ops ops = { v, classify, native_step };
+	struct unw_ops ops = { .ctx = v, .classify = classify, .native_step = native_step };
 	uint64_t t0 = fg_now_ns();
 	struct unw_result res;
 	uint32_t n;
 	bool wait;
 
 	memset(out, 0, sizeof(*out));
+	if (in->vt && in->vt->ok && in->vtmem) {
+		ops.barrier = in->vt->barrier;
+		ops.enter_pc = in->vt->enter_pc;
+		ops.frozen = frozen;
+	}
 	set_in(v, in);
 	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
 	wait = in->may_defer && res.end == UNW_END_LOST &&
@@ -222,11 +255,16 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 		if ((v->frames[k].code == UNW_COMPILED) && k + 1 < n &&
 		    v->frames[k + 1].how != UNW_HOW_FRAME &&
 		    v->frames[k + 1].how != UNW_HOW_DEOPT &&
-		    v->frames[k + 1].how != UNW_HOW_PARTIAL)
+		    v->frames[k + 1].how != UNW_HOW_PARTIAL &&
+		    v->frames[k + 1].how != UNW_HOW_FROZEN)
 			v->st.no_facts++;
 	}
 	out->end = res.end;
-	if (res.end == UNW_END_TRUNCATED && (n = past_copy(v, in, n)) > res.n) {
+	v->st.frozen_whole += res.frozen && !res.frozen_cut;
+	v->st.frozen_cut += res.frozen_cut;
+	if (res.frozen)
+		out->frozen = vtchunk_copies(v->vt, &out->nr_frozen);
+	if (res.end == UNW_END_TRUNCATED && !res.frozen_cut && (n = past_copy(v, in, n)) > res.n) {
 		out->end = UNW_END_ROOT;
 		out->past_copy = true;
 		v->st.past_copy++;

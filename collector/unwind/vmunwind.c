@@ -211,6 +211,53 @@ static bool step(struct walk *w, struct unw_frame *cur, bool leaf, struct unw_fr
 	}
 }
 
+/*
+ * out[n - 1] is the return barrier: the frozen frames in its place, then the entry frame and
+ * its caller. false ends the walk (res->end set).
+ */
+static bool thaw_walk(struct walk *w, struct unw_frame *out, uint32_t *n, uint32_t max,
+		      struct unw_result *res)
+{
+	struct unw_frame bar = out[*n - 1];
+	uint32_t k = 0;
+	int rv;
+
+	rv = w->ops->frozen(w->ops->ctx, w->s, &out[*n - 2], &bar, &out[*n - 1], max - (*n - 1),
+			    &k);
+	for (uint32_t i = 0; i < k; i++)
+		out[*n - 1 + i].how = UNW_HOW_FROZEN;
+	*n = *n - 1 + k;
+	if (rv != 0 || *n + 2 > max) {
+		res->end = rv == -E2BIG || *n + 2 > max ? UNW_END_MAX : UNW_END_TRUNCATED;
+		res->frozen_cut = true;
+		return false;
+	}
+	res->frozen = true;
+	bar.pc = w->ops->enter_pc ? w->ops->enter_pc : bar.pc;
+	bar.code = UNW_STUB;
+	out[(*n)++] = bar;
+	w->java_caller = false;
+	w->truncated = false;
+	/* enterSpecial by its frame facts from the entry's sp, else by the entry's rbp. */
+	if (w->ops->enter_pc) {
+		const struct fgp_code_frame *f = NULL;
+
+		if (w->ops->classify(w->ops->ctx, bar.pc, true, &f) == UNW_COMPILED && f &&
+		    f->frame_size >= 16 &&
+		    via_frame(w, &out[*n - 1], bar.sp, f->frame_size, UNW_HOW_FRAME, &out[*n])) {
+			out[*n - 1].code = UNW_COMPILED;
+			(*n)++;
+			return true;
+		}
+	}
+	if (via_fp(w, &bar, false, &out[*n])) {
+		(*n)++;
+		return true;
+	}
+	res->end = w->truncated ? UNW_END_TRUNCATED : UNW_END_LOST;
+	return false;
+}
+
 uint32_t vmunwind(const struct unw_ops *ops, const struct uregs *r, const struct ustack *s,
 		  struct unw_frame *out, uint32_t max, struct unw_result *res)
 {
@@ -232,12 +279,16 @@ uint32_t vmunwind(const struct unw_ops *ops, const struct uregs *r, const struct
 		if (step(&w, &out[n - 1], n == 1, &out[n], &root, &deopt)) {
 			res->deopt += deopt;
 			n++;
+			if (ops->barrier && out[n - 1].pc == ops->barrier && ops->frozen &&
+			    !thaw_walk(&w, out, &n, max, res))
+				goto done;
 			continue;
 		}
 		res->deopt += deopt;
 		res->end = root ? UNW_END_ROOT : w.truncated ? UNW_END_TRUNCATED : UNW_END_LOST;
 		break;
 	}
+done:
 	res->n = n;
 	res->stop_code = out[n - 1].code;
 	return n;

@@ -62,6 +62,10 @@ struct javaframes_in {
 	/* The frame pointer each of user[] ran with, when the caller unwound the stack itself
 	 * (vmstack.h), or NULL: the kernel's frame-pointer chain is walked again in the copy. */
 	const struct framewalk_frame *walk;
+	/* More copies of frames' words (a virtual thread's heap stack chunks, vmstack_out's
+	 * frozen): an interpreted frame's slots are read from the first copy holding them. */
+	const struct ustack *extra;
+	uint32_t nr_extra;
 };
 
 /*

@@ -50,6 +50,14 @@ int elfsym_load_mem(const void *image, size_t size, const struct elfsym_limits *
 void elfsym_free(struct elfsym *es);
 
 /*
+ * The ELF virtual addresses of the data symbols (STT_OBJECT, defined) named names[0..n)
+ * (exact, mangled names) in the .symtab of the ELF file open at fd: vaddrs[i] = 0 when absent.
+ * Returns how many were found, or -ENOEXEC (not ELF, no .symtab), -EFBIG, -errno of fstat.
+ */
+int elfsym_find_objects(int fd, uint64_t max_file_size, const char *const names[], size_t n,
+			uint64_t *vaddrs);
+
+/*
  * ELF virtual address of file offset off, using the PT_LOAD segment that contains it; when
  * several do (segments sharing a page), the one whose executability equals exec wins.
  * 0 or -ENOENT (offset in no segment).

@@ -196,6 +196,15 @@ enum symbolizer_exec symbolizer_exec_at(struct symbolizer *sz, pid_t pid, uint64
  * a file is loaded once and kept per file (the symbol cache's identity) until
  * symbolizer_free; a file that failed is not tried again for that mapping.
  */
+/*
+ * The addresses in process pid of the data symbols names[0..n) (mangled) of its mapped file
+ * whose base name is module (e.g. "libjvm.so"), from the file's .symtab: addrs[i] = 0 when
+ * absent. Opened through the process's root (rootfs.h). Returns how many were found, or
+ * -ENOENT (no such mapping), or the file's error. Does I/O: call once per process.
+ */
+int symbolizer_data_symbols(struct symbolizer *sz, pid_t pid, const char *module,
+			    const char *const names[], size_t n, uint64_t *addrs);
+
 int symbolizer_cfi_step(struct symbolizer *sz, pid_t pid, const struct elfcfi_regs *in,
 			bool is_return_addr, elfcfi_read_fn read, void *arg,
 			struct elfcfi_regs *out);

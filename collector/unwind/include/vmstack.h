@@ -23,6 +23,7 @@
 #include "elfcfi.h"
 #include "framewalk.h"
 #include "vmunwind.h"
+#include "vtchunk.h"
 
 #define VMSTACK_MAX_FRAMES 2048u
 
@@ -64,6 +65,10 @@ struct vmstack_stats {
 	/* vmstack_hybrid: kernel chains short of a root, walked; and those walks that rooted */
 	uint64_t hybrid, hybrid_rooted;
 	uint64_t deferred; /* walks answered -EAGAIN (in->may_defer), to be walked again */
+	/* virtual threads: walks through a return barrier with the frozen frames whole, and
+	 * those cut there (marked [truncated]); the chunk walks' own counts */
+	uint64_t frozen_whole, frozen_cut;
+	struct vtchunk_stats vt;
 };
 
 struct vmstack;
@@ -87,6 +92,10 @@ struct vmstack_in {
 	 * follow its load, perhaps in the agent's next message), is not counted but answered
 	 * -EAGAIN (stats.deferred), for the caller to walk again once the table is complete. */
 	bool may_defer;
+	/* The JVM's virtual-thread layout and its memory (NULL: frames frozen in heap stack
+	 * chunks are not looked for; a barrier in the walk is where it ends, [truncated]). */
+	const struct vtchunk_layout *vt;
+	const struct vtchunk_mem *vtmem;
 };
 
 struct vmstack_out {
@@ -96,6 +105,10 @@ struct vmstack_out {
 	bool truncated;			    /* user[nr_user - 1] is the `[truncated]` marker */
 	bool past_copy; /* the frames beyond the copy's end are the kernel's chain */
 	enum unw_end end;
+	/* Frames from heap stack chunks are in user[]: their interpreted frames' slots are in
+	 * these copies (not in the sample's stack copy). */
+	const struct ustack *frozen;
+	uint32_t nr_frozen;
 };
 
 /*
@@ -118,7 +131,9 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
  * reached the root (its chain replaces the kernel's: code without frame pointers, such as a C
  * library built without them, hides its callers from the kernel's walk, not from CFI); 0 when
  * the kernel's chain is kept (it is rooted, or the walk did not root either: stats count how
- * it ended); -ENODATA without registers, copy or kernel chain.
+ * it ended); -ENODATA without registers, copy or kernel chain. A kernel chain through a
+ * virtual thread's return barrier (in->vt) is not rooted at its thread: the walk is taken,
+ * rooted or [truncated] (1), never that chain.
  */
 int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out);
 

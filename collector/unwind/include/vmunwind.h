@@ -58,6 +58,7 @@ enum unw_how {
 	UNW_HOW_FP = 4,	       /* rbp: interpreter, call_stub, native without CFI */
 	UNW_HOW_FRAMELESS = 5, /* frame size 0: return address at [sp] */
 	UNW_HOW_CFI = 6,       /* .eh_frame */
+	UNW_HOW_FROZEN = 7,    /* a frame still frozen in a virtual thread's heap stack chunk */
 };
 
 enum unw_end {
@@ -92,6 +93,20 @@ struct unw_ops {
 	 */
 	int (*native_step)(void *ctx, const struct ustack *s, uint64_t pc, bool ret, uint64_t sp,
 			   uint64_t fp, uint64_t *cpc, uint64_t *csp, uint64_t *cfp);
+	/*
+	 * Virtual threads (0 and NULL: none). barrier: the continuation return barrier's
+	 * address; a return address equal to it stands for the callers still frozen in heap
+	 * stack chunks, which frozen() gives (as vtchunk_walk(): thawed is the frame returning
+	 * into the barrier, bar the barrier's frame; 0 when they reach the continuation's
+	 * bottom). They replace the barrier's frame; the entry frame follows (pc enter_pc when
+	 * known, else the barrier), then its caller by the entry's rbp. A barrier frozen() cannot
+	 * get past ends the walk UNW_END_TRUNCATED with res->frozen_cut.
+	 */
+	uint64_t barrier;
+	uint64_t enter_pc;
+	int (*frozen)(void *ctx, const struct ustack *s, const struct unw_frame *thawed,
+		      const struct unw_frame *bar, struct unw_frame *out, uint32_t max,
+		      uint32_t *n);
 };
 
 struct unw_result {
@@ -99,6 +114,8 @@ struct unw_result {
 	uint8_t end;	   /* enum unw_end */
 	uint8_t stop_code; /* enum unw_code of the last frame (where a LOST walk stopped) */
 	uint16_t deopt;	   /* deoptimised frames met */
+	bool frozen;	   /* frames from heap stack chunks were inserted */
+	bool frozen_cut;   /* ... or the walk ended at a barrier it could not pass */
 };
 
 /* Unwind into out[0..max): returns res->n (>= 1 unless end is UNW_END_NO_REGS). */

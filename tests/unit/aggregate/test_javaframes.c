@@ -112,7 +112,9 @@ static int teardown(void **state)
 
 static uint32_t run_in_drain(struct fix *f)
 {
-	struct javaframes_in in = { PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st, NULL };
+	struct javaframes_in in = {
+		PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st, NULL, NULL, 0
+	};
 
 	return javaframes_name(f->jf, &in, f->out);
 }
@@ -129,7 +131,9 @@ static void test_a_given_walk_replaces_the_frame_pointer_chain(void **state)
 {
 	struct fix *f = *state;
 	struct framewalk_frame walk[4];
-	struct javaframes_in in = { PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st, walk };
+	struct javaframes_in in = {
+		PID, f->ts, f->tab, f->ips, 4, &f->regs, &f->st, walk, NULL, 0
+	};
 
 	framewalk_fp(&f->regs, &f->st, f->ips, 4, walk);
 	assert_int_equal(javaframes_name(f->jf, &in, f->out), 3);

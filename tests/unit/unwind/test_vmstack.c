@@ -112,7 +112,13 @@ static void sample(struct sample *x, unsigned nwords, const uint64_t *kernel, ui
 {
 	x->r = (struct uregs){ .valid = true, .ip = LIBC + 0x10, .sp = SP, .bp = GARBAGE_FP };
 	x->s = (struct ustack){ (const uint8_t *)words, SP, 8ull * nwords };
-	x->in = (struct vmstack_in){ 1234, 1, NULL, &maps, &x->r, &x->s, kernel, nk, false };
+	x->in = (struct vmstack_in){ .pid = 1234,
+				     .ts = 1,
+				     .maps = &maps,
+				     .regs = &x->r,
+				     .stack = &x->s,
+				     .kernel = kernel,
+				     .nr_kernel = nk };
 }
 
 static void assert_chain(const struct vmstack_out *o, const uint64_t *want, uint32_t n)

@@ -95,7 +95,7 @@ static int native_step(void *ctx, const struct ustack *s, uint64_t pc, bool ret,
 	return 0;
 }
 
-static const struct unw_ops ops = { NULL, classify, native_step };
+static const struct unw_ops ops = { .classify = classify, .native_step = native_step };
 
 /* The stack: words[i] lives at SP + 8 i. */
 #define SP 0x7ffd0000ull
