@@ -127,8 +127,9 @@ for jdk in $(fg_jdks); do
 	fg_log "$cfg def: $cost"
 	n=$(sed -n 's/.* cost \([0-9.]*\) us of CPU per sample.*(\([0-9]*\) samples, .*/\2 \1/p' <<<"$cost")
 	got=$(sed -n 's/.*: \([0-9]*\) allocation samples in .*/\1/p' "$FG_TMP/def.err")
-	[[ -n $n ]] && awk -v n="${n% *}" -v us="${n#* }" -v got="$got" \
-		'BEGIN { exit !(n > 0 && n <= got * 1.1 + 10 && us > 0 && us < 10000) }' ||
+	[[ -n $n ]] && N="${n% *}" US="${n#* }" GOT="$got" awk 'BEGIN { n = ENVIRON["N"] + 0
+		us = ENVIRON["US"] + 0; got = ENVIRON["GOT"] + 0
+		exit !(n > 0 && n <= got * 1.1 + 10 && us > 0 && us < 10000) }' ||
 		fg_fail "$cfg def: the summary does not say what the $got samples cost: $cost"
 
 	# ---- a cost budget moves the interval mid-recording: the totals hold ----------------------
