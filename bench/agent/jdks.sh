@@ -23,7 +23,10 @@
 # every 50 ms, of the Service Thread (where HotSpot posts CompiledMethodLoad, so our callbacks
 # run there; the floor runs' median subtracted), our threads (fg-sender, nng:*) and the daemon;
 # "1+ours/flr" is 1 + that sum over the floor's median CPU. Records: what the agent sent per run
-# (the daemon's disconnect line).
+# (the daemon's disconnect line). TIMED=1 runs the agent's benchmark build
+# (libfgagent_bench.so), which times each callback with its thread's CPU clock: the callbacks'
+# part of "ours" is then that sum, not the Service Thread's noisy difference from the floor
+# (which also misses callbacks that a JDK posts on another thread).
 # Env: CELLS (default "sid:8 sid:11 host:17 sid:21 temurin:25"; IMAGE:N as in jdk_matrix.sh:
 # sid, host or temurin), REPS (rounds, default 5), CLASSES (200), CALLS (20000), VARIANTS
 # (default "base floor watch"; floor must be one of them). Needs root (namespaces).
@@ -39,6 +42,7 @@ calls=${CALLS:-20000}
 variants=${VARIANTS:-base floor watch}
 fgcollect=$build/collector/fgcollect
 agent=$build/jvmti-agent/libfgagent.so
+[ "${TIMED:-0}" = 1 ] && agent=$build/jvmti-agent/libfgagent_bench.so
 floor=$build/bench/libfg_null_agent.so
 hz=$(getconf CLK_TCK)
 [ "$(id -u)" = 0 ] || { echo "jdks: needs root (namespace containers)"; exit 1; }
@@ -49,6 +53,8 @@ for f in "$fgcollect" "$agent" "$floor" "$build/tests/java/fg-workloads.jar" \
 done
 
 tmp=$(mktemp -d /tmp/fg-bench-jdks.XXXXXX)
+mkdir -p "$tmp/b"
+chmod 1777 "$tmp/b" # the timed agent's output, written by the JVM's uid
 declare -A daemon=() # cell index -> its watch daemon's pid
 ct_pid=
 cleanup() {
@@ -148,11 +154,11 @@ run() {
 		extra=(-agentpath:/opt/fgcollect/lib/libfg_null_agent.so)
 		;;
 	watch)
-		ct+=(--agent "$agent")
+		ct+=(--agent "$agent" --bind "$tmp/b:/var/run/fgbench" --env FGAGENT_BENCH_OUT=/var/run/fgbench/bs)
 		extra=("$(fg_agent_opt "$FG_SOCK_IN_CT")")
 		;;
 	esac
-	rm -f "$tmp/ct.pid"
+	rm -f "$tmp/ct.pid" "$tmp/b/bs"
 	w0=$(cpu_of "$d")
 	n0=$(ns_of "$d")
 	# The JVM is the child of a shell that prints its own stat line after it: cutime and
@@ -192,10 +198,13 @@ run() {
 	u="$u" s="$s" w=$((w1 - w0)) hz="$hz" v="$v" awk 'BEGIN { v = ENVIRON["v"]
 		printf "%d\n", (ENVIRON["u"] + ENVIRON["s"] + (v == "watch" ? ENVIRON["w"] : 0)) * 1000 / ENVIRON["hz"] }' \
 		>>"$tmp/$c.$v.cpu"
-	# The last snapshot of each thread counts: threads end before the JVM does.
-	d=$(((n1 - n0) / 1000)) v="$v" awk 'BEGIN { d = ENVIRON["d"]; v = ENVIRON["v"] } { t[$1] = $3; k[$1] = $2 }
+	# The last snapshot of each thread counts: threads end before the JVM does. The callbacks'
+	# own clock (TIMED=1), else -1.
+	cb=-1
+	[ -s "$tmp/b/bs" ] && cb=$(awk '{s += $3} END {printf "%d", s / 1000}' "$tmp/b/bs")
+	d=$(((n1 - n0) / 1000)) v="$v" cb="$cb" awk 'BEGIN { d = ENVIRON["d"]; v = ENVIRON["v"] } { t[$1] = $3; k[$1] = $2 }
 		END { for (i in t) { if (k[i] == "Service_Thread") st += t[i]; else if (k[i] == "fg-sender") s += t[i]; else n += t[i] }
-		      printf "%d %d %d %d\n", st / 1000, s / 1000, n / 1000, v == "watch" ? d : 0 }' \
+		      printf "%d %d %d %d %d\n", st / 1000, s / 1000, n / 1000, v == "watch" ? d : 0, ENVIRON["cb"] }' \
 		"$tmp/own" >>"$tmp/$c.$v.own"
 }
 
@@ -218,7 +227,7 @@ daemon=()
 echo "workload: JitStorm $classes classes x $calls calls, $reps interleaved rounds of $variants, each JVM in a namespace container with -XX:+PreserveFramePointer, $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 printf "%-34s %8s %6s %8s %6s %8s %6s %8s %8s   %-40s %8s %6s %10s   %s\n" JDK "base ms" noise "floor ms" noise \
 	"watch ms" noise flr/base wat/flr "per-round watch/floor: median (min..max) CI" "ours ms" noise 1+ours/flr \
-	"CI; records per run"
+	"CI; records per run; ours' parts, ms: callbacks/sender/nng/daemon"
 for ((c = 0; c < ncells; c++)); do
 	f=$tmp/$c
 	col() { # VARIANT: "MEDIAN NOISE" of its CPU, "- -" without that variant
@@ -228,13 +237,17 @@ for ((c = 0; c < ncells; c++)); do
 	read -r fm fn < <(col floor)
 	read -r wm wn < <(col watch)
 	div() { a="$1" b="$2" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.4f", a / b }'; }
-	pr="-" ours="-" on="-" oci="-" orat="-" recs="-"
+	pr="-" ours="-" on="-" oci="-" orat="-" recs="-" parts="-"
 	if [ -s "$f.watch.cpu" ]; then
 		ratios "$f.watch.cpu" "$f.floor.cpu" >"$tmp/r"
 		read -r lo hi < <(boot_ci <"$tmp/r")
 		pr="$(median <"$tmp/r") ($(sort -n "$tmp/r" | head -n 1)..$(sort -n "$tmp/r" | tail -n 1)) CI $lo..$hi"
 		st_floor=$(cut -d' ' -f1 "$f.floor.own" | median)
-		f0="$st_floor" awk 'BEGIN { f = ENVIRON["f0"] } { print $1 - f + $2 + $3 + $4 }' "$f.watch.own" >"$tmp/o"
+		f0="$st_floor" awk 'BEGIN { f = ENVIRON["f0"] } { c = $5 >= 0 ? $5 : $1 - f
+			print c + $2 + $3 + $4, c, $2, $3, $4 }' "$f.watch.own" >"$tmp/o5"
+		cut -d' ' -f1 "$tmp/o5" >"$tmp/o"
+		parts=$(for k in 2 3 4 5; do cut -d' ' -f"$k" "$tmp/o5" | median | awk '{printf "%.0f/", $1 / 1000}'; done)
+		parts=${parts%/}
 		ours=$(median <"$tmp/o" | awk '{printf "%.1f", $1 / 1000}')
 		on=$(noise "$tmp/o")
 		fc="$fm" awk 'BEGIN { c = ENVIRON["fc"] } {printf "%.4f\n", 1 + $1 / 1000 / c}' "$tmp/o" >"$tmp/or"
@@ -249,9 +262,10 @@ for ((c = 0; c < ncells; c++)); do
 			{ echo "jdks: ${c_label[c]}: $(grep -c . "$tmp/recs") of $reps watch JVMs connected"; exit 1; }
 		recs=$(median <"$tmp/recs")
 	fi
-	printf "%-34s %8s %5s%% %8s %5s%% %8s %5s%% %8s %8s   %-40s %8s %5s%% %10s   %s; %s\n" "${c_label[c]}" \
+	printf "%-34s %8s %5s%% %8s %5s%% %8s %5s%% %8s %8s   %-40s %8s %5s%% %10s   %s; %s; %s\n" "${c_label[c]}" \
 		"$bm" "$bn" "$fm" "$fn" "$wm" "$wn" "$(div "$fm" "$bm")" "$(div "$wm" "$fm")" "$pr" \
-		"$ours" "$on" "$orat" "$oci" "$recs"
+		"$ours" "$on" "$orat" "$oci" "$recs" "$parts"
 done
-echo "CPU: the JVM's user + sys, for watch plus its daemon's; ours: the Service Thread over the floor's, fg-sender, nng and the daemon (schedstat)"
+if [ "${TIMED:-0}" = 1 ]; then cbs="the callbacks' own thread CPU clock (TIMED=1, libfgagent_bench.so)"; else cbs="the Service Thread over the floor's"; fi
+echo "CPU: the JVM's user + sys, for watch plus its daemon's; ours: $cbs, fg-sender, nng and the daemon (schedstat)"
 echo "target: watch/floor within noise of 1 on every JDK"
