@@ -214,28 +214,7 @@ run() {
 		"$tmp/own" >>"$tmp/$1.own"
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# noise FILE: median absolute deviation in % of the median.
-noise() {
-	local m
-	m=$(median <"$1")
-	m="$m" awk 'BEGIN { m = ENVIRON["m"] } {d = $1 - m; print (d < 0 ? -d : d)}' "$1" | median |
-		m="$m" awk 'BEGIN { m = ENVIRON["m"] } {printf "%.1f", m ? $1 * 100 / m : 0}'
-}
-# ratios FILE_A FILE_B: per-round ratios A/B, one per line.
-ratios() { paste "$1" "$2" | awk '{printf "%.4f\n", $2 ? $1 / $2 : 0}'; }
-# boot_ci: "LO HI", a 95% bootstrap interval of the median of the values on stdin (2000
-# resamples, fixed seed; mawk has no asort, so a plain insertion sort).
-boot_ci() {
-	awk 'function isort(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]
-			for (j = i - 1; j > 0 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-	function med(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-	{ x[NR] = $1 }
-	END { if (NR == 0) { print "0 0"; exit } srand(1); B = 2000
-	      for (b = 1; b <= B; b++) { for (i = 1; i <= NR; i++) y[i] = x[int(rand() * NR) + 1]
-					 isort(y, NR); m[b] = med(y, NR) }
-	      isort(m, B); printf "%.4f %.4f\n", m[int(B * 0.025) + 1], m[int(B * 0.975)] }'
-}
+. "$src/bench/agent/stats.lib" # median, noise, ratios, boot_ci
 
 label_of() {
 	case $1 in
