@@ -91,8 +91,8 @@ for cell in $cells; do
 	esac
 	ver=$(sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$rel/release" 2>/dev/null || true)
 	# A JDK 8 JRE has no release file: its package's version in the image.
-	[ -n "$ver" ] || [ -z "${rootdir:-}" ] || ver=$(awk -v p="openjdk-$n-jre-headless" \
-		'$1 == "Package:" { q = $2 == p } q && $1 == "Version:" { print $2; exit }' \
+	[ -n "$ver" ] || [ -z "${rootdir:-}" ] || ver=$(P="openjdk-$n-jre-headless" awk \
+		'$1 == "Package:" { q = $2 == ENVIRON["P"] } q && $1 == "Version:" { print $2; exit }' \
 		"$rootdir/var/lib/dpkg/status" 2>/dev/null || true)
 	c_label[i]="$image $n (${ver:-$n}, $glibc)"
 	c_app[i]=$build/tests/java
