@@ -13,7 +13,7 @@
 #include <string.h>
 #include <stdio.h>
 
-#define W 8u /* a word */
+#define W ((uint64_t)8) /* a word */
 
 struct chunk_hdr {
 	int32_t size, sp, bottom;
@@ -147,7 +147,7 @@ static int find_cont(struct vtchunk *v, const struct vtchunk_layout *l, const st
 	/* The entry's few words (and the thawed frame's stack arguments) lie just above the
 	 * barrier's sp; rbp is not trusted to bound them (compiled code may not keep it). */
 	for (uint64_t a = bar->sp;
-	     a < bar->sp + 2 * VTCHUNK_MAX_CANDIDATES * W && tried < VTCHUNK_MAX_CANDIDATES;
+	     a < bar->sp + W * 2 * VTCHUNK_MAX_CANDIDATES && tried < VTCHUNK_MAX_CANDIDATES;
 	     a += W) {
 		uint8_t ref[8];
 		uint64_t w, chunk;
