@@ -58,7 +58,8 @@ endfunction()
 #   registers tests/e2e/SCRIPT (run as root) with the paths it needs in its env. It runs alone
 #   (RUN_SERIAL) unless BESIDE: a test that keeps about one CPU busy and whose checks hold
 #   with a second test running beside it (names, chains, shares and exact totals, no figure
-#   that a neighbour's load moves past its bound) takes one of ctest's -j slots (PROCESSORS
+#   that a neighbour's load moves past its bound), and that touches nothing of the host's but
+#   its own (no --all, no default control socket), takes one of ctest's -j slots (PROCESSORS
 #   1) and may share the machine with one other such test or the unit tests.
 function(fg_e2e_test name script)
 	cmake_parse_arguments(T "BESIDE" "TIMEOUT" "" ${ARGN})
