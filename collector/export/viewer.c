@@ -27,6 +27,7 @@ struct viewer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool dirty, stop;
+	pid_t tid; /* the thread's id once it runs (0 before), for viewer_stop's priority */
 	struct viewer_stats st;
 };
 
@@ -91,10 +92,13 @@ static void *run(void *arg)
 	struct sched_param sp = { 0 };
 
 	pthread_setname_np(pthread_self(), "fg-viewer");
-	/* Best effort: the pages wait for every other thread of the machine. */
-	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 	pthread_mutex_lock(&v->mu);
+	if (!v->stop) {
+		/* Best effort: the pages wait for every other thread of the machine. */
+		v->tid = (pid_t)syscall(SYS_gettid);
+		(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+		(void)setpriority(PRIO_PROCESS, (id_t)v->tid, 19);
+	}
 	for (;;) {
 		uint64_t gap;
 
@@ -156,6 +160,14 @@ void viewer_stop(struct viewer *v)
 		return;
 	pthread_mutex_lock(&v->mu);
 	v->stop = true;
+	if (v->tid) {
+		/* The last pass is what the stop waits for: at the caller's priority, not starved
+		 * by a busy machine (best effort: raising it back needs CAP_SYS_NICE). */
+		struct sched_param sp = { 0 };
+
+		(void)pthread_setschedparam(v->thread, SCHED_OTHER, &sp);
+		(void)setpriority(PRIO_PROCESS, (id_t)v->tid, getpriority(PRIO_PROCESS, 0));
+	}
 	pthread_cond_signal(&v->cv);
 	pthread_mutex_unlock(&v->mu);
 	pthread_join(v->thread, NULL);

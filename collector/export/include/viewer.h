@@ -33,7 +33,9 @@ struct viewer_stats {
 
 void viewer_stats(struct viewer *v, struct viewer_stats *out);
 
-/* Stop: one last pass when profiles arrived since the last one, join, free. NULL is fine. */
+/* Stop: one last pass when profiles arrived since the last one, join, free. The thread runs
+ * at the caller's priority from here on, so a busy machine does not hold the stop up. NULL is
+ * fine. */
 void viewer_stop(struct viewer *v);
 
 #endif
