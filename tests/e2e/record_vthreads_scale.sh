@@ -9,8 +9,10 @@
 #    at least 10 000 and at most those the workload started meanwhile and those alive at its
 #    start (a thread started and not yet run is not seen: the JVM falls behind); their
 #    unmounted time is under one root, "[virtual threads] vt-worker-N", no root names one of
-#    them, and the graph has at most 40 roots; the time under [no stack sampled] stays under
-#    5% of the virtual threads' time.
+#    them, and the graph has at most 40 roots. The time under [no stack sampled] is logged,
+#    not bounded: at the full rate its share varies from 0 to about half from run to run (the
+#    agent holds at most 1024 stacks of parked virtual threads at once, and thousands are
+#    parked), and that time is said, not lost: the total stays the exact count.
 #  - Then a `watch` daemon (the agent reconnects to it): its rolling wall profiles
 #    (--profile-every) have the virtual threads' root.
 set -euo pipefail
@@ -64,7 +66,16 @@ run_churn() {
 	((roots <= 40)) || fg_fail "$cfg: $roots roots (the virtual threads are not grouped)"
 	! cut -d';' -f1 "$f" | grep -qE 'vt-worker-[0-9]' || fg_fail "$cfg: a root names one virtual thread"
 	((named > 0)) || fg_fail "$cfg: no time under [virtual threads] vt-worker-N at churnWait"
-	((nostack * 20 <= all)) || fg_fail "$cfg: $nostack of $all us with no stack"
+	((nostack <= all)) || fg_fail "$cfg: $nostack us with no stack, more than the $all us in all"
+	# the graph holds the exact count: the summary's unmounted seconds, to 1%
+	local exact
+	exact=$(sed -n 's/.*virtual threads: \([0-9.]*\) s unmounted, counted at every mount.*/\1/p' "$FG_TMP/$cfg.err")
+	[[ -n $exact ]] || fg_fail "$cfg: the summary gives no exact unmounted time"
+	EXACT=$exact ALL=$all awk 'BEGIN { e = ENVIRON["EXACT"] * 1e6; a = ENVIRON["ALL"] + 0
+		exit !(e > 0 && a >= e * 0.99 && a <= e * 1.01) }' ||
+		fg_fail "$cfg: $all us under [virtual threads], the summary counted $exact s"
+	fig_nostack=$((all ? nostack * 100 / all : 0))
+	fg_log "$cfg: $fig_nostack% of the virtual threads' unmounted time under [no stack sampled]"
 }
 
 cur=t25churn
