@@ -14,75 +14,17 @@
  *   ClassChurn gen N end T_NS
  *   ClassChurn gen N unloaded T_NS      (or "not-unloaded" if GC kept the loader)
  */
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.lang.ref.WeakReference;
-import java.nio.charset.StandardCharsets;
 import java.util.function.LongUnaryOperator;
 
 public final class ClassChurn {
 	static final String TEMPLATE = "ChurnGen0000";
 	static volatile long sink;
 
-	static final class GenLoader extends ClassLoader {
-		private final String name;
-		private final byte[] bytes;
-
-		GenLoader(String name, byte[] bytes)
-		{
-			super(ClassChurn.class.getClassLoader());
-			this.name = name;
-			this.bytes = bytes;
-		}
-
-		@Override
-		protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException
-		{
-			if (!n.equals(name))
-				return super.loadClass(n, resolve);
-			synchronized (getClassLoadingLock(n)) {
-				Class<?> c = findLoadedClass(n);
-				if (c == null)
-					c = defineClass(n, bytes, 0, bytes.length);
-				return c;
-			}
-		}
-	}
-
-	static byte[] templateBytes() throws IOException
-	{
-		try (InputStream in = ClassChurn.class.getResourceAsStream(TEMPLATE + ".class")) {
-			if (in == null)
-				throw new IOException(TEMPLATE + ".class not on the class path");
-			ByteArrayOutputStream out = new ByteArrayOutputStream();
-			byte[] buf = new byte[4096];
-			for (int k; (k = in.read(buf)) > 0;) /* InputStream.transferTo is Java 9 */
-				out.write(buf, 0, k);
-			return out.toByteArray();
-		}
-	}
-
-	/* Replace every occurrence of the 12-byte template name; lengths are unchanged. */
-	static byte[] rename(byte[] src, String to)
-	{
-		byte[] from = TEMPLATE.getBytes(StandardCharsets.US_ASCII);
-		byte[] repl = to.getBytes(StandardCharsets.US_ASCII);
-		byte[] b = src.clone();
-		for (int i = 0; i + from.length <= b.length; i++) {
-			int j = 0;
-			while (j < from.length && b[i + j] == from[j])
-				j++;
-			if (j == from.length)
-				System.arraycopy(repl, 0, b, i, repl.length);
-		}
-		return b;
-	}
-
 	static WeakReference<ClassLoader> runGeneration(byte[] template, int gen, long ms) throws Exception
 	{
 		String name = String.format("ChurnGen%04d", gen);
-		GenLoader loader = new GenLoader(name, rename(template, name));
+		TemplateClass.Loader loader = TemplateClass.copy(template, TEMPLATE, name);
 		LongUnaryOperator op = (LongUnaryOperator)loader.loadClass(name).getDeclaredConstructor().newInstance();
 		System.out.println("ClassChurn gen " + gen + " start " + System.nanoTime());
 		System.out.flush();
@@ -99,7 +41,7 @@ public final class ClassChurn {
 	{
 		int gens = args.length > 0 ? Integer.parseInt(args[0]) : 8;
 		long ms = args.length > 1 ? Long.parseLong(args[1]) : 1500;
-		byte[] template = templateBytes();
+		byte[] template = TemplateClass.bytes(TEMPLATE);
 		System.out.println("ClassChurn start " + HotLoop.pid());
 		for (int g = 1; g <= gens; g++) {
 			WeakReference<ClassLoader> ref = runGeneration(template, g, ms);

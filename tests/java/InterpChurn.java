@@ -20,7 +20,7 @@ public final class InterpChurn {
 		throws Exception
 	{
 		String name = String.format("ChurnGen%04d", gen);
-		ClassChurn.GenLoader loader = new ClassChurn.GenLoader(name, ClassChurn.rename(template, name));
+		TemplateClass.Loader loader = TemplateClass.copy(template, ClassChurn.TEMPLATE, name);
 		LongUnaryOperator op =
 			(LongUnaryOperator)loader.loadClass(name).getDeclaredConstructor().newInstance();
 		Thread t = new Thread(() -> {
@@ -37,7 +37,7 @@ public final class InterpChurn {
 	{
 		int gens = args.length > 0 ? Integer.parseInt(args[0]) : 10;
 		long ms = args.length > 1 ? Long.parseLong(args[1]) : 600;
-		byte[] template = ClassChurn.templateBytes();
+		byte[] template = TemplateClass.bytes(ClassChurn.TEMPLATE);
 		System.out.println("InterpChurn start");
 		for (int g = 1; g <= gens; g++) {
 			WeakReference<ClassLoader> ref = runGeneration(template, g, ms);
