@@ -35,6 +35,7 @@ build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/harness/lib.sh"
 . "$src/bench/agent/stats.lib"
+. "$src/bench/agent/cpu.lib" # cpu_of, snap
 cells=${CELLS:-sid:8 sid:11 host:17 sid:21 temurin:25}
 reps=${REPS:-5}
 classes=${CLASSES:-200}
@@ -108,38 +109,11 @@ for cell in $cells; do
 done
 ncells=$i
 
-# cpu_of PID: clock ticks of CPU of a daemon, itself and its live children (the agent socket's
-# confined process).
-cpu_of() {
-	local p t=0 c
-	for p in "$1" $(pgrep -P "$1"); do
-		c=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null) || c=0
-		t=$((t + ${c:-0}))
-	done
-	echo "$t"
-}
 # ns_of PID: on-CPU nanoseconds of a daemon and its live children (schedstat).
 ns_of() {
 	local p t=0
 	for p in "$1" $(pgrep -P "$1"); do t=$((t + $(fg_cpu_ns "$p"))); done
 	echo "$t"
-}
-# snap PID: "TID COMM NS" of the threads we count (Service Thread, fg-sender, nng:*), only
-# while the Service Thread lives (once the JVM exits, its teardown is the JVM's).
-snap() {
-	local t c ns _ out="" svc=
-	for t in /proc/"$1"/task/*; do
-		read -r c 2>/dev/null <"$t/comm" || continue
-		case $c in
-		"Service Thread" | fg-sender | nng:*)
-			read -r ns _ 2>/dev/null <"$t/schedstat" || continue
-			out+="${t##*/} ${c// /_} $ns"$'\n'
-			[ "$c" = "Service Thread" ] && svc=1
-			;;
-		esac
-	done
-	[ -n "$svc" ] && printf %s "$out"
-	return 0
 }
 
 # run CELL VARIANT: one JVM in a container; appends its CPU ms to $tmp/CELL.VARIANT.cpu, our

@@ -109,34 +109,8 @@ case " $variants " in
 esac
 mkdir -p "$tmp/d-nobody"
 
-# cpu_of PID: clock ticks of CPU of a daemon: itself, its live children (the agent socket's
-# confined process) and the children it reaped.
-cpu_of() {
-	local p t=0 c
-	for p in "$1" $(pgrep -P "$1"); do
-		c=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null) || c=0
-		t=$((t + ${c:-0}))
-	done
-	echo "$t"
-}
-# snap PID: "TID COMM NS" of the threads we count (Service Thread, fg-sender, nng:*), only
-# while the Service Thread lives: once the JVM exits, its last thread tears the address space
-# down, and that CPU is the JVM's whoever pays it.
-snap() {
-	local t c ns _ out="" svc=
-	for t in /proc/"$1"/task/*; do
-		read -r c 2>/dev/null <"$t/comm" || continue
-		case $c in
-		"Service Thread" | fg-sender | nng:*)
-			read -r ns _ 2>/dev/null <"$t/schedstat" || continue
-			out+="${t##*/} ${c// /_} $ns"$'\n'
-			[ "$c" = "Service Thread" ] && svc=1
-			;;
-		esac
-	done
-	[ -n "$svc" ] && printf %s "$out"
-	return 0
-}
+. "$src/bench/agent/cpu.lib" # cpu_of, snap
+
 
 # run VARIANT: one JVM run; appends wall ms to $tmp/VARIANT, CPU ms to $tmp/VARIANT.cpu and
 # our threads' CPU ms ("sender nng") to $tmp/VARIANT.own.
