@@ -18,9 +18,7 @@ fg_require_built
 
 hang=
 trap 'rc=$?; set +e; [[ -n $hang ]] && kill "$hang" 2>/dev/null; (exit $rc); fg_cleanup' EXIT
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 
 # ---- 1. a debuginfod that hangs ----------------------------------------------------------

@@ -9,9 +9,7 @@ set -euo pipefail
 fg_init harness_selftest
 
 # A read-only shared volume with a listening unix socket: connecting must work through it.
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 python3 - "$FG_SOCK_DIR/probe.sock" >"$FG_TMP/probe.out" 2>&1 <<'PY' &
 import os, socket, struct, sys
 s = socket.socket(socket.AF_UNIX)

@@ -10,9 +10,7 @@ set -euo pipefail
 fg_init map_late_collector
 fg_require_built
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 t_jvm=$(fg_ms)
 fg_jvm_start early HotLoop 40
 pid=$FG_HOSTPID

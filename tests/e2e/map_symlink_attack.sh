@@ -14,9 +14,7 @@ set -euo pipefail
 fg_init map_symlink_attack
 fg_require_built
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 # JVMs first (the attacker needs their host PIDs), the collector after the plants.
 fg_jvm_start sym HotLoop 40
 p1=$FG_HOSTPID

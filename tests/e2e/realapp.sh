@@ -101,9 +101,7 @@ fg_log "PostgreSQL on 127.0.0.1:$RA_PG_PORT"
 ra_maria_start "$FG_TMP/maria" || fg_fail "MariaDB did not start"
 fg_log "MariaDB on 127.0.0.1:$RA_MARIA_PORT"
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 

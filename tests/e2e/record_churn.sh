@@ -18,9 +18,7 @@ fg_init record_churn
 fg_require_built
 
 GENS=6
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 FG_JVM_OPTS=(-XX:+UseSerialGC -XX:ReservedCodeCacheSize=4m -XX:-SegmentedCodeCache)
 fg_jvm_start churn ClassChurn "$GENS" 1200
 

@@ -20,9 +20,7 @@ rc=0
 ((rc == 64 || rc == 1)) || fg_fail "bad PID: exit $rc"
 grep -q '999999999' "$FG_TMP/nopid.err" || fg_fail "the error does not name the PID"
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 fg_jvm_start short HotLoop 6
 fg_wait_log short 20 'HotLoop ready'
 svg=$FG_TMP/short.svg

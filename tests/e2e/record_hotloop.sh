@@ -9,9 +9,7 @@ set -euo pipefail
 fg_init record_hotloop
 fg_require_built
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 fg_jvm_start hot HotLoop 40
 fg_wait_log hot 20 'HotLoop ready'
 

@@ -21,9 +21,7 @@ set -euo pipefail
 fg_init record_inline
 fg_require_built
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 fg_jvm_start inl InlineChain 40
 fg_wait_log inl 25 'InlineChain ready'
 sock=$FG_SOCK_DIR/fgcollect.sock

@@ -25,9 +25,7 @@ fg_init record_lock
 fg_require_built
 . "$(dirname "$0")/events_lib.sh"
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 j='_\[[0ij]\]'                    # any Java frame's mark

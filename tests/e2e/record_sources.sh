@@ -14,9 +14,7 @@ fg_init record_sources
 fg_require_built
 command -v go >/dev/null || fg_missing_tool "go (Debian package golang-go, for go tool pprof)"
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 fg_jvm_start hot HotLoop 50
 fg_wait_log hot 20 'HotLoop ready'

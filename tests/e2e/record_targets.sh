@@ -13,9 +13,7 @@ set -euo pipefail
 fg_init record_targets
 fg_require_built
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 fg_jvm_start one HotLoop 50
 pid1=$FG_HOSTPID

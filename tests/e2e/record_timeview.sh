@@ -16,9 +16,7 @@ fg_require_built
 [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] ||
 	fg_missing_tool "chromium and chromium-driver"
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 fg_jvm_start ph Phases 60
 fg_wait_log ph 30 'Phases ready'
 fg_wait_log ph 10 'Phases phase phaseA at'

@@ -18,9 +18,7 @@ set -euo pipefail
 fg_init record_vthread_stacks
 fg_require_built
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 D=${FG_VTS_SECONDS:-4}            # seconds per recording

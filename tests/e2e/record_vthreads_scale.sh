@@ -20,9 +20,7 @@ set -euo pipefail
 fg_init record_vthreads_scale
 fg_require_built
 
-FG_SOCK_DIR=$FG_TMP/sock
-mkdir -p "$FG_SOCK_DIR"
-chmod 0755 "$FG_SOCK_DIR"
+fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 DC=4        # seconds of the recording

@@ -521,6 +521,14 @@ fg_agent_opt() {
 	echo "-agentpath:$FG_AGENT_IN_CT=socket=${1:-$FG_SOCK_IN_CT}"
 }
 
+# fg_sock_dir: the agents' socket directory of this test, $FG_TMP/sock (0755, so a container's
+#   uid reaches the socket in it), made and set as FG_SOCK_DIR.
+fg_sock_dir() {
+	FG_SOCK_DIR=$FG_TMP/sock
+	mkdir -p "$FG_SOCK_DIR"
+	chmod 0755 "$FG_SOCK_DIR"
+}
+
 # fg_jvm_start NAME MAINCLASS [ARG...]
 #   A JVM in a container, the way a user deploys it: JDK at /opt/jdk (FG_JDK, default 17; with
 #   FG_ROOT, the image root's JDK at its own path and /opt/jdk a symlink to it), the
@@ -533,7 +541,7 @@ fg_jvm_start() {
 	local name=$1
 	shift
 	fg_java_jar
-	[[ -n $FG_SOCK_DIR ]] || { FG_SOCK_DIR=$FG_TMP/sock; mkdir -p "$FG_SOCK_DIR"; chmod 0755 "$FG_SOCK_DIR"; }
+	[[ -n $FG_SOCK_DIR ]] || fg_sock_dir
 	local -a ct=(--app "${FG_JAVA_JAR%/*}" --volume "$FG_SOCK_DIR")
 	if [[ -z ${FG_ROOT:-} ]]; then
 		ct+=(--jdk "${FG_JDK:-$FG_DEFAULT_JDK}")
