@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 /* ---- sampler records ------------------------------------------------------------------- */
 
@@ -95,14 +94,15 @@ static bool maps_root_at(void *arg, uint32_t pid, uint64_t ts, uint64_t pc, bool
 
 /* ---- virtual threads' heap stack chunks ---------------------------------------------------- */
 
+/* Through vmmem.h's seam, as every read of another process's memory. */
 static int vtmem_read(void *ctx, uint64_t addr, void *buf, uint32_t len)
 {
 	const struct session *s = ctx;
 	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv((pid_t)s->uw.vtmem_pid, &l, 1, &r, 1, 0);
+	ssize_t n = vmmem_process.readv(vmmem_process.ctx, (pid_t)s->uw.vtmem_pid, &l, 1, &r, 1);
 
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
