@@ -26,6 +26,7 @@
 #include "fgsearch.h"
 #include "htab.h"
 #include "fgfree.h"
+#include "util.h"
 
 #define PEND_MAX 64
 /*
@@ -1093,10 +1094,8 @@ struct codetab *codetab_new(const struct codetab_limits *limits)
 		return NULL;
 	if (limits)
 		t->lim = *limits;
-	if (!t->lim.max_bytes)
-		t->lim.max_bytes = DEFAULT_MAX_BYTES;
-	if (!t->lim.grace_ns)
-		t->lim.grace_ns = CODETAB_GRACE_NS;
+	FG_DEFAULT(t->lim.max_bytes, DEFAULT_MAX_BYTES);
+	FG_DEFAULT(t->lim.grace_ns, CODETAB_GRACE_NS);
 	if (htab_reserve(&t->names, 128) != 0) {
 		free(t);
 		return NULL;

@@ -16,6 +16,7 @@
 #include "jvmset.h"
 #include "peer.h"
 #include "perfmap.h"
+#include "util.h"
 
 #define NSEC 1000000000ull
 #define CHECK_EVERY_NS NSEC
@@ -41,10 +42,8 @@ int leftovers_new(const struct leftovers_opts *o, struct leftovers **out)
 	if (!l)
 		return -ENOMEM;
 	l->o = *o;
-	if (!l->o.proc_root)
-		l->o.proc_root = "/proc";
-	if (!l->o.keep_exited_ns)
-		l->o.keep_exited_ns = 3600 * NSEC;
+	FG_DEFAULT(l->o.proc_root, "/proc");
+	FG_DEFAULT(l->o.keep_exited_ns, 3600 * NSEC);
 	*out = l;
 	return 0;
 }

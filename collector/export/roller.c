@@ -620,8 +620,7 @@ int roller_start(const struct roller_opts *o, struct roller **out)
 	}
 	r->o = *o;
 	r->now = o->seams && o->seams->now ? o->seams->now : fg_now_ns;
-	if (!r->o.recycle_ns)
-		r->o.recycle_ns = 3600 * NSEC;
+	FG_DEFAULT(r->o.recycle_ns, 3600 * NSEC);
 	r->ctl_path = strdup(o->ctl_path);
 	r->hostname = strdup(o->hostname ? o->hostname : "");
 	if (!r->ctl_path || !r->hostname) {

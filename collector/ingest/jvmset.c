@@ -23,6 +23,7 @@
 #include "perfmap.h"
 #include "receive.h"
 #include "fgfree.h"
+#include "util.h"
 
 #define NSEC 1000000000ull
 #define REPLAY_HOLD_NS (2 * NSEC)
@@ -127,18 +128,12 @@ int jvmset_new(const struct jvmset_opts *o, struct jvmset **out)
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
-	if (!s->o.proc_root)
-		s->o.proc_root = "/proc";
-	if (!s->o.keep_exited_ns)
-		s->o.keep_exited_ns = 3600 * NSEC;
-	if (!s->o.history_ns)
-		s->o.history_ns = 600 * NSEC;
-	if (!s->o.max_bad_msgs)
-		s->o.max_bad_msgs = 16;
-	if (!s->o.min_write_ns)
-		s->o.min_write_ns = 2000000;
-	if (!s->o.max_write_ns)
-		s->o.max_write_ns = 500000000;
+	FG_DEFAULT(s->o.proc_root, "/proc");
+	FG_DEFAULT(s->o.keep_exited_ns, 3600 * NSEC);
+	FG_DEFAULT(s->o.history_ns, 600 * NSEC);
+	FG_DEFAULT(s->o.max_bad_msgs, 16);
+	FG_DEFAULT(s->o.min_write_ns, 2000000);
+	FG_DEFAULT(s->o.max_write_ns, 500000000);
 	*out = s;
 	return 0;
 }

@@ -944,18 +944,12 @@ static int open_sep(struct receive *rx)
 /* Fill in o's defaults where it left 0 (receive.h: receive_opts). */
 static void opts_defaults(struct receive_opts *o)
 {
-	if (!o->max_peers)
-		o->max_peers = 1024;
-	if (!o->max_msg)
-		o->max_msg = FGP_MAX_MSG;
-	if (!o->probe_timeout_ms)
-		o->probe_timeout_ms = 500;
-	if (!o->probe_failures)
-		o->probe_failures = 3;
-	if (!o->socket_mode)
-		o->socket_mode = 0666;
-	if (!o->close_timeout_ms)
-		o->close_timeout_ms = 2000;
+	FG_DEFAULT(o->max_peers, 1024);
+	FG_DEFAULT(o->max_msg, FGP_MAX_MSG);
+	FG_DEFAULT(o->probe_timeout_ms, 500);
+	FG_DEFAULT(o->probe_failures, 3);
+	FG_DEFAULT(o->socket_mode, 0666);
+	FG_DEFAULT(o->close_timeout_ms, 2000);
 }
 
 int receive_open(const struct receive_opts *o, struct receive **out)

@@ -32,6 +32,7 @@
 #include "fgproto.h"
 #include "fgsearch.h"
 #include "fgfree.h"
+#include "util.h"
 
 /* After a listen, the watchdog's first probes come this often (at most its period). */
 #define WATCHDOG_EARLY_MS 250
@@ -414,8 +415,7 @@ int rxnng_open(const struct receive_opts *o, struct rxnng **out)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rx->wd_cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (!rx->o.close_timeout_ms)
-		rx->o.close_timeout_ms = 2000;
+	FG_DEFAULT(rx->o.close_timeout_ms, 2000);
 	if (!rx->pipes || rx->efd < 0) {
 		rv = rx->efd < 0 ? -errno : -ENOMEM;
 		goto fail;

@@ -29,6 +29,7 @@
 #include "array.h"
 #include "htab.h"
 #include "fgfree.h"
+#include "util.h"
 
 #define DEF_MAX_LINE ((size_t)1 << 20)
 #define DEF_MAX_STACK ((size_t)16 << 20)
@@ -1061,12 +1062,9 @@ struct collapse *collapse_new(const struct collapse_opts *opts)
 		return NULL;
 	if (opts)
 		c->o = *opts;
-	if (!c->o.max_line)
-		c->o.max_line = DEF_MAX_LINE;
-	if (!c->o.max_stack)
-		c->o.max_stack = DEF_MAX_STACK;
-	if (!c->o.max_memory)
-		c->o.max_memory = DEF_MAX_MEMORY;
+	FG_DEFAULT(c->o.max_line, DEF_MAX_LINE);
+	FG_DEFAULT(c->o.max_stack, DEF_MAX_STACK);
+	FG_DEFAULT(c->o.max_memory, DEF_MAX_MEMORY);
 	c->mod_last_kind = -1;
 	c->o.event_filter = NULL;
 	if (opts && opts->event_filter && opts->event_filter[0]) {

@@ -85,12 +85,9 @@ int dbgfetch_new(const struct dbgfetch_opts *o, struct dbgfetch **out)
 		return -ENOMEM;
 	if (o)
 		df->o = *o;
-	if (!df->o.timeout_ms)
-		df->o.timeout_ms = DEFAULT_TIMEOUT_MS;
-	if (!df->o.budget_ms)
-		df->o.budget_ms = DEFAULT_BUDGET_MS;
-	if (!df->o.max_lookups)
-		df->o.max_lookups = DEFAULT_MAX_LOOKUPS;
+	FG_DEFAULT(df->o.timeout_ms, DEFAULT_TIMEOUT_MS);
+	FG_DEFAULT(df->o.budget_ms, DEFAULT_BUDGET_MS);
+	FG_DEFAULT(df->o.max_lookups, DEFAULT_MAX_LOOKUPS);
 	df->client = dd.begin();
 	if (!df->client) {
 		free(df);

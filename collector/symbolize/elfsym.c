@@ -11,6 +11,7 @@
 #include "demangle.h"
 #include "fgsearch.h"
 #include "fgfree.h"
+#include "util.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -70,12 +71,9 @@ static void limits_fill(struct elfsym_limits *l, const struct elfsym_limits *in)
 		*l = *in;
 	else
 		memset(l, 0, sizeof(*l));
-	if (!l->max_file_size)
-		l->max_file_size = DEFAULT_MAX_FILE;
-	if (!l->max_symbols)
-		l->max_symbols = DEFAULT_MAX_SYMBOLS;
-	if (!l->max_name_bytes)
-		l->max_name_bytes = DEFAULT_MAX_NAMES;
+	FG_DEFAULT(l->max_file_size, DEFAULT_MAX_FILE);
+	FG_DEFAULT(l->max_symbols, DEFAULT_MAX_SYMBOLS);
+	FG_DEFAULT(l->max_name_bytes, DEFAULT_MAX_NAMES);
 }
 
 void elfsym_free(struct elfsym *es)

@@ -15,6 +15,7 @@
 #include "htab.h"
 #include "kallsyms.h"
 #include "rootfs.h"
+#include "util.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -70,8 +71,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_opts *opts)
 		return NULL;
 	if (opts)
 		sz->opts = *opts;
-	if (!sz->opts.max_processes)
-		sz->opts.max_processes = DEFAULT_MAX_PROCESSES;
+	FG_DEFAULT(sz->opts.max_processes, DEFAULT_MAX_PROCESSES);
 	/* -ENOENT (no DEBUGINFOD_URLS) and -ENOMEM both leave local debug files only. */
 	if (sz->opts.debuginfod && dbgfetch_new(&sz->opts.debuginfod_opts, &sz->df) == 0) {
 		sz->opts.cache.fetch_debug = fetch_debug;

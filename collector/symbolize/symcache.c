@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "rootfs.h"
+#include "util.h"
 
 #define DEFAULT_MAX_FILES 1024
 #define DEFAULT_MAX_SYMBOLS (16u << 20)
@@ -54,10 +55,8 @@ struct symcache *symcache_new(const struct symcache_limits *lim)
 		return NULL;
 	if (lim)
 		sc->lim = *lim;
-	if (!sc->lim.max_files)
-		sc->lim.max_files = DEFAULT_MAX_FILES;
-	if (!sc->lim.max_symbols)
-		sc->lim.max_symbols = DEFAULT_MAX_SYMBOLS;
+	FG_DEFAULT(sc->lim.max_files, DEFAULT_MAX_FILES);
+	FG_DEFAULT(sc->lim.max_symbols, DEFAULT_MAX_SYMBOLS);
 	sc->slots = calloc(sc->lim.max_files, sizeof(*sc->slots));
 	if (!sc->slots) {
 		free(sc);

@@ -19,6 +19,13 @@
 
 #define FG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* An option the caller left 0 takes its default: FG_DEFAULT(o->max_files, DEFAULT_MAX_FILES). */
+#define FG_DEFAULT(opt, dflt)                                                                      \
+	do {                                                                                       \
+		if (!(opt))                                                                        \
+			(opt) = (dflt);                                                            \
+	} while (0)
+
 /*
  * Print "fgcollect <cmd>: <message>\n" to stderr. For main.c and cmd_*.c only: library
  * modules return errors and never print.
