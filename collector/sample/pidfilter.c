@@ -8,7 +8,7 @@
  */
 #include "pidfilter.h"
 
-#include "pidfilter_skel.h"
+#include "bpf_skel.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

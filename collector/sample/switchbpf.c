@@ -10,7 +10,7 @@
 
 #include "perfsysctl.h"
 #include "privs.h"
-#include "switchbpf_skel.h"
+#include "bpf_skel.h"
 #include "util.h"
 
 #include <bpf/bpf.h>
