@@ -34,46 +34,35 @@
 #define DEFAULT_BACKOFF_MIN_MS 1000
 #define DEFAULT_BACKOFF_MAX_MS 60000
 
-/* libcurl's functions this file calls, filled by the first push_open. */
+/*
+ * libcurl's functions this file calls, X(return type, name after "curl_", (parameters)), filled
+ * by the first push_open.
+ */
+#define CURL_FUNCS(X)                                                                              \
+	X(CURLcode, global_init, (long flags))                                                     \
+	X(CURL *, easy_init, (void))                                                               \
+	X(void, easy_cleanup, (CURL *))                                                            \
+	X(void, easy_reset, (CURL *))                                                              \
+	X(CURLcode, easy_setopt, (CURL *, CURLoption opt, ...))                                    \
+	X(CURLcode, easy_perform, (CURL *))                                                        \
+	X(CURLcode, easy_getinfo, (CURL *, CURLINFO info, ...))                                    \
+	X(const char *, easy_strerror, (CURLcode rc))                                              \
+	X(curl_mime *, mime_init, (CURL *))                                                        \
+	X(void, mime_free, (curl_mime *))                                                          \
+	X(curl_mimepart *, mime_addpart, (curl_mime *))                                            \
+	X(CURLcode, mime_name, (curl_mimepart *, const char *name))                                \
+	X(CURLcode, mime_filename, (curl_mimepart *, const char *name))                            \
+	X(CURLcode, mime_type, (curl_mimepart *, const char *type))                                \
+	X(CURLcode, mime_data, (curl_mimepart *, const char *data, size_t len))                    \
+	X(struct curl_slist *, slist_append, (struct curl_slist *, const char *s))                 \
+	X(void, slist_free_all, (struct curl_slist *))
+
 static struct {
-	CURLcode (*global_init)(long flags);
-	CURL *(*easy_init)(void);
-	void (*easy_cleanup)(CURL *c);
-	void (*easy_reset)(CURL *c);
-	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
-	CURLcode (*easy_perform)(CURL *c);
-	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
-	const char *(*easy_strerror)(CURLcode rc);
-	curl_mime *(*mime_init)(CURL *c);
-	void (*mime_free)(curl_mime *m);
-	curl_mimepart *(*mime_addpart)(curl_mime *m);
-	CURLcode (*mime_name)(curl_mimepart *part, const char *name);
-	CURLcode (*mime_filename)(curl_mimepart *part, const char *name);
-	CURLcode (*mime_type)(curl_mimepart *part, const char *type);
-	CURLcode (*mime_data)(curl_mimepart *part, const char *data, size_t len);
-	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
-	void (*slist_free_all)(struct curl_slist *l);
+	CURL_FUNCS(FG_DYNSYM_FIELD)
 } cu;
 
-static const struct fg_dynsym cu_syms[] = {
-	{ "curl_global_init", (void **)&cu.global_init },
-	{ "curl_easy_init", (void **)&cu.easy_init },
-	{ "curl_easy_cleanup", (void **)&cu.easy_cleanup },
-	{ "curl_easy_reset", (void **)&cu.easy_reset },
-	{ "curl_easy_setopt", (void **)&cu.easy_setopt },
-	{ "curl_easy_perform", (void **)&cu.easy_perform },
-	{ "curl_easy_getinfo", (void **)&cu.easy_getinfo },
-	{ "curl_easy_strerror", (void **)&cu.easy_strerror },
-	{ "curl_mime_init", (void **)&cu.mime_init },
-	{ "curl_mime_free", (void **)&cu.mime_free },
-	{ "curl_mime_addpart", (void **)&cu.mime_addpart },
-	{ "curl_mime_name", (void **)&cu.mime_name },
-	{ "curl_mime_filename", (void **)&cu.mime_filename },
-	{ "curl_mime_type", (void **)&cu.mime_type },
-	{ "curl_mime_data", (void **)&cu.mime_data },
-	{ "curl_slist_append", (void **)&cu.slist_append },
-	{ "curl_slist_free_all", (void **)&cu.slist_free_all },
-};
+#define CU_SYM(ret, name, params) { "curl_" #name, (void **)&cu.name },
+static const struct fg_dynsym cu_syms[] = { CURL_FUNCS(CU_SYM) };
 
 /* Per event, the sample type of our pprof the server reads and how: evkind.h's push_config
  * and push_units. */

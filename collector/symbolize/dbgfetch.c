@@ -23,24 +23,25 @@
 #define DEFAULT_BUDGET_MS 20000u
 #define DEFAULT_MAX_LOOKUPS 64u
 
-/* libdebuginfod's functions this file calls, filled by the first dbgfetch_new with servers. */
+/*
+ * libdebuginfod's functions this file calls, X(return type, name after "debuginfod_",
+ * (parameters)), filled by the first dbgfetch_new with servers.
+ */
+#define DEBUGINFOD_FUNCS(X)                                                                        \
+	X(debuginfod_client *, begin, (void))                                                      \
+	X(void, end, (debuginfod_client *))                                                        \
+	X(int, find_debuginfo,                                                                     \
+	  (debuginfod_client *, const unsigned char *bid, int len, char **path))                   \
+	X(void *, get_user_data, (debuginfod_client *))                                            \
+	X(void, set_user_data, (debuginfod_client *, void *data))                                  \
+	X(void, set_progressfn, (debuginfod_client *, debuginfod_progressfn_t fn))
+
 static struct {
-	debuginfod_client *(*begin)(void);
-	void (*end)(debuginfod_client *c);
-	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *bid, int len, char **path);
-	void *(*get_user_data)(debuginfod_client *c);
-	void (*set_user_data)(debuginfod_client *c, void *data);
-	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	DEBUGINFOD_FUNCS(FG_DYNSYM_FIELD)
 } dd;
 
-static const struct fg_dynsym dd_syms[] = {
-	{ "debuginfod_begin", (void **)&dd.begin },
-	{ "debuginfod_end", (void **)&dd.end },
-	{ "debuginfod_find_debuginfo", (void **)&dd.find_debuginfo },
-	{ "debuginfod_get_user_data", (void **)&dd.get_user_data },
-	{ "debuginfod_set_user_data", (void **)&dd.set_user_data },
-	{ "debuginfod_set_progressfn", (void **)&dd.set_progressfn },
-};
+#define DD_SYM(ret, name, params) { "debuginfod_" #name, (void **)&dd.name },
+static const struct fg_dynsym dd_syms[] = { DEBUGINFOD_FUNCS(DD_SYM) };
 
 static struct fg_dynlib dd_lib = FG_DYNLIB(DEBUGINFOD_SONAME, dd_syms, NULL);
 

@@ -22,6 +22,14 @@ struct fg_dynsym {
 };
 
 /*
+ * A file lists the functions it takes from a library once, as an X-macro list of
+ * X(return type, name, (parameters)); FG_DYNSYM_FIELD makes an entry the member of its struct
+ * of pointers: `ret (*name)(parameters);`. The file's own X for its fg_dynsym table names the
+ * symbol (the library's prefix and name) and the slot (&obj.name).
+ */
+#define FG_DYNSYM_FIELD(ret, name, params) ret(*name) params;
+
+/*
  * Open soname (RTLD_NOW | RTLD_LOCAL) and fill every slot of syms[0..n). 0, or -ELIBACC with
  * why in err (the loader's own words: which file or which symbol), every slot then NULL and
  * the library closed. Not thread-safe by itself: callers open once (pthread_once).
