@@ -23,12 +23,22 @@ int ctl_addr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-void ctl_hdr_encode(uint8_t *p, const struct ctl_hdr *h)
+/*
+ * A fixed record's fields in wire order as X(bits, member, offset), little-endian; PUT_FIELD and
+ * GET_FIELD move one between the wire at p and the struct at x.
+ */
+#define PUT_FIELD(bits, m, off) fgle_put##bits(p + (off), x->m);
+#define GET_FIELD(bits, m, off) x->m = fgle_get##bits(p + (off));
+
+#define CTL_HDR_FIELDS(X)                                                                          \
+	X(32, size, 0)                                                                             \
+	X(16, kind, 4)                                                                             \
+	X(16, flags, 6)                                                                            \
+	X(32, host_pid, 8)
+
+void ctl_hdr_encode(uint8_t *p, const struct ctl_hdr *x)
 {
-	fgle_put32(p, h->size);
-	fgle_put16(p + 4, h->kind);
-	fgle_put16(p + 6, h->flags);
-	fgle_put32(p + 8, h->host_pid);
+	CTL_HDR_FIELDS(PUT_FIELD)
 }
 
 void ctl_hdr_set_size(uint8_t *p, uint32_t size)
@@ -36,12 +46,9 @@ void ctl_hdr_set_size(uint8_t *p, uint32_t size)
 	fgle_put32(p, size);
 }
 
-static void hdr_decode(const uint8_t *p, struct ctl_hdr *h)
+static void hdr_decode(const uint8_t *p, struct ctl_hdr *x)
 {
-	h->size = fgle_get32(p);
-	h->kind = fgle_get16(p + 4);
-	h->flags = fgle_get16(p + 6);
-	h->host_pid = fgle_get32(p + 8);
+	CTL_HDR_FIELDS(GET_FIELD)
 }
 
 int ctl_frame_peek(const uint8_t *buf, size_t len, struct ctl_hdr *h)
@@ -152,26 +159,26 @@ int ctl_jvm_decode(const uint8_t *payload, size_t len, uint32_t host_pid, struct
 
 /* ---- events ---------------------------------------------------------------------------- */
 
-void ctl_evwant_encode(uint8_t *buf, const struct jvm_evwant *w)
+#define CTL_EVWANT_FIELDS(X)                                                                       \
+	X(32, on, 0)                                                                               \
+	X(32, lock_us, 4)                                                                          \
+	X(64, alloc_interval, 8)                                                                   \
+	X(32, depth, 16)                                                                           \
+	X(32, budget_ppm, 20)
+
+void ctl_evwant_encode(uint8_t *p, const struct jvm_evwant *x)
 {
-	fgle_put32(buf, w->on);
-	fgle_put32(buf + 4, w->lock_us);
-	fgle_put64(buf + 8, w->alloc_interval);
-	fgle_put32(buf + 16, w->depth);
-	fgle_put32(buf + 20, w->budget_ppm);
+	CTL_EVWANT_FIELDS(PUT_FIELD)
 }
 
-int ctl_evwant_decode(const uint8_t *payload, size_t len, struct jvm_evwant *out)
+int ctl_evwant_decode(const uint8_t *p, size_t len, struct jvm_evwant *out)
 {
-	struct jvm_evwant w;
+	struct jvm_evwant w, *x = &w;
 
 	if (len != CTL_EVWANT_SIZE)
 		return -EPROTO;
-	w.on = fgle_get32(payload) & FGP_EVM_ALL;
-	w.lock_us = fgle_get32(payload + 4);
-	w.alloc_interval = fgle_get64(payload + 8);
-	w.depth = fgle_get32(payload + 16);
-	w.budget_ppm = fgle_get32(payload + 20);
+	CTL_EVWANT_FIELDS(GET_FIELD)
+	w.on &= FGP_EVM_ALL;
 	if (w.budget_ppm > JVM_EVWANT_MAX_BUDGET)
 		w.budget_ppm = JVM_EVWANT_MAX_BUDGET;
 	if (w.on & (FGP_EVM_ALLOC | FGP_EVM_LIVE)) {

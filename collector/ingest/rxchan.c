@@ -20,28 +20,32 @@ void rxchan_header(uint8_t *hdr, enum rxchan_type type, uint32_t pipe, uint32_t 
 	fgle_put32(hdr + 12, len);
 }
 
+/* The heartbeat's counters in wire order as X(member, offset), a u64 each; last_err follows. */
+#define BEAT_COUNTERS(X)                                                                           \
+	X(accepted, 0)                                                                             \
+	X(refused_cap, 8)                                                                          \
+	X(gone, 16)                                                                                \
+	X(probes, 24)                                                                              \
+	X(probe_fail, 32)                                                                          \
+	X(probe_nofd, 40)                                                                          \
+	X(connected, 48)                                                                           \
+	X(refused_msgs, 56)
+#define BEAT_ERR_OFF 64
+
+#define PUT_COUNTER(m, off) fgle_put64(p + (off), b->m);
+#define GET_COUNTER(m, off) b->m = fgle_get64(p + (off));
+
 void rxchan_beat_encode(uint8_t *p, const struct rxchan_beat *b)
 {
-	const uint64_t v[8] = { b->accepted,   b->refused_cap, b->gone,	     b->probes,
-				b->probe_fail, b->probe_nofd,  b->connected, b->refused_msgs };
-
-	for (unsigned i = 0; i < 8; i++)
-		fgle_put64(p + 8 * (size_t)i, v[i]);
-	fgle_put64(p + 64, (uint64_t)(int64_t)b->last_err);
+	BEAT_COUNTERS(PUT_COUNTER)
+	fgle_put64(p + BEAT_ERR_OFF, (uint64_t)(int64_t)b->last_err);
 }
 
 static int beat_decode(const uint8_t *p, struct rxchan_beat *b)
 {
-	int64_t err = (int64_t)fgle_get64(p + 64);
+	int64_t err = (int64_t)fgle_get64(p + BEAT_ERR_OFF);
 
-	b->accepted = fgle_get64(p);
-	b->refused_cap = fgle_get64(p + 8);
-	b->gone = fgle_get64(p + 16);
-	b->probes = fgle_get64(p + 24);
-	b->probe_fail = fgle_get64(p + 32);
-	b->probe_nofd = fgle_get64(p + 40);
-	b->connected = fgle_get64(p + 48);
-	b->refused_msgs = fgle_get64(p + 56);
+	BEAT_COUNTERS(GET_COUNTER)
 	if (err > 0 || err < -4095 || b->connected > UINT32_MAX)
 		return -EBADMSG;
 	b->last_err = (int)err;
