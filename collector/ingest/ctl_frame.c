@@ -235,18 +235,31 @@ static size_t ev_stack_encode(uint8_t *buf, size_t cap, const struct jvm_event *
 	return n;
 }
 
+/* A state and a cost event's fields, as CTL_HDR_FIELDS; offsets from the event's kind byte. */
+#define EV_STATE_FIELDS(X)                                                                         \
+	X(32, state.on, 4)                                                                         \
+	X(64, state.ts, 8)                                                                         \
+	X(64, state.alloc_interval, 16)                                                            \
+	X(64, state.lock_threshold_ns, 24)                                                         \
+	X(64, state.dropped_queue, 32)                                                             \
+	X(64, state.dropped_other, 40)                                                             \
+	X(64, state.lock_short, 48)                                                                \
+	X(64, state.lock_short_ns, 56)                                                             \
+	X(64, drops.unknown_id, 64)                                                                \
+	X(64, drops.unknown_tid, 72)                                                               \
+	X(64, drops.unwanted, 80)                                                                  \
+	X(64, drops.bad, 88)
+#define EV_COST_FIELDS(X)                                                                          \
+	X(64, cost.ts, 8)                                                                          \
+	X(64, cost.samples, 16)                                                                    \
+	X(64, cost.cost_ns, 24)                                                                    \
+	X(64, cost.cpu_ns, 32)
+
 size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
 {
+	uint8_t *p = buf + 4; /* the event's kind byte */
+	const struct jvm_event *x = ev;
 	size_t n = 0;
-	const uint64_t st[7] = { ev->state.ts,
-				 ev->state.alloc_interval,
-				 ev->state.lock_threshold_ns,
-				 ev->state.dropped_queue,
-				 ev->state.dropped_other,
-				 ev->state.lock_short,
-				 ev->state.lock_short_ns };
-	const uint64_t dr[4] = { ev->drops.unknown_id, ev->drops.unknown_tid, ev->drops.unwanted,
-				 ev->drops.bad };
 
 	switch (ev->type) {
 	case JVM_EV_STACK:
@@ -270,11 +283,7 @@ size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
 		buf[4] = 3;
 		buf[5] = 0;
 		fgle_put16(buf + 6, 0);
-		fgle_put32(buf + 8, ev->state.on);
-		for (size_t i = 0; i < 7; i++)
-			fgle_put64(buf + 12 + 8 * i, st[i]);
-		for (size_t i = 0; i < 4; i++)
-			fgle_put64(buf + 68 + 8 * i, dr[i]);
+		EV_STATE_FIELDS(PUT_FIELD)
 		break;
 	case JVM_EV_COST:
 		n = 4 + 8 + 8 * 4;
@@ -284,10 +293,7 @@ size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
 		buf[5] = 0;
 		fgle_put16(buf + 6, 0);
 		fgle_put32(buf + 8, 0);
-		fgle_put64(buf + 12, ev->cost.ts);
-		fgle_put64(buf + 20, ev->cost.samples);
-		fgle_put64(buf + 28, ev->cost.cost_ns);
-		fgle_put64(buf + 36, ev->cost.cpu_ns);
+		EV_COST_FIELDS(PUT_FIELD)
 		break;
 	}
 	if (n)
@@ -349,7 +355,7 @@ int ctl_event_decode(const uint8_t **pp, const uint8_t *end, uint32_t host_pid,
 		     struct jvm_event *out, struct ctl_ev_buf *b)
 {
 	const uint8_t *p = *pp, *iend;
-	struct jvm_event ev = { .host_pid = host_pid };
+	struct jvm_event ev = { .host_pid = host_pid }, *x = &ev;
 	uint32_t len;
 
 	if (p == end)
@@ -382,27 +388,13 @@ int ctl_event_decode(const uint8_t **pp, const uint8_t *end, uint32_t host_pid,
 		ev.type = JVM_EV_STATE;
 		if (len != 8 + 8 * 11)
 			return -EPROTO;
-		ev.state.on = fgle_get32(p + 4);
-		ev.state.ts = fgle_get64(p + 8);
-		ev.state.alloc_interval = fgle_get64(p + 16);
-		ev.state.lock_threshold_ns = fgle_get64(p + 24);
-		ev.state.dropped_queue = fgle_get64(p + 32);
-		ev.state.dropped_other = fgle_get64(p + 40);
-		ev.state.lock_short = fgle_get64(p + 48);
-		ev.state.lock_short_ns = fgle_get64(p + 56);
-		ev.drops.unknown_id = fgle_get64(p + 64);
-		ev.drops.unknown_tid = fgle_get64(p + 72);
-		ev.drops.unwanted = fgle_get64(p + 80);
-		ev.drops.bad = fgle_get64(p + 88);
+		EV_STATE_FIELDS(GET_FIELD)
 		break;
 	case 4:
 		ev.type = JVM_EV_COST;
 		if (len != 8 + 8 * 4)
 			return -EPROTO;
-		ev.cost.ts = fgle_get64(p + 8);
-		ev.cost.samples = fgle_get64(p + 16);
-		ev.cost.cost_ns = fgle_get64(p + 24);
-		ev.cost.cpu_ns = fgle_get64(p + 32);
+		EV_COST_FIELDS(GET_FIELD)
 		break;
 	default:
 		return -EPROTO;
