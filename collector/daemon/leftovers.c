@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "fgfree.h"
 #include "handoff.h"
 #include "jvmset.h"
 #include "peer.h"
@@ -50,10 +51,8 @@ int leftovers_new(const struct leftovers_opts *o, struct leftovers **out)
 
 void leftovers_free(struct leftovers *l)
 {
-	if (!l)
-		return;
-	free(l->orphans);
-	free(l);
+	if (l)
+		FG_FREE_ALL(l->orphans, l);
 }
 
 /* A JVM joined the set: an earlier collector's map of the same process is its again. */

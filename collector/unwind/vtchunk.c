@@ -13,6 +13,8 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "fgfree.h"
+
 #define W ((uint64_t)8) /* a word */
 
 struct chunk_hdr {
@@ -41,10 +43,8 @@ struct vtchunk *vtchunk_new(void)
 
 void vtchunk_free(struct vtchunk *v)
 {
-	if (!v)
-		return;
-	free(v->buf);
-	free(v);
+	if (v)
+		FG_FREE_ALL(v->buf, v);
 }
 
 void vtchunk_stats(const struct vtchunk *v, struct vtchunk_stats *out)
