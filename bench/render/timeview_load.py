@@ -53,8 +53,8 @@ def cpu_ms(root, renderer=False):
 REDRAW = """
 const [a, b, done] = arguments;
 const t = performance.now();
-fgTimeview.select(a, b);
-requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t)));
+fgTimeview.select(a, b).then(() =>
+    requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t))));
 """
 
 
@@ -97,8 +97,9 @@ def main():
             wd.js("return fgTimeview.scriptAt;"), wd.js("return fgTimeview.paintedAt || 0;"), wd.js("return fgTimeview.loadParts;"), wd.js("return fgTimeview.eventParts;")))
         dur = wd.js("return fgTimeview.duration;")
         ms = wd.call("POST", "/execute/async", {"script": REDRAW, "args": [dur / 3, dur / 3 + 1]})
-        print("first_redraw_1s_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f" % (
-            ms, cpu_ms(proc.pid) - c1, cpu_ms(proc.pid, True) - r1))
+        print("first_redraw_1s_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f parts_ms %r" % (
+            ms, cpu_ms(proc.pid) - c1, cpu_ms(proc.pid, True) - r1,
+            wd.js("return fgTimeview.redrawParts;")))
         for span in (1, 10, 60, dur):
             runs = []
             for k in range(5):
