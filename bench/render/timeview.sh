@@ -16,6 +16,7 @@ set -- ${TIMEVIEW_BENCH:-600 99 50}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "recording: $1 s at $2 Hz of $3 threads ($(( $1 * $2 * $3 )) samples)"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 printf '%-18s %10s %8s\n' file MiB write_s
 for f in page.html page.speedscope.json page.svg page.folded; do
 	t0=$(date +%s%N)
@@ -26,12 +27,11 @@ for f in page.html page.speedscope.json page.svg page.folded; do
 		"$(echo "scale=2; ($t1 - $t0) / 1000000000" | bc)"
 done
 if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
-	# the browser's own cost of opening a page: a page of 1 s of one thread
+	# the browser's own cost of opening a page (the baseline): a page of 1 s of one thread
 	"$gen" "$tmp/tiny.html" 1 99 1 || exit 1
-	echo "a page of 1 s of one thread (the browser's fixed cost):"
-	python3 "$here/timeview_load.py" "$tmp/tiny.html"
-	echo "the recording's page:"
-	python3 "$here/timeview_load.py" "$tmp/page.html" "$tmp/page.svg"
+	echo "the baseline is a page of 1 s of one thread (the browser's fixed cost)"
+	python3 "$here/timeview_load.py" --baseline "$tmp/tiny.html" "$tmp/page.html" "$tmp/page.svg"
 else
 	echo "timeview: chromium or chromedriver missing: no load times"
 fi
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""timeview_load.py PAGE.html [SVG] - Chromium's time to open a time view page and redraw
-selections, and (the baseline) to open the flame graph SVG of the same stacks.
+"""timeview_load.py [--baseline PAGE0.html] PAGE.html [SVG] - Chromium's time to open a time
+view page and redraw selections, and (the baselines) to open the flame graph SVG of the same
+stacks and, with --baseline, a small page (the browser's fixed cost), each in a browser of its
+own, and the ratios of the page's figures to the small page's.
 
 Headless Debian chromium over chromedriver (tests/browser/flame_browser.py's driver). Prints
 one line per figure, each as wall-clock ms and as the CPU ms Chromium's processes spent (the
 CPU figure holds on a machine shared with other work; the wall one does not): the heatmap shown
-(the page's head inflated and decoded, its cells drawn) and the page ready (every counting
-read, which follows it) since navigation began; the first selection's redraw (a 1 s range,
-flame graph summed, built and painted); the redraw of a selection of 1 s, 10 s, 60 s and all of
-it, the median of 5; the SVG's load event (when an SVG is given).
+(the page's head decoded, its cells drawn) and the page ready (the stack tree read after it: a
+selection can be drawn; its "open") since navigation began; the first selection's redraw (a 1 s
+range: its time blocks read, flame graph summed, built and painted) and open plus it; the
+redraw of a selection of 1 s, 10 s, 60 s and all of it, the median of 5 (each at another
+place: most read blocks not read before); the SVG's load event (when an SVG is given).
 """
 import os
 import socket
@@ -53,13 +56,14 @@ def cpu_ms(root, renderer=False):
 REDRAW = """
 const [a, b, done] = arguments;
 const t = performance.now();
-fgTimeview.select(a, b);
-requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t)));
+fgTimeview.select(a, b).then(() =>
+    requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t))));
 """
 
 
-def main():
-    page, svg = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None
+def measure(page, svg=None):
+    """Prints the figures of one page; returns {name: (wall ms, renderer CPU ms)}."""
+    out = {}
     tmp = tempfile.mkdtemp(prefix="fg_tvbench_")
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -90,6 +94,7 @@ def main():
                 break
             time.sleep(0.05)
         c1, r1 = cpu_ms(proc.pid), cpu_ms(proc.pid, True)
+        out["open"] = (wd.js("return fgTimeview.readyAt;"), r1 - r0)
         print("heatmap_shown_ms %.0f page_ready_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f" % (
             wd.js("return fgTimeview.shownAt;"), wd.js("return fgTimeview.readyAt;"), c1 - c0,
             r1 - r0))
@@ -97,8 +102,11 @@ def main():
             wd.js("return fgTimeview.scriptAt;"), wd.js("return fgTimeview.paintedAt || 0;"), wd.js("return fgTimeview.loadParts;"), wd.js("return fgTimeview.eventParts;")))
         dur = wd.js("return fgTimeview.duration;")
         ms = wd.call("POST", "/execute/async", {"script": REDRAW, "args": [dur / 3, dur / 3 + 1]})
-        print("first_redraw_1s_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f" % (
-            ms, cpu_ms(proc.pid) - c1, cpu_ms(proc.pid, True) - r1))
+        out["first"] = (ms, cpu_ms(proc.pid, True) - r1)
+        out["open_redraw"] = tuple(a + b for a, b in zip(out["open"], out["first"]))
+        print("first_redraw_1s_ms %.0f cpu_ms %.0f renderer_cpu_ms %.0f parts_ms %r" % (
+            ms, cpu_ms(proc.pid) - c1, cpu_ms(proc.pid, True) - r1,
+            wd.js("return fgTimeview.redrawParts;")))
         for span in (1, 10, 60, dur):
             runs = []
             for k in range(5):
@@ -107,11 +115,13 @@ def main():
                 ms = wd.call("POST", "/execute/async", {"script": REDRAW, "args": [a, a + span]})
                 runs.append((ms, cpu_ms(proc.pid) - c))
             ms, cpu = sorted(runs)[2]
+            out["all" if span == dur else "%ds" % span] = (ms, cpu)
             print("redraw_%s_ms %.0f cpu_ms %.0f parts_ms %r" % (
                 "all" if span == dur else "%ds" % span, ms, cpu,
                 wd.js("return fgTimeview.redrawParts;")))
+        print("open_plus_first_redraw_ms %.0f renderer_cpu_ms %.0f" % out["open_redraw"])
         if not svg:
-            return 0
+            return out
         c = cpu_ms(proc.pid)
         wd.call("POST", "/url", {"url": "file://" + urllib.parse.quote(os.path.abspath(svg))})
         print("svg_load_ms %.0f cpu_ms %.0f" % (wd.js(
@@ -121,6 +131,26 @@ def main():
         wd.quit()
         proc.terminate()
         proc.wait()
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    base = None
+    if args[:1] == ["--baseline"]:
+        base, args = args[1], args[2:]
+    if base:
+        print("baseline page %s:" % os.path.basename(base))
+        b = measure(base)
+        print("page %s:" % os.path.basename(args[0]))
+    got = measure(args[0], args[1] if len(args) > 1 else None)
+    if base:
+        for k, what in (("open", "open (ready)"), ("first", "first 1 s redraw"),
+                        ("open_redraw", "open + first 1 s redraw")):
+            print("ratio_to_baseline %-24s wall %.2f (%.0f / %.0f ms) renderer_cpu %.2f "
+                  "(%.0f / %.0f ms)" % (
+                      what, got[k][0] / max(b[k][0], 1), got[k][0], b[k][0],
+                      got[k][1] / max(b[k][1], 1), got[k][1], b[k][1]))
     return 0
 
 

@@ -15,6 +15,7 @@ set -- ${VIEW_BENCH:-1440 60 1000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$here/../../tests/browser/rolling_gen.py" "$tmp/profiles" "$1" "$2" "$3" || exit 1
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 echo "rolling profiles: $1 of $2 s, $3 stacks each: $(du -sm "$tmp/profiles" | cut -f1) MiB of .folded"
 t0=$(date +%s%N)
 "$fg" view "$tmp/profiles" >"$tmp/pages" || exit 1
@@ -26,10 +27,9 @@ if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
 	# the baseline, in the same run: a page of one profile (the browser's fixed cost)
 	python3 "$here/../../tests/browser/rolling_gen.py" "$tmp/one" 1 "$2" "$3" || exit 1
 	"$fg" view "$tmp/one" >"$tmp/onepage" || exit 1
-	echo "a page of one profile (the browser's fixed cost):"
-	python3 "$here/timeview_load.py" "$(head -n 1 "$tmp/onepage")"
-	echo "the day's page:"
-	python3 "$here/timeview_load.py" "$page"
+	echo "the baseline is a page of one profile (the browser's fixed cost)"
+	python3 "$here/timeview_load.py" --baseline "$(head -n 1 "$tmp/onepage")" "$page"
 else
 	echo "view: chromium or chromedriver missing: no load times"
 fi
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -206,11 +206,13 @@ static const struct cli_opt profile_rows[] = {
 	{ .name = "no-per-thread", .kind = CLI_SET, CLI_AT(DO, merge_threads),
 	  .help = "no thread-name root frame: the threads' stacks merge" },
 	{ .name = "out", .key = 'o', .kind = CLI_STR, CLI_AT(DO, out_dir), .arg = "DIR",
-	  .help = "write STEM.folded and STEM.svg per JVM, interval and event, and "
-		  "DIR/index.html (DIR is created 0755; it must be ours and writable by nobody "
-		  "else). STEM = UTC start _ service _ container (12) _ host PID _ host name, then "
-		  ".offcpu, .wall, .alloc, .live or .lock (nothing for cpu)",
-	  .doc = "Retention: [below](#rolling-profiles-and-labels)." },
+	  .help = "write STEM.folded and STEM.svg per JVM, interval and event, "
+		  "DIR/index.html, and a time view page per JVM and event, "
+		  "DIR/view_SERVICE_CID12_PID_HOST[.EVENT].html, rewritten when that JVM's profiles "
+		  "change and removed with its last one (DIR is created 0755; it must be ours and "
+		  "writable by nobody else). STEM = UTC start _ service _ container (12) _ host PID "
+		  "_ host name, then .offcpu, .wall, .alloc, .live or .lock (nothing for cpu)",
+	  .doc = "Retention and pages: [below](#rolling-profiles-and-labels)." },
 	{ .name = "pprof", .kind = CLI_SET, CLI_AT(DO, pprof),
 	  .help = "also write STEM.pb.gz (needs --out)" },
 	{ .name = "keep-profiles", .kind = CLI_U64, .lo = 1, .hi = 1000000,

@@ -434,8 +434,8 @@ int profdir_open(const struct profdir_opts *o, struct profdir **out)
 			profdir_close(d);
 			return rv;
 		}
-		if (d->n)
-			viewer_poke(d->viewer); /* the pages of an earlier run's profiles */
+		/* the pages of an earlier run's profiles, and those whose profiles are gone */
+		viewer_poke(d->viewer);
 	}
 	*out = d;
 	return 0;
@@ -560,5 +560,6 @@ void profdir_stats(const struct profdir *d, struct profdir_stats *out)
 		viewer_stats(d->viewer, &vs);
 		out->view_pages = vs.pages;
 		out->view_errors = vs.errors;
+		out->view_removed = vs.removed;
 	}
 }

@@ -5,16 +5,19 @@
  *
  * Invariant: a profile's column is its start time's distance from the group's first, in
  * intervals (rounded, so a start a second late stays in its column), and every column up to
- * the last profile's exists, so a gap in the profiles shows as empty columns.
+ * the last profile's exists, so a gap in the profiles shows as empty columns. A memo's entries
+ * are sorted by key, and an entry holds only after its page was written whole.
  */
 #include "profview.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,39 +217,242 @@ out:
 	return rv;
 }
 
+/* The groups of f[0..n) (sorted by key): calls fn for each, with its first index and size. */
+static int pv_groups(const struct pv_file *f, size_t n,
+		     int (*fn)(void *arg, const struct pv_file *g, size_t len), void *arg)
+{
+	int rv = 0;
+
+	for (size_t i = 0; i < n && rv == 0;) {
+		size_t j = i + 1;
+
+		while (j < n && !strcmp(f[j].key, f[i].key))
+			j++;
+		rv = fn(arg, &f[i], j - i);
+		i = j;
+	}
+	return rv;
+}
+
+/* One pass of profview_write or profview_update: where, and what happened. */
+struct pv_pass {
+	int dfd;
+	const char *outdir;
+	void (*done)(void *arg, const struct profview_page *pg);
+	void *arg;
+	size_t pages;
+	int first;
+	/* profview_update: the memo, the next one being made */
+	struct profview_memo *memo;
+	struct pv_memo_ent *next;
+	size_t nnext, capnext;
+};
+
+/* Write one group's page; its error is kept as the pass's first. */
+static int pv_write_group(struct pv_pass *p, const struct pv_file *g, size_t len)
+{
+	struct profview_page pg = { 0 };
+
+	pg.err = pv_page(p->dfd, p->outdir, g, len, &pg);
+	p->pages++;
+	if (p->done)
+		p->done(p->arg, &pg);
+	if (pg.err && !p->first)
+		p->first = pg.err;
+	free((char *)pg.path);
+	return pg.err;
+}
+
+static int pv_write_one(void *arg, const struct pv_file *g, size_t len)
+{
+	(void)pv_write_group(arg, g, len);
+	return 0;
+}
+
 int profview_write(const char *dir, const char *outdir,
 		   void (*done)(void *arg, const struct profview_page *pg), void *arg,
 		   size_t *pages)
 {
 	struct pv_file *f = NULL;
-	size_t n = 0, np = 0;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rv, first = 0;
+	size_t n = 0;
+	struct pv_pass p = { .outdir = outdir ? outdir : dir, .done = done, .arg = arg };
+	int rv;
 
 	*pages = 0;
-	if (dfd < 0)
+	p.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p.dfd < 0)
 		return -errno;
-	rv = pv_scan(dfd, &f, &n);
+	rv = pv_scan(p.dfd, &f, &n);
 	if (rv == 0 && n == 0)
 		rv = -ENOENT;
-	for (size_t i = 0; rv == 0 && i < n;) {
-		size_t j = i + 1;
-		struct profview_page pg = { 0 };
-
-		while (j < n && !strcmp(f[j].key, f[i].key))
-			j++;
-		pg.err = pv_page(dfd, outdir ? outdir : dir, &f[i], j - i, &pg);
-		np++;
-		if (done)
-			done(arg, &pg);
-		if (pg.err && !first)
-			first = pg.err;
-		free((char *)pg.path);
-		i = j;
-	}
+	if (rv == 0)
+		(void)pv_groups(f, n, pv_write_one, &p);
 	for (size_t i = 0; i < n; i++)
 		free(f[i].name);
 	free(f);
-	close(dfd);
-	*pages = np;
-	return rv ? rv : first;
+	close(p.dfd);
+	*pages = p.pages;
+	return rv ? rv : p.first;
+}
+
+/* ---- profview_update ------------------------------------------------------------------- */
+
+struct pv_memo_ent {
+	char *key;
+	uint64_t sig; /* its profiles' names, hashed */
+};
+
+struct profview_memo {
+	struct pv_memo_ent *e; /* by key */
+	size_t n;
+};
+
+struct profview_memo *profview_memo_new(void)
+{
+	return calloc(1, sizeof(struct profview_memo));
+}
+
+static void pv_ents_free(struct pv_memo_ent *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(e[i].key);
+	free(e);
+}
+
+void profview_memo_free(struct profview_memo *m)
+{
+	if (!m)
+		return;
+	pv_ents_free(m->e, m->n);
+	free(m);
+}
+
+static int pv_ent_cmp(const void *k, const void *e)
+{
+	return strcmp(k, ((const struct pv_memo_ent *)e)->key);
+}
+
+/* A group's profiles as one number: FNV-1a over their names, each ended by a NUL. */
+static uint64_t pv_sig(const struct pv_file *g, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		for (const char *c = g[i].name;; c++) {
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+			if (!*c)
+				break;
+		}
+	return h;
+}
+
+static bool pv_page_exists(int dfd, const char *key)
+{
+	char name[LABELS_STEM_MAX + 16];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "view_%s.html", key);
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A group's page, written when its profiles changed; its memo entry kept once written. */
+static int pv_update_one(void *arg, const struct pv_file *g, size_t len)
+{
+	struct pv_pass *p = arg;
+	const struct pv_memo_ent *old =
+		bsearch(g->key, p->memo->e, p->memo->n, sizeof(*p->memo->e), pv_ent_cmp);
+	uint64_t sig = pv_sig(g, len);
+
+	if (!old || old->sig != sig || !pv_page_exists(p->dfd, g->key)) {
+		if (pv_write_group(p, g, len) != 0)
+			return 0; /* no entry: written again next time */
+	}
+	if (ARRAY_GROW(p->next, p->capnext, p->nnext + 1) != 0 ||
+	    !(p->next[p->nnext].key = strdup(g->key)))
+		return -ENOMEM;
+	p->next[p->nnext++].sig = sig;
+	return 0;
+}
+
+/* Is name a page of ours (view_KEY.html) whose key has no profile in f[0..n)? */
+static bool pv_stale(const char *name, const struct pv_file *f, size_t n)
+{
+	size_t len = strlen(name), lo = 0, hi = n;
+	char stem[LABELS_STEM_MAX + TIME_LEN];
+	struct prof_stem st;
+
+	if (len <= 5 + 5 || strncmp(name, "view_", 5) != 0 ||
+	    strcmp(name + len - 5, ".html") != 0 || len - 10 + TIME_LEN >= sizeof(stem))
+		return false;
+	/* a key only: parse it behind a time, as a profile's stem */
+	snprintf(stem, sizeof(stem), "19700101T000000Z_%.*s", (int)(len - 10), name + 5);
+	if (prof_stem_parse(stem, strlen(stem), &st) != 0)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(f[mid].key, stem + TIME_LEN);
+
+		if (c == 0)
+			return false;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return true;
+}
+
+/* Remove the pages in dfd's directory whose JVM and event have no profile in f[0..n). */
+static size_t pv_prune(int dfd, const struct pv_file *f, size_t n)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	size_t removed = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	rewinddir(d); /* the descriptor's offset is shared with the scan's */
+	while ((de = readdir(d)) != NULL)
+		if (pv_stale(de->d_name, f, n) && unlinkat(dfd, de->d_name, 0) == 0)
+			removed++;
+	closedir(d);
+	return removed;
+}
+
+int profview_update(const char *dir, struct profview_memo *m,
+		    void (*done)(void *arg, const struct profview_page *pg), void *arg,
+		    size_t *written, size_t *removed)
+{
+	struct pv_file *f = NULL;
+	size_t n = 0;
+	struct pv_pass p = { .outdir = dir, .done = done, .arg = arg, .memo = m };
+	int rv;
+
+	*written = 0;
+	*removed = 0;
+	p.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p.dfd < 0)
+		return -errno;
+	rv = pv_scan(p.dfd, &f, &n);
+	if (rv == 0)
+		rv = pv_groups(f, n, pv_update_one, &p);
+	if (rv == 0) {
+		pv_ents_free(m->e, m->n);
+		m->e = p.next;
+		m->n = p.nnext;
+		p.next = NULL;
+		p.nnext = 0;
+		*removed = pv_prune(p.dfd, f, n);
+	}
+	pv_ents_free(p.next, p.nnext);
+	for (size_t i = 0; i < n; i++)
+		free(f[i].name);
+	free(f);
+	close(p.dfd);
+	*written = p.pages;
+	return rv ? rv : p.first;
 }

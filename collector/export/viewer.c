@@ -23,6 +23,7 @@
 
 struct viewer {
 	const char *path;
+	struct profview_memo *memo; /* the thread's own: what each page was last written from */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -49,18 +50,21 @@ static void page_done(void *arg, const struct profview_page *pg)
 		st->pages++;
 }
 
-/* One pass: every page of the directory. Runs without the lock. */
+/* One pass: the pages whose profiles changed, and the pages left without any. Runs without
+ * the lock. */
 static void pass(struct viewer *v)
 {
 	struct viewer_stats st = { 0 };
 	uint64_t t0 = mono_ns();
-	size_t pages;
+	size_t written, removed;
 
-	(void)profview_write(v->path, NULL, page_done, &st, &pages);
+	if (profview_update(v->path, v->memo, page_done, &st, &written, &removed) == -ENOMEM)
+		st.errors++;
 	pthread_mutex_lock(&v->mu);
 	v->st.passes++;
 	v->st.pages += st.pages;
 	v->st.errors += st.errors;
+	v->st.removed += removed;
 	v->st.last_ns = mono_ns() - t0;
 	pthread_mutex_unlock(&v->mu);
 }
@@ -126,12 +130,17 @@ int viewer_start(const char *path, struct viewer **out)
 
 	if (!v)
 		return -ENOMEM;
+	if (!(v->memo = profview_memo_new())) {
+		free(v);
+		return -ENOMEM;
+	}
 	v->path = path;
 	pthread_mutex_init(&v->mu, NULL);
 	pthread_cond_init(&v->cv, NULL);
 	if ((rv = pthread_create(&v->thread, NULL, run, v)) != 0) {
 		pthread_cond_destroy(&v->cv);
 		pthread_mutex_destroy(&v->mu);
+		profview_memo_free(v->memo);
 		free(v);
 		return -rv;
 	}
@@ -173,5 +182,6 @@ void viewer_stop(struct viewer *v)
 	pthread_join(v->thread, NULL);
 	pthread_cond_destroy(&v->cv);
 	pthread_mutex_destroy(&v->mu);
+	profview_memo_free(v->memo);
 	free(v);
 }

@@ -59,6 +59,7 @@ static int write_timed(struct stackagg *a, const struct profout *p, int fd)
 			       : p->multi ? 1
 					  : 0,
 		.sample_us = p->types || p->time_type ? 0 : 1e6 / freq,
+		.block_cols = p->block_cols,
 	};
 	FILE *f;
 	int rv;

@@ -36,6 +36,9 @@ struct timeview_opts {
 	size_t ncols;
 	const int64_t *col_unix;
 	unsigned col_s;
+	/* The page's time blocks, the countings it decodes together: columns each (0: as many as
+	 * hold about 48 Ki countings). */
+	size_t block_cols;
 };
 
 /* The page, written to f. 0, -ENOMEM, -E2BIG (over 8 Mi heatmap cells) or -EIO. */

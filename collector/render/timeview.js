@@ -3,6 +3,9 @@
 // (columns) by sub-second slices (rows); a drag selects a time range and the flame graph of
 // that range is drawn below it, for the threads picked; shift-drag (or "Use as baseline")
 // sets a second range, and the flame graph is then coloured by the difference between them.
+// The page opens on the heatmap and the stack tree; the countings come in time blocks, each
+// inflated and decoded the first time a selection needs it and kept (a block a selection
+// covers whole is read summed, when the page has its sum).
 "use strict";
 (function () {
 	const FRAME_H = 17, MIN_PX = 1; // narrower frames are not drawn
@@ -29,8 +32,9 @@
 	window.addEventListener("error", (e) => { $("error").textContent = String(e.message); });
 
 	// ---- data -----------------------------------------------------------------------------
-	let frames, kinds, parent, frameOf, C, N, W, thr, nnodes, kidStart, kids, events = null;
+	let frames, kinds, parent, frameOf, thr, nnodes, kidStart, kids, tree = null;
 	const ROWS = meta.rows, CELL_US = meta.cell_us, NCOLS = meta.ncols, NCELLS = NCOLS * ROWS;
+	const BCELLS = meta.block_cols * ROWS, NBLOCKS = meta.blocks;
 	const CELL_H = ROWS >= 10 ? 8 : Math.floor(120 / ROWS);
 
 	// count varints from buf at pos into out (one typed array type per call site: kept simple
@@ -75,6 +79,7 @@
 
 	async function inflate(id) {
 		const gz = unbase64(id);
+		api.inflated = (api.inflated || 0) + 1;
 		const ds = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
 		return new Uint8Array(await new Response(ds).arrayBuffer());
 	}
@@ -90,7 +95,8 @@
 		sorted[n] = 1;
 	}
 
-	let cellW, cellN, allW, allN, tabs;
+	let cellW, cellN, allW, allN, tabs, treeGo;
+	const treeRead = new Promise((res) => { treeGo = res; }).then(() => loadTree()); // once parsed
 
 	// the head: the heatmap of all threads
 	async function load() {
@@ -112,11 +118,10 @@
 		sel.innerHTML = thr.map((t, i) => '<option value="' + i + '">' + esc((t.name || "[tid " + t.tid + "]").replace(/_\[[a-z0-9]\]$/, "")) + " (" + t.tid + ", " + t.n + ")</option>").join("");
 	}
 
-	// the rest: frames, the stack tree, each thread's stacks, then the countings: each one's
-	// cell, stack node and weight, thread by thread
-	async function loadEvents() {
+	// the stack tree: frames, each node's parent and frame, each thread's stacks
+	async function loadTree() {
 		const t0 = performance.now();
-		const buf = await inflate("fg-events");
+		const buf = await inflate("fg-tree");
 		const tA = performance.now();
 		const jlen = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (buf[3] * 16777216);
 		frames = JSON.parse(new TextDecoder().decode(buf.subarray(4, 4 + jlen))).frames;
@@ -148,28 +153,105 @@
 		const fill = kidStart.slice(0, nnodes);
 		for (let i = 1; i < nnodes; i++) kids[fill[parent[i]]++] = i;
 		sorted = new Uint8Array(nnodes); // children put in name order when first drawn
-		const n = meta.events;
-		C = new Uint32Array(n);
-		N = new Uint32Array(n);
-		pos = varints(buf, pos, C, n);
-		for (const t of thr) {
-			const end = t.first + t.n;
-			for (let i = t.first + 1; i < end; i++) C[i] += C[i - 1];
-		}
-		pos = varints(buf, pos, N, n); // each thread's own stack index ...
-		thr.forEach((t, k) => {
-			const tab = tabs[k], end = t.first + t.n;
-			for (let i = t.first; i < end; i++) N[i] = tab[N[i]]; // ... to a node
-		});
-		if (meta.unit_weights) {
-			W = null;
-		} else {
-			W = new Float64Array(n);
-			pos = varints(buf, pos, W, n);
-		}
-		events = true;
+		tree = true;
 		api.eventParts = { inflate: tA - t0, decode: performance.now() - tA };
 	}
+
+	// ---- time blocks ----------------------------------------------------------------------
+	// block k holds cells [k * BCELLS, (k + 1) * BCELLS): "s" its countings, per thread
+	// {C: cells, N: nodes, W: weights or null}; "h" its sum, per thread {N: nodes, W: sums}
+	const blocks = { s: new Map(), h: new Map() }, reading = { s: new Map(), h: new Map() };
+	api.useSums = true; // for tests: false reads every block's countings
+	api.blocksRead = { s: 0, h: 0 };
+
+	function decodeBlock(kind, k, buf) {
+		const nt = thr.length, cnt = new Uint32Array(nt), out = [];
+		let pos = varints(buf, 0, cnt, nt);
+		if (kind === "h") {
+			for (let t = 0; t < nt; t++) {
+				const N = new Uint32Array(cnt[t]), tab = tabs[t];
+				pos = varints(buf, pos, N, cnt[t]);
+				for (let i = 1; i < N.length; i++) N[i] += N[i - 1];
+				for (let i = 0; i < N.length; i++) N[i] = tab[N[i]];
+				out.push({ N: N, W: null });
+			}
+			for (let t = 0; t < nt; t++) {
+				out[t].W = new Float64Array(cnt[t]);
+				pos = varints(buf, pos, out[t].W, cnt[t]);
+			}
+			return out;
+		}
+		for (let t = 0; t < nt; t++) {
+			const C = new Uint32Array(cnt[t]);
+			pos = varints(buf, pos, C, cnt[t]);
+			let c = k * BCELLS;
+			for (let i = 0; i < C.length; i++) C[i] = c += C[i];
+			out.push({ C: C, N: null, W: null });
+		}
+		for (let t = 0; t < nt; t++) {
+			const N = new Uint32Array(cnt[t]), tab = tabs[t];
+			pos = varints(buf, pos, N, cnt[t]);
+			for (let i = 0; i < N.length; i++) N[i] = tab[N[i]];
+			out[t].N = N;
+		}
+		if (!meta.unit_weights) {
+			for (let t = 0; t < nt; t++) {
+				out[t].W = new Float64Array(cnt[t]);
+				pos = varints(buf, pos, out[t].W, cnt[t]);
+			}
+		}
+		return out;
+	}
+
+	// block k's countings or sum, read once (a block without countings has no blob: null)
+	function readBlock(kind, k) {
+		let p = reading[kind].get(k);
+		if (!p) {
+			const id = "fg-" + kind + k;
+			p = !document.getElementById(id) ? Promise.resolve(null) : inflate(id).then((buf) => {
+				api.blocksRead[kind]++;
+				return decodeBlock(kind, k, buf);
+			});
+			p = p.then((b) => {
+				blocks[kind].set(k, b);
+				return b;
+			});
+			reading[kind].set(k, p);
+		}
+		return p;
+	}
+
+	// what a range of cells [a, b) reads: [kind, block] for each block it meets, the sum of
+	// those it covers whole where the page has one
+	function need(range) {
+		const out = [];
+		if (!range) return out;
+		const k0 = Math.floor(range[0] / BCELLS), k1 = Math.min(NBLOCKS - 1, Math.floor((range[1] - 1) / BCELLS));
+		for (let k = k0; k <= k1; k++) {
+			const whole = range[0] <= k * BCELLS && Math.min(NCELLS, (k + 1) * BCELLS) <= range[1];
+			out.push([whole && api.useSums && document.getElementById("fg-h" + k) ? "h" : "s", k]);
+		}
+		return out;
+	}
+
+	const have = (list) => list.every(([kind, k]) => blocks[kind].has(k));
+	const fetchAll = (list) => Promise.all(list.map(([kind, k]) => readBlock(kind, k)));
+	const allCountings = () => Array.from({ length: NBLOCKS }, (_, k) => ["s", k]);
+
+	// work in flight (blocks read, then drawn): settled() resolves when none is left
+	let busy = 0;
+	const waiters = [];
+	function track(p) {
+		busy++;
+		const done = () => {
+			if (--busy === 0) waiters.splice(0).forEach((f) => f());
+		};
+		return p.then(done, (e) => {
+			done();
+			$("error").textContent = "cannot read the profile: " + e;
+		});
+	}
+	api.settled = () => (busy ? new Promise((res) => waiters.push(res)) : Promise.resolve());
 
 	// ---- heatmap --------------------------------------------------------------------------
 	let cw = 8, picked = null; // picked: thread indexes, null = all
@@ -177,9 +259,10 @@
 	const hm = () => $("heatmap");
 
 	function activeThreads() {
-		return picked ? picked.map((i) => thr[i]) : thr;
+		return picked ? picked : thr.map((_, i) => i);
 	}
 
+	// the picked threads' cells, from every block's countings (read before)
 	function buildCells() {
 		if (!picked) {
 			cellW = allW;
@@ -188,11 +271,14 @@
 		}
 		cellW = new Float64Array(NCELLS);
 		cellN = new Float64Array(NCELLS);
-		for (const t of activeThreads()) {
-			const end = t.first + t.n;
-			for (let i = t.first; i < end; i++) {
-				cellW[C[i]] += W ? W[i] : 1;
-				cellN[C[i]] += 1;
+		for (const b of blocks.s.values()) {
+			if (!b) continue;
+			for (const t of picked) {
+				const { C, W } = b[t];
+				for (let i = 0; i < C.length; i++) {
+					cellW[C[i]] += W ? W[i] : 1;
+					cellN[C[i]] += 1;
+				}
 			}
 		}
 	}
@@ -238,19 +324,19 @@
 		const px = new Uint32Array(img.data.buffer);
 		const gap = cw > 3 ? 1 : 0;
 		const empty = 0xfff4f4f4; // little-endian ABGR
-		for (let c = 0; c < NCOLS; c++) {
-			for (let r = 0; r < ROWS; r++) {
+		// a cell row's first line, column by column, then its copies down to the cell's height
+		for (let r = 0; r < ROWS; r++) {
+			const row = r * CELL_H * w;
+			for (let c = 0; c < NCOLS; c++) {
 				const x = v[c * ROWS + r];
 				let rgba = empty;
 				if (x > 0) {
 					const f = Math.sqrt(x / max);
 					rgba = (0xff000000 | (Math.round(215 - 200 * f) << 16) | (Math.round(235 - 200 * f) << 8) | Math.round(255 - 55 * f)) >>> 0;
 				}
-				for (let yy = r * CELL_H; yy < (r + 1) * CELL_H - 1; yy++) {
-					const row = yy * w + c * cw;
-					px.fill(rgba, row, row + cw - gap);
-				}
+				for (let i = row + c * cw, end = i + cw - gap; i < end; i++) px[i] = rgba;
 			}
+			for (let yy = 1; yy < CELL_H - 1; yy++) px.copyWithin(row + yy * w, row, row + w);
 		}
 		image = img;
 		g.fillStyle = "#333";
@@ -293,18 +379,28 @@
 	// ---- flame graph ----------------------------------------------------------------------
 	let zoom = 0, tot = null, btot = null, selTotal = 0;
 
+	// every node's total in a range of cells, for the threads picked (its blocks read before)
 	function sum(range) {
-		const self = new Float64Array(nnodes);
-		for (const t of activeThreads()) {
-			let lo = t.first, hi = t.first + t.n;
-			while (lo < hi) {
-				const m = (lo + hi) >> 1;
-				if (C[m] < range[0]) lo = m + 1;
-				else hi = m;
+		const self = new Float64Array(nnodes), active = activeThreads(), stop = range[1];
+		for (const [kind, k] of need(range)) {
+			const b = blocks[kind].get(k);
+			if (!b) continue;
+			for (const t of active) {
+				const { C, N, W } = b[t];
+				if (kind === "h") {
+					for (let i = 0; i < N.length; i++) self[N[i]] += W[i];
+					continue;
+				}
+				let lo = 0, hi = C.length;
+				while (lo < hi) {
+					const m = (lo + hi) >> 1;
+					if (C[m] < range[0]) lo = m + 1;
+					else hi = m;
+				}
+				const end = C.length;
+				if (W) for (let i = lo; i < end && C[i] < stop; i++) self[N[i]] += W[i];
+				else for (let i = lo; i < end && C[i] < stop; i++) self[N[i]] += 1;
 			}
-			const end = t.first + t.n, stop = range[1];
-			if (W) for (let i = lo; i < end && C[i] < stop; i++) self[N[i]] += W[i];
-			else for (let i = lo; i < end && C[i] < stop; i++) self[N[i]] += 1;
 		}
 		for (let i = nnodes - 1; i > 0; i--) self[parent[i]] += self[i];
 		return self;
@@ -353,19 +449,31 @@
 		return title + ")";
 	}
 
-	// the flame graph of the selection, on a canvas: one fillRect per frame, text where it fits
+	let flameGen = 0;
+
+	// the flame graph of the selection, drawn now when its blocks are read, else once they
+	// are (a later selection's wins); a promise of its drawing
 	function drawFlame() {
-		const t0 = performance.now();
-		const box = $("flame");
-		if (sel && !events) { // drawn when the countings are read
-			status();
-			return;
-		}
+		const t0 = performance.now(), gen = ++flameGen;
 		if (!sel) {
-			box.innerHTML = "";
+			$("flame").innerHTML = "";
 			drawn = [];
-			return;
+			return Promise.resolve();
 		}
+		if (tree && have(need(sel).concat(need(base)))) {
+			drawFlameNow(t0);
+			return Promise.resolve();
+		}
+		status();
+		return track(treeRead.then(() => fetchAll(need(sel).concat(need(base)))).then(() => {
+			if (gen === flameGen) drawFlameNow(t0);
+		}));
+	}
+
+	// the flame graph of the selection, on a canvas: one fillRect per frame, text where it fits
+	function drawFlameNow(t0) {
+		const tR = performance.now();
+		const box = $("flame");
 		tot = sum(sel);
 		const t1 = performance.now();
 		btot = base ? sum(base) : null;
@@ -443,7 +551,7 @@
 		$("matched").textContent = searchRe ? "Matched: " + (selTotal ? ((100 * matched) / (tot[zoom] || 1)).toFixed(1) : "0.0") + "%" : "";
 		status();
 		api.redrawMs = performance.now() - t0;
-		api.redrawParts = { sum: t1 - t0, layout: t2 - t1, draw: performance.now() - t2, frames: items.length };
+		api.redrawParts = { read: tR - t0, sum: t1 - tR, layout: t2 - t1, draw: performance.now() - t2, frames: items.length };
 	}
 
 	// the frame drawn under a mouse event on the flame graph, or null
@@ -456,19 +564,26 @@
 
 	function status() {
 		let s = sel ? "selection " + cellTime(sel[0]) + " – " + cellTime(sel[1]) + ": " + fmt(selTotal) + " " + meta.unit : "drag across the heatmap to select a time range";
-		if (!events && sel) s = "reading the countings…";
-		if (base) s += " | baseline " + cellTime(base[0]) + " – " + cellTime(base[1]) + ": " + fmt(btot ? btot[0] : 0) + " " + meta.unit + " (red: more than in the baseline, blue: less)";
+		if (sel && !(tree && have(need(sel).concat(need(base))))) s = "reading the countings…";
+		else if (base) s += " | baseline " + cellTime(base[0]) + " – " + cellTime(base[1]) + ": " + fmt(btot ? btot[0] : 0) + " " + meta.unit + " (red: more than in the baseline, blue: less)";
 		if (meta.untimed) s += " | " + meta.untimed + " countings without a time left out";
 		$("status").textContent = s;
 	}
 
 	// ---- wiring ---------------------------------------------------------------------------
+	let cellsGen = 0;
+
+	// the heatmap of the threads picked (every block's countings read first) and the flame
+	// graph; a promise of its drawing
 	function redrawAll() {
-		if (picked && !events) return; // redrawn when the countings are read
-		buildCells();
-		paintCells();
-		drawHeatmap();
-		drawFlame();
+		const gen = ++cellsGen, now = () => {
+			buildCells();
+			paintCells();
+			drawHeatmap();
+			return drawFlame();
+		};
+		if (!picked) return now();
+		return track(treeRead.then(() => fetchAll(allCountings())).then(() => (gen === cellsGen ? now() : null)));
 	}
 
 	function wire() {
@@ -533,19 +648,19 @@
 	}
 
 	const toCells = (a, b) => [Math.max(0, Math.floor((a * 1e6) / CELL_US)), Math.max(1, Math.ceil((b * 1e6) / CELL_US))];
-	api.select = (a, b, asBase) => { // seconds since t0; for scripts
+	api.select = (a, b, asBase) => { // seconds since t0; for scripts: a promise of the drawing
 		if (asBase) base = toCells(a, b);
 		else sel = toCells(a, b);
 		zoom = 0;
 		drawHeatmap();
-		drawFlame();
+		return drawFlame();
 	};
-	api.selectCells = (k0, k1, asBase) => { // cells [k0, k1); for scripts
+	api.selectCells = (k0, k1, asBase) => { // cells [k0, k1); for scripts, as select
 		if (asBase) base = [k0, k1];
 		else sel = [k0, k1];
 		zoom = 0;
 		drawHeatmap();
-		drawFlame();
+		return drawFlame();
 	};
 	api.cellRect = (col, row) => { // where a cell is drawn, in client coordinates
 		const r = hm().getBoundingClientRect();
@@ -561,12 +676,14 @@
 		return { x: r.left + it[2] + Math.max(1, it[3]) / 2, y: r.top + drawnH - (it[1] + 1) * FRAME_H + FRAME_H / 2, width: it[3], full: r.width };
 	};
 	api.cellCounts = () => Array.from(cellN); // the heatmap's countings, cell by cell
+	api.blocks = NBLOCKS;
 	api.rows = ROWS;
 	api.seconds = NCOLS;
 	api.duration = meta.duration_us / 1e6; // seconds from the first counting to the last
 
 	// the heatmap first (its cells came with the head, and this script comes before the
-	// countings' blob), painted, then the countings once the document is parsed
+	// other blobs), painted, then the stack tree once the document is parsed; the countings
+	// when a selection needs them
 	const afterPaint = () => new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
 	const parsed = () => new Promise((res) => {
 		if (document.readyState !== "loading") res();
@@ -583,14 +700,16 @@
 		api.loadParts.draw = performance.now() - t;
 		status();
 		api.shownAt = performance.now(); // since the navigation began
-		api.shownBeforeCountings = !document.getElementById("fg-events");
+		api.shownBeforeCountings = !document.getElementById("fg-tree");
 		api.shownMs = api.shownAt - started;
 		return afterPaint();
 	}).then(() => {
 		api.paintedAt = performance.now();
 		return parsed();
-	}).then(() => loadEvents()).then(() => {
-		redrawAll();
+	}).then(() => {
+		treeGo(); // a selection or thread pick made before waits for it
+		return treeRead;
+	}).then(() => {
 		status();
 		api.loadMs = performance.now() - started;
 		api.readyAt = performance.now();

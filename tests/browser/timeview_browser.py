@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""timeview_browser.py PAGE.html TRUTH SHOTS_DIR - the time view page in a real browser.
+"""timeview_browser.py PAGE.html TRUTH SHOTS_DIR [--blocks] - the time view page in a real
+browser.
 
 Opens PAGE (a `record -o x.html` page, or one from bench's timeview-gen) in Debian's headless
 chromium over WebDriver (chromedriver, Python stdlib only, the driver of flame_browser.py) and:
+checks that the page opened without decoding any counting, that a 1 s selection read one time
+block's countings, and, when the page has time blocks with sums (always with --blocks), that the
+whole recording's flame graph from the blocks' sums equals the one from their countings; then
 picks the thread "phases" in the thread filter; for each phase of TRUTH drags a 1 s selection
 across the heatmap, inside that phase, with the mouse; reads the flame graph drawn (its frames'
 values and parents, from the page's fgTimeview.frames(): the graph is a canvas) and checks
@@ -66,6 +70,12 @@ def start_browser(tmp):
     return proc, wd
 
 
+def settle(wd):
+    """Wait until the page has drawn what it was asked (time blocks read, then drawn)."""
+    wd.call("POST", "/execute/async", {"script": "fgTimeview.settled().then(arguments[0]);",
+                                       "args": []})
+
+
 def shot(wd, shots, name):
     png = base64.b64decode(wd.call("GET", "/screenshot"))
     with open(os.path.join(shots, name + ".png"), "wb") as f:
@@ -90,6 +100,7 @@ def drag(wd, c0, c1):
         "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
         "actions": acts}]})
     wd.call("DELETE", "/actions")
+    settle(wd)
 
 
 def click_at(wd, x, y):
@@ -104,6 +115,7 @@ def click_at(wd, x, y):
 
 def frames(wd):
     """The flame graph drawn: [(node, parent, value, name, title)] and the selection's total."""
+    settle(wd)
     got = wd.js("return document.getElementById('flame-cv') ? fgTimeview.frames() : null;")
     if not got:
         return 0, []
@@ -133,11 +145,51 @@ def label(name):
     return [name + s for s in ("_[j]", "_[i]", "_[0]")]
 
 
+def select(wd, a, b):
+    """Select seconds [a, b) through the page's script and wait for the drawing."""
+    wd.call("POST", "/execute/async", {
+        "script": "fgTimeview.select(arguments[0], arguments[1]).then(arguments[2]);",
+        "args": [a, b]})
+
+
+def lazy_blocks(wd, duration, must):
+    """Opening decoded no counting; a 1 s selection read one block; a whole-recording selection
+    from the blocks' sums equals the same from their countings (when the page has sums)."""
+    read = wd.js("return fgTimeview.blocksRead;")
+    check(read == {"s": 0, "h": 0} and wd.js("return fgTimeview.inflated;") == 1,
+          "opened without decoding a counting: blocks read %r, blobs inflated %r" % (
+              read, wd.js("return fgTimeview.inflated;")))
+    nblocks = wd.js("return fgTimeview.blocks;")
+    sums = wd.js("return !!document.getElementById('fg-h0');")
+    if nblocks < 2 or not sums:
+        check(not must, "the page has time blocks with sums (%d blocks, sums: %s)" % (
+            nblocks, sums))
+        return
+    cols = wd.js("return fgTimeview.meta.block_cols;")
+    select(wd, 0.2, 0.2 + min(1, cols - 0.4))  # inside the first block
+    read = wd.js("return fgTimeview.blocksRead;")
+    check(read == {"s": 1, "h": 0}, "a 1 s selection read one block's countings (%r of %d)" % (
+        read, nblocks))
+    select(wd, 0, duration + 1)
+    by_sum = frames(wd)
+    read = wd.js("return fgTimeview.blocksRead;")
+    check(read["h"] >= 1, "the whole recording read blocks' sums (%r of %d)" % (read, nblocks))
+    wd.js("fgTimeview.useSums = false;")
+    select(wd, 0, duration + 1)
+    by_countings = frames(wd)
+    wd.js("fgTimeview.useSums = true;")
+    counts = sum(wd.js("return fgTimeview.cellCounts();"))
+    check(by_sum[0] == by_countings[0] == counts and by_sum[1] == by_countings[1],
+          "the whole recording from sums equals it from countings: %d and %d of %d samples, "
+          "%d and %d frames" % (by_sum[0], by_countings[0], counts, len(by_sum[1]),
+                                len(by_countings[1])))
+
+
 def main():
-    if len(sys.argv) != 4:
-        print("usage: timeview_browser.py PAGE.html TRUTH SHOTS_DIR", file=sys.stderr)
+    if len(sys.argv) not in (4, 5) or sys.argv[4:] not in ([], ["--blocks"]):
+        print("usage: timeview_browser.py PAGE.html TRUTH SHOTS_DIR [--blocks]", file=sys.stderr)
         return 64
-    page, truth_file, shots = sys.argv[1:]
+    page, truth_file, shots = sys.argv[1:4]
     if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
         msg = "%s or %s not installed (Debian packages chromium, chromium-driver)" % (
             CHROMIUM, DRIVER)
@@ -170,13 +222,15 @@ def main():
               "no error shown on the page")
         # the heatmap is drawn from the page's head alone, before the countings are parsed
         check(wd.js("return fgTimeview.shownBeforeCountings;") is True,
-              "the heatmap drawn before the countings' blob was parsed")
+              "the heatmap drawn before the rest of the page was parsed")
         meta = wd.js("return fgTimeview.meta;")
         t0 = meta["t0"]
         duration = wd.js("return fgTimeview.duration;")
+        lazy_blocks(wd, duration, sys.argv[4:] == ["--blocks"])
         # the thread filter: only "phases"
         opt = wd.el("//select[@id='threads']/option[starts-with(., 'phases')]")
         wd.click(opt)
+        settle(wd)
         picked = wd.js("return Array.from(document.getElementById('threads').selectedOptions)"
                        ".map(o => o.textContent);")
         check(len(picked) == 1 and picked[0].startswith("phases"),
@@ -209,6 +263,7 @@ def main():
             c0 = int(((b - t0) / 1e9 - 0.5) * ROWS) + 1
             drag(wd, *windows[base])
             wd.click(wd.el("//button[@id='baseline']"))
+            settle(wd)
             drag(wd, c0, c0 + ROWS - 1)
             _, fr = frames(wd)
             grew = [f for f in fr if f[3] in label(cur)]
@@ -228,11 +283,13 @@ def main():
             shot(wd, shots, "9-differential")
             cur = names[1]
             wd.click(wd.el("//button[@id='no-baseline']"))
+            settle(wd)
             # search: the phase selected now
             drag(wd, *windows[cur])
             box = wd.el("//input[@id='search']")
             wd.call("POST", "/element/%s/value" % box, {"text": re.escape(cur)})
             wd.click(wd.el("//button[@id='search-btn']"))
+            settle(wd)
             matched = wd.text("matched")
             pct = float(matched.split(":")[1].strip().rstrip("%")) if ":" in matched else 0
             check(pct >= 90, "search %s: %s" % (cur, matched))
@@ -242,12 +299,13 @@ def main():
             r = wd.js("return fgTimeview.frameRect(arguments[0]);", hot) if hot else None
             if r:
                 click_at(wd, r["x"], r["y"])
+                settle(wd)
                 r = wd.js("return fgTimeview.frameRect(arguments[0]);", hot)
             w, full = (r["width"], r["full"]) if r else (0, 1)
             check(abs(w - full) < 1, "zoomed: %s is %.0f of %.0f px" % (cur, w, full))
             shot(wd, shots, "10-search-zoom")
         t = time.time()
-        wd.js("fgTimeview.select(arguments[0], arguments[1]);", 0, 1)
+        select(wd, 0, 1)
         print("redraw of a selection: %.0f ms (the page's own: %.1f ms)" % (
             (time.time() - t) * 1000, wd.js("return fgTimeview.redrawMs;")))
         errs = wd.console_errors()

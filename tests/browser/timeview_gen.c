@@ -5,6 +5,7 @@
  * browser test of the page. The same arguments give the same recording.
  *
  *   timeview_gen OUT.html|.speedscope.json|.svg|.folded SECONDS HZ THREADS [--phases TRUTH]
+ *                [--block-cols N]
  *
  * THREADS threads each sampled HZ times a second (±1 ms jitter) for SECONDS, every sample a
  * Java-like stack of depth 20-50 drawn from 300 per thread (skewed: a few hot, a long tail; the
@@ -14,6 +15,7 @@
  * Phase.b [3, 6), Phase.c [6, 9), Phase.d [9, 12), then again from a; each of its samples is
  * main;Phase.run;Phase.X;Phase.work (2% of them main;Phase.run;Phase.idle instead). TRUTH gets a
  * line "Phase.X START_NS END_NS" per phase (the samples' clock), as timeview_browser.py reads.
+ * --block-cols N gives the page time blocks of N columns (seconds) each.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -124,11 +126,21 @@ int main(int argc, char **argv)
 	struct profout p = { .title = "CPU: synthetic recording", .subtitle = "timeview_gen" };
 	struct gstack *stk;
 	unsigned seconds, hz, threads;
+	const char *truth = NULL;
 	int rv = 0;
 
 	if (argc < 5 || !a) {
-		fprintf(stderr, "usage: timeview_gen OUT SECONDS HZ THREADS [--phases TRUTH]\n");
+		fprintf(stderr, "usage: timeview_gen OUT SECONDS HZ THREADS [--phases TRUTH] "
+				"[--block-cols N]\n");
 		return 64;
+	}
+	for (int i = 5; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--phases"))
+			truth = argv[i + 1];
+		else if (!strcmp(argv[i], "--block-cols"))
+			p.block_cols = (size_t)atoi(argv[i + 1]);
+		else
+			return 64;
 	}
 	if (profout_format(argv[1], &p.fmt) != 0) {
 		fprintf(stderr, "timeview_gen: %s: give .html, .speedscope.json, .svg or .folded\n",
@@ -171,8 +183,8 @@ int main(int argc, char **argv)
 			rv = add(a, 1000 + t, name, at, names, g->n);
 		}
 	}
-	if (rv == 0 && argc > 6 && !strcmp(argv[5], "--phases"))
-		rv = phases(a, seconds, hz, argv[6]);
+	if (rv == 0 && truth)
+		rv = phases(a, seconds, hz, truth);
 	if (rv == 0)
 		rv = profout_write_file(argv[1], a, &p);
 	if (rv != 0)

@@ -28,8 +28,9 @@ def main():
                 break
             time.sleep(0.05)
         if len(sys.argv) == 5:
-            wd.js("fgTimeview.select(arguments[0], arguments[1]);",
-                  float(sys.argv[3]), float(sys.argv[4]))
+            wd.call("POST", "/execute/async", {
+                "script": "fgTimeview.select(arguments[0], arguments[1]).then(arguments[2]);",
+                "args": [float(sys.argv[3]), float(sys.argv[4])]})
         with open(out, "wb") as f:
             f.write(base64.b64decode(wd.call("GET", "/screenshot")))
     finally:

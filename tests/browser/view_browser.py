@@ -22,7 +22,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from flame_browser import CHROMIUM, DRIVER  # noqa: E402
-from timeview_browser import check, failures, frames, shot, start_browser  # noqa: E402
+from timeview_browser import check, failures, frames, settle, shot, start_browser  # noqa: E402
 
 PAGE = "view_shop_host_4242_node1.html"
 
@@ -66,6 +66,7 @@ def drag_cols(wd, c0, c1):
         "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
         "actions": acts}]})
     wd.call("DELETE", "/actions")
+    settle(wd)
 
 
 def main():

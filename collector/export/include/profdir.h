@@ -38,7 +38,8 @@ struct profdir_opts {
 	size_t keep;	    /* sets kept at most; 0 = PROFDIR_DEFAULT_KEEP */
 	uint64_t max_bytes; /* bytes kept at most; 0 = PROFDIR_DEFAULT_MAX_BYTES */
 	/* Also keep a time view page per JVM and event current (view_KEY.html, profview.h),
-	 * rewritten by a thread of its own after new sets, its cost capped (viewer.h). */
+	 * rewritten by a thread of its own when that JVM's sets changed and removed when it has
+	 * none left, its cost capped (viewer.h). */
 	bool view_pages;
 };
 
@@ -77,6 +78,7 @@ struct profdir_stats {
 	uint64_t found_at_open; /* sets of an earlier run */
 	uint64_t view_pages;	/* time view pages written (view_pages) */
 	uint64_t view_errors;	/* ... not written */
+	uint64_t view_removed;	/* ... removed: their JVM had no set left */
 };
 
 void profdir_stats(const struct profdir *d, struct profdir_stats *out);

@@ -38,4 +38,22 @@ int profview_write(const char *dir, const char *outdir,
 		   void (*done)(void *arg, const struct profview_page *pg), void *arg,
 		   size_t *pages);
 
+/* What each page was last written from: the names of its profiles, hashed. Not thread-safe. */
+struct profview_memo;
+
+struct profview_memo *profview_memo_new(void);
+void profview_memo_free(struct profview_memo *m); /* NULL is fine */
+
+/*
+ * Bring dir's own pages up to date (`watch --out`): write the page of each JVM and event whose
+ * set of profiles is not the one m remembers from the page's last write (or whose page is
+ * missing), and remove every page (view_KEY.html) whose JVM and event have no profile left.
+ * done as profview_write's, for the pages written. *written gets the pages attempted, *removed
+ * the pages removed. 0, the first page's error, -ENOMEM (m is then left as it was), or -errno
+ * opening dir. A page not written is tried again on the next call.
+ */
+int profview_update(const char *dir, struct profview_memo *m,
+		    void (*done)(void *arg, const struct profview_page *pg), void *arg,
+		    size_t *written, size_t *removed);
+
 #endif

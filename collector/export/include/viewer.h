@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * viewer.h - keeps the time view pages of a directory of rolling profiles current while
- * `watch --out` writes it: a thread of its own, at idle priority, rewrites every JVM's page
- * (profview.h) after new profiles arrive, so the rollers that sample never wait for it.
+ * `watch --out` writes it: a thread of its own, at idle priority, rewrites a JVM's page
+ * (profview.h) when that JVM's set of profiles changed, and removes the page of a JVM whose
+ * profiles retention removed, so the rollers that sample never wait for it.
  *
  * Its cost is capped: a pass that took T waits at least VIEWER_GAP_FACTOR * T (and one second)
  * before the next, so pages of a large directory are rewritten less often rather than taking
@@ -21,13 +22,15 @@ struct viewer;
 /* Start the thread for the directory at path (borrowed until viewer_stop). 0 or -errno. */
 int viewer_start(const char *path, struct viewer **out);
 
-/* New profiles are in the directory: rewrite the pages when the cap allows. Never blocks. */
+/* Profiles were added or removed: bring the pages up to date when the cap allows. Never
+ * blocks. */
 void viewer_poke(struct viewer *v);
 
 struct viewer_stats {
 	uint64_t passes;  /* passes over the directory */
 	uint64_t pages;	  /* pages written */
 	uint64_t errors;  /* pages not written */
+	uint64_t removed; /* pages removed: their JVM had no profile left */
 	uint64_t last_ns; /* the last pass's time */
 };
 

@@ -49,6 +49,9 @@ struct profout {
 	const struct evkind_types *types; /* an agent event's (evkind.h), or NULL */
 	/* NULL: the time view's columns are seconds; else intervals (rolling profiles). */
 	const struct profout_columns *columns;
+	/* The time view's columns per block of countings the page decodes together (0: chosen
+	 * from the countings; timeview.h). */
+	size_t block_cols;
 };
 
 /*

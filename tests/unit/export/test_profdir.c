@@ -3,7 +3,8 @@
  * test_profdir.c - the profile directory: files land whole under their stem, retention holds by
  * count and by bytes (oldest first, also across a restart), an unsafe directory is refused, a
  * planted symlink is replaced and never followed, and index.html lists containers and profiles
- * newest first, and the time view page of a JVM's sets follows them.
+ * newest first, and the time view page of a JVM's sets follows them: rewritten only when that
+ * JVM's sets changed, removed when retention removed them all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "profdir.h"
+#include "profview.h"
 
 #define T0 1795335000 /* 2026-11-22 08:10:00 UTC */
 #define CID_A "aaaaaaaaaaaa0000000000000000000000000000000000000000000000000001"
@@ -327,6 +329,102 @@ static void test_view_pages_follow_the_sets(void **state)
 	free(page);
 }
 
+static ino_t inode(const char *name)
+{
+	char p[256];
+	struct stat st;
+
+	path(p, sizeof(p), name);
+	assert_int_equal(lstat(p, &st), 0);
+	return st.st_ino;
+}
+
+#define PAGE_7 "upd/view_shop_host_7_node1.html"
+#define PAGE_8 "upd/view_shop_host_8_node1.html"
+
+static void update(const char *dir, struct profview_memo *m, size_t want_written,
+		   size_t want_removed)
+{
+	size_t written, removed;
+
+	assert_int_equal(profview_update(dir, m, NULL, NULL, &written, &removed), 0);
+	assert_int_equal(written, want_written);
+	assert_int_equal(removed, want_removed);
+}
+
+static void test_view_pages_rewritten_only_when_their_sets_change(void **state)
+{
+	char dir[128], p7[256], foreign[256];
+	struct profdir_opts o = { .path = dir, .keep = 3 };
+	struct profview_memo *m = profview_memo_new();
+	struct profdir *d;
+	ino_t i7, i8;
+	int fd;
+
+	(void)state;
+	assert_non_null(m);
+	path(dir, sizeof(dir), "upd");
+	assert_int_equal(profdir_open(&o, &d), 0);
+	assert_int_equal(add_folded(d, 7, 0, "main;Hot.a_[j] 2\n"), 0);
+	assert_int_equal(add_folded(d, 8, 0, "main;Hot.b_[j] 3\n"), 0);
+	/* a file that is no page of ours stays, whatever its name */
+	path(foreign, sizeof(foreign), "upd/view_notes.html");
+	fd = open(foreign, O_CREAT | O_WRONLY, 0644);
+	close(fd);
+	update(dir, m, 2, 0);
+	i7 = inode(PAGE_7);
+	i8 = inode(PAGE_8);
+	update(dir, m, 0, 0); /* nothing changed: nothing written */
+	assert_true(inode(PAGE_7) == i7 && inode(PAGE_8) == i8);
+	assert_int_equal(add_folded(d, 8, 10, "main;Hot.c_[j] 4\n"), 0);
+	update(dir, m, 1, 0); /* JVM 8's page alone */
+	assert_true(inode(PAGE_7) == i7);
+	assert_true(inode(PAGE_8) != i8);
+	path(p7, sizeof(p7), PAGE_7);
+	assert_int_equal(unlink(p7), 0);
+	update(dir, m, 1, 0); /* a page gone is written again */
+	assert_true(exists(PAGE_7));
+	/* retention (3 sets) removes JVM 7's only set: its page goes, JVM 8's stays */
+	assert_int_equal(add_folded(d, 8, 20, "main;Hot.d_[j] 5\n"), 0);
+	assert_false(exists("upd/20261122T081000Z_shop_host_7_node1.folded"));
+	update(dir, m, 1, 1);
+	assert_false(exists(PAGE_7));
+	assert_true(exists(PAGE_8));
+	assert_true(exists("upd/view_notes.html"));
+	profdir_close(d);
+	profview_memo_free(m);
+}
+
+/* watch --out's thread: a JVM whose sets retention removed loses its page. */
+static void test_view_page_goes_with_its_last_set(void **state)
+{
+	char dir[128];
+	struct profdir *d;
+	struct profdir_opts o = { .path = dir, .keep = 2, .view_pages = true };
+	struct profdir_stats st;
+
+	(void)state;
+	path(dir, sizeof(dir), "gone");
+	assert_int_equal(profdir_open(&o, &d), 0);
+	assert_int_equal(add_folded(d, 7, 0, "main;Hot.a_[j] 2\n"), 0);
+	for (int i = 0; i < 200 && !exists("gone/view_shop_host_7_node1.html"); i++)
+		usleep(50000);
+	assert_true(exists("gone/view_shop_host_7_node1.html"));
+	assert_int_equal(add_folded(d, 8, 10, "main;Hot.b_[j] 3\n"), 0);
+	assert_int_equal(add_folded(d, 8, 20, "main;Hot.c_[j] 4\n"), 0);
+	assert_false(exists("gone/20261122T081000Z_shop_host_7_node1.folded"));
+	for (int i = 0; i < 200; i++) {
+		profdir_stats(d, &st);
+		if (!exists("gone/view_shop_host_7_node1.html") && st.view_removed >= 1)
+			break;
+		usleep(50000);
+	}
+	assert_false(exists("gone/view_shop_host_7_node1.html"));
+	assert_int_equal(st.view_removed, 1);
+	assert_int_equal(st.view_errors, 0);
+	profdir_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +439,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_planted_symlink_is_replaced_not_followed,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_pages_follow_the_sets, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_view_pages_rewritten_only_when_their_sets_change, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_view_page_goes_with_its_last_set, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
