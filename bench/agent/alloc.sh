@@ -22,6 +22,14 @@
 #     same interval (bench/agent/alloc_floor.c), sampling with an empty callback (floor) and
 #     with a GetStackTrace of at most 128 frames in it (stack: what naming the frames through
 #     JVMTI costs, as libfgagent.so's default depth asks). FLOOR=0 leaves them out.
+#     Two more beside them measure the JVM's side of a stack copied for the host to walk (as a
+#     CPU sample's is) instead of walked in the JVM (alloc_floor.c copy=): copycb, the callback
+#     taking its registers and COPY bytes of its stack into a preallocated ring; copy, the same
+#     with the agent's sender thread shipping each copy into a unix socket drained outside the
+#     JVM. Printed beside the JVM's extra CPU per sample: its ratio to the floor's and to
+#     fixed's (libfgagent.so's GetStackTrace path), and each floor agent's own median time in its
+#     callback (robust to a loaded machine, where the CPU per request is not). COPY=0 leaves
+#     them out.
 #     Each round measures ROUND seconds: the JVM's CPU (schedstat of all its threads), the
 #     requests it answered and the bytes its workers allocated (its own marks, interpolated at
 #     the window's ends), and fgcollect's CPU (the daemon's and record's). Printed: medians per
@@ -50,7 +58,8 @@
 # Env: JDKS (default every JDK under /usr/lib/jvm), REPS (5), ROUND (8 s), SETTLE (2 s),
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
 #      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1),
-#      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings), LIVE (1).
+#      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings), LIVE (1),
+#      COPY (16384 bytes of stack per sample in copycb and copy; 0: neither).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -74,7 +83,9 @@ fi
 budget=${BUDGET:-1}
 variants="none alloc fixed"
 [[ ${LIVE:-1} == 0 ]] || variants+=" live"
+copy=${COPY:-16384}
 [[ ${FLOOR:-1} == 0 ]] || variants+=" floor stack"
+[[ ${FLOOR:-1} == 0 || $copy == 0 ]] || variants+=" copycb copy"
 [[ -n $asprof ]] && variants+=" asprof"
 # The variants run by a JVM of their own: its pid and output (set when it starts).
 declare -A xpid=() xlog=()
@@ -93,11 +104,13 @@ wpid=
 jpid=
 apid=
 rpid=
+drain=
 cleanup() {
 	set +e
 	[[ -n $rpid ]] && kill -INT "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
 	[[ -n $jpid ]] && kill -TERM "$jpid" 2>/dev/null && wait "$jpid" 2>/dev/null
 	[[ -n $apid ]] && kill -TERM "$apid" 2>/dev/null && wait "$apid" 2>/dev/null
+	[[ -n $drain ]] && kill -TERM "$drain" 2>/dev/null && wait "$drain" 2>/dev/null
 	for v in "${!xpid[@]}"; do kill -TERM "${xpid[$v]}" 2>/dev/null && wait "${xpid[$v]}" 2>/dev/null; done
 	[[ -n $wpid ]] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
 	rm -rf "$tmp"
@@ -264,6 +277,18 @@ cost() {
 		floor_start floor interval=524288,stack=0
 		floor_start stack interval=524288,stack=128
 	fi
+	if [[ $variants == *copy* ]]; then
+		floor_start copycb "interval=524288,copy=$copy"
+		# The copies' reader, outside the JVM: it accepts the sender and reads to the end
+		# (Debian's python3, scripts/install-deps.sh; not a version manager's shim).
+		rm -f "$tmp/copy.sock"
+		/usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); c, _ = s.accept()
+while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
+		drain=$!
+		fg_wait 30 test -S "$tmp/copy.sock" || { echo "alloc: the copies' reader did not start"; cat "$tmp/drain.err"; exit 1; }
+		floor_start copy "interval=524288,copy=$copy,out=$tmp/copy.sock"
+	fi
 	sleep "$warm"
 	[[ -n ${LOCK:-} ]] && exec {lk}>"$LOCK"
 	for rep in $(seq "$reps"); do
@@ -275,9 +300,11 @@ cost() {
 	jvm_stop
 	[[ -n $asprof ]] && asprof_stop
 	floors_stop
+	[[ -n $drain ]] && { kill -TERM "$drain" 2>/dev/null; wait "$drain" 2>/dev/null; drain=; }
 	echo "== cost: AllocService at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	[[ -n $asprof ]] && echo "(asprof: a second AllocService JVM with async-profiler's alloc at 512 KiB from its start, alive beside the first in every round)"
 	[[ ${FLOOR:-1} == 0 ]] || echo "(floor, stack: AllocService JVMs sampling at 512 KiB with an empty callback, and with GetStackTrace of at most 128 frames in it; alive beside the first in every round)"
+	[[ $variants != *copy* ]] || echo "(copycb, copy: the same with $copy bytes of the sampled thread's stack copied into a ring in the callback; copy also ships them out of the JVM from a sender thread)"
 	printf "%-8s %12s %10s %12s %14s %12s %12s %12s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" \
 		"workers/req" "agent/req" "other/req" "(medians over rounds; us of the JVM's threads by kind)"
 	for v in $variants; do
@@ -308,6 +335,20 @@ cost() {
 		echo "$v: about $n samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/$v.fig" | median) \
 			b="$c0" r="$r0" n="$n" awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
 	done
+	if [[ $variants == *copy* ]]; then
+		local f s c
+		x() { a=$(cut -d' ' -f3 "$tmp/$1.fig" | median) b="$c0" r="$r0" n="$2" \
+			awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }'; }
+		per() { cut -d' ' -f2 "$tmp/$1.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }'; }
+		f=$(x floor "$(per floor)") s=$(x fixed "$n0") c=$(x copy "$(per copy)")
+		ratio() { c="$1" f="$2" awk 'BEGIN { printf "%.2f", (ENVIRON["f"] > 0 ? ENVIRON["c"] / ENVIRON["f"] : 0) }'; }
+		echo "stack copy ($copy B, shipped): the JVM's extra CPU per sample $c us; $(ratio "$c" "$f")x the floor's" \
+			"($f us), $(ratio "$c" "$s")x libfgagent.so's GetStackTrace path's (fixed, $s us)"
+		echo "in the callback, median (each floor agent's own clock, whole run):"
+		for v in floor stack copycb copy; do
+			echo "  $v: $(grep -o 'alloc_floor: .*' "$tmp/$v.out" | sed 's/^alloc_floor: //' || echo 'no figure')"
+		done
+	fi
 	if [[ -s $tmp/live ]]; then
 		echo "live heap (tags, ObjectFree): the JVM's extra CPU per sample, live/fixed: $(a=$(cut -d' ' -f3 "$tmp/live.fig" | median) \
 			f=$(cut -d' ' -f3 "$tmp/fixed.fig" | median) b="$c0" awk 'BEGIN { d = ENVIRON["f"] - ENVIRON["b"]
