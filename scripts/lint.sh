@@ -5,13 +5,14 @@
 #   2. cppcheck over every tracked C file but the fuzz targets, the BPF programs and the
 #      skeleton calls;
 #   3. clang-tidy over the shipped code (shared/, collector/, jvmti-agent/), with the compile
-#      database of BUILD_DIR (default build), FG_LINT_JOBS processes at once (default 2).
+#      database of BUILD_DIR (default build), FG_LINT_JOBS processes at once (default 2); a
+#      file found clean before with the same input is not analysed again (scripts/lint-tidy.py).
 # Prints every finding; exits 1 if any check found anything, 2 if a tool is missing.
 set -u
 build=${1:-build}
 jobs=${FG_LINT_JOBS:-2}
 cd "$(dirname "$0")/.."
-for tool in clang-format cppcheck clang-tidy; do
+for tool in clang-format cppcheck clang-tidy python3; do
 	command -v $tool >/dev/null || {
 		echo "lint: $tool is not installed (scripts/install-deps.sh installs it)" >&2
 		exit 2
@@ -47,18 +48,11 @@ cppcheck --quiet --error-exitcode=1 -j "$jobs" --enable=warning,portability,perf
 	status=1
 }
 
-# Off on purpose:
-#  bugprone-sizeof-expression: clang-tidy 14 flags every `n * sizeof(*p)` where p is an array of
-#    pointers to structs ("sizeof(A*)"), the project's allocation idiom; its
-#    WarnOnSizeOfPointerToAggregate switch only exists from clang-tidy 15.
-#  bugprone-suspicious-string-compare stays on, but without WarnOnImplicitComparison: the code
-#    uses `!memcmp(...)` / `memcmp(...) ||` as equality tests throughout.
-# Every finding is an error (--warnings-as-errors), so a new one fails the run.
+# clang-tidy through scripts/lint-tidy.py (the checks are there): a file whose input (its text,
+# every header, the flags, the tools' versions) is that of a clean run before is not analysed
+# again; a finding is never remembered (FG_LINT_CACHE: where, or "off").
 git ls-files 'shared/*.c' 'collector/*.c' 'jvmti-agent/*.c' | grep -v '\.bpf\.c$\|_skel\.c$' |
-	xargs -P "$jobs" -n 4 clang-tidy -p "$build" --quiet --warnings-as-errors='*' \
-		--config='{CheckOptions: [{key: bugprone-suspicious-string-compare.WarnOnImplicitComparison, value: false}]}' \
-		--checks='-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition,-bugprone-sizeof-expression,clang-analyzer-*,-clang-analyzer-security.insecureAPI.*,-clang-analyzer-valist.Uninitialized' \
-		2>/dev/null || {
+	xargs -P "$jobs" -n 4 scripts/lint-tidy.py "$build" || {
 	echo "lint: clang-tidy findings (above)" >&2
 	status=1
 }
