@@ -12,6 +12,7 @@
 #include "codeheap.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -34,6 +35,29 @@ static int peek64(uint64_t src, uint64_t *v)
 static int peek32(uint64_t src, uint32_t *v)
 {
 	return peek(v, src, 4);
+}
+
+/*
+ * What a frame read may copy without a round trip once the layout has proven itself
+ * (codeheap.h, trusted): heap bytes [lo, end) and segment map bytes [seg, seg_end).
+ */
+struct direct {
+	uint64_t lo, end, seg, seg_end;
+};
+
+static bool within(uint64_t lo, uint64_t end, uint64_t src, size_t n)
+{
+	return src >= lo && src <= end && n <= end - src;
+}
+
+/* peek(), or a plain copy where d vouches for the whole range (d NULL: never). */
+static int peek_in(const struct direct *d, void *dst, uint64_t src, size_t n)
+{
+	if (d && (within(d->lo, d->end, src, n) || within(d->seg, d->seg_end, src, n))) {
+		memcpy(dst, (const void *)(uintptr_t)src, n);
+		return 0;
+	}
+	return peek(dst, src, n);
 }
 
 static bool field(const struct vmstructs *vs, const char *type, const char *name, uint32_t *off,
@@ -272,14 +296,15 @@ static void segwin_span(struct segwin *w, uint64_t idx)
  * The first segment of the block holding segment idx: 0 with *first, -ENOENT or -EFAULT. w may
  * already hold a window (have > 0); windows further back are read as the hops need them.
  */
-static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first, struct segwin *w)
+static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first, struct segwin *w,
+		    const struct direct *d)
 {
 	for (int i = 0; i < MAX_HOPS; i++) {
 		uint8_t hop;
 
 		if (idx < w->base || idx >= w->base + w->have) {
 			segwin_span(w, idx);
-			if (peek(w->win, r->segmap + w->base, w->have))
+			if (peek_in(d, w->win, r->segmap + w->base, w->have))
 				return -EFAULT;
 		}
 		hop = w->win[idx - w->base];
@@ -303,14 +328,21 @@ static int block_of(const struct codeheap_ref *r, uint64_t idx, uint64_t *first,
 struct hdr {
 	uint64_t at; /* the block's address */
 	size_t got;
+	const struct direct *d; /* see peek_in */
 	uint8_t buf[512];
 };
 
 static int hdr_load(const struct codeheap *h, struct hdr *b, uint64_t at)
 {
-	ssize_t n =
-		selfmem_read(b->buf, at, h->hdr_len < sizeof(b->buf) ? h->hdr_len : sizeof(b->buf));
+	size_t want = h->hdr_len < sizeof(b->buf) ? h->hdr_len : sizeof(b->buf);
+	ssize_t n;
 
+	if (b->d && within(b->d->lo, b->d->end, at, want)) {
+		memcpy(b->buf, (const void *)(uintptr_t)at, want);
+		n = (ssize_t)want;
+	} else {
+		n = selfmem_read(b->buf, at, want);
+	}
 	b->at = at;
 	b->got = n > 0 ? (size_t)n : 0;
 	return b->got > 0 ? 0 : -EFAULT;
@@ -323,7 +355,7 @@ static int hdr_get(const struct hdr *b, uint64_t off, void *dst, size_t n)
 		memcpy(dst, b->buf + off, n);
 		return 0;
 	}
-	return peek(dst, b->at + off, n);
+	return peek_in(b->d, dst, b->at + off, n);
 }
 
 /* A CodeBlob field at offset off: the same, counted from the blob. */
@@ -340,12 +372,15 @@ static int blob_get(const struct codeheap *h, const struct hdr *b, uint32_t off,
  * of their own. 0, or -EAGAIN (read them the usual way).
  */
 static int prefetch(const struct codeheap_ref *r, uint64_t addr, struct segwin *w, uint8_t *back,
-		    uint64_t *back_at)
+		    uint64_t *back_at, const struct direct *d)
 {
 	uint64_t idx = (addr - r->lo) >> r->log2;
 
 	*back_at = addr - r->lo > CODEHEAP_BEHIND ? addr - CODEHEAP_BEHIND : r->lo;
 	segwin_span(w, idx);
+	if (d && addr > *back_at && peek_in(d, w->win, r->segmap + w->base, w->have) == 0 &&
+	    peek_in(d, back, *back_at, addr - *back_at) == 0)
+		return 0;
 	if (addr > *back_at && selfmem_read2(w->win, r->segmap + w->base, w->have, back, *back_at,
 					     addr - *back_at) == 0)
 		return 0;
@@ -353,8 +388,11 @@ static int prefetch(const struct codeheap_ref *r, uint64_t addr, struct segwin *
 	return -EAGAIN;
 }
 
-/* The CodeBlob whose block holds addr, its first bytes in *b: 0, -ENOENT or -EFAULT. */
-static int blob_of(struct codeheap *h, uint64_t addr, struct hdr *b)
+/*
+ * The CodeBlob whose block holds addr, its first bytes in *b: 0, -ENOENT or -EFAULT. *d is the
+ * window b->d points to while the layout is trusted.
+ */
+static int blob_of(struct codeheap *h, uint64_t addr, struct hdr *b, struct direct *d)
 {
 	struct codeheap_ref r;
 	struct segwin w = { .have = 0 };
@@ -366,8 +404,19 @@ static int blob_of(struct codeheap *h, uint64_t addr, struct hdr *b)
 
 	if ((rv = heap_of(h, addr, &r)) != 0)
 		return rv;
-	pre = prefetch(&r, addr, &w, back, &back_at) == 0;
-	if ((rv = block_of(&r, (addr - r.lo) >> r.log2, &idx, &w)) != 0)
+	/* Once the layout has proven itself, what HotSpot keeps committed below an address it
+	 * announced is copied: the heap from its start to addr, the segment map up to addr's
+	 * segment (codeheap.h). */
+	b->d = NULL;
+	if (atomic_load_explicit(&h->trusted, memory_order_acquire)) {
+		*d = (struct direct){ .lo = r.lo,
+				      .end = addr,
+				      .seg = r.segmap,
+				      .seg_end = r.segmap + ((addr - r.lo) >> r.log2) + 1 };
+		b->d = d;
+	}
+	pre = prefetch(&r, addr, &w, back, &back_at, b->d) == 0;
+	if ((rv = block_of(&r, (addr - r.lo) >> r.log2, &idx, &w, b->d)) != 0)
 		return rv;
 	at = r.lo + (idx << r.log2);
 	if (pre && at >= back_at && at < addr) {
@@ -459,6 +508,7 @@ static int code_of(const struct codeheap *h, const struct hdr *b, uint64_t *begi
 int codeheap_frame(struct codeheap *h, uint64_t addr, bool nmethod, struct fgp_code_frame *out)
 {
 	struct fgp_code_frame f = { .addr = addr };
+	struct direct d;
 	struct hdr b;
 	uint64_t begin = 0, end = 0;
 	int32_t fs = 0, fc = -1;
@@ -466,7 +516,7 @@ int codeheap_frame(struct codeheap *h, uint64_t addr, bool nmethod, struct fgp_c
 
 	if (!h->ok)
 		return -ENOTSUP;
-	if ((rv = blob_of(h, addr, &b)) != 0 || (rv = code_of(h, &b, &begin, &end)) != 0)
+	if ((rv = blob_of(h, addr, &b, &d)) != 0 || (rv = code_of(h, &b, &begin, &end)) != 0)
 		return rv;
 	if (blob_get(h, &b, h->cb_frame_size, &fs, 4))
 		return -EFAULT;
@@ -489,8 +539,13 @@ int codeheap_frame(struct codeheap *h, uint64_t addr, bool nmethod, struct fgp_c
 	f.frame_complete = fc < 0 || (uint64_t)fc > f.code_size ? -1 : fc;
 	if (fgp_code_frame_check(&f) != 0)
 		return -EBADMSG;
-	if (nmethod)
+	if (nmethod) {
 		deopt_of(h, &b, &f);
+		/* A compiled method found where JVMTI said, by reads that cannot fault: the layout
+		 * and the heaps are right, and later reads may copy (see blob_of). */
+		if (!b.d)
+			atomic_store_explicit(&h->trusted, true, memory_order_release);
+	}
 	*out = f;
 	return 0;
 }

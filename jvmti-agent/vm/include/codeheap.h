@@ -15,11 +15,21 @@
  * our own process), so a wrong offset from an unknown JDK yields -EFAULT or a refused record,
  * never a crash; a layout
  * without every field it needs is not usable (codeheap_ok false) and nothing is sent.
+ * The one exception is earned (trusted below): once a compiled method has been found exactly
+ * where JVMTI announced it, by such reads, the heaps' starts and segment maps are known right,
+ * and a frame read copies what HotSpot keeps committed for the JVM's life below the address
+ * JVMTI announced: the heap from its start up to that address and the segment map up to its
+ * segment. A CodeHeap and its segment map are committed from their low ends up and never
+ * uncommitted (CodeHeap has no shrinking), and JVMTI vouches for the announced address during
+ * its event. Anything else (past the address, another heap, the heap list) is still read through
+ * selfmem. A pipe round trip costs two system calls, several microseconds on a virtualized
+ * host: most of a CompiledMethodLoad's cost where every load carries its CODE_FRAME.
  */
 #ifndef FG_CODEHEAP_H
 #define FG_CODEHEAP_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -76,6 +86,8 @@ struct codeheap {
 	uint32_t nheaps;
 	struct codeheap_ref heaps[CODEHEAP_MAX_HEAPS];
 	uint64_t heap_reads; /* times the heaps were read from the JVM (tests, benchmarks) */
+	/* A compiled method was found where JVMTI announced it: see the invariant above. */
+	atomic_bool trusted;
 };
 
 /* Build *out from vs. Never fails: out->ok says whether blobs can be found. */

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -457,6 +458,7 @@ static void test_a_compiled_method_costs_one_read_a_deep_stub_address_two(void *
 	vs_of(&vs);
 	codeheap_build(&vs, &h);
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0); /* reads the heaps */
+	atomic_store(&h.trusted, false); /* the reads before the layout has proven itself */
 	n0 = piped_reads();
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
 	assert_int_equal(piped_reads() - n0, 1);
@@ -471,6 +473,7 @@ static void test_a_compiled_method_costs_one_read_a_deep_stub_address_two(void *
 	      (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + HB_SIZE + 128);
 	put64(J.mem + (24 << SEG_LOG2) + HB_SIZE + 40, (uint64_t)(uintptr_t)J.mem + sizeof(J.mem));
 	deep = (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + CODEHEAP_BEHIND + 200;
+	atomic_store(&h.trusted, false);
 	n0 = piped_reads();
 	assert_int_equal(codeheap_frame(&h, deep, false, &f), 0);
 	assert_true(piped_reads() - n0 >= 2);
@@ -478,9 +481,72 @@ static void test_a_compiled_method_costs_one_read_a_deep_stub_address_two(void *
 			 (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + HB_SIZE + 128);
 	assert_int_equal(f.kind, FGP_CF_DEOPTIMIZATION);
 	/* the same blob's start, a compiled method's way: one read again */
+	atomic_store(&h.trusted, false);
 	n0 = piped_reads();
 	assert_int_equal(codeheap_frame(&h, f.code_begin, true, &f), 0);
 	assert_int_equal(piped_reads() - n0, 1);
+}
+
+/*
+ * Trust is earned by a compiled method found where JVMTI announced it through reads that cannot
+ * fault: from then on a frame read copies the heap below the announced address and the segment
+ * map up to its segment, and reads nothing else without selfmem.
+ */
+static void test_a_proven_layout_reads_below_the_address_without_a_round_trip(void **state)
+{
+	struct vmstructs vs;
+	struct codeheap h;
+	struct fgp_code_frame f;
+	uint64_t n0, deep;
+
+	(void)state;
+	fake_jdk17();
+	vs_of(&vs);
+	codeheap_build(&vs, &h);
+	assert_false(atomic_load(&h.trusted));
+	/* a stub found proves nothing about the layout */
+	assert_int_equal(codeheap_frame(&h, code_at(250), false, &f), 0);
+	assert_false(atomic_load(&h.trusted));
+	/* nor does a compiled method that is not where JVMTI said */
+	assert_int_equal(codeheap_frame(&h, code_at(8), true, &f), -EBADMSG);
+	assert_false(atomic_load(&h.trusted));
+	n0 = piped_reads();
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(piped_reads() - n0, 1);
+	assert_true(atomic_load(&h.trusted));
+	/* proven: the same facts, no round trip */
+	n0 = piped_reads();
+	for (int i = 0; i < 5; i++) {
+		memset(&f, 0, sizeof(f));
+		assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+		assert_int_equal(f.frame_size, 48);
+		assert_int_equal(f.deopt, code_at(200));
+		assert_int_equal(f.code_begin, code_at(0));
+	}
+	assert_int_equal(piped_reads() - n0, 0);
+	/* a stub: its blob copied, only its name (in libjvm, not in the heap) read through selfmem
+	 */
+	n0 = piped_reads();
+	assert_int_equal(codeheap_frame(&h, code_at(250), false, &f), 0);
+	assert_int_equal(f.code_begin, code_at(0));
+	assert_int_equal(f.kind, FGP_CF_DEOPTIMIZATION);
+	assert_int_equal(piped_reads() - n0, 1);
+	/* a stub announced deep inside its blob: its segment map hops and its header, copied */
+	memset(J.segmap + 24, 1, NSEG - 24);
+	J.segmap[24] = 0;
+	memcpy(J.mem + (24 << SEG_LOG2), J.mem + (BLOB_SEG << SEG_LOG2), 128 + HB_SIZE);
+	put64(J.mem + (24 << SEG_LOG2) + HB_SIZE + 32,
+	      (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + HB_SIZE + 128);
+	put64(J.mem + (24 << SEG_LOG2) + HB_SIZE + 40, (uint64_t)(uintptr_t)J.mem + sizeof(J.mem));
+	deep = (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + CODEHEAP_BEHIND + 200;
+	n0 = piped_reads();
+	assert_int_equal(codeheap_frame(&h, deep, false, &f), 0);
+	assert_int_equal(f.code_begin,
+			 (uint64_t)(uintptr_t)J.mem + (24 << SEG_LOG2) + HB_SIZE + 128);
+	assert_int_equal(piped_reads() - n0, 1); /* its name */
+	/* a fresh layout earns it again */
+	codeheap_build(&vs, &h);
+	assert_false(atomic_load(&h.trusted));
 }
 
 static void test_a_field_past_the_first_read_is_read_alone(void **state)
@@ -488,6 +554,7 @@ static void test_a_field_past_the_first_read_is_read_alone(void **state)
 	struct vmstructs vs;
 	struct codeheap h;
 	struct fgp_code_frame f;
+	uint64_t n0;
 
 	(void)state;
 	fake_jdk25();
@@ -500,6 +567,13 @@ static void test_a_field_past_the_first_read_is_read_alone(void **state)
 	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
 	assert_int_equal(f.orig_pc_offset, 24);
 	assert_int_equal(f.deopt, code_at(220));
+	/* with the layout proven, a field past the announced address is still read, alone */
+	assert_true(atomic_load(&h.trusted));
+	n0 = piped_reads();
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(codeheap_frame(&h, code_at(0), true, &f), 0);
+	assert_int_equal(f.orig_pc_offset, 24);
+	assert_int_equal(piped_reads() - n0, 1);
 }
 
 static void test_a_layout_without_the_heap_fields_is_not_usable(void **state)
@@ -524,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_jdk25_offsets_and_kinds),
 		cmocka_unit_test(test_jdk8_one_heap_and_its_deopt_offsets),
 		cmocka_unit_test(test_jdk11_generic_growable_array),
+		cmocka_unit_test(test_a_proven_layout_reads_below_the_address_without_a_round_trip),
 		cmocka_unit_test(test_jdk26_deopt_handler_entry_without_mh_handler),
 		cmocka_unit_test(test_free_segments_and_wild_pointers_are_refused),
 		cmocka_unit_test(test_a_layout_without_the_heap_fields_is_not_usable),
