@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "evctl.h"
@@ -206,6 +207,66 @@ fail:
 	return NULL;
 }
 
+/* The carrier's CPU time when its virtual thread mounted (mounts and unmounts of one virtual
+ * thread on one carrier run on that carrier's thread). */
+static __thread uint64_t carrier_cpu0;
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The virtual thread's id (java.lang.Thread's tid field, read once by its id), 0 unknown. */
+static uint64_t thread_id(JNIEnv *jni, jthread t)
+{
+	static _Atomic(jfieldID) fid;
+	static atomic_bool none;
+	jfieldID f = atomic_load(&fid);
+	jclass c;
+
+	if (!f && !atomic_load(&none)) {
+		if (!(c = (*jni)->FindClass(jni, "java/lang/Thread"))) {
+			(*jni)->ExceptionClear(jni);
+			atomic_store(&none, true);
+			return 0;
+		}
+		f = (*jni)->GetFieldID(jni, c, "tid", "J");
+		(*jni)->DeleteLocalRef(jni, c);
+		if (!f) {
+			(*jni)->ExceptionClear(jni);
+			atomic_store(&none, true);
+			return 0;
+		}
+		atomic_store(&fid, f);
+	}
+	return f ? (uint64_t)(*jni)->GetLongField(jni, t, f) : 0;
+}
+
+/* The mount that ends now (the thread was mounted at t0 on this carrier): an FGP_EV_VMOUNT. */
+static void send_mount(JNIEnv *jni, jthread t, uint64_t t0, uint64_t now)
+{
+	struct vwait w; /* its name only */
+	uint64_t cpu = thread_cpu_ns(), ran = cpu > carrier_cpu0 ? cpu - carrier_cpu0 : 0;
+	struct fgp_stack_event_in e = {
+		.ts = now,
+		.tid = (uint32_t)syscall(SYS_gettid),
+		.kind = FGP_EV_VMOUNT,
+		.value = now - t0,
+		/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
+		.interval = carrier_cpu0 && cpu && ran < now - t0 ? now - t0 - ran : 0,
+		.tag = thread_id(jni, t),
+	};
+
+	take_name(jni, t, &w);
+	e.cls = w.name_len ? (struct fgp_str){ w.name, w.name_len }
+			   : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 };
+	(void)evctl_push_event(ctl, &e);
+}
+
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
@@ -219,6 +280,9 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		goto out;
 	if (!v || wait_since(v) < atomic_load(&since))
 		count_seen();
+	else if ((on & FGP_EVM_VMOUNT) && ((uintptr_t)v & TLS_STAMP) &&
+		 ((uintptr_t)v & TLS_MOUNTED) && now > stamp_ts(v))
+		send_mount(jni, t, stamp_ts(v), now);
 	let_go(v); /* a stack no mount took */
 	v = take_this(now) ? take_stack(jni, t, now) : NULL;
 	if (!v)
@@ -324,6 +388,8 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	now = fg_now_ns();
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
+	if (on & FGP_EVM_VMOUNT)
+		carrier_cpu0 = thread_cpu_ns();
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;
@@ -395,7 +461,7 @@ uint32_t vthread_caps(jvmtiEnv *jvmti)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)infos[i].short_description);
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)infos);
-	return ext_index[0] >= 0 && ext_index[1] >= 0 ? FGP_EVM_VTHREAD : 0;
+	return ext_index[0] >= 0 && ext_index[1] >= 0 ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT : 0;
 }
 
 void vthread_init(struct evctl *c)
