@@ -783,8 +783,8 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 		if (i == pin && n < STACKAGG_MAX_FRAMES)
 			a->buf[n++] = (uint32_t)pid_pin;
 		if (i == vat) {
-			a->buf[n++] =
-				(uint32_t)vid; /* the virtual thread's root, the carrier's out */
+			/* the virtual thread's root in place of the carrier's */
+			a->buf[n++] = (uint32_t)vid;
 		} else if (e[i] & PENDING_JIT) {
 			rv = resolve_jit(a, pid, e[i] & PENDING_ADDR_MASK, ts,
 					 (e[i] & PENDING_RET) != 0, a->buf, &n, &missed);
