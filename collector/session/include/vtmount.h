@@ -20,13 +20,13 @@
 
 #include "jvmevent.h"
 
-#define VTMOUNT_MAX_HELD 65536u	   /* mounts held at once, over all carriers */
+#define VTMOUNT_MAX_HELD 131072u   /* mounts held at once, over all carriers */
 #define VTMOUNT_MAX_CARRIERS 4096u /* carrier threads */
 #define VTMOUNT_ROOT_MAX 96u	   /* bytes of a root, its NUL included */
 #define VTMOUNT_ROOTS 16u	   /* roots whose time off the CPU is counted apart */
 /* Mounts kept this long behind the settled samples: an off-CPU sample comes when its wait
  * ends, and is rooted under the mount it began in if that wait was shorter. */
-#define VTMOUNT_KEEP_NS 5000000000ull
+#define VTMOUNT_KEEP_NS 2000000000ull
 
 struct vtmount_stats {
 	uint64_t mounts;   /* FGP_EV_VMOUNT events received */
