@@ -246,31 +246,41 @@ static uint64_t thread_id(JNIEnv *jni, jthread t)
 	return f ? (uint64_t)(*jni)->GetLongField(jni, t, f) : 0;
 }
 
-/* The mount that ends now (the thread was mounted at t0 on this carrier): an FGP_EV_VMOUNT. */
-static void send_mount(JNIEnv *jni, jthread t, uint64_t t0, uint64_t now)
-{
+/* A mount's event, its name and id taken (before the unmount's time: they cost). */
+struct vmount {
 	struct vwait w; /* its name only */
-	uint64_t cpu = thread_cpu_ns(), ran = cpu > carrier_cpu0 ? cpu - carrier_cpu0 : 0;
-	struct fgp_stack_event_in e = {
-		.ts = now,
+	struct fgp_stack_event_in e;
+};
+
+static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
+{
+	take_name(jni, t, &m->w);
+	m->e = (struct fgp_stack_event_in){
 		.tid = (uint32_t)syscall(SYS_gettid),
 		.kind = FGP_EV_VMOUNT,
-		.value = now - t0,
-		/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
-		.interval = carrier_cpu0 && cpu && ran < now - t0 ? now - t0 - ran : 0,
 		.tag = thread_id(jni, t),
+		.cls = m->w.name_len ? (struct fgp_str){ m->w.name, m->w.name_len }
+				     : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 },
 	};
+}
 
-	take_name(jni, t, &w);
-	e.cls = w.name_len ? (struct fgp_str){ w.name, w.name_len }
-			   : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 };
-	(void)evctl_push_event(ctl, &e);
+/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT. */
+static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
+{
+	uint64_t cpu = thread_cpu_ns(), ran = cpu > carrier_cpu0 ? cpu - carrier_cpu0 : 0;
+
+	m->e.ts = end;
+	m->e.value = end - t0;
+	/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
+	m->e.interval = carrier_cpu0 && cpu && ran < end - t0 ? end - t0 - ran : 0;
+	(void)evctl_push_event(ctl, &m->e);
 }
 
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
-	uint64_t now;
+	uint64_t now, mounted = 0;
+	struct vmount m;
 	void *v = NULL;
 
 	if (!(on & FGP_EVM_VTHREAD))
@@ -282,12 +292,23 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		count_seen();
 	else if ((on & FGP_EVM_VMOUNT) && ((uintptr_t)v & TLS_STAMP) &&
 		 ((uintptr_t)v & TLS_MOUNTED) && now > stamp_ts(v))
-		send_mount(jni, t, stamp_ts(v), now);
+		mounted = stamp_ts(v);
 	let_go(v); /* a stack no mount took */
 	v = take_this(now) ? take_stack(jni, t, now) : NULL;
-	if (!v)
+	if (mounted)
+		mount_begin(jni, t, &m);
+	/*
+	 * The wait begins, and the mount ends, when this callback's work is done: the carrier's
+	 * time in it, with the virtual thread's frames, is not counted as unmounted too.
+	 */
+	now = fg_now_ns();
+	if (v)
+		((struct vwait *)v)->t0 = now;
+	else
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
+	if (mounted && now > mounted)
+		mount_end(&m, mounted, now);
 out:
 	evctl_leave(ctl);
 }

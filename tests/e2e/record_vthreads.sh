@@ -7,7 +7,8 @@
 # await themselves. `fgcollect record --event wall` at the defaults, on Temurin 25 with
 # -XX:+PreserveFramePointer and without it, then on OpenJDK 21 of Debian sid's image root
 # (FG_VTHREAD_JDK21=0 leaves that one out):
-#  - the await share of the handler's time (stacks through VThreadWall::handle) is within 2
+#  - the await share of the handler's time (stacks under [virtual threads] through
+#    VThreadWall::handle: a carrier's samples between mounts are its own) is within 2
 #    points of the workload's own share over the recording;
 #  - the handler's total is within 3% of the workload's own (its time in handle() a second,
 #    times the recording's length), less its await time before the agent turned virtual
@@ -60,8 +61,8 @@ run() {
 	rec_ms=$(sed -n 's/.* samples in \([0-9]*\)\.\([0-9]\) s at.*/\1\200/p' "$FG_TMP/$cfg.err")
 	[[ -n $rec_ms ]] || fg_fail "$cfg: no recording length in the summary"
 	read -r got_h got_a under at cpu_all cpu_vt pinned <<<"$(awk '{ n = $NF }
-		/VThreadWall::handle_\[/ { h += n }
-		/VThreadWall::await_\[/ { a += n }
+		/^\[virtual threads\]/ && /VThreadWall::handle_\[/ { h += n }
+		/^\[virtual threads\]/ && /VThreadWall::await_\[/ { a += n }
 		/^\[virtual threads\];.*VThreadWall::handle_\[.*VThreadWall::await_\[j\];java.lang.Thread::sleep/ { u += n }
 		/VThreadWall::await_\[/ && /virtual thread unmounted/ { w += n }
 		/VThreadWall::compute_\[/ && !/off-cpu/ { c += n; if (/^\[virtual threads\];/) cv += n }
