@@ -3,6 +3,7 @@
 #include "vthread.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,8 +209,29 @@ fail:
 }
 
 /* The carrier's CPU time when its virtual thread mounted (mounts and unmounts of one virtual
- * thread on one carrier run on that carrier's thread). */
-static __thread uint64_t carrier_cpu0;
+ * thread on one carrier run on that carrier's thread), in a key of the carrier's thread: a
+ * _Thread_local would make the agent need ld.so's __tls_get_addr. */
+static pthread_key_t cpu_key;
+static bool cpu_key_ok;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void cpu_key_make(void)
+{
+	cpu_key_ok = pthread_key_create(&cpu_key, NULL) == 0;
+}
+
+static uint64_t carrier_cpu0(void)
+{
+	(void)pthread_once(&cpu_once, cpu_key_make);
+	return cpu_key_ok ? (uint64_t)(uintptr_t)pthread_getspecific(cpu_key) : 0;
+}
+
+static void carrier_cpu0_set(uint64_t ns)
+{
+	(void)pthread_once(&cpu_once, cpu_key_make);
+	if (cpu_key_ok)
+		(void)pthread_setspecific(cpu_key, (void *)(uintptr_t)ns);
+}
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -267,12 +289,12 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 /* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT. */
 static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
 {
-	uint64_t cpu = thread_cpu_ns(), ran = cpu > carrier_cpu0 ? cpu - carrier_cpu0 : 0;
+	uint64_t cpu = thread_cpu_ns(), cpu0 = carrier_cpu0(), ran = cpu > cpu0 ? cpu - cpu0 : 0;
 
 	m->e.ts = end;
 	m->e.value = end - t0;
 	/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
-	m->e.interval = carrier_cpu0 && cpu && ran < end - t0 ? end - t0 - ran : 0;
+	m->e.interval = cpu0 && cpu && ran < end - t0 ? end - t0 - ran : 0;
 	(void)evctl_push_event(ctl, &m->e);
 }
 
@@ -410,7 +432,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 	if (on & FGP_EVM_VMOUNT)
-		carrier_cpu0 = thread_cpu_ns();
+		carrier_cpu0_set(thread_cpu_ns());
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;
