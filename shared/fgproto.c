@@ -552,6 +552,8 @@ static int stack_event_check(uint16_t kind, uint64_t value, uint64_t interval, u
 		return value >= interval && tag == 0 ? 0 : -1;
 	if (kind == FGP_EV_VWAIT)
 		return value > 0 && interval >= FGP_VWAIT_ONE ? 0 : -1;
+	if (kind == FGP_EV_VMOUNT)
+		return value > 0 && interval <= value && depth == 0 ? 0 : -1;
 	return -1;
 }
 

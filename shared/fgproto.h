@@ -114,6 +114,15 @@
  *                 (saturating), class = the virtual thread's name (its first 64 bytes;
  *                 "java.lang.VirtualThread" when it has none or depth is 0); tid = the
  *                 carrier's.
+ *   FGP_EV_VMOUNT one mount of a virtual thread on its carrier (JDK 21+), sent at its unmount
+ *                 (ts): value = the nanoseconds it was mounted (> 0: mounted from ts - value to
+ *                 ts), tid = the carrier's, tag = the virtual thread's id (Thread.threadId(),
+ *                 0 when unknown), interval = the nanoseconds of it the carrier was off the
+ *                 CPU (<= value; pinned, or preempted; 0 when unknown), depth = 0, class = the
+ *                 virtual thread's name
+ *                 (its first 64 bytes; "java.lang.VirtualThread" when it has none). Sent only
+ *                 to a collector that asks for FGP_EVM_VMOUNT (an older one's decoder refuses
+ *                 the kind), and only with FGP_EVM_VTHREAD on.
  * frames are innermost first (frame 0 the allocating method, or the one entering the monitor),
  * method ids are NAME ids of this connection (the same names as CODE_LOAD_IDS'), line is the
  * frame's source line, 0 when unknown; depth 0..FGP_MAX_EVENT_DEPTH; FGP_REC_STACK_TRUNCATED:
@@ -375,6 +384,7 @@ enum fgp_ev_kind {
 	FGP_EV_ALLOC = 1,
 	FGP_EV_LOCK = 2,
 	FGP_EV_VWAIT = 3,
+	FGP_EV_VMOUNT = 4,
 };
 
 /* EVENTS' on: what the agent does from that record on. */
@@ -382,7 +392,8 @@ enum fgp_ev_kind {
 #define FGP_EVM_LIVE (1u << 1)	  /* tags on allocation samples, OBJECT_FREE */
 #define FGP_EVM_LOCK (1u << 2)	  /* STACK_EVENT FGP_EV_LOCK */
 #define FGP_EVM_VTHREAD (1u << 3) /* STACK_EVENT FGP_EV_VWAIT */
-#define FGP_EVM_ALL (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD)
+#define FGP_EVM_VMOUNT (1u << 4)  /* STACK_EVENT FGP_EV_VMOUNT (with FGP_EVM_VTHREAD) */
+#define FGP_EVM_ALL (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD | FGP_EVM_VMOUNT)
 /* FGP_EV_VWAIT's interval: 1 / the chance its wait was taken with, in these units. */
 #define FGP_VWAIT_ONE 1000000u
 

@@ -219,7 +219,7 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 
 /* ---- pending samples ------------------------------------------------------------------- */
 
-static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, uint32_t tid, uint64_t w,
+static int pend_push(struct stackagg *a, uint64_t ts, uint64_t pidv, uint32_t tid, uint64_t w,
 		     const uint64_t *e, size_t n)
 {
 	size_t need = n + PEND_HDR;
@@ -239,7 +239,7 @@ static int pend_push(struct stackagg *a, uint64_t ts, uint32_t pid, uint32_t tid
 			return -ENOMEM;
 	}
 	a->pend[a->pend_len++] = ts;
-	a->pend[a->pend_len++] = pid | ((uint64_t)n << 32);
+	a->pend[a->pend_len++] = pidv | ((uint64_t)n << 32);
 	a->pend[a->pend_len++] = w;
 	a->pend[a->pend_len++] = tid;
 	memcpy(&a->pend[a->pend_len], e, n * sizeof(*e));
@@ -257,17 +257,36 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 {
 	uint64_t ts = rec[0];
 	uint32_t pid = (uint32_t)rec[1];
-	size_t ne = rec[1] >> 32;
+	size_t ne = PEND_N(rec[1]);
 	uint64_t w = rec[2];
 	uint32_t tid = (uint32_t)rec[3];
 	const uint64_t *e = &rec[PEND_HDR];
 	struct stackagg_stats before = a->st;
 	bool missed = false;
-	size_t n = 0;
+	size_t n = 0, vat = SIZE_MAX, pin = SIZE_MAX;
+	int64_t vid = -1, pid_pin = -1;
 	int rv = 0;
 
+	if ((rec[1] & PEND_VROOT) && a->r.vroot) {
+		const char *root = a->r.vroot(a->r.vctx, pid, tid, ts);
+
+		if (root && (vid = sagg_intern_str(a, STACKAGG_ROOT, root)) >= 0) {
+			vat = (rec[1] & PEND_VROOT_AT) ? 1 : 0;
+			pin = (rec[1] >> PEND_PIN_SHIFT) & PEND_PIN_MASK;
+			pin = pin ? pin - 1 : SIZE_MAX;
+			if (pin != SIZE_MAX &&
+			    (pid_pin = sagg_intern(a, STACKAGG_STUB, false, STACKAGG_PINNED,
+						   sizeof(STACKAGG_PINNED) - 1)) < 0)
+				pin = SIZE_MAX;
+		}
+	}
 	for (size_t i = 0; i < ne && rv == 0; i++) {
-		if (e[i] & PENDING_JIT) {
+		if (i == pin && n < STACKAGG_MAX_FRAMES)
+			a->buf[n++] = (uint32_t)pid_pin;
+		if (i == vat) {
+			/* the virtual thread's root in place of the carrier's */
+			a->buf[n++] = (uint32_t)vid;
+		} else if (e[i] & PENDING_JIT) {
 			rv = resolve_jit(a, pid, e[i] & PENDING_ADDR_MASK, ts,
 					 (e[i] & PENDING_RET) != 0, a->buf, &n, &missed);
 		} else if (n < STACKAGG_MAX_FRAMES) {
@@ -339,6 +358,7 @@ struct entries {
 	uint64_t *e;
 	size_t n, njit;
 	bool truncated;
+	uint64_t vroot; /* PEND_VROOT and its places, or 0 */
 };
 
 static inline void push(struct entries *en, uint64_t v)
@@ -437,7 +457,7 @@ static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 {
 	int rv;
 
-	if (en->njit == 0) {
+	if (en->njit == 0 && !en->vroot) {
 		for (size_t i = 0; i < en->n; i++)
 			a->buf[i] = (uint32_t)en->e[i];
 		rv = sagg_count_stack(a, a->buf, en->n, s->weight ? s->weight : 1, s->ts, s->tid);
@@ -446,7 +466,8 @@ static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 		return rv;
 	}
 	a->st.deferred++;
-	rv = pend_push(a, s->ts, s->pid, s->tid, s->weight ? s->weight : 1, en->e, en->n);
+	rv = pend_push(a, s->ts, s->pid | en->vroot, s->tid, s->weight ? s->weight : 1, en->e,
+		       en->n);
 	if (rv == -E2BIG && a->pend_head < a->pend_len) {
 		/* Over the pending cap: settle the oldest early (with the history we have). */
 		while (a->pend_head < a->pend_len &&
@@ -455,7 +476,8 @@ static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 			settle_one(a, true);
 			a->st.forced++;
 		}
-		rv = pend_push(a, s->ts, s->pid, s->tid, s->weight ? s->weight : 1, en->e, en->n);
+		rv = pend_push(a, s->ts, s->pid | en->vroot, s->tid, s->weight ? s->weight : 1,
+			       en->e, en->n);
 	}
 	if (rv != 0) {
 		a->st.dropped++;
@@ -473,6 +495,8 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 	a->st.samples++;
 	if ((id = push_roots(a, s, &en)) < 0)
 		goto drop;
+	if (s->vroot && a->r.vroot && !a->opts.no_thread && en.n)
+		en.vroot = PEND_VROOT | (en.n > 1 ? PEND_VROOT_AT : 0);
 	if (s->mark) {
 		/* In place of the stack (none was taken): a frame that says so. */
 		id = sagg_intern(a, STACKAGG_STUB, true, s->mark, strlen(s->mark));
@@ -496,6 +520,8 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		id = sagg_intern_str(a, STACKAGG_KERNEL, s->leaf);
 		if (id < 0)
 			goto drop;
+		if (en.vroot && s->pin && en.n < STACKAGG_MAX_FRAMES)
+			en.vroot |= (uint64_t)(en.n + 1) << PEND_PIN_SHIFT;
 		push(&en, (uint64_t)id);
 	}
 	if (s->stratum && !en.truncated) {

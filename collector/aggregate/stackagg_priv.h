@@ -20,6 +20,12 @@
 #define PEND_HDR 4 /* words before a pending record's entries */
 #define PENDING_RET (1ull << 62)
 #define PENDING_ADDR_MASK ((1ull << 62) - 1)
+/* A pending record's second word: pid | n << 32 | its virtual-thread root's places << 48. */
+#define PEND_N(w) (((w) >> 32) & 0xffff)
+#define PEND_VROOT (1ull << 63)	   /* the root is asked for at settle (stackagg_sample.vroot) */
+#define PEND_VROOT_AT (1ull << 62) /* ... the thread root is entry 1 (a process root first) */
+#define PEND_PIN_SHIFT 48 /* ... 1 + the leaf's entry, before which "[pinned]" goes; 0 none */
+#define PEND_PIN_MASK ((1ull << 14) - 1)
 
 #define MARK_STOP 1    /* a marker frame: "[truncated]" */
 #define MARK_NOSTACK 2 /* stackagg_sample.mark: no stack was taken */

@@ -332,7 +332,8 @@ static int ev_stack_decode(const uint8_t *p, const uint8_t *end, struct jvm_even
 	ev->interval = fgle_get64(p + 24);
 	ev->tag = fgle_get64(p + 32);
 	ev->depth = fgle_get16(p + 40);
-	if ((ev->kind != FGP_EV_ALLOC && ev->kind != FGP_EV_LOCK && ev->kind != FGP_EV_VWAIT) ||
+	if ((ev->kind != FGP_EV_ALLOC && ev->kind != FGP_EV_LOCK && ev->kind != FGP_EV_VWAIT &&
+	     ev->kind != FGP_EV_VMOUNT) ||
 	    ev->depth > FGP_MAX_EVENT_DEPTH)
 		return -EPROTO;
 	p += CTL_EV_STACK_FIXED;

@@ -382,12 +382,13 @@ static void on_ev(void *arg, const struct jvm *j, const struct jvm_event *ev)
 	uint32_t pid = jvm_host_pid(j), need;
 	size_t n = 0;
 
-	need = ev->type == JVM_EV_FREE	  ? FGP_EVM_LIVE
-	       : ev->type == JVM_EV_STATE ? FGP_EVM_ALL
-	       : ev->type == JVM_EV_COST  ? FGP_EVM_ALLOC | FGP_EVM_LIVE
-	       : ev->kind == FGP_EV_LOCK  ? FGP_EVM_LOCK
-	       : ev->kind == FGP_EV_VWAIT ? FGP_EVM_VTHREAD
-					  : FGP_EVM_ALLOC | FGP_EVM_LIVE;
+	need = ev->type == JVM_EV_FREE	   ? FGP_EVM_LIVE
+	       : ev->type == JVM_EV_STATE  ? FGP_EVM_ALL
+	       : ev->type == JVM_EV_COST   ? FGP_EVM_ALLOC | FGP_EVM_LIVE
+	       : ev->kind == FGP_EV_LOCK   ? FGP_EVM_LOCK
+	       : ev->kind == FGP_EV_VWAIT  ? FGP_EVM_VTHREAD
+	       : ev->kind == FGP_EV_VMOUNT ? FGP_EVM_VMOUNT
+					   : FGP_EVM_ALLOC | FGP_EVM_LIVE;
 	for (unsigned i = 0; i < srv->n_cl; i++) {
 		struct client *c = srv->cl[i];
 

@@ -647,9 +647,10 @@ static void ev_stack(struct jvmset *s, struct conn *c, const struct fgp_record *
 {
 	struct jvm *j = c->jvm;
 	const struct fgp_stack_event *e = &rec->u.ev;
-	uint32_t need = e->kind == FGP_EV_LOCK	  ? FGP_EVM_LOCK
-			: e->kind == FGP_EV_VWAIT ? FGP_EVM_VTHREAD
-						  : FGP_EVM_ALLOC | FGP_EVM_LIVE;
+	uint32_t need = e->kind == FGP_EV_LOCK	   ? FGP_EVM_LOCK
+			: e->kind == FGP_EV_VWAIT  ? FGP_EVM_VTHREAD
+			: e->kind == FGP_EV_VMOUNT ? FGP_EVM_VMOUNT
+						   : FGP_EVM_ALLOC | FGP_EVM_LIVE;
 	struct jvm_event ev = { .type = JVM_EV_STACK,
 				.host_pid = j->info.host_pid,
 				.ts = e->ts,

@@ -349,6 +349,19 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
 		    (double)v->sampled_ns / 1e9, (double)v->nostack_us / 1e6,
 		    (unsigned long long)v->nostack, (unsigned long long)v->dropped,
 		    (unsigned long long)v->outside);
+	if (v->mnt.mounts)
+		say(out,
+		    "virtual threads: %llu mounts on carriers received (%llu dropped); %llu of %llu "
+		    "samples of the JVMs' threads taken with a virtual thread mounted, shown under "
+		    "it; %.3f s pinned (carriers off the CPU with a virtual thread mounted, counted "
+		    "at every unmount), %.3f s of it shown under their virtual threads at " STACKAGG_PINNED
+		    " (sampled)",
+		    (unsigned long long)v->mnt.mounts, (unsigned long long)v->mnt.dropped,
+		    (unsigned long long)v->mnt.rerooted, (unsigned long long)v->mnt.asked,
+		    (double)v->mnt.offcpu_ns / 1e9, (double)v->pinned_us / 1e6);
+	for (size_t i = 0; i < v->mnt.nroots; i++)
+		say(out, "virtual threads: %.3f s pinned under %s",
+		    (double)v->mnt.roots[i].ns / 1e9, v->mnt.roots[i].root);
 }
 
 /* Off-CPU and wall: what was recorded and every switch not counted, by cause. */

@@ -25,6 +25,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* stackagg's vroot resolver: the root of the virtual thread on tid at ts (vtmount.h). */
+static const char *ses_vroot(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	struct session *s = ctx;
+
+	return vtmount_root(&s->ae.vm, pid, tid, ts);
+}
+
 /* One sample into the aggregate (or, may_defer, kept to be walked later). */
 static void on_sample(struct session *s, const struct perfring_rec *r, bool may_defer)
 {
@@ -53,6 +61,12 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	}
 	if (r->u.sample.kind == SAMPLER_KIND_SWITCH)
 		smp.leaf = tracefs_state_frame(r->u.sample.state);
+	if (s->ae.vt_on && ses_src_table(s, r->pid)) {
+		/* A JVM's thread may carry a virtual thread: rooted under it when one was mounted,
+		 * and its wait then (not a preemption) is that virtual thread's, pinned. */
+		smp.vroot = true;
+		smp.pin = r->u.sample.kind == SAMPLER_KIND_SWITCH && (r->u.sample.state & 0xff);
+	}
 	if (s->uw.jf && r->u.sample.nr_user && ses_user_frames(s, r, &smp, may_defer))
 		return;
 	if (s->ex.tt_on && r->u.sample.kind == SAMPLER_KIND_SWITCH)
@@ -96,6 +110,9 @@ void ses_settle(struct session *s, uint64_t w)
 {
 	ses_walk_deferred(s, w);
 	stackagg_settle(s->agg, w);
+	/* A wait's sample comes when it ends: mounts are kept a while after their samples. */
+	if (s->ae.vt_on && w > VTMOUNT_KEEP_NS)
+		vtmount_prune(&s->ae.vm, w == UINT64_MAX ? w : w - VTMOUNT_KEEP_NS);
 	if (w > s->life.named_to)
 		s->life.named_to = w;
 }
@@ -280,10 +297,11 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		s->off.oc_on = true;
 		/* Virtual threads' waits, which the kernel does not see: asked of the agents. */
 		s->ae.vt_on = vtwall_init(&s->ae.vt) == 0;
-		s->ae.evw = (struct jvm_evwant){ .on = s->ae.vt_on ? FGP_EVM_VTHREAD : 0,
-						 .depth = o->alloc_depth
-								  ? o->alloc_depth
-								  : SESSION_DEFAULT_ALLOC_DEPTH };
+		vtmount_init(&s->ae.vm, 0);
+		s->ae.evw = (struct jvm_evwant){
+			.on = s->ae.vt_on ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT : 0,
+			.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH
+		};
 	}
 	threadnames_init(&s->names);
 	htab_init(&s->flt.names_told);
@@ -300,6 +318,10 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 					  .ev_arg = s };
 	s->rc = (struct resolve_ctx){ .table_of = session_src_table }; /* .arg: the source */
 	resolve_init(&res, &s->rc);
+	if (s->ae.vt_on) {
+		res.vroot = ses_vroot;
+		res.vctx = s;
+	}
 	s->agg_opts = ao;
 	s->agg_res = res;
 	s->sz = symbolizer_new(&so);
@@ -490,6 +512,7 @@ void session_close(struct session *s)
 	strata_fini(&s->ex.st);
 	evlive_fini(&s->ae.live);
 	vtwall_fini(&s->ae.vt);
+	vtmount_fini(&s->ae.vm);
 	free(s->ae.nframes);
 	free(s->ae.ids);
 	targets_fini(&s->targets);

@@ -30,6 +30,31 @@ void session_target_at(const struct session *s, size_t i, struct session_target_
 	out->exited = t->exited;
 }
 
+static int pinned_stack(void *arg, const uint32_t *ids, size_t n, uint64_t count)
+{
+	uint64_t *sum = arg; /* [0]: the pinned frame's id + 1, [1]: the sum */
+
+	for (size_t i = n; i-- > 0;)
+		if (ids[i] + 1 == sum[0]) {
+			sum[1] += count;
+			break;
+		}
+	return 0;
+}
+
+/* The time of the stacks through STACKAGG_PINNED in a. */
+static uint64_t ses_pinned_us(const struct stackagg *a)
+{
+	uint64_t sum[2] = { 0, 0 };
+
+	for (size_t id = 0; id < stackagg_frame_count(a) && !sum[0]; id++)
+		if (!strcmp(stackagg_frame_name(a, (uint32_t)id), STACKAGG_PINNED))
+			sum[0] = id + 1;
+	if (sum[0])
+		(void)stackagg_foreach(a, pinned_stack, sum);
+	return sum[1];
+}
+
 void session_summary(const struct session *s, struct session_summary *out)
 {
 	const struct sampler_info *si = s->so->info(s->sampler);
@@ -48,6 +73,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	memcpy(out->ev.intervals, s->ae.wg.used, sizeof(out->ev.intervals));
 	out->ev.intervals_other = s->ae.wg.used_other;
 	out->vt = s->ae.vt.st;
+	out->vt.mnt = s->ae.vm.st;
+	out->vt.pinned_us = s->ae.vt_on ? ses_pinned_us(s->agg) : 0;
 	out->vt_start_ns = s->start_ns;
 	evlive_stats(&s->ae.live, &out->ev.live);
 	out->event_name = si->event_name;

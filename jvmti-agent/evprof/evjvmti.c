@@ -548,6 +548,12 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 		else
 			rv = r;
 	}
+	/* Mounts are sent by the virtual threads' callbacks: on with them, no event of their own.
+	 */
+	if ((want->on & FGP_EVM_VMOUNT) && (enabled & FGP_EVM_VTHREAD))
+		enabled |= FGP_EVM_VMOUNT;
+	else
+		enabled &= ~FGP_EVM_VMOUNT;
 	/* Live without alloc tracks nothing: off too. */
 	if ((enabled & FGP_EVM_LIVE) && !(enabled & FGP_EVM_ALLOC) &&
 	    set_kind(FGP_EVM_LIVE, false) == 0)

@@ -3,10 +3,12 @@
 #include "vthread.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "evctl.h"
@@ -206,10 +208,101 @@ fail:
 	return NULL;
 }
 
+/* The carrier's CPU time when its virtual thread mounted (mounts and unmounts of one virtual
+ * thread on one carrier run on that carrier's thread), in a key of the carrier's thread: a
+ * _Thread_local would make the agent need ld.so's __tls_get_addr. */
+static pthread_key_t cpu_key;
+static bool cpu_key_ok;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void cpu_key_make(void)
+{
+	cpu_key_ok = pthread_key_create(&cpu_key, NULL) == 0;
+}
+
+static uint64_t carrier_cpu0(void)
+{
+	(void)pthread_once(&cpu_once, cpu_key_make);
+	return cpu_key_ok ? (uint64_t)(uintptr_t)pthread_getspecific(cpu_key) : 0;
+}
+
+static void carrier_cpu0_set(uint64_t ns)
+{
+	(void)pthread_once(&cpu_once, cpu_key_make);
+	if (cpu_key_ok)
+		(void)pthread_setspecific(cpu_key, (void *)(uintptr_t)ns);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The virtual thread's id (java.lang.Thread's tid field, read once by its id), 0 unknown. */
+static uint64_t thread_id(JNIEnv *jni, jthread t)
+{
+	static _Atomic(jfieldID) fid;
+	static atomic_bool none;
+	jfieldID f = atomic_load(&fid);
+	jclass c;
+
+	if (!f && !atomic_load(&none)) {
+		if (!(c = (*jni)->FindClass(jni, "java/lang/Thread"))) {
+			(*jni)->ExceptionClear(jni);
+			atomic_store(&none, true);
+			return 0;
+		}
+		f = (*jni)->GetFieldID(jni, c, "tid", "J");
+		(*jni)->DeleteLocalRef(jni, c);
+		if (!f) {
+			(*jni)->ExceptionClear(jni);
+			atomic_store(&none, true);
+			return 0;
+		}
+		atomic_store(&fid, f);
+	}
+	return f ? (uint64_t)(*jni)->GetLongField(jni, t, f) : 0;
+}
+
+/* A mount's event, its name and id taken (before the unmount's time: they cost). */
+struct vmount {
+	struct vwait w; /* its name only */
+	struct fgp_stack_event_in e;
+};
+
+static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
+{
+	take_name(jni, t, &m->w);
+	m->e = (struct fgp_stack_event_in){
+		.tid = (uint32_t)syscall(SYS_gettid),
+		.kind = FGP_EV_VMOUNT,
+		.tag = thread_id(jni, t),
+		.cls = m->w.name_len ? (struct fgp_str){ m->w.name, m->w.name_len }
+				     : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 },
+	};
+}
+
+/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT. */
+static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
+{
+	uint64_t cpu = thread_cpu_ns(), cpu0 = carrier_cpu0(), ran = cpu > cpu0 ? cpu - cpu0 : 0;
+
+	m->e.ts = end;
+	m->e.value = end - t0;
+	/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
+	m->e.interval = cpu0 && cpu && ran < end - t0 ? end - t0 - ran : 0;
+	(void)evctl_push_event(ctl, &m->e);
+}
+
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
-	uint64_t now;
+	uint64_t now, mounted = 0;
+	struct vmount m;
 	void *v = NULL;
 
 	if (!(on & FGP_EVM_VTHREAD))
@@ -219,11 +312,25 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		goto out;
 	if (!v || wait_since(v) < atomic_load(&since))
 		count_seen();
+	else if ((on & FGP_EVM_VMOUNT) && ((uintptr_t)v & TLS_STAMP) &&
+		 ((uintptr_t)v & TLS_MOUNTED) && now > stamp_ts(v))
+		mounted = stamp_ts(v);
 	let_go(v); /* a stack no mount took */
 	v = take_this(now) ? take_stack(jni, t, now) : NULL;
-	if (!v)
+	if (mounted)
+		mount_begin(jni, t, &m);
+	/*
+	 * The wait begins, and the mount ends, when this callback's work is done: the carrier's
+	 * time in it, with the virtual thread's frames, is not counted as unmounted too.
+	 */
+	now = fg_now_ns();
+	if (v)
+		((struct vwait *)v)->t0 = now;
+	else
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
+	if (mounted && now > mounted)
+		mount_end(&m, mounted, now);
 out:
 	evctl_leave(ctl);
 }
@@ -324,6 +431,8 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	now = fg_now_ns();
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
+	if (on & FGP_EVM_VMOUNT)
+		carrier_cpu0_set(thread_cpu_ns());
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;
@@ -395,7 +504,7 @@ uint32_t vthread_caps(jvmtiEnv *jvmti)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)infos[i].short_description);
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)infos);
-	return ext_index[0] >= 0 && ext_index[1] >= 0 ? FGP_EVM_VTHREAD : 0;
+	return ext_index[0] >= 0 && ext_index[1] >= 0 ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT : 0;
 }
 
 void vthread_init(struct evctl *c)

@@ -52,8 +52,9 @@ run_churn() {
 	[[ -n $seen ]] || fg_fail "$cfg: the summary does not count the virtual threads"
 	roots=$(cut -d';' -f1 "$f" | sort -u | wc -l)
 	named=$(awk '/^\[virtual threads\] vt-worker-N;.*VThreadWall::churnWait_\[j\]/ { n += $NF } END { printf "%d", n }' "$f")
+	# the unmounted time (the carriers' samples under the virtual threads' roots apart)
 	nostack=$(awk '/^\[virtual threads\].*;\[no stack sampled\];/ { n += $NF } END { printf "%d", n }' "$f")
-	all=$(awk '/^\[virtual threads\]/ { n += $NF } END { printf "%d", n }' "$f")
+	all=$(awk '/^\[virtual threads\]/ && /;\[off-cpu: virtual thread unmounted\] [0-9]+$/ { n += $NF } END { printf "%d", n }' "$f")
 	fg_log "$cfg: $seen virtual threads seen, $((c1 - c0)) started meanwhile; $roots roots;" \
 		"$named us under [virtual threads] vt-worker-N at churnWait, $nostack us of $all with no stack"
 	((c1 - c0 >= CHURN * DC / 4)) || fg_fail "$cfg: the workload started only $((c1 - c0)) virtual threads"

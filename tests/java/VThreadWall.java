@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * VThreadWall [THREADS [COMPUTE_MS [AWAIT_MS [CHURN_PER_S]]]]: THREADS virtual threads (JDK
+ * VThreadWall [THREADS [COMPUTE_MS [AWAIT_MS [CHURN_PER_S [PIN_MS]]]]]: THREADS virtual threads (JDK
  * 21+, default 8), each serving requests in a loop: handle() spends COMPUTE_MS (default 2)
  * computing in compute() and then sleeps AWAIT_MS (default 8) in await() (Thread.sleep: the
  * thread unmounts). Each thread times its own handler and its await with System.nanoTime.
@@ -17,7 +17,11 @@ import java.util.concurrent.locks.LockSupport;
  * microseconds. Compiled against JDK 17: the virtual-thread executor is looked up by
  * reflection. CHURN_PER_S (default 0): besides, about that many short-lived virtual threads a
  * second, named "vt-worker-N" (N counting up), each parking 1 ms in churnWait() once; the
- * lines then end with " vtc STARTED", the churned threads started so far.
+ * lines then end with " vtc STARTED", the churned threads started so far. PIN_MS (default 0):
+ * besides, one virtual thread named "vt-pin-0" loops: PIN_MS pinned to its carrier in
+ * pinnedWait() (a sleep inside a class initializer, which pins on every JDK: a fresh class each
+ * time), then 3 x PIN_MS unpinned in Thread.sleep; the lines then end with " vtp PINNED_US",
+ * its time asleep pinned so far.
  */
 public class VThreadWall {
 	static final AtomicLong handlerNs = new AtomicLong(), awaitNs = new AtomicLong(),
@@ -60,7 +64,60 @@ public class VThreadWall {
 		return s / 1000;
 	}
 
-	static final AtomicLong churned = new AtomicLong();
+	static final AtomicLong churned = new AtomicLong(), pinnedNs = new AtomicLong();
+	static final long[] inPinned = new long[1];
+	public static volatile long pinMs;
+	static byte[] pinBytes;
+
+	/* Initialized once per loader: a fresh class for each pinnedWait(). */
+	public static class PinInit {
+		static {
+			pinSleep();
+		}
+	}
+
+	/* The pinned sleep, timed. */
+	public static void pinSleep() {
+		long t0 = System.nanoTime();
+		inPinned[0] = t0;
+		try {
+			Thread.sleep(pinMs);
+		} catch (InterruptedException e) {
+			Thread.currentThread().interrupt();
+		}
+		inPinned[0] = 0;
+		pinnedNs.addAndGet(System.nanoTime() - t0);
+	}
+
+	/* Defines PinInit anew. */
+	static class PinLoader extends ClassLoader {
+		PinLoader() {
+			super(VThreadWall.class.getClassLoader());
+		}
+
+		@Override
+		protected Class<?> loadClass(String n, boolean r) throws ClassNotFoundException {
+			if (!n.equals(PinInit.class.getName()))
+				return super.loadClass(n, r);
+			Class<?> c = findLoadedClass(n);
+			return c != null ? c : defineClass(n, pinBytes, 0, pinBytes.length);
+		}
+	}
+
+	static void pinnedWait() throws Exception {
+		Class.forName(PinInit.class.getName(), true, new PinLoader());
+	}
+
+	static void pinLoop() {
+		try {
+			for (;;) {
+				pinnedWait();
+				Thread.sleep(3 * pinMs);
+			}
+		} catch (Exception e) {
+			throw new RuntimeException(e);
+		}
+	}
 
 	static void churnWait() {
 		LockSupport.parkNanos(1000000);
@@ -93,6 +150,7 @@ public class VThreadWall {
 		long computeMs = args.length > 1 ? Long.parseLong(args[1]) : 2;
 		long awaitMs = args.length > 2 ? Long.parseLong(args[2]) : 8;
 		int churnPerS = args.length > 3 ? Integer.parseInt(args[3]) : 0;
+		pinMs = args.length > 4 ? Long.parseLong(args[4]) : 0;
 		inHandler = new long[threads];
 		inAwait = new long[threads];
 		inCompute = new long[threads];
@@ -122,6 +180,16 @@ public class VThreadWall {
 			c.setDaemon(true);
 			c.start();
 		}
+		if (pinMs > 0) {
+			try (java.io.InputStream in = VThreadWall.class.getResourceAsStream(
+				     PinInit.class.getName() + ".class")) {
+				pinBytes = in.readAllBytes();
+			}
+			Object b = Thread.class.getMethod("ofVirtual").invoke(null);
+			Class<?> bc = Class.forName("java.lang.Thread$Builder");
+			b = bc.getMethod("name", String.class).invoke(b, "vt-pin-0");
+			bc.getMethod("start", Runnable.class).invoke(b, (Runnable) VThreadWall::pinLoop);
+		}
 		System.out.println("VThreadWall ready");
 		System.out.flush();
 		for (;;) {
@@ -130,7 +198,8 @@ public class VThreadWall {
 			System.out.println("vtw " + now / 1000 + " " + upTo(handlerNs, inHandler, now) + " "
 					   + upTo(awaitNs, inAwait, now) + " "
 					   + upTo(computeNs, inCompute, now)
-					   + (churnPerS > 0 ? " vtc " + churned.get() : ""));
+					   + (churnPerS > 0 ? " vtc " + churned.get() : "")
+					   + (pinMs > 0 ? " vtp " + upTo(pinnedNs, inPinned, now) : ""));
 			System.out.flush();
 		}
 	}

@@ -93,7 +93,15 @@ struct stackagg_resolver {
 	 * 0 where none is known (never guessed). */
 	int (*jit)(void *ctx, uint32_t pid, uint64_t addr, uint64_t ts, bool ret, bool no_inline,
 		   const char **names, size_t max, enum stackagg_jit_kind *kind, uint16_t *lines);
+	/* The root of the virtual thread mounted on thread tid of pid at ts (NUL-terminated,
+	 * borrowed until the next call), or NULL: none was, the thread keeps its own root. Asked
+	 * when a sample given with stackagg_sample.vroot settles. May be NULL (never asked). */
+	const char *(*vroot)(void *vctx, uint32_t pid, uint32_t tid, uint64_t ts);
+	void *vctx;
 };
+
+/* The frame before an off-CPU leaf of a thread that waited with a virtual thread mounted. */
+#define STACKAGG_PINNED "[pinned]"
 
 struct stackagg_opts {
 	bool no_inline; /* keep inlined methods folded into their compiled method */
@@ -160,6 +168,10 @@ struct stackagg_sample {
 	 * return address undefined): that native frame counts as a thread root even without a
 	 * name (a stripped C library's clone3), in this and every later stack. */
 	bool user_rooted;
+	/* The thread may carry virtual threads: the sample waits for stackagg_settle(), which asks
+	 * resolver.vroot for the root of the one mounted at ts and puts it in place of thread.
+	 * With pin (an off-CPU sample), STACKAGG_PINNED goes before leaf when one was. */
+	bool vroot, pin;
 };
 
 #define STACKAGG_UNNAMED_LIBS 8

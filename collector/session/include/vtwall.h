@@ -27,6 +27,7 @@
 
 #include "jvmevent.h"
 #include "stackagg.h"
+#include "vtmount.h"
 
 #define VTWALL_ROOT "[virtual threads]"
 #define VTWALL_LEAF "[off-cpu: virtual thread unmounted]"
@@ -57,6 +58,8 @@ struct vtwall_stats {
 	uint64_t nostack_us; /* ... and what it weighed */
 	size_t njvms;
 	struct vtwall_jvm jvms[VTWALL_MAX_JVMS];
+	struct vtmount_stats mnt; /* mounts on carriers (vtmount.h) */
+	uint64_t pinned_us;	  /* off-CPU time of carriers with a virtual thread mounted */
 };
 
 struct vtwall {

@@ -15,6 +15,12 @@
  * wait counted, with no record per mount. An event with a stack carries its thread's name
  * (its first VTHREAD_NAME_MAX bytes; none for an unnamed one) for the collector's grouping.
  *
+ * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
+ * virtual thread's name and id, how long it was mounted and how long of it the carrier was off
+ * the CPU (the mount's length less the carrier's CPU time over it, CLOCK_THREAD_CPUTIME_ID read
+ * at the mount and the unmount, on the carrier's own thread), so that the collector roots the
+ * carrier's samples under the virtual thread and counts its pinned time.
+ *
  * Invariant: the callbacks never block and never wait for another thread; memory held is at
  * most VTHREAD_HELD buffers of the collector's depth; what is not sent is counted (evctl).
  */

@@ -823,6 +823,72 @@ static double half_and_triple(void *arg, uint32_t stratum)
 	return stratum == 1 ? 0.5 : stratum == 2 ? 3.0 : 1.0;
 }
 
+/* vroot's fake: tid 101 carries "[virtual threads] vt-N" during [100, 200]. */
+static const char *fake_vroot(void *vctx, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	int *asked = vctx;
+
+	(*asked)++;
+	return pid == 100 && tid == 101 && ts >= 100 && ts <= 200 ? "[virtual threads] vt-N" : NULL;
+}
+
+/*
+ * A carrier's sample is rooted at settle under the virtual thread mounted at its time, with
+ * "[pinned]" before an off-CPU leaf; outside every mount it keeps the carrier's root; a process
+ * root stays above the virtual thread's.
+ */
+static void test_a_carriers_samples_are_rooted_under_the_mounted_virtual_thread(void **state)
+{
+	uint64_t user[] = { LIBJVM + 0x20 };
+	struct stackagg_opts o = { 0 };
+	struct stackagg_resolver r = { .ctx = &fk,
+				       .kernel = fake_kernel,
+				       .native = fake_native,
+				       .jit = fake_jit,
+				       .vroot = fake_vroot };
+	struct stackagg *a;
+	struct stackagg_sample s = { .pid = 100,
+				     .tid = 101,
+				     .user = user,
+				     .nr_user = 1,
+				     .thread = "ForkJoinPool-1-worker-1",
+				     .vroot = true };
+	int asked = 0;
+	char *out;
+
+	(void)state;
+	r.vctx = &asked;
+	memset(&fk, 0, sizeof(fk));
+	fk.libjvm_sym = "JavaThread::run()";
+	a = stackagg_new(&o, &r);
+	s.ts = 150; /* mounted: CPU */
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.ts = 160; /* mounted, off the CPU: pinned */
+	s.leaf = "[off-cpu: sleeping]";
+	s.pin = true;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.ts = 300; /* the carrier's own wait */
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	s.process = "java/100"; /* below a process root */
+	s.ts = 170;
+	assert_int_equal(stackagg_sample(a, &s), 0);
+	assert_int_equal(asked, 0); /* asked at settle, not before */
+	assert_int_equal(stackagg_settle(a, UINT64_MAX), 4);
+	assert_int_equal(asked, 4);
+	out = folded(a);
+	assert_non_null(strstr(out, "[virtual threads] vt-N;JavaThread::run() 1\n"));
+	assert_non_null(strstr(
+		out,
+		"[virtual threads] vt-N;JavaThread::run();[pinned];[off-cpu: sleeping]_[k] 1\n"));
+	assert_non_null(strstr(
+		out, "ForkJoinPool-1-worker-1;JavaThread::run();[off-cpu: sleeping]_[k] 1\n"));
+	assert_non_null(strstr(
+		out,
+		"java/100;[virtual threads] vt-N;JavaThread::run();[pinned];[off-cpu: sleeping]_[k] 1\n"));
+	free(out);
+	stackagg_free(a);
+}
+
 static void test_strata_are_scaled_and_merged_when_folded(void **state)
 {
 	uint64_t u1[] = { LIBJVM + 0x10 };
@@ -1048,6 +1114,8 @@ int main(void)
 		cmocka_unit_test(test_jit_miss_is_retried_at_the_end_with_the_whole_history),
 		cmocka_unit_test(test_jit_miss_without_retry_is_unknown_at_once),
 		cmocka_unit_test(test_strata_are_scaled_and_merged_when_folded),
+		cmocka_unit_test(
+			test_a_carriers_samples_are_rooted_under_the_mounted_virtual_thread),
 		cmocka_unit_test(
 			test_a_mark_stands_in_for_a_stack_and_a_stratum_scaled_to_zero_goes),
 		cmocka_unit_test(test_timeline_keeps_each_countings_time_thread_and_stack),

@@ -97,6 +97,47 @@ static void test_vwait_events_are_checked(void **state)
 	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
 }
 
+/* A virtual thread's mount: encoded only with a length, no chance and no stack, and decoded as
+ * it was sent. */
+static void test_vmount_events_are_checked(void **state)
+{
+	struct fgp_stack_event_in e = {
+		.ts = 9000,
+		.tid = 7,
+		.kind = FGP_EV_VMOUNT,
+		.value = 2000000,
+		.interval = 1500000,
+		.tag = 42,
+		.cls = { "vt-worker-3", 11 },
+	};
+	uint8_t buf[512];
+	struct fgp_reader r;
+	struct fgp_record rec;
+	size_t off;
+
+	(void)state;
+	off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	off += (size_t)fgp_encode_stack_event(buf + off, sizeof(buf) - off, &e);
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_int_equal(rec.u.ev.kind, FGP_EV_VMOUNT);
+	assert_int_equal(rec.u.ev.value, 2000000);
+	assert_int_equal(rec.u.ev.interval, 1500000);
+	assert_int_equal(rec.u.ev.tid, 7);
+	assert_int_equal(rec.u.ev.tag, 42);
+	assert_int_equal(rec.u.ev.cls.len, 11);
+	e.value = 0; /* a mount of no length */
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+	e.value = 1000;
+	e.interval = 1001; /* off the CPU longer than it was mounted */
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+	e.interval = 1000;
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e) > 0, 1);
+	e.depth = 3; /* a stack: none is sent with a mount */
+	e.frames = good_frames;
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+}
+
 static size_t add(size_t off, int n)
 {
 	if (n <= 0)
@@ -367,7 +408,7 @@ static void test_invalid_events_are_not_encoded(void **state)
 			e.kind = 0;
 			break;
 		case 1:
-			e.kind = FGP_EV_VWAIT + 1;
+			e.kind = FGP_EV_VMOUNT + 1;
 			break;
 		case 2:
 			e.value = 0; /* an object of no size */
@@ -412,7 +453,7 @@ static void test_invalid_events_are_not_encoded(void **state)
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), good_tags, 0), -EINVAL);
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), NULL, 1), -EINVAL);
 	for (int m = 0; m < 4; m++) {
-		static const uint32_t on[] = { 1u << 4, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
+		static const uint32_t on[] = { 1u << 5, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
 					       FGP_EVM_ALLOC };
 		struct fgp_events ev = good_events;
 
@@ -498,7 +539,7 @@ static void test_invalid_event_bytes_are_refused_in_step(void **state)
 		{ 2, B, 4, FGP_MAX_FREE_TAGS + 1 },
 		{ 2, B, 4, 0xffffffff },
 		{ 3, 2, 2, FGP_REC_REPLAY }, /* events: no flags */
-		{ 3, B + 8, 4, 1u << 4 },    /* an unknown event */
+		{ 3, B + 8, 4, 1u << 5 },    /* an unknown event */
 		{ 3, B + 8, 4, 0x80000000 }, /* another */
 		{ 3, B + 16, 8, 0 },	     /* alloc on with interval 0 */
 	};
@@ -628,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_event_records_of_the_wrong_size_are_refused),
 		cmocka_unit_test(test_event_truncations_and_mutations_are_decoded_safely),
 		cmocka_unit_test(test_vwait_events_are_checked),
+		cmocka_unit_test(test_vmount_events_are_checked),
 		cmocka_unit_test(test_event_encoders_refuse_a_buffer_one_byte_short),
 		cmocka_unit_test(test_alloc_cost_round_trips),
 	};

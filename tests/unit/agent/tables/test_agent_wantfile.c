@@ -127,6 +127,9 @@ static void test_events_line_gives_every_word(void **state)
 	w = ev_of(TOK " events vthread depth=128\n");
 	assert_int_equal(w.on, FGP_EVM_VTHREAD);
 	assert_int_equal(w.depth, 128);
+	/* ... and their mounts on carriers. */
+	w = ev_of(TOK " events vthread vmount\n");
+	assert_int_equal(w.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT);
 	/* The line alone asks nothing; the tables line is independent of it. */
 	w = ev_of(TOK " events\n");
 	assert_int_equal(w.on, 0);

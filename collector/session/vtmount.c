@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/* vtmount.c - virtual threads' mounts on their carriers, as intervals (see vtmount.h). */
+#include "vtmount.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "fgproto.h"
+#include "vtwall.h"
+
+_Static_assert(VTMOUNT_ROOT_MAX >= VTWALL_ROOT_MAX, "a pattern's root fits");
+
+void vtmount_init(struct vtmount *m, int per_thread)
+{
+	*m = (struct vtmount){ .per_thread = per_thread };
+}
+
+void vtmount_fini(struct vtmount *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nc; i++)
+		free(m->c[i].iv);
+	free(m->c);
+	m->c = NULL;
+	m->nc = m->capc = m->held = 0;
+}
+
+static struct vtmount_carrier *carrier_of(struct vtmount *m, uint32_t pid, uint32_t tid, int make)
+{
+	for (size_t i = 0; i < m->nc; i++)
+		if (m->c[i].tid == tid && m->c[i].pid == pid)
+			return &m->c[i];
+	if (!make || m->nc == VTMOUNT_MAX_CARRIERS || ARRAY_GROW(m->c, m->capc, m->nc + 1) != 0)
+		return NULL;
+	m->c[m->nc] = (struct vtmount_carrier){ .pid = pid, .tid = tid };
+	return &m->c[m->nc++];
+}
+
+/* The root of ev's virtual thread into out. */
+static void root_of(const struct vtmount *m, const struct jvm_event *ev, char *out)
+{
+	static const char cls[] = "java.lang.VirtualThread";
+	bool unnamed = !ev->cls.len ||
+		       (ev->cls.len == sizeof(cls) - 1 && !memcmp(ev->cls.ptr, cls, ev->cls.len));
+	size_t len = ev->cls.len < VTWALL_NAME_MAX ? ev->cls.len : VTWALL_NAME_MAX;
+
+	if (!m->per_thread) {
+		(void)vtwall_root(out, VTMOUNT_ROOT_MAX, ev->cls.ptr, ev->cls.len);
+	} else if (unnamed) {
+		snprintf(out, VTMOUNT_ROOT_MAX, VTWALL_ROOT " #%llu", (unsigned long long)ev->tag);
+	} else {
+		int n = snprintf(out, VTMOUNT_ROOT_MAX, VTWALL_ROOT " ");
+
+		memcpy(out + n, ev->cls.ptr, len);
+		out[(size_t)n + len] = '\0';
+	}
+}
+
+/* The part of ev's time off the CPU in the window [from, to]. */
+static uint64_t offcpu_in(const struct jvm_event *ev, uint64_t from, uint64_t to)
+{
+	uint64_t t0 = ev->ts - ev->value;
+
+	if (ev->ts < from || (to && ev->ts > to) || ev->interval > ev->value)
+		return 0;
+	if (t0 >= from)
+		return ev->interval;
+	return (uint64_t)((double)ev->interval * (double)(ev->ts - from) / (double)ev->value);
+}
+
+/* ns of ev's time off the CPU, in all and under its root. */
+static void count_offcpu(struct vtmount *m, const struct jvm_event *ev, uint64_t ns)
+{
+	char root[VTMOUNT_ROOT_MAX];
+	size_t i;
+
+	if (!ns)
+		return;
+	m->st.offcpu_ns += ns;
+	root_of(m, ev, root);
+	for (i = 0; i < m->st.nroots; i++)
+		if (!strcmp(m->st.roots[i].root, root))
+			break;
+	if (i == m->st.nroots) {
+		if (i == VTMOUNT_ROOTS)
+			return;
+		memcpy(m->st.roots[i].root, root, sizeof(root));
+		m->st.nroots++;
+	}
+	m->st.roots[i].ns += ns;
+}
+
+void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, uint64_t to)
+{
+	struct vtmount_carrier *c;
+	struct vtmount_iv *iv;
+
+	if (ev->kind != FGP_EV_VMOUNT)
+		return;
+	m->st.mounts++;
+	if (ev->value && ev->value <= ev->ts)
+		count_offcpu(m, ev, offcpu_in(ev, from, to));
+	if (!ev->value || ev->value > ev->ts || !ev->host_tid || m->held >= VTMOUNT_MAX_HELD ||
+	    !(c = carrier_of(m, ev->host_pid, ev->host_tid, 1))) {
+		m->st.dropped++;
+		return;
+	}
+	/* One carrier's unmounts come one after another: its intervals arrive in order. */
+	if (c->n > c->head && c->iv[c->n - 1].t1 > ev->ts - ev->value) {
+		m->st.dropped++;
+		return;
+	}
+	if (c->n == c->cap && c->head) {
+		memmove(c->iv, c->iv + c->head, (c->n - c->head) * sizeof(*c->iv));
+		c->n -= c->head;
+		c->head = 0;
+	}
+	if (ARRAY_GROW(c->iv, c->cap, c->n + 1) != 0) {
+		m->st.dropped++;
+		return;
+	}
+	iv = &c->iv[c->n++];
+	iv->t0 = ev->ts - ev->value;
+	iv->t1 = ev->ts;
+	root_of(m, ev, iv->root);
+	m->held++;
+}
+
+const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	struct vtmount_carrier *c = carrier_of(m, pid, tid, 0);
+	size_t lo, hi;
+
+	m->st.asked++;
+	if (!c)
+		return NULL;
+	/* The first interval that ends at or after ts. */
+	lo = c->head;
+	hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->iv[mid].t1 < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->n || c->iv[lo].t0 > ts)
+		return NULL;
+	m->st.rerooted++;
+	return c->iv[lo].root;
+}
+
+void vtmount_prune(struct vtmount *m, uint64_t t)
+{
+	for (size_t i = 0; i < m->nc; i++) {
+		struct vtmount_carrier *c = &m->c[i];
+
+		while (c->head < c->n && c->iv[c->head].t1 < t) {
+			c->head++;
+			m->held--;
+		}
+		if (c->head == c->n)
+			c->head = c->n = 0;
+	}
+}

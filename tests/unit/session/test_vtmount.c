@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/* test_vtmount.c - virtual threads' mounts on their carriers (collector/session/vtmount.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fgproto.h"
+#include "vtmount.h"
+
+/* A mount of name on carrier tid from t1 - len to t1, off the CPU for off of it. */
+static struct jvm_event vmount(uint32_t tid, uint64_t t1, uint64_t len, uint64_t off,
+			       const char *name, uint64_t id)
+{
+	return (struct jvm_event){ .type = JVM_EV_STACK,
+				   .host_pid = 42,
+				   .ts = t1,
+				   .host_tid = tid,
+				   .kind = FGP_EV_VMOUNT,
+				   .value = len,
+				   .interval = off,
+				   .tag = id,
+				   .cls = { name, strlen(name) } };
+}
+
+/* A sample is under the virtual thread mounted at its time on its carrier, by name pattern;
+ * between mounts, on another carrier or after a prune, none. */
+static void test_samples_find_the_mount_of_their_time(void **state)
+{
+	struct vtmount m;
+	struct jvm_event e;
+
+	(void)state;
+	vtmount_init(&m, 0);
+	e = vmount(7, 2000, 1000, 0, "vt-worker-12", 5);
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(7, 5000, 1000, 0, "java.lang.VirtualThread", 6);
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(8, 5000, 4000, 0, "other-3", 9);
+	vtmount_add(&m, &e, 0, 0);
+	assert_string_equal(vtmount_root(&m, 42, 7, 1000), "[virtual threads] vt-worker-N");
+	assert_string_equal(vtmount_root(&m, 42, 7, 2000), "[virtual threads] vt-worker-N");
+	assert_null(vtmount_root(&m, 42, 7, 2001)); /* the carrier's own time */
+	assert_null(vtmount_root(&m, 42, 7, 999));
+	assert_string_equal(vtmount_root(&m, 42, 7, 4500), "[virtual threads]");
+	assert_null(vtmount_root(&m, 42, 7, 5001));
+	assert_string_equal(vtmount_root(&m, 42, 8, 1500), "[virtual threads] other-N");
+	assert_null(vtmount_root(&m, 43, 7, 1500)); /* another process's thread */
+	assert_int_equal(m.st.mounts, 3);
+	assert_int_equal(m.st.dropped, 0);
+	assert_int_equal(m.st.rerooted, 4);
+	vtmount_prune(&m, 3000);
+	assert_null(vtmount_root(&m, 42, 7, 1500));
+	assert_string_equal(vtmount_root(&m, 42, 7, 4500), "[virtual threads]");
+	vtmount_fini(&m);
+}
+
+/* Per thread, a root names each virtual thread: its name whole, or its id. */
+static void test_per_thread_roots_name_each_virtual_thread(void **state)
+{
+	struct vtmount m;
+	struct jvm_event e;
+
+	(void)state;
+	vtmount_init(&m, 1);
+	e = vmount(7, 2000, 1000, 0, "vt-worker-12", 5);
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(7, 5000, 1000, 0, "java.lang.VirtualThread", 6);
+	vtmount_add(&m, &e, 0, 0);
+	assert_string_equal(vtmount_root(&m, 42, 7, 1500), "[virtual threads] vt-worker-12");
+	assert_string_equal(vtmount_root(&m, 42, 7, 4500), "[virtual threads] #6");
+	vtmount_fini(&m);
+}
+
+/* A mount that overlaps its carrier's last, or of no length, or past its end, is dropped. */
+static void test_impossible_mounts_are_dropped_and_counted(void **state)
+{
+	struct vtmount m;
+	struct jvm_event e;
+
+	(void)state;
+	vtmount_init(&m, 0);
+	e = vmount(7, 2000, 1000, 0, "a", 1);
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(7, 2500, 1000, 0, "b", 2); /* began before the last ended */
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(7, 3000, 0, 0, "c", 3);
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(7, 3000, 4000, 0, "d", 4); /* began before time 0 */
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(0, 9000, 1000, 0, "e", 5); /* no carrier */
+	vtmount_add(&m, &e, 0, 0);
+	assert_int_equal(m.st.mounts, 5);
+	assert_int_equal(m.st.dropped, 4);
+	assert_string_equal(vtmount_root(&m, 42, 7, 1500), "[virtual threads] a");
+	vtmount_fini(&m);
+}
+
+/* The carriers' time off the CPU is counted by root, the part in the window only. */
+static void test_time_off_the_cpu_is_counted_in_the_window_by_root(void **state)
+{
+	struct vtmount m;
+	struct jvm_event e;
+
+	(void)state;
+	vtmount_init(&m, 0);
+	e = vmount(7, 2000, 1000, 800, "pin-1", 1); /* whole in [1000, 10000] */
+	vtmount_add(&m, &e, 1000, 10000);
+	e = vmount(8, 1500, 1000, 600, "pin-2", 2); /* half in it: half its time */
+	vtmount_add(&m, &e, 1000, 10000);
+	e = vmount(7, 11000, 500, 400, "pin-3", 3); /* ended after it */
+	vtmount_add(&m, &e, 1000, 10000);
+	e = vmount(8, 3000, 1000, 200, "other", 4);
+	vtmount_add(&m, &e, 1000, 10000);
+	assert_int_equal(m.st.offcpu_ns, 800 + 300 + 200);
+	assert_int_equal(m.st.nroots, 2);
+	assert_string_equal(m.st.roots[0].root, "[virtual threads] pin-N");
+	assert_int_equal(m.st.roots[0].ns, 1100);
+	assert_string_equal(m.st.roots[1].root, "[virtual threads] other");
+	assert_int_equal(m.st.roots[1].ns, 200);
+	vtmount_fini(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_find_the_mount_of_their_time),
+		cmocka_unit_test(test_per_thread_roots_name_each_virtual_thread),
+		cmocka_unit_test(test_impossible_mounts_are_dropped_and_counted),
+		cmocka_unit_test(test_time_off_the_cpu_is_counted_in_the_window_by_root),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
