@@ -430,7 +430,7 @@ int profdir_open(const struct profdir_opts *o, struct profdir **out)
 			profdir_close(d);
 			return -ENOMEM;
 		}
-		if ((rv = viewer_start(d->path, &d->viewer)) != 0) {
+		if ((rv = viewer_start(d->path, o->view_same_priority, &d->viewer)) != 0) {
 			profdir_close(d);
 			return rv;
 		}

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -27,7 +26,7 @@ struct viewer {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool dirty, stop;
+	bool dirty, stop, same_priority;
 	pid_t tid; /* the thread's id once it runs (0 before), for viewer_stop's priority */
 	struct viewer_stats st;
 };
@@ -93,15 +92,16 @@ static void wait_until(struct viewer *v, uint64_t at)
 static void *run(void *arg)
 {
 	struct viewer *v = arg;
-	struct sched_param sp = { 0 };
 
 	pthread_setname_np(pthread_self(), "fg-viewer");
 	pthread_mutex_lock(&v->mu);
 	if (!v->stop) {
-		/* Best effort: the pages wait for every other thread of the machine. */
+		/* Best effort: the lowest priority that still makes progress on a machine whose
+		 * CPUs are all busy (nice 19: about 1.5% of a CPU against one busy thread), where
+		 * SCHED_IDLE would leave the pages unwritten for as long as the load lasts. */
 		v->tid = (pid_t)syscall(SYS_gettid);
-		(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-		(void)setpriority(PRIO_PROCESS, (id_t)v->tid, 19);
+		if (!v->same_priority)
+			(void)setpriority(PRIO_PROCESS, (id_t)v->tid, 19);
 	}
 	for (;;) {
 		uint64_t gap;
@@ -123,7 +123,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int viewer_start(const char *path, struct viewer **out)
+int viewer_start(const char *path, bool same_priority, struct viewer **out)
 {
 	struct viewer *v = calloc(1, sizeof(*v));
 	int rv;
@@ -135,6 +135,7 @@ int viewer_start(const char *path, struct viewer **out)
 		return -ENOMEM;
 	}
 	v->path = path;
+	v->same_priority = same_priority;
 	pthread_mutex_init(&v->mu, NULL);
 	pthread_cond_init(&v->cv, NULL);
 	if ((rv = pthread_create(&v->thread, NULL, run, v)) != 0) {
@@ -172,9 +173,6 @@ void viewer_stop(struct viewer *v)
 	if (v->tid) {
 		/* The last pass is what the stop waits for: at the caller's priority, not starved
 		 * by a busy machine (best effort: raising it back needs CAP_SYS_NICE). */
-		struct sched_param sp = { 0 };
-
-		(void)pthread_setschedparam(v->thread, SCHED_OTHER, &sp);
 		(void)setpriority(PRIO_PROCESS, (id_t)v->tid, getpriority(PRIO_PROCESS, 0));
 	}
 	pthread_cond_signal(&v->cv);

@@ -41,6 +41,8 @@ struct profdir_opts {
 	 * rewritten by a thread of its own when that JVM's sets changed and removed when it has
 	 * none left, its cost capped (viewer.h). */
 	bool view_pages;
+	/* The viewer keeps the caller's priority instead of nice 19 (tests on a busy machine). */
+	bool view_same_priority;
 };
 
 /* Open (creating it 0755 if missing) and scan. 0, -EPERM (unsafe), -ENOTDIR, or -errno. */

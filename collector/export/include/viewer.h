@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * viewer.h - keeps the time view pages of a directory of rolling profiles current while
- * `watch --out` writes it: a thread of its own, at idle priority, rewrites a JVM's page
+ * `watch --out` writes it: a thread of its own, at nice 19, rewrites a JVM's page
  * (profview.h) when that JVM's set of profiles changed, and removes the page of a JVM whose
  * profiles retention removed, so the rollers that sample never wait for it.
  *
@@ -12,6 +12,7 @@
 #ifndef FG_VIEWER_H
 #define FG_VIEWER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A pass's time against the pause after it: at most 1 / (1 + this) of one CPU. */
@@ -19,8 +20,9 @@
 
 struct viewer;
 
-/* Start the thread for the directory at path (borrowed until viewer_stop). 0 or -errno. */
-int viewer_start(const char *path, struct viewer **out);
+/* Start the thread for the directory at path (borrowed until viewer_stop), at nice 19 unless
+ * same_priority. 0 or -errno. */
+int viewer_start(const char *path, bool same_priority, struct viewer **out);
 
 /* Profiles were added or removed: bring the pages up to date when the cap allows. Never
  * blocks. */

@@ -292,7 +292,9 @@ static void test_view_pages_follow_the_sets(void **state)
 {
 	char dir[128], leftover[200];
 	struct profdir *d;
-	struct profdir_opts o = { .path = dir, .keep = 3, .view_pages = true };
+	struct profdir_opts o = {
+		.path = dir, .keep = 3, .view_pages = true, .view_same_priority = true
+	};
 	struct profdir_stats st;
 	char *page;
 	int fd;
@@ -400,7 +402,9 @@ static void test_view_page_goes_with_its_last_set(void **state)
 {
 	char dir[128];
 	struct profdir *d;
-	struct profdir_opts o = { .path = dir, .keep = 2, .view_pages = true };
+	struct profdir_opts o = {
+		.path = dir, .keep = 2, .view_pages = true, .view_same_priority = true
+	};
 	struct profdir_stats st;
 
 	(void)state;
