@@ -359,8 +359,9 @@ static bool pv_page_exists(int dfd, const char *key)
 static int pv_update_one(void *arg, const struct pv_file *g, size_t len)
 {
 	struct pv_pass *p = arg;
-	const struct pv_memo_ent *old =
-		bsearch(g->key, p->memo->e, p->memo->n, sizeof(*p->memo->e), pv_ent_cmp);
+	const struct pv_memo_ent *old = p->memo->n ? bsearch(g->key, p->memo->e, p->memo->n,
+							     sizeof(*p->memo->e), pv_ent_cmp)
+						   : NULL;
 	uint64_t sig = pv_sig(g, len);
 
 	if (!old || old->sig != sig || !pv_page_exists(p->dfd, g->key)) {

@@ -60,6 +60,8 @@ struct tv_buf {
 
 static void buf_put(struct tv_buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;
 	if (b->err || ARRAY_GROW(b->p, b->cap, b->n + n) != 0) {
 		b->err = -ENOMEM;
 		return;
