@@ -228,7 +228,7 @@ timeview_step() {
 	ab -k -c 2 -t "$STEP_S" -n 10000000 "http://127.0.0.1:$port/primes?n=20000" >"$FG_TMP/step.ab" 2>&1
 	wait "$rec_pid" || fg_fail "fgcollect record -o $OUT/primes-timeview.html failed"
 	grep -q '^Complete requests' "$FG_TMP/step.ab" || { cat "$FG_TMP/step.ab" >&2; fg_fail "ab (the load step) failed"; }
-	grep -q 'id="fg-events"' "$OUT/primes-timeview.html" || fg_fail "no time view page in $OUT/primes-timeview.html"
+	grep -q 'id="fg-meta"' "$OUT/primes-timeview.html" || fg_fail "no time view page in $OUT/primes-timeview.html"
 	fg_container_stop primes-step || true
 	TV_REPORT="  time view:      $OUT/primes-timeview.html (idle, ab -c 2 from ${STEP_S} s to $((2 * STEP_S)) s, idle: drag across the step)"
 }

@@ -49,7 +49,7 @@ for n in primes primes-sieve; do
 done
 ! grep -qE '_\[[ji0]\][; ]' "$out/primes-diff.folded" || fg_fail "diff --fold left a _[j], _[i] or _[0] suffix"
 # The time view under the load step: a page with its countings and a column per second.
-grep -q 'id="fg-events"' "$out/primes-timeview.html" || fg_fail "primes-timeview.html is no time view page"
+grep -q 'id="fg-meta"' "$out/primes-timeview.html" || fg_fail "primes-timeview.html is no time view page"
 grep -qE '"ncols":([5-9]|1[0-3]),' "$out/primes-timeview.html" || fg_fail "primes-timeview.html does not span most of the 12 s recorded"
 [[ $frame =~ ^PrimeService::(countPrimes|isPrime)$ ]] ||
 	fg_fail "the biggest difference should be trial division's frame, not '$frame'"
