@@ -9,6 +9,7 @@
 
 #include "array.h"
 #include "fgproto.h"
+#include "fgsearch.h"
 #include "vtwall.h"
 
 _Static_assert(VTMOUNT_ROOT_MAX >= VTWALL_ROOT_MAX, "a pattern's root fits");
@@ -130,25 +131,24 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 	m->held++;
 }
 
+/* An interval that ends before ts: ahead of the one vtmount_root() looks for. */
+static inline bool iv_before(const struct vtmount_iv *iv, uint64_t ts)
+{
+	return iv->t1 < ts;
+}
+
+FG_LOWER_BOUND(iv_lower_bound, struct vtmount_iv, uint64_t, iv_before)
+
 const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts)
 {
 	struct vtmount_carrier *c = carrier_of(m, pid, tid, 0);
-	size_t lo, hi;
+	size_t lo;
 
 	m->st.asked++;
-	if (!c)
+	if (!c || c->n == c->head)
 		return NULL;
 	/* The first interval that ends at or after ts. */
-	lo = c->head;
-	hi = c->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->iv[mid].t1 < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = c->head + iv_lower_bound(c->iv + c->head, c->n - c->head, ts);
 	if (lo == c->n || c->iv[lo].t0 > ts)
 		return NULL;
 	m->st.rerooted++;
