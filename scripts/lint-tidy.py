@@ -6,7 +6,8 @@ the compile database of BUILD_DIR, remembering the files it found clean.
 A file is analysed again unless a clean result of exactly the same input is remembered: the key
 is a SHA-256 of this script (the checks and their options are here), clang-tidy's and clang's
 versions, the file's compile command, its text, and its preprocessed text with comments kept
-(clang -E -C with the same flags: every header it includes, every macro, every NOLINT). Only a
+(clang -E -C with the same flags: every header it includes, every macro, every NOLINT), each
+with the checkout's and the build's directories replaced by fixed names. Only a
 clean result (exit status 0) is remembered, so a finding is reported on every run; anything
 that stops the key from being made (clang -E failing, no compile command) means no cache for
 that file. The cache is a directory of empty files named by key: FG_LINT_CACHE (default
@@ -75,7 +76,7 @@ def preprocess_cmd(entry):
     return cmd + ["-E", "-C", "-Qunused-arguments", "-Wno-unknown-warning-option", "-o", "-"]
 
 
-def key(common, entry, path):
+def key(common, roots, entry, path):
     cmd = preprocess_cmd(entry)
     if cmd is None:
         return None
@@ -87,9 +88,17 @@ def key(common, entry, path):
         return None
     h = hashlib.sha256(common)
     for part in (json.dumps(entry, sort_keys=True).encode(), text, pre):
+        part = unrooted(part, roots)
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h.hexdigest()
+
+
+def unrooted(data, roots):
+    """data with each root directory (longest first) replaced by a fixed name."""
+    for i, r in enumerate(roots):
+        data = data.replace(r, b"<root%d>" % i)
+    return data
 
 
 def main():
@@ -99,6 +108,12 @@ def main():
     cache = cache_dir()
     entries = {}
     common = None
+    # The checkout's and the build's directories are taken out of the key, so that a clone
+    # elsewhere (a CI checkout) finds the results of the same text: longest first, as the build
+    # directory may sit inside the checkout.
+    roots = sorted({os.path.realpath(build).encode(),
+                    os.path.realpath(os.path.join(os.path.dirname(__file__), "..")).encode()},
+                   key=len, reverse=True)
     if cache:
         try:
             with open(os.path.join(build, "compile_commands.json")) as f:
@@ -118,7 +133,7 @@ def main():
         k = None
         entry = entries.get(os.path.realpath(path))
         if cache and entry:
-            k = key(common, entry, path)
+            k = key(common, roots, entry, path)
             if k and os.path.exists(os.path.join(cache, k)):
                 continue
         rc = subprocess.run(["clang-tidy", "-p", build] + TIDY_ARGS + [path],
