@@ -150,52 +150,68 @@ static int split_item(const char *s, const char *item, size_t ilen, int shown, i
 	return 0;
 }
 
+/* v[0..vlen), 1 to max bytes, copied into dst as a string; false when it does not fit. */
+static bool put_str(char *dst, size_t max, const char *v, size_t vlen)
+{
+	if (vlen == 0 || vlen > max)
+		return false;
+	memcpy(dst, v, vlen);
+	dst[vlen] = '\0';
+	return true;
+}
+
+/* v[0..vlen) is true or false: *out set to it. */
+static bool put_bool(bool *out, const char *v, size_t vlen)
+{
+	if (!value_is(v, vlen, "true") && !value_is(v, vlen, "false"))
+		return false;
+	*out = value_is(v, vlen, "true");
+	return true;
+}
+
+/* v[0..vlen) is quiet, warn or info: *out set to it. */
+static bool put_log(enum options_log *out, const char *v, size_t vlen)
+{
+	if (value_is(v, vlen, "quiet"))
+		*out = OPTIONS_LOG_QUIET;
+	else if (value_is(v, vlen, "warn"))
+		*out = OPTIONS_LOG_WARN;
+	else if (value_is(v, vlen, "info"))
+		*out = OPTIONS_LOG_INFO;
+	else
+		return false;
+	return true;
+}
+
+/* Set key's value v[0..vlen) in o; false when the key does not take it. */
+static bool set_value(struct options *o, int key, const char *v, size_t vlen)
+{
+	switch (key) {
+	case KEY_SOCKET:
+		return vlen > 0 && v[0] == '/' && !memchr(v, '\0', vlen) &&
+		       put_str(o->socket, OPTIONS_SOCKET_MAX, v, vlen);
+	case KEY_SIGNATURES:
+		return put_bool(&o->signatures, v, vlen);
+	case KEY_MAXMEM:
+		return parse_size(v, vlen, &o->maxmem) == 0;
+	case KEY_LOG:
+		return put_log(&o->log, v, vlen);
+	case KEY_SERVICE:
+		return service_ok(v, vlen) && put_str(o->service, OPTIONS_SERVICE_MAX, v, vlen);
+	case KEY_EVENTS:
+		return put_bool(&o->events, v, vlen);
+	case KEY_DEPTH:
+		return parse_depth(v, vlen, &o->depth) == 0;
+	}
+	return false;
+}
+
 /* Set key's value v[0..vlen) in o. 0, or -EINVAL with err naming the item and what it takes. */
 static int apply_value(struct options *o, int key, const char *v, size_t vlen, const char *item,
 		       int shown, char *err, size_t errlen)
 {
-	switch (key) {
-	case KEY_SOCKET:
-		if (vlen == 0 || v[0] != '/' || vlen > OPTIONS_SOCKET_MAX || memchr(v, '\0', vlen))
-			break;
-		memcpy(o->socket, v, vlen);
-		o->socket[vlen] = '\0';
+	if (set_value(o, key, v, vlen))
 		return 0;
-	case KEY_SIGNATURES:
-		if (!value_is(v, vlen, "true") && !value_is(v, vlen, "false"))
-			break;
-		o->signatures = value_is(v, vlen, "true");
-		return 0;
-	case KEY_MAXMEM:
-		if (parse_size(v, vlen, &o->maxmem) != 0)
-			break;
-		return 0;
-	case KEY_LOG:
-		if (value_is(v, vlen, "quiet"))
-			o->log = OPTIONS_LOG_QUIET;
-		else if (value_is(v, vlen, "warn"))
-			o->log = OPTIONS_LOG_WARN;
-		else if (value_is(v, vlen, "info"))
-			o->log = OPTIONS_LOG_INFO;
-		else
-			break;
-		return 0;
-	case KEY_SERVICE:
-		if (vlen == 0 || vlen > OPTIONS_SERVICE_MAX || !service_ok(v, vlen))
-			break;
-		memcpy(o->service, v, vlen);
-		o->service[vlen] = '\0';
-		return 0;
-	case KEY_EVENTS:
-		if (!value_is(v, vlen, "true") && !value_is(v, vlen, "false"))
-			break;
-		o->events = value_is(v, vlen, "true");
-		return 0;
-	case KEY_DEPTH:
-		if (parse_depth(v, vlen, &o->depth) != 0)
-			break;
-		return 0;
-	}
 	switch (key) {
 	case KEY_SOCKET:
 		snprintf(err, errlen,
@@ -203,8 +219,9 @@ static int apply_value(struct options *o, int key, const char *v, size_t vlen, c
 			 shown, item, OPTIONS_SOCKET_MAX);
 		break;
 	case KEY_SIGNATURES:
-		snprintf(err, errlen, "bad value in '%.*s': signatures= takes true or false", shown,
-			 item);
+	case KEY_EVENTS:
+		snprintf(err, errlen, "bad value in '%.*s': %s= takes true or false", shown, item,
+			 key_names[key]);
 		break;
 	case KEY_MAXMEM:
 		snprintf(err, errlen,
@@ -214,10 +231,6 @@ static int apply_value(struct options *o, int key, const char *v, size_t vlen, c
 		break;
 	case KEY_LOG:
 		snprintf(err, errlen, "bad value in '%.*s': log= takes quiet, warn or info", shown,
-			 item);
-		break;
-	case KEY_EVENTS:
-		snprintf(err, errlen, "bad value in '%.*s': events= takes true or false", shown,
 			 item);
 		break;
 	case KEY_DEPTH:

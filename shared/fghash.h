@@ -31,6 +31,22 @@ static inline uint64_t fg_mix64(uint64_t x)
 	return x;
 }
 
+/*
+ * Define `static S *name(S *index, size_t cap, const void *key)` for an open-addressing index
+ * of cap slots of type S (cap a power of two with a free slot left) keyed by the pointer
+ * S.key (NULL in a free slot), probed linearly from fg_hash64 of the key: the slot that holds
+ * key, or the free slot where it goes.
+ */
+#define FG_PTR_PROBE(name, S)                                                                      \
+	static inline S *name(S *index, size_t cap, const void *key)                               \
+	{                                                                                          \
+		size_t i = (size_t)fg_hash64((uint64_t)(uintptr_t)key) & (cap - 1);                \
+                                                                                                   \
+		while (index[i].key && index[i].key != key)                                        \
+			i = (i + 1) & (cap - 1);                                                   \
+		return &index[i];                                                                  \
+	}
+
 /* p[0..n) with seed, a word at a time (the length is mixed in: "a" and "a\0" differ). */
 static inline uint64_t fg_hash_bytes(const char *p, size_t n, uint64_t seed)
 {

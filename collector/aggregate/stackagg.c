@@ -26,6 +26,7 @@
 #include "framelabel.h"
 #include "htab.h"
 #include "fgfree.h"
+#include "util.h"
 
 /* ---- hashing --------------------------------------------------------------------------- */
 
@@ -198,12 +199,10 @@ size_t stackagg_frame_count(const struct stackagg *a)
 
 struct stackagg *stackagg_new(const struct stackagg_opts *opts, const struct stackagg_resolver *r)
 {
-	struct stackagg *a = calloc(1, sizeof(*a));
+	struct stackagg *a = FG_NEW_CONF(struct stackagg, opts, opts);
 
 	if (!a)
 		return NULL;
-	if (opts)
-		a->opts = *opts;
 	if (r)
 		a->r = *r;
 	a->kcache = calloc(CACHE_SIZE, sizeof(*a->kcache));

@@ -408,37 +408,36 @@ const struct codeblob *codetab_lookup_live(const struct codetab *t, uint64_t add
 
 /* ---- pruning ------------------------------------------------------------------------- */
 
+/*
+ * Free the blobs of v[0..*n) unloaded before before_ts and close the gaps, in v and its
+ * parallel arrays a and b alike. Returns how many were freed.
+ */
+static size_t prune_list(struct codetab *t, struct codeblob **v, uint64_t *a, uint64_t *b,
+			 size_t *n, uint64_t before_ts)
+{
+	size_t freed = 0, k = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		struct codeblob *blob = v[i];
+
+		if (blob->unload_ts != CODETAB_LIVE && blob->unload_ts < before_ts) {
+			blob_free(t, blob);
+			freed++;
+		} else {
+			a[k] = a[i];
+			b[k] = b[i];
+			v[k++] = blob;
+		}
+	}
+	*n = k;
+	return freed;
+}
+
 static size_t prune_where(struct codetab *t, uint64_t before_ts)
 {
-	size_t n = 0, k = 0;
+	size_t n = prune_list(t, t->pend, t->pend_lo, t->pend_hi, &t->n_pend, before_ts);
 
-	for (size_t i = 0; i < t->n_pend; i++) {
-		struct codeblob *b = t->pend[i];
-
-		if (b->unload_ts != CODETAB_LIVE && b->unload_ts < before_ts) {
-			blob_free(t, b);
-			n++;
-		} else {
-			t->pend_lo[k] = t->pend_lo[i];
-			t->pend_hi[k] = t->pend_hi[i];
-			t->pend[k++] = b;
-		}
-	}
-	t->n_pend = k;
-	k = 0;
-	for (size_t i = 0; i < t->n_hist; i++) {
-		struct codeblob *b = t->hist[i];
-
-		if (b->unload_ts != CODETAB_LIVE && b->unload_ts < before_ts) {
-			blob_free(t, b);
-			n++;
-		} else {
-			t->hend[k] = t->hend[i];
-			t->haddr[k] = t->haddr[i];
-			t->hist[k++] = b;
-		}
-	}
-	t->n_hist = k;
+	n += prune_list(t, t->hist, t->hend, t->haddr, &t->n_hist, before_ts);
 	if (n) {
 		tree_build(t, 0, t->n_hist);
 		t->st.pruned += n;
@@ -1088,12 +1087,10 @@ void codetab_stats(const struct codetab *t, struct codetab_stats *out)
 
 struct codetab *codetab_new(const struct codetab_limits *limits)
 {
-	struct codetab *t = calloc(1, sizeof(*t));
+	struct codetab *t = FG_NEW_CONF(struct codetab, lim, limits);
 
 	if (!t)
 		return NULL;
-	if (limits)
-		t->lim = *limits;
 	FG_DEFAULT(t->lim.max_bytes, DEFAULT_MAX_BYTES);
 	FG_DEFAULT(t->lim.grace_ns, CODETAB_GRACE_NS);
 	if (htab_reserve(&t->names, 128) != 0) {

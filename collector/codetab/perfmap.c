@@ -33,16 +33,10 @@ int perfmap_dir_open(const char *path, struct perfmap_dir **out)
 {
 	struct perfmap_dir *d;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = fg_open_dir(path, &st);
 
 	if (fd < 0)
-		return errno == ENOTDIR ? -ENOTDIR : -errno;
-	if (fstat(fd, &st) != 0) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
+		return fd;
 	/* Others can write here: only the sticky bit stops them renaming our files away. */
 	if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
 	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {

@@ -38,11 +38,10 @@ struct leftovers {
 
 int leftovers_new(const struct leftovers_opts *o, struct leftovers **out)
 {
-	struct leftovers *l = calloc(1, sizeof(*l));
+	struct leftovers *l = FG_NEW_CONF(struct leftovers, o, o);
 
 	if (!l)
 		return -ENOMEM;
-	l->o = *o;
 	FG_DEFAULT(l->o.proc_root, "/proc");
 	FG_DEFAULT(l->o.keep_exited_ns, 3600 * NSEC);
 	*out = l;

@@ -69,15 +69,9 @@ static int open_dir(const char *path, int *out)
 		return -errno;
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
 		return -EPERM;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = fg_open_dir(path, &st);
 	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, &st) != 0) {
-		int rv = -errno;
-
-		close(fd);
-		return rv;
-	}
+		return fd == -ELOOP ? -EPERM : fd;
 	/* Ours and closed to writers: nobody else can swap a file under us. */
 	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
 		close(fd);
@@ -251,22 +245,12 @@ static void retain(struct profdir *d, uint64_t room)
 static void html(FILE *f, const char *s)
 {
 	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
+		const char *ent = fg_html_entity(*s);
+
+		if (ent)
+			fputs(ent, f);
+		else
 			fputc(*s, f);
-		}
 	}
 }
 

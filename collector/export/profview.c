@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "fgsearch.h"
 #include "folded.h"
 #include "labels.h"
 #include "profout.h"
@@ -375,10 +376,17 @@ static int pv_update_one(void *arg, const struct pv_file *g, size_t len)
 	return 0;
 }
 
+static bool pv_key_before(const struct pv_file *p, const char *key)
+{
+	return strcmp(p->key, key) < 0;
+}
+
+FG_LOWER_BOUND(pv_lower_bound, struct pv_file, const char *, pv_key_before)
+
 /* Is name a page of ours (view_KEY.html) whose key has no profile in f[0..n)? */
 static bool pv_stale(const char *name, const struct pv_file *f, size_t n)
 {
-	size_t len = strlen(name), lo = 0, hi = n;
+	size_t len = strlen(name), i;
 	char stem[LABELS_STEM_MAX + TIME_LEN];
 	struct prof_stem st;
 
@@ -389,18 +397,10 @@ static bool pv_stale(const char *name, const struct pv_file *f, size_t n)
 	snprintf(stem, sizeof(stem), "19700101T000000Z_%.*s", (int)(len - 10), name + 5);
 	if (prof_stem_parse(stem, strlen(stem), &st) != 0)
 		return false;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(f[mid].key, stem + TIME_LEN);
-
-		if (c == 0)
-			return false;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return true;
+	if (!f) /* no profiles at all (n is 0) */
+		return true;
+	i = pv_lower_bound(f, n, stem + TIME_LEN);
+	return i == n || strcmp(f[i].key, stem + TIME_LEN) != 0;
 }
 
 /* Remove the pages in dfd's directory whose JVM and event have no profile in f[0..n). */

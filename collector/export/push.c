@@ -450,10 +450,9 @@ int push_open(const struct push_opts *o, struct push **out)
 	rv = fg_dynlib_use(&curl_lib);
 	if (rv)
 		return rv;
-	p = calloc(1, sizeof(*p));
+	p = FG_NEW_CONF(struct push, o, o);
 	if (!p)
 		return -ENOMEM;
-	p->o = *o;
 	p->o.max_queue = o->max_queue ? o->max_queue : DEFAULT_QUEUE;
 	p->o.max_bytes = o->max_bytes ? o->max_bytes : DEFAULT_BYTES;
 	p->o.timeout_ms = o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;

@@ -123,11 +123,10 @@ static void emit_jvm(struct jvmset *s, enum jvmset_event ev, struct jvm *j, int 
 
 int jvmset_new(const struct jvmset_opts *o, struct jvmset **out)
 {
-	struct jvmset *s = calloc(1, sizeof(*s));
+	struct jvmset *s = FG_NEW_CONF(struct jvmset, o, o);
 
 	if (!s)
 		return -ENOMEM;
-	s->o = *o;
 	FG_DEFAULT(s->o.proc_root, "/proc");
 	FG_DEFAULT(s->o.keep_exited_ns, 3600 * NSEC);
 	FG_DEFAULT(s->o.history_ns, 600 * NSEC);

@@ -959,10 +959,9 @@ int receive_open(const struct receive_opts *o, struct receive **out)
 
 	if (!fg_socket_path_fits(o->path))
 		return -ENAMETOOLONG;
-	rx = calloc(1, sizeof(*rx));
+	rx = FG_NEW_CONF(struct receive, o, o);
 	if (!rx)
 		return -ENOMEM;
-	rx->o = *o;
 	rx->sp = rx->tfd = rx->proc_fd = -1;
 	rx->self = getpid();
 	opts_defaults(&rx->o);

@@ -402,10 +402,9 @@ int rxnng_open(const struct receive_opts *o, struct rxnng **out)
 	pthread_condattr_t ca;
 	int rv, fd;
 
-	rx = calloc(1, sizeof(*rx));
+	rx = FG_NEW_CONF(struct rxnng, o, o);
 	if (!rx)
 		return -ENOMEM;
-	rx->o = *o;
 	rx->self = getpid();
 	snprintf(rx->url, sizeof(rx->url), "ipc://%s", o->path);
 	rx->pipes = calloc(rx->o.max_peers + 1, sizeof(*rx->pipes));

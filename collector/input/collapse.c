@@ -1056,12 +1056,10 @@ int collapse_end_input(struct collapse *c)
 
 struct collapse *collapse_new(const struct collapse_opts *opts)
 {
-	struct collapse *c = calloc(1, sizeof(*c));
+	struct collapse *c = FG_NEW_CONF(struct collapse, o, opts);
 
 	if (!c)
 		return NULL;
-	if (opts)
-		c->o = *opts;
 	FG_DEFAULT(c->o.max_line, DEF_MAX_LINE);
 	FG_DEFAULT(c->o.max_stack, DEF_MAX_STACK);
 	FG_DEFAULT(c->o.max_memory, DEF_MAX_MEMORY);

@@ -7,8 +7,34 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+void *fg_new_conf(size_t size, size_t conf_off, const void *conf, size_t conf_size)
+{
+	char *p = calloc(1, size);
+
+	if (p && conf)
+		memcpy(p + conf_off, conf, conf_size);
+	return p;
+}
+
+const char *fg_html_entity(long c)
+{
+	switch (c) {
+	case '&':
+		return "&amp;";
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '"':
+		return "&quot;";
+	}
+	return NULL;
+}
 
 void fg_err(const char *cmd, const char *fmt, ...)
 {
@@ -64,6 +90,20 @@ int fg_read_small(const char *path, char *buf, size_t len)
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	return 0;
+}
+
+int fg_open_dir(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rv;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) != 0) {
+		rv = -errno;
+		close(fd);
+		return rv;
+	}
+	return fd;
 }
 
 int fg_opendir_at(int dfd, DIR **out)

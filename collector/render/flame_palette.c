@@ -300,48 +300,34 @@ static void name_values(bool hash, const char *name, size_t len, double v[3])
 		v[0] = v[1] = v[2] = seeded_rand(name, len);
 }
 
-/* The single-hue palettes (what java, js, perl... resolve to per frame), from v1. */
+/*
+ * The single-hue palettes (what java, js, perl... resolve to per frame): channel c is
+ * base[c] + (int)(span[c] * v1).
+ */
+static const struct {
+	enum flame_palette hue;
+	uint8_t base[3], span[3];
+} hues[] = {
+	{ FLAME_PALETTE_RED, { 200, 50, 50 }, { 55, 80, 80 } },
+	{ FLAME_PALETTE_GREEN, { 50, 200, 50 }, { 60, 55, 60 } },
+	{ FLAME_PALETTE_BLUE, { 80, 80, 205 }, { 60, 60, 50 } },
+	{ FLAME_PALETTE_YELLOW, { 175, 175, 50 }, { 55, 55, 20 } },
+	{ FLAME_PALETTE_PURPLE, { 190, 80, 190 }, { 65, 60, 65 } },
+	{ FLAME_PALETTE_AQUA, { 50, 165, 165 }, { 60, 55, 55 } },
+	{ FLAME_PALETTE_ORANGE, { 190, 90, 0 }, { 65, 65, 0 } },
+};
+
+/* A single-hue palette's colour from v1; black for any other palette. */
 static void hue_rgb(enum flame_palette hue, double v1, int rgb[3])
 {
-	int r, g, b;
-
-	switch (hue) {
-	case FLAME_PALETTE_RED:
-		r = 200 + (int)(55 * v1);
-		g = b = 50 + (int)(80 * v1);
-		break;
-	case FLAME_PALETTE_GREEN:
-		g = 200 + (int)(55 * v1);
-		r = b = 50 + (int)(60 * v1);
-		break;
-	case FLAME_PALETTE_BLUE:
-		b = 205 + (int)(50 * v1);
-		r = g = 80 + (int)(60 * v1);
-		break;
-	case FLAME_PALETTE_YELLOW:
-		r = g = 175 + (int)(55 * v1);
-		b = 50 + (int)(20 * v1);
-		break;
-	case FLAME_PALETTE_PURPLE:
-		r = b = 190 + (int)(65 * v1);
-		g = 80 + (int)(60 * v1);
-		break;
-	case FLAME_PALETTE_AQUA:
-		r = 50 + (int)(60 * v1);
-		g = b = 165 + (int)(55 * v1);
-		break;
-	case FLAME_PALETTE_ORANGE:
-		r = 190 + (int)(65 * v1);
-		g = 90 + (int)(65 * v1);
-		b = 0;
-		break;
-	default:
-		r = g = b = 0;
-		break;
+	for (size_t i = 0; i < sizeof(hues) / sizeof(hues[0]); i++) {
+		if (hues[i].hue != hue)
+			continue;
+		for (int c = 0; c < 3; c++)
+			rgb[c] = hues[i].base[c] + (int)(hues[i].span[c] * v1);
+		return;
 	}
-	rgb[0] = r;
-	rgb[1] = g;
-	rgb[2] = b;
+	rgb[0] = rgb[1] = rgb[2] = 0;
 }
 
 void flame_palette_rgb(enum flame_palette pal, bool hash, const char *name, size_t len, int rgb[3])

@@ -22,6 +22,7 @@
 #include "flame_layout.h"
 #include "flamegraph_js.h"
 #include "fgfree.h"
+#include "util.h"
 
 #define XPAD 10.0
 #define FRAMEPAD 1.0
@@ -113,7 +114,7 @@ static size_t w_esc(struct w *w, const char *s, size_t len, bool attr, size_t ma
 	size_t chars = 0;
 
 	while (p < end && chars < max) {
-		const char *run = p;
+		const char *run = p, *ent;
 		long cp;
 		size_t k;
 
@@ -129,14 +130,8 @@ static size_t w_esc(struct w *w, const char *s, size_t len, bool attr, size_t ma
 			break;
 		k = flame_utf8_next(p, end, &cp);
 		chars++;
-		if (cp == '&')
-			w_str(w, "&amp;");
-		else if (cp == '<')
-			w_str(w, "&lt;");
-		else if (cp == '>')
-			w_str(w, "&gt;");
-		else if (cp == '"')
-			w_str(w, "&quot;");
+		if ((ent = fg_html_entity(cp)) != NULL)
+			w_str(w, ent);
 		else if (cp < 0 || (cp < 0x20 && cp != '\t') || cp == 0xfffe || cp == 0xffff)
 			w_str(w, REPL);
 		else

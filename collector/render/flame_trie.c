@@ -108,11 +108,6 @@ static int grow_nodes_to(struct flame *f, size_t want)
 	return 0;
 }
 
-static int grow_nodes(struct flame *f)
-{
-	return grow_nodes_to(f, 0);
-}
-
 /* Move the child table to 2^up times its size. */
 static int rehash_children_by(struct flame *f, unsigned up)
 {
@@ -139,11 +134,6 @@ static int rehash_children_by(struct flame *f, unsigned up)
 	f->slot_mask = mask;
 	f->slot_shift = shift;
 	return 0;
-}
-
-static int rehash_children(struct flame *f)
-{
-	return rehash_children_by(f, 1);
 }
 
 /*
@@ -262,7 +252,7 @@ static int64_t new_node(struct flame *f, uint32_t parent, uint32_t name)
 	struct flame_node *n;
 	int rv;
 
-	if (f->nnodes == f->cap_nodes && (rv = grow_nodes(f)) != 0)
+	if (f->nnodes == f->cap_nodes && (rv = grow_nodes_to(f, 0)) != 0)
 		return rv;
 	n = &f->nodes[f->nnodes];
 	n->name = name;
@@ -296,7 +286,7 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name, uint64_t h
 		return id;
 	f->slots[j] = (struct flame_slot){ (uint32_t)id, tag, parent, name };
 	/* grow at 70% load */
-	if (f->nnodes * 10 > (f->slot_mask + 1) * 7 && (rv = rehash_children(f)) != 0)
+	if (f->nnodes * 10 > (f->slot_mask + 1) * 7 && (rv = rehash_children_by(f, 1)) != 0)
 		return rv;
 	return id;
 }
@@ -452,7 +442,7 @@ struct flame *flame_new_flags(unsigned flags)
 	f->slot_shift = 64 - 10;
 	if ((flags & FLAME_CHART) && !(f->start = malloc(1024 * sizeof(*f->start))))
 		goto fail;
-	if (!f->slots || !f->name_tab || grow_nodes(f) != 0 || intern(f, "", 0, 0) != 0)
+	if (!f->slots || !f->name_tab || grow_nodes_to(f, 0) != 0 || intern(f, "", 0, 0) != 0)
 		goto fail;
 	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
 	if (f->start)

@@ -81,11 +81,9 @@ int dbgfetch_new(const struct dbgfetch_opts *o, struct dbgfetch **out)
 	rv = fg_dynlib_use(&dd_lib);
 	if (rv)
 		return rv;
-	df = calloc(1, sizeof(*df));
+	df = FG_NEW_CONF(struct dbgfetch, o, o);
 	if (!df)
 		return -ENOMEM;
-	if (o)
-		df->o = *o;
 	FG_DEFAULT(df->o.timeout_ms, DEFAULT_TIMEOUT_MS);
 	FG_DEFAULT(df->o.budget_ms, DEFAULT_BUDGET_MS);
 	FG_DEFAULT(df->o.max_lookups, DEFAULT_MAX_LOOKUPS);

@@ -65,12 +65,10 @@ static int fetch_debug(void *arg, const uint8_t *build_id, size_t len)
 
 struct symbolizer *symbolizer_new(const struct symbolizer_opts *opts)
 {
-	struct symbolizer *sz = calloc(1, sizeof(*sz));
+	struct symbolizer *sz = FG_NEW_CONF(struct symbolizer, opts, opts);
 
 	if (!sz)
 		return NULL;
-	if (opts)
-		sz->opts = *opts;
 	FG_DEFAULT(sz->opts.max_processes, DEFAULT_MAX_PROCESSES);
 	/* -ENOENT (no DEBUGINFOD_URLS) and -ENOMEM both leave local debug files only. */
 	if (sz->opts.debuginfod && dbgfetch_new(&sz->opts.debuginfod_opts, &sz->df) == 0) {

@@ -49,12 +49,10 @@ struct symcache {
 
 struct symcache *symcache_new(const struct symcache_limits *lim)
 {
-	struct symcache *sc = calloc(1, sizeof(*sc));
+	struct symcache *sc = FG_NEW_CONF(struct symcache, lim, lim);
 
 	if (!sc)
 		return NULL;
-	if (lim)
-		sc->lim = *lim;
 	FG_DEFAULT(sc->lim.max_files, DEFAULT_MAX_FILES);
 	FG_DEFAULT(sc->lim.max_symbols, DEFAULT_MAX_SYMBOLS);
 	sc->slots = calloc(sc->lim.max_files, sizeof(*sc->slots));

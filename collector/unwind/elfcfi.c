@@ -166,15 +166,9 @@ static bool check_program(struct cur k, uint8_t fde_enc)
 				return false;
 			break;
 		case DW_CFA_advance_loc1:
-			if (!get_bytes(&k, 1, NULL))
-				return false;
-			break;
 		case DW_CFA_advance_loc2:
-			if (!get_bytes(&k, 2, NULL))
-				return false;
-			break;
-		case DW_CFA_advance_loc4:
-			if (!get_bytes(&k, 4, NULL))
+		case DW_CFA_advance_loc4: /* a delta of 1, 2 or 4 bytes: 0x02, 0x03, 0x04 */
+			if (!get_bytes(&k, (size_t)1 << (op - DW_CFA_advance_loc1), NULL))
 				return false;
 			break;
 		case DW_CFA_def_cfa_offset:

@@ -68,19 +68,12 @@ void intern_free(struct intern *t)
 	free(t);
 }
 
-static size_t hash_key(const void *key)
-{
-	return (size_t)fg_hash64((uint64_t)(uintptr_t)key);
-}
+FG_PTR_PROBE(index_probe, struct slot)
 
 /* The slot of key, or the free slot where it goes (lock held, cap > 0). */
 static struct slot *probe(const struct intern *t, const void *key)
 {
-	size_t i = hash_key(key) & (t->cap - 1);
-
-	while (t->index[i].key && t->index[i].key != key)
-		i = (i + 1) & (t->cap - 1);
-	return &t->index[i];
+	return index_probe(t->index, t->cap, key);
 }
 
 uint32_t intern_find(struct intern *t, const void *key)

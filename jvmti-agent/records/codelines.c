@@ -102,19 +102,12 @@ void codelines_stats(struct codelines *c, struct codelines_stats *out)
 
 /* ---- the cache ---------------------------------------------------------------------------- */
 
-static size_t hash_key(const void *key)
-{
-	return (size_t)fg_hash64((uint64_t)(uintptr_t)key);
-}
+FG_PTR_PROBE(index_probe, struct slot)
 
 /* The slot of key, or the free slot where it goes (lock held, cap > 0). */
 static struct slot *probe(const struct codelines *c, const void *key)
 {
-	size_t i = hash_key(key) & (c->cap - 1);
-
-	while (c->index[i].key && c->index[i].key != key)
-		i = (i + 1) & (c->cap - 1);
-	return &c->index[i];
+	return index_probe(c->index, c->cap, key);
 }
 
 /* key's cached table, or NULL (not cached, or another thread is inside the cache). */

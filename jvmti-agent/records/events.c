@@ -54,35 +54,19 @@ struct events_load {
 	struct events_inline it;
 };
 
-static int encode_load(uint8_t *dst, size_t cap, const void *in)
-{
-	return fgp_encode_code_load(dst, cap, in);
-}
+/* The encoder records_push takes for fgp_encode_FN (in: the record's input struct). */
+#define ENCODER(name, fn)                                                                          \
+	static int name(uint8_t *dst, size_t cap, const void *in)                                  \
+	{                                                                                          \
+		return fgp_encode_##fn(dst, cap, in);                                              \
+	}
 
-static int encode_load_ids(uint8_t *dst, size_t cap, const void *in)
-{
-	return fgp_encode_code_load_ids(dst, cap, in);
-}
-
-static int encode_tables(uint8_t *dst, size_t cap, const void *in)
-{
-	return fgp_encode_tables(dst, cap, in);
-}
-
-static int encode_unload(uint8_t *dst, size_t cap, const void *in)
-{
-	return fgp_encode_code_unload(dst, cap, in);
-}
-
-static int encode_dynamic(uint8_t *dst, size_t cap, const void *in)
-{
-	return fgp_encode_dynamic_code(dst, cap, in);
-}
-
-static int encode_frame(uint8_t *dst, size_t cap, const void *in)
-{
-	return fgp_encode_code_frame(dst, cap, in);
-}
+ENCODER(encode_load, code_load)
+ENCODER(encode_load_ids, code_load_ids)
+ENCODER(encode_tables, tables)
+ENCODER(encode_unload, code_unload)
+ENCODER(encode_dynamic, dynamic_code)
+ENCODER(encode_frame, code_frame)
 
 /* Push c; a record too big to encode goes again without its inline table. */
 static void push_code_load(struct queue *q, struct fgp_code_load_in *c)

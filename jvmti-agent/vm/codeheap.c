@@ -50,10 +50,16 @@ static bool within(uint64_t lo, uint64_t end, uint64_t src, size_t n)
 	return src >= lo && src <= end && n <= end - src;
 }
 
-/* peek(), or a plain copy where d vouches for the whole range (d NULL: never). */
+/* d vouches for the whole of [src, src + n) (d NULL: never). */
+static bool direct_has(const struct direct *d, uint64_t src, size_t n)
+{
+	return d && (within(d->lo, d->end, src, n) || within(d->seg, d->seg_end, src, n));
+}
+
+/* peek(), or a plain copy where d vouches for the whole range. */
 static int peek_in(const struct direct *d, void *dst, uint64_t src, size_t n)
 {
-	if (d && (within(d->lo, d->end, src, n) || within(d->seg, d->seg_end, src, n))) {
+	if (direct_has(d, src, n)) {
 		memcpy(dst, (const void *)(uintptr_t)src, n);
 		return 0;
 	}
@@ -71,10 +77,13 @@ static bool field(const struct vmstructs *vs, const char *type, const char *name
 	return true;
 }
 
-static const struct {
+/* A code blob kind by the name HotSpot gives it. */
+struct kind_name {
 	const char *name;
 	enum fgp_cf_kind kind;
-} kind_names[] = {
+};
+
+static const struct kind_name kind_names[] = {
 	{ "CodeBlobKind::Nmethod", FGP_CF_NMETHOD },
 	{ "CodeBlobKind::Buffer", FGP_CF_BUFFER },
 	{ "CodeBlobKind::Adapter", FGP_CF_ADAPTER },
@@ -89,10 +98,7 @@ static const struct {
 };
 
 /* JDK < 23 has no kind field: its singleton blobs are known by their names. */
-static const struct {
-	const char *name;
-	enum fgp_cf_kind kind;
-} blob_names[] = {
+static const struct kind_name blob_names[] = {
 	{ "DeoptimizationBlob", FGP_CF_DEOPTIMIZATION },
 	{ "UncommonTrapBlob", FGP_CF_UNCOMMON_TRAP },
 	{ "ExceptionBlob", FGP_CF_EXCEPTION },
@@ -337,7 +343,7 @@ static int hdr_load(const struct codeheap *h, struct hdr *b, uint64_t at)
 	size_t want = h->hdr_len < sizeof(b->buf) ? h->hdr_len : sizeof(b->buf);
 	ssize_t n;
 
-	if (b->d && within(b->d->lo, b->d->end, at, want)) {
+	if (direct_has(b->d, at, want)) {
 		memcpy(b->buf, (const void *)(uintptr_t)at, want);
 		n = (ssize_t)want;
 	} else {

@@ -168,59 +168,54 @@ int vmstructs_field(const struct vmstructs *vs, const char *type, const char *fi
 	return 0;
 }
 
+/*
+ * The entry named name in the table at e (entries of stride bytes, a name at name_off, a NULL
+ * name after the last), or NULL.
+ */
+static const char *find_named(const char *e, uint64_t stride, uint64_t name_off, const char *name)
+{
+	if (!e || !slot_ok(stride, name_off))
+		return NULL;
+	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += stride) {
+		const char *n = str_at(e, name_off);
+
+		if (n == NULL)
+			return NULL;
+		if (strcmp(n, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
 int vmstructs_type_size(const struct vmstructs *vs, const char *type, uint64_t *size)
 {
-	const char *e = vs->types;
+	const char *e;
 
-	if (!e || !slot_ok(vs->t_stride, vs->t_name) || !slot_ok(vs->t_stride, vs->t_size))
+	if (!slot_ok(vs->t_stride, vs->t_size) ||
+	    !(e = find_named(vs->types, vs->t_stride, vs->t_name, type)))
 		return -ENOENT;
-	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->t_stride) {
-		const char *tn = str_at(e, vs->t_name);
-
-		if (tn == NULL)
-			return -ENOENT;
-		if (strcmp(tn, type) == 0) {
-			*size = u64_at(e, vs->t_size);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	*size = u64_at(e, vs->t_size);
+	return 0;
 }
 
 int vmstructs_int(const struct vmstructs *vs, const char *name, int32_t *v)
 {
-	const char *e = vs->ints;
+	const char *e;
 
-	if (!e || !slot_ok(vs->i_stride, vs->i_name) || vs->i_value > vs->i_stride - 4)
+	if (vs->i_stride < 4 || vs->i_value > vs->i_stride - 4 ||
+	    !(e = find_named(vs->ints, vs->i_stride, vs->i_name, name)))
 		return -ENOENT;
-	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->i_stride) {
-		const char *n = str_at(e, vs->i_name);
-
-		if (n == NULL)
-			return -ENOENT;
-		if (strcmp(n, name) == 0) {
-			memcpy(v, e + vs->i_value, sizeof(*v));
-			return 0;
-		}
-	}
-	return -ENOENT;
+	memcpy(v, e + vs->i_value, sizeof(*v));
+	return 0;
 }
 
 int vmstructs_long(const struct vmstructs *vs, const char *name, uint64_t *v)
 {
-	const char *e = vs->longs;
+	const char *e;
 
-	if (!e || !slot_ok(vs->l_stride, vs->l_name) || !slot_ok(vs->l_stride, vs->l_value))
+	if (!slot_ok(vs->l_stride, vs->l_value) ||
+	    !(e = find_named(vs->longs, vs->l_stride, vs->l_name, name)))
 		return -ENOENT;
-	for (unsigned i = 0; i < VMSTRUCTS_MAX_ENTRIES; i++, e += vs->l_stride) {
-		const char *n = str_at(e, vs->l_name);
-
-		if (n == NULL)
-			return -ENOENT;
-		if (strcmp(n, name) == 0) {
-			*v = u64_at(e, vs->l_value);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	*v = u64_at(e, vs->l_value);
+	return 0;
 }

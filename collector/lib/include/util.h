@@ -19,6 +19,19 @@
 
 #define FG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * A zeroed object of size bytes whose configuration, the conf_size bytes at conf_off, is a
+ * copy of *conf (left zeroed when conf is NULL), or NULL when out of memory. The caller frees
+ * it. Through FG_NEW_CONF, which checks that conf points to the member's type.
+ */
+void *fg_new_conf(size_t size, size_t conf_off, const void *conf, size_t conf_size);
+
+/* A calloc'd `type` whose `member` is a copy of *conf: FG_NEW_CONF(struct symcache, lim, lim). */
+#define FG_NEW_CONF(type, member, conf)                                                            \
+	((type *)fg_new_conf(sizeof(type), offsetof(type, member),                                 \
+			     (const __typeof__(((type *)0)->member) *){ (conf) },                  \
+			     sizeof(((type *)0)->member)))
+
 /* An option the caller left 0 takes its default: FG_DEFAULT(o->max_files, DEFAULT_MAX_FILES). */
 #define FG_DEFAULT(opt, dflt)                                                                      \
 	do {                                                                                       \
@@ -41,6 +54,9 @@ void fg_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf,
 void fg_say(void (*line)(void *arg, const char *text), void *arg, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The HTML entity that stands for the character c (&, <, > or "), or NULL for any other. */
+const char *fg_html_entity(long c);
+
 /* Parse a whole decimal unsigned integer in [min, max]; 0 or -EINVAL/-ERANGE. */
 int fg_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
@@ -57,6 +73,14 @@ int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_
  * newlines removed, always NUL-terminated. 0 or the negative errno of fopen.
  */
 int fg_read_small(const char *path, char *buf, size_t len);
+
+/*
+ * Open the directory path, not following a link in its last component, and fstat it into *st.
+ * The descriptor (close-on-exec, the caller closes it), or the negative errno of open (-ELOOP:
+ * a link, -ENOTDIR: no directory) or of fstat.
+ */
+struct stat;
+int fg_open_dir(const char *path, struct stat *st);
 
 /*
  * A directory stream over the directory open at dfd (which stays open and is not moved: the

@@ -10,17 +10,17 @@
  */
 #include "interp_namer.h"
 #include "fgfree.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 struct interp_namer *interp_namer_new(const struct vmmem_ops *mem)
 {
-	struct interp_namer *n = calloc(1, sizeof(*n));
+	struct interp_namer *n = FG_NEW_CONF(struct interp_namer, mem, mem);
 
 	if (!n)
 		return NULL;
-	n->mem = *mem;
 	htab_init(&n->methods);
 	n->reval = calloc(INTERP_BATCH, sizeof(*n->reval));
 	n->reval_local = calloc((size_t)INTERP_BATCH * INTERP_REVAL_IOVS, sizeof(*n->reval_local));

@@ -26,13 +26,23 @@ static bool fits(uint32_t off, uint32_t width, uint32_t size)
 
 int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *o, const char **why)
 {
-	static const enum fgp_vml_key need[] = {
-		FGP_VML_METHOD_CONSTMETHOD,	FGP_VML_CONSTMETHOD_CONSTANTS,
-		FGP_VML_CONSTMETHOD_NAME_INDEX, FGP_VML_CONSTMETHOD_SIGNATURE_INDEX,
-		FGP_VML_CONSTMETHOD_CODE_SIZE,	FGP_VML_CONSTMETHOD_IDNUM,
-		FGP_VML_CONSTMETHOD_SIZE,	FGP_VML_CONSTPOOL_HOLDER,
-		FGP_VML_CONSTPOOL_SIZE,		FGP_VML_KLASS_NAME,
-		FGP_VML_SYMBOL_LENGTH,		FGP_VML_SYMBOL_BODY,
+	/* The fields names need: each read once its offset is known to be sane. */
+	const struct {
+		enum fgp_vml_key key;
+		uint32_t *to;
+	} need[] = {
+		{ FGP_VML_METHOD_CONSTMETHOD, &o->m_cm },
+		{ FGP_VML_CONSTMETHOD_CONSTANTS, &o->cm_cp },
+		{ FGP_VML_CONSTMETHOD_NAME_INDEX, &o->cm_name },
+		{ FGP_VML_CONSTMETHOD_SIGNATURE_INDEX, &o->cm_sig },
+		{ FGP_VML_CONSTMETHOD_CODE_SIZE, &o->cm_code_size },
+		{ FGP_VML_CONSTMETHOD_IDNUM, &o->cm_idnum },
+		{ FGP_VML_CONSTMETHOD_SIZE, &o->cm_size },
+		{ FGP_VML_CONSTPOOL_HOLDER, &o->cp_holder },
+		{ FGP_VML_CONSTPOOL_SIZE, &o->cp_size },
+		{ FGP_VML_KLASS_NAME, &o->k_name },
+		{ FGP_VML_SYMBOL_LENGTH, &o->sym_len },
+		{ FGP_VML_SYMBOL_BODY, &o->sym_body },
 	};
 
 	memset(o, 0, sizeof(*o));
@@ -41,23 +51,13 @@ int interp_layout_init(const struct fgp_vm_layout *l, struct interp_layout *o, c
 		return -ENOTSUP;
 	}
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-		if (!fgp_vml_has(l, need[i]) || fgp_vml_get(l, need[i]) >= INTERP_OFF_MAX) {
+		if (!fgp_vml_has(l, need[i].key) || fgp_vml_get(l, need[i].key) >= INTERP_OFF_MAX) {
+			memset(o, 0, sizeof(*o)); /* nothing usable is said */
 			*why = "the agent's VM layout lacks a field or has an insane offset";
 			return -ENOTSUP;
 		}
+		*need[i].to = fgp_vml_get(l, need[i].key);
 	}
-	o->m_cm = fgp_vml_get(l, FGP_VML_METHOD_CONSTMETHOD);
-	o->cm_cp = fgp_vml_get(l, FGP_VML_CONSTMETHOD_CONSTANTS);
-	o->cm_name = fgp_vml_get(l, FGP_VML_CONSTMETHOD_NAME_INDEX);
-	o->cm_sig = fgp_vml_get(l, FGP_VML_CONSTMETHOD_SIGNATURE_INDEX);
-	o->cm_code_size = fgp_vml_get(l, FGP_VML_CONSTMETHOD_CODE_SIZE);
-	o->cm_idnum = fgp_vml_get(l, FGP_VML_CONSTMETHOD_IDNUM);
-	o->cm_size = fgp_vml_get(l, FGP_VML_CONSTMETHOD_SIZE);
-	o->cp_holder = fgp_vml_get(l, FGP_VML_CONSTPOOL_HOLDER);
-	o->cp_size = fgp_vml_get(l, FGP_VML_CONSTPOOL_SIZE);
-	o->k_name = fgp_vml_get(l, FGP_VML_KLASS_NAME);
-	o->sym_len = fgp_vml_get(l, FGP_VML_SYMBOL_LENGTH);
-	o->sym_body = fgp_vml_get(l, FGP_VML_SYMBOL_BODY);
 	if (o->cm_size > INTERP_HDR_MAX || !fits(o->cm_cp, 8, o->cm_size) ||
 	    !fits(o->cm_name, 2, o->cm_size) || !fits(o->cm_sig, 2, o->cm_size) ||
 	    !fits(o->cm_code_size, 2, o->cm_size) || !fits(o->cm_idnum, 2, o->cm_size) ||
