@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define MAGIC "fgcollect-maps-left 1\n"
 #define LINE_MAX_LEN 160
 #define FILE_MAX ((size_t)HANDOFF_MAX * LINE_MAX_LEN + sizeof(MAGIC))
@@ -59,11 +61,7 @@ int handoff_save(const char *dir, const struct handoff_entry *e, size_t n)
 		rv = -errno;
 	if (fclose(f) != 0 && rv == 0)
 		rv = -errno;
-	if (rv == 0 && rename(tmp, path) != 0)
-		rv = -errno;
-	if (rv != 0)
-		unlink(tmp);
-	return rv;
+	return fg_tmp_commit(AT_FDCWD, tmp, path, rv);
 }
 
 /* One decimal field ending in sep; advances *p. */

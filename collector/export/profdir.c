@@ -174,24 +174,6 @@ static int scan(struct profdir *d)
 
 /* ---- files ----------------------------------------------------------------------------- */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* name = data, through a fresh temporary file renamed over it. */
 static int put_file(struct profdir *d, const char *name, const void *data, size_t len)
 {
@@ -202,14 +184,10 @@ static int put_file(struct profdir *d, const char *name, const void *data, size_
 	fd = openat(d->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	rv = write_all(fd, data, len);
+	rv = fg_write_all(fd, data, len);
 	if (close(fd) != 0 && rv == 0)
 		rv = -errno;
-	if (rv == 0 && renameat(d->dfd, tmp, d->dfd, name) != 0)
-		rv = -errno;
-	if (rv != 0)
-		(void)unlinkat(d->dfd, tmp, 0);
-	return rv;
+	return fg_tmp_commit(d->dfd, tmp, name, rv);
 }
 
 static void remove_set(struct profdir *d, const struct set *s)

@@ -92,6 +92,33 @@ int fg_read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int fg_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fg_tmp_commit(int dfd, const char *tmp, const char *path, int rv)
+{
+	if (rv == 0 && renameat(dfd, tmp, dfd, path) != 0)
+		rv = -errno;
+	if (rv != 0)
+		(void)unlinkat(dfd, tmp, 0);
+	return rv;
+}
+
 int fg_open_dir(const char *path, struct stat *st)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rv;

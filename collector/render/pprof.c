@@ -19,6 +19,7 @@
 
 #include "array.h"
 #include "htab.h"
+#include "util.h"
 #include "fgfree.h"
 
 /* profile.proto field numbers. */
@@ -489,22 +490,6 @@ int pprof_encode(const struct pprof *p, uint8_t **out, size_t *out_len)
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *d, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, d, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		d += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int pprof_add_comment(struct pprof *p, const char *text)
 {
 	int64_t idx;
@@ -578,7 +563,7 @@ int pprof_write_gz(const struct pprof *p, int fd)
 
 	if ((rv = pprof_encode_gz(p, &gz, &len)) != 0)
 		return rv;
-	rv = write_all(fd, gz, len);
+	rv = fg_write_all(fd, gz, len);
 	free(gz);
 	return rv;
 }

@@ -14,6 +14,7 @@
 
 #include "flame_fold.h"
 #include "flame_svg.h"
+#include "util.h"
 #include "pprof.h"
 #include "timeview.h"
 
@@ -237,10 +238,7 @@ int profout_write_file(const char *path, struct stackagg *a, const struct profou
 		rv = -errno;
 	if (close(fd) != 0 && rv == 0)
 		rv = -errno;
-	if (rv == 0 && rename(tmp, path) != 0)
-		rv = -errno;
-	if (rv != 0)
-		unlink(tmp);
+	rv = fg_tmp_commit(AT_FDCWD, tmp, path, rv);
 	free(tmp);
 	return rv;
 }

@@ -296,17 +296,11 @@ done:
 
 const char *unw_end_name(enum unw_end e)
 {
-	switch (e) {
-	case UNW_END_ROOT:
-		return "root";
-	case UNW_END_TRUNCATED:
-		return "truncated";
-	case UNW_END_LOST:
-		return "lost";
-	case UNW_END_MAX:
-		return "max-depth";
-	case UNW_END_NO_REGS:
-		return "no-regs";
-	}
-	return "unknown";
+	static const char *const names[] = {
+		[UNW_END_ROOT] = "root",       [UNW_END_TRUNCATED] = "truncated",
+		[UNW_END_LOST] = "lost",       [UNW_END_MAX] = "max-depth",
+		[UNW_END_NO_REGS] = "no-regs",
+	};
+
+	return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "unknown";
 }

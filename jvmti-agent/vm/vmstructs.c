@@ -187,35 +187,32 @@ static const char *find_named(const char *e, uint64_t stride, uint64_t name_off,
 	return NULL;
 }
 
+/*
+ * The len bytes at value_off of the entry named name in the table at e (as find_named) into
+ * *value. 0, or -ENOENT when there is no such entry or the value would leave it.
+ */
+static int find_value(const char *e, uint64_t stride, uint64_t name_off, uint64_t value_off,
+		      const char *name, void *value, size_t len)
+{
+	e = find_named(e, stride, name_off, name); /* stride >= 8 from here */
+	if (!e || value_off > stride - len)
+		return -ENOENT;
+	memcpy(value, e + value_off, len);
+	return 0;
+}
+
 int vmstructs_type_size(const struct vmstructs *vs, const char *type, uint64_t *size)
 {
-	const char *e;
-
-	if (!slot_ok(vs->t_stride, vs->t_size) ||
-	    !(e = find_named(vs->types, vs->t_stride, vs->t_name, type)))
-		return -ENOENT;
-	*size = u64_at(e, vs->t_size);
-	return 0;
+	return find_value(vs->types, vs->t_stride, vs->t_name, vs->t_size, type, size,
+			  sizeof(*size));
 }
 
 int vmstructs_int(const struct vmstructs *vs, const char *name, int32_t *v)
 {
-	const char *e;
-
-	if (vs->i_stride < 4 || vs->i_value > vs->i_stride - 4 ||
-	    !(e = find_named(vs->ints, vs->i_stride, vs->i_name, name)))
-		return -ENOENT;
-	memcpy(v, e + vs->i_value, sizeof(*v));
-	return 0;
+	return find_value(vs->ints, vs->i_stride, vs->i_name, vs->i_value, name, v, sizeof(*v));
 }
 
 int vmstructs_long(const struct vmstructs *vs, const char *name, uint64_t *v)
 {
-	const char *e;
-
-	if (!slot_ok(vs->l_stride, vs->l_value) ||
-	    !(e = find_named(vs->longs, vs->l_stride, vs->l_name, name)))
-		return -ENOENT;
-	*v = u64_at(e, vs->l_value);
-	return 0;
+	return find_value(vs->longs, vs->l_stride, vs->l_name, vs->l_value, name, v, sizeof(*v));
 }

@@ -74,6 +74,16 @@ int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_
  */
 int fg_read_small(const char *path, char *buf, size_t len);
 
+/* Write all of buf[0..len) to fd (again after EINTR and short writes). 0 or -errno. */
+int fg_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Finish a file written under the temporary name tmp (both names relative to dfd, AT_FDCWD for
+ * plain paths): with rv 0, rename it over path; otherwise, or when the rename fails, remove
+ * it. Returns rv, or the rename's -errno.
+ */
+int fg_tmp_commit(int dfd, const char *tmp, const char *path, int rv);
+
 /*
  * Open the directory path, not following a link in its last component, and fstat it into *st.
  * The descriptor (close-on-exec, the caller closes it), or the negative errno of open (-ELOOP:
