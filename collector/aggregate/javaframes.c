@@ -162,28 +162,23 @@ static const char *arena_put(char *arena, size_t *used, const char *name, int li
 	return s;
 }
 
+/* Count the namer's refusal rv under its reason; any other error is an unreadable frame. */
 static void count_refusal(struct javaframes_stats *st, int rv)
 {
-	switch (rv) {
-	case -ERANGE:
-		st->bad_bcp++;
-		break;
-	case -ENOEXEC:
-		st->bad_frame++;
-		break;
-	case -EDQUOT:
-		st->over_budget++;
-		break;
-	case -EBADMSG:
-		st->invalid++;
-		break;
-	case -ESTALE:
-		st->gc_since++; /* classes were unloaded while it was read */
-		break;
-	default:
-		st->unreadable++;
-		break;
-	}
+	const struct {
+		int rv;
+		uint64_t *count;
+	} reasons[] = {
+		{ -ERANGE, &st->bad_bcp },     { -ENOEXEC, &st->bad_frame },
+		{ -EDQUOT, &st->over_budget }, { -EBADMSG, &st->invalid },
+		{ -ESTALE, &st->gc_since }, /* classes were unloaded while it was read */
+	};
+	uint64_t *count = &st->unreadable;
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].rv == rv)
+			count = reasons[i].count;
+	(*count)++;
 }
 
 /*
