@@ -212,6 +212,12 @@ static bool js_source(const char *s, size_t n)
 	return slash && contains(slash, n - (size_t)(slash - s), ".js");
 }
 
+/* The last rule of java and perl: kernel frames orange, the rest (system code) red. */
+static enum flame_palette kernel_or_red(const char *s, size_t n)
+{
+	return ends_with(s, n, "_[k]") ? FLAME_PALETTE_ORANGE : FLAME_PALETTE_RED;
+}
+
 /* The multi palettes (java, js, perl, wakeup) choose one of the single-hue ones. */
 static enum flame_palette resolve(enum flame_palette pal, const char *s, size_t n)
 {
@@ -227,17 +233,13 @@ static enum flame_palette resolve(enum flame_palette pal, const char *s, size_t 
 			return FLAME_PALETTE_GREEN;
 		if (contains(s, n, "::"))
 			return FLAME_PALETTE_YELLOW;
-		if (ends_with(s, n, "_[k]"))
-			return FLAME_PALETTE_ORANGE;
-		return FLAME_PALETTE_RED;
+		return kernel_or_red(s, n);
 	case FLAME_PALETTE_PERL:
 		if (contains(s, n, "::"))
 			return FLAME_PALETTE_YELLOW;
 		if (contains(s, n, "Perl") || contains(s, n, ".pl"))
 			return FLAME_PALETTE_GREEN;
-		if (ends_with(s, n, "_[k]"))
-			return FLAME_PALETTE_ORANGE;
-		return FLAME_PALETTE_RED;
+		return kernel_or_red(s, n);
 	case FLAME_PALETTE_JS:
 		if (ends_with(s, n, "_[j]"))
 			return memchr(s, '/', n) ? FLAME_PALETTE_GREEN : FLAME_PALETTE_AQUA;
