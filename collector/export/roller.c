@@ -609,16 +609,14 @@ static void *run(void *arg)
 
 int roller_start(const struct roller_opts *o, struct roller **out)
 {
-	struct roller *r = calloc(1, sizeof(*r));
+	struct roller *r;
 	int rv;
 
+	if (!o->interval_ns || !o->ctl_path || o->event >= FG_NEVENTS)
+		return -EINVAL;
+	r = FG_NEW_CONF(struct roller, o, o);
 	if (!r)
 		return -ENOMEM;
-	if (!o->interval_ns || !o->ctl_path || o->event >= FG_NEVENTS) {
-		free(r);
-		return -EINVAL;
-	}
-	r->o = *o;
 	r->now = o->seams && o->seams->now ? o->seams->now : fg_now_ns;
 	FG_DEFAULT(r->o.recycle_ns, 3600 * NSEC);
 	r->ctl_path = strdup(o->ctl_path);
