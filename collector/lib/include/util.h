@@ -86,8 +86,8 @@ int fg_tmp_commit(int dfd, const char *tmp, const char *path, int rv);
 
 /*
  * Open the directory path, not following a link in its last component, and fstat it into *st.
- * The descriptor (close-on-exec, the caller closes it), or the negative errno of open (-ELOOP:
- * a link, -ENOTDIR: no directory) or of fstat.
+ * The descriptor (close-on-exec, the caller closes it), or the negative errno of open (a link
+ * or no directory: -ENOTDIR, or -ELOOP for a link where O_NOFOLLOW is checked first) or of fstat.
  */
 struct stat;
 int fg_open_dir(const char *path, struct stat *st);

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* test_util.c - the collector's shared helpers: whole-file reads with a cap, number parsing. */
+/*
+ * test_util.c - the collector's shared helpers: whole-file reads with a cap, number parsing,
+ * objects made with their options, HTML entities, whole writes, temporary files committed over
+ * their name, directories opened without following a link.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -122,6 +128,104 @@ static void test_say_hands_one_formatted_line_cut_at_its_cap(void **state)
 	free(big);
 }
 
+struct thing_opts {
+	uint64_t max;
+	const char *name;
+};
+
+struct thing {
+	int before;
+	struct thing_opts o;
+	int after;
+};
+
+static void test_new_conf_copies_the_options_or_leaves_them_zero(void **state)
+{
+	const struct thing_opts o = { .max = 7, .name = "x" };
+	struct thing *t = FG_NEW_CONF(struct thing, o, &o);
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(t->o.max, 7);
+	assert_string_equal(t->o.name, "x");
+	assert_int_equal(t->before, 0);
+	assert_int_equal(t->after, 0);
+	free(t);
+	t = FG_NEW_CONF(struct thing, o, NULL);
+	assert_non_null(t);
+	assert_int_equal(t->o.max, 0);
+	assert_null(t->o.name);
+	free(t);
+}
+
+static void test_html_entity_names_the_four_special_characters_only(void **state)
+{
+	(void)state;
+	assert_string_equal(fg_html_entity('&'), "&amp;");
+	assert_string_equal(fg_html_entity('<'), "&lt;");
+	assert_string_equal(fg_html_entity('>'), "&gt;");
+	assert_string_equal(fg_html_entity('"'), "&quot;");
+	assert_null(fg_html_entity('a'));
+	assert_null(fg_html_entity('\''));
+	assert_null(fg_html_entity(0x3c00)); /* a code point, not '<' */
+}
+
+static void test_tmp_commit_renames_on_success_and_removes_on_failure(void **state)
+{
+	char dir[] = "/tmp/fgutil.XXXXXX", tmp[64], path[64];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(tmp, sizeof(tmp), "%s/t.tmp", dir);
+	snprintf(path, sizeof(path), "%s/t", dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fg_write_all(fd, "hello", 5), 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(fg_tmp_commit(AT_FDCWD, tmp, path, 0), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	assert_int_not_equal(stat(tmp, &st), 0);
+	/* a failed write: the temporary file goes, the old one stays, the error comes back */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(fg_tmp_commit(AT_FDCWD, tmp, path, -EIO), -EIO);
+	assert_int_not_equal(stat(tmp, &st), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	assert_int_equal(fg_write_all(-1, "x", 1), -EBADF);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_open_dir_refuses_links_and_files(void **state)
+{
+	char dir[] = "/tmp/fgutil.XXXXXX", link[64], file[64];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s.link", dir);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	assert_int_equal(symlink(dir, link), 0);
+	fd = fg_open_dir(dir, &st);
+	assert_true(fd >= 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(close(fd), 0);
+	fd = fg_open_dir(link, &st); /* Linux: -ENOTDIR (O_DIRECTORY is checked first) */
+	assert_true(fd == -ENOTDIR || fd == -ELOOP);
+	write_file(file, 1);
+	assert_int_equal(fg_open_dir(file, &st), -ENOTDIR);
+	assert_int_equal(fg_open_dir("/nonexistent/fgutil", &st), -ENOENT);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +233,10 @@ int main(void)
 		cmocka_unit_test(test_read_file_refuses_files_over_the_cap_and_sets_nothing),
 		cmocka_unit_test(test_parse_u64_takes_whole_numbers_in_range_only),
 		cmocka_unit_test(test_say_hands_one_formatted_line_cut_at_its_cap),
+		cmocka_unit_test(test_new_conf_copies_the_options_or_leaves_them_zero),
+		cmocka_unit_test(test_html_entity_names_the_four_special_characters_only),
+		cmocka_unit_test(test_tmp_commit_renames_on_success_and_removes_on_failure),
+		cmocka_unit_test(test_open_dir_refuses_links_and_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
