@@ -307,6 +307,27 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	atomic_store(&gc_clock.end_ns, fg_now_ns());
 }
 
+/* allocstack=copy: what the ring took (info), or why it was not made (warn). */
+static void log_ring(void)
+{
+	const void *base;
+	uint64_t size, copied = 0, fellback = 0;
+
+	if (!agent.opt.alloc_copy)
+		return;
+	if (evjvmti_ring(&base, &size, &copied, &fellback)) {
+		if (agent.opt.log >= OPTIONS_LOG_INFO)
+			fprintf(stderr,
+				"fgagent: allocstack=copy: %llu allocation samples copied into the "
+				"ring, %llu without a Java frame anchor took GetStackTrace\n",
+				(unsigned long long)copied, (unsigned long long)fellback);
+	} else if (agent.opt.log >= OPTIONS_LOG_WARN) {
+		fprintf(stderr,
+			"fgagent: allocstack=copy: this JVM's thread layout is not known "
+			"(or alloc events never went on): stacks were taken by GetStackTrace\n");
+	}
+}
+
 /* What the events lost, by cause, when any was lost (log=warn), and what they sent (info). */
 static void log_events(void)
 {
@@ -331,6 +352,7 @@ static void log_events(void)
 			(unsigned long long)st.drops[EVCTL_DROP_NO_CLASS],
 			(unsigned long long)st.drops[EVCTL_DROP_LIVE_FULL],
 			(unsigned long long)st.drops[EVCTL_DROP_FREE_LOST]);
+	log_ring();
 }
 
 static void stop_agent(void)
@@ -651,7 +673,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 					    .lines = agent.lines,
 					    .signatures = agent.opt.signatures,
 					    .live = &agent.live,
-					    .sampler_fix = sampler_fix });
+					    .sampler_fix = sampler_fix,
+					    .alloc_copy = agent.opt.alloc_copy });
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
 		fprintf(stderr, "fgagent: pid %d (service %s) streaming code events to %s\n",
 			(int)hello.pid, service[0] ? service : "unknown", agent.opt.socket);
