@@ -380,7 +380,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	echo "--alloc-budget $budget: the JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
 	echo "record's summary (last alloc round, --alloc-budget $budget):"
 	grep -v 'note' "$tmp/rec.last.alloc.err" | sed 's/^/  /' | head -n 12
-	for v in fixed live; do
+	for v in fixed live ring; do
 		[[ -s $tmp/rec.last.$v.err ]] &&
 			echo "$v: $(grep 'allocation sampling cost' "$tmp/rec.last.$v.err" | sed 's/^fgcollect record: //')"
 	done

@@ -29,11 +29,12 @@ static struct evjvmti_cfg cfg;
 static const char unknown_key; /* the name table's key of "[unknown]" frames */
 static uint32_t enabled;       /* FGP_EVM_* enabled in the JVM (the worker's own) */
 
-/* allocstack=copy: the anchor's offsets, then the ring (published last, with release order). */
+/* allocstack=copy: the anchor's offsets, then cfg.ring in use (published last, with release
+ * order, once the anchor is known). */
 static struct vmanchor anchor;
 static struct stackring *_Atomic ring;
 static bool ring_tried; /* the worker's own */
-static atomic_uint_fast64_t ring_copied, ring_fellback;
+static atomic_uint_fast64_t ring_fellback;
 
 void evjvmti_init(const struct evjvmti_cfg *c)
 {
@@ -382,8 +383,7 @@ static bool copy_stack(JNIEnv *jni, jclass klass, const struct ev *e)
 		.stack = (const void *)(uintptr_t)f.sp,
 		.len = (size_t)(f.top - f.sp),
 	};
-	if (stackring_put(r, &s) >= 0)
-		atomic_fetch_add_explicit(&ring_copied, 1, memory_order_relaxed);
+	(void)stackring_put(r, &s); /* a busy slot is counted in the ring's head */
 	return true;
 }
 
@@ -603,7 +603,6 @@ static int eetop_of(JNIEnv *jni, uint64_t *out)
 static void ring_setup(void)
 {
 	JNIEnv *jni = NULL;
-	struct stackring *r = NULL;
 	uint64_t thread;
 
 	ring_tried = true;
@@ -611,10 +610,9 @@ static void ring_setup(void)
 	    vmstructs_with((const void *)(*cfg.jvmti)->GetVersionNumber, anchor_of, NULL) != 0 ||
 	    eetop_of(jni, &thread) != 0 ||
 	    vmanchor_bind(&anchor, jni, (const void *)(uintptr_t)thread,
-			  (uintptr_t)__builtin_frame_address(0)) != 0 ||
-	    stackring_new(EVJVMTI_RING_SLOTS, EVJVMTI_RING_COPY, &r) != 0)
+			  (uintptr_t)__builtin_frame_address(0)) != 0)
 		return; /* GetStackTrace for every sample */
-	atomic_store_explicit(&ring, r, memory_order_release);
+	atomic_store_explicit(&ring, cfg.ring, memory_order_release);
 }
 
 bool evjvmti_ring(const void **base, uint64_t *size, uint64_t *copied, uint64_t *fellback)
@@ -622,7 +620,7 @@ bool evjvmti_ring(const void **base, uint64_t *size, uint64_t *copied, uint64_t 
 	struct stackring *r = atomic_load_explicit(&ring, memory_order_acquire);
 
 	if (copied)
-		*copied = atomic_load_explicit(&ring_copied, memory_order_relaxed);
+		*copied = r ? stackring_claimed(r) - stackring_busy(r) : 0;
 	if (fellback)
 		*fellback = atomic_load_explicit(&ring_fellback, memory_order_relaxed);
 	if (!r)
@@ -641,7 +639,7 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 	(void)arg;
 	if ((r = attach()) != 0)
 		return r;
-	if (cfg.alloc_copy && (want->on & FGP_EVM_ALLOC) && !ring_tried)
+	if (cfg.ring && (want->on & FGP_EVM_ALLOC) && !ring_tried)
 		ring_setup();
 	if ((want->on & FGP_EVM_ALLOC) &&
 	    (*cfg.jvmti)->SetHeapSamplingInterval(cfg.jvmti, (jint)want->alloc_interval) !=
