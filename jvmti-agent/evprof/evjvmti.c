@@ -19,6 +19,7 @@
 #include "samplefix.h"
 #include "stackring.h"
 #include "vmanchor.h"
+#include "vmflags.h"
 #include "vthread.h"
 
 #define CLASS_MAX 1024 /* bytes of a class name kept (the wire allows FGP_MAX_STR) */
@@ -570,9 +571,22 @@ static int attach(void)
 	return -EAGAIN;
 }
 
+/*
+ * The anchor's offsets, for a JVM whose collector keeps plain addresses in JNI handles: with
+ * ZGC or Shenandoah a handle's oop may be colored or forwarded, and the class's mirror is not
+ * read outside the VM's barriers (every sample takes GetStackTrace there).
+ */
 static int anchor_of(const struct vmstructs *vs, void *arg)
 {
+	static const char *const barriered[] = { "UseZGC", "UseShenandoahGC" };
+	bool on;
+
 	(void)arg;
+	for (size_t i = 0; i < sizeof(barriered) / sizeof(barriered[0]); i++)
+		if (vmflags_bool(vs, barriered[i], &on) == 0 && on)
+			return -ENOTSUP;
+	if (vmflags_bool(vs, "UseG1GC", &on) != 0)
+		return -ENOENT; /* not a flag table this agent reads */
 	return vmanchor_build(vs, &anchor);
 }
 
