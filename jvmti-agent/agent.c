@@ -309,7 +309,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	atomic_store(&gc_clock.end_ns, fg_now_ns());
 }
 
-/* allocstack=copy: what the ring took (info), or why it was not made (warn). */
+/* allocstack=copy: what the ring took (info), or that it was not used (warn). */
 static void log_ring(void)
 {
 	const void *base;
@@ -325,8 +325,9 @@ static void log_ring(void)
 				(unsigned long long)copied, (unsigned long long)fellback);
 	} else if (agent.opt.log >= OPTIONS_LOG_WARN) {
 		fprintf(stderr,
-			"fgagent: allocstack=copy: this JVM's thread layout is not known "
-			"(or alloc events never went on): stacks were taken by GetStackTrace\n");
+			"fgagent: allocstack=copy: the ring was not used (the JVM's thread layout "
+			"is not known, it runs ZGC or Shenandoah, or alloc events never went on): "
+			"stacks were taken by GetStackTrace\n");
 	}
 }
 
