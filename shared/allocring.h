@@ -39,8 +39,6 @@ struct allocring_head {
 	uint64_t busy;	    /* samples dropped because their slot was being written (atomic) */
 };
 
-#define ALLOCRING_F_NO_PC 1u /* the anchor had no pc: the first frame's is the word below sp */
-
 /* A slot's fixed part; `len` stack bytes follow. */
 struct allocring_slot {
 	uint64_t seq;	     /* 2n + 1 while sample n is written, 2n + 2 once it is whole */
@@ -48,10 +46,11 @@ struct allocring_slot {
 	uint64_t size;	     /* the object's bytes */
 	uint64_t interval;   /* the sampling interval the sample was drawn with */
 	uint64_t klass;	     /* the object's Klass* in the JVM (named by the collector) */
-	uint64_t sp, fp, pc; /* the thread's last Java frame: its sp, rbp and pc */
+	uint64_t sp, fp, pc; /* the thread's last Java frame: its sp, rbp and pc (where the
+			      * anchor had none, the return address below sp) */
 	uint32_t tid;	     /* the thread as the JVM's namespace sees it */
 	uint32_t len;	     /* stack bytes copied from sp up (<= copy_max) */
-	uint32_t flags;	     /* ALLOCRING_F_* */
+	uint32_t flags;	     /* 0 (reserved) */
 	uint32_t pad;
 };
 

@@ -371,6 +371,10 @@ static bool copy_stack(JNIEnv *jni, jclass klass, const struct ev *e)
 		atomic_fetch_add_explicit(&ring_fellback, 1, memory_order_relaxed);
 		return false;
 	}
+	/* No pc in the anchor: the frame's pc is the return address just below its sp (on this
+	 * thread's stack, above the callback's own frame: vmanchor_take checked sp > here). */
+	if (!f.pc)
+		memcpy(&f.pc, (const void *)(uintptr_t)(f.sp - 8), sizeof(f.pc));
 	s = (struct stackring_sample){
 		.ts = fg_now_ns(),
 		.size = e->in.value,
@@ -380,7 +384,7 @@ static bool copy_stack(JNIEnv *jni, jclass klass, const struct ev *e)
 		.fp = f.fp,
 		.pc = f.pc,
 		.tid = my_tid(),
-		.flags = f.pc ? 0 : ALLOCRING_F_NO_PC,
+		.flags = 0,
 		.stack = (const void *)(uintptr_t)f.sp,
 		.len = (size_t)(f.top - f.sp),
 	};
