@@ -25,6 +25,7 @@
 #include "events.h"
 #include "evctl.h"
 #include "evjvmti.h"
+#include "stackring.h"
 #include "fgclock.h"
 #include "fgproto.h"
 #include "intern.h"
@@ -78,12 +79,13 @@ static struct {
 	struct codelines *lines; /* NULL: no line numbers (no capability, no memory) */
 	struct sender *s;
 	struct link *l;
-	struct codeheap ch; /* written once in Agent_OnLoad, before any event is enabled */
-	struct tables tabs; /* tables on demand (tables.h) */
-	struct evctl evs;   /* alloc, live and lock events on demand (evctl.h) */
-	uint32_t ev_caps;   /* FGP_EVM_* this JVM can run (0: never offered) */
-	bool on_demand;	    /* else the tables are always on */
-	atomic_bool live;   /* VMInit has run: a thread may attach to the VM */
+	struct codeheap ch;	/* written once in Agent_OnLoad, before any event is enabled */
+	struct tables tabs;	/* tables on demand (tables.h) */
+	struct evctl evs;	/* alloc, live and lock events on demand (evctl.h) */
+	uint32_t ev_caps;	/* FGP_EVM_* this JVM can run (0: never offered) */
+	struct stackring *ring; /* allocstack=copy: allocation samples' stack copies */
+	bool on_demand;		/* else the tables are always on */
+	atomic_bool live;	/* VMInit has run: a thread may attach to the VM */
 	atomic_bool stopped;
 } agent;
 
@@ -307,6 +309,28 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	atomic_store(&gc_clock.end_ns, fg_now_ns());
 }
 
+/* allocstack=copy: what the ring took (info), or that it was not used (warn). */
+static void log_ring(void)
+{
+	const void *base;
+	uint64_t size, copied = 0, fellback = 0;
+
+	if (!agent.opt.alloc_copy)
+		return;
+	if (evjvmti_ring(&base, &size, &copied, &fellback)) {
+		if (agent.opt.log >= OPTIONS_LOG_INFO)
+			fprintf(stderr,
+				"fgagent: allocstack=copy: %llu allocation samples copied into the "
+				"ring, %llu without a Java frame anchor took GetStackTrace\n",
+				(unsigned long long)copied, (unsigned long long)fellback);
+	} else if (agent.opt.log >= OPTIONS_LOG_WARN) {
+		fprintf(stderr,
+			"fgagent: allocstack=copy: the ring was not used (the JVM's thread layout "
+			"is not known, it runs ZGC or Shenandoah, or alloc events never went on): "
+			"stacks were taken by GetStackTrace\n");
+	}
+}
+
 /* What the events lost, by cause, when any was lost (log=warn), and what they sent (info). */
 static void log_events(void)
 {
@@ -331,6 +355,7 @@ static void log_events(void)
 			(unsigned long long)st.drops[EVCTL_DROP_NO_CLASS],
 			(unsigned long long)st.drops[EVCTL_DROP_LIVE_FULL],
 			(unsigned long long)st.drops[EVCTL_DROP_FREE_LOST]);
+	log_ring();
 }
 
 static void stop_agent(void)
@@ -612,6 +637,12 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	free(release);
 	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
 	vmlayout_set_unload_slot(&layout, (uint64_t)(uintptr_t)&unload_slot);
+	/* allocstack=copy: the ring is made (and its pages populated) once, here, and announced;
+	 * the callbacks use it once the events worker knows the threads' layout. */
+	if (agent.opt.alloc_copy && (agent.ev_caps & FGP_EVM_ALLOC) &&
+	    stackring_new(EVJVMTI_RING_SLOTS, EVJVMTI_RING_COPY, &agent.ring) == 0)
+		vmlayout_set_alloc_ring(&layout, (uint64_t)(uintptr_t)stackring_base(agent.ring),
+					stackring_size(agent.ring));
 	/* How to unwind compiled frames without frame pointers: CODE_FRAME records. Without a
 	 * usable layout none are sent and the collector unwinds what it can without them. */
 	(void)codeheap_read((const void *)(*agent.jvmti)->GetVersionNumber, &agent.ch);
@@ -651,7 +682,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 					    .lines = agent.lines,
 					    .signatures = agent.opt.signatures,
 					    .live = &agent.live,
-					    .sampler_fix = sampler_fix });
+					    .sampler_fix = sampler_fix,
+					    .ring = agent.ring });
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
 		fprintf(stderr, "fgagent: pid %d (service %s) streaming code events to %s\n",
 			(int)hello.pid, service[0] ? service : "unknown", agent.opt.socket);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VALID_KEYS "socket, signatures, maxmem, log, service, events, depth"
+#define VALID_KEYS "socket, signatures, maxmem, log, service, events, depth, allocstack"
 
 enum {
 	KEY_SOCKET,
@@ -22,11 +22,12 @@ enum {
 	KEY_SERVICE,
 	KEY_EVENTS,
 	KEY_DEPTH,
+	KEY_ALLOCSTACK,
 	KEY_COUNT,
 };
 
 static const char *const key_names[KEY_COUNT] = { "socket",  "signatures", "maxmem", "log",
-						  "service", "events",	   "depth" };
+						  "service", "events",	   "depth",  "allocstack" };
 
 void options_defaults(struct options *o)
 {
@@ -37,6 +38,7 @@ void options_defaults(struct options *o)
 	o->log = OPTIONS_LOG_WARN;
 	o->events = true;
 	o->depth = OPTIONS_DEPTH_DEFAULT;
+	o->alloc_copy = false;
 }
 
 /* A whole decimal number in [1, OPTIONS_DEPTH_MAX]. */
@@ -202,6 +204,11 @@ static bool set_value(struct options *o, int key, const char *v, size_t vlen)
 		return put_bool(&o->events, v, vlen);
 	case KEY_DEPTH:
 		return parse_depth(v, vlen, &o->depth) == 0;
+	case KEY_ALLOCSTACK:
+		if (!value_is(v, vlen, "jvmti") && !value_is(v, vlen, "copy"))
+			return false;
+		o->alloc_copy = value_is(v, vlen, "copy");
+		return true;
 	}
 	return false;
 }
@@ -237,6 +244,10 @@ static int apply_value(struct options *o, int key, const char *v, size_t vlen, c
 		snprintf(err, errlen,
 			 "bad value in '%.*s': depth= takes a whole number from 1 to %u", shown,
 			 item, OPTIONS_DEPTH_MAX);
+		break;
+	case KEY_ALLOCSTACK:
+		snprintf(err, errlen, "bad value in '%.*s': allocstack= takes jvmti or copy", shown,
+			 item);
 		break;
 	default:
 		snprintf(err, errlen,

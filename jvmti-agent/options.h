@@ -19,6 +19,11 @@
  *                          offers them (no FGP_HELLO_EVENTS)
  *   depth=N                frames an alloc or lock event's stack keeps, 1..2048 (default
  *                          128; a collector may ask another depth)
+ *   allocstack=jvmti|copy  how an allocation sample's stack is taken (default jvmti): jvmti
+ *                          walks it in the JVM's thread (GetStackTrace, names interned);
+ *                          copy takes the thread's last Java frame and the top of its stack
+ *                          into the agent's ring for the collector to walk (stackring.h);
+ *                          where the JVM's layout is unknown, copy falls back to jvmti
  *
  * Values cannot contain ','.
  */
@@ -52,6 +57,7 @@ struct options {
 	char service[OPTIONS_SERVICE_MAX + 1]; /* "" = not given */
 	bool events;			       /* hold the capabilities of the events */
 	unsigned depth;			       /* default stack depth of events */
+	bool alloc_copy;		       /* allocstack=copy */
 };
 
 /* Fill *o with the defaults. */

@@ -426,6 +426,7 @@ enum fgp_cf_kind {
 #define FGP_VML_CAP_LINES (1u << 2)	   /* compressed line number tables */
 #define FGP_VML_CAP_GC_CLOCK (1u << 3)	   /* the agent's GC clock (see FGP_VML_GC_CLOCK_LO) */
 #define FGP_VML_CAP_UNLOAD_EPOCH (1u << 4) /* the unloading count's slot (FGP_VML_UNLOAD_*) */
+#define FGP_VML_CAP_ALLOC_RING (1u << 5)   /* allocation samples' stack copies (ALLOC_RING_*) */
 
 /*
  * VM_LAYOUT keys. Offsets and sizes in bytes; slots in words relative to the frame pointer,
@@ -470,7 +471,13 @@ enum fgp_vml_key {
 	 * frame only when the two agree; without them it trusts the slots as they are. */
 	FGP_VML_CONSTPOOL_CACHE = 24,	/* ConstantPool::_cache */
 	FGP_VML_INTERP_CACHE_SLOT = 25, /* ConstantPoolCache* of an interpreter frame, fp + slot */
-	FGP_VML_NKEYS = 26,		/* keys below this are decoded */
+	/* Address (low and high 32 bits) in the JVM and size in bytes of the agent's ring of
+	 * allocation samples' stack copies (shared/allocring.h; agent option allocstack=copy).
+	 * Nothing in it is trusted: its head and every slot are checked as allocring.h says. */
+	FGP_VML_ALLOC_RING_LO = 26,
+	FGP_VML_ALLOC_RING_HI = 27,
+	FGP_VML_ALLOC_RING_SIZE = 28,
+	FGP_VML_NKEYS = 29, /* keys below this are decoded */
 };
 
 #define FGP_VML_MAX_ENTRIES 1024u

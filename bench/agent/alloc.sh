@@ -30,6 +30,10 @@
 #     fixed's (libfgagent.so's GetStackTrace path), and each floor agent's own median time in its
 #     callback (robust to a loaded machine, where the CPU per request is not). COPY=0 leaves
 #     them out.
+#     ring: one more AllocService JVM with libfgagent.so=allocstack=copy (its allocation samples'
+#     stacks copied into the agent's ring, its last Java frame and RING_COPY bytes above it, no
+#     GetStackTrace), alive beside the first for all the rounds and recorded like fixed
+#     (--alloc-budget 0) in its turn: the JVM's side of that path. RING=0 leaves it out.
 #     Each round measures ROUND seconds: the JVM's CPU (schedstat of all its threads), the
 #     requests it answered and the bytes its workers allocated (its own marks, interpolated at
 #     the window's ends), and fgcollect's CPU (the daemon's and record's). Printed: medians per
@@ -59,7 +63,7 @@
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
 #      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1),
 #      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings), LIVE (1),
-#      COPY (16384 bytes of stack per sample in copycb and copy; 0: neither).
+#      COPY (16384 bytes of stack per sample in copycb and copy; 0: neither), RING (1).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -86,6 +90,7 @@ variants="none alloc fixed"
 copy=${COPY:-16384}
 [[ ${FLOOR:-1} == 0 ]] || variants+=" floor stack"
 [[ ${FLOOR:-1} == 0 || $copy == 0 ]] || variants+=" copycb copy"
+[[ ${RING:-1} == 0 ]] || variants+=" ring"
 [[ -n $asprof ]] && variants+=" asprof"
 # The variants run by a JVM of their own: its pid and output (set when it starts).
 declare -A xpid=() xlog=()
@@ -186,6 +191,16 @@ floor_start() {
 	fg_wait 60 grep -q "AllocService ready" "$tmp/$v.out" ||
 		{ echo "alloc: AllocService with the $v agent did not start"; cat "$tmp/$v.out"; exit 1; }
 }
+# ring_start: an AllocService JVM with libfgagent.so=allocstack=copy on the daemon's socket, its
+# output in $tmp/ring.out; waits for it.
+ring_start() {
+	"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$sock,allocstack=copy,log=info" \
+		-cp "$jar" AllocService 100000 "$rate" >"$tmp/ring.out" 2>&1 &
+	xpid[ring]=$!
+	xlog[ring]=$tmp/ring.out
+	fg_wait 60 grep -q "AllocService ready" "$tmp/ring.out" ||
+		{ echo "alloc: AllocService with allocstack=copy did not start"; cat "$tmp/ring.out"; exit 1; }
+}
 floors_stop() {
 	local v
 	for v in "${!xpid[@]}"; do
@@ -228,8 +243,8 @@ split() {
 round() {
 	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1 pid=$jpid log=$tmp/jvm.out
 	[[ -n ${xpid[$v]:-} ]] && pid=${xpid[$v]} log=${xlog[$v]}
-	if [[ $v == alloc || $v == fixed || $v == live ]]; then
-		"$fgcollect" record --pid "$jpid" --ctl "$ctlsock" --event "$([[ $v == live ]] && echo live || echo alloc)" \
+	if [[ $v == alloc || $v == fixed || $v == live || $v == ring ]]; then
+		"$fgcollect" record --pid "$pid" --ctl "$ctlsock" --event "$([[ $v == live ]] && echo live || echo alloc)" \
 			--duration $((settle + round + 60)) \
 			--alloc-budget "$([[ $v == alloc ]] && echo "$budget" || echo 0)" \
 			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
@@ -249,11 +264,12 @@ round() {
 	if [[ -n $rpid ]]; then
 		kill -0 "$rpid" 2>/dev/null || { echo "alloc: record ended early"; cat "$tmp/rec.err"; exit 1; }
 		kill -INT "$rpid"
-		wait "$rpid" || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
+		# ring's samples stay in the agent's ring: its record receives no event (exit 1)
+		wait "$rpid" || [[ $v == ring ]] || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
 		rpid=
 		cp "$tmp/rec.err" "$tmp/rec.last.$v.err"
 		# live's summary counts the samples still live: its rate is fixed's (same interval)
-		[[ $v == live ]] || sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
+		[[ $v == live || $v == ring ]] || sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
 			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples.$v"
 	fi
 	sleep 0.2 # a mark past the window
@@ -277,6 +293,7 @@ cost() {
 		floor_start floor interval=524288,stack=0
 		floor_start stack interval=524288,stack=128
 	fi
+	[[ $variants != *ring* ]] || ring_start
 	if [[ $variants == *copy* ]]; then
 		floor_start copycb "interval=524288,copy=$copy"
 		# The copies' reader, outside the JVM: it accepts the sender and reads to the end
@@ -304,6 +321,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	echo "== cost: AllocService at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	[[ -n $asprof ]] && echo "(asprof: a second AllocService JVM with async-profiler's alloc at 512 KiB from its start, alive beside the first in every round)"
 	[[ ${FLOOR:-1} == 0 ]] || echo "(floor, stack: AllocService JVMs sampling at 512 KiB with an empty callback, and with GetStackTrace of at most 128 frames in it; alive beside the first in every round)"
+	[[ $variants != *ring* ]] || echo "(ring: a third AllocService JVM, libfgagent.so=allocstack=copy, recorded with --alloc-budget 0 in its turn: each sample's last Java frame and the top of its stack copied into the agent's ring, no GetStackTrace)"
 	[[ $variants != *copy* ]] || echo "(copycb, copy: the same with $copy bytes of the sampled thread's stack copied into a ring in the callback; copy also ships them out of the JVM from a sender thread)"
 	printf "%-8s %12s %10s %12s %14s %12s %12s %12s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" \
 		"workers/req" "agent/req" "other/req" "(medians over rounds; us of the JVM's threads by kind)"
@@ -335,11 +353,11 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 		echo "$v: about $n samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/$v.fig" | median) \
 			b="$c0" r="$r0" n="$n" awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
 	done
+	x() { a=$(cut -d' ' -f3 "$tmp/$1.fig" | median) b="$c0" r="$r0" n="$2" \
+		awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }'; }
+	per() { cut -d' ' -f2 "$tmp/$1.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }'; }
 	if [[ $variants == *copy* ]]; then
 		local f s c
-		x() { a=$(cut -d' ' -f3 "$tmp/$1.fig" | median) b="$c0" r="$r0" n="$2" \
-			awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }'; }
-		per() { cut -d' ' -f2 "$tmp/$1.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }'; }
 		f=$(x floor "$(per floor)") s=$(x fixed "$n0") c=$(x copy "$(per copy)")
 		ratio() { c="$1" f="$2" awk 'BEGIN { printf "%.2f", (ENVIRON["f"] > 0 ? ENVIRON["c"] / ENVIRON["f"] : 0) }'; }
 		echo "stack copy ($copy B, shipped): the JVM's extra CPU per sample $c us; $(ratio "$c" "$f")x the floor's" \
@@ -348,6 +366,10 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 		for v in floor stack copycb copy; do
 			echo "  $v: $(grep -o 'alloc_floor: .*' "$tmp/$v.out" | sed 's/^alloc_floor: //' || echo 'no figure')"
 		done
+	fi
+	if [[ $variants == *ring* ]]; then
+		echo "ring: $(x ring "$(per ring)") us per sample, fixed (GetStackTrace): $(x fixed "$n0") us;" \
+			"the agent's count: $(grep -o 'allocstack=copy: .*' "$tmp/ring.out" | tail -n 1 || echo 'no figure')"
 	fi
 	if [[ -s $tmp/live ]]; then
 		echo "live heap (tags, ObjectFree): the JVM's extra CPU per sample, live/fixed: $(a=$(cut -d' ' -f3 "$tmp/live.fig" | median) \
@@ -358,7 +380,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	echo "--alloc-budget $budget: the JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
 	echo "record's summary (last alloc round, --alloc-budget $budget):"
 	grep -v 'note' "$tmp/rec.last.alloc.err" | sed 's/^/  /' | head -n 12
-	for v in fixed live; do
+	for v in fixed live ring; do
 		[[ -s $tmp/rec.last.$v.err ]] &&
 			echo "$v: $(grep 'allocation sampling cost' "$tmp/rec.last.$v.err" | sed 's/^fgcollect record: //')"
 	done

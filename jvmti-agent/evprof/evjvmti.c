@@ -17,6 +17,9 @@
 #include "intern.h"
 #include "names.h"
 #include "samplefix.h"
+#include "stackring.h"
+#include "vmanchor.h"
+#include "vmflags.h"
 #include "vthread.h"
 
 #define CLASS_MAX 1024 /* bytes of a class name kept (the wire allows FGP_MAX_STR) */
@@ -26,6 +29,13 @@
 static struct evjvmti_cfg cfg;
 static const char unknown_key; /* the name table's key of "[unknown]" frames */
 static uint32_t enabled;       /* FGP_EVM_* enabled in the JVM (the worker's own) */
+
+/* allocstack=copy: the anchor's offsets, then cfg.ring in use (published last, with release
+ * order, once the anchor is known). */
+static struct vmanchor anchor;
+static struct stackring *_Atomic ring;
+static bool ring_tried; /* the worker's own */
+static atomic_uint_fast64_t ring_fellback;
 
 void evjvmti_init(const struct evjvmti_cfg *c)
 {
@@ -344,6 +354,44 @@ static void ev_init(struct ev *e, uint16_t kind)
 	e->frames = e->frames_here;
 }
 
+/*
+ * allocstack=copy: the calling thread's last Java frame and the top of its stack into the ring,
+ * with e's size and interval and the class's Klass*: true when done (the sample is the ring's,
+ * sent or lost there), false when the thread has no usable anchor (GetStackTrace then).
+ */
+static bool copy_stack(JNIEnv *jni, jclass klass, const struct ev *e)
+{
+	struct stackring *r = atomic_load_explicit(&ring, memory_order_acquire);
+	struct vmanchor_frame f;
+	struct stackring_sample s;
+
+	if (!r)
+		return false;
+	if (vmanchor_take(&anchor, jni, (uintptr_t)__builtin_frame_address(0), &f) != 0) {
+		atomic_fetch_add_explicit(&ring_fellback, 1, memory_order_relaxed);
+		return false;
+	}
+	/* No pc in the anchor: the frame's pc is the return address just below its sp (on this
+	 * thread's stack, above the callback's own frame: vmanchor_take checked sp > here). */
+	if (!f.pc)
+		memcpy(&f.pc, (const void *)(uintptr_t)(f.sp - 8), sizeof(f.pc));
+	s = (struct stackring_sample){
+		.ts = fg_now_ns(),
+		.size = e->in.value,
+		.interval = e->in.interval,
+		.klass = vmanchor_klass(&anchor, klass),
+		.sp = f.sp,
+		.fp = f.fp,
+		.pc = f.pc,
+		.tid = my_tid(),
+		.flags = 0,
+		.stack = (const void *)(uintptr_t)f.sp,
+		.len = (size_t)(f.top - f.sp),
+	};
+	(void)stackring_put(r, &s); /* a busy slot is counted in the ring's head */
+	return true;
+}
+
 static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, uint32_t on)
 {
 	struct ev e;
@@ -364,6 +412,8 @@ static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, u
 		atomic_fetch_add_explicit(&cfg.ctl->thinned, 1, memory_order_relaxed);
 		return;
 	}
+	if (!(on & FGP_EVM_LIVE) && copy_stack(jni, klass, &e))
+		return;
 	if (!class_of(klass, e.cls, sizeof(e.cls))) {
 		evctl_drop(cfg.ctl, EVCTL_DROP_NO_CLASS);
 		return;
@@ -525,6 +575,79 @@ static int attach(void)
 	return -EAGAIN;
 }
 
+/*
+ * The anchor's offsets, for a JVM whose collector keeps plain addresses in JNI handles: with
+ * ZGC or Shenandoah a handle's oop may be colored or forwarded, and the class's mirror is not
+ * read outside the VM's barriers (every sample takes GetStackTrace there).
+ */
+static int anchor_of(const struct vmstructs *vs, void *arg)
+{
+	static const char *const barriered[] = { "UseZGC", "UseShenandoahGC" };
+	bool on;
+
+	(void)arg;
+	for (size_t i = 0; i < sizeof(barriered) / sizeof(barriered[0]); i++)
+		if (vmflags_bool(vs, barriered[i], &on) == 0 && on)
+			return -ENOTSUP;
+	if (vmflags_bool(vs, "UseG1GC", &on) != 0)
+		return -ENOENT; /* not a flag table this agent reads */
+	return vmanchor_build(vs, &anchor);
+}
+
+/* The calling thread's JavaThread* (java.lang.Thread.eetop): 0 with *out, or -ENOENT. */
+static int eetop_of(JNIEnv *jni, uint64_t *out)
+{
+	jthread t = NULL;
+	jclass k;
+	jfieldID f;
+	jlong v = 0;
+
+	if ((*cfg.jvmti)->GetCurrentThread(cfg.jvmti, &t) != JVMTI_ERROR_NONE || !t)
+		return -ENOENT;
+	k = (*jni)->FindClass(jni, "java/lang/Thread");
+	f = k ? (*jni)->GetFieldID(jni, k, "eetop", "J") : NULL;
+	if (f)
+		v = (*jni)->GetLongField(jni, t, f);
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (k)
+		(*jni)->DeleteLocalRef(jni, k);
+	(*jni)->DeleteLocalRef(jni, t);
+	*out = (uint64_t)v;
+	return v ? 0 : -ENOENT;
+}
+
+/* allocstack=copy: the anchor's offsets and the ring, once (on the worker, attached). */
+static void ring_setup(void)
+{
+	JNIEnv *jni = NULL;
+	uint64_t thread;
+
+	ring_tried = true;
+	if ((*cfg.vm)->GetEnv(cfg.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
+	    vmstructs_with((const void *)(*cfg.jvmti)->GetVersionNumber, anchor_of, NULL) != 0 ||
+	    eetop_of(jni, &thread) != 0 ||
+	    vmanchor_bind(&anchor, jni, (const void *)(uintptr_t)thread,
+			  (uintptr_t)__builtin_frame_address(0)) != 0)
+		return; /* GetStackTrace for every sample */
+	atomic_store_explicit(&ring, cfg.ring, memory_order_release);
+}
+
+bool evjvmti_ring(const void **base, uint64_t *size, uint64_t *copied, uint64_t *fellback)
+{
+	struct stackring *r = atomic_load_explicit(&ring, memory_order_acquire);
+
+	if (copied)
+		*copied = r ? stackring_claimed(r) - stackring_busy(r) : 0;
+	if (fellback)
+		*fellback = atomic_load_explicit(&ring_fellback, memory_order_relaxed);
+	if (!r)
+		return false;
+	*base = stackring_base(r);
+	*size = stackring_size(r);
+	return true;
+}
+
 int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 {
 	static const uint32_t kinds[] = { FGP_EVM_LIVE, FGP_EVM_ALLOC, FGP_EVM_LOCK,
@@ -534,6 +657,8 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 	(void)arg;
 	if ((r = attach()) != 0)
 		return r;
+	if (cfg.ring && (want->on & FGP_EVM_ALLOC) && !ring_tried)
+		ring_setup();
 	if ((want->on & FGP_EVM_ALLOC) &&
 	    (*cfg.jvmti)->SetHeapSamplingInterval(cfg.jvmti, (jint)want->alloc_interval) !=
 		    JVMTI_ERROR_NONE)

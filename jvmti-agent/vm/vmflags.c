@@ -68,6 +68,41 @@ int vmflags_from(const struct vmstructs *vs, uint32_t *flags)
 	return 0;
 }
 
+int vmflags_bool(const struct vmstructs *vs, const char *want, bool *out)
+{
+	const char *cls = "JVMFlag";
+	uint64_t table_slot, num_slot, size, off_name, off_addr;
+	const char *table;
+	size_t n;
+
+	if (vmstructs_static(vs, cls, "flags", &table_slot) != 0)
+		cls = "Flag";
+	if (vmstructs_static(vs, cls, "flags", &table_slot) != 0 ||
+	    vmstructs_static(vs, cls, "numFlags", &num_slot) != 0 ||
+	    vmstructs_field(vs, cls, "_name", &off_name, NULL) != 0 ||
+	    vmstructs_field(vs, cls, "_addr", &off_addr, NULL) != 0 ||
+	    vmstructs_type_size(vs, cls, &size) != 0)
+		return -ENOENT;
+	memcpy(&table, (const void *)(uintptr_t)table_slot, sizeof(table));
+	memcpy(&n, (const void *)(uintptr_t)num_slot, sizeof(n));
+	if (size < 16 || size > MAX_FLAG_SIZE || table == NULL || n == 0 || n > MAX_FLAGS ||
+	    off_name > size - 8 || off_addr > size - 8)
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = table + i * size;
+		const char *name;
+		const bool *val;
+
+		memcpy(&name, f + off_name, sizeof(name));
+		memcpy(&val, f + off_addr, sizeof(val));
+		if (name != NULL && val != NULL && strcmp(name, want) == 0) {
+			*out = *val;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 static int flags_from(const struct vmstructs *vs, void *flags)
 {
 	return vmflags_from(vs, flags);

@@ -198,6 +198,16 @@ void vmlayout_set_unload_slot(struct fgp_vm_layout *l, uint64_t addr)
 	l->caps |= FGP_VML_CAP_UNLOAD_EPOCH;
 }
 
+void vmlayout_set_alloc_ring(struct fgp_vm_layout *l, uint64_t addr, uint64_t size)
+{
+	if (size > UINT32_MAX)
+		return;
+	fgp_vml_set(l, FGP_VML_ALLOC_RING_LO, (uint32_t)addr);
+	fgp_vml_set(l, FGP_VML_ALLOC_RING_HI, (uint32_t)(addr >> 32));
+	fgp_vml_set(l, FGP_VML_ALLOC_RING_SIZE, (uint32_t)size);
+	l->caps |= FGP_VML_CAP_ALLOC_RING;
+}
+
 struct build_arg {
 	unsigned int jdk;
 	struct fgp_vm_layout *out;

@@ -195,7 +195,7 @@ for jdk in "${jdks[@]}"; do
 			ok "refuses '$opt': $(grep fgagent: "$d/err")"
 		fi
 	done <<'CASES'
-sockt=/x|fgagent: unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service, events, depth)
+sockt=/x|fgagent: unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service, events, depth, allocstack)
 service=shop{x}|fgagent: bad value in 'service=shop{x}': service= takes 1 to 128 characters
 socket|fgagent: option 'socket' has no '='
 maxmem=5|fgagent: bad value in 'maxmem=5'

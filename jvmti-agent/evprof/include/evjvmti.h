@@ -31,6 +31,8 @@
 struct intern;
 struct codelines;
 
+struct stackring;
+
 struct evjvmti_cfg {
 	JavaVM *vm;
 	jvmtiEnv *jvmti;
@@ -41,6 +43,10 @@ struct evjvmti_cfg {
 	const atomic_bool *live; /* the VM is initialised: the worker may attach */
 	/* The JVM's heap sampler is JDK 11's: its surplus samples are thinned (samplefix.h). */
 	bool sampler_fix;
+	/* allocstack=copy: the ring (stackring.h, made and announced at load) allocation
+	 * samples' stacks are copied into for the collector to walk, where the JVM's layout
+	 * allows; the others take GetStackTrace. NULL: every sample takes GetStackTrace. */
+	struct stackring *ring;
 };
 
 /*
@@ -64,6 +70,18 @@ void evjvmti_callbacks(jvmtiEventCallbacks *cb, uint32_t caps);
 /* evctl_ops.apply and .leave: on the events worker (attached to the VM here). */
 int evjvmti_apply(void *arg, const struct evset *want, struct evset *got);
 void evjvmti_leave(void *arg);
+
+/* The ring's geometry, for allocstack=copy (stackring_new). */
+#define EVJVMTI_RING_SLOTS 256u
+#define EVJVMTI_RING_COPY (16u * 1024u)
+
+/*
+ * The ring of allocation samples' stack copies: true with its first byte and size once it is
+ * in use (cfg.ring, alloc events on, the JVM's thread layout known), else false. *copied and
+ * *fellback (either may be NULL): samples put in the ring, and samples that took GetStackTrace
+ * because the thread had no usable anchor.
+ */
+bool evjvmti_ring(const void **base, uint64_t *size, uint64_t *copied, uint64_t *fellback);
 
 /*
  * The class of JVM signature sig as Java writes it: "Ljava/lang/String;" -> "java.lang.String",

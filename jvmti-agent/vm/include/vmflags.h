@@ -15,6 +15,7 @@
 #ifndef FG_VMFLAGS_H
 #define FG_VMFLAGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct vmstructs;
@@ -29,5 +30,8 @@ int vmflags_read(const void *jvm_addr, uint32_t *flags);
 
 /* The same from VMStructs tables already found (tests give fake ones). */
 int vmflags_from(const struct vmstructs *vs, uint32_t *flags);
+
+/* The value of the bool flag name (e.g. "UseZGC"): 0 with *val, or -ENOENT (no such flag). */
+int vmflags_bool(const struct vmstructs *vs, const char *name, bool *val);
 
 #endif

@@ -36,6 +36,9 @@ void vmlayout_set_gc_clock(struct fgp_vm_layout *l, uint64_t addr);
  */
 void vmlayout_set_unload_slot(struct fgp_vm_layout *l, uint64_t addr);
 
+/* Advertise the ring of allocation samples' stack copies at addr, size bytes (stackring.h). */
+void vmlayout_set_alloc_ring(struct fgp_vm_layout *l, uint64_t addr, uint64_t size);
+
 /*
  * The layout of the JVM this agent runs in: jvm_addr is any address inside libjvm.so (a JVMTI
  * function pointer), release its java.vm.specification.version. 0, or -ENOENT when libjvm.so or its

@@ -57,6 +57,7 @@ static void test_null_and_empty_give_defaults(void **state)
 	assert_int_equal(o.log, OPTIONS_LOG_WARN);
 	assert_true(o.events);
 	assert_int_equal(o.depth, 128);
+	assert_false(o.alloc_copy);
 	assert_int_equal(options_parse("", &o, err, sizeof(err)), 0);
 	assert_string_equal(o.socket, FG_DEFAULT_SOCKET);
 }
@@ -68,18 +69,22 @@ static void test_every_key_is_parsed(void **state)
 
 	(void)state;
 	assert_int_equal(options_parse("socket=/run/x.sock,signatures=true,maxmem=64m,log=info,"
-				       "service=shop-web.eu/1:a_b,events=false,depth=2048",
+				       "service=shop-web.eu/1:a_b,events=false,depth=2048,"
+				       "allocstack=copy",
 				       &o, err, sizeof(err)),
 			 0);
 	assert_false(o.events);
 	assert_int_equal(o.depth, 2048);
+	assert_true(o.alloc_copy);
 	assert_string_equal(o.service, "shop-web.eu/1:a_b");
 	assert_string_equal(o.socket, "/run/x.sock");
 	assert_true(o.signatures);
 	assert_int_equal(o.maxmem, 64ull << 20);
 	assert_int_equal(o.log, OPTIONS_LOG_INFO);
-	assert_int_equal(options_parse("depth=1,events=true", &o, err, sizeof(err)), 0);
+	assert_int_equal(
+		options_parse("depth=1,events=true,allocstack=jvmti", &o, err, sizeof(err)), 0);
 	assert_true(o.events);
+	assert_false(o.alloc_copy);
 	assert_int_equal(o.depth, 1);
 }
 
@@ -131,7 +136,9 @@ static void test_malformed_strings_are_refused_naming_the_item(void **state)
 	} cases[] = {
 		{ "sockt=/x",
 		  "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service, "
-		  "events, depth)" },
+		  "events, depth, allocstack)" },
+		{ "allocstack=walk", "allocstack= takes jvmti or copy" },
+		{ "allocstack=", "allocstack= takes jvmti or copy" },
 		{ "events=yes", "events= takes true or false" },
 		{ "events=", "events= takes true or false" },
 		{ "depth=0", "depth= takes a whole number from 1 to 2048" },

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_agent_vmflags.c - PreserveFramePointer and DebugNonSafepoints read from a fake flag table
- * found through fake VMStructs (JDK 11+'s JVMFlag and older releases' Flag), DebugNonSafepoints
- * counted as on when left at its default, and tables with a missing field or insane sizes
- * refused (-ENOENT, defaults kept) rather than read.
+ * test_agent_vmflags.c - PreserveFramePointer and DebugNonSafepoints (and any bool flag by name)
+ * read from a fake flag table found through fake VMStructs (JDK 11+'s JVMFlag and older
+ * releases' Flag), DebugNonSafepoints counted as on when left at its default, and tables with a
+ * missing field or insane sizes refused (-ENOENT, defaults kept) rather than read.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -89,6 +89,26 @@ static void test_debug_non_safepoints_left_at_its_default_counts_as_on(void **st
 	assert_int_equal(f, FGP_HELLO_PRESERVE_FRAME_POINTER | FGP_HELLO_DEBUG_NON_SAFEPOINTS);
 }
 
+/* One bool flag by name (the allocation ring asks for the collector in use). */
+static void test_a_bool_flag_is_found_by_name(void **state)
+{
+	struct vmstructs vs;
+	bool v = false;
+
+	(void)state;
+	fake("JVMFlag", true, false, true);
+	J.other = true;
+	fake_vm_tables(&J.vm, &vs);
+	assert_int_equal(vmflags_bool(&vs, "UseSerialGC", &v), 0);
+	assert_true(v);
+	assert_int_equal(vmflags_bool(&vs, "DebugNonSafepoints", &v), 0);
+	assert_false(v);
+	assert_int_equal(vmflags_bool(&vs, "UseZGC", &v), -ENOENT);
+	assert_int_equal(vmflags_bool(&vs, "Unset", &v), -ENOENT); /* no value */
+	J.n = 0;
+	assert_int_equal(vmflags_bool(&vs, "UseSerialGC", &v), -ENOENT);
+}
+
 static void test_older_releases_call_the_class_flag(void **state)
 {
 	uint32_t f = 0;
@@ -134,6 +154,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values_are_read_from_the_table),
 		cmocka_unit_test(test_debug_non_safepoints_left_at_its_default_counts_as_on),
+		cmocka_unit_test(test_a_bool_flag_is_found_by_name),
 		cmocka_unit_test(test_older_releases_call_the_class_flag),
 		cmocka_unit_test(test_insane_tables_are_refused_and_defaults_kept),
 	};

@@ -107,6 +107,12 @@ static void test_jdk17_tables_give_every_capability_and_u2_flags(void **state)
 	assert_true(l.caps & FGP_VML_CAP_GC_CLOCK);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_GC_CLOCK_LO), 0x12345678u);
 	assert_int_equal(fgp_vml_get(&l, FGP_VML_GC_CLOCK_HI), 0x7f00u);
+	assert_false(l.caps & FGP_VML_CAP_ALLOC_RING);
+	vmlayout_set_alloc_ring(&l, 0x7f00abcdef00ull, 4u << 20);
+	assert_true(l.caps & FGP_VML_CAP_ALLOC_RING);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_ALLOC_RING_LO), 0xabcdef00u);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_ALLOC_RING_HI), 0x7f00u);
+	assert_int_equal(fgp_vml_get(&l, FGP_VML_ALLOC_RING_SIZE), 4u << 20);
 }
 
 static int heap_slot; /* where a fake CodeCache::_heap(s) lives */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * allocread.h - the collector's side of an agent's ring of allocation samples' stack copies
+ * (shared/allocring.h): read from the JVM's memory (vmmem.h, the PID the kernel vouched for) at
+ * the address and size its agent announced (VM_LAYOUT's FGP_VML_ALLOC_RING_*).
+ *
+ * Nothing read is trusted: the head must pass allocring_geom_ok() against the announced size,
+ * every slot allocring_slot_ok() for the sample it should hold, read twice around the copy; a
+ * claimed count that goes back is refused. A sample overwritten before it was read, torn by a
+ * writer during the read, or never written (its slot was busy) is counted lost, never used.
+ * Memory: one slot's buffer (at most ALLOCRING_COPY_MAX and a header), whatever the peer says.
+ *
+ * Not thread-safe: one reader per ring.
+ */
+#ifndef FG_ALLOCREAD_H
+#define FG_ALLOCREAD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "allocring.h"
+#include "vmmem.h"
+
+#define ALLOCREAD_STUCK_POLLS 4u /* a slot still being written after this many polls is lost */
+
+struct allocread_stats {
+	uint64_t whole; /* samples read whole and handed on */
+	uint64_t lost;	/* overwritten before they were read, or never written */
+	uint64_t torn;	/* rewritten while they were read (counted in lost too) */
+};
+
+struct allocread {
+	pid_t pid;
+	uint64_t addr, size;
+	struct allocring_head head; /* as read at open, checked */
+	uint64_t next;		    /* the next sample to read */
+	uint32_t stuck;		    /* polls that found next still being written */
+	unsigned char *buf;	    /* one slot */
+	struct allocread_stats st;
+};
+
+/*
+ * Open the ring of size bytes at addr in pid: its head read and checked; reading starts at the
+ * samples claimed after now. 0, -EPROTO (not a ring this reader knows, or not of that size),
+ * a read's error (-EFAULT, -ESRCH, -EPERM), or -ENOMEM.
+ */
+int allocread_open(struct allocread *r, const struct vmmem_ops *m, pid_t pid, uint64_t addr,
+		   uint64_t size);
+void allocread_close(struct allocread *r);
+
+/* A sample read whole: its slot's fields and its s->len stack bytes (valid for the call). */
+typedef void (*allocread_fn)(void *arg, const struct allocring_slot *s, const uint8_t *stack);
+
+/*
+ * Read the samples claimed since the last poll, at most max of them (the rest wait for the next
+ * poll, unless lapped meanwhile): each whole one handed to each. The number handed on, or
+ * -EPROTO (the ring's count went back), or a read's error.
+ */
+int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max, allocread_fn each,
+		   void *arg);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stackring.h - the agent's side of the allocation samples' ring (shared/allocring.h): a block
+ * mapped once, outside the JVM's threads, where a sampling callback copies its thread's last
+ * Java frame registers and the top of its stack, for the collector to read and walk on the host.
+ *
+ * The ring is mapped with its pages populated, so no sample pays a page fault to fill a slot.
+ *
+ * Invariant: stackring_put() takes no lock, allocates nothing and makes no system call: one
+ * fetch-and-add, one compare-and-swap, the copy, one release store. A slot still being written
+ * by another thread is never taken (the sample is dropped and counted in the head's busy).
+ */
+#ifndef FG_STACKRING_H
+#define FG_STACKRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocring.h"
+
+struct stackring;
+
+/*
+ * A ring of slots (a power of two, ALLOCRING_SLOTS_MIN..MAX) holding copy_max stack bytes each
+ * (ALLOCRING_COPY_MIN..MAX, a multiple of 8): 0 with *out, -EINVAL, or -ENOMEM.
+ */
+int stackring_new(uint32_t slots, uint32_t copy_max, struct stackring **out);
+void stackring_free(struct stackring *r);
+
+/* The ring's first byte (its struct allocring_head) and its size, to announce. */
+const void *stackring_base(const struct stackring *r);
+uint64_t stackring_size(const struct stackring *r);
+
+/* One sample: the slot's fields, and the stack to copy (len bytes from stack, which is sp). */
+struct stackring_sample {
+	uint64_t ts, size, interval, klass;
+	uint64_t sp, fp, pc;
+	uint32_t tid, flags;
+	const void *stack;
+	size_t len;
+};
+
+/*
+ * Copy s into the next slot: at most copy_max bytes of the stack, rounded down to 8. Returns
+ * the sample's number n (its slot's seq is then allocring_done_seq(n)), or -1 when the slot was
+ * being written (counted in the head's busy).
+ */
+int64_t stackring_put(struct stackring *r, const struct stackring_sample *s);
+
+/* Samples claimed so far, and those dropped for a busy slot. */
+uint64_t stackring_claimed(const struct stackring *r);
+uint64_t stackring_busy(const struct stackring *r);
+
+#endif

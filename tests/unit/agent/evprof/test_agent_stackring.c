@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_agent_stackring.c - the allocation samples' ring (stackring.h, shared/allocring.h): a
+ * head a reader accepts (and each field of it that lies refused), a sample's slot whole with its
+ * copy capped at copy_max and rounded to 8, laps that overwrite older samples, a slot being
+ * written never taken twice, and writers on several threads against a reader that checks every
+ * copy it accepts word for word: a torn slot is never accepted.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stackring.h"
+
+#define SLOTS 16u
+#define COPY 1024u
+
+static const struct allocring_head *head(const struct stackring *r)
+{
+	return stackring_base(r);
+}
+
+static const struct allocring_slot *slot(const struct stackring *r, uint64_t n)
+{
+	const struct allocring_head *h = head(r);
+
+	return (const void *)((const char *)h + allocring_slot_off(h, n));
+}
+
+static void test_the_head_says_the_geometry(void **state)
+{
+	struct stackring *r;
+	struct allocring_head h;
+
+	(void)state;
+	assert_int_equal(stackring_new(SLOTS, COPY, &r), 0);
+	h = *head(r);
+	assert_true(allocring_geom_ok(&h, stackring_size(r)));
+	assert_int_equal(h.slots, SLOTS);
+	assert_int_equal(h.copy_max, COPY);
+	assert_true(stackring_size(r) ==
+		    sizeof(h) + SLOTS * (sizeof(struct allocring_slot) + COPY));
+	assert_false(allocring_geom_ok(&h, stackring_size(r) + 8)); /* another size announced */
+	h.slots = 24;						    /* not a power of two */
+	assert_false(allocring_geom_ok(&h, stackring_size(r)));
+	h = *head(r);
+	h.slot_size += 8; /* slots that would overlap the next */
+	assert_false(allocring_geom_ok(&h, stackring_size(r)));
+	h = *head(r);
+	h.copy_max = ALLOCRING_COPY_MAX * 2;
+	assert_false(allocring_geom_ok(&h, stackring_size(r)));
+	h = *head(r);
+	h.magic ^= 1;
+	assert_false(allocring_geom_ok(&h, stackring_size(r)));
+	stackring_free(r);
+	assert_int_equal(stackring_new(SLOTS + 1, COPY, &r), -EINVAL);
+	assert_int_equal(stackring_new(SLOTS, COPY + 4, &r), -EINVAL);
+	assert_int_equal(stackring_new(ALLOCRING_SLOTS_MAX * 2, COPY, &r), -EINVAL);
+}
+
+static void test_a_sample_is_whole_in_its_slot(void **state)
+{
+	struct stackring *r;
+	uint64_t stack[COPY / 8 + 64];
+	struct stackring_sample s = { .ts = 5,
+				      .size = 24,
+				      .interval = 524288,
+				      .klass = 0x800,
+				      .sp = 0x7000,
+				      .fp = 0x7100,
+				      .pc = 0x4000,
+				      .tid = 42,
+				      .stack = stack };
+	const struct allocring_slot *sl;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(stack) / 8; i++)
+		stack[i] = 0x1000 + i;
+	assert_int_equal(stackring_new(SLOTS, COPY, &r), 0);
+	s.len = 100; /* rounded down to whole words */
+	assert_int_equal(stackring_put(r, &s), 0);
+	sl = slot(r, 0);
+	assert_true(allocring_slot_ok(head(r), sl, sl->seq, 0));
+	assert_int_equal(sl->len, 96);
+	assert_true(sl->size == 24 && sl->interval == 524288 && sl->klass == 0x800 &&
+		    sl->sp == 0x7000 && sl->fp == 0x7100 && sl->pc == 0x4000 && sl->tid == 42 &&
+		    sl->ts == 5);
+	assert_memory_equal(sl + 1, stack, 96);
+	assert_false(allocring_slot_ok(head(r), sl, sl->seq, 1));     /* not sample 1 */
+	assert_false(allocring_slot_ok(head(r), sl, sl->seq + 1, 0)); /* rewritten meanwhile */
+	s.len = sizeof(stack);					      /* capped at copy_max */
+	assert_int_equal(stackring_put(r, &s), 1);
+	assert_int_equal(slot(r, 1)->len, COPY);
+	assert_memory_equal(slot(r, 1) + 1, stack, COPY);
+	/* a lap later, sample 0's slot holds sample SLOTS */
+	for (uint64_t n = 2; n <= SLOTS; n++)
+		assert_int_equal(stackring_put(r, &s), (int64_t)n);
+	assert_false(allocring_slot_ok(head(r), slot(r, 0), slot(r, 0)->seq, 0));
+	assert_true(allocring_slot_ok(head(r), slot(r, SLOTS), slot(r, SLOTS)->seq, SLOTS));
+	assert_true(stackring_claimed(r) == SLOTS + 1);
+	stackring_free(r);
+}
+
+static void test_a_slot_being_written_is_not_taken(void **state)
+{
+	struct stackring *r;
+	uint64_t word = 7;
+	struct stackring_sample s = { .stack = &word, .len = 8 };
+	_Atomic uint64_t *seq;
+
+	(void)state;
+	assert_int_equal(stackring_new(SLOTS, COPY, &r), 0);
+	seq = (_Atomic uint64_t *)(void *)&((struct allocring_slot *)(uintptr_t)slot(r, 1))->seq;
+	atomic_store(seq, 3); /* a writer of sample 1 still at work */
+	assert_int_equal(stackring_put(r, &s), 0);
+	assert_int_equal(stackring_put(r, &s), -1);
+	assert_true(atomic_load(seq) == 3);
+	assert_true(stackring_busy(r) == 1);
+	assert_int_equal(stackring_put(r, &s), 2);
+	stackring_free(r);
+}
+
+/* Several writers, each sample's words derived from its size; a reader checks each copy. */
+#define WRITERS 3
+#define PER_WRITER 20000
+
+static struct stackring *shared_ring;
+static atomic_bool writing;
+
+static void *writer(void *arg)
+{
+	uint64_t stack[COPY / 8];
+	uint64_t id = (uint64_t)(uintptr_t)arg;
+
+	for (uint64_t i = 0; i < PER_WRITER; i++) {
+		uint64_t v = id << 32 | i;
+		struct stackring_sample s = { .size = v, .stack = stack, .len = 8 * (1 + i % 64) };
+
+		for (size_t w = 0; w < s.len / 8; w++)
+			stack[w] = v ^ w;
+		(void)stackring_put(shared_ring, &s);
+	}
+	return NULL;
+}
+
+/* What a reader outside the process does: seq, the slot, seq again. */
+static bool read_one(uint64_t n, uint64_t *copy, struct allocring_slot *sl)
+{
+	const struct allocring_head *h = head(shared_ring);
+	const struct allocring_slot *live = slot(shared_ring, n);
+	const _Atomic uint64_t *seq = (const _Atomic uint64_t *)(const void *)&live->seq;
+	uint64_t after;
+
+	sl->seq = atomic_load_explicit(seq, memory_order_acquire);
+	/* The fields and words are read racily, as process_vm_readv would. */
+	__atomic_load((const uint64_t *)&live->size, &sl->size, __ATOMIC_RELAXED);
+	__atomic_load((const uint32_t *)&live->len, &sl->len, __ATOMIC_RELAXED);
+	sl->sp = 0;
+	for (size_t w = 0; w < COPY / 8; w++)
+		__atomic_load((const uint64_t *)(const void *)(live + 1) + w, &copy[w],
+			      __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_acquire);
+	after = atomic_load_explicit(seq, memory_order_relaxed);
+	return allocring_slot_ok(h, sl, after, n);
+}
+
+static void *reader(void *arg)
+{
+	uint64_t copy[COPY / 8], *whole = arg;
+	struct allocring_slot sl;
+
+	for (bool last = false; !last;) {
+		uint64_t claimed;
+
+		last = !atomic_load(&writing); /* a last pass once the writers are done */
+		claimed = stackring_claimed(shared_ring);
+
+		for (uint64_t n = claimed > SLOTS ? claimed - SLOTS : 0; n < claimed; n++) {
+			if (!read_one(n, copy, &sl))
+				continue;
+			for (size_t w = 0; w < sl.len / 8; w++)
+				if (copy[w] != (sl.size ^ w))
+					abort(); /* a torn slot accepted */
+			(*whole)++;
+		}
+	}
+	return NULL;
+}
+
+static void test_a_torn_slot_is_never_accepted(void **state)
+{
+	pthread_t w[WRITERS], rd;
+	uint64_t whole = 0;
+
+	(void)state;
+	assert_int_equal(stackring_new(SLOTS, COPY, &shared_ring), 0);
+	atomic_store(&writing, true);
+	assert_int_equal(pthread_create(&rd, NULL, reader, &whole), 0);
+	for (uintptr_t i = 0; i < WRITERS; i++)
+		assert_int_equal(pthread_create(&w[i], NULL, writer, (void *)(i + 1)), 0);
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(w[i], NULL);
+	atomic_store(&writing, false);
+	pthread_join(rd, NULL);
+	assert_true(stackring_claimed(shared_ring) == (uint64_t)WRITERS * PER_WRITER);
+	assert_true(whole >= SLOTS); /* the last pass, at least, finds every slot whole */
+	stackring_free(shared_ring);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_the_head_says_the_geometry),
+		cmocka_unit_test(test_a_sample_is_whole_in_its_slot),
+		cmocka_unit_test(test_a_slot_being_written_is_not_taken),
+		cmocka_unit_test(test_a_torn_slot_is_never_accepted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_allocread.c - the collector's reader of an agent's ring of allocation samples' stack
+ * copies (allocread.h) over a ring laid out in this process's memory as shared/allocring.h says
+ * and read through a fake vmmem: samples handed on whole and in order; samples lapped before
+ * the read counted lost; a slot rewritten during its read (the fake writer strikes between the
+ * two reads) counted torn and lost, never handed on; a slot still being written waited for, then
+ * given up after ALLOCREAD_STUCK_POLLS polls; a head or a count that lies refused; a slot whose
+ * length passes the copy's room never handed on.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "allocread.h"
+
+#define SLOTS 16u
+#define COPY 1024u
+
+static unsigned char *ring;
+static uint64_t ring_bytes;
+static int strike_at; /* the fake readv's call that rewrites slot strike_n first (0: never) */
+static int calls;
+static uint64_t strike_n;
+
+static struct allocring_head *head(void)
+{
+	return (struct allocring_head *)(void *)ring;
+}
+
+static struct allocring_slot *slot(uint64_t n)
+{
+	return (struct allocring_slot *)(void *)(ring + allocring_slot_off(head(), n));
+}
+
+/* Sample n written whole as the agent writes it: size n, len bytes of words n ^ w. */
+static void put(uint64_t n, uint32_t len)
+{
+	struct allocring_slot *s = slot(n);
+	uint64_t *w = (uint64_t *)(void *)(s + 1);
+
+	memset(s, 0, sizeof(*s));
+	s->size = n;
+	s->len = len;
+	s->sp = 0x7000;
+	for (uint32_t i = 0; i < len / 8; i++)
+		w[i] = n ^ i;
+	s->seq = allocring_done_seq(n);
+	if (head()->claimed < n + 1)
+		head()->claimed = n + 1;
+}
+
+static ssize_t fake_readv(void *ctx, pid_t pid, const struct iovec *l, unsigned long nl,
+			  const struct iovec *r, unsigned long nr)
+{
+	(void)ctx;
+	(void)pid;
+	assert_int_equal(nl, 1);
+	assert_int_equal(nr, 1);
+	assert_true(l->iov_len == r->iov_len);
+	assert_true((unsigned char *)r->iov_base >= ring &&
+		    (unsigned char *)r->iov_base + r->iov_len <= ring + ring_bytes);
+	memcpy(l->iov_base, r->iov_base, l->iov_len);
+	if (++calls == strike_at) /* a writer takes the slot over after this read */
+		slot(strike_n)->seq = allocring_done_seq(strike_n + SLOTS) - 1;
+	return (ssize_t)l->iov_len;
+}
+
+static const struct vmmem_ops mem = { fake_readv, NULL };
+
+static void make(void)
+{
+	ring_bytes = allocring_bytes(SLOTS, COPY);
+	ring = calloc(1, ring_bytes);
+	assert_non_null(ring);
+	*head() = (struct allocring_head){ .magic = ALLOCRING_MAGIC,
+					   .slots = SLOTS,
+					   .slot_size = (uint32_t)(allocring_bytes(1, COPY) -
+								   sizeof(struct allocring_head)),
+					   .copy_max = COPY,
+					   .head_size = sizeof(struct allocring_head) };
+	strike_at = 0;
+	calls = 0;
+}
+
+struct got {
+	uint64_t sizes[64];
+	unsigned n;
+	bool bad_words;
+};
+
+static void each(void *arg, const struct allocring_slot *s, const uint8_t *stack)
+{
+	struct got *g = arg;
+	uint64_t w;
+
+	for (uint32_t i = 0; i < s->len / 8; i++) {
+		memcpy(&w, stack + 8 * i, 8);
+		if (w != (s->size ^ i))
+			g->bad_words = true;
+	}
+	if (g->n < 64)
+		g->sizes[g->n++] = s->size;
+}
+
+static int open_ring(struct allocread *r)
+{
+	return allocread_open(r, &mem, 1, (uint64_t)(uintptr_t)ring, ring_bytes);
+}
+
+static void test_samples_are_read_whole_in_order(void **state)
+{
+	struct allocread r;
+	struct got g = { 0 };
+
+	(void)state;
+	make();
+	put(0, 64); /* before the open: not this reader's */
+	assert_int_equal(open_ring(&r), 0);
+	put(1, 8);
+	put(2, COPY);
+	put(3, 0);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 3);
+	assert_int_equal(g.n, 3);
+	assert_true(g.sizes[0] == 1 && g.sizes[1] == 2 && g.sizes[2] == 3);
+	assert_false(g.bad_words);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 0);
+	put(4, 16);
+	put(5, 16);
+	assert_int_equal(allocread_poll(&r, &mem, 1, each, &g), 1); /* max 1: 5 waits */
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 1);
+	assert_true(r.st.whole == 5 && r.st.lost == 0);
+	allocread_close(&r);
+	free(ring);
+}
+
+static void test_lapped_and_torn_samples_are_lost(void **state)
+{
+	struct allocread r;
+	struct got g = { 0 };
+
+	(void)state;
+	make();
+	assert_int_equal(open_ring(&r), 0);
+	for (uint64_t n = 0; n < SLOTS + 5; n++)
+		put(n, 32);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), (int)SLOTS);
+	assert_true(r.st.lost == 5 && r.st.whole == SLOTS);
+	assert_true(g.sizes[0] == 5);
+	/* sample SLOTS + 5 rewritten between the slot's read and its seq's */
+	put(SLOTS + 5, 32);
+	strike_at = calls + 2; /* claimed, then the slot: the writer strikes after it */
+	strike_n = SLOTS + 5;
+	g.n = 0;
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 0);
+	assert_int_equal(g.n, 0);
+	assert_true(r.st.torn == 1 && r.st.lost == 6);
+	assert_false(g.bad_words);
+	allocread_close(&r);
+	free(ring);
+}
+
+static void test_a_slot_being_written_is_waited_for(void **state)
+{
+	struct allocread r;
+	struct got g = { 0 };
+
+	(void)state;
+	make();
+	assert_int_equal(open_ring(&r), 0);
+	put(0, 8);
+	slot(0)->seq = allocring_done_seq(0) - 1; /* its writer is at work */
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 0);
+	assert_true(r.st.lost == 0 && r.next == 0);
+	slot(0)->seq = allocring_done_seq(0);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 1);
+	/* one that stays odd is given up */
+	put(1, 8);
+	slot(1)->seq = allocring_done_seq(1) - 1;
+	for (unsigned i = 1; i < ALLOCREAD_STUCK_POLLS; i++)
+		assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 0);
+	assert_true(r.st.lost == 0);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 0);
+	assert_true(r.st.lost == 1 && r.next == 2);
+	allocread_close(&r);
+	free(ring);
+}
+
+static void test_what_lies_is_refused(void **state)
+{
+	struct allocread r;
+	struct got g = { 0 };
+
+	(void)state;
+	make();
+	head()->slot_size += 8;
+	assert_int_equal(open_ring(&r), -EPROTO);
+	head()->slot_size -= 8;
+	assert_int_equal(allocread_open(&r, &mem, 1, (uint64_t)(uintptr_t)ring, ring_bytes - 8),
+			 -EPROTO);
+	assert_int_equal(allocread_open(&r, &mem, 1, (uint64_t)(uintptr_t)ring, 1ull << 40),
+			 -EPROTO);
+	assert_int_equal(open_ring(&r), 0);
+	put(0, 8);
+	slot(0)->len = COPY + 8; /* more than the slot holds */
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 0);
+	assert_true(g.n == 0 && r.st.lost == 1);
+	head()->claimed = 0; /* the count went back */
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), -EPROTO);
+	allocread_close(&r);
+	free(ring);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_are_read_whole_in_order),
+		cmocka_unit_test(test_lapped_and_torn_samples_are_lost),
+		cmocka_unit_test(test_a_slot_being_written_is_waited_for),
+		cmocka_unit_test(test_what_lies_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
