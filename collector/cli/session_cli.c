@@ -243,9 +243,13 @@ const struct cli_opt session_cli_events[] = {
 	{ .name = "threads", .kind = CLI_STR, CLI_AT(SO, threads_regex), .arg = "REGEX",
 	  .help = "only threads whose name matches (POSIX extended regex)",
 	  .doc = "Any event." },
-	{ .name = "per-thread", .kind = CLI_CLEAR, CLI_AT(SO, merge_threads),
-	  .help = "each thread's stacks under its name (the default)",
-	  .doc = "With `--container` or `--all` the thread sits below its process's frame." },
+	{ .name = "per-thread", .kind = CLI_SET, CLI_AT(SO, per_thread),
+	  .help = "each thread's stacks under its name (the default for platform threads); "
+		  "given, each virtual thread's too",
+	  .doc = "With `--container` or `--all` the thread sits below its process's frame. By "
+		 "default virtual threads share a root per name pattern; given, each has its own "
+		 "(its name, or `#ID` when unnamed), for the first 1024 of them: "
+		 "[offcpu-wall.md](offcpu-wall.md#virtual-threads)." },
 	{ .name = "no-per-thread", .kind = CLI_SET, CLI_AT(SO, merge_threads),
 	  .help = "no thread-name root frame: the threads' stacks merge",
 	  .doc = "It is async-profiler's default view; pprof samples then carry no `thread` label." },
@@ -282,6 +286,10 @@ int session_cli_parse(const struct cli_cmd *c, int argc, char **argv, void *opts
 	}
 	if (cli_given(c, &seen, "switch-rate") && cli_given(c, &seen, "switch-period")) {
 		fg_err(c->name, "give --switch-rate or --switch-period, not both");
+		return FG_EXIT_USAGE;
+	}
+	if (so->per_thread && so->merge_threads) {
+		fg_err(c->name, "give --per-thread or --no-per-thread, not both");
 		return FG_EXIT_USAGE;
 	}
 	if (so->switch_rate == SESSION_SWITCH_RATE_AUTO)

@@ -297,9 +297,12 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		s->off.oc_on = true;
 		/* Virtual threads' waits, which the kernel does not see: asked of the agents. */
 		s->ae.vt_on = vtwall_init(&s->ae.vt) == 0;
-		vtmount_init(&s->ae.vm, 0);
+		s->ae.vt.split = o->per_thread ? &s->ae.split : NULL;
+		vtmount_init(&s->ae.vm, s->ae.vt.split);
 		s->ae.evw = (struct jvm_evwant){
-			.on = s->ae.vt_on ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT : 0,
+			.on = !s->ae.vt_on    ? 0
+			      : o->per_thread ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID
+					      : FGP_EVM_VTHREAD | FGP_EVM_VMOUNT,
 			.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH
 		};
 	}

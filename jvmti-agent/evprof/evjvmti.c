@@ -554,6 +554,11 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 		enabled |= FGP_EVM_VMOUNT;
 	else
 		enabled &= ~FGP_EVM_VMOUNT;
+	/* ... as is naming an unnamed one's stacks by its id */
+	if ((want->on & FGP_EVM_VTID) && (enabled & FGP_EVM_VTHREAD))
+		enabled |= FGP_EVM_VTID;
+	else
+		enabled &= ~FGP_EVM_VTID;
 	/* Live without alloc tracks nothing: off too. */
 	if ((enabled & FGP_EVM_LIVE) && !(enabled & FGP_EVM_ALLOC) &&
 	    set_kind(FGP_EVM_LIVE, false) == 0)

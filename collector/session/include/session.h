@@ -143,6 +143,9 @@ struct session_opts {
 	const char *threads_regex;
 	/* No thread-name root frame: the stacks of all threads merge (--no-per-thread). */
 	bool merge_threads;
+	/* Each virtual thread under a root of its own (vtwall.h: vtsplit), not its name pattern's
+	 * (--per-thread said; not with merge_threads). */
+	bool per_thread;
 	/* Keep each counted stack's time and thread (stackagg_timeline) for a time view. */
 	bool timeline;
 	/* alloc and live: the mean sampling interval in bytes (0 = FG_ALLOC_INTERVAL_DEFAULT);
