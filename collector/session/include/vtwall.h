@@ -47,7 +47,8 @@
  * threads a peer makes.
  */
 #define VTSPLIT_MAX 1024u
-#define VTSPLIT_SLOTS (2 * VTSPLIT_MAX) /* open addressing, at most half full */
+#define VTSPLIT_SLOTS 2048u /* open addressing, at most half full (2 * VTSPLIT_MAX) */
+_Static_assert(VTSPLIT_SLOTS == 2 * VTSPLIT_MAX, "the split set is at most half full");
 
 struct vtsplit {
 	uint64_t slot[VTSPLIT_SLOTS]; /* a root's hash (never 0), 0: free */
