@@ -112,8 +112,9 @@
  *                 since the kind went on, as of
  *                 this event: bits 0..39 the mounts, bits 40..63 the virtual threads seen
  *                 (saturating), class = the virtual thread's name (its first 64 bytes;
- *                 "java.lang.VirtualThread" when it has none or depth is 0); tid = the
- *                 carrier's.
+ *                 "java.lang.VirtualThread" when it has none or depth is 0; with
+ *                 FGP_EVM_VTID asked, "#ID" when it has none and depth > 0, ID its
+ *                 Thread.threadId() in decimal); tid = the carrier's.
  *   FGP_EV_VMOUNT one mount of a virtual thread on its carrier (JDK 21+), sent at its unmount
  *                 (ts): value = the nanoseconds it was mounted (> 0: mounted from ts - value to
  *                 ts), tid = the carrier's, tag = the virtual thread's id (Thread.threadId(),
@@ -393,7 +394,12 @@ enum fgp_ev_kind {
 #define FGP_EVM_LOCK (1u << 2)	  /* STACK_EVENT FGP_EV_LOCK */
 #define FGP_EVM_VTHREAD (1u << 3) /* STACK_EVENT FGP_EV_VWAIT */
 #define FGP_EVM_VMOUNT (1u << 4)  /* STACK_EVENT FGP_EV_VMOUNT (with FGP_EVM_VTHREAD) */
-#define FGP_EVM_ALL (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD | FGP_EVM_VMOUNT)
+/* FGP_EV_VWAIT names an unnamed virtual thread "#ID" (its Thread.threadId()), not
+ * "java.lang.VirtualThread" (with FGP_EVM_VTHREAD; asked by a collector that splits them). */
+#define FGP_EVM_VTID (1u << 5)
+#define FGP_EVM_ALL                                                                                \
+	(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD | FGP_EVM_VMOUNT |          \
+	 FGP_EVM_VTID)
 /* FGP_EV_VWAIT's interval: 1 / the chance its wait was taken with, in these units. */
 #define FGP_VWAIT_ONE 1000000u
 

@@ -12,10 +12,11 @@
 #   mounttime  as mount, with what exact unmounted totals need in the callbacks (a timestamp in
 #              the virtual thread's JVMTI thread-local storage, a sum at the mount)
 #   fgagent    libfgagent.so with no collector: what the JVM pays with no recording on
-#   fgrec      libfgagent.so with `fgcollect record --event wall` recording the JVM through
-#              each of its rounds (settle included): the agent's virtual-thread events and
-#              stacks, and everything else a wall recording costs the JVM (CPU samples, the
-#              BPF program at its switches). The recording's own CPU is not the JVM's.
+#   fgrec      libfgagent.so with `fgcollect record --event REC_EVENT` (wall unless told)
+#              recording the JVM through each of its rounds (settle included): the agent's
+#              virtual-thread events and stacks, and everything else a wall recording costs
+#              the JVM (CPU samples, the BPF program at its switches); a CPU recording: the
+#              mounts and the CPU samples. The recording's own CPU is not the JVM's.
 # The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
 # others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
 # per loop (medians over rounds), the extra CPU per mount against none (the same round), and
@@ -24,7 +25,8 @@
 # (fgagent), against none's, paired per round (median and spread).
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
-#      THREADS (8), WORK_US (50), PARK_US (750).
+#      THREADS (8), WORK_US (50), PARK_US (750), REC_EVENT (wall; cpu: a CPU recording, which
+#      asks the agent for the mounts alone).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 reps=${REPS:-5}
@@ -105,7 +107,7 @@ for jdk in $jdks; do
 			rec=""
 			if [[ $v == fgrec ]]; then
 				"$fgc" record --pid "${pid[$v]}" --socket "$tmp/fg.sock" \
-					--ctl "$tmp/nobody/ctl.sock" --event wall \
+					--ctl "$tmp/nobody/ctl.sock" --event "${REC_EVENT:-wall}" \
 					--duration "$((settle + round + 1))" -o "$tmp/rec.folded" \
 					2>>"$tmp/rec.err" &
 				rec=$!

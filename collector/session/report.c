@@ -351,14 +351,26 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
 		    (unsigned long long)v->outside);
 	if (v->mnt.mounts)
 		say(out,
-		    "virtual threads: %llu mounts on carriers received (%llu dropped); %llu of %llu "
+		    "virtual threads: %llu mounts on carriers received (%.0f a second; %llu "
+		    "dropped); %llu of %llu "
 		    "samples of the JVMs' threads taken with a virtual thread mounted, shown under "
 		    "it; %.3f s pinned (carriers off the CPU with a virtual thread mounted, counted "
 		    "at every unmount), %.3f s of it shown under their virtual threads at " STACKAGG_PINNED
 		    " (sampled)",
-		    (unsigned long long)v->mnt.mounts, (unsigned long long)v->mnt.dropped,
-		    (unsigned long long)v->mnt.rerooted, (unsigned long long)v->mnt.asked,
-		    (double)v->mnt.offcpu_ns / 1e9, (double)v->pinned_us / 1e6);
+		    (unsigned long long)v->mnt.mounts,
+		    v->mnt.ts_last > v->mnt.ts_first
+			    ? (double)(v->mnt.mounts - 1) * 1e9 /
+				      (double)(v->mnt.ts_last - v->mnt.ts_first)
+			    : 0.0,
+		    (unsigned long long)v->mnt.dropped, (unsigned long long)v->mnt.rerooted,
+		    (unsigned long long)v->mnt.asked, (double)v->mnt.offcpu_ns / 1e9,
+		    (double)v->pinned_us / 1e6);
+	if (v->split)
+		say(out,
+		    "virtual threads: %zu given a root of their own by --per-thread (at most %u); "
+		    "%llu samples and stacks of the virtual threads past them shown under their "
+		    "name pattern's root",
+		    v->split_n, VTSPLIT_MAX, (unsigned long long)v->split_over);
 	for (size_t i = 0; i < v->mnt.nroots; i++)
 		say(out, "virtual threads: %.3f s pinned under %s",
 		    (double)v->mnt.roots[i].ns / 1e9, v->mnt.roots[i].root);
@@ -370,8 +382,10 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	uint64_t skipped =
 		sm->switches_out > sm->switch_samples ? sm->switches_out - sm->switch_samples : 0;
 
-	if (sm->event == FG_EVENT_CPU)
+	if (sm->event == FG_EVENT_CPU) {
+		report_vthreads(&sm->vt, sm->vt_start_ns, out); /* their mounts */
 		return;
+	}
 	if (sm->switch_bpf_err == 0) {
 		char how[128];
 

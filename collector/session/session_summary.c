@@ -75,6 +75,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->vt = s->ae.vt.st;
 	out->vt.mnt = s->ae.vm.st;
 	out->vt.pinned_us = s->ae.vt_on ? ses_pinned_us(s->agg) : 0;
+	out->vt.split = s->ae.vt.split != NULL;
+	out->vt.split_n = s->ae.split.n;
+	out->vt.split_over = s->ae.split.over;
 	out->vt_start_ns = s->start_ns;
 	evlive_stats(&s->ae.live, &out->ev.live);
 	out->event_name = si->event_name;

@@ -3,7 +3,6 @@
 #include "vtmount.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,9 +13,9 @@
 
 _Static_assert(VTMOUNT_ROOT_MAX >= VTWALL_ROOT_MAX, "a pattern's root fits");
 
-void vtmount_init(struct vtmount *m, int per_thread)
+void vtmount_init(struct vtmount *m, struct vtsplit *split)
 {
-	*m = (struct vtmount){ .per_thread = per_thread };
+	*m = (struct vtmount){ .split = split };
 }
 
 void vtmount_fini(struct vtmount *m)
@@ -44,21 +43,10 @@ static struct vtmount_carrier *carrier_of(struct vtmount *m, uint32_t pid, uint3
 /* The root of ev's virtual thread into out. */
 static void root_of(const struct vtmount *m, const struct jvm_event *ev, char *out)
 {
-	static const char cls[] = "java.lang.VirtualThread";
-	bool unnamed = !ev->cls.len ||
-		       (ev->cls.len == sizeof(cls) - 1 && !memcmp(ev->cls.ptr, cls, ev->cls.len));
-	size_t len = ev->cls.len < VTWALL_NAME_MAX ? ev->cls.len : VTWALL_NAME_MAX;
-
-	if (!m->per_thread) {
+	if (m->split)
+		(void)vtsplit_own(out, VTMOUNT_ROOT_MAX, ev->cls.ptr, ev->cls.len, ev->tag);
+	else
 		(void)vtwall_root(out, VTMOUNT_ROOT_MAX, ev->cls.ptr, ev->cls.len);
-	} else if (unnamed) {
-		snprintf(out, VTMOUNT_ROOT_MAX, VTWALL_ROOT " #%llu", (unsigned long long)ev->tag);
-	} else {
-		int n = snprintf(out, VTMOUNT_ROOT_MAX, VTWALL_ROOT " ");
-
-		memcpy(out + n, ev->cls.ptr, len);
-		out[(size_t)n + len] = '\0';
-	}
 }
 
 /* The part of ev's time off the CPU in the window [from, to]. */
@@ -73,23 +61,21 @@ static uint64_t offcpu_in(const struct jvm_event *ev, uint64_t from, uint64_t to
 	return (uint64_t)((double)ev->interval * (double)(ev->ts - from) / (double)ev->value);
 }
 
-/* ns of ev's time off the CPU, in all and under its root. */
-static void count_offcpu(struct vtmount *m, const struct jvm_event *ev, uint64_t ns)
+/* ns of a mount's time off the CPU, in all and under its root. */
+static void count_offcpu(struct vtmount *m, const char *root, uint64_t ns)
 {
-	char root[VTMOUNT_ROOT_MAX];
 	size_t i;
 
 	if (!ns)
 		return;
 	m->st.offcpu_ns += ns;
-	root_of(m, ev, root);
 	for (i = 0; i < m->st.nroots; i++)
 		if (!strcmp(m->st.roots[i].root, root))
 			break;
 	if (i == m->st.nroots) {
 		if (i == VTMOUNT_ROOTS)
 			return;
-		memcpy(m->st.roots[i].root, root, sizeof(root));
+		memcpy(m->st.roots[i].root, root, VTMOUNT_ROOT_MAX);
 		m->st.nroots++;
 	}
 	m->st.roots[i].ns += ns;
@@ -98,13 +84,21 @@ static void count_offcpu(struct vtmount *m, const struct jvm_event *ev, uint64_t
 void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, uint64_t to)
 {
 	struct vtmount_carrier *c;
-	struct vtmount_iv *iv;
+	char root[VTMOUNT_ROOT_MAX];
 
 	if (ev->kind != FGP_EV_VMOUNT)
 		return;
 	m->st.mounts++;
-	if (ev->value && ev->value <= ev->ts)
-		count_offcpu(m, ev, offcpu_in(ev, from, to));
+	if (!m->st.ts_first || ev->ts < m->st.ts_first)
+		m->st.ts_first = ev->ts;
+	if (ev->ts > m->st.ts_last)
+		m->st.ts_last = ev->ts;
+	if (ev->value && ev->value <= ev->ts) {
+		/* by name pattern: the roots counted apart are few */
+		(void)vtwall_root(root, sizeof(root), ev->cls.ptr, ev->cls.len);
+		count_offcpu(m, root, offcpu_in(ev, from, to));
+	}
+	root_of(m, ev, root);
 	if (!ev->value || ev->value > ev->ts || !ev->host_tid || m->held >= VTMOUNT_MAX_HELD ||
 	    !(c = carrier_of(m, ev->host_pid, ev->host_tid, 1))) {
 		m->st.dropped++;
@@ -124,10 +118,8 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 		m->st.dropped++;
 		return;
 	}
-	iv = &c->iv[c->n++];
-	iv->t0 = ev->ts - ev->value;
-	iv->t1 = ev->ts;
-	root_of(m, ev, iv->root);
+	c->iv[c->n] = (struct vtmount_iv){ .t0 = ev->ts - ev->value, .t1 = ev->ts };
+	memcpy(c->iv[c->n++].root, root, sizeof(root));
 	m->held++;
 }
 
@@ -152,6 +144,8 @@ const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t
 	if (lo == c->n || c->iv[lo].t0 > ts)
 		return NULL;
 	m->st.rerooted++;
+	if (m->split)
+		return vtsplit_admit(m->split, c->iv[lo].root, m->scratch, sizeof(m->scratch));
 	return c->iv[lo].root;
 }
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,9 +58,23 @@ static void count(struct vtwall_stats *st, const struct jvm_event *ev)
 		j->seen = seen;
 }
 
-size_t vtwall_root(char *out, size_t cap, const char *name, size_t len)
+/* Whether name (len bytes) names no virtual thread: none, the class's, or an id ("#DIGITS"). */
+static bool unnamed(const char *name, size_t len)
 {
 	static const char cls[] = "java.lang.VirtualThread";
+	size_t i = 1;
+
+	if (!name || !len || (len == sizeof(cls) - 1 && memcmp(name, cls, len) == 0))
+		return true;
+	if (name[0] != '#' || len < 2)
+		return false;
+	while (i < len && name[i] >= '0' && name[i] <= '9')
+		i++;
+	return i == len;
+}
+
+size_t vtwall_root(char *out, size_t cap, const char *name, size_t len)
+{
 	size_t n = sizeof(VTWALL_ROOT) - 1;
 
 	if (cap < VTWALL_ROOT_MAX)
@@ -67,7 +82,7 @@ size_t vtwall_root(char *out, size_t cap, const char *name, size_t len)
 	memcpy(out, VTWALL_ROOT, n);
 	if (len > VTWALL_NAME_MAX)
 		len = VTWALL_NAME_MAX;
-	if (name && len && !(len == sizeof(cls) - 1 && memcmp(name, cls, len) == 0)) {
+	if (!unnamed(name, len)) {
 		out[n++] = ' ';
 		for (size_t i = 0; i < len; i++) {
 			bool digit = name[i] >= '0' && name[i] <= '9';
@@ -80,6 +95,80 @@ size_t vtwall_root(char *out, size_t cap, const char *name, size_t len)
 	}
 	out[n] = '\0';
 	return n;
+}
+
+/* FNV-1a of s (len bytes), never 0. */
+static uint64_t root_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+/* Whether sp holds h or took it in. */
+static bool split_admit(struct vtsplit *sp, uint64_t h)
+{
+	size_t i = (size_t)(h % VTSPLIT_SLOTS);
+
+	while (sp->slot[i] && sp->slot[i] != h)
+		i = (i + 1) % VTSPLIT_SLOTS;
+	if (sp->slot[i])
+		return true;
+	if (sp->n == VTSPLIT_MAX)
+		return false;
+	sp->slot[i] = h;
+	sp->n++;
+	return true;
+}
+
+size_t vtsplit_own(char *out, size_t cap, const char *name, size_t len, uint64_t id)
+{
+	size_t n = sizeof(VTWALL_ROOT " ") - 1;
+	bool none;
+
+	if (len > VTWALL_NAME_MAX)
+		len = VTWALL_NAME_MAX;
+	none = unnamed(name, len) && !(len > 1 && name[0] == '#');
+	if (cap < VTWALL_ROOT_MAX || (none && !id))
+		return vtwall_root(out, cap, name, len);
+	memcpy(out, VTWALL_ROOT " ", n);
+	if (none)
+		return n + (size_t)snprintf(out + n, cap - n, "#%llu", (unsigned long long)id);
+	for (size_t i = 0; i < len; i++)
+		out[n++] = name[i] ? name[i] : '?';
+	out[n] = '\0';
+	return n;
+}
+
+const char *vtsplit_admit(struct vtsplit *sp, const char *own, char *scratch, size_t cap)
+{
+	static const char pre[] = VTWALL_ROOT " ";
+	size_t len = strlen(own);
+
+	if (strncmp(own, pre, sizeof(pre) - 1) != 0)
+		return own; /* VTWALL_ROOT: the unnamed ones' root, theirs anyway */
+	if (split_admit(sp, root_hash(own, len)))
+		return own;
+	sp->over++;
+	(void)vtwall_root(scratch, cap, own + sizeof(pre) - 1, len - (sizeof(pre) - 1));
+	return scratch;
+}
+
+size_t vtsplit_root(struct vtsplit *sp, char *out, size_t cap, const char *name, size_t len,
+		    uint64_t id)
+{
+	char own[VTWALL_ROOT_MAX];
+	const char *r;
+
+	if (!sp || cap < VTWALL_ROOT_MAX)
+		return vtwall_root(out, cap, name, len);
+	(void)vtsplit_own(own, sizeof(own), name, len, id);
+	r = vtsplit_admit(sp, own, out, cap);
+	if (r == own)
+		memcpy(out, own, strlen(own) + 1);
+	return strlen(out);
 }
 
 void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev, uint64_t from,
@@ -99,8 +188,8 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 	}
 	if (ns > ev->ts - from)
 		ns = ev->ts - from; /* began before the window: its part in it */
-	(void)vtwall_root(v->root, sizeof(v->root), ev->depth ? ev->cls.ptr : NULL,
-			  ev->depth ? ev->cls.len : 0);
+	(void)vtsplit_root(v->split, v->root, sizeof(v->root), ev->depth ? ev->cls.ptr : NULL,
+			   ev->depth ? ev->cls.len : 0, 0);
 	if (keep && !keep(arg, v->root)) {
 		v->st.dropped++;
 		return;

@@ -160,7 +160,29 @@ static void take_name(JNIEnv *jni, jthread t, struct vwait *w)
 		(*jni)->DeleteLocalRef(jni, ti.context_class_loader);
 }
 
-static struct vwait *take_stack(JNIEnv *jni, jthread t, uint64_t now)
+static uint64_t thread_id(JNIEnv *jni, jthread t);
+
+/* An unnamed thread's name as its id, "#ID" (FGP_EVM_VTID), into w. */
+static void name_by_id(JNIEnv *jni, jthread t, struct vwait *w)
+{
+	uint64_t id = thread_id(jni, t);
+	char d[24];
+	size_t n = 0;
+
+	if (!id)
+		return;
+	while (id && n < sizeof(d)) {
+		d[n++] = (char)('0' + id % 10);
+		id /= 10;
+	}
+	w->name[0] = '#';
+	for (size_t i = 0; i < n; i++)
+		w->name[1 + i] = d[n - 1 - i];
+	w->name_len = (uint16_t)(n + 1);
+}
+
+/* on: the kinds on (FGP_EVM_VTID: an unnamed thread named by its id). */
+static struct vwait *take_stack(JNIEnv *jni, jthread t, uint64_t now, uint32_t on)
 {
 	uint32_t depth = atomic_load(&ctl->depth);
 	jvmtiFrameInfo *fi;
@@ -201,6 +223,8 @@ static struct vwait *take_stack(JNIEnv *jni, jthread t, uint64_t now)
 	}
 	w->depth = (uint16_t)count;
 	take_name(jni, t, w);
+	if (!w->name_len && (on & FGP_EVM_VTID))
+		name_by_id(jni, t, w);
 	return w;
 fail:
 	free(w);
@@ -305,7 +329,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	struct vmount m;
 	void *v = NULL;
 
-	if (!(on & FGP_EVM_VTHREAD))
+	if (!(on & (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT)))
 		goto out;
 	now = fg_now_ns();
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
@@ -316,7 +340,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		 ((uintptr_t)v & TLS_MOUNTED) && now > stamp_ts(v))
 		mounted = stamp_ts(v);
 	let_go(v); /* a stack no mount took */
-	v = take_this(now) ? take_stack(jni, t, now) : NULL;
+	v = (on & FGP_EVM_VTHREAD) && take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
 		mount_begin(jni, t, &m);
 	/*
@@ -422,7 +446,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	(void)jni;
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!(on & FGP_EVM_VTHREAD)) {
+	if (!(on & (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT))) {
 		/* Closed to callbacks (turning on or off): a held stack is let go. */
 		if (v && !((uintptr_t)v & TLS_STAMP))
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
@@ -433,6 +457,8 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 	if (on & FGP_EVM_VMOUNT)
 		carrier_cpu0_set(thread_cpu_ns());
+	if (!(on & FGP_EVM_VTHREAD))
+		goto done; /* mounts alone: no waits */
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;
@@ -504,7 +530,9 @@ uint32_t vthread_caps(jvmtiEnv *jvmti)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)infos[i].short_description);
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)infos);
-	return ext_index[0] >= 0 && ext_index[1] >= 0 ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT : 0;
+	return ext_index[0] >= 0 && ext_index[1] >= 0
+		       ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID
+		       : 0;
 }
 
 void vthread_init(struct evctl *c)

@@ -13,6 +13,12 @@
 #    not bounded: at the full rate its share varies from 0 to about half from run to run (the
 #    agent holds at most 1024 stacks of parked virtual threads at once, and thousands are
 #    parked), and that time is said, not lost: the total stays the exact count.
+#  - Then a `record --event wall --per-thread` of DP seconds: a root per virtual thread shown,
+#    for at most 1024 of them (the summary says how many were given a root and counts the
+#    samples and stacks of the ones past them, which go under "[virtual threads]
+#    vt-worker-N"); the unnamed handlers' roots are their ids ("[virtual threads] #ID", at
+#    VThreadWall::handle), none is under the scheduler's "[virtual threads]" but the time
+#    counted with no stack. (--no-per-thread before it: the last given wins.)
 #  - Then a `watch` daemon (the agent reconnects to it): its rolling wall profiles
 #    (--profile-every) have the virtual threads' root.
 set -euo pipefail
@@ -24,6 +30,7 @@ fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 DC=4        # seconds of the recording
+DP=2        # seconds of the --per-thread recording
 CHURN=15000 # short-lived virtual threads a second
 temurin=${FG_TEMURIN25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 [[ -x $temurin/bin/java ]] || fg_fail "no Temurin 25 at $temurin (scripts/install-deps.sh installs it)"
@@ -77,11 +84,40 @@ run_churn() {
 	fg_log "$cfg: $fig_nostack% of the virtual threads' unmounted time under [no stack sampled]"
 }
 
+# run_split: the JVM started last, recorded --per-thread.
+run_split() {
+	local cfg=split f=$FG_TMP/split.folded
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event wall \
+		--no-per-thread --per-thread --duration "$DP" -o "$f" 2>"$FG_TMP/$cfg.err" ||
+		{ cat "$FG_TMP/$cfg.err" >&2; fg_fail "$cfg: record failed"; }
+	grep -E 'virtual threads' "$FG_TMP/$cfg.err" >&2
+	local given over own ids handlers grouped
+	given=$(sed -n 's/.*virtual threads: \([0-9]*\) given a root of their own by --per-thread (at most 1024); \([0-9]*\) samples .*/\1/p' "$FG_TMP/$cfg.err")
+	over=$(sed -n 's/.*virtual threads: \([0-9]*\) given a root of their own by --per-thread (at most 1024); \([0-9]*\) samples .*/\2/p' "$FG_TMP/$cfg.err")
+	[[ -n $given && -n $over ]] || fg_fail "$cfg: the summary does not say how many virtual threads have a root"
+	own=$(cut -d';' -f1 "$f" | sort -u | grep -cE '^\[virtual threads\] (vt-worker-[0-9]+|#[0-9]+)$' || true)
+	ids=$(cut -d';' -f1 "$f" | sort -u | grep -cE '^\[virtual threads\] #[0-9]+$' || true)
+	handlers=$(grep -E '^\[virtual threads\] #[0-9]+;' "$f" | grep -c 'VThreadWall::handle_\[j\]' || true)
+	grouped=$(grep -cE '^\[virtual threads\] vt-worker-N;' "$f" || true)
+	fg_log "$cfg: $given virtual threads with a root of their own, $over samples and stacks past them;" \
+		"$own such roots in the graph, $ids by id ($handlers stacks of handlers), $grouped stacks under vt-worker-N"
+	# each root of one virtual thread was given, within the cap; past it, under the pattern
+	((given <= 1024 && own <= given && own >= 10)) ||
+		fg_fail "$cfg: $own roots of single virtual threads, $given given"
+	((given == 1024 || (over == 0 && grouped == 0))) ||
+		fg_fail "$cfg: $over under their pattern's root with $given of 1024 given"
+	((handlers > 0)) || fg_fail "$cfg: no unnamed handler under a root of its id"
+	# (time counted with no stack names no thread: it alone stays under the scheduler's root)
+	! grep -E '^\[virtual threads\];' "$f" | grep -qvF '[virtual threads];[no stack sampled];' ||
+		fg_fail "$cfg: an unnamed virtual thread under the scheduler's root"
+}
+
 cur=t25churn
 FG_JDK=$temurin
 fg_jvm_start "$cur" VThreadWall 8 2 8 "$CHURN"
 fg_wait_log "$cur" 60 ' vtc [0-9]+$'
 run_churn
+run_split
 fg_watch_start --profile-every 2s --event wall --out "$FG_TMP/wprof" --host-name test-node
 fg_wait 15 wprof_has || fg_fail "watch's rolling wall profiles have no virtual threads"
 fg_watch_stop_clean

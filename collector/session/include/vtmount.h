@@ -20,6 +20,8 @@
 
 #include "jvmevent.h"
 
+struct vtsplit;
+
 #define VTMOUNT_MAX_HELD 131072u   /* mounts held at once, over all carriers */
 #define VTMOUNT_MAX_CARRIERS 4096u /* carrier threads */
 #define VTMOUNT_ROOT_MAX 96u	   /* bytes of a root, its NUL included */
@@ -29,10 +31,11 @@
 #define VTMOUNT_KEEP_NS 2000000000ull
 
 struct vtmount_stats {
-	uint64_t mounts;   /* FGP_EV_VMOUNT events received */
-	uint64_t dropped;  /* ... not kept: a cap, or out of order on their carrier */
-	uint64_t asked;	   /* samples of possible carriers looked up */
-	uint64_t rerooted; /* ... found in a mount: rooted under its virtual thread */
+	uint64_t mounts;	    /* FGP_EV_VMOUNT events received */
+	uint64_t ts_first, ts_last; /* ... the first and last one's time (their rate) */
+	uint64_t dropped;	    /* ... not kept: a cap, or out of order on their carrier */
+	uint64_t asked;		    /* samples of possible carriers looked up */
+	uint64_t rerooted;	    /* ... found in a mount: rooted under its virtual thread */
 	/* The carriers' time off the CPU with a virtual thread mounted, as the agents count it at
 	 * every unmount (the part in the window of vtmount_add). */
 	uint64_t offcpu_ns;
@@ -59,25 +62,27 @@ struct vtmount {
 	struct vtmount_stats st;
 	struct vtmount_carrier *c;
 	size_t nc, capc, held;
-	int per_thread; /* roots name each virtual thread (vtmount_init) */
+	struct vtsplit *split;		/* NULL: a root per name pattern (vtmount_init) */
+	char scratch[VTMOUNT_ROOT_MAX]; /* a root vtmount_root returns */
 };
 
 /*
- * per_thread: a root per virtual thread ("[virtual threads] NAME" with its digits, or
- * "[virtual threads] #ID" for an unnamed one); else per name pattern (vtwall_root).
+ * split (borrowed for m's life; NULL: a root per name pattern, vtwall_root): a root per
+ * virtual thread up to its cap ("[virtual threads] NAME" with its digits, or
+ * "[virtual threads] #ID" for an unnamed one; vtsplit_root).
  */
-void vtmount_init(struct vtmount *m, int per_thread);
+void vtmount_init(struct vtmount *m, struct vtsplit *split);
 void vtmount_fini(struct vtmount *m);
 
 /*
  * One FGP_EV_VMOUNT event (others are ignored): kept, or counted as dropped. Its time off the
  * CPU counts in stats.offcpu_ns when it ended in [from, to] (to 0: still open), in proportion
- * when it began before from.
+ * when it began before from, and under its name pattern's root in stats.roots.
  */
 void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, uint64_t to);
 
 /* The root of the virtual thread mounted on tid of pid at ts, or NULL (borrowed until the next
- * vtmount_add or vtmount_prune). */
+ * call on m). With a split set, the root is given then (vtsplit_admit). */
 const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts);
 
 /* Forget the mounts that ended before t (every sample up to t is settled). */

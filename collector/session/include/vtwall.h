@@ -15,13 +15,15 @@
  *
  * Readable at any number of virtual threads: the root is VTWALL_ROOT for unnamed ones (the
  * scheduler's), "[virtual threads] NAME" for named ones with each run of digits in NAME
- * folded to N ("vt-worker-123" -> "vt-worker-N"): one root per name pattern.
+ * folded to N ("vt-worker-123" -> "vt-worker-N"): one root per name pattern. With a split set
+ * (struct vtsplit, --per-thread) each virtual thread has a root of its own, up to a cap.
  *
  * Invariant: every event handed to vtwall_add is counted in the stats, added or dropped.
  */
 #ifndef FG_VTWALL_H
 #define FG_VTWALL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +37,24 @@
 #define VTWALL_MAX_JVMS 16
 #define VTWALL_NAME_MAX 64 /* bytes of a name looked at */
 #define VTWALL_ROOT_MAX (sizeof(VTWALL_ROOT) + 1 + VTWALL_NAME_MAX + 1)
+
+/*
+ * --per-thread: the virtual threads given a root of their own, "[virtual threads] NAME" with
+ * the name whole (its first VTWALL_NAME_MAX bytes) or "[virtual threads] #ID" for an unnamed
+ * one, for at most VTSPLIT_MAX distinct roots, given as something is shown under them (a
+ * sample, a stack); what a virtual thread past them shows is under its name pattern's root
+ * (vtwall_root) and counted in over. Fixed size: nothing grows with the number of virtual
+ * threads a peer makes.
+ */
+#define VTSPLIT_MAX 1024u
+#define VTSPLIT_SLOTS 2048u /* open addressing, at most half full (2 * VTSPLIT_MAX) */
+_Static_assert(VTSPLIT_SLOTS == 2 * VTSPLIT_MAX, "the split set is at most half full");
+
+struct vtsplit {
+	uint64_t slot[VTSPLIT_SLOTS]; /* a root's hash (never 0), 0: free */
+	size_t n;		      /* roots given */
+	uint64_t over;		      /* samples and stacks shown under a pattern's root instead */
+};
 
 /* One JVM's counts, from the agent's (cumulative since the kind went on). */
 struct vtwall_jvm {
@@ -60,10 +80,14 @@ struct vtwall_stats {
 	struct vtwall_jvm jvms[VTWALL_MAX_JVMS];
 	struct vtmount_stats mnt; /* mounts on carriers (vtmount.h) */
 	uint64_t pinned_us;	  /* off-CPU time of carriers with a virtual thread mounted */
+	bool split;		  /* --per-thread: a root per virtual thread (vtsplit) */
+	size_t split_n;		  /* ... the roots given */
+	uint64_t split_over;	  /* ... mounts and stacks under their pattern's root instead */
 };
 
 struct vtwall {
 	struct vtwall_stats st;
+	struct vtsplit *split; /* NULL: a root per name pattern (set after vtwall_init; borrowed) */
 	struct stackagg_nframe *frames; /* scratch, FGP_MAX_EVENT_DEPTH */
 	char root[VTWALL_ROOT_MAX];	/* scratch: the event's root */
 };
@@ -72,9 +96,30 @@ struct vtwall {
  * The root of a virtual thread named name (len bytes, not NUL-terminated; NULL, empty or
  * "java.lang.VirtualThread": unnamed) into out (cap >= VTWALL_ROOT_MAX), NUL-terminated:
  * VTWALL_ROOT, then a space and the name's first VTWALL_NAME_MAX bytes with each run of
- * digits as N (a NUL byte as '?'). Its length; 0 when cap is short.
+ * digits as N (a NUL byte as '?'). A name "#DIGITS" is an unnamed one's id (FGP_EVM_VTID):
+ * VTWALL_ROOT. Its length; 0 when cap is short.
  */
 size_t vtwall_root(char *out, size_t cap, const char *name, size_t len);
+
+/*
+ * The root of its own of a virtual thread named name (len bytes; as vtwall_root) whose id is
+ * id (0: unknown) into out (cap >= VTWALL_ROOT_MAX): "[virtual threads] NAME" or, unnamed,
+ * "[virtual threads] #ID" (an agent asked for FGP_EVM_VTID names an unnamed one's stacks
+ * "#ID" itself); VTWALL_ROOT when unnamed with no id. Its length; 0 when cap is short.
+ */
+size_t vtsplit_own(char *out, size_t cap, const char *name, size_t len, uint64_t id);
+
+/*
+ * What is shown under own (a root of vtsplit_own or vtwall_root) goes under: own when sp
+ * knows it or has room for it (then it knows it), else its name pattern's root, written into
+ * scratch (cap >= VTWALL_ROOT_MAX) and counted in sp->over. Borrows own or scratch.
+ */
+const char *vtsplit_admit(struct vtsplit *sp, const char *own, char *scratch, size_t cap);
+
+/* vtsplit_own then vtsplit_admit into out (sp NULL: vtwall_root). Its length; 0 when cap is
+ * short. */
+size_t vtsplit_root(struct vtsplit *sp, char *out, size_t cap, const char *name, size_t len,
+		    uint64_t id);
 
 /* 0 or -ENOMEM. */
 int vtwall_init(struct vtwall *v);
@@ -84,8 +129,9 @@ void vtwall_fini(struct vtwall *v);
  * One FGP_EV_VWAIT event, as much of its wait as lies in the window [from, to] (to 0: still
  * open; a wait that ended outside it is left out, one that began before from is cut there):
  * its weight in microseconds under process (the root the recording
- * gives the JVM, may be NULL), VTWALL_ROOT, its frames (at most depth of the innermost ones)
- * and VTWALL_LEAF, into a. keep(arg, root): whether --threads keeps the root (NULL: all).
+ * gives the JVM, may be NULL), its virtual thread's root (vtsplit_root), its frames (at most depth
+ * of the innermost ones) and VTWALL_LEAF, into a. keep(arg, root): whether --threads keeps the root
+ * (NULL: all).
  */
 void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev, uint64_t from,
 		uint64_t to, const char *process, uint32_t depth,

@@ -13,7 +13,8 @@
  * last event, whose stacks were not taken. Time no stack claimed for FLUSH_NS (a stack that
  * could not be taken) goes in an event with no stack. The events' weights add up to every
  * wait counted, with no record per mount. An event with a stack carries its thread's name
- * (its first VTHREAD_NAME_MAX bytes; none for an unnamed one) for the collector's grouping.
+ * (its first VTHREAD_NAME_MAX bytes; none for an unnamed one, or with FGP_EVM_VTID its id as
+ * "#ID") for the collector's grouping.
  *
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
  * virtual thread's name and id, how long it was mounted and how long of it the carrier was off

@@ -11,6 +11,7 @@
 
 #include "fgproto.h"
 #include "vtmount.h"
+#include "vtwall.h"
 
 /* A mount of name on carrier tid from t1 - len to t1, off the CPU for off of it. */
 static struct jvm_event vmount(uint32_t tid, uint64_t t1, uint64_t len, uint64_t off,
@@ -62,17 +63,60 @@ static void test_samples_find_the_mount_of_their_time(void **state)
 /* Per thread, a root names each virtual thread: its name whole, or its id. */
 static void test_per_thread_roots_name_each_virtual_thread(void **state)
 {
+	static struct vtsplit sp;
 	struct vtmount m;
 	struct jvm_event e;
 
 	(void)state;
-	vtmount_init(&m, 1);
+	vtmount_init(&m, &sp);
 	e = vmount(7, 2000, 1000, 0, "vt-worker-12", 5);
 	vtmount_add(&m, &e, 0, 0);
 	e = vmount(7, 5000, 1000, 0, "java.lang.VirtualThread", 6);
 	vtmount_add(&m, &e, 0, 0);
 	assert_string_equal(vtmount_root(&m, 42, 7, 1500), "[virtual threads] vt-worker-12");
 	assert_string_equal(vtmount_root(&m, 42, 7, 4500), "[virtual threads] #6");
+	vtmount_fini(&m);
+}
+
+/*
+ * Per thread, the first VTSPLIT_MAX virtual threads something is shown under have roots of
+ * their own; the ones past them go under their name pattern's root, counted, and a thread
+ * with a root keeps it. A mount no sample falls in takes no root.
+ */
+static void test_per_thread_roots_are_capped_and_the_rest_counted(void **state)
+{
+	static struct vtsplit sp;
+	struct vtmount m;
+	struct jvm_event e;
+	char name[32];
+	uint64_t t = 1000;
+
+	(void)state;
+	vtmount_init(&m, &sp);
+	e = vmount(8, 500, 400, 0, "never-sampled-1", 0);
+	vtmount_add(&m, &e, 0, 0);
+	for (uint64_t id = 1; id <= VTSPLIT_MAX + 5; id++, t += 1000) {
+		e = vmount(7, t, 500, 0, "java.lang.VirtualThread", id);
+		vtmount_add(&m, &e, 0, 0);
+	}
+	assert_int_equal(sp.n, 0);
+	for (uint64_t id = 1; id <= VTSPLIT_MAX + 5; id++) {
+		const char *r = vtmount_root(&m, 42, 7, id * 1000 - 100);
+
+		snprintf(name, sizeof(name), "[virtual threads] #%llu", (unsigned long long)id);
+		assert_string_equal(r, id <= VTSPLIT_MAX ? name : "[virtual threads]");
+	}
+	assert_int_equal(sp.n, VTSPLIT_MAX);
+	assert_int_equal(sp.over, 5);
+	e = vmount(7, t, 500, 0, "java.lang.VirtualThread", 3); /* known: its own root still */
+	vtmount_add(&m, &e, 0, 0);
+	assert_string_equal(vtmount_root(&m, 42, 7, t - 100), "[virtual threads] #3");
+	e = vmount(7, t + 1000, 500, 0, "vt-worker-9", 0); /* a new name past the cap */
+	vtmount_add(&m, &e, 0, 0);
+	assert_string_equal(vtmount_root(&m, 42, 7, t + 900), "[virtual threads] vt-worker-N");
+	assert_int_equal(sp.over, 6);
+	assert_int_equal(m.st.ts_first, 500);
+	assert_int_equal(m.st.ts_last, t + 1000);
 	vtmount_fini(&m);
 }
 
@@ -130,6 +174,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_find_the_mount_of_their_time),
 		cmocka_unit_test(test_per_thread_roots_name_each_virtual_thread),
+		cmocka_unit_test(test_per_thread_roots_are_capped_and_the_rest_counted),
 		cmocka_unit_test(test_impossible_mounts_are_dropped_and_counted),
 		cmocka_unit_test(test_time_off_the_cpu_is_counted_in_the_window_by_root),
 	};

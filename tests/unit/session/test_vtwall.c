@@ -170,6 +170,46 @@ static void test_named_threads_share_a_root_per_pattern(void **state)
 	stackagg_free(a);
 }
 
+/*
+ * Per thread, each virtual thread's waits are under its own root: its name whole, or the id an
+ * agent asked for FGP_EVM_VTID gives an unnamed one; without a split set that id is unnamed.
+ */
+static void test_per_thread_waits_are_under_each_thread(void **state)
+{
+	static struct vtsplit sp;
+	static const char *const names[] = { "vt-worker-1", "vt-worker-2", "#77", "#77" };
+	struct stackagg *a = stackagg_new(NULL, NULL);
+	char root[VTWALL_ROOT_MAX], buf[2048];
+	struct vtwall v;
+
+	(void)state;
+	(void)vtwall_root(root, sizeof(root), "#77", 3);
+	assert_string_equal(root, VTWALL_ROOT);
+	(void)vtwall_root(root, sizeof(root), "#7x", 3);
+	assert_string_equal(root, VTWALL_ROOT " #Nx");
+	assert_non_null(a);
+	assert_int_equal(vtwall_init(&v), 0);
+	v.split = &sp;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct jvm_event e = vwait(10000000000ull + i, 1000000, FGP_VWAIT_ONE);
+
+		e.cls = (struct fgp_str){ names[i], strlen(names[i]) };
+		vtwall_add(&v, a, &e, 1000000000ull, 0, NULL, 0, NULL, NULL);
+	}
+	folded(a, buf, sizeof(buf));
+	assert_string_equal(buf, VTWALL_ROOT
+			    " #77;App::handle_[j];App::await_[j];"
+			    "java.lang.Thread::sleep_[j];" VTWALL_LEAF " 2000\n" VTWALL_ROOT
+			    " vt-worker-1;App::handle_[j];App::await_[j];"
+			    "java.lang.Thread::sleep_[j];" VTWALL_LEAF " 1000\n" VTWALL_ROOT
+			    " vt-worker-2;App::handle_[j];App::await_[j];"
+			    "java.lang.Thread::sleep_[j];" VTWALL_LEAF " 1000\n");
+	assert_int_equal(sp.n, 3);
+	assert_int_equal(sp.over, 0);
+	vtwall_fini(&v);
+	stackagg_free(a);
+}
+
 /* The counts of a recording: the agent's whole when it turned them on in it, else their growth. */
 static void test_counts_are_the_recordings(void **state)
 {
@@ -202,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_time_with_no_stack_is_said_so),
 		cmocka_unit_test(test_named_threads_share_a_root_per_pattern),
 		cmocka_unit_test(test_counts_are_the_recordings),
+		cmocka_unit_test(test_per_thread_waits_are_under_each_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

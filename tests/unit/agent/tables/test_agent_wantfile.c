@@ -130,6 +130,8 @@ static void test_events_line_gives_every_word(void **state)
 	/* ... and their mounts on carriers. */
 	w = ev_of(TOK " events vthread vmount\n");
 	assert_int_equal(w.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT);
+	w = ev_of(TOK " events vthread vmount vtid\n");
+	assert_int_equal(w.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID);
 	/* The line alone asks nothing; the tables line is independent of it. */
 	w = ev_of(TOK " events\n");
 	assert_int_equal(w.on, 0);
