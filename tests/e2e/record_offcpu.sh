@@ -124,7 +124,9 @@ burn_stop() {
 	wait "${burners[@]}" 2>/dev/null || true
 	burners=()
 }
-trap 'burn_stop' EXIT
+# (set +e: under errexit a failing kill or `(exit $rc)` would end the trap before fg_cleanup,
+# which removes the containers and $FG_TMP)
+trap 'rc=$?; set +e; burn_stop; (exit $rc); fg_cleanup' EXIT
 
 # defaults LABEL: off-CPU and wall at the defaults (all threads): the sleeper's sleepB and the
 # reader's readReply time the truth's within 5%, every fg-* thread's wall time the recording's.
