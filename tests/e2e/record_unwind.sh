@@ -14,6 +14,8 @@
 #    through a vtable stub, JNI into a library built without frame pointers and back into
 #    Java; exceptions through compiled frames (>= 90%: see there);
 #  - a stack deeper than a small copy ends in a `[truncated]` frame, counted, never garbage.
+# A recording whose check has fewer than twice the samples it needs (a busy machine, another
+# test beside this one) is made again, twice as long, up to four times as long.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_unwind
@@ -41,13 +43,38 @@ record() {
 	cat "$FG_TMP/$name.err" >&2
 }
 
+# record_enough NAME SECONDS MIN COUNT [ARG...]: record NAME for SECONDS; while the command
+# COUNT NAME prints fewer than MIN (the samples a check reads: twice what it needs), again for
+# twice as long, up to 4 times as long. The JVM's work is steady, so a longer recording only
+# gives a check the samples that a busy machine (another test beside this one) took from it.
+record_enough() {
+	local name=$1 secs=$2 min=$3 count=$4 most=$((4 * $2)) n
+	shift 4
+	while :; do
+		record "$name" --duration "$secs" "$@"
+		n=$("$count" "$name")
+		((${n:-0} < min && secs < most)) || break
+		fg_log "JDK $major $name: ${n:-0} samples in $secs s (< $min): recording $((2 * secs)) s"
+		secs=$((2 * secs))
+	done
+}
+
+# checked NAME, scoped NAME: the samples the answer key compared; the samples of the recording's
+# scope ($scope: lines matching it).
+checked() {
+	sed -n 's/.*unwind check: [0-9.]*% ([0-9]*\/\([0-9]*\)).*/\1/p' "$FG_TMP/$1.err"
+}
+scoped() {
+	share "$FG_TMP/$1.folded" . "$scope" | cut -d' ' -f1
+}
+
 # start NAME MODE DEPTH [JVM_OPT...]: UnwindMix MODE in a container, until it is warm.
 start() {
 	local name=$1 mode=$2 depth=$3
 	shift 3
 	FG_JVM_OPTS=("$@")
 	FG_CT_OPTS=(--bind "$FG_TMP/jni:/jni:ro")
-	FG_JDK=$jdk fg_jvm_start "$name" UnwindMix "$mode" "$depth" 40 /jni/libunwindjni.so
+	FG_JDK=$jdk fg_jvm_start "$name" UnwindMix "$mode" "$depth" 120 /jni/libunwindjni.so
 	FG_JVM_OPTS=()
 	FG_CT_OPTS=()
 	fg_wait_log "$name" 60 'UnwindMix ready'
@@ -84,7 +111,7 @@ for jdk in $(fg_jdks); do
 
 	# ---- answer key: frame pointers on, the kernel's chain is the truth ---------------------
 	start key$major mix 30
-	record key$major --duration 5 --unwind-check
+	record_enough key$major 5 200 checked --unwind-check
 	read -r agree checked < <(sed -n 's/.*unwind check: [0-9.]*% (\([0-9]*\)\/\([0-9]*\)).*/\1 \2/p' "$FG_TMP/key$major.err")
 	[[ -n ${checked:-} ]] || fg_fail "JDK $major: no unwind check line in the summary"
 	fg_log "JDK $major answer key: $agree/$checked samples agree frame for frame"
@@ -95,7 +122,8 @@ for jdk in $(fg_jdks); do
 
 	# ---- frame pointers off: the deep chain and the demo service ----------------------------
 	start deep$major deep 40 "${nofp[@]}"
-	record deep$major --duration 3
+	scope='^java;'
+	record_enough deep$major 3 80 scoped
 	read -r part all < <(rooted "$FG_TMP/deep$major.err")
 	need "deep chain: samples that reached a thread root" "$part" "$all" 90
 	# Samples are walked the vm way; one the walk cannot take (the kernel gave it no registers
@@ -110,11 +138,12 @@ for jdk in $(fg_jdks); do
 	fg_container_stop deep$major || true
 
 	FG_JVM_OPTS=("${nofp[@]}")
-	FG_JDK=$jdk fg_jvm_start prime$major PrimeService --load 2 --seconds 60
+	FG_JDK=$jdk fg_jvm_start prime$major PrimeService --load 2 --seconds 120
 	FG_JVM_OPTS=()
 	fg_wait_log prime$major 30 'PrimeService listening'
 	sleep 3 # the load warms up and compiles
-	record prime$major --duration 3
+	scope='PrimeService::isPrime_'
+	record_enough prime$major 3 80 scoped
 	read -r part all < <(rooted "$FG_TMP/prime$major.err")
 	need "demo service: samples that reached a thread root" "$part" "$all" 90
 	read -r all part < <(share "$FG_TMP/prime$major.folded" \
@@ -124,18 +153,29 @@ for jdk in $(fg_jdks); do
 	fg_container_stop prime$major || true
 
 	# ---- hard cases -------------------------------------------------------------------------
-	start deopt$major deopt 10 "${nofp[@]}" -XX:CompileCommand=quiet \
-		-XX:CompileCommand=dontinline,UnwindMix::inner
-	record deopt$major --duration 3
-	deopt=$(sed -n 's/.*deoptimised frames \([0-9]*\).*/\1/p' "$FG_TMP/deopt$major.err")
+	# The frame is deoptimised once, 0.8 s after the JVM is warm: a recording with too few samples
+	# is made again from a new JVM's start, twice as long.
+	scope='^java;' secs=3 d=deopt$major
+	while :; do
+		start "$d" deopt 10 "${nofp[@]}" -XX:CompileCommand=quiet \
+			-XX:CompileCommand=dontinline,UnwindMix::inner
+		record "$d" --duration "$secs"
+		n=$(scoped "$d")
+		((n < 80 && secs < 12)) || break
+		fg_log "JDK $major $d: $n samples in $secs s (< 80): a new JVM, recording $((2 * secs)) s"
+		fg_container_stop "$d" || true
+		secs=$((2 * secs)) d=${d}x
+	done
+	deopt=$(sed -n 's/.*deoptimised frames \([0-9]*\).*/\1/p' "$FG_TMP/$d.err")
 	((${deopt:-0} > 0)) || fg_fail "JDK $major deopt: no deoptimised frame was met"
-	read -r all part < <(share "$FG_TMP/deopt$major.folded" \
+	read -r all part < <(share "$FG_TMP/$d.folded" \
 		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::deopt${j}UnwindMix::outer${j}UnwindMix::inner_" '^java;')
 	need "deopt ($deopt deoptimised frames): main-thread samples with main;deopt;outer;inner, rooted" "$part" "$all" 95
-	fg_container_stop deopt$major || true
+	fg_container_stop "$d" || true
 
 	start mega$major mega 10 "${nofp[@]}"
-	record mega$major --duration 3
+	scope='^java;'
+	record_enough mega$major 3 80 scoped
 	read -r all part < <(share "$FG_TMP/mega$major.folded" \
 		"${main}.*call_stub;UnwindMix::main${j}UnwindMix::mega${j}" '^java;')
 	need "megamorphic: main-thread samples with main;mega, rooted" "$part" "$all" 95
@@ -144,7 +184,8 @@ for jdk in $(fg_jdks); do
 	fg_container_stop mega$major || true
 
 	start jni$major jni 10 "${nofp[@]}"
-	record jni$major --duration 3
+	scope='^java;'
+	record_enough jni$major 3 80 scoped
 	read -r all part < <(share "$FG_TMP/jni$major.folded" \
 		"${main}.*call_stub;UnwindMix::main${j}(UnwindMix::jni${j})?UnwindMix::nativeSum_\\[j\\];Java_UnwindMix_nativeSum;" '^java;')
 	need "JNI: main-thread samples with main;jni;nativeSum (C), rooted" "$part" "$all" 95
@@ -154,7 +195,8 @@ for jdk in $(fg_jdks); do
 	fg_container_stop jni$major || true
 
 	start exc$major exc 12 "${nofp[@]}"
-	record exc$major --duration 3
+	scope='^java;'
+	record_enough exc$major 3 80 scoped
 	read -r all part < <(share "$FG_TMP/exc$major.folded" "${main}.*call_stub;UnwindMix::main${j}" '^java;')
 	# 90%: a few samples inside HotSpot's exception blob or rethrow stub, or in libjvm under
 	# them, still end early (counted as lost or [truncated], never guessed)
@@ -168,7 +210,8 @@ for jdk in $(fg_jdks); do
 
 	# ---- deeper than the copy ---------------------------------------------------------------
 	start trunc$major deep 3000 "${nofp[@]}" -Xss64m
-	record trunc$major --duration 3 --stack-copy 4096
+	scope='UnwindMix::level_'
+	record_enough trunc$major 3 80 scoped --stack-copy 4096
 	cut=$(sed -n 's/.*\[truncated\] by the 4096-byte copy \([0-9]*\).*/\1/p' "$FG_TMP/trunc$major.err")
 	((${cut:-0} > 0)) || fg_fail "JDK $major: no walk counted as [truncated] with a 4096-byte copy"
 	read -r all part < <(share "$FG_TMP/trunc$major.folded" '^[^;]*;\[truncated\];' 'UnwindMix::level_')
