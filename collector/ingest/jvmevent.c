@@ -56,7 +56,7 @@ size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, si
 			      (unsigned)w->lock_us);
 	if (n > 0 && (w->on & FGP_EVM_VTHREAD))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vthread");
-	if (n > 0 && (w->on & FGP_EVM_VMOUNT))
+	if (n > 0 && (w->on & FGP_EVM_VTHREAD) && (w->on & FGP_EVM_VMOUNT))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vmount");
 	if (n > 0 && (w->on & FGP_EVM_VTHREAD) && (w->on & FGP_EVM_VTID))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vtid");

@@ -382,10 +382,8 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	uint64_t skipped =
 		sm->switches_out > sm->switch_samples ? sm->switches_out - sm->switch_samples : 0;
 
-	if (sm->event == FG_EVENT_CPU) {
-		report_vthreads(&sm->vt, sm->vt_start_ns, out); /* their mounts */
+	if (sm->event == FG_EVENT_CPU)
 		return;
-	}
 	if (sm->switch_bpf_err == 0) {
 		char how[128];
 

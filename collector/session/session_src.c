@@ -68,8 +68,7 @@ static void target_label(struct target *t, const struct jvm_info *info)
 /* A recording of agent events whose target's agent cannot send them: said once, at its hello. */
 static void note_no_events(const struct session_src_env *env, const struct jvm_info *info)
 {
-	if (!env->evw || !(env->evw->on & ~(FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID)) ||
-	    !info->connected)
+	if (!env->evw || !(env->evw->on & ~FGP_EVM_VTHREAD) || !info->connected)
 		return; /* virtual threads: an agent or JVM without them has none to count */
 	if (!(info->hello_flags & FGP_HELLO_EVENTS))
 		notes_add(env->notes,

@@ -650,9 +650,8 @@ bool evjvmti_ring(const void **base, uint64_t *size, uint64_t *copied, uint64_t 
 
 int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 {
-	static const uint32_t kinds[] = { FGP_EVM_LIVE, FGP_EVM_ALLOC, FGP_EVM_LOCK };
-	const uint32_t vt = FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID;
-	uint32_t vt_want = want->on & (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT);
+	static const uint32_t kinds[] = { FGP_EVM_LIVE, FGP_EVM_ALLOC, FGP_EVM_LOCK,
+					  FGP_EVM_VTHREAD };
 	int rv = 0, r;
 
 	(void)arg;
@@ -674,32 +673,17 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 		else
 			rv = r;
 	}
-	/*
-	 * Waits and mounts are sent by the virtual threads' callbacks, on for either: turned
-	 * off and on again when the waits change, so that their counts start afresh. Naming an
-	 * unnamed one's stacks by its id goes with the waits.
+	/* Mounts are sent by the virtual threads' callbacks: on with them, no event of their own.
 	 */
-	if (vt_want & FGP_EVM_VTHREAD)
-		vt_want |= want->on & FGP_EVM_VTID;
-	if ((vt_want & FGP_EVM_VTHREAD) != (enabled & FGP_EVM_VTHREAD) && (enabled & vt)) {
-		if ((r = set_kind(FGP_EVM_VTHREAD, false)) == 0)
-			enabled &= ~vt;
-		else
-			rv = r;
-	}
-	if (vt_want && !(enabled & vt)) {
-		if ((r = set_kind(FGP_EVM_VTHREAD, true)) == 0)
-			enabled |= vt_want;
-		else
-			rv = r;
-	} else if (!vt_want && (enabled & vt)) {
-		if ((r = set_kind(FGP_EVM_VTHREAD, false)) == 0)
-			enabled &= ~vt;
-		else
-			rv = r;
-	} else if (enabled & vt) {
-		enabled = (enabled & ~vt) | vt_want; /* mounts or the ids, on or off */
-	}
+	if ((want->on & FGP_EVM_VMOUNT) && (enabled & FGP_EVM_VTHREAD))
+		enabled |= FGP_EVM_VMOUNT;
+	else
+		enabled &= ~FGP_EVM_VMOUNT;
+	/* ... as is naming an unnamed one's stacks by its id */
+	if ((want->on & FGP_EVM_VTID) && (enabled & FGP_EVM_VTHREAD))
+		enabled |= FGP_EVM_VTID;
+	else
+		enabled &= ~FGP_EVM_VTID;
 	/* Live without alloc tracks nothing: off too. */
 	if ((enabled & FGP_EVM_LIVE) && !(enabled & FGP_EVM_ALLOC) &&
 	    set_kind(FGP_EVM_LIVE, false) == 0)

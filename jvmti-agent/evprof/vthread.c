@@ -329,7 +329,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	struct vmount m;
 	void *v = NULL;
 
-	if (!(on & (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT)))
+	if (!(on & FGP_EVM_VTHREAD))
 		goto out;
 	now = fg_now_ns();
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
@@ -340,7 +340,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		 ((uintptr_t)v & TLS_MOUNTED) && now > stamp_ts(v))
 		mounted = stamp_ts(v);
 	let_go(v); /* a stack no mount took */
-	v = (on & FGP_EVM_VTHREAD) && take_this(now) ? take_stack(jni, t, now, on) : NULL;
+	v = take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
 		mount_begin(jni, t, &m);
 	/*
@@ -446,7 +446,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	(void)jni;
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!(on & (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT))) {
+	if (!(on & FGP_EVM_VTHREAD)) {
 		/* Closed to callbacks (turning on or off): a held stack is let go. */
 		if (v && !((uintptr_t)v & TLS_STAMP))
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
@@ -457,8 +457,6 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 	if (on & FGP_EVM_VMOUNT)
 		carrier_cpu0_set(thread_cpu_ns());
-	if (!(on & FGP_EVM_VTHREAD))
-		goto done; /* mounts alone: no waits */
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;

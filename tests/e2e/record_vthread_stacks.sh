@@ -12,10 +12,7 @@
 #  - Temurin 25 with frame pointers: >= 30% of them whole (chunks frozen again or changed
 #    between the sample and the collector's read are marked, not walked: the share whole
 #    varies from run to run and is logged for every configuration);
-#  - never a stack with fewer descend frames and no marker;
-#  - >= 80% of the samples in spin under the virtual threads' root, not their carrier's name
-#    (a CPU recording asks the agent for the mounts; a mount still open at the end is not
-#    known, its samples stay under the carrier).
+#  - never a stack with fewer descend frames and no marker.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_vthread_stacks
@@ -52,18 +49,12 @@ run() {
 				wrong += n
 		}
 		END { printf "%d %d %d\n", all, whole, wrong }' "$f")"
-	local vt
-	vt=$(awk '/^\[virtual threads\].*VThreadDeep::spin_\[[0ij]\]/ { n += $NF } END { printf "%d", n }' "$f")
-	fg_log "$cfg: $whole of $all samples in spin whole ($DEPTH descend frames), $wrong neither whole nor [truncated]; $vt under [virtual threads]"
+	fg_log "$cfg: $whole of $all samples in spin whole ($DEPTH descend frames), $wrong neither whole nor [truncated]"
 	if ((all < 50)); then
 		head -c 3000 "$f" >&2
 		fg_fail "$cfg: only $all samples in VThreadDeep::spin"
 	fi
 	((wrong == 0)) || fg_fail "$cfg: $wrong samples in spin neither whole nor marked [truncated]"
-	# Under the virtual thread: every sample taken while a mount the agent reported was open.
-	# Samples from before the agent's mount callbacks were on (the recording's first tenths
-	# of a second, longer on a busy machine) stay under the carrier: about 80-95% are rooted.
-	((vt * 100 >= all * 60)) || fg_fail "$cfg: $vt of $all samples in spin under [virtual threads]"
 	if [[ $want == whole ]] && ((whole * 100 < all * 30)); then
 		awk '/VThreadDeep::spin_/' "$f" | sort -t' ' -k2 -n -r | head -3 | cut -c1-2000 >&2 || true
 		fg_fail "$cfg: $whole of $all samples in spin whole (< 30%)"

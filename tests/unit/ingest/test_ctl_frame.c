@@ -528,10 +528,6 @@ static void test_vthread_wants_and_waits_round_trip(void **state)
 	assert_int_equal(got.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID);
 	assert_true(jvm_evwant_line(&w, 1, (char *)buf, sizeof(buf)) > 0);
 	assert_non_null(strstr((char *)buf, " vthread vmount vtid"));
-	w.on = FGP_EVM_VMOUNT; /* a CPU recording: the mounts alone */
-	assert_true(jvm_evwant_line(&w, 1, (char *)buf, sizeof(buf)) > 0);
-	assert_non_null(strstr((char *)buf, " vmount"));
-	assert_null(strstr((char *)buf, " vthread"));
 	n = ctl_event_encode(buf, sizeof(buf), &vw);
 	vw.depth = 0;
 	n += ctl_event_encode(buf + n, sizeof(buf) - n, &vw);
