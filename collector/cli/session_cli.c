@@ -243,14 +243,16 @@ const struct cli_opt session_cli_events[] = {
 	{ .name = "threads", .kind = CLI_STR, CLI_AT(SO, threads_regex), .arg = "REGEX",
 	  .help = "only threads whose name matches (POSIX extended regex)",
 	  .doc = "Any event." },
-	{ .name = "per-thread", .kind = CLI_SET, CLI_AT(SO, per_thread),
+	{ .name = "per-thread", .kind = CLI_CONST, .lo = SESSION_THREADS_EACH,
+	  CLI_AT(SO, threads_view),
 	  .help = "each thread's stacks under its name (the default for platform threads); "
 		  "given, each virtual thread's too",
 	  .doc = "With `--container` or `--all` the thread sits below its process's frame. By "
 		 "default virtual threads share a root per name pattern; given, each has its own "
 		 "(its name, or `#ID` when unnamed), for the first 1024 of them: "
 		 "[offcpu-wall.md](offcpu-wall.md#virtual-threads)." },
-	{ .name = "no-per-thread", .kind = CLI_SET, CLI_AT(SO, merge_threads),
+	{ .name = "no-per-thread", .kind = CLI_CONST, .lo = SESSION_THREADS_MERGED,
+	  CLI_AT(SO, threads_view),
 	  .help = "no thread-name root frame: the threads' stacks merge",
 	  .doc = "It is async-profiler's default view; pprof samples then carry no `thread` label." },
 	{ .name = "scope", .kind = CLI_ENUM, .names = scope_names, CLI_AT(SO, scope),
@@ -288,10 +290,9 @@ int session_cli_parse(const struct cli_cmd *c, int argc, char **argv, void *opts
 		fg_err(c->name, "give --switch-rate or --switch-period, not both");
 		return FG_EXIT_USAGE;
 	}
-	if (so->per_thread && so->merge_threads) {
-		fg_err(c->name, "give --per-thread or --no-per-thread, not both");
-		return FG_EXIT_USAGE;
-	}
+	/* the last of --per-thread and --no-per-thread given */
+	so->merge_threads = so->threads_view == SESSION_THREADS_MERGED;
+	so->per_thread = so->threads_view == SESSION_THREADS_EACH;
 	if (so->switch_rate == SESSION_SWITCH_RATE_AUTO)
 		so->switch_rate = so->switch_period ? 0 : SESSION_DEFAULT_SWITCH_RATE;
 	if (so->switch_period == 0)

@@ -18,8 +18,7 @@
 #    samples and stacks of the ones past them, which go under "[virtual threads]
 #    vt-worker-N"); the unnamed handlers' roots are their ids ("[virtual threads] #ID", at
 #    VThreadWall::handle), none is under the scheduler's "[virtual threads]" but the time
-#    counted with no stack. With
-#    --no-per-thread too, a usage error.
+#    counted with no stack. (--no-per-thread before it: the last given wins.)
 #  - Then a `watch` daemon (the agent reconnects to it): its rolling wall profiles
 #    (--profile-every) have the virtual threads' root.
 set -euo pipefail
@@ -87,12 +86,9 @@ run_churn() {
 
 # run_split: the JVM started last, recorded --per-thread.
 run_split() {
-	local cfg=split f=$FG_TMP/split.folded rc=0
+	local cfg=split f=$FG_TMP/split.folded
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event wall \
-		--per-thread --no-per-thread --duration 1 -o "$f" 2>/dev/null || rc=$?
-	((rc == 64)) || fg_fail "$cfg: --per-thread with --no-per-thread exited $rc, not 64"
-	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event wall \
-		--per-thread --duration "$DP" -o "$f" 2>"$FG_TMP/$cfg.err" ||
+		--no-per-thread --per-thread --duration "$DP" -o "$f" 2>"$FG_TMP/$cfg.err" ||
 		{ cat "$FG_TMP/$cfg.err" >&2; fg_fail "$cfg: record failed"; }
 	grep -E 'virtual threads' "$FG_TMP/$cfg.err" >&2
 	local given over own ids handlers grouped

@@ -110,6 +110,13 @@ static inline uint32_t session_alloc_budget(uint32_t opt)
 						 : opt;
 }
 
+/* session_opts.threads_view: --per-thread or --no-per-thread given last, or neither. */
+enum {
+	SESSION_THREADS_DEFAULT = 0, /* a root per thread, per name pattern for virtual ones */
+	SESSION_THREADS_EACH = 1,    /* --per-thread: a root per virtual thread too */
+	SESSION_THREADS_MERGED = 2,  /* --no-per-thread: no thread roots */
+};
+
 struct session_opts {
 	enum session_target target;
 	uint32_t pid;
@@ -146,6 +153,9 @@ struct session_opts {
 	/* Each virtual thread under a root of its own (vtwall.h: vtsplit), not its name pattern's
 	 * (--per-thread said; not with merge_threads). */
 	bool per_thread;
+	/* The command line's word on both: SESSION_THREADS_* (the CLI sets the two above from
+	 * it; the session reads only those). */
+	int threads_view;
 	/* Keep each counted stack's time and thread (stackagg_timeline) for a time view. */
 	bool timeline;
 	/* alloc and live: the mean sampling interval in bytes (0 = FG_ALLOC_INTERVAL_DEFAULT);

@@ -201,7 +201,9 @@ static void test_no_two_options_share_a_name_a_letter_or_a_field(void **state)
 					    (r->kind == CLI_BITS && q->kind == CLI_BITS &&
 					     !(r->lo & q->lo)) ||
 					    (r->kind == CLI_SET && q->kind == CLI_SET &&
-					     (r->also_size || q->also_size)); /* collapse --all */
+					     (r->also_size || q->also_size)) || /* collapse --all */
+					    (r->kind == CLI_CONST && q->kind == CLI_CONST &&
+					     r->lo != q->lo); /* choices: the last given wins */
 
 				if (j <= i)
 					continue;

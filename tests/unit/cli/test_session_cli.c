@@ -114,15 +114,22 @@ static void test_per_thread_is_the_default_and_no_per_thread_merges(void **state
 	struct session_opts so;
 
 	(void)state;
+	assert_int_equal(parse(&so, "-a"), 0);
+	assert_false(so.merge_threads);
+	assert_false(so.per_thread); /* virtual threads by name pattern */
 	assert_int_equal(parse(&so, "-a", "--no-per-thread"), 0);
 	assert_true(so.merge_threads);
+	assert_false(so.per_thread);
 	assert_int_equal(parse(&so, "-a", "--per-thread"), 0);
 	assert_false(so.merge_threads);
+	assert_true(so.per_thread); /* each virtual thread too */
 	/* The last one given wins. */
 	assert_int_equal(parse(&so, "-a", "--per-thread", "--no-per-thread"), 0);
 	assert_true(so.merge_threads);
+	assert_false(so.per_thread);
 	assert_int_equal(parse(&so, "-a", "--no-per-thread", "--per-thread"), 0);
 	assert_false(so.merge_threads);
+	assert_true(so.per_thread);
 	assert_int_equal(parse(&so, "-a", "--per-thread=yes"), FG_EXIT_USAGE);
 }
 
