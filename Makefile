@@ -10,6 +10,11 @@ PREFIX  ?= /opt/fgcollect
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
 
+# Every configure (the builds below, and the ones the tests run: the packager's build, the fuzz
+# targets) compiles through scripts/cc-launcher.sh, which uses ccache when it is installed.
+export CMAKE_C_COMPILER_LAUNCHER := $(CURDIR)/scripts/cc-launcher.sh
+export CMAKE_CXX_COMPILER_LAUNCHER := $(CURDIR)/scripts/cc-launcher.sh
+
 .PHONY: all deps build-deps prefetch build build-asan build-tsan soak test test-unit test-e2e demo bench install fuzz clean lint
 
 all: build

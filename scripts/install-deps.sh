@@ -15,7 +15,7 @@ set -eu
 BUILD_PKGS="build-essential cmake pkg-config clang libbpf-dev bpftool
  libnng-dev libmbedtls-dev libelf-dev libdw-dev libdebuginfod-dev libcurl4-openssl-dev zlib1g-dev
  openjdk-17-jdk-headless libcmocka-dev"
-TEST_PKGS="libclang-rt-14-dev clang-format clang-tidy cppcheck
+TEST_PKGS="ccache libclang-rt-14-dev clang-format clang-tidy cppcheck
  linux-perf util-linux procps iproute2 perl python3
  golang-go chromium chromium-driver nodejs python3-jsonschema time bc strace
  debuginfod libc6-dbg podman runc mmdebstrap docker.io docker-compose
