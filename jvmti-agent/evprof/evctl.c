@@ -501,17 +501,12 @@ void evctl_fini(struct evctl *c)
 
 void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
 {
+	struct evctl *src = c;
+
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < EVCTL_DROP_NCAUSES; i++)
 		out->drops[i] = atomic_load(&c->drops[i]);
-	out->events = atomic_load(&c->events);
-	out->freed = atomic_load(&c->freed);
-	out->lock_short = atomic_load(&c->lock_short);
-	out->lock_short_ns = atomic_load(&c->lock_short_ns);
-	out->sampled = atomic_load(&c->sampled);
-	out->sampled_ns = atomic_load(&c->sampled_ns);
-	out->timed = atomic_load(&c->timed);
-	out->thinned = atomic_load(&c->thinned);
+	EVCTL_COUNTERS(AGENTCOUNT_LOAD)
 	if (c->p) {
 		out->changes = atomic_load(&c->p->changes);
 		out->apply_failures = atomic_load(&c->p->apply_failures);

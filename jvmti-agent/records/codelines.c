@@ -64,7 +64,7 @@ struct codelines {
 	size_t cap, n;
 	size_t budget;
 	atomic_size_t used;
-	atomic_uint_fast64_t records, too_big, lookups, cached, no_table;
+	CODELINES_COUNTERS(AGENTCOUNT_ATOMIC)
 };
 
 struct codelines *codelines_new(size_t budget)
@@ -92,11 +92,9 @@ void codelines_free(struct codelines *c)
 
 void codelines_stats(struct codelines *c, struct codelines_stats *out)
 {
-	out->records = atomic_load(&c->records);
-	out->too_big = atomic_load(&c->too_big);
-	out->lookups = atomic_load(&c->lookups);
-	out->cached = atomic_load(&c->cached);
-	out->no_table = atomic_load(&c->no_table);
+	struct codelines *src = c;
+
+	CODELINES_COUNTERS(AGENTCOUNT_LOAD)
 	out->used = atomic_load(&c->used);
 }
 
