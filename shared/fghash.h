@@ -8,8 +8,10 @@
 #ifndef FG_HASH_H
 #define FG_HASH_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline uint64_t fg_hash64(uint64_t x)
@@ -45,6 +47,34 @@ static inline uint64_t fg_mix64(uint64_t x)
 		while (index[i].key && index[i].key != key)                                        \
 			i = (i + 1) & (cap - 1);                                                   \
 		return &index[i];                                                                  \
+	}
+
+/*
+ * Define `static int name(S **index, size_t *cap, size_t first, size_t used, size_t budget,
+ * size_t *extra)` for an index of probe's kind (FG_PTR_PROBE): double it (first slots when it
+ * has none), every key moved to its slot in the new one. The *extra bytes it grows by are the
+ * caller's to charge: refused with -ENOSPC when used + *extra would pass budget (the index left
+ * as it was), -ENOMEM without memory; 0 once grown.
+ */
+#define FG_PTR_GROW(name, S, probe)                                                                \
+	static inline int name(S **index, size_t *cap, size_t first, size_t used, size_t budget,   \
+			       size_t *extra)                                                      \
+	{                                                                                          \
+		size_t ncap = *cap ? *cap * 2 : first, more = (ncap - *cap) * sizeof(S);           \
+		S *old = *index, *nv;                                                              \
+                                                                                                   \
+		if (used + more > budget)                                                          \
+			return -ENOSPC;                                                            \
+		if (!(nv = calloc(ncap, sizeof(*nv))))                                             \
+			return -ENOMEM;                                                            \
+		for (size_t i = 0; i < *cap; i++)                                                  \
+			if (old[i].key)                                                            \
+				*probe(nv, ncap, old[i].key) = old[i];                             \
+		free(old);                                                                         \
+		*index = nv;                                                                       \
+		*cap = ncap;                                                                       \
+		*extra = more;                                                                     \
+		return 0;                                                                          \
 	}
 
 /* p[0..n) with seed, a word at a time (the length is mixed in: "a" and "a\0" differ). */

@@ -174,33 +174,7 @@ static const struct cli_opt profile_rows[] = {
 		  "comma-separated (cpu,alloc: one profile of each per JVM and interval); default "
 		  "cpu. offcpu, wall and lock count microseconds, alloc and live bytes (see record "
 		  "--help)" },
-	{ .name = "alloc-interval", .kind = CLI_U64, .lo = 1, .hi = 1ull << 30, .unit = "bytes",
-	  CLI_AT(DO, alloc_interval), .arg = "BYTES",
-	  .help = "alloc/live: mean bytes between samples (default 524288)",
-	  .doc = "1 to 2^30: [alloc-lock.md](alloc-lock.md)." },
-	{ .name = "alloc-budget", .kind = CLI_FN, .fn = session_cli_budget_opt,
-	  CLI_AT(DO, alloc_budget_ppm), .arg = "PCT",
-	  .help = "alloc/live: keep what sampling costs each JVM under PCT% of its CPU (default "
-		  "1; 0: no budget)",
-	  .doc = "Cheap enough to keep alloc on for every JVM: "
-		 "[alloc-lock.md](alloc-lock.md#cost-budget)." },
-	{ .name = "alloc-depth", .kind = CLI_U64, .lo = 1, .hi = FGP_MAX_EVENT_DEPTH,
-	  .unit = "frames", CLI_AT(DO, alloc_depth), .arg = "N",
-	  .help = "alloc/live/lock: frames taken of a stack (default 128)" },
-	{ .name = "lock-threshold", .kind = CLI_U64, .hi = 3600ull * 1000000,
-	  .unit = "microseconds", CLI_AT(DO, lock_threshold_us), .arg = "US",
-	  .help = "lock: leave out waits shorter than US microseconds (default 0)" },
-	{ .name = "min-block", .kind = CLI_U64, .hi = 3600ull * 1000000, .mul = 1000,
-	  .unit = "microseconds", CLI_AT(DO, min_block_ns), .arg = "US",
-	  .help = "offcpu/wall: leave out waits shorter than US microseconds" },
-	{ .name = "switch-rate", .kind = CLI_U64, .hi = SWITCHBPF_MAX_RATE,
-	  .unit = "stacks a second", CLI_AT(DO, switch_rate), .arg = "HZ",
-	  .help = "offcpu/wall: about HZ stacks a second in all, each by a chance its weight "
-		  "undoes (default 25; 0: every switch-out); not with --switch-period" },
-	{ .name = "switch-period", .kind = CLI_U64, .lo = 1, .hi = 1000000,
-	  CLI_AT(DO, switch_period), .arg = "N",
-	  .help = "offcpu/wall: instead, each switch-out by chance 1/N, weighed N times (per "
-		  "thread without BPF: every Nth)" },
+	SESSION_CLI_EVENT_KNOBS(DO),
 	{ .name = "per-thread", .kind = CLI_CLEAR, CLI_AT(DO, merge_threads),
 	  .help = "each thread's stacks under its name (the default)" },
 	{ .name = "no-per-thread", .kind = CLI_SET, CLI_AT(DO, merge_threads),

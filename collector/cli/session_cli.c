@@ -207,39 +207,7 @@ const struct cli_opt session_cli_events[] = {
 	  .doc = "See [offcpu-wall.md](offcpu-wall.md) and [alloc-lock.md](alloc-lock.md); `top` "
 		  "names the event and its unit in its header and shows self time in ms (`SELF-MS`) or "
 		  "self bytes in KiB (`SELF-KB`)." },
-	{ .name = "alloc-interval", .kind = CLI_U64, .lo = 1, .hi = 1ull << 30, .unit = "bytes",
-	  CLI_AT(SO, alloc_interval), .arg = "BYTES",
-	  .help = "alloc/live: mean bytes between samples (default 524288)",
-	  .doc = "1 to 2^30; each sample is weighed to the bytes and objects it stands for." },
-	{ .name = "alloc-budget", .kind = CLI_FN, .fn = session_cli_budget_opt,
-	  CLI_AT(SO, alloc_budget_ppm), .arg = "PCT",
-	  .help = "alloc/live: keep what sampling costs each JVM under PCT% of its CPU by "
-		  "widening the interval (default 1; 0: no budget)",
-	  .doc = "The agent times its sampling against the JVM's CPU time and moves the interval "
-		 "(a power of two times --alloc-interval, never below it); each sample is weighed "
-		 "by the interval it was drawn with. [alloc-lock.md](alloc-lock.md#cost-budget)." },
-	{ .name = "alloc-depth", .kind = CLI_U64, .lo = 1, .hi = FGP_MAX_EVENT_DEPTH,
-	  .unit = "frames", CLI_AT(SO, alloc_depth), .arg = "N",
-	  .help = "alloc/live/lock: frames taken of a stack (default 128)",
-	  .doc = "1 to 2048; a stack cut there gets a `[truncated]` frame." },
-	{ .name = "lock-threshold", .kind = CLI_U64, .hi = 3600ull * 1000000,
-	  .unit = "microseconds", CLI_AT(SO, lock_threshold_us), .arg = "US",
-	  .help = "lock: leave out waits shorter than US microseconds (counted; default 0: "
-		  "every wait)" },
-	{ .name = "min-block", .kind = CLI_U64, .hi = 3600ull * 1000000, .mul = 1000,
-	  .unit = "microseconds", CLI_AT(SO, min_block_ns), .arg = "US",
-	  .help = "offcpu/wall: leave out waits shorter than US microseconds (counted; default "
-		  "0: every wait)" },
-	{ .name = "switch-rate", .kind = CLI_U64, .hi = SWITCHBPF_MAX_RATE,
-	  .unit = "stacks a second", CLI_AT(SO, switch_rate), .arg = "HZ",
-	  .help = "offcpu/wall: about HZ stacks a second in all, each switch-out taken by a "
-		  "chance its weight undoes (default 25; 0: every switch-out, exact)",
-	  .doc = "Each switch-out is taken by a chance in proportion to its predicted wait and weighed "
-		  "by 1 / chance: [offcpu-wall.md](offcpu-wall.md)." },
-	{ .name = "switch-period", .kind = CLI_U64, .lo = 1, .hi = 1000000,
-	  CLI_AT(SO, switch_period), .arg = "N",
-	  .help = "offcpu/wall: instead, each switch-out by chance 1/N, weighed N times (per "
-		  "thread without BPF: every Nth); not with --switch-rate" },
+	SESSION_CLI_EVENT_KNOBS(SO),
 	{ .name = "threads", .kind = CLI_STR, CLI_AT(SO, threads_regex), .arg = "REGEX",
 	  .help = "only threads whose name matches (POSIX extended regex)",
 	  .doc = "Any event." },

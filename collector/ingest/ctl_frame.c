@@ -30,25 +30,31 @@ int ctl_addr(const char *path, struct sockaddr_un *sa)
 #define PUT_FIELD(bits, m, off) fgle_put##bits(p + (off), x->m);
 #define GET_FIELD(bits, m, off) x->m = fgle_get##bits(p + (off));
 
+/*
+ * A fixed record, a struct tag whose fields FIELDS lists: ctl_NAME_encode(p, x) writes them, the
+ * file's NAME_get(p, x) reads them back (no checks: its caller has the bytes and checks values).
+ */
+#define CTL_FIXED_RECORD(name, tag, FIELDS)                                                        \
+	void ctl_##name##_encode(uint8_t *p, const struct tag *x)                                  \
+	{                                                                                          \
+		FIELDS(PUT_FIELD)                                                                  \
+	}                                                                                          \
+	static void name##_get(const uint8_t *p, struct tag *x)                                    \
+	{                                                                                          \
+		FIELDS(GET_FIELD)                                                                  \
+	}
+
 #define CTL_HDR_FIELDS(X)                                                                          \
 	X(32, size, 0)                                                                             \
 	X(16, kind, 4)                                                                             \
 	X(16, flags, 6)                                                                            \
 	X(32, host_pid, 8)
 
-void ctl_hdr_encode(uint8_t *p, const struct ctl_hdr *x)
-{
-	CTL_HDR_FIELDS(PUT_FIELD)
-}
+CTL_FIXED_RECORD(hdr, ctl_hdr, CTL_HDR_FIELDS)
 
 void ctl_hdr_set_size(uint8_t *p, uint32_t size)
 {
 	fgle_put32(p, size);
-}
-
-static void hdr_decode(const uint8_t *p, struct ctl_hdr *x)
-{
-	CTL_HDR_FIELDS(GET_FIELD)
 }
 
 int ctl_frame_peek(const uint8_t *buf, size_t len, struct ctl_hdr *h)
@@ -57,7 +63,7 @@ int ctl_frame_peek(const uint8_t *buf, size_t len, struct ctl_hdr *h)
 
 	if (len < CTL_HDR_SIZE)
 		return 0;
-	hdr_decode(buf, &x);
+	hdr_get(buf, &x);
 	if (x.size < CTL_HDR_SIZE || x.size > CTL_MAX_FRAME)
 		return -EPROTO;
 	if (len < x.size)
@@ -72,7 +78,7 @@ int ctl_request_decode(const uint8_t *buf, size_t len, struct ctl_hdr *h)
 
 	if (len < CTL_HDR_SIZE || len > CTL_REQ_MAX)
 		return -EPROTO;
-	hdr_decode(buf, &x);
+	hdr_get(buf, &x);
 	if (x.size != len)
 		return -EPROTO;
 	*h = x;
@@ -166,18 +172,15 @@ int ctl_jvm_decode(const uint8_t *payload, size_t len, uint32_t host_pid, struct
 	X(32, depth, 16)                                                                           \
 	X(32, budget_ppm, 20)
 
-void ctl_evwant_encode(uint8_t *p, const struct jvm_evwant *x)
-{
-	CTL_EVWANT_FIELDS(PUT_FIELD)
-}
+CTL_FIXED_RECORD(evwant, jvm_evwant, CTL_EVWANT_FIELDS)
 
 int ctl_evwant_decode(const uint8_t *p, size_t len, struct jvm_evwant *out)
 {
-	struct jvm_evwant w, *x = &w;
+	struct jvm_evwant w;
 
 	if (len != CTL_EVWANT_SIZE)
 		return -EPROTO;
-	CTL_EVWANT_FIELDS(GET_FIELD)
+	evwant_get(p, &w);
 	w.on &= FGP_EVM_ALL;
 	if (w.budget_ppm > JVM_EVWANT_MAX_BUDGET)
 		w.budget_ppm = JVM_EVWANT_MAX_BUDGET;
@@ -255,6 +258,20 @@ static size_t ev_stack_encode(uint8_t *buf, size_t cap, const struct jvm_event *
 	X(64, cost.cost_ns, 24)                                                                    \
 	X(64, cost.cpu_ns, 32)
 
+/*
+ * The head of an event of n bytes in all, not a stack (its size word is the caller's): the
+ * kind byte kind, then a zero byte and a zero 16-bit word. n, or 0 when cap cannot hold it.
+ */
+static size_t ev_head(uint8_t *buf, size_t cap, size_t n, uint8_t kind)
+{
+	if (n > cap)
+		return 0;
+	buf[4] = kind;
+	buf[5] = 0;
+	fgle_put16(buf + 6, 0);
+	return n;
+}
+
 size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
 {
 	uint8_t *p = buf + 4; /* the event's kind byte */
@@ -266,32 +283,21 @@ size_t ctl_event_encode(uint8_t *buf, size_t cap, const struct jvm_event *ev)
 		n = ev_stack_encode(buf, cap, ev);
 		break;
 	case JVM_EV_FREE:
-		n = 4 + 8 + 8 * (size_t)ev->ntags;
-		if (n > cap || !ev->ntags || ev->ntags > FGP_MAX_FREE_TAGS)
+		if (!ev->ntags || ev->ntags > FGP_MAX_FREE_TAGS ||
+		    !(n = ev_head(buf, cap, 4 + 8 + 8 * (size_t)ev->ntags, 2)))
 			return 0;
-		buf[4] = 2;
-		buf[5] = 0;
-		fgle_put16(buf + 6, 0);
 		fgle_put32(buf + 8, ev->ntags);
 		for (uint32_t i = 0; i < ev->ntags; i++)
 			fgle_put64(buf + 12 + 8 * (size_t)i, ev->tags[i]);
 		break;
 	case JVM_EV_STATE:
-		n = 4 + 8 + 8 * 11;
-		if (n > cap)
+		if (!(n = ev_head(buf, cap, 4 + 8 + 8 * 11, 3)))
 			return 0;
-		buf[4] = 3;
-		buf[5] = 0;
-		fgle_put16(buf + 6, 0);
 		EV_STATE_FIELDS(PUT_FIELD)
 		break;
 	case JVM_EV_COST:
-		n = 4 + 8 + 8 * 4;
-		if (n > cap)
+		if (!(n = ev_head(buf, cap, 4 + 8 + 8 * 4, 4)))
 			return 0;
-		buf[4] = 4;
-		buf[5] = 0;
-		fgle_put16(buf + 6, 0);
 		fgle_put32(buf + 8, 0);
 		EV_COST_FIELDS(PUT_FIELD)
 		break;

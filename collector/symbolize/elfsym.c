@@ -42,13 +42,18 @@ struct eseg {
 	bool exec;
 };
 
-struct elfsym {
+/* The symbols of one file, sorted by address: what a debug file's table replaces whole. */
+struct esymtab {
 	struct esym *syms;
 	uint64_t *addrs; /* syms[i].addr, packed: the binary search touches fewer cache lines */
 	size_t n;
 	char *names;
 	size_t names_len;
 	char **dnames; /* lazily allocated: NULL not tried, &not_mangled, or malloc'd */
+};
+
+struct elfsym {
+	struct esymtab tab;
 	struct eseg segs[ELFSYM_MAX_SEGMENTS];
 	unsigned int nsegs;
 	uint8_t build_id[ELFSYM_MAX_BUILD_ID];
@@ -80,13 +85,13 @@ void elfsym_free(struct elfsym *es)
 {
 	if (!es)
 		return;
-	if (es->dnames) {
-		for (size_t i = 0; i < es->n; i++)
-			if (es->dnames[i] != &not_mangled)
-				free(es->dnames[i]);
-		free(es->dnames);
+	if (es->tab.dnames) {
+		for (size_t i = 0; i < es->tab.n; i++)
+			if (es->tab.dnames[i] != &not_mangled)
+				free(es->tab.dnames[i]);
+		free(es->tab.dnames);
 	}
-	FG_FREE_ALL(es->syms, es->addrs, es->names, es);
+	FG_FREE_ALL(es->tab.syms, es->tab.addrs, es->tab.names, es);
 }
 
 /* Scan one block of notes for NT_GNU_BUILD_ID. */
@@ -184,29 +189,29 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *tsh, const struct e
 			continue;
 		if (s.st_value < sh.sh_addr || s.st_value >= sh.sh_addr + sh.sh_size)
 			continue;
-		if (es->n == lim->max_symbols)
+		if (es->tab.n == lim->max_symbols)
 			return -E2BIG;
 		/* "memcpy@@GLIBC_2.14": the symbol version is not part of the function's name. */
 		nlen = strcspn(name + 1, "@") + 2;
-		if (es->names_len + nlen > lim->max_name_bytes)
+		if (es->tab.names_len + nlen > lim->max_name_bytes)
 			return -E2BIG;
-		if (ARRAY_GROW(es->syms, cap, es->n + 1) != 0 ||
-		    ARRAY_GROW(es->names, ncap, es->names_len + nlen) != 0)
+		if (ARRAY_GROW(es->tab.syms, cap, es->tab.n + 1) != 0 ||
+		    ARRAY_GROW(es->tab.names, ncap, es->tab.names_len + nlen) != 0)
 			return -ENOMEM;
-		memcpy(es->names + es->names_len, name, nlen - 1);
-		es->names[es->names_len + nlen - 1] = '\0';
-		es->syms[es->n] = (struct esym){
+		memcpy(es->tab.names + es->tab.names_len, name, nlen - 1);
+		es->tab.names[es->tab.names_len + nlen - 1] = '\0';
+		es->tab.syms[es->tab.n] = (struct esym){
 			.addr = s.st_value,
 			.end = s.st_size ? s.st_value + s.st_size : sh.sh_addr + sh.sh_size,
-			.name = (uint32_t)es->names_len,
+			.name = (uint32_t)es->tab.names_len,
 			.rank = (uint8_t)((type == STT_NOTYPE ? 0 : 4) + (s.st_size ? 8 : 0) +
 					  (bind == STB_GLOBAL ? 2
 					   : bind == STB_WEAK ? 1
 							      : 0)),
 			.sized = s.st_size != 0,
 		};
-		es->names_len += nlen;
-		es->n++;
+		es->tab.names_len += nlen;
+		es->tab.n++;
 	}
 	return 0;
 }
@@ -216,26 +221,26 @@ static int finish_table(struct elfsym *es)
 {
 	size_t o = 0;
 
-	if (es->n == 0)
+	if (es->tab.n == 0)
 		return 0; /* syms may be NULL: qsort(NULL, 0) is undefined */
-	qsort(es->syms, es->n, sizeof(*es->syms), cmp_esym);
-	for (size_t i = 0; i < es->n; i++) {
-		if (o && es->syms[o - 1].addr == es->syms[i].addr)
+	qsort(es->tab.syms, es->tab.n, sizeof(*es->tab.syms), cmp_esym);
+	for (size_t i = 0; i < es->tab.n; i++) {
+		if (o && es->tab.syms[o - 1].addr == es->tab.syms[i].addr)
 			continue;
-		es->syms[o++] = es->syms[i];
+		es->tab.syms[o++] = es->tab.syms[i];
 	}
-	es->n = o;
-	for (size_t i = 0; i + 1 < es->n; i++) {
-		struct esym *s = &es->syms[i];
+	es->tab.n = o;
+	for (size_t i = 0; i + 1 < es->tab.n; i++) {
+		struct esym *s = &es->tab.syms[i];
 
-		if (!s->sized && s->end > es->syms[i + 1].addr)
-			s->end = es->syms[i + 1].addr;
+		if (!s->sized && s->end > es->tab.syms[i + 1].addr)
+			s->end = es->tab.syms[i + 1].addr;
 	}
-	es->addrs = malloc((es->n ? es->n : 1) * sizeof(*es->addrs));
-	if (!es->addrs)
+	es->tab.addrs = malloc((es->tab.n ? es->tab.n : 1) * sizeof(*es->tab.addrs));
+	if (!es->tab.addrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < es->n; i++)
-		es->addrs[i] = es->syms[i].addr;
+	for (size_t i = 0; i < es->tab.n; i++)
+		es->tab.addrs[i] = es->tab.syms[i].addr;
 	return 0;
 }
 
@@ -280,9 +285,9 @@ static int load_elf(Elf *e, const struct elfsym_limits *lim, struct elfsym *es)
 	if (symtab) {
 		if ((rv = load_table(e, symtab, &st_sh, lim, es)) != 0)
 			return rv;
-		es->symtab = es->n > 0;
+		es->symtab = es->tab.n > 0;
 	}
-	if (!es->n && dynsym && (rv = load_table(e, dynsym, &dyn_sh, lim, es)) != 0)
+	if (!es->tab.n && dynsym && (rv = load_table(e, dynsym, &dyn_sh, lim, es)) != 0)
 		return rv;
 	return finish_table(es);
 }
@@ -435,31 +440,31 @@ static bool at_or_below(const uint64_t *a, uint64_t v)
 }
 FG_LOWER_BOUND(addr_upper_bound, uint64_t, uint64_t, at_or_below)
 
-/* Index of the last symbol with addr <= v, or es->n when none. */
+/* Index of the last symbol with addr <= v, or es->tab.n when none. */
 static size_t find_le(const struct elfsym *es, uint64_t v)
 {
-	size_t i = addr_upper_bound(es->addrs, es->n, v);
+	size_t i = addr_upper_bound(es->tab.addrs, es->tab.n, v);
 
-	return i ? i - 1 : es->n;
+	return i ? i - 1 : es->tab.n;
 }
 
 static const char *name_at(struct elfsym *es, size_t i, unsigned int flags)
 {
-	const char *raw = es->names + es->syms[i].name;
+	const char *raw = es->tab.names + es->tab.syms[i].name;
 	char *d;
 
 	if (!(flags & ELFSYM_DEMANGLE) || raw[0] != '_' || raw[1] != 'Z')
 		return raw;
-	if (!es->dnames) {
-		es->dnames = calloc(es->n, sizeof(*es->dnames));
-		if (!es->dnames)
+	if (!es->tab.dnames) {
+		es->tab.dnames = calloc(es->tab.n, sizeof(*es->tab.dnames));
+		if (!es->tab.dnames)
 			return raw;
 	}
-	if (!es->dnames[i]) {
+	if (!es->tab.dnames[i]) {
 		d = demangle_symbol(raw);
-		es->dnames[i] = d ? d : &not_mangled;
+		es->tab.dnames[i] = d ? d : &not_mangled;
 	}
-	return es->dnames[i] == &not_mangled ? raw : es->dnames[i];
+	return es->tab.dnames[i] == &not_mangled ? raw : es->tab.dnames[i];
 }
 
 int elfsym_lookup(struct elfsym *es, uint64_t vaddr, unsigned int flags, const char **name,
@@ -468,10 +473,10 @@ int elfsym_lookup(struct elfsym *es, uint64_t vaddr, unsigned int flags, const c
 	size_t i = find_le(es, vaddr);
 
 	/* A few predecessors may enclose vaddr when symbols nest (a sized outer function). */
-	for (size_t k = 0; i < es->n && k < 4; k++, i--) {
-		if (vaddr < es->syms[i].end) {
+	for (size_t k = 0; i < es->tab.n && k < 4; k++, i--) {
+		if (vaddr < es->tab.syms[i].end) {
 			*name = name_at(es, i, flags);
-			*off = vaddr - es->syms[i].addr;
+			*off = vaddr - es->tab.syms[i].addr;
 			return 0;
 		}
 		if (i == 0)
@@ -482,16 +487,16 @@ int elfsym_lookup(struct elfsym *es, uint64_t vaddr, unsigned int flags, const c
 
 const char *elfsym_at(const struct elfsym *es, size_t i, uint64_t *addr, uint64_t *size)
 {
-	if (i >= es->n)
+	if (i >= es->tab.n)
 		return NULL;
-	*addr = es->syms[i].addr;
-	*size = es->syms[i].end - es->syms[i].addr;
-	return es->names + es->syms[i].name;
+	*addr = es->tab.syms[i].addr;
+	*size = es->tab.syms[i].end - es->tab.syms[i].addr;
+	return es->tab.names + es->tab.syms[i].name;
 }
 
 size_t elfsym_count(const struct elfsym *es)
 {
-	return es->n;
+	return es->tab.n;
 }
 
 bool elfsym_has_symtab(const struct elfsym *es)
@@ -521,23 +526,13 @@ int elfsym_use_debug_file(struct elfsym *es, int fd, const struct elfsym_limits 
 		elfsym_free(dbg);
 		return -ENOENT;
 	}
-	/* Swap the symbol tables: dbg leaves with es's old ones. */
+	/* Swap the symbol tables: dbg leaves with es's old one. */
 	{
-		struct elfsym tmp = *es;
+		struct esymtab tmp = es->tab;
 
-		es->syms = dbg->syms;
-		es->addrs = dbg->addrs;
-		es->n = dbg->n;
-		es->names = dbg->names;
-		es->names_len = dbg->names_len;
-		es->dnames = dbg->dnames;
+		es->tab = dbg->tab;
 		es->symtab = true;
-		dbg->syms = tmp.syms;
-		dbg->addrs = tmp.addrs;
-		dbg->n = tmp.n;
-		dbg->names = tmp.names;
-		dbg->names_len = tmp.names_len;
-		dbg->dnames = tmp.dnames;
+		dbg->tab = tmp;
 	}
 	elfsym_free(dbg);
 	return 0;
@@ -545,8 +540,8 @@ int elfsym_use_debug_file(struct elfsym *es, int fd, const struct elfsym_limits 
 
 size_t elfsym_mem_size(const struct elfsym *es)
 {
-	return sizeof(*es) + es->n * (sizeof(*es->syms) + sizeof(*es->addrs)) + es->names_len +
-	       (es->dnames ? es->n * sizeof(*es->dnames) : 0);
+	return sizeof(*es) + es->tab.n * (sizeof(*es->tab.syms) + sizeof(*es->tab.addrs)) +
+	       es->tab.names_len + (es->tab.dnames ? es->tab.n * sizeof(*es->tab.dnames) : 0);
 }
 
 int elfsym_read_build_id(int fd, uint64_t max_file_size, uint8_t *buf, size_t cap, size_t *len)

@@ -25,15 +25,10 @@
 
 struct evctl_priv {
 	struct evctl_ops ops;
-	pthread_mutex_t mu; /* covers want, gen, stop, started */
-	pthread_cond_t cv;
+	struct agentworker w; /* w.mu covers what follows; w.gen: bumped by every evctl_want */
 	struct want_events want;
-	uint64_t gen;	 /* bumped by every evctl_want */
 	uint64_t conn;	 /* the connection the ask came on */
 	bool reannounce; /* a new connection: EVENTS again, even when nothing changes */
-	bool started;
-	atomic_bool stop;
-	pthread_t thread;
 	/* The worker's own. */
 	struct evset cur;    /* what the JVM runs */
 	struct evset failed; /* a set the JVM refused: not tried again until the ask changes */
@@ -309,9 +304,9 @@ static uint64_t budget_interval(struct evctl *c, const struct want_events *w, co
 	    b->ppm != w->budget_ppm) {
 		evbudget_reset(b, t->alloc_interval, w->budget_ppm);
 		budget_mark(c);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(&p->w.mu);
 		p->budget_seen = *b;
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(&p->w.mu);
 	}
 	return b->interval;
 }
@@ -332,9 +327,9 @@ static void budget_tick(struct evctl *c)
 	cost = m ? (uint64_t)((double)(p->bud_sampled_ns - sns) * (double)n / (double)m) : 0;
 	(void)evbudget_tick(&p->budget, n, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
 			    p->bud_ns >= ns ? p->bud_ns - ns : 0);
-	pthread_mutex_lock(&p->mu);
+	pthread_mutex_lock(&p->w.mu);
 	p->budget_seen = p->budget;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->w.mu);
 }
 
 /* ALLOC_COST from the budget's counts, when due and they moved (a full queue: next time). */
@@ -397,13 +392,13 @@ static void nap_locked(struct evctl_priv *p, uint64_t gen, int tick_ms)
 	struct timespec deadline;
 
 	if (tick_ms == 0) {
-		while (p->gen == gen && !atomic_load(&p->stop))
-			pthread_cond_wait(&p->cv, &p->mu);
+		while (p->w.gen == gen && !atomic_load(&p->w.stop))
+			pthread_cond_wait(&p->w.cv, &p->w.mu);
 		return;
 	}
 	fg_deadline_ms(&deadline, tick_ms);
-	if (p->gen == gen && !atomic_load(&p->stop))
-		pthread_cond_timedwait(&p->cv, &p->mu, &deadline);
+	if (p->w.gen == gen && !atomic_load(&p->w.stop))
+		pthread_cond_timedwait(&p->w.cv, &p->w.mu, &deadline);
 }
 
 static void *worker(void *arg)
@@ -411,9 +406,9 @@ static void *worker(void *arg)
 	struct evctl *c = arg;
 	struct evctl_priv *p = c->p;
 
-	pthread_mutex_lock(&p->mu);
-	while (!atomic_load(&p->stop)) {
-		uint64_t gen = p->gen;
+	pthread_mutex_lock(&p->w.mu);
+	while (!atomic_load(&p->w.stop)) {
+		uint64_t gen = p->w.gen;
 		struct want_events w;
 		struct evset t;
 		int rv = 0;
@@ -424,28 +419,22 @@ static void *worker(void *arg)
 		if (p->reannounce && (p->cur.on || t.on))
 			p->announce = true;
 		p->reannounce = false;
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(&p->w.mu);
 		t.alloc_interval = budget_interval(c, &w, &t);
 		if (!evset_eq(&t, &p->cur) && !(p->has_failed && evset_eq(&t, &p->failed)))
 			rv = change(c, &t);
 		else
 			tick(c);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(&p->w.mu);
 		if (rv == -EAGAIN)
 			nap_locked(p, gen, AGAIN_NAP_MS);
-		else if (p->gen == gen)
+		else if (p->w.gen == gen)
 			nap_locked(p, gen, p->cur.on || p->announce ? TICK_MS : 0);
 	}
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->w.mu);
 	if (p->ops.leave)
 		p->ops.leave(p->ops.arg);
 	return NULL;
-}
-
-/* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
-static int start_worker(struct evctl *c)
-{
-	return agentthread_start_worker(&c->p->thread, &c->p->started, 256u << 10, worker, c);
 }
 
 int evctl_init(struct evctl *c, struct queue *q, const struct evctl_ops *ops, uint32_t caps,
@@ -467,8 +456,7 @@ int evctl_init(struct evctl *c, struct queue *q, const struct evctl_ops *ops, ui
 		return -ENOMEM;
 	}
 	p->ops = *ops;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
+	agentworker_init(&p->w);
 	return 0;
 }
 
@@ -478,17 +466,16 @@ void evctl_want(struct evctl *c, const struct want_events *w, uint64_t conn)
 
 	if (p == NULL)
 		return;
-	pthread_mutex_lock(&p->mu);
-	if ((!want_eq(&p->want, w) || (conn != p->conn && w->on)) && !atomic_load(&p->stop)) {
+	pthread_mutex_lock(&p->w.mu);
+	if ((!want_eq(&p->want, w) || (conn != p->conn && w->on)) && !atomic_load(&p->w.stop)) {
 		p->reannounce |= conn != p->conn;
 		p->conn = conn;
 		p->want = *w;
-		p->gen++;
+		p->w.gen++;
 		/* Without a worker nothing is ever on (the collector reads EVENTS to know). */
-		if (p->started || (w->on && start_worker(c) == 0))
-			pthread_cond_signal(&p->cv);
+		agentworker_kick(&p->w, w->on, 256u << 10, worker, c);
 	}
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->w.mu);
 }
 
 int evctl_stop(struct evctl *c, int timeout_ms)
@@ -498,8 +485,7 @@ int evctl_stop(struct evctl *c, int timeout_ms)
 	if (p == NULL)
 		return 0;
 	atomic_store(&c->on, 0);
-	return agentthread_stop_worker(&p->mu, &p->cv, &p->stop, &p->started, &p->thread,
-				       timeout_ms);
+	return agentworker_stop(&p->w, timeout_ms);
 }
 
 void evctl_fini(struct evctl *c)
@@ -508,30 +494,24 @@ void evctl_fini(struct evctl *c)
 	c->ring = NULL;
 	if (c->p == NULL)
 		return;
-	pthread_mutex_destroy(&c->p->mu);
-	pthread_cond_destroy(&c->p->cv);
+	agentworker_fini(&c->p->w);
 	free(c->p);
 	c->p = NULL;
 }
 
 void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
 {
+	struct evctl *src = c;
+
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < EVCTL_DROP_NCAUSES; i++)
 		out->drops[i] = atomic_load(&c->drops[i]);
-	out->events = atomic_load(&c->events);
-	out->freed = atomic_load(&c->freed);
-	out->lock_short = atomic_load(&c->lock_short);
-	out->lock_short_ns = atomic_load(&c->lock_short_ns);
-	out->sampled = atomic_load(&c->sampled);
-	out->sampled_ns = atomic_load(&c->sampled_ns);
-	out->timed = atomic_load(&c->timed);
-	out->thinned = atomic_load(&c->thinned);
+	EVCTL_COUNTERS(AGENTCOUNT_LOAD)
 	if (c->p) {
 		out->changes = atomic_load(&c->p->changes);
 		out->apply_failures = atomic_load(&c->p->apply_failures);
-		pthread_mutex_lock(&c->p->mu);
+		pthread_mutex_lock(&c->p->w.mu);
 		out->budget = c->p->budget_seen;
-		pthread_mutex_unlock(&c->p->mu);
+		pthread_mutex_unlock(&c->p->w.mu);
 	}
 }

@@ -3,7 +3,9 @@
  * agentthread.h - how the agent starts a thread of its own inside the JVM: with every signal
  * blocked (it inherits the mask, so the JVM's signal handlers never run on it) and a small
  * stack of its own size; and how it waits for one to end, never longer than it was told (the
- * JVM's shutdown must not hang on the agent).
+ * JVM's shutdown must not hang on the agent). A worker that an owner wakes when asked for more
+ * work and stops at the end (agentworker: the tables worker, the events switch's) is one
+ * struct with its lock and wake-up.
  */
 #ifndef FG_AGENTTHREAD_H
 #define FG_AGENTTHREAD_H
@@ -14,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "fgclock.h"
@@ -36,17 +39,6 @@ static inline int agentthread_start(pthread_t *t, size_t stack, void *(*fn)(void
 	return -rv;
 }
 
-/* agentthread_start for a worker whose owner keeps *started (set here on success). */
-static inline int agentthread_start_worker(pthread_t *t, bool *started, size_t stack,
-					   void *(*fn)(void *), void *arg)
-{
-	int rv = agentthread_start(t, stack, fn, arg);
-
-	if (rv == 0)
-		*started = true;
-	return rv;
-}
-
 /*
  * Join t, a thread already told to stop (its owner's flag set and its wait woken), waiting at
  * most timeout_ms for it to return: 0 once it has (t is gone), or -ETIMEDOUT while it still
@@ -61,27 +53,65 @@ static inline int agentthread_stop(pthread_t t, int timeout_ms)
 }
 
 /*
- * Stop the worker *t of an owner whose mutex mu covers *started and whose condition cv the
- * worker waits on: under mu, set *stop (the worker's signal to return; no worker may start
- * once it is set) and wake the worker, then join it if it was started (agentthread_stop) and
- * clear *started. 0, or -ETIMEDOUT while the worker still runs (try again before freeing).
+ * A worker thread of its owner's, and what the owner wakes and stops it with. mu covers started,
+ * gen and whatever the owner keeps beside them for the worker; the worker waits on cv; stop, once
+ * set, is never cleared and no worker starts after it.
  */
-static inline int agentthread_stop_worker(pthread_mutex_t *mu, pthread_cond_t *cv,
-					  atomic_bool *stop, bool *started, const pthread_t *t,
-					  int timeout_ms)
+struct agentworker {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool started;
+	atomic_bool stop;
+	uint64_t gen; /* bumped by the owner at each change the worker must see */
+	pthread_t thread;
+};
+
+static inline void agentworker_init(struct agentworker *w)
+{
+	atomic_init(&w->stop, false);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+}
+
+/* Undo agentworker_init, for a worker stopped or never started. */
+static inline void agentworker_fini(struct agentworker *w)
+{
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+}
+
+/*
+ * Under mu: wake the worker; when none runs, start fn(arg) with stack bytes of stack first
+ * (agentthread_start) if start is set. Without a running worker nothing is woken.
+ */
+static inline void agentworker_kick(struct agentworker *w, bool start, size_t stack,
+				    void *(*fn)(void *), void *arg)
+{
+	if (!w->started && start && agentthread_start(&w->thread, stack, fn, arg) == 0)
+		w->started = true;
+	if (w->started)
+		pthread_cond_signal(&w->cv);
+}
+
+/*
+ * Stop the worker: under mu, set stop (the worker's signal to return) and wake it, then join it
+ * if it was started (agentthread_stop) and clear started. 0, or -ETIMEDOUT while it still runs
+ * (try again before freeing what it uses).
+ */
+static inline int agentworker_stop(struct agentworker *w, int timeout_ms)
 {
 	bool was_started;
 	int rv;
 
-	pthread_mutex_lock(mu);
-	atomic_store(stop, true);
-	pthread_cond_broadcast(cv);
-	was_started = *started;
-	pthread_mutex_unlock(mu);
+	pthread_mutex_lock(&w->mu);
+	atomic_store(&w->stop, true);
+	pthread_cond_broadcast(&w->cv);
+	was_started = w->started;
+	pthread_mutex_unlock(&w->mu);
 	if (!was_started)
 		return 0;
-	if ((rv = agentthread_stop(*t, timeout_ms)) == 0)
-		*started = false;
+	if ((rv = agentthread_stop(w->thread, timeout_ms)) == 0)
+		w->started = false;
 	return rv;
 }
 

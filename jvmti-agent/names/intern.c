@@ -69,6 +69,7 @@ void intern_free(struct intern *t)
 }
 
 FG_PTR_PROBE(index_probe, struct slot)
+FG_PTR_GROW(index_grow, struct slot, index_probe)
 
 /* The slot of key, or the free slot where it goes (lock held, cap > 0). */
 static struct slot *probe(const struct intern *t, const void *key)
@@ -88,37 +89,19 @@ uint32_t intern_find(struct intern *t, const void *key)
 	return id;
 }
 
-/* Double the index (lock held). 0 or -ENOMEM/-ENOSPC. */
-static int grow(struct intern *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 1024;
-	size_t extra = (ncap - t->cap) * sizeof(struct slot);
-	struct slot *old = t->index, *n;
-	size_t ocap = t->cap;
-
-	if (t->used + extra > t->budget)
-		return -ENOSPC;
-	n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	t->index = n;
-	t->cap = ncap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].key)
-			*probe(t, old[i].key) = old[i];
-	free(old);
-	t->used += extra;
-	return 0;
-}
-
 static uint32_t add_locked(struct intern *t, const void *key, const char *name, size_t len)
 {
 	uint32_t id = t->next_id, c = (id - 1) / CHUNK_SLOTS;
 	struct slot *sl;
 	char *copy;
 
-	if ((t->n + 1) * 2 > t->cap && grow(t) != 0)
-		return 0;
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t extra;
+
+		if (index_grow(&t->index, &t->cap, 1024, t->used, t->budget, &extra) != 0)
+			return 0;
+		t->used += extra;
+	}
 	sl = probe(t, key);
 	if (sl->key)
 		return sl->id; /* another thread resolved it meanwhile */

@@ -64,7 +64,7 @@ struct codelines {
 	size_t cap, n;
 	size_t budget;
 	atomic_size_t used;
-	atomic_uint_fast64_t records, too_big, lookups, cached, no_table;
+	CODELINES_COUNTERS(AGENTCOUNT_ATOMIC)
 };
 
 struct codelines *codelines_new(size_t budget)
@@ -92,17 +92,16 @@ void codelines_free(struct codelines *c)
 
 void codelines_stats(struct codelines *c, struct codelines_stats *out)
 {
-	out->records = atomic_load(&c->records);
-	out->too_big = atomic_load(&c->too_big);
-	out->lookups = atomic_load(&c->lookups);
-	out->cached = atomic_load(&c->cached);
-	out->no_table = atomic_load(&c->no_table);
+	struct codelines *src = c;
+
+	CODELINES_COUNTERS(AGENTCOUNT_LOAD)
 	out->used = atomic_load(&c->used);
 }
 
 /* ---- the cache ---------------------------------------------------------------------------- */
 
 FG_PTR_PROBE(index_probe, struct slot)
+FG_PTR_GROW(index_grow, struct slot, index_probe)
 
 /* The slot of key, or the free slot where it goes (lock held, cap > 0). */
 static struct slot *probe(const struct codelines *c, const void *key)
@@ -123,29 +122,6 @@ static const struct mlines *cache_find(struct codelines *c, const void *key)
 	return t;
 }
 
-/* Double the index (lock held). 0, -ENOSPC or -ENOMEM. */
-static int grow(struct codelines *c)
-{
-	size_t ncap = c->cap ? c->cap * 2 : 256;
-	size_t extra = (ncap - c->cap) * sizeof(struct slot);
-	struct slot *old = c->index, *nv;
-	size_t ocap = c->cap;
-
-	if (atomic_load(&c->used) + extra > c->budget)
-		return -ENOSPC;
-	nv = calloc(ncap, sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	c->index = nv;
-	c->cap = ncap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].key)
-			*probe(c, old[i].key) = old[i];
-	free(old);
-	atomic_fetch_add(&c->used, extra);
-	return 0;
-}
-
 /*
  * Hand t (bytes long) to the cache for key. Returns the table the cache now holds for key (t,
  * or another thread's copy: then t is freed), or NULL when the cache did not take it (the caller
@@ -159,8 +135,13 @@ static const struct mlines *cache_add(struct codelines *c, const void *key, stru
 
 	if (pthread_mutex_trylock(&c->mu) != 0)
 		return NULL;
-	if ((c->n + 1) * 2 > c->cap && grow(c) != 0)
-		goto out;
+	if ((c->n + 1) * 2 > c->cap) {
+		size_t extra;
+
+		if (index_grow(&c->index, &c->cap, 256, atomic_load(&c->used), c->budget, &extra))
+			goto out;
+		atomic_fetch_add(&c->used, extra);
+	}
 	sl = probe(c, key);
 	if (sl->key) {
 		got = sl->tab; /* another thread was first */

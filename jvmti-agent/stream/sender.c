@@ -91,8 +91,7 @@ struct sender {
 	struct fgp_str *resolved; /* FGP_MAX_INLINE_METHODS names */
 
 	/* Read by other threads. */
-	atomic_uint_fast64_t table_full, connections, resets, records_sent, replayed, names_sent,
-		events_unsent;
+	SENDER_COUNTERS(AGENTCOUNT_ATOMIC)
 	pthread_t thread;
 	atomic_bool stop, running;
 };
@@ -161,14 +160,10 @@ struct livecode *sender_livecode(struct sender *s)
 
 void sender_get_stats(struct sender *s, struct sender_stats *out)
 {
+	struct sender *src = s;
+
 	out->queue_dropped = queue_dropped(s->q);
-	out->table_full = atomic_load(&s->table_full);
-	out->connections = atomic_load(&s->connections);
-	out->resets = atomic_load(&s->resets);
-	out->records_sent = atomic_load(&s->records_sent);
-	out->replayed = atomic_load(&s->replayed);
-	out->names_sent = atomic_load(&s->names_sent);
-	out->events_unsent = atomic_load(&s->events_unsent);
+	SENDER_COUNTERS(AGENTCOUNT_LOAD)
 }
 
 /* ---- transport ---------------------------------------------------------------------------- */

@@ -20,12 +20,9 @@
 
 struct tables_priv {
 	struct tables_ops ops;
-	pthread_mutex_t mu; /* covers what follows and every announce() */
-	pthread_cond_t cv;
-	bool want, started;
-	atomic_bool stop;
-	uint64_t gen; /* bumped by every change of want */
-	pthread_t thread;
+	/* w.mu covers what follows and every announce(); w.gen: bumped by every change of want */
+	struct agentworker w;
+	bool want;
 	struct tables_stats st;
 };
 
@@ -34,9 +31,9 @@ static bool current(struct tables_priv *p, uint64_t gen)
 {
 	bool cur;
 
-	pthread_mutex_lock(&p->mu);
-	cur = p->gen == gen && p->want && !atomic_load(&p->stop);
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_lock(&p->w.mu);
+	cur = p->w.gen == gen && p->want && !atomic_load(&p->w.stop);
+	pthread_mutex_unlock(&p->w.mu);
 	return cur;
 }
 
@@ -45,35 +42,35 @@ static void *worker(void *arg)
 	struct tables *t = arg;
 	struct tables_priv *p = t->p;
 
-	pthread_mutex_lock(&p->mu);
-	while (!atomic_load(&p->stop)) {
+	pthread_mutex_lock(&p->w.mu);
+	while (!atomic_load(&p->w.stop)) {
 		uint64_t gen, t0;
 		int rv;
 
 		if (!p->want || atomic_load(&t->on)) {
-			pthread_cond_wait(&p->cv, &p->mu);
+			pthread_cond_wait(&p->w.cv, &p->w.mu);
 			continue;
 		}
-		gen = p->gen;
+		gen = p->w.gen;
 		atomic_store(&t->on, true); /* new loads carry their tables from here on */
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(&p->w.mu);
 		/* Loads begun without tables are pushed before the VM announces them again. */
-		while (atomic_load(&t->lean) && !atomic_load(&p->stop))
+		while (atomic_load(&t->lean) && !atomic_load(&p->w.stop))
 			agentclock_nap(p->ops.clock, LEAN_NAP_NS);
 		t0 = agentclock_now(p->ops.clock);
 		while ((rv = p->ops.generate(p->ops.arg)) == -EAGAIN && current(p, gen))
 			agentclock_nap(p->ops.clock, AGAIN_NAP_NS);
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(&p->w.mu);
 		if (rv != 0) {
 			p->st.failures++;
 			continue;
 		}
 		p->st.rounds++;
 		p->st.last_round_ns = agentclock_now(p->ops.clock) - t0;
-		if (p->gen == gen && p->want && atomic_load(&t->on) && !atomic_load(&p->stop))
+		if (p->w.gen == gen && p->want && atomic_load(&t->on) && !atomic_load(&p->w.stop))
 			p->ops.announce(p->ops.arg, true, agentclock_now(p->ops.clock));
 	}
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->w.mu);
 	if (p->ops.leave)
 		p->ops.leave(p->ops.arg);
 	return NULL;
@@ -89,16 +86,8 @@ int tables_init(struct tables *t, const struct tables_ops *ops)
 	if (p == NULL)
 		return -ENOMEM;
 	p->ops = *ops;
-	atomic_init(&p->stop, false);
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
+	agentworker_init(&p->w);
 	return 0;
-}
-
-/* The worker, with every signal blocked (the JVM's handlers never run on it). Locked. */
-static int start_worker(struct tables *t)
-{
-	return agentthread_start_worker(&t->p->thread, &t->p->started, 512u << 10, worker, t);
 }
 
 void tables_want(struct tables *t, bool want)
@@ -107,20 +96,20 @@ void tables_want(struct tables *t, bool want)
 
 	if (p == NULL)
 		return;
-	pthread_mutex_lock(&p->mu);
-	if (p->want != want && !atomic_load(&p->stop)) {
+	pthread_mutex_lock(&p->w.mu);
+	if (p->want != want && !atomic_load(&p->w.stop)) {
 		p->want = want;
-		p->gen++;
+		p->w.gen++;
 		if (!want && atomic_load(&t->on)) {
 			atomic_store(&t->on, false);
 			p->ops.announce(p->ops.arg, false, agentclock_now(p->ops.clock));
 		}
 		/* Without a worker the tables stay off: the collector waits for TABLES on only
 		 * so long, then profiles with names alone. */
-		if (want && (p->started || start_worker(t) == 0))
-			pthread_cond_signal(&p->cv);
+		if (want)
+			agentworker_kick(&p->w, true, 512u << 10, worker, t);
 	}
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&p->w.mu);
 }
 
 int tables_stop(struct tables *t, int timeout_ms)
@@ -129,16 +118,14 @@ int tables_stop(struct tables *t, int timeout_ms)
 
 	if (p == NULL)
 		return 0;
-	return agentthread_stop_worker(&p->mu, &p->cv, &p->stop, &p->started, &p->thread,
-				       timeout_ms);
+	return agentworker_stop(&p->w, timeout_ms);
 }
 
 void tables_fini(struct tables *t)
 {
 	if (t->p == NULL)
 		return;
-	pthread_mutex_destroy(&t->p->mu);
-	pthread_cond_destroy(&t->p->cv);
+	agentworker_fini(&t->p->w);
 	free(t->p);
 	t->p = NULL;
 }
@@ -148,7 +135,7 @@ void tables_get_stats(struct tables *t, struct tables_stats *out)
 	*out = (struct tables_stats){ 0 };
 	if (t->p == NULL)
 		return;
-	pthread_mutex_lock(&t->p->mu);
+	pthread_mutex_lock(&t->p->w.mu);
 	*out = t->p->st;
-	pthread_mutex_unlock(&t->p->mu);
+	pthread_mutex_unlock(&t->p->w.mu);
 }

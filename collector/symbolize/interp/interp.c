@@ -138,15 +138,15 @@ static int name_one(struct interp_namer *n, uint32_t pid, const struct interp_la
 	if (!e && (rv = resolve_and_cache(n, pid, l, method, &e)) != 0)
 		return rv;
 	/* A slot that is not where the layout says, or a frame still being pushed: no name. */
-	if (frame && l->proof && (!frame->has_cache || frame->cache != e->cache)) {
+	if (frame && l->proof && (!frame->has_cache || frame->cache != e->src.cache)) {
 		n->st.bad_frame++;
 		return -ENOEXEC;
 	}
 	/* Native methods have no bytecode (and a zero bcp): nothing to check or locate. */
-	code = e->const_method + l->cm_size;
-	if (e->header.code_size) {
+	code = e->src.const_method + l->cm_size;
+	if (e->src.header.code_size) {
 		for (size_t i = 0; i < nbcp && bci < 0; i++)
-			if (bcps[i] >= code && bcps[i] < code + e->header.code_size)
+			if (bcps[i] >= code && bcps[i] < code + e->src.header.code_size)
 				bci = (int)(bcps[i] - code);
 		if (bci < 0) {
 			n->st.bad_bcp++;
@@ -156,7 +156,7 @@ static int name_one(struct interp_namer *n, uint32_t pid, const struct interp_la
 	if (want_line && bci >= 0) {
 		interp_lines_load(n, l, e);
 		if (e->lines_len &&
-		    interp_line_of(e->bytes + e->holder_len + e->name_len, e->lines_len,
+		    interp_line_of(e->bytes + e->src.holder_len + e->src.name_len, e->lines_len,
 				   l->lines_excluded, (uint32_t)bci, line) == 0)
 			n->st.lines++;
 	}

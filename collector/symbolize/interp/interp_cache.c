@@ -51,7 +51,7 @@ struct interp_cached_method *interp_cache_find(struct interp_namer *n, uint32_t 
 /* "pkg.Class::method" from what r read. */
 static char *make_name(const struct interp_method_read *r)
 {
-	char *s = malloc((size_t)r->holder_len + 2 + r->name_len + 1);
+	char *s = malloc((size_t)r->src.holder_len + 2 + r->src.name_len + 1);
 	size_t k = 0;
 
 	if (!s)
@@ -61,15 +61,15 @@ static char *make_name(const struct interp_method_read *r)
 	 * hidden class's '+' (Foo$$Lambda$5+0x0000000800c0b000) is '.' in signatures, so an
 	 * interpreted frame and a compiled one of the same method carry the same name.
 	 */
-	for (uint16_t i = 0; i < r->holder_len; i++) {
+	for (uint16_t i = 0; i < r->src.holder_len; i++) {
 		char c = (char)r->holder_name[i];
 
 		s[k++] = c == '/' || c == '+' ? '.' : c;
 	}
 	s[k++] = ':';
 	s[k++] = ':';
-	memcpy(s + k, r->method_name, r->name_len);
-	s[k + r->name_len] = '\0';
+	memcpy(s + k, r->method_name, r->src.name_len);
+	s[k + r->src.name_len] = '\0';
 	return s;
 }
 
@@ -80,25 +80,18 @@ int interp_cache_add(struct interp_namer *n, uint32_t pid, uint64_t method,
 
 	if (!e)
 		return -ENOMEM;
-	e->bytes = malloc((size_t)r->holder_len + r->name_len);
+	e->bytes = malloc((size_t)r->src.holder_len + r->src.name_len);
 	e->name = make_name(r);
 	if (!e->bytes || !e->name ||
 	    htab_add(&n->methods, method_key(pid, method), (uint64_t)(uintptr_t)e) != 0) {
 		entry_free(e);
 		return -ENOMEM;
 	}
-	memcpy(e->bytes, r->holder_name, r->holder_len);
-	memcpy(e->bytes + r->holder_len, r->method_name, r->name_len);
+	memcpy(e->bytes, r->holder_name, r->src.holder_len);
+	memcpy(e->bytes + r->src.holder_len, r->method_name, r->src.name_len);
 	e->pid = pid;
 	e->method = method;
-	e->const_method = r->const_method;
-	e->header = r->header;
-	e->holder = r->holder;
-	e->cache = r->cache;
-	e->holder_sym = r->holder_sym;
-	e->name_sym = r->name_sym;
-	e->holder_len = r->holder_len;
-	e->name_len = r->name_len;
+	e->src = r->src;
 	*out = e;
 	return 0;
 }

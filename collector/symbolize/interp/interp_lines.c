@@ -103,19 +103,19 @@ void interp_lines_load(struct interp_namer *n, const struct interp_layout *l,
 	uint8_t *grown;
 	int line;
 
-	if (e->lines_read || !l->lines || !(e->header.flags & l->cm_has_lines))
+	if (e->lines_read || !l->lines || !(e->src.header.flags & l->cm_has_lines))
 		return;
-	interp_iov(local, remote, 0, e->const_method + l->cm_size + e->header.code_size, buf,
-		   sizeof(buf));
+	interp_iov(local, remote, 0, e->src.const_method + l->cm_size + e->src.header.code_size,
+		   buf, sizeof(buf));
 	if (interp_read_ranges(n, e->pid, local, remote, 1, &got) != 0)
 		return; /* try again next time */
 	e->lines_read = true;
 	if (interp_lines_walk(buf, got, l->lines_excluded, 0, &line, &end) == -EBADMSG)
 		return;
-	grown = realloc(e->bytes, (size_t)e->holder_len + e->name_len + end);
+	grown = realloc(e->bytes, (size_t)e->src.holder_len + e->src.name_len + end);
 	if (!grown)
 		return;
-	memcpy(grown + e->holder_len + e->name_len, buf, end);
+	memcpy(grown + e->src.holder_len + e->src.name_len, buf, end);
 	e->bytes = grown;
 	e->lines_len = (uint16_t)end;
 }

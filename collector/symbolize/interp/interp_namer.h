@@ -46,14 +46,22 @@ struct interp_const_method {
 	uint32_t flags; /* 0 unless the layout has line tables */
 };
 
-/* Everything resolving a Method* read, before it becomes a cache entry. */
-struct interp_method_read {
+/*
+ * What a name is made from, as read from the target: a cache entry keeps the copy it was made
+ * from, and its revalidation reads each of these again and compares.
+ */
+struct interp_method_src {
 	uint64_t const_method; /* ConstMethod* */
 	struct interp_const_method header;
 	uint64_t holder;	       /* the pool's holder Klass* */
 	uint64_t cache;		       /* the pool's ConstantPoolCache* (0 unless l->proof) */
 	uint64_t holder_sym, name_sym; /* Symbol* of the holder's and the method's name */
 	uint16_t holder_len, name_len;
+};
+
+/* Everything resolving a Method* read, before it becomes a cache entry. */
+struct interp_method_read {
+	struct interp_method_src src;
 	uint8_t holder_name[INTERP_MAX_CLASS_NAME], method_name[INTERP_MAX_METHOD_NAME];
 };
 
@@ -63,10 +71,8 @@ struct interp_method_read {
 struct interp_cached_method {
 	uint32_t pid;
 	uint64_t method; /* Method* */
-	uint64_t const_method;
-	struct interp_const_method header;
-	uint64_t holder, cache, holder_sym, name_sym;
-	uint16_t holder_len, name_len, lines_len;
+	struct interp_method_src src;
+	uint16_t lines_len;
 	bool lines_read;
 	uint64_t stamp;	    /* when last read and found valid (interp_name_many's stamp) */
 	uint32_t valid_gen; /* == the namer's call_gen: revalidated by this call's batch */

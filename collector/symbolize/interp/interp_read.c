@@ -151,36 +151,37 @@ int interp_read_method(struct interp_namer *n, uint32_t pid, const struct interp
 	struct iovec local[3], remote[3];
 	int rv;
 
-	interp_iov(local, remote, 0, method + l->m_cm, &out->const_method, 8);
+	interp_iov(local, remote, 0, method + l->m_cm, &out->src.const_method, 8);
 	if ((rv = interp_read_all(n, pid, local, remote, 1)) != 0)
 		return rv;
-	if (!interp_ptr_ok(out->const_method))
+	if (!interp_ptr_ok(out->src.const_method))
 		return -EBADMSG;
-	interp_iov(local, remote, 0, out->const_method, hdr, l->cm_size);
+	interp_iov(local, remote, 0, out->src.const_method, hdr, l->cm_size);
 	if ((rv = interp_read_all(n, pid, local, remote, 1)) != 0)
 		return rv;
-	if ((rv = interp_read_header(l, hdr, &out->header)) != 0)
+	if ((rv = interp_read_header(l, hdr, &out->src.header)) != 0)
 		return rv;
-	interp_iov(local, remote, 0, out->header.pool + l->cp_holder, &words[0], 8);
-	interp_iov(local, remote, 1, out->header.pool + l->cp_size + 8ull * out->header.name_index,
-		   &words[1], 8);
+	interp_iov(local, remote, 0, out->src.header.pool + l->cp_holder, &words[0], 8);
+	interp_iov(local, remote, 1,
+		   out->src.header.pool + l->cp_size + 8ull * out->src.header.name_index, &words[1],
+		   8);
 	if (l->proof)
-		interp_iov(local, remote, 2, out->header.pool + l->cp_cache, &words[2], 8);
+		interp_iov(local, remote, 2, out->src.header.pool + l->cp_cache, &words[2], 8);
 	if ((rv = interp_read_all(n, pid, local, remote, l->proof ? 3 : 2)) != 0)
 		return rv;
-	out->holder = words[0];
-	out->name_sym = words[1];
-	out->cache = words[2];
-	if (!interp_ptr_ok(out->holder))
+	out->src.holder = words[0];
+	out->src.name_sym = words[1];
+	out->src.cache = words[2];
+	if (!interp_ptr_ok(out->src.holder))
 		return -EBADMSG;
-	interp_iov(local, remote, 0, out->holder + l->k_name, &out->holder_sym, 8);
+	interp_iov(local, remote, 0, out->src.holder + l->k_name, &out->src.holder_sym, 8);
 	if ((rv = interp_read_all(n, pid, local, remote, 1)) != 0)
 		return rv;
-	if ((rv = read_symbol(n, pid, l, out->holder_sym, out->holder_name, INTERP_MAX_CLASS_NAME,
-			      &out->holder_len)))
+	if ((rv = read_symbol(n, pid, l, out->src.holder_sym, out->holder_name,
+			      INTERP_MAX_CLASS_NAME, &out->src.holder_len)))
 		return rv;
-	return read_symbol(n, pid, l, out->name_sym, out->method_name, INTERP_MAX_METHOD_NAME,
-			   &out->name_len);
+	return read_symbol(n, pid, l, out->src.name_sym, out->method_name, INTERP_MAX_METHOD_NAME,
+			   &out->src.name_len);
 }
 
 /* One unbudgeted read of 8 bytes at addr. */

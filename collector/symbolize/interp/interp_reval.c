@@ -17,16 +17,18 @@ void interp_reval_plan(const struct interp_layout *l, const struct interp_cached
 		       struct interp_reval_buf *buf, struct iovec *local, struct iovec *remote)
 {
 	interp_iov(local, remote, 0, e->method + l->m_cm, &buf->const_method, 8);
-	interp_iov(local, remote, 1, e->const_method, buf->header, l->cm_size);
-	interp_iov(local, remote, 2, e->header.pool + l->cp_holder, &buf->holder, 8);
-	interp_iov(local, remote, 3, e->header.pool + l->cp_size + 8ull * e->header.name_index,
+	interp_iov(local, remote, 1, e->src.const_method, buf->header, l->cm_size);
+	interp_iov(local, remote, 2, e->src.header.pool + l->cp_holder, &buf->holder, 8);
+	interp_iov(local, remote, 3,
+		   e->src.header.pool + l->cp_size + 8ull * e->src.header.name_index,
 		   &buf->name_sym, 8);
-	interp_iov(local, remote, 4, e->holder + l->k_name, &buf->holder_sym, 8);
-	interp_iov(local, remote, 5, e->holder_sym, buf->holder_symbol,
-		   l->sym_body + e->holder_len);
-	interp_iov(local, remote, 6, e->name_sym, buf->name_symbol, l->sym_body + e->name_len);
+	interp_iov(local, remote, 4, e->src.holder + l->k_name, &buf->holder_sym, 8);
+	interp_iov(local, remote, 5, e->src.holder_sym, buf->holder_symbol,
+		   l->sym_body + e->src.holder_len);
+	interp_iov(local, remote, 6, e->src.name_sym, buf->name_symbol,
+		   l->sym_body + e->src.name_len);
 	/* Without proof, the holder slot again: the range count stays INTERP_REVAL_IOVS. */
-	interp_iov(local, remote, 7, e->header.pool + (l->proof ? l->cp_cache : l->cp_holder),
+	interp_iov(local, remote, 7, e->src.header.pool + (l->proof ? l->cp_cache : l->cp_holder),
 		   &buf->cache, 8);
 }
 
@@ -35,16 +37,18 @@ int interp_reval_check(const struct interp_layout *l, const struct interp_cached
 {
 	struct interp_const_method h;
 
-	if (buf->const_method != e->const_method || interp_read_header(l, buf->header, &h) != 0 ||
-	    h.pool != e->header.pool || h.code_size != e->header.code_size ||
-	    h.name_index != e->header.name_index || h.sig_index != e->header.sig_index ||
-	    h.idnum != e->header.idnum || h.flags != e->header.flags || buf->holder != e->holder ||
-	    buf->name_sym != e->name_sym || buf->holder_sym != e->holder_sym ||
-	    (l->proof && buf->cache != e->cache) ||
-	    interp_get16(buf->holder_symbol + l->sym_len) != e->holder_len ||
-	    interp_get16(buf->name_symbol + l->sym_len) != e->name_len ||
-	    memcmp(buf->holder_symbol + l->sym_body, e->bytes, e->holder_len) != 0 ||
-	    memcmp(buf->name_symbol + l->sym_body, e->bytes + e->holder_len, e->name_len) != 0)
+	if (buf->const_method != e->src.const_method ||
+	    interp_read_header(l, buf->header, &h) != 0 || h.pool != e->src.header.pool ||
+	    h.code_size != e->src.header.code_size || h.name_index != e->src.header.name_index ||
+	    h.sig_index != e->src.header.sig_index || h.idnum != e->src.header.idnum ||
+	    h.flags != e->src.header.flags || buf->holder != e->src.holder ||
+	    buf->name_sym != e->src.name_sym || buf->holder_sym != e->src.holder_sym ||
+	    (l->proof && buf->cache != e->src.cache) ||
+	    interp_get16(buf->holder_symbol + l->sym_len) != e->src.holder_len ||
+	    interp_get16(buf->name_symbol + l->sym_len) != e->src.name_len ||
+	    memcmp(buf->holder_symbol + l->sym_body, e->bytes, e->src.holder_len) != 0 ||
+	    memcmp(buf->name_symbol + l->sym_body, e->bytes + e->src.holder_len, e->src.name_len) !=
+		    0)
 		return -EBADMSG;
 	return 0;
 }

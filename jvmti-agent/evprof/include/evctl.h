@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agentcount.h"
 #include "fgproto.h"
 #include "queue.h"
 #include "evbudget.h"
@@ -86,15 +87,22 @@ enum evctl_drop {
 	EVCTL_DROP_NCAUSES,
 };
 
+/* The switch's counters (agentcount.h), bumped by the callbacks; evctl_stats holds them. */
+#define EVCTL_COUNTERS(X)                                                                          \
+	X(events)	 /* STACK_EVENTs pushed */                                                 \
+	X(freed)	 /* tags sent in OBJECT_FREE */                                            \
+	X(lock_short)	 /* lock waits left out under the threshold (evctl_lock_short) ... */      \
+	X(lock_short_ns) /* ... and their time */                                                  \
+	X(sampled)	 /* allocation callbacks */                                                \
+	X(timed)	 /* ... of them timed (one in EVCTL_TIME_EVERY) */                         \
+	X(sampled_ns)	 /* ... their CPU time */                                                  \
+	X(thinned)	 /* JDK 11's surplus allocation samples left out (samplefix.h) */
+
 struct evctl_stats {
 	uint64_t drops[EVCTL_DROP_NCAUSES];
-	uint64_t events; /* STACK_EVENTs pushed */
-	uint64_t freed;	 /* tags sent in OBJECT_FREE */
-	uint64_t lock_short, lock_short_ns;
+	EVCTL_COUNTERS(AGENTCOUNT_FIELD)
 	uint64_t changes; /* sets applied */
 	uint64_t apply_failures;
-	uint64_t sampled, timed, sampled_ns; /* allocation callbacks, timed, their CPU time */
-	uint64_t thinned;	/* JDK 11's surplus allocation samples left out (samplefix.h) */
 	struct evbudget budget; /* the budget's state (intervals used, cost) */
 };
 
@@ -110,10 +118,7 @@ struct evctl {
 	atomic_uint active;		 /* callbacks inside (evctl_enter) */
 	/* Counters (cumulative). */
 	atomic_uint_fast64_t drops[EVCTL_DROP_NCAUSES];
-	atomic_uint_fast64_t events, freed, lock_short, lock_short_ns;
-	/* Allocation callbacks; those timed (one in EVCTL_TIME_EVERY) and their CPU time. */
-	atomic_uint_fast64_t sampled, timed, sampled_ns;
-	atomic_uint_fast64_t thinned; /* JDK 11's surplus allocation samples (samplefix.h) */
+	EVCTL_COUNTERS(AGENTCOUNT_ATOMIC)
 	/* Fixed at init. */
 	struct queue *q;
 	size_t qlimit;	     /* bytes of the queue events may fill */

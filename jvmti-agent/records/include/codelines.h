@@ -26,6 +26,7 @@
 
 #include <jvmti.h>
 
+#include "agentcount.h"
 #include "fgproto.h"
 #include "methodset.h"
 #include "queue.h"
@@ -97,13 +98,17 @@ bool codelines_begin(struct codelines *c, struct codelines_load *l, jvmtiEnv *jv
 void codelines_load_push(struct codelines_load *l, struct queue *q,
 			 const struct methodset_table *tab);
 
+/* The line tables' counters (agentcount.h), in codelines_stats before used. */
+#define CODELINES_COUNTERS(X)                                                                      \
+	X(records)  /* CODE_LINES pushed */                                                        \
+	X(too_big)  /* compiles whose lines did not fit a record */                                \
+	X(lookups)  /* line tables asked of JVMTI */                                               \
+	X(cached)   /* ... kept in the cache */                                                    \
+	X(no_table) /* ... methods without a line table */
+
 struct codelines_stats {
-	uint64_t records;  /* CODE_LINES pushed */
-	uint64_t too_big;  /* compiles whose lines did not fit a record */
-	uint64_t lookups;  /* line tables asked of JVMTI */
-	uint64_t cached;   /* ... kept in the cache */
-	uint64_t no_table; /* ... methods without a line table */
-	size_t used;	   /* bytes charged to the budget */
+	CODELINES_COUNTERS(AGENTCOUNT_FIELD)
+	size_t used; /* bytes charged to the budget */
 };
 
 /* Counters so far (any thread; values may be a moment old). c may not be NULL. */

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agentcount.h"
 #include "fgproto.h"
 #include "queue.h"
 #include "wantfile.h"
@@ -84,15 +85,19 @@ struct sender_hello {
 	uint64_t token;	     /* HELLO's token: this agent's name in the want file */
 };
 
+/* The sender's own counters (agentcount.h), in sender_stats after queue_dropped. */
+#define SENDER_COUNTERS(X)                                                                         \
+	X(table_full)	 /* blobs not kept for replay: table budget spent */                       \
+	X(connections)	 /* connections synced with HELLO + snapshot */                            \
+	X(resets)	 /* connections dropped because they stopped taking messages */            \
+	X(records_sent)	 /* delta records sent (replays not included) */                           \
+	X(replayed)	 /* records sent in snapshots */                                           \
+	X(names_sent)	 /* NAME records (interned names, once per connection) */                  \
+	X(events_unsent) /* STACK_EVENT, OBJECT_FREE for a connection that asked none */
+
 struct sender_stats {
 	uint64_t queue_dropped; /* events refused by the queue */
-	uint64_t table_full;	/* blobs not kept for replay: table budget spent */
-	uint64_t connections;	/* connections synced with HELLO + snapshot */
-	uint64_t resets;	/* connections dropped because they stopped taking messages */
-	uint64_t records_sent;	/* delta records sent (replays not included) */
-	uint64_t replayed;	/* records sent in snapshots */
-	uint64_t names_sent;	/* NAME records (interned names, once per connection) */
-	uint64_t events_unsent; /* STACK_EVENT, OBJECT_FREE for a connection that asked none */
+	SENDER_COUNTERS(AGENTCOUNT_FIELD)
 };
 
 struct sender;
