@@ -100,16 +100,18 @@ record() {
 	grep -vE '^fgcollect record: note' "$FG_TMP/$name.err" | head -n 12 >&2 || true
 }
 
-# record_main NAME MIN STACK_REGEX ARGS...: record NAME for 2 s; when the main thread has fewer
-# than MIN samples in it (count), again for 4 s.
+# record_main NAME MIN STACK_REGEX ARGS...: record NAME for 2 s; while the main thread has fewer
+# than MIN samples in it (count), again for twice as long, up to 8 s (a busy machine).
 record_main() {
-	local name=$1 min=$2 re=$3 main _
+	local name=$1 min=$2 re=$3 main _ secs=2
 	shift 3
-	record "$name" --duration 2 "$@"
-	read -r main _ < <(count "$FG_TMP/$name.folded" "$re")
-	((main < min)) || return 0
-	fg_log "$cfg $name: $main samples of the main thread in 2 s (< $min): recording 4 s"
-	record "$name" --duration 4 "$@"
+	while :; do
+		record "$name" --duration "$secs" "$@"
+		read -r main _ < <(count "$FG_TMP/$name.folded" "$re")
+		((main < min && secs < 8)) || return 0
+		fg_log "$cfg $name: $main samples of the main thread in $secs s (< $min): recording $((2 * secs)) s"
+		secs=$((2 * secs))
+	done
 }
 
 # count FILE STACK_REGEX [LEAF_REGEX]: "MAIN CHAIN LEAF" sample counts of the main thread (its
@@ -193,7 +195,7 @@ check_cpu() { # LABEL JVM_OPT
 	# 499 Hz: at least 500 samples of the main thread, so that one rare stack of the agent's
 	# sender thread (in clone3, whose parent side glibc leaves without CFI, or deeper than the
 	# stack copy) does not decide a 99% check alone; 2 s give some 1000 on an idle CPU, else
-	# (a busy machine) the recording is made again, 4 s long
+	# (a busy machine) the recording is made again, longer
 	record_main "$name" 500 "$chain_re" --freq 499
 	jdk_said "$FG_TMP/$name.err" ||
 		fg_fail "$cfg $name: record names no agent in a JDK $n JVM: $(grep -m1 'agent connected' "$FG_TMP/$name.err")"
