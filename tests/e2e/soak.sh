@@ -57,7 +57,8 @@ spid=
 trap 'rc=$?; set +e; [[ -n $rpid ]] && kill "$rpid" 2>/dev/null; [[ -n $spid ]] && kill "$spid" 2>/dev/null; (exit $rc); fg_cleanup' EXIT
 
 offcpu=0
-"$FGCOLLECT" record --help 2>&1 | grep -q 'offcpu' && offcpu=1
+# (the whole help first: grep -q leaving early would SIGPIPE it, failing the pipe)
+grep -q 'offcpu' <<<"$("$FGCOLLECT" record --help 2>&1)" && offcpu=1
 
 python3 "$FG_SOURCE_DIR/tests/e2e/pyroscope_receiver.py" "$port" "$recv" >"$FG_TMP/recv.log" 2>&1 &
 rpid=$!
@@ -191,10 +192,11 @@ next_child_kill=$((SECONDS + 60))
 fg_log "soak: $SOAK_S s, $LANES JVM lanes, collector restarted every $RESTART_S s, offcpu recordings: $offcpu"
 # Past the end while fewer than three collector lives have run, the last for 20 s (ten of the
 # sampler's rounds): a busy machine lengthens the soak rather than leave its lives unchecked.
+# Past the end no JVM starts, and the collector restarts only for a missing life.
 while ((SECONDS < end || instance < 3 || SECONDS - born < 20)); do
 	for ((l = 0; l < LANES; l++)); do
 		if [[ -z ${lane_name[$l]:-} ]]; then
-			start_jvm "$l"
+			((SECONDS >= end)) || start_jvm "$l"
 		elif ((SECONDS >= lane_until[$l])); then
 			stop_jvm "$l"
 		fi
@@ -208,7 +210,7 @@ while ((SECONDS < end || instance < 3 || SECONDS - born < 20)); do
 		record_now
 		recorded=1
 	fi
-	if ((SECONDS - born >= RESTART_S)); then
+	if ((SECONDS - born >= RESTART_S && (SECONDS < end || instance < 3))); then
 		fg_watch_stop_clean
 		start_watch
 	fi
