@@ -76,7 +76,7 @@ test: prefetch build build-asan build-tsan
 	ctest --test-dir $(ASAN) --output-on-failure -j$(JOBS) -L e2e-asan
 	ctest --test-dir $(TSAN) --output-on-failure -j$(JOBS) -L '^(tsan|e2e-tsan)$$'
 
-# The soak (tests/e2e/soak.sh) for SOAK_MINUTES (a 2-minute version runs in `make test`).
+# The soak (tests/e2e/soak.sh) for SOAK_MINUTES (a 90-second version runs in `make test`).
 SOAK_MINUTES ?= 30
 soak: build
 	SOAK_MINUTES=$(SOAK_MINUTES) FG_SOURCE_DIR=$(CURDIR) FG_BUILD_DIR=$(abspath $(BUILD)) \

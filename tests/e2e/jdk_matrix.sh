@@ -100,6 +100,20 @@ record() {
 	grep -vE '^fgcollect record: note' "$FG_TMP/$name.err" | head -n 12 >&2 || true
 }
 
+# record_main NAME MIN STACK_REGEX ARGS...: record NAME for 2 s; while the main thread has fewer
+# than MIN samples in it (count), again for twice as long, up to 8 s (a busy machine).
+record_main() {
+	local name=$1 min=$2 re=$3 main _ secs=2
+	shift 3
+	while :; do
+		record "$name" --duration "$secs" "$@"
+		read -r main _ < <(count "$FG_TMP/$name.folded" "$re")
+		((main < min && secs < 8)) || return 0
+		fg_log "$cfg $name: $main samples of the main thread in $secs s (< $min): recording $((2 * secs)) s"
+		secs=$((2 * secs))
+	done
+}
+
 # count FILE STACK_REGEX [LEAF_REGEX]: "MAIN CHAIN LEAF" sample counts of the main thread (its
 # stacks under JavaMain, or with the chain's leaf).
 count() {
@@ -178,10 +192,11 @@ check_cpu() { # LABEL JVM_OPT
 	FG_JVM_OPTS=()
 	fg_wait_log "$name" 60 'InterpChain ready'
 	sleep 2 # the leaf's loop is OSR-compiled within a second
-	# 499 Hz: some 500 samples, so that one rare stack of the agent's sender thread (in clone3,
-	# whose parent side glibc leaves without CFI, or deeper than the stack copy) does not
-	# decide a 99% check alone
-	record "$name" --duration 4 --freq 499
+	# 499 Hz: at least 500 samples of the main thread, so that one rare stack of the agent's
+	# sender thread (in clone3, whose parent side glibc leaves without CFI, or deeper than the
+	# stack copy) does not decide a 99% check alone; 2 s give some 1000 on an idle CPU, else
+	# (a busy machine) the recording is made again, longer
+	record_main "$name" 500 "$chain_re" --freq 499
 	jdk_said "$FG_TMP/$name.err" ||
 		fg_fail "$cfg $name: record names no agent in a JDK $n JVM: $(grep -m1 'agent connected' "$FG_TMP/$name.err")"
 	read -r main whole leaf < <(count "$FG_TMP/$name.folded" "$chain_re")
@@ -204,7 +219,8 @@ check_xint() {
 	FG_JVM_OPTS=()
 	fg_wait_log xint 60 'InterpChain ready'
 	spin=$(sed -n 's/.*spin-line=\([0-9]*\).*/\1/p' "${FG_CT_LOG[xint]}" | head -n 1)
-	record xint --duration 4 --lines
+	# at 499 Hz, at least 500 samples of the main thread (as fp and nofp)
+	record_main xint 500 "$chain_lines" --lines --freq 499
 	read -r main whole leaf < <(count "$f" "$chain_lines" ";ChainE::spin:$spin"'_\[0\]')
 	fig "xint: chain $whole/$main, line $spin in $leaf"
 	((whole * 100 >= main * 95)) || sort -t' ' -k2 -nr "$f" | head -n 4 >&2
@@ -253,6 +269,9 @@ truth_group() {
 	     /^truth / { g[n++] = $0; if (n == 6) { for (i = 0; i < 6; i++) last[i] = g[i]; ok = 1 } }
 	     END { if (ok) for (i = 0; i < 6; i++) print last[i] }' "$1"
 }
+truth_ready() { # LOG: a complete group of truth lines in LOG
+	[[ -n $(truth_group "$1") ]]
+}
 truth_at() {
 	T="$2" M="$3" awk '$2 == ENVIRON["T"] && $3 == ENVIRON["M"] { print $4 }' "$1"
 }
@@ -270,7 +289,9 @@ check_offcpu() {
 	fg_jvm_start offcpu OffCpuTruth 150 /disk
 	FG_CT_OPTS=()
 	fg_wait_log offcpu 60 'OffCpuTruth ready'
-	sleep 1.1 # a first truth line
+	# a first complete group of truth lines (one each 100 ms)
+	fg_wait 10 truth_ready "${FG_CT_LOG[offcpu]}" ||
+		fg_fail "$cfg offcpu: no complete group of truth lines 10 s after OffCpuTruth ready"
 	truth_group "${FG_CT_LOG[offcpu]}" >"$FG_TMP/offcpu.t0"
 	record offcpu --event offcpu --switch-rate 0 --duration 4
 	sleep 0.3
