@@ -173,7 +173,7 @@ run() {
 		printf "%.2f %.2f %.2f %.1f %.1f %.1f %.1f %.3f %.3f\n",
 			pd - td, pr - tr, (bt ? 100 * (bp / bt - 1) : 100), pd, td, pr, tr, bp, bt }')
 	read -r sdb srender stotal pd td pr tr bp bt <<<"$out"
-	line="JDK $major $db PreserveFramePointer $pfp: serve's wall time under [virtual threads]: DB $pd% (service $td%, $(printf '%+.1f' "$sdb") points), render $pr% (service $tr%, $(printf '%+.1f' "$srender") points), $bp virtual threads busy in serve over the $T s less ${gap:-0} s followed (service $bt, $(printf '%+.1f' "$stotal")%); of it unmounted $((qu / 1000)) ms, at queryDb $((du / 1000)), at render $((ru / 1000)); $((els / 1000)) ms of serve under the carriers' names; $treq requests, $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s"
+	line="JDK $major $db PreserveFramePointer $pfp: serve's wall time under [virtual threads]: DB $pd% (service $td%, $(printf '%+.1f' "$sdb") points), render $pr% (service $tr%, $(printf '%+.1f' "$srender") points), $bp virtual threads busy in serve over the $T s less ${gap:-0} s followed (service $bt over its counters' $(w=$twin awk 'BEGIN { printf "%.1f", ENVIRON["w"] / 1e9 }') s, $(printf '%+.1f' "$stotal")%); of it unmounted $((qu / 1000)) ms, at queryDb $((du / 1000)), at render $((ru / 1000)); $((els / 1000)) ms of serve under the carriers' names; $treq requests, $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s"
 	fg_log "$line"
 	summary+="$line"$'\n'
 	if ((q == 0 || tserve == 0)); then
