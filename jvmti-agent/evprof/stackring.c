@@ -63,13 +63,11 @@ void stackring_populate(struct stackring *r)
 	long page = sysconf(_SC_PAGESIZE);
 	size_t step = page > 0 ? (size_t)page : 4096;
 
-	/* A write per page (the head's page holds the head: its first slot byte is touched). */
-	for (size_t off = sizeof(struct allocring_head); off < r->bytes; off += step) {
-		volatile unsigned char *p = r->base + off;
-
-		*p = *p;
-	}
-	*(volatile unsigned char *)(r->base + r->bytes - 1) = r->base[r->bytes - 1];
+	/* A write per page, of the 0 every slot byte still holds (nothing was put yet); the head's
+	 * page is in already. */
+	for (size_t off = sizeof(struct allocring_head); off < r->bytes; off += step)
+		*(volatile unsigned char *)(r->base + off) = 0;
+	*(volatile unsigned char *)(r->base + r->bytes - 1) = 0;
 }
 
 void stackring_free(struct stackring *r)

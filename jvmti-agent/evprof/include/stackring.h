@@ -29,7 +29,7 @@ struct stackring;
 int stackring_new(uint32_t slots, uint32_t copy_max, struct stackring **out);
 void stackring_free(struct stackring *r);
 
-/* Fault every page of the ring in (a write each); before the ring's first stackring_put. */
+/* Fault every page of the ring in (a write each); once, before the ring's first stackring_put. */
 void stackring_populate(struct stackring *r);
 
 /* The ring's first byte (its struct allocring_head) and its size, to announce. */
