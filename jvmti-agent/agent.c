@@ -309,7 +309,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	atomic_store(&gc_clock.end_ns, fg_now_ns());
 }
 
-/* allocstack=copy: what the ring took (info), or that it was not used (warn). */
+/* allocstack=copy: what the ring took, or that alloc went on and it could not be used (info). */
 static void log_ring(void)
 {
 	const void *base;
@@ -323,11 +323,11 @@ static void log_ring(void)
 				"fgagent: allocstack=copy: %llu allocation samples copied into the "
 				"ring, %llu without a Java frame anchor took GetStackTrace\n",
 				(unsigned long long)copied, (unsigned long long)fellback);
-	} else if (agent.opt.log >= OPTIONS_LOG_WARN) {
+	} else if (evjvmti_ring_asked() && agent.opt.log >= OPTIONS_LOG_INFO) {
 		fprintf(stderr,
-			"fgagent: allocstack=copy: the ring was not used (the JVM's thread layout "
-			"is not known, it runs ZGC or Shenandoah, or alloc events never went on): "
-			"stacks were taken by GetStackTrace\n");
+			"fgagent: allocstack=copy: the ring was not used (the JVM runs ZGC or "
+			"Shenandoah, or its thread layout is not known): stacks were taken by "
+			"GetStackTrace\n");
 	}
 }
 
@@ -637,8 +637,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	free(release);
 	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
 	vmlayout_set_unload_slot(&layout, (uint64_t)(uintptr_t)&unload_slot);
-	/* allocstack=copy: the ring is made (and its pages populated) once, here, and announced;
-	 * the callbacks use it once the events worker knows the threads' layout. */
+	/* allocstack=copy: the ring is made once, here, and announced (its pages are populated
+	 * when alloc first goes on); the callbacks use it once the events worker knows the
+	 * threads' layout. */
 	if (agent.opt.alloc_copy && (agent.ev_caps & FGP_EVM_ALLOC) &&
 	    stackring_new(EVJVMTI_RING_SLOTS, EVJVMTI_RING_COPY, &agent.ring) == 0)
 		vmlayout_set_alloc_ring(&layout, (uint64_t)(uintptr_t)stackring_base(agent.ring),

@@ -318,8 +318,8 @@ static int add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t
  * ids[0..n) in a->buf. opts.mark_unrooted: a user stack that stops before its thread's start
  * gets a "[truncated]" frame below the roots (n grows by one; not when it is at the most).
  */
-int sagg_count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w, uint64_t ts,
-		     uint32_t tid)
+int sagg_count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w, uint64_t aux,
+		     uint64_t ts, uint32_t tid)
 {
 	size_t nf = frames_of(ids, n), j;
 	const struct frame *f;
@@ -342,7 +342,7 @@ int sagg_count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w, ui
 			a->st.unrooted_marked++;
 		}
 	}
-	rv = add_stack(a, ids, n, w, 0, ts, tid);
+	rv = add_stack(a, ids, n, w, aux, ts, tid);
 	if (rv == 0)
 		a->st.counted++;
 	return rv;

@@ -219,7 +219,7 @@ static int resolve_jit(struct stackagg *a, uint32_t pid, uint64_t addr, uint64_t
 
 /* ---- pending samples ------------------------------------------------------------------- */
 
-static int pend_push(struct stackagg *a, uint64_t ts, uint64_t pidv, uint32_t tid, uint64_t w,
+static int pend_push(struct stackagg *a, uint64_t ts, uint64_t pidv, uint64_t tidv, uint64_t w,
 		     const uint64_t *e, size_t n)
 {
 	size_t need = n + PEND_HDR;
@@ -241,16 +241,16 @@ static int pend_push(struct stackagg *a, uint64_t ts, uint64_t pidv, uint32_t ti
 	a->pend[a->pend_len++] = ts;
 	a->pend[a->pend_len++] = pidv | ((uint64_t)n << 32);
 	a->pend[a->pend_len++] = w;
-	a->pend[a->pend_len++] = tid;
+	a->pend[a->pend_len++] = tidv;
 	memcpy(&a->pend[a->pend_len], e, n * sizeof(*e));
 	a->pend_len += n;
 	return 0;
 }
 
 /*
- * Resolve and count the pending record at rec (ts, pid|n, weight, tid, n entries). A record with a
- * JIT miss is not counted when it may be retried (retry_misses, not final): it goes to the retry
- * list for the end of the recording, when the code table has every late event, and the frame
+ * Resolve and count the pending record at rec (ts, pid|n, weight, tid|aux, n entries). A record
+ * with a JIT miss is not counted when it may be retried (retry_misses, not final): it goes to the
+ * retry list for the end of the recording, when the code table has every late event, and the frame
  * statistics of this attempt are rolled back. Returns the record's length in words.
  */
 static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bool retried)
@@ -260,6 +260,7 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 	size_t ne = PEND_N(rec[1]);
 	uint64_t w = rec[2];
 	uint32_t tid = (uint32_t)rec[3];
+	uint64_t aux = rec[3] >> PEND_AUX_SHIFT;
 	const uint64_t *e = &rec[PEND_HDR];
 	struct stackagg_stats before = a->st;
 	bool missed = false;
@@ -318,7 +319,7 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 		rv = 0;
 	}
 	if (rv == 0)
-		rv = sagg_count_stack(a, a->buf, n, w, ts, tid);
+		rv = sagg_count_stack(a, a->buf, n, w, aux, ts, tid);
 	if (rv != 0)
 		a->st.dropped++;
 	a->st.pending--;
@@ -455,19 +456,21 @@ static int64_t push_user(struct stackagg *a, const struct stackagg_sample *s, st
 static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 			 const struct entries *en)
 {
+	uint64_t aux = s->aux < UINT32_MAX ? s->aux : UINT32_MAX;
+	uint64_t tidv = s->tid | aux << PEND_AUX_SHIFT;
 	int rv;
 
 	if (en->njit == 0 && !en->vroot) {
 		for (size_t i = 0; i < en->n; i++)
 			a->buf[i] = (uint32_t)en->e[i];
-		rv = sagg_count_stack(a, a->buf, en->n, s->weight ? s->weight : 1, s->ts, s->tid);
+		rv = sagg_count_stack(a, a->buf, en->n, s->weight ? s->weight : 1, aux, s->ts,
+				      s->tid);
 		if (rv != 0)
 			a->st.dropped++;
 		return rv;
 	}
 	a->st.deferred++;
-	rv = pend_push(a, s->ts, s->pid | en->vroot, s->tid, s->weight ? s->weight : 1, en->e,
-		       en->n);
+	rv = pend_push(a, s->ts, s->pid | en->vroot, tidv, s->weight ? s->weight : 1, en->e, en->n);
 	if (rv == -E2BIG && a->pend_head < a->pend_len) {
 		/* Over the pending cap: settle the oldest early (with the history we have). */
 		while (a->pend_head < a->pend_len &&
@@ -476,8 +479,8 @@ static int finish_sample(struct stackagg *a, const struct stackagg_sample *s,
 			settle_one(a, true);
 			a->st.forced++;
 		}
-		rv = pend_push(a, s->ts, s->pid | en->vroot, s->tid, s->weight ? s->weight : 1,
-			       en->e, en->n);
+		rv = pend_push(a, s->ts, s->pid | en->vroot, tidv, s->weight ? s->weight : 1, en->e,
+			       en->n);
 	}
 	if (rv != 0) {
 		a->st.dropped++;
@@ -517,7 +520,8 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s)
 		}
 	}
 	if (s->leaf) {
-		id = sagg_intern_str(a, STACKAGG_KERNEL, s->leaf);
+		id = s->leaf_stub ? sagg_intern(a, STACKAGG_STUB, false, s->leaf, strlen(s->leaf))
+				  : sagg_intern_str(a, STACKAGG_KERNEL, s->leaf);
 		if (id < 0)
 			goto drop;
 		if (en.vroot && s->pin && en.n < STACKAGG_MAX_FRAMES)

@@ -18,6 +18,8 @@
 
 #define PENDING_JIT (1ull << 63)
 #define PEND_HDR 4 /* words before a pending record's entries */
+/* A pending record's fourth word: tid | aux << 32 (stackagg_sample.aux, at most UINT32_MAX). */
+#define PEND_AUX_SHIFT 32
 #define PENDING_RET (1ull << 62)
 #define PENDING_ADDR_MASK ((1ull << 62) - 1)
 /* A pending record's second word: pid | n << 32 | its virtual-thread root's places << 48. */
@@ -123,12 +125,13 @@ int64_t sagg_intern_unknown(struct stackagg *a, enum stackagg_kind kind, const c
 			    const char *fallback);
 
 /*
- * Count a sample's stack ids[0..n) (in a->buf, room for STACKAGG_MAX_FRAMES) with weight w at
- * ts for tid. opts.mark_unrooted: a user stack that stops before its thread's start gets a
+ * Count a sample's stack ids[0..n) (in a->buf, room for STACKAGG_MAX_FRAMES) with weight w and
+ * second value aux at ts for tid. opts.mark_unrooted: a user stack that stops before its thread's
+ * start gets a
  * "[truncated]" frame below the roots (n grows by one; not when it is at the most).
  * 0, -E2BIG or -ENOMEM; the caller counts a failure as dropped.
  */
-int sagg_count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w, uint64_t ts,
-		     uint32_t tid);
+int sagg_count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w, uint64_t aux,
+		     uint64_t ts, uint32_t tid);
 
 #endif /* FG_STACKAGG_PRIV_H */

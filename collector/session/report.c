@@ -549,6 +549,30 @@ static void report_intervals(const struct session_ev_summary *e, const struct re
 	    e->intervals_other ? "; more intervals not listed" : "");
 }
 
+/* Alloc: how the samples' stacks were taken, and the stack copies lost on the way. */
+static void report_ring(const struct session_ev_summary *e, const struct report_out *out)
+{
+	unsigned long long jvmti = e->counted > e->ring_counted ? e->counted - e->ring_counted : 0;
+
+	if (!e->ring_jvms) {
+		say(out,
+		    "allocation stacks: %llu taken by the agents with GetStackTrace (no agent "
+		    "copied its stacks into a ring)",
+		    jvmti);
+		return;
+	}
+	say(out,
+	    "allocation stacks: %llu copied by the agents into their rings (%u JVMs) and walked "
+	    "here, %llu taken by the agents with GetStackTrace; %llu copies lost (lapped before "
+	    "they were read, or never written; %llu of them torn while read) and not counted, "
+	    "%llu from before the recording left out; %llu walks found no Java frame, %llu "
+	    "classes unnamed",
+	    (unsigned long long)e->ring_counted, e->ring_jvms, jvmti,
+	    (unsigned long long)e->ring_lost, (unsigned long long)e->ring_torn,
+	    (unsigned long long)e->ring_early, (unsigned long long)e->ring_no_java,
+	    (unsigned long long)e->ring_no_class);
+}
+
 /* Alloc, live and lock recordings: their totals and what was lost, by cause. */
 static void report_events(const struct session_summary *sm, const struct report_out *out)
 {
@@ -573,6 +597,8 @@ static void report_events(const struct session_summary *sm, const struct report_
 		    (unsigned long long)e->objects,
 		    sm->event == FG_EVENT_LIVE ? " still live at the end" : "");
 		report_intervals(e, out);
+		if (sm->event == FG_EVENT_ALLOC)
+			report_ring(e, out);
 	}
 	if (sm->event == FG_EVENT_LIVE)
 		say(out,

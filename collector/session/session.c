@@ -109,6 +109,7 @@ void ses_walk_deferred(struct session *s, uint64_t w)
 void ses_settle(struct session *s, uint64_t w)
 {
 	ses_walk_deferred(s, w);
+	ses_ring_walk_deferred(s, w);
 	stackagg_settle(s->agg, w);
 	/* A wait's sample comes when it ends: mounts are kept a while after their samples. */
 	if (s->ae.vt_on && w > VTMOUNT_KEEP_NS)
@@ -371,7 +372,7 @@ int session_step(struct session *s, int timeout_ms)
 	bool held = ses_hold_samples(s, now), rings;
 	int rv;
 
-	timeout_ms = ses_step_wait(s, now, held, timeout_ms, &rings);
+	timeout_ms = ses_ring_wait(s, ses_step_wait(s, now, held, timeout_ms, &rings));
 	if (held || rings)
 		n = ses_src_pollfds(s, fds);
 	if (rings) {
@@ -393,6 +394,7 @@ int session_step(struct session *s, int timeout_ms)
 			s->drain.drained_ns = s->now();
 		s->drain.drain_busy = rv > 0;
 	}
+	ses_ring_poll(s, false);
 	ses_settle(s, ses_watermark(s, s->now()));
 	if (s->life.nforget)
 		ses_forget_exited(s, s->now());
@@ -438,6 +440,8 @@ void session_finish(struct session *s, int grace_ms)
 		javaframes_drain(s->uw.jf);
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
+	ses_pump_src(s);
+	ses_ring_poll(s, true);
 	/* Threads still off the CPU: their wait so far. */
 	if (s->off.oc_on)
 		offcpu_end(&s->off.oc, s->end_ns);
@@ -448,6 +452,7 @@ void session_finish(struct session *s, int grace_ms)
 	for (size_t i = 0; i < s->uw.ndefer; i++)
 		if (s->uw.defer[i].r.time + CODETAB_GRACE_NS > until)
 			until = s->uw.defer[i].r.time + CODETAB_GRACE_NS;
+	until = ses_ring_grace(s, until);
 	while (s->now() < until) {
 		struct pollfd fds[3];
 		int left = (int)((until - s->now()) / 1000000ull);
@@ -484,6 +489,7 @@ struct stackagg *session_rotate(struct session *s)
 	while (s->so->poll(s->sampler, 0, on_record, s) > 0)
 		;
 	ses_pump_src(s);
+	ses_ring_poll(s, false);
 	ses_settle(s, UINT64_MAX);
 	if (s->ex.tt_on)
 		ses_close_window(s);
@@ -518,6 +524,7 @@ void session_close(struct session *s)
 	vtmount_fini(&s->ae.vm);
 	free(s->ae.nframes);
 	free(s->ae.ids);
+	ses_ring_close(s);
 	targets_fini(&s->targets);
 	stackagg_free(s->agg);
 	javaframes_free(s->uw.jf);

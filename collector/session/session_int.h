@@ -105,6 +105,7 @@ struct ses_agentev {
 	struct stackagg_nframe *nframes; /* FGP_MAX_EVENT_DEPTH */
 	uint32_t *ids;			 /* STACKAGG_MAX_FRAMES */
 	char leaf[CTL_CLASS_MAX + 1];
+	struct ses_rings *rings; /* alloc: the agents' rings of stack copies (session_ring.c) */
 };
 
 /* Exact totals, sampled shapes (off-CPU and wall by BPF; session_exact.c): each thread's exact
@@ -219,5 +220,14 @@ uint64_t ses_watermark(const struct session *s, uint64_t now);
 bool ses_rec_copy(struct deferred *d, const struct perfring_rec *r);
 bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct stackagg_sample *smp,
 		     bool may_defer);
+int ses_walk_copy(struct session *s, uint32_t pid, uint64_t ts, const struct uregs *regs,
+		  const struct ustack *st, bool may_defer, struct stackagg_sample *smp);
+
+/* session_ring.c: allocation samples' stack copies read from the agents' rings and walked */
+void ses_ring_poll(struct session *s, bool all);
+int ses_ring_wait(const struct session *s, int timeout_ms);
+void ses_ring_walk_deferred(struct session *s, uint64_t w);
+uint64_t ses_ring_grace(const struct session *s, uint64_t until);
+void ses_ring_close(struct session *s);
 
 #endif

@@ -323,3 +323,69 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 	smp->uframes = named ? s->uw.uframes : NULL;
 	return false;
 }
+
+/*
+ * A stack copy that came without a kernel chain (an allocation sample from an agent's ring:
+ * regs are its last Java frame's) walked the vm way, whatever the JVM's frame pointers, with
+ * its interpreted frames named: as ses_user_frames does for a CPU sample. smp->user, nr_user,
+ * uframes and user_rooted set (borrowed until the next walk). 0, -EAGAIN (may_defer: the walk
+ * stopped in code not announced yet), or -ENODATA (no code table or no walk).
+ */
+int ses_walk_copy(struct session *s, uint32_t pid, uint64_t ts, const struct uregs *regs,
+		  const struct ustack *st, bool may_defer, struct stackagg_sample *smp)
+{
+	const struct codetab *tab = ses_src_table(s, pid);
+	const struct vmstack_maps maps = { s, maps_exec_at, maps_cfi_step, maps_root_at };
+	struct vmstack_in vi = { .pid = pid,
+				 .ts = ts,
+				 .tab = tab,
+				 .maps = &maps,
+				 .regs = regs,
+				 .stack = st,
+				 .may_defer = may_defer };
+	struct vmstack_out vo = { 0 };
+	const struct vtchunk_mem vtmem = { s, vtmem_read };
+	struct vtchunk_layout vtl;
+	const struct fgp_vm_layout *vml;
+	bool named = false;
+	int rv;
+
+	if (!s->uw.vs || !s->uw.jf || !tab)
+		return -ENODATA;
+	vtl = *vt_layout(s, pid);
+	s->uw.vtmem_pid = pid;
+	if ((vml = codetab_layout(tab, NULL)) && (vml->caps & FGP_VML_CAP_INTERP_FRAME) &&
+	    fgp_vml_has(vml, FGP_VML_INTERP_METHOD_SLOT))
+		vtl.interp_method_slot = (int32_t)fgp_vml_get(vml, FGP_VML_INTERP_METHOD_SLOT);
+	vi.vt = &vtl;
+	vi.vtmem = &vtmem;
+	if ((rv = vmstack_unwind(s->uw.vs, &vi, &vo)) != 0)
+		return rv == -EAGAIN ? rv : -ENODATA;
+	smp->user = vo.user;
+	smp->nr_user = vo.nr_user;
+	smp->user_rooted = vo.end == UNW_END_ROOT && !vo.past_copy;
+	s->uw.unwound_vm++;
+	if (vo.nr_user) {
+		struct javaframes_in in = { .pid = pid,
+					    .ts = ts,
+					    .tab = tab,
+					    .user = vo.user,
+					    .nr_user = vo.nr_user,
+					    .regs = regs,
+					    .stack = st,
+					    .walk = vo.walk,
+					    .extra = vo.frozen,
+					    .nr_extra = vo.nr_frozen };
+
+		named = javaframes_name(s->uw.jf, &in, s->uw.uframes) > 0;
+	}
+	if (vo.truncated) {
+		if (!named)
+			memset(s->uw.uframes, 0, vo.nr_user * sizeof(s->uw.uframes[0]));
+		s->uw.uframes[vo.nr_user - 1] =
+			(struct stackagg_uframe){ "[truncated]", true, true };
+		named = true;
+	}
+	smp->uframes = named ? s->uw.uframes : NULL;
+	return 0;
+}

@@ -36,6 +36,7 @@ static struct vmanchor anchor;
 static struct stackring *_Atomic ring;
 static bool ring_tried; /* the worker's own */
 static atomic_uint_fast64_t ring_fellback;
+static atomic_bool ring_asked; /* alloc went on with cfg.ring: the ring was tried */
 
 void evjvmti_init(const struct evjvmti_cfg *c)
 {
@@ -624,12 +625,14 @@ static void ring_setup(void)
 	uint64_t thread;
 
 	ring_tried = true;
+	atomic_store_explicit(&ring_asked, true, memory_order_relaxed);
 	if ((*cfg.vm)->GetEnv(cfg.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
 	    vmstructs_with((const void *)(*cfg.jvmti)->GetVersionNumber, anchor_of, NULL) != 0 ||
 	    eetop_of(jni, &thread) != 0 ||
 	    vmanchor_bind(&anchor, jni, (const void *)(uintptr_t)thread,
 			  (uintptr_t)__builtin_frame_address(0)) != 0)
-		return; /* GetStackTrace for every sample */
+		return;		      /* GetStackTrace for every sample */
+	stackring_populate(cfg.ring); /* its memory, now that alloc is on: no fault in a sample */
 	atomic_store_explicit(&ring, cfg.ring, memory_order_release);
 }
 
@@ -646,6 +649,11 @@ bool evjvmti_ring(const void **base, uint64_t *size, uint64_t *copied, uint64_t 
 	*base = stackring_base(r);
 	*size = stackring_size(r);
 	return true;
+}
+
+bool evjvmti_ring_asked(void)
+{
+	return atomic_load_explicit(&ring_asked, memory_order_relaxed);
 }
 
 int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct stackring {
 	unsigned char *base; /* the head, then the slots */
@@ -37,8 +38,7 @@ int stackring_new(uint32_t slots, uint32_t copy_max, struct stackring **out)
 	if (!r)
 		return -ENOMEM;
 	r->bytes = allocring_bytes(slots, copy_max);
-	m = mmap(NULL, r->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		 -1, 0);
+	m = mmap(NULL, r->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		free(r);
 		return -ENOMEM;
@@ -56,6 +56,18 @@ int stackring_new(uint32_t slots, uint32_t copy_max, struct stackring **out)
 	h->magic = ALLOCRING_MAGIC; /* last: a reader sees a whole head or none */
 	*out = r;
 	return 0;
+}
+
+void stackring_populate(struct stackring *r)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t step = page > 0 ? (size_t)page : 4096;
+
+	/* A write per page, of the 0 every slot byte still holds (nothing was put yet); the head's
+	 * page is in already. */
+	for (size_t off = sizeof(struct allocring_head); off < r->bytes; off += step)
+		*(volatile unsigned char *)(r->base + off) = 0;
+	*(volatile unsigned char *)(r->base + r->bytes - 1) = 0;
 }
 
 void stackring_free(struct stackring *r)

@@ -30,6 +30,12 @@
 # Then, on the first JDK only, `watch --event cpu,alloc --profile-every 2s`: rolling allocation
 # profiles (STEM.alloc.folded beside the cpu ones) hold fg-bytes' byte[] under makeBytes, and
 # `top --event alloc` through the daemon names makeBytes.
+# The JVM of those checks copies its samples' stacks into its agent's ring (allocstack=copy, the
+# agent's default), which the collector walks: every summary says the ring took >= 99% of the samples. Two JVMs
+# started beside it, each on a socket and bursts' directory of its own, get the fine recording
+# and its answers after it (a 3 s burst: ~6000 samples): one of the same JDK taking its stacks with GetStackTrace
+# (allocstack=jvmti; its summary says no ring was read), and one of Temurin 25 copying them
+# (FG_TEMURIN25, default /usr/lib/jvm/temurin-25-jdk-amd64).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_alloc
@@ -71,6 +77,54 @@ check() {
 	done
 	ev_near "$name: the fg-* threads' bytes" "$all" "$want" "$pct"
 }
+
+# path NAME WAY: the summary of the recording NAME says its stacks came the way WAY (copy: the
+# agents' rings took >= 99% of the samples; jvmti: no ring was read).
+path() {
+	local line ring all
+	line=$(grep 'allocation stacks: ' "$FG_TMP/$1.err" || true)
+	fg_log "$cfg $1: $line"
+	if [[ $2 == jvmti ]]; then
+		[[ $line == *"taken by the agents with GetStackTrace (no agent copied"* ]] ||
+			fg_fail "$cfg $1: allocstack=jvmti, yet the summary says: $line"
+		return
+	fi
+	ring=$(sed -n 's/.*allocation stacks: \([0-9]*\) copied .*/\1/p' <<<"$line")
+	all=$(sed -n 's/.*: \([0-9]*\) allocation samples in .*/\1/p' "$FG_TMP/$1.err")
+	[[ -n $ring && -n $all ]] && ((all > 0 && ring * 100 >= all * 99)) ||
+		fg_fail "$cfg $1: allocstack=copy, yet the rings took ${ring:-?} of ${all:-?} samples: $line"
+}
+
+# side_start NAME JDK WAY: a JVM beside the main one, allocstack=WAY, on a socket and bursts'
+# directory of its own ($FG_TMP/sock-NAME, $FG_TMP/ctl-NAME); its host PID in side_pid[NAME].
+declare -A side_pid=()
+side_start() {
+	mkdir -p "$FG_TMP/ctl-$1" "$FG_TMP/sock-$1"
+	chmod 0755 "$FG_TMP/ctl-$1" "$FG_TMP/sock-$1"
+	FG_CT_OPTS=(--bind "$FG_TMP/ctl-$1:/ctl:ro")
+	FG_SOCK_DIR=$FG_TMP/sock-$1 FG_AGENT_OPTS=allocstack=$3 FG_JDK=$2 \
+		fg_jvm_start "$1" AllocTruth 300 /ctl
+	FG_CT_OPTS=()
+	side_pid[$1]=$FG_HOSTPID
+}
+
+# side_fine NAME LABEL WAY: the fine recording of the side JVM NAME (a 3 s burst) and its
+# answers; run in a subshell beside the other side JVM's (fg_fail ends the subshell).
+side_fine() {
+	local cur=$1 cfg=$2 ctldir=$FG_TMP/ctl-$1 sock=$FG_TMP/sock-$1/fgcollect.sock
+	local FG_HOSTPID=${side_pid[$1]}
+	fg_wait_log "$cur" 60 'AllocTruth ready'
+	ev_record "$1" "$FG_TMP/$1.folded" alloc 3000 --event alloc --alloc-interval 65536 \
+		--alloc-budget 0
+	check "$1" 2 5
+	interval "$1" 65536
+	path "$1" "$3"
+}
+
+temurin=${FG_TEMURIN25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+[[ -x $temurin/bin/java ]] || fg_fail "no Temurin 25 at $temurin (scripts/install-deps.sh installs it)"
+side_start jvmti17 "$FG_DEFAULT_JDK" jvmti
+side_start copy25 "$temurin" copy
 
 # interval NAME BYTES: the recording NAME sampled at a mean interval of BYTES: the samples its
 # summary counts are within 10% of what the burst's bytes give at that interval (about 5
@@ -115,11 +169,13 @@ for jdk in $(fg_jdks); do
 		--alloc-budget 0
 	check fine 2 5
 	interval fine 65536
+	path fine copy
 
 	# ---- the defaults ------------------------------------------------------------------------
 	ev_record def "$FG_TMP/def.folded" alloc 7000 --event alloc --alloc-budget 0
 	check def 4 10
 	interval def 524288
+	path def copy
 	# the agent's measured cost (ALLOC_COST): samples of this ask, a cost per sample
 	cost=$(grep 'allocation sampling cost' "$FG_TMP/def.err" || true)
 	fg_log "$cfg def: $cost"
@@ -144,6 +200,7 @@ for jdk in $(fg_jdks); do
 	[[ $used =~ (: |; )65536\ bytes:\ [1-9] ]] ||
 		fg_fail "$cfg budget: no samples at the interval asked: $used"
 	check budget 4 10
+	path budget copy
 
 	# ---- --lines and --threads ---------------------------------------------------------------
 	ev_record lines "$FG_TMP/lines.folded" alloc 2000 --event alloc --alloc-interval 65536 --lines \
@@ -199,4 +256,16 @@ for jdk in $(fg_jdks); do
 	fi
 	fg_container_stop "$cur" || true
 done
+# ---- beside: GetStackTrace on the same JDK, the ring on Temurin 25, both at once ---------------
+side_fine jvmti17 "JDK $(fg_jdk_major "$FG_DEFAULT_JDK") allocstack=jvmti" jvmti &
+p1=$!
+side_fine copy25 "JDK $(fg_jdk_major "$temurin") allocstack=copy" copy &
+p2=$!
+rc1=0 rc2=0
+wait "$p1" || rc1=$?
+wait "$p2" || rc2=$?
+fg_container_stop jvmti17 || true
+fg_container_stop copy25 || true
+((rc1 == 0)) || fg_fail "allocstack=jvmti on JDK 17: its fine recording failed (above)"
+((rc2 == 0)) || fg_fail "allocstack=copy on Temurin 25: its fine recording failed (above)"
 fg_pass "allocation profiles match the JVM's own per-thread bytes"

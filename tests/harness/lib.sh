@@ -532,9 +532,10 @@ fg_container_cid() {
 	cat "$FG_TMP/$1.cid"
 }
 
-# fg_agent_opt [SOCKET_IN_CONTAINER]: the -agentpath option every test JVM gets.
+# fg_agent_opt [SOCKET_IN_CONTAINER]: the -agentpath option every test JVM gets, with the agent
+# options in FG_AGENT_OPTS (key=value,...) after the socket.
 fg_agent_opt() {
-	echo "-agentpath:$FG_AGENT_IN_CT=socket=${1:-$FG_SOCK_IN_CT}"
+	echo "-agentpath:$FG_AGENT_IN_CT=socket=${1:-$FG_SOCK_IN_CT}${FG_AGENT_OPTS:+,$FG_AGENT_OPTS}"
 }
 
 # fg_sock_dir: the agents' socket directory of this test, $FG_TMP/sock (0755, so a container's

@@ -156,8 +156,13 @@ struct stackagg_sample {
 	 * caller's unit (off-CPU and wall profiles: microseconds). */
 	uint64_t weight;
 	/* A frame after the kernel frames (kind STACKAGG_KERNEL): why an off-CPU sample's thread
-	 * waited, "[off-cpu: sleeping]"; NULL for none. */
+	 * waited, "[off-cpu: sleeping]"; NULL for none. With leaf_stub, of kind STACKAGG_STUB (no
+	 * suffix) as stackagg_named's leaf: the class an allocation sample allocated. */
 	const char *leaf;
+	bool leaf_stub;
+	/* A second value counted beside weight (stackagg_foreach_aux), at most UINT32_MAX: the
+	 * objects an allocation sample stands for; 0 for none. */
+	uint64_t aux;
 	/* A frame right below the roots, before the user frames (unresolved, STACKAGG_STUB, counted
 	 * in stats.markers): "[no stack sampled]" for time known without a stack; NULL for none. */
 	const char *mark;

@@ -247,6 +247,15 @@ struct session_ev_summary {
 	/* alloc, live: the intervals the samples were weighed at (the budget moves them) */
 	struct evweigh_iv intervals[EVWEIGH_MAX_INTERVALS];
 	uint64_t intervals_other;
+	/* alloc: samples whose stacks the agents copied into their rings (agent option
+	 * allocstack=copy), walked here; the rest of counted came with the agents' GetStackTrace */
+	uint32_t ring_jvms;    /* JVMs whose ring was read */
+	uint64_t ring_counted; /* ... samples counted from it */
+	uint64_t ring_lost;    /* ... lapped before they were read, or never written: not counted */
+	uint64_t ring_torn;    /* ... of those, rewritten while they were read */
+	uint64_t ring_no_java; /* counted whole: the walk found no Java frame */
+	uint64_t ring_no_class; /* counted under "[unknown class]": its Klass could not be read */
+	uint64_t ring_early;	/* taken before the recording started: left out */
 };
 
 struct session_summary {

@@ -83,6 +83,10 @@ void evjvmti_leave(void *arg);
  */
 bool evjvmti_ring(const void **base, uint64_t *size, uint64_t *copied, uint64_t *fellback);
 
+/* Did allocation events ever go on with a ring to use (so evjvmti_ring false means it could not
+ * be used, not that nobody asked)? */
+bool evjvmti_ring_asked(void);
+
 /*
  * The class of JVM signature sig as Java writes it: "Ljava/lang/String;" -> "java.lang.String",
  * "[B" -> "byte[]", "[[Ljava/util/HashMap$Node;" -> "java.util.HashMap$Node[][]"; anything

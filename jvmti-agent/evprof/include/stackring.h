@@ -4,7 +4,9 @@
  * mapped once, outside the JVM's threads, where a sampling callback copies its thread's last
  * Java frame registers and the top of its stack, for the collector to read and walk on the host.
  *
- * The ring is mapped with its pages populated, so no sample pays a page fault to fill a slot.
+ * The ring is mapped at the agent's start without its pages (no memory while nobody records
+ * allocations); stackring_populate(), on the thread that turns allocation sampling on, faults
+ * them in before any sample uses the ring, so no sample pays a page fault to fill a slot.
  *
  * Invariant: stackring_put() takes no lock, allocates nothing and makes no system call: one
  * fetch-and-add, one compare-and-swap, the copy, one release store. A slot still being written
@@ -26,6 +28,9 @@ struct stackring;
  */
 int stackring_new(uint32_t slots, uint32_t copy_max, struct stackring **out);
 void stackring_free(struct stackring *r);
+
+/* Fault every page of the ring in (a write each); once, before the ring's first stackring_put. */
+void stackring_populate(struct stackring *r);
 
 /* The ring's first byte (its struct allocring_head) and its size, to announce. */
 const void *stackring_base(const struct stackring *r);

@@ -174,6 +174,53 @@ static void add(struct stackagg *a, uint64_t ts, const char *thread, const uint6
 	assert_int_equal(stackagg_sample(a, &s), 0);
 }
 
+/* stackagg_foreach_aux's callback: the stacks' weights and aux summed. */
+static int sum_aux(void *arg, const uint32_t *ids, size_t n, uint64_t count, uint64_t aux)
+{
+	uint64_t *sum = arg;
+
+	(void)ids;
+	(void)n;
+	sum[0] += count;
+	sum[1] += aux;
+	return 0;
+}
+
+static void test_an_allocation_sample_counts_its_objects_under_its_class(void **state)
+{
+	/* an allocation sample's walk: JIT leaf (waits for settle), then a native caller */
+	uint64_t user[] = { JIT + 0x10, LIBJVM + 0x20 }, sum[2] = { 0 };
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_sample smp = { .pid = 100,
+				       .tid = 101,
+				       .ts = 100,
+				       .user = user,
+				       .nr_user = 2,
+				       .thread = "main",
+				       .leaf = "byte[]",
+				       .leaf_stub = true,
+				       .weight = 1600,
+				       .aux = 3 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(stackagg_sample(a, &smp), 0);
+	/* a stack without JIT frames is counted at once, aux beyond 32 bits capped */
+	smp.user = user + 1;
+	smp.nr_user = 1;
+	smp.aux = 1ull << 40;
+	assert_int_equal(stackagg_sample(a, &smp), 0);
+	stackagg_settle(a, UINT64_MAX);
+	out = folded(a);
+	assert_string_equal(out, "main;JavaThread::run();Gen1::work_[j];byte[] 1600\n"
+				 "main;JavaThread::run();byte[] 1600\n");
+	free(out);
+	assert_int_equal(stackagg_foreach_aux(a, sum_aux, sum), 0);
+	assert_int_equal(sum[0], 3200);
+	assert_int_equal(sum[1], 3 + (uint64_t)UINT32_MAX);
+	stackagg_free(a);
+}
+
 static void test_frames_are_root_first_with_suffixes(void **state)
 {
 	/* Leaf first, as perf delivers: kernel leaf, then user leaf JIT (Gen1), caller libjvm. */
@@ -1095,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_an_unnamed_frame_the_unwinder_proved_outermost_is_a_root),
 		cmocka_unit_test(test_unnamed_native_frames_are_counted_by_library),
 		cmocka_unit_test(test_frames_are_root_first_with_suffixes),
+		cmocka_unit_test(test_an_allocation_sample_counts_its_objects_under_its_class),
 		cmocka_unit_test(test_jit_lookup_waits_for_settle_and_uses_sample_time),
 		cmocka_unit_test(test_settle_stops_at_first_later_sample),
 		cmocka_unit_test(test_inline_chain_unfolds_outermost_first),

@@ -18,7 +18,9 @@
 #include "targets.h"
 
 #define MS 1000000ull
+#ifndef JVM_PID		    /* a test may name another (its own, to read its own memory) */
 #define JVM_PID 2100000000u /* above any pid_max: no /proc entry can answer for it */
+#endif
 #define JIT_PC 0x7f0000001000ull
 
 /* ---- the clock ---- */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_agent_stackring.c - the allocation samples' ring (stackring.h, shared/allocring.h): a
- * head a reader accepts (and each field of it that lies refused), a sample's slot whole with its
+ * head a reader accepts (and each field of it that lies refused), its memory taken only once
+ * populated, a sample's slot whole with its
  * copy capped at copy_max and rounded to 8, laps that overwrite older samples, a slot being
  * written never taken twice, and writers on several threads against a reader that checks every
  * copy it accepts word for word: a torn slot is never accepted.
@@ -18,6 +19,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "stackring.h"
 
@@ -65,6 +68,39 @@ static void test_the_head_says_the_geometry(void **state)
 	assert_int_equal(stackring_new(SLOTS + 1, COPY, &r), -EINVAL);
 	assert_int_equal(stackring_new(SLOTS, COPY + 4, &r), -EINVAL);
 	assert_int_equal(stackring_new(ALLOCRING_SLOTS_MAX * 2, COPY, &r), -EINVAL);
+}
+
+/* Pages of the ring resident in memory now (mincore). */
+static size_t resident(const struct stackring *r)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (stackring_size(r) + page - 1) / page,
+	       in = 0;
+	unsigned char *v = calloc(n, 1);
+
+	assert_non_null(v);
+	assert_int_equal(mincore((void *)(uintptr_t)stackring_base(r), stackring_size(r), v), 0);
+	for (size_t i = 0; i < n; i++)
+		in += v[i] & 1;
+	free(v);
+	return in;
+}
+
+static void test_the_ring_takes_memory_once_populated(void **state)
+{
+	struct stackring *r;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t word = 7;
+	struct stackring_sample s = { .ts = 1, .size = 8, .interval = 8, .stack = &word, .len = 8 };
+
+	(void)state;
+	assert_int_equal(stackring_new(64, 4096, &r), 0);
+	assert_int_equal(resident(r), 1); /* the head's page alone */
+	stackring_populate(r);
+	assert_int_equal(resident(r), (stackring_size(r) + page - 1) / page);
+	assert_true(allocring_geom_ok(head(r), stackring_size(r)));
+	assert_int_equal(stackring_put(r, &s), 0);
+	assert_true(allocring_slot_ok(head(r), slot(r, 0), slot(r, 0)->seq, 0));
+	stackring_free(r);
 }
 
 static void test_a_sample_is_whole_in_its_slot(void **state)
@@ -220,6 +256,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_head_says_the_geometry),
+		cmocka_unit_test(test_the_ring_takes_memory_once_populated),
 		cmocka_unit_test(test_a_sample_is_whole_in_its_slot),
 		cmocka_unit_test(test_a_slot_being_written_is_not_taken),
 		cmocka_unit_test(test_a_torn_slot_is_never_accepted),

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session_ring.c - allocation samples whose stacks the agents copied into their rings
+ * (shared/allocring.h; agent option allocstack=copy): each JVM's ring read from its memory
+ * (allocread.h: the kernel-verified PID, every slot checked), each copy walked with the vm
+ * walker and code tables of a CPU sample (ses_walk_copy) at the sample's own time, cut to its
+ * innermost Java frame, its class named from its Klass (allocstack.h), weighed by the interval
+ * it was drawn with (evweigh.h) and counted as the agents' GetStackTrace samples are.
+ *
+ * Invariant: a ring is read only at the address and size its own agent announced in its
+ * VM_LAYOUT, in the process that agent's connection was verified for; what a slot holds is
+ * never trusted (allocread.h, vmstack.h, allocstack.h check it). Memory: a slot's buffer per
+ * JVM and at most RING_DEFER_MAX copies waiting for their code.
+ */
+#include "session_int.h"
+#include "allocread.h"
+#include "allocstack.h"
+#include "nstid.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RING_MAX 16	    /* JVMs whose rings are read at once */
+#define RING_POLL_MS 10	    /* a ring is read this often: 256 slots last ~90 ms at 64 KiB */
+#define RING_PER_POLL 4096u /* slots read from one ring per poll at most */
+#define RING_DEFER_MAX 256u /* copies waiting for code not announced yet */
+#define UNKNOWN_CLASS "[unknown class]"
+
+struct ses_ring {
+	uint32_t pid;
+	bool open;
+	struct allocread rd;
+	struct nstid tids; /* the agent's thread ids -> the host's */
+	struct interp_layout il;
+	bool il_ok;
+	uint64_t lost_seen, torn_seen; /* rd.st counted into the summary so far */
+};
+
+/* A copy whose walk stopped in code not announced yet: walked again at its watermark. */
+struct ring_deferred {
+	uint32_t pid;
+	struct allocring_slot sl;
+	uint8_t *stack;
+};
+
+struct ses_rings {
+	struct ses_ring r[RING_MAX];
+	size_t n;
+	uint32_t tried[RING_MAX * 4]; /* pids whose ring was looked at (opened or refused) */
+	size_t ntried;
+	struct allocstack_klasses kc;
+	struct ring_deferred defer[RING_DEFER_MAX];
+	size_t ndefer;
+	char cls[ALLOCSTACK_NAME_MAX];
+	struct session *s; /* the poll's, for its callback */
+	struct ses_ring *cur;
+	bool may_defer;
+};
+
+static struct ses_ring *ring_of(struct ses_rings *rs, uint32_t pid)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->r[i].pid == pid)
+			return &rs->r[i];
+	return NULL;
+}
+
+/* One copy walked, weighed and counted; false when it waits for its code (deferred). */
+static bool walk_one(struct session *s, struct ses_ring *r, const struct allocring_slot *sl,
+		     const uint8_t *stack, bool may_defer)
+{
+	struct ses_rings *rs = s->ae.rings;
+	struct uregs regs = { .valid = true, .ip = sl->pc, .sp = sl->sp, .bp = sl->fp };
+	struct ustack st = { stack, sl->sp, sl->len };
+	struct stackagg_sample smp = { .pid = r->pid, .ts = sl->ts, .leaf_stub = true };
+	struct target *t = targets_find(&s->targets, r->pid);
+	uint32_t tid = 0, k;
+	uint64_t w, aux;
+	int rv = ses_walk_copy(s, r->pid, sl->ts, &regs, &st, may_defer, &smp);
+
+	if (rv == -EAGAIN)
+		return false;
+	s->ae.ev.events++;
+	if (t)
+		t->ev.stacks++;
+	if (nstid_lookup(&r->tids, sl->tid, s->now(), &tid) == 0 && tid) {
+		smp.tid = tid;
+		smp.thread = threadnames_get(&s->names, r->pid, tid);
+	} else {
+		smp.thread = "[tid ?]";
+		s->ae.ev.no_thread++;
+	}
+	if (s->flt.threads_re_on &&
+	    (!smp.thread || regexec(&s->flt.threads_re, smp.thread, 0, NULL, 0) != 0)) {
+		s->ae.ev.filtered++;
+		return true;
+	}
+	if (evweigh_alloc(&s->ae.wg, sl->size, sl->interval, &w, &aux) != 0) {
+		s->ae.ev.bad++;
+		return true;
+	}
+	/* From the thread's last Java frame anchor: stubs and the VM's frames may come first. */
+	k = rv == 0 ? allocstack_java_from(ses_src_table(s, r->pid), smp.user, smp.nr_user, sl->ts)
+		    : 0;
+	if (rv != 0 || k == smp.nr_user) {
+		s->ae.ev.ring_no_java++;
+	} else {
+		smp.user += k;
+		smp.nr_user -= k;
+		if (smp.uframes)
+			smp.uframes += k;
+	}
+	if (!r->il_ok || !allocstack_klass_name(&rs->kc, &vmmem_process, r->pid, &r->il, sl->klass,
+						rs->cls, sizeof(rs->cls))) {
+		snprintf(rs->cls, sizeof(rs->cls), "%s", UNKNOWN_CLASS);
+		s->ae.ev.ring_no_class++;
+	}
+	smp.leaf = rs->cls;
+	smp.weight = w;
+	smp.aux = aux;
+	smp.process = ses_process_root(s, r->pid);
+	if (stackagg_sample(s->agg, &smp) != 0) {
+		s->ae.ev.dropped++;
+		return true;
+	}
+	s->ae.ev.counted++;
+	s->ae.ev.ring_counted++;
+	s->ae.ev.bytes += w;
+	s->ae.ev.objects += aux;
+	return true;
+}
+
+/* allocread's callback: a whole copy of the polled ring. */
+static void on_copy(void *arg, const struct allocring_slot *sl, const uint8_t *stack)
+{
+	struct ses_rings *rs = arg;
+	struct session *s = rs->s;
+	struct ring_deferred *d;
+
+	if (sl->ts < s->start_ns) {
+		s->ae.ev.ring_early++;
+		return;
+	}
+	if (walk_one(s, rs->cur, sl, stack, rs->may_defer && rs->ndefer < RING_DEFER_MAX))
+		return;
+	d = &rs->defer[rs->ndefer];
+	d->stack = malloc(sl->len ? sl->len : 1);
+	if (!d->stack) {
+		(void)walk_one(s, rs->cur, sl, stack, false);
+		return;
+	}
+	memcpy(d->stack, stack, sl->len);
+	d->sl = *sl;
+	d->pid = rs->cur->pid;
+	rs->ndefer++;
+}
+
+void ses_ring_walk_deferred(struct session *s, uint64_t w)
+{
+	struct ses_rings *rs = s->ae.rings;
+	size_t k = 0;
+
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->ndefer; i++) {
+		struct ring_deferred *d = &rs->defer[i];
+		struct ses_ring *r = ring_of(rs, d->pid);
+
+		if (d->sl.ts > w && r) {
+			rs->defer[k++] = *d;
+			continue;
+		}
+		if (r)
+			(void)walk_one(s, r, &d->sl, d->stack, false);
+		free(d->stack);
+	}
+	rs->ndefer = k;
+}
+
+/* Open pid's ring when its agent announced one: false when it has none or cannot be read. */
+static bool ring_open(struct session *s, struct ses_rings *rs, uint32_t pid)
+{
+	const struct codetab *tab = ses_src_table(s, pid);
+	const struct fgp_vm_layout *l = tab ? codetab_layout(tab, NULL) : NULL;
+	struct ses_ring *r;
+	const char *why = NULL;
+	uint64_t addr;
+	int rv;
+
+	if (!l)
+		return false; /* no layout yet: asked again at the next poll */
+	if (rs->ntried < sizeof(rs->tried) / sizeof(rs->tried[0]))
+		rs->tried[rs->ntried++] = pid;
+	if (!(l->caps & FGP_VML_CAP_ALLOC_RING) || !fgp_vml_has(l, FGP_VML_ALLOC_RING_LO) ||
+	    !fgp_vml_has(l, FGP_VML_ALLOC_RING_HI) || !fgp_vml_has(l, FGP_VML_ALLOC_RING_SIZE) ||
+	    rs->n == RING_MAX)
+		return false;
+	if ((!s->uw.vs && !(s->uw.vs = vmstack_new())) ||
+	    (!s->uw.jf && !(s->uw.jf = javaframes_new(&vmmem_process, s->o.lines))))
+		return false;
+	addr = fgp_vml_get(l, FGP_VML_ALLOC_RING_LO) |
+	       (uint64_t)fgp_vml_get(l, FGP_VML_ALLOC_RING_HI) << 32;
+	r = &rs->r[rs->n];
+	*r = (struct ses_ring){ .pid = pid };
+	rv = allocread_open(&r->rd, &vmmem_process, (pid_t)pid, addr,
+			    fgp_vml_get(l, FGP_VML_ALLOC_RING_SIZE));
+	if (rv != 0) {
+		allocread_close(&r->rd);
+		notes_add(&s->notes,
+			  "PID %u: its agent's ring of allocation stacks cannot be read (%s): its "
+			  "samples copied there are lost",
+			  pid, strerror(-rv));
+		return false;
+	}
+	r->il_ok = interp_layout_init(l, &r->il, &why) == 0 && r->il.names;
+	nstid_init(&r->tids, NULL, pid);
+	r->open = true;
+	rs->n++;
+	s->ae.ev.ring_jvms++;
+	return true;
+}
+
+static bool tried(const struct ses_rings *rs, uint32_t pid)
+{
+	for (size_t i = 0; i < rs->ntried; i++)
+		if (rs->tried[i] == pid)
+			return true;
+	return false;
+}
+
+/* Read what r's ring holds now (all: until nothing more comes). */
+static void ring_read(struct session *s, struct ses_rings *rs, struct ses_ring *r, bool all)
+{
+	uint32_t tries = 0;
+	int rv;
+
+	rs->cur = r;
+	do {
+		rv = allocread_poll(&r->rd, &vmmem_process, RING_PER_POLL, on_copy, rs);
+		/* all: a slot still being written is waited for as allocread.h says */
+	} while (rv > 0 || (all && rv == 0 && tries++ < ALLOCREAD_STUCK_POLLS));
+	s->ae.ev.ring_lost += r->rd.st.lost - r->lost_seen;
+	s->ae.ev.ring_torn += r->rd.st.torn - r->torn_seen;
+	r->lost_seen = r->rd.st.lost;
+	r->torn_seen = r->rd.st.torn;
+	if (rv < 0) { /* the process is gone, or its ring is not one any more */
+		allocread_close(&r->rd);
+		r->open = false;
+	}
+}
+
+void ses_ring_poll(struct session *s, bool all)
+{
+	struct ses_rings *rs = s->ae.rings;
+
+	if (s->o.event != FG_EVENT_ALLOC)
+		return;
+	if (!rs && !(rs = s->ae.rings = calloc(1, sizeof(*rs))))
+		return;
+	rs->s = s;
+	for (size_t i = 0; i < s->targets.n; i++) {
+		const struct target *t = &s->targets.v[i];
+
+		if (t->connected && !ring_of(rs, t->pid) && !tried(rs, t->pid))
+			(void)ring_open(s, rs, t->pid);
+	}
+	if (s->uw.jf && rs->n)
+		javaframes_drain(s->uw.jf);
+	rs->may_defer = !all;
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->r[i].open)
+			ring_read(s, rs, &rs->r[i], all);
+}
+
+int ses_ring_wait(const struct session *s, int timeout_ms)
+{
+	const struct ses_rings *rs = s->ae.rings;
+
+	if (!rs || !rs->n)
+		return timeout_ms;
+	return timeout_ms < 0 || timeout_ms > RING_POLL_MS ? RING_POLL_MS : timeout_ms;
+}
+
+uint64_t ses_ring_grace(const struct session *s, uint64_t until)
+{
+	const struct ses_rings *rs = s->ae.rings;
+
+	for (size_t i = 0; rs && i < rs->ndefer; i++)
+		if (rs->defer[i].sl.ts + CODETAB_GRACE_NS > until)
+			until = rs->defer[i].sl.ts + CODETAB_GRACE_NS;
+	return until;
+}
+
+void ses_ring_close(struct session *s)
+{
+	struct ses_rings *rs = s->ae.rings;
+
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->n; i++) {
+		allocread_close(&rs->r[i].rd);
+		nstid_fini(&rs->r[i].tids);
+	}
+	for (size_t i = 0; i < rs->ndefer; i++)
+		free(rs->defer[i].stack);
+	free(rs);
+	s->ae.rings = NULL;
+}
