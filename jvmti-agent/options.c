@@ -38,7 +38,7 @@ void options_defaults(struct options *o)
 	o->log = OPTIONS_LOG_WARN;
 	o->events = true;
 	o->depth = OPTIONS_DEPTH_DEFAULT;
-	o->alloc_copy = true;
+	o->alloc_copy = false;
 }
 
 /* A whole decimal number in [1, OPTIONS_DEPTH_MAX]. */

@@ -57,7 +57,7 @@ struct options {
 	char service[OPTIONS_SERVICE_MAX + 1]; /* "" = not given */
 	bool events;			       /* hold the capabilities of the events */
 	unsigned depth;			       /* default stack depth of events */
-	bool alloc_copy;		       /* allocstack=copy (the default) */
+	bool alloc_copy;		       /* allocstack=copy */
 };
 
 /* Fill *o with the defaults. */

@@ -57,7 +57,7 @@ static void test_null_and_empty_give_defaults(void **state)
 	assert_int_equal(o.log, OPTIONS_LOG_WARN);
 	assert_true(o.events);
 	assert_int_equal(o.depth, 128);
-	assert_true(o.alloc_copy);
+	assert_false(o.alloc_copy);
 	assert_int_equal(options_parse("", &o, err, sizeof(err)), 0);
 	assert_string_equal(o.socket, FG_DEFAULT_SOCKET);
 }
