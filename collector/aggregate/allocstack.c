@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codetab.h"
+#include "fgjname.h"
 
 uint32_t allocstack_java_from(const struct codetab *tab, const uint64_t *user, uint32_t n,
 			      uint64_t ts)
@@ -24,70 +25,9 @@ uint32_t allocstack_java_from(const struct codetab *tab, const uint64_t *user, u
 	return n;
 }
 
-static const char *prim_name(uint8_t c)
-{
-	switch (c) {
-	case 'B':
-		return "byte";
-	case 'C':
-		return "char";
-	case 'D':
-		return "double";
-	case 'F':
-		return "float";
-	case 'I':
-		return "int";
-	case 'J':
-		return "long";
-	case 'S':
-		return "short";
-	case 'Z':
-		return "boolean";
-	default:
-		return NULL;
-	}
-}
-
-static void put_c(char *dst, size_t cap, size_t *n, char c)
-{
-	if (*n + 1 < cap)
-		dst[(*n)++] = c;
-}
-
 size_t allocstack_class_name(const uint8_t *sym, size_t len, char *dst, size_t cap)
 {
-	size_t dims = 0, n = 0, from = 0, to = len;
-	const char *prim = NULL;
-
-	if (cap == 0)
-		return 0;
-	dst[0] = '\0';
-	for (size_t i = 0; i < len; i++)
-		if (sym[i] < 0x20 || sym[i] == 0x7f)
-			return 0;
-	while (dims < len && sym[dims] == '[')
-		dims++;
-	if (dims && len == dims + 1)
-		prim = prim_name(sym[dims]);
-	if (prim) {
-		for (; *prim; prim++)
-			put_c(dst, cap, &n, *prim);
-	} else {
-		if (dims && len >= dims + 3 && sym[dims] == 'L' && sym[len - 1] == ';') {
-			from = dims + 1; /* an array of objects: the element class */
-			to = len - 1;
-		} else {
-			dims = 0; /* not an array's name: as it is */
-		}
-		for (size_t i = from; i < to; i++)
-			put_c(dst, cap, &n, sym[i] == '/' ? '.' : (char)sym[i]);
-	}
-	for (size_t d = 0; d < dims; d++) {
-		put_c(dst, cap, &n, '[');
-		put_c(dst, cap, &n, ']');
-	}
-	dst[n] = '\0';
-	return n;
+	return fg_java_class_name((const char *)sym, len, dst, cap);
 }
 
 static int rd(const struct vmmem_ops *m, uint32_t pid, uint64_t addr, void *dst, size_t len,

@@ -14,6 +14,7 @@
 
 #include "codelines.h"
 #include "fgclock.h"
+#include "fgjname.h"
 #include "intern.h"
 #include "names.h"
 #include "samplefix.h"
@@ -72,69 +73,9 @@ uint32_t evjvmti_caps(jvmtiEnv *jvmti)
 
 /* ---- names -------------------------------------------------------------------------------- */
 
-static const char *prim_name(char c)
-{
-	switch (c) {
-	case 'B':
-		return "byte";
-	case 'C':
-		return "char";
-	case 'D':
-		return "double";
-	case 'F':
-		return "float";
-	case 'I':
-		return "int";
-	case 'J':
-		return "long";
-	case 'S':
-		return "short";
-	case 'Z':
-		return "boolean";
-	case 'V':
-		return "void";
-	default:
-		return NULL;
-	}
-}
-
-static void put_c(char *dst, size_t cap, size_t *n, char c)
-{
-	if (*n + 1 < cap)
-		dst[(*n)++] = c;
-}
-
 size_t evjvmti_class_name(const char *sig, char *dst, size_t cap)
 {
-	size_t dims = 0, n = 0, len;
-	const char *p, *prim;
-
-	if (cap == 0)
-		return 0;
-	if (!sig)
-		sig = "";
-	len = strlen(sig);
-	while (sig[dims] == '[')
-		dims++;
-	p = sig + dims;
-	prim = p[0] && !p[1] ? prim_name(p[0]) : NULL;
-	if (prim && dims) {
-		for (; *prim; prim++)
-			put_c(dst, cap, &n, *prim);
-	} else if (p[0] == 'L' && len - dims >= 3 && sig[len - 1] == ';') {
-		for (const char *q = p + 1; q < sig + len - 1; q++)
-			put_c(dst, cap, &n, *q == '/' ? '.' : *q);
-	} else {
-		dims = 0; /* not a signature: as it is */
-		for (; *sig; sig++)
-			put_c(dst, cap, &n, *sig);
-	}
-	for (size_t d = 0; d < dims; d++) {
-		put_c(dst, cap, &n, '[');
-		put_c(dst, cap, &n, ']');
-	}
-	dst[n] = '\0';
-	return n;
+	return fg_java_class_name(sig ? sig : "", sig ? strlen(sig) : 0, dst, cap);
 }
 
 /* The class of k as Java writes it into dst: its length, or 0 when JVMTI cannot say. */
