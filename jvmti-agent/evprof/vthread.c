@@ -21,7 +21,7 @@
 #define CHANCE_ONE 0xffffffffu /* chance in 2^-32 units */
 #define MOUNTS_MASK ((1ull << 40) - 1)
 #define SEEN_MAX ((1ull << 24) - 1)
-#define FLUSH_NS 100000000ull /* time no stack claimed is sent without one after this */
+#define FLUSH_NS 1000000000ull /* time no stack claimed is sent without one after this */
 
 _Static_assert(VTHREAD_HELD <= VTHELD_SLOTS_MAX, "the pool's handles index every slot");
 
