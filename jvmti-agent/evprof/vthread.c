@@ -15,6 +15,7 @@
 #include "evjvmti.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "vtheld.h"
 
 #define BUCKET_NS 100000000ull /* the chance is set again this often */
 #define CHANCE_ONE 0xffffffffu /* chance in 2^-32 units */
@@ -22,9 +23,15 @@
 #define SEEN_MAX ((1ull << 24) - 1)
 #define FLUSH_NS 1000000000ull /* time no stack claimed is sent without one after this */
 
+_Static_assert(VTHREAD_HELD <= VTHELD_SLOTS_MAX, "the pool's handles index every slot");
+
 static const char vt_class[] = "java.lang.VirtualThread";
 
-/* A wait whose stack was taken at the unmount, held until the mount. */
+/*
+ * A wait whose stack was taken at the unmount, held until the mount in a slot of the pool
+ * (vtheld.h): this header, then cap frames, then the cap + 1 jvmtiFrameInfo GetStackTrace
+ * fills (the frames are named from them).
+ */
 struct vwait {
 	uint64_t t0;
 	uint16_t depth, flags;
@@ -33,21 +40,30 @@ struct vwait {
 	struct fgp_frame_in frames[];
 };
 
+/* The bytes of a slot for depth frames. */
+#define VWAIT_STRIDE(depth)                                                                        \
+	(sizeof(struct vwait) + (depth) * sizeof(struct fgp_frame_in) +                            \
+	 ((depth) + 1) * sizeof(jvmtiFrameInfo))
+
 static struct evctl *ctl;
 static jint ext_index[2] = { -1, -1 }; /* mount, unmount */
 static atomic_uint_fast64_t since;     /* when the kind went on */
-static atomic_uint_fast64_t mounts, seen, held;
+static atomic_uint_fast64_t mounts, seen;
 static atomic_uint_fast64_t bucket_t0, bucket_n;
 static atomic_uint chance = CHANCE_ONE;
 /* Unmounted time counted at the mounts and not yet sent (may dip below 0 for a moment). */
 static atomic_int_fast64_t unclaimed;
 static atomic_uint_fast64_t last_claim; /* when an event last claimed it */
+/* When the earliest of the waits not yet sent began (UINT64_MAX: none since the last claim). */
+static atomic_uint_fast64_t unclaimed_t0 = UINT64_MAX;
+/* The held stacks (made by the events worker at the first vthread_enable, then kept). */
+static _Atomic(struct vtheld *) pool;
 
 /*
  * Thread-local storage of a virtual thread: 0 never seen; (ts << 2) | 1: unmounted since ts
- * with no stack; (ts << 2) | 3: mounted at ts; even: a struct vwait (malloc's alignment keeps
- * its low bits 0). A stamp older than since is of an earlier recording: the thread is seen
- * anew.
+ * with no stack; (ts << 2) | 3: mounted at ts; even: the handle of its slot in the pool
+ * (vtheld.h), whose wait began at its t0. A stamp older than since, or a handle of an earlier
+ * generation, is of an earlier recording: the thread is seen anew.
  */
 #define TLS_STAMP 1u
 #define TLS_MOUNTED 2u
@@ -57,9 +73,31 @@ static uint64_t stamp_ts(const void *v)
 	return (uint64_t)(uintptr_t)v >> 2;
 }
 
+/* The held wait of handle v, or NULL (of an earlier recording, or no pool). *cap: its frames
+ * at most. */
+static struct vwait *held_wait(const void *v, uint32_t *cap)
+{
+	struct vtheld *h = atomic_load(&pool);
+	size_t stride = 0;
+	struct vwait *w = h ? vtheld_get(h, (uint64_t)(uintptr_t)v, &stride) : NULL;
+
+	if (!w || stride < VWAIT_STRIDE(0))
+		return NULL;
+	*cap = (uint32_t)((stride - VWAIT_STRIDE(0)) /
+			  (sizeof(struct fgp_frame_in) + sizeof(jvmtiFrameInfo)));
+	return w;
+}
+
+/* When v's wait began; 0 for a stack of an earlier recording (seen anew). */
 static uint64_t wait_since(const void *v)
 {
-	return ((uintptr_t)v & TLS_STAMP) ? stamp_ts(v) : ((const struct vwait *)v)->t0;
+	uint32_t cap;
+	const struct vwait *w;
+
+	if ((uintptr_t)v & TLS_STAMP)
+		return stamp_ts(v);
+	w = held_wait(v, &cap);
+	return w ? w->t0 : 0;
 }
 
 static void count_seen(void)
@@ -68,13 +106,13 @@ static void count_seen(void)
 		atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
 }
 
-/* Let go of v if it holds a stack. */
+/* Let go of v's slot if it holds one of this recording (one of an earlier one is free). */
 static void let_go(void *v)
 {
-	if (v && !((uintptr_t)v & TLS_STAMP)) {
-		free(v);
-		atomic_fetch_sub(&held, 1);
-	}
+	struct vtheld *h = atomic_load(&pool);
+
+	if (h && vtheld_is_handle((uint64_t)(uintptr_t)v))
+		(void)vtheld_put(h, (uint64_t)(uintptr_t)v);
 }
 
 static uint64_t mix(uint64_t x)
@@ -103,7 +141,6 @@ static bool take_this(uint64_t now)
 	return (mix(now ^ n << 32) >> 32) <= atomic_load_explicit(&chance, memory_order_relaxed);
 }
 
-/* The calling (virtual) thread's stack into a new struct vwait, or NULL (counted). */
 /*
  * Whether the stack fi (count frames, innermost first) is of a virtual thread's last unmount,
  * as it ends (HotSpot posts one from VirtualThread.notifyJvmtiEnd): no mount follows, its
@@ -181,28 +218,40 @@ static void name_by_id(JNIEnv *jni, jthread t, struct vwait *w)
 	w->name_len = (uint16_t)(n + 1);
 }
 
-/* on: the kinds on (FGP_EVM_VTID: an unnamed thread named by its id). */
-static struct vwait *take_stack(JNIEnv *jni, jthread t, uint64_t now, uint32_t on)
+/* The depth the collector asks (the default when it gives none). */
+static uint32_t asked_depth(void)
 {
 	uint32_t depth = atomic_load(&ctl->depth);
+
+	return depth == 0 || depth > FGP_MAX_EVENT_DEPTH ? EVCTL_DEPTH_DEFAULT : depth;
+}
+
+/*
+ * The calling (virtual) thread's stack into a slot of the pool: its handle, or NULL (none
+ * free, or the stack could not be taken: counted). on: the kinds on (FGP_EVM_VTID: an unnamed
+ * thread named by its id).
+ */
+static void *take_stack(JNIEnv *jni, jthread t, uint64_t now, uint32_t on)
+{
+	struct vtheld *h = atomic_load(&pool);
+	uint32_t depth = asked_depth(), cap;
+	uint64_t handle = 0;
+	size_t stride = 0;
 	jvmtiFrameInfo *fi;
 	struct vwait *w;
+	void *mem = NULL;
 	jint count = 0;
 
-	if (depth == 0 || depth > FGP_MAX_EVENT_DEPTH)
-		depth = EVCTL_DEPTH_DEFAULT;
-	if (atomic_fetch_add(&held, 1) >= VTHREAD_HELD) {
-		atomic_fetch_sub(&held, 1);
-		evctl_drop(ctl, EVCTL_DROP_QUEUE);
+	if (!h || vtheld_take(h, &handle, &mem, &stride) != 0) {
+		evctl_drop(ctl, EVCTL_DROP_QUEUE); /* every slot held (or none yet) */
 		return NULL;
 	}
-	w = malloc(sizeof(*w) + (depth + 1) * (sizeof(*w->frames) + sizeof(*fi)));
-	if (!w) {
-		atomic_fetch_sub(&held, 1);
-		evctl_drop(ctl, EVCTL_DROP_NO_STACK);
-		return NULL;
-	}
-	fi = (jvmtiFrameInfo *)(w->frames + depth + 1);
+	w = mem;
+	cap = (uint32_t)((stride - VWAIT_STRIDE(0)) /
+			 (sizeof(struct fgp_frame_in) + sizeof(jvmtiFrameInfo)));
+	if (depth > cap)
+		depth = cap; /* asked deeper since the slots were cut: truncated there */
+	fi = (jvmtiFrameInfo *)(w->frames + cap);
 	w->t0 = now;
 	w->flags = 0;
 	if ((*evjvmti_env())->GetStackTrace(evjvmti_env(), NULL, 0, (jint)depth + 1, fi, &count) !=
@@ -225,10 +274,9 @@ static struct vwait *take_stack(JNIEnv *jni, jthread t, uint64_t now, uint32_t o
 	take_name(jni, t, w);
 	if (!w->name_len && (on & FGP_EVM_VTID))
 		name_by_id(jni, t, w);
-	return w;
+	return (void *)(uintptr_t)handle;
 fail:
-	free(w);
-	atomic_fetch_sub(&held, 1);
+	(void)vtheld_put(h, handle);
 	return NULL;
 }
 
@@ -324,8 +372,9 @@ static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
 
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
-	uint32_t on = evctl_enter(ctl);
+	uint32_t on = evctl_enter(ctl), cap;
 	uint64_t now, mounted = 0;
+	struct vwait *w;
 	struct vmount m;
 	void *v = NULL;
 
@@ -348,8 +397,8 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	 * time in it, with the virtual thread's frames, is not counted as unmounted too.
 	 */
 	now = fg_now_ns();
-	if (v)
-		((struct vwait *)v)->t0 = now;
+	if (v && (w = held_wait(v, &cap)))
+		w->t0 = now;
 	else
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
@@ -359,15 +408,28 @@ out:
 	evctl_leave(ctl);
 }
 
+/* A wait that began at t0 was counted into unclaimed: the earliest such start is kept. */
+static void note_start(uint64_t t0)
+{
+	uint_fast64_t cur = atomic_load_explicit(&unclaimed_t0, memory_order_relaxed);
+
+	while (t0 < cur &&
+	       !atomic_compare_exchange_weak_explicit(&unclaimed_t0, &cur, t0, memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
 /*
  * Claim the unmounted time not yet sent, at least own (the caller's wait, already in it): the
  * time of the waits since the last claim, whose stacks were not taken, goes with this event.
- * A claim that another mount's raced to is made up here and taken back from the next.
+ * A claim that another mount's raced to is made up here and taken back from the next. *t0:
+ * when the earliest of the claimed waits began (UINT64_MAX: not known).
  */
-static uint64_t claim(uint64_t own, uint64_t now)
+static uint64_t claim(uint64_t own, uint64_t now, uint64_t *t0)
 {
 	int64_t d = atomic_exchange_explicit(&unclaimed, 0, memory_order_relaxed);
 
+	*t0 = atomic_exchange_explicit(&unclaimed_t0, UINT64_MAX, memory_order_relaxed);
 	if (d < (int64_t)own) {
 		atomic_fetch_add_explicit(&unclaimed, d - (int64_t)own, memory_order_relaxed);
 		d = (int64_t)own;
@@ -377,9 +439,10 @@ static uint64_t claim(uint64_t own, uint64_t now)
 }
 
 /* An event that could not be pushed gives its claim back. */
-static void unclaim(uint64_t d)
+static void unclaim(uint64_t d, uint64_t t0)
 {
 	atomic_fetch_add_explicit(&unclaimed, (int64_t)d, memory_order_relaxed);
+	note_start(t0);
 }
 
 static uint64_t tag_of(uint64_t m)
@@ -387,10 +450,11 @@ static uint64_t tag_of(uint64_t m)
 	return (m & MOUNTS_MASK) | atomic_load(&seen) << 40;
 }
 
-/* A wait of ns with its stack: pushed as an event that stands for all the time it claims. */
-static void send(const struct vwait *w, uint64_t now, uint64_t m, uint64_t ns)
+/* A wait of ns with its stack (cap frames at most): pushed as an event that stands for all the
+ * time it claims. */
+static void send(const struct vwait *w, uint32_t cap, uint64_t now, uint64_t m, uint64_t ns)
 {
-	uint64_t d = claim(ns, now);
+	uint64_t t0, d = claim(ns, now, &t0);
 	double iv = (double)FGP_VWAIT_ONE * (double)d / (double)ns;
 	struct fgp_stack_event_in e = {
 		.ts = now,
@@ -402,21 +466,25 @@ static void send(const struct vwait *w, uint64_t now, uint64_t m, uint64_t ns)
 		.tag = tag_of(m),
 		.cls = w->name_len ? (struct fgp_str){ w->name, w->name_len }
 				   : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 },
-		.depth = w->depth,
+		.depth = w->depth <= cap ? w->depth : (uint16_t)cap,
 		.frames = w->frames,
 	};
 
 	if (evctl_push_event(ctl, &e) != 0)
-		unclaim(d);
+		unclaim(d, t0);
 }
 
 /*
  * No stack claimed the unmounted time for FLUSH_NS (stacks that could not be taken, or none
- * chosen): it is pushed with no stack, depth 0, so that the totals stay whole.
+ * chosen): it is pushed with no stack, depth 0, so that the totals stay whole. Its value is
+ * the span since the earliest of its waits began (its sum when shorter), its interval the sum
+ * over that: a collector that cuts the waits at its window's start (the value, as a single
+ * wait's) cuts the sum in proportion, and none that began in it.
  */
 static void flush(uint64_t now, uint64_t m)
 {
-	uint64_t last = atomic_load_explicit(&last_claim, memory_order_relaxed), d;
+	uint64_t last = atomic_load_explicit(&last_claim, memory_order_relaxed), d, t0;
+	double iv;
 	struct fgp_stack_event_in e = {
 		.ts = now,
 		.tid = (uint32_t)syscall(SYS_gettid),
@@ -429,18 +497,23 @@ static void flush(uint64_t now, uint64_t m)
 	if (now - last < FLUSH_NS || atomic_load_explicit(&unclaimed, memory_order_relaxed) <= 0 ||
 	    !atomic_compare_exchange_strong(&last_claim, &last, now))
 		return;
-	d = claim(0, now);
-	if (!d)
+	d = claim(0, now, &t0);
+	if (!d) {
+		note_start(t0);
 		return;
-	e.value = d;
+	}
+	e.value = t0 < now && now - t0 < d ? now - t0 : d;
+	iv = (double)FGP_VWAIT_ONE * (double)d / (double)e.value;
+	e.interval = iv >= 1.8e19 ? UINT64_MAX : (uint64_t)(iv + 0.5);
 	if (evctl_push_event(ctl, &e) != 0)
-		unclaim(d);
+		unclaim(d, t0);
 }
 
 static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
-	uint32_t on = evctl_enter(ctl);
+	uint32_t on = evctl_enter(ctl), cap = 0;
 	uint64_t now, m, t0;
+	const struct vwait *w;
 	void *v = NULL;
 
 	(void)jni;
@@ -448,7 +521,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		goto out;
 	if (!(on & FGP_EVM_VTHREAD)) {
 		/* Closed to callbacks (turning on or off): a held stack is let go. */
-		if (v && !((uintptr_t)v & TLS_STAMP))
+		if (vtheld_is_handle((uint64_t)(uintptr_t)v))
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		goto done;
 	}
@@ -468,8 +541,9 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		goto done;
 	m = atomic_fetch_add_explicit(&mounts, 1, memory_order_relaxed) + 1;
 	atomic_fetch_add_explicit(&unclaimed, (int64_t)(now - t0), memory_order_relaxed);
-	if (!((uintptr_t)v & TLS_STAMP))
-		send(v, now, m, now - t0);
+	note_start(t0);
+	if (!((uintptr_t)v & TLS_STAMP) && (w = held_wait(v, &cap)))
+		send(w, cap, now, m, now - t0);
 	else
 		flush(now, m);
 done:
@@ -546,12 +620,23 @@ int vthread_enable(jvmtiEnv *jvmti, bool on)
 	if (ext_index[0] < 0 || ext_index[1] < 0)
 		return -EIO;
 	if (on) {
+		struct vtheld *h = atomic_load(&pool);
+
+		/* Once, at the size of VTHREAD_HELD stacks of the default depth; a new generation
+		 * frees every stack an earlier recording left (vtheld.h), cut for the depth asked.
+		 */
+		if (!h && vtheld_new(VTHREAD_HELD * VWAIT_STRIDE(EVCTL_DEPTH_DEFAULT), VTHREAD_HELD,
+				     &h) == 0)
+			atomic_store(&pool, h);
+		if (h)
+			(void)vtheld_reset(h, VWAIT_STRIDE(asked_depth()));
 		atomic_store(&mounts, 0);
 		atomic_store(&seen, 0);
 		atomic_store(&bucket_n, 0);
 		atomic_store(&bucket_t0, fg_now_ns());
 		atomic_store(&chance, CHANCE_ONE);
 		atomic_store(&unclaimed, 0);
+		atomic_store(&unclaimed_t0, UINT64_MAX);
 		atomic_store(&last_claim, fg_now_ns());
 		atomic_store(&since, fg_now_ns());
 	}

@@ -4,24 +4,30 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * VThreadWall [THREADS [COMPUTE_MS [AWAIT_MS [CHURN_PER_S [PIN_MS]]]]]: THREADS virtual threads (JDK
- * 21+, default 8), each serving requests in a loop: handle() spends COMPUTE_MS (default 2)
- * computing in compute() and then sleeps AWAIT_MS (default 8) in await() (Thread.sleep: the
- * thread unmounts). Each thread times its own handler and its await with System.nanoTime.
- * Prints "VThreadWall ready", then every 100 ms "vtw NANOTIME_US HANDLER_US AWAIT_US
- * COMPUTE_US": the time all threads spent in handle(), await() and compute() so far (requests
- * finished, plus the one in progress up to now), NANOTIME_US the System.nanoTime of the line in
- * microseconds. Compiled against JDK 17: the virtual-thread executor is looked up by
- * reflection. CHURN_PER_S (default 0): besides, about that many short-lived virtual threads a
- * second, named "vt-worker-N" (N counting up), each parking 1 ms in churnWait() once; the
+ * VThreadWall [THREADS [COMPUTE_MS [AWAIT_MS [CHURN_PER_S [PIN_MS [IDLE GO_FILE]]]]]]: THREADS
+ * virtual threads (JDK 21+, default 8), each serving requests in a loop: handle() spends
+ * COMPUTE_MS (default 2) computing in compute() and then sleeps AWAIT_MS (default 8) in await()
+ * (Thread.sleep: the thread unmounts). Each thread times its own handler and its await with
+ * System.nanoTime. Prints "VThreadWall ready", then every 100 ms "vtw NANOTIME_US HANDLER_US
+ * AWAIT_US COMPUTE_US": the time all threads spent in handle(), await() and compute() so far
+ * (requests finished, plus the one in progress up to now), NANOTIME_US the System.nanoTime of
+ * the line in microseconds. Compiled against JDK 17: the virtual-thread executor is looked up
+ * by reflection. CHURN_PER_S (default 0): besides, about that many short-lived virtual threads
+ * a second, named "vt-worker-N" (N counting up), each parking 1 ms in churnWait() once; the
  * lines then end with " vtc STARTED", the churned threads started so far. PIN_MS (default 0):
  * besides, one virtual thread named "vt-pin-0" loops: PIN_MS pinned to its carrier in
  * pinnedWait() (a sleep inside a class initializer, which pins on every JDK: a fresh class each
  * time), then 3 x PIN_MS unpinned in Thread.sleep; the lines then end with " vtp PINNED_US",
- * its time asleep pinned so far.
+ * its time asleep pinned so far. When PIN_MS or IDLE is set, the lines end with
+ * " vtu UNMOUNTED_US": the time the handlers spent in await() and vt-pin-0 in its unpinned
+ * sleeps so far (their waits that unmount). IDLE (default 0) with GO_FILE: when the file
+ * GO_FILE appears, IDLE virtual threads named "vt-idle-N" start, about 2048 a second, and each
+ * parks in idleWait(); when it is gone again, they are unparked and end; the lines then end
+ * with " vti ALIVE", the idle threads started and not yet ended.
  */
 public class VThreadWall {
 	static final AtomicLong handlerNs = new AtomicLong(), awaitNs = new AtomicLong(),
@@ -112,7 +118,50 @@ public class VThreadWall {
 		try {
 			for (;;) {
 				pinnedWait();
-				Thread.sleep(3 * pinMs);
+				unpinnedSleep(3 * pinMs);
+			}
+		} catch (Exception e) {
+			throw new RuntimeException(e);
+		}
+	}
+
+	static final AtomicLong unpinnedNs = new AtomicLong(), idleAlive = new AtomicLong();
+	static final long[] inUnpinned = new long[1];
+	static volatile boolean idleEnd;
+
+	/* vt-pin-0's sleep that unmounts, timed. */
+	static void unpinnedSleep(long ms) throws InterruptedException {
+		long t0 = System.nanoTime();
+		inUnpinned[0] = t0;
+		Thread.sleep(ms);
+		inUnpinned[0] = 0;
+		unpinnedNs.addAndGet(System.nanoTime() - t0);
+	}
+
+	static final int IDLE_PER_S = 2048;
+
+	static void idleWait() {
+		while (!idleEnd)
+			LockSupport.park();
+	}
+
+	/* ts.length() idle virtual threads, about IDLE_PER_S a second, each parked until idleEnd,
+	 * into ts. */
+	static void idleStart(AtomicReferenceArray<Thread> ts) {
+		try {
+			Object b = Thread.class.getMethod("ofVirtual").invoke(null);
+			Class<?> bc = Class.forName("java.lang.Thread$Builder");
+			b = bc.getMethod("name", String.class, long.class).invoke(b, "vt-idle-", 0L);
+			Method start = bc.getMethod("start", Runnable.class);
+			long t0 = System.nanoTime();
+			for (int i = 0; i < ts.length() && !idleEnd; i++) {
+				while ((System.nanoTime() - t0) / 1000 * IDLE_PER_S / 1000000 < i)
+					Thread.sleep(1);
+				idleAlive.incrementAndGet();
+				ts.set(i, (Thread) start.invoke(b, (Runnable) () -> {
+					idleWait();
+					idleAlive.decrementAndGet();
+				}));
 			}
 		} catch (Exception e) {
 			throw new RuntimeException(e);
@@ -151,6 +200,9 @@ public class VThreadWall {
 		long awaitMs = args.length > 2 ? Long.parseLong(args[2]) : 8;
 		int churnPerS = args.length > 3 ? Integer.parseInt(args[3]) : 0;
 		pinMs = args.length > 4 ? Long.parseLong(args[4]) : 0;
+		int idle = args.length > 5 ? Integer.parseInt(args[5]) : 0;
+		java.io.File go = args.length > 6 ? new java.io.File(args[6]) : null;
+		AtomicReferenceArray<Thread> idlers = null;
 		inHandler = new long[threads];
 		inAwait = new long[threads];
 		inCompute = new long[threads];
@@ -194,12 +246,30 @@ public class VThreadWall {
 		System.out.flush();
 		for (;;) {
 			Thread.sleep(100);
+			if (idle > 0 && go != null) {
+				if (idlers == null && go.exists()) {
+					final AtomicReferenceArray<Thread> ts = idlers = new AtomicReferenceArray<>(idle);
+					Thread st = new Thread(() -> idleStart(ts), "idle-starter");
+					st.setDaemon(true);
+					st.start();
+				} else if (idlers != null && !idleEnd && !go.exists()) {
+					idleEnd = true;
+					for (int i = 0; i < idle; i++)
+						if (idlers.get(i) != null)
+							LockSupport.unpark(idlers.get(i));
+				}
+			}
 			long now = System.nanoTime();
 			System.out.println("vtw " + now / 1000 + " " + upTo(handlerNs, inHandler, now) + " "
 					   + upTo(awaitNs, inAwait, now) + " "
 					   + upTo(computeNs, inCompute, now)
 					   + (churnPerS > 0 ? " vtc " + churned.get() : "")
-					   + (pinMs > 0 ? " vtp " + upTo(pinnedNs, inPinned, now) : ""));
+					   + (pinMs > 0 ? " vtp " + upTo(pinnedNs, inPinned, now) : "")
+					   + (pinMs > 0 || idle > 0
+						      ? " vtu " + (upTo(awaitNs, inAwait, now)
+								   + upTo(unpinnedNs, inUnpinned, now))
+						      : "")
+					   + (idle > 0 ? " vti " + idleAlive.get() : ""));
 			System.out.flush();
 		}
 	}

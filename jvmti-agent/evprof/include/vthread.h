@@ -7,13 +7,16 @@
  * At every unmount the virtual thread's JVMTI thread-local storage gets the time; at every
  * mount the wait is counted, exactly, into a sum of the time not yet sent. A share of the
  * unmounts (a chance set so that about VTHREAD_STACKS_PER_S stacks are taken a second,
- * whatever the mount rate) also keep the stack the thread unmounted at, in a buffer of their
- * own (at most VTHREAD_HELD of them at once); the event is pushed at the mount, when the wait's
- * length is known, and claims that sum: it stands for its own wait and for the waits since the
- * last event, whose stacks were not taken. Time no stack claimed for FLUSH_NS (a stack that
- * could not be taken) goes in an event with no stack. The events' weights add up to every
- * wait counted, with no record per mount. An event with a stack carries its thread's name
- * (its first VTHREAD_NAME_MAX bytes; none for an unnamed one, or with FGP_EVM_VTID its id as
+ * whatever the mount rate) also keep the stack the thread unmounted at, in a slot of a pool
+ * made once (vtheld.h: at most VTHREAD_HELD stacks at once, fewer for a deeper depth than the
+ * default); the event is pushed at the mount, when the wait's length is known, and claims that
+ * sum: it stands for its own wait and for the waits since the last event, whose stacks were
+ * not taken. Time no stack claimed for FLUSH_NS (a stack that could not be taken) goes in an
+ * event with no stack. The events' weights add up to every wait counted, with no record per
+ * mount. Turning the events on starts a new generation of the pool: a stack an earlier
+ * recording left (its thread ended, or stayed unmounted, while the events were off) is free. An
+ * event with a stack carries its thread's name (its first VTHREAD_NAME_MAX bytes; none for an
+ * unnamed one, or with FGP_EVM_VTID its id as
  * "#ID") for the collector's grouping.
  *
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
@@ -22,8 +25,9 @@
  * at the mount and the unmount, on the carrier's own thread), so that the collector roots the
  * carrier's samples under the virtual thread and counts its pinned time.
  *
- * Invariant: the callbacks never block and never wait for another thread; memory held is at
- * most VTHREAD_HELD buffers of the collector's depth; what is not sent is counted (evctl).
+ * Invariant: the callbacks never block, wait for another thread or allocate; memory held is
+ * the pool (VTHREAD_HELD stacks of the default depth), whatever the collector asks; what is
+ * not sent is counted (evctl).
  */
 #ifndef FG_VTHREAD_H
 #define FG_VTHREAD_H
@@ -48,7 +52,8 @@ uint32_t vthread_caps(jvmtiEnv *jvmti);
 /* The switch the callbacks read (borrowed for the agent's life). */
 void vthread_init(struct evctl *ctl);
 
-/* On the events worker: the two events on (counts start afresh) or off. 0 or -EIO. */
+/* On the events worker: the two events on (counts and the held stacks start afresh; the pool
+ * is made at the first) or off. 0 or -EIO. */
 int vthread_enable(jvmtiEnv *jvmti, bool on);
 
 #endif
