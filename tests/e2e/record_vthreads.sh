@@ -53,7 +53,7 @@ vtw_at() {
 # vtw_field LINE NAME: the counter NAME of a "vtw" line: now, h (handler), a (await), c
 # (compute), or the value after a tag (vtc, vtp, vtu, vti).
 vtw_field() {
-	awk -v k="$2" '{ if (k == "now") v = $2; else if (k == "h") v = $3; else if (k == "a") v = $4
+	k="$2" awk '{ k = ENVIRON["k"]; if (k == "now") v = $2; else if (k == "h") v = $3; else if (k == "a") v = $4
 		else if (k == "c") v = $5; else for (i = 6; i < NF; i++) if ($i == k) v = $(i + 1)
 		print v + 0 }' <<<"$1"
 }
