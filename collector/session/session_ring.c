@@ -77,25 +77,33 @@ static bool walk_one(struct session *s, struct ses_ring *r, const struct allocri
 	struct target *t = targets_find(&s->targets, r->pid);
 	uint32_t tid = 0, k;
 	uint64_t w, aux;
-	int rv = ses_walk_copy(s, r->pid, sl->ts, &regs, &st, may_defer, &smp);
+	int rv;
 
-	if (rv == -EAGAIN)
-		return false;
-	s->ae.ev.events++;
-	if (t)
-		t->ev.stacks++;
 	if (nstid_lookup(&r->tids, sl->tid, s->now(), &tid) == 0 && tid) {
 		smp.tid = tid;
 		smp.thread = threadnames_get(&s->names, r->pid, tid);
 	} else {
 		smp.thread = "[tid ?]";
-		s->ae.ev.no_thread++;
 	}
+	/* A thread --threads leaves out: counted, never walked. */
 	if (s->flt.threads_re_on &&
 	    (!smp.thread || regexec(&s->flt.threads_re, smp.thread, 0, NULL, 0) != 0)) {
+		s->ae.ev.events++;
+		if (t)
+			t->ev.stacks++;
+		if (!smp.tid)
+			s->ae.ev.no_thread++;
 		s->ae.ev.filtered++;
 		return true;
 	}
+	rv = ses_walk_copy(s, r->pid, sl->ts, &regs, &st, may_defer, &smp);
+	if (rv == -EAGAIN)
+		return false;
+	s->ae.ev.events++;
+	if (t)
+		t->ev.stacks++;
+	if (!smp.tid)
+		s->ae.ev.no_thread++;
 	if (evweigh_alloc(&s->ae.wg, sl->size, sl->interval, &w, &aux) != 0) {
 		s->ae.ev.bad++;
 		return true;
