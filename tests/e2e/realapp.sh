@@ -15,9 +15,9 @@
 #   unknown          request samples with any [unknown] frame;
 #   rooted           samples of every thread whose stack starts at a thread root.
 # Then `fgcollect record --event wall` at the defaults (every thread, the default switch
-# rate) records it again, and the service's own account of the same window (GET /truth: the
+# rate) records it again, and the service's own account of the same time (GET /truth: the
 # servlet times doGet, its JDBC round trips in queryDb and its rendering in render with
-# System.nanoTime) is read before and after it:
+# System.nanoTime) is read twice inside the recording's window (truth_window below):
 #   DB share         wall time of the stacks under doGet that hold queryDb / under doGet,
 #                    against db_ns / doget_ns of the service's counters;
 #   render share     likewise with render and render_ns.
@@ -214,12 +214,32 @@ truth_diff() {
 		END { printf "%.0f\n", v[ARGV[2]] - v[ARGV[1]] }' "$1" "$2"
 }
 
+# truth_window NAME PREFIX: the service's counters read twice inside the window of the
+# recording NAME, into PREFIX.a and PREFIX.b: as soon as record says it has the agent's tables
+# ("... (D ms after the start)"), then 300 ms before its --duration ends. Record's start-up
+# and its writing of the profile stay outside the service's window, as they are outside the
+# profile's: on a busy machine they take the CPU from the service, whose rates then differ.
+truth_window() {
+	local err=$FG_TMP/$1.err d t_a left
+	fg_wait 30 grep -q 'agent sends its inline and line tables' "$err" ||
+		{ cat "$err" >&2; fg_fail "$1: record did not say within 30 s that it has the agent's tables"; }
+	t_a=$(fg_ms)
+	d=$(sed -n 's/.*agent sends its inline and line tables (\([0-9]*\) ms after the start).*/\1/p' "$err" | head -n 1)
+	truth_read "$hp" "$2.a"
+	left=$((secs * 1000 - ${d:-0} - ($(fg_ms) - t_a) - 300))
+	((left >= 500)) || fg_fail "$1: record had the agent's tables only ${d} ms after its start: under 0.8 s of its $secs s left for the service's counters"
+	fg_sleep "$((left / 1000)).$(printf '%03d' $((left % 1000)))"
+	truth_read "$hp" "$2.b"
+}
+
 # record NAME FOLDED [OPTION...]: `fgcollect record --pid` of the current service for $secs
 # into FOLDED, its messages in $FG_TMP/NAME.err; sets rec_cpu to its CPU time in ms (user +
-# system, start-up included). A record that wrote its profile but does not exit is a teardown
+# system, start-up included). With rec_truth set (a path prefix), the service's counters are
+# read inside the recording's window (truth_window). A record that wrote its profile but does not exit is a teardown
 # hang, not a wrong profile: its threads' stacks go to $hung (reported at the end, so the hang
 # can be found), rec_cpu is "-" and the profile is still checked.
 rec_cpu=-
+rec_truth=""
 record() {
 	local name=$1 out=$2 recpid t=0 rc=0 fp
 	shift 2
@@ -227,6 +247,7 @@ record() {
 		--duration "$secs" ${stack:+--stack-copy "$stack"} "$@" -o "$out" 2>"$FG_TMP/$name.err"; } \
 		2>"$FG_TMP/$name.time" &
 	recpid=$!
+	[[ -z $rec_truth ]] || truth_window "$name" "$rec_truth"
 	# Polled every 0.2 s: the service's counters are read as soon as the record ends.
 	while kill -0 "$recpid" 2>/dev/null && ((t < (secs + 60) * 5)); do sleep 0.2; t=$((t + 1)); done
 	if kill -0 "$recpid" 2>/dev/null; then
@@ -285,16 +306,16 @@ run() {
 	folded=$FG_TMP/$name.folded
 	record "$name" "$folded" --freq "$freq"
 	cpu=$rec_cpu
-	# Wall at the defaults, between two reads of the service's own counters.
+	# Wall at the defaults, the service's own counters read inside its window.
 	wfolded=$FG_TMP/$name.wall.folded
-	truth_read "$hp" "$FG_TMP/$name.t0"
+	rec_truth=$FG_TMP/$name.w
 	record "$name.wall" "$wfolded" --event wall "${wall_opts[@]}"
-	truth_read "$hp" "$FG_TMP/$name.t1"
-	# Off-CPU at the defaults, then the counters again: doGet's time off the CPU against the
-	# service's doGet time less its CPU time (the thread's CPU clock).
+	# Off-CPU at the defaults, likewise: doGet's time off the CPU against the service's doGet
+	# time less its CPU time (the thread's CPU clock).
 	ofolded=$FG_TMP/$name.off.folded
+	rec_truth=$FG_TMP/$name.o
 	record "$name.off" "$ofolded" --event offcpu "${wall_opts[@]}"
-	truth_read "$hp" "$FG_TMP/$name.t2"
+	rec_truth=""
 	kill -INT "$abpid" 2>/dev/null || true
 	wait "$abpid" || true
 	abpid=""
@@ -309,15 +330,15 @@ run() {
 	local line
 	line="JDK $major $db PreserveFramePointer $pfp: whole chain $cpct% ($chain/$req request samples), [unknown] $upct% ($unknown), rooted $rpct% ($rooted/$all samples), $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s, record CPU $cpu ms ($(c=$cpu a=$all awk 'BEGIN { printf "%.1f", ENVIRON["a"] ? ENVIRON["c"] * 1000 / ENVIRON["a"] : 0 }') us/sample)"
 	# The wall profile's shares of doGet against the service's: the profile's stacks stand for
-	# the recording, the counters for a window a little longer (the record's start-up and the
-	# reads around it), which leaves shares of a steady load unchanged. Busy: doGet's time per
+	# the recording, the counters for most of it (from record's tables on to just before its
+	# end), which leaves shares and rates of a steady load unchanged. Busy: doGet's time per
 	# second of the recording / of the counters' window, in threads.
 	read -r wreq wdb wrender < <(shares "$wfolded")
-	tdoget=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" doget_ns)
-	tdb=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" db_ns)
-	trender=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" render_ns)
-	treq=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" requests)
-	twin=$(truth_diff "$FG_TMP/$name.t0" "$FG_TMP/$name.t1" clock_ns)
+	tdoget=$(truth_diff "$FG_TMP/$name.w.a" "$FG_TMP/$name.w.b" doget_ns)
+	tdb=$(truth_diff "$FG_TMP/$name.w.a" "$FG_TMP/$name.w.b" db_ns)
+	trender=$(truth_diff "$FG_TMP/$name.w.a" "$FG_TMP/$name.w.b" render_ns)
+	treq=$(truth_diff "$FG_TMP/$name.w.a" "$FG_TMP/$name.w.b" requests)
+	twin=$(truth_diff "$FG_TMP/$name.w.a" "$FG_TMP/$name.w.b" clock_ns)
 	read -r sbusy bp bt < <(busy "$wreq" "$FG_TMP/$name.wall.err" "$tdoget" "$twin")
 	read -r sdb srender shares_line < <(q=$wreq d=$wdb r=$wrender Q=$tdoget D=$tdb R=$trender N=$treq \
 		b=$sbusy bp=$bp bt=$bt awk 'BEGIN {
@@ -329,8 +350,8 @@ run() {
 			ENVIRON["bp"], ENVIRON["bt"], ENVIRON["b"], ENVIRON["N"] }')
 	line+=$'\n'"  $shares_line"
 	read -r oreq _ < <(shares "$ofolded")
-	toff=$(($(truth_diff "$FG_TMP/$name.t1" "$FG_TMP/$name.t2" doget_ns) - $(truth_diff "$FG_TMP/$name.t1" "$FG_TMP/$name.t2" doget_cpu_ns)))
-	twin2=$(truth_diff "$FG_TMP/$name.t1" "$FG_TMP/$name.t2" clock_ns)
+	toff=$(($(truth_diff "$FG_TMP/$name.o.a" "$FG_TMP/$name.o.b" doget_ns) - $(truth_diff "$FG_TMP/$name.o.a" "$FG_TMP/$name.o.b" doget_cpu_ns)))
+	twin2=$(truth_diff "$FG_TMP/$name.o.a" "$FG_TMP/$name.o.b" clock_ns)
 	read -r soff bp bt < <(busy "$oreq" "$FG_TMP/$name.off.err" "$toff" "$twin2")
 	line+=$'\n'"  off-CPU under doGet: $bp threads (service $bt, $(printf '%+.1f' "$soff")%)"
 	fg_log "$line"
