@@ -358,10 +358,11 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 	};
 }
 
-/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT. */
-static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
+/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT; cpu: the carrier's CPU time
+ * read just before end (the time of that read, preempted or not, is the mount's). */
+static void mount_end(struct vmount *m, uint64_t t0, uint64_t end, uint64_t cpu)
 {
-	uint64_t cpu = thread_cpu_ns(), cpu0 = carrier_cpu0(), ran = cpu > cpu0 ? cpu - cpu0 : 0;
+	uint64_t cpu0 = carrier_cpu0(), ran = cpu > cpu0 ? cpu - cpu0 : 0;
 
 	m->e.ts = end;
 	m->e.value = end - t0;
@@ -373,7 +374,7 @@ static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap;
-	uint64_t now, mounted = 0;
+	uint64_t now, mounted = 0, cpu = 0;
 	struct vwait *w;
 	struct vmount m;
 	void *v = NULL;
@@ -396,6 +397,8 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	 * The wait begins, and the mount ends, when this callback's work is done: the carrier's
 	 * time in it, with the virtual thread's frames, is not counted as unmounted too.
 	 */
+	if (mounted)
+		cpu = thread_cpu_ns();
 	now = fg_now_ns();
 	if (v && (w = held_wait(v, &cap)))
 		w->t0 = now;
@@ -403,7 +406,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
 	if (mounted && now > mounted)
-		mount_end(&m, mounted, now);
+		mount_end(&m, mounted, now, cpu);
 out:
 	evctl_leave(ctl);
 }
@@ -552,6 +555,69 @@ out:
 	evctl_leave(ctl);
 }
 
+/*
+ * A virtual thread's first run begins: a mount with no wait before it (JDK 21 posts
+ * VirtualThreadStart for it, not the mount event; a JDK that posts both finds the thread
+ * mounted at its mount event and times the mount from there).
+ */
+static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+	uint32_t on = evctl_enter(ctl);
+	uint64_t now;
+
+	(void)jni;
+	if (!(on & FGP_EVM_VTHREAD))
+		goto out;
+	now = fg_now_ns();
+	if ((*jvmti)->SetThreadLocalStorage(
+		    jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP)) !=
+	    JVMTI_ERROR_NONE)
+		goto out;
+	if (on & FGP_EVM_VMOUNT)
+		carrier_cpu0_set(thread_cpu_ns());
+	count_seen();
+out:
+	evctl_leave(ctl);
+}
+
+/*
+ * A virtual thread's last run ends: an unmount with no wait after it (JDK 21 posts
+ * VirtualThreadEnd for it, not the unmount event; after a JDK's unmount event the thread is
+ * unmounted here already). A stack still held for it is let go: no mount follows.
+ */
+static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+	uint32_t on = evctl_enter(ctl);
+	uint64_t now, mounted, cpu;
+	struct vmount m;
+	void *v = NULL;
+
+	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE || !v)
+		goto out;
+	(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
+	if (!((uintptr_t)v & TLS_STAMP)) {
+		let_go(v);
+		goto out;
+	}
+	mounted = stamp_ts(v);
+	if (!(on & FGP_EVM_VMOUNT) || !((uintptr_t)v & TLS_MOUNTED) ||
+	    mounted < atomic_load(&since))
+		goto out;
+	mount_begin(jni, t, &m);
+	cpu = thread_cpu_ns();
+	now = fg_now_ns();
+	if (now > mounted)
+		mount_end(&m, mounted, now, cpu);
+out:
+	evctl_leave(ctl);
+}
+
+void vthread_callbacks(void(JNICALL **start)(void), void(JNICALL **end)(void))
+{
+	*start = (void(JNICALL *)(void))on_start;
+	*end = (void(JNICALL *)(void))on_end;
+}
+
 /* Add can_support_virtual_threads: the bit after can_generate_sampled_object_alloc_events in
  * jvmtiCapabilities (JDK 21), which the headers the agent is built with do not name. */
 static void want_vthreads(jvmtiCapabilities *c)
@@ -640,10 +706,15 @@ int vthread_enable(jvmtiEnv *jvmti, bool on)
 		atomic_store(&last_claim, fg_now_ns());
 		atomic_store(&since, fg_now_ns());
 	}
-	/* HotSpot posts an extension event only when it is also enabled, by its index. */
+	/* HotSpot posts an extension event only when it is also enabled, by its index; the
+	 * first and last runs' events are JVMTI's own. */
 	for (int k = 0; k < 2; k++)
 		if ((*jvmti)->SetEventNotificationMode(jvmti, mode, (jvmtiEvent)ext_index[k],
 						       NULL) != JVMTI_ERROR_NONE)
+			rv = -EIO;
+	for (int k = EVJVMTI_EVENT_VT_START; k <= EVJVMTI_EVENT_VT_END; k++)
+		if ((*jvmti)->SetEventNotificationMode(jvmti, mode, (jvmtiEvent)k, NULL) !=
+		    JVMTI_ERROR_NONE)
 			rv = -EIO;
 	if (rv && on)
 		(void)vthread_enable(jvmti, false);
