@@ -358,11 +358,10 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 	};
 }
 
-/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT; cpu: the carrier's CPU time
- * read just before end (the time of that read, preempted or not, is the mount's). */
-static void mount_end(struct vmount *m, uint64_t t0, uint64_t end, uint64_t cpu)
+/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT. */
+static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
 {
-	uint64_t cpu0 = carrier_cpu0(), ran = cpu > cpu0 ? cpu - cpu0 : 0;
+	uint64_t cpu = thread_cpu_ns(), cpu0 = carrier_cpu0(), ran = cpu > cpu0 ? cpu - cpu0 : 0;
 
 	m->e.ts = end;
 	m->e.value = end - t0;
@@ -374,7 +373,7 @@ static void mount_end(struct vmount *m, uint64_t t0, uint64_t end, uint64_t cpu)
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap;
-	uint64_t now, mounted = 0, cpu = 0;
+	uint64_t now, mounted = 0;
 	struct vwait *w;
 	struct vmount m;
 	void *v = NULL;
@@ -397,8 +396,6 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	 * The wait begins, and the mount ends, when this callback's work is done: the carrier's
 	 * time in it, with the virtual thread's frames, is not counted as unmounted too.
 	 */
-	if (mounted)
-		cpu = thread_cpu_ns();
 	now = fg_now_ns();
 	if (v && (w = held_wait(v, &cap)))
 		w->t0 = now;
@@ -406,7 +403,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
 	if (mounted && now > mounted)
-		mount_end(&m, mounted, now, cpu);
+		mount_end(&m, mounted, now);
 out:
 	evctl_leave(ctl);
 }
@@ -588,7 +585,7 @@ out:
 static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
-	uint64_t now, mounted, cpu;
+	uint64_t now, mounted;
 	struct vmount m;
 	void *v = NULL;
 
@@ -604,10 +601,9 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	    mounted < atomic_load(&since))
 		goto out;
 	mount_begin(jni, t, &m);
-	cpu = thread_cpu_ns();
 	now = fg_now_ns();
 	if (now > mounted)
-		mount_end(&m, mounted, now, cpu);
+		mount_end(&m, mounted, now);
 out:
 	evctl_leave(ctl);
 }

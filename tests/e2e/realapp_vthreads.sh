@@ -7,19 +7,19 @@
 # against a real PostgreSQL or MariaDB server this test starts on loopback
 # (tests/e2e/realapp_db.sh) and renders about 30 KB (VtApp::render); the JVM in a namespace
 # container as uid 4242 sharing the host's network, loaded by `ab -k -c 4` on loopback. After a
-# warm-up, `fgcollect record --event wall` at the defaults records it, between two reads of the
-# service's own counters (GET /truth: serve, queryDb and render timed with System.nanoTime):
+# warm-up, `fgcollect record --event wall` at the defaults records it; its summary gives the
+# window it followed the virtual threads in (CLOCK_MONOTONIC ns), and the service then gives
+# its own time of its calls inside that window (GET /truth?from=&to=: serve, queryDb and
+# render timed with System.nanoTime, each call's entry and return kept in a ring):
 #   DB share      wall time of the stacks under [virtual threads] through VtApp::serve that
 #                 hold VtApp::queryDb / of those through VtApp::serve (mounted: the carriers'
 #                 samples with the thread mounted, CPU, preempted or pinned; unmounted: the
-#                 waits at the unmounts), against db_ns / serve_ns of the counters;
-#   render share  likewise with VtApp::render and render_ns;
-#   serve total   serve's wall time per second of the recording (less S, below), in virtual
-#                 threads, against serve_ns per second of the counters' window.
+#                 waits at the unmounts), against the service's win_db_ns / win_serve_ns;
+#   render share  likewise with VtApp::render and win_render_ns;
+#   serve total   serve's wall time per second of the window, in virtual threads, against
+#                 the service's serve time in it per second.
 # The virtual threads are followed from when the agent turned their events on (the summary's
-# "waits counted from S s after the start"): their waits and their mounts, and so their
-# carriers' samples under them, count from then; serve's total is taken per second of the
-# recording less S.
+# "waits counted from S s after the start") to the end of the recording: that window.
 # Runs (FG_VTAPP_RUNS, DB:JDK:PFP words): Temurin 25 with -XX:+PreserveFramePointer on
 # PostgreSQL, Temurin 25 without it on MariaDB, OpenJDK 21 of Debian sid's image root with it on
 # PostgreSQL (whose driver reads its socket inside synchronized: pinned on JDK 21; JDK 25 does
