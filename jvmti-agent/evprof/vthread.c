@@ -553,9 +553,9 @@ out:
 }
 
 /*
- * A virtual thread's first run begins: a mount with no wait before it (JDK 21 posts
- * VirtualThreadStart for it, not the mount event; a JDK that posts both finds the thread
- * mounted at its mount event and times the mount from there).
+ * A virtual thread's first run begins: a mount with no wait before it (a JDK may post
+ * VirtualThreadStart alone for it; one that posts the mount event after it too finds the
+ * thread mounted there and times the mount from then).
  */
 static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
@@ -578,9 +578,9 @@ out:
 }
 
 /*
- * A virtual thread's last run ends: an unmount with no wait after it (JDK 21 posts
- * VirtualThreadEnd for it, not the unmount event; after a JDK's unmount event the thread is
- * unmounted here already). A stack still held for it is let go: no mount follows.
+ * A virtual thread's last run ends: an unmount with no wait after it (a JDK may post
+ * VirtualThreadEnd alone for it; after one that posts the unmount event before it the thread
+ * is unmounted here already). A stack still held for it is let go: no mount follows.
  */
 static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {

@@ -55,10 +55,11 @@ uint32_t vthread_caps(jvmtiEnv *jvmti);
 /*
  * OnLoad, with FGP_EVM_VTHREAD: the callbacks of VirtualThreadStart and VirtualThreadEnd into
  * *start and *end (slots of JVMTI's callbacks, evjvmti.h). They bracket a virtual thread's
- * first run (start to first unmount) and last run (last mount to end), which JDK 21 does not
- * bracket with the mount and unmount events: the start is a mount with no wait before it, the
- * end an unmount with none after it (its FGP_EV_VMOUNT sent), and a stack still held for the
- * thread is let go at its end. They run only while vthread_enable has the events on.
+ * first run (start to first unmount) and last run (last mount to end), which a JDK may not
+ * bracket with the mount and unmount events (Temurin 25 and Debian's OpenJDK 21 do): the start is a
+ * mount with no wait before it, the end an unmount with none after it (its FGP_EV_VMOUNT sent), and
+ * a stack still held for the thread is let go at its end. They run only while vthread_enable has
+ * the events on.
  */
 void vthread_callbacks(void(JNICALL **start)(void), void(JNICALL **end)(void));
 
