@@ -472,7 +472,7 @@ static void pick_service(jvmtiEnv *jvmti, char *out, size_t cap)
 static jint setup_jvmti(jvmtiEnv *jvmti)
 {
 	jvmtiCapabilities caps;
-	jvmtiEventCallbacks cb;
+	union evjvmti_callbacks cb;
 	jvmtiError err;
 	static const jvmtiEvent events[] = {
 		JVMTI_EVENT_COMPILED_METHOD_LOAD,
@@ -500,15 +500,15 @@ static jint setup_jvmti(jvmtiEnv *jvmti)
 		agent.lines = NULL;
 	}
 	memset(&cb, 0, sizeof(cb));
-	cb.CompiledMethodLoad = on_code_load;
-	cb.CompiledMethodUnload = on_code_unload;
-	cb.DynamicCodeGenerated = on_dynamic_code;
-	cb.VMInit = on_vm_init;
-	cb.VMDeath = on_vm_death;
-	cb.GarbageCollectionStart = on_gc_start;
-	cb.GarbageCollectionFinish = on_gc_finish;
+	cb.cb.CompiledMethodLoad = on_code_load;
+	cb.cb.CompiledMethodUnload = on_code_unload;
+	cb.cb.DynamicCodeGenerated = on_dynamic_code;
+	cb.cb.VMInit = on_vm_init;
+	cb.cb.VMDeath = on_vm_death;
+	cb.cb.GarbageCollectionStart = on_gc_start;
+	cb.cb.GarbageCollectionFinish = on_gc_finish;
 	evjvmti_callbacks(&cb, agent.ev_caps);
-	if ((err = (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb))) != JVMTI_ERROR_NONE) {
+	if ((err = (*jvmti)->SetEventCallbacks(jvmti, &cb.cb, sizeof(cb))) != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "fgagent: JVMTI SetEventCallbacks failed: %d\n", err);
 		return JNI_ERR;
 	}

@@ -318,6 +318,11 @@ static size_t settle_rec(struct stackagg *a, const uint64_t *rec, bool final, bo
 		a->st.truncated++;
 		rv = 0;
 	}
+	/* rooted under a virtual thread: its weight is that thread's mounted time */
+	if (rv == 0 && vid >= 0 && a->r.vstratum && n && (a->buf[n - 1] & STRATUM_BIT))
+		a->buf[n - 1] =
+			STRATUM_BIT |
+			(a->r.vstratum(a->r.vctx, a->buf[n - 1] & ~STRATUM_BIT, w) & ~STRATUM_BIT);
 	if (rv == 0)
 		rv = sagg_count_stack(a, a->buf, n, w, aux, ts, tid);
 	if (rv != 0)

@@ -319,7 +319,7 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 }
 
 /* Virtual threads: how many, how often they mounted, and their unmounted time (vtwall.h). */
-static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
+static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64_t end,
 			    const struct report_out *out)
 {
 	for (size_t i = 0; i < v->njvms; i++) {
@@ -331,6 +331,12 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
 			    "virtual threads: PID %u: waits counted from %.3f s after the start, "
 			    "when its agent turned them on (the time before is not in the profile)",
 			    j->pid, (double)(j->on_ts - start) / 1e9);
+		/* for a service's own timing of the same window (its clock: CLOCK_MONOTONIC) */
+		say(out,
+		    "virtual threads: PID %u: followed from %llu to %llu ns of CLOCK_MONOTONIC "
+		    "(System.nanoTime's clock on Linux)",
+		    j->pid, (unsigned long long)(j->on_ts > start ? j->on_ts : start),
+		    (unsigned long long)end);
 
 		vtwall_counts(j, start, &seen, &mounts);
 		say(out,
@@ -457,7 +463,7 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	else if (evkind_of(sm->event)->cpu_time)
 		say(out, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
-	report_vthreads(&sm->vt, sm->vt_start_ns, out);
+	report_vthreads(&sm->vt, sm->vt_start_ns, sm->vt_start_ns + sm->duration_ns, out);
 	exact_summary(sm, out);
 	if (sm->thread_filtered)
 		say(out, "--threads left out %llu samples of other threads",

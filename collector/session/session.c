@@ -33,6 +33,15 @@ static const char *ses_vroot(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
 	return vtmount_root(&s->ae.vm, pid, tid, ts);
 }
 
+/* stackagg's vstratum resolver: a sample rooted under a virtual thread counts in its carrier's
+ * mounted stratum (strata.h). */
+static uint32_t ses_vstratum(void *ctx, uint32_t stratum, uint64_t w)
+{
+	struct session *s = ctx;
+
+	return s->ex.tt_on ? strata_mounted(&s->ex.st, stratum, w) : stratum;
+}
+
 /* One sample into the aggregate (or, may_defer, kept to be walked later). */
 static void on_sample(struct session *s, const struct perfring_rec *r, bool may_defer)
 {
@@ -324,6 +333,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	resolve_init(&res, &s->rc);
 	if (s->ae.vt_on) {
 		res.vroot = ses_vroot;
+		res.vstratum = ses_vstratum;
 		res.vctx = s;
 	}
 	s->agg_opts = ao;

@@ -30,6 +30,7 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 	struct session *s = ctx;
 	const char *name = threadnames_get(&s->names, r->pid, r->tid);
 	struct strata_thread_out out;
+	struct strata_mount mnt = { 0 };
 
 	if (r->exited && s->so->forget_thread)
 		(void)s->so->forget_thread(s->sampler, r->tid);
@@ -38,7 +39,9 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		return;
 	}
 	s->ex.exact.threads++;
-	strata_thread(&s->ex.st, r, name, &out);
+	if (s->ae.vt_on)
+		(void)vtmount_totals(&s->ae.vm, r->pid, r->tid, &mnt.ns, &mnt.off_ns);
+	strata_thread(&s->ex.st, r, name, s->ae.vt_on ? &mnt : NULL, &out);
 	for (unsigned k = 0; k < STRATA_KINDS; k++) {
 		struct stackagg_sample smp = {
 			.pid = r->pid,

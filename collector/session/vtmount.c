@@ -81,6 +81,22 @@ static void count_offcpu(struct vtmount *m, const char *root, uint64_t ns)
 	m->st.roots[i].ns += ns;
 }
 
+/* Count ev's mount, kept on c, into c's exact totals: its part in [from, to], and its time off
+ * the CPU in proportion. */
+static void mount_in(struct vtmount_carrier *c, const struct jvm_event *ev, uint64_t from,
+		     uint64_t to)
+{
+	uint64_t t0 = ev->ts - ev->value, t1 = ev->ts, a = t0 > from ? t0 : from,
+		 b = to && t1 > to ? to : t1, off = ev->interval <= ev->value ? ev->interval : 0;
+
+	if (b <= a)
+		return;
+	c->ns += b - a;
+	c->off_ns += b - a == ev->value
+			     ? off
+			     : (uint64_t)((double)off * (double)(b - a) / (double)ev->value);
+}
+
 void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, uint64_t to)
 {
 	struct vtmount_carrier *c;
@@ -121,6 +137,18 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 	c->iv[c->n] = (struct vtmount_iv){ .t0 = ev->ts - ev->value, .t1 = ev->ts };
 	memcpy(c->iv[c->n++].root, root, sizeof(root));
 	m->held++;
+	mount_in(c, ev, from, to);
+}
+
+bool vtmount_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t *ns, uint64_t *off_ns)
+{
+	struct vtmount_carrier *c = carrier_of(m, pid, tid, 0);
+
+	*ns = c ? c->ns : 0;
+	*off_ns = c ? c->off_ns : 0;
+	if (c)
+		c->ns = c->off_ns = 0;
+	return c && *ns;
 }
 
 /* An interval that ends before ts: ahead of the one vtmount_root() looks for. */

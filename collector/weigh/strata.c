@@ -37,26 +37,67 @@ unsigned strata_laid_kind(unsigned k)
 	return 0;
 }
 
+static uint64_t key_of(uint32_t tid, bool mounted, unsigned kind)
+{
+	return (uint64_t)tid << 6 | (uint64_t)mounted << 5 | kind;
+}
+
+/* The index of tid's stratum of kind (mounted or not), made when new; -1: no room. */
+static ptrdiff_t stratum_of(struct strata *st, uint32_t tid, bool mounted, unsigned kind)
+{
+	uint64_t key = key_of(tid, mounted, kind), *v = htab_get(&st->idx, key);
+
+	if (v)
+		return (ptrdiff_t)*v;
+	if (st->base + st->n + 1 >= STRATA_LAID_ID || ARRAY_GROW(st->v, st->cap, st->n + 1) != 0 ||
+	    htab_put(&st->idx, key, st->n) != 0)
+		return -1;
+	/* laid copies count for nothing until their thread's preempted time is known */
+	st->v[st->n] = (struct stratum){ .tid = tid,
+					 .kind = (uint8_t)kind,
+					 .mounted = mounted,
+					 .scale = kind >= STRATA_LAID ? 0.0 : 1.0 };
+	return (ptrdiff_t)st->n++;
+}
+
 uint32_t strata_add(struct strata *st, uint32_t tid, unsigned kind, uint64_t w, double chance)
 {
-	uint64_t key = (uint64_t)tid << 5 | kind, *v = htab_get(&st->idx, key);
+	ptrdiff_t got = stratum_of(st, tid, false, kind);
 	size_t i;
 
-	if (v) {
-		i = *v;
-	} else {
-		if (st->base + st->n + 1 >= STRATA_LAID_ID ||
-		    ARRAY_GROW(st->v, st->cap, st->n + 1) != 0 ||
-		    htab_put(&st->idx, key, st->n) != 0)
-			return 0;
-		i = st->n++;
-		/* laid copies count for nothing until their thread's preempted time is known */
-		st->v[i] = (struct stratum){ .scale = kind >= STRATA_LAID ? 0.0 : 1.0 };
-	}
+	if (got < 0)
+		return 0;
+	i = (size_t)got;
 	st->v[i].sum_us += w;
 	st->v[i].var += (double)w * (double)w * (1.0 - chance);
 	st->v[i].n++;
 	return (st->base + 1 + (uint32_t)i) | (kind >= STRATA_LAID ? STRATA_LAID_ID : 0);
+}
+
+uint32_t strata_mounted(struct strata *st, uint32_t id, uint64_t w)
+{
+	struct stratum *from;
+	ptrdiff_t to;
+	double var;
+
+	if ((id & STRATA_LAID_ID) || id <= st->base || id - st->base - 1 >= st->n)
+		return id;
+	from = &st->v[id - st->base - 1];
+	if (from->mounted || from->kind >= STRATA_KINDS || !from->n || from->sum_us < w)
+		return id;
+	to = stratum_of(st, from->tid, true, from->kind);
+	if (to < 0)
+		return id;
+	from = &st->v[id - st->base - 1]; /* v may have moved */
+	/* its share of the variance goes with it (each stack's own is not kept) */
+	var = from->sum_us ? from->var * (double)w / (double)from->sum_us : 0.0;
+	from->sum_us -= w;
+	from->var -= var;
+	from->n--;
+	st->v[to].sum_us += w;
+	st->v[to].var += var;
+	st->v[to].n++;
+	return st->base + 1 + (uint32_t)to;
 }
 
 double strata_scale(void *arg, uint32_t id)
@@ -70,10 +111,18 @@ double strata_scale(void *arg, uint32_t id)
 	return st->v[id - st->base - 1].scale;
 }
 
+/* The stratum of tid's kind k with stacks (mounted or not), or NULL. */
+static struct stratum *taken_m(struct strata *st, uint32_t tid, bool mounted, unsigned k)
+{
+	const uint64_t *v = htab_get(&st->idx, key_of(tid, mounted, k));
+
+	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
+}
+
 /* The stratum of tid's kind k with stacks, or NULL. */
 static struct stratum *taken(struct strata *st, uint32_t tid, unsigned k)
 {
-	const uint64_t *v = htab_get(&st->idx, (uint64_t)tid << 5 | k);
+	const uint64_t *v = htab_get(&st->idx, key_of(tid, false, k));
 
 	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
 }
@@ -127,35 +176,100 @@ static struct stratum *stratum_for(struct strata *st, const struct threadtime_re
 	return lv;
 }
 
+/*
+ * A carrier's kind k: v (its stacks with no virtual thread mounted, or the laid stratum standing
+ * in for them; may be NULL) and mv (mounted; NULL: none) share us, xm of it mounted (UINT64_MAX:
+ * not known, shared by their weights). The time no stratum takes is returned.
+ */
+static uint64_t share(struct strata *st, struct stratum *v, struct stratum *mv, uint64_t us,
+		      uint64_t xm)
+{
+	uint64_t left = us;
+
+	if (xm == UINT64_MAX) {
+		double sum = (double)(v ? v->sum_us : 0) + (double)mv->sum_us;
+
+		if (v)
+			v->scale = (double)us / sum;
+		mv->scale = (double)us / sum;
+		return 0;
+	}
+	if (xm > us)
+		xm = us;
+	mv->scale = (double)xm / (double)mv->sum_us;
+	st->tot.mounted_ns += xm * 1000;
+	left -= xm;
+	if (v) {
+		v->scale = (double)left / (double)v->sum_us;
+		left = 0;
+	}
+	return left;
+}
+
 void strata_thread(struct strata *st, const struct threadtime_res *r, const char *name,
-		   struct strata_thread_out *out)
+		   const struct strata_mount *mnt, struct strata_thread_out *out)
 {
 	unsigned last = st->wall ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
-	double tot = 0, q = 0;
+	uint64_t mus[STRATA_KINDS] = { 0 }, off_us = 0, est_all = 0;
+	double tot = 0, q = 0, est[STRATA_KINDS] = { 0 };
 	uint32_t n = 0;
 
 	*out = (struct strata_thread_out){ { 0 } };
+	/* The mounted time of each kind: the CPU's exact; the time off it shared among the waits
+	 * as their mounted stacks estimate it (each kind's time times its mounted stacks' share).
+	 */
+	if (mnt && mnt->ns) {
+		off_us = (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns) / 1000;
+		mus[THREADTIME_CPU] = mnt->off_ns < mnt->ns ? (mnt->ns - mnt->off_ns) / 1000 : 0;
+		for (unsigned k = 0; k < THREADTIME_NKINDS && k <= last; k++) {
+			struct stratum *v = taken(st, r->tid, k),
+				       *mv = taken_m(st, r->tid, true, k);
+			uint64_t us = (r->off[k] + 500) / 1000;
+
+			if (!mv)
+				continue;
+			est[k] = (double)us * (double)mv->sum_us /
+				 ((double)mv->sum_us + (double)(v ? v->sum_us : 0));
+			est_all += (uint64_t)est[k];
+		}
+		for (unsigned k = 0; k < THREADTIME_NKINDS && k <= last; k++)
+			mus[k] =
+				est_all ? (uint64_t)(est[k] * (double)off_us / (double)est_all) : 0;
+	}
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
-		struct stratum *v;
+		struct stratum *v, *mv = taken_m(st, r->tid, true, k);
+		uint64_t left;
 
 		st->tot.ns[k] += ns;
 		tot += (double)us;
 		v = stratum_for(st, r, k, ns);
-		if (v) {
+		if (mv) {
+			double sum = (double)(v ? v->sum_us : 0) + (double)mv->sum_us;
+
+			left = share(st, v, mv, us, mnt && mnt->ns ? mus[k] : UINT64_MAX);
+			st->tot.strata += v ? 2 : 1;
+			st->tot.sampled_us += (v ? v->sum_us : 0) + mv->sum_us;
+			q += (double)us * (double)us * ((v ? v->var : 0) + mv->var) / (sum * sum);
+			n += (v ? v->n : 0) + mv->n;
+		} else if (v) {
 			v->scale = (double)us / (double)v->sum_us;
 			st->tot.strata++;
 			st->tot.sampled_us += v->sum_us;
 			q += (double)us * (double)us * v->var /
 			     ((double)v->sum_us * (double)v->sum_us);
 			n += v->n;
-			continue;
+			left = 0;
+			if (mnt && mnt->ns && mus[k])
+				st->tot.mounted_nostack_ns += mus[k] * 1000;
+		} else {
+			left = us;
 		}
-		if (!us)
+		if (!left)
 			continue;
-		out->nostack_us[k] = us;
+		out->nostack_us[k] = left;
 		st->tot.nostack++;
-		st->tot.nostack_ns += ns;
+		st->tot.nostack_ns += v || mv ? left * 1000 : ns;
 	}
 	keep_precision(st, r, name, tot, q, n);
 }

@@ -462,16 +462,22 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 	evctl_leave(cfg.ctl);
 }
 
-void evjvmti_callbacks(jvmtiEventCallbacks *cb, uint32_t caps)
+_Static_assert(sizeof(jvmtiEventCallbacks) <= sizeof(((union evjvmti_callbacks *)0)->slot),
+	       "the slots cover every callback the headers name");
+
+void evjvmti_callbacks(union evjvmti_callbacks *cb, uint32_t caps)
 {
 	if (caps & FGP_EVM_ALLOC)
-		cb->SampledObjectAlloc = on_sampled_alloc;
+		cb->cb.SampledObjectAlloc = on_sampled_alloc;
 	if (caps & FGP_EVM_LIVE)
-		cb->ObjectFree = on_object_free;
+		cb->cb.ObjectFree = on_object_free;
 	if (caps & FGP_EVM_LOCK) {
-		cb->MonitorContendedEnter = on_contended_enter;
-		cb->MonitorContendedEntered = on_contended_entered;
+		cb->cb.MonitorContendedEnter = on_contended_enter;
+		cb->cb.MonitorContendedEntered = on_contended_entered;
 	}
+	if (caps & FGP_EVM_VTHREAD)
+		vthread_callbacks(&cb->slot[EVJVMTI_EVENT_VT_START - 50],
+				  &cb->slot[EVJVMTI_EVENT_VT_END - 50]);
 }
 
 /* ---- the switch --------------------------------------------------------------------------- */

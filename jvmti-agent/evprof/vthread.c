@@ -552,6 +552,68 @@ out:
 	evctl_leave(ctl);
 }
 
+/*
+ * A virtual thread's first run begins: a mount with no wait before it (a JDK may post
+ * VirtualThreadStart alone for it; one that posts the mount event after it too finds the
+ * thread mounted there and times the mount from then).
+ */
+static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+	uint32_t on = evctl_enter(ctl);
+	uint64_t now;
+
+	(void)jni;
+	if (!(on & FGP_EVM_VTHREAD))
+		goto out;
+	now = fg_now_ns();
+	if ((*jvmti)->SetThreadLocalStorage(
+		    jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP)) !=
+	    JVMTI_ERROR_NONE)
+		goto out;
+	if (on & FGP_EVM_VMOUNT)
+		carrier_cpu0_set(thread_cpu_ns());
+	count_seen();
+out:
+	evctl_leave(ctl);
+}
+
+/*
+ * A virtual thread's last run ends: an unmount with no wait after it (a JDK may post
+ * VirtualThreadEnd alone for it; after one that posts the unmount event before it the thread
+ * is unmounted here already). A stack still held for it is let go: no mount follows.
+ */
+static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+	uint32_t on = evctl_enter(ctl);
+	uint64_t now, mounted;
+	struct vmount m;
+	void *v = NULL;
+
+	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE || !v)
+		goto out;
+	(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
+	if (!((uintptr_t)v & TLS_STAMP)) {
+		let_go(v);
+		goto out;
+	}
+	mounted = stamp_ts(v);
+	if (!(on & FGP_EVM_VMOUNT) || !((uintptr_t)v & TLS_MOUNTED) ||
+	    mounted < atomic_load(&since))
+		goto out;
+	mount_begin(jni, t, &m);
+	now = fg_now_ns();
+	if (now > mounted)
+		mount_end(&m, mounted, now);
+out:
+	evctl_leave(ctl);
+}
+
+void vthread_callbacks(void(JNICALL **start)(void), void(JNICALL **end)(void))
+{
+	*start = (void(JNICALL *)(void))on_start;
+	*end = (void(JNICALL *)(void))on_end;
+}
+
 /* Add can_support_virtual_threads: the bit after can_generate_sampled_object_alloc_events in
  * jvmtiCapabilities (JDK 21), which the headers the agent is built with do not name. */
 static void want_vthreads(jvmtiCapabilities *c)
@@ -640,10 +702,15 @@ int vthread_enable(jvmtiEnv *jvmti, bool on)
 		atomic_store(&last_claim, fg_now_ns());
 		atomic_store(&since, fg_now_ns());
 	}
-	/* HotSpot posts an extension event only when it is also enabled, by its index. */
+	/* HotSpot posts an extension event only when it is also enabled, by its index; the
+	 * first and last runs' events are JVMTI's own. */
 	for (int k = 0; k < 2; k++)
 		if ((*jvmti)->SetEventNotificationMode(jvmti, mode, (jvmtiEvent)ext_index[k],
 						       NULL) != JVMTI_ERROR_NONE)
+			rv = -EIO;
+	for (int k = EVJVMTI_EVENT_VT_START; k <= EVJVMTI_EVENT_VT_END; k++)
+		if ((*jvmti)->SetEventNotificationMode(jvmti, mode, (jvmtiEvent)k, NULL) !=
+		    JVMTI_ERROR_NONE)
 			rv = -EIO;
 	if (rv && on)
 		(void)vthread_enable(jvmti, false);

@@ -7,19 +7,19 @@
 # against a real PostgreSQL or MariaDB server this test starts on loopback
 # (tests/e2e/realapp_db.sh) and renders about 30 KB (VtApp::render); the JVM in a namespace
 # container as uid 4242 sharing the host's network, loaded by `ab -k -c 4` on loopback. After a
-# warm-up, `fgcollect record --event wall` at the defaults records it, between two reads of the
-# service's own counters (GET /truth: serve, queryDb and render timed with System.nanoTime):
+# warm-up, `fgcollect record --event wall` at the defaults records it; its summary gives the
+# window it followed the virtual threads in (CLOCK_MONOTONIC ns), and the service then gives
+# its own time of its calls inside that window (GET /truth?from=&to=: serve, queryDb and
+# render timed with System.nanoTime, each call's entry and return kept in a ring):
 #   DB share      wall time of the stacks under [virtual threads] through VtApp::serve that
 #                 hold VtApp::queryDb / of those through VtApp::serve (mounted: the carriers'
 #                 samples with the thread mounted, CPU, preempted or pinned; unmounted: the
-#                 waits at the unmounts), against db_ns / serve_ns of the counters;
-#   render share  likewise with VtApp::render and render_ns;
-#   serve total   serve's wall time per second of the recording (less S, below), in virtual
-#                 threads, against serve_ns per second of the counters' window.
+#                 waits at the unmounts), against the service's win_db_ns / win_serve_ns;
+#   render share  likewise with VtApp::render and win_render_ns;
+#   serve total   serve's wall time per second of the window, in virtual threads, against
+#                 the service's serve time in it per second.
 # The virtual threads are followed from when the agent turned their events on (the summary's
-# "waits counted from S s after the start"): their waits and their mounts, and so their
-# carriers' samples under them, count from then; serve's total is taken per second of the
-# recording less S.
+# "waits counted from S s after the start") to the end of the recording: that window.
 # Runs (FG_VTAPP_RUNS, DB:JDK:PFP words): Temurin 25 with -XX:+PreserveFramePointer on
 # PostgreSQL, Temurin 25 without it on MariaDB, OpenJDK 21 of Debian sid's image root with it on
 # PostgreSQL (whose driver reads its socket inside synchronized: pinned on JDK 21; JDK 25 does
@@ -72,12 +72,20 @@ fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 
-# truth_read PORT FILE: the service's counters (GET /truth, "truth NAME VALUE" lines).
+# truth_read PORT FILE FROM TO: the service's own time of its calls inside [FROM, TO]
+# (CLOCK_MONOTONIC ns; GET /truth?from=&to=, "truth NAME VALUE" lines).
 truth_read() {
-	curl -sS --max-time 10 "http://127.0.0.1:$1/truth" >"$2" 2>"$2.err" ||
+	curl -sS --max-time 10 "http://127.0.0.1:$1/truth?from=$3&to=$4" >"$2" 2>"$2.err" ||
 		fg_fail "GET /truth on port $1 failed: $(head -n 1 "$2.err")"
-	grep -q '^truth serve_ns [0-9]' "$2" ||
-		fg_fail "GET /truth on port $1 answered no serve_ns counter: $(head -c 200 "$2" | tr '\n' ' ')"
+	grep -q '^truth win_serve_ns [0-9]' "$2" ||
+		fg_fail "GET /truth on port $1 answered no win_serve_ns: $(head -c 200 "$2" | tr '\n' ' ')"
+	(($(truth_get "$2" win_oldest_ns) <= $3)) ||
+		fg_fail "the service's ring of calls no longer holds the window's start (win_oldest_ns $(truth_get "$2" win_oldest_ns) > $3)"
+}
+
+# truth_get FILE NAME: the value of "truth NAME".
+truth_get() {
+	N="$2" awk '$1 == "truth" && $2 == ENVIRON["N"] { v = $3 } END { printf "%s\n", v + 0 }' "$1"
 }
 
 # profile FOLDED: "SERVE DB RENDER SERVE_U DB_U RENDER_U ELSEWHERE", microseconds: the stacks
@@ -98,12 +106,6 @@ profile() {
 	END { printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", q, d, r, qu, du, ru, else_ }' "$1"
 }
 
-# truth_diff FILE0 FILE1 NAME: how much the counter NAME grew between two reads.
-truth_diff() {
-	N="$3" awk '$1 == "truth" && $2 == ENVIRON["N"] { v[FILENAME] = $3 }
-		END { printf "%.0f\n", v[ARGV[2]] - v[ARGV[1]] }' "$1" "$2"
-}
-
 # within D M: |D| <= M.
 within() {
 	d=$1 m=$2 awk 'BEGIN { d = ENVIRON["d"] + 0; exit !(d <= ENVIRON["m"] + 0 && -d <= ENVIRON["m"] + 0) }'
@@ -116,7 +118,7 @@ n=0
 # loaded, recorded and checked; its line goes to $summary, its failures to $failed.
 run() {
 	local db=$1 major=$2 pfp=$3 name port hp f err bad="" t0 t1
-	local q d r qu du ru els T gap tserve tdb trender treq twin line
+	local q d r qu du ru els from to tf tserve tdb trender twin line
 	n=$((n + 1))
 	name=vt$n
 	port=$RA_PG_PORT
@@ -136,11 +138,13 @@ run() {
 	sleep "$warm"
 	f=$FG_TMP/$name.folded
 	err=$FG_TMP/$name.err
-	truth_read "$hp" "$FG_TMP/$name.t0"
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event wall \
 		--duration "$secs" "${rec_opts[@]}" -o "$f" 2>"$err" ||
 		{ cat "$err" >&2; fg_fail "$name: record failed"; }
-	truth_read "$hp" "$FG_TMP/$name.t1"
+	read -r from to < <(sed -n 's/.*virtual threads: PID [0-9]*: followed from \([0-9]*\) to \([0-9]*\) ns of CLOCK_MONOTONIC.*/\1 \2/p' "$err" | head -n 1)
+	[[ -n ${to:-} ]] || { cat "$err" >&2; fg_fail "$name: record's summary gave no window the virtual threads were followed in"; }
+	tf=$FG_TMP/$name.truth
+	truth_read "$hp" "$tf" "$from" "$to"
 	kill -INT "$abpid" 2>/dev/null || true
 	wait "$abpid" || true
 	abpid=""
@@ -152,28 +156,23 @@ run() {
 	fg_container_stop "$name" || true # a JVM stopped by SIGTERM exits 143
 	grep -E '^fgcollect record: .*samples in|virtual threads' "$err" | sed "s/^/  $name: /" >&2 || true
 	read -r q d r qu du ru els < <(profile "$f")
-	T=$(sed -n 's/.* samples in \([0-9.]*\) s at .*/\1/p' "$err" | head -n 1)
-	[[ -n $T ]] || fg_fail "$name: no recording length in record's summary"
-	gap=$(sed -n 's/.*waits counted from \([0-9.]*\) s after the start.*/\1/p' "$err" | head -n 1)
-	t0=$FG_TMP/$name.t0 t1=$FG_TMP/$name.t1
-	tserve=$(truth_diff "$t0" "$t1" serve_ns)
-	tdb=$(truth_diff "$t0" "$t1" db_ns)
-	trender=$(truth_diff "$t0" "$t1" render_ns)
-	treq=$(truth_diff "$t0" "$t1" requests)
-	twin=$(truth_diff "$t0" "$t1" clock_ns)
+	tserve=$(truth_get "$tf" win_serve_ns)
+	tdb=$(truth_get "$tf" win_db_ns)
+	trender=$(truth_get "$tf" win_render_ns)
+	twin=$((to - from))
 	# The figures: shares in percent and their differences in points; serve's time per second
-	# of the part of the recording the virtual threads were followed in (T less the gap), in
-	# virtual threads, and its difference in percent.
+	# of the window the virtual threads were followed in, in virtual threads, and its
+	# difference in percent (the service's: its calls' time inside the same window).
 	local out sdb srender stotal pd td pr tr bp bt
-	out=$(q=$q d=$d r=$r T=$T g=${gap:-0} Q=$tserve D=$tdb R=$trender W=$twin awk 'BEGIN {
-		q = ENVIRON["q"]; T = ENVIRON["T"] - ENVIRON["g"]; Q = ENVIRON["Q"]; W = ENVIRON["W"]
+	out=$(q=$q d=$d r=$r T=$twin Q=$tserve D=$tdb R=$trender W=$twin awk 'BEGIN {
+		q = ENVIRON["q"]; T = ENVIRON["T"] / 1e9; Q = ENVIRON["Q"]; W = ENVIRON["W"]
 		td = Q ? 100 * ENVIRON["D"] / Q : 0; tr = Q ? 100 * ENVIRON["R"] / Q : 0
 		pd = q ? 100 * ENVIRON["d"] / q : 0; pr = q ? 100 * ENVIRON["r"] / q : 0
 		bt = W ? Q / W : 0; bp = T > 0 ? q / 1e6 / T : 0
 		printf "%.2f %.2f %.2f %.1f %.1f %.1f %.1f %.3f %.3f\n",
 			pd - td, pr - tr, (bt ? 100 * (bp / bt - 1) : 100), pd, td, pr, tr, bp, bt }')
 	read -r sdb srender stotal pd td pr tr bp bt <<<"$out"
-	line="JDK $major $db PreserveFramePointer $pfp: serve's wall time under [virtual threads]: DB $pd% (service $td%, $(printf '%+.1f' "$sdb") points), render $pr% (service $tr%, $(printf '%+.1f' "$srender") points), $bp virtual threads busy in serve over the $T s less ${gap:-0} s followed (service $bt over its counters' $(w=$twin awk 'BEGIN { printf "%.1f", ENVIRON["w"] / 1e9 }') s, $(printf '%+.1f' "$stotal")%); of it unmounted $((qu / 1000)) ms, at queryDb $((du / 1000)), at render $((ru / 1000)); $((els / 1000)) ms of serve under the carriers' names; $treq requests, $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s"
+	line="JDK $major $db PreserveFramePointer $pfp: serve's wall time under [virtual threads]: DB $pd% (service $td%, $(printf '%+.1f' "$sdb") points), render $pr% (service $tr%, $(printf '%+.1f' "$srender") points), $bp virtual threads busy in serve over the $(w=$twin awk 'BEGIN { printf "%.3f", ENVIRON["w"] / 1e9 }') s followed (service $bt, $(printf '%+.1f' "$stotal")%); of it unmounted $((qu / 1000)) ms, at queryDb $((du / 1000)), at render $((ru / 1000)); $((els / 1000)) ms of serve under the carriers' names; $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s"
 	fg_log "$line"
 	summary+="$line"$'\n'
 	if ((q == 0 || tserve == 0)); then

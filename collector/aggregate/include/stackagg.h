@@ -97,6 +97,9 @@ struct stackagg_resolver {
 	 * borrowed until the next call), or NULL: none was, the thread keeps its own root. Asked
 	 * when a sample given with stackagg_sample.vroot settles. May be NULL (never asked). */
 	const char *(*vroot)(void *vctx, uint32_t pid, uint32_t tid, uint64_t ts);
+	/* A sample of stratum (stackagg_sample.stratum) and weight w was rooted under a virtual
+	 * thread by vroot: the stratum it counts in from now on. May be NULL (it keeps its own). */
+	uint32_t (*vstratum)(void *vctx, uint32_t stratum, uint64_t w);
 	void *vctx;
 };
 

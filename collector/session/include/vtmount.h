@@ -56,6 +56,9 @@ struct vtmount_carrier {
 	uint32_t pid, tid;
 	struct vtmount_iv *iv; /* [head, n) live, t1 increasing */
 	size_t head, n, cap;
+	/* Its mounts kept since vtmount_totals last took them: their time in the window of
+	 * vtmount_add, and of it the time off the CPU (exact, as the agent counts them). */
+	uint64_t ns, off_ns;
 };
 
 struct vtmount {
@@ -84,6 +87,13 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 /* The root of the virtual thread mounted on tid of pid at ts, or NULL (borrowed until the next
  * call on m). With a split set, the root is given then (vtsplit_admit). */
 const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts);
+
+/*
+ * The exact time of tid of pid's mounts kept (those its samples are rooted by) since the last
+ * call, in the window of vtmount_add: *ns mounted, *off_ns of it off the CPU; then both start
+ * again from 0. False (both 0) when tid carried none.
+ */
+bool vtmount_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t *ns, uint64_t *off_ns);
 
 /* Forget the mounts that ended before t (every sample up to t is settled). */
 void vtmount_prune(struct vtmount *m, uint64_t t);

@@ -16,6 +16,14 @@
  * leaving a system call is laid the same way along the CPU samples inside that call, into a
  * stratum per call (strata_laid_kind()).
  *
+ * A carrier of virtual threads: a stack taken while one was mounted moves to its kind's mounted
+ * stratum (strata_mounted, when the sample is rooted under the virtual thread). Given the
+ * carrier's exact mounted time and its time off the CPU in it (strata_thread's struct
+ * strata_mount, as the agent counts them at every unmount), the mounted strata are scaled to
+ * that time and the others to the rest of each kind: the sampled stacks only distribute it.
+ * The CPU's mounted time is the mounts' length less their time off the CPU; that time off the
+ * CPU is shared among the kinds of wait as their mounted stacks estimate it.
+ *
  * Invariant: a stratum's scale is 1 until its window closes, laid copies' 0 (they count for
  * nothing unless their thread's time needs them). Memory: one entry per (thread, kind) with
  * stacks in a window; ids stay below STRATA_LAID_ID.
@@ -64,13 +72,18 @@ struct strata_totals {
 	uint64_t laid_ns;      /* ... of threads with no such stack, laid along the CPU samples */
 	uint64_t call_laid;    /* wall: (thread, kind) preempted leaving a system call, no stack */
 	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call: their time */
+	uint64_t mounted_ns;   /* carriers' mounted time their mounted stacks were scaled to */
+	uint64_t mounted_nostack_ns; /* ... and the part of it no such stack was taken for */
 };
 
 struct strata {
 	bool wall;	 /* the CPU's time is a kind too, and preemptions are laid */
 	uint32_t base;	 /* ids of this window are base + 1 + index */
-	struct htab idx; /* tid << 5 | kind -> index into v */
+	struct htab idx; /* tid << 6 | mounted << 5 | kind -> index into v */
 	struct stratum {
+		uint32_t tid;
+		uint8_t kind;
+		bool mounted;	 /* stacks taken with a virtual thread mounted */
 		uint64_t sum_us; /* the weights of its stacks */
 		double var;	 /* ... sum c w^2, us^2 (see strata_thread) */
 		uint32_t n;	 /* ... how many */
@@ -104,16 +117,30 @@ unsigned strata_laid_kind(unsigned k);
  */
 uint32_t strata_add(struct strata *st, uint32_t tid, unsigned kind, uint64_t w, double chance);
 
+/*
+ * The sample of weight w us counted in stratum id was taken with a virtual thread mounted on its
+ * thread: it moves to its kind's mounted stratum, whose id is returned (id itself when it is
+ * not of this window, is laid, or no room is left).
+ */
+uint32_t strata_mounted(struct strata *st, uint32_t id, uint64_t w);
+
+/* A carrier's exact mounted time in the window (strata_thread). */
+struct strata_mount {
+	uint64_t ns;	 /* its virtual threads mounted */
+	uint64_t off_ns; /* ... and of it the carrier off the CPU */
+};
+
 /* A window closes: strata_thread for each thread follows. */
 void strata_close_begin(struct strata *st);
 
 /*
  * One thread's exact window r (name: its name, kept for the precision list; may be NULL): each
  * kind's stratum scaled to that kind's time, the counts added to st->tot, and out the time of
- * the kinds with none.
+ * the kinds with none. mnt: the thread's mounted time as a carrier, or NULL (its mounted strata
+ * then share each kind's time with the others by their weights).
  */
 void strata_thread(struct strata *st, const struct threadtime_res *r, const char *name,
-		   struct strata_thread_out *out);
+		   const struct strata_mount *mnt, struct strata_thread_out *out);
 
 /* stackagg_fold_strata's scale (arg: the struct strata): this window's strata as strata_thread
  * set them; a stratum of an earlier window (a sample settled late) 1, or 0 for laid copies. */

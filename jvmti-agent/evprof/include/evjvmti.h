@@ -64,8 +64,21 @@ void evjvmti_init(const struct evjvmti_cfg *cfg);
 /* The JVMTI environment the callbacks use (set by evjvmti_init). */
 jvmtiEnv *evjvmti_env(void);
 
+/*
+ * JVMTI's event callbacks as SetEventCallbacks reads them: one pointer per event from
+ * JVMTI_MIN_EVENT_TYPE_VAL (50) on, through JDK 21's VirtualThreadEnd (88), which older
+ * headers do not name. A JVM copies the part it knows of: pass sizeof the union.
+ */
+#define EVJVMTI_EVENT_VT_START 87
+#define EVJVMTI_EVENT_VT_END 88
+#define EVJVMTI_CB_SLOTS (EVJVMTI_EVENT_VT_END - 50 + 1)
+union evjvmti_callbacks {
+	jvmtiEventCallbacks cb;
+	void(JNICALL *slot[EVJVMTI_CB_SLOTS])(void);
+};
+
 /* Set the callbacks of the kinds in caps in *cb (the others stay as they are). */
-void evjvmti_callbacks(jvmtiEventCallbacks *cb, uint32_t caps);
+void evjvmti_callbacks(union evjvmti_callbacks *cb, uint32_t caps);
 
 /* evctl_ops.apply and .leave: on the events worker (attached to the VM here). */
 int evjvmti_apply(void *arg, const struct evset *want, struct evset *got);

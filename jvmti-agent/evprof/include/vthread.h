@@ -25,6 +25,9 @@
  * at the mount and the unmount, on the carrier's own thread), so that the collector roots the
  * carrier's samples under the virtual thread and counts its pinned time.
  *
+ * VirtualThreadStart and VirtualThreadEnd (vthread_callbacks) are the first run's mount and the
+ * last run's unmount.
+ *
  * Invariant: the callbacks never block, wait for another thread or allocate; memory held is
  * the pool (VTHREAD_HELD stacks of the default depth), whatever the collector asks; what is
  * not sent is counted (evctl).
@@ -48,6 +51,17 @@ struct evctl;
  * only once vthread_enable turned them on). FGP_EVM_VTHREAD when this JVM has them, else 0.
  */
 uint32_t vthread_caps(jvmtiEnv *jvmti);
+
+/*
+ * OnLoad, with FGP_EVM_VTHREAD: the callbacks of VirtualThreadStart and VirtualThreadEnd into
+ * *start and *end (slots of JVMTI's callbacks, evjvmti.h). They bracket a virtual thread's
+ * first run (start to first unmount) and last run (last mount to end), which a JDK may not
+ * bracket with the mount and unmount events (Temurin 25 and Debian's OpenJDK 21 do): the start is a
+ * mount with no wait before it, the end an unmount with none after it (its FGP_EV_VMOUNT sent), and
+ * a stack still held for the thread is let go at its end. They run only while vthread_enable has
+ * the events on.
+ */
+void vthread_callbacks(void(JNICALL **start)(void), void(JNICALL **end)(void));
 
 /* The switch the callbacks read (borrowed for the agent's life). */
 void vthread_init(struct evctl *ctl);

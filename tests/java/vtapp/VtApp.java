@@ -22,6 +22,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -52,6 +54,12 @@ import java.util.concurrent.atomic.LongAdder;
  * VALUE" lines (requests, serve_ns, db_ns, render_ns) and the clock they are read at
  * (clock_ns): a profile's shares of serve's wall time, and its total, can be checked against
  * them.
+ *
+ * <p>It also keeps each call's entry and return times (System.nanoTime, CLOCK_MONOTONIC on
+ * Linux) in a ring of the last RING calls. GET /truth?from=A&amp;to=B (nanoTime) adds the
+ * lines "truth win_NAME_ns VALUE" for serve, db and render: the time of their calls inside
+ * [A, B] (a call cut by an end counts its part inside), and "truth win_oldest_ns" (the entry
+ * of the oldest call the ring still holds: the window is whole when it is at most A).
  */
 public final class VtApp {
 	static final int ORDERS_PER = 10;
@@ -76,6 +84,20 @@ public final class VtApp {
 	private static final LongAdder SERVE_NS = new LongAdder();
 	private static final LongAdder DB_NS = new LongAdder();
 	private static final LongAdder RENDER_NS = new LongAdder();
+	// The last RING calls: kind (0 serve, 1 queryDb, 2 render), entry and return, nanoTime.
+	static final int RING = 1 << 18;
+	private static final AtomicLong CALLS = new AtomicLong();
+	private static final AtomicLongArray KIND = new AtomicLongArray(RING);
+	private static final AtomicLongArray ENTRY = new AtomicLongArray(RING);
+	private static final AtomicLongArray EXIT = new AtomicLongArray(RING);
+
+	/** A call of kind k from t0 to t1, into the ring. */
+	static void keep(int k, long t0, long t1) {
+		int i = (int) (CALLS.getAndIncrement() & (RING - 1));
+		KIND.set(i, k);
+		ENTRY.set(i, t0);
+		EXIT.set(i, t1);
+	}
 
 	private VtApp() {
 	}
@@ -169,8 +191,10 @@ public final class VtApp {
 			POOL.offer(c);
 			render(ex, customer, orders, regions, largest);
 		} finally {
-			SERVE_NS.add(System.nanoTime() - t0);
+			long t1 = System.nanoTime();
+			SERVE_NS.add(t1 - t0);
 			REQUESTS.increment();
+			keep(0, t0, t1);
 		}
 	}
 
@@ -192,7 +216,9 @@ public final class VtApp {
 			}
 			return rows;
 		} finally {
-			DB_NS.add(System.nanoTime() - t0);
+			long t1 = System.nanoTime();
+			DB_NS.add(t1 - t0);
+			keep(1, t0, t1);
 		}
 	}
 
@@ -220,7 +246,9 @@ public final class VtApp {
 				buf.writeTo(os);
 			}
 		} finally {
-			RENDER_NS.add(System.nanoTime() - t0);
+			long t1 = System.nanoTime();
+			RENDER_NS.add(t1 - t0);
+			keep(2, t0, t1);
 		}
 	}
 
@@ -229,13 +257,41 @@ public final class VtApp {
 		long now = System.nanoTime();
 		String s = "truth requests " + REQUESTS.sum() + "\ntruth serve_ns " + SERVE_NS.sum()
 			+ "\ntruth db_ns " + DB_NS.sum() + "\ntruth render_ns " + RENDER_NS.sum()
-			+ "\ntruth clock_ns " + now + "\n";
+			+ "\ntruth clock_ns " + now + "\n" + window(ex.getRequestURI().getQuery());
 		byte[] b = s.getBytes(StandardCharsets.UTF_8);
 		ex.getResponseHeaders().set("Content-Type", "text/plain");
 		ex.sendResponseHeaders(200, b.length);
 		try (OutputStream os = ex.getResponseBody()) {
 			os.write(b);
 		}
+	}
+
+	/** The "truth win_*" lines of the query "from=A&to=B", or none. */
+	static String window(String query) {
+		long from = -1, to = -1;
+		if (query == null)
+			return "";
+		for (String kv : query.split("&")) {
+			if (kv.startsWith("from="))
+				from = Long.parseLong(kv.substring(5));
+			else if (kv.startsWith("to="))
+				to = Long.parseLong(kv.substring(3));
+		}
+		if (from < 0 || to <= from)
+			return "";
+		long[] sum = new long[3];
+		long n = CALLS.get(), oldest = Long.MAX_VALUE;
+		for (long c = Math.max(0, n - RING); c < n; c++) {
+			int i = (int) (c & (RING - 1));
+			long t0 = ENTRY.get(i), t1 = EXIT.get(i);
+			oldest = Math.min(oldest, t0);
+			long a = Math.max(t0, from), b = Math.min(t1, to);
+			if (b > a)
+				sum[(int) KIND.get(i)] += b - a;
+		}
+		return "truth win_serve_ns " + sum[0] + "\ntruth win_db_ns " + sum[1]
+			+ "\ntruth win_render_ns " + sum[2] + "\ntruth win_oldest_ns "
+			+ (n > 0 ? oldest : 0) + "\ntruth win_ns " + (to - from) + "\n";
 	}
 
 	public static void main(String[] args) throws Exception {

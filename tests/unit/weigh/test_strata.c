@@ -36,7 +36,7 @@ static void test_offcpu_stratum_scaled_to_its_exact_time(void **state)
 	r.off[SWITCHTOT_FUTEX] = 50 * US;
 	r.cpu = 5000 * US; /* not a kind of off-CPU time */
 	strata_close_begin(&st);
-	strata_thread(&st, &r, "worker", &out);
+	strata_thread(&st, &r, "worker", NULL, &out);
 	assert_true(fabs(strata_scale(&st, a) - 2.0) < 1e-12); /* 800 / (100 + 300) */
 	assert_true(strata_scale(&st, other) == 1.0);	       /* its thread's window not seen */
 	for (unsigned k = 0; k < STRATA_KINDS; k++)
@@ -87,7 +87,7 @@ static void test_wall_lays_preempted_time_along_cpu_samples(void **state)
 	r.off[SWITCHTOT_PREEMPT_WRITE] = 4 * US; /* nor leaving its write */
 	r.off[SWITCHTOT_PREEMPT_READ] = 2 * US;	 /* no CPU sample in a read either */
 	strata_close_begin(&st);
-	strata_thread(&st, &r, NULL, &out);
+	strata_thread(&st, &r, NULL, NULL, &out);
 	assert_true(fabs(strata_scale(&st, cpu) - 2.0) < 1e-12);  /* 60 / 30 */
 	assert_true(fabs(strata_scale(&st, laid) - 0.2) < 1e-12); /* 6 / 30 */
 	assert_true(fabs(strata_scale(&st, call) - 0.4) < 1e-12); /* 4 / 10 */
@@ -125,7 +125,7 @@ static void test_wall_preempted_stacks_take_their_time(void **state)
 	laid = strata_add(&st, 3, STRATA_LAID, 10, 0.0);
 	r.off[SWITCHTOT_PREEMPTED] = 20 * US;
 	strata_close_begin(&st);
-	strata_thread(&st, &r, "t", &out);
+	strata_thread(&st, &r, "t", NULL, &out);
 	assert_true(fabs(strata_scale(&st, pre) - 4.0) < 1e-12);
 	assert_true(strata_scale(&st, laid) == 0.0); /* a stack was taken: the copies are idle */
 	assert_int_equal(st.tot.irq_ns, 20 * US);
@@ -146,6 +146,65 @@ static void test_laid_kinds(void **state)
 	assert_int_equal(strata_laid_kind(THREADTIME_CPU), 0);
 }
 
+/* A carrier's stacks with a virtual thread mounted scaled to the mounts' exact time, its
+ * other stacks to the rest of each kind. */
+static void test_wall_mounted_stacks_take_the_mounts_exact_time(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 9 };
+	struct strata_mount mnt = { .ns = 1000 * US, .off_ns = 200 * US };
+	uint32_t cpu, cpu_m, cpu_m2, sl, pre, pre_m;
+
+	(void)state;
+	strata_init(&st, true);
+	/* CPU ticks of 100 us: 6, 3 of them later rooted under a virtual thread */
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(strata_add(&st, 9, THREADTIME_CPU, 100, 0.0), cpu);
+	cpu_m = strata_mounted(&st, cpu, 100);
+	assert_int_not_equal(cpu_m, cpu);
+	cpu_m2 = strata_mounted(&st, cpu, 100);
+	assert_int_equal(cpu_m2, cpu_m);
+	assert_int_equal(strata_mounted(&st, cpu, 100), cpu_m);
+	assert_int_equal(strata_mounted(&st, cpu_m, 100), cpu_m); /* mounted already */
+	/* sleeping: 300 us idle in the pool; preempted: 100 us idle, 100 us mounted */
+	sl = strata_add(&st, 9, SWITCHTOT_SLEEPING, 300, 1.0);
+	pre = strata_add(&st, 9, SWITCHTOT_PREEMPTED, 100, 1.0);
+	assert_int_equal(strata_add(&st, 9, SWITCHTOT_PREEMPTED, 100, 1.0), pre);
+	pre_m = strata_mounted(&st, pre, 100);
+	/* exact: 2000 us on the CPU, 3000 us sleeping, 400 us preempted */
+	r.cpu = 2000 * US;
+	r.off[SWITCHTOT_SLEEPING] = 3000 * US;
+	r.off[SWITCHTOT_PREEMPTED] = 400 * US;
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "carrier", &mnt, &out);
+	/* mounted: 800 us on the CPU over 300 us of ticks, the rest 1200 us over 300 us */
+	assert_true(fabs(strata_scale(&st, cpu_m) - 800.0 / 300.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, cpu) - 1200.0 / 300.0) < 1e-12);
+	/* off the CPU: the mounts' 200 us all preempted (the only mounted wait) */
+	assert_true(fabs(strata_scale(&st, pre_m) - 200.0 / 100.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, pre) - 200.0 / 100.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, sl) - 10.0) < 1e-12);
+	for (unsigned k = 0; k < STRATA_KINDS; k++)
+		assert_int_equal(out.nostack_us[k], 0);
+	assert_int_equal(st.tot.mounted_ns, 1000 * US);
+	strata_next(&st);
+	/* no mount totals: the mounted stacks share their kind's time by weight */
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	assert_int_equal(strata_add(&st, 9, THREADTIME_CPU, 100, 0.0), cpu);
+	cpu_m = strata_mounted(&st, cpu, 100);
+	r = (struct threadtime_res){ .pid = 1, .tid = 9, .cpu = 1000 * US };
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "carrier", NULL, &out);
+	assert_true(fabs(strata_scale(&st, cpu_m) - 5.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, cpu) - 5.0) < 1e-12);
+	/* a stratum of an earlier window does not move */
+	strata_next(&st);
+	assert_int_equal(strata_mounted(&st, cpu, 100), cpu);
+	strata_fini(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_wall_lays_preempted_time_along_cpu_samples),
 		cmocka_unit_test(test_wall_preempted_stacks_take_their_time),
 		cmocka_unit_test(test_laid_kinds),
+		cmocka_unit_test(test_wall_mounted_stacks_take_the_mounts_exact_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
