@@ -349,6 +349,12 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start,
 		    (double)v->sampled_ns / 1e9, (double)v->nostack_us / 1e6,
 		    (unsigned long long)v->nostack, (unsigned long long)v->dropped,
 		    (unsigned long long)v->outside);
+	/* The mounts root the carriers' samples from the first one received. */
+	if (v->mnt.mounts && v->mnt.ts_first > start)
+		say(out,
+		    "virtual threads: mounts known from %.3f s after the start, when the first one "
+		    "received ended (the carriers' samples before stay under their names)",
+		    (double)(v->mnt.ts_first - start) / 1e9);
 	if (v->mnt.mounts)
 		say(out,
 		    "virtual threads: %llu mounts on carriers received (%.0f a second; %llu "
@@ -382,8 +388,10 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 	uint64_t skipped =
 		sm->switches_out > sm->switch_samples ? sm->switches_out - sm->switch_samples : 0;
 
-	if (sm->event == FG_EVENT_CPU)
+	if (sm->event == FG_EVENT_CPU) {
+		report_vthreads(&sm->vt, sm->vt_start_ns, out);
 		return;
+	}
 	if (sm->switch_bpf_err == 0) {
 		char how[128];
 

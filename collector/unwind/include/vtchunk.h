@@ -51,6 +51,8 @@
 #define VTCHUNK_MAX_BYTES (1u << 20) /* chunk stack bytes read per walk */
 #define VTCHUNK_MAX_CANDIDATES 24u   /* words tried as the Continuation oop */
 #define VTCHUNK_HDR_MAX 256u	     /* a field or the stack's start lies below this */
+#define VTCHUNK_MAX_LOCALS 16u	     /* an interpreted frame's locals past its arguments */
+#define VTCHUNK_MAX_REFROZEN 8u	     /* places tried in a tail frozen again since the sample */
 
 struct vtchunk_layout {
 	bool ok;	    /* vtchunk_layout_check() accepted it */
