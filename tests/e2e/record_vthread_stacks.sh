@@ -24,7 +24,7 @@ fg_require_built
 fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
-D=${FG_VTS_SECONDS:-4}            # seconds per recording
+D=${FG_VTS_SECONDS:-3}            # seconds per recording
 WANT=${FG_VTS_WANT:-95}           # % of spin's CPU samples whole
 ROOTED=${FG_VTS_ROOTED:-80}       # % of those after the mounts are on whole and under their thread
 DEPTH=120
@@ -33,7 +33,7 @@ temurin=${FG_TEMURIN25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
 # check CFG EVENT: one recording of the JVM started last, its spin samples checked.
 check() {
-	local cfg=$1-$2 ev=$2 f=$FG_TMP/$1-$2.folded min=40
+	local cfg=$1-$2 ev=$2 f=$FG_TMP/$1-$2.folded min=30
 	[[ $ev == wall ]] && min=200000 # microseconds
 	fg_wait_log "$cur" 60 '^VThreadDeep ready'
 	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event "$ev" \
