@@ -26,7 +26,7 @@
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750), REC_EVENT (wall; cpu: a CPU recording, which
-#      asks the agent for the mounts alone).
+#      asks the agent for the mounts, with the waits' stacks one frame deep).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 reps=${REPS:-5}

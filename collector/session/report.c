@@ -355,6 +355,12 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64
 		    (double)v->sampled_ns / 1e9, (double)v->nostack_us / 1e6,
 		    (unsigned long long)v->nostack, (unsigned long long)v->dropped,
 		    (unsigned long long)v->outside);
+	/* The mounts root the carriers' samples from the first one received. */
+	if (v->mnt.mounts && v->mnt.ts_first > start)
+		say(out,
+		    "virtual threads: mounts known from %.3f s after the start, when the first one "
+		    "received ended (the carriers' samples before stay under their names)",
+		    (double)(v->mnt.ts_first - start) / 1e9);
 	if (v->mnt.mounts)
 		say(out,
 		    "virtual threads: %llu mounts on carriers received (%.0f a second; %llu "
@@ -382,14 +388,29 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64
 		    (double)v->mnt.roots[i].ns / 1e9, v->mnt.roots[i].root);
 }
 
+/* Samples wait, walked and symbolized, for the code and the mounts around their time: at most
+ * STACKAGG_MAX_PENDING bytes of them; past it the oldest are counted with what is known then. */
+static void report_held(const struct session_summary *sm, const struct report_out *out)
+{
+	if (sm->agg.forced)
+		say(out,
+		    "%llu samples counted before the code tables and the virtual threads' mounts "
+		    "around their time were known (more than %u MiB of samples waited at once): "
+		    "a carrier's among them stays under its name",
+		    (unsigned long long)sm->agg.forced, STACKAGG_MAX_PENDING >> 20);
+}
+
 /* Off-CPU and wall: what was recorded and every switch not counted, by cause. */
 static void report_offcpu_summary(const struct session_summary *sm, const struct report_out *out)
 {
 	uint64_t skipped =
 		sm->switches_out > sm->switch_samples ? sm->switches_out - sm->switch_samples : 0;
 
-	if (sm->event == FG_EVENT_CPU)
+	if (sm->event == FG_EVENT_CPU) {
+		report_vthreads(&sm->vt, sm->vt_start_ns, sm->vt_start_ns + sm->duration_ns, out);
+		report_held(sm, out);
 		return;
+	}
 	if (sm->switch_bpf_err == 0) {
 		char how[128];
 
@@ -464,6 +485,7 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 		say(out, "wall: %.3f s on the CPU (cpu-clock samples) + %.3f s off it",
 		    (double)sm->cpu_ns / 1e9, (double)sm->offcpu_ns / 1e9);
 	report_vthreads(&sm->vt, sm->vt_start_ns, sm->vt_start_ns + sm->duration_ns, out);
+	report_held(sm, out);
 	exact_summary(sm, out);
 	if (sm->thread_filtered)
 		say(out, "--threads left out %llu samples of other threads",

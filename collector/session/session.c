@@ -70,7 +70,7 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	}
 	if (r->u.sample.kind == SAMPLER_KIND_SWITCH)
 		smp.leaf = tracefs_state_frame(r->u.sample.state);
-	if (s->ae.vt_on && ses_src_table(s, r->pid)) {
+	if (s->ae.vm_on && ses_src_table(s, r->pid)) {
 		/* A JVM's thread may carry a virtual thread: rooted under it when one was mounted,
 		 * and its wait then (not a preemption) is that virtual thread's, pinned. */
 		smp.vroot = true;
@@ -121,7 +121,7 @@ void ses_settle(struct session *s, uint64_t w)
 	ses_ring_walk_deferred(s, w);
 	stackagg_settle(s->agg, w);
 	/* A wait's sample comes when it ends: mounts are kept a while after their samples. */
-	if (s->ae.vt_on && w > VTMOUNT_KEEP_NS)
+	if (s->ae.vm_on && w > VTMOUNT_KEEP_NS)
 		vtmount_prune(&s->ae.vm, w == UINT64_MAX ? w : w - VTMOUNT_KEEP_NS);
 	if (w > s->life.named_to)
 		s->life.named_to = w;
@@ -308,14 +308,28 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		/* Virtual threads' waits, which the kernel does not see: asked of the agents. */
 		s->ae.vt_on = vtwall_init(&s->ae.vt) == 0;
 		s->ae.vt.split = o->per_thread ? &s->ae.split : NULL;
-		vtmount_init(&s->ae.vm, s->ae.vt.split);
 		s->ae.evw = (struct jvm_evwant){
 			.on = !s->ae.vt_on    ? 0
 			      : o->per_thread ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID
 					      : FGP_EVM_VTHREAD | FGP_EVM_VMOUNT,
 			.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH
 		};
+		s->ae.vm_on = s->ae.vt_on;
+	} else if (o->event == FG_EVENT_CPU) {
+		/*
+		 * A carrier's CPU samples are its mounted virtual thread's: the mounts are asked
+		 * of the agents, which send them with the waits. The waits are not shown, so
+		 * their stacks are asked one frame deep (the least the agent takes).
+		 */
+		s->ae.vt.split = o->per_thread ? &s->ae.split : NULL;
+		s->ae.evw = (struct jvm_evwant){ .on = o->per_thread
+							       ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT |
+									 FGP_EVM_VTID
+							       : FGP_EVM_VTHREAD | FGP_EVM_VMOUNT,
+						 .depth = 1 };
+		s->ae.vm_on = true;
 	}
+	vtmount_init(&s->ae.vm, s->ae.vt.split);
 	threadnames_init(&s->names);
 	htab_init(&s->flt.names_told);
 	threadtime_init(&s->ex.tt);
@@ -326,12 +340,12 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 					  .notes = &s->notes,
 					  .now = s->now,
 					  .start_ns = &s->start_ns,
-					  .evw = s->ae.agent_ev || s->ae.vt_on ? &s->ae.evw : NULL,
+					  .evw = s->ae.agent_ev || s->ae.vm_on ? &s->ae.evw : NULL,
 					  .ev = ses_on_agent_ev,
 					  .ev_arg = s };
 	s->rc = (struct resolve_ctx){ .table_of = session_src_table }; /* .arg: the source */
 	resolve_init(&res, &s->rc);
-	if (s->ae.vt_on) {
+	if (s->ae.vm_on) {
 		res.vroot = ses_vroot;
 		res.vstratum = ses_vstratum;
 		res.vctx = s;

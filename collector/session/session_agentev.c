@@ -154,7 +154,7 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 	case JVM_EV_STACK:
 		if (s->ae.agent_ev)
 			ev_stack(s, t, ev);
-		else if (s->ae.vt_on && ev->kind == FGP_EV_VMOUNT)
+		else if (s->ae.vm_on && ev->kind == FGP_EV_VMOUNT)
 			vtmount_add(&s->ae.vm, ev, s->start_ns, s->end_ns);
 		else if (s->ae.vt_on)
 			vtwall_add(&s->ae.vt, s->agg, ev, s->start_ns, s->end_ns,

@@ -95,9 +95,10 @@ struct ses_unwind {
 struct ses_agentev {
 	bool agent_ev; /* the recording is of the agents' events, no perf sampling */
 	bool vt_on;    /* wall and off-CPU: virtual threads' waits (vt, below) */
+	bool vm_on;    /* wall, off-CPU and CPU: their mounts on carriers (vm, below) */
 	struct jvm_evwant evw;
 	struct vtwall vt;     /* wall and off-CPU: virtual threads' unmounted time (vt_on) */
-	struct vtmount vm;    /* ... and their mounts on carriers (vt_on) */
+	struct vtmount vm;    /* ... and their mounts on carriers (vm_on) */
 	struct vtsplit split; /* --per-thread: the virtual threads with a root of their own */
 	struct evweigh wg;
 	struct evlive live;

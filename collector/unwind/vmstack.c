@@ -192,7 +192,15 @@ int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 		return rv;
 	v->st.hybrid++;
 	/* Through a barrier the kernel's chain lost the frozen frames: a walk that could not
-	 * get them either is shown [truncated], never that chain as if whole. */
+	 * get them either (cut there, or lost before it) is shown [truncated], never that chain
+	 * as if whole. */
+	if (barrier && !out->truncated && out->end != UNW_END_ROOT &&
+	    out->nr_user < VMSTACK_MAX_FRAMES + 1) {
+		v->chain[out->nr_user] = TRUNCATED_PC;
+		v->walk[out->nr_user] = (struct framewalk_frame){ 0, FRAMEWALK_NO_STACK };
+		out->nr_user++;
+		out->truncated = true;
+	}
 	if (barrier && out->truncated)
 		return 1;
 	if (out->end != UNW_END_ROOT)

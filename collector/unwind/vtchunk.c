@@ -208,43 +208,20 @@ static bool continues(const struct vtchunk_layout *l, const struct unw_ops *ops,
 	if (c == UNW_INTERP) {
 		int64_t slot = 8 * (int64_t)l->interp_method_slot;
 
-		return l->interp_method_slot && ustack_word(s, thawed->fp + slot, &a) &&
-		       ustack_word(cp, top - 16 + slot, &b) && a == b && a;
+		if (!l->interp_method_slot || !ustack_word(s, thawed->fp + slot, &a) || !a)
+			return false;
+		/* Its locals beyond its arguments lie above its return address: its fp is
+		 * that many words below the caller's sp. */
+		for (uint64_t k = 0; k <= VTCHUNK_MAX_LOCALS; k++)
+			if (ustack_word(cp, top - 16 - k * W + slot, &b) && a == b)
+				return true;
+		return false;
 	}
 	if (c != UNW_COMPILED || !f || f->frame_size < 16 || f->frame_size % W ||
 	    !ustack_word(cp, top - f->frame_size - W, &b))
 		return false;
 	return ops->classify(ops->ctx, b, true, &g) == UNW_COMPILED && g &&
 	       g->code_begin == f->code_begin;
-}
-
-/*
- * Chunk h's frames from sp end exactly at its bottom with a frame of the thawed frame's
- * method (compiled frames only: a frozen-again tail holds what ran on the carrier).
- */
-static bool ends_at_bottom(const struct unw_ops *ops, const struct ustack *cp, uint64_t base,
-			   const struct chunk_hdr *h, const struct unw_frame *thawed)
-{
-	const struct fgp_code_frame *t = NULL;
-	uint64_t pos = base + (uint64_t)h->sp * W, end = base + (uint64_t)h->bottom * W;
-	uint64_t pc = h->pc;
-
-	if (ops->classify(ops->ctx, thawed->pc, thawed->how != UNW_HOW_LEAF, &t) != UNW_COMPILED ||
-	    !t)
-		return false;
-	for (uint32_t k = 0; k < 256 && pos < end; k++) {
-		const struct fgp_code_frame *f = NULL;
-
-		if (ops->classify(ops->ctx, pc, true, &f) != UNW_COMPILED || !f ||
-		    f->frame_size < 16 || f->frame_size % W)
-			return false;
-		pos += f->frame_size;
-		if (pos == end)
-			return f->code_begin == t->code_begin;
-		if (!ustack_word(cp, pos - W, &pc))
-			return false;
-	}
-	return false;
 }
 
 /* One chunk's frames from its sp: 0 at its bottom, or an error (frames found so far kept). */
@@ -308,6 +285,44 @@ static int walk_chunk(struct vtchunk *v, const struct unw_ops *ops, const struct
 	return -EBADMSG;
 }
 
+/*
+ * The tail h, frozen again since the sample (a yield or a park, and maybe a mount since): the
+ * thread froze newer frames on top of the sample's callers, which stay as they were while it
+ * has not returned into them. Their top is the first word index, below sp, where the chunk
+ * continues the sample (the copy the lowest thawed frame was thawed from) and from which
+ * the frames walk to the chunk's bottom exactly (or the bottom itself, the rest in the
+ * parents): found by trying each word, at most VTCHUNK_MAX_REFROZEN of them that continue.
+ * 0 with those frames in out[0..*n), or -ESTALE.
+ */
+static int walk_refrozen(struct vtchunk *v, const struct vtchunk_layout *l,
+			 const struct unw_ops *ops, const struct ustack *s, const struct ustack *cp,
+			 uint64_t base, const struct chunk_hdr *h, const struct unw_frame *thawed,
+			 struct unw_frame *out, uint32_t max, uint32_t *n)
+{
+	uint32_t tries = 0;
+
+	for (int32_t at = h->sp + 1; at <= h->bottom && tries < VTCHUNK_MAX_REFROZEN; at++) {
+		uint64_t top = base + (uint64_t)at * W;
+		struct vtchunk_stats keep = v->st;
+		struct chunk_hdr from = *h;
+
+		if (!continues(l, ops, s, cp, top, thawed))
+			continue;
+		tries++;
+		*n = 0;
+		if (at == h->bottom)
+			return h->parent ? 0 : -ESTALE;
+		from.sp = at;
+		if (!ustack_word(cp, top - W, &from.pc))
+			continue;
+		if (walk_chunk(v, ops, cp, base, &from, out, max, n) == 0 && *n)
+			return 0;
+		v->st = keep; /* a wrong guess: not a walk */
+	}
+	*n = 0;
+	return -ESTALE;
+}
+
 int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct vtchunk_mem *mem,
 		 const struct unw_ops *ops, const struct ustack *s, const struct unw_frame *thawed,
 		 const struct unw_frame *barrier, struct unw_frame *out, uint32_t max, uint32_t *n)
@@ -352,20 +367,15 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 			return rv;
 		if (k == 0 &&
 		    !continues(l, ops, s, &cp, chunk + l->ck_stack + (uint64_t)h.sp * W, thawed)) {
-			/*
-			 * Frozen again since the sample: a tail that was thawed whole then got the
-			 * thawed frames back, the lowest one last, ending at its bottom; its
-			 * parents still hold the rest. Else the sample's frames are gone.
-			 */
-			if (h.sp == h.bottom || !h.parent ||
-			    !continues(l, ops, s, &cp, chunk + l->ck_stack + (uint64_t)h.bottom * W,
-				       thawed) ||
-			    !ends_at_bottom(ops, &cp, chunk + l->ck_stack, &h, thawed)) {
+			if (walk_refrozen(v, l, ops, s, &cp, chunk + l->ck_stack, &h, thawed, out,
+					  max, n) != 0) {
 				v->st.stale++;
 				return -ESTALE;
 			}
 			v->st.refrozen++;
-			h.sp = h.bottom;
+			first = *n == 0;
+			chunk = h.parent;
+			continue;
 		}
 		if (h.sp == h.bottom) {
 			chunk = h.parent;

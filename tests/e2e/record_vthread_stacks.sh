@@ -2,17 +2,20 @@
 # SPDX-License-Identifier: MIT
 #
 # record_vthread_stacks.sh - whole CPU stacks of mounted virtual threads whose callers are
-# still frozen in heap stack chunks: VThreadDeep (tests/java), 4 virtual threads recursing 120
-# deep through descend() and then computing in spin() and yielding in a loop (each mount thaws
-# only the top frames back). `fgcollect record --event cpu` at the defaults, on Temurin 25 with
-# -XX:+PreserveFramePointer and without it, then on OpenJDK 21 of Debian sid's image root with
-# both (FG_VTHREAD_JDK21=0 leaves those out):
+# still frozen in heap stack chunks, each under its virtual thread's root: VThreadDeep
+# (tests/java), 4 virtual threads recursing 120 deep through descend() and then computing in
+# spin() and yielding in a loop (each mount thaws only the top frames back; by the time the
+# collector reads the chunks the thread has often frozen again). One recording at the defaults
+# per JVM: Temurin 25 with -XX:+PreserveFramePointer (--event cpu) and without it (--event
+# wall), then OpenJDK 21 of Debian sid's image root with it (wall) and without it (cpu)
+# (FG_VTHREAD_JDK21=0 leaves those out; FG_VTS_EVENTS="cpu wall" records both on each):
 #  - every sample in spin is whole (all 120 descend frames below VThreadDeep::body and
-#    java.lang.VirtualThread::run, no [truncated] marker) or marked [truncated];
-#  - Temurin 25 with frame pointers: >= 30% of them whole (chunks frozen again or changed
-#    between the sample and the collector's read are marked, not walked: the share whole
-#    varies from run to run and is logged for every configuration);
-#  - never a stack with fewer descend frames and no marker.
+#    java.lang.VirtualThread::run, no [truncated] marker) or marked [truncated], never a stack
+#    with fewer descend frames and no marker;
+#  - >= 95% of spin's CPU samples whole (a wall profile's off-CPU stacks in spin are logged);
+#  - >= 80% of them whole and under "[virtual threads] vdeep-N", not the carrier's name, of
+#    those after the agent turned the mounts on (the summary says when: the samples before
+#    stay under the carrier). The shares are logged for every recording.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_vthread_stacks
@@ -21,44 +24,66 @@ fg_require_built
 fg_sock_dir
 sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
-D=${FG_VTS_SECONDS:-4}            # seconds per recording
+D=${FG_VTS_SECONDS:-3}            # seconds per recording
+WANT=${FG_VTS_WANT:-95}           # % of spin's CPU samples whole
+ROOTED=${FG_VTS_ROOTED:-80}       # % of those after the mounts are on whole and under their thread
 DEPTH=120
 temurin=${FG_TEMURIN25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 [[ -x $temurin/bin/java ]] || fg_fail "no Temurin 25 at $temurin (scripts/install-deps.sh installs it)"
 
-# run CFG: one recording of the JVM started last, its spin samples checked.
-run() {
-	local cfg=$1 want=$2 f=$FG_TMP/$1.folded
+# check CFG EVENT: one recording of the JVM started last, its spin samples checked.
+check() {
+	local cfg=$1-$2 ev=$2 f=$FG_TMP/$1-$2.folded min=30
+	[[ $ev == wall ]] && min=200000 # microseconds
 	fg_wait_log "$cur" 60 '^VThreadDeep ready'
-	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event cpu \
+	"$FGCOLLECT" record --pid "$FG_HOSTPID" --socket "$sock" --ctl "$noctl" --event "$ev" \
 		--duration "$D" -o "$f" 2>"$FG_TMP/$cfg.err" ||
 		{ cat "$FG_TMP/$cfg.err" >&2; fg_fail "$cfg: record failed"; }
-	grep -E 'virtual threads|unwound' "$FG_TMP/$cfg.err" >&2 || true
-	# Each line through spin: whole = DEPTH descend frames, then body and VirtualThread.run
-	# nearer the root, and no [truncated]; marked = [truncated]; wrong = neither.
-	read -r all whole wrong <<<"$(depth=$DEPTH awk '{ n = $NF; line = $0 }
+	grep -E 'virtual threads|unwound|return barrier' "$FG_TMP/$cfg.err" >&2 || true
+	# Each CPU sample through spin (its count: samples, or microseconds in a wall profile;
+	# a wall profile's [off-cpu: …] stacks are logged apart): whole = DEPTH descend frames,
+	# then body and VirtualThread.run nearer the root, and no [truncated]; marked =
+	# [truncated]; wrong = neither. rooted: under the virtual thread's root, not the carrier's
+	# name (ForkJoinPool-1-worker-N).
+	read -r all whole wrong both off offwhole <<<"$(depth=$DEPTH awk '{ n = $NF; line = $0 }
 		/VThreadDeep::spin_\[[0ij]\]/ {
-			all += n
+			cpu = line !~ /;\[off-cpu: [^;]*\]_\[k\] [0-9]+$/
+			r = line ~ /^\[virtual threads\] vdeep-N;/
+			if (cpu)
+				all += n
+			else
+				off += n
 			d = gsub(/;VThreadDeep::descend_\[[0ij]\]/, "&", line)
 			if (line ~ /\[truncated\]/)
 				next
 			if (d == ENVIRON["depth"] + 0 &&
-			    line ~ /java\.lang\.VirtualThread::run_\[[0ij]\];.*VThreadDeep::body_\[[0ij]\];VThreadDeep::descend_/)
-				whole += n
-			else
+			    line ~ /java\.lang\.VirtualThread::run_\[[0ij]\];.*VThreadDeep::body_\[[0ij]\];VThreadDeep::descend_/) {
+				if (cpu) {
+					whole += n
+					both += r ? n : 0
+				} else
+					offwhole += n
+			} else
 				wrong += n
 		}
-		END { printf "%d %d %d\n", all, whole, wrong }' "$f")"
-	fg_log "$cfg: $whole of $all samples in spin whole ($DEPTH descend frames), $wrong neither whole nor [truncated]"
-	if ((all < 50)); then
+		END { printf "%d %d %d %d %d %d\n", all, whole, wrong, both, off, offwhole }' "$f")"
+	# The mounts root the samples from when the agent turned them on (the summary says
+	# when, if after the start): the bound on those rooted leaves the part before out.
+	local gap_ms
+	gap_ms=$(sed -n 's/.*\(waits counted\|mounts known\) from \([0-9.]*\) s after the start.*/\2/p' \
+		"$FG_TMP/$cfg.err" | awk '$1 * 1000 > g { g = $1 * 1000 } END { printf "%d", g }')
+	fg_log "$cfg: of $all in spin, $whole whole ($DEPTH descend frames), $both of them under [virtual threads] vdeep-N (mounts from $gap_ms ms); $wrong neither whole nor [truncated]; off the CPU: $offwhole of $off whole"
+	if ((all < min)); then
 		head -c 3000 "$f" >&2
-		fg_fail "$cfg: only $all samples in VThreadDeep::spin"
+		fg_fail "$cfg: only $all in VThreadDeep::spin"
 	fi
 	((wrong == 0)) || fg_fail "$cfg: $wrong samples in spin neither whole nor marked [truncated]"
-	if [[ $want == whole ]] && ((whole * 100 < all * 30)); then
+	if ((whole * 100 < all * WANT)); then
 		awk '/VThreadDeep::spin_/' "$f" | sort -t' ' -k2 -n -r | head -3 | cut -c1-2000 >&2 || true
-		fg_fail "$cfg: $whole of $all samples in spin whole (< 30%)"
+		fg_fail "$cfg: $whole of $all in spin whole (< $WANT%)"
 	fi
+	((both * 100 * D * 1000 >= all * ROOTED * (D * 1000 - gap_ms))) ||
+		fg_fail "$cfg: $both of $all in spin whole and under their virtual thread (< $ROOTED% of those after $gap_ms ms)"
 }
 
 FG_JDK=$temurin
@@ -66,7 +91,10 @@ for fp in ${FG_VTS_FPS:-fp nofp}; do
 	cur=t25$fp
 	[[ $fp == nofp ]] && FG_JVM_OPTS=(-XX:-PreserveFramePointer)
 	fg_jvm_start "$cur" VThreadDeep 4 "$DEPTH"
-	run "temurin25-$fp" "$([[ $fp == fp ]] && echo whole || echo marked)"
+	# frame pointers: CPU; without: wall (OpenJDK 21 the other way round)
+	for ev in ${FG_VTS_EVENTS:-$([[ $fp == fp ]] && echo cpu || echo wall)}; do
+		check "temurin25-$fp" "$ev"
+	done
 	fg_container_stop "$cur" || true # a JVM stopped by SIGTERM exits 143
 	FG_JVM_OPTS=()
 done
@@ -77,7 +105,9 @@ if [[ ${FG_VTHREAD_JDK21:-1} == 1 ]]; then
 		cur=j21$fp
 		[[ $fp == nofp ]] && FG_JVM_OPTS=(-XX:-PreserveFramePointer)
 		fg_jvm_start "$cur" VThreadDeep 4 "$DEPTH"
-		run "openjdk21-$fp" marked
+		for ev in ${FG_VTS_EVENTS:-$([[ $fp == fp ]] && echo wall || echo cpu)}; do
+			check "openjdk21-$fp" "$ev"
+		done
 		fg_container_stop "$cur" || true
 		FG_JVM_OPTS=()
 	done

@@ -14,13 +14,14 @@
  *     stale word or wrong guess passes);
  *   - the chunk still continues the sample's stack: the words just below the chunk's sp are
  *     the copy the lowest thawed frame was thawed from (thaw leaves them), equal to that
- *     frame on the carrier (all but its return address and saved rbp); a chunk frozen or
- *     thawed again since the sample fails this, unless the tail holds, from its sp to its
- *     bottom, only compiled frames ending with the lowest thawed frame's method: the tail
- *     was thawed whole and the same frames frozen back into it (a yield since the sample),
- *     and its parents hold the rest unchanged (a tail that was thawed in part at the sample
- *     and whose oldest frame is of that method too would lose the frames between: the one
- *     case that can miss frames);
+ *     frame on the carrier (all but its return address and saved rbp: a compiled frame's
+ *     callee's return address into its method, an interpreted one's Method*, its locals past
+ *     its arguments allowed for); a tail frozen again since the sample (a yield, a park: the
+ *     thread froze newer frames on top of the sample's callers) fails this at its sp, and
+ *     the sample's part begins at the first word below it where the chunk continues the
+ *     sample and from which the frames walk to the chunk's bottom exactly (or at the bottom,
+ *     the rest in its parents). A recursion whose newer frames hold the lowest thawed frame's
+ *     method too can give those as the sample's callers: the one case that can be wrong;
  *   - the chunk's frames from sp (its pc) to bottom, compiled ones by their frame size, the
  *     interpreter's by their relativized frame pointer (the word at sp - 2 is the offset of
  *     fp from that word; the caller's sp is fp + 2 words, its return address at fp + 1 word);
@@ -51,6 +52,8 @@
 #define VTCHUNK_MAX_BYTES (1u << 20) /* chunk stack bytes read per walk */
 #define VTCHUNK_MAX_CANDIDATES 24u   /* words tried as the Continuation oop */
 #define VTCHUNK_HDR_MAX 256u	     /* a field or the stack's start lies below this */
+#define VTCHUNK_MAX_LOCALS 16u	     /* an interpreted frame's locals past its arguments */
+#define VTCHUNK_MAX_REFROZEN 8u	     /* places tried in a tail frozen again since the sample */
 
 struct vtchunk_layout {
 	bool ok;	    /* vtchunk_layout_check() accepted it */
@@ -85,7 +88,7 @@ struct vtchunk_stats {
 	uint64_t whole;	      /* walks that reached the continuation's bottom */
 	uint64_t no_cont;     /* no word on the entry proved to be the Continuation */
 	uint64_t stale;	      /* the chunk no longer continued the sample's thawed frames */
-	uint64_t refrozen;    /* ... but was its tail frozen again whole, its parents kept */
+	uint64_t refrozen;    /* its tail frozen again since, the sample's callers found below */
 	uint64_t bad_frame;   /* a chunk frame that was not Java code or did not fit */
 	uint64_t unreadable;  /* reads that failed */
 	uint64_t over_budget; /* a cap was reached */

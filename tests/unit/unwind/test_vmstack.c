@@ -196,6 +196,28 @@ static void test_a_walk_that_does_not_root_keeps_the_kernel_chain(void **state)
 	vmstack_free(v);
 }
 
+/* A kernel chain through a virtual thread's return barrier lost the frozen frames: a walk lost
+ * before the barrier is shown [truncated], never that chain. */
+static void test_a_chain_through_a_return_barrier_is_never_kept_as_whole(void **state)
+{
+	static const uint64_t kernel[] = { NOCFI + 0x10, 0xb0000010, CLONE3 + 0x10 };
+	const struct vtchunk_layout vt = { .ok = true, .barrier = 0xb0000010 };
+	struct vmstack *v = vmstack_new();
+	struct vmstack_out o;
+	struct sample x;
+
+	(void)state;
+	build();
+	sample(&x, 32, kernel, 3);
+	x.r.ip = NOCFI + 0x10; /* lost at once */
+	x.in.vt = &vt;
+	assert_int_equal(vmstack_hybrid(v, &x.in, &o), 1);
+	assert_true(o.truncated);
+	assert_int_equal(o.nr_user, 2);
+	assert_int_equal(o.user[0], NOCFI + 0x10);
+	vmstack_free(v);
+}
+
 static void test_a_walk_cut_by_the_copy_goes_on_along_a_rooted_kernel_chain(void **state)
 {
 	/* The kernel's chain holds the walk's last two frames, then the root. */
@@ -392,6 +414,7 @@ int main(void)
 			test_a_chain_stopped_in_code_without_frame_pointers_goes_on_by_cfi),
 		cmocka_unit_test(test_a_rooted_kernel_chain_is_kept_without_a_walk),
 		cmocka_unit_test(test_a_walk_that_does_not_root_keeps_the_kernel_chain),
+		cmocka_unit_test(test_a_chain_through_a_return_barrier_is_never_kept_as_whole),
 		cmocka_unit_test(test_a_walk_cut_by_the_copy_goes_on_along_a_rooted_kernel_chain),
 		cmocka_unit_test(test_a_kernel_chain_with_a_non_code_value_is_not_continued),
 		cmocka_unit_test(test_a_walk_into_code_not_announced_yet_waits_and_roots_later),

@@ -196,6 +196,37 @@ static void test_a_chunk_changed_since_the_sample_is_refused(void **state)
 	vtchunk_free(v);
 }
 
+/* A yield since the sample froze the thawed frame (A) and a newer one (C) back on top of the
+ * tail: the walk passes over them to the sample's callers. */
+static void test_a_tail_frozen_again_since_the_sample_is_walked_past_the_newer_frames(void **state)
+{
+	struct vtchunk *v = vtchunk_new();
+	struct unw_frame out[8];
+	struct vtchunk_stats st;
+	uint32_t n = 0;
+
+	(void)state;
+	put32(CHUNK + 20, 0);		  /* sp: C [0, 4), then A [4, 8) */
+	put64(CHUNK + 32, C_CODE + 0x10); /* pc: the newer top frame, C */
+	word(3, A_CODE + 0x80);		  /* C returns into A */
+	word(7, B_CODE + 0x40);		  /* A returns into B, the sample's caller */
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0].pc, B_CODE + 0x40);
+	assert_int_equal(out[0].sp, STACK + 8 * 8);
+	assert_int_equal(out[1].code, UNW_INTERP);
+	assert_int_equal(out[2].pc, C_CODE + 0x30);
+	vtchunk_stats(v, &st);
+	assert_int_equal(st.refrozen, 1);
+	assert_int_equal(st.frames, 3);
+	/* No frame of the thawed frame's method among the newer ones: the sample's are gone. */
+	word(3, C_CODE + 0x80);
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n),
+			 -ESTALE);
+	assert_int_equal(n, 0);
+	vtchunk_free(v);
+}
+
 static void test_a_frame_that_is_not_java_code_ends_the_walk(void **state)
 {
 	struct vtchunk *v = vtchunk_new();
@@ -242,6 +273,9 @@ int main(void)
 			test_a_chunk_of_compiled_and_interpreted_frames_is_walked_whole, setup),
 		cmocka_unit_test_setup(test_a_chunk_of_another_continuation_proves_nothing, setup),
 		cmocka_unit_test_setup(test_a_chunk_changed_since_the_sample_is_refused, setup),
+		cmocka_unit_test_setup(
+			test_a_tail_frozen_again_since_the_sample_is_walked_past_the_newer_frames,
+			setup),
 		cmocka_unit_test_setup(test_a_frame_that_is_not_java_code_ends_the_walk, setup),
 		cmocka_unit_test_setup(test_a_layout_that_could_wander_is_refused, setup),
 	};
