@@ -354,8 +354,10 @@ static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, u
 		atomic_fetch_add_explicit(&cfg.ctl->thinned, 1, memory_order_relaxed);
 		return;
 	}
-	if (!(on & FGP_EVM_LIVE) && copy_stack(jni, klass, &e))
+	if (!(on & FGP_EVM_LIVE) && copy_stack(jni, klass, &e)) {
+		evctl_copied(cfg.ctl);
 		return;
+	}
 	if (!class_of(klass, e.cls, sizeof(e.cls))) {
 		evctl_drop(cfg.ctl, EVCTL_DROP_NO_CLASS);
 		return;
