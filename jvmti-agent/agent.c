@@ -309,25 +309,28 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	atomic_store(&gc_clock.end_ns, fg_now_ns());
 }
 
-/* allocstack=copy: what the ring took, or that alloc went on and it could not be used (info). */
+/* allocstack=copy or auto: what the ring took, or that alloc went on with the ring asked and
+ * it could not be used (info). */
 static void log_ring(void)
 {
+	const char *how = agent.opt.alloc_copy ? "copy" : "auto";
 	const void *base;
 	uint64_t size, copied = 0, fellback = 0;
 
-	if (!agent.opt.alloc_copy)
+	if (!agent.ring)
 		return;
 	if (evjvmti_ring(&base, &size, &copied, &fellback)) {
 		if (agent.opt.log >= OPTIONS_LOG_INFO)
 			fprintf(stderr,
-				"fgagent: allocstack=copy: %llu allocation samples copied into the "
+				"fgagent: allocstack=%s: %llu allocation samples copied into the "
 				"ring, %llu without a Java frame anchor took GetStackTrace\n",
-				(unsigned long long)copied, (unsigned long long)fellback);
+				how, (unsigned long long)copied, (unsigned long long)fellback);
 	} else if (evjvmti_ring_asked() && agent.opt.log >= OPTIONS_LOG_INFO) {
 		fprintf(stderr,
-			"fgagent: allocstack=copy: the ring was not used (the JVM runs ZGC or "
+			"fgagent: allocstack=%s: the ring was not used (the JVM runs ZGC or "
 			"Shenandoah, or its thread layout is not known): stacks were taken by "
-			"GetStackTrace\n");
+			"GetStackTrace\n",
+			how);
 	}
 }
 
@@ -537,6 +540,9 @@ static int setup_events(void)
 	if (!agent.q)
 		return -ENOMEM; /* OnLoad fails anyway */
 	agent.ev_caps = agent.opt.events && agent.names ? evjvmti_caps(agent.jvmti) : 0;
+	/* allocstack=copy or auto: allocation samples' stacks may go to the ring (made below). */
+	if ((agent.ev_caps & FGP_EVM_ALLOC) && (agent.opt.alloc_copy || agent.opt.alloc_auto))
+		agent.ev_caps |= FGP_EVM_RING;
 	rv = evctl_init(&agent.evs, agent.q, &ops, agent.ev_caps, agent.opt.depth, live_max,
 			FREED_RING_SLOTS);
 	if (rv != 0)
@@ -637,10 +643,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	free(release);
 	vmlayout_set_gc_clock(&layout, (uint64_t)(uintptr_t)&gc_clock);
 	vmlayout_set_unload_slot(&layout, (uint64_t)(uintptr_t)&unload_slot);
-	/* allocstack=copy: the ring is made once, here, and announced (its pages are populated
-	 * when alloc first goes on); the callbacks use it once the events worker knows the
+	/* allocstack=copy or auto: the ring is made once, here, and announced (its pages are
+	 * populated when alloc first goes on with it: at once for copy, when a collector that
+	 * reads it asks for auto); the callbacks use it once the events worker knows the
 	 * threads' layout. */
-	if (agent.opt.alloc_copy && (agent.ev_caps & FGP_EVM_ALLOC) &&
+	if ((agent.ev_caps & FGP_EVM_RING) &&
 	    stackring_new(EVJVMTI_RING_SLOTS, EVJVMTI_RING_COPY, &agent.ring) == 0)
 		vmlayout_set_alloc_ring(&layout, (uint64_t)(uintptr_t)stackring_base(agent.ring),
 					stackring_size(agent.ring));
@@ -684,7 +691,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 					    .signatures = agent.opt.signatures,
 					    .live = &agent.live,
 					    .sampler_fix = sampler_fix,
-					    .ring = agent.ring });
+					    .ring = agent.ring,
+					    .ring_always = agent.opt.alloc_copy });
 	if (agent.opt.log >= OPTIONS_LOG_INFO)
 		fprintf(stderr, "fgagent: pid %d (service %s) streaming code events to %s\n",
 			(int)hello.pid, service[0] ? service : "unknown", agent.opt.socket);

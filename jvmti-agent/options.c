@@ -39,6 +39,7 @@ void options_defaults(struct options *o)
 	o->events = true;
 	o->depth = OPTIONS_DEPTH_DEFAULT;
 	o->alloc_copy = false;
+	o->alloc_auto = false;
 }
 
 /* A whole decimal number in [1, OPTIONS_DEPTH_MAX]. */
@@ -205,9 +206,11 @@ static bool set_value(struct options *o, int key, const char *v, size_t vlen)
 	case KEY_DEPTH:
 		return parse_depth(v, vlen, &o->depth) == 0;
 	case KEY_ALLOCSTACK:
-		if (!value_is(v, vlen, "jvmti") && !value_is(v, vlen, "copy"))
+		if (!value_is(v, vlen, "jvmti") && !value_is(v, vlen, "copy") &&
+		    !value_is(v, vlen, "auto"))
 			return false;
 		o->alloc_copy = value_is(v, vlen, "copy");
+		o->alloc_auto = value_is(v, vlen, "auto");
 		return true;
 	}
 	return false;
@@ -246,8 +249,8 @@ static int apply_value(struct options *o, int key, const char *v, size_t vlen, c
 			 item, OPTIONS_DEPTH_MAX);
 		break;
 	case KEY_ALLOCSTACK:
-		snprintf(err, errlen, "bad value in '%.*s': allocstack= takes jvmti or copy", shown,
-			 item);
+		snprintf(err, errlen, "bad value in '%.*s': allocstack= takes auto, copy or jvmti",
+			 shown, item);
 		break;
 	default:
 		snprintf(err, errlen,

@@ -57,7 +57,8 @@ struct options {
 	char service[OPTIONS_SERVICE_MAX + 1]; /* "" = not given */
 	bool events;			       /* hold the capabilities of the events */
 	unsigned depth;			       /* default stack depth of events */
-	bool alloc_copy;		       /* allocstack=copy */
+	bool alloc_copy;		       /* allocstack=copy: always */
+	bool alloc_auto; /* allocstack=auto: when the collector reads the ring */
 };
 
 /* Fill *o with the defaults. */

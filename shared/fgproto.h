@@ -397,9 +397,12 @@ enum fgp_ev_kind {
 /* FGP_EV_VWAIT names an unnamed virtual thread "#ID" (its Thread.threadId()), not
  * "java.lang.VirtualThread" (with FGP_EVM_VTHREAD; asked by a collector that splits them). */
 #define FGP_EVM_VTID (1u << 5)
+/* The collector reads the agent's ring of allocation stack copies (shared/allocring.h): an agent
+ * at allocstack=auto copies its allocation samples' stacks there (with FGP_EVM_ALLOC). */
+#define FGP_EVM_RING (1u << 6)
 #define FGP_EVM_ALL                                                                                \
 	(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD | FGP_EVM_VMOUNT |          \
-	 FGP_EVM_VTID)
+	 FGP_EVM_VTID | FGP_EVM_RING)
 /* FGP_EV_VWAIT's interval: 1 / the chance its wait was taken with, in these units. */
 #define FGP_VWAIT_ONE 1000000u
 

@@ -5,35 +5,38 @@
 # its profile comes to the JVM's own count.
 #  1. Cost: AllocService (tests/java: worker threads answering synthetic requests at a fixed
 #     RATE, ~105 KB allocated per request: 500+ MB/s at the default rate) with libfgagent.so,
-#     streaming to a `fgcollect watch` for the whole run, one JVM per JDK. Two variants,
-#     interleaved per round (none, alloc, none, alloc, ...) so drift on a shared machine hits
-#     both alike:
+#     streaming to a `fgcollect watch` for the whole run, one JVM per JDK. That JVM's agent takes
+#     its samples' stacks with GetStackTrace (allocstack=jvmti). Its variants, interleaved per
+#     round (none, alloc, fixed, ...) so drift on a shared machine hits them alike:
 #       none   nobody records: the agent connected, its events off;
 #       alloc  `fgcollect record --pid JVM --event alloc --alloc-budget BUDGET` (a sample every
 #              512 KiB, the interval widened by the agent to keep sampling under BUDGET% of
 #              the JVM's CPU) through the daemon, started SETTLE seconds before the measured
 #              window and stopped (Ctrl-C) right after it;
-#       fixed  the same with --alloc-budget 0: a sample every 512 KiB all along (what one
-#              sample costs);
+#       fixed  the same with --alloc-budget 0: a sample every 512 KiB all along, each stack
+#              taken with GetStackTrace in the JVM (what one sample of the jvmti path costs);
 #       live   `record --event live --alloc-budget 0`: fixed's samples, each object tagged and
 #              its ObjectFree sent (what tracking the live heap adds; LIVE=0 leaves it out).
+#     ring: one more AllocService JVM with libfgagent.so=allocstack=copy (each sample's last Java
+#     frame and the top of its stack copied into the agent's ring, no GetStackTrace; fgcollect
+#     reads the ring and walks each copy on the host), alive beside the first for all the rounds
+#     and recorded like fixed (--alloc-budget 0) in its turn: the JVM's side of the copy path,
+#     and fgcollect's. RING=0 leaves it out.
 #     Two more AllocService JVMs, alive beside the first for all the rounds, are variants of
 #     every round against the first JVM's none: the floor of any JVMTI allocation profiler at the
 #     same interval (bench/agent/alloc_floor.c), sampling with an empty callback (floor) and
 #     with a GetStackTrace of at most 128 frames in it (stack: what naming the frames through
 #     JVMTI costs, as libfgagent.so's default depth asks). FLOOR=0 leaves them out.
-#     Two more beside them measure the JVM's side of a stack copied for the host to walk (as a
-#     CPU sample's is) instead of walked in the JVM (alloc_floor.c copy=): copycb, the callback
-#     taking its registers and COPY bytes of its stack into a preallocated ring; copy, the same
-#     with the agent's sender thread shipping each copy into a unix socket drained outside the
-#     JVM. Printed beside the JVM's extra CPU per sample: its ratio to the floor's and to
-#     fixed's (libfgagent.so's GetStackTrace path), and each floor agent's own median time in its
-#     callback (robust to a loaded machine, where the CPU per request is not). COPY=0 leaves
-#     them out.
-#     ring: one more AllocService JVM with libfgagent.so=allocstack=copy (its allocation samples'
-#     stacks copied into the agent's ring, its last Java frame and RING_COPY bytes above it, no
-#     GetStackTrace), alive beside the first for all the rounds and recorded like fixed
-#     (--alloc-budget 0) in its turn: the JVM's side of that path. RING=0 leaves it out.
+#     Two more beside them measure a stack copy without libfgagent.so (alloc_floor.c copy=):
+#     copycb, the callback taking its registers and COPY bytes of its stack into a preallocated
+#     ring; copy, the same with the floor agent's sender thread shipping each copy into a unix
+#     socket drained outside the JVM. Printed beside the JVM's extra CPU per sample: its ratio to
+#     the floor's and to fixed's, and each floor agent's own median time in its callback (robust
+#     to a loaded machine, where the CPU per request is not). COPY=0 leaves them out.
+#     The two paths side by side: the JVM's extra CPU per sample of fixed (jvmti) and ring
+#     (copy) and their ratio, fgcollect's CPU per sample of each in the measured window (the
+#     daemon's and record's for fixed, record's for ring: its rings are read by record), and the
+#     copy path's net saving (what the JVM saves less what fgcollect spends more).
 #     Each round measures ROUND seconds: the JVM's CPU (schedstat of all its threads), the
 #     requests it answered and the bytes its workers allocated (its own marks, interpolated at
 #     the window's ends), and fgcollect's CPU (the daemon's and record's). Printed: medians per
@@ -46,8 +49,9 @@
 #     goal (1 + BUDGET / 100) with the intervals record's summary says were used. AllocService allocates 2-3 GB per
 #     second of its CPU, far more per unit of work than most services: the cost per sample says
 #     what another service pays (samples/s x cost per sample over its CPU).
-#  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes)
-#     recorded QREPS times at the defaults (--alloc-budget BUDGET) around a burst of QDUR seconds of its allocation:
+#  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes;
+#     its agent at its default allocstack) recorded QREPS times at the defaults (--alloc-budget
+#     BUDGET) around a burst of QDUR seconds of its allocation:
 #     each thread's share of the bytes against the JVM's own count of the burst (ThreadMXBean),
 #     the total, and the share of bytes under the allocating method with its class as the leaf.
 #  3. async-profiler in the same runs, when ASPROF names its libasyncProfiler.so (built apart
@@ -145,12 +149,12 @@ boot_ci() {
 wpid=$!
 fg_wait 5 test -S "$sock" || { echo "alloc: watch did not start"; cat "$tmp/watch.log"; exit 1; }
 
-# jvm_start MAINCLASS ARG...: the JVM with the agent on the daemon's socket, its output in
-# $tmp/jvm.out; waits for "MAINCLASS ready".
+# jvm_start MAINCLASS ARG...: the JVM with the agent on the daemon's socket (AGENTOPTS: more of
+# its options), its output in $tmp/jvm.out; waits for "MAINCLASS ready".
 jvm_start() {
 	local cls=$1
 	shift
-	"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$sock" -cp "$jar" "$cls" "$@" \
+	"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$sock${AGENTOPTS:-}" -cp "$jar" "$cls" "$@" \
 		>"$tmp/jvm.out" 2>&1 &
 	jpid=$!
 	fg_wait 60 grep -q "$cls ready" "$tmp/jvm.out" || { echo "alloc: $cls did not start"; cat "$tmp/jvm.out"; exit 1; }
@@ -264,10 +268,12 @@ round() {
 	if [[ -n $rpid ]]; then
 		kill -0 "$rpid" 2>/dev/null || { echo "alloc: record ended early"; cat "$tmp/rec.err"; exit 1; }
 		kill -INT "$rpid"
-		# ring's samples stay in the agent's ring: its record receives no event (exit 1)
-		wait "$rpid" || [[ $v == ring ]] || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
+		wait "$rpid" || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
 		rpid=
 		cp "$tmp/rec.err" "$tmp/rec.last.$v.err"
+		[[ $v != fixed && $v != ring ]] ||
+			sed -n "s/.*allocation sampling cost \([0-9.]*\) us of CPU per sample in the agent's callbacks.*/\1/p" "$tmp/rec.err" >>"$tmp/cbcost.$v"
+		[[ $v != ring ]] || sed -n "s/.*took \([0-9.]*\) us of the collector's CPU per copy.*/\1/p" "$tmp/rec.err" >>"$tmp/ringcost"
 		# live's summary counts the samples still live: its rate is fixed's (same interval)
 		[[ $v == live || $v == ring ]] || sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
 			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples.$v"
@@ -284,7 +290,10 @@ cost() {
 	for v in $variants; do : >"$tmp/$v"; done
 	: >"$tmp/samples.alloc"
 	: >"$tmp/samples.fixed"
-	jvm_start AllocService 100000 "$rate"
+	: >"$tmp/ringcost"
+	: >"$tmp/cbcost.fixed"
+	: >"$tmp/cbcost.ring"
+	AGENTOPTS=,allocstack=jvmti jvm_start AllocService 100000 "$rate"
 	if [[ -n $asprof ]]; then
 		QOPTS= asprof_start asprof AllocService 100000 "$rate"
 		xpid[asprof]=$apid xlog[asprof]=$tmp/asprof.out
@@ -318,10 +327,10 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	[[ -n $asprof ]] && asprof_stop
 	floors_stop
 	[[ -n $drain ]] && { kill -TERM "$drain" 2>/dev/null; wait "$drain" 2>/dev/null; drain=; }
-	echo "== cost: AllocService at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "== cost: AllocService (allocstack=jvmti) at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	[[ -n $asprof ]] && echo "(asprof: a second AllocService JVM with async-profiler's alloc at 512 KiB from its start, alive beside the first in every round)"
 	[[ ${FLOOR:-1} == 0 ]] || echo "(floor, stack: AllocService JVMs sampling at 512 KiB with an empty callback, and with GetStackTrace of at most 128 frames in it; alive beside the first in every round)"
-	[[ $variants != *ring* ]] || echo "(ring: a third AllocService JVM, libfgagent.so=allocstack=copy, recorded with --alloc-budget 0 in its turn: each sample's last Java frame and the top of its stack copied into the agent's ring, no GetStackTrace)"
+	[[ $variants != *ring* ]] || echo "(ring: a third AllocService JVM, libfgagent.so=allocstack=copy, recorded with --alloc-budget 0 in its turn: each sample's last Java frame and the top of its stack copied into the agent's ring, no GetStackTrace; record reads the ring and walks each copy)"
 	[[ $variants != *copy* ]] || echo "(copycb, copy: the same with $copy bytes of the sampled thread's stack copied into a ring in the callback; copy also ships them out of the JVM from a sender thread)"
 	printf "%-8s %12s %10s %12s %14s %12s %12s %12s %s\n" variant "requests/s" "MB/s" "CPU us/req" "fgcollect %" \
 		"workers/req" "agent/req" "other/req" "(medians over rounds; us of the JVM's threads by kind)"
@@ -368,8 +377,17 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 		done
 	fi
 	if [[ $variants == *ring* ]]; then
-		echo "ring: $(x ring "$(per ring)") us per sample, fixed (GetStackTrace): $(x fixed "$n0") us;" \
-			"the agent's count: $(grep -o 'allocstack=copy: .*' "$tmp/ring.out" | tail -n 1 || echo 'no figure')"
+		local jj jc cj cc
+		# fgcollect's CPU in the window over the window's samples: $5 ns in $4 ns at n samples/s
+		fc() { awk -v n="$2" '{ if (n > 0) printf "%.4f\n", $5 / 1e3 / ($4 / 1e9 * n) }' "$tmp/$1" | median | awk '{ printf "%.2f", $1 }'; }
+		jj=$(x fixed "$n0") jc=$(x ring "$(per ring)") cj=$(fc fixed "$n0") cc=$(fc ring "$(per ring)")
+		echo "jvmti vs copy, per allocation sample (medians over rounds):"
+		echo "  the JVM's extra CPU: jvmti (fixed) $jj us, copy (ring) $jc us; copy/jvmti $(c="$jc" j="$jj" awk 'BEGIN { printf "%.2f", (ENVIRON["j"] > 0 ? ENVIRON["c"] / ENVIRON["j"] : 0) }')"
+		echo "  the agent's callbacks (its own timing of one in 64, steadier on a loaded machine): jvmti $(median <"$tmp/cbcost.fixed") us, copy $(median <"$tmp/cbcost.ring") us"
+		echo "  fgcollect's CPU: jvmti $cj us (the daemon and record), copy $cc us (record; its summary: $(median <"$tmp/ringcost") us per copy read and walked)"
+		echo "  copy's net saving: $(a="$jj" b="$jc" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us per sample by the JVM's extra CPU," \
+			"$(a="$(median <"$tmp/cbcost.fixed")" b="$(median <"$tmp/cbcost.ring")" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us by the callbacks' (the JVM's saving less fgcollect's extra)"
+		echo "  the ring agent's count: $(grep -o 'allocstack=copy: .*' "$tmp/ring.out" | tail -n 1 || echo 'no figure')"
 	fi
 	if [[ -s $tmp/live ]]; then
 		echo "live heap (tags, ObjectFree): the JVM's extra CPU per sample, live/fixed: $(a=$(cut -d' ' -f3 "$tmp/live.fig" | median) \

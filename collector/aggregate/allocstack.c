@@ -86,12 +86,19 @@ size_t allocstack_klass_name(struct allocstack_klasses *c, const struct vmmem_op
 		c->invalid++;
 		return 0;
 	}
+	if (c->epoch && e->epoch == c->epoch && e->klass == klass && e->pid == pid && e->sym) {
+		c->hits++; /* its Klass read in this epoch already */
+		n = (int)strlen(e->name);
+		snprintf(dst, cap, "%s", e->name);
+		return (size_t)n < cap ? (size_t)n : cap - 1;
+	}
 	if (rd(m, pid, klass + l->k_name, &sym, sizeof(sym), &got) != 0 || got != sizeof(sym)) {
 		c->unreadable++;
 		return 0;
 	}
 	if (e->klass == klass && e->pid == pid && e->sym == sym && sym) {
 		c->hits++;
+		e->epoch = c->epoch;
 		n = (int)strlen(e->name);
 		snprintf(dst, cap, "%s", e->name);
 		return (size_t)n < cap ? (size_t)n : cap - 1;
@@ -105,10 +112,17 @@ size_t allocstack_klass_name(struct allocstack_klasses *c, const struct vmmem_op
 		return 0;
 	}
 	if ((size_t)n < sizeof(e->name) && (size_t)n < cap) {
-		*e = (struct allocstack_klass_ent){ .pid = pid, .klass = klass, .sym = sym };
+		*e = (struct allocstack_klass_ent){
+			.pid = pid, .klass = klass, .sym = sym, .epoch = c->epoch
+		};
 		memcpy(e->name, dst, (size_t)n + 1);
 	}
 	return (size_t)n;
+}
+
+void allocstack_klass_epoch(struct allocstack_klasses *c)
+{
+	c->epoch++;
 }
 
 void allocstack_forget(struct allocstack_klasses *c, uint32_t pid)

@@ -510,7 +510,8 @@ static void report_jvm_cost(const struct session_jvm_summary *v, const struct re
 	say(out,
 	    "PID %u: allocation sampling cost %.2f us of CPU per sample in the agent's callbacks "
 	    "(%llu samples, %.3f%% of the JVM's %.1f s of CPU, since alloc went on at its present "
-	    "ask; HotSpot's sampling outside the callbacks not included)",
+	    "ask); its budget adds an estimate per sample of HotSpot's sampling outside them, and "
+	    "of the collector's walk for a copied stack",
 	    v->pid, (double)c->cost_ns / 1e3 / (double)c->samples, (unsigned long long)c->samples,
 	    c->cpu_ns ? 100.0 * (double)c->cost_ns / (double)c->cpu_ns : 0.0,
 	    (double)c->cpu_ns / 1e9);
@@ -594,11 +595,14 @@ static void report_ring(const struct session_ev_summary *e, const struct report_
 	    "here, %llu taken by the agents with GetStackTrace; %llu copies lost (lapped before "
 	    "they were read, or never written; %llu of them torn while read) and not counted, "
 	    "%llu from before the recording left out; %llu walks found no Java frame, %llu "
-	    "classes unnamed",
+	    "classes unnamed; reading and walking them took %.2f us of the collector's CPU per "
+	    "copy (%.3f s in all, %llu reads of the JVMs' memory)",
 	    (unsigned long long)e->ring_counted, e->ring_jvms, jvmti,
 	    (unsigned long long)e->ring_lost, (unsigned long long)e->ring_torn,
 	    (unsigned long long)e->ring_early, (unsigned long long)e->ring_no_java,
-	    (unsigned long long)e->ring_no_class);
+	    (unsigned long long)e->ring_no_class,
+	    e->ring_counted ? (double)e->ring_cpu_ns / 1e3 / (double)e->ring_counted : 0.0,
+	    (double)e->ring_cpu_ns / 1e9, (unsigned long long)e->ring_reads);
 }
 
 /* Alloc, live and lock recordings: their totals and what was lost, by cause. */

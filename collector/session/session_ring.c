@@ -9,7 +9,7 @@
  *
  * Invariant: a ring is read only at the address and size its own agent announced in its
  * VM_LAYOUT, in the process that agent's connection was verified for; what a slot holds is
- * never trusted (allocread.h, vmstack.h, allocstack.h check it). Memory: a slot's buffer per
+ * never trusted (allocread.h, vmstack.h, allocstack.h check it). Memory: a batch's buffers per
  * JVM and at most RING_DEFER_MAX copies waiting for their code.
  */
 #include "session_int.h"
@@ -20,9 +20,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RING_MAX 16	    /* JVMs whose rings are read at once */
-#define RING_POLL_MS 10	    /* a ring is read this often: 256 slots last ~90 ms at 64 KiB */
+#define RING_POLL_MS 10	    /* a ring is read this often at least ... */
+#define RING_POLL_MS_MAX 80 /* ... and at most: 256 slots last ~90 ms at 64 KiB */
 #define RING_PER_POLL 4096u /* slots read from one ring per poll at most */
 #define RING_DEFER_MAX 256u /* copies waiting for code not announced yet */
 #define UNKNOWN_CLASS "[unknown class]"
@@ -56,7 +58,20 @@ struct ses_rings {
 	struct session *s; /* the poll's, for its callback */
 	struct ses_ring *cur;
 	bool may_defer;
+	int wait_ms;	  /* until the next poll: longer while the rings fill slowly */
+	uint64_t last_ns; /* the last poll's time */
+	uint64_t most;	  /* the most samples one ring took since the last poll */
 };
+
+/* The calling thread's CPU time (what reading and walking the rings costs the collector). */
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static struct ses_ring *ring_of(struct ses_rings *rs, uint32_t pid)
 {
@@ -168,9 +183,11 @@ void ses_ring_walk_deferred(struct session *s, uint64_t w)
 {
 	struct ses_rings *rs = s->ae.rings;
 	size_t k = 0;
+	uint64_t t0;
 
-	if (!rs)
+	if (!rs || !rs->ndefer)
 		return;
+	t0 = cpu_now();
 	for (size_t i = 0; i < rs->ndefer; i++) {
 		struct ring_deferred *d = &rs->defer[i];
 		struct ses_ring *r = ring_of(rs, d->pid);
@@ -184,6 +201,7 @@ void ses_ring_walk_deferred(struct session *s, uint64_t w)
 		free(d->stack);
 	}
 	rs->ndefer = k;
+	s->ae.ev.ring_cpu_ns += cpu_now() - t0;
 }
 
 /* Open pid's ring when its agent announced one: false when it has none or cannot be read. */
@@ -241,9 +259,11 @@ static bool tried(const struct ses_rings *rs, uint32_t pid)
 static void ring_read(struct session *s, struct ses_rings *rs, struct ses_ring *r, bool all)
 {
 	uint32_t tries = 0;
+	uint64_t reads = r->rd.st.reads, next = r->rd.next;
 	int rv;
 
 	rs->cur = r;
+	allocstack_klass_epoch(&rs->kc); /* a class's Klass read once a poll */
 	do {
 		rv = allocread_poll(&r->rd, &vmmem_process, RING_PER_POLL, on_copy, rs);
 		/* all: a slot still being written is waited for as allocread.h says */
@@ -252,20 +272,47 @@ static void ring_read(struct session *s, struct ses_rings *rs, struct ses_ring *
 	s->ae.ev.ring_torn += r->rd.st.torn - r->torn_seen;
 	r->lost_seen = r->rd.st.lost;
 	r->torn_seen = r->rd.st.torn;
+	s->ae.ev.ring_reads += r->rd.st.reads - reads;
+	if (r->rd.next - next > rs->most)
+		rs->most = r->rd.next - next;
 	if (rv < 0) { /* the process is gone, or its ring is not one any more */
 		allocread_close(&r->rd);
 		r->open = false;
 	}
 }
 
+/*
+ * The wait before the next poll: fewer, larger batches while the fullest ring took less than an
+ * eighth of its slots, back to RING_POLL_MS once one took a quarter (a ring is never lapped at a
+ * steady rate: a quarter in RING_POLL_MS_MAX at most).
+ */
+static void ring_pace(struct ses_rings *rs)
+{
+	uint64_t slots = ALLOCRING_SLOTS_MAX;
+
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->r[i].open && rs->r[i].rd.head.slots < slots)
+			slots = rs->r[i].rd.head.slots;
+	if (rs->wait_ms < RING_POLL_MS || rs->most * 4 > slots)
+		rs->wait_ms = RING_POLL_MS;
+	else if (rs->most * 8 < slots && rs->wait_ms * 2 <= RING_POLL_MS_MAX)
+		rs->wait_ms *= 2;
+}
+
 void ses_ring_poll(struct session *s, bool all)
 {
 	struct ses_rings *rs = s->ae.rings;
+	uint64_t t0;
 
 	if (s->o.event != FG_EVENT_ALLOC)
 		return;
 	if (!rs && !(rs = s->ae.rings = calloc(1, sizeof(*rs))))
 		return;
+	/* Steps come with every record too: the rings are read at their own pace. */
+	if (!all && rs->n && s->now() - rs->last_ns < (uint64_t)rs->wait_ms * 1000000u)
+		return;
+	rs->last_ns = s->now();
+	t0 = cpu_now();
 	rs->s = s;
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
@@ -276,18 +323,24 @@ void ses_ring_poll(struct session *s, bool all)
 	if (s->uw.jf && rs->n)
 		javaframes_drain(s->uw.jf);
 	rs->may_defer = !all;
+	rs->most = 0;
 	for (size_t i = 0; i < rs->n; i++)
 		if (rs->r[i].open)
 			ring_read(s, rs, &rs->r[i], all);
+	ring_pace(rs);
+	s->ae.ev.ring_cpu_ns += cpu_now() - t0;
 }
 
 int ses_ring_wait(const struct session *s, int timeout_ms)
 {
 	const struct ses_rings *rs = s->ae.rings;
 
+	int w;
+
 	if (!rs || !rs->n)
 		return timeout_ms;
-	return timeout_ms < 0 || timeout_ms > RING_POLL_MS ? RING_POLL_MS : timeout_ms;
+	w = rs->wait_ms >= RING_POLL_MS ? rs->wait_ms : RING_POLL_MS;
+	return timeout_ms < 0 || timeout_ms > w ? w : timeout_ms;
 }
 
 uint64_t ses_ring_grace(const struct session *s, uint64_t until)

@@ -57,12 +57,18 @@ static void decide(struct evbudget *b)
 	}
 }
 
-uint64_t evbudget_tick(struct evbudget *b, uint64_t samples, uint64_t cost_ns, uint64_t cpu_ns,
-		       uint64_t wall_ns)
+uint64_t evbudget_tick(struct evbudget *b, uint64_t samples, uint64_t copied, uint64_t cost_ns,
+		       uint64_t cpu_ns, uint64_t wall_ns)
 {
-	uint64_t c = cost_ns + samples * EVBUDGET_OUTSIDE_NS;
+	uint64_t out, c;
 
+	if (copied > samples)
+		copied = samples;
+	out = (samples - copied) * EVBUDGET_OUTSIDE_NS + copied * EVBUDGET_COPY_OUTSIDE_NS;
+	c = cost_ns + out;
 	b->samples += samples;
+	b->copied += copied;
+	b->outside_ns += out;
 	b->cost_ns += c;
 	b->cpu_ns += cpu_ns;
 	if (b->ppm == 0)

@@ -42,7 +42,8 @@ struct evctl_priv {
 	atomic_uint_fast64_t changes, apply_failures;
 	/* The budget (the worker's; copied out under mu for evctl_get_stats). */
 	struct evbudget budget, budget_seen;
-	uint64_t bud_ns, bud_cpu, bud_sampled, bud_timed, bud_sampled_ns; /* at the last tick */
+	uint64_t bud_ns, bud_cpu, bud_sampled, bud_timed, bud_sampled_ns,
+		bud_copied; /* at the last tick */
 };
 
 static bool want_eq(const struct want_events *a, const struct want_events *b)
@@ -62,7 +63,7 @@ void evctl_target(const struct evctl *c, const struct want_events *w, struct evs
 	memset(out, 0, sizeof(*out));
 	out->on = w->on & c->caps & FGP_EVM_ALL;
 	if (!(out->on & FGP_EVM_ALLOC) || w->alloc_interval == 0)
-		out->on &= ~(FGP_EVM_ALLOC | FGP_EVM_LIVE); /* live samples what alloc samples */
+		out->on &= ~(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_RING); /* what alloc samples */
 	if (out->on & FGP_EVM_ALLOC)
 		out->alloc_interval = w->alloc_interval;
 	if (out->on & FGP_EVM_LOCK)
@@ -289,6 +290,7 @@ static void budget_mark(struct evctl *c)
 	p->bud_sampled = atomic_load(&c->sampled);
 	p->bud_timed = atomic_load(&c->timed);
 	p->bud_sampled_ns = atomic_load(&c->sampled_ns);
+	p->bud_copied = atomic_load(&c->copied);
 }
 
 /* The interval alloc runs at for ask w (its own, or the budget's). Starts the budget over when
@@ -316,7 +318,7 @@ static void budget_tick(struct evctl *c)
 {
 	struct evctl_priv *p = c->p;
 	uint64_t ns = p->bud_ns, cpu = p->bud_cpu, n = p->bud_sampled, sns = p->bud_sampled_ns;
-	uint64_t m = p->bud_timed, cost;
+	uint64_t m = p->bud_timed, cp = p->bud_copied, cost;
 
 	if (!(p->cur.on & FGP_EVM_ALLOC))
 		return;
@@ -324,8 +326,9 @@ static void budget_tick(struct evctl *c)
 	/* The timed callbacks' mean CPU time for every callback. */
 	n = p->bud_sampled - n;
 	m = p->bud_timed - m;
+	cp = p->bud_copied - cp;
 	cost = m ? (uint64_t)((double)(p->bud_sampled_ns - sns) * (double)n / (double)m) : 0;
-	(void)evbudget_tick(&p->budget, n, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
+	(void)evbudget_tick(&p->budget, n, cp, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
 			    p->bud_ns >= ns ? p->bud_ns - ns : 0);
 	pthread_mutex_lock(&p->w.mu);
 	p->budget_seen = p->budget;
@@ -337,7 +340,7 @@ static void send_cost(struct evctl *c, uint64_t now)
 {
 	struct evctl_priv *p = c->p;
 	const struct evbudget *b = &p->budget;
-	uint64_t outside = b->samples * EVBUDGET_OUTSIDE_NS;
+	uint64_t outside = b->outside_ns;
 	struct fgp_alloc_cost e = {
 		.ts = now,
 		.samples = b->samples,

@@ -354,8 +354,11 @@ static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, u
 		atomic_fetch_add_explicit(&cfg.ctl->thinned, 1, memory_order_relaxed);
 		return;
 	}
-	if (!(on & FGP_EVM_LIVE) && copy_stack(jni, klass, &e))
+	if (!(on & FGP_EVM_LIVE) && (cfg.ring_always || (on & FGP_EVM_RING)) &&
+	    copy_stack(jni, klass, &e)) {
+		evctl_copied(cfg.ctl);
 		return;
+	}
 	if (!class_of(klass, e.cls, sizeof(e.cls))) {
 		evctl_drop(cfg.ctl, EVCTL_DROP_NO_CLASS);
 		return;
@@ -612,7 +615,8 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 	(void)arg;
 	if ((r = attach()) != 0)
 		return r;
-	if (cfg.ring && (want->on & FGP_EVM_ALLOC) && !ring_tried)
+	if (cfg.ring && (want->on & FGP_EVM_ALLOC) &&
+	    (cfg.ring_always || (want->on & FGP_EVM_RING)) && !ring_tried)
 		ring_setup();
 	if ((want->on & FGP_EVM_ALLOC) &&
 	    (*cfg.jvmti)->SetHeapSamplingInterval(cfg.jvmti, (jint)want->alloc_interval) !=
@@ -634,6 +638,11 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 		enabled |= FGP_EVM_VMOUNT;
 	else
 		enabled &= ~FGP_EVM_VMOUNT;
+	/* The collector reads the ring: the callbacks may copy into it (with alloc on). */
+	if ((want->on & FGP_EVM_RING) && (enabled & FGP_EVM_ALLOC))
+		enabled |= FGP_EVM_RING;
+	else
+		enabled &= ~FGP_EVM_RING;
 	/* ... as is naming an unnamed one's stacks by its id */
 	if ((want->on & FGP_EVM_VTID) && (enabled & FGP_EVM_VTHREAD))
 		enabled |= FGP_EVM_VTID;

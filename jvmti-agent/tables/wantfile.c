@@ -133,6 +133,8 @@ static void events_word(const char *w, size_t len, struct want_events *out)
 		out->on |= FGP_EVM_VMOUNT;
 	} else if (len == 4 && memcmp(w, "vtid", 4) == 0) {
 		out->on |= FGP_EVM_VTID;
+	} else if (len == 4 && memcmp(w, "ring", 4) == 0) {
+		out->on |= FGP_EVM_RING;
 	} else if (word_key(w, len, "alloc=", &v, &vlen)) {
 		if (parse_dec(v, vlen, 1, WANT_ALLOC_MAX, &n) == 0) {
 			out->on |= FGP_EVM_ALLOC;

@@ -48,12 +48,14 @@ size_t allocstack_class_name(const uint8_t *sym, size_t len, char *dst, size_t c
 struct allocstack_klass_ent {
 	uint32_t pid;
 	uint64_t klass, sym;
+	uint64_t epoch; /* the epoch its Klass was last read in */
 	char name[ALLOCSTACK_CACHE_NAME];
 };
 
 /* Klass names of one or more JVMs; zero it to start. */
 struct allocstack_klasses {
 	struct allocstack_klass_ent e[ALLOCSTACK_CACHE];
+	uint64_t epoch; /* 0: every lookup reads its Klass */
 	uint64_t lookups, hits, unreadable, invalid;
 };
 
@@ -61,11 +63,19 @@ struct allocstack_klasses {
  * The name of the class at klass (a Klass* in pid) into dst (cap bytes, as
  * allocstack_class_name writes it): its length, or 0 when it could not be read or believed
  * (counted). l must have names (interp_layout_init). A remembered name is used only while the
- * Klass's _name still points at the Symbol it was read from (one read each call); forget a pid
- * that exited with allocstack_forget.
+ * Klass's _name still points at the Symbol it was read from: one read of the Klass each call, or
+ * once an epoch (allocstack_klass_epoch) when epochs are used. Forget a pid that exited with
+ * allocstack_forget.
  */
 size_t allocstack_klass_name(struct allocstack_klasses *c, const struct vmmem_ops *m, uint32_t pid,
 			     const struct interp_layout *l, uint64_t klass, char *dst, size_t cap);
+
+/*
+ * Start an epoch: a name whose Klass was read in it is used again without a read until the next
+ * one. A caller starts one per read of a JVM's memory in bulk (a poll of its ring), so every
+ * sample of that read is named from the Klass as it was then, with one read per class.
+ */
+void allocstack_klass_epoch(struct allocstack_klasses *c);
 
 /* Drop pid's remembered names. */
 void allocstack_forget(struct allocstack_klasses *c, uint32_t pid);

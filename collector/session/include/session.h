@@ -256,6 +256,8 @@ struct session_ev_summary {
 	uint64_t ring_no_java; /* counted whole: the walk found no Java frame */
 	uint64_t ring_no_class; /* counted under "[unknown class]": its Klass could not be read */
 	uint64_t ring_early;	/* taken before the recording started: left out */
+	uint64_t ring_cpu_ns;	/* the collector's CPU reading and walking the rings */
+	uint64_t ring_reads;	/* reads of the JVMs' memory for the rings' copies */
 };
 
 struct session_summary {

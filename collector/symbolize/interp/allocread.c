@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * allocread.c - reading an agent's ring of allocation samples' stack copies (see allocread.h).
+ *
+ * A batch of consecutive samples costs two reads of the process, whatever its size: their
+ * slots' heads, then the stack bytes each head says it holds (only its len) followed by their
+ * seqs again. A head read before its stack and a seq read after it make the copy whole.
  */
 #include "allocread.h"
 
@@ -9,24 +13,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Read len bytes at the ring's offset off into dst: 0, or a negative errno (-EFAULT: short). */
-static int rd(const struct allocread *r, const struct vmmem_ops *m, uint64_t off, void *dst,
-	      size_t len)
-{
-	struct iovec l = { dst, len }, rem = { (void *)(uintptr_t)(r->addr + off), len };
-	ssize_t n;
+_Static_assert(ALLOCREAD_BATCH_BYTES >= ALLOCRING_COPY_MAX, "a batch holds any one stack");
 
-	if (off > r->size || len > r->size - off)
-		return -EFAULT;
-	n = m->readv(m->ctx, r->pid, &l, 1, &rem, 1);
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -EFAULT;
+/* What a batch holds, allocated once per ring. */
+struct allocread_batch {
+	struct allocring_slot head[ALLOCREAD_BATCH];
+	uint64_t after[ALLOCREAD_BATCH];
+	uint32_t at[ALLOCREAD_BATCH]; /* each stack's offset in stack[] */
+	struct iovec loc[2 * ALLOCREAD_BATCH], rem[2 * ALLOCREAD_BATCH];
+	unsigned char stack[ALLOCREAD_BATCH_BYTES];
+};
+
+/* Read the n ranges of rem (each within the ring) into loc: 0, or a negative errno (-EFAULT:
+ * short). */
+static int rdv(struct allocread *r, const struct vmmem_ops *m, const struct iovec *loc,
+	       const struct iovec *rem, unsigned long n)
+{
+	size_t want = 0;
+	ssize_t got;
+
+	for (unsigned long i = 0; i < n; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)rem[i].iov_base;
+
+		if (a < r->addr || a - r->addr > r->size ||
+		    rem[i].iov_len > r->size - (a - r->addr))
+			return -EFAULT;
+		want += rem[i].iov_len;
+	}
+	if (n == 0)
+		return 0;
+	got = m->readv(m->ctx, r->pid, loc, n, rem, n);
+	r->st.reads++;
+	if (got < 0)
+		return (int)got;
+	r->st.bytes += (uint64_t)got;
+	return (size_t)got == want ? 0 : -EFAULT;
 }
 
-static int claimed_now(const struct allocread *r, const struct vmmem_ops *m, uint64_t *out)
+/* One range at the ring's offset off into dst. */
+static int rd(struct allocread *r, const struct vmmem_ops *m, uint64_t off, void *dst, size_t len)
 {
-	return rd(r, m, offsetof(struct allocring_head, claimed), out, sizeof(*out));
+	struct iovec l = { dst, len }, rem = { (void *)(uintptr_t)(r->addr + off), len };
+
+	if (off > r->size)
+		return -EFAULT;
+	return rdv(r, m, &l, &rem, 1);
 }
 
 int allocread_open(struct allocread *r, const struct vmmem_ops *m, pid_t pid, uint64_t addr,
@@ -44,8 +75,8 @@ int allocread_open(struct allocread *r, const struct vmmem_ops *m, pid_t pid, ui
 		return rv;
 	if (!allocring_geom_ok(&r->head, size))
 		return -EPROTO;
-	r->buf = malloc(r->head.slot_size);
-	if (!r->buf)
+	r->b = malloc(sizeof(*r->b));
+	if (!r->b)
 		return -ENOMEM;
 	r->next = r->head.claimed;
 	return 0;
@@ -53,30 +84,86 @@ int allocread_open(struct allocread *r, const struct vmmem_ops *m, pid_t pid, ui
 
 void allocread_close(struct allocread *r)
 {
-	free(r->buf);
-	r->buf = NULL;
+	free(r->b);
+	r->b = NULL;
 }
 
-/* Sample n: 1 handed on, 0 lost, -EAGAIN still being written, or a read's error. */
-static int read_one(struct allocread *r, const struct vmmem_ops *m, uint64_t n, allocread_fn each,
-		    void *arg)
+static void *slot_at(const struct allocread *r, uint64_t n, size_t plus)
 {
-	const struct allocring_slot *s = (const void *)r->buf;
-	uint64_t off = allocring_slot_off(&r->head, n), after;
+	return (void *)(uintptr_t)(r->addr + allocring_slot_off(&r->head, n) + plus);
+}
+
+/* May head h, read for sample n, hold n whole so far (its seq is yet to be read again)? */
+static bool head_ok(const struct allocread *r, const struct allocring_slot *h, uint64_t n)
+{
+	return allocring_slot_ok(&r->head, h, h->seq, n);
+}
+
+/*
+ * Samples next..next+k read as one batch, handed on in order, at most k: the number of samples
+ * the batch got through (handed on or lost; 0 when the first is still being written: *busy),
+ * or a read's error. *handed counts those handed on.
+ */
+static int read_batch(struct allocread *r, const struct vmmem_ops *m, uint32_t k, allocread_fn each,
+		      void *arg, uint32_t *handed, bool *busy)
+{
+	struct allocread_batch *b = r->b;
+	uint32_t nst = 0, bytes = 0, i;
 	int rv;
 
-	if ((rv = rd(r, m, off, r->buf, r->head.slot_size)) != 0 ||
-	    (rv = rd(r, m, off, &after, sizeof(after))) != 0)
-		return rv;
-	if (allocring_slot_ok(&r->head, s, after, n)) {
-		each(arg, s, r->buf + sizeof(*s));
-		return 1;
+	*busy = false;
+	for (i = 0; i < k; i++) {
+		b->loc[i] = (struct iovec){ &b->head[i], sizeof(b->head[i]) };
+		b->rem[i] = (struct iovec){ slot_at(r, r->next + i, 0), sizeof(b->head[i]) };
 	}
-	if (s->seq == allocring_done_seq(n) - 1 && after == s->seq)
-		return -EAGAIN;
-	if (s->seq == allocring_done_seq(n) || after == allocring_done_seq(n))
-		r->st.torn++; /* whole on one side of the read only */
-	return 0;
+	if ((rv = rdv(r, m, b->loc, b->rem, k)) != 0)
+		return rv;
+	/* The stacks of the whole ones, up to the first one being written or what stack[] holds. */
+	for (i = 0; i < k; i++) {
+		const struct allocring_slot *h = &b->head[i];
+
+		if (h->seq == allocring_done_seq(r->next + i) - 1) {
+			*busy = i == 0;
+			break;
+		}
+		if (!head_ok(r, h, r->next + i))
+			continue;
+		if (h->len > sizeof(b->stack) - bytes)
+			break;
+		b->at[i] = bytes;
+		if (h->len) {
+			b->loc[nst] = (struct iovec){ b->stack + bytes, h->len };
+			b->rem[nst] = (struct iovec){ slot_at(r, r->next + i, sizeof(*h)), h->len };
+			nst++;
+		}
+		bytes += h->len;
+	}
+	k = i;
+	/* Their seqs again, after their stacks in the same read: a read copies its ranges in
+	 * order, and x86-64 never lets a load pass an earlier one outside a string copy. */
+	for (i = 0; i < k; i++) {
+		if (!head_ok(r, &b->head[i], r->next + i))
+			continue;
+		b->loc[nst] = (struct iovec){ &b->after[i], sizeof(b->after[i]) };
+		b->rem[nst] = (struct iovec){ slot_at(r, r->next + i, 0), sizeof(b->after[i]) };
+		nst++;
+	}
+	if ((rv = rdv(r, m, b->loc, b->rem, nst)) != 0)
+		return rv;
+	for (i = 0; i < k; i++) {
+		const struct allocring_slot *h = &b->head[i];
+
+		if (head_ok(r, h, r->next + i) && b->after[i] == h->seq) {
+			each(arg, h, b->stack + b->at[i]);
+			r->st.whole++;
+			(*handed)++;
+			continue;
+		}
+		if (head_ok(r, h, r->next + i))
+			r->st.torn++; /* rewritten while its stack was read */
+		r->st.lost++;
+	}
+	return (int)k;
 }
 
 int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max, allocread_fn each,
@@ -84,11 +171,13 @@ int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max,
 {
 	uint64_t claimed;
 	uint32_t done = 0;
+	bool busy;
 	int rv;
 
-	if (!r->buf)
+	if (!r->b)
 		return -EPROTO;
-	if ((rv = claimed_now(r, m, &claimed)) != 0)
+	if ((rv = rd(r, m, offsetof(struct allocring_head, claimed), &claimed, sizeof(claimed))) !=
+	    0)
 		return rv;
 	if (claimed < r->next)
 		return -EPROTO;
@@ -97,19 +186,24 @@ int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max,
 		r->next = claimed - r->head.slots;
 	}
 	while (r->next < claimed && done < max) {
-		rv = read_one(r, m, r->next, each, arg);
-		if (rv == -EAGAIN && ++r->stuck < ALLOCREAD_STUCK_POLLS)
-			break; /* its writer is at work: next poll */
-		if (rv < 0 && rv != -EAGAIN)
+		uint64_t left = claimed - r->next;
+		uint32_t k = left < ALLOCREAD_BATCH ? (uint32_t)left : ALLOCREAD_BATCH;
+
+		if (k > max - done)
+			k = max - done;
+		rv = read_batch(r, m, k, each, arg, &done, &busy);
+		if (rv < 0)
 			return rv;
-		if (rv == 1) {
-			r->st.whole++;
-			done++;
-		} else {
+		if (rv == 0 && !busy)
+			break; /* never: the first slot's stack always fits (below) */
+		if (busy && ++r->stuck < ALLOCREAD_STUCK_POLLS)
+			break; /* its writer is at work: next poll */
+		if (busy) {    /* still being written after as many polls: given up */
 			r->st.lost++;
+			rv = 1;
 		}
 		r->stuck = 0;
-		r->next++;
+		r->next += (uint32_t)rv;
 	}
 	return (int)done;
 }

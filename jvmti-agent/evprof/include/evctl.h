@@ -96,6 +96,7 @@ enum evctl_drop {
 	X(sampled)	 /* allocation callbacks */                                                \
 	X(timed)	 /* ... of them timed (one in EVCTL_TIME_EVERY) */                         \
 	X(sampled_ns)	 /* ... their CPU time */                                                  \
+	X(copied)	 /* ... their stacks copied into the ring (allocstack=copy) */             \
 	X(thinned)	 /* JDK 11's surplus allocation samples left out (samplefix.h) */
 
 struct evctl_stats {
@@ -191,6 +192,12 @@ static inline void evctl_timed(struct evctl *c, uint64_t ns)
 {
 	atomic_fetch_add_explicit(&c->timed, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->sampled_ns, ns, memory_order_relaxed);
+}
+
+/* An allocation callback copied its stack into the ring (for the budget: evbudget.h). */
+static inline void evctl_copied(struct evctl *c)
+{
+	atomic_fetch_add_explicit(&c->copied, 1, memory_order_relaxed);
 }
 
 /* An allocation callback, timed, that took ns (tests). */

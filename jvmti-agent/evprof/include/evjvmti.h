@@ -43,10 +43,13 @@ struct evjvmti_cfg {
 	const atomic_bool *live; /* the VM is initialised: the worker may attach */
 	/* The JVM's heap sampler is JDK 11's: its surplus samples are thinned (samplefix.h). */
 	bool sampler_fix;
-	/* allocstack=copy: the ring (stackring.h, made and announced at load) allocation
+	/* allocstack=copy or auto: the ring (stackring.h, made and announced at load) allocation
 	 * samples' stacks are copied into for the collector to walk, where the JVM's layout
 	 * allows; the others take GetStackTrace. NULL: every sample takes GetStackTrace. */
 	struct stackring *ring;
+	/* allocstack=copy: the ring is used whether or not the collector says it reads it
+	 * (FGP_EVM_RING); auto: only when it does. */
+	bool ring_always;
 };
 
 /*

@@ -58,6 +58,7 @@ static void test_null_and_empty_give_defaults(void **state)
 	assert_true(o.events);
 	assert_int_equal(o.depth, 128);
 	assert_false(o.alloc_copy);
+	assert_false(o.alloc_auto);
 	assert_int_equal(options_parse("", &o, err, sizeof(err)), 0);
 	assert_string_equal(o.socket, FG_DEFAULT_SOCKET);
 }
@@ -85,7 +86,13 @@ static void test_every_key_is_parsed(void **state)
 		options_parse("depth=1,events=true,allocstack=jvmti", &o, err, sizeof(err)), 0);
 	assert_true(o.events);
 	assert_false(o.alloc_copy);
+	assert_false(o.alloc_auto);
 	assert_int_equal(o.depth, 1);
+	/* auto: the ring when the collector reads it; copy: always */
+	assert_int_equal(options_parse("allocstack=auto", &o, err, sizeof(err)), 0);
+	assert_true(o.alloc_auto && !o.alloc_copy);
+	assert_int_equal(options_parse("allocstack=copy", &o, err, sizeof(err)), 0);
+	assert_true(!o.alloc_auto && o.alloc_copy);
 }
 
 static void test_maxmem_suffixes_and_bounds(void **state)
@@ -137,8 +144,8 @@ static void test_malformed_strings_are_refused_naming_the_item(void **state)
 		{ "sockt=/x",
 		  "unknown option 'sockt' in 'sockt=/x' (valid: socket, signatures, maxmem, log, service, "
 		  "events, depth, allocstack)" },
-		{ "allocstack=walk", "allocstack= takes jvmti or copy" },
-		{ "allocstack=", "allocstack= takes jvmti or copy" },
+		{ "allocstack=walk", "allocstack= takes auto, copy or jvmti" },
+		{ "allocstack=", "allocstack= takes auto, copy or jvmti" },
 		{ "events=yes", "events= takes true or false" },
 		{ "events=", "events= takes true or false" },
 		{ "depth=0", "depth= takes a whole number from 1 to 2048" },

@@ -119,6 +119,19 @@ static void test_a_class_is_named_from_its_klass(void **state)
 	assert_int_equal(allocstack_klass_name(c, &m, 42, &l, KLASS, out, sizeof(out)), 16);
 	assert_string_equal(out, "java.lang.String");
 	assert_int_equal(c->hits, 1);
+	/* with epochs: one read of the Klass an epoch, a new epoch reads it again */
+	allocstack_klass_epoch(c);
+	vm.calls = 0;
+	assert_int_equal(allocstack_klass_name(c, &m, 42, &l, KLASS, out, sizeof(out)), 16);
+	assert_int_equal(allocstack_klass_name(c, &m, 42, &l, KLASS, out, sizeof(out)), 16);
+	assert_string_equal(out, "java.lang.String");
+	assert_int_equal(vm.calls, 1);
+	fv_put64(k + fgp_vml_get(&vl, FGP_VML_KLASS_NAME), SYM_A);
+	assert_int_equal(allocstack_klass_name(c, &m, 42, &l, KLASS, out, sizeof(out)), 16);
+	allocstack_klass_epoch(c);
+	assert_int_equal(allocstack_klass_name(c, &m, 42, &l, KLASS, out, sizeof(out)), 6);
+	assert_string_equal(out, "byte[]");
+	c->epoch = 0;
 	/* another process, same address: not this one's name */
 	assert_int_equal(allocstack_klass_name(c, &m, 43, &l, KLASS, out, sizeof(out)), 0);
 	assert_int_equal(c->unreadable, 1);

@@ -528,6 +528,14 @@ static void test_vthread_wants_and_waits_round_trip(void **state)
 	assert_int_equal(got.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID);
 	assert_true(jvm_evwant_line(&w, 1, (char *)buf, sizeof(buf)) > 0);
 	assert_non_null(strstr((char *)buf, " vthread vmount vtid"));
+	/* ring: only with alloc, through the daemon too */
+	assert_null(strstr((char *)buf, " ring"));
+	w.on = FGP_EVM_ALLOC | FGP_EVM_RING;
+	ctl_evwant_encode(buf, &w);
+	assert_int_equal(ctl_evwant_decode(buf, CTL_EVWANT_SIZE, &got), 0);
+	assert_int_equal(got.on, FGP_EVM_ALLOC | FGP_EVM_RING);
+	assert_true(jvm_evwant_line(&w, 1, (char *)buf, sizeof(buf)) > 0);
+	assert_non_null(strstr((char *)buf, " ring"));
 	n = ctl_event_encode(buf, sizeof(buf), &vw);
 	vw.depth = 0;
 	n += ctl_event_encode(buf + n, sizeof(buf) - n, &vw);

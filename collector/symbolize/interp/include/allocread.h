@@ -8,7 +8,10 @@
  * every slot allocring_slot_ok() for the sample it should hold, read twice around the copy; a
  * claimed count that goes back is refused. A sample overwritten before it was read, torn by a
  * writer during the read, or never written (its slot was busy) is counted lost, never used.
- * Memory: one slot's buffer (at most ALLOCRING_COPY_MAX and a header), whatever the peer says.
+ * Samples are read in batches of up to ALLOCREAD_BATCH: two reads of the process a batch (the
+ * slots' heads; the len stack bytes each head announces, then the seqs again), never a slot's
+ * unused room. Memory: one batch's buffers (ALLOCREAD_BATCH heads and ALLOCREAD_BATCH_BYTES of
+ * stacks), whatever the peer says.
  *
  * Not thread-safe: one reader per ring.
  */
@@ -22,12 +25,18 @@
 #include "vmmem.h"
 
 #define ALLOCREAD_STUCK_POLLS 4u /* a slot still being written after this many polls is lost */
+#define ALLOCREAD_BATCH 32u	 /* samples read together at most */
+#define ALLOCREAD_BATCH_BYTES (8u * ALLOCRING_COPY_MAX) /* their stack bytes at most */
 
 struct allocread_stats {
 	uint64_t whole; /* samples read whole and handed on */
 	uint64_t lost;	/* overwritten before they were read, or never written */
 	uint64_t torn;	/* rewritten while they were read (counted in lost too) */
+	uint64_t reads; /* reads of the process (readv calls) */
+	uint64_t bytes; /* bytes they read */
 };
+
+struct allocread_batch;
 
 struct allocread {
 	pid_t pid;
@@ -35,7 +44,7 @@ struct allocread {
 	struct allocring_head head; /* as read at open, checked */
 	uint64_t next;		    /* the next sample to read */
 	uint32_t stuck;		    /* polls that found next still being written */
-	unsigned char *buf;	    /* one slot */
+	struct allocread_batch *b;  /* a batch's heads and stacks */
 	struct allocread_stats st;
 };
 

@@ -26,7 +26,7 @@
 /* One window of 1 s on one core whose sampling cost ppm of it (samples taking all of it). */
 static uint64_t window(struct evbudget *b, uint64_t cost_ppm)
 {
-	return evbudget_tick(b, 0, 1000 * MS * cost_ppm / 1000000u, 1000 * MS, 1000 * MS);
+	return evbudget_tick(b, 0, 0, 1000 * MS * cost_ppm / 1000000u, 1000 * MS, 1000 * MS);
 }
 
 static void test_no_budget_keeps_the_interval_asked(void **state)
@@ -99,17 +99,25 @@ static void test_a_decision_waits_for_a_full_window(void **state)
 	evbudget_reset(&b, BASE, 10000);
 	/* 900 ms of ticks at 10% cost: not a window yet. */
 	for (int i = 0; i < 9; i++)
-		assert_int_equal(evbudget_tick(&b, 0, 10 * MS, 100 * MS, 100 * MS), BASE);
-	assert_int_equal(evbudget_tick(&b, 0, 10 * MS, 100 * MS, 100 * MS), BASE << 4);
+		assert_int_equal(evbudget_tick(&b, 0, 0, 10 * MS, 100 * MS, 100 * MS), BASE);
+	assert_int_equal(evbudget_tick(&b, 0, 0, 10 * MS, 100 * MS, 100 * MS), BASE << 4);
 	/* A JVM that hardly runs: decided after the long window on its time alone. */
 	evbudget_reset(&b, BASE, 10000);
 	for (int i = 0; i < 9; i++)
-		assert_int_equal(evbudget_tick(&b, 0, 5 * MS, 10 * MS, 1000 * MS), BASE);
-	assert_int_equal(evbudget_tick(&b, 0, 5 * MS, 10 * MS, 1000 * MS), BASE << 4);
+		assert_int_equal(evbudget_tick(&b, 0, 0, 5 * MS, 10 * MS, 1000 * MS), BASE);
+	assert_int_equal(evbudget_tick(&b, 0, 0, 5 * MS, 10 * MS, 1000 * MS), BASE << 4);
 	/* Each sample counts EVBUDGET_OUTSIDE_NS on top of the callbacks' time. */
 	evbudget_reset(&b, BASE, 10000);
-	assert_int_equal(evbudget_tick(&b, 1000, 0, 1000 * MS, 1000 * MS), BASE);
+	assert_int_equal(evbudget_tick(&b, 1000, 0, 0, 1000 * MS, 1000 * MS), BASE);
 	assert_int_equal(b.cost_ns, 1000ull * EVBUDGET_OUTSIDE_NS);
+	/* A copied sample counts EVBUDGET_COPY_OUTSIDE_NS (the host's walk of it included). */
+	evbudget_reset(&b, BASE, 10000);
+	assert_int_equal(evbudget_tick(&b, 1000, 600, 0, 1000 * MS, 1000 * MS), BASE);
+	assert_int_equal(b.cost_ns,
+			 400ull * EVBUDGET_OUTSIDE_NS + 600ull * EVBUDGET_COPY_OUTSIDE_NS);
+	assert_int_equal(b.outside_ns, b.cost_ns);
+	assert_int_equal(b.copied, 600);
+	assert_true(evbudget_tick(&b, 10, 20, 0, 0, 0) == BASE && b.copied == 610);
 }
 
 /*
@@ -126,7 +134,7 @@ static void steady(uint64_t rate, uint64_t per_ns, uint32_t ppm)
 	for (int i = 0; i < 60; i++) {
 		uint64_t n = rate / b.interval, iv = b.interval;
 
-		(void)evbudget_tick(&b, n, n * per_ns, 1000 * MS, 1000 * MS);
+		(void)evbudget_tick(&b, n, 0, n * per_ns, 1000 * MS, 1000 * MS);
 		if (i >= 10 && b.interval != iv)
 			moves_late++;
 		last = b.interval;

@@ -6,7 +6,8 @@
  * the read counted lost; a slot rewritten during its read (the fake writer strikes between the
  * two reads) counted torn and lost, never handed on; a slot still being written waited for, then
  * given up after ALLOCREAD_STUCK_POLLS polls; a head or a count that lies refused; a slot whose
- * length passes the copy's room never handed on.
+ * length passes the copy's room never handed on; a batch of samples read with a few reads and
+ * only the stack bytes their heads announce.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -29,6 +30,7 @@ static uint64_t ring_bytes;
 static int strike_at; /* the fake readv's call that rewrites slot strike_n first (0: never) */
 static int calls;
 static uint64_t strike_n;
+static uint64_t read_bytes; /* by the fake readv */
 
 static struct allocring_head *head(void)
 {
@@ -60,17 +62,22 @@ static void put(uint64_t n, uint32_t len)
 static ssize_t fake_readv(void *ctx, pid_t pid, const struct iovec *l, unsigned long nl,
 			  const struct iovec *r, unsigned long nr)
 {
+	ssize_t got = 0;
+
 	(void)ctx;
 	(void)pid;
-	assert_int_equal(nl, 1);
-	assert_int_equal(nr, 1);
-	assert_true(l->iov_len == r->iov_len);
-	assert_true((unsigned char *)r->iov_base >= ring &&
-		    (unsigned char *)r->iov_base + r->iov_len <= ring + ring_bytes);
-	memcpy(l->iov_base, r->iov_base, l->iov_len);
+	assert_int_equal(nl, nr);
+	for (unsigned long i = 0; i < nr; i++) {
+		assert_true(l[i].iov_len == r[i].iov_len);
+		assert_true((unsigned char *)r[i].iov_base >= ring &&
+			    (unsigned char *)r[i].iov_base + r[i].iov_len <= ring + ring_bytes);
+		memcpy(l[i].iov_base, r[i].iov_base, l[i].iov_len);
+		got += (ssize_t)l[i].iov_len;
+	}
+	read_bytes += (uint64_t)got;
 	if (++calls == strike_at) /* a writer takes the slot over after this read */
 		slot(strike_n)->seq = allocring_done_seq(strike_n + SLOTS) - 1;
-	return (ssize_t)l->iov_len;
+	return got;
 }
 
 static const struct vmmem_ops mem = { fake_readv, NULL };
@@ -88,6 +95,7 @@ static void make(void)
 					   .head_size = sizeof(struct allocring_head) };
 	strike_at = 0;
 	calls = 0;
+	read_bytes = 0;
 }
 
 struct got {
@@ -218,6 +226,43 @@ static void test_what_lies_is_refused(void **state)
 	free(ring);
 }
 
+/* Many samples cost a few reads of the process, and only the stack bytes their heads announce. */
+static void test_batches_read_only_what_slots_hold(void **state)
+{
+	struct allocread r;
+	struct got g = { 0 };
+	uint64_t want;
+	int before;
+
+	(void)state;
+	make();
+	assert_int_equal(open_ring(&r), 0);
+	for (uint64_t n = 0; n < SLOTS; n++)
+		put(n, 16);
+	before = calls;
+	read_bytes = 0;
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), (int)SLOTS);
+	assert_false(g.bad_words);
+	/* the count, then one batch: heads, then stacks and seqs */
+	assert_int_equal(calls - before, 3);
+	want = sizeof(uint64_t) + SLOTS * (sizeof(struct allocring_slot) + 16 + sizeof(uint64_t));
+	assert_true(read_bytes == want);
+	assert_true(r.st.reads == 4 && r.st.bytes == want + sizeof(struct allocring_head));
+	/* a slot being written cuts the batch there: those before it are handed on */
+	for (uint64_t n = SLOTS; n < SLOTS + 4; n++)
+		put(n, 8);
+	slot(SLOTS + 2)->seq = allocring_done_seq(SLOTS + 2) - 1;
+	g.n = 0;
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 2);
+	assert_true(g.n == 2 && g.sizes[0] == SLOTS && g.sizes[1] == SLOTS + 1);
+	assert_true(r.next == SLOTS + 2 && r.st.lost == 0);
+	slot(SLOTS + 2)->seq = allocring_done_seq(SLOTS + 2);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), 2);
+	assert_true(g.sizes[2] == SLOTS + 2 && g.sizes[3] == SLOTS + 3);
+	allocread_close(&r);
+	free(ring);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_lapped_and_torn_samples_are_lost),
 		cmocka_unit_test(test_a_slot_being_written_is_waited_for),
 		cmocka_unit_test(test_what_lies_is_refused),
+		cmocka_unit_test(test_batches_read_only_what_slots_hold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
