@@ -379,7 +379,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	if [[ $variants == *ring* ]]; then
 		local jj jc cj cc
 		# fgcollect's CPU in the window over the window's samples: $5 ns in $4 ns at n samples/s
-		fc() { awk -v n="$2" '{ if (n > 0) printf "%.4f\n", $5 / 1e3 / ($4 / 1e9 * n) }' "$tmp/$1" | median | awk '{ printf "%.2f", $1 }'; }
+		fc() { n="$2" awk '{ n = ENVIRON["n"]; if (n > 0) printf "%.4f\n", $5 / 1e3 / ($4 / 1e9 * n) }' "$tmp/$1" | median | awk '{ printf "%.2f", $1 }'; }
 		jj=$(x fixed "$n0") jc=$(x ring "$(per ring)") cj=$(fc fixed "$n0") cc=$(fc ring "$(per ring)")
 		echo "jvmti vs copy, per allocation sample (medians over rounds):"
 		echo "  the JVM's extra CPU: jvmti (fixed) $jj us, copy (ring) $jc us; copy/jvmti $(c="$jc" j="$jj" awk 'BEGIN { printf "%.2f", (ENVIRON["j"] > 0 ? ENVIRON["c"] / ENVIRON["j"] : 0) }')"
