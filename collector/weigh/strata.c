@@ -119,12 +119,10 @@ static struct stratum *taken_m(struct strata *st, uint32_t tid, bool mounted, un
 	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
 }
 
-/* The stratum of tid's kind k with stacks, or NULL. */
+/* The stratum of tid's kind k with stacks (no virtual thread mounted), or NULL. */
 static struct stratum *taken(struct strata *st, uint32_t tid, unsigned k)
 {
-	const uint64_t *v = htab_get(&st->idx, key_of(tid, false, k));
-
-	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
+	return taken_m(st, tid, false, k);
 }
 
 /*
