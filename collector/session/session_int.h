@@ -88,6 +88,7 @@ struct ses_unwind {
 	} vtl[VTLAYOUT_MAX];
 	uint32_t vtl_next;
 	uint32_t vtmem_pid; /* the process vtmem reads */
+	uint64_t wants;	    /* ses_walk_copy's -EAGAIN: the address it waits for (vmstack_out) */
 };
 
 /* Agent events (alloc, live, lock; session_agentev.c): what is asked of the agents, the

@@ -49,10 +49,11 @@ struct ses_ring {
 };
 
 /* A copy whose walk went through code not announced yet: walked again when its JVM's table
- * has new code (code_gen moved), and at the latest at its watermark. */
+ * has new code (code_gen moved) where it waits, and at the latest at its watermark. */
 struct ring_deferred {
 	uint32_t pid;
 	uint64_t code_gen; /* its JVM's ring_code_gen() when it was last walked */
+	uint64_t wants;	   /* the address whose code its walk waits for (vmstack_out.wants) */
 	struct allocring_slot sl;
 	uint8_t *stack;
 };
@@ -188,7 +189,7 @@ static void walk_final(struct session *s, struct ses_ring *r, const struct alloc
 
 /* Keep a copy whose walk wants code not announced yet: false when the wait is full. */
 static bool defer_copy(struct ses_rings *rs, struct ses_ring *r, const struct allocring_slot *sl,
-		       const uint8_t *stack)
+		       const uint8_t *stack, uint64_t wants)
 {
 	struct ring_deferred *d;
 
@@ -203,6 +204,7 @@ static bool defer_copy(struct ses_rings *rs, struct ses_ring *r, const struct al
 	d->sl = *sl;
 	d->pid = r->pid;
 	d->code_gen = r->code_gen;
+	d->wants = wants;
 	rs->defer_bytes += sl->len;
 	rs->ndefer++;
 	return true;
@@ -220,12 +222,22 @@ static void on_copy(void *arg, const struct allocring_slot *sl, const uint8_t *s
 	}
 	if (walk_one(s, rs->cur, sl, stack, true))
 		return;
-	if (defer_copy(rs, rs->cur, sl, stack)) {
+	if (defer_copy(rs, rs->cur, sl, stack, s->uw.wants)) {
 		s->ae.ev.ring_waited++;
 		return;
 	}
 	s->ae.ev.ring_no_code++; /* too many wait already */
 	(void)walk_one(s, rs->cur, sl, stack, false);
+}
+
+/* Has the code that d's walk waits for come (a blob there at its time, with frame facts when
+ * it is a compiled method)? */
+static bool code_came(const struct session *s, const struct ring_deferred *d)
+{
+	const struct codetab *tab = ses_src_table(s, d->pid);
+	const struct codeblob *b = tab ? codetab_lookup(tab, d->wants, d->sl.ts) : NULL;
+
+	return b && (b->kind != CODEBLOB_COMPILED || b->frame);
 }
 
 void ses_ring_walk_deferred(struct session *s, uint64_t w)
@@ -244,9 +256,15 @@ void ses_ring_walk_deferred(struct session *s, uint64_t w)
 		struct ses_ring *r = ring_of(rs, d->pid);
 
 		if (r && d->sl.ts > w) {
-			/* Its JVM's table has new code since its last walk: perhaps its own. */
-			if (d->code_gen == r->code_gen || !walk_one(s, r, &d->sl, d->stack, true)) {
-				d->code_gen = r->code_gen;
+			/* Walked again only once its JVM's table has taken new code, its own. */
+			bool wait = true;
+
+			if (d->code_gen != r->code_gen && code_came(s, d)) {
+				wait = !walk_one(s, r, &d->sl, d->stack, true);
+				d->wants = s->uw.wants; /* it may wait further up now */
+			}
+			d->code_gen = r->code_gen;
+			if (wait) {
 				rs->defer[k++] = *d;
 				continue;
 			}

@@ -218,20 +218,25 @@ int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstac
  * pointers holds anything: the walk then stops lost, or reads past the copy's end and looks
  * [truncated] when it was not.
  */
-static bool wants_code(struct vmstack *v, const struct unw_result *res, uint32_t n)
+static bool wants_code(struct vmstack *v, const struct unw_result *res, uint32_t n, uint64_t *addr)
 {
 	if (res->end != UNW_END_LOST && res->end != UNW_END_TRUNCATED)
 		return false;
-	if (res->end == UNW_END_LOST && res->stop_code == UNW_ANON)
+	if (res->end == UNW_END_LOST && res->stop_code == UNW_ANON) {
+		*addr = n > 1 && v->frames[n - 1].pc ? v->frames[n - 1].pc - 1
+						     : v->frames[n - 1].pc;
 		return true;
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		const struct fgp_code_frame *f = NULL;
 
 		if (v->frames[k].code != UNW_COMPILED || v->frames[k].how == UNW_HOW_FROZEN)
 			continue;
 		(void)classify(v, v->frames[k].pc, k > 0, &f);
-		if (!f)
+		if (!f) {
+			*addr = k && v->frames[k].pc ? v->frames[k].pc - 1 : v->frames[k].pc;
 			return true;
+		}
 	}
 	return false;
 }
@@ -252,7 +257,7 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	}
 	set_in(v, in);
 	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
-	wait = in->may_defer && wants_code(v, &res, n);
+	wait = in->may_defer && wants_code(v, &res, n, &out->wants);
 	set_in(v, NULL);
 	if (res.end == UNW_END_NO_REGS)
 		return -ENODATA;

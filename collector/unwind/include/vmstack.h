@@ -111,6 +111,10 @@ struct vmstack_out {
 	 * these copies (not in the sample's stack copy). */
 	const struct ustack *frozen;
 	uint32_t nr_frozen;
+	/* -EAGAIN: the address whose code the walk waits for (a return address less one), so
+	 * the caller can tell when it came (codetab_lookup at the sample's time finds a blob
+	 * there, with frame facts when compiled); nothing else of *out is set then. */
+	uint64_t wants;
 };
 
 /*

@@ -312,6 +312,7 @@ static void test_a_walk_into_code_not_announced_yet_waits_and_roots_later(void *
 	late_announced = false;
 	x.in.may_defer = true;
 	assert_int_equal(vmstack_unwind(v, &x.in, &o), -EAGAIN);
+	assert_int_equal(o.wants, LATE + 0x100 - 1); /* the code it waits for */
 	vmstack_stats(v, &st);
 	assert_int_equal(st.deferred, 1);
 	assert_int_equal(st.samples, 0);
@@ -444,6 +445,7 @@ static void test_a_walk_cut_by_a_guess_at_a_method_without_facts_waits_for_them(
 	assert_int_equal(o.end, UNW_END_TRUNCATED);
 	x.in.may_defer = true;
 	assert_int_equal(vmstack_unwind(v, &x.in, &o), -EAGAIN);
+	assert_int_equal(o.wants, JIT_A + 0x40 - 1); /* the method whose facts it waits for */
 	vmstack_stats(v, &st);
 	assert_int_equal(st.deferred, 1);
 	assert_int_equal(st.samples, 1);
