@@ -39,7 +39,7 @@ void options_defaults(struct options *o)
 	o->events = true;
 	o->depth = OPTIONS_DEPTH_DEFAULT;
 	o->alloc_copy = false;
-	o->alloc_auto = false;
+	o->alloc_auto = true;
 }
 
 /* A whole decimal number in [1, OPTIONS_DEPTH_MAX]. */

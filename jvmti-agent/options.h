@@ -19,11 +19,13 @@
  *                          offers them (no FGP_HELLO_EVENTS)
  *   depth=N                frames an alloc or lock event's stack keeps, 1..2048 (default
  *                          128; a collector may ask another depth)
- *   allocstack=jvmti|copy  how an allocation sample's stack is taken (default jvmti): jvmti
- *                          walks it in the JVM's thread (GetStackTrace, names interned);
- *                          copy takes the thread's last Java frame and the top of its stack
- *                          into the agent's ring for the collector to walk (stackring.h);
- *                          where the JVM's layout is unknown, copy falls back to jvmti
+ *   allocstack=auto|copy|jvmti  how an allocation sample's stack is taken (default auto):
+ *                          jvmti walks it in the JVM's thread (GetStackTrace, names
+ *                          interned); copy takes the thread's last Java frame and the top of
+ *                          its stack into the agent's ring for the collector to walk
+ *                          (stackring.h); auto copies while the collector says it reads the
+ *                          ring, else as jvmti; where the JVM's layout is unknown, copy and
+ *                          auto fall back to jvmti
  *
  * Values cannot contain ','.
  */

@@ -12,17 +12,27 @@
 #include "fgjname.h"
 
 uint32_t allocstack_java_from(const struct codetab *tab, const uint64_t *user, uint32_t n,
-			      uint64_t ts)
+			      uint64_t ts, bool *java)
 {
+	uint32_t past_stubs = 0;
+	bool stubs = true;
+
 	for (uint32_t i = 0; i < n; i++) {
 		/* a return address is looked up at its call (it may end its code) */
 		const struct codeblob *b =
 			codetab_lookup(tab, i && user[i] ? user[i] - 1 : user[i], ts);
 
-		if (b && (b->kind == CODEBLOB_COMPILED || strcmp(b->name, "Interpreter") == 0))
+		if (b && (b->kind == CODEBLOB_COMPILED || strcmp(b->name, "Interpreter") == 0)) {
+			*java = true;
 			return i;
+		}
+		if (stubs && b)
+			past_stubs = i + 1;
+		else
+			stubs = false;
 	}
-	return n;
+	*java = false;
+	return past_stubs < n ? past_stubs : 0;
 }
 
 size_t allocstack_class_name(const uint8_t *sym, size_t len, char *dst, size_t cap)

@@ -17,6 +17,7 @@
 #include "array.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "util.h"
 #include "fgsearch.h"
 #include "htab.h"
 #include "nstid.h"
@@ -1008,14 +1009,6 @@ size_t jvmset_pump(struct jvmset *s, struct receive *rx, uint64_t now)
 
 #define WRITE_BUDGET_INV 20
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t clamp_interval(const struct jvmset *s, uint64_t v)
 {
 	if (v < s->o.min_write_ns)
@@ -1033,7 +1026,7 @@ static uint64_t clamp_interval(const struct jvmset *s, uint64_t v)
  */
 static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
 {
-	uint64_t t0 = fg_now_ns(), c0 = thread_cpu_ns(), t1, cost, compactions;
+	uint64_t t0 = fg_now_ns(), c0 = fg_thread_cpu_ns(), t1, cost, compactions;
 	struct perfmap_writer_stats st;
 	int rv;
 
@@ -1041,7 +1034,7 @@ static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
 	compactions = st.compactions;
 	rv = perfmap_writer_update(j->map, j->tab, may_compact);
 	t1 = fg_now_ns();
-	cost = thread_cpu_ns() - c0;
+	cost = fg_thread_cpu_ns() - c0;
 	s->c.map_write_ns += t1 - t0;
 	j->last_write = t1;
 	j->interval = s->o.min_write_ns;

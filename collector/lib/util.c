@@ -207,3 +207,12 @@ int fg_read_file(const char *path, size_t initial, size_t max, char **buf, size_
 	*len = n;
 	return 0;
 }
+
+uint64_t fg_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -595,12 +595,15 @@ static void report_ring(const struct session_ev_summary *e, const struct report_
 	    "here, %llu taken by the agents with GetStackTrace; %llu copies lost (lapped before "
 	    "they were read, or never written; %llu of them torn while read) and not counted, "
 	    "%llu from before the recording left out; %llu walks found no Java frame, %llu "
+	    "stopped short of the thread's start (under [truncated]), %llu waited for code "
+	    "announced after them, %llu were walked without it (not announced in time); %llu "
 	    "classes unnamed; reading and walking them took %.2f us of the collector's CPU per "
 	    "copy (%.3f s in all, %llu reads of the JVMs' memory)",
 	    (unsigned long long)e->ring_counted, e->ring_jvms, jvmti,
 	    (unsigned long long)e->ring_lost, (unsigned long long)e->ring_torn,
 	    (unsigned long long)e->ring_early, (unsigned long long)e->ring_no_java,
-	    (unsigned long long)e->ring_no_class,
+	    (unsigned long long)e->ring_unrooted, (unsigned long long)e->ring_waited,
+	    (unsigned long long)e->ring_no_code, (unsigned long long)e->ring_no_class,
 	    e->ring_counted ? (double)e->ring_cpu_ns / 1e3 / (double)e->ring_counted : 0.0,
 	    (double)e->ring_cpu_ns / 1e9, (unsigned long long)e->ring_reads);
 }

@@ -454,7 +454,7 @@ bool session_done(const struct session *s)
 
 void session_finish(struct session *s, int grace_ms)
 {
-	uint64_t until;
+	uint64_t until, base;
 
 	s->end_ns = s->now();
 	s->so->disable(s->sampler);
@@ -472,11 +472,11 @@ void session_finish(struct session *s, int grace_ms)
 	/* Late code events: the JVM reports a compile a little after the code first runs. A
 	 * sample whose walk stopped in code not announced yet waits for it as long as a lookup
 	 * would take it (CODETAB_GRACE_NS after the sample). */
-	until = s->now() + (uint64_t)grace_ms * 1000000ull;
+	base = s->now() + (uint64_t)grace_ms * 1000000ull;
 	for (size_t i = 0; i < s->uw.ndefer; i++)
-		if (s->uw.defer[i].r.time + CODETAB_GRACE_NS > until)
-			until = s->uw.defer[i].r.time + CODETAB_GRACE_NS;
-	until = ses_ring_grace(s, until);
+		if (s->uw.defer[i].r.time + CODETAB_GRACE_NS > base)
+			base = s->uw.defer[i].r.time + CODETAB_GRACE_NS;
+	until = ses_ring_grace(s, base);
 	while (s->now() < until) {
 		struct pollfd fds[3];
 		int left = (int)((until - s->now()) / 1000000ull);
@@ -487,6 +487,9 @@ void session_finish(struct session *s, int grace_ms)
 		if (poll(fds, n, left > 0 ? left : 0) < 0 && errno != EINTR)
 			break;
 		ses_pump_src(s);
+		/* The copies whose code came are walked: the wait ends with the last of them. */
+		ses_ring_walk_deferred(s, 0);
+		until = ses_ring_grace(s, base);
 	}
 	ses_pump_src(s);
 	ses_settle(s, UINT64_MAX);

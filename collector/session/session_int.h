@@ -88,6 +88,7 @@ struct ses_unwind {
 	} vtl[VTLAYOUT_MAX];
 	uint32_t vtl_next;
 	uint32_t vtmem_pid; /* the process vtmem reads */
+	uint64_t wants;	    /* ses_walk_copy's -EAGAIN: the address it waits for (vmstack_out) */
 };
 
 /* Agent events (alloc, live, lock; session_agentev.c): what is asked of the agents, the
@@ -227,7 +228,11 @@ int ses_walk_copy(struct session *s, uint32_t pid, uint64_t ts, const struct ure
 /* session_ring.c: allocation samples' stack copies read from the agents' rings and walked */
 void ses_ring_poll(struct session *s, bool all);
 int ses_ring_wait(const struct session *s, int timeout_ms);
+/* The copies waiting for code: each walked again when its JVM's code table has taken new
+ * code since its last walk (counted once that walk no longer waits), and those taken at or
+ * before w (the watermark: their tables are complete) walked whatever they still lack. */
 void ses_ring_walk_deferred(struct session *s, uint64_t w);
+/* until, or later: the time up to which the copies still waiting may get their code. */
 uint64_t ses_ring_grace(const struct session *s, uint64_t until);
 void ses_ring_close(struct session *s);
 

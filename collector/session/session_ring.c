@@ -10,23 +10,31 @@
  * Invariant: a ring is read only at the address and size its own agent announced in its
  * VM_LAYOUT, in the process that agent's connection was verified for; what a slot holds is
  * never trusted (allocread.h, vmstack.h, allocstack.h check it). Memory: a batch's buffers per
- * JVM and at most RING_DEFER_MAX copies waiting for their code.
+ * JVM and at most RING_DEFER_MAX copies (RING_DEFER_BYTES of stack) waiting for their code.
+ *
+ * HotSpot announces a compiled method after it may already run (CompiledMethodLoad comes from
+ * its ServiceThread, its frame facts perhaps in the agent's next message): a copy whose walk
+ * went through code the table does not have yet waits, and is walked again as soon as its
+ * JVM's table has new code, or at the latest once the tables are complete up to its time (the
+ * watermark, as a CPU sample's walk and every JIT lookup wait). Most wait a few milliseconds,
+ * so a fresh method hot in every thread at once does not fill the wait.
  */
 #include "session_int.h"
 #include "allocread.h"
 #include "allocstack.h"
 #include "nstid.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define RING_MAX 16	    /* JVMs whose rings are read at once */
-#define RING_POLL_MS 10	    /* a ring is read this often at least ... */
-#define RING_POLL_MS_MAX 80 /* ... and at most: 256 slots last ~90 ms at 64 KiB */
-#define RING_PER_POLL 4096u /* slots read from one ring per poll at most */
-#define RING_DEFER_MAX 256u /* copies waiting for code not announced yet */
+#define RING_MAX 16		     /* JVMs whose rings are read at once */
+#define RING_POLL_MS 10		     /* a ring is read this often at least ... */
+#define RING_POLL_MS_MAX 80	     /* ... and at most: 256 slots last ~90 ms at 64 KiB */
+#define RING_PER_POLL 4096u	     /* slots read from one ring per poll at most */
+#define RING_DEFER_MAX 4096u	     /* copies waiting for code not announced yet ... */
+#define RING_DEFER_BYTES (16u << 20) /* ... and their stack bytes */
 #define UNKNOWN_CLASS "[unknown class]"
 
 struct ses_ring {
@@ -36,12 +44,16 @@ struct ses_ring {
 	struct nstid tids; /* the agent's thread ids -> the host's */
 	struct interp_layout il;
 	bool il_ok;
+	uint64_t code_gen;	       /* its code table's ring_code_gen() at this poll */
 	uint64_t lost_seen, torn_seen; /* rd.st counted into the summary so far */
 };
 
-/* A copy whose walk stopped in code not announced yet: walked again at its watermark. */
+/* A copy whose walk went through code not announced yet: walked again when its JVM's table
+ * has new code (code_gen moved) where it waits, and at the latest at its watermark. */
 struct ring_deferred {
 	uint32_t pid;
+	uint64_t code_gen; /* its JVM's ring_code_gen() when it was last walked */
+	uint64_t wants;	   /* the address whose code its walk waits for (vmstack_out.wants) */
 	struct allocring_slot sl;
 	uint8_t *stack;
 };
@@ -52,26 +64,16 @@ struct ses_rings {
 	uint32_t tried[RING_MAX * 4]; /* pids whose ring was looked at (opened or refused) */
 	size_t ntried;
 	struct allocstack_klasses kc;
-	struct ring_deferred defer[RING_DEFER_MAX];
+	struct ring_deferred *defer; /* RING_DEFER_MAX, allocated at the first wait */
 	size_t ndefer;
+	size_t defer_bytes; /* their stacks' bytes */
 	char cls[ALLOCSTACK_NAME_MAX];
 	struct session *s; /* the poll's, for its callback */
 	struct ses_ring *cur;
-	bool may_defer;
 	int wait_ms;	  /* until the next poll: longer while the rings fill slowly */
 	uint64_t last_ns; /* the last poll's time */
 	uint64_t most;	  /* the most samples one ring took since the last poll */
 };
-
-/* The calling thread's CPU time (what reading and walking the rings costs the collector). */
-static uint64_t cpu_now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct ses_ring *ring_of(struct ses_rings *rs, uint32_t pid)
 {
@@ -79,6 +81,18 @@ static struct ses_ring *ring_of(struct ses_rings *rs, uint32_t pid)
 		if (rs->r[i].pid == pid)
 			return &rs->r[i];
 	return NULL;
+}
+
+/* What pid's code table has taken so far (loads, stubs, frame facts): moves when code came. */
+static uint64_t ring_code_gen(const struct session *s, uint32_t pid)
+{
+	const struct codetab *tab = ses_src_table(s, pid);
+	struct codetab_stats st;
+
+	if (!tab)
+		return 0;
+	codetab_stats(tab, &st);
+	return st.loads + st.dynamic + st.frames + st.refreshed + st.unloads;
 }
 
 /* One copy walked, weighed and counted; false when it waits for its code (deferred). */
@@ -92,6 +106,7 @@ static bool walk_one(struct session *s, struct ses_ring *r, const struct allocri
 	struct target *t = targets_find(&s->targets, r->pid);
 	uint32_t tid = 0, k;
 	uint64_t w, aux;
+	bool java = false;
 	int rv;
 
 	if (nstid_lookup(&r->tids, sl->tid, s->now(), &tid) == 0 && tid) {
@@ -114,6 +129,8 @@ static bool walk_one(struct session *s, struct ses_ring *r, const struct allocri
 	rv = ses_walk_copy(s, r->pid, sl->ts, &regs, &st, may_defer, &smp);
 	if (rv == -EAGAIN)
 		return false;
+	if (rv != 0 || !smp.user_rooted)
+		s->ae.ev.ring_unrooted++;
 	s->ae.ev.events++;
 	if (t)
 		t->ev.stacks++;
@@ -123,12 +140,15 @@ static bool walk_one(struct session *s, struct ses_ring *r, const struct allocri
 		s->ae.ev.bad++;
 		return true;
 	}
-	/* From the thread's last Java frame anchor: stubs and the VM's frames may come first. */
-	k = rv == 0 ? allocstack_java_from(ses_src_table(s, r->pid), smp.user, smp.nr_user, sl->ts)
+	/* From the thread's last Java frame anchor: stubs and the VM's frames may come first.
+	 * A walk that found no Java frame still leaves its leading stubs out: the runtime stub
+	 * the allocation went through is never the frame shown allocating. */
+	k = rv == 0 ? allocstack_java_from(ses_src_table(s, r->pid), smp.user, smp.nr_user, sl->ts,
+					   &java)
 		    : 0;
-	if (rv != 0 || k == smp.nr_user) {
+	if (rv != 0 || !java)
 		s->ae.ev.ring_no_java++;
-	} else {
+	if (k) {
 		smp.user += k;
 		smp.nr_user -= k;
 		if (smp.uframes)
@@ -154,29 +174,70 @@ static bool walk_one(struct session *s, struct ses_ring *r, const struct allocri
 	return true;
 }
 
+/*
+ * A copy walked without waiting any more: when its walk still wants code (walked again with
+ * may_defer first), counted as walked without it.
+ */
+static void walk_final(struct session *s, struct ses_ring *r, const struct allocring_slot *sl,
+		       const uint8_t *stack)
+{
+	if (walk_one(s, r, sl, stack, true))
+		return;
+	s->ae.ev.ring_no_code++;
+	(void)walk_one(s, r, sl, stack, false);
+}
+
+/* Keep a copy whose walk wants code not announced yet: false when the wait is full. */
+static bool defer_copy(struct ses_rings *rs, struct ses_ring *r, const struct allocring_slot *sl,
+		       const uint8_t *stack, uint64_t wants)
+{
+	struct ring_deferred *d;
+
+	if (rs->ndefer == RING_DEFER_MAX || rs->defer_bytes + sl->len > RING_DEFER_BYTES ||
+	    (!rs->defer && !(rs->defer = calloc(RING_DEFER_MAX, sizeof(*rs->defer)))))
+		return false;
+	d = &rs->defer[rs->ndefer];
+	d->stack = malloc(sl->len ? sl->len : 1);
+	if (!d->stack)
+		return false;
+	memcpy(d->stack, stack, sl->len);
+	d->sl = *sl;
+	d->pid = r->pid;
+	d->code_gen = r->code_gen;
+	d->wants = wants;
+	rs->defer_bytes += sl->len;
+	rs->ndefer++;
+	return true;
+}
+
 /* allocread's callback: a whole copy of the polled ring. */
 static void on_copy(void *arg, const struct allocring_slot *sl, const uint8_t *stack)
 {
 	struct ses_rings *rs = arg;
 	struct session *s = rs->s;
-	struct ring_deferred *d;
 
 	if (sl->ts < s->start_ns) {
 		s->ae.ev.ring_early++;
 		return;
 	}
-	if (walk_one(s, rs->cur, sl, stack, rs->may_defer && rs->ndefer < RING_DEFER_MAX))
+	if (walk_one(s, rs->cur, sl, stack, true))
 		return;
-	d = &rs->defer[rs->ndefer];
-	d->stack = malloc(sl->len ? sl->len : 1);
-	if (!d->stack) {
-		(void)walk_one(s, rs->cur, sl, stack, false);
+	if (defer_copy(rs, rs->cur, sl, stack, s->uw.wants)) {
+		s->ae.ev.ring_waited++;
 		return;
 	}
-	memcpy(d->stack, stack, sl->len);
-	d->sl = *sl;
-	d->pid = rs->cur->pid;
-	rs->ndefer++;
+	s->ae.ev.ring_no_code++; /* too many wait already */
+	(void)walk_one(s, rs->cur, sl, stack, false);
+}
+
+/* Has the code that d's walk waits for come (a blob there at its time, with frame facts when
+ * it is a compiled method)? */
+static bool code_came(const struct session *s, const struct ring_deferred *d)
+{
+	const struct codetab *tab = ses_src_table(s, d->pid);
+	const struct codeblob *b = tab ? codetab_lookup(tab, d->wants, d->sl.ts) : NULL;
+
+	return b && (b->kind != CODEBLOB_COMPILED || b->frame);
 }
 
 void ses_ring_walk_deferred(struct session *s, uint64_t w)
@@ -187,21 +248,34 @@ void ses_ring_walk_deferred(struct session *s, uint64_t w)
 
 	if (!rs || !rs->ndefer)
 		return;
-	t0 = cpu_now();
+	t0 = fg_thread_cpu_ns();
+	for (size_t i = 0; i < rs->n; i++)
+		rs->r[i].code_gen = ring_code_gen(s, rs->r[i].pid);
 	for (size_t i = 0; i < rs->ndefer; i++) {
 		struct ring_deferred *d = &rs->defer[i];
 		struct ses_ring *r = ring_of(rs, d->pid);
 
-		if (d->sl.ts > w && r) {
-			rs->defer[k++] = *d;
-			continue;
+		if (r && d->sl.ts > w) {
+			/* Walked again only once its JVM's table has taken new code, its own. */
+			bool wait = true;
+
+			if (d->code_gen != r->code_gen && code_came(s, d)) {
+				wait = !walk_one(s, r, &d->sl, d->stack, true);
+				d->wants = s->uw.wants; /* it may wait further up now */
+			}
+			d->code_gen = r->code_gen;
+			if (wait) {
+				rs->defer[k++] = *d;
+				continue;
+			}
+		} else if (r) {
+			walk_final(s, r, &d->sl, d->stack);
 		}
-		if (r)
-			(void)walk_one(s, r, &d->sl, d->stack, false);
+		rs->defer_bytes -= d->sl.len;
 		free(d->stack);
 	}
 	rs->ndefer = k;
-	s->ae.ev.ring_cpu_ns += cpu_now() - t0;
+	s->ae.ev.ring_cpu_ns += fg_thread_cpu_ns() - t0;
 }
 
 /* Open pid's ring when its agent announced one: false when it has none or cannot be read. */
@@ -263,7 +337,8 @@ static void ring_read(struct session *s, struct ses_rings *rs, struct ses_ring *
 	int rv;
 
 	rs->cur = r;
-	allocstack_klass_epoch(&rs->kc); /* a class's Klass read once a poll */
+	r->code_gen = ring_code_gen(s, r->pid); /* what a copy deferred now waits past */
+	allocstack_klass_epoch(&rs->kc);	/* a class's Klass read once a poll */
 	do {
 		rv = allocread_poll(&r->rd, &vmmem_process, RING_PER_POLL, on_copy, rs);
 		/* all: a slot still being written is waited for as allocread.h says */
@@ -312,7 +387,7 @@ void ses_ring_poll(struct session *s, bool all)
 	if (!all && rs->n && s->now() - rs->last_ns < (uint64_t)rs->wait_ms * 1000000u)
 		return;
 	rs->last_ns = s->now();
-	t0 = cpu_now();
+	t0 = fg_thread_cpu_ns();
 	rs->s = s;
 	for (size_t i = 0; i < s->targets.n; i++) {
 		const struct target *t = &s->targets.v[i];
@@ -322,13 +397,12 @@ void ses_ring_poll(struct session *s, bool all)
 	}
 	if (s->uw.jf && rs->n)
 		javaframes_drain(s->uw.jf);
-	rs->may_defer = !all;
 	rs->most = 0;
 	for (size_t i = 0; i < rs->n; i++)
 		if (rs->r[i].open)
 			ring_read(s, rs, &rs->r[i], all);
 	ring_pace(rs);
-	s->ae.ev.ring_cpu_ns += cpu_now() - t0;
+	s->ae.ev.ring_cpu_ns += fg_thread_cpu_ns() - t0;
 }
 
 int ses_ring_wait(const struct session *s, int timeout_ms)
@@ -365,6 +439,7 @@ void ses_ring_close(struct session *s)
 	}
 	for (size_t i = 0; i < rs->ndefer; i++)
 		free(rs->defer[i].stack);
+	free(rs->defer);
 	free(rs);
 	s->ae.rings = NULL;
 }

@@ -329,7 +329,8 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
  * regs are its last Java frame's) walked the vm way, whatever the JVM's frame pointers, with
  * its interpreted frames named: as ses_user_frames does for a CPU sample. smp->user, nr_user,
  * uframes and user_rooted set (borrowed until the next walk). 0, -EAGAIN (may_defer: the walk
- * stopped in code not announced yet), or -ENODATA (no code table or no walk).
+ * went through code not announced yet, s->uw.wants its address), or -ENODATA (no code table
+ * or no walk).
  */
 int ses_walk_copy(struct session *s, uint32_t pid, uint64_t ts, const struct uregs *regs,
 		  const struct ustack *st, bool may_defer, struct stackagg_sample *smp)
@@ -359,8 +360,10 @@ int ses_walk_copy(struct session *s, uint32_t pid, uint64_t ts, const struct ure
 		vtl.interp_method_slot = (int32_t)fgp_vml_get(vml, FGP_VML_INTERP_METHOD_SLOT);
 	vi.vt = &vtl;
 	vi.vtmem = &vtmem;
-	if ((rv = vmstack_unwind(s->uw.vs, &vi, &vo)) != 0)
+	if ((rv = vmstack_unwind(s->uw.vs, &vi, &vo)) != 0) {
+		s->uw.wants = vo.wants;
 		return rv == -EAGAIN ? rv : -ENODATA;
+	}
 	smp->user = vo.user;
 	smp->nr_user = vo.nr_user;
 	smp->user_rooted = vo.end == UNW_END_ROOT && !vo.past_copy;

@@ -210,16 +210,35 @@ int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 }
 
 /*
- * Whether the walk's last frame (of n) has frame facts. A compiled method's CODE_FRAME follows
- * its CODE_LOAD, possibly in the agent's next message: a walk that stopped at a method known
- * without its facts may wait for them, as one in code not announced yet does.
+ * Whether a walk that did not reach the root (res, n frames) may have gone wrong for want of
+ * code the table does not have yet, so that walking it again later can end otherwise: it
+ * stopped in code nobody announced (UNW_ANON), or it met a compiled method known without its
+ * frame facts. A compiled method's CODE_FRAME follows its CODE_LOAD, possibly in the agent's
+ * next message; without them its caller was guessed by rbp, which in code without frame
+ * pointers holds anything: the walk then stops lost, or reads past the copy's end and looks
+ * [truncated] when it was not.
  */
-static bool facts_at(struct vmstack *v, uint32_t n)
+static bool wants_code(struct vmstack *v, const struct unw_result *res, uint32_t n, uint64_t *addr)
 {
-	const struct fgp_code_frame *f = NULL;
+	if (res->end != UNW_END_LOST && res->end != UNW_END_TRUNCATED)
+		return false;
+	if (res->end == UNW_END_LOST && res->stop_code == UNW_ANON) {
+		*addr = n > 1 && v->frames[n - 1].pc ? v->frames[n - 1].pc - 1
+						     : v->frames[n - 1].pc;
+		return true;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fgp_code_frame *f = NULL;
 
-	(void)classify(v, v->frames[n - 1].pc, n > 1, &f);
-	return f != NULL;
+		if (v->frames[k].code != UNW_COMPILED || v->frames[k].how == UNW_HOW_FROZEN)
+			continue;
+		(void)classify(v, v->frames[k].pc, k > 0, &f);
+		if (!f) {
+			*addr = k && v->frames[k].pc ? v->frames[k].pc - 1 : v->frames[k].pc;
+			return true;
+		}
+	}
+	return false;
 }
 
 int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstack_out *out)
@@ -238,8 +257,7 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	}
 	set_in(v, in);
 	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
-	wait = in->may_defer && res.end == UNW_END_LOST &&
-	       (res.stop_code == UNW_ANON || (res.stop_code == UNW_COMPILED && !facts_at(v, n)));
+	wait = in->may_defer && wants_code(v, &res, n, &out->wants);
 	set_in(v, NULL);
 	if (res.end == UNW_END_NO_REGS)
 		return -ENODATA;

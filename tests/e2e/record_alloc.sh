@@ -30,9 +30,9 @@
 # Then, on the first JDK only, `watch --event cpu,alloc --profile-every 2s`: rolling allocation
 # profiles (STEM.alloc.folded beside the cpu ones) hold fg-bytes' byte[] under makeBytes, and
 # `top --event alloc` through the daemon names makeBytes.
-# The JVM of those checks copies its samples' stacks into its agent's ring (allocstack=auto:
-# every recording here says it reads the ring), which the collector walks: every summary says
-# the ring took >= 99% of the samples. Two JVMs
+# The JVM of those checks runs the agent's default options: it copies its samples' stacks into
+# its agent's ring (allocstack=auto: every recording here says it reads the ring), which the
+# collector walks: every summary says the ring took >= 99% of the samples. Two JVMs
 # started beside it, each on a socket and bursts' directory of its own, get the fine recording
 # and its answers after it (a 3 s burst: ~6000 samples): one of the same JDK taking its stacks with GetStackTrace
 # (allocstack=jvmti; its summary says no ring was read), and one of Temurin 25 copying them
@@ -161,7 +161,7 @@ for jdk in $(fg_jdks); do
 	cur=alloc$major
 	ev_ctl_dir
 	FG_CT_OPTS=(--bind "$ctldir:/ctl:ro")
-	FG_AGENT_OPTS=allocstack=auto FG_JDK=$jdk fg_jvm_start "$cur" AllocTruth 300 /ctl
+	FG_AGENT_OPTS= FG_JDK=$jdk fg_jvm_start "$cur" AllocTruth 300 /ctl # the default: auto
 	FG_CT_OPTS=()
 	fg_wait_log "$cur" 60 'AllocTruth ready'
 

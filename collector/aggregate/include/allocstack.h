@@ -17,6 +17,7 @@
 #ifndef FG_ALLOCSTACK_H
 #define FG_ALLOCSTACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,10 +33,13 @@ struct codetab;
 /*
  * The index in user[0..n) (leaf first, as vmstack gives it; user[0] the pc the walk began at,
  * the others return addresses) of the innermost Java frame at ts: compiled code (a CODE_LOAD
- * blob) or the interpreter (the "Interpreter" blob). n when there is none.
+ * blob) or the interpreter (the "Interpreter" blob); *java true. When there is none (*java
+ * false: a walk that stopped before its Java frame, or in code not announced), the index past
+ * the leading stubs (blobs of the table that are not Java: the runtime stub the allocation
+ * went through is never shown as the allocating frame), or 0 when every frame is one.
  */
 uint32_t allocstack_java_from(const struct codetab *tab, const uint64_t *user, uint32_t n,
-			      uint64_t ts);
+			      uint64_t ts, bool *java);
 
 /*
  * A Klass name as HotSpot keeps it (len bytes: "java/lang/String", "[I", "[[Ljava/lang/Object;")

@@ -13,6 +13,14 @@
 
 #include "fgclock.h" /* fg_now_ns: CLOCK_MONOTONIC ns, the clock of events and samples */
 
+/*
+ * The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID): what a piece of the
+ * collector's own work cost, as the difference of two reads in the same thread. Never goes
+ * back within a thread; 0 when the clock cannot be read (a difference then reads 0 or the
+ * second read's value, never a negative time).
+ */
+uint64_t fg_thread_cpu_ns(void);
+
 #define FG_EXIT_OK 0
 #define FG_EXIT_FAIL 1
 #define FG_EXIT_USAGE 64

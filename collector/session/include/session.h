@@ -253,7 +253,13 @@ struct session_ev_summary {
 	uint64_t ring_counted; /* ... samples counted from it */
 	uint64_t ring_lost;    /* ... lapped before they were read, or never written: not counted */
 	uint64_t ring_torn;    /* ... of those, rewritten while they were read */
-	uint64_t ring_no_java; /* counted whole: the walk found no Java frame */
+	uint64_t ring_no_java; /* the walk found no Java frame: counted without its stubs */
+	/* ... walks that stopped short of the thread's start (their stacks under "[truncated]") */
+	uint64_t ring_unrooted;
+	uint64_t ring_waited; /* ... copies that waited for code announced after them */
+	/* ... walked without code they went through: it was not announced by the time the code
+	 * tables were complete up to the copy, or too many copies waited already */
+	uint64_t ring_no_code;
 	uint64_t ring_no_class; /* counted under "[unknown class]": its Klass could not be read */
 	uint64_t ring_early;	/* taken before the recording started: left out */
 	uint64_t ring_cpu_ns;	/* the collector's CPU reading and walking the rings */

@@ -87,10 +87,12 @@ struct vmstack_in {
 	 * goes on along it when it reaches the root (see vmstack_unwind). */
 	const uint64_t *kernel;
 	uint32_t nr_kernel;
-	/* The code table may not be complete up to ts yet: a walk that stops in code nobody
-	 * announced (UNW_ANON), or at a compiled method whose frame facts have not come (they
-	 * follow its load, perhaps in the agent's next message), is not counted but answered
-	 * -EAGAIN (stats.deferred), for the caller to walk again once the table is complete. */
+	/* The code table may not be complete up to ts yet: a walk that does not reach the root
+	 * and stopped in code nobody announced (UNW_ANON), or went through a compiled method
+	 * whose frame facts have not come (they follow its load, perhaps in the agent's next
+	 * message; without them its caller is a guess by rbp, which can end the walk lost or
+	 * past the copy's end), is not counted but answered -EAGAIN (stats.deferred), for the
+	 * caller to walk again once that code is known or the table is complete. */
 	bool may_defer;
 	/* The JVM's virtual-thread layout and its memory (NULL: frames frozen in heap stack
 	 * chunks are not looked for; a barrier in the walk is where it ends, [truncated]). */
@@ -109,6 +111,10 @@ struct vmstack_out {
 	 * these copies (not in the sample's stack copy). */
 	const struct ustack *frozen;
 	uint32_t nr_frozen;
+	/* -EAGAIN: the address whose code the walk waits for (a return address less one), so
+	 * the caller can tell when it came (codetab_lookup at the sample's time finds a blob
+	 * there, with frame facts when compiled); nothing else of *out is set then. */
+	uint64_t wants;
 };
 
 /*

@@ -58,7 +58,7 @@ static void test_null_and_empty_give_defaults(void **state)
 	assert_true(o.events);
 	assert_int_equal(o.depth, 128);
 	assert_false(o.alloc_copy);
-	assert_false(o.alloc_auto);
+	assert_true(o.alloc_auto); /* the ring when the collector reads it */
 	assert_int_equal(options_parse("", &o, err, sizeof(err)), 0);
 	assert_string_equal(o.socket, FG_DEFAULT_SOCKET);
 }

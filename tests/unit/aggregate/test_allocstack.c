@@ -64,6 +64,7 @@ static void test_the_walk_begins_at_the_innermost_java_frame(void **state)
 	struct codetab *t = codetab_new(NULL);
 	/* a runtime stub, the VM's own frame, then compiled code, then the interpreter */
 	const uint64_t chain[] = { STUB + 8, LIBJVM + 0x40, HOT + 0x10, INTERP + 0x20 };
+	bool java = false;
 
 	(void)state;
 	assert_non_null(t);
@@ -71,15 +72,29 @@ static void test_the_walk_begins_at_the_innermost_java_frame(void **state)
 			 1);
 	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, INTERP, 0x400, 1 * MS, "Interpreter"), 1);
 	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, HOT, 0x100, 3000 * MS, "Hot::alloc"), 1);
-	assert_int_equal(allocstack_java_from(t, chain, 4, 4000 * MS), 2);
+	assert_int_equal(allocstack_java_from(t, chain, 4, 4000 * MS, &java), 2);
+	assert_true(java);
 	/* long before Hot::alloc was compiled (beyond codetab's grace for late loads), its
 	 * address was nobody's: the interpreter's frame is the first Java frame */
-	assert_int_equal(allocstack_java_from(t, chain, 4, 1000 * MS), 3);
+	assert_int_equal(allocstack_java_from(t, chain, 4, 1000 * MS, &java), 3);
+	assert_true(java);
 	/* an interpreted leaf is where it begins */
-	assert_int_equal(allocstack_java_from(t, chain + 3, 1, 4000 * MS), 0);
-	/* no Java frame at all */
-	assert_int_equal(allocstack_java_from(t, chain, 2, 4000 * MS), 2);
-	assert_int_equal(allocstack_java_from(t, chain, 0, 4000 * MS), 0);
+	assert_int_equal(allocstack_java_from(t, chain + 3, 1, 4000 * MS, &java), 0);
+	assert_true(java);
+	/* no Java frame at all: the stub is left out all the same, never shown as the frame
+	 * that allocated */
+	assert_int_equal(allocstack_java_from(t, chain, 2, 4000 * MS, &java), 1);
+	assert_false(java);
+	/* a walk lost above the stub in code not announced yet: that code is where it begins */
+	assert_int_equal(allocstack_java_from(t, (const uint64_t[]){ STUB + 8, 0x7f2000000010ull },
+					      2, 4000 * MS, &java),
+			 1);
+	assert_false(java);
+	/* nothing but the stub: kept */
+	assert_int_equal(allocstack_java_from(t, chain, 1, 4000 * MS, &java), 0);
+	assert_false(java);
+	assert_int_equal(allocstack_java_from(t, chain, 0, 4000 * MS, &java), 0);
+	assert_false(java);
 	codetab_free(t);
 }
 

@@ -6,7 +6,10 @@
  * ring, the Klass and the Symbol here). Each copy is walked with the vm walker over the code
  * table (a runtime stub, then two compiled methods chained by rbp), cut to its innermost Java
  * frame, named with its Klass's class, weighed by its own interval; lapped copies are counted
- * lost and the summary says which path took the stacks.
+ * lost and the summary says which path took the stacks. A copy through a method the JVM runs
+ * before announcing it (code in executable anonymous memory, as HotSpot's code cache) waits for
+ * that method's load, however many copies wait with it, and one whose code never comes is
+ * counted as walked without it, its stub never shown as the allocating frame.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -243,12 +247,157 @@ static void test_copies_from_before_the_start_are_left_out(void **state)
 	session_close(s);
 }
 
+/* A page of executable anonymous memory: code a JVM runs before it announces it. */
+static uint64_t late_code(void)
+{
+	static void *p;
+
+	if (!p)
+		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	return (uint64_t)(uintptr_t)p;
+}
+
+/* The frame facts (CODE_FRAME) of the method at addr: its frame is frame_size bytes. */
+static void add_facts(uint64_t addr, uint32_t frame_size)
+{
+	struct fgp_record rec = { .type = FGP_CODE_FRAME, .size = FGP_CODE_FRAME_SIZE };
+
+	rec.u.frame = (struct fgp_code_frame){ .addr = addr,
+					       .kind = FGP_CF_NMETHOD,
+					       .frame_size = frame_size,
+					       .code_begin = addr,
+					       .code_size = 0x100,
+					       .frame_complete = 0x8 };
+	assert_int_equal(codetab_apply(src->tab, &rec), 0);
+}
+
+/* The weight of every folded line of text that contains part. */
+static uint64_t weight_with(const char *text, const char *part)
+{
+	uint64_t sum = 0;
+
+	for (const char *l = text; l && *l;) {
+		const char *e = strchr(l, '\n'), *sp;
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char line[512];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, l);
+		sp = strrchr(line, ' ');
+		if (sp && strstr(line, part))
+			sum += strtoull(sp + 1, NULL, 10);
+		l = e ? e + 1 : NULL;
+	}
+	return sum;
+}
+
+/*
+ * A method fresh from the compiler, hot in every thread: its copies (20 polls of 16, more than
+ * waited at once before) all wait for its load, which comes after them; the poll after it
+ * walks every one of them, long before the tables are complete up to their time.
+ */
+static void test_copies_through_code_announced_after_them_wait_for_it(void **state)
+{
+	uint64_t late = late_code(), n = 0, all;
+	struct session *s = open_alloc();
+	struct session_summary sm;
+	char *text, line[512] = "";
+
+	(void)state;
+	stack[0] = late + 0x10; /* the stub returns into the fresh method, not announced yet */
+	add_facts(MAIN_PC, 16); /* its caller's frame: up to stack[5], where the walk ends */
+	assert_int_equal(session_step(s, 0), 0);
+	for (int poll = 0; poll < 20; poll++) {
+		for (int i = 0; i < 16; i++, n++)
+			ring_put(n, clock_ns, 1024, 1024);
+		clock_ns += 10 * MS;
+		assert_int_equal(session_step(s, 0), 0);
+	}
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_lost, 0);
+	assert_int_equal(sm.ev.ring_counted, 0);
+	assert_int_equal(sm.ev.ring_waited, n);
+	assert_int_equal(sm.ev.ring_no_code, 0);
+	/* its load, stamped after the first copies (the JVM announces code after it ran) */
+	assert_int_equal(
+		codetab_add(src->tab, CODEBLOB_COMPILED, late, 0x100, 1005 * MS, "Hot::late"), 1);
+	add_facts(late, 24); /* its frame: the stub's return address up to Hot::main's */
+	clock_ns += 10 * MS; /* the tables are complete up to 910 ms only */
+	assert_int_equal(session_step(s, 0), 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_counted, n);
+	clock_ns = 2000 * MS;
+	session_finish(s, 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_counted, n);
+	assert_int_equal(sm.ev.ring_no_java, 0);
+	assert_int_equal(sm.ev.ring_no_code, 0);
+	assert_int_equal(sm.ev.ring_unrooted, n);
+	text = folded(s);
+	all = weight_with(text, "byte[]");
+	assert_true(all > 0);
+	assert_int_equal(weight_with(text, "Hot::main_[j];Hot::late_[j];byte[] "), all);
+	assert_null(strstr(text, "_new_array_Java"));
+	free(text);
+	session_report(&sm, report_line, line);
+	assert_non_null(strstr(line, "320 waited for code announced after them, 0 were walked "
+				     "without it"));
+	session_close(s);
+}
+
+/*
+ * Code that is never announced: the copy waits until the tables are complete up to its time,
+ * then is walked without it and counted so; the stub it went through is not shown as the
+ * allocating frame, and its stack is marked cut.
+ */
+static void test_a_copy_whose_code_never_comes_is_walked_at_its_watermark(void **state)
+{
+	struct session *s = open_alloc();
+	struct session_summary sm;
+	char *text, line[512] = "";
+
+	(void)state;
+	stack[0] = late_code() + 0x10;
+	add_facts(MAIN_PC, 16);
+	assert_int_equal(session_step(s, 0), 0);
+	for (uint64_t n = 0; n < 4; n++)
+		ring_put(n, 1010 * MS, 1024, 1024);
+	clock_ns = 1100 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_counted, 0);
+	assert_int_equal(sm.ev.ring_waited, 4);
+	clock_ns = 1400 * MS; /* complete up to 1100 ms */
+	assert_int_equal(session_step(s, 0), 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_counted, 4);
+	assert_int_equal(sm.ev.ring_no_code, 4);
+	assert_int_equal(sm.ev.ring_no_java, 4);
+	assert_int_equal(sm.ev.ring_unrooted, 4);
+	clock_ns = 2000 * MS;
+	session_finish(s, 0);
+	text = folded(s);
+	assert_true(weight_with(text, "byte[]") > 0);
+	assert_int_equal(weight_with(text, "[truncated]"), weight_with(text, "byte[]"));
+	assert_null(strstr(text, "_new_array_Java"));
+	free(text);
+	session_summary(s, &sm);
+	session_report(&sm, report_line, line);
+	assert_non_null(strstr(line,
+			       "4 walks found no Java frame, 4 stopped short of the "
+			       "thread's start (under [truncated]), 4 waited for code announced "
+			       "after them, 4 were walked without it"));
+	session_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copies_are_walked_named_and_weighed),
 		cmocka_unit_test(test_lapped_copies_are_lost_and_an_unknown_klass_is_said),
 		cmocka_unit_test(test_copies_from_before_the_start_are_left_out),
+		cmocka_unit_test(test_copies_through_code_announced_after_them_wait_for_it),
+		cmocka_unit_test(test_a_copy_whose_code_never_comes_is_walked_at_its_watermark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * test_vmstack.c - vmstack over fake mappings (struct vmstack_maps): frame pointers first and
  * the stack copy where the kernel's chain stops short of a root (vmstack_hybrid), and a walk
  * cut by the copy's end continued by the kernel's chain (vmstack_unwind). Native code, and a
- * compiled method whose frame facts come after its load.
+ * compiled method whose frame facts come after its load (a walk lost there, or cut by a guess
+ * past the copy's end, waits for them).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -311,6 +312,7 @@ static void test_a_walk_into_code_not_announced_yet_waits_and_roots_later(void *
 	late_announced = false;
 	x.in.may_defer = true;
 	assert_int_equal(vmstack_unwind(v, &x.in, &o), -EAGAIN);
+	assert_int_equal(o.wants, LATE + 0x100 - 1); /* the code it waits for */
 	vmstack_stats(v, &st);
 	assert_int_equal(st.deferred, 1);
 	assert_int_equal(st.samples, 0);
@@ -407,6 +409,56 @@ static void test_a_walk_at_a_method_without_its_frame_facts_waits_for_them(void 
 	codetab_free(t);
 }
 
+/*
+ * The same method still without its facts, its rbp (data, in code without frame pointers)
+ * pointing past the copy's end: the guess by rbp reads beyond the copy, which looks like a
+ * stack cut by the copy ([truncated]) and is not one. The walk waits for the facts as a lost
+ * one does, then roots.
+ */
+static void test_a_walk_cut_by_a_guess_at_a_method_without_facts_waits_for_them(void **state)
+{
+	static const uint64_t want[] = { LIBC + 0x10, JIT_A + 0x40, CALL_STUB + 0x20,
+					 LIBJVM + 0x200, CLONE3 + 0x10 };
+	struct codetab *t = codetab_new(NULL);
+	struct vmstack *v = vmstack_new();
+	struct vmstack_out o;
+	struct vmstack_stats st;
+	struct sample x;
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 1, "A::a"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, CALL_STUB, 0x100, 1, "call_stub"), 1);
+	memset(words, 0, sizeof(words));
+	words[0] = JIT_A + 0x40;
+	words[3] = at(6);
+	words[4] = CALL_STUB + 0x20;
+	words[6] = at(20);
+	words[7] = LIBJVM + 0x200;
+	words[8] = at(20);
+	words[9] = CLONE3 + 0x10;
+	sample(&x, 32, NULL, 0);
+	x.r.bp = at(40); /* beyond the 32 words copied */
+	x.in.tab = t;
+	x.in.ts = 2;
+	/* Not allowed to wait: the guess is taken, and the walk looks cut by the copy. */
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_TRUNCATED);
+	x.in.may_defer = true;
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), -EAGAIN);
+	assert_int_equal(o.wants, JIT_A + 0x40 - 1); /* the method whose facts it waits for */
+	vmstack_stats(v, &st);
+	assert_int_equal(st.deferred, 1);
+	assert_int_equal(st.samples, 1);
+
+	assert_int_equal(add_frame(t, JIT_A, 32), 0);
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_ROOT);
+	assert_false(o.truncated);
+	assert_chain(&o, want, 5);
+	vmstack_free(v);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +471,8 @@ int main(void)
 		cmocka_unit_test(test_a_kernel_chain_with_a_non_code_value_is_not_continued),
 		cmocka_unit_test(test_a_walk_into_code_not_announced_yet_waits_and_roots_later),
 		cmocka_unit_test(test_a_walk_at_a_method_without_its_frame_facts_waits_for_them),
+		cmocka_unit_test(
+			test_a_walk_cut_by_a_guess_at_a_method_without_facts_waits_for_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
