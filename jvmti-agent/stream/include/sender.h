@@ -35,11 +35,12 @@
 #define SENDER_MSG_MAX (FGP_MAX_RECORD + FGP_MSG_HEADER_SIZE)
 #define SENDER_FLUSH_GAP_NS 4000000ull /* shortest gap between messages while events flow */
 /*
- * The longest gap, reached in a sustained storm: each message costs ~0.3 ms of CPU on the two
- * sides (mostly thread wake-ups), so fewer, larger messages are what a storm needs; it stays
- * well inside the 1.3 s a collector's profile waits for late code events (its settle window).
+ * The longest gap, reached in a sustained storm: each message costs ~0.4 ms of CPU on the two
+ * sides (mostly thread wake-ups: nng's, the collector's confined child and its parent, and a
+ * map write), so fewer, larger messages are what a storm needs; it stays well inside the 1.3 s
+ * a collector's profile waits for late code events (its settle window).
  */
-#define SENDER_FLUSH_GAP_MAX_NS 128000000ull
+#define SENDER_FLUSH_GAP_MAX_NS 256000000ull
 #define SENDER_AFTER_HELLO_MAX 4096u /* longer after_hello blobs are not sent */
 
 struct link_ops {
