@@ -155,8 +155,12 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 		atomic_fetch_add(&round_loads, 1);
 		ctx.flags = FGP_REC_AGAIN;
 	}
-	if ((*agent.vm)->GetEnv(agent.vm, (void **)&ctx.jni, JNI_VERSION_1_6) != JNI_OK)
-		ctx.jni = NULL;
+	/*
+	 * No JNIEnv (ctx.jni stays NULL), so the class references the names take are not deleted
+	 * one by one: HotSpot posts CompiledMethodLoad inside a JNI handle block of its own
+	 * (JvmtiEventMark, JDK 8 to 26, the tables worker's GenerateEvents included) and frees
+	 * it when the callback returns. GetEnv and DeleteLocalRef were a tenth of the callback.
+	 */
 	/* The frame facts are read first: the CODE_FRAME then follows its CODE_LOAD at once, and
 	 * a collector never sees the code for long without them. */
 	if (tables && events_frame_read(&agent.ch, code_addr, true, &f) == 0)

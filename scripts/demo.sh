@@ -76,6 +76,12 @@ demo_exit() {
 }
 trap demo_exit EXIT
 fg_require_built
+# The demo's JVMs load the agent as an image would: never a sanitizer build or one that asks for a
+# glibc newer than 2.17 (FGAGENT=build-asan/... stops here, saying why).
+"$SRC/scripts/agent-shippable.sh" "$FGAGENT" >/dev/null || {
+	echo "demo: refusing $FGAGENT (above): use the agent of the plain build (make build)" >&2
+	exit 1
+}
 mkdir -p "$OUT"
 want primes && rm -f "$OUT"/primes.* "$OUT"/primes-* "$OUT"/perf-*.map
 

@@ -178,27 +178,28 @@ struct line {
 };
 
 /*
- * Write the live set of t to a new temporary file and rename it over perf-<pid>.map. On success
- * the new file's descriptor goes to *fd_out (or is closed when fd_out is NULL), its identity to
- * *f, and, when lines is not NULL, its lines (n_live of them at most) to lines[0..*n_lines).
+ * Write the live set of t to a new temporary file and rename it over perf-<pid>.map, through the
+ * buffer o (a writer's own, or NULL: one allocated for this call). On success the new file's
+ * descriptor goes to *fd_out (or is closed when fd_out is NULL), its identity to *f, and, when
+ * lines is not NULL, its lines (n_live of them at most) to lines[0..*n_lines).
  */
-static int rewrite(struct perfmap_dir *d, uint32_t pid, const struct codetab *t, int *fd_out,
-		   struct perfmap_file *f, uint64_t *skipped, struct line *lines, size_t *n_lines)
+static int rewrite(struct perfmap_dir *d, uint32_t pid, const struct codetab *t, struct out *o,
+		   int *fd_out, struct perfmap_file *f, uint64_t *skipped, struct line *lines,
+		   size_t *n_lines)
 {
 	char tmp[64], target[32];
-	struct out *o;
+	struct out *own = NULL;
 	struct stat st;
 	uint64_t prev_end = 0, skip = 0;
 	size_t n = codetab_live_count(t), k = 0;
 	int fd, rv;
 
 	perfmap_name(pid, target, sizeof(target));
-	o = malloc(sizeof(*o));
-	if (!o)
+	if (!o && !(o = own = malloc(sizeof(*o))))
 		return -ENOMEM;
 	fd = open_temp(d, pid, tmp, sizeof(tmp));
 	if (fd < 0) {
-		free(o);
+		free(own);
 		return fd;
 	}
 	o->fd = fd;
@@ -224,7 +225,7 @@ static int rewrite(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 	}
 	out_flush(o);
 	rv = o->err;
-	free(o);
+	free(own);
 	if (rv == 0)
 		rv = replace(d->fd, tmp, target);
 	if (rv != 0) {
@@ -255,7 +256,7 @@ static int rewrite(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 int perfmap_write(struct perfmap_dir *d, uint32_t pid, const struct codetab *t,
 		  struct perfmap_file *f, uint64_t *skipped)
 {
-	return rewrite(d, pid, t, NULL, f, skipped, NULL, NULL);
+	return rewrite(d, pid, t, NULL, NULL, f, skipped, NULL, NULL);
 }
 
 /* ---- the incremental writer ---------------------------------------------------------- */
@@ -275,6 +276,11 @@ struct perfmap_writer {
 	uint64_t *notes; /* addresses of blobs that became live since the last update */
 	size_t n_notes, cap_notes;
 	bool notes_lost; /* a note could not be kept: only a compaction is exact */
+	/*
+	 * The write buffer, allocated at the first write and kept: a 64 KiB buffer taken from
+	 * malloc at every append was fresh pages (page faults) for each batch of lines.
+	 */
+	struct out *out;
 	struct perfmap_writer_stats st;
 };
 
@@ -304,7 +310,7 @@ void perfmap_writer_free(struct perfmap_writer *w)
 	if (!w)
 		return;
 	perfmap_writer_release(w);
-	FG_FREE_ALL(w->lines, w->notes, w);
+	FG_FREE_ALL(w->lines, w->notes, w->out, w);
 }
 
 const struct perfmap_file *perfmap_writer_file(const struct perfmap_writer *w)
@@ -394,18 +400,28 @@ static bool still_ours(struct perfmap_writer *w)
 	return S_ISREG(st.st_mode) && st.st_dev == w->file.dev && st.st_ino == w->file.ino;
 }
 
+/* The writer's buffer: NULL without memory. */
+static struct out *writer_out(struct perfmap_writer *w)
+{
+	if (!w->out)
+		w->out = malloc(sizeof(*w->out));
+	return w->out;
+}
+
 static int compact(struct perfmap_writer *w, const struct codetab *t)
 {
 	size_t n = codetab_live_count(t), k = 0;
 	struct line *lines = NULL;
 	int fd = -1, rv;
 
+	if (!writer_out(w))
+		return -ENOMEM;
 	if (n > w->cap_lines) {
 		lines = malloc(n * sizeof(*lines));
 		if (!lines)
 			return -ENOMEM;
 	}
-	rv = rewrite(w->d, w->pid, t, &fd, &w->file, NULL, lines ? lines : w->lines, &k);
+	rv = rewrite(w->d, w->pid, t, w->out, &fd, &w->file, NULL, lines ? lines : w->lines, &k);
 	if (rv != 0) {
 		if (!lines)
 			perfmap_writer_release(w); /* the index was overwritten in place */
@@ -440,8 +456,7 @@ static int append_notes(struct perfmap_writer *w, const struct codetab *t, size_
 	int rv;
 
 	*deferred = 0;
-	o = malloc(sizeof(*o));
-	if (!o)
+	if (!(o = writer_out(w)))
 		return -ENOMEM;
 	o->fd = w->fd;
 	o->write_fn = w->d->write_fn;
@@ -471,7 +486,6 @@ static int append_notes(struct perfmap_writer *w, const struct codetab *t, size_
 	}
 	out_flush(o);
 	rv = o->err;
-	free(o);
 	if (rv != 0) {
 		/* What reached the file is unknown now: only a compaction makes it exact again. */
 		perfmap_writer_release(w);

@@ -1026,7 +1026,11 @@ static uint64_t clamp_interval(const struct jvmset *s, uint64_t v)
  */
 static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
 {
-	uint64_t t0 = fg_now_ns(), c0 = fg_thread_cpu_ns(), t1, cost, compactions;
+	/*
+	 * The thread's CPU clock is a system call: read only when a compaction may follow, whose
+	 * cost spaces the next ones. An append's failure is spaced by its wall time instead.
+	 */
+	uint64_t t0 = fg_now_ns(), c0 = may_compact ? fg_thread_cpu_ns() : 0, t1, cost, compactions;
 	struct perfmap_writer_stats st;
 	int rv;
 
@@ -1034,7 +1038,7 @@ static void write_map(struct jvmset *s, struct jvm *j, bool may_compact)
 	compactions = st.compactions;
 	rv = perfmap_writer_update(j->map, j->tab, may_compact);
 	t1 = fg_now_ns();
-	cost = fg_thread_cpu_ns() - c0;
+	cost = may_compact ? fg_thread_cpu_ns() - c0 : t1 - t0;
 	s->c.map_write_ns += t1 - t0;
 	j->last_write = t1;
 	j->interval = s->o.min_write_ns;

@@ -784,8 +784,14 @@ static int next_sep(struct receive *rx, struct receive_ev *ev)
 	uint64_t n;
 	int rv;
 
-	/* Fired n times (else EAGAIN): periodic, it fires next n seconds on; once, never. */
-	if (read(rx->tfd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+	/*
+	 * Fired n times (else EAGAIN): periodic, it fires next n seconds on; once, never. A timer
+	 * set for later (armed_at; 0: as open_sep left it, unknown) has not fired: no read then
+	 * (the daemon asks for events one at a time, and a read that found nothing was a system
+	 * call per event).
+	 */
+	if ((!rx->armed_at || fg_now_ns() >= rx->armed_at) &&
+	    read(rx->tfd, &n, sizeof(n)) == (ssize_t)sizeof(n))
 		rx->armed_at = rx->armed_periodic ? rx->armed_at + n * SEC : 0;
 	rv = next_frame(rx, ev);
 	arm(rx);

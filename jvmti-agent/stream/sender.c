@@ -3,9 +3,10 @@
  * sender.c - queue -> live code table -> batched messages, with a full replay per connection.
  *
  * Batching: the first event after a quiet spell leaves at once; while events keep flowing the
- * gap between messages doubles from SENDER_FLUSH_GAP_NS up to SENDER_FLUSH_GAP_MAX_NS, and
- * between messages the thread sleeps without being woken by each event, so a JIT storm costs a
- * few dozen wake-ups and messages a second instead of one per compiled method. A transport that
+ * gap between messages doubles from SENDER_FLUSH_GAP_NS up to SENDER_FLUSH_GAP_MAX_NS
+ * (SENDER_FLUSH_GAP_EV_MAX_NS while allocation or lock events flow), and between messages the
+ * thread sleeps without being woken by each event, so a JIT storm costs a few wake-ups and
+ * messages a second instead of one per compiled method. A transport that
  * refuses a message (-EAGAIN: the collector is behind or frozen) is retried without blocking, less
  * and less often while the refusal lasts; when
  * the batch is full or the refusal lasts send_wait_ms the connection is reset: the records are in
@@ -648,6 +649,12 @@ size_t sender_poll(struct sender *s, int send_wait_ms)
 	return consumed;
 }
 
+/* The widest gap between messages now (sender.h). */
+static uint64_t gap_max(const struct sender *s)
+{
+	return s->ev_open ? SENDER_FLUSH_GAP_EV_MAX_NS : SENDER_FLUSH_GAP_MAX_NS;
+}
+
 uint64_t sender_step(struct sender *s)
 {
 	uint64_t now;
@@ -666,12 +673,14 @@ uint64_t sender_step(struct sender *s)
 	if (s->batch_len <= FGP_MSG_HEADER_SIZE)
 		return 0;
 	/*
-	 * The gap between messages doubles (up to SENDER_FLUSH_GAP_MAX_NS) while events keep
-	 * waiting for it, and falls back to SENDER_FLUSH_GAP_NS after a quiet spell: a storm
-	 * costs a few dozen messages a second, a trickle leaves at once.
+	 * The gap between messages doubles (up to gap_max) while events keep waiting for it, and
+	 * falls back to SENDER_FLUSH_GAP_NS after a quiet spell: a storm costs a few messages a
+	 * second, a trickle leaves at once.
 	 */
 	if (now - s->last_flush >= 4 * s->gap)
 		s->gap = SENDER_FLUSH_GAP_NS;
+	if (s->gap > gap_max(s))
+		s->gap = gap_max(s); /* allocation or lock events came on while it was wider */
 	if (!s->stalled_since && now - s->last_flush < s->gap) {
 		s->waited = true;
 		return s->last_flush + s->gap;
@@ -684,7 +693,7 @@ uint64_t sender_step(struct sender *s)
 		reset_conn(s);
 		return now + UNSYNCED_NAP_NS;
 	}
-	if (s->waited && s->gap < SENDER_FLUSH_GAP_MAX_NS)
+	if (s->waited && s->gap < gap_max(s))
 		s->gap *= 2;
 	s->waited = false;
 	return 0;

@@ -45,7 +45,7 @@ ct_inputs_hash() {
 	(
 		cd "$CT_SRC" &&
 			find docker/Dockerfile.* cmake shared jvmti-agent collector CMakeLists.txt \
-				tests/java/PrimeService.java -type f ! -name '*.o' ! -name '*.a' ! -name '*.so' -print0 |
+				tests/java/PrimeService.java scripts/agent-shippable.sh -type f ! -name '*.o' ! -name '*.a' ! -name '*.so' -print0 |
 			LC_ALL=C sort -z | xargs -0 sha256sum
 	) | sha256sum | cut -c1-16
 }

@@ -8,7 +8,8 @@
  * record if anything was dropped, and from then on the deltas, batched into messages of at most
  * SENDER_MSG_MAX bytes: the first event after a quiet spell leaves at once; while events keep
  * coming the gap between messages doubles from SENDER_FLUSH_GAP_NS up to
- * SENDER_FLUSH_GAP_MAX_NS (back to the shortest after a quiet spell of 4 gaps), and the thread
+ * SENDER_FLUSH_GAP_MAX_NS, SENDER_FLUSH_GAP_EV_MAX_NS while allocation or lock events flow
+ * (back to the shortest after a quiet spell of 4 gaps), and the thread
  * sleeps in between without being woken by each event. While no collector is connected only the
  * table is updated (every 50 ms, or sooner when the queue fills past half its budget). A connection
  * that refuses messages (the collector is behind or frozen) is retried without blocking and reset
@@ -35,11 +36,16 @@
 #define SENDER_MSG_MAX (FGP_MAX_RECORD + FGP_MSG_HEADER_SIZE)
 #define SENDER_FLUSH_GAP_NS 4000000ull /* shortest gap between messages while events flow */
 /*
- * The longest gap, reached in a sustained storm: each message costs ~0.3 ms of CPU on the two
- * sides (mostly thread wake-ups), so fewer, larger messages are what a storm needs; it stays
- * well inside the 1.3 s a collector's profile waits for late code events (its settle window).
+ * The longest gap, reached in a sustained storm: each message costs ~0.4 ms of CPU on the two
+ * sides (mostly thread wake-ups: nng's, the collector's confined child and its parent, and a
+ * map write), so fewer, larger messages are what a storm needs; it stays well inside the 1.3 s
+ * a collector's profile waits for late code events (its settle window). While the collector
+ * takes allocation and lock events (an EVENTS on is out), whose flow never pauses, the gap
+ * stays at most SENDER_FLUSH_GAP_EV_MAX_NS, so that a recording's last events reach it as
+ * soon as before.
  */
-#define SENDER_FLUSH_GAP_MAX_NS 128000000ull
+#define SENDER_FLUSH_GAP_MAX_NS 256000000ull
+#define SENDER_FLUSH_GAP_EV_MAX_NS 128000000ull
 #define SENDER_AFTER_HELLO_MAX 4096u /* longer after_hello blobs are not sent */
 
 struct link_ops {

@@ -1177,6 +1177,55 @@ static void test_events_follow_the_collector_between_their_events_records(void *
 	intern_free(st);
 }
 
+/* A storm of compiles for 3 s, one every ms: the widest gap between two of its messages. */
+static uint64_t storm_widest_gap(struct fix *x, uint64_t addr)
+{
+	struct fake *f = x->f;
+	uint64_t last = 0, widest = 0;
+	size_t msgs = f->msgs;
+
+	for (int i = 0; i < 3000; i++, addr += 0x100) {
+		push_load(x->q, addr, 0x100, "a.B::m");
+		sender_step(x->s);
+		if (f->msgs != msgs) {
+			if (last && now(x) - last > widest)
+				widest = now(x) - last;
+			last = now(x);
+			msgs = f->msgs;
+		}
+		tick(x, 1000000ull);
+	}
+	return widest;
+}
+
+static void test_a_storm_widens_the_gap_less_while_events_flow(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct intern *st = intern_new(1 << 20);
+	uint64_t widest;
+
+	sender_set_intern(x->s, st);
+	f->intern = 1;
+	f->events = 1;
+	f->conn = 1;
+	sender_poll(x->s, 10);
+	/* Nobody takes events: the gap widens to SENDER_FLUSH_GAP_MAX_NS. */
+	widest = storm_widest_gap(x, 0x100000);
+	assert_true(widest >= SENDER_FLUSH_GAP_MAX_NS);
+	assert_true(widest <= SENDER_FLUSH_GAP_MAX_NS + 1000000ull);
+	/* Events on: the storm's messages are at most SENDER_FLUSH_GAP_EV_MAX_NS apart. */
+	push_events_rec(x->q, FGP_EVM_ALLOC);
+	widest = storm_widest_gap(x, 0x10000000);
+	assert_true(widest >= SENDER_FLUSH_GAP_EV_MAX_NS);
+	assert_true(widest <= SENDER_FLUSH_GAP_EV_MAX_NS + 1000000ull);
+	assert_true(SENDER_FLUSH_GAP_EV_MAX_NS < SENDER_FLUSH_GAP_MAX_NS);
+	f->conn = 0;
+	sender_poll(x->s, 10);
+	sender_set_intern(x->s, NULL);
+	intern_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1195,6 +1244,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_batch_is_retried_less_and_less_often,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_resets_when_a_refused_batch_overflows,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_storm_widens_the_gap_less_while_events_flow,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_burst_of_events_shares_messages, setup,
 						teardown),
