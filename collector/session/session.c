@@ -33,6 +33,19 @@ static const char *ses_vroot(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
 	return vtmount_root(&s->ae.vm, pid, tid, ts);
 }
 
+/*
+ * stackagg's vready resolver: a carrier's sample is rooted once its carrier's mounts around its
+ * time have arrived (vtmount_known), or once it has waited VTMOUNT_WAIT_NS past the code
+ * tables' settle (s->ae.vm_w, the watermark being settled).
+ */
+static bool ses_vready(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	struct session *s = ctx;
+
+	return vtmount_known(&s->ae.vm, pid, tid, ts) ||
+	       (s->ae.vm_w > VTMOUNT_WAIT_NS && ts <= s->ae.vm_w - VTMOUNT_WAIT_NS);
+}
+
 /* stackagg's vstratum resolver: a sample rooted under a virtual thread counts in its carrier's
  * mounted stratum (strata.h). */
 static uint32_t ses_vstratum(void *ctx, uint32_t stratum, uint64_t w)
@@ -119,10 +132,13 @@ void ses_settle(struct session *s, uint64_t w)
 {
 	ses_walk_deferred(s, w);
 	ses_ring_walk_deferred(s, w);
+	s->ae.vm_w = w;
 	stackagg_settle(s->agg, w);
-	/* A wait's sample comes when it ends: mounts are kept a while after their samples. */
-	if (s->ae.vm_on && w > VTMOUNT_KEEP_NS)
-		vtmount_prune(&s->ae.vm, w == UINT64_MAX ? w : w - VTMOUNT_KEEP_NS);
+	/* A wait's sample comes when it ends, and a carrier's sample may wait VTMOUNT_WAIT_NS
+	 * for its mounts: mounts are kept that long and a while more after the settled samples. */
+	if (s->ae.vm_on && w > VTMOUNT_KEEP_NS + VTMOUNT_WAIT_NS)
+		vtmount_prune(&s->ae.vm,
+			      w == UINT64_MAX ? w : w - VTMOUNT_KEEP_NS - VTMOUNT_WAIT_NS);
 	if (w > s->life.named_to)
 		s->life.named_to = w;
 }
@@ -347,6 +363,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	resolve_init(&res, &s->rc);
 	if (s->ae.vm_on) {
 		res.vroot = ses_vroot;
+		res.vready = ses_vready;
 		res.vstratum = ses_vstratum;
 		res.vctx = s;
 	}
