@@ -363,6 +363,14 @@ size_t stackagg_settle(struct stackagg *a, uint64_t upto)
 	return done;
 }
 
+bool stackagg_next_pending(const struct stackagg *a, uint64_t *ts)
+{
+	if (a->pend_head >= a->pend_len)
+		return false;
+	*ts = a->pend[a->pend_head];
+	return true;
+}
+
 /* ---- adding a sample ------------------------------------------------------------------- */
 
 /* The pending entries of the sample being added (a->ebuf), root first. */

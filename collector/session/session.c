@@ -130,15 +130,19 @@ void ses_walk_deferred(struct session *s, uint64_t w)
 /* Settle the aggregate up to w, the deferred samples walked first. */
 void ses_settle(struct session *s, uint64_t w)
 {
+	uint64_t keep = w, held;
+
 	ses_walk_deferred(s, w);
 	ses_ring_walk_deferred(s, w);
 	s->ae.vm_w = w;
 	stackagg_settle(s->agg, w);
-	/* A wait's sample comes when it ends, and a carrier's sample may wait VTMOUNT_WAIT_NS
-	 * for its mounts: mounts are kept that long and a while more after the settled samples. */
-	if (s->ae.vm_on && w > VTMOUNT_KEEP_NS + VTMOUNT_WAIT_NS)
-		vtmount_prune(&s->ae.vm,
-			      w == UINT64_MAX ? w : w - VTMOUNT_KEEP_NS - VTMOUNT_WAIT_NS);
+	/* A wait's sample comes when it ends, and a carrier's sample waits for its mounts (with
+	 * the samples after it): mounts are kept a while behind the settled samples and the
+	 * first one still waiting. */
+	if (s->ae.vm_on && stackagg_next_pending(s->agg, &held) && held < keep)
+		keep = held;
+	if (s->ae.vm_on && keep > VTMOUNT_KEEP_NS)
+		vtmount_prune(&s->ae.vm, keep == UINT64_MAX ? keep : keep - VTMOUNT_KEEP_NS);
 	if (w > s->life.named_to)
 		s->life.named_to = w;
 }
@@ -471,7 +475,7 @@ bool session_done(const struct session *s)
 
 void session_finish(struct session *s, int grace_ms)
 {
-	uint64_t until;
+	uint64_t until, until_m = 0;
 
 	s->end_ns = s->now();
 	s->so->disable(s->sampler);
@@ -494,7 +498,11 @@ void session_finish(struct session *s, int grace_ms)
 		if (s->uw.defer[i].r.time + CODETAB_GRACE_NS > until)
 			until = s->uw.defer[i].r.time + CODETAB_GRACE_NS;
 	until = ses_ring_grace(s, until);
-	while (s->now() < until) {
+	/* The mounts around the last samples end after them: while mounts come, wait (a while at
+	 * most) for one that ended after the recording did, which proves the ones before came. */
+	if (s->ae.vm_on && s->ae.vm.st.mounts && s->ae.vm.st.ts_last < s->end_ns)
+		until_m = s->end_ns + VTMOUNT_FINISH_NS;
+	while (s->now() < until || (s->now() < until_m && s->ae.vm.st.ts_last < s->end_ns)) {
 		struct pollfd fds[3];
 		int left = (int)((until - s->now()) / 1000000ull);
 		nfds_t n = ses_src_pollfds(s, fds);

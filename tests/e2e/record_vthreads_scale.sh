@@ -20,11 +20,7 @@
 #    VThreadWall::handle), none is under the scheduler's "[virtual threads]" but the time
 #    counted with no stack. (--no-per-thread before it: the last given wins.)
 #  - Then a `watch` daemon (the agent reconnects to it): its rolling wall profiles
-#    (--profile-every) have the virtual threads' root; and a `record --event wall` and a
-#    `record --event cpu` through it, beside each other over the same DB seconds, each count
-#    the mounts on carriers that ended in their window within 25% of the other's (the daemon
-#    hands every recording all the mounts: a count of every one received would differ by
-#    what each received before its start and after its end).
+#    (--profile-every) have the virtual threads' root.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init record_vthreads_scale
@@ -35,7 +31,6 @@ sock=$FG_SOCK_DIR/fgcollect.sock
 noctl=$FG_TMP/no-daemon/ctl.sock # never another test's watch daemon
 DC=4        # seconds of the recording
 DP=2        # seconds of the --per-thread recording
-DB=2        # seconds of the two recordings beside each other through a watch daemon
 CHURN=15000 # short-lived virtual threads a second
 temurin=${FG_TEMURIN25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 [[ -x $temurin/bin/java ]] || fg_fail "no Temurin 25 at $temurin (scripts/install-deps.sh installs it)"
@@ -48,30 +43,6 @@ vtw_at() {
 # wprof_has: a rolling profile of the watch daemon has the virtual threads' root.
 wprof_has() {
 	grep -qs '^\[virtual threads\]' "$FG_TMP"/wprof/*.folded
-}
-
-# run_beside: a wall and a CPU recording of the JVM started last through the watch daemon,
-# beside each other: the mounts that ended in each one's window, within 25% of each other.
-run_beside() {
-	local ev pids=() n=()
-	for ev in wall cpu; do
-		"$FGCOLLECT" record --pid "$FG_HOSTPID" --ctl "$FG_CTL" --event "$ev" \
-			--duration "$DB" -o "$FG_TMP/beside-$ev.folded" 2>"$FG_TMP/beside-$ev.err" &
-		pids+=($!)
-	done
-	for ev in 0 1; do
-		wait "${pids[$ev]}" || { cat "$FG_TMP"/beside-*.err >&2; fg_fail "beside: record failed"; }
-	done
-	for ev in wall cpu; do
-		grep -E 'mounts on carriers' "$FG_TMP/beside-$ev.err" >&2 || true
-		n+=("$(sed -n 's/.* mounts on carriers received, \([0-9]*\) of them ended in the window.*/\1/p' \
-			"$FG_TMP/beside-$ev.err")")
-	done
-	fg_log "beside: mounts that ended in the window: wall ${n[0]:-none}, cpu ${n[1]:-none}"
-	[[ -n ${n[0]} && -n ${n[1]} ]] || fg_fail "beside: a summary does not count the mounts in its window"
-	((n[0] > 1000 && n[1] > 1000)) || fg_fail "beside: ${n[0]} and ${n[1]} mounts in the windows"
-	((n[0] * 100 <= n[1] * 125 && n[1] * 100 <= n[0] * 125)) ||
-		fg_fail "beside: wall's ${n[0]} and cpu's ${n[1]} mounts in the same window differ by more than 25%"
 }
 
 # run_churn: the JVM started last, with CHURN short-lived named virtual threads a second.
@@ -149,7 +120,6 @@ run_churn
 run_split
 fg_watch_start --profile-every 2s --event wall --out "$FG_TMP/wprof" --host-name test-node
 fg_wait 15 wprof_has || fg_fail "watch's rolling wall profiles have no virtual threads"
-run_beside
 fg_watch_stop_clean
 fg_container_stop "$cur" || true
 fg_pass

@@ -243,6 +243,10 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s);
  */
 size_t stackagg_settle(struct stackagg *a, uint64_t upto);
 
+/* The time of the oldest waiting sample in arrival order (the next stackagg_settle() looks at):
+ * true and *ts, or false when none waits. Samples after it may be older still. */
+bool stackagg_next_pending(const struct stackagg *a, uint64_t *ts);
+
 /* Forget cached native/kernel resolutions (call when a process's mappings changed). */
 void stackagg_maps_changed(struct stackagg *a);
 

@@ -37,6 +37,9 @@ struct vtsplit;
  * around its time (a mount still open then, or a carrier idle since, is not waited for longer):
  * the bound, counted in stats.early when it is reached. */
 #define VTMOUNT_WAIT_NS 4000000000ull
+/* At its end a recording waits at most this long for a mount that ended after it: the mounts
+ * around its last samples (one agent's stream keeps their order). */
+#define VTMOUNT_FINISH_NS 2000000000ull
 
 struct vtmount_stats {
 	uint64_t mounts;	    /* FGP_EV_VMOUNT events received */
