@@ -504,7 +504,8 @@ void session_finish(struct session *s, int grace_ms)
 		until_m = s->end_ns + VTMOUNT_FINISH_NS;
 	while (s->now() < until || (s->now() < until_m && s->ae.vm.st.ts_last < s->end_ns)) {
 		struct pollfd fds[3];
-		int left = (int)((until - s->now()) / 1000000ull);
+		uint64_t now = s->now(), to = now < until ? until : until_m;
+		int left = to > now ? (int)((to - now + 999999ull) / 1000000ull) : 0;
 		nfds_t n = ses_src_pollfds(s, fds);
 
 		if (!n)
