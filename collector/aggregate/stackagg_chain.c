@@ -345,6 +345,12 @@ size_t stackagg_settle(struct stackagg *a, uint64_t upto)
 	size_t done = 0;
 
 	while (a->pend_head < a->pend_len && a->pend[a->pend_head] <= upto) {
+		const uint64_t *rec = &a->pend[a->pend_head];
+
+		/* A carrier's sample waits for the mounts around its time, in its place. */
+		if (!final && (rec[1] & PEND_VROOT) && a->r.vready &&
+		    !a->r.vready(a->r.vctx, (uint32_t)rec[1], (uint32_t)rec[3], rec[0]))
+			break;
 		settle_one(a, final);
 		done++;
 	}
@@ -355,6 +361,14 @@ size_t stackagg_settle(struct stackagg *a, uint64_t upto)
 		a->retry_len = 0;
 	}
 	return done;
+}
+
+bool stackagg_next_pending(const struct stackagg *a, uint64_t *ts)
+{
+	if (a->pend_head >= a->pend_len)
+		return false;
+	*ts = a->pend[a->pend_head];
+	return true;
 }
 
 /* ---- adding a sample ------------------------------------------------------------------- */

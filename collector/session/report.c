@@ -322,6 +322,8 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64_t end,
 			    const struct report_out *out)
 {
+	uint64_t known = v->mnt.t0_first > start ? v->mnt.t0_first : start;
+
 	for (size_t i = 0; i < v->njvms; i++) {
 		const struct vtwall_jvm *j = &v->jvms[i];
 		uint64_t seen, mounts;
@@ -356,24 +358,30 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64
 		    (unsigned long long)v->nostack, (unsigned long long)v->dropped,
 		    (unsigned long long)v->outside);
 	/* The mounts root the carriers' samples from the first one received. */
-	if (v->mnt.mounts && v->mnt.ts_first > start)
+	if (v->mnt.mounts && v->mnt.t0_first > start)
 		say(out,
 		    "virtual threads: mounts known from %.3f s after the start, when the first one "
-		    "received ended (the carriers' samples before stay under their names)",
-		    (double)(v->mnt.ts_first - start) / 1e9);
+		    "received began: %llu samples of the JVMs' threads taken before stay under "
+		    "their threads' names",
+		    (double)(v->mnt.t0_first - start) / 1e9, (unsigned long long)v->mnt.before);
+	if (v->mnt.early)
+		say(out,
+		    "virtual threads: %llu samples of carriers counted before their carrier's "
+		    "mounts around their time were known (waited %.0f s past the code's settle, "
+		    "more than %u MiB of samples waiting, or the recording's end): found in no "
+		    "mount, under the carrier's name",
+		    (unsigned long long)v->mnt.early, (double)VTMOUNT_WAIT_NS / 1e9,
+		    STACKAGG_MAX_PENDING >> 20);
 	if (v->mnt.mounts)
 		say(out,
-		    "virtual threads: %llu mounts on carriers received (%.0f a second; %llu "
-		    "dropped); %llu of %llu "
+		    "virtual threads: %llu mounts on carriers received, %llu of them ended in the "
+		    "window (%.0f a second from when they were known; %llu dropped); %llu of %llu "
 		    "samples of the JVMs' threads taken with a virtual thread mounted, shown under "
 		    "it; %.3f s pinned (carriers off the CPU with a virtual thread mounted, counted "
 		    "at every unmount), %.3f s of it shown under their virtual threads at " STACKAGG_PINNED
 		    " (sampled)",
-		    (unsigned long long)v->mnt.mounts,
-		    v->mnt.ts_last > v->mnt.ts_first
-			    ? (double)(v->mnt.mounts - 1) * 1e9 /
-				      (double)(v->mnt.ts_last - v->mnt.ts_first)
-			    : 0.0,
+		    (unsigned long long)v->mnt.mounts, (unsigned long long)v->mnt.in_window,
+		    end > known ? (double)v->mnt.in_window * 1e9 / (double)(end - known) : 0.0,
 		    (unsigned long long)v->mnt.dropped, (unsigned long long)v->mnt.rerooted,
 		    (unsigned long long)v->mnt.asked, (double)v->mnt.offcpu_ns / 1e9,
 		    (double)v->pinned_us / 1e6);

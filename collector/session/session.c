@@ -33,6 +33,19 @@ static const char *ses_vroot(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
 	return vtmount_root(&s->ae.vm, pid, tid, ts);
 }
 
+/*
+ * stackagg's vready resolver: a carrier's sample is rooted once its carrier's mounts around its
+ * time have arrived (vtmount_known), or once it has waited VTMOUNT_WAIT_NS past the code
+ * tables' settle (s->ae.vm_w, the watermark being settled).
+ */
+static bool ses_vready(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	struct session *s = ctx;
+
+	return vtmount_known(&s->ae.vm, pid, tid, ts) ||
+	       (s->ae.vm_w > VTMOUNT_WAIT_NS && ts <= s->ae.vm_w - VTMOUNT_WAIT_NS);
+}
+
 /* stackagg's vstratum resolver: a sample rooted under a virtual thread counts in its carrier's
  * mounted stratum (strata.h). */
 static uint32_t ses_vstratum(void *ctx, uint32_t stratum, uint64_t w)
@@ -117,12 +130,19 @@ void ses_walk_deferred(struct session *s, uint64_t w)
 /* Settle the aggregate up to w, the deferred samples walked first. */
 void ses_settle(struct session *s, uint64_t w)
 {
+	uint64_t keep = w, held;
+
 	ses_walk_deferred(s, w);
 	ses_ring_walk_deferred(s, w);
+	s->ae.vm_w = w;
 	stackagg_settle(s->agg, w);
-	/* A wait's sample comes when it ends: mounts are kept a while after their samples. */
-	if (s->ae.vm_on && w > VTMOUNT_KEEP_NS)
-		vtmount_prune(&s->ae.vm, w == UINT64_MAX ? w : w - VTMOUNT_KEEP_NS);
+	/* A wait's sample comes when it ends, and a carrier's sample waits for its mounts (with
+	 * the samples after it): mounts are kept a while behind the settled samples and the
+	 * first one still waiting. */
+	if (s->ae.vm_on && stackagg_next_pending(s->agg, &held) && held < keep)
+		keep = held;
+	if (s->ae.vm_on && keep > VTMOUNT_KEEP_NS)
+		vtmount_prune(&s->ae.vm, keep == UINT64_MAX ? keep : keep - VTMOUNT_KEEP_NS);
 	if (w > s->life.named_to)
 		s->life.named_to = w;
 }
@@ -347,6 +367,7 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 	resolve_init(&res, &s->rc);
 	if (s->ae.vm_on) {
 		res.vroot = ses_vroot;
+		res.vready = ses_vready;
 		res.vstratum = ses_vstratum;
 		res.vctx = s;
 	}
@@ -454,7 +475,7 @@ bool session_done(const struct session *s)
 
 void session_finish(struct session *s, int grace_ms)
 {
-	uint64_t until, base;
+	uint64_t until, base, until_m = 0;
 
 	s->end_ns = s->now();
 	s->so->disable(s->sampler);
@@ -477,9 +498,14 @@ void session_finish(struct session *s, int grace_ms)
 		if (s->uw.defer[i].r.time + CODETAB_GRACE_NS > base)
 			base = s->uw.defer[i].r.time + CODETAB_GRACE_NS;
 	until = ses_ring_grace(s, base);
-	while (s->now() < until) {
+	/* The mounts around the last samples end after them: while mounts come, wait (a while at
+	 * most) for one that ended after the recording did, which proves the ones before came. */
+	if (s->ae.vm_on && s->ae.vm.st.mounts && s->ae.vm.st.ts_last < s->end_ns)
+		until_m = s->end_ns + VTMOUNT_FINISH_NS;
+	while (s->now() < until || (s->now() < until_m && s->ae.vm.st.ts_last < s->end_ns)) {
 		struct pollfd fds[3];
-		int left = (int)((until - s->now()) / 1000000ull);
+		uint64_t now = s->now(), to = now < until ? until : until_m;
+		int left = to > now ? (int)((to - now + 999999ull) / 1000000ull) : 0;
 		nfds_t n = ses_src_pollfds(s, fds);
 
 		if (!n)

@@ -40,7 +40,7 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 	}
 	s->ex.exact.threads++;
 	if (s->ae.vt_on)
-		(void)vtmount_totals(&s->ae.vm, r->pid, r->tid, &mnt.ns, &mnt.off_ns);
+		(void)vtmount_take_totals(&s->ae.vm, r->pid, r->tid, &mnt.ns, &mnt.off_ns);
 	strata_thread(&s->ex.st, r, name, s->ae.vt_on ? &mnt : NULL, &out);
 	for (unsigned k = 0; k < STRATA_KINDS; k++) {
 		struct stackagg_sample smp = {

@@ -100,6 +100,7 @@ struct ses_agentev {
 	struct jvm_evwant evw;
 	struct vtwall vt;     /* wall and off-CPU: virtual threads' unmounted time (vt_on) */
 	struct vtmount vm;    /* ... and their mounts on carriers (vm_on) */
+	uint64_t vm_w;	      /* the watermark ses_settle is settling (a carrier's wait's bound) */
 	struct vtsplit split; /* --per-thread: the virtual threads with a root of their own */
 	struct evweigh wg;
 	struct evlive live;

@@ -29,11 +29,21 @@ void vtmount_fini(struct vtmount *m)
 	m->nc = m->capc = m->held = 0;
 }
 
-static struct vtmount_carrier *carrier_of(struct vtmount *m, uint32_t pid, uint32_t tid, int make)
+static const struct vtmount_carrier *carrier_find(const struct vtmount *m, uint32_t pid,
+						  uint32_t tid)
 {
 	for (size_t i = 0; i < m->nc; i++)
 		if (m->c[i].tid == tid && m->c[i].pid == pid)
 			return &m->c[i];
+	return NULL;
+}
+
+static struct vtmount_carrier *carrier_of(struct vtmount *m, uint32_t pid, uint32_t tid, int make)
+{
+	const struct vtmount_carrier *f = carrier_find(m, pid, tid);
+
+	if (f)
+		return &m->c[f - m->c];
 	if (!make || m->nc == VTMOUNT_MAX_CARRIERS || ARRAY_GROW(m->c, m->capc, m->nc + 1) != 0)
 		return NULL;
 	m->c[m->nc] = (struct vtmount_carrier){ .pid = pid, .tid = tid };
@@ -105,23 +115,34 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 	if (ev->kind != FGP_EV_VMOUNT)
 		return;
 	m->st.mounts++;
+	if (ev->ts >= from && (!to || ev->ts <= to))
+		m->st.in_window++;
 	if (!m->st.ts_first || ev->ts < m->st.ts_first)
 		m->st.ts_first = ev->ts;
 	if (ev->ts > m->st.ts_last)
 		m->st.ts_last = ev->ts;
+	if (ev->value && ev->value <= ev->ts &&
+	    (!m->st.t0_first || ev->ts - ev->value < m->st.t0_first))
+		m->st.t0_first = ev->ts - ev->value;
 	if (ev->value && ev->value <= ev->ts) {
 		/* by name pattern: the roots counted apart are few */
 		(void)vtwall_root(root, sizeof(root), ev->cls.ptr, ev->cls.len);
 		count_offcpu(m, root, offcpu_in(ev, from, to));
 	}
 	root_of(m, ev, root);
-	if (!ev->value || ev->value > ev->ts || !ev->host_tid || m->held >= VTMOUNT_MAX_HELD ||
+	if (!ev->value || ev->value > ev->ts || !ev->host_tid ||
 	    !(c = carrier_of(m, ev->host_pid, ev->host_tid, 1))) {
 		m->st.dropped++;
 		return;
 	}
-	/* One carrier's unmounts come one after another: its intervals arrive in order. */
-	if (c->n > c->head && c->iv[c->n - 1].t1 > ev->ts - ev->value) {
+	/* One carrier's unmounts come one after another: its intervals arrive in order, and one
+	 * that ended proves every earlier one of its carrier arrived (kept or not). */
+	if (ev->ts > c->known_to)
+		c->known_to = ev->ts;
+	if (!c->t0_first)
+		c->t0_first = ev->ts - ev->value;
+	if (m->held >= VTMOUNT_MAX_HELD ||
+	    (c->n > c->head && c->iv[c->n - 1].t1 > ev->ts - ev->value)) {
 		m->st.dropped++;
 		return;
 	}
@@ -140,7 +161,8 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 	mount_in(c, ev, from, to);
 }
 
-bool vtmount_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t *ns, uint64_t *off_ns)
+bool vtmount_take_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t *ns,
+			 uint64_t *off_ns)
 {
 	struct vtmount_carrier *c = carrier_of(m, pid, tid, 0);
 
@@ -159,12 +181,23 @@ static inline bool iv_before(const struct vtmount_iv *iv, uint64_t ts)
 
 FG_LOWER_BOUND(iv_lower_bound, struct vtmount_iv, uint64_t, iv_before)
 
+bool vtmount_known(const struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	const struct vtmount_carrier *c = carrier_find(m, pid, tid);
+
+	return !c || c->known_to >= ts;
+}
+
 const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts)
 {
 	struct vtmount_carrier *c = carrier_of(m, pid, tid, 0);
 	size_t lo;
 
 	m->st.asked++;
+	if (c ? ts < c->t0_first : !m->st.t0_first || ts < m->st.t0_first)
+		m->st.before++;
+	if (c && c->known_to < ts)
+		m->st.early++; /* counted here: found in a mount, it would have been known */
 	if (!c || c->n == c->head)
 		return NULL;
 	/* The first interval that ends at or after ts. */

@@ -97,6 +97,11 @@ struct stackagg_resolver {
 	 * borrowed until the next call), or NULL: none was, the thread keeps its own root. Asked
 	 * when a sample given with stackagg_sample.vroot settles. May be NULL (never asked). */
 	const char *(*vroot)(void *vctx, uint32_t pid, uint32_t tid, uint64_t ts);
+	/* Whether vroot answers for thread tid of pid at ts for good now: until it does, a sample
+	 * given with stackagg_sample.vroot waits in stackagg_settle() (and the samples after it,
+	 * which settle in arrival order), except at UINT64_MAX and past STACKAGG_MAX_PENDING.
+	 * May be NULL (always). */
+	bool (*vready)(void *vctx, uint32_t pid, uint32_t tid, uint64_t ts);
 	/* A sample of stratum (stackagg_sample.stratum) and weight w was rooted under a virtual
 	 * thread by vroot: the stratum it counts in from now on. May be NULL (it keeps its own). */
 	uint32_t (*vstratum)(void *vctx, uint32_t stratum, uint64_t w);
@@ -233,9 +238,14 @@ int stackagg_sample(struct stackagg *a, const struct stackagg_sample *s);
 
 /*
  * Resolve and count the waiting samples with ts <= upto (in arrival order: it stops at the first
- * later one). UINT64_MAX settles everything. Returns the number of samples settled.
+ * later one, or at the first whose virtual-thread root is not ready: stackagg_resolver.vready).
+ * UINT64_MAX settles everything. Returns the number of samples settled.
  */
 size_t stackagg_settle(struct stackagg *a, uint64_t upto);
+
+/* The time of the oldest waiting sample in arrival order (the next stackagg_settle() looks at):
+ * true and *ts, or false when none waits. Samples after it may be older still. */
+bool stackagg_next_pending(const struct stackagg *a, uint64_t *ts);
 
 /* Forget cached native/kernel resolutions (call when a process's mappings changed). */
 void stackagg_maps_changed(struct stackagg *a);

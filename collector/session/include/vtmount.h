@@ -5,9 +5,13 @@
  * is rooted under the virtual thread mounted at its time ("[virtual threads] NAME", vtwall_root)
  * and its off-CPU time then is that virtual thread's, pinned to its carrier.
  *
- * A mount is known at its unmount: a sample waits for the aggregator's settle (stackagg.h:
- * stackagg_sample.vroot) before it is looked up here. A carrier's time outside every mount (idle
- * in the scheduler's pool) stays its own.
+ * A mount is known at its unmount, and one carrier's mounts arrive in the order they ended (its
+ * unmounts run one after another on its own thread, and the agent's stream keeps their order):
+ * once a mount of a carrier that ended at or after a time t has arrived, every mount of that
+ * carrier around t has. A carrier's sample at t therefore waits, in the aggregator's settle
+ * (stackagg.h: stackagg_sample.vroot, stackagg_resolver.vready), until vtmount_known() says
+ * so, at most VTMOUNT_WAIT_NS past the code tables' settle; then it is looked up here, exactly.
+ * A carrier's time outside every mount (idle in the scheduler's pool) stays its own.
  *
  * Invariant: memory is capped (VTMOUNT_MAX_HELD intervals, VTMOUNT_MAX_CARRIERS carriers); what
  * does not fit is counted in the stats, never held.
@@ -29,13 +33,28 @@ struct vtsplit;
 /* Mounts kept this long behind the settled samples: an off-CPU sample comes when its wait
  * ends, and is rooted under the mount it began in if that wait was shorter. */
 #define VTMOUNT_KEEP_NS 2000000000ull
+/* A carrier's sample waits at most this long past the settle of the code tables for the mounts
+ * around its time (a mount still open then, or a carrier idle since, is not waited for longer):
+ * the bound, counted in stats.early when it is reached. */
+#define VTMOUNT_WAIT_NS 4000000000ull
+/* At its end a recording waits at most this long for a mount that ended after it: the mounts
+ * around its last samples (one agent's stream keeps their order). */
+#define VTMOUNT_FINISH_NS 2000000000ull
 
 struct vtmount_stats {
 	uint64_t mounts;	    /* FGP_EV_VMOUNT events received */
+	uint64_t in_window;	    /* ... that ended in the window of vtmount_add */
 	uint64_t ts_first, ts_last; /* ... the first and last one's time (their rate) */
 	uint64_t dropped;	    /* ... not kept: a cap, or out of order on their carrier */
 	uint64_t asked;		    /* samples of possible carriers looked up */
 	uint64_t rerooted;	    /* ... found in a mount: rooted under its virtual thread */
+	/* ... looked up before their carrier's mounts around their time were known (the wait's
+	 * bound or the aggregator's cap reached, or the recording's end) and found in none */
+	uint64_t early;
+	/* ... taken before their carrier's first mount received began (another thread's: before
+	 * the first mount received began): mounts not known then, under the threads' own names */
+	uint64_t before;
+	uint64_t t0_first; /* when the first mount received began */
 	/* The carriers' time off the CPU with a virtual thread mounted, as the agents count it at
 	 * every unmount (the part in the window of vtmount_add). */
 	uint64_t offcpu_ns;
@@ -56,7 +75,9 @@ struct vtmount_carrier {
 	uint32_t pid, tid;
 	struct vtmount_iv *iv; /* [head, n) live, t1 increasing */
 	size_t head, n, cap;
-	/* Its mounts kept since vtmount_totals last took them: their time in the window of
+	uint64_t known_to; /* the end of its latest mount received: its mounts up to it are known */
+	uint64_t t0_first; /* the start of its first mount received: none known before it */
+	/* Its mounts kept since vtmount_take_totals last took them: their time in the window of
 	 * vtmount_add, and of it the time off the CPU (exact, as the agent counts them). */
 	uint64_t ns, off_ns;
 };
@@ -84,16 +105,27 @@ void vtmount_fini(struct vtmount *m);
  */
 void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, uint64_t to);
 
+/*
+ * Whether every mount of tid of pid around ts has arrived, so that vtmount_root() answers for
+ * ts exactly: tid's latest mount received ended at or after ts, or tid carried no virtual
+ * thread so far (a thread that never carried one, or has not ended its first mount yet, is
+ * taken as no carrier).
+ */
+bool vtmount_known(const struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts);
+
 /* The root of the virtual thread mounted on tid of pid at ts, or NULL (borrowed until the next
- * call on m). With a split set, the root is given then (vtsplit_admit). */
+ * call on m). With a split set, the root is given then (vtsplit_admit). Counted in the stats:
+ * asked, rerooted, and early when tid's mounts around ts were not known yet (vtmount_known). */
 const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts);
 
 /*
- * The exact time of tid of pid's mounts kept (those its samples are rooted by) since the last
- * call, in the window of vtmount_add: *ns mounted, *off_ns of it off the CPU; then both start
- * again from 0. False (both 0) when tid carried none.
+ * Take the exact time of tid of pid's mounts kept (those its samples are rooted by) since the
+ * last take, in the window of vtmount_add: *ns mounted, *off_ns of it off the CPU. A take: both
+ * of tid's totals start again from 0, so that each is handed out once. False (both 0) when tid
+ * carried none.
  */
-bool vtmount_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t *ns, uint64_t *off_ns);
+bool vtmount_take_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t *ns,
+			 uint64_t *off_ns);
 
 /* Forget the mounts that ended before t (every sample up to t is settled). */
 void vtmount_prune(struct vtmount *m, uint64_t t);

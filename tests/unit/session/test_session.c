@@ -20,6 +20,7 @@
 #include "session_fakes.h"
 #include "session_report.h"
 #include "stackagg.h"
+#include "vtmount.h"
 
 static struct session *open_all_let_go(bool let_go)
 {
@@ -604,6 +605,131 @@ static void test_wall_shows_interrupt_preemptions_at_their_stacks_or_along_the_c
 	free(folded);
 }
 
+/* ---- virtual threads: a carrier's sample rooted once the mounts around its time are known ---- */
+
+/* A mount of name on the JVM's thread tid (its carrier) from t1 - len to t1, as its agent sends
+ * it. */
+static void give_mount_on(uint32_t tid, uint64_t t1, uint64_t len, const char *name)
+{
+	struct jvm_event ev = { .type = JVM_EV_STACK,
+				.host_pid = JVM_PID,
+				.ts = t1,
+				.host_tid = tid,
+				.kind = FGP_EV_VMOUNT,
+				.value = len,
+				.tag = 1,
+				.cls = { name, strlen(name) } };
+
+	src->env->ev(src->env->ev_arg, &ev);
+}
+
+static void give_mount(uint64_t t1, uint64_t len, const char *name)
+{
+	give_mount_on(JVM_PID, t1, len, name);
+}
+
+/*
+ * A CPU recording's sample of a carrier waits past the code's settle until a mount of its
+ * carrier that ended at or after its time has come (one carrier's mounts arrive in order),
+ * however late that is, and is then rooted under the virtual thread mounted at its time; one
+ * whose carrier ends no later mount is counted at the bound (VTMOUNT_WAIT_NS past the settle)
+ * under the carrier, and said so.
+ */
+static void test_a_carriers_sample_waits_for_the_mounts_around_its_time(void **state)
+{
+	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .event = FG_EVENT_CPU,
+				  .no_kernel = true,
+				  .live_view = true,
+				  .settle_ns = 300 * MS };
+	struct session *s = NULL;
+	struct session_summary sm;
+	char why[256], *folded = NULL;
+	size_t len = 0;
+	uint64_t bound;
+	FILE *f;
+
+	(void)state;
+	memset(&fs, 0, sizeof(fs));
+	clock_ns = 1000 * MS;
+	if (session_open_seams(&o, &seams, &s, why, sizeof(why)) != 0)
+		fail_msg("session_open_seams: %s", why);
+	assert_int_equal(session_step(s, 0), 0); /* the JVM comes */
+	give_mount(1100 * MS, 50 * MS, "vt-a-1");
+	queue_sample(1150 * MS);
+	clock_ns = 2000 * MS; /* the code's settle (300 ms) has long passed */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 1); /* its carrier's mounts are known up to 1100 ms only */
+	clock_ns = 3000 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 1);
+	give_mount(1300 * MS, 180 * MS, "vt-b-2"); /* 1120..1300 ms: the sample's */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 0);
+	/* No mount of its carrier ends after this one: it waits for the bound, then is counted. */
+	queue_sample(1400 * MS);
+	bound = 1400 * MS + 300 * MS + VTMOUNT_WAIT_NS;
+	clock_ns = bound - MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 1);
+	clock_ns = bound;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.vt.mnt.asked, 2);
+	assert_int_equal(sm.vt.mnt.rerooted, 1);
+	assert_int_equal(sm.vt.mnt.early, 1);
+	session_finish(s, 0);
+	f = open_memstream(&folded, &len);
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
+	fclose(f);
+	session_close(s);
+	if (!strstr(folded, "[virtual threads] vt-b-N;") || !strstr(folded, "[tid 2100000000;") ||
+	    strstr(folded, "vt-a"))
+		fail_msg("the carrier's samples:\n%s", folded);
+	free(folded);
+}
+
+/*
+ * A sample that waits behind another carrier's keeps its own mount: mounts are kept behind the
+ * first sample still waiting, not only behind the settled ones.
+ */
+static void test_a_sample_waiting_behind_another_keeps_its_mount(void **state)
+{
+	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .event = FG_EVENT_CPU,
+				  .no_kernel = true,
+				  .live_view = true,
+				  .settle_ns = 300 * MS };
+	struct session *s = NULL;
+	struct session_summary sm;
+	char why[256];
+
+	(void)state;
+	memset(&fs, 0, sizeof(fs));
+	clock_ns = 1000 * MS;
+	if (session_open_seams(&o, &seams, &s, why, sizeof(why)) != 0)
+		fail_msg("session_open_seams: %s", why);
+	assert_int_equal(session_step(s, 0), 0);
+	give_mount_on(JVM_PID, 1100 * MS, 50 * MS, "vt-a-1");	   /* carrier 1: known to 1100 */
+	give_mount_on(JVM_PID + 1, 1200 * MS, 100 * MS, "vt-b-2"); /* carrier 2: its sample's */
+	queue_sample(1150 * MS);				   /* carrier 1: waits */
+	queue_sample(1160 * MS);
+	fs.q[1].tid = JVM_PID + 1; /* carrier 2: known, waits behind the first */
+	clock_ns = 4000 * MS;	   /* 2.7 s past their settle: past VTMOUNT_KEEP_NS */
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 2);
+	give_mount_on(JVM_PID, 1400 * MS, 260 * MS, "vt-c-3");
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(pending(s), 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.vt.mnt.asked, 2);
+	assert_int_equal(sm.vt.mnt.rerooted, 2);
+	assert_int_equal(sm.vt.mnt.early, 0);
+	session_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +747,8 @@ int main(void)
 		cmocka_unit_test(test_agent_drops_are_the_recordings_own),
 		cmocka_unit_test(
 			test_wall_shows_interrupt_preemptions_at_their_stacks_or_along_the_cpu),
+		cmocka_unit_test(test_a_carriers_sample_waits_for_the_mounts_around_its_time),
+		cmocka_unit_test(test_a_sample_waiting_behind_another_keeps_its_mount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

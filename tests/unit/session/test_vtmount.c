@@ -161,11 +161,56 @@ static void test_time_off_the_cpu_is_counted_in_the_window_by_root(void **state)
 	e = vmount(8, 3000, 1000, 200, "other", 4);
 	vtmount_add(&m, &e, 1000, 10000);
 	assert_int_equal(m.st.offcpu_ns, 800 + 300 + 200);
+	assert_int_equal(m.st.mounts, 4);
+	assert_int_equal(m.st.in_window, 3); /* ended in it */
 	assert_int_equal(m.st.nroots, 2);
 	assert_string_equal(m.st.roots[0].root, "[virtual threads] pin-N");
 	assert_int_equal(m.st.roots[0].ns, 1100);
 	assert_string_equal(m.st.roots[1].root, "[virtual threads] other");
 	assert_int_equal(m.st.roots[1].ns, 200);
+	vtmount_fini(&m);
+}
+
+/*
+ * A carrier's mounts are known up to the end of its latest one received (they arrive in
+ * order), mounts dropped at the cap included; a thread that carried none is no carrier. A
+ * sample looked up before they are known, and found in none, is counted early; one before its
+ * carrier's first mount (another thread's: before the first of all), before.
+ */
+static void test_a_carriers_mounts_are_known_up_to_its_latest_unmount(void **state)
+{
+	struct vtmount m;
+	struct jvm_event e;
+
+	(void)state;
+	vtmount_init(&m, 0);
+	assert_true(vtmount_known(&m, 42, 7, 5000)); /* no carrier yet */
+	e = vmount(7, 2000, 1000, 0, "a", 1);
+	vtmount_add(&m, &e, 0, 0);
+	assert_true(vtmount_known(&m, 42, 7, 1500));
+	assert_true(vtmount_known(&m, 42, 7, 2000));
+	assert_false(vtmount_known(&m, 42, 7, 2001));
+	assert_true(vtmount_known(&m, 42, 8, 9000)); /* another thread carried none */
+	assert_true(vtmount_known(&m, 43, 7, 9000)); /* nor one of another process */
+	assert_null(vtmount_root(&m, 42, 7, 2500));
+	assert_int_equal(m.st.early, 1);
+	m.held = VTMOUNT_MAX_HELD; /* at the cap: not kept, still proof of the order */
+	e = vmount(7, 4000, 1000, 0, "b", 2);
+	vtmount_add(&m, &e, 0, 0);
+	assert_int_equal(m.st.dropped, 1);
+	assert_true(vtmount_known(&m, 42, 7, 3500));
+	m.held = 1;
+	e = vmount(7, 6000, 1000, 0, "c", 3);
+	vtmount_add(&m, &e, 0, 0);
+	assert_true(vtmount_known(&m, 42, 7, 6000));
+	assert_null(vtmount_root(&m, 42, 7, 4500)); /* known: between mounts */
+	assert_string_equal(vtmount_root(&m, 42, 7, 5500), "[virtual threads] c");
+	assert_int_equal(m.st.early, 1);
+	assert_null(vtmount_root(&m, 42, 7, 900));  /* before its first mount */
+	assert_null(vtmount_root(&m, 42, 8, 1200)); /* not a carrier, after the first mount began */
+	assert_null(vtmount_root(&m, 42, 8, 800));
+	assert_int_equal(m.st.before, 2);
+	assert_int_equal(m.st.t0_first, 1000);
 	vtmount_fini(&m);
 }
 
@@ -177,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_per_thread_roots_are_capped_and_the_rest_counted),
 		cmocka_unit_test(test_impossible_mounts_are_dropped_and_counted),
 		cmocka_unit_test(test_time_off_the_cpu_is_counted_in_the_window_by_root),
+		cmocka_unit_test(test_a_carriers_mounts_are_known_up_to_its_latest_unmount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
