@@ -35,7 +35,7 @@ static const char vt_class[] = "java.lang.VirtualThread";
 struct vwait {
 	uint64_t t0;
 	uint16_t depth, flags;
-	uint16_t group; /* its name group's (vtclaim.h) */
+	uint16_t group;	   /* its name group's (vtclaim.h) */
 	uint16_t name_len; /* 0: unnamed (sent as vt_class) */
 	char name[VTHREAD_NAME_MAX];
 	struct fgp_frame_in frames[];
@@ -551,8 +551,8 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		vtclaim_count(&claims, w->group, now - t0, t0);
 		send(w, cap, now, m, now - t0);
 	} else if (on & FGP_EVM_VMOUNT) {
-		/* Its group is its name's, taken at its unmount (for its FGP_EV_VMOUNT): the wait is
-		 * counted there, its start kept by the carrier until then. */
+		/* Its group is its name's, taken at its unmount (for its FGP_EV_VMOUNT): the wait
+		 * is counted there, its start kept by the carrier until then. */
 		carrier_set(KEY_WAIT0, t0);
 	} else {
 		count_wait(0, now - t0, t0, now, m);
@@ -581,8 +581,10 @@ static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		    jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP)) !=
 	    JVMTI_ERROR_NONE)
 		goto out;
-	if (on & FGP_EVM_VMOUNT)
+	if (on & FGP_EVM_VMOUNT) {
 		carrier_cpu0_set(thread_cpu_ns());
+		carrier_set(KEY_WAIT0, 0); /* a first run: no wait before it */
+	}
 	count_seen();
 out:
 	evctl_leave(ctl);

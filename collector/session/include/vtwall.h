@@ -5,13 +5,14 @@
  * virtual threads, "[virtual threads]", with the stack each unmounted at and the leaf
  * "[off-cpu: virtual thread unmounted]".
  *
- * The agent counts every wait at its mount; an event claims what it counted since its last
- * one (its own wait and the waits whose stacks it did not take, value * interval /
- * FGP_VWAIT_ONE ns), so the weights add up to the exact total, and each stack stands for the
- * waits around it (the stacks are taken at random, whatever their frames). Time the agent
- * counted and could take no stack for comes with no frames: shown as VTWALL_NOSTACK under the
- * root. A carrier's own time (running a virtual thread, or idle in the scheduler's pool) stays
- * its own thread's: nothing here is taken from it.
+ * The agent counts every wait exactly, into its thread's name group; an event claims what its
+ * group counted since the group's last one (its own wait and the group's waits whose stacks it
+ * did not take, value * interval / FGP_VWAIT_ONE ns), so the weights add up to the exact
+ * total, and each stack stands for the waits of its group around it (the stacks are taken at
+ * random, whatever their frames). A group's time the agent could take no stack for comes with
+ * no frames, named by the group: shown as VTWALL_NOSTACK under that group's root. A carrier's
+ * own time (running a virtual thread, or idle in the scheduler's pool) stays its own thread's:
+ * nothing here is taken from it.
  *
  * Readable at any number of virtual threads: the root is VTWALL_ROOT for unnamed ones (the
  * scheduler's), "[virtual threads] NAME" for named ones with each run of digits in NAME

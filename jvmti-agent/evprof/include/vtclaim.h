@@ -24,11 +24,11 @@
 #include <stdint.h>
 
 #define VTCLAIM_GROUPS 64u
-#define VTCLAIM_NAME_MAX 64u		 /* bytes of a group's name kept */
+#define VTCLAIM_NAME_MAX 64u	       /* bytes of a group's name kept */
 #define VTCLAIM_FLUSH_NS 1000000000ull /* a group's time no stack claimed is sent after this */
 
 struct vtclaim_group {
-	atomic_uint_fast64_t key; /* 0: free, 1: being named, else its name pattern's hash */
+	atomic_uint_fast64_t key;      /* 0: free, 1: being named, else its name pattern's hash */
 	atomic_int_fast64_t unclaimed; /* ns counted and not claimed (may dip below 0 a moment) */
 	atomic_uint_fast64_t t0;       /* when the earliest of them began (UINT64_MAX: none) */
 	atomic_uint_fast64_t last;     /* when the group's time was last claimed */
