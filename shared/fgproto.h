@@ -105,14 +105,17 @@
  *                 (HotSpot's VirtualThreadUnmount/Mount extension events), at ts = the mount,
  *                 with the stack it unmounted at: value = the nanoseconds unmounted (> 0),
  *                 interval in units of FGP_VWAIT_ONE (>= FGP_VWAIT_ONE): the event stands for
- *                 value * interval / FGP_VWAIT_ONE ns, its own wait and the waits the agent
- *                 counted since its last event without taking their stacks (the events'
- *                 weights add up to the agent's exact total); depth 0: time counted whose
- *                 stack could not be taken (value = that time), tag = the agent's counts
+ *                 value * interval / FGP_VWAIT_ONE ns, its own wait and the waits of its
+ *                 thread's name group (the name with its digits folded) the agent counted
+ *                 since that group's last event without taking their stacks (the events'
+ *                 weights add up to the agent's exact total); depth 0: a group's time counted
+ *                 whose stack could not be taken (value = that time; class = the name of one
+ *                 of the group's threads, "java.lang.VirtualThread" for the unnamed ones'),
+ *                 tag = the agent's counts
  *                 since the kind went on, as of
  *                 this event: bits 0..39 the mounts, bits 40..63 the virtual threads seen
  *                 (saturating), class = the virtual thread's name (its first 64 bytes;
- *                 "java.lang.VirtualThread" when it has none or depth is 0; with
+ *                 "java.lang.VirtualThread" when it has none; with
  *                 FGP_EVM_VTID asked, "#ID" when it has none and depth > 0, ID its
  *                 Thread.threadId() in decimal); tid = the carrier's.
  *   FGP_EV_VMOUNT one mount of a virtual thread on its carrier (JDK 21+), sent at its unmount

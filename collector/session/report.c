@@ -309,6 +309,12 @@ static void exact_summary(const struct session_summary *sm, const struct report_
 		    "stack there: their %.3f s laid along the thread's CPU samples inside that call "
 		    "(it returns at the stack it was made from)",
 		    (unsigned long long)x->call_laid, (double)x->call_laid_ns / 1e9);
+	if (x->mounted_ns)
+		say(out,
+		    "exact times: %.3f s of carriers with a virtual thread mounted (counted at "
+		    "every unmount), under their virtual threads; %.3f s of it with no stack taken "
+		    "mounted, under [no stack sampled] there",
+		    (double)x->mounted_ns / 1e9, (double)x->mounted_nostack_ns / 1e9);
 	if (x->over)
 		say(out, "exact times: %llu threads not counted (over the limits)",
 		    (unsigned long long)x->over);

@@ -116,6 +116,15 @@ static int vt_keep(void *arg, const char *root)
 	return !s->flt.threads_re_on || regexec(&s->flt.threads_re, root, 0, NULL, 0) == 0;
 }
 
+/* A mount of a virtual thread: its carrier's samples rooted by it (vtmount.h), its time per
+ * carrier and root for the carrier's mounted time no stack was taken for (vtwall.h). */
+static void ses_vt_mount(struct session *s, const struct jvm_event *ev)
+{
+	vtmount_add(&s->ae.vm, ev, s->start_ns, s->end_ns);
+	if (s->ae.vt_on && s->ex.tt_on)
+		vtwall_mount(&s->ae.vt, ev, s->start_ns, s->end_ns);
+}
+
 /* The sources' sink (session_src_env.ev): an event of a target's agent. */
 void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 {
@@ -155,7 +164,7 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 		if (s->ae.agent_ev)
 			ev_stack(s, t, ev);
 		else if (s->ae.vm_on && ev->kind == FGP_EV_VMOUNT)
-			vtmount_add(&s->ae.vm, ev, s->start_ns, s->end_ns);
+			ses_vt_mount(s, ev);
 		else if (s->ae.vt_on)
 			vtwall_add(&s->ae.vt, s->agg, ev, s->start_ns, s->end_ns,
 				   ses_process_root(s, t->pid), s->ae.evw.depth, vt_keep, s);

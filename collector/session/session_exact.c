@@ -23,6 +23,83 @@ void ses_tt_snapshot(struct session *s, uint64_t t)
 			threadtime_read_proc(&s->ex.tt, s->targets.v[i].pid);
 }
 
+/* A carrier's mounted time of one kind that got no stack, shared among the roots of the
+ * virtual threads it carried in the window by their time of that kind (vtwall_carrier). */
+struct pinned_share {
+	struct session *s;
+	const struct threadtime_res *r;
+	unsigned kind;
+	uint64_t us, left, of; /* to share, not shared yet, the roots' time of the kind in all */
+	size_t seen, nroots;
+};
+
+static uint64_t root_time(const struct pinned_share *p, uint64_t ns, uint64_t off_ns)
+{
+	if (p->kind == THREADTIME_CPU)
+		return ns > off_ns ? ns - off_ns : 0;
+	return off_ns;
+}
+
+static void add_root_time(void *arg, const char *root, uint64_t ns, uint64_t off_ns)
+{
+	struct pinned_share *p = arg;
+
+	(void)root;
+	p->of += root_time(p, ns, off_ns);
+	p->nroots++;
+}
+
+/* Show us under root, no stack taken, on the carrier's kind. */
+static void show_pinned(struct pinned_share *p, const char *root, uint64_t us)
+{
+	struct stackagg_sample smp = {
+		.pid = p->r->pid,
+		.tid = p->r->tid,
+		.ts = p->s->ex.tt.b.t,
+		.process = ses_process_root(p->s, p->r->pid),
+		.thread = root,
+		.weight = us,
+		.mark = "[no stack sampled]",
+		.leaf = threadtime_kind_detail(p->kind),
+	};
+
+	if (us)
+		(void)stackagg_sample(p->s->agg, &smp);
+}
+
+static void share_root(void *arg, const char *root, uint64_t ns, uint64_t off_ns)
+{
+	struct pinned_share *p = arg;
+	uint64_t us;
+
+	if (++p->seen == p->nroots)
+		us = p->left; /* the last takes what rounding left */
+	else if (p->of)
+		us = (uint64_t)((double)p->us * (double)root_time(p, ns, off_ns) / (double)p->of);
+	else
+		us = p->us / p->nroots;
+	if (us > p->left)
+		us = p->left;
+	p->left -= us;
+	show_pinned(p, root, us);
+}
+
+/* A carrier's mounted time with no stack taken mounted (strata.h): its virtual threads'. */
+static void show_mounted_nostack(struct session *s, const struct threadtime_res *r,
+				 const struct strata_thread_out *out)
+{
+	for (unsigned k = 0; k < STRATA_KINDS; k++) {
+		struct pinned_share p = { .s = s, .r = r, .kind = k };
+
+		if (!(p.us = p.left = out->mounted_nostack_us[k]))
+			continue;
+		if (!vtwall_carrier(&s->ae.vt, r->pid, r->tid, add_root_time, &p))
+			show_pinned(&p, VTWALL_ROOT, p.us); /* its mounts not counted per root */
+		else
+			(void)vtwall_carrier(&s->ae.vt, r->pid, r->tid, share_root, &p);
+	}
+}
+
 /* threadtime_end's visitor: one thread's exact window, its strata scaled to it (strata.h) and
  * its time with no stack under a frame that says so. */
 static void on_thread_time(void *ctx, const struct threadtime_res *r)
@@ -57,6 +134,8 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		if (smp.weight)
 			(void)stackagg_sample(s->agg, &smp);
 	}
+	if (s->ae.vt_on)
+		show_mounted_nostack(s, r, &out);
 }
 
 /* The window's snapshot was taken (tt_snapshot): count it and scale the aggregate's strata. */
@@ -66,6 +145,8 @@ void ses_close_window(struct session *s)
 	(void)threadtime_end(&s->ex.tt, on_thread_time, s);
 	(void)stackagg_fold_strata(s->agg, strata_scale, &s->ex.st);
 	strata_next(&s->ex.st);
+	if (s->ae.vt_on)
+		vtwall_carriers_next(&s->ae.vt);
 	s->ex.exact.windows++;
 }
 

@@ -122,6 +122,8 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->exact.laid_ns = s->ex.st.tot.laid_ns;
 	out->exact.call_laid = s->ex.st.tot.call_laid;
 	out->exact.call_laid_ns = s->ex.st.tot.call_laid_ns;
+	out->exact.mounted_ns = s->ex.st.tot.mounted_ns;
+	out->exact.mounted_nostack_ns = s->ex.st.tot.mounted_nostack_ns;
 	out->exact.prec = s->ex.st.prec;
 	out->exact.nprec = s->ex.st.nprec;
 	out->exact.over += s->ex.tt.over + ss.totals_full;

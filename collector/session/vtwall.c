@@ -24,6 +24,94 @@ void vtwall_fini(struct vtwall *v)
 		return;
 	free(v->frames);
 	v->frames = NULL;
+	free(v->cr);
+	v->cr = NULL;
+	v->ncr = 0;
+	htab_fini(&v->cridx);
+}
+
+/* The key of (pid, tid, root) in cridx (FNV-1a over the three). */
+static uint64_t croot_key(uint32_t pid, uint32_t tid, const char *root)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	h = (h ^ pid) * 0x100000001b3ull;
+	h = (h ^ tid) * 0x100000001b3ull;
+	for (const char *c = root; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	return h & HTAB_KEY_MASK;
+}
+
+/* The entry of (pid, tid, root), made when new; NULL: no room. */
+static struct vtwall_croot *croot_of(struct vtwall *v, uint32_t pid, uint32_t tid, const char *root)
+{
+	uint64_t key = croot_key(pid, tid, root);
+	const uint64_t *i;
+	size_t pos = 0;
+	struct vtwall_croot *c;
+
+	while ((i = htab_next(&v->cridx, key, &pos))) {
+		c = &v->cr[*i];
+		if (c->pid == pid && c->tid == tid && strcmp(c->root, root) == 0)
+			return c;
+	}
+	if (!v->cr && !(v->cr = calloc(VTWALL_MAX_CROOTS, sizeof(*v->cr))))
+		return NULL;
+	if (v->ncr == VTWALL_MAX_CROOTS || htab_add(&v->cridx, key, v->ncr) != 0)
+		return NULL;
+	c = &v->cr[v->ncr++];
+	*c = (struct vtwall_croot){ .pid = pid, .tid = tid };
+	memcpy(c->root, root, strlen(root) + 1);
+	return c;
+}
+
+void vtwall_mount(struct vtwall *v, const struct jvm_event *ev, uint64_t from, uint64_t to)
+{
+	uint64_t t0, t1, ns, off;
+	char root[VTWALL_ROOT_MAX];
+	struct vtwall_croot *c;
+
+	if (ev->kind != FGP_EV_VMOUNT || !ev->value || ev->value > ev->ts)
+		return;
+	t0 = ev->ts - ev->value;
+	t1 = ev->ts;
+	if (t0 < from)
+		t0 = from;
+	if (to && t1 > to)
+		t1 = to;
+	if (t1 <= t0)
+		return;
+	ns = t1 - t0;
+	off = ev->interval < ev->value
+		      ? (uint64_t)((double)ev->interval * (double)ns / (double)ev->value)
+		      : ns;
+	(void)vtwall_root(root, sizeof(root), ev->cls.ptr, ev->cls.len);
+	if (!(c = croot_of(v, ev->host_pid, ev->host_tid, root))) {
+		v->croot_over++;
+		return;
+	}
+	c->ns += ns;
+	c->off_ns += off;
+}
+
+size_t vtwall_carrier(const struct vtwall *v, uint32_t pid, uint32_t tid,
+		      void (*fn)(void *arg, const char *root, uint64_t ns, uint64_t off_ns),
+		      void *arg)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->ncr; i++)
+		if (v->cr[i].pid == pid && v->cr[i].tid == tid) {
+			fn(arg, v->cr[i].root, v->cr[i].ns, v->cr[i].off_ns);
+			n++;
+		}
+	return n;
+}
+
+void vtwall_carriers_next(struct vtwall *v)
+{
+	v->ncr = 0;
+	htab_clear(&v->cridx);
 }
 
 /* The JVM's counts (a new entry at its first event; NULL past VTWALL_MAX_JVMS). */
@@ -188,8 +276,12 @@ void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev
 	}
 	if (ns > ev->ts - from)
 		ns = ev->ts - from; /* began before the window: its part in it */
-	(void)vtsplit_root(v->split, v->root, sizeof(v->root), ev->depth ? ev->cls.ptr : NULL,
-			   ev->depth ? ev->cls.len : 0, 0);
+	/* Time with no stack is its name group's (the agent names the group): under the group's
+	 * root, also with a split. */
+	if (ev->depth)
+		(void)vtsplit_root(v->split, v->root, sizeof(v->root), ev->cls.ptr, ev->cls.len, 0);
+	else
+		(void)vtwall_root(v->root, sizeof(v->root), ev->cls.ptr, ev->cls.len);
 	if (keep && !keep(arg, v->root)) {
 		v->st.dropped++;
 		return;

@@ -174,100 +174,161 @@ static struct stratum *stratum_for(struct strata *st, const struct threadtime_re
 	return lv;
 }
 
-/*
- * A carrier's kind k: v (its stacks with no virtual thread mounted, or the laid stratum standing
- * in for them; may be NULL) and mv (mounted; NULL: none) share us, xm of it mounted (UINT64_MAX:
- * not known, shared by their weights). The time no stratum takes is returned.
- */
-static uint64_t share(struct strata *st, struct stratum *v, struct stratum *mv, uint64_t us,
-		      uint64_t xm)
+/* Stratum v (may be NULL) scaled to us; its counts added to st->tot and to the thread's
+ * precision (q, n). The time left without a stack is returned: us when there is no v. */
+static uint64_t scale_to(struct strata *st, struct stratum *v, uint64_t us, double *q, uint32_t *n)
 {
-	uint64_t left = us;
+	if (!v)
+		return us;
+	v->scale = (double)us / (double)v->sum_us;
+	st->tot.strata++;
+	st->tot.sampled_us += v->sum_us;
+	*q += (double)us * (double)us * v->var / ((double)v->sum_us * (double)v->sum_us);
+	*n += v->n;
+	return 0;
+}
 
-	if (xm == UINT64_MAX) {
-		double sum = (double)(v ? v->sum_us : 0) + (double)mv->sum_us;
+/*
+ * Fill give[k] (k in kinds, each at most room[k] - give[k]) with left us in proportion to
+ * w[k], capping a kind at its room and sharing what it could not take among the others
+ * (water-filling). Kinds of weight 0 take nothing. What could not be placed is returned.
+ */
+static uint64_t fill(const double *w, const uint64_t *room, uint64_t *give, unsigned kinds,
+		     uint64_t left)
+{
+	bool full[STRATA_KINDS] = { false };
 
-		if (v)
-			v->scale = (double)us / sum;
-		mv->scale = (double)us / sum;
-		return 0;
-	}
-	if (xm > us)
-		xm = us;
-	mv->scale = (double)xm / (double)mv->sum_us;
-	st->tot.mounted_ns += xm * 1000;
-	left -= xm;
-	if (v) {
-		v->scale = (double)left / (double)v->sum_us;
-		left = 0;
+	for (unsigned round = 0; round <= kinds && left; round++) {
+		double sum = 0;
+		bool capped = false;
+		unsigned lastk = kinds;
+		uint64_t left0 = left;
+
+		for (unsigned k = 0; k < kinds; k++)
+			if (!full[k] && w[k] > 0) {
+				sum += w[k];
+				lastk = k;
+			}
+		if (lastk == kinds)
+			break;
+		for (unsigned k = 0; k < kinds; k++)
+			if (!full[k] && w[k] > 0 &&
+			    (double)left0 * w[k] / sum >= (double)(room[k] - give[k])) {
+				left -= room[k] - give[k];
+				give[k] = room[k];
+				full[k] = capped = true;
+			}
+		if (capped)
+			continue;
+		for (unsigned k = 0; k < kinds && left; k++) {
+			uint64_t g;
+
+			if (full[k] || w[k] <= 0)
+				continue;
+			/* the last kind takes what rounding left */
+			g = k == lastk ? left : (uint64_t)((double)left * w[k] / sum);
+			if (g > room[k] - give[k])
+				g = room[k] - give[k];
+			give[k] += g;
+			left -= g;
+			sum -= w[k];
+		}
 	}
 	return left;
+}
+
+/*
+ * A carrier's exact mounted time mnt split among its kinds (us of each kind's us[k]): into
+ * mus[k] for the kinds with stacks taken mounted, and nus[k], with none. The CPU's (wall) is
+ * the mounts' length less their time off the CPU; that time off the CPU goes to the kinds of
+ * wait with mounted stacks, as those stacks estimate each kind's mounted share (its time times
+ * their share of its stacks), each kind at most its time; what they cannot take (no wait was
+ * taken mounted) to the others, in proportion to the time they have left.
+ */
+static void mounted_split(struct strata *st, uint32_t tid, const uint64_t *us,
+			  const struct strata_mount *mnt, uint64_t *mus, uint64_t *nus)
+{
+	unsigned waits = THREADTIME_NKINDS;
+	uint64_t off = (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns) / 1000, all = 0, left;
+	double est[STRATA_KINDS] = { 0 }, room_w[STRATA_KINDS] = { 0 };
+	uint64_t room[STRATA_KINDS] = { 0 };
+
+	if (st->wall) {
+		uint64_t cpu = (mnt->ns - (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns)) / 1000;
+
+		if (cpu > us[THREADTIME_CPU])
+			cpu = us[THREADTIME_CPU];
+		if (taken_m(st, tid, true, THREADTIME_CPU))
+			mus[THREADTIME_CPU] = cpu;
+		else
+			nus[THREADTIME_CPU] = cpu;
+	}
+	for (unsigned k = 0; k < waits; k++) {
+		struct stratum *v = taken(st, tid, k), *mv = taken_m(st, tid, true, k);
+
+		room[k] = us[k];
+		all += us[k];
+		if (mv)
+			est[k] = (double)us[k] * (double)mv->sum_us /
+				 ((double)mv->sum_us + (double)(v ? v->sum_us : 0));
+	}
+	left = fill(est, room, mus, waits, off < all ? off : all);
+	for (unsigned k = 0; k < waits; k++) {
+		room[k] -= mus[k];
+		room_w[k] = (double)room[k];
+	}
+	(void)fill(room_w, room, nus, waits, left);
 }
 
 void strata_thread(struct strata *st, const struct threadtime_res *r, const char *name,
 		   const struct strata_mount *mnt, struct strata_thread_out *out)
 {
 	unsigned last = st->wall ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
-	uint64_t mus[STRATA_KINDS] = { 0 }, off_us = 0, est_all = 0;
-	double tot = 0, q = 0, est[STRATA_KINDS] = { 0 };
+	uint64_t us[STRATA_KINDS] = { 0 }, mus[STRATA_KINDS] = { 0 }, nus[STRATA_KINDS] = { 0 };
+	bool exact = mnt && mnt->ns;
+	double tot = 0, q = 0;
 	uint32_t n = 0;
 
-	*out = (struct strata_thread_out){ { 0 } };
-	/* The mounted time of each kind: the CPU's exact; the time off it shared among the waits
-	 * as their mounted stacks estimate it (each kind's time times its mounted stacks' share).
-	 */
-	if (mnt && mnt->ns) {
-		off_us = (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns) / 1000;
-		mus[THREADTIME_CPU] = mnt->off_ns < mnt->ns ? (mnt->ns - mnt->off_ns) / 1000 : 0;
-		for (unsigned k = 0; k < THREADTIME_NKINDS && k <= last; k++) {
-			struct stratum *v = taken(st, r->tid, k),
-				       *mv = taken_m(st, r->tid, true, k);
-			uint64_t us = (r->off[k] + 500) / 1000;
-
-			if (!mv)
-				continue;
-			est[k] = (double)us * (double)mv->sum_us /
-				 ((double)mv->sum_us + (double)(v ? v->sum_us : 0));
-			est_all += (uint64_t)est[k];
-		}
-		for (unsigned k = 0; k < THREADTIME_NKINDS && k <= last; k++)
-			mus[k] =
-				est_all ? (uint64_t)(est[k] * (double)off_us / (double)est_all) : 0;
-	}
+	*out = (struct strata_thread_out){ { 0 }, { 0 } };
+	for (unsigned k = 0; k <= last; k++)
+		us[k] = ((k < THREADTIME_NKINDS ? r->off[k] : r->cpu) + 500) / 1000;
+	if (exact)
+		mounted_split(st, r->tid, us, mnt, mus, nus);
 	for (unsigned k = 0; k <= last; k++) {
-		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, us = (ns + 500) / 1000;
+		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, left;
 		struct stratum *v, *mv = taken_m(st, r->tid, true, k);
-		uint64_t left;
 
 		st->tot.ns[k] += ns;
-		tot += (double)us;
+		tot += (double)us[k];
 		v = stratum_for(st, r, k, ns);
-		if (mv) {
+		if (mv && !exact) {
+			/* no mount totals: the mounted stacks share the kind's time by weight */
 			double sum = (double)(v ? v->sum_us : 0) + (double)mv->sum_us;
 
-			left = share(st, v, mv, us, mnt && mnt->ns ? mus[k] : UINT64_MAX);
+			if (v)
+				v->scale = (double)us[k] / sum;
+			mv->scale = (double)us[k] / sum;
 			st->tot.strata += v ? 2 : 1;
 			st->tot.sampled_us += (v ? v->sum_us : 0) + mv->sum_us;
-			q += (double)us * (double)us * ((v ? v->var : 0) + mv->var) / (sum * sum);
+			q += (double)us[k] * (double)us[k] * ((v ? v->var : 0) + mv->var) /
+			     (sum * sum);
 			n += (v ? v->n : 0) + mv->n;
-		} else if (v) {
-			v->scale = (double)us / (double)v->sum_us;
-			st->tot.strata++;
-			st->tot.sampled_us += v->sum_us;
-			q += (double)us * (double)us * v->var /
-			     ((double)v->sum_us * (double)v->sum_us);
-			n += v->n;
-			left = 0;
-			if (mnt && mnt->ns && mus[k])
-				st->tot.mounted_nostack_ns += mus[k] * 1000;
-		} else {
-			left = us;
+			continue;
+		}
+		if (mv)
+			(void)scale_to(st, mv, mus[k], &q, &n);
+		/* the carrier's own time (idle in its pool): the kind's less its mounted time */
+		left = scale_to(st, v, us[k] - mus[k] - nus[k], &q, &n);
+		st->tot.mounted_ns += (mus[k] + nus[k]) * 1000;
+		if (nus[k]) {
+			out->mounted_nostack_us[k] = nus[k];
+			st->tot.mounted_nostack_ns += nus[k] * 1000;
 		}
 		if (!left)
 			continue;
 		out->nostack_us[k] = left;
 		st->tot.nostack++;
-		st->tot.nostack_ns += v || mv ? left * 1000 : ns;
+		st->tot.nostack_ns += v || mv || nus[k] ? left * 1000 : ns;
 	}
 	keep_precision(st, r, name, tot, q, n);
 }

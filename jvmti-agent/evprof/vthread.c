@@ -15,13 +15,13 @@
 #include "evjvmti.h"
 #include "fgclock.h"
 #include "fgproto.h"
+#include "vtclaim.h"
 #include "vtheld.h"
 
 #define BUCKET_NS 100000000ull /* the chance is set again this often */
 #define CHANCE_ONE 0xffffffffu /* chance in 2^-32 units */
 #define MOUNTS_MASK ((1ull << 40) - 1)
 #define SEEN_MAX ((1ull << 24) - 1)
-#define FLUSH_NS 1000000000ull /* time no stack claimed is sent without one after this */
 
 _Static_assert(VTHREAD_HELD <= VTHELD_SLOTS_MAX, "the pool's handles index every slot");
 
@@ -35,6 +35,7 @@ static const char vt_class[] = "java.lang.VirtualThread";
 struct vwait {
 	uint64_t t0;
 	uint16_t depth, flags;
+	uint16_t group;	   /* its name group's (vtclaim.h) */
 	uint16_t name_len; /* 0: unnamed (sent as vt_class) */
 	char name[VTHREAD_NAME_MAX];
 	struct fgp_frame_in frames[];
@@ -51,11 +52,8 @@ static atomic_uint_fast64_t since;     /* when the kind went on */
 static atomic_uint_fast64_t mounts, seen;
 static atomic_uint_fast64_t bucket_t0, bucket_n;
 static atomic_uint chance = CHANCE_ONE;
-/* Unmounted time counted at the mounts and not yet sent (may dip below 0 for a moment). */
-static atomic_int_fast64_t unclaimed;
-static atomic_uint_fast64_t last_claim; /* when an event last claimed it */
-/* When the earliest of the waits not yet sent began (UINT64_MAX: none since the last claim). */
-static atomic_uint_fast64_t unclaimed_t0 = UINT64_MAX;
+/* Unmounted time counted and not yet sent, per name group (made at the first vthread_enable). */
+static struct vtclaim claims;
 /* The held stacks (made by the events worker at the first vthread_enable, then kept). */
 static _Atomic(struct vtheld *) pool;
 
@@ -272,6 +270,7 @@ static void *take_stack(JNIEnv *jni, jthread t, uint64_t now, uint32_t on)
 	}
 	w->depth = (uint16_t)count;
 	take_name(jni, t, w);
+	w->group = (uint16_t)vtclaim_group(&claims, w->name, w->name_len);
 	if (!w->name_len && (on & FGP_EVM_VTID))
 		name_by_id(jni, t, w);
 	return (void *)(uintptr_t)handle;
@@ -280,29 +279,44 @@ fail:
 	return NULL;
 }
 
-/* The carrier's CPU time when its virtual thread mounted (mounts and unmounts of one virtual
- * thread on one carrier run on that carrier's thread), in a key of the carrier's thread: a
- * _Thread_local would make the agent need ld.so's __tls_get_addr. */
-static pthread_key_t cpu_key;
-static bool cpu_key_ok;
-static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+/*
+ * What a carrier keeps of the virtual thread it mounted until its unmount (mounts and unmounts
+ * of one virtual thread on one carrier run on that carrier's thread), in keys of the carrier's
+ * thread (a _Thread_local would make the agent need ld.so's __tls_get_addr): its CPU time at
+ * the mount, and when the wait before the mount began (0: none to count at the unmount).
+ */
+enum { KEY_CPU0, KEY_WAIT0, NKEYS };
+static pthread_key_t keys[NKEYS];
+static bool keys_ok;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
-static void cpu_key_make(void)
+static void keys_make(void)
 {
-	cpu_key_ok = pthread_key_create(&cpu_key, NULL) == 0;
+	keys_ok = pthread_key_create(&keys[KEY_CPU0], NULL) == 0 &&
+		  pthread_key_create(&keys[KEY_WAIT0], NULL) == 0;
+}
+
+static uint64_t carrier_get(int k)
+{
+	(void)pthread_once(&keys_once, keys_make);
+	return keys_ok ? (uint64_t)(uintptr_t)pthread_getspecific(keys[k]) : 0;
+}
+
+static void carrier_set(int k, uint64_t v)
+{
+	(void)pthread_once(&keys_once, keys_make);
+	if (keys_ok)
+		(void)pthread_setspecific(keys[k], (void *)(uintptr_t)v);
 }
 
 static uint64_t carrier_cpu0(void)
 {
-	(void)pthread_once(&cpu_once, cpu_key_make);
-	return cpu_key_ok ? (uint64_t)(uintptr_t)pthread_getspecific(cpu_key) : 0;
+	return carrier_get(KEY_CPU0);
 }
 
 static void carrier_cpu0_set(uint64_t ns)
 {
-	(void)pthread_once(&cpu_once, cpu_key_make);
-	if (cpu_key_ok)
-		(void)pthread_setspecific(cpu_key, (void *)(uintptr_t)ns);
+	carrier_set(KEY_CPU0, ns);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -370,6 +384,8 @@ static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
 	(void)evctl_push_event(ctl, &m->e);
 }
 
+static void count_carried(const struct vmount *m, uint64_t mounted, uint64_t now);
+
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap;
@@ -402,47 +418,12 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	else
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
-	if (mounted && now > mounted)
+	if (mounted && now > mounted) {
 		mount_end(&m, mounted, now);
+		count_carried(&m, mounted, now);
+	}
 out:
 	evctl_leave(ctl);
-}
-
-/* A wait that began at t0 was counted into unclaimed: the earliest such start is kept. */
-static void note_start(uint64_t t0)
-{
-	uint_fast64_t cur = atomic_load_explicit(&unclaimed_t0, memory_order_relaxed);
-
-	while (t0 < cur &&
-	       !atomic_compare_exchange_weak_explicit(&unclaimed_t0, &cur, t0, memory_order_relaxed,
-						      memory_order_relaxed))
-		;
-}
-
-/*
- * Claim the unmounted time not yet sent, at least own (the caller's wait, already in it): the
- * time of the waits since the last claim, whose stacks were not taken, goes with this event.
- * A claim that another mount's raced to is made up here and taken back from the next. *t0:
- * when the earliest of the claimed waits began (UINT64_MAX: not known).
- */
-static uint64_t claim(uint64_t own, uint64_t now, uint64_t *t0)
-{
-	int64_t d = atomic_exchange_explicit(&unclaimed, 0, memory_order_relaxed);
-
-	*t0 = atomic_exchange_explicit(&unclaimed_t0, UINT64_MAX, memory_order_relaxed);
-	if (d < (int64_t)own) {
-		atomic_fetch_add_explicit(&unclaimed, d - (int64_t)own, memory_order_relaxed);
-		d = (int64_t)own;
-	}
-	atomic_store_explicit(&last_claim, now, memory_order_relaxed);
-	return (uint64_t)d;
-}
-
-/* An event that could not be pushed gives its claim back. */
-static void unclaim(uint64_t d, uint64_t t0)
-{
-	atomic_fetch_add_explicit(&unclaimed, (int64_t)d, memory_order_relaxed);
-	note_start(t0);
 }
 
 static uint64_t tag_of(uint64_t m)
@@ -450,11 +431,11 @@ static uint64_t tag_of(uint64_t m)
 	return (m & MOUNTS_MASK) | atomic_load(&seen) << 40;
 }
 
-/* A wait of ns with its stack (cap frames at most): pushed as an event that stands for all the
- * time it claims. */
+/* A wait of ns with its stack (cap frames at most), counted into its group already: pushed as
+ * an event that stands for all the time of its group it claims. */
 static void send(const struct vwait *w, uint32_t cap, uint64_t now, uint64_t m, uint64_t ns)
 {
-	uint64_t t0, d = claim(ns, now, &t0);
+	uint64_t t0, d = vtclaim_claim(&claims, w->group, ns, now, &t0);
 	double iv = (double)FGP_VWAIT_ONE * (double)d / (double)ns;
 	struct fgp_stack_event_in e = {
 		.ts = now,
@@ -471,42 +452,66 @@ static void send(const struct vwait *w, uint32_t cap, uint64_t now, uint64_t m, 
 	};
 
 	if (evctl_push_event(ctl, &e) != 0)
-		unclaim(d, t0);
+		vtclaim_unclaim(&claims, w->group, d, t0);
 }
 
 /*
- * No stack claimed the unmounted time for FLUSH_NS (stacks that could not be taken, or none
- * chosen): it is pushed with no stack, depth 0, so that the totals stay whole. Its value is
- * the span since the earliest of its waits began (its sum when shorter), its interval the sum
- * over that: a collector that cuts the waits at its window's start (the value, as a single
- * wait's) cuts the sum in proportion, and none that began in it.
+ * No stack claimed group g's time for VTCLAIM_FLUSH_NS (stacks that could not be taken, or
+ * none chosen): it is pushed with no stack, depth 0, under the group's name, so that the
+ * totals stay whole. Its value is the span since the earliest of its waits began (its sum when
+ * shorter), its interval the sum over that: a collector that cuts the waits at its window's
+ * start (the value, as a single wait's) cuts the sum in proportion, and none that began in it.
  */
-static void flush(uint64_t now, uint64_t m)
+static void flush(unsigned g, uint64_t now, uint64_t m)
 {
-	uint64_t last = atomic_load_explicit(&last_claim, memory_order_relaxed), d, t0;
+	uint64_t d, t0;
+	size_t len;
+	const char *name;
 	double iv;
 	struct fgp_stack_event_in e = {
 		.ts = now,
 		.tid = (uint32_t)syscall(SYS_gettid),
 		.kind = FGP_EV_VWAIT,
-		.interval = FGP_VWAIT_ONE,
 		.tag = tag_of(m),
-		.cls = { vt_class, sizeof(vt_class) - 1 },
 	};
 
-	if (now - last < FLUSH_NS || atomic_load_explicit(&unclaimed, memory_order_relaxed) <= 0 ||
-	    !atomic_compare_exchange_strong(&last_claim, &last, now))
+	if (!vtclaim_due(&claims, g, now, &d, &t0))
 		return;
-	d = claim(0, now, &t0);
-	if (!d) {
-		note_start(t0);
-		return;
-	}
+	name = vtclaim_name(&claims, g, &len);
+	e.cls = len ? (struct fgp_str){ name, (uint16_t)len }
+		    : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 };
 	e.value = t0 < now && now - t0 < d ? now - t0 : d;
 	iv = (double)FGP_VWAIT_ONE * (double)d / (double)e.value;
 	e.interval = iv >= 1.8e19 ? UINT64_MAX : (uint64_t)(iv + 0.5);
 	if (evctl_push_event(ctl, &e) != 0)
-		unclaim(d, t0);
+		vtclaim_unclaim(&claims, g, d, t0);
+}
+
+/* A wait of ns that began at t0, whose stack was not taken, counted into group g; g's time,
+ * and in turn another group's, flushed when due. */
+static void count_wait(unsigned g, uint64_t ns, uint64_t t0, uint64_t now, uint64_t m)
+{
+	unsigned other;
+
+	vtclaim_count(&claims, g, ns, t0);
+	flush(g, now, m);
+	if ((other = vtclaim_next(&claims)) != g)
+		flush(other, now, m);
+}
+
+/* The mount that began at mounted ends now, its thread's name taken (m): the wait before it,
+ * which its carrier kept (KEY_WAIT0), counted into that name's group. */
+static void count_carried(const struct vmount *m, uint64_t mounted, uint64_t now)
+{
+	uint64_t t0 = carrier_get(KEY_WAIT0);
+
+	if (!t0)
+		return;
+	carrier_set(KEY_WAIT0, 0);
+	if (t0 >= mounted || t0 < atomic_load(&since))
+		return;
+	count_wait(vtclaim_group(&claims, m->w.name, m->w.name_len), mounted - t0, t0, now,
+		   atomic_load(&mounts));
 }
 
 static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
@@ -528,8 +533,10 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	now = fg_now_ns();
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
-	if (on & FGP_EVM_VMOUNT)
+	if (on & FGP_EVM_VMOUNT) {
 		carrier_cpu0_set(thread_cpu_ns());
+		carrier_set(KEY_WAIT0, 0);
+	}
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;
@@ -540,12 +547,16 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	if (now <= t0)
 		goto done;
 	m = atomic_fetch_add_explicit(&mounts, 1, memory_order_relaxed) + 1;
-	atomic_fetch_add_explicit(&unclaimed, (int64_t)(now - t0), memory_order_relaxed);
-	note_start(t0);
-	if (!((uintptr_t)v & TLS_STAMP) && (w = held_wait(v, &cap)))
+	if (!((uintptr_t)v & TLS_STAMP) && (w = held_wait(v, &cap))) {
+		vtclaim_count(&claims, w->group, now - t0, t0);
 		send(w, cap, now, m, now - t0);
-	else
-		flush(now, m);
+	} else if (on & FGP_EVM_VMOUNT) {
+		/* Its group is its name's, taken at its unmount (for its FGP_EV_VMOUNT): the wait
+		 * is counted there, its start kept by the carrier until then. */
+		carrier_set(KEY_WAIT0, t0);
+	} else {
+		count_wait(0, now - t0, t0, now, m);
+	}
 done:
 	let_go(v);
 out:
@@ -570,8 +581,10 @@ static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		    jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP)) !=
 	    JVMTI_ERROR_NONE)
 		goto out;
-	if (on & FGP_EVM_VMOUNT)
+	if (on & FGP_EVM_VMOUNT) {
 		carrier_cpu0_set(thread_cpu_ns());
+		carrier_set(KEY_WAIT0, 0); /* a first run: no wait before it */
+	}
 	count_seen();
 out:
 	evctl_leave(ctl);
@@ -602,8 +615,10 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		goto out;
 	mount_begin(jni, t, &m);
 	now = fg_now_ns();
-	if (now > mounted)
+	if (now > mounted) {
 		mount_end(&m, mounted, now);
+		count_carried(&m, mounted, now);
+	}
 out:
 	evctl_leave(ctl);
 }
@@ -697,9 +712,7 @@ int vthread_enable(jvmtiEnv *jvmti, bool on)
 		atomic_store(&bucket_n, 0);
 		atomic_store(&bucket_t0, fg_now_ns());
 		atomic_store(&chance, CHANCE_ONE);
-		atomic_store(&unclaimed, 0);
-		atomic_store(&unclaimed_t0, UINT64_MAX);
-		atomic_store(&last_claim, fg_now_ns());
+		vtclaim_restart(&claims, fg_now_ns());
 		atomic_store(&since, fg_now_ns());
 	}
 	/* HotSpot posts an extension event only when it is also enabled, by its index; the

@@ -215,6 +215,8 @@ struct session_exact {
 	uint64_t laid_ns;      /* ... of threads with no such stack, laid along the CPU samples */
 	uint64_t call_laid;    /* wall: (thread, kind) preempted leaving a system call, no stack: */
 	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call, and their time */
+	uint64_t mounted_ns;   /* carriers' time with a virtual thread mounted, under it */
+	uint64_t mounted_nostack_ns; /* ... of which no stack was taken mounted */
 	/* The last window's threads with stacks, most time first, each thread's split as precise
 	 * as strata.h says (at most SESSION_MAX_PRECISION; valid until the next session call). */
 	const struct strata_precision *prec;

@@ -5,13 +5,14 @@
  * virtual threads, "[virtual threads]", with the stack each unmounted at and the leaf
  * "[off-cpu: virtual thread unmounted]".
  *
- * The agent counts every wait at its mount; an event claims what it counted since its last
- * one (its own wait and the waits whose stacks it did not take, value * interval /
- * FGP_VWAIT_ONE ns), so the weights add up to the exact total, and each stack stands for the
- * waits around it (the stacks are taken at random, whatever their frames). Time the agent
- * counted and could take no stack for comes with no frames: shown as VTWALL_NOSTACK under the
- * root. A carrier's own time (running a virtual thread, or idle in the scheduler's pool) stays
- * its own thread's: nothing here is taken from it.
+ * The agent counts every wait exactly, into its thread's name group; an event claims what its
+ * group counted since the group's last one (its own wait and the group's waits whose stacks it
+ * did not take, value * interval / FGP_VWAIT_ONE ns), so the weights add up to the exact
+ * total, and each stack stands for the waits of its group around it (the stacks are taken at
+ * random, whatever their frames). A group's time the agent could take no stack for comes with
+ * no frames, named by the group: shown as VTWALL_NOSTACK under that group's root. A carrier's
+ * own time (running a virtual thread, or idle in the scheduler's pool) stays its own thread's:
+ * nothing here is taken from it.
  *
  * Readable at any number of virtual threads: the root is VTWALL_ROOT for unnamed ones (the
  * scheduler's), "[virtual threads] NAME" for named ones with each run of digits in NAME
@@ -27,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htab.h"
 #include "jvmevent.h"
 #include "stackagg.h"
 #include "vtmount.h"
@@ -85,8 +87,26 @@ struct vtwall_stats {
 	uint64_t split_over;	  /* ... mounts and stacks under their pattern's root instead */
 };
 
+/*
+ * The carriers' mounts in the current window, per carrier and root (the virtual thread's name
+ * pattern, vtwall_root): their time, and of it off the CPU, as the agent counts them at every
+ * unmount (vtwall_mount). A carrier's mounted time no stack was taken for (strata.h) is shown
+ * under these roots, in proportion. At most VTWALL_MAX_CROOTS at once; a mount past them is
+ * counted in croot_over and its share goes under VTWALL_ROOT.
+ */
+#define VTWALL_MAX_CROOTS 4096u
+struct vtwall_croot {
+	uint32_t pid, tid;
+	uint64_t ns, off_ns;
+	char root[VTWALL_ROOT_MAX];
+};
+
 struct vtwall {
 	struct vtwall_stats st;
+	struct vtwall_croot *cr; /* ncr of them (allocated at the first mount) */
+	size_t ncr;
+	struct htab cridx;     /* hash of (pid, tid, root) -> index into cr */
+	uint64_t croot_over;   /* mounts not counted per root: cr was full */
 	struct vtsplit *split; /* NULL: a root per name pattern (set after vtwall_init; borrowed) */
 	struct stackagg_nframe *frames; /* scratch, FGP_MAX_EVENT_DEPTH */
 	char root[VTWALL_ROOT_MAX];	/* scratch: the event's root */
@@ -136,6 +156,24 @@ void vtwall_fini(struct vtwall *v);
 void vtwall_add(struct vtwall *v, struct stackagg *a, const struct jvm_event *ev, uint64_t from,
 		uint64_t to, const char *process, uint32_t depth,
 		int (*keep)(void *arg, const char *root), void *arg);
+
+/*
+ * One FGP_EV_VMOUNT event (others are ignored): the part of its mount inside [from, to] (to 0:
+ * still open), and of its time off the CPU as much in proportion, counted for its carrier and
+ * its virtual thread's name pattern in the current window.
+ */
+void vtwall_mount(struct vtwall *v, const struct jvm_event *ev, uint64_t from, uint64_t to);
+
+/*
+ * Visit the roots of the mounts tid of pid carried in the current window, with their time and
+ * their time off the CPU (vtwall_mount); the number visited.
+ */
+size_t vtwall_carrier(const struct vtwall *v, uint32_t pid, uint32_t tid,
+		      void (*fn)(void *arg, const char *root, uint64_t ns, uint64_t off_ns),
+		      void *arg);
+
+/* The window closed: its carriers' mounts are forgotten. */
+void vtwall_carriers_next(struct vtwall *v);
 
 /* The agent's EVENTS record ev (JVM_EV_STATE): when it turned virtual threads' waits on. */
 void vtwall_state(struct vtwall *v, const struct jvm_event *ev);

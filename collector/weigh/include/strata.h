@@ -22,7 +22,11 @@
  * strata_mount, as the agent counts them at every unmount), the mounted strata are scaled to
  * that time and the others to the rest of each kind: the sampled stacks only distribute it.
  * The CPU's mounted time is the mounts' length less their time off the CPU; that time off the
- * CPU is shared among the kinds of wait as their mounted stacks estimate it.
+ * CPU (pinned) is shared among the kinds of wait as their mounted stacks estimate it, each
+ * kind at most its own time. Mounted time no mounted stack can take (no wait, or no CPU tick,
+ * was rooted under a virtual thread) is never the carrier's: strata_thread returns it apart,
+ * for the caller to show under the virtual threads that were mounted. The carrier's own
+ * stacks (idle in its scheduler's pool) take only the time it spent with none mounted.
  *
  * Invariant: a stratum's scale is 1 until its window closes, laid copies' 0 (they count for
  * nothing unless their thread's time needs them). Memory: one entry per (thread, kind) with
@@ -100,6 +104,9 @@ struct strata {
 struct strata_thread_out {
 	/* us of each kind that got no stack: the caller shows it under a frame that says so */
 	uint64_t nostack_us[STRATA_KINDS];
+	/* us of each kind the carrier spent with a virtual thread mounted, for which no stack was
+	 * taken with one mounted: the caller shows it under those virtual threads, likewise */
+	uint64_t mounted_nostack_us[STRATA_KINDS];
 };
 
 void strata_init(struct strata *st, bool wall);

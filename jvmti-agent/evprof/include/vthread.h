@@ -5,18 +5,23 @@
  * a collector asks for FGP_EVM_VTHREAD (wall and off-CPU recordings).
  *
  * At every unmount the virtual thread's JVMTI thread-local storage gets the time; at every
- * mount the wait is counted, exactly, into a sum of the time not yet sent. A share of the
- * unmounts (a chance set so that about VTHREAD_STACKS_PER_S stacks are taken a second,
- * whatever the mount rate) also keep the stack the thread unmounted at, in a slot of a pool
- * made once (vtheld.h: at most VTHREAD_HELD stacks at once, fewer for a deeper depth than the
- * default); the event is pushed at the mount, when the wait's length is known, and claims that
- * sum: it stands for its own wait and for the waits since the last event, whose stacks were
- * not taken. Time no stack claimed for FLUSH_NS (a stack that could not be taken) goes in an
- * event with no stack. The events' weights add up to every wait counted, with no record per
- * mount. Turning the events on starts a new generation of the pool: a stack an earlier
- * recording left (its thread ended, or stayed unmounted, while the events were off) is free. An
- * event with a stack carries its thread's name (its first VTHREAD_NAME_MAX bytes; none for an
- * unnamed one, or with FGP_EVM_VTID its id as
+ * mount the wait is timed, exactly, and counted into its thread's name group's sum of the time
+ * not yet sent (vtclaim.h: the name with its digits folded). A share of the unmounts (a chance
+ * set so that about VTHREAD_STACKS_PER_S stacks are taken a second, whatever the mount rate)
+ * also keep the stack the thread unmounted at, in a slot of a pool made once (vtheld.h: at
+ * most VTHREAD_HELD stacks at once, fewer for a deeper depth than the default); the event is
+ * pushed at the mount, when the wait's length is known, and claims its group's sum: it stands
+ * for its own wait and for its group's waits since the group's last event, whose stacks were
+ * not taken, never for another group's (a poller's long parks stay the poller's). A wait whose
+ * stack was not taken is counted at the unmount that ends the next mount, when the thread's
+ * name is taken for its FGP_EV_VMOUNT (its carrier keeps the wait's start until then; without
+ * FGP_EVM_VMOUNT it is counted at the mount, into group 0). A group's time no stack claimed for
+ * VTCLAIM_FLUSH_NS (stacks that could not be taken, or none chosen in the group) goes in an
+ * event with no stack, under the group's name. The events' weights add up to every wait
+ * counted, with no record per mount. Turning the events on starts a new generation of the pool: a
+ * stack an earlier recording left (its thread ended, or stayed unmounted, while the events were
+ * off) is free. An event with a stack carries its thread's name (its first VTHREAD_NAME_MAX bytes;
+ * none for an unnamed one, or with FGP_EVM_VTID its id as
  * "#ID") for the collector's grouping.
  *
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the

@@ -234,12 +234,109 @@ static void test_counts_are_the_recordings(void **state)
 	assert_int_equal(mounts, 4000);
 }
 
+/* Time counted with no stack comes named by its thread group: under that group's root, not
+ * with another group's stacks. */
+static void test_time_with_no_stack_is_under_its_group(void **state)
+{
+	struct stackagg *a = stackagg_new(NULL, NULL);
+	struct vtwall v;
+	struct vtsplit split = { 0 };
+	struct jvm_event e = vwait(10000000000ull, 7000000, FGP_VWAIT_ONE);
+	char buf[1024];
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(vtwall_init(&v), 0);
+	v.split = &split; /* --per-thread: the group's root all the same */
+	e.depth = 0;
+	e.frames = NULL;
+	e.cls = (struct fgp_str){ "SubPoller-3", 11 };
+	vtwall_add(&v, a, &e, 1000000000ull, 0, NULL, 0, NULL, NULL);
+	e.cls = (struct fgp_str){ "java.lang.VirtualThread", 23 };
+	vtwall_add(&v, a, &e, 1000000000ull, 0, NULL, 0, NULL, NULL);
+	folded(a, buf, sizeof(buf));
+	assert_string_equal(buf, VTWALL_ROOT " SubPoller-N;" VTWALL_NOSTACK ";" VTWALL_LEAF
+					     " 7000\n" VTWALL_ROOT ";" VTWALL_NOSTACK
+					     ";" VTWALL_LEAF " 7000\n");
+	assert_int_equal(v.st.nostack, 2);
+	vtwall_fini(&v);
+	stackagg_free(a);
+}
+
+static struct jvm_event vmount(uint32_t tid, const char *name, uint64_t ts, uint64_t ns,
+			       uint64_t off)
+{
+	return (struct jvm_event){ .type = JVM_EV_STACK,
+				   .host_pid = 42,
+				   .ts = ts,
+				   .host_tid = tid,
+				   .kind = FGP_EV_VMOUNT,
+				   .value = ns,
+				   .interval = off,
+				   .tag = 7,
+				   .cls = { name, strlen(name) } };
+}
+
+struct seen_root {
+	char root[VTWALL_ROOT_MAX];
+	uint64_t ns, off_ns;
+};
+
+static struct seen_root seen[4];
+static size_t nseen;
+
+static void on_root(void *arg, const char *root, uint64_t ns, uint64_t off_ns)
+{
+	(void)arg;
+	assert_true(nseen < 4);
+	snprintf(seen[nseen].root, sizeof(seen[nseen].root), "%s", root);
+	seen[nseen].ns = ns;
+	seen[nseen++].off_ns = off_ns;
+}
+
+/* A carrier's mounts are counted per root of their virtual threads, in the window (a mount
+ * that began before it in proportion), until the window closes. */
+static void test_carriers_mounts_are_counted_per_root(void **state)
+{
+	struct vtwall v;
+	struct jvm_event e;
+
+	(void)state;
+	assert_int_equal(vtwall_init(&v), 0);
+	e = vmount(43, "java.lang.VirtualThread", 2000, 1000, 400);
+	vtwall_mount(&v, &e, 1000, 0);
+	e = vmount(43, "SubPoller-1", 3000, 100, 100);
+	vtwall_mount(&v, &e, 1000, 0);
+	e = vmount(43, "java.lang.VirtualThread", 1500, 1000, 600); /* half before the window */
+	vtwall_mount(&v, &e, 1000, 0);
+	e = vmount(44, "java.lang.VirtualThread", 4000, 50, 0);
+	vtwall_mount(&v, &e, 1000, 0);
+	e = vmount(43, "SubPoller-2", 900, 100, 100); /* before the window */
+	vtwall_mount(&v, &e, 1000, 0);
+	nseen = 0;
+	assert_int_equal(vtwall_carrier(&v, 42, 43, on_root, NULL), 2);
+	assert_string_equal(seen[0].root, VTWALL_ROOT);
+	assert_int_equal(seen[0].ns, 1500);
+	assert_int_equal(seen[0].off_ns, 700);
+	assert_string_equal(seen[1].root, VTWALL_ROOT " SubPoller-N");
+	assert_int_equal(seen[1].ns, 100);
+	assert_int_equal(seen[1].off_ns, 100);
+	nseen = 0;
+	assert_int_equal(vtwall_carrier(&v, 42, 44, on_root, NULL), 1);
+	assert_int_equal(seen[0].ns, 50);
+	vtwall_carriers_next(&v);
+	assert_int_equal(vtwall_carrier(&v, 42, 43, on_root, NULL), 0);
+	vtwall_fini(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waits_are_weighed_by_their_chance_under_one_root),
 		cmocka_unit_test(test_waits_are_cut_to_the_window),
 		cmocka_unit_test(test_time_with_no_stack_is_said_so),
+		cmocka_unit_test(test_time_with_no_stack_is_under_its_group),
+		cmocka_unit_test(test_carriers_mounts_are_counted_per_root),
 		cmocka_unit_test(test_named_threads_share_a_root_per_pattern),
 		cmocka_unit_test(test_counts_are_the_recordings),
 		cmocka_unit_test(test_per_thread_waits_are_under_each_thread),

@@ -205,6 +205,102 @@ static void test_wall_mounted_stacks_take_the_mounts_exact_time(void **state)
 	strata_fini(&st);
 }
 
+/* A carrier pinned by its virtual thread (its mounted time off the CPU exact, 600 us), no
+ * wait of which was taken with the thread mounted: that time is still not the carrier's. It
+ * comes back apart, to be shown under the virtual thread, and the carrier's own waits (idle in
+ * its pool) take only the rest of their kind. */
+static void test_wall_pinned_time_without_mounted_stacks_is_not_the_carriers(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 9, .cpu = 2000 * US };
+	struct strata_mount mnt = { .ns = 1000 * US, .off_ns = 600 * US };
+	uint32_t cpu, cpu_m, sl;
+
+	(void)state;
+	strata_init(&st, true);
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	(void)strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	cpu_m = strata_mounted(&st, cpu, 100);
+	sl = strata_add(&st, 9, SWITCHTOT_SLEEPING, 300, 1.0); /* parked in the pool */
+	r.off[SWITCHTOT_SLEEPING] = 3000 * US;
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "carrier", &mnt, &out);
+	/* mounted: 400 us on the CPU, 600 us sleeping with no stack (pinned) */
+	assert_true(fabs(strata_scale(&st, cpu_m) - 400.0 / 100.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, cpu) - 1600.0 / 100.0) < 1e-12);
+	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_SLEEPING], 600);
+	/* the pool's: 3000 less the 600 pinned */
+	assert_true(fabs(strata_scale(&st, sl) - 2400.0 / 300.0) < 1e-12);
+	for (unsigned k = 0; k < STRATA_KINDS; k++) {
+		assert_int_equal(out.nostack_us[k], 0);
+		if (k != SWITCHTOT_SLEEPING)
+			assert_int_equal(out.mounted_nostack_us[k], 0);
+	}
+	assert_int_equal(st.tot.mounted_ns, 1000 * US);
+	assert_int_equal(st.tot.mounted_nostack_ns, 600 * US);
+	strata_next(&st);
+	/* the same with no CPU tick rooted either: the whole mount comes back apart */
+	(void)strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "carrier", &mnt, &out);
+	assert_int_equal(out.mounted_nostack_us[THREADTIME_CPU], 400);
+	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_SLEEPING], 600);
+	assert_int_equal(out.nostack_us[SWITCHTOT_SLEEPING], 3000 - 600);
+	strata_fini(&st);
+}
+
+/* The mounted time off the CPU is shared among the kinds of wait taken mounted, each at most
+ * its own time: what a kind cannot hold goes to the others, never lost. Here the mounted
+ * preemptions' kind holds 100 us of the 600 pinned; the 500 left are sleeping, with no
+ * mounted stack of that kind: apart. */
+static void test_wall_pinned_time_beyond_a_kind_is_kept_whole(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 9, .cpu = 2000 * US };
+	struct strata_mount mnt = { .ns = 1000 * US, .off_ns = 600 * US };
+	uint32_t pre, pre_m, sl, cpu;
+
+	(void)state;
+	strata_init(&st, true);
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	(void)strata_mounted(&st, cpu, 100);
+	pre = strata_add(&st, 9, SWITCHTOT_PREEMPTED, 50, 1.0);
+	pre_m = strata_mounted(&st, pre, 50);
+	sl = strata_add(&st, 9, SWITCHTOT_SLEEPING, 300, 1.0);
+	r.off[SWITCHTOT_PREEMPTED] = 100 * US;
+	r.off[SWITCHTOT_SLEEPING] = 3000 * US;
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "carrier", &mnt, &out);
+	assert_true(fabs(strata_scale(&st, pre_m) - 100.0 / 50.0) < 1e-12);
+	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_SLEEPING], 500);
+	assert_true(fabs(strata_scale(&st, sl) - 2500.0 / 300.0) < 1e-12);
+	assert_int_equal(st.tot.mounted_ns, 1000 * US);
+	strata_next(&st);
+	/* two kinds taken mounted: shared by their estimates (sleeping 3000 x 10/100, preempted
+	 * 100 x 1): preempted's 150 capped at its 100, sleeping the other 500 */
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	(void)strata_mounted(&st, cpu, 100);
+	pre = strata_add(&st, 9, SWITCHTOT_PREEMPTED, 50, 1.0);
+	pre_m = strata_mounted(&st, pre, 50);
+	sl = strata_add(&st, 9, SWITCHTOT_SLEEPING, 90, 1.0);
+	(void)strata_add(&st, 9, SWITCHTOT_SLEEPING, 10, 1.0);
+	{
+		uint32_t sl_m = strata_mounted(&st, sl, 10);
+
+		strata_close_begin(&st);
+		strata_thread(&st, &r, "carrier", &mnt, &out);
+		assert_true(fabs(strata_scale(&st, pre_m) - 100.0 / 50.0) < 1e-12);
+		assert_true(fabs(strata_scale(&st, sl_m) - 500.0 / 10.0) < 1e-12);
+		assert_true(fabs(strata_scale(&st, sl) - 2500.0 / 90.0) < 1e-12);
+	}
+	for (unsigned k = 0; k < STRATA_KINDS; k++)
+		assert_int_equal(out.mounted_nostack_us[k], 0);
+	assert_int_equal(st.tot.mounted_ns, 2000 * US);
+	strata_fini(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +309,8 @@ int main(void)
 		cmocka_unit_test(test_wall_preempted_stacks_take_their_time),
 		cmocka_unit_test(test_laid_kinds),
 		cmocka_unit_test(test_wall_mounted_stacks_take_the_mounts_exact_time),
+		cmocka_unit_test(test_wall_pinned_time_without_mounted_stacks_is_not_the_carriers),
+		cmocka_unit_test(test_wall_pinned_time_beyond_a_kind_is_kept_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
