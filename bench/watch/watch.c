@@ -285,8 +285,11 @@ static void ingest_and_lookup(void)
 	codetab_free(t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* The agent socket's sandboxed receiver: a child of this program, as of fgcollect. */
+	if (argc > 1 && !strcmp(argv[1], RECEIVE_CHILD_ARG))
+		return receive_child_main(argc, argv);
 	strcpy(dir, "/tmp/fgbench.XXXXXX");
 	if (!mkdtemp(dir))
 		return 1;
