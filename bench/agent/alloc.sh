@@ -21,7 +21,9 @@
 #     frame and the top of its stack copied into the agent's ring, no GetStackTrace; fgcollect
 #     reads the ring and walks each copy on the host), alive beside the first for all the rounds
 #     and recorded like fixed (--alloc-budget 0) in its turn: the JVM's side of the copy path,
-#     and fgcollect's. RING=0 leaves it out.
+#     and fgcollect's; weighed against ringnone, the same JVM in a round nobody records it
+#     (two JVMs of one service differ in CPU per request by more than a sample costs).
+#     RING=0 leaves both out.
 #     Two more AllocService JVMs, alive beside the first for all the rounds, are variants of
 #     every round against the first JVM's none: the floor of any JVMTI allocation profiler at the
 #     same interval (bench/agent/alloc_floor.c), sampling with an empty callback (floor) and
@@ -56,9 +58,13 @@
 #     the total, and the share of bytes under the allocating method with its class as the leaf.
 #  3. async-profiler in the same runs, when ASPROF names its libasyncProfiler.so (built apart
 #     from this repository; its options as of its 4.x docs/ProfilerOptions.md): a second
-#     AllocService JVM with -agentpath:$ASPROF=start,event=alloc,alloc=512k,file=...,collapsed
-#     (and no fgagent), alive beside the first for all the rounds, is the third variant of
-#     every round (asprof, against the first JVM's none), printed beside ours; and an AllocTruth
+#     AllocService JVM with -agentpath:$ASPROF (and no fgagent), alive beside the first for all
+#     the rounds, idle in asprofnone and, in asprof, profiling alloc at 512 KiB from a
+#     `asprof start -e alloc --alloc 512k PID` before the settle to a `stop` after the window
+#     (the launcher ASPROF_BIN, default ../bin/asprof beside the library); asprof is weighed
+#     against asprofnone and printed beside ours. Without the launcher the library profiles from
+#     the JVM's start (start,event=alloc,alloc=512k) and asprof is weighed against the first
+#     JVM's none. And an AllocTruth
 #     JVM with the same options plus threads,total, profiled from its start through QREPS
 #     bursts, whose profile is held to the JVM's own count since its start (its last
 #     alloc-truth line) as ours is. Without ASPROF one line says the comparison was not run.
@@ -94,10 +100,25 @@ variants="none alloc fixed"
 copy=${COPY:-16384}
 [[ ${FLOOR:-1} == 0 ]] || variants+=" floor stack"
 [[ ${FLOOR:-1} == 0 || $copy == 0 ]] || variants+=" copycb copy"
-[[ ${RING:-1} == 0 ]] || variants+=" ring"
-[[ -n $asprof ]] && variants+=" asprof"
+[[ ${RING:-1} == 0 ]] || variants+=" ringnone ring"
+# async-profiler's launcher beside its library: with it, its JVM loads the library idle and each
+# asprof round starts and stops alloc profiling by attaching, so asprofnone (that JVM idle) is
+# its own baseline; without it, the library profiles from the JVM's start and asprof is weighed
+# against the first JVM's none.
+asprof_bin=${ASPROF_BIN:-$(dirname "${asprof:-.}")/../bin/asprof}
+if [[ -n $asprof ]]; then
+	if [[ -x $asprof_bin ]]; then variants+=" asprofnone asprof"; else asprof_bin='' variants+=" asprof"; fi
+fi
 # The variants run by a JVM of their own: its pid and output (set when it starts).
 declare -A xpid=() xlog=()
+# base VARIANT: the variant its CPU per request is weighed against: the same JVM idle.
+base() {
+	case $1 in
+	ring) echo ringnone ;;
+	asprof) [[ -n $asprof_bin ]] && echo asprofnone || echo none ;;
+	*) echo none ;;
+	esac
+}
 . "$src/tests/harness/lib.sh"
 . "$src/tests/e2e/events_lib.sh"
 FG_TEST=alloc
@@ -200,8 +221,8 @@ floor_start() {
 ring_start() {
 	"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$sock,allocstack=copy,log=info" \
 		-cp "$jar" AllocService 100000 "$rate" >"$tmp/ring.out" 2>&1 &
-	xpid[ring]=$!
-	xlog[ring]=$tmp/ring.out
+	xpid[ring]=$! xpid[ringnone]=$!
+	xlog[ring]=$tmp/ring.out xlog[ringnone]=$tmp/ring.out
 	fg_wait 60 grep -q "AllocService ready" "$tmp/ring.out" ||
 		{ echo "alloc: AllocService with allocstack=copy did not start"; cat "$tmp/ring.out"; exit 1; }
 }
@@ -254,6 +275,10 @@ round() {
 			-o "$tmp/rec.folded" 2>"$tmp/rec.err" &
 		rpid=$!
 	fi
+	if [[ $v == asprof && -n $asprof_bin ]]; then
+		"$asprof_bin" start -e alloc --alloc 512k "$pid" >"$tmp/asprof.ctl" 2>&1 ||
+			{ echo "alloc: asprof start failed"; cat "$tmp/asprof.ctl"; exit 1; }
+	fi
 	sleep "$settle"
 	t0=$(ev_mono_ns)
 	c0=$(fg_cpu_ns "$pid") f0=$(proc_cpu_ns "$wpid")
@@ -278,6 +303,10 @@ round() {
 		[[ $v == live || $v == ring ]] || sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
 			awk '$2 > 0 { printf "%.1f\n", $1 / $2 }' >>"$tmp/samples.$v"
 	fi
+	if [[ $v == asprof && -n $asprof_bin ]]; then
+		"$asprof_bin" stop -o collapsed -f "$tmp/asprof.collapsed" "$pid" >"$tmp/asprof.ctl" 2>&1 ||
+			{ echo "alloc: asprof stop failed"; cat "$tmp/asprof.ctl"; exit 1; }
+	fi
 	sleep 0.2 # a mark past the window
 	echo "$((c1 - c0)) $(ev_interp "$log" svc-truth "$t0" "$t1" requests)" \
 		"$(ev_interp "$log" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $((f1 - f0 + r1 - r0))" \
@@ -294,7 +323,14 @@ cost() {
 	: >"$tmp/cbcost.fixed"
 	: >"$tmp/cbcost.ring"
 	AGENTOPTS=,allocstack=jvmti jvm_start AllocService 100000 "$rate"
-	if [[ -n $asprof ]]; then
+	if [[ -n $asprof && -n $asprof_bin ]]; then
+		"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$asprof" -cp "$jar" AllocService 100000 "$rate" \
+			>"$tmp/asprof.out" 2>&1 &
+		apid=$!
+		fg_wait 60 grep -q "AllocService ready" "$tmp/asprof.out" ||
+			{ echo "alloc: AllocService with async-profiler loaded did not start"; cat "$tmp/asprof.out"; exit 1; }
+		xpid[asprof]=$apid xlog[asprof]=$tmp/asprof.out xpid[asprofnone]=$apid xlog[asprofnone]=$tmp/asprof.out
+	elif [[ -n $asprof ]]; then
 		QOPTS= asprof_start asprof AllocService 100000 "$rate"
 		xpid[asprof]=$apid xlog[asprof]=$tmp/asprof.out
 	fi
@@ -328,7 +364,11 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	floors_stop
 	[[ -n $drain ]] && { kill -TERM "$drain" 2>/dev/null; wait "$drain" 2>/dev/null; drain=; }
 	echo "== cost: AllocService (allocstack=jvmti) at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	[[ -n $asprof ]] && echo "(asprof: a second AllocService JVM with async-profiler's alloc at 512 KiB from its start, alive beside the first in every round)"
+	if [[ -n $asprof && -n $asprof_bin ]]; then
+		echo "(asprof: a second AllocService JVM with async-profiler's library loaded, alive beside the first in every round: idle in asprofnone, its alloc at 512 KiB started and stopped by asprof around the window in asprof)"
+	elif [[ -n $asprof ]]; then
+		echo "(asprof: a second AllocService JVM with async-profiler's alloc at 512 KiB from its start, alive beside the first in every round, against the first JVM's none)"
+	fi
 	[[ ${FLOOR:-1} == 0 ]] || echo "(floor, stack: AllocService JVMs sampling at 512 KiB with an empty callback, and with GetStackTrace of at most 128 frames in it; alive beside the first in every round)"
 	[[ $variants != *ring* ]] || echo "(ring: a third AllocService JVM, libfgagent.so=allocstack=copy, recorded with --alloc-budget 0 in its turn: each sample's last Java frame and the top of its stack copied into the agent's ring, no GetStackTrace; record reads the ring and walks each copy)"
 	[[ $variants != *copy* ]] || echo "(copycb, copy: the same with $copy bytes of the sampled thread's stack copied into a ring in the callback; copy also ships them out of the JVM from a sender thread)"
@@ -342,10 +382,10 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 			"$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)"
 	done
 	for v in $variants; do
-		[[ $v == none ]] && continue
-		paste -d' ' "$tmp/$v.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
+		[[ $v == none || $v == *none ]] && continue
+		paste -d' ' "$tmp/$v.fig" "$tmp/$(base "$v").fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
 		read -r lo hi < <(boot_ci <"$tmp/ratio")
-		echo "JVM CPU per request, $v/none per round: median $(median <"$tmp/ratio") ($(spread <"$tmp/ratio")), 95% CI of the median $lo..$hi"
+		echo "JVM CPU per request, $v/$(base "$v") per round: median $(median <"$tmp/ratio") ($(spread <"$tmp/ratio")), 95% CI of the median $lo..$hi"
 	done
 	# What one sample costs the JVM: the extra CPU per request times the requests per second,
 	# over the samples per second: record's count for alloc (over its whole duration, the first
@@ -354,16 +394,17 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	local n0 r0 c0
 	n0=$(median <"$tmp/samples.fixed") r0=$(cut -d' ' -f1 "$tmp/none.fig" | median) c0=$(cut -d' ' -f3 "$tmp/none.fig" | median)
 	echo "1% of the JVM's CPU at about $n0 samples/s allows $(c="$c0" r="$r0" n="$n0" awk 'BEGIN { printf "%.1f", 0.01 * ENVIRON["c"] * ENVIRON["r"] / ENVIRON["n"] }') us per sample"
+	# x VARIANT SAMPLES_PER_S: the JVM's extra CPU per sample against its baseline (base).
+	x() { a=$(cut -d' ' -f3 "$tmp/$1.fig" | median) b=$(cut -d' ' -f3 "$tmp/$(base "$1").fig" | median) \
+		r=$(cut -d' ' -f1 "$tmp/$(base "$1").fig" | median) n="$2" \
+		awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }'; }
 	for v in $variants; do
-		[[ $v == none ]] && continue
+		[[ $v == none || $v == *none ]] && continue
 		local n=$n0
 		[[ $v == alloc ]] && n=$(median <"$tmp/samples.alloc")
 		[[ $v == alloc || $v == fixed || $v == live ]] || n=$(cut -d' ' -f2 "$tmp/$v.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }')
-		echo "$v: about $n samples/s; the JVM's extra CPU per sample: $(a=$(cut -d' ' -f3 "$tmp/$v.fig" | median) \
-			b="$c0" r="$r0" n="$n" awk 'BEGIN { printf "%.1f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }') us"
+		echo "$v: about $n samples/s; the JVM's extra CPU per sample (against $(base "$v")): $(x "$v" "$n") us"
 	done
-	x() { a=$(cut -d' ' -f3 "$tmp/$1.fig" | median) b="$c0" r="$r0" n="$2" \
-		awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) * ENVIRON["r"] / ENVIRON["n"] }'; }
 	per() { cut -d' ' -f2 "$tmp/$1.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }'; }
 	if [[ $variants == *copy* ]]; then
 		local f s c
@@ -388,6 +429,13 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 		echo "  copy's net saving: $(a="$jj" b="$jc" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us per sample by the JVM's extra CPU," \
 			"$(a="$(median <"$tmp/cbcost.fixed")" b="$(median <"$tmp/cbcost.ring")" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us by the callbacks' (the JVM's saving less fgcollect's extra)"
 		echo "  the ring agent's count: $(grep -o 'allocstack=copy: .*' "$tmp/ring.out" | tail -n 1 || echo 'no figure')"
+		if [[ $variants == *asprof* ]]; then
+			local ja
+			ja=$(x asprof "$(per asprof)")
+			echo "  async-profiler's alloc (asprof, against $(base asprof)): the JVM's extra CPU $ja us per sample;" \
+				"copy/async-profiler $(c="$jc" a="$ja" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] > 0 ? ENVIRON["c"] / ENVIRON["a"] : 0) }')," \
+				"jvmti/async-profiler $(c="$jj" a="$ja" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] > 0 ? ENVIRON["c"] / ENVIRON["a"] : 0) }')"
+		fi
 	fi
 	if [[ -s $tmp/live ]]; then
 		echo "live heap (tags, ObjectFree): the JVM's extra CPU per sample, live/fixed: $(a=$(cut -d' ' -f3 "$tmp/live.fig" | median) \
