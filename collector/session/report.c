@@ -170,6 +170,12 @@ static void report_unwind_summary(const struct session_summary *sm, const struct
 		    (unsigned long long)v->lost_at[UNW_ANON],
 		    (unsigned long long)v->lost_at[UNW_NOT_CODE], (unsigned long long)v->deopt,
 		    (unsigned long long)v->deferred);
+	if (sm->unwound_early)
+		say(out,
+		    "  %llu samples walked before their code was announced: more than %u samples "
+		    "or %u MiB of them waited for it at once",
+		    (unsigned long long)sm->unwound_early, SESSION_DEFER_MAX,
+		    SESSION_DEFER_BYTES >> 20);
 	if (v->vt.walks)
 		say(out,
 		    "  virtual threads: %llu stacks through a return barrier, %llu of them whole "

@@ -121,6 +121,7 @@ void ses_walk_deferred(struct session *s, uint64_t w)
 			s->uw.defer[k++] = *d;
 			continue;
 		}
+		s->uw.defer_bytes -= d->bytes;
 		on_sample(s, &d->r, false);
 		free(d->buf);
 	}

@@ -54,12 +54,12 @@ _Static_assert(NOTES_LEN == SESSION_NOTE_MAX, "a note is as long as session_next
 #define ROOTMEMO 512	   /* outermost frames remembered (struct rootmemo) */
 #define CTL_CLASS_MAX 1024 /* bytes of an event's class name kept as its leaf frame */
 #define VTLAYOUT_MAX 16	   /* JVMs whose virtual-thread layout is remembered */
-#define DEFER_MAX 256	   /* samples waiting for their code at once (struct deferred) */
 
 /* A sample whose walk stopped in code not announced yet, copied out of the ring. */
 struct deferred {
 	struct perfring_rec r; /* its chains, registers and stack point into buf */
 	void *buf;
+	size_t bytes; /* buf's size */
 };
 
 /* A target's events are closed this long after its exit, when its last records were drained. */
@@ -79,8 +79,11 @@ struct ses_unwind {
 		uint32_t pid;
 		uint8_t state;
 	} roots[ROOTMEMO];
-	struct deferred *defer; /* DEFER_MAX of them, allocated at the first use */
+	struct deferred *defer; /* SESSION_DEFER_MAX of them, allocated at the first use */
 	size_t ndefer;
+	size_t defer_bytes;  /* their copies' bytes, at most SESSION_DEFER_BYTES */
+	uint64_t defer_full; /* walked at once: SESSION_DEFER_MAX or SESSION_DEFER_BYTES were
+				waiting */
 	/* Each JVM's heap stack chunk layout, read once from its libjvm (session_unwind.c). */
 	struct vtlayout_memo {
 		uint32_t pid;

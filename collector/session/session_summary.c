@@ -110,6 +110,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 		vmstack_stats(s->uw.vs, &out->vm);
 	out->unwound_fp = s->uw.unwound_fp;
 	out->unwound_vm = s->uw.unwound_vm;
+	out->unwound_early = s->uw.defer_full;
 	out->event = s->o.event;
 	out->thread_filtered = s->flt.thread_filtered;
 	out->exact = s->ex.exact;

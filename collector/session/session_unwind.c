@@ -207,20 +207,34 @@ static const struct vtchunk_layout *vt_layout(struct session *s, uint32_t pid)
  * Keep a copy of sample r until the code tables are complete up to its time (walk_deferred).
  * false when memory is short.
  */
+static size_t rec_bytes(const struct perfring_rec *r)
+{
+	return r->u.sample.stack_dyn +
+	       ((size_t)r->u.sample.nr_kernel + r->u.sample.nr_user) * sizeof(uint64_t);
+}
+
 bool ses_rec_copy(struct deferred *d, const struct perfring_rec *r)
 {
 	d->buf = perfring_sample_copy(r, &d->r);
+	d->bytes = rec_bytes(r);
 	return d->buf != NULL;
 }
 
+/*
+ * Sample r waits for its code, as long as SESSION_DEFER_MAX samples and SESSION_DEFER_BYTES of
+ * their copies are not waiting already: false when it cannot (it is walked at once, and counted
+ * so).
+ */
 static bool defer_sample(struct session *s, const struct perfring_rec *r)
 {
-	if (s->uw.ndefer == DEFER_MAX ||
-	    (!s->uw.defer && !(s->uw.defer = calloc(DEFER_MAX, sizeof(*s->uw.defer)))))
+	if (s->uw.ndefer == SESSION_DEFER_MAX ||
+	    s->uw.defer_bytes + rec_bytes(r) > SESSION_DEFER_BYTES ||
+	    (!s->uw.defer && !(s->uw.defer = calloc(SESSION_DEFER_MAX, sizeof(*s->uw.defer)))) ||
+	    !ses_rec_copy(&s->uw.defer[s->uw.ndefer], r)) {
+		s->uw.defer_full++;
 		return false;
-	if (!ses_rec_copy(&s->uw.defer[s->uw.ndefer], r))
-		return false;
-	s->uw.ndefer++;
+	}
+	s->uw.defer_bytes += s->uw.defer[s->uw.ndefer++].bytes;
 	return true;
 }
 

@@ -256,7 +256,7 @@ warm_up() {
 # profile's: on a busy machine they take the CPU from the service, whose rates then differ.
 truth_window() {
 	local err=$FG_TMP/$1.err d t_a left
-	fg_wait 30 grep -q 'agent sends its inline and line tables' "$err" ||
+	fg_wait 30 grep -qs 'agent sends its inline and line tables' "$err" ||
 		{ cat "$err" >&2; fg_fail "$1: record did not say within 30 s that it has the agent's tables"; }
 	t_a=$(fg_ms)
 	d=$(sed -n 's/.*agent sends its inline and line tables (\([0-9]*\) ms after the start).*/\1/p' "$err" | head -n 1)
@@ -270,6 +270,13 @@ truth_window() {
 	fi
 	fg_sleep "$((left / 1000)).$(printf '%03d' $((left % 1000)))"
 	truth_read "$hp" "$2.b"
+}
+
+# unwinder NAME: what the CPU recordings of run NAME said of their walks.
+unwinder() {
+	echo "  its recordings' walks:"
+	grep -hE '^fgcollect record: (user stacks|  vm unwinder|  [0-9]+ samples walked before)' \
+		"$FG_TMP/$1.err" "$FG_TMP/$1".[0-9]*.err 2>/dev/null | sed 's/^/    /' || true
 }
 
 # record NAME FOLDED [OPTION...]: `fgcollect record --pid` of the current service for $secs
@@ -418,6 +425,7 @@ run() {
 		bad+=" whole chain $cpct% < $min_chain%;"
 		echo "  request stacks without the whole chain:" >&2
 		examples "$folded" unchained >&2
+		unwinder "$name" >&2
 	}
 	p=$upct m=$max_unknown awk 'BEGIN { exit !(ENVIRON["p"] + 0 <= ENVIRON["m"] + 0) }' || {
 		bad+=" [unknown] $upct% > $max_unknown%;"
@@ -428,6 +436,7 @@ run() {
 		bad+=" rooted $rpct% < $min_rooted%;"
 		echo "  unrooted stacks:" >&2
 		examples "$folded" unrooted >&2
+		unwinder "$name" >&2
 	}
 	if ((wreq == 0 || tdoget == 0)); then
 		bad+=" no doGet time to share (wall profile $wreq us, service $tdoget ns);"

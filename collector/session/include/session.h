@@ -61,6 +61,8 @@
  */
 #define SESSION_DEFAULT_STACK_COPY 65528
 #define SESSION_DEFAULT_SWITCH_STACK_COPY 16384
+#define SESSION_DEFER_MAX 4096u		/* CPU samples waiting for their code at once ... */
+#define SESSION_DEFER_BYTES (32u << 20) /* ... and their chains' and stack copies' bytes */
 /* session_opts.stack_copy before the options are read: the event's default above. */
 #define SESSION_STACK_COPY_AUTO UINT_MAX
 
@@ -300,7 +302,8 @@ struct session_summary {
 	struct dbgfetch_stats debuginfod_st;  /* lookups of the debuginfod servers */
 	uint64_t debug_fetched;		      /* stripped libraries named from fetched files */
 	uint64_t unwound_fp, unwound_vm;      /* samples by the kernel's chain / by vmstack */
-	struct vmstack_stats vm;	      /* vmstack's own counts (zero when unused) */
+	uint64_t unwound_early;	 /* walked before their code came: too many waited at once */
+	struct vmstack_stats vm; /* vmstack's own counts (zero when unused) */
 	/* Off-CPU and wall (zero in CPU mode). */
 	enum fg_event event;
 	unsigned int switch_period;
