@@ -23,6 +23,7 @@
 
 #define JVM_PID ((uint32_t)getpid())
 #include "session_fakes.h"
+#include "session_walk_fakes.h"
 #include "sampler.h"
 #include "session_report.h"
 #include "stackagg.h"
@@ -33,31 +34,6 @@
 static uint64_t stack[6];			 /* the thread's stack from sp */
 static uint64_t regs[5];			 /* SAMPLER_REGS_MASK's, lowest bit first */
 static const uint64_t chain[] = { STUB_PC + 8 }; /* the kernel's: frame pointers end at once */
-
-/* A page of executable anonymous memory: code a JVM runs before it announces it. */
-static uint64_t late_code(void)
-{
-	static void *p;
-
-	if (!p)
-		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(p != MAP_FAILED);
-	return (uint64_t)(uintptr_t)p;
-}
-
-/* The frame facts (CODE_FRAME) of the method at addr: its frame is frame_size bytes. */
-static void add_facts(uint64_t addr, uint32_t frame_size)
-{
-	struct fgp_record rec = { .type = FGP_CODE_FRAME, .size = FGP_CODE_FRAME_SIZE };
-
-	rec.u.frame = (struct fgp_code_frame){ .addr = addr,
-					       .kind = FGP_CF_NMETHOD,
-					       .frame_size = frame_size,
-					       .code_begin = addr,
-					       .code_size = 0x100,
-					       .frame_complete = 0x8 };
-	assert_int_equal(codetab_apply(src->tab, &rec), 0);
-}
 
 /*
  * The thread is in a stub (ip), which returns into the fresh method (stack[0]); its frame
@@ -132,37 +108,6 @@ static void sample(struct session *s, unsigned n)
 		clock_ns += 1 * MS;
 		assert_int_equal(session_step(s, 0), 0);
 	}
-}
-
-static char *folded(struct session *s)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
-	fclose(f);
-	return buf;
-}
-
-/* The number of samples of text's folded lines that contain part (each sample weighs as much). */
-static uint64_t weight_with(const char *text, const char *part)
-{
-	uint64_t sum = 0;
-
-	for (const char *l = text; l && *l;) {
-		const char *e = strchr(l, '\n'), *sp;
-		size_t len = e ? (size_t)(e - l) : strlen(l);
-		char line[512];
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, l);
-		sp = strrchr(line, ' ');
-		if (sp && strstr(line, part))
-			sum += strtoull(sp + 1, NULL, 10);
-		l = e ? e + 1 : NULL;
-	}
-	return sum;
 }
 
 static void early_line(void *arg, const char *text)

@@ -27,6 +27,7 @@
 
 #define JVM_PID ((uint32_t)getpid())
 #include "session_fakes.h"
+#include "session_walk_fakes.h"
 #include "allocring.h"
 #include "evweigh.h"
 #include "session_report.h"
@@ -134,18 +135,6 @@ static struct session *open_alloc(void)
 	return s;
 }
 
-static char *folded(struct session *s)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
-	fclose(f);
-	return buf;
-}
-
 /* The weight of the folded line that ends with ";leaf" (0: none). */
 static uint64_t weight_of(const char *text, const char *leaf)
 {
@@ -245,50 +234,6 @@ static void test_copies_from_before_the_start_are_left_out(void **state)
 	assert_int_equal(sm.ev.ring_early, 1);
 	assert_int_equal(sm.ev.ring_counted, 1);
 	session_close(s);
-}
-
-/* A page of executable anonymous memory: code a JVM runs before it announces it. */
-static uint64_t late_code(void)
-{
-	static void *p;
-
-	if (!p)
-		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(p != MAP_FAILED);
-	return (uint64_t)(uintptr_t)p;
-}
-
-/* The frame facts (CODE_FRAME) of the method at addr: its frame is frame_size bytes. */
-static void add_facts(uint64_t addr, uint32_t frame_size)
-{
-	struct fgp_record rec = { .type = FGP_CODE_FRAME, .size = FGP_CODE_FRAME_SIZE };
-
-	rec.u.frame = (struct fgp_code_frame){ .addr = addr,
-					       .kind = FGP_CF_NMETHOD,
-					       .frame_size = frame_size,
-					       .code_begin = addr,
-					       .code_size = 0x100,
-					       .frame_complete = 0x8 };
-	assert_int_equal(codetab_apply(src->tab, &rec), 0);
-}
-
-/* The weight of every folded line of text that contains part. */
-static uint64_t weight_with(const char *text, const char *part)
-{
-	uint64_t sum = 0;
-
-	for (const char *l = text; l && *l;) {
-		const char *e = strchr(l, '\n'), *sp;
-		size_t len = e ? (size_t)(e - l) : strlen(l);
-		char line[512];
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, l);
-		sp = strrchr(line, ' ');
-		if (sp && strstr(line, part))
-			sum += strtoull(sp + 1, NULL, 10);
-		l = e ? e + 1 : NULL;
-	}
-	return sum;
 }
 
 /*
