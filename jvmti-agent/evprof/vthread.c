@@ -63,8 +63,8 @@ static _Atomic(struct vtheld *) pool;
  * (vtheld.h), whose wait began at its t0. A stamp older than since, or a handle of an earlier
  * generation, is of an earlier recording: the thread is seen anew.
  */
-#define TLS_STAMP 1u
-#define TLS_MOUNTED 2u
+#define TLS_STAMP VTHREAD_TLS_STAMP
+#define TLS_MOUNTED VTHREAD_TLS_MOUNTED
 
 static uint64_t stamp_ts(const void *v)
 {
@@ -386,6 +386,24 @@ static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
 
 static void count_carried(const struct vmount *m, uint64_t mounted, uint64_t now);
 
+/*
+ * When the mount of t (thread-local word v) that ends now began (vthread_mount_t0), 0: none to
+ * send. One open when the kinds went on: its carrier's CPU time at the mount is not known (it
+ * is sent with no time off the CPU), nor is a wait before it.
+ */
+static uint64_t mount_t0(const void *v, uint32_t on, uint64_t now)
+{
+	bool open;
+	uint64_t t0 = vthread_mount_t0((uint64_t)(uintptr_t)v, v ? wait_since(v) : 0,
+				       atomic_load(&since), on & FGP_EVM_VMOUNT, now, &open);
+
+	if (open) {
+		carrier_cpu0_set(0);
+		carrier_set(KEY_WAIT0, 0);
+	}
+	return t0;
+}
+
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap;
@@ -401,9 +419,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		goto out;
 	if (!v || wait_since(v) < atomic_load(&since))
 		count_seen();
-	else if ((on & FGP_EVM_VMOUNT) && ((uintptr_t)v & TLS_STAMP) &&
-		 ((uintptr_t)v & TLS_MOUNTED) && now > stamp_ts(v))
-		mounted = stamp_ts(v);
+	mounted = mount_t0(v, on, now);
 	let_go(v); /* a stack no mount took */
 	v = take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
@@ -602,16 +618,20 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	struct vmount m;
 	void *v = NULL;
 
-	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE || !v)
+	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
-	if (!((uintptr_t)v & TLS_STAMP)) {
+	if (!(on & FGP_EVM_VTHREAD)) {
+		if (v)
+			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		let_go(v);
 		goto out;
 	}
-	mounted = stamp_ts(v);
-	if (!(on & FGP_EVM_VMOUNT) || !((uintptr_t)v & TLS_MOUNTED) ||
-	    mounted < atomic_load(&since))
+	now = fg_now_ns();
+	/* Unmounted from now on, in this recording: an unmount that follows sends no mount. */
+	(*jvmti)->SetThreadLocalStorage(jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_STAMP));
+	mounted = mount_t0(v, on, now);
+	let_go(v); /* a stack no mount took */
+	if (!mounted)
 		goto out;
 	mount_begin(jni, t, &m);
 	now = fg_now_ns();

@@ -88,13 +88,21 @@ truth_get() {
 	N="$2" awk '$1 == "truth" && $2 == ENVIRON["N"] { v = $3 } END { printf "%s\n", v + 0 }' "$1"
 }
 
-# profile FOLDED: "SERVE DB RENDER SERVE_U DB_U RENDER_U ELSEWHERE", microseconds: the stacks
-# under [virtual threads] through VtApp::serve, those of them holding VtApp::queryDb and
-# VtApp::render; the same three of the unmounted waits alone (leaf [off-cpu: virtual thread
-# unmounted]); and serve's time under any other root (a carrier's name).
+# profile FOLDED: "SERVE DB RENDER SERVE_U DB_U RENDER_U ELSEWHERE NOSTACK CUT", microseconds:
+# the stacks under [virtual threads] through VtApp::serve, those of them holding VtApp::queryDb
+# and VtApp::render; the same three of the unmounted waits alone (leaf [off-cpu: virtual thread
+# unmounted]); serve's time under any other root (a carrier's name); and the unnamed virtual
+# threads' (the requests') time not through serve: at [no stack sampled], and at stacks cut
+# short ([truncated]) below it.
 profile() {
 	LC_ALL=C awk '
 	{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
+	index(s, "[virtual threads];") == 1 && index(s, ";VtApp::serve_[") == 0 {
+		if (index(s, "[no stack sampled]"))
+			ns += n
+		else if (index(s, "[truncated]"))
+			cut += n
+	}
 	index(s, ";VtApp::serve_[") == 0 { next }
 	s !~ /^\[virtual threads\]/ { else_ += n; next }
 	{
@@ -103,7 +111,7 @@ profile() {
 		if (index(s, ";VtApp::queryDb_[")) { d += n; if (u) du += n }
 		if (index(s, ";VtApp::render_[")) { r += n; if (u) ru += n }
 	}
-	END { printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", q, d, r, qu, du, ru, else_ }' "$1"
+	END { printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", q, d, r, qu, du, ru, else_, ns, cut }' "$1"
 }
 
 # within D M: |D| <= M.
@@ -118,7 +126,7 @@ n=0
 # loaded, recorded and checked; its line goes to $summary, its failures to $failed.
 run() {
 	local db=$1 major=$2 pfp=$3 name port hp f err bad="" t0 t1
-	local q d r qu du ru els from to tf tserve tdb trender twin line
+	local q d r qu du ru els nost cut from to tf tserve tdb trender twin line
 	n=$((n + 1))
 	name=vt$n
 	port=$RA_PG_PORT
@@ -155,7 +163,7 @@ run() {
 		{ grep -E '^(Complete|Failed|Non-2xx)' "$FG_TMP/$name.ab" >&2; tail -n 20 "${FG_CT_LOG[$name]}" >&2; fg_fail "$name: the service failed requests (its log above)"; }
 	fg_container_stop "$name" || true # a JVM stopped by SIGTERM exits 143
 	grep -E '^fgcollect record: .*samples in|virtual threads' "$err" | sed "s/^/  $name: /" >&2 || true
-	read -r q d r qu du ru els < <(profile "$f")
+	read -r q d r qu du ru els nost cut < <(profile "$f")
 	tserve=$(truth_get "$tf" win_serve_ns)
 	tdb=$(truth_get "$tf" win_db_ns)
 	trender=$(truth_get "$tf" win_render_ns)
@@ -172,7 +180,7 @@ run() {
 		printf "%.2f %.2f %.2f %.1f %.1f %.1f %.1f %.3f %.3f\n",
 			pd - td, pr - tr, (bt ? 100 * (bp / bt - 1) : 100), pd, td, pr, tr, bp, bt }')
 	read -r sdb srender stotal pd td pr tr bp bt <<<"$out"
-	line="JDK $major $db PreserveFramePointer $pfp: serve's wall time under [virtual threads]: DB $pd% (service $td%, $(printf '%+.1f' "$sdb") points), render $pr% (service $tr%, $(printf '%+.1f' "$srender") points), $bp virtual threads busy in serve over the $(w=$twin awk 'BEGIN { printf "%.3f", ENVIRON["w"] / 1e9 }') s followed (service $bt, $(printf '%+.1f' "$stotal")%); of it unmounted $((qu / 1000)) ms, at queryDb $((du / 1000)), at render $((ru / 1000)); $((els / 1000)) ms of serve under the carriers' names; $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s"
+	line="JDK $major $db PreserveFramePointer $pfp: serve's wall time under [virtual threads]: DB $pd% (service $td%, $(printf '%+.1f' "$sdb") points), render $pr% (service $tr%, $(printf '%+.1f' "$srender") points), $bp virtual threads busy in serve over the $(w=$twin awk 'BEGIN { printf "%.3f", ENVIRON["w"] / 1e9 }') s followed (service $bt, $(printf '%+.1f' "$stotal")%); of it unmounted $((qu / 1000)) ms, at queryDb $((du / 1000)), at render $((ru / 1000)); $((els / 1000)) ms of serve under the carriers' names; the requests' time not through serve: $((nost / 1000)) ms at [no stack sampled], $((cut / 1000)) ms at [truncated] stacks; $(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$FG_TMP/$name.ab") req/s"
 	fg_log "$line"
 	summary+="$line"$'\n'
 	if ((q == 0 || tserve == 0)); then

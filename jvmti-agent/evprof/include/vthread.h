@@ -51,6 +51,35 @@ struct evctl;
 #define VTHREAD_HELD 1024u	  /* stacks waiting for their thread's mount, at most */
 #define VTHREAD_NAME_MAX 64u	  /* bytes of a virtual thread's name sent with its stack */
 
+/* A virtual thread's JVMTI thread-local word (vthread.c): 0 never seen; (ts << 2) | STAMP:
+ * unmounted since ts, no stack held; (ts << 2) | STAMP | MOUNTED: mounted at ts; even: the
+ * handle of its held stack (vtheld.h). */
+#define VTHREAD_TLS_STAMP 1u
+#define VTHREAD_TLS_MOUNTED 2u
+
+/*
+ * When the mount of a virtual thread that ends at now (its unmount or its end) began, from its
+ * thread-local word tls and seen, when tls was written (a stamp's time, a held stack's wait's
+ * start; 0 for a stack of an earlier recording), the kinds on since `since` with mounts asked
+ * (mounts). Its mount's stamp when tls holds one of this recording; since for a thread of no
+ * mount or wait of this recording (*open set): it was mounted on this carrier when the kinds
+ * went on, as a mount after that is seen. 0: it was not mounted, or mounts are not asked.
+ */
+static inline uint64_t vthread_mount_t0(uint64_t tls, uint64_t seen, uint64_t since, bool mounts,
+					uint64_t now, bool *open)
+{
+	const uint64_t m = VTHREAD_TLS_STAMP | VTHREAD_TLS_MOUNTED;
+
+	*open = false;
+	if (!mounts || !since)
+		return 0;
+	if (!tls || seen < since) {
+		*open = now > since;
+		return *open ? since : 0;
+	}
+	return (tls & m) == m && now > seen ? seen : 0;
+}
+
 /*
  * OnLoad: add can_support_virtual_threads and set the mount and unmount callbacks (they run
  * only once vthread_enable turned them on). FGP_EVM_VTHREAD when this JVM has them, else 0.
