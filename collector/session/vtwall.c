@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "evframes.h"
+#include "fghash.h"
 #include "fgproto.h"
+#include "fgvtname.h"
 
 int vtwall_init(struct vtwall *v)
 {
@@ -30,16 +32,11 @@ void vtwall_fini(struct vtwall *v)
 	htab_fini(&v->cridx);
 }
 
-/* The key of (pid, tid, root) in cridx (FNV-1a over the three). */
+/* The key of (pid, tid, root) in cridx. */
 static uint64_t croot_key(uint32_t pid, uint32_t tid, const char *root)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	h = (h ^ pid) * 0x100000001b3ull;
-	h = (h ^ tid) * 0x100000001b3ull;
-	for (const char *c = root; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
-	return h & HTAB_KEY_MASK;
+	return fg_hash_bytes(root, strlen(root), fg_mix64((uint64_t)pid << 32 | tid)) &
+	       HTAB_KEY_MASK;
 }
 
 /* The entry of (pid, tid, root), made when new; NULL: no room. */
@@ -172,26 +169,17 @@ size_t vtwall_root(char *out, size_t cap, const char *name, size_t len)
 		len = VTWALL_NAME_MAX;
 	if (!unnamed(name, len)) {
 		out[n++] = ' ';
-		for (size_t i = 0; i < len; i++) {
-			bool digit = name[i] >= '0' && name[i] <= '9';
-
-			if (!digit)
-				out[n++] = name[i] ? name[i] : '?';
-			else if (i == 0 || !(name[i - 1] >= '0' && name[i - 1] <= '9'))
-				out[n++] = 'N';
-		}
+		n += fg_vtname_fold(out + n, name, len);
 	}
 	out[n] = '\0';
 	return n;
 }
 
-/* FNV-1a of s (len bytes), never 0. */
+/* The hash of s (len bytes), never 0. */
 static uint64_t root_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = fg_hash_bytes(s, len, 0);
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
 	return h ? h : 1;
 }
 

@@ -4,7 +4,8 @@
 
 #include <string.h>
 
-#define KEY_NAMING 1u
+#include "fghash.h"
+#include "fgvtname.h"
 
 void vtclaim_init(struct vtclaim *c)
 {
@@ -21,20 +22,13 @@ void vtclaim_restart(struct vtclaim *c, uint64_t now)
 	}
 }
 
-/* The hash of name's pattern (each run of digits as one), never 0 or KEY_NAMING. */
+/* The hash of name's pattern (fgvtname.h; its first VTCLAIM_NAME_MAX bytes), never 0. */
 static uint64_t pattern_key(const char *name, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	bool digits = false;
+	char pat[VTCLAIM_NAME_MAX];
+	size_t n = fg_vtname_fold(pat, name, len < sizeof(pat) ? len : sizeof(pat));
 
-	for (size_t i = 0; i < len; i++) {
-		bool d = name[i] >= '0' && name[i] <= '9';
-
-		if (!d || !digits)
-			h = (h ^ (unsigned char)(d ? 'N' : name[i])) * 0x100000001b3ull;
-		digits = d;
-	}
-	return h << 2 | 2u;
+	return fg_hash_bytes(pat, n, 0) << 2 | 2u;
 }
 
 unsigned vtclaim_group(struct vtclaim *c, const char *name, size_t len)
@@ -53,14 +47,15 @@ unsigned vtclaim_group(struct vtclaim *c, const char *name, size_t len)
 
 		if (k == key)
 			return g;
-		if (k != 0 || !atomic_compare_exchange_strong(&grp->key, &k, KEY_NAMING)) {
+		if (k != 0 || !atomic_compare_exchange_strong(&grp->key, &k, key)) {
 			if (k == key)
-				return g;
-			continue; /* another group's, or one being named: the next slot */
+				return g; /* made by a racing call this moment */
+			continue;	  /* another pattern's: the next slot */
 		}
+		/* The key is the group's at once (a racing call of the same pattern finds it); its
+		 * name is read only once made says it is written. */
 		grp->name_len = (uint16_t)(len < VTCLAIM_NAME_MAX ? len : VTCLAIM_NAME_MAX);
 		memcpy(grp->name, name, grp->name_len);
-		atomic_store(&grp->key, key); /* named: the key publishes it */
 		atomic_fetch_or(&c->made, 1ull << g);
 		return g;
 	}
@@ -110,6 +105,9 @@ bool vtclaim_due(struct vtclaim *c, unsigned g, uint64_t now, uint64_t *d, uint6
 	struct vtclaim_group *grp = &c->g[g % VTCLAIM_GROUPS];
 	uint_fast64_t last = atomic_load_explicit(&grp->last, memory_order_relaxed);
 
+	if ((g % VTCLAIM_GROUPS &&
+	     !(atomic_load(&c->made) >> (g % VTCLAIM_GROUPS) & 1))) /* its name not written yet */
+		return false;
 	if (now < last || now - last < VTCLAIM_FLUSH_NS ||
 	    atomic_load_explicit(&grp->unclaimed, memory_order_relaxed) <= 0 ||
 	    !atomic_compare_exchange_strong(&grp->last, &last, now))

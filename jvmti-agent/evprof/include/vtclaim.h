@@ -9,8 +9,8 @@
  *
  * Fixed size: VTCLAIM_GROUPS groups, made as names are met and kept for the agent's life.
  * Group 0 is the unnamed virtual threads' and that of every name met once the others are all
- * made. Never a lock or an allocation: the counts are atomics, and a group's name is written
- * once, by the one call that made it, before its key says it is made.
+ * made. Never a lock or an allocation: the counts are atomics; a group's key is taken by one
+ * call, which then writes its name once, and the name is read only after made says so.
  *
  * Invariant: time counted into a group is claimed once (a claim that a racing one left short
  * is taken back from the group's next).
@@ -28,7 +28,7 @@
 #define VTCLAIM_FLUSH_NS 1000000000ull /* a group's time no stack claimed is sent after this */
 
 struct vtclaim_group {
-	atomic_uint_fast64_t key;      /* 0: free, 1: being named, else its name pattern's hash */
+	atomic_uint_fast64_t key;      /* 0: free, else its name pattern's hash */
 	atomic_int_fast64_t unclaimed; /* ns counted and not claimed (may dip below 0 a moment) */
 	atomic_uint_fast64_t t0;       /* when the earliest of them began (UINT64_MAX: none) */
 	atomic_uint_fast64_t last;     /* when the group's time was last claimed */
@@ -38,7 +38,7 @@ struct vtclaim_group {
 
 struct vtclaim {
 	struct vtclaim_group g[VTCLAIM_GROUPS];
-	atomic_uint_fast64_t made; /* bit g: group g is made (group 0 always is) */
+	atomic_uint_fast64_t made; /* bit g: group g is made, its name written (0 always is) */
 	atomic_uint rr;		   /* where vtclaim_next looks next */
 };
 
@@ -66,8 +66,9 @@ uint64_t vtclaim_claim(struct vtclaim *c, unsigned g, uint64_t own, uint64_t now
 void vtclaim_unclaim(struct vtclaim *c, unsigned g, uint64_t d, uint64_t t0);
 
 /*
- * Whether group g's time is due to go without a stack at now (no claim for VTCLAIM_FLUSH_NS):
- * then claimed, *d its sum (> 0) and *t0 when its earliest wait began. One caller wins it.
+ * Whether group g's time is due to go without a stack at now (no claim for VTCLAIM_FLUSH_NS,
+ * and its name written): then claimed, *d its sum (> 0) and *t0 when its earliest wait began.
+ * One caller wins it.
  */
 bool vtclaim_due(struct vtclaim *c, unsigned g, uint64_t now, uint64_t *d, uint64_t *t0);
 
@@ -75,8 +76,8 @@ bool vtclaim_due(struct vtclaim *c, unsigned g, uint64_t now, uint64_t *d, uint6
  * is made but 0. */
 unsigned vtclaim_next(struct vtclaim *c);
 
-/* Group g's name and its length (*len 0: unnamed). Only for a g vtclaim_group or vtclaim_next
- * gave. */
+/* Group g's name and its length (*len 0: unnamed). Only for a g vtclaim_next gave, or one
+ * vtclaim_due said is due. */
 const char *vtclaim_name(const struct vtclaim *c, unsigned g, size_t *len);
 
 #endif

@@ -3,7 +3,8 @@
  * test_agent_vtclaim.c - virtual threads' unmounted time not yet sent, per name group
  * (vtclaim.h): names of one pattern share a group, a stack claims only its own group's waits
  * (a poller's long parks never ride on a request's stack), a group no stack claims is flushed
- * under its own name, and a full table puts the names past it with the unnamed ones.
+ * under its own name (once its name is written: a racing call of its pattern finds it
+ * meanwhile), and a full table puts the names past it with the unnamed ones.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,12 +122,35 @@ static void test_a_full_table_puts_new_names_in_group_0(void **state)
 	assert_int_equal(n, VTCLAIM_GROUPS);
 }
 
+/*
+ * A group whose name is still being written (its key taken, made not yet set): a racing call
+ * of the same pattern finds it at once, never a second group, and its time waits to go
+ * without a stack until its name is there.
+ */
+static void test_a_group_being_named_is_found_and_flushed_once_named(void **state)
+{
+	uint64_t t0, d, now = 5000 * MS;
+	unsigned g;
+
+	(void)state;
+	vtclaim_init(&c);
+	g = group_of("db-7");
+	atomic_fetch_and(&c.made, ~(1ull << g)); /* the maker between its key and its name */
+	assert_int_equal(group_of("db-12"), g);
+	vtclaim_count(&c, g, 5 * MS, now - 10 * MS);
+	assert_false(vtclaim_due(&c, g, now + 2 * VTCLAIM_FLUSH_NS, &d, &t0));
+	atomic_fetch_or(&c.made, 1ull << g);
+	assert_true(vtclaim_due(&c, g, now + 2 * VTCLAIM_FLUSH_NS, &d, &t0));
+	assert_int_equal(d, 5 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_of_one_pattern_share_a_group),
 		cmocka_unit_test(test_a_stack_claims_only_its_groups_waits),
 		cmocka_unit_test(test_a_full_table_puts_new_names_in_group_0),
+		cmocka_unit_test(test_a_group_being_named_is_found_and_flushed_once_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
