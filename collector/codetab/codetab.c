@@ -77,6 +77,12 @@ struct codetab {
 	uint64_t *hend, *haddr;
 	size_t n_hist, cap_hist, cap_maxend, cap_hend, cap_haddr;
 
+	/*
+	 * No ended blob has an unload_ts below this (CODETAB_LIVE: none ended): a prune that
+	 * cannot free anything returns without a scan. Lowered as blobs end, made exact by scans.
+	 */
+	uint64_t oldest_end;
+
 	struct codeblob *pend[PEND_MAX];
 	uint64_t pend_lo[PEND_MAX], pend_hi[PEND_MAX]; /* each pend blob's [addr, end) */
 	size_t n_pend;
@@ -246,12 +252,20 @@ static void live_remove_at(struct codetab *t, size_t i)
 	t->n_live--;
 }
 
+/* b ended at b->unload_ts: keep oldest_end a bound. */
+static void note_end(struct codetab *t, const struct codeblob *b)
+{
+	if (b->unload_ts < t->oldest_end)
+		t->oldest_end = b->unload_ts;
+}
+
 static void end_blob(struct codetab *t, size_t live_idx, uint64_t ts)
 {
 	struct codeblob *b = t->live[live_idx];
 
 	tables_changed(t);
 	b->unload_ts = ts > b->load_ts ? ts : b->load_ts;
+	note_end(t, b);
 	live_remove_at(t, live_idx);
 }
 
@@ -424,6 +438,8 @@ static size_t prune_list(struct codetab *t, struct codeblob **v, uint64_t *a, ui
 			blob_free(t, blob);
 			freed++;
 		} else {
+			if (blob->unload_ts != CODETAB_LIVE)
+				note_end(t, blob);
 			a[k] = a[i];
 			b[k] = b[i];
 			v[k++] = blob;
@@ -435,8 +451,12 @@ static size_t prune_list(struct codetab *t, struct codeblob **v, uint64_t *a, ui
 
 static size_t prune_where(struct codetab *t, uint64_t before_ts)
 {
-	size_t n = prune_list(t, t->pend, t->pend_lo, t->pend_hi, &t->n_pend, before_ts);
+	size_t n;
 
+	if (before_ts <= t->oldest_end)
+		return 0;	      /* nothing ended before before_ts */
+	t->oldest_end = CODETAB_LIVE; /* the scans below set it again */
+	n = prune_list(t, t->pend, t->pend_lo, t->pend_hi, &t->n_pend, before_ts);
 	n += prune_list(t, t->hist, t->hend, t->haddr, &t->n_hist, before_ts);
 	if (n) {
 		tree_build(t, 0, t->n_hist);
@@ -513,6 +533,7 @@ static int insert_blob(struct codetab *t, struct codeblob *b, size_t lo)
 
 		if (l->load_ts <= b->load_ts) {
 			l->unload_ts = b->load_ts;
+			note_end(t, l);
 			t->st.overlap_ended++;
 			changed = 1;
 		} else {
@@ -538,6 +559,8 @@ static int insert_blob(struct codetab *t, struct codeblob *b, size_t lo)
 	} else if (b->unload_ts == CODETAB_LIVE) {
 		b->unload_ts = b->load_ts;
 	}
+	if (!goes_live)
+		note_end(t, b);
 	t->pend_lo[t->n_pend] = b->addr;
 	t->pend_hi[t->n_pend] = blob_end(b);
 	t->pend[t->n_pend++] = b;
@@ -774,6 +797,7 @@ static int snapshot_end(struct codetab *t)
 
 		if (b->seen_gen != t->gen && b->load_ts <= t->replay_ts) {
 			b->unload_ts = t->replay_ts;
+			note_end(t, b);
 			t->st.replay_gone++;
 			changed = 1;
 		} else {
@@ -1098,6 +1122,7 @@ struct codetab *codetab_new(const struct codetab_limits *limits)
 		return NULL;
 	}
 	t->lgen = 1;
+	t->oldest_end = CODETAB_LIVE;
 	t->memo = calloc(MEMO_SIZE, sizeof(*t->memo)); /* none: every lookup searches */
 	t->st.bytes = sizeof(*t) + t->names.cap * sizeof(struct htab_slot) +
 		      (t->memo ? MEMO_SIZE * sizeof(*t->memo) : 0);

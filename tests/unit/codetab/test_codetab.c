@@ -856,6 +856,49 @@ static void test_code_announced_again_takes_its_tables_and_keeps_its_load_time(v
 	codetab_free(t);
 }
 
+/*
+ * Pruning skips its scan while nothing ended before its cut: every way a blob ends (unload,
+ * overlap, history-only load, replay) must still make it prunable, also after a prune that
+ * kept it.
+ */
+static void test_prune_finds_every_ended_blob(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct codetab_stats st;
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 10 * MS, "A::a"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x2000, 0x100, 10 * MS, "B::b"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x3000, 0x100, 10 * MS, "C::c"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x4000, 0x100, 10 * MS, "D::d"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x5000, 0x100, 10 * MS, "G::g"), 1);
+	assert_int_equal(codetab_prune(t, 1000 * MS), 0); /* all live */
+	/* each way to end, alone, then a prune just past it */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1080, 0x100, 20 * MS, "E::e"), 1);
+	assert_int_equal(codetab_prune(t, 21 * MS), 1); /* A::a, ended by an overlapping load */
+	/* history only: older than the live blob it overlaps, ended where that began (10 ms) */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x3000, 0x100, 5 * MS, "F::f"), 0);
+	assert_int_equal(codetab_prune(t, 11 * MS), 1); /* F::f */
+	assert_int_equal(codetab_unload(t, 0x2000, 30 * MS), 1);
+	assert_int_equal(codetab_prune(t, 31 * MS), 1); /* B::b */
+	/* a prune that keeps what ended later must not forget it */
+	assert_int_equal(codetab_unload(t, 0x3000, 40 * MS), 1);
+	assert_int_equal(codetab_unload(t, 0x4000, 50 * MS), 1);
+	assert_int_equal(codetab_prune(t, 45 * MS), 1); /* C::c */
+	assert_int_equal(codetab_prune(t, 45 * MS), 0);
+	assert_int_equal(codetab_prune(t, 55 * MS), 1); /* D::d */
+	/* gone from a replay: ended at the replay's start */
+	snapshot(t, FGP_SNAPSHOT_BEGIN, 60 * MS);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1080, 0x100, 20 * MS, "E::e"), 0);
+	snapshot(t, FGP_SNAPSHOT_END, 61 * MS);
+	assert_int_equal(codetab_prune(t, 60 * MS), 0);
+	assert_int_equal(codetab_prune(t, 61 * MS), 1); /* G::g */
+	codetab_stats(t, &st);
+	assert_int_equal(st.blobs, 1);
+	assert_int_equal(st.live, 1);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -881,6 +924,7 @@ int main(void)
 		cmocka_unit_test(test_frames_and_lines_follow_a_load_that_ended_or_went),
 		cmocka_unit_test(
 			test_code_announced_again_takes_its_tables_and_keeps_its_load_time),
+		cmocka_unit_test(test_prune_finds_every_ended_blob),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
