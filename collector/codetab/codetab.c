@@ -157,6 +157,19 @@ static const char *name_get(struct codetab *t, const char *p, size_t len)
 	return e->s;
 }
 
+/* Another counted reference to s, a name of t (no hashing). */
+static const char *name_ref(const char *s)
+{
+	name_of(s)->refs++;
+	return s;
+}
+
+/* s as t's interned name: another reference to it when the caller holds one, else name_get. */
+static const char *name_take(struct codetab *t, const struct fgp_str *s, bool interned)
+{
+	return interned ? name_ref(s->ptr) : name_get(t, s->ptr, s->len);
+}
+
 static void name_put(struct codetab *t, const char *s)
 {
 	struct name *e = name_of(s);
@@ -512,7 +525,7 @@ static void prune_for_space(struct codetab *t, size_t need)
 
 static bool name_eq(const char *s, const struct fgp_str *n)
 {
-	return name_of(s)->len == n->len && !memcmp(s, n->ptr, n->len);
+	return s == n->ptr || (name_of(s)->len == n->len && !memcmp(s, n->ptr, n->len));
 }
 
 /*
@@ -588,6 +601,7 @@ struct blob_in {
 	struct fgp_str name;
 	uint16_t flags;
 	const struct fgp_code_load *load; /* inline table source, or NULL */
+	bool interned; /* name and load's methods are t's names (codetab_apply_interned) */
 };
 
 /* Free a blob that was never accounted in the stats. */
@@ -598,8 +612,12 @@ static void blob_discard(struct codetab *t, struct codeblob *b)
 	blob_free(t, b);
 }
 
-/* Copy c's inline table into b in compact form. 0, -ENOMEM, or -EINVAL (counted). */
-static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_code_load *c)
+/*
+ * Copy c's inline table into b in compact form (interned: its methods are t's names). 0,
+ * -ENOMEM, or -EINVAL (counted).
+ */
+static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_code_load *c,
+			bool interned)
 {
 	struct fgp_inline_iter it;
 	struct fgp_str s;
@@ -622,7 +640,7 @@ static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_
 	b->inl = inl; /* from here on blob_free releases what is filled in */
 	fgp_methods_begin(c, &it);
 	while (m < c->n_methods && fgp_methods_next(&it, &s) == 1) {
-		if (!(inl->methods[m] = name_get(t, s.ptr, s.len)))
+		if (!(inl->methods[m] = name_take(t, &s, interned)))
 			break;
 		inl->n_methods = ++m;
 	}
@@ -676,7 +694,7 @@ static int refresh_blob(struct codetab *t, struct codeblob *b, const struct blob
 		t->st.refused++;
 		return -ENOSPC;
 	}
-	if ((rv = build_inline(t, &tmp, in->load)) != 0) {
+	if ((rv = build_inline(t, &tmp, in->load, in->interned)) != 0) {
 		inline_free(t, tmp.inl);
 		return rv;
 	}
@@ -735,13 +753,14 @@ static int add_blob(struct codetab *t, const struct blob_in *in)
 	b->kind = (uint8_t)in->kind;
 	b->inline_truncated = (in->flags & FGP_REC_INLINE_TRUNCATED) != 0;
 	b->seen_gen = t->gen;
-	b->name = name_get(t, in->name.ptr, in->name.len);
+	b->name = name_take(t, &in->name, in->interned);
 	b->name_len = in->name.len;
 	if (!b->name) {
 		free(b);
 		return -ENOMEM;
 	}
-	if (in->load && in->load->n_pcs > 0 && (rv = build_inline(t, b, in->load)) != 0) {
+	if (in->load && in->load->n_pcs > 0 &&
+	    (rv = build_inline(t, b, in->load, in->interned)) != 0) {
 		blob_discard(t, b);
 		return rv;
 	}
@@ -903,6 +922,37 @@ static int attach_lines(struct codetab *t, const struct fgp_record *rec)
 	t->st.bytes += blob_bytes(b);
 	t->st.lines++;
 	return 0;
+}
+
+const char *codetab_name_get(struct codetab *t, const char *p, size_t len)
+{
+	return name_get(t, p, len > FGP_MAX_STR ? FGP_MAX_STR : len);
+}
+
+size_t codetab_name_len(const char *name)
+{
+	return name_of(name)->len;
+}
+
+void codetab_name_put(struct codetab *t, const char *name)
+{
+	if (name)
+		name_put(t, name);
+}
+
+int codetab_apply_interned(struct codetab *t, const struct fgp_record *rec)
+{
+	struct blob_in in = { .flags = rec->flags, .interned = true };
+
+	if (rec->type != FGP_CODE_LOAD)
+		return codetab_apply(t, rec);
+	in.kind = CODEBLOB_COMPILED;
+	in.addr = rec->u.load.addr;
+	in.size = rec->u.load.size;
+	in.ts = rec->u.load.ts;
+	in.name = rec->u.load.name;
+	in.load = &rec->u.load;
+	return add_blob(t, &in);
 }
 
 int codetab_apply(struct codetab *t, const struct fgp_record *rec)
