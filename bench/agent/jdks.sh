@@ -8,7 +8,8 @@
 # JitStorm (tests/java: CLASSES class copies defined by their own loaders, each called CALLS
 # times): thousands of compiled-method events in a few seconds on a bare JRE, Java 8 class files
 # for JDK 8. Per JDK (a cell), three variants, interleaved: every round runs every cell's
-# variants back to back (base, floor, watch), so drift on a shared machine hits all alike:
+# variants back to back (base, floor, watch; every other round in reverse order), so drift on a
+# shared machine hits all alike:
 #   base   the JVM without an agent;
 #   floor  the JVM with bench/agent/null_agent.c: the JVMTI events libfgagent.so asks for, empty
 #          callbacks: what HotSpot itself spends producing and posting them;
@@ -207,7 +208,10 @@ for ((c = 0; c < ncells; c++)); do
 done
 for ((r = 1; r <= reps; r++)); do
 	for ((c = 0; c < ncells; c++)); do
-		for v in $variants; do run "$c" "$v"; done
+		order=$variants
+		# shellcheck disable=SC2086 # the variants are words
+		((r % 2)) || order=$(printf '%s\n' $variants | tac | tr '\n' ' ')
+		for v in $order; do run "$c" "$v"; done
 	done
 done
 for p in "${daemon[@]}"; do
