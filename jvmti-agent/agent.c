@@ -35,6 +35,7 @@
 #include "options.h"
 #include "queue.h"
 #include "samplefix.h"
+#include "scratch.h"
 #include "sender.h"
 #include "service.h"
 #include "tables.h"
@@ -147,6 +148,7 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	bool tables = tables_begin(&agent.tabs);
 	struct fgp_code_frame f;
 	struct methodset set;
+	struct scratch sc;
 
 	BENCH_BEGIN();
 	(void)map_length;
@@ -168,10 +170,12 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	if (tables)
 		ctx.lines = agent.lines;
 	/* One methodset and one walk over the compile's pcs for the inline and the line table. */
-	methodset_of(&set, tables ? compile_info : NULL);
+	scratch_begin(&sc);
+	methodset_of_scratch(&set, tables ? compile_info : NULL, &sc);
 	ctx.set = &set;
 	events_code_load(&ctx);
 	methodset_fini(&set);
+	scratch_end(&sc);
 	if (!tables)
 		tables_lean_done(&agent.tabs);
 	BENCH_END(0);

@@ -8,7 +8,8 @@
 # JitStorm (tests/java: CLASSES class copies defined by their own loaders, each called CALLS
 # times): thousands of compiled-method events in a few seconds on a bare JRE, Java 8 class files
 # for JDK 8. Per JDK (a cell), three variants, interleaved: every round runs every cell's
-# variants back to back (base, floor, watch), so drift on a shared machine hits all alike:
+# variants back to back (base, floor, watch; every other round in reverse order), so drift on a
+# shared machine hits all alike:
 #   base   the JVM without an agent;
 #   floor  the JVM with bench/agent/null_agent.c: the JVMTI events libfgagent.so asks for, empty
 #          callbacks: what HotSpot itself spends producing and posting them;
@@ -29,7 +30,10 @@
 # (which also misses callbacks that a JDK posts on another thread).
 # Env: CELLS (default "sid:8 sid:11 host:17 sid:21 temurin:25"; IMAGE:N as in jdk_matrix.sh:
 # sid, host or temurin), REPS (rounds, default 5), CLASSES (200), CALLS (20000), VARIANTS
-# (default "base floor watch"; floor must be one of them). Needs root (namespaces).
+# (default "base floor watch"; floor must be one of them), BASELINE (the build directory of an
+# earlier version: adds the variant `older`, its agent streaming to its own live `watch`, one
+# daemon per cell, measured like `watch` in the same rounds and printed in a row of its own).
+# Needs root (namespaces).
 set -eu
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,8 +46,10 @@ classes=${CLASSES:-200}
 calls=${CALLS:-20000}
 variants=${VARIANTS:-base floor watch}
 fgcollect=$build/collector/fgcollect
-agent=$build/jvmti-agent/libfgagent.so
-[ "${TIMED:-0}" = 1 ] && agent=$build/jvmti-agent/libfgagent_bench.so
+lib=libfgagent.so
+[ "${TIMED:-0}" = 1 ] && lib=libfgagent_bench.so
+agent=$build/jvmti-agent/$lib
+baseline=${BASELINE:+$(cd "$BASELINE" && pwd)}
 floor=$build/bench/libfg_null_agent.so
 hz=$(getconf CLK_TCK)
 [ "$(id -u)" = 0 ] || { echo "jdks: needs root (namespace containers)"; exit 1; }
@@ -52,11 +58,17 @@ for f in "$fgcollect" "$agent" "$floor" "$build/tests/java/fg-workloads.jar" \
 	"$build/tests/java8/fg-workloads.jar"; do
 	[ -e "$f" ] || { echo "jdks: $f not built (make bench builds it)"; exit 1; }
 done
+if [ -n "$baseline" ]; then
+	for f in "$baseline/collector/fgcollect" "$baseline/jvmti-agent/$lib"; do
+		[ -e "$f" ] || { echo "jdks: BASELINE has no $f"; exit 1; }
+	done
+	case " $variants " in *" older "*) ;; *) variants="$variants older" ;; esac
+fi
 
 tmp=$(mktemp -d /tmp/fg-bench-jdks.XXXXXX)
 mkdir -p "$tmp/b"
 chmod 1777 "$tmp/b" # the timed agent's output, written by the JVM's uid
-declare -A daemon=() # cell index -> its watch daemon's pid
+declare -A daemon=() # cell index (oINDEX: BASELINE's) -> its watch daemon's pid
 ct_pid=
 cleanup() {
 	local p
@@ -66,6 +78,16 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+# start_daemon KEY FGCOLLECT: a watch daemon whose agents' socket directory is $tmp/sKEY.
+start_daemon() {
+	mkdir -p "$tmp/s$1"
+	chmod 0755 "$tmp/s$1"
+	"$2" watch --socket "$tmp/s$1/fgcollect.sock" --ctl "$tmp/c$1/ctl.sock" 2>"$tmp/d$1.log" &
+	daemon[$1]=$!
+	for _ in $(seq 50); do [ -S "$tmp/s$1/fgcollect.sock" ] && break; sleep 0.1; done
+	[ -S "$tmp/s$1/fgcollect.sock" ] || { echo "jdks: watch did not start"; cat "$tmp/d$1.log"; exit 1; }
+}
 
 # Each cell: its container options, JDK label, glibc and workload jar directory.
 declare -a c_opts=() c_label=() c_app=()
@@ -98,13 +120,8 @@ for cell in $cells; do
 	c_label[i]="$image $n (${ver:-$n}, $glibc)"
 	c_app[i]=$build/tests/java
 	((n >= 11)) || c_app[i]=$build/tests/java8
-	mkdir -p "$tmp/s$i"
-	chmod 0755 "$tmp/s$i"
-	"$fgcollect" watch --socket "$tmp/s$i/fgcollect.sock" --ctl "$tmp/c$i/ctl.sock" \
-		2>"$tmp/d$i.log" &
-	daemon[$i]=$!
-	for _ in $(seq 50); do [ -S "$tmp/s$i/fgcollect.sock" ] && break; sleep 0.1; done
-	[ -S "$tmp/s$i/fgcollect.sock" ] || { echo "jdks: watch did not start"; cat "$tmp/d$i.log"; exit 1; }
+	start_daemon "$i" "$fgcollect"
+	[ -z "$baseline" ] || start_daemon "o$i" "$baseline/collector/fgcollect"
 	i=$((i + 1))
 done
 ncells=$i
@@ -119,16 +136,18 @@ ns_of() {
 # run CELL VARIANT: one JVM in a container; appends its CPU ms to $tmp/CELL.VARIANT.cpu, our
 # counted CPU ("service sender nng daemon", us) to .own and its host pid to .pids.
 run() {
-	local c=$1 v=$2 extra=() ct=() w0 w1 n0 n1 jpid sh u s d=${daemon[$1]}
+	local c=$1 v=$2 extra=() ct=() w0 w1 n0 n1 jpid sh u s key=$1 lib_of=$agent
+	[ "$v" = older ] && key=o$1 lib_of=$baseline/jvmti-agent/$lib
+	local d=${daemon[$key]}
 	# shellcheck disable=SC2206 # the options are words without blanks
-	ct=(${c_opts[c]} --app "${c_app[c]}" --volume "$tmp/s$c")
+	ct=(${c_opts[c]} --app "${c_app[c]}" --volume "$tmp/s$key")
 	case $v in
 	floor)
 		ct+=(--bind "$floor:/opt/fgcollect/lib/libfg_null_agent.so:ro")
 		extra=(-agentpath:/opt/fgcollect/lib/libfg_null_agent.so)
 		;;
-	watch)
-		ct+=(--agent "$agent" --bind "$tmp/b:/var/run/fgbench" --env FGAGENT_BENCH_OUT=/var/run/fgbench/bs)
+	watch | older)
+		ct+=(--agent "$lib_of" --bind "$tmp/b:/var/run/fgbench" --env FGAGENT_BENCH_OUT=/var/run/fgbench/bs)
 		extra=("$(fg_agent_opt "$FG_SOCK_IN_CT")")
 		;;
 	esac
@@ -170,7 +189,7 @@ run() {
 	[ -n "$jpid" ] && rm -f "/tmp/perf-$jpid.map"
 	echo "${jpid:-0}" >>"$tmp/$c.$v.pids"
 	u="$u" s="$s" w=$((w1 - w0)) hz="$hz" v="$v" awk 'BEGIN { v = ENVIRON["v"]
-		printf "%d\n", (ENVIRON["u"] + ENVIRON["s"] + (v == "watch" ? ENVIRON["w"] : 0)) * 1000 / ENVIRON["hz"] }' \
+		printf "%d\n", (ENVIRON["u"] + ENVIRON["s"] + (v == "watch" || v == "older" ? ENVIRON["w"] : 0)) * 1000 / ENVIRON["hz"] }' \
 		>>"$tmp/$c.$v.cpu"
 	# The last snapshot of each thread counts: threads end before the JVM does. The callbacks'
 	# own clock (TIMED=1), else -1.
@@ -178,23 +197,26 @@ run() {
 	[ -s "$tmp/b/bs" ] && cb=$(awk '{s += $3} END {printf "%d", s / 1000}' "$tmp/b/bs")
 	d=$(((n1 - n0) / 1000)) v="$v" cb="$cb" awk 'BEGIN { d = ENVIRON["d"]; v = ENVIRON["v"] } { t[$1] = $3; k[$1] = $2 }
 		END { for (i in t) { if (k[i] == "Service_Thread") st += t[i]; else if (k[i] == "fg-sender") s += t[i]; else n += t[i] }
-		      printf "%d %d %d %d %d\n", st / 1000, s / 1000, n / 1000, v == "watch" ? d : 0, ENVIRON["cb"] }' \
+		      printf "%d %d %d %d %d\n", st / 1000, s / 1000, n / 1000, v == "watch" || v == "older" ? d : 0, ENVIRON["cb"] }' \
 		"$tmp/own" >>"$tmp/$c.$v.own"
 }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((c = 0; c < ncells; c++)); do
 	run "$c" base # warm the page cache
-	for v in base floor watch; do : >"$tmp/$c.$v.cpu"; : >"$tmp/$c.$v.own"; : >"$tmp/$c.$v.pids"; done
+	for v in base floor watch older; do : >"$tmp/$c.$v.cpu"; : >"$tmp/$c.$v.own"; : >"$tmp/$c.$v.pids"; done
 done
 for ((r = 1; r <= reps; r++)); do
 	for ((c = 0; c < ncells; c++)); do
-		for v in $variants; do run "$c" "$v"; done
+		order=$variants
+		# shellcheck disable=SC2086 # the variants are words
+		((r % 2)) || order=$(printf '%s\n' $variants | tac | tr '\n' ' ')
+		for v in $order; do run "$c" "$v"; done
 	done
 done
-for ((c = 0; c < ncells; c++)); do
-	kill -TERM "${daemon[$c]}"
-	wait "${daemon[$c]}" 2>/dev/null || true
+for p in "${daemon[@]}"; do
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null || true
 done
 daemon=()
 
@@ -202,44 +224,63 @@ echo "workload: JitStorm $classes classes x $calls calls, $reps interleaved roun
 printf "%-34s %8s %6s %8s %6s %8s %6s %8s %8s   %-40s %8s %6s %10s   %s\n" JDK "base ms" noise "floor ms" noise \
 	"watch ms" noise flr/base wat/flr "per-round watch/floor: median (min..max) CI" "ours ms" noise 1+ours/flr \
 	"CI; records per run; ours' parts, ms: callbacks/sender/nng/daemon"
-for ((c = 0; c < ncells; c++)); do
-	f=$tmp/$c
+# row CELL VARIANT LABEL: a line of the table for watch (or older) against the same rounds' floor.
+row() {
+	local c=$1 w=$2 f=$tmp/$1 bm bn fm fn wm wn lo hi st_floor
 	col() { # VARIANT: "MEDIAN NOISE" of its CPU, "- -" without that variant
 		if [ -s "$f.$1.cpu" ]; then echo "$(median <"$f.$1.cpu") $(noise "$f.$1.cpu")"; else echo "- -"; fi
 	}
 	read -r bm bn < <(col base)
 	read -r fm fn < <(col floor)
-	read -r wm wn < <(col watch)
+	read -r wm wn < <(col "$w")
 	div() { a="$1" b="$2" awk 'BEGIN { a = ENVIRON["a"]; b = ENVIRON["b"]; if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.4f", a / b }'; }
 	pr="-" ours="-" on="-" oci="-" orat="-" recs="-" parts="-"
-	if [ -s "$f.watch.cpu" ]; then
-		ratios "$f.watch.cpu" "$f.floor.cpu" >"$tmp/r"
+	if [ -s "$f.$w.cpu" ]; then
+		ratios "$f.$w.cpu" "$f.floor.cpu" >"$tmp/r"
 		read -r lo hi < <(boot_ci <"$tmp/r")
 		pr="$(median <"$tmp/r") ($(sort -n "$tmp/r" | head -n 1)..$(sort -n "$tmp/r" | tail -n 1)) CI $lo..$hi"
 		st_floor=$(cut -d' ' -f1 "$f.floor.own" | median)
 		f0="$st_floor" awk 'BEGIN { f = ENVIRON["f0"] } { c = $5 >= 0 ? $5 : $1 - f
-			print c + $2 + $3 + $4, c, $2, $3, $4 }' "$f.watch.own" >"$tmp/o5"
-		cut -d' ' -f1 "$tmp/o5" >"$tmp/o"
-		parts=$(for k in 2 3 4 5; do cut -d' ' -f"$k" "$tmp/o5" | median | awk '{printf "%.0f/", $1 / 1000}'; done)
+			print c + $2 + $3 + $4, c, $2, $3, $4 }' "$f.$w.own" >"$tmp/o5"
+		cut -d' ' -f1 "$tmp/o5" >"$f.$w.ours"
+		parts=$(for k in 2 3 4 5; do cut -d' ' -f"$k" "$tmp/o5" | median | awk '{printf "%.1f/", $1 / 1000}'; done)
 		parts=${parts%/}
-		ours=$(median <"$tmp/o" | awk '{printf "%.1f", $1 / 1000}')
-		on=$(noise "$tmp/o")
-		fc="$fm" awk 'BEGIN { c = ENVIRON["fc"] } {printf "%.4f\n", 1 + $1 / 1000 / c}' "$tmp/o" >"$tmp/or"
+		ours=$(median <"$f.$w.ours" | awk '{printf "%.1f", $1 / 1000}')
+		on=$(noise "$f.$w.ours")
+		fc="$fm" awk 'BEGIN { c = ENVIRON["fc"] } {printf "%.4f\n", 1 + $1 / 1000 / c}' "$f.$w.ours" >"$tmp/or"
 		orat=$(median <"$tmp/or")
 		read -r lo hi < <(boot_ci <"$tmp/or")
 		oci="$lo..$hi"
-		# What the agent sent per run: the daemon's disconnect line of each watch JVM.
+		# What the agent sent per run: its daemon's disconnect line of each JVM.
+		local log=$tmp/d$c.log
+		[ "$w" = older ] && log=$tmp/do$c.log
 		while read -r p; do
-			sed -nE "s/^.*disconnect: pid $p .*; ([0-9]+) records,.*/\1/p" "$tmp/d$c.log" | tail -n 1
-		done <"$f.watch.pids" >"$tmp/recs"
+			sed -nE "s/^.*disconnect: pid $p .*; ([0-9]+) records,.*/\1/p" "$log" | tail -n 1
+		done <"$f.$w.pids" >"$tmp/recs"
 		[ "$(grep -c . "$tmp/recs")" = "$reps" ] ||
-			{ echo "jdks: ${c_label[c]}: $(grep -c . "$tmp/recs") of $reps watch JVMs connected"; exit 1; }
+			{ echo "jdks: ${c_label[c]}: $(grep -c . "$tmp/recs") of $reps $w JVMs connected"; exit 1; }
 		recs=$(median <"$tmp/recs")
 	fi
-	printf "%-34s %8s %5s%% %8s %5s%% %8s %5s%% %8s %8s   %-40s %8s %5s%% %10s   %s; %s; %s\n" "${c_label[c]}" \
+	printf "%-34s %8s %5s%% %8s %5s%% %8s %5s%% %8s %8s   %-40s %8s %5s%% %10s   %s; %s; %s\n" "$3" \
 		"$bm" "$bn" "$fm" "$fn" "$wm" "$wn" "$(div "$fm" "$bm")" "$(div "$wm" "$fm")" "$pr" \
 		"$ours" "$on" "$orat" "$oci" "$recs" "$parts"
+}
+
+for ((c = 0; c < ncells; c++)); do
+	row "$c" watch "${c_label[c]}"
+	[ -z "$baseline" ] || row "$c" older "  BASELINE's agent + watch"
 done
+if [ -n "$baseline" ]; then
+	echo "this build against BASELINE, per round: CPU watch/older and ours watch/older, median (min..max)"
+	for ((c = 0; c < ncells; c++)); do
+		f=$tmp/$c
+		ratios "$f.watch.cpu" "$f.older.cpu" >"$tmp/r"
+		ratios "$f.watch.ours" "$f.older.ours" >"$tmp/r2"
+		printf "%-34s CPU %s (%s..%s)   ours %s (%s..%s)\n" "${c_label[c]}" "$(median <"$tmp/r")" \
+			"$(sort -n "$tmp/r" | head -n 1)" "$(sort -n "$tmp/r" | tail -n 1)" "$(median <"$tmp/r2")" \
+			"$(sort -n "$tmp/r2" | head -n 1)" "$(sort -n "$tmp/r2" | tail -n 1)"
+	done
+fi
 if [ "${TIMED:-0}" = 1 ]; then cbs="the callbacks' own thread CPU clock (TIMED=1, libfgagent_bench.so)"; else cbs="the Service Thread over the floor's"; fi
 echo "CPU: the JVM's user + sys, for watch plus its daemon's; ours: $cbs, fg-sender, nng and the daemon (schedstat)"
 echo "target: watch/floor within noise of 1 on every JDK"

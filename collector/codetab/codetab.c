@@ -77,6 +77,12 @@ struct codetab {
 	uint64_t *hend, *haddr;
 	size_t n_hist, cap_hist, cap_maxend, cap_hend, cap_haddr;
 
+	/*
+	 * No ended blob has an unload_ts below this (CODETAB_LIVE: none ended): a prune that
+	 * cannot free anything returns without a scan. Lowered as blobs end, made exact by scans.
+	 */
+	uint64_t oldest_end;
+
 	struct codeblob *pend[PEND_MAX];
 	uint64_t pend_lo[PEND_MAX], pend_hi[PEND_MAX]; /* each pend blob's [addr, end) */
 	size_t n_pend;
@@ -149,6 +155,19 @@ static const char *name_get(struct codetab *t, const char *p, size_t len)
 	(void)htab_add(&t->names, h, (uintptr_t)e); /* reserved above */
 	t->st.bytes += sizeof(*e) + len + 1;
 	return e->s;
+}
+
+/* Another counted reference to s, a name of t (no hashing). */
+static const char *name_ref(const char *s)
+{
+	name_of(s)->refs++;
+	return s;
+}
+
+/* s as t's interned name: another reference to it when the caller holds one, else name_get. */
+static const char *name_take(struct codetab *t, const struct fgp_str *s, bool interned)
+{
+	return interned ? name_ref(s->ptr) : name_get(t, s->ptr, s->len);
 }
 
 static void name_put(struct codetab *t, const char *s)
@@ -246,12 +265,20 @@ static void live_remove_at(struct codetab *t, size_t i)
 	t->n_live--;
 }
 
+/* b ended at b->unload_ts: keep oldest_end a bound. */
+static void note_end(struct codetab *t, const struct codeblob *b)
+{
+	if (b->unload_ts < t->oldest_end)
+		t->oldest_end = b->unload_ts;
+}
+
 static void end_blob(struct codetab *t, size_t live_idx, uint64_t ts)
 {
 	struct codeblob *b = t->live[live_idx];
 
 	tables_changed(t);
 	b->unload_ts = ts > b->load_ts ? ts : b->load_ts;
+	note_end(t, b);
 	live_remove_at(t, live_idx);
 }
 
@@ -424,6 +451,8 @@ static size_t prune_list(struct codetab *t, struct codeblob **v, uint64_t *a, ui
 			blob_free(t, blob);
 			freed++;
 		} else {
+			if (blob->unload_ts != CODETAB_LIVE)
+				note_end(t, blob);
 			a[k] = a[i];
 			b[k] = b[i];
 			v[k++] = blob;
@@ -435,8 +464,12 @@ static size_t prune_list(struct codetab *t, struct codeblob **v, uint64_t *a, ui
 
 static size_t prune_where(struct codetab *t, uint64_t before_ts)
 {
-	size_t n = prune_list(t, t->pend, t->pend_lo, t->pend_hi, &t->n_pend, before_ts);
+	size_t n;
 
+	if (before_ts <= t->oldest_end)
+		return 0;	      /* nothing ended before before_ts */
+	t->oldest_end = CODETAB_LIVE; /* the scans below set it again */
+	n = prune_list(t, t->pend, t->pend_lo, t->pend_hi, &t->n_pend, before_ts);
 	n += prune_list(t, t->hist, t->hend, t->haddr, &t->n_hist, before_ts);
 	if (n) {
 		tree_build(t, 0, t->n_hist);
@@ -492,7 +525,7 @@ static void prune_for_space(struct codetab *t, size_t need)
 
 static bool name_eq(const char *s, const struct fgp_str *n)
 {
-	return name_of(s)->len == n->len && !memcmp(s, n->ptr, n->len);
+	return s == n->ptr || (name_of(s)->len == n->len && !memcmp(s, n->ptr, n->len));
 }
 
 /*
@@ -513,6 +546,7 @@ static int insert_blob(struct codetab *t, struct codeblob *b, size_t lo)
 
 		if (l->load_ts <= b->load_ts) {
 			l->unload_ts = b->load_ts;
+			note_end(t, l);
 			t->st.overlap_ended++;
 			changed = 1;
 		} else {
@@ -538,6 +572,8 @@ static int insert_blob(struct codetab *t, struct codeblob *b, size_t lo)
 	} else if (b->unload_ts == CODETAB_LIVE) {
 		b->unload_ts = b->load_ts;
 	}
+	if (!goes_live)
+		note_end(t, b);
 	t->pend_lo[t->n_pend] = b->addr;
 	t->pend_hi[t->n_pend] = blob_end(b);
 	t->pend[t->n_pend++] = b;
@@ -565,6 +601,7 @@ struct blob_in {
 	struct fgp_str name;
 	uint16_t flags;
 	const struct fgp_code_load *load; /* inline table source, or NULL */
+	bool interned; /* name and load's methods are t's names (codetab_apply_interned) */
 };
 
 /* Free a blob that was never accounted in the stats. */
@@ -575,8 +612,12 @@ static void blob_discard(struct codetab *t, struct codeblob *b)
 	blob_free(t, b);
 }
 
-/* Copy c's inline table into b in compact form. 0, -ENOMEM, or -EINVAL (counted). */
-static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_code_load *c)
+/*
+ * Copy c's inline table into b in compact form (interned: its methods are t's names). 0,
+ * -ENOMEM, or -EINVAL (counted).
+ */
+static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_code_load *c,
+			bool interned)
 {
 	struct fgp_inline_iter it;
 	struct fgp_str s;
@@ -599,7 +640,7 @@ static int build_inline(struct codetab *t, struct codeblob *b, const struct fgp_
 	b->inl = inl; /* from here on blob_free releases what is filled in */
 	fgp_methods_begin(c, &it);
 	while (m < c->n_methods && fgp_methods_next(&it, &s) == 1) {
-		if (!(inl->methods[m] = name_get(t, s.ptr, s.len)))
+		if (!(inl->methods[m] = name_take(t, &s, interned)))
 			break;
 		inl->n_methods = ++m;
 	}
@@ -653,7 +694,7 @@ static int refresh_blob(struct codetab *t, struct codeblob *b, const struct blob
 		t->st.refused++;
 		return -ENOSPC;
 	}
-	if ((rv = build_inline(t, &tmp, in->load)) != 0) {
+	if ((rv = build_inline(t, &tmp, in->load, in->interned)) != 0) {
 		inline_free(t, tmp.inl);
 		return rv;
 	}
@@ -712,13 +753,14 @@ static int add_blob(struct codetab *t, const struct blob_in *in)
 	b->kind = (uint8_t)in->kind;
 	b->inline_truncated = (in->flags & FGP_REC_INLINE_TRUNCATED) != 0;
 	b->seen_gen = t->gen;
-	b->name = name_get(t, in->name.ptr, in->name.len);
+	b->name = name_take(t, &in->name, in->interned);
 	b->name_len = in->name.len;
 	if (!b->name) {
 		free(b);
 		return -ENOMEM;
 	}
-	if (in->load && in->load->n_pcs > 0 && (rv = build_inline(t, b, in->load)) != 0) {
+	if (in->load && in->load->n_pcs > 0 &&
+	    (rv = build_inline(t, b, in->load, in->interned)) != 0) {
 		blob_discard(t, b);
 		return rv;
 	}
@@ -774,6 +816,7 @@ static int snapshot_end(struct codetab *t)
 
 		if (b->seen_gen != t->gen && b->load_ts <= t->replay_ts) {
 			b->unload_ts = t->replay_ts;
+			note_end(t, b);
 			t->st.replay_gone++;
 			changed = 1;
 		} else {
@@ -879,6 +922,37 @@ static int attach_lines(struct codetab *t, const struct fgp_record *rec)
 	t->st.bytes += blob_bytes(b);
 	t->st.lines++;
 	return 0;
+}
+
+const char *codetab_name_get(struct codetab *t, const char *p, size_t len)
+{
+	return name_get(t, p, len > FGP_MAX_STR ? FGP_MAX_STR : len);
+}
+
+size_t codetab_name_len(const char *name)
+{
+	return name_of(name)->len;
+}
+
+void codetab_name_put(struct codetab *t, const char *name)
+{
+	if (name)
+		name_put(t, name);
+}
+
+int codetab_apply_interned(struct codetab *t, const struct fgp_record *rec)
+{
+	struct blob_in in = { .flags = rec->flags, .interned = true };
+
+	if (rec->type != FGP_CODE_LOAD)
+		return codetab_apply(t, rec);
+	in.kind = CODEBLOB_COMPILED;
+	in.addr = rec->u.load.addr;
+	in.size = rec->u.load.size;
+	in.ts = rec->u.load.ts;
+	in.name = rec->u.load.name;
+	in.load = &rec->u.load;
+	return add_blob(t, &in);
 }
 
 int codetab_apply(struct codetab *t, const struct fgp_record *rec)
@@ -1098,6 +1172,7 @@ struct codetab *codetab_new(const struct codetab_limits *limits)
 		return NULL;
 	}
 	t->lgen = 1;
+	t->oldest_end = CODETAB_LIVE;
 	t->memo = calloc(MEMO_SIZE, sizeof(*t->memo)); /* none: every lookup searches */
 	t->st.bytes = sizeof(*t) + t->names.cap * sizeof(struct htab_slot) +
 		      (t->memo ? MEMO_SIZE * sizeof(*t->memo) : 0);

@@ -43,15 +43,14 @@ struct conn {
 	struct peer_info peer; /* read from /proc at the first message */
 	struct jvm *jvm;       /* after a verified HELLO */
 	unsigned bad;
-	bool superseded;   /* its JVM connected again: what it still delivers is stale */
-	struct htab names; /* interned names of this connection: id -> struct cname * */
+	bool superseded; /* its JVM connected again: what it still delivers is stale */
+	/*
+	 * The NAMEs of this connection: id -> its name, a reference into jvm's code table
+	 * (codetab_name_get), so its loads name their blobs without hashing a string again.
+	 * Given back when the connection goes or its JVM is forgotten (conn_drop_names).
+	 */
+	struct htab names;
 	size_t names_bytes;
-};
-
-/* An interned name (NAME record) of one connection. */
-struct cname {
-	uint16_t len;
-	char s[];
 };
 
 #define NAMES_MAX_BYTES (64u << 20) /* per connection, with FGP_MAX_NAMES */
@@ -94,14 +93,22 @@ struct jvmset {
 	uint64_t *evtags;	       /* FGP_MAX_FREE_TAGS */
 };
 
+/* Give c's names back to its JVM's code table. */
+static void conn_drop_names(struct conn *c)
+{
+	for (size_t i = 0; i < c->names.cap && c->jvm; i++)
+		if (c->names.slots[i].key)
+			codetab_name_put(c->jvm->tab,
+					 (const char *)(uintptr_t)c->names.slots[i].val);
+	htab_fini(&c->names);
+	c->names_bytes = 0;
+}
+
 static void conn_free(struct conn *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->names.cap; i++)
-		if (c->names.slots[i].key)
-			free((void *)(uintptr_t)c->names.slots[i].val);
-	htab_fini(&c->names);
+	conn_drop_names(c);
 	free(c);
 }
 
@@ -259,8 +266,13 @@ static void jvm_forget(struct jvmset *s, struct jvm *j, bool remove_map)
 {
 	if (remove_map && j->map)
 		perfmap_remove(s->o.maps, j->info.host_pid, perfmap_writer_file(j->map));
-	if (j->conn)
-		j->conn->jvm = NULL;
+	/* The current connection and any it superseded: their names are j's. */
+	for (size_t i = 0; i < s->n_conns; i++) {
+		if (s->conns[i]->jvm == j) {
+			conn_drop_names(s->conns[i]);
+			s->conns[i]->jvm = NULL;
+		}
+	}
 	for (size_t i = 0; i < s->n_jvms; i++) {
 		if (s->jvms[i] == j) {
 			s->jvms[i] = s->jvms[--s->n_jvms];
@@ -475,10 +487,11 @@ static int admit(struct jvmset *s, uint32_t pipe, uint32_t peer_pid, struct conn
 }
 
 /*
- * One valid record of an admitted JVM: 1 when observers should see it, 0 when not, -EINVAL
- * when its contents are malformed (counted by the caller).
+ * One valid record of an admitted JVM (interned: a CODE_LOAD_IDS resolved with its connection's
+ * names): 1 when observers should see it, 0 when not, -EINVAL when its contents are malformed
+ * (counted by the caller).
  */
-static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
+static int apply(struct jvm *j, const struct fgp_record *rec, bool interned, uint64_t now)
 {
 	int rv;
 
@@ -511,7 +524,7 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 	case FGP_CODE_LOAD:
 	case FGP_CODE_UNLOAD:
 	case FGP_DYNAMIC_CODE:
-		rv = codetab_apply(j->tab, rec);
+		rv = interned ? codetab_apply_interned(j->tab, rec) : codetab_apply(j->tab, rec);
 		if (rv == 1) {
 			make_dirty(j, now);
 			if (j->map && rec->type != FGP_CODE_UNLOAD)
@@ -525,44 +538,45 @@ static int apply(struct jvm *j, const struct fgp_record *rec, uint64_t now)
 	}
 }
 
-/* NAME: define an id on connection c (a redefinition replaces it). 0 or -EBADMSG/-ENOMEM. */
+/*
+ * NAME: define an id on connection c (a redefinition replaces it), as a name of c's JVM's code
+ * table. 0 or -EBADMSG/-ENOMEM.
+ */
 static int conn_name(struct jvmset *s, struct conn *c, const struct fgp_name *n)
 {
 	uint64_t *v = htab_get(&c->names, n->id);
-	struct cname *cn;
+	const char *name;
 
 	(void)s;
 	if (!v && (htab_count(&c->names) >= FGP_MAX_NAMES ||
 		   c->names_bytes + n->name.len > NAMES_MAX_BYTES))
 		return -EBADMSG; /* over the per-connection cap: a peer gone wrong */
-	cn = malloc(sizeof(*cn) + n->name.len);
-	if (!cn)
+	name = codetab_name_get(c->jvm->tab, n->name.ptr, n->name.len);
+	if (!name)
 		return -ENOMEM;
-	cn->len = n->name.len;
-	memcpy(cn->s, n->name.ptr, n->name.len);
 	if (v) {
-		struct cname *old = (struct cname *)(uintptr_t)*v;
+		const char *old = (const char *)(uintptr_t)*v;
 
-		c->names_bytes -= old->len;
-		free(old);
-		*v = (uint64_t)(uintptr_t)cn;
-	} else if (htab_put(&c->names, n->id, (uint64_t)(uintptr_t)cn) != 0) {
-		free(cn);
+		c->names_bytes -= codetab_name_len(old);
+		codetab_name_put(c->jvm->tab, old);
+		*v = (uint64_t)(uintptr_t)name;
+	} else if (htab_put(&c->names, n->id, (uint64_t)(uintptr_t)name) != 0) {
+		codetab_name_put(c->jvm->tab, name);
 		return -ENOMEM;
 	}
-	c->names_bytes += n->name.len;
+	c->names_bytes += codetab_name_len(name);
 	return 0;
 }
 
 static bool conn_lookup(const struct conn *c, uint32_t id, struct fgp_str *out)
 {
 	uint64_t *v = htab_get(&c->names, id);
-	const struct cname *cn;
+	const char *name;
 
 	if (!v)
 		return false;
-	cn = (const struct cname *)(uintptr_t)*v;
-	*out = (struct fgp_str){ cn->s, cn->len };
+	name = (const char *)(uintptr_t)*v;
+	*out = (struct fgp_str){ name, (uint16_t)codetab_name_len(name) };
 	return true;
 }
 
@@ -744,6 +758,7 @@ static int decode(struct jvmset *s, struct conn *c, const uint8_t *data, size_t 
 {
 	struct fgp_reader r;
 	struct fgp_record rec;
+	bool interned;
 	int rv;
 
 	if (fgp_reader_init(&r, data, len) != 0) {
@@ -779,6 +794,7 @@ static int decode(struct jvmset *s, struct conn *c, const uint8_t *data, size_t 
 			on_event_rec(s, c, &rec, now);
 			continue;
 		}
+		interned = rec.type == FGP_CODE_LOAD_IDS;
 		if (rec.type == FGP_NAME || rec.type == FGP_CODE_LOAD_IDS) {
 			rv = rec.type == FGP_NAME ? conn_name(s, c, &rec.u.name)
 						  : resolve(s, c, &rec);
@@ -791,7 +807,7 @@ static int decode(struct jvmset *s, struct conn *c, const uint8_t *data, size_t 
 			if (rec.type == FGP_NAME)
 				continue;
 		}
-		rv = apply(c->jvm, &rec, now);
+		rv = apply(c->jvm, &rec, interned, now);
 		if (rv < 0) {
 			*bad = true;
 			s->c.bad_records++;

@@ -34,6 +34,7 @@
 #include "methodset.h"
 #include "names.h"
 #include "records.h"
+#include "scratch.h"
 #include "fgfree.h"
 
 /*
@@ -337,7 +338,10 @@ static void build_fini(struct codelines_load *b)
 	if (b->owned)
 		for (size_t i = 0; i < b->n_ids; i++)
 			free(b->owned[i]);
-	FG_FREE_ALL((void *)b->tabs, b->owned, b->pcs, b->lines);
+	scratch_free(b->sc, (void *)b->tabs);
+	scratch_free(b->sc, b->owned);
+	scratch_free(b->sc, b->pcs);
+	scratch_free(b->sc, b->lines);
 }
 
 /* The tables of the compile's distinct methods. 0 or -ENOMEM. */
@@ -348,8 +352,8 @@ static int build_methods(struct codelines_load *b, struct codelines *c, jvmtiEnv
 
 	b->ids = set->ids;
 	b->n_ids = set->n_ids;
-	b->tabs = calloc(b->n_ids, sizeof(*b->tabs));
-	b->owned = calloc(b->n_ids, sizeof(*b->owned));
+	b->tabs = scratch_calloc(b->sc, b->n_ids, sizeof(*b->tabs));
+	b->owned = scratch_calloc(b->sc, b->n_ids, sizeof(*b->owned));
 	if (!b->tabs || !b->owned)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->n_ids; i++)
@@ -437,6 +441,7 @@ bool codelines_begin(struct codelines *c, struct codelines_load *b, jvmtiEnv *jv
 	b->addr = (uint64_t)(uintptr_t)code_addr;
 	b->size = code_size > 0 ? (uint32_t)code_size : 0;
 	b->ts = ts;
+	b->sc = set->sc;
 	if (code_size <= 0 || !set->r || set->failed)
 		return false;
 	if (set->frames == 0) {
@@ -446,8 +451,8 @@ bool codelines_begin(struct codelines *c, struct codelines_load *b, jvmtiEnv *jv
 	}
 	if (build_methods(b, c, jvmti, set) != 0)
 		return false;
-	b->pcs = malloc((size_t)set->r->numpcs * sizeof(*b->pcs));
-	b->lines = malloc(set->frames * sizeof(*b->lines));
+	b->pcs = scratch_alloc(b->sc, (size_t)set->r->numpcs * sizeof(*b->pcs));
+	b->lines = scratch_alloc(b->sc, set->frames * sizeof(*b->lines));
 	if (!b->pcs || !b->lines)
 		return false;
 	*tab = (struct methodset_table){

@@ -22,6 +22,7 @@
 #include "methodset.h"
 #include "names.h"
 #include "records.h"
+#include "scratch.h"
 #include "fgfree.h"
 
 static struct fgp_str str_of(const char *s)
@@ -42,6 +43,7 @@ struct events_inline {
 	uint16_t *chains;
 	size_t n_ids, n_pcs;
 	bool truncated;
+	struct scratch *sc; /* where the arrays above come from (methodset.sc) */
 	struct methodset_seen seen[FGP_MAX_INLINE_DEPTH]; /* see fill_chain */
 };
 
@@ -87,7 +89,11 @@ static void inline_fini(struct events_inline *t)
 	if (t->names)
 		for (size_t i = 0; i < t->n_ids; i++)
 			free(t->names[i]);
-	FG_FREE_ALL(t->names, t->methods, t->sym, t->pcs, t->chains);
+	scratch_free(t->sc, t->names);
+	scratch_free(t->sc, t->methods);
+	scratch_free(t->sc, t->sym);
+	scratch_free(t->sc, t->pcs);
+	scratch_free(t->sc, t->chains);
 	t->names = NULL;
 	t->methods = NULL;
 	t->sym = NULL;
@@ -155,12 +161,13 @@ static int inline_prepare(struct events_inline *t, const struct methodset *set, 
 			  jvmtiEnv *jvmti, JNIEnv *jni, bool signatures, bool *walk)
 {
 	t->truncated = set->too_big;
+	t->sc = set->sc;
 	if (set->failed)
 		return -ENOMEM;
 	if (set->frames == 0)
 		return 0;
-	t->pcs = malloc((size_t)set->r->numpcs * sizeof(*t->pcs));
-	t->chains = malloc(set->frames * sizeof(*t->chains));
+	t->pcs = scratch_alloc(t->sc, (size_t)set->r->numpcs * sizeof(*t->pcs));
+	t->chains = scratch_alloc(t->sc, set->frames * sizeof(*t->chains));
 	if (!t->pcs || !t->chains)
 		return -ENOMEM;
 	t->ids = set->ids;
@@ -170,9 +177,9 @@ static int inline_prepare(struct events_inline *t, const struct methodset *set, 
 		t->n_ids = 0;
 		return 0;
 	}
-	t->names = calloc(t->n_ids, sizeof(*t->names));
-	t->methods = malloc(t->n_ids * sizeof(*t->methods));
-	t->sym = malloc(t->n_ids * sizeof(*t->sym));
+	t->names = scratch_calloc(t->sc, t->n_ids, sizeof(*t->names));
+	t->methods = scratch_alloc(t->sc, t->n_ids * sizeof(*t->methods));
+	t->sym = scratch_alloc(t->sc, t->n_ids * sizeof(*t->sym));
 	if (!t->names || !t->methods || !t->sym)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n_ids; i++)

@@ -13,6 +13,7 @@
 
 #include "fghash.h"
 #include "fgsearch.h"
+#include "scratch.h"
 
 /* Distinct methods the set holds before a record takes the plain way (8 KiB of stack). */
 #define METHODSET_SLOTS 1024
@@ -129,7 +130,13 @@ size_t methodset_frames(const jvmtiCompiledMethodLoadInlineRecord *r, bool *too_
 
 void methodset_of(struct methodset *s, const void *compile_info)
 {
+	methodset_of_scratch(s, compile_info, NULL);
+}
+
+void methodset_of_scratch(struct methodset *s, const void *compile_info, struct scratch *sc)
+{
 	memset(s, 0, sizeof(*s));
+	s->sc = sc;
 	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next)
 		if (h->kind == JVMTI_CMLR_INLINE_INFO) {
 			s->r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
@@ -137,7 +144,7 @@ void methodset_of(struct methodset *s, const void *compile_info)
 		}
 	if (!s->r || (s->frames = methodset_frames(s->r, &s->too_big)) == 0)
 		return;
-	s->ids = malloc(s->frames * sizeof(*s->ids));
+	s->ids = scratch_alloc(sc, s->frames * sizeof(*s->ids));
 	if (!s->ids) {
 		s->failed = true;
 		return;
@@ -147,7 +154,7 @@ void methodset_of(struct methodset *s, const void *compile_info)
 
 void methodset_fini(struct methodset *s)
 {
-	free(s->ids);
+	scratch_free(s->sc, s->ids);
 	s->ids = NULL;
 }
 

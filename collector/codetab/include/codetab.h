@@ -110,6 +110,24 @@ void codetab_free(struct codetab *t);
 int codetab_apply(struct codetab *t, const struct fgp_record *rec);
 
 /*
+ * Names held for many loads, such as a connection's NAME ids: a counted reference to t's
+ * interned copy of p[0..len) (cut at FGP_MAX_STR), or NULL without memory. Every reference is
+ * given back with codetab_name_put (NULL is fine) before t is freed.
+ */
+const char *codetab_name_get(struct codetab *t, const char *p, size_t len);
+void codetab_name_put(struct codetab *t, const char *name);
+/* The length of a name codetab_name_get returned (without a strlen). */
+size_t codetab_name_len(const char *name);
+
+/*
+ * codetab_apply for a record whose names the caller holds as references from codetab_name_get
+ * on t: a CODE_LOAD's name and every one of its methods (fgp_code_load.methods, with their
+ * lengths) take another reference instead of being looked up by their text. Other records go
+ * to codetab_apply.
+ */
+int codetab_apply_interned(struct codetab *t, const struct fgp_record *rec);
+
+/*
  * The JVM's VM layout (the agent's last VM_LAYOUT record, applied with codetab_apply), or NULL
  * when none arrived. *gen (may be NULL) changes whenever a new layout arrives. The pointer stays
  * valid as long as the table.

@@ -83,6 +83,7 @@ struct codelines_load {
 	struct fgp_pc_in *pcs;
 	uint16_t *lines;
 	bool walked, any_line;
+	struct scratch *sc; /* where tabs, owned, pcs and lines come from (methodset.sc) */
 	struct codelines_seen seen[FGP_MAX_INLINE_DEPTH];
 };
 

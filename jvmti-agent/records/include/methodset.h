@@ -60,10 +60,16 @@ struct methodset {
 	jmethodID *ids; /* sorted, distinct: n_ids of them */
 	size_t n_ids, frames;
 	bool too_big, failed;
+	/* Where ids and the tables built from this set take their memory (NULL: malloc). */
+	struct scratch *sc;
 };
 
 /* *s for a CompiledMethodLoad's compile_info (JVMTI_CMLR_INLINE_INFO, other kinds ignored). */
 void methodset_of(struct methodset *s, const void *compile_info);
+
+/* The same with its memory, and that of the tables built from it, from sc (may be NULL). */
+struct scratch;
+void methodset_of_scratch(struct methodset *s, const void *compile_info, struct scratch *sc);
 
 /* Free what methodset_of() allocated. */
 void methodset_fini(struct methodset *s);

@@ -856,6 +856,117 @@ static void test_code_announced_again_takes_its_tables_and_keeps_its_load_time(v
 	codetab_free(t);
 }
 
+/*
+ * Pruning skips its scan while nothing ended before its cut: every way a blob ends (unload,
+ * overlap, history-only load, replay) must still make it prunable, also after a prune that
+ * kept it.
+ */
+static void test_prune_finds_every_ended_blob(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	struct codetab_stats st;
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1000, 0x100, 10 * MS, "A::a"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x2000, 0x100, 10 * MS, "B::b"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x3000, 0x100, 10 * MS, "C::c"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x4000, 0x100, 10 * MS, "D::d"), 1);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x5000, 0x100, 10 * MS, "G::g"), 1);
+	assert_int_equal(codetab_prune(t, 1000 * MS), 0); /* all live */
+	/* each way to end, alone, then a prune just past it */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1080, 0x100, 20 * MS, "E::e"), 1);
+	assert_int_equal(codetab_prune(t, 21 * MS), 1); /* A::a, ended by an overlapping load */
+	/* history only: older than the live blob it overlaps, ended where that began (10 ms) */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x3000, 0x100, 5 * MS, "F::f"), 0);
+	assert_int_equal(codetab_prune(t, 11 * MS), 1); /* F::f */
+	assert_int_equal(codetab_unload(t, 0x2000, 30 * MS), 1);
+	assert_int_equal(codetab_prune(t, 31 * MS), 1); /* B::b */
+	/* a prune that keeps what ended later must not forget it */
+	assert_int_equal(codetab_unload(t, 0x3000, 40 * MS), 1);
+	assert_int_equal(codetab_unload(t, 0x4000, 50 * MS), 1);
+	assert_int_equal(codetab_prune(t, 45 * MS), 1); /* C::c */
+	assert_int_equal(codetab_prune(t, 45 * MS), 0);
+	assert_int_equal(codetab_prune(t, 55 * MS), 1); /* D::d */
+	/* gone from a replay: ended at the replay's start */
+	snapshot(t, FGP_SNAPSHOT_BEGIN, 60 * MS);
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x1080, 0x100, 20 * MS, "E::e"), 0);
+	snapshot(t, FGP_SNAPSHOT_END, 61 * MS);
+	assert_int_equal(codetab_prune(t, 60 * MS), 0);
+	assert_int_equal(codetab_prune(t, 61 * MS), 1); /* G::g */
+	codetab_stats(t, &st);
+	assert_int_equal(st.blobs, 1);
+	assert_int_equal(st.live, 1);
+	codetab_free(t);
+}
+
+/*
+ * A load named by references the caller holds (a connection's NAMEs) takes references of its
+ * own: the names outlive the caller's, and go with the last blob that uses them.
+ */
+static void test_interned_names_are_shared_and_counted(void **state)
+{
+	struct codetab *t = codetab_new(NULL);
+	static const uint16_t chain[] = { 1, 0 };
+	const struct fgp_pc_in pcs[] = { { 0x10, 2, chain } };
+	struct fgp_code_load_ids_in in = { .addr = 0x1000,
+					   .size = 0x100,
+					   .ts = 10 * MS,
+					   .name_id = 1,
+					   .n_methods = 2,
+					   .n_pcs = 1,
+					   .pcs = pcs };
+	const uint32_t ids[] = { 1, 2 };
+	struct codetab_stats st0, st;
+	const char *outer, *inner, *names[4];
+	struct fgp_str methods[2];
+	struct fgp_record rec;
+	int n;
+
+	(void)state;
+	in.method_ids = ids;
+	/* the live set's array, sized by a blob that comes and goes, is not what is counted */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x9000, 0x100, 1 * MS, "x.Y::z"), 1);
+	assert_int_equal(codetab_unload(t, 0x9000, 2 * MS), 1);
+	assert_int_equal(codetab_prune(t, 3 * MS), 1);
+	codetab_stats(t, &st0);
+	outer = codetab_name_get(t, "a.B::outer", 10);
+	inner = codetab_name_get(t, "a.B::inner", 10);
+	assert_non_null(outer);
+	assert_non_null(inner);
+	assert_ptr_equal(codetab_name_get(t, "a.B::outer", 10), outer); /* one copy */
+	codetab_name_put(t, outer);
+	assert_int_equal(codetab_name_len(inner), 10);
+	fgp_encode_msg_header(buf, sizeof(buf));
+	n = fgp_encode_code_load_ids(buf + 8, sizeof(buf) - 8, &in);
+	assert_true(n > 0);
+	decode_one(8 + (size_t)n, &rec);
+	/* resolved as the collector resolves ids */
+	methods[0] = (struct fgp_str){ outer, 10 };
+	methods[1] = (struct fgp_str){ inner, 10 };
+	rec.u.load.name = methods[0];
+	rec.u.load.methods = methods;
+	rec.type = FGP_CODE_LOAD;
+	assert_int_equal(codetab_apply_interned(t, &rec), 1);
+	/* the caller lets its references go: the blob keeps the names */
+	codetab_name_put(t, outer);
+	codetab_name_put(t, inner);
+	assert_string_equal(name_at(t, 0x1010, 20 * MS), "a.B::outer");
+	assert_int_equal(codetab_inline_chain(codetab_lookup(t, 0x1008, 20 * MS), 0x1008, names, 4),
+			 2);
+	assert_string_equal(names[0], "a.B::inner");
+	assert_string_equal(names[1], "a.B::outer");
+	/* the same text named by a plain load is the same name */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, 0x2000, 0x100, 10 * MS, "a.B::outer"),
+			 1);
+	assert_ptr_equal(codetab_lookup_live(t, 0x2000)->name, outer);
+	assert_int_equal(codetab_unload(t, 0x1000, 30 * MS), 1);
+	assert_int_equal(codetab_unload(t, 0x2000, 30 * MS), 1);
+	assert_int_equal(codetab_prune(t, 40 * MS), 2);
+	codetab_stats(t, &st);
+	assert_int_equal(st.bytes, st0.bytes); /* every name freed with the last reference */
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -881,6 +992,8 @@ int main(void)
 		cmocka_unit_test(test_frames_and_lines_follow_a_load_that_ended_or_went),
 		cmocka_unit_test(
 			test_code_announced_again_takes_its_tables_and_keeps_its_load_time),
+		cmocka_unit_test(test_prune_finds_every_ended_blob),
+		cmocka_unit_test(test_interned_names_are_shared_and_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
