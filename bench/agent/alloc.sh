@@ -6,15 +6,18 @@
 #  1. Cost: AllocService (tests/java: worker threads answering synthetic requests at a fixed
 #     RATE, ~105 KB allocated per request: 500+ MB/s at the default rate) with libfgagent.so,
 #     streaming to a `fgcollect watch` for the whole run, one JVM per JDK. That JVM's agent takes
-#     its samples' stacks with GetStackTrace (allocstack=jvmti). Its variants, interleaved per
-#     round (none, alloc, fixed, ...) so drift on a shared machine hits them alike:
+#     its samples' stacks with GetStackTrace (ALLOCSTACK, default jvmti; auto: the agent's
+#     default, the copy while a recording reads the ring). Its variants, interleaved per round
+#     (none, alloc, fixed, ...; every other pass in the reverse order, so a variant and its
+#     baseline sit side by side and a drift linear over two passes weighs them alike):
 #       none   nobody records: the agent connected, its events off;
 #       alloc  `fgcollect record --pid JVM --event alloc --alloc-budget BUDGET` (a sample every
 #              512 KiB, the interval widened by the agent to keep sampling under BUDGET% of
 #              the JVM's CPU) through the daemon, started SETTLE seconds before the measured
 #              window and stopped (Ctrl-C) right after it;
 #       fixed  the same with --alloc-budget 0: a sample every 512 KiB all along, each stack
-#              taken with GetStackTrace in the JVM (what one sample of the jvmti path costs);
+#              taken with GetStackTrace in the JVM at allocstack=jvmti (what one sample of the
+#              jvmti path costs; FIXED=0 leaves it out);
 #       live   `record --event live --alloc-budget 0`: fixed's samples, each object tagged and
 #              its ObjectFree sent (what tracking the live heap adds; LIVE=0 leaves it out).
 #     ring: one more AllocService JVM with libfgagent.so=allocstack=copy (each sample's last Java
@@ -39,7 +42,8 @@
 #     (copy) and their ratio, fgcollect's CPU per sample of each in the measured window (the
 #     daemon's and record's for fixed, record's for ring: its rings are read by record), and the
 #     copy path's net saving (what the JVM saves less what fgcollect spends more).
-#     Each round measures ROUND seconds: the JVM's CPU (schedstat of all its threads), the
+#     Each round measures ROUND seconds of every JVM of the part at once (one reader of all their
+#     threads' schedstat at each end): each JVM's CPU, of all its threads and by kind, the
 #     requests it answered and the bytes its workers allocated (its own marks, interpolated at
 #     the window's ends), and fgcollect's CPU (the daemon's and record's). Printed: medians per
 #     variant (CPU us per request, MB/s, requests/s), the per-round ratio of CPU per request
@@ -51,6 +55,16 @@
 #     goal (1 + BUDGET / 100) with the intervals record's summary says were used. AllocService allocates 2-3 GB per
 #     second of its CPU, far more per unit of work than most services: the cost per sample says
 #     what another service pays (samples/s x cost per sample over its CPU).
+#     Paired, round by round, for each variant with a baseline in its own JVM (alloc, fixed, live
+#     against none; ring against ringnone; asprof against asprofnone): its extra CPU per sample
+#     from the whole JVM, from its worker threads only (GC and JIT threads, the same work in
+#     both windows, left out with their noise), and from its workers less the drift between the
+#     two windows that the other JVMs' workers show (controlled: their mean ratio of CPU per
+#     request, those JVMs being in the same state in both windows); each as the median of the
+#     rounds' figures, their interquartile range and a 95% bootstrap interval of the median;
+#     the same as ratios of the JVM's CPU per request (the budget's alloc/none), and
+#     copy/async-profiler (ring/asprof) as a ratio of the medians with a 95% bootstrap interval
+#     over the rounds resampled in pairs.
 #  2. Quality: AllocTruth (tests/java; four threads allocating known volumes of known classes;
 #     its agent at its default allocstack) recorded QREPS times at the defaults (--alloc-budget
 #     BUDGET) around a burst of QDUR seconds of its allocation:
@@ -73,7 +87,8 @@
 #      WARM (5 s), RATE (5000 requests/s), QUALITY (1), QREPS (3), QDUR (10 s), LOCK (a file to
 #      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1),
 #      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings), LIVE (1),
-#      COPY (16384 bytes of stack per sample in copycb and copy; 0: neither), RING (1).
+#      COPY (16384 bytes of stack per sample in copycb and copy; 0: neither), RING (1),
+#      FIXED (1), ALLOCSTACK (jvmti: the first JVM's allocstack).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -95,7 +110,9 @@ if [[ -n $asprof && ! -r $asprof ]]; then
 	exit 1
 fi
 budget=${BUDGET:-1}
-variants="none alloc fixed"
+allocstack=${ALLOCSTACK:-jvmti}
+variants="none alloc"
+[[ ${FIXED:-1} == 0 ]] || variants+=" fixed"
 [[ ${LIVE:-1} == 0 ]] || variants+=" live"
 copy=${COPY:-16384}
 [[ ${FLOOR:-1} == 0 ]] || variants+=" floor stack"
@@ -246,28 +263,62 @@ proc_cpu_ns() {
 }
 hz=$(getconf CLK_TCK)
 
-# split PID: "WORKERS AGENT OTHER" ns of CPU of the JVM's threads by kind: the service's
-# workers (fg-svc-*: the sampling callbacks run there), the agent's own (fg-sender, nng:*), the
-# rest (GC, JIT, ...). schedstat of the live threads.
-split() {
-	local t c ns _ w=0 a=0 o=0
-	for t in /proc/"$1"/task/*; do
-		read -r c 2>/dev/null <"$t/comm" || continue
-		read -r ns _ 2>/dev/null <"$t/schedstat" || continue
-		case $c in
-		fg-svc-*) w=$((w + ns)) ;;
-		fg-sender | nng:*) a=$((a + ns)) ;;
-		*) o=$((o + ns)) ;;
-		esac
-	done
-	echo "$w $a $o"
+# snap PID...: a line per PID, "PID MONO_NS CPU_NS WORKERS_NS AGENT_NS OTHER_NS": the time
+# (CLOCK_MONOTONIC, System.nanoTime's clock) and the CPU of the JVM's live threads (schedstat),
+# all and by kind: the service's workers (fg-svc-*: the sampling callbacks run there), the
+# agent's own (fg-sender, nng:*), the rest (GC, JIT, ...), each PID read at its own time. One
+# process for all the JVMs, so their windows start and end within a few ms of each other.
+snap() {
+	/usr/bin/python3 -c 'import os, sys, time
+for pid in sys.argv[1:]:
+    t = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    c = [0, 0, 0]
+    try:
+        tasks = os.listdir("/proc/%s/task" % pid)
+    except OSError:
+        tasks = []
+    for task in tasks:
+        d = "/proc/%s/task/%s/" % (pid, task)
+        try:
+            comm = open(d + "comm").read().strip()
+            ns = int(open(d + "schedstat").read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        k = 0 if comm.startswith("fg-svc-") else 1 if comm == "fg-sender" or comm.startswith("nng:") else 2
+        c[k] += ns
+    print(pid, t, sum(c), *c)' "$@"
 }
 
-# round VARIANT: one measured window; appends "CPU_NS REQUESTS BYTES WINDOW_NS FGCOLLECT_NS
-# WORKERS_NS AGENT_NS OTHER_NS" to $tmp/VARIANT.
+# jkey VARIANT: the JVM a variant runs in: main (the first JVM) or its own (ring for ring and
+# ringnone, asprof for asprof and asprofnone, the floor agents' by name).
+jkey() {
+	case $1 in
+	none | alloc | fixed | live) echo main ;;
+	ring | ringnone) echo ring ;;
+	asprof | asprofnone) echo asprof ;;
+	*) echo "$1" ;;
+	esac
+}
+# jvms: the keys of the JVMs alive in part 1 ("main" and one per JVM of its own).
+jvms() {
+	local v k out=main
+	for v in $variants; do
+		k=$(jkey "$v")
+		[[ " $out " == *" $k "* ]] || out+=" $k"
+	done
+	echo "$out"
+}
+
+# round VARIANT: one measured window, every JVM of part 1 measured in it; appends "CPU_NS
+# REQUESTS BYTES WINDOW_NS FGCOLLECT_NS WORKERS_NS AGENT_NS OTHER_NS" to $tmp/w.VARIANT.JVM for
+# each JVM (fgcollect's CPU only in the variant's own), and the variant's own JVM's line to
+# $tmp/VARIANT.
 round() {
-	local v=$1 t0 t1 c0 c1 f0 f1 r0=0 r1=0 w0 a0 o0 w1 a1 o1 pid=$jpid log=$tmp/jvm.out
-	[[ -n ${xpid[$v]:-} ]] && pid=${xpid[$v]} log=${xlog[$v]}
+	local v=$1 k pid log f0 f1 r0=0 r1=0 own keys pids=() p t0 c0 w0 a0 o0 t1 c1 w1 a1 o1 fc
+	own=$(jkey "$v")
+	keys=$(jvms)
+	for k in $keys; do pids+=("$(kpid "$k")"); done
+	pid=$(kpid "$own")
 	if [[ $v == alloc || $v == fixed || $v == live || $v == ring ]]; then
 		"$fgcollect" record --pid "$pid" --ctl "$ctlsock" --event "$([[ $v == live ]] && echo live || echo alloc)" \
 			--duration $((settle + round + 60)) \
@@ -279,17 +330,16 @@ round() {
 		"$asprof_bin" start -e alloc --alloc 512k "$pid" >"$tmp/asprof.ctl" 2>&1 ||
 			{ echo "alloc: asprof start failed"; cat "$tmp/asprof.ctl"; exit 1; }
 	fi
-	sleep "$settle"
-	t0=$(ev_mono_ns)
-	c0=$(fg_cpu_ns "$pid") f0=$(proc_cpu_ns "$wpid")
-	read -r w0 a0 o0 < <(split "$pid")
+	# Only a window that starts something waits for it to settle.
+	if [[ -n $rpid || ($v == asprof && -n $asprof_bin) ]]; then sleep "$settle"; else sleep 0.3; fi
+	f0=$(proc_cpu_ns "$wpid")
+	snap "${pids[@]}" >"$tmp/snap0"
 	[[ -n $rpid ]] && r0=$(proc_cpu_ns "$rpid")
 	sleep "$round"
-	t1=$(ev_mono_ns)
-	c1=$(fg_cpu_ns "$pid") f1=$(proc_cpu_ns "$wpid")
-	read -r w1 a1 o1 < <(split "$pid")
+	f1=$(proc_cpu_ns "$wpid")
+	snap "${pids[@]}" >"$tmp/snap1"
 	[[ -n $rpid ]] && r1=$(proc_cpu_ns "$rpid")
-	[[ -n ${xpid[$v]:-} ]] && f1=$f0 # a JVM of its own, no fgcollect
+	[[ $own != main ]] && f1=$f0 # a JVM of its own, no daemon
 	if [[ -n $rpid ]]; then
 		kill -0 "$rpid" 2>/dev/null || { echo "alloc: record ended early"; cat "$tmp/rec.err"; exit 1; }
 		kill -INT "$rpid"
@@ -308,21 +358,128 @@ round() {
 			{ echo "alloc: asprof stop failed"; cat "$tmp/asprof.ctl"; exit 1; }
 	fi
 	sleep 0.2 # a mark past the window
-	echo "$((c1 - c0)) $(ev_interp "$log" svc-truth "$t0" "$t1" requests)" \
-		"$(ev_interp "$log" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $((f1 - f0 + r1 - r0))" \
-		"$((w1 - w0)) $((a1 - a0)) $((o1 - o0))" >>"$tmp/$v"
+	for k in $keys; do
+		p=$(kpid "$k")
+		log=$(klog "$k")
+		read -r _ t0 c0 w0 a0 o0 < <(awk -v p="$p" '$1 == p' "$tmp/snap0")
+		read -r _ t1 c1 w1 a1 o1 < <(awk -v p="$p" '$1 == p' "$tmp/snap1")
+		fc=0
+		[[ $k == "$own" ]] && fc=$((f1 - f0 + r1 - r0))
+		echo "$((c1 - c0)) $(ev_interp "$log" svc-truth "$t0" "$t1" requests)" \
+			"$(ev_interp "$log" svc-truth "$t0" "$t1" bytes) $((t1 - t0)) $fc" \
+			"$((w1 - w0)) $((a1 - a0)) $((o1 - o0))" >>"$tmp/w.$v.$k"
+	done
+	tail -n 1 "$tmp/w.$v.$own" >>"$tmp/$v"
+}
+# kpid KEY, klog KEY: a part 1 JVM's pid and output.
+kpid() { if [[ $1 == main ]]; then echo "$jpid"; else echo "${xpid[$1]}"; fi; }
+klog() { if [[ $1 == main ]]; then echo "$tmp/jvm.out"; else echo "${xlog[$1]}"; fi; }
+
+# summ: "MEDIAN (IQR Q1..Q3, 95% CI LO..HI)" of the values on stdin: the median, its
+# interquartile range and a 95% bootstrap interval of the median.
+summ() {
+	local v m q
+	v=$(cat)
+	m=$(median <<<"$v")
+	q=$(sort -g <<<"$v" | awk '{ a[NR] = $1 } function q(p,   h, i) { h = (NR - 1) * p + 1; i = int(h)
+		return i < NR ? a[i] + (h - i) * (a[i + 1] - a[i]) : a[NR] }
+		END { if (NR) printf "%.4g..%.4g", q(0.25), q(0.75); else printf "-" }')
+	read -r lo hi < <(boot_ci <<<"$v")
+	printf "%.4g (IQR %s, 95%% CI %.4g..%.4g)" "$m" "$q" "$lo" "$hi"
+}
+# ratio_ci: "POINT LO HI": the median of the first column over the median of the second, lines
+# (rounds) resampled in pairs for a 95% bootstrap interval (2000 resamples, fixed seed).
+ratio_ci() {
+	awk 'function isort(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]
+			for (j = i - 1; j > 0 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
+	function med(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	{ x[NR] = $1; y[NR] = $2 }
+	END { if (NR == 0) { print "nan nan nan"; exit }
+	      for (i = 1; i <= NR; i++) { u[i] = x[i]; w[i] = y[i] }
+	      isort(u, NR); isort(w, NR); d = med(w, NR); p = d ? med(u, NR) / d : 0
+	      srand(1); B = 2000
+	      for (b = 1; b <= B; b++) { for (i = 1; i <= NR; i++) { j = int(rand() * NR) + 1; u[i] = x[j]; w[i] = y[j] }
+					 isort(u, NR); isort(w, NR); d = med(w, NR); r[b] = d ? med(u, NR) / d : 0 }
+	      isort(r, B); printf "%.3f %.3f %.3f\n", p, r[int(B * 0.025) + 1], r[int(B * 0.975)] }'
+}
+
+# paired_rounds VARIANT: per round (a line each), the variant against its baseline in the same
+# JVM and pass: "WHOLE WORKERS CONTROLLED RWHOLE RWORKERS RCONTROLLED": its extra CPU per
+# sample in us, of the whole JVM, of its worker threads only, and of its workers less the drift
+# the other JVMs' workers (idle or unchanged in both windows) show between the two windows
+# (their mean ratio of CPU per request); then the same as the JVM's CPU per request over its
+# baseline's (the worker figures as a share of the whole JVM's CPU per request). Samples per
+# second: record's count for alloc, the bytes over the interval for the others.
+paired_rounds() {
+	local v=$1 b k j
+	b=$(base "$v")
+	j=$(jkey "$v")
+	: >"$tmp/ctl.$v"
+	for k in $(jvms); do
+		[[ $k == "$j" ]] && continue
+		paste -d' ' "$tmp/w.$v.$k" "$tmp/w.$b.$k" |
+			awk '{ print ($2 && $10 && $14) ? ($6 / $2) / ($14 / $10) : 1 }' >"$tmp/ctl1"
+		if [[ -s $tmp/ctl.$v ]]; then paste -d' ' "$tmp/ctl.$v" "$tmp/ctl1" >"$tmp/ctl2"; else cp "$tmp/ctl1" "$tmp/ctl2"; fi
+		mv "$tmp/ctl2" "$tmp/ctl.$v"
+	done
+	[[ -s $tmp/ctl.$v ]] || awk '{ print 1 }' "$tmp/w.$v.$j" >"$tmp/ctl.$v"
+	if [[ $v == alloc && -s $tmp/samples.alloc ]]; then
+		cp "$tmp/samples.alloc" "$tmp/n.$v"
+	else
+		awk '{ printf "%.1f\n", $3 / $4 * 1e9 / 524288 }' "$tmp/w.$v.$j" >"$tmp/n.$v"
+	fi
+	paste -d' ' "$tmp/w.$v.$j" "$tmp/w.$b.$j" "$tmp/n.$v" "$tmp/ctl.$v" | awk '{
+		n = $17; c = 0; for (i = 18; i <= NF; i++) c += $i; c /= (NF - 17)
+		if (!$2 || !$10 || !n) next
+		rps = $10 * 1e9 / $12; cb = $9 / 1e3 / $10; wb = $14 / 1e3 / $10
+		cv = $1 / 1e3 / $2; wv = $6 / 1e3 / $2
+		printf "%.3f %.3f %.3f %.5f %.5f %.5f\n", (cv - cb) * rps / n, (wv - wb) * rps / n,
+			(wv - wb * c) * rps / n, cv / cb, 1 + (wv - wb) / cb, 1 + (wv - wb * c) / cb }'
+}
+
+# paired: the variants against their baselines round by round (paired_rounds), with spreads, and
+# copy/async-profiler (ring/asprof) as a ratio of medians with its bootstrap interval.
+paired() {
+	local v c
+	echo "paired per round (the variant's window against its baseline's in the same JVM and pass; median, IQR, 95% CI of the median):"
+	for v in $variants; do
+		case $v in
+		alloc | fixed | live | ring) ;;
+		asprof) [[ -n $asprof_bin ]] || continue ;;
+		*) continue ;;
+		esac
+		paired_rounds "$v" >"$tmp/pr.$v"
+		echo "  $v against $(base "$v"), $(wc -l <"$tmp/pr.$v") rounds, about $(median <"$tmp/n.$v") samples/s; extra CPU per sample, us:"
+		echo "    whole JVM:   $(cut -d' ' -f1 "$tmp/pr.$v" | summ)"
+		echo "    workers:     $(cut -d' ' -f2 "$tmp/pr.$v" | summ)"
+		echo "    controlled:  $(cut -d' ' -f3 "$tmp/pr.$v" | summ)"
+		echo "    rounds, workers: $(cut -d' ' -f2 "$tmp/pr.$v" | xargs printf '%.1f ')"
+		echo "    rounds, controlled: $(cut -d' ' -f3 "$tmp/pr.$v" | xargs printf '%.1f ')"
+		echo "    JVM CPU per request over $(base "$v")'s:"
+		echo "      whole:      $(cut -d' ' -f4 "$tmp/pr.$v" | summ)"
+		echo "      workers:    $(cut -d' ' -f5 "$tmp/pr.$v" | summ)"
+		echo "      controlled: $(cut -d' ' -f6 "$tmp/pr.$v" | summ)"
+	done
+	if [[ -s $tmp/pr.ring && -s $tmp/pr.asprof ]]; then
+		echo "  copy/async-profiler (ring/asprof), ratio of the medians of the extra CPU per sample, 95% bootstrap interval over rounds:"
+		for c in 1:"whole JVM" 2:workers 3:controlled; do
+			read -r p lo hi < <(paste -d' ' <(cut -d' ' -f"${c%%:*}" "$tmp/pr.ring") <(cut -d' ' -f"${c%%:*}" "$tmp/pr.asprof") | ratio_ci)
+			echo "    ${c#*:}: $p ($lo..$hi)"
+		done
+	fi
 }
 
 # cost: part 1 for $jdk.
 cost() {
 	local v
 	for v in $variants; do : >"$tmp/$v"; done
+	rm -f "$tmp"/w.*
 	: >"$tmp/samples.alloc"
 	: >"$tmp/samples.fixed"
 	: >"$tmp/ringcost"
 	: >"$tmp/cbcost.fixed"
 	: >"$tmp/cbcost.ring"
-	AGENTOPTS=,allocstack=jvmti jvm_start AllocService 100000 "$rate"
+	AGENTOPTS=,allocstack=$allocstack jvm_start AllocService 100000 "$rate"
 	if [[ -n $asprof && -n $asprof_bin ]]; then
 		"$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$asprof" -cp "$jar" AllocService 100000 "$rate" \
 			>"$tmp/asprof.out" 2>&1 &
@@ -353,9 +510,13 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	fi
 	sleep "$warm"
 	[[ -n ${LOCK:-} ]] && exec {lk}>"$LOCK"
+	local rep order
 	for rep in $(seq "$reps"); do
 		[[ -n ${LOCK:-} ]] && flock "$lk"
-		for v in $variants; do round "$v"; done
+		# ABBA: every other pass runs the variants backwards, so a drift that is linear over
+		# two passes weighs each variant and its baseline alike.
+		if ((rep % 2)); then order=$variants; else order=$(tr ' ' '\n' <<<"$variants" | tac | xargs); fi
+		for v in $order; do round "$v"; done
 		[[ -n ${LOCK:-} ]] && flock -u "$lk"
 		echo "alloc: $(basename "$jdk") round $rep of $reps done" >&2
 	done
@@ -363,7 +524,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	[[ -n $asprof ]] && asprof_stop
 	floors_stop
 	[[ -n $drain ]] && { kill -TERM "$drain" 2>/dev/null; wait "$drain" 2>/dev/null; drain=; }
-	echo "== cost: AllocService (allocstack=jvmti) at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "== cost: AllocService (allocstack=$allocstack) at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	if [[ -n $asprof && -n $asprof_bin ]]; then
 		echo "(asprof: a second AllocService JVM with async-profiler's library loaded, alive beside the first in every round: idle in asprofnone, its alloc at 512 KiB started and stopped by asprof around the window in asprof)"
 	elif [[ -n $asprof ]]; then
@@ -392,7 +553,8 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	# ~0.5 s before the events turned on included: an upper bound), the bytes over the
 	# interval for the others (the interval is the mean distance between samples).
 	local n0 r0 c0
-	n0=$(median <"$tmp/samples.fixed") r0=$(cut -d' ' -f1 "$tmp/none.fig" | median) c0=$(cut -d' ' -f3 "$tmp/none.fig" | median)
+	per() { cut -d' ' -f2 "$tmp/$1.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }'; }
+	n0=$(per none) r0=$(cut -d' ' -f1 "$tmp/none.fig" | median) c0=$(cut -d' ' -f3 "$tmp/none.fig" | median)
 	echo "1% of the JVM's CPU at about $n0 samples/s allows $(c="$c0" r="$r0" n="$n0" awk 'BEGIN { printf "%.1f", 0.01 * ENVIRON["c"] * ENVIRON["r"] / ENVIRON["n"] }') us per sample"
 	# x VARIANT SAMPLES_PER_S: the JVM's extra CPU per sample against its baseline (base).
 	x() { a=$(cut -d' ' -f3 "$tmp/$1.fig" | median) b=$(cut -d' ' -f3 "$tmp/$(base "$1").fig" | median) \
@@ -405,8 +567,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 		[[ $v == alloc || $v == fixed || $v == live ]] || n=$(cut -d' ' -f2 "$tmp/$v.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }')
 		echo "$v: about $n samples/s; the JVM's extra CPU per sample (against $(base "$v")): $(x "$v" "$n") us"
 	done
-	per() { cut -d' ' -f2 "$tmp/$1.fig" | median | awk '{ printf "%.1f", $1 * 1e6 / 524288 }'; }
-	if [[ $variants == *copy* ]]; then
+	if [[ $variants == *copy* && $variants == *fixed* ]]; then
 		local f s c
 		f=$(x floor "$(per floor)") s=$(x fixed "$n0") c=$(x copy "$(per copy)")
 		ratio() { c="$1" f="$2" awk 'BEGIN { printf "%.2f", (ENVIRON["f"] > 0 ? ENVIRON["c"] / ENVIRON["f"] : 0) }'; }
@@ -418,30 +579,33 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 		done
 	fi
 	if [[ $variants == *ring* ]]; then
-		local jj jc cj cc
+		local jj=nan jc cj=nan cc
 		# fgcollect's CPU in the window over the window's samples: $5 ns in $4 ns at n samples/s
 		fc() { n="$2" awk '{ n = ENVIRON["n"]; if (n > 0) printf "%.4f\n", $5 / 1e3 / ($4 / 1e9 * n) }' "$tmp/$1" | median | awk '{ printf "%.2f", $1 }'; }
-		jj=$(x fixed "$n0") jc=$(x ring "$(per ring)") cj=$(fc fixed "$n0") cc=$(fc ring "$(per ring)")
-		echo "jvmti vs copy, per allocation sample (medians over rounds):"
-		echo "  the JVM's extra CPU: jvmti (fixed) $jj us, copy (ring) $jc us; copy/jvmti $(c="$jc" j="$jj" awk 'BEGIN { printf "%.2f", (ENVIRON["j"] > 0 ? ENVIRON["c"] / ENVIRON["j"] : 0) }')"
+		jc=$(x ring "$(per ring)") cc=$(fc ring "$(per ring)")
+		[[ $variants != *fixed* ]] || jj=$(x fixed "$n0") cj=$(fc fixed "$n0")
+		echo "jvmti vs copy, per allocation sample (medians over rounds; jvmti: nan when FIXED=0):"
+		echo "  the JVM's extra CPU: jvmti (fixed) $jj us, copy (ring) $jc us; copy/jvmti $(c="$jc" j="$jj" awk 'BEGIN { j = ENVIRON["j"] + 0; printf "%.2f", (j > 0 ? ENVIRON["c"] / j : 0) }')"
 		echo "  the agent's callbacks (its own timing of one in 64, steadier on a loaded machine): jvmti $(median <"$tmp/cbcost.fixed") us, copy $(median <"$tmp/cbcost.ring") us"
 		echo "  fgcollect's CPU: jvmti $cj us (the daemon and record), copy $cc us (record; its summary: $(median <"$tmp/ringcost") us per copy read and walked)"
-		echo "  copy's net saving: $(a="$jj" b="$jc" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us per sample by the JVM's extra CPU," \
-			"$(a="$(median <"$tmp/cbcost.fixed")" b="$(median <"$tmp/cbcost.ring")" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us by the callbacks' (the JVM's saving less fgcollect's extra)"
+		[[ $variants != *fixed* ]] ||
+			echo "  copy's net saving: $(a="$jj" b="$jc" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us per sample by the JVM's extra CPU," \
+				"$(a="$(median <"$tmp/cbcost.fixed")" b="$(median <"$tmp/cbcost.ring")" c="$cj" d="$cc" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) - (ENVIRON["d"] - ENVIRON["c"]) }') us by the callbacks' (the JVM's saving less fgcollect's extra)"
 		echo "  the ring agent's count: $(grep -o 'allocstack=copy: .*' "$tmp/ring.out" | tail -n 1 || echo 'no figure')"
 		if [[ $variants == *asprof* ]]; then
 			local ja
 			ja=$(x asprof "$(per asprof)")
 			echo "  async-profiler's alloc (asprof, against $(base asprof)): the JVM's extra CPU $ja us per sample;" \
 				"copy/async-profiler $(c="$jc" a="$ja" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] > 0 ? ENVIRON["c"] / ENVIRON["a"] : 0) }')," \
-				"jvmti/async-profiler $(c="$jj" a="$ja" awk 'BEGIN { printf "%.2f", (ENVIRON["a"] > 0 ? ENVIRON["c"] / ENVIRON["a"] : 0) }')"
+				"jvmti/async-profiler $(c="$jj" a="$ja" awk 'BEGIN { a = ENVIRON["a"] + 0; printf "%.2f", (a > 0 ? ENVIRON["c"] / a : 0) }')"
 		fi
 	fi
-	if [[ -s $tmp/live ]]; then
+	if [[ -s $tmp/live && -s $tmp/fixed ]]; then
 		echo "live heap (tags, ObjectFree): the JVM's extra CPU per sample, live/fixed: $(a=$(cut -d' ' -f3 "$tmp/live.fig" | median) \
 			f=$(cut -d' ' -f3 "$tmp/fixed.fig" | median) b="$c0" awk 'BEGIN { d = ENVIRON["f"] - ENVIRON["b"]
 			if (d > 0) printf "%.2f", (ENVIRON["a"] - ENVIRON["b"]) / d; else printf "nan" }')"
 	fi
+	paired
 	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
 	echo "--alloc-budget $budget: the JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
 	echo "record's summary (last alloc round, --alloc-budget $budget):"
