@@ -361,8 +361,8 @@ round() {
 	for k in $keys; do
 		p=$(kpid "$k")
 		log=$(klog "$k")
-		read -r _ t0 c0 w0 a0 o0 < <(awk -v p="$p" '$1 == p' "$tmp/snap0")
-		read -r _ t1 c1 w1 a1 o1 < <(awk -v p="$p" '$1 == p' "$tmp/snap1")
+		read -r _ t0 c0 w0 a0 o0 < <(P="$p" awk '$1 == ENVIRON["P"]' "$tmp/snap0")
+		read -r _ t1 c1 w1 a1 o1 < <(P="$p" awk '$1 == ENVIRON["P"]' "$tmp/snap1")
 		fc=0
 		[[ $k == "$own" ]] && fc=$((f1 - f0 + r1 - r0))
 		echo "$((c1 - c0)) $(ev_interp "$log" svc-truth "$t0" "$t1" requests)" \
