@@ -78,16 +78,19 @@ struct strata_totals {
 	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call: their time */
 	uint64_t mounted_ns;   /* carriers' mounted time their mounted stacks were scaled to */
 	uint64_t mounted_nostack_ns; /* ... and the part of it no such stack was taken for */
+	uint64_t
+		before_ns; /* carriers' time before their mounts were known, at stacks taken then */
 };
 
 struct strata {
 	bool wall;	 /* the CPU's time is a kind too, and preemptions are laid */
 	uint32_t base;	 /* ids of this window are base + 1 + index */
-	struct htab idx; /* tid << 6 | mounted << 5 | kind -> index into v */
+	struct htab idx; /* tid << 7 | before << 6 | mounted << 5 | kind -> index into v */
 	struct stratum {
 		uint32_t tid;
 		uint8_t kind;
 		bool mounted;	 /* stacks taken with a virtual thread mounted */
+		bool before;	 /* ... taken before the thread's mounts were known */
 		uint64_t sum_us; /* the weights of its stacks */
 		double var;	 /* ... sum c w^2, us^2 (see strata_thread) */
 		uint32_t n;	 /* ... how many */
@@ -125,6 +128,14 @@ unsigned strata_laid_kind(unsigned k);
 uint32_t strata_add(struct strata *st, uint32_t tid, unsigned kind, uint64_t w, double chance);
 
 /*
+ * strata_add() of a stack taken before its thread's virtual-thread mounts were known (before):
+ * such stacks make a stratum of their own per kind, which stands for the thread's time before
+ * that moment alone (struct strata_mount's before_ns) and not for its time since.
+ */
+uint32_t strata_add_at(struct strata *st, uint32_t tid, unsigned kind, uint64_t w, double chance,
+		       bool before);
+
+/*
  * The sample of weight w us counted in stratum id was taken with a virtual thread mounted on its
  * thread: it moves to its kind's mounted stratum, whose id is returned (id itself when it is
  * not of this window, is laid, or no room is left).
@@ -135,6 +146,11 @@ uint32_t strata_mounted(struct strata *st, uint32_t id, uint64_t w);
 struct strata_mount {
 	uint64_t ns;	 /* its virtual threads mounted */
 	uint64_t off_ns; /* ... and of it the carrier off the CPU */
+	/* its time in the window before its mounts were known (0: all of it, or not known): its
+	 * stacks added as taken before (strata_add_at) weigh that much in all, shared among their
+	 * kinds by their weights, each kind at most the thread's time in it not mounted; with 0
+	 * they share each kind's time with its other stacks */
+	uint64_t before_ns;
 };
 
 /* A window closes: strata_thread for each thread follows. */
