@@ -144,17 +144,30 @@ static struct stratum *taken_b(struct strata *st, uint32_t tid, unsigned k)
 	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
 }
 
+/* Whether kind k is a preemption (the thread switched out runnable). */
+static bool preemption(unsigned k)
+{
+	return strata_laid_kind(k) || k == SWITCHTOT_PREEMPT_WAKE;
+}
+
 /*
- * The stratum standing in for tid's mounted kind k: its mounted stacks of k; for a kind of
- * preemption with none, the mounted CPU samples' copies laid for it (a thread preempted is
- * switched out at the stack it was running, so its CPU samples estimate where that time lies).
+ * The stratum standing in for tid's mounted kind k: its mounted stacks of k. A kind of
+ * preemption is laid along the mounted CPU samples (their copies laid for it: inside its system
+ * call, else any) when they are more than its stacks taken mounted: a thread preempted is
+ * switched out at the stack it was running, so its CPU samples tell where that time lies as
+ * well, and at the defaults far more of them are taken than of its switch-outs.
  */
 static struct stratum *mounted_for(struct strata *st, uint32_t tid, unsigned k)
 {
-	struct stratum *mv = taken_m(st, tid, true, k);
+	struct stratum *mv = taken_m(st, tid, true, k), *lv;
 	unsigned lk = strata_laid_kind(k);
 
-	return mv || !lk ? mv : taken_m(st, tid, true, lk);
+	if (!preemption(k))
+		return mv;
+	lv = lk ? taken_m(st, tid, true, lk) : NULL;
+	if (!lv)
+		lv = taken_m(st, tid, true, STRATA_LAID);
+	return lv && (!mv || lv->n > mv->n) ? lv : mv;
 }
 
 /*
@@ -268,12 +281,6 @@ static uint64_t fill(const double *w, const uint64_t *room, uint64_t *give, unsi
 		}
 	}
 	return left;
-}
-
-/* Whether kind k is a preemption (the thread switched out runnable). */
-static bool preemption(unsigned k)
-{
-	return strata_laid_kind(k) || k == SWITCHTOT_PREEMPT_WAKE;
 }
 
 /*
@@ -391,7 +398,8 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 {
 	unsigned last = st->wall ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
 	uint64_t us[STRATA_KINDS] = { 0 }, mus[STRATA_KINDS] = { 0 }, nus[STRATA_KINDS] = { 0 };
-	uint64_t own[STRATA_KINDS] = { 0 }, bus[STRATA_KINDS] = { 0 };
+	uint64_t own[STRATA_KINDS] = { 0 }, bus[STRATA_KINDS] = { 0 }, gen_us = 0;
+	struct stratum *gen = NULL;
 	bool exact = mnt && mnt->ns, before = mnt && mnt->before_ns;
 	double tot = 0, q = 0;
 	uint32_t n = 0;
@@ -407,7 +415,7 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 		before_split(st, r->tid, last, mnt, own, bus);
 	for (unsigned k = 0; k <= last; k++) {
 		uint64_t ns = k < THREADTIME_NKINDS ? r->off[k] : r->cpu, left;
-		struct stratum *v, *mv, *bv = taken_b(st, r->tid, k);
+		struct stratum *v, *mv, *sv, *bv = taken_b(st, r->tid, k);
 		unsigned lk = strata_laid_kind(k);
 
 		st->tot.ns[k] += ns;
@@ -424,8 +432,16 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 			(void)share_to(st, vs, 3, us[k], &q, &n);
 			continue;
 		}
-		if (mv)
+		if (exact && (sv = taken_m(st, r->tid, true, k)) && sv != mv)
+			sv->scale = 0.0; /* its copies stand for it instead */
+		if (mv && mv->kind == STRATA_LAID) {
+			/* the mounted CPU samples' copies may stand for several kinds: scaled to
+			 * their time in all once it is known */
+			gen = mv;
+			gen_us += mus[k];
+		} else if (mv) {
 			(void)scale_to(st, mv, mus[k], &q, &n);
+		}
 		/* the carrier's own time (idle in its pool): the kind's less its mounted time, and
 		 * less its time before its mounts were known, which the stacks taken then take */
 		if (before && bv)
@@ -449,6 +465,8 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 		st->tot.nostack++;
 		st->tot.nostack_ns += v || mv || bv || nus[k] ? left * 1000 : ns;
 	}
+	if (gen)
+		(void)scale_to(st, gen, gen_us, &q, &n);
 	keep_precision(st, r, name, tot, q, n);
 }
 
