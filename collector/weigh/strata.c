@@ -144,30 +144,29 @@ static struct stratum *taken_b(struct strata *st, uint32_t tid, unsigned k)
 	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
 }
 
-/* Whether kind k is a preemption (the thread switched out runnable). */
-static bool preemption(unsigned k)
-{
-	return strata_laid_kind(k) || k == SWITCHTOT_PREEMPT_WAKE;
-}
-
 /*
- * The stratum standing in for tid's mounted kind k: its mounted stacks of k. A kind of
- * preemption is laid along the mounted CPU samples (their copies laid for it: inside its system
- * call, else any) when they are more than its stacks taken mounted: a thread preempted is
- * switched out at the stack it was running, so its CPU samples tell where that time lies as
- * well, and at the defaults far more of them are taken than of its switch-outs.
+ * The stratum standing in for tid's mounted kind k: its mounted stacks of k. A preemption is
+ * laid along the mounted CPU samples (their copies laid for it: any for a preemption by an
+ * interrupt, those inside the call for one leaving a system call) when they are more than its
+ * stacks taken mounted: a thread preempted is switched out at the stack it was running, so its
+ * CPU samples tell where that time lies as well, and at the defaults far more of them are taken
+ * than of its switch-outs. unmounted: the stratum of the same stacks taken unmounted, or NULL.
  */
-static struct stratum *mounted_for(struct strata *st, uint32_t tid, unsigned k)
+static struct stratum *mounted_for(struct strata *st, uint32_t tid, unsigned k,
+				   struct stratum **unmounted)
 {
 	struct stratum *mv = taken_m(st, tid, true, k), *lv;
 	unsigned lk = strata_laid_kind(k);
 
-	if (!preemption(k))
-		return mv;
 	lv = lk ? taken_m(st, tid, true, lk) : NULL;
-	if (!lv)
-		lv = taken_m(st, tid, true, STRATA_LAID);
-	return lv && (!mv || lv->n > mv->n) ? lv : mv;
+	if (lv && (!mv || lv->n > mv->n)) {
+		if (unmounted)
+			*unmounted = taken(st, tid, lk);
+		return lv;
+	}
+	if (unmounted)
+		*unmounted = taken(st, tid, k);
+	return mv;
 }
 
 /*
@@ -287,23 +286,22 @@ static uint64_t fill(const double *w, const uint64_t *room, uint64_t *give, unsi
  * A carrier's exact mounted time mnt split among its kinds (us of each kind's us[k]): into
  * mus[k] for the kinds with stacks standing for their mounted time, and nus[k], with none. The
  * CPU's (wall) is the mounts' length less their time off the CPU. That time off the CPU goes
- * first to the kinds of preemption, each at most its mounted share as the CPU time estimates it
- * (a thread is preempted while it runs: its time times the carrier's share of its CPU time
- * spent mounted); then to the kinds of wait with mounted stacks, as those stacks estimate each
- * kind's mounted share (its time times their share of its stacks), each kind at most its time;
- * what they cannot take (no wait was taken mounted) to the other kinds of wait, in proportion
- * to the time they have left, and what none of those can take to the kinds of preemption
- * after all. A kind of preemption's mounted time is held by its stacks taken mounted, or by
- * its mounted CPU samples' copies laid for it (strata_laid_kind()).
+ * first to its preemptions by interrupts, at most their mounted share as the CPU time
+ * estimates it (the timer and other CPUs preempt a thread while it runs: their time times the
+ * carrier's share of its CPU time spent mounted); then to the other kinds with mounted stacks
+ * (mounted_for()), as those stacks estimate each kind's mounted share (its time times their
+ * share of its stacks), each kind at most its time; what they cannot take to the other kinds
+ * but the preemptions by interrupts, in proportion to the time they have left, and what none
+ * of those can take to the preemptions by interrupts after all.
  */
 static void mounted_split(struct strata *st, uint32_t tid, const uint64_t *us,
 			  const struct strata_mount *mnt, uint64_t *mus, uint64_t *nus)
 {
-	unsigned waits = THREADTIME_NKINDS;
+	const unsigned waits = THREADTIME_NKINDS, pk = SWITCHTOT_PREEMPTED;
 	uint64_t off = (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns) / 1000, all = 0, left;
-	uint64_t cpu = (mnt->ns - (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns)) / 1000;
-	double est[STRATA_KINDS] = { 0 }, pest[STRATA_KINDS] = { 0 }, room_w[STRATA_KINDS] = { 0 };
-	uint64_t room[STRATA_KINDS] = { 0 }, proom[STRATA_KINDS] = { 0 }, got[STRATA_KINDS] = { 0 };
+	uint64_t cpu = (mnt->ns - (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns)) / 1000, pre = 0;
+	double est[STRATA_KINDS] = { 0 }, room_w[STRATA_KINDS] = { 0 };
+	uint64_t room[STRATA_KINDS] = { 0 };
 
 	if (cpu > us[THREADTIME_CPU])
 		cpu = us[THREADTIME_CPU];
@@ -314,38 +312,33 @@ static void mounted_split(struct strata *st, uint32_t tid, const uint64_t *us,
 			nus[THREADTIME_CPU] = cpu;
 	}
 	for (unsigned k = 0; k < waits; k++) {
-		struct stratum *v = taken(st, tid, k), *mv = taken_m(st, tid, true, k);
+		struct stratum *v = NULL, *mv = mounted_for(st, tid, k, &v);
 
 		all += us[k];
-		if (preemption(k)) {
-			if (us[THREADTIME_CPU])
-				pest[k] = (double)us[k] * (double)cpu / (double)us[THREADTIME_CPU];
-			proom[k] = (uint64_t)(pest[k] + 0.5);
-		} else {
-			room[k] = us[k];
-			if (mv)
-				est[k] = (double)us[k] * (double)mv->sum_us /
-					 ((double)mv->sum_us + (double)(v ? v->sum_us : 0));
-		}
+		if (k == pk)
+			continue;
+		room[k] = us[k];
+		if (mv)
+			est[k] = (double)us[k] * (double)mv->sum_us /
+				 ((double)mv->sum_us + (double)(v ? v->sum_us : 0));
 	}
-	left = fill(pest, proom, got, waits, off < all ? off : all);
+	left = off < all ? off : all;
+	if (us[THREADTIME_CPU])
+		pre = (uint64_t)((double)us[pk] * (double)cpu / (double)us[THREADTIME_CPU] + 0.5);
+	pre = pre < left ? pre : left;
+	left -= pre;
 	left = fill(est, room, mus, waits, left);
 	for (unsigned k = 0; k < waits; k++) {
-		room[k] = preemption(k) ? 0 : us[k] - mus[k];
+		room[k] = k == pk ? 0 : us[k] - mus[k];
 		room_w[k] = (double)room[k];
 	}
 	left = fill(room_w, room, nus, waits, left);
-	for (unsigned k = 0; k < waits; k++) {
-		proom[k] = preemption(k) ? us[k] : 0;
-		room_w[k] = (double)(proom[k] - got[k]);
-	}
-	if (left)
-		(void)fill(room_w, proom, got, waits, left);
-	for (unsigned k = 0; k < waits; k++)
-		if (got[k] && mounted_for(st, tid, k))
-			mus[k] = got[k];
-		else
-			nus[k] += got[k];
+	/* no other kind has time left: the preemptions' own beyond their estimate */
+	pre += left < us[pk] - pre ? left : us[pk] - pre;
+	if (mounted_for(st, tid, pk, NULL))
+		mus[pk] = pre;
+	else
+		nus[pk] = pre;
 }
 
 /* Strata vs (NULL ones skipped) share us by their weights, counted as scale_to() counts;
@@ -398,8 +391,7 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 {
 	unsigned last = st->wall ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
 	uint64_t us[STRATA_KINDS] = { 0 }, mus[STRATA_KINDS] = { 0 }, nus[STRATA_KINDS] = { 0 };
-	uint64_t own[STRATA_KINDS] = { 0 }, bus[STRATA_KINDS] = { 0 }, gen_us = 0;
-	struct stratum *gen = NULL;
+	uint64_t own[STRATA_KINDS] = { 0 }, bus[STRATA_KINDS] = { 0 };
 	bool exact = mnt && mnt->ns, before = mnt && mnt->before_ns;
 	double tot = 0, q = 0;
 	uint32_t n = 0;
@@ -421,7 +413,7 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 		st->tot.ns[k] += ns;
 		tot += (double)us[k];
 		v = stratum_for(st, r, k, ns, before ? NULL : bv);
-		mv = exact ? mounted_for(st, r->tid, k) : taken_m(st, r->tid, true, k);
+		mv = exact ? mounted_for(st, r->tid, k, NULL) : taken_m(st, r->tid, true, k);
 		if (!exact && !mv && !bv && lk && (!v || v->kind == lk))
 			mv = taken_m(st, r->tid, true, lk); /* with the copies laid unmounted */
 		if (!exact && (mv || bv)) {
@@ -434,14 +426,8 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 		}
 		if (exact && (sv = taken_m(st, r->tid, true, k)) && sv != mv)
 			sv->scale = 0.0; /* its copies stand for it instead */
-		if (mv && mv->kind == STRATA_LAID) {
-			/* the mounted CPU samples' copies may stand for several kinds: scaled to
-			 * their time in all once it is known */
-			gen = mv;
-			gen_us += mus[k];
-		} else if (mv) {
+		if (mv)
 			(void)scale_to(st, mv, mus[k], &q, &n);
-		}
 		/* the carrier's own time (idle in its pool): the kind's less its mounted time, and
 		 * less its time before its mounts were known, which the stacks taken then take */
 		if (before && bv)
@@ -465,8 +451,6 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 		st->tot.nostack++;
 		st->tot.nostack_ns += v || mv || bv || nus[k] ? left * 1000 : ns;
 	}
-	if (gen)
-		(void)scale_to(st, gen, gen_us, &q, &n);
 	keep_precision(st, r, name, tot, q, n);
 }
 
