@@ -144,6 +144,12 @@ static struct stratum *taken_b(struct strata *st, uint32_t tid, unsigned k)
 	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
 }
 
+/* Whether kind k is a preemption leaving a system call. */
+static bool called(unsigned k)
+{
+	return k != SWITCHTOT_PREEMPTED && (strata_laid_kind(k) || k == SWITCHTOT_PREEMPT_WAKE);
+}
+
 /*
  * The stratum standing in for tid's mounted kind k: its mounted stacks of k. A preemption is
  * laid along the mounted CPU samples (their copies laid for it: any for a preemption by an
@@ -328,6 +334,18 @@ static void mounted_split(struct strata *st, uint32_t tid, const uint64_t *us,
 	pre = pre < left ? pre : left;
 	left -= pre;
 	left = fill(est, room, mus, waits, left);
+	/* a preemption leaving a system call with no stack taken mounted: as the CPU time
+	 * estimates it, along the mounted CPU samples */
+	for (unsigned k = 0; k < waits; k++) {
+		room[k] = 0;
+		room_w[k] = 0;
+		if (k != pk && called(k) && !est[k] && us[THREADTIME_CPU]) {
+			room_w[k] = (double)us[k] * (double)cpu / (double)us[THREADTIME_CPU];
+			room[k] = (uint64_t)(room_w[k] + 0.5);
+		}
+	}
+	if (taken_m(st, tid, true, STRATA_LAID))
+		left = fill(room_w, room, mus, waits, left);
 	for (unsigned k = 0; k < waits; k++) {
 		room[k] = k == pk ? 0 : us[k] - mus[k];
 		room_w[k] = (double)room[k];
@@ -391,7 +409,8 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 {
 	unsigned last = st->wall ? THREADTIME_CPU : THREADTIME_NKINDS - 1;
 	uint64_t us[STRATA_KINDS] = { 0 }, mus[STRATA_KINDS] = { 0 }, nus[STRATA_KINDS] = { 0 };
-	uint64_t own[STRATA_KINDS] = { 0 }, bus[STRATA_KINDS] = { 0 };
+	uint64_t own[STRATA_KINDS] = { 0 }, bus[STRATA_KINDS] = { 0 }, gen_us = 0;
+	struct stratum *gen = NULL;
 	bool exact = mnt && mnt->ns, before = mnt && mnt->before_ns;
 	double tot = 0, q = 0;
 	uint32_t n = 0;
@@ -426,8 +445,16 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 		}
 		if (exact && (sv = taken_m(st, r->tid, true, k)) && sv != mv)
 			sv->scale = 0.0; /* its copies stand for it instead */
-		if (mv)
+		if (exact && !mv && called(k) && mus[k])
+			mv = taken_m(st, r->tid, true, STRATA_LAID); /* mounted_split laid it */
+		if (mv && mv->kind == STRATA_LAID) {
+			/* the mounted CPU samples' copies may stand for several kinds: scaled to
+			 * their time in all once it is known */
+			gen = mv;
+			gen_us += mus[k];
+		} else if (mv) {
 			(void)scale_to(st, mv, mus[k], &q, &n);
+		}
 		/* the carrier's own time (idle in its pool): the kind's less its mounted time, and
 		 * less its time before its mounts were known, which the stacks taken then take */
 		if (before && bv)
@@ -451,6 +478,8 @@ void strata_thread(struct strata *st, const struct threadtime_res *r, const char
 		st->tot.nostack++;
 		st->tot.nostack_ns += v || mv || bv || nus[k] ? left * 1000 : ns;
 	}
+	if (gen)
+		(void)scale_to(st, gen, gen_us, &q, &n);
 	keep_precision(st, r, name, tot, q, n);
 }
 

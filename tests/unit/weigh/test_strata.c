@@ -388,9 +388,10 @@ static void test_wall_mounted_preemptions_lie_along_the_mounted_cpu_samples(void
 	strata_next(&st);
 	/* more mounted CPU samples than preemptions taken mounted: the copies stand for them, the
 	 * switch-out counts for nothing. The preemptions leaving a write, with no stack taken
-	 * mounted (no switch-out, no CPU sample inside the write), come back apart: 200 us of
-	 * the 500; the preemptions by interrupts take the other 300 (150 estimated, then what no
-	 * other kind could take), along the 2 copies of 100 us */
+	 * mounted (no switch-out, no CPU sample inside the write), lie along the same copies as
+	 * far as the CPU time estimates them (200 x 500 / 2000 = 50 us); the other 150 us of
+	 * their kind come back apart; the preemptions by interrupts take the last 300 (150
+	 * estimated, then what no other kind could take): 350 us along the 2 copies of 100 us */
 	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
 	lay = strata_add(&st, 9, STRATA_LAID, 100, 0.0);
 	for (int i = 0; i < 2; i++) {
@@ -407,8 +408,8 @@ static void test_wall_mounted_preemptions_lie_along_the_mounted_cpu_samples(void
 		strata_close_begin(&st);
 		strata_thread(&st, &r, "carrier", &mnt, &out);
 		assert_true(strata_scale(&st, pre_m) == 0.0);
-		assert_true(fabs(strata_scale(&st, lay_m) - 300.0 / 200.0) < 1e-12);
-		assert_int_equal(out.mounted_nostack_us[SWITCHTOT_PREEMPT_WRITE], 200);
+		assert_true(fabs(strata_scale(&st, lay_m) - 350.0 / 200.0) < 1e-12);
+		assert_int_equal(out.mounted_nostack_us[SWITCHTOT_PREEMPT_WRITE], 150);
 		/* the carrier's own: 300 preempted along its copy */
 		assert_true(fabs(strata_scale(&st, lay) - 300.0 / 100.0) < 1e-12);
 	}
