@@ -21,12 +21,16 @@
  * carrier's exact mounted time and its time off the CPU in it (strata_thread's struct
  * strata_mount, as the agent counts them at every unmount), the mounted strata are scaled to
  * that time and the others to the rest of each kind: the sampled stacks only distribute it.
- * The CPU's mounted time is the mounts' length less their time off the CPU; that time off the
- * CPU (pinned) is shared among the kinds of wait as their mounted stacks estimate it, each
- * kind at most its own time. Mounted time no mounted stack can take (no wait, or no CPU tick,
- * was rooted under a virtual thread) is never the carrier's: strata_thread returns it apart,
- * for the caller to show under the virtual threads that were mounted. The carrier's own
- * stacks (idle in its scheduler's pool) take only the time it spent with none mounted.
+ * The CPU's mounted time is the mounts' length less their time off the CPU. That time off the
+ * CPU (pinned) goes first to the carrier's preemptions, as far as its CPU time mounted
+ * estimates them, laid along its mounted CPU samples (a preempted thread is switched out at
+ * the stack it was running; the copies of STRATA_LAID, moved by strata_mounted too), then to
+ * the kinds of wait as their mounted stacks estimate it, each kind at most its own time.
+ * Mounted time no mounted stack can take (no wait, or no CPU tick, was rooted under a virtual
+ * thread) is never the carrier's: strata_thread returns it apart, for the caller to show under
+ * the virtual threads that were mounted. The carrier's own stacks (idle in its scheduler's
+ * pool) take only the time it spent with none mounted, less its time before its mounts were
+ * known, which its stacks taken then take alone (strata_add_at).
  *
  * Invariant: a stratum's scale is 1 until its window closes, laid copies' 0 (they count for
  * nothing unless their thread's time needs them). Memory: one entry per (thread, kind) with
