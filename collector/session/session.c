@@ -55,6 +55,19 @@ static uint32_t ses_vstratum(void *ctx, uint32_t stratum, uint64_t w)
 	return s->ex.tt_on ? strata_mounted(&s->ex.st, stratum, w) : stratum;
 }
 
+/* Whether a sample of a JVM's thread was taken before its agent turned the mounts on (or that
+ * is not known yet): its stack then stands for its thread's time before that moment alone,
+ * when the moment is known as the window closes (strata_add_at). */
+static bool ses_before_on(const struct session *s, const struct stackagg_sample *smp)
+{
+	uint64_t on;
+
+	if (!smp->vroot || !s->ae.vt_on)
+		return false;
+	on = vtwall_on_ts(&s->ae.vt, smp->pid);
+	return !on || smp->ts < on;
+}
+
 /* One sample into the aggregate (or, may_defer, kept to be walked later). */
 static void on_sample(struct session *s, const struct perfring_rec *r, bool may_defer)
 {
@@ -92,12 +105,14 @@ static void on_sample(struct session *s, const struct perfring_rec *r, bool may_
 	if (s->uw.jf && r->u.sample.nr_user && ses_user_frames(s, r, &smp, may_defer))
 		return;
 	if (s->ex.tt_on && r->u.sample.kind == SAMPLER_KIND_SWITCH)
-		smp.stratum = strata_add(
+		smp.stratum = strata_add_at(
 			&s->ex.st, r->tid,
 			threadtime_kind_of_state(r->u.sample.state, r->u.sample.sysnr), smp.weight,
-			r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0);
+			r->u.sample.scale > 1.0 ? 1.0 / r->u.sample.scale : 1.0,
+			ses_before_on(s, &smp));
 	else if (s->ex.tt_on)
-		smp.stratum = strata_add(&s->ex.st, r->tid, THREADTIME_CPU, smp.weight, 0.0);
+		smp.stratum = strata_add_at(&s->ex.st, r->tid, THREADTIME_CPU, smp.weight, 0.0,
+					    ses_before_on(s, &smp));
 	(void)stackagg_sample(s->agg, &smp); /* failures are counted as dropped */
 	if (s->ex.tt_on && s->kind->cpu_time && r->u.sample.kind != SAMPLER_KIND_SWITCH) {
 		/* its copy, for the thread's time preempted by interrupts (STRATA_LAID) */

@@ -116,8 +116,17 @@ static void on_thread_time(void *ctx, const struct threadtime_res *r)
 		return;
 	}
 	s->ex.exact.threads++;
-	if (s->ae.vt_on)
+	if (s->ae.vt_on) {
+		uint64_t on = vtwall_on_ts(&s->ae.vt, r->pid), a = s->ex.tt.a.t, b = s->ex.tt.b.t;
+		/* the thread's start in the window: its life ends at b unless it exited */
+		uint64_t from = !r->exited && r->life < b - a ? b - r->life : a;
+
 		(void)vtmount_take_totals(&s->ae.vm, r->pid, r->tid, &mnt.ns, &mnt.off_ns);
+		/* its time before the agent turned the mounts on, which its stacks taken then
+		 * stand for alone (strata_add_at) */
+		if (on > from && on <= b)
+			mnt.before_ns = on - from;
+	}
 	strata_thread(&s->ex.st, r, name, s->ae.vt_on ? &mnt : NULL, &out);
 	for (unsigned k = 0; k < STRATA_KINDS; k++) {
 		struct stackagg_sample smp = {

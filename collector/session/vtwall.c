@@ -314,6 +314,14 @@ void vtwall_state(struct vtwall *v, const struct jvm_event *ev)
 		j->on_ts = ev->state.ts;
 }
 
+uint64_t vtwall_on_ts(const struct vtwall *v, uint32_t pid)
+{
+	for (size_t i = 0; i < v->st.njvms; i++)
+		if (v->st.jvms[i].pid == pid)
+			return v->st.jvms[i].on_ts;
+	return 0;
+}
+
 double vtwall_rate(const struct vtwall_jvm *j)
 {
 	if (j->ts_last <= j->ts_first || j->mounts_last < j->mounts_first)

@@ -178,6 +178,10 @@ void vtwall_carriers_next(struct vtwall *v);
 /* The agent's EVENTS record ev (JVM_EV_STATE): when it turned virtual threads' waits on. */
 void vtwall_state(struct vtwall *v, const struct jvm_event *ev);
 
+/* When the JVM pid's agent turned virtual threads' events on (its clock, as samples' times);
+ * 0: not known yet. */
+uint64_t vtwall_on_ts(const struct vtwall *v, uint32_t pid);
+
 /*
  * The JVM's virtual threads seen and mounts timed in a recording that began at start: the
  * agent's counts whole when it turned them on after start, else (they began earlier, for

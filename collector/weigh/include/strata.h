@@ -21,12 +21,16 @@
  * carrier's exact mounted time and its time off the CPU in it (strata_thread's struct
  * strata_mount, as the agent counts them at every unmount), the mounted strata are scaled to
  * that time and the others to the rest of each kind: the sampled stacks only distribute it.
- * The CPU's mounted time is the mounts' length less their time off the CPU; that time off the
- * CPU (pinned) is shared among the kinds of wait as their mounted stacks estimate it, each
- * kind at most its own time. Mounted time no mounted stack can take (no wait, or no CPU tick,
- * was rooted under a virtual thread) is never the carrier's: strata_thread returns it apart,
- * for the caller to show under the virtual threads that were mounted. The carrier's own
- * stacks (idle in its scheduler's pool) take only the time it spent with none mounted.
+ * The CPU's mounted time is the mounts' length less their time off the CPU. That time off the
+ * CPU (pinned) goes first to the carrier's preemptions, as far as its CPU time mounted
+ * estimates them, laid along its mounted CPU samples (a preempted thread is switched out at
+ * the stack it was running; the copies of STRATA_LAID, moved by strata_mounted too), then to
+ * the kinds of wait as their mounted stacks estimate it, each kind at most its own time.
+ * Mounted time no mounted stack can take (no wait, or no CPU tick, was rooted under a virtual
+ * thread) is never the carrier's: strata_thread returns it apart, for the caller to show under
+ * the virtual threads that were mounted. The carrier's own stacks (idle in its scheduler's
+ * pool) take only the time it spent with none mounted, less its time before its mounts were
+ * known, which its stacks taken then take alone (strata_add_at).
  *
  * Invariant: a stratum's scale is 1 until its window closes, laid copies' 0 (they count for
  * nothing unless their thread's time needs them). Memory: one entry per (thread, kind) with
@@ -78,16 +82,19 @@ struct strata_totals {
 	uint64_t call_laid_ns; /* ... laid along its CPU samples inside that call: their time */
 	uint64_t mounted_ns;   /* carriers' mounted time their mounted stacks were scaled to */
 	uint64_t mounted_nostack_ns; /* ... and the part of it no such stack was taken for */
+	uint64_t
+		before_ns; /* carriers' time before their mounts were known, at stacks taken then */
 };
 
 struct strata {
 	bool wall;	 /* the CPU's time is a kind too, and preemptions are laid */
 	uint32_t base;	 /* ids of this window are base + 1 + index */
-	struct htab idx; /* tid << 6 | mounted << 5 | kind -> index into v */
+	struct htab idx; /* tid << 7 | before << 6 | mounted << 5 | kind -> index into v */
 	struct stratum {
 		uint32_t tid;
 		uint8_t kind;
 		bool mounted;	 /* stacks taken with a virtual thread mounted */
+		bool before;	 /* ... taken before the thread's mounts were known */
 		uint64_t sum_us; /* the weights of its stacks */
 		double var;	 /* ... sum c w^2, us^2 (see strata_thread) */
 		uint32_t n;	 /* ... how many */
@@ -125,6 +132,14 @@ unsigned strata_laid_kind(unsigned k);
 uint32_t strata_add(struct strata *st, uint32_t tid, unsigned kind, uint64_t w, double chance);
 
 /*
+ * strata_add() of a stack taken before its thread's virtual-thread mounts were known (before):
+ * such stacks make a stratum of their own per kind, which stands for the thread's time before
+ * that moment alone (struct strata_mount's before_ns) and not for its time since.
+ */
+uint32_t strata_add_at(struct strata *st, uint32_t tid, unsigned kind, uint64_t w, double chance,
+		       bool before);
+
+/*
  * The sample of weight w us counted in stratum id was taken with a virtual thread mounted on its
  * thread: it moves to its kind's mounted stratum, whose id is returned (id itself when it is
  * not of this window, is laid, or no room is left).
@@ -135,6 +150,11 @@ uint32_t strata_mounted(struct strata *st, uint32_t id, uint64_t w);
 struct strata_mount {
 	uint64_t ns;	 /* its virtual threads mounted */
 	uint64_t off_ns; /* ... and of it the carrier off the CPU */
+	/* its time in the window before its mounts were known (0: all of it, or not known): its
+	 * stacks added as taken before (strata_add_at) weigh that much in all, shared among their
+	 * kinds by their weights, each kind at most the thread's time in it not mounted; with 0
+	 * they share each kind's time with its other stacks */
+	uint64_t before_ns;
 };
 
 /* A window closes: strata_thread for each thread follows. */

@@ -692,6 +692,79 @@ static void test_a_carriers_sample_waits_for_the_mounts_around_its_time(void **s
 }
 
 /*
+ * Wall over a 2 s window (1000 to 3000 ms) of a carrier on the CPU all along (2000 ms): its
+ * agent turns the mounts on at 1500 ms. Its tick at 1100 ms (B) was taken before: it stands
+ * for the 500 ms before alone. A mount from 1600 to 1700 ms holds the tick at 1650 (B too,
+ * rooted under the virtual thread: 100 ms); the ticks at 1800 and 1900 ms (A) take the
+ * carrier's other 1400 ms. Unless the agent never says when (on_ms 0): then the ticks not
+ * mounted share the 1900 ms by their weights.
+ */
+static void carrier_before_mounts(uint64_t on_ms, char **folded)
+{
+	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .no_kernel = true,
+				  .settle_ns = 300 * MS,
+				  .event = FG_EVENT_WALL };
+	struct session_sampler_ops counting = fake_sampler;
+	struct session_seams counting_seams = { &counting, fsrc_open, fake_now };
+	struct jvm_event on = { .type = JVM_EV_STATE,
+				.host_pid = JVM_PID,
+				.state = { .ts = on_ms * MS,
+					   .on = FGP_EVM_VTHREAD | FGP_EVM_VMOUNT } };
+	struct session *s = NULL;
+	char why[256];
+	size_t len = 0;
+	FILE *f;
+
+	counting.totals = fs_totals;
+	memset(&fs, 0, sizeof(fs));
+	clock_ns = 1000 * MS;
+	tot_now = (struct switchtot){ .pid = JVM_PID, .t_first = 900 * MS };
+	if (session_open_seams(&o, &counting_seams, &s, why, sizeof(why)) != 0)
+		fail_msg("session_open_seams: %s", why);
+	assert_int_equal(session_step(s, 0), 0); /* the JVM comes */
+	queue_tick(1100 * MS, chain_b, 2);
+	assert_int_equal(session_step(s, 0), 0);
+	if (on_ms)
+		src->env->ev(src->env->ev_arg, &on);
+	queue_tick(1650 * MS, chain_b, 2);
+	queue_tick(1800 * MS, chain_a, 1);
+	queue_tick(1900 * MS, chain_a, 1);
+	give_mount(1700 * MS, 100 * MS, "vt-q-1");
+	assert_int_equal(session_step(s, 0), 0);
+	clock_ns = 3000 * MS;
+	session_finish(s, 0);
+	f = open_memstream(folded, &len);
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
+	fclose(f);
+	session_close(s);
+	for (char *t; (t = strstr(*folded, "[truncated];")) != NULL;)
+		memmove(t, t + 12, strlen(t + 12) + 1);
+}
+
+static void test_a_carriers_samples_before_the_mounts_weigh_the_time_before(void **state)
+{
+	char *folded = NULL;
+
+	(void)state;
+	carrier_before_mounts(1500, &folded);
+	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j];[unknown] (jit)_[j] 500000\n") ||
+	    !strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1400000\n") ||
+	    !strstr(folded, "[virtual threads] vt-q-N;[unknown] (jit)_[j];[unknown] (jit)_[j] "
+			    "100000\n"))
+		fail_msg("wall profile, a tick before the mounts went on:\n%s", folded);
+	free(folded);
+	folded = NULL;
+	/* never said: 1900 ms over the three ticks not mounted, by weight */
+	carrier_before_mounts(0, &folded);
+	if (!strstr(folded, "[tid 2100000000;[unknown] (jit)_[j];[unknown] (jit)_[j] 633333\n") ||
+	    !strstr(folded, "[tid 2100000000;[unknown] (jit)_[j] 1266667\n"))
+		fail_msg("wall profile, the mounts' moment not known:\n%s", folded);
+	free(folded);
+}
+
+/*
  * A sample that waits behind another carrier's keeps its own mount: mounts are kept behind the
  * first sample still waiting, not only behind the settled ones.
  */
@@ -749,6 +822,7 @@ int main(void)
 			test_wall_shows_interrupt_preemptions_at_their_stacks_or_along_the_cpu),
 		cmocka_unit_test(test_a_carriers_sample_waits_for_the_mounts_around_its_time),
 		cmocka_unit_test(test_a_sample_waiting_behind_another_keeps_its_mount),
+		cmocka_unit_test(test_a_carriers_samples_before_the_mounts_weigh_the_time_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

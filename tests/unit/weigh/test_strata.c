@@ -182,10 +182,13 @@ static void test_wall_mounted_stacks_take_the_mounts_exact_time(void **state)
 	/* mounted: 800 us on the CPU over 300 us of ticks, the rest 1200 us over 300 us */
 	assert_true(fabs(strata_scale(&st, cpu_m) - 800.0 / 300.0) < 1e-12);
 	assert_true(fabs(strata_scale(&st, cpu) - 1200.0 / 300.0) < 1e-12);
-	/* off the CPU: the mounts' 200 us all preempted (the only mounted wait) */
-	assert_true(fabs(strata_scale(&st, pre_m) - 200.0 / 100.0) < 1e-12);
-	assert_true(fabs(strata_scale(&st, pre) - 200.0 / 100.0) < 1e-12);
-	assert_true(fabs(strata_scale(&st, sl) - 10.0) < 1e-12);
+	/* off the CPU: the mounts' preemptions as their CPU time estimates them (400 us x 800 of
+	 * 2000 us on the CPU mounted = 160); the other 40 us are no preemption, and no stack of
+	 * their kind was taken mounted: apart, not laid on the preemptions' stack */
+	assert_true(fabs(strata_scale(&st, pre_m) - 160.0 / 100.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, pre) - 240.0 / 100.0) < 1e-12);
+	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_SLEEPING], 40);
+	assert_true(fabs(strata_scale(&st, sl) - 2960.0 / 300.0) < 1e-12);
 	for (unsigned k = 0; k < STRATA_KINDS; k++)
 		assert_int_equal(out.nostack_us[k], 0);
 	assert_int_equal(st.tot.mounted_ns, 1000 * US);
@@ -250,10 +253,10 @@ static void test_wall_pinned_time_without_mounted_stacks_is_not_the_carriers(voi
 	strata_fini(&st);
 }
 
-/* The mounted time off the CPU is shared among the kinds of wait taken mounted, each at most
- * its own time: what a kind cannot hold goes to the others, never lost. Here the mounted
- * preemptions' kind holds 100 us of the 600 pinned; the 500 left are sleeping, with no
- * mounted stack of that kind: apart. */
+/* The mounted time off the CPU is shared among the kinds taken mounted, each at most its
+ * estimate: what a kind cannot hold goes to the others, never lost. Here the mounted
+ * preemptions' kind holds 20 us of the 600 pinned (its 100 us x 400 of 2000 us on the CPU
+ * mounted); the 580 left are sleeping, with no mounted stack of that kind: apart. */
 static void test_wall_pinned_time_beyond_a_kind_is_kept_whole(void **state)
 {
 	struct strata st;
@@ -273,13 +276,13 @@ static void test_wall_pinned_time_beyond_a_kind_is_kept_whole(void **state)
 	r.off[SWITCHTOT_SLEEPING] = 3000 * US;
 	strata_close_begin(&st);
 	strata_thread(&st, &r, "carrier", &mnt, &out);
-	assert_true(fabs(strata_scale(&st, pre_m) - 100.0 / 50.0) < 1e-12);
-	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_SLEEPING], 500);
-	assert_true(fabs(strata_scale(&st, sl) - 2500.0 / 300.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, pre_m) - 20.0 / 50.0) < 1e-12);
+	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_SLEEPING], 580);
+	assert_true(fabs(strata_scale(&st, sl) - 2420.0 / 300.0) < 1e-12);
 	assert_int_equal(st.tot.mounted_ns, 1000 * US);
 	strata_next(&st);
-	/* two kinds taken mounted: shared by their estimates (sleeping 3000 x 10/100, preempted
-	 * 100 x 1): preempted's 150 capped at its 100, sleeping the other 500 */
+	/* two kinds taken mounted: preempted its 20, sleeping (3000 x 10/100 estimated) the
+	 * other 580 */
 	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
 	(void)strata_mounted(&st, cpu, 100);
 	pre = strata_add(&st, 9, SWITCHTOT_PREEMPTED, 50, 1.0);
@@ -291,13 +294,184 @@ static void test_wall_pinned_time_beyond_a_kind_is_kept_whole(void **state)
 
 		strata_close_begin(&st);
 		strata_thread(&st, &r, "carrier", &mnt, &out);
-		assert_true(fabs(strata_scale(&st, pre_m) - 100.0 / 50.0) < 1e-12);
-		assert_true(fabs(strata_scale(&st, sl_m) - 500.0 / 10.0) < 1e-12);
-		assert_true(fabs(strata_scale(&st, sl) - 2500.0 / 90.0) < 1e-12);
+		assert_true(fabs(strata_scale(&st, pre_m) - 20.0 / 50.0) < 1e-12);
+		assert_true(fabs(strata_scale(&st, sl_m) - 580.0 / 10.0) < 1e-12);
+		assert_true(fabs(strata_scale(&st, sl) - 2420.0 / 90.0) < 1e-12);
 	}
 	for (unsigned k = 0; k < STRATA_KINDS; k++)
 		assert_int_equal(out.mounted_nostack_us[k], 0);
 	assert_int_equal(st.tot.mounted_ns, 2000 * US);
+	strata_fini(&st);
+}
+
+/* A carrier preempted with its virtual thread mounted, no switch-out of that kind taken
+ * mounted: a preempted thread is switched out at the stack it was running, so its mounted CPU
+ * samples (their copies laid for the preemptions) take the preemptions' mounted share, as the
+ * mounts' CPU time estimates it (400 us preempted x 500 of 2000 us on the CPU mounted = 100).
+ * The rest of the mounts' time off the CPU is no preemption: with no stack of its kind taken
+ * mounted, it comes back apart, never laid along CPU stacks. */
+static void test_wall_mounted_preemptions_lie_along_the_mounted_cpu_samples(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 9, .cpu = 2000 * US };
+	struct strata_mount mnt = { .ns = 1000 * US, .off_ns = 500 * US };
+	uint32_t cpu, cpu_m, lay, lay_m, sl;
+
+	(void)state;
+	strata_init(&st, true);
+	/* 4 CPU ticks of 100 us and their laid copies, 3 of each rooted under a virtual thread */
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	lay = strata_add(&st, 9, STRATA_LAID, 100, 0.0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(strata_add(&st, 9, THREADTIME_CPU, 100, 0.0), cpu);
+		assert_int_equal(strata_add(&st, 9, STRATA_LAID, 100, 0.0), lay);
+	}
+	for (int i = 0; i < 3; i++) {
+		cpu_m = strata_mounted(&st, cpu, 100);
+		lay_m = strata_mounted(&st, lay, 100);
+	}
+	assert_true(lay_m & STRATA_LAID_ID);
+	assert_int_not_equal(lay_m, lay);
+	assert_int_not_equal(lay_m & ~STRATA_LAID_ID, cpu_m);
+	assert_true(strata_scale(&st, lay_m) == 0.0); /* a copy counts for nothing till then */
+	sl = strata_add(&st, 9, SWITCHTOT_SLEEPING, 300, 1.0); /* parked in the pool */
+	r.off[SWITCHTOT_PREEMPTED] = 400 * US;
+	r.off[SWITCHTOT_SLEEPING] = 3000 * US;
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "carrier", &mnt, &out);
+	assert_true(fabs(strata_scale(&st, cpu_m) - 500.0 / 300.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, cpu) - 1500.0 / 100.0) < 1e-12);
+	/* mounted preemptions: 100 us over the 300 us of mounted copies */
+	assert_true(fabs(strata_scale(&st, lay_m) - 100.0 / 300.0) < 1e-12);
+	/* the carrier's own 300 us preempted: along its own copy */
+	assert_true(fabs(strata_scale(&st, lay) - 300.0 / 100.0) < 1e-12);
+	/* the other 400 us off the CPU mounted: sleeping, no stack, apart */
+	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_SLEEPING], 400);
+	assert_int_equal(out.mounted_nostack_us[SWITCHTOT_PREEMPTED], 0);
+	assert_true(fabs(strata_scale(&st, sl) - 2600.0 / 300.0) < 1e-12);
+	for (unsigned k = 0; k < STRATA_KINDS; k++)
+		assert_int_equal(out.nostack_us[k], 0);
+	assert_int_equal(st.tot.mounted_ns, 1000 * US);
+	assert_int_equal(st.tot.mounted_nostack_ns, 400 * US);
+	strata_next(&st);
+	/* no other kind of time: the mounts' 500 us off the CPU all preempted, along the copies */
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	lay = strata_add(&st, 9, STRATA_LAID, 100, 0.0);
+	(void)strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	(void)strata_add(&st, 9, STRATA_LAID, 100, 0.0);
+	(void)strata_mounted(&st, cpu, 100);
+	lay_m = strata_mounted(&st, lay, 100);
+	r.off[SWITCHTOT_SLEEPING] = 0;
+	r.off[SWITCHTOT_PREEMPTED] = 600 * US;
+	strata_close_begin(&st);
+	strata_thread(&st, &r, "carrier", &mnt, &out);
+	assert_true(fabs(strata_scale(&st, lay_m) - 500.0 / 100.0) < 1e-12);
+	assert_true(fabs(strata_scale(&st, lay) - 100.0 / 100.0) < 1e-12);
+	for (unsigned k = 0; k < STRATA_KINDS; k++)
+		assert_int_equal(out.mounted_nostack_us[k], 0);
+	strata_next(&st);
+	/* a preemption taken mounted: its stack, not the copies, takes the mounted share */
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	lay = strata_add(&st, 9, STRATA_LAID, 100, 0.0);
+	(void)strata_mounted(&st, cpu, 100);
+	lay_m = strata_mounted(&st, lay, 100);
+	{
+		uint32_t pre_m =
+			strata_mounted(&st, strata_add(&st, 9, SWITCHTOT_PREEMPTED, 50, 1.0), 50);
+
+		strata_close_begin(&st);
+		strata_thread(&st, &r, "carrier", &mnt, &out);
+		assert_true(fabs(strata_scale(&st, pre_m) - 500.0 / 50.0) < 1e-12);
+		assert_true(strata_scale(&st, lay_m) == 0.0);
+	}
+	strata_next(&st);
+	/* more mounted CPU samples than preemptions taken mounted: the copies stand for them, the
+	 * switch-out counts for nothing. The preemptions leaving a write, with no stack taken
+	 * mounted (no switch-out, no CPU sample inside the write), lie along the same copies as
+	 * far as the CPU time estimates them (200 x 500 / 2000 = 50 us); the other 150 us of
+	 * their kind come back apart; the preemptions by interrupts take the last 300 (150
+	 * estimated, then what no other kind could take): 350 us along the 2 copies of 100 us */
+	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+	lay = strata_add(&st, 9, STRATA_LAID, 100, 0.0);
+	for (int i = 0; i < 2; i++) {
+		(void)strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+		(void)strata_add(&st, 9, STRATA_LAID, 100, 0.0);
+		(void)strata_mounted(&st, cpu, 100);
+		lay_m = strata_mounted(&st, lay, 100);
+	}
+	r.off[SWITCHTOT_PREEMPT_WRITE] = 200 * US;
+	{
+		uint32_t pre_m =
+			strata_mounted(&st, strata_add(&st, 9, SWITCHTOT_PREEMPTED, 50, 1.0), 50);
+
+		strata_close_begin(&st);
+		strata_thread(&st, &r, "carrier", &mnt, &out);
+		assert_true(strata_scale(&st, pre_m) == 0.0);
+		assert_true(fabs(strata_scale(&st, lay_m) - 350.0 / 200.0) < 1e-12);
+		assert_int_equal(out.mounted_nostack_us[SWITCHTOT_PREEMPT_WRITE], 150);
+		/* the carrier's own: 300 preempted along its copy */
+		assert_true(fabs(strata_scale(&st, lay) - 300.0 / 100.0) < 1e-12);
+	}
+	for (unsigned k = 0; k < STRATA_KINDS; k++) {
+		assert_int_equal(out.nostack_us[k], 0);
+		if (k != SWITCHTOT_PREEMPT_WRITE)
+			assert_int_equal(out.mounted_nostack_us[k], 0);
+	}
+	strata_fini(&st);
+}
+
+/* A carrier's stacks taken before its mounts were known (the agent turned them on 100 us into
+ * the window) stand for that time alone, not for the carrier's own time after it: they would
+ * otherwise share its idle time with its idle stacks. Unknown moment: they share it. */
+static void test_wall_stacks_before_the_mounts_weigh_only_the_time_before(void **state)
+{
+	struct strata st;
+	struct strata_thread_out out;
+	struct threadtime_res r = { .pid = 1, .tid = 9, .cpu = 2000 * US };
+	struct strata_mount mnt = { .ns = 1000 * US, .off_ns = 0, .before_ns = 100 * US };
+	uint32_t cpu, cpu_b, sl, sl_b;
+
+	(void)state;
+	strata_init(&st, true);
+	for (int pass = 0; pass < 3; pass++) {
+		cpu_b = strata_add_at(&st, 9, THREADTIME_CPU, 100, 0.0, true);
+		assert_int_equal(strata_add_at(&st, 9, THREADTIME_CPU, 100, 0.0, true), cpu_b);
+		cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+		assert_int_not_equal(cpu, cpu_b);
+		(void)strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+		(void)strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
+		(void)strata_mounted(&st, cpu, 100);
+		sl = strata_add(&st, 9, SWITCHTOT_SLEEPING, 300, 1.0);
+		sl_b = strata_add_at(&st, 9, SWITCHTOT_SLEEPING, 200, 1.0, true);
+		r.off[SWITCHTOT_SLEEPING] = 3000 * US;
+		mnt.before_ns = pass == 0 ? 100 * US : pass == 1 ? 0 : 9000 * US;
+		strata_close_begin(&st);
+		strata_thread(&st, &r, "carrier", &mnt, &out);
+		if (pass == 0) {
+			/* the 100 us before: 50 on the CPU, 50 sleeping (their stacks' weights) */
+			assert_true(fabs(strata_scale(&st, cpu_b) - 50.0 / 200.0) < 1e-12);
+			assert_true(fabs(strata_scale(&st, sl_b) - 50.0 / 200.0) < 1e-12);
+			assert_true(fabs(strata_scale(&st, cpu) - 950.0 / 200.0) < 1e-12);
+			assert_true(fabs(strata_scale(&st, sl) - 2950.0 / 300.0) < 1e-12);
+			assert_int_equal(st.tot.before_ns, 100 * US);
+		} else if (pass == 1) {
+			/* not known: with the others, by weight */
+			assert_true(fabs(strata_scale(&st, cpu_b) - 1000.0 / 400.0) < 1e-12);
+			assert_true(fabs(strata_scale(&st, cpu) - 1000.0 / 400.0) < 1e-12);
+			assert_true(fabs(strata_scale(&st, sl_b) - 3000.0 / 500.0) < 1e-12);
+			assert_true(fabs(strata_scale(&st, sl) - 3000.0 / 500.0) < 1e-12);
+		} else {
+			/* longer than the thread's own time: at most that, kind by kind */
+			assert_true(fabs(strata_scale(&st, cpu_b) - 1000.0 / 200.0) < 1e-12);
+			assert_true(fabs(strata_scale(&st, sl_b) - 3000.0 / 200.0) < 1e-12);
+			assert_true(strata_scale(&st, cpu) == 0.0);
+			assert_true(strata_scale(&st, sl) == 0.0);
+		}
+		for (unsigned k = 0; k < STRATA_KINDS; k++)
+			assert_int_equal(out.nostack_us[k], 0);
+		strata_next(&st);
+	}
 	strata_fini(&st);
 }
 
@@ -311,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_wall_mounted_stacks_take_the_mounts_exact_time),
 		cmocka_unit_test(test_wall_pinned_time_without_mounted_stacks_is_not_the_carriers),
 		cmocka_unit_test(test_wall_pinned_time_beyond_a_kind_is_kept_whole),
+		cmocka_unit_test(test_wall_mounted_preemptions_lie_along_the_mounted_cpu_samples),
+		cmocka_unit_test(test_wall_stacks_before_the_mounts_weigh_only_the_time_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
