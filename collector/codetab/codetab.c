@@ -940,19 +940,24 @@ void codetab_name_put(struct codetab *t, const char *name)
 		name_put(t, name);
 }
 
+/* A CODE_LOAD's blob added (interned: its names are the table's own already). */
+static int add_load(struct codetab *t, const struct fgp_record *rec, bool interned)
+{
+	struct blob_in in = { .flags = rec->flags,
+			      .interned = interned,
+			      .kind = CODEBLOB_COMPILED,
+			      .addr = rec->u.load.addr,
+			      .size = rec->u.load.size,
+			      .ts = rec->u.load.ts,
+			      .name = rec->u.load.name,
+			      .load = &rec->u.load };
+
+	return add_blob(t, &in);
+}
+
 int codetab_apply_interned(struct codetab *t, const struct fgp_record *rec)
 {
-	struct blob_in in = { .flags = rec->flags, .interned = true };
-
-	if (rec->type != FGP_CODE_LOAD)
-		return codetab_apply(t, rec);
-	in.kind = CODEBLOB_COMPILED;
-	in.addr = rec->u.load.addr;
-	in.size = rec->u.load.size;
-	in.ts = rec->u.load.ts;
-	in.name = rec->u.load.name;
-	in.load = &rec->u.load;
-	return add_blob(t, &in);
+	return rec->type == FGP_CODE_LOAD ? add_load(t, rec, true) : codetab_apply(t, rec);
 }
 
 int codetab_apply(struct codetab *t, const struct fgp_record *rec)
@@ -961,13 +966,7 @@ int codetab_apply(struct codetab *t, const struct fgp_record *rec)
 
 	switch (rec->type) {
 	case FGP_CODE_LOAD:
-		in.kind = CODEBLOB_COMPILED;
-		in.addr = rec->u.load.addr;
-		in.size = rec->u.load.size;
-		in.ts = rec->u.load.ts;
-		in.name = rec->u.load.name;
-		in.load = &rec->u.load;
-		return add_blob(t, &in);
+		return add_load(t, rec, false);
 	case FGP_DYNAMIC_CODE:
 		in.kind = CODEBLOB_DYNAMIC;
 		in.addr = rec->u.dyn.addr;
