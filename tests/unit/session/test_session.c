@@ -507,6 +507,53 @@ static uint64_t yield_entry(void)
 	return found;
 }
 
+/*
+ * A wall recording at the defaults over the fakes, the sampler's program counting each
+ * thread's switches (tot_now), opened at 1000 ms with the JVM come.
+ */
+static struct session *open_wall(void)
+{
+	static struct session_sampler_ops counting;
+	static struct session_seams counting_seams;
+	struct session_opts o = { .target = SESSION_TARGET_ALL,
+				  .no_kernel = true,
+				  .settle_ns = 300 * MS,
+				  .event = FG_EVENT_WALL };
+	struct session *s = NULL;
+	char why[256];
+
+	counting = fake_sampler;
+	counting.totals = fs_totals; /* and the program's counts */
+	counting_seams = (struct session_seams){ &counting, fsrc_open, fake_now };
+	memset(&fs, 0, sizeof(fs));
+	clock_ns = 1000 * MS;
+	tot_now = (struct switchtot){ .pid = JVM_PID, .t_first = 900 * MS };
+	if (session_open_seams(&o, &counting_seams, &s, why, sizeof(why)) != 0)
+		fail_msg("session_open_seams: %s", why);
+	assert_int_equal(session_step(s, 0), 0); /* the JVM comes */
+	return s;
+}
+
+/*
+ * Finish s, write its folded profile into *folded and close it. The fake chains never reach a
+ * thread root; whether a second session in the process marks them so is not what the tests
+ * that read it are about: `[truncated];` is taken out.
+ */
+static void finish_folded(struct session *s, char **folded)
+{
+	size_t len = 0;
+	FILE *f;
+
+	session_finish(s, 0);
+	f = open_memstream(folded, &len);
+	assert_non_null(f);
+	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
+	fclose(f);
+	session_close(s);
+	for (char *t; (t = strstr(*folded, "[truncated];")) != NULL;)
+		memmove(t, t + 12, strlen(t + 12) + 1);
+}
+
 /* Wall over a 2 s window of the JVM's one thread: 3 CPU ticks in A, 1 in B (inside sched_yield:
  * in_yield); a preemption by an interrupt in B whose stack was taken (irq_stack) or none; a
  * preemption leaving a write in A; the program's counts: 400 ms preempted by interrupts, 100 ms
@@ -515,24 +562,7 @@ static uint64_t yield_entry(void)
 static void wall_window(bool irq_stack, bool in_yield, char **folded)
 {
 	static uint64_t kchain[1];
-	struct session_opts o = { .target = SESSION_TARGET_ALL,
-				  .no_kernel = true,
-				  .settle_ns = 300 * MS,
-				  .event = FG_EVENT_WALL };
-	struct session_sampler_ops counting = fake_sampler; /* and the program's counts */
-	struct session_seams counting_seams = { &counting, fsrc_open, fake_now };
-	struct session *s = NULL;
-	char why[256];
-	size_t len = 0;
-	FILE *f;
-
-	counting.totals = fs_totals;
-	memset(&fs, 0, sizeof(fs));
-	clock_ns = 1000 * MS;
-	tot_now = (struct switchtot){ .pid = JVM_PID, .t_first = 900 * MS };
-	if (session_open_seams(&o, &counting_seams, &s, why, sizeof(why)) != 0)
-		fail_msg("session_open_seams: %s", why);
-	assert_int_equal(session_step(s, 0), 0); /* the JVM comes */
+	struct session *s = open_wall();
 	queue_tick(1100 * MS, chain_a, 1);
 	queue_tick(1200 * MS, chain_a, 1);
 	queue_tick(1300 * MS, chain_a, 1);
@@ -550,16 +580,7 @@ static void wall_window(bool irq_stack, bool in_yield, char **folded)
 	tot_now.off[SWITCHTOT_PREEMPTED] = 400 * MS;
 	tot_now.off[SWITCHTOT_PREEMPT_WRITE] = 100 * MS;
 	tot_now.off[SWITCHTOT_PREEMPT_YIELD] = 50 * MS; /* no stack taken */
-	session_finish(s, 0);
-	f = open_memstream(folded, &len);
-	assert_non_null(f);
-	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
-	fclose(f);
-	session_close(s);
-	/* (the fake chains never reach a thread root; whether a second session in the process
-	 * marks them so is not what this is about) */
-	for (char *t; (t = strstr(*folded, "[truncated];")) != NULL;)
-		memmove(t, t + 12, strlen(t + 12) + 1);
+	finish_folded(s, folded);
 }
 
 static void test_wall_shows_interrupt_preemptions_at_their_stacks_or_along_the_cpu(void **state)
@@ -701,28 +722,11 @@ static void test_a_carriers_sample_waits_for_the_mounts_around_its_time(void **s
  */
 static void carrier_before_mounts(uint64_t on_ms, char **folded)
 {
-	struct session_opts o = { .target = SESSION_TARGET_ALL,
-				  .no_kernel = true,
-				  .settle_ns = 300 * MS,
-				  .event = FG_EVENT_WALL };
-	struct session_sampler_ops counting = fake_sampler;
-	struct session_seams counting_seams = { &counting, fsrc_open, fake_now };
 	struct jvm_event on = { .type = JVM_EV_STATE,
 				.host_pid = JVM_PID,
 				.state = { .ts = on_ms * MS,
 					   .on = FGP_EVM_VTHREAD | FGP_EVM_VMOUNT } };
-	struct session *s = NULL;
-	char why[256];
-	size_t len = 0;
-	FILE *f;
-
-	counting.totals = fs_totals;
-	memset(&fs, 0, sizeof(fs));
-	clock_ns = 1000 * MS;
-	tot_now = (struct switchtot){ .pid = JVM_PID, .t_first = 900 * MS };
-	if (session_open_seams(&o, &counting_seams, &s, why, sizeof(why)) != 0)
-		fail_msg("session_open_seams: %s", why);
-	assert_int_equal(session_step(s, 0), 0); /* the JVM comes */
+	struct session *s = open_wall();
 	queue_tick(1100 * MS, chain_b, 2);
 	assert_int_equal(session_step(s, 0), 0);
 	if (on_ms)
@@ -733,14 +737,7 @@ static void carrier_before_mounts(uint64_t on_ms, char **folded)
 	give_mount(1700 * MS, 100 * MS, "vt-q-1");
 	assert_int_equal(session_step(s, 0), 0);
 	clock_ns = 3000 * MS;
-	session_finish(s, 0);
-	f = open_memstream(folded, &len);
-	assert_non_null(f);
-	assert_int_equal(stackagg_write_folded(session_agg(s), f), 0);
-	fclose(f);
-	session_close(s);
-	for (char *t; (t = strstr(*folded, "[truncated];")) != NULL;)
-		memmove(t, t + 12, strlen(t + 12) + 1);
+	finish_folded(s, folded);
 }
 
 static void test_a_carriers_samples_before_the_mounts_weigh_the_time_before(void **state)
