@@ -283,17 +283,19 @@ fail:
  * What a carrier keeps of the virtual thread it mounted until its unmount (mounts and unmounts
  * of one virtual thread on one carrier run on that carrier's thread), in keys of the carrier's
  * thread (a _Thread_local would make the agent need ld.so's __tls_get_addr): its CPU time at
- * the mount, and when the wait before the mount began (0: none to count at the unmount).
+ * the mount, and when the wait before the mount began (0: none to count at the unmount); and
+ * of itself: its tid, and its CPU time read last (at an unmount) with when.
  */
-enum { KEY_CPU0, KEY_WAIT0, NKEYS };
+enum { KEY_CPU0, KEY_WAIT0, KEY_TID, KEY_READ_CPU, KEY_READ_AT, NKEYS };
 static pthread_key_t keys[NKEYS];
 static bool keys_ok;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
 static void keys_make(void)
 {
-	keys_ok = pthread_key_create(&keys[KEY_CPU0], NULL) == 0 &&
-		  pthread_key_create(&keys[KEY_WAIT0], NULL) == 0;
+	keys_ok = true;
+	for (int k = 0; k < NKEYS; k++)
+		keys_ok = keys_ok && pthread_key_create(&keys[k], NULL) == 0;
 }
 
 static uint64_t carrier_get(int k)
@@ -319,6 +321,18 @@ static void carrier_cpu0_set(uint64_t ns)
 	carrier_set(KEY_CPU0, ns);
 }
 
+/* The calling thread's tid, asked of the kernel once a thread. */
+static uint32_t carrier_tid(void)
+{
+	uint64_t tid = carrier_get(KEY_TID);
+
+	if (!tid) {
+		tid = (uint32_t)syscall(SYS_gettid);
+		carrier_set(KEY_TID, tid);
+	}
+	return (uint32_t)tid;
+}
+
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -326,6 +340,15 @@ static uint64_t thread_cpu_ns(void)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The carrier's CPU time for a mount at now: its last reading when it is that recent
+ * (vthread_cpu0), else read. */
+static void mount_cpu0(uint64_t now)
+{
+	uint64_t cpu = vthread_cpu0(carrier_get(KEY_READ_CPU), carrier_get(KEY_READ_AT), now);
+
+	carrier_cpu0_set(cpu ? cpu : thread_cpu_ns());
 }
 
 /* The virtual thread's id (java.lang.Thread's tid field, read once by its id), 0 unknown. */
@@ -364,7 +387,7 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 {
 	take_name(jni, t, &m->w);
 	m->e = (struct fgp_stack_event_in){
-		.tid = (uint32_t)syscall(SYS_gettid),
+		.tid = carrier_tid(),
 		.kind = FGP_EV_VMOUNT,
 		.tag = thread_id(jni, t),
 		.cls = m->w.name_len ? (struct fgp_str){ m->w.name, m->w.name_len }
@@ -372,15 +395,18 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 	};
 }
 
-/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT. */
+/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT; the carrier's CPU time kept
+ * as its last reading. */
 static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
 {
-	uint64_t cpu = thread_cpu_ns(), cpu0 = carrier_cpu0(), ran = cpu > cpu0 ? cpu - cpu0 : 0;
+	uint64_t cpu = thread_cpu_ns();
 
+	carrier_set(KEY_READ_CPU, cpu);
+	carrier_set(KEY_READ_AT, cpu ? end : 0);
 	m->e.ts = end;
 	m->e.value = end - t0;
 	/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
-	m->e.interval = cpu0 && cpu && ran < end - t0 ? end - t0 - ran : 0;
+	m->e.interval = vthread_offcpu(t0, end, carrier_cpu0(), cpu);
 	(void)evctl_push_event(ctl, &m->e);
 }
 
@@ -455,7 +481,7 @@ static void send(const struct vwait *w, uint32_t cap, uint64_t now, uint64_t m, 
 	double iv = (double)FGP_VWAIT_ONE * (double)d / (double)ns;
 	struct fgp_stack_event_in e = {
 		.ts = now,
-		.tid = (uint32_t)syscall(SYS_gettid),
+		.tid = carrier_tid(),
 		.kind = FGP_EV_VWAIT,
 		.flags = w->flags,
 		.value = ns,
@@ -486,13 +512,13 @@ static void flush(unsigned g, uint64_t now, uint64_t m)
 	double iv;
 	struct fgp_stack_event_in e = {
 		.ts = now,
-		.tid = (uint32_t)syscall(SYS_gettid),
 		.kind = FGP_EV_VWAIT,
 		.tag = tag_of(m),
 	};
 
 	if (!vtclaim_due(&claims, g, now, &d, &t0))
 		return;
+	e.tid = carrier_tid();
 	name = vtclaim_name(&claims, g, &len);
 	e.cls = len ? (struct fgp_str){ name, (uint16_t)len }
 		    : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 };
@@ -550,7 +576,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 	if (on & FGP_EVM_VMOUNT) {
-		carrier_cpu0_set(thread_cpu_ns());
+		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0);
 	}
 	if (!v || wait_since(v) < atomic_load(&since)) {
@@ -598,7 +624,7 @@ static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	    JVMTI_ERROR_NONE)
 		goto out;
 	if (on & FGP_EVM_VMOUNT) {
-		carrier_cpu0_set(thread_cpu_ns());
+		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0); /* a first run: no wait before it */
 	}
 	count_seen();

@@ -27,8 +27,9 @@
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
  * virtual thread's name and id, how long it was mounted and how long of it the carrier was off
  * the CPU (the mount's length less the carrier's CPU time over it, CLOCK_THREAD_CPUTIME_ID read
- * at the mount and the unmount, on the carrier's own thread), so that the collector roots the
- * carrier's samples under the virtual thread and counts its pinned time.
+ * at the unmount, and at the mount unless the carrier's last reading is recent: see
+ * vthread_cpu0), so that the collector roots the carrier's samples under the virtual thread
+ * and counts its pinned time. The carrier's tid is asked of the kernel once.
  *
  * VirtualThreadStart and VirtualThreadEnd (vthread_callbacks) are the first run's mount and the
  * last run's unmount.
@@ -78,6 +79,34 @@ static inline uint64_t vthread_mount_t0(uint64_t tls, uint64_t seen, uint64_t si
 		return *open ? since : 0;
 	}
 	return (tls & m) == m && now > seen ? seen : 0;
+}
+
+/* A carrier's reading of its CPU time this recent stands for its CPU time at a mount. */
+#define VTHREAD_CPU_GAP_NS 10000000ull
+
+/*
+ * The carrier's CPU time to count a mount at now from, given its last reading cpu taken at
+ * (its previous unmount's end): cpu when that was less than VTHREAD_CPU_GAP_NS ago, else 0
+ * (read the clock, a syscall and the callbacks' costliest part: at most once per
+ * VTHREAD_CPU_GAP_NS per carrier, whatever the mount rate). The mount's time off the CPU so
+ * counted is the carrier's time off the CPU from at to the unmount less the gap: 0 when the
+ * carrier kept the CPU through the mount; else short of the mount's own by at most the
+ * carrier's CPU time in the gap (the scheduler's, from one virtual thread to the next). It is
+ * never more.
+ */
+static inline uint64_t vthread_cpu0(uint64_t cpu, uint64_t at, uint64_t now)
+{
+	return cpu && at && now >= at && now - at < VTHREAD_CPU_GAP_NS ? cpu : 0;
+}
+
+/* The carrier's time off the CPU in a mount from t0 to end, its CPU time cpu0 at t0
+ * (vthread_cpu0) and cpu at end: the mount's length less the CPU time, 0 when either is
+ * unknown (0). */
+static inline uint64_t vthread_offcpu(uint64_t t0, uint64_t end, uint64_t cpu0, uint64_t cpu)
+{
+	uint64_t ran = cpu > cpu0 ? cpu - cpu0 : 0;
+
+	return cpu0 && cpu && end > t0 && ran < end - t0 ? end - t0 - ran : 0;
 }
 
 /*

@@ -4,6 +4,9 @@
  * its unmount or end (vthread_mount_t0, vthread.h): its mount's stamp of this recording; the
  * time the kinds went on for a thread mounted then, of no mount or wait of this recording
  * (none, a stamp or a held stack of an earlier one); none while unmounted or without mounts.
+ * A carrier's time off the CPU in a mount (vthread_cpu0, vthread_offcpu) counted from its
+ * previous unmount's reading of its CPU time: exact when it kept the CPU, never more than the
+ * truth, short of it by the gap's CPU time at most; read afresh after a long gap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,6 +108,63 @@ static void test_no_mounts_asked(void **state)
 	assert_false(open);
 }
 
+#define US 1000ull
+#define READ_AT 50000000ull /* the carrier's previous unmount, its CPU time read */
+#define READ_CPU 7000000ull /* its CPU time then */
+
+/*
+ * A carrier's time off the CPU in a mount of d ns that began gap ns after its previous
+ * unmount's reading, having run gap_ran of the gap and mount_ran of the mount.
+ */
+static uint64_t off_after(uint64_t gap, uint64_t gap_ran, uint64_t d, uint64_t mount_ran)
+{
+	uint64_t t0 = READ_AT + gap, cpu0 = vthread_cpu0(READ_CPU, READ_AT, t0);
+
+	assert_int_equal(cpu0, READ_CPU); /* not read again */
+	return vthread_offcpu(t0, t0 + d, cpu0, READ_CPU + gap_ran + mount_ran);
+}
+
+/* The carrier kept the CPU through the mount: none, whatever it did in the gap. */
+static void test_offcpu_none_when_it_ran(void **state)
+{
+	(void)state;
+	assert_int_equal(off_after(3 * US, 3 * US, 100 * US, 100 * US), 0);
+	/* parked in the gap (3 ms, 10 us of it run) */
+	assert_int_equal(off_after(3000 * US, 10 * US, 100 * US, 100 * US), 0);
+}
+
+/* Off the CPU in the mount (pinned): short by the gap's CPU time at most, never more. */
+static void test_offcpu_pinned(void **state)
+{
+	(void)state;
+	/* 1 ms mounted, 800 us of it off the CPU, 5 us run in the gap */
+	assert_int_equal(off_after(5 * US, 5 * US, 1000 * US, 200 * US), 795 * US);
+	/* the same after a park in the gap */
+	assert_int_equal(off_after(2000 * US, 5 * US, 1000 * US, 200 * US), 795 * US);
+	/* off the CPU for less than the gap's CPU time: none shown */
+	assert_int_equal(off_after(5 * US, 5 * US, 100 * US, 97 * US), 0);
+	/* read at the mount (cpu0 exact): exact */
+	assert_int_equal(
+		vthread_offcpu(READ_AT, READ_AT + 1000 * US, READ_CPU, READ_CPU + 200 * US),
+		800 * US);
+}
+
+/* No reading, an old one or one from the future: the clock is read at the mount. Unknown CPU
+ * times: no time off the CPU. */
+static void test_cpu0_read_again(void **state)
+{
+	(void)state;
+	assert_int_equal(vthread_cpu0(READ_CPU, READ_AT, READ_AT + VTHREAD_CPU_GAP_NS), 0);
+	assert_int_equal(vthread_cpu0(READ_CPU, READ_AT, READ_AT + VTHREAD_CPU_GAP_NS - 1),
+			 READ_CPU);
+	assert_int_equal(vthread_cpu0(0, READ_AT, READ_AT + 1), 0);
+	assert_int_equal(vthread_cpu0(READ_CPU, 0, READ_AT), 0);
+	assert_int_equal(vthread_cpu0(READ_CPU, READ_AT, READ_AT - 1), 0);
+	assert_int_equal(vthread_offcpu(READ_AT, READ_AT + 100, 0, READ_CPU), 0);
+	assert_int_equal(vthread_offcpu(READ_AT, READ_AT + 100, READ_CPU, 0), 0);
+	assert_int_equal(vthread_offcpu(READ_AT, READ_AT, READ_CPU, READ_CPU), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -112,6 +172,9 @@ int main(void)
 		cmocka_unit_test(test_open_when_the_kinds_went_on),
 		cmocka_unit_test(test_unmounted_this_recording),
 		cmocka_unit_test(test_no_mounts_asked),
+		cmocka_unit_test(test_offcpu_none_when_it_ran),
+		cmocka_unit_test(test_offcpu_pinned),
+		cmocka_unit_test(test_cpu0_read_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
