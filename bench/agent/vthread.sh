@@ -19,10 +19,12 @@
 #              mounts and the CPU samples. The recording's own CPU is not the JVM's.
 # The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
 # others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
-# per loop (medians over rounds), the extra CPU per mount against none (the same round), and
-# what 10 000 mounts a second would then cost, as a share of the JVM's CPU at that rate; then
-# the ratios of the JVM's CPU and fgcollect's together (fgrec), and of the JVM's alone
-# (fgagent), against none's, paired per round (median and spread).
+# per loop and the kernel's part of it (medians over rounds), the extra CPU per mount against
+# none (the same round), and what 10 000 mounts a second would then cost, as a share of the
+# JVM's CPU at that rate; then the ratios of the JVM's CPU and fgcollect's together (fgrec),
+# and of the JVM's alone (fgagent), against none's, paired per round (median and spread), and
+# of the JVM's kernel CPU alone (the system time of /proc/PID/stat, in clock ticks: per-switch
+# work such as a sched_switch program's shows there).
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750), REC_EVENT (wall; cpu: a CPU recording, which
@@ -67,6 +69,16 @@ cpu_ns() {
 		s=$((s + ns))
 	done
 	echo "$s"
+}
+hz=$(getconf CLK_TCK)
+# sys_ns PID: the JVM's kernel CPU (its system time, /proc/PID/stat), ns.
+sys_ns() {
+	local f
+	read -r f <"/proc/$1/stat"
+	f=${f##*) }
+	# shellcheck disable=SC2086 # split into the fields after the command's name
+	set -- $f
+	echo $((${13} * 1000000000 / hz))
 }
 # loops V: "NANOTIME LOOPS" of variant V's last report.
 loops() { grep '^vtm ' "$tmp/$1.out" | tail -1 | cut -d' ' -f2-; }
@@ -115,29 +127,34 @@ for jdk in $jdks; do
 			sleep "$settle"
 			read -r t0 l0 <<<"$(loops "$v")"
 			c0=$(cpu_ns "${pid[$v]}")
+			s0=$(sys_ns "${pid[$v]}")
 			r0=0
 			[[ -z $rec ]] || r0=$(cpu_ns "$rec")
 			sleep "$round"
 			c1=$(cpu_ns "${pid[$v]}")
+			s1=$(sys_ns "${pid[$v]}")
 			r1=0
 			[[ -z $rec ]] || r1=$(cpu_ns "$rec")
 			read -r t1 l1 <<<"$(loops "$v")"
 			[[ -z $rec ]] || wait "$rec" || { echo "vthread: fgcollect record failed:"; cat "$tmp/rec.err"; exit 1; }
 			kill -STOP "${pid[$v]}"
-			# CPU per loop (us) and loops a second, this round.
-			# and the collector's CPU per loop (fgrec; 0 for the others).
-			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round $((r1 - r0))" |
+			# CPU per loop (us) and loops a second, this round, the collector's CPU per
+			# loop (fgrec; 0 for the others) and the JVM's kernel CPU per loop.
+			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round $((r1 - r0)) $((s1 - s0))" |
 				awk '{ rate = $4 / ($5 / 1e9); n = rate * $6
-					printf "%s %s %.4f %.0f %.4f\n", $1, $2, $3 / 1e3 / n, rate, $7 / 1e3 / n }' >>"$tmp/rounds"
+					printf "%s %s %.4f %.0f %.4f %.4f\n", $1, $2, $3 / 1e3 / n, rate,
+						$7 / 1e3 / n, $8 / 1e3 / n }' >>"$tmp/rounds"
 		done
 	done
 	ver=$("$jdk/bin/java" -version 2>&1 | head -1)
 	echo "== $ver ($jdk)"
 	base=$(awk '$2 == "none" {print $3}' "$tmp/rounds" | median)
-	printf '  %-10s %14s %12s %20s %16s\n' variant "us CPU/loop" "loops/s" "extra us/mount" "of the JVM CPU"
+	printf '  %-10s %14s %12s %12s %20s %16s\n' variant "us CPU/loop" "of it kernel" "loops/s" \
+		"extra us/mount" "of the JVM CPU"
 	for v in $variants; do
 		m=$(V=$v awk '$2 == ENVIRON["V"] {print $3}' "$tmp/rounds" | median)
 		rate=$(V=$v awk '$2 == ENVIRON["V"] {print $4}' "$tmp/rounds" | median)
+		sys=$(V=$v awk '$2 == ENVIRON["V"] {print $6}' "$tmp/rounds" | median)
 		# extra per mount, paired with none in the same round (a loop is one mount + one unmount)
 		paired() {
 			V=$v awk '$2 == "none" {b[$1] = $3} $2 == ENVIRON["V"] {x[$1] = $3}
@@ -147,7 +164,8 @@ for jdk in $jdks; do
 		sp=$(paired | spread)
 		# The extra CPU as a share of the JVM's own at any mount rate (both are per loop).
 		pct=$(echo "$ex $base" | awk '{ printf "%.2f%%", 100 * $1 / $2 }')
-		printf '  %-10s %14.3f %12.0f %11.3f (%s) %16s\n' "$v" "$m" "$rate" "$ex" "$sp" "$pct"
+		printf '  %-10s %14.3f %12.3f %12.0f %11.3f (%s) %16s\n' "$v" "$m" "$sys" "$rate" "$ex" "$sp" \
+			"$pct"
 	done
 	# The recording whole: the JVM's CPU and the collector's, against the JVM's with no
 	# agent, as a ratio (per round, paired; median and spread).
@@ -167,6 +185,15 @@ for jdk in $jdks; do
 			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgagent" {x[$1] = $3}
 				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | spread)"
 	fi
+	# The kernel's part alone, per variant: the JVM's system time against none's (paired).
+	for v in $variants; do
+		[[ $v != none ]] || continue
+		ksys() {
+			V=$v awk '$2 == "none" {b[$1] = $6} $2 == ENVIRON["V"] {x[$1] = $6}
+				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds"
+		}
+		printf '  %s kernel CPU against none: %.3f (%s)\n' "$v" "$(ksys | median)" "$(ksys | spread)"
+	done
 	for v in $variants; do
 		kill -CONT "${pid[$v]}"
 		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null || true
