@@ -4,11 +4,12 @@
  * DIR first became visible, for the map's latency in bench/agent/jdks.sh.
  *
  * Watches DIR with inotify (a map replaced by a rename, or appended to) and, at each wake-up,
- * reads every map that changed and writes "PID ADDR_HEX TS_NS" to OUT for each line it has not
- * seen in that PID's map before, TS_NS the CLOCK_MONOTONIC time of the wake-up. Runs until
- * SIGTERM or SIGINT. Invariant: a line is reported at each read that sees it and whose
- * previous read of the same map did not (a line that comes back, e.g. a method compiled again
- * to the same address with the same size, is reported again).
+ * reads every map that changed and writes "PID ADDR_HEX TS_NS" to OUT for each line that its
+ * previous read of that map did not have (so a line that comes back, e.g. a method compiled
+ * again to the same address with the same size, is reported again). TS_NS is the
+ * CLOCK_MONOTONIC time the read ended: a line written during the read is there by then, while
+ * a stamp taken before the read could precede the very callback that announced the line's
+ * code. Runs until SIGTERM or SIGINT.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -126,14 +127,14 @@ static uint32_t map_pid(const char *name)
 	return (uint32_t)v;
 }
 
-/* Read DIR/perf-PID.map and report its new lines, seen at ts. */
-static void scan(int dfd, uint32_t pid, uint64_t ts, FILE *out)
+/* Read DIR/perf-PID.map and report its new lines, seen when the read ended. */
+static void scan(int dfd, uint32_t pid, FILE *out)
 {
 	struct seen *p = pid_state(pid);
 	char name[32];
 	struct lineset *cur;
 	size_t len = 0;
-	uint64_t h;
+	uint64_t h, ts;
 	ssize_t r;
 	int fd;
 
@@ -159,6 +160,7 @@ static void scan(int dfd, uint32_t pid, uint64_t ts, FILE *out)
 		len += (size_t)r;
 	}
 	close(fd);
+	ts = fg_now_ns();
 	cur = &p->set[!p->last];
 	if (cur->cap)
 		memset(cur->h, 0, cur->cap * sizeof(*cur->h));
@@ -204,12 +206,10 @@ int main(int argc, char **argv)
 	while (!stop) {
 		struct pollfd pf = { .fd = in, .events = POLLIN };
 		unsigned n_changed = 0;
-		uint64_t ts;
 		ssize_t len;
 
 		if (poll(&pf, 1, -1) <= 0)
 			continue;
-		ts = fg_now_ns();
 		len = read(in, ev, sizeof(ev));
 		for (ssize_t at = 0; at < len;) {
 			const struct inotify_event *e = (const void *)(ev + at);
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 			at += (ssize_t)(sizeof(*e) + e->len);
 		}
 		for (unsigned k = 0; k < n_changed; k++)
-			scan(dfd, changed[k], ts, out);
+			scan(dfd, changed[k], out);
 	}
 	fclose(out);
 	return 0;
