@@ -266,7 +266,7 @@ latency() {
 echo "workload: JitStorm $classes classes x $calls calls, $reps interleaved rounds of $variants, each JVM in a namespace container with -XX:+PreserveFramePointer, $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 printf "%-34s %8s %6s %8s %6s %8s %6s %8s %8s   %-40s %8s %6s %10s   %s\n" JDK "base ms" noise "floor ms" noise \
 	"watch ms" noise flr/base wat/flr "per-round watch/floor: median (min..max) CI" "ours ms" noise 1+ours/flr \
-	"CI; records per run; ours' parts, ms: callbacks/sender/nng/daemon; map latency, ms: median p99 (unseen/compiled)"
+	"CI; records per run; ours' parts, ms: callbacks/sender/nng/daemon; map latency, ms: median p99 (unseen/compiled, all runs)"
 # row CELL VARIANT LABEL: a line of the table for watch (or older) against the same rounds' floor.
 row() {
 	local c=$1 w=$2 f=$tmp/$1 bm bn fm fn wm wn lo hi st_floor lmed lp99 lun
