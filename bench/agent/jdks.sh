@@ -183,6 +183,16 @@ run() {
 	done
 	wait "$ct_pid" || { echo "jdks: ${c_label[c]} $v failed:"; tail -n 20 "$tmp/run.log"; exit 1; }
 	ct_pid=
+	# The daemon has taken the JVM's last message once it logs the disconnect, and writes its
+	# lines into the map at its next tick: only then are its CPU and the map complete (the map
+	# is removed below).
+	if [ -n "$jpid" ] && { [ "$v" = watch ] || [ "$v" = older ]; }; then
+		for _ in $(seq 100); do
+			grep -q "disconnect: pid $jpid " "$tmp/d$key.log" && break
+			sleep 0.02
+		done
+		sleep 0.1
+	fi
 	w1=$(cpu_of "$d")
 	n1=$(ns_of "$d")
 	u='' s=''
