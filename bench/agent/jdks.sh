@@ -31,7 +31,7 @@
 # latency: the timed agent writes when each compiled method was announced (its callback's
 # entry, CLOCK_MONOTONIC) and fg_bench_mapwatch when each line first became visible in
 # /tmp/perf-PID.map (inotify); per cell, the median and p99 over every compiled method of
-# every run, and how many never showed (unloaded before a map had them, or lost).
+# every run, and how many never showed while their JVM ran (left out of the latency).
 # Env: CELLS (default "sid:8 sid:11 host:17 sid:21 temurin:25"; IMAGE:N as in jdk_matrix.sh:
 # sid, host or temurin), REPS (rounds, default 5), CLASSES (200), CALLS (20000), VARIANTS
 # (default "base floor watch"; floor must be one of them), BASELINE (the build directory of an
