@@ -51,9 +51,11 @@
 #include "benchstat.h"
 #define BENCH_BEGIN() uint64_t bench_t0 = fg_now_ns(), bench_c0 = benchstat_cpu_ns()
 #define BENCH_END(kind) benchstat_add(kind, fg_now_ns() - bench_t0, benchstat_cpu_ns() - bench_c0)
+#define BENCH_CODE(kind, addr) benchstat_code(kind, (uint64_t)(uintptr_t)(addr), bench_t0)
 #else
 #define BENCH_BEGIN() ((void)0)
 #define BENCH_END(kind) ((void)0)
+#define BENCH_CODE(kind, addr) ((void)0)
 #endif
 
 /*
@@ -178,6 +180,8 @@ static void JNICALL on_code_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	scratch_end(&sc);
 	if (!tables)
 		tables_lean_done(&agent.tabs);
+	if (!ctx.flags)
+		BENCH_CODE(0, code_addr);
 	BENCH_END(0);
 }
 
@@ -301,6 +305,7 @@ static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 	events_dynamic_code(agent.q, name, address, length, fg_now_ns());
 	if (framed)
 		events_frame_push(agent.q, &f);
+	BENCH_CODE(2, address);
 	BENCH_END(2);
 }
 

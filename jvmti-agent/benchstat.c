@@ -14,6 +14,9 @@
 
 static uint32_t samples[3][BENCHSTAT_MAX], cpu[3][BENCHSTAT_MAX];
 static atomic_uint count[3];
+static uint64_t code_addr[BENCHSTAT_MAX], code_ts[BENCHSTAT_MAX];
+static uint8_t code_kind[BENCHSTAT_MAX];
+static atomic_uint n_code;
 
 static uint32_t clamp32(uint64_t v)
 {
@@ -38,12 +41,41 @@ void benchstat_add(int kind, uint64_t wall_ns, uint64_t cpu_ns)
 	}
 }
 
+void benchstat_code(int kind, uint64_t addr, uint64_t ts)
+{
+	unsigned i = atomic_fetch_add_explicit(&n_code, 1, memory_order_relaxed);
+
+	if (i < BENCHSTAT_MAX) {
+		code_kind[i] = (uint8_t)kind;
+		code_addr[i] = addr;
+		code_ts[i] = ts;
+	}
+}
+
+static void dump_code(const char *path)
+{
+	unsigned n = atomic_load(&n_code);
+	char name[4096];
+	FILE *f;
+
+	if (snprintf(name, sizeof(name), "%s.code", path) >= (int)sizeof(name) ||
+	    (f = fopen(name, "w")) == NULL)
+		return;
+	for (unsigned i = 0; i < n && i < BENCHSTAT_MAX; i++)
+		fprintf(f, "%d %llx %llu\n", code_kind[i], (unsigned long long)code_addr[i],
+			(unsigned long long)code_ts[i]);
+	fclose(f);
+}
+
 void benchstat_dump(void)
 {
 	const char *path = getenv("FGAGENT_BENCH_OUT");
 	FILE *f;
 
-	if (path == NULL || (f = fopen(path, "w")) == NULL)
+	if (path == NULL)
+		return;
+	dump_code(path);
+	if ((f = fopen(path, "w")) == NULL)
 		return;
 	for (int k = 0; k < 3; k++) {
 		unsigned n = atomic_load(&count[k]);

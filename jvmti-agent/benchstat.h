@@ -4,7 +4,9 @@
  *
  * Callbacks record their duration into fixed arrays (no allocation, one atomic add); at VM
  * death the samples are written to the file named by $FGAGENT_BENCH_OUT, one "kind ns" line
- * each (and "kind ns cpu_ns"). The production library contains none of this.
+ * each (and "kind ns cpu_ns"), and when each piece of code was announced to the file named
+ * $FGAGENT_BENCH_OUT.code, one "KIND ADDR_HEX TS_NS" line each (bench/agent/jdks.sh joins it with
+ * the perf map's lines for the map's latency). The production library contains none of this.
  */
 #ifndef FG_BENCHSTAT_H
 #define FG_BENCHSTAT_H
@@ -17,6 +19,9 @@
  * the CPU time is the agent's own cost.
  */
 void benchstat_add(int kind, uint64_t wall_ns, uint64_t cpu_ns);
+/* Code of kind (0 compiled method, 2 dynamic code) at addr announced at ts (CLOCK_MONOTONIC
+ * ns, the callback's entry). */
+void benchstat_code(int kind, uint64_t addr, uint64_t ts);
 /* CLOCK_THREAD_CPUTIME_ID in ns. */
 uint64_t benchstat_cpu_ns(void);
 void benchstat_dump(void);

@@ -8,3 +8,6 @@ target_include_directories(fg_bench_agent PRIVATE ${PROJECT_SOURCE_DIR}/tests/un
 target_include_directories(fg_bench_agent SYSTEM PRIVATE ${NNG_INCLUDE})
 # fg_lib: the collector's htab, measured against the agent's interning.
 target_link_libraries(fg_bench_agent PRIVATE fgagent_core fg_lib ${NNG_SHARED} Threads::Threads)
+# The perf map watcher for the map's latency in bench/agent/jdks.sh.
+add_executable(fg_bench_mapwatch ${CMAKE_CURRENT_LIST_DIR}/mapwatch.c)
+target_include_directories(fg_bench_mapwatch PRIVATE ${PROJECT_SOURCE_DIR}/shared)

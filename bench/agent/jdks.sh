@@ -27,7 +27,11 @@
 # (the daemon's disconnect line). TIMED=1 runs the agent's benchmark build
 # (libfgagent_bench.so), which times each callback with its thread's CPU clock: the callbacks'
 # part of "ours" is then that sum, not the Service Thread's noisy difference from the floor
-# (which also misses callbacks that a JDK posts on another thread).
+# (which also misses callbacks that a JDK posts on another thread). TIMED=1 also gives the map's
+# latency: the timed agent writes when each compiled method was announced (its callback's
+# entry, CLOCK_MONOTONIC) and fg_bench_mapwatch when each line first became visible in
+# /tmp/perf-PID.map (inotify); per cell, the median and p99 over every compiled method of
+# every run, and how many never showed while their JVM ran (left out of the latency).
 # Env: CELLS (default "sid:8 sid:11 host:17 sid:21 temurin:25"; IMAGE:N as in jdk_matrix.sh:
 # sid, host or temurin), REPS (rounds, default 5), CLASSES (200), CALLS (20000), VARIANTS
 # (default "base floor watch"; floor must be one of them), BASELINE (the build directory of an
@@ -54,7 +58,8 @@ floor=$build/bench/libfg_null_agent.so
 hz=$(getconf CLK_TCK)
 [ "$(id -u)" = 0 ] || { echo "jdks: needs root (namespace containers)"; exit 1; }
 case " $variants " in *" floor "*) ;; *) echo "jdks: VARIANTS must hold floor"; exit 1 ;; esac
-for f in "$fgcollect" "$agent" "$floor" "$build/tests/java/fg-workloads.jar" \
+mapwatch=$build/bench/fg_bench_mapwatch
+for f in "$fgcollect" "$agent" "$floor" "$mapwatch" "$build/tests/java/fg-workloads.jar" \
 	"$build/tests/java8/fg-workloads.jar"; do
 	[ -e "$f" ] || { echo "jdks: $f not built (make bench builds it)"; exit 1; }
 done
@@ -69,10 +74,11 @@ tmp=$(mktemp -d /tmp/fg-bench-jdks.XXXXXX)
 mkdir -p "$tmp/b"
 chmod 1777 "$tmp/b" # the timed agent's output, written by the JVM's uid
 declare -A daemon=() # cell index (oINDEX: BASELINE's) -> its watch daemon's pid
-ct_pid=
+ct_pid='' mw_pid=''
 cleanup() {
 	local p
 	[ -n "$ct_pid" ] && kill "$ct_pid" 2>/dev/null && wait "$ct_pid" 2>/dev/null
+	[ -n "$mw_pid" ] && kill "$mw_pid" 2>/dev/null && wait "$mw_pid" 2>/dev/null
 	for p in "${daemon[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	"$FG_CONTAINER" --gc >/dev/null 2>&1 || true
 	rm -rf "$tmp"
@@ -151,7 +157,7 @@ run() {
 		extra=("$(fg_agent_opt "$FG_SOCK_IN_CT")")
 		;;
 	esac
-	rm -f "$tmp/ct.pid" "$tmp/b/bs"
+	rm -f "$tmp/ct.pid" "$tmp/b/bs" "$tmp/b/bs.code"
 	w0=$(cpu_of "$d")
 	n0=$(ns_of "$d")
 	# The JVM is the child of a shell that prints its own stat line after it: cutime and
@@ -177,6 +183,16 @@ run() {
 	done
 	wait "$ct_pid" || { echo "jdks: ${c_label[c]} $v failed:"; tail -n 20 "$tmp/run.log"; exit 1; }
 	ct_pid=
+	# The daemon has taken the JVM's last message once it logs the disconnect, and writes its
+	# lines into the map at its next tick: only then are its CPU and the map complete (the map
+	# is removed below).
+	if [ -n "$jpid" ] && { [ "$v" = watch ] || [ "$v" = older ]; }; then
+		for _ in $(seq 100); do
+			grep -q "disconnect: pid $jpid " "$tmp/d$key.log" && break
+			sleep 0.02
+		done
+		sleep 0.1
+	fi
 	w1=$(cpu_of "$d")
 	n1=$(ns_of "$d")
 	u='' s=''
@@ -188,6 +204,7 @@ run() {
 	fi
 	[ -n "$jpid" ] && rm -f "/tmp/perf-$jpid.map"
 	echo "${jpid:-0}" >>"$tmp/$c.$v.pids"
+	[ -n "$jpid" ] && [ -s "$tmp/b/bs.code" ] && mv "$tmp/b/bs.code" "$tmp/code.$jpid"
 	u="$u" s="$s" w=$((w1 - w0)) hz="$hz" v="$v" awk 'BEGIN { v = ENVIRON["v"]
 		printf "%d\n", (ENVIRON["u"] + ENVIRON["s"] + (v == "watch" || v == "older" ? ENVIRON["w"] : 0)) * 1000 / ENVIRON["hz"] }' \
 		>>"$tmp/$c.$v.cpu"
@@ -202,6 +219,10 @@ run() {
 }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ "${TIMED:-0}" = 1 ]; then
+	"$mapwatch" /tmp "$tmp/seen" &
+	mw_pid=$!
+fi
 for ((c = 0; c < ncells; c++)); do
 	run "$c" base # warm the page cache
 	for v in base floor watch older; do : >"$tmp/$c.$v.cpu"; : >"$tmp/$c.$v.own"; : >"$tmp/$c.$v.pids"; done
@@ -219,14 +240,46 @@ for p in "${daemon[@]}"; do
 	wait "$p" 2>/dev/null || true
 done
 daemon=()
+if [ -n "$mw_pid" ]; then
+	kill -TERM "$mw_pid"
+	wait "$mw_pid" || { echo "jdks: fg_bench_mapwatch failed"; exit 1; }
+	mw_pid=
+fi
+
+# latency CELL VARIANT: "MEDIAN P99 UNSEEN/ALL" of the map's latency in ms over every compiled
+# method of the variant's runs, "- - -" without the timed agent's announcements.
+latency() {
+	local p
+	: >"$tmp/lat"
+	: >"$tmp/unseen"
+	while read -r p; do
+		[ -s "$tmp/code.$p" ] || continue
+		# The first time a line of this JVM's map at the method's address was seen at or
+		# after its announcement.
+		awk -v pid="$p" -v lat="$tmp/lat" 'FNR == NR { if ($1 == pid) { n[$2]++; t[$2, n[$2]] = $3 }; next }
+			$1 != 0 { next }
+			{ best = -1
+			  for (i = 1; i <= n[$2]; i++) if (t[$2, i] >= $3 && (best < 0 || t[$2, i] < best)) best = t[$2, i]
+			  if (best < 0) miss++; else printf "%.3f\n", (best - $3) / 1e6 >lat
+			  all++ }
+			END { print miss + 0, all + 0 }' "$tmp/seen" "$tmp/code.$p" >>"$tmp/unseen"
+	done <"$tmp/$1.$2.pids"
+	if [ ! -s "$tmp/lat" ]; then
+		echo "- - -"
+		return
+	fi
+	sort -n "$tmp/lat" | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		i = int(NR * 0.99 + 0.999999); if (i < 1) i = 1; printf "%.1f %.1f ", m, v[i] }'
+	awk '{ m += $1; a += $2 } END { printf "%d/%d\n", m, a }' "$tmp/unseen"
+}
 
 echo "workload: JitStorm $classes classes x $calls calls, $reps interleaved rounds of $variants, each JVM in a namespace container with -XX:+PreserveFramePointer, $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 printf "%-34s %8s %6s %8s %6s %8s %6s %8s %8s   %-40s %8s %6s %10s   %s\n" JDK "base ms" noise "floor ms" noise \
 	"watch ms" noise flr/base wat/flr "per-round watch/floor: median (min..max) CI" "ours ms" noise 1+ours/flr \
-	"CI; records per run; ours' parts, ms: callbacks/sender/nng/daemon"
+	"CI; records per run; ours' parts, ms: callbacks/sender/nng/daemon; map latency, ms: median p99 (unseen/compiled, all runs)"
 # row CELL VARIANT LABEL: a line of the table for watch (or older) against the same rounds' floor.
 row() {
-	local c=$1 w=$2 f=$tmp/$1 bm bn fm fn wm wn lo hi st_floor
+	local c=$1 w=$2 f=$tmp/$1 bm bn fm fn wm wn lo hi st_floor lmed lp99 lun
 	col() { # VARIANT: "MEDIAN NOISE" of its CPU, "- -" without that variant
 		if [ -s "$f.$1.cpu" ]; then echo "$(median <"$f.$1.cpu") $(noise "$f.$1.cpu")"; else echo "- -"; fi
 	}
@@ -261,9 +314,10 @@ row() {
 			{ echo "jdks: ${c_label[c]}: $(grep -c . "$tmp/recs") of $reps $w JVMs connected"; exit 1; }
 		recs=$(median <"$tmp/recs")
 	fi
-	printf "%-34s %8s %5s%% %8s %5s%% %8s %5s%% %8s %8s   %-40s %8s %5s%% %10s   %s; %s; %s\n" "$3" \
+	read -r lmed lp99 lun < <(latency "$c" "$w")
+	printf "%-34s %8s %5s%% %8s %5s%% %8s %5s%% %8s %8s   %-40s %8s %5s%% %10s   %s; %s; %s; %s %s (%s)\n" "$3" \
 		"$bm" "$bn" "$fm" "$fn" "$wm" "$wn" "$(div "$fm" "$bm")" "$(div "$wm" "$fm")" "$pr" \
-		"$ours" "$on" "$orat" "$oci" "$recs" "$parts"
+		"$ours" "$on" "$orat" "$oci" "$recs" "$parts" "$lmed" "$lp99" "$lun"
 }
 
 for ((c = 0; c < ncells; c++)); do

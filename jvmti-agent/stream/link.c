@@ -24,6 +24,13 @@
  * drops connections. A restarted collector binds a new socket file: a socket still unconnected
  * then is replaced at once, so the agent reaches the new listener within one look (the sender
  * looks at least every 500 ms while unconnected) instead of after the stall.
+ *
+ * Why link_close waits for its messages to leave (at most LINK_LINGER_NS): nng_send only queues
+ * a message, nng 1.5.2 has no linger, and nng_close discards what its pipe is still writing. The
+ * sender's last message at VM death is often its largest (the compiles of the last gap, tens of
+ * KiB): closed at once, it was lost in about one JVM exit in ten on a busy host, and the
+ * methods compiled in the JVM's last ~100 ms never reached the map. nng tells when a pipe has
+ * written a message only through its statistics (a pipe's tx_msgs counts the writes done).
  */
 #include "link.h"
 
@@ -38,6 +45,7 @@
 #include <unistd.h>
 
 #include <nng/nng.h>
+#include <nng/supplemental/util/platform.h>
 #include <nng/protocol/pipeline0/push.h>
 
 #include "agentclock.h"
@@ -46,7 +54,9 @@
 
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 500
-#define SEND_BUFFER_MSGS 2 /* x SENDER_MSG_MAX: about 1 MiB at most waiting in nng */
+#define SEND_BUFFER_MSGS 2	    /* x SENDER_MSG_MAX: about 1 MiB at most waiting in nng */
+#define LINK_LINGER_NS 100000000ull /* link_close waits this long at most for its messages */
+#define LINK_LINGER_NAP_MS 2
 
 struct link {
 	char url[128];
@@ -65,6 +75,7 @@ struct link {
 	atomic_uint_fast64_t next_id;
 	atomic_bool had_pipe; /* the current socket has had a connection */
 	atomic_bool spent;    /* ... and it has gone, or the dialer brought a second: replace it */
+	uint64_t sent;	      /* messages nng took on the current socket */
 };
 
 static atomic_bool forked;
@@ -143,6 +154,7 @@ static int open_socket(struct link *l, const struct stat *file)
 		return errno_of(rv);
 	atomic_store(&l->had_pipe, false);
 	atomic_store(&l->spent, false);
+	l->sent = 0;
 	atomic_store(&l->sock_id, (uint32_t)nng_socket_id(l->sock));
 	if ((rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMINT, RECONNECT_MIN_MS)) != 0 ||
 	    (rv = nng_socket_set_ms(l->sock, NNG_OPT_RECONNMAXT, RECONNECT_MAX_MS)) != 0 ||
@@ -210,12 +222,57 @@ int link_open(struct link **out, const char *socket_path, const struct agentcloc
 	return 0;
 }
 
+/*
+ * Messages the pipes of sock have written, from nng's statistics: -1 when nng keeps none. The
+ * statistics are a snapshot of every nng object of the process: for link_close only.
+ */
+static int64_t written(nng_socket sock)
+{
+	nng_stat *all, *p, *f;
+	int64_t n = 0;
+	int id = nng_socket_id(sock);
+
+	if (nng_stats_get(&all) != 0)
+		return -1;
+	for (p = nng_stat_child(all); p; p = nng_stat_next(p)) {
+		uint64_t sid = UINT64_MAX, tx = 0;
+
+		if (strcmp(nng_stat_name(p), "pipe") != 0)
+			continue;
+		for (f = nng_stat_child(p); f; f = nng_stat_next(f)) {
+			if (strcmp(nng_stat_name(f), "socket") == 0)
+				sid = nng_stat_value(f);
+			else if (strcmp(nng_stat_name(f), "tx_msgs") == 0)
+				tx = nng_stat_value(f);
+		}
+		if (sid == (uint64_t)id)
+			n += (int64_t)tx;
+	}
+	nng_stats_free(all);
+	return n;
+}
+
+/* Wait, at most LINK_LINGER_NS, until the connection has written what nng took (see top). */
+static void linger(struct link *l)
+{
+	uint64_t t0 = agentclock_now(l->clock);
+	int64_t n;
+
+	if (!l->sent || atomic_load(&l->spent) || atomic_load(&l->conn_id) == 0)
+		return;
+	while ((n = written(l->sock)) >= 0 && (uint64_t)n < l->sent &&
+	       atomic_load(&l->conn_id) != 0 && agentclock_now(l->clock) - t0 < LINK_LINGER_NS)
+		nng_msleep(LINK_LINGER_NAP_MS);
+}
+
 void link_close(struct link *l)
 {
 	if (l == NULL)
 		return;
-	if (l->open && !atomic_load(&forked))
+	if (l->open && !atomic_load(&forked)) {
+		linger(l);
 		nng_close(l->sock);
+	}
 	wantfile_fini(&l->want);
 	free(l);
 }
@@ -223,13 +280,17 @@ void link_close(struct link *l)
 static int link_send(void *arg, const uint8_t *buf, size_t len)
 {
 	struct link *l = arg;
+	int rv;
 
 	if (!l->open || atomic_load(&forked))
 		return -ENOTCONN;
 	/* Its connection has gone: what it queued would wait for one it never gets. */
 	if (atomic_load(&l->spent))
 		return -EPIPE;
-	return errno_of(nng_send(l->sock, (void *)buf, len, NNG_FLAG_NONBLOCK));
+	rv = errno_of(nng_send(l->sock, (void *)buf, len, NNG_FLAG_NONBLOCK));
+	if (rv == 0)
+		l->sent++;
+	return rv;
 }
 
 static void replace(struct link *l);

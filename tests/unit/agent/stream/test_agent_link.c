@@ -558,6 +558,63 @@ static void test_send_after_the_connection_went_fails(void **state)
 	link_close(l);
 }
 
+#define BIG_MSG (512u << 10)
+
+struct taker {
+	nng_socket c;
+	pthread_t th;
+	unsigned got; /* messages of BIG_MSG bytes received */
+};
+
+/* A collector that reads as the daemon does: while the agent is still sending. */
+static void *take(void *arg)
+{
+	struct taker *t = arg;
+	nng_msg *m;
+
+	while (t->got < 3 && nng_recvmsg(t->c, &m, 0) == 0) {
+		t->got += nng_msg_len(m) == BIG_MSG;
+		nng_msg_free(m);
+	}
+	return NULL;
+}
+
+/*
+ * What nng took reaches the collector although the link closes at once (the sender's last
+ * messages at VM death): three messages of 512 KiB, one being written and two queued.
+ */
+static void test_close_lets_the_last_messages_leave(void **state)
+{
+	struct fx *fx = *state;
+	const size_t len = BIG_MSG;
+	uint8_t *msg = calloc(1, len);
+	struct taker t = { .c = collector_start(fx->path) };
+	nng_socket c = t.c;
+	struct link *l;
+	int sent = 0;
+
+	assert_non_null(msg);
+	assert_int_equal(nng_socket_set_size(c, NNG_OPT_RECVMAXSZ, 2 * len), 0);
+	assert_int_equal(nng_socket_set_ms(c, NNG_OPT_RECVTIMEO, 2000), 0);
+	assert_int_equal(pthread_create(&t.th, NULL, take, &t), 0);
+	assert_int_equal(link_open(&l, fx->path, NULL, NULL, NULL), 0);
+	assert_true(wait_up(l, 2000) != 0);
+	for (unsigned i = 0; sent < 3 && i < 2000; i++) {
+		int rv = link_nng_ops.send(l, msg, len);
+
+		if (rv == 0)
+			sent++;
+		else
+			nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
+	}
+	assert_int_equal(sent, 3);
+	link_close(l);
+	pthread_join(t.th, NULL);
+	assert_int_equal(t.got, 3);
+	nng_close(c);
+	free(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +633,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connection_dying_as_it_starts_is_not_up, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_send_after_the_connection_went_fails, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_close_lets_the_last_messages_leave, setup,
 						teardown),
 	};
 
