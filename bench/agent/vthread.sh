@@ -19,12 +19,15 @@
 #              mounts and the CPU samples. The recording's own CPU is not the JVM's.
 # The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
 # others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
-# per loop and the kernel's part of it (medians over rounds), the extra CPU per mount against
+# per loop and the kernel's part of it, its threads' context switches per loop (medians over
+# rounds), the extra CPU per mount against
 # none (the same round), and what 10 000 mounts a second would then cost, as a share of the
 # JVM's CPU at that rate; then the ratios of the JVM's CPU and fgcollect's together (fgrec),
 # and of the JVM's alone (fgagent), against none's, paired per round (median and spread), and
 # of the JVM's kernel CPU alone (the system time of /proc/PID/stat, in clock ticks: per-switch
-# work such as a sched_switch program's shows there).
+# work such as a sched_switch program's shows there). With kernel.bpf_stats_enabled=1 while it
+# runs, a wall or off-CPU recording also says its sched_switch program's own time at the JVM's
+# switches: printed a loop and a run, and against none's CPU a loop (paired per round).
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750), REC_EVENT (wall; cpu: a CPU recording, which
@@ -154,7 +157,7 @@ for jdk in $jdks; do
 			bpf="0 0"
 			if [[ -n $rec ]]; then
 				bpf=$(grep 'BPF program ran' "$tmp/rec.err" | tail -1 |
-					sed -n 's/.* ran \([0-9.]*\) ms at .*(\([0-9]*\) runs.*/\1 \2/p')
+					sed -n 's/.* ran \([0-9.]*\) ms at .*(\([0-9]*\) runs.*/\1 \2/p' || true)
 				[[ -n $bpf ]] || bpf="0 0"
 				mv "$tmp/rec.err" "$tmp/rec.err.keep" # the last round's
 			fi
