@@ -27,7 +27,8 @@
 # of the JVM's kernel CPU alone (the system time of /proc/PID/stat, in clock ticks: per-switch
 # work such as a sched_switch program's shows there). With kernel.bpf_stats_enabled=1 while it
 # runs, a wall or off-CPU recording also says its sched_switch program's own time at the JVM's
-# switches: printed a loop and a run, and against none's CPU a loop (paired per round).
+# switches (from its clock read on: its entry and first look-ups are not counted): printed a
+# loop and a run, and against none's CPU a loop (paired per round).
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750), REC_EVENT (wall; cpu: a CPU recording, which
