@@ -19,12 +19,16 @@
 #              mounts and the CPU samples. The recording's own CPU is not the JVM's.
 # The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
 # others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
-# per loop and the kernel's part of it (medians over rounds), the extra CPU per mount against
+# per loop and the kernel's part of it, its threads' context switches per loop (medians over
+# rounds), the extra CPU per mount against
 # none (the same round), and what 10 000 mounts a second would then cost, as a share of the
 # JVM's CPU at that rate; then the ratios of the JVM's CPU and fgcollect's together (fgrec),
 # and of the JVM's alone (fgagent), against none's, paired per round (median and spread), and
 # of the JVM's kernel CPU alone (the system time of /proc/PID/stat, in clock ticks: per-switch
-# work such as a sched_switch program's shows there).
+# work such as a sched_switch program's shows there). With kernel.bpf_stats_enabled=1 while it
+# runs, a wall or off-CPU recording also says its sched_switch program's own time at the JVM's
+# switches (from its clock read on: its entry and first look-ups are not counted): printed a
+# loop and a run, and against none's CPU a loop (paired per round).
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750), REC_EVENT (wall; cpu: a CPU recording, which
@@ -80,6 +84,16 @@ sys_ns() {
 	set -- $f
 	echo $((${13} * 1000000000 / hz))
 }
+# switches PID: the context switches of the JVM's live threads (voluntary and not).
+switches() {
+	local t s=0 k v _
+	for t in /proc/"$1"/task/*; do
+		while read -r k v _; do
+			[[ $k != *_ctxt_switches: ]] || s=$((s + v))
+		done 2>/dev/null <"$t/status"
+	done
+	echo "$s"
+}
 # loops V: "NANOTIME LOOPS" of variant V's last report.
 loops() { grep '^vtm ' "$tmp/$1.out" | tail -1 | cut -d' ' -f2-; }
 
@@ -128,33 +142,50 @@ for jdk in $jdks; do
 			read -r t0 l0 <<<"$(loops "$v")"
 			c0=$(cpu_ns "${pid[$v]}")
 			s0=$(sys_ns "${pid[$v]}")
+			w0=$(switches "${pid[$v]}")
 			r0=0
 			[[ -z $rec ]] || r0=$(cpu_ns "$rec")
 			sleep "$round"
 			c1=$(cpu_ns "${pid[$v]}")
 			s1=$(sys_ns "${pid[$v]}")
+			w1=$(switches "${pid[$v]}")
 			r1=0
 			[[ -z $rec ]] || r1=$(cpu_ns "$rec")
 			read -r t1 l1 <<<"$(loops "$v")"
 			[[ -z $rec ]] || wait "$rec" || { echo "vthread: fgcollect record failed:"; cat "$tmp/rec.err"; exit 1; }
+			# The sched_switch program's own time at the JVM's switches over the whole
+			# recording, in ms, and its runs (said with kernel.bpf_stats_enabled=1 only).
+			bpf="0 0"
+			if [[ -n $rec ]]; then
+				bpf=$(grep 'BPF program ran' "$tmp/rec.err" | tail -1 |
+					sed -n 's/.* ran \([0-9.]*\) ms at .*(\([0-9]*\) runs.*/\1 \2/p' || true)
+				[[ -n $bpf ]] || bpf="0 0"
+				mv "$tmp/rec.err" "$tmp/rec.err.keep" # the last round's
+			fi
 			kill -STOP "${pid[$v]}"
 			# CPU per loop (us) and loops a second, this round, the collector's CPU per
-			# loop (fgrec; 0 for the others) and the JVM's kernel CPU per loop.
-			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round $((r1 - r0)) $((s1 - s0))" |
+			# loop (fgrec; 0 for the others), the JVM's kernel CPU per loop and its
+			# threads' context switches per loop.
+			# threads' context switches per loop; the BPF program's time per loop (us,
+			# over the recording: settle + round + 1 s at this round's rate) and per run.
+			echo "$r $v $((c1 - c0)) $((l1 - l0)) $((t1 - t0)) $round $((r1 - r0)) $((s1 - s0))" \
+				"$((w1 - w0)) $bpf $((settle + round + 1))" |
 				awk '{ rate = $4 / ($5 / 1e9); n = rate * $6
-					printf "%s %s %.4f %.0f %.4f %.4f\n", $1, $2, $3 / 1e3 / n, rate,
-						$7 / 1e3 / n, $8 / 1e3 / n }' >>"$tmp/rounds"
+					printf "%s %s %.4f %.0f %.4f %.4f %.4f %.4f %.1f\n", $1, $2, $3 / 1e3 / n,
+						rate, $7 / 1e3 / n, $8 / 1e3 / n, $9 / n,
+						$10 * 1e3 / (rate * $12), $11 ? $10 * 1e6 / $11 : 0 }' >>"$tmp/rounds"
 		done
 	done
 	ver=$("$jdk/bin/java" -version 2>&1 | head -1)
 	echo "== $ver ($jdk)"
 	base=$(awk '$2 == "none" {print $3}' "$tmp/rounds" | median)
-	printf '  %-10s %14s %12s %12s %20s %16s\n' variant "us CPU/loop" "of it kernel" "loops/s" \
-		"extra us/mount" "of the JVM CPU"
+	printf '  %-10s %14s %12s %12s %10s %20s %16s\n' variant "us CPU/loop" "of it kernel" \
+		"loops/s" "switches" "extra us/mount" "of the JVM CPU"
 	for v in $variants; do
 		m=$(V=$v awk '$2 == ENVIRON["V"] {print $3}' "$tmp/rounds" | median)
 		rate=$(V=$v awk '$2 == ENVIRON["V"] {print $4}' "$tmp/rounds" | median)
 		sys=$(V=$v awk '$2 == ENVIRON["V"] {print $6}' "$tmp/rounds" | median)
+		csw=$(V=$v awk '$2 == ENVIRON["V"] {print $7}' "$tmp/rounds" | median)
 		# extra per mount, paired with none in the same round (a loop is one mount + one unmount)
 		paired() {
 			V=$v awk '$2 == "none" {b[$1] = $3} $2 == ENVIRON["V"] {x[$1] = $3}
@@ -164,8 +195,8 @@ for jdk in $jdks; do
 		sp=$(paired | spread)
 		# The extra CPU as a share of the JVM's own at any mount rate (both are per loop).
 		pct=$(echo "$ex $base" | awk '{ printf "%.2f%%", 100 * $1 / $2 }')
-		printf '  %-10s %14.3f %12.3f %12.0f %11.3f (%s) %16s\n' "$v" "$m" "$sys" "$rate" "$ex" "$sp" \
-			"$pct"
+		printf '  %-10s %14.3f %12.3f %12.0f %10.2f %11.3f (%s) %16s\n' "$v" "$m" "$sys" "$rate" \
+			"$csw" "$ex" "$sp" "$pct"
 	done
 	# The recording whole: the JVM's CPU and the collector's, against the JVM's with no
 	# agent, as a ratio (per round, paired; median and spread).
@@ -185,6 +216,19 @@ for jdk in $jdks; do
 			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgagent" {x[$1] = $3}
 				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | spread)"
 	fi
+	# The sched_switch program's own time against none's CPU (paired per round).
+	if [[ " $variants " == *" fgrec "* ]] && awk '$2 == "fgrec" && $8 > 0 {f = 1} END {exit !f}' "$tmp/rounds"; then
+		printf '  the sched_switch program at the JVM'"'"'s switches: %.3f us a loop, %.0f ns a run;' \
+			"$(awk '$2 == "fgrec" {print $8}' "$tmp/rounds" | median)" \
+			"$(awk '$2 == "fgrec" {print $9}' "$tmp/rounds" | median)"
+		printf ' against none'"'"'s CPU: %.4f (%s)\n' \
+			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgrec" {x[$1] = $8}
+				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | median)" \
+			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgrec" {x[$1] = $8}
+				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | spread)"
+	elif [[ " $variants " == *" fgrec "* && ${REC_EVENT:-wall} != cpu ]]; then
+		echo "  (the sched_switch program's own time: with kernel.bpf_stats_enabled=1)"
+	fi
 	# The kernel's part alone, per variant: the JVM's system time against none's (paired).
 	for v in $variants; do
 		[[ $v != none ]] || continue
@@ -199,7 +243,8 @@ for jdk in $jdks; do
 		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null || true
 		[[ $v == none ]] || grep 'vthread_floor:' "$tmp/$v.out" | sed "s/^/  $v: /" || true
 	done
-	[[ ! -e $tmp/rec.err ]] || grep 'virtual threads:' "$tmp/rec.err" | tail -2 | sed 's/^/  fgrec, last round: /'
-	rm -f "$tmp/rec.err"
+	[[ ! -e $tmp/rec.err.keep ]] || grep 'virtual threads:' "$tmp/rec.err.keep" | tail -2 |
+		sed 's/^/  fgrec, last round: /'
+	rm -f "$tmp/rec.err" "$tmp/rec.err.keep"
 	pid=()
 done
