@@ -56,7 +56,10 @@
 #     rest), the JVM's extra CPU per allocation sample (per variant; for those without a
 #     sample count, bytes over the interval), what 1% of the JVM's CPU allows per sample, and
 #     fgcollect's CPU (daemon and record) as % of the JVM's, and alloc/none against the budget's
-#     goal (1 + BUDGET / 100) with the intervals record's summary says were used. AllocService allocates 2-3 GB per
+#     goal (1 + BUDGET / 100) with the intervals record's summary says were used, the controlled
+#     alloc/none beside aa/none, and the cost derived: the window's samples/s (its bytes over
+#     the interval that weighed the most bytes) x (the callbacks' own time per sample +
+#     HOTSPOT_US) over the JVM's CPU a second. AllocService allocates 2-3 GB per
 #     second of its CPU, far more per unit of work than most services: the cost per sample says
 #     what another service pays (samples/s x cost per sample over its CPU).
 #     Paired, round by round, for each variant with a baseline in its own JVM (alloc, fixed, live
@@ -623,7 +626,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	fi
 	paired
 	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
-	echo "--alloc-budget $budget: the JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
+	echo "--alloc-budget $budget: the whole JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
 	# The same cost derived rather than measured: samples a second times the agent's callbacks'
 	# own time per sample (record's summary), plus HotSpot's sampling outside them (HOTSPOT_US,
 	# the empty callback's extra CPU per sample), over the JVM's CPU a second in alloc's windows.
