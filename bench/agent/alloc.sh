@@ -11,6 +11,10 @@
 #     (none, alloc, fixed, ...; every other pass in the reverse order, so a variant and its
 #     baseline sit side by side and a drift linear over two passes weighs them alike):
 #       none   nobody records: the agent connected, its events off;
+#       aa     none again on alloc's schedule (SETTLE seconds before its window, first in the
+#              passes alloc is last): paired with none as alloc is, it reads what the pairing
+#              itself makes of two windows of the same state (1.000 when unbiased; AA=0
+#              leaves it out);
 #       alloc  `fgcollect record --pid JVM --event alloc --alloc-budget BUDGET` (a sample every
 #              512 KiB, the interval widened by the agent to keep sampling under BUDGET% of
 #              the JVM's CPU) through the daemon, started SETTLE seconds before the measured
@@ -52,7 +56,10 @@
 #     rest), the JVM's extra CPU per allocation sample (per variant; for those without a
 #     sample count, bytes over the interval), what 1% of the JVM's CPU allows per sample, and
 #     fgcollect's CPU (daemon and record) as % of the JVM's, and alloc/none against the budget's
-#     goal (1 + BUDGET / 100) with the intervals record's summary says were used. AllocService allocates 2-3 GB per
+#     goal (1 + BUDGET / 100) with the intervals record's summary says were used, the controlled
+#     alloc/none beside aa/none, and the cost derived: the window's samples/s (its bytes over
+#     the interval that weighed the most bytes) x (the callbacks' own time per sample +
+#     HOTSPOT_US) over the JVM's CPU a second. AllocService allocates 2-3 GB per
 #     second of its CPU, far more per unit of work than most services: the cost per sample says
 #     what another service pays (samples/s x cost per sample over its CPU).
 #     Paired, round by round, for each variant with a baseline in its own JVM (alloc, fixed, live
@@ -88,7 +95,8 @@
 #      flock around each pass of the variants), ASPROF (path of libasyncProfiler.so), FLOOR (1),
 #      BUDGET (1: --alloc-budget of the alloc variant and of the quality recordings), LIVE (1),
 #      COPY (16384 bytes of stack per sample in copycb and copy; 0: neither), RING (1),
-#      FIXED (1), ALLOCSTACK (jvmti: the first JVM's allocstack).
+#      FIXED (1), ALLOCSTACK (jvmti: the first JVM's allocstack), AA (1: the aa variant, below),
+#      HOTSPOT_US (3: HotSpot's sampling outside the callbacks per sample, for the derived cost).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -112,6 +120,7 @@ fi
 budget=${BUDGET:-1}
 allocstack=${ALLOCSTACK:-jvmti}
 variants="none alloc"
+[[ ${AA:-1} == 0 ]] || variants="aa $variants"
 [[ ${FIXED:-1} == 0 ]] || variants+=" fixed"
 [[ ${LIVE:-1} == 0 ]] || variants+=" live"
 copy=${COPY:-16384}
@@ -293,7 +302,7 @@ for pid in sys.argv[1:]:
 # ringnone, asprof for asprof and asprofnone, the floor agents' by name).
 jkey() {
 	case $1 in
-	none | alloc | fixed | live) echo main ;;
+	aa | none | alloc | fixed | live) echo main ;;
 	ring | ringnone) echo ring ;;
 	asprof | asprofnone) echo asprof ;;
 	*) echo "$1" ;;
@@ -330,8 +339,9 @@ round() {
 		"$asprof_bin" start -e alloc --alloc 512k "$pid" >"$tmp/asprof.ctl" 2>&1 ||
 			{ echo "alloc: asprof start failed"; cat "$tmp/asprof.ctl"; exit 1; }
 	fi
-	# Only a window that starts something waits for it to settle.
-	if [[ -n $rpid || ($v == asprof && -n $asprof_bin) ]]; then sleep "$settle"; else sleep 0.3; fi
+	# Only a window that starts something waits for it to settle, and aa, which stands for
+	# alloc without its recording.
+	if [[ -n $rpid || $v == aa || ($v == asprof && -n $asprof_bin) ]]; then sleep "$settle"; else sleep 0.3; fi
 	f0=$(proc_cpu_ns "$wpid")
 	snap "${pids[@]}" >"$tmp/snap0"
 	[[ -n $rpid ]] && r0=$(proc_cpu_ns "$rpid")
@@ -346,8 +356,13 @@ round() {
 		wait "$rpid" || { echo "alloc: record failed"; cat "$tmp/rec.err"; exit 1; }
 		rpid=
 		cp "$tmp/rec.err" "$tmp/rec.last.$v.err"
-		[[ $v != fixed && $v != ring ]] ||
+		[[ $v != fixed && $v != ring && $v != alloc ]] ||
 			sed -n "s/.*allocation sampling cost \([0-9.]*\) us of CPU per sample in the agent's callbacks.*/\1/p" "$tmp/rec.err" >>"$tmp/cbcost.$v"
+		# the interval that weighed the most bytes: the one the budget held through the window
+		[[ $v != alloc ]] || sed -n 's/.*sampling intervals used ([^)]*): //p' "$tmp/rec.err" | tr ';' '\n' |
+			awk '$2 == "bytes:" && $(NF - 1) + 0 > m { m = $(NF - 1) + 0; i = $1 } END { print i + 0 }' >>"$tmp/ival.alloc"
+		[[ $v != alloc ]] ||
+			sed -n "s/.*us of CPU per sample in the agent's callbacks ([0-9]* samples, \([0-9.]*\)% of the JVM's.*/\1/p" "$tmp/rec.err" >>"$tmp/cbpct.alloc"
 		[[ $v != ring ]] || sed -n "s/.*took \([0-9.]*\) us of the collector's CPU per copy.*/\1/p" "$tmp/rec.err" >>"$tmp/ringcost"
 		# live's summary counts the samples still live: its rate is fixed's (same interval)
 		[[ $v == live || $v == ring ]] || sed -n 's/.*: \([0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec.err" |
@@ -444,7 +459,7 @@ paired() {
 	echo "paired per round (the variant's window against its baseline's in the same JVM and pass; median, IQR, 95% CI of the median):"
 	for v in $variants; do
 		case $v in
-		alloc | fixed | live | ring) ;;
+		aa | alloc | fixed | live | ring) ;;
 		asprof) [[ -n $asprof_bin ]] || continue ;;
 		*) continue ;;
 		esac
@@ -478,6 +493,10 @@ cost() {
 	: >"$tmp/samples.fixed"
 	: >"$tmp/ringcost"
 	: >"$tmp/cbcost.fixed"
+	: >"$tmp/cbcost.alloc"
+	: >"$tmp/cbpct.alloc"
+	: >"$tmp/ival.alloc"
+	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	: >"$tmp/cbcost.ring"
 	AGENTOPTS=,allocstack=$allocstack jvm_start AllocService 100000 "$rate"
 	if [[ -n $asprof && -n $asprof_bin ]]; then
@@ -524,7 +543,7 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	[[ -n $asprof ]] && asprof_stop
 	floors_stop
 	[[ -n $drain ]] && { kill -TERM "$drain" 2>/dev/null; wait "$drain" 2>/dev/null; drain=; }
-	echo "== cost: AllocService (allocstack=$allocstack) at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "== cost: AllocService (allocstack=$allocstack) at $rate requests/s, $(basename "$jdk"), $reps interleaved rounds of $round s after $settle s; $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 	if [[ -n $asprof && -n $asprof_bin ]]; then
 		echo "(asprof: a second AllocService JVM with async-profiler's library loaded, alive beside the first in every round: idle in asprofnone, its alloc at 512 KiB started and stopped by asprof around the window in asprof)"
 	elif [[ -n $asprof ]]; then
@@ -607,13 +626,32 @@ while c.recv(1 << 20): pass' "$tmp/copy.sock" 2>"$tmp/drain.err" &
 	fi
 	paired
 	paste -d' ' "$tmp/alloc.fig" "$tmp/none.fig" | awk '{ printf "%.4f\n", $10 ? $3 / $10 : 0 }' >"$tmp/ratio"
-	echo "--alloc-budget $budget: the JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
+	echo "--alloc-budget $budget: the whole JVM's CPU per request with/without recording, median over rounds: $(median <"$tmp/ratio") (goal <= $(b="$budget" awk 'BEGIN { printf "%.3f", 1 + ENVIRON["b"] / 100 }'))"
+	# The same cost derived rather than measured: samples a second times the agent's callbacks'
+	# own time per sample (record's summary), plus HotSpot's sampling outside them (HOTSPOT_US,
+	# the empty callback's extra CPU per sample), over the JVM's CPU a second in alloc's windows.
+	# Samples a second in the window: its bytes over the interval that weighed the most bytes in
+	# the recording (record's count over its whole duration includes the first second at
+	# 512 KiB, before the budget widened the interval).
+	local ns cb jc
+	ns=$(paste -d' ' "$tmp/alloc" "$tmp/ival.alloc" | awk '$4 && $9 { printf "%.1f\n", $3 / $4 * 1e9 / $9 }' | median)
+	cb=$(median <"$tmp/cbcost.alloc")
+	jc=$(awk '$4 { printf "%.1f\n", $1 / $4 * 1e6 }' "$tmp/alloc" | median)
+	echo "--alloc-budget $budget, direct: the JVM's CPU per request over none's, controlled, median of the rounds: $(cut -d' ' -f6 "$tmp/pr.alloc" | summ)"
+	[[ ! -s $tmp/pr.aa ]] ||
+		echo "  A/A (aa, nothing recorded, alloc's schedule) over none's, controlled: $(cut -d' ' -f6 "$tmp/pr.aa" | summ)"
+	echo "--alloc-budget $budget, derived: $ns samples/s in the window (at $(median <"$tmp/ival.alloc") bytes; $(median <"$tmp/samples.alloc") over the whole recording) x ($cb us in the agent's callbacks + ${HOTSPOT_US:-3} us of HotSpot's" \
+		"sampling outside them) over the JVM's $jc us of CPU a second: $(n="$ns" c="$cb" h="${HOTSPOT_US:-3}" j="$jc" awk 'BEGIN {
+			j = ENVIRON["j"] + 0; if (j > 0) printf "%.3f%% (the callbacks alone %.3f%%)", 100 * ENVIRON["n"] * (ENVIRON["c"] + ENVIRON["h"]) / j,
+				100 * ENVIRON["n"] * ENVIRON["c"] / j; else printf "nan" }');" \
+		"the agent's own count, median of the rounds: $(median <"$tmp/cbpct.alloc")% of the JVM's CPU in its callbacks"
 	echo "record's summary (last alloc round, --alloc-budget $budget):"
 	grep -v 'note' "$tmp/rec.last.alloc.err" | sed 's/^/  /' | head -n 12
 	for v in fixed live ring; do
 		[[ -s $tmp/rec.last.$v.err ]] &&
 			echo "$v: $(grep 'allocation sampling cost' "$tmp/rec.last.$v.err" | sed 's/^fgcollect record: //')"
 	done
+	return 0 # a variant left out is no failure
 }
 
 # quality: part 2 for $jdk: QREPS recordings of QDUR + 4 s through the daemon, each around a
