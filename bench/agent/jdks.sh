@@ -256,7 +256,8 @@ latency() {
 		[ -s "$tmp/code.$p" ] || continue
 		# The first time a line of this JVM's map at the method's address was seen at or
 		# after its announcement.
-		awk -v pid="$p" -v lat="$tmp/lat" 'FNR == NR { if ($1 == pid) { n[$2]++; t[$2, n[$2]] = $3 }; next }
+		pid="$p" lat="$tmp/lat" awk 'BEGIN { pid = ENVIRON["pid"]; lat = ENVIRON["lat"] }
+			FNR == NR { if ($1 == pid) { n[$2]++; t[$2, n[$2]] = $3 }; next }
 			$1 != 0 { next }
 			{ best = -1
 			  for (i = 1; i <= n[$2]; i++) if (t[$2, i] >= $3 && (best < 0 || t[$2, i] < best)) best = t[$2, i]
