@@ -530,7 +530,8 @@ static void report_jvm_cost(const struct session_jvm_summary *v, const struct re
 	say(out,
 	    "PID %u: allocation sampling cost %.2f us of CPU per sample in the agent's callbacks "
 	    "(%llu samples, %.3f%% of the JVM's %.1f s of CPU, since alloc went on at its present "
-	    "ask); its budget adds an estimate per sample of HotSpot's sampling outside them",
+	    "ask); its budget adds an estimate per sample of HotSpot's sampling outside them, and "
+	    "of the collector's walk for a copied stack",
 	    v->pid, (double)c->cost_ns / 1e3 / (double)c->samples, (unsigned long long)c->samples,
 	    c->cpu_ns ? 100.0 * (double)c->cost_ns / (double)c->cpu_ns : 0.0,
 	    (double)c->cpu_ns / 1e9);

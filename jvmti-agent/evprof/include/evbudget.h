@@ -9,9 +9,9 @@
  * JVM's CPU time over the same span. Outside the callback, a sample whose stack the agent took
  * (GetStackTrace) costs HotSpot's sampling and the agent's sender, EVBUDGET_OUTSIDE_NS; a sample
  * whose stack it copied into its ring (allocstack=copy or auto) costs HotSpot's sampling
- * (3 us), EVBUDGET_COPY_OUTSIDE_NS. The budget is a share of the JVM's CPU, so it counts what
- * the JVM's threads spend: reading and walking a copy on the host (about 10 us a sample) is the
- * collector's CPU, not the JVM's, and the collector's summary counts it apart.
+ * (3 us) and what reading and walking the copy costs the collector on the host beyond a
+ * GetStackTrace sample's event (about 10 us), EVBUDGET_COPY_OUTSIDE_NS: the budget counts what
+ * sampling costs wherever it runs.
  *
  * Once a window holds at least EVBUDGET_WINDOW_CPU_NS of CPU and EVBUDGET_WINDOW_NS of time (or
  * EVBUDGET_WINDOW_LONG_NS of time, for a JVM that hardly runs) it decides, with r the window's
@@ -33,7 +33,7 @@
 #define EVBUDGET_PPM_DEFAULT 10000u	       /* 1% of the JVM's CPU */
 #define EVBUDGET_PPM_MAX 1000000u	       /* 100% */
 #define EVBUDGET_OUTSIDE_NS 3000u	       /* per sample, outside the callback */
-#define EVBUDGET_COPY_OUTSIDE_NS 3000u	       /* per copied sample: HotSpot's sampling */
+#define EVBUDGET_COPY_OUTSIDE_NS 13000u	       /* per copied sample, the host's walk included */
 #define EVBUDGET_WINDOW_CPU_NS 200000000ull    /* a decision needs this much CPU ... */
 #define EVBUDGET_WINDOW_NS 1000000000ull       /* ... and this much time */
 #define EVBUDGET_WINDOW_LONG_NS 10000000000ull /* or this much time whatever the CPU */

@@ -110,8 +110,7 @@ static void test_a_decision_waits_for_a_full_window(void **state)
 	evbudget_reset(&b, BASE, 10000);
 	assert_int_equal(evbudget_tick(&b, 1000, 0, 0, 1000 * MS, 1000 * MS), BASE);
 	assert_int_equal(b.cost_ns, 1000ull * EVBUDGET_OUTSIDE_NS);
-	/* A copied sample counts EVBUDGET_COPY_OUTSIDE_NS (HotSpot's sampling; the host's walk is
-	 * not the JVM's CPU). */
+	/* A copied sample counts EVBUDGET_COPY_OUTSIDE_NS (the host's walk of it included). */
 	evbudget_reset(&b, BASE, 10000);
 	assert_int_equal(evbudget_tick(&b, 1000, 600, 0, 1000 * MS, 1000 * MS), BASE);
 	assert_int_equal(b.cost_ns,
