@@ -211,7 +211,7 @@ static uint64_t my_slot(void)
 	return slot;
 }
 
-static uint32_t my_tid(void)
+uint32_t evjvmti_tid(void)
 {
 	return (uint32_t)my_slot();
 }
@@ -271,7 +271,7 @@ static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
 	int why;
 
 	e->in.ts = fg_now_ns();
-	e->in.tid = my_tid();
+	e->in.tid = evjvmti_tid();
 	e->in.cls = (struct fgp_str){ e->cls, (uint16_t)strlen(e->cls) };
 	why = take_stack(jni, e);
 	if (why >= 0)
@@ -325,7 +325,7 @@ static bool copy_stack(JNIEnv *jni, jclass klass, const struct ev *e)
 		.sp = f.sp,
 		.fp = f.fp,
 		.pc = f.pc,
-		.tid = my_tid(),
+		.tid = evjvmti_tid(),
 		.flags = 0,
 		.stack = (const void *)(uintptr_t)f.sp,
 		.len = (size_t)(f.top - f.sp),

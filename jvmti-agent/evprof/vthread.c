@@ -7,7 +7,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -284,9 +283,9 @@ fail:
  * of one virtual thread on one carrier run on that carrier's thread), in keys of the carrier's
  * thread (a _Thread_local would make the agent need ld.so's __tls_get_addr): its CPU time at
  * the mount, and when the wait before the mount began (0: none to count at the unmount); and
- * of itself: its tid, and its CPU time read last (at an unmount) with when.
+ * of itself: its CPU time read last (at an unmount) with when. Its tid is evjvmti_tid()'s.
  */
-enum { KEY_CPU0, KEY_WAIT0, KEY_TID, KEY_READ_CPU, KEY_READ_AT, NKEYS };
+enum { KEY_CPU0, KEY_WAIT0, KEY_READ_CPU, KEY_READ_AT, NKEYS };
 static pthread_key_t keys[NKEYS];
 static bool keys_ok;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
@@ -319,18 +318,6 @@ static uint64_t carrier_cpu0(void)
 static void carrier_cpu0_set(uint64_t ns)
 {
 	carrier_set(KEY_CPU0, ns);
-}
-
-/* The calling thread's tid, asked of the kernel once a thread. */
-static uint32_t carrier_tid(void)
-{
-	uint64_t tid = carrier_get(KEY_TID);
-
-	if (!tid) {
-		tid = (uint32_t)syscall(SYS_gettid);
-		carrier_set(KEY_TID, tid);
-	}
-	return (uint32_t)tid;
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -387,7 +374,7 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 {
 	take_name(jni, t, &m->w);
 	m->e = (struct fgp_stack_event_in){
-		.tid = carrier_tid(),
+		.tid = evjvmti_tid(),
 		.kind = FGP_EV_VMOUNT,
 		.tag = thread_id(jni, t),
 		.cls = m->w.name_len ? (struct fgp_str){ m->w.name, m->w.name_len }
@@ -481,7 +468,7 @@ static void send(const struct vwait *w, uint32_t cap, uint64_t now, uint64_t m, 
 	double iv = (double)FGP_VWAIT_ONE * (double)d / (double)ns;
 	struct fgp_stack_event_in e = {
 		.ts = now,
-		.tid = carrier_tid(),
+		.tid = evjvmti_tid(),
 		.kind = FGP_EV_VWAIT,
 		.flags = w->flags,
 		.value = ns,
@@ -518,7 +505,7 @@ static void flush(unsigned g, uint64_t now, uint64_t m)
 
 	if (!vtclaim_due(&claims, g, now, &d, &t0))
 		return;
-	e.tid = carrier_tid();
+	e.tid = evjvmti_tid();
 	name = vtclaim_name(&claims, g, &len);
 	e.cls = len ? (struct fgp_str){ name, (uint16_t)len }
 		    : (struct fgp_str){ vt_class, sizeof(vt_class) - 1 };

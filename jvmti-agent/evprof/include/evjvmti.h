@@ -127,4 +127,8 @@ int evjvmti_frames(JNIEnv *jni, const jvmtiFrameInfo *fi, int n, struct fgp_fram
  */
 uint64_t evjvmti_sample_interval(uint64_t *slot, uint64_t now);
 
+/* The calling thread's tid, asked of the kernel once a thread and kept in its slot (low 32
+ * bits): the allocation events' and the virtual threads' carriers'. */
+uint32_t evjvmti_tid(void);
+
 #endif
