@@ -122,12 +122,20 @@ double strata_scale(void *arg, uint32_t id)
 	return st->v[id - st->base - 1].scale;
 }
 
+/* The stratum of tid's kind k with stacks (taken before its mounts were known, mounted, or
+ * neither), or NULL. */
+static struct stratum *taken_at(struct strata *st, uint32_t tid, bool before, bool mounted,
+				unsigned k)
+{
+	const uint64_t *v = htab_get(&st->idx, key_of(tid, before, mounted, k));
+
+	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
+}
+
 /* The stratum of tid's kind k with stacks (mounted or not), or NULL. */
 static struct stratum *taken_m(struct strata *st, uint32_t tid, bool mounted, unsigned k)
 {
-	const uint64_t *v = htab_get(&st->idx, key_of(tid, false, mounted, k));
-
-	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
+	return taken_at(st, tid, false, mounted, k);
 }
 
 /* The stratum of tid's kind k with stacks (no virtual thread mounted), or NULL. */
@@ -139,9 +147,7 @@ static struct stratum *taken(struct strata *st, uint32_t tid, unsigned k)
 /* The stratum of tid's kind k with stacks taken before its mounts were known, or NULL. */
 static struct stratum *taken_b(struct strata *st, uint32_t tid, unsigned k)
 {
-	const uint64_t *v = htab_get(&st->idx, key_of(tid, true, false, k));
-
-	return v && st->v[*v].sum_us ? &st->v[*v] : NULL;
+	return taken_at(st, tid, true, false, k);
 }
 
 /* Whether kind k is a preemption leaving a system call. */
