@@ -231,18 +231,36 @@ static struct stratum *stratum_for(struct strata *st, const struct threadtime_re
 	return lv;
 }
 
+/* Strata vs (NULL ones skipped) share us by their weights: their scales set, their counts added
+ * to st->tot and to the thread's precision (q, n); whether any was there. */
+static bool share_to(struct strata *st, struct stratum *const *vs, size_t nv, uint64_t us,
+		     double *q, uint32_t *n)
+{
+	double sum = 0, var = 0;
+
+	for (size_t i = 0; i < nv; i++)
+		if (vs[i]) {
+			sum += (double)vs[i]->sum_us;
+			var += vs[i]->var;
+		}
+	if (sum <= 0)
+		return false;
+	for (size_t i = 0; i < nv; i++)
+		if (vs[i]) {
+			vs[i]->scale = (double)us / sum;
+			st->tot.strata++;
+			st->tot.sampled_us += vs[i]->sum_us;
+			*n += vs[i]->n;
+		}
+	*q += (double)us * (double)us * var / (sum * sum);
+	return true;
+}
+
 /* Stratum v (may be NULL) scaled to us; its counts added to st->tot and to the thread's
  * precision (q, n). The time left without a stack is returned: us when there is no v. */
 static uint64_t scale_to(struct strata *st, struct stratum *v, uint64_t us, double *q, uint32_t *n)
 {
-	if (!v)
-		return us;
-	v->scale = (double)us / (double)v->sum_us;
-	st->tot.strata++;
-	st->tot.sampled_us += v->sum_us;
-	*q += (double)us * (double)us * v->var / ((double)v->sum_us * (double)v->sum_us);
-	*n += v->n;
-	return 0;
+	return v && share_to(st, &v, 1, us, q, n) ? 0 : us;
 }
 
 /*
@@ -363,31 +381,6 @@ static void mounted_split(struct strata *st, uint32_t tid, const uint64_t *us,
 		mus[pk] = pre;
 	else
 		nus[pk] = pre;
-}
-
-/* Strata vs (NULL ones skipped) share us by their weights, counted as scale_to() counts;
- * whether any was there. */
-static bool share_to(struct strata *st, struct stratum *const *vs, size_t nv, uint64_t us,
-		     double *q, uint32_t *n)
-{
-	double sum = 0, var = 0;
-
-	for (size_t i = 0; i < nv; i++)
-		if (vs[i]) {
-			sum += (double)vs[i]->sum_us;
-			var += vs[i]->var;
-		}
-	if (sum <= 0)
-		return false;
-	for (size_t i = 0; i < nv; i++)
-		if (vs[i]) {
-			vs[i]->scale = (double)us / sum;
-			st->tot.strata++;
-			st->tot.sampled_us += vs[i]->sum_us;
-			*n += vs[i]->n;
-		}
-	*q += (double)us * (double)us * var / (sum * sum);
-	return true;
 }
 
 /*
