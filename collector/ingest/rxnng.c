@@ -5,6 +5,10 @@
  *
  * Invariant: a pipe is in the admitted set from its ADD_PRE (if admitted) to its REM_POST, and
  * exactly one RECEIVE_GONE is queued for every admitted pipe.
+ *
+ * A pipe's peer PID is the kernel's (SO_PEERCRED), read at its ADD_PRE and kept with it until
+ * its RECEIVE_GONE is taken: nng drops the pipe's id right after REM_POST, and an agent's last
+ * message (at VM death, often its largest) is usually taken after that.
  */
 #include "rxnng.h"
 
@@ -38,6 +42,11 @@
 #define WATCHDOG_EARLY_MS 250
 #define WATCHDOG_EARLY_PROBES 8
 
+/* An admitted pipe and its peer's PID (0 when nng could not say at ADD_PRE). */
+struct rxpeer {
+	uint32_t id, pid;
+};
+
 struct rxnng {
 	nng_socket sock;
 	nng_listener lst;
@@ -48,10 +57,10 @@ struct rxnng {
 	nng_msg *cur;
 	pid_t self;
 
-	pthread_mutex_t mu; /* protects everything below */
-	uint32_t *pipes;    /* admitted pipe ids, sorted */
+	pthread_mutex_t mu;   /* protects everything below */
+	struct rxpeer *pipes; /* admitted pipes, sorted by id */
 	unsigned n_pipes;
-	uint32_t *gone; /* queued RECEIVE_GONE pipe ids */
+	struct rxpeer *gone; /* queued RECEIVE_GONE pipes, in order */
 	size_t n_gone, cap_gone;
 	struct receive_stats st;
 
@@ -95,11 +104,11 @@ static int nng_to_errno(int rv)
 	}
 }
 
-static bool id_before(const uint32_t *a, uint32_t id)
+static bool id_before(const struct rxpeer *a, uint32_t id)
 {
-	return *a < id;
+	return a->id < id;
 }
-FG_LOWER_BOUND(id_lower_bound, uint32_t, uint32_t, id_before)
+FG_LOWER_BOUND(id_lower_bound, struct rxpeer, uint32_t, id_before)
 
 /* Index of the first admitted pipe id >= id (lock held). */
 static unsigned pipes_find(const struct rxnng *rx, uint32_t id)
@@ -129,10 +138,10 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 		pthread_mutex_lock(&rx->mu);
 		rx->probe_hits++;
 		pthread_cond_broadcast(&rx->wd_cv);
+		if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) != 0 || pid > UINT32_MAX)
+			pid = 0;
 		/* Our own watchdog's probe has done its job. */
-		if (!rx->o.allow_self_peer &&
-		    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
-		    pid == (uint64_t)rx->self) {
+		if (!rx->o.allow_self_peer && pid == (uint64_t)rx->self) {
 			pthread_mutex_unlock(&rx->mu);
 			nng_pipe_close(p);
 			return;
@@ -145,7 +154,7 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 		}
 		i = pipes_find(rx, id);
 		memmove(&rx->pipes[i + 1], &rx->pipes[i], (rx->n_pipes - i) * sizeof(*rx->pipes));
-		rx->pipes[i] = id;
+		rx->pipes[i] = (struct rxpeer){ .id = id, .pid = (uint32_t)pid };
 		rx->n_pipes++;
 		rx->st.accepted++;
 		pthread_mutex_unlock(&rx->mu);
@@ -155,16 +164,20 @@ static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 		return;
 	pthread_mutex_lock(&rx->mu);
 	i = pipes_find(rx, id);
-	if (i < rx->n_pipes && rx->pipes[i] == id) {
+	if (i < rx->n_pipes && rx->pipes[i].id == id) {
+		struct rxpeer gone = rx->pipes[i];
+
 		memmove(&rx->pipes[i], &rx->pipes[i + 1],
 			(rx->n_pipes - i - 1) * sizeof(*rx->pipes));
 		rx->n_pipes--;
 		rx->st.gone++;
 		(void)ARRAY_GROW(rx->gone, rx->cap_gone, rx->n_gone + 1);
-		/* Without memory the consumer never hears of this pipe's end; it is still closed.
+		/*
+		 * Without memory the consumer never hears of this pipe's end (it is still closed),
+		 * and its messages still queued are refused for want of their PID.
 		 */
 		if (rx->n_gone < rx->cap_gone)
-			rx->gone[rx->n_gone++] = id;
+			rx->gone[rx->n_gone++] = gone;
 		pthread_mutex_unlock(&rx->mu);
 		wake(rx);
 		return;
@@ -617,7 +630,7 @@ int rxnng_next(struct rxnng *rx, struct receive_ev *ev)
 	pthread_mutex_lock(&rx->mu);
 	if (rx->n_gone) {
 		ev->type = RECEIVE_GONE;
-		ev->pipe = rx->gone[0];
+		ev->pipe = rx->gone[0].id;
 		ev->data = NULL;
 		ev->len = 0;
 		memmove(&rx->gone[0], &rx->gone[1], (rx->n_gone - 1) * sizeof(*rx->gone));
@@ -629,13 +642,33 @@ int rxnng_next(struct rxnng *rx, struct receive_ev *ev)
 	return 0;
 }
 
+/* The PID kept for pipe, admitted or gone and not yet taken; 0 when none is (lock held). */
+static uint32_t kept_pid(const struct rxnng *rx, uint32_t pipe)
+{
+	unsigned i = pipes_find(rx, pipe);
+
+	if (i < rx->n_pipes && rx->pipes[i].id == pipe)
+		return rx->pipes[i].pid;
+	for (size_t k = 0; k < rx->n_gone; k++)
+		if (rx->gone[k].id == pipe)
+			return rx->gone[k].pid;
+	return 0;
+}
+
 int rxnng_peer_pid(struct rxnng *rx, uint32_t pipe, uint32_t *pid)
 {
 	nng_pipe p = { .id = pipe };
 	uint64_t v;
+	uint32_t kept;
 	int rv;
 
-	(void)rx;
+	pthread_mutex_lock(&rx->mu);
+	kept = kept_pid(rx, pipe);
+	pthread_mutex_unlock(&rx->mu);
+	if (kept) {
+		*pid = kept;
+		return 0;
+	}
 	if ((rv = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &v)) != 0)
 		return rv == NNG_ENOTSUP ? -ENOTSUP : -ENOTCONN;
 	if (v == 0 || v > UINT32_MAX)

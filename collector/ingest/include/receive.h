@@ -131,7 +131,11 @@ int receive_pollfds(struct receive *rx, struct pollfd *fds);
 /* Non-blocking: 1 and *ev, or 0 when nothing is pending. Messages come before gone events. */
 int receive_next(struct receive *rx, struct receive_ev *ev);
 
-/* The kernel's PID of the process at the other end of pipe: 0, or -ENOTCONN when it is gone. */
+/*
+ * The kernel's PID of the process at the other end of pipe, as it was when the pipe connected:
+ * 0, or -ENOTCONN once the pipe's RECEIVE_GONE has been taken (a message queued before its
+ * sender hung up still has its PID).
+ */
 int receive_peer_pid(struct receive *rx, uint32_t pipe, uint32_t *pid);
 
 /* Close pipe (its RECEIVE_GONE follows). */

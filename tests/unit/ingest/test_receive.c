@@ -554,6 +554,73 @@ static void test_oversized_message_is_refused(void **state)
 	nng_close(s);
 }
 
+static bool gone_counted(struct receive *rx)
+{
+	struct receive_stats st;
+
+	receive_stats(rx, &st);
+	return st.gone == 1;
+}
+
+/*
+ * A peer that sends its last message and hangs up at once (an agent at VM death): its message
+ * still has its sender's PID after nng removed the pipe, until that pipe's end is taken too. No
+ * watchdog, so that the one pipe that ends is the peer's.
+ */
+static void test_a_last_message_keeps_its_peer_after_the_hang_up(void **state)
+{
+	char dir[] = "/tmp/fgrx.XXXXXX", path[64];
+	struct receive_opts ro = { .allow_self_peer = 1, .in_process = 1 };
+	uint8_t frame[9] = { 1 }, peer[8];
+	struct receive *rx;
+	struct receive_ev ev;
+	struct msg m;
+	uint32_t pid = 0, pipe;
+	uint64_t t0;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.sock", dir);
+	ro.path = path;
+	assert_int_equal(receive_open(&ro, &rx), 0);
+	fd = raw_connect(path);
+	m_init(&m);
+	m_hello(&m, (uint32_t)getpid());
+	for (int i = 0; i < 8; i++)
+		frame[1 + i] = (uint8_t)((uint64_t)m.n >> (56 - 8 * i));
+	assert_int_equal(send(fd, sp, sizeof(sp), MSG_NOSIGNAL), (ssize_t)sizeof(sp));
+	assert_int_equal(recv(fd, peer, sizeof(peer), MSG_WAITALL), (ssize_t)sizeof(peer));
+	assert_int_equal(send(fd, frame, sizeof(frame), MSG_NOSIGNAL), (ssize_t)sizeof(frame));
+	assert_int_equal(send(fd, m.b, m.n, MSG_NOSIGNAL), (ssize_t)m.n);
+	close(fd);
+
+	t0 = fg_now_ns();
+	while (receive_next(rx, &ev) != 1 && fg_now_ns() - t0 < 3000 * MS)
+		usleep(1000);
+	assert_int_equal(ev.type, RECEIVE_MSG);
+	assert_int_equal(ev.len, m.n);
+	/*
+	 * Taking the message let nng read on, find the hang-up and remove the pipe (dropping its
+	 * id): with a large message still being checked, that happens before its PID is asked.
+	 */
+	while (!gone_counted(rx) && fg_now_ns() - t0 < 3000 * MS)
+		usleep(1000);
+	assert_true(gone_counted(rx));
+	assert_int_equal(receive_peer_pid(rx, ev.pipe, &pid), 0);
+	assert_int_equal(pid, (uint32_t)getpid());
+
+	/* Once its end is taken, the pipe is gone for good. */
+	pipe = ev.pipe;
+	assert_int_equal(receive_next(rx, &ev), 1);
+	assert_int_equal(ev.type, RECEIVE_GONE);
+	assert_int_equal(ev.pipe, pipe);
+	assert_int_equal(receive_peer_pid(rx, pipe, &pid), -ENOTCONN);
+	receive_close(rx);
+	unlink(path);
+	rmdir(dir);
+}
+
 static atomic_int client_pipes;
 
 static void count_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
@@ -1014,6 +1081,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_input_is_counted_then_dropped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_message_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_last_message_keeps_its_peer_after_the_hang_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes_do_not_wedge_the_listener,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
