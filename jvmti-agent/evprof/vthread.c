@@ -382,18 +382,22 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 	};
 }
 
-/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT; the carrier's CPU time kept
- * as its last reading. */
-static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
+/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT; with VTHREAD_DO_OFFCPU in
+ * does, its carrier's time off the CPU, the carrier's CPU time kept as its last reading. */
+static void mount_end(struct vmount *m, uint64_t t0, uint64_t end, unsigned does)
 {
-	uint64_t cpu = thread_cpu_ns();
+	uint64_t cpu;
 
-	carrier_set(KEY_READ_CPU, cpu);
-	carrier_set(KEY_READ_AT, cpu ? end : 0);
 	m->e.ts = end;
 	m->e.value = end - t0;
-	/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
-	m->e.interval = vthread_offcpu(t0, end, carrier_cpu0(), cpu);
+	m->e.interval = 0;
+	if (does & VTHREAD_DO_OFFCPU) {
+		cpu = thread_cpu_ns();
+		carrier_set(KEY_READ_CPU, cpu);
+		carrier_set(KEY_READ_AT, cpu ? end : 0);
+		/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
+		m->e.interval = vthread_offcpu(t0, end, carrier_cpu0(), cpu);
+	}
 	(void)evctl_push_event(ctl, &m->e);
 }
 
@@ -420,21 +424,22 @@ static uint64_t mount_t0(const void *v, uint32_t on, uint64_t now)
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap;
+	unsigned does = vthread_does(on);
 	uint64_t now, mounted = 0;
 	struct vwait *w;
 	struct vmount m;
 	void *v = NULL;
 
-	if (!(on & FGP_EVM_VTHREAD))
+	if (!does)
 		goto out;
 	now = fg_now_ns();
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!v || wait_since(v) < atomic_load(&since))
+	if ((does & VTHREAD_DO_WAITS) && (!v || wait_since(v) < atomic_load(&since)))
 		count_seen();
 	mounted = mount_t0(v, on, now);
 	let_go(v); /* a stack no mount took */
-	v = take_this(now) ? take_stack(jni, t, now, on) : NULL;
+	v = (does & VTHREAD_DO_WAITS) && take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
 		mount_begin(jni, t, &m);
 	/*
@@ -448,8 +453,9 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
 	if (mounted && now > mounted) {
-		mount_end(&m, mounted, now);
-		count_carried(&m, mounted, now);
+		mount_end(&m, mounted, now, does);
+		if (does & VTHREAD_DO_WAITS)
+			count_carried(&m, mounted, now);
 	}
 out:
 	evctl_leave(ctl);
@@ -546,6 +552,7 @@ static void count_carried(const struct vmount *m, uint64_t mounted, uint64_t now
 static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap = 0;
+	unsigned does = vthread_does(on);
 	uint64_t now, m, t0;
 	const struct vwait *w;
 	void *v = NULL;
@@ -553,7 +560,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	(void)jni;
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!(on & FGP_EVM_VTHREAD)) {
+	if (!does) {
 		/* Closed to callbacks (turning on or off): a held stack is let go. */
 		if (vtheld_is_handle((uint64_t)(uintptr_t)v))
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
@@ -562,10 +569,12 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	now = fg_now_ns();
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
-	if (on & FGP_EVM_VMOUNT) {
+	if (does & VTHREAD_DO_OFFCPU) {
 		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0);
 	}
+	if (!(does & VTHREAD_DO_WAITS))
+		goto done; /* the mounts alone: its mount's stamp is all they need */
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;
@@ -600,21 +609,23 @@ out:
 static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
+	unsigned does = vthread_does(on);
 	uint64_t now;
 
 	(void)jni;
-	if (!(on & FGP_EVM_VTHREAD))
+	if (!does)
 		goto out;
 	now = fg_now_ns();
 	if ((*jvmti)->SetThreadLocalStorage(
 		    jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP)) !=
 	    JVMTI_ERROR_NONE)
 		goto out;
-	if (on & FGP_EVM_VMOUNT) {
+	if (does & VTHREAD_DO_OFFCPU) {
 		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0); /* a first run: no wait before it */
 	}
-	count_seen();
+	if (does & VTHREAD_DO_WAITS)
+		count_seen();
 out:
 	evctl_leave(ctl);
 }
@@ -627,13 +638,14 @@ out:
 static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
+	unsigned does = vthread_does(on);
 	uint64_t now, mounted;
 	struct vmount m;
 	void *v = NULL;
 
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!(on & FGP_EVM_VTHREAD)) {
+	if (!does) {
 		if (v)
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		let_go(v);
@@ -649,8 +661,9 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	mount_begin(jni, t, &m);
 	now = fg_now_ns();
 	if (now > mounted) {
-		mount_end(&m, mounted, now);
-		count_carried(&m, mounted, now);
+		mount_end(&m, mounted, now, does);
+		if (does & VTHREAD_DO_WAITS)
+			count_carried(&m, mounted, now);
 	}
 out:
 	evctl_leave(ctl);
@@ -713,7 +726,7 @@ uint32_t vthread_caps(jvmtiEnv *jvmti)
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)infos);
 	return ext_index[0] >= 0 && ext_index[1] >= 0
-		       ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID
+		       ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID | FGP_EVM_VCPU
 		       : 0;
 }
 

@@ -6,7 +6,9 @@
  * (none, a stamp or a held stack of an earlier one); none while unmounted or without mounts.
  * A carrier's time off the CPU in a mount (vthread_cpu0, vthread_offcpu) counted from its
  * previous unmount's reading of its CPU time: exact when it kept the CPU, never more than the
- * truth, short of it by the gap's CPU time at most; read afresh after a long gap.
+ * truth, short of it by the gap's CPU time at most; read afresh after a long gap. What the
+ * callbacks do for the kinds on (vthread_does): a CPU recording's mounts alone read no CPU
+ * clock and time no wait.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,6 +167,30 @@ static void test_cpu0_read_again(void **state)
 	assert_int_equal(vthread_offcpu(READ_AT, READ_AT, READ_CPU, READ_CPU), 0);
 }
 
+/* The waits alone; with the mounts, each mount's time off the CPU too; the mounts alone for a
+ * CPU recording (FGP_EVM_VCPU): no wait, no clock. */
+static void test_what_the_callbacks_do(void **state)
+{
+	const uint32_t vt = FGP_EVM_VTHREAD, vm = FGP_EVM_VMOUNT, vc = FGP_EVM_VCPU;
+
+	(void)state;
+	assert_int_equal(vthread_does(0), 0);
+	assert_int_equal(vthread_does(vm | vc | FGP_EVM_VTID), 0); /* not without vthread */
+	assert_int_equal(vthread_does(vt), VTHREAD_DO_WAITS);
+	assert_int_equal(vthread_does(vt | vc), VTHREAD_DO_WAITS); /* vcpu only with vmount */
+	assert_int_equal(vthread_does(vt | vm),
+			 VTHREAD_DO_WAITS | VTHREAD_DO_MOUNTS | VTHREAD_DO_OFFCPU);
+	assert_int_equal(vthread_does(vt | vm | FGP_EVM_VTID),
+			 VTHREAD_DO_WAITS | VTHREAD_DO_MOUNTS | VTHREAD_DO_OFFCPU);
+	assert_int_equal(vthread_does(vt | vm | vc), VTHREAD_DO_MOUNTS);
+	assert_int_equal(vthread_does(vt | vm | vc | FGP_EVM_VTID | FGP_EVM_LOCK),
+			 VTHREAD_DO_MOUNTS);
+	assert_true(vthread_vcpu(vt | vm | vc));
+	assert_false(vthread_vcpu(vt | vm));
+	assert_false(vthread_vcpu(vt | vc));
+	assert_false(vthread_vcpu(vm | vc));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_offcpu_none_when_it_ran),
 		cmocka_unit_test(test_offcpu_pinned),
 		cmocka_unit_test(test_cpu0_read_again),
+		cmocka_unit_test(test_what_the_callbacks_do),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
