@@ -172,12 +172,74 @@ static bool last_unmount(const jvmtiFrameInfo *fi, jint count)
 	return false;
 }
 
+/* A field of java.lang.Thread, looked up once (*fid; *none when it has no such field). */
+static jfieldID thread_field(JNIEnv *jni, _Atomic(jfieldID) *fid, atomic_bool *none,
+			     const char *name, const char *sig)
+{
+	jfieldID f = atomic_load(fid);
+	jclass c;
+
+	if (f || atomic_load(none))
+		return f;
+	if (!(c = (*jni)->FindClass(jni, "java/lang/Thread"))) {
+		(*jni)->ExceptionClear(jni);
+		atomic_store(none, true);
+		return NULL;
+	}
+	f = (*jni)->GetFieldID(jni, c, name, sig);
+	(*jni)->DeleteLocalRef(jni, c);
+	if (!f) {
+		(*jni)->ExceptionClear(jni);
+		atomic_store(none, true);
+		return NULL;
+	}
+	atomic_store(fid, f);
+	return f;
+}
+
+/*
+ * The name t has now, from java.lang.Thread's name field (what GetThreadInfo reads, a Thread.
+ * setName included, with no JVMTI allocation nor the thread's group and loader): its first
+ * VTHREAD_NAME_MAX bytes of modified UTF-8 into w (none when unnamed). false: no such field.
+ */
+static bool name_of_field(JNIEnv *jni, jthread t, struct vwait *w)
+{
+	static _Atomic(jfieldID) fid;
+	static atomic_bool none;
+	jfieldID f = thread_field(jni, &fid, &none, "name", "Ljava/lang/String;");
+	/* GetStringUTFRegion writes up to 3 bytes a char, and a NUL */
+	char buf[3 * VTHREAD_NAME_MAX + 1];
+	jstring s;
+	jsize n;
+
+	if (!f)
+		return false;
+	w->name_len = 0;
+	if (!(s = (jstring)(*jni)->GetObjectField(jni, t, f)))
+		return true;
+	n = (*jni)->GetStringLength(jni, s);
+	if (n > 0) {
+		memset(buf, 0, sizeof(buf)); /* a JNI that did not end it with a NUL */
+		(*jni)->GetStringUTFRegion(
+			jni, s, 0, n < (jsize)VTHREAD_NAME_MAX ? n : (jsize)VTHREAD_NAME_MAX, buf);
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		else
+			w->name_len = (uint16_t)strnlen(buf, VTHREAD_NAME_MAX);
+		memcpy(w->name, buf, w->name_len);
+	}
+	(*jni)->DeleteLocalRef(jni, s);
+	return true;
+}
+
 /* The thread's name, at most VTHREAD_NAME_MAX bytes of it, into w (none when unnamed). */
 static void take_name(JNIEnv *jni, jthread t, struct vwait *w)
 {
 	jvmtiThreadInfo ti;
 	size_t n;
 
+	if (name_of_field(jni, t, w))
+		return;
 	w->name_len = 0;
 	memset(&ti, 0, sizeof(ti));
 	if ((*evjvmti_env())->GetThreadInfo(evjvmti_env(), t, &ti) != JVMTI_ERROR_NONE)
@@ -343,24 +405,8 @@ static uint64_t thread_id(JNIEnv *jni, jthread t)
 {
 	static _Atomic(jfieldID) fid;
 	static atomic_bool none;
-	jfieldID f = atomic_load(&fid);
-	jclass c;
+	jfieldID f = thread_field(jni, &fid, &none, "tid", "J");
 
-	if (!f && !atomic_load(&none)) {
-		if (!(c = (*jni)->FindClass(jni, "java/lang/Thread"))) {
-			(*jni)->ExceptionClear(jni);
-			atomic_store(&none, true);
-			return 0;
-		}
-		f = (*jni)->GetFieldID(jni, c, "tid", "J");
-		(*jni)->DeleteLocalRef(jni, c);
-		if (!f) {
-			(*jni)->ExceptionClear(jni);
-			atomic_store(&none, true);
-			return 0;
-		}
-		atomic_store(&fid, f);
-	}
 	return f ? (uint64_t)(*jni)->GetLongField(jni, t, f) : 0;
 }
 
