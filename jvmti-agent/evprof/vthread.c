@@ -604,6 +604,14 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	void *v = NULL;
 
 	(void)jni;
+	if (does == VTHREAD_DO_MOUNTS) {
+		/* The mounts alone: the mount's stamp is all they need, and no stack of theirs is
+		 * held (one taken while they turned on is let go at the next unmount). */
+		(*jvmti)->SetThreadLocalStorage(
+			jvmti, t,
+			(const void *)(uintptr_t)(fg_now_ns() << 2 | TLS_MOUNTED | TLS_STAMP));
+		goto out;
+	}
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
 	if (!does) {
@@ -619,8 +627,6 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0);
 	}
-	if (!(does & VTHREAD_DO_WAITS))
-		goto done; /* the mounts alone: its mount's stamp is all they need */
 	if (!v || wait_since(v) < atomic_load(&since)) {
 		count_seen(); /* first seen in this recording: its wait, if any, not timed whole */
 		goto done;
