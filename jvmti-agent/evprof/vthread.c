@@ -197,26 +197,21 @@ static jfieldID thread_field(JNIEnv *jni, _Atomic(jfieldID) *fid, atomic_bool *n
 	return f;
 }
 
-/*
- * The name t has now, from java.lang.Thread's name field (what GetThreadInfo reads, a Thread.
- * setName included, with no JVMTI allocation nor the thread's group and loader): its first
- * VTHREAD_NAME_MAX bytes of modified UTF-8 into w (none when unnamed). false: no such field.
- */
-static bool name_of_field(JNIEnv *jni, jthread t, struct vwait *w)
+int vthread_name(JNIEnv *jni, jthread t, char *name)
 {
 	static _Atomic(jfieldID) fid;
 	static atomic_bool none;
 	jfieldID f = thread_field(jni, &fid, &none, "name", "Ljava/lang/String;");
 	/* GetStringUTFRegion writes up to 3 bytes a char, and a NUL */
 	char buf[3 * VTHREAD_NAME_MAX + 1];
+	size_t len = 0;
 	jstring s;
 	jsize n;
 
 	if (!f)
-		return false;
-	w->name_len = 0;
+		return -ENOENT;
 	if (!(s = (jstring)(*jni)->GetObjectField(jni, t, f)))
-		return true;
+		return 0;
 	n = (*jni)->GetStringLength(jni, s);
 	if (n > 0) {
 		memset(buf, 0, sizeof(buf)); /* a JNI that did not end it with a NUL */
@@ -225,22 +220,23 @@ static bool name_of_field(JNIEnv *jni, jthread t, struct vwait *w)
 		if ((*jni)->ExceptionCheck(jni))
 			(*jni)->ExceptionClear(jni);
 		else
-			w->name_len = (uint16_t)strnlen(buf, VTHREAD_NAME_MAX);
-		memcpy(w->name, buf, w->name_len);
+			len = strnlen(buf, VTHREAD_NAME_MAX);
+		memcpy(name, buf, len);
 	}
 	(*jni)->DeleteLocalRef(jni, s);
-	return true;
+	return (int)len;
 }
 
 /* The thread's name, at most VTHREAD_NAME_MAX bytes of it, into w (none when unnamed). */
 static void take_name(JNIEnv *jni, jthread t, struct vwait *w)
 {
+	int got = vthread_name(jni, t, w->name);
 	jvmtiThreadInfo ti;
 	size_t n;
 
-	if (name_of_field(jni, t, w))
+	w->name_len = got > 0 ? (uint16_t)got : 0;
+	if (got >= 0)
 		return;
-	w->name_len = 0;
 	memset(&ti, 0, sizeof(ti));
 	if ((*evjvmti_env())->GetThreadInfo(evjvmti_env(), t, &ti) != JVMTI_ERROR_NONE)
 		return;

@@ -160,6 +160,14 @@ uint32_t vthread_caps(jvmtiEnv *jvmti);
  */
 void vthread_callbacks(void(JNICALL **start)(void), void(JNICALL **end)(void));
 
+/*
+ * The name t has now, from java.lang.Thread's name field (what GetThreadInfo reads, a
+ * Thread.setName included, with no JVMTI allocation nor the thread's group and loader): its
+ * first VTHREAD_NAME_MAX bytes of modified UTF-8 into name (not ended by a NUL). Their count (0
+ * unnamed), or -ENOENT: no such field in this JDK (the field is looked up once).
+ */
+int vthread_name(JNIEnv *jni, jthread t, char *name);
+
 /* The switch the callbacks read (borrowed for the agent's life). */
 void vthread_init(struct evctl *ctl);
 
