@@ -126,7 +126,8 @@
  *                 virtual thread's name
  *                 (its first 64 bytes; "java.lang.VirtualThread" when it has none). Sent only
  *                 to a collector that asks for FGP_EVM_VMOUNT (an older one's decoder refuses
- *                 the kind), and only with FGP_EVM_VTHREAD on.
+ *                 the kind), and only with FGP_EVM_VTHREAD on; with FGP_EVM_VCPU on too, its
+ *                 interval is 0 and no FGP_EV_VWAIT is sent.
  * frames are innermost first (frame 0 the allocating method, or the one entering the monitor),
  * method ids are NAME ids of this connection (the same names as CODE_LOAD_IDS'), line is the
  * frame's source line, 0 when unknown; depth 0..FGP_MAX_EVENT_DEPTH; FGP_REC_STACK_TRUNCATED:
@@ -403,9 +404,14 @@ enum fgp_ev_kind {
 /* The collector reads the agent's ring of allocation stack copies (shared/allocring.h): an agent
  * at allocstack=auto copies its allocation samples' stacks there (with FGP_EVM_ALLOC). */
 #define FGP_EVM_RING (1u << 6)
+/* The mounts alone, for a CPU profile (with FGP_EVM_VTHREAD and FGP_EVM_VMOUNT): no
+ * FGP_EV_VWAIT, and FGP_EV_VMOUNT's interval 0 (the carrier's time off the CPU not counted).
+ * An agent without the bit sends both; a collector that merges wants keeps it only when every
+ * want of virtual threads has it. */
+#define FGP_EVM_VCPU (1u << 7)
 #define FGP_EVM_ALL                                                                                \
 	(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD | FGP_EVM_VMOUNT |          \
-	 FGP_EVM_VTID | FGP_EVM_RING)
+	 FGP_EVM_VTID | FGP_EVM_RING | FGP_EVM_VCPU)
 /* FGP_EV_VWAIT's interval: 1 / the chance its wait was taken with, in these units. */
 #define FGP_VWAIT_ONE 1000000u
 

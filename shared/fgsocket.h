@@ -41,13 +41,15 @@ static inline bool fg_socket_path_fits(const char *path)
  * for an agent asked for events, a line of its own (an agent of before events skips it: it
  * matches whole 16-digit lines only):
  *
- *   <16 hex digits of the token> events [alloc=BYTES] [live] [lock=US] [vthread] [vmount] [depth=N]
+ *   <16 hex digits of the token> events [alloc=BYTES] [live] [lock=US] [vthread] [vmount] [vcpu]
+ *     [depth=N]
  *
  * words separated by one space, in any order: alloc= turns allocation sampling on with that
  * mean interval (1..2^30 bytes), live tracks the sampled objects (needs alloc=), lock= times
  * contended monitor entries of at least US microseconds (0: all), vthread times virtual
  * threads' waits from unmount to mount (JDK 21+, FGP_EV_VWAIT), vmount (with vthread) sends each
- * virtual thread's mount on its carrier (FGP_EV_VMOUNT), depth= caps the stacks the
+ * virtual thread's mount on its carrier (FGP_EV_VMOUNT), vcpu (with vmount) the mounts alone, for
+ * a CPU profile (FGP_EVM_VCPU: no waits, no time off the CPU), depth= caps the stacks the
  * agent takes (1..FGP_MAX_EVENT_DEPTH, the agent's own default when absent). A word the agent
  * does not know, or a bad value, is ignored (the rest of the line holds). The line ends with a
  * newline (one without is taken as cut off, and asks nothing); of several lines for a token the

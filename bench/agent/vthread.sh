@@ -17,6 +17,8 @@
 #              virtual-thread events and stacks, and everything else a wall recording costs
 #              the JVM (CPU samples, the BPF program at its switches); a CPU recording: the
 #              mounts and the CPU samples. The recording's own CPU is not the JVM's.
+#   fgagentb, fgrecb  as fgagent and fgrec with another build of libfgagent.so (AGENT_B), to
+#              compare two builds in one run (in the default list only with AGENT_B)
 # The JVMs stay alive for all rounds; in each round every variant in turn runs alone (the
 # others stopped with SIGSTOP) for SETTLE then ROUND seconds. Printed per variant: the JVM's CPU
 # per loop and the kernel's part of it, its threads' context switches per loop (medians over
@@ -32,7 +34,7 @@
 # Env: JDKS (default: every JDK 21+ under /usr/lib/jvm), REPS (5), ROUND (5 s), SETTLE (2 s),
 #      VARIANTS (default all, in the order above; none must be one of them),
 #      THREADS (8), WORK_US (50), PARK_US (750), REC_EVENT (wall; cpu: a CPU recording, which
-#      asks the agent for the mounts, with the waits' stacks one frame deep).
+#      asks the agent for the mounts alone), AGENT (libfgagent.so of BUILD_DIR), AGENT_B.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 reps=${REPS:-5}
@@ -43,12 +45,16 @@ work_us=${WORK_US:-50}
 park_us=${PARK_US:-750}
 floor=$build/bench/libfg_vthread_floor.so
 jar=$build/tests/java/fg-workloads.jar
-agentso=$build/jvmti-agent/libfgagent.so
+agentso=${AGENT:-$build/jvmti-agent/libfgagent.so}
+agentb=${AGENT_B:-}
 fgc=$build/collector/fgcollect
-for f in "$floor" "$jar" "$agentso" "$fgc"; do
+for f in "$floor" "$jar" "$agentso" "$fgc" ${agentb:+"$agentb"}; do
 	[[ -e $f ]] || { echo "vthread: $f not built (cmake --build $build)"; exit 1; }
 done
-variants=${VARIANTS:-none caps startend mount mounttime fgagent fgrec}
+variants=${VARIANTS:-none caps startend mount mounttime fgagent fgrec${agentb:+ fgagentb fgrecb}}
+for v in $variants; do
+	[[ ($v != fgagentb && $v != fgrecb) || -n $agentb ]] || { echo "vthread: $v needs AGENT_B"; exit 1; }
+done
 tmp=$(mktemp -d /tmp/fg-bench-vthread.XXXXXX)
 declare -A pid=()
 cleanup() {
@@ -117,6 +123,8 @@ for jdk in $jdks; do
 		none) agent=() ;;
 		fgagent) agent=("-agentpath:$agentso=socket=$tmp/nobody/fg.sock") ;;
 		fgrec) agent=("-agentpath:$agentso=socket=$tmp/fg.sock") ;;
+		fgagentb) agent=("-agentpath:$agentb=socket=$tmp/nobody/fg.sock") ;;
+		fgrecb) agent=("-agentpath:$agentb=socket=$tmp/fgb.sock") ;;
 		*) agent=("-agentpath:$floor=mode=$v") ;;
 		esac
 		"$jdk/bin/java" "${agent[@]}" -cp "$jar" VThreadMounts "$threads" "$work_us" "$park_us" \
@@ -131,8 +139,10 @@ for jdk in $jdks; do
 		for v in $variants; do
 			kill -CONT "${pid[$v]}"
 			rec=""
-			if [[ $v == fgrec ]]; then
-				"$fgc" record --pid "${pid[$v]}" --socket "$tmp/fg.sock" \
+			if [[ $v == fgrec || $v == fgrecb ]]; then
+				sock=$tmp/fg.sock
+				[[ $v == fgrec ]] || sock=$tmp/fgb.sock
+				"$fgc" record --pid "${pid[$v]}" --socket "$sock" \
 					--ctl "$tmp/nobody/ctl.sock" --event "${REC_EVENT:-wall}" \
 					--duration "$((settle + round + 1))" -o "$tmp/rec.folded" \
 					2>>"$tmp/rec.err" &
@@ -200,21 +210,32 @@ for jdk in $jdks; do
 	done
 	# The recording whole: the JVM's CPU and the collector's, against the JVM's with no
 	# agent, as a ratio (per round, paired; median and spread).
-	if [[ " $variants " == *" fgrec "* ]]; then
+	for v in fgrec fgrecb; do
+		[[ " $variants " == *" $v "* ]] || continue
 		ratio() {
-			awk '$2 == "none" {b[$1] = $3} $2 == "fgrec" {x[$1] = $3; c[$1] = $5}
+			V=$v awk '$2 == "none" {b[$1] = $3} $2 == ENVIRON["V"] {x[$1] = $3; c[$1] = $5}
 				END {for (r in x) if (b[r] > 0) printf "%.4f %.4f\n", (x[r] + c[r]) / b[r], c[r] / b[r]}' "$tmp/rounds"
 		}
-		printf '  agent and collector against none: %.3f (%s), of which the collector %.3f\n' \
-			"$(ratio | cut -d' ' -f1 | median)" "$(ratio | cut -d' ' -f1 | spread)" \
+		printf '  %s: agent and collector against none: %.3f (%s), of which the collector %.3f\n' \
+			"$v" "$(ratio | cut -d' ' -f1 | median)" "$(ratio | cut -d' ' -f1 | spread)" \
 			"$(ratio | cut -d' ' -f2 | median)"
-	fi
-	if [[ " $variants " == *" fgagent "* ]]; then
-		printf '  agent with no recording against none: %.3f (%s)\n' \
-			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgagent" {x[$1] = $3}
-				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | median)" \
-			"$(awk '$2 == "none" {b[$1] = $3} $2 == "fgagent" {x[$1] = $3}
-				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds" | spread)"
+	done
+	for v in fgagent fgagentb; do
+		[[ " $variants " == *" $v "* ]] || continue
+		ratio() {
+			V=$v awk '$2 == "none" {b[$1] = $3} $2 == ENVIRON["V"] {x[$1] = $3}
+				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds"
+		}
+		printf '  %s: agent with no recording against none: %.3f (%s)\n' "$v" \
+			"$(ratio | median)" "$(ratio | spread)"
+	done
+	# The two builds recorded, one against the other (the JVM's CPU and the collector's).
+	if [[ " $variants " == *" fgrec "* && " $variants " == *" fgrecb "* ]]; then
+		ratio() {
+			awk '$2 == "fgrecb" {b[$1] = $3 + $5} $2 == "fgrec" {x[$1] = $3 + $5}
+				END {for (r in x) if (b[r] > 0) printf "%.4f\n", x[r] / b[r]}' "$tmp/rounds"
+		}
+		printf '  fgrec against fgrecb (AGENT_B): %.3f (%s)\n' "$(ratio | median)" "$(ratio | spread)"
 	fi
 	# The sched_switch program's own time against none's CPU (paired per round).
 	if [[ " $variants " == *" fgrec "* ]] && awk '$2 == "fgrec" && $8 > 0 {f = 1} END {exit !f}' "$tmp/rounds"; then

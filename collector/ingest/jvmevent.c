@@ -33,7 +33,7 @@ void jvm_evwant_merge(struct jvm_evwant *into, const struct jvm_evwant *w)
 		      : (!into->depth || !w->depth) ? 0
 		      : into->depth > w->depth	    ? into->depth
 						    : w->depth;
-	into->on |= w->on;
+	into->on = jvm_evwant_vcpu(into->on, w->on);
 }
 
 size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, size_t cap)
@@ -60,6 +60,9 @@ size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, si
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vthread");
 	if (n > 0 && (w->on & FGP_EVM_VTHREAD) && (w->on & FGP_EVM_VMOUNT))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vmount");
+	if (n > 0 && (w->on & FGP_EVM_VTHREAD) && (w->on & FGP_EVM_VMOUNT) &&
+	    (w->on & FGP_EVM_VCPU))
+		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vcpu");
 	if (n > 0 && (w->on & FGP_EVM_VTHREAD) && (w->on & FGP_EVM_VTID))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " vtid");
 	if (n > 0 && w->depth)

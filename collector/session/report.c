@@ -384,7 +384,7 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64
 		    "mount, under the carrier's name",
 		    (unsigned long long)v->mnt.early, (double)VTMOUNT_WAIT_NS / 1e9,
 		    STACKAGG_MAX_PENDING >> 20);
-	if (v->mnt.mounts)
+	if (v->mnt.mounts && v->offcpu)
 		say(out,
 		    "virtual threads: %llu mounts on carriers received, %llu of them ended in the "
 		    "window (%.0f a second from when they were known; %llu dropped); %llu of %llu "
@@ -397,13 +397,23 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64
 		    (unsigned long long)v->mnt.dropped, (unsigned long long)v->mnt.rerooted,
 		    (unsigned long long)v->mnt.asked, (double)v->mnt.offcpu_ns / 1e9,
 		    (double)v->pinned_us / 1e6);
+	else if (v->mnt.mounts)
+		say(out,
+		    "virtual threads: %llu mounts on carriers received, %llu of them ended in the "
+		    "window (%.0f a second from when they were known; %llu dropped); %llu of %llu "
+		    "samples of the JVMs' threads taken with a virtual thread mounted, shown under "
+		    "it (a CPU recording counts no pinned time)",
+		    (unsigned long long)v->mnt.mounts, (unsigned long long)v->mnt.in_window,
+		    end > known ? (double)v->mnt.in_window * 1e9 / (double)(end - known) : 0.0,
+		    (unsigned long long)v->mnt.dropped, (unsigned long long)v->mnt.rerooted,
+		    (unsigned long long)v->mnt.asked);
 	if (v->split)
 		say(out,
 		    "virtual threads: %zu given a root of their own by --per-thread (at most %u); "
 		    "%llu samples and stacks of the virtual threads past them shown under their "
 		    "name pattern's root",
 		    v->split_n, VTSPLIT_MAX, (unsigned long long)v->split_over);
-	for (size_t i = 0; i < v->mnt.nroots; i++)
+	for (size_t i = 0; v->offcpu && i < v->mnt.nroots; i++)
 		say(out, "virtual threads: %.3f s pinned under %s",
 		    (double)v->mnt.roots[i].ns / 1e9, v->mnt.roots[i].root);
 }

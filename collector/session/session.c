@@ -353,16 +353,16 @@ int session_open_seams(const struct session_opts *o, const struct session_seams 
 		s->ae.vm_on = s->ae.vt_on;
 	} else if (o->event == FG_EVENT_CPU) {
 		/*
-		 * A carrier's CPU samples are its mounted virtual thread's: the mounts are asked
-		 * of the agents, which send them with the waits. The waits are not shown, so
-		 * their stacks are asked one frame deep (the least the agent takes).
+		 * A carrier's CPU samples are its mounted virtual thread's: the mounts alone are
+		 * asked of the agents (FGP_EVM_VCPU: no waits, no time off the CPU). An agent
+		 * without that bit sends the waits too, which are not shown: their stacks are
+		 * asked one frame deep (the least it takes).
 		 */
 		s->ae.vt.split = o->per_thread ? &s->ae.split : NULL;
-		s->ae.evw = (struct jvm_evwant){ .on = o->per_thread
-							       ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT |
-									 FGP_EVM_VTID
-							       : FGP_EVM_VTHREAD | FGP_EVM_VMOUNT,
-						 .depth = 1 };
+		s->ae.evw =
+			(struct jvm_evwant){ .on = FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU |
+						   (o->per_thread ? FGP_EVM_VTID : 0),
+					     .depth = 1 };
 		s->ae.vm_on = true;
 	}
 	vtmount_init(&s->ae.vm, s->ae.vt.split);

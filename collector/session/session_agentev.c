@@ -141,7 +141,9 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 			t->ev.first = ev->state;
 			t->ev.drops_first = ev->drops;
 		}
-		if (!t->ev.on_after_ns && (ev->state.on & s->ae.evw.on) == s->ae.evw.on)
+		/* an agent without FGP_EVM_VCPU sends the mounts with the waits */
+		if (!t->ev.on_after_ns &&
+		    (ev->state.on & s->ae.evw.on & ~FGP_EVM_VCPU) == (s->ae.evw.on & ~FGP_EVM_VCPU))
 			t->ev.on_after_ns = s->now() - s->start_ns + 1;
 		t->ev.state_known = true;
 		t->ev.state = ev->state;

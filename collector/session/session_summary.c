@@ -75,6 +75,7 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->vt = s->ae.vt.st;
 	out->vt.mnt = s->ae.vm.st;
 	out->vt.pinned_us = s->ae.vt_on ? ses_pinned_us(s->agg) : 0;
+	out->vt.offcpu = s->ae.vt_on;
 	out->vt.split = s->ae.vt.split != NULL;
 	out->vt.split_n = s->ae.split.n;
 	out->vt.split_over = s->ae.split.over;

@@ -622,6 +622,12 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 	    (*cfg.jvmti)->SetHeapSamplingInterval(cfg.jvmti, (jint)want->alloc_interval) !=
 		    JVMTI_ERROR_NONE)
 		rv = -EIO;
+	/* The mounts alone, or with their waits, from a fresh start of the virtual threads'
+	 * events: what the carriers kept of the other way is of before it. */
+	if ((enabled & FGP_EVM_VTHREAD) && (want->on & FGP_EVM_VTHREAD) &&
+	    !(enabled & FGP_EVM_VCPU) != !vthread_vcpu(want->on) &&
+	    set_kind(FGP_EVM_VTHREAD, false) == 0)
+		enabled &= ~(FGP_EVM_VTHREAD | FGP_EVM_VCPU);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		bool on = (want->on & kinds[i]) && !(kinds[i] == FGP_EVM_ALLOC && rv);
 
@@ -643,6 +649,11 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 		enabled |= FGP_EVM_RING;
 	else
 		enabled &= ~FGP_EVM_RING;
+	/* ... as is sending the mounts alone */
+	if ((enabled & FGP_EVM_VMOUNT) && vthread_vcpu(want->on))
+		enabled |= FGP_EVM_VCPU;
+	else
+		enabled &= ~FGP_EVM_VCPU;
 	/* ... as is naming an unnamed one's stacks by its id */
 	if ((want->on & FGP_EVM_VTID) && (enabled & FGP_EVM_VTHREAD))
 		enabled |= FGP_EVM_VTID;

@@ -172,13 +172,71 @@ static bool last_unmount(const jvmtiFrameInfo *fi, jint count)
 	return false;
 }
 
+/* A field of java.lang.Thread, looked up once (*fid; *none when it has no such field). */
+static jfieldID thread_field(JNIEnv *jni, _Atomic(jfieldID) *fid, atomic_bool *none,
+			     const char *name, const char *sig)
+{
+	jfieldID f = atomic_load(fid);
+	jclass c;
+
+	if (f || atomic_load(none))
+		return f;
+	if (!(c = (*jni)->FindClass(jni, "java/lang/Thread"))) {
+		(*jni)->ExceptionClear(jni);
+		atomic_store(none, true);
+		return NULL;
+	}
+	f = (*jni)->GetFieldID(jni, c, name, sig);
+	(*jni)->DeleteLocalRef(jni, c);
+	if (!f) {
+		(*jni)->ExceptionClear(jni);
+		atomic_store(none, true);
+		return NULL;
+	}
+	atomic_store(fid, f);
+	return f;
+}
+
+int vthread_name(JNIEnv *jni, jthread t, char *name)
+{
+	static _Atomic(jfieldID) fid;
+	static atomic_bool none;
+	jfieldID f = thread_field(jni, &fid, &none, "name", "Ljava/lang/String;");
+	/* GetStringUTFRegion writes up to 3 bytes a char, and a NUL */
+	char buf[3 * VTHREAD_NAME_MAX + 1];
+	size_t len = 0;
+	jstring s;
+	jsize n;
+
+	if (!f)
+		return -ENOENT;
+	if (!(s = (jstring)(*jni)->GetObjectField(jni, t, f)))
+		return 0;
+	n = (*jni)->GetStringLength(jni, s);
+	if (n > 0) {
+		memset(buf, 0, sizeof(buf)); /* a JNI that did not end it with a NUL */
+		(*jni)->GetStringUTFRegion(
+			jni, s, 0, n < (jsize)VTHREAD_NAME_MAX ? n : (jsize)VTHREAD_NAME_MAX, buf);
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		else
+			len = strnlen(buf, VTHREAD_NAME_MAX);
+		memcpy(name, buf, len);
+	}
+	(*jni)->DeleteLocalRef(jni, s);
+	return (int)len;
+}
+
 /* The thread's name, at most VTHREAD_NAME_MAX bytes of it, into w (none when unnamed). */
 static void take_name(JNIEnv *jni, jthread t, struct vwait *w)
 {
+	int got = vthread_name(jni, t, w->name);
 	jvmtiThreadInfo ti;
 	size_t n;
 
-	w->name_len = 0;
+	w->name_len = got > 0 ? (uint16_t)got : 0;
+	if (got >= 0)
+		return;
 	memset(&ti, 0, sizeof(ti));
 	if ((*evjvmti_env())->GetThreadInfo(evjvmti_env(), t, &ti) != JVMTI_ERROR_NONE)
 		return;
@@ -343,24 +401,8 @@ static uint64_t thread_id(JNIEnv *jni, jthread t)
 {
 	static _Atomic(jfieldID) fid;
 	static atomic_bool none;
-	jfieldID f = atomic_load(&fid);
-	jclass c;
+	jfieldID f = thread_field(jni, &fid, &none, "tid", "J");
 
-	if (!f && !atomic_load(&none)) {
-		if (!(c = (*jni)->FindClass(jni, "java/lang/Thread"))) {
-			(*jni)->ExceptionClear(jni);
-			atomic_store(&none, true);
-			return 0;
-		}
-		f = (*jni)->GetFieldID(jni, c, "tid", "J");
-		(*jni)->DeleteLocalRef(jni, c);
-		if (!f) {
-			(*jni)->ExceptionClear(jni);
-			atomic_store(&none, true);
-			return 0;
-		}
-		atomic_store(&fid, f);
-	}
 	return f ? (uint64_t)(*jni)->GetLongField(jni, t, f) : 0;
 }
 
@@ -382,18 +424,22 @@ static void mount_begin(JNIEnv *jni, jthread t, struct vmount *m)
 	};
 }
 
-/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT; the carrier's CPU time kept
- * as its last reading. */
-static void mount_end(struct vmount *m, uint64_t t0, uint64_t end)
+/* The mount from t0 to end on this carrier, as an FGP_EV_VMOUNT; with VTHREAD_DO_OFFCPU in
+ * does, its carrier's time off the CPU, the carrier's CPU time kept as its last reading. */
+static void mount_end(struct vmount *m, uint64_t t0, uint64_t end, unsigned does)
 {
-	uint64_t cpu = thread_cpu_ns();
+	uint64_t cpu;
 
-	carrier_set(KEY_READ_CPU, cpu);
-	carrier_set(KEY_READ_AT, cpu ? end : 0);
 	m->e.ts = end;
 	m->e.value = end - t0;
-	/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
-	m->e.interval = vthread_offcpu(t0, end, carrier_cpu0(), cpu);
+	m->e.interval = 0;
+	if (does & VTHREAD_DO_OFFCPU) {
+		cpu = thread_cpu_ns();
+		carrier_set(KEY_READ_CPU, cpu);
+		carrier_set(KEY_READ_AT, cpu ? end : 0);
+		/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
+		m->e.interval = vthread_offcpu(t0, end, carrier_cpu0(), cpu);
+	}
 	(void)evctl_push_event(ctl, &m->e);
 }
 
@@ -420,21 +466,22 @@ static uint64_t mount_t0(const void *v, uint32_t on, uint64_t now)
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap;
+	unsigned does = vthread_does(on);
 	uint64_t now, mounted = 0;
 	struct vwait *w;
 	struct vmount m;
 	void *v = NULL;
 
-	if (!(on & FGP_EVM_VTHREAD))
+	if (!does)
 		goto out;
 	now = fg_now_ns();
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!v || wait_since(v) < atomic_load(&since))
+	if ((does & VTHREAD_DO_WAITS) && (!v || wait_since(v) < atomic_load(&since)))
 		count_seen();
 	mounted = mount_t0(v, on, now);
 	let_go(v); /* a stack no mount took */
-	v = take_this(now) ? take_stack(jni, t, now, on) : NULL;
+	v = (does & VTHREAD_DO_WAITS) && take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
 		mount_begin(jni, t, &m);
 	/*
@@ -448,8 +495,9 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
 	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
 	if (mounted && now > mounted) {
-		mount_end(&m, mounted, now);
-		count_carried(&m, mounted, now);
+		mount_end(&m, mounted, now, does);
+		if (does & VTHREAD_DO_WAITS)
+			count_carried(&m, mounted, now);
 	}
 out:
 	evctl_leave(ctl);
@@ -546,14 +594,23 @@ static void count_carried(const struct vmount *m, uint64_t mounted, uint64_t now
 static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl), cap = 0;
+	unsigned does = vthread_does(on);
 	uint64_t now, m, t0;
 	const struct vwait *w;
 	void *v = NULL;
 
 	(void)jni;
+	if (does == VTHREAD_DO_MOUNTS) {
+		/* The mounts alone: the mount's stamp is all they need, and no stack of theirs is
+		 * held (one taken while they turned on is let go at the next unmount). */
+		(*jvmti)->SetThreadLocalStorage(
+			jvmti, t,
+			(const void *)(uintptr_t)(fg_now_ns() << 2 | TLS_MOUNTED | TLS_STAMP));
+		goto out;
+	}
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!(on & FGP_EVM_VTHREAD)) {
+	if (!does) {
 		/* Closed to callbacks (turning on or off): a held stack is let go. */
 		if (vtheld_is_handle((uint64_t)(uintptr_t)v))
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
@@ -562,7 +619,7 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	now = fg_now_ns();
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
-	if (on & FGP_EVM_VMOUNT) {
+	if (does & VTHREAD_DO_OFFCPU) {
 		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0);
 	}
@@ -600,21 +657,23 @@ out:
 static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
+	unsigned does = vthread_does(on);
 	uint64_t now;
 
 	(void)jni;
-	if (!(on & FGP_EVM_VTHREAD))
+	if (!does)
 		goto out;
 	now = fg_now_ns();
 	if ((*jvmti)->SetThreadLocalStorage(
 		    jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP)) !=
 	    JVMTI_ERROR_NONE)
 		goto out;
-	if (on & FGP_EVM_VMOUNT) {
+	if (does & VTHREAD_DO_OFFCPU) {
 		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0); /* a first run: no wait before it */
 	}
-	count_seen();
+	if (does & VTHREAD_DO_WAITS)
+		count_seen();
 out:
 	evctl_leave(ctl);
 }
@@ -627,13 +686,14 @@ out:
 static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
+	unsigned does = vthread_does(on);
 	uint64_t now, mounted;
 	struct vmount m;
 	void *v = NULL;
 
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	if (!(on & FGP_EVM_VTHREAD)) {
+	if (!does) {
 		if (v)
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		let_go(v);
@@ -649,8 +709,9 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	mount_begin(jni, t, &m);
 	now = fg_now_ns();
 	if (now > mounted) {
-		mount_end(&m, mounted, now);
-		count_carried(&m, mounted, now);
+		mount_end(&m, mounted, now, does);
+		if (does & VTHREAD_DO_WAITS)
+			count_carried(&m, mounted, now);
 	}
 out:
 	evctl_leave(ctl);
@@ -713,7 +774,7 @@ uint32_t vthread_caps(jvmtiEnv *jvmti)
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)infos);
 	return ext_index[0] >= 0 && ext_index[1] >= 0
-		       ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID
+		       ? FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID | FGP_EVM_VCPU
 		       : 0;
 }
 

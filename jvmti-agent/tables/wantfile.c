@@ -131,6 +131,8 @@ static void events_word(const char *w, size_t len, struct want_events *out)
 		out->on |= FGP_EVM_VTHREAD;
 	} else if (len == 6 && memcmp(w, "vmount", 6) == 0) {
 		out->on |= FGP_EVM_VMOUNT;
+	} else if (len == 4 && memcmp(w, "vcpu", 4) == 0) {
+		out->on |= FGP_EVM_VCPU;
 	} else if (len == 4 && memcmp(w, "vtid", 4) == 0) {
 		out->on |= FGP_EVM_VTID;
 	} else if (len == 4 && memcmp(w, "ring", 4) == 0) {

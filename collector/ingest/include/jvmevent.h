@@ -80,10 +80,24 @@ struct jvm_evwant_tok {
 #define JVM_EVWANT_MAX_BUDGET 1000000u /* ppm: all of the JVM's CPU */
 
 /*
- * Two consumers' wants as one: every event either wants, the shorter allocation interval and
- * lock threshold (each consumer still weighs by the interval an event carries, and leaves out
- * the waits under its own threshold), the deeper stacks, the larger cost budget (none if
- * either asks none).
+ * Two wants' bits (FGP_EVM_*) as one: every bit either has, but FGP_EVM_VCPU (the mounts alone)
+ * only when every one of them that wants virtual threads (FGP_EVM_VTHREAD) has it: a wall or
+ * off-CPU want beside a CPU one gets its waits and its carriers' time off the CPU.
+ */
+static inline uint32_t jvm_evwant_vcpu(uint32_t a, uint32_t b)
+{
+	uint32_t any = (a | b) & ~FGP_EVM_VCPU;
+	bool full = ((a & FGP_EVM_VTHREAD) && !(a & FGP_EVM_VCPU)) ||
+		    ((b & FGP_EVM_VTHREAD) && !(b & FGP_EVM_VCPU));
+
+	return (any & FGP_EVM_VTHREAD) && !full ? any | FGP_EVM_VCPU : any;
+}
+
+/*
+ * Two consumers' wants as one: every event either wants (FGP_EVM_VCPU as jvm_evwant_vcpu
+ * says), the shorter allocation interval and lock threshold (each consumer still weighs by the
+ * interval an event carries, and leaves out the waits under its own threshold), the deeper
+ * stacks, the larger cost budget (none if either asks none).
  */
 void jvm_evwant_merge(struct jvm_evwant *into, const struct jvm_evwant *w);
 

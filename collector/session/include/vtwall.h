@@ -82,6 +82,7 @@ struct vtwall_stats {
 	struct vtwall_jvm jvms[VTWALL_MAX_JVMS];
 	struct vtmount_stats mnt; /* mounts on carriers (vtmount.h) */
 	uint64_t pinned_us;	  /* off-CPU time of carriers with a virtual thread mounted */
+	bool offcpu;		  /* ... counted (wall and off-CPU; a CPU recording asks none) */
 	bool split;		  /* --per-thread: a root per virtual thread (vtsplit) */
 	size_t split_n;		  /* ... the roots given */
 	uint64_t split_over;	  /* ... mounts and stacks under their pattern's root instead */

@@ -24,6 +24,10 @@
  * none for an unnamed one, or with FGP_EVM_VTID its id as
  * "#ID") for the collector's grouping.
  *
+ * With FGP_EVM_VMOUNT and FGP_EVM_VCPU (a CPU recording), the callbacks send the mounts alone
+ * (FGP_EV_VMOUNT, its time off the CPU 0): no wait is timed, no stack taken, no clock but the
+ * monotonic one read.
+ *
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
  * virtual thread's name and id, how long it was mounted and how long of it the carrier was off
  * the CPU (the mount's length less the carrier's CPU time over it, CLOCK_THREAD_CPUTIME_ID read
@@ -45,6 +49,8 @@
 #include <stdint.h>
 
 #include <jvmti.h>
+
+#include "fgproto.h"
 
 struct evctl;
 
@@ -79,6 +85,34 @@ static inline uint64_t vthread_mount_t0(uint64_t tls, uint64_t seen, uint64_t si
 		return *open ? since : 0;
 	}
 	return (tls & m) == m && now > seen ? seen : 0;
+}
+
+/* What the callbacks do (vthread_does). */
+#define VTHREAD_DO_WAITS 1u  /* time the waits, take stacks at unmounts: FGP_EV_VWAIT */
+#define VTHREAD_DO_MOUNTS 2u /* send each mount: FGP_EV_VMOUNT */
+#define VTHREAD_DO_OFFCPU 4u /* ... with its carrier's time off the CPU (its CPU clock read) */
+
+/*
+ * What the callbacks do with the kinds on (FGP_EVM_*): nothing without FGP_EVM_VTHREAD; the
+ * waits; with FGP_EVM_VMOUNT the mounts too, each with its carrier's time off the CPU; with
+ * FGP_EVM_VCPU as well the mounts alone (a CPU profile roots its carriers' samples under them
+ * and needs neither the waits nor the clock, the callbacks' costliest part).
+ */
+static inline unsigned vthread_does(uint32_t on)
+{
+	if (!(on & FGP_EVM_VTHREAD))
+		return 0;
+	if (!(on & FGP_EVM_VMOUNT))
+		return VTHREAD_DO_WAITS;
+	if (on & FGP_EVM_VCPU)
+		return VTHREAD_DO_MOUNTS;
+	return VTHREAD_DO_WAITS | VTHREAD_DO_MOUNTS | VTHREAD_DO_OFFCPU;
+}
+
+/* Whether the kinds on (FGP_EVM_*) ask for the mounts alone (vthread_does). */
+static inline bool vthread_vcpu(uint32_t on)
+{
+	return vthread_does(on) == VTHREAD_DO_MOUNTS;
 }
 
 /* A carrier's reading of its CPU time this recent stands for its CPU time at a mount. */
@@ -125,6 +159,14 @@ uint32_t vthread_caps(jvmtiEnv *jvmti);
  * the events on.
  */
 void vthread_callbacks(void(JNICALL **start)(void), void(JNICALL **end)(void));
+
+/*
+ * The name t has now, from java.lang.Thread's name field (what GetThreadInfo reads, a
+ * Thread.setName included, with no JVMTI allocation nor the thread's group and loader): its
+ * first VTHREAD_NAME_MAX bytes of modified UTF-8 into name (not ended by a NUL). Their count (0
+ * unnamed), or -ENOENT: no such field in this JDK (the field is looked up once).
+ */
+int vthread_name(JNIEnv *jni, jthread t, char *name);
 
 /* The switch the callbacks read (borrowed for the agent's life). */
 void vthread_init(struct evctl *ctl);

@@ -361,7 +361,7 @@ static void test_requests_of_the_wrong_length_are_refused(void **state)
 static void test_events_request_round_trips_and_is_clamped(void **state)
 {
 	uint8_t p[CTL_REQ_MAX + 8];
-	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LOCK | 0x80,
+	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LOCK | 0x100,
 				.alloc_interval = 1ull << 40,
 				.lock_us = 250,
 				.depth = 100000,
@@ -418,6 +418,45 @@ static void test_events_wants_merge_the_budget_and_write_it(void **state)
 	assert_null(strstr(line, "budget="));
 	assert_true(jvm_evwant_line(&lock, 1, line, sizeof(line)) > 0);
 	assert_null(strstr(line, "budget="));
+}
+
+/* The mounts alone (FGP_EVM_VCPU) only when every want of virtual threads has them: a wall
+ * want beside a CPU one gets the waits. The want line says vcpu with vmount only. */
+static void test_events_wants_merge_the_mounts_alone(void **state)
+{
+	const uint32_t cpu = FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU;
+	struct jvm_evwant c = { .on = cpu, .depth = 1 };
+	struct jvm_evwant wall = { .on = FGP_EVM_VTHREAD | FGP_EVM_VMOUNT, .depth = 64 };
+	struct jvm_evwant lock = { .on = FGP_EVM_LOCK, .lock_us = 10 };
+	struct jvm_evwant m = { 0 };
+	char line[256];
+
+	(void)state;
+	jvm_evwant_merge(&m, &c);
+	assert_int_equal(m.on, cpu);
+	jvm_evwant_merge(&m, &lock); /* no virtual threads asked: the mounts stay alone */
+	assert_int_equal(m.on, cpu | FGP_EVM_LOCK);
+	assert_true(jvm_evwant_line(&m, 1, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, " vthread vmount vcpu"));
+	jvm_evwant_merge(&m, &wall);
+	assert_int_equal(m.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_LOCK);
+	jvm_evwant_merge(&m, &c); /* a CPU want after a wall one does not take the waits away */
+	assert_int_equal(m.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_LOCK);
+	assert_true(jvm_evwant_line(&m, 1, line, sizeof(line)) > 0);
+	assert_null(strstr(line, "vcpu"));
+	/* the other order */
+	m = (struct jvm_evwant){ 0 };
+	jvm_evwant_merge(&m, &wall);
+	jvm_evwant_merge(&m, &c);
+	assert_int_equal(m.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT);
+	/* two CPU wants; vcpu without vmount is not written */
+	m = (struct jvm_evwant){ 0 };
+	jvm_evwant_merge(&m, &c);
+	jvm_evwant_merge(&m, &c);
+	assert_int_equal(m.on, cpu);
+	m.on = FGP_EVM_VTHREAD | FGP_EVM_VCPU;
+	assert_true(jvm_evwant_line(&m, 1, line, sizeof(line)) > 0);
+	assert_null(strstr(line, "vcpu"));
 }
 
 static const struct jvm_ev_frame ev_frames[] = { { "Alloc::fill", 11, 12 },
@@ -644,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_requests_of_the_wrong_length_are_refused),
 		cmocka_unit_test(test_events_request_round_trips_and_is_clamped),
 		cmocka_unit_test(test_events_wants_merge_the_budget_and_write_it),
+		cmocka_unit_test(test_events_wants_merge_the_mounts_alone),
 		cmocka_unit_test(test_events_round_trip),
 		cmocka_unit_test(test_vthread_wants_and_waits_round_trip),
 		cmocka_unit_test(test_every_truncated_events_payload),

@@ -453,7 +453,7 @@ static void test_invalid_events_are_not_encoded(void **state)
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), good_tags, 0), -EINVAL);
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), NULL, 1), -EINVAL);
 	for (int m = 0; m < 4; m++) {
-		static const uint32_t on[] = { 1u << 7, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
+		static const uint32_t on[] = { 1u << 8, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
 					       FGP_EVM_ALLOC };
 		struct fgp_events ev = good_events;
 
@@ -539,7 +539,7 @@ static void test_invalid_event_bytes_are_refused_in_step(void **state)
 		{ 2, B, 4, FGP_MAX_FREE_TAGS + 1 },
 		{ 2, B, 4, 0xffffffff },
 		{ 3, 2, 2, FGP_REC_REPLAY }, /* events: no flags */
-		{ 3, B + 8, 4, 1u << 7 },    /* an unknown event */
+		{ 3, B + 8, 4, 1u << 8 },    /* an unknown event */
 		{ 3, B + 8, 4, 0x80000000 }, /* another */
 		{ 3, B + 16, 8, 0 },	     /* alloc on with interval 0 */
 	};

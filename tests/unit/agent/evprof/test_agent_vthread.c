@@ -6,13 +6,18 @@
  * (none, a stamp or a held stack of an earlier one); none while unmounted or without mounts.
  * A carrier's time off the CPU in a mount (vthread_cpu0, vthread_offcpu) counted from its
  * previous unmount's reading of its CPU time: exact when it kept the CPU, never more than the
- * truth, short of it by the gap's CPU time at most; read afresh after a long gap.
+ * truth, short of it by the gap's CPU time at most; read afresh after a long gap. What the
+ * callbacks do for the kinds on (vthread_does): a CPU recording's mounts alone read no CPU
+ * clock and time no wait. A virtual thread's name (vthread_name) from java.lang.Thread's name
+ * field through a JNI of our own: as it is at each call, cut at VTHREAD_NAME_MAX bytes, none
+ * when unnamed, the field looked up once and every local reference let go.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -165,6 +170,186 @@ static void test_cpu0_read_again(void **state)
 	assert_int_equal(vthread_offcpu(READ_AT, READ_AT, READ_CPU, READ_CPU), 0);
 }
 
+/* The waits alone; with the mounts, each mount's time off the CPU too; the mounts alone for a
+ * CPU recording (FGP_EVM_VCPU): no wait, no clock. */
+static void test_what_the_callbacks_do(void **state)
+{
+	const uint32_t vt = FGP_EVM_VTHREAD, vm = FGP_EVM_VMOUNT, vc = FGP_EVM_VCPU;
+
+	(void)state;
+	assert_int_equal(vthread_does(0), 0);
+	assert_int_equal(vthread_does(vm | vc | FGP_EVM_VTID), 0); /* not without vthread */
+	assert_int_equal(vthread_does(vt), VTHREAD_DO_WAITS);
+	assert_int_equal(vthread_does(vt | vc), VTHREAD_DO_WAITS); /* vcpu only with vmount */
+	assert_int_equal(vthread_does(vt | vm),
+			 VTHREAD_DO_WAITS | VTHREAD_DO_MOUNTS | VTHREAD_DO_OFFCPU);
+	assert_int_equal(vthread_does(vt | vm | FGP_EVM_VTID),
+			 VTHREAD_DO_WAITS | VTHREAD_DO_MOUNTS | VTHREAD_DO_OFFCPU);
+	assert_int_equal(vthread_does(vt | vm | vc), VTHREAD_DO_MOUNTS);
+	assert_int_equal(vthread_does(vt | vm | vc | FGP_EVM_VTID | FGP_EVM_LOCK),
+			 VTHREAD_DO_MOUNTS);
+	assert_true(vthread_vcpu(vt | vm | vc));
+	assert_false(vthread_vcpu(vt | vm));
+	assert_false(vthread_vcpu(vt | vc));
+	assert_false(vthread_vcpu(vm | vc));
+}
+
+/* A JNI of our own: a thread is a struct fake_thread, its name a struct fake_str of UTF-16. */
+struct fake_str {
+	const uint16_t *chars;
+	jsize n;
+};
+
+struct fake_thread {
+	struct fake_str *name; /* NULL: none */
+};
+
+static int finds, fields, live_refs;
+static bool no_nul; /* GetStringUTFRegion ends with no NUL */
+
+static jclass JNICALL fake_find_class(JNIEnv *env, const char *name)
+{
+	(void)env;
+	finds++;
+	live_refs++;
+	return strcmp(name, "java/lang/Thread") == 0 ? (jclass)&finds : NULL;
+}
+
+static jfieldID JNICALL fake_field_id(JNIEnv *env, jclass c, const char *name, const char *sig)
+{
+	(void)env;
+	(void)c;
+	fields++;
+	return strcmp(name, "name") == 0 && strcmp(sig, "Ljava/lang/String;") == 0
+		       ? (jfieldID)&fields
+		       : NULL;
+}
+
+static jobject JNICALL fake_object_field(JNIEnv *env, jobject o, jfieldID f)
+{
+	struct fake_thread *t = (struct fake_thread *)o;
+
+	(void)env;
+	assert_ptr_equal(f, &fields);
+	if (t->name)
+		live_refs++;
+	return (jobject)t->name;
+}
+
+static jsize JNICALL fake_length(JNIEnv *env, jstring s)
+{
+	(void)env;
+	return ((struct fake_str *)s)->n;
+}
+
+/* Modified UTF-8 of chars [start, start + len), then a NUL (unless no_nul). */
+static void JNICALL fake_utf_region(JNIEnv *env, jstring s, jsize start, jsize len, char *buf)
+{
+	const struct fake_str *f = (const struct fake_str *)s;
+	size_t o = 0;
+
+	(void)env;
+	assert_true(start >= 0 && len >= 0 && start + len <= f->n);
+	for (jsize i = start; i < start + len; i++) {
+		uint16_t c = f->chars[i];
+
+		if (c && c < 0x80) {
+			buf[o++] = (char)c;
+		} else if (c < 0x800) {
+			buf[o++] = (char)(0xc0 | c >> 6);
+			buf[o++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			buf[o++] = (char)(0xe0 | c >> 12);
+			buf[o++] = (char)(0x80 | (c >> 6 & 0x3f));
+			buf[o++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	if (!no_nul)
+		buf[o] = 0;
+}
+
+static jboolean JNICALL fake_exception_check(JNIEnv *env)
+{
+	(void)env;
+	return JNI_FALSE;
+}
+
+static void JNICALL fake_delete_ref(JNIEnv *env, jobject o)
+{
+	(void)env;
+	(void)o;
+	live_refs--;
+}
+
+static struct JNINativeInterface_ fake_jni_fns;
+
+static JNIEnv *fake_jni(void)
+{
+	static JNIEnv env = &fake_jni_fns;
+
+	fake_jni_fns.FindClass = fake_find_class;
+	fake_jni_fns.GetFieldID = fake_field_id;
+	fake_jni_fns.GetObjectField = fake_object_field;
+	fake_jni_fns.GetStringLength = fake_length;
+	fake_jni_fns.GetStringUTFRegion = fake_utf_region;
+	fake_jni_fns.ExceptionCheck = fake_exception_check;
+	fake_jni_fns.DeleteLocalRef = fake_delete_ref;
+	return &env;
+}
+
+/* A name of n chars, each c, into chars. */
+static struct fake_str str_of(uint16_t *chars, jsize n, uint16_t c)
+{
+	for (jsize i = 0; i < n; i++)
+		chars[i] = c;
+	return (struct fake_str){ chars, n };
+}
+
+static void test_name_read_as_it_is(void **state)
+{
+	static const uint16_t worker[] = { 'v', 't', '-', 'w', 'o', 'r', 'k', 'e', 'r', '-', '7' };
+	static const uint16_t renamed[] = { 'r', 'e', 'q', '-', '4', '2' };
+	struct fake_str s = { worker, 11 }, r = { renamed, 6 }, empty = { worker, 0 };
+	struct fake_thread t = { &s };
+	uint16_t chars[100];
+	char name[VTHREAD_NAME_MAX + 8];
+	JNIEnv *jni = fake_jni();
+
+	(void)state;
+	assert_int_equal(vthread_name(jni, (jthread)&t, name), 11);
+	assert_memory_equal(name, "vt-worker-7", 11);
+	/* Thread.setName: the next read has the new name */
+	t.name = &r;
+	assert_int_equal(vthread_name(jni, (jthread)&t, name), 6);
+	assert_memory_equal(name, "req-42", 6);
+	/* unnamed: no name at all, or an empty one */
+	t.name = NULL;
+	assert_int_equal(vthread_name(jni, (jthread)&t, name), 0);
+	t.name = &empty;
+	assert_int_equal(vthread_name(jni, (jthread)&t, name), 0);
+	/* long: its first VTHREAD_NAME_MAX bytes, not one more */
+	memset(name, '#', sizeof(name));
+	s = str_of(chars, 100, 'x');
+	t.name = &s;
+	assert_int_equal(vthread_name(jni, (jthread)&t, name), VTHREAD_NAME_MAX);
+	assert_int_equal(name[VTHREAD_NAME_MAX - 1], 'x');
+	assert_int_equal(name[VTHREAD_NAME_MAX], '#');
+	/* two bytes a char: still VTHREAD_NAME_MAX bytes, from the first chars */
+	s = str_of(chars, VTHREAD_NAME_MAX, 0xe9);
+	assert_int_equal(vthread_name(jni, (jthread)&t, name), VTHREAD_NAME_MAX);
+	assert_memory_equal(name, "\xc3\xa9\xc3\xa9", 4);
+	assert_int_equal(name[VTHREAD_NAME_MAX], '#');
+	/* a JNI that ends the bytes with no NUL: the count is still theirs */
+	no_nul = true;
+	s = str_of(chars, 5, 'y');
+	assert_int_equal(vthread_name(jni, (jthread)&t, name), 5);
+	no_nul = false;
+	/* the field looked up once; every reference let go */
+	assert_int_equal(finds, 1);
+	assert_int_equal(fields, 1);
+	assert_int_equal(live_refs, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +360,8 @@ int main(void)
 		cmocka_unit_test(test_offcpu_none_when_it_ran),
 		cmocka_unit_test(test_offcpu_pinned),
 		cmocka_unit_test(test_cpu0_read_again),
+		cmocka_unit_test(test_what_the_callbacks_do),
+		cmocka_unit_test(test_name_read_as_it_is),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

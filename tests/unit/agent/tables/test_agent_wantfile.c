@@ -132,6 +132,9 @@ static void test_events_line_gives_every_word(void **state)
 	assert_int_equal(w.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT);
 	w = ev_of(TOK " events vthread vmount vtid\n");
 	assert_int_equal(w.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VTID);
+	/* ... the mounts alone (what a CPU recording asks) */
+	w = ev_of(TOK " events vthread vmount vcpu depth=1\n");
+	assert_int_equal(w.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU);
 	/* A collector that reads the ring of allocation stack copies says so. */
 	w = ev_of(TOK " events alloc=4096 ring\n");
 	assert_int_equal(w.on, FGP_EVM_ALLOC | FGP_EVM_RING);
