@@ -5,13 +5,14 @@
  *
  * The events worker feeds it, every tick, the time the JVM's threads spent sampling since the
  * last tick (the callbacks' own CPU time, measured on one callback in EVCTL_TIME_EVERY and
- * extrapolated to all, plus a fixed estimate per sample of what is spent outside them) and the
- * JVM's CPU time over the same span. Outside the callback, a sample whose stack the agent took
- * (GetStackTrace) costs HotSpot's sampling and the agent's sender, EVBUDGET_OUTSIDE_NS; a sample
- * whose stack it copied into its ring (allocstack=copy or auto) costs HotSpot's sampling
- * (3 us) and what reading and walking the copy costs the collector on the host beyond a
- * GetStackTrace sample's event (about 10 us), EVBUDGET_COPY_OUTSIDE_NS: the budget counts what
- * sampling costs wherever it runs.
+ * extrapolated to all at the mean of those timed since the reset, plus a fixed estimate per sample
+ * of what is spent outside them) and the JVM's CPU time over the same span. Outside the callback, a
+ * sample whose stack the agent took (GetStackTrace) costs HotSpot's sampling and the agent's
+ * sender, EVBUDGET_OUTSIDE_NS; a sample whose stack it copied into its ring (allocstack=copy or
+ * auto) costs HotSpot's sampling (3 us) and what reading and walking the copy costs the collector
+ * on the host beyond a GetStackTrace sample's event (about 10 us), EVBUDGET_COPY_OUTSIDE_NS: the
+ * budget counts what sampling costs wherever it runs. Not counted: what a recording costs the
+ * JVM once, when it turns the code tables on (every compiled method announced again).
  *
  * A window closes once it holds at least EVBUDGET_WINDOW_CPU_NS of CPU, EVBUDGET_WINDOW_NS of
  * time and EVBUDGET_WINDOW_SAMPLES samples (fewer when its cost is over twice the budget), or
@@ -26,7 +27,8 @@
  * row that wants a shrink. Otherwise it stays. So a growth leaves a steady cost in
  * (AIM / 2^(1/STEPS), AIM] of B, a shrink at most at AIM, and a cost within
  * (AIM / 2^(1/STEPS), B] stays put: a steady cost never makes the interval swing, and the
- * budget is used to 75-100% of it where the interval asked does not already keep it under.
+ * budget is used to 71-100% of it (85% / 2^(1/4) = 71%) where the interval asked does not
+ * already keep it under.
  * The sample count a window needs holds the noise a Poisson count of samples puts on r to about
  * 6%, and a shrink waits for windows in a row, so noise alone seldom moves the interval: a
  * growth answers a cost over the budget at once, a shrink (which only gains samples) is in no
