@@ -11,8 +11,8 @@
  * sender, EVBUDGET_OUTSIDE_NS; a sample whose stack it copied into its ring (allocstack=copy or
  * auto) costs HotSpot's sampling (3 us) and what reading and walking the copy costs the collector
  * on the host beyond a GetStackTrace sample's event (about 10 us), EVBUDGET_COPY_OUTSIDE_NS: the
- * budget counts what sampling costs wherever it runs. Not counted: what a recording costs the
- * JVM once, when it turns the code tables on (every compiled method announced again).
+ * budget counts what sampling costs wherever it runs. Not counted: the rounds in which a
+ * recording has the JVM announce every compiled method again (the code tables turned on).
  *
  * A window closes once it holds at least EVBUDGET_WINDOW_CPU_NS of CPU, EVBUDGET_WINDOW_NS of
  * time and EVBUDGET_WINDOW_SAMPLES samples (fewer when its cost is over twice the budget), or
