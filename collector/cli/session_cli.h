@@ -53,8 +53,9 @@ extern const struct cli_opt session_cli_events[];
 	  .help = "alloc/live: keep what sampling costs each JVM under PCT% of its CPU by "        \
 		  "widening the interval (default 1; 0: no budget)",                               \
 	  .doc = "The agent times its sampling against the JVM's CPU time and moves the interval " \
-		 "(a power of two times --alloc-interval, never below it); each sample is weighed " \
-		 "by the interval it was drawn with. [alloc-lock.md](alloc-lock.md#cost-budget)." }, \
+		 "(--alloc-interval times a power of 2^(1/4), never below it); each sample is "     \
+		 "weighed by the interval it was drawn with. "                                      \
+		 "[alloc-lock.md](alloc-lock.md#cost-budget)." },                                   \
 	{ .name = "alloc-depth", .kind = CLI_U64, .lo = 1, .hi = FGP_MAX_EVENT_DEPTH,              \
 	  .unit = "frames", CLI_AT(T, alloc_depth), .arg = "N",                                    \
 	  .help = "alloc/live/lock: frames taken of a stack (default 128)",                        \

@@ -43,7 +43,9 @@ struct evctl_priv {
 	/* The budget (the worker's; copied out under mu for evctl_get_stats). */
 	struct evbudget budget, budget_seen;
 	uint64_t bud_ns, bud_cpu, bud_sampled, bud_timed, bud_sampled_ns,
-		bud_copied; /* at the last tick */
+		bud_copied;		      /* at the last tick */
+	uint64_t bud0_timed, bud0_sampled_ns; /* at the budget's reset */
+	bool bud_moved; /* the last tick moved the interval: applied without a nap */
 };
 
 static bool want_eq(const struct want_events *a, const struct want_events *b)
@@ -306,6 +308,8 @@ static uint64_t budget_interval(struct evctl *c, const struct want_events *w, co
 	    b->ppm != w->budget_ppm) {
 		evbudget_reset(b, t->alloc_interval, w->budget_ppm);
 		budget_mark(c);
+		p->bud0_timed = p->bud_timed;
+		p->bud0_sampled_ns = p->bud_sampled_ns;
 		pthread_mutex_lock(&p->w.mu);
 		p->budget_seen = *b;
 		pthread_mutex_unlock(&p->w.mu);
@@ -313,23 +317,32 @@ static uint64_t budget_interval(struct evctl *c, const struct want_events *w, co
 	return b->interval;
 }
 
-/* Feed the budget what the callbacks and the JVM spent since the last tick. */
+/*
+ * Feed the budget what the callbacks and the JVM spent since the last tick. The callbacks' time
+ * per sample is the mean of all the callbacks timed since the budget's reset: a window at a wide
+ * interval times only a few, and one slow callback among them would count for a whole window's
+ * samples (a sample's callback costs the same at any interval).
+ */
 static void budget_tick(struct evctl *c)
 {
 	struct evctl_priv *p = c->p;
-	uint64_t ns = p->bud_ns, cpu = p->bud_cpu, n = p->bud_sampled, sns = p->bud_sampled_ns;
-	uint64_t m = p->bud_timed, cp = p->bud_copied, cost;
+	uint64_t ns = p->bud_ns, cpu = p->bud_cpu, n = p->bud_sampled;
+	uint64_t m, cp = p->bud_copied, cost;
 
 	if (!(p->cur.on & FGP_EVM_ALLOC))
 		return;
 	budget_mark(c);
 	/* The timed callbacks' mean CPU time for every callback. */
 	n = p->bud_sampled - n;
-	m = p->bud_timed - m;
+	m = p->bud_timed - p->bud0_timed;
 	cp = p->bud_copied - cp;
-	cost = m ? (uint64_t)((double)(p->bud_sampled_ns - sns) * (double)n / (double)m) : 0;
+	cost = m ? (uint64_t)((double)(p->bud_sampled_ns - p->bud0_sampled_ns) * (double)n /
+			      (double)m)
+		 : 0;
+	m = p->budget.interval;
 	(void)evbudget_tick(&p->budget, n, cp, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
 			    p->bud_ns >= ns ? p->bud_ns - ns : 0);
+	p->bud_moved = p->budget.interval != m;
 	pthread_mutex_lock(&p->w.mu);
 	p->budget_seen = p->budget;
 	pthread_mutex_unlock(&p->w.mu);
@@ -429,10 +442,12 @@ static void *worker(void *arg)
 		else
 			tick(c);
 		pthread_mutex_lock(&p->w.mu);
+		/* A moved interval is applied at once: the next window holds samples at it only. */
 		if (rv == -EAGAIN)
 			nap_locked(p, gen, AGAIN_NAP_MS);
-		else if (p->w.gen == gen)
+		else if (p->w.gen == gen && !p->bud_moved)
 			nap_locked(p, gen, p->cur.on || p->announce ? TICK_MS : 0);
+		p->bud_moved = false;
 	}
 	pthread_mutex_unlock(&p->w.mu);
 	if (p->ops.leave)

@@ -240,14 +240,17 @@ static void test_the_budget_moves_the_interval_and_announces_it(void **state)
 	evctl_want(&x->c, &w, 1);
 	assert_int_equal(next_events(x, &e), FGP_EVM_ALLOC);
 	assert_int_equal(e.alloc_interval, 4096);
-	/* Sampling costs 5% of the JVM's CPU: 5 -> 0.625%, 8x the interval asked. */
+	/* 500 samples of 10 us (and EVBUDGET_OUTSIDE_NS) in 100 ms at the interval asked: 6.5% of
+	 * the JVM's CPU, 6.5 / 2^(12/4) = 0.81%: 8x the interval asked. */
 	for (int i = 0; i < 100; i++) {
 		struct timespec ts = { 0, 20000000 };
+		uint64_t n = 500 * 4096 / atomic_load(&x->c.alloc_interval);
 
 		atomic_fetch_add(&x->j.now, 100000000ull);
 		atomic_fetch_add(&x->j.cpu, 100000000ull);
-		/* The cost follows the interval (it stays then, 0.625% being in the band). */
-		evctl_sampled(&x->c, 5000000ull * 4096 / atomic_load(&x->c.alloc_interval));
+		/* The count follows the interval (it stays then, 0.81% being in the band). */
+		for (uint64_t k = 0; k < n; k++)
+			evctl_sampled(&x->c, 10000);
 		nanosleep(&ts, NULL);
 	}
 	assert_int_equal(next_events(x, &e), FGP_EVM_ALLOC);
@@ -257,6 +260,9 @@ static void test_the_budget_moves_the_interval_and_announces_it(void **state)
 	evctl_get_stats(&x->c, &st);
 	assert_int_equal(st.budget.used[0], 4096);
 	assert_int_equal(st.budget.used[1], 4096 * 8);
+	/* Once: the window after the move holds no sample taken before it. */
+	assert_int_equal(st.budget.used[2], 0);
+	assert_int_equal(st.budget.changes, 1);
 	assert_true(st.budget.samples >= 10);
 	fix_free(x);
 }
