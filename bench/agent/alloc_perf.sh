@@ -59,20 +59,21 @@ for r in $(seq "$reps"); do
 	wait "$rpid" || true
 	# record's samples a second over its duration, times the window
 	n=$(sed -n 's/.* \([0-9][0-9]*\) allocation samples in \([0-9.]*\) s .*/\1 \2/p' "$tmp/rec$r.err" |
-		awk -v w="$window" '{ if ($2 > 0) printf "%d", $1 / $2 * w }')
+		W="$window" awk '{ w = ENVIRON["W"] + 0; if ($2 > 0) printf "%d", $1 / $2 * w }')
 	echo "  record: $(grep -o '[0-9]* allocation samples in [0-9.]* s' "$tmp/rec$r.err" || echo 'no count')"
 	samples=$((samples + ${n:-0}))
 	for k in idle rec; do
 		perf report -i "$tmp/$k$r.data" --stdio --sort dso,sym -n 2>/dev/null | grep -v '^#' | grep -v '^$' |
-			awk -v k="$k" '{ n = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); gsub(/tid [0-9]+/, "tid"); print k "\t" n "\t" $0 }' >>"$tmp/sym.tsv"
+			K="$k" awk '{ k = ENVIRON["K"]; n = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); gsub(/tid [0-9]+/, "tid"); print k "\t" n "\t" $0 }' >>"$tmp/sym.tsv"
 	done
 	perf script -i "$tmp/rec$r.data" -F time,ip,sym 2>/dev/null |
-		awk -v r="$r" '{ t = $1; sub(/:$/, "", t); t += 0; if (NR == 1) t0 = t; b = int(t - t0)
+		awk '{ t = $1; sub(/:$/, "", t); t += 0; if (NR == 1) t0 = t; b = int(t - t0)
 			if ($0 ~ /ScopeDesc|jmethod_id|methodset|fill_lines|resource_allocate|create_inline|klass_name|post_compiled_method_load|put_pc_entries|line_at/) { c[b]++; n++ } }
 			END { printf "  compiled methods announced: %.0f ms of CPU in the window, by second:", n / 4; for (i = 0; i < 7; i++) printf " %d", c[i]; print "" }'
 done
 echo "extra CPU of the recorded windows over the idle ones, us per allocation sample ($samples samples):"
-awk -F'\t' -v n="$samples" '
+N="$samples" awk -F'\t' 'BEGIN { n = ENVIRON["N"] + 0 }
+
 function kind(k) {
 	if (k ~ /ScopeDesc|jmethod_id|methodset|fill_lines|fill_chain|resource_allocate|create_inline|klass_name|post_compiled_method_load|events_code_load|put_pc_entries|line_at|CodeHeap::next_used|PcDesc|scope_desc_at|decode_object_values|methodHandle|HandleMark::pop|intern_find|os::malloc|os::free|malloc|_int_|free|unlink_chunk/) return "compiled methods announced"
 	if (k ~ /stackring_put|on_sampled_alloc|alloc_event|vmanchor|__tls_get_addr|pthread_once|memmove|take32/) return "the agent'"'"'s callback"
