@@ -198,7 +198,7 @@ struct daemon {
 	struct daemon_profiles prof; /* rolling profiles, when asked for */
 	bool want_failed;	     /* the last want file could not be written */
 	struct receive_stats seen;   /* the listener's, at the last check */
-	bool told_relisten_err, told_nofd;
+	bool told_relisten_err, told_nofd, told_denied;
 };
 
 static void summary(struct daemon *d)
@@ -461,6 +461,16 @@ static void check_listener(struct daemon *d, const char *socket)
 		   d->told_nofd) {
 		daemon_say(o, "file descriptors available again");
 		d->told_nofd = false;
+	}
+	if (r.probe_denied > d->seen.probe_denied && !d->told_denied) {
+		daemon_say(
+			o,
+			"the agent socket's sandboxed process (--sandbox-uid) cannot reach %s: %s on "
+			"its directory, so it cannot check that it still accepts, and agents running "
+			"as other users cannot connect either; make the directory searchable by all "
+			"(chmod 0755 or 0711)",
+			socket, strerror(-r.last_err));
+		d->told_denied = true;
 	}
 	d->seen = r;
 }

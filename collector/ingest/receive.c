@@ -181,6 +181,7 @@ static void child_beat(int sp, struct rxnng *n, uint64_t refused)
 				  .probes = s.probes,
 				  .probe_fail = s.probe_fail,
 				  .probe_nofd = s.probe_nofd,
+				  .probe_denied = s.probe_denied,
 				  .connected = s.connected,
 				  .refused_msgs = refused,
 				  .last_err = s.last_err };
@@ -471,6 +472,7 @@ static void add_beat(struct rxchan_beat *to, const struct rxchan_beat *b)
 	to->probes += b->probes;
 	to->probe_fail += b->probe_fail;
 	to->probe_nofd += b->probe_nofd;
+	to->probe_denied += b->probe_denied;
 	to->refused_msgs += b->refused_msgs;
 }
 
@@ -1113,6 +1115,7 @@ void receive_stats(struct receive *rx, struct receive_stats *out)
 	out->probes = t.probes;
 	out->probe_fail = t.probe_fail;
 	out->probe_nofd = t.probe_nofd;
+	out->probe_denied = t.probe_denied;
 	out->refused_msgs = t.refused_msgs;
 	out->connected = (unsigned)rx->beat.connected;
 	if (rx->beat.last_err)

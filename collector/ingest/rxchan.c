@@ -29,8 +29,9 @@ void rxchan_header(uint8_t *hdr, enum rxchan_type type, uint32_t pipe, uint32_t 
 	X(probe_fail, 32)                                                                          \
 	X(probe_nofd, 40)                                                                          \
 	X(connected, 48)                                                                           \
-	X(refused_msgs, 56)
-#define BEAT_ERR_OFF 64
+	X(refused_msgs, 56)                                                                        \
+	X(probe_denied, 64)
+#define BEAT_ERR_OFF 72
 
 #define PUT_COUNTER(m, off) fgle_put64(p + (off), b->m);
 #define GET_COUNTER(m, off) b->m = fgle_get64(p + (off));

@@ -31,7 +31,7 @@
 
 #define RXCHAN_MAGIC 0x5846u /* "FX" little-endian */
 #define RXCHAN_HDR 16u
-#define RXCHAN_BEAT_SIZE 72u
+#define RXCHAN_BEAT_SIZE 80u
 #define RXCHAN_MAX_PID 4194304u /* PID_MAX_LIMIT */
 #define RXCHAN_READY_PARTIAL 3u /* every RECEIVE_SANDBOX_NO_* bit */
 
@@ -51,6 +51,7 @@ struct rxchan_beat {
 	uint64_t accepted, refused_cap, gone, probes, probe_fail, probe_nofd;
 	uint64_t connected;
 	uint64_t refused_msgs; /* messages that did not decode whole: not forwarded */
+	uint64_t probe_denied; /* probes the socket's directory refused us (EACCES) */
 	int last_err;
 };
 

@@ -286,7 +286,7 @@ static int probe(struct rxnng *rx)
 {
 	struct timespec dl;
 	uint64_t before;
-	bool nofd;
+	bool nofd, denied;
 	int rv;
 
 	pthread_mutex_lock(&rx->mu);
@@ -301,18 +301,28 @@ static int probe(struct rxnng *rx)
 		dl.tv_nsec -= 1000000000L;
 	}
 	rv = probe_once(rx, &dl, before);
-	/* Out of descriptors: says nothing of the listener (a new one could not be made either). */
+	/*
+	 * Out of descriptors, or the socket's directory closed to our uid (a sandboxed listener
+	 * that dropped to its own uid, in a directory only root may search): says nothing of the
+	 * listener, which still serves whoever can reach it; a new one would fare no better.
+	 */
 	nofd = rv == -EMFILE || rv == -ENFILE;
+	denied = rv == -EACCES || rv == -EPERM;
 	pthread_mutex_lock(&rx->mu);
 	if (rv) {
-		(*(nofd ? &rx->st.probe_nofd : &rx->st.probe_fail))++;
+		if (nofd)
+			rx->st.probe_nofd++;
+		else if (denied)
+			rx->st.probe_denied++;
+		else
+			rx->st.probe_fail++;
 		rx->st.last_err = rv;
 	}
 	pthread_mutex_unlock(&rx->mu);
 	/* A sandboxed owner sleeps until something wakes it: a failed probe is worth a word. */
 	if (rv)
 		wake(rx);
-	return nofd ? 0 : rv;
+	return nofd || denied ? 0 : rv;
 }
 
 /*

@@ -12,7 +12,9 @@
 # the map covers >= 95% of what jcmd Compiler.perfmap lists within 2 s, and a class generation
 # compiled after the reconnect is in the map within 2 s. The exit summary counts every restart
 # by its cause. Without CAP_SETUID, CAP_SETGID and CAP_SYS_CHROOT (setpriv drops them) watch
-# warns of each and the child stays uid 0 with no capability and seccomp on.
+# warns of each and the child stays uid 0 with no capability and seccomp on. In a socket
+# directory only root may search (0700), watch says once that the child cannot probe its socket,
+# and does not restart it.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 fg_init watch_sandbox
@@ -209,4 +211,25 @@ fg_log "without SETUID/SETGID/SYS_CHROOT: child $c uid 0, no capability, seccomp
 fg_watch_stop_clean
 FGCOLLECT=$real
 
-fg_pass "child confined; SIGSEGV, SIGKILL and a forbidden system call each restarted it within 1 s, SIGSTOP (a hang) within 2.5 s; new code named within $worst ms"
+# A socket directory only root may search (mode 0700): the child, at its own uid, cannot reach
+# its socket to probe it. watch says so once and keeps the child: a probe refused by the
+# directory is no sign of a stalled listener, and restarting would only make the agents that
+# can connect (root's) reconnect and replay every second.
+closed=$FG_TMP/closed
+mkdir -m 0700 "$closed"
+"$FGCOLLECT" watch --socket "$closed/fgcollect.sock" --ctl "$FG_TMP/ctl/closed.sock" 2>"$FG_TMP/closed.log" &
+cpid=$!
+fg_wait 5 test -S "$closed/fgcollect.sock" || fg_fail "0700 socket directory: watch did not listen: $(cat "$FG_TMP/closed.log")"
+sleep 4
+kill -0 "$cpid" 2>/dev/null || fg_fail "0700 socket directory: watch exited: $(cat "$FG_TMP/closed.log")"
+kill -TERM "$cpid"
+wait "$cpid" || true
+grep -q "sandboxed process (--sandbox-uid) cannot reach $closed/fgcollect.sock: Permission denied on its directory.*chmod 0755 or 0711" "$FG_TMP/closed.log" ||
+	fg_fail "0700 socket directory: watch does not say why its child cannot probe: $(cat "$FG_TMP/closed.log")"
+[[ $(grep -c 'cannot reach' "$FG_TMP/closed.log") == 1 ]] || fg_fail "0700 socket directory: said more than once: $(cat "$FG_TMP/closed.log")"
+if grep -q 'sandboxed process ended' "$FG_TMP/closed.log" || ! grep -q 'sandbox 0 restarts' "$FG_TMP/closed.log"; then
+	fg_fail "0700 socket directory: the child was restarted: $(cat "$FG_TMP/closed.log")"
+fi
+fg_log "0700 socket directory: said once why the child cannot probe its socket, no restart in 4 s"
+
+fg_pass "child confined; SIGSEGV, SIGKILL and a forbidden system call each restarted it within 1 s, SIGSTOP (a hang) within 2.5 s; new code named within $worst ms; a socket directory closed to the child said once, no restart"

@@ -91,8 +91,11 @@ struct receive_stats {
 	uint64_t relistens;    /* listeners re-created after a failed probe */
 	uint64_t relisten_err; /* ... that failed (retried next period) */
 	uint64_t probe_nofd;   /* probes we could not make: no descriptor left (not a failure) */
-	int last_err;	       /* the last failed re-listen's or probe's -errno, 0 none */
-	unsigned connected;    /* pipes now */
+	/* probes the socket's directory refused the listener (EACCES: the sandboxed listener's uid
+	 * cannot search it; not a failure, so no restart) */
+	uint64_t probe_denied;
+	int last_err;	    /* the last failed re-listen's or probe's -errno, 0 none */
+	unsigned connected; /* pipes now */
 	/* the sandboxed child (0 with in_process): */
 	unsigned sandbox_partial; /* what its confinement could not do: RECEIVE_SANDBOX_NO_* */
 	uint64_t restarts;	  /* children ended and started again, for any of: */

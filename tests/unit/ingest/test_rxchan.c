@@ -39,9 +39,12 @@ static size_t frame(uint8_t *b, enum rxchan_type t, uint32_t pipe, uint32_t arg,
 static void test_frames_round_trip(void **state)
 {
 	uint8_t b[256], p[RXCHAN_BEAT_SIZE];
-	struct rxchan_beat bt = {
-		.accepted = 7, .gone = 3, .connected = 4, .refused_msgs = 9, .last_err = -EMFILE
-	};
+	struct rxchan_beat bt = { .accepted = 7,
+				  .gone = 3,
+				  .connected = 4,
+				  .refused_msgs = 9,
+				  .probe_denied = 3,
+				  .last_err = -EMFILE };
 	struct rxchan_frame f;
 	size_t n;
 
@@ -59,6 +62,7 @@ static void test_frames_round_trip(void **state)
 	assert_int_equal(f.beat.accepted, 7);
 	assert_int_equal(f.beat.connected, 4);
 	assert_int_equal(f.beat.refused_msgs, 9);
+	assert_int_equal(f.beat.probe_denied, 3);
 	assert_int_equal(f.beat.last_err, -EMFILE);
 	n = frame(b, RXC_READY, 0, (uint32_t)-EADDRINUSE, NULL, 0);
 	assert_int_equal(rxchan_decode(b, n, true, 64, &f), 0);
@@ -110,7 +114,7 @@ static void test_bad_frames_refused(void **state)
 	assert_int_equal(f.arg, RECEIVE_SANDBOX_NO_IDS);
 	n = frame(b, RXC_BEAT, 0, 0, p, sizeof(p) - 1);
 	assert_int_equal(rxchan_decode(b, n, true, 64, &f), -EBADMSG);
-	p[64] = 1; /* last_err > 0 */
+	p[72] = 1; /* last_err > 0: the u64 after the nine counters */
 	n = frame(b, RXC_BEAT, 0, 0, p, sizeof(p));
 	assert_int_equal(rxchan_decode(b, n, true, 64, &f), -EBADMSG);
 	n = frame(b, RXC_PAUSE, 0, 2, NULL, 0);
