@@ -56,6 +56,8 @@ for v in $variants; do
 	[[ ($v != fgagentb && $v != fgrecb) || -n $agentb ]] || { echo "vthread: $v needs AGENT_B"; exit 1; }
 done
 tmp=$(mktemp -d /tmp/fg-bench-vthread.XXXXXX)
+# The agent sockets' directory: searchable by the recording's sandboxed listener, which probes them.
+chmod 0755 "$tmp"
 declare -A pid=()
 cleanup() {
 	local v
