@@ -29,6 +29,10 @@ for f in "$fgcollect" "$agent" "$jar" "$jdk/bin/java"; do
 done
 command -v perf >/dev/null || { echo "alloc_perf: perf is not installed"; exit 1; }
 tmp=$(mktemp -d /tmp/fg-bench-allocperf.XXXXXX)
+# The agent socket's directory must be searchable by the daemon's sandboxed listener (and by
+# agents of any uid); the control socket's stays ours alone.
+chmod 0755 "$tmp"
+mkdir -m 0700 "$tmp/ctl"
 wpid='' jpid=''
 cleanup() {
 	[[ -z $jpid ]] || { kill -TERM "$jpid" 2>/dev/null || true; wait "$jpid" 2>/dev/null || true; }
@@ -37,7 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$fgcollect" watch --socket "$tmp/s" --ctl "$tmp/c" 2>"$tmp/watch.log" &
+"$fgcollect" watch --socket "$tmp/s" --ctl "$tmp/ctl/c" 2>"$tmp/watch.log" &
 wpid=$!
 for _ in $(seq 50); do [[ -S $tmp/s ]] && break; sleep 0.1; done
 "$jdk/bin/java" -XX:+PreserveFramePointer "-agentpath:$agent=socket=$tmp/s,allocstack=copy" \
@@ -51,7 +55,7 @@ echo "alloc_perf: $("$jdk/bin/java" -version 2>&1 | head -n 1), $reps rounds of 
 for r in $(seq "$reps"); do
 	echo "round $r: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	perf record -q -e cpu-clock -F 4000 -p "$jpid" -o "$tmp/idle$r.data" -- sleep "$window" 2>/dev/null
-	"$fgcollect" record --pid "$jpid" --ctl "$tmp/c" --event alloc --alloc-budget 0 \
+	"$fgcollect" record --pid "$jpid" --ctl "$tmp/ctl/c" --event alloc --alloc-budget 0 \
 		--duration $((settle + window + 2)) -o "$tmp/rec$r.folded" 2>"$tmp/rec$r.err" &
 	rpid=$!
 	sleep "$settle"
