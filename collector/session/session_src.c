@@ -68,8 +68,8 @@ static void target_label(struct target *t, const struct jvm_info *info)
 /* A recording of agent events whose target's agent cannot send them: said once, at its hello. */
 static void note_no_events(const struct session_src_env *env, const struct jvm_info *info)
 {
-	if (!env->evw || !(env->evw->on & ~FGP_EVM_VTHREAD) || !info->connected)
-		return; /* virtual threads: an agent or JVM without them has none to count */
+	if (!env->evw || !session_src_asks_events(env->evw->on) || !info->connected)
+		return;
 	if (!(info->hello_flags & FGP_HELLO_EVENTS))
 		notes_add(env->notes,
 			  "PID %u: its agent (%s) cannot send allocation, live or lock events: "
@@ -86,6 +86,11 @@ static void note_no_events(const struct session_src_env *env, const struct jvm_i
 			  "PID %u: this JVM offers no monitor contention events: nothing recorded "
 			  "from it",
 			  info->host_pid);
+}
+
+bool session_src_asks_events(uint32_t want)
+{
+	return want & (FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK);
 }
 
 uint32_t session_src_jvm_cannot(uint32_t want, uint32_t hello_flags)

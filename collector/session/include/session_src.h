@@ -63,6 +63,13 @@ struct session_src_events {
  */
 uint32_t session_src_jvm_cannot(uint32_t want, uint32_t hello_flags);
 
+/*
+ * Whether want (FGP_EVM_*) asks for allocation, live or lock events: what an agent without
+ * FGP_HELLO_EVENTS is told it cannot send. The virtual-thread bits (the mounts, their waits,
+ * a CPU recording's mounts alone) are not: a JVM has virtual threads or not.
+ */
+bool session_src_asks_events(uint32_t want);
+
 struct session_source;
 
 struct session_source_ops {
