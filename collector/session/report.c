@@ -384,29 +384,26 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64
 		    "mount, under the carrier's name",
 		    (unsigned long long)v->mnt.early, (double)VTMOUNT_WAIT_NS / 1e9,
 		    STACKAGG_MAX_PENDING >> 20);
-	if (v->mnt.mounts && v->offcpu)
+	if (v->mnt.mounts) {
+		char pinned[256] = "(a CPU recording counts no pinned time)";
+
+		if (v->offcpu)
+			snprintf(
+				pinned, sizeof(pinned),
+				"%.3f s pinned (carriers off the CPU with a virtual thread mounted, "
+				"counted at every unmount), %.3f s of it shown under their virtual "
+				"threads at " STACKAGG_PINNED " (sampled)",
+				(double)v->mnt.offcpu_ns / 1e9, (double)v->pinned_us / 1e6);
 		say(out,
 		    "virtual threads: %llu mounts on carriers received, %llu of them ended in the "
 		    "window (%.0f a second from when they were known; %llu dropped); %llu of %llu "
 		    "samples of the JVMs' threads taken with a virtual thread mounted, shown under "
-		    "it; %.3f s pinned (carriers off the CPU with a virtual thread mounted, counted "
-		    "at every unmount), %.3f s of it shown under their virtual threads at " STACKAGG_PINNED
-		    " (sampled)",
+		    "it%s%s",
 		    (unsigned long long)v->mnt.mounts, (unsigned long long)v->mnt.in_window,
 		    end > known ? (double)v->mnt.in_window * 1e9 / (double)(end - known) : 0.0,
 		    (unsigned long long)v->mnt.dropped, (unsigned long long)v->mnt.rerooted,
-		    (unsigned long long)v->mnt.asked, (double)v->mnt.offcpu_ns / 1e9,
-		    (double)v->pinned_us / 1e6);
-	else if (v->mnt.mounts)
-		say(out,
-		    "virtual threads: %llu mounts on carriers received, %llu of them ended in the "
-		    "window (%.0f a second from when they were known; %llu dropped); %llu of %llu "
-		    "samples of the JVMs' threads taken with a virtual thread mounted, shown under "
-		    "it (a CPU recording counts no pinned time)",
-		    (unsigned long long)v->mnt.mounts, (unsigned long long)v->mnt.in_window,
-		    end > known ? (double)v->mnt.in_window * 1e9 / (double)(end - known) : 0.0,
-		    (unsigned long long)v->mnt.dropped, (unsigned long long)v->mnt.rerooted,
-		    (unsigned long long)v->mnt.asked);
+		    (unsigned long long)v->mnt.asked, v->offcpu ? "; " : " ", pinned);
+	}
 	if (v->split)
 		say(out,
 		    "virtual threads: %zu given a root of their own by --per-thread (at most %u); "
