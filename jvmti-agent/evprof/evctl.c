@@ -327,7 +327,7 @@ static void budget_tick(struct evctl *c)
 {
 	struct evctl_priv *p = c->p;
 	uint64_t ns = p->bud_ns, cpu = p->bud_cpu, n = p->bud_sampled;
-	uint64_t m, cp = p->bud_copied, cost;
+	uint64_t m, cp = p->bud_copied, cost, before = p->budget.interval;
 
 	if (!(p->cur.on & FGP_EVM_ALLOC))
 		return;
@@ -339,10 +339,9 @@ static void budget_tick(struct evctl *c)
 	cost = m ? (uint64_t)((double)(p->bud_sampled_ns - p->bud0_sampled_ns) * (double)n /
 			      (double)m)
 		 : 0;
-	m = p->budget.interval;
-	(void)evbudget_tick(&p->budget, n, cp, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
-			    p->bud_ns >= ns ? p->bud_ns - ns : 0);
-	p->bud_moved = p->budget.interval != m;
+	p->bud_moved =
+		evbudget_tick(&p->budget, n, cp, cost, p->bud_cpu >= cpu ? p->bud_cpu - cpu : 0,
+			      p->bud_ns >= ns ? p->bud_ns - ns : 0) != before;
 	pthread_mutex_lock(&p->w.mu);
 	p->budget_seen = p->budget;
 	pthread_mutex_unlock(&p->w.mu);
