@@ -259,14 +259,20 @@ static void test_a_steady_cost_settles_without_swinging(void **state)
 	steady(10ull << 20, 20000, 10000); /* cheap enough at the interval asked */
 }
 
+/* A uniform draw in (0, 1) from the xorshift64 state *x (each test keeps a sequence of its own). */
+static double xorshift_uniform(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return ((double)(*x >> 11) + 0.5) / (double)(1ull << 53);
+}
+
 static uint64_t srng = 0x2545f4914f6cdd1dull;
 
 static double draw(void)
 {
-	srng ^= srng << 13;
-	srng ^= srng >> 7;
-	srng ^= srng << 17;
-	return ((double)(srng >> 11) + 0.5) / (double)(1ull << 53);
+	return xorshift_uniform(&srng);
 }
 
 /*
@@ -323,10 +329,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static double uniform(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return ((double)(rng >> 11) + 0.5) / (double)(1ull << 53);
+	return xorshift_uniform(&rng);
 }
 
 static void test_a_sample_stands_for_its_threads_previous_interval(void **state)
