@@ -45,7 +45,7 @@ check() {
 	# then body and VirtualThread.run nearer the root, and no [truncated]; marked =
 	# [truncated]; wrong = neither. rooted: under the virtual thread's root, not the carrier's
 	# name (ForkJoinPool-1-worker-N).
-	read -r all whole wrong both off offwhole <<<"$(depth=$DEPTH awk '{ n = $NF; line = $0 }
+	read -r all whole wrong both off offwhole <<<"$(depth=$DEPTH wrongf=$FG_TMP/$cfg.wrong awk '{ n = $NF; line = $0 }
 		/VThreadDeep::spin_\[[0ij]\]/ {
 			cpu = line !~ /;\[off-cpu: [^;]*\]_\[k\] [0-9]+$/
 			r = line ~ /^\[virtual threads\] vdeep-N;/
@@ -63,8 +63,10 @@ check() {
 					both += r ? n : 0
 				} else
 					offwhole += n
-			} else
+			} else {
 				wrong += n
+				print $0 > ENVIRON["wrongf"]
+			}
 		}
 		END { printf "%d %d %d %d %d %d\n", all, whole, wrong, both, off, offwhole }' "$f")"
 	# The mounts root the samples from when the agent turned them on (the summary says
@@ -77,7 +79,10 @@ check() {
 		head -c 3000 "$f" >&2
 		fg_fail "$cfg: only $all in VThreadDeep::spin"
 	fi
-	((wrong == 0)) || fg_fail "$cfg: $wrong samples in spin neither whole nor marked [truncated]"
+	if ((wrong > 0)); then
+		cut -c1-3000 "$FG_TMP/$cfg.wrong" | head -5 >&2
+		fg_fail "$cfg: $wrong samples in spin neither whole nor marked [truncated]"
+	fi
 	if ((whole * 100 < all * WANT)); then
 		awk '/VThreadDeep::spin_/' "$f" | sort -t' ' -k2 -n -r | head -3 | cut -c1-2000 >&2 || true
 		fg_fail "$cfg: $whole of $all in spin whole (< $WANT%)"
