@@ -299,8 +299,17 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 		} else if (rv == 0)
 			vm = true;
 	} else if (s->uw.vs && tab && regs_ok && !use_vm(s, r->pid)) {
-		/* Frame pointers, and the stack copy where their chain stops short of a root. */
-		vm = vmstack_hybrid(s->uw.vs, &vi, &vo) == 1;
+		/* Frame pointers, and the stack copy where their chain stops short of a root
+		 * (through a return barrier, always): that walk waits for its code likewise. */
+		vi.may_defer = may_defer && r->time > ses_watermark(s, s->now());
+		rv = vmstack_hybrid(s->uw.vs, &vi, &vo);
+		if (rv == -EAGAIN) {
+			if (defer_sample(s, r))
+				return true;
+			vi.may_defer = false;
+			rv = vmstack_hybrid(s->uw.vs, &vi, &vo);
+		}
+		vm = rv == 1;
 	}
 	if (vm) {
 		smp->user = vo.user;

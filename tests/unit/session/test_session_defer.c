@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_session_defer.c - CPU samples walked without frame pointers (--unwind vm) through code
- * the JVM runs before it announces it: each waits, its stack copy kept, until the code tables
- * are complete up to its time, however many wait with it (a burst of fresh code in every
- * thread), and is then walked through the method announced meanwhile. Past the cap on samples
- * waiting at once, a sample is walked at once, and the summary counts it. The JVM is this
- * process (its PID), so that the session sees the fresh code as executable anonymous memory,
- * as HotSpot's code cache.
+ * test_session_defer.c - CPU samples walked without frame pointers (--unwind vm), or from the
+ * stack copy where frame pointers stop short, through code the JVM runs before it announces it:
+ * each waits, its stack copy kept, until the code tables are complete up to its time, however many
+ * wait with it (a burst of fresh code in every thread), and is then walked through the method
+ * announced meanwhile. Past the cap on samples waiting at once, a sample is walked at once, and the
+ * summary counts it. The JVM is this process (its PID), so that the session sees the fresh code as
+ * executable anonymous memory, as HotSpot's code cache.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -40,14 +40,14 @@ static const uint64_t chain[] = { STUB_PC + 8 }; /* the kernel's: frame pointers
  * (24 bytes) holds the return address into Hot::main (stack[3]), whose frame (16 bytes) ends
  * the stack (stack[5]: 0).
  */
-static struct session *open_cpu(void)
+static struct session *open_unwind(enum session_unwind unwind)
 {
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
 				  .event = FG_EVENT_CPU,
 				  .settle_ns = 300 * MS,
 				  .merge_threads = true,
 				  .stack_copy = sizeof(stack),
-				  .unwind = SESSION_UNWIND_VM };
+				  .unwind = unwind };
 	struct session *s = NULL;
 	uint64_t mask = SAMPLER_REGS_MASK;
 	size_t k = 0;
@@ -77,6 +77,11 @@ static struct session *open_cpu(void)
 		codetab_add(src->tab, CODEBLOB_COMPILED, MAIN_PC, 0x100, 1 * MS, "Hot::main"), 1);
 	add_facts(MAIN_PC, 16);
 	return s;
+}
+
+static struct session *open_cpu(void)
+{
+	return open_unwind(SESSION_UNWIND_VM);
 }
 
 /* A CPU sample of the thread, taken at ts, with its registers and its stack copy. */
@@ -161,6 +166,34 @@ static void test_a_burst_of_samples_in_fresh_code_waits_for_it(void **state)
 	session_close(s);
 }
 
+/*
+ * With frame pointers (a JVM run with PreserveFramePointer), a chain that stops short of a
+ * root goes on from the stack copy: such a walk waits for fresh code likewise, rather than
+ * keeping the short chain.
+ */
+static void test_a_frame_pointer_chain_continued_from_the_copy_waits_for_fresh_code(void **state)
+{
+	struct session *s = open_unwind(SESSION_UNWIND_FP);
+	struct session_summary sm;
+	char *text, line[512] = "";
+
+	(void)state;
+	assert_int_equal(session_step(s, 0), 0);
+	sample(s, 40);
+	text = announce_and_finish(s, &sm, line);
+	/* each walk waited once, and went through the method announced meanwhile (this stack
+	 * ends at Hot::main, no thread root: its kernel chain is kept, as for any walk from the
+	 * copy that does not reach a root) */
+	assert_int_equal(sm.vm.deferred, 40);
+	assert_int_equal(sm.vm.samples, 40);
+	assert_int_equal(sm.vm.end[UNW_END_ROOT], 0);
+	assert_int_equal(sm.vm.lost_at[UNW_ANON], 0);
+	assert_int_equal(weight_with(text, "[truncated];_new_array_Java"), 40);
+	assert_int_equal(sm.unwound_early, 0);
+	free(text);
+	session_close(s);
+}
+
 /* Past SESSION_DEFER_MAX waiting at once, the next samples are walked at once, and said. */
 static void test_samples_past_the_cap_are_walked_at_once_and_counted(void **state)
 {
@@ -188,6 +221,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_burst_of_samples_in_fresh_code_waits_for_it),
 		cmocka_unit_test(test_samples_past_the_cap_are_walked_at_once_and_counted),
+		cmocka_unit_test(
+			test_a_frame_pointer_chain_continued_from_the_copy_waits_for_fresh_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
