@@ -120,13 +120,15 @@ static int native_step(void *ctx, const struct ustack *s, uint64_t pc, bool ret,
 	return 0;
 }
 
-static int frozen(void *ctx, const struct ustack *s, const struct unw_frame *thawed,
-		  const struct unw_frame *bar, struct unw_frame *out, uint32_t max, uint32_t *n)
+static int frozen(void *ctx, const struct ustack *s, const struct unw_frame *carrier,
+		  uint32_t ncarrier, const struct unw_frame *bar, struct unw_frame *out,
+		  uint32_t max, uint32_t *n)
 {
 	struct vmstack *v = ctx;
 	const struct unw_ops ops = { .ctx = v, .classify = classify };
 
-	return vtchunk_walk(v->vt, v->in->vt, v->in->vtmem, &ops, s, thawed, bar, out, max, n);
+	return vtchunk_walk(v->vt, v->in->vt, v->in->vtmem, &ops, s, carrier, ncarrier, bar, out,
+			    max, n);
 }
 
 static bool root_at(const struct vmstack_in *in, uint64_t pc, bool ret)

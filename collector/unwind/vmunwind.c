@@ -222,8 +222,7 @@ static bool thaw_walk(struct walk *w, struct unw_frame *out, uint32_t *n, uint32
 	uint32_t k = 0;
 	int rv;
 
-	rv = w->ops->frozen(w->ops->ctx, w->s, &out[*n - 2], &bar, &out[*n - 1], max - (*n - 1),
-			    &k);
+	rv = w->ops->frozen(w->ops->ctx, w->s, out, *n - 1, &bar, &out[*n - 1], max - (*n - 1), &k);
 	for (uint32_t i = 0; i < k; i++)
 		out[*n - 1 + i].how = UNW_HOW_FROZEN;
 	*n = *n - 1 + k;

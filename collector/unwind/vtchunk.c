@@ -23,7 +23,8 @@ struct chunk_hdr {
 };
 
 struct vtchunk {
-	uint8_t *buf; /* VTCHUNK_MAX_BYTES: the chunks' words */
+	uint8_t *buf;		/* VTCHUNK_MAX_BYTES: the chunks' words */
+	struct unw_frame *tail; /* VTCHUNK_MAX_TAIL: a tail frozen again, as it is */
 	uint32_t used;
 	struct ustack copies[VTCHUNK_MAX_CHUNKS];
 	uint32_t ncopies;
@@ -34,8 +35,9 @@ struct vtchunk *vtchunk_new(void)
 {
 	struct vtchunk *v = calloc(1, sizeof(*v));
 
-	if (v && !(v->buf = malloc(VTCHUNK_MAX_BYTES))) {
-		free(v);
+	if (v && (!(v->buf = malloc(VTCHUNK_MAX_BYTES)) ||
+		  !(v->tail = calloc(VTCHUNK_MAX_TAIL, sizeof(*v->tail))))) {
+		FG_FREE_ALL(v->buf, v);
 		return NULL;
 	}
 	return v;
@@ -44,7 +46,7 @@ struct vtchunk *vtchunk_new(void)
 void vtchunk_free(struct vtchunk *v)
 {
 	if (v)
-		FG_FREE_ALL(v->buf, v);
+		FG_FREE_ALL(v->buf, v->tail, v);
 }
 
 void vtchunk_stats(const struct vtchunk *v, struct vtchunk_stats *out)
@@ -285,48 +287,106 @@ static int walk_chunk(struct vtchunk *v, const struct unw_ops *ops, const struct
 	return -EBADMSG;
 }
 
+/* Whether a (a carrier's frame, ret: a return address) and b (a chunk's) run the same code:
+ * one compiled method, or both the interpreter. */
+static bool same_code(const struct unw_ops *ops, uint64_t a, bool ret, uint64_t b)
+{
+	const struct fgp_code_frame *fa = NULL, *fb = NULL;
+	enum unw_code ca = ops->classify(ops->ctx, a, ret, &fa);
+
+	if (ca != ops->classify(ops->ctx, b, true, &fb))
+		return false;
+	return ca == UNW_INTERP ||
+	       (ca == UNW_COMPILED && fa && fb && fa->code_begin == fb->code_begin);
+}
+
 /*
  * The tail h, frozen again since the sample (a yield or a park, and maybe a mount since): the
  * thread froze newer frames on top of the sample's callers, which stay as they were while it
- * has not returned into them. Their top is the first word index, below sp, where the chunk
- * continues the sample (the copy the lowest thawed frame was thawed from) and from which
- * the frames walk to the chunk's bottom exactly (or the bottom itself, the rest in the
- * parents): found by trying each word, at most VTCHUNK_MAX_REFROZEN of them that continue.
+ * has not returned into them. Their top is a place below sp where the chunk continues the
+ * sample (the copy the lowest thawed frame was thawed from) and from which the frames walk to
+ * the chunk's bottom exactly (or the bottom itself, the rest in the parents).
+ *
+ * In a recursion every frame of the lowest thawed frame's method whose callee runs that
+ * method too continues the sample. The thread froze the carrier's frames again on top of its
+ * callers, the lowest thawed one first: of the places that continue the sample, the one with
+ * the most frames above it that match the carrier's, from the lowest thawed frame up, is
+ * taken, the nearest to sp of those (the tail as it is, walked from its sp, gives its frames'
+ * places). A tail that does not walk whole is tried word by word, at most
+ * VTCHUNK_MAX_REFROZEN places that continue, the first that walks to the bottom taken.
  * 0 with those frames in out[0..*n), or -ESTALE.
  */
 static int walk_refrozen(struct vtchunk *v, const struct vtchunk_layout *l,
 			 const struct unw_ops *ops, const struct ustack *s, const struct ustack *cp,
-			 uint64_t base, const struct chunk_hdr *h, const struct unw_frame *thawed,
-			 struct unw_frame *out, uint32_t max, uint32_t *n)
+			 uint64_t base, const struct chunk_hdr *h, const struct unw_frame *carrier,
+			 uint32_t ncarrier, struct unw_frame *out, uint32_t max, uint32_t *n)
 {
-	uint32_t tries = 0;
+	const struct unw_frame *thawed = &carrier[ncarrier - 1];
+	const uint64_t end = base + (uint64_t)h->bottom * W;
+	struct vtchunk_stats keep = v->st;
+	struct chunk_hdr from = *h;
+	uint32_t m = 0, best = 0, tries = 0;
+	int32_t at = -1;
 
-	for (int32_t at = h->sp + 1; at <= h->bottom && tries < VTCHUNK_MAX_REFROZEN; at++) {
-		uint64_t top = base + (uint64_t)at * W;
-		struct vtchunk_stats keep = v->st;
-		struct chunk_hdr from = *h;
+	*n = 0;
+	if (walk_chunk(v, ops, cp, base, h, v->tail, VTCHUNK_MAX_TAIL, &m) == 0 && m) {
+		v->st = keep; /* not the walk: the tail's places */
+		for (uint32_t j = 1; j <= m; j++) {
+			uint64_t top = j < m ? v->tail[j].sp : end;
+			uint32_t k = 0;
 
-		if (!continues(l, ops, s, cp, top, thawed))
-			continue;
-		tries++;
-		*n = 0;
-		if (at == h->bottom)
-			return h->parent ? 0 : -ESTALE;
-		from.sp = at;
-		if (!ustack_word(cp, top - W, &from.pc))
-			continue;
-		if (walk_chunk(v, ops, cp, base, &from, out, max, n) == 0 && *n)
-			return 0;
-		v->st = keep; /* a wrong guess: not a walk */
+			if (top < base || (j == m && !h->parent) ||
+			    !continues(l, ops, s, cp, top, thawed))
+				continue;
+			while (k < j && k < ncarrier &&
+			       same_code(ops, carrier[ncarrier - 1 - k].pc,
+					 carrier[ncarrier - 1 - k].how != UNW_HOW_LEAF,
+					 v->tail[j - 1 - k].pc))
+				k++;
+			if (at < 0 || k > best) {
+				best = k;
+				at = (int32_t)((top - base) / W);
+			}
+		}
+	} else {
+		v->st = keep;
+		for (int32_t w = h->sp + 1;
+		     w <= h->bottom && tries < VTCHUNK_MAX_REFROZEN && at < 0; w++) {
+			uint64_t top = base + (uint64_t)w * W;
+
+			if (!continues(l, ops, s, cp, top, thawed))
+				continue;
+			tries++;
+			from.sp = w;
+			if (w == h->bottom ? h->parent != 0
+					   : ustack_word(cp, top - W, &from.pc) &&
+						     walk_chunk(v, ops, cp, base, &from, out, max,
+								n) == 0 &&
+						     *n)
+				at = w;
+			v->st = keep; /* a guess: not a walk yet */
+		}
 	}
 	*n = 0;
-	return -ESTALE;
+	if (at < 0)
+		return -ESTALE;
+	if (at == h->bottom)
+		return 0;
+	from.sp = at;
+	if (!ustack_word(cp, base + (uint64_t)at * W - W, &from.pc) ||
+	    walk_chunk(v, ops, cp, base, &from, out, max, n) != 0 || !*n) {
+		*n = 0;
+		return -ESTALE;
+	}
+	return 0;
 }
 
 int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct vtchunk_mem *mem,
-		 const struct unw_ops *ops, const struct ustack *s, const struct unw_frame *thawed,
-		 const struct unw_frame *barrier, struct unw_frame *out, uint32_t max, uint32_t *n)
+		 const struct unw_ops *ops, const struct ustack *s, const struct unw_frame *carrier,
+		 uint32_t ncarrier, const struct unw_frame *barrier, struct unw_frame *out,
+		 uint32_t max, uint32_t *n)
 {
+	const struct unw_frame *thawed = ncarrier ? &carrier[ncarrier - 1] : NULL;
 	struct chunk_hdr h;
 	uint64_t cont, chunk;
 	bool first = true;
@@ -335,7 +395,7 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 	*n = 0;
 	v->used = 0;
 	v->ncopies = 0;
-	if (!l->ok)
+	if (!l->ok || !thawed)
 		return -EINVAL;
 	v->st.walks++;
 	if (find_cont(v, l, mem, s, barrier, &cont, &chunk, &h) != 0) {
@@ -367,8 +427,8 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 			return rv;
 		if (k == 0 &&
 		    !continues(l, ops, s, &cp, chunk + l->ck_stack + (uint64_t)h.sp * W, thawed)) {
-			if (walk_refrozen(v, l, ops, s, &cp, chunk + l->ck_stack, &h, thawed, out,
-					  max, n) != 0) {
+			if (walk_refrozen(v, l, ops, s, &cp, chunk + l->ck_stack, &h, carrier,
+					  ncarrier, out, max, n) != 0) {
 				v->st.stale++;
 				return -ESTALE;
 			}

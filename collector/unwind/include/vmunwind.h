@@ -96,17 +96,17 @@ struct unw_ops {
 	/*
 	 * Virtual threads (0 and NULL: none). barrier: the continuation return barrier's
 	 * address; a return address equal to it stands for the callers still frozen in heap
-	 * stack chunks, which frozen() gives (as vtchunk_walk(): thawed is the frame returning
-	 * into the barrier, bar the barrier's frame; 0 when they reach the continuation's
-	 * bottom). They replace the barrier's frame; the entry frame follows (pc enter_pc when
-	 * known, else the barrier), then its caller by the entry's rbp. A barrier frozen() cannot
-	 * get past ends the walk UNW_END_TRUNCATED with res->frozen_cut.
+	 * stack chunks, which frozen() gives (as vtchunk_walk(): carrier[0..ncarrier) the walk's
+	 * frames so far, the last one returning into the barrier, bar the barrier's frame; 0 when
+	 * they reach the continuation's bottom). They replace the barrier's frame; the entry frame
+	 * follows (pc enter_pc when known, else the barrier), then its caller by the entry's rbp. A
+	 * barrier frozen() cannot get past ends the walk UNW_END_TRUNCATED with res->frozen_cut.
 	 */
 	uint64_t barrier;
 	uint64_t enter_pc;
-	int (*frozen)(void *ctx, const struct ustack *s, const struct unw_frame *thawed,
-		      const struct unw_frame *bar, struct unw_frame *out, uint32_t max,
-		      uint32_t *n);
+	int (*frozen)(void *ctx, const struct ustack *s, const struct unw_frame *carrier,
+		      uint32_t ncarrier, const struct unw_frame *bar, struct unw_frame *out,
+		      uint32_t max, uint32_t *n);
 };
 
 struct unw_result {

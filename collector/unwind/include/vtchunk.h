@@ -18,10 +18,13 @@
  *     callee's return address into its method, an interpreted one's Method*, its locals past
  *     its arguments allowed for); a tail frozen again since the sample (a yield, a park: the
  *     thread froze newer frames on top of the sample's callers) fails this at its sp, and
- *     the sample's part begins at the first word below it where the chunk continues the
+ *     the sample's part begins at a place below it where the chunk continues the
  *     sample and from which the frames walk to the chunk's bottom exactly (or at the bottom,
- *     the rest in its parents). A recursion whose newer frames hold the lowest thawed frame's
- *     method too can give those as the sample's callers: the one case that can be wrong;
+ *     the rest in its parents). In a recursion several places pass (each frame of the
+ *     method whose callee is that method too): the frames the tail holds above each place
+ *     are compared with the carrier's from the lowest thawed one up (the thread froze those
+ *     again on top of its callers), and the place whose frames match the most is taken (the
+ *     nearest to sp of those);
  *   - the chunk's frames from sp (its pc) to bottom, compiled ones by their frame size, the
  *     interpreter's by their relativized frame pointer (the word at sp - 2 is the offset of
  *     fp from that word; the caller's sp is fp + 2 words, its return address at fp + 1 word);
@@ -54,6 +57,7 @@
 #define VTCHUNK_HDR_MAX 256u	     /* a field or the stack's start lies below this */
 #define VTCHUNK_MAX_LOCALS 16u	     /* an interpreted frame's locals past its arguments */
 #define VTCHUNK_MAX_REFROZEN 8u	     /* places tried in a tail frozen again since the sample */
+#define VTCHUNK_MAX_TAIL 512u	     /* frames of such a tail compared with the carrier's */
 
 struct vtchunk_layout {
 	bool ok;	    /* vtchunk_layout_check() accepted it */
@@ -102,8 +106,9 @@ struct vtchunk *vtchunk_new(void);
 void vtchunk_free(struct vtchunk *v);
 
 /*
- * The frozen frames below the barrier. thawed: the lowest thawed frame (its return address is
- * the barrier; code, sp: its own sp), barrier: the frame the walk found at the barrier (sp:
+ * The frozen frames below the barrier. carrier[0..ncarrier): the walk's frames on the
+ * carrier, leaf first; the last is the lowest thawed frame (its return address is the
+ * barrier; code, sp: its own sp). barrier: the frame the walk found at the barrier (sp:
  * the thawed frame's caller sp, fp: the entry frame's rbp), s: the carrier's stack copy,
  * ops: classify() for the chunk's pcs. Frames go to out[0..max), oldest last, with sp (and
  * fp for the interpreter's) as addresses inside the chunk. Returns 0 with *n frames when the
@@ -112,8 +117,9 @@ void vtchunk_free(struct vtchunk *v);
  * not check out, -EFAULT a failed read, -E2BIG a cap (max, chunks, bytes), -EINVAL no layout.
  */
 int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct vtchunk_mem *mem,
-		 const struct unw_ops *ops, const struct ustack *s, const struct unw_frame *thawed,
-		 const struct unw_frame *barrier, struct unw_frame *out, uint32_t max, uint32_t *n);
+		 const struct unw_ops *ops, const struct ustack *s, const struct unw_frame *carrier,
+		 uint32_t ncarrier, const struct unw_frame *barrier, struct unw_frame *out,
+		 uint32_t max, uint32_t *n);
 
 /* The chunk bytes of the last walk, as stack copies (for interpreted frames' slots). */
 const struct ustack *vtchunk_copies(const struct vtchunk *v, uint32_t *n);

@@ -149,7 +149,7 @@ static void test_a_chunk_of_compiled_and_interpreted_frames_is_walked_whole(void
 
 	(void)state;
 	assert_non_null(v);
-	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n), 0);
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(out[0].pc, B_CODE + 0x40);
 	assert_int_equal(out[0].sp, STACK + 8 * 8);
@@ -173,7 +173,7 @@ static void test_a_chunk_of_another_continuation_proves_nothing(void **state)
 
 	(void)state;
 	put32(CHUNK + 40, (uint32_t)((CONT + 0x40) >> 3));
-	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n),
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
 			 -ENOENT);
 	assert_int_equal(n, 0);
 	vtchunk_free(v);
@@ -188,7 +188,7 @@ static void test_a_chunk_changed_since_the_sample_is_refused(void **state)
 
 	(void)state;
 	word(3, C_CODE + 0x80); /* the copy below sp is not the thawed frame's method */
-	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n),
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
 			 -ESTALE);
 	assert_int_equal(n, 0);
 	vtchunk_stats(v, &st);
@@ -210,7 +210,7 @@ static void test_a_tail_frozen_again_since_the_sample_is_walked_past_the_newer_f
 	put64(CHUNK + 32, C_CODE + 0x10); /* pc: the newer top frame, C */
 	word(3, A_CODE + 0x80);		  /* C returns into A */
 	word(7, B_CODE + 0x40);		  /* A returns into B, the sample's caller */
-	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n), 0);
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(out[0].pc, B_CODE + 0x40);
 	assert_int_equal(out[0].sp, STACK + 8 * 8);
@@ -221,9 +221,55 @@ static void test_a_tail_frozen_again_since_the_sample_is_walked_past_the_newer_f
 	assert_int_equal(st.frames, 3);
 	/* No frame of the thawed frame's method among the newer ones: the sample's are gone. */
 	word(3, C_CODE + 0x80);
-	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n),
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
 			 -ESTALE);
 	assert_int_equal(n, 0);
+	vtchunk_free(v);
+}
+
+/*
+ * A recursion in A: the sample's carrier held A twice (the leaf, then the lowest thawed frame,
+ * whose callers B and C stayed frozen), and a yield since froze C, A, A on top of them. The
+ * place just under the first A continues the sample too (C returns into A), but only
+ * the place at the top of B has both As above it: that one is taken, never one A too many. With one
+ * A on the carrier both places match one frame, and the nearest to sp is taken.
+ */
+static void
+test_a_recursion_frozen_again_is_walked_from_the_place_that_matches_the_carrier(void **state)
+{
+	struct vtchunk *v = vtchunk_new();
+	const struct unw_frame both[2] = {
+		{ .pc = A_CODE + 0x10, .sp = SP - 32, .how = UNW_HOW_LEAF },
+		thawed,
+	};
+	struct unw_frame out[8];
+	struct vtchunk_stats st;
+	uint32_t n = 0;
+
+	(void)state;
+	memset(heap + (STACK - REM), 0, 24 * 8);
+	put32(CHUNK + 16, 20);		  /* size */
+	put32(CHUNK + 20, 0);		  /* sp: C [0, 4), A [4, 8), A [8, 12), B [12, 16), C */
+	put32(CHUNK + 24, 20);		  /* bottom */
+	put64(CHUNK + 32, C_CODE + 0x10); /* pc: the newer top frame, C */
+	word(3, A_CODE + 0x80);		  /* C returns into A */
+	word(7, A_CODE + 0x80);		  /* A into A */
+	word(11, B_CODE + 0x40);	  /* A into B, the sample's caller */
+	word(15, C_CODE + 0x30);	  /* B into C [16, 20), the bottom */
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, both, 2, &bar, out, 8, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0].pc, B_CODE + 0x40);
+	assert_int_equal(out[0].sp, STACK + 12 * 8);
+	assert_int_equal(out[1].pc, C_CODE + 0x30);
+	vtchunk_stats(v, &st);
+	assert_int_equal(st.refrozen, 1);
+	assert_int_equal(st.frames, 2);
+	/* One A on the carrier: the nearest A to sp is its copy, frozen again under C. */
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0].pc, A_CODE + 0x80);
+	assert_int_equal(out[0].sp, STACK + 8 * 8);
+	assert_int_equal(out[1].pc, B_CODE + 0x40);
 	vtchunk_free(v);
 }
 
@@ -235,11 +281,11 @@ static void test_a_frame_that_is_not_java_code_ends_the_walk(void **state)
 
 	(void)state;
 	word(19, 0x999999); /* the interpreter's caller is no code */
-	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 8, &n),
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
 			 -EBADMSG);
 	assert_int_equal(n, 2); /* the frames before it are kept */
 	word(19, C_CODE + 0x30);
-	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, &bar, out, 2, &n),
+	assert_int_equal(vtchunk_walk(v, &lay, &mem, &ops, &copy, &thawed, 1, &bar, out, 2, &n),
 			 -E2BIG);
 	vtchunk_free(v);
 }
@@ -254,7 +300,7 @@ static void test_a_layout_that_could_wander_is_refused(void **state)
 	(void)state;
 	l.ck_sp = l.ck_size + 2; /* overlaps size */
 	assert_int_equal(vtchunk_layout_check(&l), -EINVAL);
-	assert_int_equal(vtchunk_walk(v, &l, &mem, &ops, &copy, &thawed, &bar, out, 8, &n),
+	assert_int_equal(vtchunk_walk(v, &l, &mem, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
 			 -EINVAL);
 	l = lay;
 	l.ck_stack = 4096;
@@ -275,6 +321,9 @@ int main(void)
 		cmocka_unit_test_setup(test_a_chunk_changed_since_the_sample_is_refused, setup),
 		cmocka_unit_test_setup(
 			test_a_tail_frozen_again_since_the_sample_is_walked_past_the_newer_frames,
+			setup),
+		cmocka_unit_test_setup(
+			test_a_recursion_frozen_again_is_walked_from_the_place_that_matches_the_carrier,
 			setup),
 		cmocka_unit_test_setup(test_a_frame_that_is_not_java_code_ends_the_walk, setup),
 		cmocka_unit_test_setup(test_a_layout_that_could_wander_is_refused, setup),
