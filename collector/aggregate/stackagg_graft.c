@@ -49,16 +49,30 @@ static bool same_name(const struct stackagg *a, uint32_t x, uint32_t y)
 	return x == y || (f->len == g->len && memcmp(f->name, g->name, f->len) == 0);
 }
 
-/* Where donor d (whole, roots ids[0..j)) holds frame named as id, innermost: its index, or 0
- * when it holds none below its outermost frame (callers to lend are needed). */
-static size_t lend_at(const struct stackagg *a, const struct stackent *d, size_t j, uint32_t id)
+/*
+ * Where donor d (whole, roots ids[0..j)) holds the cut stack's outermost walked frame cut[0]
+ * (of nc walked frames): the index whose frames then match the most of cut's walked frames
+ * one for one (the innermost of those), its count of matching frames in *m; 0 when it holds
+ * none below its outermost frame (callers to lend are needed).
+ */
+static size_t lend_at(const struct stackagg *a, const struct stackent *d, size_t j,
+		      const uint32_t *cut, size_t nc, size_t *m)
 {
 	const uint32_t *ids = &a->ids[d->off];
+	size_t best = 0;
 
-	for (size_t p = d->n; p-- > j + 1;)
-		if (same_name(a, ids[p], id))
-			return p;
-	return 0;
+	*m = 0;
+	for (size_t p = d->n; p-- > j + 1;) {
+		size_t k = 0;
+
+		while (k < nc && p + k < d->n && same_name(a, ids[p + k], cut[k]))
+			k++;
+		if (k > *m) {
+			*m = k;
+			best = p;
+		}
+	}
+	return best;
 }
 
 /* Whether donor d has the same roots ids[0..j) as the cut stack c. */
@@ -73,7 +87,8 @@ static bool same_roots(const struct stackagg *a, const struct stackent *d, const
 
 /*
  * Cut stack i (roots ids[0..j), "[truncated]" at j, its walked frames after): its weight
- * shared among the donors holding its outermost walked frame, by their weight.
+ * shared among the donors holding its outermost walked frame whose frames from there match the
+ * most of its walked frames, by their weight.
  * true when grafted.
  */
 static bool graft_one(struct stackagg *a, size_t i, size_t j, const struct donor *dn, size_t nd,
@@ -82,16 +97,21 @@ static bool graft_one(struct stackagg *a, size_t i, size_t j, const struct donor
 	struct stackent c = a->stacks[i];
 	uint32_t *cut = malloc(c.n * sizeof(*cut));
 	uint64_t sum = 0, left = c.count, aleft = c.aux;
-	size_t nf = c.n, last = SIZE_MAX;
+	size_t nf = c.n, last = SIZE_MAX, m, most = 0;
 	bool done = false;
 
 	if (!cut)
 		return false;
 	memcpy(cut, &a->ids[c.off], c.n * sizeof(*cut));
+	/* The donors that match the most walked frames: the callers of the most alike. */
 	for (size_t k = 0; k < nd; k++) {
 		const struct stackent *d = &a->stacks[dn[k].idx];
 
-		if (same_roots(a, d, cut, j) && lend_at(a, d, j, cut[j + 1])) {
+		if (same_roots(a, d, cut, j) && lend_at(a, d, j, &cut[j + 1], nf - j - 1, &m) &&
+		    m >= most) {
+			if (m > most)
+				sum = 0;
+			most = m;
 			sum += dn[k].count;
 			last = k;
 		}
@@ -101,7 +121,8 @@ static bool graft_one(struct stackagg *a, size_t i, size_t j, const struct donor
 		size_t p, n;
 		uint64_t w, x;
 
-		if (!same_roots(a, d, cut, j) || !(p = lend_at(a, d, j, cut[j + 1])))
+		if (!same_roots(a, d, cut, j) ||
+		    !(p = lend_at(a, d, j, &cut[j + 1], nf - j - 1, &m)) || m != most)
 			continue;
 		n = p + 1 + (nf - j - 1);
 		if (n > STACKAGG_MAX_FRAMES) {

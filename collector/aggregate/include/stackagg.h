@@ -402,13 +402,14 @@ const uint32_t *stackagg_stack_ids(const struct stackagg *a, size_t idx, size_t 
  * first): "[truncated]" right after the roots, then the frames walked, the outermost first.
  * Each is given the callers its outermost walked frame has in the whole stacks of the same
  * roots (stacks whose first frame after the roots is no marker, holding a frame of that name,
- * whatever its kind: the innermost one), with a frame named mark_name between those callers
- * and the walked frames. Its weight (and aux) is shared among those stacks by their weight and
- * moved there; a cut stack that no whole stack holds the frame of stays as it was. The
- * stacks' weights must be final (stackagg_fold_strata done): a stack still in a stratum is
- * left alone, and nothing is done with opts.timeline. Work is bounded by
- * STACKAGG_GRAFT_MAX_WORK (cut stacks times whole stacks); past it the rest stay cut.
- * 0, or -ENOMEM.
+ * whatever its kind), with a frame named mark_name between those callers and the walked
+ * frames. Of those stacks, the ones whose frames from there match the most of the walked
+ * frames one for one lend (at the innermost place that matches the most). Its weight (and
+ * aux) is shared among them by their weight and moved there; a cut stack that no whole stack holds
+ * the frame of stays as it was. The stacks' weights must be final (stackagg_fold_strata done): a
+ * stack still in a stratum is left alone, and nothing is done with opts.timeline. Work is bounded
+ * by STACKAGG_GRAFT_MAX_WORK (cut stacks times whole stacks); past it the rest stay cut. 0, or
+ * -ENOMEM.
  */
 #define STACKAGG_GRAFT_MAX_WORK (64ull << 20)
 

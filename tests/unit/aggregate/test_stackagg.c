@@ -1135,6 +1135,29 @@ static void test_a_grafted_weight_is_moved_whole_with_uneven_shares(void **state
 	stackagg_free(a);
 }
 
+static void test_a_cut_stack_takes_the_callers_of_the_most_alike_whole_stacks(void **state)
+{
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_graft_stats st;
+	char *out;
+
+	(void)state;
+	assert_non_null(a);
+	/* Sock::read then Sock::recv only under queryDb; Sock::read alone under render too. */
+	add_named(a, "[virtual threads]", false,
+		  "R::run_[j];App::queryDb_[j];Sock::read_[j];Sock::recv_[j];Sock::poll_[j]", 10);
+	add_named(a, "[virtual threads]", false, "R::run_[j];App::render_[j];Sock::read_[j]", 1000);
+	add_named(a, "[virtual threads]", true, "Sock::read_[j];Sock::recv_[j]", 40);
+	assert_int_equal(stackagg_graft_cut(a, "[virtual threads]", "[callers]", &st), 0);
+	assert_int_equal(st.grafted_w, 40);
+	out = folded(a);
+	assert_non_null(strstr(out, "[virtual threads];R::run_[j];App::queryDb_[j];[callers];"
+				    "Sock::read_[j];Sock::recv_[j] 40\n"));
+	assert_null(strstr(out, "App::render_[j];[callers]"));
+	free(out);
+	stackagg_free(a);
+}
+
 static void test_timeline_follows_folded_strata_and_named_stacks(void **state)
 {
 	struct stackagg_resolver r = {
@@ -1257,6 +1280,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_follows_folded_strata_and_named_stacks),
 		cmocka_unit_test(test_cut_stacks_under_a_root_get_the_callers_of_whole_stacks),
 		cmocka_unit_test(test_a_grafted_weight_is_moved_whole_with_uneven_shares),
+		cmocka_unit_test(test_a_cut_stack_takes_the_callers_of_the_most_alike_whole_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
