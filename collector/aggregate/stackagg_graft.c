@@ -56,7 +56,7 @@ static bool same_name(const struct stackagg *a, uint32_t x, uint32_t y)
  * none below its outermost frame (callers to lend are needed).
  */
 static size_t lend_at(const struct stackagg *a, const struct stackent *d, size_t j,
-		      const uint32_t *cut, size_t nc, size_t *m)
+		      const uint32_t *cut, size_t nc, size_t *m, uint64_t *work)
 {
 	const uint32_t *ids = &a->ids[d->off];
 	size_t best = 0;
@@ -67,6 +67,7 @@ static size_t lend_at(const struct stackagg *a, const struct stackent *d, size_t
 
 		while (k < nc && p + k < d->n && same_name(a, ids[p + k], cut[k]))
 			k++;
+		*work += k + 1;
 		if (k > *m) {
 			*m = k;
 			best = p;
@@ -92,7 +93,7 @@ static bool same_roots(const struct stackagg *a, const struct stackent *d, const
  * true when grafted.
  */
 static bool graft_one(struct stackagg *a, size_t i, size_t j, const struct donor *dn, size_t nd,
-		      uint32_t mark, uint32_t *buf, struct stackagg_graft_stats *st)
+		      uint32_t mark, uint32_t *buf, uint64_t *work, struct stackagg_graft_stats *st)
 {
 	struct stackent c = a->stacks[i];
 	uint32_t *cut = malloc(c.n * sizeof(*cut));
@@ -107,8 +108,13 @@ static bool graft_one(struct stackagg *a, size_t i, size_t j, const struct donor
 	for (size_t k = 0; k < nd; k++) {
 		const struct stackent *d = &a->stacks[dn[k].idx];
 
-		if (same_roots(a, d, cut, j) && lend_at(a, d, j, &cut[j + 1], nf - j - 1, &m) &&
-		    m >= most) {
+		if (*work > STACKAGG_GRAFT_MAX_WORK) {
+			st->over_budget++; /* left cut */
+			free(cut);
+			return false;
+		}
+		if (same_roots(a, d, cut, j) &&
+		    lend_at(a, d, j, &cut[j + 1], nf - j - 1, &m, work) && m >= most) {
 			if (m > most)
 				sum = 0;
 			most = m;
@@ -122,7 +128,7 @@ static bool graft_one(struct stackagg *a, size_t i, size_t j, const struct donor
 		uint64_t w, x;
 
 		if (!same_roots(a, d, cut, j) ||
-		    !(p = lend_at(a, d, j, &cut[j + 1], nf - j - 1, &m)) || m != most)
+		    !(p = lend_at(a, d, j, &cut[j + 1], nf - j - 1, &m, work)) || m != most)
 			continue;
 		n = p + 1 + (nf - j - 1);
 		if (n > STACKAGG_MAX_FRAMES) {
@@ -165,6 +171,7 @@ int stackagg_graft_cut(struct stackagg *a, const char *root_prefix, const char *
 		       struct stackagg_graft_stats *st)
 {
 	size_t plen = strlen(root_prefix), nold = a->nstacks, nd = 0, cuts = 0;
+	uint64_t work = 0; /* frames compared */
 	struct donor *dn = calloc(nold ? nold : 1, sizeof(*dn));
 	size_t *cut = calloc(nold ? nold : 1, sizeof(*cut));
 	uint32_t *buf = malloc(STACKAGG_MAX_FRAMES * sizeof(*buf));
@@ -209,12 +216,12 @@ int stackagg_graft_cut(struct stackagg *a, const char *root_prefix, const char *
 		const struct stackent *e = &a->stacks[cut[c]];
 
 		/* Bounded work: a profile of very many stacks keeps the rest cut. */
-		if ((uint64_t)nd * c > STACKAGG_GRAFT_MAX_WORK) {
+		if (work > STACKAGG_GRAFT_MAX_WORK) {
 			st->over_budget += cuts - c;
 			break;
 		}
 		(void)graft_one(a, cut[c], past_roots(a, &a->ids[e->off], e->n), dn, nd,
-				(uint32_t)mark, buf, st);
+				(uint32_t)mark, buf, &work, st);
 	}
 out:
 	free(dn);

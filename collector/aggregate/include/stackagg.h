@@ -408,10 +408,9 @@ const uint32_t *stackagg_stack_ids(const struct stackagg *a, size_t idx, size_t 
  * aux) is shared among them by their weight and moved there; a cut stack that no whole stack holds
  * the frame of stays as it was. The stacks' weights must be final (stackagg_fold_strata done): a
  * stack still in a stratum is left alone, and nothing is done with opts.timeline. Work is bounded
- * by STACKAGG_GRAFT_MAX_WORK (cut stacks times whole stacks); past it the rest stay cut. 0, or
- * -ENOMEM.
+ * by STACKAGG_GRAFT_MAX_WORK (frames compared); past it the rest stay cut. 0, or -ENOMEM.
  */
-#define STACKAGG_GRAFT_MAX_WORK (64ull << 20)
+#define STACKAGG_GRAFT_MAX_WORK (256ull << 20)
 
 struct stackagg_graft_stats {
 	uint64_t cut, cut_w;	     /* cut stacks under the roots, their weight */
