@@ -288,6 +288,11 @@ static int add_stack_at(struct stackagg *a, const uint32_t *ids, size_t n, uint6
 	return 0;
 }
 
+int sagg_add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux)
+{
+	return add_stack_at(a, ids, n, w, aux, NULL);
+}
+
 /* opts.timeline: note that stack idx was counted w at ts for tid (over the cap: untimed). */
 static void timeline_note(struct stackagg *a, size_t idx, uint64_t ts, uint32_t tid, uint64_t w)
 {

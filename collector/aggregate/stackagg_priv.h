@@ -134,4 +134,7 @@ int64_t sagg_intern_unknown(struct stackagg *a, enum stackagg_kind kind, const c
 int sagg_count_stack(struct stackagg *a, uint32_t *ids, size_t n, uint64_t w, uint64_t aux,
 		     uint64_t ts, uint32_t tid);
 
+/* Add w (and aux) to the stack ids[0..n), a new one if need be (no timeline note). */
+int sagg_add_stack(struct stackagg *a, const uint32_t *ids, size_t n, uint64_t w, uint64_t aux);
+
 #endif /* FG_STACKAGG_PRIV_H */

@@ -410,6 +410,17 @@ static void report_vthreads(const struct vtwall_stats *v, uint64_t start, uint64
 		    "%llu samples and stacks of the virtual threads past them shown under their "
 		    "name pattern's root",
 		    v->split_n, VTSPLIT_MAX, (unsigned long long)v->split_over);
+	if (v->graft.cut)
+		say(out,
+		    "virtual threads: %llu stacks cut short at [truncated] (weight %llu), %llu of "
+		    "them (weight %llu) given the callers their outermost walked frame has in the "
+		    "whole stacks of their root, below " VTWALL_GRAFTED "; the rest stay "
+		    "[truncated] (no whole stack holds that frame%s)",
+		    (unsigned long long)v->graft.cut, (unsigned long long)v->graft.cut_w,
+		    (unsigned long long)v->graft.grafted, (unsigned long long)v->graft.grafted_w,
+		    v->graft.timeline			      ? "; none given with --timeline"
+		    : v->graft.over_budget || v->graft.failed ? ", or past the work's cap"
+							      : "");
 	for (size_t i = 0; v->offcpu && i < v->mnt.nroots; i++)
 		say(out, "virtual threads: %.3f s pinned under %s",
 		    (double)v->mnt.roots[i].ns / 1e9, v->mnt.roots[i].root);

@@ -537,6 +537,8 @@ void session_finish(struct session *s, int grace_ms)
 	ses_settle(s, UINT64_MAX);
 	if (s->ex.tt_on)
 		ses_close_window(s);
+	if (s->ae.vm_on)
+		vtwall_graft(s->agg, &s->ae.vt.st.graft);
 	ses_live_into(s, s->agg, true);
 }
 
@@ -562,6 +564,8 @@ struct stackagg *session_rotate(struct session *s)
 	ses_settle(s, UINT64_MAX);
 	if (s->ex.tt_on)
 		ses_close_window(s);
+	if (s->ae.vm_on)
+		vtwall_graft(s->agg, &s->ae.vt.st.graft);
 	ses_live_into(s, s->agg, true); /* the window's samples not freed by its end */
 	done = s->agg;
 	s->agg = fresh;

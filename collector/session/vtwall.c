@@ -338,3 +338,19 @@ void vtwall_counts(const struct vtwall_jvm *j, uint64_t start, uint64_t *seen, u
 	*mounts = whole || j->mounts_last < j->mounts_first ? j->mounts_last
 							    : j->mounts_last - j->mounts_first;
 }
+
+void vtwall_graft(struct stackagg *a, struct stackagg_graft_stats *st)
+{
+	struct stackagg_graft_stats g;
+
+	if (stackagg_graft_cut(a, VTWALL_ROOT, VTWALL_GRAFTED, &g) != 0)
+		st->failed++;
+	st->cut += g.cut;
+	st->cut_w += g.cut_w;
+	st->grafted += g.grafted;
+	st->grafted_w += g.grafted_w;
+	st->too_deep += g.too_deep;
+	st->failed += g.failed;
+	st->over_budget += g.over_budget;
+	st->timeline |= g.timeline;
+}

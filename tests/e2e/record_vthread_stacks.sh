@@ -43,7 +43,8 @@ check() {
 	# Each CPU sample through spin (its count: samples, or microseconds in a wall profile;
 	# a wall profile's [off-cpu: …] stacks are logged apart): whole = DEPTH descend frames,
 	# then body and VirtualThread.run nearer the root, and no [truncated]; marked =
-	# [truncated]; wrong = neither. rooted: under the virtual thread's root, not the carrier's
+	# [truncated], or cut there and given the callers of whole stacks ([callers as in whole
+	# stacks]); wrong = neither. rooted: under the virtual thread's root, not the carrier's
 	# name (ForkJoinPool-1-worker-N).
 	read -r all whole wrong both off offwhole <<<"$(depth=$DEPTH wrongf=$FG_TMP/$cfg.wrong awk '{ n = $NF; line = $0 }
 		/VThreadDeep::spin_\[[0ij]\]/ {
@@ -54,7 +55,7 @@ check() {
 			else
 				off += n
 			d = gsub(/;VThreadDeep::descend_\[[0ij]\]/, "&", line)
-			if (line ~ /\[truncated\]/)
+			if (line ~ /\[truncated\]|\[callers as in whole stacks\]/)
 				next
 			if (d == ENVIRON["depth"] + 0 &&
 			    line ~ /java\.lang\.VirtualThread::run_\[[0ij]\];.*VThreadDeep::body_\[[0ij]\];VThreadDeep::descend_/) {

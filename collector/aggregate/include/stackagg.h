@@ -397,6 +397,33 @@ const struct stackagg_tsample *stackagg_timeline(const struct stackagg *a, size_
 size_t stackagg_stack_count(const struct stackagg *a);
 const uint32_t *stackagg_stack_ids(const struct stackagg *a, size_t idx, size_t *n);
 
+/*
+ * Stacks cut short under a thread root named with root_prefix (a process root may come
+ * first): "[truncated]" right after the roots, then the frames walked, the outermost first.
+ * Each is given the callers its outermost walked frame has in the whole stacks of the same
+ * roots (stacks whose first frame after the roots is no marker, holding a frame of that name,
+ * whatever its kind), with a frame named mark_name between those callers and the walked
+ * frames. Of those stacks, the ones whose frames from there match the most of the walked
+ * frames one for one lend (at the innermost place that matches the most). Its weight (and
+ * aux) is shared among them by their weight and moved there; a cut stack that no whole stack holds
+ * the frame of stays as it was. The stacks' weights must be final (stackagg_fold_strata done): a
+ * stack still in a stratum is left alone, and nothing is done with opts.timeline. Work is bounded
+ * by STACKAGG_GRAFT_MAX_WORK (frames compared); past it the rest stay cut. 0, or -ENOMEM.
+ */
+#define STACKAGG_GRAFT_MAX_WORK (256ull << 20)
+
+struct stackagg_graft_stats {
+	uint64_t cut, cut_w;	     /* cut stacks under the roots, their weight */
+	uint64_t grafted, grafted_w; /* of them given callers, the weight moved */
+	uint64_t too_deep;	     /* a whole stack's callers too deep to lend */
+	uint64_t failed;	     /* a grafted stack that could not be added */
+	uint64_t over_budget;	     /* cut stacks left past STACKAGG_GRAFT_MAX_WORK */
+	bool timeline;		     /* opts.timeline: nothing done */
+};
+
+int stackagg_graft_cut(struct stackagg *a, const char *root_prefix, const char *mark_name,
+		       struct stackagg_graft_stats *st);
+
 /* Which summary class a frame kind belongs to. */
 enum stackagg_class stackagg_kind_class(enum stackagg_kind kind);
 

@@ -86,7 +86,21 @@ struct vtwall_stats {
 	bool split;		  /* --per-thread: a root per virtual thread (vtsplit) */
 	size_t split_n;		  /* ... the roots given */
 	uint64_t split_over;	  /* ... mounts and stacks under their pattern's root instead */
+	struct stackagg_graft_stats
+		graft; /* stacks cut at [truncated], given callers (vtwall_graft) */
 };
+
+/* The frame between the callers a cut stack was given and its own walked frames. */
+#define VTWALL_GRAFTED "[callers as in whole stacks]"
+
+/*
+ * The stacks under the virtual threads' roots cut short ([truncated]: a walk that could not
+ * pass a return barrier, its callers frozen in heap stack chunks that changed before the
+ * collector read them) given the callers their outermost walked frame has in the whole
+ * stacks of the same root (stackagg_graft_cut), so that a handler's time stays under it.
+ * Once the weights are final; st adds up what was done.
+ */
+void vtwall_graft(struct stackagg *a, struct stackagg_graft_stats *st);
 
 /*
  * The carriers' mounts in the current window, per carrier and root (the virtual thread's name

@@ -1048,6 +1048,116 @@ static void test_timeline_keeps_each_countings_time_thread_and_stack(void **stat
 	stackagg_free(off);
 }
 
+/* One named stack of labelled frames ("a;b;c") under thread, weight w; cut: "[truncated]"
+ * after the roots. */
+static void add_named(struct stackagg *a, const char *thread, bool cut, const char *frames,
+		      uint64_t w)
+{
+	struct stackagg_nframe nf[16];
+	struct stackagg_named nm = {
+		.tid = 5, .thread = thread, .truncated = cut, .frames = nf, .labelled = true
+	};
+	const char *p = frames;
+
+	while (*p && nm.n < 16) {
+		const char *e = strchr(p, ';');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		nf[nm.n++] = (struct stackagg_nframe){ p, len, 0 };
+		p += len + (e ? 1 : 0);
+	}
+	assert_int_equal(stackagg_named(a, &nm, w, 0), 0);
+}
+
+static void test_cut_stacks_under_a_root_get_the_callers_of_whole_stacks(void **state)
+{
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_graft_stats st;
+	char *out;
+
+	(void)state;
+	assert_non_null(a);
+	/* Whole stacks: the socket read under queryDb (3 parts) and under render (1 part). */
+	add_named(a, "[virtual threads]", false,
+		  "VirtualThread::run_[j];App::serve_[j];App::queryDb_[j];Sock::read_[j];"
+		  "Sock::park_[j]",
+		  300);
+	add_named(a, "[virtual threads]", false,
+		  "VirtualThread::run_[j];App::serve_[j];App::render_[j];Sock::read_[j]", 100);
+	add_named(a, "[virtual threads]", false,
+		  "VirtualThread::run_[j];App::serve_[j];App::queryDb_[j]", 50);
+	/* Another root's whole stack lends nothing to these. */
+	add_named(a, "ForkJoinPool-1-worker-1", false, "Pool::idle_[j];Sock::read_[j]", 1000);
+	/* Cut at a return barrier: the walked frames from Sock::read (another kind here). */
+	add_named(a, "[virtual threads]", true, "Sock::read_[i];Sock::recv_[j]", 80);
+	add_named(a, "[virtual threads]", true, "Other::spin_[j]", 7); /* no whole stack has it */
+	add_named(a, "ForkJoinPool-1-worker-1", true, "Sock::read_[j]", 5); /* not the root */
+	assert_int_equal(stackagg_graft_cut(a, "[virtual threads]", "[callers]", &st), 0);
+	assert_int_equal(st.cut, 2);
+	assert_int_equal(st.cut_w, 87);
+	assert_int_equal(st.grafted, 1);
+	assert_int_equal(st.grafted_w, 80);
+	out = folded(a);
+	assert_non_null(strstr(out,
+			       "[virtual threads];VirtualThread::run_[j];App::serve_[j];"
+			       "App::queryDb_[j];[callers];Sock::read_[i];Sock::recv_[j] 60\n"));
+	assert_non_null(strstr(out,
+			       "[virtual threads];VirtualThread::run_[j];App::serve_[j];"
+			       "App::render_[j];[callers];Sock::read_[i];Sock::recv_[j] 20\n"));
+	assert_null(strstr(out, "[virtual threads];[truncated];Sock::read"));
+	assert_non_null(strstr(out, "[virtual threads];[truncated];Other::spin_[j] 7\n"));
+	assert_non_null(strstr(out, "ForkJoinPool-1-worker-1;[truncated];Sock::read_[j] 5\n"));
+	assert_null(strstr(out, "ForkJoinPool-1-worker-1;Pool::idle_[j];[callers]"));
+	free(out);
+	/* Again: nothing left to graft, nothing changes. */
+	assert_int_equal(stackagg_graft_cut(a, "[virtual threads]", "[callers]", &st), 0);
+	assert_int_equal(st.grafted, 0);
+	assert_int_equal(st.cut, 1);
+	stackagg_free(a);
+}
+
+static void test_a_grafted_weight_is_moved_whole_with_uneven_shares(void **state)
+{
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_graft_stats st;
+	uint64_t sum[2] = { 0, 0 };
+
+	(void)state;
+	assert_non_null(a);
+	add_named(a, "[virtual threads]", false, "R::run_[j];A::a_[j];X::x_[j]", 1);
+	add_named(a, "[virtual threads]", false, "R::run_[j];B::b_[j];X::x_[j]", 1);
+	add_named(a, "[virtual threads]", false, "R::run_[j];C::c_[j];X::x_[j]", 1);
+	add_named(a, "[virtual threads]", true, "X::x_[j];Y::y_[j]", 100);
+	assert_int_equal(stackagg_graft_cut(a, "[virtual threads]", "[callers]", &st), 0);
+	assert_int_equal(st.grafted_w, 100);
+	assert_int_equal(stackagg_foreach_aux(a, sum_aux, sum), 0);
+	assert_int_equal(sum[0], 103); /* 3 whole + 100 moved, none lost to rounding */
+	stackagg_free(a);
+}
+
+static void test_a_cut_stack_takes_the_callers_of_the_most_alike_whole_stacks(void **state)
+{
+	struct stackagg *a = new_agg(false, false);
+	struct stackagg_graft_stats st;
+	char *out;
+
+	(void)state;
+	assert_non_null(a);
+	/* Sock::read then Sock::recv only under queryDb; Sock::read alone under render too. */
+	add_named(a, "[virtual threads]", false,
+		  "R::run_[j];App::queryDb_[j];Sock::read_[j];Sock::recv_[j];Sock::poll_[j]", 10);
+	add_named(a, "[virtual threads]", false, "R::run_[j];App::render_[j];Sock::read_[j]", 1000);
+	add_named(a, "[virtual threads]", true, "Sock::read_[j];Sock::recv_[j]", 40);
+	assert_int_equal(stackagg_graft_cut(a, "[virtual threads]", "[callers]", &st), 0);
+	assert_int_equal(st.grafted_w, 40);
+	out = folded(a);
+	assert_non_null(strstr(out, "[virtual threads];R::run_[j];App::queryDb_[j];[callers];"
+				    "Sock::read_[j];Sock::recv_[j] 40\n"));
+	assert_null(strstr(out, "App::render_[j];[callers]"));
+	free(out);
+	stackagg_free(a);
+}
+
 static void test_timeline_follows_folded_strata_and_named_stacks(void **state)
 {
 	struct stackagg_resolver r = {
@@ -1168,6 +1278,9 @@ int main(void)
 			test_a_mark_stands_in_for_a_stack_and_a_stratum_scaled_to_zero_goes),
 		cmocka_unit_test(test_timeline_keeps_each_countings_time_thread_and_stack),
 		cmocka_unit_test(test_timeline_follows_folded_strata_and_named_stacks),
+		cmocka_unit_test(test_cut_stacks_under_a_root_get_the_callers_of_whole_stacks),
+		cmocka_unit_test(test_a_grafted_weight_is_moved_whole_with_uneven_shares),
+		cmocka_unit_test(test_a_cut_stack_takes_the_callers_of_the_most_alike_whole_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
