@@ -35,9 +35,14 @@ struct vtchunk *vtchunk_new(void)
 {
 	struct vtchunk *v = calloc(1, sizeof(*v));
 
-	if (v && (!(v->buf = malloc(VTCHUNK_MAX_BYTES)) ||
-		  !(v->tail = calloc(VTCHUNK_MAX_TAIL, sizeof(*v->tail))))) {
-		FG_FREE_ALL(v->buf, v);
+	if (!v)
+		return NULL;
+	v->buf = malloc(VTCHUNK_MAX_BYTES);
+	v->tail = calloc(VTCHUNK_MAX_TAIL, sizeof(*v->tail));
+	if (!v->buf || !v->tail) {
+		free(v->buf);
+		free(v->tail);
+		free(v);
 		return NULL;
 	}
 	return v;
