@@ -285,6 +285,7 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 		 * the tables are complete up to its time, as symbolization waits for them. */
 		vi.may_defer =
 			may_defer && use_vm(s, r->pid) && r->time > ses_watermark(s, s->now());
+		vi.defer_lost = true; /* ses_walk_deferred: once complete up to its time */
 		rv = vmstack_unwind(s->uw.vs, &vi, &vo);
 		if (rv == -EAGAIN) {
 			if (defer_sample(s, r))

@@ -219,12 +219,24 @@ int vmstack_hybrid(struct vmstack *v, const struct vmstack_in *in, struct vmstac
  * next message; without them its caller was guessed by rbp, which in code without frame
  * pointers holds anything: the walk then stops lost, or reads past the copy's end and looks
  * [truncated] when it was not.
+ *
+ * Or (lost: the caller walks it again once the table is complete up to its time) it was
+ * lost at a compiled method or a stub by its frame facts: the blob the table has
+ * there at the sample's time may be the code the JVM freed and compiled something else over
+ * (a recompiled or deoptimised method's old version, the code cache reusing its block), the
+ * new code's load and the old one's unload still on their way (HotSpot posts both late, from
+ * its ServiceThread). The old blob's frame size then reads the caller's return address in
+ * the wrong slot, which is not code. Once the tables are complete up to the sample's time the
+ * lookup finds the code that ran, as symbolization does.
  */
-static bool wants_code(struct vmstack *v, const struct unw_result *res, uint32_t n, uint64_t *addr)
+static bool wants_code(struct vmstack *v, const struct unw_result *res, uint32_t n, bool lost,
+		       uint64_t *addr)
 {
 	if (res->end != UNW_END_LOST && res->end != UNW_END_TRUNCATED)
 		return false;
-	if (res->end == UNW_END_LOST && res->stop_code == UNW_ANON) {
+	if (res->end == UNW_END_LOST &&
+	    (res->stop_code == UNW_ANON ||
+	     (lost && (res->stop_code == UNW_COMPILED || res->stop_code == UNW_STUB)))) {
 		*addr = n > 1 && v->frames[n - 1].pc ? v->frames[n - 1].pc - 1
 						     : v->frames[n - 1].pc;
 		return true;
@@ -259,7 +271,7 @@ int vmstack_unwind(struct vmstack *v, const struct vmstack_in *in, struct vmstac
 	}
 	set_in(v, in);
 	n = vmunwind(&ops, in->regs, in->stack, v->frames, VMSTACK_MAX_FRAMES, &res);
-	wait = in->may_defer && wants_code(v, &res, n, &out->wants);
+	wait = in->may_defer && wants_code(v, &res, n, in->defer_lost, &out->wants);
 	set_in(v, NULL);
 	if (res.end == UNW_END_NO_REGS)
 		return -ENODATA;

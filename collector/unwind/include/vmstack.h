@@ -94,6 +94,11 @@ struct vmstack_in {
 	 * past the copy's end), is not counted but answered -EAGAIN (stats.deferred), for the
 	 * caller to walk again once that code is known or the table is complete. */
 	bool may_defer;
+	/* With may_defer, for a caller that walks again once the table is complete up to ts:
+	 * a walk lost at a compiled method or stub by its frame facts waits too (that code may
+	 * have been freed and another method compiled over it, whose load has not come; no
+	 * address tells when it has). */
+	bool defer_lost;
 	/* The JVM's virtual-thread layout and its memory (NULL: frames frozen in heap stack
 	 * chunks are not looked for; a barrier in the walk is where it ends, [truncated]). */
 	const struct vtchunk_layout *vt;

@@ -459,6 +459,70 @@ static void test_a_walk_cut_by_a_guess_at_a_method_without_facts_waits_for_them(
 	codetab_free(t);
 }
 
+/*
+ * The code cache reused a block: A::a (frame 48) was freed and B::b (frame 32) compiled at the
+ * same address before the sample, but B's load is still on its way when the sample comes, so
+ * the table has A there at the sample's time. A's frame size reads the caller's return
+ * address in the wrong slot (not code): the walk is lost at a compiled method with facts,
+ * waits (for a caller that walks it again once the table is complete up to its time), and
+ * once B's load has come goes through B to the root.
+ */
+static void
+test_a_walk_lost_by_the_facts_of_code_replaced_since_waits_for_the_new_code(void **state)
+{
+	static const uint64_t want[] = { LIBC + 0x10, JIT_A + 0x40, CALL_STUB + 0x20,
+					 LIBJVM + 0x200, CLONE3 + 0x10 };
+	struct codetab *t = codetab_new(NULL);
+	struct vmstack *v = vmstack_new();
+	struct vmstack_out o;
+	struct vmstack_stats st;
+	struct sample x;
+
+	(void)state;
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 1, "A::a"), 1);
+	assert_int_equal(add_frame(t, JIT_A, 48), 0);
+	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, CALL_STUB, 0x100, 1, "call_stub"), 1);
+	memset(words, 0, sizeof(words));
+	words[0] = JIT_A + 0x40;     /* the C leaf's return address, into B */
+	words[3] = at(6);	     /* B's frame at at(1), 32 bytes: its saved rbp */
+	words[4] = CALL_STUB + 0x20; /* ... and return address */
+	words[6] = at(20);	     /* the call stub's rbp frame: where A's 48 bytes look */
+	words[7] = LIBJVM + 0x200;
+	words[8] = at(20); /* libjvm frame at at(8) */
+	words[9] = CLONE3 + 0x10;
+	sample(&x, 32, NULL, 0);
+	x.in.tab = t;
+	x.in.ts = 3;
+	x.in.may_defer = true;
+	/* A caller that walks again only when code comes at an address: lost at once. */
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_LOST);
+	x.in.defer_lost = true;
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), -EAGAIN);
+	assert_int_equal(o.wants, JIT_A + 0x40 - 1);
+	vmstack_stats(v, &st);
+	assert_int_equal(st.deferred, 1);
+	assert_int_equal(st.samples, 1);
+
+	/* B's load (at 2, before the sample) and its facts came: to the root through B. */
+	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 2, "B::b"), 1);
+	assert_int_equal(add_frame(t, JIT_A, 32), 0);
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_ROOT);
+	assert_chain(&o, want, 5);
+
+	/* Tables complete up to its time and A still there: lost, and counted where. */
+	x.in.ts = 1;
+	x.in.may_defer = false;
+	assert_int_equal(vmstack_unwind(v, &x.in, &o), 0);
+	assert_int_equal(o.end, UNW_END_LOST);
+	vmstack_stats(v, &st);
+	assert_int_equal(st.lost_at[UNW_COMPILED], 2);
+	assert_int_equal(st.deferred, 1);
+	vmstack_free(v);
+	codetab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +537,8 @@ int main(void)
 		cmocka_unit_test(test_a_walk_at_a_method_without_its_frame_facts_waits_for_them),
 		cmocka_unit_test(
 			test_a_walk_cut_by_a_guess_at_a_method_without_facts_waits_for_them),
+		cmocka_unit_test(
+			test_a_walk_lost_by_the_facts_of_code_replaced_since_waits_for_the_new_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
