@@ -303,6 +303,7 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 		/* Frame pointers, and the stack copy where their chain stops short of a root
 		 * (through a return barrier, always): that walk waits for its code likewise. */
 		vi.may_defer = may_defer && r->time > ses_watermark(s, s->now());
+		vi.defer_lost = true;
 		rv = vmstack_hybrid(s->uw.vs, &vi, &vo);
 		if (rv == -EAGAIN) {
 			if (defer_sample(s, r))
