@@ -20,7 +20,9 @@
  */
 #include "codelines.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -443,7 +445,12 @@ bool codelines_begin(struct codelines *c, struct codelines_load *b, jvmtiEnv *jv
 		     const void *code_addr, const struct methodset *set, uint64_t ts,
 		     struct methodset_table *tab)
 {
-	memset(b, 0, sizeof(*b));
+	/* seen[] last, cleared only as deep as this compile's chains go. */
+	static_assert(offsetof(struct codelines_load, seen) + sizeof(b->seen) ==
+			      sizeof(struct codelines_load),
+		      "seen[] ends the load");
+	memset(b, 0, offsetof(struct codelines_load, seen));
+	memset(b->seen, 0, (size_t)set->depth * sizeof(b->seen[0]));
 	memset(tab, 0, sizeof(*tab));
 	b->c = c;
 	b->addr = (uint64_t)(uintptr_t)code_addr;

@@ -9,7 +9,9 @@
  */
 #include "events.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -230,7 +232,12 @@ static bool load_begin(struct events_load *l, const struct events_load_ctx *ctx,
 	const struct methodset *set = ctx->set;
 	bool walk = false;
 
-	memset(l, 0, sizeof(*l));
+	/* The per-depth state last, cleared only as deep as this compile's chains go. */
+	static_assert(offsetof(struct events_load, it.seen) + sizeof(l->it.seen) ==
+			      sizeof(struct events_load),
+		      "the inline table's seen[] ends the load");
+	memset(l, 0, offsetof(struct events_load, it.seen));
+	memset(l->it.seen, 0, (size_t)set->depth * sizeof(l->it.seen[0]));
 	memset(tab, 0, sizeof(*tab));
 	l->st = ctx->names;
 	l->c = (struct fgp_code_load_in){

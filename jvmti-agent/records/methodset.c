@@ -164,7 +164,16 @@ void methodset_of_scratch(struct methodset *s, const void *compile_info, struct 
 			s->r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
 			break;
 		}
-	if (!s->r || (s->frames = methodset_frames(s->r, &s->too_big)) == 0)
+	if (!s->r)
+		return;
+	for (jint i = 0; i < s->r->numpcs && s->r->pcinfo; i++) {
+		jint d = s->r->pcinfo[i].numstackframes;
+
+		if (d > (jint)s->depth)
+			s->depth =
+				d > (jint)FGP_MAX_INLINE_DEPTH ? FGP_MAX_INLINE_DEPTH : (uint16_t)d;
+	}
+	if ((s->frames = methodset_frames(s->r, &s->too_big)) == 0)
 		return;
 	s->ids = scratch_alloc(sc, s->frames * sizeof(*s->ids));
 	if (!s->ids) {
