@@ -58,73 +58,104 @@ static void dealloc(jvmtiEnv *jvmti, char *p)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)p);
 }
 
-int names_resolve(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, bool signatures, char **out)
+/*
+ * The three JVMTI strings of m's name: 0 with *mname, *msig (signatures only) and *csig set, or
+ * -ENOENT; the caller deallocates them (release_parts) on every path.
+ */
+static int get_parts(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, bool signatures, char **mname,
+		     char **msig, char **csig)
 {
-	char *mname = NULL, *msig = NULL, *csig = NULL;
 	jclass klass = NULL;
-	char *name = NULL;
-	size_t len;
 	int rv = 0;
 
-	if ((*jvmti)->GetMethodName(jvmti, m, &mname, signatures ? &msig : NULL, NULL) !=
-	    JVMTI_ERROR_NONE) {
+	*mname = *msig = *csig = NULL;
+	if ((*jvmti)->GetMethodName(jvmti, m, mname, signatures ? msig : NULL, NULL) !=
+		    JVMTI_ERROR_NONE ||
+	    (*jvmti)->GetMethodDeclaringClass(jvmti, m, &klass) != JVMTI_ERROR_NONE ||
+	    (*jvmti)->GetClassSignature(jvmti, klass, csig, NULL) != JVMTI_ERROR_NONE)
 		rv = -ENOENT;
-		goto out;
-	}
-	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &klass) != JVMTI_ERROR_NONE) {
-		rv = -ENOENT;
-		goto out;
-	}
-	if ((*jvmti)->GetClassSignature(jvmti, klass, &csig, NULL) != JVMTI_ERROR_NONE) {
-		rv = -ENOENT;
-		goto out;
-	}
-	len = names_format(NULL, 0, csig, mname, msig);
-	name = malloc(len + 1);
-	if (name == NULL) {
-		rv = -ENOMEM;
-		goto out;
-	}
-	names_format(name, len + 1, csig, mname, msig);
-	*out = name;
-out:
-	dealloc(jvmti, csig);
-	dealloc(jvmti, msig);
-	dealloc(jvmti, mname);
 	/* Callbacks without a JNIEnv run in a local frame the JVM pops; release early anyway. */
 	if (klass && jni)
 		(*jni)->DeleteLocalRef(jni, klass);
 	return rv;
 }
 
-int names_lines(jvmtiEnv *jvmti, jmethodID m, struct names_line **out, uint32_t *n)
+static void release_parts(jvmtiEnv *jvmti, char *mname, char *msig, char *csig)
+{
+	dealloc(jvmti, csig);
+	dealloc(jvmti, msig);
+	dealloc(jvmti, mname);
+}
+
+int names_resolve(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, bool signatures, char **out)
+{
+	char *mname, *msig, *csig, *name;
+	size_t len;
+	int rv;
+
+	if ((rv = get_parts(jvmti, jni, m, signatures, &mname, &msig, &csig)) == 0) {
+		len = names_format(NULL, 0, csig, mname, msig);
+		name = malloc(len + 1);
+		if (name == NULL) {
+			rv = -ENOMEM;
+		} else {
+			names_format(name, len + 1, csig, mname, msig);
+			*out = name;
+		}
+	}
+	release_parts(jvmti, mname, msig, csig);
+	return rv;
+}
+
+int names_resolve_to(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, bool signatures, char *dst,
+		     size_t cap, size_t *len)
+{
+	char *mname, *msig, *csig;
+	size_t n;
+	int rv;
+
+	if (cap == 0)
+		return -EINVAL;
+	if ((rv = get_parts(jvmti, jni, m, signatures, &mname, &msig, &csig)) == 0) {
+		n = names_format(dst, cap, csig, mname, msig);
+		*len = n < cap ? n : cap - 1;
+	}
+	release_parts(jvmti, mname, msig, csig);
+	return rv;
+}
+
+int names_lines_to(jvmtiEnv *jvmti, jmethodID m, names_lines_place_fn place, void *arg, uint32_t *n)
 {
 	jvmtiLineNumberEntry *tab = NULL;
-	struct names_line *v = NULL;
+	struct names_line *v;
+	int32_t lo = 0, hi = 0;
 	jint count = 0;
 	jvmtiError err;
 
-	*out = NULL;
 	*n = 0;
 	err = (*jvmti)->GetLineNumberTable(jvmti, m, &count, &tab);
 	if (err == JVMTI_ERROR_ABSENT_INFORMATION || err == JVMTI_ERROR_NATIVE_METHOD)
-		return 0; /* a method without lines: a fact, not a failure */
-	if (err != JVMTI_ERROR_NONE)
+		count = 0; /* a method without lines: a fact, not a failure */
+	else if (err != JVMTI_ERROR_NONE)
 		return -ENOENT;
-	if (count > 0 && tab) {
-		v = malloc((size_t)count * sizeof(*v));
-		if (!v) {
-			(*jvmti)->Deallocate(jvmti, (unsigned char *)tab);
-			return -ENOMEM;
-		}
-		/* HotSpot's jlocation is the bytecode index. */
+	if (count < 0 || !tab)
+		count = 0;
+	/* HotSpot's jlocation is the bytecode index. */
+	for (jint i = 0; i < count; i++) {
+		int32_t b = (int32_t)tab[i].start_location;
+
+		lo = i == 0 || b < lo ? b : lo;
+		hi = i == 0 || b > hi ? b : hi;
+	}
+	v = place(arg, (uint32_t)count, lo, hi);
+	if (v)
 		for (jint i = 0; i < count; i++)
 			v[i] = (struct names_line){ (int32_t)tab[i].start_location,
 						    (int32_t)tab[i].line_number };
-		*out = v;
-		*n = (uint32_t)count;
-	}
 	if (tab)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)tab);
+	if (!v)
+		return -ENOMEM;
+	*n = (uint32_t)count;
 	return 0;
 }

@@ -16,11 +16,13 @@
  * so the line table's entries refine the inline table's: an entry is folded into the next only
  * when both its depth and its lines repeat.
  *
- * Invariant: no I/O, no waiting, every JVMTI buffer deallocated (names_lines) before returning.
+ * Invariant: no I/O, no waiting, every JVMTI buffer deallocated (names_lines_to) before returning.
  */
 #include "codelines.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -207,14 +209,6 @@ static uint16_t line_at(const struct mlines *t, int32_t bci)
 	return line_value(line);
 }
 
-/* How many dense entries a sorted table gets: its last bci + 1, or 0 (see DENSE_MAX). */
-static uint32_t dense_len(const struct names_line *e, uint32_t n)
-{
-	if (n == 0 || e[0].bci < 0 || e[n - 1].bci >= DENSE_MAX)
-		return 0;
-	return (uint32_t)e[n - 1].bci + 1;
-}
-
 /*
  * Fill d[0, nd) from the sorted table e[] (all bcis >= 0): a bci where entries start takes the
  * first of them, the bcis after it up to the next start the last of them, the bcis before the
@@ -252,28 +246,50 @@ static void sort_lines(struct names_line *v, uint32_t n)
 	}
 }
 
-/* A table from n sorted entries (v may be NULL when n is 0), or NULL; *bytes its size. */
-static struct mlines *mlines_new(const struct names_line *v, uint32_t n, size_t *bytes)
+/*
+ * A table in the making: names_lines_to() writes JVMTI's entries straight into it (place_table),
+ * then it is sorted and its dense array filled (finish_table). No copy in between.
+ */
+struct placed {
+	struct mlines *t;
+	size_t bytes;
+};
+
+/* How many dense entries a table whose bcis lie in [lo, hi] gets (see DENSE_MAX): hi + 1, or 0. */
+static uint32_t dense_len(uint32_t n, int32_t lo, int32_t hi)
 {
-	uint32_t nd = dense_len(v, n);
+	if (n == 0 || lo < 0 || hi >= DENSE_MAX)
+		return 0;
+	return (uint32_t)hi + 1;
+}
+
+static struct names_line *place_table(void *arg, uint32_t n, int32_t min_bci, int32_t max_bci)
+{
+	struct placed *p = arg;
+	uint32_t nd = dense_len(n, min_bci, max_bci);
 	struct mlines *t;
 
-	*bytes = sizeof(*t) + (size_t)n * sizeof(t->e[0]) + (size_t)nd * sizeof(uint16_t);
-	t = malloc(*bytes);
+	p->bytes = sizeof(*t) + (size_t)n * sizeof(t->e[0]) + (size_t)nd * sizeof(uint16_t);
+	t = malloc(p->bytes);
 	if (!t)
 		return NULL;
 	t->n = n;
 	t->nd = nd;
 	t->dense = NULL;
-	if (n)
-		memcpy(t->e, v, (size_t)n * sizeof(t->e[0]));
-	if (nd) {
-		uint16_t *d = (uint16_t *)(t->e + n);
+	p->t = t;
+	return t->e;
+}
 
-		dense_fill(d, nd, t->e, n);
+/* Sort t's entries and fill its dense array (its nd was sized from the same bcis). */
+static void finish_table(struct mlines *t)
+{
+	sort_lines(t->e, t->n);
+	if (t->nd) {
+		uint16_t *d = (uint16_t *)(t->e + t->n);
+
+		dense_fill(d, t->nd, t->e, t->n);
 		t->dense = d;
 	}
-	return t;
 }
 
 /*
@@ -283,38 +299,32 @@ static struct mlines *mlines_new(const struct names_line *v, uint32_t n, size_t 
 static int table_of(struct codelines *c, jvmtiEnv *jvmti, jmethodID m, const struct mlines **out,
 		    struct mlines **owned)
 {
-	struct names_line *v = NULL;
+	struct placed p = { NULL, 0 };
 	const struct mlines *got;
-	struct mlines *t;
 	uint32_t n = 0;
-	size_t bytes;
 	int rv;
 
 	*out = NULL;
 	*owned = NULL;
 	if (c && (*out = cache_find(c, m)) != NULL)
 		return 0;
-	rv = names_lines(jvmti, m, &v, &n);
+	rv = names_lines_to(jvmti, m, place_table, &p, &n);
 	if (c)
 		atomic_fetch_add(&c->lookups, 1);
 	if (rv == -ENOENT)
 		return 0; /* JVMTI cannot answer now: no lines, and not cached */
 	if (rv != 0)
 		return rv;
-	sort_lines(v, n);
-	t = mlines_new(v, n, &bytes);
-	free(v);
-	if (!t)
-		return -ENOMEM;
+	finish_table(p.t);
 	if (n == 0 && c)
 		atomic_fetch_add(&c->no_table, 1);
-	got = c ? cache_add(c, m, t, bytes) : NULL;
+	got = c ? cache_add(c, m, p.t, p.bytes) : NULL;
 	if (got) {
 		*out = got;
 		return 0;
 	}
-	*out = t;
-	*owned = t;
+	*out = p.t;
+	*owned = p.t;
 	return 0;
 }
 
@@ -435,7 +445,12 @@ bool codelines_begin(struct codelines *c, struct codelines_load *b, jvmtiEnv *jv
 		     const void *code_addr, const struct methodset *set, uint64_t ts,
 		     struct methodset_table *tab)
 {
-	memset(b, 0, sizeof(*b));
+	/* seen[] last, cleared only as deep as this compile's chains go. */
+	static_assert(offsetof(struct codelines_load, seen) + sizeof(b->seen) ==
+			      sizeof(struct codelines_load),
+		      "seen[] ends the load");
+	memset(b, 0, offsetof(struct codelines_load, seen));
+	memset(b->seen, 0, (size_t)set->depth * sizeof(b->seen[0]));
 	memset(tab, 0, sizeof(*tab));
 	b->c = c;
 	b->addr = (uint64_t)(uintptr_t)code_addr;

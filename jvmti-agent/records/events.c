@@ -9,7 +9,9 @@
  */
 #include "events.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -106,26 +108,29 @@ static void inline_fini(struct events_inline *t)
  * m's name: its interned id when st has it or takes it (*out is then left empty: a CODE_LOAD_IDS
  * needs only the id, and names_of_ids() fills it for a load that goes out with names), else 0
  * and a string resolved here (*owned, for the caller to free) or "[unknown]". A name is
- * resolved through JVMTI only the first time st sees m.
+ * resolved through JVMTI only the first time st sees m, into a buffer on the stack that the
+ * table copies: a name goes to the heap only when it cannot be interned.
  */
 static uint32_t method_name(struct intern *st, jvmtiEnv *jvmti, JNIEnv *jni, bool signatures,
 			    jmethodID m, struct fgp_str *out, char **owned)
 {
 	uint32_t id = st ? intern_find(st, m) : 0;
+	char buf[FGP_MAX_STR + 1];
+	size_t len = 0;
 
 	*owned = NULL;
 	if (id == 0) {
-		if (names_resolve(jvmti, jni, m, signatures, owned) != 0) {
+		if (names_resolve_to(jvmti, jni, m, signatures, buf, sizeof(buf), &len) != 0) {
 			*out = str_of("[unknown]");
 			return 0; /* not interned: a later compile may resolve it */
 		}
-		*out = str_of(*owned);
 		if (st)
-			id = intern_add(st, m, out->ptr, out->len);
-		if (id == 0)
+			id = intern_add(st, m, buf, len);
+		if (id == 0) {
+			*owned = strndup(buf, len);
+			*out = str_of(*owned ? *owned : "[unknown]");
 			return 0;
-		free(*owned);
-		*owned = NULL;
+		}
 	}
 	*out = (struct fgp_str){ NULL, 0 };
 	return id;
@@ -227,7 +232,12 @@ static bool load_begin(struct events_load *l, const struct events_load_ctx *ctx,
 	const struct methodset *set = ctx->set;
 	bool walk = false;
 
-	memset(l, 0, sizeof(*l));
+	/* The per-depth state last, cleared only as deep as this compile's chains go. */
+	static_assert(offsetof(struct events_load, it.seen) + sizeof(l->it.seen) ==
+			      sizeof(struct events_load),
+		      "the inline table's seen[] ends the load");
+	memset(l, 0, offsetof(struct events_load, it.seen));
+	memset(l->it.seen, 0, (size_t)set->depth * sizeof(l->it.seen[0]));
 	memset(tab, 0, sizeof(*tab));
 	l->st = ctx->names;
 	l->c = (struct fgp_code_load_in){

@@ -15,8 +15,10 @@
 #include "fgsearch.h"
 #include "scratch.h"
 
-/* Distinct methods the set holds before a record takes the plain way (8 KiB of stack). */
+/* Twice the distinct methods the set holds before a record takes the plain way (8 KiB of
+ * stack), and the fewest slots it is zeroed with. */
 #define METHODSET_SLOTS 1024
+#define METHODSET_MIN_SLOTS 16
 
 static int cmp_ptr(const void *a, const void *b)
 {
@@ -46,20 +48,40 @@ static void sort_ids(jmethodID *ids, size_t n)
 }
 
 /*
+ * The slots of the set for a record of `frames` frames: a power of two at least twice the
+ * frames (at most METHODSET_SLOTS), so a compile's handful of methods zeroes a few cache
+ * lines, not the whole set.
+ */
+static size_t set_slots(size_t frames)
+{
+	size_t slots = METHODSET_MIN_SLOTS;
+
+	while (slots < METHODSET_SLOTS && slots < 2 * frames)
+		slots *= 2;
+	return slots;
+}
+
+/*
  * A compiled method's pcs repeat the same few methods hundreds of times: keep one of each with
  * a small open-addressing set and sort only those. A record with more distinct methods than
- * the set holds takes the plain way: all of them, sorted, then the repeats dropped.
+ * half the set takes the plain way: all of them, sorted, then the repeats dropped.
  */
 size_t methodset_collect(const jvmtiCompiledMethodLoadInlineRecord *r, jmethodID *ids)
 {
-	uintptr_t set[METHODSET_SLOTS] = { 0 }; /* 0: a free slot; a NULL id is kept aside */
-	size_t n = 0, d = 0;
+	uintptr_t set[METHODSET_SLOTS]; /* 0: a free slot; a NULL id is kept aside */
+	size_t n = 0, d = 0, frames = 0, slots, mask;
 	bool null_seen = false;
 
 	for (jint i = 0; i < r->numpcs; i++)
+		if (r->pcinfo[i].numstackframes > 0)
+			frames += (size_t)r->pcinfo[i].numstackframes;
+	slots = set_slots(frames);
+	mask = slots - 1;
+	memset(set, 0, slots * sizeof(set[0]));
+	for (jint i = 0; i < r->numpcs; i++)
 		for (jint k = 0; k < r->pcinfo[i].numstackframes; k++) {
 			uintptr_t m = (uintptr_t)r->pcinfo[i].methods[k];
-			size_t h = (size_t)fg_hash64(m) & (METHODSET_SLOTS - 1);
+			size_t h = (size_t)fg_hash64(m) & mask;
 
 			if (m == 0) {
 				if (null_seen)
@@ -67,12 +89,12 @@ size_t methodset_collect(const jvmtiCompiledMethodLoadInlineRecord *r, jmethodID
 				null_seen = true;
 			} else {
 				while (set[h] && set[h] != m)
-					h = (h + 1) & (METHODSET_SLOTS - 1);
+					h = (h + 1) & mask;
 				if (set[h] == m)
 					continue;
 				set[h] = m;
 			}
-			if (n == METHODSET_SLOTS / 2)
+			if (n == slots / 2)
 				goto all;
 			ids[n++] = (jmethodID)m;
 		}
@@ -142,7 +164,16 @@ void methodset_of_scratch(struct methodset *s, const void *compile_info, struct 
 			s->r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
 			break;
 		}
-	if (!s->r || (s->frames = methodset_frames(s->r, &s->too_big)) == 0)
+	if (!s->r)
+		return;
+	for (jint i = 0; i < s->r->numpcs && s->r->pcinfo; i++) {
+		jint d = s->r->pcinfo[i].numstackframes;
+
+		if (d > (jint)s->depth)
+			s->depth =
+				d > (jint)FGP_MAX_INLINE_DEPTH ? FGP_MAX_INLINE_DEPTH : (uint16_t)d;
+	}
+	if ((s->frames = methodset_frames(s->r, &s->too_big)) == 0)
 		return;
 	s->ids = scratch_alloc(sc, s->frames * sizeof(*s->ids));
 	if (!s->ids) {

@@ -84,6 +84,7 @@ struct codelines_load {
 	uint16_t *lines;
 	bool walked, any_line;
 	struct scratch *sc; /* where tabs, owned, pcs and lines come from (methodset.sc) */
+	/* Last: codelines_begin clears it only as deep as the compile's chains go. */
 	struct codelines_seen seen[FGP_MAX_INLINE_DEPTH];
 };
 

@@ -59,6 +59,9 @@ struct methodset {
 	const jvmtiCompiledMethodLoadInlineRecord *r;
 	jmethodID *ids; /* sorted, distinct: n_ids of them */
 	size_t n_ids, frames;
+	/* The deepest chain of r's pcs, at most FGP_MAX_INLINE_DEPTH: a walk's fill writes depths
+	 * 1..depth, so per-depth state needs clearing up to it only. */
+	uint16_t depth;
 	bool too_big, failed;
 	/* Where ids and the tables built from this set take their memory (NULL: malloc). */
 	struct scratch *sc;

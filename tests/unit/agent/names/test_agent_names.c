@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* test_agent_names.c - method names from class signatures; JVMTI strings always released. */
+/*
+ * test_agent_names.c - method names from class signatures, into the heap or a caller's buffer;
+ * line number tables written where the caller places them; JVMTI strings always released.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -90,6 +95,131 @@ static void test_resolve_failures_release_strings_on_every_path(void **state)
 	}
 }
 
+/* names_resolve_to: what names_resolve gives, in the caller's buffer, cut to fit. */
+static void test_resolve_to_a_buffer_is_the_heap_name_cut_to_fit(void **state)
+{
+	static const size_t caps[] = { 1, 2, 9, 23, 24, 25, 200 };
+	jvmtiEnv *jvmti = fake_jvmti();
+
+	(void)state;
+	for (int m = 1; m <= 4; m++)
+		for (int sig = 0; sig < 2; sig++) {
+			char *want = NULL;
+
+			assert_int_equal(names_resolve(jvmti, NULL, FAKE_M(m), sig, &want), 0);
+			for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+				char buf[256];
+				size_t len = 12345, n = strlen(want);
+
+				memset(buf, 'x', sizeof(buf));
+				assert_int_equal(names_resolve_to(jvmti, NULL, FAKE_M(m), sig, buf,
+								  caps[i], &len),
+						 0);
+				assert_int_equal(len, n < caps[i] ? n : caps[i] - 1);
+				assert_int_equal(buf[len], '\0');
+				assert_memory_equal(buf, want, len);
+				assert_int_equal(buf[caps[i]], 'x'); /* nothing past cap */
+			}
+			free(want);
+			assert_int_equal(fake_live_strings, 0);
+		}
+}
+
+static void test_resolve_to_failures_leave_the_buffer_and_release_strings(void **state)
+{
+	static const int failing[] = { FAKE_FAIL_NAME, FAKE_FAIL_CLASS, FAKE_FAIL_SIG };
+	jvmtiEnv *jvmti = fake_jvmti();
+	char buf[64];
+	size_t len = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(failing) / sizeof(failing[0]); i++) {
+		strcpy(buf, "untouched");
+		assert_int_equal(names_resolve_to(jvmti, NULL, FAKE_M(failing[i]), true, buf,
+						  sizeof(buf), &len),
+				 -ENOENT);
+		assert_string_equal(buf, "untouched");
+		assert_int_equal(len, 7);
+		assert_int_equal(fake_live_strings, 0);
+	}
+	assert_int_equal(names_resolve_to(jvmti, NULL, FAKE_M(1), true, buf, 0, &len), -EINVAL);
+	assert_int_equal(fake_live_strings, 0);
+}
+
+/* What names_lines_to asked its placer for, and where the entries went. */
+struct place_rec {
+	int calls;
+	uint32_t n;
+	int32_t lo, hi;
+	bool refuse;
+	struct names_line room[16];
+};
+
+static struct names_line *place(void *arg, uint32_t n, int32_t lo, int32_t hi)
+{
+	struct place_rec *p = arg;
+
+	p->calls++;
+	p->n = n;
+	p->lo = lo;
+	p->hi = hi;
+	return p->refuse || n > 16 ? NULL : p->room;
+}
+
+static void test_lines_go_where_placed_in_table_order(void **state)
+{
+	jvmtiEnv *jvmti = fake_jvmti();
+	struct place_rec p = { 0 };
+	uint32_t n = 99;
+
+	(void)state;
+	/* Method 1: { 0:10, 8:12, 4:11, 8:99 } as JVMTI has it, bcis 0..8. */
+	assert_int_equal(names_lines_to(jvmti, FAKE_M(1), place, &p, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.n, 4);
+	assert_int_equal(p.lo, 0);
+	assert_int_equal(p.hi, 8);
+	assert_int_equal(p.room[1].bci, 8);
+	assert_int_equal(p.room[1].line, 12);
+	assert_int_equal(p.room[3].bci, 8);
+	assert_int_equal(p.room[3].line, 99);
+	assert_int_equal(fake_live_strings, 0);
+	/* Bcis not starting at 0: the placer sees their span. */
+	fake_n5 = 3;
+	fake_t5[0] = (jvmtiLineNumberEntry){ 30, 3 };
+	fake_t5[1] = (jvmtiLineNumberEntry){ 7, 1 };
+	fake_t5[2] = (jvmtiLineNumberEntry){ 12, 2 };
+	assert_int_equal(names_lines_to(jvmti, FAKE_M(5), place, &p, &n), 0);
+	assert_int_equal(p.lo, 7);
+	assert_int_equal(p.hi, 30);
+	assert_int_equal(p.room[0].bci, 30);
+	/* Method 3 has no table: placed with 0 entries, a fact, not a failure. */
+	p.calls = 0;
+	assert_int_equal(names_lines_to(jvmti, FAKE_M(3), place, &p, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.n, 0);
+	assert_int_equal(fake_live_strings, 0);
+}
+
+static void test_lines_failures_release_the_table(void **state)
+{
+	jvmtiEnv *jvmti = fake_jvmti();
+	struct place_rec p = { 0 };
+	uint32_t n = 99;
+
+	(void)state;
+	assert_int_equal(names_lines_to(jvmti, FAKE_M(FAKE_FAIL_LINES), place, &p, &n), -ENOENT);
+	assert_int_equal(p.calls, 0);
+	assert_int_equal(n, 0);
+	p.refuse = true;
+	assert_int_equal(names_lines_to(jvmti, FAKE_M(1), place, &p, &n), -ENOMEM);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(n, 0);
+	assert_int_equal(fake_live_strings, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -97,6 +227,10 @@ int main(void)
 		cmocka_unit_test(test_format_truncates_and_reports_full_length),
 		cmocka_unit_test(test_resolve_builds_name_and_releases_strings),
 		cmocka_unit_test(test_resolve_failures_release_strings_on_every_path),
+		cmocka_unit_test(test_resolve_to_a_buffer_is_the_heap_name_cut_to_fit),
+		cmocka_unit_test(test_resolve_to_failures_leave_the_buffer_and_release_strings),
+		cmocka_unit_test(test_lines_go_where_placed_in_table_order),
+		cmocka_unit_test(test_lines_failures_release_the_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

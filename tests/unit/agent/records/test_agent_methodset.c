@@ -98,6 +98,24 @@ static void test_more_methods_than_the_set_holds(void **state)
 	check(3000, 2, 5000, 6, true);
 }
 
+/*
+ * The set is zeroed for the record at hand only (twice its frames): a record of any size right
+ * after a bigger one, whose methods are still in the set's memory on the stack, loses none.
+ */
+static void test_records_of_every_size_after_a_bigger_one(void **state)
+{
+	static const size_t sizes[] = { 1,  2,	3,  7,	8,   9,	  15,  16,  17,	 31,  32,
+					33, 63, 64, 65, 200, 255, 256, 257, 511, 512, 513 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		check(600, 1, 400, 10 + (unsigned)i, false);
+		check(sizes[i], 1, sizes[i], 40 + (unsigned)i, false); /* mostly distinct */
+		check(600, 1, 400, 70 + (unsigned)i, false);
+		check(sizes[i], 2, sizes[i] / 2 + 1, 90 + (unsigned)i, i % 2); /* repeats */
+	}
+}
+
 /* ---- methodset_pcs_tables ---- */
 
 #define BLOB 0x10000u
@@ -287,6 +305,33 @@ static void test_index_through_a_seen_slot_matches_the_search(void **state)
 	assert_int_equal(methodset_index_seen(&seen, ids, 5, ids[4]), 4);
 }
 
+/* The set's depth is its deepest chain, capped where the walk caps chains. */
+static void test_the_set_knows_its_deepest_chain(void **state)
+{
+	const struct pcspec spec[] = {
+		{ BLOB + 8, 2, 1 }, { BLOB + 16, 5, 1 }, { BLOB + 24, 0, 1 }, { BLOB + 32, 3, 1 }
+	};
+	const struct pcspec deep[] = { { BLOB + 8, 1, 1 },
+				       { BLOB + 16, (jint)FGP_MAX_INLINE_DEPTH + 6, 1 } };
+	jvmtiCompiledMethodLoadInlineRecord *r = pcs_record(spec, 4);
+	struct methodset s;
+
+	(void)state;
+	r->header.kind = JVMTI_CMLR_INLINE_INFO;
+	methodset_of(&s, &r->header);
+	assert_int_equal(s.depth, 5);
+	methodset_fini(&s);
+	pcs_free(r);
+	r = pcs_record(deep, 2);
+	r->header.kind = JVMTI_CMLR_INLINE_INFO;
+	methodset_of(&s, &r->header);
+	assert_int_equal(s.depth, FGP_MAX_INLINE_DEPTH);
+	methodset_fini(&s);
+	pcs_free(r);
+	methodset_of(&s, NULL);
+	assert_int_equal(s.depth, 0);
+}
+
 /* The set of a compile_info list: its inline record found among others, or none. */
 static void test_the_set_of_a_compile_is_its_inline_records(void **state)
 {
@@ -422,6 +467,8 @@ int main(void)
 		cmocka_unit_test(test_repeated_methods_are_kept_once_in_order),
 		cmocka_unit_test(test_a_null_method_is_one_entry),
 		cmocka_unit_test(test_more_methods_than_the_set_holds),
+		cmocka_unit_test(test_records_of_every_size_after_a_bigger_one),
+		cmocka_unit_test(test_the_set_knows_its_deepest_chain),
 		cmocka_unit_test(test_pcs_outside_out_of_order_or_empty_are_skipped),
 		cmocka_unit_test(test_repeated_values_fold_into_the_later_pc),
 		cmocka_unit_test(test_deep_chains_keep_the_innermost_frames),
