@@ -378,12 +378,15 @@ static int blob_get(const struct codeheap *h, const struct hdr *b, uint32_t off,
  * of their own. 0, or -EAGAIN (read them the usual way).
  */
 static int prefetch(const struct codeheap_ref *r, uint64_t addr, struct segwin *w, uint8_t *back,
-		    uint64_t *back_at)
+		    uint64_t *back_at, const struct direct *d)
 {
 	uint64_t idx = (addr - r->lo) >> r->log2;
 
 	*back_at = addr - r->lo > CODEHEAP_BEHIND ? addr - CODEHEAP_BEHIND : r->lo;
 	segwin_span(w, idx);
+	if (d && addr > *back_at && peek_in(d, w->win, r->segmap + w->base, w->have) == 0 &&
+	    peek_in(d, back, *back_at, addr - *back_at) == 0)
+		return 0;
 	if (addr > *back_at && selfmem_read2(w->win, r->segmap + w->base, w->have, back, *back_at,
 					     addr - *back_at) == 0)
 		return 0;
@@ -418,18 +421,11 @@ static int blob_of(struct codeheap *h, uint64_t addr, struct hdr *b, struct dire
 				      .seg_end = r.segmap + ((addr - r.lo) >> r.log2) + 1 };
 		b->d = d;
 	}
-	/* A trusted layout reads the segment map and the block's first bytes in place: no round
-	 * trip to save, so nothing is copied ahead. */
-	pre = !b->d && prefetch(&r, addr, &w, back, &back_at) == 0;
+	pre = prefetch(&r, addr, &w, back, &back_at, b->d) == 0;
 	if ((rv = block_of(&r, (addr - r.lo) >> r.log2, &idx, &w, b->d)) != 0)
 		return rv;
 	at = r.lo + (idx << r.log2);
-	if (b->d && at >= r.lo && at < addr) {
-		/* Below addr the heap is vouched for: as back[] would have held it. */
-		b->at = at;
-		b->got = addr - at < sizeof(b->buf) ? addr - at : sizeof(b->buf);
-		memcpy(b->buf, (const void *)(uintptr_t)at, b->got);
-	} else if (pre && at >= back_at && at < addr) {
+	if (pre && at >= back_at && at < addr) {
 		/* The block starts inside back[]: its first bytes are there (the rest, if a field
 		 * lies past addr, is peeked alone by hdr_get). */
 		b->at = at;
