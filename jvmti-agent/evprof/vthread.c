@@ -281,6 +281,12 @@ static uint32_t asked_depth(void)
 	return depth == 0 || depth > FGP_MAX_EVENT_DEPTH ? EVCTL_DEPTH_DEFAULT : depth;
 }
 
+jvmtiError vthread_stack(jvmtiEnv *jvmti, jthread t, jint max, jvmtiFrameInfo *fi, jint *count)
+{
+	return t ? (*jvmti)->GetStackTrace(jvmti, t, 0, max, fi, count)
+		 : JVMTI_ERROR_INVALID_THREAD;
+}
+
 /*
  * The calling (virtual) thread's stack into a slot of the pool: its handle, or NULL (none
  * free, or the stack could not be taken: counted). on: the kinds on (FGP_EVM_VTID: an unnamed
@@ -309,8 +315,7 @@ static void *take_stack(JNIEnv *jni, jthread t, uint64_t now, uint32_t on)
 	fi = (jvmtiFrameInfo *)(w->frames + cap);
 	w->t0 = now;
 	w->flags = 0;
-	if ((*evjvmti_env())->GetStackTrace(evjvmti_env(), NULL, 0, (jint)depth + 1, fi, &count) !=
-		    JVMTI_ERROR_NONE ||
+	if (vthread_stack(evjvmti_env(), t, (jint)depth + 1, fi, &count) != JVMTI_ERROR_NONE ||
 	    count < 0) {
 		evctl_drop(ctl, EVCTL_DROP_NO_STACK);
 		goto fail;

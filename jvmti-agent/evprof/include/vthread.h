@@ -168,6 +168,16 @@ void vthread_callbacks(void(JNICALL **start)(void), void(JNICALL **end)(void));
  */
 int vthread_name(JNIEnv *jni, jthread t, char *name);
 
+/*
+ * The stack of t, the virtual thread mounted on the calling carrier (the unmount callback's),
+ * innermost first: JVMTI GetStackTrace given t itself, never NULL (the current thread). On
+ * HotSpot 21 a NULL thread disables every virtual thread's mounts and unmounts for the call
+ * (JvmtiVTMSTransitionDisabler for all: other carriers wait in start_VTMS_transition), a
+ * virtual thread disables its own alone; HotSpot 25 takes either as the current thread's and
+ * disables none.
+ */
+jvmtiError vthread_stack(jvmtiEnv *jvmti, jthread t, jint max, jvmtiFrameInfo *fi, jint *count);
+
 /* The switch the callbacks read (borrowed for the agent's life). */
 void vthread_init(struct evctl *ctl);
 

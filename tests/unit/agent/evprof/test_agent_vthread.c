@@ -350,6 +350,46 @@ static void test_name_read_as_it_is(void **state)
 	assert_int_equal(live_refs, 0);
 }
 
+/* A JVMTI whose GetStackTrace notes the thread it was given and gives two frames. */
+static jthread stack_of;
+static int stack_calls;
+
+static jvmtiError JNICALL fake_stack(jvmtiEnv *env, jthread thread, jint start, jint max,
+				     jvmtiFrameInfo *fi, jint *count)
+{
+	(void)env;
+	stack_calls++;
+	stack_of = thread;
+	if (start != 0 || max < 2)
+		return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+	fi[0] = (jvmtiFrameInfo){ (jmethodID)(uintptr_t)0x10, 3 };
+	fi[1] = (jvmtiFrameInfo){ (jmethodID)(uintptr_t)0x20, 7 };
+	*count = 2;
+	return JVMTI_ERROR_NONE;
+}
+
+/* The unmounting thread's stack is asked of it by name, never of NULL: NULL disables every
+ * virtual thread's transitions on HotSpot 21. */
+static void test_stack_asked_of_the_thread(void **state)
+{
+	static struct jvmtiInterface_1_ fns;
+	jvmtiEnv env = &fns;
+	struct fake_thread vt = { NULL };
+	jvmtiFrameInfo fi[4];
+	jint count = -1;
+
+	(void)state;
+	fns.GetStackTrace = fake_stack;
+	assert_int_equal(vthread_stack(&env, (jthread)&vt, 4, fi, &count), JVMTI_ERROR_NONE);
+	assert_int_equal(stack_calls, 1);
+	assert_ptr_equal(stack_of, (jthread)&vt);
+	assert_int_equal(count, 2);
+	assert_ptr_equal(fi[1].method, (jmethodID)(uintptr_t)0x20);
+	/* No thread: an error, not the current thread's stack. */
+	assert_int_equal(vthread_stack(&env, NULL, 4, fi, &count), JVMTI_ERROR_INVALID_THREAD);
+	assert_int_equal(stack_calls, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_cpu0_read_again),
 		cmocka_unit_test(test_what_the_callbacks_do),
 		cmocka_unit_test(test_name_read_as_it_is),
+		cmocka_unit_test(test_stack_asked_of_the_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
