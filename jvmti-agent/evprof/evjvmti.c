@@ -145,6 +145,7 @@ out:
 /* An event in the making: its record and the buffers behind it. */
 struct ev {
 	struct fgp_stack_event_in in;
+	jthread thread; /* the calling thread, as the event gave it */
 	char cls[CLASS_MAX];
 	jvmtiFrameInfo *fi; /* fi_here, or malloc'ed for a deeper stack */
 	struct fgp_frame_in *frames;
@@ -152,7 +153,12 @@ struct ev {
 	struct fgp_frame_in frames_here[FRAMES_ON_STACK];
 };
 
-/* The calling thread's stack into e (at most the depth asked). 0, or the drop's cause. */
+/*
+ * The calling thread's stack into e (at most the depth asked). 0, or the drop's cause. The
+ * stack is asked of the event's thread, not NULL: on OpenJDK 21 a NULL thread holds every
+ * virtual thread's mounts and unmounts while it is taken (a disabler for all), where the
+ * thread itself holds only its own.
+ */
 static int take_stack(JNIEnv *jni, struct ev *e)
 {
 	uint32_t depth = atomic_load(&cfg.ctl->depth);
@@ -170,7 +176,7 @@ static int take_stack(JNIEnv *jni, struct ev *e)
 			return EVCTL_DROP_NO_STACK;
 		e->frames = (struct fgp_frame_in *)(e->fi + depth + 1);
 	}
-	if ((*cfg.jvmti)->GetStackTrace(cfg.jvmti, NULL, 0, (jint)depth + 1, e->fi, &count) !=
+	if ((*cfg.jvmti)->GetStackTrace(cfg.jvmti, e->thread, 0, (jint)depth + 1, e->fi, &count) !=
 	    JVMTI_ERROR_NONE)
 		return EVCTL_DROP_NO_STACK;
 	if ((uint32_t)count > depth) {
@@ -288,9 +294,10 @@ static void finish(JNIEnv *jni, struct ev *e, jobject tagged)
 
 /* e ready for an event of kind: its record zeroed, its buffers not (4 KiB a callback need not
  * clear: each is written before it is read). */
-static void ev_init(struct ev *e, uint16_t kind)
+static void ev_init(struct ev *e, uint16_t kind, jthread thread)
 {
 	e->in = (struct fgp_stack_event_in){ .kind = kind };
+	e->thread = thread;
 	e->cls[0] = '\0';
 	e->fi = e->fi_here;
 	e->frames = e->frames_here;
@@ -334,14 +341,15 @@ static bool copy_stack(JNIEnv *jni, jclass klass, const struct ev *e)
 	return true;
 }
 
-static void alloc_event(JNIEnv *jni, jobject object, jclass klass, jlong size, uint32_t on)
+static void alloc_event(JNIEnv *jni, jthread thread, jobject object, jclass klass, jlong size,
+			uint32_t on)
 {
 	struct ev e;
 	uint64_t prev;
 
 	if (size <= 0)
 		return;
-	ev_init(&e, FGP_EV_ALLOC);
+	ev_init(&e, FGP_EV_ALLOC, thread);
 	e.in.value = (uint64_t)size;
 	e.in.interval = atomic_load(&cfg.ctl->alloc_interval);
 	if (e.in.interval == 0)
@@ -389,14 +397,13 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 	uint32_t on = evctl_enter(cfg.ctl);
 
 	(void)jvmti;
-	(void)thread;
 	if ((on & FGP_EVM_ALLOC) && evctl_sample_timed(cfg.ctl)) {
 		uint64_t t0 = thread_cpu_ns();
 
-		alloc_event(jni, object, klass, size, on);
+		alloc_event(jni, thread, object, klass, size, on);
 		evctl_timed(cfg.ctl, thread_cpu_ns() - t0);
 	} else if (on & FGP_EVM_ALLOC) {
-		alloc_event(jni, object, klass, size, on);
+		alloc_event(jni, thread, object, klass, size, on);
 	}
 	evctl_leave(cfg.ctl);
 }
@@ -423,7 +430,7 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 	evctl_leave(cfg.ctl);
 }
 
-static void lock_event(jvmtiEnv *jvmti, JNIEnv *jni, jobject object)
+static void lock_event(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
 	struct ev e;
 	void *start = NULL;
@@ -432,7 +439,7 @@ static void lock_event(jvmtiEnv *jvmti, JNIEnv *jni, jobject object)
 
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &start) != JVMTI_ERROR_NONE || !start)
 		return;
-	ev_init(&e, FGP_EV_LOCK);
+	ev_init(&e, FGP_EV_LOCK, thread);
 	(*jvmti)->SetThreadLocalStorage(jvmti, NULL, NULL);
 	t0 = (uint64_t)(uintptr_t)start;
 	if (t0 < atomic_load(&cfg.ctl->lock_since) || now < t0)
@@ -459,9 +466,8 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 {
 	uint32_t on = evctl_enter(cfg.ctl);
 
-	(void)thread;
 	if (on & FGP_EVM_LOCK)
-		lock_event(jvmti, jni, object);
+		lock_event(jvmti, jni, thread, object);
 	evctl_leave(cfg.ctl);
 }
 

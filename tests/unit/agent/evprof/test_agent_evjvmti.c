@@ -2,12 +2,16 @@
 /*
  * test_agent_evjvmti.c - the JVMTI side of events (evjvmti.h) on a fake JVMTI: class names as
  * Java writes them, and a stack's frames named with the interned names code loads use (one id
- * per method, resolved once) and given their lines.
+ * per method, resolved once) and given their lines; an allocation or lock event's stack asked
+ * of the event's thread.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -15,6 +19,7 @@
 #include "codelines.h"
 #include "evjvmti.h"
 #include "intern.h"
+#include "queue.h"
 #include "agent/test_agent_fakejvmti.h"
 
 static void test_class_names_are_written_as_java_writes_them(void **state)
@@ -131,12 +136,79 @@ static void test_deep_stacks_are_named_whole(void **state)
 	intern_free(names);
 }
 
+static jthread stack_of; /* the thread the last GetStackTrace was asked for */
+
+static int no_apply(void *arg, const struct evset *want, struct evset *got)
+{
+	(void)arg;
+	(void)want;
+	(void)got;
+	return -EIO; /* never called: no worker runs */
+}
+
+static jvmtiError JNICALL fake_stack(jvmtiEnv *env, jthread t, jint start, jint max,
+				     jvmtiFrameInfo *fi, jint *count)
+{
+	(void)env;
+	(void)start;
+	stack_of = t;
+	if (max < 1)
+		return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+	fi[0] = (jvmtiFrameInfo){ FAKE_M(1), 4 };
+	*count = 1;
+	return JVMTI_ERROR_NONE;
+}
+
+/*
+ * An allocation sample's stack is asked of the thread the event names, never NULL: on
+ * OpenJDK 21 a NULL thread holds every virtual thread's mounts and unmounts while it is taken.
+ */
+static void test_an_event_stack_is_asked_of_the_event_thread(void **state)
+{
+	struct intern *names = intern_new(1 << 20);
+	struct queue *q = queue_new(1 << 20);
+	struct evctl ctl;
+	struct evjvmti_cfg cfg = { .jvmti = fake_jvmti(), .ctl = &ctl, .names = names };
+	const struct evctl_ops ops = { .apply = no_apply };
+	union evjvmti_callbacks cb;
+	const jthread me = (jthread)(uintptr_t)0x5150;
+	struct qentry *e;
+	int pushed = 0;
+
+	(void)state;
+	assert_non_null(names);
+	assert_non_null(q);
+	assert_int_equal(evctl_init(&ctl, q, &ops, FGP_EVM_ALLOC, 64, 100, 64), 0);
+	fake_iface.GetStackTrace = fake_stack;
+	evjvmti_init(&cfg);
+	memset(&cb, 0, sizeof(cb));
+	evjvmti_callbacks(&cb, FGP_EVM_ALLOC);
+	assert_non_null(cb.cb.SampledObjectAlloc);
+	atomic_store(&ctl.alloc_interval, 4096);
+	atomic_store(&ctl.on, FGP_EVM_ALLOC);
+	stack_of = NULL;
+	cb.cb.SampledObjectAlloc(&fake_env, NULL, me, (jobject)(uintptr_t)0x10, (jclass)FAKE_M(1),
+				 48);
+	assert_ptr_equal(stack_of, me);
+	while ((e = queue_pop(q)) != NULL) {
+		pushed++;
+		queue_release(q, e);
+	}
+	assert_true(pushed > 0);
+	assert_int_equal(fake_live_strings, 0);
+	fake_iface.GetStackTrace = NULL;
+	evctl_fini(&ctl);
+	queue_free(q);
+	intern_free(names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_class_names_are_written_as_java_writes_them),
 		cmocka_unit_test(test_frames_get_interned_ids_and_lines),
 		cmocka_unit_test(test_deep_stacks_are_named_whole),
+		cmocka_unit_test(test_an_event_stack_is_asked_of_the_event_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
