@@ -318,11 +318,9 @@ static uint64_t fill(const double *w, const uint64_t *room, uint64_t *give, unsi
  * CPU's (wall) is the mounts' length less their time off the CPU. That time off the CPU goes
  * first to its preemptions by interrupts, at most their mounted share as the CPU time
  * estimates it (the timer and other CPUs preempt a thread while it runs: their time times the
- * carrier's share of its CPU time spent mounted); then, in the same way, to its preemptions
- * leaving a system call that no stack was taken mounted for (along the mounted CPU samples'
- * copies); then to the other kinds with mounted stacks (mounted_for()), as those stacks
- * estimate each kind's mounted share (its time times their share of its stacks), each kind at
- * most its time; what they cannot take to the other kinds
+ * carrier's share of its CPU time spent mounted); then to the other kinds with mounted stacks
+ * (mounted_for()), as those stacks estimate each kind's mounted share (its time times their
+ * share of its stacks), each kind at most its time; what they cannot take to the other kinds
  * but the preemptions by interrupts, in proportion to the time they have left, and what none
  * of those can take to the preemptions by interrupts after all.
  */
@@ -333,7 +331,7 @@ static void mounted_split(struct strata *st, uint32_t tid, const uint64_t *us,
 	uint64_t off = (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns) / 1000, all = 0, left;
 	uint64_t cpu = (mnt->ns - (mnt->off_ns < mnt->ns ? mnt->off_ns : mnt->ns)) / 1000, pre = 0;
 	double est[STRATA_KINDS] = { 0 }, room_w[STRATA_KINDS] = { 0 };
-	uint64_t room[STRATA_KINDS] = { 0 }, laid[STRATA_KINDS] = { 0 };
+	uint64_t room[STRATA_KINDS] = { 0 };
 
 	if (cpu > us[THREADTIME_CPU])
 		cpu = us[THREADTIME_CPU];
@@ -359,23 +357,19 @@ static void mounted_split(struct strata *st, uint32_t tid, const uint64_t *us,
 		pre = (uint64_t)((double)us[pk] * (double)cpu / (double)us[THREADTIME_CPU] + 0.5);
 	pre = pre < left ? pre : left;
 	left -= pre;
+	left = fill(est, room, mus, waits, left);
 	/* a preemption leaving a system call with no stack taken mounted: as the CPU time
-	 * estimates it, along the mounted CPU samples; before the kinds estimated by their
-	 * stacks, as the preemptions by interrupts are: a kind whose time is mostly the
-	 * carrier's own (parked in its pool) would otherwise take it all */
+	 * estimates it, along the mounted CPU samples */
 	for (unsigned k = 0; k < waits; k++) {
-		uint64_t r = 0;
-
+		room[k] = 0;
 		room_w[k] = 0;
 		if (k != pk && called(k) && !est[k] && us[THREADTIME_CPU]) {
 			room_w[k] = (double)us[k] * (double)cpu / (double)us[THREADTIME_CPU];
-			r = (uint64_t)(room_w[k] + 0.5);
+			room[k] = (uint64_t)(room_w[k] + 0.5);
 		}
-		laid[k] = r;
 	}
 	if (taken_m(st, tid, true, STRATA_LAID))
-		left = fill(room_w, laid, mus, waits, left);
-	left = fill(est, room, mus, waits, left);
+		left = fill(room_w, room, mus, waits, left);
 	for (unsigned k = 0; k < waits; k++) {
 		room[k] = k == pk ? 0 : us[k] - mus[k];
 		room_w[k] = (double)room[k];

@@ -421,47 +421,6 @@ static void test_wall_mounted_preemptions_lie_along_the_mounted_cpu_samples(void
 	strata_fini(&st);
 }
 
-/* A pinned carrier: its mounted time off the CPU is mostly asleep (the stacks taken asleep
- * mounted estimate that kind's mounted share at half its 3000 us, most of it the carrier's
- * own, parked in its pool), and 200 us preempted leaving a write with no stack taken mounted.
- * The write's mounted share as the CPU time estimates it (200 x 500 / 2000 = 50 us) lies
- * along the mounted CPU samples' copies first; the sleeping stacks take the other 450 us, not
- * all 500 of them. */
-static void test_wall_pinned_preemptions_leaving_a_call_are_not_taken_by_the_sleeps(void **state)
-{
-	struct strata st;
-	struct strata_thread_out out;
-	struct threadtime_res r = { .pid = 1, .tid = 9, .cpu = 2000 * US };
-	struct strata_mount mnt = { .ns = 1000 * US, .off_ns = 500 * US };
-	uint32_t cpu, lay, lay_m = 0, sl, sl_m;
-
-	(void)state;
-	strata_init(&st, true);
-	cpu = strata_add(&st, 9, THREADTIME_CPU, 100, 0.0);
-	lay = strata_add(&st, 9, STRATA_LAID, 100, 0.0);
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(strata_add(&st, 9, THREADTIME_CPU, 100, 0.0), cpu);
-		assert_int_equal(strata_add(&st, 9, STRATA_LAID, 100, 0.0), lay);
-		(void)strata_mounted(&st, cpu, 100);
-		lay_m = strata_mounted(&st, lay, 100);
-	}
-	sl = strata_add(&st, 9, SWITCHTOT_SLEEPING, 300, 1.0);
-	assert_int_equal(strata_add(&st, 9, SWITCHTOT_SLEEPING, 300, 1.0), sl);
-	sl_m = strata_mounted(&st, sl, 300);
-	r.off[SWITCHTOT_SLEEPING] = 3000 * US;
-	r.off[SWITCHTOT_PREEMPT_WRITE] = 200 * US;
-	strata_close_begin(&st);
-	strata_thread(&st, &r, "carrier", &mnt, &out);
-	assert_true(fabs(strata_scale(&st, lay_m) - 50.0 / 300.0) < 1e-12);
-	assert_true(fabs(strata_scale(&st, sl_m) - 450.0 / 300.0) < 1e-12);
-	/* the carrier's own sleep: the rest of its 3000 us */
-	assert_true(fabs(strata_scale(&st, sl) - 2550.0 / 300.0) < 1e-12);
-	for (unsigned k = 0; k < STRATA_KINDS; k++)
-		assert_int_equal(out.mounted_nostack_us[k], 0);
-	assert_int_equal(st.tot.mounted_ns, 1000 * US);
-	strata_fini(&st);
-}
-
 /* A carrier's stacks taken before its mounts were known (the agent turned them on 100 us into
  * the window) stand for that time alone, not for the carrier's own time after it: they would
  * otherwise share its idle time with its idle stacks. Unknown moment: they share it. */
@@ -527,8 +486,6 @@ int main(void)
 		cmocka_unit_test(test_wall_pinned_time_without_mounted_stacks_is_not_the_carriers),
 		cmocka_unit_test(test_wall_pinned_time_beyond_a_kind_is_kept_whole),
 		cmocka_unit_test(test_wall_mounted_preemptions_lie_along_the_mounted_cpu_samples),
-		cmocka_unit_test(
-			test_wall_pinned_preemptions_leaving_a_call_are_not_taken_by_the_sleeps),
 		cmocka_unit_test(test_wall_stacks_before_the_mounts_weigh_only_the_time_before),
 	};
 
