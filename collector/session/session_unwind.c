@@ -239,6 +239,30 @@ static bool defer_sample(struct session *s, const struct perfring_rec *r)
 }
 
 /*
+ * Walk sample r with fn (vmstack_unwind or vmstack_hybrid): a walk that wants code not in the
+ * tables yet, or lost at code since replaced, waits while the tables are not complete up to
+ * its time (may_defer; ses_walk_deferred walks it again) and the waiting samples have room:
+ * -EAGAIN then (r kept); otherwise fn's answer, walked at once.
+ */
+static int walk(struct session *s, const struct perfring_rec *r,
+		int (*fn)(struct vmstack *, const struct vmstack_in *, struct vmstack_out *),
+		bool may_defer, struct vmstack_in *vi, struct vmstack_out *vo)
+{
+	int rv;
+
+	vi->may_defer = may_defer && r->time > ses_watermark(s, s->now());
+	vi->defer_lost = true;
+	rv = fn(s->uw.vs, vi, vo);
+	if (rv == -EAGAIN) {
+		if (defer_sample(s, r))
+			return -EAGAIN;
+		vi->may_defer = false;
+		rv = fn(s->uw.vs, vi, vo);
+	}
+	return rv;
+}
+
+/*
  * The user part of a sample: the kernel's chain, or the vm unwinder's (smp->user replaced);
  * interpreted frames named and a `[truncated]` marker set in s->uw.uframes (smp->uframes).
  * true when the sample waits instead (may_defer: its walk stopped in code not announced yet,
@@ -283,16 +307,9 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 	if (s->uw.vs && tab && regs_ok && (use_vm(s, r->pid) || s->o.unwind_check)) {
 		/* Code may be announced a little after it first runs: walk such a sample once
 		 * the tables are complete up to its time, as symbolization waits for them. */
-		vi.may_defer =
-			may_defer && use_vm(s, r->pid) && r->time > ses_watermark(s, s->now());
-		vi.defer_lost = true; /* ses_walk_deferred: once complete up to its time */
-		rv = vmstack_unwind(s->uw.vs, &vi, &vo);
-		if (rv == -EAGAIN) {
-			if (defer_sample(s, r))
-				return true;
-			vi.may_defer = false;
-			rv = vmstack_unwind(s->uw.vs, &vi, &vo);
-		}
+		rv = walk(s, r, vmstack_unwind, may_defer && use_vm(s, r->pid), &vi, &vo);
+		if (rv == -EAGAIN)
+			return true;
 		if (rv == 0 && s->o.unwind_check && !use_vm(s, r->pid)) {
 			vmstack_check(s->uw.vs, &vo, r->u.sample.user, r->u.sample.nr_user);
 			vmstack_fp_walk(s->uw.vs, &regs, &st, r->u.sample.user,
@@ -302,15 +319,9 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 	} else if (s->uw.vs && tab && regs_ok && !use_vm(s, r->pid)) {
 		/* Frame pointers, and the stack copy where their chain stops short of a root
 		 * (through a return barrier, always): that walk waits for its code likewise. */
-		vi.may_defer = may_defer && r->time > ses_watermark(s, s->now());
-		vi.defer_lost = true;
-		rv = vmstack_hybrid(s->uw.vs, &vi, &vo);
-		if (rv == -EAGAIN) {
-			if (defer_sample(s, r))
-				return true;
-			vi.may_defer = false;
-			rv = vmstack_hybrid(s->uw.vs, &vi, &vo);
-		}
+		rv = walk(s, r, vmstack_hybrid, may_defer, &vi, &vo);
+		if (rv == -EAGAIN)
+			return true;
 		vm = rv == 1;
 	}
 	if (vm) {
