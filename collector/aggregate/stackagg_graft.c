@@ -229,3 +229,15 @@ out:
 	free(buf);
 	return rv;
 }
+
+void stackagg_graft_stats_add(struct stackagg_graft_stats *a, const struct stackagg_graft_stats *b)
+{
+	a->cut += b->cut;
+	a->cut_w += b->cut_w;
+	a->grafted += b->grafted;
+	a->grafted_w += b->grafted_w;
+	a->too_deep += b->too_deep;
+	a->failed += b->failed;
+	a->over_budget += b->over_budget;
+	a->timeline |= b->timeline;
+}

@@ -345,12 +345,5 @@ void vtwall_graft(struct stackagg *a, struct stackagg_graft_stats *st)
 
 	if (stackagg_graft_cut(a, VTWALL_ROOT, VTWALL_GRAFTED, &g) != 0)
 		st->failed++;
-	st->cut += g.cut;
-	st->cut_w += g.cut_w;
-	st->grafted += g.grafted;
-	st->grafted_w += g.grafted_w;
-	st->too_deep += g.too_deep;
-	st->failed += g.failed;
-	st->over_budget += g.over_budget;
-	st->timeline |= g.timeline;
+	stackagg_graft_stats_add(st, &g);
 }

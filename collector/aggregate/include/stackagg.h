@@ -424,6 +424,9 @@ struct stackagg_graft_stats {
 int stackagg_graft_cut(struct stackagg *a, const char *root_prefix, const char *mark_name,
 		       struct stackagg_graft_stats *st);
 
+/* Adds b's counts into a (a's timeline flag set when either is). */
+void stackagg_graft_stats_add(struct stackagg_graft_stats *a, const struct stackagg_graft_stats *b);
+
 /* Which summary class a frame kind belongs to. */
 enum stackagg_class stackagg_kind_class(enum stackagg_kind kind);
 

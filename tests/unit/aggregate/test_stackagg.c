@@ -1116,6 +1116,23 @@ static void test_cut_stacks_under_a_root_get_the_callers_of_whole_stacks(void **
 	stackagg_free(a);
 }
 
+static void test_graft_stats_add_every_count(void **state)
+{
+	struct stackagg_graft_stats a = { 1, 2, 3, 4, 5, 6, 7, false };
+	const struct stackagg_graft_stats b = { 10, 20, 30, 40, 50, 60, 70, true };
+
+	(void)state;
+	stackagg_graft_stats_add(&a, &b);
+	assert_int_equal(a.cut, 11);
+	assert_int_equal(a.cut_w, 22);
+	assert_int_equal(a.grafted, 33);
+	assert_int_equal(a.grafted_w, 44);
+	assert_int_equal(a.too_deep, 55);
+	assert_int_equal(a.failed, 66);
+	assert_int_equal(a.over_budget, 77);
+	assert_true(a.timeline);
+}
+
 static void test_a_grafted_weight_is_moved_whole_with_uneven_shares(void **state)
 {
 	struct stackagg *a = new_agg(false, false);
@@ -1280,6 +1297,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_follows_folded_strata_and_named_stacks),
 		cmocka_unit_test(test_cut_stacks_under_a_root_get_the_callers_of_whole_stacks),
 		cmocka_unit_test(test_a_grafted_weight_is_moved_whole_with_uneven_shares),
+		cmocka_unit_test(test_graft_stats_add_every_count),
 		cmocka_unit_test(test_a_cut_stack_takes_the_callers_of_the_most_alike_whole_stacks),
 	};
 
