@@ -353,6 +353,25 @@ static int add_frame(struct codetab *t, uint64_t addr, uint32_t frame_size)
 }
 
 /*
+ * A stack of 32 words: a C leaf's return address into the compiled method at JIT_A, whose
+ * 32-byte frame at at(1) holds the call stub's rbp and return address; the call stub's rbp
+ * frame at at(6) (where a 48-byte frame at JIT_A would look for its caller), a libjvm frame at
+ * at(8) and the thread's root.
+ */
+static void stack_through_a_method_of_32(struct sample *x)
+{
+	memset(words, 0, sizeof(words));
+	words[0] = JIT_A + 0x40;
+	words[3] = at(6);
+	words[4] = CALL_STUB + 0x20;
+	words[6] = at(20);
+	words[7] = LIBJVM + 0x200;
+	words[8] = at(20);
+	words[9] = CLONE3 + 0x10;
+	sample(x, 32, NULL, 0);
+}
+
+/*
  * A compiled method known by its load but not yet by its frame facts (its CODE_FRAME comes in
  * the agent's next message): the walk waits, then goes through it to the root.
  */
@@ -369,15 +388,7 @@ static void test_a_walk_at_a_method_without_its_frame_facts_waits_for_them(void 
 	(void)state;
 	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 1, "A::a"), 1);
 	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, CALL_STUB, 0x100, 1, "call_stub"), 1);
-	memset(words, 0, sizeof(words));
-	words[0] = JIT_A + 0x40;     /* the C leaf's return address */
-	words[3] = at(6);	     /* A's frame at at(1): its saved rbp (the call stub's) */
-	words[4] = CALL_STUB + 0x20; /* ... and return address */
-	words[6] = at(20);	     /* the call stub's rbp frame */
-	words[7] = LIBJVM + 0x200;
-	words[8] = at(20); /* libjvm frame at at(8) */
-	words[9] = CLONE3 + 0x10;
-	sample(&x, 32, NULL, 0);
+	stack_through_a_method_of_32(&x);
 	x.in.tab = t;
 	x.in.ts = 2;
 	x.in.may_defer = true;
@@ -428,15 +439,7 @@ static void test_a_walk_cut_by_a_guess_at_a_method_without_facts_waits_for_them(
 	(void)state;
 	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 1, "A::a"), 1);
 	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, CALL_STUB, 0x100, 1, "call_stub"), 1);
-	memset(words, 0, sizeof(words));
-	words[0] = JIT_A + 0x40;
-	words[3] = at(6);
-	words[4] = CALL_STUB + 0x20;
-	words[6] = at(20);
-	words[7] = LIBJVM + 0x200;
-	words[8] = at(20);
-	words[9] = CLONE3 + 0x10;
-	sample(&x, 32, NULL, 0);
+	stack_through_a_method_of_32(&x);
 	x.r.bp = at(40); /* beyond the 32 words copied */
 	x.in.tab = t;
 	x.in.ts = 2;
@@ -482,15 +485,7 @@ test_a_walk_lost_by_the_facts_of_code_replaced_since_waits_for_the_new_code(void
 	assert_int_equal(codetab_add(t, CODEBLOB_COMPILED, JIT_A, 0x100, 1, "A::a"), 1);
 	assert_int_equal(add_frame(t, JIT_A, 48), 0);
 	assert_int_equal(codetab_add(t, CODEBLOB_DYNAMIC, CALL_STUB, 0x100, 1, "call_stub"), 1);
-	memset(words, 0, sizeof(words));
-	words[0] = JIT_A + 0x40;     /* the C leaf's return address, into B */
-	words[3] = at(6);	     /* B's frame at at(1), 32 bytes: its saved rbp */
-	words[4] = CALL_STUB + 0x20; /* ... and return address */
-	words[6] = at(20);	     /* the call stub's rbp frame: where A's 48 bytes look */
-	words[7] = LIBJVM + 0x200;
-	words[8] = at(20); /* libjvm frame at at(8) */
-	words[9] = CLONE3 + 0x10;
-	sample(&x, 32, NULL, 0);
+	stack_through_a_method_of_32(&x);
 	x.in.tab = t;
 	x.in.ts = 3;
 	x.in.may_defer = true;
