@@ -1118,8 +1118,21 @@ static void test_cut_stacks_under_a_root_get_the_callers_of_whole_stacks(void **
 
 static void test_graft_stats_add_every_count(void **state)
 {
-	struct stackagg_graft_stats a = { 1, 2, 3, 4, 5, 6, 7, false };
-	const struct stackagg_graft_stats b = { 10, 20, 30, 40, 50, 60, 70, true };
+	struct stackagg_graft_stats a = { .cut = 1,
+					  .cut_w = 2,
+					  .grafted = 3,
+					  .grafted_w = 4,
+					  .too_deep = 5,
+					  .failed = 6,
+					  .over_budget = 7 };
+	const struct stackagg_graft_stats b = { .cut = 10,
+						.cut_w = 20,
+						.grafted = 30,
+						.grafted_w = 40,
+						.too_deep = 50,
+						.failed = 60,
+						.over_budget = 70,
+						.timeline = true };
 
 	(void)state;
 	stackagg_graft_stats_add(&a, &b);
