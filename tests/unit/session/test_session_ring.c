@@ -96,12 +96,15 @@ static void ring_put(uint64_t n, uint64_t ts, uint64_t size, uint64_t interval)
 		h->claimed = n + 1;
 }
 
+static const char *threads_regex; /* --threads of the next open_alloc (NULL: none) */
+
 static struct session *open_alloc(void)
 {
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
 				  .event = FG_EVENT_ALLOC,
 				  .settle_ns = 300 * MS,
-				  .merge_threads = true };
+				  .merge_threads = true,
+				  .threads_regex = threads_regex };
 	struct fgp_record rec = { .type = FGP_VM_LAYOUT };
 	struct fgp_vm_layout *l = &rec.u.layout;
 	uint64_t addr = (uint64_t)(uintptr_t)ring;
@@ -240,6 +243,34 @@ static void test_lapped_copies_are_lost_and_an_unknown_klass_is_said(void **stat
 	session_close(s);
 }
 
+/* With --threads, what lost copies weighed is left out: their threads are not known. */
+static void test_lost_weight_is_left_out_with_threads(void **state)
+{
+	struct session *s;
+	struct session_summary sm;
+	char *text;
+
+	(void)state;
+	threads_regex = "."; /* every named thread: the whole copies are counted */
+	s = open_alloc();
+	threads_regex = NULL;
+	assert_int_equal(session_step(s, 0), 0);
+	for (uint64_t n = 0; n < SLOTS + 5; n++)
+		ring_put(n, 1100 * MS, 1024, 1024);
+	clock_ns = 2000 * MS;
+	session_finish(s, 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_lost, 5);
+	assert_int_equal(sm.ev.ring_counted, SLOTS);
+	assert_int_equal(sm.ev.ring_lost_bytes, 0);
+	text = folded(s);
+	assert_null(strstr(text, "[lost before read]"));
+	assert_true(fabs((double)weight_of(text, "byte[]") -
+			 SLOTS * 1024.0 * evweigh_inv_p(1024, 1024)) <= SLOTS);
+	free(text);
+	session_close(s);
+}
+
 static void test_copies_from_before_the_start_are_left_out(void **state)
 {
 	struct session *s = open_alloc();
@@ -361,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copies_are_walked_named_and_weighed),
 		cmocka_unit_test(test_lapped_copies_are_lost_and_an_unknown_klass_is_said),
+		cmocka_unit_test(test_lost_weight_is_left_out_with_threads),
 		cmocka_unit_test(test_copies_from_before_the_start_are_left_out),
 		cmocka_unit_test(test_copies_through_code_announced_after_them_wait_for_it),
 		cmocka_unit_test(test_a_copy_whose_code_never_comes_is_walked_at_its_watermark),
