@@ -12,8 +12,16 @@
  * when both reads say 2n + 2. Anything else is a sample lost (overwritten by a later lap, or
  * still being written).
  *
+ * A sample that is lapped (overwritten before it was read) leaves its weight behind: every
+ * slot keeps the running sums of the weights of all the samples it ever held, this one
+ * included, written by the one writer that holds the slot. A reader that read sample n whole in
+ * a slot and later sample n + k * slots there knows what the k - 1 samples between weighed in
+ * all, without their stacks: the later sums less its own weight less the earlier sums. A
+ * sample dropped for a busy slot adds its weight to the head's busy sums instead.
+ *
  * Nothing in a slot or in the head is trusted by a reader: allocring_geom_ok() and
- * allocring_slot_ok() bound every field before it is used.
+ * allocring_slot_ok() bound every field before it is used, and a weight is checked against
+ * the sample's size and interval and ALLOCRING_W_MAX before it is used.
  */
 #ifndef FG_ALLOCRING_H
 #define FG_ALLOCRING_H
@@ -21,22 +29,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define ALLOCRING_MAGIC 0x31676e69726c6c61ull /* "allring1" */
+#define ALLOCRING_MAGIC 0x32676e69726c6c61ull /* "allring2" */
 #define ALLOCRING_SLOTS_MIN 16u
 #define ALLOCRING_SLOTS_MAX 4096u
 #define ALLOCRING_COPY_MIN 1024u
 #define ALLOCRING_COPY_MAX (64u * 1024u)
 #define ALLOCRING_BYTES_MAX (64u << 20) /* the whole ring, head included */
+/* A sample's objects weight (1 / p) is kept in 1/ALLOCRING_OBJ_SCALE objects. */
+#define ALLOCRING_OBJ_SCALE 256u
+/* No one sample weighs more than this in bytes, nor in 1/ALLOCRING_OBJ_SCALE objects: a weight
+ * is s / p <= s + I and 1 / p <= 1 + I / s, with s < 2^48 and I < 2^40. */
+#define ALLOCRING_W_MAX (1ull << 49)
 
-/* The ring's head, at its first byte. Only `claimed` changes after the ring is made. */
+/* The ring's head, at its first byte. Only the counts from `claimed` on change after the ring is
+ * made. */
 struct allocring_head {
-	uint64_t magic;	    /* ALLOCRING_MAGIC */
-	uint32_t slots;	    /* a power of two, ALLOCRING_SLOTS_MIN..MAX */
-	uint32_t slot_size; /* sizeof(struct allocring_slot) + copy_max, 8-byte aligned */
-	uint32_t copy_max;  /* stack bytes a slot holds at most */
-	uint32_t head_size; /* sizeof(struct allocring_head): slot 0 starts there */
-	uint64_t claimed;   /* samples claimed so far (atomic): sample n is the n-th claim */
-	uint64_t busy;	    /* samples dropped because their slot was being written (atomic) */
+	uint64_t magic;	     /* ALLOCRING_MAGIC */
+	uint32_t slots;	     /* a power of two, ALLOCRING_SLOTS_MIN..MAX */
+	uint32_t slot_size;  /* sizeof(struct allocring_slot) + copy_max, 8-byte aligned */
+	uint32_t copy_max;   /* stack bytes a slot holds at most */
+	uint32_t head_size;  /* sizeof(struct allocring_head): slot 0 starts there */
+	uint64_t claimed;    /* samples claimed so far (atomic): sample n is the n-th claim */
+	uint64_t busy;	     /* samples dropped because their slot was being written (atomic) */
+	uint64_t busy_bytes; /* their weights' sums: bytes (atomic, modulo 2^64) ... */
+	uint64_t busy_objs;  /* ... and objects in 1/ALLOCRING_OBJ_SCALE (atomic, modulo 2^64) */
 };
 
 /* A slot's fixed part; `len` stack bytes follow. */
@@ -52,6 +68,10 @@ struct allocring_slot {
 	uint32_t len;	     /* stack bytes copied from sp up (<= copy_max) */
 	uint32_t flags;	     /* 0 (reserved) */
 	uint32_t pad;
+	uint64_t w_bytes;   /* the sample's weight: size / p bytes, rounded */
+	uint64_t w_objs;    /* 1 / p objects, in 1/ALLOCRING_OBJ_SCALE, rounded */
+	uint64_t sum_bytes; /* w_bytes of every sample this slot held, this one included ... */
+	uint64_t sum_objs;  /* ... and their w_objs (both modulo 2^64) */
 };
 
 /* The seq of sample n once whole. */

@@ -76,7 +76,8 @@
 #     its agent at its default allocstack) recorded QREPS times at the defaults (--alloc-budget
 #     BUDGET) around a burst of QDUR seconds of its allocation:
 #     each thread's share of the bytes against the JVM's own count of the burst (ThreadMXBean),
-#     the total, and the share of bytes under the allocating method with its class as the leaf.
+#     the total, and the share of bytes under the allocating method with its class as the leaf;
+#     then the bytes of the copies lapped before they were read ([lost before read], no thread).
 #  3. async-profiler in the same runs, when ASPROF names its libasyncProfiler.so (built apart
 #     from this repository; its options as of its 4.x docs/ProfilerOptions.md): a second
 #     AllocService JVM with -agentpath:$ASPROF (and no fgagent), alive beside the first for all
@@ -679,6 +680,10 @@ quality() {
 		q_rows "$tmp/q.folded" "$tmp/q.burst" 'AllocTruth::METHOD_\[[0ij]\];[^;]*$'
 		q_print "$q"
 		grep -o 'sampling intervals used.*' "$tmp/q.err" | sed 's/^/     /' || true
+		# the copies lapped in the ring before they were read: their bytes, threads unknown
+		awk -v l="$(ev_sum "$tmp/q.folded" "[lost before read]")" '{ w += $2 }
+			END { printf "     lost before read: %d bytes, %.2f%% of the truth\n", l, w ? 100 * l / w : 0 }' \
+			"$tmp/q.rows"
 	done
 	jvm_stop
 }

@@ -631,7 +631,9 @@ static void report_ring(const struct session_ev_summary *e, const struct report_
 	say(out,
 	    "allocation stacks: %llu copied by the agents into their rings (%u JVMs) and walked "
 	    "here, %llu taken by the agents with GetStackTrace; %llu copies lost (lapped before "
-	    "they were read, or never written; %llu of them torn while read) and not counted, "
+	    "they were read, or never written; %llu of them torn while read), their stacks and "
+	    "classes unknown: %.1f MiB they weighed counted under [lost before read] (%llu of "
+	    "them of unknown weight, %llu weights refused), "
 	    "%llu from before the recording left out; %llu walks found no Java frame, %llu "
 	    "stopped short of the thread's start (under [truncated]), %llu waited for code "
 	    "announced after them, %llu were walked without it (not announced in time); %llu "
@@ -639,9 +641,11 @@ static void report_ring(const struct session_ev_summary *e, const struct report_
 	    "copy (%.3f s in all, %llu reads of the JVMs' memory)",
 	    (unsigned long long)e->ring_counted, e->ring_jvms, jvmti,
 	    (unsigned long long)e->ring_lost, (unsigned long long)e->ring_torn,
-	    (unsigned long long)e->ring_early, (unsigned long long)e->ring_no_java,
-	    (unsigned long long)e->ring_unrooted, (unsigned long long)e->ring_waited,
-	    (unsigned long long)e->ring_no_code, (unsigned long long)e->ring_no_class,
+	    (double)e->ring_lost_bytes / 1048576.0, (unsigned long long)e->ring_unweighed,
+	    (unsigned long long)e->ring_refused, (unsigned long long)e->ring_early,
+	    (unsigned long long)e->ring_no_java, (unsigned long long)e->ring_unrooted,
+	    (unsigned long long)e->ring_waited, (unsigned long long)e->ring_no_code,
+	    (unsigned long long)e->ring_no_class,
 	    e->ring_counted ? (double)e->ring_cpu_ns / 1e3 / (double)e->ring_counted : 0.0,
 	    (double)e->ring_cpu_ns / 1e9, (unsigned long long)e->ring_reads);
 }

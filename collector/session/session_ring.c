@@ -5,7 +5,10 @@
  * (allocread.h: the kernel-verified PID, every slot checked), each copy walked with the vm
  * walker and code tables of a CPU sample (ses_walk_copy) at the sample's own time, cut to its
  * innermost Java frame, its class named from its Klass (allocstack.h), weighed by the interval
- * it was drawn with (evweigh.h) and counted as the agents' GetStackTrace samples are.
+ * it was drawn with (evweigh.h) and counted as the agents' GetStackTrace samples are. What the
+ * copies lost before they were read weighed (allocread.h: the ring's sums) is counted too, under
+ * LOST_FRAME in the place of a thread, with no stack and no class: the totals stay whole and
+ * nothing is made up.
  *
  * Invariant: a ring is read only at the address and size its own agent announced in its
  * VM_LAYOUT, in the process that agent's connection was verified for; what a slot holds is
@@ -36,6 +39,7 @@
 #define RING_DEFER_MAX 4096u	     /* copies waiting for code not announced yet ... */
 #define RING_DEFER_BYTES (16u << 20) /* ... and their stack bytes */
 #define UNKNOWN_CLASS "[unknown class]"
+#define LOST_FRAME "[lost before read]" /* in a thread's place: copies lost, stacks unknown */
 
 struct ses_ring {
 	uint32_t pid;
@@ -46,6 +50,7 @@ struct ses_ring {
 	bool il_ok;
 	uint64_t code_gen;	       /* its code table's ring_code_gen() at this poll */
 	uint64_t lost_seen, torn_seen; /* rd.st counted into the summary so far */
+	uint64_t lost_bytes_seen, lost_objs_seen, unweighed_seen, refused_seen;
 };
 
 /* A copy whose walk went through code not announced yet: walked again when its JVM's table
@@ -313,6 +318,7 @@ static bool ring_open(struct session *s, struct ses_rings *rs, uint32_t pid)
 			  pid, strerror(-rv));
 		return false;
 	}
+	r->rd.since_ns = s->start_ns;
 	r->il_ok = interp_layout_init(l, &r->il, &why) == 0 && r->il.names;
 	nstid_init(&r->tids, NULL, pid);
 	r->open = true;
@@ -327,6 +333,50 @@ static bool tried(const struct ses_rings *rs, uint32_t pid)
 		if (rs->tried[i] == pid)
 			return true;
 	return false;
+}
+
+/*
+ * What r's lost copies weighed since the last poll: under LOST_FRAME below the JVM's root,
+ * class unknown. Left out with --threads: their threads are not known.
+ */
+static void count_lost(struct session *s, struct ses_ring *r)
+{
+	const struct allocread_stats *st = &r->rd.st;
+	uint64_t b = st->lost_bytes - r->lost_bytes_seen, o = st->lost_objs - r->lost_objs_seen;
+	struct stackagg_sample smp = { .pid = r->pid,
+				       .thread = LOST_FRAME,
+				       .leaf = UNKNOWN_CLASS,
+				       .leaf_stub = true,
+				       .ts = s->now() };
+	uint64_t objs;
+
+	s->ae.ev.ring_unweighed += st->unweighed - r->unweighed_seen;
+	s->ae.ev.ring_refused += st->refused - r->refused_seen;
+	r->unweighed_seen = st->unweighed;
+	r->refused_seen = st->refused;
+	r->lost_bytes_seen = st->lost_bytes;
+	r->lost_objs_seen = st->lost_objs;
+	if (!b || s->flt.threads_re_on)
+		return;
+	if (s->o.merge_threads) { /* no thread frames: the mark in their place */
+		smp.thread = NULL;
+		smp.mark = LOST_FRAME;
+	}
+	objs = evweigh_round(&s->ae.wg, (double)o / ALLOCRING_OBJ_SCALE);
+	smp.process = ses_process_root(s, r->pid);
+	/* aux holds at most UINT32_MAX objects a sample: split into that many parts, the bytes
+	 * alike (each part's bytes are more than 0: a lost sample weighs at least its objects) */
+	for (uint64_t parts = objs / UINT32_MAX + 1, i = 0; i < parts; i++) {
+		smp.weight = b / parts + (i == 0 ? b % parts : 0);
+		smp.aux = objs / parts + (i == 0 ? objs % parts : 0);
+		if (!smp.weight || stackagg_sample(s->agg, &smp) != 0) {
+			s->ae.ev.dropped++;
+			return;
+		}
+	}
+	s->ae.ev.ring_lost_bytes += b;
+	s->ae.ev.bytes += b;
+	s->ae.ev.objects += objs;
 }
 
 /* Read what r's ring holds now (all: until nothing more comes). */
@@ -347,6 +397,7 @@ static void ring_read(struct session *s, struct ses_rings *rs, struct ses_ring *
 	s->ae.ev.ring_torn += r->rd.st.torn - r->torn_seen;
 	r->lost_seen = r->rd.st.lost;
 	r->torn_seen = r->rd.st.torn;
+	count_lost(s, r);
 	s->ae.ev.ring_reads += r->rd.st.reads - reads;
 	if (r->rd.next - next > rs->most)
 		rs->most = r->rd.next - next;

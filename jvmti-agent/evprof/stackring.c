@@ -4,6 +4,7 @@
  * shared/allocring.h for the slot protocol).
  */
 #include "stackring.h"
+#include "samplefix.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -98,6 +99,37 @@ static _Atomic uint64_t *busy_of(const struct stackring *r)
 	return (_Atomic uint64_t *)(void *)&head_of(r)->busy;
 }
 
+static _Atomic uint64_t *busy_bytes_of(const struct stackring *r)
+{
+	return (_Atomic uint64_t *)(void *)&head_of(r)->busy_bytes;
+}
+
+static _Atomic uint64_t *busy_objs_of(const struct stackring *r)
+{
+	return (_Atomic uint64_t *)(void *)&head_of(r)->busy_objs;
+}
+
+static uint64_t capped(double x)
+{
+	return x >= (double)ALLOCRING_W_MAX ? ALLOCRING_W_MAX : x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
+void stackring_weigh(uint64_t size, uint64_t interval, uint64_t *bytes, uint64_t *objs)
+{
+	double s = (double)size, q, p;
+
+	*bytes = *objs = 0;
+	if (!size || !interval)
+		return;
+	/* p = 1 - exp(-s / I), by its series where s / I is small (no cancellation) */
+	q = s / (double)interval;
+	p = q < 1e-3 ? q * (1 - q / 2 + q * q / 6) : 1 - samplefix_exp_neg(q);
+	if (!(p > 0))
+		return;
+	*bytes = capped(s / p);
+	*objs = capped(ALLOCRING_OBJ_SCALE / p);
+}
+
 int64_t stackring_put(struct stackring *r, const struct stackring_sample *s)
 {
 	uint64_t n = atomic_fetch_add_explicit(claimed_of(r), 1, memory_order_relaxed);
@@ -107,11 +139,16 @@ int64_t stackring_put(struct stackring *r, const struct stackring_sample *s)
 	_Atomic uint64_t *seq = (_Atomic uint64_t *)(void *)&slot->seq;
 	uint64_t old = atomic_load_explicit(seq, memory_order_relaxed);
 	size_t len = s->len < r->copy_max ? s->len : r->copy_max;
+	uint64_t wb, wo;
 
+	stackring_weigh(s->size, s->interval, &wb, &wo);
 	if ((old & 1u) ||
 	    !atomic_compare_exchange_strong_explicit(seq, &old, 2 * n + 1, memory_order_acquire,
 						     memory_order_relaxed)) {
-		atomic_fetch_add_explicit(busy_of(r), 1, memory_order_relaxed);
+		/* its weight in the head's sums, where a reader finds what no slot holds */
+		atomic_fetch_add_explicit(busy_bytes_of(r), wb, memory_order_relaxed);
+		atomic_fetch_add_explicit(busy_objs_of(r), wo, memory_order_relaxed);
+		atomic_fetch_add_explicit(busy_of(r), 1, memory_order_release);
 		return -1;
 	}
 	/* The odd seq is seen before any byte of the new sample (a reader's second seq read). */
@@ -128,6 +165,12 @@ int64_t stackring_put(struct stackring *r, const struct stackring_sample *s)
 	slot->len = (uint32_t)len;
 	slot->flags = s->flags;
 	slot->pad = 0;
+	/* The slot's sums are this writer's alone while its seq is odd; the acquiring CAS saw the
+	 * previous writer's. */
+	slot->w_bytes = wb;
+	slot->w_objs = wo;
+	slot->sum_bytes += wb;
+	slot->sum_objs += wo;
 	if (len)
 		memcpy(at + sizeof(*slot), s->stack, len);
 	atomic_store_explicit(seq, allocring_done_seq(n), memory_order_release);

@@ -41,9 +41,11 @@ ev_burst() {
 # socket $sock (no daemon) into OUT, its stderr in $FG_TMP/NAME.err; once its agent has
 # connected (and 1 s more for the events to turn on), a burst of MS milliseconds, whose line
 # goes to $FG_TMP/NAME.burst; 0.5 s after the burst, Ctrl-C (SIGINT) ends the recording, which
-# writes OUT. Fails unless the burst ended while the recording still ran.
+# writes OUT. Fails unless the burst ended while the recording still ran. With EV_STALL="MS..."
+# the recording is stopped (SIGSTOP) during the burst for each MS milliseconds in turn, 1 s
+# apart, as a host too loaded to run it would.
 ev_record() {
-	local name=$1 out=$2 prefix=$3 ms=$4 rpid t0 rc=0 log=${FG_CT_LOG[$cur]}
+	local name=$1 out=$2 prefix=$3 ms=$4 rpid t0 rc=0 log=${FG_CT_LOG[$cur]} spid=
 	shift 4
 	EV_LAST=$name
 	t0=$(fg_ms)
@@ -58,11 +60,21 @@ ev_record() {
 	fg_log "$cfg $name: the agent connected $(($(fg_ms) - t0)) ms after record started"
 	sleep 1
 	ev_burst "$ms"
+	if [[ -n ${EV_STALL:-} ]]; then
+		(for st in $EV_STALL; do
+			sleep 1
+			kill -STOP "$rpid"
+			sleep "$(awk "BEGIN { print $st / 1000 }")"
+			kill -CONT "$rpid"
+		done) &
+		spid=$!
+	fi
 	fg_wait $((ms / 1000 + 10)) grep -qE "^$prefix-burst $EV_BURST .* end\$" "$log" ||
 		fg_fail "$cfg $name: burst $EV_BURST did not end within $((ms / 1000 + 10)) s"
 	kill -0 "$rpid" 2>/dev/null ||
 		fg_fail "$cfg $name: the recording ended before burst $EV_BURST did ($(($(fg_ms) - t0)) ms after it started)"
 	grep -E "^$prefix-burst $EV_BURST .* end\$" "$log" >"$FG_TMP/$name.burst"
+	[[ -z $spid ]] || wait "$spid" || fg_fail "$cfg $name: the recording could not be stopped"
 	sleep 0.5 # the burst's last events on their way
 	kill -INT "$rpid"
 	wait "$rpid" || rc=$?

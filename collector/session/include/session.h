@@ -257,7 +257,11 @@ struct session_ev_summary {
 	uint64_t ring_counted; /* ... samples counted from it */
 	uint64_t ring_lost;    /* ... lapped before they were read, or never written: not counted */
 	uint64_t ring_torn;    /* ... of those, rewritten while they were read */
-	uint64_t ring_no_java; /* the walk found no Java frame: counted without its stubs */
+	/* ... what they weighed, from the rings' sums: counted under "[lost before read]" */
+	uint64_t ring_lost_bytes;
+	uint64_t ring_unweighed; /* ... lost copies (at most) whose weight is not known */
+	uint64_t ring_refused;	 /* ... a ring's sums or weights that failed the checks */
+	uint64_t ring_no_java;	 /* the walk found no Java frame: counted without its stubs */
 	/* ... walks that stopped short of the thread's start (their stacks under "[truncated]") */
 	uint64_t ring_unrooted;
 	uint64_t ring_waited; /* ... copies that waited for code announced after them */

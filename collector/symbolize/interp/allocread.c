@@ -5,10 +5,14 @@
  * A batch of consecutive samples costs two reads of the process, whatever its size: their
  * slots' heads, then the stack bytes each head says it holds (only its len) followed by their
  * seqs again. A head read before its stack and a seq read after it make the copy whole.
+ *
+ * A whole sample n of slot j also says what the samples of j before it weighed: its slot's sums
+ * less its own weight, less the sums after the slot's sample read before it (the slot's base).
  */
 #include "allocread.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +64,136 @@ static int rd(struct allocread *r, const struct vmmem_ops *m, uint64_t off, void
 	return rdv(r, m, &l, &rem, 1);
 }
 
+static void *slot_at(const struct allocread *r, uint64_t n, size_t plus)
+{
+	return (void *)(uintptr_t)(r->addr + allocring_slot_off(&r->head, n) + plus);
+}
+
+/* Slot j's first sample number at or after n. */
+static uint64_t first_in(const struct allocread *r, uint64_t n, uint32_t j)
+{
+	uint64_t mask = r->head.slots - 1;
+
+	return n + ((j - n) & mask);
+}
+
+/* Slot j as its head h says at open, with C0 = r->next samples claimed before. */
+static void base_from(struct allocread *r, uint32_t j, const struct allocring_slot *h)
+{
+	struct allocread_base *b = &r->base[j];
+	uint64_t c0 = r->next, m = h->seq / 2 - 1;
+
+	*b = (struct allocread_base){ .next = first_in(r, c0, j) };
+	if (h->seq == 0) { /* never written: its sums are 0 */
+		b->known = true;
+		return;
+	}
+	if ((h->seq & 1u) || (m & (r->head.slots - 1)) != j)
+		return; /* being written (or not a sample of j): not known */
+	b->known = true;
+	b->bytes = h->sum_bytes;
+	b->objs = h->sum_objs;
+	if (m >= c0) { /* claimed since: it is read as any other */
+		b->next = m;
+		b->bytes -= h->w_bytes;
+		b->objs -= h->w_objs;
+	}
+}
+
+/* Every slot's head read once, the sums after the sample each holds kept as its base. */
+static int read_bases(struct allocread *r, const struct vmmem_ops *m)
+{
+	struct allocread_batch *b = r->b;
+	int rv;
+
+	for (uint32_t j = 0; j < r->head.slots; j += ALLOCREAD_BATCH) {
+		uint32_t k =
+			r->head.slots - j < ALLOCREAD_BATCH ? r->head.slots - j : ALLOCREAD_BATCH;
+
+		for (uint32_t i = 0; i < k; i++) {
+			b->loc[i] = (struct iovec){ &b->head[i], sizeof(b->head[i]) };
+			b->rem[i] = (struct iovec){ slot_at(r, j + i, 0), sizeof(b->head[i]) };
+		}
+		if ((rv = rdv(r, m, b->loc, b->rem, k)) != 0)
+			return rv;
+		for (uint32_t i = 0; i < k; i++)
+			base_from(r, j + i, &b->head[i]);
+	}
+	return 0;
+}
+
+/* Is w (in 1/scale) what an object of size bytes at interval weighs, size / p or 1 / p, within
+ * rounding and 0.1%? */
+static bool weight_ok(uint64_t w, uint64_t size, uint64_t interval, double scale)
+{
+	double p = -expm1(-(double)size / (double)interval), want;
+
+	if (!size || !interval || !(p > 0))
+		return false;
+	want = scale / p;
+	if (want > (double)ALLOCRING_W_MAX)
+		want = (double)ALLOCRING_W_MAX;
+	return fabs((double)w - want) <= want / 1000 + 1;
+}
+
+/* Add d (the weights of at most k samples, by sums a peer wrote) when within their cap. */
+static bool sums_ok(uint64_t db, uint64_t dobj, uint64_t k)
+{
+	if (k == 0)
+		return db == 0 && dobj == 0;
+	return db / k <= ALLOCRING_W_MAX && dobj / k <= ALLOCRING_W_MAX;
+}
+
+/* Whole sample n, head h: what its slot's samples before it weighed, unread, into st. */
+static void account(struct allocread *r, const struct allocring_slot *h, uint64_t n)
+{
+	struct allocread_base *b = &r->base[n & (r->head.slots - 1)];
+	uint64_t k, db, dobj;
+	bool ok;
+
+	if (n < b->next) { /* never: the slot's samples come in order */
+		r->st.refused++;
+		goto rebase;
+	}
+	k = (n - b->next) / r->head.slots; /* samples of the slot between, at most */
+	db = h->sum_bytes - h->w_bytes - b->bytes;
+	dobj = h->sum_objs - h->w_objs - b->objs;
+	ok = weight_ok(h->w_bytes, h->size, h->interval, (double)h->size) &&
+	     weight_ok(h->w_objs, h->size, h->interval, ALLOCRING_OBJ_SCALE);
+	if (!ok || (b->known && !sums_ok(db, dobj, k))) {
+		r->st.refused++;
+		r->st.unweighed += k;
+	} else if (!b->known) {
+		r->st.unweighed += k;
+	} else if (h->ts >= r->since_ns) {
+		r->st.lost_bytes += db;
+		r->st.lost_objs += dobj;
+	}
+rebase:
+	b->known = true;
+	b->next = n + r->head.slots;
+	b->bytes = h->sum_bytes;
+	b->objs = h->sum_objs;
+}
+
+/* The head's busy counts: what the samples dropped since the last poll weighed. */
+static void account_busy(struct allocread *r, const struct allocring_head *h)
+{
+	uint64_t k = h->busy - r->busy, db = h->busy_bytes - r->busy_bytes,
+		 dobj = h->busy_objs - r->busy_objs;
+
+	if (k > h->claimed || !sums_ok(db, dobj, k)) {
+		r->st.refused++;
+		r->st.unweighed += k > h->claimed ? 0 : k;
+	} else {
+		r->st.lost_bytes += db;
+		r->st.lost_objs += dobj;
+	}
+	r->busy = h->busy;
+	r->busy_bytes = h->busy_bytes;
+	r->busy_objs = h->busy_objs;
+}
+
 int allocread_open(struct allocread *r, const struct vmmem_ops *m, pid_t pid, uint64_t addr,
 		   uint64_t size)
 {
@@ -76,21 +210,22 @@ int allocread_open(struct allocread *r, const struct vmmem_ops *m, pid_t pid, ui
 	if (!allocring_geom_ok(&r->head, size))
 		return -EPROTO;
 	r->b = malloc(sizeof(*r->b));
-	if (!r->b)
+	r->base = calloc(r->head.slots, sizeof(*r->base));
+	if (!r->b || !r->base)
 		return -ENOMEM;
 	r->next = r->head.claimed;
-	return 0;
+	r->busy = r->head.busy;
+	r->busy_bytes = r->head.busy_bytes;
+	r->busy_objs = r->head.busy_objs;
+	return read_bases(r, m);
 }
 
 void allocread_close(struct allocread *r)
 {
 	free(r->b);
+	free(r->base);
 	r->b = NULL;
-}
-
-static void *slot_at(const struct allocread *r, uint64_t n, size_t plus)
-{
-	return (void *)(uintptr_t)(r->addr + allocring_slot_off(&r->head, n) + plus);
+	r->base = NULL;
 }
 
 /* May head h, read for sample n, hold n whole so far (its seq is yet to be read again)? */
@@ -154,6 +289,7 @@ static int read_batch(struct allocread *r, const struct vmmem_ops *m, uint32_t k
 		const struct allocring_slot *h = &b->head[i];
 
 		if (head_ok(r, h, r->next + i) && b->after[i] == h->seq) {
+			account(r, h, r->next + i);
 			each(arg, h, b->stack + b->at[i]);
 			r->st.whole++;
 			(*handed)++;
@@ -169,6 +305,7 @@ static int read_batch(struct allocread *r, const struct vmmem_ops *m, uint32_t k
 int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max, allocread_fn each,
 		   void *arg)
 {
+	struct allocring_head h;
 	uint64_t claimed;
 	uint32_t done = 0;
 	bool busy;
@@ -176,11 +313,14 @@ int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max,
 
 	if (!r->b)
 		return -EPROTO;
-	if ((rv = rd(r, m, offsetof(struct allocring_head, claimed), &claimed, sizeof(claimed))) !=
-	    0)
+	/* claimed and the busy counts in one read */
+	if ((rv = rd(r, m, offsetof(struct allocring_head, claimed), &h.claimed,
+		     sizeof(h) - offsetof(struct allocring_head, claimed))) != 0)
 		return rv;
+	claimed = h.claimed;
 	if (claimed < r->next)
 		return -EPROTO;
+	account_busy(r, &h);
 	if (claimed - r->next > r->head.slots) { /* lapped: those are gone */
 		r->st.lost += claimed - r->next - r->head.slots;
 		r->next = claimed - r->head.slots;

@@ -8,9 +8,13 @@
  * allocations); stackring_populate(), on the thread that turns allocation sampling on, faults
  * them in before any sample uses the ring, so no sample pays a page fault to fill a slot.
  *
+ * Each sample carries its weight (stackring_weigh) and adds it to its slot's running sums, so a
+ * reader that missed a sample still knows what it weighed (shared/allocring.h).
+ *
  * Invariant: stackring_put() takes no lock, allocates nothing and makes no system call: one
  * fetch-and-add, one compare-and-swap, the copy, one release store. A slot still being written
- * by another thread is never taken (the sample is dropped and counted in the head's busy).
+ * by another thread is never taken (the sample is dropped, counted and weighed in the head's
+ * busy sums).
  */
 #ifndef FG_STACKRING_H
 #define FG_STACKRING_H
@@ -51,6 +55,13 @@ struct stackring_sample {
  * being written (counted in the head's busy).
  */
 int64_t stackring_put(struct stackring *r, const struct stackring_sample *s);
+
+/*
+ * What a sample of size bytes drawn at a mean interval stands for, as the collector weighs it
+ * (evweigh.h): size / p bytes and ALLOCRING_OBJ_SCALE / p, p = 1 - exp(-size / interval), each
+ * rounded and capped at ALLOCRING_W_MAX; both 0 when size or interval is 0.
+ */
+void stackring_weigh(uint64_t size, uint64_t interval, uint64_t *bytes, uint64_t *objs);
 
 /* Samples claimed so far, and those dropped for a busy slot. */
 uint64_t stackring_claimed(const struct stackring *r);

@@ -6,9 +6,10 @@
  * ring, the Klass and the Symbol here). Each copy is walked with the vm walker over the code
  * table (a runtime stub, then two compiled methods chained by rbp), cut to its innermost Java
  * frame, named with its Klass's class, weighed by its own interval; lapped copies are counted
- * lost and the summary says which path took the stacks. A copy through a method the JVM runs
- * before announcing it (code in executable anonymous memory, as HotSpot's code cache) waits for
- * that method's load, however many copies wait with it, and one whose code never comes is
+ * lost, what they weighed (from the slots' sums) counted under [lost before read] so the total
+ * stays whole, and the summary says which path took the stacks. A copy through a method the JVM
+ * runs before announcing it (code in executable anonymous memory, as HotSpot's code cache) waits
+ * for that method's load, however many copies wait with it, and one whose code never comes is
  * counted as walked without it, its stub never shown as the allocating frame.
  */
 #include <errno.h>
@@ -71,8 +72,16 @@ static void ring_put(uint64_t n, uint64_t ts, uint64_t size, uint64_t interval)
 {
 	struct allocring_head *h = (struct allocring_head *)(void *)ring;
 	struct allocring_slot *s = (void *)(ring + allocring_slot_off(h, n));
+	double p = -expm1(-(double)size / (double)interval);
+	uint64_t wb = (uint64_t)llround((double)size / p),
+		 wo = (uint64_t)llround(ALLOCRING_OBJ_SCALE / p);
 
-	*s = (struct allocring_slot){ .seq = allocring_done_seq(n),
+	/* its weight, and the slot's sums of every sample it held, as the agent writes them */
+	*s = (struct allocring_slot){ .w_bytes = wb,
+				      .w_objs = wo,
+				      .sum_bytes = s->sum_bytes + wb,
+				      .sum_objs = s->sum_objs + wo,
+				      .seq = allocring_done_seq(n),
 				      .ts = ts,
 				      .size = size,
 				      .interval = interval,
@@ -87,12 +96,15 @@ static void ring_put(uint64_t n, uint64_t ts, uint64_t size, uint64_t interval)
 		h->claimed = n + 1;
 }
 
+static const char *threads_regex; /* --threads of the next open_alloc (NULL: none) */
+
 static struct session *open_alloc(void)
 {
 	struct session_opts o = { .target = SESSION_TARGET_ALL,
 				  .event = FG_EVENT_ALLOC,
 				  .settle_ns = 300 * MS,
-				  .merge_threads = true };
+				  .merge_threads = true,
+				  .threads_regex = threads_regex };
 	struct fgp_record rec = { .type = FGP_VM_LAYOUT };
 	struct fgp_vm_layout *l = &rec.u.layout;
 	uint64_t addr = (uint64_t)(uintptr_t)ring;
@@ -151,7 +163,7 @@ static void report_line(void *arg, const char *text)
 	char *out = arg;
 
 	if (strstr(text, "allocation stacks:"))
-		snprintf(out, 512, "%s", text);
+		snprintf(out, 1024, "%s", text);
 }
 
 static void test_copies_are_walked_named_and_weighed(void **state)
@@ -159,7 +171,7 @@ static void test_copies_are_walked_named_and_weighed(void **state)
 	struct session *s = open_alloc();
 	struct session_summary sm;
 	double want;
-	char *text, line[512] = "";
+	char *text, line[1024] = "";
 
 	(void)state;
 	ring_put(0, 900 * MS, 1024, 1024); /* claimed before the ring is opened: not read */
@@ -200,6 +212,8 @@ static void test_lapped_copies_are_lost_and_an_unknown_klass_is_said(void **stat
 {
 	struct session *s = open_alloc();
 	struct session_summary sm;
+	uint64_t lost;
+	double want;
 	char *text;
 
 	(void)state;
@@ -215,6 +229,44 @@ static void test_lapped_copies_are_lost_and_an_unknown_klass_is_said(void **stat
 	assert_int_equal(sm.ev.ring_no_class, SLOTS);
 	text = folded(s);
 	assert_non_null(strstr(text, "Hot::alloc_[j];[unknown class] "));
+	/* the lapped five weighed in under their own frame, no stack, no class: the total whole */
+	want = 1024.0 * evweigh_inv_p(1024, 1024);
+	lost = weight_of(text, "[lost before read];[unknown class]");
+	assert_true(fabs((double)lost - 5 * want) <= 5.0);
+	assert_true(fabs((double)sm.ev.ring_lost_bytes - 5 * want) <= 5.0);
+	assert_true(fabs((double)sm.ev.bytes - (SLOTS + 5) * want) <= SLOTS + 5.0);
+	assert_true(fabs((double)sm.ev.objects - (SLOTS + 5) * evweigh_inv_p(1024, 1024)) <=
+		    SLOTS + 5.0); /* each rounded to a whole object */
+	assert_int_equal(sm.ev.ring_unweighed, 0);
+	assert_int_equal(sm.ev.ring_refused, 0);
+	free(text);
+	session_close(s);
+}
+
+/* With --threads, what lost copies weighed is left out: their threads are not known. */
+static void test_lost_weight_is_left_out_with_threads(void **state)
+{
+	struct session *s;
+	struct session_summary sm;
+	char *text;
+
+	(void)state;
+	threads_regex = "."; /* every named thread: the whole copies are counted */
+	s = open_alloc();
+	threads_regex = NULL;
+	assert_int_equal(session_step(s, 0), 0);
+	for (uint64_t n = 0; n < SLOTS + 5; n++)
+		ring_put(n, 1100 * MS, 1024, 1024);
+	clock_ns = 2000 * MS;
+	session_finish(s, 0);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_lost, 5);
+	assert_int_equal(sm.ev.ring_counted, SLOTS);
+	assert_int_equal(sm.ev.ring_lost_bytes, 0);
+	text = folded(s);
+	assert_null(strstr(text, "[lost before read]"));
+	assert_true(fabs((double)weight_of(text, "byte[]") -
+			 SLOTS * 1024.0 * evweigh_inv_p(1024, 1024)) <= SLOTS);
 	free(text);
 	session_close(s);
 }
@@ -246,7 +298,7 @@ static void test_copies_through_code_announced_after_them_wait_for_it(void **sta
 	uint64_t late = late_code(), n = 0, all;
 	struct session *s = open_alloc();
 	struct session_summary sm;
-	char *text, line[512] = "";
+	char *text, line[1024] = "";
 
 	(void)state;
 	stack[0] = late + 0x10; /* the stub returns into the fresh method, not announced yet */
@@ -299,7 +351,7 @@ static void test_a_copy_whose_code_never_comes_is_walked_at_its_watermark(void *
 {
 	struct session *s = open_alloc();
 	struct session_summary sm;
-	char *text, line[512] = "";
+	char *text, line[1024] = "";
 
 	(void)state;
 	stack[0] = late_code() + 0x10;
@@ -340,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copies_are_walked_named_and_weighed),
 		cmocka_unit_test(test_lapped_copies_are_lost_and_an_unknown_klass_is_said),
+		cmocka_unit_test(test_lost_weight_is_left_out_with_threads),
 		cmocka_unit_test(test_copies_from_before_the_start_are_left_out),
 		cmocka_unit_test(test_copies_through_code_announced_after_them_wait_for_it),
 		cmocka_unit_test(test_a_copy_whose_code_never_comes_is_walked_at_its_watermark),

@@ -7,11 +7,16 @@
  * Nothing read is trusted: the head must pass allocring_geom_ok() against the announced size,
  * every slot allocring_slot_ok() for the sample it should hold, read twice around the copy; a
  * claimed count that goes back is refused. A sample overwritten before it was read, torn by a
- * writer during the read, or never written (its slot was busy) is counted lost, never used.
+ * writer during the read, or never written (its slot was busy) is counted lost, never used;
+ * what it weighed is taken from the slots' and the head's sums (allocring.h) and counted in
+ * lost_bytes and lost_objs, its stack and class unknown. A slot's sums are taken only when its
+ * sample's own weight is what its size and interval give (evweigh.h) and the sums grew by no
+ * more than ALLOCRING_W_MAX for each sample the slot may have held between; otherwise, or where
+ * the slot was being written when the ring was opened, its lost samples are counted unweighed.
  * Samples are read in batches of up to ALLOCREAD_BATCH: two reads of the process a batch (the
  * slots' heads; the len stack bytes each head announces, then the seqs again), never a slot's
  * unused room. Memory: one batch's buffers (ALLOCREAD_BATCH heads and ALLOCREAD_BATCH_BYTES of
- * stacks), whatever the peer says.
+ * stacks) and a base per slot (at most ALLOCRING_SLOTS_MAX), whatever the peer says.
  *
  * Not thread-safe: one reader per ring.
  */
@@ -34,24 +39,40 @@ struct allocread_stats {
 	uint64_t torn;	/* rewritten while they were read (counted in lost too) */
 	uint64_t reads; /* reads of the process (readv calls) */
 	uint64_t bytes; /* bytes they read */
+	/* What the lost samples weighed, from the sums (allocring.h), those found at a sample
+	 * taken before since_ns left out: bytes, and objects in 1/ALLOCRING_OBJ_SCALE. */
+	uint64_t lost_bytes, lost_objs;
+	uint64_t unweighed; /* lost samples (at most) whose weight is not known */
+	uint64_t refused;   /* sums or weights that failed the checks */
 };
 
 struct allocread_batch;
 
+/* What a slot's sums held after the last sample of it that was read (or at open). */
+struct allocread_base {
+	uint64_t next;	      /* the slot's first sample number not in the sums below */
+	uint64_t bytes, objs; /* its sums through the sample before next */
+	bool known;	      /* false: the sums before next are not known */
+};
+
 struct allocread {
 	pid_t pid;
 	uint64_t addr, size;
-	struct allocring_head head; /* as read at open, checked */
-	uint64_t next;		    /* the next sample to read */
-	uint32_t stuck;		    /* polls that found next still being written */
-	struct allocread_batch *b;  /* a batch's heads and stacks */
+	struct allocring_head head;	      /* as read at open, checked */
+	uint64_t next;			      /* the next sample to read */
+	uint32_t stuck;			      /* polls that found next still being written */
+	struct allocread_batch *b;	      /* a batch's heads and stacks */
+	struct allocread_base *base;	      /* head.slots of them */
+	uint64_t busy, busy_bytes, busy_objs; /* the head's busy counts at the last poll */
+	uint64_t since_ns; /* lost weight found at a sample before this time is left out */
 	struct allocread_stats st;
 };
 
 /*
- * Open the ring of size bytes at addr in pid: its head read and checked; reading starts at the
- * samples claimed after now. 0, -EPROTO (not a ring this reader knows, or not of that size),
- * a read's error (-EFAULT, -ESRCH, -EPERM), or -ENOMEM.
+ * Open the ring of size bytes at addr in pid: its head read and checked, every slot's sums taken
+ * as the base of what is lost later; reading starts at the samples claimed after now. 0, -EPROTO
+ * (not a ring this reader knows, or not of that size), a read's error (-EFAULT, -ESRCH, -EPERM), or
+ * -ENOMEM.
  */
 int allocread_open(struct allocread *r, const struct vmmem_ops *m, pid_t pid, uint64_t addr,
 		   uint64_t size);

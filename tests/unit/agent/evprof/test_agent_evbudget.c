@@ -347,18 +347,18 @@ static void test_a_sample_stands_for_its_threads_previous_interval(void **state)
 
 /*
  * HotSpot's sampler on one thread: after each sample it draws the bytes to the next one from an
- * exponential of the mean interval in force then. The interval is 64 KiB but moves to 4 MiB for
- * the first 64 KiB of every MiB allocated, at any point between two samples. Objects of 1 KiB
- * and 256 KiB; each sample weighed s / p, p = 1 - exp(-s / I). The estimate of the 256 KiB
- * objects' bytes over their truth: weighed by the interval in force at the sample, a sample
- * takes the weight its thread's next one should have, and the sizes trade bytes.
+ * exponential of the mean interval in force then. The interval is lo but moves to hi for the
+ * first 64 KiB of every MiB allocated, at any point between two samples. Objects of 1 KiB and
+ * 256 KiB; each sample weighed s / p, p = 1 - exp(-s / I). The estimate of the 256 KiB objects'
+ * bytes over their truth: weighed by the interval in force at the sample, a sample takes the
+ * weight its thread's next one should have, and the sizes trade bytes.
  */
-static double estimate(bool by_previous)
+static double estimate(bool by_previous, uint64_t lo, uint64_t hi)
 {
 	double truth = 0;
 	const double sizes[2] = { 1024, 262144 };
 	double until, est = 0;
-	uint64_t slot = 1, pos = 0, iv_now = 65536;
+	uint64_t slot = 1, pos = 0, iv_now = lo;
 
 	until = -log(uniform()) * (double)iv_now;
 	for (long i = 0; i < 20000000; i++) {
@@ -367,7 +367,7 @@ static double estimate(bool by_previous)
 		if (s > 1024)
 			truth += s;
 		pos += (uint64_t)s;
-		iv_now = pos % (1u << 20) < 65536 ? 4194304 : 65536;
+		iv_now = pos % (1u << 20) < 65536 ? hi : lo;
 		if (s < until) {
 			until -= s;
 			continue;
@@ -389,10 +389,27 @@ static void test_moving_intervals_keep_each_sizes_bytes_unbiased(void **state)
 	double r;
 
 	(void)state;
-	r = estimate(true);
+	r = estimate(true, 65536, 4194304);
 	print_message("by previous %.4f\n", r);
 	assert_true(fabs(r - 1) < 0.05);
-	r = estimate(false); /* the interval in force at the sample: far off */
+	r = estimate(false, 65536, 4194304); /* the interval in force at the sample: far off */
+	print_message("by current %.4f\n", r);
+	assert_true(fabs(r - 1) > 0.1);
+}
+
+/* The same between two of the budget's quarter steps, neither a power of two: 2^(1/4) and
+ * 2^(25/4) times 64 KiB (77936 and 4987904 bytes). */
+static void test_quarter_step_intervals_keep_each_sizes_bytes_unbiased(void **state)
+{
+	uint64_t lo = evbudget_step_interval(65536, 1), hi = evbudget_step_interval(65536, 25);
+	double r;
+
+	(void)state;
+	assert_true(lo == 77936 && hi == 4987904);
+	r = estimate(true, lo, hi);
+	print_message("by previous %.4f\n", r);
+	assert_true(fabs(r - 1) < 0.05);
+	r = estimate(false, lo, hi);
 	print_message("by current %.4f\n", r);
 	assert_true(fabs(r - 1) > 0.1);
 }
@@ -410,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_a_noisy_count_keeps_the_budget_and_uses_it),
 		cmocka_unit_test(test_a_sample_stands_for_its_threads_previous_interval),
 		cmocka_unit_test(test_moving_intervals_keep_each_sizes_bytes_unbiased),
+		cmocka_unit_test(test_quarter_step_intervals_keep_each_sizes_bytes_unbiased),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,9 +5,13 @@
  * populated, a sample's slot whole with its
  * copy capped at copy_max and rounded to 8, laps that overwrite older samples, a slot being
  * written never taken twice, and writers on several threads against a reader that checks every
- * copy it accepts word for word: a torn slot is never accepted.
+ * copy it accepts word for word: a torn slot is never accepted. Each sample carries its weight,
+ * size / (1 - exp(-size / I)), and its slot's sums grow by it (a busy slot's sample weighs in the
+ * head's): over any laps and any writers, the slots' and the head's sums add up to every
+ * sample's weight.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,6 +169,62 @@ static void test_a_slot_being_written_is_not_taken(void **state)
 	stackring_free(r);
 }
 
+/* The weight is what the collector's weighing gives (evweigh.h), small and large objects. */
+static void test_a_sample_weighs_what_the_collector_weighs(void **state)
+{
+	static const uint64_t sizes[] = { 1, 16, 24, 1000, 65536, 1 << 20, 3u << 20, 1ull << 40 };
+	static const uint64_t ivs[] = { 1, 4096, 65536, 524288, 741455 /* 2^19.5 */, 1u << 30 };
+	uint64_t b, o;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (size_t j = 0; j < sizeof(ivs) / sizeof(ivs[0]); j++) {
+			double p = -expm1(-(double)sizes[i] / (double)ivs[j]);
+
+			stackring_weigh(sizes[i], ivs[j], &b, &o);
+			assert_true(fabs((double)b - sizes[i] / p) <= 0.5 + 1e-9 * sizes[i] / p);
+			assert_true(fabs((double)o - ALLOCRING_OBJ_SCALE / p) <=
+				    0.5 + 1e-9 * ALLOCRING_OBJ_SCALE / p);
+		}
+	}
+	stackring_weigh(0, 4096, &b, &o);
+	assert_true(b == 0 && o == 0);
+	stackring_weigh(16, 0, &b, &o);
+	assert_true(b == 0 && o == 0);
+}
+
+/* A slot's sums hold every sample it held; a busy slot's sample weighs in the head's. */
+static void test_a_slots_sums_keep_what_laps_overwrote(void **state)
+{
+	struct stackring *r;
+	uint64_t word = 7, want_b[SLOTS] = { 0 }, want_o[SLOTS] = { 0 }, b, o;
+	struct stackring_sample s = { .interval = 65536, .stack = &word, .len = 8 };
+	_Atomic uint64_t *seq;
+
+	(void)state;
+	assert_int_equal(stackring_new(SLOTS, COPY, &r), 0);
+	for (uint64_t n = 0; n < 3 * SLOTS + 5; n++) {
+		s.size = 16 + 40 * n;
+		assert_int_equal(stackring_put(r, &s), (int64_t)n);
+		stackring_weigh(s.size, s.interval, &b, &o);
+		want_b[n % SLOTS] += b;
+		want_o[n % SLOTS] += o;
+		assert_true(slot(r, n)->w_bytes == b && slot(r, n)->w_objs == o);
+	}
+	for (uint64_t j = 0; j < SLOTS; j++)
+		assert_true(slot(r, j)->sum_bytes == want_b[j] &&
+			    slot(r, j)->sum_objs == want_o[j]);
+	/* the next sample's slot being written: its weight in the head's busy sums */
+	seq = (_Atomic uint64_t *)(void *)&((struct allocring_slot *)(uintptr_t)slot(r, 5))->seq;
+	atomic_store(seq, 2 * (3 * SLOTS + 5) + 1);
+	s.size = 4096;
+	assert_int_equal(stackring_put(r, &s), -1);
+	stackring_weigh(4096, 65536, &b, &o);
+	assert_true(head(r)->busy == 1 && head(r)->busy_bytes == b && head(r)->busy_objs == o);
+	assert_true(slot(r, 5)->sum_bytes == want_b[5]);
+	stackring_free(r);
+}
+
 /* Several writers, each sample's words derived from its size; a reader checks each copy. */
 #define WRITERS 3
 #define PER_WRITER 20000
@@ -179,7 +239,9 @@ static void *writer(void *arg)
 
 	for (uint64_t i = 0; i < PER_WRITER; i++) {
 		uint64_t v = id << 32 | i;
-		struct stackring_sample s = { .size = v, .stack = stack, .len = 8 * (1 + i % 64) };
+		struct stackring_sample s = {
+			.size = v, .interval = 65536, .stack = stack, .len = 8 * (1 + i % 64)
+		};
 
 		for (size_t w = 0; w < s.len / 8; w++)
 			stack[w] = v ^ w;
@@ -235,7 +297,7 @@ static void *reader(void *arg)
 static void test_a_torn_slot_is_never_accepted(void **state)
 {
 	pthread_t w[WRITERS], rd;
-	uint64_t whole = 0;
+	uint64_t whole = 0, want_b = 0, want_o = 0, got_b, got_o;
 
 	(void)state;
 	assert_int_equal(stackring_new(SLOTS, COPY, &shared_ring), 0);
@@ -249,6 +311,23 @@ static void test_a_torn_slot_is_never_accepted(void **state)
 	pthread_join(rd, NULL);
 	assert_true(stackring_claimed(shared_ring) == (uint64_t)WRITERS * PER_WRITER);
 	assert_true(whole >= SLOTS); /* the last pass, at least, finds every slot whole */
+	/* every sample's weight in its slot's sums or, dropped, in the head's */
+	for (uint64_t id = 1; id <= WRITERS; id++) {
+		for (uint64_t i = 0; i < PER_WRITER; i++) {
+			uint64_t b, o;
+
+			stackring_weigh(id << 32 | i, 65536, &b, &o);
+			want_b += b;
+			want_o += o;
+		}
+	}
+	got_b = head(shared_ring)->busy_bytes;
+	got_o = head(shared_ring)->busy_objs;
+	for (uint64_t j = 0; j < SLOTS; j++) {
+		got_b += slot(shared_ring, j)->sum_bytes;
+		got_o += slot(shared_ring, j)->sum_objs;
+	}
+	assert_true(got_b == want_b && got_o == want_o);
 	stackring_free(shared_ring);
 }
 
@@ -259,6 +338,8 @@ int main(void)
 		cmocka_unit_test(test_the_ring_takes_memory_once_populated),
 		cmocka_unit_test(test_a_sample_is_whole_in_its_slot),
 		cmocka_unit_test(test_a_slot_being_written_is_not_taken),
+		cmocka_unit_test(test_a_sample_weighs_what_the_collector_weighs),
+		cmocka_unit_test(test_a_slots_sums_keep_what_laps_overwrote),
 		cmocka_unit_test(test_a_torn_slot_is_never_accepted),
 	};
 

@@ -7,9 +7,12 @@
  * two reads) counted torn and lost, never handed on; a slot still being written waited for, then
  * given up after ALLOCREAD_STUCK_POLLS polls; a head or a count that lies refused; a slot whose
  * length passes the copy's room never handed on; a batch of samples read with a few reads and
- * only the stack bytes their heads announce.
+ * only the stack bytes their heads announce. What lapped samples weighed comes from their
+ * slots' sums, and busy ones' from the head's, exactly, those before the open left out; sums or
+ * weights that lie are refused, and a slot being written at the open leaves its lost unweighed.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,6 +27,8 @@
 
 #define SLOTS 16u
 #define COPY 1024u
+/* what a poll reads of the head: claimed and the busy counts */
+#define COUNTS (sizeof(struct allocring_head) - offsetof(struct allocring_head, claimed))
 
 static unsigned char *ring;
 static uint64_t ring_bytes;
@@ -243,11 +248,13 @@ static void test_batches_read_only_what_slots_hold(void **state)
 	read_bytes = 0;
 	assert_int_equal(allocread_poll(&r, &mem, 100, each, &g), (int)SLOTS);
 	assert_false(g.bad_words);
-	/* the count, then one batch: heads, then stacks and seqs */
+	/* the counts, then one batch: heads, then stacks and seqs */
 	assert_int_equal(calls - before, 3);
-	want = sizeof(uint64_t) + SLOTS * (sizeof(struct allocring_slot) + 16 + sizeof(uint64_t));
+	want = COUNTS + SLOTS * (sizeof(struct allocring_slot) + 16 + sizeof(uint64_t));
 	assert_true(read_bytes == want);
-	assert_true(r.st.reads == 4 && r.st.bytes == want + sizeof(struct allocring_head));
+	/* the open: the head, then every slot's head (one batch) */
+	assert_true(r.st.reads == 5 && r.st.bytes == want + sizeof(struct allocring_head) +
+							     SLOTS * sizeof(struct allocring_slot));
 	/* a slot being written cuts the batch there: those before it are handed on */
 	for (uint64_t n = SLOTS; n < SLOTS + 4; n++)
 		put(n, 8);
@@ -263,6 +270,148 @@ static void test_batches_read_only_what_slots_hold(void **state)
 	free(ring);
 }
 
+/* What the agent weighs a sample of size bytes at interval: bytes and 1/256 objects. */
+static void weigh(uint64_t size, uint64_t interval, uint64_t *wb, uint64_t *wo)
+{
+	double p = -expm1(-(double)size / (double)interval);
+
+	*wb = (uint64_t)llround((double)size / p);
+	*wo = (uint64_t)llround(ALLOCRING_OBJ_SCALE / p);
+}
+
+/* Sample n of size bytes at interval written as the agent writes it, its weight added to its
+ * slot's sums; its bytes weight returned. */
+static uint64_t put_w(uint64_t n, uint64_t size, uint64_t interval)
+{
+	struct allocring_slot *s = slot(n);
+	uint64_t wb, wo, sb = s->sum_bytes, so = s->sum_objs;
+
+	weigh(size, interval, &wb, &wo);
+	put(n, 8);
+	s->size = size;
+	s->interval = interval;
+	s->w_bytes = wb;
+	s->w_objs = wo;
+	s->sum_bytes = sb + wb;
+	s->sum_objs = so + wo;
+	return wb;
+}
+
+struct weights {
+	uint64_t bytes, objs;
+};
+
+static void each_w(void *arg, const struct allocring_slot *s, const uint8_t *stack)
+{
+	struct weights *w = arg;
+
+	(void)stack;
+	w->bytes += s->w_bytes;
+	w->objs += s->w_objs;
+}
+
+/* Samples lapped before they were read weigh in from their slots' sums, to the byte; those
+ * written before the open do not. */
+static void test_lapped_samples_weigh_in_from_the_sums(void **state)
+{
+	struct allocread r;
+	struct weights got = { 0 };
+	uint64_t wrote = 0, wrote_objs = 0, wb, wo, n;
+
+	(void)state;
+	make();
+	for (n = 0; n < SLOTS + 3; n++) /* an earlier reader's: not this one's */
+		(void)put_w(n, 100 + n, 4096);
+	assert_int_equal(open_ring(&r), 0);
+	r.since_ns = 0;
+	/* three laps and 5 more, sizes and intervals mixed: all but the last lap lost */
+	for (; n < 4 * SLOTS + 8; n++) {
+		uint64_t size = 16 + 977 * (n % 7), iv = n % 3 ? 65536 : 524288 + 4096 * n;
+
+		wrote += put_w(n, size, iv);
+		weigh(size, iv, &wb, &wo);
+		wrote_objs += wo;
+	}
+	assert_int_equal(allocread_poll(&r, &mem, 100, each_w, &got), (int)SLOTS);
+	assert_true(r.st.lost == 3 * SLOTS + 5 - SLOTS);
+	assert_true(r.st.lost_bytes + got.bytes == wrote);
+	assert_true(r.st.lost_objs + got.objs == wrote_objs);
+	assert_true(r.st.unweighed == 0 && r.st.refused == 0);
+	/* another lap, read in time: nothing more lost */
+	for (uint64_t m = n; n < m + SLOTS; n++)
+		wrote += put_w(n, 64, 65536);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each_w, &got), (int)SLOTS);
+	assert_true(r.st.lost_bytes + got.bytes == wrote);
+	allocread_close(&r);
+	free(ring);
+}
+
+/* A sample dropped for a busy slot weighs in from the head's sums. */
+static void test_busy_samples_weigh_in_from_the_head(void **state)
+{
+	struct allocread r;
+	struct weights got = { 0 };
+
+	(void)state;
+	make();
+	head()->busy = 3;
+	head()->busy_bytes = 1000; /* before the open */
+	assert_int_equal(open_ring(&r), 0);
+	(void)put_w(0, 64, 65536);
+	/* samples 1 and 2 dropped: their slots were busy (never written) */
+	head()->claimed = 3;
+	head()->busy = 5;
+	head()->busy_bytes = 1000 + 2 * 65568;
+	head()->busy_objs = 2 * 262144;
+	for (unsigned i = 0; i < ALLOCREAD_STUCK_POLLS; i++)
+		(void)allocread_poll(&r, &mem, 100, each_w, &got);
+	assert_true(r.st.whole == 1 && r.st.lost == 2);
+	assert_true(r.st.lost_bytes == 2 * 65568 && r.st.lost_objs == 2 * 262144);
+	/* the head says more than two samples weigh: refused */
+	head()->busy = 6;
+	head()->busy_bytes += ALLOCRING_W_MAX + 1;
+	assert_int_equal(allocread_poll(&r, &mem, 100, each_w, &got), 0);
+	assert_true(r.st.lost_bytes == 2 * 65568 && r.st.refused == 1 && r.st.unweighed == 1);
+	allocread_close(&r);
+	free(ring);
+}
+
+/* Sums or weights that lie are refused, their lost counted unweighed; a slot being written at
+ * the open has its lost unweighed; lost found at a sample before since_ns is left out. */
+static void test_sums_that_lie_are_refused(void **state)
+{
+	struct allocread r;
+	struct weights got = { 0 };
+	uint64_t n, wb;
+
+	(void)state;
+	make();
+	slot(1)->seq = 1; /* sample 1 being written at the open: its slot's base is not known */
+	head()->claimed = 2;
+	assert_int_equal(open_ring(&r), 0);
+	r.since_ns = 0;
+	for (n = 2; n < 3 * SLOTS; n++)
+		(void)put_w(n, 64, 65536);
+	/* samples 2..31 lapped: two a slot, one in slots 0 and 1 */
+	slot(2 * SLOTS + 2)->sum_bytes += 3 * ALLOCRING_W_MAX; /* more than two can weigh */
+	slot(2 * SLOTS + 3)->w_bytes += 1000; /* its own weight not what its size gives */
+	assert_int_equal(allocread_poll(&r, &mem, 100, each_w, &got), (int)SLOTS);
+	assert_int_equal(r.st.lost, 2 * SLOTS - 2);
+	assert_int_equal(r.st.refused, 2);
+	/* slots 2 and 3 refused (two lost each), slot 1 not known (one lost) */
+	assert_int_equal(r.st.unweighed, 5);
+	assert_true(r.st.lost_bytes == (2 * SLOTS - 2 - 5) * 65568ull);
+	/* a lap found at a sample before since_ns: left out */
+	r.since_ns = 1;
+	for (; n < 5 * SLOTS; n++)
+		(void)put_w(n, 64, 65536); /* their ts is 0 */
+	wb = r.st.lost_bytes;
+	assert_int_equal(allocread_poll(&r, &mem, 100, each_w, &got), (int)SLOTS);
+	assert_true(r.st.lost_bytes == wb && r.st.lost == 3 * SLOTS - 2);
+	allocread_close(&r);
+	free(ring);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +420,9 @@ int main(void)
 		cmocka_unit_test(test_a_slot_being_written_is_waited_for),
 		cmocka_unit_test(test_what_lies_is_refused),
 		cmocka_unit_test(test_batches_read_only_what_slots_hold),
+		cmocka_unit_test(test_lapped_samples_weigh_in_from_the_sums),
+		cmocka_unit_test(test_busy_samples_weigh_in_from_the_head),
+		cmocka_unit_test(test_sums_that_lie_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
