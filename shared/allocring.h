@@ -30,6 +30,12 @@
 #include <stdint.h>
 
 #define ALLOCRING_MAGIC 0x32676e69726c6c61ull /* "allring2" */
+/*
+ * The want file's word a collector writes when it reads rings of this format. An agent copies
+ * stacks into its ring only when it reads its own format's word, so an agent and a collector
+ * of different formats fall back to GetStackTrace stacks rather than lose the samples.
+ */
+#define ALLOCRING_WANT_WORD "ring2"
 #define ALLOCRING_SLOTS_MIN 16u
 #define ALLOCRING_SLOTS_MAX 4096u
 #define ALLOCRING_COPY_MIN 1024u

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "allocring.h"
 #include "fgsocket.h"
 
 void jvm_evwant_merge(struct jvm_evwant *into, const struct jvm_evwant *w)
@@ -52,7 +53,8 @@ size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, si
 	if (n > 0 && (w->on & FGP_EVM_LIVE))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " live");
 	if (n > 0 && (w->on & FGP_EVM_ALLOC) && (w->on & FGP_EVM_RING))
-		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " ring");
+		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0,
+			      " " ALLOCRING_WANT_WORD);
 	if (n > 0 && (w->on & FGP_EVM_LOCK))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " lock=%u",
 			      (unsigned)w->lock_us);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocring.h"
 #include "fgproto.h"
 #include "fgsocket.h"
 
@@ -135,7 +136,8 @@ static void events_word(const char *w, size_t len, struct want_events *out)
 		out->on |= FGP_EVM_VCPU;
 	} else if (len == 4 && memcmp(w, "vtid", 4) == 0) {
 		out->on |= FGP_EVM_VTID;
-	} else if (len == 4 && memcmp(w, "ring", 4) == 0) {
+	} else if (len == sizeof(ALLOCRING_WANT_WORD) - 1 &&
+		   memcmp(w, ALLOCRING_WANT_WORD, len) == 0) {
 		out->on |= FGP_EVM_RING;
 	} else if (word_key(w, len, "alloc=", &v, &vlen)) {
 		if (parse_dec(v, vlen, 1, WANT_ALLOC_MAX, &n) == 0) {

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "allocring.h"
 #include "ctl_frame.h"
 
 /* A copy of p[0..n) in a heap block of exactly n bytes (1 for n = 0, never read). */
@@ -568,13 +569,13 @@ static void test_vthread_wants_and_waits_round_trip(void **state)
 	assert_true(jvm_evwant_line(&w, 1, (char *)buf, sizeof(buf)) > 0);
 	assert_non_null(strstr((char *)buf, " vthread vmount vtid"));
 	/* ring: only with alloc, through the daemon too */
-	assert_null(strstr((char *)buf, " ring"));
+	assert_null(strstr((char *)buf, " " ALLOCRING_WANT_WORD));
 	w.on = FGP_EVM_ALLOC | FGP_EVM_RING;
 	ctl_evwant_encode(buf, &w);
 	assert_int_equal(ctl_evwant_decode(buf, CTL_EVWANT_SIZE, &got), 0);
 	assert_int_equal(got.on, FGP_EVM_ALLOC | FGP_EVM_RING);
 	assert_true(jvm_evwant_line(&w, 1, (char *)buf, sizeof(buf)) > 0);
-	assert_non_null(strstr((char *)buf, " ring"));
+	assert_non_null(strstr((char *)buf, " " ALLOCRING_WANT_WORD));
 	n = ctl_event_encode(buf, sizeof(buf), &vw);
 	vw.depth = 0;
 	n += ctl_event_encode(buf + n, sizeof(buf) - n, &vw);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "allocring.h"
 #include "fgproto.h"
 #include "fgsocket.h"
 #include "wantfile.h"
@@ -136,8 +137,11 @@ static void test_events_line_gives_every_word(void **state)
 	w = ev_of(TOK " events vthread vmount vcpu depth=1\n");
 	assert_int_equal(w.on, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU);
 	/* A collector that reads the ring of allocation stack copies says so. */
-	w = ev_of(TOK " events alloc=4096 ring\n");
+	w = ev_of(TOK " events alloc=4096 " ALLOCRING_WANT_WORD "\n");
 	assert_int_equal(w.on, FGP_EVM_ALLOC | FGP_EVM_RING);
+	/* ... of another ring format: not this agent's rings, its stacks taken by JVMTI. */
+	w = ev_of(TOK " events alloc=4096 ring\n");
+	assert_int_equal(w.on, FGP_EVM_ALLOC);
 	/* The line alone asks nothing; the tables line is independent of it. */
 	w = ev_of(TOK " events\n");
 	assert_int_equal(w.on, 0);
