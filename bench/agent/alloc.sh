@@ -681,8 +681,9 @@ quality() {
 		q_print "$q"
 		grep -o 'sampling intervals used.*' "$tmp/q.err" | sed 's/^/     /' || true
 		# the copies lapped in the ring before they were read: their bytes, threads unknown
-		awk -v l="$(ev_sum "$tmp/q.folded" "[lost before read]")" '{ w += $2 }
-			END { printf "     lost before read: %d bytes, %.2f%% of the truth\n", l, w ? 100 * l / w : 0 }' \
+		LOST=$(ev_sum "$tmp/q.folded" "[lost before read]") awk '{ w += $2 }
+			END { l = ENVIRON["LOST"] + 0
+				printf "     lost before read: %d bytes, %.2f%% of the truth\n", l, w ? 100 * l / w : 0 }' \
 			"$tmp/q.rows"
 	done
 	jvm_stop
