@@ -26,7 +26,10 @@
  *
  * With FGP_EVM_VMOUNT and FGP_EVM_VCPU (a CPU recording), the callbacks send the mounts alone
  * (FGP_EV_VMOUNT, its time off the CPU 0): no wait is timed, no stack taken, no clock but the
- * monotonic one read.
+ * monotonic one read, and no JVMTI function called: a mount's start is kept by its carrier (a
+ * word of the carrier's thread, as a virtual thread's below, stamped at every mount and
+ * unmount whatever the kinds), not in the virtual thread's JVMTI thread-local storage, whose
+ * calls on HotSpot resolve the thread and may disable its transitions.
  *
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
  * virtual thread's name and id, how long it was mounted and how long of it the carrier was off
