@@ -10,6 +10,7 @@
 #   fgrec   libfgagent.so recorded by `fgcollect record --event REC_EVENT` (cpu unless told)
 #   fgrecb  as fgrec with another build of libfgagent.so (AGENT_B; in the default list only
 #           with it)
+#   rec     no agent, recorded as fgrec (the recording's CPU with no agent to read from)
 # Each JVM runs alone (the others stopped with SIGSTOP); REPS times in turn, SETTLE seconds after
 # the recording starts `perf record -g -F 4000 -e cpu-clock -t TIDS` profiles the carriers (the
 # threads named ForkJoinPool-1-worker-*) for WINDOW seconds. A sample stands for 1/4000 s; the
@@ -21,10 +22,10 @@
 #               thread-local storage calls (tls), the name and id read through JNI (name, tid),
 #               the push of the event (push), the monotonic clock (clock), the carrier's CPU
 #               clock (cpuclock), the stacks (stack) and the rest of their own code (own)
-# Needs perf and root (or perf_event_paranoid <= 1). The loop's CPU (us a loop, all the JVM's
-# threads, from schedstat) is printed beside them.
+# Needs perf and root (or perf_event_paranoid <= 1). The JVM's CPU and the recording's over
+# the window (us a loop, all their threads, from schedstat) are printed beside them.
 # Env: JDK (default /usr/lib/jvm/temurin-25-jdk-amd64), REPS (3), WINDOW (5 s), SETTLE (2 s),
-#      VARIANTS (floor fgrec, and fgrecb with AGENT_B), THREADS (8), WORK_US (50), PARK_US
+#      VARIANTS (floor fgrec, and fgrecb with AGENT_B; rec on demand), THREADS (8), WORK_US (50), PARK_US
 #      (750), REC_EVENT (cpu), AGENT (libfgagent.so of BUILD_DIR), AGENT_B.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -48,9 +49,9 @@ command -v perf >/dev/null || { echo "vthread_perf: perf is not installed"; exit
 variants=${VARIANTS:-floor fgrec${agentb:+ fgrecb}}
 for v in $variants; do
 	case $v in
-	floor | fgrec) ;;
+	floor | rec | fgrec) ;;
 	fgrecb) [[ -n $agentb ]] || { echo "vthread_perf: fgrecb needs AGENT_B"; exit 1; } ;;
-	*) echo "vthread_perf: no variant $v (floor fgrec fgrecb)"; exit 1 ;;
+	*) echo "vthread_perf: no variant $v (floor rec fgrec fgrecb)"; exit 1 ;;
 	esac
 done
 tmp=$(mktemp -d /tmp/fg-bench-vthreadperf.XXXXXX)
@@ -95,6 +96,7 @@ echo "vthread_perf: $("$jdk/bin/java" -version 2>&1 | head -1); $threads virtual
 for v in $variants; do
 	case $v in
 	floor) agent=("-agentpath:$floor=mode=mount") ;;
+	rec) agent=() ;;
 	fgrec) agent=("-agentpath:$agentso=socket=$tmp/fg.sock") ;;
 	fgrecb) agent=("-agentpath:$agentb=socket=$tmp/fgb.sock") ;;
 	esac
@@ -111,8 +113,11 @@ for r in $(seq "$reps"); do
 		kill -CONT "${pid[$v]}"
 		rec=""
 		if [[ $v != floor ]]; then
-			sock=$tmp/fg.sock
-			[[ $v == fgrec ]] || sock=$tmp/fgb.sock
+			case $v in
+			fgrec) sock=$tmp/fg.sock ;;
+			fgrecb) sock=$tmp/fgb.sock ;;
+			*) sock=$tmp/none.sock ;;
+			esac
 			"$fgc" record --pid "${pid[$v]}" --socket "$sock" --ctl "$tmp/nobody/ctl.sock" \
 				--event "$event" --duration "$((settle + window + 1))" -o "$tmp/rec.folded" \
 				2>"$tmp/rec.err" &
@@ -123,26 +128,36 @@ for r in $(seq "$reps"); do
 		[[ -n $tids ]] || { echo "vthread_perf: $v has no carrier"; exit 1; }
 		l0=$(loops "$v")
 		c0=$(cpu_ns "${pid[$v]}")
+		r0=0
+		[[ -z $rec ]] || r0=$(cpu_ns "$rec")
 		perf record -q -g -F 4000 -e cpu-clock -t "$tids" -o "$tmp/$v.$r.data" -- sleep "$window" \
 			2>/dev/null
 		c1=$(cpu_ns "${pid[$v]}")
+		r1=0
+		[[ -z $rec ]] || r1=$(cpu_ns "$rec")
 		l1=$(loops "$v")
 		[[ -z $rec ]] || wait "$rec" || { echo "vthread_perf: fgcollect record failed:"; cat "$tmp/rec.err"; exit 1; }
 		kill -STOP "${pid[$v]}"
 		perf script -i "$tmp/$v.$r.data" -F ip,sym 2>/dev/null |
-			R="$r" V="$v" L="$((l1 - l0))" C="$((c1 - c0))" LA="$(cut -d' ' -f1 /proc/loadavg)" awk '
-			function part(n, i, s) {
-				agent = 0
-				for (i = 1; i <= n; i++)
+			R="$r" V="$v" L="$((l1 - l0))" C="$((c1 - c0))" RC="$((r1 - r0))" LA="$(cut -d' ' -f1 /proc/loadavg)" awk '
+			function part(n, i, s, agent, disp, sys) {
+				agent = disp = sys = 0
+				for (i = 1; i <= n; i++) {
 					if (f[i] ~ /^on_(mount|unmount|start|end)$/) agent = 1
-				if (!agent) {
-					for (i = 1; i <= n; i++)
-						if (f[i] ~ /post_vthread_(mount|unmount)|post_vthread_(start|end)/)
-							return "dispatch"
-					return ""
+					if (f[i] ~ /post_vthread_(mount|unmount|start|end)/) disp = 1
 				}
+				if (!agent && !disp)
+					return ""
+				# leaves with no frame of their own: their caller (the agent) is not in the
+				# chain; HotSpot calls neither on its way to a callback
+				if (f[1] ~ /clock_gettime/) return "clock"
+				if (f[1] ~ /^pthread_(getspecific|setspecific|once)/) return "own"
+				if (!agent)
+					return "dispatch"
 				for (i = 1; i <= n; i++) {
 					s = f[i]
+					# a system call: the carrier's CPU clock (the monotonic one is the vDSO)
+					if (s ~ /sys_clock_gettime|do_syscall_64|entry_SYSCALL/) sys = 1
 					if (s ~ /^on_(mount|unmount|start|end)$/) return "own"
 					if (s ~ /ThreadLocalStorage|^Jvmti|ThreadsList|VTMSTransition/) return "tls"
 					if (s ~ /GetLongField|^thread_id$/) return "tid"
@@ -150,7 +165,7 @@ for r in $(seq "$reps"); do
 					if (s ~ /evctl_push|^queue_/) return "push"
 					if (s ~ /GetStackTrace|^take_stack$|^evjvmti_frames$|^last_unmount$/) return "stack"
 					if (s ~ /^thread_cpu_ns$|^mount_cpu0$|cputime|posix_cpu|thread_group_cputime|task_sched_runtime/) return "cpuclock"
-					if (s ~ /^fg_now_ns$|__vdso_clock_gettime|^clock_gettime/) return "clock"
+					if (s ~ /^fg_now_ns$|__vdso_clock_gettime|^clock_gettime/) return sys ? "cpuclock" : "clock"
 				}
 				return "own"
 			}
@@ -163,7 +178,7 @@ for r in $(seq "$reps"); do
 			END {
 				flush()
 				us = 250 / (ENVIRON["L"] > 0 ? ENVIRON["L"] : 1)
-				printf "%s %s %s %.3f", ENVIRON["R"], ENVIRON["V"], ENVIRON["LA"], ENVIRON["C"] / 1e3 / ENVIRON["L"]
+				printf "%s %s %s %.3f %.3f", ENVIRON["R"], ENVIRON["V"], ENVIRON["LA"], ENVIRON["C"] / 1e3 / ENVIRON["L"], ENVIRON["RC"] / 1e3 / ENVIRON["L"]
 				split("dispatch callbacks tls name tid push clock cpuclock stack own", k, " ")
 				for (i = 1; i <= 10; i++) printf " %.4f", c[k[i]] * us
 				printf "\n"
@@ -174,12 +189,13 @@ for r in $(seq "$reps"); do
 done
 echo "us a loop (median over rounds, spread); load average at each window's end:" \
 	"$(awk '{print $3}' "$tmp/rounds" | tr '\n' ' ')"
-printf '  %-8s %9s' variant "JVM CPU"
+printf '  %-8s %9s %9s' variant "JVM CPU" "recording"
 for k in dispatch callbacks tls name tid push clock cpuclock stack own; do printf ' %16s' "$k"; done
 printf '\n'
 for v in $variants; do
-	printf '  %-8s %9.2f' "$v" "$(V=$v awk '$2 == ENVIRON["V"] {print $4}' "$tmp/rounds" | median)"
-	for i in $(seq 5 14); do
+	printf '  %-8s %9.2f %9.3f' "$v" "$(V=$v awk '$2 == ENVIRON["V"] {print $4}' "$tmp/rounds" | median)" \
+		"$(V=$v awk '$2 == ENVIRON["V"] {print $5}' "$tmp/rounds" | median)"
+	for i in $(seq 6 15); do
 		col() { V=$v I=$i awk '$2 == ENVIRON["V"] {print $(ENVIRON["I"])}' "$tmp/rounds"; }
 		printf ' %6.3f %9s' "$(col | median)" "($(col | spread))"
 	done
