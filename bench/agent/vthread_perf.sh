@@ -156,7 +156,7 @@ for r in $(seq "$reps"); do
 					return "dispatch"
 				for (i = 1; i <= n; i++) {
 					s = f[i]
-					# a system call: the carrier's CPU clock (the monotonic one is the vDSO)
+					# a system call: the carrier CPU clock (the monotonic one is the vDSO)
 					if (s ~ /sys_clock_gettime|do_syscall_64|entry_SYSCALL/) sys = 1
 					if (s ~ /^on_(mount|unmount|start|end)$/) return "own"
 					if (s ~ /ThreadLocalStorage|^Jvmti|ThreadsList|VTMSTransition/) return "tls"
