@@ -154,18 +154,24 @@ for r in $(seq "$reps"); do
 				if (f[1] ~ /^pthread_(getspecific|setspecific|once)/) return "own"
 				if (!agent)
 					return "dispatch"
+				# the innermost call of the agent (its own functions) that the sample is in
 				for (i = 1; i <= n; i++) {
 					s = f[i]
 					# a system call: the carrier CPU clock (the monotonic one is the vDSO)
 					if (s ~ /sys_clock_gettime|do_syscall_64|entry_SYSCALL/) sys = 1
-					if (s ~ /^on_(mount|unmount|start|end)$/) return "own"
-					if (s ~ /ThreadLocalStorage|^Jvmti|ThreadsList|VTMSTransition/) return "tls"
+					if (s ~ /^on_(mount|unmount|start|end)$/) break
+					if (s ~ /ThreadLocalStorage/) return "tls"
+					if (s ~ /GetStackTrace|^take_stack$|^evjvmti_frames$|^last_unmount$/) return "stack"
 					if (s ~ /GetLongField|^thread_id$/) return "tid"
 					if (s ~ /GetObjectField|GetString|DeleteLocalRef|ExceptionCheck|^vthread_name$|^take_name$|^thread_field$/) return "name"
 					if (s ~ /evctl_push|^queue_/) return "push"
-					if (s ~ /GetStackTrace|^take_stack$|^evjvmti_frames$|^last_unmount$/) return "stack"
-					if (s ~ /^thread_cpu_ns$|^mount_cpu0$|cputime|posix_cpu|thread_group_cputime|task_sched_runtime/) return "cpuclock"
+					if (s ~ /^thread_cpu_ns$|^mount_cpu0$|cputime|posix_cpu|task_sched_runtime/) return "cpuclock"
 					if (s ~ /^fg_now_ns$|__vdso_clock_gettime|^clock_gettime/) return sys ? "cpuclock" : "clock"
+				}
+				# none: a frame of HotSpot whose caller, skipped, was the thread-local storage
+				for (i = 1; i <= n; i++) {
+					if (f[i] ~ /^on_(mount|unmount|start|end)$/) break
+					if (f[i] ~ /^Jvmti|ThreadsList|VTMSTransition/) return "tls"
 				}
 				return "own"
 			}

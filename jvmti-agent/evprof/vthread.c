@@ -488,22 +488,23 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 
 	now = fg_now_ns();
 	if (!does) {
+		/* Closed to callbacks (turning on or off): the thread's mount that follows finds
+		 * it still mounted, as if this unmount were not seen, and times no wait. */
 		carrier_stamp(now, false);
+		(*jvmti)->SetThreadLocalStorage(
+			jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 		goto out;
 	}
-	if (does == VTHREAD_DO_MOUNTS) {
-		/* The mounts alone: the mount's stamp is the carrier's, the one the mount that
-		 * this unmount ends left there (no JVMTI call; the virtual thread's storage is not
-		 * read nor written). */
-		v = (void *)(uintptr_t)carrier_get(KEY_WORD);
-	} else if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE) {
-		goto out;
-	}
+	/*
+	 * The mount's stamp is the carrier's (KEY_WORD), the one the mount that this unmount ends
+	 * left there: the virtual thread's storage is not read (a stack it held was let go, and
+	 * its word overwritten, at that mount). Its carrier's word older than since: the thread
+	 * was mounted when the kinds went on, first seen now.
+	 */
+	v = (void *)(uintptr_t)carrier_get(KEY_WORD);
 	if ((does & VTHREAD_DO_WAITS) && (!v || wait_since(v) < atomic_load(&since)))
 		count_seen();
 	mounted = mount_t0(v, on, now);
-	if (does != VTHREAD_DO_MOUNTS)
-		let_go(v); /* a stack no mount took */
 	v = (does & VTHREAD_DO_WAITS) && take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
 		mount_begin(jni, t, &m);
@@ -513,7 +514,9 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	 */
 	now = fg_now_ns();
 	carrier_stamp(now, false);
-	if (does != VTHREAD_DO_MOUNTS) {
+	if (does & VTHREAD_DO_WAITS) {
+		/* The mounts alone time no wait: the thread's storage is neither read nor
+		 * written (no JVMTI call at all). */
 		if (v && (w = held_wait(v, &cap)))
 			w->t0 = now;
 		else
@@ -642,8 +645,11 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		goto done;
 	}
-	(*jvmti)->SetThreadLocalStorage(
-		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
+	/* The mount's start is its carrier's (on_unmount); the thread's word is written at its
+	 * unmount, and here only when it holds a stack, which is let go below. */
+	if (vtheld_is_handle((uint64_t)(uintptr_t)v))
+		(*jvmti)->SetThreadLocalStorage(
+			jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 	if (does & VTHREAD_DO_OFFCPU) {
 		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0);
@@ -713,33 +719,31 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
 	unsigned does = vthread_does(on);
-	uint64_t now, mounted;
+	uint64_t now, mounted, word;
 	struct vmount m;
 	void *v = NULL;
 
 	now = fg_now_ns();
-	if (does == VTHREAD_DO_MOUNTS) {
-		/* The mounts alone: from the carrier's stamp (on_unmount) */
-		v = (void *)(uintptr_t)carrier_get(KEY_WORD);
-		carrier_stamp(now, false);
-		mounted = mount_t0(v, on, now);
-	} else {
+	/* The mount's start is its carrier's, as at an unmount (on_unmount). */
+	word = carrier_get(KEY_WORD);
+	carrier_stamp(now, false);
+	if (does != VTHREAD_DO_MOUNTS) {
+		/* The thread's own storage: cleared, or unmounted from now on in this recording
+		 * (an unmount that follows sends no mount), and a stack it holds let go. The
+		 * mounts alone neither read nor write it. */
 		if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 			goto out;
-		carrier_stamp(now, false);
 		if (!does) {
 			if (v)
 				(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 			let_go(v);
 			goto out;
 		}
-		/* Unmounted from now on, in this recording: an unmount that follows sends no
-		 * mount. */
 		(*jvmti)->SetThreadLocalStorage(jvmti, t,
 						(const void *)(uintptr_t)(now << 2 | TLS_STAMP));
-		mounted = mount_t0(v, on, now);
 		let_go(v); /* a stack no mount took */
 	}
+	mounted = mount_t0((const void *)(uintptr_t)word, on, now);
 	if (!mounted)
 		goto out;
 	mount_begin(jni, t, &m);

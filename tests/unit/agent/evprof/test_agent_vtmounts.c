@@ -5,7 +5,9 @@
  * the stamp its carrier's mount left, with no JVMTI call at all; each carrier (a thread) keeps
  * its own; a mount seen while the callbacks were closed still times the mount; one of before
  * the kinds went on counts from then; an unmount and the thread's end, in either order, send
- * one mount; the name and id as they are at each unmount (Thread.setName).
+ * one mount; the name and id as they are at each unmount (Thread.setName). A wall
+ * recording's loop makes two JVMTI calls, and counts each wait from its unmount to its mount,
+ * none after an unmount the callbacks did not see.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -16,13 +18,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "evctl.h"
+#include "evjvmti.h"
 #include "fgclock.h"
 #include "fgproto.h"
 #include "queue.h"
+#include "vtclaim.h"
 #include "vthread.h"
 
 #define VCPU (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU)
@@ -89,22 +94,22 @@ static jvmtiError JNICALL fake_notification(jvmtiEnv *env, jvmtiEventMode mode, 
 	return JVMTI_ERROR_NONE;
 }
 
-static jvmtiError JNICALL fake_get_tls(jvmtiEnv *env, jthread t, void **v)
-{
-	(void)env;
-	(void)t;
-	tls_calls++;
-	*v = NULL;
-	return JVMTI_ERROR_NONE;
-}
+struct vt;
 
-static jvmtiError JNICALL fake_set_tls(jvmtiEnv *env, jthread t, const void *v)
+static jvmtiError JNICALL fake_get_tls(jvmtiEnv *env, jthread t, void **v);
+static jvmtiError JNICALL fake_set_tls(jvmtiEnv *env, jthread t, const void *v);
+
+/* No stack can be taken: the waits are counted with none. */
+static jvmtiError JNICALL fake_stack(jvmtiEnv *env, jthread t, jint start, jint max,
+				     jvmtiFrameInfo *fi, jint *count)
 {
 	(void)env;
 	(void)t;
-	(void)v;
-	tls_calls++;
-	return JVMTI_ERROR_NONE;
+	(void)start;
+	(void)max;
+	(void)fi;
+	(void)count;
+	return JVMTI_ERROR_WRONG_PHASE;
 }
 
 static struct jvmtiInterface_1_ jvmti_fns;
@@ -115,6 +120,7 @@ static jvmtiEnv jvmti = &jvmti_fns;
 struct vt {
 	const char *name;
 	jlong tid;
+	const void *tls; /* its JVMTI thread-local storage */
 };
 
 static jclass JNICALL fake_find_class(JNIEnv *env, const char *name)
@@ -175,6 +181,22 @@ static void JNICALL fake_delete_ref(JNIEnv *env, jobject o)
 	(void)o;
 }
 
+static jvmtiError JNICALL fake_get_tls(jvmtiEnv *env, jthread t, void **v)
+{
+	(void)env;
+	tls_calls++;
+	*v = (void *)(uintptr_t)((struct vt *)t)->tls;
+	return JVMTI_ERROR_NONE;
+}
+
+static jvmtiError JNICALL fake_set_tls(jvmtiEnv *env, jthread t, const void *v)
+{
+	(void)env;
+	tls_calls++;
+	((struct vt *)t)->tls = v;
+	return JVMTI_ERROR_NONE;
+}
+
 static struct JNINativeInterface_ jni_fns;
 static JNIEnv jni = &jni_fns;
 
@@ -202,6 +224,7 @@ static int setup(void **state)
 	jvmti_fns.SetEventNotificationMode = fake_notification;
 	jvmti_fns.GetThreadLocalStorage = fake_get_tls;
 	jvmti_fns.SetThreadLocalStorage = fake_set_tls;
+	jvmti_fns.GetStackTrace = fake_stack;
 	jni_fns.FindClass = fake_find_class;
 	jni_fns.GetFieldID = fake_field_id;
 	jni_fns.GetObjectField = fake_object_field;
@@ -217,7 +240,7 @@ static int setup(void **state)
 	vthread_callbacks((void(JNICALL **)(void)) & cb_start, (void(JNICALL **)(void)) & cb_end);
 	assert_non_null(cb_mount);
 	assert_non_null(cb_unmount);
-	vthread_init(&ctl);
+	evjvmti_init(&(struct evjvmti_cfg){ .jvmti = &jvmti, .ctl = &ctl });
 	return 0;
 }
 
@@ -257,7 +280,7 @@ static bool next_mount(struct fgp_stack_event *ev, char *name)
  * call; the name and id as they are at the unmount. */
 static void test_mount_to_unmount(void **state)
 {
-	struct vt t = { "req-1", 42 };
+	struct vt t = { "req-1", 42, NULL };
 	struct fgp_stack_event ev;
 	uint64_t before, after;
 	char name[VTHREAD_NAME_MAX + 1];
@@ -316,7 +339,7 @@ static void *other_carrier(void *arg)
  * meanwhile. */
 static void test_each_carrier_its_own(void **state)
 {
-	struct vt a = { "a", 1 }, b = { "b", 2 };
+	struct vt a = { "a", 1, NULL }, b = { "b", 2, NULL };
 	struct carrier c = { &b, 0, 0 };
 	struct fgp_stack_event ev;
 	char name[VTHREAD_NAME_MAX + 1];
@@ -357,7 +380,7 @@ static void *unmount_only(void *arg)
  * sent from when they went on. */
 static void test_mounted_before_the_kinds(void **state)
 {
-	struct vt t = { "early", 7 };
+	struct vt t = { "early", 7, NULL };
 	struct carrier c = { &t, 0, 0 };
 	struct fgp_stack_event ev;
 	char name[VTHREAD_NAME_MAX + 1];
@@ -387,7 +410,7 @@ static void test_mounted_before_the_kinds(void **state)
  * unmount ends; an unmount seen then ends it, and nothing is sent for it later. */
 static void test_closed_callbacks(void **state)
 {
-	struct vt t = { "c", 9 };
+	struct vt t = { "c", 9, NULL };
 	struct fgp_stack_event ev;
 	char name[VTHREAD_NAME_MAX + 1];
 	uint64_t before;
@@ -411,6 +434,95 @@ static void test_closed_callbacks(void **state)
 	assert_false(next_mount(&ev, name));
 }
 
+#define WALL (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT)
+
+/* One loop of a wall recording: a mount then an unmount of t; the unmount's end and the
+ * mount's start by the clock around them into *unmounted and *mounted (either may be NULL). */
+struct span {
+	uint64_t lo, hi;
+};
+
+static void wall_loop(struct vt *t, struct span *mounted, struct span *unmounted)
+{
+	struct span m, u;
+
+	m.lo = fg_now_ns();
+	cb_mount(&jvmti, &jni, (jthread)t);
+	m.hi = u.lo = fg_now_ns();
+	cb_unmount(&jvmti, &jni, (jthread)t);
+	u.hi = fg_now_ns();
+	if (mounted)
+		*mounted = m;
+	if (unmounted)
+		*unmounted = u;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * A wall recording: a loop makes two JVMTI calls (the mount reads the thread's word, the
+ * unmount writes it; the mount's start is the carrier's); each wait is counted from the
+ * unmount to the next mount, none after an unmount the callbacks did not see (closed); every
+ * mount is sent. The waits with no stack are sent together once due (VTCLAIM_FLUSH_NS).
+ */
+static void test_wall_waits(void **state)
+{
+	struct vt t = { "w", 5, NULL };
+	struct span m1, u1, m2, u2;
+	struct fgp_stack_event ev;
+	char name[VTHREAD_NAME_MAX + 1];
+	uint64_t lo, hi, got = 0;
+	int mounts = 0, waits = 0;
+
+	(void)state;
+	turn_on(WALL);
+	tls_calls = 0;
+	wall_loop(&t, NULL, &u1); /* first seen: no wait before */
+	assert_int_equal(tls_calls, 2);
+	nap_ms(2);
+	wall_loop(&t, &m1, NULL); /* a wait from u1 to m1 */
+	assert_int_equal(tls_calls, 4);
+	/* an unmount not seen: the wait after it is not counted */
+	cb_mount(&jvmti, &jni, (jthread)&t);
+	atomic_store(&ctl.on, 0);
+	cb_unmount(&jvmti, &jni, (jthread)&t);
+	atomic_store(&ctl.on, WALL);
+	nap_ms(5);
+	wall_loop(&t, NULL, &u2);
+	/* after VTCLAIM_FLUSH_NS, the next loop sends the group's time */
+	nap_ms((long)(VTCLAIM_FLUSH_NS / 1000000) + 20);
+	wall_loop(&t, &m2, NULL);
+	lo = (m1.lo - u1.hi) + (m2.lo - u2.hi);
+	hi = (m1.hi - u1.lo) + (m2.hi - u2.lo);
+	for (struct qentry *e; (e = queue_pop(q)) != NULL; queue_release(q, e)) {
+		struct fgp_record r;
+
+		assert_int_equal(fgp_decode_record(e->data, e->len, &r), 1);
+		assert_int_equal(r.type, FGP_STACK_EVENT);
+		ev = r.u.ev;
+		if (ev.kind == FGP_EV_VMOUNT) {
+			mounts++;
+			assert_true(ev.interval <= ev.value);
+			continue;
+		}
+		assert_int_equal(ev.kind, FGP_EV_VWAIT);
+		assert_int_equal(ev.depth, 0);
+		memcpy(name, ev.cls.ptr, ev.cls.len);
+		name[ev.cls.len] = 0;
+		assert_string_equal(name, "w");
+		got += (uint64_t)((double)ev.value * (double)ev.interval / FGP_VWAIT_ONE + 0.5);
+		waits++;
+	}
+	assert_int_equal(mounts, 4);
+	assert_int_equal(waits, 1);
+	assert_true(got + 1000 >= lo && got <= hi + 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_each_carrier_its_own),
 		cmocka_unit_test(test_mounted_before_the_kinds),
 		cmocka_unit_test(test_closed_callbacks),
+		cmocka_unit_test(test_wall_waits),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
