@@ -58,9 +58,13 @@ static _Atomic(struct vtheld *) pool;
 
 /*
  * Thread-local storage of a virtual thread: 0 never seen; (ts << 2) | 1: unmounted since ts
- * with no stack; (ts << 2) | 3: mounted at ts; even: the handle of its slot in the pool
- * (vtheld.h), whose wait began at its t0. A stamp older than since, or a handle of an earlier
- * generation, is of an earlier recording: the thread is seen anew.
+ * with no stack; (ts << 2) | 3: mounted at ts (its start, or an unmount not seen: the mount
+ * that follows times no wait); even: the handle of its slot in the pool (vtheld.h), whose wait
+ * began at its t0. A stamp older than since, or a handle of an earlier generation, is of an
+ * earlier recording: the thread is seen anew. It is written at the unmounts (and at a mount
+ * only to let go of a stack): a mount's own start is kept by its carrier (KEY_WORD), so that a
+ * loop makes two JVMTI calls (the mount's read, the unmount's write), and the mounts alone
+ * none.
  */
 #define TLS_STAMP VTHREAD_TLS_STAMP
 #define TLS_MOUNTED VTHREAD_TLS_MOUNTED

@@ -4,7 +4,8 @@
  * VirtualThreadMount extension events turned into FGP_EV_VWAIT stack events (fgproto.h) while
  * a collector asks for FGP_EVM_VTHREAD (wall and off-CPU recordings).
  *
- * At every unmount the virtual thread's JVMTI thread-local storage gets the time; at every
+ * At every unmount the virtual thread's JVMTI thread-local storage gets the time (and at every
+ * mount its carrier's thread keeps the mount's start, which the unmount reads); at every
  * mount the wait is timed, exactly, and counted into its thread's name group's sum of the time
  * not yet sent (vtclaim.h: the name with its digits folded). A share of the unmounts (a chance
  * set so that about VTHREAD_STACKS_PER_S stacks are taken a second, whatever the mount rate)
@@ -61,9 +62,10 @@ struct evctl;
 #define VTHREAD_HELD 1024u	  /* stacks waiting for their thread's mount, at most */
 #define VTHREAD_NAME_MAX 64u	  /* bytes of a virtual thread's name sent with its stack */
 
-/* A virtual thread's JVMTI thread-local word (vthread.c): 0 never seen; (ts << 2) | STAMP:
- * unmounted since ts, no stack held; (ts << 2) | STAMP | MOUNTED: mounted at ts; even: the
- * handle of its held stack (vtheld.h). */
+/* A virtual thread's JVMTI thread-local word (vthread.c), and a carrier's of its mounts:
+ * 0 never seen; (ts << 2) | STAMP: unmounted since ts, no stack held; (ts << 2) | STAMP |
+ * MOUNTED: mounted at ts; even: the handle of its held stack (vtheld.h, a virtual thread's
+ * only). */
 #define VTHREAD_TLS_STAMP 1u
 #define VTHREAD_TLS_MOUNTED 2u
 
