@@ -60,9 +60,11 @@ chmod 0755 "$tmp"
 declare -A pid=()
 cleanup() {
 	local v
+	# every JVM, whatever one of them answers (a JVM killed by TERM waits as 143)
 	for v in "${!pid[@]}"; do
-		kill -CONT "${pid[$v]}" 2>/dev/null
-		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null
+		kill -CONT "${pid[$v]}" 2>/dev/null || true
+		kill -TERM "${pid[$v]}" 2>/dev/null || true
+		wait "${pid[$v]}" 2>/dev/null || true
 	done
 	rm -rf "$tmp"
 }
