@@ -58,13 +58,10 @@ static _Atomic(struct vtheld *) pool;
 
 /*
  * Thread-local storage of a virtual thread: 0 never seen; (ts << 2) | 1: unmounted since ts
- * with no stack; (ts << 2) | 3: mounted at ts (its start, or an unmount not seen: the mount
- * that follows times no wait); even: the handle of its slot in the pool (vtheld.h), whose wait
- * began at its t0. A stamp older than since, or a handle of an earlier generation, is of an
- * earlier recording: the thread is seen anew. It is written at the unmounts (and at a mount
- * only to let go of a stack): a mount's own start is kept by its carrier (KEY_WORD), so that a
- * loop makes two JVMTI calls (the mount's read, the unmount's write), and the mounts alone
- * none.
+ * with no stack; (ts << 2) | 3: mounted at ts; even: the handle of its slot in the pool
+ * (vtheld.h), whose wait began at its t0. A stamp older than since, or a handle of an earlier
+ * generation, is of an earlier recording: the thread is seen anew. The mounts alone (a CPU
+ * recording) neither read nor write it: their carrier keeps each mount's start (KEY_WORD).
  */
 #define TLS_STAMP VTHREAD_TLS_STAMP
 #define TLS_MOUNTED VTHREAD_TLS_MOUNTED
@@ -492,23 +489,22 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 
 	now = fg_now_ns();
 	if (!does) {
-		/* Closed to callbacks (turning on or off): the thread's mount that follows finds
-		 * it still mounted, as if this unmount were not seen, and times no wait. */
 		carrier_stamp(now, false);
-		(*jvmti)->SetThreadLocalStorage(
-			jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 		goto out;
 	}
-	/*
-	 * The mount's stamp is the carrier's (KEY_WORD), the one the mount that this unmount ends
-	 * left there: the virtual thread's storage is not read (a stack it held was let go, and
-	 * its word overwritten, at that mount). Its carrier's word older than since: the thread
-	 * was mounted when the kinds went on, first seen now.
-	 */
-	v = (void *)(uintptr_t)carrier_get(KEY_WORD);
+	if (does == VTHREAD_DO_MOUNTS) {
+		/* The mounts alone: the mount's stamp is the carrier's, the one the mount that
+		 * this unmount ends left there (no JVMTI call; the virtual thread's storage is not
+		 * read nor written). */
+		v = (void *)(uintptr_t)carrier_get(KEY_WORD);
+	} else if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE) {
+		goto out;
+	}
 	if ((does & VTHREAD_DO_WAITS) && (!v || wait_since(v) < atomic_load(&since)))
 		count_seen();
 	mounted = mount_t0(v, on, now);
+	if (does != VTHREAD_DO_MOUNTS)
+		let_go(v); /* a stack no mount took */
 	v = (does & VTHREAD_DO_WAITS) && take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
 		mount_begin(jni, t, &m);
@@ -518,9 +514,7 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	 */
 	now = fg_now_ns();
 	carrier_stamp(now, false);
-	if (does & VTHREAD_DO_WAITS) {
-		/* The mounts alone time no wait: the thread's storage is neither read nor
-		 * written (no JVMTI call at all). */
+	if (does != VTHREAD_DO_MOUNTS) {
 		if (v && (w = held_wait(v, &cap)))
 			w->t0 = now;
 		else
@@ -649,11 +643,8 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		goto done;
 	}
-	/* The mount's start is its carrier's (on_unmount); the thread's word is written at its
-	 * unmount, and here only when it holds a stack, which is let go below. */
-	if (vtheld_is_handle((uint64_t)(uintptr_t)v))
-		(*jvmti)->SetThreadLocalStorage(
-			jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
+	(*jvmti)->SetThreadLocalStorage(
+		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 	if (does & VTHREAD_DO_OFFCPU) {
 		mount_cpu0(now);
 		carrier_set(KEY_WAIT0, 0);
@@ -723,31 +714,33 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
 	uint32_t on = evctl_enter(ctl);
 	unsigned does = vthread_does(on);
-	uint64_t now, mounted, word;
+	uint64_t now, mounted;
 	struct vmount m;
 	void *v = NULL;
 
 	now = fg_now_ns();
-	/* The mount's start is its carrier's, as at an unmount (on_unmount). */
-	word = carrier_get(KEY_WORD);
-	carrier_stamp(now, false);
-	if (does != VTHREAD_DO_MOUNTS) {
-		/* The thread's own storage: cleared, or unmounted from now on in this recording
-		 * (an unmount that follows sends no mount), and a stack it holds let go. The
-		 * mounts alone neither read nor write it. */
+	if (does == VTHREAD_DO_MOUNTS) {
+		/* The mounts alone: from the carrier's stamp (on_unmount) */
+		v = (void *)(uintptr_t)carrier_get(KEY_WORD);
+		carrier_stamp(now, false);
+		mounted = mount_t0(v, on, now);
+	} else {
 		if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 			goto out;
+		carrier_stamp(now, false);
 		if (!does) {
 			if (v)
 				(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 			let_go(v);
 			goto out;
 		}
+		/* Unmounted from now on, in this recording: an unmount that follows sends no
+		 * mount. */
 		(*jvmti)->SetThreadLocalStorage(jvmti, t,
 						(const void *)(uintptr_t)(now << 2 | TLS_STAMP));
+		mounted = mount_t0(v, on, now);
 		let_go(v); /* a stack no mount took */
 	}
-	mounted = mount_t0((const void *)(uintptr_t)word, on, now);
 	if (!mounted)
 		goto out;
 	mount_begin(jni, t, &m);

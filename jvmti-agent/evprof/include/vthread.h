@@ -4,8 +4,7 @@
  * VirtualThreadMount extension events turned into FGP_EV_VWAIT stack events (fgproto.h) while
  * a collector asks for FGP_EVM_VTHREAD (wall and off-CPU recordings).
  *
- * At every unmount the virtual thread's JVMTI thread-local storage gets the time (and at every
- * mount its carrier's thread keeps the mount's start, which the unmount reads); at every
+ * At every unmount the virtual thread's JVMTI thread-local storage gets the time; at every
  * mount the wait is timed, exactly, and counted into its thread's name group's sum of the time
  * not yet sent (vtclaim.h: the name with its digits folded). A share of the unmounts (a chance
  * set so that about VTHREAD_STACKS_PER_S stacks are taken a second, whatever the mount rate)
