@@ -60,7 +60,8 @@ static _Atomic(struct vtheld *) pool;
  * Thread-local storage of a virtual thread: 0 never seen; (ts << 2) | 1: unmounted since ts
  * with no stack; (ts << 2) | 3: mounted at ts; even: the handle of its slot in the pool
  * (vtheld.h), whose wait began at its t0. A stamp older than since, or a handle of an earlier
- * generation, is of an earlier recording: the thread is seen anew.
+ * generation, is of an earlier recording: the thread is seen anew. The mounts alone (a CPU
+ * recording) neither read nor write it: their carrier keeps each mount's start (KEY_WORD).
  */
 #define TLS_STAMP VTHREAD_TLS_STAMP
 #define TLS_MOUNTED VTHREAD_TLS_MOUNTED
@@ -346,9 +347,12 @@ fail:
  * of one virtual thread on one carrier run on that carrier's thread), in keys of the carrier's
  * thread (a _Thread_local would make the agent need ld.so's __tls_get_addr): its CPU time at
  * the mount, and when the wait before the mount began (0: none to count at the unmount); and
- * of itself: its CPU time read last (at an unmount) with when. Its tid is evjvmti_tid()'s.
+ * of itself: its CPU time read last (at an unmount) with when, and its own word (vthread.h:
+ * VTHREAD_TLS_* as a virtual thread's, with the time its last mount or unmount was seen; every
+ * mount and start stamps it, whatever the kinds), from which the mounts alone are timed with
+ * no JVMTI call. Its tid is evjvmti_tid()'s.
  */
-enum { KEY_CPU0, KEY_WAIT0, KEY_READ_CPU, KEY_READ_AT, NKEYS };
+enum { KEY_CPU0, KEY_WAIT0, KEY_READ_CPU, KEY_READ_AT, KEY_WORD, NKEYS };
 static pthread_key_t keys[NKEYS];
 static bool keys_ok;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
@@ -381,6 +385,12 @@ static uint64_t carrier_cpu0(void)
 static void carrier_cpu0_set(uint64_t ns)
 {
 	carrier_set(KEY_CPU0, ns);
+}
+
+/* The carrier's word: a virtual thread mounted on it at now (mounted), or none since now. */
+static void carrier_stamp(uint64_t now, bool mounted)
+{
+	carrier_set(KEY_WORD, now << 2 | TLS_STAMP | (mounted ? TLS_MOUNTED : 0));
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -477,15 +487,24 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	struct vmount m;
 	void *v = NULL;
 
-	if (!does)
-		goto out;
 	now = fg_now_ns();
-	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
+	if (!does) {
+		carrier_stamp(now, false);
 		goto out;
+	}
+	if (does == VTHREAD_DO_MOUNTS) {
+		/* The mounts alone: the mount's stamp is the carrier's, the one the mount that
+		 * this unmount ends left there (no JVMTI call; the virtual thread's storage is not
+		 * read nor written). */
+		v = (void *)(uintptr_t)carrier_get(KEY_WORD);
+	} else if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE) {
+		goto out;
+	}
 	if ((does & VTHREAD_DO_WAITS) && (!v || wait_since(v) < atomic_load(&since)))
 		count_seen();
 	mounted = mount_t0(v, on, now);
-	let_go(v); /* a stack no mount took */
+	if (does != VTHREAD_DO_MOUNTS)
+		let_go(v); /* a stack no mount took */
 	v = (does & VTHREAD_DO_WAITS) && take_this(now) ? take_stack(jni, t, now, on) : NULL;
 	if (mounted)
 		mount_begin(jni, t, &m);
@@ -494,11 +513,14 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	 * time in it, with the virtual thread's frames, is not counted as unmounted too.
 	 */
 	now = fg_now_ns();
-	if (v && (w = held_wait(v, &cap)))
-		w->t0 = now;
-	else
-		v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
-	(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
+	carrier_stamp(now, false);
+	if (does != VTHREAD_DO_MOUNTS) {
+		if (v && (w = held_wait(v, &cap)))
+			w->t0 = now;
+		else
+			v = (void *)(uintptr_t)(now << 2 | TLS_STAMP);
+		(*jvmti)->SetThreadLocalStorage(jvmti, t, v);
+	}
 	if (mounted && now > mounted) {
 		mount_end(&m, mounted, now, does);
 		if (does & VTHREAD_DO_WAITS)
@@ -605,12 +627,12 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	void *v = NULL;
 
 	(void)jni;
+	now = fg_now_ns();
+	/* Whatever the kinds (a mount while they turn on is one a CPU recording times). */
+	carrier_stamp(now, true);
 	if (does == VTHREAD_DO_MOUNTS) {
-		/* The mounts alone: the mount's stamp is all they need, and no stack of theirs is
-		 * held (one taken while they turned on is let go at the next unmount). */
-		(*jvmti)->SetThreadLocalStorage(
-			jvmti, t,
-			(const void *)(uintptr_t)(fg_now_ns() << 2 | TLS_MOUNTED | TLS_STAMP));
+		/* The mounts alone: the carrier's stamp is all they need. No stack of theirs is
+		 * held: turning them on or off starts a new generation of the pool. */
 		goto out;
 	}
 	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
@@ -621,7 +643,6 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
 		goto done;
 	}
-	now = fg_now_ns();
 	(*jvmti)->SetThreadLocalStorage(
 		jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP));
 	if (does & VTHREAD_DO_OFFCPU) {
@@ -666,9 +687,10 @@ static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	uint64_t now;
 
 	(void)jni;
-	if (!does)
-		goto out;
 	now = fg_now_ns();
+	carrier_stamp(now, true); /* whatever the kinds, as at a mount */
+	if (!does || does == VTHREAD_DO_MOUNTS)
+		goto out;
 	if ((*jvmti)->SetThreadLocalStorage(
 		    jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_MOUNTED | TLS_STAMP)) !=
 	    JVMTI_ERROR_NONE)
@@ -696,23 +718,34 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 	struct vmount m;
 	void *v = NULL;
 
-	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
-		goto out;
-	if (!does) {
-		if (v)
-			(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
-		let_go(v);
-		goto out;
-	}
 	now = fg_now_ns();
-	/* Unmounted from now on, in this recording: an unmount that follows sends no mount. */
-	(*jvmti)->SetThreadLocalStorage(jvmti, t, (const void *)(uintptr_t)(now << 2 | TLS_STAMP));
-	mounted = mount_t0(v, on, now);
-	let_go(v); /* a stack no mount took */
+	if (does == VTHREAD_DO_MOUNTS) {
+		/* The mounts alone: from the carrier's stamp (on_unmount) */
+		v = (void *)(uintptr_t)carrier_get(KEY_WORD);
+		carrier_stamp(now, false);
+		mounted = mount_t0(v, on, now);
+	} else {
+		if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
+			goto out;
+		carrier_stamp(now, false);
+		if (!does) {
+			if (v)
+				(*jvmti)->SetThreadLocalStorage(jvmti, t, NULL);
+			let_go(v);
+			goto out;
+		}
+		/* Unmounted from now on, in this recording: an unmount that follows sends no
+		 * mount. */
+		(*jvmti)->SetThreadLocalStorage(jvmti, t,
+						(const void *)(uintptr_t)(now << 2 | TLS_STAMP));
+		mounted = mount_t0(v, on, now);
+		let_go(v); /* a stack no mount took */
+	}
 	if (!mounted)
 		goto out;
 	mount_begin(jni, t, &m);
 	now = fg_now_ns();
+	carrier_stamp(now, false);
 	if (now > mounted) {
 		mount_end(&m, mounted, now, does);
 		if (does & VTHREAD_DO_WAITS)

@@ -26,7 +26,10 @@
  *
  * With FGP_EVM_VMOUNT and FGP_EVM_VCPU (a CPU recording), the callbacks send the mounts alone
  * (FGP_EV_VMOUNT, its time off the CPU 0): no wait is timed, no stack taken, no clock but the
- * monotonic one read.
+ * monotonic one read, and no JVMTI function called: a mount's start is kept by its carrier (a
+ * word of the carrier's thread, as a virtual thread's below, stamped at every mount and
+ * unmount whatever the kinds), not in the virtual thread's JVMTI thread-local storage, whose
+ * calls on HotSpot resolve the thread and may disable its transitions.
  *
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
  * virtual thread's name and id, how long it was mounted and how long of it the carrier was off
@@ -58,9 +61,10 @@ struct evctl;
 #define VTHREAD_HELD 1024u	  /* stacks waiting for their thread's mount, at most */
 #define VTHREAD_NAME_MAX 64u	  /* bytes of a virtual thread's name sent with its stack */
 
-/* A virtual thread's JVMTI thread-local word (vthread.c): 0 never seen; (ts << 2) | STAMP:
- * unmounted since ts, no stack held; (ts << 2) | STAMP | MOUNTED: mounted at ts; even: the
- * handle of its held stack (vtheld.h). */
+/* A virtual thread's JVMTI thread-local word (vthread.c), and a carrier's of its mounts:
+ * 0 never seen; (ts << 2) | STAMP: unmounted since ts, no stack held; (ts << 2) | STAMP |
+ * MOUNTED: mounted at ts; even: the handle of its held stack (vtheld.h, a virtual thread's
+ * only). */
 #define VTHREAD_TLS_STAMP 1u
 #define VTHREAD_TLS_MOUNTED 2u
 
