@@ -15,7 +15,63 @@ _Static_assert(VTMOUNT_ROOT_MAX >= VTWALL_ROOT_MAX, "a pattern's root fits");
 
 void vtmount_init(struct vtmount *m, struct vtsplit *split)
 {
-	*m = (struct vtmount){ .split = split };
+	*m = (struct vtmount){ .split = split, .roots.free = UINT32_MAX };
+}
+
+static uint32_t root_hash(const char *root)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *root; root++)
+		h = (h ^ (uint8_t)*root) * 16777619u;
+	return h % VTMOUNT_ROOT_BUCKETS;
+}
+
+/* root's entry in r, held once more (made if new): its index, or UINT32_MAX (out of memory,
+ * or VTMOUNT_MAX_HELD roots held). */
+static uint32_t root_hold(struct vtmount_roots *r, const char *root)
+{
+	uint32_t h, i;
+
+	if (!r->bucket) {
+		if (!(r->bucket = malloc(VTMOUNT_ROOT_BUCKETS * sizeof(*r->bucket))))
+			return UINT32_MAX;
+		memset(r->bucket, 0xff, VTMOUNT_ROOT_BUCKETS * sizeof(*r->bucket));
+	}
+	h = root_hash(root);
+	for (i = r->bucket[h]; i != UINT32_MAX; i = r->e[i].next)
+		if (!strcmp(r->e[i].root, root)) {
+			r->e[i].refs++;
+			return i;
+		}
+	if (r->free != UINT32_MAX) {
+		i = r->free;
+		r->free = r->e[i].next;
+	} else {
+		if (r->n == VTMOUNT_MAX_HELD || ARRAY_GROW(r->e, r->cap, r->n + 1) != 0)
+			return UINT32_MAX;
+		i = (uint32_t)r->n++;
+	}
+	memcpy(r->e[i].root, root, strnlen(root, VTMOUNT_ROOT_MAX - 1));
+	r->e[i].root[strnlen(root, VTMOUNT_ROOT_MAX - 1)] = '\0';
+	r->e[i].refs = 1;
+	r->e[i].next = r->bucket[h];
+	r->bucket[h] = i;
+	return i;
+}
+
+/* One mount less holds entry i: freed when none does. */
+static void root_drop(struct vtmount_roots *r, uint32_t i)
+{
+	uint32_t *p;
+
+	if (--r->e[i].refs)
+		return;
+	for (p = &r->bucket[root_hash(r->e[i].root)]; *p != i; p = &r->e[*p].next)
+		;
+	*p = r->e[i].next;
+	r->e[i].next = r->free;
+	r->free = i;
 }
 
 void vtmount_fini(struct vtmount *m)
@@ -25,7 +81,10 @@ void vtmount_fini(struct vtmount *m)
 	for (size_t i = 0; i < m->nc; i++)
 		free(m->c[i].iv);
 	free(m->c);
+	free(m->roots.e);
+	free(m->roots.bucket);
 	m->c = NULL;
+	m->roots = (struct vtmount_roots){ .free = UINT32_MAX };
 	m->nc = m->capc = m->held = 0;
 }
 
@@ -111,6 +170,7 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 {
 	struct vtmount_carrier *c;
 	char root[VTMOUNT_ROOT_MAX];
+	uint32_t ri;
 
 	if (ev->kind != FGP_EV_VMOUNT)
 		return;
@@ -128,8 +188,9 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 		/* by name pattern: the roots counted apart are few */
 		(void)vtwall_root(root, sizeof(root), ev->cls.ptr, ev->cls.len);
 		count_offcpu(m, root, offcpu_in(ev, from, to));
+		if (m->split)
+			root_of(m, ev, root);
 	}
-	root_of(m, ev, root);
 	if (!ev->value || ev->value > ev->ts || !ev->host_tid ||
 	    !(c = carrier_of(m, ev->host_pid, ev->host_tid, 1))) {
 		m->st.dropped++;
@@ -151,12 +212,12 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 		c->n -= c->head;
 		c->head = 0;
 	}
-	if (ARRAY_GROW(c->iv, c->cap, c->n + 1) != 0) {
+	if (ARRAY_GROW(c->iv, c->cap, c->n + 1) != 0 ||
+	    (ri = root_hold(&m->roots, root)) == UINT32_MAX) {
 		m->st.dropped++;
 		return;
 	}
-	c->iv[c->n] = (struct vtmount_iv){ .t0 = ev->ts - ev->value, .t1 = ev->ts };
-	memcpy(c->iv[c->n++].root, root, sizeof(root));
+	c->iv[c->n++] = (struct vtmount_iv){ .t0 = ev->ts - ev->value, .t1 = ev->ts, .root = ri };
 	m->held++;
 	mount_in(c, ev, from, to);
 }
@@ -206,8 +267,9 @@ const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t
 		return NULL;
 	m->st.rerooted++;
 	if (m->split)
-		return vtsplit_admit(m->split, c->iv[lo].root, m->scratch, sizeof(m->scratch));
-	return c->iv[lo].root;
+		return vtsplit_admit(m->split, m->roots.e[c->iv[lo].root].root, m->scratch,
+				     sizeof(m->scratch));
+	return m->roots.e[c->iv[lo].root].root;
 }
 
 void vtmount_prune(struct vtmount *m, uint64_t t)
@@ -216,7 +278,7 @@ void vtmount_prune(struct vtmount *m, uint64_t t)
 		struct vtmount_carrier *c = &m->c[i];
 
 		while (c->head < c->n && c->iv[c->head].t1 < t) {
-			c->head++;
+			root_drop(&m->roots, c->iv[c->head++].root);
 			m->held--;
 		}
 		if (c->head == c->n)

@@ -68,7 +68,26 @@ struct vtmount_stats {
 
 struct vtmount_iv {
 	uint64_t t0, t1;
+	uint32_t root; /* its root in struct vtmount_roots, held by it */
+};
+
+/*
+ * The roots of the mounts held, each stored once and counted by the mounts that hold it (a
+ * mount keeps an index, not its name): few with a root per name pattern, at most one per mount
+ * held with a root per virtual thread.
+ */
+#define VTMOUNT_ROOT_BUCKETS 4096u
+struct vtmount_rootent {
 	char root[VTMOUNT_ROOT_MAX];
+	uint32_t refs; /* mounts held with it; 0: free */
+	uint32_t next; /* the next in its bucket's chain, or in the free list; UINT32_MAX: none */
+};
+
+struct vtmount_roots {
+	struct vtmount_rootent *e;
+	size_t n, cap;	  /* entries used at least once, allocated */
+	uint32_t free;	  /* the first free entry, UINT32_MAX: none */
+	uint32_t *bucket; /* VTMOUNT_ROOT_BUCKETS chains' first entries */
 };
 
 struct vtmount_carrier {
@@ -86,6 +105,7 @@ struct vtmount {
 	struct vtmount_stats st;
 	struct vtmount_carrier *c;
 	size_t nc, capc, held;
+	struct vtmount_roots roots;
 	struct vtsplit *split;		/* NULL: a root per name pattern (vtmount_init) */
 	char scratch[VTMOUNT_ROOT_MAX]; /* a root vtmount_root returns */
 };

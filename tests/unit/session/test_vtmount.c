@@ -214,6 +214,55 @@ static void test_a_carriers_mounts_are_known_up_to_its_latest_unmount(void **sta
 	vtmount_fini(&m);
 }
 
+/*
+ * A root is stored once for all the mounts held with it, on any carrier, and freed when the
+ * last of them is pruned; its entry is then reused. Per thread, each virtual thread's own.
+ */
+static void test_a_root_is_held_once_by_its_mounts_and_freed_at_their_prune(void **state)
+{
+	static struct vtsplit sp;
+	struct vtmount m;
+	struct jvm_event e;
+
+	(void)state;
+	vtmount_init(&m, 0);
+	for (uint64_t i = 1; i <= 100; i++) {
+		e = vmount(7 + (uint32_t)(i % 2), i * 1000, 500, 0, "vt-worker-1", i);
+		vtmount_add(&m, &e, 0, 0);
+	}
+	e = vmount(7, 200000, 500, 0, "other", 101);
+	vtmount_add(&m, &e, 0, 0);
+	assert_int_equal(m.held, 101);
+	assert_int_equal(m.roots.n, 2); /* vt-worker-N and other */
+	assert_int_equal(m.roots.e[0].refs, 100);
+	assert_string_equal(vtmount_root(&m, 42, 8, 50800), "[virtual threads] vt-worker-N");
+	assert_string_equal(vtmount_root(&m, 42, 7, 199800), "[virtual threads] other");
+	vtmount_prune(&m, 100500); /* every vt-worker mount ended before it */
+	assert_int_equal(m.held, 1);
+	assert_int_equal(m.roots.e[0].refs, 0);
+	assert_string_equal(vtmount_root(&m, 42, 7, 199800), "[virtual threads] other");
+	e = vmount(8, 300000, 500, 0, "third", 102); /* takes the freed entry */
+	vtmount_add(&m, &e, 0, 0);
+	assert_int_equal(m.roots.n, 2);
+	assert_string_equal(vtmount_root(&m, 42, 8, 299800), "[virtual threads] third");
+	assert_string_equal(vtmount_root(&m, 42, 7, 199800), "[virtual threads] other");
+	vtmount_prune(&m, 400000);
+	assert_int_equal(m.held, 0);
+	assert_int_equal(m.roots.e[0].refs + m.roots.e[1].refs, 0);
+	vtmount_fini(&m);
+
+	vtmount_init(&m, &sp);
+	e = vmount(7, 2000, 1000, 0, "vt-worker-1", 1);
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(8, 2000, 1000, 0, "vt-worker-2", 2);
+	vtmount_add(&m, &e, 0, 0);
+	e = vmount(7, 4000, 1000, 0, "vt-worker-1", 1);
+	vtmount_add(&m, &e, 0, 0);
+	assert_int_equal(m.roots.n, 2);
+	assert_int_equal(m.roots.e[0].refs, 2);
+	vtmount_fini(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_impossible_mounts_are_dropped_and_counted),
 		cmocka_unit_test(test_time_off_the_cpu_is_counted_in_the_window_by_root),
 		cmocka_unit_test(test_a_carriers_mounts_are_known_up_to_its_latest_unmount),
+		cmocka_unit_test(test_a_root_is_held_once_by_its_mounts_and_freed_at_their_prune),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
