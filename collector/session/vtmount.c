@@ -28,11 +28,16 @@ static uint32_t root_hash(const char *root)
 }
 
 /* root's entry in r, held once more (made if new): its index, or UINT32_MAX (out of memory,
- * or VTMOUNT_MAX_HELD roots held). */
-static uint32_t root_hold(struct vtmount_roots *r, const char *root)
+ * or VTMOUNT_MAX_HELD roots held). hint: an entry held, most often root's (the carrier's last
+ * mount's), or UINT32_MAX. */
+static uint32_t root_hold(struct vtmount_roots *r, const char *root, uint32_t hint)
 {
 	uint32_t h, i;
 
+	if (hint != UINT32_MAX && !strcmp(r->e[hint].root, root)) {
+		r->e[hint].refs++;
+		return hint;
+	}
 	if (!r->bucket) {
 		if (!(r->bucket = malloc(VTMOUNT_ROOT_BUCKETS * sizeof(*r->bucket))))
 			return UINT32_MAX;
@@ -207,13 +212,16 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 		m->st.dropped++;
 		return;
 	}
-	if (c->n == c->cap && c->head) {
+	/* Full: the live ones moved down when at least as many are pruned (each entry is moved
+	 * once per as many mounts added), otherwise the array grows. */
+	if (c->n == c->cap && c->head && c->head >= c->n - c->head) {
 		memmove(c->iv, c->iv + c->head, (c->n - c->head) * sizeof(*c->iv));
 		c->n -= c->head;
 		c->head = 0;
 	}
 	if (ARRAY_GROW(c->iv, c->cap, c->n + 1) != 0 ||
-	    (ri = root_hold(&m->roots, root)) == UINT32_MAX) {
+	    (ri = root_hold(&m->roots, root, c->n > c->head ? c->iv[c->n - 1].root : UINT32_MAX)) ==
+		    UINT32_MAX) {
 		m->st.dropped++;
 		return;
 	}

@@ -263,6 +263,33 @@ static void test_a_root_is_held_once_by_its_mounts_and_freed_at_their_prune(void
 	vtmount_fini(&m);
 }
 
+/*
+ * A carrier's array of mounts, full, moves its live ones down once at least as many are pruned,
+ * and grows otherwise: every live mount is still found, under its own root.
+ */
+static void test_a_carriers_live_mounts_survive_its_array_filling(void **state)
+{
+	struct vtmount m;
+	struct jvm_event e;
+	char name[32];
+
+	(void)state;
+	vtmount_init(&m, 0);
+	for (uint64_t i = 1; i <= 1000; i++) {
+		(void)snprintf(name, sizeof(name), "%s", i % 3 ? "a" : "b");
+		e = vmount(7, i * 1000, 500, 0, name, i);
+		vtmount_add(&m, &e, 0, 0);
+		if (i % 50 == 0 && i > 120)
+			vtmount_prune(&m, (i - 120) * 1000); /* the last 120 or so kept */
+		for (uint64_t k = i > 100 ? i - 100 : 1; k <= i; k += 7)
+			assert_string_equal(vtmount_root(&m, 42, 7, k * 1000 - 200),
+					    k % 3 ? "[virtual threads] a" : "[virtual threads] b");
+	}
+	assert_int_equal(m.st.dropped, 0);
+	assert_true(m.c[0].cap <= 512); /* no more than about twice the live ones */
+	vtmount_fini(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_time_off_the_cpu_is_counted_in_the_window_by_root),
 		cmocka_unit_test(test_a_carriers_mounts_are_known_up_to_its_latest_unmount),
 		cmocka_unit_test(test_a_root_is_held_once_by_its_mounts_and_freed_at_their_prune),
+		cmocka_unit_test(test_a_carriers_live_mounts_survive_its_array_filling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
