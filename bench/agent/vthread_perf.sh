@@ -23,7 +23,12 @@
 #               the push of the event (push), the monotonic clock (clock), the carrier's CPU
 #               clock (cpuclock), the stacks (stack) and the rest of their own code (own)
 # Needs perf and root (or perf_event_paranoid <= 1). The JVM's CPU and the recording's over
-# the window (us a loop, all their threads, from schedstat) are printed beside them.
+# the window (us a loop, all their threads, from schedstat) are printed beside them. The
+# recording (fgcollect) is profiled alike over the same window, its samples split into: its CPU
+# samples of the JVM (samples: read, unwound, aggregated), the agent's messages (msgs: the
+# socket's receive, the records' decoding and the events' hand-off, the mounts excepted), the
+# mounts' table (mounts: each mount added, the samples' look-ups, its prune), the aggregator's
+# settle (settle), its sleeps and wakeups (poll) and the rest (rest).
 # Env: JDK (default /usr/lib/jvm/temurin-25-jdk-amd64), REPS (3), WINDOW (5 s), SETTLE (2 s),
 #      VARIANTS (floor fgrec, and fgrecb with AGENT_B; rec on demand), THREADS (8), WORK_US (50), PARK_US
 #      (750), REC_EVENT (cpu), AGENT (libfgagent.so of BUILD_DIR), AGENT_B.
@@ -110,6 +115,7 @@ for v in $variants; do
 	kill -STOP "${pid[$v]}"
 done
 : >"$tmp/rounds"
+: >"$tmp/recparts"
 for r in $(seq "$reps"); do
 	for v in $variants; do
 		kill -CONT "${pid[$v]}"
@@ -132,8 +138,12 @@ for r in $(seq "$reps"); do
 		c0=$(cpu_ns "${pid[$v]}")
 		r0=0
 		[[ -z $rec ]] || r0=$(cpu_ns "$rec")
+		[[ -z $rec ]] || perf record -q -g -F 4000 -e cpu-clock -p "$rec" -o "$tmp/$v.$r.rec" \
+			-- sleep "$window" 2>/dev/null &
+		prec=$!
 		perf record -q -g -F 4000 -e cpu-clock -t "$tids" -o "$tmp/$v.$r.data" -- sleep "$window" \
 			2>/dev/null
+		wait "$prec" || true
 		c1=$(cpu_ns "${pid[$v]}")
 		r1=0
 		[[ -z $rec ]] || r1=$(cpu_ns "$rec")
@@ -191,8 +201,38 @@ for r in $(seq "$reps"); do
 				for (i = 1; i <= 10; i++) printf " %.4f", c[k[i]] * us
 				printf "\n"
 			}' >>"$tmp/rounds"
+		if [[ -n $rec ]]; then
+			perf script -i "$tmp/$v.$r.rec" -F ip,sym 2>/dev/null |
+				R="$r" V="$v" L="$((l1 - l0))" awk '
+				function part(s) {
+					if (s ~ /(^|;)(vtmount_|vtwall_mount)/) return "mounts"
+					if (s ~ /(^|;)(jvmset_|listen_pump|ses_on_agent_ev)/) return "msgs"
+					if (s ~ /(^|;)(sampler_poll|on_sample|perfring_)/) return "samples"
+					if (s ~ /(^|;)(ses_settle|stackagg_settle)/) return "settle"
+					if (s ~ /(^|;)(__poll|epoll_wait)/) return "poll"
+					return "rest"
+				}
+				function flush(i, s) {
+					if (!n) return
+					s = ""
+					for (i = 1; i <= n; i++) s = s ";" f[i]
+					c[part(s)]++
+					n = 0
+				}
+				/^$/ { flush(); next }
+				{ s = $2; sub(/\+0x[0-9a-f]+$/, "", s); f[++n] = s }
+				END {
+					flush()
+					us = 250 / (ENVIRON["L"] > 0 ? ENVIRON["L"] : 1)
+					printf "%s %s", ENVIRON["R"], ENVIRON["V"]
+					split("samples msgs mounts settle poll rest", k, " ")
+					for (i = 1; i <= 6; i++) printf " %.4f", c[k[i]] * us
+					printf "\n"
+				}' >>"$tmp/recparts"
+		fi
 		[[ -z ${KEEP:-} ]] || cp "$tmp/$v.$r.data" "$KEEP.$v.$r.data"
-		rm -f "$tmp/$v.$r.data"
+		[[ -z ${KEEP:-} || -z $rec ]] || cp "$tmp/$v.$r.rec" "$KEEP.$v.$r.rec"
+		rm -f "$tmp/$v.$r.data" "$tmp/$v.$r.rec"
 	done
 done
 echo "us a loop (median over rounds, spread); load average at each window's end:" \
@@ -209,3 +249,18 @@ for v in $variants; do
 	done
 	printf '\n'
 done
+[[ ! -s $tmp/recparts ]] || {
+	echo "the recording's own CPU, us a loop (median over rounds, spread):"
+	printf '  %-8s' variant
+	for k in samples msgs mounts settle poll rest; do printf ' %16s' "$k"; done
+	printf '\n'
+	for v in $variants; do
+		[[ $v != floor ]] || continue
+		printf '  %-8s' "$v"
+		for i in $(seq 3 8); do
+			col() { V=$v I=$i awk '$2 == ENVIRON["V"] {print $(ENVIRON["I"])}' "$tmp/recparts"; }
+			printf ' %6.3f %9s' "$(col | median)" "($(col | spread))"
+		done
+		printf '\n'
+	done
+}

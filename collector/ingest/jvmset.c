@@ -724,12 +724,15 @@ static void on_event_rec(struct jvmset *s, struct conn *c, const struct fgp_reco
 			 uint64_t now)
 {
 	struct jvm *j = c->jvm;
-	struct jvm_event ev = { .type = JVM_EV_STATE, .host_pid = j->info.host_pid };
+	struct jvm_event ev;
 
-	switch (rec->type) {
-	case FGP_STACK_EVENT:
+	/* a stack event, most of them, builds its own */
+	if (rec->type == FGP_STACK_EVENT) {
 		ev_stack(s, c, rec, now);
-		break;
+		return;
+	}
+	ev = (struct jvm_event){ .type = JVM_EV_STATE, .host_pid = j->info.host_pid };
+	switch (rec->type) {
 	case FGP_OBJECT_FREE:
 		ev_free(s, j, &rec->u.freed);
 		break;
