@@ -120,7 +120,12 @@ static int vt_keep(void *arg, const char *root)
  * carrier and root for the carrier's mounted time no stack was taken for (vtwall.h). */
 static void ses_vt_mount(struct session *s, const struct jvm_event *ev)
 {
+	size_t nc = s->ae.vm.nc;
+
 	vtmount_add(&s->ae.vm, ev, s->start_ns, s->end_ns);
+	/* a carrier first seen: its waits get the carriers' switch rate from now on */
+	if (s->ae.vm.nc > nc && s->sampler && s->so->carrier)
+		(void)s->so->carrier(s->sampler, ev->host_tid);
 	if (s->ae.vt_on && s->ex.tt_on)
 		vtwall_mount(&s->ae.vt, ev, s->start_ns, s->end_ns);
 }

@@ -101,6 +101,23 @@ enum session_unwind {
 #define SESSION_DEFAULT_SWITCH_RATE 25u
 #define SESSION_SWITCH_RATE_AUTO UINT_MAX /* session_cli: not given */
 
+/*
+ * The carriers of virtual threads get a switch rate of their own besides (sampler.h's
+ * carrier_rate), CARRIER_RATE_FACTOR times the switch rate, from their first mount received:
+ * a carrier's time off the CPU with a virtual thread mounted (pinned: blocking inside
+ * `synchronized` on JDK 21, in native code) is the virtual thread's, and the stacks taken on
+ * the carrier share it out among the request's methods. At the switch rate spread over the
+ * whole JVM's waiting, a few stacks shared seconds of it (docs/offcpu-wall.md). Nothing is
+ * spent on it where no virtual thread mounts. --switch-rate 0 takes every switch-out anyway.
+ */
+#define SESSION_CARRIER_RATE_FACTOR 8u
+static inline unsigned int session_carrier_rate(unsigned int switch_rate)
+{
+	unsigned long long r = (unsigned long long)switch_rate * SESSION_CARRIER_RATE_FACTOR;
+
+	return switch_rate == SESSION_SWITCH_RATE_AUTO ? 0 : r > 100000 ? 100000 : (unsigned int)r;
+}
+
 #define SESSION_ALLOC_BUDGET_DEFAULT_PPM 10000u /* 1% */
 #define SESSION_ALLOC_BUDGET_OFF UINT32_MAX
 
@@ -308,6 +325,9 @@ struct session_summary {
 	enum fg_event event;
 	unsigned int switch_period;
 	unsigned int switch_rate;
+	unsigned int carrier_rate; /* BPF: the carriers' own rate (0: none) ... */
+	uint64_t carrier_outs;	   /* ... their switch-outs at it ... */
+	uint64_t carrier_taken;	   /* ... and the stacks taken of them */
 	uint64_t min_block_ns;
 	int switch_bpf_err;	      /* 0: the BPF program took the stacks; else why not ... */
 	const char *switch_bpf_why;   /* ... in words (valid until the session closes) */
