@@ -189,15 +189,19 @@ bool vtmount_pin_check(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t t
 
 	if (!c || c->pinned)
 		return false;
-	off = c->pin_off;
-	pre = c->pin_at && pre_ns >= c->pin_pre ? pre_ns - c->pin_pre : UINT64_MAX;
-	c->pin_off = 0;
+	if (!c->pin_at) {
+		/* the first check starts the counts: the mounts before it may have begun before
+		 * the preemptions were counted */
+		c->pin_at = c->pin_t0 = ts ? ts : 1;
+		c->pin_pre = pre_ns;
+		c->pin_off = 0;
+		return false;
+	}
 	c->pin_at = ts ? ts : 1;
-	c->pin_pre = pre_ns;
-	/* the first check only starts the count: the mounts before it may have begun before
-	 * the preemptions were counted */
-	if (pre == UINT64_MAX || off <= pre || off - pre < VTMOUNT_PIN_MIN_NS ||
-	    off - pre < off / 4)
+	off = c->pin_off;
+	pre = pre_ns >= c->pin_pre ? pre_ns - c->pin_pre : 0;
+	if (ts < c->pin_t0 + VTMOUNT_PIN_SPAN_NS || off <= pre ||
+	    off - pre < (ts - c->pin_t0) / VTMOUNT_PIN_SHARE || off - pre < off / 4)
 		return false;
 	c->pinned = true;
 	return true;

@@ -387,7 +387,9 @@ static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pre
 }
 
 /* The chance, x 2^32, that a carrier's switch-out's stack is taken: as chance(), with the
- * carriers' own quota over their own waiting. */
+ * carriers' own quota over their own waiting; in a window with none of their waiting in the
+ * last one on this CPU (the carriers were named in it) the period starts at PERIOD_START, as
+ * in the program's first window. */
 static __always_inline __u64 carrier_chance(struct switchstats *st, __u64 now, __u64 pred,
 					    __u64 owed)
 {
@@ -397,6 +399,8 @@ static __always_inline __u64 carrier_chance(struct switchstats *st, __u64 now, _
 	p = period_at(st,
 		      st->car_mass_prev > st->car_mass_cur ? st->car_mass_prev : st->car_mass_cur,
 		      carrier_quota);
+	if (!st->car_mass_prev && p < PERIOD_START)
+		p = PERIOD_START;
 	thr = chance_at(pred, owed, p);
 	st->car_mass_cur += (thr == SWITCHREC_ONE ? p : pred > FLOOR_NS ? pred : FLOOR_NS) >> 10;
 	st->carrier_outs++;
