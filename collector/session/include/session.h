@@ -107,9 +107,10 @@ enum session_unwind {
  * the switch rate: its time off the CPU then is the virtual thread's, and the stacks taken on
  * the carrier share it out among the request's methods. At the switch rate spread over the
  * whole JVM's waiting, a few stacks would share seconds of it. On the OpenJDK 21 service of
- * tests/e2e/realapp_vthreads.sh (docs/offcpu-wall.md, docs/performance.md) 8 times brought
- * the shares from up to 10 points off within 2 in most runs (4 times: up to 9.6), for about
- * 1.5% of one CPU in the BPF program and the collector while its carriers are pinned. A JVM
+ * tests/e2e/realapp_vthreads.sh (docs/offcpu-wall.md, docs/performance.md) the shares are up
+ * to 10.6 points off with the carriers sharing the switch rate, up to 9.6 at 4 times it, and
+ * within 2 in 11 of 18 runs at 8 times (up to 6.9), for about 1.5% of one CPU in the BPF
+ * program and the collector while its carriers are pinned. A JVM
  * whose carriers only park and yield pays nothing for it. --switch-rate 0 takes every
  * switch-out anyway.
  */
