@@ -143,6 +143,7 @@ static void ses_vt_mount(struct session *s, const struct jvm_event *ev)
 	vtmount_add(&s->ae.vm, ev, s->start_ns, s->end_ns);
 	/* a carrier found pinned: its waits get the carriers' switch rate from now on */
 	if (s->sampler && s->so->carrier && s->so->totals &&
+	    s->so->info(s->sampler)->carrier_rate &&
 	    vtmount_pin_due(&s->ae.vm, ev->host_pid, ev->host_tid, ev->ts) &&
 	    s->so->totals(s->sampler, pin_probe_cb, &p) == 1 &&
 	    vtmount_pin_check(&s->ae.vm, ev->host_pid, ev->host_tid, ev->ts, p.pre_ns))
