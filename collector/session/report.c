@@ -468,6 +468,13 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 		    "weighed by 1 / the chance it was taken), %llu lost in full rings",
 		    (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
 		    how, (unsigned long long)sm->switches_lost);
+		if (sm->carrier_outs)
+			say(out,
+			    "off-CPU: %llu of the switch-outs were of carriers of virtual threads, "
+			    "%llu stacks taken of them at the carriers' own rate (about %u a second "
+			    "asked, besides the switch rate)",
+			    (unsigned long long)sm->carrier_outs,
+			    (unsigned long long)sm->carrier_taken, sm->carrier_rate);
 		if (sm->bpf_self_runs)
 			say(out,
 			    "off-CPU: the BPF program ran %.3f ms at the targets' switches (%llu "

@@ -116,11 +116,38 @@ static int vt_keep(void *arg, const char *root)
 	return !s->flt.threads_re_on || regexec(&s->flt.threads_re, root, 0, NULL, 0) == 0;
 }
 
+/* A carrier's time preempted so far (every kind of preemption), as the BPF program counts it. */
+struct pin_probe {
+	uint32_t tid;
+	uint64_t pre_ns;
+};
+
+static int pin_probe_cb(void *ctx, uint32_t tid, const struct switchtot *t)
+{
+	struct pin_probe *p = ctx;
+
+	if (tid != p->tid)
+		return 0;
+	for (unsigned k = 0; k < SWITCHTOT_NKINDS; k++)
+		if (switchtot_is_preempt(k))
+			p->pre_ns += t->off[k];
+	return 1;
+}
+
 /* A mount of a virtual thread: its carrier's samples rooted by it (vtmount.h), its time per
  * carrier and root for the carrier's mounted time no stack was taken for (vtwall.h). */
 static void ses_vt_mount(struct session *s, const struct jvm_event *ev)
 {
+	struct pin_probe p = { .tid = ev->host_tid };
+
 	vtmount_add(&s->ae.vm, ev, s->start_ns, s->end_ns);
+	/* a carrier found pinned: its waits get the carriers' switch rate from now on */
+	if (s->sampler && s->so->carrier && s->so->totals &&
+	    s->so->info(s->sampler)->carrier_rate &&
+	    vtmount_pin_due(&s->ae.vm, ev->host_pid, ev->host_tid, ev->ts) &&
+	    s->so->totals(s->sampler, pin_probe_cb, &p) == 1 &&
+	    vtmount_pin_check(&s->ae.vm, ev->host_pid, ev->host_tid, ev->ts, p.pre_ns))
+		(void)s->so->carrier(s->sampler, ev->host_tid);
 	if (s->ae.vt_on && s->ex.tt_on)
 		vtwall_mount(&s->ae.vt, ev, s->start_ns, s->end_ns);
 }

@@ -135,6 +135,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->tracefs_dir = si->tracefs_dir;
 		out->tracefs_mounted = si->tracefs_mounted;
 		out->switch_rate = si->switch_rate;
+		out->carrier_rate = si->carrier_rate;
+		out->carrier_outs = ss.switch_carrier_seen;
+		out->carrier_taken = ss.switch_carrier_taken;
 		out->switch_bpf_err = si->switch_bpf_err;
 		out->switch_bpf_why = si->switch_bpf_why;
 		/* Per thread every switch-out has a record; by BPF the program counts them. */
