@@ -679,7 +679,7 @@ quality() {
 		wait "$rp" || { echo "alloc: record failed"; cat "$tmp/q.err"; exit 1; }
 		q_rows "$tmp/q.folded" "$tmp/q.burst" 'AllocTruth::METHOD_\[[0ij]\];[^;]*$'
 		q_print "$q"
-		grep -o 'sampling intervals used.*' "$tmp/q.err" | sed 's/^/     /' || true
+		grep -oE 'sampling intervals used.*|sample weights:.*' "$tmp/q.err" | sed 's/^/     /' || true
 		# the copies lapped in the ring before they were read: their bytes, threads unknown
 		awk -v l="$(ev_sum "$tmp/q.folded" "[lost before read]")" '{ w += $2 }
 			END { printf "     lost before read: %d bytes, %.2f%% of the truth\n", l, w ? 100 * l / w : 0 }' \
