@@ -67,7 +67,7 @@ uint32_t evjvmti_caps(jvmtiEnv *jvmti)
 	memset(&want, 0, sizeof(want));
 	want.can_generate_sampled_object_alloc_events = 1;
 	if ((*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE)
-		on |= FGP_EVM_ALLOC;
+		on |= FGP_EVM_ALLOC | FGP_EVM_EXACT; /* gap weights where the layout is known */
 	memset(&want, 0, sizeof(want));
 	want.can_tag_objects = 1;
 	want.can_generate_object_free_events = 1;
