@@ -16,6 +16,7 @@
 void ses_evwant_init(struct session *s)
 {
 	const struct session_opts *o = &s->o;
+	const char *weight;
 
 	s->ae.evw = (struct jvm_evwant){
 		.on = evkind_of(o->event)->agent_on,
@@ -26,7 +27,8 @@ void ses_evwant_init(struct session *s)
 		.budget_ppm = session_alloc_budget(o->alloc_budget_ppm),
 	};
 	/* FG_ALLOC_WEIGHT=interval: every sample weighed by its interval (no gap weights). */
-	if (getenv("FG_ALLOC_WEIGHT") && strcmp(getenv("FG_ALLOC_WEIGHT"), "interval") == 0)
+	weight = getenv("FG_ALLOC_WEIGHT");
+	if (weight && strcmp(weight, "interval") == 0)
 		s->ae.evw.on &= ~FGP_EVM_EXACT;
 }
 
