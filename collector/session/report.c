@@ -621,6 +621,13 @@ static void report_intervals(const struct session_ev_summary *e, const struct re
 		snprintf(budget, sizeof(budget), "no cost budget");
 	say(out, "sampling intervals used (%s): %s%s", budget, line,
 	    e->intervals_other ? "; more intervals not listed" : "");
+	say(out,
+	    "sample weights: %llu by their thread's exact bytes since its previous sample, %llu by "
+	    "the interval (a thread's first sample, or no per-thread count)",
+	    (unsigned long long)e->w_gap, (unsigned long long)e->w_interval);
+	if (e->w_gap_refused)
+		say(out, "  %llu exact weights refused (out of bounds: weighed by the interval)",
+		    (unsigned long long)e->w_gap_refused);
 }
 
 /* Alloc: how the samples' stacks were taken, and the stack copies lost on the way. */

@@ -7,6 +7,7 @@
 #include "evframes.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- agent events (alloc, live, lock) ------------------------------------------------- */
@@ -15,6 +16,7 @@
 void ses_evwant_init(struct session *s)
 {
 	const struct session_opts *o = &s->o;
+	const char *weight;
 
 	s->ae.evw = (struct jvm_evwant){
 		.on = evkind_of(o->event)->agent_on,
@@ -24,6 +26,10 @@ void ses_evwant_init(struct session *s)
 		.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH,
 		.budget_ppm = session_alloc_budget(o->alloc_budget_ppm),
 	};
+	/* FG_ALLOC_WEIGHT=interval: every sample weighed by its interval (no gap weights). */
+	weight = getenv("FG_ALLOC_WEIGHT");
+	if (weight && strcmp(weight, "interval") == 0)
+		s->ae.evw.on &= ~FGP_EVM_EXACT;
 }
 
 /* What one stack event weighs: 0 with *w and *aux, or -EINVAL (counted as bad). */
@@ -34,7 +40,7 @@ static int ev_weigh(struct session *s, const struct jvm_event *ev, uint64_t *w, 
 		*aux = 1;
 		return 0;
 	}
-	return evweigh_alloc(&s->ae.wg, ev->value, ev->interval, w, aux);
+	return evweigh_alloc_gap(&s->ae.wg, ev->value, ev->interval, ev->weight, w, aux);
 }
 
 /* Count what an event added to the totals. */
@@ -168,9 +174,11 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 			t->ev.first = ev->state;
 			t->ev.drops_first = ev->drops;
 		}
-		/* an agent without FGP_EVM_VCPU sends the mounts with the waits */
+		/* an agent without FGP_EVM_VCPU sends the mounts with the waits; one without
+		 * FGP_EVM_EXACT weighs its samples by the interval */
 		if (!t->ev.on_after_ns &&
-		    (ev->state.on & s->ae.evw.on & ~FGP_EVM_VCPU) == (s->ae.evw.on & ~FGP_EVM_VCPU))
+		    (ev->state.on & s->ae.evw.on & ~(FGP_EVM_VCPU | FGP_EVM_EXACT)) ==
+			    (s->ae.evw.on & ~(FGP_EVM_VCPU | FGP_EVM_EXACT)))
 			t->ev.on_after_ns = s->now() - s->start_ns + 1;
 		t->ev.state_known = true;
 		t->ev.state = ev->state;

@@ -272,6 +272,9 @@ struct session_ev_summary {
 	/* alloc, live: the intervals the samples were weighed at (the budget moves them) */
 	struct evweigh_iv intervals[EVWEIGH_MAX_INTERVALS];
 	uint64_t intervals_other;
+	/* alloc: samples weighed by their thread's exact bytes since its previous sample, by the
+	 * interval, and gap weights refused (weighed by the interval) */
+	uint64_t w_gap, w_interval, w_gap_refused;
 	/* alloc: samples whose stacks the agents copied into their rings (agent option
 	 * allocstack=copy), walked here; the rest of counted came with the agents' GetStackTrace */
 	uint32_t ring_jvms;    /* JVMs whose ring was read */
