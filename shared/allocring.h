@@ -21,7 +21,8 @@
  *
  * Nothing in a slot or in the head is trusted by a reader: allocring_geom_ok() and
  * allocring_slot_ok() bound every field before it is used, and a weight is checked against
- * the sample's size and interval and ALLOCRING_W_MAX before it is used.
+ * the sample's size and interval and ALLOCRING_W_MAX (a gap weight: allocring_gap_ok()) before
+ * it is used.
  */
 #ifndef FG_ALLOCRING_H
 #define FG_ALLOCRING_H
@@ -72,13 +73,31 @@ struct allocring_slot {
 			      * anchor had none, the return address below sp) */
 	uint32_t tid;	     /* the thread as the JVM's namespace sees it */
 	uint32_t len;	     /* stack bytes copied from sp up (<= copy_max) */
-	uint32_t flags;	     /* 0 (reserved) */
+	uint32_t flags;	     /* ALLOCRING_F_GAP or 0 */
 	uint32_t pad;
 	uint64_t w_bytes;   /* the sample's weight: size / p bytes, rounded */
 	uint64_t w_objs;    /* 1 / p objects, in 1/ALLOCRING_OBJ_SCALE, rounded */
 	uint64_t sum_bytes; /* w_bytes of every sample this slot held, this one included ... */
 	uint64_t sum_objs;  /* ... and their w_objs (both modulo 2^64) */
 };
+
+/*
+ * A slot's flag: w_bytes is what the sample's thread allocated since its previous sample
+ * (HotSpot's own count), not size / p (w_objs stays 1 / p). Set only while the collector asks
+ * for FGP_EVM_EXACT.
+ */
+#define ALLOCRING_F_GAP 1u
+/* A gap weight is refused past this many intervals over the object's size (a thread's bytes
+ * between two samples exceed 64 mean intervals with a chance of e^-64). */
+#define ALLOCRING_GAP_INTERVALS 64u
+
+/* Is w a sound gap weight of an object of size bytes drawn at a mean interval: at least the
+ * object, at most size + ALLOCRING_GAP_INTERVALS intervals, and within ALLOCRING_W_MAX? */
+static inline bool allocring_gap_ok(uint64_t w, uint64_t size, uint64_t interval)
+{
+	return size > 0 && interval > 0 && size < (1ull << 48) && interval < (1ull << 40) &&
+	       w >= size && w <= size + ALLOCRING_GAP_INTERVALS * interval && w <= ALLOCRING_W_MAX;
+}
 
 /* The seq of sample n once whole. */
 static inline uint64_t allocring_done_seq(uint64_t n)

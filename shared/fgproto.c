@@ -11,6 +11,7 @@
  */
 #include "fgproto.h"
 #include "fgle.h"
+#include "allocring.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -564,12 +565,12 @@ static void put_stack_event(struct put *w, const void *arg)
 
 	put_stack_event_fields(w, e);
 	p = give(w, 8 * (size_t)e->depth);
-	if (!p)
-		return;
-	for (uint16_t i = 0; i < e->depth; i++) {
+	for (uint16_t i = 0; p && i < e->depth; i++) {
 		fgle_put32(p + 8 * (size_t)i, e->frames[i].method_id);
 		fgle_put32(p + 8 * (size_t)i + 4, (uint32_t)e->frames[i].line);
 	}
+	if (e->flags & FGP_REC_ALLOC_GAP)
+		put64(w, e->weight);
 }
 
 size_t fgp_stack_event_size(const struct fgp_stack_event_in *e)
@@ -579,8 +580,10 @@ size_t fgp_stack_event_size(const struct fgp_stack_event_in *e)
 
 int fgp_encode_stack_event(uint8_t *dst, size_t cap, const struct fgp_stack_event_in *e)
 {
-	if (e->flags & ~FGP_REC_STACK_TRUNCATED || str_len(e->cls) == 0 ||
+	if (e->flags & ~(FGP_REC_STACK_TRUNCATED | FGP_REC_ALLOC_GAP) || str_len(e->cls) == 0 ||
 	    stack_event_check(e->kind, e->value, e->interval, e->tag, e->depth) != 0 ||
+	    ((e->flags & FGP_REC_ALLOC_GAP) &&
+	     (e->kind != FGP_EV_ALLOC || !allocring_gap_ok(e->weight, e->value, e->interval))) ||
 	    (e->depth && !e->frames))
 		return -EINVAL;
 	for (uint16_t i = 0; i < e->depth; i++)
@@ -935,12 +938,16 @@ static int decode_code_lines(struct cur *c, struct fgp_code_lines *l)
 	return 0;
 }
 
-/* STACK_EVENT: flags FGP_REC_STACK_TRUNCATED or none, fields as stack_event_check, a class,
- * frames with non-zero ids and lines >= 0. */
+/* STACK_EVENT: flags FGP_REC_STACK_TRUNCATED, FGP_REC_ALLOC_GAP (on ALLOC) or none, fields as
+ * stack_event_check, a class, frames with non-zero ids and lines >= 0, a sound gap weight. */
 static int decode_stack_event(struct cur *c, uint16_t flags, struct fgp_stack_event *e)
 {
+	const uint8_t *w;
+
 	take_stack_event(c, e);
-	if (c->bad || flags & ~FGP_REC_STACK_TRUNCATED || e->cls.len == 0 ||
+	e->weight = 0;
+	if (c->bad || flags & ~(FGP_REC_STACK_TRUNCATED | FGP_REC_ALLOC_GAP) || e->cls.len == 0 ||
+	    ((flags & FGP_REC_ALLOC_GAP) && e->kind != FGP_EV_ALLOC) ||
 	    stack_event_check(e->kind, e->value, e->interval, e->tag, e->depth) != 0)
 		return -EBADMSG;
 	e->frames_raw = take(c, 8 * (size_t)e->depth);
@@ -954,7 +961,13 @@ static int decode_stack_event(struct cur *c, uint16_t flags, struct fgp_stack_ev
 		if (id == 0 || line < 0)
 			return -EBADMSG;
 	}
-	return 0;
+	if (!(flags & FGP_REC_ALLOC_GAP))
+		return 0;
+	w = take(c, 8);
+	if (!w)
+		return -EBADMSG;
+	e->weight = fgle_get64(w);
+	return allocring_gap_ok(e->weight, e->value, e->interval) ? 0 : -EBADMSG;
 }
 
 /* OBJECT_FREE: no flags, 1..FGP_MAX_FREE_TAGS tags, exactly as many as the record holds. */

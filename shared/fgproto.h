@@ -409,9 +409,12 @@ enum fgp_ev_kind {
  * An agent without the bit sends both; a collector that merges wants keeps it only when every
  * want of virtual threads has it. */
 #define FGP_EVM_VCPU (1u << 7)
+/* Allocation samples weighed by their thread's own bytes since its previous sample (with
+ * FGP_EVM_ALLOC): STACK_EVENT FGP_REC_ALLOC_GAP, ring slots ALLOCRING_F_GAP. */
+#define FGP_EVM_EXACT (1u << 8)
 #define FGP_EVM_ALL                                                                                \
 	(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_LOCK | FGP_EVM_VTHREAD | FGP_EVM_VMOUNT |          \
-	 FGP_EVM_VTID | FGP_EVM_RING | FGP_EVM_VCPU)
+	 FGP_EVM_VTID | FGP_EVM_RING | FGP_EVM_VCPU | FGP_EVM_EXACT)
 /* FGP_EV_VWAIT's interval: 1 / the chance its wait was taken with, in these units. */
 #define FGP_VWAIT_ONE 1000000u
 
@@ -519,6 +522,12 @@ enum fgp_vml_key {
 #define FGP_REC_AGAIN (1u << 2)
 /* STACK_EVENT: the stack was cut at the agent's depth cap (outermost frames missing). */
 #define FGP_REC_STACK_TRUNCATED (1u << 3)
+/*
+ * STACK_EVENT FGP_EV_ALLOC (sent only to a collector that asks for FGP_EVM_EXACT): a u64 weight
+ * follows the frames, the bytes the sample stands for: what its thread allocated since its
+ * previous sample (HotSpot's own count), within allocring_gap_ok() of value and interval.
+ */
+#define FGP_REC_ALLOC_GAP (1u << 4)
 
 /* A borrowed string: points into the decoded buffer (or the encoder's input), no terminator. */
 struct fgp_str {
@@ -684,11 +693,12 @@ struct fgp_stack_event_in {
 	uint64_t ts;
 	uint32_t tid;
 	uint16_t kind;	/* enum fgp_ev_kind */
-	uint16_t flags; /* FGP_REC_STACK_TRUNCATED or 0 */
+	uint16_t flags; /* FGP_REC_STACK_TRUNCATED, FGP_REC_ALLOC_GAP or 0 */
 	uint64_t value, interval, tag;
 	struct fgp_str cls;
 	uint16_t depth;
 	const struct fgp_frame_in *frames; /* depth of them, innermost first */
+	uint64_t weight;		   /* with FGP_REC_ALLOC_GAP */
 };
 
 /*
@@ -704,6 +714,7 @@ struct fgp_stack_event {
 	uint64_t value, interval, tag;
 	struct fgp_str cls;
 	const uint8_t *frames_raw; /* depth x 8 bytes */
+	uint64_t weight;	   /* FGP_REC_ALLOC_GAP's bytes; 0: none (weighed by interval) */
 };
 
 static inline void fgp_event_frame(const struct fgp_stack_event *e, uint16_t i, uint32_t *id,

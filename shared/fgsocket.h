@@ -42,7 +42,7 @@ static inline bool fg_socket_path_fits(const char *path)
  * matches whole 16-digit lines only):
  *
  *   <16 hex digits of the token> events [alloc=BYTES] [live] [lock=US] [vthread] [vmount] [vcpu]
- *     [depth=N]
+ *     [depth=N] [allocexact]
  *
  * words separated by one space, in any order: alloc= turns allocation sampling on with that
  * mean interval (1..2^30 bytes), live tracks the sampled objects (needs alloc=), lock= times
@@ -50,9 +50,11 @@ static inline bool fg_socket_path_fits(const char *path)
  * threads' waits from unmount to mount (JDK 21+, FGP_EV_VWAIT), vmount (with vthread) sends each
  * virtual thread's mount on its carrier (FGP_EV_VMOUNT), vcpu (with vmount) the mounts alone, for
  * a CPU profile (FGP_EVM_VCPU: no waits, no time off the CPU), depth= caps the stacks the
- * agent takes (1..FGP_MAX_EVENT_DEPTH, the agent's own default when absent). A word the agent
- * does not know, or a bad value, is ignored (the rest of the line holds). The line ends with a
- * newline (one without is taken as cut off, and asks nothing); of several lines for a token the
+ * agent takes (1..FGP_MAX_EVENT_DEPTH, the agent's own default when absent), allocexact (with
+ * alloc=) lets the agent weigh each allocation sample by its thread's bytes since its previous
+ * sample (FGP_EVM_EXACT: STACK_EVENT's FGP_REC_ALLOC_GAP, ring slots' ALLOCRING_F_GAP). A word the
+ * agent does not know, or a bad value, is ignored (the rest of the line holds). The line ends with
+ * a newline (one without is taken as cut off, and asks nothing); of several lines for a token the
  * first holds. No line for a token: every event off. The tables line and the events line of one
  * token are independent. A collector lists this feature in its features file.
  */

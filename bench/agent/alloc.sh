@@ -679,7 +679,7 @@ quality() {
 		wait "$rp" || { echo "alloc: record failed"; cat "$tmp/q.err"; exit 1; }
 		q_rows "$tmp/q.folded" "$tmp/q.burst" 'AllocTruth::METHOD_\[[0ij]\];[^;]*$'
 		q_print "$q"
-		grep -o 'sampling intervals used.*' "$tmp/q.err" | sed 's/^/     /' || true
+		grep -oE 'sampling intervals used.*|sample weights:.*' "$tmp/q.err" | sed 's/^/     /' || true
 		# the copies lapped in the ring before they were read: their bytes, threads unknown
 		LOST=$(ev_sum "$tmp/q.folded" "[lost before read]") awk '{ w += $2 }
 			END { l = ENVIRON["LOST"] + 0

@@ -266,7 +266,8 @@ for jdk in $jdks; do
 		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null || true
 		[[ $v == none ]] || grep 'vthread_floor:' "$tmp/$v.out" | sed "s/^/  $v: /" || true
 	done
-	[[ ! -e $tmp/rec.err.keep ]] || grep 'virtual threads:' "$tmp/rec.err.keep" | tail -2 |
+	[[ ! -e $tmp/rec.err.keep ]] || { grep 'carriers of virtual threads' "$tmp/rec.err.keep" ||
+		echo "fgcollect record: off-CPU: no carrier found pinned"; grep 'virtual threads:' "$tmp/rec.err.keep" | tail -2; } |
 		sed 's/^/  fgrec, last round: /'
 	rm -f "$tmp/rec.err" "$tmp/rec.err.keep"
 	pid=()

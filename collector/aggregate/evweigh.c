@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* evweigh.c - the weight of allocation and lock events (see evweigh.h). */
 #include "evweigh.h"
+#include "allocring.h"
 
 #include <string.h>
 
@@ -44,6 +45,22 @@ uint64_t evweigh_round(struct evweigh *w, double x)
 	return (uint64_t)f + (uniform(w) < x - f);
 }
 
+/* A sample drawn at interval, weighing bytes, in the intervals used. */
+static void note_interval(struct evweigh *w, uint64_t interval, uint64_t bytes)
+{
+	for (int i = 0; i < EVWEIGH_MAX_INTERVALS; i++) {
+		struct evweigh_iv *u = &w->used[i];
+
+		if (u->interval != interval && u->interval != 0)
+			continue;
+		u->interval = interval;
+		u->samples++;
+		u->bytes += bytes;
+		return;
+	}
+	w->used_other++;
+}
+
 int evweigh_alloc(struct evweigh *w, uint64_t size, uint64_t interval, uint64_t *bytes,
 		  uint64_t *objects)
 {
@@ -56,17 +73,33 @@ int evweigh_alloc(struct evweigh *w, uint64_t size, uint64_t interval, uint64_t 
 		return -EINVAL;
 	*bytes = evweigh_round(w, (double)size * inv);
 	*objects = evweigh_round(w, inv);
-	for (int i = 0; i < EVWEIGH_MAX_INTERVALS; i++) {
-		struct evweigh_iv *u = &w->used[i];
+	note_interval(w, interval, *bytes);
+	return 0;
+}
 
-		if (u->interval != interval && u->interval != 0)
-			continue;
-		u->interval = interval;
-		u->samples++;
-		u->bytes += *bytes;
-		return 0;
+int evweigh_alloc_gap(struct evweigh *w, uint64_t size, uint64_t interval, uint64_t gap,
+		      uint64_t *bytes, uint64_t *objects)
+{
+	double inv;
+
+	if (gap && !allocring_gap_ok(gap, size, interval)) {
+		w->gap_refused++;
+		gap = 0;
 	}
-	w->used_other++;
+	if (!gap) {
+		int rv = evweigh_alloc(w, size, interval, bytes, objects);
+
+		if (rv == 0)
+			w->interval_samples++;
+		return rv;
+	}
+	inv = evweigh_inv_p(size, interval);
+	if (!(inv >= 1.0))
+		return -EINVAL;
+	*bytes = gap;
+	*objects = evweigh_round(w, inv);
+	note_interval(w, interval, gap);
+	w->gap_samples++;
 	return 0;
 }
 

@@ -221,7 +221,9 @@ static size_t ev_stack_encode(uint8_t *buf, size_t cap, const struct jvm_event *
 	fgle_put64(buf + 20, ev->value);
 	fgle_put64(buf + 28, ev->interval);
 	fgle_put64(buf + 36, ev->tag);
-	memset(buf + 46, 0, 6); /* after depth: reserved */
+	/* after depth: an allocation's gap weight in 48 bits (0: none, or too large to carry) */
+	fgle_put16(buf + 46, (uint16_t)(ev->weight >> 48 ? 0 : ev->weight));
+	fgle_put32(buf + 48, (uint32_t)(ev->weight >> 48 ? 0 : ev->weight >> 16));
 	n += put_bytes(buf + n, ev->cls.ptr, cls);
 	for (; depth < ev->depth; depth++) {
 		const struct jvm_ev_frame *f = &ev->frames[depth];
@@ -338,6 +340,9 @@ static int ev_stack_decode(const uint8_t *p, const uint8_t *end, struct jvm_even
 	ev->interval = fgle_get64(p + 24);
 	ev->tag = fgle_get64(p + 32);
 	ev->depth = fgle_get16(p + 40);
+	ev->weight = ev->kind == FGP_EV_ALLOC
+			     ? (uint64_t)fgle_get16(p + 42) | (uint64_t)fgle_get32(p + 44) << 16
+			     : 0;
 	if ((ev->kind != FGP_EV_ALLOC && ev->kind != FGP_EV_LOCK && ev->kind != FGP_EV_VWAIT &&
 	     ev->kind != FGP_EV_VMOUNT) ||
 	    ev->depth > FGP_MAX_EVENT_DEPTH)

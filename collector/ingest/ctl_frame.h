@@ -19,7 +19,8 @@
  *                 older clients send).
  *   EVENTS (daemon -> client) payload = items of one JVM, each u32 length | item:
  *     STACK  u8 1 | u8 kind | u8 truncated | u8 0 | u32 host_tid | u64 ts | u64 value |
- *            u64 interval | u64 tag | u16 depth | str class | depth x { str name | i32 line }
+ *            u64 interval | u64 tag | u16 depth | u48 weight (ALLOC: its gap weight, jvmevent.h;
+ *            0: none) | str class | depth x { str name | i32 line }
  *            (innermost first; names cut at CTL_STR_MAX bytes)
  *     FREE   u8 2 | u8 0 | u16 0 | u32 n | n x u64 tag   (1 <= n <= FGP_MAX_FREE_TAGS)
  *     STATE  u8 3 | u8 0 | u16 0 | u32 on | 7 x u64 (ts, alloc_interval, lock_threshold_ns,

@@ -55,6 +55,8 @@ size_t jvm_evwant_line(const struct jvm_evwant *w, uint64_t token, char *buf, si
 	if (n > 0 && (w->on & FGP_EVM_ALLOC) && (w->on & FGP_EVM_RING))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0,
 			      " " ALLOCRING_WANT_WORD);
+	if (n > 0 && (w->on & FGP_EVM_ALLOC) && (w->on & FGP_EVM_EXACT))
+		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " allocexact");
 	if (n > 0 && (w->on & FGP_EVM_LOCK))
 		n += snprintf(buf + n, cap > (size_t)n ? cap - (size_t)n : 0, " lock=%u",
 			      (unsigned)w->lock_us);

@@ -672,6 +672,7 @@ static void ev_stack(struct jvmset *s, struct conn *c, const struct fgp_record *
 				.truncated = (rec->flags & FGP_REC_STACK_TRUNCATED) != 0,
 				.value = e->value,
 				.interval = e->interval,
+				.weight = e->weight,
 				.tag = e->tag,
 				.cls = e->cls,
 				.depth = e->depth };

@@ -69,7 +69,8 @@ static const struct evkind kinds[FG_NEVENTS] = {
 		.what = "allocated",
 		.mode = SAMPLER_MODE_NONE,
 		.from_agent = true,
-		.agent_on = FGP_EVM_ALLOC | FGP_EVM_RING, /* its rings are read (session_ring) */
+		/* its rings are read (session_ring), its samples weighed by their threads' bytes */
+		.agent_on = FGP_EVM_ALLOC | FGP_EVM_RING | FGP_EVM_EXACT,
 		.types = &alloc_types,
 		.push_config = "{\"alloc_objects\":{\"units\":\"objects\",\"aggregation\":"
 			       "\"sum\",\"display-name\":\"alloc_in_new_tlab_objects\","

@@ -520,6 +520,7 @@ static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
 							       : SWITCHREC_MAX_KDEPTH,
 		.user_depth = depth < SWITCHREC_MAX_UDEPTH ? depth : SWITCHREC_MAX_UDEPTH,
 		.rate_hz = o->switch_rate,
+		.carrier_rate_hz = o->switch_rate ? o->carrier_rate : 0,
 		.period = o->switch_period,
 		.name_filter = o->thread_filter,
 		.self_time = switchbpf_kernel_stats_on(),
@@ -538,6 +539,7 @@ static int switch_bpf_setup(struct sampler *s, const struct sampler_opts *o)
 	s->thread_filter = o->thread_filter;
 	s->info.switch_period = o->switch_period ? o->switch_period : 1;
 	s->info.switch_rate = o->switch_rate;
+	s->info.carrier_rate = bo.carrier_rate_hz;
 	s->attr.sample_type |= PERF_SAMPLE_RAW;
 	s->sw_attr = s->attr;
 	s->sw_attr.type = PERF_TYPE_SOFTWARE;
@@ -642,7 +644,8 @@ static int setup_rings(struct sampler *s, const struct sampler_opts *o)
 		 * STACK_RINGS_MAX over all rings. */
 		bool every = o->mode != SAMPLER_MODE_CPU && !(s->sb && o->switch_rate);
 		/* at a switch rate, room for a drain gap's stacks and a start's (a few quotas) */
-		size_t copies = every ? 1024 : o->switch_rate / 2 > 128 ? o->switch_rate / 2 : 128;
+		unsigned int rate = o->switch_rate + (o->switch_rate ? o->carrier_rate : 0);
+		size_t copies = every ? 1024 : rate / 2 > 128 ? rate / 2 : 128;
 
 		if (copies > 1024)
 			copies = 1024;
@@ -828,6 +831,8 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->switch_laid = b.laid;
 	out->switch_laid_taken = b.laid_taken;
 	out->switch_laid_capped = b.laid_capped;
+	out->switch_carrier_seen = b.carrier_outs;
+	out->switch_carrier_taken = b.carrier_taken;
 	out->stack_short = b.stack_short;
 	out->stack_none = b.stack_none;
 	out->switch_period_ns = b.period;
@@ -845,6 +850,13 @@ int sampler_totals(const struct sampler *s, switchbpf_total_cb cb, void *ctx)
 int sampler_forget_thread(struct sampler *s, uint32_t tid)
 {
 	return s->sb ? switchbpf_forget(s->sb, tid) : 0;
+}
+
+int sampler_carrier(struct sampler *s, uint32_t tid)
+{
+	if (!s->sb || !s->info.carrier_rate)
+		return 0;
+	return switchbpf_carrier(s->sb, tid);
 }
 
 int sampler_keep_name(struct sampler *s, const char *comm, bool keep)

@@ -259,6 +259,9 @@ int switchbpf_open(const struct switchbpf_opts *o, struct switchbpf **out, char 
 			     (uint64_t)online;
 
 		b->skel->rodata->quota = q ? q : 1;
+		q = ((uint64_t)o->carrier_rate_hz << 32) / (1000000000ull / SWITCHBPF_WINDOW_NS) /
+		    (uint64_t)online;
+		b->skel->rodata->carrier_quota = o->carrier_rate_hz ? (q ? q : 1) : 0;
 	} else {
 		b->skel->rodata->quota = 0;
 		b->skel->rodata->fixed_thr =
@@ -341,6 +344,17 @@ int switchbpf_keep_name(struct switchbpf *b, const char *comm, bool keep)
 											   : 0;
 }
 
+int switchbpf_carrier(struct switchbpf *b, uint32_t tid)
+{
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.carriers), &tid, &one, BPF_ANY) < 0)
+		return -errno;
+	/* each thread looks itself up again at its next switch-out */
+	__atomic_add_fetch(&b->skel->bss->carriers_gen, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int switchbpf_attach(struct switchbpf *b)
 {
 	if (b->link)
@@ -389,6 +403,8 @@ void switchbpf_stats(const struct switchbpf *b, struct switchstats *sum)
 			sum->laid += per[c].laid;
 			sum->laid_taken += per[c].laid_taken;
 			sum->laid_capped += per[c].laid_capped;
+			sum->carrier_outs += per[c].carrier_outs;
+			sum->carrier_taken += per[c].carrier_taken;
 			sum->self_ns += per[c].self_ns;
 			sum->self_runs += per[c].self_runs;
 		}

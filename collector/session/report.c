@@ -468,6 +468,13 @@ static void report_offcpu_summary(const struct session_summary *sm, const struct
 		    "weighed by 1 / the chance it was taken), %llu lost in full rings",
 		    (unsigned long long)sm->switches_out, (unsigned long long)sm->switch_samples,
 		    how, (unsigned long long)sm->switches_lost);
+		if (sm->carrier_outs)
+			say(out,
+			    "off-CPU: %llu of the switch-outs were of carriers of virtual threads, "
+			    "%llu stacks taken of them at the carriers' own rate (about %u a second "
+			    "asked, besides the switch rate)",
+			    (unsigned long long)sm->carrier_outs,
+			    (unsigned long long)sm->carrier_taken, sm->carrier_rate);
 		if (sm->bpf_self_runs)
 			say(out,
 			    "off-CPU: the BPF program ran %.3f ms at the targets' switches (%llu "
@@ -614,6 +621,13 @@ static void report_intervals(const struct session_ev_summary *e, const struct re
 		snprintf(budget, sizeof(budget), "no cost budget");
 	say(out, "sampling intervals used (%s): %s%s", budget, line,
 	    e->intervals_other ? "; more intervals not listed" : "");
+	say(out,
+	    "sample weights: %llu by their thread's exact bytes since its previous sample, %llu by "
+	    "the interval (a thread's first sample, or no per-thread count)",
+	    (unsigned long long)e->w_gap, (unsigned long long)e->w_interval);
+	if (e->w_gap_refused)
+		say(out, "  %llu exact weights refused (out of bounds: weighed by the interval)",
+		    (unsigned long long)e->w_gap_refused);
 }
 
 /* Alloc: how the samples' stacks were taken, and the stack copies lost on the way. */

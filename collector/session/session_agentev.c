@@ -7,6 +7,7 @@
 #include "evframes.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- agent events (alloc, live, lock) ------------------------------------------------- */
@@ -15,6 +16,7 @@
 void ses_evwant_init(struct session *s)
 {
 	const struct session_opts *o = &s->o;
+	const char *weight;
 
 	s->ae.evw = (struct jvm_evwant){
 		.on = evkind_of(o->event)->agent_on,
@@ -24,6 +26,10 @@ void ses_evwant_init(struct session *s)
 		.depth = o->alloc_depth ? o->alloc_depth : SESSION_DEFAULT_ALLOC_DEPTH,
 		.budget_ppm = session_alloc_budget(o->alloc_budget_ppm),
 	};
+	/* FG_ALLOC_WEIGHT=interval: every sample weighed by its interval (no gap weights). */
+	weight = getenv("FG_ALLOC_WEIGHT");
+	if (weight && strcmp(weight, "interval") == 0)
+		s->ae.evw.on &= ~FGP_EVM_EXACT;
 }
 
 /* What one stack event weighs: 0 with *w and *aux, or -EINVAL (counted as bad). */
@@ -34,7 +40,7 @@ static int ev_weigh(struct session *s, const struct jvm_event *ev, uint64_t *w, 
 		*aux = 1;
 		return 0;
 	}
-	return evweigh_alloc(&s->ae.wg, ev->value, ev->interval, w, aux);
+	return evweigh_alloc_gap(&s->ae.wg, ev->value, ev->interval, ev->weight, w, aux);
 }
 
 /* Count what an event added to the totals. */
@@ -116,11 +122,38 @@ static int vt_keep(void *arg, const char *root)
 	return !s->flt.threads_re_on || regexec(&s->flt.threads_re, root, 0, NULL, 0) == 0;
 }
 
+/* A carrier's time preempted so far (every kind of preemption), as the BPF program counts it. */
+struct pin_probe {
+	uint32_t tid;
+	uint64_t pre_ns;
+};
+
+static int pin_probe_cb(void *ctx, uint32_t tid, const struct switchtot *t)
+{
+	struct pin_probe *p = ctx;
+
+	if (tid != p->tid)
+		return 0;
+	for (unsigned k = 0; k < SWITCHTOT_NKINDS; k++)
+		if (switchtot_is_preempt(k))
+			p->pre_ns += t->off[k];
+	return 1;
+}
+
 /* A mount of a virtual thread: its carrier's samples rooted by it (vtmount.h), its time per
  * carrier and root for the carrier's mounted time no stack was taken for (vtwall.h). */
 static void ses_vt_mount(struct session *s, const struct jvm_event *ev)
 {
+	struct pin_probe p = { .tid = ev->host_tid };
+
 	vtmount_add(&s->ae.vm, ev, s->start_ns, s->end_ns);
+	/* a carrier found pinned: its waits get the carriers' switch rate from now on */
+	if (s->sampler && s->so->carrier && s->so->totals &&
+	    s->so->info(s->sampler)->carrier_rate &&
+	    vtmount_pin_due(&s->ae.vm, ev->host_pid, ev->host_tid, ev->ts) &&
+	    s->so->totals(s->sampler, pin_probe_cb, &p) == 1 &&
+	    vtmount_pin_check(&s->ae.vm, ev->host_pid, ev->host_tid, ev->ts, p.pre_ns))
+		(void)s->so->carrier(s->sampler, ev->host_tid);
 	if (s->ae.vt_on && s->ex.tt_on)
 		vtwall_mount(&s->ae.vt, ev, s->start_ns, s->end_ns);
 }
@@ -141,9 +174,11 @@ void ses_on_agent_ev(void *arg, const struct jvm_event *ev)
 			t->ev.first = ev->state;
 			t->ev.drops_first = ev->drops;
 		}
-		/* an agent without FGP_EVM_VCPU sends the mounts with the waits */
+		/* an agent without FGP_EVM_VCPU sends the mounts with the waits; one without
+		 * FGP_EVM_EXACT weighs its samples by the interval */
 		if (!t->ev.on_after_ns &&
-		    (ev->state.on & s->ae.evw.on & ~FGP_EVM_VCPU) == (s->ae.evw.on & ~FGP_EVM_VCPU))
+		    (ev->state.on & s->ae.evw.on & ~(FGP_EVM_VCPU | FGP_EVM_EXACT)) ==
+			    (s->ae.evw.on & ~(FGP_EVM_VCPU | FGP_EVM_EXACT)))
 			t->ev.on_after_ns = s->now() - s->start_ns + 1;
 		t->ev.state_known = true;
 		t->ev.state = ev->state;

@@ -141,7 +141,8 @@ static bool walk_one(struct session *s, struct ses_ring *r, const struct allocri
 		t->ev.stacks++;
 	if (!smp.tid)
 		s->ae.ev.no_thread++;
-	if (evweigh_alloc(&s->ae.wg, sl->size, sl->interval, &w, &aux) != 0) {
+	if (evweigh_alloc_gap(&s->ae.wg, sl->size, sl->interval,
+			      (sl->flags & ALLOCRING_F_GAP) ? sl->w_bytes : 0, &w, &aux) != 0) {
 		s->ae.ev.bad++;
 		return true;
 	}

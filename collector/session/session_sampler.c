@@ -62,6 +62,11 @@ static int real_forget_thread(void *smp, uint32_t tid)
 	return sampler_forget_thread(smp, tid);
 }
 
+static int real_carrier(void *smp, uint32_t tid)
+{
+	return sampler_carrier(smp, tid);
+}
+
 static const struct sampler_info *real_info(const void *smp)
 {
 	return sampler_info(smp);
@@ -90,6 +95,7 @@ const struct session_sampler_ops ses_real_sampler = {
 	.keep_name = real_keep_name,
 	.totals = real_totals,
 	.forget_thread = real_forget_thread,
+	.carrier = real_carrier,
 };
 
 /* ---- no sampler: the agents' events need none ---------------------------------------- */
@@ -217,6 +223,7 @@ int ses_open_sampler(struct session *s, char *why, size_t whylen)
 				    .stack_copy = s->o.stack_copy,
 				    .switch_period = s->o.switch_period,
 				    .switch_rate = s->o.switch_rate,
+				    .carrier_rate = session_carrier_rate(s->o.switch_rate),
 				    .scope = (enum sampler_scope)s->o.scope };
 	size_t n = s->targets.n;
 	pid_t *pids = calloc(n ? n : 1, sizeof(*pids));

@@ -72,6 +72,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 	out->ev.budget_ppm = s->ae.evw.budget_ppm;
 	memcpy(out->ev.intervals, s->ae.wg.used, sizeof(out->ev.intervals));
 	out->ev.intervals_other = s->ae.wg.used_other;
+	out->ev.w_gap = s->ae.wg.gap_samples;
+	out->ev.w_interval = s->ae.wg.interval_samples;
+	out->ev.w_gap_refused = s->ae.wg.gap_refused;
 	out->vt = s->ae.vt.st;
 	out->vt.mnt = s->ae.vm.st;
 	out->vt.pinned_us = s->ae.vt_on ? ses_pinned_us(s->agg) : 0;
@@ -135,6 +138,9 @@ void session_summary(const struct session *s, struct session_summary *out)
 		out->tracefs_dir = si->tracefs_dir;
 		out->tracefs_mounted = si->tracefs_mounted;
 		out->switch_rate = si->switch_rate;
+		out->carrier_rate = si->carrier_rate;
+		out->carrier_outs = ss.switch_carrier_seen;
+		out->carrier_taken = ss.switch_carrier_taken;
 		out->switch_bpf_err = si->switch_bpf_err;
 		out->switch_bpf_why = si->switch_bpf_why;
 		/* Per thread every switch-out has a record; by BPF the program counts them. */

@@ -207,6 +207,8 @@ void vtmount_add(struct vtmount *m, const struct jvm_event *ev, uint64_t from, u
 		c->known_to = ev->ts;
 	if (!c->t0_first)
 		c->t0_first = ev->ts - ev->value;
+	if (ev->interval <= ev->value)
+		c->pin_off += ev->interval;
 	if (m->held >= VTMOUNT_MAX_HELD ||
 	    (c->n > c->head && c->iv[c->n - 1].t1 > ev->ts - ev->value)) {
 		m->st.dropped++;
@@ -240,6 +242,38 @@ bool vtmount_take_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t
 	if (c)
 		c->ns = c->off_ns = 0;
 	return c && *ns;
+}
+
+bool vtmount_pin_due(const struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	const struct vtmount_carrier *c = carrier_find(m, pid, tid);
+
+	return c && !c->pinned && (!c->pin_at || ts >= c->pin_at + VTMOUNT_PIN_EVERY_NS);
+}
+
+bool vtmount_pin_check(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t pre_ns)
+{
+	struct vtmount_carrier *c = carrier_of(m, pid, tid, 0);
+	uint64_t pre, off;
+
+	if (!c || c->pinned)
+		return false;
+	if (!c->pin_at) {
+		/* the first check starts the counts: the mounts before it may have begun before
+		 * the preemptions were counted */
+		c->pin_at = c->pin_t0 = ts ? ts : 1;
+		c->pin_pre = pre_ns;
+		c->pin_off = 0;
+		return false;
+	}
+	c->pin_at = ts ? ts : 1;
+	off = c->pin_off;
+	pre = pre_ns >= c->pin_pre ? pre_ns - c->pin_pre : 0;
+	if (ts < c->pin_t0 + VTMOUNT_PIN_SPAN_NS || off <= pre ||
+	    off - pre < (ts - c->pin_t0) / VTMOUNT_PIN_SHARE || off - pre < off / 4)
+		return false;
+	c->pinned = true;
+	return true;
 }
 
 /* An interval that ends before ts: ahead of the one vtmount_root() looks for. */

@@ -65,7 +65,8 @@ void evctl_target(const struct evctl *c, const struct want_events *w, struct evs
 	memset(out, 0, sizeof(*out));
 	out->on = w->on & c->caps & FGP_EVM_ALL;
 	if (!(out->on & FGP_EVM_ALLOC) || w->alloc_interval == 0)
-		out->on &= ~(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_RING); /* what alloc samples */
+		out->on &= ~(FGP_EVM_ALLOC | FGP_EVM_LIVE | FGP_EVM_RING |
+			     FGP_EVM_EXACT); /* what alloc samples */
 	if (out->on & FGP_EVM_ALLOC)
 		out->alloc_interval = w->alloc_interval;
 	if (out->on & FGP_EVM_LOCK)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocgap.h"
 #include "codelines.h"
 #include "fgclock.h"
 #include "fgjname.h"
@@ -39,6 +40,14 @@ static bool ring_tried; /* the worker's own */
 static atomic_uint_fast64_t ring_fellback;
 static atomic_bool ring_asked; /* alloc went on with cfg.ring: the ring was tried */
 
+/* Gap weights (allocgap.h): the layout, bound once on the worker (gap_ok published with
+ * release order after it), and the epoch the threads' readings are of (1..65535, moved each
+ * time alloc goes on). */
+static struct allocgap_layout gap;
+static atomic_bool gap_ok;
+static bool gap_tried; /* the worker's own */
+static _Atomic uint16_t gap_epoch;
+
 void evjvmti_init(const struct evjvmti_cfg *c)
 {
 	cfg = *c;
@@ -58,7 +67,7 @@ uint32_t evjvmti_caps(jvmtiEnv *jvmti)
 	memset(&want, 0, sizeof(want));
 	want.can_generate_sampled_object_alloc_events = 1;
 	if ((*jvmti)->AddCapabilities(jvmti, &want) == JVMTI_ERROR_NONE)
-		on |= FGP_EVM_ALLOC;
+		on |= FGP_EVM_ALLOC | FGP_EVM_EXACT; /* gap weights where the layout is known */
 	memset(&want, 0, sizeof(want));
 	want.can_tag_objects = 1;
 	want.can_generate_object_free_events = 1;
@@ -194,14 +203,15 @@ static int take_stack(JNIEnv *jni, struct ev *e)
 /* The calling thread's slot: its tid (low 32 bits), asked of the kernel once per thread, not
  * once per event, and the interval in force at its last allocation sample (high 32 bits; 0:
  * none yet). (A _Thread_local would make the agent need ld.so's __tls_get_addr.) */
-static pthread_key_t tid_key, prev_key;
-static bool tid_key_ok, prev_key_ok;
+static pthread_key_t tid_key, prev_key, gap_key;
+static bool tid_key_ok, prev_key_ok, gap_key_ok;
 static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
 
 static void tid_key_make(void)
 {
 	tid_key_ok = pthread_key_create(&tid_key, NULL) == 0;
 	prev_key_ok = cfg.sampler_fix && pthread_key_create(&prev_key, NULL) == 0;
+	gap_key_ok = sizeof(void *) >= sizeof(uint64_t) && pthread_key_create(&gap_key, NULL) == 0;
 }
 
 static uint64_t my_slot(void)
@@ -256,6 +266,22 @@ static uint64_t my_prev_size(uint64_t size)
 	prev = (uint64_t)(uintptr_t)pthread_getspecific(prev_key);
 	(void)pthread_setspecific(prev_key, (void *)(uintptr_t)size);
 	return prev;
+}
+
+/* The gap weight of the calling thread's sample (allocgap.h), or 0 for the interval weight. */
+static uint64_t my_gap(JNIEnv *jni, uint64_t size, uint64_t interval)
+{
+	uint64_t bytes, state, w;
+
+	(void)pthread_once(&tid_once, tid_key_make);
+	if (!gap_key_ok || !atomic_load_explicit(&gap_ok, memory_order_acquire) ||
+	    !allocgap_read(&gap, jni, &bytes))
+		return 0;
+	state = (uint64_t)(uintptr_t)pthread_getspecific(gap_key);
+	w = allocgap_weigh(&state, atomic_load_explicit(&gap_epoch, memory_order_relaxed), bytes,
+			   size, interval);
+	(void)pthread_setspecific(gap_key, (void *)(uintptr_t)state);
+	return w;
 }
 
 /* A uniform draw in [0, 1) for any thread, lock-free (splitmix64 over a shared counter). */
@@ -334,6 +360,7 @@ static bool copy_stack(JNIEnv *jni, jclass klass, const struct ev *e)
 		.pc = f.pc,
 		.tid = evjvmti_tid(),
 		.flags = 0,
+		.gap = (e->in.flags & FGP_REC_ALLOC_GAP) ? e->in.weight : 0,
 		.stack = (const void *)(uintptr_t)f.sp,
 		.len = (size_t)(f.top - f.sp),
 	};
@@ -362,6 +389,8 @@ static void alloc_event(JNIEnv *jni, jthread thread, jobject object, jclass klas
 		atomic_fetch_add_explicit(&cfg.ctl->thinned, 1, memory_order_relaxed);
 		return;
 	}
+	if ((on & FGP_EVM_EXACT) && (e.in.weight = my_gap(jni, e.in.value, e.in.interval)) != 0)
+		e.in.flags |= FGP_REC_ALLOC_GAP;
 	if (!(on & FGP_EVM_LIVE) && (cfg.ring_always || (on & FGP_EVM_RING)) &&
 	    copy_stack(jni, klass, &e)) {
 		evctl_copied(cfg.ctl);
@@ -574,6 +603,27 @@ static int eetop_of(JNIEnv *jni, uint64_t *out)
 	return v ? 0 : -ENOENT;
 }
 
+static int gap_of(const struct vmstructs *vs, void *arg)
+{
+	(void)arg;
+	return allocgap_build(vs, &gap);
+}
+
+/* Gap weights: the layout, once (on the worker, attached). */
+static void gap_setup(void)
+{
+	JNIEnv *jni = NULL;
+	uint64_t thread;
+
+	gap_tried = true;
+	if ((*cfg.vm)->GetEnv(cfg.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
+	    vmstructs_with((const void *)(*cfg.jvmti)->GetVersionNumber, gap_of, NULL) != 0 ||
+	    eetop_of(jni, &thread) != 0 ||
+	    allocgap_bind(&gap, jni, (const void *)(uintptr_t)thread) != 0)
+		return; /* interval weights */
+	atomic_store_explicit(&gap_ok, true, memory_order_release);
+}
+
 /* allocstack=copy: the anchor's offsets and the ring, once (on the worker, attached). */
 static void ring_setup(void)
 {
@@ -616,6 +666,7 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 {
 	static const uint32_t kinds[] = { FGP_EVM_LIVE, FGP_EVM_ALLOC, FGP_EVM_LOCK,
 					  FGP_EVM_VTHREAD };
+	uint32_t was = enabled;
 	int rv = 0, r;
 
 	(void)arg;
@@ -624,6 +675,8 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 	if (cfg.ring && (want->on & FGP_EVM_ALLOC) &&
 	    (cfg.ring_always || (want->on & FGP_EVM_RING)) && !ring_tried)
 		ring_setup();
+	if ((want->on & FGP_EVM_ALLOC) && (want->on & FGP_EVM_EXACT) && !gap_tried)
+		gap_setup();
 	if ((want->on & FGP_EVM_ALLOC) &&
 	    (*cfg.jvmti)->SetHeapSamplingInterval(cfg.jvmti, (jint)want->alloc_interval) !=
 		    JVMTI_ERROR_NONE)
@@ -650,6 +703,19 @@ int evjvmti_apply(void *arg, const struct evset *want, struct evset *got)
 		enabled |= FGP_EVM_VMOUNT;
 	else
 		enabled &= ~FGP_EVM_VMOUNT;
+	/* Gap weights, where the layout is known and the collector reads them (with alloc on);
+	 * alloc going on, or they, start a new epoch: no gap spans a time alloc was off. */
+	if ((want->on & FGP_EVM_EXACT) && (enabled & FGP_EVM_ALLOC) &&
+	    atomic_load_explicit(&gap_ok, memory_order_acquire)) {
+		if (!(enabled & FGP_EVM_EXACT) || !(was & FGP_EVM_ALLOC)) {
+			uint16_t ep = (uint16_t)(atomic_load(&gap_epoch) + 1);
+
+			atomic_store(&gap_epoch, ep ? ep : 1);
+		}
+		enabled |= FGP_EVM_EXACT;
+	} else {
+		enabled &= ~FGP_EVM_EXACT;
+	}
 	/* The collector reads the ring: the callbacks may copy into it (with alloc on). */
 	if ((want->on & FGP_EVM_RING) && (enabled & FGP_EVM_ALLOC))
 		enabled |= FGP_EVM_RING;

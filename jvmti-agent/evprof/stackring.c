@@ -142,6 +142,8 @@ int64_t stackring_put(struct stackring *r, const struct stackring_sample *s)
 	uint64_t wb, wo;
 
 	stackring_weigh(s->size, s->interval, &wb, &wo);
+	if (s->gap)
+		wb = s->gap;
 	if ((old & 1u) ||
 	    !atomic_compare_exchange_strong_explicit(seq, &old, 2 * n + 1, memory_order_acquire,
 						     memory_order_relaxed)) {
@@ -163,7 +165,7 @@ int64_t stackring_put(struct stackring *r, const struct stackring_sample *s)
 	slot->pc = s->pc;
 	slot->tid = s->tid;
 	slot->len = (uint32_t)len;
-	slot->flags = s->flags;
+	slot->flags = s->gap ? s->flags | ALLOCRING_F_GAP : s->flags & ~ALLOCRING_F_GAP;
 	slot->pad = 0;
 	/* The slot's sums are this writer's alone while its seq is odd; the acquiring CAS saw the
 	 * previous writer's. */

@@ -136,6 +136,8 @@ static void events_word(const char *w, size_t len, struct want_events *out)
 		out->on |= FGP_EVM_VCPU;
 	} else if (len == 4 && memcmp(w, "vtid", 4) == 0) {
 		out->on |= FGP_EVM_VTID;
+	} else if (len == 10 && memcmp(w, "allocexact", 10) == 0) {
+		out->on |= FGP_EVM_EXACT;
 	} else if (len == sizeof(ALLOCRING_WANT_WORD) - 1 &&
 		   memcmp(w, ALLOCRING_WANT_WORD, len) == 0) {
 		out->on |= FGP_EVM_RING;

@@ -395,14 +395,17 @@ check_dbg() {
 		fg_fail "$cfg dbg: without the debug package, the summary does not say how to name them"
 	grep -qE 'libjvm\.so\+0x' "$FG_TMP/nodbg.folded" ||
 		fg_fail "$cfg dbg: without the debug package, no libjvm.so+0x frame in the profile"
-	named=$(grep -cE '(^|;)(java_start|thread_native_entry)\(Thread\*\);' "$FG_TMP/dbg.folded" || true)
+	# named libjvm.so frames: the main thread's call into Java (every sample of HotLoop's main
+	# thread runs under it), or a HotSpot thread's root where one was sampled (the JIT's
+	# threads may be idle by the recording)
+	named=$(grep -cE '(^|;)(JavaCalls::call_helper|java_start|thread_native_entry)\(' "$FG_TMP/dbg.folded" || true)
 	((named > 0)) ||
-		fg_fail "$cfg dbg: with openjdk-$n-dbg, no HotSpot thread root named (java_start, thread_native_entry)"
+		fg_fail "$cfg dbg: with openjdk-$n-dbg, no libjvm.so frame named (JavaCalls::call_helper, java_start, thread_native_entry)"
 	(($(unnamed_jvm "$FG_TMP/dbg.err") == 0)) ||
 		fg_fail "$cfg dbg: with openjdk-$n-dbg, record still could not name $(unnamed_jvm "$FG_TMP/dbg.err") libjvm.so frames"
 	! grep -qE 'libjvm\.so\+0x' "$FG_TMP/dbg.folded" ||
 		fg_fail "$cfg dbg: with openjdk-$n-dbg, libjvm.so+0x frames remain: $(grep -oE 'libjvm\.so\+0x[0-9a-f]+' "$FG_TMP/dbg.folded" | head -n 3 | tr '\n' ' ')"
-	fig "dbg: without openjdk-$n-dbg $without libjvm.so frames unnamed (the summary says why), with it none; $named stacks through HotSpot's thread root"
+	fig "dbg: without openjdk-$n-dbg $without libjvm.so frames unnamed (the summary says why), with it none; $named stacks through JavaCalls::call_helper or HotSpot's thread root"
 }
 
 # ---- noalloc (JDK 8): refused in one line, the JVM unharmed ----------------------------------

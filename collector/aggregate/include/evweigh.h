@@ -37,6 +37,10 @@ struct evweigh {
 	 * EVWEIGH_MAX_INTERVALS. */
 	struct evweigh_iv used[EVWEIGH_MAX_INTERVALS];
 	uint64_t used_other;
+	/* evweigh_alloc_gap's samples weighed by their thread's own bytes since its previous
+	 * sample (gap weights), those weighed by their interval, and the gap weights refused
+	 * (out of allocring_gap_ok(): weighed by the interval, counted there too). */
+	uint64_t gap_samples, interval_samples, gap_refused;
 };
 
 /* Seed the rounding generator (0 is replaced by a fixed non-zero seed). */
@@ -54,6 +58,17 @@ uint64_t evweigh_round(struct evweigh *w, double x);
  */
 int evweigh_alloc(struct evweigh *w, uint64_t size, uint64_t interval, uint64_t *bytes,
 		  uint64_t *objects);
+
+/*
+ * One allocation sample the agent weighed by its thread's bytes since that thread's previous
+ * sample (gap > 0; HotSpot's per-thread count, so each thread's total is exact): *bytes = gap
+ * when allocring_gap_ok(gap, size, interval), *objects = 1 / p as evweigh_alloc (both in the
+ * intervals used). A gap out of
+ * those bounds is refused (counted in gap_refused) and the sample weighed by its interval.
+ * gap 0: evweigh_alloc. 0, or -EINVAL as evweigh_alloc.
+ */
+int evweigh_alloc_gap(struct evweigh *w, uint64_t size, uint64_t interval, uint64_t gap,
+		      uint64_t *bytes, uint64_t *objects);
 
 /* A lock wait of ns nanoseconds in microseconds, rounded as above. */
 uint64_t evweigh_lock_us(struct evweigh *w, uint64_t ns);

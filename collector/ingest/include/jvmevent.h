@@ -48,6 +48,7 @@ struct jvm_event {
 	uint16_t kind;	   /* FGP_EV_ALLOC or FGP_EV_LOCK */
 	bool truncated;	   /* the agent cut the stack at its depth cap (outermost frames gone) */
 	uint64_t value, interval, tag;
+	uint64_t weight; /* FGP_EV_ALLOC: its thread's bytes since its previous sample; 0: none */
 	struct fgp_str cls;
 	const struct jvm_ev_frame *frames; /* depth of them, innermost first */
 	uint16_t depth;

@@ -40,6 +40,12 @@
  * gets its share); below that the chance is the prediction's, so the allocation stays in
  * proportion to the waiting, and known before the wait's length, so the weights stay unbiased.
  * Without a quota the chance is fixed_thr for every switch-out.
+ * Carriers of virtual threads (the collector names them in `carriers` as their mounts arrive)
+ * have a quota of their own (carrier_quota), spent as the quota above is but over their waits
+ * alone, outside it: a carrier's time off the CPU with a virtual thread mounted (pinned) is the
+ * virtual thread's, the requests' time a service on virtual threads is profiled for, and it is
+ * shared out by the stacks taken on the carrier; at the quota's density over a whole JVM's
+ * waiting a few of them would share seconds of it. The chance and the weights stay as above.
  * Preemptions by interrupts in a wall profile (lay_preempted) are sampled apart, as CPU time
  * is: such a preemption strikes a thread where it runs, most often in its long runs on the CPU,
  * so its time is shown at stacks taken there, one per irq_period of each thread's such time
@@ -98,6 +104,8 @@ const volatile __u32 user_depth = 0;   /* frames, at most SWITCHREC_MAX_UDEPTH *
 const volatile __u32 state_arg = 1;    /* the tracepoint passes prev_state (Linux >= 5.18) */
 const volatile __u64 window_ns = 100000000;
 const volatile __u64 quota = 0; /* stacks per window and CPU, x 2^32; 0: fixed_thr */
+/* The carriers' own quota, likewise (0: none apart: they share the quota) */
+const volatile __u64 carrier_quota = 0;
 const volatile __u64 fixed_thr = SWITCHREC_ONE;
 const volatile __u32 name_filter = 0; /* threads named in `names` with 0 are left out */
 const volatile __u32 self_time = 0;   /* count the program's own time (switchstats.self_ns) */
@@ -150,7 +158,9 @@ struct thread {
 	__u32 tkind; /* the SWITCHTOT_* kind of the wait */
 	__s32 sysnr; /* the system call it waits in (-1: none) */
 	__u16 waiting, pending;
-	__u32 slot; /* 1 + its slot in `totals` (0: none yet; SLOT_NONE: none was left) */
+	__u32 slot;    /* 1 + its slot in `totals` (0: none yet; SLOT_NONE: none was left) */
+	__u32 cgen;    /* carriers_gen when it last looked itself up in `carriers` */
+	__u32 carrier; /* it was there: a carrier of virtual threads */
 };
 
 /* Count a wait of d ns that ended at now. */
@@ -228,6 +238,16 @@ struct {
 /* Slots handed out from the first on (the collector reads the array up to here). */
 __u32 slots_used = 0;
 
+/* The carriers of virtual threads the collector has named (tid -> 1), and how many times it
+ * has added to them: a thread looks itself up again only when this has changed since. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SWITCHREC_MAX_CARRIERS);
+	__type(key, __u32);
+	__type(value, __u8);
+} carriers SEC(".maps");
+__u32 carriers_gen = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1); /* the loader sets the number of possible CPUs */
@@ -256,10 +276,9 @@ static __always_inline __u64 clamp_period(__u64 p)
 /* The period that fills the quota, in ns: mass (units of 1024 ns) * 1024 / (quota / 2^32), the
  * quota taken in 2^-12 stacks (mass < 2^44 and the quota at least 2^-12 stacks: the loader's
  * bounds on the rate; nothing overflows). */
-static __always_inline __u64 period_of(const struct switchstats *st)
+static __always_inline __u64 period_at(const struct switchstats *st, __u64 m, __u64 qx)
 {
-	__u64 m = st->mass_prev > st->mass_cur ? st->mass_prev : st->mass_cur;
-	__u64 q = quota >> 20 ? quota >> 20 : 1, p;
+	__u64 q = qx >> 20 ? qx >> 20 : 1, p;
 
 	if (m > (1ull << 44))
 		m = 1ull << 44;
@@ -267,6 +286,11 @@ static __always_inline __u64 period_of(const struct switchstats *st)
 	if (st->first && p < PERIOD_START)
 		p = PERIOD_START;
 	return clamp_period(p);
+}
+
+static __always_inline __u64 period_of(const struct switchstats *st)
+{
+	return period_at(st, st->mass_prev > st->mass_cur ? st->mass_prev : st->mass_cur, quota);
 }
 
 /* The quota's window on this CPU: a new one once window_ns have passed. */
@@ -282,6 +306,8 @@ static __always_inline void roll(struct switchstats *st, __u64 now)
 		st->mass_cur = 0;
 		st->irq_mass_prev = now - st->win_start < 2 * window_ns ? st->irq_mass_cur : 0;
 		st->irq_mass_cur = 0;
+		st->car_mass_prev = now - st->win_start < 2 * window_ns ? st->car_mass_cur : 0;
+		st->car_mass_cur = 0;
 		st->win_start = now;
 	}
 }
@@ -358,6 +384,39 @@ static __always_inline __u64 chance(struct switchstats *st, __u64 now, __u64 pre
 	/* what it asks of the quota: a taken-for-sure wait one period, else its prediction */
 	st->mass_cur += (thr == SWITCHREC_ONE ? p : pred > FLOOR_NS ? pred : FLOOR_NS) >> 10;
 	return thr;
+}
+
+/* The chance, x 2^32, that a carrier's switch-out's stack is taken: as chance(), with the
+ * carriers' own quota over their own waiting; in a window with none of their waiting in the
+ * last one on this CPU (the carriers were named in it) the period starts at PERIOD_START, as
+ * in the program's first window. */
+static __always_inline __u64 carrier_chance(struct switchstats *st, __u64 now, __u64 pred,
+					    __u64 owed)
+{
+	__u64 thr, p;
+
+	roll(st, now);
+	p = period_at(st,
+		      st->car_mass_prev > st->car_mass_cur ? st->car_mass_prev : st->car_mass_cur,
+		      carrier_quota);
+	if (!st->car_mass_prev && p < PERIOD_START)
+		p = PERIOD_START;
+	thr = chance_at(pred, owed, p);
+	st->car_mass_cur += (thr == SWITCHREC_ONE ? p : pred > FLOOR_NS ? pred : FLOOR_NS) >> 10;
+	st->carrier_outs++;
+	return thr;
+}
+
+/* Is th (tid) a carrier the collector named? Looked up again only after it added one. */
+static __always_inline int is_carrier(struct thread *th, __u32 tid)
+{
+	__u32 gen = carriers_gen;
+
+	if (th->cgen != gen) {
+		th->cgen = gen;
+		th->carrier = bpf_map_lookup_elem(&carriers, &tid) != NULL;
+	}
+	return th->carrier;
 }
 
 static __always_inline __u32 prev_state(struct bpf_raw_tracepoint_args *ctx,
@@ -614,7 +673,7 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
 	struct task_struct *next = (struct task_struct *)ctx->args[2];
 	__u32 zero = 0, tgid = (__u32)prev->tgid, tid = (__u32)prev->pid;
-	__u32 preempt = ctx->args[0] ? 1 : 0, kind, state;
+	__u32 preempt = ctx->args[0] ? 1 : 0, kind, state, car = 0;
 	__u64 id = (__u64)tgid << 32 | tid, now, thr, ran;
 	/* A thread followed already has its storage (next's: it was seen leaving); else prev is
 	 * one if its process is. */
@@ -693,6 +752,9 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 		if (!irq_period)
 			return done(st, now);
 		thr = irq_chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
+	} else if (carrier_quota && quota && is_carrier(th, tid)) {
+		car = 1;
+		thr = carrier_chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	} else {
 		thr = chance(st, now, (__u64)th->w[kind].rms << 10, th->owed[kind]);
 	}
@@ -702,6 +764,8 @@ int fg_switch(struct bpf_raw_tracepoint_args *ctx)
 	}
 	if (laid(kind))
 		st->laid_taken++;
+	if (car)
+		st->carrier_taken++;
 	th->owed[kind] = 0;
 	if (take(ctx, st, now, id, thr, th->sysnr, !laid(kind)) == 0)
 		th->pending = 1;

@@ -130,6 +130,9 @@ struct sampler_opts {
 	 * ignore switch_rate. The waits' ends are never sampled. */
 	unsigned int switch_period;
 	unsigned int switch_rate;
+	/* Off-CPU by BPF with switch_rate: about this many stacks a second more, spent over the
+	 * waits of the threads sampler_carrier() names alone (0: they share switch_rate). */
+	unsigned int carrier_rate;
 	/* Off-CPU by BPF: leave out, in the kernel, the threads sampler_keep_name() names (the
 	 * caller's --threads). */
 	bool thread_filter;
@@ -186,7 +189,8 @@ struct sampler_info {
 	 * events per thread take them. */
 	int switch_bpf_err;
 	const char *switch_bpf_why;
-	unsigned int switch_rate; /* as asked (BPF only), 0: switch_period's chance */
+	unsigned int switch_rate;  /* as asked (BPF only), 0: switch_period's chance */
+	unsigned int carrier_rate; /* as asked (BPF with switch_rate only) */
 	/* Off-CPU per thread: sched_switch's event id and prev_state in its raw record
 	 * (tracefs.h). */
 	uint64_t switch_id;
@@ -232,9 +236,11 @@ struct sampler_stats {
 	uint64_t totals_full;	   /* threads whose waits went uncounted: no totals slot was free */
 	uint64_t totals_at_exit;   /* threads first seen at their exit, counted from there */
 	uint64_t switch_laid;	   /* wall: preemptions by interrupts sampled apart, */
-	uint64_t switch_laid_taken;  /* ... their stacks taken */
-	uint64_t switch_laid_capped; /* ... those sampled at a lower chance than the CPU samples'
-				      * interval asks: it would take more than the rate */
+	uint64_t switch_laid_taken;    /* ... their stacks taken */
+	uint64_t switch_laid_capped;   /* ... those sampled at a lower chance than the CPU samples'
+					* interval asks: it would take more than the rate */
+	uint64_t switch_carrier_seen;  /* switch-outs of the carriers sampler_carrier() named */
+	uint64_t switch_carrier_taken; /* ... whose stack was taken */
 	/* the program's own time in the runs that followed a target's thread in or out, and
 	 * their number (counted while kernel.bpf_stats_enabled is set; else 0) */
 	uint64_t switch_self_ns, switch_self_runs;
@@ -298,6 +304,10 @@ int sampler_fd(const struct sampler *s);
  * filter: nothing to do) or -errno.
  */
 int sampler_keep_name(struct sampler *s, const char *comm, bool keep);
+/* Off-CPU by BPF with a carrier_rate: thread tid carries virtual threads, its switch-outs get
+ * the carriers' own rate from now on (sampler_opts.carrier_rate). 0 (also when there is no
+ * such rate) or -errno. */
+int sampler_carrier(struct sampler *s, uint32_t tid);
 
 /*
  * Off-CPU by BPF: every followed thread's waits as counted now (switchbpf_totals), and the

@@ -41,6 +41,9 @@ struct switchbpf_opts {
 	 * 1 / period (0 or 1: every one). */
 	uint32_t rate_hz;
 	uint32_t period;
+	/* With rate_hz: about carrier_rate_hz stacks a second more, spent likewise over the waits
+	 * of the threads switchbpf_carrier() names alone (0: they share rate_hz). */
+	uint32_t carrier_rate_hz;
 	/* Leave out the threads whose names switchbpf_keep_name() says to (--threads). */
 	bool name_filter;
 	/* Have the program count its own time in the runs that follow a target's thread
@@ -103,6 +106,11 @@ int switchbpf_remove(struct switchbpf *b, uint32_t tgid);
  * the kernel's comm; longer is cut). 0 or -errno (-ENOSPC: SWITCHREC_MAX_NAMES decided
  * already: the rest are kept, and left out by the caller). */
 int switchbpf_keep_name(struct switchbpf *b, const char *comm, bool keep);
+
+/* Name thread tid a carrier of virtual threads: its switch-outs get opts.carrier_rate_hz's
+ * chance from its next one on. 0 or -errno (-E2BIG: SWITCHREC_MAX_CARRIERS named already).
+ * A tid stays named until the program is closed. */
+int switchbpf_carrier(struct switchbpf *b, uint32_t tid);
 
 /* Attach to sched_switch: records start. 0 or -errno. */
 int switchbpf_attach(struct switchbpf *b);

@@ -31,11 +31,12 @@
 #define SWITCHREC_MAX_KDEPTH 127 /* kernel frames per record */
 #define SWITCHREC_MAX_UDEPTH 256 /* user frames per record */
 #define SWITCHREC_MAX_STACK                                                                        \
-	61440			   /* bytes of user stack per record: the whole fits in one        \
-				    * perf record (16-bit size) */
-#define SWITCHREC_NREGS 5	   /* bx, bp, sp, ip, r13: sampler.h's SAMPLER_REGS_MASK order */
-#define SWITCHREC_ONE (1ull << 32) /* thr of a switch taken for sure */
-#define SWITCHREC_MAX_NAMES 4096   /* thread names the filter holds */
+	61440			    /* bytes of user stack per record: the whole fits in one       \
+				     * perf record (16-bit size) */
+#define SWITCHREC_NREGS 5	    /* bx, bp, sp, ip, r13: sampler.h's SAMPLER_REGS_MASK order */
+#define SWITCHREC_ONE (1ull << 32)  /* thr of a switch taken for sure */
+#define SWITCHREC_MAX_NAMES 4096    /* thread names the filter holds */
+#define SWITCHREC_MAX_CARRIERS 4096 /* carriers of virtual threads named at once */
 
 struct switchrec {
 	__u32 kind;
@@ -280,6 +281,10 @@ struct switchstats {
 	__u64 laid_capped; /* ... at a lower chance than irq_period's: it would pass the quota */
 	/* ... their waiting predicted in the last window and this one (1024 ns) */
 	__u64 irq_mass_prev, irq_mass_cur;
+	/* The carriers' waiting predicted in the last window and this one (1024 ns), and their
+	 * switch-outs that had their own quota's chance (counted in outs too) */
+	__u64 car_mass_prev, car_mass_cur;
+	__u64 carrier_outs, carrier_taken;
 	/* With self_time (kernel.bpf_stats_enabled at load): the program's own time, from its
 	 * clock read (after the look-ups that tell a target's switch from another's) to its last
 	 * step, in the runs that followed a target's thread in or out. */

@@ -101,6 +101,27 @@ enum session_unwind {
 #define SESSION_DEFAULT_SWITCH_RATE 25u
 #define SESSION_SWITCH_RATE_AUTO UINT_MAX /* session_cli: not given */
 
+/*
+ * A carrier of virtual threads found pinned (vtmount.h: asleep with a virtual thread mounted)
+ * gets a switch rate of its own besides (sampler.h's carrier_rate), CARRIER_RATE_FACTOR times
+ * the switch rate: its time off the CPU then is the virtual thread's, and the stacks taken on
+ * the carrier share it out among the request's methods. At the switch rate spread over the
+ * whole JVM's waiting, a few stacks would share seconds of it. On the OpenJDK 21 service of
+ * tests/e2e/realapp_vthreads.sh (docs/offcpu-wall.md, docs/performance.md) the shares are up
+ * to 10.6 points off with the carriers sharing the switch rate, up to 9.6 at 4 times it, and
+ * within 2 in 11 of 18 runs at 8 times (up to 6.9), for about 1.5% of one CPU in the BPF
+ * program and the collector while its carriers are pinned. A JVM
+ * whose carriers only park and yield pays nothing for it. --switch-rate 0 takes every
+ * switch-out anyway.
+ */
+#define SESSION_CARRIER_RATE_FACTOR 8u
+static inline unsigned int session_carrier_rate(unsigned int switch_rate)
+{
+	unsigned long long r = (unsigned long long)switch_rate * SESSION_CARRIER_RATE_FACTOR;
+
+	return switch_rate == SESSION_SWITCH_RATE_AUTO ? 0 : r > 100000 ? 100000 : (unsigned int)r;
+}
+
 #define SESSION_ALLOC_BUDGET_DEFAULT_PPM 10000u /* 1% */
 #define SESSION_ALLOC_BUDGET_OFF UINT32_MAX
 
@@ -251,6 +272,9 @@ struct session_ev_summary {
 	/* alloc, live: the intervals the samples were weighed at (the budget moves them) */
 	struct evweigh_iv intervals[EVWEIGH_MAX_INTERVALS];
 	uint64_t intervals_other;
+	/* alloc: samples weighed by their thread's exact bytes since its previous sample, by the
+	 * interval, and gap weights refused (weighed by the interval) */
+	uint64_t w_gap, w_interval, w_gap_refused;
 	/* alloc: samples whose stacks the agents copied into their rings (agent option
 	 * allocstack=copy), walked here; the rest of counted came with the agents' GetStackTrace */
 	uint32_t ring_jvms;    /* JVMs whose ring was read */
@@ -312,6 +336,9 @@ struct session_summary {
 	enum fg_event event;
 	unsigned int switch_period;
 	unsigned int switch_rate;
+	unsigned int carrier_rate; /* BPF: the carriers' own rate (0: none) ... */
+	uint64_t carrier_outs;	   /* ... their switch-outs at it ... */
+	uint64_t carrier_taken;	   /* ... and the stacks taken of them */
 	uint64_t min_block_ns;
 	int switch_bpf_err;	      /* 0: the BPF program took the stacks; else why not ... */
 	const char *switch_bpf_why;   /* ... in words (valid until the session closes) */

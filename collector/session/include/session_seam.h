@@ -37,6 +37,8 @@ struct session_sampler_ops {
 	/* sampler_totals and sampler_forget_thread; NULL: no thread's waits are counted */
 	int (*totals)(const void *smp, switchbpf_total_cb cb, void *ctx);
 	int (*forget_thread)(void *smp, uint32_t tid);
+	/* sampler_carrier; NULL: carriers share the switch rate */
+	int (*carrier)(void *smp, uint32_t tid);
 };
 
 struct session_seams {

@@ -19,6 +19,7 @@
 #ifndef FG_VTMOUNT_H
 #define FG_VTMOUNT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,6 +100,11 @@ struct vtmount_carrier {
 	/* Its mounts kept since vtmount_take_totals last took them: their time in the window of
 	 * vtmount_add, and of it the time off the CPU (exact, as the agent counts them). */
 	uint64_t ns, off_ns;
+	/* Pinned (vtmount_pin_due, vtmount_pin_check): its mounts' time off the CPU since its
+	 * first check, that check's time and its time preempted then, its last check's time (0:
+	 * none yet), and whether one found it pinned. */
+	uint64_t pin_off, pin_t0, pin_pre, pin_at;
+	bool pinned;
 };
 
 struct vtmount {
@@ -146,6 +152,29 @@ const char *vtmount_root(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t
  */
 bool vtmount_take_totals(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t *ns,
 			 uint64_t *off_ns);
+
+/*
+ * Pinned carriers. A carrier that sleeps with a virtual thread mounted (blocking inside
+ * `synchronized` on JDK 21, in native code) holds that thread's time off the CPU, and its
+ * stacks taken then share it out: the caller gives such a carrier a switch rate of its own
+ * (session.h, SESSION_CARRIER_RATE_FACTOR). A mount's time off the CPU (the agent's count)
+ * is its carrier's sleeps and its preemptions while mounted; the carrier's preemptions in all
+ * (mounted or not: the BPF program's exact count) bound the second. So a carrier is pinned
+ * once, from its first check on, over at least VTMOUNT_PIN_SPAN_NS, its mounts were off the
+ * CPU longer than it was preempted in all, by at least 1 / VTMOUNT_PIN_SHARE of that span and
+ * a quarter of their time off the CPU: a carrier of virtual threads that only park and yield,
+ * however often preempted, never is. (The mounts arrive some time after they end, the preemptions
+ * are read when they do: counted from a first check on, both spans are as long.)
+ * vtmount_pin_due: after vtmount_add(ev), whether ev's carrier is due a check (at most one per
+ * VTMOUNT_PIN_EVERY_NS of its mounts' end times, none once pinned). vtmount_pin_check: that
+ * check, given pre_ns, the carrier's time preempted so far; true the first time it finds the
+ * carrier pinned (the caller names it then, once), false before and after.
+ */
+#define VTMOUNT_PIN_EVERY_NS 100000000ull /* 100 ms */
+#define VTMOUNT_PIN_SPAN_NS 300000000ull  /* 300 ms */
+#define VTMOUNT_PIN_SHARE 50u		  /* 2% of its time asleep mounted */
+bool vtmount_pin_due(const struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts);
+bool vtmount_pin_check(struct vtmount *m, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t pre_ns);
 
 /* Forget the mounts that ended before t (every sample up to t is settled). */
 void vtmount_prune(struct vtmount *m, uint64_t t);

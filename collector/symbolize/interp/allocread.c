@@ -158,8 +158,11 @@ static void account(struct allocread *r, const struct allocring_slot *h, uint64_
 	k = (n - b->next) / r->head.slots; /* samples of the slot between, at most */
 	db = h->sum_bytes - h->w_bytes - b->bytes;
 	dobj = h->sum_objs - h->w_objs - b->objs;
-	ok = weight_ok(h->w_bytes, h->size, h->interval, (double)h->size) &&
-	     weight_ok(h->w_objs, h->size, h->interval, ALLOCRING_OBJ_SCALE);
+	ok = ((h->flags & ALLOCRING_F_GAP)
+		      ? allocring_gap_ok(h->w_bytes, h->size, h->interval)
+		      : weight_ok(h->w_bytes, h->size, h->interval, (double)h->size)) &&
+	     weight_ok(h->w_objs, h->size, h->interval, ALLOCRING_OBJ_SCALE) &&
+	     (h->flags & ~ALLOCRING_F_GAP) == 0;
 	if (!ok || (b->known && !sums_ok(db, dobj, k))) {
 		r->st.refused++;
 		r->st.unweighed += k;

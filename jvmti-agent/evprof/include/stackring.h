@@ -45,6 +45,7 @@ struct stackring_sample {
 	uint64_t ts, size, interval, klass;
 	uint64_t sp, fp, pc;
 	uint32_t tid, flags;
+	uint64_t gap; /* > 0: the bytes weight (allocgap.h), slot flagged ALLOCRING_F_GAP */
 	const void *stack;
 	size_t len;
 };

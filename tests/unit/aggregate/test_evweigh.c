@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "evweigh.h"
+#include "allocring.h"
 
 static void test_inverse_probability_of_known_sizes(void **state)
 {
@@ -150,6 +151,45 @@ static void test_absurd_samples_are_refused(void **state)
 	assert_int_equal(o, 1);
 }
 
+/* A gap weight within bounds is the sample's bytes (its objects still 1 / p); one below the
+ * object or past the cap is refused and the sample weighed by its interval; each is counted. */
+static void test_gap_weights_are_bounded(void **state)
+{
+	const uint64_t iv = 65536;
+	struct evweigh w, ref;
+	uint64_t b = 0, o = 0, rb = 0, ro = 0;
+
+	(void)state;
+	evweigh_init(&w, 5);
+	assert_int_equal(evweigh_alloc_gap(&w, 100, iv, 777777, &b, &o), 0);
+	assert_int_equal(b, 777777);
+	assert_true(o == 655 || o == 656);				  /* 1 / p = 655.86 */
+	assert_int_equal(evweigh_alloc_gap(&w, 100, iv, 100, &b, &o), 0); /* the object alone */
+	assert_int_equal(b, 100);
+	assert_int_equal(evweigh_alloc_gap(&w, 100, iv, 100 + ALLOCRING_GAP_INTERVALS * iv, &b, &o),
+			 0);
+	assert_int_equal(b, 100 + ALLOCRING_GAP_INTERVALS * iv);
+	assert_true(w.gap_samples == 3 && w.gap_refused == 0 && w.interval_samples == 0);
+	assert_true(w.used[0].interval == iv && w.used[0].samples == 3);
+	/* refused: below the object, past the cap; weighed as evweigh_alloc weighs */
+	evweigh_init(&ref, 9);
+	evweigh_init(&w, 9);
+	assert_int_equal(evweigh_alloc(&ref, 100, iv, &rb, &ro), 0);
+	assert_int_equal(evweigh_alloc_gap(&w, 100, iv, 99, &b, &o), 0);
+	assert_true(b == rb && o == ro);
+	assert_int_equal(evweigh_alloc(&ref, 100, iv, &rb, &ro), 0);
+	assert_int_equal(evweigh_alloc_gap(&w, 100, iv, 101 + ALLOCRING_GAP_INTERVALS * iv, &b, &o),
+			 0);
+	assert_true(b == rb && o == ro);
+	assert_true(w.gap_samples == 0 && w.gap_refused == 2 && w.interval_samples == 2);
+	/* no gap: the interval */
+	assert_int_equal(evweigh_alloc_gap(&w, 100, iv, 0, &b, &o), 0);
+	assert_true(w.gap_refused == 2 && w.interval_samples == 3);
+	/* absurd samples stay refused */
+	assert_int_equal(evweigh_alloc_gap(&w, 0, iv, 1000, &b, &o), -EINVAL);
+	assert_int_equal(evweigh_alloc_gap(&w, 16, 0, 1000, &b, &o), -EINVAL);
+}
+
 static void test_lock_waits_are_microseconds(void **state)
 {
 	struct evweigh w;
@@ -170,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_rounding_keeps_the_mean),
 		cmocka_unit_test(test_estimates_are_unbiased_for_known_totals),
 		cmocka_unit_test(test_absurd_samples_are_refused),
+		cmocka_unit_test(test_gap_weights_are_bounded),
 		cmocka_unit_test(test_lock_waits_are_microseconds),
 	};
 

@@ -362,7 +362,7 @@ static void test_requests_of_the_wrong_length_are_refused(void **state)
 static void test_events_request_round_trips_and_is_clamped(void **state)
 {
 	uint8_t p[CTL_REQ_MAX + 8];
-	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LOCK | 0x100,
+	struct jvm_evwant w = { .on = FGP_EVM_ALLOC | FGP_EVM_LOCK | 0x80000000u,
 				.alloc_interval = 1ull << 40,
 				.lock_us = 250,
 				.depth = 100000,
@@ -474,6 +474,7 @@ static size_t three_events(uint8_t *buf, size_t cap)
 				.truncated = true,
 				.value = 4096,
 				.interval = 524288,
+				.weight = (1ull << 47) + 3, /* a gap weight: its 48 bits carried */
 				.tag = 9,
 				.cls = { "byte[]", 6 },
 				.frames = ev_frames,
@@ -508,6 +509,7 @@ static void test_events_round_trip(void **state)
 	assert_int_equal(ev.host_tid, 4250);
 	assert_true(ev.truncated);
 	assert_int_equal(ev.tag, 9);
+	assert_true(ev.weight == (1ull << 47) + 3);
 	assert_int_equal(ev.depth, 2);
 	assert_memory_equal(ev.frames[0].name, "Alloc::fill", 11);
 	assert_int_equal(ev.frames[0].line, 12);

@@ -556,6 +556,104 @@ static void test_a_rate_is_kept_and_totals_stay_unbiased(void **state)
 }
 
 /*
+ * Carriers of virtual threads at a rate of their own: four threads sleep 2 ms at a time, two
+ * of them named carriers (sampler_carrier) in a recording at a low switch rate with a carrier
+ * rate twenty times it, beside a recording of every switch-out. The carriers get many more
+ * stacks per second of their waiting than the others (each their own rate's: about ten times),
+ * the carriers' stacks keep to their rate, and every thread's time off the CPU weighed by
+ * 1 / chance still matches the exact one.
+ */
+#define CAR_RATE 20
+#define CAR_CARRIER_RATE 400
+static void test_carriers_get_a_rate_of_their_own_and_stay_unbiased(void **state)
+{
+	struct sleeper sl[] = {
+		{ .name = "car1", .us = 2000 },
+		{ .name = "car2", .us = 2000 },
+		{ .name = "plain1", .us = 2000 },
+		{ .name = "plain2", .us = 2000 },
+	};
+	struct sampler_opts ox = { .mode = SAMPLER_MODE_OFFCPU, .ring_kib = 32768 };
+	struct sampler_opts or = { .mode = SAMPLER_MODE_OFFCPU,
+				   .switch_rate = CAR_RATE,
+				   .carrier_rate = CAR_CARRIER_RATE };
+	static struct seen ex, ra;
+	struct sampler_stats sx, sr;
+	struct sampler *px, *pr;
+	pid_t tids[4], child;
+	uint64_t t0, t1;
+	double per_s[4];
+	int go, tfd;
+
+	(void)state;
+	memset(&ex, 0, sizeof(ex));
+	memset(&ra, 0, sizeof(ra));
+	child = start_child(sl, 4, false, &go, &tfd);
+	ex.pid = ra.pid = child;
+	px = open_or_skip(&ox, child);
+	pr = open_or_skip(& or, child);
+	go_and_read_tids(go, tfd, tids, 4);
+	assert_int_equal(sampler_carrier(pr, (uint32_t)tids[0]), 0);
+	assert_int_equal(sampler_carrier(pr, (uint32_t)tids[1]), 0);
+	assert_int_equal(sampler_carrier(px, (uint32_t)tids[0]), 0); /* no carrier rate: none */
+	t0 = fg_now_ns();
+	ex.from = ra.from = t0 + 1000000000ull;
+	ex.to = ra.to = t0 + 4000000000ull;
+	while ((t1 = fg_now_ns()) < ex.to + 300000000ull) {
+		assert_true(sampler_poll(px, 10, on_record, &ex) >= 0);
+		assert_true(sampler_poll(pr, 0, on_record, &ra) >= 0);
+	}
+	sampler_stats(px, &sx);
+	sampler_stats(pr, &sr);
+	sampler_close(pr);
+	sampler_close(px);
+	stop_child(child);
+
+	print_message("rate %d, carriers %d: %llu taken of %llu switch-outs, of the carriers' "
+		      "%llu taken of %llu in %.1f s\n",
+		      CAR_RATE, CAR_CARRIER_RATE, (unsigned long long)sr.switch_taken,
+		      (unsigned long long)sr.switch_seen,
+		      (unsigned long long)sr.switch_carrier_taken,
+		      (unsigned long long)sr.switch_carrier_seen, (double)(t1 - t0) / 1e9);
+	assert_int_equal(sx.lost, 0);
+	assert_int_equal(sx.switch_lost, 0);
+	assert_int_equal(sx.switch_carrier_seen, 0);
+	assert_true(sr.switch_carrier_seen > 1000);
+	/* the carriers' rate kept, give or take its windows' noise */
+	assert_true(sr.switch_carrier_taken * 10 >
+		    CAR_CARRIER_RATE * (t1 - t0) / 1000000000ull * 4);
+	assert_true(sr.switch_carrier_taken * 10 <
+		    CAR_CARRIER_RATE * (t1 - t0) / 1000000000ull * 25);
+	for (size_t i = 0; i < 4; i++) {
+		struct per_thread *x = thread_of(&ex, tids[i]), *r = thread_of(&ra, tids[i]);
+		double se, tol;
+
+		assert_non_null(x);
+		assert_non_null(r);
+		se = sqrt(r->var_ns2) / x->total_ns;
+		tol = r->waits ? 4 / sqrt(r->waits) : 1;
+		tol = tol < 4 * se ? 4 * se : tol;
+		tol = tol < 0.15 ? 0.15 : tol;
+		per_s[i] = r->waits / (x->total_ns / 1e9);
+		print_message("%-7s exact %6.3f s in %5u waits, sampled %6.3f s in %4u stacks "
+			      "(%.1f a second of its waiting; error %+.1f%%, standard error "
+			      "%.1f%%)\n",
+			      sl[i].name, x->total_ns / 1e9, x->waits, r->total_ns / 1e9, r->waits,
+			      per_s[i], 100 * (r->total_ns / x->total_ns - 1), 100 * se);
+		assert_true(x->total_ns > 2.5e9);
+		assert_true(r->waits >= 8);
+		assert_true(r->total_ns > x->total_ns * (1 - tol) &&
+			    r->total_ns < x->total_ns * (1 + tol));
+	}
+	/* the carriers at least three times as densely sampled as the others (about ten times:
+	 * each CPU keeps its own share of each rate, so one thread's density varies with the
+	 * CPUs it ran on) */
+	assert_true(per_s[0] + per_s[1] > 3 * (per_s[2] + per_s[3]));
+	assert_int_equal(ex.unmatched, 0);
+	assert_int_equal(ra.unmatched, 0);
+}
+
+/*
  * A thread that computes between its sleeps, on a CPU it shares with a busy thread: it is
  * preempted several times in each time it computes, on its way back to user mode (where the
  * kernel calls schedule() for it and the tracepoint's flag says voluntary), and sleeps 60 ms
@@ -1253,6 +1351,7 @@ int main(void)
 		cmocka_unit_test(test_futex_waits_with_a_timeout_are_a_kind_of_their_own),
 		cmocka_unit_test(test_every_wait_is_timed_with_its_stack),
 		cmocka_unit_test(test_a_rate_is_kept_and_totals_stay_unbiased),
+		cmocka_unit_test(test_carriers_get_a_rate_of_their_own_and_stay_unbiased),
 		cmocka_unit_test(test_a_busy_threads_sleeps_get_the_stacks_their_time_asks),
 		cmocka_unit_test(test_threads_are_left_out_by_name_in_the_kernel),
 		cmocka_unit_test(test_the_program_counts_its_own_time_when_asked),

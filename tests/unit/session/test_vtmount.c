@@ -215,6 +215,51 @@ static void test_a_carriers_mounts_are_known_up_to_its_latest_unmount(void **sta
 }
 
 /*
+ * A carrier is pinned when its mounts were off the CPU longer than it was preempted in all,
+ * over at least 300 ms from its first check: carrier 7 sleeps mounted (2 ms of each 4 ms
+ * mount, preempted 1 ms in 100 ms), carrier 8 is only preempted while mounted (as much as it
+ * is preempted in all), carrier 9 sleeps mounted 1.25% of its time (under 2%). Only 7 is found
+ * pinned, once, and not before 300 ms.
+ */
+static void test_a_carrier_asleep_while_mounted_is_pinned_once(void **state)
+{
+	struct vtmount m;
+	uint64_t t = 1000000000ull, pre7 = 500000, pre8 = 9000000, pre9 = 0;
+	int named7 = 0, named8 = 0, named9 = 0;
+
+	(void)state;
+	vtmount_init(&m, NULL);
+	for (int i = 0; i < 100; i++) { /* 400 ms */
+		struct jvm_event e7 = vmount(7, t + 4000000, 4000000, 2000000, "", 1);
+		struct jvm_event e8 = vmount(8, t + 4000000, 4000000, 2000000, "", 2);
+		struct jvm_event e9 = vmount(9, t + 4000000, 4000000, i % 4 ? 0 : 200000, "", 3);
+
+		t += 4000000;
+		pre7 += 10000;	 /* 1 ms preempted in 100 ms */
+		pre8 += 2000000; /* every bit of its mounts' time off the CPU */
+		vtmount_add(&m, &e7, 0, 0);
+		vtmount_add(&m, &e8, 0, 0);
+		vtmount_add(&m, &e9, 0, 0);
+		if (vtmount_pin_due(&m, 42, 7, t) && vtmount_pin_check(&m, 42, 7, t, pre7)) {
+			named7++;
+			assert_true(i >= 75); /* 300 ms after the first check */
+		}
+		if (vtmount_pin_due(&m, 42, 8, t))
+			named8 += vtmount_pin_check(&m, 42, 8, t, pre8);
+		if (vtmount_pin_due(&m, 42, 9, t))
+			named9 += vtmount_pin_check(&m, 42, 9, t, pre9);
+	}
+	assert_int_equal(named7, 1);
+	assert_int_equal(named8, 0);
+	assert_int_equal(named9, 0);
+	assert_false(vtmount_pin_due(&m, 42, 7, t + 1000000000ull)); /* pinned: no more checks */
+	assert_true(vtmount_pin_due(&m, 42, 8, t + 1000000000ull));
+	assert_false(vtmount_pin_due(&m, 42, 99, t)); /* no such carrier */
+	assert_false(vtmount_pin_check(&m, 42, 99, t, 0));
+	vtmount_fini(&m);
+}
+
+/*
  * A root is stored once for all the mounts held with it, on any carrier, and freed when the
  * last of them is pruned; its entry is then reused. Per thread, each virtual thread's own.
  */
@@ -299,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_impossible_mounts_are_dropped_and_counted),
 		cmocka_unit_test(test_time_off_the_cpu_is_counted_in_the_window_by_root),
 		cmocka_unit_test(test_a_carriers_mounts_are_known_up_to_its_latest_unmount),
+		cmocka_unit_test(test_a_carrier_asleep_while_mounted_is_pinned_once),
 		cmocka_unit_test(test_a_root_is_held_once_by_its_mounts_and_freed_at_their_prune),
 		cmocka_unit_test(test_a_carriers_live_mounts_survive_its_array_filling),
 	};

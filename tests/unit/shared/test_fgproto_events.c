@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "allocring.h"
+#include "fgle.h"
 #include "fgproto.h"
 
 #define S(lit) ((struct fgp_str){ (lit), (uint16_t)(sizeof(lit) - 1) })
@@ -95,6 +97,58 @@ static void test_vwait_events_are_checked(void **state)
 	e.interval = FGP_VWAIT_ONE;
 	e.value = 0; /* a wait of no length */
 	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+}
+
+/* An allocation's gap weight: carried after the frames, encoded and decoded only within
+ * allocring_gap_ok() and only on an allocation; a record without the flag decodes weight 0. */
+static void test_alloc_gap_weights_are_checked(void **state)
+{
+	struct fgp_stack_event_in e = good_alloc;
+	uint8_t buf[512];
+	struct fgp_reader r;
+	struct fgp_record rec;
+	size_t off;
+	int n;
+
+	(void)state;
+	e.flags |= FGP_REC_ALLOC_GAP;
+	e.weight = 3 * e.interval;
+	off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	n = fgp_encode_stack_event(buf + off, sizeof(buf) - off, &e);
+	assert_true(n > 0);
+	assert_int_equal((size_t)n, fgp_stack_event_size(&e));
+	off += (size_t)n;
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_true(rec.u.ev.weight == 3 * e.interval);
+	assert_int_equal(rec.u.ev.depth, 3);
+	/* a weight out of bounds in the bytes: refused */
+	fgle_put64(buf + off - 8, e.value - 1);
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	fgle_put64(buf + off - 8, e.value + ALLOCRING_GAP_INTERVALS * e.interval + 1);
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), -EBADMSG);
+	fgle_put64(buf + off - 8, e.value + ALLOCRING_GAP_INTERVALS * e.interval);
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	/* nor encoded out of bounds, or on a lock */
+	e.weight = e.value - 1;
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+	e.weight = e.value + ALLOCRING_GAP_INTERVALS * e.interval + 1;
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+	e = good_lock;
+	e.flags = FGP_REC_ALLOC_GAP;
+	e.weight = e.value;
+	assert_int_equal(fgp_encode_stack_event(buf, sizeof(buf), &e), -EINVAL);
+	/* no flag: weight 0, whatever the caller's field held */
+	e = good_alloc;
+	e.weight = 12345;
+	off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+	off += (size_t)fgp_encode_stack_event(buf + off, sizeof(buf) - off, &e);
+	assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+	assert_int_equal(fgp_next(&r, &rec), 1);
+	assert_true(rec.u.ev.weight == 0);
 }
 
 /* A virtual thread's mount: encoded only with a length, no chance and no stack, and decoded as
@@ -453,7 +507,7 @@ static void test_invalid_events_are_not_encoded(void **state)
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), good_tags, 0), -EINVAL);
 	assert_int_equal(fgp_encode_object_free(buf, sizeof(buf), NULL, 1), -EINVAL);
 	for (int m = 0; m < 4; m++) {
-		static const uint32_t on[] = { 1u << 8, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
+		static const uint32_t on[] = { 1u << 30, FGP_EVM_ALLOC | FGP_EVM_LOCK, FGP_EVM_LIVE,
 					       FGP_EVM_ALLOC };
 		struct fgp_events ev = good_events;
 
@@ -514,7 +568,7 @@ static void test_invalid_event_bytes_are_refused_in_step(void **state)
 		uint64_t v;
 	} muts[] = {
 		{ 0, 2, 2, FGP_REC_REPLAY },		    /* alloc: a flag events never have */
-		{ 0, 2, 2, FGP_REC_STACK_TRUNCATED | 16 },  /* unknown flag */
+		{ 0, 2, 2, FGP_REC_STACK_TRUNCATED | 32 },  /* unknown flag */
 		{ 0, B + 12, 2, 0 },			    /* kind 0 */
 		{ 0, B + 12, 2, 3 },			    /* unknown kind */
 		{ 0, B + 16, 8, 0 },			    /* alloc of 0 bytes */
@@ -539,7 +593,7 @@ static void test_invalid_event_bytes_are_refused_in_step(void **state)
 		{ 2, B, 4, FGP_MAX_FREE_TAGS + 1 },
 		{ 2, B, 4, 0xffffffff },
 		{ 3, 2, 2, FGP_REC_REPLAY }, /* events: no flags */
-		{ 3, B + 8, 4, 1u << 8 },    /* an unknown event */
+		{ 3, B + 8, 4, 1u << 30 },   /* an unknown event */
 		{ 3, B + 8, 4, 0x80000000 }, /* another */
 		{ 3, B + 16, 8, 0 },	     /* alloc on with interval 0 */
 	};
@@ -669,6 +723,7 @@ int main(void)
 		cmocka_unit_test(test_event_records_of_the_wrong_size_are_refused),
 		cmocka_unit_test(test_event_truncations_and_mutations_are_decoded_safely),
 		cmocka_unit_test(test_vwait_events_are_checked),
+		cmocka_unit_test(test_alloc_gap_weights_are_checked),
 		cmocka_unit_test(test_vmount_events_are_checked),
 		cmocka_unit_test(test_event_encoders_refuse_a_buffer_one_byte_short),
 		cmocka_unit_test(test_alloc_cost_round_trips),

@@ -225,6 +225,33 @@ static void test_a_slots_sums_keep_what_laps_overwrote(void **state)
 	stackring_free(r);
 }
 
+/* A gap weight (allocgap.h) is the slot's bytes weight, flagged, in its sums; its objects
+ * weight stays 1 / p; a busy slot's gap goes to the head's sums. */
+static void test_a_gap_weight_is_the_slots_bytes_weight(void **state)
+{
+	struct stackring *r;
+	uint64_t word = 7, b, o;
+	struct stackring_sample s = { .size = 64, .interval = 65536, .stack = &word, .len = 8 };
+	_Atomic uint64_t *seq;
+
+	(void)state;
+	assert_int_equal(stackring_new(SLOTS, COPY, &r), 0);
+	s.gap = 123456;
+	assert_int_equal(stackring_put(r, &s), 0);
+	stackring_weigh(64, 65536, &b, &o);
+	assert_true(slot(r, 0)->w_bytes == 123456 && slot(r, 0)->sum_bytes == 123456);
+	assert_true(slot(r, 0)->w_objs == o && slot(r, 0)->flags == ALLOCRING_F_GAP);
+	s.gap = 0; /* the interval weight: no flag */
+	assert_int_equal(stackring_put(r, &s), 1);
+	assert_true(slot(r, 1)->w_bytes == b && slot(r, 1)->flags == 0);
+	seq = (_Atomic uint64_t *)(void *)&((struct allocring_slot *)(uintptr_t)slot(r, 2))->seq;
+	atomic_store(seq, 5);
+	s.gap = 99999;
+	assert_int_equal(stackring_put(r, &s), -1);
+	assert_true(head(r)->busy_bytes == 99999 && head(r)->busy_objs == o);
+	stackring_free(r);
+}
+
 /* Several writers, each sample's words derived from its size; a reader checks each copy. */
 #define WRITERS 3
 #define PER_WRITER 20000
@@ -340,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_a_slot_being_written_is_not_taken),
 		cmocka_unit_test(test_a_sample_weighs_what_the_collector_weighs),
 		cmocka_unit_test(test_a_slots_sums_keep_what_laps_overwrote),
+		cmocka_unit_test(test_a_gap_weight_is_the_slots_bytes_weight),
 		cmocka_unit_test(test_a_torn_slot_is_never_accepted),
 	};
 

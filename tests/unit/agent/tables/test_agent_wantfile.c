@@ -142,6 +142,11 @@ static void test_events_line_gives_every_word(void **state)
 	/* ... of another ring format: not this agent's rings, its stacks taken by JVMTI. */
 	w = ev_of(TOK " events alloc=4096 ring\n");
 	assert_int_equal(w.on, FGP_EVM_ALLOC);
+	/* A collector that reads gap weights says so; a word near it is not it. */
+	w = ev_of(TOK " events alloc=4096 allocexact\n");
+	assert_int_equal(w.on, FGP_EVM_ALLOC | FGP_EVM_EXACT);
+	w = ev_of(TOK " events alloc=4096 allocexactly\n");
+	assert_int_equal(w.on, FGP_EVM_ALLOC);
 	/* The line alone asks nothing; the tables line is independent of it. */
 	w = ev_of(TOK " events\n");
 	assert_int_equal(w.on, 0);

@@ -412,10 +412,70 @@ static void test_sums_that_lie_are_refused(void **state)
 	free(ring);
 }
 
+/* Sample n as the agent writes a gap weight: gap bytes, flagged; its objects 1 / p. */
+static uint64_t put_gap(uint64_t n, uint64_t size, uint64_t interval, uint64_t gap)
+{
+	struct allocring_slot *s = slot(n);
+	uint64_t wb, wo, sb = s->sum_bytes, so = s->sum_objs;
+
+	weigh(size, interval, &wb, &wo);
+	put(n, 8);
+	s->size = size;
+	s->interval = interval;
+	s->flags = ALLOCRING_F_GAP;
+	s->w_bytes = gap;
+	s->w_objs = wo;
+	s->sum_bytes = sb + gap;
+	s->sum_objs = so + wo;
+	return gap;
+}
+
+/* Sample n's gap weight made w, its slot's sums with it. */
+static void relie(uint64_t n, uint64_t w)
+{
+	struct allocring_slot *s = slot(n);
+
+	s->sum_bytes += w - s->w_bytes;
+	s->w_bytes = w;
+}
+
+/* Lapped samples with gap weights weigh in from the sums to the byte; a gap weight below its
+ * object, past its cap, or a slot flag not known, is refused. */
+static void test_gap_weights_are_checked_by_their_bounds(void **state)
+{
+	struct allocread r;
+	struct weights got = { 0 };
+	uint64_t wrote = 0, n;
+
+	(void)state;
+	make();
+	assert_int_equal(open_ring(&r), 0);
+	r.since_ns = 0;
+	for (n = 0; n < 3 * SLOTS; n++)
+		wrote += n % 2 ? put_gap(n, 64, 65536, 64 + 1000 * n) : put_w(n, 64, 65536);
+	assert_int_equal(allocread_poll(&r, &mem, 100, each_w, &got), (int)SLOTS);
+	assert_true(r.st.lost_bytes + got.bytes == wrote);
+	assert_true(r.st.refused == 0 && r.st.unweighed == 0);
+	/* three slots that lie, lapped once each */
+	for (; n < 5 * SLOTS; n++)
+		(void)put_gap(n, 64, 65536, 5000);
+	/* their sums agree with their weights: only the weights' bounds refuse them */
+	relie(4 * SLOTS + 1, 63);					   /* below its object */
+	relie(4 * SLOTS + 2, 64 + ALLOCRING_GAP_INTERVALS * 65536ull + 1); /* past the cap */
+	slot(4 * SLOTS + 3)->flags |= 2; /* a flag this reader does not know */
+	got = (struct weights){ 0 };
+	assert_int_equal(allocread_poll(&r, &mem, 100, each_w, &got), (int)SLOTS);
+	assert_int_equal(r.st.refused, 3);
+	assert_int_equal(r.st.unweighed, 3);
+	allocread_close(&r);
+	free(ring);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_are_read_whole_in_order),
+		cmocka_unit_test(test_gap_weights_are_checked_by_their_bounds),
 		cmocka_unit_test(test_lapped_and_torn_samples_are_lost),
 		cmocka_unit_test(test_a_slot_being_written_is_waited_for),
 		cmocka_unit_test(test_what_lies_is_refused),
