@@ -71,17 +71,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; else print "nan"}'; }
-spread() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {if (NR) printf "%.3g..%.3g", lo, hi; else printf "-"}'; }
-# cpu_ns PID: CPU of the JVM's live threads (schedstat), ns.
-cpu_ns() {
-	local t s=0 ns _
-	for t in /proc/"$1"/task/*; do
-		read -r ns _ 2>/dev/null <"$t/schedstat" || continue
-		s=$((s + ns))
-	done
-	echo "$s"
-}
+# shellcheck source=bench/agent/vthread.lib
+. "$(dirname "${BASH_SOURCE[0]}")/vthread.lib"
 hz=$(getconf CLK_TCK)
 # sys_ns PID: the JVM's kernel CPU (its system time, /proc/PID/stat), ns.
 sys_ns() {

@@ -77,16 +77,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; else print "nan"}'; }
-spread() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {if (NR) printf "%.3g..%.3g", lo, hi; else printf "-"}'; }
-cpu_ns() {
-	local t s=0 ns _
-	for t in /proc/"$1"/task/*; do
-		read -r ns _ 2>/dev/null <"$t/schedstat" || continue
-		s=$((s + ns))
-	done
-	echo "$s"
-}
+# shellcheck source=bench/agent/vthread.lib
+. "$(dirname "${BASH_SOURCE[0]}")/vthread.lib"
 loops() { grep '^vtm ' "$tmp/$1.out" | tail -1 | cut -d' ' -f3; }
 carriers() {
 	local t c out=""
