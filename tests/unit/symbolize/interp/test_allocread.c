@@ -279,15 +279,22 @@ static void weigh(uint64_t size, uint64_t interval, uint64_t *wb, uint64_t *wo)
 	*wo = (uint64_t)llround(ALLOCRING_OBJ_SCALE / p);
 }
 
-/* Sample n of size bytes at interval written as the agent writes it, its weight added to its
- * slot's sums; its bytes weight returned. */
-static uint64_t put_w(uint64_t n, uint64_t size, uint64_t interval)
+/*
+ * Sample n of size bytes at interval written as the agent writes it, its weight added to its
+ * slot's sums: with gap 0 weighed by the interval, else a gap weight (gap bytes, flagged); its
+ * objects 1 / p either way. Its bytes weight returned.
+ */
+static uint64_t put_weighed(uint64_t n, uint64_t size, uint64_t interval, uint64_t gap)
 {
 	struct allocring_slot *s = slot(n);
 	uint64_t wb, wo, sb = s->sum_bytes, so = s->sum_objs;
 
 	weigh(size, interval, &wb, &wo);
 	put(n, 8);
+	if (gap) {
+		s->flags = ALLOCRING_F_GAP;
+		wb = gap;
+	}
 	s->size = size;
 	s->interval = interval;
 	s->w_bytes = wb;
@@ -295,6 +302,11 @@ static uint64_t put_w(uint64_t n, uint64_t size, uint64_t interval)
 	s->sum_bytes = sb + wb;
 	s->sum_objs = so + wo;
 	return wb;
+}
+
+static uint64_t put_w(uint64_t n, uint64_t size, uint64_t interval)
+{
+	return put_weighed(n, size, interval, 0);
 }
 
 struct weights {
@@ -412,22 +424,10 @@ static void test_sums_that_lie_are_refused(void **state)
 	free(ring);
 }
 
-/* Sample n as the agent writes a gap weight: gap bytes, flagged; its objects 1 / p. */
+/* Sample n as the agent writes a gap weight (gap > 0). */
 static uint64_t put_gap(uint64_t n, uint64_t size, uint64_t interval, uint64_t gap)
 {
-	struct allocring_slot *s = slot(n);
-	uint64_t wb, wo, sb = s->sum_bytes, so = s->sum_objs;
-
-	weigh(size, interval, &wb, &wo);
-	put(n, 8);
-	s->size = size;
-	s->interval = interval;
-	s->flags = ALLOCRING_F_GAP;
-	s->w_bytes = gap;
-	s->w_objs = wo;
-	s->sum_bytes = sb + gap;
-	s->sum_objs = so + wo;
-	return gap;
+	return put_weighed(n, size, interval, gap);
 }
 
 /* Sample n's gap weight made w, its slot's sums with it. */
