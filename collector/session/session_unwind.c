@@ -106,6 +106,17 @@ static int vtmem_read(void *ctx, uint64_t addr, void *buf, uint32_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* Two ranges of the same process in one call, in order (vtchunk.h): the bytes read, or -errno. */
+static int64_t vtmem_read2(void *ctx, uint64_t a1, void *b1, uint32_t len1, uint64_t a2, void *b2,
+			   uint32_t len2)
+{
+	const struct session *s = ctx;
+	struct iovec l[2] = { { b1, len1 }, { b2, len2 } };
+	struct iovec r[2] = { { (void *)(uintptr_t)a1, len1 }, { (void *)(uintptr_t)a2, len2 } };
+
+	return vmmem_process.readv(vmmem_process.ctx, (pid_t)s->uw.vtmem_pid, l, 2, r, 2);
+}
+
 /* libjvm's own values the chunk walk needs (vtchunk.h), in this order. */
 static const char *const vt_syms[] = {
 	"_ZN12StubRoutines19_cont_returnBarrierE",
@@ -285,7 +296,7 @@ bool ses_user_frames(struct session *s, const struct perfring_rec *r, struct sta
 				 .kernel = r->u.sample.user,
 				 .nr_kernel = r->u.sample.nr_user };
 	bool regs_ok = sample_regs(r, &regs, &st), vm = false, named = false;
-	const struct vtchunk_mem vtmem = { s, vtmem_read };
+	const struct vtchunk_mem vtmem = { s, vtmem_read, vtmem_read2 };
 	struct vtchunk_layout vtl;
 	int rv;
 
@@ -381,7 +392,7 @@ int ses_walk_copy(struct session *s, uint32_t pid, uint64_t ts, const struct ure
 				 .stack = st,
 				 .may_defer = may_defer };
 	struct vmstack_out vo = { 0 };
-	const struct vtchunk_mem vtmem = { s, vtmem_read };
+	const struct vtchunk_mem vtmem = { s, vtmem_read, vtmem_read2 };
 	struct vtchunk_layout vtl;
 	const struct fgp_vm_layout *vml;
 	bool named = false;

@@ -16,14 +16,23 @@
 #include "fgfree.h"
 
 #define W ((uint64_t)8) /* a word */
+/* Read past a remembered chunk's bottom: its frames may take a little more the next time. */
+#define MEMO_SLACK 256u
 
 struct chunk_hdr {
 	int32_t size, sp, bottom;
 	uint64_t pc, parent, cont;
 };
 
+/* A Continuation's tail chunk as last walked: its address and the bytes to its bottom. */
+struct memo {
+	uint64_t cont, chunk;
+	uint32_t bytes;
+};
+
 struct vtchunk {
-	uint8_t *buf;		/* VTCHUNK_MAX_BYTES: the chunks' words */
+	uint8_t *buf; /* VTCHUNK_MAX_BYTES: the chunks' words */
+	struct memo memo[VTCHUNK_MEMO];
 	struct unw_frame *tail; /* VTCHUNK_MAX_TAIL: a tail frozen again, as it is */
 	uint32_t used;
 	struct ustack copies[VTCHUNK_MAX_CHUNKS];
@@ -125,6 +134,16 @@ static uint64_t ref_at(const struct vtchunk_layout *l, const uint8_t *p)
 	return r;
 }
 
+static void parse_hdr(const struct vtchunk_layout *l, const uint8_t *b, struct chunk_hdr *h)
+{
+	memcpy(&h->size, b + l->ck_size, 4);
+	memcpy(&h->sp, b + l->ck_sp, 4);
+	memcpy(&h->bottom, b + l->ck_bottom, 4);
+	memcpy(&h->pc, b + l->ck_pc, 8);
+	h->parent = ref_at(l, b + l->ck_parent);
+	h->cont = ref_at(l, b + l->ck_cont);
+}
+
 static int read_hdr(struct vtchunk *v, const struct vtchunk_layout *l, const struct vtchunk_mem *m,
 		    uint64_t chunk, struct chunk_hdr *h)
 {
@@ -135,19 +154,52 @@ static int read_hdr(struct vtchunk *v, const struct vtchunk_layout *l, const str
 		return -EBADMSG;
 	if ((rv = rd(v, m, chunk, b, l->ck_stack)) != 0)
 		return rv;
-	memcpy(&h->size, b + l->ck_size, 4);
-	memcpy(&h->sp, b + l->ck_sp, 4);
-	memcpy(&h->bottom, b + l->ck_bottom, 4);
-	memcpy(&h->pc, b + l->ck_pc, 8);
-	h->parent = ref_at(l, b + l->ck_parent);
-	h->cont = ref_at(l, b + l->ck_cont);
+	parse_hdr(l, b, h);
 	return 0;
+}
+
+static struct memo *memo_of(struct vtchunk *v, uint64_t cont)
+{
+	return &v->memo[((cont >> 3) * 0x9e3779b97f4a7c15ull) >> 58 & (VTCHUNK_MEMO - 1)];
+}
+
+/*
+ * Continuation w's tail field and, in the same call, its tail chunk as remembered (its header
+ * and frames, into v->buf): 1 with *chunk the field's value and, when it still names the
+ * remembered chunk, h and *pre (the chunk's bytes in v->buf); 0 when w has no memo or the call
+ * read less than the field (nothing known); -EBADMSG for a chunk that is not w's.
+ */
+static int memo_read(struct vtchunk *v, const struct vtchunk_layout *l, const struct vtchunk_mem *m,
+		     uint64_t w, uint64_t *chunk, struct chunk_hdr *h, uint32_t *pre)
+{
+	const struct memo *e = memo_of(v, w);
+	const uint32_t rw = l->narrow ? 4 : 8;
+	uint8_t ref[8];
+	int64_t n;
+
+	*pre = 0;
+	if (!m->read2 || e->cont != w || !e->chunk)
+		return 0;
+	v->st.reads++;
+	n = m->read2(m->ctx, w + l->cont_tail, ref, rw, e->chunk, v->buf, e->bytes);
+	if (n < (int64_t)rw)
+		return 0;
+	v->st.read_bytes += (uint64_t)n;
+	*chunk = ref_at(l, ref);
+	if (*chunk != e->chunk || n - rw < l->ck_stack)
+		return 1; /* moved, or unreadable there: the chunk is read afresh */
+	parse_hdr(l, v->buf, h);
+	if (h->cont != w)
+		return -EBADMSG;
+	*pre = (uint32_t)(n - rw);
+	v->st.memo_hits++;
+	return 1;
 }
 
 /* The Continuation oop on the entry between the barrier's sp and the entry frame's rbp. */
 static int find_cont(struct vtchunk *v, const struct vtchunk_layout *l, const struct vtchunk_mem *m,
 		     const struct ustack *s, const struct unw_frame *bar, uint64_t *cont,
-		     uint64_t *tail, struct chunk_hdr *h)
+		     uint64_t *tail, struct chunk_hdr *h, uint32_t *pre)
 {
 	uint32_t tried = 0;
 
@@ -164,11 +216,23 @@ static int find_cont(struct vtchunk *v, const struct vtchunk_layout *l, const st
 		if (!w || w % W || (w >= s->sp && w - s->sp < s->len + (1u << 20)))
 			continue; /* null, unaligned, or a stack address (the parent entry) */
 		tried++;
-		if (rd(v, m, w + l->cont_tail, ref, l->narrow ? 4 : 8) != 0)
+		switch (memo_read(v, l, m, w, &chunk, h, pre)) {
+		case 1:
+			if (*pre)
+				break;
+			if (!chunk || read_hdr(v, l, m, chunk, h) != 0 || h->cont != w)
+				continue;
+			break;
+		case 0:
+			if (rd(v, m, w + l->cont_tail, ref, l->narrow ? 4 : 8) != 0)
+				continue;
+			chunk = ref_at(l, ref);
+			if (!chunk || read_hdr(v, l, m, chunk, h) != 0 || h->cont != w)
+				continue;
+			break;
+		default:
 			continue;
-		chunk = ref_at(l, ref);
-		if (!chunk || read_hdr(v, l, m, chunk, h) != 0 || h->cont != w)
-			continue;
+		}
 		*cont = w;
 		*tail = chunk;
 		return 0;
@@ -394,6 +458,7 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 	const struct unw_frame *thawed = ncarrier ? &carrier[ncarrier - 1] : NULL;
 	struct chunk_hdr h;
 	uint64_t cont, chunk;
+	uint32_t pre = 0;
 	bool first = true;
 	int rv;
 
@@ -403,7 +468,7 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 	if (!l->ok || !thawed)
 		return -EINVAL;
 	v->st.walks++;
-	if (find_cont(v, l, mem, s, barrier, &cont, &chunk, &h) != 0) {
+	if (find_cont(v, l, mem, s, barrier, &cont, &chunk, &h, &pre) != 0) {
 		v->st.no_cont++;
 		return -ENOENT;
 	}
@@ -425,11 +490,26 @@ int vtchunk_walk(struct vtchunk *v, const struct vtchunk_layout *l, const struct
 		/* The tail: also the words below its sp, the copy the lowest thawed frame was
 		 * thawed from (an empty tail was thawed whole: its parents hold the rest). */
 		from = h.sp >= 2 ? h.sp - 2 : 0;
-		if (k == 0)
+		if (k == 0) {
 			from = h.sp >= 64 ? h.sp - 64 : 0;
-		if (from < h.bottom &&
-		    (rv = read_words(v, l, mem, chunk, from, h.bottom, &cp)) != 0)
+			*memo_of(v, cont) =
+				(struct memo){ cont, chunk,
+					       l->ck_stack + (uint32_t)h.bottom * (uint32_t)W +
+						       MEMO_SLACK };
+			if (memo_of(v, cont)->bytes > VTCHUNK_MEMO_BYTES)
+				memo_of(v, cont)->bytes = VTCHUNK_MEMO_BYTES;
+		}
+		if (k == 0 && from < h.bottom && pre >= l->ck_stack + (uint32_t)h.bottom * W) {
+			/* read with the tail field: the words [from, bottom) are in the buffer */
+			cp = (struct ustack){ v->buf + l->ck_stack + (uint64_t)from * W,
+					      chunk + l->ck_stack + (uint64_t)from * W,
+					      (uint64_t)(h.bottom - from) * W };
+			v->used = l->ck_stack + (uint32_t)h.bottom * (uint32_t)W;
+			v->copies[v->ncopies++] = cp;
+		} else if (from < h.bottom &&
+			   (rv = read_words(v, l, mem, chunk, from, h.bottom, &cp)) != 0) {
 			return rv;
+		}
 		if (k == 0 &&
 		    !continues(l, ops, s, &cp, chunk + l->ck_stack + (uint64_t)h.sp * W, thawed)) {
 			if (walk_refrozen(v, l, ops, s, &cp, chunk + l->ck_stack, &h, carrier,

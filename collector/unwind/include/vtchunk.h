@@ -37,7 +37,12 @@
  * vtchunk_layout_check() refuses values that could make the walk wander.
  *
  * Memory is read only through struct vtchunk_mem (the caller's process_vm_readv of the
- * sampled PID); every read is bounded (VTCHUNK_MAX_* below). Chunk bytes stay in the walker's
+ * sampled PID); every read is bounded (VTCHUNK_MAX_* below). The walker remembers each
+ * Continuation's tail chunk (its address and how many bytes its frames took): a later walk
+ * through that Continuation reads the tail field and the chunk's header and frames at the
+ * remembered address in one call (read2), and keeps them only when the field read still
+ * names that chunk, as reading the field first and the chunk at its value would have; a
+ * frame past the bytes read is read as without the memo. Chunk bytes stay in the walker's
  * buffers, exposed as struct ustack ranges for naming interpreted frames, until the next walk.
  *
  * Not thread-safe.
@@ -58,6 +63,8 @@
 #define VTCHUNK_MAX_LOCALS 16u	     /* an interpreted frame's locals past its arguments */
 #define VTCHUNK_MAX_REFROZEN 8u	     /* places tried in a tail frozen again since the sample */
 #define VTCHUNK_MAX_TAIL 512u	     /* frames of such a tail compared with the carrier's */
+#define VTCHUNK_MEMO 64u	     /* Continuations whose tail chunk the walker remembers */
+#define VTCHUNK_MEMO_BYTES 16384u    /* a remembered chunk's bytes read with its tail field */
 
 struct vtchunk_layout {
 	bool ok;	    /* vtchunk_layout_check() accepted it */
@@ -85,6 +92,13 @@ struct vtchunk_mem {
 	void *ctx;
 	/* Read len bytes at addr of the sampled process: 0, or -errno (a short read is -EFAULT). */
 	int (*read)(void *ctx, uint64_t addr, void *buf, uint32_t len);
+	/*
+	 * Optional: len1 bytes at a1 into b1, then len2 at a2 into b2, in that order and in one
+	 * call (process_vm_readv with two ranges): the bytes read, fewer when a range runs into
+	 * memory that cannot be read, or -errno.
+	 */
+	int64_t (*read2)(void *ctx, uint64_t a1, void *b1, uint32_t len1, uint64_t a2, void *b2,
+			 uint32_t len2);
 };
 
 struct vtchunk_stats {
@@ -98,6 +112,7 @@ struct vtchunk_stats {
 	uint64_t over_budget; /* a cap was reached */
 	uint64_t frames;      /* frames found in chunks */
 	uint64_t reads, read_bytes;
+	uint64_t memo_hits; /* tails whose chunk was read with the field, in one call */
 };
 
 struct vtchunk;

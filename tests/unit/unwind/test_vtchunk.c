@@ -90,7 +90,33 @@ static void word(int i, uint64_t v)
 }
 
 static struct vtchunk_layout lay;
-static const struct vtchunk_mem mem = { NULL, mem_read };
+/* process_vm_readv's two ranges: in order, stopping at the first byte that cannot be read. */
+static int64_t mem_read2(void *ctx, uint64_t a1, void *b1, uint32_t len1, uint64_t a2, void *b2,
+			 uint32_t len2)
+{
+	const uint64_t a[2] = { a1, a2 };
+	void *const b[2] = { b1, b2 };
+	const uint32_t len[2] = { len1, len2 };
+	int64_t got = 0;
+
+	(void)ctx;
+	reads++;
+	for (int i = 0; i < 2; i++) {
+		uint64_t left =
+			a[i] >= REM && a[i] - REM < sizeof(heap) ? sizeof(heap) - (a[i] - REM) : 0;
+		uint32_t k = left < len[i] ? (uint32_t)left : len[i];
+
+		if (k)
+			memcpy(b[i], heap + (a[i] - REM), k);
+		got += k;
+		if (k < len[i])
+			return got ? got : -EFAULT;
+	}
+	return got;
+}
+
+static const struct vtchunk_mem mem = { NULL, mem_read, NULL };
+static const struct vtchunk_mem mem2 = { NULL, mem_read, mem_read2 };
 static const struct unw_ops ops = { .classify = classify };
 static const struct ustack copy = { (const uint8_t *)carrier, SP, sizeof(carrier) };
 /* The lowest thawed frame (A, returning into the barrier) and the barrier. */
@@ -273,6 +299,84 @@ test_a_recursion_frozen_again_is_walked_from_the_place_that_matches_the_carrier(
 	vtchunk_free(v);
 }
 
+static void expect_whole(const struct unw_frame *out, uint32_t n, uint64_t stack)
+{
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0].pc, B_CODE + 0x40);
+	assert_int_equal(out[0].sp, stack + 8 * 8);
+	assert_int_equal(out[1].pc, INTERP + 0x100);
+	assert_int_equal(out[1].fp, stack + 18 * 8);
+	assert_int_equal(out[2].pc, C_CODE + 0x30);
+}
+
+/* A Continuation walked again: its tail field and the chunk it named last time, in one call. */
+static void test_a_tail_walked_again_is_read_with_its_field_in_one_call(void **state)
+{
+	struct vtchunk *v = vtchunk_new();
+	struct unw_frame out[8];
+	struct vtchunk_stats st;
+	const struct ustack *cp;
+	uint32_t n = 0, nc = 0;
+	uint64_t m = 0;
+
+	(void)state;
+	assert_int_equal(vtchunk_walk(v, &lay, &mem2, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
+			 0);
+	expect_whole(out, n, STACK);
+	assert_int_equal(reads, 3); /* the field, the header, the frames */
+	reads = 0;
+	n = 0;
+	assert_int_equal(vtchunk_walk(v, &lay, &mem2, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
+			 0);
+	expect_whole(out, n, STACK);
+	assert_int_equal(reads, 1);
+	cp = vtchunk_copies(v, &nc);
+	assert_int_equal(nc, 1);
+	assert_true(ustack_word(&cp[0], out[1].fp - 24, &m));
+	assert_int_equal(m, METHOD);
+	vtchunk_stats(v, &st);
+	assert_int_equal(st.memo_hits, 1);
+	/* Its frames grew past the bytes read with the field: they are read afresh. */
+	memmove(heap + (STACK + 100 * 8 - REM), heap + (STACK - REM), 24 * 8);
+	memset(heap + (STACK - REM), 0x5a, 100 * 8);
+	put32(CHUNK + 16, 124);
+	put32(CHUNK + 20, 108);
+	put32(CHUNK + 24, 124);
+	reads = 0;
+	assert_int_equal(vtchunk_walk(v, &lay, &mem2, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
+			 0);
+	expect_whole(out, n, STACK + 100 * 8);
+	assert_int_equal(reads, 2);
+	vtchunk_free(v);
+}
+
+/* The tail field names another chunk since the last walk (a GC moved it): the chunk the
+ * memo named, read in the same call, is not used. */
+static void test_a_tail_moved_since_the_last_walk_is_read_where_its_field_says(void **state)
+{
+	const uint64_t moved = CHUNK + 0x1000;
+	struct vtchunk *v = vtchunk_new();
+	struct unw_frame out[8];
+	struct vtchunk_stats st;
+	uint32_t n = 0;
+
+	(void)state;
+	assert_int_equal(vtchunk_walk(v, &lay, &mem2, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
+			 0);
+	memcpy(heap + (moved - REM), heap + (CHUNK - REM), 48 + 24 * 8);
+	put32(CONT + 8, (uint32_t)(moved >> 3));
+	put32(CHUNK + 40, (uint32_t)(CONT >> 3)); /* the old place still looks like its chunk */
+	put64(CHUNK + 48 + 11 * 8, C_CODE + 0x30);
+	reads = 0;
+	assert_int_equal(vtchunk_walk(v, &lay, &mem2, &ops, &copy, &thawed, 1, &bar, out, 8, &n),
+			 0);
+	expect_whole(out, n, moved + 48);
+	assert_int_equal(reads, 3); /* the field with the old place, then the header, the frames */
+	vtchunk_stats(v, &st);
+	assert_int_equal(st.memo_hits, 0);
+	vtchunk_free(v);
+}
+
 static void test_a_frame_that_is_not_java_code_ends_the_walk(void **state)
 {
 	struct vtchunk *v = vtchunk_new();
@@ -325,6 +429,10 @@ int main(void)
 		cmocka_unit_test_setup(
 			test_a_recursion_frozen_again_is_walked_from_the_place_that_matches_the_carrier,
 			setup),
+		cmocka_unit_test_setup(test_a_tail_walked_again_is_read_with_its_field_in_one_call,
+				       setup),
+		cmocka_unit_test_setup(
+			test_a_tail_moved_since_the_last_walk_is_read_where_its_field_says, setup),
 		cmocka_unit_test_setup(test_a_frame_that_is_not_java_code_ends_the_walk, setup),
 		cmocka_unit_test_setup(test_a_layout_that_could_wander_is_refused, setup),
 	};
