@@ -447,7 +447,9 @@ int session_step(struct session *s, int timeout_ms)
 	ses_pump_src(s);
 	if (s->uw.jf)
 		javaframes_drain(s->uw.jf);
-	if (!held) {
+	if (!held &&
+	    ses_drain_due(s, rv > 0, rings && (fds[n - 1].revents & ~POLLNVAL), s->now())) {
+		s->drain.tried_ns = s->now();
 		rv = s->so->poll(s->sampler, 0, on_record, s);
 		if (rv < 0 && rv != -EINTR)
 			return rv;

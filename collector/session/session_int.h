@@ -152,7 +152,8 @@ struct ses_life {
  * drain that delivered records ran. */
 struct ses_drain {
 	uint64_t drain_gap_ns, drained_ns;
-	bool drain_busy; /* the last drain delivered records */
+	uint64_t tried_ns; /* the last drain, whatever it delivered */
+	bool drain_busy;   /* the last drain delivered records */
 };
 
 struct session {
@@ -208,6 +209,7 @@ uint64_t ses_drain_gap(const struct session *s);
 bool ses_hold_samples(const struct session *s, uint64_t now);
 int ses_open_sampler(struct session *s, char *why, size_t whylen);
 int ses_step_wait(const struct session *s, uint64_t now, bool held, int timeout_ms, bool *rings);
+bool ses_drain_due(const struct session *s, bool woken, bool rings_woke, uint64_t now);
 
 /* session_targets.c: targets, the code-table source, thread names told, what is let go */
 int ses_find_targets(struct session *s, char *why, size_t whylen);

@@ -322,6 +322,18 @@ int ses_step_wait(const struct session *s, uint64_t now, bool held, int timeout_
 	return timeout_ms >= 0 && timeout_ms < gap_ms ? timeout_ms : gap_ms;
 }
 
+/*
+ * Whether this step drains the rings: always after a wait that ran out (the drain's timer, or
+ * the caller's) or that the rings ended; a wait that the sources alone ended (an agent's batch
+ * of events, a few a second at thousands of mounts a second) drains them only once the gap
+ * since the last drain has passed, so that the samples' fixed costs (a drain's reads of the
+ * JVM's metadata) come at the rings' pace, not at the messages'.
+ */
+bool ses_drain_due(const struct session *s, bool woken, bool rings_woke, uint64_t now)
+{
+	return !woken || rings_woke || now - s->drain.tried_ns >= s->drain.drain_gap_ns;
+}
+
 int session_step_wait(const struct session *s, int timeout_ms, bool *rings)
 {
 	uint64_t now = s->now();

@@ -199,6 +199,8 @@ struct fake_source {
 	int pumps;
 	bool streaming, lost;
 	int forgets; /* calls of its forget (the JVM's table let go) */
+	bool wake;   /* its fds hold a message: wake[0], a pipe's readable end */
+	int wake_fds[2];
 };
 
 static struct fake_source *src; /* the one opened last */
@@ -214,10 +216,13 @@ static int fsrc_pollfds_calls; /* session_step asked for the source's fds to wai
 
 static nfds_t fsrc_pollfds(const struct session_source *s, struct pollfd *fds)
 {
-	(void)s;
-	(void)fds;
+	const struct fake_source *f = (const struct fake_source *)s;
+
 	fsrc_pollfds_calls++;
-	return 0;
+	if (!f->wake)
+		return 0;
+	fds[0] = (struct pollfd){ .fd = f->wake_fds[0], .events = POLLIN };
+	return 1;
 }
 
 static void fsrc_pump(struct session_source *s, struct session_src_events *ev)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <linux/perf_event.h>
@@ -107,6 +108,36 @@ static void test_samples_settle_by_the_clock(void **state)
 	clock_ns = 1401 * MS; /* watermark 1101 ms */
 	assert_int_equal(session_step(s, 0), 0);
 	assert_int_equal(pending(s), 0);
+	session_close(s);
+}
+
+/*
+ * A wait that an agent's message ended (its batch of events) drains the rings only once the
+ * drain's gap has passed since the last drain; a wait that ran out drains them at once.
+ */
+static void test_a_message_drains_the_rings_only_once_the_gap_has_passed(void **state)
+{
+	struct session *s = open_all();
+
+	(void)state;
+	assert_int_equal(session_step(s, 0), 0); /* the JVM is adopted, the rings drained */
+	assert_int_equal(pipe(src->wake_fds), 0);
+	assert_int_equal(write(src->wake_fds[1], "m", 1), 1);
+	src->wake = true;
+	queue_sample(1050 * MS);
+	clock_ns = 1100 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fs.nq, 1); /* 100 ms since the last drain: the sample stays */
+	clock_ns = 1500 * MS;
+	assert_int_equal(session_step(s, 0), 0);
+	assert_int_equal(fs.nq, 0);
+	src->wake = false;
+	queue_sample(1550 * MS);
+	clock_ns = 1600 * MS;
+	assert_int_equal(session_step(s, 0), 0); /* no message: the wait ran out */
+	assert_int_equal(fs.nq, 0);
+	close(src->wake_fds[0]);
+	close(src->wake_fds[1]);
 	session_close(s);
 }
 
@@ -806,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_a_jvm_the_source_announces_is_sampled),
 		cmocka_unit_test(test_samples_wait_while_the_source_streams_its_history),
 		cmocka_unit_test(test_samples_settle_by_the_clock),
+		cmocka_unit_test(test_a_message_drains_the_rings_only_once_the_gap_has_passed),
 		cmocka_unit_test(test_exit_and_duration_follow_the_clock),
 		cmocka_unit_test(test_an_exited_jvm_is_let_go_once_its_samples_are_named),
 		cmocka_unit_test(test_a_lasting_session_prunes_unloaded_code),
