@@ -165,9 +165,10 @@ static struct memo *memo_of(struct vtchunk *v, uint64_t cont)
 
 /*
  * Continuation w's tail field and, in the same call, its tail chunk as remembered (its header
- * and frames, into v->buf): 1 with *chunk the field's value and, when it still names the
- * remembered chunk, h and *pre (the chunk's bytes in v->buf); 0 when w has no memo or the call
- * read less than the field (nothing known); -EBADMSG for a chunk that is not w's.
+ * and frames, into v->buf; a chunk the field no longer names is read where it says, as many
+ * bytes): 1 with *chunk the field's value, and h and *pre (the chunk's bytes in v->buf) when
+ * they were read; 0 when w has no memo or the call read less than the field (nothing known);
+ * -EBADMSG for a chunk that is not w's.
  */
 static int memo_read(struct vtchunk *v, const struct vtchunk_layout *l, const struct vtchunk_mem *m,
 		     uint64_t w, uint64_t *chunk, struct chunk_hdr *h, uint32_t *pre)
@@ -175,6 +176,7 @@ static int memo_read(struct vtchunk *v, const struct vtchunk_layout *l, const st
 	const struct memo *e = memo_of(v, w);
 	const uint32_t rw = l->narrow ? 4 : 8;
 	uint8_t ref[8];
+	uint32_t got;
 	int64_t n;
 
 	*pre = 0;
@@ -186,13 +188,25 @@ static int memo_read(struct vtchunk *v, const struct vtchunk_layout *l, const st
 		return 0;
 	v->st.read_bytes += (uint64_t)n;
 	*chunk = ref_at(l, ref);
-	if (*chunk != e->chunk || n - rw < l->ck_stack)
-		return 1; /* moved, or unreadable there: the chunk is read afresh */
+	got = (uint32_t)(n - rw);
+	if (*chunk != e->chunk) {
+		/* moved (a GC) or new: as many bytes where the field says, in one call */
+		if (!*chunk || *chunk % W)
+			return 1;
+		v->st.reads++;
+		if (m->read(m->ctx, *chunk, v->buf, e->bytes) != 0)
+			return 1; /* read afresh, header first */
+		v->st.read_bytes += e->bytes;
+		got = e->bytes;
+	} else {
+		v->st.memo_hits++;
+	}
+	if (got < l->ck_stack)
+		return 1;
 	parse_hdr(l, v->buf, h);
 	if (h->cont != w)
 		return -EBADMSG;
-	*pre = (uint32_t)(n - rw);
-	v->st.memo_hits++;
+	*pre = got;
 	return 1;
 }
 

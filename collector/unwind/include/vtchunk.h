@@ -41,8 +41,9 @@
  * Continuation's tail chunk (its address and how many bytes its frames took): a later walk
  * through that Continuation reads the tail field and the chunk's header and frames at the
  * remembered address in one call (read2), and keeps them only when the field read still
- * names that chunk, as reading the field first and the chunk at its value would have; a
- * frame past the bytes read is read as without the memo. Chunk bytes stay in the walker's
+ * names that chunk, as reading the field first and the chunk at its value would have (a
+ * chunk moved since is read where the field says, as many bytes, in a second call); words
+ * past the bytes read are read as without the memo. Chunk bytes stay in the walker's
  * buffers, exposed as struct ustack ranges for naming interpreted frames, until the next walk.
  *
  * Not thread-safe.
