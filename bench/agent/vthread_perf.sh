@@ -10,6 +10,8 @@
 #   fgrec   libfgagent.so recorded by `fgcollect record --event REC_EVENT` (cpu unless told)
 #   fgrecb  as fgrec with another build of libfgagent.so (AGENT_B; in the default list only
 #           with it)
+#   fgrecf  as fgrec, recorded by another build of fgcollect (FGCOLLECT_B; in the default list
+#           only with it)
 #   rec     no agent, recorded as fgrec (the recording's CPU with no agent to read from)
 # Each JVM runs alone (the others stopped with SIGSTOP); REPS times in turn, SETTLE seconds after
 # the recording starts `perf record -g -F 4000 -e cpu-clock -t TIDS` profiles the carriers (the
@@ -30,8 +32,8 @@
 # mounts' table (mounts: each mount added, the samples' look-ups, its prune), the aggregator's
 # settle (settle), its sleeps and wakeups (poll) and the rest (rest).
 # Env: JDK (default /usr/lib/jvm/temurin-25-jdk-amd64), REPS (3), WINDOW (5 s), SETTLE (2 s),
-#      VARIANTS (floor fgrec, and fgrecb with AGENT_B; rec on demand), THREADS (8), WORK_US (50), PARK_US
-#      (750), REC_EVENT (cpu), AGENT (libfgagent.so of BUILD_DIR), AGENT_B.
+#      VARIANTS (floor fgrec, fgrecb with AGENT_B, fgrecf with FGCOLLECT_B; rec on demand), THREADS (8), WORK_US (50), PARK_US
+#      (750), REC_EVENT (cpu), AGENT (libfgagent.so of BUILD_DIR), AGENT_B, FGCOLLECT_B.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 jdk=${JDK:-/usr/lib/jvm/temurin-25-jdk-amd64}
@@ -47,16 +49,18 @@ jar=$build/tests/java/fg-workloads.jar
 agentso=${AGENT:-$build/jvmti-agent/libfgagent.so}
 agentb=${AGENT_B:-}
 fgc=$build/collector/fgcollect
-for f in "$floor" "$jar" "$agentso" "$fgc" "$jdk/bin/java" ${agentb:+"$agentb"}; do
+fgcb=${FGCOLLECT_B:-}
+for f in "$floor" "$jar" "$agentso" "$fgc" "$jdk/bin/java" ${agentb:+"$agentb"} ${fgcb:+"$fgcb"}; do
 	[[ -e $f ]] || { echo "vthread_perf: $f not found"; exit 1; }
 done
 command -v perf >/dev/null || { echo "vthread_perf: perf is not installed"; exit 1; }
-variants=${VARIANTS:-floor fgrec${agentb:+ fgrecb}}
+variants=${VARIANTS:-floor fgrec${agentb:+ fgrecb}${fgcb:+ fgrecf}}
 for v in $variants; do
 	case $v in
 	floor | rec | fgrec) ;;
 	fgrecb) [[ -n $agentb ]] || { echo "vthread_perf: fgrecb needs AGENT_B"; exit 1; } ;;
-	*) echo "vthread_perf: no variant $v (floor rec fgrec fgrecb)"; exit 1 ;;
+	fgrecf) [[ -n $fgcb ]] || { echo "vthread_perf: fgrecf needs FGCOLLECT_B"; exit 1; } ;;
+	*) echo "vthread_perf: no variant $v (floor rec fgrec fgrecb fgrecf)"; exit 1 ;;
 	esac
 done
 tmp=$(mktemp -d /tmp/fg-bench-vthreadperf.XXXXXX)
@@ -98,6 +102,7 @@ for v in $variants; do
 	rec) agent=() ;;
 	fgrec) agent=("-agentpath:$agentso=socket=$tmp/fg.sock") ;;
 	fgrecb) agent=("-agentpath:$agentb=socket=$tmp/fgb.sock") ;;
+	fgrecf) agent=("-agentpath:$agentso=socket=$tmp/fgf.sock") ;;
 	esac
 	"$jdk/bin/java" "${agent[@]}" -cp "$jar" VThreadMounts "$threads" "$work_us" "$park_us" \
 		>"$tmp/$v.out" 2>&1 &
@@ -108,17 +113,20 @@ for v in $variants; do
 done
 : >"$tmp/rounds"
 : >"$tmp/recparts"
+: >"$tmp/walks"
 for r in $(seq "$reps"); do
 	for v in $variants; do
 		kill -CONT "${pid[$v]}"
 		rec=""
 		if [[ $v != floor ]]; then
+			recorder=$fgc
 			case $v in
 			fgrec) sock=$tmp/fg.sock ;;
 			fgrecb) sock=$tmp/fgb.sock ;;
+			fgrecf) sock=$tmp/fgf.sock recorder=$fgcb ;;
 			*) sock=$tmp/none.sock ;;
 			esac
-			"$fgc" record --pid "${pid[$v]}" --socket "$sock" --ctl "$tmp/nobody/ctl.sock" \
+			"$recorder" record --pid "${pid[$v]}" --socket "$sock" --ctl "$tmp/nobody/ctl.sock" \
 				--event "$event" --duration "$((settle + window + 1))" -o "$tmp/rec.folded" \
 				2>"$tmp/rec.err" &
 			rec=$!
@@ -141,6 +149,8 @@ for r in $(seq "$reps"); do
 		[[ -z $rec ]] || r1=$(cpu_ns "$rec")
 		l1=$(loops "$v")
 		[[ -z $rec ]] || wait "$rec" || { echo "vthread_perf: fgcollect record failed:"; cat "$tmp/rec.err"; exit 1; }
+		# its summary's time a stack walked by the vm unwinder
+		[[ -z $rec ]] || echo "$v $(sed -n 's/.*vm unwinder: .* \([0-9.]*\) us each.*/\1/p' "$tmp/rec.err" | head -1)" >>"$tmp/walks"
 		kill -STOP "${pid[$v]}"
 		perf script -i "$tmp/$v.$r.data" -F ip,sym 2>/dev/null |
 			R="$r" V="$v" L="$((l1 - l0))" C="$((c1 - c0))" RC="$((r1 - r0))" LA="$(cut -d' ' -f1 /proc/loadavg)" awk '
@@ -254,5 +264,11 @@ done
 			printf ' %6.3f %9s' "$(col | median)" "($(col | spread))"
 		done
 		printf '\n'
+	done
+	echo "the recording's summary, us a stack walked (median over rounds, spread):"
+	for v in $variants; do
+		[[ $v != floor ]] || continue
+		col() { V=$v awk '$1 == ENVIRON["V"] && $2 != "" {print $2}' "$tmp/walks"; }
+		printf '  %-8s %6.1f %9s\n' "$v" "$(col | median)" "($(col | spread))"
 	done
 }
