@@ -720,6 +720,32 @@ static uint64_t take64(struct cur *c)
 	return p ? fgle_get64(p) : 0;
 }
 
+/*
+ * Whether p[0..n) holds a byte bad_byte() refuses, eight bytes at a time: a lane under 0x20,
+ * or equal to 0x7f, makes (v - 0x20..) & ~v, or (w - 0x01..) & ~w for w = v ^ 0x7f.., set a
+ * high bit (no lane of 0x80 or more does: its own high bit is set in v); a lane that borrows
+ * only follows one that is bad, so the test is exact for the word (Bit Twiddling Hacks'
+ * hasless and haszero).
+ */
+static int any_bad_byte(const uint8_t *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = ones * 0x80;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v, w;
+
+		memcpy(&v, p + i, 8);
+		w = v ^ (ones * 0x7f);
+		if (((v - ones * 0x20) & ~v & highs) | ((w - ones) & ~w & highs))
+			return 1;
+	}
+	for (; i < n; i++)
+		if (bad_byte(p[i]))
+			return 1;
+	return 0;
+}
+
 static struct fgp_str take_str(struct cur *c)
 {
 	struct fgp_str s = { NULL, 0 };
@@ -733,11 +759,9 @@ static struct fgp_str take_str(struct cur *c)
 	p = take(c, n);
 	if (!p)
 		return s;
-	for (uint16_t i = 0; i < n; i++) {
-		if (bad_byte(p[i])) {
-			c->bad = 1;
-			return s;
-		}
+	if (any_bad_byte(p, n)) {
+		c->bad = 1;
+		return s;
 	}
 	s.ptr = (const char *)p;
 	s.len = n;

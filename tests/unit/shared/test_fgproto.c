@@ -361,6 +361,37 @@ static void test_bad_record_is_skipped_and_reader_stays_in_sync(void **state)
 	assert_int_equal(fgp_next(&r, &rec), 0);
 }
 
+/* Every byte value at every place of names of 1 to 19 bytes: a control byte (under 0x20, or
+ * 0x7f) refuses the record, any other (UTF-8's 0x80 and up included) passes. */
+static void test_a_name_is_refused_for_a_control_byte_at_any_place(void **state)
+{
+	uint8_t buf[128], body[24 + 2 + 19];
+	struct fgp_reader r;
+	struct fgp_record rec;
+
+	(void)state;
+	for (unsigned len = 1; len <= 19; len++) {
+		for (unsigned at = 0; at < len; at++) {
+			for (unsigned b = 0; b < 256; b++) {
+				size_t off = (size_t)fgp_encode_msg_header(buf, sizeof(buf));
+				bool bad = b < 0x20 || b == 0x7f;
+
+				memset(body, 0, sizeof(body));
+				body[0] = 0x10;
+				body[8] = 0x10;
+				body[24] = (uint8_t)len;
+				memset(body + 26, 0xe9, len);
+				body[26 + at] = (uint8_t)b;
+				put_raw(buf, &off, FGP_DYNAMIC_CODE, 8 + 26 + len, body, 26 + len);
+				assert_int_equal(fgp_reader_init(&r, buf, off), 0);
+				if (fgp_next(&r, &rec) != (bad ? -EBADMSG : 1))
+					fail_msg("byte 0x%02x at %u of %u: %s", b, at, len,
+						 bad ? "taken" : "refused");
+			}
+		}
+	}
+}
+
 static void test_record_sizes_that_lie_end_the_message(void **state)
 {
 	static const uint32_t sizes[] = { 0, 7, 1000, FGP_MAX_RECORD + 1, 0xffffffffu };
@@ -1329,6 +1360,7 @@ int main(void)
 		cmocka_unit_test(test_control_bytes_in_names_are_replaced_and_long_names_truncated),
 		cmocka_unit_test(test_unknown_record_types_are_skipped_by_size),
 		cmocka_unit_test(test_bad_record_is_skipped_and_reader_stays_in_sync),
+		cmocka_unit_test(test_a_name_is_refused_for_a_control_byte_at_any_place),
 		cmocka_unit_test(test_record_sizes_that_lie_end_the_message),
 		cmocka_unit_test(test_known_records_with_trailing_bytes_are_refused),
 		cmocka_unit_test(test_zero_sized_or_wrapping_code_is_refused),
