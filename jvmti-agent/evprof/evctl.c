@@ -17,6 +17,7 @@
 
 #include "agentclock.h"
 #include "agentthread.h"
+#include "evbatch.h"
 #include "freering.h"
 
 #define QUIESCE_NAP_NS 1000000ull /* while callbacks leave */
@@ -130,6 +131,11 @@ int evctl_push_event(struct evctl *c, const struct fgp_stack_event_in *e)
 	queue_push(c->q, q);
 	atomic_fetch_add_explicit(&c->events, 1, memory_order_relaxed);
 	return 0;
+}
+
+int evctl_push_batched(struct evctl *c, const struct fgp_stack_event_in *e)
+{
+	return c->batch ? evbatch_push(c->batch, e) : evctl_push_event(c, e);
 }
 
 /* ---- records of the worker ---------------------------------------------------------------- */
@@ -249,6 +255,8 @@ static int change(struct evctl *c, const struct evset *t)
 	/* The budget moving the interval closes nothing: the callbacks inside read either. */
 	if (!evset_eq(&moved, t))
 		quiesce(c);
+	/* the threads' entries, filled before the kinds closed, leave before their EVENTS */
+	evbatch_sweep(c->batch);
 	publish(c, &old, t);
 	rv = p->ops.apply(p->ops.arg, t, &got);
 	if (rv == -EAGAIN)
@@ -387,6 +395,7 @@ static void tick(struct evctl *c)
 	struct fgp_events e;
 
 	budget_tick(c);
+	evbatch_sweep(c->batch); /* what the threads gathered since the last tick */
 	if (p->announce && push_events(c) == 0) {
 		p->announce = false;
 		atomic_store(&c->on, p->cur.on);
@@ -469,7 +478,8 @@ int evctl_init(struct evctl *c, struct queue *q, const struct evctl_ops *ops, ui
 	c->live_max = live_max;
 	c->p = p = calloc(1, sizeof(*p));
 	c->ring = freering_new(ring_slots);
-	if (!p || !c->ring) {
+	c->batch = evbatch_new(c);
+	if (!p || !c->ring || !c->batch) {
 		evctl_fini(c);
 		return -ENOMEM;
 	}
@@ -499,15 +509,21 @@ void evctl_want(struct evctl *c, const struct want_events *w, uint64_t conn)
 int evctl_stop(struct evctl *c, int timeout_ms)
 {
 	struct evctl_priv *p = c->p;
+	int rv;
 
 	if (p == NULL)
 		return 0;
 	atomic_store(&c->on, 0);
-	return agentworker_stop(&p->w, timeout_ms);
+	rv = agentworker_stop(&p->w, timeout_ms);
+	if (rv == 0)
+		evbatch_sweep(c->batch); /* the last of what the threads gathered */
+	return rv;
 }
 
 void evctl_fini(struct evctl *c)
 {
+	evbatch_free(c->batch);
+	c->batch = NULL;
 	freering_free(c->ring);
 	c->ring = NULL;
 	if (c->p == NULL)
