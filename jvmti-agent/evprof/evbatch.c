@@ -125,18 +125,33 @@ static void push_entry(struct evctl *c, struct qentry *q)
 	atomic_fetch_add_explicit(&c->events, n, memory_order_relaxed);
 }
 
+/* A new entry for the calling thread, empty; NULL when the events' share is spent (counted). */
+static struct qentry *open_entry(struct evctl *c)
+{
+	struct qentry *q = queue_reserve_below(c->q, EVBATCH_BYTES, c->qlimit);
+
+	if (!q) {
+		evctl_drop(c, EVCTL_DROP_QUEUE);
+		return NULL;
+	}
+	q->len = 0;
+	return q;
+}
+
 int evbatch_push(struct evbatch *b, const struct fgp_stack_event_in *e)
 {
 	struct evctl *c = b->c;
 	struct slot *s = own_slot(b);
-	size_t size = fgp_stack_event_size(e);
 	struct qentry *q;
-	int n;
+	int n = -ENOSPC;
 
-	if (s == &b->none || size > EVBATCH_BYTES)
+	if (s == &b->none)
 		return evctl_push_event(c, e);
 	q = atomic_exchange_explicit(&s->open, NULL, memory_order_acquire);
-	if (q && q->len + size > EVBATCH_BYTES) {
+	/* encoded once, where it fits: -ENOSPC past the entry's end */
+	if (q)
+		n = fgp_encode_stack_event(q->data + q->len, EVBATCH_BYTES - q->len, e);
+	if (n == -ENOSPC && q) {
 		/* A sweep that took this slot's entry before pushes it before this one leaves. */
 		if (atomic_load(&b->sweeping)) {
 			atomic_store_explicit(&s->open, q, memory_order_release);
@@ -147,16 +162,19 @@ int evbatch_push(struct evbatch *b, const struct fgp_stack_event_in *e)
 		q = NULL;
 	}
 	if (!q) {
-		if (!(q = queue_reserve_below(c->q, EVBATCH_BYTES, c->qlimit))) {
-			evctl_drop(c, EVCTL_DROP_QUEUE);
+		if (!(q = open_entry(c)))
 			return -ENOBUFS;
-		}
-		q->len = 0;
+		n = fgp_encode_stack_event(q->data, EVBATCH_BYTES, e);
 	}
-	n = fgp_encode_stack_event(q->data + q->len, EVBATCH_BYTES - q->len, e);
 	if (n > 0)
 		q->len += (uint32_t)n;
-	atomic_store_explicit(&s->open, q, memory_order_release);
+	if (q->len) {
+		atomic_store_explicit(&s->open, q, memory_order_release);
+	} else {
+		queue_cancel(c->q, q);
+		if (n == -ENOSPC) /* larger than an entry: alone */
+			return evctl_push_event(c, e);
+	}
 	if (n <= 0) {
 		evctl_drop(c, EVCTL_DROP_BAD);
 		return -EINVAL;

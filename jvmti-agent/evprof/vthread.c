@@ -354,6 +354,7 @@ fail:
 enum { KEY_CPU0, KEY_WAIT0, KEY_READ_CPU, KEY_READ_AT, KEY_WORD, NKEYS };
 static pthread_key_t keys[NKEYS];
 static bool keys_ok;
+static atomic_bool keys_made; /* keys_ok is set (a load, not a call, every time after) */
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
 static void keys_make(void)
@@ -361,18 +362,24 @@ static void keys_make(void)
 	keys_ok = true;
 	for (int k = 0; k < NKEYS; k++)
 		keys_ok = keys_ok && pthread_key_create(&keys[k], NULL) == 0;
+	atomic_store_explicit(&keys_made, true, memory_order_release);
+}
+
+static bool keys_ready(void)
+{
+	if (!atomic_load_explicit(&keys_made, memory_order_acquire))
+		(void)pthread_once(&keys_once, keys_make);
+	return keys_ok;
 }
 
 static uint64_t carrier_get(int k)
 {
-	(void)pthread_once(&keys_once, keys_make);
-	return keys_ok ? (uint64_t)(uintptr_t)pthread_getspecific(keys[k]) : 0;
+	return keys_ready() ? (uint64_t)(uintptr_t)pthread_getspecific(keys[k]) : 0;
 }
 
 static void carrier_set(int k, uint64_t v)
 {
-	(void)pthread_once(&keys_once, keys_make);
-	if (keys_ok)
+	if (keys_ready())
 		(void)pthread_setspecific(keys[k], (void *)(uintptr_t)v);
 }
 
