@@ -7,16 +7,23 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "evctl.h"
 #include "queue.h"
 
 enum { SLOT_FREE, SLOT_OWNED, SLOT_GONE };
 
-/* One thread's: its open entry (NULL: none, or its thread holds it in an append). */
+/* A slot's word while its thread appends: a sweep leaves it be (or waits for it). */
+#define BUSY ((struct qentry *)(uintptr_t)1)
+
+/* One thread's: its open entry (NULL: none; BUSY: its thread appends). */
 struct slot {
 	_Alignas(64) _Atomic(struct qentry *) open;
 	atomic_uint state; /* SLOT_*: claimed by a thread, let go by its exit, freed by a sweep */
+	/* records appended by its threads, one after another (each its only writer: no atomic
+	 * add) */
+	atomic_uint_fast64_t appended;
 	struct evbatch *b;
 };
 
@@ -67,24 +74,12 @@ void evbatch_free(struct evbatch *b)
 	if (!b)
 		return;
 	for (unsigned i = 0; i < EVBATCH_SLOTS; i++)
-		if ((q = atomic_exchange(&b->slots[i].open, NULL)))
+		if ((q = atomic_exchange(&b->slots[i].open, NULL)) && q != BUSY)
 			queue_cancel(b->c->q, q);
 	if (b->key_ok)
 		(void)pthread_key_delete(b->key);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
-}
-
-uint32_t evbatch_records(const uint8_t *data, uint32_t len)
-{
-	uint32_t n = 0, off = 0, size;
-
-	while (len - off >= FGP_REC_HEADER_SIZE && (size = fgp_rec_size(data + off)) >= FGP_REC_HEADER_SIZE &&
-	       size <= len - off) {
-		off += size;
-		n++;
-	}
-	return n;
 }
 
 /* The calling thread's slot, claimed at its first push; &b->none when none is free. */
@@ -112,17 +107,22 @@ static struct slot *own_slot(struct evbatch *b)
 	return s;
 }
 
-/* Hand a filled entry to the queue (its records counted as events). */
+/* Hand a filled entry to the queue. */
 static void push_entry(struct evctl *c, struct qentry *q)
 {
-	uint32_t n = evbatch_records(q->data, q->len);
-
-	if (!n) {
+	if (!q->len)
 		queue_cancel(c->q, q);
-		return;
-	}
-	queue_push(c->q, q);
-	atomic_fetch_add_explicit(&c->events, n, memory_order_relaxed);
+	else
+		queue_push(c->q, q);
+}
+
+uint64_t evbatch_events(struct evbatch *b)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; b && i < EVBATCH_SLOTS; i++)
+		n += atomic_load_explicit(&b->slots[i].appended, memory_order_relaxed);
+	return n;
 }
 
 /* A new entry for the calling thread, empty; NULL when the events' share is spent (counted). */
@@ -138,52 +138,97 @@ static struct qentry *open_entry(struct evctl *c)
 	return q;
 }
 
-int evbatch_push(struct evbatch *b, const struct fgp_stack_event_in *e)
+/* No slot: the record alone, between evctl_enter and evctl_leave. */
+static int push_alone(struct evctl *c, const struct fgp_stack_event_in *e, uint32_t mask,
+		      uint32_t want)
+{
+	int rv = -EAGAIN;
+
+	if ((evctl_enter(c) & mask) == want)
+		rv = evctl_push_event(c, e);
+	evctl_leave(c);
+	return rv;
+}
+
+/* Encode e into the slot's entry q (NULL: none yet), opening a new one when it is full. The
+ * entry to keep in the slot into *q; 0 or a negative errno (counted but -EAGAIN). */
+static int append(struct evbatch *b, struct qentry **qp, const struct fgp_stack_event_in *e)
 {
 	struct evctl *c = b->c;
-	struct slot *s = own_slot(b);
-	struct qentry *q;
+	struct qentry *q = *qp;
 	int n = -ENOSPC;
 
-	if (s == &b->none)
-		return evctl_push_event(c, e);
-	q = atomic_exchange_explicit(&s->open, NULL, memory_order_acquire);
 	/* encoded once, where it fits: -ENOSPC past the entry's end */
 	if (q)
 		n = fgp_encode_stack_event(q->data + q->len, EVBATCH_BYTES - q->len, e);
 	if (n == -ENOSPC && q) {
 		/* A sweep that took this slot's entry before pushes it before this one leaves. */
 		if (atomic_load(&b->sweeping)) {
-			atomic_store_explicit(&s->open, q, memory_order_release);
 			evctl_drop(c, EVCTL_DROP_QUEUE);
 			return -ENOBUFS;
 		}
 		push_entry(c, q);
-		q = NULL;
+		*qp = q = NULL;
 	}
 	if (!q) {
 		if (!(q = open_entry(c)))
 			return -ENOBUFS;
 		n = fgp_encode_stack_event(q->data, EVBATCH_BYTES, e);
-	}
-	if (n > 0)
-		q->len += (uint32_t)n;
-	if (q->len) {
-		atomic_store_explicit(&s->open, q, memory_order_release);
-	} else {
-		queue_cancel(c->q, q);
-		if (n == -ENOSPC) /* larger than an entry: alone */
-			return evctl_push_event(c, e);
+		if (n <= 0) {
+			queue_cancel(c->q, q);
+			if (n == -ENOSPC) /* larger than an entry: alone */
+				return evctl_push_event(c, e);
+			evctl_drop(c, EVCTL_DROP_BAD);
+			return -EINVAL;
+		}
+		*qp = q;
 	}
 	if (n <= 0) {
 		evctl_drop(c, EVCTL_DROP_BAD);
 		return -EINVAL;
 	}
+	q->len += (uint32_t)n;
 	return 0;
 }
 
-void evbatch_sweep(struct evbatch *b)
+int evbatch_push(struct evbatch *b, const struct fgp_stack_event_in *e, uint32_t mask,
+		 uint32_t want)
 {
+	struct evctl *c = b->c;
+	struct slot *s = own_slot(b);
+	struct qentry *q;
+	int rv = -EAGAIN;
+
+	if (s == &b->none)
+		return push_alone(c, e, mask, want);
+	/*
+	 * BUSY, then the kinds read: a worker that closed them before the exchange waits for the
+	 * slot (evbatch_sweep's wait) or this sees them closed (both sequentially consistent).
+	 */
+	q = atomic_exchange(&s->open, BUSY);
+	if ((atomic_load(&c->on) & mask) == want && (rv = append(b, &q, e)) == 0)
+		atomic_store_explicit(&s->appended,
+				      atomic_load_explicit(&s->appended, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	atomic_store_explicit(&s->open, q, memory_order_release);
+	return rv;
+}
+
+/* Take slot s's entry (NULL: none); false while its thread appends. */
+static bool take(struct slot *s, struct qentry **q)
+{
+	struct qentry *cur = atomic_load(&s->open);
+
+	if (cur == BUSY || !atomic_compare_exchange_strong(&s->open, &cur, NULL))
+		return false; /* a thread that took it back in between appends now */
+	*q = cur;
+	return true;
+}
+
+void evbatch_sweep(struct evbatch *b, uint64_t wait_ns)
+{
+	struct timespec nap = { 0, 200000 };
+	uint64_t waited = 0;
 	struct qentry *q;
 
 	if (!b)
@@ -196,8 +241,13 @@ void evbatch_sweep(struct evbatch *b)
 
 		if (state == SLOT_FREE)
 			continue;
-		/* NULL while its thread appends: that entry waits for the next sweep */
-		if ((q = atomic_exchange_explicit(&s->open, NULL, memory_order_acq_rel)))
+		q = NULL;
+		/* an append under way: waited for (a bounded wait in all), else next time */
+		while (!take(s, &q) && waited < wait_ns) {
+			nanosleep(&nap, NULL);
+			waited += (uint64_t)nap.tv_nsec;
+		}
+		if (q)
 			push_entry(b->c, q);
 		if (state == SLOT_GONE)
 			atomic_store(&s->state, SLOT_FREE);

@@ -133,9 +133,17 @@ int evctl_push_event(struct evctl *c, const struct fgp_stack_event_in *e)
 	return 0;
 }
 
-int evctl_push_batched(struct evctl *c, const struct fgp_stack_event_in *e)
+int evctl_push_batched(struct evctl *c, const struct fgp_stack_event_in *e, uint32_t mask,
+		       uint32_t want)
 {
-	return c->batch ? evbatch_push(c->batch, e) : evctl_push_event(c, e);
+	int rv = -EAGAIN;
+
+	if (c->batch)
+		return evbatch_push(c->batch, e, mask, want);
+	if ((evctl_enter(c) & mask) == want)
+		rv = evctl_push_event(c, e);
+	evctl_leave(c);
+	return rv;
 }
 
 /* ---- records of the worker ---------------------------------------------------------------- */
@@ -256,7 +264,7 @@ static int change(struct evctl *c, const struct evset *t)
 	if (!evset_eq(&moved, t))
 		quiesce(c);
 	/* the threads' entries, filled before the kinds closed, leave before their EVENTS */
-	evbatch_sweep(c->batch);
+	evbatch_sweep(c->batch, EVCTL_QUIESCE_NS);
 	publish(c, &old, t);
 	rv = p->ops.apply(p->ops.arg, t, &got);
 	if (rv == -EAGAIN)
@@ -395,7 +403,7 @@ static void tick(struct evctl *c)
 	struct fgp_events e;
 
 	budget_tick(c);
-	evbatch_sweep(c->batch); /* what the threads gathered since the last tick */
+	evbatch_sweep(c->batch, 0); /* what the threads gathered since the last tick */
 	if (p->announce && push_events(c) == 0) {
 		p->announce = false;
 		atomic_store(&c->on, p->cur.on);
@@ -516,7 +524,7 @@ int evctl_stop(struct evctl *c, int timeout_ms)
 	atomic_store(&c->on, 0);
 	rv = agentworker_stop(&p->w, timeout_ms);
 	if (rv == 0)
-		evbatch_sweep(c->batch); /* the last of what the threads gathered */
+		evbatch_sweep(c->batch, EVCTL_QUIESCE_NS); /* the last the threads gathered */
 	return rv;
 }
 
@@ -541,6 +549,7 @@ void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
 	for (int i = 0; i < EVCTL_DROP_NCAUSES; i++)
 		out->drops[i] = atomic_load(&c->drops[i]);
 	EVCTL_COUNTERS(AGENTCOUNT_LOAD)
+	out->events += evbatch_events(c->batch);
 	if (c->p) {
 		out->changes = atomic_load(&c->p->changes);
 		out->apply_failures = atomic_load(&c->p->apply_failures);

@@ -21,6 +21,7 @@
 #define CHANCE_ONE 0xffffffffu /* chance in 2^-32 units */
 #define MOUNTS_MASK ((1ull << 40) - 1)
 #define SEEN_MAX ((1ull << 24) - 1)
+#define VCPU_ON (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU) /* the mounts alone */
 
 _Static_assert(VTHREAD_HELD <= VTHELD_SLOTS_MAX, "the pool's handles index every slot");
 
@@ -464,7 +465,7 @@ static void mount_end(struct vmount *m, uint64_t t0, uint64_t end, unsigned does
 	/* The mounts alone: gathered in the carrier's own entry (evctl_push_batched), one malloc
 	 * and one push for many; with the waits, pushed in turn with them. */
 	if (does == VTHREAD_DO_MOUNTS)
-		(void)evctl_push_batched(ctl, &m->e);
+		(void)evctl_push_batched(ctl, &m->e, VCPU_ON, VCPU_ON);
 	else
 		(void)evctl_push_event(ctl, &m->e);
 }
@@ -493,37 +494,44 @@ static uint64_t mount_t0(const void *v, uint32_t on, uint64_t now)
  * The mounts alone: the mount's stamp is the carrier's, the one the mount that this unmount
  * ends left there (no JVMTI call; the virtual thread's storage is not read nor written). One
  * clock reading, after the name and id: the mount ends, and the carrier's word is stamped,
- * when the callback's work is done.
+ * when the callback's work is done. No callback count (evctl_enter): the push checks the kinds
+ * on itself (evctl_push_batched), and the rest is the carrier's own. Whether they are on.
  */
-static void unmount_vcpu(JNIEnv *jni, jthread t, uint32_t on)
+static bool unmount_vcpu(JNIEnv *jni, jthread t)
 {
 	const uint64_t both = TLS_STAMP | TLS_MOUNTED;
-	uint64_t v = carrier_get(KEY_WORD), mounted, now;
-	/* a mount to end (vthread_mount_t0 but for the clock): stamped mounted, or open */
-	bool ends = !v || (v & both) == both || stamp_ts((void *)(uintptr_t)v) < atomic_load(&since);
+	uint32_t on = atomic_load(&ctl->on);
+	uint64_t v, mounted, now;
+	bool ends;
 	struct vmount m;
 
+	if (!vthread_vcpu(on))
+		return false;
+	v = carrier_get(KEY_WORD);
+	/* a mount to end (vthread_mount_t0 but for the clock): stamped mounted, or open */
+	ends = !v || (v & both) == both || stamp_ts((void *)(uintptr_t)v) < atomic_load(&since);
 	if (ends)
 		mount_begin(jni, t, &m);
 	now = fg_now_ns();
 	carrier_stamp(now, false);
 	if (ends && (mounted = mount_t0((void *)(uintptr_t)v, on, now)) && now > mounted)
 		mount_end(&m, mounted, now, VTHREAD_DO_MOUNTS);
+	return true;
 }
 
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
-	uint32_t on = evctl_enter(ctl), cap;
-	unsigned does = vthread_does(on);
+	uint32_t on, cap;
+	unsigned does;
 	uint64_t now, mounted = 0;
 	struct vwait *w;
 	struct vmount m;
 	void *v = NULL;
 
-	if (does == VTHREAD_DO_MOUNTS) {
-		unmount_vcpu(jni, t, on);
-		goto out;
-	}
+	if (unmount_vcpu(jni, t))
+		return;
+	on = evctl_enter(ctl);
+	does = vthread_does(on);
 	now = fg_now_ns();
 	if (!does) {
 		carrier_stamp(now, false);

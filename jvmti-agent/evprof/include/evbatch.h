@@ -6,14 +6,15 @@
  * records instead of one of each a record.
  *
  * Each thread that pushes claims one of EVBATCH_SLOTS slots (a pthread key holds it; its exit
- * lets it go) and keeps its open entry in the slot's word. An append takes the word with one
- * atomic exchange, encodes the record after the ones before it and puts the word back; a full
+ * lets it go) and keeps its open entry in the slot's word. An append marks the word busy with
+ * one atomic exchange, reads the kinds on (it counts as a callback inside, in place of
+ * evctl_enter), encodes the record after the ones before it and puts the word back; a full
  * entry is pushed to the queue and the next record opens a new one (charged to the events'
- * share of the queue like any event: a share spent drops the record, counted). A sweep (any
- * thread; the events worker at every tick and before an EVENTS record) takes every slot's open
- * entry with one exchange and pushes it: a thread that stops pushing leaves no record behind
- * for longer than a tick. A thread with no slot left (more than EVBATCH_SLOTS at once) pushes
- * each record alone (evctl_push_event).
+ * share of the queue like any event: a share spent drops the record, counted). A sweep (the
+ * events worker at every tick, and before each EVENTS record after waiting for the appends under
+ * way) takes every slot's open entry and pushes it: a thread that stops pushing leaves no
+ * record behind for longer than a tick. A thread with no slot left (more than EVBATCH_SLOTS at
+ * once) pushes each record alone (evctl_push_event).
  *
  * An entry holds records one after another, each whole (the sender splits them: queue entries
  * of STACK_EVENT records longer than their first record). One thread's records reach the queue
@@ -43,16 +44,21 @@ struct evbatch *evbatch_new(struct evctl *c);
 void evbatch_free(struct evbatch *b);
 
 /*
- * The calling thread: encode e after its open entry's records (a callback between evctl_enter
- * and evctl_leave, its kind on). 0; -ENOBUFS (the events' share spent, or a full entry while a
- * sweep pushes: counted as EVCTL_DROP_QUEUE) or -EINVAL (EVCTL_DROP_BAD).
+ * The calling thread, in a callback: encode e after its open entry's records while the kinds on
+ * (evctl.on) masked by mask are want (checked inside, as evctl_enter would: the callback needs
+ * none of its own for it). 0; -EAGAIN (closed: not counted); -ENOBUFS (the events' share spent,
+ * or a full entry while a sweep pushes: counted as EVCTL_DROP_QUEUE) or -EINVAL (EVCTL_DROP_BAD).
  */
-int evbatch_push(struct evbatch *b, const struct fgp_stack_event_in *e);
+int evbatch_push(struct evbatch *b, const struct fgp_stack_event_in *e, uint32_t mask,
+		 uint32_t want);
 
-/* Push every thread's open entry to the queue, and let go of the slots of threads gone. */
-void evbatch_sweep(struct evbatch *b);
+/*
+ * Push every thread's open entry to the queue, and let go of the slots of threads gone. An
+ * append under way is waited for, wait_ns in all (0: its entry goes at the next sweep).
+ */
+void evbatch_sweep(struct evbatch *b, uint64_t wait_ns);
 
-/* Records in an entry's data of len bytes (whole records, as evbatch_push writes them). */
-uint32_t evbatch_records(const uint8_t *data, uint32_t len);
+/* Records appended into the threads' entries so far (pushed, or to be: evctl's events). */
+uint64_t evbatch_events(struct evbatch *b);
 
 #endif

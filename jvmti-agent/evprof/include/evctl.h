@@ -91,7 +91,7 @@ enum evctl_drop {
 
 /* The switch's counters (agentcount.h), bumped by the callbacks; evctl_stats holds them. */
 #define EVCTL_COUNTERS(X)                                                                          \
-	X(events)	 /* STACK_EVENTs pushed */                                                 \
+	X(events)	 /* STACK_EVENTs pushed (or gathered: evbatch.h) */                        \
 	X(freed)	 /* tags sent in OBJECT_FREE */                                            \
 	X(lock_short)	 /* lock waits left out under the threshold (evctl_lock_short) ... */      \
 	X(lock_short_ns) /* ... and their time */                                                  \
@@ -226,10 +226,13 @@ void evctl_lock_short(struct evctl *c, uint64_t ns);
 int evctl_push_event(struct evctl *c, const struct fgp_stack_event_in *e);
 
 /*
- * As evctl_push_event, into the calling thread's entry of its own (evbatch.h): one malloc and
- * one push for many records. The worker pushes every thread's entry at each tick (at most
- * TICK_MS later) and before each EVENTS record, so the invariant above holds.
+ * As evctl_push_event, into the calling thread's entry of its own (evbatch.h), while the kinds
+ * on masked by mask are want (checked as evctl_enter does: a callback that pushes only this way
+ * needs no evctl_enter; -EAGAIN when closed): one malloc and one push for many records. The
+ * worker pushes every thread's entry at each tick (at most TICK_MS later) and, once the appends
+ * under way are done, before each EVENTS record, so the invariant above holds.
  */
-int evctl_push_batched(struct evctl *c, const struct fgp_stack_event_in *e);
+int evctl_push_batched(struct evctl *c, const struct fgp_stack_event_in *e, uint32_t mask,
+		       uint32_t want);
 
 #endif

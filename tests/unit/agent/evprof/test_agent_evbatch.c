@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -22,6 +23,8 @@
 #include "evctl.h"
 #include "fgproto.h"
 #include "queue.h"
+
+#define VCPU (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU)
 
 static int no_apply(void *arg, const struct evset *want, struct evset *got)
 {
@@ -45,6 +48,7 @@ static struct fix *fix_new(size_t budget)
 	assert_non_null(x->q);
 	assert_int_equal(evctl_init(&x->c, x->q, &ops, FGP_EVM_ALL, 0, 16, 64), 0);
 	assert_non_null(x->c.batch);
+	atomic_store(&x->c.on, VCPU);
 	return x;
 }
 
@@ -65,7 +69,7 @@ static int push(struct fix *x, uint32_t tid, uint64_t seq)
 					.tag = seq,
 					.cls = { "vt-worker-1", 11 } };
 
-	return evctl_push_batched(&x->c, &e);
+	return evctl_push_batched(&x->c, &e, VCPU, VCPU);
 }
 
 /* What the queue holds: the records of each entry, one by one, checked whole and in each
@@ -128,12 +132,12 @@ static void test_gathered_until_swept(void **state)
 	for (uint64_t i = 1; i <= 10; i++)
 		assert_int_equal(push(x, 0, i), 0);
 	assert_null(queue_pop(x->q));
-	evbatch_sweep(x->c.batch);
+	evbatch_sweep(x->c.batch, 0);
 	assert_int_equal(drain(x, last, 1, &entries), 10);
 	assert_int_equal(entries, 1);
 	assert_int_equal(pushed_events(x), 10);
 	/* nothing left: a sweep of no records pushes nothing */
-	evbatch_sweep(x->c.batch);
+	evbatch_sweep(x->c.batch, 0);
 	assert_null(queue_pop(x->q));
 	fix_free(x);
 }
@@ -151,7 +155,7 @@ static void test_a_full_entry_goes_by_itself(void **state)
 	got = drain(x, last, 1, &entries);
 	assert_true(entries >= 2);
 	assert_true(got > 0 && got < n);
-	evbatch_sweep(x->c.batch);
+	evbatch_sweep(x->c.batch, 0);
 	got += drain(x, last, 1, &entries);
 	assert_int_equal(got, n);
 	assert_int_equal(last[0], n);
@@ -184,7 +188,7 @@ static void *sweeper(void *arg)
 	struct fix *x = arg;
 
 	while (!atomic_load(&race_done))
-		evbatch_sweep(x->c.batch);
+		evbatch_sweep(x->c.batch, 0);
 	return NULL;
 }
 
@@ -208,10 +212,64 @@ static void test_threads_race_a_sweeper(void **state)
 		assert_int_equal(pthread_join(th[i], NULL), 0);
 	atomic_store(&race_done, true);
 	assert_int_equal(pthread_join(sw, NULL), 0);
-	evbatch_sweep(x->c.batch);
+	evbatch_sweep(x->c.batch, 0);
 	got = drain(x, last, RACERS, &entries);
 	assert_int_equal(got + dropped(x), (uint64_t)RACERS * RACE_N);
 	assert_int_equal(pushed_events(x), got);
+	fix_free(x);
+}
+
+static atomic_bool closing_done;
+
+static void *pusher(void *arg)
+{
+	struct racer *r = arg;
+
+	for (uint64_t i = 1; !atomic_load(&closing_done); i++)
+		(void)push(r->x, r->tid, i);
+	return NULL;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Threads push without a pause while the kinds close: the sweep that follows (as the worker's
+ * before its EVENTS off) leaves no record behind, and none is appended after it. */
+static void test_nothing_after_the_close_and_its_sweep(void **state)
+{
+	struct fix *x = fix_new(64u << 20);
+	struct racer r[RACERS];
+	pthread_t th[RACERS];
+	uint64_t last[RACERS] = { 0 }, entries, before;
+
+	(void)state;
+	atomic_store(&closing_done, false);
+	for (uint32_t i = 0; i < RACERS; i++) {
+		r[i] = (struct racer){ x, i };
+		assert_int_equal(pthread_create(&th[i], NULL, pusher, &r[i]), 0);
+	}
+	nap_ms(20);
+	atomic_store(&x->c.on, 0);
+	evbatch_sweep(x->c.batch, EVCTL_QUIESCE_NS);
+	before = drain(x, last, RACERS, &entries);
+	assert_true(before > 0);
+	assert_int_equal(pushed_events(x), before);
+	nap_ms(20); /* the threads push on, closed */
+	evbatch_sweep(x->c.batch, 0);
+	assert_int_equal(drain(x, last, RACERS, &entries), 0);
+	assert_int_equal(pushed_events(x), before);
+	/* opened again: they append again */
+	atomic_store(&x->c.on, VCPU);
+	nap_ms(20);
+	atomic_store(&closing_done, true);
+	for (uint32_t i = 0; i < RACERS; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	evbatch_sweep(x->c.batch, 0);
+	assert_true(drain(x, last, RACERS, &entries) > 0);
 	fix_free(x);
 }
 
@@ -228,7 +286,7 @@ static void test_a_spent_share_drops_and_counts(void **state)
 		(void)push(x, 0, i);
 	assert_true(queue_used(x->q) <= (64u << 10) / EVCTL_QUEUE_SHARE);
 	assert_true(dropped(x) > 0);
-	evbatch_sweep(x->c.batch);
+	evbatch_sweep(x->c.batch, 0);
 	got = drain(x, last, 1, &entries);
 	assert_int_equal(got + dropped(x), n);
 	fix_free(x);
@@ -299,11 +357,11 @@ static void test_slots_freed_by_the_sweep_after_their_threads(void **state)
 	memset(last, 0, sizeof(last));
 	crowd_run(x, MANY, 0, last, &direct);
 	assert_int_equal(direct, MANY - EVBATCH_SLOTS);
-	evbatch_sweep(x->c.batch);
+	evbatch_sweep(x->c.batch, 0);
 	assert_int_equal(drain(x, last, 2 * MANY, &entries), EVBATCH_SLOTS);
 	crowd_run(x, EVBATCH_SLOTS, MANY, last, &direct);
 	assert_int_equal(direct, 0);
-	evbatch_sweep(x->c.batch);
+	evbatch_sweep(x->c.batch, 0);
 	assert_int_equal(drain(x, last, 2 * MANY, &entries), EVBATCH_SLOTS);
 	assert_int_equal(pushed_events(x), MANY + EVBATCH_SLOTS);
 	fix_free(x);
@@ -315,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_gathered_until_swept),
 		cmocka_unit_test(test_a_full_entry_goes_by_itself),
 		cmocka_unit_test(test_threads_race_a_sweeper),
+		cmocka_unit_test(test_nothing_after_the_close_and_its_sweep),
 		cmocka_unit_test(test_a_spent_share_drops_and_counts),
 		cmocka_unit_test(test_slots_freed_by_the_sweep_after_their_threads),
 	};

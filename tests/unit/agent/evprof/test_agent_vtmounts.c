@@ -268,7 +268,7 @@ static bool next_record(const uint8_t **rec, uint32_t *len)
 	if (!cur || cur_off >= cur->len) {
 		queue_release(q, cur);
 		cur_off = 0;
-		evbatch_sweep(ctl.batch);
+		evbatch_sweep(ctl.batch, 0);
 		if (!(cur = queue_pop(q)))
 			return false;
 	}
