@@ -452,9 +452,8 @@ static int append_events(struct sender *s, const uint8_t *rec, size_t len)
 	size_t off = 0, own;
 	int rv;
 
-	while (len - off >= FGP_REC_HEADER_SIZE && (own = fgp_rec_size(rec + off)) >=
-							   FGP_REC_HEADER_SIZE &&
-	       own <= len - off) {
+	while (len - off >= FGP_REC_HEADER_SIZE &&
+	       (own = fgp_rec_size(rec + off)) >= FGP_REC_HEADER_SIZE && own <= len - off) {
 		if ((rv = append_event(s, rec + off, own)) != 0)
 			return rv;
 		off += own;

@@ -130,7 +130,7 @@ struct evctl {
 	uint64_t live_max;   /* tracked objects at most */
 	struct freering *ring;
 	struct evbatch *batch; /* the busiest callbacks' records, a thread's gathered (evbatch.h) */
-	struct evctl_priv *p; /* the rest is private to evctl.c */
+	struct evctl_priv *p;  /* the rest is private to evctl.c */
 };
 
 /*

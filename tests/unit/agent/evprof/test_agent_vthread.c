@@ -206,7 +206,7 @@ struct fake_thread {
 };
 
 static int finds, fields, calls; /* calls: the JNI's, but the lookups */
-static bool no_nul; /* GetStringUTFRegion ends with no NUL */
+static bool no_nul;		 /* GetStringUTFRegion ends with no NUL */
 
 static jclass JNICALL fake_find_class(JNIEnv *env, const char *name)
 {

@@ -1186,7 +1186,7 @@ static void test_events_follow_the_collector_between_their_events_records(void *
 /* A carrier's mounts gathered in one entry (evbatch.h): n records, named NAME0.. at ts 1..n. */
 static void push_mounts(struct queue *q, int n)
 {
-	uint8_t rec[1024];
+	uint8_t rec[1024] = { 0 };
 	size_t len = 0;
 
 	for (int i = 0; i < n; i++) {
