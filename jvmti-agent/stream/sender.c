@@ -446,7 +446,8 @@ static int append_event(struct sender *s, const uint8_t *rec, size_t len)
 	return 0;
 }
 
-/* A thread's gathered STACK_EVENTs (evbatch.h: whole records one after another), each alone. */
+/* A thread's gathered STACK_EVENTs (evbatch.h: whole records one after another), each alone;
+ * each after the first counted as a record sent (drain counts the entry's first). */
 static int append_events(struct sender *s, const uint8_t *rec, size_t len)
 {
 	size_t off = 0, own;
@@ -456,6 +457,8 @@ static int append_events(struct sender *s, const uint8_t *rec, size_t len)
 	       (own = fgp_rec_size(rec + off)) >= FGP_REC_HEADER_SIZE && own <= len - off) {
 		if ((rv = append_event(s, rec + off, own)) != 0)
 			return rv;
+		if (off)
+			atomic_fetch_add(&s->records_sent, 1);
 		off += own;
 	}
 	return 0;

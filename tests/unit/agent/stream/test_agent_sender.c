@@ -1212,6 +1212,7 @@ static void test_a_threads_gathered_events_go_out_one_by_one(void **state)
 	struct fake *f = x->f;
 	struct intern *st = intern_new(1 << 20);
 	struct sender_stats ss;
+	uint64_t sent;
 	size_t before;
 
 	sender_set_intern(x->s, st);
@@ -1226,11 +1227,15 @@ static void test_a_threads_gathered_events_go_out_one_by_one(void **state)
 	sender_get_stats(x->s, &ss);
 	assert_int_equal(ss.events_unsent, 3);
 	before = f->n;
+	sender_get_stats(x->s, &ss);
+	sent = ss.records_sent;
 	push_events_rec(x->q, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU);
 	push_mounts(x->q, 3);
 	push_mounts(x->q, 1);
 	sender_poll(x->s, 10);
 	assert_int_equal(f->n - before, 5);
+	sender_get_stats(x->s, &ss);
+	assert_int_equal(ss.records_sent - sent, 5); /* each record, not each entry */
 	assert_int_equal(f->rec[before].type, FGP_EVENTS);
 	for (int i = 0; i < 4; i++) {
 		char want[8] = { 'v', 't', (char)('0' + i % 3), 0 };
