@@ -15,16 +15,20 @@ static inline void fgle_put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)(v >> 8);
 }
 
+/* Byte by byte, unrolled: a compiler merges the stores into one on a little-endian CPU (a loop
+ * it may leave as a loop of byte stores). */
 static inline void fgle_put32(uint8_t *p, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
 }
 
 static inline void fgle_put64(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	fgle_put32(p, (uint32_t)v);
+	fgle_put32(p + 4, (uint32_t)(v >> 32));
 }
 
 static inline uint16_t fgle_get16(const uint8_t *p)

@@ -178,7 +178,7 @@ for r in $(seq "$reps"); do
 					if (s ~ /GetStackTrace|^take_stack$|^evjvmti_frames$|^last_unmount$/) return "stack"
 					if (s ~ /GetLongField|^thread_id$/) return "tid"
 					if (s ~ /GetObjectField|GetString|DeleteLocalRef|ExceptionCheck|^vthread_name$|^take_name$|^thread_field$/) return "name"
-					if (s ~ /evctl_push|^queue_/) return "push"
+					if (s ~ /evctl_push|^evbatch_|^queue_/) return "push"
 					if (s ~ /^thread_cpu_ns$|^mount_cpu0$|cputime|posix_cpu|task_sched_runtime/) return "cpuclock"
 					if (s ~ /^fg_now_ns$|__vdso_clock_gettime|^clock_gettime/) return sys ? "cpuclock" : "clock"
 				}

@@ -17,6 +17,7 @@
 
 #include "agentclock.h"
 #include "agentthread.h"
+#include "evbatch.h"
 #include "freering.h"
 
 #define QUIESCE_NAP_NS 1000000ull /* while callbacks leave */
@@ -130,6 +131,19 @@ int evctl_push_event(struct evctl *c, const struct fgp_stack_event_in *e)
 	queue_push(c->q, q);
 	atomic_fetch_add_explicit(&c->events, 1, memory_order_relaxed);
 	return 0;
+}
+
+int evctl_push_batched(struct evctl *c, const struct fgp_stack_event_in *e, uint32_t mask,
+		       uint32_t want)
+{
+	int rv = -EAGAIN;
+
+	if (c->batch)
+		return evbatch_push(c->batch, e, mask, want);
+	if ((evctl_enter(c) & mask) == want)
+		rv = evctl_push_event(c, e);
+	evctl_leave(c);
+	return rv;
 }
 
 /* ---- records of the worker ---------------------------------------------------------------- */
@@ -249,6 +263,8 @@ static int change(struct evctl *c, const struct evset *t)
 	/* The budget moving the interval closes nothing: the callbacks inside read either. */
 	if (!evset_eq(&moved, t))
 		quiesce(c);
+	/* the threads' entries, filled before the kinds closed, leave before their EVENTS */
+	evbatch_sweep(c->batch, EVCTL_QUIESCE_NS);
 	publish(c, &old, t);
 	rv = p->ops.apply(p->ops.arg, t, &got);
 	if (rv == -EAGAIN)
@@ -387,6 +403,7 @@ static void tick(struct evctl *c)
 	struct fgp_events e;
 
 	budget_tick(c);
+	evbatch_sweep(c->batch, 0); /* what the threads gathered since the last tick */
 	if (p->announce && push_events(c) == 0) {
 		p->announce = false;
 		atomic_store(&c->on, p->cur.on);
@@ -469,7 +486,8 @@ int evctl_init(struct evctl *c, struct queue *q, const struct evctl_ops *ops, ui
 	c->live_max = live_max;
 	c->p = p = calloc(1, sizeof(*p));
 	c->ring = freering_new(ring_slots);
-	if (!p || !c->ring) {
+	c->batch = evbatch_new(c);
+	if (!p || !c->ring || !c->batch) {
 		evctl_fini(c);
 		return -ENOMEM;
 	}
@@ -499,15 +517,21 @@ void evctl_want(struct evctl *c, const struct want_events *w, uint64_t conn)
 int evctl_stop(struct evctl *c, int timeout_ms)
 {
 	struct evctl_priv *p = c->p;
+	int rv;
 
 	if (p == NULL)
 		return 0;
 	atomic_store(&c->on, 0);
-	return agentworker_stop(&p->w, timeout_ms);
+	rv = agentworker_stop(&p->w, timeout_ms);
+	if (rv == 0)
+		evbatch_sweep(c->batch, EVCTL_QUIESCE_NS); /* the last the threads gathered */
+	return rv;
 }
 
 void evctl_fini(struct evctl *c)
 {
+	evbatch_free(c->batch);
+	c->batch = NULL;
 	freering_free(c->ring);
 	c->ring = NULL;
 	if (c->p == NULL)
@@ -525,6 +549,7 @@ void evctl_get_stats(struct evctl *c, struct evctl_stats *out)
 	for (int i = 0; i < EVCTL_DROP_NCAUSES; i++)
 		out->drops[i] = atomic_load(&c->drops[i]);
 	EVCTL_COUNTERS(AGENTCOUNT_LOAD)
+	out->events += evbatch_events(c->batch);
 	if (c->p) {
 		out->changes = atomic_load(&c->p->changes);
 		out->apply_failures = atomic_load(&c->p->apply_failures);

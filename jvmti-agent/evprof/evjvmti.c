@@ -206,19 +206,22 @@ static int take_stack(JNIEnv *jni, struct ev *e)
 static pthread_key_t tid_key, prev_key, gap_key;
 static bool tid_key_ok, prev_key_ok, gap_key_ok;
 static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
+static atomic_bool tid_made; /* the keys are made: a load, not a call, every time after */
 
 static void tid_key_make(void)
 {
 	tid_key_ok = pthread_key_create(&tid_key, NULL) == 0;
 	prev_key_ok = cfg.sampler_fix && pthread_key_create(&prev_key, NULL) == 0;
 	gap_key_ok = sizeof(void *) >= sizeof(uint64_t) && pthread_key_create(&gap_key, NULL) == 0;
+	atomic_store_explicit(&tid_made, true, memory_order_release);
 }
 
 static uint64_t my_slot(void)
 {
 	uint64_t slot;
 
-	(void)pthread_once(&tid_once, tid_key_make);
+	if (!atomic_load_explicit(&tid_made, memory_order_acquire))
+		(void)pthread_once(&tid_once, tid_key_make);
 	if (tid_key_ok && (slot = (uint64_t)(uintptr_t)pthread_getspecific(tid_key)) != 0)
 		return slot;
 	slot = (uint32_t)syscall(SYS_gettid);

@@ -21,6 +21,7 @@
 #define CHANCE_ONE 0xffffffffu /* chance in 2^-32 units */
 #define MOUNTS_MASK ((1ull << 40) - 1)
 #define SEEN_MAX ((1ull << 24) - 1)
+#define VCPU_ON (FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU) /* the mounts alone */
 
 _Static_assert(VTHREAD_HELD <= VTHELD_SLOTS_MAX, "the pool's handles index every slot");
 
@@ -211,6 +212,9 @@ int vthread_name(JNIEnv *jni, jthread t, char *name)
 
 	if (!f)
 		return -ENOENT;
+	/* Three JNI calls, each a transition into the VM and out: the local reference is the
+	 * callback's (freed as it returns), and a region within the string's length, which never
+	 * changes, throws nothing. */
 	if (!(s = (jstring)(*jni)->GetObjectField(jni, t, f)))
 		return 0;
 	n = (*jni)->GetStringLength(jni, s);
@@ -218,13 +222,9 @@ int vthread_name(JNIEnv *jni, jthread t, char *name)
 		memset(buf, 0, sizeof(buf)); /* a JNI that did not end it with a NUL */
 		(*jni)->GetStringUTFRegion(
 			jni, s, 0, n < (jsize)VTHREAD_NAME_MAX ? n : (jsize)VTHREAD_NAME_MAX, buf);
-		if ((*jni)->ExceptionCheck(jni))
-			(*jni)->ExceptionClear(jni);
-		else
-			len = strnlen(buf, VTHREAD_NAME_MAX);
+		len = strnlen(buf, VTHREAD_NAME_MAX);
 		memcpy(name, buf, len);
 	}
-	(*jni)->DeleteLocalRef(jni, s);
 	return (int)len;
 }
 
@@ -355,6 +355,7 @@ fail:
 enum { KEY_CPU0, KEY_WAIT0, KEY_READ_CPU, KEY_READ_AT, KEY_WORD, NKEYS };
 static pthread_key_t keys[NKEYS];
 static bool keys_ok;
+static atomic_bool keys_made; /* keys_ok is set (a load, not a call, every time after) */
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
 static void keys_make(void)
@@ -362,18 +363,24 @@ static void keys_make(void)
 	keys_ok = true;
 	for (int k = 0; k < NKEYS; k++)
 		keys_ok = keys_ok && pthread_key_create(&keys[k], NULL) == 0;
+	atomic_store_explicit(&keys_made, true, memory_order_release);
+}
+
+static bool keys_ready(void)
+{
+	if (!atomic_load_explicit(&keys_made, memory_order_acquire))
+		(void)pthread_once(&keys_once, keys_make);
+	return keys_ok;
 }
 
 static uint64_t carrier_get(int k)
 {
-	(void)pthread_once(&keys_once, keys_make);
-	return keys_ok ? (uint64_t)(uintptr_t)pthread_getspecific(keys[k]) : 0;
+	return keys_ready() ? (uint64_t)(uintptr_t)pthread_getspecific(keys[k]) : 0;
 }
 
 static void carrier_set(int k, uint64_t v)
 {
-	(void)pthread_once(&keys_once, keys_make);
-	if (keys_ok)
+	if (keys_ready())
 		(void)pthread_setspecific(keys[k], (void *)(uintptr_t)v);
 }
 
@@ -455,7 +462,12 @@ static void mount_end(struct vmount *m, uint64_t t0, uint64_t end, unsigned does
 		/* the carrier's time off the CPU while it was mounted: pinned (or preempted) */
 		m->e.interval = vthread_offcpu(t0, end, carrier_cpu0(), cpu);
 	}
-	(void)evctl_push_event(ctl, &m->e);
+	/* The mounts alone: gathered in the carrier's own entry (evctl_push_batched), one malloc
+	 * and one push for many; with the waits, pushed in turn with them. */
+	if (does == VTHREAD_DO_MOUNTS)
+		(void)evctl_push_batched(ctl, &m->e, VCPU_ON, VCPU_ON);
+	else
+		(void)evctl_push_event(ctl, &m->e);
 }
 
 static void count_carried(const struct vmount *m, uint64_t mounted, uint64_t now);
@@ -478,28 +490,55 @@ static uint64_t mount_t0(const void *v, uint32_t on, uint64_t now)
 	return t0;
 }
 
+/*
+ * The mounts alone: the mount's stamp is the carrier's, the one the mount that this unmount
+ * ends left there (no JVMTI call; the virtual thread's storage is not read nor written). One
+ * clock reading, after the name and id: the mount ends, and the carrier's word is stamped,
+ * when the callback's work is done. No callback count (evctl_enter): the push checks the kinds
+ * on itself (evctl_push_batched), and the rest is the carrier's own. Whether they are on.
+ */
+static bool unmount_vcpu(JNIEnv *jni, jthread t)
+{
+	const uint64_t both = TLS_STAMP | TLS_MOUNTED;
+	uint32_t on = atomic_load(&ctl->on);
+	uint64_t v, mounted, now;
+	bool ends;
+	struct vmount m;
+
+	if (!vthread_vcpu(on))
+		return false;
+	v = carrier_get(KEY_WORD);
+	/* a mount to end (vthread_mount_t0 but for the clock): stamped mounted, or open */
+	ends = !v || (v & both) == both || stamp_ts((void *)(uintptr_t)v) < atomic_load(&since);
+	if (ends)
+		mount_begin(jni, t, &m);
+	now = fg_now_ns();
+	carrier_stamp(now, false);
+	if (ends && (mounted = mount_t0((void *)(uintptr_t)v, on, now)) && now > mounted)
+		mount_end(&m, mounted, now, VTHREAD_DO_MOUNTS);
+	return true;
+}
+
 static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
-	uint32_t on = evctl_enter(ctl), cap;
-	unsigned does = vthread_does(on);
+	uint32_t on, cap;
+	unsigned does;
 	uint64_t now, mounted = 0;
 	struct vwait *w;
 	struct vmount m;
 	void *v = NULL;
 
+	if (unmount_vcpu(jni, t))
+		return;
+	on = evctl_enter(ctl);
+	does = vthread_does(on);
 	now = fg_now_ns();
 	if (!does) {
 		carrier_stamp(now, false);
 		goto out;
 	}
-	if (does == VTHREAD_DO_MOUNTS) {
-		/* The mounts alone: the mount's stamp is the carrier's, the one the mount that
-		 * this unmount ends left there (no JVMTI call; the virtual thread's storage is not
-		 * read nor written). */
-		v = (void *)(uintptr_t)carrier_get(KEY_WORD);
-	} else if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE) {
+	if ((*jvmti)->GetThreadLocalStorage(jvmti, t, &v) != JVMTI_ERROR_NONE)
 		goto out;
-	}
 	if ((does & VTHREAD_DO_WAITS) && (!v || wait_since(v) < atomic_load(&since)))
 		count_seen();
 	mounted = mount_t0(v, on, now);
@@ -618,15 +657,32 @@ static void count_carried(const struct vmount *m, uint64_t mounted, uint64_t now
 		   atomic_load(&mounts));
 }
 
+/*
+ * The mounts alone, at a mount or a start: the carrier's stamp is all they need, and it is the
+ * carrier's own word, which every mount stamps whatever the kinds: no callback count
+ * (evctl_enter), as nothing the worker changes is touched. Whether they are on.
+ */
+static bool mount_vcpu(void)
+{
+	if (!vthread_vcpu(atomic_load(&ctl->on)))
+		return false;
+	carrier_stamp(fg_now_ns(), true);
+	return true;
+}
+
 static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
-	uint32_t on = evctl_enter(ctl), cap = 0;
-	unsigned does = vthread_does(on);
+	uint32_t on, cap = 0;
+	unsigned does;
 	uint64_t now, m, t0;
 	const struct vwait *w;
 	void *v = NULL;
 
 	(void)jni;
+	if (mount_vcpu())
+		return;
+	on = evctl_enter(ctl);
+	does = vthread_does(on);
 	now = fg_now_ns();
 	/* Whatever the kinds (a mount while they turn on is one a CPU recording times). */
 	carrier_stamp(now, true);
@@ -682,11 +738,15 @@ out:
  */
 static void JNICALL on_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
-	uint32_t on = evctl_enter(ctl);
-	unsigned does = vthread_does(on);
+	uint32_t on;
+	unsigned does;
 	uint64_t now;
 
 	(void)jni;
+	if (mount_vcpu())
+		return;
+	on = evctl_enter(ctl);
+	does = vthread_does(on);
 	now = fg_now_ns();
 	carrier_stamp(now, true); /* whatever the kinds, as at a mount */
 	if (!does || does == VTHREAD_DO_MOUNTS)

@@ -446,6 +446,24 @@ static int append_event(struct sender *s, const uint8_t *rec, size_t len)
 	return 0;
 }
 
+/* A thread's gathered STACK_EVENTs (evbatch.h: whole records one after another), each alone;
+ * each after the first counted as a record sent (drain counts the entry's first). */
+static int append_events(struct sender *s, const uint8_t *rec, size_t len)
+{
+	size_t off = 0, own;
+	int rv;
+
+	while (len - off >= FGP_REC_HEADER_SIZE &&
+	       (own = fgp_rec_size(rec + off)) >= FGP_REC_HEADER_SIZE && own <= len - off) {
+		if ((rv = append_event(s, rec + off, own)) != 0)
+			return rv;
+		if (off)
+			atomic_fetch_add(&s->records_sent, 1);
+		off += own;
+	}
+	return 0;
+}
+
 static int append_rec(struct sender *s, const uint8_t *rec, size_t len, uint16_t flags)
 {
 	struct fgp_record r;
@@ -455,6 +473,8 @@ static int append_rec(struct sender *s, const uint8_t *rec, size_t len, uint16_t
 	size_t own = fgp_rec_size(rec);
 	uint16_t type = fgp_rec_type(rec);
 
+	if (type == FGP_STACK_EVENT && own < len)
+		return append_events(s, rec, len);
 	if (type == FGP_STACK_EVENT || type == FGP_OBJECT_FREE || type == FGP_EVENTS ||
 	    type == FGP_ALLOC_COST)
 		return append_event(s, rec, len);

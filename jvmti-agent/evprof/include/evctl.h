@@ -25,7 +25,9 @@
  * Callbacks (JVM threads, concurrently) read the settings from atomics, bracket their work with
  * evctl_enter/evctl_leave, and push their records with evctl_push_event: never a lock, never a
  * wait; the events may fill at most EVCTL_QUEUE_SHARE of the queue (the rest stays for code
- * events), and what does not fit is counted (dropped_queue), not waited for.
+ * events), and what does not fit is counted (dropped_queue), not waited for. A callback that
+ * runs at every virtual thread's unmount pushes into its thread's entry (evctl_push_batched),
+ * which the worker sweeps into the queue.
  *
  * Invariant: an event of a kind is pushed only between the EVENTS record that turned its kind
  * on and the one that turned it off.
@@ -89,7 +91,7 @@ enum evctl_drop {
 
 /* The switch's counters (agentcount.h), bumped by the callbacks; evctl_stats holds them. */
 #define EVCTL_COUNTERS(X)                                                                          \
-	X(events)	 /* STACK_EVENTs pushed */                                                 \
+	X(events)	 /* STACK_EVENTs pushed (or gathered: evbatch.h) */                        \
 	X(freed)	 /* tags sent in OBJECT_FREE */                                            \
 	X(lock_short)	 /* lock waits left out under the threshold (evctl_lock_short) ... */      \
 	X(lock_short_ns) /* ... and their time */                                                  \
@@ -127,7 +129,8 @@ struct evctl {
 	uint32_t depth_dflt; /* depth when the collector gives none */
 	uint64_t live_max;   /* tracked objects at most */
 	struct freering *ring;
-	struct evctl_priv *p; /* the rest is private to evctl.c */
+	struct evbatch *batch; /* the busiest callbacks' records, a thread's gathered (evbatch.h) */
+	struct evctl_priv *p;  /* the rest is private to evctl.c */
 };
 
 /*
@@ -221,5 +224,15 @@ void evctl_lock_short(struct evctl *c, uint64_t ns);
 
 /* Encode e into the queue (within the events' share). 0, or -ENOBUFS/-EINVAL (counted). */
 int evctl_push_event(struct evctl *c, const struct fgp_stack_event_in *e);
+
+/*
+ * As evctl_push_event, into the calling thread's entry of its own (evbatch.h), while the kinds
+ * on masked by mask are want (checked as evctl_enter does: a callback that pushes only this way
+ * needs no evctl_enter; -EAGAIN when closed): one malloc and one push for many records. The
+ * worker pushes every thread's entry at each tick (at most TICK_MS later) and, once the appends
+ * under way are done, before each EVENTS record, so the invariant above holds.
+ */
+int evctl_push_batched(struct evctl *c, const struct fgp_stack_event_in *e, uint32_t mask,
+		       uint32_t want);
 
 #endif

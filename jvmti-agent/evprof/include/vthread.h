@@ -29,7 +29,9 @@
  * monotonic one read, and no JVMTI function called: a mount's start is kept by its carrier (a
  * word of the carrier's thread, as a virtual thread's below, stamped at every mount and
  * unmount whatever the kinds), not in the virtual thread's JVMTI thread-local storage, whose
- * calls on HotSpot resolve the thread and may disable its transitions.
+ * calls on HotSpot resolve the thread and may disable its transitions. Their records gather in
+ * the carrier's own queue entry (evctl_push_batched, evbatch.h), whose append checks the kinds
+ * on: neither callback counts itself in evctl's shared counter (evctl_enter).
  *
  * With FGP_EVM_VMOUNT too, every unmount also pushes an FGP_EV_VMOUNT event: the carrier, the
  * virtual thread's name and id, how long it was mounted and how long of it the carrier was off

@@ -138,6 +138,12 @@ static int fake_send(void *link, const uint8_t *buf, size_t len)
 			g->queue_full = rec.u.dropped.queue_full;
 			g->table_full = rec.u.dropped.table_full;
 			break;
+		case FGP_STACK_EVENT:
+			g->addr = rec.u.ev.ts;
+			g->count = rec.u.ev.depth;
+			snprintf(g->name, sizeof(g->name), "%.*s", rec.u.ev.cls.len,
+				 rec.u.ev.cls.ptr);
+			break;
 		}
 		f->n++;
 	}
@@ -1177,6 +1183,72 @@ static void test_events_follow_the_collector_between_their_events_records(void *
 	intern_free(st);
 }
 
+/* A carrier's mounts gathered in one entry (evbatch.h): n records, named NAME0.. at ts 1..n. */
+static void push_mounts(struct queue *q, int n)
+{
+	uint8_t rec[1024] = { 0 };
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		char name[8] = { 'v', 't', (char)('0' + i), 0 };
+		struct fgp_stack_event_in e = { .ts = (uint64_t)i + 1,
+						.tid = 7,
+						.kind = FGP_EV_VMOUNT,
+						.value = 5,
+						.cls = { name, 3 } };
+		int k = fgp_encode_stack_event(rec + len, sizeof(rec) - len, &e);
+
+		assert_true(k > 0);
+		len += (size_t)k;
+	}
+	push_rec(q, rec, (int)len);
+}
+
+/* An entry of several STACK_EVENTs goes out as its records, each alone and in order, and
+ * counts each when events are closed. */
+static void test_a_threads_gathered_events_go_out_one_by_one(void **state)
+{
+	struct fix *x = *state;
+	struct fake *f = x->f;
+	struct intern *st = intern_new(1 << 20);
+	struct sender_stats ss;
+	uint64_t sent;
+	size_t before;
+
+	sender_set_intern(x->s, st);
+	f->intern = 1;
+	f->events = 1;
+	f->ev = (struct want_events){ FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU, 0, 0, 16,
+				      0 };
+	f->conn = 1;
+	sender_poll(x->s, 10);
+	push_mounts(x->q, 3);
+	sender_poll(x->s, 10);
+	sender_get_stats(x->s, &ss);
+	assert_int_equal(ss.events_unsent, 3);
+	before = f->n;
+	sender_get_stats(x->s, &ss);
+	sent = ss.records_sent;
+	push_events_rec(x->q, FGP_EVM_VTHREAD | FGP_EVM_VMOUNT | FGP_EVM_VCPU);
+	push_mounts(x->q, 3);
+	push_mounts(x->q, 1);
+	sender_poll(x->s, 10);
+	assert_int_equal(f->n - before, 5);
+	sender_get_stats(x->s, &ss);
+	assert_int_equal(ss.records_sent - sent, 5); /* each record, not each entry */
+	assert_int_equal(f->rec[before].type, FGP_EVENTS);
+	for (int i = 0; i < 4; i++) {
+		char want[8] = { 'v', 't', (char)('0' + i % 3), 0 };
+
+		assert_int_equal(f->rec[before + 1 + (size_t)i].type, FGP_STACK_EVENT);
+		assert_string_equal(f->rec[before + 1 + (size_t)i].name, want);
+		assert_int_equal(f->rec[before + 1 + (size_t)i].addr, i % 3 + 1);
+	}
+	sender_free(x->s);
+	x->s = NULL;
+	intern_free(st);
+}
+
 /* A storm of compiles for 3 s, one every ms: the widest gap between two of its messages. */
 static uint64_t storm_widest_gap(struct fix *x, uint64_t addr)
 {
@@ -1254,6 +1326,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_events_follow_the_collector_between_their_events_records, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_a_threads_gathered_events_go_out_one_by_one,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_interned_loads_are_spelled_out_for_an_older_collector, setup,
 			teardown),
