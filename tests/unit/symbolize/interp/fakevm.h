@@ -28,6 +28,7 @@ struct fakevm {
 	struct fv_region r[FV_MAX_REGIONS];
 	unsigned n;
 	unsigned calls;		/* readv calls */
+	unsigned long ranges;	/* remote ranges asked for over all calls */
 	uint32_t pid;		/* the only pid whose memory exists */
 	uint32_t bad_pid_calls; /* reads of another pid */
 };
@@ -61,6 +62,7 @@ static inline ssize_t fv_readv(void *ctx, pid_t pid, const struct iovec *local, 
 	ssize_t total = 0;
 
 	vm->calls++;
+	vm->ranges += nr;
 	if ((uint32_t)pid != vm->pid) {
 		vm->bad_pid_calls++;
 		return -ESRCH;
@@ -182,6 +184,34 @@ static inline uint64_t fv_method(struct fakevm *vm, uint64_t base, const char *k
 	fv_put64(k + 24, base + 0x4000);
 	fv_symbol(vm, base + 0x4000, klass);
 	fv_symbol(vm, base + 0x4800, name);
+	if (code)
+		*code = base + 0x1000 + 48;
+	return base;
+}
+
+/*
+ * Another method of the class of fv_method(..., klass_base, ...), at base: name_index (1..7,
+ * not 5 or 6) names its pool slot, pointing at name's Symbol (at sym, or the Symbol already at
+ * sym when name is NULL).
+ */
+static inline uint64_t fv_method_of(struct fakevm *vm, uint64_t base, uint64_t klass_base,
+				    uint16_t name_index, const char *name, uint64_t sym,
+				    uint16_t code_size, uint64_t *code)
+{
+	uint8_t *m = fv_region(vm, base, 88);
+	uint8_t *cm = fv_region(vm, base + 0x1000, 48 + code_size);
+
+	fv_put64(m + 8, base + 0x1000);
+	fv_put64(cm + 8, klass_base + 0x2000);
+	fv_put16(cm + 32, code_size);
+	fv_put16(cm + 34, name_index);
+	fv_put16(cm + 36, 6);
+	fv_put16(cm + 38, name_index);
+	for (unsigned i = 0; i < vm->n; i++)
+		if (vm->r[i].addr == klass_base + 0x2000)
+			fv_put64(vm->r[i].bytes + 72 + 8u * name_index, sym);
+	if (name)
+		fv_symbol(vm, sym, name);
 	if (code)
 		*code = base + 0x1000 + 48;
 	return base;

@@ -378,6 +378,62 @@ static void test_a_sample_revalidates_its_cached_methods_in_one_read(void **stat
 	assert_int_equal(req[5].line, -1);
 }
 
+/* The Symbol region at addr. */
+static uint8_t *sym_at(struct fakevm *vm, uint64_t addr)
+{
+	for (unsigned i = 0; i < vm->n; i++)
+		if (vm->r[i].addr == addr)
+			return vm->r[i].bytes;
+	fail_msg("no region at %#llx", (unsigned long long)addr);
+	return NULL;
+}
+
+static void test_a_batch_reads_a_class_and_a_name_once(void **state)
+{
+	static const char *const want[6] = { "p.A::run", "p.A::two",   "p.A::run",
+					     "p.B::run", "p.B::three", "p.B::run" };
+	struct fix *f = *state;
+	struct interp_req req[6];
+	uint64_t code[6], m[6];
+	unsigned calls;
+	unsigned long ranges;
+
+	/* Two classes of three methods; the third of each is named by A's "run" Symbol. */
+	m[0] = fv_method(&f->vm, 0x100000, "p/A", "run", 10, NULL, 0, &code[0]);
+	m[1] = fv_method_of(&f->vm, 0x110000, 0x100000, 3, "two", 0x106000, 10, &code[1]);
+	m[2] = fv_method_of(&f->vm, 0x120000, 0x100000, 7, NULL, 0x104800, 10, &code[2]);
+	m[3] = fv_method(&f->vm, 0x200000, "p/B", "run", 10, NULL, 0, &code[3]);
+	m[4] = fv_method_of(&f->vm, 0x210000, 0x200000, 4, "three", 0x206000, 10, &code[4]);
+	m[5] = fv_method_of(&f->vm, 0x220000, 0x200000, 7, NULL, 0x104800, 10, &code[5]);
+	for (int round = 0; round < 3; round++) {
+		if (round == 2) /* B's holder renamed in place: all of B's methods, none of A's */
+			sym_at(&f->vm, 0x204000)[6 + 2] = 'C';
+		interp_begin_sample(f->n);
+		for (int i = 0; i < 6; i++)
+			req[i] = (struct interp_req){ .method = m[i],
+						      .bcps = { code[i] + 4 },
+						      .nbcp = 1 };
+		calls = f->vm.calls;
+		ranges = f->vm.ranges;
+		interp_name_many(f->n, PID, &f->l, req, 6, false, UINT64_MAX, 1);
+		for (int i = 0; i < 6; i++) {
+			char b[32];
+
+			snprintf(b, sizeof(b), "%s", want[i]);
+			if (round == 2 && i >= 3)
+				b[2] = 'C';
+			assert_int_equal(req[i].rv, 0);
+			assert_string_equal(req[i].name, b);
+		}
+		if (round == 1) {
+			assert_int_equal(f->vm.calls - calls, 1);
+			/* 8 ranges for a class's first method, 4 for the others, 1 less again for
+			 * a name Symbol read already */
+			assert_int_equal(f->vm.ranges - ranges, 8 + 4 + 3 + 8 + 4 + 3);
+		}
+	}
+}
+
 static void test_methods_read_since_the_last_gc_are_trusted_without_a_read(void **state)
 {
 	struct fix *f = *state;
@@ -530,6 +586,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_method_is_named_with_the_line_of_its_bcp,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_costs_one_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_batch_reads_a_class_and_a_name_once, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_same_method_address_in_two_processes_is_two_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(
