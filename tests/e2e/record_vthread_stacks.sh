@@ -82,7 +82,7 @@ check() {
 		fg_fail "$cfg: only $all in VThreadDeep::spin"
 	fi
 	if ((wrong > 0)); then
-		cut -c1-3000 "$FG_TMP/$cfg.wrong" | head -5 >&2
+		head -n 5 "$FG_TMP/$cfg.wrong" | cut -c1-3000 >&2
 		fg_fail "$cfg: $wrong samples in spin neither whole nor marked [truncated]"
 	fi
 	if ((whole * 100 < all * WANT)); then
