@@ -73,7 +73,7 @@ extern const struct cli_opt session_cli_events[];
 	  .help = "offcpu/wall: about HZ stacks a second in all, each switch-out taken by a "      \
 		  "chance its weight undoes (default 25; 0: every switch-out, exact)",             \
 	  .doc = "Each switch-out is taken by a chance in proportion to its predicted wait and weighed " \
-		  "by 1 / chance. Carriers of virtual threads found pinned get 8 times HZ more, "   \
+		  "by 1 / chance. Carriers of virtual threads found pinned get " SESSION_STR(SESSION_CARRIER_RATE_FACTOR) " times HZ more, "   \
 		  "over their own waits: "                                                         \
 		  "[offcpu-wall.md](offcpu-wall.md#which-waits-get-a-stack)." },                   \
 	{ .name = "switch-period", .kind = CLI_U64, .lo = 1, .hi = 1000000,                        \

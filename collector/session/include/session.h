@@ -114,7 +114,10 @@ enum session_unwind {
  * whose carriers only park and yield pays nothing for it. --switch-rate 0 takes every
  * switch-out anyway.
  */
-#define SESSION_CARRIER_RATE_FACTOR 8u
+#define SESSION_CARRIER_RATE_FACTOR                                                                \
+	8 /* spelled as a plain number: --switch-rate's help text prints it */
+#define SESSION_STR_(x) #x
+#define SESSION_STR(x) SESSION_STR_(x)
 static inline unsigned int session_carrier_rate(unsigned int switch_rate)
 {
 	unsigned long long r = (unsigned long long)switch_rate * SESSION_CARRIER_RATE_FACTOR;
