@@ -27,7 +27,10 @@
 #            under contend;
 #   alloc    (11 and later) AllocTruth at --alloc-interval 64 KiB: each thread's share of the
 #            bytes within 2 points of the JVM's own count, the total within 5%, >= 99% under
-#            its method with its class as the leaf;
+#            its method with its class as the leaf; where the running JVM's VMStructs hold
+#            Thread::_allocated_bytes, Thread::_tlab and the TLAB's _start and _top
+#            (vmstructs_fields.py), >= 95% of the samples weighed by their thread's exact
+#            bytes, none where one is missing;
 #   lock     (11 and later) LockTruth: each waiter's contended time its own count within 10%,
 #            >= 95% under enterLedger with LockTruth$Ledger as the leaf;
 #   noalloc  (8) `record --event alloc` says in one line that this JVM cannot sample
@@ -345,7 +348,30 @@ check_alloc() {
 	done
 	ev_near "alloc: the fg-* threads' bytes" "$all" "$want" 5
 	fig "alloc: $all bytes, truth $want; shares within 2 points"
+	check_gapweights
 	fg_container_stop alloc || true
+}
+
+# The alloc recording's weights: where the running JVM's own VMStructs (vmstructs_fields.py)
+# hold the fields of a thread's exact bytes, >= 95% of the samples weighed by them (all but each
+# thread's first after alloc went on); where one is missing, none.
+check_gapweights() {
+	local fields line exact interval
+	fields=$(python3 "$(dirname "$0")/vmstructs_fields.py" "$FG_HOSTPID" Thread::_allocated_bytes \
+		Thread::_tlab ThreadLocalAllocBuffer::_start ThreadLocalAllocBuffer::_top) ||
+		fg_fail "$cfg alloc: cannot read the JVM's VMStructs"
+	line=$(grep -o "sample weights: [0-9]* by their thread's exact bytes.*, [0-9]* by the interval" \
+		"$FG_TMP/alloc.err") || fg_fail "$cfg alloc: record's summary has no sample weights line"
+	exact=$(sed 's/^sample weights: \([0-9]*\) .*/\1/' <<<"$line")
+	interval=$(sed 's/.*, \([0-9]*\) by the interval$/\1/' <<<"$line")
+	if grep -q ' missing$' <<<"$fields"; then
+		((exact == 0)) || fg_fail "$cfg alloc: $exact samples weighed by exact bytes, yet the JVM's VMStructs lack $(grep ' missing$' <<<"$fields" | cut -d' ' -f1 | tr '\n' ' ')"
+		fig "alloc: the JVM's VMStructs lack a thread's bytes; $interval samples weighed by the interval"
+		return
+	fi
+	((exact > 0 && exact * 100 >= (exact + interval) * 95)) ||
+		fg_fail "$cfg alloc: $exact samples weighed by their thread's exact bytes, $interval by the interval (the JVM's VMStructs: $(head -4 <<<"$fields" | tr '\n' ' '))"
+	fig "alloc: $exact samples weighed by their thread's exact bytes, $interval by the interval ($(head -4 <<<"$fields" | sed 's/ offset /+/' | tr '\n' ' '))"
 }
 
 check_lock() {
