@@ -278,6 +278,23 @@ static double draw(void)
 }
 
 /*
+ * The samples HotSpot takes in bytes allocated at interval: *left is the bytes to the next one
+ * (an exponential draw of the interval), carried from one call to the next.
+ */
+static uint64_t samples_in(double *left, double bytes, uint64_t interval)
+{
+	uint64_t n = 0;
+
+	while (*left <= bytes) {
+		bytes -= *left;
+		n++;
+		*left = -log(draw()) * (double)interval;
+	}
+	*left -= bytes;
+	return n;
+}
+
+/*
  * The 500 MB/s service as HotSpot samples it: every 100 ms tick its 52 MB hold as many samples
  * as exponential draws of the interval in force fit in them, each costing per_ns, over
  * 190 ms of CPU a second. Over 10 minutes the budget is kept and used to 70% or more of it,
@@ -293,15 +310,8 @@ static void noisy(uint32_t ppm, uint64_t per_ns)
 	evbudget_reset(&b, BASE, ppm);
 	left = -log(draw()) * (double)b.interval;
 	for (int i = 0; i < 6000; i++) {
-		double room = (double)bytes;
-		uint64_t n = 0;
+		uint64_t n = samples_in(&left, (double)bytes, b.interval);
 
-		while (left <= room) {
-			room -= left;
-			n++;
-			left = -log(draw()) * (double)b.interval;
-		}
-		left -= room;
 		if (i >= 50) { /* past the first windows */
 			cost += n * (per_ns + EVBUDGET_OUTSIDE_NS);
 			cpu_all += cpu;
@@ -352,15 +362,8 @@ static void truly(uint32_t ppm, uint64_t cb_ns, bool copied)
 	evbudget_reset(&b, BASE, ppm);
 	left = -log(draw()) * (double)b.interval;
 	for (int i = 0; i < 6000; i++) {
-		double room = (double)bytes;
-		uint64_t n = 0;
+		uint64_t n = samples_in(&left, (double)bytes, b.interval);
 
-		while (left <= room) {
-			room -= left;
-			n++;
-			left = -log(draw()) * (double)b.interval;
-		}
-		left -= room;
 		if (i == 50)
 			counted0 = b.cost_ns;
 		if (i >= 50) { /* past the first windows */
