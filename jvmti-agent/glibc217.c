@@ -45,6 +45,7 @@ FG_OLD(pthread_create, "GLIBC_2.2.5");
 FG_OLD(pthread_getspecific, "GLIBC_2.2.5");
 FG_OLD(pthread_join, "GLIBC_2.2.5");
 FG_OLD(pthread_key_create, "GLIBC_2.2.5");
+FG_OLD(pthread_key_delete, "GLIBC_2.2.5");
 FG_OLD(pthread_mutex_trylock, "GLIBC_2.2.5");
 FG_OLD(pthread_mutexattr_destroy, "GLIBC_2.2.5");
 FG_OLD(pthread_mutexattr_init, "GLIBC_2.2.5");
