@@ -29,12 +29,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define RING_MAX 16		     /* JVMs whose rings are read at once */
-#define RING_POLL_MS 10		     /* a ring is read this often at least ... */
-#define RING_POLL_MS_MAX 20	     /* ... and at most (256 slots of 64 KiB: 33 ms at 500 MB/s) */
 #define RING_PER_POLL 4096u	     /* slots read from one ring per poll at most */
 #define RING_DEFER_MAX 4096u	     /* copies waiting for code not announced yet ... */
 #define RING_DEFER_BYTES (16u << 20) /* ... and their stack bytes */
@@ -49,6 +48,7 @@ struct ses_ring {
 	struct interp_layout il;
 	bool il_ok;
 	uint64_t code_gen;	       /* its code table's ring_code_gen() at this poll */
+	uint64_t took;		       /* samples its last poll went through */
 	uint64_t lost_seen, torn_seen; /* rd.st counted into the summary so far */
 	uint64_t lost_bytes_seen, lost_objs_seen, unweighed_seen, refused_seen;
 };
@@ -77,7 +77,6 @@ struct ses_rings {
 	struct ses_ring *cur;
 	int wait_ms;	  /* until the next poll: longer while the rings fill slowly */
 	uint64_t last_ns; /* the last poll's time */
-	uint64_t most;	  /* the most samples one ring took since the last poll */
 };
 
 static struct ses_ring *ring_of(struct ses_rings *rs, uint32_t pid)
@@ -400,8 +399,7 @@ static void ring_read(struct session *s, struct ses_rings *rs, struct ses_ring *
 	r->torn_seen = r->rd.st.torn;
 	count_lost(s, r);
 	s->ae.ev.ring_reads += r->rd.st.reads - reads;
-	if (r->rd.next - next > rs->most)
-		rs->most = r->rd.next - next;
+	r->took = r->rd.next - next;
 	if (rv < 0) { /* the process is gone, or its ring is not one any more */
 		allocread_close(&r->rd);
 		r->open = false;
@@ -409,21 +407,25 @@ static void ring_read(struct session *s, struct ses_rings *rs, struct ses_ring *
 }
 
 /*
- * The wait before the next poll: fewer, larger batches while the fullest ring took less than an
- * eighth of its slots, back to RING_POLL_MS once one took a quarter (a ring is never lapped at a
- * steady rate: a quarter in RING_POLL_MS_MAX at most).
+ * The wait before the next poll: the shortest any open ring asks for (allocread_pace): an empty
+ * poll costs one read of a ring's counts, and quiet rings are polled less and less often, never
+ * so seldom that one fills halfway at a high allocation rate.
  */
 static void ring_pace(struct ses_rings *rs)
 {
-	uint64_t slots = ALLOCRING_SLOTS_MAX;
+	int w = INT_MAX;
 
-	for (size_t i = 0; i < rs->n; i++)
-		if (rs->r[i].open && rs->r[i].rd.head.slots < slots)
-			slots = rs->r[i].rd.head.slots;
-	if (rs->wait_ms < RING_POLL_MS || rs->most * 4 > slots)
-		rs->wait_ms = RING_POLL_MS;
-	else if (rs->most * 8 < slots && rs->wait_ms * 2 <= RING_POLL_MS_MAX)
-		rs->wait_ms *= 2;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct ses_ring *r = &rs->r[i];
+		int rw;
+
+		if (!r->open)
+			continue;
+		rw = allocread_pace(rs->wait_ms, r->took, r->rd.head.slots, r->rd.interval);
+		if (rw < w)
+			w = rw;
+	}
+	rs->wait_ms = w == INT_MAX ? 0 : w;
 }
 
 void ses_ring_poll(struct session *s, bool all)
@@ -449,7 +451,6 @@ void ses_ring_poll(struct session *s, bool all)
 	}
 	if (s->uw.jf && rs->n)
 		javaframes_drain(s->uw.jf);
-	rs->most = 0;
 	for (size_t i = 0; i < rs->n; i++)
 		if (rs->r[i].open)
 			ring_read(s, rs, &rs->r[i], all);
@@ -465,7 +466,7 @@ int ses_ring_wait(const struct session *s, int timeout_ms)
 
 	if (!rs || !rs->n)
 		return timeout_ms;
-	w = rs->wait_ms >= RING_POLL_MS ? rs->wait_ms : RING_POLL_MS;
+	w = rs->wait_ms >= ALLOCREAD_POLL_MS ? rs->wait_ms : ALLOCREAD_POLL_MS;
 	return timeout_ms < 0 || timeout_ms > w ? w : timeout_ms;
 }
 

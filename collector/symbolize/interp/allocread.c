@@ -293,6 +293,7 @@ static int read_batch(struct allocread *r, const struct vmmem_ops *m, uint32_t k
 
 		if (head_ok(r, h, r->next + i) && b->after[i] == h->seq) {
 			account(r, h, r->next + i);
+			r->interval = h->interval;
 			each(arg, h, b->stack + b->at[i]);
 			r->st.whole++;
 			(*handed)++;
@@ -349,4 +350,24 @@ int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max,
 		r->next += (uint32_t)rv;
 	}
 	return (int)done;
+}
+
+int allocread_pace(int wait_ms, uint64_t took, uint32_t slots, uint64_t interval)
+{
+	uint64_t cap_ms = ALLOCREAD_POLL_MS_BLIND;
+
+	if (interval) { /* half the ring at ALLOCREAD_RATE_MAX, in ms (no overflow: capped) */
+		uint64_t iv = interval < (1ull << 40) ? interval : 1ull << 40;
+
+		cap_ms = (uint64_t)(slots / 2) * iv / (ALLOCREAD_RATE_MAX / 1000);
+		if (cap_ms > ALLOCREAD_POLL_MS_MAX)
+			cap_ms = ALLOCREAD_POLL_MS_MAX;
+	}
+	if (cap_ms < ALLOCREAD_POLL_MS)
+		cap_ms = ALLOCREAD_POLL_MS;
+	if (wait_ms < ALLOCREAD_POLL_MS || took * 4 > slots)
+		return ALLOCREAD_POLL_MS;
+	if (took * 8 < slots)
+		wait_ms *= 2;
+	return wait_ms > (int)cap_ms ? (int)cap_ms : wait_ms;
 }

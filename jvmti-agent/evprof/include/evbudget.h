@@ -15,8 +15,8 @@
  * Both are what bench/agent/alloc_budget.sh measures a sample, by perf and the collector's CPU,
  * on a loaded 2-CPU host (a recording at the budget less one with alloc on and hardly a sample:
  * HotSpot's part 4-7 us on JDK 17 and 25, the agent's thread under 1 us, the collector's
- * 12-40 us a copy at 100-350 samples a second and 60-90 us at 25-35, where each of its polls of
- * the ring finds one copy or none), rounded up. Not counted, as no interval changes them: what
+ * 12-40 us a copy at 100-350 samples a second and 28-36 us at 15-23, its polls of a quiet ring
+ * spaced up to 200 ms apart), rounded up. Not counted, as no interval changes them: what
  * alloc on costs with no sample (the agent's thread, the collector's own loop, HotSpot's sampler
  * checked at each TLAB refill), and the rounds in which a recording has the JVM announce every
  * compiled method again (the code tables turned on).
@@ -52,7 +52,7 @@
 #define EVBUDGET_PPM_DEFAULT 10000u	       /* 1% of the JVM's CPU */
 #define EVBUDGET_PPM_MAX 1000000u	       /* 100% */
 #define EVBUDGET_OUTSIDE_NS 8000u	       /* per sample, outside the callback */
-#define EVBUDGET_COPY_OUTSIDE_NS 80000u	       /* per copied sample, the host's walk included */
+#define EVBUDGET_COPY_OUTSIDE_NS 44000u	       /* per copied sample, the host's walk included */
 #define EVBUDGET_WINDOW_CPU_NS 200000000ull    /* a decision needs this much CPU ... */
 #define EVBUDGET_WINDOW_NS 1000000000ull       /* ... and this much time */
 #define EVBUDGET_WINDOW_SAMPLES 256u	       /* ... and this many samples */

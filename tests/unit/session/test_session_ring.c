@@ -288,6 +288,59 @@ static void test_copies_from_before_the_start_are_left_out(void **state)
 	session_close(s);
 }
 
+/* Reads of the ring by steps of 1 ms from clock_ns for ms milliseconds. */
+static uint64_t reads_over(struct session *s, uint64_t ms)
+{
+	struct session_summary sm;
+	uint64_t before;
+
+	session_summary(s, &sm);
+	before = sm.ev.ring_reads;
+	for (uint64_t i = 0; i < ms; i++) {
+		clock_ns += MS;
+		assert_int_equal(session_step(s, 0), 0);
+	}
+	session_summary(s, &sm);
+	return sm.ev.ring_reads - before;
+}
+
+/*
+ * A quiet ring is polled less and less often, each poll one read of its counts: up to every
+ * 200 ms when its copies' interval says half the ring takes longer than that to fill at a high
+ * allocation rate, every 20 ms while no copy said, every 10 ms when the interval is so short
+ * that half the ring fills in less. A poll that takes a quarter of the ring brings it back to
+ * every 10 ms.
+ */
+static void test_a_quiet_ring_is_polled_seldom_but_never_lapped(void **state)
+{
+	struct session *s = open_alloc();
+	struct session_summary sm;
+	uint64_t n;
+
+	(void)state;
+	assert_int_equal(session_step(s, 0), 0);
+	n = reads_over(s, 1000); /* no copy yet: every 20 ms after 10 */
+	assert_true(n >= 45 && n <= 55);
+	ring_put(0, 1100 * MS, 1024, 1ull << 30); /* half of 16 slots of 1 GiB: seconds */
+	n = reads_over(s, 2000);
+	assert_true(n >= 12 && n <= 20); /* the copy's 3 reads, then every 200 ms */
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_counted, 1);
+	for (uint64_t k = 1; k <= 5; k++) /* more than a quarter of the ring at once */
+		ring_put(k, 1100 * MS, 1024, 1ull << 30);
+	n = reads_over(s, 200);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_counted, 6);
+	assert_true(n >= 6); /* 3 for the copies, then 10, 20, 40 ms waits at least */
+	ring_put(6, 1100 * MS, 1024, 1024); /* half the ring of 1 KiB samples: microseconds */
+	(void)reads_over(s, 50);
+	n = reads_over(s, 1000);
+	assert_true(n >= 95 && n <= 105);
+	session_summary(s, &sm);
+	assert_int_equal(sm.ev.ring_lost, 0);
+	session_close(s);
+}
+
 /*
  * A method fresh from the compiler, hot in every thread: its copies (20 polls of 16, more than
  * waited at once before) all wait for its load, which comes after them; the poll after it
@@ -394,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_lapped_copies_are_lost_and_an_unknown_klass_is_said),
 		cmocka_unit_test(test_lost_weight_is_left_out_with_threads),
 		cmocka_unit_test(test_copies_from_before_the_start_are_left_out),
+		cmocka_unit_test(test_a_quiet_ring_is_polled_seldom_but_never_lapped),
 		cmocka_unit_test(test_copies_through_code_announced_after_them_wait_for_it),
 		cmocka_unit_test(test_a_copy_whose_code_never_comes_is_walked_at_its_watermark),
 	};

@@ -32,6 +32,10 @@
 #define ALLOCREAD_STUCK_POLLS 4u /* a slot still being written after this many polls is lost */
 #define ALLOCREAD_BATCH 32u	 /* samples read together at most */
 #define ALLOCREAD_BATCH_BYTES (8u * ALLOCRING_COPY_MAX) /* their stack bytes at most */
+#define ALLOCREAD_POLL_MS 10		/* a ring is polled this often at least ... */
+#define ALLOCREAD_POLL_MS_MAX 200	/* ... and at most, however quiet */
+#define ALLOCREAD_POLL_MS_BLIND 20	/* ... and at most while no copy said its interval */
+#define ALLOCREAD_RATE_MAX (2ull << 30) /* bytes a second a JVM allocates at most, for pacing */
 
 struct allocread_stats {
 	uint64_t whole; /* samples read whole and handed on */
@@ -65,6 +69,7 @@ struct allocread {
 	struct allocread_base *base;	      /* head.slots of them */
 	uint64_t busy, busy_bytes, busy_objs; /* the head's busy counts at the last poll */
 	uint64_t since_ns; /* lost weight found at a sample before this time is left out */
+	uint64_t interval; /* the interval the latest whole sample was drawn with (0: none yet) */
 	struct allocread_stats st;
 };
 
@@ -88,5 +93,15 @@ typedef void (*allocread_fn)(void *arg, const struct allocring_slot *s, const ui
  */
 int allocread_poll(struct allocread *r, const struct vmmem_ops *m, uint32_t max, allocread_fn each,
 		   void *arg);
+
+/*
+ * The wait before the next poll of a ring of slots, in ms, after a wait of wait_ms (0 at the
+ * first) whose poll took samples (0: an empty poll, one read of the head's counts): doubled while
+ * a poll takes under an eighth of the slots, back to ALLOCREAD_POLL_MS once one takes a quarter,
+ * never longer than the time ALLOCREAD_RATE_MAX takes to fill half the ring at interval (the
+ * interval in force, as the latest copy said it: the agent's, untrusted, so bounded by
+ * ALLOCREAD_POLL_MS_MAX; 0, none said yet: ALLOCREAD_POLL_MS_BLIND).
+ */
+int allocread_pace(int wait_ms, uint64_t took, uint32_t slots, uint64_t interval);
 
 #endif

@@ -343,7 +343,7 @@ static void test_a_noisy_count_keeps_the_budget_and_uses_it(void **state)
  * thread, and the collector's read, walk and aggregation of a copied stack.
  */
 #define PERF_HOTSPOT_NS 7700u
-#define PERF_HOST_NS 70000u
+#define PERF_HOST_NS 36000u
 
 /*
  * The 500 MB/s service (190 ms of CPU a second, its sample count Poisson, callbacks of cb_ns by

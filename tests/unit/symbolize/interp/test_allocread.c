@@ -471,6 +471,58 @@ static void test_gap_weights_are_checked_by_their_bounds(void **state)
 	free(ring);
 }
 
+/* A poll that finds nothing new reads the head's counts, once, and nothing else. */
+static void test_an_empty_poll_reads_only_the_counts(void **state)
+{
+	struct allocread r;
+	struct got g = { 0 };
+
+	(void)state;
+	make();
+	put(0, 64);
+	assert_int_equal(open_ring(&r), 0);
+	for (int i = 0; i < 3; i++) {
+		uint64_t reads = r.st.reads;
+
+		read_bytes = 0;
+		assert_int_equal(allocread_poll(&r, &mem, 64, each, &g), 0);
+		assert_int_equal(r.st.reads - reads, 1);
+		assert_int_equal(read_bytes, COUNTS);
+	}
+	put(1, 64);
+	slot(1)->interval = 4096;
+	assert_int_equal(allocread_poll(&r, &mem, 64, each, &g), 1);
+	assert_int_equal(r.interval, 4096);
+	allocread_close(&r);
+	free(ring);
+}
+
+/* The wait before a ring's next poll: longer while polls take little, never past half a ring's
+ * filling time at ALLOCREAD_RATE_MAX, back to the shortest once a poll takes a quarter. */
+static void test_quiet_rings_wait_longer_but_not_past_half_a_ring(void **state)
+{
+	const uint64_t big = 64ull << 20; /* 128 slots of 64 MiB: seconds at 2 GiB/s */
+	int w = 0, want[] = { 10, 20, 40, 80, 160, 200, 200 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		w = allocread_pace(w, 0, 256, big);
+		assert_int_equal(w, want[i]);
+	}
+	assert_int_equal(allocread_pace(w, 31, 256, big), 200); /* under an eighth */
+	assert_int_equal(allocread_pace(80, 40, 256, big), 80); /* between: held */
+	assert_int_equal(allocread_pace(w, 65, 256, big), 10);	/* a quarter: back */
+	/* no interval said: 20 ms at most */
+	assert_int_equal(allocread_pace(20, 0, 256, 0), 20);
+	/* 128 slots of 512 KiB fill in 31 ms at 2 GiB/s */
+	assert_int_equal(allocread_pace(20, 0, 256, 512u << 10), 31);
+	assert_int_equal(allocread_pace(31, 0, 256, 512u << 10), 31);
+	/* a ring that fills halfway in under 10 ms: every 10 ms */
+	assert_int_equal(allocread_pace(10, 0, 16, 1024), 10);
+	/* an interval that lies: 200 ms at most, no overflow */
+	assert_int_equal(allocread_pace(160, 0, ALLOCRING_SLOTS_MAX, UINT64_MAX), 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +535,8 @@ int main(void)
 		cmocka_unit_test(test_lapped_samples_weigh_in_from_the_sums),
 		cmocka_unit_test(test_busy_samples_weigh_in_from_the_head),
 		cmocka_unit_test(test_sums_that_lie_are_refused),
+		cmocka_unit_test(test_an_empty_poll_reads_only_the_counts),
+		cmocka_unit_test(test_quiet_rings_wait_longer_but_not_past_half_a_ring),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
