@@ -400,8 +400,11 @@ static int hello(struct jvmset *s, struct conn *c, const struct fgp_hello *h, ui
 		/*
 		 * The agent reconnected before we saw its old pipe end (e.g. it gave up on us
 		 * while we were frozen). The new connection's snapshot is complete; what the old
-		 * one still delivers is older, and an old unload would end newer code.
+		 * one still delivers is older, and an old unload would end newer code. Its
+		 * names go back to j's table now: it decodes nothing more, and once detached
+		 * its end could not give them back.
 		 */
+		conn_drop_names(j->conn);
 		j->conn->jvm = NULL;
 		j->conn->superseded = true;
 	}

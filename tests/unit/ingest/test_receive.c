@@ -415,6 +415,39 @@ static void test_a_superseded_connection_is_ignored(void **state)
 	jvmset_free(set);
 }
 
+/* The names a superseded connection defined go back to its JVM's table, even before it ends. */
+static void test_a_superseded_connections_names_are_given_back(void **state)
+{
+	struct jvmset_opts jo = { 0 };
+	struct jvmset *set;
+	struct codetab_stats before, named, after;
+	struct msg m;
+	uint32_t pid = (uint32_t)getpid();
+	const struct codetab *t;
+
+	(void)state;
+	assert_int_equal(jvmset_new(&jo, &set), 0);
+	m_init(&m);
+	m_hello(&m, pid);
+	assert_int_equal(jvmset_msg(set, 1, pid, m.b, m.n, 1), 0);
+	t = jvm_table(jvmset_find(set, pid));
+	codetab_stats(t, &before);
+	m_init(&m);
+	m_name(&m, 5, "Only::pipeOne");
+	assert_int_equal(jvmset_msg(set, 1, pid, m.b, m.n, 2), 0);
+	codetab_stats(t, &named);
+	assert_true(named.bytes > before.bytes);
+	/* The agent reconnected on pipe 2 before pipe 1's end was seen. */
+	m_init(&m);
+	m_hello(&m, pid);
+	assert_int_equal(jvmset_msg(set, 2, pid, m.b, m.n, 3), 0);
+	jvmset_gone(set, 1, 4);
+	assert_ptr_equal(jvm_table(jvmset_find(set, pid)), t);
+	codetab_stats(t, &after);
+	assert_int_equal(after.bytes, before.bytes);
+	jvmset_free(set);
+}
+
 static bool rejected(struct fx *f)
 {
 	struct jvmset_counters c;
@@ -1076,6 +1109,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_interned_names_resolve_per_connection, setup,
 						teardown),
 		cmocka_unit_test(test_a_superseded_connection_is_ignored),
+		cmocka_unit_test(test_a_superseded_connections_names_are_given_back),
 		cmocka_unit_test_setup_teardown(test_hello_with_wrong_pid_is_rejected, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_input_is_counted_then_dropped, setup,
