@@ -60,11 +60,7 @@ tmp=$(mktemp -d /tmp/fg-bench-vthread.XXXXXX)
 chmod 0755 "$tmp"
 declare -A pid=()
 cleanup() {
-	local v
-	for v in "${!pid[@]}"; do
-		kill -CONT "${pid[$v]}" 2>/dev/null
-		kill -TERM "${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null
-	done
+	vt_stop_all
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -120,12 +116,8 @@ for jdk in $jdks; do
 		fgrecb) agent=("-agentpath:$agentb=socket=$tmp/fgb.sock") ;;
 		*) agent=("-agentpath:$floor=mode=$v") ;;
 		esac
-		"$jdk/bin/java" "${agent[@]}" -cp "$jar" VThreadMounts "$threads" "$work_us" "$park_us" \
-			>"$tmp/$v.out" 2>&1 &
-		pid[$v]=$!
-		for _ in $(seq 100); do grep -q 'VThreadMounts ready' "$tmp/$v.out" && break; sleep 0.1; done
-		grep -q 'VThreadMounts ready' "$tmp/$v.out" || { echo "vthread: $v did not start:"; cat "$tmp/$v.out"; exit 1; }
-		kill -STOP "${pid[$v]}"
+		vt_start vthread "$v" "$jdk" "$jar" "$threads" "$work_us" "$park_us" "$tmp/$v.out" \
+			"${agent[@]}"
 	done
 	: >"$tmp/rounds"
 	for r in $(seq "$reps"); do

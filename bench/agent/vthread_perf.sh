@@ -68,13 +68,7 @@ tmp=$(mktemp -d /tmp/fg-bench-vthreadperf.XXXXXX)
 chmod 0755 "$tmp"
 declare -A pid=()
 cleanup() {
-	local v
-	# every JVM, whatever one of them answers (a JVM killed by TERM waits as 143)
-	for v in "${!pid[@]}"; do
-		kill -CONT "${pid[$v]}" 2>/dev/null || true
-		kill -TERM "${pid[$v]}" 2>/dev/null || true
-		wait "${pid[$v]}" 2>/dev/null || true
-	done
+	vt_stop_all
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -104,12 +98,8 @@ for v in $variants; do
 	fgrecb) agent=("-agentpath:$agentb=socket=$tmp/fgb.sock") ;;
 	fgrecf) agent=("-agentpath:$agentso=socket=$tmp/fgf.sock") ;;
 	esac
-	"$jdk/bin/java" "${agent[@]}" -cp "$jar" VThreadMounts "$threads" "$work_us" "$park_us" \
-		>"$tmp/$v.out" 2>&1 &
-	pid[$v]=$!
-	for _ in $(seq 100); do grep -q 'VThreadMounts ready' "$tmp/$v.out" && break; sleep 0.1; done
-	grep -q 'VThreadMounts ready' "$tmp/$v.out" || { echo "vthread_perf: $v did not start:"; cat "$tmp/$v.out"; exit 1; }
-	kill -STOP "${pid[$v]}"
+	vt_start vthread_perf "$v" "$jdk" "$jar" "$threads" "$work_us" "$park_us" "$tmp/$v.out" \
+		"${agent[@]}"
 done
 : >"$tmp/rounds"
 : >"$tmp/recparts"
